@@ -1,0 +1,222 @@
+// Rule functions: thin adapters from CLIPS arguments to the pure bindings. Every adapter
+// checks its argument types, catches every exception (none may cross a CLIPS C frame) and
+// reports failure as a CLIPS evaluation error, which fails the decision closed.
+#include "bindings/clips_functions.h"
+
+#include <chrono>
+#include <cstring>
+#include <string_view>
+
+#include "bindings/glob.h"
+#include "bindings/paths.h"
+#include "bindings/secrets.h"
+#include "bindings/text.h"
+#include "bindings/urls.h"
+#include "engine/clips.h"  // last: CLIPS defines macros
+
+namespace warden {
+namespace {
+
+BindingContext& context(void* env) { return *static_cast<BindingContext*>(GetEnvironmentContext(env)); }
+
+void fail(void* env, const char* function, const std::string& why) {
+  context(env).last_error = std::string(function) + ": " + why;
+  EnvPrintRouter(env, WERROR, "[WARDEN1] ");
+  EnvPrintRouter(env, WERROR, context(env).last_error.c_str());
+  EnvPrintRouter(env, WERROR, "\n");
+  SetEvaluationError(env, TRUE);
+}
+
+// Argument i (1-based) as a string or symbol; false (with an evaluation error) otherwise.
+bool lexeme_arg(void* env, const char* function, int i, std::string_view* out) {
+  DATA_OBJECT arg;
+  if (EnvRtnArgCount(env) < i) {
+    fail(env, function, "missing argument " + std::to_string(i));
+    return false;
+  }
+  EnvRtnUnknown(env, i, &arg);
+  if (GetType(arg) != STRING && GetType(arg) != SYMBOL) {
+    fail(env, function, "argument " + std::to_string(i) + " must be a string");
+    return false;
+  }
+  const char* s = DOToString(arg);
+  *out = std::string_view(s, std::strlen(s));
+  return true;
+}
+
+bool check_count(void* env, const char* function, int min, int max) {
+  int n = EnvRtnArgCount(env);
+  if (n < min || n > max) {
+    fail(env, function, "wrong number of arguments");
+    return false;
+  }
+  return true;
+}
+
+void* string_result(void* env, const std::string& s) { return EnvAddSymbol(env, s.c_str()); }
+void* empty_string(void* env) { return EnvAddSymbol(env, ""); }
+
+template <typename F>
+int boolean_function(void* env, const char* name, int args, F&& body) {
+  try {
+    if (!check_count(env, name, args, args)) return FALSE;
+    std::string_view a, b;
+    if (!lexeme_arg(env, name, 1, &a)) return FALSE;
+    if (args == 2 && !lexeme_arg(env, name, 2, &b)) return FALSE;
+    return body(a, b) ? TRUE : FALSE;
+  } catch (const std::exception& e) {
+    fail(env, name, e.what());
+  } catch (...) {
+    fail(env, name, "internal error");
+  }
+  return FALSE;
+}
+
+template <typename F>
+void* string_function(void* env, const char* name, int min, int max, F&& body) {
+  try {
+    if (!check_count(env, name, min, max)) return empty_string(env);
+    std::string_view a, b;
+    if (min >= 1 && !lexeme_arg(env, name, 1, &a)) return empty_string(env);
+    if (EnvRtnArgCount(env) >= 2 && !lexeme_arg(env, name, 2, &b)) return empty_string(env);
+    return string_result(env, body(a, b));
+  } catch (const std::exception& e) {
+    fail(env, name, e.what());
+  } catch (...) {
+    fail(env, name, "internal error");
+  }
+  return empty_string(env);
+}
+
+extern "C" int RegexMatchFn(void* env) {
+  return boolean_function(env, "regex-match", 2, [env](std::string_view pattern, std::string_view s) {
+    bool matched = false;
+    std::string error;
+    if (!context(env).regexes.search(pattern, s, &matched, &error))
+      throw std::runtime_error("bad regex: " + error);
+    return matched;
+  });
+}
+
+extern "C" int GlobMatchFn(void* env) {
+  return boolean_function(env, "glob-match", 2,
+                          [](std::string_view g, std::string_view s) { return glob::match(g, s); });
+}
+
+extern "C" int PathWithinFn(void* env) {
+  return boolean_function(env, "path-within", 2, [env](std::string_view p, std::string_view root) {
+    const BindingContext& c = context(env);
+    return paths::within(paths::normalize(p, c.workspace_root, c.home),
+                         paths::normalize(root, c.workspace_root, c.home));
+  });
+}
+
+extern "C" int InWorkspaceFn(void* env) {
+  return boolean_function(env, "in-workspace", 1, [env](std::string_view p, std::string_view) {
+    const BindingContext& c = context(env);
+    return paths::within(paths::normalize(p, c.workspace_root, c.home), c.workspace_root);
+  });
+}
+
+extern "C" int LooksLikeSecretFn(void* env) {
+  return boolean_function(env, "looks-like-secret", 1,
+                          [](std::string_view s, std::string_view) { return secrets::looks_like_secret(s); });
+}
+
+extern "C" int StrContainsFn(void* env) {
+  return boolean_function(env, "str-contains", 2, [](std::string_view h, std::string_view n) {
+    return h.find(n) != std::string_view::npos;
+  });
+}
+
+extern "C" int StrPrefixFn(void* env) {
+  return boolean_function(env, "str-prefix", 2,
+                          [](std::string_view p, std::string_view s) { return text::starts_with(s, p); });
+}
+
+extern "C" int StrSuffixFn(void* env) {
+  return boolean_function(env, "str-suffix", 2,
+                          [](std::string_view p, std::string_view s) { return text::ends_with(s, p); });
+}
+
+extern "C" void* PathNormalizeFn(void* env) {
+  return string_function(env, "path-normalize", 1, 2, [env](std::string_view p, std::string_view cwd) {
+    const BindingContext& c = context(env);
+    std::string base = cwd.empty() ? c.workspace_root : paths::normalize(cwd, c.workspace_root, c.home);
+    return paths::normalize(p, base, c.home);
+  });
+}
+
+extern "C" void* UrlHostFn(void* env) {
+  return string_function(env, "url-host", 1, 1, [](std::string_view u, std::string_view) {
+    urls::Url url = urls::parse(u);
+    return url.valid ? url.host : std::string();
+  });
+}
+
+extern "C" void* RedactSecretsFn(void* env) {
+  return string_function(env, "redact-secrets", 1, 1,
+                         [](std::string_view s, std::string_view) { return secrets::redact(s); });
+}
+
+extern "C" void* StrLowerFn(void* env) {
+  return string_function(env, "str-lower", 1, 1,
+                         [](std::string_view s, std::string_view) { return text::ascii_lower(s); });
+}
+
+extern "C" void* WorkspaceRootFn(void* env) {
+  return string_function(env, "workspace-root", 0, 0,
+                         [env](std::string_view, std::string_view) { return context(env).workspace_root; });
+}
+
+extern "C" void* HomeDirFn(void* env) {
+  return string_function(env, "home-dir", 0, 0,
+                         [env](std::string_view, std::string_view) { return context(env).home; });
+}
+
+extern "C" long long NowFn(void* env) {
+  if (!check_count(env, "now", 0, 0)) return 0;
+  const BindingContext& c = context(env);
+  if (c.clock) return c.clock();
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+struct FunctionEntry {
+  const char* name;
+  int return_type;  // CLIPS codes: 'b' boolean, 's' string, 'g' long long
+  int (*function)(void*);
+  const char* c_name;
+  const char* restrictions;  // min, max, argument types ("k" = string or symbol)
+};
+
+// The registration table: every function rule files can call.
+const FunctionEntry kFunctions[] = {
+    {"regex-match", 'b', PTIEF RegexMatchFn, "RegexMatchFn", "22k"},
+    {"glob-match", 'b', PTIEF GlobMatchFn, "GlobMatchFn", "22k"},
+    {"path-within", 'b', PTIEF PathWithinFn, "PathWithinFn", "22k"},
+    {"in-workspace", 'b', PTIEF InWorkspaceFn, "InWorkspaceFn", "11k"},
+    {"looks-like-secret", 'b', PTIEF LooksLikeSecretFn, "LooksLikeSecretFn", "11k"},
+    {"str-contains", 'b', PTIEF StrContainsFn, "StrContainsFn", "22k"},
+    {"str-prefix", 'b', PTIEF StrPrefixFn, "StrPrefixFn", "22k"},
+    {"str-suffix", 'b', PTIEF StrSuffixFn, "StrSuffixFn", "22k"},
+    {"path-normalize", 's', PTIEF PathNormalizeFn, "PathNormalizeFn", "12k"},
+    {"url-host", 's', PTIEF UrlHostFn, "UrlHostFn", "11k"},
+    {"redact-secrets", 's', PTIEF RedactSecretsFn, "RedactSecretsFn", "11k"},
+    {"str-lower", 's', PTIEF StrLowerFn, "StrLowerFn", "11k"},
+    {"workspace-root", 's', PTIEF WorkspaceRootFn, "WorkspaceRootFn", "00"},
+    {"home-dir", 's', PTIEF HomeDirFn, "HomeDirFn", "00"},
+    {"now", 'g', PTIEF NowFn, "NowFn", "00"},
+};
+
+}  // namespace
+
+bool register_functions(void* env) {
+  bool ok = true;
+  for (const auto& f : kFunctions)
+    ok &= EnvDefineFunction2(env, f.name, f.return_type, f.function, f.c_name, f.restrictions) != 0;
+  return ok;
+}
+
+}  // namespace warden

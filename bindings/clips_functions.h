@@ -1,0 +1,26 @@
+// The functions rule files may call (regex-match, path-within, looks-like-secret …), as one
+// registration table for a CLIPS environment. Each function reads its per-environment state
+// from the BindingContext set as the environment context. One environment = one thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "bindings/regex_cache.h"
+
+namespace warden {
+
+struct BindingContext {
+  RegexCache regexes;
+  std::string workspace_root = "/workspace";
+  std::string home = "/home/user";
+  std::function<std::int64_t()> clock;  // seconds since the epoch; null = system clock
+  std::string last_error;               // why the last function call failed
+};
+
+// The environment's context pointer must be a BindingContext* (SetEnvironmentContext).
+// Returns false if CLIPS refused a definition.
+bool register_functions(void* env);
+
+}  // namespace warden

@@ -1,0 +1,14 @@
+// Glob matching for rules: "*" (no "/"), "**" (anything), "?", "[abc]", "[!a-z]", "\x".
+// Whole-string match, linear time (translated to RE2). Thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace warden::glob {
+
+// The RE2 pattern equivalent to `glob` (anchored). Never fails: unmatched "[" is literal.
+std::string to_regex(std::string_view glob);
+bool match(std::string_view glob, std::string_view text);
+
+}  // namespace warden::glob

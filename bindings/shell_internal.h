@@ -1,0 +1,136 @@
+// Internals of the shell parser: one recursive-descent Parser per piece of text (the line, a
+// backquoted body, a `bash -c` string), sharing a Context that collects the commands. Used only
+// by shell_lexer.cpp, shell_grammar.cpp and shell_unwrap.cpp; each parse() call owns its own
+// Context, so nothing here is shared between threads. Errors are thrown as ShellError.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bindings/shell_parser.h"
+
+namespace warden::shell::detail {
+
+// Thrown inside the parser for any reason to fail closed; parse() turns it into `error`.
+struct ShellError {
+  std::string message;
+};
+
+// One shell word as lexed: source text plus the value after quote removal. Expansions the
+// parser cannot resolve ($VAR, ${…}, $(…), `…`, $((…))) are kept as written in `value`.
+struct Word {
+  std::string raw;        // exact source text
+  std::string value;      // after quote removal
+  bool quoted = false;    // had quotes or backslash escapes
+  bool dynamic = false;   // holds an unresolved expansion or an unquoted glob
+};
+
+enum class Tok {
+  End, Newline, Word, Semi, Amp, AndIf, OrIf, Pipe, PipeAmp,
+  DSemi, SemiAmp, DSemiAmp, LParen, DLParen, RParen, Redir
+};
+
+struct Token {
+  Tok type = Tok::End;
+  Word word;           // Tok::Word
+  std::string op;      // Tok::Redir: ">", ">>", "<<-", …
+  int fd = -1;         // Tok::Redir: explicit fd prefix, -1 if none
+  std::size_t start = 0;  // offset in the parser's text
+  std::string describe() const;  // for error messages
+};
+
+struct Context {
+  Limits limits;
+  int max_nest = 64;   // structural nesting (subshells, groups, if, ${…}, …) bound
+  int nest = 0;
+  std::vector<SimpleCommand> out;
+};
+
+// Counts one level of recursion; throws before the stack can grow past the bound.
+class NestGuard {
+ public:
+  explicit NestGuard(Context& ctx);
+  ~NestGuard() { --ctx_.nest; }
+  NestGuard(const NestGuard&) = delete;
+  NestGuard& operator=(const NestGuard&) = delete;
+
+ private:
+  Context& ctx_;
+};
+
+class Parser {
+ public:
+  Parser(Context& ctx, std::string_view text, int depth, std::vector<std::string> wrappers)
+      : ctx_(ctx), text_(text), depth_(depth), wrappers_(std::move(wrappers)) {}
+
+  void parse_all();  // the whole text as a command list
+  void scan_heredoc_body();  // the whole text as an unquoted here-document body
+
+ private:
+  struct PendingHeredoc {
+    std::string delim;
+    bool strip_tabs = false;
+    bool expand = false;
+  };
+
+  // ---- lexer (shell_lexer.cpp) ----
+  const Token& peek();
+  Token next();
+  Token lex();
+  Token lex_operator();
+  Word read_word();
+  void read_single_quote(Word& w);
+  void read_double_quote(Word& w);  // pos_ just after the opening quote
+  void read_ansi_c(Word& w);        // pos_ at `$'`
+  void read_dollar(Word& w, bool in_dquote);  // pos_ at `$`
+  void read_brace_param(Word& w, bool in_dquote);
+  void read_command_subst(Word& w);  // pos_ at `$(`, `<(` or `>(`
+  void read_backquote(Word& w, bool in_dquote);
+  void read_array(Word& w);         // pos_ at `(` of `name=(…)`
+  bool scan_arith();                // pos_ after `((`; false if it is not `…))`
+  void read_heredocs();
+  void enter_depth() const;         // throws if depth_ + 1 exceeds the limit
+
+  // ---- grammar (shell_grammar.cpp) ----
+  static bool is_kw(const Token& t, std::string_view kw);
+  bool at_stop();
+  void expect_kw(std::string_view kw);
+  void skip_newlines();
+  void parse_list();
+  void parse_and_or();
+  void parse_pipeline();
+  void parse_command(std::vector<Word> prefix);
+  void parse_simple(std::vector<Word> prefix);
+  Redirect parse_redirect(bool& dynamic);
+  void parse_trailing_redirects();
+  void parse_function_body();
+  void parse_subshell_body();  // after `(`: list then `)`
+  void parse_group();
+  void parse_if();
+  void parse_loop();
+  void parse_for();
+  void parse_case();
+  void parse_function_kw();
+  void parse_cond();
+  void parse_arith_command();
+
+  // ---- unwrapping and emission (shell_unwrap.cpp) ----
+  void finish_simple(const std::vector<Word>& words, std::vector<Redirect> redirects, bool dynamic);
+  void emit(std::vector<std::string> argv, std::vector<std::string> wrappers,
+            std::vector<Redirect> redirects, bool dynamic);
+  void parse_nested(const std::string& text, std::vector<std::string> wrappers, int depth_inc,
+                    const std::vector<Redirect>& redirects, bool dynamic);
+
+  Context& ctx_;
+  std::string_view text_;
+  std::size_t pos_ = 0;
+  int depth_;
+  std::vector<std::string> wrappers_;  // prefix for every command parsed from this text
+  std::optional<Token> peeked_;
+  std::vector<PendingHeredoc> heredocs_;
+};
+
+}  // namespace warden::shell::detail

@@ -1,0 +1,69 @@
+// Small text helpers (UTF-8 validation, ASCII lowercasing, prefix/suffix tests).
+// Called by the engine, the CLIPS function table and the other bindings.
+// Pure functions, no shared state: thread-safe.
+#include "bindings/text.h"
+
+#include <cstdint>
+
+namespace warden::text {
+
+// Strict UTF-8 (RFC 3629): rejects overlong forms, UTF-16 surrogates (U+D800..U+DFFF),
+// code points above U+10FFFF, stray continuation bytes and truncated sequences.
+bool valid_utf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c == 0xE0) {
+      len = 3;
+      lo = 0xA0;  // no overlongs
+    } else if (c >= 0xE1 && c <= 0xEC) {
+      len = 3;
+    } else if (c == 0xED) {
+      len = 3;
+      hi = 0x9F;  // no surrogates
+    } else if (c >= 0xEE && c <= 0xEF) {
+      len = 3;
+    } else if (c == 0xF0) {
+      len = 4;
+      lo = 0x90;  // no overlongs
+    } else if (c >= 0xF1 && c <= 0xF3) {
+      len = 4;
+    } else if (c == 0xF4) {
+      len = 4;
+      hi = 0x8F;  // <= U+10FFFF
+    } else {
+      return false;  // 0x80..0xC1 (continuation / overlong lead), 0xF5..0xFF
+    }
+    if (n - i < len) return false;
+    if (p[i + 1] < lo || p[i + 1] > hi) return false;
+    for (std::size_t k = 2; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
+
+bool ends_with(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
+
+}  // namespace warden::text

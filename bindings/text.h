@@ -1,0 +1,14 @@
+// Small text helpers shared by the engine and bindings. Pure and thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace warden::text {
+
+bool valid_utf8(std::string_view s);
+std::string ascii_lower(std::string_view s);
+bool starts_with(std::string_view s, std::string_view prefix);
+bool ends_with(std::string_view s, std::string_view suffix);
+
+}  // namespace warden::text

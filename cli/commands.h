@@ -1,0 +1,20 @@
+// Registration of `warden` subcommands. Each family lives in its own file and only wires
+// options to the engine or the server; main.cpp calls every register function once.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace warden::cli {
+
+// Exit codes (SPEC §1).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRejected = 1;  // also: test failure
+inline constexpr int kExitUsage = 2;     // usage or input error
+inline constexpr int kExitApproval = 3;  // approval-required (single proposal)
+inline constexpr int kExitInternal = 4;
+
+// Each register function adds its subcommands; the callback stores the exit code in *exit_code.
+void register_rule_commands(CLI::App& app, int* exit_code);    // check, dry-run, test (rule_commands.cpp)
+void register_server_commands(CLI::App& app, int* exit_code);  // serve, decide, status, token (server_commands.cpp)
+
+}  // namespace warden::cli

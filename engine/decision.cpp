@@ -1,0 +1,94 @@
+#include "engine/decision.h"
+
+#include "engine/json_writer.h"
+
+namespace warden {
+
+std::string_view outcome_name(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::Approve: return "approve";
+    case Outcome::ApprovalRequired: return "approval-required";
+    case Outcome::Reject: return "reject";
+  }
+  return "reject";
+}
+
+std::optional<Outcome> parse_outcome(std::string_view name) {
+  if (name == "approve") return Outcome::Approve;
+  if (name == "approval-required") return Outcome::ApprovalRequired;
+  if (name == "reject") return Outcome::Reject;
+  return std::nullopt;
+}
+
+int exit_code_for(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::Approve: return 0;
+    case Outcome::Reject: return 1;
+    case Outcome::ApprovalRequired: return 3;
+  }
+  return 1;
+}
+
+std::string decision_to_json(const Decision& d, bool explain) {
+  std::string out;
+  out.reserve(256 + d.action_json.size());
+  out += "{\"decision_id\":";
+  append_json_string(out, d.decision_id);
+  out += ",\"outcome\":";
+  append_json_string(out, outcome_name(d.outcome));
+  out += ",\"reason\":";
+  append_json_string(out, d.reason);
+  out += ",\"rules\":[";
+  for (std::size_t i = 0; i < d.rules.size(); ++i) {
+    const FiredRule& r = d.rules[i];
+    if (i) out += ',';
+    out += "{\"rule\":";
+    append_json_string(out, r.rule);
+    out += ",\"outcome\":";
+    append_json_string(out, outcome_name(r.outcome));
+    out += ",\"reason\":";
+    append_json_string(out, r.reason);
+    out += ",\"mode\":";
+    out += r.monitor ? "\"monitor\"" : "\"enforce\"";
+    out += '}';
+  }
+  out += ']';
+  if (!d.rewrites.empty()) {
+    out += ",\"rewrites\":[";
+    for (std::size_t i = 0; i < d.rewrites.size(); ++i) {
+      const Rewrite& w = d.rewrites[i];
+      if (i) out += ',';
+      out += "{\"rule\":";
+      append_json_string(out, w.rule);
+      out += ",\"key\":";
+      append_json_string(out, w.key);
+      out += ",\"reason\":";
+      append_json_string(out, w.reason);
+      out += ",\"mode\":";
+      out += w.monitor ? "\"monitor\"" : "\"enforce\"";
+      out += ",\"applied\":";
+      out += w.applied ? "true" : "false";
+      out += '}';
+    }
+    out += ']';
+  }
+  out += ",\"action\":";
+  out += d.action_json.empty() ? "null" : d.action_json;
+  out += ",\"rules_digest\":";
+  append_json_string(out, d.rules_digest);
+  out += ",\"elapsed_us\":" + std::to_string(d.elapsed_us);
+  if (!d.error_code.empty()) {
+    out += ",\"error\":";
+    append_json_string(out, d.error_code);
+  }
+  if (explain) {
+    out += ",\"defaulted\":";
+    out += d.defaulted ? "true" : "false";
+    out += ",\"facts\":";
+    out += d.facts_json.empty() ? "[]" : d.facts_json;
+  }
+  out += '}';
+  return out;
+}
+
+}  // namespace warden

@@ -1,0 +1,59 @@
+// Decision: what the engine answers for one proposal (SPEC §3), and its JSON form.
+// Plain values; produced by Engine::decide, consumed by the CLI, the daemon and the audit log.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace warden {
+
+enum class Outcome { Approve, ApprovalRequired, Reject };
+
+std::string_view outcome_name(Outcome outcome);  // "approve", "approval-required", "reject"
+std::optional<Outcome> parse_outcome(std::string_view name);
+// reject > approval-required > approve
+inline Outcome stricter(Outcome a, Outcome b) { return a > b ? a : b; }
+
+// One decision fact a rule asserted, in firing order.
+struct FiredRule {
+  std::string rule;
+  Outcome outcome = Outcome::Reject;
+  std::string reason;
+  bool monitor = false;  // reported and recorded, never applied
+};
+
+// One field a rule rewrote.
+struct Rewrite {
+  std::string rule;
+  std::string key;  // dotted path, e.g. "payload.text"
+  std::string old_value;
+  std::string new_value;
+  std::string reason;
+  bool monitor = false;
+  bool applied = false;
+};
+
+struct Decision {
+  std::string decision_id;
+  Outcome outcome = Outcome::Reject;
+  std::string reason;
+  std::vector<FiredRule> rules;
+  std::vector<Rewrite> rewrites;
+  std::string action_json;     // the proposal as approved, after rewrites (JSON object text)
+  std::string rules_digest;    // "sha256:…"
+  std::int64_t elapsed_us = 0;
+  bool defaulted = false;      // no enforcing rule decided; default_outcome applied
+  std::string error_code;      // set when the engine failed closed (E_RUN_LIMIT, E_DEADLINE, E_RUNTIME)
+  std::string facts_json;      // derived facts, only with explain
+};
+
+// Exit status for a single decision (SPEC §1): 0 approve, 1 reject, 3 approval-required.
+int exit_code_for(Outcome outcome);
+
+// SPEC §3 decision JSON. With explain, adds "facts" (what the rules saw) and "defaulted".
+std::string decision_to_json(const Decision& decision, bool explain = false);
+
+}  // namespace warden

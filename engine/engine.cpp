@@ -1,0 +1,193 @@
+// Engine::decide: read the proposal, assert its facts, run the rules under a firing limit
+// and a deadline, collect and combine the decisions, apply rewrites, clean up. Every failure
+// after the input was read fails closed with a reason naming its cause.
+#include "engine/engine.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <random>
+#include <stdexcept>
+
+#include "engine/clips_env.h"
+#include "engine/fact_codec.h"
+#include "engine/policy_impl.h"
+#include "engine/proposal_reader.h"
+#include "engine/clips.h"  // last: CLIPS defines macros
+
+namespace warden {
+
+class EngineImpl {
+ public:
+  EngineImpl(std::shared_ptr<const Policy> policy, EngineOptions options)
+      : policy_(std::move(policy)), options_(std::move(options)), random_(std::random_device{}()) {
+    env_ = policy_->impl().take_spare();
+    if (!env_) {
+      env_ = std::make_unique<ClipsEnv>();
+      policy_->impl().load_into(*env_);
+    }
+    EnvState& s = env_->state();
+    s.workspace_root = options_.workspace_root;
+    s.home = options_.home;
+    s.clock = options_.clock;
+    codec_ = std::make_unique<FactCodec>(*env_);
+  }
+
+  DecideResult decide(const DecideRequest& request);
+
+  std::shared_ptr<const Policy> policy_;
+  EngineOptions options_;
+
+ private:
+  std::string new_decision_id();
+  void fail_closed(Decision* d, const char* code, const std::string& why);
+  void clear_after_error();
+  void combine(Decision* d) const;
+  void apply_rewrites(Decision* d, rapidjson::Document* doc, std::vector<Leaf>* leaves) const;
+
+  std::unique_ptr<ClipsEnv> env_;
+  std::unique_ptr<FactCodec> codec_;
+  std::mt19937_64 random_;
+  std::int64_t counter_ = 0;
+};
+
+std::string EngineImpl::new_decision_id() {
+  static const char* hex = "0123456789abcdef";
+  std::string id(32, '0');
+  std::uint64_t a = random_(), b = random_() ^ static_cast<std::uint64_t>(++counter_);
+  for (int i = 0; i < 16; ++i) {
+    id[i] = hex[(a >> (i * 4)) & 15];
+    id[16 + i] = hex[(b >> (i * 4)) & 15];
+  }
+  return id;
+}
+
+void EngineImpl::fail_closed(Decision* d, const char* code, const std::string& why) {
+  d->outcome = Outcome::Reject;
+  d->error_code = code;
+  d->reason = why;
+  d->defaulted = false;
+}
+
+void EngineImpl::clear_after_error() {
+  void* env = env_->get();
+  SetHaltExecution(env, FALSE);
+  SetEvaluationError(env, FALSE);
+  EnvSetHaltRules(env, FALSE);
+  EnvReset(env);  // also empties the agenda a stopped run left behind
+  SetHaltExecution(env, FALSE);
+  SetEvaluationError(env, FALSE);
+  env_->take_output();
+}
+
+void EngineImpl::combine(Decision* d) const {
+  bool any = false;
+  Outcome outcome = Outcome::Approve;
+  for (const auto& r : d->rules) {
+    if (r.monitor) continue;
+    outcome = any ? stricter(outcome, r.outcome) : r.outcome;
+    any = true;
+  }
+  if (!any) {
+    d->outcome = options_.default_outcome;
+    d->defaulted = true;
+    d->reason = "no rule decided; default outcome";
+    return;
+  }
+  d->outcome = outcome;
+  for (const auto& r : d->rules) {
+    if (!r.monitor && r.outcome == outcome) {
+      d->reason = r.reason.empty() ? r.rule : r.reason;
+      break;
+    }
+  }
+}
+
+void EngineImpl::apply_rewrites(Decision* d, rapidjson::Document* doc, std::vector<Leaf>* leaves) const {
+  for (auto& w : d->rewrites) {
+    if (w.monitor || w.key.rfind("payload.", 0) != 0) continue;  // only payload fields change
+    for (auto& leaf : *leaves) {
+      if (leaf.key != w.key || !leaf.value->IsString()) continue;
+      w.old_value.assign(leaf.value->GetString(), leaf.value->GetStringLength());
+      leaf.value->SetString(w.new_value.data(), static_cast<rapidjson::SizeType>(w.new_value.size()),
+                            doc->GetAllocator());
+      w.applied = true;
+    }
+  }
+}
+
+DecideResult EngineImpl::decide(const DecideRequest& request) {
+  const auto start = std::chrono::steady_clock::now();
+  DecideResult result;
+  rapidjson::Document doc;
+  ProposalFields fields;
+  std::vector<Leaf> leaves;
+  ReadLimits limits;
+  limits.max_bytes = options_.max_input_bytes;
+  limits.max_depth = options_.max_depth;
+  if (auto error = read_proposal(request.proposal_json, limits, &doc, &fields, &leaves)) {
+    result.error = std::move(*error);
+    return result;
+  }
+  result.ok = true;
+  Decision& d = result.decision;
+  d.decision_id = request.decision_id.empty() ? new_decision_id() : request.decision_id;
+  d.rules_digest = policy_->digest();
+  fields.id = d.decision_id;
+  fields.depth = request.depth;
+  fields.attempt = request.attempt;
+
+  void* env = env_->get();
+  EnvState& state = env_->state();
+  std::string error;
+  bool failed = false;
+  if (!codec_->assert_all(fields, leaves, *policy_->impl().patterns, &error)) {
+    fail_closed(&d, "E_FACTS", "cannot present the proposal to the rules: " + error);
+    failed = true;
+  } else {
+    state.deadline = start + options_.deadline;
+    state.deadline_armed = true;
+    state.deadline_hit = false;
+    long long fired = EnvRun(env, options_.run_limit);
+    state.deadline_armed = false;
+    std::string output = env_->take_output();
+    codec_->read_results(&d.rules, &d.rewrites, &error);
+    if (request.explain) d.facts_json = codec_->facts_json();
+    if (state.deadline_hit) {
+      fail_closed(&d, "E_DEADLINE", "rules ran past the deadline of " +
+                                        std::to_string(options_.deadline.count()) + " us");
+    } else if (fired >= options_.run_limit && EnvGetNextActivation(env, nullptr)) {
+      fail_closed(&d, "E_RUN_LIMIT", "rules fired " + std::to_string(fired) + " times, the run limit");
+    } else if (GetEvaluationError(env) || GetHaltExecution(env) || output.find('[') != std::string::npos) {
+      std::string first = output.substr(0, output.find('\n'));
+      fail_closed(&d, "E_RUNTIME", "rule runtime error: " + (first.empty() ? std::string("evaluation error") : first));
+    } else if (!error.empty()) {
+      fail_closed(&d, "E_RUNTIME", error);
+    } else {
+      combine(&d);
+    }
+    failed = !d.error_code.empty();
+  }
+  if (failed) {
+    clear_after_error();
+  } else {
+    codec_->retract_all();
+  }
+  if (!failed && !d.rewrites.empty()) apply_rewrites(&d, &doc, &leaves);
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  doc.Accept(writer);
+  d.action_json.assign(buffer.GetString(), buffer.GetSize());
+  d.elapsed_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+Engine::Engine(std::shared_ptr<const Policy> policy, EngineOptions options)
+    : impl_(std::make_unique<EngineImpl>(std::move(policy), std::move(options))) {}
+Engine::~Engine() = default;
+DecideResult Engine::decide(const DecideRequest& request) { return impl_->decide(request); }
+const Policy& Engine::policy() const { return *impl_->policy_; }
+const std::shared_ptr<const Policy>& Engine::policy_ptr() const { return impl_->policy_; }
+const EngineOptions& Engine::options() const { return impl_->options_; }
+
+}  // namespace warden

@@ -1,0 +1,101 @@
+// The policy engine: rule sources in, decisions out. Start here.
+//
+//   auto loaded = Policy::compile(sources);            // read → check → compile, all diagnostics
+//   if (!loaded.policy) print(loaded.diagnostics);
+//   Engine engine(loaded.policy, options);              // one per thread
+//   DecideResult r = engine.decide(proposal_json);      // prepare once, decide many
+//
+// A Policy is immutable and may be shared between threads. An Engine owns one CLIPS
+// environment and must be used by one thread at a time. No I/O happens inside.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "engine/decision.h"
+#include "engine/diagnostic.h"
+#include "engine/rule_source.h"
+
+namespace warden {
+
+struct EngineOptions {
+  std::string workspace_root = "/workspace";  // paths inside it are "in the workspace"
+  std::string home = "/home/user";            // what "~" and "$HOME" mean in paths
+  Outcome default_outcome = Outcome::ApprovalRequired;
+  long long run_limit = 10000;                  // maximum rule firings per decision
+  std::chrono::microseconds deadline{100000};   // maximum wall time per decision
+  std::size_t max_input_bytes = 1 << 20;        // proposal JSON size limit
+  unsigned max_depth = 64;                      // JSON nesting limit
+  // Clock for (now) in rules, seconds since the epoch; replay injects the recorded time.
+  std::function<std::int64_t()> clock;
+};
+
+class PolicyImpl;
+
+// A checked and compiled rule set. Immutable; share it with shared_ptr.
+class Policy {
+ public:
+  struct Loaded {
+    std::shared_ptr<const Policy> policy;  // null when any error was found
+    Diagnostics diagnostics;               // every error and warning, in file order
+  };
+  static Loaded compile(const RuleSources& sources);
+
+  const std::string& digest() const;       // "sha256:…" over the sources
+  std::vector<std::string> rule_names() const;  // every defrule, in load order
+  std::size_t rule_count() const;
+
+  ~Policy();
+  const PolicyImpl& impl() const { return *impl_; }
+
+ private:
+  explicit Policy(std::unique_ptr<PolicyImpl> impl);
+  std::unique_ptr<PolicyImpl> impl_;
+};
+
+struct DecideRequest {
+  std::string_view proposal_json;
+  std::string decision_id;   // empty: the engine makes one
+  bool explain = false;      // also report the derived facts
+  std::int64_t depth = 0;    // pipeline depth (SPEC §2)
+  std::int64_t attempt = 0;  // retry number
+};
+
+struct DecideResult {
+  bool ok = false;           // false: the input was not a proposal (see error)
+  Decision decision;         // valid when ok
+  Diagnostic error;          // E_INPUT_* when !ok
+};
+
+class EngineImpl;
+
+class Engine {
+ public:
+  // Throws std::runtime_error if the environment cannot be built (out of memory).
+  Engine(std::shared_ptr<const Policy> policy, EngineOptions options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Decides one proposal. Never throws on bad input; any rule runtime error, run limit or
+  // deadline fails closed (outcome reject, error_code and reason name the cause).
+  DecideResult decide(const DecideRequest& request);
+  DecideResult decide(std::string_view proposal_json) {
+    DecideRequest request;
+    request.proposal_json = proposal_json;
+    return decide(request);
+  }
+
+  const Policy& policy() const;
+  const std::shared_ptr<const Policy>& policy_ptr() const;
+  const EngineOptions& options() const;
+
+ private:
+  std::unique_ptr<EngineImpl> impl_;
+};
+
+}  // namespace warden

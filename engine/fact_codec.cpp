@@ -1,0 +1,352 @@
+#include "engine/fact_codec.h"
+
+#include <cstring>
+
+#include "bindings/paths.h"
+#include "bindings/shell_parser.h"
+#include "bindings/urls.h"
+#include "engine/clips_env.h"
+#include "engine/json_writer.h"
+#include "engine/clips.h"  // last: CLIPS defines macros
+
+namespace warden {
+
+namespace {
+
+void* find_template(void* env, const char* name) {
+  void* t = EnvFindDeftemplate(env, name);
+  if (!t) throw std::runtime_error(std::string("template missing: ") + name);
+  return t;
+}
+
+const Leaf* find_leaf(const std::vector<Leaf>& leaves, std::string_view key) {
+  for (const auto& leaf : leaves)
+    if (leaf.key == key) return &leaf;
+  return nullptr;
+}
+
+const char* leaf_string(const Leaf* leaf) {
+  return leaf && leaf->value->IsString() ? leaf->value->GetString() : nullptr;
+}
+
+bool is_fd_dup(const shell::Redirect& r) { return r.op == ">&" || r.op == "<&"; }
+
+}  // namespace
+
+FactCodec::FactCodec(ClipsEnv& env)
+    : env_(env),
+      raw_(env.get()),
+      proposal_(find_template(raw_, "proposal")),
+      param_(find_template(raw_, "param")),
+      shell_command_(find_template(raw_, "shell-command")),
+      shell_redirect_(find_template(raw_, "shell-redirect")),
+      shell_error_(find_template(raw_, "shell-error")),
+      path_(find_template(raw_, "path")),
+      url_(find_template(raw_, "url")),
+      pattern_hit_(find_template(raw_, "pattern-hit")),
+      decision_(find_template(raw_, "decision")),
+      rewrite_(find_template(raw_, "rewrite")) {}
+
+void* FactCodec::fact(void* tmpl) {
+  void* f = EnvCreateFact(raw_, tmpl);
+  if (!f) failed_ = true;
+  return f;
+}
+
+void FactCodec::put_string(void* f, const char* slot, const char* s) {
+  DATA_OBJECT v;
+  SetType(v, STRING);
+  SetValue(v, EnvAddSymbol(raw_, s));
+  if (!EnvPutFactSlot(raw_, f, slot, &v)) failed_ = true;
+}
+
+void FactCodec::put_symbol(void* f, const char* slot, const char* s) {
+  DATA_OBJECT v;
+  SetType(v, SYMBOL);
+  SetValue(v, EnvAddSymbol(raw_, s));
+  if (!EnvPutFactSlot(raw_, f, slot, &v)) failed_ = true;
+}
+
+void FactCodec::put_integer(void* f, const char* slot, long long n) {
+  DATA_OBJECT v;
+  SetType(v, INTEGER);
+  SetValue(v, EnvAddLong(raw_, n));
+  if (!EnvPutFactSlot(raw_, f, slot, &v)) failed_ = true;
+}
+
+void FactCodec::put_strings(void* f, const char* slot, const std::vector<std::string>& items) {
+  void* mf = EnvCreateMultifield(raw_, static_cast<long>(items.size()));
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    SetMFType(mf, i + 1, STRING);
+    SetMFValue(mf, i + 1, EnvAddSymbol(raw_, items[i].c_str()));
+  }
+  DATA_OBJECT v;
+  SetType(v, MULTIFIELD);
+  SetValue(v, mf);
+  SetDOBegin(v, 1);
+  SetDOEnd(v, static_cast<long>(items.size()));
+  if (!EnvPutFactSlot(raw_, f, slot, &v)) failed_ = true;
+}
+
+bool FactCodec::finish(void* f) {
+  if (failed_) {
+    ReturnFact(raw_, static_cast<struct fact*>(f));
+    return false;
+  }
+  EnvAssignFactSlotDefaults(raw_, f);
+  EnvAssert(raw_, f);  // NULL for a duplicate fact, which is not an error
+  return true;
+}
+
+bool FactCodec::assert_param(const std::string& id, const Leaf& leaf) {
+  void* f = fact(param_);
+  if (!f) return false;
+  put_string(f, "proposal", id.c_str());
+  put_string(f, "key", leaf.key.c_str());
+  const rapidjson::Value& v = *leaf.value;
+  DATA_OBJECT d;
+  if (v.IsString()) {
+    SetType(d, STRING);
+    SetValue(d, EnvAddSymbol(raw_, v.GetString()));
+  } else if (v.IsBool()) {
+    SetType(d, SYMBOL);
+    SetValue(d, v.GetBool() ? EnvTrueSymbol(raw_) : EnvFalseSymbol(raw_));
+  } else if (v.IsInt64()) {
+    SetType(d, INTEGER);
+    SetValue(d, EnvAddLong(raw_, v.GetInt64()));
+  } else if (v.IsNumber()) {
+    SetType(d, FLOAT);
+    SetValue(d, EnvAddDouble(raw_, v.GetDouble()));
+  } else {
+    SetType(d, SYMBOL);
+    SetValue(d, EnvAddSymbol(raw_, "nil"));
+  }
+  if (!EnvPutFactSlot(raw_, f, "value", &d)) failed_ = true;
+  return finish(f);
+}
+
+bool FactCodec::assert_hit(const std::string& id, std::string_view key, const PatternIndex::Hit& hit) {
+  void* f = fact(pattern_hit_);
+  if (!f) return false;
+  put_string(f, "proposal", id.c_str());
+  put_string(f, "key", std::string(key).c_str());
+  put_symbol(f, "kind", std::string(hit.kind).c_str());
+  put_string(f, "pattern", std::string(hit.pattern).c_str());
+  return finish(f);
+}
+
+bool FactCodec::assert_path(const std::string& id, const std::string& key, const std::string& raw,
+                            const std::string& cwd, const PatternIndex& patterns) {
+  const BindingContext& c = env_.state();
+  std::string normalized = paths::normalize(raw, cwd, c.home);
+  void* f = fact(path_);
+  if (!f) return false;
+  put_string(f, "proposal", id.c_str());
+  put_string(f, "key", key.c_str());
+  put_string(f, "raw", raw.c_str());
+  put_string(f, "normalized", normalized.c_str());
+  put_symbol(f, "in-workspace", paths::within(normalized, c.workspace_root) ? "TRUE" : "FALSE");
+  if (!finish(f)) return false;
+  bool ok = true;
+  if (!patterns.empty() &&
+      !patterns.match_path(key, normalized, [&](const PatternIndex::Hit& hit) { ok &= assert_hit(id, key, hit); }))
+    return false;
+  return ok;
+}
+
+bool FactCodec::assert_url(const std::string& id, const std::string& key, const std::string& raw) {
+  urls::Url url = urls::parse(raw);
+  void* f = fact(url_);
+  if (!f) return false;
+  put_string(f, "proposal", id.c_str());
+  put_string(f, "key", key.c_str());
+  put_string(f, "raw", raw.c_str());
+  put_symbol(f, "valid", url.valid ? "TRUE" : "FALSE");
+  if (url.valid) {
+    put_string(f, "scheme", url.scheme.c_str());
+    put_string(f, "host", url.host.c_str());
+    put_integer(f, "port", url.port);
+    put_string(f, "path", url.path.c_str());
+  }
+  return finish(f);
+}
+
+bool FactCodec::assert_shell(const ProposalFields& fields, const std::string& command,
+                             const std::string& start_cwd, const PatternIndex&) {
+  const BindingContext& c = env_.state();
+  shell::ParseResult parsed = shell::parse(command);
+  if (!parsed.ok) {
+    void* f = fact(shell_error_);
+    if (!f) return false;
+    put_string(f, "proposal", fields.id.c_str());
+    put_string(f, "message", parsed.error.c_str());
+    return finish(f);
+  }
+  std::string cwd = start_cwd;
+  long long index = 0;
+  for (const auto& cmd : parsed.commands) {
+    std::vector<std::string> normalized;
+    normalized.reserve(cmd.args.size());
+    for (const auto& arg : cmd.args) normalized.push_back(paths::normalize(arg, cwd, c.home));
+    void* f = fact(shell_command_);
+    if (!f) return false;
+    put_string(f, "proposal", fields.id.c_str());
+    put_integer(f, "index", index);
+    put_string(f, "program", cmd.program.c_str());
+    put_strings(f, "argv", cmd.argv);
+    put_strings(f, "flags", cmd.flags);
+    put_strings(f, "args", cmd.args);
+    put_strings(f, "paths", normalized);
+    put_strings(f, "wrappers", cmd.wrappers);
+    put_integer(f, "depth", cmd.depth);
+    put_string(f, "cwd", cwd.c_str());
+    put_symbol(f, "dynamic", cmd.dynamic ? "TRUE" : "FALSE");
+    if (!finish(f)) return false;
+    for (const auto& r : cmd.redirects) {
+      void* rf = fact(shell_redirect_);
+      if (!rf) return false;
+      put_string(rf, "proposal", fields.id.c_str());
+      put_integer(rf, "index", index);
+      put_string(rf, "op", r.op.c_str());
+      put_integer(rf, "fd", r.fd);
+      put_string(rf, "target", r.target.c_str());
+      put_string(rf, "path", is_fd_dup(r) ? "" : paths::normalize(r.target, cwd, c.home).c_str());
+      if (!finish(rf)) return false;
+    }
+    // `cd` changes where later commands of the line run. An unresolvable target makes the
+    // working directory "/", so relative paths after it count as outside the workspace.
+    if (cmd.program == "cd" && cmd.depth == 0) {
+      if (cmd.args.empty()) cwd = c.home;
+      else if (cmd.dynamic || cmd.args[0] == "-") cwd = "/";
+      else cwd = paths::normalize(cmd.args[0], cwd, c.home);
+      if (cwd.empty() || cwd[0] != '/') cwd = "/";
+    }
+    ++index;
+  }
+  return true;
+}
+
+bool FactCodec::assert_all(const ProposalFields& p, const std::vector<Leaf>& leaves,
+                           const PatternIndex& patterns, std::string* error) {
+  failed_ = false;
+  void* f = fact(proposal_);
+  if (!f) { *error = "cannot create facts"; return false; }
+  put_string(f, "id", p.id.c_str());
+  put_symbol(f, "target", p.target.c_str());
+  put_symbol(f, "action", p.action.empty() ? "nil" : p.action.c_str());
+  put_string(f, "explanation", p.explanation.c_str());
+  put_string(f, "agent", p.agent.c_str());
+  put_string(f, "session", p.session.c_str());
+  put_symbol(f, "source", p.source.empty() ? "nil" : p.source.c_str());
+  put_string(f, "principal", p.principal.c_str());
+  put_integer(f, "depth", p.depth);
+  put_integer(f, "attempt", p.attempt);
+  if (!finish(f)) { *error = "cannot assert the proposal fact"; return false; }
+
+  for (const auto& leaf : leaves) {
+    if (!assert_param(p.id, leaf)) { *error = "cannot assert a param fact"; return false; }
+    if (!patterns.empty() && leaf.value->IsString()) {
+      bool ok = true;
+      bool ran = patterns.match_value(leaf.key, std::string_view(leaf.value->GetString(), leaf.value->GetStringLength()),
+                                      [&](const PatternIndex::Hit& hit) { ok &= assert_hit(p.id, leaf.key, hit); });
+      if (!ran) { *error = "pattern matcher ran out of memory"; return false; }
+      if (!ok) { *error = "cannot assert a pattern-hit fact"; return false; }
+    }
+  }
+
+  const BindingContext& c = env_.state();
+  std::string cwd = c.workspace_root;
+  if (const char* raw_cwd = leaf_string(find_leaf(leaves, "payload.cwd"))) {
+    cwd = paths::normalize(raw_cwd, c.workspace_root, c.home);
+    if (cwd.empty() || cwd[0] != '/') cwd = "/";
+    if (!assert_path(p.id, "payload.cwd", raw_cwd, c.workspace_root, patterns)) {
+      *error = "cannot assert a path fact";
+      return false;
+    }
+  }
+  if (const char* raw_path = leaf_string(find_leaf(leaves, "payload.path"))) {
+    if (!assert_path(p.id, "payload.path", raw_path, cwd, patterns)) {
+      *error = "cannot assert a path fact";
+      return false;
+    }
+  }
+  if (const char* raw_url = leaf_string(find_leaf(leaves, "payload.url"))) {
+    if (!assert_url(p.id, "payload.url", raw_url)) { *error = "cannot assert a url fact"; return false; }
+  }
+  if (p.target == "shell") {
+    if (const char* command = leaf_string(find_leaf(leaves, "payload.command"))) {
+      if (!assert_shell(p, command, cwd, patterns)) { *error = "cannot assert shell facts"; return false; }
+    }
+  }
+  return true;
+}
+
+namespace {
+
+std::string slot_text(void* env, void* f, const char* slot) {
+  DATA_OBJECT v;
+  if (!EnvGetFactSlot(env, f, slot, &v)) return {};
+  if (GetType(v) == STRING || GetType(v) == SYMBOL) return DOToString(v);
+  return {};
+}
+
+}  // namespace
+
+void FactCodec::read_results(std::vector<FiredRule>* rules, std::vector<Rewrite>* rewrites,
+                             std::string* error) {
+  for (void* f = EnvGetNextFactInTemplate(raw_, decision_, nullptr); f;
+       f = EnvGetNextFactInTemplate(raw_, decision_, f)) {
+    FiredRule r;
+    r.rule = slot_text(raw_, f, "rule");
+    r.reason = slot_text(raw_, f, "reason");
+    std::string outcome = slot_text(raw_, f, "outcome");
+    std::string mode = slot_text(raw_, f, "mode");
+    auto parsed = parse_outcome(outcome);
+    if (!parsed && error->empty()) *error = "rule '" + r.rule + "' asserted an invalid outcome '" + outcome + "'";
+    if (mode != "enforce" && mode != "monitor" && error->empty())
+      *error = "rule '" + r.rule + "' asserted an invalid mode '" + mode + "'";
+    r.outcome = parsed.value_or(Outcome::Reject);
+    r.monitor = mode == "monitor";
+    rules->push_back(std::move(r));
+  }
+  for (void* f = EnvGetNextFactInTemplate(raw_, rewrite_, nullptr); f;
+       f = EnvGetNextFactInTemplate(raw_, rewrite_, f)) {
+    Rewrite w;
+    w.rule = slot_text(raw_, f, "rule");
+    w.key = slot_text(raw_, f, "key");
+    w.new_value = slot_text(raw_, f, "value");
+    w.reason = slot_text(raw_, f, "reason");
+    std::string mode = slot_text(raw_, f, "mode");
+    if (mode != "enforce" && mode != "monitor" && error->empty())
+      *error = "rule '" + w.rule + "' asserted an invalid mode '" + mode + "'";
+    w.monitor = mode == "monitor";
+    rewrites->push_back(std::move(w));
+  }
+}
+
+std::string FactCodec::facts_json() {
+  std::string out = "[";
+  std::vector<char> buffer(64 * 1024);
+  bool first = true;
+  for (void* f = EnvGetNextFact(raw_, nullptr); f; f = EnvGetNextFact(raw_, f)) {
+    void* tmpl = EnvFactDeftemplate(raw_, f);
+    if (tmpl == decision_ || tmpl == rewrite_) continue;
+    const char* name = EnvGetDeftemplateName(raw_, tmpl);
+    if (name && std::strcmp(name, "initial-fact") == 0) continue;
+    EnvGetFactPPForm(raw_, buffer.data(), buffer.size(), f);
+    if (!first) out += ',';
+    first = false;
+    append_json_string(out, buffer.data());
+  }
+  out += ']';
+  return out;
+}
+
+void FactCodec::retract_all() {
+  std::vector<void*> facts;
+  for (void* f = EnvGetNextFact(raw_, nullptr); f; f = EnvGetNextFact(raw_, f))
+    if (EnvFactIndex(raw_, f) > 0) facts.push_back(f);
+  for (void* f : facts) EnvRetract(raw_, f);
+}
+
+}  // namespace warden

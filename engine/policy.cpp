@@ -1,0 +1,112 @@
+// Policy::compile: read → check → compile. The checker runs first over every file; every
+// construct that passed is then compiled in a fresh environment to collect CLIPS's own
+// errors. Any error anywhere means no policy: a set is never half-loaded.
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "engine/engine.h"
+#include "engine/policy_impl.h"
+#include "engine/clips.h"  // last: CLIPS defines macros
+
+namespace warden {
+namespace {
+
+std::string sha256_of_sources(const RuleSources& sources) {
+  std::vector<const RuleSource*> sorted;
+  for (const auto& s : sources) sorted.push_back(&s);
+  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->path < b->path; });
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  for (const auto* s : sorted) {
+    // Length-prefixed path and text, so no two different sets hash alike.
+    std::string header = std::to_string(s->path.size()) + ":" + s->path + ":" + std::to_string(s->text.size()) + ":";
+    EVP_DigestUpdate(ctx, header.data(), header.size());
+    EVP_DigestUpdate(ctx, s->text.data(), s->text.size());
+  }
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(ctx, md, &len);
+  EVP_MD_CTX_free(ctx);
+  static const char* hex = "0123456789abcdef";
+  std::string out = "sha256:";
+  for (unsigned i = 0; i < len; ++i) {
+    out += hex[md[i] >> 4];
+    out += hex[md[i] & 15];
+  }
+  return out;
+}
+
+}  // namespace
+
+void PolicyImpl::load_into(ClipsEnv& env) const {
+  Diagnostics diagnostics;
+  for (const auto& c : constructs)
+    if (!env.load(c.text, c.file, c.line, c.name, &diagnostics))
+      throw std::runtime_error("rule set no longer loads: " + diagnostics.front().to_text());
+  EnvReset(env.get());
+}
+
+std::unique_ptr<ClipsEnv> PolicyImpl::take_spare() const {
+  std::lock_guard<std::mutex> lock(spare_mutex_);
+  return std::move(spare_);
+}
+
+void PolicyImpl::set_spare(std::unique_ptr<ClipsEnv> env) const {
+  std::lock_guard<std::mutex> lock(spare_mutex_);
+  spare_ = std::move(env);
+}
+
+Policy::Policy(std::unique_ptr<PolicyImpl> impl) : impl_(std::move(impl)) {}
+Policy::~Policy() = default;
+const std::string& Policy::digest() const { return impl_->digest; }
+std::vector<std::string> Policy::rule_names() const { return impl_->rule_names; }
+std::size_t Policy::rule_count() const { return impl_->rule_names.size(); }
+
+Policy::Loaded Policy::compile(const RuleSources& sources) {
+  Loaded loaded;
+  Diagnostics& diagnostics = loaded.diagnostics;
+  if (sources.empty()) {
+    diagnostics.push_back({code::kNoRules, Severity::Error, "", 0, "", "no rule files to load"});
+    return loaded;
+  }
+  CheckedSources checked = check_sources(sources, &diagnostics);
+
+  auto impl = std::make_unique<PolicyImpl>();
+  // Functions and globals first (rules call them), then rules; file order within each.
+  for (const auto& c : checked.constructs)
+    if (c.kind != "defrule") impl->constructs.push_back(c);
+  for (const auto& c : checked.constructs)
+    if (c.kind == "defrule") impl->constructs.push_back(c);
+
+  std::unique_ptr<ClipsEnv> env;
+  try {
+    env = std::make_unique<ClipsEnv>();
+  } catch (const std::exception& e) {
+    diagnostics.push_back({code::kCompile, Severity::Error, "", 0, "", e.what()});
+    return loaded;
+  }
+  for (const auto& c : impl->constructs) {
+    if (!c.ok) continue;  // never hand CLIPS a construct that failed the checks
+    env->load(c.text, c.file, c.line, c.name, &diagnostics);
+  }
+  if (checked.constructs.empty() && !has_errors(diagnostics))
+    diagnostics.push_back({code::kNoRules, Severity::Error, sources.front().path, 0, "", "no constructs found"});
+
+  std::stable_sort(diagnostics.begin(), diagnostics.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return a.file != b.file ? a.file < b.file : a.line < b.line;
+  });
+  if (has_errors(diagnostics)) return loaded;
+
+  for (const auto& c : impl->constructs)
+    if (c.kind == "defrule") impl->rule_names.push_back(c.name);
+  impl->digest = sha256_of_sources(sources);
+  impl->patterns = std::make_unique<PatternIndex>(checked.patterns);
+  EnvReset(env->get());
+  impl->set_spare(std::move(env));
+  loaded.policy = std::shared_ptr<const Policy>(new Policy(std::move(impl)));
+  return loaded;
+}
+
+}  // namespace warden

@@ -1,0 +1,42 @@
+// RuleChecker: the "check" stage of loading rules (read → check → compile). Splits rule
+// sources into constructs with their lines and finds what CLIPS would accept but Warden must
+// not: forbidden constructs and functions, duplicate names, global mutation, bad constant
+// regexes; it also gathers the indexed `pattern-hit` patterns. Pure; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/diagnostic.h"
+#include "engine/rule_source.h"
+
+namespace warden {
+
+struct Construct {
+  std::string kind;  // "defrule", "deffunction", "defglobal"
+  std::string name;  // rule or function name; empty for defglobal
+  std::string file;
+  long line = 0;     // line of the opening parenthesis
+  std::string text;  // exact source text
+  bool ok = true;    // false: has check errors and must not reach CLIPS
+};
+
+// A constant pattern-hit pattern found in a rule's conditions.
+struct IndexedPattern {
+  std::string key;   // empty: every string leaf
+  std::string kind;  // regex, substring, prefix, glob, path-within
+  std::string pattern;
+};
+
+struct CheckedSources {
+  std::vector<Construct> constructs;  // in source order
+  std::vector<IndexedPattern> patterns;
+};
+
+CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostics);
+
+// True if rule files may not call `name` (exit, system, eval, file I/O …).
+bool is_forbidden_function(std::string_view name);
+const std::vector<std::string>& forbidden_functions();
+
+}  // namespace warden

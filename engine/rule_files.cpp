@@ -1,0 +1,87 @@
+#include "engine/rule_files.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace warden {
+namespace fs = std::filesystem;
+
+namespace {
+constexpr std::uintmax_t kMaxRuleFileBytes = 16u << 20;
+
+bool has_extension(const fs::path& p, const std::vector<std::string>& extensions) {
+  const std::string name = p.filename().string();
+  for (const auto& ext : extensions) {
+    if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0)
+      return true;
+  }
+  return false;
+}
+}  // namespace
+
+std::vector<std::string> list_files(const std::vector<std::string>& paths,
+                                    const std::vector<std::string>& extensions) {
+  std::vector<std::string> out;
+  for (const auto& path : paths) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+      std::vector<std::string> found;
+      for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->is_regular_file(ec) && has_extension(it->path(), extensions))
+          found.push_back(it->path().string());
+      }
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (has_extension(path, extensions)) {
+      out.push_back(path);
+    }
+  }
+  return out;
+}
+
+RuleSources read_rule_files(const std::vector<std::string>& paths, Diagnostics* diagnostics) {
+  RuleSources sources;
+  for (const auto& path : paths) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) {
+      diagnostics->push_back({code::kRead, Severity::Error, path, 0, "", "no such file or directory"});
+      continue;
+    }
+    std::vector<std::string> files =
+        fs::is_directory(path, ec) ? list_files({path}, {".clp"}) : std::vector<std::string>{path};
+    for (const auto& file : files) {
+      auto size = fs::file_size(file, ec);
+      if (ec) {
+        diagnostics->push_back({code::kRead, Severity::Error, file, 0, "", ec.message()});
+        continue;
+      }
+      if (size > kMaxRuleFileBytes) {
+        diagnostics->push_back({code::kRead, Severity::Error, file, 0, "", "rule file larger than 16 MiB"});
+        continue;
+      }
+      std::ifstream in(file, std::ios::binary);
+      if (!in) {
+        diagnostics->push_back({code::kRead, Severity::Error, file, 0, "", "cannot open file"});
+        continue;
+      }
+      std::ostringstream text;
+      text << in.rdbuf();
+      sources.push_back({file, text.str()});
+    }
+  }
+  return sources;
+}
+
+std::string shipped_rules_dir() {
+  if (const char* env = std::getenv("WARDEN_RULES"); env && *env) return env;
+#ifdef WARDEN_SHIPPED_RULES
+  return WARDEN_SHIPPED_RULES;
+#else
+  return "rules";
+#endif
+}
+
+}  // namespace warden

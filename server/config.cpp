@@ -1,0 +1,308 @@
+#include "server/config.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "engine/decision.h"
+
+namespace warden::server {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string resolve(std::string_view base_dir, const std::string& path) {
+  if (path.empty() || base_dir.empty() || fs::path(path).is_absolute()) return path;
+  return (fs::path(base_dir) / path).lexically_normal().string();
+}
+
+const char* type_name(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a float";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::table: return "a table";
+    default: return "a date/time";
+  }
+}
+
+// Reads one table against a list of known keys; anything else is an unknown key.
+class TableReader {
+ public:
+  using Handler = std::function<void(const toml::node&, const std::string& key)>;
+
+  TableReader(ConfigErrors* errors, std::string prefix) : errors_(errors), prefix_(std::move(prefix)) {}
+
+  void on(const std::string& name, Handler handler) { handlers_[name] = std::move(handler); }
+
+  void read(const toml::table& table) {
+    for (auto&& [k, node] : table) {
+      std::string key = prefix_ + std::string(k.str());
+      auto it = handlers_.find(std::string(k.str()));
+      if (it == handlers_.end()) {
+        errors_->push_back({key, "unknown key"});
+        continue;
+      }
+      it->second(node, key);
+    }
+  }
+
+  void wrong_type(const toml::node& node, const std::string& key, const char* want) {
+    errors_->push_back({key, std::string("must be ") + want + ", not " + type_name(node)});
+  }
+
+  Handler string(std::string* out) {
+    return [this, out](const toml::node& node, const std::string& key) {
+      if (auto v = node.value_exact<std::string>()) {
+        *out = *v;
+      } else {
+        wrong_type(node, key, "a string");
+      }
+    };
+  }
+
+  Handler boolean(bool* out) {
+    return [this, out](const toml::node& node, const std::string& key) {
+      if (auto v = node.value_exact<bool>()) {
+        *out = *v;
+      } else {
+        wrong_type(node, key, "a boolean");
+      }
+    };
+  }
+
+  template <typename T>
+  Handler integer(T* out, std::int64_t min, std::int64_t max) {
+    return [this, out, min, max](const toml::node& node, const std::string& key) {
+      auto v = node.value_exact<std::int64_t>();
+      if (!v) {
+        wrong_type(node, key, "an integer");
+      } else if (*v < min || *v > max) {
+        errors_->push_back({key, "must be between " + std::to_string(min) + " and " +
+                                     std::to_string(max) + ", not " + std::to_string(*v)});
+      } else {
+        *out = static_cast<T>(*v);
+      }
+    };
+  }
+
+  Handler millis(std::chrono::milliseconds* out, std::int64_t min, std::int64_t max) {
+    return [this, out, min, max](const toml::node& node, const std::string& key) {
+      std::int64_t ms = 0;
+      integer(&ms, min, max)(node, key);
+      if (ms != 0) *out = std::chrono::milliseconds(ms);
+    };
+  }
+
+  Handler string_array(std::vector<std::string>* out) {
+    return [this, out](const toml::node& node, const std::string& key) {
+      const toml::array* array = node.as_array();
+      if (!array) {
+        wrong_type(node, key, "an array of strings");
+        return;
+      }
+      std::vector<std::string> values;
+      for (std::size_t i = 0; i < array->size(); ++i) {
+        auto v = (*array)[i].value_exact<std::string>();
+        if (!v) {
+          errors_->push_back({key + "[" + std::to_string(i) + "]", "must be a string"});
+          return;
+        }
+        values.push_back(*v);
+      }
+      *out = std::move(values);
+    };
+  }
+
+ private:
+  ConfigErrors* errors_;
+  std::string prefix_;
+  std::map<std::string, Handler> handlers_;
+};
+
+}  // namespace
+
+std::string ConfigError::to_text(std::string_view source) const {
+  std::string out(source.empty() ? "config" : source);
+  out += ": ";
+  if (!key.empty()) {
+    out += key;
+    out += ": ";
+  }
+  out += message;
+  return out;
+}
+
+ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Config* config) {
+  ConfigErrors errors;
+  toml::table root;
+  try {
+    root = toml::parse(text);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream where;
+    where << "line " << e.source().begin.line << ", column " << e.source().begin.column << ": "
+          << e.description();
+    errors.push_back({"", where.str()});
+    return errors;
+  }
+
+  Config c = *config;
+  TableReader top(&errors, "");
+  top.on("listen", top.string(&c.listen));
+  top.on("rules", top.string_array(&c.rules));
+  top.on("tokens", top.string(&c.tokens));
+  top.on("workspace_root", top.string(&c.workspace_root));
+  top.on("home", top.string(&c.home));
+  top.on("default_outcome", top.string(&c.default_outcome));
+  top.on("workers", top.integer(&c.workers, 0, 256));
+  top.on("watch_rules", top.boolean(&c.watch_rules));
+  top.on("watch_interval_ms", top.millis(&c.watch_interval, 100, 3600000));
+  top.on("state_dir", top.string(&c.state_dir));
+  top.on("audit_log", top.string(&c.audit_log));
+  top.on("state_db", top.string(&c.state_db));
+
+  TableReader limits(&errors, "limits.");
+  Limits& l = c.limits;
+  limits.on("max_frame_bytes", limits.integer(&l.max_frame_bytes, 64, 0xFFFFFF));
+  limits.on("max_connections", limits.integer(&l.max_connections, 1, 1000000));
+  limits.on("auth_timeout_ms", limits.millis(&l.auth_timeout, 1, 3600000));
+  limits.on("idle_timeout_ms", limits.millis(&l.idle_timeout, 1, 86400000));
+  limits.on("max_in_flight", limits.integer(&l.max_in_flight, 1, 100000));
+  limits.on("run_limit", limits.integer(&l.run_limit, 1, 1000000000));
+  limits.on("deadline_ms", limits.millis(&l.deadline, 1, 600000));
+  limits.on("depth", limits.integer(&l.depth, 0, 1000));
+  limits.on("retries", limits.integer(&l.retries, 0, 100));
+  limits.on("max_json_depth", limits.integer(&l.max_json_depth, 2, 1000));
+  limits.on("shutdown_timeout_ms", limits.millis(&l.shutdown_timeout, 1, 3600000));
+
+  TableReader log(&errors, "log.");
+  log.on("level", log.string(&c.log_level));
+  log.on("json", log.boolean(&c.log_json));
+
+  auto section = [&](TableReader* reader) {
+    return [&errors, reader](const toml::node& node, const std::string& key) {
+      if (const toml::table* table = node.as_table()) {
+        reader->read(*table);
+      } else {
+        errors.push_back({key, std::string("must be a table, not ") + type_name(node)});
+      }
+    };
+  };
+  top.on("limits", section(&limits));
+  top.on("log", section(&log));
+  top.read(root);
+
+  for (auto& path : c.rules) path = resolve(base_dir, path);
+  c.tokens = resolve(base_dir, c.tokens);
+  c.state_dir = resolve(base_dir, c.state_dir);
+  c.audit_log = resolve(base_dir, c.audit_log);
+  c.state_db = resolve(base_dir, c.state_db);
+
+  if (errors.empty()) {
+    errors = validate_config(c);
+  }
+  if (errors.empty()) *config = std::move(c);
+  return errors;
+}
+
+ConfigErrors load_config_file(const std::string& path, Config* config) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {{"", "cannot read the config file"}};
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string base = fs::path(path).parent_path().string();
+  if (base.empty()) base = ".";
+  ConfigErrors errors = parse_config(text.str(), base, config);
+  if (errors.empty()) config->source = path;
+  return errors;
+}
+
+ConfigErrors validate_config(const Config& c) {
+  ConfigErrors errors;
+  std::string host;
+  std::uint16_t port = 0;
+  if (!split_host_port(c.listen, &host, &port)) {
+    errors.push_back({"listen", "must be HOST:PORT (e.g. 127.0.0.1:9105 or [::1]:9105), not '" +
+                                    c.listen + "'"});
+  }
+  if (!parse_outcome(c.default_outcome)) {
+    errors.push_back({"default_outcome", "must be approve, reject or approval-required, not '" +
+                                             c.default_outcome + "'"});
+  }
+  static const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
+  bool level_ok = false;
+  for (const char* level : kLevels) level_ok = level_ok || c.log_level == level;
+  if (!level_ok) {
+    errors.push_back({"log.level", "must be trace, debug, info, warn, error or off, not '" +
+                                       c.log_level + "'"});
+  }
+  if (c.workspace_root.empty() || c.workspace_root[0] != '/') {
+    errors.push_back({"workspace_root", "must be an absolute path"});
+  }
+  if (c.home.empty() || c.home[0] != '/') {
+    errors.push_back({"home", "must be an absolute path"});
+  }
+  for (std::size_t i = 0; i < c.rules.size(); ++i) {
+    if (c.rules[i].empty()) {
+      errors.push_back({"rules[" + std::to_string(i) + "]", "must not be empty"});
+    }
+  }
+  return errors;
+}
+
+void resolve_state_paths(Config* config) {
+  if (config->state_dir.empty()) {
+    const char* xdg = std::getenv("XDG_STATE_HOME");
+    if (xdg && *xdg == '/') {
+      config->state_dir = (fs::path(xdg) / "warden").string();
+    } else {
+      config->state_dir = (fs::current_path() / ".warden").string();
+    }
+  }
+  if (config->audit_log.empty()) {
+    config->audit_log = (fs::path(config->state_dir) / "audit.jsonl").string();
+  }
+  if (config->state_db.empty()) {
+    config->state_db = (fs::path(config->state_dir) / "state.db").string();
+  }
+}
+
+bool split_host_port(std::string_view address, std::string* host, std::uint16_t* port) {
+  std::string_view h;
+  std::string_view p;
+  if (!address.empty() && address.front() == '[') {
+    std::size_t close = address.find(']');
+    if (close == std::string_view::npos || close + 1 >= address.size() ||
+        address[close + 1] != ':') {
+      return false;
+    }
+    h = address.substr(1, close - 1);
+    p = address.substr(close + 2);
+  } else {
+    std::size_t colon = address.rfind(':');
+    if (colon == std::string_view::npos) return false;
+    h = address.substr(0, colon);
+    p = address.substr(colon + 1);
+    if (h.find(':') != std::string_view::npos) return false;  // bare IPv6 needs brackets
+  }
+  if (h.empty() || p.empty() || p.size() > 5) return false;
+  unsigned value = 0;
+  for (char ch : p) {
+    if (ch < '0' || ch > '9') return false;
+    value = value * 10 + static_cast<unsigned>(ch - '0');
+  }
+  if (value > 65535) return false;
+  *host = std::string(h);
+  *port = static_cast<std::uint16_t>(value);
+  return true;
+}
+
+}  // namespace warden::server

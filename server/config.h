@@ -1,0 +1,71 @@
+// Daemon configuration (SPEC §10): warden.toml read with toml++, every key with a default,
+// so `warden serve` works without a file. Errors name the key; any error stops startup.
+// Plain values: build once on the main thread, then read-only.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace warden::server {
+
+struct Limits {
+  std::size_t max_frame_bytes = 1 << 20;             // incoming frame payload, bytes
+  std::size_t max_connections = 1024;                // open client connections
+  std::chrono::milliseconds auth_timeout{5000};      // handshake to successful auth
+  std::chrono::milliseconds idle_timeout{300000};    // no complete request, nothing in flight
+  std::size_t max_in_flight = 64;                    // unanswered requests per connection
+  long long run_limit = 10000;                       // rule firings per decision
+  std::chrono::milliseconds deadline{100};           // wall time per decision
+  int depth = 10;                                    // pipeline depth (SPEC §2)
+  int retries = 3;                                   // reasoning retries (SPEC §2)
+  std::size_t max_json_depth = 64;                   // nesting of a proposal
+  std::chrono::milliseconds shutdown_timeout{10000};  // SIGTERM: finish in-flight work
+};
+
+struct Config {
+  std::string source;                     // the file read, or empty for defaults only
+  std::string listen = "127.0.0.1:9105";  // HOST:PORT ([v6]:PORT); port 0 = ephemeral
+  std::vector<std::string> rules;         // empty: the shipped rule pack
+  std::string tokens;                     // token file; empty: refuse to start (fail closed)
+  bool insecure_no_auth = false;          // command line only: no tokens, role agent for all
+  std::string workspace_root = "/workspace";
+  std::string home = "/home/user";
+  std::string default_outcome = "approval-required";
+  unsigned workers = 0;                   // decision threads; 0 = one per core
+  bool watch_rules = false;               // poll rule files and reload on change
+  std::chrono::milliseconds watch_interval{2000};
+  std::string log_level = "info";         // trace, debug, info, warn, error, off
+  bool log_json = false;                  // JSON lines on stderr
+  std::string state_dir;                  // empty: $XDG_STATE_HOME/warden or ./.warden
+  std::string audit_log;                  // later issues; default STATE_DIR/audit.jsonl
+  std::string state_db;                   // later issues; default STATE_DIR/state.db
+  Limits limits;
+};
+
+struct ConfigError {
+  std::string key;      // dotted key, e.g. "limits.max_frame_bytes"; empty for syntax errors
+  std::string message;
+  std::string to_text(std::string_view source) const;  // "warden.toml: limits.x: message"
+};
+using ConfigErrors = std::vector<ConfigError>;
+
+// Reads TOML text over the defaults in *config. Relative paths (rules, tokens, state files)
+// are resolved against base_dir when it is not empty. Unknown keys, wrong types and values
+// out of range are errors; all of them are reported.
+ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Config* config);
+ConfigErrors load_config_file(const std::string& path, Config* config);
+
+// Checks values that may also come from the command line (listen address, outcome, ...).
+ConfigErrors validate_config(const Config& config);
+
+// Fills state_dir, audit_log and state_db defaults from the environment.
+void resolve_state_paths(Config* config);
+
+// Splits "HOST:PORT" / "[V6]:PORT". False when malformed.
+bool split_host_port(std::string_view address, std::string* host, std::uint16_t* port);
+
+}  // namespace warden::server

@@ -1,0 +1,86 @@
+#include "server/frame.h"
+
+#include <algorithm>
+
+#include "server/errors.h"
+
+namespace warden::server {
+
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string encode_frame(std::string_view payload) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string frame(kPrefixBytes + payload.size(), '\0');
+  std::size_t n = payload.size();
+  for (std::size_t i = kPrefixBytes; i-- > 0;) {
+    frame[i] = kDigits[n & 0xF];
+    n >>= 4;
+  }
+  frame.replace(kPrefixBytes, payload.size(), payload);
+  return frame;
+}
+
+void FrameDecoder::feed(const char* data, std::size_t size) {
+  if (bad_ || size == 0) return;
+  // Drop what was handed out before growing, so the buffer stays about one frame long.
+  if (consumed_ > 0) {
+    buffer_.erase(0, consumed_);
+    consumed_ = 0;
+  }
+  buffer_.append(data, size);
+}
+
+FrameDecoder::Result FrameDecoder::next() {
+  if (bad_) return bad_result_;
+  std::string_view rest(buffer_.data() + consumed_, buffer_.size() - consumed_);
+  // Check the prefix digit by digit, so garbage is refused before six bytes arrive.
+  std::size_t length = 0;
+  std::size_t have = std::min(rest.size(), kPrefixBytes);
+  for (std::size_t i = 0; i < have; ++i) {
+    int v = hex_value(rest[i]);
+    if (v < 0) {
+      bad_ = true;
+      bad_result_ = {Status::Bad, {}, err::kFramePrefix,
+                     "length prefix must be 6 ASCII hex digits"};
+      buffer_.clear();
+      consumed_ = 0;
+      return bad_result_;
+    }
+    length = (length << 4) | static_cast<std::size_t>(v);
+  }
+  if (have < kPrefixBytes) return {};
+  if (length > max_frame_bytes_) {
+    bad_ = true;
+    bad_result_ = {Status::Bad, {}, err::kFrameTooLarge,
+                   "frame of " + std::to_string(length) + " bytes is over the limit of " +
+                       std::to_string(max_frame_bytes_)};
+    buffer_.clear();
+    consumed_ = 0;
+    return bad_result_;
+  }
+  if (rest.size() - kPrefixBytes < length) {
+    if (buffer_.capacity() < consumed_ + kPrefixBytes + length) {
+      buffer_.reserve(consumed_ + kPrefixBytes + length);
+    }
+    return {};
+  }
+  Result result;
+  result.status = Status::Good;
+  result.payload = rest.substr(kPrefixBytes, length);
+  consumed_ += kPrefixBytes + length;
+  if (consumed_ == buffer_.size()) {
+    // Everything handed out; reset lazily in feed() so the view stays valid.
+  }
+  return result;
+}
+
+}  // namespace warden::server

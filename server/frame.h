@@ -1,0 +1,47 @@
+// Framing of the daemon protocol (SPEC §5): 6 ASCII hex digits giving the payload length in
+// bytes, then exactly that many bytes of payload. FrameDecoder is an incremental parser fed
+// by a session's reads; encode_frame builds outgoing frames. Not thread-safe: one per session.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace warden::server {
+
+inline constexpr std::size_t kPrefixBytes = 6;
+inline constexpr std::size_t kMaxEncodableFrame = 0xFFFFFF;  // what 6 hex digits can say
+
+// Returns the frame for payload; payload.size() must be <= kMaxEncodableFrame.
+std::string encode_frame(std::string_view payload);
+
+class FrameDecoder {
+ public:
+  enum class Status { Good, NeedMore, Bad };
+  struct Result {
+    Status status = Status::NeedMore;
+    std::string_view payload;  // Good: valid until the next feed() or next()
+    const char* code = nullptr;  // Bad: err::kFramePrefix or err::kFrameTooLarge
+    std::string message;         // Bad: what was wrong
+  };
+
+  explicit FrameDecoder(std::size_t max_frame_bytes) : max_frame_bytes_(max_frame_bytes) {}
+
+  // Appends received bytes. After Bad, further input is ignored.
+  void feed(const char* data, std::size_t size);
+  // Extracts the next complete frame, if any. Bad is sticky: the stream cannot be resynced.
+  Result next();
+
+  // True when some bytes of an unfinished frame are buffered (a truncation on EOF).
+  bool mid_frame() const { return buffer_.size() > consumed_; }
+  std::size_t buffered() const { return buffer_.size() - consumed_; }
+
+ private:
+  std::size_t max_frame_bytes_;
+  std::string buffer_;
+  std::size_t consumed_ = 0;  // bytes of buffer_ already handed out
+  bool bad_ = false;
+  Result bad_result_;
+};
+
+}  // namespace warden::server

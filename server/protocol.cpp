@@ -1,0 +1,116 @@
+#include "server/protocol.h"
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "server/errors.h"
+#include "server/json_text.h"
+
+namespace warden::server {
+
+ProtocolError parse_request(std::string_view text, std::size_t max_depth, Request* request) {
+  request->id_json = "null";
+  request->action.clear();
+  if (nesting_exceeds(text, max_depth)) {
+    return {err::kTooDeep, "JSON nests deeper than " + std::to_string(max_depth) + " levels"};
+  }
+  constexpr unsigned kFlags = rapidjson::kParseValidateEncodingFlag |
+                              rapidjson::kParseIterativeFlag;
+  rapidjson::Document& doc = request->document;
+  doc.Parse<kFlags>(text.data(), text.size());
+  if (doc.HasParseError()) {
+    return {err::kBadJson, std::string("invalid JSON at byte ") +
+                               std::to_string(doc.GetErrorOffset()) + ": " +
+                               rapidjson::GetParseError_En(doc.GetParseError())};
+  }
+  if (!doc.IsObject()) return {err::kBadRequest, "a request must be a JSON object"};
+  auto id = doc.FindMember("id");
+  if (id != doc.MemberEnd()) {
+    if (id->value.IsString() || id->value.IsNumber() || id->value.IsNull()) {
+      if (id->value.IsString() && id->value.GetStringLength() > 256) {
+        return {err::kBadRequest, "\"id\" is longer than 256 bytes"};
+      }
+      request->id_json = to_json_text(id->value);
+    } else {
+      return {err::kBadRequest, "\"id\" must be a string, a number or null"};
+    }
+  }
+  auto type = doc.FindMember("type");
+  if (type == doc.MemberEnd() || !type->value.IsString() ||
+      std::string_view(type->value.GetString(), type->value.GetStringLength()) != "request") {
+    return {err::kBadRequest, "\"type\" must be \"request\""};
+  }
+  auto payload = doc.FindMember("payload");
+  if (payload == doc.MemberEnd() || !payload->value.IsObject()) {
+    return {err::kBadRequest, "\"payload\" must be an object"};
+  }
+  auto action = payload->value.FindMember("action");
+  if (action == payload->value.MemberEnd() || !action->value.IsString()) {
+    return {err::kBadRequest, "\"payload.action\" must be a string"};
+  }
+  request->action.assign(action->value.GetString(), action->value.GetStringLength());
+  return {};
+}
+
+std::string ok_response(std::string_view id_json, std::string_view action,
+                        std::string_view fields) {
+  std::string out;
+  out.reserve(64 + id_json.size() + action.size() + fields.size());
+  out += "{\"type\":\"response\",\"id\":";
+  out += id_json;
+  out += ",\"payload\":{\"action\":";
+  append_json_string(out, action);
+  out += ",\"ok\":true";
+  if (!fields.empty()) {
+    out += ',';
+    out += fields;
+  }
+  out += "}}";
+  return out;
+}
+
+std::string error_response(std::string_view id_json, std::string_view action,
+                           std::string_view code, std::string_view message,
+                           std::string_view error_fields) {
+  std::string out;
+  out.reserve(96 + id_json.size() + message.size() + error_fields.size());
+  out += "{\"type\":\"response\",\"id\":";
+  out += id_json;
+  out += ",\"payload\":{";
+  if (!action.empty()) {
+    out += "\"action\":";
+    append_json_string(out, action);
+    out += ',';
+  }
+  out += "\"ok\":false,\"error\":{\"code\":";
+  append_json_string(out, code);
+  out += ",\"message\":";
+  append_json_string(out, message);
+  if (!error_fields.empty()) {
+    out += ',';
+    out += error_fields;
+  }
+  out += "}}}";
+  return out;
+}
+
+std::string handshake_event(bool auth_required, std::size_t max_frame_bytes) {
+  std::string out = "{\"type\":\"event\",\"payload\":{\"action\":\"handshake\",\"version\":\"";
+  out += kProtocolVersion;
+  out += "\",\"server\":\"warden\",\"auth\":";
+  out += auth_required ? "\"token\"" : "\"none\"";
+  out += ",\"max_frame_bytes\":";
+  out += std::to_string(max_frame_bytes);
+  out += "}}";
+  return out;
+}
+
+std::string to_json_text(const rapidjson::Value& value) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  value.Accept(writer);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace warden::server

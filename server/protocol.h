@@ -1,0 +1,51 @@
+// Messages of the daemon protocol (SPEC §3, §5; docs/PROTOCOL.md): parsing a frame payload
+// into a request envelope and building response, error and handshake messages.
+// Pure functions over text; safe from any thread.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include <rapidjson/document.h>
+
+namespace warden::server {
+
+inline constexpr const char* kProtocolVersion = "1";
+
+// A parsed request: {"type":"request","id":…,"payload":{"action":"…",…}}.
+struct Request {
+  std::string id_json = "null";  // the client's id as JSON text (string, number or null)
+  std::string action;
+  rapidjson::Document document;  // the whole envelope
+
+  const rapidjson::Value& payload() const { return document["payload"]; }
+};
+
+struct ProtocolError {
+  const char* code = nullptr;  // nullptr: no error
+  std::string message;
+  explicit operator bool() const { return code != nullptr; }
+};
+
+// Parses one frame payload. Strict: valid UTF-8 JSON (RapidJSON with encoding validation,
+// iterative parsing), nesting at most max_depth, the envelope shape above. On error,
+// request->id_json still holds the id when it could be read, so the error can echo it.
+ProtocolError parse_request(std::string_view text, std::size_t max_depth, Request* request);
+
+// {"type":"response","id":ID,"payload":{"action":A,"ok":true<,fields>}}; fields is a list of
+// JSON members without braces ("\"decision\":{…}") or empty.
+std::string ok_response(std::string_view id_json, std::string_view action,
+                        std::string_view fields = {});
+// {"type":"response","id":ID,"payload":{"action":A,"ok":false,
+//   "error":{"code":C,"message":M<,error_fields>}}}; action may be empty (then omitted).
+std::string error_response(std::string_view id_json, std::string_view action,
+                           std::string_view code, std::string_view message,
+                           std::string_view error_fields = {});
+// The first message on every connection.
+std::string handshake_event(bool auth_required, std::size_t max_frame_bytes);
+
+// Serializes a RapidJSON value (already depth-checked) to compact JSON text.
+std::string to_json_text(const rapidjson::Value& value);
+
+}  // namespace warden::server

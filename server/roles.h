@@ -1,0 +1,26 @@
+// Roles and their rights (SPEC §5): which request actions each token role may call.
+// One table, consulted by the request handler. Pure functions: thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace warden::server {
+
+enum class Role { Agent, Approver, Admin };
+
+std::string_view role_name(Role role);  // "agent", "approver", "admin"
+std::optional<Role> parse_role(std::string_view name);
+
+// The authenticated party of a connection.
+struct Identity {
+  std::string principal;
+  Role role = Role::Agent;
+};
+
+// agent: decide, submit · approver: pending, approve, deny · admin: reload, status.
+// health-check and auth need no right. An agent can never approve.
+bool role_allows(Role role, std::string_view action);
+
+}  // namespace warden::server

@@ -1,0 +1,50 @@
+// What sessions and the request handler share: configuration, counters, the rules in force,
+// the token store, the decision workers and the reloader. Owned by the Daemon, which
+// outlives every session. Members are thread-safe as documented on their types; the token
+// store is swapped under a mutex by reloads.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+
+#include "server/active_policy.h"
+#include "server/config.h"
+#include "server/log.h"
+#include "server/stats.h"
+#include "server/tokens.h"
+
+namespace warden::server {
+
+class DeciderPool;
+class Reloader;
+
+struct ServerContext {
+  const Config* config = nullptr;
+  Logger log;
+  Stats stats;
+  ActivePolicy policy;
+  DeciderPool* pool = nullptr;
+  Reloader* reloader = nullptr;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  std::atomic<bool> draining{false};  // shutting down: no new work is accepted
+
+  // No token file and --insecure-no-auth: every connection is "anonymous" with role agent.
+  bool auth_required() const { return !config->insecure_no_auth; }
+
+  std::shared_ptr<const TokenStore> tokens() const {
+    std::lock_guard lock(tokens_mutex_);
+    return tokens_;
+  }
+  void set_tokens(std::shared_ptr<const TokenStore> tokens) {
+    std::lock_guard lock(tokens_mutex_);
+    tokens_ = std::move(tokens);
+  }
+
+ private:
+  mutable std::mutex tokens_mutex_;
+  std::shared_ptr<const TokenStore> tokens_ = std::make_shared<TokenStore>();
+};
+
+}  // namespace warden::server

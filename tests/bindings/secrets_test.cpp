@@ -1,0 +1,203 @@
+// Tests for warden::secrets (known token formats, high-entropy heuristic, redaction).
+// Run with: bindings_tests "[secrets]". Single-threaded except the concurrency case.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bindings/secrets.h"
+
+using namespace std::string_literals;
+namespace secrets = warden::secrets;
+
+namespace {
+std::string kinds(std::string_view text) {
+  std::string out;
+  for (const auto& f : secrets::find(text)) {
+    if (!out.empty()) out += ",";
+    out += f.kind;
+  }
+  return out;
+}
+
+std::string random_base64(std::size_t n, unsigned seed) {
+  static const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::mt19937 rng(seed);
+  std::string s;
+  for (std::size_t i = 0; i < n; ++i) s.push_back(alphabet[rng() % 64]);
+  return s;
+}
+
+std::string random_hex(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string s;
+  for (std::size_t i = 0; i < n; ++i) s.push_back("0123456789abcdef"[rng() % 16]);
+  return s;
+}
+
+const std::string kGithub = "ghp_" + std::string("aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5");  // 36
+const std::string kAnthropic = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWx_yz-0123456789";
+const std::string kOpenAi = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx0123";
+}  // namespace
+
+TEST_CASE("known token formats are detected with their kind", "[secrets]") {
+  CHECK(kinds("key AKIAIOSFODNN7EXAMPLE here") == "aws-access-key");
+  CHECK(kinds("ASIAY34FZKBOKMUTVV7A") == "aws-access-key");
+  CHECK(kinds("A3T1ABCDEFGHIJKLMNOP") == "aws-access-key");
+  CHECK(kinds("token=" + kGithub) == "github-token");
+  CHECK(kinds("gho_" + std::string(36, 'a')) == "github-token");
+  CHECK(kinds("github_pat_11ABCDEFG0123456789_abcdefghijklmnop") == "github-token");
+  CHECK(kinds("OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwx") == "openai-key");
+  CHECK(kinds(kOpenAi) == "openai-key");
+  CHECK(kinds(kAnthropic) == "anthropic-key");  // not also openai
+  CHECK(kinds("xoxb-123456789012-abcdefghij") == "slack-token");
+  CHECK(kinds("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+              "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U") == "jwt");
+}
+
+TEST_CASE("findings have correct offsets and are sorted", "[secrets]") {
+  const std::string text = "a=AKIAIOSFODNN7EXAMPLE b=" + kGithub + " c=" + kAnthropic;
+  const auto f = secrets::find(text);
+  REQUIRE(f.size() == 3);
+  CHECK(f[0].offset == 2);
+  CHECK(f[0].length == 20);
+  CHECK(text.substr(f[1].offset, f[1].length) == kGithub);
+  CHECK(text.substr(f[2].offset, f[2].length) == kAnthropic);
+  CHECK(f[0].offset < f[1].offset);
+  CHECK(f[1].offset < f[2].offset);
+}
+
+TEST_CASE("private keys span to the END line", "[secrets]") {
+  const std::string key =
+      "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq8\nabc\n-----END RSA PRIVATE KEY-----";
+  const std::string text = "before\n" + key + "\nafter";
+  auto f = secrets::find(text);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].kind == "private-key");
+  CHECK(text.substr(f[0].offset, f[0].length) == key);
+  CHECK(secrets::redact(text) == "before\n[REDACTED]\nafter");
+  // Without an END line only the header is certain; body lines may still be flagged.
+  f = secrets::find("-----BEGIN OPENSSH PRIVATE KEY-----\n");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].length == 35);
+  CHECK(kinds("-----BEGIN PRIVATE KEY-----") == "private-key");
+  CHECK(kinds("-----BEGIN PUBLIC KEY-----") == "");
+  // Two keys: each spans to its own END.
+  const auto two = secrets::find(key + "\n" + key);
+  CHECK(two.size() == 2);
+}
+
+TEST_CASE("left boundary avoids substrings of words", "[secrets]") {
+  CHECK(kinds("the risk-assessment-framework-document") == "");
+  CHECK(kinds("task-management-system-overview") == "");
+  CHECK(kinds("XAKIAIOSFODNN7EXAMPLE") != "aws-access-key");
+  CHECK(kinds("sk-short") == "");
+  CHECK(kinds("ghp_tooShort123") == "");
+  CHECK(kinds("xoxb-short") == "");
+  // A real key right after the false start is still found.
+  CHECK(kinds("risk-x sk-abcdefghijklmnopqrstuvwx") == "openai-key");
+}
+
+TEST_CASE("high-entropy tokens", "[secrets]") {
+  // AWS secret access key (the documented example) and random base64.
+  CHECK(kinds("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY") == "high-entropy");
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    INFO("seed " << seed);
+    CHECK(kinds("data " + random_base64(32, seed) + " end") == "high-entropy");
+    CHECK(kinds(random_base64(44, seed) + "==") == "high-entropy");
+  }
+  // "key=value": the value is the token, "=" padding stays with the token.
+  const std::string v = random_base64(40, 99);
+  const auto f = secrets::find("password=" + v);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].offset == 9);
+  CHECK(f[0].length == v.size());
+}
+
+TEST_CASE("high-entropy near misses are not flagged", "[secrets]") {
+  CHECK(kinds("The quick brown fox jumps over the lazy dog and keeps on running far away.") == "");
+  CHECK(kinds("Internationalization localization characterization") == "");  // long words
+  CHECK(kinds("/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30") == "");
+  CHECK(kinds("/home/user/projects/warden/bindings/secrets_test.cpp") == "");
+  CHECK(kinds("/var/lib/docker/overlay2/" + random_hex(64, 1) + "/merged") == "");
+  CHECK(kinds("commit " + random_hex(40, 7)) == "");   // git sha
+  CHECK(kinds("sha256:" + random_hex(64, 3)) == "");
+  CHECK(kinds("550e8400-e29b-41d4-a716-446655440000") == "");  // UUID
+  CHECK(kinds("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop") == "");  // no digit
+  CHECK(kinds("012345678901234567890123456789") == "");  // no letter
+  CHECK(kinds(random_base64(23, 5)) == "");             // too short
+  CHECK(kinds("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1") == "");  // low entropy
+  CHECK(kinds("") == "");
+  CHECK_FALSE(secrets::looks_like_secret("ls -la /tmp && echo done"));
+}
+
+TEST_CASE("overlapping candidates merge into one finding", "[secrets]") {
+  // A known key embedded in a longer random token: the whole token is covered.
+  const std::string tok = "AKIAIOSFODNN7EXAMPLE" + random_base64(30, 11);
+  const auto f = secrets::find("x " + tok + " y");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].kind == "aws-access-key");
+  CHECK(f[0].offset == 2);
+  CHECK(f[0].length == tok.size());
+  CHECK(secrets::redact("x " + tok + " y") == "x [REDACTED] y");
+}
+
+TEST_CASE("redact and looks_like_secret", "[secrets]") {
+  CHECK(secrets::redact("export GH=" + kGithub + "; echo ok") == "export GH=[REDACTED]; echo ok");
+  CHECK(secrets::redact("a AKIAIOSFODNN7EXAMPLE b AKIAIOSFODNN7EXAMPLF", "***") == "a *** b ***");
+  CHECK(secrets::redact("nothing here") == "nothing here");
+  CHECK(secrets::redact("") == "");
+  CHECK(secrets::redact(kOpenAi, "") == "");
+  CHECK(secrets::looks_like_secret(kAnthropic));
+  CHECK_FALSE(secrets::looks_like_secret("hello world"));
+}
+
+TEST_CASE("secrets tolerate binary and invalid UTF-8", "[secrets]") {
+  const std::string text = "\xFF\xFE\0AKIAIOSFODNN7EXAMPLE\xC0\xAF"s;
+  const auto f = secrets::find(text);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].offset == 3);
+  CHECK(secrets::redact(text) == "\xFF\xFE\0[REDACTED]\xC0\xAF"s);
+}
+
+TEST_CASE("secrets are linear on 1 MB inputs", "[secrets]") {
+  const auto start = std::chrono::steady_clock::now();
+  std::string prose;
+  while (prose.size() < (1 << 20)) prose += "the quick brown fox jumps over the lazy dog. ";
+  CHECK(secrets::find(prose).empty());
+  const std::string rnd = random_base64(1 << 20, 42);
+  auto f = secrets::find(rnd);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].length == rnd.size());
+  CHECK(secrets::redact(rnd) == "[REDACTED]");
+  std::string headers;
+  while (headers.size() < (1 << 20)) headers += "-----BEGIN RSA PRIVATE KEY-----";
+  CHECK(secrets::find(headers).size() == headers.size() / 31);
+  std::string dashes;
+  while (dashes.size() < (1 << 20)) dashes += "ask-";
+  CHECK(secrets::find(dashes).empty());
+  std::string sks;
+  while (sks.size() < (1 << 20)) sks += " sk-";
+  CHECK(secrets::find(sks).empty());
+  std::string many;
+  while (many.size() < (1 << 20)) many += "AKIAIOSFODNN7EXAMPLE ";
+  CHECK(secrets::find(many).size() == many.size() / 21);
+  CHECK(secrets::find(std::string(1 << 20, '\xFF')).empty());
+  CHECK(secrets::find(std::string(1 << 20, 'a')).empty());
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+}
+
+TEST_CASE("secrets find is thread-safe", "[secrets]") {
+  std::vector<std::thread> threads;
+  std::vector<int> counts(8);
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([t, &counts] {
+      for (int i = 0; i < 200; ++i) counts[t] += static_cast<int>(secrets::find("k=" + kGithub).size());
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int c : counts) CHECK(c == 200);
+}
