@@ -1,6 +1,6 @@
 // Internals of the shell parser: one recursive-descent Parser per piece of text (the line, a
 // backquoted body, a `bash -c` string), sharing a Context that collects the commands. Used only
-// by shell_lexer.cpp, shell_grammar.cpp and shell_unwrap.cpp; each parse() call owns its own
+// by shell_lexer.cpp, shell_grammar.cpp and shell_parser.cpp; each parse() call owns its own
 // Context, so nothing here is shared between threads. Errors are thrown as ShellError.
 #pragma once
 
@@ -117,7 +117,7 @@ class Parser {
   void parse_cond();
   void parse_arith_command();
 
-  // ---- unwrapping and emission (shell_unwrap.cpp) ----
+  // ---- unwrapping and emission (shell_parser.cpp) ----
   void finish_simple(const std::vector<Word>& words, std::vector<Redirect> redirects, bool dynamic);
   void emit(std::vector<std::string> argv, std::vector<std::string> wrappers,
             std::vector<Redirect> redirects, bool dynamic);

@@ -20,8 +20,14 @@ EnvState& state_of(void* env) {
   return *static_cast<EnvState*>(static_cast<BindingContext*>(GetEnvironmentContext(env)));
 }
 
+// CLIPS's own output channels. String destinations (pretty-printing a fact into a buffer)
+// use other names and must not be captured.
 extern "C" int CaptureQuery(void*, const char* logical_name) {
-  return std::string_view(logical_name) == "stdin" ? FALSE : TRUE;
+  static const std::string_view kNames[] = {"t", "stdout", "werror", "wwarning", "wdisplay",
+                                            "wdialog", "wtrace", "wprompt", "wclips"};
+  for (auto name : kNames)
+    if (name == logical_name) return TRUE;
+  return FALSE;
 }
 
 extern "C" int CapturePrint(void* env, const char*, const char* text) {
@@ -53,6 +59,15 @@ extern "C" void DisabledFunction(void* env, DATA_OBJECT_PTR result) {
   result->type = SYMBOL;
   result->value = EnvFalseSymbol(env);
 }
+
+// Built-ins that reach outside the engine: replaced by DisabledFunction in every
+// environment, as a second line behind the checker (which refuses every call to them).
+const char* const kHostFunctions[] = {
+    "exit", "system", "open", "close", "read", "readline", "read-number", "get-char", "put-char",
+    "remove", "rename", "dribble-on", "dribble-off", "load", "load*", "batch", "batch*", "bload",
+    "bsave", "save", "save-facts", "load-facts", "save-instances", "load-instances",
+    "bsave-instances", "bload-instances", "restore-instances", "eval", "build", "seed",
+    "set-locale"};
 
 // Stable code for a CLIPS error message such as "[EXPRNPSR3] Missing function declaration".
 const char* code_for(const std::string& message) {
@@ -90,8 +105,8 @@ ClipsEnv::ClipsEnv() {
     throw std::runtime_error("cannot add the CLIPS output router");
   EnvSetParserErrorCallback(env_, ParserError);
   EnvAddPeriodicFunction(env_, "warden-deadline", DeadlineCheck, 0);
-  for (const auto& name : forbidden_functions())
-    EnvDefineFunction2(env_, name.c_str(), 'u', PTIEF DisabledFunction, "DisabledFunction", nullptr);
+  for (const char* name : kHostFunctions)
+    EnvDefineFunction2(env_, name, 'u', PTIEF DisabledFunction, "DisabledFunction", nullptr);
   if (!register_functions(env_)) throw std::runtime_error("cannot register rule functions");
   Diagnostics diagnostics;
   if (!load(kTemplates, "<templates>", 1, "", &diagnostics))

@@ -181,7 +181,7 @@ struct FileChecker {
               "globals are constants in Warden rules; cannot bind " + t[k + 2].text);
       } else if ((head == "regex-match") && k + 2 < close && t[k + 2].type == TokenType::String) {
         check_regex(t[k + 2], c.name);
-      } else if (head == "pattern-hit" && c.kind == "defrule" && !in_rhs && depth == 2) {
+      } else if (head == "pattern-hit" && c.kind == "defrule" && !in_rhs && depth == 1) {
         collect_pattern(t, k, c.name);
       }
     }

@@ -127,7 +127,7 @@ TEST_CASE("paths functions are linear on 1 MB inputs", "[paths]") {
   const auto start = std::chrono::steady_clock::now();
   std::string deep;
   for (int i = 0; i < (1 << 20) / 2; ++i) deep += "a/";
-  CHECK(norm("/" + deep).size() == (1 << 20) - 1);
+  CHECK(norm("/" + deep).size() == (1 << 20));
   std::string dots;
   for (int i = 0; i < (1 << 20) / 3; ++i) dots += "../";
   CHECK(norm(dots + "etc") == "/etc");

@@ -1,0 +1,391 @@
+// Shell grammar: recursive descent over the lexer's tokens for lists, pipelines, simple
+// commands, redirections and the compound commands (subshell, group, if, while/until,
+// for/select, case, functions, [[ ]], (( ))). Every recursion passes a NestGuard first.
+// Part of detail::Parser; one instance per parse, not shared between threads.
+#include "bindings/shell_internal.h"
+
+namespace warden::shell::detail {
+
+namespace {
+
+bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
+
+// NAME=…, NAME+=…, NAME[…]=… written without quotes before the `=`.
+bool is_assignment(const Word& w) {
+  const std::string& r = w.raw;
+  if (r.empty() || !is_name_start(r[0])) return false;
+  std::size_t i = 1;
+  while (i < r.size() && is_name_char(r[i])) ++i;
+  if (i < r.size() && r[i] == '[') {
+    const std::size_t close = r.find(']', i);
+    if (close == std::string::npos) return false;
+    i = close + 1;
+  }
+  if (i < r.size() && r[i] == '+') ++i;
+  return i < r.size() && r[i] == '=';
+}
+
+bool is_stop_word(std::string_view raw) {
+  return raw == "then" || raw == "elif" || raw == "else" || raw == "fi" || raw == "do" ||
+         raw == "done" || raw == "esac" || raw == "}";
+}
+
+}  // namespace
+
+bool Parser::is_kw(const Token& t, std::string_view kw) {
+  return t.type == Tok::Word && t.word.raw == kw;  // raw == kw: unquoted, no expansion
+}
+
+bool Parser::at_stop() {
+  const Token& t = peek();
+  switch (t.type) {
+    case Tok::End:
+    case Tok::RParen:
+    case Tok::DSemi:
+    case Tok::SemiAmp:
+    case Tok::DSemiAmp:
+      return true;
+    case Tok::Word:
+      return is_stop_word(t.word.raw);
+    default:
+      return false;
+  }
+}
+
+void Parser::expect_kw(std::string_view kw) {
+  const Token t = next();
+  if (!is_kw(t, kw)) {
+    throw ShellError{"syntax error: expected `" + std::string(kw) + "` before " + t.describe()};
+  }
+}
+
+void Parser::skip_newlines() {
+  while (peek().type == Tok::Newline) next();
+}
+
+void Parser::parse_all() {
+  parse_list();
+  const Token& t = peek();
+  if (t.type != Tok::End) throw ShellError{"syntax error near " + t.describe()};
+}
+
+// list: and_or ((';' | '&' | newline) and_or)*, up to a token that ends the enclosing construct.
+void Parser::parse_list() {
+  for (;;) {
+    skip_newlines();
+    if (at_stop()) return;
+    const std::size_t first = ctx_.out.size();
+    parse_and_or();
+    const Tok sep = peek().type;
+    if (sep == Tok::Semi || sep == Tok::Newline) {
+      next();
+    } else if (sep == Tok::Amp) {
+      next();
+      for (std::size_t i = first; i < ctx_.out.size(); ++i) ctx_.out[i].background = true;
+    } else if (at_stop()) {
+      return;
+    } else {
+      throw ShellError{"syntax error near " + peek().describe()};
+    }
+  }
+}
+
+void Parser::parse_and_or() {
+  parse_pipeline();
+  while (peek().type == Tok::AndIf || peek().type == Tok::OrIf) {
+    next();
+    skip_newlines();
+    parse_pipeline();
+  }
+}
+
+void Parser::parse_pipeline() {
+  std::vector<Word> prefix;  // the `time [-p]` keyword, kept so it shows up as a wrapper
+  for (;;) {
+    const Token& t = peek();
+    if (is_kw(t, "!")) {
+      next();
+    } else if (is_kw(t, "time") && prefix.empty()) {
+      prefix.push_back(next().word);
+      if (is_kw(peek(), "-p")) prefix.push_back(next().word);
+    } else {
+      break;
+    }
+  }
+  parse_command(std::move(prefix));
+  while (peek().type == Tok::Pipe || peek().type == Tok::PipeAmp) {
+    next();
+    skip_newlines();
+    parse_command({});
+  }
+}
+
+void Parser::parse_command(std::vector<Word> prefix) {
+  const Token& t = peek();
+  if (t.type == Tok::LParen) {
+    next();
+    parse_subshell_body();
+  } else if (t.type == Tok::DLParen) {
+    parse_arith_command();
+  } else if (is_kw(t, "{")) {
+    parse_group();
+  } else if (is_kw(t, "if")) {
+    parse_if();
+  } else if (is_kw(t, "while") || is_kw(t, "until")) {
+    parse_loop();
+  } else if (is_kw(t, "for") || is_kw(t, "select")) {
+    parse_for();
+  } else if (is_kw(t, "case")) {
+    parse_case();
+  } else if (is_kw(t, "function")) {
+    parse_function_kw();
+  } else if (is_kw(t, "[[")) {
+    parse_cond();
+  } else if ((t.type == Tok::Word && !is_stop_word(t.word.raw)) || t.type == Tok::Redir ||
+             !prefix.empty()) {
+    parse_simple(std::move(prefix));
+    return;
+  } else {
+    throw ShellError{"syntax error: expected a command before " + t.describe()};
+  }
+  parse_trailing_redirects();
+}
+
+void Parser::parse_simple(std::vector<Word> prefix) {
+  const bool had_prefix = !prefix.empty();
+  std::vector<Word> words = std::move(prefix);
+  std::vector<Redirect> redirects;
+  bool dynamic = false;
+  bool any_assignment = false;
+  for (;;) {
+    const Tok type = peek().type;
+    if (type == Tok::Word) {
+      Word w = next().word;
+      if (words.empty() && is_assignment(w)) {
+        dynamic = dynamic || w.dynamic;  // FOO=$(…) cmd: the environment is not static
+        any_assignment = true;
+        continue;
+      }
+      words.push_back(std::move(w));
+      if (words.size() == 1 && !any_assignment && !had_prefix && redirects.empty() &&
+          peek().type == Tok::LParen) {
+        parse_function_body();  // name () body
+        return;
+      }
+    } else if (type == Tok::Redir) {
+      redirects.push_back(parse_redirect(dynamic));
+    } else {
+      break;
+    }
+  }
+  finish_simple(words, std::move(redirects), dynamic);
+}
+
+Redirect Parser::parse_redirect(bool& dynamic) {
+  const Token op = next();
+  if (peek().type != Tok::Word) {
+    throw ShellError{"syntax error: `" + op.op + "` without a target before " + peek().describe()};
+  }
+  const Word target = next().word;
+  dynamic = dynamic || target.dynamic;
+  Redirect r;
+  r.op = op.op;
+  r.target = target.value;
+  if (op.fd >= 0) {
+    r.fd = op.fd;
+  } else if (op.op == "&>" || op.op == "&>>") {
+    r.fd = -1;
+  } else {
+    r.fd = op.op[0] == '>' ? 1 : 0;
+  }
+  if (op.op == "<<" || op.op == "<<-") {
+    heredocs_.push_back({target.value, op.op == "<<-", !target.quoted});
+    r.op = "<<";
+  }
+  return r;
+}
+
+// Redirections after a compound command apply to all of it: report them on a command with an
+// empty program so rules still see the write or read.
+void Parser::parse_trailing_redirects() {
+  std::vector<Redirect> redirects;
+  bool dynamic = false;
+  while (peek().type == Tok::Redir) redirects.push_back(parse_redirect(dynamic));
+  if (!redirects.empty()) finish_simple({}, std::move(redirects), dynamic);
+}
+
+void Parser::parse_function_body() {
+  next();  // (
+  if (peek().type != Tok::RParen) {
+    throw ShellError{"syntax error: expected `)` in function definition before " +
+                     peek().describe()};
+  }
+  next();
+  skip_newlines();
+  const Token& t = peek();
+  const bool compound = t.type == Tok::LParen || t.type == Tok::DLParen || is_kw(t, "{") ||
+                        is_kw(t, "if") || is_kw(t, "while") || is_kw(t, "until") ||
+                        is_kw(t, "for") || is_kw(t, "select") || is_kw(t, "case") ||
+                        is_kw(t, "[[");
+  if (!compound) {
+    throw ShellError{"syntax error: function body must be a compound command, not " +
+                     t.describe()};
+  }
+  NestGuard guard(ctx_);
+  parse_command({});
+}
+
+void Parser::parse_function_kw() {
+  next();  // function
+  if (peek().type != Tok::Word) {
+    throw ShellError{"syntax error: expected a function name before " + peek().describe()};
+  }
+  next();
+  if (peek().type == Tok::LParen) {
+    parse_function_body();
+    return;
+  }
+  skip_newlines();
+  if (!is_kw(peek(), "{") && peek().type != Tok::LParen) {
+    throw ShellError{"syntax error: expected a function body before " + peek().describe()};
+  }
+  NestGuard guard(ctx_);
+  parse_command({});
+}
+
+void Parser::parse_subshell_body() {
+  NestGuard guard(ctx_);
+  parse_list();
+  const Token t = next();
+  if (t.type != Tok::RParen) {
+    if (t.type == Tok::End) throw ShellError{"unterminated subshell: missing `)`"};
+    throw ShellError{"syntax error near " + t.describe()};
+  }
+}
+
+void Parser::parse_group() {
+  NestGuard guard(ctx_);
+  next();  // {
+  parse_list();
+  if (peek().type == Tok::End) throw ShellError{"unterminated group: missing `}`"};
+  expect_kw("}");
+}
+
+void Parser::parse_if() {
+  NestGuard guard(ctx_);
+  next();  // if
+  parse_list();
+  expect_kw("then");
+  parse_list();
+  for (;;) {
+    if (is_kw(peek(), "elif")) {
+      next();
+      parse_list();
+      expect_kw("then");
+      parse_list();
+    } else if (is_kw(peek(), "else")) {
+      next();
+      parse_list();
+    } else {
+      break;
+    }
+  }
+  expect_kw("fi");
+}
+
+void Parser::parse_loop() {
+  NestGuard guard(ctx_);
+  next();  // while / until
+  parse_list();
+  expect_kw("do");
+  parse_list();
+  expect_kw("done");
+}
+
+// for NAME [in WORDS…] ; do LIST done, for ((…;…;…)) ; do LIST done (also select).
+void Parser::parse_for() {
+  NestGuard guard(ctx_);
+  next();  // for / select
+  if (peek().type == Tok::DLParen) {
+    next();
+    if (!scan_arith()) throw ShellError{"syntax error in for ((…))"};
+  } else {
+    if (peek().type != Tok::Word) {
+      throw ShellError{"syntax error: expected a loop variable before " + peek().describe()};
+    }
+    next();
+    skip_newlines();
+    if (is_kw(peek(), "in")) {
+      next();
+      while (peek().type == Tok::Word) next();  // substitutions in the words have run
+    }
+  }
+  if (peek().type == Tok::Semi) next();
+  skip_newlines();
+  if (is_kw(peek(), "{")) {
+    parse_group();
+    return;
+  }
+  expect_kw("do");
+  parse_list();
+  expect_kw("done");
+}
+
+void Parser::parse_case() {
+  NestGuard guard(ctx_);
+  next();  // case
+  if (peek().type != Tok::Word) {
+    throw ShellError{"syntax error: expected a word after `case` before " + peek().describe()};
+  }
+  next();
+  skip_newlines();
+  expect_kw("in");
+  for (;;) {
+    skip_newlines();
+    if (is_kw(peek(), "esac")) {
+      next();
+      return;
+    }
+    if (peek().type == Tok::LParen) next();
+    for (;;) {  // pattern ( '|' pattern )*
+      if (peek().type != Tok::Word) {
+        throw ShellError{"syntax error in case pattern near " + peek().describe()};
+      }
+      next();
+      if (peek().type != Tok::Pipe) break;
+      next();
+    }
+    if (next().type != Tok::RParen) throw ShellError{"syntax error: expected `)` in case arm"};
+    parse_list();
+    const Tok t = peek().type;
+    if (t == Tok::DSemi || t == Tok::SemiAmp || t == Tok::DSemiAmp) {
+      next();
+    } else if (!is_kw(peek(), "esac")) {
+      if (t == Tok::End) throw ShellError{"unterminated case: missing `esac`"};
+      throw ShellError{"syntax error in case near " + peek().describe()};
+    }
+  }
+}
+
+// [[ … ]]: a test, not a command; its words are lexed so substitutions inside are found.
+void Parser::parse_cond() {
+  next();  // [[
+  for (;;) {
+    const Token t = next();
+    if (t.type == Tok::End) throw ShellError{"unterminated [[ … ]]"};
+    if (is_kw(t, "]]")) return;
+  }
+}
+
+// (( … )): arithmetic, not a command. `((cmd) …)` is really nested subshells: fall back.
+void Parser::parse_arith_command() {
+  const Token t = next();
+  const std::size_t saved_out = ctx_.out.size();
+  if (scan_arith()) return;
+  ctx_.out.resize(saved_out);
+  pos_ = t.start + 1;  // re-read from the second `(`
+  parse_subshell_body();
+}
+
+}  // namespace warden::shell::detail

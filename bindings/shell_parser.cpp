@@ -1,0 +1,369 @@
+// Turns a parsed simple command into SimpleCommand facts: strips wrappers (sudo, env, timeout,
+// nice, xargs, …), re-parses `bash -c STRING`, `eval …` and `env -S STRING`, splits flags, and
+// holds the public parse() entry point. Called by the grammar (shell_grammar.cpp).
+// Pure and re-entrant: each parse() call has its own Context.
+#include <algorithm>
+#include <new>
+#include <span>
+
+#include "bindings/shell_internal.h"
+
+namespace warden::shell {
+namespace detail {
+
+namespace {
+
+using Args = std::vector<std::string>;
+
+bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+std::string basename_of(const std::string& word) {
+  std::string_view s = word;
+  while (s.size() > 1 && s.back() == '/') s.remove_suffix(1);
+  const std::size_t slash = s.rfind('/');
+  if (slash == std::string_view::npos || s.size() == 1) return std::string(s);
+  return std::string(s.substr(slash + 1));
+}
+
+bool is_env_assignment(const std::string& w) {
+  const std::size_t eq = w.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  if (!(is_letter(w[0]) || w[0] == '_')) return false;
+  return std::all_of(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(eq), [](char c) {
+    return is_letter(c) || c == '_' || (c >= '0' && c <= '9');
+  });
+}
+
+// Options of a wrapper, read up to its first operand.
+struct Options {
+  std::size_t next = 0;  // index of the first operand
+  std::string shorts;    // every short option letter seen
+  Args longs;            // every long option name seen (without `--` and `=value`)
+};
+
+// short_val: letters that take a value (attached or next word); short_opt: letters whose
+// optional value can only be attached (xargs -i[R]); long_val: long options taking a value.
+Options read_options(const Args& a, std::size_t k, std::string_view short_val,
+                     std::span<const std::string_view> long_val, std::string_view short_opt = {}) {
+  Options o;
+  while (k < a.size()) {
+    const std::string& w = a[k];
+    if (w == "--") {
+      ++k;
+      break;
+    }
+    if (w.size() < 2 || w[0] != '-') break;
+    ++k;
+    if (w[1] == '-') {
+      const std::size_t eq = w.find('=');
+      const std::string name = w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      o.longs.push_back(name);
+      if (eq == std::string::npos &&
+          std::find(long_val.begin(), long_val.end(), name) != long_val.end()) {
+        ++k;
+      }
+      continue;
+    }
+    for (std::size_t c = 1; c < w.size(); ++c) {
+      o.shorts += w[c];
+      if (short_opt.find(w[c]) != std::string_view::npos) break;
+      if (short_val.find(w[c]) != std::string_view::npos) {
+        if (c + 1 == w.size()) ++k;
+        break;
+      }
+    }
+  }
+  o.next = std::min(k, a.size());
+  return o;
+}
+
+bool has(const Options& o, std::string_view shorts, std::initializer_list<std::string_view> longs) {
+  for (char c : shorts) {
+    if (o.shorts.find(c) != std::string::npos) return true;
+  }
+  for (std::string_view l : longs) {
+    if (std::find(o.longs.begin(), o.longs.end(), l) != o.longs.end()) return true;
+  }
+  return false;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  out += '\'';
+  return out;
+}
+
+bool is_shell(const std::string& p) {
+  static constexpr std::string_view kShells[] = {"bash", "sh",  "zsh",  "dash",
+                                                 "ksh",  "ash", "mksh", "rbash"};
+  return std::find(std::begin(kShells), std::end(kShells), p) != std::end(kShells);
+}
+
+// What to do with argv[i] when it names a wrapper.
+struct Step {
+  enum Kind { Stop, Next, Recurse } kind = Stop;
+  std::size_t next = 0;  // Next: index of the wrapped command
+  std::string text;      // Recurse: the command string
+  int depth_inc = 0;     // Recurse: depth added to the inner commands
+};
+
+Step step_next(std::size_t k) { return {Step::Next, k, {}, 0}; }
+Step step_recurse(std::string text, int depth_inc) {
+  return {Step::Recurse, 0, std::move(text), depth_inc};
+}
+
+Step unwrap_shell(const Args& a, std::size_t i) {
+  bool has_c = false;
+  std::size_t k = i + 1;
+  while (k < a.size()) {
+    const std::string& w = a[k];
+    if (w == "--" || w == "-") {
+      ++k;
+      break;
+    }
+    if (w.size() < 2 || (w[0] != '-' && w[0] != '+')) break;
+    ++k;
+    if (w.starts_with("--")) {
+      if (w == "--rcfile" || w == "--init-file") ++k;
+      continue;
+    }
+    for (std::size_t c = 1; c < w.size(); ++c) {
+      if (w[c] == 'c') has_c = true;
+      if (w[c] == 'o' || w[c] == 'O') {
+        if (c + 1 == w.size()) ++k;
+        break;
+      }
+    }
+  }
+  if (!has_c || k >= a.size()) return {};  // `bash script.sh`, `curl … | sh`: a program
+  return step_recurse(a[k], 1);
+}
+
+Step unwrap_env(const Args& a, std::size_t i) {
+  std::size_t k = i + 1;
+  std::optional<std::string> split;
+  while (k < a.size()) {
+    const std::string& w = a[k];
+    if (w == "--") {
+      ++k;
+      break;
+    }
+    if (w == "-") {  // same as -i
+      ++k;
+      continue;
+    }
+    if (w.starts_with("--")) {
+      const std::size_t eq = w.find('=');
+      const std::string name = w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      const bool takes = name == "split-string" || name == "unset" || name == "chdir" ||
+                         name == "default-signal" || name == "ignore-signal" ||
+                         name == "block-signal";
+      std::string value;
+      if (eq != std::string::npos) {
+        value = w.substr(eq + 1);
+      } else if (takes && name != "default-signal" && name != "ignore-signal" &&
+                 name != "block-signal" && k + 1 < a.size()) {
+        value = a[++k];
+      }
+      if (name == "split-string") split = value;
+      ++k;
+      continue;
+    }
+    if (w.size() > 1 && w[0] == '-') {
+      ++k;
+      for (std::size_t c = 1; c < w.size(); ++c) {
+        if (w[c] == 'S' || w[c] == 'u' || w[c] == 'C') {
+          std::string value;
+          if (c + 1 < w.size()) value = w.substr(c + 1);
+          else if (k < a.size()) value = a[k++];
+          if (w[c] == 'S') split = value;
+          break;
+        }
+      }
+      continue;
+    }
+    if (is_env_assignment(w)) {
+      ++k;
+      continue;
+    }
+    break;
+  }
+  k = std::min(k, a.size());
+  if (split) {
+    std::string text = *split;
+    for (std::size_t r = k; r < a.size(); ++r) text += " " + shell_quote(a[r]);
+    return step_recurse(std::move(text), 0);
+  }
+  return step_next(k);
+}
+
+Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
+  using L = std::initializer_list<std::string_view>;
+  auto opts = [&](std::string_view short_val, L long_val, std::string_view short_opt = {}) {
+    return read_options(a, i + 1, short_val, std::span(long_val.begin(), long_val.size()),
+                        short_opt);
+  };
+  if (prog == "sudo") {
+    const Options o = opts("ugCDhprtUTR", {"user", "group", "close-from", "chdir", "host",
+                                           "prompt", "role", "type", "other-user", "chroot",
+                                           "command-timeout"});
+    if (has(o, "elvVK", {"edit", "list", "validate", "version", "remove-timestamp"})) return {};
+    std::size_t k = o.next;
+    while (k < a.size() && is_env_assignment(a[k])) ++k;
+    return step_next(k);
+  }
+  if (prog == "doas") return step_next(opts("uC", {}).next);
+  if (prog == "env") return unwrap_env(a, i);
+  if (prog == "timeout") {
+    std::size_t k = opts("sk", {"signal", "kill-after"}).next;
+    if (k < a.size()) ++k;  // DURATION
+    return step_next(k);
+  }
+  if (prog == "nice") return step_next(opts("n", {"adjustment"}).next);
+  if (prog == "ionice") {
+    const Options o = opts("cnpPu", {"class", "classdata", "pid", "pgid", "uid"});
+    if (has(o, "pPu", {"pid", "pgid", "uid"})) return {};
+    return step_next(o.next);
+  }
+  if (prog == "nohup" || prog == "builtin") return step_next(opts("", {}).next);
+  if (prog == "stdbuf") return step_next(opts("ioe", {"input", "output", "error"}).next);
+  if (prog == "time") return step_next(opts("fo", {"format", "output"}).next);
+  if (prog == "xargs") {
+    return step_next(opts("adEILnPs",
+                          {"arg-file", "delimiter", "max-args", "max-procs", "max-chars",
+                           "process-slot-var"},
+                          "eil")
+                         .next);
+  }
+  if (prog == "command") {
+    const Options o = opts("", {});
+    if (has(o, "vV", {})) return {};  // a lookup, not a run
+    return step_next(o.next);
+  }
+  if (prog == "exec") return step_next(opts("a", {}).next);
+  if (prog == "eval") {
+    if (i + 1 >= a.size()) return {};
+    std::string text;
+    for (std::size_t k = i + 1; k < a.size(); ++k) {
+      if (k > i + 1) text += ' ';
+      text += a[k];
+    }
+    return step_recurse(std::move(text), 1);
+  }
+  if (is_shell(prog)) return unwrap_shell(a, i);
+  return {};
+}
+
+}  // namespace
+
+void Parser::finish_simple(const std::vector<Word>& words, std::vector<Redirect> redirects,
+                           bool dynamic) {
+  Args argv;
+  for (const Word& w : words) {
+    argv.push_back(w.value);
+    dynamic = dynamic || w.dynamic;
+  }
+  if (argv.empty()) {
+    if (!redirects.empty()) emit({}, wrappers_, std::move(redirects), dynamic);
+    return;
+  }
+  std::vector<std::string> wrappers = wrappers_;
+  std::size_t i = 0;
+  for (;;) {
+    const std::string prog = basename_of(argv[i]);
+    Step s = unwrap_one(prog, argv, i);
+    if (s.kind == Step::Stop) break;
+    wrappers.push_back(prog);
+    if (s.kind == Step::Recurse) {
+      parse_nested(s.text, std::move(wrappers), s.depth_inc, redirects, dynamic);
+      return;
+    }
+    if (s.next >= argv.size()) {  // nothing wrapped
+      if (prog == "xargs") {
+        emit({"echo"}, std::move(wrappers), std::move(redirects), dynamic);
+        return;
+      }
+      wrappers.pop_back();
+      break;
+    }
+    i = s.next;
+  }
+  argv.erase(argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(i));
+  emit(std::move(argv), std::move(wrappers), std::move(redirects), dynamic);
+}
+
+void Parser::emit(std::vector<std::string> argv, std::vector<std::string> wrappers,
+                  std::vector<Redirect> redirects, bool dynamic) {
+  if (ctx_.out.size() >= ctx_.limits.max_commands) {
+    throw ShellError{"more than " + std::to_string(ctx_.limits.max_commands) + " commands"};
+  }
+  SimpleCommand c;
+  if (!argv.empty()) c.program = basename_of(argv[0]);
+  bool operands_only = false;
+  for (std::size_t k = 1; k < argv.size(); ++k) {
+    const std::string& w = argv[k];
+    if (operands_only || w.size() < 2 || w[0] != '-') {
+      c.args.push_back(w);
+    } else if (w == "--") {
+      operands_only = true;
+    } else if (w[1] != '-' && std::all_of(w.begin() + 1, w.end(), is_letter)) {
+      for (std::size_t j = 1; j < w.size(); ++j) c.flags.push_back(std::string{'-', w[j]});
+    } else {
+      c.flags.push_back(w);
+    }
+  }
+  c.argv = std::move(argv);
+  c.wrappers = std::move(wrappers);
+  c.redirects = std::move(redirects);
+  c.depth = depth_;
+  c.dynamic = dynamic;
+  ctx_.out.push_back(std::move(c));
+}
+
+void Parser::parse_nested(const std::string& text, std::vector<std::string> wrappers,
+                          int depth_inc, const std::vector<Redirect>& redirects, bool dynamic) {
+  if (depth_inc > 0) enter_depth();
+  NestGuard guard(ctx_);
+  const std::size_t first = ctx_.out.size();
+  Parser sub(ctx_, text, depth_ + depth_inc, std::move(wrappers));
+  sub.parse_all();
+  // The outer command's redirections and unresolved words apply to everything it runs.
+  for (std::size_t k = first; k < ctx_.out.size(); ++k) {
+    SimpleCommand& c = ctx_.out[k];
+    c.dynamic = c.dynamic || dynamic;
+    c.redirects.insert(c.redirects.end(), redirects.begin(), redirects.end());
+  }
+  if (ctx_.out.size() == first && !redirects.empty()) {
+    emit({}, sub.wrappers_, redirects, dynamic);
+  }
+}
+
+}  // namespace detail
+
+ParseResult parse(std::string_view line, const Limits& limits) {
+  ParseResult result;
+  try {
+    detail::Context ctx;
+    ctx.limits = limits;
+    ctx.max_nest = std::clamp(limits.max_depth * 4, 64, 256);
+    detail::Parser parser(ctx, line, 0, {});
+    parser.parse_all();
+    result.commands = std::move(ctx.out);
+    result.ok = true;
+  } catch (detail::ShellError& e) {
+    result.error = std::move(e.message);
+  } catch (const std::bad_alloc&) {
+    result.commands.clear();
+    result.error = "out of memory";
+  } catch (...) {
+    result.commands.clear();
+    result.error = "internal error";
+  }
+  return result;
+}
+
+}  // namespace warden::shell

@@ -1,0 +1,132 @@
+#include "engine/case_runner.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <set>
+
+namespace warden {
+namespace {
+
+std::string to_text(const rapidjson::Value& v) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  v.Accept(writer);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::string member(const rapidjson::Value& v, const char* name) {
+  auto it = v.FindMember(name);
+  return it != v.MemberEnd() && it->value.IsString() ? it->value.GetString() : "";
+}
+
+void read_case(const std::string& file, long line, const rapidjson::Value& v, std::vector<RuleCase>* out,
+               Diagnostics* diagnostics) {
+  auto bad = [&](const std::string& why) {
+    diagnostics->push_back({"E_CASE", Severity::Error, file, line, "", why});
+  };
+  if (!v.IsObject()) return bad("a test case must be a JSON object");
+  RuleCase c;
+  c.file = file;
+  c.line = line;
+  c.name = member(v, "name");
+  c.expect = member(v, "expect");
+  c.rule = member(v, "rule");
+  c.not_rule = member(v, "not_rule");
+  c.workspace = member(v, "workspace");
+  auto proposal = v.FindMember("proposal");
+  if (c.name.empty()) return bad("test case has no \"name\"");
+  if (proposal == v.MemberEnd()) return bad("test case '" + c.name + "' has no \"proposal\"");
+  if (!parse_outcome(c.expect)) return bad("test case '" + c.name + "' has no valid \"expect\" (approve, reject, approval-required)");
+  c.proposal_json = to_text(proposal->value);
+  out->push_back(std::move(c));
+}
+
+}  // namespace
+
+std::vector<RuleCase> read_cases(const std::string& file, const std::string& text, Diagnostics* diagnostics) {
+  std::vector<RuleCase> cases;
+  constexpr unsigned kFlags = rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag;
+  const bool lines = file.size() >= 6 && file.compare(file.size() - 6, 6, ".jsonl") == 0;
+  if (!lines) {
+    rapidjson::Document doc;
+    doc.Parse<kFlags>(text.data(), text.size());
+    if (doc.HasParseError()) {
+      diagnostics->push_back({"E_CASE", Severity::Error, file, 0, "", "invalid JSON"});
+    } else if (doc.IsArray()) {
+      for (auto& v : doc.GetArray()) read_case(file, 0, v, &cases, diagnostics);
+    } else {
+      read_case(file, 0, doc, &cases, diagnostics);
+    }
+    return cases;
+  }
+  long line_no = 0;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    ++line_no;
+    pos = end + 1;
+    if (line.find_first_not_of(" \t\r") == std::string::npos || line[line.find_first_not_of(" \t\r")] == '#') {
+      if (end == text.size()) break;
+      continue;
+    }
+    rapidjson::Document doc;
+    doc.Parse<kFlags>(line.data(), line.size());
+    if (doc.HasParseError())
+      diagnostics->push_back({"E_CASE", Severity::Error, file, line_no, "", "invalid JSON"});
+    else
+      read_case(file, line_no, doc, &cases, diagnostics);
+    if (end == text.size()) break;
+  }
+  return cases;
+}
+
+CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vector<RuleCase>& cases,
+                     const EngineOptions& options) {
+  CaseReport report;
+  std::map<std::string, std::unique_ptr<Engine>> engines;  // by workspace
+  std::set<std::string> fired;
+  for (const auto& c : cases) {
+    EngineOptions o = options;
+    if (!c.workspace.empty()) o.workspace_root = c.workspace;
+    auto& engine = engines[o.workspace_root];
+    if (!engine) engine = std::make_unique<Engine>(policy, o);
+    CaseResult r;
+    r.test = &c;
+    DecideResult d = engine->decide(c.proposal_json);
+    if (!d.ok) {
+      r.failure = "proposal is not valid: " + d.error.code + ": " + d.error.message;
+    } else {
+      r.decision_json = decision_to_json(d.decision);
+      std::string actual = std::string(outcome_name(d.decision.outcome));
+      std::vector<std::string> names;
+      for (const auto& f : d.decision.rules) {
+        names.push_back(f.rule);
+        fired.insert(f.rule);
+      }
+      auto fired_here = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      if (actual != c.expect)
+        r.failure += "- expect: " + c.expect + "\n+ actual: " + actual + " (" + d.decision.reason + ")\n";
+      if (!c.rule.empty() && !fired_here(c.rule))
+        r.failure += "- rule " + c.rule + " should fire\n+ fired: [" + list + "]\n";
+      if (!c.not_rule.empty() && fired_here(c.not_rule))
+        r.failure += "- rule " + c.not_rule + " should not fire\n+ fired: [" + list + "]\n";
+      if (!d.decision.error_code.empty() && r.failure.empty() && c.expect != "reject")
+        r.failure += "engine failed closed: " + d.decision.error_code + "\n";
+    }
+    r.passed = r.failure.empty();
+    (r.passed ? report.passed : report.failed)++;
+    report.results.push_back(std::move(r));
+  }
+  for (const auto& name : policy->rule_names())
+    if (!fired.count(name)) report.uncovered_rules.push_back(name);
+  return report;
+}
+
+}  // namespace warden

@@ -1,0 +1,45 @@
+// CaseRunner: runs rule test cases (SPEC §4) against a compiled policy, as `warden test`
+// does: each case's proposal is decided and compared with its expectation; rule coverage
+// is gathered across cases. A library so the CLI only reports. One thread.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace warden {
+
+struct RuleCase {
+  std::string file;
+  long line = 0;
+  std::string name;
+  std::string proposal_json;
+  std::string expect;      // outcome name
+  std::string rule;        // optional: must fire
+  std::string not_rule;    // optional: must not fire
+  std::string workspace;   // optional override
+};
+
+struct CaseResult {
+  const RuleCase* test = nullptr;
+  bool passed = false;
+  std::string failure;     // what differed, one line per difference
+  std::string decision_json;
+};
+
+struct CaseReport {
+  std::vector<CaseResult> results;
+  std::vector<std::string> uncovered_rules;  // rules no case fired
+  std::size_t passed = 0, failed = 0;
+};
+
+// Reads cases from .jsonl (one per line) and .json (an object or an array) files.
+std::vector<RuleCase> read_cases(const std::string& file, const std::string& text, Diagnostics* diagnostics);
+
+CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vector<RuleCase>& cases,
+                     const EngineOptions& options);
+
+}  // namespace warden

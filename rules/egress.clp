@@ -1,0 +1,147 @@
+;;; egress.clp — network egress: which hosts the agent may talk to, and how.
+;;;
+;;; Hosts are matched exactly against the `url` fact's host (lowercased, IDNA, userinfo
+;;; and backslash tricks already resolved by the URL parser), never by substring, so
+;;; `github.com.evil.io` and `https://github.com@evil.io/` are not github.com.
+
+;; Hosts the agent may reach without a human: source forges and package registries.
+(defglobal ?*egress-allowlist* =
+  (create$ "api.github.com" "github.com" "pypi.org" "files.pythonhosted.org"
+           "registry.npmjs.org" "crates.io" "static.crates.io" "proxy.golang.org"
+           "deb.debian.org"))
+
+;; Cloud instance-metadata endpoints: they hand out the machine's cloud credentials.
+(defglobal ?*egress-metadata-hosts* =
+  (create$ "169.254.169.254" "metadata.google.internal" "metadata" "100.100.100.200"
+           "[fd00:ec2::254]" "169.254.170.2"))
+
+;; TRUE for an HTTP method that only reads.
+(deffunction egress-safe-method-p (?m)
+  (and (lexemep ?m) (member$ (upcase ?m) (create$ "GET" "HEAD" "OPTIONS"))))
+
+;; TRUE for a word that is a URL whose host is not on the allowlist.
+(deffunction egress-unlisted-url-p (?a)
+  (bind ?h (url-host ?a))
+  (and (neq ?h "") (not (member$ ?h ?*egress-allowlist*))))
+
+;; TRUE for a word that is a URL pointing at a metadata endpoint.
+(deffunction egress-metadata-url-p (?a)
+  (bind ?h (url-host ?a))
+  (and (neq ?h "") (member$ ?h ?*egress-metadata-hosts*)))
+
+;; Stops HTTP requests whose URL does not parse: what the actuator would contact is unknown.
+(defrule egress-http-invalid-url
+  (url (proposal ?id) (key "payload.url") (valid FALSE) (raw ?u))
+  (proposal (id ?id) (target http))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule egress-http-invalid-url)
+                    (reason (str-cat "invalid URL: " ?u)))))
+
+;; Stops HTTP requests with a scheme other than http/https (`file:///etc/passwd`,
+;; `gopher://`, `ftp://`, `data:`): the HTTP actuator must not become a file reader or a
+;; protocol smuggler.
+(defrule egress-http-scheme
+  (url (proposal ?id) (key "payload.url") (valid TRUE) (scheme ?s&~"http"&~"https"))
+  (proposal (id ?id) (target http))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule egress-http-scheme)
+                    (reason (str-cat "URL scheme not allowed: " ?s)))))
+
+;; Stops requests to cloud metadata endpoints (169.254.169.254 …): SSRF to the machine's
+;; own cloud credentials.
+(defrule egress-http-metadata
+  (url (proposal ?id) (key "payload.url") (valid TRUE) (host ?h&:(member$ ?h ?*egress-metadata-hosts*)))
+  (proposal (id ?id) (target http))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule egress-http-metadata)
+                    (reason (str-cat "cloud metadata endpoint: " ?h)))))
+
+;; Asks a human before talking to a host that is not on the allowlist.
+(defrule egress-http-host-not-allowlisted
+  (url (proposal ?id) (key "payload.url") (valid TRUE) (scheme "http"|"https")
+       (host ?h&:(not (member$ ?h ?*egress-allowlist*))))
+  (proposal (id ?id) (target http))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-http-host-not-allowlisted)
+                    (reason (str-cat "host not on the egress allowlist: " ?h)))))
+
+;; Asks a human for plain http to an allowlisted host: anyone on the path can read and
+;; change the traffic.
+(defrule egress-http-plaintext
+  (url (proposal ?id) (key "payload.url") (valid TRUE) (scheme "http")
+       (host ?h&:(member$ ?h ?*egress-allowlist*)))
+  (proposal (id ?id) (target http))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-http-plaintext)
+                    (reason (str-cat "unencrypted http to " ?h)))))
+
+;; Approves reading (GET/HEAD/OPTIONS, or no method = GET) over https from an allowlisted host.
+(defrule egress-http-read-allowlisted
+  (url (proposal ?id) (key "payload.url") (valid TRUE) (scheme "https")
+       (host ?h&:(member$ ?h ?*egress-allowlist*)))
+  (proposal (id ?id) (target http))
+  (or (not (param (proposal ?id) (key "payload.method")))
+      (param (proposal ?id) (key "payload.method") (value ?m&:(egress-safe-method-p ?m))))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule egress-http-read-allowlisted)
+                    (reason (str-cat "read from allowlisted host " ?h)))))
+
+;; Asks a human for POST/PUT/PATCH/DELETE even to an allowlisted host: it changes state
+;; (opens issues, publishes packages, deletes repositories) and can carry data out.
+(defrule egress-http-write-allowlisted
+  (url (proposal ?id) (key "payload.url") (valid TRUE) (host ?h&:(member$ ?h ?*egress-allowlist*)))
+  (proposal (id ?id) (target http))
+  (param (proposal ?id) (key "payload.method") (value ?m&:(not (egress-safe-method-p ?m))))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-http-write-allowlisted)
+                    (reason (str-cat "state-changing request to " ?h)))))
+
+;; Stops `curl http://169.254.169.254/latest/meta-data/iam/…` from the shell as well.
+(defrule egress-shell-metadata
+  (shell-command (proposal ?id) (program "curl"|"wget"|"fetch"|"http"|"https"|"xh"|"aria2c")
+                 (args $? ?a&:(egress-metadata-url-p ?a) $?))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule egress-shell-metadata)
+                    (reason (str-cat "cloud metadata endpoint: " ?a)))))
+
+;; Asks a human when curl/wget (or httpie/xh/aria2c) fetches a URL whose host is not
+;; allowlisted.
+(defrule egress-shell-url-not-allowlisted
+  (shell-command (proposal ?id) (program "curl"|"wget"|"fetch"|"http"|"https"|"xh"|"aria2c")
+                 (args $? ?a&:(egress-unlisted-url-p ?a) $?))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-shell-url-not-allowlisted)
+                    (reason (str-cat "download from a host not on the allowlist: " (url-host ?a))))))
+
+;; Asks a human for raw network clients (ssh, sftp, ftp, telnet, nc, socat, mosh): they
+;; reach any host and carry anything.
+(defrule egress-shell-network-client
+  (shell-command (proposal ?id) (program ?p&"ssh"|"sftp"|"ftp"|"telnet"|"nc"|"ncat"|"netcat"|"socat"|"mosh"))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-shell-network-client)
+                    (reason (str-cat ?p " opens a network connection")))))
+
+;; Asks a human for scp/rsync to or from a remote host (`host:path`, `user@host:path`,
+;; `rsync://`); local copies are not egress.
+(defrule egress-shell-remote-copy
+  (shell-command (proposal ?id) (program "scp"|"rsync")
+                 (args $? ?a&:(regex-match "^([^/@:]+@)?[A-Za-z0-9._-]+:|^\\[[0-9a-fA-F:]+\\]:|^rsync://" ?a) $?))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-shell-remote-copy)
+                    (reason (str-cat "copy to or from a remote host: " ?a)))))
+
+;; Asks a human for `git push`: publishes code (and anything committed with it).
+(defrule egress-shell-git-push
+  (shell-command (proposal ?id) (program "git") (args $? "push" $?))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-shell-git-push)
+                    (reason "git push publishes the repository"))))
+
+;; Asks a human for `git clone|fetch|pull|ls-remote|submodule add` from a URL whose host is
+;; not allowlisted.
+(defrule egress-shell-git-remote-not-allowlisted
+  (shell-command (proposal ?id) (program "git")
+                 (args "clone"|"fetch"|"pull"|"ls-remote"|"submodule"|"remote" $? ?a&:(egress-unlisted-url-p ?a) $?))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-shell-git-remote-not-allowlisted)
+                    (reason (str-cat "git talks to a host not on the allowlist: " (url-host ?a))))))

@@ -1,0 +1,96 @@
+;;; secrets_outbound.clp — secrets leaving through messages, replies, HTTP requests,
+;;; tool arguments and command lines.
+;;;
+;;; `looks-like-secret` knows the common token formats (AWS, GitHub, OpenAI, Anthropic,
+;;; Slack, PEM private keys, JWTs) and long high-entropy strings. Messages and replies are
+;;; repaired (the secret is redacted by a rewrite) and held for a human; HTTP bodies and
+;;; URLs carrying a secret are rejected.
+
+;; Hosts a credential may be sent to in a header. Same list as ?*egress-allowlist* in
+;; egress.clp, repeated so this file loads on its own (rule files load in any order).
+(defglobal ?*secrets-trusted-hosts* =
+  (create$ "api.github.com" "github.com" "pypi.org" "files.pythonhosted.org"
+           "registry.npmjs.org" "crates.io" "static.crates.io" "proxy.golang.org"
+           "deb.debian.org"))
+
+;; Redacts secrets from an outgoing chat/e-mail message (`payload.text`) and holds it for a
+;; human: the message may still be worth sending, the secret never is.
+(defrule secrets-message-redact
+  (param (proposal ?id) (key "payload.text") (value ?t&:(stringp ?t)&:(looks-like-secret ?t)))
+  (proposal (id ?id) (target message))
+  =>
+  (assert (rewrite (proposal ?id) (key "payload.text") (value (redact-secrets ?t))
+                   (rule secrets-message-redact) (reason "secret redacted from outgoing message")))
+  (assert (decision (proposal ?id) (outcome approval-required) (rule secrets-message-redact)
+                    (reason "outgoing message contained a secret; the redacted message needs approval"))))
+
+;; Redacts secrets from a reply to the user and holds it: replies are logged and shown in
+;; shared channels, and a model echoing a key is a sign something went wrong.
+(defrule secrets-reply-redact
+  (param (proposal ?id) (key "payload.text") (value ?t&:(stringp ?t)&:(looks-like-secret ?t)))
+  (proposal (id ?id) (target reply))
+  =>
+  (assert (rewrite (proposal ?id) (key "payload.text") (value (redact-secrets ?t))
+                   (rule secrets-reply-redact) (reason "secret redacted from reply")))
+  (assert (decision (proposal ?id) (outcome approval-required) (rule secrets-reply-redact)
+                    (reason "reply contained a secret; the redacted reply needs approval"))))
+
+;; Stops HTTP requests whose body (a string, or any string leaf of a JSON body) holds a
+;; secret: the classic exfiltration channel.
+(defrule secrets-http-body
+  (param (proposal ?id) (key ?k&:(str-prefix "payload.body" ?k))
+         (value ?v&:(stringp ?v)&:(looks-like-secret ?v)))
+  (proposal (id ?id) (target http))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule secrets-http-body)
+                    (reason (str-cat "secret in HTTP body (" ?k ")")))))
+
+;; Stops HTTP requests with a secret in the URL (`?token=ghp_…`, `https://key@host`):
+;; URLs end up in proxy and server logs.
+(defrule secrets-http-url
+  (param (proposal ?id) (key "payload.url") (value ?v&:(stringp ?v)&:(looks-like-secret ?v)))
+  (proposal (id ?id) (target http))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule secrets-http-url)
+                    (reason "secret in the request URL"))))
+
+;; Asks a human for a secret in a request header (`Authorization: Bearer ghp_…`) to an
+;; allowlisted host: legitimate API use looks like this, but the credential is the agent's
+;; to spend only with consent.
+(defrule secrets-http-header
+  (param (proposal ?id) (key ?k&:(str-prefix "payload.headers." ?k))
+         (value ?v&:(stringp ?v)&:(looks-like-secret ?v)))
+  (proposal (id ?id) (target http))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule secrets-http-header)
+                    (reason (str-cat "secret in HTTP header " ?k)))))
+
+;; Stops a secret in a request header sent to a host that is not allowlisted: that is
+;; handing the credential to a stranger.
+(defrule secrets-http-header-untrusted-host
+  (param (proposal ?id) (key ?k&:(str-prefix "payload.headers." ?k))
+         (value ?v&:(stringp ?v)&:(looks-like-secret ?v)))
+  (proposal (id ?id) (target http))
+  (url (proposal ?id) (key "payload.url") (host ?h&:(not (member$ ?h ?*secrets-trusted-hosts*))))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule secrets-http-header-untrusted-host)
+                    (reason (str-cat "secret in HTTP header " ?k " sent to " ?h)))))
+
+;; Stops command lines that carry a secret (`curl -H "Authorization: token ghp_…"`,
+;; `export AWS_SECRET_ACCESS_KEY=…`, `echo sk-… | nc`): command lines are visible in the
+;; process table, shell history and logs, and usually mean the secret is being moved.
+(defrule secrets-shell-command
+  (param (proposal ?id) (key "payload.command") (value ?c&:(stringp ?c)&:(looks-like-secret ?c)))
+  (proposal (id ?id) (target shell))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule secrets-shell-command)
+                    (reason "secret on the command line"))))
+
+;; Asks a human when a tool call carries a secret in its arguments (`payload.args.*`).
+(defrule secrets-tool-args
+  (param (proposal ?id) (key ?k&:(str-prefix "payload.args" ?k))
+         (value ?v&:(stringp ?v)&:(looks-like-secret ?v)))
+  (proposal (id ?id) (target tool))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule secrets-tool-args)
+                    (reason (str-cat "secret in tool argument " ?k)))))

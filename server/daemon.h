@@ -1,0 +1,85 @@
+// The daemon (`warden serve`): startup as an ordered list of named steps, each logged, with
+// the matching teardown in reverse; then the I/O loop until SIGTERM/SIGINT or request_stop(),
+// which stop accepting, let in-flight requests finish within limits.shutdown_timeout and
+// close what is left. Also owns reloads (SIGHUP, `reload`, watched rule files).
+// Threads: run() is the I/O thread; decisions on the DeciderPool; reloads on the Reloader.
+// start()/run() from one thread; request_stop()/request_reload() from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <utility>  // before Asio: Boost 1.74 misses it in awaitable.hpp under C++20
+
+#include <boost/asio.hpp>
+
+#include "server/config.h"
+#include "server/connections.h"
+#include "server/decider_pool.h"
+#include "server/reloader.h"
+#include "server/server_context.h"
+
+namespace warden::server {
+
+class Listener;
+
+class Daemon {
+ public:
+  struct Options {
+    bool handle_signals = false;  // install SIGTERM/SIGINT/SIGHUP handlers (the CLI does)
+    Logger logger;                // null: make one from config.log_level / log_json
+  };
+  struct StartResult {
+    bool ok = false;
+    int exit_code = 0;  // 2: configuration, tokens or rules; 4: system (bind, threads)
+    std::string step;
+    std::string message;
+  };
+
+  Daemon(Config config, Options options);
+  explicit Daemon(Config config) : Daemon(std::move(config), Options{}) {}
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  StartResult start();
+  // The I/O loop; returns 0 after a graceful shutdown.
+  int run();
+
+  void request_stop();
+  void request_reload(const std::string& trigger);
+
+  std::uint16_t port() const { return port_; }
+  std::string address() const { return address_; }
+  ServerContext& context() { return context_; }
+  const Config& config() const { return config_; }
+
+ private:
+  struct Step;
+  ReloadReport reload_now(const std::string& trigger);
+  void wait_for_signal();
+  void begin_shutdown(const std::string& reason);
+  void finish_shutdown();
+  void teardown();
+
+  Config config_;
+  Options options_;
+  ServerContext context_;
+  boost::asio::io_context io_{1};
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  boost::asio::signal_set signals_{io_};
+  boost::asio::steady_timer shutdown_timer_{io_};
+  Connections connections_;
+  std::unique_ptr<DeciderPool> pool_;
+  std::unique_ptr<Reloader> reloader_;
+  std::shared_ptr<Listener> listener_;
+  std::uint16_t port_ = 0;
+  std::string address_;
+  bool started_ = false;
+  bool shutting_down_ = false;
+  bool torn_down_ = false;
+};
+
+}  // namespace warden::server

@@ -1,0 +1,234 @@
+#include "server/request_handler.h"
+
+#include <memory>
+
+#include "engine/decision.h"
+#include "server/decider_pool.h"
+#include "server/errors.h"
+#include "server/json_text.h"
+#include "server/protocol.h"
+#include "server/reloader.h"
+
+namespace warden::server {
+
+namespace {
+
+bool is_known_action(std::string_view action) {
+  static constexpr std::string_view kActions[] = {"decide", "submit", "pending", "approve",
+                                                  "deny",   "reload", "status",  "health-check",
+                                                  "auth"};
+  for (std::string_view known : kActions) {
+    if (known == action) return true;
+  }
+  return false;
+}
+
+std::string decision_reply(std::string_view id_json, const Decision& decision, bool explain) {
+  std::string fields = "\"decision\":";
+  fields += decision_to_json(decision, explain);
+  return ok_response(id_json, "decide", fields);
+}
+
+void count_outcome(Stats& stats, const Decision& decision) {
+  Stats::add(stats.decisions);
+  switch (decision.outcome) {
+    case Outcome::Approve: Stats::add(stats.approved); break;
+    case Outcome::Reject: Stats::add(stats.rejected); break;
+    case Outcome::ApprovalRequired: Stats::add(stats.approval_required); break;
+  }
+  if (!decision.error_code.empty()) Stats::add(stats.failed_closed);
+}
+
+}  // namespace
+
+Reply RequestHandler::error(std::string_view id_json, std::string_view action,
+                            std::string_view code, std::string_view message, bool close) {
+  Stats::add(context_.stats.errors);
+  return Reply{error_response(id_json, action, code, message), close};
+}
+
+std::optional<Reply> RequestHandler::handle(std::string_view payload, SessionAuth* auth,
+                                            ReplyFn later) {
+  Stats::add(context_.stats.requests);
+  Request request;
+  // Envelope and payload add two levels above the proposal.
+  if (ProtocolError e = parse_request(payload, context_.config->limits.max_json_depth + 2,
+                                      &request)) {
+    return error(request.id_json, request.action, e.code, e.message);
+  }
+  const std::string& action = request.action;
+  if (action == "health-check") {
+    std::string fields = "\"status\":";
+    fields += context_.draining.load() ? "\"draining\"" : "\"serving\"";
+    fields += ",\"version\":\"";
+    fields += kProtocolVersion;
+    fields += '"';
+    return Reply{ok_response(request.id_json, action, fields)};
+  }
+  if (action == "auth") return authenticate(request, auth);
+  if (!auth->identity) {
+    return error(request.id_json, action, err::kAuthRequired,
+                 "authenticate first: {\"type\":\"request\",\"payload\":{\"action\":\"auth\","
+                 "\"token\":\"…\"}}");
+  }
+  const Identity& identity = *auth->identity;
+  if (!is_known_action(action)) {
+    return error(request.id_json, action, err::kUnknownAction,
+                 "unknown action '" + action + "'");
+  }
+  if (!role_allows(identity.role, action)) {
+    return error(request.id_json, action, err::kForbidden,
+                 "role " + std::string(role_name(identity.role)) + " may not call " + action);
+  }
+  if (action == "decide") return decide(request, identity, std::move(later));
+  if (action == "reload") return reload(request, identity, std::move(later));
+  if (action == "status") return Reply{ok_response(request.id_json, action, status_fields())};
+  return error(request.id_json, action, err::kNotImplemented,
+               "'" + action + "' is not implemented by this daemon yet");
+}
+
+std::optional<Reply> RequestHandler::authenticate(const Request& request, SessionAuth* auth) {
+  if (auth->token_checked) {
+    return error(request.id_json, request.action, err::kBadRequest,
+                 "this connection is already authenticated");
+  }
+  const rapidjson::Value& payload = request.payload();
+  auto token = payload.FindMember("token");
+  if (token == payload.MemberEnd() || !token->value.IsString()) {
+    return error(request.id_json, request.action, err::kBadRequest,
+                 "\"payload.token\" must be a string");
+  }
+  auth->token_checked = true;
+  std::string_view presented(token->value.GetString(), token->value.GetStringLength());
+  std::optional<Identity> identity = context_.tokens()->authenticate(presented);
+  if (!identity) {
+    Stats::add(context_.stats.auth_failures);
+    context_.log->warn("authentication failed (unknown token)");
+    // One attempt per connection: guessing costs a connection each time.
+    return error(request.id_json, request.action, err::kAuthFailed, "unknown token", true);
+  }
+  auth->identity = identity;
+  context_.log->debug("authenticated principal {} as {}", identity->principal,
+                      role_name(identity->role));
+  std::string fields = "\"principal\":";
+  append_json_string(fields, identity->principal);
+  fields += ",\"role\":";
+  append_json_string(fields, role_name(identity->role));
+  return Reply{ok_response(request.id_json, request.action, fields)};
+}
+
+std::optional<Reply> RequestHandler::decide(Request& request, const Identity& identity,
+                                            ReplyFn later) {
+  rapidjson::Document& doc = request.document;
+  rapidjson::Value& payload = doc["payload"];
+  auto proposal = payload.FindMember("proposal");
+  if (proposal == payload.MemberEnd() || !proposal->value.IsObject()) {
+    return error(request.id_json, request.action, err::kBadRequest,
+                 "\"payload.proposal\" must be an object");
+  }
+  bool explain = false;
+  if (auto e = payload.FindMember("explain"); e != payload.MemberEnd()) {
+    if (!e->value.IsBool()) {
+      return error(request.id_json, request.action, err::kBadRequest,
+                   "\"payload.explain\" must be a boolean");
+    }
+    explain = e->value.GetBool();
+  }
+  // The authenticated principal is what rules see, whatever the proposal claims.
+  auto& allocator = doc.GetAllocator();
+  rapidjson::Value& p = proposal->value;
+  auto context = p.FindMember("context");
+  if (context == p.MemberEnd()) {
+    p.AddMember("context", rapidjson::Value(rapidjson::kObjectType), allocator);
+    context = p.FindMember("context");
+  }
+  if (context->value.IsObject()) {
+    rapidjson::Value principal(identity.principal.c_str(),
+                               static_cast<rapidjson::SizeType>(identity.principal.size()),
+                               allocator);
+    if (auto old = context->value.FindMember("principal"); old != context->value.MemberEnd()) {
+      old->value = principal;
+    } else {
+      context->value.AddMember("principal", principal, allocator);
+    }
+  }
+
+  DecideJob job;
+  job.proposal_json = to_json_text(p);
+  job.explain = explain;
+  ServerContext* ctx = &context_;
+  auto shared_later = std::make_shared<ReplyFn>(std::move(later));
+  job.done = [ctx, shared_later, id = request.id_json, explain](DecideResult&& result) {
+    if (result.ok) {
+      count_outcome(ctx->stats, result.decision);
+      std::string json = decision_reply(id, result.decision, explain);
+      if (json.size() > kMaxEncodableFrame) {
+        Stats::add(ctx->stats.errors);
+        json = error_response(id, "decide", err::kResponseTooLarge,
+                              "the decision does not fit in one frame");
+      }
+      (*shared_later)(Reply{std::move(json)});
+    } else {
+      Stats::add(ctx->stats.errors);
+      std::string fields = "\"diagnostics\":[" + result.error.to_json() + "]";
+      (*shared_later)(Reply{error_response(id, "decide", result.error.code.empty()
+                                                             ? err::kInternal
+                                                             : result.error.code,
+                                           result.error.message, fields)});
+    }
+  };
+  job.cancelled = [ctx, shared_later, id = request.id_json] {
+    Stats::add(ctx->stats.errors);
+    (*shared_later)(Reply{error_response(id, "decide", err::kShuttingDown,
+                                         "the daemon is shutting down")});
+  };
+  context_.pool->submit(std::move(job));
+  return std::nullopt;
+}
+
+std::optional<Reply> RequestHandler::reload(const Request& request, const Identity& identity,
+                                            ReplyFn later) {
+  context_.reloader->request(
+      "request:" + identity.principal,
+      [later = std::move(later), id = request.id_json](const ReloadReport& report) {
+        if (report.ok) {
+          later(Reply{ok_response(id, "reload", report.fields_json())});
+        } else {
+          later(Reply{error_response(id, "reload", err::kReloadFailed, report.summary(),
+                                     report.fields_json())});
+        }
+      });
+  return std::nullopt;
+}
+
+std::string RequestHandler::status_fields() const {
+  const Stats& s = context_.stats;
+  auto policy = context_.policy.get();
+  auto uptime = std::chrono::duration_cast<std::chrono::seconds>(
+                    std::chrono::steady_clock::now() - context_.started)
+                    .count();
+  auto n = [](const Stats::Counter& c) { return std::to_string(Stats::get(c)); };
+  std::string out = "\"version\":\"";
+  out += kProtocolVersion;
+  out += "\",\"status\":";
+  out += context_.draining.load() ? "\"draining\"" : "\"serving\"";
+  out += ",\"uptime_s\":" + std::to_string(uptime);
+  out += ",\"rules_digest\":";
+  append_json_string(out, policy ? policy->digest() : "");
+  out += ",\"rule_count\":" + std::to_string(policy ? policy->rule_count() : 0);
+  out += ",\"workers\":" + std::to_string(context_.pool->size());
+  out += ",\"queue\":" + std::to_string(context_.pool->queue_depth());
+  out += ",\"connections\":{\"current\":" + n(s.connections_current) +
+         ",\"accepted\":" + n(s.connections_accepted) +
+         ",\"refused\":" + n(s.connections_refused) + "}";
+  out += ",\"counters\":{\"requests\":" + n(s.requests) + ",\"errors\":" + n(s.errors) +
+         ",\"protocol_errors\":" + n(s.protocol_errors) +
+         ",\"auth_failures\":" + n(s.auth_failures) + ",\"decisions\":" + n(s.decisions) +
+         ",\"approve\":" + n(s.approved) + ",\"reject\":" + n(s.rejected) +
+         ",\"approval_required\":" + n(s.approval_required) +
+         ",\"failed_closed\":" + n(s.failed_closed) + ",\"reloads\":" + n(s.reloads) +
+         ",\"reload_failures\":" + n(s.reload_failures) + "}";
+  return out;
+}
+
+}  // namespace warden::server

@@ -1,0 +1,53 @@
+// Handles one request of one connection, free of sockets: payload text in, reply text out
+// (as in Asio's http/server `request_handler`). Checks the envelope, authentication and the
+// role's rights, then answers at once (auth, status, health-check, errors) or hands the work
+// to the decision workers or the reloader and answers later from their thread.
+// handle() runs on the I/O thread; the handler itself keeps no per-connection state.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "server/protocol.h"
+#include "server/roles.h"
+#include "server/server_context.h"
+
+namespace warden::server {
+
+struct Reply {
+  std::string json;    // the response message (not yet framed)
+  bool close = false;  // close the connection once this reply is written
+};
+using ReplyFn = std::function<void(Reply)>;
+
+// Per-connection authentication state, owned by the session.
+struct SessionAuth {
+  std::optional<Identity> identity;  // set once authenticated (or anonymous without auth)
+  bool token_checked = false;        // an auth request was answered; one per connection
+};
+
+class RequestHandler {
+ public:
+  explicit RequestHandler(ServerContext& context) : context_(context) {}
+
+  // Returns the reply when it is known now. Otherwise returns nullopt and later() is called
+  // exactly once, from a worker or the reloader thread.
+  std::optional<Reply> handle(std::string_view payload, SessionAuth* auth, ReplyFn later);
+
+  // Builds the body of a `status` reply (JSON members, no braces).
+  std::string status_fields() const;
+
+ private:
+  std::optional<Reply> authenticate(const Request& request, SessionAuth* auth);
+  std::optional<Reply> decide(Request& request, const Identity& identity, ReplyFn later);
+  std::optional<Reply> reload(const Request& request, const Identity& identity,
+                              ReplyFn later);
+  Reply error(std::string_view id_json, std::string_view action, std::string_view code,
+              std::string_view message, bool close = false);
+
+  ServerContext& context_;
+};
+
+}  // namespace warden::server

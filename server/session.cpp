@@ -1,0 +1,292 @@
+#include "server/session.h"
+
+#include <algorithm>
+
+#include "server/connections.h"
+#include "server/errors.h"
+#include "server/protocol.h"
+
+namespace warden::server {
+
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr std::size_t kMaxFramesPerWrite = 64;
+constexpr std::chrono::milliseconds kLinger{1000};  // reading out input after a final reply
+
+}  // namespace
+
+Session::Session(tcp::socket socket, ServerContext& context, Connections& connections,
+                 std::uint64_t id)
+    : socket_(std::move(socket)),
+      timer_(socket_.get_executor()),
+      context_(context),
+      connections_(connections),
+      handler_(context),
+      id_(id),
+      decoder_(context.config->limits.max_frame_bytes) {
+  boost::system::error_code ec;
+  auto endpoint = socket_.remote_endpoint(ec);
+  peer_ = ec ? std::string("?") : endpoint.address().to_string() + ":" +
+                                      std::to_string(endpoint.port());
+  socket_.set_option(tcp::no_delay(true), ec);
+}
+
+Session::~Session() = default;
+
+void Session::start() {
+  Stats::add(context_.stats.connections_accepted);
+  Stats::add(context_.stats.connections_current);
+  connections_.add(id_, shared_from_this());
+  context_.log->debug("connection {} from {}", id_, peer_);
+  auto now = Clock::now();
+  last_activity_ = now;
+  auth_deadline_ = now + context_.config->limits.auth_timeout;
+  if (!context_.auth_required()) {
+    auth_.identity = Identity{"anonymous", Role::Agent};
+  }
+  write_queue_.push_back(
+      encode_frame(handshake_event(context_.auth_required(), context_.config->limits.max_frame_bytes)));
+  do_write();
+  arm_timer(auth_.identity ? now + context_.config->limits.idle_timeout : auth_deadline_);
+  do_read();
+}
+
+void Session::drain() {
+  if (closed_ || read_closed_) return;
+  read_closed_ = true;
+  peer_eof_ = true;  // no lingering: we are going away
+  boost::system::error_code ec;
+  socket_.shutdown(tcp::socket::shutdown_receive, ec);
+  maybe_finish();
+}
+
+void Session::close() {
+  if (closed_) return;
+  closed_ = true;
+  boost::system::error_code ec;
+  timer_.cancel();
+  socket_.shutdown(tcp::socket::shutdown_both, ec);
+  socket_.close(ec);
+  slots_.clear();
+  write_queue_.clear();
+  context_.log->debug("connection {} closed", id_);
+  context_.stats.connections_current.fetch_sub(1, std::memory_order_relaxed);
+  connections_.remove(id_);  // may run the shutdown callback; touch nothing after
+}
+
+void Session::do_read() {
+  if (reading_ || closed_) return;
+  reading_ = true;
+  socket_.async_read_some(asio::buffer(read_buffer_),
+                          [self = shared_from_this()](boost::system::error_code ec,
+                                                      std::size_t bytes) {
+                            self->on_read(ec, bytes);
+                          });
+}
+
+void Session::on_read(boost::system::error_code ec, std::size_t bytes) {
+  reading_ = false;
+  if (closed_) return;
+  if (ec) {
+    if (ec != asio::error::eof) {
+      if (ec != asio::error::operation_aborted) {
+        context_.log->debug("connection {}: read failed: {}", id_, ec.message());
+      }
+      close();
+      return;
+    }
+    peer_eof_ = true;
+    if (!read_closed_) {
+      read_closed_ = true;
+      if (decoder_.mid_frame()) {
+        fail(err::kFrameTruncated, "connection closed inside a frame (" +
+                                       std::to_string(decoder_.buffered()) +
+                                       " bytes of an unfinished frame)");
+      }
+    }
+    maybe_finish();
+    return;
+  }
+  if (read_closed_) {
+    // Input after the final reply or during a drain is discarded.
+    if (lingering_) do_read();
+    return;
+  }
+  decoder_.feed(read_buffer_.data(), bytes);
+  process_frames();
+}
+
+void Session::process_frames() {
+  const std::size_t cap = context_.config->limits.max_in_flight;
+  while (!closed_ && !read_closed_ && outstanding() < cap) {
+    FrameDecoder::Result frame = decoder_.next();
+    if (frame.status == FrameDecoder::Status::NeedMore) break;
+    if (frame.status == FrameDecoder::Status::Bad) {
+      fail(frame.code, frame.message);
+      break;
+    }
+    last_activity_ = Clock::now();
+    std::uint64_t seq = base_seq_ + slots_.size();
+    slots_.emplace_back();
+    std::optional<Reply> reply = handler_.handle(frame.payload, &auth_, make_later(seq));
+    if (reply) {
+      complete(seq, encode_frame(reply->json), reply->close);
+      flush_ready();
+    }
+  }
+  flush_ready();
+  if (!closed_ && !read_closed_ && outstanding() < cap) do_read();
+  maybe_finish();
+}
+
+ReplyFn Session::make_later(std::uint64_t seq) {
+  // Runs on a worker or the reloader: frame there, then hand over to the I/O thread.
+  return [self = shared_from_this(), seq](Reply reply) {
+    std::string frame = encode_frame(reply.json);
+    bool close = reply.close;
+    asio::post(self->socket_.get_executor(),
+               [self, seq, frame = std::move(frame), close]() mutable {
+                 if (self->closed_) return;
+                 self->complete(seq, std::move(frame), close);
+                 self->flush_ready();
+                 self->process_frames();
+               });
+  };
+}
+
+void Session::complete(std::uint64_t seq, std::string frame, bool close) {
+  if (seq < base_seq_ || seq - base_seq_ >= slots_.size()) return;  // dropped (closing)
+  Slot& slot = slots_[seq - base_seq_];
+  slot.ready = true;
+  slot.close = close;
+  slot.frame = std::move(frame);
+}
+
+void Session::flush_ready() {
+  bool wrote = false;
+  while (!slots_.empty() && slots_.front().ready) {
+    Slot slot = std::move(slots_.front());
+    slots_.pop_front();
+    ++base_seq_;
+    write_queue_.push_back(std::move(slot.frame));
+    wrote = true;
+    if (slot.close) {
+      // The last reply of this connection: later requests are not answered.
+      read_closed_ = true;
+      base_seq_ += slots_.size();
+      slots_.clear();
+      break;
+    }
+  }
+  if (wrote) do_write();
+}
+
+void Session::fail(const char* code, const std::string& message) {
+  Stats::add(context_.stats.protocol_errors);
+  Stats::add(context_.stats.errors);
+  context_.log->info("connection {} from {}: {}: {}", id_, peer_, code, message);
+  read_closed_ = true;
+  slots_.push_back(Slot{true, true, encode_frame(error_response("null", "", code, message))});
+  flush_ready();
+}
+
+void Session::do_write() {
+  if (!writing_.empty() || write_queue_.empty() || closed_) return;
+  std::size_t n = std::min(write_queue_.size(), kMaxFramesPerWrite);
+  write_buffers_.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    writing_.push_back(std::move(write_queue_.front()));
+    write_queue_.pop_front();
+  }
+  for (const std::string& frame : writing_) write_buffers_.push_back(asio::buffer(frame));
+  write_started_ = Clock::now();
+  asio::async_write(socket_, write_buffers_,
+                    [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
+                      self->on_write(ec);
+                    });
+}
+
+void Session::on_write(boost::system::error_code ec) {
+  writing_.clear();
+  if (closed_) return;
+  if (ec) {
+    context_.log->debug("connection {}: write failed: {}", id_, ec.message());
+    close();
+    return;
+  }
+  last_activity_ = Clock::now();
+  do_write();
+  if (writing_.empty()) process_frames();  // room under the in-flight cap again
+}
+
+void Session::maybe_finish() {
+  if (closed_ || !read_closed_ || !slots_.empty() || !write_queue_.empty() ||
+      !writing_.empty()) {
+    return;
+  }
+  if (peer_eof_) {
+    close();
+    return;
+  }
+  if (!lingering_) {
+    // Say goodbye with FIN, then read out what the client still sends, so the final reply
+    // is not lost to a reset; the timer bounds how long.
+    lingering_ = true;
+    boost::system::error_code ec;
+    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    arm_timer(Clock::now() + std::min<Clock::duration>(kLinger, context_.config->limits.idle_timeout));
+    do_read();
+  }
+}
+
+void Session::arm_timer(Clock::time_point when) {
+  timer_.expires_at(when);
+  timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    self->on_timer(ec);
+  });
+}
+
+void Session::on_timer(boost::system::error_code ec) {
+  if (ec == asio::error::operation_aborted || closed_) return;
+  const Limits& limits = context_.config->limits;
+  auto now = Clock::now();
+  if (lingering_) {
+    close();
+    return;
+  }
+  if (!writing_.empty() && now - write_started_ >= limits.idle_timeout) {
+    context_.log->info("connection {} from {}: closed: not reading its replies", id_, peer_);
+    Stats::add(context_.stats.protocol_errors);
+    close();
+    return;
+  }
+  Clock::time_point next = now + limits.idle_timeout;
+  if (!read_closed_) {
+    if (!auth_.identity) {
+      if (now >= auth_deadline_) {
+        fail(err::kAuthTimeout, "no successful auth within " +
+                                    std::to_string(limits.auth_timeout.count()) + " ms");
+        maybe_finish();
+        next = now + kLinger;
+      } else {
+        next = auth_deadline_;
+      }
+    } else if (slots_.empty() && writing_.empty() && write_queue_.empty()) {
+      auto idle_deadline = last_activity_ + limits.idle_timeout;
+      if (now >= idle_deadline) {
+        fail(err::kIdleTimeout, "no request for " +
+                                    std::to_string(limits.idle_timeout.count()) + " ms");
+        maybe_finish();
+        next = now + kLinger;
+      } else {
+        next = idle_deadline;
+      }
+    }
+  }
+  if (!writing_.empty()) next = std::min(next, write_started_ + limits.idle_timeout);
+  if (!closed_ && !lingering_) arm_timer(next);
+}
+
+}  // namespace warden::server

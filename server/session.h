@@ -1,0 +1,94 @@
+// One client connection: handshake, then framed requests in and framed responses out, in
+// request order even though decisions complete out of order on the workers (pipelining).
+// Owns the deadlines that keep hostile clients from holding resources: auth deadline, idle
+// timeout, write stall, per-connection in-flight cap (reading pauses at the cap).
+// Lifetime: shared_from_this; every pending handler holds the session. All members are
+// touched only on the I/O thread; worker completions are posted back to it.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <utility>  // before Asio: Boost 1.74 misses it in awaitable.hpp under C++20
+
+#include <boost/asio.hpp>
+
+#include "server/frame.h"
+#include "server/request_handler.h"
+#include "server/server_context.h"
+
+namespace warden::server {
+
+class Connections;
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  using tcp = boost::asio::ip::tcp;
+  using Clock = std::chrono::steady_clock;
+
+  Session(tcp::socket socket, ServerContext& context, Connections& connections,
+          std::uint64_t id);
+  ~Session();
+
+  void start();
+  // Shutdown: stop reading, write the replies still in flight, then close.
+  void drain();
+  // Closes at once; replies still in flight are dropped.
+  void close();
+
+ private:
+  struct Slot {
+    bool ready = false;
+    bool close = false;
+    std::string frame;
+  };
+
+  void do_read();
+  void on_read(boost::system::error_code ec, std::size_t bytes);
+  void process_frames();
+  ReplyFn make_later(std::uint64_t seq);
+  void complete(std::uint64_t seq, std::string frame, bool close);
+  void flush_ready();
+  // An error outside any request (framing, timeout): answered in order, then closed.
+  void fail(const char* code, const std::string& message);
+  void do_write();
+  void on_write(boost::system::error_code ec);
+  void maybe_finish();
+  void arm_timer(Clock::time_point when);
+  void on_timer(boost::system::error_code ec);
+  std::size_t outstanding() const { return slots_.size() + write_queue_.size() + writing_.size(); }
+
+  tcp::socket socket_;
+  boost::asio::steady_timer timer_;
+  ServerContext& context_;
+  Connections& connections_;
+  RequestHandler handler_;
+  const std::uint64_t id_;
+  std::string peer_;
+  FrameDecoder decoder_;
+  std::array<char, 16384> read_buffer_;
+  SessionAuth auth_;
+
+  std::deque<Slot> slots_;  // requests in order; front is the oldest unanswered
+  std::uint64_t base_seq_ = 0;  // sequence number of slots_.front()
+  std::deque<std::string> write_queue_;
+  std::vector<std::string> writing_;  // frames of the one outstanding write
+  std::vector<boost::asio::const_buffer> write_buffers_;
+
+  bool reading_ = false;
+  bool read_closed_ = false;  // no more requests will be read (EOF, error, drain, closing)
+  bool peer_eof_ = false;
+  bool lingering_ = false;    // final reply sent; discarding input until the peer closes
+  bool closed_ = false;
+
+  Clock::time_point auth_deadline_;
+  Clock::time_point last_activity_;
+  Clock::time_point write_started_;
+};
+
+}  // namespace warden::server

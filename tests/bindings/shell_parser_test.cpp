@@ -1,0 +1,1030 @@
+// Tests for the shell command-line parser (bindings/shell_parser.h): lists, quoting, wrappers,
+// nested shells, redirections, control structures, dynamic detection, limits and hostile input.
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bindings/shell_parser.h"
+
+using warden::shell::Limits;
+using warden::shell::parse;
+using warden::shell::ParseResult;
+using warden::shell::SimpleCommand;
+using V = std::vector<std::string>;
+
+namespace {
+
+std::string dump(const ParseResult& r) {
+  std::ostringstream o;
+  o << "ok=" << r.ok << " error=" << r.error << "\n";
+  for (const SimpleCommand& c : r.commands) {
+    o << "  program=" << c.program << " depth=" << c.depth << " dynamic=" << c.dynamic
+      << " bg=" << c.background << " argv=[";
+    for (const auto& a : c.argv) o << "<" << a << ">";
+    o << "] flags=[";
+    for (const auto& a : c.flags) o << a << " ";
+    o << "] wrappers=[";
+    for (const auto& a : c.wrappers) o << a << " ";
+    o << "] redirects=[";
+    for (const auto& d : c.redirects) o << d.fd << d.op << d.target << " ";
+    o << "]\n";
+  }
+  return o.str();
+}
+
+ParseResult ok(std::string_view line, const Limits& limits = {}) {
+  ParseResult r = parse(line, limits);
+  INFO("input: " << line << "\n" << dump(r));
+  REQUIRE(r.ok);
+  REQUIRE(r.error.empty());
+  return r;
+}
+
+SimpleCommand one(std::string_view line) {
+  ParseResult r = ok(line);
+  INFO("input: " << line << "\n" << dump(r));
+  REQUIRE(r.commands.size() == 1);
+  return r.commands[0];
+}
+
+void fails(std::string_view line, const Limits& limits = {}) {
+  ParseResult r = parse(line, limits);
+  INFO("input: " << line << "\n" << dump(r));
+  REQUIRE_FALSE(r.ok);
+  REQUIRE_FALSE(r.error.empty());
+}
+
+V programs(const ParseResult& r) {
+  V out;
+  for (const auto& c : r.commands) out.push_back(c.program);
+  return out;
+}
+
+// The canonical `rm -rf /` however it was spelled.
+void is_rm_rf_root(const SimpleCommand& c) {
+  CHECK(c.program == "rm");
+  CHECK(c.flags == V{"-r", "-f"});
+  CHECK(c.args == V{"/"});
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- flags and argv
+
+TEST_CASE("plain rm -rf /", "[shell]") {
+  const SimpleCommand c = one("rm -rf /");
+  is_rm_rf_root(c);
+  CHECK(c.argv == V{"rm", "-rf", "/"});
+  CHECK(c.wrappers.empty());
+  CHECK(c.redirects.empty());
+  CHECK(c.depth == 0);
+  CHECK_FALSE(c.dynamic);
+  CHECK_FALSE(c.background);
+}
+
+TEST_CASE("separate flags -r -f", "[shell]") {
+  const SimpleCommand c = one("rm -r -f /");
+  is_rm_rf_root(c);
+  CHECK(c.argv == V{"rm", "-r", "-f", "/"});
+}
+
+TEST_CASE("flag order -fr", "[shell]") {
+  const SimpleCommand c = one("rm -fr /");
+  CHECK(c.flags == V{"-f", "-r"});
+  CHECK(c.args == V{"/"});
+}
+
+TEST_CASE("double dash ends flags", "[shell]") {
+  is_rm_rf_root(one("rm -rf -- /"));
+  const SimpleCommand c = one("rm -- -rf");
+  CHECK(c.flags.empty());
+  CHECK(c.args == V{"-rf"});
+  CHECK(c.argv == V{"rm", "--", "-rf"});
+}
+
+TEST_CASE("long flags are kept as written", "[shell]") {
+  const SimpleCommand c = one("rm --force --no-preserve-root -R --output=x /");
+  CHECK(c.flags == V{"--force", "--no-preserve-root", "-R", "--output=x"});
+  CHECK(c.args == V{"/"});
+}
+
+TEST_CASE("numeric and mixed short flags stay whole", "[shell]") {
+  CHECK(one("kill -9 1").flags == V{"-9"});
+  CHECK(one("head -n10 f").flags == V{"-n10"});
+  CHECK(one("cut -d, -f1").flags == V{"-d,", "-f1"});
+  const SimpleCommand c = one("cat - x");
+  CHECK(c.flags.empty());
+  CHECK(c.args == V{"-", "x"});
+}
+
+TEST_CASE("option values are args", "[shell]") {
+  const SimpleCommand c = one("curl -o out http://x");
+  CHECK(c.flags == V{"-o"});
+  CHECK(c.args == V{"out", "http://x"});
+}
+
+TEST_CASE("quoted flags are still flags", "[shell]") { is_rm_rf_root(one("rm \"-rf\" '/'")); }
+
+TEST_CASE("tabs and extra blanks separate words", "[shell]") {
+  is_rm_rf_root(one("  rm\t-rf \t /  "));
+}
+
+TEST_CASE("program is the basename", "[shell]") {
+  const SimpleCommand c = one("/bin/rm -rf /");
+  is_rm_rf_root(c);
+  CHECK(c.argv[0] == "/bin/rm");
+  is_rm_rf_root(one("/usr/bin/rm -rf /"));
+  is_rm_rf_root(one("./rm -rf /"));
+}
+
+TEST_CASE("quote removal in the program name", "[shell]") {
+  for (const char* line : {"\\rm -rf /", "\"rm\" -rf /", "r\"\"m -rf /", "r''m -rf /",
+                           "'r'm -rf /", "$'rm' -rf /", "$'\\x72m' -rf /", "$'\\162m' -rf /",
+                           "\"/bin/\"rm -rf /", "r\\m -rf /"}) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    is_rm_rf_root(c);
+    CHECK_FALSE(c.dynamic);
+  }
+}
+
+// ---------------------------------------------------------------- lists
+
+TEST_CASE("semicolon list", "[shell]") {
+  const ParseResult r = ok("ls; rm -rf /");
+  REQUIRE(r.commands.size() == 2);
+  CHECK(r.commands[0].program == "ls");
+  is_rm_rf_root(r.commands[1]);
+}
+
+TEST_CASE("and-or lists", "[shell]") {
+  CHECK(programs(ok("ls && rm -rf /")) == V{"ls", "rm"});
+  CHECK(programs(ok("false || rm -rf /")) == V{"false", "rm"});
+  CHECK(programs(ok("a && b || c; d")) == V{"a", "b", "c", "d"});
+  CHECK(programs(ok("a &&\n\n b")) == V{"a", "b"});
+}
+
+TEST_CASE("pipelines", "[shell]") {
+  CHECK(programs(ok("ls | rm -rf /")) == V{"ls", "rm"});
+  CHECK(programs(ok("ls |& grep x|wc -l")) == V{"ls", "grep", "wc"});
+  CHECK(programs(ok("ls |\n grep x")) == V{"ls", "grep"});
+}
+
+TEST_CASE("newlines separate commands", "[shell]") {
+  CHECK(programs(ok("ls\nrm -rf /\n\n  pwd\n")) == V{"ls", "rm", "pwd"});
+}
+
+TEST_CASE("background", "[shell]") {
+  const ParseResult r = ok("sleep 1 & rm -rf /");
+  REQUIRE(r.commands.size() == 2);
+  CHECK(r.commands[0].background);
+  CHECK_FALSE(r.commands[1].background);
+  const ParseResult p = ok("a | b &");
+  REQUIRE(p.commands.size() == 2);
+  CHECK(p.commands[0].background);
+  CHECK(p.commands[1].background);
+}
+
+TEST_CASE("subshell", "[shell]") {
+  const SimpleCommand c = one("(rm -rf /)");
+  is_rm_rf_root(c);
+  CHECK(c.depth == 0);
+  CHECK(programs(ok("(cd /; rm -rf *) && ls")) == V{"cd", "rm", "ls"});
+  CHECK(programs(ok("( ( rm -rf / ) )")) == V{"rm"});
+}
+
+TEST_CASE("group", "[shell]") {
+  is_rm_rf_root(one("{ rm -rf /; }"));
+  CHECK(programs(ok("{ ls;rm -rf /;}")) == V{"ls", "rm"});
+  CHECK(programs(ok("{\nls\n}")) == V{"ls"});
+}
+
+TEST_CASE("braces are plain words outside command position", "[shell]") {
+  const SimpleCommand c = one("echo { }");
+  CHECK(c.args == V{"{", "}"});
+  CHECK(one("{ls").program == "{ls");
+}
+
+// ---------------------------------------------------------------- substitutions
+
+TEST_CASE("command substitution", "[shell]") {
+  const ParseResult r = ok("echo $(rm -rf /)");
+  REQUIRE(r.commands.size() == 2);
+  is_rm_rf_root(r.commands[0]);
+  CHECK(r.commands[0].depth == 1);
+  CHECK(r.commands[1].program == "echo");
+  CHECK(r.commands[1].depth == 0);
+  CHECK(r.commands[1].dynamic);
+  CHECK(r.commands[1].args == V{"$(rm -rf /)"});
+}
+
+TEST_CASE("backquote substitution", "[shell]") {
+  const ParseResult r = ok("echo `rm -rf /`");
+  REQUIRE(r.commands.size() == 2);
+  is_rm_rf_root(r.commands[0]);
+  CHECK(r.commands[0].depth == 1);
+  CHECK(r.commands[1].dynamic);
+  CHECK(r.commands[1].args == V{"`rm -rf /`"});
+}
+
+TEST_CASE("substitutions inside double quotes", "[shell]") {
+  const ParseResult r = ok("echo \"x $(rm -rf /) `id -u`\"");
+  CHECK(programs(r) == V{"rm", "id", "echo"});
+  CHECK(r.commands[0].depth == 1);
+  CHECK(r.commands[1].depth == 1);
+  CHECK(r.commands[2].dynamic);
+}
+
+TEST_CASE("nested substitutions", "[shell]") {
+  const ParseResult r = ok("echo $(echo $(rm -rf /))");
+  REQUIRE(r.commands.size() == 3);
+  CHECK(r.commands[0].program == "rm");
+  CHECK(r.commands[0].depth == 2);
+  CHECK(r.commands[1].depth == 1);
+  CHECK(r.commands[2].depth == 0);
+  const ParseResult b = ok("echo `echo \\`rm -rf /\\``");
+  REQUIRE(b.commands.size() == 3);
+  CHECK(b.commands[0].program == "rm");
+  CHECK(b.commands[0].depth == 2);
+}
+
+TEST_CASE("substitution with a case statement inside", "[shell]") {
+  const ParseResult r = ok("echo $(case x in a) rm -rf /;; esac)");
+  CHECK(programs(r) == V{"rm", "echo"});
+  CHECK(r.commands[0].depth == 1);
+}
+
+TEST_CASE("process substitution", "[shell]") {
+  const ParseResult r = ok("diff <(ls /a) >(cat)");
+  REQUIRE(r.commands.size() == 3);
+  CHECK(r.commands[0].program == "ls");
+  CHECK(r.commands[0].depth == 1);
+  CHECK(r.commands[1].program == "cat");
+  CHECK(r.commands[2].program == "diff");
+  CHECK(r.commands[2].dynamic);
+  CHECK(r.commands[2].args == V{"<(ls /a)", ">(cat)"});
+  CHECK(r.commands[2].redirects.empty());
+}
+
+TEST_CASE("arithmetic expansion is not a command", "[shell]") {
+  const SimpleCommand c = one("echo $((1 + (2*3)))");
+  CHECK(c.args == V{"$((1 + (2*3)))"});
+  CHECK(c.dynamic);
+  const ParseResult r = ok("echo $(( $(rm -rf /) + 1 ))");
+  CHECK(programs(r) == V{"rm", "echo"});
+}
+
+TEST_CASE("$(( that is really a nested subshell", "[shell]") {
+  const ParseResult r = ok("echo $((rm -rf /) )");
+  CHECK(programs(r) == V{"rm", "echo"});
+  CHECK(r.commands[0].depth == 1);
+}
+
+TEST_CASE("parameter expansion with a substitution inside", "[shell]") {
+  const ParseResult r = ok("echo ${X:-$(rm -rf /)}");
+  CHECK(programs(r) == V{"rm", "echo"});
+  CHECK(r.commands[1].args == V{"${X:-$(rm -rf /)}"});
+}
+
+// ---------------------------------------------------------------- quoting
+
+TEST_CASE("single and double quotes group words", "[shell]") {
+  const SimpleCommand c = one("echo 'a b' \"c  d\" e\\ f");
+  CHECK(c.args == V{"a b", "c  d", "e f"});
+}
+
+TEST_CASE("escapes inside double quotes", "[shell]") {
+  const SimpleCommand c = one(R"(echo "a\"b" "x\\y" "\$HOME" "\`" "a\nb")");
+  CHECK(c.args == V{"a\"b", "x\\y", "$HOME", "`", "a\\nb"});
+  CHECK_FALSE(c.dynamic);
+}
+
+TEST_CASE("single quotes are literal", "[shell]") {
+  const SimpleCommand c = one(R"(echo '$(rm -rf /)' 'a\' "b")");
+  CHECK(c.args == V{"$(rm -rf /)", "a\\", "b"});
+  CHECK_FALSE(c.dynamic);
+}
+
+TEST_CASE("ANSI-C quoting", "[shell]") {
+  const SimpleCommand c = one(R"(echo $'a\tb\n' $'\x41\101\u00e9' $'it\'s' $'\\' $'\e')");
+  CHECK(c.args == V{"a\tb\n", "AA\xC3\xA9", "it's", "\\", "\x1b"});
+  CHECK_FALSE(c.dynamic);
+}
+
+TEST_CASE("ANSI-C NUL cuts the string like bash", "[shell]") {
+  CHECK(one(R"($'rm\0xyz' -rf /)").program == "rm");
+}
+
+TEST_CASE("locale quoting", "[shell]") {
+  CHECK(one("echo $\"hello $X\"").args == V{"hello $X"});
+}
+
+TEST_CASE("line continuation", "[shell]") {
+  is_rm_rf_root(one("rm -r\\\nf /"));
+  is_rm_rf_root(one("rm \\\n -rf \\\n /"));
+  CHECK(one("echo \"a\\\nb\"").args == V{"ab"});
+  CHECK(one("echo 'a\\\nb'").args == V{"a\\\nb"});
+}
+
+TEST_CASE("unterminated quotes and substitutions fail closed", "[shell]") {
+  for (const char* line :
+       {"echo 'abc", "echo \"abc", "echo $(ls", "echo `ls", "echo ${x", "(ls", "{ ls;",
+        "if true; then ls", "echo $'abc", "case x in a) ls;;", "while true; do ls",
+        "echo \"$(ls\"", "diff <(ls", "[[ -f x", "f() { ls;", "echo $((1+2"}) {
+    INFO(line);
+    fails(line);
+  }
+}
+
+TEST_CASE("syntax errors fail closed", "[shell]") {
+  for (const char* line : {"fi", ")", ";;", "ls ;; ls", "; ls", "ls &&", "| ls", "ls |",
+                           "echo hi (", "ls >", "then ls", "a && && b"}) {
+    INFO(line);
+    fails(line);
+  }
+}
+
+// ---------------------------------------------------------------- dynamic
+
+TEST_CASE("variables are dynamic and kept literally", "[shell]") {
+  const SimpleCommand c = one("rm -rf $HOME/x");
+  CHECK(c.args == V{"$HOME/x"});
+  CHECK(c.dynamic);
+  CHECK(one("rm -rf \"$DIR\"").dynamic);
+  CHECK(one("rm -rf ${DIR}/").dynamic);
+  CHECK(one("rm $1").dynamic);
+  CHECK(one("$CMD -rf /").dynamic);
+  const SimpleCommand q = one("rm -rf '$DIR'");
+  CHECK_FALSE(q.dynamic);
+  CHECK(q.args == V{"$DIR"});
+}
+
+TEST_CASE("unquoted globs are dynamic", "[shell]") {
+  CHECK(one("rm *.txt").dynamic);
+  CHECK(one("rm file?").dynamic);
+  CHECK(one("rm [ab]").dynamic);
+  CHECK_FALSE(one("rm '*.txt'").dynamic);
+  CHECK_FALSE(one("rm \"*\"").dynamic);
+  CHECK_FALSE(one("rm \\*").dynamic);
+}
+
+TEST_CASE("tilde", "[shell]") {
+  const SimpleCommand c = one("rm -rf ~/x ~");
+  CHECK(c.args == V{"~/x", "~"});
+  CHECK_FALSE(c.dynamic);
+  CHECK(one("rm -rf ~root/x").dynamic);
+  CHECK(one("cd ~+").dynamic);
+  CHECK_FALSE(one("rm '~root'").dynamic);
+}
+
+TEST_CASE("brace expansion is dynamic", "[shell]") {
+  CHECK(one("rm -rf /{etc,usr}").dynamic);
+  CHECK(one("touch f{1..9}").dynamic);
+  CHECK_FALSE(one("find . -exec rm {} ;").dynamic);
+}
+
+TEST_CASE("a lone dollar is literal", "[shell]") {
+  const SimpleCommand c = one("echo $ a$");
+  CHECK(c.args == V{"$", "a$"});
+  CHECK_FALSE(c.dynamic);
+}
+
+// ---------------------------------------------------------------- assignments
+
+TEST_CASE("leading assignments are not argv", "[shell]") {
+  const SimpleCommand c = one("FOO=bar X+=1 A[1]=2 rm x");
+  CHECK(c.program == "rm");
+  CHECK(c.argv == V{"rm", "x"});
+  CHECK_FALSE(c.dynamic);
+  CHECK(one("echo FOO=bar").args == V{"FOO=bar"});
+  CHECK(one("\"FOO\"=bar").program == "FOO=bar");
+}
+
+TEST_CASE("assignment-only commands", "[shell]") {
+  CHECK(ok("FOO=bar").commands.empty());
+  CHECK(ok("FOO=bar; BAZ='x y'").commands.empty());
+  const ParseResult r = ok("FOO=$(rm -rf /)");
+  REQUIRE(r.commands.size() == 1);
+  is_rm_rf_root(r.commands[0]);
+  CHECK(r.commands[0].depth == 1);
+}
+
+TEST_CASE("dynamic assignment marks the command", "[shell]") {
+  CHECK(one("PATH=$X rm y").dynamic);
+}
+
+TEST_CASE("array assignment", "[shell]") {
+  CHECK(ok("a=(1 2 'three')").commands.empty());
+  const ParseResult r = ok("a=(1 $(rm -rf /)) && ls");
+  CHECK(programs(r) == V{"rm", "ls"});
+}
+
+TEST_CASE("assignment with a redirect only", "[shell]") {
+  const SimpleCommand c = one("FOO=bar > out");
+  CHECK(c.program.empty());
+  CHECK(c.argv.empty());
+  REQUIRE(c.redirects.size() == 1);
+  CHECK(c.redirects[0].target == "out");
+}
+
+// ---------------------------------------------------------------- wrappers
+
+TEST_CASE("sudo", "[shell]") {
+  const SimpleCommand c = one("sudo rm -rf /");
+  is_rm_rf_root(c);
+  CHECK(c.wrappers == V{"sudo"});
+  CHECK(c.argv == V{"rm", "-rf", "/"});
+}
+
+TEST_CASE("sudo options with values", "[shell]") {
+  for (const char* line :
+       {"sudo -u root rm -rf /", "sudo -uroot rm -rf /", "sudo -E -H -u root -- rm -rf /",
+        "sudo --user=root rm -rf /", "sudo --user root rm -rf /", "sudo -g wheel -n rm -rf /",
+        "sudo -iu root rm -rf /", "sudo -C 3 -D /tmp -p pw -r r -t t -U u -h host rm -rf /",
+        "sudo FOO=1 rm -rf /", "/usr/bin/sudo rm -rf /"}) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    is_rm_rf_root(c);
+    CHECK(c.wrappers == V{"sudo"});
+  }
+}
+
+TEST_CASE("sudo that does not run a command", "[shell]") {
+  CHECK(one("sudo -l rm").program == "sudo");
+  CHECK(one("sudo").program == "sudo");
+  CHECK(one("sudo -u root").program == "sudo");
+}
+
+TEST_CASE("doas", "[shell]") {
+  const SimpleCommand c = one("doas -u root rm -rf /");
+  is_rm_rf_root(c);
+  CHECK(c.wrappers == V{"doas"});
+}
+
+TEST_CASE("env", "[shell]") {
+  for (const char* line : {"env -i rm -rf /", "env FOO=1 BAR=2 rm -rf /", "env -u HOME rm -rf /",
+                           "env -C /tmp rm -rf /", "env - rm -rf /", "env --unset=X rm -rf /",
+                           "env -i -- rm -rf /"}) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    is_rm_rf_root(c);
+    CHECK(c.wrappers == V{"env"});
+  }
+  CHECK(one("env").program == "env");
+}
+
+TEST_CASE("env -S splits its string", "[shell]") {
+  for (const char* line : {"env -S 'rm -rf /'", "env -S'rm -rf' /", "env --split-string='rm -rf /'",
+                           "env -S 'rm -rf' /"}) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    is_rm_rf_root(c);
+    CHECK(c.wrappers == V{"env"});
+    CHECK(c.depth == 0);
+  }
+}
+
+TEST_CASE("timeout", "[shell]") {
+  for (const char* line : {"timeout 5 rm -rf /", "timeout -s KILL -k 1 5s rm -rf /",
+                           "timeout --signal=KILL 5 rm -rf /", "timeout -sKILL 5 rm -rf /",
+                           "timeout --preserve-status 1m rm -rf /"}) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    is_rm_rf_root(c);
+    CHECK(c.wrappers == V{"timeout"});
+  }
+}
+
+TEST_CASE("nice and ionice", "[shell]") {
+  for (const char* line : {"nice -n 10 rm -rf /", "nice -10 rm -rf /", "nice -n10 rm -rf /",
+                           "nice --adjustment=5 rm -rf /", "nice rm -rf /"}) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    is_rm_rf_root(c);
+    CHECK(c.wrappers == V{"nice"});
+  }
+  for (const char* line : {"ionice -c 3 rm -rf /", "ionice -c3 -n7 rm -rf /", "ionice -t rm -rf /"}) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    is_rm_rf_root(c);
+    CHECK(c.wrappers == V{"ionice"});
+  }
+  CHECK(one("ionice -p 42").program == "ionice");
+}
+
+TEST_CASE("nohup, stdbuf, time", "[shell]") {
+  const SimpleCommand n = one("nohup rm -rf / &");
+  is_rm_rf_root(n);
+  CHECK(n.wrappers == V{"nohup"});
+  CHECK(n.background);
+  CHECK(one("stdbuf -oL -e 0 -i 0 rm -rf /").wrappers == V{"stdbuf"});
+  is_rm_rf_root(one("stdbuf -oL -e 0 rm -rf /"));
+  const SimpleCommand t = one("time rm -rf /");
+  is_rm_rf_root(t);
+  CHECK(t.wrappers == V{"time"});
+  CHECK(one("time -p rm -rf /").wrappers == V{"time"});
+  CHECK(one("/usr/bin/time -f %e -o log rm -rf /").wrappers == V{"time"});
+}
+
+TEST_CASE("time before a compound command", "[shell]") {
+  CHECK(programs(ok("time { rm -rf /; }")) == V{"rm"});
+  CHECK(programs(ok("! time ( ls )")) == V{"ls"});
+}
+
+TEST_CASE("xargs", "[shell]") {
+  const ParseResult r = ok("xargs rm -rf < list");
+  REQUIRE(r.commands.size() == 1);
+  const SimpleCommand& c = r.commands[0];
+  CHECK(c.program == "rm");
+  CHECK(c.flags == V{"-r", "-f"});
+  CHECK(c.args.empty());
+  CHECK(c.wrappers == V{"xargs"});
+  REQUIRE(c.redirects.size() == 1);
+  CHECK(c.redirects[0].op == "<");
+  CHECK(c.redirects[0].fd == 0);
+  CHECK(c.redirects[0].target == "list");
+}
+
+TEST_CASE("find piped to xargs", "[shell]") {
+  const ParseResult r = ok("find / | xargs rm -rf");
+  REQUIRE(r.commands.size() == 2);
+  CHECK(r.commands[0].program == "find");
+  CHECK(r.commands[1].program == "rm");
+  CHECK(r.commands[1].wrappers == V{"xargs"});
+}
+
+TEST_CASE("xargs options", "[shell]") {
+  for (const char* line : {"xargs -0 -n 1 -P 4 -I {} rm -rf {}", "xargs -0r rm -rf",
+                           "xargs -d '\\n' rm -rf", "xargs --max-args=1 rm -rf",
+                           "xargs -i rm -rf {}", "xargs -eEOF rm", "xargs -L1 -s 100 rm"}) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    CHECK(c.program == "rm");
+    CHECK(c.wrappers == V{"xargs"});
+  }
+}
+
+TEST_CASE("xargs without a command runs echo", "[shell]") {
+  const SimpleCommand c = one("xargs -0");
+  CHECK(c.program == "echo");
+  CHECK(c.argv == V{"echo"});
+  CHECK(c.wrappers == V{"xargs"});
+}
+
+TEST_CASE("command, exec, builtin", "[shell]") {
+  const SimpleCommand c = one("command rm -rf /");
+  is_rm_rf_root(c);
+  CHECK(c.wrappers == V{"command"});
+  CHECK(one("command -p rm -rf /").wrappers == V{"command"});
+  const SimpleCommand v = one("command -v rm");
+  CHECK(v.program == "command");
+  CHECK(v.flags == V{"-v"});
+  CHECK(v.args == V{"rm"});
+  CHECK(one("command -V rm").program == "command");
+  CHECK(one("exec rm -rf /").wrappers == V{"exec"});
+  is_rm_rf_root(one("exec -a foo -c rm -rf /"));
+  CHECK(one("builtin cd /").program == "cd");
+  CHECK(one("builtin cd /").wrappers == V{"builtin"});
+}
+
+TEST_CASE("exec with only redirects", "[shell]") {
+  const SimpleCommand c = one("exec > log 2>&1");
+  CHECK(c.program == "exec");
+  CHECK(c.wrappers.empty());
+  REQUIRE(c.redirects.size() == 2);
+}
+
+TEST_CASE("nested wrappers", "[shell]") {
+  const SimpleCommand c = one("sudo env FOO=1 timeout 5 nice -n 10 rm -rf /");
+  is_rm_rf_root(c);
+  CHECK(c.wrappers == V{"sudo", "env", "timeout", "nice"});
+  CHECK(c.depth == 0);
+  CHECK(c.argv == V{"rm", "-rf", "/"});
+}
+
+TEST_CASE("chroot is not a wrapper", "[shell]") {
+  const SimpleCommand c = one("chroot /x rm -rf /");
+  CHECK(c.program == "chroot");
+  CHECK(c.args == V{"/x", "rm", "/"});
+}
+
+// ---------------------------------------------------------------- nested shells and eval
+
+TEST_CASE("bash -c", "[shell]") {
+  const ParseResult r = ok("bash -c 'rm -rf /'");
+  REQUIRE(r.commands.size() == 1);
+  is_rm_rf_root(r.commands[0]);
+  CHECK(r.commands[0].wrappers == V{"bash"});
+  CHECK(r.commands[0].depth == 1);
+}
+
+TEST_CASE("other shells and combined options", "[shell]") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"sh -c \"rm -rf /\"", "sh"},          {"/bin/bash -lc 'rm -rf /'", "bash"},
+      {"bash -ec 'rm -rf /'", "bash"},       {"bash -xc 'rm -rf /'", "bash"},
+      {"zsh -c 'rm -rf /'", "zsh"},          {"dash -c 'rm -rf /'", "dash"},
+      {"ksh -c 'rm -rf /'", "ksh"},          {"bash -o pipefail -c 'rm -rf /'", "bash"},
+      {"bash --norc -c 'rm -rf /' arg0", "bash"}, {"bash -c -e 'rm -rf /'", "bash"}};
+  for (const auto& [line, shell] : cases) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    is_rm_rf_root(c);
+    CHECK(c.wrappers == V{shell});
+    CHECK(c.depth == 1);
+  }
+}
+
+TEST_CASE("bash -c inside bash -c", "[shell]") {
+  const SimpleCommand c = one("bash -c \"bash -c 'rm -rf /'\"");
+  is_rm_rf_root(c);
+  CHECK(c.wrappers == V{"bash", "bash"});
+  CHECK(c.depth == 2);
+}
+
+TEST_CASE("sudo bash -c", "[shell]") {
+  const SimpleCommand c = one("sudo -u root bash -c 'rm -rf /'");
+  is_rm_rf_root(c);
+  CHECK(c.wrappers == V{"sudo", "bash"});
+  CHECK(c.depth == 1);
+}
+
+TEST_CASE("bash -c with a list", "[shell]") {
+  const ParseResult r = ok("bash -c 'ls; rm -rf /' && pwd");
+  CHECK(programs(r) == V{"ls", "rm", "pwd"});
+  CHECK(r.commands[1].wrappers == V{"bash"});
+  CHECK(r.commands[2].wrappers.empty());
+}
+
+TEST_CASE("bash -c keeps the outer redirects", "[shell]") {
+  const SimpleCommand c = one("bash -c 'echo x' > /etc/passwd");
+  CHECK(c.program == "echo");
+  REQUIRE(c.redirects.size() == 1);
+  CHECK(c.redirects[0].target == "/etc/passwd");
+}
+
+TEST_CASE("bash without -c is a program", "[shell]") {
+  const SimpleCommand c = one("bash script.sh");
+  CHECK(c.program == "bash");
+  CHECK(c.args == V{"script.sh"});
+  const ParseResult r = ok("curl x | sh");
+  CHECK(programs(r) == V{"curl", "sh"});
+  CHECK(r.commands[1].wrappers.empty());
+  CHECK(one("bash -c").program == "bash");
+}
+
+TEST_CASE("bash -c with a dynamic string", "[shell]") {
+  const ParseResult r = ok("bash -c \"$CMD\"");
+  REQUIRE(r.commands.size() == 1);
+  CHECK(r.commands[0].program == "$CMD");
+  CHECK(r.commands[0].dynamic);
+}
+
+TEST_CASE("eval", "[shell]") {
+  for (const char* line : {"eval \"rm -rf /\"", "eval rm -rf /", "eval 'rm' '-rf' '/'"}) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    is_rm_rf_root(c);
+    CHECK(c.wrappers == V{"eval"});
+    CHECK(c.depth == 1);
+  }
+}
+
+// ---------------------------------------------------------------- redirections
+
+TEST_CASE("output redirect", "[shell]") {
+  const SimpleCommand c = one("echo x > /etc/passwd");
+  CHECK(c.argv == V{"echo", "x"});
+  REQUIRE(c.redirects.size() == 1);
+  CHECK(c.redirects[0].op == ">");
+  CHECK(c.redirects[0].fd == 1);
+  CHECK(c.redirects[0].target == "/etc/passwd");
+}
+
+TEST_CASE("input redirect", "[shell]") {
+  const SimpleCommand c = one("cat < /etc/shadow");
+  CHECK(c.argv == V{"cat"});
+  REQUIRE(c.redirects.size() == 1);
+  CHECK(c.redirects[0].op == "<");
+  CHECK(c.redirects[0].fd == 0);
+  CHECK(c.redirects[0].target == "/etc/shadow");
+}
+
+TEST_CASE("fd duplication", "[shell]") {
+  const SimpleCommand c = one("cmd 2>&1");
+  CHECK(c.argv == V{"cmd"});
+  REQUIRE(c.redirects.size() == 1);
+  CHECK(c.redirects[0].op == ">&");
+  CHECK(c.redirects[0].fd == 2);
+  CHECK(c.redirects[0].target == "1");
+}
+
+TEST_CASE("every redirect operator", "[shell]") {
+  const SimpleCommand c =
+      one("cmd >> log 2> err &> all &>> all2 <> rw >| clob 3<&0 <<< \"s t\" 9>x a>b >&2");
+  CHECK(c.argv == V{"cmd", "a"});
+  struct E {
+    const char* op;
+    int fd;
+    const char* target;
+  };
+  const std::vector<E> want = {{">>", 1, "log"}, {">", 2, "err"},   {"&>", -1, "all"},
+                               {"&>>", -1, "all2"}, {"<>", 0, "rw"}, {">|", 1, "clob"},
+                               {"<&", 3, "0"},     {"<<<", 0, "s t"}, {">", 9, "x"},
+                               {">", 1, "b"},      {">&", 1, "2"}};
+  REQUIRE(c.redirects.size() == want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    INFO(i);
+    CHECK(c.redirects[i].op == want[i].op);
+    CHECK(c.redirects[i].fd == want[i].fd);
+    CHECK(c.redirects[i].target == want[i].target);
+  }
+}
+
+TEST_CASE("redirect before the command and without spaces", "[shell]") {
+  const SimpleCommand c = one(">out 2>/dev/null echo hi");
+  CHECK(c.argv == V{"echo", "hi"});
+  REQUIRE(c.redirects.size() == 2);
+  CHECK(c.redirects[0].target == "out");
+  CHECK(c.redirects[1].fd == 2);
+}
+
+TEST_CASE("redirect without a command", "[shell]") {
+  const SimpleCommand c = one("> /etc/passwd");
+  CHECK(c.program.empty());
+  CHECK(c.argv.empty());
+  CHECK(c.args.empty());
+  REQUIRE(c.redirects.size() == 1);
+  CHECK(c.redirects[0].target == "/etc/passwd");
+}
+
+TEST_CASE("redirect target with a variable is dynamic", "[shell]") {
+  CHECK(one("echo hi > /tmp/$X").dynamic);
+  CHECK(one("echo hi > \"/tmp/a b\"").redirects[0].target == "/tmp/a b");
+}
+
+TEST_CASE("redirect after a compound command", "[shell]") {
+  const ParseResult r = ok("{ rm -rf /; } > out 2>&1");
+  REQUIRE(r.commands.size() == 2);
+  CHECK(r.commands[0].program == "rm");
+  CHECK(r.commands[1].program.empty());
+  REQUIRE(r.commands[1].redirects.size() == 2);
+  CHECK(r.commands[1].redirects[0].target == "out");
+}
+
+TEST_CASE("redirect to a process substitution", "[shell]") {
+  const ParseResult r = ok("ls > >(tee /etc/x)");
+  CHECK(programs(r) == V{"tee", "ls"});
+  CHECK(r.commands[1].redirects[0].target == ">(tee /etc/x)");
+}
+
+// ---------------------------------------------------------------- here-documents
+
+TEST_CASE("heredoc body is consumed, not parsed as commands", "[shell]") {
+  const ParseResult r = ok("cat <<EOF\nrm -rf /\nEOF\nls");
+  REQUIRE(r.commands.size() == 2);
+  CHECK(r.commands[0].program == "cat");
+  REQUIRE(r.commands[0].redirects.size() == 1);
+  CHECK(r.commands[0].redirects[0].op == "<<");
+  CHECK(r.commands[0].redirects[0].fd == 0);
+  CHECK(r.commands[0].redirects[0].target == "EOF");
+  CHECK(r.commands[1].program == "ls");
+}
+
+TEST_CASE("substitutions in an unquoted heredoc run", "[shell]") {
+  const ParseResult r = ok("cat <<EOF > out\nhello $(rm -rf /) `id`\nEOF\n");
+  CHECK(programs(r) == V{"rm", "id", "cat"});
+  CHECK(r.commands[0].depth == 1);
+}
+
+TEST_CASE("quoted heredoc delimiter disables expansion", "[shell]") {
+  CHECK(programs(ok("cat <<'EOF'\n$(rm -rf /)\nEOF")) == V{"cat"});
+  CHECK(programs(ok("cat <<\"EOF\"\n$(rm -rf /)\nEOF")) == V{"cat"});
+  CHECK(programs(ok("cat <<\\EOF\n$(rm -rf /)\nEOF")) == V{"cat"});
+}
+
+TEST_CASE("heredoc with tab stripping and a list on its line", "[shell]") {
+  const ParseResult r = ok("cat <<-END | sh; ls\n\tx\n\tEND\npwd");
+  CHECK(programs(r) == V{"cat", "sh", "ls", "pwd"});
+  CHECK(r.commands[0].redirects[0].op == "<<");
+}
+
+TEST_CASE("two heredocs on one line", "[shell]") {
+  const ParseResult r = ok("cat <<A; cat <<B\na\nA\nb\nB\necho done");
+  CHECK(programs(r) == V{"cat", "cat", "echo"});
+  CHECK(r.commands[1].redirects[0].target == "B");
+}
+
+TEST_CASE("heredoc inside a command substitution", "[shell]") {
+  const ParseResult r = ok("x=$(cat <<EOF\nhi\nEOF\n); rm -rf /");
+  CHECK(programs(r) == V{"cat", "rm"});
+}
+
+TEST_CASE("heredoc without its delimiter line fails", "[shell]") {
+  fails("cat <<EOF");
+  fails("cat <<EOF\nbody\n");
+  fails("cat <<EOF\nbody\nEOFX");
+}
+
+// ---------------------------------------------------------------- control structures
+
+TEST_CASE("if", "[shell]") {
+  CHECK(programs(ok("if true; then rm -rf /; fi")) == V{"true", "rm"});
+  CHECK(programs(ok("if a; then b; elif c; then d; else e; fi")) == V{"a", "b", "c", "d", "e"});
+  CHECK(programs(ok("if [ -f x ]\nthen\n  rm x\nfi")) == V{"[", "rm"});
+}
+
+TEST_CASE("while and until", "[shell]") {
+  CHECK(programs(ok("while true; do rm -rf /; done")) == V{"true", "rm"});
+  CHECK(programs(ok("until false; do rm x; done")) == V{"false", "rm"});
+  CHECK(programs(ok("ls | while read l; do rm \"$l\"; done")) == V{"ls", "read", "rm"});
+}
+
+TEST_CASE("for", "[shell]") {
+  const ParseResult r = ok("for v in a b; do rm $v; done");
+  REQUIRE(r.commands.size() == 1);
+  CHECK(r.commands[0].program == "rm");
+  CHECK(r.commands[0].dynamic);
+  const ParseResult s = ok("for f in $(ls); do rm \"$f\"; done");
+  CHECK(programs(s) == V{"ls", "rm"});
+  CHECK(s.commands[0].depth == 1);
+  CHECK(programs(ok("for ((i=0;i<3;i++)); do rm x; done")) == V{"rm"});
+  CHECK(programs(ok("for x\ndo\nrm x\ndone")) == V{"rm"});
+  CHECK(programs(ok("select x in a b; do rm $x; done")) == V{"rm"});
+}
+
+TEST_CASE("case", "[shell]") {
+  const ParseResult r = ok("case $x in a) rm -rf /;; b|c) ls;; (*) echo;& esac");
+  CHECK(programs(r) == V{"rm", "ls", "echo"});
+  CHECK(programs(ok("case x in\n  a)\n    rm y\n    ;;\nesac")) == V{"rm"});
+  CHECK(ok("case x in esac").commands.empty());
+}
+
+TEST_CASE("function definitions", "[shell]") {
+  CHECK(programs(ok("f() { rm -rf /; }; f")) == V{"rm", "f"});
+  CHECK(programs(ok("function f { rm -rf /; }")) == V{"rm"});
+  CHECK(programs(ok("function g() ( rm x )")) == V{"rm"});
+  CHECK(programs(ok("f ()\n{\n rm x\n}")) == V{"rm"});
+}
+
+TEST_CASE("fork bomb", "[shell]") {
+  const ParseResult r = ok(":(){ :|:& };:");
+  REQUIRE(r.commands.size() == 3);
+  for (const auto& c : r.commands) CHECK(c.program == ":");
+  CHECK(r.commands[0].background);
+  CHECK(r.commands[1].background);
+  CHECK_FALSE(r.commands[2].background);
+}
+
+TEST_CASE("[[ ]] and (( )) are not commands", "[shell]") {
+  CHECK(programs(ok("[[ -f x && $a < b ]] && rm x")) == V{"rm"});
+  CHECK(programs(ok("((i++)) || rm x")) == V{"rm"});
+  const ParseResult r = ok("[[ $(rm -rf /) ]]");
+  REQUIRE(r.commands.size() == 1);
+  CHECK(r.commands[0].depth == 1);
+  CHECK(programs(ok("(( x = $(rm -rf /) ))")) == V{"rm"});
+}
+
+TEST_CASE("negation is skipped", "[shell]") {
+  is_rm_rf_root(one("! rm -rf /"));
+  CHECK(one("echo !").args == V{"!"});
+}
+
+TEST_CASE("reserved words are plain words in argument position", "[shell]") {
+  CHECK(one("echo if then fi done").args == V{"if", "then", "fi", "done"});
+  CHECK(one("\"if\" x").program == "if");
+}
+
+TEST_CASE("multi-line script", "[shell]") {
+  const char* script =
+      "#!/bin/bash\n"
+      "set -e\n"
+      "for f in *.log; do\n"
+      "  if [ -s \"$f\" ]; then\n"
+      "    gzip \"$f\"  # compress\n"
+      "  fi\n"
+      "done\n"
+      "rm -rf /tmp/x\n";
+  CHECK(programs(ok(script)) == V{"set", "[", "gzip", "rm"});
+}
+
+// ---------------------------------------------------------------- comments
+
+TEST_CASE("comments", "[shell]") {
+  CHECK(programs(ok("ls # ; rm -rf /")) == V{"ls"});
+  CHECK(programs(ok("ls # x\nrm -rf /")) == V{"ls", "rm"});
+  CHECK(one("echo a#b").args == V{"a#b"});
+  CHECK(one("echo '#x' \\#y").args == V{"#x", "#y"});
+  CHECK(ok("# only a comment").commands.empty());
+  CHECK(ok("").commands.empty());
+  CHECK(ok("  \n\n ").commands.empty());
+}
+
+// ---------------------------------------------------------------- limits
+
+namespace {
+std::string nested_subst(int levels) {
+  std::string s;
+  for (int i = 0; i < levels; ++i) s += "echo $(";
+  s += "rm -rf /";
+  for (int i = 0; i < levels; ++i) s += ")";
+  return s;
+}
+}  // namespace
+
+TEST_CASE("depth limit", "[shell]") {
+  Limits limits;
+  limits.max_depth = 3;
+  const ParseResult r = ok(nested_subst(3), limits);
+  CHECK(r.commands[0].depth == 3);
+  fails(nested_subst(4), limits);
+  fails("bash -c \"bash -c 'bash -c \\\"bash -c ls\\\"'\"", limits);
+  ok(nested_subst(16));
+  fails(nested_subst(17));
+}
+
+TEST_CASE("deep structural nesting fails without crashing", "[shell]") {
+  std::string spaced;
+  for (int i = 0; i < 100000; ++i) spaced += "( ";
+  spaced += "ls";
+  for (int i = 0; i < 100000; ++i) spaced += " )";
+  fails(spaced);
+
+  std::string tight(100000, '(');  // ((((… is arithmetic, and unterminated here
+  CHECK_NOTHROW(parse(tight));
+  CHECK_FALSE(parse(tight).ok);
+  CHECK_NOTHROW(parse(tight + "ls" + std::string(100000, ')')));
+
+  std::string braces;
+  for (int i = 0; i < 100000; ++i) braces += "{ ";
+  fails(braces + "ls");
+
+  std::string subst;
+  for (int i = 0; i < 100000; ++i) subst += "$(";
+  fails(subst);
+
+  std::string params;
+  for (int i = 0; i < 100000; ++i) params += "\"${x:-";
+  fails(params);
+
+  std::string ifs;
+  for (int i = 0; i < 100000; ++i) ifs += "if true; then ";
+  fails(ifs);
+}
+
+TEST_CASE("command limit", "[shell]") {
+  Limits limits;
+  limits.max_commands = 3;
+  ok("a; b; c", limits);
+  fails("a; b; c; d", limits);
+  fails("echo $(a) $(b) $(c)", limits);
+}
+
+TEST_CASE("1 MB inputs", "[shell]") {
+  const std::string big(1 << 20, 'x');
+  const SimpleCommand c = one("echo '" + big + "'");
+  CHECK(c.args[0].size() == big.size());
+
+  std::string words;
+  while (words.size() < (1u << 20)) words += "ab ";
+  CHECK(one("echo " + words).args.size() > 300000);
+
+  std::string many;
+  while (many.size() < (1u << 20)) many += "ls;";
+  fails(many);  // more than max_commands
+
+  CHECK_FALSE(parse("echo '" + big).ok);
+  CHECK_FALSE(parse("cat <<EOF\n" + big).ok);
+}
+
+TEST_CASE("hostile bytes never crash", "[shell]") {
+  std::mt19937 rng(12345);
+  const std::string alphabet = "ab -;&|()<>{}[]$`'\"\\\n\t#=*?~!%0123456789:,.@+/";
+  for (int i = 0; i < 20000; ++i) {
+    std::string s;
+    const int len = static_cast<int>(rng() % 60);
+    for (int k = 0; k < len; ++k) {
+      if (rng() % 8 == 0) s += static_cast<char>(rng() % 256);
+      else s += alphabet[rng() % alphabet.size()];
+    }
+    ParseResult r;
+    REQUIRE_NOTHROW(r = parse(s));
+    if (r.ok) {
+      CHECK(r.error.empty());
+    } else {
+      CHECK_FALSE(r.error.empty());
+      CHECK(r.commands.empty());
+    }
+  }
+}
+
+TEST_CASE("invalid UTF-8 and NUL bytes", "[shell]") {
+  const SimpleCommand c = one(std::string("echo \xff\xfe \xc3( x", 12).substr(0, 9));
+  CHECK(c.args == V{"\xff\xfe"});
+  const std::string nul("rm\0x -rf /", 10);
+  const SimpleCommand n = one(nul);
+  CHECK(n.program == std::string("rm\0x", 4));
+  CHECK_NOTHROW(parse(std::string("\0\0\0(", 4)));
+}

@@ -1,0 +1,42 @@
+// Helpers for engine tests: compile inline rule text, decide inline JSON.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "engine/engine.h"
+
+namespace warden::test {
+
+inline Policy::Loaded compile_text(const std::string& text, const std::string& path = "t.clp") {
+  return Policy::compile({RuleSource{path, text}});
+}
+
+inline std::shared_ptr<const Policy> must_compile(const std::string& text) {
+  auto loaded = compile_text(text);
+  for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
+  REQUIRE(loaded.policy);
+  return loaded.policy;
+}
+
+inline EngineOptions test_options() {
+  EngineOptions o;
+  o.workspace_root = "/home/user/project";
+  o.home = "/home/user";
+  return o;
+}
+
+// A rule that rejects shell proposals, approves everything else.
+inline const char* kSimpleRules = R"(
+(defrule reject-shell
+  (proposal (id ?id) (target shell))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule reject-shell) (reason "no shell"))))
+(defrule approve-reply
+  (proposal (id ?id) (target reply))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule approve-reply) (reason "replies are fine"))))
+)";
+
+}  // namespace warden::test

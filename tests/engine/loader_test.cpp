@@ -1,0 +1,150 @@
+// Loading rules: every problem is a diagnostic with a stable code and the right line, all
+// are reported at once, and a set with any error is never loaded.
+#include "tests/engine/engine_test_util.h"
+
+using namespace warden;
+using warden::test::compile_text;
+
+namespace {
+const Diagnostic* find_code(const Diagnostics& ds, const std::string& code) {
+  for (const auto& d : ds)
+    if (d.code == code) return &d;
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("a clean rule set compiles with a digest and rule names", "[loader]") {
+  auto loaded = compile_text(warden::test::kSimpleRules);
+  REQUIRE(loaded.policy);
+  CHECK(loaded.diagnostics.empty());
+  CHECK(loaded.policy->rule_count() == 2);
+  CHECK(loaded.policy->digest().rfind("sha256:", 0) == 0);
+  CHECK(loaded.policy->digest().size() == 7 + 64);
+  auto other = compile_text(std::string(warden::test::kSimpleRules) + " ; changed\n");
+  CHECK(other.policy->digest() != loaded.policy->digest());
+}
+
+TEST_CASE("syntax error reports E_PARSE with file and line", "[loader]") {
+  auto loaded = compile_text("(defrule ok (proposal (id ?id)) => )\n\n(defrule broken\n  (proposal (id ?id)\n  =>\n  (assert (decision (proposal ?id))))\n", "rules/x.clp");
+  CHECK_FALSE(loaded.policy);
+  REQUIRE(!loaded.diagnostics.empty());
+  const Diagnostic& d = loaded.diagnostics.front();
+  CHECK(d.file == "rules/x.clp");
+  CHECK((d.code == code::kParse || d.code == code::kUnbalanced));
+  CHECK(d.line >= 3);
+  CHECK(d.line <= 6);
+}
+
+TEST_CASE("unbalanced parentheses report E_UNBALANCED at the opening line", "[loader]") {
+  auto loaded = compile_text("(defrule a (proposal (id ?id)) => )\n\n(defrule b\n  (proposal (id ?id))\n  =>\n", "u.clp");
+  CHECK_FALSE(loaded.policy);
+  const Diagnostic* d = find_code(loaded.diagnostics, code::kUnbalanced);
+  REQUIRE(d);
+  CHECK(d->line == 3);
+  auto str = compile_text("(defrule a\n (proposal (explanation \"open string)) => )\n");
+  REQUIRE(find_code(str.diagnostics, code::kUnbalanced));
+  CHECK(find_code(str.diagnostics, code::kUnbalanced)->line == 2);
+}
+
+TEST_CASE("unknown function is E_UNKNOWN_FUNCTION at its line", "[loader]") {
+  auto loaded = compile_text("; header\n(defrule a\n  (proposal (id ?id))\n  =>\n  (no-such-function ?id))\n");
+  CHECK_FALSE(loaded.policy);
+  const Diagnostic* d = find_code(loaded.diagnostics, code::kUnknownFunction);
+  REQUIRE(d);
+  CHECK(d->line == 5);
+  CHECK(d->rule == "a");
+}
+
+TEST_CASE("forbidden functions are refused with their line, including in deffunctions and globals", "[loader]") {
+  for (const char* fn : {"exit", "system", "eval", "build", "load", "open", "readline", "seed", "funcall", "assert-string", "retract"}) {
+    std::string text = "(defrule a\n  (proposal (id ?id))\n  =>\n  (" + std::string(fn) + " \"x\"))\n";
+    auto loaded = compile_text(text);
+    INFO(fn);
+    CHECK_FALSE(loaded.policy);
+    const Diagnostic* d = find_code(loaded.diagnostics, code::kForbiddenFunction);
+    REQUIRE(d);
+    CHECK(d->line == 4);
+  }
+  auto global = compile_text("(defglobal ?*x* = (system \"touch /tmp/warden-pwned\"))\n");
+  CHECK_FALSE(global.policy);
+  REQUIRE(find_code(global.diagnostics, code::kForbiddenFunction));
+  auto fn = compile_text("(deffunction f ()\n  (exit))\n");
+  REQUIRE(find_code(fn.diagnostics, code::kForbiddenFunction));
+  CHECK(find_code(fn.diagnostics, code::kForbiddenFunction)->line == 2);
+}
+
+TEST_CASE("rule files cannot define templates, facts or modules", "[loader]") {
+  for (const char* c : {"deftemplate", "deffacts", "defmodule", "defclass"}) {
+    auto loaded = compile_text(std::string("\n(") + c + " foo (slot x))\n");
+    INFO(c);
+    CHECK_FALSE(loaded.policy);
+    const Diagnostic* d = find_code(loaded.diagnostics, code::kForbiddenConstruct);
+    REQUIRE(d);
+    CHECK(d->line == 2);
+  }
+}
+
+TEST_CASE("duplicate rule names across files are reported with both places", "[loader]") {
+  auto loaded = Policy::compile({RuleSource{"a.clp", "(defrule same (proposal (id ?id)) => )\n"},
+                                 RuleSource{"b.clp", "\n\n(defrule same (proposal (id ?id)) => )\n"}});
+  CHECK_FALSE(loaded.policy);
+  const Diagnostic* d = find_code(loaded.diagnostics, code::kDuplicateRule);
+  REQUIRE(d);
+  CHECK(d->file == "b.clp");
+  CHECK(d->line == 3);
+  CHECK(d->message.find("a.clp:1") != std::string::npos);
+}
+
+TEST_CASE("binding a global at run time is E_GLOBAL_MUTATION", "[loader]") {
+  auto loaded = compile_text("(defglobal ?*n* = 0)\n(defrule a (proposal (id ?id))\n =>\n (bind ?*n* (+ ?*n* 1)))\n");
+  CHECK_FALSE(loaded.policy);
+  const Diagnostic* d = find_code(loaded.diagnostics, code::kGlobalMutation);
+  REQUIRE(d);
+  CHECK(d->line == 4);
+}
+
+TEST_CASE("a constant regex RE2 cannot compile is E_BAD_REGEX", "[loader]") {
+  auto loaded = compile_text("(defrule a\n (param (value ?v&:(regex-match \"(unclosed\" ?v)))\n =>)\n");
+  CHECK_FALSE(loaded.policy);
+  const Diagnostic* d = find_code(loaded.diagnostics, code::kBadRegex);
+  REQUIRE(d);
+  CHECK(d->line == 2);
+}
+
+TEST_CASE("pattern-hit needs constant kind and pattern", "[loader]") {
+  auto loaded = compile_text("(defrule a\n (pattern-hit (proposal ?id) (kind regex) (pattern ?p))\n =>)\n");
+  CHECK_FALSE(loaded.policy);
+  REQUIRE(find_code(loaded.diagnostics, code::kBadPattern));
+  CHECK(find_code(loaded.diagnostics, code::kBadPattern)->line == 2);
+}
+
+TEST_CASE("all errors are collected at once, and a good construct never half-loads", "[loader]") {
+  auto loaded = Policy::compile({RuleSource{"a.clp", "(defrule good (proposal (id ?id)) => )\n(defrule bad1 (proposal (id ?id)) => (exit))\n"},
+                                 RuleSource{"b.clp", "(deftemplate t (slot x))\n(defrule bad2 (proposal) => (nope))\n"}});
+  CHECK_FALSE(loaded.policy);
+  CHECK(loaded.diagnostics.size() >= 3);
+  CHECK(find_code(loaded.diagnostics, code::kForbiddenFunction));
+  CHECK(find_code(loaded.diagnostics, code::kForbiddenConstruct));
+  CHECK(find_code(loaded.diagnostics, code::kUnknownFunction));
+}
+
+TEST_CASE("text outside a construct and an empty set are errors", "[loader]") {
+  auto stray = compile_text("hello\n(defrule a (proposal (id ?id)) => )\n");
+  CHECK_FALSE(stray.policy);
+  REQUIRE(find_code(stray.diagnostics, code::kParse));
+  CHECK(find_code(stray.diagnostics, code::kParse)->line == 1);
+  CHECK(find_code(Policy::compile({}).diagnostics, code::kNoRules));
+}
+
+TEST_CASE("diagnostics print as file:line: error CODE: message and as JSON", "[loader]") {
+  Diagnostic d{code::kParse, Severity::Error, "rules/shell.clp", 42, "r", "bad \"thing\""};
+  CHECK(d.to_text() == "rules/shell.clp:42: error E_PARSE: in rule 'r': bad \"thing\"");
+  CHECK(d.to_json() == R"({"code":"E_PARSE","severity":"error","file":"rules/shell.clp","line":42,"rule":"r","message":"bad \"thing\""})");
+}
+
+TEST_CASE("CLIPS static checks catch an invalid outcome symbol at load", "[loader]") {
+  auto loaded = compile_text("(defrule a (proposal (id ?id))\n =>\n (assert (decision (proposal ?id) (outcome maybe) (rule a))))\n");
+  CHECK_FALSE(loaded.policy);
+  REQUIRE(!loaded.diagnostics.empty());
+  CHECK(loaded.diagnostics.front().code == code::kCompile);
+}
