@@ -108,6 +108,23 @@ bool token_char(unsigned char c) {
          c == '/' || c == '_' || c == '-';
 }
 
+// Identifier-like: every part between "-", "_" or "/" is letters followed by digits
+// ("ThisIsAVeryLongIdentifierName2024", "my-project-2024-final-backup", "MyService2").
+// Random base64 of >= 24 chars almost never has this shape (digits land between letters).
+bool identifier_like(std::string_view tok) {
+  bool in_digits = false;
+  for (char c : tok) {
+    if (c == '-' || c == '_' || c == '/') {
+      in_digits = false;
+    } else if (c >= '0' && c <= '9') {
+      in_digits = true;
+    } else if (in_digits || c == '+' || c == '=') {
+      return false;  // a letter after digits within one part
+    }
+  }
+  return true;
+}
+
 bool high_entropy(std::string_view tok) {
   if (tok.size() < kMinTokenLength) return false;
   std::array<std::size_t, 256> counts{};
@@ -123,6 +140,9 @@ bool high_entropy(std::string_view tok) {
   }
   // Hex digests (git SHAs, SHA-256, UUIDs) carry at most ~4 bits/char: never flagged.
   if (!digit || !letter || !non_hex) return false;
+  std::string_view body = tok;
+  while (!body.empty() && body.back() == '=') body.remove_suffix(1);
+  if (identifier_like(body)) return false;
   double h = 0;
   const double n = static_cast<double>(tok.size());
   for (std::size_t c : counts) {
@@ -136,9 +156,9 @@ bool high_entropy(std::string_view tok) {
 void check_token(std::string_view text, std::size_t b, std::size_t e, std::vector<Candidate>& out) {
   std::string_view tok = text.substr(b, e - b);
   if (tok.size() < kMinTokenLength) return;
-  // Path-like tokens ("/var/lib/…", "./x/…") are judged segment by segment, so a path made of
-  // ordinary names is not one long "random" token.
-  if (tok[0] == '/' || tok.starts_with("./")) {
+  // Absolute-path-like tokens ("/var/lib/…") are judged segment by segment, so a path made
+  // of ordinary names and one hex id is not one long "random" token.
+  if (tok[0] == '/') {
     std::size_t s = 0;
     while (s < tok.size()) {
       std::size_t t = tok.find('/', s);
@@ -172,7 +192,7 @@ void find_high_entropy(std::string_view text, std::vector<Candidate>& out) {
 }  // namespace
 
 // Known formats first, then high-entropy tokens: length >= 24, Shannon entropy >= 4.0
-// bits/char, at least one digit and one letter, not purely hex. Overlapping candidates are
+// bits/char, at least one digit and one letter, not purely hex, not identifier-like. Overlapping candidates are
 // merged into one finding (union of spans, so redaction covers all of them) whose kind is
 // the highest-priority known kind among them.
 std::vector<Finding> find(std::string_view text) {

@@ -37,6 +37,12 @@ bool Parser::is_kw(const Token& t, std::string_view kw) {
   return t.type == Tok::Word && t.word.raw == kw;  // raw == kw: unquoted, no expansion
 }
 
+bool Parser::is_compound_start(const Token& t) {
+  return t.type == Tok::LParen || t.type == Tok::DLParen || is_kw(t, "{") || is_kw(t, "if") ||
+         is_kw(t, "while") || is_kw(t, "until") || is_kw(t, "for") || is_kw(t, "select") ||
+         is_kw(t, "case") || is_kw(t, "[[");
+}
+
 bool Parser::at_stop() {
   const Token& t = peek();
   switch (t.type) {
@@ -113,7 +119,18 @@ void Parser::parse_pipeline() {
       break;
     }
   }
-  parse_command(std::move(prefix));
+  if (is_kw(peek(), "coproc")) {  // coproc [NAME] command: runs in the background
+    next();
+    const std::size_t first = ctx_.out.size();
+    if (peek().type == Tok::Word && !is_compound_start(peek())) {
+      Word word = next().word;
+      if (!is_compound_start(peek())) prefix.push_back(std::move(word));  // else it was NAME
+    }
+    parse_command(std::move(prefix));
+    for (std::size_t i = first; i < ctx_.out.size(); ++i) ctx_.out[i].background = true;
+  } else {
+    parse_command(std::move(prefix));
+  }
   while (peek().type == Tok::Pipe || peek().type == Tok::PipeAmp) {
     next();
     skip_newlines();
@@ -163,7 +180,8 @@ void Parser::parse_simple(std::vector<Word> prefix) {
     if (type == Tok::Word) {
       Word w = next().word;
       if (words.empty() && is_assignment(w)) {
-        dynamic = dynamic || w.dynamic;  // FOO=$(…) cmd: the environment is not static
+        // FOO=$X cmd: the environment is not static (assignments are never globbed).
+        dynamic = dynamic || w.raw.find_first_of("$`") != std::string::npos;
         any_assignment = true;
         continue;
       }
@@ -224,11 +242,7 @@ void Parser::parse_function_body() {
   next();
   skip_newlines();
   const Token& t = peek();
-  const bool compound = t.type == Tok::LParen || t.type == Tok::DLParen || is_kw(t, "{") ||
-                        is_kw(t, "if") || is_kw(t, "while") || is_kw(t, "until") ||
-                        is_kw(t, "for") || is_kw(t, "select") || is_kw(t, "case") ||
-                        is_kw(t, "[[");
-  if (!compound) {
+  if (!is_compound_start(t)) {
     throw ShellError{"syntax error: function body must be a compound command, not " +
                      t.describe()};
   }
@@ -381,10 +395,12 @@ void Parser::parse_cond() {
 // (( … )): arithmetic, not a command. `((cmd) …)` is really nested subshells: fall back.
 void Parser::parse_arith_command() {
   const Token t = next();
-  const std::size_t saved_out = ctx_.out.size();
-  if (scan_arith()) return;
-  ctx_.out.resize(saved_out);
-  pos_ = t.start + 1;  // re-read from the second `(`
+  if (closes_as_arith(pos_)) {
+    if (!scan_arith()) throw ShellError{"unterminated arithmetic ((…))"};
+    return;
+  }
+  pos_ = t.start + 1;  // read again from the second `(`: a subshell in a subshell
+  NestGuard guard(ctx_);
   parse_subshell_body();
 }
 

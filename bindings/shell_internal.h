@@ -91,11 +91,15 @@ class Parser {
   void read_backquote(Word& w, bool in_dquote);
   void read_array(Word& w);         // pos_ at `(` of `name=(…)`
   bool scan_arith();                // pos_ after `((`; false if it is not `…))`
+  // Whether the text from `i` (just after `((`) closes as `))` (arithmetic) rather than as
+  // nested parentheses `( … ) … )`. A cheap pre-scan, so nothing is parsed twice.
+  bool closes_as_arith(std::size_t i) const;
   void read_heredocs();
   void enter_depth() const;         // throws if depth_ + 1 exceeds the limit
 
   // ---- grammar (shell_grammar.cpp) ----
   static bool is_kw(const Token& t, std::string_view kw);
+  static bool is_compound_start(const Token& t);
   bool at_stop();
   void expect_kw(std::string_view kw);
   void skip_newlines();

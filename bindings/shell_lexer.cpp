@@ -67,7 +67,8 @@ std::string Token::describe() const {
   switch (type) {
     case Tok::End: return "end of input";
     case Tok::Newline: return "newline";
-    case Tok::Word: return "`" + word.raw + "`";
+    case Tok::Word:
+      return "`" + (word.raw.size() > 40 ? word.raw.substr(0, 40) + "…" : word.raw) + "`";
     case Tok::Redir: return "`" + op + "`";
     case Tok::Semi: return "`;`";
     case Tok::Amp: return "`&`";
@@ -401,17 +402,12 @@ void Parser::read_dollar(Word& w, bool in_dquote) {
   const std::size_t start = pos_;
   const char d = pos_ + 1 < n ? text_[pos_ + 1] : '\0';
   if (pos_ + 1 < n && d == '(') {
-    if (pos_ + 2 < n && text_[pos_ + 2] == '(') {
-      // $((…)) arithmetic, unless it turns out to be $( (…) … ).
-      const std::size_t saved_out = ctx_.out.size();
+    if (pos_ + 2 < n && text_[pos_ + 2] == '(' && closes_as_arith(pos_ + 3)) {
       pos_ += 3;
-      if (scan_arith()) {
-        w.value.append(text_.substr(start, pos_ - start));
-        w.dynamic = true;
-        return;
-      }
-      ctx_.out.resize(saved_out);
-      pos_ = start;
+      if (!scan_arith()) throw ShellError{"unterminated arithmetic $((…))"};
+      w.value.append(text_.substr(start, pos_ - start));
+      w.dynamic = true;
+      return;
     }
     read_command_subst(w);
     return;
@@ -540,6 +536,27 @@ void Parser::read_array(Word& w) {
     w.value += ' ';
     w.dynamic = w.dynamic || item.dynamic;
   }
+}
+
+bool Parser::closes_as_arith(std::size_t i) const {
+  const std::size_t n = text_.size();
+  int open = 0;
+  for (; i < n; ++i) {
+    const char c = text_[i];
+    if (c == '\\') {
+      ++i;
+    } else if (c == '\'' || c == '"') {
+      while (++i < n && text_[i] != c) {
+        if (c == '"' && text_[i] == '\\') ++i;
+      }
+    } else if (c == '(') {
+      ++open;
+    } else if (c == ')') {
+      if (open == 0) return i + 1 < n && text_[i + 1] == ')';
+      --open;
+    }
+  }
+  return true;  // unterminated: the arithmetic scanner reports it
 }
 
 bool Parser::scan_arith() {

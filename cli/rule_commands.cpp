@@ -142,7 +142,8 @@ void register_dry_run(CLI::App& app, int* exit_code) {
     EngineFlags engine;
   };
   auto a = std::make_shared<Args>();
-  cmd->add_option("--rules", a->rules, "Rule file or directory (repeatable; default: the shipped rules)");
+  cmd->add_option("--rules", a->rules, "Rule file or directory (repeatable; default: the shipped rules)")
+      ->allow_extra_args(false);
   cmd->add_option("input", a->input, "Proposal file (JSON or JSON lines), - for stdin")->capture_default_str();
   cmd->add_flag("--explain", a->explain, "Also print the facts the rules saw");
   cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();

@@ -64,22 +64,40 @@
   (assert (decision (proposal ?id) (outcome approve) (rule files-write-workspace)
                     (reason "write inside the workspace"))))
 
+;; The file a redirection writes: its normalized path, or for `>& FILE` (which the fact
+;; builder treats as an fd duplication and leaves without a path) the normalized target.
+;; "" for a real fd duplication (`2>&1`, `>&-`).
+(deffunction files-redirect-path (?op ?t ?p)
+  (if (neq ?p "") then (return ?p))
+  (if (files-fd-dup-p ?op ?t) then (return ""))
+  (path-normalize ?t))
+
+;; TRUE for a redirection writing a resolved file outside the workspace (not a harmless sink).
+(deffunction files-redirect-outside-p (?op ?t ?p)
+  (bind ?f (files-redirect-path ?op ?t ?p))
+  (and (neq ?f "") (not (files-harmless-sink-p ?f)) (not (files-unresolved-p ?f))
+       (not (in-workspace ?f))))
+
+;; TRUE for a redirection writing a file known only at run time ($OUT, `…`).
+(deffunction files-redirect-dynamic-p (?op ?t ?p)
+  (and (not (files-fd-dup-p ?op ?t))
+       (or (str-contains ?t "$") (str-contains ?t "`") (files-unresolved-p (files-redirect-path ?op ?t ?p)))))
+
 ;; Stops shell output redirections to files outside the workspace (`echo x > /etc/hosts`,
-;; `cmd >> ~/log`, `cmd &> /tmp/out`); /dev/null, /dev/stdout, /dev/stderr, /dev/tty,
-;; /dev/fd/N and fd duplications (`2>&1`) are fine.
+;; `cmd >> ~/log`, `cmd &> /tmp/out`, `cmd >& /tmp/out`); /dev/null, /dev/stdout,
+;; /dev/stderr, /dev/tty, /dev/fd/N and fd duplications (`2>&1`) are fine.
 (defrule files-shell-redirect-outside-workspace
   (shell-redirect (proposal ?id) (op ?op&">"|">>"|">|"|"&>"|"&>>"|"<>"|">&") (target ?t)
-                  (path ?p&:(not (files-fd-dup-p ?op ?t))&:(not (files-harmless-sink-p ?p))
-                          &:(not (files-unresolved-p ?p))&:(not (in-workspace ?p))))
+                  (path ?p&:(files-redirect-outside-p ?op ?t ?p)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule files-shell-redirect-outside-workspace)
-                    (reason (str-cat "output redirected outside the workspace: " ?p)))))
+                    (reason (str-cat "output redirected outside the workspace: " (files-redirect-path ?op ?t ?p))))))
 
 ;; Asks a human for output redirections whose target is only known at run time
 ;; (`cmd > $OUT`, `cmd > "$(mktemp)"`): it may be anywhere.
 (defrule files-shell-redirect-dynamic
   (shell-redirect (proposal ?id) (op ?op&">"|">>"|">|"|"&>"|"&>>"|"<>"|">&") (target ?t)
-                  (path ?p&:(not (files-fd-dup-p ?op ?t))&:(files-unresolved-p ?p)))
+                  (path ?p&:(files-redirect-dynamic-p ?op ?t ?p)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-redirect-dynamic)
                     (reason (str-cat "output redirected to a target known only at run time: " ?t)))))

@@ -25,6 +25,13 @@
 (deffunction persist-git-hook-path-p (?p)
   (regex-match "/\\.git/(hooks(/.*)?|config)$" ?p))
 
+;; The file a redirection writes: its normalized path, or for `>& FILE` (left without a
+;; path by the fact builder) the normalized target; "" for an fd duplication (`2>&1`).
+(deffunction persist-redirect-path (?op ?t ?p)
+  (if (neq ?p "") then (return ?p))
+  (if (regex-match "^[0-9]*-?$" ?t) then (return ""))
+  (path-normalize ?t))
+
 ;; Stops writing a start-up file, cron table, systemd unit, authorized_keys, rc.local or
 ;; launch agent through the file actuator (write or append; normalized path, so
 ;; `../../.bashrc` counts).
@@ -51,19 +58,19 @@
 ;; Stops `echo 'curl x|sh' >> ~/.bashrc`, `cat key >> ~/.ssh/authorized_keys`,
 ;; `echo '* * * * * …' > /etc/cron.d/x`: a shell redirect into a persistence location.
 (defrule persistence-shell-redirect
-  (shell-redirect (proposal ?id) (op ">"|">>"|">|"|"&>"|"&>>"|"<>"|">&")
-                  (path ?p&:(persist-path-p ?p)))
+  (shell-redirect (proposal ?id) (op ?op&">"|">>"|">|"|"&>"|"&>>"|"<>"|">&") (target ?t)
+                  (path ?p&:(persist-path-p (persist-redirect-path ?op ?t ?p))))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule persistence-shell-redirect)
-                    (reason (str-cat "redirect into a persistence location: " ?p)))))
+                    (reason (str-cat "redirect into a persistence location: " (persist-redirect-path ?op ?t ?p))))))
 
 ;; Asks a human before a shell redirect writes git hooks or .git/config.
 (defrule persistence-shell-git-hooks
-  (shell-redirect (proposal ?id) (op ">"|">>"|">|"|"&>"|"&>>"|"<>"|">&")
-                  (path ?p&:(persist-git-hook-path-p ?p)))
+  (shell-redirect (proposal ?id) (op ?op&">"|">>"|">|"|"&>"|"&>>"|"<>"|">&") (target ?t)
+                  (path ?p&:(persist-git-hook-path-p (persist-redirect-path ?op ?t ?p))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule persistence-shell-git-hooks)
-                    (reason (str-cat "redirect into a git hook or git config: " ?p)))))
+                    (reason (str-cat "redirect into a git hook or git config: " ?t)))))
 
 ;; Stops `echo x | tee -a ~/.bashrc`, `sudo tee /etc/profile.d/x.sh`, `vim ~/.zshrc`,
 ;; `truncate`: programs that write every file operand.

@@ -158,11 +158,11 @@
 
 ;; Stops `> /dev/sda` and `echo x >> /dev/nvme0n1`: a redirect onto a disk device.
 (defrule shell-destructive-device-redirect
-  (shell-redirect (proposal ?id) (op ">"|">>"|">|"|"&>"|"&>>"|"<>"|">&")
-                  (path ?p&:(destructive-device-p ?p)))
+  (shell-redirect (proposal ?id) (op ">"|">>"|">|"|"&>"|"&>>"|"<>"|">&") (target ?t)
+                  (path ?p&:(or (destructive-device-p ?p) (destructive-device-p ?t))))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-destructive-device-redirect)
-                    (reason (str-cat "redirect onto a device: " ?p)))))
+                    (reason (str-cat "redirect onto a device: " ?t)))))
 
 ;; Stops the classic fork bomb `:(){ :|:& };:` and named variants (`b(){ b|b& };b`,
 ;; `function b { b|b & }`): a function that pipes into itself in the background exhausts

@@ -22,7 +22,7 @@ class JsonFormatter final : public spdlog::formatter {
     auto millis = duration_cast<milliseconds>(since).count() % 1000;
     std::tm tm{};
     gmtime_r(&secs, &tm);
-    char stamp[40];
+    char stamp[64];
     std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
                   tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
                   static_cast<int>(millis));

@@ -5,6 +5,7 @@
 #include "engine/decision.h"
 #include "server/decider_pool.h"
 #include "server/errors.h"
+#include "server/frame.h"
 #include "server/json_text.h"
 #include "server/protocol.h"
 #include "server/reloader.h"

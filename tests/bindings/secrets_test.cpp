@@ -201,3 +201,15 @@ TEST_CASE("secrets find is thread-safe", "[secrets]") {
   for (auto& th : threads) th.join();
   for (int c : counts) CHECK(c == 200);
 }
+
+TEST_CASE("identifier-like tokens are not high-entropy", "[secrets]") {
+  CHECK(kinds("ThisIsAVeryLongIdentifierName2024") == "");
+  CHECK(kinds("getUserAccountBalanceForCustomer1") == "");
+  CHECK(kinds("my-project-2024-final-version-backup") == "");
+  CHECK(kinds("com/example/MyService2/Handler") == "");
+  CHECK(kinds("internal/pkg/controllers/reconciler_v2/handler") == "");
+  CHECK(kinds("test_user_authentication_handler_v2") == "");
+  // ...but base64 of text and random base64url still are.
+  CHECK(kinds("SGVsbG8gd29ybGQgdGhpcyBpcyBhIHRlc3Q=") == "high-entropy");
+  CHECK(kinds("Zx9_Qm3-Lp7aKw2_Rt5vNb8-Yc4uHj6e") == "high-entropy");
+}

@@ -2,6 +2,7 @@
 // nested shells, redirections, control structures, dynamic detection, limits and hostile input.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <random>
 #include <sstream>
 #include <string>
@@ -1021,10 +1022,43 @@ TEST_CASE("hostile bytes never crash", "[shell]") {
 }
 
 TEST_CASE("invalid UTF-8 and NUL bytes", "[shell]") {
-  const SimpleCommand c = one(std::string("echo \xff\xfe \xc3( x", 12).substr(0, 9));
-  CHECK(c.args == V{"\xff\xfe"});
+  const SimpleCommand c = one("echo \xff\xfe \xc3");
+  CHECK(c.args == V{"\xff\xfe", "\xc3"});
+  CHECK_FALSE(parse("echo \xc3( x").ok);
   const std::string nul("rm\0x -rf /", 10);
   const SimpleCommand n = one(nul);
   CHECK(n.program == std::string("rm\0x", 4));
   CHECK_NOTHROW(parse(std::string("\0\0\0(", 4)));
+}
+
+TEST_CASE("coproc runs its command in the background", "[shell]") {
+  const SimpleCommand c = one("coproc rm -rf /");
+  is_rm_rf_root(c);
+  CHECK(c.background);
+  CHECK(programs(ok("coproc NAME { rm -rf /; }")) == V{"rm"});
+  CHECK(programs(ok("coproc (ls)")) == V{"ls"});
+}
+
+TEST_CASE("parentheses inside quotes in substitutions", "[shell]") {
+  CHECK(one("a=$(echo \")\")").args == V{")"});
+  CHECK(programs(ok("echo \"$(echo \"(\")\"")) == V{"echo", "echo"});
+}
+
+TEST_CASE("ambiguous $(( nesting stays linear", "[shell]") {
+  // Each level is `$((…) )`, a command substitution of a subshell; a backtracking parser
+  // would re-parse every level twice per enclosing level.
+  std::string s;
+  for (int i = 0; i < 15; ++i) s += "$((";
+  s += "x";
+  for (int i = 0; i < 15; ++i) s += ") )";
+  const auto start = std::chrono::steady_clock::now();
+  const ParseResult r = ok(s);
+  CHECK(r.commands.size() == 16);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+}
+
+TEST_CASE("long error messages are truncated", "[shell]") {
+  const ParseResult r = parse(std::string(100000, 'x') + " )");
+  REQUIRE_FALSE(r.ok);
+  CHECK(r.error.size() < 200);
 }

@@ -1,0 +1,185 @@
+// The rule author's commands, run as real child processes: exit codes (SPEC §1), the
+// file:line diagnostics, JSON lines with an error object per bad line, and `warden test`.
+#include <catch2/catch.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int code;
+  std::string out;
+};
+
+// Runs `warden ARGS` with stdin from `input`, capturing stdout.
+Run warden(const std::string& args, const std::string& input = "") {
+  static int counter = 0;
+  fs::path in = fs::temp_directory_path() / ("warden-cli-in-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  std::ofstream(in) << input;
+  std::string cmd = std::string(WARDEN_BINARY_DIR) + "/cli/warden " + args + " < " + in.string() + " 2>/dev/null";
+  Run r{-1, ""};
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  fs::remove(in);
+  return r;
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static int n = 0;
+    path = fs::temp_directory_path() / ("warden-cli-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+    return (path / name).string();
+  }
+};
+
+const char* kRules = R"(
+(defrule no-rm (shell-command (proposal ?id) (program "rm") (flags $? "-r" $?))
+  => (assert (decision (proposal ?id) (outcome reject) (rule no-rm) (reason "recursive rm"))))
+(defrule ls-ok (shell-command (proposal ?id) (program "ls"))
+  => (assert (decision (proposal ?id) (outcome approve) (rule ls-ok) (reason "listing"))))
+(defrule unused (proposal (id ?id) (target never))
+  => (assert (decision (proposal ?id) (outcome reject) (rule unused))))
+)";
+
+}  // namespace
+
+TEST_CASE("check: clean rules exit 0 and report the digest", "[cli]") {
+  TempDir dir;
+  dir.write("a.clp", kRules);
+  Run r = warden("check " + dir.path.string());
+  CHECK(r.code == 0);
+  CHECK(r.out.find("ok: 3 rules") != std::string::npos);
+  CHECK(r.out.find("sha256:") != std::string::npos);
+}
+
+TEST_CASE("check: every error printed as file:line: error CODE, exit 1", "[cli]") {
+  TempDir dir;
+  std::string a = dir.write("a.clp", "(defrule a (proposal (id ?id))\n  =>\n  (system \"id\"))\n");
+  std::string b = dir.write("b.clp", "\n(deftemplate mine (slot x))\n");
+  Run r = warden("check " + dir.path.string());
+  CHECK(r.code == 1);
+  CHECK(r.out.find(a + ":3: error E_FORBIDDEN_FUNCTION") != std::string::npos);
+  CHECK(r.out.find(b + ":2: error E_FORBIDDEN_CONSTRUCT") != std::string::npos);
+  Run j = warden("check --format json " + dir.path.string());
+  CHECK(j.code == 1);
+  CHECK(j.out.find("\"ok\":false") != std::string::npos);
+  CHECK(j.out.find("\"code\":\"E_FORBIDDEN_FUNCTION\"") != std::string::npos);
+  CHECK(j.out.find("\"line\":3") != std::string::npos);
+}
+
+TEST_CASE("check: a missing path is E_READ", "[cli]") {
+  Run r = warden("check /nonexistent/rules");
+  CHECK(r.code == 1);
+  CHECK(r.out.find("E_READ") != std::string::npos);
+}
+
+TEST_CASE("dry-run: exit code follows the outcome of a single proposal", "[cli]") {
+  TempDir dir;
+  std::string rules = dir.write("a.clp", kRules);
+  Run reject = warden("dry-run --rules " + rules + " -", R"({"target":"shell","payload":{"command":"sudo rm -rf /"}})");
+  CHECK(reject.code == 1);
+  CHECK(reject.out.find("\"outcome\":\"reject\"") != std::string::npos);
+  CHECK(reject.out.find("\"rule\":\"no-rm\"") != std::string::npos);
+  Run approve = warden("dry-run --rules " + rules, R"({"target":"shell","payload":{"command":"ls -la"}})");
+  CHECK(approve.code == 0);
+  Run ask = warden("dry-run --rules " + rules, R"({"target":"message","payload":{"text":"hi"}})");
+  CHECK(ask.code == 3);
+  CHECK(ask.out.find("\"outcome\":\"approval-required\"") != std::string::npos);
+  // A single proposal may span several lines.
+  Run multi = warden("dry-run --rules " + rules, "{\n  \"target\": \"shell\",\n  \"payload\": {\"command\": \"ls\"}\n}\n");
+  CHECK(multi.code == 0);
+}
+
+TEST_CASE("dry-run: JSON lines, one decision per line, an error object for a bad line", "[cli]") {
+  TempDir dir;
+  std::string rules = dir.write("a.clp", kRules);
+  std::string input =
+      "{\"target\":\"shell\",\"payload\":{\"command\":\"ls\"}}\n"
+      "not json at all\n"
+      "{\"target\":\"shell\",\"payload\":{\"command\":\"rm -r x\"}}\n"
+      "{\"target\":\"she ll\"}\n";
+  Run r = warden("dry-run --rules " + rules + " -", input);
+  CHECK(r.code == 2);
+  std::vector<std::string> lines;
+  std::size_t pos = 0;
+  while (pos < r.out.size()) {
+    std::size_t end = r.out.find('\n', pos);
+    lines.push_back(r.out.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0].find("\"outcome\":\"approve\"") != std::string::npos);
+  CHECK(lines[1].find("{\"line\":2,\"error\":{\"code\":\"E_INPUT_JSON\"") == 0);
+  CHECK(lines[2].find("\"outcome\":\"reject\"") != std::string::npos);
+  CHECK(lines[3].find("\"code\":\"E_INPUT_SHAPE\"") != std::string::npos);
+}
+
+TEST_CASE("dry-run: --explain shows the parsed shell command", "[cli]") {
+  TempDir dir;
+  std::string rules = dir.write("a.clp", kRules);
+  Run r = warden("dry-run --explain --rules " + rules, R"({"target":"shell","payload":{"command":"bash -c 'rm -fr /'"}})");
+  CHECK(r.code == 1);
+  CHECK(r.out.find("shell-command") != std::string::npos);
+  CHECK(r.out.find("\\\"-r\\\"") != std::string::npos);
+}
+
+TEST_CASE("dry-run: broken rules are a usage error (2), a missing input file too", "[cli]") {
+  TempDir dir;
+  std::string rules = dir.write("a.clp", "(defrule x");
+  CHECK(warden("dry-run --rules " + rules, R"({"target":"reply"})").code == 2);
+  std::string good = dir.write("b.clp", kRules);
+  CHECK(warden("dry-run --rules " + good + " /nonexistent.json").code == 2);
+  CHECK(warden("dry-run --rules " + good, "").code == 2);
+}
+
+TEST_CASE("test: passing cases, failing case diff, coverage and the closing line", "[cli]") {
+  TempDir dir;
+  dir.write("a.clp", kRules);
+  dir.write("a.jsonl",
+            R"({"name":"rm is rejected","proposal":{"target":"shell","payload":{"command":"rm -rf /"}},"expect":"reject","rule":"no-rm"})" "\n"
+            R"({"name":"ls is fine","proposal":{"target":"shell","payload":{"command":"ls"}},"expect":"approve","not_rule":"no-rm"})" "\n");
+  Run ok = warden("test " + dir.path.string());
+  CHECK(ok.code == 0);
+  CHECK(ok.out.find("2 passed, 0 failed") != std::string::npos);
+  CHECK(ok.out.find("not covered: unused") != std::string::npos);
+
+  dir.write("b.json", R"([{"name":"wrong expectation","proposal":{"target":"shell","payload":{"command":"ls"}},"expect":"reject","rule":"no-rm"}])");
+  Run bad = warden("test " + dir.path.string());
+  CHECK(bad.code == 1);
+  CHECK(bad.out.find("FAIL wrong expectation") != std::string::npos);
+  CHECK(bad.out.find("- expect: reject") != std::string::npos);
+  CHECK(bad.out.find("+ actual: approve") != std::string::npos);
+  CHECK(bad.out.find("- rule no-rm should fire") != std::string::npos);
+  CHECK(bad.out.find("2 passed, 1 failed") != std::string::npos);
+  Run json = warden("test --format json " + dir.path.string());
+  CHECK(json.out.find("\"failed\":1") != std::string::npos);
+  CHECK(json.out.find("\"uncovered_rules\":[\"unused\"]") != std::string::npos);
+}
+
+TEST_CASE("--help works for every rule command", "[cli]") {
+  for (const char* sub : {"check", "dry-run", "test"}) {
+    Run r = warden(std::string(sub) + " --help");
+    INFO(sub);
+    CHECK(r.code == 0);
+    CHECK(r.out.find("Usage") != std::string::npos);
+  }
+  CHECK(warden("no-such-command").code == 2);
+}
