@@ -171,6 +171,7 @@ void Parser::parse_command(std::vector<Word> prefix) {
 
 void Parser::parse_simple(std::vector<Word> prefix) {
   const bool had_prefix = !prefix.empty();
+  const std::size_t first_heredoc = heredocs_.size();
   std::vector<Word> words = std::move(prefix);
   std::vector<Redirect> redirects;
   bool dynamic = false;
@@ -197,7 +198,7 @@ void Parser::parse_simple(std::vector<Word> prefix) {
       break;
     }
   }
-  finish_simple(words, std::move(redirects), dynamic);
+  finish_simple(words, std::move(redirects), dynamic, first_heredoc);
 }
 
 Redirect Parser::parse_redirect(bool& dynamic) {
@@ -218,7 +219,7 @@ Redirect Parser::parse_redirect(bool& dynamic) {
     r.fd = op.op[0] == '>' ? 1 : 0;
   }
   if (op.op == "<<" || op.op == "<<-") {
-    heredocs_.push_back({target.value, op.op == "<<-", !target.quoted});
+    heredocs_.push_back({target.value, op.op == "<<-", !target.quoted, r.fd, false, {}});
     r.op = "<<";
   }
   return r;
@@ -230,7 +231,7 @@ void Parser::parse_trailing_redirects() {
   std::vector<Redirect> redirects;
   bool dynamic = false;
   while (peek().type == Tok::Redir) redirects.push_back(parse_redirect(dynamic));
-  if (!redirects.empty()) finish_simple({}, std::move(redirects), dynamic);
+  if (!redirects.empty()) finish_simple({}, std::move(redirects), dynamic, heredocs_.size());
 }
 
 void Parser::parse_function_body() {

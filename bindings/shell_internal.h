@@ -74,6 +74,10 @@ class Parser {
     std::string delim;
     bool strip_tabs = false;
     bool expand = false;
+    int fd = 0;
+    // Set when the body is a script read by a shell on stdin (`bash <<EOF`).
+    bool script = false;
+    std::vector<std::string> script_wrappers;
   };
 
   // ---- lexer (shell_lexer.cpp) ----
@@ -94,7 +98,7 @@ class Parser {
   // Whether the text from `i` (just after `((`) closes as `))` (arithmetic) rather than as
   // nested parentheses `( … ) … )`. A cheap pre-scan, so nothing is parsed twice.
   bool closes_as_arith(std::size_t i) const;
-  void read_heredocs();
+  void read_heredocs();              // when the newline before the bodies is consumed
   void enter_depth() const;         // throws if depth_ + 1 exceeds the limit
 
   // ---- grammar (shell_grammar.cpp) ----
@@ -122,7 +126,9 @@ class Parser {
   void parse_arith_command();
 
   // ---- unwrapping and emission (shell_parser.cpp) ----
-  void finish_simple(const std::vector<Word>& words, std::vector<Redirect> redirects, bool dynamic);
+  // first_heredoc: index in heredocs_ of this command's first here-document.
+  void finish_simple(const std::vector<Word>& words, std::vector<Redirect> redirects, bool dynamic,
+                     std::size_t first_heredoc);
   void emit(std::vector<std::string> argv, std::vector<std::string> wrappers,
             std::vector<Redirect> redirects, bool dynamic);
   void parse_nested(const std::string& text, std::vector<std::string> wrappers, int depth_inc,

@@ -101,6 +101,8 @@ Token Parser::next() {
   peek();
   Token t = std::move(*peeked_);
   peeked_.reset();
+  // Bodies are read only now, so the command that owns them is complete (see finish_simple).
+  if (t.type == Tok::Newline && !heredocs_.empty()) read_heredocs();
   return t;
 }
 
@@ -129,7 +131,6 @@ Token Parser::lex() {
   const char c = text_[pos_];
   if (c == '\n') {
     ++pos_;
-    read_heredocs();
     t.type = Tok::Newline;
     return t;
   }
@@ -628,10 +629,17 @@ void Parser::read_heredocs() {
     if (body_end == std::string_view::npos) {
       throw ShellError{"here-document `" + doc.delim + "` is not terminated"};
     }
+    const std::string_view text = text_.substr(body_start, body_end - body_start);
     if (doc.expand) {
       // The body undergoes $…/`…` expansion: its substitutions run.
-      Parser body(ctx_, text_.substr(body_start, body_end - body_start), depth_, wrappers_);
+      Parser body(ctx_, text, depth_, wrappers_);
       body.scan_heredoc_body();
+    }
+    if (doc.script) {
+      enter_depth();
+      NestGuard guard(ctx_);
+      Parser script(ctx_, text, depth_ + 1, doc.script_wrappers);
+      script.parse_all();
     }
   }
 }

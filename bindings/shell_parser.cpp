@@ -109,15 +109,17 @@ struct Step {
   std::size_t next = 0;  // Next: index of the wrapped command
   std::string text;      // Recurse: the command string
   int depth_inc = 0;     // Recurse: depth added to the inner commands
+  bool stdin_script = false;  // Stop: a shell that reads its commands from stdin
 };
 
-Step step_next(std::size_t k) { return {Step::Next, k, {}, 0}; }
+Step step_next(std::size_t k) { return {Step::Next, k, {}, 0, false}; }
 Step step_recurse(std::string text, int depth_inc) {
-  return {Step::Recurse, 0, std::move(text), depth_inc};
+  return {Step::Recurse, 0, std::move(text), depth_inc, false};
 }
 
 Step unwrap_shell(const Args& a, std::size_t i) {
   bool has_c = false;
+  bool reads_stdin = false;  // -s: commands come from stdin even with operands
   std::size_t k = i + 1;
   while (k < a.size()) {
     const std::string& w = a[k];
@@ -133,13 +135,18 @@ Step unwrap_shell(const Args& a, std::size_t i) {
     }
     for (std::size_t c = 1; c < w.size(); ++c) {
       if (w[c] == 'c') has_c = true;
+      if (w[c] == 's') reads_stdin = true;
       if (w[c] == 'o' || w[c] == 'O') {
         if (c + 1 == w.size()) ++k;
         break;
       }
     }
   }
-  if (!has_c || k >= a.size()) return {};  // `bash script.sh`, `curl … | sh`: a program
+  if (!has_c || k >= a.size()) {  // `bash script.sh`, `curl … | sh`: a program
+    Step s;
+    s.stdin_script = k >= a.size() || reads_stdin;
+    return s;
+  }
   return step_recurse(a[k], 1);
 }
 
@@ -261,7 +268,7 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
 }  // namespace
 
 void Parser::finish_simple(const std::vector<Word>& words, std::vector<Redirect> redirects,
-                           bool dynamic) {
+                           bool dynamic, std::size_t first_heredoc) {
   Args argv;
   for (const Word& w : words) {
     argv.push_back(w.value);
@@ -273,10 +280,14 @@ void Parser::finish_simple(const std::vector<Word>& words, std::vector<Redirect>
   }
   std::vector<std::string> wrappers = wrappers_;
   std::size_t i = 0;
+  bool stdin_script = false;
   for (;;) {
     const std::string prog = basename_of(argv[i]);
     Step s = unwrap_one(prog, argv, i);
-    if (s.kind == Step::Stop) break;
+    if (s.kind == Step::Stop) {
+      stdin_script = s.stdin_script;
+      break;
+    }
     wrappers.push_back(prog);
     if (s.kind == Step::Recurse) {
       parse_nested(s.text, std::move(wrappers), s.depth_inc, redirects, dynamic);
@@ -293,7 +304,20 @@ void Parser::finish_simple(const std::vector<Word>& words, std::vector<Redirect>
     i = s.next;
   }
   argv.erase(argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(i));
-  emit(std::move(argv), std::move(wrappers), std::move(redirects), dynamic);
+  std::vector<std::string> inner_wrappers = wrappers;
+  inner_wrappers.push_back(basename_of(argv[0]));
+  emit(std::move(argv), std::move(wrappers), redirects, dynamic);
+  if (!stdin_script) return;
+  // `bash <<EOF` / `sh <<< '…'`: the shell runs its stdin as a script; parse that too.
+  for (std::size_t d = first_heredoc; d < heredocs_.size(); ++d) {
+    if (heredocs_[d].fd == 0) {
+      heredocs_[d].script = true;
+      heredocs_[d].script_wrappers = inner_wrappers;
+    }
+  }
+  for (const Redirect& r : redirects) {
+    if (r.op == "<<<" && r.fd == 0) parse_nested(r.target, inner_wrappers, 1, {}, dynamic);
+  }
 }
 
 void Parser::emit(std::vector<std::string> argv, std::vector<std::string> wrappers,

@@ -15,6 +15,7 @@ namespace {
 constexpr std::size_t kMaxCapturedBytes = 64 * 1024;
 constexpr const char* kRouterName = "warden-capture";
 constexpr const char* kSourceName = "warden-source";
+constexpr std::chrono::microseconds kLoadDeadline{1000000};
 
 EnvState& state_of(void* env) {
   return *static_cast<EnvState*>(static_cast<BindingContext*>(GetEnvironmentContext(env)));
@@ -122,6 +123,8 @@ bool ClipsEnv::load(const std::string& text, const std::string& file, long first
                     const std::string& construct_name, Diagnostics* out) {
   state_.captured.clear();
   state_.error_lines.clear();
+  // Globals' initial values are evaluated while loading: bound them like a decision.
+  arm_deadline(kLoadDeadline);
   if (!OpenStringSource(env_, kSourceName, text.c_str(), 0)) {
     out->push_back({code::kCompile, Severity::Error, file, first_line, construct_name,
                     "cannot open a string source"});
@@ -129,8 +132,14 @@ bool ClipsEnv::load(const std::string& text, const std::string& file, long first
   }
   int ok = LoadConstructsFromLogicalName(env_, kSourceName);
   CloseStringSource(env_, kSourceName);
-  bool clean = ok && state_.error_lines.empty() && state_.captured.find("ERROR") == std::string::npos &&
-               state_.captured.find("[") == std::string::npos;
+  const bool timed_out = disarm_deadline();
+  if (timed_out) {
+    out->push_back({code::kCompile, Severity::Error, file, first_line, construct_name,
+                    "evaluating this construct at load ran past the deadline"});
+    clear_errors();
+    return false;
+  }
+  bool clean = ok && state_.error_lines.empty() && !has_error_message(state_.captured);
   if (!clean) {
     long line = state_.error_lines.empty() ? 1 : state_.error_lines.front();
     std::string message = first_message(state_.captured);
@@ -141,6 +150,41 @@ bool ClipsEnv::load(const std::string& text, const std::string& file, long first
   state_.captured.clear();
   state_.error_lines.clear();
   return clean;
+}
+
+void ClipsEnv::arm_deadline(std::chrono::microseconds budget) {
+  state_.deadline = std::chrono::steady_clock::now() + budget;
+  state_.deadline_hit = false;
+  state_.deadline_armed = true;
+}
+
+bool ClipsEnv::disarm_deadline() {
+  state_.deadline_armed = false;
+  return state_.deadline_hit;
+}
+
+void ClipsEnv::clear_errors() {
+  SetHaltExecution(env_, FALSE);
+  SetEvaluationError(env_, FALSE);
+  EnvSetHaltRules(env_, FALSE);
+  state_.captured.clear();
+  state_.error_lines.clear();
+}
+
+bool ClipsEnv::reset() {
+  arm_deadline(kLoadDeadline);
+  EnvReset(env_);
+  bool timed_out = disarm_deadline();
+  bool ok = !timed_out && !GetEvaluationError(env_) && !has_error_message(state_.captured);
+  clear_errors();
+  if (ok) return true;
+  return false;
+}
+
+bool has_error_message(const std::string& output) {
+  // CLIPS error and warning messages start a line with an id such as "[EXPRNPSR3]".
+  static const RE2 kErrorId("(?m)^\\[[A-Z]+[0-9]+\\]");
+  return RE2::PartialMatch(output, kErrorId);
 }
 
 std::string ClipsEnv::take_output() {

@@ -20,6 +20,9 @@ struct EnvState : BindingContext {
   bool deadline_hit = false;
 };
 
+// True if CLIPS output holds an error or warning message ("[EXPRNPSR3] …" at a line start).
+bool has_error_message(const std::string& output);
+
 class ClipsEnv {
  public:
   ClipsEnv();  // throws std::runtime_error if CLIPS cannot set up the environment
@@ -36,6 +39,14 @@ class ClipsEnv {
             const std::string& construct_name, Diagnostics* out);
 
   std::string take_output();  // and clear it
+
+  // Resets the environment (globals re-evaluated under a deadline); false on any error.
+  bool reset();
+  // The deadline checked after every rule firing and loop iteration.
+  void arm_deadline(std::chrono::microseconds budget);
+  bool disarm_deadline();  // true if it was hit
+  // Clears CLIPS's sticky halt and error flags and the captured output.
+  void clear_errors();
 
  private:
   void* env_ = nullptr;

@@ -70,14 +70,8 @@ void EngineImpl::fail_closed(Decision* d, const char* code, const std::string& w
 }
 
 void EngineImpl::clear_after_error() {
-  void* env = env_->get();
-  SetHaltExecution(env, FALSE);
-  SetEvaluationError(env, FALSE);
-  EnvSetHaltRules(env, FALSE);
-  EnvReset(env);  // also empties the agenda a stopped run left behind
-  SetHaltExecution(env, FALSE);
-  SetEvaluationError(env, FALSE);
-  env_->take_output();
+  env_->clear_errors();
+  env_->reset();  // also empties the agenda a stopped run left behind
 }
 
 void EngineImpl::combine(Decision* d) const {
@@ -145,11 +139,10 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     fail_closed(&d, "E_FACTS", "cannot present the proposal to the rules: " + error);
     failed = true;
   } else {
-    state.deadline = start + options_.deadline;
-    state.deadline_armed = true;
-    state.deadline_hit = false;
+    env_->arm_deadline(options_.deadline - std::chrono::duration_cast<std::chrono::microseconds>(
+                                              std::chrono::steady_clock::now() - start));
     long long fired = EnvRun(env, options_.run_limit);
-    state.deadline_armed = false;
+    env_->disarm_deadline();
     std::string output = env_->take_output();
     codec_->read_results(&d.rules, &d.rewrites, &error);
     if (request.explain) d.facts_json = codec_->facts_json();
@@ -158,7 +151,7 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
                                         std::to_string(options_.deadline.count()) + " us");
     } else if (fired >= options_.run_limit && EnvGetNextActivation(env, nullptr)) {
       fail_closed(&d, "E_RUN_LIMIT", "rules fired " + std::to_string(fired) + " times, the run limit");
-    } else if (GetEvaluationError(env) || GetHaltExecution(env) || output.find('[') != std::string::npos) {
+    } else if (GetEvaluationError(env) || GetHaltExecution(env) || has_error_message(output)) {
       std::string first = output.substr(0, output.find('\n'));
       fail_closed(&d, "E_RUNTIME", "rule runtime error: " + (first.empty() ? std::string("evaluation error") : first));
     } else if (!error.empty()) {

@@ -45,7 +45,7 @@ void PolicyImpl::load_into(ClipsEnv& env) const {
   for (const auto& c : constructs)
     if (!env.load(c.text, c.file, c.line, c.name, &diagnostics))
       throw std::runtime_error("rule set no longer loads: " + diagnostics.front().to_text());
-  EnvReset(env.get());
+  if (!env.reset()) throw std::runtime_error("rule set does not reset cleanly");
 }
 
 std::unique_ptr<ClipsEnv> PolicyImpl::take_spare() const {
@@ -103,7 +103,11 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
     if (c.kind == "defrule") impl->rule_names.push_back(c.name);
   impl->digest = sha256_of_sources(sources);
   impl->patterns = std::make_unique<PatternIndex>(checked.patterns);
-  EnvReset(env->get());
+  if (!env->reset()) {
+    diagnostics.push_back({code::kCompile, Severity::Error, "", 0, "",
+                           "initializing globals failed or ran past the deadline"});
+    return loaded;
+  }
   impl->set_spare(std::move(env));
   loaded.policy = std::shared_ptr<const Policy>(new Policy(std::move(impl)));
   return loaded;

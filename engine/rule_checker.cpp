@@ -78,6 +78,8 @@ const std::set<std::string, std::less<>>& forbidden_set() {
   return names;
 }
 
+constexpr int kMaxNesting = 128;
+
 const std::set<std::string, std::less<>> kAllowedConstructs = {"defrule", "deffunction", "defglobal"};
 const std::set<std::string, std::less<>> kKnownConstructs = {
     "deftemplate", "deffacts", "defmodule", "defclass", "definstances", "defmessage-handler",
@@ -164,9 +166,14 @@ struct FileChecker {
 
     bool in_rhs = false;
     int depth = 0;
+    bool too_deep = false;
     for (std::size_t k = open + 1; k < close; ++k) {
       const Token& tok = t[k];
-      if (tok.type == TokenType::Open) ++depth;
+      if (tok.type == TokenType::Open && ++depth > kMaxNesting && !too_deep) {
+        // CLIPS parses expressions recursively: refuse what could exhaust its stack.
+        error(code::kParse, tok.line, c.name, "expressions nest deeper than " + std::to_string(kMaxNesting));
+        too_deep = true;
+      }
       if (tok.type == TokenType::Close) --depth;
       if (c.kind == "defrule" && depth == 0 && tok.type == TokenType::Atom && tok.text == "=>")
         in_rhs = true;

@@ -796,8 +796,9 @@ TEST_CASE("heredoc body is consumed, not parsed as commands", "[shell]") {
 
 TEST_CASE("substitutions in an unquoted heredoc run", "[shell]") {
   const ParseResult r = ok("cat <<EOF > out\nhello $(rm -rf /) `id`\nEOF\n");
-  CHECK(programs(r) == V{"rm", "id", "cat"});
-  CHECK(r.commands[0].depth == 1);
+  CHECK(programs(r) == V{"cat", "rm", "id"});  // bodies come after their command
+  CHECK(r.commands[0].depth == 0);
+  CHECK(r.commands[1].depth == 1);
 }
 
 TEST_CASE("quoted heredoc delimiter disables expansion", "[shell]") {
@@ -1061,4 +1062,30 @@ TEST_CASE("long error messages are truncated", "[shell]") {
   const ParseResult r = parse(std::string(100000, 'x') + " )");
   REQUIRE_FALSE(r.ok);
   CHECK(r.error.size() < 200);
+}
+
+TEST_CASE("a shell reading a heredoc runs it as a script", "[shell]") {
+  const ParseResult r = ok("bash <<'EOF'\nrm -rf /\nls | sh\nEOF\npwd");
+  REQUIRE(programs(r) == V{"bash", "rm", "ls", "sh", "pwd"});
+  CHECK(r.commands[0].redirects[0].target == "EOF");
+  is_rm_rf_root(r.commands[1]);
+  CHECK(r.commands[1].wrappers == V{"bash"});
+  CHECK(r.commands[1].depth == 1);
+  CHECK(r.commands[4].wrappers.empty());
+  CHECK(r.commands[4].depth == 0);
+
+  const ParseResult s = ok("sudo sh -s <<EOF | tee log\nrm -rf /\nEOF");
+  REQUIRE(programs(s) == V{"sh", "tee", "rm"});
+  CHECK(s.commands[2].wrappers == V{"sudo", "sh"});
+
+  CHECK(programs(ok("bash script.sh <<EOF\nrm -rf /\nEOF")) == V{"bash"});  // stdin is data
+  CHECK(programs(ok("cat <<EOF\nrm -rf /\nEOF")) == V{"cat"});
+}
+
+TEST_CASE("a shell reading a here-string runs it as a script", "[shell]") {
+  const ParseResult r = ok("bash <<< 'rm -rf /'");
+  REQUIRE(programs(r) == V{"bash", "rm"});
+  CHECK(r.commands[1].wrappers == V{"bash"});
+  CHECK(r.commands[1].depth == 1);
+  fails("bash <<< 'echo \"'");
 }

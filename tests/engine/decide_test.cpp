@@ -319,3 +319,14 @@ TEST_CASE("engines on separate threads decide independently", "[decide][threads]
   for (auto& t : threads) t.join();
   CHECK(wrong == 0);
 }
+
+TEST_CASE("printout from a rule is captured and is not mistaken for an error", "[decide]") {
+  Engine engine(must_compile(R"(
+(defrule chatty (proposal (id ?id) (target reply))
+  => (printout t "[note] replying" crlf)
+     (assert (decision (proposal ?id) (outcome approve) (rule chatty))))
+)"), test_options());
+  Decision d = decide_ok(engine, R"({"target":"reply"})");
+  CHECK(d.outcome == Outcome::Approve);
+  CHECK(d.error_code.empty());
+}

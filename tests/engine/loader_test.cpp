@@ -148,3 +148,18 @@ TEST_CASE("CLIPS static checks catch an invalid outcome symbol at load", "[loade
   REQUIRE(!loaded.diagnostics.empty());
   CHECK(loaded.diagnostics.front().code == code::kCompile);
 }
+
+TEST_CASE("hostile rule files: deep nesting and endless globals are refused, not fatal", "[loader][hostile]") {
+  std::string deep = "(defrule a (proposal (id ?id)) (test ";
+  for (int i = 0; i < 100000; ++i) deep += "(+ 1 ";
+  for (int i = 0; i < 100000; ++i) deep += ")";
+  deep += ") =>)\n";
+  auto nested = compile_text(deep);
+  CHECK_FALSE(nested.policy);
+  REQUIRE(find_code(nested.diagnostics, code::kParse));
+
+  auto spin = compile_text("(deffunction forever () (while TRUE do (+ 1 1)))\n(defglobal ?*x* = (forever))\n");
+  CHECK_FALSE(spin.policy);
+  REQUIRE(!spin.diagnostics.empty());
+  CHECK(spin.diagnostics.front().code == code::kCompile);
+}

@@ -1,0 +1,142 @@
+// warden.toml: defaults, every key, and errors that name their key.
+#include <catch2/catch.hpp>
+
+#include "server/config.h"
+
+using namespace warden::server;
+
+namespace {
+std::vector<std::string> error_keys(const std::string& toml) {
+  Config c;
+  std::vector<std::string> keys;
+  for (const auto& e : parse_config(toml, "/etc/warden", &c)) keys.push_back(e.key);
+  return keys;
+}
+}  // namespace
+
+TEST_CASE("an empty config gives the documented defaults", "[server][config]") {
+  Config c;
+  REQUIRE(parse_config("", "", &c).empty());
+  CHECK(c.listen == "127.0.0.1:9105");
+  CHECK(c.rules.empty());
+  CHECK(c.tokens.empty());
+  CHECK(c.limits.max_frame_bytes == 1048576);
+  CHECK(c.default_outcome == "approval-required");
+  CHECK_FALSE(c.watch_rules);
+  CHECK(validate_config(c).empty());
+}
+
+TEST_CASE("every key is read, relative paths resolve against the file", "[server][config]") {
+  Config c;
+  auto errors = parse_config(R"(
+listen = "0.0.0.0:7000"
+rules = ["rules", "/abs/more"]
+tokens = "tokens.txt"
+workspace_root = "/srv/work"
+home = "/home/agent"
+default_outcome = "reject"
+workers = 3
+watch_rules = true
+watch_interval_ms = 500
+audit_log = "audit.jsonl"
+state_db = "/var/lib/warden/state.db"
+state_dir = "state"
+[limits]
+max_frame_bytes = 4096
+max_connections = 10
+auth_timeout_ms = 100
+idle_timeout_ms = 200
+max_in_flight = 5
+run_limit = 99
+deadline_ms = 7
+depth = 4
+retries = 1
+max_json_depth = 20
+shutdown_timeout_ms = 300
+[log]
+level = "debug"
+json = true
+)",
+                             "/etc/warden", &c);
+  for (const auto& e : errors) FAIL(e.to_text("t"));
+  CHECK(c.listen == "0.0.0.0:7000");
+  CHECK(c.rules == std::vector<std::string>{"/etc/warden/rules", "/abs/more"});
+  CHECK(c.tokens == "/etc/warden/tokens.txt");
+  CHECK(c.audit_log == "/etc/warden/audit.jsonl");
+  CHECK(c.state_db == "/var/lib/warden/state.db");
+  CHECK(c.state_dir == "/etc/warden/state");
+  CHECK(c.workspace_root == "/srv/work");
+  CHECK(c.default_outcome == "reject");
+  CHECK(c.workers == 3);
+  CHECK(c.watch_rules);
+  CHECK(c.watch_interval.count() == 500);
+  CHECK(c.limits.max_frame_bytes == 4096);
+  CHECK(c.limits.max_connections == 10);
+  CHECK(c.limits.auth_timeout.count() == 100);
+  CHECK(c.limits.idle_timeout.count() == 200);
+  CHECK(c.limits.max_in_flight == 5);
+  CHECK(c.limits.run_limit == 99);
+  CHECK(c.limits.deadline.count() == 7);
+  CHECK(c.limits.depth == 4);
+  CHECK(c.limits.retries == 1);
+  CHECK(c.limits.max_json_depth == 20);
+  CHECK(c.limits.shutdown_timeout.count() == 300);
+  CHECK(c.log_level == "debug");
+  CHECK(c.log_json);
+}
+
+TEST_CASE("wrong values name their key", "[server][config]") {
+  CHECK(error_keys("listen = 9105") == std::vector<std::string>{"listen"});
+  CHECK(error_keys("listen = \"nohost\"") == std::vector<std::string>{"listen"});
+  CHECK(error_keys("listen = \"127.0.0.1:99999\"") == std::vector<std::string>{"listen"});
+  CHECK(error_keys("rules = \"dir\"") == std::vector<std::string>{"rules"});
+  CHECK(error_keys("rules = [\"a\", 3]") == std::vector<std::string>{"rules[1]"});
+  CHECK(error_keys("default_outcome = \"maybe\"") == std::vector<std::string>{"default_outcome"});
+  CHECK(error_keys("workspace_root = \"relative\"") == std::vector<std::string>{"workspace_root"});
+  CHECK(error_keys("[limits]\nmax_frame_bytes = 0") ==
+        std::vector<std::string>{"limits.max_frame_bytes"});
+  CHECK(error_keys("[limits]\nmax_frame_bytes = 16777216") ==
+        std::vector<std::string>{"limits.max_frame_bytes"});
+  CHECK(error_keys("[limits]\nidle_timeout_ms = \"5s\"") ==
+        std::vector<std::string>{"limits.idle_timeout_ms"});
+  CHECK(error_keys("[limits]\nmax_connections = -1") ==
+        std::vector<std::string>{"limits.max_connections"});
+  CHECK(error_keys("[log]\nlevel = \"loud\"") == std::vector<std::string>{"log.level"});
+  CHECK(error_keys("[log]\njson = 1") == std::vector<std::string>{"log.json"});
+  CHECK(error_keys("watch_rules = \"yes\"") == std::vector<std::string>{"watch_rules"});
+  CHECK(error_keys("limits = 3") == std::vector<std::string>{"limits"});
+}
+
+TEST_CASE("unknown keys are errors, all reported", "[server][config]") {
+  CHECK(error_keys("lisen = \"x\"\n[limits]\nmax_frames = 1\n[logging]\n") ==
+        std::vector<std::string>{"limits.max_frames", "lisen", "logging"});
+}
+
+TEST_CASE("TOML syntax errors say where", "[server][config]") {
+  Config c;
+  auto errors = parse_config("listen = \n", "", &c);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].key.empty());
+  CHECK(errors[0].message.find("line 1") != std::string::npos);
+}
+
+TEST_CASE("a failed parse leaves the config unchanged", "[server][config]") {
+  Config c;
+  CHECK_FALSE(parse_config("listen = \"1.2.3.4:5\"\nworkers = -3\n", "", &c).empty());
+  CHECK(c.listen == "127.0.0.1:9105");
+}
+
+TEST_CASE("host:port splitting", "[server][config]") {
+  std::string host;
+  std::uint16_t port = 0;
+  CHECK(split_host_port("127.0.0.1:0", &host, &port));
+  CHECK(host == "127.0.0.1");
+  CHECK(port == 0);
+  CHECK(split_host_port("[::1]:9105", &host, &port));
+  CHECK(host == "::1");
+  CHECK(port == 9105);
+  CHECK_FALSE(split_host_port("::1:9105", &host, &port));
+  CHECK_FALSE(split_host_port(":9105", &host, &port));
+  CHECK_FALSE(split_host_port("host:", &host, &port));
+  CHECK_FALSE(split_host_port("host:x1", &host, &port));
+}

@@ -1,0 +1,70 @@
+// Request envelope parsing and the reply builders.
+#include <catch2/catch.hpp>
+
+#include "server/errors.h"
+#include "server/json_text.h"
+#include "server/protocol.h"
+
+using namespace warden::server;
+
+namespace {
+std::string code_of(const std::string& text, Request* request = nullptr) {
+  Request local;
+  Request* r = request ? request : &local;
+  ProtocolError e = parse_request(text, 16, r);
+  return e ? e.code : "";
+}
+}  // namespace
+
+TEST_CASE("a well-formed request parses", "[server][protocol]") {
+  Request r;
+  REQUIRE(code_of(R"({"type":"request","id":"7","payload":{"action":"decide","proposal":{}}})",
+                  &r) == "");
+  CHECK(r.action == "decide");
+  CHECK(r.id_json == "\"7\"");
+  Request n;
+  REQUIRE(code_of(R"({"type":"request","id":42,"payload":{"action":"status"}})", &n) == "");
+  CHECK(n.id_json == "42");
+  Request none;
+  REQUIRE(code_of(R"({"type":"request","payload":{"action":"status"}})", &none) == "");
+  CHECK(none.id_json == "null");
+}
+
+TEST_CASE("invalid JSON and invalid UTF-8 are E_BAD_JSON", "[server][protocol]") {
+  CHECK(code_of("") == err::kBadJson);
+  CHECK(code_of("{") == err::kBadJson);
+  CHECK(code_of(R"({"type":"request"} trailing)") == err::kBadJson);
+  CHECK(code_of(std::string("{\"type\":\"req\xff\"}")) == err::kBadJson);
+  CHECK(code_of(std::string("{\"a\":\"\xc0\xaf\"}")) == err::kBadJson);  // overlong
+  CHECK(code_of(std::string("{\"a\":1}\0", 8)) == err::kBadJson);
+}
+
+TEST_CASE("deep nesting is refused before any DOM is built", "[server][protocol]") {
+  std::string deep(100000, '[');
+  CHECK(code_of(deep) == err::kTooDeep);
+  CHECK(nesting_exceeds("[[[]]]", 2));
+  CHECK_FALSE(nesting_exceeds("[[[]]]", 3));
+  CHECK_FALSE(nesting_exceeds(R"(["[[[[[[", "\"[[[["])", 1));
+}
+
+TEST_CASE("wrong envelope shapes are E_BAD_REQUEST and keep the id", "[server][protocol]") {
+  Request r;
+  CHECK(code_of(R"({"type":"event","id":"x","payload":{"action":"decide"}})", &r) ==
+        err::kBadRequest);
+  CHECK(r.id_json == "\"x\"");
+  CHECK(code_of("[]") == err::kBadRequest);
+  CHECK(code_of(R"({"type":"request"})") == err::kBadRequest);
+  CHECK(code_of(R"({"type":"request","payload":[]})") == err::kBadRequest);
+  CHECK(code_of(R"({"type":"request","payload":{"action":3}})") == err::kBadRequest);
+  CHECK(code_of(R"({"type":"request","id":{},"payload":{"action":"x"}})") == err::kBadRequest);
+}
+
+TEST_CASE("replies are valid JSON with the id echoed", "[server][protocol]") {
+  CHECK(ok_response("\"1\"", "status", "\"a\":1") ==
+        R"({"type":"response","id":"1","payload":{"action":"status","ok":true,"a":1}})");
+  CHECK(error_response("null", "", "E_X", "m\"q") ==
+        R"({"type":"response","id":null,"payload":{"ok":false,"error":{"code":"E_X","message":"m\"q"}}})");
+  CHECK(handshake_event(true, 10) ==
+        R"({"type":"event","payload":{"action":"handshake","version":"1","server":"warden","auth":"token","max_frame_bytes":10}})");
+  CHECK(json_string(std::string("a\n\x01")) == R"("a\n\u0001")");
+}

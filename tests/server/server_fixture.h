@@ -1,0 +1,178 @@
+// Test support for the daemon: a temporary directory with tiny rule sets and a token file,
+// an in-process Daemon on an ephemeral loopback port (its I/O loop on a thread), and
+// helpers to talk to it over real sockets. Each test owns its fixture; nothing is shared.
+#pragma once
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <rapidjson/document.h>
+
+#include "server/client.h"
+#include "server/daemon.h"
+#include "server/tokens.h"
+
+namespace warden::server::testing {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+// Rejects shell proposals; everything else falls to the default outcome.
+inline const char* kRulesA = R"CLP(
+(defrule no-shell
+  (proposal (id ?id) (target shell))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule no-shell) (reason "no shell"))))
+(defrule replies-ok
+  (proposal (id ?id) (target reply))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule replies-ok) (reason "fine"))))
+)CLP";
+
+// Same behaviour, different text: a different digest.
+inline const char* kRulesB = R"CLP(
+(defrule no-shell-b
+  (proposal (id ?id) (target shell))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule no-shell-b) (reason "still no"))))
+(defrule replies-ok
+  (proposal (id ?id) (target reply))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule replies-ok) (reason "fine"))))
+)CLP";
+
+inline const char* kBrokenRules = "(defrule broken (proposal (id ?id)) => (assert (decision \n";
+
+inline const char* kShellProposal =
+    R"({"target":"shell","action":"run","payload":{"command":"rm -rf /"}})";
+inline const char* kReplyProposal = R"({"target":"reply","payload":{"text":"hi"}})";
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "warden-srv-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+  std::string write(const std::string& name, const std::string& text) const {
+    fs::path p = path_ / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << text;
+    return p.string();
+  }
+
+ private:
+  fs::path path_;
+};
+
+struct Tokens {
+  std::string agent = "wdn_test_agent_token";
+  std::string approver = "wdn_test_approver_token";
+  std::string admin = "wdn_test_admin_token";
+  std::string file_text() const {
+    return "# test tokens\nagent alice " + token_hash_text(agent) + "\napprover bob " +
+           token_hash_text(approver) + "\nadmin root " + token_hash_text(admin) + "\n";
+  }
+};
+
+// Small limits so hostile-client tests finish fast.
+inline Config test_config(const TempDir& dir) {
+  Config c;
+  c.listen = "127.0.0.1:0";
+  dir.write("rules/policy.clp", kRulesA);
+  c.rules = {(dir.path() / "rules").string()};
+  c.tokens = dir.write("tokens", Tokens{}.file_text());
+  c.state_dir = (dir.path() / "state").string();
+  c.workers = 2;
+  c.log_level = std::getenv("WARDEN_TEST_LOG") ? std::getenv("WARDEN_TEST_LOG") : "off";
+  c.limits.auth_timeout = 2000ms;
+  c.limits.idle_timeout = 5000ms;
+  c.limits.shutdown_timeout = 3000ms;
+  c.limits.max_frame_bytes = 64 * 1024;
+  return c;
+}
+
+// A daemon serving on a thread for the lifetime of the object.
+class RunningDaemon {
+ public:
+  explicit RunningDaemon(Config config) : daemon_(std::make_unique<Daemon>(std::move(config))) {
+    result_ = daemon_->start();
+    if (result_.ok) thread_ = std::thread([this] { exit_code_ = daemon_->run(); });
+  }
+  ~RunningDaemon() { stop(); }
+
+  bool ok() const { return result_.ok; }
+  const Daemon::StartResult& start_result() const { return result_; }
+  std::string address() const { return daemon_->address(); }
+  Daemon& daemon() { return *daemon_; }
+  int stop() {
+    if (thread_.joinable()) {
+      daemon_->request_stop();
+      thread_.join();
+    }
+    return exit_code_;
+  }
+
+ private:
+  std::unique_ptr<Daemon> daemon_;
+  Daemon::StartResult result_;
+  std::thread thread_;
+  int exit_code_ = -1;
+};
+
+inline rapidjson::Document parse(const std::string& json) {
+  rapidjson::Document doc;
+  doc.Parse(json.c_str(), json.size());
+  return doc;
+}
+
+// The error code of a reply, or "" when it is ok.
+inline std::string error_code(const std::string& json) {
+  auto doc = parse(json);
+  if (doc.HasParseError() || !doc.IsObject()) return "<not json>";
+  const auto& p = doc["payload"];
+  if (p.HasMember("ok") && p["ok"].GetBool()) return "";
+  return p["error"]["code"].GetString();
+}
+
+inline std::string reply_id(const std::string& json) {
+  auto doc = parse(json);
+  return doc["id"].IsString() ? doc["id"].GetString() : "<non-string>";
+}
+
+inline std::string read_or_fail(Client& client, std::chrono::milliseconds timeout = 5000ms) {
+  std::string payload;
+  auto status = client.read_message(&payload, timeout);
+  if (status != Client::ReadStatus::Ok) {
+    return "<read status " + std::to_string(static_cast<int>(status)) + ">";
+  }
+  return payload;
+}
+
+inline std::string decide_request(const std::string& id, const std::string& proposal) {
+  return make_request(id, "decide", "\"proposal\":" + proposal);
+}
+
+// Raises the soft descriptor limit (for many-connection tests).
+inline void raise_fd_limit(rlim_t want) {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+    rl.rlim_cur = std::min(want, rl.rlim_max);
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
+
+}  // namespace warden::server::testing
