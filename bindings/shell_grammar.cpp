@@ -8,9 +8,6 @@ namespace warden::shell::detail {
 
 namespace {
 
-bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
-
 // NAME=…, NAME+=…, NAME[…]=… written without quotes before the `=`.
 bool is_assignment(const Word& w) {
   const std::string& r = w.raw;

@@ -1,7 +1,7 @@
 // Internals of the shell parser: one recursive-descent Parser per piece of text (the line, a
 // backquoted body, a `bash -c` string), sharing a Context that collects the commands. Used only
-// by shell_lexer.cpp, shell_grammar.cpp and shell_parser.cpp; each parse() call owns its own
-// Context, so nothing here is shared between threads. Errors are thrown as ShellError.
+// by shell_lexer.cpp, shell_words.cpp, shell_grammar.cpp and shell_parser.cpp; each parse()
+// call owns its own Context, so nothing here is shared between threads. Errors throw ShellError.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +13,17 @@
 #include "bindings/shell_parser.h"
 
 namespace warden::shell::detail {
+
+// ASCII character classes (never locale-dependent, safe on any byte).
+inline bool is_blank(char c) { return c == ' ' || c == '\t'; }
+inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+inline bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+inline bool is_name_start(char c) { return is_alpha(c) || c == '_'; }
+inline bool is_name_char(char c) { return is_name_start(c) || is_digit(c); }
+inline bool is_meta(char c) {  // ends an unquoted word
+  return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' ||
+         c == ')' || c == '<' || c == '>';
+}
 
 // Thrown inside the parser for any reason to fail closed; parse() turns it into `error`.
 struct ShellError {
@@ -80,7 +91,7 @@ class Parser {
     std::vector<std::string> script_wrappers;
   };
 
-  // ---- lexer (shell_lexer.cpp) ----
+  // ---- lexer (shell_lexer.cpp; word pieces in shell_words.cpp) ----
   const Token& peek();
   Token next();
   Token lex();

@@ -15,8 +15,6 @@ namespace {
 
 using Args = std::vector<std::string>;
 
-bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
 std::string basename_of(const std::string& word) {
   std::string_view s = word;
   while (s.size() > 1 && s.back() == '/') s.remove_suffix(1);
@@ -28,9 +26,9 @@ std::string basename_of(const std::string& word) {
 bool is_env_assignment(const std::string& w) {
   const std::size_t eq = w.find('=');
   if (eq == std::string::npos || eq == 0) return false;
-  if (!(is_letter(w[0]) || w[0] == '_')) return false;
+  if (!(is_alpha(w[0]) || w[0] == '_')) return false;
   return std::all_of(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(eq), [](char c) {
-    return is_letter(c) || c == '_' || (c >= '0' && c <= '9');
+    return is_alpha(c) || c == '_' || (c >= '0' && c <= '9');
   });
 }
 
@@ -334,7 +332,7 @@ void Parser::emit(std::vector<std::string> argv, std::vector<std::string> wrappe
       c.args.push_back(w);
     } else if (w == "--") {
       operands_only = true;
-    } else if (w[1] != '-' && std::all_of(w.begin() + 1, w.end(), is_letter)) {
+    } else if (w[1] != '-' && std::all_of(w.begin() + 1, w.end(), is_alpha)) {
       for (std::size_t j = 1; j < w.size(); ++j) c.flags.push_back(std::string{'-', w[j]});
     } else {
       c.flags.push_back(w);

@@ -1,6 +1,437 @@
-// Placeholder until the daemon lands: serve, decide, status and token.
+// `warden serve`, `warden decide`, `warden status`, `warden token new`: the daemon and its
+// clients. Thin wiring: options → server::Config / server::Client; the work is in server/.
+#include <rapidjson/document.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
 #include "cli/commands.h"
+#include "engine/decision.h"
+#include "server/client.h"
+#include "server/config.h"
+#include "server/daemon.h"
+#include "server/json_text.h"
+#include "server/protocol.h"
+#include "server/tokens.h"
 
 namespace warden::cli {
-void register_server_commands(CLI::App&, int*) {}
+namespace {
+
+using server::Client;
+using namespace std::chrono_literals;
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+
+bool read_all(const std::string& path, std::string* text) {
+  std::ostringstream out;
+  if (path == "-") {
+    out << std::cin.rdbuf();
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    out << in.rdbuf();
+  }
+  *text = out.str();
+  return true;
+}
+
+// ---- serve ----------------------------------------------------------------
+
+void register_serve(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand("serve", "Run the decision daemon (TCP, framed JSON; see docs/PROTOCOL.md)");
+  struct Args {
+    std::string config;
+    std::string listen;
+    std::vector<std::string> rules;
+    std::string tokens;
+    bool insecure_no_auth = false;
+    unsigned workers = 0;
+    bool watch_rules = false;
+    std::string log_level;
+    bool log_json = false;
+    std::string state_dir;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("-c,--config", a->config, "warden.toml (every key has a default; none needed)");
+  cmd->add_option("--listen", a->listen, "HOST:PORT to listen on (default 127.0.0.1:9105)");
+  cmd->add_option("--rules", a->rules, "Rule file or directory (repeatable; default: the shipped rules)")
+      ->allow_extra_args(false);
+  cmd->add_option("--tokens", a->tokens, "Token file: `ROLE PRINCIPAL sha256:HEX` lines (warden token new)");
+  cmd->add_flag("--insecure-no-auth", a->insecure_no_auth,
+                "Run without tokens: every client is principal 'anonymous' with role agent");
+  cmd->add_option("--workers", a->workers, "Decision threads (default: one per core)");
+  cmd->add_flag("--watch-rules", a->watch_rules, "Reload when a rule file changes");
+  cmd->add_option("--log-level", a->log_level, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  cmd->add_flag("--log-json", a->log_json, "Log JSON lines to stderr");
+  cmd->add_option("--state-dir", a->state_dir, "State directory (default $XDG_STATE_HOME/warden or ./.warden)");
+  cmd->callback([a, exit_code] {
+    server::Config config;
+    // Same defaults as dry-run, so the daemon and the CLI decide alike.
+    std::error_code ec;
+    config.workspace_root = std::filesystem::current_path(ec).string();
+    config.home = env_or("HOME", "/root");
+    if (!a->config.empty()) {
+      server::ConfigErrors errors = server::load_config_file(a->config, &config);
+      if (!errors.empty()) {
+        for (const auto& e : errors) std::fprintf(stderr, "warden: %s\n", e.to_text(a->config).c_str());
+        *exit_code = kExitUsage;
+        return;
+      }
+    }
+    // Command-line flags override the file.
+    if (!a->listen.empty()) config.listen = a->listen;
+    if (!a->rules.empty()) config.rules = a->rules;
+    if (!a->tokens.empty()) config.tokens = a->tokens;
+    if (a->insecure_no_auth) config.insecure_no_auth = true;
+    if (a->workers) config.workers = a->workers;
+    if (a->watch_rules) config.watch_rules = true;
+    if (!a->log_level.empty()) config.log_level = a->log_level;
+    if (a->log_json) config.log_json = true;
+    if (!a->state_dir.empty()) config.state_dir = a->state_dir;
+    server::ConfigErrors errors = server::validate_config(config);
+    if (!errors.empty()) {
+      for (const auto& e : errors) {
+        std::fprintf(stderr, "warden: %s\n", e.to_text(a->config.empty() ? "serve" : a->config).c_str());
+      }
+      *exit_code = kExitUsage;
+      return;
+    }
+    server::Daemon::Options options;
+    options.handle_signals = true;
+    server::Daemon daemon(std::move(config), options);
+    server::Daemon::StartResult started = daemon.start();
+    if (!started.ok) {
+      std::fprintf(stderr, "warden: cannot start (%s): %s\n", started.step.c_str(), started.message.c_str());
+      *exit_code = started.exit_code;
+      return;
+    }
+    *exit_code = daemon.run();
+  });
+}
+
+// ---- client options shared by decide and status ---------------------------
+
+struct ClientFlags {
+  std::string addr;
+  std::string token;
+  std::string token_file;
+  int timeout_ms = 30000;
+};
+
+void add_client_flags(CLI::App* cmd, ClientFlags* flags) {
+  cmd->add_option("--addr", flags->addr, "Daemon HOST:PORT (default $WARDEN_ADDR or 127.0.0.1:9105)");
+  cmd->add_option("--token", flags->token, "Token (default $WARDEN_TOKEN)");
+  cmd->add_option("--token-file", flags->token_file, "Read the token from this file (keeps it out of ps)");
+  cmd->add_option("--timeout-ms", flags->timeout_ms, "Connect and reply timeout")->capture_default_str();
+}
+
+// Connects and authenticates; prints the reason and returns false on failure.
+bool open_client(const ClientFlags& flags, Client* client) {
+  std::string addr = flags.addr.empty() ? env_or("WARDEN_ADDR", "127.0.0.1:9105") : flags.addr;
+  std::string token = flags.token.empty() ? env_or("WARDEN_TOKEN", "") : flags.token;
+  if (!flags.token_file.empty()) {
+    std::string text;
+    if (!read_all(flags.token_file, &text)) {
+      std::fprintf(stderr, "warden: cannot read %s\n", flags.token_file.c_str());
+      return false;
+    }
+    token = text.substr(0, text.find_first_of("\r\n"));
+  }
+  auto timeout = std::chrono::milliseconds(flags.timeout_ms);
+  std::string error;
+  if (!client->connect(addr, timeout, &error)) {
+    std::fprintf(stderr, "warden: %s\n", error.c_str());
+    return false;
+  }
+  auto hs = rapidjson::Document();
+  hs.Parse(client->handshake().c_str());
+  bool auth_required = !(hs["payload"].HasMember("auth") && hs["payload"]["auth"].IsString() &&
+                         std::string_view(hs["payload"]["auth"].GetString()) == "none");
+  if (token.empty()) {
+    if (!auth_required) return true;
+    std::fprintf(stderr, "warden: the daemon needs a token: --token, --token-file or WARDEN_TOKEN\n");
+    return false;
+  }
+  if (!client->authenticate(token, timeout, &error)) {
+    std::fprintf(stderr, "warden: authentication failed: %s\n", error.c_str());
+    return false;
+  }
+  return true;
+}
+
+std::string text_line(const rapidjson::Value& d) {
+  std::string out = std::string(d["outcome"].GetString()) + "  " +
+                    (d.HasMember("reason") && d["reason"].IsString() ? d["reason"].GetString() : "");
+  if (d.HasMember("rules") && d["rules"].IsArray()) {
+    for (const auto& r : d["rules"].GetArray()) {
+      bool monitor = r.HasMember("mode") && r["mode"].IsString() &&
+                     std::string_view(r["mode"].GetString()) == "monitor";
+      out += "\n  " + std::string(monitor ? "[monitor] " : "") + r["rule"].GetString() + ": " +
+             r["outcome"].GetString() + " (" + (r.HasMember("reason") ? r["reason"].GetString() : "") + ")";
+    }
+  }
+  return out;
+}
+
+// ---- decide ---------------------------------------------------------------
+
+void register_decide(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand("decide", "Send proposals (one JSON or JSON lines) to a running daemon; print decisions");
+  struct Args {
+    std::string input = "-";
+    std::string format = "json";
+    bool explain = false;
+    ClientFlags client;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("input", a->input, "Proposal file (JSON or JSON lines), - for stdin")->capture_default_str();
+  cmd->add_flag("--explain", a->explain, "Also print the facts the rules saw");
+  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  add_client_flags(cmd, &a->client);
+  cmd->callback([a, exit_code] {
+    std::string text;
+    if (!read_all(a->input, &text)) {
+      std::fprintf(stderr, "warden: cannot read %s\n", a->input.c_str());
+      *exit_code = kExitUsage;
+      return;
+    }
+    // One JSON document (possibly over several lines) is one proposal; otherwise JSON lines.
+    struct Item {
+      long line;
+      std::string json;
+      std::string local_error;  // set when the line never goes to the daemon
+    };
+    std::vector<Item> items;
+    rapidjson::Document whole;
+    whole.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
+    if (!whole.HasParseError()) {
+      items.push_back({1, text, ""});
+    } else {
+      std::istringstream lines(text);
+      std::string line;
+      for (long n = 1; std::getline(lines, line); ++n) {
+        if (line.find_first_not_of(" \t\r") != std::string::npos) items.push_back({n, line, ""});
+      }
+    }
+    if (items.empty()) {
+      std::fprintf(stderr, "warden: no proposal in input\n");
+      *exit_code = kExitUsage;
+      return;
+    }
+    for (Item& item : items) {
+      rapidjson::Document doc;
+      doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(item.json.data(),
+                                                                                      item.json.size());
+      if (doc.HasParseError()) {
+        item.local_error = "{\"code\":\"E_INPUT_JSON\",\"message\":\"not valid JSON\"}";
+      } else if (!doc.IsObject()) {
+        item.local_error = "{\"code\":\"E_INPUT_SHAPE\",\"message\":\"a proposal must be a JSON object\"}";
+      } else {
+        item.json = server::to_json_text(doc);  // one line, re-validated
+      }
+    }
+    Client client;
+    if (!open_client(a->client, &client)) {
+      *exit_code = kExitInternal;
+      return;
+    }
+    const bool json = a->format == "json";
+    const std::size_t window = 32;  // pipelined requests in flight (below the daemon's cap)
+    std::size_t next_send = 0;
+    std::deque<std::size_t> waiting;
+    bool any_invalid = false;
+    Outcome last = Outcome::Approve;
+    auto timeout = std::chrono::milliseconds(a->client.timeout_ms);
+    std::string error;
+    for (std::size_t done = 0; done < items.size();) {
+      while (next_send < items.size() && waiting.size() < window) {
+        const Item& item = items[next_send];
+        if (item.local_error.empty()) {
+          std::string fields = "\"proposal\":" + item.json;
+          if (a->explain) fields += ",\"explain\":true";
+          if (!client.send_message(server::make_request(std::to_string(next_send), "decide", fields), &error)) {
+            std::fprintf(stderr, "warden: %s\n", error.c_str());
+            *exit_code = kExitInternal;
+            return;
+          }
+        }
+        waiting.push_back(next_send++);
+      }
+      std::size_t index = waiting.front();
+      waiting.pop_front();
+      const Item& item = items[index];
+      ++done;
+      std::string error_json = item.local_error;
+      if (error_json.empty()) {
+        std::string payload;
+        if (client.read_message(&payload, timeout) != Client::ReadStatus::Ok) {
+          std::fprintf(stderr, "warden: no reply from the daemon (connection closed or timed out)\n");
+          *exit_code = kExitInternal;
+          return;
+        }
+        rapidjson::Document reply;
+        reply.Parse(payload.c_str(), payload.size());
+        if (reply.HasParseError() || !reply.IsObject() || !reply.HasMember("payload") ||
+            !reply["payload"].IsObject()) {
+          std::fprintf(stderr, "warden: malformed reply from the daemon\n");
+          *exit_code = kExitInternal;
+          return;
+        }
+        const auto& p = reply["payload"];
+        if (p.HasMember("ok") && p["ok"].IsBool() && p["ok"].GetBool() && p.HasMember("decision")) {
+          last = parse_outcome(p["decision"]["outcome"].GetString()).value_or(Outcome::Reject);
+          std::printf("%s\n", json ? server::to_json_text(p["decision"]).c_str() : text_line(p["decision"]).c_str());
+          continue;
+        }
+        const auto& e = p["error"];
+        std::string code = e.HasMember("code") ? e["code"].GetString() : "E_INTERNAL";
+        if (code.rfind("E_INPUT", 0) != 0 && code != "E_BAD_REQUEST" && code != "E_TOO_DEEP") {
+          // Not the proposal's fault: the daemon refused us (role, shutdown, ...).
+          std::fprintf(stderr, "warden: %s: %s\n", code.c_str(),
+                       e.HasMember("message") ? e["message"].GetString() : "");
+          *exit_code = kExitInternal;
+          return;
+        }
+        error_json = e.HasMember("diagnostics") && e["diagnostics"].IsArray() && !e["diagnostics"].Empty()
+                         ? server::to_json_text(e["diagnostics"][0])
+                         : server::to_json_text(e);
+      }
+      any_invalid = true;
+      if (json) {
+        std::printf("{\"line\":%ld,\"error\":%s}\n", item.line, error_json.c_str());
+      } else {
+        rapidjson::Document e;
+        e.Parse(error_json.c_str());
+        std::printf("line %ld: error %s: %s\n", item.line, e["code"].GetString(), e["message"].GetString());
+      }
+    }
+    std::fflush(stdout);
+    if (any_invalid) {
+      *exit_code = kExitUsage;
+    } else {
+      *exit_code = items.size() == 1 ? exit_code_for(last) : kExitOk;
+    }
+  });
+}
+
+// ---- status ---------------------------------------------------------------
+
+void register_status(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand("status", "Show a running daemon's rules, counters and connections (role admin)");
+  struct Args {
+    std::string format = "text";
+    ClientFlags client;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  add_client_flags(cmd, &a->client);
+  cmd->callback([a, exit_code] {
+    Client client;
+    if (!open_client(a->client, &client)) {
+      *exit_code = kExitInternal;
+      return;
+    }
+    std::string error;
+    std::string payload;
+    if (!client.send_message(server::make_request("status", "status"), &error) ||
+        client.read_message(&payload, std::chrono::milliseconds(a->client.timeout_ms)) != Client::ReadStatus::Ok) {
+      std::fprintf(stderr, "warden: no reply from the daemon\n");
+      *exit_code = kExitInternal;
+      return;
+    }
+    rapidjson::Document reply;
+    reply.Parse(payload.c_str(), payload.size());
+    if (reply.HasParseError() || !reply.IsObject() || !reply["payload"].IsObject()) {
+      std::fprintf(stderr, "warden: malformed reply from the daemon\n");
+      *exit_code = kExitInternal;
+      return;
+    }
+    const auto& p = reply["payload"];
+    if (!p["ok"].GetBool()) {
+      std::fprintf(stderr, "warden: %s: %s\n", p["error"]["code"].GetString(), p["error"]["message"].GetString());
+      *exit_code = kExitInternal;
+      return;
+    }
+    if (a->format == "json") {
+      std::printf("%s\n", server::to_json_text(p).c_str());
+    } else {
+      auto u = [&](const rapidjson::Value& v, const char* k) { return std::to_string(v[k].GetUint64()); };
+      const auto& c = p["counters"];
+      const auto& n = p["connections"];
+      std::printf("status       %s\n", p["status"].GetString());
+      std::printf("rules        %s (%s rules)\n", p["rules_digest"].GetString(), u(p, "rule_count").c_str());
+      std::printf("uptime       %s s\n", u(p, "uptime_s").c_str());
+      std::printf("connections  %s open, %s accepted, %s refused\n", u(n, "current").c_str(),
+                  u(n, "accepted").c_str(), u(n, "refused").c_str());
+      std::printf("decisions    %s (approve %s, reject %s, approval-required %s, failed closed %s)\n",
+                  u(c, "decisions").c_str(), u(c, "approve").c_str(), u(c, "reject").c_str(),
+                  u(c, "approval_required").c_str(), u(c, "failed_closed").c_str());
+      std::printf("requests     %s (errors %s, protocol errors %s, auth failures %s)\n",
+                  u(c, "requests").c_str(), u(c, "errors").c_str(), u(c, "protocol_errors").c_str(),
+                  u(c, "auth_failures").c_str());
+      std::printf("reloads      %s (failed %s)\n", u(c, "reloads").c_str(), u(c, "reload_failures").c_str());
+      std::printf("workers      %s (queue %s)\n", u(p, "workers").c_str(), u(p, "queue").c_str());
+    }
+    *exit_code = kExitOk;
+  });
+}
+
+// ---- token new ------------------------------------------------------------
+
+void register_token(CLI::App& app, int* exit_code) {
+  auto* token = app.add_subcommand("token", "Manage daemon tokens");
+  token->require_subcommand(1);
+  auto* cmd = token->add_subcommand("new", "Make a token; print it and the token-file line (only its hash)");
+  struct Args {
+    std::string role;
+    std::string principal;
+    std::string format = "text";
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("--role", a->role, "agent, approver or admin")
+      ->required()
+      ->check(CLI::IsMember({"agent", "approver", "admin"}));
+  cmd->add_option("--principal", a->principal, "Who holds the token (no spaces), e.g. alice")->required();
+  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->callback([a, exit_code] {
+    if (a->principal.empty() || a->principal.find_first_of(" \t\r\n#") != std::string::npos ||
+        a->principal.size() > 256) {
+      std::fprintf(stderr, "warden: --principal must be 1-256 characters without spaces or '#'\n");
+      *exit_code = kExitUsage;
+      return;
+    }
+    std::string token = server::generate_token();
+    std::string line = a->role + " " + a->principal + " " + server::token_hash_text(token);
+    if (a->format == "json") {
+      std::printf("{\"token\":%s,\"role\":%s,\"principal\":%s,\"line\":%s}\n", server::json_string(token).c_str(),
+                  server::json_string(a->role).c_str(), server::json_string(a->principal).c_str(),
+                  server::json_string(line).c_str());
+    } else {
+      std::printf("token: %s\n", token.c_str());
+      std::printf("add this line to the token file (warden serve --tokens FILE):\n%s\n", line.c_str());
+      std::fprintf(stderr, "The token is shown once; the daemon stores only its hash.\n");
+    }
+    *exit_code = kExitOk;
+  });
+}
+
+}  // namespace
+
+void register_server_commands(CLI::App& app, int* exit_code) {
+  register_serve(app, exit_code);
+  register_decide(app, exit_code);
+  register_status(app, exit_code);
+  register_token(app, exit_code);
+}
+
 }  // namespace warden::cli

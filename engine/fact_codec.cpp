@@ -29,7 +29,12 @@ const char* leaf_string(const Leaf* leaf) {
   return leaf && leaf->value->IsString() ? leaf->value->GetString() : nullptr;
 }
 
-bool is_fd_dup(const shell::Redirect& r) { return r.op == ">&" || r.op == "<&"; }
+// `2>&1` and `>&-` duplicate or close a descriptor; `>&file` writes to a file.
+bool is_fd_dup(const shell::Redirect& r) {
+  if (r.op != ">&" && r.op != "<&") return false;
+  if (r.target == "-") return true;
+  return !r.target.empty() && r.target.find_first_not_of("0123456789") == std::string::npos;
+}
 
 }  // namespace
 

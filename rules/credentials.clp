@@ -4,6 +4,10 @@
 ;;; An agent never needs the bytes of a credential file: tools that use keys read them
 ;;; themselves. Reading one into the agent's context is the first step of exfiltration.
 
+;; Programs that read (and print, copy, encode or ship) their file operands.
+(defglobal ?*cred-readers* =
+  (create$ "cat" "tac" "less" "more" "most" "head" "tail" "nl" "bat" "batcat" "view" "vi" "vim" "nvim" "nano" "emacs" "cp" "mv" "scp" "rsync" "sftp" "base64" "base32" "basenc" "xxd" "od" "hexdump" "hd" "strings" "grep" "egrep" "fgrep" "rg" "ag" "ack" "awk" "gawk" "mawk" "sed" "cut" "sort" "uniq" "diff" "cmp" "paste" "tr" "jq" "yq" "tar" "zip" "gzip" "bzip2" "xz" "zstd" "7z" "openssl" "gpg" "curl" "wget" "nc" "ncat" "dd" "tee" "python" "python3" "perl" "ruby" "node" "source" "." "xclip" "xsel" "pbcopy" "install" "ln" "docker" "kubectl"))
+
 ;; TRUE for a normalized path that holds credentials. Home-independent patterns (any
 ;; `.ssh/`, `.aws/` …) so /root and other users' homes count too. `.env.example` and friends
 ;; are templates without secrets and are excluded.
@@ -35,7 +39,7 @@
 ;; ships its file operands, pointed at a credential.
 (defrule credentials-shell-read
   (shell-command (proposal ?id)
-                 (program "cat"|"tac"|"less"|"more"|"most"|"head"|"tail"|"nl"|"bat"|"batcat"|"view"|"vi"|"vim"|"nvim"|"nano"|"emacs"|"cp"|"mv"|"scp"|"rsync"|"sftp"|"base64"|"base32"|"basenc"|"xxd"|"od"|"hexdump"|"hd"|"strings"|"grep"|"egrep"|"fgrep"|"rg"|"ag"|"ack"|"awk"|"gawk"|"mawk"|"sed"|"cut"|"sort"|"uniq"|"diff"|"cmp"|"paste"|"tr"|"jq"|"yq"|"tar"|"zip"|"gzip"|"bzip2"|"xz"|"zstd"|"7z"|"openssl"|"gpg"|"curl"|"wget"|"nc"|"ncat"|"dd"|"tee"|"python"|"python3"|"perl"|"ruby"|"node"|"source"|"."|"xclip"|"xsel"|"pbcopy"|"install"|"ln"|"docker"|"kubectl")
+                 (program ?prog&:(member$ ?prog ?*cred-readers*))
                  (paths $? ?p&:(cred-path-p ?p) $?))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule credentials-shell-read)
@@ -54,7 +58,7 @@
 (defrule credentials-shell-upload
   (shell-command (proposal ?id) (program "curl"|"wget"|"http"|"https"|"xh"|"httpie")
                  (cwd ?cwd)
-                 (argv $? ?a&:(cred-at-file-p ?a ?cwd) $?))
+                 (argv $? ?a&:(or (str-index "@" ?a) (str-index "=<" ?a))&:(cred-at-file-p ?a ?cwd) $?))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule credentials-shell-upload)
                     (reason (str-cat "upload of a credential file: " ?a)))))

@@ -99,7 +99,7 @@
 ;; Stops `curl http://169.254.169.254/latest/meta-data/iam/…` from the shell as well.
 (defrule egress-shell-metadata
   (shell-command (proposal ?id) (program "curl"|"wget"|"fetch"|"http"|"https"|"xh"|"aria2c")
-                 (args $? ?a&:(egress-metadata-url-p ?a) $?))
+                 (args $? ?a&:(str-index ":" ?a)&:(egress-metadata-url-p ?a) $?))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule egress-shell-metadata)
                     (reason (str-cat "cloud metadata endpoint: " ?a)))))
@@ -108,7 +108,7 @@
 ;; allowlisted.
 (defrule egress-shell-url-not-allowlisted
   (shell-command (proposal ?id) (program "curl"|"wget"|"fetch"|"http"|"https"|"xh"|"aria2c")
-                 (args $? ?a&:(egress-unlisted-url-p ?a) $?))
+                 (args $? ?a&:(str-index ":" ?a)&:(egress-unlisted-url-p ?a) $?))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-shell-url-not-allowlisted)
                     (reason (str-cat "download from a host not on the allowlist: " (url-host ?a))))))
@@ -141,7 +141,7 @@
 ;; not allowlisted.
 (defrule egress-shell-git-remote-not-allowlisted
   (shell-command (proposal ?id) (program "git")
-                 (args "clone"|"fetch"|"pull"|"ls-remote"|"submodule"|"remote" $? ?a&:(egress-unlisted-url-p ?a) $?))
+                 (args "clone"|"fetch"|"pull"|"ls-remote"|"submodule"|"remote" $? ?a&:(str-index ":" ?a)&:(egress-unlisted-url-p ?a) $?))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-shell-git-remote-not-allowlisted)
                     (reason (str-cat "git talks to a host not on the allowlist: " (url-host ?a))))))

@@ -21,6 +21,18 @@
            "shortlog"))
 
 ;; find actions that delete, execute or write files.
+;; Subcommand lists of the multi-purpose build tools.
+(defglobal ?*everyday-git-branch-writes* =
+  (create$ "-d" "-D" "-m" "-M" "-c" "-C" "-f" "--delete" "--move" "--copy" "--force"
+           "--set-upstream-to" "-u" "--unset-upstream" "--edit-description"))
+(defglobal ?*everyday-make-targets-banned* =
+  (create$ "install" "uninstall" "deploy" "publish" "release" "upload" "push"))
+(defglobal ?*everyday-cmake-banned* = (create$ "--install" "-P"))
+(defglobal ?*everyday-cargo* = (create$ "build" "test" "check" "clippy" "doc" "bench"))
+(defglobal ?*everyday-npm* = (create$ "test" "t" "run" "run-script"))
+(defglobal ?*everyday-go* = (create$ "build" "test" "vet"))
+(defglobal ?*everyday-python-modules* = (create$ "pytest" "unittest"))
+
 (defglobal ?*everyday-find-actions* =
   (create$ "-delete" "-exec" "-execdir" "-ok" "-okdir" "-fprint" "-fprint0" "-fprintf" "-fls"))
 
@@ -39,36 +51,31 @@
            ;; `git branch NAME` creates, -d/-D/-m/-M/-c/-C/-f delete, rename, copy, force
            (or (neq ?sub "branch")
                (and (= (length$ ?args) 1)
-                    (everyday-none-of ?flags (create$ "-d" "-D" "-m" "-M" "-c" "-C" "-f" "--delete" "--move" "--copy" "--force" "--set-upstream-to" "-u" "--unset-upstream" "--edit-description"))))))
+                    (everyday-none-of ?flags ?*everyday-git-branch-writes*)))))
     (case "find" then (everyday-none-of ?argv ?*everyday-find-actions*))
-    (case "make" then (everyday-none-of ?args (create$ "install" "uninstall" "deploy" "publish" "release" "upload" "push")))
-    (case "cmake" then (everyday-none-of ?flags (create$ "--install" "-P")))
-    (case "cargo" then (member$ ?sub (create$ "build" "test" "check" "clippy" "doc" "bench")))
-    (case "npm" then (member$ ?sub (create$ "test" "t" "run" "run-script")))
-    (case "go" then (member$ ?sub (create$ "build" "test" "vet")))
+    (case "make" then (everyday-none-of ?args ?*everyday-make-targets-banned*))
+    (case "cmake" then (everyday-none-of ?flags ?*everyday-cmake-banned*))
+    (case "cargo" then (member$ ?sub ?*everyday-cargo*))
+    (case "npm" then (member$ ?sub ?*everyday-npm*))
+    (case "go" then (member$ ?sub ?*everyday-go*))
     (case "python" then (and (member$ "-m" ?flags) (not (member$ "-c" ?flags))
-                             (member$ ?sub (create$ "pytest" "unittest"))))
+                             (member$ ?sub ?*everyday-python-modules*)))
     (case "python3" then (and (member$ "-m" ?flags) (not (member$ "-c" ?flags))
-                              (member$ ?sub (create$ "pytest" "unittest"))))
+                              (member$ ?sub ?*everyday-python-modules*)))
     (default TRUE)))
 
-;; TRUE for an option word that carries a path or writes output (`--file=/etc/x`,
-;; `-f/etc/x`, `--output=…`, `-o…`), which the operand checks would not see.
-(deffunction everyday-option-smuggles-p (?w)
-  (and (str-prefix "-" ?w)
-       (or (regex-match "[/~]" ?w)
-           (regex-match "^--output|^--out-file" ?w))))
-
 ;; TRUE if one simple command is everyday work: allowlisted program, nothing wrapped or
-;; nested or dynamic, cwd and every operand inside the workspace.
+;; nested or dynamic, cwd and every operand inside the workspace, no option carrying a path
+;; or an output file (`--file=/etc/x`, `-f/etc/x`, `--output=…`, which the operand checks
+;; would not see; the parser keeps such option words whole in `flags`).
 (deffunction everyday-command-ok (?prog ?argv ?flags ?args ?paths ?wrappers ?depth ?cwd ?dyn)
-  (if (not (member$ ?prog ?*everyday-programs*)) then (return FALSE))
-  (if (or (eq ?dyn TRUE) (> (length$ ?wrappers) 0) (> ?depth 0)) then (return FALSE))
-  (if (and (neq ?cwd "") (not (in-workspace ?cwd))) then (return FALSE))
+  (if (or (eq ?dyn TRUE) (> ?depth 0) (> (length$ ?wrappers) 0)
+          (not (member$ ?prog ?*everyday-programs*))
+          (not (in-workspace ?cwd))) then (return FALSE))
   (foreach ?p ?paths
     (if (not (in-workspace ?p)) then (return FALSE)))
-  (foreach ?w ?argv
-    (if (everyday-option-smuggles-p ?w) then (return FALSE)))
+  (foreach ?f ?flags
+    (if (regex-match "[/~]|^--out" ?f) then (return FALSE)))
   (everyday-subcommand-ok ?prog ?argv ?flags ?args))
 
 ;; TRUE if a redirection is harmless for everyday work: fd duplication (`2>&1`), here-docs

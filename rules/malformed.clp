@@ -20,7 +20,8 @@
 ;; Stops shell proposals whose command is not a non-blank string (number, boolean, null,
 ;; "" or whitespace).
 (defrule malformed-shell-bad-command
-  (param (proposal ?id) (key "payload.command") (value ?c&:(not (malformed-text-p ?c))))
+  (param (proposal ?id) (key "payload.command")
+         (value ?c&:(or (not (stringp ?c)) (regex-match "^\\s*$" ?c))))
   (proposal (id ?id) (target shell))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule malformed-shell-bad-command)

@@ -10,15 +10,16 @@
 (defglobal ?*persist-home-re* =
   "^/(\\.bashrc|\\.bash_profile|\\.bash_login|\\.bash_logout|\\.profile|\\.zshrc|\\.zprofile|\\.zshenv|\\.zlogin|\\.zlogout|\\.kshrc|\\.cshrc|\\.tcshrc|\\.xinitrc|\\.xprofile|\\.xsessionrc|\\.config/fish/config\\.fish|\\.config/fish/conf\\.d(/.*)?|\\.config/systemd(/.*)?|\\.local/share/systemd(/.*)?|\\.config/autostart(/.*)?|\\.ssh/authorized_keys2?|\\.ssh/rc|Library/LaunchAgents(/.*)?)$")
 
-;; TRUE for a normalized path whose modification persists code or access.
+;; TRUE for a normalized path whose modification persists code or access: system
+;; start-up/cron/systemd/sudoers locations, and start-up files under any home directory
+;; (/root, /home/*, /Users/*), or under the configured home when it lives elsewhere.
 (deffunction persist-path-p (?p)
+  (if (regex-match "^/etc/(profile|profile\\.d(/.*)?|bash\\.bashrc|bashrc|zsh(/.*)?|zshrc|zprofile|environment|cron.*|anacrontab|systemd(/.*)?|rc\\.local|rc[0-6S]?\\.d(/.*)?|init\\.d(/.*)?|init(/.*)?|xdg/autostart(/.*)?|ld\\.so\\.preload|sudoers|sudoers\\.d(/.*)?|update-motd\\.d(/.*)?)$|^/var/spool/cron(/|$)|^/(usr/)?lib/systemd/|^/Library/Launch(Agents|Daemons)(/|$)|/\\.ssh/authorized_keys2?$|^(/root|/home/[^/]+|/Users/[^/]+)/(\\.bashrc|\\.bash_profile|\\.bash_login|\\.bash_logout|\\.profile|\\.zshrc|\\.zprofile|\\.zshenv|\\.zlogin|\\.zlogout|\\.kshrc|\\.cshrc|\\.tcshrc|\\.xinitrc|\\.xprofile|\\.xsessionrc|\\.config/fish/config\\.fish|\\.config/fish/conf\\.d(/.*)?|\\.config/systemd(/.*)?|\\.local/share/systemd(/.*)?|\\.config/autostart(/.*)?|\\.ssh/rc|Library/LaunchAgents(/.*)?)$" ?p)
+   then (return TRUE))
   (bind ?h (home-dir))
-  (or (regex-match "^/etc/(profile|profile\\.d(/.*)?|bash\\.bashrc|bashrc|zsh(/.*)?|zshrc|zprofile|environment|cron.*|anacrontab|systemd(/.*)?|rc\\.local|rc[0-6S]?\\.d(/.*)?|init\\.d(/.*)?|init(/.*)?|xdg/autostart(/.*)?|ld\\.so\\.preload|sudoers|sudoers\\.d(/.*)?|update-motd\\.d(/.*)?)$" ?p)
-      (regex-match "^/var/spool/cron(/|$)|^/(usr/)?lib/systemd/|^/Library/Launch(Agents|Daemons)(/|$)|/\\.ssh/authorized_keys2?$" ?p)
-      (and (str-prefix (str-cat ?h "/") ?p)
-           (regex-match ?*persist-home-re* (sub-string (+ (str-length ?h) 1) (str-length ?p) ?p)))
-      (and (regex-match "^(/root|/home/[^/]+|/Users/[^/]+)/" ?p)
-           (regex-match "^(/root|/home/[^/]+|/Users/[^/]+)/(\\.bashrc|\\.bash_profile|\\.bash_login|\\.profile|\\.zshrc|\\.zprofile|\\.zshenv|\\.zlogin|\\.config/systemd(/.*)?|\\.config/autostart(/.*)?|Library/LaunchAgents(/.*)?)$" ?p))))
+  (and (not (regex-match "^(/root|/home/[^/]+|/Users/[^/]+)$" ?h))
+       (str-prefix (str-cat ?h "/") ?p)
+       (regex-match ?*persist-home-re* (sub-string (+ (str-length ?h) 1) (str-length ?p) ?p))))
 
 ;; TRUE for a repository file that makes git run code (hooks, or config that can point
 ;; core.hooksPath / core.fsmonitor anywhere).

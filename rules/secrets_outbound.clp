@@ -38,9 +38,9 @@
 ;; Stops HTTP requests whose body (a string, or any string leaf of a JSON body) holds a
 ;; secret: the classic exfiltration channel.
 (defrule secrets-http-body
-  (param (proposal ?id) (key ?k&:(str-prefix "payload.body" ?k))
-         (value ?v&:(stringp ?v)&:(looks-like-secret ?v)))
   (proposal (id ?id) (target http))
+  (param (proposal ?id) (key ?k) (value ?v))
+  (test (and (str-prefix "payload.body" ?k) (stringp ?v) (looks-like-secret ?v)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule secrets-http-body)
                     (reason (str-cat "secret in HTTP body (" ?k ")")))))
@@ -58,9 +58,9 @@
 ;; allowlisted host: legitimate API use looks like this, but the credential is the agent's
 ;; to spend only with consent.
 (defrule secrets-http-header
-  (param (proposal ?id) (key ?k&:(str-prefix "payload.headers." ?k))
-         (value ?v&:(stringp ?v)&:(looks-like-secret ?v)))
   (proposal (id ?id) (target http))
+  (param (proposal ?id) (key ?k) (value ?v))
+  (test (and (str-prefix "payload.headers." ?k) (stringp ?v) (looks-like-secret ?v)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule secrets-http-header)
                     (reason (str-cat "secret in HTTP header " ?k)))))
@@ -68,10 +68,10 @@
 ;; Stops a secret in a request header sent to a host that is not allowlisted: that is
 ;; handing the credential to a stranger.
 (defrule secrets-http-header-untrusted-host
-  (param (proposal ?id) (key ?k&:(str-prefix "payload.headers." ?k))
-         (value ?v&:(stringp ?v)&:(looks-like-secret ?v)))
   (proposal (id ?id) (target http))
   (url (proposal ?id) (key "payload.url") (host ?h&:(not (member$ ?h ?*secrets-trusted-hosts*))))
+  (param (proposal ?id) (key ?k) (value ?v))
+  (test (and (str-prefix "payload.headers." ?k) (stringp ?v) (looks-like-secret ?v)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule secrets-http-header-untrusted-host)
                     (reason (str-cat "secret in HTTP header " ?k " sent to " ?h)))))
@@ -80,7 +80,8 @@
 ;; `export AWS_SECRET_ACCESS_KEY=…`, `echo sk-… | nc`): command lines are visible in the
 ;; process table, shell history and logs, and usually mean the secret is being moved.
 (defrule secrets-shell-command
-  (param (proposal ?id) (key "payload.command") (value ?c&:(stringp ?c)&:(looks-like-secret ?c)))
+  (param (proposal ?id) (key "payload.command")
+         (value ?c&:(stringp ?c)&:(>= (str-length ?c) 20)&:(looks-like-secret ?c)))
   (proposal (id ?id) (target shell))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule secrets-shell-command)
@@ -88,9 +89,9 @@
 
 ;; Asks a human when a tool call carries a secret in its arguments (`payload.args.*`).
 (defrule secrets-tool-args
-  (param (proposal ?id) (key ?k&:(str-prefix "payload.args" ?k))
-         (value ?v&:(stringp ?v)&:(looks-like-secret ?v)))
   (proposal (id ?id) (target tool))
+  (param (proposal ?id) (key ?k) (value ?v))
+  (test (and (str-prefix "payload.args" ?k) (stringp ?v) (looks-like-secret ?v)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule secrets-tool-args)
                     (reason (str-cat "secret in tool argument " ?k)))))

@@ -9,6 +9,14 @@
 (defglobal ?*destructive-system-dirs-re* =
   "^/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|var|opt|root|dev|proc|sys|srv|home|run|snap|mnt|media)(/|$)")
 
+;; Programs that read or write their file operands (used against raw devices).
+(defglobal ?*destructive-device-programs* =
+  (create$ "shred" "cp" "mv" "tee" "cat" "pv" "ln" "install" "truncate" "badblocks" "fdisk" "sfdisk" "gdisk" "sgdisk" "parted" "hdparm" "rsync"))
+
+;; Programs that create or wipe file systems / partitions.
+(defglobal ?*destructive-mkfs-programs* =
+  (create$ "mkfs" "mkfs.ext2" "mkfs.ext3" "mkfs.ext4" "mkfs.xfs" "mkfs.btrfs" "mkfs.vfat" "mkfs.fat" "mkfs.msdos" "mkfs.ntfs" "mkfs.exfat" "mkfs.f2fs" "mkfs.minix" "mkfs.jfs" "mkfs.reiserfs" "mkfs.cramfs" "mkfs.bfs" "mkntfs" "mkdosfs" "mke2fs" "mkswap" "wipefs" "blkdiscard"))
+
 ;; TRUE for a path that still holds an expansion the parser could not resolve ($X, `…`):
 ;; such a path is never "within" anything, so it must not count as outside either.
 ;; System directories whose single files must not be deleted either (home directories and
@@ -104,9 +112,11 @@
                     (reason "recursive delete of targets read from another command"))))
 
 ;; Stops `--no-preserve-root` on any program (rm, chmod, chown, chgrp): it exists only to
-;; defeat the safety net for "/". coreutils refuses abbreviations of it, so the exact word suffices.
+;; defeat the safety net for "/". coreutils refuses abbreviations of it, so the exact word
+;; suffices; matched on the raw text through the pattern index.
 (defrule shell-destructive-no-preserve-root
-  (shell-command (proposal ?id) (argv $? "--no-preserve-root" $?))
+  (pattern-hit (proposal ?id) (key "payload.command") (kind substring) (pattern "--no-preserve-root"))
+  (proposal (id ?id) (target shell))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-destructive-no-preserve-root)
                     (reason "--no-preserve-root disables the protection of /"))))
@@ -141,7 +151,7 @@
 ;; each erases a whole device.
 (defrule shell-destructive-mkfs
   (shell-command (proposal ?id)
-                 (program ?p&:(regex-match "^(mkfs(\\..+)?|mke2fs|mkswap|wipefs|blkdiscard)$" ?p)))
+                 (program ?p&:(member$ ?p ?*destructive-mkfs-programs*)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-destructive-mkfs)
                     (reason (str-cat ?p " erases a device")))))
@@ -150,7 +160,7 @@
 ;; `cat /dev/mem`): reading or writing a disk or memory device bypasses every file permission.
 (defrule shell-destructive-raw-device
   (shell-command (proposal ?id)
-                 (program "shred"|"cp"|"mv"|"tee"|"cat"|"pv"|"ln"|"install"|"truncate"|"badblocks"|"fdisk"|"sfdisk"|"gdisk"|"sgdisk"|"parted"|"hdparm"|"rsync")
+                 (program ?prog&:(member$ ?prog ?*destructive-device-programs*))
                  (paths $? ?p&:(destructive-device-p ?p) $?))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-destructive-raw-device)

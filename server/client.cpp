@@ -210,6 +210,13 @@ void Client::shutdown_write() {
   if (fd_ >= 0) ::shutdown(fd_, SHUT_WR);
 }
 
+int Client::release() {
+  if (decoder_.buffered() != 0) return -1;
+  int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
 void Client::close() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;

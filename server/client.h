@@ -35,6 +35,9 @@ class Client {
 
   void shutdown_write();
   void close();
+  // Gives up the socket (e.g. to an asio socket) when no reply is pending; the Client is
+  // then closed. Returns -1 if bytes past the last message were already received.
+  int release();
   int fd() const { return fd_; }
   const std::string& handshake() const { return handshake_; }
 

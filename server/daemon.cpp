@@ -107,20 +107,6 @@ Daemon::StartResult Daemon::start() {
          }
          return std::nullopt;
        }},
-      {"state-dir",
-       [&]() -> std::optional<StepError> {
-         resolve_state_paths(&config_);
-         std::error_code ec;
-         std::filesystem::create_directories(config_.state_dir, ec);
-         if (ec) {
-           return StepError{2, "state_dir: cannot create " + config_.state_dir + ": " +
-                                   ec.message()};
-         }
-         std::filesystem::permissions(config_.state_dir, std::filesystem::perms::owner_all,
-                                      std::filesystem::perm_options::replace, ec);
-         log->info("state directory {}", config_.state_dir);
-         return std::nullopt;
-       }},
       {"tokens",
        [&]() -> std::optional<StepError> {
          if (config_.tokens.empty()) {
@@ -165,6 +151,20 @@ Daemon::StartResult Daemon::start() {
          }
          context_.policy.set(loaded.policy);
          log->info("rules: {} rules, {}", loaded.policy->rule_count(), loaded.policy->digest());
+         return std::nullopt;
+       }},
+      {"state-dir",
+       [&]() -> std::optional<StepError> {
+         resolve_state_paths(&config_);
+         std::error_code ec;
+         std::filesystem::create_directories(config_.state_dir, ec);
+         if (ec) {
+           return StepError{2, "state_dir: cannot create " + config_.state_dir + ": " +
+                                   ec.message()};
+         }
+         std::filesystem::permissions(config_.state_dir, std::filesystem::perms::owner_all,
+                                      std::filesystem::perm_options::replace, ec);
+         log->info("state directory {}", config_.state_dir);
          return std::nullopt;
        }},
       {"workers",

@@ -15,6 +15,10 @@ ProtocolError parse_request(std::string_view text, std::size_t max_depth, Reques
   if (nesting_exceeds(text, max_depth)) {
     return {err::kTooDeep, "JSON nests deeper than " + std::to_string(max_depth) + " levels"};
   }
+  // RapidJSON takes a NUL as the end of input; JSON text never contains a raw one.
+  if (text.find('\0') != std::string_view::npos) {
+    return {err::kBadJson, "invalid JSON: NUL byte"};
+  }
   constexpr unsigned kFlags = rapidjson::kParseValidateEncodingFlag |
                               rapidjson::kParseIterativeFlag;
   rapidjson::Document& doc = request->document;

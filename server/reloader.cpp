@@ -47,7 +47,17 @@ Reloader::Reloader(ReloadFn reload, FingerprintFn fingerprint,
 
 Reloader::~Reloader() { stop(); }
 
-void Reloader::start() { thread_ = std::thread([this] { run(); }); }
+void Reloader::start() {
+  // The baseline is taken before start() returns, so no later edit can be missed.
+  if (fingerprint_) {
+    try {
+      baseline_ = fingerprint_();
+    } catch (const std::exception& e) {
+      log_->warn("cannot check the rule files for changes: {}", e.what());
+    }
+  }
+  thread_ = std::thread([this] { run(); });
+}
 
 void Reloader::stop() {
   {
@@ -68,7 +78,7 @@ void Reloader::request(std::string trigger, DoneFn done) {
 }
 
 void Reloader::run() {
-  std::string last_fingerprint;
+  std::string last_fingerprint = baseline_;
   auto fingerprint = [&]() -> std::string {
     try {
       return fingerprint_();
@@ -77,7 +87,6 @@ void Reloader::run() {
       return last_fingerprint;
     }
   };
-  if (fingerprint_) last_fingerprint = fingerprint();
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     bool woke = wake_.wait_for(lock, interval_, [this] { return stopping_ || !pending_.empty(); });

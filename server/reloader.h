@@ -63,6 +63,7 @@ class Reloader {
   FingerprintFn fingerprint_;
   std::chrono::milliseconds interval_;
   Logger log_;
+  std::string baseline_;
 
   std::mutex mutex_;
   std::condition_variable wake_;

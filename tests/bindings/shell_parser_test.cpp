@@ -1089,3 +1089,13 @@ TEST_CASE("a shell reading a here-string runs it as a script", "[shell]") {
   CHECK(r.commands[1].depth == 1);
   fails("bash <<< 'echo \"'");
 }
+
+TEST_CASE("a huge max_depth still bounds recursion", "[shell]") {
+  Limits limits;
+  limits.max_depth = 1000000;
+  fails(nested_subst(100000), limits);
+  std::string spaced;
+  for (int i = 0; i < 100000; ++i) spaced += "( ";
+  fails(spaced + "ls", limits);
+  ok(nested_subst(50), limits);
+}

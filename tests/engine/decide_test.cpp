@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 #include "tests/engine/engine_test_util.h"
@@ -306,17 +307,23 @@ TEST_CASE("the clock binding uses the injected clock", "[decide]") {
 TEST_CASE("engines on separate threads decide independently", "[decide][threads]") {
   auto policy = must_compile(kCombination);
   std::atomic<int> wrong{0};
+  std::mutex mutex;
+  std::string first_wrong;
   std::vector<std::thread> threads;
   for (int t = 0; t < 2; ++t) {
     threads.emplace_back([&] {
       Engine engine(policy, test_options());
       for (int i = 0; i < 500; ++i) {
         auto r = engine.decide(std::string(i % 2 ? R"({"target":"tool","action":"bad"})" : R"({"target":"tool"})"));
-        if (!r.ok || r.decision.outcome != (i % 2 ? Outcome::Reject : Outcome::Approve)) ++wrong;
+        if (!r.ok || r.decision.outcome != (i % 2 ? Outcome::Reject : Outcome::Approve)) {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (!wrong++) first_wrong = r.ok ? r.decision.reason + " " + r.decision.error_code : r.error.to_text();
+        }
       }
     });
   }
   for (auto& t : threads) t.join();
+  INFO(first_wrong);
   CHECK(wrong == 0);
 }
 

@@ -92,7 +92,7 @@ TEST_CASE("decoder refuses an oversized frame as soon as the prefix is read", "[
 TEST_CASE("decoder reports an unfinished frame as mid_frame", "[server][frame]") {
   FrameDecoder d(1024);
   CHECK_FALSE(d.mid_frame());
-  d.feed("00000a{\"a\"", 10);
+  d.feed("000007{\"a\"", 10);
   CHECK(d.next().status == Status::NeedMore);
   CHECK(d.mid_frame());
   CHECK(d.buffered() == 10);
