@@ -414,6 +414,7 @@ int main(int argc, char** argv) {
     }
   }
   if (quick) seconds = std::min(seconds, 2.0);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   signal(SIGPIPE, SIG_IGN);
   rlimit rl{};
   getrlimit(RLIMIT_NOFILE, &rl);

@@ -36,6 +36,10 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
   c.rule = member(v, "rule");
   c.not_rule = member(v, "not_rule");
   c.workspace = member(v, "workspace");
+  if (auto depth = v.FindMember("depth"); depth != v.MemberEnd()) {
+    if (!depth->value.IsInt64() || depth->value.GetInt64() < 0) return bad("\"depth\" must be a whole number");
+    c.depth = depth->value.GetInt64();
+  }
   auto proposal = v.FindMember("proposal");
   if (c.name.empty()) return bad("test case has no \"name\"");
   if (proposal == v.MemberEnd()) return bad("test case '" + c.name + "' has no \"proposal\"");
@@ -97,7 +101,10 @@ CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vec
     if (!engine) engine = std::make_unique<Engine>(policy, o);
     CaseResult r;
     r.test = &c;
-    DecideResult d = engine->decide(c.proposal_json);
+    DecideRequest request;
+    request.proposal_json = c.proposal_json;
+    request.depth = c.depth;
+    DecideResult d = engine->decide(request);
     if (!d.ok) {
       r.failure = "proposal is not valid: " + d.error.code + ": " + d.error.message;
     } else {

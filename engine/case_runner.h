@@ -21,6 +21,7 @@ struct RuleCase {
   std::string rule;        // optional: must fire
   std::string not_rule;    // optional: must not fire
   std::string workspace;   // optional override
+  long long depth = 0;     // optional: pipeline depth the proposal arrives at
 };
 
 struct CaseResult {

@@ -40,6 +40,7 @@ class EngineImpl {
 
  private:
   std::string new_decision_id();
+  std::string next_fact_id();
   void fail_closed(Decision* d, const char* code, const std::string& why);
   void clear_after_error();
   void combine(Decision* d) const;
@@ -59,6 +60,17 @@ std::string EngineImpl::new_decision_id() {
     id[i] = hex[(a >> (i * 4)) & 15];
     id[16 + i] = hex[(b >> (i * 4)) & 15];
   }
+  return id;
+}
+
+std::string EngineImpl::next_fact_id() {
+  static const char* digits = "0123456789abcdefghijklmnopqrstuvwxyz";
+  std::uint64_t n = static_cast<std::uint64_t>(++counter_);
+  std::string id = "p";
+  do {
+    id += digits[n % 36];
+    n /= 36;
+  } while (n);
   return id;
 }
 
@@ -127,7 +139,7 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   Decision& d = result.decision;
   d.decision_id = request.decision_id.empty() ? new_decision_id() : request.decision_id;
   d.rules_digest = policy_->digest();
-  fields.id = d.decision_id;
+  fields.id = next_fact_id();  // short: CLIPS hashes it in every fact, twice
   fields.depth = request.depth;
   fields.attempt = request.attempt;
 

@@ -30,6 +30,12 @@ const char* leaf_string(const Leaf* leaf) {
 }
 
 // `2>&1` and `>&-` duplicate or close a descriptor; `>&file` writes to a file.
+// Leaves already carried by slots of the proposal fact get no param fact of their own.
+bool in_proposal_fact(std::string_view key) {
+  return key == "target" || key == "action" || key == "explanation" || key == "context.agent" ||
+         key == "context.session" || key == "context.source" || key == "context.principal";
+}
+
 bool is_fd_dup(const shell::Redirect& r) {
   if (r.op != ">&" && r.op != "<&") return false;
   if (r.target == "-") return true;
@@ -38,52 +44,83 @@ bool is_fd_dup(const shell::Redirect& r) {
 
 }  // namespace
 
+const unsigned short FactCodec::STRING_TYPE = STRING;
+const unsigned short FactCodec::SYMBOL_TYPE = SYMBOL;
+
+namespace {
+constexpr std::size_t kPinnedMax = 4096;  // distinct short strings kept interned
+constexpr std::size_t kPinnedLength = 64;
+}  // namespace
+
+int FactCodec::Template::operator[](const char* name) const {
+  auto it = slots.find(name);
+  if (it == slots.end()) throw std::runtime_error(std::string("slot missing: ") + name);
+  return it->second;
+}
+
+FactCodec::Template FactCodec::bind_template(const char* name) {
+  Template t;
+  t.ptr = find_template(raw_, name);
+  int i = 0;
+  for (auto* slot = static_cast<struct deftemplate*>(t.ptr)->slotList; slot; slot = slot->next, ++i)
+    t.slots[ValueToString(slot->slotName)] = i;
+  return t;
+}
+
 FactCodec::FactCodec(ClipsEnv& env)
     : env_(env),
       raw_(env.get()),
-      proposal_(find_template(raw_, "proposal")),
-      param_(find_template(raw_, "param")),
-      shell_command_(find_template(raw_, "shell-command")),
-      shell_redirect_(find_template(raw_, "shell-redirect")),
-      shell_error_(find_template(raw_, "shell-error")),
-      path_(find_template(raw_, "path")),
-      url_(find_template(raw_, "url")),
-      pattern_hit_(find_template(raw_, "pattern-hit")),
+      proposal_(bind_template("proposal")),
+      param_(bind_template("param")),
+      shell_command_(bind_template("shell-command")),
+      shell_redirect_(bind_template("shell-redirect")),
+      shell_error_(bind_template("shell-error")),
+      path_(bind_template("path")),
+      url_(bind_template("url")),
+      pattern_hit_(bind_template("pattern-hit")),
       decision_(find_template(raw_, "decision")),
       rewrite_(find_template(raw_, "rewrite")) {}
 
-void* FactCodec::fact(void* tmpl) {
-  void* f = EnvCreateFact(raw_, tmpl);
+FactCodec::~FactCodec() {
+  for (auto& [text, sym] : pinned_) DecrementSymbolCount(raw_, static_cast<SYMBOL_HN*>(sym));
+}
+
+void* FactCodec::fact(const Template& tmpl) {
+  void* f = EnvCreateFact(raw_, tmpl.ptr);
   if (!f) failed_ = true;
   return f;
 }
 
-void FactCodec::put_string(void* f, const char* slot, const char* s) {
-  DATA_OBJECT v;
-  SetType(v, STRING);
-  SetValue(v, EnvAddSymbol(raw_, s));
-  if (!EnvPutFactSlot(raw_, f, slot, &v)) failed_ = true;
+// Keys, programs, flags and other short strings repeat from one decision to the next:
+// keeping them interned spares CLIPS re-creating and collecting them every time.
+void* FactCodec::symbol(const char* s) {
+  std::size_t n = std::strlen(s);
+  if (n > kPinnedLength) return EnvAddSymbol(raw_, s);
+  std::string key(s, n);
+  auto it = pinned_.find(key);
+  if (it != pinned_.end()) return it->second;
+  void* sym = EnvAddSymbol(raw_, s);
+  if (pinned_.size() < kPinnedMax) {
+    IncrementSymbolCount(sym);
+    pinned_.emplace(std::move(key), sym);
+  }
+  return sym;
 }
 
-void FactCodec::put_symbol(void* f, const char* slot, const char* s) {
-  DATA_OBJECT v;
-  SetType(v, SYMBOL);
-  SetValue(v, EnvAddSymbol(raw_, s));
-  if (!EnvPutFactSlot(raw_, f, slot, &v)) failed_ = true;
+// What EnvPutFactSlot does for a single-field slot, without looking the slot up by name.
+void FactCodec::put(void* f, int slot, unsigned short type, void* value) {
+  auto* theFact = static_cast<struct fact*>(f);
+  theFact->theProposition.theFields[slot].type = type;
+  theFact->theProposition.theFields[slot].value = value;
 }
 
-void FactCodec::put_integer(void* f, const char* slot, long long n) {
-  DATA_OBJECT v;
-  SetType(v, INTEGER);
-  SetValue(v, EnvAddLong(raw_, n));
-  if (!EnvPutFactSlot(raw_, f, slot, &v)) failed_ = true;
-}
+void FactCodec::put_integer(void* f, int slot, long long n) { put(f, slot, INTEGER, EnvAddLong(raw_, n)); }
 
 void FactCodec::put_strings(void* f, const char* slot, const std::vector<std::string>& items) {
   void* mf = EnvCreateMultifield(raw_, static_cast<long>(items.size()));
   for (std::size_t i = 0; i < items.size(); ++i) {
     SetMFType(mf, i + 1, STRING);
-    SetMFValue(mf, i + 1, EnvAddSymbol(raw_, items[i].c_str()));
+    SetMFValue(mf, i + 1, symbol(items[i].c_str()));
   }
   DATA_OBJECT v;
   SetType(v, MULTIFIELD);
@@ -106,13 +143,13 @@ bool FactCodec::finish(void* f) {
 bool FactCodec::assert_param(const std::string& id, const Leaf& leaf) {
   void* f = fact(param_);
   if (!f) return false;
-  put_string(f, "proposal", id.c_str());
-  put_string(f, "key", leaf.key.c_str());
+  put_string(f, param_["proposal"], id.c_str());
+  put_string(f, param_["key"], leaf.key.c_str());
   const rapidjson::Value& v = *leaf.value;
   DATA_OBJECT d;
   if (v.IsString()) {
     SetType(d, STRING);
-    SetValue(d, EnvAddSymbol(raw_, v.GetString()));
+    SetValue(d, symbol(v.GetString()));
   } else if (v.IsBool()) {
     SetType(d, SYMBOL);
     SetValue(d, v.GetBool() ? EnvTrueSymbol(raw_) : EnvFalseSymbol(raw_));
@@ -126,17 +163,17 @@ bool FactCodec::assert_param(const std::string& id, const Leaf& leaf) {
     SetType(d, SYMBOL);
     SetValue(d, EnvAddSymbol(raw_, "nil"));
   }
-  if (!EnvPutFactSlot(raw_, f, "value", &d)) failed_ = true;
+  put(f, param_["value"], GetType(d), GetValue(d));
   return finish(f);
 }
 
 bool FactCodec::assert_hit(const std::string& id, std::string_view key, const PatternIndex::Hit& hit) {
   void* f = fact(pattern_hit_);
   if (!f) return false;
-  put_string(f, "proposal", id.c_str());
-  put_string(f, "key", std::string(key).c_str());
-  put_symbol(f, "kind", std::string(hit.kind).c_str());
-  put_string(f, "pattern", std::string(hit.pattern).c_str());
+  put_string(f, pattern_hit_["proposal"], id.c_str());
+  put_string(f, pattern_hit_["key"], std::string(key).c_str());
+  put_symbol(f, pattern_hit_["kind"], std::string(hit.kind).c_str());
+  put_string(f, pattern_hit_["pattern"], std::string(hit.pattern).c_str());
   return finish(f);
 }
 
@@ -146,11 +183,11 @@ bool FactCodec::assert_path(const std::string& id, const std::string& key, const
   std::string normalized = paths::normalize(raw, cwd, c.home);
   void* f = fact(path_);
   if (!f) return false;
-  put_string(f, "proposal", id.c_str());
-  put_string(f, "key", key.c_str());
-  put_string(f, "raw", raw.c_str());
-  put_string(f, "normalized", normalized.c_str());
-  put_symbol(f, "in-workspace", paths::within(normalized, c.workspace_root) ? "TRUE" : "FALSE");
+  put_string(f, path_["proposal"], id.c_str());
+  put_string(f, path_["key"], key.c_str());
+  put_string(f, path_["raw"], raw.c_str());
+  put_string(f, path_["normalized"], normalized.c_str());
+  put_symbol(f, path_["in-workspace"], paths::within(normalized, c.workspace_root) ? "TRUE" : "FALSE");
   if (!finish(f)) return false;
   bool ok = true;
   if (!patterns.empty() &&
@@ -163,15 +200,15 @@ bool FactCodec::assert_url(const std::string& id, const std::string& key, const 
   urls::Url url = urls::parse(raw);
   void* f = fact(url_);
   if (!f) return false;
-  put_string(f, "proposal", id.c_str());
-  put_string(f, "key", key.c_str());
-  put_string(f, "raw", raw.c_str());
-  put_symbol(f, "valid", url.valid ? "TRUE" : "FALSE");
+  put_string(f, url_["proposal"], id.c_str());
+  put_string(f, url_["key"], key.c_str());
+  put_string(f, url_["raw"], raw.c_str());
+  put_symbol(f, url_["valid"], url.valid ? "TRUE" : "FALSE");
   if (url.valid) {
-    put_string(f, "scheme", url.scheme.c_str());
-    put_string(f, "host", url.host.c_str());
-    put_integer(f, "port", url.port);
-    put_string(f, "path", url.path.c_str());
+    put_string(f, url_["scheme"], url.scheme.c_str());
+    put_string(f, url_["host"], url.host.c_str());
+    put_integer(f, url_["port"], url.port);
+    put_string(f, url_["path"], url.path.c_str());
   }
   return finish(f);
 }
@@ -183,8 +220,8 @@ bool FactCodec::assert_shell(const ProposalFields& fields, const std::string& co
   if (!parsed.ok) {
     void* f = fact(shell_error_);
     if (!f) return false;
-    put_string(f, "proposal", fields.id.c_str());
-    put_string(f, "message", parsed.error.c_str());
+    put_string(f, shell_error_["proposal"], fields.id.c_str());
+    put_string(f, shell_error_["message"], parsed.error.c_str());
     return finish(f);
   }
   std::string cwd = start_cwd;
@@ -195,27 +232,27 @@ bool FactCodec::assert_shell(const ProposalFields& fields, const std::string& co
     for (const auto& arg : cmd.args) normalized.push_back(paths::normalize(arg, cwd, c.home));
     void* f = fact(shell_command_);
     if (!f) return false;
-    put_string(f, "proposal", fields.id.c_str());
-    put_integer(f, "index", index);
-    put_string(f, "program", cmd.program.c_str());
+    put_string(f, shell_command_["proposal"], fields.id.c_str());
+    put_integer(f, shell_command_["index"], index);
+    put_string(f, shell_command_["program"], cmd.program.c_str());
     put_strings(f, "argv", cmd.argv);
     put_strings(f, "flags", cmd.flags);
     put_strings(f, "args", cmd.args);
     put_strings(f, "paths", normalized);
     put_strings(f, "wrappers", cmd.wrappers);
-    put_integer(f, "depth", cmd.depth);
-    put_string(f, "cwd", cwd.c_str());
-    put_symbol(f, "dynamic", cmd.dynamic ? "TRUE" : "FALSE");
+    put_integer(f, shell_command_["depth"], cmd.depth);
+    put_string(f, shell_command_["cwd"], cwd.c_str());
+    put_symbol(f, shell_command_["dynamic"], cmd.dynamic ? "TRUE" : "FALSE");
     if (!finish(f)) return false;
     for (const auto& r : cmd.redirects) {
       void* rf = fact(shell_redirect_);
       if (!rf) return false;
-      put_string(rf, "proposal", fields.id.c_str());
-      put_integer(rf, "index", index);
-      put_string(rf, "op", r.op.c_str());
-      put_integer(rf, "fd", r.fd);
-      put_string(rf, "target", r.target.c_str());
-      put_string(rf, "path", is_fd_dup(r) ? "" : paths::normalize(r.target, cwd, c.home).c_str());
+      put_string(rf, shell_redirect_["proposal"], fields.id.c_str());
+      put_integer(rf, shell_redirect_["index"], index);
+      put_string(rf, shell_redirect_["op"], r.op.c_str());
+      put_integer(rf, shell_redirect_["fd"], r.fd);
+      put_string(rf, shell_redirect_["target"], r.target.c_str());
+      put_string(rf, shell_redirect_["path"], is_fd_dup(r) ? "" : paths::normalize(r.target, cwd, c.home).c_str());
       if (!finish(rf)) return false;
     }
     // `cd` changes where later commands of the line run. An unresolvable target makes the
@@ -236,19 +273,20 @@ bool FactCodec::assert_all(const ProposalFields& p, const std::vector<Leaf>& lea
   failed_ = false;
   void* f = fact(proposal_);
   if (!f) { *error = "cannot create facts"; return false; }
-  put_string(f, "id", p.id.c_str());
-  put_symbol(f, "target", p.target.c_str());
-  put_symbol(f, "action", p.action.empty() ? "nil" : p.action.c_str());
-  put_string(f, "explanation", p.explanation.c_str());
-  put_string(f, "agent", p.agent.c_str());
-  put_string(f, "session", p.session.c_str());
-  put_symbol(f, "source", p.source.empty() ? "nil" : p.source.c_str());
-  put_string(f, "principal", p.principal.c_str());
-  put_integer(f, "depth", p.depth);
-  put_integer(f, "attempt", p.attempt);
+  put_string(f, proposal_["id"], p.id.c_str());
+  put_symbol(f, proposal_["target"], p.target.c_str());
+  put_symbol(f, proposal_["action"], p.action.empty() ? "nil" : p.action.c_str());
+  put_string(f, proposal_["explanation"], p.explanation.c_str());
+  put_string(f, proposal_["agent"], p.agent.c_str());
+  put_string(f, proposal_["session"], p.session.c_str());
+  put_symbol(f, proposal_["source"], p.source.empty() ? "nil" : p.source.c_str());
+  put_string(f, proposal_["principal"], p.principal.c_str());
+  put_integer(f, proposal_["depth"], p.depth);
+  put_integer(f, proposal_["attempt"], p.attempt);
   if (!finish(f)) { *error = "cannot assert the proposal fact"; return false; }
 
   for (const auto& leaf : leaves) {
+    if (in_proposal_fact(leaf.key)) continue;
     if (!assert_param(p.id, leaf)) { *error = "cannot assert a param fact"; return false; }
     if (!patterns.empty() && leaf.value->IsString()) {
       bool ok = true;

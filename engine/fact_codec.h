@@ -7,6 +7,7 @@
 #include <rapidjson/document.h>
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/decision.h"
@@ -33,6 +34,7 @@ struct ProposalFields {
 class FactCodec {
  public:
   explicit FactCodec(ClipsEnv& env);
+  ~FactCodec();
 
   // Asserts every fact for the proposal. `leaves` are its JSON leaves. Returns false with
   // *error set if CLIPS refused a fact or a matcher failed (the caller fails closed).
@@ -50,11 +52,21 @@ class FactCodec {
   void retract_all();
 
  private:
-  void* fact(void* tmpl);
-  void put_string(void* f, const char* slot, const char* s);
-  void put_symbol(void* f, const char* slot, const char* s);
-  void put_integer(void* f, const char* slot, long long n);
+  // Slots are addressed by position (resolved once from the template), not by name.
+  struct Template {
+    void* ptr = nullptr;
+    std::unordered_map<std::string, int> slots;
+    int operator[](const char* name) const;
+  };
+  Template bind_template(const char* name);
+  void* fact(const Template& tmpl);
+  void* symbol(const char* s);  // interned; frequent short strings are pinned and cached
+  void put(void* f, int slot, unsigned short type, void* value);
+  void put_string(void* f, int slot, const char* s) { put(f, slot, STRING_TYPE, symbol(s)); }
+  void put_symbol(void* f, int slot, const char* s) { put(f, slot, SYMBOL_TYPE, symbol(s)); }
+  void put_integer(void* f, int slot, long long n);
   void put_strings(void* f, const char* slot, const std::vector<std::string>& items);
+  static const unsigned short STRING_TYPE, SYMBOL_TYPE;
   bool finish(void* f);
   bool assert_param(const std::string& id, const Leaf& leaf);
   bool assert_shell(const ProposalFields& fields, const std::string& command, const std::string& cwd,
@@ -66,16 +78,10 @@ class FactCodec {
 
   ClipsEnv& env_;
   void* raw_;
-  void* proposal_;
-  void* param_;
-  void* shell_command_;
-  void* shell_redirect_;
-  void* shell_error_;
-  void* path_;
-  void* url_;
-  void* pattern_hit_;
+  Template proposal_, param_, shell_command_, shell_redirect_, shell_error_, path_, url_, pattern_hit_;
   void* decision_;
   void* rewrite_;
+  std::unordered_map<std::string, void*> pinned_;  // symbol cache, bounded
   bool failed_ = false;
 };
 

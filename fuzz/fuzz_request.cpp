@@ -1,0 +1,39 @@
+// libFuzzer target: the request parser (strict UTF-8 JSON, nesting limit, envelope shape),
+// then what the decide path does with a parsed request: re-serialize the proposal and check
+// the result is valid JSON again; and error replies built from what was parsed.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include <rapidjson/document.h>
+
+#include "server/json_text.h"
+#include "server/protocol.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  warden::server::Request request;
+  warden::server::ProtocolError e = warden::server::parse_request(text, 66, &request);
+  std::string reply;
+  if (e) {
+    reply = warden::server::error_response(request.id_json, request.action, e.code, e.message);
+  } else {
+    const rapidjson::Value& payload = request.payload();
+    auto proposal = payload.FindMember("proposal");
+    std::string fields;
+    if (proposal != payload.MemberEnd()) {
+      std::string json = warden::server::to_json_text(proposal->value);
+      rapidjson::Document again;
+      again.Parse<rapidjson::kParseValidateEncodingFlag>(json.c_str(), json.size());
+      if (again.HasParseError()) std::abort();
+      fields = "\"proposal\":" + json;
+    }
+    reply = warden::server::ok_response(request.id_json, request.action, fields);
+  }
+  // Every reply the daemon builds must itself be valid JSON.
+  rapidjson::Document check;
+  check.Parse<rapidjson::kParseValidateEncodingFlag>(reply.c_str(), reply.size());
+  if (check.HasParseError()) std::abort();
+  return 0;
+}
