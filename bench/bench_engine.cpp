@@ -1,18 +1,20 @@
 // bench_engine: throughput, latency, load time and memory of the policy engine.
 //
-//   bench_engine [--rules DIR] [--quick] [--only abcd] [--show]
+//   bench_engine [--rules DIR] [--quick] [--only abcd] [--show] [--decisions N]
 //
 // Single thread. Every figure goes through Engine::decide(JSON text), so JSON parsing,
 // fact assertion, shell/path/URL parsing, pattern matching, the CLIPS run, reading the
-// decisions back, cleanup and re-serializing the action are all included. Latency is
-// measured with steady_clock around each decide() call. See bench/README.md.
+// decisions back, cleanup and re-serializing the action are all included. Each call is
+// timed with steady_clock (wall) and with the thread's CPU clock (immune to other
+// processes on a busy machine). See bench/README.md for what each figure means.
 //
-//   (a) the shipped rule pack on ~60 realistic proposals, cycled
+//   (a) the shipped rule pack on ~70 realistic proposals, cycled
 //   (b) generated rule sets (10 / 100 / 1000 rules, indexed `pattern-hit` patterns), with
 //       every decision checked against the rule it should name; plus the naive encoding
 //       (regex-match / str-index / path-within tests in the rules) at 1000 rules
 //   (c) load time of 1000 generated rules: Policy::compile + first Engine, median of 5
-//   (d) RSS before and after 1,000,000 decisions on the shipped pack (100,000 with --quick)
+//   (d) RSS and malloc heap before and after 1,000,000 decisions on the shipped pack
+//       (100,000 with --quick), after a 50,000 warm-up
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -867,11 +869,22 @@ int main(int argc, char** argv) {
     long rss_after_warm = 0;
     std::size_t heap_after_warm = 0;
     std::map<std::string, std::size_t> d_errors;
+    std::uint32_t slow_cpu = 0;
+    std::size_t slow_k = 0;
     for (std::size_t k = 0; k < total; ++k) {
       std::string j = render(corpus[k % corpus.size()], " (step " + std::to_string(k) + ")");
       DecideResult res = timed(k >= d_warm ? &s : &warm, [&] { return engine.decide(j); });
       if (!res.ok) return 3;  // the corpus is valid; cannot happen
       if (!res.decision.error_code.empty()) d_errors[res.decision.error_code]++;
+      std::uint32_t c = k >= d_warm ? s.cpu.back() : 0;
+      if (c > slow_cpu) {
+        slow_cpu = c;
+        slow_k = k;
+      }
+      if (c > 20000000) {  // over 20 ms of CPU for one decision: name it
+        std::printf("    slow decision #%zu: %.1f ms CPU, %s %s\n", k, c / 1e6, corpus[k % corpus.size()].name.c_str(),
+                    res.decision.error_code.c_str());
+      }
       if (k < d_warm) warm.wall.clear(), warm.cpu.clear();
       std::size_t done = k + 1;
       if (done == d_warm) {
@@ -902,6 +915,8 @@ int main(int argc, char** argv) {
     print_lat_row("sustained (unique proposals)", l);
     std::printf("\n");
     if (!d_errors.empty()) std::printf("    failed closed: %s\n", json_mix(d_errors).c_str());
+    std::printf("    slowest decision (CPU): #%zu, %.1f µs, %s\n", slow_k, slow_cpu / 1000.0,
+                corpus[slow_k % corpus.size()].name.c_str());
     json += ",\"d\":{\"decisions\":" + std::to_string(d_count) + ",\"rss_kb_start\":" + std::to_string(rss_start) +
             ",\"rss_kb_after_warmup\":" + std::to_string(rss_after_warm) + ",\"rss_kb_marks\":[";
     for (std::size_t i = 0; i < marks.size(); ++i)

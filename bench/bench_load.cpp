@@ -355,6 +355,16 @@ Result fixed_rate(const ServerProcess& server, double rate, int nconns,
   }
   auto interval = std::chrono::duration<double>(1.0 / rate);
   asio::steady_timer tick(io);
+  // Wait for the stragglers after the last send, bounded.
+  Clock::time_point drain_deadline;
+  std::function<void()> drain = [&] {
+    if (received >= sent || Clock::now() > drain_deadline) {
+      io.stop();
+      return;
+    }
+    tick.expires_after(2ms);
+    tick.async_wait([&](boost::system::error_code) { drain(); });
+  };
   std::function<void()> pump = [&] {
     auto now = Clock::now();
     for (;;) {
@@ -365,16 +375,7 @@ Result fixed_rate(const ServerProcess& server, double rate, int nconns,
     }
     auto next = t0 + std::chrono::duration_cast<Clock::duration>(interval * static_cast<double>(sent));
     if (next >= t_end) {
-      // Wait for the stragglers, bounded.
-      auto deadline = Clock::now() + 5s;
-      std::function<void()> drain = [&, deadline] {
-        if (received >= sent || Clock::now() > deadline) {
-          io.stop();
-          return;
-        }
-        tick.expires_after(5ms);
-        tick.async_wait([&](boost::system::error_code) { drain(); });
-      };
+      drain_deadline = Clock::now() + 5s;
       drain();
       return;
     }

@@ -88,6 +88,14 @@ void* string_function(void* env, const char* name, int min, int max, F&& body) {
   return empty_string(env);
 }
 
+// The symbol behind argument i, or null if it is not a string or symbol.
+const void* symbol_arg(void* env, int i) {
+  DATA_OBJECT arg;
+  if (EnvRtnArgCount(env) < i) return nullptr;
+  EnvRtnUnknown(env, i, &arg);
+  return GetType(arg) == STRING || GetType(arg) == SYMBOL ? GetValue(arg) : nullptr;
+}
+
 extern "C" int RegexMatchFn(void* env) {
   return boolean_function(env, "regex-match", 2, [env](std::string_view pattern, std::string_view s) {
     bool matched = false;
@@ -119,8 +127,15 @@ extern "C" int InWorkspaceFn(void* env) {
 }
 
 extern "C" int LooksLikeSecretFn(void* env) {
-  return boolean_function(env, "looks-like-secret", 1,
-                          [](std::string_view s, std::string_view) { return secrets::looks_like_secret(s); });
+  const void* key = symbol_arg(env, 1);
+  auto& memo = context(env).secret_memo;
+  if (key) {
+    if (auto it = memo.find(key); it != memo.end()) return it->second ? TRUE : FALSE;
+  }
+  int result = boolean_function(env, "looks-like-secret", 1,
+                                [](std::string_view s, std::string_view) { return secrets::looks_like_secret(s); });
+  if (key && !GetEvaluationError(env)) memo.emplace(key, result == TRUE);
+  return result;
 }
 
 extern "C" int StrContainsFn(void* env) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <unordered_map>
 
 #include "bindings/regex_cache.h"
 
@@ -17,6 +18,11 @@ struct BindingContext {
   std::string home = "/home/user";
   std::function<std::int64_t()> clock;  // seconds since the epoch; null = system clock
   std::string last_error;               // why the last function call failed
+
+  // Results memoized for one decision, keyed by CLIPS symbol pointers (stable while the
+  // decision's facts hold them). Cleared by begin_decision().
+  std::unordered_map<const void*, bool> secret_memo;
+  void begin_decision() { secret_memo.clear(); }
 };
 
 // The environment's context pointer must be a BindingContext* (SetEnvironmentContext).

@@ -17,6 +17,14 @@
 
 namespace warden {
 
+namespace {
+// A JSON text with no line break and no padding can be embedded in a JSON line as it is.
+bool is_single_line(std::string_view json) {
+  if (json.empty() || json.front() != '{' || json.back() != '}') return false;
+  return json.find_first_of("\n\r") == std::string_view::npos;
+}
+}  // namespace
+
 class EngineImpl {
  public:
   EngineImpl(std::shared_ptr<const Policy> policy, EngineOptions options)
@@ -145,6 +153,7 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
 
   void* env = env_->get();
   EnvState& state = env_->state();
+  state.begin_decision();
   std::string error;
   bool failed = false;
   if (!codec_->assert_all(fields, leaves, *policy_->impl().patterns, &error)) {
@@ -178,11 +187,19 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   } else {
     codec_->retract_all();
   }
-  if (!failed && !d.rewrites.empty()) apply_rewrites(&d, &doc, &leaves);
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  doc.Accept(writer);
-  d.action_json.assign(buffer.GetString(), buffer.GetSize());
+  bool rewritten = false;
+  if (!failed && !d.rewrites.empty()) {
+    apply_rewrites(&d, &doc, &leaves);
+    for (const auto& w : d.rewrites) rewritten |= w.applied;
+  }
+  if (!rewritten && !fields.renamed && is_single_line(request.proposal_json)) {
+    d.action_json.assign(request.proposal_json);  // already valid JSON, unchanged
+  } else {
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+    doc.Accept(writer);
+    d.action_json.assign(buffer.GetString(), buffer.GetSize());
+  }
   d.elapsed_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

@@ -29,6 +29,7 @@ struct ProposalFields {
   std::string action;  // lowercased name or empty
   std::string explanation, agent, session, source, principal;
   long long depth = 0, attempt = 0;
+  bool renamed = false;  // a name was lowercased in the document
 };
 
 class FactCodec {

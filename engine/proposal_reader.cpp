@@ -13,7 +13,8 @@ Diagnostic input_error(const char* code, std::string message) {
 }
 
 // Names that become CLIPS symbols: letters, digits and _ . : - ; lowercased.
-bool normalize_name(rapidjson::Value& v, rapidjson::Document::AllocatorType& alloc, std::string* out) {
+bool normalize_name(rapidjson::Value& v, rapidjson::Document::AllocatorType& alloc, std::string* out,
+                    bool* renamed) {
   if (!v.IsString()) return false;
   std::string s(v.GetString(), v.GetStringLength());
   if (s.empty() || s.size() > 64 || !std::isalpha(static_cast<unsigned char>(s[0]))) return false;
@@ -22,7 +23,10 @@ bool normalize_name(rapidjson::Value& v, rapidjson::Document::AllocatorType& all
     if (!std::isalnum(u) && c != '_' && c != '-' && c != '.' && c != ':') return false;
     c = static_cast<char>(std::tolower(u));
   }
-  v.SetString(s.data(), static_cast<rapidjson::SizeType>(s.size()), alloc);
+  if (std::string_view(v.GetString(), v.GetStringLength()) != s) {
+    v.SetString(s.data(), static_cast<rapidjson::SizeType>(s.size()), alloc);
+    *renamed = true;
+  }
   *out = std::move(s);
   return true;
 }
@@ -91,11 +95,11 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
 
   auto target = doc->FindMember("target");
   if (target == doc->MemberEnd()) return input_error(code::kInputShape, "proposal has no \"target\"");
-  if (!normalize_name(target->value, alloc, &fields->target))
+  if (!normalize_name(target->value, alloc, &fields->target, &fields->renamed))
     return input_error(code::kInputShape, "\"target\" must be a name (letters, digits, _ . : -)");
   auto action = doc->FindMember("action");
   if (action != doc->MemberEnd() && !action->value.IsNull() &&
-      !normalize_name(action->value, alloc, &fields->action))
+      !normalize_name(action->value, alloc, &fields->action, &fields->renamed))
     return input_error(code::kInputShape, "\"action\" must be a name (letters, digits, _ . : -)");
   auto payload = doc->FindMember("payload");
   if (payload != doc->MemberEnd() && !payload->value.IsObject())
@@ -113,7 +117,7 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
     fields->principal = string_member(ctx, "principal");
     auto source = ctx.FindMember("source");
     if (source != ctx.MemberEnd() && !source->value.IsNull() &&
-        !normalize_name(source->value, alloc, &fields->source))
+        !normalize_name(source->value, alloc, &fields->source, &fields->renamed))
       return input_error(code::kInputShape, "\"context.source\" must be a name");
   }
   return std::nullopt;

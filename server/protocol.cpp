@@ -29,31 +29,30 @@ ProtocolError parse_request(std::string_view text, std::size_t max_depth, Reques
                                rapidjson::GetParseError_En(doc.GetParseError())};
   }
   if (!doc.IsObject()) return {err::kBadRequest, "a request must be a JSON object"};
-  auto id = doc.FindMember("id");
-  if (id != doc.MemberEnd()) {
-    if (id->value.IsString() || id->value.IsNumber() || id->value.IsNull()) {
-      if (id->value.IsString() && id->value.GetStringLength() > 256) {
+  if (const rapidjson::Value* id = find_member(doc, "id")) {
+    if (id->IsString() || id->IsNumber() || id->IsNull()) {
+      if (id->IsString() && id->GetStringLength() > 256) {
         return {err::kBadRequest, "\"id\" is longer than 256 bytes"};
       }
-      request->id_json = to_json_text(id->value);
+      request->id_json = to_json_text(*id);
     } else {
       return {err::kBadRequest, "\"id\" must be a string, a number or null"};
     }
   }
-  auto type = doc.FindMember("type");
-  if (type == doc.MemberEnd() || !type->value.IsString() ||
-      std::string_view(type->value.GetString(), type->value.GetStringLength()) != "request") {
+  const rapidjson::Value* type = find_member(doc, "type");
+  if (!type || !type->IsString() ||
+      std::string_view(type->GetString(), type->GetStringLength()) != "request") {
     return {err::kBadRequest, "\"type\" must be \"request\""};
   }
-  auto payload = doc.FindMember("payload");
-  if (payload == doc.MemberEnd() || !payload->value.IsObject()) {
+  const rapidjson::Value* payload = find_member(doc, "payload");
+  if (!payload || !payload->IsObject()) {
     return {err::kBadRequest, "\"payload\" must be an object"};
   }
-  auto action = payload->value.FindMember("action");
-  if (action == payload->value.MemberEnd() || !action->value.IsString()) {
+  const rapidjson::Value* action = find_member(*payload, "action");
+  if (!action || !action->IsString()) {
     return {err::kBadRequest, "\"payload.action\" must be a string"};
   }
-  request->action.assign(action->value.GetString(), action->value.GetStringLength());
+  request->action.assign(action->GetString(), action->GetStringLength());
   return {};
 }
 
@@ -108,6 +107,20 @@ std::string handshake_event(bool auth_required, std::size_t max_frame_bytes) {
   out += std::to_string(max_frame_bytes);
   out += "}}";
   return out;
+}
+
+const rapidjson::Value* find_member(const rapidjson::Value& value, const char* name) {
+  if (!value.IsObject()) return nullptr;
+  for (const auto& member : value.GetObject()) {
+    if (member.name.IsString() && std::string_view(member.name.GetString(), member.name.GetStringLength()) == name) {
+      return &member.value;
+    }
+  }
+  return nullptr;
+}
+
+rapidjson::Value* find_member(rapidjson::Value& value, const char* name) {
+  return const_cast<rapidjson::Value*>(find_member(static_cast<const rapidjson::Value&>(value), name));
 }
 
 std::string to_json_text(const rapidjson::Value& value) {

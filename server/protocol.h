@@ -45,6 +45,10 @@ std::string error_response(std::string_view id_json, std::string_view action,
 // The first message on every connection.
 std::string handshake_event(bool auth_required, std::size_t max_frame_bytes);
 
+// The member `name` of an object value, or nullptr (also when value is not an object).
+const rapidjson::Value* find_member(const rapidjson::Value& value, const char* name);
+rapidjson::Value* find_member(rapidjson::Value& value, const char* name);
+
 // Serializes a RapidJSON value (already depth-checked) to compact JSON text.
 std::string to_json_text(const rapidjson::Value& value);
 

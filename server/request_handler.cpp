@@ -94,13 +94,13 @@ std::optional<Reply> RequestHandler::authenticate(const Request& request, Sessio
                  "this connection is already authenticated");
   }
   const rapidjson::Value& payload = request.payload();
-  auto token = payload.FindMember("token");
-  if (token == payload.MemberEnd() || !token->value.IsString()) {
+  const rapidjson::Value* token = find_member(payload, "token");
+  if (!token || !token->IsString()) {
     return error(request.id_json, request.action, err::kBadRequest,
                  "\"payload.token\" must be a string");
   }
   auth->token_checked = true;
-  std::string_view presented(token->value.GetString(), token->value.GetStringLength());
+  std::string_view presented(token->GetString(), token->GetStringLength());
   std::optional<Identity> identity = context_.tokens()->authenticate(presented);
   if (!identity) {
     Stats::add(context_.stats.auth_failures);
@@ -122,36 +122,47 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
                                             ReplyFn later) {
   rapidjson::Document& doc = request.document;
   rapidjson::Value& payload = doc["payload"];
-  auto proposal = payload.FindMember("proposal");
-  if (proposal == payload.MemberEnd() || !proposal->value.IsObject()) {
+  rapidjson::Value* proposal = find_member(payload, "proposal");
+  if (!proposal || !proposal->IsObject()) {
     return error(request.id_json, request.action, err::kBadRequest,
                  "\"payload.proposal\" must be an object");
   }
   bool explain = false;
-  if (auto e = payload.FindMember("explain"); e != payload.MemberEnd()) {
-    if (!e->value.IsBool()) {
+  if (const rapidjson::Value* e = find_member(payload, "explain")) {
+    if (!e->IsBool()) {
       return error(request.id_json, request.action, err::kBadRequest,
                    "\"payload.explain\" must be a boolean");
     }
-    explain = e->value.GetBool();
+    explain = e->GetBool();
   }
-  // The authenticated principal is what rules see, whatever the proposal claims.
+  // The authenticated principal is what rules see, whatever the proposal claims. Every
+  // "context" object and every "principal" in it is set (JSON may repeat a key).
   auto& allocator = doc.GetAllocator();
-  rapidjson::Value& p = proposal->value;
-  auto context = p.FindMember("context");
-  if (context == p.MemberEnd()) {
-    p.AddMember("context", rapidjson::Value(rapidjson::kObjectType), allocator);
-    context = p.FindMember("context");
-  }
-  if (context->value.IsObject()) {
-    rapidjson::Value principal(identity.principal.c_str(),
-                               static_cast<rapidjson::SizeType>(identity.principal.size()),
-                               allocator);
-    if (auto old = context->value.FindMember("principal"); old != context->value.MemberEnd()) {
-      old->value = principal;
-    } else {
-      context->value.AddMember("principal", principal, allocator);
+  rapidjson::Value& p = *proposal;
+  auto principal = [&] {
+    return rapidjson::Value(identity.principal.c_str(),
+                            static_cast<rapidjson::SizeType>(identity.principal.size()), allocator);
+  };
+  bool has_context = false;
+  for (auto& member : p.GetObject()) {
+    if (std::string_view(member.name.GetString(), member.name.GetStringLength()) != "context" ||
+        !member.value.IsObject()) {
+      continue;
     }
+    has_context = true;
+    bool set = false;
+    for (auto& field : member.value.GetObject()) {
+      if (std::string_view(field.name.GetString(), field.name.GetStringLength()) == "principal") {
+        field.value = principal();
+        set = true;
+      }
+    }
+    if (!set) member.value.AddMember("principal", principal(), allocator);
+  }
+  if (!has_context && !find_member(p, "context")) {
+    rapidjson::Value context(rapidjson::kObjectType);
+    context.AddMember("principal", principal(), allocator);
+    p.AddMember("context", context, allocator);
   }
 
   DecideJob job;

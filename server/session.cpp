@@ -56,7 +56,7 @@ void Session::start() {
 void Session::drain() {
   if (closed_ || read_closed_) return;
   read_closed_ = true;
-  peer_eof_ = true;  // no lingering: we are going away
+  no_linger_ = true;
   boost::system::error_code ec;
   socket_.shutdown(tcp::socket::shutdown_receive, ec);
   maybe_finish();
@@ -226,7 +226,7 @@ void Session::maybe_finish() {
       !writing_.empty()) {
     return;
   }
-  if (peer_eof_) {
+  if (peer_eof_ || no_linger_) {
     close();
     return;
   }

@@ -83,6 +83,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool reading_ = false;
   bool read_closed_ = false;  // no more requests will be read (EOF, error, drain, closing)
   bool peer_eof_ = false;
+  bool no_linger_ = false;   // draining for shutdown: close as soon as replies are written
   bool lingering_ = false;    // final reply sent; discarding input until the peer closes
   bool closed_ = false;
 

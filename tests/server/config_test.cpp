@@ -140,3 +140,15 @@ TEST_CASE("host:port splitting", "[server][config]") {
   CHECK_FALSE(split_host_port("host:", &host, &port));
   CHECK_FALSE(split_host_port("host:x1", &host, &port));
 }
+
+TEST_CASE("the documented example config parses and matches the defaults", "[server][config]") {
+  Config c;
+  auto errors = load_config_file(WARDEN_SOURCE_DIR "/examples/warden.toml", &c);
+  for (const auto& e : errors) FAIL(e.to_text("examples/warden.toml"));
+  Config defaults;
+  CHECK(c.listen == defaults.listen);
+  CHECK(c.limits.max_frame_bytes == defaults.limits.max_frame_bytes);
+  CHECK(c.limits.idle_timeout == defaults.limits.idle_timeout);
+  CHECK(c.limits.max_in_flight == defaults.limits.max_in_flight);
+  CHECK(c.log_level == defaults.log_level);
+}

@@ -62,6 +62,13 @@ TEST_CASE("auth then decide returns the dry-run decision JSON", "[server][daemon
   CHECK(std::string(approved["payload"]["decision"]["outcome"].GetString()) == "approve");
   CHECK(std::string(approved["payload"]["decision"]["action"]["context"]["principal"].GetString()) ==
         "alice");
+  // A repeated key cannot smuggle another principal past the override.
+  std::string twice =
+      R"({"target":"reply","payload":{"text":"x"},"context":{"principal":"mallory"},)"
+      R"("context":{"principal":"eve","agent":"a"}})";
+  std::string reply2 = c.call(decide_request("d3", twice));
+  CHECK(reply2.find("mallory") == std::string::npos);
+  CHECK(reply2.find("\"eve\"") == std::string::npos);
 }
 
 TEST_CASE("a proposal the engine refuses is an E_INPUT error, not a dropped connection",

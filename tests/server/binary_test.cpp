@@ -1,0 +1,151 @@
+// The real `warden` binary as a child process: serve with SIGHUP and SIGTERM, decide and
+// status as clients, config errors with exit 2. Skipped when the binary is not built.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <regex>
+
+#include "server_fixture.h"
+
+using namespace warden::server;
+using namespace warden::server::testing;
+
+namespace {
+
+const std::string kWarden = WARDEN_BINARY_DIR "/cli/warden";
+
+struct Child {
+  pid_t pid = -1;
+  int err_fd = -1;  // the child's stderr
+  std::string err;
+
+  // Reads stderr until `pattern` matches or the timeout passes.
+  std::smatch wait_for(const std::regex& pattern, std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::smatch m;
+    while (!std::regex_search(err, m, pattern)) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      pollfd p{err_fd, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+      char buf[4096];
+      ssize_t n = read(err_fd, buf, sizeof buf);
+      if (n <= 0) break;
+      err.append(buf, static_cast<std::size_t>(n));
+    }
+    return m;
+  }
+  int wait_exit() {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  ~Child() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      wait_exit();
+    }
+    if (err_fd >= 0) close(err_fd);
+  }
+};
+
+Child spawn(std::vector<std::string> args, const std::string& stdin_text = {},
+            const std::vector<std::string>& env = {}, std::string* out = nullptr) {
+  int err_pipe[2], in_pipe[2], out_pipe[2];
+  REQUIRE(pipe(err_pipe) == 0);
+  REQUIRE(pipe(in_pipe) == 0);
+  REQUIRE(pipe(out_pipe) == 0);
+  Child child;
+  child.pid = fork();
+  if (child.pid == 0) {
+    dup2(in_pipe[0], 0);
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    for (int fd : {err_pipe[0], err_pipe[1], in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1]}) close(fd);
+    for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> argv{const_cast<char*>(kWarden.c_str())};
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(kWarden.c_str(), argv.data());
+    _exit(127);
+  }
+  close(err_pipe[1]);
+  close(in_pipe[0]);
+  close(out_pipe[1]);
+  if (!stdin_text.empty()) (void)!write(in_pipe[1], stdin_text.data(), stdin_text.size());
+  close(in_pipe[1]);
+  if (out) {
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(out_pipe[0], buf, sizeof buf)) > 0) out->append(buf, static_cast<std::size_t>(n));
+  }
+  close(out_pipe[0]);
+  child.err_fd = err_pipe[0];
+  return child;
+}
+
+}  // namespace
+
+TEST_CASE("warden serve, decide, status, SIGHUP and SIGTERM as processes", "[server][binary]") {
+  if (access(kWarden.c_str(), X_OK) != 0) {
+    WARN("skipped: " << kWarden << " is not built");
+    return;
+  }
+  TempDir dir;
+  Config config = test_config(dir);
+  Child serve = spawn({"serve", "--listen", "127.0.0.1:0", "--rules", config.rules[0], "--tokens",
+                       config.tokens, "--state-dir", config.state_dir, "--workers", "1"});
+  auto m = serve.wait_for(std::regex("serving on (127\\.0\\.0\\.1:[0-9]+)"), 10000ms);
+  REQUIRE(m.size() == 2);
+  std::string addr = m[1];
+  Tokens t;
+
+  std::string out;
+  Child decide = spawn({"decide", "--addr", addr}, std::string(kShellProposal) + "\n",
+                       {"WARDEN_TOKEN=" + t.agent}, &out);
+  CHECK(decide.wait_exit() == 1);  // reject
+  CHECK(out.find("\"outcome\":\"reject\"") != std::string::npos);
+
+  out.clear();
+  Child lines = spawn({"decide", "--addr", addr, "--token", t.agent, "--format", "text"},
+                      std::string(kReplyProposal) + "\nnot json\n" + kShellProposal + "\n", {}, &out);
+  CHECK(lines.wait_exit() == 2);  // one line was not a proposal
+  CHECK(out.find("line 2: error E_INPUT_JSON") != std::string::npos);
+
+  out.clear();
+  Child forbidden = spawn({"status", "--addr", addr, "--token", t.agent}, {}, {}, &out);
+  CHECK(forbidden.wait_exit() == 4);
+
+  out.clear();
+  Child status = spawn({"status", "--addr", addr, "--token", t.admin, "--format", "json"}, {}, {}, &out);
+  CHECK(status.wait_exit() == 0);
+  CHECK(parse(out)["counters"]["decisions"].GetUint64() == 3);
+
+  dir.write("rules/policy.clp", kRulesB);
+  kill(serve.pid, SIGHUP);
+  CHECK(serve.wait_for(std::regex("reload \\(SIGHUP\\) succeeded"), 10000ms).size() == 1);
+  kill(serve.pid, SIGTERM);
+  CHECK(serve.wait_exit() == 0);
+}
+
+TEST_CASE("warden serve stops with exit 2 and names the key of a wrong config value",
+          "[server][binary]") {
+  if (access(kWarden.c_str(), X_OK) != 0) {
+    WARN("skipped: " << kWarden << " is not built");
+    return;
+  }
+  TempDir dir;
+  std::string path = dir.write("warden.toml", "[limits]\nidle_timeout_ms = \"soon\"\n");
+  Child serve = spawn({"serve", "--config", path});
+  CHECK(serve.wait_exit() == 2);
+  CHECK(serve.wait_for(std::regex("limits\\.idle_timeout_ms: must be an integer"), 2000ms).size() == 1);
+
+  Child no_tokens = spawn({"serve", "--listen", "127.0.0.1:0", "--state-dir", (dir.path() / "s").string()});
+  CHECK(no_tokens.wait_exit() == 2);
+}
