@@ -23,7 +23,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto proposal = payload.FindMember("proposal");
     std::string fields;
     if (proposal != payload.MemberEnd()) {
-      std::string json = warden::server::to_json_text(proposal->value);
+      std::string json;
+      // As the decide path: a proposal that cannot be written back as UTF-8 is refused.
+      if (!warden::server::to_valid_json_text(proposal->value, &json)) return 0;
       rapidjson::Document again;
       again.Parse<rapidjson::kParseValidateEncodingFlag>(json.c_str(), json.size());
       if (again.HasParseError()) std::abort();

@@ -34,7 +34,10 @@ ProtocolError parse_request(std::string_view text, std::size_t max_depth, Reques
       if (id->IsString() && id->GetStringLength() > 256) {
         return {err::kBadRequest, "\"id\" is longer than 256 bytes"};
       }
-      request->id_json = to_json_text(*id);
+      if (!to_valid_json_text(*id, &request->id_json)) {
+        request->id_json = "null";
+        return {err::kBadJson, "\"id\" is not valid UTF-8 (lone surrogate escape)"};
+      }
     } else {
       return {err::kBadRequest, "\"id\" must be a string, a number or null"};
     }
@@ -52,7 +55,9 @@ ProtocolError parse_request(std::string_view text, std::size_t max_depth, Reques
   if (!action || !action->IsString()) {
     return {err::kBadRequest, "\"payload.action\" must be a string"};
   }
-  request->action.assign(action->GetString(), action->GetStringLength());
+  std::string_view name(action->GetString(), action->GetStringLength());
+  if (!valid_utf8(name)) return {err::kBadJson, "\"payload.action\" is not valid UTF-8"};
+  request->action.assign(name);
   return {};
 }
 
@@ -121,6 +126,16 @@ const rapidjson::Value* find_member(const rapidjson::Value& value, const char* n
 
 rapidjson::Value* find_member(rapidjson::Value& value, const char* name) {
   return const_cast<rapidjson::Value*>(find_member(static_cast<const rapidjson::Value&>(value), name));
+}
+
+bool to_valid_json_text(const rapidjson::Value& value, std::string* out) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>, rapidjson::UTF8<>,
+                    rapidjson::CrtAllocator, rapidjson::kWriteValidateEncodingFlag>
+      writer(buffer);
+  if (!value.Accept(writer)) return false;
+  out->assign(buffer.GetString(), buffer.GetSize());
+  return true;
 }
 
 std::string to_json_text(const rapidjson::Value& value) {

@@ -51,5 +51,8 @@ rapidjson::Value* find_member(rapidjson::Value& value, const char* name);
 
 // Serializes a RapidJSON value (already depth-checked) to compact JSON text.
 std::string to_json_text(const rapidjson::Value& value);
+// The same, refusing strings that are not valid UTF-8 (a lone "\udc00" escape parses but
+// cannot be written back). False on such a string.
+bool to_valid_json_text(const rapidjson::Value& value, std::string* out);
 
 }  // namespace warden::server

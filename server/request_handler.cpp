@@ -166,7 +166,10 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
   }
 
   DecideJob job;
-  job.proposal_json = to_json_text(p);
+  if (!to_valid_json_text(p, &job.proposal_json)) {
+    return error(request.id_json, request.action, err::kBadJson,
+                 "the proposal is not valid UTF-8 (lone surrogate escape)");
+  }
   job.explain = explain;
   ServerContext* ctx = &context_;
   auto shared_later = std::make_shared<ReplyFn>(std::move(later));

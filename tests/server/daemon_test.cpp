@@ -80,6 +80,9 @@ TEST_CASE("a proposal the engine refuses is an E_INPUT error, not a dropped conn
   CHECK(error_code(c.call(decide_request("bad", R"({"payload":{}})"))).rfind("E_INPUT", 0) == 0);
   CHECK(error_code(c.call(make_request("bad2", "decide"))) == err::kBadRequest);
   CHECK(error_code(c.call(decide_request("ok", kReplyProposal))) == "");
+  // A lone surrogate escape inside the proposal cannot be passed on as UTF-8.
+  CHECK(error_code(c.call(decide_request("s", R"({"target":"reply","payload":{"text":"\udc3a"}})"))) ==
+        err::kBadJson);
 }
 
 TEST_CASE("a wrong token is refused and the connection closed", "[server][daemon]") {

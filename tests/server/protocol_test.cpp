@@ -68,3 +68,24 @@ TEST_CASE("replies are valid JSON with the id echoed", "[server][protocol]") {
         R"({"type":"event","payload":{"action":"handshake","version":"1","server":"warden","auth":"token","max_frame_bytes":10}})");
   CHECK(json_string(std::string("a\n\x01")) == R"("a\n\u0001")");
 }
+
+TEST_CASE("lone surrogate escapes never reach a reply as invalid UTF-8", "[server][protocol]") {
+  // Found by fuzz_request: RapidJSON accepts "\udc3a" and decodes it to bytes that are not
+  // UTF-8; echoing them made replies invalid.
+  Request r;
+  CHECK(code_of(R"({"type":"request","id":"1","payload":{"action":"de\udc3a"}})", &r) == err::kBadJson);
+  CHECK(r.id_json == "\"1\"");
+  CHECK(code_of(R"({"type":"request","id":"\udc3a","payload":{"action":"x"}})", &r) == err::kBadJson);
+  CHECK(r.id_json == "null");
+  CHECK(json_string("a\xed\xb0\xba" "b") == "\"a\\ufffd\\ufffd\\ufffdb\"");
+  CHECK(json_string("\xc3\xa9\xf0\x9f\x98\x80") == "\"\xc3\xa9\xf0\x9f\x98\x80\"");
+  CHECK(valid_utf8("\xc3\xa9"));
+  CHECK_FALSE(valid_utf8("\xc0\xaf"));
+  CHECK_FALSE(valid_utf8("\xed\xa0\x80"));
+  CHECK_FALSE(valid_utf8("\xf4\x90\x80\x80"));
+  std::string out;
+  rapidjson::Document doc;
+  doc.Parse(R"({"a":"\udc3a"})");
+  REQUIRE_FALSE(doc.HasParseError());
+  CHECK_FALSE(to_valid_json_text(doc, &out));
+}
