@@ -9,46 +9,47 @@ namespace warden::text {
 
 // Strict UTF-8 (RFC 3629): rejects overlong forms, UTF-16 surrogates (U+D800..U+DFFF),
 // code points above U+10FFFF, stray continuation bytes and truncated sequences.
-bool valid_utf8(std::string_view s) {
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned char c = p[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c == 0xE0) {
-      len = 3;
-      lo = 0xA0;  // no overlongs
-    } else if (c >= 0xE1 && c <= 0xEC) {
-      len = 3;
-    } else if (c == 0xED) {
-      len = 3;
-      hi = 0x9F;  // no surrogates
-    } else if (c >= 0xEE && c <= 0xEF) {
-      len = 3;
-    } else if (c == 0xF0) {
-      len = 4;
-      lo = 0x90;  // no overlongs
-    } else if (c >= 0xF1 && c <= 0xF3) {
-      len = 4;
-    } else if (c == 0xF4) {
-      len = 4;
-      hi = 0x8F;  // <= U+10FFFF
-    } else {
-      return false;  // 0x80..0xC1 (continuation / overlong lead), 0xF5..0xFF
-    }
-    if (n - i < len) return false;
-    if (p[i + 1] < lo || p[i + 1] > hi) return false;
-    for (std::size_t k = 2; k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return false;
-    }
+  const unsigned char c = p[i];
+  if (c < 0x80) return 1;
+  std::size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c == 0xE0) {
+    len = 3;
+    lo = 0xA0;  // no overlongs
+  } else if (c >= 0xE1 && c <= 0xEC) {
+    len = 3;
+  } else if (c == 0xED) {
+    len = 3;
+    hi = 0x9F;  // no surrogates
+  } else if (c >= 0xEE && c <= 0xEF) {
+    len = 3;
+  } else if (c == 0xF0) {
+    len = 4;
+    lo = 0x90;  // no overlongs
+  } else if (c >= 0xF1 && c <= 0xF3) {
+    len = 4;
+  } else if (c == 0xF4) {
+    len = 4;
+    hi = 0x8F;  // <= U+10FFFF
+  } else {
+    return 0;  // 0x80..0xC1 (continuation / overlong lead), 0xF5..0xFF
+  }
+  if (n - i < len) return 0;
+  if (p[i + 1] < lo || p[i + 1] > hi) return 0;
+  for (std::size_t k = 2; k < len; ++k)
+    if ((p[i + k] & 0xC0) != 0x80) return 0;
+  return len;
+}
+
+bool valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t len = utf8_sequence_length(s, i);
+    if (len == 0) return false;
     i += len;
   }
   return true;
