@@ -28,14 +28,13 @@
 #include <functional>
 #include <memory>
 #include <sstream>
-#include <thread>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
-#include <boost/asio.hpp>
-
 #include "engine/rule_files.h"
+#include "server/asio.h"
 #include "server/client.h"
 #include "server/daemon.h"
 #include "server/frame.h"
@@ -64,9 +63,10 @@ const std::vector<std::string> kProposals = {
 };
 
 std::string decide_frame(std::uint64_t id) {
-  std::string json = "{\"type\":\"request\",\"id\":\"" + std::to_string(id) +
-                     "\",\"payload\":{\"action\":\"decide\",\"proposal\":" +
-                     kProposals[id % kProposals.size()] + "}}";
+  std::string json =
+      "{\"type\":\"request\",\"id\":\"" + std::to_string(id) +
+      "\",\"payload\":{\"action\":\"decide\",\"proposal\":" + kProposals[id % kProposals.size()] +
+      "}}";
   return encode_frame(json);
 }
 
@@ -204,19 +204,20 @@ class Conn : public std::enable_shared_from_this<Conn> {
                       });
   }
   void read() {
-    socket_.async_read_some(asio::buffer(buffer_), [self = shared_from_this()](
-                                                       boost::system::error_code ec, std::size_t n) {
-      if (ec) return;
-      self->decoder_.feed(self->buffer_.data(), n);
-      for (auto r = self->decoder_.next(); r.status == FrameDecoder::Status::Good;
-           r = self->decoder_.next()) {
-        bool ok = r.payload.find("\"ok\":true") != std::string_view::npos;
-        Clock::time_point scheduled = self->scheduled_.front();
-        self->scheduled_.pop_front();
-        if (self->on_reply) self->on_reply(scheduled, ok);
-      }
-      self->read();
-    });
+    socket_.async_read_some(
+        asio::buffer(buffer_),
+        [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
+          if (ec) return;
+          self->decoder_.feed(self->buffer_.data(), n);
+          for (auto r = self->decoder_.next(); r.status == FrameDecoder::Status::Good;
+               r = self->decoder_.next()) {
+            bool ok = r.payload.find("\"ok\":true") != std::string_view::npos;
+            Clock::time_point scheduled = self->scheduled_.front();
+            self->scheduled_.pop_front();
+            if (self->on_reply) self->on_reply(scheduled, ok);
+          }
+          self->read();
+        });
   }
 
   tcp::socket socket_;
@@ -245,7 +246,8 @@ std::vector<std::shared_ptr<Conn>> open_conns(asio::io_context& io, const Server
 
 double percentile(std::vector<double>& v, double p) {
   if (v.empty()) return 0;
-  std::size_t k = std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())));
+  std::size_t k =
+      std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())));
   std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
   return v[k];
 }
@@ -263,15 +265,16 @@ Result summarize(Stats& s, double seconds, double server_cpu) {
   r.p50 = percentile(s.latencies_us, 0.50);
   r.p99 = percentile(s.latencies_us, 0.99);
   r.p999 = percentile(s.latencies_us, 0.999);
-  r.max = s.latencies_us.empty() ? 0 : *std::max_element(s.latencies_us.begin(), s.latencies_us.end());
+  r.max =
+      s.latencies_us.empty() ? 0 : *std::max_element(s.latencies_us.begin(), s.latencies_us.end());
   r.errors = s.errors;
   r.server_cpu = server_cpu / seconds;
   return r;
 }
 
 // Closed loop: every connection keeps `window` requests in flight.
-Result saturate(const ServerProcess& server, int nconns, int window, std::chrono::milliseconds warmup,
-                std::chrono::milliseconds measure) {
+Result saturate(const ServerProcess& server, int nconns, int window,
+                std::chrono::milliseconds warmup, std::chrono::milliseconds measure) {
   asio::io_context io;
   auto conns = open_conns(io, server, nconns);
   Stats stats;
@@ -347,7 +350,8 @@ Result fixed_rate(const ServerProcess& server, double rate, int nconns,
       ++received;
       if (scheduled >= t_start && scheduled < t_end) {
         ++stats.completed;
-        stats.latencies_us.push_back(std::chrono::duration<double, std::micro>(now - scheduled).count());
+        stats.latencies_us.push_back(
+            std::chrono::duration<double, std::micro>(now - scheduled).count());
       }
       if (!ok) ++stats.errors;
     };
@@ -368,12 +372,14 @@ Result fixed_rate(const ServerProcess& server, double rate, int nconns,
   std::function<void()> pump = [&] {
     auto now = Clock::now();
     for (;;) {
-      auto scheduled = t0 + std::chrono::duration_cast<Clock::duration>(interval * static_cast<double>(sent));
+      auto scheduled =
+          t0 + std::chrono::duration_cast<Clock::duration>(interval * static_cast<double>(sent));
       if (scheduled > now || scheduled >= t_end) break;
       conns[sent % conns.size()]->send(sent, scheduled);
       ++sent;
     }
-    auto next = t0 + std::chrono::duration_cast<Clock::duration>(interval * static_cast<double>(sent));
+    auto next =
+        t0 + std::chrono::duration_cast<Clock::duration>(interval * static_cast<double>(sent));
     if (next >= t_end) {
       drain_deadline = Clock::now() + 5s;
       drain();
@@ -388,7 +394,8 @@ Result fixed_rate(const ServerProcess& server, double rate, int nconns,
   double cpu1 = cpu_seconds(server.pid);
   for (auto& c : conns) c->close();
   double total = std::chrono::duration<double>(t_end - t0).count();
-  Result r = summarize(stats, std::chrono::duration<double>(measure).count(), (cpu1 - cpu0) * std::chrono::duration<double>(measure).count() / total);
+  Result r = summarize(stats, std::chrono::duration<double>(measure).count(),
+                       (cpu1 - cpu0) * std::chrono::duration<double>(measure).count() / total);
   return r;
 }
 
@@ -436,15 +443,19 @@ int main(int argc, char** argv) {
   double loadavg[1] = {0};
   getloadavg(loadavg, 1);
   std::printf("bench_load: daemon (forked, %s workers) on %s, rules %s\n",
-              workers ? std::to_string(workers).c_str() : "auto", server->address().c_str(), rules.c_str());
+              workers ? std::to_string(workers).c_str() : "auto", server->address().c_str(),
+              rules.c_str());
   std::printf("machine: %ld CPUs, load average %.2f at start; load generator shares the CPUs\n",
               sysconf(_SC_NPROCESSORS_ONLN), loadavg[0]);
   std::printf("each figure: %.1f s measured after %.1f s warm-up\n\n", seconds,
               std::chrono::duration<double>(warmup).count());
 
-  std::string json = "{\"bench\":\"load\",\"rules\":\"" + rules + "\",\"seconds\":" + std::to_string(seconds);
+  std::string json =
+      "{\"bench\":\"load\",\"rules\":\"" + rules + "\",\"seconds\":" + std::to_string(seconds);
 
-  std::printf("(a) saturation, pipelined          conns  window  decisions/s    p50 µs    p99 µs  server CPU  errors\n");
+  std::printf(
+      "(a) saturation, pipelined          conns  window  decisions/s    p50 µs    p99 µs  server "
+      "CPU  errors\n");
   struct Sat {
     int conns, window;
   };
@@ -453,10 +464,13 @@ int main(int argc, char** argv) {
   bool first = true;
   for (const Sat& s : sats) {
     Result r = saturate(*server, s.conns, s.window, warmup, measure);
-    std::printf("    pack                          %6d  %6d  %11.0f  %8.0f  %8.0f  %9.0f%%  %6llu\n", s.conns, s.window,
-                r.per_sec, r.p50, r.p99, r.server_cpu * 100, static_cast<unsigned long long>(r.errors));
+    std::printf(
+        "    pack                          %6d  %6d  %11.0f  %8.0f  %8.0f  %9.0f%%  %6llu\n",
+        s.conns, s.window, r.per_sec, r.p50, r.p99, r.server_cpu * 100,
+        static_cast<unsigned long long>(r.errors));
     std::fflush(stdout);
-    json += std::string(first ? "" : ",") + "{\"pack\":\"rules\",\"conns\":" + std::to_string(s.conns) +
+    json += std::string(first ? "" : ",") +
+            "{\"pack\":\"rules\",\"conns\":" + std::to_string(s.conns) +
             ",\"per_sec\":" + std::to_string(static_cast<long>(r.per_sec)) +
             ",\"errors\":" + std::to_string(r.errors) + "}";
     first = false;
@@ -471,25 +485,32 @@ int main(int argc, char** argv) {
     auto tiny = spawn_server((tmp / "tiny-rules").string(), tmp / "tiny", workers);
     if (tiny) {
       Result r = saturate(*tiny, 64, 4, warmup, measure);
-      std::printf("    one-rule pack (ceiling)       %6d  %6d  %11.0f  %8.0f  %8.0f  %9.0f%%  %6llu\n", 64, 4, r.per_sec,
-                  r.p50, r.p99, r.server_cpu * 100, static_cast<unsigned long long>(r.errors));
-      json += ",{\"pack\":\"one-rule\",\"conns\":64,\"per_sec\":" + std::to_string(static_cast<long>(r.per_sec)) +
+      std::printf(
+          "    one-rule pack (ceiling)       %6d  %6d  %11.0f  %8.0f  %8.0f  %9.0f%%  %6llu\n", 64,
+          4, r.per_sec, r.p50, r.p99, r.server_cpu * 100,
+          static_cast<unsigned long long>(r.errors));
+      json += ",{\"pack\":\"one-rule\",\"conns\":64,\"per_sec\":" +
+              std::to_string(static_cast<long>(r.per_sec)) +
               ",\"errors\":" + std::to_string(r.errors) + "}";
     }
   }
   json += "]";
 
-  std::printf("\n(b) fixed rate, 8 connections      offered/s  achieved/s    p50 µs    p99 µs  p99.9 µs    max µs  errors\n");
+  std::printf(
+      "\n(b) fixed rate, 8 connections      offered/s  achieved/s    p50 µs    p99 µs  p99.9 µs    "
+      "max µs  errors\n");
   json += ",\"fixed_rate\":[";
   first = true;
   for (double rate : {1000.0, 5000.0, 10000.0}) {
     Result r = fixed_rate(*server, rate, 8, warmup, measure);
-    std::printf("                                   %9.0f  %10.0f  %8.0f  %8.0f  %8.0f  %8.0f  %6llu\n", rate, r.per_sec,
-                r.p50, r.p99, r.p999, r.max, static_cast<unsigned long long>(r.errors));
+    std::printf(
+        "                                   %9.0f  %10.0f  %8.0f  %8.0f  %8.0f  %8.0f  %6llu\n",
+        rate, r.per_sec, r.p50, r.p99, r.p999, r.max, static_cast<unsigned long long>(r.errors));
     std::fflush(stdout);
     char buf[256];
     std::snprintf(buf, sizeof buf,
-                  "%s{\"rate\":%.0f,\"achieved\":%.0f,\"p50_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,\"max_us\":%.1f,\"errors\":%llu}",
+                  "%s{\"rate\":%.0f,\"achieved\":%.0f,\"p50_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%"
+                  ".1f,\"max_us\":%.1f,\"errors\":%llu}",
                   first ? "" : ",", rate, r.per_sec, r.p50, r.p99, r.p999, r.max,
                   static_cast<unsigned long long>(r.errors));
     json += buf;
@@ -504,7 +525,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < kIdle; ++i) {
     auto c = std::make_unique<warden::server::Client>();
     std::string error;
-    if (!c->connect(server->address(), 5000ms, &error) || !c->authenticate(server->token, 5000ms, &error)) {
+    if (!c->connect(server->address(), 5000ms, &error) ||
+        !c->authenticate(server->token, 5000ms, &error)) {
       std::fprintf(stderr, "bench_load: idle connection %d: %s\n", i, error.c_str());
       break;
     }
@@ -512,13 +534,19 @@ int main(int argc, char** argv) {
   }
   std::this_thread::sleep_for(300ms);
   long rss_after = rss_kb(server->pid);
-  std::printf("\n(c) server RSS: %.1f MB at start, %.1f MB before, %.1f MB with %zu idle authenticated connections "
-              "(%.1f KB per connection)\n",
-              static_cast<double>(rss_start) / 1024, static_cast<double>(rss_before) / 1024,
-              static_cast<double>(rss_after) / 1024, idle.size(),
-              idle.empty() ? 0.0 : static_cast<double>(rss_after - rss_before) / static_cast<double>(idle.size()));
-  json += ",\"rss_kb\":{\"start\":" + std::to_string(rss_start) + ",\"before_idle\":" + std::to_string(rss_before) +
-          ",\"with_idle\":" + std::to_string(rss_after) + ",\"idle_connections\":" + std::to_string(idle.size()) + "}";
+  std::printf(
+      "\n(c) server RSS: %.1f MB at start, %.1f MB before, %.1f MB with %zu idle authenticated "
+      "connections "
+      "(%.1f KB per connection)\n",
+      static_cast<double>(rss_start) / 1024, static_cast<double>(rss_before) / 1024,
+      static_cast<double>(rss_after) / 1024, idle.size(),
+      idle.empty()
+          ? 0.0
+          : static_cast<double>(rss_after - rss_before) / static_cast<double>(idle.size()));
+  json += ",\"rss_kb\":{\"start\":" + std::to_string(rss_start) +
+          ",\"before_idle\":" + std::to_string(rss_before) +
+          ",\"with_idle\":" + std::to_string(rss_after) +
+          ",\"idle_connections\":" + std::to_string(idle.size()) + "}";
   idle.clear();
   server->stop();
   getloadavg(loadavg, 1);

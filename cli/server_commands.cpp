@@ -47,7 +47,8 @@ bool read_all(const std::string& path, std::string* text) {
 // ---- serve ----------------------------------------------------------------
 
 void register_serve(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("serve", "Run the decision daemon (TCP, framed JSON; see docs/PROTOCOL.md)");
+  auto* cmd = app.add_subcommand(
+      "serve", "Run the decision daemon (TCP, framed JSON; see docs/PROTOCOL.md)");
   struct Args {
     std::string config;
     std::string listen;
@@ -63,9 +64,11 @@ void register_serve(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<Args>();
   cmd->add_option("-c,--config", a->config, "warden.toml (every key has a default; none needed)");
   cmd->add_option("--listen", a->listen, "HOST:PORT to listen on (default 127.0.0.1:9105)");
-  cmd->add_option("--rules", a->rules, "Rule file or directory (repeatable; default: the shipped rules)")
+  cmd->add_option("--rules", a->rules,
+                  "Rule file or directory (repeatable; default: the shipped rules)")
       ->allow_extra_args(false);
-  cmd->add_option("--tokens", a->tokens, "Token file: `ROLE PRINCIPAL sha256:HEX` lines (warden token new)");
+  cmd->add_option("--tokens", a->tokens,
+                  "Token file: `ROLE PRINCIPAL sha256:HEX` lines (warden token new)");
   cmd->add_flag("--insecure-no-auth", a->insecure_no_auth,
                 "Run without tokens: every client is principal 'anonymous' with role agent");
   cmd->add_option("--workers", a->workers, "Decision threads (default: one per core)");
@@ -73,7 +76,8 @@ void register_serve(CLI::App& app, int* exit_code) {
   cmd->add_option("--log-level", a->log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   cmd->add_flag("--log-json", a->log_json, "Log JSON lines to stderr");
-  cmd->add_option("--state-dir", a->state_dir, "State directory (default $XDG_STATE_HOME/warden or ./.warden)");
+  cmd->add_option("--state-dir", a->state_dir,
+                  "State directory (default $XDG_STATE_HOME/warden or ./.warden)");
   cmd->callback([a, exit_code] {
     server::Config config;
     // Same defaults as dry-run, so the daemon and the CLI decide alike.
@@ -83,7 +87,8 @@ void register_serve(CLI::App& app, int* exit_code) {
     if (!a->config.empty()) {
       server::ConfigErrors errors = server::load_config_file(a->config, &config);
       if (!errors.empty()) {
-        for (const auto& e : errors) std::fprintf(stderr, "warden: %s\n", e.to_text(a->config).c_str());
+        for (const auto& e : errors)
+          std::fprintf(stderr, "warden: %s\n", e.to_text(a->config).c_str());
         *exit_code = kExitUsage;
         return;
       }
@@ -101,7 +106,8 @@ void register_serve(CLI::App& app, int* exit_code) {
     server::ConfigErrors errors = server::validate_config(config);
     if (!errors.empty()) {
       for (const auto& e : errors) {
-        std::fprintf(stderr, "warden: %s\n", e.to_text(a->config.empty() ? "serve" : a->config).c_str());
+        std::fprintf(stderr, "warden: %s\n",
+                     e.to_text(a->config.empty() ? "serve" : a->config).c_str());
       }
       *exit_code = kExitUsage;
       return;
@@ -111,7 +117,8 @@ void register_serve(CLI::App& app, int* exit_code) {
     server::Daemon daemon(std::move(config), options);
     server::Daemon::StartResult started = daemon.start();
     if (!started.ok) {
-      std::fprintf(stderr, "warden: cannot start (%s): %s\n", started.step.c_str(), started.message.c_str());
+      std::fprintf(stderr, "warden: cannot start (%s): %s\n", started.step.c_str(),
+                   started.message.c_str());
       *exit_code = started.exit_code;
       return;
     }
@@ -129,10 +136,13 @@ struct ClientFlags {
 };
 
 void add_client_flags(CLI::App* cmd, ClientFlags* flags) {
-  cmd->add_option("--addr", flags->addr, "Daemon HOST:PORT (default $WARDEN_ADDR or 127.0.0.1:9105)");
+  cmd->add_option("--addr", flags->addr,
+                  "Daemon HOST:PORT (default $WARDEN_ADDR or 127.0.0.1:9105)");
   cmd->add_option("--token", flags->token, "Token (default $WARDEN_TOKEN)");
-  cmd->add_option("--token-file", flags->token_file, "Read the token from this file (keeps it out of ps)");
-  cmd->add_option("--timeout-ms", flags->timeout_ms, "Connect and reply timeout")->capture_default_str();
+  cmd->add_option("--token-file", flags->token_file,
+                  "Read the token from this file (keeps it out of ps)");
+  cmd->add_option("--timeout-ms", flags->timeout_ms, "Connect and reply timeout")
+      ->capture_default_str();
 }
 
 // Connects and authenticates; prints the reason and returns false on failure.
@@ -159,7 +169,8 @@ bool open_client(const ClientFlags& flags, Client* client) {
                          std::string_view(hs["payload"]["auth"].GetString()) == "none");
   if (token.empty()) {
     if (!auth_required) return true;
-    std::fprintf(stderr, "warden: the daemon needs a token: --token, --token-file or WARDEN_TOKEN\n");
+    std::fprintf(stderr,
+                 "warden: the daemon needs a token: --token, --token-file or WARDEN_TOKEN\n");
     return false;
   }
   if (!client->authenticate(token, timeout, &error)) {
@@ -170,14 +181,16 @@ bool open_client(const ClientFlags& flags, Client* client) {
 }
 
 std::string text_line(const rapidjson::Value& d) {
-  std::string out = std::string(d["outcome"].GetString()) + "  " +
-                    (d.HasMember("reason") && d["reason"].IsString() ? d["reason"].GetString() : "");
+  std::string out =
+      std::string(d["outcome"].GetString()) + "  " +
+      (d.HasMember("reason") && d["reason"].IsString() ? d["reason"].GetString() : "");
   if (d.HasMember("rules") && d["rules"].IsArray()) {
     for (const auto& r : d["rules"].GetArray()) {
       bool monitor = r.HasMember("mode") && r["mode"].IsString() &&
                      std::string_view(r["mode"].GetString()) == "monitor";
       out += "\n  " + std::string(monitor ? "[monitor] " : "") + r["rule"].GetString() + ": " +
-             r["outcome"].GetString() + " (" + (r.HasMember("reason") ? r["reason"].GetString() : "") + ")";
+             r["outcome"].GetString() + " (" +
+             (r.HasMember("reason") ? r["reason"].GetString() : "") + ")";
     }
   }
   return out;
@@ -186,7 +199,8 @@ std::string text_line(const rapidjson::Value& d) {
 // ---- decide ---------------------------------------------------------------
 
 void register_decide(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("decide", "Send proposals (one JSON or JSON lines) to a running daemon; print decisions");
+  auto* cmd = app.add_subcommand(
+      "decide", "Send proposals (one JSON or JSON lines) to a running daemon; print decisions");
   struct Args {
     std::string input = "-";
     std::string format = "json";
@@ -194,9 +208,12 @@ void register_decide(CLI::App& app, int* exit_code) {
     ClientFlags client;
   };
   auto a = std::make_shared<Args>();
-  cmd->add_option("input", a->input, "Proposal file (JSON or JSON lines), - for stdin")->capture_default_str();
+  cmd->add_option("input", a->input, "Proposal file (JSON or JSON lines), - for stdin")
+      ->capture_default_str();
   cmd->add_flag("--explain", a->explain, "Also print the facts the rules saw");
-  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--format", a->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   add_client_flags(cmd, &a->client);
   cmd->callback([a, exit_code] {
     std::string text;
@@ -230,12 +247,13 @@ void register_decide(CLI::App& app, int* exit_code) {
     }
     for (Item& item : items) {
       rapidjson::Document doc;
-      doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(item.json.data(),
-                                                                                      item.json.size());
+      doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(
+          item.json.data(), item.json.size());
       if (doc.HasParseError()) {
         item.local_error = "{\"code\":\"E_INPUT_JSON\",\"message\":\"not valid JSON\"}";
       } else if (!doc.IsObject()) {
-        item.local_error = "{\"code\":\"E_INPUT_SHAPE\",\"message\":\"a proposal must be a JSON object\"}";
+        item.local_error =
+            "{\"code\":\"E_INPUT_SHAPE\",\"message\":\"a proposal must be a JSON object\"}";
       } else {
         item.json = server::to_json_text(doc);  // one line, re-validated
       }
@@ -259,7 +277,8 @@ void register_decide(CLI::App& app, int* exit_code) {
         if (item.local_error.empty()) {
           std::string fields = "\"proposal\":" + item.json;
           if (a->explain) fields += ",\"explain\":true";
-          if (!client.send_message(server::make_request(std::to_string(next_send), "decide", fields), &error)) {
+          if (!client.send_message(
+                  server::make_request(std::to_string(next_send), "decide", fields), &error)) {
             std::fprintf(stderr, "warden: %s\n", error.c_str());
             *exit_code = kExitInternal;
             return;
@@ -275,7 +294,8 @@ void register_decide(CLI::App& app, int* exit_code) {
       if (error_json.empty()) {
         std::string payload;
         if (client.read_message(&payload, timeout) != Client::ReadStatus::Ok) {
-          std::fprintf(stderr, "warden: no reply from the daemon (connection closed or timed out)\n");
+          std::fprintf(stderr,
+                       "warden: no reply from the daemon (connection closed or timed out)\n");
           *exit_code = kExitInternal;
           return;
         }
@@ -290,7 +310,8 @@ void register_decide(CLI::App& app, int* exit_code) {
         const auto& p = reply["payload"];
         if (p.HasMember("ok") && p["ok"].IsBool() && p["ok"].GetBool() && p.HasMember("decision")) {
           last = parse_outcome(p["decision"]["outcome"].GetString()).value_or(Outcome::Reject);
-          std::printf("%s\n", json ? server::to_json_text(p["decision"]).c_str() : text_line(p["decision"]).c_str());
+          std::printf("%s\n", json ? server::to_json_text(p["decision"]).c_str()
+                                   : text_line(p["decision"]).c_str());
           continue;
         }
         const auto& e = p["error"];
@@ -302,9 +323,10 @@ void register_decide(CLI::App& app, int* exit_code) {
           *exit_code = kExitInternal;
           return;
         }
-        error_json = e.HasMember("diagnostics") && e["diagnostics"].IsArray() && !e["diagnostics"].Empty()
-                         ? server::to_json_text(e["diagnostics"][0])
-                         : server::to_json_text(e);
+        error_json =
+            e.HasMember("diagnostics") && e["diagnostics"].IsArray() && !e["diagnostics"].Empty()
+                ? server::to_json_text(e["diagnostics"][0])
+                : server::to_json_text(e);
       }
       any_invalid = true;
       if (json) {
@@ -312,7 +334,8 @@ void register_decide(CLI::App& app, int* exit_code) {
       } else {
         rapidjson::Document e;
         e.Parse(error_json.c_str());
-        std::printf("line %ld: error %s: %s\n", item.line, e["code"].GetString(), e["message"].GetString());
+        std::printf("line %ld: error %s: %s\n", item.line, e["code"].GetString(),
+                    e["message"].GetString());
       }
     }
     std::fflush(stdout);
@@ -327,13 +350,16 @@ void register_decide(CLI::App& app, int* exit_code) {
 // ---- status ---------------------------------------------------------------
 
 void register_status(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("status", "Show a running daemon's rules, counters and connections (role admin)");
+  auto* cmd = app.add_subcommand(
+      "status", "Show a running daemon's rules, counters and connections (role admin)");
   struct Args {
     std::string format = "text";
     ClientFlags client;
   };
   auto a = std::make_shared<Args>();
-  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--format", a->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   add_client_flags(cmd, &a->client);
   cmd->callback([a, exit_code] {
     Client client;
@@ -344,7 +370,8 @@ void register_status(CLI::App& app, int* exit_code) {
     std::string error;
     std::string payload;
     if (!client.send_message(server::make_request("status", "status"), &error) ||
-        client.read_message(&payload, std::chrono::milliseconds(a->client.timeout_ms)) != Client::ReadStatus::Ok) {
+        client.read_message(&payload, std::chrono::milliseconds(a->client.timeout_ms)) !=
+            Client::ReadStatus::Ok) {
       std::fprintf(stderr, "warden: no reply from the daemon\n");
       *exit_code = kExitInternal;
       return;
@@ -358,28 +385,34 @@ void register_status(CLI::App& app, int* exit_code) {
     }
     const auto& p = reply["payload"];
     if (!p["ok"].GetBool()) {
-      std::fprintf(stderr, "warden: %s: %s\n", p["error"]["code"].GetString(), p["error"]["message"].GetString());
+      std::fprintf(stderr, "warden: %s: %s\n", p["error"]["code"].GetString(),
+                   p["error"]["message"].GetString());
       *exit_code = kExitInternal;
       return;
     }
     if (a->format == "json") {
       std::printf("%s\n", server::to_json_text(p).c_str());
     } else {
-      auto u = [&](const rapidjson::Value& v, const char* k) { return std::to_string(v[k].GetUint64()); };
+      auto u = [&](const rapidjson::Value& v, const char* k) {
+        return std::to_string(v[k].GetUint64());
+      };
       const auto& c = p["counters"];
       const auto& n = p["connections"];
       std::printf("status       %s\n", p["status"].GetString());
-      std::printf("rules        %s (%s rules)\n", p["rules_digest"].GetString(), u(p, "rule_count").c_str());
+      std::printf("rules        %s (%s rules)\n", p["rules_digest"].GetString(),
+                  u(p, "rule_count").c_str());
       std::printf("uptime       %s s\n", u(p, "uptime_s").c_str());
       std::printf("connections  %s open, %s accepted, %s refused\n", u(n, "current").c_str(),
                   u(n, "accepted").c_str(), u(n, "refused").c_str());
-      std::printf("decisions    %s (approve %s, reject %s, approval-required %s, failed closed %s)\n",
-                  u(c, "decisions").c_str(), u(c, "approve").c_str(), u(c, "reject").c_str(),
-                  u(c, "approval_required").c_str(), u(c, "failed_closed").c_str());
+      std::printf(
+          "decisions    %s (approve %s, reject %s, approval-required %s, failed closed %s)\n",
+          u(c, "decisions").c_str(), u(c, "approve").c_str(), u(c, "reject").c_str(),
+          u(c, "approval_required").c_str(), u(c, "failed_closed").c_str());
       std::printf("requests     %s (errors %s, protocol errors %s, auth failures %s)\n",
                   u(c, "requests").c_str(), u(c, "errors").c_str(), u(c, "protocol_errors").c_str(),
                   u(c, "auth_failures").c_str());
-      std::printf("reloads      %s (failed %s)\n", u(c, "reloads").c_str(), u(c, "reload_failures").c_str());
+      std::printf("reloads      %s (failed %s)\n", u(c, "reloads").c_str(),
+                  u(c, "reload_failures").c_str());
       std::printf("workers      %s (queue %s)\n", u(p, "workers").c_str(), u(p, "queue").c_str());
     }
     *exit_code = kExitOk;
@@ -391,7 +424,8 @@ void register_status(CLI::App& app, int* exit_code) {
 void register_token(CLI::App& app, int* exit_code) {
   auto* token = app.add_subcommand("token", "Manage daemon tokens");
   token->require_subcommand(1);
-  auto* cmd = token->add_subcommand("new", "Make a token; print it and the token-file line (only its hash)");
+  auto* cmd = token->add_subcommand(
+      "new", "Make a token; print it and the token-file line (only its hash)");
   struct Args {
     std::string role;
     std::string principal;
@@ -401,8 +435,11 @@ void register_token(CLI::App& app, int* exit_code) {
   cmd->add_option("--role", a->role, "agent, approver or admin")
       ->required()
       ->check(CLI::IsMember({"agent", "approver", "admin"}));
-  cmd->add_option("--principal", a->principal, "Who holds the token (no spaces), e.g. alice")->required();
-  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--principal", a->principal, "Who holds the token (no spaces), e.g. alice")
+      ->required();
+  cmd->add_option("--format", a->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->callback([a, exit_code] {
     if (a->principal.empty() || a->principal.find_first_of(" \t\r\n#") != std::string::npos ||
         a->principal.size() > 256) {
@@ -413,12 +450,13 @@ void register_token(CLI::App& app, int* exit_code) {
     std::string token = server::generate_token();
     std::string line = a->role + " " + a->principal + " " + server::token_hash_text(token);
     if (a->format == "json") {
-      std::printf("{\"token\":%s,\"role\":%s,\"principal\":%s,\"line\":%s}\n", server::json_string(token).c_str(),
-                  server::json_string(a->role).c_str(), server::json_string(a->principal).c_str(),
-                  server::json_string(line).c_str());
+      std::printf("{\"token\":%s,\"role\":%s,\"principal\":%s,\"line\":%s}\n",
+                  server::json_string(token).c_str(), server::json_string(a->role).c_str(),
+                  server::json_string(a->principal).c_str(), server::json_string(line).c_str());
     } else {
       std::printf("token: %s\n", token.c_str());
-      std::printf("add this line to the token file (warden serve --tokens FILE):\n%s\n", line.c_str());
+      std::printf("add this line to the token file (warden serve --tokens FILE):\n%s\n",
+                  line.c_str());
       std::fprintf(stderr, "The token is shown once; the daemon stores only its hash.\n");
     }
     *exit_code = kExitOk;

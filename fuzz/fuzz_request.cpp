@@ -1,12 +1,12 @@
 // libFuzzer target: the request parser (strict UTF-8 JSON, nesting limit, envelope shape),
 // then what the decide path does with a parsed request: re-serialize the proposal and check
 // the result is valid JSON again; and error replies built from what was parsed.
+#include <rapidjson/document.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
-
-#include <rapidjson/document.h>
 
 #include "server/json_text.h"
 #include "server/protocol.h"

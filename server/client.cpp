@@ -5,13 +5,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <rapidjson/document.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-
-#include <rapidjson/document.h>
 
 #include "server/config.h"
 #include "server/json_text.h"
@@ -61,8 +60,8 @@ bool Client::connect_raw(const std::string& address, ms timeout, std::string* er
   auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string last_error = "no address";
   for (addrinfo* ai = results; ai; ai = ai->ai_next) {
-    int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                      ai->ai_protocol);
+    int fd =
+        ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
     if (fd < 0) {
       last_error = std::strerror(errno);
       continue;

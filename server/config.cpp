@@ -1,13 +1,13 @@
 #include "server/config.h"
 
+#include <toml++/toml.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
-
-#include <toml++/toml.h>
 
 #include "engine/decision.h"
 
@@ -24,13 +24,20 @@ std::string resolve(std::string_view base_dir, const std::string& path) {
 
 const char* type_name(const toml::node& node) {
   switch (node.type()) {
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::table: return "a table";
-    default: return "a date/time";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a float";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::table:
+      return "a table";
+    default:
+      return "a date/time";
   }
 }
 
@@ -39,7 +46,8 @@ class TableReader {
  public:
   using Handler = std::function<void(const toml::node&, const std::string& key)>;
 
-  TableReader(ConfigErrors* errors, std::string prefix) : errors_(errors), prefix_(std::move(prefix)) {}
+  TableReader(ConfigErrors* errors, std::string prefix)
+      : errors_(errors), prefix_(std::move(prefix)) {}
 
   void on(const std::string& name, Handler handler) { handlers_[name] = std::move(handler); }
 
@@ -241,8 +249,8 @@ ConfigErrors validate_config(const Config& c) {
   bool level_ok = false;
   for (const char* level : kLevels) level_ok = level_ok || c.log_level == level;
   if (!level_ok) {
-    errors.push_back({"log.level", "must be trace, debug, info, warn, error or off, not '" +
-                                       c.log_level + "'"});
+    errors.push_back(
+        {"log.level", "must be trace, debug, info, warn, error or off, not '" + c.log_level + "'"});
   }
   if (c.workspace_root.empty() || c.workspace_root[0] != '/') {
     errors.push_back({"workspace_root", "must be an absolute path"});

@@ -13,16 +13,16 @@
 namespace warden::server {
 
 struct Limits {
-  std::size_t max_frame_bytes = 1 << 20;             // incoming frame payload, bytes
-  std::size_t max_connections = 1024;                // open client connections
-  std::chrono::milliseconds auth_timeout{5000};      // handshake to successful auth
-  std::chrono::milliseconds idle_timeout{300000};    // no complete request, nothing in flight
-  std::size_t max_in_flight = 64;                    // unanswered requests per connection
-  long long run_limit = 10000;                       // rule firings per decision
-  std::chrono::milliseconds deadline{100};           // wall time per decision
-  int depth = 10;                                    // pipeline depth (SPEC §2)
-  int retries = 3;                                   // reasoning retries (SPEC §2)
-  std::size_t max_json_depth = 64;                   // nesting of a proposal
+  std::size_t max_frame_bytes = 1 << 20;              // incoming frame payload, bytes
+  std::size_t max_connections = 1024;                 // open client connections
+  std::chrono::milliseconds auth_timeout{5000};       // handshake to successful auth
+  std::chrono::milliseconds idle_timeout{300000};     // no complete request, nothing in flight
+  std::size_t max_in_flight = 64;                     // unanswered requests per connection
+  long long run_limit = 10000;                        // rule firings per decision
+  std::chrono::milliseconds deadline{100};            // wall time per decision
+  int depth = 10;                                     // pipeline depth (SPEC §2)
+  int retries = 3;                                    // reasoning retries (SPEC §2)
+  std::size_t max_json_depth = 64;                    // nesting of a proposal
   std::chrono::milliseconds shutdown_timeout{10000};  // SIGTERM: finish in-flight work
 };
 
@@ -35,19 +35,19 @@ struct Config {
   std::string workspace_root = "/workspace";
   std::string home = "/home/user";
   std::string default_outcome = "approval-required";
-  unsigned workers = 0;                   // decision threads; 0 = one per core
-  bool watch_rules = false;               // poll rule files and reload on change
+  unsigned workers = 0;      // decision threads; 0 = one per core
+  bool watch_rules = false;  // poll rule files and reload on change
   std::chrono::milliseconds watch_interval{2000};
-  std::string log_level = "info";         // trace, debug, info, warn, error, off
-  bool log_json = false;                  // JSON lines on stderr
-  std::string state_dir;                  // empty: $XDG_STATE_HOME/warden or ./.warden
-  std::string audit_log;                  // later issues; default STATE_DIR/audit.jsonl
-  std::string state_db;                   // later issues; default STATE_DIR/state.db
+  std::string log_level = "info";  // trace, debug, info, warn, error, off
+  bool log_json = false;           // JSON lines on stderr
+  std::string state_dir;           // empty: $XDG_STATE_HOME/warden or ./.warden
+  std::string audit_log;           // later issues; default STATE_DIR/audit.jsonl
+  std::string state_db;            // later issues; default STATE_DIR/state.db
   Limits limits;
 };
 
 struct ConfigError {
-  std::string key;      // dotted key, e.g. "limits.max_frame_bytes"; empty for syntax errors
+  std::string key;  // dotted key, e.g. "limits.max_frame_bytes"; empty for syntax errors
   std::string message;
   std::string to_text(std::string_view source) const;  // "warden.toml: limits.x: message"
 };

@@ -68,8 +68,8 @@ struct Daemon::Step {
 Daemon::Daemon(Config config, Options options)
     : config_(std::move(config)), options_(std::move(options)) {
   context_.config = &config_;
-  context_.log = options_.logger ? options_.logger
-                                 : make_logger(config_.log_level, config_.log_json);
+  context_.log =
+      options_.logger ? options_.logger : make_logger(config_.log_level, config_.log_json);
 }
 
 Daemon::~Daemon() { teardown(); }
@@ -81,12 +81,13 @@ Daemon::StartResult Daemon::start() {
        [&]() -> std::optional<StepError> {
          ConfigErrors errors = validate_config(config_);
          if (errors.empty()) {
-           log->info("config: {}", config_.source.empty() ? "defaults (no config file)"
-                                                          : config_.source);
+           log->info("config: {}",
+                     config_.source.empty() ? "defaults (no config file)" : config_.source);
            return std::nullopt;
          }
          std::string message;
-         for (const auto& e : errors) message += (message.empty() ? "" : "; ") + e.to_text(config_.source);
+         for (const auto& e : errors)
+           message += (message.empty() ? "" : "; ") + e.to_text(config_.source);
          return StepError{2, message};
        }},
       {"fd-limit",
@@ -111,12 +112,14 @@ Daemon::StartResult Daemon::start() {
        [&]() -> std::optional<StepError> {
          if (config_.tokens.empty()) {
            if (!config_.insecure_no_auth) {
-             return StepError{2, "no token file: give --tokens FILE (make tokens with `warden "
-                                 "token new`), or --insecure-no-auth to let every client in "
-                                 "as role agent"};
+             return StepError{2,
+                              "no token file: give --tokens FILE (make tokens with `warden "
+                              "token new`), or --insecure-no-auth to let every client in "
+                              "as role agent"};
            }
-           log->warn("authentication is OFF (--insecure-no-auth): every connection is "
-                     "principal 'anonymous' with role agent");
+           log->warn(
+               "authentication is OFF (--insecure-no-auth): every connection is "
+               "principal 'anonymous' with role agent");
            return std::nullopt;
          }
          auto store = std::make_shared<TokenStore>();
@@ -159,8 +162,8 @@ Daemon::StartResult Daemon::start() {
          std::error_code ec;
          std::filesystem::create_directories(config_.state_dir, ec);
          if (ec) {
-           return StepError{2, "state_dir: cannot create " + config_.state_dir + ": " +
-                                   ec.message()};
+           return StepError{2,
+                            "state_dir: cannot create " + config_.state_dir + ": " + ec.message()};
          }
          std::filesystem::permissions(config_.state_dir, std::filesystem::perms::owner_all,
                                       std::filesystem::perm_options::replace, ec);
@@ -169,8 +172,8 @@ Daemon::StartResult Daemon::start() {
        }},
       {"workers",
        [&]() -> std::optional<StepError> {
-         unsigned n = config_.workers ? config_.workers
-                                      : std::max(1u, std::thread::hardware_concurrency());
+         unsigned n =
+             config_.workers ? config_.workers : std::max(1u, std::thread::hardware_concurrency());
          pool_ = std::make_unique<DeciderPool>(context_.policy, engine_options(config_), n,
                                                context_.log);
          context_.pool = pool_.get();

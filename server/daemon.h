@@ -11,10 +11,7 @@
 #include <optional>
 #include <string>
 
-#include <utility>  // before Asio: Boost 1.74 misses it in awaitable.hpp under C++20
-
-#include <boost/asio.hpp>
-
+#include "server/asio.h"
 #include "server/config.h"
 #include "server/connections.h"
 #include "server/decider_pool.h"

@@ -10,9 +10,10 @@ struct DeciderPool::Worker {
   std::thread thread;
 };
 
-DeciderPool::DeciderPool(ActivePolicy& policy, EngineOptions options, unsigned workers,
-                         Logger log)
-    : policy_(policy), options_(std::move(options)), workers_(workers ? workers : 1),
+DeciderPool::DeciderPool(ActivePolicy& policy, EngineOptions options, unsigned workers, Logger log)
+    : policy_(policy),
+      options_(std::move(options)),
+      workers_(workers ? workers : 1),
       log_(std::move(log)) {}
 
 DeciderPool::~DeciderPool() { stop(); }

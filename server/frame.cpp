@@ -49,8 +49,8 @@ FrameDecoder::Result FrameDecoder::next() {
     int v = hex_value(rest[i]);
     if (v < 0) {
       bad_ = true;
-      bad_result_ = {Status::Bad, {}, err::kFramePrefix,
-                     "length prefix must be 6 ASCII hex digits"};
+      bad_result_ = {
+          Status::Bad, {}, err::kFramePrefix, "length prefix must be 6 ASCII hex digits"};
       buffer_.clear();
       consumed_ = 0;
       return bad_result_;
@@ -60,7 +60,9 @@ FrameDecoder::Result FrameDecoder::next() {
   if (have < kPrefixBytes) return {};
   if (length > max_frame_bytes_) {
     bad_ = true;
-    bad_result_ = {Status::Bad, {}, err::kFrameTooLarge,
+    bad_result_ = {Status::Bad,
+                   {},
+                   err::kFrameTooLarge,
                    "frame of " + std::to_string(length) + " bytes is over the limit of " +
                        std::to_string(max_frame_bytes_)};
     buffer_.clear();

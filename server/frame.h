@@ -20,7 +20,7 @@ class FrameDecoder {
   enum class Status { Good, NeedMore, Bad };
   struct Result {
     Status status = Status::NeedMore;
-    std::string_view payload;  // Good: valid until the next feed() or next()
+    std::string_view payload;    // Good: valid until the next feed() or next()
     const char* code = nullptr;  // Bad: err::kFramePrefix or err::kFrameTooLarge
     std::string message;         // Bad: what was wrong
   };

@@ -7,10 +7,7 @@
 #include <memory>
 #include <string>
 
-#include <utility>  // before Asio: Boost 1.74 misses it in awaitable.hpp under C++20
-
-#include <boost/asio.hpp>
-
+#include "server/asio.h"
 #include "server/connections.h"
 #include "server/server_context.h"
 

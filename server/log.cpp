@@ -1,10 +1,10 @@
 #include "server/log.h"
 
-#include <chrono>
-#include <ctime>
-
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
+
+#include <chrono>
+#include <ctime>
 
 #include "server/json_text.h"
 

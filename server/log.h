@@ -3,10 +3,10 @@
 // are thread-safe (the _mt sink).
 #pragma once
 
+#include <spdlog/spdlog.h>
+
 #include <memory>
 #include <string>
-
-#include <spdlog/spdlog.h>
 
 namespace warden::server {
 

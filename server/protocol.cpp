@@ -19,8 +19,8 @@ ProtocolError parse_request(std::string_view text, std::size_t max_depth, Reques
   if (text.find('\0') != std::string_view::npos) {
     return {err::kBadJson, "invalid JSON: NUL byte"};
   }
-  constexpr unsigned kFlags = rapidjson::kParseValidateEncodingFlag |
-                              rapidjson::kParseIterativeFlag;
+  constexpr unsigned kFlags =
+      rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag;
   rapidjson::Document& doc = request->document;
   doc.Parse<kFlags>(text.data(), text.size());
   if (doc.HasParseError()) {
@@ -78,9 +78,8 @@ std::string ok_response(std::string_view id_json, std::string_view action,
   return out;
 }
 
-std::string error_response(std::string_view id_json, std::string_view action,
-                           std::string_view code, std::string_view message,
-                           std::string_view error_fields) {
+std::string error_response(std::string_view id_json, std::string_view action, std::string_view code,
+                           std::string_view message, std::string_view error_fields) {
   std::string out;
   out.reserve(96 + id_json.size() + message.size() + error_fields.size());
   out += "{\"type\":\"response\",\"id\":";
@@ -117,7 +116,8 @@ std::string handshake_event(bool auth_required, std::size_t max_frame_bytes) {
 const rapidjson::Value* find_member(const rapidjson::Value& value, const char* name) {
   if (!value.IsObject()) return nullptr;
   for (const auto& member : value.GetObject()) {
-    if (member.name.IsString() && std::string_view(member.name.GetString(), member.name.GetStringLength()) == name) {
+    if (member.name.IsString() &&
+        std::string_view(member.name.GetString(), member.name.GetStringLength()) == name) {
       return &member.value;
     }
   }
@@ -125,7 +125,8 @@ const rapidjson::Value* find_member(const rapidjson::Value& value, const char* n
 }
 
 rapidjson::Value* find_member(rapidjson::Value& value, const char* name) {
-  return const_cast<rapidjson::Value*>(find_member(static_cast<const rapidjson::Value&>(value), name));
+  return const_cast<rapidjson::Value*>(
+      find_member(static_cast<const rapidjson::Value&>(value), name));
 }
 
 bool to_valid_json_text(const rapidjson::Value& value, std::string* out) {

@@ -3,11 +3,11 @@
 // Pure functions over text; safe from any thread.
 #pragma once
 
+#include <rapidjson/document.h>
+
 #include <cstddef>
 #include <string>
 #include <string_view>
-
-#include <rapidjson/document.h>
 
 namespace warden::server {
 
@@ -39,9 +39,8 @@ std::string ok_response(std::string_view id_json, std::string_view action,
                         std::string_view fields = {});
 // {"type":"response","id":ID,"payload":{"action":A,"ok":false,
 //   "error":{"code":C,"message":M<,error_fields>}}}; action may be empty (then omitted).
-std::string error_response(std::string_view id_json, std::string_view action,
-                           std::string_view code, std::string_view message,
-                           std::string_view error_fields = {});
+std::string error_response(std::string_view id_json, std::string_view action, std::string_view code,
+                           std::string_view message, std::string_view error_fields = {});
 // The first message on every connection.
 std::string handshake_event(bool auth_required, std::size_t max_frame_bytes);
 

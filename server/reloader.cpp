@@ -36,13 +36,15 @@ std::string ReloadReport::summary() const {
     return "reload (" + trigger + ") succeeded: " + std::to_string(rule_count) + " rules, " +
            previous_digest + " -> " + rules_digest;
   }
-  return "reload (" + trigger + ") failed with " + std::to_string(errors) +
-         " error(s); keeping " + rules_digest;
+  return "reload (" + trigger + ") failed with " + std::to_string(errors) + " error(s); keeping " +
+         rules_digest;
 }
 
-Reloader::Reloader(ReloadFn reload, FingerprintFn fingerprint,
-                   std::chrono::milliseconds interval, Logger log)
-    : reload_(std::move(reload)), fingerprint_(std::move(fingerprint)), interval_(interval),
+Reloader::Reloader(ReloadFn reload, FingerprintFn fingerprint, std::chrono::milliseconds interval,
+                   Logger log)
+    : reload_(std::move(reload)),
+      fingerprint_(std::move(fingerprint)),
+      interval_(interval),
       log_(std::move(log)) {}
 
 Reloader::~Reloader() { stop(); }

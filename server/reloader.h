@@ -20,12 +20,12 @@ namespace warden::server {
 
 struct ReloadReport {
   bool ok = false;
-  std::string trigger;          // "request:alice", "SIGHUP", "watch"
-  std::string rules_digest;     // in force after the reload (the old one when it failed)
+  std::string trigger;       // "request:alice", "SIGHUP", "watch"
+  std::string rules_digest;  // in force after the reload (the old one when it failed)
   std::string previous_digest;
   std::size_t rule_count = 0;
   std::size_t token_count = 0;
-  Diagnostics diagnostics;      // every error and warning from the rule files
+  Diagnostics diagnostics;  // every error and warning from the rule files
   std::vector<std::string> token_errors;
 
   // JSON members without braces: "rules_digest":…,"previous_digest":…,"diagnostics":[…]

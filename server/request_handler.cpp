@@ -15,9 +15,8 @@ namespace warden::server {
 namespace {
 
 bool is_known_action(std::string_view action) {
-  static constexpr std::string_view kActions[] = {"decide", "submit", "pending", "approve",
-                                                  "deny",   "reload", "status",  "health-check",
-                                                  "auth"};
+  static constexpr std::string_view kActions[] = {
+      "decide", "submit", "pending", "approve", "deny", "reload", "status", "health-check", "auth"};
   for (std::string_view known : kActions) {
     if (known == action) return true;
   }
@@ -33,9 +32,15 @@ std::string decision_reply(std::string_view id_json, const Decision& decision, b
 void count_outcome(Stats& stats, const Decision& decision) {
   Stats::add(stats.decisions);
   switch (decision.outcome) {
-    case Outcome::Approve: Stats::add(stats.approved); break;
-    case Outcome::Reject: Stats::add(stats.rejected); break;
-    case Outcome::ApprovalRequired: Stats::add(stats.approval_required); break;
+    case Outcome::Approve:
+      Stats::add(stats.approved);
+      break;
+    case Outcome::Reject:
+      Stats::add(stats.rejected);
+      break;
+    case Outcome::ApprovalRequired:
+      Stats::add(stats.approval_required);
+      break;
   }
   if (!decision.error_code.empty()) Stats::add(stats.failed_closed);
 }
@@ -53,8 +58,8 @@ std::optional<Reply> RequestHandler::handle(std::string_view payload, SessionAut
   Stats::add(context_.stats.requests);
   Request request;
   // Envelope and payload add two levels above the proposal.
-  if (ProtocolError e = parse_request(payload, context_.config->limits.max_json_depth + 2,
-                                      &request)) {
+  if (ProtocolError e =
+          parse_request(payload, context_.config->limits.max_json_depth + 2, &request)) {
     return error(request.id_json, request.action, e.code, e.message);
   }
   const std::string& action = request.action;
@@ -74,8 +79,7 @@ std::optional<Reply> RequestHandler::handle(std::string_view payload, SessionAut
   }
   const Identity& identity = *auth->identity;
   if (!is_known_action(action)) {
-    return error(request.id_json, action, err::kUnknownAction,
-                 "unknown action '" + action + "'");
+    return error(request.id_json, action, err::kUnknownAction, "unknown action '" + action + "'");
   }
   if (!role_allows(identity.role, action)) {
     return error(request.id_json, action, err::kForbidden,
@@ -186,16 +190,15 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
     } else {
       Stats::add(ctx->stats.errors);
       std::string fields = "\"diagnostics\":[" + result.error.to_json() + "]";
-      (*shared_later)(Reply{error_response(id, "decide", result.error.code.empty()
-                                                             ? err::kInternal
-                                                             : result.error.code,
-                                           result.error.message, fields)});
+      (*shared_later)(Reply{error_response(
+          id, "decide", result.error.code.empty() ? err::kInternal : result.error.code,
+          result.error.message, fields)});
     }
   };
   job.cancelled = [ctx, shared_later, id = request.id_json] {
     Stats::add(ctx->stats.errors);
-    (*shared_later)(Reply{error_response(id, "decide", err::kShuttingDown,
-                                         "the daemon is shutting down")});
+    (*shared_later)(
+        Reply{error_response(id, "decide", err::kShuttingDown, "the daemon is shutting down")});
   };
   context_.pool->submit(std::move(job));
   return std::nullopt;
@@ -219,8 +222,8 @@ std::optional<Reply> RequestHandler::reload(const Request& request, const Identi
 std::string RequestHandler::status_fields() const {
   const Stats& s = context_.stats;
   auto policy = context_.policy.get();
-  auto uptime = std::chrono::duration_cast<std::chrono::seconds>(
-                    std::chrono::steady_clock::now() - context_.started)
+  auto uptime = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
+                                                                 context_.started)
                     .count();
   auto n = [](const Stats::Counter& c) { return std::to_string(Stats::get(c)); };
   std::string out = "\"version\":\"";
@@ -234,8 +237,8 @@ std::string RequestHandler::status_fields() const {
   out += ",\"workers\":" + std::to_string(context_.pool->size());
   out += ",\"queue\":" + std::to_string(context_.pool->queue_depth());
   out += ",\"connections\":{\"current\":" + n(s.connections_current) +
-         ",\"accepted\":" + n(s.connections_accepted) +
-         ",\"refused\":" + n(s.connections_refused) + "}";
+         ",\"accepted\":" + n(s.connections_accepted) + ",\"refused\":" + n(s.connections_refused) +
+         "}";
   out += ",\"counters\":{\"requests\":" + n(s.requests) + ",\"errors\":" + n(s.errors) +
          ",\"protocol_errors\":" + n(s.protocol_errors) +
          ",\"auth_failures\":" + n(s.auth_failures) + ",\"decisions\":" + n(s.decisions) +

@@ -42,8 +42,7 @@ class RequestHandler {
  private:
   std::optional<Reply> authenticate(const Request& request, SessionAuth* auth);
   std::optional<Reply> decide(Request& request, const Identity& identity, ReplyFn later);
-  std::optional<Reply> reload(const Request& request, const Identity& identity,
-                              ReplyFn later);
+  std::optional<Reply> reload(const Request& request, const Identity& identity, ReplyFn later);
   Reply error(std::string_view id_json, std::string_view action, std::string_view code,
               std::string_view message, bool close = false);
 

@@ -27,9 +27,12 @@ constexpr std::array<Right, 7> kRights{{
 
 std::string_view role_name(Role role) {
   switch (role) {
-    case Role::Agent: return "agent";
-    case Role::Approver: return "approver";
-    case Role::Admin: return "admin";
+    case Role::Agent:
+      return "agent";
+    case Role::Approver:
+      return "approver";
+    case Role::Admin:
+      return "admin";
   }
   return "agent";
 }

@@ -28,8 +28,8 @@ Session::Session(tcp::socket socket, ServerContext& context, Connections& connec
       decoder_(context.config->limits.max_frame_bytes) {
   boost::system::error_code ec;
   auto endpoint = socket_.remote_endpoint(ec);
-  peer_ = ec ? std::string("?") : endpoint.address().to_string() + ":" +
-                                      std::to_string(endpoint.port());
+  peer_ = ec ? std::string("?")
+             : endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
   socket_.set_option(tcp::no_delay(true), ec);
 }
 
@@ -46,8 +46,8 @@ void Session::start() {
   if (!context_.auth_required()) {
     auth_.identity = Identity{"anonymous", Role::Agent};
   }
-  write_queue_.push_back(
-      encode_frame(handshake_event(context_.auth_required(), context_.config->limits.max_frame_bytes)));
+  write_queue_.push_back(encode_frame(
+      handshake_event(context_.auth_required(), context_.config->limits.max_frame_bytes)));
   do_write();
   arm_timer(auth_.identity ? now + context_.config->limits.idle_timeout : auth_deadline_);
   do_read();
@@ -79,11 +79,11 @@ void Session::close() {
 void Session::do_read() {
   if (reading_ || closed_) return;
   reading_ = true;
-  socket_.async_read_some(asio::buffer(read_buffer_),
-                          [self = shared_from_this()](boost::system::error_code ec,
-                                                      std::size_t bytes) {
-                            self->on_read(ec, bytes);
-                          });
+  socket_.async_read_some(
+      asio::buffer(read_buffer_),
+      [self = shared_from_this()](boost::system::error_code ec, std::size_t bytes) {
+        self->on_read(ec, bytes);
+      });
 }
 
 void Session::on_read(boost::system::error_code ec, std::size_t bytes) {
@@ -222,8 +222,7 @@ void Session::on_write(boost::system::error_code ec) {
 }
 
 void Session::maybe_finish() {
-  if (closed_ || !read_closed_ || !slots_.empty() || !write_queue_.empty() ||
-      !writing_.empty()) {
+  if (closed_ || !read_closed_ || !slots_.empty() || !write_queue_.empty() || !writing_.empty()) {
     return;
   }
   if (peer_eof_ || no_linger_) {
@@ -236,16 +235,16 @@ void Session::maybe_finish() {
     lingering_ = true;
     boost::system::error_code ec;
     socket_.shutdown(tcp::socket::shutdown_send, ec);
-    arm_timer(Clock::now() + std::min<Clock::duration>(kLinger, context_.config->limits.idle_timeout));
+    arm_timer(Clock::now() +
+              std::min<Clock::duration>(kLinger, context_.config->limits.idle_timeout));
     do_read();
   }
 }
 
 void Session::arm_timer(Clock::time_point when) {
   timer_.expires_at(when);
-  timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
-    self->on_timer(ec);
-  });
+  timer_.async_wait(
+      [self = shared_from_this()](boost::system::error_code ec) { self->on_timer(ec); });
 }
 
 void Session::on_timer(boost::system::error_code ec) {
@@ -266,8 +265,8 @@ void Session::on_timer(boost::system::error_code ec) {
   if (!read_closed_) {
     if (!auth_.identity) {
       if (now >= auth_deadline_) {
-        fail(err::kAuthTimeout, "no successful auth within " +
-                                    std::to_string(limits.auth_timeout.count()) + " ms");
+        fail(err::kAuthTimeout,
+             "no successful auth within " + std::to_string(limits.auth_timeout.count()) + " ms");
         maybe_finish();
         next = now + kLinger;
       } else {
@@ -276,8 +275,8 @@ void Session::on_timer(boost::system::error_code ec) {
     } else if (slots_.empty() && writing_.empty() && write_queue_.empty()) {
       auto idle_deadline = last_activity_ + limits.idle_timeout;
       if (now >= idle_deadline) {
-        fail(err::kIdleTimeout, "no request for " +
-                                    std::to_string(limits.idle_timeout.count()) + " ms");
+        fail(err::kIdleTimeout,
+             "no request for " + std::to_string(limits.idle_timeout.count()) + " ms");
         maybe_finish();
         next = now + kLinger;
       } else {

@@ -14,10 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <utility>  // before Asio: Boost 1.74 misses it in awaitable.hpp under C++20
-
-#include <boost/asio.hpp>
-
+#include "server/asio.h"
 #include "server/frame.h"
 #include "server/request_handler.h"
 #include "server/server_context.h"
@@ -31,8 +28,7 @@ class Session : public std::enable_shared_from_this<Session> {
   using tcp = boost::asio::ip::tcp;
   using Clock = std::chrono::steady_clock;
 
-  Session(tcp::socket socket, ServerContext& context, Connections& connections,
-          std::uint64_t id);
+  Session(tcp::socket socket, ServerContext& context, Connections& connections, std::uint64_t id);
   ~Session();
 
   void start();
@@ -74,7 +70,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::array<char, 16384> read_buffer_;
   SessionAuth auth_;
 
-  std::deque<Slot> slots_;  // requests in order; front is the oldest unanswered
+  std::deque<Slot> slots_;      // requests in order; front is the oldest unanswered
   std::uint64_t base_seq_ = 0;  // sequence number of slots_.front()
   std::deque<std::string> write_queue_;
   std::vector<std::string> writing_;  // frames of the one outstanding write
@@ -83,8 +79,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool reading_ = false;
   bool read_closed_ = false;  // no more requests will be read (EOF, error, drain, closing)
   bool peer_eof_ = false;
-  bool no_linger_ = false;   // draining for shutdown: close as soon as replies are written
-  bool lingering_ = false;    // final reply sent; discarding input until the peer closes
+  bool no_linger_ = false;  // draining for shutdown: close as soon as replies are written
+  bool lingering_ = false;  // final reply sent; discarding input until the peer closes
   bool closed_ = false;
 
   Clock::time_point auth_deadline_;

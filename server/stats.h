@@ -12,16 +12,16 @@ struct Stats {
   using Counter = std::atomic<std::uint64_t>;
   Counter connections_accepted{0};
   Counter connections_current{0};
-  Counter connections_refused{0};   // over max_connections
+  Counter connections_refused{0};  // over max_connections
   Counter requests{0};
-  Counter errors{0};                 // error responses of any kind
-  Counter protocol_errors{0};        // framing errors and timeouts that closed a connection
+  Counter errors{0};           // error responses of any kind
+  Counter protocol_errors{0};  // framing errors and timeouts that closed a connection
   Counter auth_failures{0};
   Counter decisions{0};
   Counter approved{0};
   Counter rejected{0};
   Counter approval_required{0};
-  Counter failed_closed{0};          // decisions with an engine error_code
+  Counter failed_closed{0};  // decisions with an engine error_code
   Counter reloads{0};
   Counter reload_failures{0};
 

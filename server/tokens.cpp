@@ -108,8 +108,8 @@ bool TokenStore::parse(std::string_view text, std::string_view source, TokenStor
       auto role = parse_role(words[0]);
       bool ok = true;
       if (!role) {
-        fail(line_no, "unknown role '" + std::string(words[0]) +
-                          "' (expected agent, approver or admin)");
+        fail(line_no,
+             "unknown role '" + std::string(words[0]) + "' (expected agent, approver or admin)");
         ok = false;
       } else {
         entry.role = *role;

@@ -1,13 +1,12 @@
 // The real `warden` binary as a child process: serve with SIGHUP and SIGTERM, decide and
 // status as clients, config errors with exit 2. Skipped when the binary is not built.
-#include <catch2/catch.hpp>
-
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <regex>
 
 #include "server_fixture.h"
@@ -29,7 +28,8 @@ struct Child {
     auto deadline = std::chrono::steady_clock::now() + timeout;
     std::smatch m;
     while (!std::regex_search(err, m, pattern)) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) break;
       pollfd p{err_fd, POLLIN, 0};
       if (poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
@@ -67,7 +67,8 @@ Child spawn(std::vector<std::string> args, const std::string& stdin_text = {},
     dup2(in_pipe[0], 0);
     dup2(out_pipe[1], 1);
     dup2(err_pipe[1], 2);
-    for (int fd : {err_pipe[0], err_pipe[1], in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1]}) close(fd);
+    for (int fd : {err_pipe[0], err_pipe[1], in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1]})
+      close(fd);
     for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
     std::vector<char*> argv{const_cast<char*>(kWarden.c_str())};
     for (auto& a : args) argv.push_back(a.data());
@@ -83,7 +84,8 @@ Child spawn(std::vector<std::string> args, const std::string& stdin_text = {},
   if (out) {
     char buf[4096];
     ssize_t n;
-    while ((n = read(out_pipe[0], buf, sizeof buf)) > 0) out->append(buf, static_cast<std::size_t>(n));
+    while ((n = read(out_pipe[0], buf, sizeof buf)) > 0)
+      out->append(buf, static_cast<std::size_t>(n));
   }
   close(out_pipe[0]);
   child.err_fd = err_pipe[0];
@@ -113,8 +115,9 @@ TEST_CASE("warden serve, decide, status, SIGHUP and SIGTERM as processes", "[ser
   CHECK(out.find("\"outcome\":\"reject\"") != std::string::npos);
 
   out.clear();
-  Child lines = spawn({"decide", "--addr", addr, "--token", t.agent, "--format", "text"},
-                      std::string(kReplyProposal) + "\nnot json\n" + kShellProposal + "\n", {}, &out);
+  Child lines =
+      spawn({"decide", "--addr", addr, "--token", t.agent, "--format", "text"},
+            std::string(kReplyProposal) + "\nnot json\n" + kShellProposal + "\n", {}, &out);
   CHECK(lines.wait_exit() == 2);  // one line was not a proposal
   CHECK(out.find("line 2: error E_INPUT_JSON") != std::string::npos);
 
@@ -123,7 +126,8 @@ TEST_CASE("warden serve, decide, status, SIGHUP and SIGTERM as processes", "[ser
   CHECK(forbidden.wait_exit() == 4);
 
   out.clear();
-  Child status = spawn({"status", "--addr", addr, "--token", t.admin, "--format", "json"}, {}, {}, &out);
+  Child status =
+      spawn({"status", "--addr", addr, "--token", t.admin, "--format", "json"}, {}, {}, &out);
   CHECK(status.wait_exit() == 0);
   CHECK(parse(out)["counters"]["decisions"].GetUint64() == 3);
 
@@ -144,8 +148,10 @@ TEST_CASE("warden serve stops with exit 2 and names the key of a wrong config va
   std::string path = dir.write("warden.toml", "[limits]\nidle_timeout_ms = \"soon\"\n");
   Child serve = spawn({"serve", "--config", path});
   CHECK(serve.wait_exit() == 2);
-  CHECK(serve.wait_for(std::regex("limits\\.idle_timeout_ms: must be an integer"), 2000ms).size() == 1);
+  CHECK(serve.wait_for(std::regex("limits\\.idle_timeout_ms: must be an integer"), 2000ms).size() ==
+        1);
 
-  Child no_tokens = spawn({"serve", "--listen", "127.0.0.1:0", "--state-dir", (dir.path() / "s").string()});
+  Child no_tokens =
+      spawn({"serve", "--listen", "127.0.0.1:0", "--state-dir", (dir.path() / "s").string()});
   CHECK(no_tokens.wait_exit() == 2);
 }

@@ -1,7 +1,7 @@
 // warden.toml: defaults, every key, and errors that name their key.
-#include <catch2/catch.hpp>
-
 #include "server/config.h"
+
+#include <catch2/catch.hpp>
 
 using namespace warden::server;
 

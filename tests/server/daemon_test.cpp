@@ -60,8 +60,9 @@ TEST_CASE("auth then decide returns the dry-run decision JSON", "[server][daemon
       R"({"target":"reply","payload":{"text":"x"},"context":{"principal":"mallory"}})";
   auto approved = parse(c.call(decide_request("d2", spoof)));
   CHECK(std::string(approved["payload"]["decision"]["outcome"].GetString()) == "approve");
-  CHECK(std::string(approved["payload"]["decision"]["action"]["context"]["principal"].GetString()) ==
-        "alice");
+  CHECK(
+      std::string(approved["payload"]["decision"]["action"]["context"]["principal"].GetString()) ==
+      "alice");
   // A repeated key cannot smuggle another principal past the override.
   std::string twice =
       R"({"target":"reply","payload":{"text":"x"},"context":{"principal":"mallory"},)"
@@ -81,8 +82,8 @@ TEST_CASE("a proposal the engine refuses is an E_INPUT error, not a dropped conn
   CHECK(error_code(c.call(make_request("bad2", "decide"))) == err::kBadRequest);
   CHECK(error_code(c.call(decide_request("ok", kReplyProposal))) == "");
   // A lone surrogate escape inside the proposal cannot be passed on as UTF-8.
-  CHECK(error_code(c.call(decide_request("s", R"({"target":"reply","payload":{"text":"\udc3a"}})"))) ==
-        err::kBadJson);
+  CHECK(error_code(c.call(decide_request(
+            "s", R"({"target":"reply","payload":{"text":"\udc3a"}})"))) == err::kBadJson);
 }
 
 TEST_CASE("a wrong token is refused and the connection closed", "[server][daemon]") {
@@ -97,8 +98,7 @@ TEST_CASE("a wrong token is refused and the connection closed", "[server][daemon
   CHECK(c.client.read_message(&payload, 3000ms) == Client::ReadStatus::Closed);
 }
 
-TEST_CASE("requests before auth get E_AUTH_REQUIRED; health-check needs none",
-          "[server][daemon]") {
+TEST_CASE("requests before auth get E_AUTH_REQUIRED; health-check needs none", "[server][daemon]") {
   TempDir dir;
   RunningDaemon d(test_config(dir));
   REQUIRE(d.ok());
@@ -109,7 +109,8 @@ TEST_CASE("requests before auth get E_AUTH_REQUIRED; health-check needs none",
   CHECK(error_code(health) == "");
   CHECK(std::string(parse(health)["payload"]["status"].GetString()) == "serving");
   // Still allowed to authenticate afterwards.
-  CHECK(error_code(c.call(make_request("4", "auth", "\"token\":\"" + Tokens{}.agent + "\""))) == "");
+  CHECK(error_code(c.call(make_request("4", "auth", "\"token\":\"" + Tokens{}.agent + "\""))) ==
+        "");
   CHECK(error_code(c.call(decide_request("5", kShellProposal))) == "");
 }
 
@@ -164,10 +165,18 @@ TEST_CASE("pipelined requests are answered in order", "[server][daemon]") {
     // Mix slow (decide on a worker) and immediate (health-check, errors) replies.
     std::string id = std::to_string(i);
     switch (i % 4) {
-      case 0: burst += encode_frame(decide_request(id, kShellProposal)); break;
-      case 1: burst += encode_frame(make_request(id, "health-check")); break;
-      case 2: burst += encode_frame(decide_request(id, kReplyProposal)); break;
-      default: burst += encode_frame(make_request(id, "status")); break;  // forbidden
+      case 0:
+        burst += encode_frame(decide_request(id, kShellProposal));
+        break;
+      case 1:
+        burst += encode_frame(make_request(id, "health-check"));
+        break;
+      case 2:
+        burst += encode_frame(decide_request(id, kReplyProposal));
+        break;
+      default:
+        burst += encode_frame(make_request(id, "status"));
+        break;  // forbidden
     }
   }
   std::string error;

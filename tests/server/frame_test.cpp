@@ -1,8 +1,9 @@
 // FrameDecoder and encode_frame: good / need-more / bad, byte by byte and in bulk.
+#include "server/frame.h"
+
 #include <catch2/catch.hpp>
 
 #include "server/errors.h"
-#include "server/frame.h"
 
 using warden::server::encode_frame;
 using warden::server::FrameDecoder;

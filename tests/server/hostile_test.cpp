@@ -1,8 +1,7 @@
 // Limits and hostile clients: each gets its error (where possible) and is closed; other
 // clients keep being served.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 
 #include "server/errors.h"
 #include "server_fixture.h"
@@ -121,7 +120,8 @@ TEST_CASE("invalid JSON and invalid UTF-8 are answered; the connection stays usa
   CHECK(error_code(read_or_fail(c)) == err::kTooDeep);
   // Deep nesting inside a proposal, under the frame limit.
   std::string deep = std::string(200, '[') + std::string(200, ']');
-  REQUIRE(c.send_message(decide_request("deep", "{\"target\":\"shell\",\"x\":" + deep + "}"), &error));
+  REQUIRE(
+      c.send_message(decide_request("deep", "{\"target\":\"shell\",\"x\":" + deep + "}"), &error));
   CHECK(error_code(read_or_fail(c)) == err::kTooDeep);
   REQUIRE(c.send_message(decide_request("after", kShellProposal), &error));
   std::string reply = read_or_fail(c);
@@ -177,8 +177,7 @@ TEST_CASE("an idle authenticated client is closed after the idle timeout", "[ser
   CHECK(codes_until_closed(c, 5000ms) == std::vector<std::string>{err::kIdleTimeout});
 }
 
-TEST_CASE("connections over max_connections are refused; others unaffected",
-          "[server][hostile]") {
+TEST_CASE("connections over max_connections are refused; others unaffected", "[server][hostile]") {
   TempDir dir;
   Config config = test_config(dir);
   config.limits.max_connections = 3;
@@ -192,8 +191,7 @@ TEST_CASE("connections over max_connections are refused; others unaffected",
   }
   Client extra;
   REQUIRE(extra.connect_raw(d.address(), 5000ms, &error));
-  CHECK(codes_until_closed(extra, 5000ms) ==
-        std::vector<std::string>{err::kTooManyConnections});
+  CHECK(codes_until_closed(extra, 5000ms) == std::vector<std::string>{err::kTooManyConnections});
   REQUIRE(held[0]->authenticate(Tokens{}.agent, 5000ms, &error));
   REQUIRE(held[0]->send_message(decide_request("x", kShellProposal), &error));
   CHECK(error_code(read_or_fail(*held[0])) == "");

@@ -1,7 +1,6 @@
 // Many concurrent connections and graceful shutdown.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 
 #include "server/errors.h"
 #include "server_fixture.h"
@@ -24,9 +23,11 @@ TEST_CASE("500 concurrent connections are all served", "[server][lifecycle]") {
     REQUIRE(clients.back()->connect(d.address(), 10000ms, &error));
   }
   // Everyone authenticates and sends before anyone reads: all 500 are open at once.
-  std::string auth = encode_frame(make_request("a", "auth", "\"token\":\"" + Tokens{}.agent + "\""));
+  std::string auth =
+      encode_frame(make_request("a", "auth", "\"token\":\"" + Tokens{}.agent + "\""));
   for (int i = 0; i < n; ++i) {
-    REQUIRE(clients[i]->send_bytes(auth + encode_frame(decide_request(std::to_string(i), kShellProposal)), &error));
+    REQUIRE(clients[i]->send_bytes(
+        auth + encode_frame(decide_request(std::to_string(i), kShellProposal)), &error));
   }
   int served = 0;
   for (int i = 0; i < n; ++i) {
@@ -53,7 +54,8 @@ TEST_CASE("graceful shutdown finishes in-flight requests, then exits 0", "[serve
   REQUIRE(c.connect(d.address(), 5000ms, &error));
   REQUIRE(c.authenticate(Tokens{}.agent, 5000ms, &error));
   std::string burst;
-  for (int i = 0; i < 50; ++i) burst += encode_frame(decide_request(std::to_string(i), kShellProposal));
+  for (int i = 0; i < 50; ++i)
+    burst += encode_frame(decide_request(std::to_string(i), kShellProposal));
   REQUIRE(c.send_bytes(burst, &error));
   // Wait for the first reply so the burst is being worked on, then stop.
   std::string first = read_or_fail(c);

@@ -1,9 +1,10 @@
 // Request envelope parsing and the reply builders.
+#include "server/protocol.h"
+
 #include <catch2/catch.hpp>
 
 #include "server/errors.h"
 #include "server/json_text.h"
-#include "server/protocol.h"
 
 using namespace warden::server;
 
@@ -62,10 +63,12 @@ TEST_CASE("wrong envelope shapes are E_BAD_REQUEST and keep the id", "[server][p
 TEST_CASE("replies are valid JSON with the id echoed", "[server][protocol]") {
   CHECK(ok_response("\"1\"", "status", "\"a\":1") ==
         R"({"type":"response","id":"1","payload":{"action":"status","ok":true,"a":1}})");
-  CHECK(error_response("null", "", "E_X", "m\"q") ==
-        R"({"type":"response","id":null,"payload":{"ok":false,"error":{"code":"E_X","message":"m\"q"}}})");
-  CHECK(handshake_event(true, 10) ==
-        R"({"type":"event","payload":{"action":"handshake","version":"1","server":"warden","auth":"token","max_frame_bytes":10}})");
+  CHECK(
+      error_response("null", "", "E_X", "m\"q") ==
+      R"({"type":"response","id":null,"payload":{"ok":false,"error":{"code":"E_X","message":"m\"q"}}})");
+  CHECK(
+      handshake_event(true, 10) ==
+      R"({"type":"event","payload":{"action":"handshake","version":"1","server":"warden","auth":"token","max_frame_bytes":10}})");
   CHECK(json_string(std::string("a\n\x01")) == R"("a\n\u0001")");
 }
 
@@ -73,11 +76,14 @@ TEST_CASE("lone surrogate escapes never reach a reply as invalid UTF-8", "[serve
   // Found by fuzz_request: RapidJSON accepts "\udc3a" and decodes it to bytes that are not
   // UTF-8; echoing them made replies invalid.
   Request r;
-  CHECK(code_of(R"({"type":"request","id":"1","payload":{"action":"de\udc3a"}})", &r) == err::kBadJson);
+  CHECK(code_of(R"({"type":"request","id":"1","payload":{"action":"de\udc3a"}})", &r) ==
+        err::kBadJson);
   CHECK(r.id_json == "\"1\"");
-  CHECK(code_of(R"({"type":"request","id":"\udc3a","payload":{"action":"x"}})", &r) == err::kBadJson);
+  CHECK(code_of(R"({"type":"request","id":"\udc3a","payload":{"action":"x"}})", &r) ==
+        err::kBadJson);
   CHECK(r.id_json == "null");
-  CHECK(json_string("a\xed\xb0\xba" "b") == "\"a\\ufffd\\ufffd\\ufffdb\"");
+  CHECK(json_string("a\xed\xb0\xba"
+                    "b") == "\"a\\ufffd\\ufffd\\ufffdb\"");
   CHECK(json_string("\xc3\xa9\xf0\x9f\x98\x80") == "\"\xc3\xa9\xf0\x9f\x98\x80\"");
   CHECK(valid_utf8("\xc3\xa9"));
   CHECK_FALSE(valid_utf8("\xc0\xaf"));

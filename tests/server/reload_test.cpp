@@ -1,8 +1,7 @@
 // Reloads: by request, by SIGHUP-like trigger, by watched files; failures keep the old
 // rules; decisions under load never fail while rules swap.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <set>
 
 #include "server/errors.h"
@@ -64,8 +63,7 @@ TEST_CASE("reload swaps the rules and decisions name the new digest", "[server][
         "no-shell-b");
 }
 
-TEST_CASE("a failed reload keeps the old rules and reports every diagnostic",
-          "[server][reload]") {
+TEST_CASE("a failed reload keeps the old rules and reports every diagnostic", "[server][reload]") {
   TempDir dir;
   RunningDaemon d(test_config(dir));
   REQUIRE(d.ok());
@@ -123,7 +121,8 @@ TEST_CASE("reload under load: no request fails and the digest changes", "[server
       while (!stop) {
         // Keep 8 requests in flight.
         std::string burst;
-        for (int k = 0; k < 8; ++k) burst += encode_frame(decide_request(std::to_string(i + k), kShellProposal));
+        for (int k = 0; k < 8; ++k)
+          burst += encode_frame(decide_request(std::to_string(i + k), kShellProposal));
         if (!c.send_bytes(burst, &e)) {
           ++failures;
           return;

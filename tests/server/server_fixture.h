@@ -3,6 +3,7 @@
 // helpers to talk to it over real sockets. Each test owns its fixture; nothing is shared.
 #pragma once
 
+#include <rapidjson/document.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -13,8 +14,6 @@
 #include <memory>
 #include <string>
 #include <thread>
-
-#include <rapidjson/document.h>
 
 #include "server/client.h"
 #include "server/daemon.h"

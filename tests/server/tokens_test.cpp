@@ -1,8 +1,9 @@
 // Token file parsing, constant-time authentication and the rights table.
+#include "server/tokens.h"
+
 #include <catch2/catch.hpp>
 
 #include "server/roles.h"
-#include "server/tokens.h"
 
 using namespace warden::server;
 
@@ -44,13 +45,13 @@ TEST_CASE("generated tokens are random, prefixed and url-safe", "[server][tokens
   CHECK(a != b);
   CHECK(a.rfind("wdn_", 0) == 0);
   CHECK(a.size() == 4 + 43);
-  CHECK(a.find_first_not_of("wdn_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-") ==
-        std::string::npos);
+  CHECK(
+      a.find_first_not_of("wdn_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-") ==
+      std::string::npos);
   CHECK(token_hash_text(a).size() == 7 + 64);
 }
 
-TEST_CASE("rights: each action belongs to one role; an agent never approves",
-          "[server][tokens]") {
+TEST_CASE("rights: each action belongs to one role; an agent never approves", "[server][tokens]") {
   CHECK(role_allows(Role::Agent, "decide"));
   CHECK(role_allows(Role::Agent, "submit"));
   CHECK_FALSE(role_allows(Role::Agent, "approve"));
