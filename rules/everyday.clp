@@ -8,86 +8,78 @@
 ;;; redirection outside the workspace. Anything else falls to other rules or the default.
 ;;; Rejections and approval-required from other rules win over this approval anyway.
 
-;; Programs that only read, or build/test inside the workspace.
-(defglobal ?*everyday-programs* =
-  (create$ "ls" "cat" "head" "tail" "wc" "grep" "egrep" "fgrep" "rg" "find" "pwd" "echo"
-           "printf" "true" "cd" "diff" "sort" "uniq" "cut" "tree" "stat" "file" "du" "which"
-           "basename" "dirname" "realpath" "jq"
-           "git" "make" "cmake" "ninja" "cargo" "npm" "pytest" "go" "python" "python3"))
-
-;; Read-only git subcommands.
-(defglobal ?*everyday-git* =
-  (create$ "status" "diff" "log" "show" "branch" "rev-parse" "ls-files" "blame" "describe"
-           "shortlog"))
-
-;; find actions that delete, execute or write files.
-;; Subcommand lists of the multi-purpose build tools.
-(defglobal ?*everyday-git-branch-writes* =
-  (create$ "-d" "-D" "-m" "-M" "-c" "-C" "-f" "--delete" "--move" "--copy" "--force"
-           "--set-upstream-to" "-u" "--unset-upstream" "--edit-description"))
-(defglobal ?*everyday-make-targets-banned* =
-  (create$ "install" "uninstall" "deploy" "publish" "release" "upload" "push"))
-(defglobal ?*everyday-cmake-banned* = (create$ "--install" "-P"))
-(defglobal ?*everyday-cargo* = (create$ "build" "test" "check" "clippy" "doc" "bench"))
-(defglobal ?*everyday-npm* = (create$ "test" "t" "run" "run-script"))
-(defglobal ?*everyday-go* = (create$ "build" "test" "vet"))
-(defglobal ?*everyday-python-modules* = (create$ "pytest" "unittest"))
-
-(defglobal ?*everyday-find-actions* =
-  (create$ "-delete" "-exec" "-execdir" "-ok" "-okdir" "-fprint" "-fprint0" "-fprintf" "-fls"))
-
-;; TRUE if every word of ?words is absent from ?banned.
-(deffunction everyday-none-of (?words ?banned)
-  (foreach ?w ?words
-    (if (member$ ?w ?banned) then (return FALSE)))
-  TRUE)
+;; The allowlists are written out where they are tested: the programs in the condition of
+;; everyday-shell (cheap checks first, so the functions below run only for allowlisted,
+;; unwrapped commands), the subcommands in everyday-subcommand-ok. To change what counts as
+;; everyday work, edit them there; nothing else refers to them.
 
 ;; TRUE if the subcommand rules of multi-purpose programs allow this invocation.
+;;   git:    read-only subcommands (status diff log show branch rev-parse ls-files blame
+;;           describe shortlog); `git branch NAME` creates and -d/-D/-m/-M/-c/-C/-f
+;;           delete, rename, copy, force, so branch only bare and without those flags;
+;;   find:   no action that deletes, executes or writes files (-delete -exec -execdir -ok
+;;           -okdir -fprint -fprint0 -fprintf -fls);
+;;   make:   no install/uninstall/deploy/publish/release/upload/push target;
+;;   cmake:  no --install, no -P script;
+;;   cargo:  build test check clippy doc bench;   npm: test t run run-script;
+;;   go:     build test vet;   python/python3: `-m pytest` or `-m unittest`, no -c.
 (deffunction everyday-subcommand-ok (?prog ?argv ?flags ?args)
   (bind ?sub (if (> (length$ ?args) 0) then (nth$ 1 ?args) else ""))
   (switch ?prog
     (case "git" then
-      (and (member$ ?sub ?*everyday-git*)
-           ;; `git branch NAME` creates, -d/-D/-m/-M/-c/-C/-f delete, rename, copy, force
-           (or (neq ?sub "branch")
-               (and (= (length$ ?args) 1)
-                    (everyday-none-of ?flags ?*everyday-git-branch-writes*)))))
-    (case "find" then (everyday-none-of ?argv ?*everyday-find-actions*))
-    (case "make" then (everyday-none-of ?args ?*everyday-make-targets-banned*))
-    (case "cmake" then (everyday-none-of ?flags ?*everyday-cmake-banned*))
-    (case "cargo" then (member$ ?sub ?*everyday-cargo*))
-    (case "npm" then (member$ ?sub ?*everyday-npm*))
-    (case "go" then (member$ ?sub ?*everyday-go*))
+      (if (eq ?sub "branch")
+          then (and (= (length$ ?args) 1)
+                    (not (member$ "-d" ?flags)) (not (member$ "-D" ?flags))
+                    (not (member$ "-m" ?flags)) (not (member$ "-M" ?flags))
+                    (not (member$ "-c" ?flags)) (not (member$ "-C" ?flags))
+                    (not (member$ "-f" ?flags)) (not (member$ "--delete" ?flags))
+                    (not (member$ "--move" ?flags)) (not (member$ "--copy" ?flags))
+                    (not (member$ "--force" ?flags)) (not (member$ "--set-upstream-to" ?flags))
+                    (not (member$ "-u" ?flags)) (not (member$ "--unset-upstream" ?flags))
+                    (not (member$ "--edit-description" ?flags)))
+          else (not (neq ?sub "status" "diff" "log" "show" "rev-parse" "ls-files" "blame"
+                         "describe" "shortlog"))))
+    (case "find" then
+      (foreach ?w ?argv
+        (if (not (neq ?w "-delete" "-exec" "-execdir" "-ok" "-okdir" "-fprint" "-fprint0"
+                      "-fprintf" "-fls")) then (return FALSE)))
+      TRUE)
+    (case "make" then
+      (foreach ?w ?args
+        (if (not (neq ?w "install" "uninstall" "deploy" "publish" "release" "upload" "push"))
+            then (return FALSE)))
+      TRUE)
+    (case "cmake" then (and (not (member$ "--install" ?flags)) (not (member$ "-P" ?flags))))
+    (case "cargo" then (not (neq ?sub "build" "test" "check" "clippy" "doc" "bench")))
+    (case "npm" then (not (neq ?sub "test" "t" "run" "run-script")))
+    (case "go" then (not (neq ?sub "build" "test" "vet")))
     (case "python" then (and (member$ "-m" ?flags) (not (member$ "-c" ?flags))
-                             (member$ ?sub ?*everyday-python-modules*)))
+                             (not (neq ?sub "pytest" "unittest"))))
     (case "python3" then (and (member$ "-m" ?flags) (not (member$ "-c" ?flags))
-                              (member$ ?sub ?*everyday-python-modules*)))
+                              (not (neq ?sub "pytest" "unittest"))))
     (default TRUE)))
 
-;; TRUE if one simple command is everyday work: allowlisted program, nothing wrapped or
-;; nested or dynamic, cwd and every operand inside the workspace, no option carrying a path
-;; or an output file (`--file=/etc/x`, `-f/etc/x`, `--output=…`, which the operand checks
-;; would not see; the parser keeps such option words whole in `flags`).
-(deffunction everyday-command-ok (?prog ?argv ?flags ?args ?paths ?wrappers ?depth ?cwd ?dyn)
-  (if (or (eq ?dyn TRUE) (> ?depth 0) (> (length$ ?wrappers) 0)
-          (not (member$ ?prog ?*everyday-programs*))
-          (not (in-workspace ?cwd))) then (return FALSE))
+;; TRUE if the rest of one simple command is everyday work, once the cheap checks in the rule
+;; passed (allowlisted program, nothing wrapped, nested or dynamic, cwd in the workspace):
+;; every operand inside the workspace, no option carrying a path or an output file
+;; (`--file=/etc/x`, `-f/etc/x`, `--output=…`, which the operand checks would not see; the
+;; parser keeps such option words whole in `flags`), and an allowed subcommand.
+(deffunction everyday-command-rest-ok (?prog ?argv ?flags ?args ?paths)
   (foreach ?p ?paths
     (if (not (in-workspace ?p)) then (return FALSE)))
   (foreach ?f ?flags
     (if (regex-match "[/~]|^--out" ?f) then (return FALSE)))
   (everyday-subcommand-ok ?prog ?argv ?flags ?args))
 
-;; TRUE if a redirection is harmless for everyday work: fd duplication (`2>&1`), here-docs
-;; and here-strings, the null/std devices, or a file inside the workspace.
-(deffunction everyday-redirect-ok (?op ?target ?path)
-  (or (and (or (eq ?op ">&") (eq ?op "<&")) (regex-match "^[0-9]*-?$" ?target))
-      (eq ?op "<<") (eq ?op "<<-") (eq ?op "<<<")
-      (eq ?path "/dev/null") (eq ?path "/dev/stdout") (eq ?path "/dev/stderr")
-      (and (neq ?path "") (in-workspace ?path))))
-
 ;; Approves a shell line made only of everyday commands (`ls -la`, `git status`,
 ;; `grep -r foo src`, `make test`, `cat README.md`, `python -m pytest`), all in the workspace.
+;; A simple command is everyday work when: its program is a read-only or build tool (ls cat
+;; head tail wc grep egrep fgrep rg find pwd echo printf true cd diff sort uniq cut tree stat
+;; file du which basename dirname realpath jq git make cmake ninja cargo npm pytest go python
+;; python3), it has no wrapper (sudo, env, xargs, bash -c), no nesting and nothing dynamic,
+;; its cwd is in the workspace, and everyday-command-rest-ok holds. A redirection is harmless
+;; when it is an fd duplication (`2>&1`), a here-doc or here-string, the null/std devices, or
+;; a file inside the workspace. The cheap checks come first so the functions rarely run.
 (defrule everyday-shell
   (proposal (id ?id) (target shell))
   (param (proposal ?id) (key "payload.command") (value ?c&:(stringp ?c)))
@@ -95,9 +87,19 @@
   (not (shell-error (proposal ?id)))
   (not (shell-command (proposal ?id) (program ?p) (argv $?v) (flags $?f) (args $?a) (paths $?ps)
                       (wrappers $?w) (depth ?d) (cwd ?cwd)
-                      (dynamic ?y&:(not (everyday-command-ok ?p ?v ?f ?a ?ps ?w ?d ?cwd ?y)))))
-  (not (shell-redirect (proposal ?id) (op ?o) (target ?t)
-                       (path ?x&:(not (everyday-redirect-ok ?o ?t ?x)))))
+                      (dynamic ?y&:(or (eq ?y TRUE) (neq ?d 0) (> (length$ ?w) 0)
+                                       (neq ?p "ls" "cat" "head" "tail" "wc" "grep" "egrep" "fgrep"
+                                            "rg" "find" "pwd" "echo" "printf" "true" "cd" "diff"
+                                            "sort" "uniq" "cut" "tree" "stat" "file" "du" "which"
+                                            "basename" "dirname" "realpath" "jq" "git" "make"
+                                            "cmake" "ninja" "cargo" "npm" "pytest" "go" "python"
+                                            "python3")
+                                       (and (neq ?cwd (workspace-root)) (not (in-workspace ?cwd)))
+                                       (not (everyday-command-rest-ok ?p ?v ?f ?a ?ps))))))
+  (not (shell-redirect (proposal ?id) (op ?o&~"<<"&~"<<-"&~"<<<") (target ?t)
+                       (path ?x&~"/dev/null"&~"/dev/stdout"&~"/dev/stderr"
+                             &:(not (or (and (or (eq ?o ">&") (eq ?o "<&")) (regex-match "^[0-9]*-?$" ?t))
+                                        (and (neq ?x "") (in-workspace ?x)))))))
   =>
   (assert (decision (proposal ?id) (outcome approve) (rule everyday-shell)
                     (reason "read-only or build commands inside the workspace"))))
