@@ -5,6 +5,8 @@
 #include <cctype>
 #include <cstring>
 
+#include "bindings/text.h"
+
 namespace warden {
 namespace {
 
@@ -53,6 +55,9 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
                                              std::to_string(doc->GetErrorOffset()) + ": " +
                                              rapidjson::GetParseError_En(doc->GetParseError()));
   if (!doc->IsObject()) return input_error(code::kInputShape, "a proposal must be a JSON object");
+  // RapidJSON validates raw bytes but lets a lone surrogate escape ("\udc3a") through as
+  // invalid UTF-8; strings are re-checked whenever the text holds a \u escape.
+  const bool check_escapes = json.find("\\u") != std::string_view::npos;
   auto& alloc = doc->GetAllocator();
 
   // Leaves, depth-first in document order, with an explicit stack (no recursion on input).
@@ -78,6 +83,8 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
         --it;
         if (std::memchr(it->name.GetString(), '\0', it->name.GetStringLength()))
           return input_error(code::kInputShape, "NUL character in a key");
+        if (check_escapes && !text::valid_utf8({it->name.GetString(), it->name.GetStringLength()}))
+          return input_error(code::kInputJson, "invalid Unicode escape in a key");
         stack.push_back({&it->value, frame.key + "." + std::string(it->name.GetString(), it->name.GetStringLength()),
                          frame.depth + 1});
       }
@@ -87,6 +94,8 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
     } else {
       if (v.IsString() && std::memchr(v.GetString(), '\0', v.GetStringLength()))
         return input_error(code::kInputShape, "NUL character in the value of " + frame.key);
+      if (check_escapes && v.IsString() && !text::valid_utf8({v.GetString(), v.GetStringLength()}))
+        return input_error(code::kInputJson, "invalid Unicode escape in the value of " + frame.key);
       if (leaves->size() >= limits.max_leaves)
         return input_error(code::kInputTooLarge, "proposal has more than " + std::to_string(limits.max_leaves) + " values");
       leaves->push_back({std::move(frame.key), &v});

@@ -6,15 +6,16 @@
 #include <string>
 #include <string_view>
 
+#include "bindings/text.h"
+#include "engine/json_writer.h"
+
 namespace warden::server {
 
-// Appends s as a JSON string literal (with quotes) to out. Invalid UTF-8 (which a JSON
-// "\udc00" escape can produce) is replaced by U+FFFD, so every reply stays valid UTF-8.
-void append_json_string(std::string& out, std::string_view s);
-std::string json_string(std::string_view s);
-
-// True when s is valid UTF-8 (no overlongs, no surrogates, at most U+10FFFF).
-bool valid_utf8(std::string_view s);
+// JSON string literals (invalid UTF-8, which a JSON "\udc00" escape can produce, becomes
+// U+FFFD, so every reply stays valid UTF-8) and strict UTF-8 checks: the engine's own.
+using warden::append_json_string;
+using warden::json_string;
+using warden::text::valid_utf8;
 
 // True when arrays/objects in text nest deeper than max_depth (strings are skipped).
 // Cheap linear scan, so hostile input never reaches a recursive walk.

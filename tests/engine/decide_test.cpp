@@ -337,3 +337,11 @@ TEST_CASE("printout from a rule is captured and is not mistaken for an error", "
   CHECK(d.outcome == Outcome::Approve);
   CHECK(d.error_code.empty());
 }
+
+TEST_CASE("a lone surrogate escape is an input error, not invalid UTF-8 in a fact", "[decide][hostile]") {
+  Engine engine(must_compile(warden::test::kSimpleRules), test_options());
+  CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"text":"a\udc3ab"}})")).error.code == code::kInputJson);
+  CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"\ud800":"x"}})")).error.code == code::kInputJson);
+  // A proper pair is fine.
+  CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"text":"\ud83d\ude00"}})")).ok);
+}
