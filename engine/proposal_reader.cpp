@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <unordered_set>
 
 #include "bindings/text.h"
 
@@ -31,6 +32,14 @@ bool normalize_name(rapidjson::Value& v, rapidjson::Document::AllocatorType& all
   }
   *out = std::move(s);
   return true;
+}
+
+// Parsers disagree on which of two equal keys wins; rules and actuators must see one value.
+bool has_duplicate_key(const rapidjson::Value& obj) {
+  std::unordered_set<std::string_view> seen;
+  for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it)
+    if (!seen.emplace(it->name.GetString(), it->name.GetStringLength()).second) return true;
+  return false;
 }
 
 std::string string_member(const rapidjson::Value& obj, const char* name) {
@@ -68,6 +77,7 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
   };
   std::vector<Frame> stack;
   leaves->clear();
+  if (has_duplicate_key(*doc)) return input_error(code::kInputShape, "duplicate key in the proposal");
   for (auto it = doc->MemberEnd(); it != doc->MemberBegin();) {
     --it;
     stack.push_back({&it->value, std::string(it->name.GetString(), it->name.GetStringLength()), 1});
@@ -79,6 +89,8 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
       return input_error(code::kInputTooLarge, "proposal nests deeper than " + std::to_string(limits.max_depth));
     rapidjson::Value& v = *frame.value;
     if (v.IsObject()) {
+      if (has_duplicate_key(v))
+        return input_error(code::kInputShape, "duplicate key in " + (frame.key.empty() ? std::string("the proposal") : frame.key));
       for (auto it = v.MemberEnd(); it != v.MemberBegin();) {
         --it;
         if (std::memchr(it->name.GetString(), '\0', it->name.GetStringLength()))

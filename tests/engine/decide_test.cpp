@@ -345,3 +345,11 @@ TEST_CASE("a lone surrogate escape is an input error, not invalid UTF-8 in a fac
   // A proper pair is fine.
   CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"text":"\ud83d\ude00"}})")).ok);
 }
+
+TEST_CASE("duplicate keys are refused: rules and actuators must see the same value", "[decide][hostile]") {
+  Engine engine(must_compile(warden::test::kSimpleRules), test_options());
+  CHECK(engine.decide(std::string(R"({"target":"reply","target":"shell"})")).error.code == code::kInputShape);
+  CHECK(engine.decide(std::string(R"({"target":"shell","payload":{"command":"ls","command":"rm -rf /"}})")).error.code == code::kInputShape);
+  CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"a":{"b":1,"b":2}}})")).error.code == code::kInputShape);
+  CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"a":{"b":1},"c":{"b":2}}})")).ok);
+}
