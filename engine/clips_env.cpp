@@ -5,7 +5,6 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "engine/rule_checker.h"
 #include "engine/templates.h"
 #include "engine/clips.h"  // last: CLIPS defines macros
 

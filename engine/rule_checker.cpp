@@ -70,11 +70,34 @@ bool tokenize(std::string_view src, std::vector<Token>* tokens, long* error_line
   return true;
 }
 
+// Functions rule files may not call: they reach the host, build code from strings, are
+// non-deterministic, or change the engine's own state.
 const std::set<std::string, std::less<>>& forbidden_set() {
-  static const std::set<std::string, std::less<>> names = [] {
-    std::set<std::string, std::less<>> s(forbidden_functions().begin(), forbidden_functions().end());
-    return s;
-  }();
+  static const std::set<std::string, std::less<>> names = {
+      // the host process and the outside world
+      "exit", "system", "open", "close", "read", "readline", "read-number", "get-char",
+      "put-char", "remove", "rename", "dribble-on", "dribble-off", "load", "load*", "batch",
+      "batch*", "bload", "bsave", "save", "save-facts", "load-facts", "save-instances",
+      "load-instances", "bsave-instances", "bload-instances", "restore-instances",
+      "open-file", "set-locale", "format",
+      // code from strings, indirection, non-determinism
+      "eval", "build", "funcall", "assert-string", "str-assert", "seed", "random", "time",
+      "timer", "gensym", "gensym*", "setgen",
+      // the engine's own state
+      "reset", "clear", "run", "halt", "retract", "modify", "duplicate", "focus", "pop-focus",
+      "clear-focus-stack", "refresh", "refresh-agenda", "watch", "unwatch", "undefrule",
+      "undeffunction", "undefglobal", "undeftemplate", "undeffacts", "undefmodule", "undefclass",
+      "undefinstances", "undefgeneric", "undefmethod", "set-strategy", "set-salience-evaluation",
+      "set-fact-duplication", "set-reset-globals", "set-sequence-operator-recognition",
+      "set-static-constraint-checking", "set-dynamic-constraint-checking",
+      "set-incremental-reset", "set-auto-float-dividend", "set-break", "remove-break",
+      "set-current-module", "conserve-mem", "release-mem", "apropos", "matches", "ppfact",
+      "facts", "agenda", "rules", "list-defrules", "instances", "send", "make-instance",
+      "unmake-instance", "delete-instance", "initialize-instance", "modify-instance",
+      "message-modify-instance", "active-modify-instance", "duplicate-instance",
+      "do-for-all-facts", "delayed-do-for-all-facts", "do-for-fact", "find-all-facts",
+      "find-fact", "any-factp", "fact-existp", "fact-index", "fact-relation", "fact-slot-value",
+      "fact-slot-names", "get-fact-list"};
   return names;
 }
 
@@ -265,36 +288,6 @@ struct FileChecker {
 
 }  // namespace
 
-const std::vector<std::string>& forbidden_functions() {
-  static const std::vector<std::string> names = {
-      // the host process and the outside world
-      "exit", "system", "open", "close", "read", "readline", "read-number", "get-char",
-      "put-char", "remove", "rename", "dribble-on", "dribble-off", "load", "load*", "batch",
-      "batch*", "bload", "bsave", "save", "save-facts", "load-facts", "save-instances",
-      "load-instances", "bsave-instances", "bload-instances", "restore-instances",
-      "open-file", "set-locale", "format",
-      // code from strings, indirection, non-determinism
-      "eval", "build", "funcall", "assert-string", "str-assert", "seed", "random", "time",
-      "timer", "gensym", "gensym*", "setgen",
-      // the engine's own state
-      "reset", "clear", "run", "halt", "retract", "modify", "duplicate", "focus", "pop-focus",
-      "clear-focus-stack", "refresh", "refresh-agenda", "watch", "unwatch", "undefrule",
-      "undeffunction", "undefglobal", "undeftemplate", "undeffacts", "undefmodule", "undefclass",
-      "undefinstances", "undefgeneric", "undefmethod", "set-strategy", "set-salience-evaluation",
-      "set-fact-duplication", "set-reset-globals", "set-sequence-operator-recognition",
-      "set-static-constraint-checking", "set-dynamic-constraint-checking",
-      "set-incremental-reset", "set-auto-float-dividend", "set-break", "remove-break",
-      "set-current-module", "conserve-mem", "release-mem", "apropos", "matches", "ppfact",
-      "facts", "agenda", "rules", "list-defrules", "instances", "send", "make-instance",
-      "unmake-instance", "delete-instance", "initialize-instance", "modify-instance",
-      "message-modify-instance", "active-modify-instance", "duplicate-instance",
-      "do-for-all-facts", "delayed-do-for-all-facts", "do-for-fact", "find-all-facts",
-      "find-fact", "any-factp", "fact-existp", "fact-index", "fact-relation", "fact-slot-value",
-      "fact-slot-names", "get-fact-list"};
-  return names;
-}
-
-bool is_forbidden_function(std::string_view name) { return forbidden_set().count(name) > 0; }
 
 CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostics) {
   CheckedSources out;

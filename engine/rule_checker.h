@@ -35,8 +35,4 @@ struct CheckedSources {
 
 CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostics);
 
-// True if rule files may not call `name` (exit, system, eval, file I/O …).
-bool is_forbidden_function(std::string_view name);
-const std::vector<std::string>& forbidden_functions();
-
 }  // namespace warden

@@ -80,8 +80,7 @@ TEST_CASE("a truncated frame gets E_FRAME_TRUNCATED when the client half-closes"
   REQUIRE(d.ok());
   Client c;
   std::string error;
-  REQUIRE(c.connect(d.address(), 5000ms, &error));
-  REQUIRE(c.authenticate(Tokens{}.agent, 5000ms, &error));
+  connect_agent(c, d);
   std::string frame = encode_frame(decide_request("t", kShellProposal));
   REQUIRE(c.send_bytes(frame.substr(0, frame.size() / 2), &error));
   c.shutdown_write();
@@ -95,8 +94,7 @@ TEST_CASE("complete requests before a half-close are still answered", "[server][
   REQUIRE(d.ok());
   Client c;
   std::string error;
-  REQUIRE(c.connect(d.address(), 5000ms, &error));
-  REQUIRE(c.authenticate(Tokens{}.agent, 5000ms, &error));
+  connect_agent(c, d);
   REQUIRE(c.send_message(decide_request("1", kShellProposal), &error));
   REQUIRE(c.send_message(decide_request("2", kReplyProposal), &error));
   c.shutdown_write();
@@ -110,8 +108,7 @@ TEST_CASE("invalid JSON and invalid UTF-8 are answered; the connection stays usa
   REQUIRE(d.ok());
   Client c;
   std::string error;
-  REQUIRE(c.connect(d.address(), 5000ms, &error));
-  REQUIRE(c.authenticate(Tokens{}.agent, 5000ms, &error));
+  connect_agent(c, d);
   REQUIRE(c.send_message("{not json", &error));
   CHECK(error_code(read_or_fail(c)) == err::kBadJson);
   REQUIRE(c.send_message(std::string("{\"type\":\"request\",\"id\":\"\xff\"}"), &error));
@@ -171,9 +168,7 @@ TEST_CASE("an idle authenticated client is closed after the idle timeout", "[ser
   RunningDaemon d(config);
   REQUIRE(d.ok());
   Client c;
-  std::string error;
-  REQUIRE(c.connect(d.address(), 5000ms, &error));
-  REQUIRE(c.authenticate(Tokens{}.agent, 5000ms, &error));
+  connect_agent(c, d);
   CHECK(codes_until_closed(c, 5000ms) == std::vector<std::string>{err::kIdleTimeout});
 }
 

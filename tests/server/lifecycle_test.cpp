@@ -51,8 +51,7 @@ TEST_CASE("graceful shutdown finishes in-flight requests, then exits 0", "[serve
   REQUIRE(d.ok());
   Client c;
   std::string error;
-  REQUIRE(c.connect(d.address(), 5000ms, &error));
-  REQUIRE(c.authenticate(Tokens{}.agent, 5000ms, &error));
+  connect_agent(c, d);
   std::string burst;
   for (int i = 0; i < 50; ++i)
     burst += encode_frame(decide_request(std::to_string(i), kShellProposal));

@@ -165,6 +165,13 @@ inline std::string decide_request(const std::string& id, const std::string& prop
   return make_request(id, "decide", "\"proposal\":" + proposal);
 }
 
+// Connects `client` to the daemon and authenticates it as the test agent.
+inline void connect_agent(Client& client, const RunningDaemon& daemon) {
+  std::string error;
+  REQUIRE(client.connect(daemon.address(), 5000ms, &error));
+  REQUIRE(client.authenticate(Tokens{}.agent, 5000ms, &error));
+}
+
 // Raises the soft descriptor limit (for many-connection tests).
 inline void raise_fd_limit(rlim_t want) {
   rlimit rl{};
