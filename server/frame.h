@@ -43,6 +43,8 @@ class FrameDecoder {
   // True when some bytes of an unfinished frame are buffered (a truncation on EOF).
   bool mid_frame() const { return buffer_.size() > consumed_; }
   std::size_t buffered() const { return buffer_.size() - consumed_; }
+  // Heap memory held by the buffer (what an idle or stalled connection pins).
+  std::size_t capacity() const { return buffer_.capacity(); }
 
  private:
   std::size_t max_frame_bytes_;

@@ -116,8 +116,6 @@ std::optional<Reply> RequestHandler::authenticate(const Request& request, Sessio
   auth->identity = identity;
   auth->token_hash = hash_token(presented);
   auth->verified_by = store;
-  context_.log->debug("authenticated principal {} as {}", identity->principal,
-                      role_name(identity->role));
   std::string fields = "\"principal\":";
   append_json_string(fields, identity->principal);
   fields += ",\"role\":";

@@ -287,3 +287,67 @@ TEST_CASE("unprotected non-loopback TCP is refused at start", "[server][transpor
     CHECK(d.ok());
   }
 }
+
+TEST_CASE("one uid's unauthenticated sockets are capped per peer; its oldest make room",
+          "[server][transport]") {
+  TempDir dir;
+  Config config = test_config(dir);
+  config.preauth.max_per_peer = 4;
+  RunningDaemon d(config);
+  REQUIRE(d.ok());
+  std::string address = "unix:" + d.daemon().unix_path();
+  std::vector<std::unique_ptr<Client>> held;
+  std::string error;
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(std::make_unique<Client>());
+    REQUIRE(held.back()->connect(address, 5000ms, &error));
+  }
+  Client fifth;
+  REQUIRE(fifth.connect(address, 5000ms, &error));
+  // The oldest was closed to make room (with E_TOO_MANY_CONNECTIONS); the others are open.
+  CHECK(codes_until_closed(*held[0]) == std::vector<std::string>{err::kTooManyConnections});
+  CHECK(d.daemon().context().stats.connections_current.load() == 4);
+  REQUIRE(fifth.authenticate(Tokens{}.agent, 5000ms, &error));
+  REQUIRE(held[1]->authenticate(Tokens{}.agent, 5000ms, &error));
+}
+
+TEST_CASE("transport keys are read from warden.toml", "[server][transport]") {
+  Config c;
+  ConfigErrors errors = parse_config(R"(
+[unix]
+path = "run/w.sock"
+mode = 0o660
+allow_uids = [1000, 1001]
+[tls]
+cert = "tls/cert.pem"
+key = "tls/key.pem"
+allow_plaintext = true
+[preauth]
+max_connections = 100
+max_per_peer = 10
+max_frame_bytes = 2048
+)",
+                                     "/etc/warden", &c);
+  REQUIRE(errors.empty());
+  CHECK(c.unix_socket.path == "/etc/warden/run/w.sock");
+  CHECK(c.unix_socket.mode == 0660);
+  CHECK(c.unix_socket.allow_uids == std::vector<unsigned>{1000, 1001});
+  CHECK(c.tls.cert == "/etc/warden/tls/cert.pem");
+  CHECK(c.tls.key == "/etc/warden/tls/key.pem");
+  CHECK(c.tls.allow_plaintext);
+  CHECK(c.preauth.max_connections == 100);
+  CHECK(c.preauth.max_per_peer == 10);
+  CHECK(c.preauth.max_frame_bytes == 2048);
+  Config bad;
+  auto keys = [](const ConfigErrors& errors) {
+    std::vector<std::string> out;
+    for (const auto& e : errors) out.push_back(e.key);
+    return out;
+  };
+  CHECK(keys(parse_config("[unix]\nmode = 0o666\n", "", &bad)) ==
+        std::vector<std::string>{"unix.mode"});
+  CHECK(keys(parse_config("[tls]\ncert = \"c.pem\"\n", "", &bad)) ==
+        std::vector<std::string>{"tls.key"});
+  CHECK(keys(parse_config("[preauth]\nmax_frame_bytes = 10\n", "", &bad)) ==
+        std::vector<std::string>{"preauth.max_frame_bytes"});
+}
