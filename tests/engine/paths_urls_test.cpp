@@ -185,3 +185,21 @@ TEST_CASE("url-host, url-ip-class, url-error, in-workspace and path-resolve agre
     CHECK(d.outcome == Outcome::Approve);
   }
 }
+
+TEST_CASE("indexed path-within patterns hit the resolved path too", "[decide][paths]") {
+  Workspace ws;
+  EngineOptions o = test_options();
+  o.workspace_root = ws.root;
+  Engine engine(must_compile(R"(
+(defrule no-etc
+  (pattern-hit (proposal ?id) (key "payload.path") (kind path-within) (pattern "/etc"))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule no-etc) (reason "under /etc"))))
+(defrule fine (proposal (id ?id))
+  => (assert (decision (proposal ?id) (outcome approve) (rule fine) (reason "fine"))))
+)"),
+                o);
+  CHECK(decide_ok(engine, proposal("file", "read", R"({"path":"etc_link/hostname"})")).outcome == Outcome::Reject);
+  CHECK(decide_ok(engine, proposal("file", "read", R"({"path":"/etc/hostname"})")).outcome == Outcome::Reject);
+  CHECK(decide_ok(engine, proposal("file", "read", R"({"path":"src/main.c"})")).outcome == Outcome::Approve);
+}
