@@ -149,7 +149,8 @@ Url parse_impl(std::string_view text) {
   if (has_port) {
     int p = 0;
     for (char c : curl_port) p = is_digit(c) && p < 100000 ? p * 10 + (c - '0') : 100000;
-    if (p != w.port) return refuse("libcurl reads port " + curl_port + ", WHATWG reads " + std::to_string(w.port));
+    // WHATWG knows no default for most schemes (sftp, ldap …): 0 means "none written".
+    if (p != w.port && w.port != 0) return refuse("libcurl reads port " + curl_port + ", WHATWG reads " + std::to_string(w.port));
     url.port = p;
   }
   if (url.path != w.path)

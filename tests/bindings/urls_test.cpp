@@ -62,6 +62,8 @@ TEST_CASE("URL parts come from libcurl's reading", "[urls]") {
   CHECK(g.userinfo == "git");
   CHECK(g.port == 22);
   CHECK(parse("git://github.com/o/r").host == "github.com");
+  CHECK(parse("sftp://git@h/x").port == 22);  // libcurl's default where WHATWG has none
+  CHECK_FALSE(parse("sftp://h:0x16/x").valid);
   Url f = parse("file:///etc/passwd");
   REQUIRE(f.valid);
   CHECK(f.host.empty());

@@ -103,6 +103,12 @@ TEST_CASE("a symlink inside the workspace no longer approves reads and writes ou
   CHECK(cat.outcome == Outcome::Reject);
   CHECK(fired(cat, "credentials-shell-read"));
   CHECK_FALSE(fired(cat, "everyday-shell"));
+  Decision redirect = decide_ok(engine, proposal("shell", "run", R"({"command":"echo x > etc_link/cron.d/job","cwd":)" + quote(ws.root) + "}"));
+  CHECK(redirect.outcome == Outcome::Reject);
+  CHECK(fired(redirect, "files-shell-redirect-outside-workspace"));
+  Decision in_cwd = decide_ok(engine, proposal("shell", "run", R"({"command":"cat shadow","cwd":)" + quote(ws.root + "/etc_link") + "}"));
+  CHECK(in_cwd.outcome == Outcome::Reject);
+  CHECK(fired(in_cwd, "credentials-shell-read"));
   Decision ls = decide_ok(engine, proposal("shell", "run", R"({"command":"ls etc_link/","cwd":)" + quote(ws.root) + "}"));
   CHECK_FALSE(fired(ls, "everyday-shell"));
 
