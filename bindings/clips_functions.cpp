@@ -173,24 +173,34 @@ extern "C" void* PathResolveFn(void* env) {
   });
 }
 
+// One reading per URL text and decision: a rule often asks url-host, url-ip-class and
+// url-error about the same word.
+const urls::Url& parsed_url(void* env, std::string_view text) {
+  auto& memo = context(env).url_memo;
+  std::string key(text);
+  if (auto it = memo.find(key); it != memo.end()) return it->second;
+  if (memo.size() >= 1024) memo.clear();
+  return memo.emplace(std::move(key), urls::parse(text)).first->second;
+}
+
 // The url fact's host, ip-class and error for the same text: all three read urls::parse.
 extern "C" void* UrlHostFn(void* env) {
-  return string_function(env, "url-host", 1, 1, [](std::string_view u, std::string_view) {
-    urls::Url url = urls::parse(u);
+  return string_function(env, "url-host", 1, 1, [env](std::string_view u, std::string_view) {
+    const urls::Url& url = parsed_url(env, u);
     return url.valid ? url.host : std::string();
   });
 }
 
 extern "C" void* UrlIpClassFn(void* env) {
-  return string_function(env, "url-ip-class", 1, 1, [](std::string_view u, std::string_view) {
-    urls::Url url = urls::parse(u);
+  return string_function(env, "url-ip-class", 1, 1, [env](std::string_view u, std::string_view) {
+    const urls::Url& url = parsed_url(env, u);
     return url.valid ? url.ip_class : std::string();
   });
 }
 
 extern "C" void* UrlErrorFn(void* env) {
   return string_function(env, "url-error", 1, 1,
-                         [](std::string_view u, std::string_view) { return urls::parse(u).error; });
+                         [env](std::string_view u, std::string_view) { return parsed_url(env, u).error; });
 }
 
 extern "C" void* RedactSecretsFn(void* env) {

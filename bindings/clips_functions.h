@@ -10,6 +10,7 @@
 
 #include "bindings/paths.h"
 #include "bindings/regex_cache.h"
+#include "bindings/urls.h"
 
 namespace warden {
 
@@ -24,9 +25,11 @@ struct BindingContext {
   // decision's facts hold them). Cleared by begin_decision().
   std::unordered_map<const void*, bool> secret_memo;
   paths::Resolver resolver;  // symlink resolutions, valid for one decision
+  std::unordered_map<std::string, urls::Url> url_memo;  // url-* functions, keyed by text
   void begin_decision() {
     secret_memo.clear();
     resolver.clear();
+    url_memo.clear();
   }
 };
 
