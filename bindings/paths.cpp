@@ -58,8 +58,8 @@ std::size_t home_prefix_len(std::string_view path) {
 }
 
 // Expands the home prefix and joins a relative path to the (normalized or joined) cwd. With
-// `collapse`, ".", ".." and repeated "/" are resolved lexically. Unresolvable inputs give
-// nullopt-like false: "~user/x" (other users' homes are unknown), any other "$"/"`"
+// `collapse`, ".", ".." and repeated "/" are resolved lexically. False for unresolvable
+// inputs: "~user/x" (other users' homes are unknown), any other "$"/"`"
 // expansion, embedded NUL, a home prefix when `home` is empty/relative/unresolved, or a
 // relative path whose cwd cannot be resolved.
 bool expand(std::string_view path, std::string_view cwd, std::string_view home, bool collapse, std::string* out) {

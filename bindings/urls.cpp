@@ -46,60 +46,64 @@ Url refuse(std::string why) {
   return u;
 }
 
-// Checks the raw text for everything that lets two parsers read a different host.
-// On success *scheme is the lowercased scheme and *raw_host the host as written.
+// Checks the raw text for everything that lets two parsers (or a human) read a different
+// host. On success *scheme is the lowercased scheme; otherwise *error says why.
 bool check_syntax(std::string_view text, std::string* scheme, std::string* error) {
-  if (text.size() > kMaxInput) return *error = "URL longer than 65536 bytes", false;
+  auto fail = [error](std::string why) {
+    *error = std::move(why);
+    return false;
+  };
+  if (text.size() > kMaxInput) return fail("URL longer than 65536 bytes");
   for (char c : text) {
     const auto u = static_cast<unsigned char>(c);
-    if (u <= 0x20 || u == 0x7F) return *error = "control character or whitespace in the URL", false;
-    if (c == '\\') return *error = "backslash in the URL", false;
+    if (u <= 0x20 || u == 0x7F) return fail("control character or whitespace in the URL");
+    if (c == '\\') return fail("backslash in the URL");
   }
   std::size_t i = 0;
-  if (text.empty() || !is_alpha(text[0])) return *error = "no scheme", false;
+  if (text.empty() || !is_alpha(text[0])) return fail("no scheme");
   while (i < text.size() && (is_alpha(text[i]) || is_digit(text[i]) || text[i] == '+' || text[i] == '-' ||
                              text[i] == '.'))
     ++i;
-  if (i >= text.size() || text[i] != ':') return *error = "no scheme", false;
+  if (i >= text.size() || text[i] != ':') return fail("no scheme");
   *scheme = text::ascii_lower(text.substr(0, i));
   std::string_view rest = text.substr(i + 1);
-  if (!rest.starts_with("//")) return *error = "not of the form scheme://host/…", false;
+  if (!rest.starts_with("//")) return fail("not of the form scheme://host/…");
   rest.remove_prefix(2);
   std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
 
   std::string_view hostport = authority;
   if (std::size_t at = authority.find('@'); at != std::string_view::npos) {
-    if (authority.find('@', at + 1) != std::string_view::npos) return *error = "several '@' in the authority", false;
-    if (web_scheme(*scheme)) return *error = "user name or password in an " + *scheme + " URL", false;
+    if (authority.find('@', at + 1) != std::string_view::npos) return fail("several '@' in the authority");
+    if (web_scheme(*scheme)) return fail("user name or password in an " + *scheme + " URL");
     std::string_view user = authority.substr(0, at);
-    if (user.empty()) return *error = "empty user name", false;
+    if (user.empty()) return fail("empty user name");
     for (char c : user)
       if (!(is_alpha(c) || is_digit(c) || c == '-' || c == '_'))
-        return *error = "user part other than a plain user name", false;
+        return fail("user part other than a plain user name");
     hostport = authority.substr(at + 1);
   }
 
   std::string_view host = hostport;
   if (!hostport.empty() && hostport[0] == '[') {
     const std::size_t close = hostport.find(']');
-    if (close == std::string_view::npos) return *error = "unterminated IPv6 address", false;
+    if (close == std::string_view::npos) return fail("unterminated IPv6 address");
     host = hostport.substr(0, close + 1);
     for (char c : host.substr(1, host.size() - 2))
-      if (!(is_hex(c) || c == ':' || c == '.')) return *error = "IPv6 address with a zone or other characters", false;
+      if (!(is_hex(c) || c == ':' || c == '.')) return fail("IPv6 address with a zone or other characters");
   } else {
     host = hostport.substr(0, hostport.find(':'));
     for (char c : host) {
-      if (static_cast<unsigned char>(c) >= 0x80) return *error = "non-ASCII host (write it as punycode, xn--…)", false;
-      if (c == '%') return *error = "percent-encoded host", false;
-      if (!is_host_char(c)) return *error = std::string("character '") + c + "' in the host", false;
+      if (static_cast<unsigned char>(c) >= 0x80) return fail("non-ASCII host (write it as punycode, xn--…)");
+      if (c == '%') return fail("percent-encoded host");
+      if (!is_host_char(c)) return fail(std::string("character '") + c + "' in the host");
     }
     std::string_view labels = host;
     if (labels.ends_with('.')) labels.remove_suffix(1);
     if (!host.empty() && (labels.empty() || labels.front() == '.' || labels.find("..") != std::string_view::npos ||
                           labels.ends_with('.')))
-      return *error = "empty label in the host", false;
+      return fail("empty label in the host");
   }
-  if (host.empty() && *scheme != "file") return *error = "empty host", false;
+  if (host.empty() && *scheme != "file") return fail("empty host");
   return true;
 }
 
