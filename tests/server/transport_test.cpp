@@ -195,6 +195,28 @@ TEST_CASE("TLS: a client that verifies the server certificate talks as over TCP"
     REQUIRE(c.send_message(decide_request("t", kShellProposal), &error));
     CHECK(error_code(read_or_fail(c)) == "");
   }
+  SECTION("pipelined requests with large replies, in order") {
+    Client c;
+    c.set_tls({true, pki.ca, "localhost", ""});
+    REQUIRE(c.connect(d.address(), 5000ms, &error));
+    REQUIRE(c.authenticate(Tokens{}.agent, 5000ms, &error));
+    std::string burst;
+    const int n = 40;
+    for (int i = 0; i < n; ++i) {
+      burst += encode_frame(make_request(std::to_string(i), "decide",
+                                         std::string("\"explain\":true,\"proposal\":") +
+                                             (i % 2 ? kShellProposal : kReplyProposal)));
+    }
+    REQUIRE(c.send_bytes(burst, &error));
+    for (int i = 0; i < n; ++i) {
+      std::string reply = read_or_fail(c);
+      REQUIRE(reply_id(reply) == std::to_string(i));
+      CHECK(error_code(reply) == "");
+    }
+    c.shutdown_write();
+    std::string payload;
+    CHECK(c.read_message(&payload, 5000ms) == Client::ReadStatus::Closed);
+  }
   SECTION("CA file, host name and the right pin") {
     Client c;
     c.set_tls({true, pki.ca, "localhost", pin_of(pki.cert)});
