@@ -118,9 +118,11 @@ bool Session::token_still_valid() {
     auth_.verified_by = store;
     return true;
   }
-  context_.log->warn("connection {} from {}: token of principal {} ({}) {} by a reload; closing",
-                     id_, peer_.text, auth_.identity->principal, role_name(auth_.identity->role),
-                     now ? "changed" : "revoked");
+  connections_.throttled().log(
+      context_.log, spdlog::level::warn, err::kAuthRevoked,
+      fmt::format("connection {} from {}: token of principal {} ({}) {} by a reload; closing", id_,
+                  peer_.text, auth_.identity->principal, role_name(auth_.identity->role),
+                  now ? "changed" : "revoked"));
   std::string principal = auth_.identity->principal;
   auth_.identity.reset();
   auth_.token_hash.reset();
