@@ -1,7 +1,8 @@
-// Transports over real sockets: the Unix socket (peer credentials, file mode, directory and
-// stale-socket checks, uid allowlist), TLS (verified server certificate, host name, pin; a
-// client that cannot verify the server never sends its token) and the refusal of
-// unprotected non-loopback TCP.
+// Transports and pre-auth defences over real sockets: the Unix socket (peer credentials, file
+// mode, directory and stale-socket checks, uid allowlist), TLS (verified server certificate,
+// host name, pin; a client that cannot verify the server never sends its token), the refusal
+// of unprotected non-loopback TCP, and the budgets of connections that have not
+// authenticated (slots, frame size, log lines).
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -372,4 +373,104 @@ max_frame_bytes = 2048
         std::vector<std::string>{"tls.key"});
   CHECK(keys(parse_config("[preauth]\nmax_frame_bytes = 10\n", "", &bad)) ==
         std::vector<std::string>{"preauth.max_frame_bytes"});
+}
+
+TEST_CASE("unauthenticated sockets cannot lock authenticated clients out", "[server][preauth]") {
+  raise_fd_limit(4096);
+  TempDir dir;
+  Config config = test_config(dir);
+  config.limits.max_connections = 32;
+  config.preauth.max_connections = 16;
+  RunningDaemon d(config);
+  REQUIRE(d.ok());
+  // Far more silent sockets than there are slots, each holding a partial frame.
+  std::vector<std::unique_ptr<Client>> squatters;
+  std::string error;
+  for (int i = 0; i < 200; ++i) {
+    squatters.push_back(std::make_unique<Client>());
+    REQUIRE(squatters.back()->connect_raw(d.address(), 5000ms, &error));
+    REQUIRE(squatters.back()->send_bytes("000fff{\"type\":", &error));
+  }
+  // An agent still connects, authenticates and decides, several times over.
+  for (int i = 0; i < 5; ++i) {
+    Client agent;
+    connect_agent(agent, d);
+    REQUIRE(agent.send_message(decide_request("ok", kShellProposal), &error));
+    CHECK(error_code(read_or_fail(agent)) == "");
+  }
+  // At most the pre-auth budget of squatters is still open: the rest were closed.
+  std::size_t open = 0;
+  for (auto& s : squatters) {
+    std::string payload;
+    Client::ReadStatus status;
+    do {
+      status = s->read_message(&payload, 200ms);  // handshake, maybe an error, then close
+    } while (status == Client::ReadStatus::Ok);
+    if (status == Client::ReadStatus::Timeout) ++open;
+  }
+  CHECK(open <= 16);
+}
+
+TEST_CASE("before auth, frames over the small pre-auth limit get E_FRAME_TOO_LARGE",
+          "[server][preauth]") {
+  TempDir dir;
+  Config config = test_config(dir);  // max_frame_bytes = 64 KiB; preauth 4 KiB
+  RunningDaemon d(config);
+  REQUIRE(d.ok());
+  std::string error;
+  {
+    Client c;
+    REQUIRE(c.connect(d.address(), 5000ms, &error));
+    CHECK(parse(c.handshake())["payload"]["max_preauth_frame_bytes"].GetUint64() == 4096);
+    // 8 KiB announced before auth: refused at the prefix, whatever follows.
+    REQUIRE(c.send_bytes("002000" + std::string(100, ' '), &error));
+    CHECK(codes_until_closed(c) == std::vector<std::string>{err::kFrameTooLarge});
+  }
+  {
+    // After auth the full limit applies.
+    Client c;
+    connect_agent(c, d);
+    std::string big = R"({"target":"reply","payload":{"text":")" + std::string(8000, 'a') + "\"}}";
+    REQUIRE(c.send_message(decide_request("big", big), &error));
+    CHECK(error_code(read_or_fail(c)) == "");
+  }
+}
+
+TEST_CASE("repeated failures are logged a few times per interval, with the peer address",
+          "[server][preauth]") {
+  TempDir dir;
+  Config config = test_config(dir);
+  config.log_level = "info";
+  auto lines = std::make_shared<std::ostringstream>();
+  Daemon::Options options;
+  options.logger = capture_logger(lines);
+  const int attempts = 100;
+  {
+    RunningDaemon d(config, options);
+    REQUIRE(d.ok());
+    for (int i = 0; i < attempts; ++i) {
+      Client c;
+      std::string error;
+      REQUIRE(c.connect(d.address(), 5000ms, &error));
+      CHECK_FALSE(c.authenticate("wdn_wrong_" + std::to_string(i), 5000ms, &error));
+    }
+    CHECK(Stats::get(d.daemon().context().stats.auth_failures) == attempts);
+    d.stop();
+  }
+  std::string text = lines->str();
+  INFO(text);
+  std::size_t failure_lines = 0;
+  std::size_t all_lines = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    ++all_lines;
+    if (line.find("authentication failed") != std::string::npos) {
+      ++failure_lines;
+      CHECK(line.find("from 127.0.0.1:") != std::string::npos);
+    }
+  }
+  CHECK(failure_lines >= 1);
+  CHECK(failure_lines <= 5);
+  CHECK(text.find("more in the last") != std::string::npos);  // the summary line
+  CHECK(all_lines < 40);
 }
