@@ -242,6 +242,7 @@ bool Client::start_tls(const std::string& host, std::chrono::steady_clock::time_
       return false;
     }
   }
+  SigpipeGuard guard;
   for (;;) {
     ERR_clear_error();
     int rc = SSL_connect(ssl_);
@@ -411,6 +412,8 @@ long Client::read_some(char* buffer, std::size_t size,
   for (;;) {
     if (ssl_) {
       // Decrypted bytes may already wait inside OpenSSL: read first, poll only when asked.
+      // (A read may also write, e.g. a TLS alert: no SIGPIPE from that either.)
+      SigpipeGuard guard;
       ERR_clear_error();
       int n = SSL_read(ssl_, buffer, static_cast<int>(size));
       if (n > 0) return n;
