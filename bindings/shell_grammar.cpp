@@ -185,6 +185,7 @@ void Parser::parse_command(std::vector<Word> prefix) {
 
 void Parser::parse_simple(std::vector<Word> prefix) {
   const bool had_prefix = !prefix.empty();
+  const std::size_t prefix_words = prefix.size();  // `time -p A=1 cmd`: A=1 is still an assignment
   const std::size_t first_heredoc = heredocs_.size();
   std::vector<Word> words = std::move(prefix);
   std::vector<Redirect> redirects;
@@ -201,7 +202,7 @@ void Parser::parse_simple(std::vector<Word> prefix) {
     const Tok type = peek().type;
     if (type == Tok::Word) {
       Word w = next().word;
-      if (words.empty() && is_assignment(w)) {
+      if (words.size() == prefix_words && is_assignment(w)) {
         // FOO=$X cmd: the environment is not static; $(…) in the value was parsed already.
         assignments.push_back(split_assignment(w));
         dynamic = dynamic || assignments.back().dynamic;

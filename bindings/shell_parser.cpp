@@ -358,12 +358,22 @@ void Parser::finish_simple(const std::vector<Word>& words, std::vector<Assignmen
   }
 }
 
+void Context::count_words(std::size_t n) {
+  total_words += n;
+  if (total_words > limits.max_total_words) {
+    throw ShellError{"more than " + std::to_string(limits.max_total_words) +
+                         " words, assignments and redirections in the whole line",
+                     Failure::Limit};
+  }
+}
+
 void Parser::emit(std::vector<std::string> argv, std::vector<std::string> wrappers,
                   std::vector<Assignment> assignments, std::vector<Redirect> redirects, bool dynamic) {
   if (ctx_.out.size() >= ctx_.limits.max_commands) {
     throw ShellError{"more than " + std::to_string(ctx_.limits.max_commands) + " commands",
                      Failure::Limit};
   }
+  ctx_.count_words(argv.size() + assignments.size() + redirects.size() + wrappers.size());
   SimpleCommand c;
   if (!argv.empty()) c.program = basename_of(argv[0]);
   bool operands_only = false;
@@ -398,11 +408,17 @@ void Parser::parse_nested(const std::string& text, std::vector<std::string> wrap
   sub.parse_all();
   // The outer command's assignments, redirections and unresolved words apply to everything
   // it runs (outer assignments first: inner ones override them).
+  ctx_.count_words((ctx_.out.size() - first) * (assignments.size() + redirects.size()));
   for (std::size_t k = first; k < ctx_.out.size(); ++k) {
     SimpleCommand& c = ctx_.out[k];
     c.dynamic = c.dynamic || dynamic;
     c.assignments.insert(c.assignments.begin(), assignments.begin(), assignments.end());
     c.redirects.insert(c.redirects.end(), redirects.begin(), redirects.end());
+    if (c.argv.size() + c.assignments.size() + c.redirects.size() > ctx_.limits.max_words) {
+      throw ShellError{"a simple command has more than " + std::to_string(ctx_.limits.max_words) +
+                           " words, assignments and redirections",
+                       Failure::Limit};
+    }
   }
   if (ctx_.out.size() == first && (!redirects.empty() || !assignments.empty())) {
     emit({}, sub.wrappers_, assignments, redirects, dynamic);

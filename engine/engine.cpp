@@ -165,6 +165,7 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   fact_limits.max_facts = options_.max_facts;
   fact_limits.shell.max_commands = options_.max_shell_commands;
   fact_limits.shell.max_words = options_.max_shell_words;
+  fact_limits.shell.max_total_words = options_.max_shell_total_words;
   fact_limits.shell.deadline = deadline;
   fact_limits.deadline = deadline;
   FactError fact_error;

@@ -1008,6 +1008,7 @@ TEST_CASE("1 MB inputs", "[shell]") {
   while (words.size() < (1u << 20)) words += "ab ";
   Limits wide;
   wide.max_words = 1u << 20;
+  wide.max_total_words = 1u << 20;
   CHECK(ok("echo " + words, wide).commands.at(0).args.size() > 300000);
   const ParseResult capped = parse("echo " + words);  // default cap: words per command
   CHECK_FALSE(capped.ok);
@@ -1212,4 +1213,25 @@ TEST_CASE("a passed deadline stops the parse", "[shell][limits]") {
   CHECK(r.commands.empty());
   limits.deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
   CHECK(parse(line, limits).ok);
+}
+
+TEST_CASE("assignments copied into a nested shell count against the caps", "[shell][limits]") {
+  Limits limits;
+  limits.max_words = 6;
+  // Three assignments on `bash -c`, each copied to the inner command of four words.
+  CHECK(parse("A=1 B=2 C=3 bash -c 'ls a b'", limits).ok);
+  CHECK(parse("A=1 B=2 C=3 bash -c 'ls a b c'", limits).failure == warden::shell::Failure::Limit);
+  Limits total;
+  total.max_total_words = 100;
+  std::string inner;
+  for (int i = 0; i < 40; ++i) inner += "ls; ";
+  CHECK(parse("A=1 B=2 bash -c '" + inner + "'", total).failure == warden::shell::Failure::Limit);
+  CHECK(parse("bash -c '" + inner + "'", total).ok);
+}
+
+TEST_CASE("an assignment after the time keyword is still an assignment", "[shell][assign]") {
+  const SimpleCommand c = one("time LD_PRELOAD=/tmp/x.so ls");
+  CHECK(c.program == "ls");
+  REQUIRE(c.assignments.size() == 1);
+  CHECK(c.assignments[0].name == "LD_PRELOAD");
 }
