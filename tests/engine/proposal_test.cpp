@@ -269,3 +269,23 @@ TEST_CASE("too many JSON values is an input error at the configured cap", "[prop
   CHECK(error_code(engine, R"({"target":"reply","payload":{"a":[1,2,3,4,5,6]}})") == code::kInputTooLarge);
   CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"a":[1,2]}})")).ok);
 }
+
+TEST_CASE("a condition that loops while facts are asserted stops at the deadline", "[proposal][limits]") {
+  const char* rules = R"(
+(deffunction spin () (while TRUE do (+ 1 1)) TRUE)
+(defrule looping-condition (proposal (id ?id) (target tool)) (test (spin))
+  => (assert (decision (proposal ?id) (outcome approve) (rule looping-condition))))
+(defrule fine (proposal (id ?id) (target reply))
+  => (assert (decision (proposal ?id) (outcome approve) (rule fine))))
+)";
+  EngineOptions options = test_options();
+  options.deadline = std::chrono::milliseconds(50);
+  Engine engine(must_compile(rules), options);
+  Decision d = decide_ok(engine, R"({"target":"tool"})");
+  CHECK(d.outcome == Outcome::Reject);
+  CHECK(d.error_code == "E_DEADLINE");
+  CHECK(d.rules.empty());
+  Decision after = decide_ok(engine, R"({"target":"reply"})");
+  INFO(after.reason);
+  CHECK(after.outcome == Outcome::Approve);
+}
