@@ -70,6 +70,15 @@ TEST_CASE("a key holding a dot cannot shadow the field it spells", "[proposal][k
   CHECK(d.outcome == Outcome::Reject);
 }
 
+TEST_CASE("a refused key is quoted short in the error", "[proposal][keys]") {
+  Engine engine(must_compile(kRmRules), test_options());
+  const std::string key = std::string(5000, 'x') + ".y";
+  DecideResult r = engine.decide(R"({"target":"reply","payload":{")" + key + R"(":1}})");
+  REQUIRE_FALSE(r.ok);
+  CHECK(r.error.code == code::kInputShape);
+  CHECK(r.error.message.size() < 200);
+}
+
 TEST_CASE("sibling keys that differ only by ASCII case are refused", "[proposal][keys]") {
   Engine engine(must_compile(kRmRules), test_options());
   CHECK(error_code(engine, R"({"target":"shell","Payload":{"command":"ls"},"payload":{"command":"rm -rf /"}})") ==
