@@ -2,6 +2,8 @@
 // assignment facts, and the caps and deadline that bound deriving facts.
 #include <rapidjson/document.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "tests/engine/engine_test_util.h"
@@ -297,4 +299,27 @@ TEST_CASE("a condition that loops while facts are asserted stops at the deadline
   Decision after = decide_ok(engine, R"({"target":"reply"})");
   INFO(after.reason);
   CHECK(after.outcome == Outcome::Approve);
+}
+
+TEST_CASE("the shipped pack redacts a secret in any string of a message or reply payload", "[proposal][secrets]") {
+  std::ifstream in(std::string(WARDEN_SOURCE_DIR) + "/rules/secrets_outbound.clp");
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  Engine engine(must_compile(text.str()), test_options());
+  Decision m = decide_ok(engine, R"({"target":"message","payload":{"channel":"#g","text":"see attached",)"
+                                 R"("attachments":[{"name":"n","content":"token: ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"}]}})");
+  CHECK(m.outcome == Outcome::ApprovalRequired);
+  REQUIRE(m.rewrites.size() == 1);
+  CHECK(m.rewrites[0].key == "payload.attachments.0.content");
+  rapidjson::Document action = parse(m.action_json);
+  CHECK(std::string(action["payload"]["attachments"][0]["content"].GetString()) == "token: [REDACTED]");
+  CHECK(std::string(action["payload"]["text"].GetString()) == "see attached");
+
+  Decision r = decide_ok(engine, R"({"target":"reply","payload":{"text":"done","meta":{"note":"AKIAIOSFODNN7EXAMPLE"}}})");
+  CHECK(r.outcome == Outcome::ApprovalRequired);
+  CHECK(std::string(parse(r.action_json)["payload"]["meta"]["note"].GetString()) == "[REDACTED]");
+
+  Decision clean = decide_ok(engine, R"({"target":"reply","payload":{"text":"done","meta":{"note":"all tests pass"}}})");
+  CHECK(clean.rewrites.empty());
 }
