@@ -354,12 +354,19 @@ void Parser::parse_for() {
     if (peek().type != Tok::Word) {
       throw ShellError{"syntax error: expected a loop variable before " + peek().describe()};
     }
-    next();
+    const Word var = next().word;
     skip_newlines();
+    Assignment loop{var.value, "", true};
     if (is_kw(peek(), "in")) {
       next();
-      while (peek().type == Tok::Word) next();  // substitutions in the words have run
+      while (peek().type == Tok::Word) {  // substitutions in the words have run
+        const Word w = next().word;
+        loop.value += (loop.value.empty() ? "" : " ") + w.value;
+        if (loop.value.size() > (1u << 16)) throw ShellError{"for loop word list too long", Failure::Limit};
+      }
     }
+    // The loop variable is set for the body: an assignment with a value known at run time.
+    finish_simple({}, {std::move(loop)}, {}, true, heredocs_.size());
   }
   if (peek().type == Tok::Semi) next();
   skip_newlines();

@@ -289,6 +289,62 @@ Assignment assignment_of(const std::string& w, bool dynamic) {
   return a;
 }
 
+bool is_name(const std::string& w) {
+  return !w.empty() && is_name_start(w[0]) && std::all_of(w.begin(), w.end(), is_name_char);
+}
+
+// The variables a builtin sets, as assignments: `export A=1` and `declare A=1` (value as
+// written), `export A` and `declare -x A` (A enters the environment with a value set
+// elsewhere: dynamic), `read A B` and `printf -v A …` (value known only at run time).
+void variables_set(const Args& argv, std::size_t i, const std::vector<Word>& words,
+                   std::vector<Assignment>* out) {
+  const std::string prog = basename_of(argv[i]);
+  auto dynamic_word = [&](std::size_t k) { return k < words.size() && words[k].dynamic; };
+  auto unknown = [&](const std::string& name) { out->push_back({name, "", true}); };
+  if (is_declaration(prog)) {
+    bool exports = prog == "export";
+    for (std::size_t k = i + 1; k < argv.size(); ++k) {
+      const std::string& w = argv[k];
+      if (w.size() > 1 && w[0] == '-') {
+        if (w.find('x') != std::string::npos) exports = true;
+      } else if (is_env_assignment(w)) {
+        out->push_back(assignment_of(w, dynamic_word(k)));
+      } else if (exports && is_name(w)) {
+        unknown(w);
+      }
+    }
+  } else if (prog == "read") {
+    for (std::size_t k = i + 1; k < argv.size(); ++k) {
+      const std::string& w = argv[k];
+      if (w == "--") continue;
+      if (w.size() > 1 && w[0] == '-') {
+        // `-a ARRAY`, and options whose value is the next word (`-p PROMPT`, `-d DELIM` …).
+        const char last = w.back();
+        if (last == 'a' && k + 1 < argv.size()) {
+          unknown(argv[++k]);
+        } else if (std::string_view("dinNptu").find(last) != std::string_view::npos) {
+          ++k;
+        }
+      } else if (is_name(w)) {
+        unknown(w);
+      }
+    }
+  } else if (prog == "printf") {
+    for (std::size_t k = i + 1; k < argv.size(); ++k) {
+      const std::string& w = argv[k];
+      if (w == "-v" && k + 1 < argv.size()) {
+        unknown(argv[k + 1]);
+        break;
+      }
+      if (w.starts_with("-v") && w.size() > 2) {
+        unknown(w.substr(2));
+        break;
+      }
+      if (w.empty() || w[0] != '-' || w == "--") break;
+    }
+  }
+}
+
 }  // namespace
 
 void Parser::finish_simple(const std::vector<Word>& words, std::vector<Assignment> assignments,
@@ -333,13 +389,7 @@ void Parser::finish_simple(const std::vector<Word>& words, std::vector<Assignmen
     }
     i = s.next;
   }
-  if (is_declaration(basename_of(argv[i]))) {
-    for (std::size_t k = i + 1; k < argv.size(); ++k) {
-      if (is_env_assignment(argv[k])) {
-        assignments.push_back(assignment_of(argv[k], k < words.size() && words[k].dynamic));
-      }
-    }
-  }
+  variables_set(argv, i, words, &assignments);
   argv.erase(argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(i));
   std::vector<std::string> inner_wrappers = wrappers;
   inner_wrappers.push_back(basename_of(argv[0]));
