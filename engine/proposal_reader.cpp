@@ -261,9 +261,16 @@ void override_principal(const std::string& principal, rapidjson::Document* doc, 
   } else if (!context->value.IsObject()) {
     return;  // read_proposal refused this document already
   } else {
-    auto existing = context->value.FindMember("principal");  // keys are unique (read_proposal)
-    if (existing != context->value.MemberEnd()) existing->value = value;
-    else context->value.AddMember("principal", value, alloc);
+    // Any spelling of the key goes (`Principal` alone passed read_proposal), so no reader,
+    // case-insensitive or not, finds the claim beside the authenticated value.
+    rapidjson::Value& ctx = context->value;
+    for (auto it = ctx.MemberBegin(); it != ctx.MemberEnd();) {
+      std::string name(it->name.GetString(), it->name.GetStringLength());
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (name == "principal") it = ctx.EraseMember(it);
+      else ++it;
+    }
+    ctx.AddMember("principal", value, alloc);
   }
   list_leaves(*doc, leaves);
 }

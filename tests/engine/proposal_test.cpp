@@ -167,6 +167,14 @@ TEST_CASE("the authenticated principal replaces the proposal's claim for rules a
   CHECK(e.reason == "alice");
   CHECK(std::string(parse(e.action_json)["context"]["principal"].GetString()) == "alice");
 
+  std::string cased = R"({"target":"reply","context":{"Principal":"mallory"}})";
+  request.proposal_json = cased;
+  Decision c = decide_ok(engine, request);
+  CHECK(c.reason == "alice");
+  rapidjson::Document cased_action = parse(c.action_json);
+  CHECK_FALSE(cased_action["context"].HasMember("Principal"));
+  CHECK(std::string(cased_action["context"]["principal"].GetString()) == "alice");
+
   request.principal.reset();  // no authenticated identity: the proposal's own field
   request.proposal_json = json;
   CHECK(decide_ok(engine, request).reason == "mallory");
