@@ -359,10 +359,14 @@ void Parser::parse_for() {
     Assignment loop{var.value, "", true};
     if (is_kw(peek(), "in")) {
       next();
+      std::size_t count = 0;
       while (peek().type == Tok::Word) {  // substitutions in the words have run
         const Word w = next().word;
         loop.value += (loop.value.empty() ? "" : " ") + w.value;
-        if (loop.value.size() > (1u << 16)) throw ShellError{"for loop word list too long", Failure::Limit};
+        if (++count > ctx_.limits.max_words) {
+          throw ShellError{"a loop has more than " + std::to_string(ctx_.limits.max_words) + " words",
+                           Failure::Limit};
+        }
       }
     }
     // The loop variable is set for the body: an assignment with a value known at run time.

@@ -1220,6 +1220,8 @@ TEST_CASE("words per simple command are capped, not truncated", "[shell][limits]
   CHECK(parse("a >x >y >z 2>w", limits).failure == warden::shell::Failure::Limit);
   CHECK(parse("a; b 1 2 3 4", limits).failure == warden::shell::Failure::Limit);
   CHECK(parse("echo 'x", limits).failure == warden::shell::Failure::Syntax);
+  CHECK(parse("for v in 1 2 3 4 5; do ls; done", limits).failure == warden::shell::Failure::Limit);
+  CHECK(parse("for v in 1 2 3 4; do ls; done", limits).ok);
 }
 
 TEST_CASE("a passed deadline stops the parse", "[shell][limits]") {
