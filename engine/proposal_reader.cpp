@@ -251,6 +251,10 @@ void override_principal(const std::string& principal, rapidjson::Document* doc, 
                         std::vector<Leaf>* leaves) {
   auto& alloc = doc->GetAllocator();
   fields->principal = principal;
+  if (const rapidjson::Value* claimed = value_at(*doc, {"context", "principal"});
+      claimed && claimed->IsString() && std::string_view(claimed->GetString(), claimed->GetStringLength()) == principal) {
+    return;  // already exactly this (no `Principal` can sit beside it: read_proposal)
+  }
   fields->renamed = true;  // the action JSON is written again, with the new value
   rapidjson::Value value(principal.c_str(), static_cast<rapidjson::SizeType>(principal.size()), alloc);
   auto context = doc->FindMember("context");

@@ -175,6 +175,12 @@ TEST_CASE("the authenticated principal replaces the proposal's claim for rules a
   CHECK_FALSE(cased_action["context"].HasMember("Principal"));
   CHECK(std::string(cased_action["context"]["principal"].GetString()) == "alice");
 
+  std::string same = R"({"target":"reply","context":{"principal":"alice"}})";
+  request.proposal_json = same;
+  Decision unchanged = decide_ok(engine, request);
+  CHECK(unchanged.reason == "alice");
+  CHECK(unchanged.action_json == same);
+
   request.principal.reset();  // no authenticated identity: the proposal's own field
   request.proposal_json = json;
   CHECK(decide_ok(engine, request).reason == "mallory");
