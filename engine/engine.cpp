@@ -89,10 +89,7 @@ void EngineImpl::fail_closed(Decision* d, const char* code, const std::string& w
   d->defaulted = false;
 }
 
-void EngineImpl::clear_after_error() {
-  env_->clear_errors();
-  env_->reset();  // also empties the agenda a stopped run left behind
-}
+void EngineImpl::clear_after_error() { env_->clear_errors(); }
 
 void EngineImpl::combine(Decision* d) const {
   bool any = false;
@@ -159,6 +156,9 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   if (!codec_->assert_all(fields, leaves, *policy_->impl().patterns, &error)) {
     fail_closed(&d, "E_FACTS", "cannot present the proposal to the rules: " + error);
     failed = true;
+  } else if (env_->over_memory()) {
+    fail_closed(&d, "E_MEMORY", "matching the proposal's facts went over the rule memory budget");
+    failed = true;
   } else {
     env_->arm_deadline(options_.deadline - std::chrono::duration_cast<std::chrono::microseconds>(
                                               std::chrono::steady_clock::now() - start));
@@ -170,6 +170,9 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     if (state.deadline_hit) {
       fail_closed(&d, "E_DEADLINE", "rules ran past the deadline of " +
                                         std::to_string(options_.deadline.count()) + " us");
+    } else if (state.memory_hit) {
+      fail_closed(&d, "E_MEMORY", "rules went over the memory budget of " +
+                                      std::to_string(kRuleMemoryBudget >> 20) + " MiB");
     } else if (fired >= options_.run_limit && EnvGetNextActivation(env, nullptr)) {
       fail_closed(&d, "E_RUN_LIMIT", "rules fired " + std::to_string(fired) + " times, the run limit");
     } else if (GetEvaluationError(env) || GetHaltExecution(env) || has_error_message(output)) {
@@ -182,10 +185,12 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     }
     failed = !d.error_code.empty();
   }
-  if (failed) {
-    clear_after_error();
-  } else {
-    codec_->retract_all();
+  // Nothing a rule did may reach the next decision: every fact, global, activation and the
+  // focus stack go back to their state after load.
+  clear_after_error();
+  if (!env_->reset() && !failed) {
+    fail_closed(&d, "E_RUNTIME", "the rule engine could not be reset after the decision");
+    failed = true;
   }
   bool rewritten = false;
   if (!failed && !d.rewrites.empty()) {
