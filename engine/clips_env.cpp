@@ -340,6 +340,8 @@ void ClipsEnv::clear_errors() {
 }
 
 bool ClipsEnv::reset() {
+  // After rules went over the budget, hand CLIPS's pooled blocks back to the allocator.
+  if (state_.memory_hit) EnvReleaseMem(env_, -1);
   arm_deadline(kLoadDeadline);
   EnvReset(env_);
   bool timed_out = disarm_deadline();
