@@ -10,7 +10,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bindings/paths.h"
 #include "bindings/regex_cache.h"
+#include "bindings/urls.h"
 
 namespace warden {
 
@@ -30,7 +32,13 @@ struct BindingContext {
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, bool, StringHash, std::equal_to<>> secret_memo;
-  void begin_decision() { secret_memo.clear(); }
+  paths::Resolver resolver;  // symlink resolutions, valid for one decision
+  std::unordered_map<std::string, urls::Url> url_memo;  // url-* functions, keyed by text
+  void begin_decision() {
+    secret_memo.clear();
+    resolver.clear();
+    url_memo.clear();
+  }
 };
 
 // The environment's context pointer must be a BindingContext* (SetEnvironmentContext).
