@@ -322,3 +322,16 @@ TEST_CASE("looks-like-secret never answers from a stale string", "[sandbox][secr
     CHECK(r.decision.outcome == Outcome::Approve);
   }
 }
+
+TEST_CASE("rules call the set's deffunctions from any file; other names are refused", "[sandbox][checker]") {
+  auto loaded = Policy::compile(
+      {RuleSource{"a.clp", "(defrule r (proposal (id ?id&:(helper ?id))) =>\n (assert (decision (proposal ?id) (outcome reject) (rule r))))\n"},
+       RuleSource{"b.clp", "(deffunction helper (?x) (stringp ?x))\n"}});
+  for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
+  CHECK(loaded.policy);
+  // A built-in not on the list is forbidden; a name nothing defines is unknown.
+  expect_refused(rule_with("(upcase (get-focus))"), code::kForbiddenFunction, 4);
+  expect_refused(rule_with("(upcase (no-such-helper))"), code::kUnknownFunction, 4);
+  // Module-qualified names are not a way around the list.
+  expect_refused(rule_with("(MAIN::exit)"), code::kUnknownFunction, 4);
+}
