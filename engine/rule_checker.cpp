@@ -155,6 +155,7 @@ struct FileChecker {
   std::map<std::string, std::pair<std::string, long>>* rule_names;
   std::map<std::string, std::pair<std::string, long>>* function_names;
   const std::set<std::string, std::less<>>* deffunctions;  // every deffunction in the set
+  std::map<std::string, std::set<std::string>>* calls;     // deffunction -> deffunctions it calls
 
   void error(const char* code, long line, const std::string& rule, std::string message) {
     diagnostics->push_back({code, Severity::Error, source.path, line, rule, std::move(message)});
@@ -407,7 +408,10 @@ struct FileChecker {
       if (sandbox::may_call(name)) return true;
       // A deffunction cannot take a built-in's name (CLIPS refuses it), so that name still
       // means the built-in.
-      if (fc.deffunctions->count(name) && !sandbox::is_clips_builtin(name)) return true;
+      if (fc.deffunctions->count(name) && !sandbox::is_clips_builtin(name)) {
+        if (c.kind == "deffunction") (*fc.calls)[c.name].insert(name);
+        return true;
+      }
       if (sandbox::is_clips_builtin(name))
         fc.error(code::kForbiddenFunction, head.line, c.name,
                  "function '" + name + "' is not allowed in rules");
@@ -499,11 +503,45 @@ struct FileChecker {
 }  // namespace
 
 
+// CLIPS has no limit on nested deffunction calls; a long enough chain overflows the C stack.
+// CLIPS resolves a call only to a deffunction loaded before (self-calls are refused above),
+// so depths are computed in load order; a call to one not yet loaded is left to CLIPS, which
+// refuses it.
+constexpr int kMaxCallDepth = 64;
+
+static void check_call_depth(const std::map<std::string, std::set<std::string>>& calls,
+                             CheckedSources* out, Diagnostics* diagnostics) {
+  std::map<std::string, int, std::less<>> depth;
+  for (auto& c : out->constructs) {
+    if (c.kind != "deffunction" || c.name.empty()) continue;
+    int d = 1;
+    bool deep_callee = false;
+    if (auto callees = calls.find(c.name); callees != calls.end()) {
+      for (const auto& g : callees->second) {
+        auto it = depth.find(g);
+        if (it == depth.end()) continue;
+        const int dg = it->second;
+        deep_callee |= dg > kMaxCallDepth;
+        d = std::max(d, 1 + dg);
+      }
+    }
+    d = std::min(d, kMaxCallDepth + 1);
+    depth[c.name] = d;
+    if (d <= kMaxCallDepth) continue;
+    c.ok = false;
+    if (!deep_callee)  // report where the chain first gets too deep, not every caller above
+      diagnostics->push_back({code::kRecursion, Severity::Error, c.file, c.line, c.name,
+                              "deffunction calls nest deeper than " + std::to_string(kMaxCallDepth) +
+                                  " through '" + c.name + "'"});
+  }
+}
+
 CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostics) {
   CheckedSources out;
   std::map<std::string, std::pair<std::string, long>> rule_names, function_names;
   // Deffunction names first: a rule may call one defined in any file of the set.
   std::set<std::string, std::less<>> deffunctions;
+  std::map<std::string, std::set<std::string>> calls;
   for (const auto& source : sources) {
     std::vector<Token> tokens;
     long line = 0;
@@ -518,10 +556,11 @@ CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostic
     }
   }
   for (const auto& source : sources) {
-    FileChecker checker{source, diagnostics, &out, &rule_names, &function_names, &deffunctions, {}};
+    FileChecker checker{source, diagnostics, &out, &rule_names, &function_names, &deffunctions, &calls, {}};
     checker.starts_ = checker.line_starts();
     checker.run();
   }
+  check_call_depth(calls, &out, diagnostics);
   return out;
 }
 

@@ -335,3 +335,26 @@ TEST_CASE("rules call the set's deffunctions from any file; other names are refu
   // Module-qualified names are not a way around the list.
   expect_refused(rule_with("(MAIN::exit)"), code::kUnknownFunction, 4);
 }
+
+TEST_CASE("deffunction call chains deeper than 64 are refused (CLIPS would overflow its stack)", "[sandbox][checker]") {
+  auto chain = [](int n) {
+    std::string text = "(deffunction f0 (?x) (+ ?x 1))\n";
+    for (int i = 1; i <= n; ++i)
+      text += "(deffunction f" + std::to_string(i) + " (?x) (f" + std::to_string(i - 1) + " ?x))\n";
+    text += "(defrule r (proposal (id ?id)) => (if (> (f" + std::to_string(n) +
+            " 1) 0) then (assert (decision (proposal ?id) (outcome reject) (rule r)))))\n";
+    return text;
+  };
+  auto ok = compile_text(chain(63));  // f63 is 64 deep
+  for (const auto& d : ok.diagnostics) UNSCOPED_INFO(d.to_text());
+  CHECK(ok.policy);
+  auto deep = compile_text(chain(20000));
+  CHECK_FALSE(deep.policy);
+  const Diagnostic* d = find_code(deep.diagnostics, code::kRecursion);
+  REQUIRE(d);
+  CHECK(d->rule == "f64");
+  CHECK(d->line == 65);
+  int reported = 0;
+  for (const auto& x : deep.diagnostics) reported += x.code == code::kRecursion;
+  CHECK(reported == 1);
+}
