@@ -148,6 +148,14 @@ const std::set<std::string, std::less<>> kKnownConstructs = {
 const std::set<std::string, std::less<>> kPatternKinds = {"regex", "substring", "prefix", "glob",
                                                           "path-within"};
 
+// How deeply a construct nests expressions, and the deffunctions it calls with the nesting
+// at the call. Evaluation recurses in C once per level, and a deffunction call continues
+// the callee's nesting on top of the caller's.
+struct Nesting {
+  int own = 0;
+  std::map<std::string, int> calls;  // deffunction -> deepest call site
+};
+
 struct FileChecker {
   const RuleSource& source;
   Diagnostics* diagnostics;
@@ -155,7 +163,7 @@ struct FileChecker {
   std::map<std::string, std::pair<std::string, long>>* rule_names;
   std::map<std::string, std::pair<std::string, long>>* function_names;
   const std::set<std::string, std::less<>>* deffunctions;  // every deffunction in the set
-  std::map<std::string, std::set<std::string>>* calls;     // deffunction -> deffunctions it calls
+  std::map<std::size_t, Nesting>* nesting;  // by index in out->constructs, for check_nesting
 
   void error(const char* code, long line, const std::string& rule, std::string message) {
     diagnostics->push_back({code, Severity::Error, source.path, line, rule, std::move(message)});
@@ -272,7 +280,11 @@ struct FileChecker {
     FileChecker& fc;
     const std::vector<Token>& t;
     const std::vector<std::size_t>& match;  // index of the ')' closing each '('
+    const std::vector<int>& level;          // parentheses open around each token
     const Construct& c;
+    Nesting& nest;
+
+    int level_at(const Token& tok) const { return level[static_cast<std::size_t>(&tok - t.data())]; }
 
     bool head_is_name(std::size_t open) const {
       return t[open + 1].type == TokenType::Atom && !is_variable(t[open + 1].text);
@@ -409,7 +421,8 @@ struct FileChecker {
       // A deffunction cannot take a built-in's name (CLIPS refuses it), so that name still
       // means the built-in.
       if (fc.deffunctions->count(name) && !sandbox::is_clips_builtin(name)) {
-        if (c.kind == "deffunction") (*fc.calls)[c.name].insert(name);
+        int& site = nest.calls[name];
+        site = std::max(site, level_at(head));
         return true;
       }
       if (sandbox::is_clips_builtin(name))
@@ -424,15 +437,19 @@ struct FileChecker {
 
   void check_calls(const std::vector<Token>& t, std::size_t open, std::size_t close, const Construct& c) {
     std::vector<std::size_t> match(close + 1, close);
+    std::vector<int> level(close + 1, 0);
     std::vector<std::size_t> stack;
+    Nesting& n = (*nesting)[out->constructs.size()];  // c is appended at this index
     for (std::size_t k = open; k <= close; ++k) {
+      level[k] = static_cast<int>(stack.size());
       if (t[k].type == TokenType::Open) stack.push_back(k);
       if (t[k].type == TokenType::Close && !stack.empty()) {
         match[stack.back()] = k;
         stack.pop_back();
       }
+      n.own = std::max(n.own, static_cast<int>(stack.size()));
     }
-    Walk walk{*this, t, match, c};
+    Walk walk{*this, t, match, level, c, n};
     if (c.kind == "defrule") walk.rule(open);
     else if (c.kind == "deffunction") walk.function(open);
     else walk.expressions(open + 2, close);  // defglobal: [module] ?*name* = expression …
@@ -503,36 +520,40 @@ struct FileChecker {
 }  // namespace
 
 
-// CLIPS has no limit on nested deffunction calls; a long enough chain overflows the C stack.
-// CLIPS resolves a call only to a deffunction loaded before (self-calls are refused above),
-// so depths are computed in load order; a call to one not yet loaded is left to CLIPS, which
-// refuses it.
-constexpr int kMaxCallDepth = 64;
+// CLIPS evaluates nested expressions and deffunction calls by C recursion with no limit, so
+// the nesting a rule reaches through the deffunctions it calls must be bounded, or a deep
+// enough chain overflows the worker's stack. A deffunction call counts as kCallCost levels
+// (it takes several C frames). CLIPS resolves a call only to a deffunction loaded before
+// (self-calls are refused above), so depths are computed in load order; a call to one not yet
+// loaded is left to CLIPS, which refuses it.
+constexpr int kMaxEffectiveNesting = 1024;
+constexpr int kCallCost = 2;
 
-static void check_call_depth(const std::map<std::string, std::set<std::string>>& calls,
-                             CheckedSources* out, Diagnostics* diagnostics) {
-  std::map<std::string, int, std::less<>> depth;
-  for (auto& c : out->constructs) {
-    if (c.kind != "deffunction" || c.name.empty()) continue;
-    int d = 1;
-    bool deep_callee = false;
-    if (auto callees = calls.find(c.name); callees != calls.end()) {
-      for (const auto& g : callees->second) {
+static void check_nesting(std::map<std::size_t, Nesting>& nesting, CheckedSources* out,
+                          Diagnostics* diagnostics) {
+  std::map<std::string, int, std::less<>> depth;  // deffunction -> effective nesting
+  for (int pass = 0; pass < 2; ++pass) {           // deffunctions first (load order), then rules
+    for (std::size_t i = 0; i < out->constructs.size(); ++i) {
+      Construct& c = out->constructs[i];
+      if ((c.kind == "deffunction") != (pass == 0)) continue;
+      const Nesting& n = nesting[i];
+      int d = n.own;
+      bool deep_callee = false;
+      for (const auto& [g, site] : n.calls) {
         auto it = depth.find(g);
         if (it == depth.end()) continue;
-        const int dg = it->second;
-        deep_callee |= dg > kMaxCallDepth;
-        d = std::max(d, 1 + dg);
+        deep_callee |= it->second > kMaxEffectiveNesting;
+        d = std::max(d, site + kCallCost + it->second);
       }
+      d = std::min(d, kMaxEffectiveNesting + 1);
+      if (c.kind == "deffunction" && !c.name.empty()) depth[c.name] = d;
+      if (d <= kMaxEffectiveNesting || !c.ok) continue;
+      c.ok = false;
+      if (!deep_callee)  // report where nesting first gets too deep, not every caller above
+        diagnostics->push_back({code::kRecursion, Severity::Error, c.file, c.line, c.name,
+                                "expressions nest deeper than " + std::to_string(kMaxEffectiveNesting) +
+                                    " levels through the deffunctions '" + c.name + "' calls"});
     }
-    d = std::min(d, kMaxCallDepth + 1);
-    depth[c.name] = d;
-    if (d <= kMaxCallDepth) continue;
-    c.ok = false;
-    if (!deep_callee)  // report where the chain first gets too deep, not every caller above
-      diagnostics->push_back({code::kRecursion, Severity::Error, c.file, c.line, c.name,
-                              "deffunction calls nest deeper than " + std::to_string(kMaxCallDepth) +
-                                  " through '" + c.name + "'"});
   }
 }
 
@@ -541,7 +562,7 @@ CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostic
   std::map<std::string, std::pair<std::string, long>> rule_names, function_names;
   // Deffunction names first: a rule may call one defined in any file of the set.
   std::set<std::string, std::less<>> deffunctions;
-  std::map<std::string, std::set<std::string>> calls;
+  std::map<std::size_t, Nesting> nesting;
   for (const auto& source : sources) {
     std::vector<Token> tokens;
     long line = 0;
@@ -556,11 +577,11 @@ CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostic
     }
   }
   for (const auto& source : sources) {
-    FileChecker checker{source, diagnostics, &out, &rule_names, &function_names, &deffunctions, &calls, {}};
+    FileChecker checker{source, diagnostics, &out, &rule_names, &function_names, &deffunctions, &nesting, {}};
     checker.starts_ = checker.line_starts();
     checker.run();
   }
-  check_call_depth(calls, &out, diagnostics);
+  check_nesting(nesting, &out, diagnostics);
   return out;
 }
 

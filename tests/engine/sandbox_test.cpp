@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "engine/clips_env.h"
 #include "engine/sandbox.h"
@@ -336,25 +337,35 @@ TEST_CASE("rules call the set's deffunctions from any file; other names are refu
   expect_refused(rule_with("(MAIN::exit)"), code::kUnknownFunction, 4);
 }
 
-TEST_CASE("deffunction call chains deeper than 64 are refused (CLIPS would overflow its stack)", "[sandbox][checker]") {
-  auto chain = [](int n) {
+TEST_CASE("nesting through deffunction calls is bounded (CLIPS evaluates it by C recursion)", "[sandbox][checker]") {
+  // f_i calls f_(i-1) inside `wrap` levels of (+ 0 …); the rule calls the last one.
+  auto chain = [](int n, int wrap) {
+    auto wrapped = [wrap](std::string e) {
+      for (int k = 0; k < wrap; ++k) e = "(+ 0 " + e + ")";
+      return e;
+    };
     std::string text = "(deffunction f0 (?x) (+ ?x 1))\n";
     for (int i = 1; i <= n; ++i)
-      text += "(deffunction f" + std::to_string(i) + " (?x) (f" + std::to_string(i - 1) + " ?x))\n";
-    text += "(defrule r (proposal (id ?id)) => (if (> (f" + std::to_string(n) +
-            " 1) 0) then (assert (decision (proposal ?id) (outcome reject) (rule r)))))\n";
+      text += "(deffunction f" + std::to_string(i) + " (?x) " + wrapped("(f" + std::to_string(i - 1) + " ?x)") + ")\n";
+    text += "(defrule r (proposal (id ?id)) => (if (> " + wrapped("(f" + std::to_string(n) + " 1)") +
+            " 0) then (assert (decision (proposal ?id) (outcome reject) (rule r)))))\n";
     return text;
   };
-  auto ok = compile_text(chain(63));  // f63 is 64 deep
+  auto ok = compile_text(chain(250, 0));  // f_i nests 2 + 4i levels: f250 is 1002 deep
   for (const auto& d : ok.diagnostics) UNSCOPED_INFO(d.to_text());
-  CHECK(ok.policy);
-  auto deep = compile_text(chain(20000));
-  CHECK_FALSE(deep.policy);
-  const Diagnostic* d = find_code(deep.diagnostics, code::kRecursion);
-  REQUIRE(d);
-  CHECK(d->rule == "f64");
-  CHECK(d->line == 65);
-  int reported = 0;
-  for (const auto& x : deep.diagnostics) reported += x.code == code::kRecursion;
-  CHECK(reported == 1);
+  REQUIRE(ok.policy);
+  Engine engine(ok.policy, test_options());
+  CHECK(engine.decide(std::string(R"({"target":"reply"})")).decision.outcome == Outcome::Reject);
+  for (auto [n, wrap, first] : {std::tuple{20000, 0, 256}, std::tuple{63, 120, 9}}) {
+    INFO(n << " " << wrap);
+    auto deep = compile_text(chain(n, wrap));
+    CHECK_FALSE(deep.policy);
+    const Diagnostic* d = find_code(deep.diagnostics, code::kRecursion);
+    REQUIRE(d);
+    CHECK(d->rule == "f" + std::to_string(first));  // where the nesting first goes over
+    CHECK(d->line == first + 1);
+    int reported = 0;
+    for (const auto& x : deep.diagnostics) reported += x.code == code::kRecursion;
+    CHECK(reported == 1);
+  }
 }
