@@ -2,6 +2,8 @@
 
 #include <re2/re2.h>
 
+#include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -207,9 +209,91 @@ extern "C" void BudgetedCreate(void* env, DATA_OBJECT_PTR result) {
   }
 }
 
+void arithmetic_error(void* env, const char* function, const char* what) {
+  EnvPrintRouter(env, WERROR, "[WARDEN4] ");
+  EnvPrintRouter(env, WERROR, function);
+  EnvPrintRouter(env, WERROR, ": ");
+  EnvPrintRouter(env, WERROR, what);
+  EnvPrintRouter(env, WERROR, "\n");
+  SetEvaluationError(env, TRUE);
+  SetHaltExecution(env, TRUE);
+}
+
+bool numeric_arg(void* env, const char* function, int i, DATA_OBJECT* out) {
+  EnvRtnUnknown(env, i, out);
+  if (GetEvaluationError(env)) return false;
+  if (GetType(*out) == INTEGER || GetType(*out) == FLOAT) return true;
+  ExpectedTypeError1(env, function, i, "integer or float");
+  SetEvaluationError(env, TRUE);
+  return false;
+}
+
+// An argument as an integer, floats truncated as CLIPS does; false if it has no integer value.
+bool integer_arg(void* env, const char* function, int i, long long* out) {
+  DATA_OBJECT a;
+  if (!numeric_arg(env, function, i, &a)) return false;
+  if (GetType(a) == INTEGER) {
+    *out = DOToLong(a);
+    return true;
+  }
+  const double d = DOToDouble(a);
+  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) {
+    arithmetic_error(env, function, "number out of the integer range");
+    return false;
+  }
+  *out = static_cast<long long>(d);
+  return true;
+}
+
+// div and mod as CLIPS defines them, except that the smallest integer divided by -1 fails
+// the decision: the installed CLIPS divides anyway and the process dies of SIGFPE.
+extern "C" long long SafeDiv(void* env) {
+  const int n = EnvRtnArgCount(env);
+  long long total = 1;
+  if (!integer_arg(env, "div", 1, &total)) return 1;
+  for (int i = 2; i <= n; ++i) {
+    long long d = 1;
+    if (!integer_arg(env, "div", i, &d)) return 1;
+    if (d == 0) {
+      arithmetic_error(env, "div", "division by zero");
+      return 1;
+    }
+    if (total == LLONG_MIN && d == -1) {
+      arithmetic_error(env, "div", "integer overflow");
+      return 1;
+    }
+    total /= d;
+  }
+  return total;
+}
+
+extern "C" void SafeMod(void* env, DATA_OBJECT_PTR result) {
+  result->type = INTEGER;
+  result->value = EnvAddLong(env, 0);
+  DATA_OBJECT a, b;
+  if (!numeric_arg(env, "mod", 1, &a) || !numeric_arg(env, "mod", 2, &b)) return;
+  if (GetType(a) == FLOAT || GetType(b) == FLOAT) {
+    const double x = GetType(a) == FLOAT ? DOToDouble(a) : static_cast<double>(DOToLong(a));
+    const double y = GetType(b) == FLOAT ? DOToDouble(b) : static_cast<double>(DOToLong(b));
+    if (y == 0.0) {
+      arithmetic_error(env, "mod", "division by zero");
+      return;
+    }
+    result->type = FLOAT;
+    result->value = EnvAddDouble(env, x - std::trunc(x / y) * y);
+    return;
+  }
+  const long long x = DOToLong(a), y = DOToLong(b);
+  if (y == 0) {
+    arithmetic_error(env, "mod", "division by zero");
+    return;
+  }
+  result->value = EnvAddLong(env, y == -1 ? 0 : x % y);
+}
+
 // Enforces the allowlist in the environment itself: every function CLIPS defines that rules
 // may not call becomes DisabledFunction; str-cat, sym-cat and create$ get their budgeted
-// versions. Walks the live function list, so it covers whatever this CLIPS build defines.
+// versions, div and mod their overflow-safe ones. Walks the live function list, so it covers whatever this CLIPS build defines.
 bool install_sandbox(void* env) {
   std::vector<const char*> names;
   for (FunctionDefinition* f = GetFunctionList(env); f; f = f->next)
@@ -223,6 +307,8 @@ bool install_sandbox(void* env) {
   ok &= EnvDefineFunction2(env, "str-cat", 'u', PTIEF BudgetedStrCat, "BudgetedStrCat", "1*") != 0;
   ok &= EnvDefineFunction2(env, "sym-cat", 'u', PTIEF BudgetedSymCat, "BudgetedSymCat", "1*") != 0;
   ok &= EnvDefineFunction2(env, "create$", 'm', PTIEF BudgetedCreate, "BudgetedCreate", nullptr) != 0;
+  ok &= EnvDefineFunction2(env, "div", 'g', PTIEF SafeDiv, "SafeDiv", "2*n") != 0;
+  ok &= EnvDefineFunction2(env, "mod", 'n', PTIEF SafeMod, "SafeMod", "22n") != 0;
   return ok;
 }
 

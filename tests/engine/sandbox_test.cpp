@@ -369,3 +369,35 @@ TEST_CASE("nesting through deffunction calls is bounded (CLIPS evaluates it by C
     CHECK(reported == 1);
   }
 }
+
+TEST_CASE("integer division overflow fails the decision instead of killing the process", "[sandbox][arithmetic]") {
+  // The installed CLIPS computes LLONG_MIN / -1 with a hardware divide: SIGFPE.
+  for (const char* op : {"div", "mod"}) {
+    INFO(op);
+    Engine engine(must_compile(rule_with(std::string("(bind ?q (") + op +
+                                         " (- -9223372036854775807 1) -1))\n  (assert (decision (proposal ?id) (outcome approve) (rule r)))")),
+                  test_options());
+    DecideResult r = engine.decide(std::string(R"({"target":"reply"})"));
+    REQUIRE(r.ok);
+    if (std::string(op) == "div") {
+      CHECK(r.decision.outcome == Outcome::Reject);
+      CHECK(r.decision.error_code == "E_RUNTIME");
+    } else {
+      CHECK(r.decision.outcome == Outcome::Approve);  // x mod -1 is 0
+    }
+  }
+  // Ordinary results are CLIPS's.
+  Engine engine(must_compile(rule_with(
+                    "(if (and (= (div 7 2) 3) (= (div 7.9 2) 3) (= (div 100 5 2) 10) (= (mod 7 2) 1) (= (mod -7 2) -1)\n"
+                    "         (= (mod 7.5 2) 1.5) (integerp (div 7.9 2)) (floatp (mod 7.5 2)))\n"
+                    "   then (assert (decision (proposal ?id) (outcome approve) (rule r))))")),
+                test_options());
+  DecideResult r = engine.decide(std::string(R"({"target":"reply"})"));
+  REQUIRE(r.ok);
+  CHECK(r.decision.outcome == Outcome::Approve);
+  for (const char* expr : {"(div 1 0)", "(mod 1 0)", "(div 1e300 1)"}) {
+    INFO(expr);
+    Engine failing(must_compile(rule_with(std::string("(bind ?q ") + expr + ")")), test_options());
+    CHECK(failing.decide(std::string(R"({"target":"reply"})")).decision.error_code == "E_RUNTIME");
+  }
+}
