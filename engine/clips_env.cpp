@@ -2,6 +2,7 @@
 
 #include <re2/re2.h>
 
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -291,6 +292,35 @@ extern "C" void SafeMod(void* env, DATA_OBJECT_PTR result) {
   result->value = EnvAddLong(env, y == -1 ? 0 : x % y);
 }
 
+// CLIPS's own assert, kept so GuardedAssert can call it (the same for every environment).
+using AssertFunction = void (*)(void*, DATA_OBJECT_PTR);
+std::atomic<AssertFunction> clips_assert{nullptr};
+
+// assert as CLIPS parses and runs it, then a check that every fact it made is a decision or
+// a rewrite (the checker refuses other asserts; this covers any path it did not model). A
+// forged fact is retracted and the decision fails.
+extern "C" void GuardedAssert(void* env, DATA_OBJECT_PTR result) {
+  void* last = nullptr;
+  for (void* f = EnvGetNextFact(env, nullptr); f; f = EnvGetNextFact(env, f)) last = f;
+  clips_assert.load()(env, result);
+  std::vector<void*> forged;
+  for (void* f = EnvGetNextFact(env, last); f; f = EnvGetNextFact(env, f)) {
+    const std::string_view name = EnvGetDeftemplateName(env, EnvFactDeftemplate(env, f));
+    // A reset asserts (initial-fact) through the same function.
+    if (!sandbox::may_assert(name) && name != "initial-fact") forged.push_back(f);
+  }
+  if (forged.empty()) return;
+  const std::string name = EnvGetDeftemplateName(env, EnvFactDeftemplate(env, forged.front()));
+  for (void* f : forged) EnvRetract(env, f);
+  EnvPrintRouter(env, WERROR, "[WARDEN5] rules may assert only decision and rewrite facts, not '");
+  EnvPrintRouter(env, WERROR, name.c_str());
+  EnvPrintRouter(env, WERROR, "'\n");
+  SetEvaluationError(env, TRUE);
+  SetHaltExecution(env, TRUE);
+  result->type = SYMBOL;
+  result->value = EnvFalseSymbol(env);
+}
+
 // Enforces the allowlist in the environment itself: every function CLIPS defines that rules
 // may not call becomes DisabledFunction; str-cat, sym-cat and create$ get their budgeted
 // versions, div and mod their overflow-safe ones. Walks the live function list, so it covers whatever this CLIPS build defines.
@@ -308,6 +338,13 @@ bool install_sandbox(void* env) {
   ok &= EnvDefineFunction2(env, "sym-cat", 'u', PTIEF BudgetedSymCat, "BudgetedSymCat", "1*") != 0;
   ok &= EnvDefineFunction2(env, "create$", 'm', PTIEF BudgetedCreate, "BudgetedCreate", nullptr) != 0;
   ok &= EnvDefineFunction2(env, "div", 'g', PTIEF SafeDiv, "SafeDiv", "2*n") != 0;
+  // assert keeps its parser (the template syntax); only the function it runs is wrapped.
+  FunctionDefinition* assert_fn = FindFunction(env, "assert");
+  if (!assert_fn || !assert_fn->environmentAware) return false;
+  if (assert_fn->functionPointer != PTIF GuardedAssert) {
+    clips_assert.store(reinterpret_cast<AssertFunction>(assert_fn->functionPointer));
+    assert_fn->functionPointer = PTIF GuardedAssert;
+  }
   ok &= EnvDefineFunction2(env, "mod", 'n', PTIEF SafeMod, "SafeMod", "22n") != 0;
   return ok;
 }

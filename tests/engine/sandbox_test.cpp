@@ -401,3 +401,24 @@ TEST_CASE("integer division overflow fails the decision instead of killing the p
     CHECK(failing.decide(std::string(R"({"target":"reply"})")).decision.error_code == "E_RUNTIME");
   }
 }
+
+TEST_CASE("the environment itself refuses facts other than decisions and rewrites from rules", "[sandbox][state]") {
+  // The checker refuses these asserts; loaded without it, the environment retracts the
+  // forged fact and fails the decision before any other rule can see it.
+  Unchecked u(R"(
+(defrule forge (declare (salience 10)) (proposal (id ?id))
+  => (assert (decision (proposal ?id) (outcome reject) (rule forge)) (proposal (id "forged") (target reply))))
+(defrule fooled (proposal (id "forged"))
+  => (assert (decision (proposal "forged") (outcome approve) (rule fooled))))
+)");
+  u.run();
+  CHECK(u.error);
+  CHECK(u.output.find("[WARDEN5] rules may assert only decision and rewrite facts, not 'proposal'") != std::string::npos);
+  CHECK(u.count("proposal") == 1);
+  void* d = EnvFindDeftemplate(u.env->get(), "decision");
+  for (void* f = EnvGetNextFactInTemplate(u.env->get(), d, nullptr); f; f = EnvGetNextFactInTemplate(u.env->get(), d, f)) {
+    DATA_OBJECT rule;
+    EnvGetFactSlot(u.env->get(), f, "rule", &rule);
+    CHECK(std::string(DOToString(rule)) != "fooled");
+  }
+}
