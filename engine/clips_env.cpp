@@ -342,7 +342,8 @@ bool install_sandbox(void* env) {
   FunctionDefinition* assert_fn = FindFunction(env, "assert");
   if (!assert_fn || !assert_fn->environmentAware) return false;
   if (assert_fn->functionPointer != PTIF GuardedAssert) {
-    clips_assert.store(reinterpret_cast<AssertFunction>(assert_fn->functionPointer));
+    // CLIPS stores every function as int (*)(void) and calls it by its declared type ('u').
+    clips_assert.store(reinterpret_cast<AssertFunction>(reinterpret_cast<void (*)()>(assert_fn->functionPointer)));
     assert_fn->functionPointer = PTIF GuardedAssert;
   }
   ok &= EnvDefineFunction2(env, "mod", 'n', PTIEF SafeMod, "SafeMod", "22n") != 0;
