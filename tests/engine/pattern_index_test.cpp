@@ -30,11 +30,12 @@ std::string shell(const std::string& command) {
   return R"({"target":"shell","action":"run","payload":{"command":")" + command + R"("}})";
 }
 
-// 40 regex rules that each hold a long literal (a known payload, say): together they are
-// far over one RE2 set's memory budget, each alone well within it.
+// 40 regex rules that each hold a long literal (a known payload, say): together about 1.2
+// million RE2 instructions, over the budget of one set (the old index dropped the whole
+// group, and no-rm-rf with it), each alone well within it.
 std::string forty_large_regex_rules() {
   std::string payload;
-  while (payload.size() < 7000) payload += "0123456789abcdefghijklmnopqrstuvwxyz";
+  while (payload.size() < 30000) payload += "0123456789abcdefghijklmnopqrstuvwxyz";
   std::string text;
   for (int i = 0; i < 40; ++i) {
     std::string name = "tool-" + std::to_string(i);
@@ -68,7 +69,7 @@ TEST_CASE("a pattern-hit rule keeps firing when 40 large regex rules share its s
   CHECK(rm.outcome == Outcome::Reject);
   CHECK(fired(rm, "no-rm-rf"));
   std::string payload;
-  while (payload.size() < 7000) payload += "0123456789abcdefghijklmnopqrstuvwxyz";
+  while (payload.size() < 30000) payload += "0123456789abcdefghijklmnopqrstuvwxyz";
   Decision tool = decide_ok(engine, shell("tool7 " + payload));
   CHECK(fired(tool, "tool-7"));
   CHECK_FALSE(fired(tool, "no-rm-rf"));
