@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 
 namespace warden {
 namespace {
@@ -30,11 +31,11 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
   if (!v.IsObject()) return bad("a test case must be a JSON object");
   // A misspelt field (say "expect_eror") must not quietly turn into a weaker test.
   static const std::set<std::string, std::less<>> kFields = {
-      "name", "proposal", "expect", "expect_error", "rule", "not_rule", "workspace", "depth"};
+      "name", "proposal", "expect", "expect_error", "rule", "not_rule", "workspace", "depth", "principal", "groups"};
   for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
     std::string_view field(m->name.GetString(), m->name.GetStringLength());
     if (!kFields.count(field)) return bad("unknown test case field \"" + std::string(field.substr(0, 40)) + "\"");
-    if (field != "proposal" && field != "depth" && !m->value.IsString())
+    if (field != "proposal" && field != "depth" && field != "groups" && !m->value.IsString())
       return bad("test case field \"" + std::string(field) + "\" must be a string");
   }
   RuleCase c;
@@ -49,6 +50,15 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
   if (auto depth = v.FindMember("depth"); depth != v.MemberEnd()) {
     if (!depth->value.IsInt64() || depth->value.GetInt64() < 0) return bad("\"depth\" must be a whole number");
     c.depth = depth->value.GetInt64();
+  }
+  if (auto principal = v.FindMember("principal"); principal != v.MemberEnd())
+    c.principal = std::string(principal->value.GetString(), principal->value.GetStringLength());
+  if (auto groups = v.FindMember("groups"); groups != v.MemberEnd()) {
+    if (!groups->value.IsArray()) return bad("\"groups\" must be an array of strings");
+    for (const auto& g : groups->value.GetArray()) {
+      if (!g.IsString()) return bad("\"groups\" must be an array of strings");
+      c.groups.emplace_back(g.GetString(), g.GetStringLength());
+    }
   }
   auto proposal = v.FindMember("proposal");
   if (c.name.empty()) return bad("test case has no \"name\"");
@@ -120,6 +130,8 @@ CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vec
     DecideRequest request;
     request.proposal_json = c.proposal_json;
     request.depth = c.depth;
+    request.principal = c.principal;
+    request.groups = c.groups;
     DecideResult d = engine->decide(request);
     // The error the engine reported, if any: an input error or a decision it failed closed.
     const std::string error_code = !d.ok ? d.error.code : d.decision.error_code;
@@ -128,7 +140,9 @@ CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vec
       r.failure = "- expect: " + c.expect + "\n+ engine error: " + error_code + ": " + error_text + "\n";
     } else if (error_code != c.expect_error) {
       r.failure = "- expect error: " + c.expect_error + "\n+ actual: " +
-                  (d.ok ? std::string(outcome_name(d.decision.outcome)) + " without error" : error_code) + "\n";
+                  (error_code.empty() ? std::string(outcome_name(d.decision.outcome)) + " without error"
+                                      : error_code + ": " + error_text) +
+                  "\n";
     } else if (d.ok) {
       r.decision_json = decision_to_json(d.decision);
       std::string actual = std::string(outcome_name(d.decision.outcome));

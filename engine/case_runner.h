@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct RuleCase {
   std::string not_rule;    // optional: must not fire
   std::string workspace;   // optional override
   long long depth = 0;     // optional: pipeline depth the proposal arrives at
+  // optional: the authenticated caller, as the daemon passes it (DecideRequest)
+  std::optional<std::string> principal;
+  std::vector<std::string> groups;
 };
 
 struct CaseResult {
