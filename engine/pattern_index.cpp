@@ -148,13 +148,18 @@ PatternIndex::~PatternIndex() = default;
 
 bool PatternIndex::match(bool paths, std::string_view key, std::string_view value,
                          const std::function<void(const Hit&)>& on_hit) const {
-  // Sets are compiled for UTF-8; proposals are validated as UTF-8 before facts are built.
-  // Anything else would match differently from the rule functions: refuse it.
-  if (!text::valid_utf8(value)) return false;
+  // Sets are compiled for UTF-8. Literal kinds match bytes alike either way; a regex or glob
+  // would read text that is not UTF-8 differently from the rule functions (which switch to
+  // bytes): refuse it. Proposals are UTF-8; a resolved path read from the disk may not be.
+  int utf8 = -1;  // unknown yet
   std::vector<int> hits;
   for (const auto& s : sets_) {
     if ((s->kind == "path-within") != paths) continue;
     if (!s->key.empty() && s->key != key) continue;
+    if (s->kind == "regex" || s->kind == "glob") {
+      if (utf8 < 0) utf8 = text::valid_utf8(value) ? 1 : 0;
+      if (utf8 == 0) return false;
+    }
     hits.clear();
     RE2::Set::ErrorInfo info;
     if (!s->set->Match(value, &hits, &info) && info.kind != RE2::Set::kNoError) return false;

@@ -40,8 +40,8 @@ class PatternIndex {
     std::string_view pattern;
   };
   // Calls `on_hit` for every pattern of the kinds other than path-within that matches
-  // `value` at `key`. Returns false if a matcher failed (out of memory, value not UTF-8):
-  // the caller must fail the decision.
+  // `value` at `key`. Returns false if a matcher failed (out of memory, or a value that is
+  // not UTF-8 for a regex or glob set): the caller must fail the decision.
   bool match_value(std::string_view key, std::string_view value,
                    const std::function<void(const Hit&)>& on_hit) const;
   // Same for path-within patterns, against a normalized path found at `key`.

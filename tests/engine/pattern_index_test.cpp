@@ -124,12 +124,19 @@ TEST_CASE("the pattern index refuses a pattern it cannot parse, naming every rul
   CHECK(diagnostics[1].line == 9);
 }
 
-TEST_CASE("a value that is not UTF-8 fails the matcher instead of missing", "[patterns][failclosed]") {
+TEST_CASE("a value that is not UTF-8 fails a regex or glob matcher instead of missing", "[patterns][failclosed]") {
   Diagnostics diagnostics;
-  PatternIndex index({{"", "substring", "rm", "t.clp", 1, "r"}}, &diagnostics);
+  PatternIndex index({{"", "regex", "rm\\s", "t.clp", 1, "r"},
+                      {"", "glob", "/x/*", "t.clp", 2, "g"},
+                      {"", "path-within", "/x", "t.clp", 3, "p"}},
+                     &diagnostics);
   REQUIRE(diagnostics.empty());
-  CHECK_FALSE(index.match_value("payload.command", "rm \xff", [](const PatternIndex::Hit&) {}));
-  CHECK_FALSE(index.match_path("payload.path", "/x/\xff", [](const PatternIndex::Hit&) {}));
+  auto ignore = [](const PatternIndex::Hit&) {};
+  CHECK_FALSE(index.match_value("payload.command", "rm \xff", ignore));
+  // Literal kinds match bytes alike in any encoding: a path read from the disk still hits.
+  std::vector<std::string> hits;
+  CHECK(index.match_path("payload.path", "/x/\xff", [&](const PatternIndex::Hit& h) { hits.emplace_back(h.kind); }));
+  CHECK(hits == std::vector<std::string>{"path-within"});
 }
 
 TEST_CASE("pattern-hit under not is indexed: a forbidden command is not approved", "[patterns][decide]") {
