@@ -256,13 +256,18 @@ struct FileChecker {
     return t.size();
   }
 
+  // Index of the token after the one at `k`, skipping a whole parenthesized group.
+  static std::size_t next_sibling(const std::vector<Token>& t, std::size_t k) {
+    return t[k].type == TokenType::Open ? closing(t, k) + 1 : k + 1;
+  }
+
   // Every decision and rewrite names the rule that asserted it, and reports credit it: the
   // (rule NAME) slot of each (decision …) and (rewrite …) in an (assert …) must be the
   // constant name of the enclosing defrule. Only rules may assert them: a function or a
   // global initializer has no rule whose name could be checked.
   void check_asserted_rule_names(const std::vector<Token>& t, std::size_t assert_open, const Construct& c) {
     const std::size_t end = closing(t, assert_open);
-    for (std::size_t f = assert_open + 2; f < end; f = closing(t, f) + 1) {
+    for (std::size_t f = assert_open + 2; f < end; f = next_sibling(t, f)) {
       if (t[f].type != TokenType::Open) continue;
       if (f + 1 >= end || t[f + 1].type != TokenType::Atom) continue;
       const std::string& tmpl = t[f + 1].text;
@@ -275,7 +280,7 @@ struct FileChecker {
       }
       const std::size_t fact_end = closing(t, f);
       int slots = 0;
-      for (std::size_t s = f + 2; s < fact_end; s = closing(t, s) + 1) {
+      for (std::size_t s = f + 2; s < fact_end; s = next_sibling(t, s)) {
         if (t[s].type != TokenType::Open) continue;
         if (s + 1 >= fact_end || t[s + 1].type != TokenType::Atom || t[s + 1].text != "rule") continue;
         ++slots;
