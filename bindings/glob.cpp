@@ -161,9 +161,10 @@ std::shared_ptr<const RE2> get(std::string_view glob, bool utf8) {
 
 // "**" matches anything including "/"; "**/" also matches zero directories, so "a/**/b"
 // matches "a/b" and "**/x" matches "x" (globstar). "*", "?" and brackets never match "/".
-// In RE2 terms "." is used with dot_nl, so newlines are matched like any other character.
+// Newlines are matched like any other character; the "s" flag is part of the translation,
+// so every user of it (glob-match and the pattern index) gets the same meaning.
 std::string to_regex(std::string_view glob) {
-  std::string out = "^(?:";
+  std::string out = "(?s)^(?:";
   std::string lit;
   const std::size_t n = glob.size();
   bool no_close = false;  // once a '[' has no ']', no later '[' has one either

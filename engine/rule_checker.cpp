@@ -257,8 +257,12 @@ struct FileChecker {
               "globals are constants in Warden rules; cannot bind " + t[k + 2].text);
       } else if ((head == "regex-match") && k + 2 < close && t[k + 2].type == TokenType::String) {
         check_regex(t[k + 2], c.name);
-      } else if (head == "pattern-hit" && c.kind == "defrule" && !in_rhs && depth == 1) {
-        collect_pattern(t, k, c.name);
+      } else if (head == "pattern-hit" && c.kind == "defrule" && !in_rhs) {
+        // Any depth: a pattern under not/or/and/exists/forall/logical must be indexed too,
+        // or `(not (pattern-hit …))` would always hold and `(or (pattern-hit …) …)` never.
+        collect_pattern(t, k, c);
+      } else if (head == "assert") {
+        check_asserted_rule_names(t, k, c);
       }
     }
     if (!too_deep) check_calls(t, open, close, c);
@@ -473,8 +477,69 @@ struct FileChecker {
     if (!re.ok()) error(code::kBadRegex, pattern.line, rule, "regex does not compile: " + re.error());
   }
 
-  void collect_pattern(const std::vector<Token>& t, std::size_t open, const std::string& rule) {
+  // Index of the ')' closing the '(' at `open` (t.size() if unbalanced).
+  static std::size_t closing(const std::vector<Token>& t, std::size_t open) {
+    int depth = 0;
+    for (std::size_t k = open; k < t.size(); ++k) {
+      if (t[k].type == TokenType::Open) ++depth;
+      else if (t[k].type == TokenType::Close && --depth == 0) return k;
+    }
+    return t.size();
+  }
+
+  // Index of the token after the one at `k`, skipping a whole parenthesized group.
+  static std::size_t next_sibling(const std::vector<Token>& t, std::size_t k) {
+    return t[k].type == TokenType::Open ? closing(t, k) + 1 : k + 1;
+  }
+
+  // Every decision and rewrite names the rule that asserted it, and reports credit it: the
+  // (rule NAME) slot of each (decision …) and (rewrite …) in an (assert …) must be the
+  // constant name of the enclosing defrule. Only rules may assert them: a function or a
+  // global initializer has no rule whose name could be checked.
+  void check_asserted_rule_names(const std::vector<Token>& t, std::size_t assert_open, const Construct& c) {
+    const std::size_t end = closing(t, assert_open);
+    for (std::size_t f = assert_open + 2; f < end; f = next_sibling(t, f)) {
+      if (t[f].type != TokenType::Open) continue;
+      if (f + 1 >= end || t[f + 1].type != TokenType::Atom) continue;
+      const std::string& tmpl = t[f + 1].text;
+      if (tmpl != "decision" && tmpl != "rewrite") continue;
+      const long line = t[f].line;
+      if (c.kind != "defrule") {
+        error(code::kRuleName, line, c.name,
+              "a " + tmpl + " may only be asserted on the right-hand side of a defrule, not in a " + c.kind);
+        continue;
+      }
+      const std::size_t fact_end = closing(t, f);
+      int slots = 0;
+      for (std::size_t s = f + 2; s < fact_end; s = next_sibling(t, s)) {
+        if (t[s].type != TokenType::Open) continue;
+        if (s + 1 >= fact_end || t[s + 1].type != TokenType::Atom || t[s + 1].text != "rule") continue;
+        ++slots;
+        const std::size_t slot_end = closing(t, s);
+        const bool constant = slot_end == s + 3 &&
+                              (t[s + 2].type == TokenType::String ||
+                               (t[s + 2].type == TokenType::Atom && t[s + 2].text[0] != '?' &&
+                                t[s + 2].text[0] != '$'));
+        if (!constant) {
+          error(code::kRuleName, t[s].line, c.name,
+                "the (rule …) slot of a " + tmpl + " must be the constant name of its rule, '" + c.name + "'");
+        } else if (t[s + 2].text != c.name) {
+          error(code::kRuleName, t[s].line, c.name,
+                "this " + tmpl + " credits rule '" + t[s + 2].text.substr(0, 80) + "' but is asserted by rule '" +
+                    c.name + "'");
+        }
+      }
+      if (slots == 0)
+        error(code::kRuleName, line, c.name, "this " + tmpl + " has no (rule " + c.name + ") slot");
+    }
+  }
+
+  void collect_pattern(const std::vector<Token>& t, std::size_t open, const Construct& c) {
+    const std::string& rule = c.name;
     IndexedPattern p;
+    p.file = c.file;
+    p.line = t[open].line;
+    p.rule = c.name;
     bool have_kind = false, have_pattern = false, bad = false;
     int depth = 0;
     std::size_t k = open;

@@ -86,12 +86,12 @@ TEST_CASE("glob escapes and literal metacharacters", "[glob]") {
 }
 
 TEST_CASE("glob to_regex output", "[glob]") {
-  CHECK(glob::to_regex("*.py") == "^(?:[^/]*\\.py)$");
-  CHECK(glob::to_regex("a/**") == "^(?:a\\/.*)$");
-  CHECK(glob::to_regex("**/x") == "^(?:(?:.*/)?x)$");
-  CHECK(glob::to_regex("?") == "^(?:[^/])$");
-  CHECK(glob::to_regex("[!a-c]") == "^(?:[^/a-c])$");
-  CHECK(glob::to_regex("[abc") == "^(?:\\[abc)$");
+  CHECK(glob::to_regex("*.py") == "(?s)^(?:[^/]*\\.py)$");
+  CHECK(glob::to_regex("a/**") == "(?s)^(?:a\\/.*)$");
+  CHECK(glob::to_regex("**/x") == "(?s)^(?:(?:.*/)?x)$");
+  CHECK(glob::to_regex("?") == "(?s)^(?:[^/])$");
+  CHECK(glob::to_regex("[!a-c]") == "(?s)^(?:[^/a-c])$");
+  CHECK(glob::to_regex("[abc") == "(?s)^(?:\\[abc)$");
 }
 
 TEST_CASE("glob with invalid UTF-8 text cannot slip past wildcards", "[glob]") {
