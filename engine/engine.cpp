@@ -157,7 +157,7 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   std::string error;
   bool failed = false;
   if (!codec_->assert_all(fields, leaves, *policy_->impl().patterns, &error)) {
-    fail_closed(&d, "E_FACTS", "cannot present the proposal to the rules: " + error);
+    fail_closed(&d, code::kFacts, "cannot present the proposal to the rules: " + error);
     failed = true;
   } else {
     env_->arm_deadline(options_.deadline - std::chrono::duration_cast<std::chrono::microseconds>(
@@ -168,15 +168,15 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     codec_->read_results(&d.rules, &d.rewrites, &error);
     if (request.explain) d.facts_json = codec_->facts_json();
     if (state.deadline_hit) {
-      fail_closed(&d, "E_DEADLINE", "rules ran past the deadline of " +
+      fail_closed(&d, code::kDeadline, "rules ran past the deadline of " +
                                         std::to_string(options_.deadline.count()) + " us");
     } else if (fired >= options_.run_limit && EnvGetNextActivation(env, nullptr)) {
-      fail_closed(&d, "E_RUN_LIMIT", "rules fired " + std::to_string(fired) + " times, the run limit");
+      fail_closed(&d, code::kRunLimit, "rules fired " + std::to_string(fired) + " times, the run limit");
     } else if (GetEvaluationError(env) || GetHaltExecution(env) || has_error_message(output)) {
       std::string first = output.substr(0, output.find('\n'));
-      fail_closed(&d, "E_RUNTIME", "rule runtime error: " + (first.empty() ? std::string("evaluation error") : first));
+      fail_closed(&d, code::kRuntime, "rule runtime error: " + (first.empty() ? std::string("evaluation error") : first));
     } else if (!error.empty()) {
-      fail_closed(&d, "E_RUNTIME", error);
+      fail_closed(&d, code::kRuntime, error);
     } else {
       combine(&d);
     }

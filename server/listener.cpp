@@ -75,8 +75,8 @@ void Listener::refuse(tcp::socket socket) {
   // Best effort, never blocking: one small frame into an empty socket buffer.
   boost::system::error_code ec;
   socket.non_blocking(true, ec);
-  std::string frame = encode_frame(error_response("null", "", err::kTooManyConnections,
-                                                  "the daemon is at its connection limit"));
+  std::string frame = encode_frame(error_response(
+      "null", "", {err::kTooManyConnections, "the daemon is at its connection limit"}));
   socket.write_some(asio::buffer(frame), ec);
   socket.shutdown(tcp::socket::shutdown_both, ec);
   socket.close(ec);

@@ -65,6 +65,7 @@ void Session::drain() {
 void Session::close() {
   if (closed_) return;
   closed_ = true;
+  auth_.closed->store(true, std::memory_order_release);  // queued decisions are dropped
   boost::system::error_code ec;
   timer_.cancel();
   socket_.shutdown(tcp::socket::shutdown_both, ec);
@@ -188,7 +189,7 @@ void Session::fail(const char* code, const std::string& message) {
   Stats::add(context_.stats.errors);
   context_.log->info("connection {} from {}: {}: {}", id_, peer_, code, message);
   read_closed_ = true;
-  slots_.push_back(Slot{true, true, encode_frame(error_response("null", "", code, message))});
+  slots_.push_back(Slot{true, true, encode_frame(error_response("null", "", {code, message}))});
   flush_ready();
 }
 
