@@ -467,6 +467,15 @@ HostileResult hostile(const ServerProcess& server, int flood_conns, int window, 
   };
   victim.start_reading();
   asio::steady_timer tick(io), sample(io), guard(io);
+  // After the measured window: wait (bounded by guard) for the victim's last answers.
+  std::function<void()> drained = [&] {
+    if (out.victim_answered >= out.victim_sent) {
+      io.stop();
+      return;
+    }
+    tick.expires_after(10ms);
+    tick.async_wait([&](boost::system::error_code) { drained(); });
+  };
   std::function<void()> pace = [&] {
     auto now = Clock::now();
     if (now >= t_end) {
@@ -474,14 +483,6 @@ HostileResult hostile(const ServerProcess& server, int flood_conns, int window, 
       // Wait (bounded) for the victim's last answers, then drop the flood.
       guard.expires_after(30s);
       guard.async_wait([&](boost::system::error_code) { io.stop(); });
-      std::function<void()> drained = [&] {
-        if (out.victim_answered >= out.victim_sent) {
-          io.stop();
-          return;
-        }
-        tick.expires_after(10ms);
-        tick.async_wait([&](boost::system::error_code) { drained(); });
-      };
       drained();
       return;
     }
@@ -677,31 +678,40 @@ int main(int argc, char** argv) {
   }
 
   if (section('d')) {
-    const int kFloodConns = 16, kWindow = 32, kHugeEvery = 8;
-    HostileResult h = hostile(*server, kFloodConns, kWindow, kHugeEvery, warmup, measure);
-    std::printf(
-        "\n(d) hostile client: %d flood connections (window %d, every %dth a 1 MB shell line), "
-        "victim 100 decides/s on its own principal\n"
-        "    victim: %llu sent, %llu answered, %llu E_BUSY, p50 %.0f µs, p99 %.0f µs, max %.0f µs\n"
-        "    flood: %llu answered, %llu E_BUSY; daemon RSS peak %.1f MB, at end %.1f MB\n",
-        kFloodConns, kWindow, kHugeEvery, static_cast<unsigned long long>(h.victim_sent),
-        static_cast<unsigned long long>(h.victim_answered),
-        static_cast<unsigned long long>(h.victim_busy), h.victim.p50, h.victim.p99, h.victim.max,
-        static_cast<unsigned long long>(h.flood_answered),
-        static_cast<unsigned long long>(h.flood_busy), static_cast<double>(h.rss_peak_kb) / 1024,
-        static_cast<double>(h.rss_end_kb) / 1024);
-    char buf[512];
-    std::snprintf(
-        buf, sizeof buf,
-        ",\"hostile\":{\"victim_p50_us\":%.1f,\"victim_p99_us\":%.1f,\"victim_max_us\":%.1f,"
-        "\"victim_sent\":%llu,\"victim_answered\":%llu,\"victim_busy\":%llu,"
-        "\"flood_answered\":%llu,\"flood_busy\":%llu,\"rss_peak_kb\":%ld,\"rss_end_kb\":%ld}",
-        h.victim.p50, h.victim.p99, h.victim.max, static_cast<unsigned long long>(h.victim_sent),
-        static_cast<unsigned long long>(h.victim_answered),
-        static_cast<unsigned long long>(h.victim_busy),
-        static_cast<unsigned long long>(h.flood_answered),
-        static_cast<unsigned long long>(h.flood_busy), h.rss_peak_kb, h.rss_end_kb);
-    json += buf;
+    const int kFloodConns = 16, kWindow = 32;
+    json += ",\"hostile\":[";
+    for (int huge_every : {8, 0}) {
+      HostileResult h = hostile(*server, kFloodConns, kWindow, huge_every, warmup, measure);
+      std::string what = huge_every ? "every " + std::to_string(huge_every) + "th a 1 MB shell line"
+                                    : "ordinary proposals only";
+      std::printf(
+          "\n(d) hostile client: %d flood connections (window %d, %s), victim 100 decides/s on "
+          "its own principal\n"
+          "    victim: %llu sent, %llu answered, %llu E_BUSY, p50 %.0f µs, p99 %.0f µs, max %.0f "
+          "µs\n"
+          "    flood: %llu answered, %llu E_BUSY; daemon RSS peak %.1f MB, at end %.1f MB\n",
+          kFloodConns, kWindow, what.c_str(), static_cast<unsigned long long>(h.victim_sent),
+          static_cast<unsigned long long>(h.victim_answered),
+          static_cast<unsigned long long>(h.victim_busy), h.victim.p50, h.victim.p99, h.victim.max,
+          static_cast<unsigned long long>(h.flood_answered),
+          static_cast<unsigned long long>(h.flood_busy), static_cast<double>(h.rss_peak_kb) / 1024,
+          static_cast<double>(h.rss_end_kb) / 1024);
+      std::fflush(stdout);
+      char buf[512];
+      std::snprintf(buf, sizeof buf,
+                    "%s{\"huge_every\":%d,\"victim_p50_us\":%.1f,\"victim_p99_us\":%.1f,"
+                    "\"victim_max_us\":%.1f,\"victim_sent\":%llu,\"victim_answered\":%llu,"
+                    "\"victim_busy\":%llu,\"flood_answered\":%llu,\"flood_busy\":%llu,"
+                    "\"rss_peak_kb\":%ld,\"rss_end_kb\":%ld}",
+                    huge_every == 8 ? "" : ",", huge_every, h.victim.p50, h.victim.p99,
+                    h.victim.max, static_cast<unsigned long long>(h.victim_sent),
+                    static_cast<unsigned long long>(h.victim_answered),
+                    static_cast<unsigned long long>(h.victim_busy),
+                    static_cast<unsigned long long>(h.flood_answered),
+                    static_cast<unsigned long long>(h.flood_busy), h.rss_peak_kb, h.rss_end_kb);
+      json += buf;
+    }
+    json += "]";
   }
   server->stop();
   getloadavg(loadavg, 1);

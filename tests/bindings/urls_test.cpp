@@ -241,7 +241,7 @@ TEST_CASE("file and non-special schemes", "[urls]") {
   CHECK(parse("foo://").host.empty());
 }
 
-TEST_CASE("urls are safe and fast on huge and hostile inputs", "[urls]") {
+TEST_CASE("urls are safe on huge and hostile inputs", "[urls]") {
   CHECK_FALSE(parse("https://h/" + std::string(1 << 20, 'a')).valid);  // > 64 KB
   CHECK_FALSE(parse(std::string(1 << 20, '\xFF')).valid);
   const std::string host(60000, 'a');
