@@ -17,7 +17,10 @@ namespace code {
 inline constexpr const char* kParse = "E_PARSE";                      // CLIPS syntax error
 inline constexpr const char* kUnbalanced = "E_UNBALANCED";            // parentheses or string not closed
 inline constexpr const char* kUnknownFunction = "E_UNKNOWN_FUNCTION"; // call to an undefined function
-inline constexpr const char* kForbiddenFunction = "E_FORBIDDEN_FUNCTION";  // exit, system, eval ...
+inline constexpr const char* kForbiddenFunction = "E_FORBIDDEN_FUNCTION";  // a CLIPS function not on the allowlist
+inline constexpr const char* kForbiddenAssert = "E_FORBIDDEN_ASSERT";  // assert of a fact other than decision/rewrite
+inline constexpr const char* kRecursion = "E_RECURSION";              // deffunction that calls itself
+inline constexpr const char* kWildcardParameter = "E_WILDCARD_PARAM"; // deffunction with a $? parameter
 inline constexpr const char* kForbiddenConstruct = "E_FORBIDDEN_CONSTRUCT";  // deftemplate, defmodule ...
 inline constexpr const char* kDuplicateRule = "E_DUPLICATE_RULE";     // same rule name twice in a set
 inline constexpr const char* kDuplicateFunction = "E_DUPLICATE_FUNCTION";
@@ -37,6 +40,7 @@ inline constexpr const char* kFacts = "E_FACTS";                      // the pro
 inline constexpr const char* kDeadline = "E_DEADLINE";                // rules ran past the deadline
 inline constexpr const char* kRunLimit = "E_RUN_LIMIT";               // rules fired run_limit times
 inline constexpr const char* kRuntime = "E_RUNTIME";                  // a rule failed at run time
+inline constexpr const char* kMemory = "E_MEMORY";                    // over the rule memory budget
 inline constexpr const char* kEngineBuild = "E_ENGINE_BUILD";         // a worker cannot build the rules in force
 // Daemon protocol: framing (the connection is closed after the reply).
 inline constexpr const char* kFramePrefix = "E_FRAME_PREFIX";         // length prefix is not 6 hex digits
@@ -52,6 +56,8 @@ inline constexpr const char* kNotImplemented = "E_NOT_IMPLEMENTED";   // submit,
 inline constexpr const char* kAuthRequired = "E_AUTH_REQUIRED";       // request before auth
 inline constexpr const char* kAuthFailed = "E_AUTH_FAILED";           // unknown token (connection closed)
 inline constexpr const char* kForbidden = "E_FORBIDDEN";              // role lacks the right
+inline constexpr const char* kAuthRevoked = "E_AUTH_REVOKED";         // a reload revoked the token (closed)
+inline constexpr const char* kPeerNotAllowed = "E_PEER_NOT_ALLOWED";  // Unix peer uid not allowed (closed)
 // Daemon protocol: resources and lifecycle.
 inline constexpr const char* kAuthTimeout = "E_AUTH_TIMEOUT";         // no auth before the deadline (closed)
 inline constexpr const char* kIdleTimeout = "E_IDLE_TIMEOUT";         // silent past the idle timeout (closed)
@@ -72,7 +78,10 @@ inline constexpr Entry kTable[] = {
     {kParse, "CLIPS syntax error in a rule file"},
     {kUnbalanced, "parenthesis or string not closed in a rule file"},
     {kUnknownFunction, "a rule calls an undefined function"},
-    {kForbiddenFunction, "a rule calls a function rules may not use"},
+    {kForbiddenFunction, "a rule calls a CLIPS function not on the allowlist"},
+    {kForbiddenAssert, "a rule asserts a fact other than a decision or rewrite"},
+    {kRecursion, "a deffunction calls itself"},
+    {kWildcardParameter, "a deffunction with a $? parameter"},
     {kForbiddenConstruct, "a rule file defines a construct rules may not define"},
     {kDuplicateRule, "the same rule name twice in a rule set"},
     {kDuplicateFunction, "the same function name twice in a rule set"},
@@ -90,6 +99,7 @@ inline constexpr Entry kTable[] = {
     {kDeadline, "decision failed closed: the rules ran past the deadline"},
     {kRunLimit, "decision failed closed: the rules fired run_limit times"},
     {kRuntime, "decision failed closed: a rule failed at run time"},
+    {kMemory, "decision failed closed: over the rule memory budget"},
     {kEngineBuild, "decision failed closed: the worker cannot build the rules in force (retried)"},
     {kFramePrefix, "length prefix is not 6 hex digits (connection closed)"},
     {kFrameTooLarge, "declared length over limits.max_frame_bytes (connection closed)"},
@@ -102,6 +112,8 @@ inline constexpr Entry kTable[] = {
     {kAuthRequired, "request before auth"},
     {kAuthFailed, "unknown token (connection closed)"},
     {kForbidden, "the role lacks the right"},
+    {kAuthRevoked, "a reload removed this connection's token or changed its identity (connection closed)"},
+    {kPeerNotAllowed, "Unix-socket peer uid not in unix.allow_uids (connection closed)"},
     {kAuthTimeout, "no auth within limits.auth_timeout_ms (connection closed)"},
     {kIdleTimeout, "no request within limits.idle_timeout_ms (connection closed)"},
     {kTooManyConnections, "over limits.max_connections (connection closed)"},

@@ -89,10 +89,7 @@ void EngineImpl::fail_closed(Decision* d, const char* code, const std::string& w
   d->defaulted = false;
 }
 
-void EngineImpl::clear_after_error() {
-  env_->clear_errors();
-  env_->reset();  // also empties the agenda a stopped run left behind
-}
+void EngineImpl::clear_after_error() { env_->clear_errors(); }
 
 void EngineImpl::combine(Decision* d) const {
   bool any = false;
@@ -132,6 +129,7 @@ void EngineImpl::apply_rewrites(Decision* d, rapidjson::Document* doc, std::vect
 
 DecideResult EngineImpl::decide(const DecideRequest& request) {
   const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + options_.deadline;  // covers reading, facts and rules
   DecideResult result;
   rapidjson::Document doc;
   ProposalFields fields;
@@ -139,10 +137,14 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   ReadLimits limits;
   limits.max_bytes = options_.max_input_bytes;
   limits.max_depth = options_.max_depth;
+  limits.max_leaves = options_.max_leaves;
   if (auto error = read_proposal(request.proposal_json, limits, &doc, &fields, &leaves)) {
     result.error = std::move(*error);
     return result;
   }
+  // The authenticated identity, never the proposal's claim, is what rules and actuators see.
+  if (request.principal) override_principal(*request.principal, &doc, &fields, &leaves);
+  fields.groups = request.groups;
   result.ok = true;
   Decision& d = result.decision;
   d.decision_id = request.decision_id.empty() ? new_decision_id() : request.decision_id;
@@ -156,12 +158,32 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   state.begin_decision();
   std::string error;
   bool failed = false;
-  if (!codec_->assert_all(fields, leaves, *policy_->impl().patterns, &error)) {
-    fail_closed(&d, code::kFacts, "cannot present the proposal to the rules: " + error);
+  FactLimits fact_limits;
+  fact_limits.max_facts = options_.max_facts;
+  fact_limits.shell.max_commands = options_.max_shell_commands;
+  fact_limits.shell.max_words = options_.max_shell_words;
+  fact_limits.shell.max_total_words = options_.max_shell_total_words;
+  fact_limits.shell.deadline = deadline;
+  fact_limits.deadline = deadline;
+  FactError fact_error;
+  // Armed before asserting: patterns' conditions (test CEs, deffunctions) run as facts are
+  // asserted, and must stop at the deadline like rule actions do.
+  env_->arm_deadline(std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::steady_clock::now()));
+  const bool asserted = codec_->assert_all(fields, doc, leaves, *policy_->impl().patterns, fact_limits, &fact_error);
+  if (state.deadline_hit || (asserted && std::chrono::steady_clock::now() > deadline)) {
+    env_->disarm_deadline();
+    fail_closed(&d, code::kDeadline, "the decision deadline of " + std::to_string(options_.deadline.count()) +
+                                      " us passed before the rules ran");
+    failed = true;
+  } else if (!asserted) {
+    env_->disarm_deadline();
+    const std::string prefix = fact_error.code == code::kFacts ? "cannot present the proposal to the rules: " : "";
+    fail_closed(&d, fact_error.code.c_str(), prefix + fact_error.message);
+    failed = true;
+  } else if (env_->over_memory()) {
+    fail_closed(&d, code::kMemory, "matching the proposal's facts went over the rule memory budget");
     failed = true;
   } else {
-    env_->arm_deadline(options_.deadline - std::chrono::duration_cast<std::chrono::microseconds>(
-                                              std::chrono::steady_clock::now() - start));
     long long fired = EnvRun(env, options_.run_limit);
     env_->disarm_deadline();
     std::string output = env_->take_output();
@@ -170,6 +192,9 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     if (state.deadline_hit) {
       fail_closed(&d, code::kDeadline, "rules ran past the deadline of " +
                                         std::to_string(options_.deadline.count()) + " us");
+    } else if (state.memory_hit) {
+      fail_closed(&d, code::kMemory, "rules went over the memory budget of " +
+                                      std::to_string(kRuleMemoryBudget >> 20) + " MiB");
     } else if (fired >= options_.run_limit && EnvGetNextActivation(env, nullptr)) {
       fail_closed(&d, code::kRunLimit, "rules fired " + std::to_string(fired) + " times, the run limit");
     } else if (GetEvaluationError(env) || GetHaltExecution(env) || has_error_message(output)) {
@@ -182,10 +207,12 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     }
     failed = !d.error_code.empty();
   }
-  if (failed) {
-    clear_after_error();
-  } else {
-    codec_->retract_all();
+  // Nothing a rule did may reach the next decision: every fact, global, activation and the
+  // focus stack go back to their state after load.
+  clear_after_error();
+  if (!env_->reset() && !failed) {
+    fail_closed(&d, code::kRuntime, "the rule engine could not be reset after the decision");
+    failed = true;
   }
   bool rewritten = false;
   if (!failed && !d.rewrites.empty()) {

@@ -31,6 +31,10 @@ struct SessionAuth {
   // Set by the session when the connection closes: its queued decisions are then dropped
   // unrun (DecideJob::abandoned).
   std::shared_ptr<std::atomic<bool>> closed = std::make_shared<std::atomic<bool>>(false);
+  // The token that authenticated and the token set that accepted it: when the daemon's
+  // token set is replaced (reload), the session re-checks the token against the new set.
+  std::optional<TokenHash> token_hash;
+  std::weak_ptr<const TokenStore> verified_by;
 };
 
 class RequestHandler {

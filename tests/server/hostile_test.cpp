@@ -174,7 +174,8 @@ TEST_CASE("an idle authenticated client is closed after the idle timeout", "[ser
   CHECK(codes_until_closed(c, 5000ms) == std::vector<std::string>{err::kIdleTimeout});
 }
 
-TEST_CASE("connections over max_connections are refused; others unaffected", "[server][hostile]") {
+TEST_CASE("connections over max_connections are refused once every slot is authenticated",
+          "[server][hostile]") {
   TempDir dir;
   Config config = test_config(dir);
   config.limits.max_connections = 3;
@@ -184,12 +185,11 @@ TEST_CASE("connections over max_connections are refused; others unaffected", "[s
   std::string error;
   for (int i = 0; i < 3; ++i) {
     held.push_back(std::make_unique<Client>());
-    REQUIRE(held.back()->connect(d.address(), 5000ms, &error));
+    connect_agent(*held.back(), d);
   }
   Client extra;
   REQUIRE(extra.connect_raw(d.address(), 5000ms, &error));
   CHECK(codes_until_closed(extra, 5000ms) == std::vector<std::string>{err::kTooManyConnections});
-  REQUIRE(held[0]->authenticate(Tokens{}.agent, 5000ms, &error));
   REQUIRE(held[0]->send_message(decide_request("x", kShellProposal), &error));
   CHECK(error_code(read_or_fail(*held[0])) == "");
   // A slot frees when a client leaves (the close is processed asynchronously).
@@ -198,6 +198,7 @@ TEST_CASE("connections over max_connections are refused; others unaffected", "[s
   REQUIRE(eventually([&] { return Stats::get(context.stats.connections_current) == 2; }));
   Client again;
   CHECK(again.connect(d.address(), 5000ms, &error));
+  CHECK(again.authenticate(Tokens{}.agent, 5000ms, &error));
 }
 
 TEST_CASE("a client that does not read its replies is held at the in-flight cap",

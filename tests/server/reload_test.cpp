@@ -175,6 +175,10 @@ TEST_CASE("watched rule files reload on change", "[server][reload]") {
   REQUIRE(d.ok());
   std::string before = d.daemon().context().policy.get()->digest();
   dir.write("rules/policy.clp", kRulesB);
-  CHECK(eventually([&] { return d.daemon().context().policy.get()->digest() != before; }));
+  // The rules are swapped just before the reload is counted: wait for both.
+  CHECK(eventually([&] {
+    return d.daemon().context().policy.get()->digest() != before &&
+           Stats::get(d.daemon().context().stats.reloads) >= 1;
+  }));
   CHECK(Stats::get(d.daemon().context().stats.reloads) == 1);
 }

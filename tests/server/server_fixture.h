@@ -4,6 +4,7 @@
 #pragma once
 
 #include <rapidjson/document.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -135,6 +137,16 @@ class RunningDaemon {
   std::thread thread_;
   int exit_code_ = -1;
 };
+
+// A logger writing text lines into *out (read it after the daemon stopped).
+inline Logger capture_logger(const std::shared_ptr<std::ostringstream>& out,
+                             spdlog::level::level_enum level = spdlog::level::info) {
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(*out);
+  auto logger = std::make_shared<spdlog::logger>("warden-test", sink);
+  logger->set_pattern("%l %v");
+  logger->set_level(level);
+  return logger;
+}
 
 inline rapidjson::Document parse(const std::string& json) {
   rapidjson::Document doc;
