@@ -1,6 +1,6 @@
 // bench_load: the daemon under load over loopback.
 //
-//   bench_load [RULES_DIR] [--quick] [--seconds S] [--workers N]
+//   bench_load [RULES_DIR] [--quick] [--seconds S] [--workers N] [--only abcd]
 //
 // The server is a forked child running server::Daemon exactly as `warden serve` does (its
 // RSS is read from /proc/PID/status); this process is the load generator: one thread, Asio,
@@ -11,7 +11,10 @@
 //   (b) latency at fixed offered rates of 1k, 5k and 10k decisions/s (open loop over 8
 //       connections; latency from the scheduled send time, so stalls are not hidden)
 //   (c) server RSS with 1,000 idle authenticated connections
-// Bounded: about 60 s (about 25 s with --quick). Loopback only.
+//   (d) a hostile client: one principal floods decides over 16 connections (every 8th a
+//       1 MB shell line) while a victim principal sends one trivial decide every 10 ms;
+//       the victim's latency, the flood's E_BUSY replies and the daemon's peak RSS
+// Bounded: about 70 s (about 30 s with --quick). Loopback only. --only abcd picks sections.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -75,7 +78,8 @@ std::string decide_frame(std::uint64_t id) {
 struct ServerProcess {
   pid_t pid = -1;
   std::uint16_t port = 0;
-  std::string token;
+  std::string token;         // agent "bench"
+  std::string victim_token;  // agent "victim"
   std::string address() const { return "127.0.0.1:" + std::to_string(port); }
   void stop() {
     if (pid > 0) {
@@ -92,9 +96,11 @@ std::unique_ptr<ServerProcess> spawn_server(const std::string& rules, const fs::
                                             unsigned workers) {
   auto server = std::make_unique<ServerProcess>();
   server->token = warden::server::generate_token();
+  server->victim_token = warden::server::generate_token();
   fs::create_directories(dir);
   std::ofstream(dir / "tokens") << "agent bench " << warden::server::token_hash_text(server->token)
-                                << "\n";
+                                << "\nagent victim "
+                                << warden::server::token_hash_text(server->victim_token) << "\n";
   int fds[2];
   if (pipe(fds) != 0) return nullptr;
   pid_t pid = fork();
@@ -179,10 +185,14 @@ class Conn : public std::enable_shared_from_this<Conn> {
   std::function<void(Clock::time_point scheduled, bool ok)> on_reply;
 
   void send(std::uint64_t id, Clock::time_point scheduled) {
+    send_frame(decide_frame(id), scheduled);
+  }
+  void send_frame(const std::string& frame, Clock::time_point scheduled) {
     scheduled_.push_back(scheduled);
-    pending_ += decide_frame(id);
+    pending_ += frame;
     flush();
   }
+  std::uint64_t busy() const { return busy_; }
   std::size_t in_flight() const { return scheduled_.size(); }
   void start_reading() { read(); }
   void close() {
@@ -212,6 +222,7 @@ class Conn : public std::enable_shared_from_this<Conn> {
           for (auto r = self->decoder_.next(); r.status == FrameDecoder::Status::Good;
                r = self->decoder_.next()) {
             bool ok = r.payload.find("\"ok\":true") != std::string_view::npos;
+            if (r.payload.find("\"E_BUSY\"") != std::string_view::npos) ++self->busy_;
             Clock::time_point scheduled = self->scheduled_.front();
             self->scheduled_.pop_front();
             if (self->on_reply) self->on_reply(scheduled, ok);
@@ -226,16 +237,17 @@ class Conn : public std::enable_shared_from_this<Conn> {
   std::deque<Clock::time_point> scheduled_;
   std::string pending_, out_;
   bool writing_ = false;
+  std::uint64_t busy_ = 0;
 };
 
 std::vector<std::shared_ptr<Conn>> open_conns(asio::io_context& io, const ServerProcess& server,
-                                              int n) {
+                                              int n, const std::string* token = nullptr) {
   std::vector<std::shared_ptr<Conn>> conns;
   for (int i = 0; i < n; ++i) {
     warden::server::Client client;
     std::string error;
     if (!client.connect(server.address(), 5000ms, &error) ||
-        !client.authenticate(server.token, 5000ms, &error)) {
+        !client.authenticate(token ? *token : server.token, 5000ms, &error)) {
       std::fprintf(stderr, "bench_load: %s\n", error.c_str());
       std::exit(4);
     }
@@ -399,6 +411,108 @@ Result fixed_rate(const ServerProcess& server, double rate, int nconns,
   return r;
 }
 
+// (d) One principal floods; another sends trivial decides at a steady 100/s.
+struct HostileResult {
+  Result victim;
+  std::uint64_t victim_sent = 0, victim_answered = 0, victim_busy = 0;
+  std::uint64_t flood_answered = 0, flood_busy = 0;
+  long rss_peak_kb = 0, rss_end_kb = 0;
+};
+
+HostileResult hostile(const ServerProcess& server, int flood_conns, int window, int huge_every,
+                      std::chrono::milliseconds warmup, std::chrono::milliseconds measure) {
+  asio::io_context io;
+  auto flood = open_conns(io, server, flood_conns);
+  auto victims = open_conns(io, server, 1, &server.victim_token);
+  Conn& victim = *victims[0];
+  // A 1 MB shell line, just under the 1 MiB frame limit with its envelope.
+  std::string huge_line(1000000, 'a');
+  for (std::size_t i = 0; i < huge_line.size(); i += 8) huge_line[i] = ' ';
+  const std::string huge = encode_frame(
+      "{\"type\":\"request\",\"id\":\"h\",\"payload\":{\"action\":\"decide\",\"proposal\":"
+      "{\"target\":\"shell\",\"action\":\"run\",\"payload\":{\"command\":\"echo " +
+      huge_line + "\"}}}}");
+  const std::string trivial = encode_frame(
+      R"({"type":"request","id":"v","payload":{"action":"decide","proposal":{"target":"reply","payload":{"text":"ok"}}}})");
+  HostileResult out;
+  Stats victim_stats;
+  auto t0 = Clock::now();
+  auto t_start = t0 + warmup;
+  auto t_end = t_start + measure;
+  bool stopping = false;
+  std::uint64_t next = 0;
+  auto flood_frame = [&] {
+    ++next;
+    return huge_every > 0 && next % static_cast<std::uint64_t>(huge_every) == 0
+               ? huge
+               : decide_frame(next);
+  };
+  for (auto& c : flood) {
+    Conn* raw = c.get();
+    c->on_reply = [&, raw](Clock::time_point, bool) {
+      ++out.flood_answered;
+      if (!stopping) raw->send_frame(flood_frame(), Clock::now());
+    };
+    c->start_reading();
+    for (int i = 0; i < window; ++i) c->send_frame(flood_frame(), Clock::now());
+  }
+  victim.on_reply = [&](Clock::time_point scheduled, bool ok) {
+    ++out.victim_answered;
+    if (scheduled >= t_start && scheduled < t_end) {
+      ++victim_stats.completed;
+      victim_stats.latencies_us.push_back(
+          std::chrono::duration<double, std::micro>(Clock::now() - scheduled).count());
+    }
+    if (!ok) ++victim_stats.errors;
+  };
+  victim.start_reading();
+  asio::steady_timer tick(io), sample(io), guard(io);
+  // After the measured window: wait (bounded by guard) for the victim's last answers.
+  std::function<void()> drained = [&] {
+    if (out.victim_answered >= out.victim_sent) {
+      io.stop();
+      return;
+    }
+    tick.expires_after(10ms);
+    tick.async_wait([&](boost::system::error_code) { drained(); });
+  };
+  std::function<void()> pace = [&] {
+    auto now = Clock::now();
+    if (now >= t_end) {
+      stopping = true;
+      // Wait (bounded) for the victim's last answers, then drop the flood.
+      guard.expires_after(30s);
+      guard.async_wait([&](boost::system::error_code) { io.stop(); });
+      drained();
+      return;
+    }
+    victim.send_frame(trivial, now);
+    ++out.victim_sent;
+    tick.expires_after(10ms);
+    tick.async_wait([&](boost::system::error_code) { pace(); });
+  };
+  std::function<void()> rss = [&] {
+    out.rss_peak_kb = std::max(out.rss_peak_kb, rss_kb(server.pid));
+    sample.expires_after(100ms);
+    sample.async_wait([&](boost::system::error_code ec) {
+      if (!ec) rss();
+    });
+  };
+  pace();
+  rss();
+  io.run();
+  out.rss_end_kb = rss_kb(server.pid);
+  out.rss_peak_kb = std::max(out.rss_peak_kb, out.rss_end_kb);
+  for (auto& c : flood) {
+    out.flood_busy += c->busy();
+    c->close();
+  }
+  out.victim_busy = victim.busy();
+  victim.close();
+  out.victim = summarize(victim_stats, std::chrono::duration<double>(measure).count(), 0);
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -406,6 +520,7 @@ int main(int argc, char** argv) {
   bool quick = false;
   double seconds = 4;
   unsigned workers = 0;
+  std::string only = "abcd";
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--quick") {
@@ -414,8 +529,11 @@ int main(int argc, char** argv) {
       seconds = std::stod(argv[++i]);
     } else if (arg == "--workers" && i + 1 < argc) {
       workers = static_cast<unsigned>(std::stoul(argv[++i]));
+    } else if (arg == "--only" && i + 1 < argc) {
+      only = argv[++i];
     } else if (arg == "-h" || arg == "--help") {
-      std::printf("usage: bench_load [RULES_DIR] [--quick] [--seconds S] [--workers N]\n");
+      std::printf(
+          "usage: bench_load [RULES_DIR] [--quick] [--seconds S] [--workers N] [--only abcd]\n");
       return 0;
     } else {
       rules = arg;
@@ -453,101 +571,148 @@ int main(int argc, char** argv) {
   std::string json =
       "{\"bench\":\"load\",\"rules\":\"" + rules + "\",\"seconds\":" + std::to_string(seconds);
 
-  std::printf(
-      "(a) saturation, pipelined          conns  window  decisions/s    p50 µs    p99 µs  server "
-      "CPU  errors\n");
-  struct Sat {
-    int conns, window;
-  };
-  const Sat sats[] = {{1, 64}, {8, 16}, {64, 4}};
-  json += ",\"saturation\":[";
-  bool first = true;
-  for (const Sat& s : sats) {
-    Result r = saturate(*server, s.conns, s.window, warmup, measure);
+  auto section = [&](char c) { return only.find(c) != std::string::npos; };
+  if (section('a')) {
     std::printf(
-        "    pack                          %6d  %6d  %11.0f  %8.0f  %8.0f  %9.0f%%  %6llu\n",
-        s.conns, s.window, r.per_sec, r.p50, r.p99, r.server_cpu * 100,
-        static_cast<unsigned long long>(r.errors));
-    std::fflush(stdout);
-    json += std::string(first ? "" : ",") +
-            "{\"pack\":\"rules\",\"conns\":" + std::to_string(s.conns) +
-            ",\"per_sec\":" + std::to_string(static_cast<long>(r.per_sec)) +
-            ",\"errors\":" + std::to_string(r.errors) + "}";
-    first = false;
-  }
-
-  // The protocol's own ceiling: a one-rule pack, so the engine costs little.
-  fs::create_directories(tmp / "tiny-rules");
-  std::ofstream(tmp / "tiny-rules" / "one.clp")
-      << "(defrule no-shell (proposal (id ?id) (target shell)) => (assert (decision (proposal ?id) "
-         "(outcome reject) (rule no-shell) (reason \"no\"))))\n";
-  {
-    auto tiny = spawn_server((tmp / "tiny-rules").string(), tmp / "tiny", workers);
-    if (tiny) {
-      Result r = saturate(*tiny, 64, 4, warmup, measure);
+        "(a) saturation, pipelined          conns  window  decisions/s    p50 µs    p99 µs  server "
+        "CPU  errors\n");
+    struct Sat {
+      int conns, window;
+    };
+    const Sat sats[] = {{1, 64}, {8, 16}, {64, 4}};
+    json += ",\"saturation\":[";
+    bool first = true;
+    for (const Sat& s : sats) {
+      Result r = saturate(*server, s.conns, s.window, warmup, measure);
       std::printf(
-          "    one-rule pack (ceiling)       %6d  %6d  %11.0f  %8.0f  %8.0f  %9.0f%%  %6llu\n", 64,
-          4, r.per_sec, r.p50, r.p99, r.server_cpu * 100,
+          "    pack                          %6d  %6d  %11.0f  %8.0f  %8.0f  %9.0f%%  %6llu\n",
+          s.conns, s.window, r.per_sec, r.p50, r.p99, r.server_cpu * 100,
           static_cast<unsigned long long>(r.errors));
-      json += ",{\"pack\":\"one-rule\",\"conns\":64,\"per_sec\":" +
-              std::to_string(static_cast<long>(r.per_sec)) +
+      std::fflush(stdout);
+      json += std::string(first ? "" : ",") +
+              "{\"pack\":\"rules\",\"conns\":" + std::to_string(s.conns) +
+              ",\"per_sec\":" + std::to_string(static_cast<long>(r.per_sec)) +
               ",\"errors\":" + std::to_string(r.errors) + "}";
+      first = false;
     }
-  }
-  json += "]";
 
-  std::printf(
-      "\n(b) fixed rate, 8 connections      offered/s  achieved/s    p50 µs    p99 µs  p99.9 µs    "
-      "max µs  errors\n");
-  json += ",\"fixed_rate\":[";
-  first = true;
-  for (double rate : {1000.0, 5000.0, 10000.0}) {
-    Result r = fixed_rate(*server, rate, 8, warmup, measure);
-    std::printf(
-        "                                   %9.0f  %10.0f  %8.0f  %8.0f  %8.0f  %8.0f  %6llu\n",
-        rate, r.per_sec, r.p50, r.p99, r.p999, r.max, static_cast<unsigned long long>(r.errors));
-    std::fflush(stdout);
-    char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "%s{\"rate\":%.0f,\"achieved\":%.0f,\"p50_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%"
-                  ".1f,\"max_us\":%.1f,\"errors\":%llu}",
-                  first ? "" : ",", rate, r.per_sec, r.p50, r.p99, r.p999, r.max,
-                  static_cast<unsigned long long>(r.errors));
-    json += buf;
-    first = false;
+    // The protocol's own ceiling: a one-rule pack, so the engine costs little.
+    fs::create_directories(tmp / "tiny-rules");
+    std::ofstream(tmp / "tiny-rules" / "one.clp")
+        << "(defrule no-shell (proposal (id ?id) (target shell)) => (assert (decision (proposal "
+           "?id) "
+           "(outcome reject) (rule no-shell) (reason \"no\"))))\n";
+    {
+      auto tiny = spawn_server((tmp / "tiny-rules").string(), tmp / "tiny", workers);
+      if (tiny) {
+        Result r = saturate(*tiny, 64, 4, warmup, measure);
+        std::printf(
+            "    one-rule pack (ceiling)       %6d  %6d  %11.0f  %8.0f  %8.0f  %9.0f%%  %6llu\n",
+            64, 4, r.per_sec, r.p50, r.p99, r.server_cpu * 100,
+            static_cast<unsigned long long>(r.errors));
+        json += ",{\"pack\":\"one-rule\",\"conns\":64,\"per_sec\":" +
+                std::to_string(static_cast<long>(r.per_sec)) +
+                ",\"errors\":" + std::to_string(r.errors) + "}";
+      }
+    }
+    json += "]";
   }
-  json += "]";
+
+  if (section('b')) {
+    std::printf(
+        "\n(b) fixed rate, 8 connections      offered/s  achieved/s    p50 µs    p99 µs  p99.9 µs  "
+        "  "
+        "max µs  errors\n");
+    json += ",\"fixed_rate\":[";
+    bool first = true;
+    for (double rate : {1000.0, 5000.0, 10000.0}) {
+      Result r = fixed_rate(*server, rate, 8, warmup, measure);
+      std::printf(
+          "                                   %9.0f  %10.0f  %8.0f  %8.0f  %8.0f  %8.0f  %6llu\n",
+          rate, r.per_sec, r.p50, r.p99, r.p999, r.max, static_cast<unsigned long long>(r.errors));
+      std::fflush(stdout);
+      char buf[256];
+      std::snprintf(
+          buf, sizeof buf,
+          "%s{\"rate\":%.0f,\"achieved\":%.0f,\"p50_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%"
+          ".1f,\"max_us\":%.1f,\"errors\":%llu}",
+          first ? "" : ",", rate, r.per_sec, r.p50, r.p99, r.p999, r.max,
+          static_cast<unsigned long long>(r.errors));
+      json += buf;
+      first = false;
+    }
+    json += "]";
+  }
 
   // (c) idle connections
-  long rss_before = rss_kb(server->pid);
-  std::vector<std::unique_ptr<warden::server::Client>> idle;
-  const int kIdle = 1000;
-  for (int i = 0; i < kIdle; ++i) {
-    auto c = std::make_unique<warden::server::Client>();
-    std::string error;
-    if (!c->connect(server->address(), 5000ms, &error) ||
-        !c->authenticate(server->token, 5000ms, &error)) {
-      std::fprintf(stderr, "bench_load: idle connection %d: %s\n", i, error.c_str());
-      break;
+  if (section('c')) {
+    long rss_before = rss_kb(server->pid);
+    std::vector<std::unique_ptr<warden::server::Client>> idle;
+    const int kIdle = 1000;
+    for (int i = 0; i < kIdle; ++i) {
+      auto c = std::make_unique<warden::server::Client>();
+      std::string error;
+      if (!c->connect(server->address(), 5000ms, &error) ||
+          !c->authenticate(server->token, 5000ms, &error)) {
+        std::fprintf(stderr, "bench_load: idle connection %d: %s\n", i, error.c_str());
+        break;
+      }
+      idle.push_back(std::move(c));
     }
-    idle.push_back(std::move(c));
+    std::this_thread::sleep_for(300ms);
+    long rss_after = rss_kb(server->pid);
+    std::printf(
+        "\n(c) server RSS: %.1f MB at start, %.1f MB before, %.1f MB with %zu idle authenticated "
+        "connections "
+        "(%.1f KB per connection)\n",
+        static_cast<double>(rss_start) / 1024, static_cast<double>(rss_before) / 1024,
+        static_cast<double>(rss_after) / 1024, idle.size(),
+        idle.empty()
+            ? 0.0
+            : static_cast<double>(rss_after - rss_before) / static_cast<double>(idle.size()));
+    json += ",\"rss_kb\":{\"start\":" + std::to_string(rss_start) +
+            ",\"before_idle\":" + std::to_string(rss_before) +
+            ",\"with_idle\":" + std::to_string(rss_after) +
+            ",\"idle_connections\":" + std::to_string(idle.size()) + "}";
+    idle.clear();
   }
-  std::this_thread::sleep_for(300ms);
-  long rss_after = rss_kb(server->pid);
-  std::printf(
-      "\n(c) server RSS: %.1f MB at start, %.1f MB before, %.1f MB with %zu idle authenticated "
-      "connections "
-      "(%.1f KB per connection)\n",
-      static_cast<double>(rss_start) / 1024, static_cast<double>(rss_before) / 1024,
-      static_cast<double>(rss_after) / 1024, idle.size(),
-      idle.empty()
-          ? 0.0
-          : static_cast<double>(rss_after - rss_before) / static_cast<double>(idle.size()));
-  json += ",\"rss_kb\":{\"start\":" + std::to_string(rss_start) +
-          ",\"before_idle\":" + std::to_string(rss_before) +
-          ",\"with_idle\":" + std::to_string(rss_after) +
-          ",\"idle_connections\":" + std::to_string(idle.size()) + "}";
-  idle.clear();
+
+  if (section('d')) {
+    const int kFloodConns = 16, kWindow = 32;
+    json += ",\"hostile\":[";
+    for (int huge_every : {8, 0}) {
+      HostileResult h = hostile(*server, kFloodConns, kWindow, huge_every, warmup, measure);
+      std::string what = huge_every ? "every " + std::to_string(huge_every) + "th a 1 MB shell line"
+                                    : "ordinary proposals only";
+      std::printf(
+          "\n(d) hostile client: %d flood connections (window %d, %s), victim 100 decides/s on "
+          "its own principal\n"
+          "    victim: %llu sent, %llu answered, %llu E_BUSY, p50 %.0f µs, p99 %.0f µs, max %.0f "
+          "µs\n"
+          "    flood: %llu answered, %llu E_BUSY; daemon RSS peak %.1f MB, at end %.1f MB\n",
+          kFloodConns, kWindow, what.c_str(), static_cast<unsigned long long>(h.victim_sent),
+          static_cast<unsigned long long>(h.victim_answered),
+          static_cast<unsigned long long>(h.victim_busy), h.victim.p50, h.victim.p99, h.victim.max,
+          static_cast<unsigned long long>(h.flood_answered),
+          static_cast<unsigned long long>(h.flood_busy), static_cast<double>(h.rss_peak_kb) / 1024,
+          static_cast<double>(h.rss_end_kb) / 1024);
+      std::fflush(stdout);
+      char buf[512];
+      std::snprintf(buf, sizeof buf,
+                    "%s{\"huge_every\":%d,\"victim_p50_us\":%.1f,\"victim_p99_us\":%.1f,"
+                    "\"victim_max_us\":%.1f,\"victim_sent\":%llu,\"victim_answered\":%llu,"
+                    "\"victim_busy\":%llu,\"flood_answered\":%llu,\"flood_busy\":%llu,"
+                    "\"rss_peak_kb\":%ld,\"rss_end_kb\":%ld}",
+                    huge_every == 8 ? "" : ",", huge_every, h.victim.p50, h.victim.p99,
+                    h.victim.max, static_cast<unsigned long long>(h.victim_sent),
+                    static_cast<unsigned long long>(h.victim_answered),
+                    static_cast<unsigned long long>(h.victim_busy),
+                    static_cast<unsigned long long>(h.flood_answered),
+                    static_cast<unsigned long long>(h.flood_busy), h.rss_peak_kb, h.rss_end_kb);
+      json += buf;
+    }
+    json += "]";
+  }
   server->stop();
   getloadavg(loadavg, 1);
   json += ",\"loadavg_end\":" + std::to_string(loadavg[0]) + "}";

@@ -4,12 +4,16 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace warden {
 
-// Stable error codes. Tests and users match on these, never on the wording.
+// Stable error codes: the one table of every code Warden reports, in diagnostics, in
+// fail-closed decisions (`error_code`) and in daemon error replies (docs/PROTOCOL.md). Tests
+// and users match on these, never on the wording. Add a code here, in kTable, and in the doc.
 namespace code {
+// Loading rules (diagnostics of `warden check`, `serve`, `reload`).
 inline constexpr const char* kParse = "E_PARSE";                      // CLIPS syntax error
 inline constexpr const char* kUnbalanced = "E_UNBALANCED";            // parentheses or string not closed
 inline constexpr const char* kUnknownFunction = "E_UNKNOWN_FUNCTION"; // call to an undefined function
@@ -28,9 +32,107 @@ inline constexpr const char* kRuleName = "E_RULE_NAME";               // decisio
 inline constexpr const char* kCompile = "E_COMPILE";                  // any other CLIPS load error
 inline constexpr const char* kNoRules = "E_NO_RULES";                 // nothing to load
 inline constexpr const char* kRead = "E_READ";                        // rule file cannot be read
+inline constexpr const char* kCase = "E_CASE";                        // a rule test case file is malformed
+// Reading a proposal (the request is refused; no decision).
 inline constexpr const char* kInputJson = "E_INPUT_JSON";             // proposal is not valid JSON / UTF-8
 inline constexpr const char* kInputShape = "E_INPUT_SHAPE";           // proposal JSON has the wrong shape
 inline constexpr const char* kInputTooLarge = "E_INPUT_TOO_LARGE";    // size or nesting over the limit
+// Deciding: the decision failed closed (outcome reject, `error_code` names the cause).
+inline constexpr const char* kFacts = "E_FACTS";                      // the proposal could not become facts
+inline constexpr const char* kDeadline = "E_DEADLINE";                // rules ran past the deadline
+inline constexpr const char* kRunLimit = "E_RUN_LIMIT";               // rules fired run_limit times
+inline constexpr const char* kRuntime = "E_RUNTIME";                  // a rule failed at run time
+inline constexpr const char* kMemory = "E_MEMORY";                    // over the rule memory budget
+inline constexpr const char* kEngineBuild = "E_ENGINE_BUILD";         // a worker cannot build the rules in force
+// Daemon protocol: framing (the connection is closed after the reply).
+inline constexpr const char* kFramePrefix = "E_FRAME_PREFIX";         // length prefix is not 6 hex digits
+inline constexpr const char* kFrameTooLarge = "E_FRAME_TOO_LARGE";    // declared length over the limit
+inline constexpr const char* kFrameTruncated = "E_FRAME_TRUNCATED";   // peer closed inside a frame
+// Daemon protocol: messages (the connection stays open).
+inline constexpr const char* kBadJson = "E_BAD_JSON";                 // not JSON, or not UTF-8
+inline constexpr const char* kTooDeep = "E_TOO_DEEP";                 // nesting over the limit
+inline constexpr const char* kBadRequest = "E_BAD_REQUEST";           // JSON, but not a request envelope
+inline constexpr const char* kUnknownAction = "E_UNKNOWN_ACTION";     // no such action
+inline constexpr const char* kNotImplemented = "E_NOT_IMPLEMENTED";   // submit, pending, approve, deny
+// Daemon protocol: authentication and authorization.
+inline constexpr const char* kAuthRequired = "E_AUTH_REQUIRED";       // request before auth
+inline constexpr const char* kAuthFailed = "E_AUTH_FAILED";           // unknown token (connection closed)
+inline constexpr const char* kForbidden = "E_FORBIDDEN";              // role lacks the right
+inline constexpr const char* kAuthRevoked = "E_AUTH_REVOKED";         // a reload revoked the token (closed)
+inline constexpr const char* kPeerNotAllowed = "E_PEER_NOT_ALLOWED";  // Unix peer uid not allowed (closed)
+// Daemon protocol: resources and lifecycle.
+inline constexpr const char* kAuthTimeout = "E_AUTH_TIMEOUT";         // no auth before the deadline (closed)
+inline constexpr const char* kIdleTimeout = "E_IDLE_TIMEOUT";         // silent past the idle timeout (closed)
+inline constexpr const char* kTooManyConnections = "E_TOO_MANY_CONNECTIONS";  // over max_connections (closed)
+inline constexpr const char* kBusy = "E_BUSY";                        // decision queue full; retry later
+inline constexpr const char* kShuttingDown = "E_SHUTTING_DOWN";       // the daemon stopped before the request ran
+inline constexpr const char* kReloadFailed = "E_RELOAD_FAILED";       // old rules kept; diagnostics attached
+inline constexpr const char* kResponseTooLarge = "E_RESPONSE_TOO_LARGE";  // the reply does not fit a frame
+inline constexpr const char* kInternal = "E_INTERNAL";                // a bug; the request failed closed
+
+struct Entry {
+  const char* code;
+  const char* meaning;
+};
+
+// Every stable code with its one-line meaning (the table in docs/PROTOCOL.md).
+inline constexpr Entry kTable[] = {
+    {kParse, "CLIPS syntax error in a rule file"},
+    {kUnbalanced, "parenthesis or string not closed in a rule file"},
+    {kUnknownFunction, "a rule calls an undefined function"},
+    {kForbiddenFunction, "a rule calls a CLIPS function not on the allowlist"},
+    {kForbiddenAssert, "a rule asserts a fact other than a decision or rewrite"},
+    {kRecursion, "a deffunction calls itself"},
+    {kWildcardParameter, "a deffunction with a $? parameter"},
+    {kForbiddenConstruct, "a rule file defines a construct rules may not define"},
+    {kDuplicateRule, "the same rule name twice in a rule set"},
+    {kDuplicateFunction, "the same function name twice in a rule set"},
+    {kGlobalMutation, "a rule changes a global variable at run time"},
+    {kBadRegex, "a constant pattern RE2 cannot compile"},
+    {kBadPattern, "pattern-hit without a constant kind and pattern"},
+    {kCompile, "any other error while compiling the rules"},
+    {kNoRules, "nothing to load"},
+    {kRead, "a rule file cannot be read"},
+    {kCase, "a rule test case file is malformed"},
+    {kInputJson, "the proposal is not valid JSON or not UTF-8"},
+    {kInputShape, "the proposal JSON has the wrong shape"},
+    {kInputTooLarge, "the proposal is over the size or nesting limit"},
+    {kFacts, "decision failed closed: the proposal could not become facts"},
+    {kDeadline, "decision failed closed: the rules ran past the deadline"},
+    {kRunLimit, "decision failed closed: the rules fired run_limit times"},
+    {kRuntime, "decision failed closed: a rule failed at run time"},
+    {kMemory, "decision failed closed: over the rule memory budget"},
+    {kEngineBuild, "decision failed closed: the worker cannot build the rules in force (retried)"},
+    {kFramePrefix, "length prefix is not 6 hex digits (connection closed)"},
+    {kFrameTooLarge, "declared length over limits.max_frame_bytes (connection closed)"},
+    {kFrameTruncated, "the client closed inside a frame (connection closed)"},
+    {kBadJson, "not JSON, or not UTF-8"},
+    {kTooDeep, "nesting over limits.max_json_depth"},
+    {kBadRequest, "JSON, but not a request envelope (or a bad field)"},
+    {kUnknownAction, "no such action"},
+    {kNotImplemented, "the action is not implemented by this daemon yet"},
+    {kAuthRequired, "request before auth"},
+    {kAuthFailed, "unknown token (connection closed)"},
+    {kForbidden, "the role lacks the right"},
+    {kAuthRevoked, "a reload removed this connection's token or changed its identity (connection closed)"},
+    {kPeerNotAllowed, "Unix-socket peer uid not in unix.allow_uids (connection closed)"},
+    {kAuthTimeout, "no auth within limits.auth_timeout_ms (connection closed)"},
+    {kIdleTimeout, "no request within limits.idle_timeout_ms (connection closed)"},
+    {kTooManyConnections, "over limits.max_connections (connection closed)"},
+    {kBusy, "the decision queue (or this principal's share of it) is full; retry later"},
+    {kShuttingDown, "the daemon stopped before the request ran"},
+    {kReloadFailed, "reload failed; the old rules are kept"},
+    {kResponseTooLarge, "the reply would not fit in one frame"},
+    {kInternal, "a bug; the request failed closed"},
+};
+
+// True when `c` is in kTable.
+constexpr bool is_known(std::string_view c) {
+  for (const Entry& e : kTable) {
+    if (std::string_view(e.code) == c) return true;
+  }
+  return false;
+}
 }  // namespace code
 
 enum class Severity { Error, Warning };

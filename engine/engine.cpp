@@ -172,16 +172,16 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   const bool asserted = codec_->assert_all(fields, doc, leaves, *policy_->impl().patterns, fact_limits, &fact_error);
   if (state.deadline_hit || (asserted && std::chrono::steady_clock::now() > deadline)) {
     env_->disarm_deadline();
-    fail_closed(&d, "E_DEADLINE", "the decision deadline of " + std::to_string(options_.deadline.count()) +
+    fail_closed(&d, code::kDeadline, "the decision deadline of " + std::to_string(options_.deadline.count()) +
                                       " us passed before the rules ran");
     failed = true;
   } else if (!asserted) {
     env_->disarm_deadline();
-    const std::string prefix = fact_error.code == "E_FACTS" ? "cannot present the proposal to the rules: " : "";
+    const std::string prefix = fact_error.code == code::kFacts ? "cannot present the proposal to the rules: " : "";
     fail_closed(&d, fact_error.code.c_str(), prefix + fact_error.message);
     failed = true;
   } else if (env_->over_memory()) {
-    fail_closed(&d, "E_MEMORY", "matching the proposal's facts went over the rule memory budget");
+    fail_closed(&d, code::kMemory, "matching the proposal's facts went over the rule memory budget");
     failed = true;
   } else {
     long long fired = EnvRun(env, options_.run_limit);
@@ -190,18 +190,18 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     codec_->read_results(&d.rules, &d.rewrites, &error);
     if (request.explain) d.facts_json = codec_->facts_json();
     if (state.deadline_hit) {
-      fail_closed(&d, "E_DEADLINE", "rules ran past the deadline of " +
+      fail_closed(&d, code::kDeadline, "rules ran past the deadline of " +
                                         std::to_string(options_.deadline.count()) + " us");
     } else if (state.memory_hit) {
-      fail_closed(&d, "E_MEMORY", "rules went over the memory budget of " +
+      fail_closed(&d, code::kMemory, "rules went over the memory budget of " +
                                       std::to_string(kRuleMemoryBudget >> 20) + " MiB");
     } else if (fired >= options_.run_limit && EnvGetNextActivation(env, nullptr)) {
-      fail_closed(&d, "E_RUN_LIMIT", "rules fired " + std::to_string(fired) + " times, the run limit");
+      fail_closed(&d, code::kRunLimit, "rules fired " + std::to_string(fired) + " times, the run limit");
     } else if (GetEvaluationError(env) || GetHaltExecution(env) || has_error_message(output)) {
       std::string first = output.substr(0, output.find('\n'));
-      fail_closed(&d, "E_RUNTIME", "rule runtime error: " + (first.empty() ? std::string("evaluation error") : first));
+      fail_closed(&d, code::kRuntime, "rule runtime error: " + (first.empty() ? std::string("evaluation error") : first));
     } else if (!error.empty()) {
-      fail_closed(&d, "E_RUNTIME", error);
+      fail_closed(&d, code::kRuntime, error);
     } else {
       combine(&d);
     }
@@ -211,7 +211,7 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   // focus stack go back to their state after load.
   clear_after_error();
   if (!env_->reset() && !failed) {
-    fail_closed(&d, "E_RUNTIME", "the rule engine could not be reset after the decision");
+    fail_closed(&d, code::kRuntime, "the rule engine could not be reset after the decision");
     failed = true;
   }
   bool rewritten = false;

@@ -184,6 +184,8 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   limits.on("auth_timeout_ms", limits.millis(&l.auth_timeout, 1, 3600000));
   limits.on("idle_timeout_ms", limits.millis(&l.idle_timeout, 1, 86400000));
   limits.on("max_in_flight", limits.integer(&l.max_in_flight, 1, 100000));
+  limits.on("max_queue", limits.integer(&l.max_queue, 1, 10000000));
+  limits.on("max_queue_per_principal", limits.integer(&l.max_queue_per_principal, 1, 10000000));
   limits.on("run_limit", limits.integer(&l.run_limit, 1, 1000000000));
   limits.on("deadline_ms", limits.millis(&l.deadline, 1, 600000));
   limits.on("depth", limits.integer(&l.depth, 0, 1000));

@@ -18,6 +18,8 @@ struct Limits {
   std::chrono::milliseconds auth_timeout{5000};       // handshake to successful auth
   std::chrono::milliseconds idle_timeout{300000};     // no complete request, nothing in flight
   std::size_t max_in_flight = 64;                     // unanswered requests per connection
+  std::size_t max_queue = 1024;                       // decisions waiting for a worker, in all
+  std::size_t max_queue_per_principal = 256;          // decisions waiting, per principal
   long long run_limit = 10000;                        // rule firings per decision
   std::chrono::milliseconds deadline{100};            // wall time per decision
   int depth = 10;                                     // pipeline depth (SPEC §2)

@@ -174,7 +174,12 @@ Daemon::StartResult Daemon::start() {
        [&]() -> std::optional<StepError> {
          unsigned n =
              config_.workers ? config_.workers : std::max(1u, std::thread::hardware_concurrency());
-         pool_ = std::make_unique<DeciderPool>(context_.policy, engine_options(config_), n,
+         PoolOptions pool;
+         pool.workers = n;
+         pool.max_queue = config_.limits.max_queue;
+         pool.max_queue_per_principal = config_.limits.max_queue_per_principal;
+         pool.engine_factory = options_.engine_factory;
+         pool_ = std::make_unique<DeciderPool>(context_.policy, engine_options(config_), pool,
                                                context_.log);
          context_.pool = pool_.get();
          if (std::string error = pool_->start(); !error.empty()) return StepError{4, error};

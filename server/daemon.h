@@ -29,6 +29,7 @@ class Daemon {
   struct Options {
     bool handle_signals = false;  // install SIGTERM/SIGINT/SIGHUP handlers (the CLI does)
     Logger logger;                // null: make one from config.log_level / log_json
+    EngineFactory engine_factory;  // null: the real Engine (tests inject build failures)
   };
   struct StartResult {
     bool ok = false;

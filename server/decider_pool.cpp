@@ -1,29 +1,85 @@
 #include "server/decider_pool.h"
 
+#include <algorithm>
 #include <exception>
+#include <random>
+
+#include "engine/diagnostic.h"
 
 namespace warden::server {
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <typename Fn>
+void call_quietly(const Logger& log, const char* what, Fn&& fn) {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    log->error("decision {} failed: {}", what, e.what());
+  } catch (...) {
+    log->error("decision {} failed", what);
+  }
+}
+
+bool is_abandoned(const DecideJob& job) {
+  return job.abandoned && job.abandoned->load(std::memory_order_acquire);
+}
+
+std::string random_decision_id() {
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  static const char* hex = "0123456789abcdef";
+  std::string id(32, '0');
+  std::uint64_t a = random(), b = random();
+  for (int i = 0; i < 16; ++i) {
+    id[i] = hex[(a >> (i * 4)) & 15];
+    id[16 + i] = hex[(b >> (i * 4)) & 15];
+  }
+  return id;
+}
+
+}  // namespace
+
 struct DeciderPool::Worker {
-  std::unique_ptr<Engine> engine;
-  std::uint64_t generation = 0;
+  std::unique_ptr<Engine> engine;  // null after a failed rebuild: decide nothing
+  std::uint64_t generation = 0;    // the generation last tried (built or failed)
+  std::string build_error;         // why the last rebuild failed
+  Clock::time_point next_retry{};
+  std::chrono::milliseconds backoff{0};
+  // Read by status(); written by the worker under the pool mutex.
+  std::string digest;
+  bool behind = false;
   std::thread thread;
 };
 
-DeciderPool::DeciderPool(ActivePolicy& policy, EngineOptions options, unsigned workers, Logger log)
+DeciderPool::DeciderPool(ActivePolicy& policy, EngineOptions engine_options, PoolOptions options,
+                         Logger log)
     : policy_(policy),
+      engine_options_(std::move(engine_options)),
       options_(std::move(options)),
-      workers_(workers ? workers : 1),
-      log_(std::move(log)) {}
+      log_(std::move(log)) {
+  options_.workers = std::max(1u, options_.workers);
+  options_.max_queue = std::max<std::size_t>(1, options_.max_queue);
+  options_.max_queue_per_principal = std::max<std::size_t>(1, options_.max_queue_per_principal);
+  if (!options_.engine_factory) {
+    options_.engine_factory = [](std::shared_ptr<const Policy> policy,
+                                 const EngineOptions& engine_options) {
+      return std::make_unique<Engine>(std::move(policy), engine_options);
+    };
+  }
+}
 
 DeciderPool::~DeciderPool() { stop(); }
 
 std::string DeciderPool::start() {
-  for (unsigned i = 0; i < workers_; ++i) {
+  for (unsigned i = 0; i < options_.workers; ++i) {
     auto worker = std::make_unique<Worker>();
     try {
       worker->generation = policy_.generation();
-      worker->engine = std::make_unique<Engine>(policy_.get(), options_);
+      auto policy = policy_.get();
+      worker->engine = options_.engine_factory(policy, engine_options_);
+      worker->digest = policy ? policy->digest() : "";
     } catch (const std::exception& e) {
       stop();
       return std::string("cannot build a rule engine: ") + e.what();
@@ -37,93 +93,217 @@ std::string DeciderPool::start() {
   return {};
 }
 
-void DeciderPool::submit(DecideJob job) {
-  bool queued = false;
+DeciderPool::Submitted DeciderPool::submit(DecideJob job) {
+  std::vector<DecideJob> abandoned;
+  Submitted result = Submitted::Queued;
   {
     std::lock_guard lock(mutex_);
-    if (!stopping_) {
-      queue_.push_back(std::move(job));
-      queued = true;
+    if (stopping_) return Submitted::Stopped;
+    auto full = [&] {
+      auto it = queues_.find(job.principal);
+      std::size_t mine = it == queues_.end() ? 0 : it->second.size();
+      return queued_ >= options_.max_queue || mine >= options_.max_queue_per_principal;
+    };
+    // Jobs of closed connections do not hold places: drop them before refusing anyone.
+    if (full()) purge_abandoned(&abandoned);
+    if (full()) {
+      result = Submitted::Busy;
+    } else {
+      auto& queue = queues_[job.principal];
+      if (queue.empty()) turns_.push_back(job.principal);
+      queue.push_back(std::move(job));
+      ++queued_;
     }
   }
-  if (queued) {
-    wake_.notify_one();
-  } else if (job.cancelled) {
-    job.cancelled();  // stopped: the job never runs
+  if (result == Submitted::Busy) busy_.fetch_add(1, std::memory_order_relaxed);
+  if (result == Submitted::Queued) wake_.notify_one();
+  for (DecideJob& dropped : abandoned) {
+    if (dropped.cancelled) call_quietly(log_, "cancellation", dropped.cancelled);
+  }
+  return result;
+}
+
+void DeciderPool::purge_abandoned(std::vector<DecideJob>* abandoned) {
+  for (auto it = queues_.begin(); it != queues_.end();) {
+    auto& queue = it->second;
+    auto keep = std::stable_partition(queue.begin(), queue.end(),
+                                      [](const DecideJob& j) { return !is_abandoned(j); });
+    for (auto j = keep; j != queue.end(); ++j) abandoned->push_back(std::move(*j));
+    std::size_t removed = static_cast<std::size_t>(queue.end() - keep);
+    queue.erase(keep, queue.end());
+    queued_ -= removed;
+    abandoned_.fetch_add(removed, std::memory_order_relaxed);
+    if (queue.empty()) {
+      turns_.erase(std::find(turns_.begin(), turns_.end(), it->first));
+      it = queues_.erase(it);
+    } else {
+      ++it;
+    }
   }
 }
 
 void DeciderPool::stop() {
-  std::deque<DecideJob> dropped;
+  std::vector<DecideJob> dropped;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
-    dropped.swap(queue_);
+    for (auto& [principal, queue] : queues_) {
+      for (DecideJob& job : queue) dropped.push_back(std::move(job));
+    }
+    queues_.clear();
+    turns_.clear();
+    queued_ = 0;
   }
   wake_.notify_all();
   for (auto& worker : pool_) {
     if (worker->thread.joinable()) worker->thread.join();
   }
   for (DecideJob& job : dropped) {
-    if (job.cancelled) job.cancelled();
+    if (job.cancelled) call_quietly(log_, "cancellation", job.cancelled);
   }
+}
+
+DeciderPool::Status DeciderPool::status() const {
+  Status s;
+  std::lock_guard lock(mutex_);
+  s.queued = queued_;
+  s.principals = queues_.size();
+  for (const auto& worker : pool_) {
+    s.worker_digests.push_back(worker->digest);
+    s.behind += worker->behind ? 1 : 0;
+  }
+  s.busy = busy_.load(std::memory_order_relaxed);
+  s.abandoned = abandoned_.load(std::memory_order_relaxed);
+  return s;
 }
 
 std::size_t DeciderPool::queue_depth() const {
   std::lock_guard lock(mutex_);
-  return queue_.size();
+  return queued_;
+}
+
+bool DeciderPool::next_job(DecideJob* job, std::vector<DecideJob>* abandoned) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [this] { return stopping_ || queued_ > 0; });
+    if (stopping_) return false;
+    // Round-robin: the principal at the front gives one job and goes to the back.
+    std::string principal = std::move(turns_.front());
+    turns_.pop_front();
+    auto it = queues_.find(principal);
+    DecideJob next = std::move(it->second.front());
+    it->second.pop_front();
+    --queued_;
+    if (it->second.empty()) {
+      queues_.erase(it);
+    } else {
+      turns_.push_back(std::move(principal));
+    }
+    if (is_abandoned(next)) {
+      abandoned_.fetch_add(1, std::memory_order_relaxed);
+      abandoned->push_back(std::move(next));
+      continue;
+    }
+    *job = std::move(next);
+    return true;
+  }
 }
 
 void DeciderPool::run(Worker* worker) {
   for (;;) {
     DecideJob job;
-    {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
+    std::vector<DecideJob> abandoned;
+    bool got = next_job(&job, &abandoned);
+    // Their connection is gone; the callback only releases it (on the I/O thread).
+    for (DecideJob& dropped : abandoned) {
+      if (dropped.cancelled) call_quietly(log_, "cancellation", dropped.cancelled);
     }
-    // Rebuild the engine between decisions when the rules were swapped.
-    std::uint64_t generation = policy_.generation();
-    if (generation != worker->generation) {
-      try {
-        auto engine = std::make_unique<Engine>(policy_.get(), options_);
-        worker->engine = std::move(engine);
-      } catch (const std::exception& e) {
-        log_->error("decision worker keeps its previous rules: cannot build an engine: {}",
-                    e.what());
-      }
-      worker->generation = generation;
-    }
-    DecideResult result;
-    try {
-      DecideRequest request;
-      request.proposal_json = job.proposal_json;
-      request.explain = job.explain;
-      result = worker->engine->decide(request);
-    } catch (const std::exception& e) {
-      // Fail closed: the engine promises not to throw, but a worker must never die.
-      log_->error("decision failed: {}", e.what());
-      result = DecideResult{};
-      result.ok = false;
-      result.error.code = "E_INTERNAL";
-      result.error.message = std::string("internal error while deciding: ") + e.what();
-    } catch (...) {
-      log_->error("decision failed: unknown exception");
-      result = DecideResult{};
-      result.ok = false;
-      result.error.code = "E_INTERNAL";
-      result.error.message = "internal error while deciding";
-    }
-    try {
-      job.done(std::move(result));
-    } catch (const std::exception& e) {
-      log_->error("decision completion failed: {}", e.what());
-    } catch (...) {
-      log_->error("decision completion failed");
-    }
+    if (!got) return;
+    DecideResult result = decide(worker, job);
+    call_quietly(log_, "completion", [&] { job.done(std::move(result)); });
   }
+}
+
+void DeciderPool::ensure_engine(Worker* worker) {
+  // Rebuild between decisions when the rules were swapped, or retry a failed rebuild.
+  std::uint64_t generation = policy_.generation();
+  bool swapped = generation != worker->generation;
+  bool retry = !worker->engine && Clock::now() >= worker->next_retry;
+  if (!swapped && !retry) return;
+  worker->generation = generation;
+  auto policy = policy_.get();
+  std::string digest = policy ? policy->digest() : "";
+  try {
+    // The old engine goes first: it must never decide on rules no longer in force.
+    worker->engine.reset();
+    worker->engine = options_.engine_factory(policy, engine_options_);
+    worker->backoff = std::chrono::milliseconds(0);
+    worker->build_error.clear();
+    std::lock_guard lock(mutex_);
+    worker->digest = digest;
+    worker->behind = false;
+  } catch (const std::exception& e) {
+    worker->engine.reset();
+    worker->build_error = e.what();
+  } catch (...) {
+    worker->engine.reset();
+    worker->build_error = "unknown error";
+  }
+  if (worker->engine) {
+    if (retry && !swapped) log_->info("decision worker rebuilt its engine for {}", digest);
+    return;
+  }
+  worker->backoff = worker->backoff.count() == 0
+                        ? options_.rebuild_retry
+                        : std::min(worker->backoff * 2, options_.rebuild_retry_max);
+  worker->next_retry = Clock::now() + worker->backoff;
+  log_->error(
+      "decision worker cannot build an engine for {}: {}; its decisions fail closed, retry in "
+      "{} ms",
+      digest, worker->build_error, worker->backoff.count());
+  std::lock_guard lock(mutex_);
+  worker->digest.clear();
+  worker->behind = true;
+}
+
+DecideResult DeciderPool::decide(Worker* worker, const DecideJob& job) {
+  DecideResult result;
+  auto started = Clock::now();
+  ensure_engine(worker);
+  if (!worker->engine) {
+    // Fail closed: no engine for the rules in force, and the old rules may not decide.
+    result.ok = true;
+    Decision& d = result.decision;
+    d.decision_id = random_decision_id();
+    d.outcome = Outcome::Reject;
+    d.error_code = code::kEngineBuild;
+    d.reason = "no decision: this worker cannot build the rules in force (" + worker->build_error +
+               "); the rebuild is retried";
+    d.action_json = job.proposal_json;
+    auto policy = policy_.get();
+    d.rules_digest = policy ? policy->digest() : "";
+    d.elapsed_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count();
+    return result;
+  }
+  try {
+    DecideRequest request;
+    request.proposal_json = job.proposal_json;
+    request.explain = job.explain;
+    result = worker->engine->decide(request);
+  } catch (const std::exception& e) {
+    // Fail closed: the engine promises not to throw, but a worker must never die.
+    log_->error("decision failed: {}", e.what());
+    result = DecideResult{};
+    result.error.code = code::kInternal;
+    result.error.message = std::string("internal error while deciding: ") + e.what();
+  } catch (...) {
+    log_->error("decision failed: unknown exception");
+    result = DecideResult{};
+    result.error.code = code::kInternal;
+    result.error.message = "internal error while deciding";
+  }
+  return result;
 }
 
 }  // namespace warden::server

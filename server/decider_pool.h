@@ -1,10 +1,16 @@
 // Decision workers: a fixed set of threads, each with its own Engine (a CLIPS environment is
-// single-threaded), taking proposals from one queue. The I/O thread only enqueues; it never
-// waits on a decision. A worker rebuilds its Engine when the ActivePolicy generation changes,
-// between decisions, so a decision always finishes on the rules it began with.
-// submit() and queue_depth() are thread-safe; start()/stop() belong to the daemon's main thread.
+// single-threaded), fed by a bounded queue that is fair between principals: one sub-queue
+// per principal, served round-robin, each with its own cap, so one flooding agent waits
+// behind itself, not in front of everyone. Jobs of closed connections are dropped unrun.
+// A worker rebuilds its Engine between decisions when the ActivePolicy generation changes;
+// if the rebuild fails it decides nothing on the old rules: its decisions fail closed
+// (E_ENGINE_BUILD) and it retries the rebuild with backoff.
+// submit() and status() are thread-safe (called from the I/O thread); start()/stop() belong
+// to the daemon's main thread. Callbacks of a job run on a worker thread (or in stop()).
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -13,6 +19,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/engine.h"
@@ -24,43 +31,89 @@ namespace warden::server {
 struct DecideJob {
   std::string proposal_json;
   bool explain = false;
-  // Runs on the worker thread with the result; must not throw (exceptions are caught and
-  // logged). Called exactly once, unless the pool is stopped before the job starts, in which
-  // case `cancelled` is called instead (if set).
+  std::string principal;  // the authenticated principal: the job waits in its sub-queue
+  // Set (to true) by the connection when it closes: the job is dropped without running.
+  // May be null (never abandoned).
+  std::shared_ptr<const std::atomic<bool>> abandoned;
+  // Exactly one of these is called, once, on a worker thread or in stop(); neither may throw
+  // (exceptions are caught and logged). done gets the result; cancelled is called when the
+  // job will never run (the pool stopped, or the connection abandoned it).
   std::function<void(DecideResult&&)> done;
   std::function<void()> cancelled;
 };
 
+// Builds one worker's Engine; throws on failure. The default constructs an Engine; tests
+// inject failures through it.
+using EngineFactory =
+    std::function<std::unique_ptr<Engine>(std::shared_ptr<const Policy>, const EngineOptions&)>;
+
+struct PoolOptions {
+  unsigned workers = 1;
+  std::size_t max_queue = 1024;               // jobs waiting, all principals together
+  std::size_t max_queue_per_principal = 256;  // jobs waiting for one principal
+  // After a failed rebuild, the first retry waits this long (0: retry at every job); each
+  // further failure doubles the wait, up to rebuild_retry_max. A new generation retries at once.
+  std::chrono::milliseconds rebuild_retry{100};
+  std::chrono::milliseconds rebuild_retry_max{5000};
+  EngineFactory engine_factory;  // empty: std::make_unique<Engine>
+};
+
 class DeciderPool {
  public:
-  DeciderPool(ActivePolicy& policy, EngineOptions options, unsigned workers, Logger log);
+  enum class Submitted {
+    Queued,   // done or cancelled will be called
+    Busy,     // the queue or the principal's share is full: answer E_BUSY (no callback)
+    Stopped,  // the pool is stopping (no callback)
+  };
+
+  struct Status {
+    std::size_t queued = 0;      // jobs waiting
+    std::size_t principals = 0;  // principals with jobs waiting
+    unsigned behind = 0;         // workers whose last rebuild failed (deciding nothing)
+    std::vector<std::string> worker_digests;  // rules each worker decides on ("" if none)
+    std::uint64_t busy = 0;                   // submits refused as busy, since start
+    std::uint64_t abandoned = 0;              // jobs dropped unrun because their connection closed
+  };
+
+  DeciderPool(ActivePolicy& policy, EngineOptions engine_options, PoolOptions options, Logger log);
   ~DeciderPool();
   DeciderPool(const DeciderPool&) = delete;
   DeciderPool& operator=(const DeciderPool&) = delete;
 
   // Builds one Engine per worker and starts the threads. Returns an error text on failure.
   std::string start();
-  void submit(DecideJob job);
+  Submitted submit(DecideJob job);
   // Stops the workers after their current job; queued jobs are cancelled.
   void stop();
 
+  Status status() const;
   std::size_t queue_depth() const;
-  unsigned size() const { return workers_; }
+  unsigned size() const { return options_.workers; }
+  const PoolOptions& options() const { return options_; }
 
  private:
   struct Worker;
   void run(Worker* worker);
+  bool next_job(DecideJob* job, std::vector<DecideJob>* abandoned);  // false: stopping
+  void purge_abandoned(std::vector<DecideJob>* abandoned);           // mutex_ held
+  void ensure_engine(Worker* worker);
+  DecideResult decide(Worker* worker, const DecideJob& job);
 
   ActivePolicy& policy_;
-  EngineOptions options_;
-  unsigned workers_;
+  EngineOptions engine_options_;
+  PoolOptions options_;
   Logger log_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<DecideJob> queue_;
+  // One FIFO per principal; `turns` lists the principals with jobs, in round-robin order.
+  std::unordered_map<std::string, std::deque<DecideJob>> queues_;
+  std::deque<std::string> turns_;
+  std::size_t queued_ = 0;
   bool stopping_ = false;
   std::vector<std::unique_ptr<Worker>> pool_;
+  std::atomic<std::uint64_t> busy_{0};
+  std::atomic<std::uint64_t> abandoned_{0};
 };
 
 }  // namespace warden::server

@@ -237,7 +237,7 @@ void Listener::refuse(Transport& transport, const PeerInfo& peer, const char* co
                                    " connections open)");
   // Best effort, never blocking: one small frame into an empty socket buffer (not on TLS,
   // where no handshake happened yet).
-  transport.write_now(encode_frame(error_response("null", "", code, message)));
+  transport.write_now(encode_frame(error_response("null", "", {code, message})));
   transport.close();
 }
 

@@ -149,25 +149,29 @@ std::string ok_response(std::string_view id_json, std::string_view action,
   return out;
 }
 
-std::string error_response(std::string_view id_json, std::string_view action, std::string_view code,
-                           std::string_view message, std::string_view error_fields) {
+std::string error_response(std::string_view id_json, std::string_view action,
+                           const ErrorBody& error) {
+  std::string_view diagnostics = error.diagnostics.empty() ? "[]" : error.diagnostics;
   std::string out;
-  out.reserve(96 + id_json.size() + message.size() + error_fields.size());
+  out.reserve(112 + id_json.size() + error.message.size() + diagnostics.size() +
+              error.details.size());
   out += "{\"type\":\"response\",\"id\":";
   out += id_json;
-  out += ",\"payload\":{";
-  if (!action.empty()) {
-    out += "\"action\":";
+  out += ",\"payload\":{\"action\":";
+  if (action.empty()) {
+    out += "null";
+  } else {
     append_json_string(out, action);
-    out += ',';
   }
-  out += "\"ok\":false,\"error\":{\"code\":";
-  append_json_string(out, code);
+  out += ",\"ok\":false,\"error\":{\"code\":";
+  append_json_string(out, error.code);
   out += ",\"message\":";
-  append_json_string(out, message);
-  if (!error_fields.empty()) {
+  append_json_string(out, error.message);
+  out += ",\"diagnostics\":";
+  out += diagnostics;
+  if (!error.details.empty()) {
     out += ',';
-    out += error_fields;
+    out += error.details;
   }
   out += "}}}";
   return out;

@@ -42,10 +42,21 @@ ProtocolError check_keys(const rapidjson::Value& root);
 // JSON members without braces ("\"decision\":{…}") or empty.
 std::string ok_response(std::string_view id_json, std::string_view action,
                         std::string_view fields = {});
-// {"type":"response","id":ID,"payload":{"action":A,"ok":false,
-//   "error":{"code":C,"message":M<,error_fields>}}}; action may be empty (then omitted).
-std::string error_response(std::string_view id_json, std::string_view action, std::string_view code,
-                           std::string_view message, std::string_view error_fields = {});
+// The body of an error reply. `code` is one of the stable codes (warden::code::kTable).
+struct ErrorBody {
+  ErrorBody(std::string_view code, std::string_view message, std::string_view diagnostics = {},
+            std::string_view details = {})
+      : code(code), message(message), diagnostics(diagnostics), details(details) {}
+  std::string_view code;
+  std::string_view message;
+  std::string_view diagnostics;  // JSON array of diagnostics; empty means []
+  std::string_view details;      // further members of "error" without braces, or empty
+};
+// Every error reply of the daemon has this one shape (docs/PROTOCOL.md, "Errors"):
+// {"type":"response","id":ID,"payload":{"action":A|null,"ok":false,
+//   "error":{"code":C,"message":M,"diagnostics":[…]<,details>}}}; action null when empty.
+std::string error_response(std::string_view id_json, std::string_view action,
+                           const ErrorBody& error);
 // The first message on every connection. preauth_frame_bytes: the frame limit until auth.
 std::string handshake_event(bool auth_required, std::size_t max_frame_bytes,
                             std::size_t preauth_frame_bytes);

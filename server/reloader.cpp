@@ -6,7 +6,17 @@
 
 namespace warden::server {
 
-std::string ReloadReport::fields_json() const {
+std::string ReloadReport::diagnostics_json() const {
+  std::string out = "[";
+  for (std::size_t i = 0; i < diagnostics.size(); ++i) {
+    if (i) out += ',';
+    out += diagnostics[i].to_json();
+  }
+  out += ']';
+  return out;
+}
+
+std::string ReloadReport::fields_json(bool with_diagnostics) const {
   std::string out = "\"trigger\":";
   append_json_string(out, trigger);
   out += ",\"rules_digest\":";
@@ -14,12 +24,8 @@ std::string ReloadReport::fields_json() const {
   out += ",\"previous_digest\":";
   append_json_string(out, previous_digest);
   out += ",\"rule_count\":" + std::to_string(rule_count);
-  out += ",\"diagnostics\":[";
-  for (std::size_t i = 0; i < diagnostics.size(); ++i) {
-    if (i) out += ',';
-    out += diagnostics[i].to_json();
-  }
-  out += "],\"token_errors\":[";
+  if (with_diagnostics) out += ",\"diagnostics\":" + diagnostics_json();
+  out += ",\"token_errors\":[";
   for (std::size_t i = 0; i < token_errors.size(); ++i) {
     if (i) out += ',';
     append_json_string(out, token_errors[i]);

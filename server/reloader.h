@@ -29,7 +29,9 @@ struct ReloadReport {
   std::vector<std::string> token_errors;
 
   // JSON members without braces: "rules_digest":…,"previous_digest":…,"diagnostics":[…]
-  std::string fields_json() const;
+  // (without "diagnostics" when with_diagnostics is false: an error reply carries them).
+  std::string fields_json(bool with_diagnostics = true) const;
+  std::string diagnostics_json() const;  // [{…},…]
   std::string summary() const;  // one line for messages and the log
 };
 

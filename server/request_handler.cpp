@@ -45,12 +45,18 @@ void count_outcome(Stats& stats, const Decision& decision) {
   if (!decision.error_code.empty()) Stats::add(stats.failed_closed);
 }
 
+// Every error reply of a request is built and counted here.
+Reply error_reply(Stats& stats, std::string_view id_json, std::string_view action,
+                  const ErrorBody& body, bool close = false) {
+  Stats::add(stats.errors);
+  return Reply{error_response(id_json, action, body), close};
+}
+
 }  // namespace
 
-Reply RequestHandler::error(std::string_view id_json, std::string_view action,
-                            std::string_view code, std::string_view message, bool close) {
-  Stats::add(context_.stats.errors);
-  return Reply{error_response(id_json, action, code, message), close};
+Reply RequestHandler::error(const Request& request, std::string_view code, std::string_view message,
+                            bool close) {
+  return error_reply(context_.stats, request.id_json, request.action, {code, message}, close);
 }
 
 std::optional<Reply> RequestHandler::handle(std::string_view payload, SessionAuth* auth,
@@ -60,7 +66,7 @@ std::optional<Reply> RequestHandler::handle(std::string_view payload, SessionAut
   // Envelope and payload add two levels above the proposal.
   if (ProtocolError e =
           parse_request(payload, context_.config->limits.max_json_depth + 2, &request)) {
-    return error(request.id_json, request.action, e.code, e.message);
+    return error(request, e.code, e.message);
   }
   const std::string& action = request.action;
   if (action == "health-check") {
@@ -73,35 +79,33 @@ std::optional<Reply> RequestHandler::handle(std::string_view payload, SessionAut
   }
   if (action == "auth") return authenticate(request, auth);
   if (!auth->identity) {
-    return error(request.id_json, action, err::kAuthRequired,
+    return error(request, err::kAuthRequired,
                  "authenticate first: {\"type\":\"request\",\"payload\":{\"action\":\"auth\","
                  "\"token\":\"…\"}}");
   }
   const Identity& identity = *auth->identity;
   if (!is_known_action(action)) {
-    return error(request.id_json, action, err::kUnknownAction, "unknown action '" + action + "'");
+    return error(request, err::kUnknownAction, "unknown action '" + action + "'");
   }
   if (!role_allows(identity.role, action)) {
-    return error(request.id_json, action, err::kForbidden,
+    return error(request, err::kForbidden,
                  "role " + std::string(role_name(identity.role)) + " may not call " + action);
   }
-  if (action == "decide") return decide(request, identity, std::move(later));
+  if (action == "decide") return decide(request, identity, auth->closed, std::move(later));
   if (action == "reload") return reload(request, identity, std::move(later));
   if (action == "status") return Reply{ok_response(request.id_json, action, status_fields())};
-  return error(request.id_json, action, err::kNotImplemented,
+  return error(request, err::kNotImplemented,
                "'" + action + "' is not implemented by this daemon yet");
 }
 
 std::optional<Reply> RequestHandler::authenticate(const Request& request, SessionAuth* auth) {
   if (auth->token_checked) {
-    return error(request.id_json, request.action, err::kBadRequest,
-                 "this connection is already authenticated");
+    return error(request, err::kBadRequest, "this connection is already authenticated");
   }
   const rapidjson::Value& payload = request.payload();
   const rapidjson::Value* token = find_member(payload, "token");
   if (!token || !token->IsString()) {
-    return error(request.id_json, request.action, err::kBadRequest,
-                 "\"payload.token\" must be a string");
+    return error(request, err::kBadRequest, "\"payload.token\" must be a string");
   }
   auth->token_checked = true;
   std::string_view presented(token->GetString(), token->GetStringLength());
@@ -111,7 +115,7 @@ std::optional<Reply> RequestHandler::authenticate(const Request& request, Sessio
     Stats::add(context_.stats.auth_failures);
     // The session logs the failure with the peer's address (rate-limited).
     // One attempt per connection: guessing costs a connection each time.
-    return error(request.id_json, request.action, err::kAuthFailed, "unknown token", true);
+    return error(request, err::kAuthFailed, "unknown token", true);
   }
   auth->identity = identity;
   auth->token_hash = hash_token(presented);
@@ -124,19 +128,18 @@ std::optional<Reply> RequestHandler::authenticate(const Request& request, Sessio
 }
 
 std::optional<Reply> RequestHandler::decide(Request& request, const Identity& identity,
+                                            std::shared_ptr<const std::atomic<bool>> closed,
                                             ReplyFn later) {
   rapidjson::Document& doc = request.document;
   rapidjson::Value& payload = doc["payload"];
   rapidjson::Value* proposal = find_member(payload, "proposal");
   if (!proposal || !proposal->IsObject()) {
-    return error(request.id_json, request.action, err::kBadRequest,
-                 "\"payload.proposal\" must be an object");
+    return error(request, err::kBadRequest, "\"payload.proposal\" must be an object");
   }
   bool explain = false;
   if (const rapidjson::Value* e = find_member(payload, "explain")) {
     if (!e->IsBool()) {
-      return error(request.id_json, request.action, err::kBadRequest,
-                   "\"payload.explain\" must be a boolean");
+      return error(request, err::kBadRequest, "\"payload.explain\" must be a boolean");
     }
     explain = e->GetBool();
   }
@@ -172,10 +175,11 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
 
   DecideJob job;
   if (!to_valid_json_text(p, &job.proposal_json)) {
-    return error(request.id_json, request.action, err::kBadJson,
-                 "the proposal is not valid UTF-8 (lone surrogate escape)");
+    return error(request, err::kBadJson, "the proposal is not valid UTF-8 (lone surrogate escape)");
   }
   job.explain = explain;
+  job.principal = identity.principal;
+  job.abandoned = closed;
   ServerContext* ctx = &context_;
   auto shared_later = std::make_shared<ReplyFn>(std::move(later));
   job.done = [ctx, shared_later, id = request.id_json, explain](DecideResult&& result) {
@@ -183,38 +187,53 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
       count_outcome(ctx->stats, result.decision);
       std::string json = decision_reply(id, result.decision, explain);
       if (json.size() > kMaxEncodableFrame) {
-        Stats::add(ctx->stats.errors);
-        json = error_response(id, "decide", err::kResponseTooLarge,
-                              "the decision does not fit in one frame");
+        (*shared_later)(
+            error_reply(ctx->stats, id, "decide",
+                        {err::kResponseTooLarge, "the decision does not fit in one frame"}));
+        return;
       }
       (*shared_later)(Reply{std::move(json)});
     } else {
-      Stats::add(ctx->stats.errors);
-      std::string fields = "\"diagnostics\":[" + result.error.to_json() + "]";
-      (*shared_later)(Reply{error_response(
-          id, "decide", result.error.code.empty() ? err::kInternal : result.error.code,
-          result.error.message, fields)});
+      std::string diagnostics = "[" + result.error.to_json() + "]";
+      (*shared_later)(error_reply(ctx->stats, id, "decide",
+                                  {result.error.code.empty() ? err::kInternal : result.error.code,
+                                   result.error.message, diagnostics}));
     }
   };
-  job.cancelled = [ctx, shared_later, id = request.id_json] {
-    Stats::add(ctx->stats.errors);
+  job.cancelled = [ctx, shared_later, closed, id = request.id_json] {
+    if (closed->load()) {
+      // The connection is gone: nobody reads this reply; it only releases the session.
+      (*shared_later)(Reply{});
+      return;
+    }
     (*shared_later)(
-        Reply{error_response(id, "decide", err::kShuttingDown, "the daemon is shutting down")});
+        error_reply(ctx->stats, id, "decide", {err::kShuttingDown, "the daemon is shutting down"}));
   };
-  context_.pool->submit(std::move(job));
-  return std::nullopt;
+  switch (context_.pool->submit(std::move(job))) {
+    case DeciderPool::Submitted::Queued:
+      return std::nullopt;
+    case DeciderPool::Submitted::Busy:
+      return error(request, err::kBusy,
+                   "the decision queue is full (limits.max_queue, "
+                   "limits.max_queue_per_principal); retry later");
+    case DeciderPool::Submitted::Stopped:
+      break;
+  }
+  return error(request, err::kShuttingDown, "the daemon is shutting down");
 }
 
 std::optional<Reply> RequestHandler::reload(const Request& request, const Identity& identity,
                                             ReplyFn later) {
+  ServerContext* ctx = &context_;
   context_.reloader->request(
       "request:" + identity.principal,
-      [later = std::move(later), id = request.id_json](const ReloadReport& report) {
+      [ctx, later = std::move(later), id = request.id_json](const ReloadReport& report) {
         if (report.ok) {
           later(Reply{ok_response(id, "reload", report.fields_json())});
         } else {
-          later(Reply{error_response(id, "reload", err::kReloadFailed, report.summary(),
-                                     report.fields_json())});
+          later(error_reply(ctx->stats, id, "reload",
+                            {err::kReloadFailed, report.summary(), report.diagnostics_json(),
+                             report.fields_json(false)}));
         }
       });
   return std::nullopt;
@@ -235,8 +254,17 @@ std::string RequestHandler::status_fields() const {
   out += ",\"rules_digest\":";
   append_json_string(out, policy ? policy->digest() : "");
   out += ",\"rule_count\":" + std::to_string(policy ? policy->rule_count() : 0);
+  DeciderPool::Status pool = context_.pool->status();
   out += ",\"workers\":" + std::to_string(context_.pool->size());
-  out += ",\"queue\":" + std::to_string(context_.pool->queue_depth());
+  out += ",\"workers_behind\":" + std::to_string(pool.behind);
+  out += ",\"worker_digests\":[";
+  for (std::size_t i = 0; i < pool.worker_digests.size(); ++i) {
+    if (i) out += ',';
+    append_json_string(out, pool.worker_digests[i]);
+  }
+  out += "]";
+  out += ",\"queue\":" + std::to_string(pool.queued);
+  out += ",\"queue_principals\":" + std::to_string(pool.principals);
   out += ",\"connections\":{\"current\":" + n(s.connections_current) +
          ",\"accepted\":" + n(s.connections_accepted) + ",\"refused\":" + n(s.connections_refused) +
          "}";
@@ -246,7 +274,8 @@ std::string RequestHandler::status_fields() const {
          ",\"approve\":" + n(s.approved) + ",\"reject\":" + n(s.rejected) +
          ",\"approval_required\":" + n(s.approval_required) +
          ",\"failed_closed\":" + n(s.failed_closed) + ",\"reloads\":" + n(s.reloads) +
-         ",\"reload_failures\":" + n(s.reload_failures) + "}";
+         ",\"reload_failures\":" + n(s.reload_failures) + ",\"busy\":" + std::to_string(pool.busy) +
+         ",\"abandoned\":" + std::to_string(pool.abandoned) + "}";
   return out;
 }
 

@@ -5,6 +5,7 @@
 // handle() runs on the I/O thread; the handler itself keeps no per-connection state.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -23,10 +24,13 @@ struct Reply {
 };
 using ReplyFn = std::function<void(Reply)>;
 
-// Per-connection authentication state, owned by the session.
+// Per-connection state the handler reads, owned by the session.
 struct SessionAuth {
   std::optional<Identity> identity;  // set once authenticated (or anonymous without auth)
   bool token_checked = false;        // an auth request was answered; one per connection
+  // Set by the session when the connection closes: its queued decisions are then dropped
+  // unrun (DecideJob::abandoned).
+  std::shared_ptr<std::atomic<bool>> closed = std::make_shared<std::atomic<bool>>(false);
   // The token that authenticated and the token set that accepted it: when the daemon's
   // token set is replaced (reload), the session re-checks the token against the new set.
   std::optional<TokenHash> token_hash;
@@ -46,10 +50,11 @@ class RequestHandler {
 
  private:
   std::optional<Reply> authenticate(const Request& request, SessionAuth* auth);
-  std::optional<Reply> decide(Request& request, const Identity& identity, ReplyFn later);
+  std::optional<Reply> decide(Request& request, const Identity& identity,
+                              std::shared_ptr<const std::atomic<bool>> closed, ReplyFn later);
   std::optional<Reply> reload(const Request& request, const Identity& identity, ReplyFn later);
-  Reply error(std::string_view id_json, std::string_view action, std::string_view code,
-              std::string_view message, bool close = false);
+  Reply error(const Request& request, std::string_view code, std::string_view message,
+              bool close = false);
 
   ServerContext& context_;
 };

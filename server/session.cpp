@@ -78,6 +78,7 @@ void Session::drain() {
 void Session::close() {
   if (closed_) return;
   closed_ = true;
+  auth_.closed->store(true, std::memory_order_release);  // queued decisions are dropped
   timer_.cancel();
   transport_->close();
   slots_.clear();
@@ -98,8 +99,8 @@ void Session::evict() {
                   id_, peer_.text));
   if (started_ && writing_.empty() && write_queue_.empty()) {
     transport_->write_now(encode_frame(error_response(
-        "null", "", err::kTooManyConnections,
-        "closed before authenticating: the daemon needs the slot for other clients")));
+        "null", "", {err::kTooManyConnections,
+                     "closed before authenticating: the daemon needs the slot for other clients"})));
   }
   close();
 }
@@ -265,7 +266,7 @@ void Session::fail(const char* code, const std::string& message) {
       context_.log, spdlog::level::info, code,
       fmt::format("connection {} from {}: {}: {}", id_, peer_.text, code, message));
   read_closed_ = true;
-  slots_.push_back(Slot{true, true, encode_frame(error_response("null", "", code, message))});
+  slots_.push_back(Slot{true, true, encode_frame(error_response("null", "", {code, message}))});
   flush_ready();
 }
 

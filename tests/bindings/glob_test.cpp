@@ -104,7 +104,7 @@ TEST_CASE("glob with invalid UTF-8 text cannot slip past wildcards", "[glob]") {
   CHECK(glob::match("\xFF*", "\xFFzz"));  // invalid UTF-8 in the glob itself
 }
 
-TEST_CASE("glob matching is linear on 1 MB inputs", "[glob]") {
+TEST_CASE("glob matching handles 1 MB inputs", "[glob]") {
   const std::string big(1 << 20, 'a');
   CHECK(glob::match("*", big));
   CHECK(glob::match("**", big + "/" + big));

@@ -128,7 +128,7 @@ TEST_CASE("within is robust to unnormalized and hostile input", "[paths]") {
   CHECK_FALSE(paths::within(norm("~root/project"), root));
 }
 
-TEST_CASE("paths functions are linear on 1 MB inputs", "[paths]") {
+TEST_CASE("paths functions handle 1 MB inputs", "[paths]") {
   std::string deep;
   for (int i = 0; i < (1 << 20) / 2; ++i) deep += "a/";
   CHECK(norm("/" + deep).size() == (1 << 20));

@@ -102,7 +102,7 @@ TEST_CASE("regex search on invalid UTF-8 matches byte-wise", "[regex]") {
   CHECK(search(small, "a.b", "axb"));
 }
 
-TEST_CASE("regex search is linear on 1 MB inputs", "[regex]") {
+TEST_CASE("regex search handles 1 MB inputs", "[regex]") {
   RegexCache c;
   const std::string big(1 << 20, 'a');
   CHECK_FALSE(search(c, "(a+)+b", big));     // catastrophic for backtracking engines

@@ -163,7 +163,7 @@ TEST_CASE("secrets tolerate binary and invalid UTF-8", "[secrets]") {
   CHECK(secrets::redact(text) == "\xFF\xFE\0[REDACTED]\xC0\xAF"s);
 }
 
-TEST_CASE("secrets are linear on 1 MB inputs", "[secrets]") {
+TEST_CASE("secrets handle 1 MB inputs", "[secrets]") {
   std::string prose;
   while (prose.size() < (1 << 20)) prose += "the quick brown fox jumps over the lazy dog. ";
   CHECK(secrets::find(prose).empty());

@@ -1073,7 +1073,7 @@ TEST_CASE("parentheses inside quotes in substitutions", "[shell]") {
   CHECK(programs(ok("echo \"$(echo \"(\")\"")) == V{"echo", "echo"});
 }
 
-TEST_CASE("ambiguous $(( nesting stays linear", "[shell]") {
+TEST_CASE("ambiguous $(( nesting parses", "[shell]") {
   // Each level is `$((…) )`, a command substitution of a subshell; a backtracking parser
   // would re-parse every level twice per enclosing level.
   std::string s;

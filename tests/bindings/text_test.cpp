@@ -65,7 +65,7 @@ TEST_CASE("starts_with / ends_with", "[text]") {
   CHECK_FALSE(text::ends_with("abc", "ab"));
 }
 
-TEST_CASE("text helpers are fast on 1 MB inputs", "[text]") {
+TEST_CASE("text helpers handle 1 MB inputs", "[text]") {
   std::string valid(1 << 20, 'a');
   for (std::size_t i = 0; i + 4 <= valid.size(); i += 64) valid.replace(i, 4, "\xF0\x9F\x98\x80");
   CHECK(text::valid_utf8(valid));

@@ -242,7 +242,7 @@ TEST_CASE("WHATWG: file and non-special schemes", "[whatwg]") {
   CHECK(parse("foo://").host.empty());
 }
 
-TEST_CASE("WHATWG: urls are safe and fast on huge and hostile inputs", "[whatwg]") {
+TEST_CASE("WHATWG: urls are safe on huge and hostile inputs", "[whatwg]") {
   CHECK_FALSE(parse("https://h/" + std::string(1 << 20, 'a')).valid);  // > 64 KB
   CHECK_FALSE(parse(std::string(1 << 20, '\xFF')).valid);
   const std::string host(60000, 'a');

@@ -70,6 +70,53 @@ TEST_CASE("auth then decide returns the dry-run decision JSON", "[server][daemon
         "alice");
 }
 
+namespace {
+
+// Approves replies from alice only, and names any other principal the rules see.
+const char* kPrincipalRules = R"CLP(
+(defrule alice-may-reply
+  (proposal (id ?id) (target reply) (principal "alice"))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule alice-may-reply) (reason "alice"))))
+(defrule others-may-not
+  (proposal (id ?id) (target reply) (principal ?p&~"alice"))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule others-may-not) (reason ?p))))
+)CLP";
+
+}  // namespace
+
+TEST_CASE("rules see the authenticated principal, whatever the proposal claims",
+          "[server][daemon]") {
+  TempDir dir;
+  Config config = test_config(dir);
+  dir.write("rules/policy.clp", kPrincipalRules);
+  RunningDaemon d(config);
+  REQUIRE(d.ok());
+  Connected c(d, Tokens{}.agent);
+  const char* claims[] = {
+      R"({"target":"reply","payload":{"text":"x"},"context":{"principal":"mallory"}})",
+      R"({"target":"reply","payload":{"text":"x"},"context":{"agent":"a","principal":""}})",
+      R"({"target":"reply","payload":{"text":"x"},"context":{"principal":{"name":"mallory"}}})",
+      R"({"target":"reply","payload":{"text":"x"},"context":{"agent":"a"}})",
+      R"({"target":"reply","payload":{"text":"x"}})",
+  };
+  for (const char* proposal : claims) {
+    INFO(proposal);
+    std::string reply = c.call(decide_request("p", proposal));
+    REQUIRE(error_code(reply) == "");
+    auto doc = parse(reply);
+    const auto& decision = doc["payload"]["decision"];
+    // The rules saw alice: only the alice rule fired.
+    CHECK(std::string(decision["outcome"].GetString()) == "approve");
+    REQUIRE(decision["rules"].Size() == 1);
+    CHECK(std::string(decision["rules"][0]["rule"].GetString()) == "alice-may-reply");
+    // And the action carries her name.
+    CHECK(std::string(decision["action"]["context"]["principal"].GetString()) == "alice");
+    CHECK(reply.find("mallory") == std::string::npos);
+  }
+}
+
 TEST_CASE("repeated keys and keys differing only in case are refused anywhere in a request",
           "[server][daemon]") {
   TempDir dir;

@@ -63,9 +63,13 @@ TEST_CASE("wrong envelope shapes are E_BAD_REQUEST and keep the id", "[server][p
 TEST_CASE("replies are valid JSON with the id echoed", "[server][protocol]") {
   CHECK(ok_response("\"1\"", "status", "\"a\":1") ==
         R"({"type":"response","id":"1","payload":{"action":"status","ok":true,"a":1}})");
+  // One shape for every error: action (null outside a request), code, message, diagnostics.
   CHECK(
-      error_response("null", "", "E_X", "m\"q") ==
-      R"({"type":"response","id":null,"payload":{"ok":false,"error":{"code":"E_X","message":"m\"q"}}})");
+      error_response("null", "", {"E_X", "m\"q"}) ==
+      R"({"type":"response","id":null,"payload":{"action":null,"ok":false,"error":{"code":"E_X","message":"m\"q","diagnostics":[]}}})");
+  CHECK(
+      error_response("\"7\"", "reload", {"E_Y", "m", R"([{"code":"E_PARSE"}])", R"("a":1)"}) ==
+      R"({"type":"response","id":"7","payload":{"action":"reload","ok":false,"error":{"code":"E_Y","message":"m","diagnostics":[{"code":"E_PARSE"}],"a":1}}})");
   CHECK(
       handshake_event(true, 10, 5) ==
       R"({"type":"event","payload":{"action":"handshake","version":"1","server":"warden","auth":"token","max_frame_bytes":10,"max_preauth_frame_bytes":5}})");

@@ -8,11 +8,14 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -157,7 +160,11 @@ inline std::string error_code(const std::string& json) {
   if (doc.HasParseError() || !doc.IsObject()) return "<not json>";
   const auto& p = doc["payload"];
   if (p.HasMember("ok") && p["ok"].GetBool()) return "";
-  return p["error"]["code"].GetString();
+  std::string code = p["error"]["code"].GetString();
+  // Every code the daemon sends is one of the stable codes, in the one table.
+  INFO("error code " << code);
+  CHECK(warden::code::is_known(code));
+  return code;
 }
 
 inline std::string reply_id(const std::string& json) {
@@ -184,6 +191,65 @@ inline void connect_agent(Client& client, const RunningDaemon& daemon) {
   REQUIRE(client.connect(daemon.address(), 5000ms, &error));
   REQUIRE(client.authenticate(Tokens{}.agent, 5000ms, &error));
 }
+
+// Waits until pred() holds, polling state that other threads change; false when the
+// generous deadline passes first (the caller REQUIREs the result, so a hang fails the test).
+template <typename Pred>
+bool eventually(Pred pred, std::chrono::milliseconds deadline = 20000ms) {
+  auto until = std::chrono::steady_clock::now() + deadline;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+// Blocks wait() until open(); wait() gives up (false) after a generous deadline.
+class Gate {
+ public:
+  void open() {
+    {
+      std::lock_guard lock(mutex_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  bool wait(std::chrono::milliseconds deadline = 20000ms) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, deadline, [&] { return open_; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+// Holds a daemon's decision worker without timing: an engine factory (Daemon::Options) that
+// stops inside the next rebuild until released. Declare it before the RunningDaemon.
+struct HeldRebuild {
+  std::atomic<bool> hold{false};
+  Gate entered, release;
+  EngineFactory factory() {
+    return [this](std::shared_ptr<const Policy> p, const EngineOptions& o) {
+      if (hold.exchange(false)) {
+        entered.open();
+        release.wait();
+      }
+      return std::make_unique<Engine>(std::move(p), o);
+    };
+  }
+  Daemon::Options options() {
+    Daemon::Options o;
+    o.engine_factory = factory();
+    return o;
+  }
+  // The next decision rebuilds (same rules, new generation) and waits in the factory.
+  void arm(RunningDaemon& d) {
+    hold = true;
+    d.daemon().context().policy.set(d.daemon().context().policy.get());
+  }
+};
 
 // Raises the soft descriptor limit (for many-connection tests).
 inline void raise_fd_limit(rlim_t want) {
