@@ -23,6 +23,7 @@ inline constexpr const char* kBadPattern = "E_BAD_PATTERN";           // pattern
 inline constexpr const char* kCompile = "E_COMPILE";                  // any other CLIPS load error
 inline constexpr const char* kNoRules = "E_NO_RULES";                 // nothing to load
 inline constexpr const char* kRead = "E_READ";                        // rule file cannot be read
+inline constexpr const char* kFileMode = "E_FILE_MODE";               // rule file others could change
 inline constexpr const char* kInputJson = "E_INPUT_JSON";             // proposal is not valid JSON / UTF-8
 inline constexpr const char* kInputShape = "E_INPUT_SHAPE";           // proposal JSON has the wrong shape
 inline constexpr const char* kInputTooLarge = "E_INPUT_TOO_LARGE";    // size or nesting over the limit

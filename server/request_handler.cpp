@@ -246,6 +246,13 @@ std::string RequestHandler::status_fields() const {
          ",\"approval_required\":" + n(s.approval_required) +
          ",\"failed_closed\":" + n(s.failed_closed) + ",\"reloads\":" + n(s.reloads) +
          ",\"reload_failures\":" + n(s.reload_failures) + "}";
+  out += ",\"warnings\":[";
+  auto warnings = config_warnings(*context_.config);
+  for (std::size_t i = 0; i < warnings.size(); ++i) {
+    if (i) out += ',';
+    append_json_string(out, warnings[i]);
+  }
+  out += ']';
   return out;
 }
 

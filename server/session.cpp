@@ -44,7 +44,7 @@ void Session::start() {
   last_activity_ = now;
   auth_deadline_ = now + context_.config->limits.auth_timeout;
   if (!context_.auth_required()) {
-    auth_.identity = Identity{"anonymous", Role::Agent};
+    auth_.identity = Identity{"anonymous", Role::Agent, {}};
   }
   write_queue_.push_back(encode_frame(
       handshake_event(context_.auth_required(), context_.config->limits.max_frame_bytes)));
