@@ -184,7 +184,11 @@ Daemon::StartResult Daemon::start() {
          if (!loaded.policy) {
            std::string where;
            for (const auto& p : paths) where += (where.empty() ? "" : ", ") + p;
-           return StepError{2, "rules in " + where + " have errors (see above)"};
+           std::vector<std::string> errors;
+           for (const Diagnostic& d : loaded.diagnostics) {
+             if (d.severity == Severity::Error && errors.size() < 5) errors.push_back(d.to_text());
+           }
+           return StepError{2, "rules in " + where + " have errors: " + join(errors)};
          }
          context_.policy.set(loaded.policy);
          log->info("rules: {} rules, {}", loaded.policy->rule_count(), loaded.policy->digest());

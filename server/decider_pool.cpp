@@ -101,6 +101,8 @@ void DeciderPool::run(Worker* worker) {
       DecideRequest request;
       request.proposal_json = job.proposal_json;
       request.explain = job.explain;
+      request.principal = job.principal;
+      request.groups = job.groups;
       result = worker->engine->decide(request);
     } catch (const std::exception& e) {
       // Fail closed: the engine promises not to throw, but a worker must never die.

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +25,8 @@ namespace warden::server {
 struct DecideJob {
   std::string proposal_json;
   bool explain = false;
+  std::optional<std::string> principal;  // the authenticated principal (rules see it)
+  std::vector<std::string> groups;       // its groups from the token file
   // Runs on the worker thread with the result; must not throw (exceptions are caught and
   // logged). Called exactly once, unless the pool is stopped before the job starts, in which
   // case `cancelled` is called instead (if set).
