@@ -45,12 +45,13 @@ struct ForeignOwner {
   }
 };
 
-// Runs the real `warden` with the arguments in `cwd`; returns the exit code, stderr in *err.
+// Runs the real `warden` with the arguments (and shell redirections) in `cwd`; returns the
+// exit code, stderr in *err.
 // `timeout` bounds a daemon that would otherwise keep serving.
 int run_warden(const fs::path& cwd, const std::string& args, std::string* err) {
   const fs::path err_file = cwd / "warden.err";
   std::string command = "cd '" + cwd.string() + "' && timeout 30 '" WARDEN_BINARY_DIR
-                        "/cli/warden' " + args + " </dev/null >/dev/null 2>'" +
+                        "/cli/warden' " + args + " </dev/null 2>'" +
                         err_file.string() + "'";
   int status = std::system(command.c_str());
   std::ifstream in(err_file);
@@ -172,7 +173,7 @@ TEST_CASE("warden serve has no workspace or state in the current directory", "[s
   // 192.0.2.1 is a documentation address no host has).
   int code = run_warden(dir.path(),
                         "serve --listen 192.0.2.1:0 --rules rules --tokens tokens --state-dir state"
-                        " --log-level info",
+                        " --log-level info >/dev/null",
                         &err);
   INFO(err);
   CHECK(code == 4);
@@ -182,11 +183,38 @@ TEST_CASE("warden serve has no workspace or state in the current directory", "[s
   // Asked for the workspace that holds them, it refuses with exit 2 and names the file.
   code = run_warden(dir.path(),
                     "serve --listen 127.0.0.1:0 --rules rules --tokens tokens --state-dir state"
-                    " --workspace " + dir.path().string(),
+                    " --workspace " + dir.path().string() + " >/dev/null",
                     &err);
   CHECK(code == 2);
   CHECK(mentions(err, "cannot start (workspace)"));
   CHECK(mentions(err, "contains the token file"));
+}
+
+TEST_CASE("warden dry-run judges paths with the same workspace and home as serve",
+          "[server][files]") {
+  // dry-run used the current directory and $HOME; serve, test and the engine each had their
+  // own defaults. Now all of them take engine/defaults.h.
+  TempDir dir;
+  const std::string in_cwd = (dir.path() / "a.txt").string();
+  dir.write("proposals.jsonl",
+            R"({"target":"file","action":"read","payload":{"path":")" + in_cwd +
+                R"("},"explanation":"x"})" "\n" +
+                R"({"target":"file","action":"read","payload":{"path":")" +
+                kDefaultWorkspaceRoot + R"(/a.txt"},"explanation":"x"})" "\n" +
+                R"({"target":"file","action":"read","payload":{"path":"~/b.txt"},"explanation":"x"})"
+                "\n");
+  const fs::path out = dir.path() / "out.jsonl";
+  std::string err;
+  run_warden(dir.path(), "dry-run --explain proposals.jsonl >'" + out.string() + "'", &err);
+  INFO(err);
+  std::ifstream in(out);
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  REQUIRE(lines.size() == 3);
+  CHECK(mentions(lines[0], "(in-workspace FALSE)"));
+  CHECK(mentions(lines[1], "(in-workspace TRUE)"));
+  CHECK(mentions(lines[2], std::string("(normalized \\\"") + kDefaultHome + "/b.txt\\\")"));
 }
 
 TEST_CASE("the state directory defaults outside the current directory", "[server][files]") {
@@ -486,7 +514,7 @@ TEST_CASE("warden serve warns at startup when default_outcome is approve", "[ser
   std::string err;
   int code = run_warden(dir.path(),
                         "serve --config warden.toml --listen 192.0.2.1:0 --rules rules --tokens "
-                        "tokens --state-dir state --log-level warn",
+                        "tokens --state-dir state --log-level warn >/dev/null",
                         &err);
   INFO(err);
   CHECK(code == 4);  // stops at the listener; the warning came before
