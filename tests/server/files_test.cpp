@@ -521,3 +521,38 @@ TEST_CASE("warden serve warns at startup when default_outcome is approve", "[ser
   CHECK(mentions(err, " warning default_outcome is approve"));
   CHECK(mentions(err, "default_outcome is approve"));
 }
+
+// ---- warden token new prints groups --------------------------------------------------------
+
+TEST_CASE("warden token new prints a token-file line with the principal's groups",
+          "[server][files][tokens]") {
+  TempDir dir;
+  const fs::path out = dir.path() / "out.json";
+  std::string err;
+  int code = run_warden(dir.path(),
+                        "token new --role agent --principal alice --group ops --group dev "
+                        "--format json >'" + out.string() + "'",
+                        &err);
+  INFO(err);
+  REQUIRE(code == 0);
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto doc = parse(text.str());
+  REQUIRE(doc.IsObject());
+  const std::string line = doc["line"].GetString();
+  CHECK(line.size() > 13);
+  CHECK(line.substr(line.size() - 15) == " groups=ops,dev");
+  // The line reads back with the groups, and the token authenticates as alice in them.
+  TokenStore store;
+  std::vector<std::string> errors;
+  REQUIRE(TokenStore::parse(line, "printed", &store, &errors));
+  auto identity = store.authenticate(doc["token"].GetString());
+  REQUIRE(identity);
+  CHECK(identity->principal == "alice");
+  CHECK(identity->groups == std::vector<std::string>{"dev", "ops"});
+
+  CHECK(run_warden(dir.path(), "token new --role agent --principal alice --group 'a,b'", &err) ==
+        2);
+  CHECK(mentions(err, "--group 'a,b' must be"));
+}
