@@ -114,7 +114,8 @@ bool Session::token_still_valid() {
   std::shared_ptr<const TokenStore> store = context_.tokens();
   if (auth_.verified_by.lock() == store) return true;
   std::optional<Identity> now = store->identify(*auth_.token_hash);
-  if (now && now->principal == auth_.identity->principal && now->role == auth_.identity->role) {
+  if (now && now->principal == auth_.identity->principal && now->role == auth_.identity->role &&
+      now->groups == auth_.identity->groups) {
     auth_.verified_by = store;
     return true;
   }

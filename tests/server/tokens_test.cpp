@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "server/errors.h"
 #include "server/roles.h"
 #include "server_fixture.h"
 
@@ -207,4 +208,27 @@ TEST_CASE("auth replies name the principal's groups", "[server][tokens][groups]"
   REQUIRE(doc["payload"]["groups"].IsArray());
   REQUIRE(doc["payload"]["groups"].Size() == 1);
   CHECK(std::string(doc["payload"]["groups"][0].GetString()) == "ops");
+}
+
+TEST_CASE("a reload that changes a principal's groups ends its live sessions",
+          "[server][tokens][groups]") {
+  TempDir dir;
+  Config config = test_config(dir);
+  const std::string base = Tokens{}.file_text();
+  dir.write("tokens", base + "agent carol " + token_hash_text("wdn_carol") + " groups=ops\n");
+  RunningDaemon d(config);
+  REQUIRE(d.ok());
+  std::string error;
+  Client carol, admin;
+  REQUIRE(carol.connect(d.address(), 5000ms, &error));
+  REQUIRE(carol.authenticate("wdn_carol", 5000ms, &error));
+  REQUIRE(admin.connect(d.address(), 5000ms, &error));
+  REQUIRE(admin.authenticate(Tokens{}.admin, 5000ms, &error));
+
+  // Same token, fewer groups: the session must not keep deciding as a member of ops.
+  dir.write("tokens", base + "agent carol " + token_hash_text("wdn_carol") + " groups=dev\n");
+  REQUIRE(admin.send_message(make_request("r", "reload"), &error));
+  REQUIRE(error_code(read_or_fail(admin, 20000ms)) == "");
+  carol.send_message(decide_request("1", kReplyProposal), &error);
+  CHECK(error_code(read_or_fail(carol)) == err::kAuthRevoked);
 }
