@@ -9,6 +9,7 @@ namespace warden::glob {
 
 // The RE2 pattern equivalent to `glob` (anchored). Never fails: unmatched "[" is literal.
 std::string to_regex(std::string_view glob);
+// Throws std::runtime_error if the glob cannot be compiled (never reports that as "no match").
 bool match(std::string_view glob, std::string_view text);
 
 }  // namespace warden::glob

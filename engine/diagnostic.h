@@ -13,7 +13,10 @@ namespace code {
 inline constexpr const char* kParse = "E_PARSE";                      // CLIPS syntax error
 inline constexpr const char* kUnbalanced = "E_UNBALANCED";            // parentheses or string not closed
 inline constexpr const char* kUnknownFunction = "E_UNKNOWN_FUNCTION"; // call to an undefined function
-inline constexpr const char* kForbiddenFunction = "E_FORBIDDEN_FUNCTION";  // exit, system, eval ...
+inline constexpr const char* kForbiddenFunction = "E_FORBIDDEN_FUNCTION";  // a CLIPS function not on the allowlist
+inline constexpr const char* kForbiddenAssert = "E_FORBIDDEN_ASSERT";  // assert of a fact other than decision/rewrite
+inline constexpr const char* kRecursion = "E_RECURSION";              // deffunction that calls itself
+inline constexpr const char* kWildcardParameter = "E_WILDCARD_PARAM"; // deffunction with a $? parameter
 inline constexpr const char* kForbiddenConstruct = "E_FORBIDDEN_CONSTRUCT";  // deftemplate, defmodule ...
 inline constexpr const char* kDuplicateRule = "E_DUPLICATE_RULE";     // same rule name twice in a set
 inline constexpr const char* kDuplicateFunction = "E_DUPLICATE_FUNCTION";
