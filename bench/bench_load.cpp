@@ -101,6 +101,8 @@ std::unique_ptr<ServerProcess> spawn_server(const std::string& rules, const fs::
   std::ofstream(dir / "tokens") << "agent bench " << warden::server::token_hash_text(server->token)
                                 << "\nagent victim "
                                 << warden::server::token_hash_text(server->victim_token) << "\n";
+  fs::permissions(dir / "tokens", fs::perms::owner_read | fs::perms::owner_write,
+                  fs::perm_options::replace);  // the daemon refuses a token file others can read
   int fds[2];
   if (pipe(fds) != 0) return nullptr;
   pid_t pid = fork();

@@ -1,5 +1,6 @@
 // `warden check`, `warden dry-run`, `warden test`: the rule author's commands. They share
-// the daemon's load path (read_rule_files → Policy::compile) and one Engine.
+// the daemon's load path (engine/rule_files.h: load_policy), its defaults (engine/defaults.h)
+// and one Engine.
 #include <rapidjson/document.h>
 
 #include <unistd.h>
@@ -24,10 +25,10 @@ struct EngineFlags {
   std::string default_outcome = "approval-required";
 };
 
-void add_engine_flags(CLI::App* cmd, EngineFlags* flags, const std::string& workspace_default,
-                      const std::string& home_default) {
-  flags->workspace = workspace_default;
-  flags->home = home_default;
+// Defaults are the engine's (engine/defaults.h), as for `warden serve`.
+void add_engine_flags(CLI::App* cmd, EngineFlags* flags) {
+  flags->workspace = kDefaultWorkspaceRoot;
+  flags->home = kDefaultHome;
   cmd->add_option("--workspace", flags->workspace, "Workspace root: paths inside it are in the workspace")
       ->capture_default_str();
   cmd->add_option("--home", flags->home, "What ~ and $HOME mean in paths")->capture_default_str();
@@ -50,12 +51,8 @@ void print_diagnostics(const Diagnostics& diagnostics, bool json, std::FILE* out
 
 // Loads rules; prints diagnostics to stderr on failure and returns null.
 std::shared_ptr<const Policy> load_rules(const std::vector<std::string>& paths, bool json) {
-  Diagnostics diagnostics;
-  RuleSources sources = read_rule_files(paths, &diagnostics);
-  Policy::Loaded loaded;
-  if (!has_errors(diagnostics)) loaded = Policy::compile(sources);
-  diagnostics.insert(diagnostics.end(), loaded.diagnostics.begin(), loaded.diagnostics.end());
-  print_diagnostics(diagnostics, json, stderr);
+  LoadedPolicy loaded = load_policy(paths);
+  print_diagnostics(loaded.diagnostics, json, stderr);
   return loaded.policy;
 }
 
@@ -74,16 +71,6 @@ bool read_input(const std::string& file, std::string* text) {
   return true;
 }
 
-std::string current_dir() {
-  char buf[4096];
-  return getcwd(buf, sizeof buf) ? std::string(buf) : std::string("/");
-}
-
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::string(v) : fallback;
-}
-
 // ---- check ----------------------------------------------------------------
 
 void register_check(CLI::App& app, int* exit_code) {
@@ -93,11 +80,8 @@ void register_check(CLI::App& app, int* exit_code) {
   cmd->add_option("paths", *paths, "Rule files (.clp) or directories")->required();
   cmd->add_option("--format", *format, "Output format")->check(CLI::IsMember({"text", "json"}));
   cmd->callback([=] {
-    Diagnostics diagnostics;
-    RuleSources sources = read_rule_files(*paths, &diagnostics);
-    Policy::Loaded loaded;
-    if (!has_errors(diagnostics)) loaded = Policy::compile(sources);
-    diagnostics.insert(diagnostics.end(), loaded.diagnostics.begin(), loaded.diagnostics.end());
+    LoadedPolicy loaded = load_policy(*paths);
+    const Diagnostics& diagnostics = loaded.diagnostics;
     const bool json = *format == "json";
     if (json) {
       std::string out = "{\"ok\":";
@@ -113,7 +97,7 @@ void register_check(CLI::App& app, int* exit_code) {
     } else {
       print_diagnostics(diagnostics, false, stdout);
       if (loaded.policy)
-        std::printf("ok: %zu rules from %zu files, %s\n", loaded.policy->rule_count(), sources.size(),
+        std::printf("ok: %zu rules from %zu files, %s\n", loaded.policy->rule_count(), loaded.files,
                     loaded.policy->digest().c_str());
       else
         std::printf("%zu error(s); nothing loaded\n", diagnostics.size());
@@ -147,10 +131,9 @@ void register_dry_run(CLI::App& app, int* exit_code) {
   cmd->add_option("input", a->input, "Proposal file (JSON or JSON lines), - for stdin")->capture_default_str();
   cmd->add_flag("--explain", a->explain, "Also print the facts the rules saw");
   cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
-  add_engine_flags(cmd, &a->engine, current_dir(), env_or("HOME", "/root"));
+  add_engine_flags(cmd, &a->engine);
   cmd->callback([=] {
-    std::vector<std::string> rules = a->rules.empty() ? std::vector<std::string>{shipped_rules_dir()} : a->rules;
-    auto policy = load_rules(rules, a->format == "json");
+    auto policy = load_rules(a->rules, a->format == "json");  // empty: the shipped rules
     if (!policy) { *exit_code = kExitUsage; return; }
     std::string text;
     if (!read_input(a->input, &text)) {
@@ -218,7 +201,7 @@ void register_test(CLI::App& app, int* exit_code) {
   cmd->add_option("paths", a->paths, "Directories or files holding rules and cases")->required();
   cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_flag("-v,--verbose", a->verbose, "Print passing cases too");
-  add_engine_flags(cmd, &a->engine, "/home/user/project", "/home/user");
+  add_engine_flags(cmd, &a->engine);
   cmd->callback([=] {
     const bool json = a->format == "json";
     auto policy = load_rules(a->paths, json);

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "engine/decision.h"
+#include "engine/defaults.h"
 #include "server/client.h"
 #include "server/config.h"
 #include "server/daemon.h"
@@ -60,6 +61,8 @@ void register_serve(CLI::App& app, int* exit_code) {
     std::string log_level;
     bool log_json = false;
     std::string state_dir;
+    std::string workspace;
+    std::string home;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("-c,--config", a->config, "warden.toml (every key has a default; none needed)");
@@ -77,13 +80,14 @@ void register_serve(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   cmd->add_flag("--log-json", a->log_json, "Log JSON lines to stderr");
   cmd->add_option("--state-dir", a->state_dir,
-                  "State directory (default $XDG_STATE_HOME/warden or ./.warden)");
+                  "State directory (default $XDG_STATE_HOME/warden or ~/.local/state/warden)");
+  cmd->add_option("--workspace", a->workspace,
+                  std::string("The agent's workspace root: paths inside it are in the workspace "
+                              "(default ") + kDefaultWorkspaceRoot + "; never warden's own files)");
+  cmd->add_option("--home", a->home,
+                  std::string("What ~ and $HOME mean in paths (default ") + kDefaultHome + ")");
   cmd->callback([a, exit_code] {
-    server::Config config;
-    // Same defaults as dry-run, so the daemon and the CLI decide alike.
-    std::error_code ec;
-    config.workspace_root = std::filesystem::current_path(ec).string();
-    config.home = env_or("HOME", "/root");
+    server::Config config;  // workspace and home default as for dry-run and test
     if (!a->config.empty()) {
       server::ConfigErrors errors = server::load_config_file(a->config, &config);
       if (!errors.empty()) {
@@ -103,6 +107,8 @@ void register_serve(CLI::App& app, int* exit_code) {
     if (!a->log_level.empty()) config.log_level = a->log_level;
     if (a->log_json) config.log_json = true;
     if (!a->state_dir.empty()) config.state_dir = a->state_dir;
+    if (!a->workspace.empty()) config.workspace_root = a->workspace;
+    if (!a->home.empty()) config.home = a->home;
     server::ConfigErrors errors = server::validate_config(config);
     if (!errors.empty()) {
       for (const auto& e : errors) {
@@ -443,6 +449,11 @@ void register_status(CLI::App& app, int* exit_code) {
       std::printf("reloads      %s (failed %s)\n", u(c, "reloads").c_str(),
                   u(c, "reload_failures").c_str());
       std::printf("workers      %s (queue %s)\n", u(p, "workers").c_str(), u(p, "queue").c_str());
+      if (p.HasMember("warnings") && p["warnings"].IsArray()) {
+        for (const auto& w : p["warnings"].GetArray()) {
+          if (w.IsString()) std::printf("WARNING      %s\n", w.GetString());
+        }
+      }
     }
     *exit_code = kExitOk;
   });
@@ -458,6 +469,7 @@ void register_token(CLI::App& app, int* exit_code) {
   struct Args {
     std::string role;
     std::string principal;
+    std::vector<std::string> groups;
     std::string format = "text";
   };
   auto a = std::make_shared<Args>();
@@ -466,6 +478,9 @@ void register_token(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"agent", "approver", "admin"}));
   cmd->add_option("--principal", a->principal, "Who holds the token (no spaces), e.g. alice")
       ->required();
+  cmd->add_option("--group", a->groups,
+                  "A group of the principal, seen by rules (repeatable; A-Z a-z 0-9 . _ -)")
+      ->allow_extra_args(false);
   cmd->add_option("--format", a->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -476,12 +491,35 @@ void register_token(CLI::App& app, int* exit_code) {
       *exit_code = kExitUsage;
       return;
     }
+    for (const std::string& group : a->groups) {
+      if (!server::valid_group_name(group)) {
+        std::fprintf(stderr, "warden: --group '%s' must be 1-64 characters of A-Z a-z 0-9 . _ -\n",
+                     group.c_str());
+        *exit_code = kExitUsage;
+        return;
+      }
+    }
     std::string token = server::generate_token();
     std::string line = a->role + " " + a->principal + " " + server::token_hash_text(token);
+    std::string groups_json = "[";
+    for (std::size_t i = 0; i < a->groups.size(); ++i) {
+      line += (i == 0 ? " groups=" : ",") + a->groups[i];
+      groups_json += (i == 0 ? "" : ",") + server::json_string(a->groups[i]);
+    }
+    groups_json += "]";
+    // The line must read back exactly as the daemon will read it.
+    server::TokenStore check;
+    std::vector<std::string> errors;
+    if (!server::TokenStore::parse(line, "--group", &check, &errors)) {
+      for (const auto& e : errors) std::fprintf(stderr, "warden: %s\n", e.c_str());
+      *exit_code = kExitUsage;
+      return;
+    }
     if (a->format == "json") {
-      std::printf("{\"token\":%s,\"role\":%s,\"principal\":%s,\"line\":%s}\n",
+      std::printf("{\"token\":%s,\"role\":%s,\"principal\":%s,\"groups\":%s,\"line\":%s}\n",
                   server::json_string(token).c_str(), server::json_string(a->role).c_str(),
-                  server::json_string(a->principal).c_str(), server::json_string(line).c_str());
+                  server::json_string(a->principal).c_str(), groups_json.c_str(),
+                  server::json_string(line).c_str());
     } else {
       std::printf("token: %s\n", token.c_str());
       std::printf("add this line to the token file (warden serve --tokens FILE):\n%s\n",

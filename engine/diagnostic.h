@@ -33,6 +33,7 @@ inline constexpr const char* kCompile = "E_COMPILE";                  // any oth
 inline constexpr const char* kNoRules = "E_NO_RULES";                 // nothing to load
 inline constexpr const char* kRead = "E_READ";                        // rule file cannot be read
 inline constexpr const char* kCase = "E_CASE";                        // a rule test case file is malformed
+inline constexpr const char* kFileMode = "E_FILE_MODE";               // rule file others could change
 // Reading a proposal (the request is refused; no decision).
 inline constexpr const char* kInputJson = "E_INPUT_JSON";             // proposal is not valid JSON / UTF-8
 inline constexpr const char* kInputShape = "E_INPUT_SHAPE";           // proposal JSON has the wrong shape
@@ -94,6 +95,7 @@ inline constexpr Entry kTable[] = {
     {kNoRules, "nothing to load"},
     {kRead, "a rule file cannot be read"},
     {kCase, "a rule test case file is malformed"},
+    {kFileMode, "a rule, token or config file others could change (or read, for secrets)"},
     {kInputJson, "the proposal is not valid JSON or not UTF-8"},
     {kInputShape, "the proposal JSON has the wrong shape"},
     {kInputTooLarge, "the proposal is over the size or nesting limit"},

@@ -19,14 +19,15 @@
 #include <vector>
 
 #include "engine/decision.h"
+#include "engine/defaults.h"
 #include "engine/diagnostic.h"
 #include "engine/rule_source.h"
 
 namespace warden {
 
 struct EngineOptions {
-  std::string workspace_root = "/workspace";  // paths inside it are "in the workspace"
-  std::string home = "/home/user";            // what "~" and "$HOME" mean in paths
+  std::string workspace_root = kDefaultWorkspaceRoot;  // paths inside it are "in the workspace"
+  std::string home = kDefaultHome;                     // what "~" and "$HOME" mean in paths
   Outcome default_outcome = Outcome::ApprovalRequired;
   long long run_limit = 10000;                  // maximum rule firings per decision
   // Maximum wall time per decision, from the start of decide(): reading the proposal,

@@ -77,6 +77,33 @@ RuleSources read_rule_files(const std::vector<std::string>& paths, Diagnostics* 
   return sources;
 }
 
+std::vector<std::string> effective_rule_paths(const std::vector<std::string>& paths) {
+  if (!paths.empty()) return paths;
+  return {shipped_rules_dir()};
+}
+
+LoadedPolicy load_policy(const std::vector<std::string>& paths, const RuleLoadOptions& options) {
+  LoadedPolicy out;
+  const std::vector<std::string> effective = effective_rule_paths(paths);
+  if (options.check_modes) {
+    for (const auto& path : effective) {
+      std::error_code ec;
+      auto problems = fs::is_directory(path, ec) ? check_tree_modes(path, {".clp"}, options.modes)
+                                                 : check_file_modes(path, options.modes);
+      for (const auto& p : problems)
+        out.diagnostics.push_back({code::kFileMode, Severity::Error, p.path, 0, "", p.message});
+    }
+  }
+  RuleSources sources = read_rule_files(effective, &out.diagnostics);
+  out.files = sources.size();
+  if (has_errors(out.diagnostics)) return out;
+  Policy::Loaded loaded = Policy::compile(sources);
+  out.policy = std::move(loaded.policy);
+  out.diagnostics.insert(out.diagnostics.end(), loaded.diagnostics.begin(),
+                         loaded.diagnostics.end());
+  return out;
+}
+
 std::string shipped_rules_dir() {
   if (const char* env = std::getenv("WARDEN_RULES"); env && *env) return env;
 #ifdef WARDEN_SHIPPED_RULES

@@ -1,14 +1,39 @@
-// Reading rule files from disk into RuleSources: the one place the engine library touches
-// the filesystem, used by front ends (CLI, daemon) before Policy::compile. Thread-safe.
+// Reading rule files from disk and compiling them: the one load path of every front end
+// (`warden check`, `dry-run`, `test`, and the daemon at start and on every reload), and the
+// one place the engine library touches the filesystem. Thread-safe.
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/diagnostic.h"
+#include "engine/engine.h"
+#include "engine/file_modes.h"
 #include "engine/rule_source.h"
 
 namespace warden {
+
+struct RuleLoadOptions {
+  // Refuse rule files and directories others could change (file_modes.h), each problem an
+  // E_FILE_MODE error naming the file. The daemon sets it; the author's commands do not.
+  bool check_modes = false;
+  FileModePolicy modes;
+};
+
+struct LoadedPolicy {
+  std::shared_ptr<const Policy> policy;  // null when any error was found
+  Diagnostics diagnostics;               // reading and mode problems first, then compiling
+  std::size_t files = 0;                 // rule files read
+};
+
+// paths (empty: the shipped rule pack) → read_rule_files → Policy::compile. Nothing is
+// compiled when reading (or a mode check) failed.
+LoadedPolicy load_policy(const std::vector<std::string>& paths, const RuleLoadOptions& options = {});
+
+// The rule paths actually used: paths, or the shipped pack when empty.
+std::vector<std::string> effective_rule_paths(const std::vector<std::string>& paths);
 
 // Each path is a .clp file or a directory (its *.clp files, recursively, sorted by their
 // names within the directory); sources come in that order, which is the load order.

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Sets up, builds, and runs the Warden daemon with the shipped rules on 127.0.0.1:9105.
-# On first run it makes an agent and an admin token (kept in ./.warden/, only hashes in
-# the token file) and prints how to talk to the daemon. Extra arguments go to `warden serve`.
+# Its state — an agent and an admin token made on first run, and the token file (only
+# hashes) — lives outside the checkout, in ${XDG_STATE_HOME:-~/.local/state}/warden, so an
+# agent working in the checkout cannot read the tokens. The agent's workspace is
+# $WARDEN_WORKSPACE, by default the examples' /home/user/project; never the checkout, which
+# holds the rules and the binary (the daemon refuses to start if it would). Extra arguments
+# go to `warden serve`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
-state=.warden
+state="${XDG_STATE_HOME:-$HOME/.local/state}/warden"
+umask 077
 mkdir -p "$state"
 chmod 700 "$state"
 if [ ! -s "$state/tokens" ]; then
@@ -14,13 +19,20 @@ if [ ! -s "$state/tokens" ]; then
     printf '%s\n' "$out" | sed -n 's/^token: //p' > "$state/$role.token"
     printf '%s\n' "$out" | grep -E "^$role " >> "$state/tokens"
   done
-  chmod 600 "$state"/*.token "$state/tokens"
 fi
+chmod 600 "$state"/*.token "$state/tokens"
+# The rules must not be writable by others (the daemon checks, as sshd does).
+chmod -R go-w rules
+workspace_args=()
+if [ -n "${WARDEN_WORKSPACE:-}" ]; then workspace_args=(--workspace "$WARDEN_WORKSPACE"); fi
 cat <<TXT
 Warden is starting on 127.0.0.1:9105 with the rules in rules/ (Ctrl-C stops it).
+Tokens and state: $state (outside the checkout).
+Agent workspace: ${WARDEN_WORKSPACE:-/home/user/project (set WARDEN_WORKSPACE to change it)}
 Try, from another terminal in $(pwd):
   WARDEN_TOKEN=\$(cat $state/agent.token) build/cli/warden decide examples/proposals.jsonl
   WARDEN_TOKEN=\$(cat $state/admin.token) build/cli/warden status
   WARDEN_TOKEN=\$(cat $state/agent.token) python3 examples/client.py '{"target":"shell","payload":{"command":"ls"},"explanation":"look"}'
 TXT
-exec build/cli/warden serve --tokens "$state/tokens" --rules rules "$@"
+exec build/cli/warden serve --tokens "$state/tokens" --rules rules --state-dir "$state" \
+  "${workspace_args[@]}" "$@"

@@ -315,13 +315,18 @@ ConfigErrors validate_config(const Config& c) {
   return errors;
 }
 
-void resolve_state_paths(Config* config) {
+ConfigErrors resolve_state_paths(Config* config) {
   if (config->state_dir.empty()) {
     const char* xdg = std::getenv("XDG_STATE_HOME");
+    const char* home = std::getenv("HOME");
     if (xdg && *xdg == '/') {
       config->state_dir = (fs::path(xdg) / "warden").string();
+    } else if (home && *home == '/') {
+      config->state_dir = (fs::path(home) / ".local" / "state" / "warden").string();
     } else {
-      config->state_dir = (fs::current_path() / ".warden").string();
+      return {{"state_dir",
+               "not set, and neither $XDG_STATE_HOME nor $HOME is an absolute path: give "
+               "state_dir (--state-dir)"}};
     }
   }
   if (config->audit_log.empty()) {
@@ -330,6 +335,17 @@ void resolve_state_paths(Config* config) {
   if (config->state_db.empty()) {
     config->state_db = (fs::path(config->state_dir) / "state.db").string();
   }
+  return {};
+}
+
+std::vector<std::string> config_warnings(const Config& config) {
+  std::vector<std::string> out;
+  if (config.default_outcome == "approve") {
+    out.push_back(
+        "default_outcome is approve: every proposal no rule decides is APPROVED (fail open); "
+        "use approval-required or reject");
+  }
+  return out;
 }
 
 bool split_host_port(std::string_view address, std::string* host, std::uint16_t* port) {

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/defaults.h"
+
 namespace warden::server {
 
 struct Limits {
@@ -54,15 +56,17 @@ struct Config {
   std::vector<std::string> rules;         // empty: the shipped rule pack
   std::string tokens;                     // token file; empty: refuse to start (fail closed)
   bool insecure_no_auth = false;          // command line only: no tokens, role agent for all
-  std::string workspace_root = "/workspace";
-  std::string home = "/home/user";
+  // The agent's workspace and home (engine/defaults.h when not configured; never the
+  // daemon's cwd). The daemon refuses to start when the workspace holds its own files.
+  std::string workspace_root = kDefaultWorkspaceRoot;
+  std::string home = kDefaultHome;
   std::string default_outcome = "approval-required";
   unsigned workers = 0;      // decision threads; 0 = one per core
   bool watch_rules = false;  // poll rule files and reload on change
   std::chrono::milliseconds watch_interval{2000};
   std::string log_level = "info";  // trace, debug, info, warn, error, off
   bool log_json = false;           // JSON lines on stderr
-  std::string state_dir;           // empty: $XDG_STATE_HOME/warden or ./.warden
+  std::string state_dir;           // empty: $XDG_STATE_HOME/warden or ~/.local/state/warden
   std::string audit_log;           // later issues; default STATE_DIR/audit.jsonl
   std::string state_db;            // later issues; default STATE_DIR/state.db
   Limits limits;
@@ -87,8 +91,14 @@ ConfigErrors load_config_file(const std::string& path, Config* config);
 // Checks values that may also come from the command line (listen address, outcome, ...).
 ConfigErrors validate_config(const Config& config);
 
-// Fills state_dir, audit_log and state_db defaults from the environment.
-void resolve_state_paths(Config* config);
+// Fills state_dir, audit_log and state_db defaults from the environment: state_dir is
+// $XDG_STATE_HOME/warden, else $HOME/.local/state/warden (never the current directory).
+// An error (key "state_dir") when neither variable is an absolute path.
+ConfigErrors resolve_state_paths(Config* config);
+
+// Warnings about a valid but risky config (default_outcome = approve), for the log and
+// `status`. Empty when there is nothing to say.
+std::vector<std::string> config_warnings(const Config& config);
 
 // Splits "HOST:PORT" / "[V6]:PORT". False when malformed.
 bool split_host_port(std::string_view address, std::string* host, std::uint16_t* port);

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "engine/decision.h"
+#include "engine/file_modes.h"
 #include "server/listener.h"
+#include "server/own_files.h"
 #include "server/rule_loader.h"
 
 namespace warden::server {
@@ -36,6 +38,18 @@ EngineOptions engine_options(const Config& c) {
   o.max_input_bytes = c.limits.max_frame_bytes;
   o.max_depth = static_cast<unsigned>(c.limits.max_json_depth);
   return o;
+}
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+std::string join(const std::vector<FileModeProblem>& problems) {
+  std::vector<std::string> parts;
+  for (const auto& p : problems) parts.push_back(p.to_text());
+  return join(parts);
 }
 
 std::optional<tcp::endpoint> resolve_listen(const std::string& listen, std::string* error) {
@@ -80,15 +94,37 @@ Daemon::StartResult Daemon::start() {
       {"config",
        [&]() -> std::optional<StepError> {
          ConfigErrors errors = validate_config(config_);
-         if (errors.empty()) {
-           log->info("config: {}",
-                     config_.source.empty() ? "defaults (no config file)" : config_.source);
-           return std::nullopt;
+         if (errors.empty()) errors = resolve_state_paths(&config_);
+         if (!errors.empty()) {
+           std::string message;
+           for (const auto& e : errors)
+             message += (message.empty() ? "" : "; ") + e.to_text(config_.source);
+           return StepError{2, message};
          }
-         std::string message;
-         for (const auto& e : errors)
-           message += (message.empty() ? "" : "; ") + e.to_text(config_.source);
-         return StepError{2, message};
+         if (!config_.source.empty()) {
+           if (auto problems = check_file_modes(config_.source); !problems.empty()) {
+             return StepError{2, join(problems)};
+           }
+         }
+         log->info("config: {}",
+                   config_.source.empty() ? "defaults (no config file)" : config_.source);
+         for (const std::string& warning : config_warnings(config_)) log->warn("{}", warning);
+         return std::nullopt;
+       }},
+      {"workspace",
+       [&]() -> std::optional<StepError> {
+         // An agent approved to act in the workspace must not reach the daemon's own files.
+         auto conflicts = workspace_conflicts(config_.workspace_root, own_files(config_));
+         if (!conflicts.empty()) {
+           return StepError{
+               2, join(conflicts) +
+                      ". An agent allowed to act in its workspace could read the tokens, "
+                      "rewrite the rules or replace warden: set workspace_root (--workspace) to "
+                      "the agent's workspace and keep rules, tokens, config, state and the "
+                      "binary outside it"};
+         }
+         log->info("workspace {}, home {}", config_.workspace_root, config_.home);
+         return std::nullopt;
        }},
       {"fd-limit",
        [&]() -> std::optional<StepError> {
@@ -125,9 +161,7 @@ Daemon::StartResult Daemon::start() {
          auto store = std::make_shared<TokenStore>();
          std::vector<std::string> errors;
          if (!TokenStore::load(config_.tokens, store.get(), &errors)) {
-           std::string message;
-           for (const auto& e : errors) message += (message.empty() ? "" : "; ") + e;
-           return StepError{2, message};
+           return StepError{2, join(errors)};
          }
          if (store->size() == 0 && !config_.insecure_no_auth) {
            log->warn("token file {} has no tokens: no client can authenticate", config_.tokens);
@@ -139,7 +173,7 @@ Daemon::StartResult Daemon::start() {
       {"rules",
        [&]() -> std::optional<StepError> {
          auto paths = effective_rule_paths(config_.rules);
-         Policy::Loaded loaded = load_rules(config_.rules);
+         LoadedPolicy loaded = load_rules(config_.rules);
          for (const Diagnostic& d : loaded.diagnostics) {
            if (d.severity == Severity::Error) {
              log->error("{}", d.to_text());
@@ -150,7 +184,11 @@ Daemon::StartResult Daemon::start() {
          if (!loaded.policy) {
            std::string where;
            for (const auto& p : paths) where += (where.empty() ? "" : ", ") + p;
-           return StepError{2, "rules in " + where + " have errors (see above)"};
+           std::vector<std::string> errors;
+           for (const Diagnostic& d : loaded.diagnostics) {
+             if (d.severity == Severity::Error && errors.size() < 5) errors.push_back(d.to_text());
+           }
+           return StepError{2, "rules in " + where + " have errors: " + join(errors)};
          }
          context_.policy.set(loaded.policy);
          log->info("rules: {} rules, {}", loaded.policy->rule_count(), loaded.policy->digest());
@@ -158,7 +196,6 @@ Daemon::StartResult Daemon::start() {
        }},
       {"state-dir",
        [&]() -> std::optional<StepError> {
-         resolve_state_paths(&config_);
          std::error_code ec;
          std::filesystem::create_directories(config_.state_dir, ec);
          if (ec) {
@@ -167,6 +204,9 @@ Daemon::StartResult Daemon::start() {
          }
          std::filesystem::permissions(config_.state_dir, std::filesystem::perms::owner_all,
                                       std::filesystem::perm_options::replace, ec);
+         if (auto problems = check_file_modes(config_.state_dir); !problems.empty()) {
+           return StepError{2, "state_dir: " + join(problems)};
+         }
          log->info("state directory {}", config_.state_dir);
          return std::nullopt;
        }},
@@ -373,7 +413,7 @@ ReloadReport Daemon::reload_now(const std::string& trigger) {
   report.trigger = trigger;
   auto old = context_.policy.get();
   report.previous_digest = old ? old->digest() : "";
-  Policy::Loaded loaded = load_rules(config_.rules);
+  LoadedPolicy loaded = load_rules(config_.rules);
   report.diagnostics = std::move(loaded.diagnostics);
   std::shared_ptr<TokenStore> tokens;
   if (!config_.tokens.empty()) {

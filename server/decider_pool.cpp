@@ -290,6 +290,8 @@ DecideResult DeciderPool::decide(Worker* worker, const DecideJob& job) {
     DecideRequest request;
     request.proposal_json = job.proposal_json;
     request.explain = job.explain;
+    if (!job.principal.empty()) request.principal = job.principal;
+    request.groups = job.groups;
     result = worker->engine->decide(request);
   } catch (const std::exception& e) {
     // Fail closed: the engine promises not to throw, but a worker must never die.

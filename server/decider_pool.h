@@ -31,7 +31,10 @@ namespace warden::server {
 struct DecideJob {
   std::string proposal_json;
   bool explain = false;
-  std::string principal;  // the authenticated principal: the job waits in its sub-queue
+  // The authenticated principal: rules see it (empty: the proposal's own context), and the
+  // job waits in its sub-queue. Its groups come from the token file.
+  std::string principal;
+  std::vector<std::string> groups;
   // Set (to true) by the connection when it closes: the job is dropped without running.
   // May be null (never abandoned).
   std::shared_ptr<const std::atomic<bool>> abandoned;

@@ -124,15 +124,20 @@ std::optional<Reply> RequestHandler::authenticate(const Request& request, Sessio
   append_json_string(fields, identity->principal);
   fields += ",\"role\":";
   append_json_string(fields, role_name(identity->role));
+  fields += ",\"groups\":[";
+  for (std::size_t i = 0; i < identity->groups.size(); ++i) {
+    if (i) fields += ',';
+    append_json_string(fields, identity->groups[i]);
+  }
+  fields += ']';
   return Reply{ok_response(request.id_json, request.action, fields)};
 }
 
 std::optional<Reply> RequestHandler::decide(Request& request, const Identity& identity,
                                             std::shared_ptr<const std::atomic<bool>> closed,
                                             ReplyFn later) {
-  rapidjson::Document& doc = request.document;
-  rapidjson::Value& payload = doc["payload"];
-  rapidjson::Value* proposal = find_member(payload, "proposal");
+  const rapidjson::Value& payload = request.document["payload"];
+  const rapidjson::Value* proposal = find_member(payload, "proposal");
   if (!proposal || !proposal->IsObject()) {
     return error(request, err::kBadRequest, "\"payload.proposal\" must be an object");
   }
@@ -143,42 +148,15 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
     }
     explain = e->GetBool();
   }
-  // The authenticated principal is what rules see, whatever the proposal claims. Every
-  // "context" object and every "principal" in it is set (JSON may repeat a key).
-  auto& allocator = doc.GetAllocator();
-  rapidjson::Value& p = *proposal;
-  auto principal = [&] {
-    return rapidjson::Value(identity.principal.c_str(),
-                            static_cast<rapidjson::SizeType>(identity.principal.size()), allocator);
-  };
-  bool has_context = false;
-  for (auto& member : p.GetObject()) {
-    if (std::string_view(member.name.GetString(), member.name.GetStringLength()) != "context" ||
-        !member.value.IsObject()) {
-      continue;
-    }
-    has_context = true;
-    bool set = false;
-    for (auto& field : member.value.GetObject()) {
-      if (std::string_view(field.name.GetString(), field.name.GetStringLength()) == "principal") {
-        field.value = principal();
-        set = true;
-      }
-    }
-    if (!set) member.value.AddMember("principal", principal(), allocator);
-  }
-  if (!has_context && !find_member(p, "context")) {
-    rapidjson::Value context(rapidjson::kObjectType);
-    context.AddMember("principal", principal(), allocator);
-    p.AddMember("context", context, allocator);
-  }
-
   DecideJob job;
-  if (!to_valid_json_text(p, &job.proposal_json)) {
+  if (!to_valid_json_text(*proposal, &job.proposal_json)) {
     return error(request, err::kBadJson, "the proposal is not valid UTF-8 (lone surrogate escape)");
   }
   job.explain = explain;
+  // Who asked is the authenticated identity, never what the proposal claims: the engine puts
+  // it in the `proposal` fact (principal, groups) and in the returned action.
   job.principal = identity.principal;
+  job.groups = identity.groups;
   job.abandoned = closed;
   ServerContext* ctx = &context_;
   auto shared_later = std::make_shared<ReplyFn>(std::move(later));
@@ -276,6 +254,13 @@ std::string RequestHandler::status_fields() const {
          ",\"failed_closed\":" + n(s.failed_closed) + ",\"reloads\":" + n(s.reloads) +
          ",\"reload_failures\":" + n(s.reload_failures) + ",\"busy\":" + std::to_string(pool.busy) +
          ",\"abandoned\":" + std::to_string(pool.abandoned) + "}";
+  out += ",\"warnings\":[";
+  auto warnings = config_warnings(*context_.config);
+  for (std::size_t i = 0; i < warnings.size(); ++i) {
+    if (i) out += ',';
+    append_json_string(out, warnings[i]);
+  }
+  out += ']';
   return out;
 }
 

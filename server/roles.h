@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace warden::server {
 
@@ -17,6 +18,7 @@ std::optional<Role> parse_role(std::string_view name);
 struct Identity {
   std::string principal;
   Role role = Role::Agent;
+  std::vector<std::string> groups;  // from the token file; sorted, no duplicates
 };
 
 // agent: decide, submit · approver: pending, approve, deny · admin: reload, status.

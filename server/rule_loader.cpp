@@ -2,8 +2,6 @@
 
 #include <sys/stat.h>
 
-#include "engine/rule_files.h"
-
 namespace warden::server {
 
 namespace {
@@ -12,14 +10,14 @@ void append_stat(std::string* out, const std::string& path) {
   struct stat st {};
   *out += path;
   if (::stat(path.c_str(), &st) == 0) {
-    *out += ' ';
-    *out += std::to_string(st.st_size);
-    *out += ' ';
-    *out += std::to_string(st.st_mtim.tv_sec);
-    *out += '.';
-    *out += std::to_string(st.st_mtim.tv_nsec);
-    *out += ' ';
-    *out += std::to_string(st.st_ino);
+    for (long long v : {static_cast<long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec),
+                        static_cast<long long>(st.st_mtim.tv_nsec),
+                        static_cast<long long>(st.st_ctim.tv_sec),
+                        static_cast<long long>(st.st_ctim.tv_nsec), static_cast<long long>(st.st_ino),
+                        static_cast<long long>(st.st_mode), static_cast<long long>(st.st_uid)}) {
+      *out += ' ';
+      *out += std::to_string(v);
+    }
   } else {
     *out += " missing";
   }
@@ -28,24 +26,10 @@ void append_stat(std::string* out, const std::string& path) {
 
 }  // namespace
 
-std::vector<std::string> effective_rule_paths(const std::vector<std::string>& paths) {
-  if (!paths.empty()) return paths;
-  return {shipped_rules_dir()};
-}
-
-Policy::Loaded load_rules(const std::vector<std::string>& paths) {
-  Diagnostics read_diagnostics;
-  RuleSources sources = read_rule_files(effective_rule_paths(paths), &read_diagnostics);
-  Policy::Loaded loaded;
-  if (has_errors(read_diagnostics)) {
-    loaded.diagnostics = std::move(read_diagnostics);
-    return loaded;
-  }
-  loaded = Policy::compile(sources);
-  read_diagnostics.insert(read_diagnostics.end(), loaded.diagnostics.begin(),
-                          loaded.diagnostics.end());
-  loaded.diagnostics = std::move(read_diagnostics);
-  return loaded;
+LoadedPolicy load_rules(const std::vector<std::string>& paths) {
+  RuleLoadOptions options;
+  options.check_modes = true;
+  return load_policy(paths, options);
 }
 
 std::string files_fingerprint(const std::vector<std::string>& paths,

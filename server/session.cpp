@@ -36,7 +36,7 @@ void Session::start() {
   Stats::add(context_.stats.connections_accepted);
   Stats::add(context_.stats.connections_current);
   if (!context_.auth_required()) {
-    auth_.identity = Identity{"anonymous", Role::Agent};
+    auth_.identity = Identity{"anonymous", Role::Agent, {}};
   }
   connections_.add(id_, shared_from_this(), peer_, auth_.identity.has_value());
   context_.log->debug("connection {} from {} ({})", id_, peer_.text, peer_.transport);
@@ -115,7 +115,8 @@ bool Session::token_still_valid() {
   std::shared_ptr<const TokenStore> store = context_.tokens();
   if (auth_.verified_by.lock() == store) return true;
   std::optional<Identity> now = store->identify(*auth_.token_hash);
-  if (now && now->principal == auth_.identity->principal && now->role == auth_.identity->role) {
+  if (now && now->principal == auth_.identity->principal && now->role == auth_.identity->role &&
+      now->groups == auth_.identity->groups) {
     auth_.verified_by = store;
     return true;
   }

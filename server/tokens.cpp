@@ -4,7 +4,9 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -14,6 +16,41 @@ namespace {
 
 constexpr std::size_t kMaxTokenBytes = 4096;
 constexpr std::size_t kMaxPrincipalBytes = 256;
+constexpr std::size_t kMaxGroups = 32;
+constexpr std::size_t kMaxGroupBytes = 64;
+
+// "groups=a,b" → {a, b} sorted; false with *error set when malformed.
+bool parse_groups(std::string_view word, std::vector<std::string>* groups, std::string* error) {
+  constexpr std::string_view kPrefix = "groups=";
+  if (word.substr(0, kPrefix.size()) != kPrefix) {
+    *error = "unexpected '" + std::string(word) + "' (expected groups=NAME,NAME)";
+    return false;
+  }
+  std::string_view list = word.substr(kPrefix.size());
+  std::size_t pos = 0;
+  while (pos <= list.size()) {
+    std::size_t comma = list.find(',', pos);
+    if (comma == std::string_view::npos) comma = list.size();
+    std::string_view name = list.substr(pos, comma - pos);
+    if (!valid_group_name(name)) {
+      *error = "group name '" + std::string(name) +
+               "' must be 1-64 characters of A-Z a-z 0-9 . _ -";
+      return false;
+    }
+    groups->emplace_back(name);
+    pos = comma + 1;
+  }
+  std::sort(groups->begin(), groups->end());
+  if (std::adjacent_find(groups->begin(), groups->end()) != groups->end()) {
+    *error = "a group is named twice";
+    return false;
+  }
+  if (groups->size() > kMaxGroups) {
+    *error = "more than 32 groups";
+    return false;
+  }
+  return true;
+}
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -35,6 +72,16 @@ std::vector<std::string_view> split_words(std::string_view line) {
 }
 
 }  // namespace
+
+bool valid_group_name(std::string_view name) {
+  if (name.empty() || name.size() > kMaxGroupBytes) return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
 
 TokenHash hash_token(std::string_view token) {
   TokenHash hash{};
@@ -80,6 +127,7 @@ std::string generate_token() {
 bool TokenStore::parse(std::string_view text, std::string_view source, TokenStore* store,
                        std::vector<std::string>* errors) {
   std::vector<Entry> entries;
+  std::map<std::string, std::pair<std::vector<std::string>, long>> groups_of;  // principal → groups, line
   std::size_t before = errors->size();
   auto fail = [&](long line, const std::string& message) {
     errors->push_back(std::string(source) + ":" + std::to_string(line) + ": " + message);
@@ -101,8 +149,8 @@ bool TokenStore::parse(std::string_view text, std::string_view source, TokenStor
       if (end == text.size()) break;
       continue;
     }
-    if (words.size() != 3) {
-      fail(line_no, "expected `ROLE PRINCIPAL sha256:HEX`");
+    if (words.size() != 3 && words.size() != 4) {
+      fail(line_no, "expected `ROLE PRINCIPAL sha256:HEX [groups=NAME,NAME]`");
     } else {
       Entry entry;
       auto role = parse_role(words[0]);
@@ -135,6 +183,22 @@ bool TokenStore::parse(std::string_view text, std::string_view source, TokenStor
           }
         }
       }
+      if (words.size() == 4) {
+        std::string error;
+        if (!parse_groups(words[3], &entry.groups, &error)) {
+          fail(line_no, error);
+          ok = false;
+        }
+      }
+      if (ok) {
+        auto [it, fresh] = groups_of.try_emplace(entry.principal, entry.groups, line_no);
+        if (!fresh && it->second.first != entry.groups) {
+          fail(line_no, "principal '" + entry.principal +
+                            "' has other groups on line " + std::to_string(it->second.second) +
+                            " (every token of a principal names the same groups)");
+          ok = false;
+        }
+      }
       if (ok) {
         for (const Entry& other : entries) {
           if (other.hash == entry.hash) {
@@ -156,8 +220,20 @@ bool TokenStore::parse(std::string_view text, std::string_view source, TokenStor
   return true;
 }
 
-bool TokenStore::load(const std::string& path, TokenStore* store,
-                      std::vector<std::string>* errors) {
+FileModePolicy TokenStore::private_file_modes() {
+  FileModePolicy modes;
+  modes.private_file = true;
+  return modes;
+}
+
+bool TokenStore::load(const std::string& path, TokenStore* store, std::vector<std::string>* errors,
+                      const FileModePolicy& modes) {
+  auto problems = check_file_modes(path, modes);
+  if (!problems.empty()) {
+    for (const auto& p : problems) errors->push_back(p.to_text());
+    *store = TokenStore{};
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     errors->push_back(path + ": cannot read the token file");
@@ -181,7 +257,7 @@ std::optional<Identity> TokenStore::identify(const TokenHash& presented) const {
     if (equal) match = &entry;
   }
   if (!match) return std::nullopt;
-  return Identity{match->principal, match->role};
+  return Identity{match->principal, match->role, match->groups};
 }
 
 }  // namespace warden::server

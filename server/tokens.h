@@ -1,6 +1,7 @@
 // Token authentication (SPEC §5). The token file holds one line per token,
-// `ROLE PRINCIPAL sha256:HEX` (the SHA-256 of the token, never the token), `#` comments.
-// A TokenStore is immutable once loaded: share it between threads freely.
+// `ROLE PRINCIPAL sha256:HEX [groups=G1,G2]` (the SHA-256 of the token, never the token;
+// the principal's groups, which rules see and clients cannot set), `#` comments.
+// Loaded by the daemon at start and reload; immutable once loaded: share between threads.
 #pragma once
 
 #include <array>
@@ -10,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/file_modes.h"
 #include "server/roles.h"
 
 namespace warden::server {
@@ -18,6 +20,9 @@ using TokenHash = std::array<unsigned char, 32>;
 
 TokenHash hash_token(std::string_view token);
 std::string token_hash_text(std::string_view token);  // "sha256:" + 64 lowercase hex digits
+
+// A group name a token line may carry: 1-64 characters of A-Z a-z 0-9 . _ -
+bool valid_group_name(std::string_view name);
 
 // A fresh token: "wdn_" + base64url of 32 bytes from OpenSSL RAND_bytes.
 // Throws std::runtime_error if the random generator fails.
@@ -29,13 +34,20 @@ class TokenStore {
     Role role = Role::Agent;
     std::string principal;
     TokenHash hash{};
+    std::vector<std::string> groups;  // sorted
   };
 
   // Parses token file text; each problem is "SOURCE:LINE: message" in *errors.
-  // Returns false (and an empty store) if there was any error.
+  // Returns false (and an empty store) if there was any error. Group names are 1-64 of
+  // [A-Za-z0-9._-], at most 32 per line; every line of one principal names the same groups.
   static bool parse(std::string_view text, std::string_view source, TokenStore* store,
                     std::vector<std::string>* errors);
-  static bool load(const std::string& path, TokenStore* store, std::vector<std::string>* errors);
+  // Reads the file after checking its modes (file_modes.h): it and every directory above it
+  // must be owned by root or the daemon's user and not group/world-writable, and the file
+  // must not be group/world-readable (mode 0600 or 0400). Any problem fails the load.
+  static bool load(const std::string& path, TokenStore* store, std::vector<std::string>* errors,
+                   const FileModePolicy& modes = private_file_modes());
+  static FileModePolicy private_file_modes();
 
   // Hashes the token and compares it with every entry in constant time (no early exit).
   std::optional<Identity> authenticate(std::string_view token) const;

@@ -151,4 +151,15 @@ TEST_CASE("the documented example config parses and matches the defaults", "[ser
   CHECK(c.limits.idle_timeout == defaults.limits.idle_timeout);
   CHECK(c.limits.max_in_flight == defaults.limits.max_in_flight);
   CHECK(c.log_level == defaults.log_level);
+  CHECK(c.workspace_root == defaults.workspace_root);
+  CHECK(c.home == defaults.home);
+}
+
+TEST_CASE("the workspace and home default to the engine's, not the current directory",
+          "[server][config]") {
+  Config c;
+  REQUIRE(parse_config("", "", &c).empty());
+  CHECK(c.workspace_root == warden::kDefaultWorkspaceRoot);
+  CHECK(c.home == warden::kDefaultHome);
+  CHECK(c.state_dir.empty());  // resolved at startup from XDG_STATE_HOME or HOME
 }

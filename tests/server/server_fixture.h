@@ -99,6 +99,9 @@ inline Config test_config(const TempDir& dir) {
   dir.write("rules/policy.clp", kRulesA);
   c.rules = {(dir.path() / "rules").string()};
   c.tokens = dir.write("tokens", Tokens{}.file_text());
+  // The daemon reads only a token file no one else can read or change.
+  fs::permissions(c.tokens, fs::perms::owner_read | fs::perms::owner_write,
+                  fs::perm_options::replace);
   c.state_dir = (dir.path() / "state").string();
   c.workers = 2;
   c.log_level = std::getenv("WARDEN_TEST_LOG") ? std::getenv("WARDEN_TEST_LOG") : "off";

@@ -1,0 +1,89 @@
+#include "server/own_files.h"
+
+#include <filesystem>
+
+#include "engine/rule_files.h"
+
+namespace warden::server {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The forms a path can be reached by: as written (absolute, normalized) and resolved.
+std::vector<fs::path> forms(const std::string& path) {
+  std::error_code ec;
+  fs::path written = fs::absolute(path, ec).lexically_normal();
+  if (ec) written = fs::path(path).lexically_normal();
+  std::vector<fs::path> out{written};
+  fs::path resolved = fs::weakly_canonical(written, ec);
+  if (!ec && resolved != written) out.push_back(resolved.lexically_normal());
+  for (fs::path& p : out) {
+    // "/a/b/" and "/a/b" are the same directory.
+    if (p.has_parent_path() && p.filename().empty()) p = p.parent_path();
+  }
+  return out;
+}
+
+// True when `inner` is `outer` or lies below it, component by component.
+bool within(const fs::path& inner, const fs::path& outer) {
+  auto i = inner.begin();
+  for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
+    if (i == inner.end() || *i != *o) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string own_binary_path() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : exe.string();
+}
+
+std::vector<OwnFile> own_files(const Config& config) {
+  std::vector<OwnFile> out;
+  for (const std::string& path : effective_rule_paths(config.rules)) {
+    std::error_code ec;
+    bool dir = fs::is_directory(path, ec);
+    out.push_back({dir ? "rules directory" : "rules file", path, dir});
+  }
+  if (!config.tokens.empty()) out.push_back({"token file", config.tokens, false});
+  if (!config.source.empty()) out.push_back({"config file", config.source, false});
+  if (!config.state_dir.empty()) out.push_back({"state directory", config.state_dir, false});
+  if (!config.audit_log.empty()) out.push_back({"audit log", config.audit_log, false});
+  if (!config.state_db.empty()) out.push_back({"state database", config.state_db, false});
+  if (std::string exe = own_binary_path(); !exe.empty()) {
+    out.push_back({"warden binary", exe, false});
+  }
+  return out;
+}
+
+std::vector<std::string> workspace_conflicts(const std::string& workspace,
+                                             const std::vector<OwnFile>& files) {
+  std::vector<std::string> out;
+  const auto workspace_forms = forms(workspace);
+  for (const OwnFile& file : files) {
+    const char* relation = nullptr;
+    for (const fs::path& w : workspace_forms) {
+      for (const fs::path& f : forms(file.path)) {
+        if (relation) break;
+        if (f == w) {
+          relation = "is";
+        } else if (within(f, w)) {
+          relation = "contains";
+        } else if (file.tree && within(w, f)) {
+          relation = "lies inside";
+        }
+      }
+    }
+    if (relation) {
+      out.push_back("the workspace " + workspace + " " + relation + " the " + file.what + " " +
+                    file.path);
+    }
+  }
+  return out;
+}
+
+}  // namespace warden::server
