@@ -23,6 +23,23 @@ bool is_assignment(const Word& w) {
   return i < r.size() && r[i] == '=';
 }
 
+// Splits an assignment word (is_assignment holds) into NAME and value. The name part is
+// unquoted name characters, so it reads the same in the raw text and in the value.
+Assignment split_assignment(const Word& w) {
+  const std::string& r = w.raw;
+  std::size_t n = 1;
+  while (n < r.size() && is_name_char(r[n])) ++n;
+  Assignment a;
+  a.name = r.substr(0, n);
+  const std::size_t raw_eq = r.find('=', n);
+  std::size_t eq = w.value.find('=', n);
+  if (w.value.compare(0, n, a.name) != 0 || eq == std::string::npos) eq = w.value.find('=');
+  a.value = eq == std::string::npos ? std::string() : w.value.substr(eq + 1);
+  // Assignments are never globbed or split, so only expansions make the value dynamic.
+  a.dynamic = raw_eq != std::string::npos && r.find_first_of("$`", raw_eq) != std::string::npos;
+  return a;
+}
+
 bool is_stop_word(std::string_view raw) {
   return raw == "then" || raw == "elif" || raw == "else" || raw == "fi" || raw == "do" ||
          raw == "done" || raw == "esac" || raw == "}";
@@ -171,31 +188,41 @@ void Parser::parse_simple(std::vector<Word> prefix) {
   const std::size_t first_heredoc = heredocs_.size();
   std::vector<Word> words = std::move(prefix);
   std::vector<Redirect> redirects;
+  std::vector<Assignment> assignments;
   bool dynamic = false;
-  bool any_assignment = false;
+  auto count = [&] {
+    if (words.size() + assignments.size() + redirects.size() > ctx_.limits.max_words) {
+      throw ShellError{"a simple command has more than " + std::to_string(ctx_.limits.max_words) +
+                           " words, assignments and redirections",
+                       Failure::Limit};
+    }
+  };
   for (;;) {
     const Tok type = peek().type;
     if (type == Tok::Word) {
       Word w = next().word;
       if (words.empty() && is_assignment(w)) {
-        // FOO=$X cmd: the environment is not static (assignments are never globbed).
-        dynamic = dynamic || w.raw.find_first_of("$`") != std::string::npos;
-        any_assignment = true;
+        // FOO=$X cmd: the environment is not static; $(…) in the value was parsed already.
+        assignments.push_back(split_assignment(w));
+        dynamic = dynamic || assignments.back().dynamic;
+        count();
         continue;
       }
       words.push_back(std::move(w));
-      if (words.size() == 1 && !any_assignment && !had_prefix && redirects.empty() &&
+      count();
+      if (words.size() == 1 && assignments.empty() && !had_prefix && redirects.empty() &&
           peek().type == Tok::LParen) {
         parse_function_body();  // name () body
         return;
       }
     } else if (type == Tok::Redir) {
       redirects.push_back(parse_redirect(dynamic));
+      count();
     } else {
       break;
     }
   }
-  finish_simple(words, std::move(redirects), dynamic, first_heredoc);
+  finish_simple(words, std::move(assignments), std::move(redirects), dynamic, first_heredoc);
 }
 
 Redirect Parser::parse_redirect(bool& dynamic) {
@@ -216,7 +243,7 @@ Redirect Parser::parse_redirect(bool& dynamic) {
     r.fd = op.op[0] == '>' ? 1 : 0;
   }
   if (op.op == "<<" || op.op == "<<-") {
-    heredocs_.push_back({target.value, op.op == "<<-", !target.quoted, r.fd, false, {}});
+    heredocs_.push_back({target.value, op.op == "<<-", !target.quoted, r.fd, false, {}, {}});
     r.op = "<<";
   }
   return r;
@@ -228,7 +255,7 @@ void Parser::parse_trailing_redirects() {
   std::vector<Redirect> redirects;
   bool dynamic = false;
   while (peek().type == Tok::Redir) redirects.push_back(parse_redirect(dynamic));
-  if (!redirects.empty()) finish_simple({}, std::move(redirects), dynamic, heredocs_.size());
+  if (!redirects.empty()) finish_simple({}, {}, std::move(redirects), dynamic, heredocs_.size());
 }
 
 void Parser::parse_function_body() {

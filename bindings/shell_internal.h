@@ -4,6 +4,7 @@
 // call owns its own Context, so nothing here is shared between threads. Errors throw ShellError.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -28,6 +29,7 @@ inline bool is_meta(char c) {  // ends an unquoted word
 // Thrown inside the parser for any reason to fail closed; parse() turns it into `error`.
 struct ShellError {
   std::string message;
+  Failure failure = Failure::Syntax;
 };
 
 // One shell word as lexed: source text plus the value after quote removal. Expansions the
@@ -57,6 +59,7 @@ struct Context {
   Limits limits;
   int max_nest = 64;   // structural nesting (subshells, groups, if, ${…}, …) bound
   int nest = 0;
+  unsigned ticks = 0;  // tokens lexed, for the periodic deadline check
   std::vector<SimpleCommand> out;
 };
 
@@ -89,6 +92,7 @@ class Parser {
     // Set when the body is a script read by a shell on stdin (`bash <<EOF`).
     bool script = false;
     std::vector<std::string> script_wrappers;
+    std::vector<Assignment> script_assignments;
   };
 
   // ---- lexer (shell_lexer.cpp; word pieces in shell_words.cpp) ----
@@ -138,12 +142,13 @@ class Parser {
 
   // ---- unwrapping and emission (shell_parser.cpp) ----
   // first_heredoc: index in heredocs_ of this command's first here-document.
-  void finish_simple(const std::vector<Word>& words, std::vector<Redirect> redirects, bool dynamic,
-                     std::size_t first_heredoc);
+  void finish_simple(const std::vector<Word>& words, std::vector<Assignment> assignments,
+                     std::vector<Redirect> redirects, bool dynamic, std::size_t first_heredoc);
   void emit(std::vector<std::string> argv, std::vector<std::string> wrappers,
-            std::vector<Redirect> redirects, bool dynamic);
+            std::vector<Assignment> assignments, std::vector<Redirect> redirects, bool dynamic);
   void parse_nested(const std::string& text, std::vector<std::string> wrappers, int depth_inc,
-                    const std::vector<Redirect>& redirects, bool dynamic);
+                    const std::vector<Assignment>& assignments, const std::vector<Redirect>& redirects,
+                    bool dynamic);
 
   Context& ctx_;
   std::string_view text_;

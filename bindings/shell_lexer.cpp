@@ -70,6 +70,10 @@ Token Parser::next() {
 }
 
 Token Parser::lex() {
+  if ((++ctx_.ticks & 63) == 0 && ctx_.limits.deadline &&
+      std::chrono::steady_clock::now() > *ctx_.limits.deadline) {
+    throw ShellError{"the decision deadline passed while parsing the command", Failure::Deadline};
+  }
   const std::size_t n = text_.size();
   for (;;) {
     while (pos_ < n && is_blank(text_[pos_])) ++pos_;
@@ -274,8 +278,13 @@ void Parser::read_heredocs() {
     if (doc.script) {
       enter_depth();
       NestGuard guard(ctx_);
+      const std::size_t first = ctx_.out.size();
       Parser script(ctx_, text, depth_ + 1, doc.script_wrappers);
       script.parse_all();
+      for (std::size_t k = first; k < ctx_.out.size(); ++k) {
+        auto& a = ctx_.out[k].assignments;
+        a.insert(a.begin(), doc.script_assignments.begin(), doc.script_assignments.end());
+      }
     }
   }
 }

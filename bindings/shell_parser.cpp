@@ -108,11 +108,12 @@ struct Step {
   std::string text;      // Recurse: the command string
   int depth_inc = 0;     // Recurse: depth added to the inner commands
   bool stdin_script = false;  // Stop: a shell that reads its commands from stdin
+  std::vector<std::size_t> assignments;  // argv indices of NAME=value operands (env, sudo)
 };
 
-Step step_next(std::size_t k) { return {Step::Next, k, {}, 0, false}; }
+Step step_next(std::size_t k) { return {Step::Next, k, {}, 0, false, {}}; }
 Step step_recurse(std::string text, int depth_inc) {
-  return {Step::Recurse, 0, std::move(text), depth_inc, false};
+  return {Step::Recurse, 0, std::move(text), depth_inc, false, {}};
 }
 
 Step unwrap_shell(const Args& a, std::size_t i) {
@@ -151,6 +152,7 @@ Step unwrap_shell(const Args& a, std::size_t i) {
 Step unwrap_env(const Args& a, std::size_t i) {
   std::size_t k = i + 1;
   std::optional<std::string> split;
+  std::vector<std::size_t> assignments;
   while (k < a.size()) {
     const std::string& w = a[k];
     if (w == "--") {
@@ -192,18 +194,21 @@ Step unwrap_env(const Args& a, std::size_t i) {
       continue;
     }
     if (is_env_assignment(w)) {
+      assignments.push_back(k);
       ++k;
       continue;
     }
     break;
   }
   k = std::min(k, a.size());
+  Step s = step_next(k);
   if (split) {
     std::string text = *split;
     for (std::size_t r = k; r < a.size(); ++r) text += " " + shell_quote(a[r]);
-    return step_recurse(std::move(text), 0);
+    s = step_recurse(std::move(text), 0);
   }
-  return step_next(k);
+  s.assignments = std::move(assignments);
+  return s;
 }
 
 Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
@@ -218,8 +223,11 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
                                            "command-timeout"});
     if (has(o, "elvVK", {"edit", "list", "validate", "version", "remove-timestamp"})) return {};
     std::size_t k = o.next;
-    while (k < a.size() && is_env_assignment(a[k])) ++k;
-    return step_next(k);
+    std::vector<std::size_t> assignments;
+    while (k < a.size() && is_env_assignment(a[k])) assignments.push_back(k++);
+    Step s = step_next(k);
+    s.assignments = std::move(assignments);
+    return s;
   }
   if (prog == "doas") return step_next(opts("uC", {}).next);
   if (prog == "env") return unwrap_env(a, i);
@@ -263,17 +271,37 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
   return {};
 }
 
+// Builtins whose NAME=value operands set variables (`export LD_PRELOAD=/x.so`).
+bool is_declaration(const std::string& p) {
+  return p == "export" || p == "declare" || p == "typeset" || p == "local" || p == "readonly";
+}
+
+// NAME=value of an argv word (after quote removal), as env and the declaration builtins
+// read it: the name up to the first `=` (without a `+` or `[index]`).
+Assignment assignment_of(const std::string& w, bool dynamic) {
+  const std::size_t eq = w.find('=');
+  Assignment a;
+  a.name = w.substr(0, eq);
+  const std::size_t end = a.name.find_first_of("+[");
+  if (end != std::string::npos) a.name.resize(end);
+  a.value = w.substr(eq + 1);
+  a.dynamic = dynamic;
+  return a;
+}
+
 }  // namespace
 
-void Parser::finish_simple(const std::vector<Word>& words, std::vector<Redirect> redirects,
-                           bool dynamic, std::size_t first_heredoc) {
+void Parser::finish_simple(const std::vector<Word>& words, std::vector<Assignment> assignments,
+                           std::vector<Redirect> redirects, bool dynamic, std::size_t first_heredoc) {
   Args argv;
   for (const Word& w : words) {
     argv.push_back(w.value);
     dynamic = dynamic || w.dynamic;
   }
   if (argv.empty()) {
-    if (!redirects.empty()) emit({}, wrappers_, std::move(redirects), dynamic);
+    if (!redirects.empty() || !assignments.empty()) {
+      emit({}, wrappers_, std::move(assignments), std::move(redirects), dynamic);
+    }
     return;
   }
   std::vector<std::string> wrappers = wrappers_;
@@ -286,14 +314,18 @@ void Parser::finish_simple(const std::vector<Word>& words, std::vector<Redirect>
       stdin_script = s.stdin_script;
       break;
     }
+    // `env A=1 cmd`, `sudo A=1 cmd`: the wrapped command runs with these set.
+    for (std::size_t k : s.assignments) {
+      assignments.push_back(assignment_of(argv[k], k < words.size() && words[k].dynamic));
+    }
     wrappers.push_back(prog);
     if (s.kind == Step::Recurse) {
-      parse_nested(s.text, std::move(wrappers), s.depth_inc, redirects, dynamic);
+      parse_nested(s.text, std::move(wrappers), s.depth_inc, assignments, redirects, dynamic);
       return;
     }
     if (s.next >= argv.size()) {  // nothing wrapped
       if (prog == "xargs") {
-        emit({"echo"}, std::move(wrappers), std::move(redirects), dynamic);
+        emit({"echo"}, std::move(wrappers), std::move(assignments), std::move(redirects), dynamic);
         return;
       }
       wrappers.pop_back();
@@ -301,27 +333,36 @@ void Parser::finish_simple(const std::vector<Word>& words, std::vector<Redirect>
     }
     i = s.next;
   }
+  if (is_declaration(basename_of(argv[i]))) {
+    for (std::size_t k = i + 1; k < argv.size(); ++k) {
+      if (is_env_assignment(argv[k])) {
+        assignments.push_back(assignment_of(argv[k], k < words.size() && words[k].dynamic));
+      }
+    }
+  }
   argv.erase(argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(i));
   std::vector<std::string> inner_wrappers = wrappers;
   inner_wrappers.push_back(basename_of(argv[0]));
-  emit(std::move(argv), std::move(wrappers), redirects, dynamic);
+  emit(std::move(argv), std::move(wrappers), assignments, redirects, dynamic);
   if (!stdin_script) return;
   // `bash <<EOF` / `sh <<< '…'`: the shell runs its stdin as a script; parse that too.
   for (std::size_t d = first_heredoc; d < heredocs_.size(); ++d) {
     if (heredocs_[d].fd == 0) {
       heredocs_[d].script = true;
       heredocs_[d].script_wrappers = inner_wrappers;
+      heredocs_[d].script_assignments = assignments;
     }
   }
   for (const Redirect& r : redirects) {
-    if (r.op == "<<<" && r.fd == 0) parse_nested(r.target, inner_wrappers, 1, {}, dynamic);
+    if (r.op == "<<<" && r.fd == 0) parse_nested(r.target, inner_wrappers, 1, assignments, {}, dynamic);
   }
 }
 
 void Parser::emit(std::vector<std::string> argv, std::vector<std::string> wrappers,
-                  std::vector<Redirect> redirects, bool dynamic) {
+                  std::vector<Assignment> assignments, std::vector<Redirect> redirects, bool dynamic) {
   if (ctx_.out.size() >= ctx_.limits.max_commands) {
-    throw ShellError{"more than " + std::to_string(ctx_.limits.max_commands) + " commands"};
+    throw ShellError{"more than " + std::to_string(ctx_.limits.max_commands) + " commands",
+                     Failure::Limit};
   }
   SimpleCommand c;
   if (!argv.empty()) c.program = basename_of(argv[0]);
@@ -340,6 +381,7 @@ void Parser::emit(std::vector<std::string> argv, std::vector<std::string> wrappe
   }
   c.argv = std::move(argv);
   c.wrappers = std::move(wrappers);
+  c.assignments = std::move(assignments);
   c.redirects = std::move(redirects);
   c.depth = depth_;
   c.dynamic = dynamic;
@@ -347,20 +389,23 @@ void Parser::emit(std::vector<std::string> argv, std::vector<std::string> wrappe
 }
 
 void Parser::parse_nested(const std::string& text, std::vector<std::string> wrappers,
-                          int depth_inc, const std::vector<Redirect>& redirects, bool dynamic) {
+                          int depth_inc, const std::vector<Assignment>& assignments,
+                          const std::vector<Redirect>& redirects, bool dynamic) {
   if (depth_inc > 0) enter_depth();
   NestGuard guard(ctx_);
   const std::size_t first = ctx_.out.size();
   Parser sub(ctx_, text, depth_ + depth_inc, std::move(wrappers));
   sub.parse_all();
-  // The outer command's redirections and unresolved words apply to everything it runs.
+  // The outer command's assignments, redirections and unresolved words apply to everything
+  // it runs (outer assignments first: inner ones override them).
   for (std::size_t k = first; k < ctx_.out.size(); ++k) {
     SimpleCommand& c = ctx_.out[k];
     c.dynamic = c.dynamic || dynamic;
+    c.assignments.insert(c.assignments.begin(), assignments.begin(), assignments.end());
     c.redirects.insert(c.redirects.end(), redirects.begin(), redirects.end());
   }
-  if (ctx_.out.size() == first && !redirects.empty()) {
-    emit({}, sub.wrappers_, redirects, dynamic);
+  if (ctx_.out.size() == first && (!redirects.empty() || !assignments.empty())) {
+    emit({}, sub.wrappers_, assignments, redirects, dynamic);
   }
 }
 
@@ -378,12 +423,15 @@ ParseResult parse(std::string_view line, const Limits& limits) {
     result.ok = true;
   } catch (detail::ShellError& e) {
     result.error = std::move(e.message);
+    result.failure = e.failure;
   } catch (const std::bad_alloc&) {
     result.commands.clear();
     result.error = "out of memory";
+    result.failure = Failure::Internal;
   } catch (...) {
     result.commands.clear();
     result.error = "internal error";
+    result.failure = Failure::Internal;
   }
   return result;
 }

@@ -3,6 +3,8 @@
 // Pure function, no I/O, no globals: safe to call from any thread.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,12 +17,22 @@ struct Redirect {
   std::string target;  // word after the operator, quotes removed ("" for a heredoc body)
 };
 
+// `NAME=value` before a command (`LD_PRELOAD=/x.so ls`), after a wrapper that sets the
+// environment (`env A=1 cmd`, `sudo A=1 cmd`), alone (`X=1`), or as an operand of a
+// declaration builtin (`export A=1`, `declare`, `typeset`, `local`, `readonly`).
+struct Assignment {
+  std::string name;    // NAME, without `+` or `[index]`
+  std::string value;   // after quote removal; expansions kept as written ("$(id)")
+  bool dynamic = false;  // the value holds $…, `…` or $(…) (whose commands are their own facts)
+};
+
 struct SimpleCommand {
   std::string program;                 // basename of argv[0], quotes removed ("/bin/rm" -> "rm")
   std::vector<std::string> argv;       // every word after quote removal, program word first
   std::vector<std::string> flags;      // canonical: "-rf" -> "-r","-f"; "--force" as written
   std::vector<std::string> args;       // operands (words that are not flags), in order
   std::vector<std::string> wrappers;   // unwrapped wrappers, outermost first: "sudo", "timeout", "bash"
+  std::vector<Assignment> assignments; // in order; those of wrappers and enclosing `bash -c` too
   std::vector<Redirect> redirects;
   int depth = 0;                       // 0 top level; +1 per $(…), `…`, <(…), bash -c, eval
   bool dynamic = false;                // a word holds $VAR, $(…), `…` or an unquoted glob
@@ -28,12 +40,24 @@ struct SimpleCommand {
 };
 
 struct Limits {
-  std::size_t max_commands = 4096;     // more simple commands than this: error
-  int max_depth = 16;                  // deeper nesting than this: error
+  std::size_t max_commands = 4096;     // more simple commands than this: Failure::Limit
+  std::size_t max_words = 4096;        // more words + assignments + redirects in one simple command: Failure::Limit
+  int max_depth = 16;                  // deeper nesting than this: Failure::Syntax
+  // Past this point in time the parse stops with Failure::Deadline (checked as it lexes).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+};
+
+enum class Failure {
+  None,
+  Syntax,    // the line is not valid shell (or nests too deep): rules see a shell-error
+  Limit,     // a size cap (commands, words) was hit: the caller fails closed
+  Deadline,  // the deadline passed while parsing: the caller fails closed
+  Internal,  // out of memory or a parser bug: the caller fails closed
 };
 
 struct ParseResult {
   bool ok = false;
+  Failure failure = Failure::None;
   std::string error;                   // why it could not be parsed (fail closed on it)
   std::vector<SimpleCommand> commands; // in execution order of appearance
 };

@@ -132,6 +132,7 @@ void EngineImpl::apply_rewrites(Decision* d, rapidjson::Document* doc, std::vect
 
 DecideResult EngineImpl::decide(const DecideRequest& request) {
   const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + options_.deadline;  // covers reading, facts and rules
   DecideResult result;
   rapidjson::Document doc;
   ProposalFields fields;
@@ -139,10 +140,14 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   ReadLimits limits;
   limits.max_bytes = options_.max_input_bytes;
   limits.max_depth = options_.max_depth;
+  limits.max_leaves = options_.max_leaves;
   if (auto error = read_proposal(request.proposal_json, limits, &doc, &fields, &leaves)) {
     result.error = std::move(*error);
     return result;
   }
+  // The authenticated identity, never the proposal's claim, is what rules and actuators see.
+  if (request.principal) override_principal(*request.principal, &doc, &fields, &leaves);
+  fields.groups = request.groups;
   result.ok = true;
   Decision& d = result.decision;
   d.decision_id = request.decision_id.empty() ? new_decision_id() : request.decision_id;
@@ -156,12 +161,23 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   state.begin_decision();
   std::string error;
   bool failed = false;
-  if (!codec_->assert_all(fields, leaves, *policy_->impl().patterns, &error)) {
-    fail_closed(&d, "E_FACTS", "cannot present the proposal to the rules: " + error);
+  FactLimits fact_limits;
+  fact_limits.max_facts = options_.max_facts;
+  fact_limits.shell.max_commands = options_.max_shell_commands;
+  fact_limits.shell.max_words = options_.max_shell_words;
+  fact_limits.shell.deadline = deadline;
+  fact_limits.deadline = deadline;
+  FactError fact_error;
+  if (!codec_->assert_all(fields, doc, leaves, *policy_->impl().patterns, fact_limits, &fact_error)) {
+    const std::string prefix = fact_error.code == "E_FACTS" ? "cannot present the proposal to the rules: " : "";
+    fail_closed(&d, fact_error.code.c_str(), prefix + fact_error.message);
+    failed = true;
+  } else if (std::chrono::steady_clock::now() > deadline) {
+    fail_closed(&d, "E_DEADLINE", "the decision deadline of " + std::to_string(options_.deadline.count()) +
+                                      " us passed before the rules ran");
     failed = true;
   } else {
-    env_->arm_deadline(options_.deadline - std::chrono::duration_cast<std::chrono::microseconds>(
-                                              std::chrono::steady_clock::now() - start));
+    env_->arm_deadline(std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::steady_clock::now()));
     long long fired = EnvRun(env, options_.run_limit);
     env_->disarm_deadline();
     std::string output = env_->take_output();

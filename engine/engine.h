@@ -13,8 +13,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/decision.h"
 #include "engine/diagnostic.h"
@@ -27,9 +29,18 @@ struct EngineOptions {
   std::string home = "/home/user";            // what "~" and "$HOME" mean in paths
   Outcome default_outcome = Outcome::ApprovalRequired;
   long long run_limit = 10000;                  // maximum rule firings per decision
-  std::chrono::microseconds deadline{100000};   // maximum wall time per decision
+  // Maximum wall time per decision, from the start of decide(): reading the proposal,
+  // parsing its shell line, asserting facts and running rules all count. Past it the
+  // decision fails closed with E_DEADLINE.
+  std::chrono::microseconds deadline{100000};
   std::size_t max_input_bytes = 1 << 20;        // proposal JSON size limit
   unsigned max_depth = 64;                      // JSON nesting limit
+  std::size_t max_leaves = 10000;               // JSON values per proposal (E_INPUT_TOO_LARGE)
+  // Caps on derived facts; a cap hit fails the decision closed with E_INPUT_TOO_LARGE and
+  // names the cap (never a silent truncation).
+  std::size_t max_facts = 50000;                // facts asserted for one proposal
+  std::size_t max_shell_commands = 4096;        // simple commands in one shell line
+  std::size_t max_shell_words = 4096;           // words, assignments and redirects of one simple command
   // Clock for (now) in rules, seconds since the epoch; replay injects the recorded time.
   std::function<std::int64_t()> clock;
 };
@@ -63,6 +74,12 @@ struct DecideRequest {
   bool explain = false;      // also report the derived facts
   std::int64_t depth = 0;    // pipeline depth (SPEC §2)
   std::int64_t attempt = 0;  // retry number
+  // The authenticated principal (the daemon's token owner). When set it replaces
+  // `context.principal` both in the `proposal` fact and in the returned action JSON.
+  std::optional<std::string> principal;
+  // The authenticated principal's groups, asserted as the `groups` multislot of the
+  // `proposal` fact. Never read from the proposal JSON (`context.groups` there is a param).
+  std::vector<std::string> groups;
 };
 
 struct DecideResult {

@@ -7,6 +7,7 @@
 #include "bindings/urls.h"
 #include "engine/clips_env.h"
 #include "engine/json_writer.h"
+#include "engine/proposal_reader.h"
 #include "engine/clips.h"  // last: CLIPS defines macros
 
 namespace warden {
@@ -19,14 +20,10 @@ void* find_template(void* env, const char* name) {
   return t;
 }
 
-const Leaf* find_leaf(const std::vector<Leaf>& leaves, std::string_view key) {
-  for (const auto& leaf : leaves)
-    if (leaf.key == key) return &leaf;
-  return nullptr;
-}
-
-const char* leaf_string(const Leaf* leaf) {
-  return leaf && leaf->value->IsString() ? leaf->value->GetString() : nullptr;
+// The string at doc.payload.NAME, or null when absent or not a string.
+const char* payload_string(const rapidjson::Value& doc, std::string_view name) {
+  const rapidjson::Value* v = value_at(doc, {"payload", name});
+  return v && v->IsString() ? v->GetString() : nullptr;
 }
 
 // `2>&1` and `>&-` duplicate or close a descriptor; `>&file` writes to a file.
@@ -73,6 +70,7 @@ FactCodec::FactCodec(ClipsEnv& env)
       proposal_(bind_template("proposal")),
       param_(bind_template("param")),
       shell_command_(bind_template("shell-command")),
+      shell_assignment_(bind_template("shell-assignment")),
       shell_redirect_(bind_template("shell-redirect")),
       shell_error_(bind_template("shell-error")),
       path_(bind_template("path")),
@@ -130,7 +128,24 @@ void FactCodec::put_strings(void* f, const char* slot, const std::vector<std::st
   if (!EnvPutFactSlot(raw_, f, slot, &v)) failed_ = true;
 }
 
+void FactCodec::stop(const char* code, std::string message) {
+  if (stop_.code.empty()) stop_ = FactError{code, std::move(message)};
+  failed_ = true;
+}
+
+bool FactCodec::past_deadline() const {
+  return limits_ && limits_->deadline && std::chrono::steady_clock::now() > *limits_->deadline;
+}
+
 bool FactCodec::finish(void* f) {
+  if (!failed_ && limits_) {
+    if (++asserted_ > limits_->max_facts) {
+      stop(code::kInputTooLarge, "the proposal needs more than " + std::to_string(limits_->max_facts) +
+                                     " facts, the cap per proposal");
+    } else if ((asserted_ & 15) == 0 && past_deadline()) {
+      stop("E_DEADLINE", "the decision deadline passed while asserting facts");
+    }
+  }
   if (failed_) {
     ReturnFact(raw_, static_cast<struct fact*>(f));
     return false;
@@ -213,11 +228,73 @@ bool FactCodec::assert_url(const std::string& id, const std::string& key, const 
   return finish(f);
 }
 
+bool FactCodec::assert_shell_command(const ProposalFields& fields, long long index,
+                                     const shell::SimpleCommand& cmd, const std::string& cwd) {
+  const BindingContext& c = env_.state();
+  std::vector<std::string> normalized;
+  normalized.reserve(cmd.args.size());
+  for (const auto& arg : cmd.args) normalized.push_back(paths::normalize(arg, cwd, c.home));
+  std::vector<std::string> names;
+  names.reserve(cmd.assignments.size());
+  for (const auto& a : cmd.assignments) names.push_back(a.name);
+  void* f = fact(shell_command_);
+  if (!f) return false;
+  put_string(f, shell_command_["proposal"], fields.id.c_str());
+  put_integer(f, shell_command_["index"], index);
+  put_string(f, shell_command_["program"], cmd.program.c_str());
+  put_strings(f, "argv", cmd.argv);
+  put_strings(f, "flags", cmd.flags);
+  put_strings(f, "args", cmd.args);
+  put_strings(f, "paths", normalized);
+  put_strings(f, "wrappers", cmd.wrappers);
+  put_strings(f, "assignments", names);
+  put_integer(f, shell_command_["depth"], cmd.depth);
+  put_string(f, shell_command_["cwd"], cwd.c_str());
+  put_symbol(f, shell_command_["dynamic"], cmd.dynamic ? "TRUE" : "FALSE");
+  if (!finish(f)) return false;
+  for (const auto& a : cmd.assignments) {
+    void* af = fact(shell_assignment_);
+    if (!af) return false;
+    put_string(af, shell_assignment_["proposal"], fields.id.c_str());
+    put_integer(af, shell_assignment_["index"], index);
+    put_string(af, shell_assignment_["name"], a.name.c_str());
+    put_string(af, shell_assignment_["value"], a.value.c_str());
+    put_symbol(af, shell_assignment_["dynamic"], a.dynamic ? "TRUE" : "FALSE");
+    if (!finish(af)) return false;
+  }
+  for (const auto& r : cmd.redirects) {
+    void* rf = fact(shell_redirect_);
+    if (!rf) return false;
+    put_string(rf, shell_redirect_["proposal"], fields.id.c_str());
+    put_integer(rf, shell_redirect_["index"], index);
+    put_string(rf, shell_redirect_["op"], r.op.c_str());
+    put_integer(rf, shell_redirect_["fd"], r.fd);
+    put_string(rf, shell_redirect_["target"], r.target.c_str());
+    put_string(rf, shell_redirect_["path"], is_fd_dup(r) ? "" : paths::normalize(r.target, cwd, c.home).c_str());
+    if (!finish(rf)) return false;
+  }
+  return true;
+}
+
 bool FactCodec::assert_shell(const ProposalFields& fields, const std::string& command,
                              const std::string& start_cwd, const PatternIndex&) {
   const BindingContext& c = env_.state();
-  shell::ParseResult parsed = shell::parse(command);
+  shell::ParseResult parsed = shell::parse(command, limits_->shell);
   if (!parsed.ok) {
+    switch (parsed.failure) {
+      case shell::Failure::Deadline:
+        stop("E_DEADLINE", parsed.error);
+        return false;
+      case shell::Failure::Limit:
+        stop(code::kInputTooLarge, "shell command over a cap: " + parsed.error);
+        return false;
+      case shell::Failure::Internal:
+        stop("E_FACTS", "the shell parser failed: " + parsed.error);
+        return false;
+      case shell::Failure::Syntax:
+      case shell::Failure::None:
+        break;
+    }
     void* f = fact(shell_error_);
     if (!f) return false;
     put_string(f, shell_error_["proposal"], fields.id.c_str());
@@ -227,34 +304,7 @@ bool FactCodec::assert_shell(const ProposalFields& fields, const std::string& co
   std::string cwd = start_cwd;
   long long index = 0;
   for (const auto& cmd : parsed.commands) {
-    std::vector<std::string> normalized;
-    normalized.reserve(cmd.args.size());
-    for (const auto& arg : cmd.args) normalized.push_back(paths::normalize(arg, cwd, c.home));
-    void* f = fact(shell_command_);
-    if (!f) return false;
-    put_string(f, shell_command_["proposal"], fields.id.c_str());
-    put_integer(f, shell_command_["index"], index);
-    put_string(f, shell_command_["program"], cmd.program.c_str());
-    put_strings(f, "argv", cmd.argv);
-    put_strings(f, "flags", cmd.flags);
-    put_strings(f, "args", cmd.args);
-    put_strings(f, "paths", normalized);
-    put_strings(f, "wrappers", cmd.wrappers);
-    put_integer(f, shell_command_["depth"], cmd.depth);
-    put_string(f, shell_command_["cwd"], cwd.c_str());
-    put_symbol(f, shell_command_["dynamic"], cmd.dynamic ? "TRUE" : "FALSE");
-    if (!finish(f)) return false;
-    for (const auto& r : cmd.redirects) {
-      void* rf = fact(shell_redirect_);
-      if (!rf) return false;
-      put_string(rf, shell_redirect_["proposal"], fields.id.c_str());
-      put_integer(rf, shell_redirect_["index"], index);
-      put_string(rf, shell_redirect_["op"], r.op.c_str());
-      put_integer(rf, shell_redirect_["fd"], r.fd);
-      put_string(rf, shell_redirect_["target"], r.target.c_str());
-      put_string(rf, shell_redirect_["path"], is_fd_dup(r) ? "" : paths::normalize(r.target, cwd, c.home).c_str());
-      if (!finish(rf)) return false;
-    }
+    if (!assert_shell_command(fields, index, cmd, cwd)) return false;
     // `cd` changes where later commands of the line run. An unresolvable target makes the
     // working directory "/", so relative paths after it count as outside the workspace.
     if (cmd.program == "cd" && cmd.depth == 0) {
@@ -268,11 +318,26 @@ bool FactCodec::assert_shell(const ProposalFields& fields, const std::string& co
   return true;
 }
 
-bool FactCodec::assert_all(const ProposalFields& p, const std::vector<Leaf>& leaves,
-                           const PatternIndex& patterns, std::string* error) {
+bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
+                           const PatternIndex& patterns, const FactLimits& limits, FactError* error) {
   failed_ = false;
+  limits_ = &limits;
+  asserted_ = 0;
+  stop_ = {};
+  bool ok = assert_derived(p, doc, leaves, patterns, error);
+  if (!ok && !stop_.code.empty()) *error = stop_;
+  limits_ = nullptr;
+  return ok;
+}
+
+bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
+                               const PatternIndex& patterns, FactError* error) {
+  auto fail = [&](std::string why) {
+    *error = FactError{"E_FACTS", std::move(why)};
+    return false;
+  };
   void* f = fact(proposal_);
-  if (!f) { *error = "cannot create facts"; return false; }
+  if (!f) return fail("cannot create facts");
   put_string(f, proposal_["id"], p.id.c_str());
   put_symbol(f, proposal_["target"], p.target.c_str());
   put_symbol(f, proposal_["action"], p.action.empty() ? "nil" : p.action.c_str());
@@ -281,44 +346,49 @@ bool FactCodec::assert_all(const ProposalFields& p, const std::vector<Leaf>& lea
   put_string(f, proposal_["session"], p.session.c_str());
   put_symbol(f, proposal_["source"], p.source.empty() ? "nil" : p.source.c_str());
   put_string(f, proposal_["principal"], p.principal.c_str());
+  put_strings(f, "groups", p.groups);
   put_integer(f, proposal_["depth"], p.depth);
   put_integer(f, proposal_["attempt"], p.attempt);
-  if (!finish(f)) { *error = "cannot assert the proposal fact"; return false; }
+  if (!finish(f)) return fail("cannot assert the proposal fact");
 
+  // Param keys are the member names joined with `.`: unambiguous, as no key holds a `.`.
   for (const auto& leaf : leaves) {
     if (in_proposal_fact(leaf.key)) continue;
-    if (!assert_param(p.id, leaf)) { *error = "cannot assert a param fact"; return false; }
+    if (!assert_param(p.id, leaf)) return fail("cannot assert a param fact");
     if (!patterns.empty() && leaf.value->IsString()) {
-      bool ok = true;
+      bool hit_ok = true;
       bool ran = patterns.match_value(leaf.key, std::string_view(leaf.value->GetString(), leaf.value->GetStringLength()),
-                                      [&](const PatternIndex::Hit& hit) { ok &= assert_hit(p.id, leaf.key, hit); });
-      if (!ran) { *error = "pattern matcher ran out of memory"; return false; }
-      if (!ok) { *error = "cannot assert a pattern-hit fact"; return false; }
+                                      [&](const PatternIndex::Hit& hit) { hit_ok &= assert_hit(p.id, leaf.key, hit); });
+      if (!ran) return fail("pattern matcher ran out of memory");
+      if (!hit_ok) return fail("cannot assert a pattern-hit fact");
+      if (past_deadline()) {
+        stop("E_DEADLINE", "the decision deadline passed while matching indexed patterns");
+        return false;
+      }
     }
   }
 
+  // Derived facts read the document's structure: doc.payload.cwd, never a joined key.
   const BindingContext& c = env_.state();
   std::string cwd = c.workspace_root;
-  if (const char* raw_cwd = leaf_string(find_leaf(leaves, "payload.cwd"))) {
+  if (const char* raw_cwd = payload_string(doc, "cwd")) {
     cwd = paths::normalize(raw_cwd, c.workspace_root, c.home);
     if (cwd.empty() || cwd[0] != '/') cwd = "/";
-    if (!assert_path(p.id, "payload.cwd", raw_cwd, c.workspace_root, patterns)) {
-      *error = "cannot assert a path fact";
-      return false;
-    }
+    if (!assert_path(p.id, "payload.cwd", raw_cwd, c.workspace_root, patterns)) return fail("cannot assert a path fact");
   }
-  if (const char* raw_path = leaf_string(find_leaf(leaves, "payload.path"))) {
-    if (!assert_path(p.id, "payload.path", raw_path, cwd, patterns)) {
-      *error = "cannot assert a path fact";
-      return false;
-    }
+  if (const char* raw_path = payload_string(doc, "path")) {
+    if (!assert_path(p.id, "payload.path", raw_path, cwd, patterns)) return fail("cannot assert a path fact");
   }
-  if (const char* raw_url = leaf_string(find_leaf(leaves, "payload.url"))) {
-    if (!assert_url(p.id, "payload.url", raw_url)) { *error = "cannot assert a url fact"; return false; }
+  if (const char* raw_url = payload_string(doc, "url")) {
+    if (!assert_url(p.id, "payload.url", raw_url)) return fail("cannot assert a url fact");
   }
   if (p.target == "shell") {
-    if (const char* command = leaf_string(find_leaf(leaves, "payload.command"))) {
-      if (!assert_shell(p, command, cwd, patterns)) { *error = "cannot assert shell facts"; return false; }
+    if (const char* command = payload_string(doc, "command")) {
+      if (past_deadline()) {
+        stop("E_DEADLINE", "the decision deadline passed before the shell line was parsed");
+        return false;
+      }
+      if (!assert_shell(p, command, cwd, patterns)) return fail("cannot assert shell facts");
     }
   }
   return true;

@@ -6,10 +6,13 @@
 
 #include <rapidjson/document.h>
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "bindings/shell_parser.h"
 #include "engine/decision.h"
 #include "engine/pattern_index.h"
 
@@ -28,8 +31,23 @@ struct ProposalFields {
   std::string target;  // lowercased name
   std::string action;  // lowercased name or empty
   std::string explanation, agent, session, source, principal;
+  std::vector<std::string> groups;  // the authenticated principal's groups (never from JSON)
   long long depth = 0, attempt = 0;
   bool renamed = false;  // a name was lowercased in the document
+};
+
+// Bounds on deriving the facts of one proposal.
+struct FactLimits {
+  std::size_t max_facts = 50000;  // facts asserted for one proposal
+  shell::Limits shell;            // commands and words of the shell line
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // the decision's deadline
+};
+
+// Why facts could not be asserted: `code` is E_DEADLINE (deadline passed), E_INPUT_TOO_LARGE
+// (a cap was hit) or E_FACTS (CLIPS refused a fact, a matcher failed).
+struct FactError {
+  std::string code;
+  std::string message;
 };
 
 class FactCodec {
@@ -37,10 +55,12 @@ class FactCodec {
   explicit FactCodec(ClipsEnv& env);
   ~FactCodec();
 
-  // Asserts every fact for the proposal. `leaves` are its JSON leaves. Returns false with
-  // *error set if CLIPS refused a fact or a matcher failed (the caller fails closed).
-  bool assert_all(const ProposalFields& fields, const std::vector<Leaf>& leaves,
-                  const PatternIndex& patterns, std::string* error);
+  // Asserts every fact for the proposal. `doc` is the proposal document (facts are derived
+  // from its structure: doc["payload"]["command"], never from joined key strings) and
+  // `leaves` its JSON leaves. Returns false with *error set when a fact cannot be asserted,
+  // a cap is hit or the deadline passes (the caller fails closed; nothing is truncated).
+  bool assert_all(const ProposalFields& fields, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
+                  const PatternIndex& patterns, const FactLimits& limits, FactError* error);
 
   // Decision and rewrite facts, in the order rules asserted them. Invalid outcome or mode
   // symbols are reported in *error.
@@ -69,9 +89,15 @@ class FactCodec {
   void put_strings(void* f, const char* slot, const std::vector<std::string>& items);
   static const unsigned short STRING_TYPE, SYMBOL_TYPE;
   bool finish(void* f);
+  void stop(const char* code, std::string message);  // a cap or the deadline ends the derivation
+  bool past_deadline() const;
   bool assert_param(const std::string& id, const Leaf& leaf);
   bool assert_shell(const ProposalFields& fields, const std::string& command, const std::string& cwd,
                     const PatternIndex& patterns);
+  bool assert_derived(const ProposalFields& p, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
+                      const PatternIndex& patterns, FactError* error);
+  bool assert_shell_command(const ProposalFields& fields, long long index, const shell::SimpleCommand& cmd,
+                            const std::string& cwd);
   bool assert_path(const std::string& id, const std::string& key, const std::string& raw,
                    const std::string& cwd, const PatternIndex& patterns);
   bool assert_url(const std::string& id, const std::string& key, const std::string& raw);
@@ -79,11 +105,15 @@ class FactCodec {
 
   ClipsEnv& env_;
   void* raw_;
-  Template proposal_, param_, shell_command_, shell_redirect_, shell_error_, path_, url_, pattern_hit_;
+  Template proposal_, param_, shell_command_, shell_assignment_, shell_redirect_, shell_error_, path_, url_,
+      pattern_hit_;
   void* decision_;
   void* rewrite_;
   std::unordered_map<std::string, void*> pinned_;  // symbol cache, bounded
   bool failed_ = false;
+  const FactLimits* limits_ = nullptr;  // set during assert_all
+  std::size_t asserted_ = 0;            // facts asserted for the current proposal
+  FactError stop_;                      // set when a cap or the deadline stopped the derivation
 };
 
 }  // namespace warden

@@ -34,11 +34,30 @@ bool normalize_name(rapidjson::Value& v, rapidjson::Document::AllocatorType& all
   return true;
 }
 
-// Parsers disagree on which of two equal keys wins; rules and actuators must see one value.
-bool has_duplicate_key(const rapidjson::Value& obj) {
-  std::unordered_set<std::string_view> seen;
-  for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it)
-    if (!seen.emplace(it->name.GetString(), it->name.GetStringLength()).second) return true;
+// A key two readers could take for different fields: one holding a `.` (it would read like
+// a path: "payload.command" beside payload.command), or NUL; and two sibling keys equal up
+// to ASCII case (parsers disagree on which of two equal keys wins; HTTP headers and
+// case-insensitive consumers merge `Command` and `command`). Returns why, or empty.
+std::string ambiguous_key(const rapidjson::Value& obj) {
+  std::unordered_set<std::string> seen;
+  for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
+    std::string_view name(it->name.GetString(), it->name.GetStringLength());
+    if (name.find('\0') != std::string_view::npos) return "NUL character in a key";
+    if (name.find('.') != std::string_view::npos) return "key \"" + std::string(name) + "\" contains a '.'";
+    std::string folded(name);
+    for (char& c : folded) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!seen.insert(std::move(folded)).second)
+      return "duplicate key \"" + std::string(name) + "\" (keys must differ by more than ASCII case)";
+  }
+  return {};
+}
+
+// HTTP methods, lowercased: an `action` naming one must agree with `payload.method`.
+bool is_http_method(std::string_view s) {
+  static constexpr std::string_view kMethods[] = {"get",     "head",  "post",    "put",  "delete",
+                                                  "connect", "options", "trace", "patch"};
+  for (auto m : kMethods)
+    if (s == m) return true;
   return false;
 }
 
@@ -46,6 +65,36 @@ std::string string_member(const rapidjson::Value& obj, const char* name) {
   auto it = obj.FindMember(name);
   if (it == obj.MemberEnd() || !it->value.IsString()) return {};
   return std::string(it->value.GetString(), it->value.GetStringLength());
+}
+
+// Lists the leaves of an already validated document again, after a member was added
+// (adding may move an object's members, so earlier Leaf pointers are stale).
+void list_leaves(rapidjson::Value& doc, std::vector<Leaf>* leaves) {
+  struct Frame {
+    rapidjson::Value* value;
+    std::string key;
+  };
+  leaves->clear();
+  std::vector<Frame> stack;
+  for (auto it = doc.MemberEnd(); it != doc.MemberBegin();) {
+    --it;
+    stack.push_back({&it->value, std::string(it->name.GetString(), it->name.GetStringLength())});
+  }
+  while (!stack.empty()) {
+    Frame frame = std::move(stack.back());
+    stack.pop_back();
+    rapidjson::Value& v = *frame.value;
+    if (v.IsObject()) {
+      for (auto it = v.MemberEnd(); it != v.MemberBegin();) {
+        --it;
+        stack.push_back({&it->value, frame.key + "." + std::string(it->name.GetString(), it->name.GetStringLength())});
+      }
+    } else if (v.IsArray()) {
+      for (rapidjson::SizeType i = v.Size(); i > 0; --i) stack.push_back({&v[i - 1], frame.key + "." + std::to_string(i - 1)});
+    } else {
+      leaves->push_back({std::move(frame.key), &v});
+    }
+  }
 }
 
 }  // namespace
@@ -77,9 +126,12 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
   };
   std::vector<Frame> stack;
   leaves->clear();
-  if (has_duplicate_key(*doc)) return input_error(code::kInputShape, "duplicate key in the proposal");
+  if (std::string why = ambiguous_key(*doc); !why.empty())
+    return input_error(code::kInputShape, why + " in the proposal");
   for (auto it = doc->MemberEnd(); it != doc->MemberBegin();) {
     --it;
+    if (check_escapes && !text::valid_utf8({it->name.GetString(), it->name.GetStringLength()}))
+      return input_error(code::kInputJson, "invalid Unicode escape in a key");
     stack.push_back({&it->value, std::string(it->name.GetString(), it->name.GetStringLength()), 1});
   }
   while (!stack.empty()) {
@@ -89,12 +141,10 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
       return input_error(code::kInputTooLarge, "proposal nests deeper than " + std::to_string(limits.max_depth));
     rapidjson::Value& v = *frame.value;
     if (v.IsObject()) {
-      if (has_duplicate_key(v))
-        return input_error(code::kInputShape, "duplicate key in " + (frame.key.empty() ? std::string("the proposal") : frame.key));
+      if (std::string why = ambiguous_key(v); !why.empty())
+        return input_error(code::kInputShape, why + " in " + frame.key);
       for (auto it = v.MemberEnd(); it != v.MemberBegin();) {
         --it;
-        if (std::memchr(it->name.GetString(), '\0', it->name.GetStringLength()))
-          return input_error(code::kInputShape, "NUL character in a key");
         if (check_escapes && !text::valid_utf8({it->name.GetString(), it->name.GetStringLength()}))
           return input_error(code::kInputJson, "invalid Unicode escape in a key");
         stack.push_back({&it->value, frame.key + "." + std::string(it->name.GetString(), it->name.GetStringLength()),
@@ -125,6 +175,50 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
   auto payload = doc->FindMember("payload");
   if (payload != doc->MemberEnd() && !payload->value.IsObject())
     return input_error(code::kInputShape, "\"payload\" must be an object");
+  // One verb per proposal: `payload.action` (the file actuator's field) and `action` must
+  // agree; given alone, `payload.action` is the verb.
+  if (payload != doc->MemberEnd()) {
+    auto verb = payload->value.FindMember("action");
+    if (verb != payload->value.MemberEnd() && !verb->value.IsNull()) {
+      std::string payload_action;
+      if (!normalize_name(verb->value, alloc, &payload_action, &fields->renamed))
+        return input_error(code::kInputShape, "\"payload.action\" must be a name (letters, digits, _ . : -)");
+      if (fields->action.empty()) {
+        fields->action = payload_action;
+        rapidjson::Value name(payload_action.c_str(), static_cast<rapidjson::SizeType>(payload_action.size()), alloc);
+        auto existing = doc->FindMember("action");  // present but null
+        if (existing != doc->MemberEnd()) existing->value = name;
+        else doc->AddMember("action", name, alloc);
+        fields->renamed = true;
+        payload = doc->FindMember("payload");  // AddMember may have moved the members
+        list_leaves(*doc, leaves);
+      } else if (payload_action != fields->action) {
+        return input_error(code::kInputShape, "\"action\" is \"" + fields->action + "\" but \"payload.action\" is \"" +
+                                                  payload_action + "\": one verb per proposal");
+      }
+    }
+    // The HTTP method is `payload.method` (absent: GET); an `action` naming a method must agree.
+    if (fields->target == "http") {
+      std::string method = "get";
+      auto m = payload->value.FindMember("method");
+      if (m != payload->value.MemberEnd() && !m->value.IsNull()) {
+        if (!m->value.IsString() || m->value.GetStringLength() == 0 || m->value.GetStringLength() > 32)
+          return input_error(code::kInputShape, "\"payload.method\" must be an HTTP method name");
+        method.assign(m->value.GetString(), m->value.GetStringLength());
+        for (char& c : method) {
+          if (!std::isalpha(static_cast<unsigned char>(c)))
+            return input_error(code::kInputShape, "\"payload.method\" must be an HTTP method name");
+          c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+      }
+      if (is_http_method(fields->action) && fields->action != method)
+        return input_error(code::kInputShape, "\"action\" is \"" + fields->action + "\" but the HTTP method is \"" +
+                                                  method + "\": one verb per proposal");
+    }
+  } else if (fields->target == "http" && is_http_method(fields->action) && fields->action != "get") {
+    return input_error(code::kInputShape, "\"action\" is \"" + fields->action +
+                                              "\" but the HTTP method is \"get\": one verb per proposal");
+  }
   auto explanation = doc->FindMember("explanation");
   if (explanation != doc->MemberEnd() && !explanation->value.IsString() && !explanation->value.IsNull())
     return input_error(code::kInputShape, "\"explanation\" must be a string");
@@ -142,6 +236,38 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
       return input_error(code::kInputShape, "\"context.source\" must be a name");
   }
   return std::nullopt;
+}
+
+void override_principal(const std::string& principal, rapidjson::Document* doc, ProposalFields* fields,
+                        std::vector<Leaf>* leaves) {
+  auto& alloc = doc->GetAllocator();
+  fields->principal = principal;
+  fields->renamed = true;  // the action JSON is written again, with the new value
+  rapidjson::Value value(principal.c_str(), static_cast<rapidjson::SizeType>(principal.size()), alloc);
+  auto context = doc->FindMember("context");
+  if (context == doc->MemberEnd()) {
+    rapidjson::Value ctx(rapidjson::kObjectType);
+    ctx.AddMember("principal", value, alloc);
+    doc->AddMember("context", ctx, alloc);
+  } else if (!context->value.IsObject()) {
+    return;  // read_proposal refused this document already
+  } else {
+    auto existing = context->value.FindMember("principal");  // keys are unique (read_proposal)
+    if (existing != context->value.MemberEnd()) existing->value = value;
+    else context->value.AddMember("principal", value, alloc);
+  }
+  list_leaves(*doc, leaves);
+}
+
+const rapidjson::Value* value_at(const rapidjson::Value& doc, std::initializer_list<std::string_view> path) {
+  const rapidjson::Value* v = &doc;
+  for (std::string_view name : path) {
+    if (!v->IsObject()) return nullptr;
+    auto it = v->FindMember(rapidjson::Value(rapidjson::StringRef(name.data(), static_cast<rapidjson::SizeType>(name.size()))));
+    if (it == v->MemberEnd()) return nullptr;
+    v = &it->value;
+  }
+  return v;
 }
 
 }  // namespace warden

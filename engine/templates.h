@@ -14,6 +14,7 @@ inline constexpr const char* kTemplates = R"CLP(
   (slot session (type STRING) (default ""))
   (slot source (type SYMBOL) (default nil))
   (slot principal (type STRING) (default ""))
+  (multislot groups (type STRING))
   (slot depth (type INTEGER) (default 0))
   (slot attempt (type INTEGER) (default 0)))
 (deftemplate param
@@ -29,9 +30,16 @@ inline constexpr const char* kTemplates = R"CLP(
   (multislot args (type STRING))
   (multislot paths (type STRING))
   (multislot wrappers (type STRING))
+  (multislot assignments (type STRING))
   (slot depth (type INTEGER) (default 0))
   (slot cwd (type STRING) (default ""))
   (slot dynamic (type SYMBOL) (allowed-symbols FALSE TRUE)))
+(deftemplate shell-assignment
+  (slot proposal (type STRING))
+  (slot index (type INTEGER))
+  (slot name (type STRING))
+  (slot value (type STRING))
+  (slot dynamic (type SYMBOL) (allowed-symbols FALSE TRUE) (default FALSE)))
 (deftemplate shell-redirect
   (slot proposal (type STRING))
   (slot index (type INTEGER))

@@ -3,9 +3,10 @@
 ;;;
 ;;; The shell rule approves a line only if EVERY simple command in it is on the allowlist
 ;;; and nothing is off: no wrapper (sudo, env, xargs, bash -c), no nesting ($(…), <(…)),
-;;; no expansion the parser cannot resolve ($VAR, globs), every operand and the working
-;;; directory inside the workspace, no option smuggling a path (`--file=/etc/x`), and no
-;;; redirection outside the workspace. Anything else falls to other rules or the default.
+;;; no expansion the parser cannot resolve ($VAR, globs), no environment assignment except
+;;; a few harmless ones (`LANG=C ls`; never `LD_PRELOAD=… ls` or `GIT_CONFIG_…=… git status`),
+;;; every operand and the working directory inside the workspace, no option smuggling a path
+;;; (`--file=/etc/x`), and no redirection outside the workspace. Anything else falls to other rules or the default.
 ;;; Rejections and approval-required from other rules win over this approval anyway.
 
 ;; The allowlists are written out where they are tested: the programs in the condition of
@@ -59,6 +60,18 @@
                               (not (neq ?sub "pytest" "unittest"))))
     (default TRUE)))
 
+;; TRUE if every variable assigned for the command (`NAME=value cmd`) only changes
+;; language, time zone, colours or terminal size, never what code runs: LANG LANGUAGE
+;; LC_ALL LC_CTYPE LC_MESSAGES LC_COLLATE LC_NUMERIC LC_TIME TZ NO_COLOR CLICOLOR
+;; FORCE_COLOR TERM COLUMNS LINES CI. Everything else (PATH, LD_*, GIT_*, PYTHON*,
+;; NODE_OPTIONS, BASH_ENV, ENV, PAGER, EDITOR, IFS, PS4 …) is not everyday work.
+(deffunction everyday-assignments-ok (?names)
+  (foreach ?n ?names
+    (if (neq ?n "LANG" "LANGUAGE" "LC_ALL" "LC_CTYPE" "LC_MESSAGES" "LC_COLLATE" "LC_NUMERIC"
+             "LC_TIME" "TZ" "NO_COLOR" "CLICOLOR" "FORCE_COLOR" "TERM" "COLUMNS" "LINES" "CI")
+        then (return FALSE)))
+  TRUE)
+
 ;; TRUE if the rest of one simple command is everyday work, once the cheap checks in the rule
 ;; passed (allowlisted program, nothing wrapped, nested or dynamic, cwd in the workspace):
 ;; every operand inside the workspace, no option carrying a path or an output file
@@ -77,7 +90,8 @@
 ;; head tail wc grep egrep fgrep rg find pwd echo printf true cd diff sort uniq cut tree stat
 ;; file du which basename dirname realpath jq git make cmake ninja cargo npm pytest go python
 ;; python3), it has no wrapper (sudo, env, xargs, bash -c), no nesting and nothing dynamic,
-;; its cwd is in the workspace, and everyday-command-rest-ok holds. A redirection is harmless
+;; only harmless variable assignments (everyday-assignments-ok), its cwd is in the
+;; workspace, and everyday-command-rest-ok holds. A redirection is harmless
 ;; when it is an fd duplication (`2>&1`), a here-doc or here-string, the null/std devices, or
 ;; a file inside the workspace. The cheap checks come first so the functions rarely run.
 (defrule everyday-shell
@@ -86,8 +100,9 @@
   (exists (shell-command (proposal ?id)))
   (not (shell-error (proposal ?id)))
   (not (shell-command (proposal ?id) (program ?p) (argv $?v) (flags $?f) (args $?a) (paths $?ps)
-                      (wrappers $?w) (depth ?d) (cwd ?cwd)
+                      (wrappers $?w) (assignments $?as) (depth ?d) (cwd ?cwd)
                       (dynamic ?y&:(or (eq ?y TRUE) (neq ?d 0) (> (length$ ?w) 0)
+                                       (and (> (length$ ?as) 0) (not (everyday-assignments-ok ?as)))
                                        (neq ?p "ls" "cat" "head" "tail" "wc" "grep" "egrep" "fgrep"
                                             "rg" "find" "pwd" "echo" "printf" "true" "cd" "diff"
                                             "sort" "uniq" "cut" "tree" "stat" "file" "du" "which"

@@ -13,27 +13,33 @@
            "registry.npmjs.org" "crates.io" "static.crates.io" "proxy.golang.org"
            "deb.debian.org"))
 
-;; Redacts secrets from an outgoing chat/e-mail message (`payload.text`) and holds it for a
-;; human: the message may still be worth sending, the secret never is.
+;; Redacts secrets from an outgoing chat/e-mail message and holds it for a human: the
+;; message may still be worth sending, the secret never is. Every string in the payload is
+;; scanned (`text`, `subject`, `to`, attachments, any field an actuator might send), and
+;; each one holding a secret is rewritten.
 (defrule secrets-message-redact
-  (param (proposal ?id) (key "payload.text") (value ?t&:(stringp ?t)&:(looks-like-secret ?t)))
+  (param (proposal ?id) (key ?k)
+         (value ?t&:(stringp ?t)&:(str-prefix "payload." ?k)&:(looks-like-secret ?t)))
   (proposal (id ?id) (target message))
   =>
-  (assert (rewrite (proposal ?id) (key "payload.text") (value (redact-secrets ?t))
-                   (rule secrets-message-redact) (reason "secret redacted from outgoing message")))
+  (assert (rewrite (proposal ?id) (key ?k) (value (redact-secrets ?t))
+                   (rule secrets-message-redact) (reason (str-cat "secret redacted from " ?k))))
   (assert (decision (proposal ?id) (outcome approval-required) (rule secrets-message-redact)
-                    (reason "outgoing message contained a secret; the redacted message needs approval"))))
+                    (reason (str-cat "outgoing message contained a secret (" ?k
+                                     "); the redacted message needs approval")))))
 
 ;; Redacts secrets from a reply to the user and holds it: replies are logged and shown in
-;; shared channels, and a model echoing a key is a sign something went wrong.
+;; shared channels, and a model echoing a key is a sign something went wrong. Every string
+;; in the payload is scanned, not only `text`.
 (defrule secrets-reply-redact
-  (param (proposal ?id) (key "payload.text") (value ?t&:(stringp ?t)&:(looks-like-secret ?t)))
+  (param (proposal ?id) (key ?k)
+         (value ?t&:(stringp ?t)&:(str-prefix "payload." ?k)&:(looks-like-secret ?t)))
   (proposal (id ?id) (target reply))
   =>
-  (assert (rewrite (proposal ?id) (key "payload.text") (value (redact-secrets ?t))
-                   (rule secrets-reply-redact) (reason "secret redacted from reply")))
+  (assert (rewrite (proposal ?id) (key ?k) (value (redact-secrets ?t))
+                   (rule secrets-reply-redact) (reason (str-cat "secret redacted from " ?k))))
   (assert (decision (proposal ?id) (outcome approval-required) (rule secrets-reply-redact)
-                    (reason "reply contained a secret; the redacted reply needs approval"))))
+                    (reason (str-cat "reply contained a secret (" ?k "); the redacted reply needs approval")))))
 
 ;; Stops HTTP requests whose body (a string, or any string leaf of a JSON body) holds a
 ;; secret: the classic exfiltration channel.

@@ -404,13 +404,25 @@ TEST_CASE("leading assignments are not argv", "[shell]") {
   CHECK(one("\"FOO\"=bar").program == "FOO=bar");
 }
 
-TEST_CASE("assignment-only commands", "[shell]") {
-  CHECK(ok("FOO=bar").commands.empty());
-  CHECK(ok("FOO=bar; BAZ='x y'").commands.empty());
+TEST_CASE("assignment-only commands are visible, with their substitutions", "[shell][assign]") {
+  const SimpleCommand a = one("FOO=bar");
+  CHECK(a.program.empty());
+  CHECK(a.argv.empty());
+  REQUIRE(a.assignments.size() == 1);
+  CHECK(a.assignments[0].name == "FOO");
+  CHECK(a.assignments[0].value == "bar");
+  const ParseResult two = ok("FOO=bar; BAZ='x y'");
+  REQUIRE(two.commands.size() == 2);
+  CHECK(two.commands[1].assignments[0].name == "BAZ");
+  CHECK(two.commands[1].assignments[0].value == "x y");
   const ParseResult r = ok("FOO=$(rm -rf /)");
-  REQUIRE(r.commands.size() == 1);
+  REQUIRE(r.commands.size() == 2);
   is_rm_rf_root(r.commands[0]);
   CHECK(r.commands[0].depth == 1);
+  CHECK(r.commands[1].program.empty());
+  CHECK(r.commands[1].dynamic);
+  CHECK(r.commands[1].assignments[0].value == "$(rm -rf /)");
+  CHECK(r.commands[1].assignments[0].dynamic);
 }
 
 TEST_CASE("dynamic assignment marks the command", "[shell]") {
@@ -418,9 +430,12 @@ TEST_CASE("dynamic assignment marks the command", "[shell]") {
 }
 
 TEST_CASE("array assignment", "[shell]") {
-  CHECK(ok("a=(1 2 'three')").commands.empty());
+  const SimpleCommand a = one("a=(1 2 'three')");
+  REQUIRE(a.assignments.size() == 1);
+  CHECK(a.assignments[0].name == "a");
   const ParseResult r = ok("a=(1 $(rm -rf /)) && ls");
-  CHECK(programs(r) == V{"rm", "ls"});
+  CHECK(programs(r) == V{"rm", "", "ls"});
+  CHECK(r.commands[1].dynamic);
 }
 
 TEST_CASE("assignment with a redirect only", "[shell]") {
@@ -821,7 +836,7 @@ TEST_CASE("two heredocs on one line", "[shell]") {
 
 TEST_CASE("heredoc inside a command substitution", "[shell]") {
   const ParseResult r = ok("x=$(cat <<EOF\nhi\nEOF\n); rm -rf /");
-  CHECK(programs(r) == V{"cat", "rm"});
+  CHECK(programs(r) == V{"cat", "", "rm"});
 }
 
 TEST_CASE("heredoc without its delimiter line fails", "[shell]") {
@@ -991,11 +1006,17 @@ TEST_CASE("1 MB inputs", "[shell]") {
 
   std::string words;
   while (words.size() < (1u << 20)) words += "ab ";
-  CHECK(one("echo " + words).args.size() > 300000);
+  Limits wide;
+  wide.max_words = 1u << 20;
+  CHECK(ok("echo " + words, wide).commands.at(0).args.size() > 300000);
+  const ParseResult capped = parse("echo " + words);  // default cap: words per command
+  CHECK_FALSE(capped.ok);
+  CHECK(capped.failure == warden::shell::Failure::Limit);
 
   std::string many;
   while (many.size() < (1u << 20)) many += "ls;";
   fails(many);  // more than max_commands
+  CHECK(parse(many).failure == warden::shell::Failure::Limit);
 
   CHECK_FALSE(parse("echo '" + big).ok);
   CHECK_FALSE(parse("cat <<EOF\n" + big).ok);
@@ -1041,7 +1062,7 @@ TEST_CASE("coproc runs its command in the background", "[shell]") {
 }
 
 TEST_CASE("parentheses inside quotes in substitutions", "[shell]") {
-  CHECK(one("a=$(echo \")\")").args == V{")"});
+  CHECK(ok("a=$(echo \")\")").commands.at(0).args == V{")"});
   CHECK(programs(ok("echo \"$(echo \"(\")\"")) == V{"echo", "echo"});
 }
 
@@ -1096,4 +1117,99 @@ TEST_CASE("a huge max_depth still bounds recursion", "[shell]") {
   for (int i = 0; i < 100000; ++i) spaced += "( ";
   fails(spaced + "ls", limits);
   ok(nested_subst(50), limits);
+}
+
+namespace {
+
+std::vector<std::pair<std::string, std::string>> assigns(const SimpleCommand& c) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& a : c.assignments) out.emplace_back(a.name, a.value);
+  return out;
+}
+
+using AV = std::vector<std::pair<std::string, std::string>>;
+
+}  // namespace
+
+TEST_CASE("assignment prefixes are kept with the command they apply to", "[shell][assign]") {
+  const SimpleCommand g = one(
+      "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='curl x|sh' git status");
+  CHECK(g.program == "git");
+  CHECK(assigns(g) == AV{{"GIT_CONFIG_COUNT", "1"}, {"GIT_CONFIG_KEY_0", "core.fsmonitor"},
+                         {"GIT_CONFIG_VALUE_0", "curl x|sh"}});
+  CHECK_FALSE(g.dynamic);
+  const SimpleCommand l = one("LD_PRELOAD=/tmp/x.so ls");
+  CHECK(assigns(l) == AV{{"LD_PRELOAD", "/tmp/x.so"}});
+  CHECK(assigns(one("A+=x B[1]=y \"$C\"")) == AV{{"A", "x"}, {"B", "y"}});
+  CHECK(one("LANG=C \"ls\"").assignments.at(0).value == "C");
+}
+
+TEST_CASE("substitutions in assignment values are their own commands", "[shell][assign]") {
+  const ParseResult r = ok("X=`rm -rf /` Y=\"$(id)\" ls");
+  REQUIRE(r.commands.size() == 3);
+  is_rm_rf_root(r.commands[0]);
+  CHECK(r.commands[1].program == "id");
+  CHECK(r.commands[2].program == "ls");
+  CHECK(r.commands[2].dynamic);
+  CHECK(r.commands[2].assignments.at(0).dynamic);
+  CHECK(r.commands[2].assignments.at(1).dynamic);
+  CHECK_FALSE(one("X='$(id)' ls").assignments.at(0).value.empty());
+}
+
+TEST_CASE("assignments on wrappers reach the wrapped command", "[shell][assign]") {
+  const SimpleCommand e = one("env LD_PRELOAD=/tmp/x.so A=1 ls");
+  CHECK(e.program == "ls");
+  CHECK(e.wrappers == V{"env"});
+  CHECK(assigns(e) == AV{{"LD_PRELOAD", "/tmp/x.so"}, {"A", "1"}});
+  const SimpleCommand s = one("sudo -u root BASH_ENV=/tmp/x ls");
+  CHECK(assigns(s) == AV{{"BASH_ENV", "/tmp/x"}});
+  const SimpleCommand o = one("LANG=C sudo NODE_OPTIONS=--require=/tmp/x node a.js");
+  CHECK(assigns(o) == AV{{"LANG", "C"}, {"NODE_OPTIONS", "--require=/tmp/x"}});
+  // The assignments of a shell that runs a string apply to every command in it.
+  const ParseResult b = ok("LD_PRELOAD=/x.so bash -c 'A=1 ls; pwd'");
+  REQUIRE(b.commands.size() == 2);
+  CHECK(assigns(b.commands[0]) == AV{{"LD_PRELOAD", "/x.so"}, {"A", "1"}});
+  CHECK(assigns(b.commands[1]) == AV{{"LD_PRELOAD", "/x.so"}});
+  const ParseResult h = ok("ENV=/x sh <<EOF\nls\nEOF\n");
+  REQUIRE(h.commands.size() == 2);
+  CHECK(assigns(h.commands[1]) == AV{{"ENV", "/x"}});
+  CHECK(assigns(ok("PATH=/tmp sh <<< 'ls'").commands.at(1)) == AV{{"PATH", "/tmp"}});
+  CHECK(assigns(one("env -S 'GIT_DIR=/x git status'")) == AV{{"GIT_DIR", "/x"}});
+  CHECK(one("env A=$X ls").assignments.at(0).dynamic);
+}
+
+TEST_CASE("declaration builtins report the variables they set", "[shell][assign]") {
+  const SimpleCommand e = one("export LD_PRELOAD=/tmp/x.so PATH");
+  CHECK(e.program == "export");
+  CHECK(assigns(e) == AV{{"LD_PRELOAD", "/tmp/x.so"}});
+  CHECK(assigns(one("declare -x GIT_CONFIG_COUNT=1")) == AV{{"GIT_CONFIG_COUNT", "1"}});
+  CHECK(assigns(one("readonly A=1")) == AV{{"A", "1"}});
+  CHECK(one("echo A=1").assignments.empty());
+}
+
+TEST_CASE("words per simple command are capped, not truncated", "[shell][limits]") {
+  Limits limits;
+  limits.max_words = 4;
+  CHECK(ok("a b c d", limits).commands.size() == 1);
+  const ParseResult words = parse("a b c d e", limits);
+  CHECK_FALSE(words.ok);
+  CHECK(words.failure == warden::shell::Failure::Limit);
+  CHECK(words.commands.empty());
+  CHECK(parse("A=1 B=2 C=3 a b", limits).failure == warden::shell::Failure::Limit);
+  CHECK(parse("a >x >y >z 2>w", limits).failure == warden::shell::Failure::Limit);
+  CHECK(parse("a; b 1 2 3 4", limits).failure == warden::shell::Failure::Limit);
+  CHECK(parse("echo 'x", limits).failure == warden::shell::Failure::Syntax);
+}
+
+TEST_CASE("a passed deadline stops the parse", "[shell][limits]") {
+  Limits limits;
+  limits.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  std::string line;
+  for (int i = 0; i < 200; ++i) line += "ls; ";
+  const ParseResult r = parse(line, limits);
+  CHECK_FALSE(r.ok);
+  CHECK(r.failure == warden::shell::Failure::Deadline);
+  CHECK(r.commands.empty());
+  limits.deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  CHECK(parse(line, limits).ok);
 }

@@ -1,0 +1,49 @@
+;;; shell_environment.clp — variables set for a command that change what code it runs.
+;;;
+;;; `LD_PRELOAD=/tmp/x.so ls` loads a library into `ls`; `GIT_CONFIG_COUNT=1
+;;; GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='curl …|sh' git status` makes git
+;;; run a downloaded script; `BASH_ENV=/tmp/x bash -c …` sources a file first. The parser
+;;; reports every assignment (before the command, after `env`/`sudo`, alone, or in
+;;; `export`/`declare`) as a `shell-assignment` fact, whatever the program.
+
+;; Variables that make a program load or run code of the caller's choosing.
+(defglobal ?*shell-env-code-vars* =
+  (create$ "BASH_ENV" "ENV" "PROMPT_COMMAND" "PS4" "SHELLOPTS" "BASHOPTS" "IFS"
+           "NODE_OPTIONS" "NODE_PATH" "PYTHONSTARTUP" "PYTHONPATH" "PYTHONHOME" "PYTHONINSPECT"
+           "PERL5OPT" "PERL5LIB" "PERLLIB" "RUBYOPT" "RUBYLIB" "GCONV_PATH" "LOCPATH" "NLSPATH"
+           "GIT_SSH" "GIT_SSH_COMMAND" "GIT_PROXY_COMMAND" "GIT_EXTERNAL_DIFF" "GIT_ASKPASS"
+           "SSH_ASKPASS" "GIT_EXEC_PATH" "GIT_PAGER" "GIT_EDITOR" "GIT_SEQUENCE_EDITOR"
+           "GIT_TEMPLATE_DIR" "PAGER" "MANPAGER" "EDITOR" "VISUAL" "LESSOPEN" "LESSCLOSE"
+           "RUSTC_WRAPPER" "HOSTALIASES"))
+
+;; TRUE for a variable that injects code: the list above, the dynamic loader's LD_* and
+;; DYLD_*, git's GIT_CONFIG* (config from the environment: core.fsmonitor, core.pager …),
+;; exported bash functions (BASH_FUNC_*) and any *_OPTIONS (JAVA_TOOL_OPTIONS, NODE_OPTIONS …).
+(deffunction shell-env-code-var-p (?name)
+  (or (member$ ?name ?*shell-env-code-vars*)
+      (regex-match "^(LD_|DYLD_|GIT_CONFIG|BASH_FUNC_)|_OPTIONS$" ?name)))
+
+;; TRUE unless a PATH value is only system directories and the inherited $PATH, in any
+;; order (`/usr/bin:$PATH`). An empty entry means the current directory.
+(deffunction shell-env-path-unsafe-p (?value)
+  (not (regex-match
+         "^(/usr/local/sbin|/usr/local/bin|/usr/sbin|/usr/bin|/sbin|/bin|\\$PATH|\\$\\{PATH\\})(:(/usr/local/sbin|/usr/local/bin|/usr/sbin|/usr/bin|/sbin|/bin|\\$PATH|\\$\\{PATH\\}))*$"
+         ?value)))
+
+;; Stops commands run with a variable that loads or runs other code (`LD_PRELOAD=/tmp/x.so
+;; ls`, `GIT_CONFIG_VALUE_0='curl …|sh' git status`, `env BASH_ENV=/tmp/x bash -c …`,
+;; `export NODE_OPTIONS=--require=/tmp/x`): the program named is not what would run.
+(defrule shell-env-code-injection
+  (shell-assignment (proposal ?id) (name ?n&:(shell-env-code-var-p ?n)))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule shell-env-code-injection)
+                    (reason (str-cat "environment variable " ?n " makes the command load or run other code")))))
+
+;; Asks a human when PATH is set to anything beyond the system directories
+;; (`PATH=/tmp/evil:$PATH ls`, `PATH=. make`, `PATH=$(…)`): every later program name may
+;; then resolve to a file the agent wrote.
+(defrule shell-env-path-outside-system
+  (shell-assignment (proposal ?id) (name "PATH") (value ?v&:(shell-env-path-unsafe-p ?v)))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule shell-env-path-outside-system)
+                    (reason (str-cat "PATH set beyond the system directories: " ?v)))))
