@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -199,17 +200,27 @@ void register_dry_run(CLI::App& app, int* exit_code) {
     std::string input = "-";
     std::string format = "json";
     bool explain = false;
+    std::optional<std::string> principal;
+    std::vector<std::string> groups;
     EngineFlags engine;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("--rules", a->rules, "Rule file or directory (repeatable; default: the shipped rules)")
       ->allow_extra_args(false);
   cmd->add_option("input", a->input, "Proposal file (JSON or JSON lines), - for stdin")->capture_default_str();
+  cmd->add_option("--principal", a->principal,
+                  "Decide as this authenticated principal (as the daemon does for a token's owner)");
+  cmd->add_option("--group", a->groups, "A group of that principal (repeatable)")->allow_extra_args(false);
   cmd->add_flag("--explain", a->explain, "Also print the facts the rules saw");
   cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   add_engine_flags(cmd, &a->engine, current_dir(), env_or("HOME", "/root"));
   cmd->callback([=] {
     std::vector<std::string> rules = a->rules.empty() ? std::vector<std::string>{shipped_rules_dir()} : a->rules;
+    if (!a->groups.empty() && !a->principal) {
+      std::fprintf(stderr, "warden: --group needs --principal (groups belong to a principal)\n");
+      *exit_code = kExitUsage;
+      return;
+    }
     warn_if_default_approve(a->engine.default_outcome);
     auto policy = load_rules(rules, a->format == "json");
     if (!policy) { *exit_code = kExitUsage; return; }
@@ -227,6 +238,8 @@ void register_dry_run(CLI::App& app, int* exit_code) {
       DecideRequest req;
       req.proposal_json = item.text;
       req.explain = a->explain;
+      req.principal = a->principal;
+      req.groups = a->groups;
       DecideResult r = engine.decide(req);
       if (!r.ok) {
         status.add_invalid();

@@ -239,3 +239,28 @@ TEST_CASE("default_outcome approve: a loud warning on stderr, exit 0 unless --st
   auto test = run_warden({"test", "--default-outcome", "approve", dir.path.string()});
   CHECK(test.err.find(kWarning) != std::string::npos);
 }
+
+TEST_CASE("dry-run --principal and --group decide as that principal, not as the proposal says",
+          "[cli][principal]") {
+  using warden::cli::testing::run_warden;
+  TempDir dir;
+  std::string rules = dir.write("groups.clp", R"(
+(defrule admins-may (proposal (id ?id) (target shell) (principal "alice") (groups $? "admins" $?))
+  => (assert (decision (proposal ?id) (outcome approve) (rule admins-may) (reason "admin"))))
+(defrule others-not (proposal (id ?id) (target shell) (groups $?g))
+  (test (not (member$ "admins" ?g)))
+  => (assert (decision (proposal ?id) (outcome reject) (rule others-not) (reason "not an admin"))))
+)");
+  const std::string proposal =
+      R"({"target":"shell","payload":{"command":"ls"},"context":{"principal":"alice","groups":["admins"]}})";
+  auto as_alice = run_warden({"dry-run", "--rules", rules, "--principal", "alice", "--group", "dev",
+                              "--group", "admins", "-"}, proposal);
+  CHECK(as_alice.code == 0);
+  CHECK(as_alice.out.find("\"rule\":\"admins-may\"") != std::string::npos);
+  // Groups written in the proposal's context grant nothing.
+  auto claimed = run_warden({"dry-run", "--rules", rules, "-"}, proposal);
+  CHECK(claimed.code == 1);
+  auto as_bob = run_warden({"dry-run", "--rules", rules, "--principal", "bob", "--group", "admins", "-"}, proposal);
+  CHECK(as_bob.out.find("\"rule\":\"admins-may\"") == std::string::npos);
+  CHECK(run_warden({"dry-run", "--rules", rules, "--group", "admins", "-"}, proposal).code == 2);
+}
