@@ -28,19 +28,22 @@ std::string message(const std::string& json_text) {
   return R"({"target":"message","payload":{"text":")" + json_text + "\"}}\n";
 }
 
-// A daemon on an ephemeral loopback port, without tokens, with the rules above.
+// A daemon on an ephemeral loopback port, without tokens, with the rules above (and the
+// extra serve flags given).
 struct Daemon {
   fs::path dir = fs::temp_directory_path() / ("warden-decide-" + std::to_string(::getpid()));
   std::unique_ptr<Child> child;
   std::string addr;
-  Daemon() {
+  explicit Daemon(std::vector<std::string> extra = {}) {
     fs::create_directories(dir / "rules");
     fs::create_directories(dir / "state");
     std::ofstream(dir / "rules" / "policy.clp") << kRules;
     fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
-    child = std::make_unique<Child>(std::vector<std::string>{
-        "serve", "--listen", "127.0.0.1:0", "--insecure-no-auth", "--rules", (dir / "rules").string(),
-        "--state-dir", (dir / "state").string(), "--workers", "1"});
+    std::vector<std::string> args{"serve", "--listen", "127.0.0.1:0", "--insecure-no-auth", "--rules",
+                                  (dir / "rules").string(), "--state-dir", (dir / "state").string(),
+                                  "--workers", "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    child = std::make_unique<Child>(args);
     bool started = child->wait_stderr("serving on ") && child->wait_stderr(" (protocol");
     INFO(child->err());
     REQUIRE(started);
@@ -94,4 +97,18 @@ TEST_CASE("decide text output escapes what the agent wrote", "[cli][decide][esca
   Run json = run_warden({"decide", "--addr", daemon.addr}, message("\\u202e\\u009b"));
   CHECK(json.out.find("said: \\u202e\\u009b") != std::string::npos);
   CHECK(json.out.find("\xe2\x80\xae") == std::string::npos);
+}
+
+TEST_CASE("serve warns on stderr when default_outcome is approve", "[cli][default-outcome]") {
+  fs::path config = fs::temp_directory_path() / ("warden-approve-" + std::to_string(::getpid()) + ".toml");
+  std::ofstream(config) << "default_outcome = \"approve\"\n";
+  {
+    Daemon daemon({"--config", config.string()});
+    CHECK(daemon.child->err().find("WARNING: default_outcome is \"approve\"") != std::string::npos);
+  }
+  {
+    Daemon plain;
+    CHECK(plain.child->err().find("WARNING: default_outcome") == std::string::npos);
+  }
+  fs::remove(config);
 }
