@@ -111,18 +111,21 @@ extern "C" int GlobMatchFn(void* env) {
                           [](std::string_view g, std::string_view s) { return glob::match(g, s); });
 }
 
+// Both take the same view as the path fact's in-workspace slot: inside only if the lexical
+// path and the path after symlinks both lie inside the (equally resolved) root.
 extern "C" int PathWithinFn(void* env) {
   return boolean_function(env, "path-within", 2, [env](std::string_view p, std::string_view root) {
-    const BindingContext& c = context(env);
-    return paths::within(paths::normalize(p, c.workspace_root, c.home),
-                         paths::normalize(root, c.workspace_root, c.home));
+    BindingContext& c = context(env);
+    return paths::within(c.resolver.locate(p, c.workspace_root, c.home),
+                         c.resolver.locate(root, c.workspace_root, c.home));
   });
 }
 
 extern "C" int InWorkspaceFn(void* env) {
   return boolean_function(env, "in-workspace", 1, [env](std::string_view p, std::string_view) {
-    const BindingContext& c = context(env);
-    return paths::within(paths::normalize(p, c.workspace_root, c.home), c.workspace_root);
+    BindingContext& c = context(env);
+    return paths::within(c.resolver.locate(p, c.workspace_root, c.home),
+                         c.resolver.locate(c.workspace_root, "", c.home));
   });
 }
 
@@ -162,11 +165,42 @@ extern "C" void* PathNormalizeFn(void* env) {
   });
 }
 
+extern "C" void* PathResolveFn(void* env) {
+  return string_function(env, "path-resolve", 1, 2, [env](std::string_view p, std::string_view cwd) {
+    BindingContext& c = context(env);
+    std::string base = cwd.empty() ? c.workspace_root : paths::normalize(cwd, c.workspace_root, c.home);
+    return c.resolver.locate(p, base, c.home).resolved;
+  });
+}
+
+// One reading per URL text and decision: a rule often asks url-host, url-ip-class and
+// url-error about the same word.
+const urls::Url& parsed_url(void* env, std::string_view text) {
+  auto& memo = context(env).url_memo;
+  std::string key(text);
+  if (auto it = memo.find(key); it != memo.end()) return it->second;
+  if (memo.size() >= 1024) memo.clear();
+  return memo.emplace(std::move(key), urls::parse(text)).first->second;
+}
+
+// The url fact's host, ip-class and error for the same text: all three read urls::parse.
 extern "C" void* UrlHostFn(void* env) {
-  return string_function(env, "url-host", 1, 1, [](std::string_view u, std::string_view) {
-    urls::Url url = urls::parse(u);
+  return string_function(env, "url-host", 1, 1, [env](std::string_view u, std::string_view) {
+    const urls::Url& url = parsed_url(env, u);
     return url.valid ? url.host : std::string();
   });
+}
+
+extern "C" void* UrlIpClassFn(void* env) {
+  return string_function(env, "url-ip-class", 1, 1, [env](std::string_view u, std::string_view) {
+    const urls::Url& url = parsed_url(env, u);
+    return url.valid ? url.ip_class : std::string();
+  });
+}
+
+extern "C" void* UrlErrorFn(void* env) {
+  return string_function(env, "url-error", 1, 1,
+                         [env](std::string_view u, std::string_view) { return parsed_url(env, u).error; });
 }
 
 extern "C" void* RedactSecretsFn(void* env) {
@@ -217,7 +251,10 @@ const FunctionEntry kFunctions[] = {
     {"str-prefix", 'b', PTIEF StrPrefixFn, "StrPrefixFn", "22k"},
     {"str-suffix", 'b', PTIEF StrSuffixFn, "StrSuffixFn", "22k"},
     {"path-normalize", 's', PTIEF PathNormalizeFn, "PathNormalizeFn", "12k"},
+    {"path-resolve", 's', PTIEF PathResolveFn, "PathResolveFn", "12k"},
     {"url-host", 's', PTIEF UrlHostFn, "UrlHostFn", "11k"},
+    {"url-ip-class", 's', PTIEF UrlIpClassFn, "UrlIpClassFn", "11k"},
+    {"url-error", 's', PTIEF UrlErrorFn, "UrlErrorFn", "11k"},
     {"redact-secrets", 's', PTIEF RedactSecretsFn, "RedactSecretsFn", "11k"},
     {"str-lower", 's', PTIEF StrLowerFn, "StrLowerFn", "11k"},
     {"workspace-root", 's', PTIEF WorkspaceRootFn, "WorkspaceRootFn", "00"},

@@ -8,7 +8,9 @@
 #include <string>
 #include <unordered_map>
 
+#include "bindings/paths.h"
 #include "bindings/regex_cache.h"
+#include "bindings/urls.h"
 
 namespace warden {
 
@@ -22,7 +24,13 @@ struct BindingContext {
   // Results memoized for one decision, keyed by CLIPS symbol pointers (stable while the
   // decision's facts hold them). Cleared by begin_decision().
   std::unordered_map<const void*, bool> secret_memo;
-  void begin_decision() { secret_memo.clear(); }
+  paths::Resolver resolver;  // symlink resolutions, valid for one decision
+  std::unordered_map<std::string, urls::Url> url_memo;  // url-* functions, keyed by text
+  void begin_decision() {
+    secret_memo.clear();
+    resolver.clear();
+    url_memo.clear();
+  }
 };
 
 // The environment's context pointer must be a BindingContext* (SetEnvironmentContext).

@@ -1,8 +1,14 @@
-// Lexical path normalization and containment for rules (path facts, `path-within`).
-// Called by the CLIPS function table and the derived-fact builders in the engine.
-// Pure functions, no filesystem access (symlinks not followed), no shared state: thread-safe.
+// Path normalization, containment and symlink resolution for rules (path facts,
+// `path-within`, `in-workspace`, `path-resolve`). Called by the CLIPS function table and the
+// fact codec. normalize/within/join are pure; resolve reads the filesystem (lstat, readlink)
+// and keeps no state. Resolver caches per decision and is confined to one thread.
 #include "bindings/paths.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
 #include <vector>
 
 namespace warden::paths {
@@ -51,43 +57,63 @@ std::size_t home_prefix_len(std::string_view path) {
   return 0;
 }
 
+// Expands the home prefix and joins a relative path to the (normalized or joined) cwd. With
+// `collapse`, ".", ".." and repeated "/" are resolved lexically. False for unresolvable
+// inputs: "~user/x" (other users' homes are unknown), any other "$"/"`"
+// expansion, embedded NUL, a home prefix when `home` is empty/relative/unresolved, or a
+// relative path whose cwd cannot be resolved.
+bool expand(std::string_view path, std::string_view cwd, std::string_view home, bool collapse, std::string* out) {
+  if (path.find('\0') != std::string_view::npos || path.find('`') != std::string_view::npos) return false;
+  std::string expanded;
+  if (std::size_t k = home_prefix_len(path); k != 0) {
+    if (home.empty() || home[0] != '/' || has_unresolved(home)) return false;
+    expanded.reserve(home.size() + path.size());
+    expanded.append(home);
+    expanded.push_back('/');
+    expanded.append(path.substr(k));
+  } else {
+    expanded.assign(path);
+  }
+  if (has_unresolved(expanded)) return false;
+  if (!expanded.empty() && expanded[0] == '/') {
+    *out = collapse ? resolve_absolute(expanded) : std::move(expanded);
+    return true;
+  }
+  if (!expanded.empty() && expanded[0] == '~') return false;  // "~user", "~+"...
+  // Relative: join to the cwd (empty cwd means "/"; a relative cwd is taken relative to "/").
+  std::string base = "/";
+  if (!cwd.empty()) {
+    std::string c;
+    if (!expand(cwd, "", home, collapse, &c) || c.empty() || c[0] != '/') return false;
+    base = std::move(c);
+  }
+  if (base.back() != '/') base.push_back('/');
+  base.append(expanded);
+  *out = collapse ? resolve_absolute(base) : std::move(base);
+  return true;
+}
+
 }  // namespace
 
 // Unresolvable inputs are returned unchanged so that they are never absolute-and-normalized
-// by accident: "~user/x" (other users' homes are unknown), any other "$"/"`" expansion,
-// embedded NUL, a home prefix when `home` is empty/relative/unresolved, or a relative path
-// whose cwd cannot be resolved.
+// by accident.
 std::string normalize(std::string_view path, std::string_view cwd, std::string_view home) {
   try {
-    if (path.find('\0') != std::string_view::npos || path.find('`') != std::string_view::npos) {
-      return std::string(path);
-    }
-    std::string expanded;
-    if (std::size_t k = home_prefix_len(path); k != 0) {
-      if (home.empty() || home[0] != '/' || has_unresolved(home)) return std::string(path);
-      expanded.reserve(home.size() + path.size());
-      expanded.append(home);
-      expanded.push_back('/');
-      expanded.append(path.substr(k));
-    } else {
-      expanded.assign(path);
-    }
-    if (has_unresolved(expanded)) return std::string(path);
-    if (!expanded.empty() && expanded[0] == '/') return resolve_absolute(expanded);
-    if (!expanded.empty() && expanded[0] == '~') return std::string(path);  // "~user", "~+"...
-    // Relative: join to the normalized cwd (empty cwd means "/"; a relative cwd is taken
-    // relative to "/").
-    std::string base = "/";
-    if (!cwd.empty()) {
-      std::string c = normalize(cwd, "", home);
-      if (c.empty() || c[0] != '/' || has_unresolved(c)) return std::string(path);
-      base = std::move(c);
-    }
-    base.push_back('/');
-    base.append(expanded);
-    return resolve_absolute(base);
+    std::string out;
+    if (!expand(path, cwd, home, true, &out)) return std::string(path);
+    return out;
   } catch (...) {  // bad_alloc: never let an exception escape into CLIPS
     return std::string(path);
+  }
+}
+
+std::string join(std::string_view path, std::string_view cwd, std::string_view home) {
+  try {
+    std::string out;
+    if (!expand(path, cwd, home, false, &out)) return {};
+    return out;
+  } catch (...) {
+    return {};
   }
 }
 
@@ -106,6 +132,115 @@ bool within(std::string_view path, std::string_view root) {
   } catch (...) {
     return false;
   }
+}
+
+namespace {
+
+constexpr int kMaxLinks = 40;              // Linux's limit for one lookup
+constexpr std::size_t kMaxSteps = 4096;    // components walked, links included
+constexpr std::size_t kMaxCacheEntries = 4096;
+
+// Pushes the components of `p` onto `stack` so that the first component is on top.
+void push_components(std::string_view p, std::vector<std::string>* stack) {
+  std::vector<std::string_view> parts;
+  std::size_t i = 0;
+  while (i < p.size()) {
+    while (i < p.size() && p[i] == '/') ++i;
+    std::size_t j = i;
+    while (j < p.size() && p[j] != '/') ++j;
+    if (j > i) parts.emplace_back(p.substr(i, j - i));
+    i = j;
+  }
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) stack->emplace_back(*it);
+}
+
+bool read_link(const std::string& path, std::size_t size_hint, std::string* out) {
+  std::size_t size = size_hint + 1 < 64 ? 64 : size_hint + 1;
+  while (size <= PATH_MAX * 2) {
+    std::string buf(size, '\0');
+    const ssize_t n = ::readlink(path.c_str(), buf.data(), buf.size());
+    if (n < 0) return false;
+    if (static_cast<std::size_t>(n) < buf.size()) {
+      buf.resize(static_cast<std::size_t>(n));
+      *out = std::move(buf);
+      return true;
+    }
+    size *= 2;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string resolve(std::string_view joined) {
+  try {
+    if (joined.empty() || joined[0] != '/' || joined.size() >= PATH_MAX) return {};
+    if (joined.find('\0') != std::string_view::npos) return {};
+    std::vector<std::string> todo;
+    push_components(joined, &todo);
+    std::string cur;            // what was reached, without symlinks; "" is "/"
+    std::size_t depth = 0;      // components in cur
+    std::size_t missing_at = 0; // depth at which the walk left the filesystem; 0: not left
+    int links = 0;
+    std::size_t steps = 0;
+    while (!todo.empty()) {
+      std::string c = std::move(todo.back());
+      todo.pop_back();
+      if (++steps > kMaxSteps) return {};
+      if (c.empty() || c == ".") continue;
+      if (c == "..") {
+        if (depth > 0) {
+          cur.resize(cur.rfind('/'));
+          --depth;
+          if (missing_at > depth) missing_at = 0;  // back on the filesystem
+        }
+        continue;
+      }
+      std::string next = cur + "/" + c;
+      if (next.size() >= PATH_MAX) return {};
+      if (missing_at == 0) {
+        struct stat st;
+        if (::lstat(next.c_str(), &st) != 0) {
+          if (errno != ENOENT && errno != ENOTDIR) return {};
+          missing_at = depth + 1;
+        } else if (S_ISLNK(st.st_mode)) {
+          if (++links > kMaxLinks) return {};
+          std::string target;
+          if (!read_link(next, static_cast<std::size_t>(st.st_size), &target) || target.empty()) return {};
+          if (target[0] == '/') {
+            cur.clear();
+            depth = 0;
+          }
+          push_components(target, &todo);
+          continue;
+        }
+      }
+      cur = std::move(next);
+      ++depth;
+    }
+    return cur.empty() ? "/" : cur;
+  } catch (...) {
+    return {};
+  }
+}
+
+bool within(const Location& path, const Location& root) {
+  if (path.resolved.empty() || root.resolved.empty()) return false;
+  return within(path.normalized, root.normalized) && within(path.resolved, root.resolved);
+}
+
+const std::string& Resolver::resolve_joined(const std::string& joined) {
+  if (auto it = cache_.find(joined); it != cache_.end()) return it->second;
+  if (cache_.size() >= kMaxCacheEntries) cache_.clear();
+  return cache_.emplace(joined, resolve(joined)).first->second;
+}
+
+Location Resolver::locate(std::string_view path, std::string_view cwd, std::string_view home) {
+  Location loc;
+  loc.normalized = normalize(path, cwd, home);
+  const std::string joined = join(path, cwd, home);
+  if (!joined.empty()) loc.resolved = resolve_joined(joined);
+  return loc;
 }
 
 }  // namespace warden::paths

@@ -185,6 +185,7 @@ void Parser::parse_command(std::vector<Word> prefix) {
 
 void Parser::parse_simple(std::vector<Word> prefix) {
   const bool had_prefix = !prefix.empty();
+  const std::size_t prefix_words = prefix.size();  // `time -p A=1 cmd`: A=1 is still an assignment
   const std::size_t first_heredoc = heredocs_.size();
   std::vector<Word> words = std::move(prefix);
   std::vector<Redirect> redirects;
@@ -201,7 +202,7 @@ void Parser::parse_simple(std::vector<Word> prefix) {
     const Tok type = peek().type;
     if (type == Tok::Word) {
       Word w = next().word;
-      if (words.empty() && is_assignment(w)) {
+      if (words.size() == prefix_words && is_assignment(w)) {
         // FOO=$X cmd: the environment is not static; $(…) in the value was parsed already.
         assignments.push_back(split_assignment(w));
         dynamic = dynamic || assignments.back().dynamic;
@@ -353,12 +354,23 @@ void Parser::parse_for() {
     if (peek().type != Tok::Word) {
       throw ShellError{"syntax error: expected a loop variable before " + peek().describe()};
     }
-    next();
+    const Word var = next().word;
     skip_newlines();
+    Assignment loop{var.value, "", true};
     if (is_kw(peek(), "in")) {
       next();
-      while (peek().type == Tok::Word) next();  // substitutions in the words have run
+      std::size_t count = 0;
+      while (peek().type == Tok::Word) {  // substitutions in the words have run
+        const Word w = next().word;
+        loop.value += (loop.value.empty() ? "" : " ") + w.value;
+        if (++count > ctx_.limits.max_words) {
+          throw ShellError{"a loop has more than " + std::to_string(ctx_.limits.max_words) + " words",
+                           Failure::Limit};
+        }
+      }
     }
+    // The loop variable is set for the body: an assignment with a value known at run time.
+    finish_simple({}, {std::move(loop)}, {}, true, heredocs_.size());
   }
   if (peek().type == Tok::Semi) next();
   skip_newlines();

@@ -60,6 +60,8 @@ struct Context {
   int max_nest = 64;   // structural nesting (subshells, groups, if, ${…}, …) bound
   int nest = 0;
   unsigned ticks = 0;  // tokens lexed, for the periodic deadline check
+  std::size_t total_words = 0;  // words + assignments + redirects over all emitted commands
+  void count_words(std::size_t n);  // adds n; throws past limits.max_total_words
   std::vector<SimpleCommand> out;
 };
 

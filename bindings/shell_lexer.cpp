@@ -281,6 +281,7 @@ void Parser::read_heredocs() {
       const std::size_t first = ctx_.out.size();
       Parser script(ctx_, text, depth_ + 1, doc.script_wrappers);
       script.parse_all();
+      ctx_.count_words((ctx_.out.size() - first) * doc.script_assignments.size());
       for (std::size_t k = first; k < ctx_.out.size(); ++k) {
         auto& a = ctx_.out[k].assignments;
         a.insert(a.begin(), doc.script_assignments.begin(), doc.script_assignments.end());

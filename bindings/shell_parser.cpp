@@ -289,6 +289,62 @@ Assignment assignment_of(const std::string& w, bool dynamic) {
   return a;
 }
 
+bool is_name(const std::string& w) {
+  return !w.empty() && is_name_start(w[0]) && std::all_of(w.begin(), w.end(), is_name_char);
+}
+
+// The variables a builtin sets, as assignments: `export A=1` and `declare A=1` (value as
+// written), `export A` and `declare -x A` (A enters the environment with a value set
+// elsewhere: dynamic), `read A B` and `printf -v A …` (value known only at run time).
+void variables_set(const Args& argv, std::size_t i, const std::vector<Word>& words,
+                   std::vector<Assignment>* out) {
+  const std::string prog = basename_of(argv[i]);
+  auto dynamic_word = [&](std::size_t k) { return k < words.size() && words[k].dynamic; };
+  auto unknown = [&](const std::string& name) { out->push_back({name, "", true}); };
+  if (is_declaration(prog)) {
+    bool exports = prog == "export";
+    for (std::size_t k = i + 1; k < argv.size(); ++k) {
+      const std::string& w = argv[k];
+      if (w.size() > 1 && w[0] == '-') {
+        if (w.find('x') != std::string::npos) exports = true;
+      } else if (is_env_assignment(w)) {
+        out->push_back(assignment_of(w, dynamic_word(k)));
+      } else if (exports && is_name(w)) {
+        unknown(w);
+      }
+    }
+  } else if (prog == "read") {
+    for (std::size_t k = i + 1; k < argv.size(); ++k) {
+      const std::string& w = argv[k];
+      if (w == "--") continue;
+      if (w.size() > 1 && w[0] == '-') {
+        // `-a ARRAY`, and options whose value is the next word (`-p PROMPT`, `-d DELIM` …).
+        const char last = w.back();
+        if (last == 'a' && k + 1 < argv.size()) {
+          unknown(argv[++k]);
+        } else if (std::string_view("dinNptu").find(last) != std::string_view::npos) {
+          ++k;
+        }
+      } else if (is_name(w)) {
+        unknown(w);
+      }
+    }
+  } else if (prog == "printf") {
+    for (std::size_t k = i + 1; k < argv.size(); ++k) {
+      const std::string& w = argv[k];
+      if (w == "-v" && k + 1 < argv.size()) {
+        unknown(argv[k + 1]);
+        break;
+      }
+      if (w.starts_with("-v") && w.size() > 2) {
+        unknown(w.substr(2));
+        break;
+      }
+      if (w.empty() || w[0] != '-' || w == "--") break;
+    }
+  }
+}
+
 }  // namespace
 
 void Parser::finish_simple(const std::vector<Word>& words, std::vector<Assignment> assignments,
@@ -333,13 +389,7 @@ void Parser::finish_simple(const std::vector<Word>& words, std::vector<Assignmen
     }
     i = s.next;
   }
-  if (is_declaration(basename_of(argv[i]))) {
-    for (std::size_t k = i + 1; k < argv.size(); ++k) {
-      if (is_env_assignment(argv[k])) {
-        assignments.push_back(assignment_of(argv[k], k < words.size() && words[k].dynamic));
-      }
-    }
-  }
+  variables_set(argv, i, words, &assignments);
   argv.erase(argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(i));
   std::vector<std::string> inner_wrappers = wrappers;
   inner_wrappers.push_back(basename_of(argv[0]));
@@ -358,12 +408,22 @@ void Parser::finish_simple(const std::vector<Word>& words, std::vector<Assignmen
   }
 }
 
+void Context::count_words(std::size_t n) {
+  total_words += n;
+  if (total_words > limits.max_total_words) {
+    throw ShellError{"more than " + std::to_string(limits.max_total_words) +
+                         " words, assignments and redirections in the whole line",
+                     Failure::Limit};
+  }
+}
+
 void Parser::emit(std::vector<std::string> argv, std::vector<std::string> wrappers,
                   std::vector<Assignment> assignments, std::vector<Redirect> redirects, bool dynamic) {
   if (ctx_.out.size() >= ctx_.limits.max_commands) {
     throw ShellError{"more than " + std::to_string(ctx_.limits.max_commands) + " commands",
                      Failure::Limit};
   }
+  ctx_.count_words(argv.size() + assignments.size() + redirects.size() + wrappers.size());
   SimpleCommand c;
   if (!argv.empty()) c.program = basename_of(argv[0]);
   bool operands_only = false;
@@ -398,11 +458,17 @@ void Parser::parse_nested(const std::string& text, std::vector<std::string> wrap
   sub.parse_all();
   // The outer command's assignments, redirections and unresolved words apply to everything
   // it runs (outer assignments first: inner ones override them).
+  ctx_.count_words((ctx_.out.size() - first) * (assignments.size() + redirects.size()));
   for (std::size_t k = first; k < ctx_.out.size(); ++k) {
     SimpleCommand& c = ctx_.out[k];
     c.dynamic = c.dynamic || dynamic;
     c.assignments.insert(c.assignments.begin(), assignments.begin(), assignments.end());
     c.redirects.insert(c.redirects.end(), redirects.begin(), redirects.end());
+    if (c.argv.size() + c.assignments.size() + c.redirects.size() > ctx_.limits.max_words) {
+      throw ShellError{"a simple command has more than " + std::to_string(ctx_.limits.max_words) +
+                           " words, assignments and redirections",
+                       Failure::Limit};
+    }
   }
   if (ctx_.out.size() == first && (!redirects.empty() || !assignments.empty())) {
     emit({}, sub.wrappers_, assignments, redirects, dynamic);

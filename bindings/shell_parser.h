@@ -42,6 +42,9 @@ struct SimpleCommand {
 struct Limits {
   std::size_t max_commands = 4096;     // more simple commands than this: Failure::Limit
   std::size_t max_words = 4096;        // more words + assignments + redirects in one simple command: Failure::Limit
+  // More words + assignments + redirects over all simple commands (after the assignments and
+  // redirects of `A=1 bash -c '…'` are copied to every inner command): Failure::Limit.
+  std::size_t max_total_words = 1 << 18;
   int max_depth = 16;                  // deeper nesting than this: Failure::Syntax
   // Past this point in time the parse stops with Failure::Deadline (checked as it lexes).
   std::optional<std::chrono::steady_clock::time_point> deadline;

@@ -134,6 +134,11 @@ void register_serve(CLI::App& app, int* exit_code) {
 
 struct ClientFlags {
   std::string addr;
+  std::string unix_path;
+  bool tls = false;
+  std::string ca;
+  std::string pin;
+  std::string server_name;
   std::string token;
   std::string token_file;
   int timeout_ms = 30000;
@@ -141,7 +146,16 @@ struct ClientFlags {
 
 void add_client_flags(CLI::App* cmd, ClientFlags* flags) {
   cmd->add_option("--addr", flags->addr,
-                  "Daemon HOST:PORT (default $WARDEN_ADDR or 127.0.0.1:9105)");
+                  "Daemon HOST:PORT or unix:PATH (default $WARDEN_ADDR or 127.0.0.1:9105)");
+  cmd->add_option("--unix", flags->unix_path, "Connect to the daemon's Unix socket at PATH");
+  cmd->add_flag("--tls", flags->tls,
+                "Use TLS and verify the daemon's certificate (implied by --ca and --pin)");
+  cmd->add_option("--ca", flags->ca, "PEM file of the CA that signed the daemon's certificate");
+  cmd->add_option("--pin", flags->pin,
+                  "sha256:HEX of the daemon's certificate (DER); with no --ca the pin alone "
+                  "identifies the daemon");
+  cmd->add_option("--server-name", flags->server_name,
+                  "Name the certificate must carry (default: the host of --addr)");
   cmd->add_option("--token", flags->token, "Token (default $WARDEN_TOKEN)");
   cmd->add_option("--token-file", flags->token_file,
                   "Read the token from this file (keeps it out of ps)");
@@ -160,6 +174,21 @@ bool open_client(const ClientFlags& flags, Client* client) {
       return false;
     }
     token = text.substr(0, text.find_first_of("\r\n"));
+  }
+  if (!flags.unix_path.empty()) addr = "unix:" + flags.unix_path;
+  const bool tls = flags.tls || !flags.ca.empty() || !flags.pin.empty();
+  if (tls) {
+    if (addr.rfind("unix:", 0) == 0) {
+      std::fprintf(stderr, "warden: --tls, --ca and --pin apply to TCP addresses, not unix:\n");
+      return false;
+    }
+    if (!flags.pin.empty() &&
+        (flags.pin.size() != 7 + 64 || flags.pin.rfind("sha256:", 0) != 0 ||
+         flags.pin.find_first_not_of("0123456789abcdefABCDEF", 7) != std::string::npos)) {
+      std::fprintf(stderr, "warden: --pin must be sha256: followed by 64 hex digits\n");
+      return false;
+    }
+    client->set_tls({true, flags.ca, flags.server_name, flags.pin});
   }
   auto timeout = std::chrono::milliseconds(flags.timeout_ms);
   std::string error;

@@ -165,19 +165,25 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   fact_limits.max_facts = options_.max_facts;
   fact_limits.shell.max_commands = options_.max_shell_commands;
   fact_limits.shell.max_words = options_.max_shell_words;
+  fact_limits.shell.max_total_words = options_.max_shell_total_words;
   fact_limits.shell.deadline = deadline;
   fact_limits.deadline = deadline;
   FactError fact_error;
-  if (!codec_->assert_all(fields, doc, leaves, *policy_->impl().patterns, fact_limits, &fact_error)) {
-    const std::string prefix = fact_error.code == "E_FACTS" ? "cannot present the proposal to the rules: " : "";
-    fail_closed(&d, fact_error.code.c_str(), prefix + fact_error.message);
-    failed = true;
-  } else if (std::chrono::steady_clock::now() > deadline) {
+  // Armed before asserting: patterns' conditions (test CEs, deffunctions) run as facts are
+  // asserted, and must stop at the deadline like rule actions do.
+  env_->arm_deadline(std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::steady_clock::now()));
+  const bool asserted = codec_->assert_all(fields, doc, leaves, *policy_->impl().patterns, fact_limits, &fact_error);
+  if (state.deadline_hit || (asserted && std::chrono::steady_clock::now() > deadline)) {
+    env_->disarm_deadline();
     fail_closed(&d, "E_DEADLINE", "the decision deadline of " + std::to_string(options_.deadline.count()) +
                                       " us passed before the rules ran");
     failed = true;
+  } else if (!asserted) {
+    env_->disarm_deadline();
+    const std::string prefix = fact_error.code == "E_FACTS" ? "cannot present the proposal to the rules: " : "";
+    fail_closed(&d, fact_error.code.c_str(), prefix + fact_error.message);
+    failed = true;
   } else {
-    env_->arm_deadline(std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::steady_clock::now()));
     long long fired = EnvRun(env, options_.run_limit);
     env_->disarm_deadline();
     std::string output = env_->take_output();

@@ -41,6 +41,7 @@ struct EngineOptions {
   std::size_t max_facts = 50000;                // facts asserted for one proposal
   std::size_t max_shell_commands = 4096;        // simple commands in one shell line
   std::size_t max_shell_words = 4096;           // words, assignments and redirects of one simple command
+  std::size_t max_shell_total_words = 1 << 18;  // the same over the whole line
   // Clock for (now) in rules, seconds since the epoch; replay injects the recorded time.
   std::function<std::int64_t()> clock;
 };

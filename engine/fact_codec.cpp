@@ -192,25 +192,35 @@ bool FactCodec::assert_hit(const std::string& id, std::string_view key, const Pa
   return finish(f);
 }
 
+// `normalized` is lexical; `resolved` follows symlinks on the host (see paths::resolve);
+// in-workspace needs both inside the workspace root (itself resolved). Indexed path-within
+// patterns run on both, so a forbidden directory is hit through a symlink too.
 bool FactCodec::assert_path(const std::string& id, const std::string& key, const std::string& raw,
                             const std::string& cwd, const PatternIndex& patterns) {
-  const BindingContext& c = env_.state();
-  std::string normalized = paths::normalize(raw, cwd, c.home);
+  BindingContext& c = env_.state();
+  const paths::Location loc = c.resolver.locate(raw, cwd, c.home);
+  const paths::Location root = c.resolver.locate(c.workspace_root, "", c.home);
   void* f = fact(path_);
   if (!f) return false;
   put_string(f, path_["proposal"], id.c_str());
   put_string(f, path_["key"], key.c_str());
   put_string(f, path_["raw"], raw.c_str());
-  put_string(f, path_["normalized"], normalized.c_str());
-  put_symbol(f, path_["in-workspace"], paths::within(normalized, c.workspace_root) ? "TRUE" : "FALSE");
+  put_string(f, path_["normalized"], loc.normalized.c_str());
+  put_string(f, path_["resolved"], loc.resolved.c_str());
+  put_symbol(f, path_["in-workspace"], paths::within(loc, root) ? "TRUE" : "FALSE");
   if (!finish(f)) return false;
   bool ok = true;
-  if (!patterns.empty() &&
-      !patterns.match_path(key, normalized, [&](const PatternIndex::Hit& hit) { ok &= assert_hit(id, key, hit); }))
-    return false;
+  auto on_hit = [&](const PatternIndex::Hit& hit) { ok &= assert_hit(id, key, hit); };
+  if (!patterns.empty()) {
+    if (!patterns.match_path(key, loc.normalized, on_hit)) return false;
+    if (!loc.resolved.empty() && loc.resolved != loc.normalized &&
+        !patterns.match_path(key, loc.resolved, on_hit))
+      return false;
+  }
   return ok;
 }
 
+// Every slot comes from urls::parse, the same reading `url-host` and `url-ip-class` use.
 bool FactCodec::assert_url(const std::string& id, const std::string& key, const std::string& raw) {
   urls::Url url = urls::parse(raw);
   void* f = fact(url_);
@@ -224,6 +234,10 @@ bool FactCodec::assert_url(const std::string& id, const std::string& key, const 
     put_string(f, url_["host"], url.host.c_str());
     put_integer(f, url_["port"], url.port);
     put_string(f, url_["path"], url.path.c_str());
+    put_string(f, url_["ip"], url.ip.c_str());
+    put_string(f, url_["ip-class"], url.ip_class.c_str());
+  } else {
+    put_string(f, url_["error"], url.error.c_str());
   }
   return finish(f);
 }

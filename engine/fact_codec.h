@@ -1,7 +1,7 @@
-// FactCodec: asserts one proposal as CLIPS facts through the fact API (never through text
-// CLIPS parses): the proposal, a param per JSON leaf, and the derived facts (shell commands,
-// redirects, paths, URLs, indexed pattern hits). Reads decisions and rewrites back.
-// Bound to one environment; one thread at a time.
+// FactCodec: asserts one proposal as CLIPS facts through the fact API (never CLIPS text):
+// the proposal, a param per JSON leaf, and facts derived from the JSON structure (shell
+// commands, assignments, redirects, paths, URLs, pattern hits) under a fact cap and the
+// decision deadline; reads decisions and rewrites back. One environment, one thread.
 #pragma once
 
 #include <rapidjson/document.h>

@@ -38,16 +38,25 @@ bool normalize_name(rapidjson::Value& v, rapidjson::Document::AllocatorType& all
 // a path: "payload.command" beside payload.command), or NUL; and two sibling keys equal up
 // to ASCII case (parsers disagree on which of two equal keys wins; HTTP headers and
 // case-insensitive consumers merge `Command` and `command`). Returns why, or empty.
+// A key (or dotted key path) as quoted in an error message: at most 64 bytes of it, cut at
+// a UTF-8 character boundary.
+std::string quoted_key(std::string_view name) {
+  if (name.size() <= 64) return "\"" + std::string(name) + "\"";
+  std::size_t n = 64;
+  while (n > 0 && (static_cast<unsigned char>(name[n]) & 0xC0) == 0x80) --n;
+  return "\"" + std::string(name.substr(0, n)) + "…\"";
+}
+
 std::string ambiguous_key(const rapidjson::Value& obj) {
   std::unordered_set<std::string> seen;
   for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
     std::string_view name(it->name.GetString(), it->name.GetStringLength());
     if (name.find('\0') != std::string_view::npos) return "NUL character in a key";
-    if (name.find('.') != std::string_view::npos) return "key \"" + std::string(name) + "\" contains a '.'";
+    if (name.find('.') != std::string_view::npos) return "key " + quoted_key(name) + " contains a '.'";
     std::string folded(name);
     for (char& c : folded) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (!seen.insert(std::move(folded)).second)
-      return "duplicate key \"" + std::string(name) + "\" (keys must differ by more than ASCII case)";
+      return "duplicate key " + quoted_key(name) + " (keys must differ by more than ASCII case)";
   }
   return {};
 }
@@ -142,7 +151,7 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
     rapidjson::Value& v = *frame.value;
     if (v.IsObject()) {
       if (std::string why = ambiguous_key(v); !why.empty())
-        return input_error(code::kInputShape, why + " in " + frame.key);
+        return input_error(code::kInputShape, why + " in " + quoted_key(frame.key));
       for (auto it = v.MemberEnd(); it != v.MemberBegin();) {
         --it;
         if (check_escapes && !text::valid_utf8({it->name.GetString(), it->name.GetStringLength()}))
@@ -155,9 +164,9 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
         stack.push_back({&v[i - 1], frame.key + "." + std::to_string(i - 1), frame.depth + 1});
     } else {
       if (v.IsString() && std::memchr(v.GetString(), '\0', v.GetStringLength()))
-        return input_error(code::kInputShape, "NUL character in the value of " + frame.key);
+        return input_error(code::kInputShape, "NUL character in the value of " + quoted_key(frame.key));
       if (check_escapes && v.IsString() && !text::valid_utf8({v.GetString(), v.GetStringLength()}))
-        return input_error(code::kInputJson, "invalid Unicode escape in the value of " + frame.key);
+        return input_error(code::kInputJson, "invalid Unicode escape in the value of " + quoted_key(frame.key));
       if (leaves->size() >= limits.max_leaves)
         return input_error(code::kInputTooLarge, "proposal has more than " + std::to_string(limits.max_leaves) + " values");
       leaves->push_back({std::move(frame.key), &v});
@@ -242,6 +251,10 @@ void override_principal(const std::string& principal, rapidjson::Document* doc, 
                         std::vector<Leaf>* leaves) {
   auto& alloc = doc->GetAllocator();
   fields->principal = principal;
+  if (const rapidjson::Value* claimed = value_at(*doc, {"context", "principal"});
+      claimed && claimed->IsString() && std::string_view(claimed->GetString(), claimed->GetStringLength()) == principal) {
+    return;  // already exactly this (no `Principal` can sit beside it: read_proposal)
+  }
   fields->renamed = true;  // the action JSON is written again, with the new value
   rapidjson::Value value(principal.c_str(), static_cast<rapidjson::SizeType>(principal.size()), alloc);
   auto context = doc->FindMember("context");
@@ -252,9 +265,16 @@ void override_principal(const std::string& principal, rapidjson::Document* doc, 
   } else if (!context->value.IsObject()) {
     return;  // read_proposal refused this document already
   } else {
-    auto existing = context->value.FindMember("principal");  // keys are unique (read_proposal)
-    if (existing != context->value.MemberEnd()) existing->value = value;
-    else context->value.AddMember("principal", value, alloc);
+    // Any spelling of the key goes (`Principal` alone passed read_proposal), so no reader,
+    // case-insensitive or not, finds the claim beside the authenticated value.
+    rapidjson::Value& ctx = context->value;
+    for (auto it = ctx.MemberBegin(); it != ctx.MemberEnd();) {
+      std::string name(it->name.GetString(), it->name.GetStringLength());
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (name == "principal") it = ctx.EraseMember(it);
+      else ++it;
+    }
+    ctx.AddMember("principal", value, alloc);
   }
   list_leaves(*doc, leaves);
 }

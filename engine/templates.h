@@ -55,6 +55,7 @@ inline constexpr const char* kTemplates = R"CLP(
   (slot key (type STRING))
   (slot raw (type STRING))
   (slot normalized (type STRING))
+  (slot resolved (type STRING) (default ""))
   (slot in-workspace (type SYMBOL) (allowed-symbols FALSE TRUE)))
 (deftemplate url
   (slot proposal (type STRING))
@@ -64,7 +65,10 @@ inline constexpr const char* kTemplates = R"CLP(
   (slot scheme (type STRING) (default ""))
   (slot host (type STRING) (default ""))
   (slot port (type INTEGER) (default 0))
-  (slot path (type STRING) (default "")))
+  (slot path (type STRING) (default ""))
+  (slot ip (type STRING) (default ""))
+  (slot ip-class (type STRING) (default ""))
+  (slot error (type STRING) (default "")))
 (deftemplate pattern-hit
   (slot proposal (type STRING))
   (slot key (type STRING))

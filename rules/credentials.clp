@@ -8,12 +8,17 @@
 (defglobal ?*cred-readers* =
   (create$ "cat" "tac" "less" "more" "most" "head" "tail" "nl" "bat" "batcat" "view" "vi" "vim" "nvim" "nano" "emacs" "cp" "mv" "scp" "rsync" "sftp" "base64" "base32" "basenc" "xxd" "od" "hexdump" "hd" "strings" "grep" "egrep" "fgrep" "rg" "ag" "ack" "awk" "gawk" "mawk" "sed" "cut" "sort" "uniq" "diff" "cmp" "paste" "tr" "jq" "yq" "tar" "zip" "gzip" "bzip2" "xz" "zstd" "7z" "openssl" "gpg" "curl" "wget" "nc" "ncat" "dd" "tee" "python" "python3" "perl" "ruby" "node" "source" "." "xclip" "xsel" "pbcopy" "install" "ln" "docker" "kubectl"))
 
-;; TRUE for a normalized path that holds credentials. Home-independent patterns (any
+;; TRUE for a normalized path that names a credential file. Home-independent patterns (any
 ;; `.ssh/`, `.aws/` …) so /root and other users' homes count too. `.env.example` and friends
 ;; are templates without secrets and are excluded.
-(deffunction cred-path-p (?p)
+(deffunction cred-path-lexical-p (?p)
   (and (regex-match "(^|/)(\\.env(\\.[^/]*)?|\\.netrc|_netrc|\\.git-credentials|\\.pgpass|id_(rsa|dsa|ecdsa|ed25519)[^/]*|[^/]*\\.(pem|key|p12|pfx|jks|keystore|ppk))$|/\\.(ssh|aws|kube|gnupg|azure)(/|$)|/\\.docker/config\\.json$|/\\.config/(gcloud|gh)(/|$)|^/etc/(shadow|gshadow|sudoers)(-|$)|^/etc/sudoers\\.d(/|$)|^/proc/[^/]+/environ$|^/(var/)?run/secrets(/|$)" ?p)
        (not (regex-match "(^|/)\\.env\\.(example|sample|template|dist|defaults)$" ?p))))
+
+;; TRUE for a normalized path that holds credentials as written or once symlinks are
+;; followed (`ws/etc_link/shadow` with `etc_link -> /etc` is /etc/shadow).
+(deffunction cred-path-p (?p)
+  (or (cred-path-lexical-p ?p) (cred-path-lexical-p (path-resolve ?p))))
 
 ;; TRUE for a curl-style file reference "@FILE" / "name=@FILE" / "name=<FILE" naming a
 ;; credential (resolved against the command's cwd).
@@ -24,15 +29,18 @@
   (cred-path-p (path-normalize (sub-string (+ ?i 1) (str-length ?a) ?a) ?cwd)))
 
 ;; Stops the file actuator reading `.env`, `~/.ssh/id_rsa`, `~/.aws/credentials`,
-;; `~/.kube/config`, `/etc/shadow`, `*.pem` …, inside the workspace or not.
+;; `~/.kube/config`, `/etc/shadow`, `*.pem` …, inside the workspace or not, named directly
+;; or through a symlink (the path fact's `resolved`).
 (defrule credentials-file-read
   (or (proposal (id ?id) (target file) (action read))
       (and (proposal (id ?id) (target file))
            (param (proposal ?id) (key "payload.action") (value "read"))))
-  (path (proposal ?id) (key "payload.path") (normalized ?p&:(cred-path-p ?p)))
+  (path (proposal ?id) (key "payload.path") (normalized ?p) (resolved ?r))
+  (test (or (cred-path-lexical-p ?p) (cred-path-lexical-p ?r)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule credentials-file-read)
-                    (reason (str-cat "read of a credential file: " ?p)))))
+                    (reason (str-cat "read of a credential file: " ?p
+                                     (if (and (neq ?r "") (neq ?r ?p)) then (str-cat " (resolves to " ?r ")") else ""))))))
 
 ;; Stops `cat .env`, `head ~/.aws/credentials`, `base64 ~/.ssh/id_rsa`, `scp ~/.ssh/id_rsa h:`,
 ;; `grep -r KEY ~/.aws`, `tar czf x.tgz ~/.ssh`, `curl -T ~/.netrc …`: a program that reads or

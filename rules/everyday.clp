@@ -16,7 +16,8 @@
 
 ;; TRUE if the subcommand rules of multi-purpose programs allow this invocation.
 ;;   git:    read-only subcommands (status diff log show branch rev-parse ls-files blame
-;;           describe shortlog); `git branch NAME` creates and -d/-D/-m/-M/-c/-C/-f
+;;           describe shortlog), none of -c -C --git-dir --work-tree --exec-path
+;;           --config-env --namespace --super-prefix --ext-diff --textconv; `git branch NAME` creates and -d/-D/-m/-M/-c/-C/-f
 ;;           delete, rename, copy, force, so branch only bare and without those flags;
 ;;   find:   no action that deletes, executes or writes files (-delete -exec -execdir -ok
 ;;           -okdir -fprint -fprint0 -fprintf -fls);
@@ -28,6 +29,11 @@
   (bind ?sub (if (> (length$ ?args) 0) then (nth$ 1 ?args) else ""))
   (switch ?prog
     (case "git" then
+      ;; Options that point git at another repository, config or program are the option
+      ;; form of GIT_DIR/GIT_CONFIG_* (`--git-dir=evil status` runs evil/config's fsmonitor).
+      (foreach ?f ?flags
+        (if (regex-match "^(-c|-C|--git-dir|--work-tree|--exec-path|--config-env|--namespace|--super-prefix|--ext-diff|--textconv)" ?f)
+            then (return FALSE)))
       (if (eq ?sub "branch")
           then (and (= (length$ ?args) 1)
                     (not (member$ "-d" ?flags)) (not (member$ "-D" ?flags))

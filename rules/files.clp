@@ -5,6 +5,9 @@
 ;;; are rejected and reads need a human. Applies to the `file` target (normalized
 ;;; `payload.path`, so `../../etc/passwd` is outside) and to shell output redirections.
 ;;;
+;;; A path is in the workspace only if it is there both as written (normalized) and after
+;;; symlinks (resolved): `ws/etc_link/passwd` with `etc_link -> /etc` is outside.
+;;;
 ;;; The file verb is the proposal's `action` (`{"target":"file","action":"write",…}`); a
 ;;; `payload.action` field is honoured too, and either being a write makes it a write.
 
@@ -21,16 +24,20 @@
 (deffunction files-unresolved-p (?p)
   (or (eq ?p "") (not (str-prefix "/" ?p)) (str-contains ?p "$") (str-contains ?p "`")))
 
+;; A path for a reason: normalized, plus where it resolves to when a symlink leads elsewhere.
+(deffunction files-where (?p ?r)
+  (if (or (eq ?r "") (eq ?r ?p)) then ?p else (str-cat ?p " (resolves to " ?r ")")))
+
 ;; Stops the file actuator writing, appending or deleting outside the workspace
 ;; (`/etc/hosts`, `~/.ssh/config`, `../../x`): the agent owns only the workspace.
 (defrule files-write-outside-workspace
   (or (proposal (id ?id) (target file) (action write|append|delete))
       (and (proposal (id ?id) (target file))
            (param (proposal ?id) (key "payload.action") (value "write"|"append"|"delete"))))
-  (path (proposal ?id) (key "payload.path") (in-workspace FALSE) (normalized ?p))
+  (path (proposal ?id) (key "payload.path") (in-workspace FALSE) (normalized ?p) (resolved ?r))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule files-write-outside-workspace)
-                    (reason (str-cat "write outside the workspace: " ?p)))))
+                    (reason (str-cat "write outside the workspace: " (files-where ?p ?r))))))
 
 ;; Asks a human before the file actuator reads outside the workspace (`/etc/hosts`,
 ;; `~/notes.txt`): not destructive, but it widens what the agent sees.
@@ -38,10 +45,10 @@
   (or (proposal (id ?id) (target file) (action read))
       (and (proposal (id ?id) (target file))
            (param (proposal ?id) (key "payload.action") (value "read"))))
-  (path (proposal ?id) (key "payload.path") (in-workspace FALSE) (normalized ?p))
+  (path (proposal ?id) (key "payload.path") (in-workspace FALSE) (normalized ?p) (resolved ?r))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-read-outside-workspace)
-                    (reason (str-cat "read outside the workspace: " ?p)))))
+                    (reason (str-cat "read outside the workspace: " (files-where ?p ?r))))))
 
 ;; Approves reading a file inside the workspace (everyday work).
 (defrule files-read-workspace

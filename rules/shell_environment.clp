@@ -6,15 +6,17 @@
 ;;; reports every assignment (before the command, after `env`/`sudo`, alone, or in
 ;;; `export`/`declare`) as a `shell-assignment` fact, whatever the program.
 
-;; Variables that make a program load or run code of the caller's choosing.
+;; Variables that make a program load or run code of the caller's choosing. Others that are
+;; merely unusual (IFS, GIT_DIR, CC …) are not everyday work either (everyday.clp approves
+;; only a short harmless list), so they fall to the default: a human.
 (defglobal ?*shell-env-code-vars* =
-  (create$ "BASH_ENV" "ENV" "PROMPT_COMMAND" "PS4" "SHELLOPTS" "BASHOPTS" "IFS"
-           "NODE_OPTIONS" "NODE_PATH" "PYTHONSTARTUP" "PYTHONPATH" "PYTHONHOME" "PYTHONINSPECT"
-           "PERL5OPT" "PERL5LIB" "PERLLIB" "RUBYOPT" "RUBYLIB" "GCONV_PATH" "LOCPATH" "NLSPATH"
+  (create$ "BASH_ENV" "ENV" "PROMPT_COMMAND" "PS4" "SHELLOPTS" "BASHOPTS"
+           "NODE_OPTIONS" "NODE_PATH" "PYTHONSTARTUP" "PYTHONPATH" "PYTHONHOME"
+           "PERL5OPT" "PERL5LIB" "PERLLIB" "RUBYOPT" "RUBYLIB" "GCONV_PATH"
            "GIT_SSH" "GIT_SSH_COMMAND" "GIT_PROXY_COMMAND" "GIT_EXTERNAL_DIFF" "GIT_ASKPASS"
            "SSH_ASKPASS" "GIT_EXEC_PATH" "GIT_PAGER" "GIT_EDITOR" "GIT_SEQUENCE_EDITOR"
            "GIT_TEMPLATE_DIR" "PAGER" "MANPAGER" "EDITOR" "VISUAL" "LESSOPEN" "LESSCLOSE"
-           "RUSTC_WRAPPER" "HOSTALIASES"))
+           "RUSTC_WRAPPER"))
 
 ;; TRUE for a variable that injects code: the list above, the dynamic loader's LD_* and
 ;; DYLD_*, git's GIT_CONFIG* (config from the environment: core.fsmonitor, core.pager …),

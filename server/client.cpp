@@ -1,15 +1,24 @@
 #include "server/client.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <rapidjson/document.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 
 #include "server/config.h"
@@ -23,6 +32,67 @@ int remaining_ms(std::chrono::steady_clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now());
   return left.count() < 0 ? 0 : static_cast<int>(left.count());
+}
+
+// SSL_write writes to the socket with write(2): keep a closed peer from raising SIGPIPE
+// (the process may not ignore it) by blocking it on this thread and consuming it.
+class SigpipeGuard {
+ public:
+  SigpipeGuard() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe, &old_);
+  }
+  ~SigpipeGuard() {
+    sigset_t pending;
+    sigpending(&pending);
+    if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
+      sigset_t pipe;
+      sigemptyset(&pipe);
+      sigaddset(&pipe, SIGPIPE);
+      timespec zero{0, 0};
+      sigtimedwait(&pipe, nullptr, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+
+ private:
+  sigset_t old_{};
+  bool was_pending_ = false;
+};
+
+std::string openssl_error() {
+  unsigned long e = ERR_get_error();
+  if (e == 0) return "TLS error";
+  char text[256];
+  ERR_error_string_n(e, text, sizeof text);
+  ERR_clear_error();
+  return text;
+}
+
+std::string hex(const unsigned char* data, std::size_t size) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < size; ++i) {
+    out += kDigits[data[i] >> 4];
+    out += kDigits[data[i] & 0xF];
+  }
+  return out;
+}
+
+// Waits for the socket; false on timeout or error.
+bool wait_for(int fd, short events, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    pollfd p{fd, events, 0};
+    int rc = ::poll(&p, 1, remaining_ms(deadline));
+    if (rc > 0) return true;
+    if (rc == 0) return false;
+    if (errno != EINTR) return false;
+  }
 }
 
 }  // namespace
@@ -42,6 +112,36 @@ std::string make_request(std::string_view id, std::string_view action, std::stri
 
 bool Client::connect_raw(const std::string& address, ms timeout, std::string* error) {
   close();
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  if (address.rfind("unix:", 0) == 0) {
+    std::string path = address.substr(5);
+    sockaddr_un addr{};
+    if (path.empty() || path.size() >= sizeof addr.sun_path) {
+      *error = "unix socket path must be 1-" + std::to_string(sizeof addr.sun_path - 1) + " bytes";
+      return false;
+    }
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+      *error = std::string("socket: ") + std::strerror(errno);
+      return false;
+    }
+    int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    while (rc != 0 && errno == EAGAIN && std::chrono::steady_clock::now() < deadline) {
+      // The listen backlog is full: try again until the deadline.
+      ::poll(nullptr, 0, 10);
+      rc = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    }
+    if (rc != 0) {
+      *error = "cannot connect to " + address + ": " + std::strerror(errno);
+      ::close(fd);
+      return false;
+    }
+    fd_ = fd;
+    decoder_ = FrameDecoder(kMaxEncodableFrame);
+    return true;
+  }
   std::string host;
   std::uint16_t port = 0;
   if (!split_host_port(address, &host, &port)) {
@@ -57,7 +157,6 @@ bool Client::connect_raw(const std::string& address, ms timeout, std::string* er
     *error = "cannot resolve " + host + ": " + gai_strerror(rc);
     return false;
   }
-  auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string last_error = "no address";
   for (addrinfo* ai = results; ai; ai = ai->ai_next) {
     int fd =
@@ -97,6 +196,98 @@ bool Client::connect_raw(const std::string& address, ms timeout, std::string* er
     return false;
   }
   decoder_ = FrameDecoder(kMaxEncodableFrame);
+  if (tls_.enabled && !start_tls(host, deadline, error)) {
+    close();
+    return false;
+  }
+  return true;
+}
+
+bool Client::start_tls(const std::string& host, std::chrono::steady_clock::time_point deadline,
+                       std::string* error) {
+  ERR_clear_error();
+  ssl_ctx_ = SSL_CTX_new(TLS_client_method());
+  if (!ssl_ctx_) {
+    *error = "TLS: " + openssl_error();
+    return false;
+  }
+  SSL_CTX_set_min_proto_version(ssl_ctx_, TLS1_2_VERSION);
+  const bool pinned = !tls_.pin.empty();
+  const bool verify_chain = !tls_.ca_file.empty() || !pinned;
+  if (!tls_.ca_file.empty()) {
+    if (SSL_CTX_load_verify_locations(ssl_ctx_, tls_.ca_file.c_str(), nullptr) != 1) {
+      *error = "TLS: cannot load CA file " + tls_.ca_file + ": " + openssl_error();
+      return false;
+    }
+  } else if (!pinned) {
+    SSL_CTX_set_default_verify_paths(ssl_ctx_);
+  }
+  SSL_CTX_set_verify(ssl_ctx_, verify_chain ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nullptr);
+  ssl_ = SSL_new(ssl_ctx_);
+  if (!ssl_ || SSL_set_fd(ssl_, fd_) != 1) {
+    *error = "TLS: " + openssl_error();
+    return false;
+  }
+  SSL_set_mode(ssl_, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  const std::string name = tls_.server_name.empty() ? host : tls_.server_name;
+  unsigned char ip[16];
+  const bool is_ip = inet_pton(AF_INET, name.c_str(), ip) == 1 ||
+                     inet_pton(AF_INET6, name.c_str(), ip) == 1;
+  if (!is_ip) SSL_set_tlsext_host_name(ssl_, name.c_str());
+  if (verify_chain) {
+    int ok = is_ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_), name.c_str())
+                   : SSL_set1_host(ssl_, name.c_str());
+    if (ok != 1) {
+      *error = "TLS: cannot check the server name '" + name + "'";
+      return false;
+    }
+  }
+  SigpipeGuard guard;
+  for (;;) {
+    ERR_clear_error();
+    int rc = SSL_connect(ssl_);
+    if (rc == 1) break;
+    int e = SSL_get_error(ssl_, rc);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+      if (!wait_for(fd_, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline)) {
+        *error = "TLS handshake timed out";
+        return false;
+      }
+      continue;
+    }
+    long verify = SSL_get_verify_result(ssl_);
+    *error = verify != X509_V_OK
+                 ? std::string("TLS: the server certificate is not trusted: ") +
+                       X509_verify_cert_error_string(verify)
+                 : "TLS handshake failed: " + openssl_error();
+    return false;
+  }
+  X509* cert = SSL_get1_peer_certificate(ssl_);
+  if (!cert) {
+    *error = "TLS: the server sent no certificate";
+    return false;
+  }
+  unsigned char* der = nullptr;
+  int der_size = i2d_X509(cert, &der);
+  X509_free(cert);
+  if (der_size <= 0) {
+    *error = "TLS: cannot read the server certificate";
+    return false;
+  }
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int digest_size = 0;
+  EVP_Digest(der, static_cast<std::size_t>(der_size), digest, &digest_size, EVP_sha256(), nullptr);
+  OPENSSL_free(der);
+  peer_sha256_ = "sha256:" + hex(digest, digest_size);
+  if (pinned) {
+    std::string want = tls_.pin;
+    for (char& c : want) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (want != peer_sha256_) {
+      *error = "TLS: the server certificate (" + peer_sha256_ + ") does not match the pin " +
+               tls_.pin;
+      return false;
+    }
+  }
   return true;
 }
 
@@ -151,6 +342,27 @@ bool Client::authenticate(const std::string& token, ms timeout, std::string* err
 
 bool Client::send_bytes(std::string_view bytes, std::string* error) {
   std::size_t sent = 0;
+  if (ssl_) {
+    SigpipeGuard guard;
+    while (sent < bytes.size()) {
+      ERR_clear_error();
+      int n = SSL_write(ssl_, bytes.data() + sent,
+                        static_cast<int>(std::min<std::size_t>(bytes.size() - sent, 1 << 20)));
+      if (n > 0) {
+        sent += static_cast<std::size_t>(n);
+        continue;
+      }
+      int e = SSL_get_error(ssl_, n);
+      if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+        pollfd p{fd_, static_cast<short>(e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT), 0};
+        ::poll(&p, 1, 1000);
+        continue;
+      }
+      *error = "send failed: " + openssl_error();
+      return false;
+    }
+    return true;
+  }
   while (sent < bytes.size()) {
     ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
     if (n > 0) {
@@ -188,37 +400,73 @@ Client::ReadStatus Client::read_message(std::string* payload, ms timeout) {
     }
     if (r.status == FrameDecoder::Status::Bad) return ReadStatus::Bad;
     if (fd_ < 0) return ReadStatus::Closed;
-    pollfd p{fd_, POLLIN, 0};
-    int rc = ::poll(&p, 1, remaining_ms(deadline));
-    if (rc == 0) return ReadStatus::Timeout;
-    if (rc < 0) {
-      if (errno == EINTR) continue;
-      return ReadStatus::Closed;
-    }
-    ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
-    if (n == 0) return ReadStatus::Closed;
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EINTR) continue;
-      return ReadStatus::Closed;
-    }
+    long n = read_some(buffer, sizeof buffer, deadline);
+    if (n == -1) return ReadStatus::Timeout;
+    if (n <= 0) return ReadStatus::Closed;
     decoder_.feed(buffer, static_cast<std::size_t>(n));
   }
 }
 
+long Client::read_some(char* buffer, std::size_t size,
+                       std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    if (ssl_) {
+      // Decrypted bytes may already wait inside OpenSSL: read first, poll only when asked.
+      // (A read may also write, e.g. a TLS alert: no SIGPIPE from that either.)
+      SigpipeGuard guard;
+      ERR_clear_error();
+      int n = SSL_read(ssl_, buffer, static_cast<int>(size));
+      if (n > 0) return n;
+      int e = SSL_get_error(ssl_, n);
+      if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+        ERR_clear_error();
+        return 0;  // close_notify, or the peer closed the connection
+      }
+      if (!wait_for(fd_, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline)) {
+        return remaining_ms(deadline) == 0 ? -1 : -2;
+      }
+      continue;
+    }
+    pollfd p{fd_, POLLIN, 0};
+    int rc = ::poll(&p, 1, remaining_ms(deadline));
+    if (rc == 0) return -1;
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      return -2;
+    }
+    ssize_t n = ::recv(fd_, buffer, size, 0);
+    if (n == 0) return 0;
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) continue;
+      return -2;
+    }
+    return n;
+  }
+}
+
 void Client::shutdown_write() {
+  if (ssl_) {
+    SigpipeGuard guard;
+    SSL_shutdown(ssl_);  // close_notify
+  }
   if (fd_ >= 0) ::shutdown(fd_, SHUT_WR);
 }
 
 int Client::release() {
-  if (decoder_.buffered() != 0) return -1;
+  if (decoder_.buffered() != 0 || ssl_) return -1;
   int fd = fd_;
   fd_ = -1;
   return fd;
 }
 
 void Client::close() {
+  if (ssl_) SSL_free(ssl_);
+  ssl_ = nullptr;
+  if (ssl_ctx_) SSL_CTX_free(ssl_ctx_);
+  ssl_ctx_ = nullptr;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+  peer_sha256_.clear();
 }
 
 }  // namespace warden::server

@@ -1,6 +1,8 @@
-// A blocking client for the daemon protocol: connect, read the handshake, authenticate,
-// send framed requests and read framed replies with timeouts. Used by `warden decide` and
-// `warden status`, the server tests and the load generator's setup. One thread per Client.
+// A blocking client for the daemon protocol: connect (TCP, TLS or a Unix socket), read the
+// handshake, authenticate, send framed requests and read framed replies with timeouts. With
+// TLS the server certificate is verified (CA file and host name, optionally a SHA-256 pin)
+// before anything, the token included, is sent. Used by `warden decide` and `warden status`,
+// the server tests and the load generator's setup. One thread per Client.
 #pragma once
 
 #include <chrono>
@@ -9,7 +11,20 @@
 
 #include "server/frame.h"
 
+struct ssl_st;
+struct ssl_ctx_st;
+
 namespace warden::server {
+
+// How to check the server's certificate on a TLS connection.
+struct ClientTls {
+  bool enabled = false;
+  std::string ca_file;      // PEM trust anchors; empty: the system's store (unless pinned)
+  std::string server_name;  // name the certificate must carry; empty: the host of the address
+  // "sha256:HEX" of the server certificate (DER). Must match when set; with no ca_file the
+  // pin alone identifies the server (a self-signed certificate).
+  std::string pin;
+};
 
 class Client {
  public:
@@ -21,7 +36,10 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  // Connects to HOST:PORT ([v6]:PORT) and reads the handshake event.
+  // Applies to later connects (TCP addresses only).
+  void set_tls(ClientTls tls) { tls_ = std::move(tls); }
+
+  // Connects to HOST:PORT ([v6]:PORT) or unix:PATH and reads the handshake event.
   bool connect(const std::string& address, ms timeout, std::string* error);
   // Connects without reading anything (for tests of hostile clients).
   bool connect_raw(const std::string& address, ms timeout, std::string* error);
@@ -40,9 +58,20 @@ class Client {
   int release();
   int fd() const { return fd_; }
   const std::string& handshake() const { return handshake_; }
+  // SHA-256 of the server certificate's DER ("sha256:HEX"), or empty without TLS.
+  const std::string& peer_certificate_sha256() const { return peer_sha256_; }
 
  private:
+  bool start_tls(const std::string& host, std::chrono::steady_clock::time_point deadline,
+                 std::string* error);
+  // One read of up to size bytes: >0 bytes, 0 closed, -1 timeout, -2 error.
+  long read_some(char* buffer, std::size_t size, std::chrono::steady_clock::time_point deadline);
+
   int fd_ = -1;
+  ClientTls tls_;
+  ssl_ctx_st* ssl_ctx_ = nullptr;
+  ssl_st* ssl_ = nullptr;
+  std::string peer_sha256_;
   FrameDecoder decoder_{kMaxEncodableFrame};
   std::string handshake_;
 };

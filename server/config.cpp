@@ -206,6 +206,41 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   };
   top.on("limits", section(&limits));
   top.on("log", section(&log));
+
+  // ---- transports and pre-auth budgets ----
+  TableReader unix_socket(&errors, "unix.");
+  unix_socket.on("enabled", unix_socket.boolean(&c.unix_socket.enabled));
+  unix_socket.on("path", unix_socket.string(&c.unix_socket.path));
+  unix_socket.on("mode", unix_socket.integer(&c.unix_socket.mode, 0, 0777));
+  unix_socket.on("allow_uids", [&](const toml::node& node, const std::string& key) {
+    const toml::array* array = node.as_array();
+    if (!array) {
+      unix_socket.wrong_type(node, key, "an array of integers");
+      return;
+    }
+    c.unix_socket.allow_uids.clear();
+    for (std::size_t i = 0; i < array->size(); ++i) {
+      auto v = (*array)[i].value_exact<std::int64_t>();
+      if (!v || *v < 0 || *v > 0xFFFFFFFE) {
+        errors.push_back({key + "[" + std::to_string(i) + "]", "must be a uid (an integer)"});
+        return;
+      }
+      c.unix_socket.allow_uids.push_back(static_cast<unsigned>(*v));
+    }
+  });
+  TableReader tls(&errors, "tls.");
+  tls.on("cert", tls.string(&c.tls.cert));
+  tls.on("key", tls.string(&c.tls.key));
+  tls.on("allow_plaintext", tls.boolean(&c.tls.allow_plaintext));
+  TableReader preauth(&errors, "preauth.");
+  preauth.on("max_connections", preauth.integer(&c.preauth.max_connections, 1, 1000000));
+  preauth.on("max_per_peer", preauth.integer(&c.preauth.max_per_peer, 1, 1000000));
+  preauth.on("max_frame_bytes", preauth.integer(&c.preauth.max_frame_bytes, 256, 0xFFFFFF));
+  top.on("unix", section(&unix_socket));
+  top.on("tls", section(&tls));
+  top.on("preauth", section(&preauth));
+  // ---- end of transports ----
+
   top.read(root);
 
   for (auto& path : c.rules) path = resolve(base_dir, path);
@@ -213,6 +248,9 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   c.state_dir = resolve(base_dir, c.state_dir);
   c.audit_log = resolve(base_dir, c.audit_log);
   c.state_db = resolve(base_dir, c.state_db);
+  c.unix_socket.path = resolve(base_dir, c.unix_socket.path);
+  c.tls.cert = resolve(base_dir, c.tls.cert);
+  c.tls.key = resolve(base_dir, c.tls.key);
 
   if (errors.empty()) {
     errors = validate_config(c);
@@ -263,6 +301,15 @@ ConfigErrors validate_config(const Config& c) {
       errors.push_back({"rules[" + std::to_string(i) + "]", "must not be empty"});
     }
   }
+  // ---- transports ----
+  if ((c.unix_socket.mode & ~0660u) != 0 || (c.unix_socket.mode & 0600u) != 0600u) {
+    errors.push_back({"unix.mode", "must be 0o600 or 0o660 (owner read-write, never other users)"});
+  }
+  if (c.tls.cert.empty() != c.tls.key.empty()) {
+    errors.push_back({c.tls.cert.empty() ? "tls.cert" : "tls.key",
+                      "tls.cert and tls.key must be given together"});
+  }
+  // ---- end of transports ----
   return errors;
 }
 

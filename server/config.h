@@ -26,6 +26,26 @@ struct Limits {
   std::chrono::milliseconds shutdown_timeout{10000};  // SIGTERM: finish in-flight work
 };
 
+// ---- transports and pre-auth budgets (docs/PROTOCOL.md "Transports") ----
+struct UnixSocketConfig {
+  bool enabled = true;              // [unix] enabled
+  std::string path;                 // [unix] path; empty: STATE_DIR/warden.sock
+  unsigned mode = 0600;             // [unix] mode: 0600 or 0660 (never world-accessible)
+  std::vector<unsigned> allow_uids;  // [unix] allow_uids; empty: any uid may connect
+};
+struct TlsConfig {
+  std::string cert;                 // [tls] cert: PEM certificate chain; with key, TCP is TLS
+  std::string key;                  // [tls] key: PEM private key
+  bool allow_plaintext = false;     // [tls] allow_plaintext: plain TCP on a non-loopback address
+  bool enabled() const { return !cert.empty() || !key.empty(); }
+};
+struct PreAuthLimits {
+  std::size_t max_connections = 512;  // [preauth] connections not yet authenticated, in all
+  std::size_t max_per_peer = 64;      // [preauth] per peer address or uid (not loopback TCP)
+  std::size_t max_frame_bytes = 4096;  // [preauth] frame limit until auth succeeds
+};
+// ---- end of transports ----
+
 struct Config {
   std::string source;                     // the file read, or empty for defaults only
   std::string listen = "127.0.0.1:9105";  // HOST:PORT ([v6]:PORT); port 0 = ephemeral
@@ -44,6 +64,9 @@ struct Config {
   std::string audit_log;           // later issues; default STATE_DIR/audit.jsonl
   std::string state_db;            // later issues; default STATE_DIR/state.db
   Limits limits;
+  UnixSocketConfig unix_socket;
+  TlsConfig tls;
+  PreAuthLimits preauth;
 };
 
 struct ConfigError {

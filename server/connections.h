@@ -1,11 +1,20 @@
-// The set of open sessions, so the daemon can count them (max_connections), drain them on
-// shutdown and close whatever is left at the deadline. I/O thread only.
+// The set of open sessions, so the daemon can count them, drain them on shutdown and close
+// whatever is left at the deadline; and admission of new ones: connections that have not
+// authenticated yet live on a small budget (in all and per peer), and the oldest of them
+// make room when it is exhausted, so slots stay free for clients that do authenticate.
+// Also re-checks every authenticated session when the token set changes. I/O thread only.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <string>
 #include <unordered_map>
+
+#include "server/config.h"
+#include "server/throttled_log.h"
+#include "server/transport.h"
 
 namespace warden::server {
 
@@ -13,19 +22,45 @@ class Session;
 
 class Connections {
  public:
-  void add(std::uint64_t id, const std::shared_ptr<Session>& session);
+  // Decides whether a new connection from `peer` may open. Closes the oldest
+  // unauthenticated connections (of this peer, then of anyone) when a budget is full;
+  // false when every slot is held by authenticated connections.
+  bool make_room(const PeerInfo& peer, const Config& config);
+
+  // Ids increase with every connection (so the oldest has the smallest id).
+  std::uint64_t next_id() { return next_id_++; }
+  void add(std::uint64_t id, const std::shared_ptr<Session>& session, const PeerInfo& peer,
+           bool authenticated);
+  // The session authenticated: it leaves the pre-auth budget.
+  void authenticated(std::uint64_t id);
   void remove(std::uint64_t id);
   std::size_t size() const { return sessions_.size(); }
+  std::size_t unauthenticated() const { return preauth_.size(); }
 
   // Stop reading everywhere; each session closes once its in-flight replies are written.
   void drain_all();
   void close_all();
+  // The token set changed: every authenticated session re-checks its token.
+  void recheck_auth_all();
   // Called (once) when the set becomes empty; immediately if it already is.
   void when_empty(std::function<void()> callback);
 
+  ThrottledLog& throttled() { return throttled_; }
+
  private:
+  struct PreAuth {
+    std::string budget_key;
+    bool counted_per_peer = false;
+  };
+  void forget_preauth(std::uint64_t id);
+  bool evict_oldest(const std::string* budget_key);
+
   std::unordered_map<std::uint64_t, std::weak_ptr<Session>> sessions_;
+  std::map<std::uint64_t, PreAuth> preauth_;  // by id: oldest first
+  std::unordered_map<std::string, std::size_t> preauth_per_peer_;
   std::function<void()> on_empty_;
+  std::uint64_t next_id_ = 1;
+  ThrottledLog throttled_;
 };
 
 }  // namespace warden::server

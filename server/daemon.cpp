@@ -202,14 +202,47 @@ Daemon::StartResult Daemon::start() {
          std::string error;
          auto endpoint = resolve_listen(config_.listen, &error);
          if (!endpoint) return StepError{2, error};
-         listener_ = std::make_shared<Listener>(io_, context_, connections_);
-         if (error = listener_->open(*endpoint); !error.empty()) return StepError{4, error};
-         auto bound = listener_->local_endpoint();
+         if (error = check_tcp_exposure(config_, *endpoint, log); !error.empty()) {
+           return StepError{2, error};
+         }
+         if (config_.tls.enabled()) {
+           tls_.emplace(asio::ssl::context::tls_server);
+           if (error = make_server_tls(config_.tls, &*tls_); !error.empty()) {
+             return StepError{2, error};
+           }
+         }
+         auto tcp_listener = std::make_shared<Listener>(io_, context_, connections_);
+         if (error = tcp_listener->open_tcp(*endpoint, tls_ ? &*tls_ : nullptr); !error.empty()) {
+           return StepError{4, error};
+         }
+         listeners_.push_back(tcp_listener);
+         auto bound = tcp_listener->local_endpoint();
          port_ = bound.port();
          address_ = bound.address().is_v6() ? "[" + bound.address().to_string() + "]"
                                             : bound.address().to_string();
          address_ += ":" + std::to_string(port_);
-         listener_->start();
+         log->info("listening on {} ({})", address_, tls_ ? "TLS" : "plain TCP");
+         if (config_.unix_socket.enabled) {
+           // The default socket (in the state directory) never stops startup; one that was
+           // asked for does.
+           bool defaulted = config_.unix_socket.path.empty();
+           std::string path =
+               defaulted ? (std::filesystem::path(config_.state_dir) / "warden.sock").string()
+                         : config_.unix_socket.path;
+           auto unix_listener = std::make_shared<Listener>(io_, context_, connections_);
+           error = unix_listener->open_unix(path, config_.unix_socket.mode,
+                                            config_.unix_socket.allow_uids);
+           if (error.empty()) {
+             unix_path_ = path;
+             listeners_.push_back(unix_listener);
+             log->info("listening on unix:{} (mode {:o})", path, config_.unix_socket.mode);
+           } else if (defaulted) {
+             log->warn("no Unix socket: {}", error);
+           } else {
+             return StepError{2, error};
+           }
+         }
+         for (auto& listener : listeners_) listener->start();
          return std::nullopt;
        }},
       {"signals",
@@ -295,7 +328,7 @@ void Daemon::begin_shutdown(const std::string& reason) {
   context_.draining = true;
   context_.log->info("{}: stopping; draining {} connection(s) (up to {} ms)", reason,
                      connections_.size(), config_.limits.shutdown_timeout.count());
-  listener_->stop();
+  for (auto& listener : listeners_) listener->stop();
   connections_.drain_all();
   shutdown_timer_.expires_after(config_.limits.shutdown_timeout);
   shutdown_timer_.async_wait([this](boost::system::error_code ec) {
@@ -321,11 +354,10 @@ void Daemon::teardown() {
   // Reverse order of the startup steps.
   boost::system::error_code ec;
   signals_.cancel(ec);
-  if (listener_) {
-    // Only safe while the I/O loop is not running, which is the case here.
-    listener_->stop();
-  }
+  // Only safe while the I/O loop is not running, which is the case here.
+  for (auto& listener : listeners_) listener->stop();
   connections_.close_all();
+  connections_.throttled().flush(context_.log);
   if (reloader_) reloader_->stop();
   if (pool_) pool_->stop();
   work_.reset();
@@ -358,6 +390,9 @@ ReloadReport Daemon::reload_now(const std::string& trigger) {
     if (tokens) {
       report.token_count = tokens->size();
       context_.set_tokens(std::move(tokens));
+      // Sessions authenticated under the old set re-check their tokens now (and before
+      // their next request, whichever comes first).
+      asio::post(io_, [this] { connections_.recheck_auth_all(); });
     }
     report.ok = true;
     report.rules_digest = loaded.policy->digest();

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "server/asio.h"
 #include "server/config.h"
@@ -17,6 +18,7 @@
 #include "server/decider_pool.h"
 #include "server/reloader.h"
 #include "server/server_context.h"
+#include "server/transport.h"
 
 namespace warden::server {
 
@@ -50,6 +52,8 @@ class Daemon {
 
   std::uint16_t port() const { return port_; }
   std::string address() const { return address_; }
+  // The Unix socket's path, or empty when there is none.
+  std::string unix_path() const { return unix_path_; }
   ServerContext& context() { return context_; }
   const Config& config() const { return config_; }
 
@@ -71,9 +75,11 @@ class Daemon {
   Connections connections_;
   std::unique_ptr<DeciderPool> pool_;
   std::unique_ptr<Reloader> reloader_;
-  std::shared_ptr<Listener> listener_;
+  std::optional<boost::asio::ssl::context> tls_;
+  std::vector<std::shared_ptr<Listener>> listeners_;  // TCP (plain or TLS), Unix socket
   std::uint16_t port_ = 0;
   std::string address_;
+  std::string unix_path_;
   bool started_ = false;
   bool shutting_down_ = false;
   bool torn_down_ = false;

@@ -20,6 +20,10 @@ inline constexpr const char* kNotImplemented =
 inline constexpr const char* kAuthRequired = "E_AUTH_REQUIRED";  // request before auth
 inline constexpr const char* kAuthFailed = "E_AUTH_FAILED";  // unknown token (connection closed)
 inline constexpr const char* kForbidden = "E_FORBIDDEN";     // role lacks the right
+// The connection's token was removed (or its principal or role changed) by a reload (closed).
+inline constexpr const char* kAuthRevoked = "E_AUTH_REVOKED";
+// A Unix-socket peer whose uid is not in unix.allow_uids (closed).
+inline constexpr const char* kPeerNotAllowed = "E_PEER_NOT_ALLOWED";
 // Resources and lifecycle.
 inline constexpr const char* kAuthTimeout =
     "E_AUTH_TIMEOUT";  // no auth before the deadline (closed)

@@ -8,6 +8,9 @@ namespace warden::server {
 
 namespace {
 
+// A connection keeps up to this much buffer between frames; more is returned to the heap.
+constexpr std::size_t kKeepCapacity = 64 * 1024;
+
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -69,20 +72,31 @@ FrameDecoder::Result FrameDecoder::next() {
     consumed_ = 0;
     return bad_result_;
   }
-  if (rest.size() - kPrefixBytes < length) {
-    if (buffer_.capacity() < consumed_ + kPrefixBytes + length) {
-      buffer_.reserve(consumed_ + kPrefixBytes + length);
-    }
-    return {};
-  }
+  // Memory grows with the bytes received, never with the length a peer merely announces.
+  if (rest.size() - kPrefixBytes < length) return {};
   Result result;
   result.status = Status::Good;
   result.payload = rest.substr(kPrefixBytes, length);
   consumed_ += kPrefixBytes + length;
-  if (consumed_ == buffer_.size()) {
-    // Everything handed out; reset lazily in feed() so the view stays valid.
-  }
+  // When everything is handed out, compact() (or the next feed()) resets the buffer, so the
+  // view stays valid until then.
   return result;
+}
+
+void FrameDecoder::compact() {
+  if (consumed_ == 0) return;
+  buffer_.erase(0, consumed_);
+  consumed_ = 0;
+  if (buffer_.empty() && buffer_.capacity() > kKeepCapacity) {
+    std::string().swap(buffer_);
+  } else if (buffer_.capacity() > kKeepCapacity && buffer_.capacity() > 4 * buffer_.size()) {
+    buffer_.shrink_to_fit();
+  }
+}
+
+void FrameDecoder::release() {
+  std::string().swap(buffer_);
+  consumed_ = 0;
 }
 
 }  // namespace warden::server

@@ -32,9 +32,19 @@ class FrameDecoder {
   // Extracts the next complete frame, if any. Bad is sticky: the stream cannot be resynced.
   Result next();
 
+  // The limit applies to frames not yet extracted (raised once a connection authenticates).
+  void set_max_frame_bytes(std::size_t max_frame_bytes) { max_frame_bytes_ = max_frame_bytes; }
+  std::size_t max_frame_bytes() const { return max_frame_bytes_; }
+  // Drops bytes already handed out; returns a large buffer's memory when nothing is pending.
+  // Call after the payloads of next() are used. release() frees everything (closing).
+  void compact();
+  void release();
+
   // True when some bytes of an unfinished frame are buffered (a truncation on EOF).
   bool mid_frame() const { return buffer_.size() > consumed_; }
   std::size_t buffered() const { return buffer_.size() - consumed_; }
+  // Heap memory held by the buffer (what an idle or stalled connection pins).
+  std::size_t capacity() const { return buffer_.capacity(); }
 
  private:
   std::size_t max_frame_bytes_;

@@ -4,10 +4,80 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <unordered_map>
+#include <vector>
+
 #include "server/errors.h"
 #include "server/json_text.h"
 
 namespace warden::server {
+
+namespace {
+
+char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+std::string_view name_of(const rapidjson::Value& name) {
+  return {name.GetString(), name.GetStringLength()};
+}
+
+// Containers visited by check_keys, with their parent, so a path is built only for an error.
+struct Node {
+  const rapidjson::Value* value;
+  std::size_t parent;     // index in the node list; npos for the root
+  std::string_view name;  // the key (objects) or empty (array elements)
+};
+
+std::string path_of(const std::vector<Node>& nodes, std::size_t index) {
+  std::vector<std::string_view> parts;
+  for (std::size_t i = index; i != std::string_view::npos; i = nodes[i].parent) {
+    if (nodes[i].parent != std::string_view::npos) parts.push_back(nodes[i].name);
+  }
+  if (parts.empty()) return "the request";
+  std::string out;
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+    if (!out.empty()) out += '.';
+    out += it->empty() ? std::string_view("[]") : it->substr(0, 64);
+  }
+  return out;
+}
+
+std::string quoted(std::string_view name) {
+  return "\"" + std::string(name.substr(0, 64)) + (name.size() > 64 ? "…" : "") + "\"";
+}
+
+}  // namespace
+
+ProtocolError check_keys(const rapidjson::Value& root) {
+  std::vector<Node> nodes{{&root, std::string_view::npos, {}}};
+  std::unordered_map<std::string, std::string_view> seen;  // lower-cased key -> key
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const rapidjson::Value& value = *nodes[i].value;
+    if (value.IsObject()) {
+      seen.clear();
+      for (const auto& member : value.GetObject()) {
+        std::string_view name = name_of(member.name);
+        std::string lower(name);
+        for (char& c : lower) c = ascii_lower(c);
+        auto [it, inserted] = seen.emplace(std::move(lower), name);
+        if (!inserted) {
+          if (it->second == name) {
+            return {err::kBadRequest, "duplicate key " + quoted(name) + " in " + path_of(nodes, i)};
+          }
+          return {err::kBadRequest, "keys " + quoted(it->second) + " and " + quoted(name) + " in " +
+                                        path_of(nodes, i) + " differ only in letter case"};
+        }
+        if (member.value.IsObject() || member.value.IsArray()) {
+          nodes.push_back({&member.value, i, name});
+        }
+      }
+    } else if (value.IsArray()) {
+      for (const auto& element : value.GetArray()) {
+        if (element.IsObject() || element.IsArray()) nodes.push_back({&element, i, {}});
+      }
+    }
+  }
+  return {};
+}
 
 ProtocolError parse_request(std::string_view text, std::size_t max_depth, Request* request) {
   request->id_json = "null";
@@ -29,6 +99,7 @@ ProtocolError parse_request(std::string_view text, std::size_t max_depth, Reques
                                rapidjson::GetParseError_En(doc.GetParseError())};
   }
   if (!doc.IsObject()) return {err::kBadRequest, "a request must be a JSON object"};
+  if (ProtocolError e = check_keys(doc)) return e;
   if (const rapidjson::Value* id = find_member(doc, "id")) {
     if (id->IsString() || id->IsNumber() || id->IsNull()) {
       if (id->IsString() && id->GetStringLength() > 256) {
@@ -102,13 +173,16 @@ std::string error_response(std::string_view id_json, std::string_view action, st
   return out;
 }
 
-std::string handshake_event(bool auth_required, std::size_t max_frame_bytes) {
+std::string handshake_event(bool auth_required, std::size_t max_frame_bytes,
+                            std::size_t preauth_frame_bytes) {
   std::string out = "{\"type\":\"event\",\"payload\":{\"action\":\"handshake\",\"version\":\"";
   out += kProtocolVersion;
   out += "\",\"server\":\"warden\",\"auth\":";
   out += auth_required ? "\"token\"" : "\"none\"";
   out += ",\"max_frame_bytes\":";
   out += std::to_string(max_frame_bytes);
+  out += ",\"max_preauth_frame_bytes\":";
+  out += std::to_string(preauth_frame_bytes);
   out += "}}";
   return out;
 }

@@ -29,9 +29,14 @@ struct ProtocolError {
 };
 
 // Parses one frame payload. Strict: valid UTF-8 JSON (RapidJSON with encoding validation,
-// iterative parsing), nesting at most max_depth, the envelope shape above. On error,
-// request->id_json still holds the id when it could be read, so the error can echo it.
+// iterative parsing), nesting at most max_depth, one meaning per key (check_keys), the
+// envelope shape above. On error, request->id_json still holds the id when it could be read
+// (not when the keys are ambiguous), so the error can echo it.
 ProtocolError parse_request(std::string_view text, std::size_t max_depth, Request* request);
+
+// E_BAD_REQUEST when any object in the document (the proposal included) repeats a key or
+// has two keys that differ only in ASCII letter case: parsers disagree on which one wins.
+ProtocolError check_keys(const rapidjson::Value& root);
 
 // {"type":"response","id":ID,"payload":{"action":A,"ok":true<,fields>}}; fields is a list of
 // JSON members without braces ("\"decision\":{…}") or empty.
@@ -41,8 +46,9 @@ std::string ok_response(std::string_view id_json, std::string_view action,
 //   "error":{"code":C,"message":M<,error_fields>}}}; action may be empty (then omitted).
 std::string error_response(std::string_view id_json, std::string_view action, std::string_view code,
                            std::string_view message, std::string_view error_fields = {});
-// The first message on every connection.
-std::string handshake_event(bool auth_required, std::size_t max_frame_bytes);
+// The first message on every connection. preauth_frame_bytes: the frame limit until auth.
+std::string handshake_event(bool auth_required, std::size_t max_frame_bytes,
+                            std::size_t preauth_frame_bytes);
 
 // The member `name` of an object value, or nullptr (also when value is not an object).
 const rapidjson::Value* find_member(const rapidjson::Value& value, const char* name);

@@ -105,16 +105,17 @@ std::optional<Reply> RequestHandler::authenticate(const Request& request, Sessio
   }
   auth->token_checked = true;
   std::string_view presented(token->GetString(), token->GetStringLength());
-  std::optional<Identity> identity = context_.tokens()->authenticate(presented);
+  std::shared_ptr<const TokenStore> store = context_.tokens();
+  std::optional<Identity> identity = store->authenticate(presented);
   if (!identity) {
     Stats::add(context_.stats.auth_failures);
-    context_.log->warn("authentication failed (unknown token)");
+    // The session logs the failure with the peer's address (rate-limited).
     // One attempt per connection: guessing costs a connection each time.
     return error(request.id_json, request.action, err::kAuthFailed, "unknown token", true);
   }
   auth->identity = identity;
-  context_.log->debug("authenticated principal {} as {}", identity->principal,
-                      role_name(identity->role));
+  auth->token_hash = hash_token(presented);
+  auth->verified_by = store;
   std::string fields = "\"principal\":";
   append_json_string(fields, identity->principal);
   fields += ",\"role\":";

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,10 @@ using ReplyFn = std::function<void(Reply)>;
 struct SessionAuth {
   std::optional<Identity> identity;  // set once authenticated (or anonymous without auth)
   bool token_checked = false;        // an auth request was answered; one per connection
+  // The token that authenticated and the token set that accepted it: when the daemon's
+  // token set is replaced (reload), the session re-checks the token against the new set.
+  std::optional<TokenHash> token_hash;
+  std::weak_ptr<const TokenStore> verified_by;
 };
 
 class RequestHandler {

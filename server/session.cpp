@@ -17,39 +17,53 @@ constexpr std::chrono::milliseconds kLinger{1000};  // reading out input after a
 
 }  // namespace
 
-Session::Session(tcp::socket socket, ServerContext& context, Connections& connections,
-                 std::uint64_t id)
-    : socket_(std::move(socket)),
-      timer_(socket_.get_executor()),
+Session::Session(std::unique_ptr<Transport> transport, PeerInfo peer, ServerContext& context,
+                 Connections& connections, std::uint64_t id)
+    : transport_(std::move(transport)),
+      timer_(transport_->executor()),
       context_(context),
       connections_(connections),
       handler_(context),
       id_(id),
-      decoder_(context.config->limits.max_frame_bytes) {
-  boost::system::error_code ec;
-  auto endpoint = socket_.remote_endpoint(ec);
-  peer_ = ec ? std::string("?")
-             : endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
-  socket_.set_option(tcp::no_delay(true), ec);
-}
+      peer_(std::move(peer)),
+      decoder_(context.auth_required() ? std::min(context.config->preauth.max_frame_bytes,
+                                                  context.config->limits.max_frame_bytes)
+                                       : context.config->limits.max_frame_bytes) {}
 
 Session::~Session() = default;
 
 void Session::start() {
   Stats::add(context_.stats.connections_accepted);
   Stats::add(context_.stats.connections_current);
-  connections_.add(id_, shared_from_this());
-  context_.log->debug("connection {} from {}", id_, peer_);
-  auto now = Clock::now();
-  last_activity_ = now;
-  auth_deadline_ = now + context_.config->limits.auth_timeout;
   if (!context_.auth_required()) {
     auth_.identity = Identity{"anonymous", Role::Agent};
   }
-  write_queue_.push_back(encode_frame(
-      handshake_event(context_.auth_required(), context_.config->limits.max_frame_bytes)));
-  do_write();
+  connections_.add(id_, shared_from_this(), peer_, auth_.identity.has_value());
+  context_.log->debug("connection {} from {} ({})", id_, peer_.text, peer_.transport);
+  auto now = Clock::now();
+  last_activity_ = now;
+  // The auth deadline covers the TLS handshake too.
+  auth_deadline_ = now + context_.config->limits.auth_timeout;
   arm_timer(auth_.identity ? now + context_.config->limits.idle_timeout : auth_deadline_);
+  transport_->async_start(
+      [self = shared_from_this()](boost::system::error_code ec) { self->on_started(ec); });
+}
+
+void Session::on_started(boost::system::error_code ec) {
+  if (closed_) return;
+  if (ec) {
+    Stats::add(context_.stats.protocol_errors);
+    connections_.throttled().log(
+        context_.log, spdlog::level::info, "TLS handshake failed",
+        fmt::format("connection {} from {}: TLS handshake failed: {}", id_, peer_.text,
+                    ec.message()));
+    close();
+    return;
+  }
+  started_ = true;
+  write_queue_.push_back(encode_frame(handshake_event(
+      context_.auth_required(), context_.config->limits.max_frame_bytes, decoder_.max_frame_bytes())));
+  do_write();
   do_read();
 }
 
@@ -57,29 +71,77 @@ void Session::drain() {
   if (closed_ || read_closed_) return;
   read_closed_ = true;
   no_linger_ = true;
-  boost::system::error_code ec;
-  socket_.shutdown(tcp::socket::shutdown_receive, ec);
+  transport_->shutdown_receive();
   maybe_finish();
 }
 
 void Session::close() {
   if (closed_) return;
   closed_ = true;
-  boost::system::error_code ec;
   timer_.cancel();
-  socket_.shutdown(tcp::socket::shutdown_both, ec);
-  socket_.close(ec);
+  transport_->close();
   slots_.clear();
   write_queue_.clear();
+  decoder_.release();
   context_.log->debug("connection {} closed", id_);
   context_.stats.connections_current.fetch_sub(1, std::memory_order_relaxed);
   connections_.remove(id_);  // may run the shutdown callback; touch nothing after
 }
 
+void Session::evict() {
+  if (closed_) return;
+  Stats::add(context_.stats.connections_refused);
+  connections_.throttled().log(
+      context_.log, spdlog::level::warn, "unauthenticated connections closed to make room",
+      fmt::format("connection {} from {}: closed before auth to make room for new connections "
+                  "(preauth budget)",
+                  id_, peer_.text));
+  if (started_ && writing_.empty() && write_queue_.empty()) {
+    transport_->write_now(encode_frame(error_response(
+        "null", "", err::kTooManyConnections,
+        "closed before authenticating: the daemon needs the slot for other clients")));
+  }
+  close();
+}
+
+void Session::recheck_auth() {
+  if (closed_) return;
+  token_still_valid();
+}
+
+bool Session::token_still_valid() {
+  if (!auth_.identity || !auth_.token_hash) return true;  // not authenticated by a token
+  std::shared_ptr<const TokenStore> store = context_.tokens();
+  if (auth_.verified_by.lock() == store) return true;
+  std::optional<Identity> now = store->identify(*auth_.token_hash);
+  if (now && now->principal == auth_.identity->principal && now->role == auth_.identity->role) {
+    auth_.verified_by = store;
+    return true;
+  }
+  connections_.throttled().log(
+      context_.log, spdlog::level::warn, err::kAuthRevoked,
+      fmt::format("connection {} from {}: token of principal {} ({}) {} by a reload; closing", id_,
+                  peer_.text, auth_.identity->principal, role_name(auth_.identity->role),
+                  now ? "changed" : "revoked"));
+  std::string principal = auth_.identity->principal;
+  auth_.identity.reset();
+  auth_.token_hash.reset();
+  fail(err::kAuthRevoked, "the token of principal '" + principal +
+                              "' was revoked or changed by a reload; authenticate again");
+  return false;
+}
+
+void Session::on_authenticated() {
+  connections_.authenticated(id_);
+  decoder_.set_max_frame_bytes(context_.config->limits.max_frame_bytes);
+  context_.log->debug("connection {} from {}: authenticated principal {} as {}", id_, peer_.text,
+                      auth_.identity->principal, role_name(auth_.identity->role));
+}
+
 void Session::do_read() {
-  if (reading_ || closed_) return;
+  if (reading_ || closed_ || !started_) return;
   reading_ = true;
-  socket_.async_read_some(
+  transport_->async_read_some(
       asio::buffer(read_buffer_),
       [self = shared_from_this()](boost::system::error_code ec, std::size_t bytes) {
         self->on_read(ec, bytes);
@@ -90,7 +152,7 @@ void Session::on_read(boost::system::error_code ec, std::size_t bytes) {
   reading_ = false;
   if (closed_) return;
   if (ec) {
-    if (ec != asio::error::eof) {
+    if (!is_end_of_stream(ec)) {
       if (ec != asio::error::operation_aborted) {
         context_.log->debug("connection {}: read failed: {}", id_, ec.message());
       }
@@ -128,14 +190,27 @@ void Session::process_frames() {
       break;
     }
     last_activity_ = Clock::now();
+    // A reload may have revoked the token since the last request.
+    if (!token_still_valid()) break;
+    const bool was_authenticated = auth_.identity.has_value();
+    const bool was_checked = auth_.token_checked;
     std::uint64_t seq = base_seq_ + slots_.size();
     slots_.emplace_back();
     std::optional<Reply> reply = handler_.handle(frame.payload, &auth_, make_later(seq));
+    if (!was_authenticated && auth_.identity) {
+      on_authenticated();
+    } else if (!was_checked && auth_.token_checked && !auth_.identity) {
+      connections_.throttled().log(
+          context_.log, spdlog::level::warn, "authentication failures",
+          fmt::format("connection {} from {}: authentication failed (unknown token)", id_,
+                      peer_.text));
+    }
     if (reply) {
       complete(seq, encode_frame(reply->json), reply->close);
       flush_ready();
     }
   }
+  decoder_.compact();
   flush_ready();
   if (!closed_ && !read_closed_ && outstanding() < cap) do_read();
   maybe_finish();
@@ -146,7 +221,7 @@ ReplyFn Session::make_later(std::uint64_t seq) {
   return [self = shared_from_this(), seq](Reply reply) {
     std::string frame = encode_frame(reply.json);
     bool close = reply.close;
-    asio::post(self->socket_.get_executor(),
+    asio::post(self->transport_->executor(),
                [self, seq, frame = std::move(frame), close]() mutable {
                  if (self->closed_) return;
                  self->complete(seq, std::move(frame), close);
@@ -186,7 +261,9 @@ void Session::flush_ready() {
 void Session::fail(const char* code, const std::string& message) {
   Stats::add(context_.stats.protocol_errors);
   Stats::add(context_.stats.errors);
-  context_.log->info("connection {} from {}: {}: {}", id_, peer_, code, message);
+  connections_.throttled().log(
+      context_.log, spdlog::level::info, code,
+      fmt::format("connection {} from {}: {}: {}", id_, peer_.text, code, message));
   read_closed_ = true;
   slots_.push_back(Slot{true, true, encode_frame(error_response("null", "", code, message))});
   flush_ready();
@@ -202,10 +279,10 @@ void Session::do_write() {
   }
   for (const std::string& frame : writing_) write_buffers_.push_back(asio::buffer(frame));
   write_started_ = Clock::now();
-  asio::async_write(socket_, write_buffers_,
-                    [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
-                      self->on_write(ec);
-                    });
+  transport_->async_write(write_buffers_,
+                          [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
+                            self->on_write(ec);
+                          });
 }
 
 void Session::on_write(boost::system::error_code ec) {
@@ -233,8 +310,7 @@ void Session::maybe_finish() {
     // Say goodbye with FIN, then read out what the client still sends, so the final reply
     // is not lost to a reset; the timer bounds how long.
     lingering_ = true;
-    boost::system::error_code ec;
-    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    transport_->shutdown_send();
     arm_timer(Clock::now() +
               std::min<Clock::duration>(kLinger, context_.config->limits.idle_timeout));
     do_read();
@@ -255,8 +331,19 @@ void Session::on_timer(boost::system::error_code ec) {
     close();
     return;
   }
+  if (!started_) {
+    // Still in the TLS handshake at the auth deadline: nothing can be sent on the stream.
+    connections_.throttled().log(
+        context_.log, spdlog::level::info, err::kAuthTimeout,
+        fmt::format("connection {} from {}: {}: TLS handshake not finished", id_, peer_.text,
+                    err::kAuthTimeout));
+    close();
+    return;
+  }
   if (!writing_.empty() && now - write_started_ >= limits.idle_timeout) {
-    context_.log->info("connection {} from {}: closed: not reading its replies", id_, peer_);
+    connections_.throttled().log(
+        context_.log, spdlog::level::info, "not reading replies",
+        fmt::format("connection {} from {}: closed: not reading its replies", id_, peer_.text));
     Stats::add(context_.stats.protocol_errors);
     close();
     return;

@@ -1,7 +1,9 @@
-// One client connection: handshake, then framed requests in and framed responses out, in
-// request order even though decisions complete out of order on the workers (pipelining).
-// Owns the deadlines that keep hostile clients from holding resources: auth deadline, idle
-// timeout, write stall, per-connection in-flight cap (reading pauses at the cap).
+// One client connection over any Transport (TCP, TLS, Unix socket): handshake, then framed
+// requests in and framed responses out, in request order even though decisions complete out
+// of order on the workers (pipelining). Owns the deadlines and limits that keep hostile
+// clients from holding resources: auth deadline, a small frame limit until auth, idle
+// timeout, write stall, per-connection in-flight cap (reading pauses at the cap); closes
+// itself when its token is revoked by a reload.
 // Lifetime: shared_from_this; every pending handler holds the session. All members are
 // touched only on the I/O thread; worker completions are posted back to it.
 #pragma once
@@ -18,6 +20,7 @@
 #include "server/frame.h"
 #include "server/request_handler.h"
 #include "server/server_context.h"
+#include "server/transport.h"
 
 namespace warden::server {
 
@@ -25,10 +28,10 @@ class Connections;
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  using tcp = boost::asio::ip::tcp;
   using Clock = std::chrono::steady_clock;
 
-  Session(tcp::socket socket, ServerContext& context, Connections& connections, std::uint64_t id);
+  Session(std::unique_ptr<Transport> transport, PeerInfo peer, ServerContext& context,
+          Connections& connections, std::uint64_t id);
   ~Session();
 
   void start();
@@ -36,6 +39,12 @@ class Session : public std::enable_shared_from_this<Session> {
   void drain();
   // Closes at once; replies still in flight are dropped.
   void close();
+  // Closes an unauthenticated connection to make room (admission budget); best-effort error.
+  void evict();
+  // The token set changed: an authenticated session whose token is gone, or now names
+  // another principal or role, gets E_AUTH_REVOKED and is closed.
+  void recheck_auth();
+  const PeerInfo& peer() const { return peer_; }
 
  private:
   struct Slot {
@@ -44,6 +53,10 @@ class Session : public std::enable_shared_from_this<Session> {
     std::string frame;
   };
 
+  void on_started(boost::system::error_code ec);
+  // False when the session was closed because its token no longer holds.
+  bool token_still_valid();
+  void on_authenticated();
   void do_read();
   void on_read(boost::system::error_code ec, std::size_t bytes);
   void process_frames();
@@ -59,13 +72,13 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_timer(boost::system::error_code ec);
   std::size_t outstanding() const { return slots_.size() + write_queue_.size() + writing_.size(); }
 
-  tcp::socket socket_;
+  std::unique_ptr<Transport> transport_;
   boost::asio::steady_timer timer_;
   ServerContext& context_;
   Connections& connections_;
   RequestHandler handler_;
   const std::uint64_t id_;
-  std::string peer_;
+  PeerInfo peer_;
   FrameDecoder decoder_;
   std::array<char, 16384> read_buffer_;
   SessionAuth auth_;
@@ -82,6 +95,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool no_linger_ = false;  // draining for shutdown: close as soon as replies are written
   bool lingering_ = false;  // final reply sent; discarding input until the peer closes
   bool closed_ = false;
+  bool started_ = false;  // transport ready (TLS handshake done); handshake event sent
 
   Clock::time_point auth_deadline_;
   Clock::time_point last_activity_;

@@ -170,7 +170,10 @@ bool TokenStore::load(const std::string& path, TokenStore* store,
 
 std::optional<Identity> TokenStore::authenticate(std::string_view token) const {
   if (token.empty() || token.size() > kMaxTokenBytes) return std::nullopt;
-  TokenHash presented = hash_token(token);
+  return identify(hash_token(token));
+}
+
+std::optional<Identity> TokenStore::identify(const TokenHash& presented) const {
   const Entry* match = nullptr;
   for (const Entry& entry : entries_) {
     // Every entry is compared in full, whatever matched before.

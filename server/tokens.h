@@ -39,6 +39,8 @@ class TokenStore {
 
   // Hashes the token and compares it with every entry in constant time (no early exit).
   std::optional<Identity> authenticate(std::string_view token) const;
+  // The same for a token already hashed (re-checking live sessions after a reload).
+  std::optional<Identity> identify(const TokenHash& hash) const;
 
   std::size_t size() const { return entries_.size(); }
 

@@ -1,8 +1,13 @@
-// Tests for warden::paths (lexical normalization and containment), incl. traversal tricks.
-// Run with: bindings_tests "[paths]". Single-threaded.
+// Tests for warden::paths: lexical normalization and containment (traversal tricks), and
+// symlink resolution on real temporary directories. Run with: bindings_tests "[paths]".
+// Single-threaded.
 #include <catch2/catch.hpp>
 
+#include <stdlib.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "bindings/paths.h"
@@ -135,4 +140,130 @@ TEST_CASE("paths functions are linear on 1 MB inputs", "[paths]") {
   CHECK_FALSE(paths::within(std::string(1 << 20, '$'), "/"));
   std::string junk(1 << 20, '\xFF');
   CHECK(norm(junk).size() == (1 << 20) + 6);
+}
+
+// ---- Symlink resolution (real temporary directories, real symlinks) ----
+
+namespace {
+
+// A fresh directory under the system temp dir, removed at scope exit. `root` is its real path.
+struct TempTree {
+  std::string root;
+  TempTree() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "warden-paths-XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    root = std::filesystem::canonical(tmpl).string();
+  }
+  ~TempTree() {
+    std::error_code ec;
+    std::filesystem::remove_all(root, ec);
+  }
+  std::string operator/(std::string_view rel) const { return root + "/" + std::string(rel); }
+  void dir(std::string_view rel) const { std::filesystem::create_directories(*this / rel); }
+  void file(std::string_view rel) const { std::ofstream(*this / rel) << "x"; }
+  void link(std::string_view rel, const std::string& target) const {
+    std::filesystem::create_symlink(target, *this / rel);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("join keeps dot segments for the kernel walk", "[paths][resolve]") {
+  CHECK(paths::join("a/../b", "/w", "/h") == "/w/a/../b");
+  CHECK(paths::join("~/x", "/w", "/h") == "/h//x");  // repeated "/" is harmless to the walk
+  CHECK(paths::join("/abs/./x", "/w", "/h") == "/abs/./x");
+  CHECK(paths::join("x", "c/..", "/h") == "/c/../x");
+  CHECK(paths::join("$X/y", "/w", "/h").empty());
+  CHECK(paths::join("~root/x", "/w", "/h").empty());
+}
+
+TEST_CASE("resolve follows symlinks of the existing part and appends the rest", "[paths][resolve]") {
+  TempTree t;
+  t.dir("ws/src");
+  t.dir("outside/secret");
+  t.file("outside/secret/key");
+  t.link("ws/out_link", t / "outside");          // absolute target
+  t.link("ws/rel_link", "../outside/secret");      // relative target
+  t.link("ws/file_link", t / "outside/secret/key");
+  t.link("ws/chain", "out_link");                  // link to a link
+  t.link("ws/loop_a", "loop_b");
+  t.link("ws/loop_b", "loop_a");
+
+  CHECK(paths::resolve(t / "ws/src") == t / "ws/src");
+  CHECK(paths::resolve(t / "ws/out_link/secret/key") == t / "outside/secret/key");
+  CHECK(paths::resolve(t / "ws/rel_link/key") == t / "outside/secret/key");
+  CHECK(paths::resolve(t / "ws/file_link") == t / "outside/secret/key");  // last component too
+  CHECK(paths::resolve(t / "ws/chain/secret") == t / "outside/secret");
+  // Missing tail: appended lexically to the resolved existing prefix.
+  CHECK(paths::resolve(t / "ws/out_link/new/file.txt") == t / "outside/new/file.txt");
+  CHECK(paths::resolve(t / "ws/src/new/../x") == t / "ws/src/x");
+  // ".." after a symlink is the parent of the target, as the kernel sees it.
+  CHECK(paths::resolve(t / "ws/rel_link/../../ws/src") == t / "ws/src");
+  CHECK(paths::resolve(t / "ws/out_link/..") == t.root);
+  // Back on the filesystem after a missing component: symlinks count again.
+  CHECK(paths::resolve(t / "ws/missing/../out_link/secret") == t / "outside/secret");
+  // Below a regular file: lexical.
+  CHECK(paths::resolve(t / "outside/secret/key/x") == t / "outside/secret/key/x");
+  // Failures are "", never a guess.
+  CHECK(paths::resolve(t / "ws/loop_a").empty());
+  CHECK(paths::resolve(t / "ws/loop_a/x").empty());
+  CHECK(paths::resolve("relative/x").empty());
+  CHECK(paths::resolve("").empty());
+  CHECK(paths::resolve("/" + std::string(5000, 'a')).empty());
+  CHECK(paths::resolve("/") == "/");
+}
+
+TEST_CASE("a symlink inside the workspace does not make its target in the workspace", "[paths][resolve]") {
+  TempTree t;
+  t.dir("ws/src");
+  t.dir("etc");
+  t.file("etc/shadow");
+  t.link("ws/etc_link", t / "etc");
+  paths::Resolver r;
+  const std::string home = t / "home";
+  const paths::Location root = r.locate(t / "ws", "", home);
+
+  // Lexically inside, really outside: was "in the workspace" with lexical containment only.
+  const paths::Location shadow = r.locate("etc_link/shadow", t / "ws", home);
+  CHECK(shadow.normalized == t / "ws/etc_link/shadow");
+  CHECK(shadow.resolved == t / "etc/shadow");
+  CHECK(paths::within(shadow.normalized, root.normalized));
+  CHECK_FALSE(paths::within(shadow, root));
+
+  CHECK(paths::within(r.locate("src/a.c", t / "ws", home), root));
+  CHECK(paths::within(r.locate("src/new/dir/file", t / "ws", home), root));  // not created yet
+  CHECK_FALSE(paths::within(r.locate("../etc/shadow", t / "ws", home), root));
+  CHECK_FALSE(paths::within(r.locate("etc_link", t / "ws", home), root));
+  // Lexically outside but resolving inside is not inside either (both must hold).
+  t.link("etc/ws_link", t / "ws");
+  CHECK_FALSE(paths::within(r.locate(t / "etc/ws_link/src", "", home), root));
+  // Unknown resolution is never inside.
+  t.link("ws/loop", "loop");
+  CHECK_FALSE(paths::within(r.locate("loop/x", t / "ws", home), root));
+  CHECK_FALSE(paths::within(r.locate("$X/y", t / "ws", home), root));
+}
+
+TEST_CASE("a workspace root reached through a symlink is resolved too", "[paths][resolve]") {
+  TempTree t;
+  t.dir("real_ws/src");
+  t.link("ws", t / "real_ws");
+  paths::Resolver r;
+  const paths::Location root = r.locate(t / "ws", "", "/h");
+  CHECK(root.resolved == t / "real_ws");
+  CHECK(paths::within(r.locate("src/x", t / "ws", "/h"), root));
+  CHECK_FALSE(paths::within(r.locate(t / "real_ws/src/x", "", "/h"), root));  // lexically outside
+}
+
+TEST_CASE("Resolver caches until cleared; a changed symlink is seen after clear", "[paths][resolve]") {
+  TempTree t;
+  t.dir("a");
+  t.dir("b");
+  t.link("l", t / "a");
+  paths::Resolver r;
+  CHECK(r.locate(t / "l/x", "", "/h").resolved == t / "a/x");
+  std::filesystem::remove(t / "l");
+  t.link("l", t / "b");
+  CHECK(r.locate(t / "l/x", "", "/h").resolved == t / "a/x");  // same decision: cached
+  r.clear();
+  CHECK(r.locate(t / "l/x", "", "/h").resolved == t / "b/x");
 }

@@ -860,16 +860,22 @@ TEST_CASE("while and until", "[shell]") {
 }
 
 TEST_CASE("for", "[shell]") {
+  // The loop variable is an assignment-only command before the body.
   const ParseResult r = ok("for v in a b; do rm $v; done");
-  REQUIRE(r.commands.size() == 1);
-  CHECK(r.commands[0].program == "rm");
-  CHECK(r.commands[0].dynamic);
+  REQUIRE(r.commands.size() == 2);
+  CHECK(r.commands[0].program.empty());
+  REQUIRE(r.commands[0].assignments.size() == 1);
+  CHECK(r.commands[0].assignments[0].name == "v");
+  CHECK(r.commands[0].assignments[0].value == "a b");
+  CHECK(r.commands[0].assignments[0].dynamic);
+  CHECK(r.commands[1].program == "rm");
+  CHECK(r.commands[1].dynamic);
   const ParseResult s = ok("for f in $(ls); do rm \"$f\"; done");
-  CHECK(programs(s) == V{"ls", "rm"});
+  CHECK(programs(s) == V{"ls", "", "rm"});
   CHECK(s.commands[0].depth == 1);
   CHECK(programs(ok("for ((i=0;i<3;i++)); do rm x; done")) == V{"rm"});
-  CHECK(programs(ok("for x\ndo\nrm x\ndone")) == V{"rm"});
-  CHECK(programs(ok("select x in a b; do rm $x; done")) == V{"rm"});
+  CHECK(programs(ok("for x\ndo\nrm x\ndone")) == V{"", "rm"});
+  CHECK(programs(ok("select x in a b; do rm $x; done")) == V{"", "rm"});
 }
 
 TEST_CASE("case", "[shell]") {
@@ -924,7 +930,7 @@ TEST_CASE("multi-line script", "[shell]") {
       "  fi\n"
       "done\n"
       "rm -rf /tmp/x\n";
-  CHECK(programs(ok(script)) == V{"set", "[", "gzip", "rm"});
+  CHECK(programs(ok(script)) == V{"set", "", "[", "gzip", "rm"});
 }
 
 // ---------------------------------------------------------------- comments
@@ -1008,6 +1014,7 @@ TEST_CASE("1 MB inputs", "[shell]") {
   while (words.size() < (1u << 20)) words += "ab ";
   Limits wide;
   wide.max_words = 1u << 20;
+  wide.max_total_words = 1u << 20;
   CHECK(ok("echo " + words, wide).commands.at(0).args.size() > 300000);
   const ParseResult capped = parse("echo " + words);  // default cap: words per command
   CHECK_FALSE(capped.ok);
@@ -1181,10 +1188,24 @@ TEST_CASE("assignments on wrappers reach the wrapped command", "[shell][assign]"
 TEST_CASE("declaration builtins report the variables they set", "[shell][assign]") {
   const SimpleCommand e = one("export LD_PRELOAD=/tmp/x.so PATH");
   CHECK(e.program == "export");
-  CHECK(assigns(e) == AV{{"LD_PRELOAD", "/tmp/x.so"}});
+  CHECK(assigns(e) == AV{{"LD_PRELOAD", "/tmp/x.so"}, {"PATH", ""}});
+  CHECK_FALSE(e.assignments[0].dynamic);
+  CHECK(e.assignments[1].dynamic);  // exported with a value set elsewhere
   CHECK(assigns(one("declare -x GIT_CONFIG_COUNT=1")) == AV{{"GIT_CONFIG_COUNT", "1"}});
+  CHECK(assigns(one("declare -x LD_PRELOAD")) == AV{{"LD_PRELOAD", ""}});
+  CHECK(assigns(one("declare A")).empty());  // not exported, no value
   CHECK(assigns(one("readonly A=1")) == AV{{"A", "1"}});
   CHECK(one("echo A=1").assignments.empty());
+}
+
+TEST_CASE("read and printf -v set variables known only at run time", "[shell][assign]") {
+  const SimpleCommand r = one("read -r -p prompt PATH X <<< /tmp/evil");
+  CHECK(assigns(r) == AV{{"PATH", ""}, {"X", ""}});
+  CHECK(r.assignments[0].dynamic);
+  CHECK(assigns(one("read -a ARR")) == AV{{"ARR", ""}});
+  CHECK(assigns(one("printf -v PATH %s .")) == AV{{"PATH", ""}});
+  CHECK(assigns(one("printf -vPATH .")) == AV{{"PATH", ""}});
+  CHECK(one("printf '%s' -v").assignments.empty());
 }
 
 TEST_CASE("words per simple command are capped, not truncated", "[shell][limits]") {
@@ -1199,6 +1220,8 @@ TEST_CASE("words per simple command are capped, not truncated", "[shell][limits]
   CHECK(parse("a >x >y >z 2>w", limits).failure == warden::shell::Failure::Limit);
   CHECK(parse("a; b 1 2 3 4", limits).failure == warden::shell::Failure::Limit);
   CHECK(parse("echo 'x", limits).failure == warden::shell::Failure::Syntax);
+  CHECK(parse("for v in 1 2 3 4 5; do ls; done", limits).failure == warden::shell::Failure::Limit);
+  CHECK(parse("for v in 1 2 3 4; do ls; done", limits).ok);
 }
 
 TEST_CASE("a passed deadline stops the parse", "[shell][limits]") {
@@ -1212,4 +1235,25 @@ TEST_CASE("a passed deadline stops the parse", "[shell][limits]") {
   CHECK(r.commands.empty());
   limits.deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
   CHECK(parse(line, limits).ok);
+}
+
+TEST_CASE("assignments copied into a nested shell count against the caps", "[shell][limits]") {
+  Limits limits;
+  limits.max_words = 6;
+  // Three assignments on `bash -c`, each copied to the inner command of four words.
+  CHECK(parse("A=1 B=2 C=3 bash -c 'ls a b'", limits).ok);
+  CHECK(parse("A=1 B=2 C=3 bash -c 'ls a b c'", limits).failure == warden::shell::Failure::Limit);
+  Limits total;
+  total.max_total_words = 100;
+  std::string inner;
+  for (int i = 0; i < 40; ++i) inner += "ls; ";
+  CHECK(parse("A=1 B=2 bash -c '" + inner + "'", total).failure == warden::shell::Failure::Limit);
+  CHECK(parse("bash -c '" + inner + "'", total).ok);
+}
+
+TEST_CASE("an assignment after the time keyword is still an assignment", "[shell][assign]") {
+  const SimpleCommand c = one("time LD_PRELOAD=/tmp/x.so ls");
+  CHECK(c.program == "ls");
+  REQUIRE(c.assignments.size() == 1);
+  CHECK(c.assignments[0].name == "LD_PRELOAD");
 }

@@ -2,6 +2,8 @@
 // assignment facts, and the caps and deadline that bound deriving facts.
 #include <rapidjson/document.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "tests/engine/engine_test_util.h"
@@ -68,6 +70,15 @@ TEST_CASE("a key holding a dot cannot shadow the field it spells", "[proposal][k
   // The same command without the decoy is judged as what it is.
   Decision d = decide_ok(engine, R"({"target":"shell","payload":{"command":"rm -rf /"}})");
   CHECK(d.outcome == Outcome::Reject);
+}
+
+TEST_CASE("a refused key is quoted short in the error", "[proposal][keys]") {
+  Engine engine(must_compile(kRmRules), test_options());
+  const std::string key = std::string(5000, 'x') + ".y";
+  DecideResult r = engine.decide(R"({"target":"reply","payload":{")" + key + R"(":1}})");
+  REQUIRE_FALSE(r.ok);
+  CHECK(r.error.code == code::kInputShape);
+  CHECK(r.error.message.size() < 200);
 }
 
 TEST_CASE("sibling keys that differ only by ASCII case are refused", "[proposal][keys]") {
@@ -155,6 +166,20 @@ TEST_CASE("the authenticated principal replaces the proposal's claim for rules a
   Decision e = decide_ok(engine, request);
   CHECK(e.reason == "alice");
   CHECK(std::string(parse(e.action_json)["context"]["principal"].GetString()) == "alice");
+
+  std::string cased = R"({"target":"reply","context":{"Principal":"mallory"}})";
+  request.proposal_json = cased;
+  Decision c = decide_ok(engine, request);
+  CHECK(c.reason == "alice");
+  rapidjson::Document cased_action = parse(c.action_json);
+  CHECK_FALSE(cased_action["context"].HasMember("Principal"));
+  CHECK(std::string(cased_action["context"]["principal"].GetString()) == "alice");
+
+  std::string same = R"({"target":"reply","context":{"principal":"alice"}})";
+  request.proposal_json = same;
+  Decision unchanged = decide_ok(engine, request);
+  CHECK(unchanged.reason == "alice");
+  CHECK(unchanged.action_json == same);
 
   request.principal.reset();  // no authenticated identity: the proposal's own field
   request.proposal_json = json;
@@ -268,4 +293,47 @@ TEST_CASE("too many JSON values is an input error at the configured cap", "[prop
   Engine engine(must_compile(warden::test::kSimpleRules), options);
   CHECK(error_code(engine, R"({"target":"reply","payload":{"a":[1,2,3,4,5,6]}})") == code::kInputTooLarge);
   CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"a":[1,2]}})")).ok);
+}
+
+TEST_CASE("a condition that loops while facts are asserted stops at the deadline", "[proposal][limits]") {
+  const char* rules = R"(
+(deffunction spin () (while TRUE do (+ 1 1)) TRUE)
+(defrule looping-condition (proposal (id ?id) (target tool)) (test (spin))
+  => (assert (decision (proposal ?id) (outcome approve) (rule looping-condition))))
+(defrule fine (proposal (id ?id) (target reply))
+  => (assert (decision (proposal ?id) (outcome approve) (rule fine))))
+)";
+  EngineOptions options = test_options();
+  options.deadline = std::chrono::milliseconds(50);
+  Engine engine(must_compile(rules), options);
+  Decision d = decide_ok(engine, R"({"target":"tool"})");
+  CHECK(d.outcome == Outcome::Reject);
+  CHECK(d.error_code == "E_DEADLINE");
+  CHECK(d.rules.empty());
+  Decision after = decide_ok(engine, R"({"target":"reply"})");
+  INFO(after.reason);
+  CHECK(after.outcome == Outcome::Approve);
+}
+
+TEST_CASE("the shipped pack redacts a secret in any string of a message or reply payload", "[proposal][secrets]") {
+  std::ifstream in(std::string(WARDEN_SOURCE_DIR) + "/rules/secrets_outbound.clp");
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  Engine engine(must_compile(text.str()), test_options());
+  Decision m = decide_ok(engine, R"({"target":"message","payload":{"channel":"#g","text":"see attached",)"
+                                 R"("attachments":[{"name":"n","content":"token: ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"}]}})");
+  CHECK(m.outcome == Outcome::ApprovalRequired);
+  REQUIRE(m.rewrites.size() == 1);
+  CHECK(m.rewrites[0].key == "payload.attachments.0.content");
+  rapidjson::Document action = parse(m.action_json);
+  CHECK(std::string(action["payload"]["attachments"][0]["content"].GetString()) == "token: [REDACTED]");
+  CHECK(std::string(action["payload"]["text"].GetString()) == "see attached");
+
+  Decision r = decide_ok(engine, R"({"target":"reply","payload":{"text":"done","meta":{"note":"AKIAIOSFODNN7EXAMPLE"}}})");
+  CHECK(r.outcome == Outcome::ApprovalRequired);
+  CHECK(std::string(parse(r.action_json)["payload"]["meta"]["note"].GetString()) == "[REDACTED]");
+
+  Decision clean = decide_ok(engine, R"({"target":"reply","payload":{"text":"done","meta":{"note":"all tests pass"}}})");
+  CHECK(clean.rewrites.empty());
 }

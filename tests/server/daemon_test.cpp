@@ -63,13 +63,78 @@ TEST_CASE("auth then decide returns the dry-run decision JSON", "[server][daemon
   CHECK(
       std::string(approved["payload"]["decision"]["action"]["context"]["principal"].GetString()) ==
       "alice");
-  // A repeated key cannot smuggle another principal past the override.
-  std::string twice =
-      R"({"target":"reply","payload":{"text":"x"},"context":{"principal":"mallory"},)"
-      R"("context":{"principal":"eve","agent":"a"}})";
-  std::string reply2 = c.call(decide_request("d3", twice));
-  CHECK(reply2.find("mallory") == std::string::npos);
-  CHECK(reply2.find("\"eve\"") == std::string::npos);
+  // The override also replaces a principal the proposal spelled as a non-string.
+  std::string odd = R"({"target":"reply","payload":{"text":"x"},"context":{"principal":["m"]}})";
+  auto replaced = parse(c.call(decide_request("d3", odd)));
+  CHECK(std::string(replaced["payload"]["decision"]["action"]["context"]["principal"].GetString()) ==
+        "alice");
+}
+
+TEST_CASE("repeated keys and keys differing only in case are refused anywhere in a request",
+          "[server][daemon]") {
+  TempDir dir;
+  RunningDaemon d(test_config(dir));
+  REQUIRE(d.ok());
+  Connected c(d, Tokens{}.agent);
+  const std::string proposal = kReplyProposal;
+  // Each would be read one way by find_member (first wins) and another by other parsers.
+  const std::vector<std::string> ambiguous = {
+      R"({"type":"request","id":"1","payload":{"action":"decide","proposal":)" + proposal +
+          R"(},"payload":{"action":"status"}})",
+      R"({"type":"request","id":"1","Payload":{"action":"status"},"payload":{"action":"decide","proposal":)" +
+          proposal + "}}",
+      R"({"type":"request","id":"1","payload":{"action":"decide","Action":"reload","proposal":)" +
+          proposal + "}}",
+      R"({"type":"request","id":"1","payload":{"action":"decide","proposal":)" + proposal +
+          R"(,"proposal":{"target":"shell","payload":{"command":"rm -rf /"}}}})",
+      R"({"type":"request","id":"1","payload":{"action":"decide","proposal":{"target":"reply",)"
+      R"("payload":{"text":"x"},"context":{"principal":"mallory"},"context":{"principal":"eve"}}}})",
+      R"({"type":"request","id":"1","payload":{"action":"decide","proposal":{"target":"reply",)"
+      R"("payload":{"text":"x","Text":"y"}}}})",
+      R"({"type":"request","id":"1","id":"2","payload":{"action":"decide","proposal":)" + proposal +
+          "}}",
+  };
+  for (const std::string& request : ambiguous) {
+    INFO(request);
+    std::string reply = c.call(request);
+    CHECK(error_code(reply) == err::kBadRequest);
+    CHECK(reply.find("mallory") == std::string::npos);
+  }
+  // The connection stays usable.
+  CHECK(error_code(c.call(decide_request("ok", kReplyProposal))) == "");
+}
+
+TEST_CASE("a reload that revokes or changes a token closes the sessions it authenticated",
+          "[server][daemon]") {
+  TempDir dir;
+  Config config = test_config(dir);
+  RunningDaemon d(config);
+  REQUIRE(d.ok());
+  Tokens t;
+  Connected agent(d, t.agent);
+  Connected approver(d, t.approver);
+  Connected admin(d, t.admin);
+  CHECK(error_code(agent.call(decide_request("before", kShellProposal))) == "");
+  // alice's token is removed; bob's token now names another principal; root's is kept.
+  dir.write("tokens", "approver robert " + token_hash_text(t.approver) + "\nadmin root " +
+                          token_hash_text(t.admin) + "\n");
+  REQUIRE(error_code(admin.call(make_request("r", "reload"))) == "");
+  for (Connected* revoked : {&agent, &approver}) {
+    std::string error;
+    revoked->client.send_message(decide_request("after", kShellProposal), &error);  // may fail
+    std::vector<std::string> codes;
+    std::string payload;
+    while (revoked->client.read_message(&payload, 5000ms) == Client::ReadStatus::Ok) {
+      codes.push_back(error_code(payload));
+    }
+    CHECK(codes == std::vector<std::string>{err::kAuthRevoked});
+  }
+  // The kept token's session goes on.
+  CHECK(error_code(admin.call(make_request("s", "status"))) == "");
+  // The removed token cannot authenticate again.
+  Connected again(d);
+  CHECK(error_code(again.call(make_request("a", "auth", "\"token\":\"" + t.agent + "\""))) ==
+        err::kAuthFailed);
 }
 
 TEST_CASE("a proposal the engine refuses is an E_INPUT error, not a dropped connection",

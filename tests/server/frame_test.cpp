@@ -103,3 +103,45 @@ TEST_CASE("decoder reports an unfinished frame as mid_frame", "[server][frame]")
   CHECK(r.payload == "{\"a\":1}");
   CHECK_FALSE(d.mid_frame());
 }
+
+TEST_CASE("memory follows the bytes received, not the length announced", "[server][frame]") {
+  FrameDecoder d(0xFFFFFF);
+  // A stalled peer announces 16 MiB and sends ten bytes.
+  std::string start = "ffffff0123456789";
+  d.feed(start.data(), start.size());
+  CHECK(d.next().status == Status::NeedMore);
+  CHECK(d.capacity() < 4096);
+}
+
+TEST_CASE("a large frame's buffer is returned once it is handed out", "[server][frame]") {
+  FrameDecoder d(1 << 20);
+  std::string big = encode_frame(std::string(900 * 1024, 'x'));
+  d.feed(big.data(), big.size());
+  REQUIRE(d.next().status == Status::Good);
+  CHECK(d.capacity() >= 900 * 1024);
+  d.compact();
+  CHECK(d.capacity() <= 64 * 1024);
+  // A small frame after it still decodes, and release() frees everything.
+  std::string small = encode_frame("{}");
+  d.feed(small.data(), small.size());
+  CHECK(d.next().payload == "{}");
+  d.release();
+  CHECK(d.capacity() <= sizeof(std::string));
+}
+
+TEST_CASE("the frame limit can be raised between frames (after auth)", "[server][frame]") {
+  FrameDecoder d(16);
+  std::string stream = encode_frame("{\"token\":1}") + encode_frame(std::string(100, 'y'));
+  d.feed(stream.data(), stream.size());
+  REQUIRE(d.next().status == Status::Good);
+  d.set_max_frame_bytes(1024);
+  auto r = d.next();
+  REQUIRE(r.status == Status::Good);
+  CHECK(r.payload.size() == 100);
+  FrameDecoder strict(16);
+  strict.feed(stream.data(), stream.size());
+  REQUIRE(strict.next().status == Status::Good);
+  auto bad = strict.next();
+  CHECK(bad.status == Status::Bad);
+  CHECK(std::string(bad.code) == err::kFrameTooLarge);
+}

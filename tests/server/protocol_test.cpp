@@ -67,8 +67,8 @@ TEST_CASE("replies are valid JSON with the id echoed", "[server][protocol]") {
       error_response("null", "", "E_X", "m\"q") ==
       R"({"type":"response","id":null,"payload":{"ok":false,"error":{"code":"E_X","message":"m\"q"}}})");
   CHECK(
-      handshake_event(true, 10) ==
-      R"({"type":"event","payload":{"action":"handshake","version":"1","server":"warden","auth":"token","max_frame_bytes":10}})");
+      handshake_event(true, 10, 5) ==
+      R"({"type":"event","payload":{"action":"handshake","version":"1","server":"warden","auth":"token","max_frame_bytes":10,"max_preauth_frame_bytes":5}})");
   CHECK(json_string(std::string("a\n\x01")) == R"("a\n\u0001")");
 }
 
@@ -96,4 +96,27 @@ TEST_CASE("lone surrogate escapes never reach a reply as invalid UTF-8", "[serve
   doc.Parse(R"({"a":"\udc3a"})");
   REQUIRE_FALSE(doc.HasParseError());
   CHECK_FALSE(to_valid_json_text(doc, &out));
+}
+
+TEST_CASE("ambiguous keys anywhere in the document are E_BAD_REQUEST", "[server][protocol]") {
+  CHECK(code_of(R"({"type":"request","payload":{"action":"a"},"payload":{"action":"b"}})") ==
+        err::kBadRequest);
+  CHECK(code_of(R"({"type":"request","Payload":{"action":"b"},"payload":{"action":"a"}})") ==
+        err::kBadRequest);
+  CHECK(code_of(R"({"type":"request","payload":{"action":"a","ACTION":"b"}})") == err::kBadRequest);
+  CHECK(code_of(R"({"type":"request","TYPE":"event","payload":{"action":"a"}})") ==
+        err::kBadRequest);
+  CHECK(code_of(R"({"type":"request","payload":{"action":"a","p":[{"x":1},{"y":{"k":1,"k":2}}]}})") ==
+        err::kBadRequest);
+  // Same key in different objects is fine; so are keys that differ in more than case.
+  CHECK(code_of(R"({"type":"request","payload":{"action":"a","p":{"action":1},"q":[{"k":1},{"k":2}]}})") ==
+        "");
+  // Non-ASCII letters are not folded: "É" and "é" are different keys.
+  CHECK(code_of("{\"type\":\"request\",\"payload\":{\"action\":\"a\",\"\xc3\x89\":1,\"\xc3\xa9\":2}}") ==
+        "");
+  rapidjson::Document doc;
+  doc.Parse(R"({"a":{"b":[{"c":1,"C":2}]}})");
+  ProtocolError e = check_keys(doc);
+  REQUIRE(e);
+  CHECK(e.message.find("a.b.[]") != std::string::npos);
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <rapidjson/document.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -107,7 +109,8 @@ inline Config test_config(const TempDir& dir) {
 // A daemon serving on a thread for the lifetime of the object.
 class RunningDaemon {
  public:
-  explicit RunningDaemon(Config config) : daemon_(std::make_unique<Daemon>(std::move(config))) {
+  explicit RunningDaemon(Config config, Daemon::Options options = {})
+      : daemon_(std::make_unique<Daemon>(std::move(config), std::move(options))) {
     result_ = daemon_->start();
     if (result_.ok) thread_ = std::thread([this] { exit_code_ = daemon_->run(); });
   }
@@ -131,6 +134,16 @@ class RunningDaemon {
   std::thread thread_;
   int exit_code_ = -1;
 };
+
+// A logger writing text lines into *out (read it after the daemon stopped).
+inline Logger capture_logger(const std::shared_ptr<std::ostringstream>& out,
+                             spdlog::level::level_enum level = spdlog::level::info) {
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(*out);
+  auto logger = std::make_shared<spdlog::logger>("warden-test", sink);
+  logger->set_pattern("%l %v");
+  logger->set_level(level);
+  return logger;
+}
 
 inline rapidjson::Document parse(const std::string& json) {
   rapidjson::Document doc;
