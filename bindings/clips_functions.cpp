@@ -88,14 +88,6 @@ void* string_function(void* env, const char* name, int min, int max, F&& body) {
   return empty_string(env);
 }
 
-// The symbol behind argument i, or null if it is not a string or symbol.
-const void* symbol_arg(void* env, int i) {
-  DATA_OBJECT arg;
-  if (EnvRtnArgCount(env) < i) return nullptr;
-  EnvRtnUnknown(env, i, &arg);
-  return GetType(arg) == STRING || GetType(arg) == SYMBOL ? GetValue(arg) : nullptr;
-}
-
 extern "C" int RegexMatchFn(void* env) {
   return boolean_function(env, "regex-match", 2, [env](std::string_view pattern, std::string_view s) {
     bool matched = false;
@@ -130,15 +122,17 @@ extern "C" int InWorkspaceFn(void* env) {
 }
 
 extern "C" int LooksLikeSecretFn(void* env) {
-  const void* key = symbol_arg(env, 1);
-  auto& memo = context(env).secret_memo;
-  if (key) {
-    if (auto it = memo.find(key); it != memo.end()) return it->second ? TRUE : FALSE;
-  }
-  int result = boolean_function(env, "looks-like-secret", 1,
-                                [](std::string_view s, std::string_view) { return secrets::looks_like_secret(s); });
-  if (key && !GetEvaluationError(env)) memo.emplace(key, result == TRUE);
-  return result;
+  return boolean_function(env, "looks-like-secret", 1, [env](std::string_view s, std::string_view) {
+    // Memoized by content: the same value is often tested by many rules in one decision.
+    auto& memo = context(env).secret_memo;
+    const bool cacheable = s.size() <= BindingContext::kMaxMemoBytes;
+    if (cacheable) {
+      if (auto it = memo.find(s); it != memo.end()) return it->second;
+    }
+    const bool found = secrets::looks_like_secret(s);  // throws on internal errors
+    if (cacheable && memo.size() < BindingContext::kMaxMemoEntries) memo.emplace(std::string(s), found);
+    return found;
+  });
 }
 
 extern "C" int StrContainsFn(void* env) {
@@ -263,6 +257,12 @@ const FunctionEntry kFunctions[] = {
 };
 
 }  // namespace
+
+std::vector<const char*> rule_function_names() {
+  std::vector<const char*> names;
+  for (const auto& f : kFunctions) names.push_back(f.name);
+  return names;
+}
 
 bool register_functions(void* env) {
   bool ok = true;

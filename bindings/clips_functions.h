@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "bindings/paths.h"
 #include "bindings/regex_cache.h"
@@ -21,9 +23,15 @@ struct BindingContext {
   std::function<std::int64_t()> clock;  // seconds since the epoch; null = system clock
   std::string last_error;               // why the last function call failed
 
-  // Results memoized for one decision, keyed by CLIPS symbol pointers (stable while the
-  // decision's facts hold them). Cleared by begin_decision().
-  std::unordered_map<const void*, bool> secret_memo;
+  // looks-like-secret results for one decision, keyed by the string's content (values up
+  // to kMaxMemoBytes, at most kMaxMemoEntries). Cleared by begin_decision().
+  static constexpr std::size_t kMaxMemoBytes = 64 * 1024;
+  static constexpr std::size_t kMaxMemoEntries = 4096;
+  struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, bool, StringHash, std::equal_to<>> secret_memo;
   paths::Resolver resolver;  // symlink resolutions, valid for one decision
   std::unordered_map<std::string, urls::Url> url_memo;  // url-* functions, keyed by text
   void begin_decision() {
@@ -36,5 +44,8 @@ struct BindingContext {
 // The environment's context pointer must be a BindingContext* (SetEnvironmentContext).
 // Returns false if CLIPS refused a definition.
 bool register_functions(void* env);
+
+// The names register_functions() defines, in table order.
+std::vector<const char*> rule_function_names();
 
 }  // namespace warden

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "bindings/text.h"
@@ -160,9 +161,10 @@ std::shared_ptr<const RE2> get(std::string_view glob, bool utf8) {
 
 // "**" matches anything including "/"; "**/" also matches zero directories, so "a/**/b"
 // matches "a/b" and "**/x" matches "x" (globstar). "*", "?" and brackets never match "/".
-// In RE2 terms "." is used with dot_nl, so newlines are matched like any other character.
+// Newlines are matched like any other character; the "s" flag is part of the translation,
+// so every user of it (glob-match and the pattern index) gets the same meaning.
 std::string to_regex(std::string_view glob) {
-  std::string out = "^(?:";
+  std::string out = "(?s)^(?:";
   std::string lit;
   const std::size_t n = glob.size();
   bool no_close = false;  // once a '[' has no ']', no later '[' has one either
@@ -214,16 +216,14 @@ std::string to_regex(std::string_view glob) {
 
 // Text that is not valid UTF-8 is matched byte-wise (Latin-1 mode): in UTF-8 mode RE2's
 // "[^/]*" would not match an invalid byte, which would let "/etc/\xff" escape "/etc/*".
-// Returns false if the glob cannot be compiled (e.g. too large for the memory budget).
+// A glob that cannot be compiled (too large for the memory budget) throws: "no match" would
+// let a forbid rule fail open.
 bool match(std::string_view glob, std::string_view text) {
-  try {
-    const bool utf8 = text::valid_utf8(text) && text::valid_utf8(glob);
-    auto re = get(glob, utf8);
-    if (!re || !re->ok()) return false;
-    return RE2::FullMatch(text, *re);
-  } catch (...) {
-    return false;
-  }
+  const bool utf8 = text::valid_utf8(text) && text::valid_utf8(glob);
+  auto re = get(glob, utf8);
+  if (!re || !re->ok())
+    throw std::runtime_error("glob cannot be compiled: " + (re ? re->error() : std::string("no pattern")));
+  return RE2::FullMatch(text, *re);
 }
 
 }  // namespace warden::glob

@@ -7,8 +7,10 @@
 
 namespace warden::glob {
 
-// The RE2 pattern equivalent to `glob` (anchored). Never fails: unmatched "[" is literal.
+// The RE2 pattern equivalent to `glob` (anchored; carries its own flags, so it means the
+// same under any RE2 options). Never fails: unmatched "[" is literal.
 std::string to_regex(std::string_view glob);
+// Throws std::runtime_error if the glob cannot be compiled (never reports that as "no match").
 bool match(std::string_view glob, std::string_view text);
 
 }  // namespace warden::glob

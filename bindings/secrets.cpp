@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 namespace warden::secrets {
@@ -78,7 +79,7 @@ void find_known(std::string_view text, std::vector<Candidate>& out) {
   const auto& patterns = kind_patterns();
   for (int k = 0; k < static_cast<int>(patterns.size()); ++k) {
     const RE2& re = *patterns[k];
-    if (!re.ok()) continue;
+    if (!re.ok()) throw std::runtime_error(std::string("secret pattern does not compile: ") + kKinds[k].name);
     std::size_t pos = 0;
     bool no_end = false;  // no END line after the last BEGIN searched: don't rescan (linear)
     re2::StringPiece m[2];
@@ -213,33 +214,31 @@ static bool could_hold_secret(std::string_view text) {
 
 std::vector<Finding> find(std::string_view text) {
   if (!could_hold_secret(text)) return {};
+  // No try/catch here: an internal error (out of memory) propagates, so callers fail
+  // closed instead of acting on a partial scan.
   std::vector<Finding> findings;
-  try {
-    std::vector<Candidate> cands;
-    find_known(text, cands);
-    find_high_entropy(text, cands);
-    std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
-      if (a.begin != b.begin) return a.begin < b.begin;
-      if (a.kind != b.kind) return a.kind < b.kind;
-      return a.end > b.end;
-    });
-    std::size_t cur_end = 0;
-    int cur_kind = kHighEntropy;
-    for (const Candidate& c : cands) {
-      if (findings.empty() || c.begin >= cur_end) {
-        findings.push_back({c.begin, c.end - c.begin, ""});
-        cur_end = c.end;
-        cur_kind = c.kind;
-      } else {
-        cur_end = std::max(cur_end, c.end);
-        cur_kind = std::min(cur_kind, c.kind);
-      }
-      Finding& f = findings.back();
-      f.length = cur_end - f.offset;
-      f.kind = cur_kind == kHighEntropy ? "high-entropy" : kKinds[cur_kind].name;
+  std::vector<Candidate> cands;
+  find_known(text, cands);
+  find_high_entropy(text, cands);
+  std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.begin != b.begin) return a.begin < b.begin;
+    if (a.kind != b.kind) return a.kind < b.kind;
+    return a.end > b.end;
+  });
+  std::size_t cur_end = 0;
+  int cur_kind = kHighEntropy;
+  for (const Candidate& c : cands) {
+    if (findings.empty() || c.begin >= cur_end) {
+      findings.push_back({c.begin, c.end - c.begin, ""});
+      cur_end = c.end;
+      cur_kind = c.kind;
+    } else {
+      cur_end = std::max(cur_end, c.end);
+      cur_kind = std::min(cur_kind, c.kind);
     }
-  } catch (...) {
-    // Out of memory: report what was found so far rather than throwing into CLIPS.
+    Finding& f = findings.back();
+    f.length = cur_end - f.offset;
+    f.kind = cur_kind == kHighEntropy ? "high-entropy" : kKinds[cur_kind].name;
   }
   return findings;
 }

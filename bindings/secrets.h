@@ -15,6 +15,8 @@ struct Finding {
                      // "slack-token", "private-key", "jwt", "high-entropy"
 };
 
+// find() and looks_like_secret() throw (std::runtime_error, std::bad_alloc) on internal
+// errors rather than report a partial scan; redact() then returns only the replacement.
 std::vector<Finding> find(std::string_view text);
 bool looks_like_secret(std::string_view text);
 std::string redact(std::string_view text, std::string_view replacement = "[REDACTED]");

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 
 namespace warden {
 namespace {
@@ -28,11 +29,21 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
     diagnostics->push_back({"E_CASE", Severity::Error, file, line, "", why});
   };
   if (!v.IsObject()) return bad("a test case must be a JSON object");
+  // A misspelt field (say "expect_eror") must not quietly turn into a weaker test.
+  static const std::set<std::string, std::less<>> kFields = {
+      "name", "proposal", "expect", "expect_error", "rule", "not_rule", "workspace", "depth", "principal", "groups"};
+  for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
+    std::string_view field(m->name.GetString(), m->name.GetStringLength());
+    if (!kFields.count(field)) return bad("unknown test case field \"" + std::string(field.substr(0, 40)) + "\"");
+    if (field != "proposal" && field != "depth" && field != "groups" && !m->value.IsString())
+      return bad("test case field \"" + std::string(field) + "\" must be a string");
+  }
   RuleCase c;
   c.file = file;
   c.line = line;
   c.name = member(v, "name");
   c.expect = member(v, "expect");
+  c.expect_error = member(v, "expect_error");
   c.rule = member(v, "rule");
   c.not_rule = member(v, "not_rule");
   c.workspace = member(v, "workspace");
@@ -40,9 +51,24 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
     if (!depth->value.IsInt64() || depth->value.GetInt64() < 0) return bad("\"depth\" must be a whole number");
     c.depth = depth->value.GetInt64();
   }
+  if (auto principal = v.FindMember("principal"); principal != v.MemberEnd())
+    c.principal = std::string(principal->value.GetString(), principal->value.GetStringLength());
+  if (auto groups = v.FindMember("groups"); groups != v.MemberEnd()) {
+    if (!groups->value.IsArray()) return bad("\"groups\" must be an array of strings");
+    for (const auto& g : groups->value.GetArray()) {
+      if (!g.IsString()) return bad("\"groups\" must be an array of strings");
+      c.groups.emplace_back(g.GetString(), g.GetStringLength());
+    }
+  }
   auto proposal = v.FindMember("proposal");
   if (c.name.empty()) return bad("test case has no \"name\"");
   if (proposal == v.MemberEnd()) return bad("test case '" + c.name + "' has no \"proposal\"");
+  if (!c.expect_error.empty()) {
+    // An engine error always rejects; saying otherwise is a mistake in the case.
+    if (c.expect.empty()) c.expect = "reject";
+    if (c.expect != "reject")
+      return bad("test case '" + c.name + "' expects error " + c.expect_error + ", which always rejects, but \"expect\" is " + c.expect);
+  }
   if (!parse_outcome(c.expect)) return bad("test case '" + c.name + "' has no valid \"expect\" (approve, reject, approval-required)");
   c.proposal_json = to_text(proposal->value);
   out->push_back(std::move(c));
@@ -104,16 +130,26 @@ CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vec
     DecideRequest request;
     request.proposal_json = c.proposal_json;
     request.depth = c.depth;
+    request.principal = c.principal;
+    request.groups = c.groups;
     DecideResult d = engine->decide(request);
-    if (!d.ok) {
-      r.failure = "proposal is not valid: " + d.error.code + ": " + d.error.message;
-    } else {
+    // The error the engine reported, if any: an input error or a decision it failed closed.
+    const std::string error_code = !d.ok ? d.error.code : d.decision.error_code;
+    const std::string error_text = !d.ok ? d.error.message : d.decision.reason;
+    if (!error_code.empty() && c.expect_error.empty()) {
+      r.failure = "- expect: " + c.expect + "\n+ engine error: " + error_code + ": " + error_text + "\n";
+    } else if (error_code != c.expect_error) {
+      r.failure = "- expect error: " + c.expect_error + "\n+ actual: " +
+                  (error_code.empty() ? std::string(outcome_name(d.decision.outcome)) + " without error"
+                                      : error_code + ": " + error_text) +
+                  "\n";
+    } else if (d.ok) {
       r.decision_json = decision_to_json(d.decision);
       std::string actual = std::string(outcome_name(d.decision.outcome));
       std::vector<std::string> names;
       for (const auto& f : d.decision.rules) {
         names.push_back(f.rule);
-        fired.insert(f.rule);
+        if (error_code.empty()) fired.insert(f.rule);  // a decision that failed covers nothing
       }
       auto fired_here = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
       std::string list;
@@ -124,8 +160,8 @@ CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vec
         r.failure += "- rule " + c.rule + " should fire\n+ fired: [" + list + "]\n";
       if (!c.not_rule.empty() && fired_here(c.not_rule))
         r.failure += "- rule " + c.not_rule + " should not fire\n+ fired: [" + list + "]\n";
-      if (!d.decision.error_code.empty() && r.failure.empty() && c.expect != "reject")
-        r.failure += "engine failed closed: " + d.decision.error_code + "\n";
+    } else if (!c.rule.empty()) {
+      r.failure = "- rule " + c.rule + " should fire\n+ the proposal was refused before any rule ran\n";
     }
     r.passed = r.failure.empty();
     (r.passed ? report.passed : report.failed)++;

@@ -1,10 +1,12 @@
 // CaseRunner: runs rule test cases (SPEC §4) against a compiled policy, as `warden test`
 // does: each case's proposal is decided and compared with its expectation; rule coverage
-// is gathered across cases. A library so the CLI only reports. One thread.
+// is gathered across cases. An engine error passes a case only when the case expects that
+// error by code. A library so the CLI only reports. One thread.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,11 +19,15 @@ struct RuleCase {
   long line = 0;
   std::string name;
   std::string proposal_json;
-  std::string expect;      // outcome name
+  std::string expect;      // outcome name ("reject" when only expect_error is given)
+  std::string expect_error;  // optional: the engine must fail with this code (E_RUNTIME, E_INPUT_SHAPE …)
   std::string rule;        // optional: must fire
   std::string not_rule;    // optional: must not fire
   std::string workspace;   // optional override
   long long depth = 0;     // optional: pipeline depth the proposal arrives at
+  // optional: the authenticated caller, as the daemon passes it (DecideRequest)
+  std::optional<std::string> principal;
+  std::vector<std::string> groups;
 };
 
 struct CaseResult {
@@ -33,7 +39,9 @@ struct CaseResult {
 
 struct CaseReport {
   std::vector<CaseResult> results;
-  std::vector<std::string> uncovered_rules;  // rules no case fired
+  // Rules that fired in no decision the engine completed without error: a rule that only
+  // ever fires on the way to a runtime error, the run limit or the deadline is not covered.
+  std::vector<std::string> uncovered_rules;
   std::size_t passed = 0, failed = 0;
 };
 

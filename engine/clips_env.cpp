@@ -2,9 +2,16 @@
 
 #include <re2/re2.h>
 
+#include <atomic>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
+#include "engine/sandbox.h"
 #include "engine/templates.h"
 #include "engine/clips.h"  // last: CLIPS defines macros
 
@@ -40,7 +47,21 @@ extern "C" void ParserError(void* env, const char*, const char*, const char* err
   if (error && *error) state_of(env).error_lines.push_back(line);
 }
 
-// Called by CLIPS after every rule firing and on every loop iteration inside a RHS.
+void fail_memory(void* env, const char* what) {
+  EnvState& s = state_of(env);
+  s.memory_hit = true;
+  EnvPrintRouter(env, WERROR, "[WARDEN3] rules went over the memory budget");
+  if (what) {
+    EnvPrintRouter(env, WERROR, " in ");
+    EnvPrintRouter(env, WERROR, what);
+  }
+  EnvPrintRouter(env, WERROR, "\n");
+  SetEvaluationError(env, TRUE);
+  SetHaltExecution(env, TRUE);
+  EnvSetHaltRules(env, TRUE);
+}
+
+// Called by CLIPS after every rule firing, deffunction return and loop iteration.
 extern "C" void DeadlineCheck(void* env) {
   EnvState& s = state_of(env);
   if (s.deadline_armed && !s.deadline_hit && std::chrono::steady_clock::now() > s.deadline) {
@@ -48,26 +69,286 @@ extern "C" void DeadlineCheck(void* env) {
     EnvSetHaltRules(env, TRUE);
     SetHaltExecution(env, TRUE);
   }
+  if (s.deadline_armed && !s.memory_hit && EnvMemUsed(env) > s.memory_limit) fail_memory(env, nullptr);
 }
 
-// Stands in for every disabled built-in, in case a call reaches it by a path the checker
-// did not see.
+// CLIPS calls this when malloc fails; its default calls exit(). CLIPS cannot continue after a
+// failed allocation (callers do not check for NULL), so the process stops here with a message
+// instead of running exit handlers under other threads. The memory budget and the size
+// limits of str-cat, sym-cat and create$ keep rules far from this point.
+extern "C" int OutOfMemory(void*, size_t size) {
+  std::fprintf(stderr, "warden: the rule engine could not allocate %zu bytes; stopping\n", size);
+  std::abort();
+}
+
+// Stands in for every CLIPS function rules may not call (everything not in
+// sandbox::allowed_builtins): a call, however it is reached (sort, funcall, a parser
+// path the checker did not model), fails the decision.
 extern "C" void DisabledFunction(void* env, DATA_OBJECT_PTR result) {
-  EnvPrintRouter(env, WERROR, "[WARDEN2] a disabled function was called\n");
+  const char* name = static_cast<const char*>(GetEnvironmentFunctionContext(env));
+  EnvPrintRouter(env, WERROR, "[WARDEN2] function '");
+  EnvPrintRouter(env, WERROR, name ? name : "?");
+  EnvPrintRouter(env, WERROR, "' is disabled in rules\n");
   SetEvaluationError(env, TRUE);
   SetHaltExecution(env, TRUE);
   result->type = SYMBOL;
   result->value = EnvFalseSymbol(env);
 }
 
-// Built-ins that reach outside the engine: replaced by DisabledFunction in every
-// environment, as a second line behind the checker (which refuses every call to them).
-const char* const kHostFunctions[] = {
-    "exit", "system", "open", "close", "read", "readline", "read-number", "get-char", "put-char",
-    "remove", "rename", "dribble-on", "dribble-off", "load", "load*", "batch", "batch*", "bload",
-    "bsave", "save", "save-facts", "load-facts", "save-instances", "load-instances",
-    "bsave-instances", "bload-instances", "restore-instances", "eval", "build", "seed",
-    "set-locale"};
+// True if `extra` more bytes stay within the string limit and the memory budget.
+bool may_allocate(void* env, std::size_t extra, const char* function) {
+  EnvState& s = state_of(env);
+  const bool over_limit = extra > kMaxRuleStringBytes;
+  const bool over_budget = s.deadline_armed && EnvMemUsed(env) + static_cast<long>(extra) > s.memory_limit;
+  if (over_limit || over_budget) {
+    fail_memory(env, function);
+    return false;
+  }
+  return true;
+}
+
+// str-cat and sym-cat, as CLIPS defines them, but sized before anything is allocated (CLIPS
+// sums the lengths in an int and would try any size).
+void concatenate(void* env, DATA_OBJECT_PTR result, unsigned short type, const char* function) {
+  result->type = type;
+  result->value = EnvAddSymbol(env, type == STRING ? "" : "nil");
+  const int n = EnvRtnArgCount(env);
+  std::vector<const char*> parts;
+  parts.reserve(static_cast<std::size_t>(n));
+  std::vector<std::string> numbers;  // FloatToString/LongIntegerToString reuse one buffer
+  numbers.reserve(static_cast<std::size_t>(n));
+  std::size_t total = 0;
+  for (int i = 1; i <= n; ++i) {
+    DATA_OBJECT arg;
+    EnvRtnUnknown(env, i, &arg);
+    if (GetEvaluationError(env)) return;
+    switch (GetType(arg)) {
+      case STRING:
+      case SYMBOL:
+      case INSTANCE_NAME:
+        parts.push_back(DOToString(arg));
+        break;
+      case FLOAT:
+        numbers.emplace_back(FloatToString(env, DOToDouble(arg)));
+        parts.push_back(numbers.back().c_str());
+        break;
+      case INTEGER:
+        numbers.emplace_back(LongIntegerToString(env, DOToLong(arg)));
+        parts.push_back(numbers.back().c_str());
+        break;
+      default:
+        ExpectedTypeError1(env, function, i, "string, instance name, symbol, float, or integer");
+        SetEvaluationError(env, TRUE);
+        return;
+    }
+    total += std::strlen(parts.back());
+    if (total > kMaxRuleStringBytes) break;
+  }
+  if (!may_allocate(env, total, function)) return;
+  std::string out;
+  out.reserve(total);
+  for (const char* p : parts) out += p;
+  result->value = EnvAddSymbol(env, out.c_str());
+}
+
+extern "C" void BudgetedStrCat(void* env, DATA_OBJECT_PTR result) {
+  try {
+    concatenate(env, result, STRING, "str-cat");
+  } catch (...) {
+    fail_memory(env, "str-cat");
+  }
+}
+
+extern "C" void BudgetedSymCat(void* env, DATA_OBJECT_PTR result) {
+  try {
+    concatenate(env, result, SYMBOL, "sym-cat");
+  } catch (...) {
+    fail_memory(env, "sym-cat");
+  }
+}
+
+// create$, as CLIPS defines it (multifield arguments are spliced in), with its size checked
+// before the multifield is allocated.
+extern "C" void BudgetedCreate(void* env, DATA_OBJECT_PTR result) {
+  try {
+    const int n = EnvRtnArgCount(env);
+    std::vector<DATA_OBJECT> args(static_cast<std::size_t>(n));
+    std::size_t fields = 0;
+    for (int i = 1; i <= n; ++i) {
+      EnvRtnUnknown(env, i, &args[static_cast<std::size_t>(i - 1)]);
+      if (GetEvaluationError(env)) break;
+      const DATA_OBJECT& a = args[static_cast<std::size_t>(i - 1)];
+      fields += GetType(a) == MULTIFIELD ? static_cast<std::size_t>(GetDOLength(a)) : 1;
+    }
+    if (GetEvaluationError(env) || fields > kMaxRuleFields ||
+        !may_allocate(env, fields * sizeof(struct field), "create$")) {
+      if (fields > kMaxRuleFields) fail_memory(env, "create$");
+      EnvSetMultifieldErrorValue(env, result);
+      return;
+    }
+    void* mf = EnvCreateMultifield(env, static_cast<long>(fields));
+    long k = 1;
+    for (const DATA_OBJECT& a : args) {
+      if (GetType(a) == MULTIFIELD) {
+        for (long j = GetDOBegin(a); j <= GetDOEnd(a); ++j, ++k) {
+          SetMFType(mf, k, GetMFType(GetValue(a), j));
+          SetMFValue(mf, k, GetMFValue(GetValue(a), j));
+        }
+      } else {
+        SetMFType(mf, k, GetType(a));
+        SetMFValue(mf, k, GetValue(a));
+        ++k;
+      }
+    }
+    SetpType(result, MULTIFIELD);
+    SetpValue(result, mf);
+    SetpDOBegin(result, 1);
+    SetpDOEnd(result, static_cast<long>(fields));
+  } catch (...) {
+    fail_memory(env, "create$");
+    EnvSetMultifieldErrorValue(env, result);
+  }
+}
+
+void arithmetic_error(void* env, const char* function, const char* what) {
+  EnvPrintRouter(env, WERROR, "[WARDEN4] ");
+  EnvPrintRouter(env, WERROR, function);
+  EnvPrintRouter(env, WERROR, ": ");
+  EnvPrintRouter(env, WERROR, what);
+  EnvPrintRouter(env, WERROR, "\n");
+  SetEvaluationError(env, TRUE);
+  SetHaltExecution(env, TRUE);
+}
+
+bool numeric_arg(void* env, const char* function, int i, DATA_OBJECT* out) {
+  EnvRtnUnknown(env, i, out);
+  if (GetEvaluationError(env)) return false;
+  if (GetType(*out) == INTEGER || GetType(*out) == FLOAT) return true;
+  ExpectedTypeError1(env, function, i, "integer or float");
+  SetEvaluationError(env, TRUE);
+  return false;
+}
+
+// An argument as an integer, floats truncated as CLIPS does; false if it has no integer value.
+bool integer_arg(void* env, const char* function, int i, long long* out) {
+  DATA_OBJECT a;
+  if (!numeric_arg(env, function, i, &a)) return false;
+  if (GetType(a) == INTEGER) {
+    *out = DOToLong(a);
+    return true;
+  }
+  const double d = DOToDouble(a);
+  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) {
+    arithmetic_error(env, function, "number out of the integer range");
+    return false;
+  }
+  *out = static_cast<long long>(d);
+  return true;
+}
+
+// div and mod as CLIPS defines them, except that the smallest integer divided by -1 fails
+// the decision: the installed CLIPS divides anyway and the process dies of SIGFPE.
+extern "C" long long SafeDiv(void* env) {
+  const int n = EnvRtnArgCount(env);
+  long long total = 1;
+  if (!integer_arg(env, "div", 1, &total)) return 1;
+  for (int i = 2; i <= n; ++i) {
+    long long d = 1;
+    if (!integer_arg(env, "div", i, &d)) return 1;
+    if (d == 0) {
+      arithmetic_error(env, "div", "division by zero");
+      return 1;
+    }
+    if (total == LLONG_MIN && d == -1) {
+      arithmetic_error(env, "div", "integer overflow");
+      return 1;
+    }
+    total /= d;
+  }
+  return total;
+}
+
+extern "C" void SafeMod(void* env, DATA_OBJECT_PTR result) {
+  result->type = INTEGER;
+  result->value = EnvAddLong(env, 0);
+  DATA_OBJECT a, b;
+  if (!numeric_arg(env, "mod", 1, &a) || !numeric_arg(env, "mod", 2, &b)) return;
+  if (GetType(a) == FLOAT || GetType(b) == FLOAT) {
+    const double x = GetType(a) == FLOAT ? DOToDouble(a) : static_cast<double>(DOToLong(a));
+    const double y = GetType(b) == FLOAT ? DOToDouble(b) : static_cast<double>(DOToLong(b));
+    if (y == 0.0) {
+      arithmetic_error(env, "mod", "division by zero");
+      return;
+    }
+    result->type = FLOAT;
+    result->value = EnvAddDouble(env, x - std::trunc(x / y) * y);
+    return;
+  }
+  const long long x = DOToLong(a), y = DOToLong(b);
+  if (y == 0) {
+    arithmetic_error(env, "mod", "division by zero");
+    return;
+  }
+  result->value = EnvAddLong(env, y == -1 ? 0 : x % y);
+}
+
+// CLIPS's own assert, kept so GuardedAssert can call it (the same for every environment).
+using AssertFunction = void (*)(void*, DATA_OBJECT_PTR);
+std::atomic<AssertFunction> clips_assert{nullptr};
+
+// assert as CLIPS parses and runs it, then a check that every fact it made is a decision or
+// a rewrite (the checker refuses other asserts; this covers any path it did not model). A
+// forged fact is retracted and the decision fails.
+extern "C" void GuardedAssert(void* env, DATA_OBJECT_PTR result) {
+  void* last = nullptr;
+  for (void* f = EnvGetNextFact(env, nullptr); f; f = EnvGetNextFact(env, f)) last = f;
+  clips_assert.load()(env, result);
+  std::vector<void*> forged;
+  for (void* f = EnvGetNextFact(env, last); f; f = EnvGetNextFact(env, f)) {
+    const std::string_view name = EnvGetDeftemplateName(env, EnvFactDeftemplate(env, f));
+    // A reset asserts (initial-fact) through the same function.
+    if (!sandbox::may_assert(name) && name != "initial-fact") forged.push_back(f);
+  }
+  if (forged.empty()) return;
+  const std::string name = EnvGetDeftemplateName(env, EnvFactDeftemplate(env, forged.front()));
+  for (void* f : forged) EnvRetract(env, f);
+  EnvPrintRouter(env, WERROR, "[WARDEN5] rules may assert only decision and rewrite facts, not '");
+  EnvPrintRouter(env, WERROR, name.c_str());
+  EnvPrintRouter(env, WERROR, "'\n");
+  SetEvaluationError(env, TRUE);
+  SetHaltExecution(env, TRUE);
+  result->type = SYMBOL;
+  result->value = EnvFalseSymbol(env);
+}
+
+// Enforces the allowlist in the environment itself: every function CLIPS defines that rules
+// may not call becomes DisabledFunction; str-cat, sym-cat and create$ get their budgeted
+// versions, div and mod their overflow-safe ones. Walks the live function list, so it covers whatever this CLIPS build defines.
+bool install_sandbox(void* env) {
+  std::vector<const char*> names;
+  for (FunctionDefinition* f = GetFunctionList(env); f; f = f->next)
+    names.push_back(ValueToString(f->callFunctionName));  // stable: the definition holds it
+  bool ok = true;
+  for (const char* name : names) {
+    if (sandbox::keep_enabled(name)) continue;
+    ok &= EnvDefineFunction2WithContext(env, name, 'u', PTIEF DisabledFunction, "DisabledFunction",
+                                        nullptr, const_cast<char*>(name)) != 0;
+  }
+  ok &= EnvDefineFunction2(env, "str-cat", 'u', PTIEF BudgetedStrCat, "BudgetedStrCat", "1*") != 0;
+  ok &= EnvDefineFunction2(env, "sym-cat", 'u', PTIEF BudgetedSymCat, "BudgetedSymCat", "1*") != 0;
+  ok &= EnvDefineFunction2(env, "create$", 'm', PTIEF BudgetedCreate, "BudgetedCreate", nullptr) != 0;
+  ok &= EnvDefineFunction2(env, "div", 'g', PTIEF SafeDiv, "SafeDiv", "2*n") != 0;
+  // assert keeps its parser (the template syntax); only the function it runs is wrapped.
+  FunctionDefinition* assert_fn = FindFunction(env, "assert");
+  if (!assert_fn || !assert_fn->environmentAware) return false;
+  if (assert_fn->functionPointer != PTIF GuardedAssert) {
+    // CLIPS stores every function as int (*)(void) and calls it by its declared type ('u').
+    clips_assert.store(reinterpret_cast<AssertFunction>(reinterpret_cast<void (*)()>(assert_fn->functionPointer)));
+    assert_fn->functionPointer = PTIF GuardedAssert;
+  }
+  ok &= EnvDefineFunction2(env, "mod", 'n', PTIEF SafeMod, "SafeMod", "22n") != 0;
+  return ok;
+}
 
 // Stable code for a CLIPS error message such as "[EXPRNPSR3] Missing function declaration".
 const char* code_for(const std::string& message) {
@@ -104,10 +385,15 @@ ClipsEnv::ClipsEnv() {
   if (!EnvAddRouter(env_, kRouterName, 40, CaptureQuery, CapturePrint, nullptr, nullptr, nullptr))
     throw std::runtime_error("cannot add the CLIPS output router");
   EnvSetParserErrorCallback(env_, ParserError);
+  EnvSetOutOfMemoryFunction(env_, OutOfMemory);
   EnvAddPeriodicFunction(env_, "warden-deadline", DeadlineCheck, 0);
-  for (const char* name : kHostFunctions)
-    EnvDefineFunction2(env_, name, 'u', PTIEF DisabledFunction, "DisabledFunction", nullptr);
   if (!register_functions(env_)) throw std::runtime_error("cannot register rule functions");
+  // No objects: without the initial-object definstances, a reset creates and deletes no
+  // instance, so the object system's functions (all disabled) are never needed.
+  if (void* initial = EnvFindDefinstances(env_, "initial-object")) EnvUndefinstances(env_, initial);
+  EnvDeleteInstance(env_, nullptr);  // every instance: the initial-object made at creation
+  if (EnvGetNextInstance(env_, nullptr)) throw std::runtime_error("cannot remove CLIPS instances");
+  if (!install_sandbox(env_)) throw std::runtime_error("cannot disable CLIPS functions");
   Diagnostics diagnostics;
   if (!load(kTemplates, "<templates>", 1, "", &diagnostics))
     throw std::runtime_error("built-in templates do not load: " +
@@ -154,7 +440,14 @@ bool ClipsEnv::load(const std::string& text, const std::string& file, long first
 void ClipsEnv::arm_deadline(std::chrono::microseconds budget) {
   state_.deadline = std::chrono::steady_clock::now() + budget;
   state_.deadline_hit = false;
+  state_.memory_hit = false;
+  state_.memory_limit = EnvMemUsed(env_) + kRuleMemoryBudget;
   state_.deadline_armed = true;
+}
+
+bool ClipsEnv::over_memory() {
+  if (EnvMemUsed(env_) > state_.memory_limit) state_.memory_hit = true;
+  return state_.memory_hit;
 }
 
 bool ClipsEnv::disarm_deadline() {
@@ -171,6 +464,8 @@ void ClipsEnv::clear_errors() {
 }
 
 bool ClipsEnv::reset() {
+  // After rules went over the budget, hand CLIPS's pooled blocks back to the allocator.
+  if (state_.memory_hit) EnvReleaseMem(env_, -1);
   arm_deadline(kLoadDeadline);
   EnvReset(env_);
   bool timed_out = disarm_deadline();

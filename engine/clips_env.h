@@ -1,6 +1,7 @@
 // ClipsEnv: one sandboxed CLIPS environment with Warden's templates and rule functions,
-// its output captured (CLIPS never prints on its own), a deadline hook, and a loader that
-// turns CLIPS load errors into diagnostics with file lines. One thread at a time.
+// every other CLIPS function disabled (engine/sandbox.h), its output captured, a deadline and
+// memory budget checked while rules run, and a loader that turns CLIPS load errors into
+// diagnostics with file lines. Created and used by the policy and the engine; one thread at a time.
 #pragma once
 
 #include <chrono>
@@ -18,7 +19,16 @@ struct EnvState : BindingContext {
   std::chrono::steady_clock::time_point deadline{};
   bool deadline_armed = false;
   bool deadline_hit = false;
+  long memory_limit = 0;             // EnvMemUsed ceiling while rules run (set when armed)
+  bool memory_hit = false;           // rules went over the memory budget
 };
+
+// Memory rules may allocate in one decision (or one load/reset) above what the environment
+// held when it was armed. Rules that go over it fail the decision with E_MEMORY.
+inline constexpr long kRuleMemoryBudget = 64L << 20;
+// Largest string str-cat/sym-cat may build and most fields create$ may build.
+inline constexpr std::size_t kMaxRuleStringBytes = 16u << 20;
+inline constexpr std::size_t kMaxRuleFields = 1u << 20;
 
 // True if CLIPS output holds an error or warning message ("[EXPRNPSR3] …" at a line start).
 bool has_error_message(const std::string& output);
@@ -40,11 +50,16 @@ class ClipsEnv {
 
   std::string take_output();  // and clear it
 
-  // Resets the environment (globals re-evaluated under a deadline); false on any error.
+  // Resets the environment: every fact, the agenda and focus stack gone, globals restored
+  // (re-evaluated under a deadline). Run after every decision so that nothing a rule did
+  // reaches the next one. False on any error.
   bool reset();
-  // The deadline checked after every rule firing and loop iteration.
+  // The deadline (and the memory budget) checked after every rule firing, deffunction
+  // return and loop iteration. Arming also sets the memory ceiling from current use.
   void arm_deadline(std::chrono::microseconds budget);
   bool disarm_deadline();  // true if it was hit
+  // True (and memory_hit set) if the environment holds more than the armed ceiling.
+  bool over_memory();
   // Clears CLIPS's sticky halt and error flags and the captured output.
   void clear_errors();
 

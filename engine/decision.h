@@ -46,7 +46,7 @@ struct Decision {
   std::string rules_digest;    // "sha256:…"
   std::int64_t elapsed_us = 0;
   bool defaulted = false;      // no enforcing rule decided; default_outcome applied
-  std::string error_code;      // set when the engine failed closed (E_RUN_LIMIT, E_DEADLINE, E_RUNTIME)
+  std::string error_code;      // set when the engine failed closed (E_RUN_LIMIT, E_DEADLINE, E_MEMORY, E_RUNTIME)
   std::string facts_json;      // derived facts, only with explain
 };
 

@@ -89,10 +89,7 @@ void EngineImpl::fail_closed(Decision* d, const char* code, const std::string& w
   d->defaulted = false;
 }
 
-void EngineImpl::clear_after_error() {
-  env_->clear_errors();
-  env_->reset();  // also empties the agenda a stopped run left behind
-}
+void EngineImpl::clear_after_error() { env_->clear_errors(); }
 
 void EngineImpl::combine(Decision* d) const {
   bool any = false;
@@ -183,6 +180,9 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     const std::string prefix = fact_error.code == "E_FACTS" ? "cannot present the proposal to the rules: " : "";
     fail_closed(&d, fact_error.code.c_str(), prefix + fact_error.message);
     failed = true;
+  } else if (env_->over_memory()) {
+    fail_closed(&d, "E_MEMORY", "matching the proposal's facts went over the rule memory budget");
+    failed = true;
   } else {
     long long fired = EnvRun(env, options_.run_limit);
     env_->disarm_deadline();
@@ -192,6 +192,9 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     if (state.deadline_hit) {
       fail_closed(&d, "E_DEADLINE", "rules ran past the deadline of " +
                                         std::to_string(options_.deadline.count()) + " us");
+    } else if (state.memory_hit) {
+      fail_closed(&d, "E_MEMORY", "rules went over the memory budget of " +
+                                      std::to_string(kRuleMemoryBudget >> 20) + " MiB");
     } else if (fired >= options_.run_limit && EnvGetNextActivation(env, nullptr)) {
       fail_closed(&d, "E_RUN_LIMIT", "rules fired " + std::to_string(fired) + " times, the run limit");
     } else if (GetEvaluationError(env) || GetHaltExecution(env) || has_error_message(output)) {
@@ -204,10 +207,12 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     }
     failed = !d.error_code.empty();
   }
-  if (failed) {
-    clear_after_error();
-  } else {
-    codec_->retract_all();
+  // Nothing a rule did may reach the next decision: every fact, global, activation and the
+  // focus stack go back to their state after load.
+  clear_after_error();
+  if (!env_->reset() && !failed) {
+    fail_closed(&d, "E_RUNTIME", "the rule engine could not be reset after the decision");
+    failed = true;
   }
   bool rewritten = false;
   if (!failed && !d.rewrites.empty()) {

@@ -4,13 +4,13 @@
 #include <re2/set.h>
 
 #include <map>
-#include <set>
 
 #include "bindings/glob.h"
+#include "bindings/text.h"
 
 namespace warden {
 
-struct PatternIndex::Group {
+struct PatternIndex::Set {
   std::string key;   // empty: any key
   std::string kind;
   std::vector<std::string> patterns;  // by set index
@@ -25,6 +25,7 @@ RE2::Anchor anchor_for(const std::string& kind) {
   return RE2::UNANCHORED;
 }
 
+// The same translation the rule functions use: an indexed glob means what glob-match means.
 std::string regex_for(const std::string& kind, const std::string& pattern) {
   if (kind == "regex") return pattern;
   if (kind == "glob") return glob::to_regex(pattern);
@@ -37,26 +38,109 @@ std::string regex_for(const std::string& kind, const std::string& pattern) {
   return RE2::QuoteMeta(pattern);  // substring, prefix
 }
 
+// One (key, kind) group: its distinct patterns, each with every place that uses it.
+struct Group {
+  std::vector<std::string> patterns;
+  std::vector<std::vector<const IndexedPattern*>> uses;
+};
+
+class Builder {
+ public:
+  Builder(PatternIndex::Options options, Diagnostics* diagnostics) : options_(options), diagnostics_(diagnostics) {}
+
+  RE2::Options re2_options() const {
+    RE2::Options o;
+    o.set_log_errors(false);
+    o.set_max_mem(options_.max_mem);
+    return o;
+  }
+
+  void report(const std::vector<const IndexedPattern*>& uses, const char* code, const std::string& why) {
+    for (const auto* p : uses)
+      diagnostics_->push_back({code, Severity::Error, p->file, p->line, p->rule,
+                               "indexed " + p->kind + " pattern cannot be used: " + why});
+  }
+
+  // Compiles patterns[begin, end) of a group into one set, or splits the range in halves
+  // until every part compiles. `regexes` are the translated patterns.
+  template <typename Emit>
+  void build(const std::string& kind, const Group& g, const std::vector<std::string>& regexes,
+             const std::vector<std::size_t>& members, Emit emit) {
+    auto set = std::make_unique<RE2::Set>(re2_options(), anchor_for(kind));
+    int expected = 0;
+    for (std::size_t m : members) {
+      if (set->Add(regexes[m], nullptr) != expected++) {  // parsed alone before: cannot happen
+        report(g.uses[m], code::kBadPattern, "it does not parse in a set");
+        return;
+      }
+    }
+    if (set->Compile()) {
+      emit(std::move(set), members);
+      return;
+    }
+    if (members.size() == 1) {
+      report(g.uses[members[0]], code::kPatternTooLarge,
+             "it does not fit the matcher's memory budget of " + std::to_string(options_.max_mem >> 20) +
+                 " MiB even alone (simplify it: fewer or smaller repetitions, shorter literals)");
+      return;
+    }
+    const auto middle = members.begin() + static_cast<std::ptrdiff_t>(members.size() / 2);
+    build(kind, g, regexes, std::vector<std::size_t>(members.begin(), middle), emit);
+    build(kind, g, regexes, std::vector<std::size_t>(middle, members.end()), emit);
+  }
+
+ private:
+  PatternIndex::Options options_;
+  Diagnostics* diagnostics_;
+};
+
 }  // namespace
 
-PatternIndex::PatternIndex(const std::vector<IndexedPattern>& patterns) {
-  std::map<std::pair<std::string, std::string>, std::set<std::string>> grouped;
-  for (const auto& p : patterns) grouped[{p.key, p.kind}].insert(p.pattern);
-  for (auto& [group_key, unique] : grouped) {
-    auto group = std::make_unique<Group>();
-    group->key = group_key.first;
-    group->kind = group_key.second;
-    RE2::Options options;
-    options.set_log_errors(false);
-    options.set_max_mem(64 << 20);
-    group->set = std::make_unique<RE2::Set>(options, anchor_for(group->kind));
-    for (const auto& pattern : unique) {
-      std::string error;
-      if (group->set->Add(regex_for(group->kind, pattern), &error) < 0) continue;  // checker reported it
-      group->patterns.push_back(pattern);
+PatternIndex::PatternIndex(const std::vector<IndexedPattern>& patterns, Diagnostics* diagnostics)
+    : PatternIndex(patterns, diagnostics, Options{}) {}
+
+PatternIndex::PatternIndex(const std::vector<IndexedPattern>& patterns, Diagnostics* diagnostics,
+                           Options options) {
+  std::map<std::pair<std::string, std::string>, Group> groups;
+  std::map<std::pair<const Group*, std::string_view>, std::size_t> seen;
+  for (const auto& p : patterns) {
+    Group& g = groups[{p.key, p.kind}];
+    auto [it, inserted] = seen.emplace(std::make_pair(&g, std::string_view(p.pattern)), g.patterns.size());
+    if (inserted) {
+      g.patterns.push_back(p.pattern);
+      g.uses.emplace_back();
     }
-    if (group->patterns.empty() || !group->set->Compile()) continue;
-    groups_.push_back(std::move(group));
+    g.uses[it->second].push_back(&p);
+  }
+  Builder builder(options, diagnostics);
+  for (const auto& [group_key, g] : groups) {
+    const std::string& key = group_key.first;
+    const std::string& kind = group_key.second;
+    std::vector<std::string> regexes;
+    std::vector<std::size_t> members;
+    for (std::size_t i = 0; i < g.patterns.size(); ++i) {
+      regexes.push_back(regex_for(kind, g.patterns[i]));
+      if (!text::valid_utf8(g.patterns[i])) {
+        builder.report(g.uses[i], code::kBadPattern, "it is not valid UTF-8");
+        continue;
+      }
+      RE2::Set probe(builder.re2_options(), anchor_for(kind));
+      std::string error;
+      if (probe.Add(regexes.back(), &error) < 0) {
+        builder.report(g.uses[i], kind == "regex" ? code::kBadRegex : code::kBadPattern, error);
+        continue;
+      }
+      members.push_back(i);
+    }
+    if (members.empty()) continue;
+    builder.build(kind, g, regexes, members, [&](std::unique_ptr<RE2::Set> set, const std::vector<std::size_t>& in) {
+      auto s = std::make_unique<Set>();
+      s->key = key;
+      s->kind = kind;
+      for (std::size_t m : in) s->patterns.push_back(g.patterns[m]);
+      s->set = std::move(set);
+      sets_.push_back(std::move(s));
+    });
   }
 }
 
@@ -64,14 +148,22 @@ PatternIndex::~PatternIndex() = default;
 
 bool PatternIndex::match(bool paths, std::string_view key, std::string_view value,
                          const std::function<void(const Hit&)>& on_hit) const {
+  // Sets are compiled for UTF-8. Literal kinds match bytes alike either way; a regex or glob
+  // would read text that is not UTF-8 differently from the rule functions (which switch to
+  // bytes): refuse it. Proposals are UTF-8; a resolved path read from the disk may not be.
+  int utf8 = -1;  // unknown yet
   std::vector<int> hits;
-  for (const auto& group : groups_) {
-    if ((group->kind == "path-within") != paths) continue;
-    if (!group->key.empty() && group->key != key) continue;
+  for (const auto& s : sets_) {
+    if ((s->kind == "path-within") != paths) continue;
+    if (!s->key.empty() && s->key != key) continue;
+    if (s->kind == "regex" || s->kind == "glob") {
+      if (utf8 < 0) utf8 = text::valid_utf8(value) ? 1 : 0;
+      if (utf8 == 0) return false;
+    }
     hits.clear();
     RE2::Set::ErrorInfo info;
-    if (!group->set->Match(value, &hits, &info) && info.kind != RE2::Set::kNoError) return false;
-    for (int index : hits) on_hit(Hit{group->kind, group->patterns[static_cast<std::size_t>(index)]});
+    if (!s->set->Match(value, &hits, &info) && info.kind != RE2::Set::kNoError) return false;
+    for (int index : hits) on_hit(Hit{s->kind, s->patterns[static_cast<std::size_t>(index)]});
   }
   return true;
 }

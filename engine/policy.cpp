@@ -1,6 +1,7 @@
 // Policy::compile: read → check → compile. The checker runs first over every file; every
 // construct that passed is then compiled in a fresh environment to collect CLIPS's own
-// errors. Any error anywhere means no policy: a set is never half-loaded.
+// errors, and the indexed patterns are compiled. Any error anywhere means no policy: a set
+// is never half-loaded.
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -13,17 +14,21 @@
 namespace warden {
 namespace {
 
+// The digest names what was loaded, not where it was read from: the file contents in load
+// order (the order of `sources`, which is the order constructs are compiled in and so the
+// order rules are defined in). Paths are left out, so `--rules rules`, `--rules /abs/rules`
+// and a copy of the directory elsewhere give the same digest; read_rule_files orders the
+// files of a directory by their names within it.
 std::string sha256_of_sources(const RuleSources& sources) {
-  std::vector<const RuleSource*> sorted;
-  for (const auto& s : sources) sorted.push_back(&s);
-  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->path < b->path; });
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
   EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
-  for (const auto* s : sorted) {
-    // Length-prefixed path and text, so no two different sets hash alike.
-    std::string header = std::to_string(s->path.size()) + ":" + s->path + ":" + std::to_string(s->text.size()) + ":";
+  const std::string version = "warden-rules-v2\n";
+  EVP_DigestUpdate(ctx, version.data(), version.size());
+  for (const auto& s : sources) {
+    // Length-prefixed text, so no two different sets (or splits into files) hash alike.
+    std::string header = std::to_string(s.text.size()) + ":";
     EVP_DigestUpdate(ctx, header.data(), header.size());
-    EVP_DigestUpdate(ctx, s->text.data(), s->text.size());
+    EVP_DigestUpdate(ctx, s.text.data(), s.text.size());
   }
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
@@ -93,16 +98,24 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
   }
   if (checked.constructs.empty() && !has_errors(diagnostics))
     diagnostics.push_back({code::kNoRules, Severity::Error, sources.front().path, 0, "", "no constructs found"});
+  // Every indexed pattern compiles or is an error here: a rule set never loads with a
+  // pattern-hit rule that could not fire.
+  impl->patterns = std::make_unique<PatternIndex>(checked.patterns, &diagnostics);
 
   std::stable_sort(diagnostics.begin(), diagnostics.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return a.file != b.file ? a.file < b.file : a.line < b.line;
   });
+  // The checker and the index may both refuse the same bad regex at the same place.
+  diagnostics.erase(std::unique(diagnostics.begin(), diagnostics.end(),
+                                [](const Diagnostic& a, const Diagnostic& b) {
+                                  return a.code == b.code && a.file == b.file && a.line == b.line && a.rule == b.rule;
+                                }),
+                    diagnostics.end());
   if (has_errors(diagnostics)) return loaded;
 
   for (const auto& c : impl->constructs)
     if (c.kind == "defrule") impl->rule_names.push_back(c.name);
   impl->digest = sha256_of_sources(sources);
-  impl->patterns = std::make_unique<PatternIndex>(checked.patterns);
   if (!env->reset()) {
     diagnostics.push_back({code::kCompile, Severity::Error, "", 0, "",
                            "initializing globals failed or ran past the deadline"});

@@ -7,6 +7,8 @@
 #include <set>
 #include <string_view>
 
+#include "engine/sandbox.h"
+
 namespace warden {
 namespace {
 
@@ -19,17 +21,66 @@ struct Token {
   std::size_t offset = 0;  // byte offset of the token's first character
 };
 
-// Tokenizes CLIPS source: parentheses, strings (with CLIPS escapes), atoms; skips comments.
-// Returns false (with *error_line) on an unterminated string.
-bool tokenize(std::string_view src, std::vector<Token>* tokens, long* error_line) {
+// Byte classes of the CLIPS 6.30 scanner (scanner.c), so that the checker splits source into
+// the same tokens CLIPS does: "(funcall<x" is "(" "funcall" "<x", and a comment ends at a
+// carriage return as well as a line feed.
+bool is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
+bool is_alpha(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_utf8_start(unsigned char c) { return c >= 0xC0 && c <= 0xF7; }
+// Ends a symbol or number: what ScanSymbol stops at (any non-printable ASCII byte included).
+bool is_delimiter(unsigned char c) {
+  return c == '<' || c == '"' || c == '(' || c == ')' || c == '&' || c == '|' || c == '~' ||
+         c == ' ' || c == ';' || c < 0x20 || c == 0x7F;
+}
+
+// Length of the valid UTF-8 sequence at s[i], or 0.
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  std::size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  return n;
+}
+
+// Tokenizes CLIPS source: parentheses, strings (with CLIPS escapes), atoms (symbols,
+// numbers, variables, the constraint operators & | ~); skips comments. Outside strings,
+// control characters and invalid UTF-8 are refused (CLIPS reads them as odd tokens or as
+// the end of input); NUL is refused everywhere. Returns false with *error_line and *error.
+bool tokenize(std::string_view src, std::vector<Token>* tokens, long* error_line, std::string* error) {
   long line = 1;
   std::size_t i = 0;
+  auto fail = [&](long at, const char* why) {
+    *error_line = at;
+    *error = why;
+    return false;
+  };
+  // Scans symbol bytes from `from` (ScanSymbol); multi-byte characters must be valid UTF-8.
+  auto scan_symbol = [&](std::size_t from, std::size_t* to) {
+    std::size_t k = from;
+    while (k < src.size()) {
+      const auto d = static_cast<unsigned char>(src[k]);
+      if (d >= 0x80) {
+        std::size_t n = utf8_length(src, k);
+        if (n == 0) return false;
+        k += n;
+        continue;
+      }
+      if (is_delimiter(d)) break;
+      ++k;
+    }
+    *to = k;
+    return true;
+  };
   while (i < src.size()) {
-    char c = src[i];
+    const auto c = static_cast<unsigned char>(src[i]);
     if (c == '\n') { ++line; ++i; continue; }
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') { ++i; continue; }
+    if (is_space(c)) { ++i; continue; }
     if (c == ';') {
-      while (i < src.size() && src[i] != '\n') ++i;
+      while (i < src.size() && src[i] != '\n' && src[i] != '\r') {
+        if (src[i] == '\0') return fail(line, "NUL byte in a comment");
+        ++i;
+      }
       continue;
     }
     if (c == '(') { tokens->push_back({TokenType::Open, "(", line, i}); ++i; continue; }
@@ -42,8 +93,10 @@ bool tokenize(std::string_view src, std::vector<Token>* tokens, long* error_line
       bool closed = false;
       while (i < src.size()) {
         char d = src[i];
+        if (d == '\0') return fail(line, "NUL byte in a string");
         if (d == '\\' && i + 1 < src.size()) {
           if (src[i + 1] == '\n') ++line;
+          if (src[i + 1] == '\0') return fail(line, "NUL byte in a string");
           value.push_back(src[i + 1]);
           i += 2;
           continue;
@@ -53,52 +106,37 @@ bool tokenize(std::string_view src, std::vector<Token>* tokens, long* error_line
         value.push_back(d);
         ++i;
       }
-      if (!closed) { *error_line = start; return false; }
+      if (!closed) return fail(start, "string is not closed");
       tokens->push_back({TokenType::String, std::move(value), start, start_offset});
       continue;
     }
-    std::size_t begin = i;
-    while (i < src.size()) {
-      char d = src[i];
-      if (d == '(' || d == ')' || d == '"' || d == ';' || d == ' ' || d == '\t' || d == '\n' ||
-          d == '\r' || d == '\f' || d == '\v')
-        break;
-      ++i;
+    if (c < 0x20 || c == 0x7F) return fail(line, "control character outside a string");
+    if (c >= 0x80 && utf8_length(src, i) == 0) return fail(line, "invalid UTF-8 outside a string");
+    std::size_t begin = i, end = i;
+    if (c == '&' || c == '|' || c == '~') {
+      end = i + 1;
+    } else if (c == '?' || (c == '$' && i + 1 < src.size() && src[i + 1] == '?')) {
+      // ?name, $?name, ?*global*; a lone ? or $? is a wildcard and the next byte starts a token.
+      std::size_t name = i + (c == '?' ? 1 : 2);
+      const auto n = name < src.size() ? static_cast<unsigned char>(src[name]) : 0;
+      if (is_alpha(n) || is_utf8_start(n) || n == '*') {
+        if (!scan_symbol(name, &end)) return fail(line, "invalid UTF-8 outside a string");
+      } else {
+        end = name;
+      }
+    } else {
+      // '<' and '$' start a symbol and are not delimiters there; everything else scans alike.
+      std::size_t from = (c == '<' || c == '$') ? i + 1 : i;
+      if (!scan_symbol(from, &end)) return fail(line, "invalid UTF-8 outside a string");
     }
-    tokens->push_back({TokenType::Atom, std::string(src.substr(begin, i - begin)), line, begin});
+    tokens->push_back({TokenType::Atom, std::string(src.substr(begin, end - begin)), line, begin});
+    i = end;
   }
   return true;
 }
 
-// Functions rule files may not call: they reach the host, build code from strings, are
-// non-deterministic, or change the engine's own state.
-const std::set<std::string, std::less<>>& forbidden_set() {
-  static const std::set<std::string, std::less<>> names = {
-      // the host process and the outside world
-      "exit", "system", "open", "close", "read", "readline", "read-number", "get-char",
-      "put-char", "remove", "rename", "dribble-on", "dribble-off", "load", "load*", "batch",
-      "batch*", "bload", "bsave", "save", "save-facts", "load-facts", "save-instances",
-      "load-instances", "bsave-instances", "bload-instances", "restore-instances",
-      "open-file", "set-locale", "format",
-      // code from strings, indirection, non-determinism
-      "eval", "build", "funcall", "assert-string", "str-assert", "seed", "random", "time",
-      "timer", "gensym", "gensym*", "setgen",
-      // the engine's own state
-      "reset", "clear", "run", "halt", "retract", "modify", "duplicate", "focus", "pop-focus",
-      "clear-focus-stack", "refresh", "refresh-agenda", "watch", "unwatch", "undefrule",
-      "undeffunction", "undefglobal", "undeftemplate", "undeffacts", "undefmodule", "undefclass",
-      "undefinstances", "undefgeneric", "undefmethod", "set-strategy", "set-salience-evaluation",
-      "set-fact-duplication", "set-reset-globals", "set-sequence-operator-recognition",
-      "set-static-constraint-checking", "set-dynamic-constraint-checking",
-      "set-incremental-reset", "set-auto-float-dividend", "set-break", "remove-break",
-      "set-current-module", "conserve-mem", "release-mem", "apropos", "matches", "ppfact",
-      "facts", "agenda", "rules", "list-defrules", "instances", "send", "make-instance",
-      "unmake-instance", "delete-instance", "initialize-instance", "modify-instance",
-      "message-modify-instance", "active-modify-instance", "duplicate-instance",
-      "do-for-all-facts", "delayed-do-for-all-facts", "do-for-fact", "find-all-facts",
-      "find-fact", "any-factp", "fact-existp", "fact-index", "fact-relation", "fact-slot-value",
-      "fact-slot-names", "get-fact-list"};
-  return names;
+bool is_variable(const std::string& atom) {
+  return !atom.empty() && (atom[0] == '?' || atom.rfind("$?", 0) == 0);
 }
 
 constexpr int kMaxNesting = 128;
@@ -110,12 +148,22 @@ const std::set<std::string, std::less<>> kKnownConstructs = {
 const std::set<std::string, std::less<>> kPatternKinds = {"regex", "substring", "prefix", "glob",
                                                           "path-within"};
 
+// How deeply a construct nests expressions, and the deffunctions it calls with the nesting
+// at the call. Evaluation recurses in C once per level, and a deffunction call continues
+// the callee's nesting on top of the caller's.
+struct Nesting {
+  int own = 0;
+  std::map<std::string, int> calls;  // deffunction -> deepest call site
+};
+
 struct FileChecker {
   const RuleSource& source;
   Diagnostics* diagnostics;
   CheckedSources* out;
   std::map<std::string, std::pair<std::string, long>>* rule_names;
   std::map<std::string, std::pair<std::string, long>>* function_names;
+  const std::set<std::string, std::less<>>* deffunctions;  // every deffunction in the set
+  std::map<std::size_t, Nesting>* nesting;  // by index in out->constructs, for check_nesting
 
   void error(const char* code, long line, const std::string& rule, std::string message) {
     diagnostics->push_back({code, Severity::Error, source.path, line, rule, std::move(message)});
@@ -132,8 +180,9 @@ struct FileChecker {
   void run() {
     std::vector<Token> tokens;
     long bad_line = 0;
-    if (!tokenize(source.text, &tokens, &bad_line)) {
-      error(code::kUnbalanced, bad_line, "", "string is not closed");
+    std::string why;
+    if (!tokenize(source.text, &tokens, &bad_line, &why)) {
+      error(why == "string is not closed" ? code::kUnbalanced : code::kParse, bad_line, "", why);
       return;
     }
     // Split into top-level constructs by parenthesis depth.
@@ -202,19 +251,21 @@ struct FileChecker {
         in_rhs = true;
       if (tok.type != TokenType::Open || k + 1 >= close || t[k + 1].type != TokenType::Atom) continue;
       const std::string& head = t[k + 1].text;
-      if (forbidden_set().count(head)) {
-        error(code::kForbiddenFunction, t[k + 1].line, c.name,
-              "function '" + head + "' is disabled in rule files");
-      } else if (head == "bind" && k + 2 < close && t[k + 2].type == TokenType::Atom &&
+      if (head == "bind" && k + 2 < close && t[k + 2].type == TokenType::Atom &&
                  t[k + 2].text.rfind("?*", 0) == 0) {
         error(code::kGlobalMutation, t[k + 2].line, c.name,
               "globals are constants in Warden rules; cannot bind " + t[k + 2].text);
       } else if ((head == "regex-match") && k + 2 < close && t[k + 2].type == TokenType::String) {
         check_regex(t[k + 2], c.name);
-      } else if (head == "pattern-hit" && c.kind == "defrule" && !in_rhs && depth == 1) {
-        collect_pattern(t, k, c.name);
+      } else if (head == "pattern-hit" && c.kind == "defrule" && !in_rhs) {
+        // Any depth: a pattern under not/or/and/exists/forall/logical must be indexed too,
+        // or `(not (pattern-hit …))` would always hold and `(or (pattern-hit …) …)` never.
+        collect_pattern(t, k, c);
+      } else if (head == "assert") {
+        check_asserted_rule_names(t, k, c);
       }
     }
+    if (!too_deep) check_calls(t, open, close, c);
     c.ok = diagnostics->size() == errors_before;
     // Whole construct text, indented so that its first line keeps the source column; lines
     // inside map back to the file by adding c.line - 1.
@@ -222,6 +273,190 @@ struct FileChecker {
     c.text.assign(begin - line_start(c.line), ' ');
     c.text.append(source.text, begin, end - begin);
     out->constructs.push_back(std::move(c));
+  }
+
+  // ---- Calls: every function a construct calls must be on the sandbox allowlist ----------
+  // The walk follows CLIPS's grammar for the allowed constructs, so that names in data
+  // positions (pattern templates and slots, asserted facts and slots, switch cases, declare)
+  // are not taken for calls, and every other "(name" is one.
+
+  struct Walk {
+    FileChecker& fc;
+    const std::vector<Token>& t;
+    const std::vector<std::size_t>& match;  // index of the ')' closing each '('
+    const std::vector<int>& level;          // parentheses open around each token
+    const Construct& c;
+    Nesting& nest;
+
+    int level_at(const Token& tok) const { return level[static_cast<std::size_t>(&tok - t.data())]; }
+
+    bool head_is_name(std::size_t open) const {
+      return t[open + 1].type == TokenType::Atom && !is_variable(t[open + 1].text);
+    }
+    std::size_t end_of(std::size_t open) const { return match[open] + 1; }
+
+    // One expression at i (a constant, a variable or a call); returns the index after it.
+    std::size_t expression(std::size_t i) {
+      if (t[i].type != TokenType::Open) return i + 1;
+      return call(i);
+    }
+    void expressions(std::size_t from, std::size_t close) {
+      for (std::size_t k = from; k < close;) k = expression(k);
+    }
+
+    std::size_t call(std::size_t open) {
+      const std::size_t close = match[open];
+      if (open + 1 == close) return close + 1;
+      if (!head_is_name(open)) {  // "(?x 1 10)" of loop-for-count, a parameter list …
+        expressions(open + 1, close);
+        return close + 1;
+      }
+      const Token& head = t[open + 1];
+      if (!allowed(head)) return close + 1;  // reported; its arguments are not looked at
+      if (head.text == "assert") {
+        for (std::size_t k = open + 2; k < close;) k = t[k].type == TokenType::Open ? fact(k) : k + 1;
+      } else if (head.text == "switch") {
+        std::size_t k = open + 2 < close ? expression(open + 2) : close;
+        while (k < close) {
+          if (t[k].type == TokenType::Open && head_is_name(k) &&
+              (t[k + 1].text == "case" || t[k + 1].text == "default")) {
+            expressions(k + 2, match[k]);
+            k = end_of(k);
+          } else {
+            k = expression(k);
+          }
+        }
+      } else {
+        expressions(open + 2, close);
+      }
+      return close + 1;
+    }
+
+    // (template (slot value…)…) inside assert: only decision and rewrite may be asserted.
+    std::size_t fact(std::size_t open) {
+      const std::size_t close = match[open];
+      if (open + 1 == close || !head_is_name(open)) {
+        expressions(open + 1, close);
+        return close + 1;
+      }
+      const Token& name = t[open + 1];
+      if (!sandbox::may_assert(name.text)) {
+        fc.error(code::kForbiddenAssert, name.line, c.name,
+                 "rules may assert only decision and rewrite facts, not '" + name.text.substr(0, 40) + "'");
+        return close + 1;
+      }
+      slots(open + 2, close);
+      return close + 1;
+    }
+
+    // (slot value…) groups: the slot name is data, the values are expressions.
+    void slots(std::size_t from, std::size_t close) {
+      for (std::size_t k = from; k < close;) {
+        if (t[k].type == TokenType::Open && k + 1 < match[k] && head_is_name(k)) {
+          expressions(k + 2, match[k]);
+          k = end_of(k);
+        } else {
+          k = expression(k);
+        }
+      }
+    }
+
+    // A conditional element of a rule's left-hand side.
+    std::size_t condition(std::size_t i) {
+      if (t[i].type != TokenType::Open) return i + 1;  // "?f", "<-"
+      const std::size_t close = match[i];
+      if (i + 1 == close || !head_is_name(i)) {
+        expressions(i + 1, close);
+        return close + 1;
+      }
+      const std::string& head = t[i + 1].text;
+      if (head == "test") {
+        expressions(i + 2, close);
+      } else if (head == "not" || head == "and" || head == "or" || head == "exists" ||
+                 head == "forall" || head == "logical") {
+        for (std::size_t k = i + 2; k < close;) k = condition(k);
+      } else {
+        slots(i + 2, close);  // a pattern: (template (slot constraint…)…); calls follow : or =
+      }
+      return close + 1;
+    }
+
+    void rule(std::size_t open) {
+      const std::size_t close = match[open];
+      std::size_t k = open + 3;  // after "(defrule name"
+      if (k < close && t[k].type == TokenType::String) ++k;
+      bool rhs = false;
+      while (k < close) {
+        if (!rhs && t[k].type == TokenType::Atom && t[k].text == "=>") {
+          rhs = true;
+          ++k;
+        } else if (rhs) {
+          k = expression(k);
+        } else if (t[k].type == TokenType::Open && head_is_name(k) && t[k + 1].text == "declare") {
+          slots(k + 2, match[k]);  // (salience expr) (auto-focus TRUE)
+          k = end_of(k);
+        } else {
+          k = condition(k);
+        }
+      }
+    }
+
+    void function(std::size_t open) {
+      const std::size_t close = match[open];
+      std::size_t k = open + 3;  // after "(deffunction name"
+      if (k < close && t[k].type == TokenType::String) ++k;
+      if (k < close && t[k].type == TokenType::Open) {
+        for (std::size_t p = k + 1; p < match[k]; ++p)
+          if (t[p].type == TokenType::Atom && t[p].text.rfind("$?", 0) == 0)
+            fc.error(code::kWildcardParameter, t[p].line, c.name,
+                     "wildcard parameters are not allowed: one call could multiply a value's size");
+        k = end_of(k);
+      }
+      expressions(k, close);
+    }
+
+    bool allowed(const Token& head) {
+      const std::string& name = head.text;
+      if (c.kind == "deffunction" && name == c.name) {
+        fc.error(code::kRecursion, head.line, c.name, "deffunction '" + name + "' calls itself");
+        return false;
+      }
+      if (sandbox::may_call(name)) return true;
+      // A deffunction cannot take a built-in's name (CLIPS refuses it), so that name still
+      // means the built-in.
+      if (fc.deffunctions->count(name) && !sandbox::is_clips_builtin(name)) {
+        int& site = nest.calls[name];
+        site = std::max(site, level_at(head));
+        return true;
+      }
+      if (sandbox::is_clips_builtin(name))
+        fc.error(code::kForbiddenFunction, head.line, c.name,
+                 "function '" + name + "' is not allowed in rules");
+      else
+        fc.error(code::kUnknownFunction, head.line, c.name,
+                 "unknown function '" + name.substr(0, 60) + "'");
+      return false;
+    }
+  };
+
+  void check_calls(const std::vector<Token>& t, std::size_t open, std::size_t close, const Construct& c) {
+    std::vector<std::size_t> match(close + 1, close);
+    std::vector<int> level(close + 1, 0);
+    std::vector<std::size_t> stack;
+    Nesting& n = (*nesting)[out->constructs.size()];  // c is appended at this index
+    for (std::size_t k = open; k <= close; ++k) {
+      level[k] = static_cast<int>(stack.size());
+      if (t[k].type == TokenType::Open) stack.push_back(k);
+      if (t[k].type == TokenType::Close && !stack.empty()) {
+        match[stack.back()] = k;
+        stack.pop_back();
+      }
+      n.own = std::max(n.own, static_cast<int>(stack.size()));
+    }
+    Walk walk{*this, t, match, level, c, n};
+    if (c.kind == "defrule") walk.rule(open);
+    else if (c.kind == "deffunction") walk.function(open);
+    else walk.expressions(open + 2, close);  // defglobal: [module] ?*name* = expression …
   }
 
   std::size_t line_start(long line) const { return starts_[static_cast<std::size_t>(line - 1)]; }
@@ -242,8 +477,69 @@ struct FileChecker {
     if (!re.ok()) error(code::kBadRegex, pattern.line, rule, "regex does not compile: " + re.error());
   }
 
-  void collect_pattern(const std::vector<Token>& t, std::size_t open, const std::string& rule) {
+  // Index of the ')' closing the '(' at `open` (t.size() if unbalanced).
+  static std::size_t closing(const std::vector<Token>& t, std::size_t open) {
+    int depth = 0;
+    for (std::size_t k = open; k < t.size(); ++k) {
+      if (t[k].type == TokenType::Open) ++depth;
+      else if (t[k].type == TokenType::Close && --depth == 0) return k;
+    }
+    return t.size();
+  }
+
+  // Index of the token after the one at `k`, skipping a whole parenthesized group.
+  static std::size_t next_sibling(const std::vector<Token>& t, std::size_t k) {
+    return t[k].type == TokenType::Open ? closing(t, k) + 1 : k + 1;
+  }
+
+  // Every decision and rewrite names the rule that asserted it, and reports credit it: the
+  // (rule NAME) slot of each (decision …) and (rewrite …) in an (assert …) must be the
+  // constant name of the enclosing defrule. Only rules may assert them: a function or a
+  // global initializer has no rule whose name could be checked.
+  void check_asserted_rule_names(const std::vector<Token>& t, std::size_t assert_open, const Construct& c) {
+    const std::size_t end = closing(t, assert_open);
+    for (std::size_t f = assert_open + 2; f < end; f = next_sibling(t, f)) {
+      if (t[f].type != TokenType::Open) continue;
+      if (f + 1 >= end || t[f + 1].type != TokenType::Atom) continue;
+      const std::string& tmpl = t[f + 1].text;
+      if (tmpl != "decision" && tmpl != "rewrite") continue;
+      const long line = t[f].line;
+      if (c.kind != "defrule") {
+        error(code::kRuleName, line, c.name,
+              "a " + tmpl + " may only be asserted on the right-hand side of a defrule, not in a " + c.kind);
+        continue;
+      }
+      const std::size_t fact_end = closing(t, f);
+      int slots = 0;
+      for (std::size_t s = f + 2; s < fact_end; s = next_sibling(t, s)) {
+        if (t[s].type != TokenType::Open) continue;
+        if (s + 1 >= fact_end || t[s + 1].type != TokenType::Atom || t[s + 1].text != "rule") continue;
+        ++slots;
+        const std::size_t slot_end = closing(t, s);
+        const bool constant = slot_end == s + 3 &&
+                              (t[s + 2].type == TokenType::String ||
+                               (t[s + 2].type == TokenType::Atom && t[s + 2].text[0] != '?' &&
+                                t[s + 2].text[0] != '$'));
+        if (!constant) {
+          error(code::kRuleName, t[s].line, c.name,
+                "the (rule …) slot of a " + tmpl + " must be the constant name of its rule, '" + c.name + "'");
+        } else if (t[s + 2].text != c.name) {
+          error(code::kRuleName, t[s].line, c.name,
+                "this " + tmpl + " credits rule '" + t[s + 2].text.substr(0, 80) + "' but is asserted by rule '" +
+                    c.name + "'");
+        }
+      }
+      if (slots == 0)
+        error(code::kRuleName, line, c.name, "this " + tmpl + " has no (rule " + c.name + ") slot");
+    }
+  }
+
+  void collect_pattern(const std::vector<Token>& t, std::size_t open, const Construct& c) {
+    const std::string& rule = c.name;
     IndexedPattern p;
+    p.file = c.file;
+    p.line = t[open].line;
+    p.rule = c.name;
     bool have_kind = false, have_pattern = false, bad = false;
     int depth = 0;
     std::size_t k = open;
@@ -289,14 +585,68 @@ struct FileChecker {
 }  // namespace
 
 
+// CLIPS evaluates nested expressions and deffunction calls by C recursion with no limit, so
+// the nesting a rule reaches through the deffunctions it calls must be bounded, or a deep
+// enough chain overflows the worker's stack. A deffunction call counts as kCallCost levels
+// (it takes several C frames). CLIPS resolves a call only to a deffunction loaded before
+// (self-calls are refused above), so depths are computed in load order; a call to one not yet
+// loaded is left to CLIPS, which refuses it.
+constexpr int kMaxEffectiveNesting = 1024;
+constexpr int kCallCost = 2;
+
+static void check_nesting(std::map<std::size_t, Nesting>& nesting, CheckedSources* out,
+                          Diagnostics* diagnostics) {
+  std::map<std::string, int, std::less<>> depth;  // deffunction -> effective nesting
+  for (int pass = 0; pass < 2; ++pass) {           // deffunctions first (load order), then rules
+    for (std::size_t i = 0; i < out->constructs.size(); ++i) {
+      Construct& c = out->constructs[i];
+      if ((c.kind == "deffunction") != (pass == 0)) continue;
+      const Nesting& n = nesting[i];
+      int d = n.own;
+      bool deep_callee = false;
+      for (const auto& [g, site] : n.calls) {
+        auto it = depth.find(g);
+        if (it == depth.end()) continue;
+        deep_callee |= it->second > kMaxEffectiveNesting;
+        d = std::max(d, site + kCallCost + it->second);
+      }
+      d = std::min(d, kMaxEffectiveNesting + 1);
+      if (c.kind == "deffunction" && !c.name.empty()) depth[c.name] = d;
+      if (d <= kMaxEffectiveNesting || !c.ok) continue;
+      c.ok = false;
+      if (!deep_callee)  // report where nesting first gets too deep, not every caller above
+        diagnostics->push_back({code::kRecursion, Severity::Error, c.file, c.line, c.name,
+                                "expressions nest deeper than " + std::to_string(kMaxEffectiveNesting) +
+                                    " levels through the deffunctions '" + c.name + "' calls"});
+    }
+  }
+}
+
 CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostics) {
   CheckedSources out;
   std::map<std::string, std::pair<std::string, long>> rule_names, function_names;
+  // Deffunction names first: a rule may call one defined in any file of the set.
+  std::set<std::string, std::less<>> deffunctions;
+  std::map<std::size_t, Nesting> nesting;
   for (const auto& source : sources) {
-    FileChecker checker{source, diagnostics, &out, &rule_names, &function_names, {}};
+    std::vector<Token> tokens;
+    long line = 0;
+    std::string why;
+    if (!tokenize(source.text, &tokens, &line, &why)) continue;  // reported by the checker
+    int depth = 0;
+    for (std::size_t k = 0; k + 2 < tokens.size(); ++k) {
+      if (tokens[k].type == TokenType::Open && depth++ == 0 && tokens[k + 1].type == TokenType::Atom &&
+          tokens[k + 1].text == "deffunction" && tokens[k + 2].type == TokenType::Atom)
+        deffunctions.insert(tokens[k + 2].text);
+      if (tokens[k].type == TokenType::Close) --depth;
+    }
+  }
+  for (const auto& source : sources) {
+    FileChecker checker{source, diagnostics, &out, &rule_names, &function_names, &deffunctions, &nesting, {}};
     checker.starts_ = checker.line_starts();
     checker.run();
   }
+  check_nesting(nesting, &out, diagnostics);
   return out;
 }
 

@@ -1,7 +1,8 @@
 // RuleChecker: the "check" stage of loading rules (read → check → compile). Splits rule
 // sources into constructs with their lines and finds what CLIPS would accept but Warden must
 // not: forbidden constructs and functions, duplicate names, global mutation, bad constant
-// regexes; it also gathers the indexed `pattern-hit` patterns. Pure; thread-safe.
+// regexes, decisions credited to another rule; it also gathers the indexed `pattern-hit`
+// patterns. Pure; thread-safe.
 #pragma once
 
 #include <string>
@@ -21,11 +22,15 @@ struct Construct {
   bool ok = true;    // false: has check errors and must not reach CLIPS
 };
 
-// A constant pattern-hit pattern found in a rule's conditions.
+// A constant pattern-hit pattern found anywhere in a rule's conditions (also inside not, or,
+// and, exists, forall, logical), with where it was written for diagnostics.
 struct IndexedPattern {
   std::string key;   // empty: every string leaf
   std::string kind;  // regex, substring, prefix, glob, path-within
   std::string pattern;
+  std::string file;
+  long line = 0;
+  std::string rule;
 };
 
 struct CheckedSources {

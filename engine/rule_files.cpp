@@ -28,13 +28,15 @@ std::vector<std::string> list_files(const std::vector<std::string>& paths,
   for (const auto& path : paths) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
-      std::vector<std::string> found;
+      // Ordered by the name within the directory, byte-wise: the load order (and so the
+      // rules digest) does not depend on how the directory itself was named.
+      std::vector<std::pair<std::string, std::string>> found;  // (relative name, path)
       for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
         if (it->is_regular_file(ec) && has_extension(it->path(), extensions))
-          found.push_back(it->path().string());
+          found.emplace_back(it->path().lexically_relative(path).generic_string(), it->path().string());
       }
       std::sort(found.begin(), found.end());
-      out.insert(out.end(), found.begin(), found.end());
+      for (auto& f : found) out.push_back(std::move(f.second));
     } else if (has_extension(path, extensions)) {
       out.push_back(path);
     }

@@ -10,11 +10,13 @@
 
 namespace warden {
 
-// Each path is a .clp file or a directory (its *.clp files, recursively, sorted by path).
+// Each path is a .clp file or a directory (its *.clp files, recursively, sorted by their
+// names within the directory); sources come in that order, which is the load order.
 // Unreadable paths become E_READ diagnostics. Files over 16 MiB are refused.
 RuleSources read_rule_files(const std::vector<std::string>& paths, Diagnostics* diagnostics);
 
-// Files with the given extensions under the paths (directories recursively), sorted.
+// Files with the given extensions under the paths (directories recursively, each sorted by
+// the names within it), in the order of `paths`.
 std::vector<std::string> list_files(const std::vector<std::string>& paths,
                                     const std::vector<std::string>& extensions);
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <string>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -85,12 +86,12 @@ TEST_CASE("glob escapes and literal metacharacters", "[glob]") {
 }
 
 TEST_CASE("glob to_regex output", "[glob]") {
-  CHECK(glob::to_regex("*.py") == "^(?:[^/]*\\.py)$");
-  CHECK(glob::to_regex("a/**") == "^(?:a\\/.*)$");
-  CHECK(glob::to_regex("**/x") == "^(?:(?:.*/)?x)$");
-  CHECK(glob::to_regex("?") == "^(?:[^/])$");
-  CHECK(glob::to_regex("[!a-c]") == "^(?:[^/a-c])$");
-  CHECK(glob::to_regex("[abc") == "^(?:\\[abc)$");
+  CHECK(glob::to_regex("*.py") == "(?s)^(?:[^/]*\\.py)$");
+  CHECK(glob::to_regex("a/**") == "(?s)^(?:a\\/.*)$");
+  CHECK(glob::to_regex("**/x") == "(?s)^(?:(?:.*/)?x)$");
+  CHECK(glob::to_regex("?") == "(?s)^(?:[^/])$");
+  CHECK(glob::to_regex("[!a-c]") == "(?s)^(?:[^/a-c])$");
+  CHECK(glob::to_regex("[abc") == "(?s)^(?:\\[abc)$");
 }
 
 TEST_CASE("glob with invalid UTF-8 text cannot slip past wildcards", "[glob]") {
@@ -118,6 +119,12 @@ TEST_CASE("glob matching is linear on 1 MB inputs", "[glob]") {
   CHECK(glob::to_regex(bigglob).size() > (1u << 20));
   (void)glob::match(bigglob, bigglob);
   (void)glob::match(std::string(1 << 20, '*'), "abc");
+}
+
+TEST_CASE("a glob too large to compile throws instead of reporting no match", "[glob]") {
+  // "No match" would let a rule that forbids what the glob describes fail open.
+  CHECK_THROWS_AS(glob::match(std::string(1 << 16, '?'), std::string(1 << 16, 'a')), std::runtime_error);
+  CHECK_THROWS_AS(glob::match(std::string(1 << 16, '?'), "a"), std::runtime_error);
 }
 
 TEST_CASE("glob cache is safe under concurrency and bounded", "[glob]") {

@@ -56,7 +56,9 @@ TEST_CASE("unknown function is E_UNKNOWN_FUNCTION at its line", "[loader]") {
 }
 
 TEST_CASE("forbidden functions are refused with their line, including in deffunctions and globals", "[loader]") {
-  for (const char* fn : {"exit", "system", "eval", "build", "load", "open", "readline", "seed", "funcall", "assert-string", "retract"}) {
+  for (const char* fn : {"exit", "system", "eval", "build", "load", "open", "readline", "seed", "funcall",
+                         "assert-string", "retract", "sort", "fetch", "constructs-to-c", "active-make-instance",
+                         "make-instance", "send", "format", "explode$", "string-to-field", "check-syntax"}) {
     std::string text = "(defrule a\n  (proposal (id ?id))\n  =>\n  (" + std::string(fn) + " \"x\"))\n";
     auto loaded = compile_text(text);
     INFO(fn);
@@ -74,7 +76,8 @@ TEST_CASE("forbidden functions are refused with their line, including in deffunc
 }
 
 TEST_CASE("rule files cannot define templates, facts or modules", "[loader]") {
-  for (const char* c : {"deftemplate", "deffacts", "defmodule", "defclass"}) {
+  for (const char* c : {"deftemplate", "deffacts", "defmodule", "defclass", "definstances", "defgeneric",
+                        "defmethod", "defmessage-handler"}) {
     auto loaded = compile_text(std::string("\n(") + c + " foo (slot x))\n");
     INFO(c);
     CHECK_FALSE(loaded.policy);
