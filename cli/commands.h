@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string_view>
+
 namespace warden::cli {
 
 // Exit codes (SPEC §1).
@@ -12,6 +14,10 @@ inline constexpr int kExitRejected = 1;  // also: test failure
 inline constexpr int kExitUsage = 2;     // usage or input error
 inline constexpr int kExitApproval = 3;  // approval-required (single proposal)
 inline constexpr int kExitInternal = 4;
+
+// Prints a loud warning to stderr when default_outcome is "approve" (the policy fails open
+// for every proposal no rule decides); true when it did. check, dry-run, test and serve call it.
+bool warn_if_default_approve(std::string_view default_outcome);
 
 // Each register function adds its subcommands; the callback stores the exit code in *exit_code.
 void register_rule_commands(CLI::App& app, int* exit_code);    // check, dry-run, test (rule_commands.cpp)

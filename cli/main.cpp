@@ -3,13 +3,30 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "cli/version.h"
+
+namespace {
+
+void register_version(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand("version", "Print Warden's, CLIPS's and the protocol's versions");
+  auto format = std::make_shared<std::string>("text");
+  cmd->add_option("--format", *format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->callback([format, exit_code] {
+    std::printf("%s\n", (*format == "json" ? warden::cli::version_json() : warden::cli::version_text()).c_str());
+    *exit_code = warden::cli::kExitOk;
+  });
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Warden: CLIPS rules between AI agents and the world"};
+  app.set_version_flag("--version", warden::cli::version_text(), "Print the versions and exit");
   app.require_subcommand(1);
   int exit_code = warden::cli::kExitOk;
   warden::cli::register_rule_commands(app, &exit_code);
   warden::cli::register_server_commands(app, &exit_code);
+  register_version(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

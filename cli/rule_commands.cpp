@@ -3,18 +3,23 @@
 // and one Engine.
 #include <rapidjson/document.h>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/proposal_stream.h"
+#include "cli/terminal_text.h"
 #include "engine/case_runner.h"
 #include "engine/engine.h"
 #include "engine/json_writer.h"
 #include "engine/rule_files.h"
+#include "server/config.h"
 
 namespace warden::cli {
 namespace {
@@ -23,10 +28,16 @@ struct EngineFlags {
   std::string workspace;
   std::string home;
   std::string default_outcome = "approval-required";
+  long long deadline_ms = 100;
 };
 
-// Defaults are the engine's (engine/defaults.h), as for `warden serve`.
-void add_engine_flags(CLI::App* cmd, EngineFlags* flags) {
+// Defaults are the engine's (engine/defaults.h), as for `warden serve`. `warden test` judges
+// what the rules decide, not how fast a loaded machine runs them: its deadline is longer.
+void add_engine_flags(CLI::App* cmd, EngineFlags* flags, long long deadline_ms = 100) {
+  flags->deadline_ms = deadline_ms;
+  cmd->add_option("--deadline-ms", flags->deadline_ms, "Wall time a decision may take before it fails closed (E_DEADLINE)")
+      ->check(CLI::Range(1LL, 60000LL))
+      ->capture_default_str();
   flags->workspace = kDefaultWorkspaceRoot;
   flags->home = kDefaultHome;
   cmd->add_option("--workspace", flags->workspace, "Workspace root: paths inside it are in the workspace")
@@ -42,11 +53,13 @@ EngineOptions engine_options(const EngineFlags& flags) {
   o.workspace_root = flags.workspace;
   o.home = flags.home;
   o.default_outcome = *parse_outcome(flags.default_outcome);
+  o.deadline = std::chrono::milliseconds(flags.deadline_ms);
   return o;
 }
 
 void print_diagnostics(const Diagnostics& diagnostics, bool json, std::FILE* out) {
-  for (const auto& d : diagnostics) std::fprintf(out, "%s\n", (json ? d.to_json() : d.to_text()).c_str());
+  for (const auto& d : diagnostics)
+    std::fprintf(out, "%s\n", (json ? json_for_terminal(d.to_json()) : printable(d.to_text())).c_str());
 }
 
 // Loads rules; prints diagnostics to stderr on failure and returns null.
@@ -71,18 +84,57 @@ bool read_input(const std::string& file, std::string* text) {
   return true;
 }
 
+// A report of several lines: each line made printable, the line breaks kept.
+std::string printable_lines(std::string_view text) {
+  std::string out;
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t nl = text.find('\n', at);
+    std::size_t end = nl == std::string_view::npos ? text.size() : nl;
+    out += printable(text.substr(at, end - at));
+    if (nl != std::string_view::npos) out += '\n';
+    at = end + 1;
+  }
+  return out;
+}
+
 // ---- check ----------------------------------------------------------------
 
 void register_check(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("check", "Compile rule files or directories and print every diagnostic");
-  auto paths = std::make_shared<std::vector<std::string>>();
-  auto format = std::make_shared<std::string>("text");
-  cmd->add_option("paths", *paths, "Rule files (.clp) or directories")->required();
-  cmd->add_option("--format", *format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  struct Args {
+    std::vector<std::string> paths;
+    std::string format = "text";
+    std::string config;
+    std::string default_outcome;
+    bool strict = false;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("paths", a->paths, "Rule files (.clp) or directories")->required();
+  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("-c,--config", a->config, "warden.toml whose default_outcome the rules will run with");
+  cmd->add_option("--default-outcome", a->default_outcome,
+                  "Outcome when no rule decides (overrides --config; default approval-required)")
+      ->check(CLI::IsMember({"approve", "reject", "approval-required"}));
+  cmd->add_flag("--strict", a->strict, "Warnings fail the check (exit 1), as errors do");
   cmd->callback([=] {
-    LoadedPolicy loaded = load_policy(*paths);
+    std::string default_outcome = "approval-required";
+    if (!a->config.empty()) {
+      server::Config config;
+      server::ConfigErrors errors = server::load_config_file(a->config, &config);
+      if (!errors.empty()) {
+        for (const auto& e : errors)
+          std::fprintf(stderr, "warden: %s\n", printable(e.to_text(a->config)).c_str());
+        *exit_code = kExitUsage;
+        return;
+      }
+      default_outcome = config.default_outcome;
+    }
+    if (!a->default_outcome.empty()) default_outcome = a->default_outcome;
+    const bool fails_open = warn_if_default_approve(default_outcome);
+
+    LoadedPolicy loaded = load_policy(a->paths);
     const Diagnostics& diagnostics = loaded.diagnostics;
-    const bool json = *format == "json";
+    const bool json = a->format == "json";
     if (json) {
       std::string out = "{\"ok\":";
       out += loaded.policy ? "true" : "false";
@@ -90,10 +142,12 @@ void register_check(CLI::App& app, int* exit_code) {
         out += ",\"rules\":" + std::to_string(loaded.policy->rule_count()) + ",\"rules_digest\":";
         append_json_string(out, loaded.policy->digest());
       }
+      out += ",\"default_outcome\":";
+      append_json_string(out, default_outcome);
       out += ",\"diagnostics\":[";
       for (std::size_t i = 0; i < diagnostics.size(); ++i) out += (i ? "," : "") + diagnostics[i].to_json();
       out += "]}";
-      std::printf("%s\n", out.c_str());
+      std::printf("%s\n", json_for_terminal(out).c_str());
     } else {
       print_diagnostics(diagnostics, false, stdout);
       if (loaded.policy)
@@ -102,87 +156,106 @@ void register_check(CLI::App& app, int* exit_code) {
       else
         std::printf("%zu error(s); nothing loaded\n", diagnostics.size());
     }
-    *exit_code = loaded.policy ? kExitOk : kExitRejected;
+    bool warned = fails_open;
+    for (const auto& d : diagnostics) warned = warned || d.severity == Severity::Warning;
+    *exit_code = !loaded.policy || (a->strict && warned) ? kExitRejected : kExitOk;
   });
 }
 
 // ---- dry-run --------------------------------------------------------------
 
 std::string text_line(const Decision& d) {
-  std::string out = std::string(outcome_name(d.outcome)) + "  " + d.reason;
+  std::string out = std::string(outcome_name(d.outcome)) + "  " + printable(d.reason);
   for (const auto& r : d.rules)
-    out += "\n  " + std::string(r.monitor ? "[monitor] " : "") + r.rule + ": " +
-           std::string(outcome_name(r.outcome)) + " (" + r.reason + ")";
+    out += "\n  " + std::string(r.monitor ? "[monitor] " : "") + printable(r.rule) + ": " +
+           std::string(outcome_name(r.outcome)) + " (" + printable(r.reason) + ")";
   return out;
 }
 
+// Opens the input for reading; -1 (after a message) when it cannot be read.
+int open_input(const std::string& path) {
+  if (path == "-") return STDIN_FILENO;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) std::fprintf(stderr, "warden: cannot read %s\n", printable(path).c_str());
+  return fd;
+}
+
 void register_dry_run(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("dry-run", "Decide one JSON proposal or JSON lines of them; nothing is actuated");
+  auto* cmd = app.add_subcommand(
+      "dry-run",
+      "Decide one JSON proposal or JSON lines of them, each as soon as it is read; nothing is "
+      "actuated. Exit: 2 if any input was invalid, else 1 if any reject, else 3 if any "
+      "approval-required, else 0");
   struct Args {
     std::vector<std::string> rules;
     std::string input = "-";
     std::string format = "json";
     bool explain = false;
+    std::optional<std::string> principal;
+    std::vector<std::string> groups;
     EngineFlags engine;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("--rules", a->rules, "Rule file or directory (repeatable; default: the shipped rules)")
       ->allow_extra_args(false);
   cmd->add_option("input", a->input, "Proposal file (JSON or JSON lines), - for stdin")->capture_default_str();
+  cmd->add_option("--principal", a->principal,
+                  "Decide as this authenticated principal (as the daemon does for a token's owner)");
+  cmd->add_option("--group", a->groups, "A group of that principal (repeatable)")->allow_extra_args(false);
   cmd->add_flag("--explain", a->explain, "Also print the facts the rules saw");
   cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   add_engine_flags(cmd, &a->engine);
   cmd->callback([=] {
-    auto policy = load_rules(a->rules, a->format == "json");  // empty: the shipped rules
-    if (!policy) { *exit_code = kExitUsage; return; }
-    std::string text;
-    if (!read_input(a->input, &text)) {
-      std::fprintf(stderr, "warden: cannot read %s\n", a->input.c_str());
+    if (!a->groups.empty() && !a->principal) {
+      std::fprintf(stderr, "warden: --group needs --principal (groups belong to a principal)\n");
       *exit_code = kExitUsage;
       return;
     }
-    Engine engine(policy, engine_options(a->engine));
-    // One JSON document (possibly spread over lines) is a single proposal; otherwise lines.
-    rapidjson::Document whole;
-    whole.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
-    std::vector<std::pair<long, std::string>> items;
-    const bool single = !whole.HasParseError();
-    if (single) {
-      items.push_back({1, text});
-    } else {
-      std::istringstream lines(text);
-      std::string line;
-      for (long n = 1; std::getline(lines, line); ++n)
-        if (line.find_first_not_of(" \t\r") != std::string::npos) items.push_back({n, line});
-    }
-    bool any_invalid = false;
-    Outcome last = Outcome::Approve;
-    for (const auto& [line_no, json] : items) {
+    warn_if_default_approve(a->engine.default_outcome);
+    auto policy = load_rules(a->rules, a->format == "json");  // empty: the shipped rules
+    if (!policy) { *exit_code = kExitUsage; return; }
+    const EngineOptions options = engine_options(a->engine);
+    int fd = open_input(a->input);
+    if (fd < 0) { *exit_code = kExitUsage; return; }
+    Engine engine(policy, options);
+    ProposalStream input(fd, options.max_input_bytes);
+    RunStatus status;
+    bool any = false;
+    ProposalStream::Item item;
+    // Each proposal is decided and printed (and flushed) before the next line is read.
+    while (input.next(&item)) {
+      any = true;
       DecideRequest req;
-      req.proposal_json = json;
+      req.proposal_json = item.text;
       req.explain = a->explain;
+      req.principal = a->principal;
+      req.groups = a->groups;
       DecideResult r = engine.decide(req);
       if (!r.ok) {
-        any_invalid = true;
+        status.add_invalid();
         if (a->format == "json") {
-          std::string out = "{\"line\":" + std::to_string(line_no) + ",\"error\":" + r.error.to_json() + "}";
-          std::printf("%s\n", out.c_str());
+          std::string out = "{\"line\":" + std::to_string(item.line) + ",\"error\":" + r.error.to_json() + "}";
+          std::printf("%s\n", json_for_terminal(out).c_str());
         } else {
-          std::printf("line %ld: error %s: %s\n", line_no, r.error.code.c_str(), r.error.message.c_str());
+          std::printf("line %ld: error %s: %s\n", item.line, printable(r.error.code).c_str(),
+                      printable(r.error.message).c_str());
         }
-        continue;
+      } else {
+        status.add(r.decision.outcome);
+        std::printf("%s\n", (a->format == "json" ? json_for_terminal(decision_to_json(r.decision, a->explain))
+                                                 : text_line(r.decision)).c_str());
       }
-      last = r.decision.outcome;
-      std::printf("%s\n", (a->format == "json" ? decision_to_json(r.decision, a->explain) : text_line(r.decision)).c_str());
+      std::fflush(stdout);
     }
-    std::fflush(stdout);
-    if (items.empty()) {
+    if (fd != STDIN_FILENO) ::close(fd);
+    if (input.read_error()) {
+      std::fprintf(stderr, "warden: cannot read %s\n", printable(a->input).c_str());
+      *exit_code = kExitUsage;
+    } else if (!any) {
       std::fprintf(stderr, "warden: no proposal in input\n");
       *exit_code = kExitUsage;
-    } else if (any_invalid) {
-      *exit_code = kExitUsage;
     } else {
-      *exit_code = items.size() == 1 ? exit_code_for(last) : kExitOk;
+      *exit_code = status.exit_code();
     }
   });
 }
@@ -201,9 +274,10 @@ void register_test(CLI::App& app, int* exit_code) {
   cmd->add_option("paths", a->paths, "Directories or files holding rules and cases")->required();
   cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_flag("-v,--verbose", a->verbose, "Print passing cases too");
-  add_engine_flags(cmd, &a->engine);
+  add_engine_flags(cmd, &a->engine, 2000);
   cmd->callback([=] {
     const bool json = a->format == "json";
+    warn_if_default_approve(a->engine.default_outcome);
     auto policy = load_rules(a->paths, json);
     if (!policy) { *exit_code = kExitUsage; return; }
     Diagnostics diagnostics;
@@ -232,16 +306,17 @@ void register_test(CLI::App& app, int* exit_code) {
       for (std::size_t i = 0; i < report.uncovered_rules.size(); ++i)
         out += (i ? "," : "") + json_string(report.uncovered_rules[i]);
       out += "]}";
-      std::printf("%s\n", out.c_str());
+      std::printf("%s\n", json_for_terminal(out).c_str());
     } else {
       for (const auto& r : report.results) {
         if (r.passed && !a->verbose) continue;
-        std::printf("%s %s (%s:%ld)\n", r.passed ? "PASS" : "FAIL", r.test->name.c_str(), r.test->file.c_str(), r.test->line);
-        if (!r.passed) std::printf("%s", r.failure.c_str());
+        std::printf("%s %s (%s:%ld)\n", r.passed ? "PASS" : "FAIL", printable(r.test->name).c_str(),
+                    printable(r.test->file).c_str(), r.test->line);
+        if (!r.passed) std::printf("%s", printable_lines(r.failure).c_str());
       }
       std::printf("coverage: %zu of %zu rules fired by some case\n",
                   policy->rule_count() - report.uncovered_rules.size(), policy->rule_count());
-      for (const auto& name : report.uncovered_rules) std::printf("  not covered: %s\n", name.c_str());
+      for (const auto& name : report.uncovered_rules) std::printf("  not covered: %s\n", printable(name).c_str());
       std::printf("%zu passed, %zu failed\n", report.passed, report.failed);
     }
     *exit_code = report.failed || !diagnostics.empty() || cases.empty() ? kExitRejected : kExitOk;
@@ -249,6 +324,14 @@ void register_test(CLI::App& app, int* exit_code) {
 }
 
 }  // namespace
+
+bool warn_if_default_approve(std::string_view default_outcome) {
+  if (default_outcome != "approve") return false;
+  std::fprintf(stderr,
+               "warden: WARNING: default_outcome is \"approve\": every proposal that no rule decides "
+               "is APPROVED (fail open). Use \"approval-required\" or \"reject\".\n");
+  return true;
+}
 
 void register_rule_commands(CLI::App& app, int* exit_code) {
   register_check(app, exit_code);

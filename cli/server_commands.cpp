@@ -1,5 +1,6 @@
 // `warden serve`, `warden decide`, `warden status`, `warden token new`: the daemon and its
 // clients. Thin wiring: options → server::Config / server::Client; the work is in server/.
+#include <fcntl.h>
 #include <rapidjson/document.h>
 #include <unistd.h>
 
@@ -12,6 +13,8 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/proposal_stream.h"
+#include "cli/terminal_text.h"
 #include "engine/decision.h"
 #include "engine/defaults.h"
 #include "server/client.h"
@@ -92,7 +95,7 @@ void register_serve(CLI::App& app, int* exit_code) {
       server::ConfigErrors errors = server::load_config_file(a->config, &config);
       if (!errors.empty()) {
         for (const auto& e : errors)
-          std::fprintf(stderr, "warden: %s\n", e.to_text(a->config).c_str());
+          std::fprintf(stderr, "warden: %s\n", printable(e.to_text(a->config)).c_str());
         *exit_code = kExitUsage;
         return;
       }
@@ -113,18 +116,19 @@ void register_serve(CLI::App& app, int* exit_code) {
     if (!errors.empty()) {
       for (const auto& e : errors) {
         std::fprintf(stderr, "warden: %s\n",
-                     e.to_text(a->config.empty() ? "serve" : a->config).c_str());
+                     printable(e.to_text(a->config.empty() ? "serve" : a->config)).c_str());
       }
       *exit_code = kExitUsage;
       return;
     }
+    warn_if_default_approve(config.default_outcome);
     server::Daemon::Options options;
     options.handle_signals = true;
     server::Daemon daemon(std::move(config), options);
     server::Daemon::StartResult started = daemon.start();
     if (!started.ok) {
-      std::fprintf(stderr, "warden: cannot start (%s): %s\n", started.step.c_str(),
-                   started.message.c_str());
+      std::fprintf(stderr, "warden: cannot start (%s): %s\n", printable(started.step).c_str(),
+                   printable(started.message).c_str());
       *exit_code = started.exit_code;
       return;
     }
@@ -172,7 +176,7 @@ bool open_client(const ClientFlags& flags, Client* client) {
   if (!flags.token_file.empty()) {
     std::string text;
     if (!read_all(flags.token_file, &text)) {
-      std::fprintf(stderr, "warden: cannot read %s\n", flags.token_file.c_str());
+      std::fprintf(stderr, "warden: cannot read %s\n", printable(flags.token_file).c_str());
       return false;
     }
     token = text.substr(0, text.find_first_of("\r\n"));
@@ -195,7 +199,7 @@ bool open_client(const ClientFlags& flags, Client* client) {
   auto timeout = std::chrono::milliseconds(flags.timeout_ms);
   std::string error;
   if (!client->connect(addr, timeout, &error)) {
-    std::fprintf(stderr, "warden: %s\n", error.c_str());
+    std::fprintf(stderr, "warden: %s\n", printable(error).c_str());
     return false;
   }
   auto hs = rapidjson::Document();
@@ -209,23 +213,28 @@ bool open_client(const ClientFlags& flags, Client* client) {
     return false;
   }
   if (!client->authenticate(token, timeout, &error)) {
-    std::fprintf(stderr, "warden: authentication failed: %s\n", error.c_str());
+    std::fprintf(stderr, "warden: authentication failed: %s\n", printable(error).c_str());
     return false;
   }
   return true;
 }
 
+// The member `key` of `v` when it is a string, else "".
+std::string string_member(const rapidjson::Value& v, const char* key) {
+  if (!v.IsObject()) return "";
+  auto it = v.FindMember(key);
+  return it != v.MemberEnd() && it->value.IsString()
+             ? std::string(it->value.GetString(), it->value.GetStringLength())
+             : std::string();
+}
+
 std::string text_line(const rapidjson::Value& d) {
-  std::string out =
-      std::string(d["outcome"].GetString()) + "  " +
-      (d.HasMember("reason") && d["reason"].IsString() ? d["reason"].GetString() : "");
+  std::string out = printable(string_member(d, "outcome")) + "  " + printable(string_member(d, "reason"));
   if (d.HasMember("rules") && d["rules"].IsArray()) {
     for (const auto& r : d["rules"].GetArray()) {
-      bool monitor = r.HasMember("mode") && r["mode"].IsString() &&
-                     std::string_view(r["mode"].GetString()) == "monitor";
-      out += "\n  " + std::string(monitor ? "[monitor] " : "") + r["rule"].GetString() + ": " +
-             r["outcome"].GetString() + " (" +
-             (r.HasMember("reason") ? r["reason"].GetString() : "") + ")";
+      bool monitor = string_member(r, "mode") == "monitor";
+      out += "\n  " + std::string(monitor ? "[monitor] " : "") + printable(string_member(r, "rule")) + ": " +
+             printable(string_member(r, "outcome")) + " (" + printable(string_member(r, "reason")) + ")";
     }
   }
   return out;
@@ -235,7 +244,10 @@ std::string text_line(const rapidjson::Value& d) {
 
 void register_decide(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
-      "decide", "Send proposals (one JSON or JSON lines) to a running daemon; print decisions");
+      "decide",
+      "Send proposals (one JSON or JSON lines) to a running daemon as they are read; print "
+      "decisions in input order. Exit: 2 if any input was invalid, else 1 if any reject, else 3 "
+      "if any approval-required, else 0; 4 if the daemon failed us");
   struct Args {
     std::string input = "-";
     std::string format = "json";
@@ -251,48 +263,24 @@ void register_decide(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   add_client_flags(cmd, &a->client);
   cmd->callback([a, exit_code] {
-    std::string text;
-    if (!read_all(a->input, &text)) {
-      std::fprintf(stderr, "warden: cannot read %s\n", a->input.c_str());
+    int fd = a->input == "-" ? STDIN_FILENO : ::open(a->input.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      std::fprintf(stderr, "warden: cannot read %s\n", printable(a->input).c_str());
       *exit_code = kExitUsage;
       return;
     }
-    // One JSON document (possibly over several lines) is one proposal; otherwise JSON lines.
+    struct CloseInput {
+      int fd;
+      ~CloseInput() {
+        if (fd != STDIN_FILENO) ::close(fd);
+      }
+    } close_input{fd};
+    ProposalStream input(fd, std::size_t{1} << 20);
+    // A proposal in flight (or refused locally: then it never goes to the daemon).
     struct Item {
       long line;
-      std::string json;
-      std::string local_error;  // set when the line never goes to the daemon
+      std::string local_error;  // error JSON when the proposal is not sent
     };
-    std::vector<Item> items;
-    rapidjson::Document whole;
-    whole.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
-    if (!whole.HasParseError()) {
-      items.push_back({1, text, ""});
-    } else {
-      std::istringstream lines(text);
-      std::string line;
-      for (long n = 1; std::getline(lines, line); ++n) {
-        if (line.find_first_not_of(" \t\r") != std::string::npos) items.push_back({n, line, ""});
-      }
-    }
-    if (items.empty()) {
-      std::fprintf(stderr, "warden: no proposal in input\n");
-      *exit_code = kExitUsage;
-      return;
-    }
-    for (Item& item : items) {
-      rapidjson::Document doc;
-      doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(
-          item.json.data(), item.json.size());
-      if (doc.HasParseError()) {
-        item.local_error = "{\"code\":\"E_INPUT_JSON\",\"message\":\"not valid JSON\"}";
-      } else if (!doc.IsObject()) {
-        item.local_error =
-            "{\"code\":\"E_INPUT_SHAPE\",\"message\":\"a proposal must be a JSON object\"}";
-      } else {
-        item.json = server::to_json_text(doc);  // one line, re-validated
-      }
-    }
     Client client;
     if (!open_client(a->client, &client)) {
       *exit_code = kExitInternal;
@@ -300,31 +288,47 @@ void register_decide(CLI::App& app, int* exit_code) {
     }
     const bool json = a->format == "json";
     const std::size_t window = 32;  // pipelined requests in flight (below the daemon's cap)
-    std::size_t next_send = 0;
-    std::deque<std::size_t> waiting;
-    bool any_invalid = false;
-    Outcome last = Outcome::Approve;
+    std::deque<Item> waiting;
+    std::size_t sent = 0;
+    bool input_done = false;
+    RunStatus status;
+    bool any = false;
     auto timeout = std::chrono::milliseconds(a->client.timeout_ms);
     std::string error;
-    for (std::size_t done = 0; done < items.size();) {
-      while (next_send < items.size() && waiting.size() < window) {
-        const Item& item = items[next_send];
-        if (item.local_error.empty()) {
-          std::string fields = "\"proposal\":" + item.json;
+    for (;;) {
+      // Send what has arrived (and, with nothing in flight, wait for input); each reply is
+      // printed before waiting for more input, so a caller can answer decision by decision.
+      while (!input_done && waiting.size() < window && (waiting.empty() || input.ready())) {
+        ProposalStream::Item next;
+        if (!input.next(&next)) {
+          input_done = true;
+          break;
+        }
+        any = true;
+        Item item{next.line, ""};
+        rapidjson::Document doc;
+        doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(
+            next.text.data(), next.text.size());
+        if (doc.HasParseError()) {
+          item.local_error = "{\"code\":\"E_INPUT_JSON\",\"message\":\"not valid JSON\"}";
+        } else if (!doc.IsObject()) {
+          item.local_error =
+              "{\"code\":\"E_INPUT_SHAPE\",\"message\":\"a proposal must be a JSON object\"}";
+        } else {
+          std::string fields = "\"proposal\":" + server::to_json_text(doc);  // one line, re-validated
           if (a->explain) fields += ",\"explain\":true";
-          if (!client.send_message(
-                  server::make_request(std::to_string(next_send), "decide", fields), &error)) {
-            std::fprintf(stderr, "warden: %s\n", error.c_str());
+          if (!client.send_message(server::make_request(std::to_string(sent++), "decide", fields),
+                                   &error)) {
+            std::fprintf(stderr, "warden: %s\n", printable(error).c_str());
             *exit_code = kExitInternal;
             return;
           }
         }
-        waiting.push_back(next_send++);
+        waiting.push_back(std::move(item));
       }
-      std::size_t index = waiting.front();
+      if (waiting.empty()) break;
+      Item item = std::move(waiting.front());
       waiting.pop_front();
-      const Item& item = items[index];
-      ++done;
       std::string error_json = item.local_error;
       if (error_json.empty()) {
         std::string payload;
@@ -344,17 +348,19 @@ void register_decide(CLI::App& app, int* exit_code) {
         }
         const auto& p = reply["payload"];
         if (p.HasMember("ok") && p["ok"].IsBool() && p["ok"].GetBool() && p.HasMember("decision")) {
-          last = parse_outcome(p["decision"]["outcome"].GetString()).value_or(Outcome::Reject);
-          std::printf("%s\n", json ? server::to_json_text(p["decision"]).c_str()
+          status.add(parse_outcome(string_member(p["decision"], "outcome")).value_or(Outcome::Reject));
+          std::printf("%s\n", json ? json_for_terminal(server::to_json_text(p["decision"])).c_str()
                                    : text_line(p["decision"]).c_str());
+          std::fflush(stdout);
           continue;
         }
-        const auto& e = p["error"];
-        std::string code = e.HasMember("code") ? e["code"].GetString() : "E_INTERNAL";
+        const rapidjson::Value& e = p.HasMember("error") ? p["error"] : p;
+        std::string code = string_member(e, "code");
+        if (code.empty()) code = "E_INTERNAL";
         if (code.rfind("E_INPUT", 0) != 0 && code != "E_BAD_REQUEST" && code != "E_TOO_DEEP") {
           // Not the proposal's fault: the daemon refused us (role, shutdown, ...).
-          std::fprintf(stderr, "warden: %s: %s\n", code.c_str(),
-                       e.HasMember("message") ? e["message"].GetString() : "");
+          std::fprintf(stderr, "warden: %s: %s\n", printable(code).c_str(),
+                       printable(string_member(e, "message")).c_str());
           *exit_code = kExitInternal;
           return;
         }
@@ -363,21 +369,25 @@ void register_decide(CLI::App& app, int* exit_code) {
                 ? server::to_json_text(e["diagnostics"][0])
                 : server::to_json_text(e);
       }
-      any_invalid = true;
+      status.add_invalid();
       if (json) {
-        std::printf("{\"line\":%ld,\"error\":%s}\n", item.line, error_json.c_str());
+        std::printf("{\"line\":%ld,\"error\":%s}\n", item.line, json_for_terminal(error_json).c_str());
       } else {
         rapidjson::Document e;
         e.Parse(error_json.c_str());
-        std::printf("line %ld: error %s: %s\n", item.line, e["code"].GetString(),
-                    e["message"].GetString());
+        std::printf("line %ld: error %s: %s\n", item.line, printable(string_member(e, "code")).c_str(),
+                    printable(string_member(e, "message")).c_str());
       }
+      std::fflush(stdout);
     }
-    std::fflush(stdout);
-    if (any_invalid) {
+    if (input.read_error()) {
+      std::fprintf(stderr, "warden: cannot read %s\n", printable(a->input).c_str());
+      *exit_code = kExitUsage;
+    } else if (!any) {
+      std::fprintf(stderr, "warden: no proposal in input\n");
       *exit_code = kExitUsage;
     } else {
-      *exit_code = items.size() == 1 ? exit_code_for(last) : kExitOk;
+      *exit_code = status.exit_code();
     }
   });
 }
@@ -413,28 +423,34 @@ void register_status(CLI::App& app, int* exit_code) {
     }
     rapidjson::Document reply;
     reply.Parse(payload.c_str(), payload.size());
-    if (reply.HasParseError() || !reply.IsObject() || !reply["payload"].IsObject()) {
+    if (reply.HasParseError() || !reply.IsObject() || !reply.HasMember("payload") ||
+        !reply["payload"].IsObject()) {
       std::fprintf(stderr, "warden: malformed reply from the daemon\n");
       *exit_code = kExitInternal;
       return;
     }
     const auto& p = reply["payload"];
-    if (!p["ok"].GetBool()) {
-      std::fprintf(stderr, "warden: %s: %s\n", p["error"]["code"].GetString(),
-                   p["error"]["message"].GetString());
+    if (!p.HasMember("ok") || !p["ok"].IsBool() || !p["ok"].GetBool()) {
+      const rapidjson::Value& e = p.HasMember("error") ? p["error"] : p;
+      std::fprintf(stderr, "warden: %s: %s\n", printable(string_member(e, "code")).c_str(),
+                   printable(string_member(e, "message")).c_str());
       *exit_code = kExitInternal;
       return;
     }
     if (a->format == "json") {
-      std::printf("%s\n", server::to_json_text(p).c_str());
+      std::printf("%s\n", json_for_terminal(server::to_json_text(p)).c_str());
     } else {
       auto u = [&](const rapidjson::Value& v, const char* k) {
-        return std::to_string(v[k].GetUint64());
+        auto it = v.IsObject() ? v.FindMember(k) : v.MemberEnd();
+        return v.IsObject() && it != v.MemberEnd() && it->value.IsUint64()
+                   ? std::to_string(it->value.GetUint64())
+                   : std::string("?");
       };
-      const auto& c = p["counters"];
-      const auto& n = p["connections"];
-      std::printf("status       %s\n", p["status"].GetString());
-      std::printf("rules        %s (%s rules)\n", p["rules_digest"].GetString(),
+      static const rapidjson::Value kNone;
+      const auto& c = p.HasMember("counters") ? p["counters"] : kNone;
+      const auto& n = p.HasMember("connections") ? p["connections"] : kNone;
+      std::printf("status       %s\n", printable(string_member(p, "status")).c_str());
+      std::printf("rules        %s (%s rules)\n", printable(string_member(p, "rules_digest")).c_str(),
                   u(p, "rule_count").c_str());
       std::printf("uptime       %s s\n", u(p, "uptime_s").c_str());
       std::printf("connections  %s open, %s accepted, %s refused\n", u(n, "current").c_str(),

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <string>
 
+#include "tests/cli/cli_process.h"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -19,7 +21,8 @@ struct Run {
 };
 
 // Runs `warden ARGS` with stdin from `input`, capturing stdout.
-Run warden(const std::string& args, const std::string& input = "") {
+Run run_cli(const std::string& args, const std::string& input = "") {
+  warden::cli::testing::require_binary();
   static int counter = 0;
   fs::path in = fs::temp_directory_path() / ("warden-cli-in-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
   std::ofstream(in) << input;
@@ -64,7 +67,7 @@ const char* kRules = R"(
 TEST_CASE("check: clean rules exit 0 and report the digest", "[cli]") {
   TempDir dir;
   dir.write("a.clp", kRules);
-  Run r = warden("check " + dir.path.string());
+  Run r = run_cli("check " + dir.path.string());
   CHECK(r.code == 0);
   CHECK(r.out.find("ok: 3 rules") != std::string::npos);
   CHECK(r.out.find("sha256:") != std::string::npos);
@@ -74,11 +77,11 @@ TEST_CASE("check: every error printed as file:line: error CODE, exit 1", "[cli]"
   TempDir dir;
   std::string a = dir.write("a.clp", "(defrule a (proposal (id ?id))\n  =>\n  (system \"id\"))\n");
   std::string b = dir.write("b.clp", "\n(deftemplate mine (slot x))\n");
-  Run r = warden("check " + dir.path.string());
+  Run r = run_cli("check " + dir.path.string());
   CHECK(r.code == 1);
   CHECK(r.out.find(a + ":3: error E_FORBIDDEN_FUNCTION") != std::string::npos);
   CHECK(r.out.find(b + ":2: error E_FORBIDDEN_CONSTRUCT") != std::string::npos);
-  Run j = warden("check --format json " + dir.path.string());
+  Run j = run_cli("check --format json " + dir.path.string());
   CHECK(j.code == 1);
   CHECK(j.out.find("\"ok\":false") != std::string::npos);
   CHECK(j.out.find("\"code\":\"E_FORBIDDEN_FUNCTION\"") != std::string::npos);
@@ -86,7 +89,7 @@ TEST_CASE("check: every error printed as file:line: error CODE, exit 1", "[cli]"
 }
 
 TEST_CASE("check: a missing path is E_READ", "[cli]") {
-  Run r = warden("check /nonexistent/rules");
+  Run r = run_cli("check /nonexistent/rules");
   CHECK(r.code == 1);
   CHECK(r.out.find("E_READ") != std::string::npos);
 }
@@ -94,17 +97,17 @@ TEST_CASE("check: a missing path is E_READ", "[cli]") {
 TEST_CASE("dry-run: exit code follows the outcome of a single proposal", "[cli]") {
   TempDir dir;
   std::string rules = dir.write("a.clp", kRules);
-  Run reject = warden("dry-run --rules " + rules + " -", R"({"target":"shell","payload":{"command":"sudo rm -rf /"}})");
+  Run reject = run_cli("dry-run --rules " + rules + " -", R"({"target":"shell","payload":{"command":"sudo rm -rf /"}})");
   CHECK(reject.code == 1);
   CHECK(reject.out.find("\"outcome\":\"reject\"") != std::string::npos);
   CHECK(reject.out.find("\"rule\":\"no-rm\"") != std::string::npos);
-  Run approve = warden("dry-run --rules " + rules, R"({"target":"shell","payload":{"command":"ls -la"}})");
+  Run approve = run_cli("dry-run --rules " + rules, R"({"target":"shell","payload":{"command":"ls -la"}})");
   CHECK(approve.code == 0);
-  Run ask = warden("dry-run --rules " + rules, R"({"target":"message","payload":{"text":"hi"}})");
+  Run ask = run_cli("dry-run --rules " + rules, R"({"target":"message","payload":{"text":"hi"}})");
   CHECK(ask.code == 3);
   CHECK(ask.out.find("\"outcome\":\"approval-required\"") != std::string::npos);
   // A single proposal may span several lines.
-  Run multi = warden("dry-run --rules " + rules, "{\n  \"target\": \"shell\",\n  \"payload\": {\"command\": \"ls\"}\n}\n");
+  Run multi = run_cli("dry-run --rules " + rules, "{\n  \"target\": \"shell\",\n  \"payload\": {\"command\": \"ls\"}\n}\n");
   CHECK(multi.code == 0);
 }
 
@@ -116,7 +119,7 @@ TEST_CASE("dry-run: JSON lines, one decision per line, an error object for a bad
       "not json at all\n"
       "{\"target\":\"shell\",\"payload\":{\"command\":\"rm -r x\"}}\n"
       "{\"target\":\"she ll\"}\n";
-  Run r = warden("dry-run --rules " + rules + " -", input);
+  Run r = run_cli("dry-run --rules " + rules + " -", input);
   CHECK(r.code == 2);
   std::vector<std::string> lines;
   std::size_t pos = 0;
@@ -135,7 +138,7 @@ TEST_CASE("dry-run: JSON lines, one decision per line, an error object for a bad
 TEST_CASE("dry-run: --explain shows the parsed shell command", "[cli]") {
   TempDir dir;
   std::string rules = dir.write("a.clp", kRules);
-  Run r = warden("dry-run --explain --rules " + rules, R"({"target":"shell","payload":{"command":"bash -c 'rm -fr /'"}})");
+  Run r = run_cli("dry-run --explain --rules " + rules, R"({"target":"shell","payload":{"command":"bash -c 'rm -fr /'"}})");
   CHECK(r.code == 1);
   CHECK(r.out.find("shell-command") != std::string::npos);
   CHECK(r.out.find("\\\"-r\\\"") != std::string::npos);
@@ -144,10 +147,10 @@ TEST_CASE("dry-run: --explain shows the parsed shell command", "[cli]") {
 TEST_CASE("dry-run: broken rules are a usage error (2), a missing input file too", "[cli]") {
   TempDir dir;
   std::string rules = dir.write("a.clp", "(defrule x");
-  CHECK(warden("dry-run --rules " + rules, R"({"target":"reply"})").code == 2);
+  CHECK(run_cli("dry-run --rules " + rules, R"({"target":"reply"})").code == 2);
   std::string good = dir.write("b.clp", kRules);
-  CHECK(warden("dry-run --rules " + good + " /nonexistent.json").code == 2);
-  CHECK(warden("dry-run --rules " + good, "").code == 2);
+  CHECK(run_cli("dry-run --rules " + good + " /nonexistent.json").code == 2);
+  CHECK(run_cli("dry-run --rules " + good, "").code == 2);
 }
 
 TEST_CASE("test: passing cases, failing case diff, coverage and the closing line", "[cli]") {
@@ -156,30 +159,108 @@ TEST_CASE("test: passing cases, failing case diff, coverage and the closing line
   dir.write("a.jsonl",
             R"({"name":"rm is rejected","proposal":{"target":"shell","payload":{"command":"rm -rf /"}},"expect":"reject","rule":"no-rm"})" "\n"
             R"({"name":"ls is fine","proposal":{"target":"shell","payload":{"command":"ls"}},"expect":"approve","not_rule":"no-rm"})" "\n");
-  Run ok = warden("test " + dir.path.string());
+  Run ok = run_cli("test " + dir.path.string());
   CHECK(ok.code == 0);
   CHECK(ok.out.find("2 passed, 0 failed") != std::string::npos);
   CHECK(ok.out.find("not covered: unused") != std::string::npos);
 
   dir.write("b.json", R"([{"name":"wrong expectation","proposal":{"target":"shell","payload":{"command":"ls"}},"expect":"reject","rule":"no-rm"}])");
-  Run bad = warden("test " + dir.path.string());
+  Run bad = run_cli("test " + dir.path.string());
   CHECK(bad.code == 1);
   CHECK(bad.out.find("FAIL wrong expectation") != std::string::npos);
   CHECK(bad.out.find("- expect: reject") != std::string::npos);
   CHECK(bad.out.find("+ actual: approve") != std::string::npos);
   CHECK(bad.out.find("- rule no-rm should fire") != std::string::npos);
   CHECK(bad.out.find("2 passed, 1 failed") != std::string::npos);
-  Run json = warden("test --format json " + dir.path.string());
+  Run json = run_cli("test --format json " + dir.path.string());
   CHECK(json.out.find("\"failed\":1") != std::string::npos);
   CHECK(json.out.find("\"uncovered_rules\":[\"unused\"]") != std::string::npos);
 }
 
 TEST_CASE("--help works for every rule command", "[cli]") {
   for (const char* sub : {"check", "dry-run", "test"}) {
-    Run r = warden(std::string(sub) + " --help");
+    Run r = run_cli(std::string(sub) + " --help");
     INFO(sub);
     CHECK(r.code == 0);
     CHECK(r.out.find("Usage") != std::string::npos);
   }
-  CHECK(warden("no-such-command").code == 2);
+  CHECK(run_cli("no-such-command").code == 2);
+}
+
+TEST_CASE("--version and version print Warden's, CLIPS's and the protocol's versions", "[cli][version]") {
+  using warden::cli::testing::run_warden;
+  for (const char* arg : {"--version", "version"}) {
+    INFO(arg);
+    auto r = run_warden({arg});
+    CHECK(r.code == 0);
+    CHECK(r.out.rfind("warden ", 0) == 0);
+    CHECK(r.out.find("\nCLIPS 6.3") != std::string::npos);
+    CHECK(r.out.find("\nprotocol 1\n") != std::string::npos);
+  }
+  auto json = run_warden({"version", "--format", "json"});
+  CHECK(json.code == 0);
+  CHECK(json.out.find("\"clips\":\"6.3") != std::string::npos);
+  CHECK(json.out.find("\"protocol\":\"1\"") != std::string::npos);
+}
+
+TEST_CASE("default_outcome approve: a loud warning on stderr, exit 0 unless --strict", "[cli][default-outcome]") {
+  using warden::cli::testing::run_warden;
+  TempDir dir;
+  std::string rules = dir.write("a.clp", kRules);
+  const std::string kWarning = "WARNING: default_outcome is \"approve\"";
+
+  auto plain = run_warden({"check", rules});
+  CHECK(plain.code == 0);
+  CHECK(plain.err.find(kWarning) == std::string::npos);
+
+  auto flag = run_warden({"check", "--default-outcome", "approve", rules});
+  CHECK(flag.code == 0);  // a warning, not an error
+  CHECK(flag.err.find(kWarning) != std::string::npos);
+  CHECK(flag.out.find(kWarning) == std::string::npos);  // stdout stays machine-readable
+  CHECK(run_warden({"check", "--default-outcome", "approve", "--strict", rules}).code == 1);
+  CHECK(run_warden({"check", "--default-outcome", "reject", "--strict", rules}).code == 0);
+
+  std::string config = dir.write("warden.toml", "default_outcome = \"approve\"\n");
+  auto from_config = run_warden({"check", "--config", config, rules});
+  CHECK(from_config.code == 0);
+  CHECK(from_config.err.find(kWarning) != std::string::npos);
+  // The flag overrides the file.
+  auto overridden = run_warden({"check", "--config", config, "--default-outcome", "reject", "--strict", rules});
+  CHECK(overridden.code == 0);
+  CHECK(overridden.err.find(kWarning) == std::string::npos);
+  std::string broken = dir.write("broken.toml", "default_outcome = \"maybe\"\n");
+  CHECK(run_warden({"check", "--config", broken, rules}).code == 2);
+
+  auto dry = run_warden({"dry-run", "--default-outcome", "approve", "--rules", rules, "-"},
+                        R"({"target":"message","payload":{"text":"hi"}})");
+  CHECK(dry.code == 0);
+  CHECK(dry.err.find(kWarning) != std::string::npos);
+  dir.write("a.jsonl", R"({"name":"ls","proposal":{"target":"shell","payload":{"command":"ls"}},"expect":"approve"})" "\n");
+  auto test = run_warden({"test", "--default-outcome", "approve", dir.path.string()});
+  CHECK(test.err.find(kWarning) != std::string::npos);
+}
+
+TEST_CASE("dry-run --principal and --group decide as that principal, not as the proposal says",
+          "[cli][principal]") {
+  using warden::cli::testing::run_warden;
+  TempDir dir;
+  std::string rules = dir.write("groups.clp", R"(
+(defrule admins-may (proposal (id ?id) (target shell) (principal "alice") (groups $? "admins" $?))
+  => (assert (decision (proposal ?id) (outcome approve) (rule admins-may) (reason "admin"))))
+(defrule others-not (proposal (id ?id) (target shell) (groups $?g))
+  (test (not (member$ "admins" ?g)))
+  => (assert (decision (proposal ?id) (outcome reject) (rule others-not) (reason "not an admin"))))
+)");
+  const std::string proposal =
+      R"({"target":"shell","payload":{"command":"ls"},"context":{"principal":"alice","groups":["admins"]}})";
+  auto as_alice = run_warden({"dry-run", "--rules", rules, "--principal", "alice", "--group", "dev",
+                              "--group", "admins", "-"}, proposal);
+  CHECK(as_alice.code == 0);
+  CHECK(as_alice.out.find("\"rule\":\"admins-may\"") != std::string::npos);
+  // Groups written in the proposal's context grant nothing.
+  auto claimed = run_warden({"dry-run", "--rules", rules, "-"}, proposal);
+  CHECK(claimed.code == 1);
+  auto as_bob = run_warden({"dry-run", "--rules", rules, "--principal", "bob", "--group", "admins", "-"}, proposal);
+  CHECK(as_bob.out.find("\"rule\":\"admins-may\"") == std::string::npos);
+  CHECK(run_warden({"dry-run", "--rules", rules, "--group", "admins", "-"}, proposal).code == 2);
 }
