@@ -11,15 +11,9 @@
 using namespace warden;
 using warden::test::must_compile;
 using warden::test::test_options;
+using warden::test::decide_ok;
 
 namespace {
-
-Decision decide_ok(Engine& engine, const std::string& json) {
-  DecideResult r = engine.decide(json);
-  INFO(r.error.to_text());
-  REQUIRE(r.ok);
-  return r.decision;
-}
 
 rapidjson::Document parse(const std::string& json) {
   rapidjson::Document d;

@@ -40,4 +40,25 @@ inline const char* kSimpleRules = R"(
   (assert (decision (proposal ?id) (outcome approve) (rule approve-reply) (reason "replies are fine"))))
 )";
 
+// Decides, requiring a decision (not an input error); the error is shown when it fails.
+inline Decision decide_ok(Engine& engine, const DecideRequest& request) {
+  DecideResult r = engine.decide(request);
+  INFO(r.error.to_text());
+  REQUIRE(r.ok);
+  return r.decision;
+}
+
+inline Decision decide_ok(Engine& engine, const std::string& json) {
+  DecideRequest request;
+  request.proposal_json = json;
+  return decide_ok(engine, request);
+}
+
+// Whether the decision reports `rule` among the rules that fired.
+inline bool fired(const Decision& d, const std::string& rule) {
+  for (const auto& f : d.rules)
+    if (f.rule == rule) return true;
+  return false;
+}
+
 }  // namespace warden::test

@@ -12,6 +12,7 @@
 using namespace warden;
 using warden::test::must_compile;
 using warden::test::test_options;
+using warden::test::fired;
 
 namespace {
 
@@ -64,12 +65,6 @@ Decision decide_ok(Engine& engine, const std::string& json, bool explain = false
   INFO(r.error.to_text());
   REQUIRE(r.ok);
   return r.decision;
-}
-
-bool fired(const Decision& d, const std::string& rule) {
-  for (const auto& r : d.rules)
-    if (r.rule == rule) return true;
-  return false;
 }
 
 }  // namespace

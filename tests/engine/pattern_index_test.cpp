@@ -10,21 +10,10 @@ using namespace warden;
 using warden::test::compile_text;
 using warden::test::must_compile;
 using warden::test::test_options;
+using warden::test::decide_ok;
+using warden::test::fired;
 
 namespace {
-
-Decision decide_ok(Engine& engine, const std::string& json) {
-  DecideResult r = engine.decide(json);
-  INFO(r.error.to_text());
-  REQUIRE(r.ok);
-  return r.decision;
-}
-
-bool fired(const Decision& d, const std::string& rule) {
-  for (const auto& f : d.rules)
-    if (f.rule == rule) return true;
-  return false;
-}
 
 std::string shell(const std::string& command) {
   return R"({"target":"shell","action":"run","payload":{"command":")" + command + R"("}})";

@@ -11,6 +11,8 @@
 using namespace warden;
 using warden::test::must_compile;
 using warden::test::test_options;
+using warden::test::decide_ok;
+using warden::test::fired;
 
 namespace {
 
@@ -19,25 +21,6 @@ std::string error_code(Engine& engine, const std::string& json) {
   INFO(json);
   CHECK_FALSE(r.ok);
   return r.error.code;
-}
-
-Decision decide_ok(Engine& engine, const DecideRequest& request) {
-  DecideResult r = engine.decide(request);
-  INFO(r.error.to_text());
-  REQUIRE(r.ok);
-  return r.decision;
-}
-
-Decision decide_ok(Engine& engine, const std::string& json) {
-  DecideRequest request;
-  request.proposal_json = json;
-  return decide_ok(engine, request);
-}
-
-bool fired(const Decision& d, const std::string& rule) {
-  for (const auto& r : d.rules)
-    if (r.rule == rule) return true;
-  return false;
 }
 
 rapidjson::Document parse(const std::string& json) {
