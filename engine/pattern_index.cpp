@@ -113,7 +113,9 @@ PatternIndex::PatternIndex(const std::vector<IndexedPattern>& patterns, Diagnost
     g.uses[it->second].push_back(&p);
   }
   Builder builder(options, diagnostics);
-  for (const auto& [group_key, g] : groups) {
+  for (const auto& entry : groups) {
+    const auto& group_key = entry.first;
+    const auto& g = entry.second;  // a plain reference: lambdas below capture it
     const std::string& key = group_key.first;
     const std::string& kind = group_key.second;
     std::vector<std::string> regexes;

@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   warden::server::ProtocolError e = warden::server::parse_request(text, 66, &request);
   std::string reply;
   if (e) {
-    reply = warden::server::error_response(request.id_json, request.action, e.code, e.message);
+    reply = warden::server::error_response(request.id_json, request.action, {e.code, e.message});
   } else {
     const rapidjson::Value& payload = request.payload();
     auto proposal = payload.FindMember("proposal");
