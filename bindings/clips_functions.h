@@ -18,8 +18,8 @@ namespace warden {
 
 struct BindingContext {
   RegexCache regexes;
-  std::string workspace_root = "/workspace";
-  std::string home = "/home/user";
+  std::string workspace_root;  // set by the engine from EngineOptions (engine/defaults.h)
+  std::string home;
   std::function<std::int64_t()> clock;  // seconds since the epoch; null = system clock
   std::string last_error;               // why the last function call failed
 

@@ -356,8 +356,8 @@ void register_decide(CLI::App& app, int* exit_code) {
         }
         const rapidjson::Value& e = p.HasMember("error") ? p["error"] : p;
         std::string code = string_member(e, "code");
-        if (code.empty()) code = "E_INTERNAL";
-        if (code.rfind("E_INPUT", 0) != 0 && code != "E_BAD_REQUEST" && code != "E_TOO_DEEP") {
+        if (code.empty()) code = code::kInternal;
+        if (code.rfind("E_INPUT", 0) != 0 && code != code::kBadRequest && code != code::kTooDeep) {
           // Not the proposal's fault: the daemon refused us (role, shutdown, ...).
           std::fprintf(stderr, "warden: %s: %s\n", printable(code).c_str(),
                        printable(string_member(e, "message")).c_str());

@@ -26,7 +26,7 @@ std::string member(const rapidjson::Value& v, const char* name) {
 void read_case(const std::string& file, long line, const rapidjson::Value& v, std::vector<RuleCase>* out,
                Diagnostics* diagnostics) {
   auto bad = [&](const std::string& why) {
-    diagnostics->push_back({"E_CASE", Severity::Error, file, line, "", why});
+    diagnostics->push_back({code::kCase, Severity::Error, file, line, "", why});
   };
   if (!v.IsObject()) return bad("a test case must be a JSON object");
   // A misspelt field (say "expect_eror") must not quietly turn into a weaker test.
@@ -84,7 +84,7 @@ std::vector<RuleCase> read_cases(const std::string& file, const std::string& tex
     rapidjson::Document doc;
     doc.Parse<kFlags>(text.data(), text.size());
     if (doc.HasParseError()) {
-      diagnostics->push_back({"E_CASE", Severity::Error, file, 0, "", "invalid JSON"});
+      diagnostics->push_back({code::kCase, Severity::Error, file, 0, "", "invalid JSON"});
     } else if (doc.IsArray()) {
       for (auto& v : doc.GetArray()) read_case(file, 0, v, &cases, diagnostics);
     } else {
@@ -107,7 +107,7 @@ std::vector<RuleCase> read_cases(const std::string& file, const std::string& tex
     rapidjson::Document doc;
     doc.Parse<kFlags>(line.data(), line.size());
     if (doc.HasParseError())
-      diagnostics->push_back({"E_CASE", Severity::Error, file, line_no, "", "invalid JSON"});
+      diagnostics->push_back({code::kCase, Severity::Error, file, line_no, "", "invalid JSON"});
     else
       read_case(file, line_no, doc, &cases, diagnostics);
     if (end == text.size()) break;

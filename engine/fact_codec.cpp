@@ -143,7 +143,7 @@ bool FactCodec::finish(void* f) {
       stop(code::kInputTooLarge, "the proposal needs more than " + std::to_string(limits_->max_facts) +
                                      " facts, the cap per proposal");
     } else if ((asserted_ & 15) == 0 && past_deadline()) {
-      stop("E_DEADLINE", "the decision deadline passed while asserting facts");
+      stop(code::kDeadline, "the decision deadline passed while asserting facts");
     }
   }
   if (failed_) {
@@ -297,13 +297,13 @@ bool FactCodec::assert_shell(const ProposalFields& fields, const std::string& co
   if (!parsed.ok) {
     switch (parsed.failure) {
       case shell::Failure::Deadline:
-        stop("E_DEADLINE", parsed.error);
+        stop(code::kDeadline, parsed.error);
         return false;
       case shell::Failure::Limit:
         stop(code::kInputTooLarge, "shell command over a cap: " + parsed.error);
         return false;
       case shell::Failure::Internal:
-        stop("E_FACTS", "the shell parser failed: " + parsed.error);
+        stop(code::kFacts, "the shell parser failed: " + parsed.error);
         return false;
       case shell::Failure::Syntax:
       case shell::Failure::None:
@@ -347,7 +347,7 @@ bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc,
 bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
                                const PatternIndex& patterns, FactError* error) {
   auto fail = [&](std::string why) {
-    *error = FactError{"E_FACTS", std::move(why)};
+    *error = FactError{code::kFacts, std::move(why)};
     return false;
   };
   void* f = fact(proposal_);
@@ -376,7 +376,7 @@ bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& 
       if (!ran) return fail("pattern matcher ran out of memory");
       if (!hit_ok) return fail("cannot assert a pattern-hit fact");
       if (past_deadline()) {
-        stop("E_DEADLINE", "the decision deadline passed while matching indexed patterns");
+        stop(code::kDeadline, "the decision deadline passed while matching indexed patterns");
         return false;
       }
     }
@@ -399,7 +399,7 @@ bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& 
   if (p.target == "shell") {
     if (const char* command = payload_string(doc, "command")) {
       if (past_deadline()) {
-        stop("E_DEADLINE", "the decision deadline passed before the shell line was parsed");
+        stop(code::kDeadline, "the decision deadline passed before the shell line was parsed");
         return false;
       }
       if (!assert_shell(p, command, cwd, patterns)) return fail("cannot assert shell facts");
