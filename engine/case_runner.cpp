@@ -83,7 +83,7 @@ std::vector<RuleCase> read_cases(const std::string& file, const std::string& tex
   if (!lines) {
     rapidjson::Document doc;
     doc.Parse<kFlags>(text.data(), text.size());
-    if (doc.HasParseError()) {
+    if (doc.HasParseError() || text.find('\0') != std::string::npos) {  // NUL ends RapidJSON's input
       diagnostics->push_back({code::kCase, Severity::Error, file, 0, "", "invalid JSON"});
     } else if (doc.IsArray()) {
       for (auto& v : doc.GetArray()) read_case(file, 0, v, &cases, diagnostics);
@@ -106,7 +106,7 @@ std::vector<RuleCase> read_cases(const std::string& file, const std::string& tex
     }
     rapidjson::Document doc;
     doc.Parse<kFlags>(line.data(), line.size());
-    if (doc.HasParseError())
+    if (doc.HasParseError() || line.find('\0') != std::string::npos)
       diagnostics->push_back({code::kCase, Severity::Error, file, line_no, "", "invalid JSON"});
     else
       read_case(file, line_no, doc, &cases, diagnostics);

@@ -116,6 +116,10 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
                                                  " bytes, over the limit of " + std::to_string(limits.max_bytes));
   constexpr unsigned kFlags = rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag |
                               rapidjson::kParseFullPrecisionFlag;
+  // RapidJSON takes a NUL byte as the end of input, so `{…}\0anything` would parse as `{…}`
+  // while the text handed on holds more. JSON text never contains a raw NUL.
+  if (std::size_t nul = json.find('\0'); nul != std::string_view::npos)
+    return input_error(code::kInputJson, "invalid JSON at byte " + std::to_string(nul) + ": NUL byte");
   doc->Parse<kFlags>(json.data(), json.size());
   if (doc->HasParseError())
     return input_error(code::kInputJson, std::string("invalid JSON at byte ") +

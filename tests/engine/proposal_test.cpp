@@ -83,6 +83,21 @@ TEST_CASE("a NUL character in a top-level key is refused like a nested one", "[p
   CHECK(error_code(engine, std::string(R"({"target":"reply","payload":{"x\u0000":1}})")) == code::kInputShape);
 }
 
+TEST_CASE("a raw NUL byte cannot end the document early", "[proposal][keys]") {
+  // RapidJSON stops at a NUL: the text after it was neither judged nor refused, and came back
+  // in the action. The document is the whole input, or an error.
+  Engine engine(must_compile(kRmRules), test_options());
+  const std::string head = R"({"target":"reply","payload":{"text":"hi"}})";
+  for (const std::string& tail : {std::string("\0", 1), std::string("\0,\"payload\":{\"text\":\"x\"}}", 20),
+                                  std::string(" \0\0}", 4)}) {
+    DecideResult r = engine.decide(head + tail);
+    INFO(tail.size());
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.code == code::kInputJson);
+  }
+  CHECK(engine.decide(head).ok);
+}
+
 TEST_CASE("facts come from the document's structure", "[proposal][keys]") {
   const char* rules = R"(
 (defrule seen (param (proposal ?id) (key "payload.nested.deep") (value ?v))
