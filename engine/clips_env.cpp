@@ -471,8 +471,7 @@ bool ClipsEnv::reset() {
   bool timed_out = disarm_deadline();
   bool ok = !timed_out && !GetEvaluationError(env_) && !has_error_message(state_.captured);
   clear_errors();
-  if (ok) return true;
-  return false;
+  return ok;
 }
 
 bool has_error_message(const std::string& output) {

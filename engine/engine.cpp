@@ -50,7 +50,6 @@ class EngineImpl {
   std::string new_decision_id();
   std::string next_fact_id();
   void fail_closed(Decision* d, const char* code, const std::string& why);
-  void clear_after_error();
   void combine(Decision* d) const;
   void apply_rewrites(Decision* d, rapidjson::Document* doc, std::vector<Leaf>* leaves) const;
 
@@ -88,8 +87,6 @@ void EngineImpl::fail_closed(Decision* d, const char* code, const std::string& w
   d->reason = why;
   d->defaulted = false;
 }
-
-void EngineImpl::clear_after_error() { env_->clear_errors(); }
 
 void EngineImpl::combine(Decision* d) const {
   bool any = false;
@@ -209,7 +206,7 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   }
   // Nothing a rule did may reach the next decision: every fact, global, activation and the
   // focus stack go back to their state after load.
-  clear_after_error();
+  env_->clear_errors();
   if (!env_->reset() && !failed) {
     fail_closed(&d, code::kRuntime, "the rule engine could not be reset after the decision");
     failed = true;

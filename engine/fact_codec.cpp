@@ -469,11 +469,4 @@ std::string FactCodec::facts_json() {
   return out;
 }
 
-void FactCodec::retract_all() {
-  std::vector<void*> facts;
-  for (void* f = EnvGetNextFact(raw_, nullptr); f; f = EnvGetNextFact(raw_, f))
-    if (EnvFactIndex(raw_, f) > 0) facts.push_back(f);
-  for (void* f : facts) EnvRetract(raw_, f);
-}
-
 }  // namespace warden

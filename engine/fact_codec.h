@@ -69,9 +69,6 @@ class FactCodec {
   // Every fact except decisions, in CLIPS syntax, as a JSON array (for --explain).
   std::string facts_json();
 
-  // Retracts every fact asserted since the environment was reset.
-  void retract_all();
-
  private:
   // Slots are addressed by position (resolved once from the template), not by name.
   struct Template {

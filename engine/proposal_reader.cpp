@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <limits>
 #include <unordered_set>
 
 #include "bindings/text.h"
@@ -76,62 +77,10 @@ std::string string_member(const rapidjson::Value& obj, const char* name) {
   return std::string(it->value.GetString(), it->value.GetStringLength());
 }
 
-// Lists the leaves of an already validated document again, after a member was added
-// (adding may move an object's members, so earlier Leaf pointers are stale).
-void list_leaves(rapidjson::Value& doc, std::vector<Leaf>* leaves) {
-  struct Frame {
-    rapidjson::Value* value;
-    std::string key;
-  };
-  leaves->clear();
-  std::vector<Frame> stack;
-  for (auto it = doc.MemberEnd(); it != doc.MemberBegin();) {
-    --it;
-    stack.push_back({&it->value, std::string(it->name.GetString(), it->name.GetStringLength())});
-  }
-  while (!stack.empty()) {
-    Frame frame = std::move(stack.back());
-    stack.pop_back();
-    rapidjson::Value& v = *frame.value;
-    if (v.IsObject()) {
-      for (auto it = v.MemberEnd(); it != v.MemberBegin();) {
-        --it;
-        stack.push_back({&it->value, frame.key + "." + std::string(it->name.GetString(), it->name.GetStringLength())});
-      }
-    } else if (v.IsArray()) {
-      for (rapidjson::SizeType i = v.Size(); i > 0; --i) stack.push_back({&v[i - 1], frame.key + "." + std::to_string(i - 1)});
-    } else {
-      leaves->push_back({std::move(frame.key), &v});
-    }
-  }
-}
-
-}  // namespace
-
-std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits& limits,
-                                        rapidjson::Document* doc, ProposalFields* fields,
-                                        std::vector<Leaf>* leaves) {
-  if (json.size() > limits.max_bytes)
-    return input_error(code::kInputTooLarge, "proposal is " + std::to_string(json.size()) +
-                                                 " bytes, over the limit of " + std::to_string(limits.max_bytes));
-  constexpr unsigned kFlags = rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag |
-                              rapidjson::kParseFullPrecisionFlag;
-  // RapidJSON takes a NUL byte as the end of input, so `{…}\0anything` would parse as `{…}`
-  // while the text handed on holds more. JSON text never contains a raw NUL.
-  if (std::size_t nul = json.find('\0'); nul != std::string_view::npos)
-    return input_error(code::kInputJson, "invalid JSON at byte " + std::to_string(nul) + ": NUL byte");
-  doc->Parse<kFlags>(json.data(), json.size());
-  if (doc->HasParseError())
-    return input_error(code::kInputJson, std::string("invalid JSON at byte ") +
-                                             std::to_string(doc->GetErrorOffset()) + ": " +
-                                             rapidjson::GetParseError_En(doc->GetParseError()));
-  if (!doc->IsObject()) return input_error(code::kInputShape, "a proposal must be a JSON object");
-  // RapidJSON validates raw bytes but lets a lone surrogate escape ("\udc3a") through as
-  // invalid UTF-8; strings are re-checked whenever the text holds a \u escape.
-  const bool check_escapes = json.find("\\u") != std::string_view::npos;
-  auto& alloc = doc->GetAllocator();
-
-  // Leaves, depth-first in document order, with an explicit stack (no recursion on input).
+// Checks every key and value of the document and lists its leaves, depth-first in document
+// order, with an explicit stack (no recursion on input). Keys join with `.` (no key holds one).
+std::optional<Diagnostic> collect_leaves(rapidjson::Value& doc, const ReadLimits& limits, bool check_escapes,
+                                         std::vector<Leaf>* leaves) {
   struct Frame {
     rapidjson::Value* value;
     std::string key;
@@ -139,9 +88,9 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
   };
   std::vector<Frame> stack;
   leaves->clear();
-  if (std::string why = ambiguous_key(*doc); !why.empty())
+  if (std::string why = ambiguous_key(doc); !why.empty())
     return input_error(code::kInputShape, why + " in the proposal");
-  for (auto it = doc->MemberEnd(); it != doc->MemberBegin();) {
+  for (auto it = doc.MemberEnd(); it != doc.MemberBegin();) {
     --it;
     if (check_escapes && !text::valid_utf8({it->name.GetString(), it->name.GetStringLength()}))
       return input_error(code::kInputJson, "invalid Unicode escape in a key");
@@ -176,6 +125,35 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
       leaves->push_back({std::move(frame.key), &v});
     }
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits& limits,
+                                        rapidjson::Document* doc, ProposalFields* fields,
+                                        std::vector<Leaf>* leaves) {
+  if (json.size() > limits.max_bytes)
+    return input_error(code::kInputTooLarge, "proposal is " + std::to_string(json.size()) +
+                                                 " bytes, over the limit of " + std::to_string(limits.max_bytes));
+  constexpr unsigned kFlags = rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag |
+                              rapidjson::kParseFullPrecisionFlag;
+  // RapidJSON takes a NUL byte as the end of input, so `{…}\0anything` would parse as `{…}`
+  // while the text handed on holds more. JSON text never contains a raw NUL.
+  if (std::size_t nul = json.find('\0'); nul != std::string_view::npos)
+    return input_error(code::kInputJson, "invalid JSON at byte " + std::to_string(nul) + ": NUL byte");
+  doc->Parse<kFlags>(json.data(), json.size());
+  if (doc->HasParseError())
+    return input_error(code::kInputJson, std::string("invalid JSON at byte ") +
+                                             std::to_string(doc->GetErrorOffset()) + ": " +
+                                             rapidjson::GetParseError_En(doc->GetParseError()));
+  if (!doc->IsObject()) return input_error(code::kInputShape, "a proposal must be a JSON object");
+  // RapidJSON validates raw bytes but lets a lone surrogate escape ("\udc3a") through as
+  // invalid UTF-8; strings are re-checked whenever the text holds a \u escape.
+  const bool check_escapes = json.find("\\u") != std::string_view::npos;
+  auto& alloc = doc->GetAllocator();
+
+  if (auto error = collect_leaves(*doc, limits, check_escapes, leaves)) return error;
 
   auto target = doc->FindMember("target");
   if (target == doc->MemberEnd()) return input_error(code::kInputShape, "proposal has no \"target\"");
@@ -204,7 +182,8 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
         else doc->AddMember("action", name, alloc);
         fields->renamed = true;
         payload = doc->FindMember("payload");  // AddMember may have moved the members
-        list_leaves(*doc, leaves);
+        // The added member may have moved the others: list the leaves again.
+        if (auto error = collect_leaves(*doc, limits, check_escapes, leaves)) return error;
       } else if (payload_action != fields->action) {
         return input_error(code::kInputShape, "\"action\" is \"" + fields->action + "\" but \"payload.action\" is \"" +
                                                   payload_action + "\": one verb per proposal");
@@ -280,7 +259,12 @@ void override_principal(const std::string& principal, rapidjson::Document* doc, 
     }
     ctx.AddMember("principal", value, alloc);
   }
-  list_leaves(*doc, leaves);
+  // The added member may have moved the others: list the leaves again. read_proposal checked
+  // this document already, so with its limits lifted the walk cannot fail.
+  ReadLimits unlimited;
+  unlimited.max_depth = std::numeric_limits<unsigned>::max();
+  unlimited.max_leaves = std::numeric_limits<std::size_t>::max();
+  collect_leaves(*doc, unlimited, false, leaves);
 }
 
 const rapidjson::Value* value_at(const rapidjson::Value& doc, std::initializer_list<std::string_view> path) {
