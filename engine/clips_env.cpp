@@ -300,8 +300,7 @@ std::atomic<AssertFunction> clips_assert{nullptr};
 // a rewrite (the checker refuses other asserts; this covers any path it did not model). A
 // forged fact is retracted and the decision fails.
 extern "C" void GuardedAssert(void* env, DATA_OBJECT_PTR result) {
-  void* last = nullptr;
-  for (void* f = EnvGetNextFact(env, nullptr); f; f = EnvGetNextFact(env, f)) last = f;
+  void* last = FactData(env)->LastFact;  // facts are listed in assertion order
   clips_assert.load()(env, result);
   std::vector<void*> forged;
   for (void* f = EnvGetNextFact(env, last); f; f = EnvGetNextFact(env, f)) {
