@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PACKAGES=(g++ cmake ninja-build pkg-config libclips-dev rapidjson-dev catch2 libre2-dev libidn2-dev
           libcli11-dev libssl-dev libtomlplusplus-dev libboost-dev libspdlog-dev libsqlite3-dev
-          libcurl4-openssl-dev python3
+          libcurl4-openssl-dev python3 openssl  # openssl: the TLS tests make their certificates
           clang libclang-rt-dev)  # clang + libFuzzer: the fuzz targets (fuzz/run.sh, .ci/run)
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
