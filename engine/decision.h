@@ -36,6 +36,25 @@ struct Rewrite {
   bool applied = false;
 };
 
+// One effect the engine derived for the proposal (an `effect` fact, see engine/effects.h):
+// what running it would do. The daemon remembers the effects of approved decisions per
+// session (engine/session_memory.h) and hands them to later decisions as `history` facts.
+struct EffectRecord {
+  std::string kind;        // exec write delete read network env-dump privilege unknown
+  std::string object;      // path host program code none
+  std::string target;      // normalized absolute path, host, program name or code text
+  std::string program;     // the program whose effect it is ("" for file/http proposals)
+  std::string path_class;  // class from the path classes table, "none" when unclassified
+  bool in_workspace = false;
+};
+
+// An effect of an earlier approved decision of the same session, as `history` facts show it.
+struct HistoryEntry {
+  std::string decision_id;
+  std::int64_t time = 0;   // seconds since the epoch when it was decided
+  EffectRecord effect;
+};
+
 struct Decision {
   std::string decision_id;
   Outcome outcome = Outcome::Reject;
@@ -48,6 +67,7 @@ struct Decision {
   bool defaulted = false;      // no enforcing rule decided; default_outcome applied
   std::string error_code;      // set when the engine failed closed (E_RUN_LIMIT, E_DEADLINE, E_MEMORY, E_RUNTIME)
   std::string facts_json;      // derived facts, only with explain
+  std::vector<EffectRecord> effects;  // every `effect` fact derived for the proposal
 };
 
 // Exit status for a single decision (SPEC §1): 0 approve, 1 reject, 3 approval-required.

@@ -34,6 +34,8 @@ inline constexpr const char* kNoRules = "E_NO_RULES";                 // nothing
 inline constexpr const char* kRead = "E_READ";                        // rule file cannot be read
 inline constexpr const char* kCase = "E_CASE";                        // a rule test case file is malformed
 inline constexpr const char* kFileMode = "E_FILE_MODE";               // rule file others could change
+inline constexpr const char* kEffectsTable = "E_EFFECTS_TABLE";       // the command-effects table (*.toml) is malformed
+inline constexpr const char* kPathClasses = "E_PATH_CLASSES";         // the path classes table (*.toml) is malformed
 // Reading a proposal (the request is refused; no decision).
 inline constexpr const char* kInputJson = "E_INPUT_JSON";             // proposal is not valid JSON / UTF-8
 inline constexpr const char* kInputShape = "E_INPUT_SHAPE";           // proposal JSON has the wrong shape
@@ -96,6 +98,8 @@ inline constexpr Entry kTable[] = {
     {kRead, "a rule file cannot be read"},
     {kCase, "a rule test case file is malformed"},
     {kFileMode, "a rule, token or config file others could change (or read, for secrets)"},
+    {kEffectsTable, "the command-effects table (a *.toml file with [program.*] entries) is malformed"},
+    {kPathClasses, "the path classes table (a *.toml file with [[class]] entries) is malformed"},
     {kInputJson, "the proposal is not valid JSON or not UTF-8"},
     {kInputShape, "the proposal JSON has the wrong shape"},
     {kInputTooLarge, "the proposal is over the size or nesting limit"},

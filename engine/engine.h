@@ -82,6 +82,9 @@ struct DecideRequest {
   // The authenticated principal's groups, asserted as the `groups` multislot of the
   // `proposal` fact. Never read from the proposal JSON (`context.groups` there is a param).
   std::vector<std::string> groups;
+  // Effects of earlier approved decisions of the same session (engine/session_memory.h),
+  // asserted as `history` facts with `age` = now - time. Null or empty: no history.
+  const std::vector<HistoryEntry>* history = nullptr;
 };
 
 struct DecideResult {

@@ -1,0 +1,42 @@
+// PathClasses: which paths matter, as data. The shipped table (rules/paths.toml) names
+// classes (credential, persistence, system, secrets-config …) with glob patterns and
+// exceptions; the engine puts a path's class in the `class` slot of `path` and `effect`
+// facts, so rules say "any write to a persistence path" once. Immutable once parsed;
+// thread-safe to query. The format is documented in docs/RULES.md ("Path classes").
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/diagnostic.h"
+#include "engine/rule_source.h"
+
+namespace warden {
+
+class PathClasses {
+ public:
+  // Parses one classes file (TOML with [[class]] entries). Every problem is an
+  // E_PATH_CLASSES diagnostic with the file and line; returns null if there was any.
+  static std::shared_ptr<PathClasses> parse(const RuleSource& source, Diagnostics* diagnostics);
+  // Appends the classes of `other` (a later file), after this file's: first match wins.
+  void merge(const PathClasses& other);
+
+  // The name of the first class (in file order) one of whose patterns matches `normalized`
+  // or `resolved` (when not empty) and none of whose exceptions does; "none" when no class
+  // matches. `home` is what "~/" in a pattern means.
+  std::string_view classify(std::string_view normalized, std::string_view resolved,
+                            std::string_view home) const;
+
+  std::vector<std::string> names() const;  // every class name, in file order
+
+  struct Class;  // defined in path_classes.cpp
+  PathClasses();
+  ~PathClasses();
+
+ private:
+  std::vector<std::shared_ptr<const Class>> classes_;
+};
+
+}  // namespace warden
