@@ -332,13 +332,48 @@ bool FactCodec::assert_shell(const ProposalFields& fields, const std::string& co
   return true;
 }
 
+// ---- session history (engine/session_memory.h) ----
+bool FactCodec::assert_history(const ProposalFields& p, FactError* error) {
+  if (!p.history || p.history->empty()) return true;
+  if (!history_.ptr) history_ = bind_template("history");
+  // Symbols outside the template's allowed values would never match a rule: fall back to the
+  // template's catch-all values rather than assert a fact no pattern can see.
+  static const char* const kKinds[] = {"exec", "write", "delete", "read", "network", "env-dump", "privilege", "unknown"};
+  static const char* const kObjects[] = {"path", "host", "program", "code", "none"};
+  auto pick = [](const std::string& value, const auto& allowed, const char* fallback) {
+    for (const char* a : allowed)
+      if (value == a) return a;
+    return fallback;
+  };
+  for (const HistoryEntry& h : *p.history) {
+    const EffectRecord& e = h.effect;
+    void* f = fact(history_);
+    if (!f) break;
+    put_string(f, history_["proposal"], p.id.c_str());
+    put_string(f, history_["decision"], h.decision_id.c_str());
+    put_integer(f, history_["age"], p.now > h.time ? p.now - h.time : 0);
+    put_symbol(f, history_["kind"], pick(e.kind, kKinds, "unknown"));
+    put_symbol(f, history_["object"], pick(e.object, kObjects, "none"));
+    put_string(f, history_["target"], e.target.c_str());
+    put_string(f, history_["program"], e.program.c_str());
+    put_symbol(f, history_["class"], e.path_class.empty() ? "none" : e.path_class.c_str());
+    put_symbol(f, history_["in-workspace"], e.in_workspace ? "TRUE" : "FALSE");
+    if (!finish(f)) break;
+  }
+  if (failed_) {
+    *error = FactError{code::kFacts, "cannot assert a history fact"};
+    return false;
+  }
+  return true;
+}
+
 bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
                            const PatternIndex& patterns, const FactLimits& limits, FactError* error) {
   failed_ = false;
   limits_ = &limits;
   asserted_ = 0;
   stop_ = {};
-  bool ok = assert_derived(p, doc, leaves, patterns, error);
+  bool ok = assert_derived(p, doc, leaves, patterns, error) && assert_history(p, error);
   if (!ok && !stop_.code.empty()) *error = stop_;
   limits_ = nullptr;
   return ok;

@@ -34,6 +34,10 @@ struct ProposalFields {
   std::vector<std::string> groups;  // the authenticated principal's groups (never from JSON)
   long long depth = 0, attempt = 0;
   bool renamed = false;  // a name was lowercased in the document
+  // Effects of earlier approved decisions of the session (DecideRequest::history), asserted
+  // as `history` facts with age = now - time; `now` is the engine clock, seconds.
+  const std::vector<HistoryEntry>* history = nullptr;
+  std::int64_t now = 0;
 };
 
 // Bounds on deriving the facts of one proposal.
@@ -99,6 +103,9 @@ class FactCodec {
                    const std::string& cwd, const PatternIndex& patterns);
   bool assert_url(const std::string& id, const std::string& key, const std::string& raw);
   bool assert_hit(const std::string& id, std::string_view key, const PatternIndex::Hit& hit);
+  // One `history` fact per entry of p.history (session memory); they count against max_facts.
+  bool assert_history(const ProposalFields& p, FactError* error);
+  Template history_;  // bound on first use
 
   ClipsEnv& env_;
   void* raw_;
