@@ -2,8 +2,15 @@
 // for a TTL under caps, and shown to later decisions of the session as `history` facts.
 #include "engine/session_memory.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include "engine/case_runner.h"
+#include "engine/rule_files.h"
 
 #include "tests/engine/engine_test_util.h"
 
@@ -333,4 +340,108 @@ TEST_CASE("decide_in_session feeds the session's history and remembers approvals
   r = decide_in_session(engine, memory, request, key);
   REQUIRE(r.ok);
   CHECK(r.decision.outcome == Outcome::Approve);
+}
+
+// ---- rule test cases with a "history" -----------------------------------------
+
+namespace {
+
+// Cases whose history is decided through the session memory: file writes are approved and
+// remembered (the effects table turns on effect facts), a read of a file the session wrote
+// is rejected.
+const char* kCaseRules = R"(
+(defrule writes-ok (proposal (id ?id) (target file) (action write))
+  => (assert (decision (proposal ?id) (outcome approve) (rule writes-ok))))
+(defrule no-write-of-secrets (proposal (id ?id) (target file) (action write))
+  (path (proposal ?id) (normalized "/home/user/project/secret"))
+  => (assert (decision (proposal ?id) (outcome reject) (rule no-write-of-secrets))))
+(defrule reads-ok (proposal (id ?id) (target file) (action read))
+  => (assert (decision (proposal ?id) (outcome approve) (rule reads-ok))))
+(defrule read-after-write (proposal (id ?id) (target file) (action read))
+  (effect (proposal ?id) (kind read) (target ?t))
+  (history (proposal ?id) (kind write) (target ?t))
+  => (assert (decision (proposal ?id) (outcome reject) (rule read-after-write))))
+)";
+
+struct CaseDir {
+  std::filesystem::path path;
+  CaseDir() {
+    static int n = 0;
+    path = std::filesystem::temp_directory_path() /
+           ("warden-session-cases-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    std::filesystem::create_directories(path);
+    std::ofstream(path / "rules.clp") << kCaseRules;
+    std::ofstream(path / "effects.toml") << "[program.true]\noperands = []\n";
+  }
+  ~CaseDir() { std::filesystem::remove_all(path); }
+};
+
+std::string file_proposal(const std::string& action, const std::string& path, const std::string& session) {
+  return R"({"target":"file","action":")" + action + R"(","payload":{"path":")" + path +
+         R"("},"context":{"session":")" + session + R"("}})";
+}
+
+}  // namespace
+
+TEST_CASE("a case's history is decided first, in one session, fresh for each case", "[session][cases]") {
+  CaseDir dir;
+  LoadedPolicy loaded = load_policy({dir.path.string()});
+  for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
+  REQUIRE(loaded.policy);
+  const std::string w = file_proposal("write", "notes.txt", "s");
+  const std::string r = file_proposal("read", "notes.txt", "s");
+  const std::string jsonl =
+      R"({"name":"read after the session wrote it","history":[)" + w + R"(],"proposal":)" + r +
+      R"(,"expect":"reject","rule":"read-after-write"})" "\n" +
+      // A fresh memory per case: the write of the case before is not remembered here.
+      R"({"name":"no history","proposal":)" + r + R"(,"expect":"approve","not_rule":"read-after-write"})" "\n" +
+      R"({"name":"history of another session","history":[)" + file_proposal("write", "notes.txt", "other") +
+      R"(],"proposal":)" + r + R"(,"expect":"approve"})" "\n" +
+      // A rejected step did not happen: it leaves no history.
+      R"({"name":"rejected write","history":[)" + file_proposal("write", "secret", "s") + R"(],"proposal":)" +
+      file_proposal("read", "secret", "s") + R"(,"expect":"approve"})" "\n";
+  Diagnostics diagnostics;
+  auto cases = read_cases("history.jsonl", jsonl, &diagnostics);
+  for (const auto& d : diagnostics) UNSCOPED_INFO(d.to_text());
+  REQUIRE(diagnostics.empty());
+  REQUIRE(cases.size() == 4);
+  CHECK(cases[0].history.size() == 1);
+  CaseReport report = run_cases(loaded.policy, cases, test_options());
+  for (const auto& res : report.results) {
+    INFO(res.test->name << "\n" << res.failure);
+    CHECK(res.passed);
+  }
+}
+
+TEST_CASE("a case's history must be proposals and needs a session, errors name the line", "[session][cases]") {
+  Diagnostics diagnostics;
+  auto cases = read_cases("c.jsonl",
+                          R"({"name":"ok","history":[{"target":"reply","context":{"session":"s"}}],"proposal":{"target":"reply","context":{"session":"s"}},"expect":"approve"})" "\n"
+                          R"({"name":"not an array","history":{"target":"reply"},"proposal":{"target":"reply","context":{"session":"s"}},"expect":"approve"})" "\n"
+                          R"({"name":"not proposals","history":["x"],"proposal":{"target":"reply","context":{"session":"s"}},"expect":"approve"})" "\n"
+                          R"({"name":"no session","history":[{"target":"reply"}],"proposal":{"target":"reply"},"expect":"approve"})" "\n",
+                          &diagnostics);
+  CHECK(cases.size() == 1);
+  REQUIRE(diagnostics.size() == 3);
+  for (std::size_t i = 0; i < diagnostics.size(); ++i) {
+    CHECK(diagnostics[i].code == "E_CASE");
+    CHECK(diagnostics[i].line == static_cast<long>(i) + 2);
+  }
+  CHECK(diagnostics[0].message.find("must be an array of proposals") != std::string::npos);
+  CHECK(diagnostics[2].message.find("context.session") != std::string::npos);
+}
+
+TEST_CASE("an invalid proposal in a case's history fails the case and says which", "[session][cases]") {
+  auto policy = must_compile(kHistoryRules);
+  Diagnostics diagnostics;
+  auto cases = read_cases("c.jsonl",
+                          R"({"name":"bad step","history":[{"target":"reply"},{"no":"target"}],"proposal":{"target":"reply","context":{"session":"s"}},"expect":"approve"})" "\n",
+                          &diagnostics);
+  REQUIRE(diagnostics.empty());
+  REQUIRE(cases.size() == 1);
+  CaseReport report = run_cases(policy, cases, test_options());
+  REQUIRE(report.results.size() == 1);
+  CHECK_FALSE(report.results[0].passed);
+  CHECK(report.results[0].failure.find("history[1]") != std::string::npos);
+  CHECK(report.results[0].failure.find("E_INPUT_SHAPE") != std::string::npos);
 }
