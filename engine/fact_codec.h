@@ -94,11 +94,18 @@ class FactCodec {
   bool assert_derived(const ProposalFields& p, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
                       const PatternIndex& patterns, FactError* error);
   bool assert_shell_command(const ProposalFields& fields, long long index, const shell::SimpleCommand& cmd,
-                            const std::string& cwd);
+                            const std::string& cwd, const PatternIndex& patterns);
   bool assert_path(const std::string& id, const std::string& key, const std::string& raw,
                    const std::string& cwd, const PatternIndex& patterns);
-  bool assert_url(const std::string& id, const std::string& key, const std::string& raw);
+  bool assert_url(const std::string& id, const std::string& key, const std::string& raw,
+                  const PatternIndex& patterns);
   bool assert_hit(const std::string& id, std::string_view key, const PatternIndex::Hit& hit);
+  // The pattern-hit facts of one derived value under its derived key (see derived_key in
+  // engine/pattern_index.h; e.g. derived_key::kEffectTarget with an effect's target, once
+  // per effect fact). Does nothing unless some rule uses the key. False when the matcher or
+  // an assert failed (the derivation is then stopped with the cause).
+  bool assert_derived_hits(const std::string& id, std::string_view key, std::string_view value,
+                           const PatternIndex& patterns);
 
   ClipsEnv& env_;
   void* raw_;
