@@ -11,7 +11,9 @@
 //   (a) the shipped rule pack on ~70 realistic proposals, cycled
 //   (b) generated rule sets (10 / 100 / 1000 rules, indexed `pattern-hit` patterns), with
 //       every decision checked against the rule it should name; plus the naive encoding
-//       (regex-match / str-index / path-within tests in the rules) at 1000 rules
+//       (regex-match / str-index / path-within tests in the rules) at 1000 rules; and 1000
+//       host-suffix rules as indexed `url.host` suffix patterns vs str-suffix tests, and
+//       the same with an exception each, written four ways (see docs/RULES.md)
 //   (c) load time of 1000 generated rules: Policy::compile + first Engine, median of 5
 //   (d) RSS and malloc heap before and after 1,000,000 decisions on the shipped pack
 //       (100,000 with --quick), after a 50,000 warm-up
@@ -527,6 +529,144 @@ GenRun run_generated(int n_rules, bool naive, std::size_t count, std::size_t war
   return g;
 }
 
+// (b, hosts) 1000 host-suffix rules on http proposals: the same forbids written as indexed
+// `url.host` suffix patterns and as interpreted str-suffix tests; then the same forbids
+// with one exception each (".docs.<tok>.example.net" is allowed), written four ways.
+enum class HostStyle { Indexed, StrSuffix, ExceptIndexed, ExceptPredicateLast, ExceptPredicateFirst, ExceptTestCE };
+const HostStyle kHostStyles[] = {HostStyle::Indexed, HostStyle::StrSuffix, HostStyle::ExceptIndexed,
+                                 HostStyle::ExceptPredicateLast, HostStyle::ExceptPredicateFirst, HostStyle::ExceptTestCE};
+
+const char* host_style_label(HostStyle s) {
+  switch (s) {
+    case HostStyle::Indexed: return "hosts: pattern-hit suffix";
+    case HostStyle::StrSuffix: return "hosts: url :(str-suffix)";
+    case HostStyle::ExceptIndexed: return "except: (not (pattern-hit))";
+    case HostStyle::ExceptPredicateLast: return "except: :(not str-suffix) 2nd";
+    case HostStyle::ExceptPredicateFirst: return "except: :(not str-suffix) 1st";
+    case HostStyle::ExceptTestCE: return "except: (test (not …)) last";
+  }
+  return "";
+}
+const char* host_style_key(HostStyle s) {
+  switch (s) {
+    case HostStyle::Indexed: return "indexed";
+    case HostStyle::StrSuffix: return "str_suffix";
+    case HostStyle::ExceptIndexed: return "except_not_pattern_hit";
+    case HostStyle::ExceptPredicateLast: return "except_predicate_second";
+    case HostStyle::ExceptPredicateFirst: return "except_predicate_first";
+    case HostStyle::ExceptTestCE: return "except_test_ce_last";
+  }
+  return "";
+}
+bool host_style_has_exception(HostStyle s) { return s != HostStyle::Indexed && s != HostStyle::StrSuffix; }
+
+std::string host_rule_name(int i) { return "host-suffix-" + tok(i).substr(3); }
+
+RuleSources host_rules(int n, HostStyle style) {
+  std::string text;
+  for (int i = 0; i < n; ++i) {
+    const std::string suffix = "." + tok(i) + ".example.net";
+    const std::string except = ".docs" + suffix;
+    const std::string hit = "(pattern-hit (proposal ?id) (key \"url.host\") (kind suffix) (pattern \"" + suffix + "\"))";
+    const std::string predicate = "(url (proposal ?id) (host ?h&:(not (str-suffix \"" + except + "\" ?h))))";
+    std::string cond;
+    switch (style) {
+      case HostStyle::Indexed: cond = hit; break;
+      case HostStyle::StrSuffix: cond = "(url (proposal ?id) (host ?h&:(str-suffix \"" + suffix + "\" ?h)))"; break;
+      case HostStyle::ExceptIndexed:
+        cond = hit + "\n  (not (pattern-hit (proposal ?id) (key \"url.host\") (kind suffix) (pattern \"" + except + "\")))";
+        break;
+      case HostStyle::ExceptPredicateLast: cond = hit + "\n  " + predicate; break;
+      case HostStyle::ExceptPredicateFirst: cond = predicate + "\n  " + hit; break;
+      case HostStyle::ExceptTestCE:
+        cond = hit + "\n  (url (proposal ?id) (host ?h))\n  (test (not (str-suffix \"" + except + "\" ?h)))";
+        break;
+    }
+    const std::string name = host_rule_name(i);
+    text += "(defrule " + name + "\n  " + cond + "\n  =>\n  (assert (decision (proposal ?id) (outcome reject) (rule " + name +
+            ") (reason \"host\"))))\n\n";
+  }
+  return {RuleSource{"hosts.clp", std::move(text)}};
+}
+
+struct HostCase {
+  std::string json;
+  int rule = -1;           // the rule whose suffix the host ends with, -1: none
+  bool exception = false;  // the host is under that rule's ".docs." exception
+};
+
+// 30 % under a forbidden suffix, 10 % under its exception, 60 % near misses; all unique.
+std::vector<HostCase> host_cases(int n_rules, std::size_t count, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<HostCase> out;
+  out.reserve(count);
+  static const char* kMiss[] = {"https://api.github.com/repos/c%llu", "https://%s.example.org/c%llu",
+                                "https://x%s.example.net/c%llu", "https://pypi.org/simple/%s-c%llu/"};
+  char buf[256];
+  for (std::size_t k = 0; k < count; ++k) {
+    HostCase h;
+    const double r = u(rng);
+    const int i = static_cast<int>(rng() % static_cast<std::uint64_t>(n_rules));
+    const unsigned long long c = k;
+    if (r < 0.30) {
+      h.rule = i;
+      std::snprintf(buf, sizeof buf, "https://api-c%llu.%s.example.net/v1", c, tok(i).c_str());
+    } else if (r < 0.40) {
+      h.rule = i;
+      h.exception = true;
+      std::snprintf(buf, sizeof buf, "https://c%llu.docs.%s.example.net/guide", c, tok(i).c_str());
+    } else {
+      const char* f = kMiss[rng() % 4];
+      if (std::string(f).find("%s") == std::string::npos) std::snprintf(buf, sizeof buf, f, c);
+      else std::snprintf(buf, sizeof buf, f, tok(i).c_str(), c);
+    }
+    h.json = std::string("{\"target\":\"http\",\"action\":\"request\",\"payload\":{\"method\":\"GET\",\"url\":") + json_str(buf) +
+             "},\"explanation\":\"generated case\"}";
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+RunResult run_hosts(int n_rules, HostStyle style, std::size_t count, std::size_t warmup) {
+  RunResult rr;
+  auto policy = must_compile(host_rules(n_rules, style), "host rules");
+  Engine engine(policy, bench_options());
+  std::vector<HostCase> cases = host_cases(n_rules, warmup + count, 0x4057ULL + static_cast<unsigned>(n_rules));
+  for (std::size_t k = 0; k < warmup; ++k) engine.decide(cases[k].json);
+  Samples s;
+  s.reserve(count);
+  std::size_t printed = 0;
+  auto wall0 = Clock::now();
+  for (std::size_t k = warmup; k < warmup + count; ++k) {
+    const HostCase& c = cases[k];
+    DecideResult res = timed(&s, [&] { return engine.decide(c.json); });
+    const int expected = c.exception && host_style_has_exception(style) ? -1 : c.rule;
+    bool good;
+    if (res.ok && res.decision.error_code == "E_DEADLINE") {
+      ++rr.deadline;
+      good = true;
+    } else if (!res.ok || !res.decision.error_code.empty()) {
+      ++rr.errors;
+      good = false;
+    } else if (expected < 0) {
+      good = res.decision.rules.empty();
+    } else {
+      good = res.decision.rules.size() == 1 && res.decision.rules[0].rule == host_rule_name(expected);
+    }
+    rr.outcomes[res.ok ? std::string(outcome_name(res.decision.outcome)) : "input-error"]++;
+    if (!good) {
+      ++rr.mismatches;
+      if (printed++ < 10)
+        std::printf("    MISMATCH (%s): expected %s, got %zu rules %s\n      proposal %s\n", host_style_label(style),
+                    expected < 0 ? "no rule" : host_rule_name(expected).c_str(), res.decision.rules.size(),
+                    res.ok ? res.decision.error_code.c_str() : res.error.to_text().c_str(), c.json.c_str());
+    }
+  }
+  rr.lat = summarize(s, seconds_since(wall0));
+  return rr;
+}
+
 RunResult run_corpus(Engine& engine, const std::vector<std::string>& jsons, std::size_t count, std::size_t warmup) {
   RunResult rr;
   for (std::size_t k = 0; k < warmup; ++k) engine.decide(jsons[k % jsons.size()]);
@@ -653,6 +793,7 @@ int main(int argc, char** argv) {
   const std::size_t a_warm = n ? std::min<std::size_t>(n, 5000) : 5000;
   const std::size_t gen_count = n ? n : q ? 10000 : 100000;
   const std::size_t naive_count = n ? n : q ? 2000 : 10000;
+  const std::size_t host_count = n ? n : q ? 4000 : 20000;
   const std::size_t d_warm = n ? n : 50000;
   const std::size_t d_count = n ? n : q ? 100000 : 1000000;
   const auto start = Clock::now();
@@ -793,6 +934,35 @@ int main(int argc, char** argv) {
                 ratio_wall, ratio_cpu, idx.r.lat.cpu_p99, naive.r.lat.cpu_p99);
     json += ",\"b_indexed_over_naive_wall\":" + fmt("%.2f", ratio_wall) +
             ",\"b_indexed_over_naive_cpu\":" + fmt("%.2f", ratio_cpu);
+
+    // Host suffixes and the ways to write an exception, 1000 rules, http proposals only.
+    std::printf("\n    1000 host-suffix rules, http proposals only (30%% forbidden host, 10%% under its exception,\n"
+                "    60%% near misses), %s decisions each:\n",
+                with_commas(static_cast<double>(host_count)).c_str());
+    print_lat_header("");
+    std::map<HostStyle, RunResult> hosts;
+    json += ",\"b_hosts\":{";
+    for (HostStyle style : kHostStyles) {
+      const RunResult& h = hosts[style] = run_hosts(1000, style, host_count, n_arg ? std::min<std::size_t>(n_arg, 500) : 500);
+      print_lat_row(host_style_label(style), h.lat);
+      std::printf("  mismatches %zu", h.mismatches);
+      if (h.deadline) std::printf(" (+%zu E_DEADLINE)", h.deadline);
+      std::printf("\n");
+      pass_wall &= h.mismatches == 0;
+      pass_cpu &= h.mismatches == 0;
+      json += std::string(style == kHostStyles[0] ? "" : ",") + "\"" + host_style_key(style) + "\":{\"latency\":" +
+              lat_json(h.lat) + ",\"mismatches\":" + std::to_string(h.mismatches) + "}";
+    }
+    json += "}";
+    auto cpu_ratio = [&](HostStyle a, HostStyle b) { return hosts[a].lat.cpu_per_sec / hosts[b].lat.cpu_per_sec; };
+    const double host_ratio = cpu_ratio(HostStyle::Indexed, HostStyle::StrSuffix);
+    std::printf("    hosts: pattern-hit suffix / str-suffix throughput = %.1fx (CPU), %.1fx (wall)\n", host_ratio,
+                hosts[HostStyle::Indexed].lat.per_sec / hosts[HostStyle::StrSuffix].lat.per_sec);
+    std::printf("    exception as (not (pattern-hit)) vs :(not (str-suffix)) 2nd / 1st / (test) last: %.2fx / %.2fx / %.2fx (CPU)\n",
+                cpu_ratio(HostStyle::ExceptIndexed, HostStyle::ExceptPredicateLast),
+                cpu_ratio(HostStyle::ExceptIndexed, HostStyle::ExceptPredicateFirst),
+                cpu_ratio(HostStyle::ExceptIndexed, HostStyle::ExceptTestCE));
+    json += ",\"b_hosts_indexed_over_str_suffix_cpu\":" + fmt("%.2f", host_ratio);
   }
 
   // ----- (c)

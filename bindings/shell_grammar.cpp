@@ -190,7 +190,7 @@ void Parser::parse_simple(std::vector<Word> prefix) {
   std::vector<Word> words = std::move(prefix);
   std::vector<Redirect> redirects;
   std::vector<Assignment> assignments;
-  bool dynamic = false;
+  Unknowns dyn;
   auto count = [&] {
     if (words.size() + assignments.size() + redirects.size() > ctx_.limits.max_words) {
       throw ShellError{"a simple command has more than " + std::to_string(ctx_.limits.max_words) +
@@ -205,7 +205,7 @@ void Parser::parse_simple(std::vector<Word> prefix) {
       if (words.size() == prefix_words && is_assignment(w)) {
         // FOO=$X cmd: the environment is not static; $(…) in the value was parsed already.
         assignments.push_back(split_assignment(w));
-        dynamic = dynamic || assignments.back().dynamic;
+        if (assignments.back().dynamic) dyn.expansion = true;
         count();
         continue;
       }
@@ -217,22 +217,22 @@ void Parser::parse_simple(std::vector<Word> prefix) {
         return;
       }
     } else if (type == Tok::Redir) {
-      redirects.push_back(parse_redirect(dynamic));
+      redirects.push_back(parse_redirect(dyn));
       count();
     } else {
       break;
     }
   }
-  finish_simple(words, std::move(assignments), std::move(redirects), dynamic, first_heredoc);
+  finish_simple(words, std::move(assignments), std::move(redirects), dyn, first_heredoc);
 }
 
-Redirect Parser::parse_redirect(bool& dynamic) {
+Redirect Parser::parse_redirect(Unknowns& dyn) {
   const Token op = next();
   if (peek().type != Tok::Word) {
     throw ShellError{"syntax error: `" + op.op + "` without a target before " + peek().describe()};
   }
   const Word target = next().word;
-  dynamic = dynamic || target.dynamic;
+  dyn.add(target);
   Redirect r;
   r.op = op.op;
   r.target = target.value;
@@ -254,9 +254,9 @@ Redirect Parser::parse_redirect(bool& dynamic) {
 // empty program so rules still see the write or read.
 void Parser::parse_trailing_redirects() {
   std::vector<Redirect> redirects;
-  bool dynamic = false;
-  while (peek().type == Tok::Redir) redirects.push_back(parse_redirect(dynamic));
-  if (!redirects.empty()) finish_simple({}, {}, std::move(redirects), dynamic, heredocs_.size());
+  Unknowns dyn;
+  while (peek().type == Tok::Redir) redirects.push_back(parse_redirect(dyn));
+  if (!redirects.empty()) finish_simple({}, {}, std::move(redirects), dyn, heredocs_.size());
 }
 
 void Parser::parse_function_body() {
@@ -370,7 +370,7 @@ void Parser::parse_for() {
       }
     }
     // The loop variable is set for the body: an assignment with a value known at run time.
-    finish_simple({}, {std::move(loop)}, {}, true, heredocs_.size());
+    finish_simple({}, {std::move(loop)}, {}, Unknowns{false, true, false}, heredocs_.size());
   }
   if (peek().type == Tok::Semi) next();
   skip_newlines();

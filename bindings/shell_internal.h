@@ -39,6 +39,33 @@ struct Word {
   std::string value;      // after quote removal
   bool quoted = false;    // had quotes or backslash escapes
   bool dynamic = false;   // holds an unresolved expansion or an unquoted glob
+  bool glob = false;      // holds an unquoted glob character
+  bool expansion = false; // holds an unresolved expansion
+  void set_expansion() { dynamic = expansion = true; }
+  void set_glob() { dynamic = glob = true; }
+  void merge(const Word& o) {
+    dynamic = dynamic || o.dynamic;
+    glob = glob || o.glob;
+    expansion = expansion || o.expansion;
+  }
+};
+
+// Why a command is dynamic (SimpleCommand::dynamic and its reasons), carried down to the
+// commands unwrapped or re-parsed from it.
+struct Unknowns {
+  bool glob = false;
+  bool expansion = false;
+  bool runtime = false;  // operands supplied at run time (find -exec, xargs, parallel)
+  bool any() const { return glob || expansion || runtime; }
+  void add(const Word& w) {
+    glob = glob || w.glob;
+    expansion = expansion || w.expansion;
+  }
+  void add(const Unknowns& u) {
+    glob = glob || u.glob;
+    expansion = expansion || u.expansion;
+    runtime = runtime || u.runtime;
+  }
 };
 
 enum class Tok {
@@ -129,7 +156,7 @@ class Parser {
   void parse_pipeline();
   void parse_command(std::vector<Word> prefix);
   void parse_simple(std::vector<Word> prefix);
-  Redirect parse_redirect(bool& dynamic);
+  Redirect parse_redirect(Unknowns& dyn);
   void parse_trailing_redirects();
   void parse_function_body();
   void parse_subshell_body();  // after `(`: list then `)`
@@ -145,12 +172,17 @@ class Parser {
   // ---- unwrapping and emission (shell_parser.cpp) ----
   // first_heredoc: index in heredocs_ of this command's first here-document.
   void finish_simple(const std::vector<Word>& words, std::vector<Assignment> assignments,
-                     std::vector<Redirect> redirects, bool dynamic, std::size_t first_heredoc);
+                     std::vector<Redirect> redirects, Unknowns dyn, std::size_t first_heredoc);
+  // Unwraps the wrappers at the start of `words` and emits what they run (recursing for
+  // `find -exec` commands, which are words of the same line).
+  void run_words(std::vector<Word> words, std::vector<std::string> wrappers,
+                 std::vector<Assignment> assignments, std::vector<Redirect> redirects, Unknowns dyn,
+                 std::size_t first_heredoc);
   void emit(std::vector<std::string> argv, std::vector<std::string> wrappers,
-            std::vector<Assignment> assignments, std::vector<Redirect> redirects, bool dynamic);
+            std::vector<Assignment> assignments, std::vector<Redirect> redirects, Unknowns dyn);
   void parse_nested(const std::string& text, std::vector<std::string> wrappers, int depth_inc,
                     const std::vector<Assignment>& assignments, const std::vector<Redirect>& redirects,
-                    bool dynamic);
+                    Unknowns dyn);
 
   Context& ctx_;
   std::string_view text_;

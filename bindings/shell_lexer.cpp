@@ -208,7 +208,7 @@ Word Parser::read_word() {
       case '*':
       case '?':
       case '[':
-        w.dynamic = true;  // unquoted glob
+        w.set_glob();  // unquoted glob
         w.value += c;
         ++pos_;
         break;
@@ -228,7 +228,7 @@ Word Parser::read_word() {
         ++pos_;
         break;
       case '}':
-        if (brace == 2) w.dynamic = true;  // {a,b} / {1..9} brace expansion
+        if (brace == 2) w.set_expansion();  // {a,b} / {1..9} brace expansion
         w.value += c;
         ++pos_;
         break;
@@ -242,7 +242,7 @@ Word Parser::read_word() {
   // ~user, ~+, ~- expand to something the parser cannot know; plain ~ and ~/… are left to
   // the path normalizer.
   if (!w.raw.empty() && w.raw[0] == '~' && w.raw != "~" && !w.raw.starts_with("~/")) {
-    w.dynamic = true;
+    w.set_expansion();
   }
   return w;
 }

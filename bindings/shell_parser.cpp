@@ -1,9 +1,13 @@
-// Turns a parsed simple command into SimpleCommand facts: strips wrappers (sudo, env, timeout,
-// nice, xargs, …), re-parses `bash -c STRING`, `eval …` and `env -S STRING`, splits flags, and
-// holds the public parse() entry point. Called by the grammar (shell_grammar.cpp).
+// Turns a parsed simple command into SimpleCommand facts: strips wrappers (sudo, su, env,
+// timeout, nice, xargs, setsid, flock, chroot, busybox, …), re-parses the command strings
+// wrappers hand to a shell (`bash -c STRING`, `eval …`, `env -S STRING`, `su -c`, `ssh HOST
+// CMD…`, `watch CMD…`, `parallel CMD… ::: …`), splits `find -exec CMD ;` into find and CMD,
+// splits flags, and holds the public parse() entry point. Called by the grammar
+// (shell_grammar.cpp).
 // Pure and re-entrant: each parse() call has its own Context.
 #include <algorithm>
 #include <new>
+#include <optional>
 #include <span>
 
 #include "bindings/shell_internal.h"
@@ -96,24 +100,104 @@ std::string shell_quote(const std::string& s) {
 }
 
 bool is_shell(const std::string& p) {
-  static constexpr std::string_view kShells[] = {"bash", "sh",  "zsh",  "dash",
-                                                 "ksh",  "ash", "mksh", "rbash"};
+  static constexpr std::string_view kShells[] = {"bash", "sh",   "zsh",  "dash", "ksh",
+                                                 "ash",  "mksh", "rbash", "yash", "posh",
+                                                 "fish", "csh",  "tcsh"};
   return std::find(std::begin(kShells), std::end(kShells), p) != std::end(kShells);
 }
 
 // What to do with argv[i] when it names a wrapper.
 struct Step {
   enum Kind { Stop, Next, Recurse } kind = Stop;
-  std::size_t next = 0;  // Next: index of the wrapped command
-  std::string text;      // Recurse: the command string
-  int depth_inc = 0;     // Recurse: depth added to the inner commands
-  bool stdin_script = false;  // Stop: a shell that reads its commands from stdin
+  std::size_t next = 0;            // Next: index of the wrapped command
+  std::vector<std::string> texts;  // Recurse: command strings, each parsed as shell
+  int depth_inc = 0;               // Recurse: depth added to the inner commands
+  bool stdin_script = false;       // Stop: a shell that reads its commands from stdin
+  bool runtime = false;            // the wrapped command gets operands at run time
+  bool expansion = false;          // the wrapped words are expanded once more (sudo -s)
   std::vector<std::size_t> assignments;  // argv indices of NAME=value operands (env, sudo)
+  // argv indices of the words that stay a command of their own besides the wrapped one
+  // (`ssh -p 22 HOST`, `script FILE`): what the wrapper itself does. Empty: none.
+  std::vector<std::size_t> outer;
 };
 
-Step step_next(std::size_t k) { return {Step::Next, k, {}, 0, false, {}}; }
+Step step_next(std::size_t k) {
+  Step s;
+  s.kind = Step::Next;
+  s.next = k;
+  return s;
+}
 Step step_recurse(std::string text, int depth_inc) {
-  return {Step::Recurse, 0, std::move(text), depth_inc, false, {}};
+  Step s;
+  s.kind = Step::Recurse;
+  s.texts.push_back(std::move(text));
+  s.depth_inc = depth_inc;
+  return s;
+}
+
+// The words a[k..] joined with spaces: the command line a wrapper hands to a shell
+// (`ssh HOST CMD…`, `watch CMD…`, `sg GROUP CMD…`, a `parallel` template).
+std::string join_from(const Args& a, std::size_t k) {
+  std::string text;
+  for (std::size_t r = k; r < a.size(); ++r) {
+    if (r > k) text += ' ';
+    text += a[r];
+  }
+  return text;
+}
+
+// Where a command-string option (`su -c CMD`, `script --command=CMD`) sits among a
+// wrapper's words: getopt permutes, so it may follow the operands.
+struct CommandOption {
+  std::string value;
+  std::size_t first = 0;  // index of the option word
+  std::size_t last = 0;   // index of the word holding the value
+};
+
+// Looks through every word after a[i] for the short option `letter` or a long option in
+// `longs` (GNU abbreviations included) whose value is a command string. short_val and
+// long_val: the wrapper's other options that take a value (their values are skipped).
+std::optional<CommandOption> command_option(const Args& a, std::size_t i, char letter,
+                                            std::initializer_list<std::string_view> longs,
+                                            std::string_view short_val,
+                                            std::initializer_list<std::string_view> long_val) {
+  for (std::size_t k = i + 1; k < a.size(); ++k) {
+    const std::string& w = a[k];
+    if (w.size() < 2 || w[0] != '-' || w == "--") continue;
+    if (w[1] == '-') {
+      const std::size_t eq = w.find('=');
+      const std::string name = w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      if (name.empty()) continue;
+      bool is_command = false;
+      for (std::string_view l : longs) is_command = is_command || l.starts_with(name);
+      if (is_command) {
+        if (eq != std::string::npos) return CommandOption{w.substr(eq + 1), k, k};
+        if (k + 1 < a.size()) return CommandOption{a[k + 1], k, k + 1};
+        return std::nullopt;
+      }
+      if (eq == std::string::npos &&
+          std::find(long_val.begin(), long_val.end(), name) != long_val.end()) {
+        ++k;
+      }
+      continue;
+    }
+    for (std::size_t c = 1; c < w.size(); ++c) {
+      if (w[c] == letter) {
+        if (c + 1 < w.size()) return CommandOption{w.substr(c + 1), k, k};
+        if (k + 1 < a.size()) return CommandOption{a[k + 1], k, k + 1};
+        return std::nullopt;
+      }
+      if (short_val.find(w[c]) != std::string_view::npos) {
+        if (c + 1 == w.size()) ++k;
+        break;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+bool all_digits(const std::string& w) {
+  return !w.empty() && std::all_of(w.begin(), w.end(), is_digit);
 }
 
 Step unwrap_shell(const Args& a, std::size_t i) {
@@ -130,6 +214,7 @@ Step unwrap_shell(const Args& a, std::size_t i) {
     ++k;
     if (w.starts_with("--")) {
       if (w == "--rcfile" || w == "--init-file") ++k;
+      if (w == "--command") has_c = true;  // fish
       continue;
     }
     for (std::size_t c = 1; c < w.size(); ++c) {
@@ -211,6 +296,86 @@ Step unwrap_env(const Args& a, std::size_t i) {
   return s;
 }
 
+// ssh [options] DESTINATION [COMMAND…]: the words after the destination, joined with spaces,
+// are run by the remote user's shell. ssh reads options again after the destination.
+Step unwrap_ssh(const Args& a, std::size_t i) {
+  static constexpr std::string_view kTakesValue = "BbcDEeFIiJLlmOoPpQRSWw";
+  std::size_t k = i + 1;
+  bool ended = false;
+  auto read = [&] {
+    while (k < a.size()) {
+      const std::string& w = a[k];
+      if (w == "--") {
+        ++k;
+        ended = true;
+        return;
+      }
+      if (w.size() < 2 || w[0] != '-') return;
+      ++k;
+      for (std::size_t c = 1; c < w.size(); ++c) {
+        if (kTakesValue.find(w[c]) != std::string_view::npos) {
+          if (c + 1 == w.size()) ++k;
+          break;
+        }
+      }
+    }
+  };
+  read();
+  if (k >= a.size()) return {};  // no destination
+  ++k;                           // DESTINATION
+  if (!ended) read();
+  if (k >= a.size()) return {};  // `ssh HOST`: a login, a program of its own
+  Step s = step_recurse(join_from(a, k), 1);
+  for (std::size_t r = i; r < k; ++r) s.outer.push_back(r);
+  return s;
+}
+
+// GNU parallel [options] [COMMAND…] (::: ARGS | :::: FILES)…: the command words are a
+// template run by a shell with operands filled in at run time; without them, each `:::`
+// argument is itself a command line.
+Step unwrap_parallel(const Args& a, std::size_t i) {
+  static constexpr std::string_view kLongVal[] = {
+      "arg-file",  "colsep",      "delimiter",    "replace",       "jobs",        "max-procs",
+      "max-lines", "max-args",    "max-replace-args", "max-chars", "sshlogin",    "sshloginfile",
+      "slf",       "results",     "res",          "joblog",        "tmpdir",      "workdir",
+      "wd",        "tagstring",   "timeout",      "delay",         "retries",     "env",
+      "basefile",  "bf",          "return",       "transferfile",  "tf",          "load",
+      "memfree",   "nice",        "halt",         "halt-on-error", "sshdelay",    "termseq",
+      "arg-sep",   "arg-file-sep", "header",      "limit",         "rpl",         "block",
+      "block-size", "recstart",   "recend",       "sql",           "sqlmaster",   "sqlworker",
+      "cat",       "fifo",        "compress-program", "decompress-program", "ssh", "profile",
+      "retry-failed", "resume-failed", "ungroup", "sshlogin-file", "plus", "tee", "filter",
+      "shebang-wrap", "seqreplace", "tmux", "tmuxpane"};
+  const Options o = read_options(a, i + 1, "aCdEIjLnNPsSJ", std::span(kLongVal), "eil");
+  static constexpr std::string_view kSeparators[] = {":::", "::::", ":::+", "::::+"};
+  auto is_sep = [&](const std::string& w) {
+    return std::find(std::begin(kSeparators), std::end(kSeparators), w) != std::end(kSeparators);
+  };
+  std::size_t j = o.next;
+  while (j < a.size() && !is_sep(a[j])) ++j;
+  if (j > o.next) {
+    std::string text;
+    for (std::size_t r = o.next; r < j; ++r) text += (r > o.next ? " " : "") + a[r];
+    Step s = step_recurse(std::move(text), 1);
+    s.runtime = true;
+    return s;
+  }
+  // No template: the arguments after `:::` are the commands. From a file or stdin: unknown.
+  if (j >= a.size() || a[j].starts_with("::::")) return {};
+  Step s;
+  s.kind = Step::Recurse;
+  s.depth_inc = 1;
+  for (std::size_t r = j + 1; r < a.size(); ++r) {
+    if (is_sep(a[r])) {
+      if (a[r].starts_with("::::")) s.runtime = true;  // operands from a file
+      continue;
+    }
+    s.texts.push_back(a[r]);
+  }
+  if (s.texts.empty()) return {};
+  return s;
+}
+
 Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
   using L = std::initializer_list<std::string_view>;
   auto opts = [&](std::string_view short_val, L long_val, std::string_view short_opt = {}) {
@@ -227,6 +392,13 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     while (k < a.size() && is_env_assignment(a[k])) assignments.push_back(k++);
     Step s = step_next(k);
     s.assignments = std::move(assignments);
+    // -s / -i hand the command to a shell with every character but letters, digits, `_`, `-`
+    // and `$` escaped: `$NAME` is expanded there.
+    if (has(o, "si", {"shell", "login"})) {
+      for (std::size_t r = k; r < a.size(); ++r) {
+        s.expansion = s.expansion || a[r].find('$') != std::string::npos;
+      }
+    }
     return s;
   }
   if (prog == "doas") return step_next(opts("uC", {}).next);
@@ -246,11 +418,13 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
   if (prog == "stdbuf") return step_next(opts("ioe", {"input", "output", "error"}).next);
   if (prog == "time") return step_next(opts("fo", {"format", "output"}).next);
   if (prog == "xargs") {
-    return step_next(opts("adEILnPs",
-                          {"arg-file", "delimiter", "max-args", "max-procs", "max-chars",
-                           "process-slot-var"},
-                          "eil")
-                         .next);
+    Step s = step_next(opts("adEILnPs",
+                            {"arg-file", "delimiter", "max-args", "max-procs", "max-chars",
+                             "process-slot-var"},
+                            "eil")
+                           .next);
+    s.runtime = true;
+    return s;
   }
   if (prog == "command") {
     const Options o = opts("", {});
@@ -266,6 +440,102 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
       text += a[k];
     }
     return step_recurse(std::move(text), 1);
+  }
+  // su [options] [-] [USER [ARGS…]]: -c CMD is run by the user's shell; without it, a login.
+  if (prog == "su") {
+    const auto c = command_option(a, i, 'c', {"command", "session-command"}, "gGsw",
+                                  {"group", "supp-group", "shell", "whitelist-environment"});
+    if (c) return step_recurse(c->value, 1);
+    return {};
+  }
+  // runuser -u USER [--] CMD… runs CMD; runuser [options] [-] USER -c CMD like su.
+  if (prog == "runuser") {  // -u and -c exclude each other; with -u the words after are CMD's
+    const Options o = opts("cgGsuw", {"command", "session-command", "group", "supp-group",
+                                      "shell", "user", "whitelist-environment"});
+    if (has(o, "u", {"user"})) return step_next(o.next);
+    const auto c = command_option(a, i, 'c', {"command", "session-command"}, "gGsuw",
+                                  {"group", "supp-group", "shell", "user", "whitelist-environment"});
+    if (c) return step_recurse(c->value, 1);
+    return {};
+  }
+  if (prog == "pkexec") return step_next(opts("", {"user"}).next);
+  if (prog == "chroot") {
+    std::size_t k = opts("", {"userspec", "groups"}).next;
+    if (k < a.size()) ++k;  // NEWROOT
+    return step_next(k);
+  }
+  if (prog == "nsenter") {
+    return step_next(
+        opts("tNGSW", {"target", "net-socket", "setgid", "setuid", "wd-ns"}, "muinpCUTrw").next);
+  }
+  if (prog == "unshare") {
+    return step_next(opts("RwSGl",
+                          {"map-user", "map-group", "map-users", "map-groups", "propagation",
+                           "setgroups", "root", "wd", "setuid", "setgid", "load-interp",
+                           "monotonic", "boottime"},
+                          "muinpUCT")
+                         .next);
+  }
+  if (prog == "chrt") {  // chrt [options] [PRIORITY] CMD…; -p PID and -m do not run one
+    const Options o = opts("TPD", {"sched-runtime", "sched-period", "sched-deadline"});
+    if (has(o, "pm", {"pid", "max"})) return {};
+    std::size_t k = o.next;
+    if (k < a.size() && all_digits(a[k])) ++k;
+    return step_next(k);
+  }
+  if (prog == "taskset") {  // taskset [options] MASK|LIST CMD…; -p works on a running process
+    const Options o = opts("", {});
+    if (has(o, "p", {"pid"})) return {};
+    std::size_t k = o.next;
+    if (k < a.size()) ++k;  // MASK or CPU list
+    return step_next(k);
+  }
+  if (prog == "setsid") return step_next(opts("", {}).next);
+  // flock [options] FILE CMD… | flock [options] FILE -c CMD | flock [options] FD
+  if (prog == "flock") {
+    std::size_t k = opts("wE", {"timeout", "conflict-exit-code"}).next;
+    if (k + 1 >= a.size()) return {};
+    ++k;  // FILE
+    if (a[k] == "-c" || a[k] == "--command") {
+      if (k + 1 >= a.size()) return {};
+      return step_recurse(a[k + 1], 1);
+    }
+    return step_next(k);
+  }
+  // watch [options] CMD…: the words are joined and run with `sh -c` (with -x: run directly).
+  if (prog == "watch") {
+    const Options o = opts("nq", {"interval", "equexit", "shotsdir"}, "d");
+    if (o.next >= a.size()) return {};
+    if (has(o, "x", {"exec"})) return step_next(o.next);
+    return step_recurse(join_from(a, o.next), 1);
+  }
+  if (prog == "busybox") {  // busybox APPLET ARGS…; busybox --list / --install run none
+    if (i + 1 < a.size() && !a[i + 1].starts_with("-")) return step_next(i + 1);
+    return {};
+  }
+  if (prog == "parallel") return unwrap_parallel(a, i);
+  if (prog == "ssh") return unwrap_ssh(a, i);
+  // script [options] -c CMD [FILE]: CMD runs in a shell, the session is written to FILE.
+  if (prog == "script") {
+    const auto c = command_option(a, i, 'c', {"command"}, "EIOBTmo",
+                                  {"echo", "log-in", "log-out", "log-io", "log-timing",
+                                   "logging-format", "output-limit"});
+    if (!c) return {};
+    Step s = step_recurse(c->value, 1);
+    for (std::size_t r = i; r < a.size(); ++r) {
+      if (r < c->first || r > c->last) s.outer.push_back(r);
+    }
+    return s;
+  }
+  // sg [-] [GROUP [-c] CMD…]: CMD runs with /bin/sh -c.
+  if (prog == "sg") {
+    std::size_t k = i + 1;
+    if (k < a.size() && a[k] == "-") ++k;
+    if (k >= a.size()) return {};
+    ++k;  // GROUP
+    if (k < a.size() && a[k] == "-c") ++k;
+    if (k >= a.size()) return {};
+    return step_recurse(join_from(a, k), 1);
   }
   if (is_shell(prog)) return unwrap_shell(a, i);
   return {};
@@ -345,22 +615,73 @@ void variables_set(const Args& argv, std::size_t i, const std::vector<Word>& wor
   }
 }
 
+// `find … -exec CMD… ;` (and + , -execdir, -ok, -okdir): the words of each CMD, and the words
+// find keeps for itself (its paths, tests and the action word, without CMD or the
+// terminator). A `+` ends CMD only right after `{}`, as in find.
+struct FindSplit {
+  std::vector<std::size_t> outer;
+  std::vector<std::vector<std::size_t>> inner;
+};
+
+std::optional<FindSplit> split_find(const Args& a, std::size_t i) {
+  auto is_exec = [](const std::string& w) {
+    return w == "-exec" || w == "-execdir" || w == "-ok" || w == "-okdir";
+  };
+  if (std::none_of(a.begin() + static_cast<std::ptrdiff_t>(i) + 1, a.end(), is_exec)) {
+    return std::nullopt;
+  }
+  FindSplit f;
+  std::size_t k = i;
+  while (k < a.size()) {
+    f.outer.push_back(k);
+    if (k == i || !is_exec(a[k])) {
+      ++k;
+      continue;
+    }
+    std::vector<std::size_t> cmd;
+    ++k;
+    while (k < a.size() && !(a[k] == ";" || (a[k] == "+" && !cmd.empty() && a[k - 1] == "{}"))) {
+      cmd.push_back(k++);
+    }
+    if (k < a.size()) ++k;  // the terminator
+    if (!cmd.empty()) f.inner.push_back(std::move(cmd));
+  }
+  return f;
+}
+
 }  // namespace
 
 void Parser::finish_simple(const std::vector<Word>& words, std::vector<Assignment> assignments,
-                           std::vector<Redirect> redirects, bool dynamic, std::size_t first_heredoc) {
-  Args argv;
-  for (const Word& w : words) {
-    argv.push_back(w.value);
-    dynamic = dynamic || w.dynamic;
-  }
-  if (argv.empty()) {
+                           std::vector<Redirect> redirects, Unknowns dyn, std::size_t first_heredoc) {
+  for (const Word& w : words) dyn.add(w);
+  if (words.empty()) {
     if (!redirects.empty() || !assignments.empty()) {
-      emit({}, wrappers_, std::move(assignments), std::move(redirects), dynamic);
+      emit({}, wrappers_, std::move(assignments), std::move(redirects), dyn);
     }
     return;
   }
-  std::vector<std::string> wrappers = wrappers_;
+  run_words(words, wrappers_, std::move(assignments), std::move(redirects), dyn, first_heredoc);
+}
+
+void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrappers,
+                       std::vector<Assignment> assignments, std::vector<Redirect> redirects,
+                       Unknowns dyn, std::size_t first_heredoc) {
+  NestGuard nest(ctx_);  // `find -exec find -exec …` recurses here
+  Args argv;
+  argv.reserve(words.size());
+  for (const Word& w : words) argv.push_back(w.value);
+  auto words_at = [&](const std::vector<std::size_t>& idx) {
+    std::vector<Word> out;
+    out.reserve(idx.size());
+    for (std::size_t k : idx) out.push_back(words[k]);
+    return out;
+  };
+  auto values_of = [](const std::vector<Word>& ws) {
+    Args out;
+    out.reserve(ws.size());
+    for (const Word& w : ws) out.push_back(w.value);
+    return out;
+  };
   std::size_t i = 0;
   bool stdin_script = false;
   for (;;) {
@@ -374,26 +695,46 @@ void Parser::finish_simple(const std::vector<Word>& words, std::vector<Assignmen
     for (std::size_t k : s.assignments) {
       assignments.push_back(assignment_of(argv[k], k < words.size() && words[k].dynamic));
     }
+    // What the wrapper does itself (`ssh HOST`: a connection) stays a command of its own.
+    if (!s.outer.empty()) emit(values_of(words_at(s.outer)), wrappers, assignments, redirects, dyn);
     wrappers.push_back(prog);
+    Unknowns inner = dyn;
+    inner.runtime = inner.runtime || s.runtime;
+    inner.expansion = inner.expansion || s.expansion;
     if (s.kind == Step::Recurse) {
-      parse_nested(s.text, std::move(wrappers), s.depth_inc, assignments, redirects, dynamic);
+      for (const std::string& text : s.texts) {
+        parse_nested(text, wrappers, s.depth_inc, assignments, redirects, inner);
+      }
       return;
     }
     if (s.next >= argv.size()) {  // nothing wrapped
       if (prog == "xargs") {
-        emit({"echo"}, std::move(wrappers), std::move(assignments), std::move(redirects), dynamic);
+        emit({"echo"}, std::move(wrappers), std::move(assignments), std::move(redirects), inner);
         return;
       }
       wrappers.pop_back();
       break;
     }
+    dyn = inner;
     i = s.next;
+  }
+  if (basename_of(argv[i]) == "find") {
+    if (const auto f = split_find(argv, i)) {
+      emit(values_of(words_at(f->outer)), wrappers, assignments, redirects, dyn);
+      wrappers.push_back("find");
+      Unknowns inner = dyn;
+      inner.runtime = true;  // `{}` and the operands come from the file system
+      for (const auto& cmd : f->inner) {
+        run_words(words_at(cmd), wrappers, assignments, redirects, inner, heredocs_.size());
+      }
+      return;
+    }
   }
   variables_set(argv, i, words, &assignments);
   argv.erase(argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(i));
   std::vector<std::string> inner_wrappers = wrappers;
   inner_wrappers.push_back(basename_of(argv[0]));
-  emit(std::move(argv), std::move(wrappers), assignments, redirects, dynamic);
+  emit(std::move(argv), std::move(wrappers), assignments, redirects, dyn);
   if (!stdin_script) return;
   // `bash <<EOF` / `sh <<< '…'`: the shell runs its stdin as a script; parse that too.
   for (std::size_t d = first_heredoc; d < heredocs_.size(); ++d) {
@@ -404,7 +745,7 @@ void Parser::finish_simple(const std::vector<Word>& words, std::vector<Assignmen
     }
   }
   for (const Redirect& r : redirects) {
-    if (r.op == "<<<" && r.fd == 0) parse_nested(r.target, inner_wrappers, 1, assignments, {}, dynamic);
+    if (r.op == "<<<" && r.fd == 0) parse_nested(r.target, inner_wrappers, 1, assignments, {}, dyn);
   }
 }
 
@@ -418,7 +759,7 @@ void Context::count_words(std::size_t n) {
 }
 
 void Parser::emit(std::vector<std::string> argv, std::vector<std::string> wrappers,
-                  std::vector<Assignment> assignments, std::vector<Redirect> redirects, bool dynamic) {
+                  std::vector<Assignment> assignments, std::vector<Redirect> redirects, Unknowns dyn) {
   if (ctx_.out.size() >= ctx_.limits.max_commands) {
     throw ShellError{"more than " + std::to_string(ctx_.limits.max_commands) + " commands",
                      Failure::Limit};
@@ -444,13 +785,16 @@ void Parser::emit(std::vector<std::string> argv, std::vector<std::string> wrappe
   c.assignments = std::move(assignments);
   c.redirects = std::move(redirects);
   c.depth = depth_;
-  c.dynamic = dynamic;
+  c.glob = dyn.glob;
+  c.expansion = dyn.expansion;
+  c.runtime_operands = dyn.runtime;
+  c.dynamic = dyn.any();
   ctx_.out.push_back(std::move(c));
 }
 
 void Parser::parse_nested(const std::string& text, std::vector<std::string> wrappers,
                           int depth_inc, const std::vector<Assignment>& assignments,
-                          const std::vector<Redirect>& redirects, bool dynamic) {
+                          const std::vector<Redirect>& redirects, Unknowns dyn) {
   if (depth_inc > 0) enter_depth();
   NestGuard guard(ctx_);
   const std::size_t first = ctx_.out.size();
@@ -461,7 +805,10 @@ void Parser::parse_nested(const std::string& text, std::vector<std::string> wrap
   ctx_.count_words((ctx_.out.size() - first) * (assignments.size() + redirects.size()));
   for (std::size_t k = first; k < ctx_.out.size(); ++k) {
     SimpleCommand& c = ctx_.out[k];
-    c.dynamic = c.dynamic || dynamic;
+    c.glob = c.glob || dyn.glob;
+    c.expansion = c.expansion || dyn.expansion;
+    c.runtime_operands = c.runtime_operands || dyn.runtime;
+    c.dynamic = c.dynamic || dyn.any();
     c.assignments.insert(c.assignments.begin(), assignments.begin(), assignments.end());
     c.redirects.insert(c.redirects.end(), redirects.begin(), redirects.end());
     if (c.argv.size() + c.assignments.size() + c.redirects.size() > ctx_.limits.max_words) {
@@ -471,7 +818,7 @@ void Parser::parse_nested(const std::string& text, std::vector<std::string> wrap
     }
   }
   if (ctx_.out.size() == first && (!redirects.empty() || !assignments.empty())) {
-    emit({}, sub.wrappers_, assignments, redirects, dynamic);
+    emit({}, sub.wrappers_, assignments, redirects, dyn);
   }
 }
 

@@ -34,8 +34,16 @@ struct SimpleCommand {
   std::vector<std::string> wrappers;   // unwrapped wrappers, outermost first: "sudo", "timeout", "bash"
   std::vector<Assignment> assignments; // in order; those of wrappers and enclosing `bash -c` too
   std::vector<Redirect> redirects;
-  int depth = 0;                       // 0 top level; +1 per $(…), `…`, <(…), bash -c, eval
-  bool dynamic = false;                // a word holds $VAR, $(…), `…` or an unquoted glob
+  int depth = 0;                       // 0 top level; +1 per $(…), `…`, <(…), bash -c, eval, a
+                                       // command string run by a shell (su -c, ssh, watch, …)
+  // Something in the command is known only at run time: any of the three reasons below. Kept
+  // TRUE for globs so that every check written against `dynamic` still sees `rm -rf *`.
+  bool dynamic = false;
+  bool glob = false;       // a word holds an unquoted glob (`*`, `?`, `[…]`): `ls *.py`
+  bool expansion = false;  // a word or assignment holds $VAR, ${…}, $(…), `…`, $((…)), ~user, ~+
+                           // or a brace expansion ({a,b}, {1..9})
+  // The command gets its operands at run time: unwrapped from `find -exec`, `xargs`, `parallel`.
+  bool runtime_operands = false;
   bool background = false;             // ended by '&'
 };
 

@@ -166,7 +166,7 @@ void Parser::read_dollar(Word& w, bool in_dquote) {
       pos_ += 3;
       if (!scan_arith()) throw ShellError{"unterminated arithmetic $((…))"};
       w.value.append(text_.substr(start, pos_ - start));
-      w.dynamic = true;
+      w.set_expansion();
       return;
     }
     read_command_subst(w);
@@ -188,7 +188,7 @@ void Parser::read_dollar(Word& w, bool in_dquote) {
     return;
   }
   w.value.append(text_.substr(start, end - start));
-  w.dynamic = true;
+  w.set_expansion();
   pos_ = end;
 }
 
@@ -203,7 +203,7 @@ void Parser::read_brace_param(Word& w, bool in_dquote) {
     if (c == '}') {
       ++pos_;
       w.value.append(text_.substr(start, pos_ - start));
-      w.dynamic = true;
+      w.set_expansion();
       return;
     }
     if (c == '\\') {
@@ -243,7 +243,7 @@ void Parser::read_command_subst(Word& w) {
     throw ShellError{"syntax error near " + t.describe()};
   }
   w.value.append(text_.substr(start, pos_ - start));
-  w.dynamic = true;
+  w.set_expansion();
 }
 
 void Parser::read_backquote(Word& w, bool in_dquote) {
@@ -274,7 +274,7 @@ void Parser::read_backquote(Word& w, bool in_dquote) {
   Parser sub(ctx_, body, depth_ + 1, wrappers_);
   sub.parse_all();
   w.value.append(text_.substr(start, pos_ - start));
-  w.dynamic = true;
+  w.set_expansion();
 }
 
 void Parser::read_array(Word& w) {
@@ -294,7 +294,7 @@ void Parser::read_array(Word& w) {
     if (item.raw.empty()) throw ShellError{"syntax error in array assignment"};
     w.value += item.raw;
     w.value += ' ';
-    w.dynamic = w.dynamic || item.dynamic;
+    w.merge(item);
   }
 }
 

@@ -19,6 +19,7 @@
 #include "engine/engine.h"
 #include "engine/json_writer.h"
 #include "engine/rule_files.h"
+#include "engine/session_memory.h"
 #include "server/config.h"
 
 namespace warden::cli {
@@ -180,6 +181,40 @@ int open_input(const std::string& path) {
   return fd;
 }
 
+// Decides the proposals of a --session file in order, remembering their approved effects.
+// False (after a message naming the line) when the file cannot be read or holds an input
+// that is not a proposal: a history that silently lost a step would test the wrong thing.
+bool replay_session(Engine& engine, SessionMemory& memory, const std::string& path,
+                    const std::optional<std::string>& principal, const std::vector<std::string>& groups) {
+  if (path == "-") {
+    std::fprintf(stderr, "warden: --session must name a file (stdin holds the proposals)\n");
+    return false;
+  }
+  int fd = open_input(path);
+  if (fd < 0) return false;
+  ProposalStream stream(fd, engine.options().max_input_bytes);
+  ProposalStream::Item item;
+  bool ok = true;
+  while (ok && stream.next(&item)) {
+    DecideRequest req;
+    req.proposal_json = item.text;
+    req.principal = principal;
+    req.groups = groups;
+    DecideResult r = decide_in_session(engine, memory, req, session_key(item.text, principal));
+    if (!r.ok) {
+      std::fprintf(stderr, "warden: %s:%ld: not a proposal: %s: %s\n", printable(path).c_str(), item.line,
+                   printable(r.error.code).c_str(), printable(r.error.message).c_str());
+      ok = false;
+    }
+  }
+  if (ok && stream.read_error()) {
+    std::fprintf(stderr, "warden: cannot read %s\n", printable(path).c_str());
+    ok = false;
+  }
+  ::close(fd);
+  return ok;
+}
+
 void register_dry_run(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "dry-run",
@@ -193,11 +228,16 @@ void register_dry_run(CLI::App& app, int* exit_code) {
     bool explain = false;
     std::optional<std::string> principal;
     std::vector<std::string> groups;
+    std::string session;
     EngineFlags engine;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("--rules", a->rules, "Rule file or directory (repeatable; default: the shipped rules)")
       ->allow_extra_args(false);
+  cmd->add_option("--session", a->session,
+                  "Earlier proposals of the session (JSON lines), decided first in order: their approved "
+                  "effects are the history the input is decided with, as the daemon's session memory "
+                  "keeps it; approved input proposals join the history too");
   cmd->add_option("input", a->input, "Proposal file (JSON or JSON lines), - for stdin")->capture_default_str();
   cmd->add_option("--principal", a->principal,
                   "Decide as this authenticated principal (as the daemon does for a token's owner)");
@@ -218,6 +258,14 @@ void register_dry_run(CLI::App& app, int* exit_code) {
     int fd = open_input(a->input);
     if (fd < 0) { *exit_code = kExitUsage; return; }
     Engine engine(policy, options);
+    // With --session, every proposal is decided in its session (principal, context.session).
+    SessionMemory memory;
+    const bool in_session = !a->session.empty();
+    if (in_session && !replay_session(engine, memory, a->session, a->principal, a->groups)) {
+      if (fd != STDIN_FILENO) ::close(fd);
+      *exit_code = kExitUsage;
+      return;
+    }
     ProposalStream input(fd, options.max_input_bytes);
     RunStatus status;
     bool any = false;
@@ -230,7 +278,8 @@ void register_dry_run(CLI::App& app, int* exit_code) {
       req.explain = a->explain;
       req.principal = a->principal;
       req.groups = a->groups;
-      DecideResult r = engine.decide(req);
+      DecideResult r = in_session ? decide_in_session(engine, memory, req, session_key(item.text, a->principal))
+                                  : engine.decide(req);
       if (!r.ok) {
         status.add_invalid();
         if (a->format == "json") {

@@ -8,6 +8,8 @@
 #include <set>
 #include <string_view>
 
+#include "engine/session_memory.h"
+
 namespace warden {
 namespace {
 
@@ -23,6 +25,36 @@ std::string member(const rapidjson::Value& v, const char* name) {
   return it != v.MemberEnd() && it->value.IsString() ? it->value.GetString() : "";
 }
 
+// "history": earlier proposals of the case's session. The case's proposal must name its
+// session (context.session), or no history could reach it. Returns why it is invalid.
+std::string read_history(const rapidjson::Value& v, const rapidjson::Value& proposal, RuleCase* c) {
+  auto history = v.FindMember("history");
+  if (history == v.MemberEnd()) return {};
+  if (!history->value.IsArray()) return "\"history\" must be an array of proposals";
+  for (const auto& p : history->value.GetArray()) {
+    if (!p.IsObject()) return "\"history\" must be an array of proposals";
+    c->history.push_back(to_text(p));
+  }
+  if (session_key(proposal, std::nullopt).session.empty())
+    return "has a \"history\" but its proposal has no context.session (no session, no history)";
+  return {};
+}
+
+// Decides the case's history in order, in one fresh session memory, then the case's proposal
+// with what the memory holds, as the daemon would. Input errors in the history are reported
+// in *failure (the proposal is then decided without that step).
+DecideResult decide_with_history(Engine& engine, const RuleCase& c, const DecideRequest& request,
+                                 std::string* failure) {
+  SessionMemory memory;
+  for (std::size_t i = 0; i < c.history.size(); ++i) {
+    DecideRequest step = request;
+    step.proposal_json = c.history[i];
+    DecideResult r = decide_in_session(engine, memory, step, session_key(c.history[i], c.principal));
+    if (!r.ok) *failure += "- history[" + std::to_string(i) + "] is not a valid proposal\n+ " + r.error.code + ": " + r.error.message + "\n";
+  }
+  return decide_in_session(engine, memory, request, session_key(c.proposal_json, c.principal));
+}
+
 void read_case(const std::string& file, long line, const rapidjson::Value& v, std::vector<RuleCase>* out,
                Diagnostics* diagnostics) {
   auto bad = [&](const std::string& why) {
@@ -31,11 +63,13 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
   if (!v.IsObject()) return bad("a test case must be a JSON object");
   // A misspelt field (say "expect_eror") must not quietly turn into a weaker test.
   static const std::set<std::string, std::less<>> kFields = {
-      "name", "proposal", "expect", "expect_error", "rule", "not_rule", "workspace", "depth", "principal", "groups"};
+      "name", "proposal", "expect", "expect_error", "rule", "not_rule", "workspace", "depth", "principal", "groups",
+      "history"};
   for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
     std::string_view field(m->name.GetString(), m->name.GetStringLength());
     if (!kFields.count(field)) return bad("unknown test case field \"" + std::string(field.substr(0, 40)) + "\"");
-    if (field != "proposal" && field != "depth" && field != "groups" && !m->value.IsString())
+    if (field != "proposal" && field != "depth" && field != "groups" && field != "history" &&
+        !m->value.IsString())
       return bad("test case field \"" + std::string(field) + "\" must be a string");
   }
   RuleCase c;
@@ -63,6 +97,8 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
   auto proposal = v.FindMember("proposal");
   if (c.name.empty()) return bad("test case has no \"name\"");
   if (proposal == v.MemberEnd()) return bad("test case '" + c.name + "' has no \"proposal\"");
+  if (std::string why = read_history(v, proposal->value, &c); !why.empty())
+    return bad("test case '" + c.name + "': " + why);
   if (!c.expect_error.empty()) {
     // An engine error always rejects; saying otherwise is a mistake in the case.
     if (c.expect.empty()) c.expect = "reject";
@@ -132,7 +168,8 @@ CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vec
     request.depth = c.depth;
     request.principal = c.principal;
     request.groups = c.groups;
-    DecideResult d = engine->decide(request);
+    std::string history_failure;
+    DecideResult d = c.history.empty() ? engine->decide(request) : decide_with_history(*engine, c, request, &history_failure);
     // The error the engine reported, if any: an input error or a decision it failed closed.
     const std::string error_code = !d.ok ? d.error.code : d.decision.error_code;
     const std::string error_text = !d.ok ? d.error.message : d.decision.reason;
@@ -163,6 +200,7 @@ CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vec
     } else if (!c.rule.empty()) {
       r.failure = "- rule " + c.rule + " should fire\n+ the proposal was refused before any rule ran\n";
     }
+    r.failure = history_failure + r.failure;
     r.passed = r.failure.empty();
     (r.passed ? report.passed : report.failed)++;
     report.results.push_back(std::move(r));

@@ -28,6 +28,10 @@ struct RuleCase {
   // optional: the authenticated caller, as the daemon passes it (DecideRequest)
   std::optional<std::string> principal;
   std::vector<std::string> groups;
+  // optional: earlier proposals of the same session, decided first in order with one fresh
+  // session memory (engine/session_memory.h); their approved effects are the history the
+  // case's proposal is decided with.
+  std::vector<std::string> history;
 };
 
 struct CaseResult {

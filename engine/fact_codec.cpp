@@ -192,6 +192,17 @@ bool FactCodec::assert_hit(const std::string& id, std::string_view key, const Pa
   return finish(f);
 }
 
+bool FactCodec::assert_derived_hits(const std::string& id, std::string_view key, std::string_view value,
+                                    const PatternIndex& patterns) {
+  if (!patterns.uses(key)) return true;
+  bool ok = true;
+  if (!patterns.match_derived(key, value, [&](const PatternIndex::Hit& hit) { ok &= assert_hit(id, key, hit); })) {
+    stop(code::kFacts, "the pattern matcher failed on " + std::string(key));
+    return false;
+  }
+  return ok;
+}
+
 // `normalized` is lexical; `resolved` follows symlinks on the host (see paths::resolve);
 // in-workspace needs both inside the workspace root (itself resolved). Indexed path-within
 // patterns run on both, so a forbidden directory is hit through a symlink too.
@@ -217,11 +228,12 @@ bool FactCodec::assert_path(const std::string& id, const std::string& key, const
         !patterns.match_path(key, loc.resolved, on_hit))
       return false;
   }
-  return ok;
+  return ok && assert_derived_hits(id, derived_key::kPathNormalized, loc.normalized, patterns);
 }
 
 // Every slot comes from urls::parse, the same reading `url-host` and `url-ip-class` use.
-bool FactCodec::assert_url(const std::string& id, const std::string& key, const std::string& raw) {
+bool FactCodec::assert_url(const std::string& id, const std::string& key, const std::string& raw,
+                           const PatternIndex& patterns) {
   urls::Url url = urls::parse(raw);
   void* f = fact(url_);
   if (!f) return false;
@@ -239,11 +251,13 @@ bool FactCodec::assert_url(const std::string& id, const std::string& key, const 
   } else {
     put_string(f, url_["error"], url.error.c_str());
   }
-  return finish(f);
+  if (!finish(f)) return false;
+  return !url.valid || assert_derived_hits(id, derived_key::kUrlHost, url.host, patterns);
 }
 
 bool FactCodec::assert_shell_command(const ProposalFields& fields, long long index,
-                                     const shell::SimpleCommand& cmd, const std::string& cwd) {
+                                     const shell::SimpleCommand& cmd, const std::string& cwd,
+                                     const PatternIndex& patterns) {
   const BindingContext& c = env_.state();
   std::vector<std::string> normalized;
   normalized.reserve(cmd.args.size());
@@ -266,6 +280,7 @@ bool FactCodec::assert_shell_command(const ProposalFields& fields, long long ind
   put_string(f, shell_command_["cwd"], cwd.c_str());
   put_symbol(f, shell_command_["dynamic"], cmd.dynamic ? "TRUE" : "FALSE");
   if (!finish(f)) return false;
+  if (!assert_derived_hits(fields.id, derived_key::kShellProgram, cmd.program, patterns)) return false;
   for (const auto& a : cmd.assignments) {
     void* af = fact(shell_assignment_);
     if (!af) return false;
@@ -291,7 +306,7 @@ bool FactCodec::assert_shell_command(const ProposalFields& fields, long long ind
 }
 
 bool FactCodec::assert_shell(const ProposalFields& fields, const std::string& command,
-                             const std::string& start_cwd, const PatternIndex&) {
+                             const std::string& start_cwd, const PatternIndex& patterns) {
   const BindingContext& c = env_.state();
   shell::ParseResult parsed = shell::parse(command, limits_->shell);
   if (!parsed.ok) {
@@ -318,7 +333,7 @@ bool FactCodec::assert_shell(const ProposalFields& fields, const std::string& co
   std::string cwd = start_cwd;
   long long index = 0;
   for (const auto& cmd : parsed.commands) {
-    if (!assert_shell_command(fields, index, cmd, cwd)) return false;
+    if (!assert_shell_command(fields, index, cmd, cwd, patterns)) return false;
     // `cd` changes where later commands of the line run. An unresolvable target makes the
     // working directory "/", so relative paths after it count as outside the workspace.
     if (cmd.program == "cd" && cmd.depth == 0) {
@@ -332,13 +347,48 @@ bool FactCodec::assert_shell(const ProposalFields& fields, const std::string& co
   return true;
 }
 
+// ---- session history (engine/session_memory.h) ----
+bool FactCodec::assert_history(const ProposalFields& p, FactError* error) {
+  if (!p.history || p.history->empty()) return true;
+  if (!history_.ptr) history_ = bind_template("history");
+  // Symbols outside the template's allowed values would never match a rule: fall back to the
+  // template's catch-all values rather than assert a fact no pattern can see.
+  static const char* const kKinds[] = {"exec", "write", "delete", "read", "network", "env-dump", "privilege", "unknown"};
+  static const char* const kObjects[] = {"path", "host", "program", "code", "none"};
+  auto pick = [](const std::string& value, const auto& allowed, const char* fallback) {
+    for (const char* a : allowed)
+      if (value == a) return a;
+    return fallback;
+  };
+  for (const HistoryEntry& h : *p.history) {
+    const EffectRecord& e = h.effect;
+    void* f = fact(history_);
+    if (!f) break;
+    put_string(f, history_["proposal"], p.id.c_str());
+    put_string(f, history_["decision"], h.decision_id.c_str());
+    put_integer(f, history_["age"], p.now > h.time ? p.now - h.time : 0);
+    put_symbol(f, history_["kind"], pick(e.kind, kKinds, "unknown"));
+    put_symbol(f, history_["object"], pick(e.object, kObjects, "none"));
+    put_string(f, history_["target"], e.target.c_str());
+    put_string(f, history_["program"], e.program.c_str());
+    put_symbol(f, history_["class"], e.path_class.empty() ? "none" : e.path_class.c_str());
+    put_symbol(f, history_["in-workspace"], e.in_workspace ? "TRUE" : "FALSE");
+    if (!finish(f)) break;
+  }
+  if (failed_) {
+    *error = FactError{code::kFacts, "cannot assert a history fact"};
+    return false;
+  }
+  return true;
+}
+
 bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
                            const PatternIndex& patterns, const FactLimits& limits, FactError* error) {
   failed_ = false;
   limits_ = &limits;
   asserted_ = 0;
   stop_ = {};
-  bool ok = assert_derived(p, doc, leaves, patterns, error);
+  bool ok = assert_derived(p, doc, leaves, patterns, error) && assert_history(p, error);
   if (!ok && !stop_.code.empty()) *error = stop_;
   limits_ = nullptr;
   return ok;
@@ -394,7 +444,7 @@ bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& 
     if (!assert_path(p.id, "payload.path", raw_path, cwd, patterns)) return fail("cannot assert a path fact");
   }
   if (const char* raw_url = payload_string(doc, "url")) {
-    if (!assert_url(p.id, "payload.url", raw_url)) return fail("cannot assert a url fact");
+    if (!assert_url(p.id, "payload.url", raw_url, patterns)) return fail("cannot assert a url fact");
   }
   if (p.target == "shell") {
     if (const char* command = payload_string(doc, "command")) {

@@ -34,6 +34,10 @@ struct ProposalFields {
   std::vector<std::string> groups;  // the authenticated principal's groups (never from JSON)
   long long depth = 0, attempt = 0;
   bool renamed = false;  // a name was lowercased in the document
+  // Effects of earlier approved decisions of the session (DecideRequest::history), asserted
+  // as `history` facts with age = now - time; `now` is the engine clock, seconds.
+  const std::vector<HistoryEntry>* history = nullptr;
+  std::int64_t now = 0;
 };
 
 // Bounds on deriving the facts of one proposal.
@@ -94,11 +98,21 @@ class FactCodec {
   bool assert_derived(const ProposalFields& p, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
                       const PatternIndex& patterns, FactError* error);
   bool assert_shell_command(const ProposalFields& fields, long long index, const shell::SimpleCommand& cmd,
-                            const std::string& cwd);
+                            const std::string& cwd, const PatternIndex& patterns);
   bool assert_path(const std::string& id, const std::string& key, const std::string& raw,
                    const std::string& cwd, const PatternIndex& patterns);
-  bool assert_url(const std::string& id, const std::string& key, const std::string& raw);
+  bool assert_url(const std::string& id, const std::string& key, const std::string& raw,
+                  const PatternIndex& patterns);
   bool assert_hit(const std::string& id, std::string_view key, const PatternIndex::Hit& hit);
+  // One `history` fact per entry of p.history (session memory); they count against max_facts.
+  bool assert_history(const ProposalFields& p, FactError* error);
+  Template history_;  // bound on first use
+  // The pattern-hit facts of one derived value under its derived key (see derived_key in
+  // engine/pattern_index.h; e.g. derived_key::kEffectTarget with an effect's target, once
+  // per effect fact). Does nothing unless some rule uses the key. False when the matcher or
+  // an assert failed (the derivation is then stopped with the cause).
+  bool assert_derived_hits(const std::string& id, std::string_view key, std::string_view value,
+                           const PatternIndex& patterns);
 
   ClipsEnv& env_;
   void* raw_;

@@ -3,19 +3,83 @@
 #include <re2/re2.h>
 #include <re2/set.h>
 
+#include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "bindings/glob.h"
 #include "bindings/text.h"
 
 namespace warden {
 
+namespace {
+
+// Suffixes, stored reversed: one walk from the end of a value, one step per byte, reports
+// every pattern that ends it (at most the longest pattern's length in steps).
+class SuffixTrie {
+ public:
+  void add(std::string_view suffix, int index) {
+    std::uint32_t n = 0;
+    for (auto it = suffix.rbegin(); it != suffix.rend(); ++it) {
+      const auto c = static_cast<unsigned char>(*it);
+      auto& next = nodes_[n].next;
+      auto pos = std::lower_bound(next.begin(), next.end(), c, [](const Edge& e, unsigned char b) { return e.first < b; });
+      if (pos != next.end() && pos->first == c) {
+        n = pos->second;
+      } else {
+        const auto child = static_cast<std::uint32_t>(nodes_.size());
+        next.insert(pos, Edge{c, child});
+        nodes_.emplace_back();  // may move nodes_: `next` is not used after this
+        n = child;
+      }
+    }
+    nodes_[n].pattern = index;
+  }
+  template <typename F>
+  void match(std::string_view value, F on_index) const {
+    std::uint32_t n = 0;
+    if (nodes_[0].pattern >= 0) on_index(nodes_[0].pattern);  // the empty suffix
+    for (auto it = value.rbegin(); it != value.rend(); ++it) {
+      const auto c = static_cast<unsigned char>(*it);
+      const auto& next = nodes_[n].next;
+      auto pos = std::lower_bound(next.begin(), next.end(), c, [](const Edge& e, unsigned char b) { return e.first < b; });
+      if (pos == next.end() || pos->first != c) return;
+      n = pos->second;
+      if (nodes_[n].pattern >= 0) on_index(nodes_[n].pattern);
+    }
+  }
+
+ private:
+  using Edge = std::pair<unsigned char, std::uint32_t>;
+  struct Node {
+    std::vector<Edge> next;  // sorted by byte
+    int pattern = -1;
+  };
+  std::vector<Node> nodes_ = std::vector<Node>(1);
+};
+
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+bool literal_kind(const std::string& kind) { return kind == "exact" || kind == "suffix"; }
+
+}  // namespace
+
 struct PatternIndex::Set {
-  std::string key;   // empty: any key
+  std::string key;   // empty: any param key
   std::string kind;
   std::vector<std::string> patterns;  // by set index
-  std::unique_ptr<RE2::Set> set;
+  std::unique_ptr<RE2::Set> set;      // regex, substring, prefix, glob, path-within
+  std::unordered_map<std::string, int, StringHash, std::equal_to<>> exact;  // pattern → index
+  SuffixTrie suffix;
 };
+
+bool is_derived_key(std::string_view key) {
+  return key == derived_key::kUrlHost || key == derived_key::kEffectTarget || key == derived_key::kShellProgram ||
+         key == derived_key::kPathNormalized;
+}
 
 namespace {
 
@@ -118,6 +182,24 @@ PatternIndex::PatternIndex(const std::vector<IndexedPattern>& patterns, Diagnost
     const auto& g = entry.second;  // a plain reference: lambdas below capture it
     const std::string& key = group_key.first;
     const std::string& kind = group_key.second;
+    if (literal_kind(kind)) {
+      // Byte comparisons: no memory budget to split for, nothing to compile.
+      auto s = std::make_unique<Set>();
+      s->key = key;
+      s->kind = kind;
+      for (std::size_t i = 0; i < g.patterns.size(); ++i) {
+        if (!text::valid_utf8(g.patterns[i])) {
+          builder.report(g.uses[i], code::kBadPattern, "it is not valid UTF-8");
+          continue;
+        }
+        const int index = static_cast<int>(s->patterns.size());
+        s->patterns.push_back(g.patterns[i]);
+        if (kind == "exact") s->exact.emplace(g.patterns[i], index);
+        else s->suffix.add(g.patterns[i], index);
+      }
+      if (!s->patterns.empty()) sets_.push_back(std::move(s));
+      continue;
+    }
     std::vector<std::string> regexes;
     std::vector<std::size_t> members;
     for (std::size_t i = 0; i < g.patterns.size(); ++i) {
@@ -144,20 +226,39 @@ PatternIndex::PatternIndex(const std::vector<IndexedPattern>& patterns, Diagnost
       sets_.push_back(std::move(s));
     });
   }
+  for (const auto& s : sets_) {
+    if (is_derived_key(s->key)) {
+      derived_sets_.push_back(s.get());
+      if (std::find(derived_used_.begin(), derived_used_.end(), s->key) == derived_used_.end())
+        derived_used_.push_back(s->key);
+    } else if (s->kind == "path-within") {
+      path_sets_.push_back(s.get());
+    } else {
+      value_sets_.push_back(s.get());
+    }
+  }
 }
 
 PatternIndex::~PatternIndex() = default;
 
-bool PatternIndex::match(bool paths, std::string_view key, std::string_view value,
-                         const std::function<void(const Hit&)>& on_hit) const {
+bool PatternIndex::run(const std::vector<const Set*>& sets, std::string_view key, bool any_key,
+                       std::string_view value, const std::function<void(const Hit&)>& on_hit) const {
   // Sets are compiled for UTF-8. Literal kinds match bytes alike either way; a regex or glob
   // would read text that is not UTF-8 differently from the rule functions (which switch to
   // bytes): refuse it. Proposals are UTF-8; a resolved path read from the disk may not be.
   int utf8 = -1;  // unknown yet
   std::vector<int> hits;
-  for (const auto& s : sets_) {
-    if ((s->kind == "path-within") != paths) continue;
-    if (!s->key.empty() && s->key != key) continue;
+  for (const Set* s : sets) {
+    if (s->key != key && !(any_key && s->key.empty())) continue;
+    if (s->kind == "exact") {
+      auto it = s->exact.find(value);
+      if (it != s->exact.end()) on_hit(Hit{s->kind, s->patterns[static_cast<std::size_t>(it->second)]});
+      continue;
+    }
+    if (s->kind == "suffix") {
+      s->suffix.match(value, [&](int index) { on_hit(Hit{s->kind, s->patterns[static_cast<std::size_t>(index)]}); });
+      continue;
+    }
     if (s->kind == "regex" || s->kind == "glob") {
       if (utf8 < 0) utf8 = text::valid_utf8(value) ? 1 : 0;
       if (utf8 == 0) return false;
@@ -172,12 +273,24 @@ bool PatternIndex::match(bool paths, std::string_view key, std::string_view valu
 
 bool PatternIndex::match_value(std::string_view key, std::string_view value,
                                const std::function<void(const Hit&)>& on_hit) const {
-  return match(false, key, value, on_hit);
+  return run(value_sets_, key, true, value, on_hit);
 }
 
 bool PatternIndex::match_path(std::string_view key, std::string_view normalized,
                               const std::function<void(const Hit&)>& on_hit) const {
-  return match(true, key, normalized, on_hit);
+  return run(path_sets_, key, true, normalized, on_hit);
+}
+
+bool PatternIndex::uses(std::string_view derived) const {
+  for (const auto& k : derived_used_)
+    if (k == derived) return true;
+  return false;
+}
+
+bool PatternIndex::match_derived(std::string_view derived, std::string_view value,
+                                 const std::function<void(const Hit&)>& on_hit) const {
+  if (!is_derived_key(derived)) return true;
+  return run(derived_sets_, derived, false, value, on_hit);
 }
 
 }  // namespace warden

@@ -1,7 +1,8 @@
-// PatternIndex: every constant `pattern-hit` pattern of a rule set, compiled into RE2 sets
-// per (key, kind), so a decision tests hundreds of patterns in a few passes per value and
-// hands CLIPS only the hits. Built once per Policy by Policy::compile; immutable and
-// thread-safe to query.
+// PatternIndex: every constant `pattern-hit` pattern of a rule set, compiled per (key, kind)
+// into RE2 sets (regex, substring, prefix, glob, path-within), a hash set (exact) or a
+// reversed-string trie (suffix), so a decision tests hundreds of patterns in a few passes per
+// value and hands CLIPS only the hits. Built once per Policy by Policy::compile; immutable
+// and thread-safe to query.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,19 @@
 #include "engine/rule_checker.h"
 
 namespace warden {
+
+// Keys of derived values: a slot of a derived fact rather than a JSON leaf. A pattern-hit
+// with one of these keys is matched against that slot of every such fact, and only when
+// some rule names the key. A param leaf that happens to have the same dotted name (a
+// top-level "url" object in a proposal) never produces a hit under a derived key.
+namespace derived_key {
+inline constexpr std::string_view kUrlHost = "url.host";                  // host of every valid url fact
+inline constexpr std::string_view kEffectTarget = "effect.target";        // target of every effect fact
+inline constexpr std::string_view kShellProgram = "shell-command.program";  // program of every shell-command fact
+inline constexpr std::string_view kPathNormalized = "path.normalized";    // normalized of every path fact
+}  // namespace derived_key
+
+bool is_derived_key(std::string_view key);
 
 class PatternIndex {
  public:
@@ -40,19 +54,30 @@ class PatternIndex {
     std::string_view pattern;
   };
   // Calls `on_hit` for every pattern of the kinds other than path-within that matches
-  // `value` at `key`. Returns false if a matcher failed (out of memory, or a value that is
-  // not UTF-8 for a regex or glob set): the caller must fail the decision.
+  // `value` at `key` (a param key; patterns of derived keys are not run). Returns false if a
+  // matcher failed (out of memory, or a value that is not UTF-8 for a regex or glob set):
+  // the caller must fail the decision.
   bool match_value(std::string_view key, std::string_view value,
                    const std::function<void(const Hit&)>& on_hit) const;
   // Same for path-within patterns, against a normalized path found at `key`.
   bool match_path(std::string_view key, std::string_view normalized,
                   const std::function<void(const Hit&)>& on_hit) const;
 
+  // True when some rule uses the derived key (see derived_key): only then is it worth
+  // computing and matching the value.
+  bool uses(std::string_view derived) const;
+  // Every pattern of every kind written with the derived key `derived` that matches `value`.
+  // Same failure contract as match_value.
+  bool match_derived(std::string_view derived, std::string_view value,
+                     const std::function<void(const Hit&)>& on_hit) const;
+
  private:
   struct Set;
-  bool match(bool paths, std::string_view key, std::string_view value,
-             const std::function<void(const Hit&)>& on_hit) const;
+  bool run(const std::vector<const Set*>& sets, std::string_view key, bool any_key, std::string_view value,
+           const std::function<void(const Hit&)>& on_hit) const;
   std::vector<std::unique_ptr<Set>> sets_;
+  std::vector<const Set*> value_sets_, path_sets_, derived_sets_;  // views of sets_
+  std::vector<std::string> derived_used_;  // derived keys some pattern names
 };
 
 }  // namespace warden

@@ -145,8 +145,8 @@ const std::set<std::string, std::less<>> kAllowedConstructs = {"defrule", "deffu
 const std::set<std::string, std::less<>> kKnownConstructs = {
     "deftemplate", "deffacts", "defmodule", "defclass", "definstances", "defmessage-handler",
     "defgeneric", "defmethod"};
-const std::set<std::string, std::less<>> kPatternKinds = {"regex", "substring", "prefix", "glob",
-                                                          "path-within"};
+const std::set<std::string, std::less<>> kPatternKinds = {"regex", "substring", "prefix", "suffix",
+                                                          "exact", "glob", "path-within"};
 
 // How deeply a construct nests expressions, and the deffunctions it calls with the nesting
 // at the call. Evaluation recurses in C once per level, and a deffunction call continues
@@ -572,7 +572,8 @@ struct FileChecker {
     }
     if (bad || !have_kind || !have_pattern) {
       error(code::kBadPattern, t[open].line, rule,
-            "pattern-hit needs a constant (kind regex|substring|prefix|glob|path-within) and a constant (pattern \"…\")");
+            "pattern-hit needs a constant (kind regex|substring|prefix|suffix|exact|glob|path-within) and a constant "
+            "(pattern \"…\")");
       return;
     }
     if (p.kind == "regex") check_regex(Token{TokenType::String, p.pattern, t[open].line}, rule);

@@ -25,8 +25,8 @@ struct Construct {
 // A constant pattern-hit pattern found anywhere in a rule's conditions (also inside not, or,
 // and, exists, forall, logical), with where it was written for diagnostics.
 struct IndexedPattern {
-  std::string key;   // empty: every string leaf
-  std::string kind;  // regex, substring, prefix, glob, path-within
+  std::string key;   // empty: every string leaf; or a derived key (url.host, …)
+  std::string kind;  // regex, substring, prefix, suffix, exact, glob, path-within
   std::string pattern;
   std::string file;
   long line = 0;

@@ -95,7 +95,7 @@ inline constexpr const char* kTemplates = R"CLP(
 (deftemplate pattern-hit
   (slot proposal (type STRING))
   (slot key (type STRING))
-  (slot kind (type SYMBOL) (allowed-symbols regex substring prefix glob path-within))
+  (slot kind (type SYMBOL) (allowed-symbols regex substring prefix suffix exact glob path-within))
   (slot pattern (type STRING)))
 (deftemplate signal
   (slot proposal (type STRING))

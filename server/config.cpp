@@ -243,6 +243,13 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   top.on("preauth", section(&preauth));
   // ---- end of transports ----
 
+  TableReader session(&errors, "session.");
+  session.on("ttl_seconds", session.integer(&c.session.ttl_seconds, 0, 30LL * 86400));
+  session.on("max_entries", session.integer(&c.session.max_entries, 1, 100000));
+  session.on("max_sessions", session.integer(&c.session.max_sessions, 1, 10000000));
+  session.on("max_bytes", session.integer(&c.session.max_bytes, 65536, 1LL << 36));
+  top.on("session", section(&session));
+
   top.read(root);
 
   for (auto& path : c.rules) path = resolve(base_dir, path);

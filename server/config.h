@@ -50,6 +50,15 @@ struct PreAuthLimits {
 };
 // ---- end of transports ----
 
+// [session]: session memory (engine/session_memory.h), what approved decisions of a session
+// did, shown to its later decisions as `history` facts.
+struct SessionConfig {
+  std::int64_t ttl_seconds = 3600;    // [session] ttl_seconds: how long an effect is remembered; 0 = off
+  std::size_t max_entries = 512;      // [session] max_entries: per session, oldest dropped first
+  std::size_t max_sessions = 10000;   // [session] max_sessions: in all, least recently used dropped first
+  std::size_t max_bytes = 64u << 20;  // [session] max_bytes: memory for all sessions' entries
+};
+
 struct Config {
   std::string source;                     // the file read, or empty for defaults only
   std::string listen = "127.0.0.1:9105";  // HOST:PORT ([v6]:PORT); port 0 = ephemeral
@@ -73,6 +82,7 @@ struct Config {
   UnixSocketConfig unix_socket;
   TlsConfig tls;
   PreAuthLimits preauth;
+  SessionConfig session;
 };
 
 struct ConfigError {

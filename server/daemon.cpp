@@ -219,6 +219,16 @@ Daemon::StartResult Daemon::start() {
          pool.max_queue = config_.limits.max_queue;
          pool.max_queue_per_principal = config_.limits.max_queue_per_principal;
          pool.engine_factory = options_.engine_factory;
+         if (config_.session.ttl_seconds > 0) {
+           SessionMemoryOptions memory;
+           memory.ttl_seconds = config_.session.ttl_seconds;
+           memory.max_entries = config_.session.max_entries;
+           memory.max_sessions = config_.session.max_sessions;
+           memory.max_bytes = config_.session.max_bytes;
+           sessions_ = std::make_unique<SessionMemory>(memory);
+           context_.sessions = sessions_.get();
+         }
+         pool.sessions = sessions_.get();
          pool_ = std::make_unique<DeciderPool>(context_.policy, engine_options(config_), pool,
                                                context_.log);
          context_.pool = pool_.get();

@@ -74,6 +74,7 @@ class Daemon {
   boost::asio::signal_set signals_{io_};
   boost::asio::steady_timer shutdown_timer_{io_};
   Connections connections_;
+  std::unique_ptr<SessionMemory> sessions_;  // before pool_: the workers use it until they stop
   std::unique_ptr<DeciderPool> pool_;
   std::unique_ptr<Reloader> reloader_;
   std::optional<boost::asio::ssl::context> tls_;

@@ -292,7 +292,14 @@ DecideResult DeciderPool::decide(Worker* worker, const DecideJob& job) {
     request.explain = job.explain;
     if (!job.principal.empty()) request.principal = job.principal;
     request.groups = job.groups;
-    result = worker->engine->decide(request);
+    if (options_.sessions && !job.session.empty()) {
+      // Snapshot before, remember after: workers share the memory, each decision sees what
+      // was approved in its session before it started.
+      result = decide_in_session(*worker->engine, *options_.sessions, request,
+                                 SessionKey{job.principal, job.session});
+    } else {
+      result = worker->engine->decide(request);
+    }
   } catch (const std::exception& e) {
     // Fail closed: the engine promises not to throw, but a worker must never die.
     log_->error("decision failed: {}", e.what());

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/session_memory.h"
 #include "server/active_policy.h"
 #include "server/log.h"
 
@@ -35,6 +36,9 @@ struct DecideJob {
   // job waits in its sub-queue. Its groups come from the token file.
   std::string principal;
   std::vector<std::string> groups;
+  // The proposal's context.session. With the pool's session memory, the decision sees the
+  // history of (principal, session) and, when approved, adds its effects to it.
+  std::string session;
   // Set (to true) by the connection when it closes: the job is dropped without running.
   // May be null (never abandoned).
   std::shared_ptr<const std::atomic<bool>> abandoned;
@@ -59,6 +63,8 @@ struct PoolOptions {
   std::chrono::milliseconds rebuild_retry{100};
   std::chrono::milliseconds rebuild_retry_max{5000};
   EngineFactory engine_factory;  // empty: std::make_unique<Engine>
+  // Session memory shared by every worker (thread-safe), owned by the daemon; null: none.
+  SessionMemory* sessions = nullptr;
 };
 
 class DeciderPool {

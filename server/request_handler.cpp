@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "engine/decision.h"
+#include "engine/session_memory.h"
 #include "server/decider_pool.h"
 #include "server/errors.h"
 #include "server/frame.h"
@@ -157,6 +158,8 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
   // it in the `proposal` fact (principal, groups) and in the returned action.
   job.principal = identity.principal;
   job.groups = identity.groups;
+  // Session memory is keyed by the authenticated principal and the proposal's session id.
+  job.session = session_key(*proposal, identity.principal).session;
   job.abandoned = closed;
   ServerContext* ctx = &context_;
   auto shared_later = std::make_shared<ReplyFn>(std::move(later));
@@ -243,6 +246,7 @@ std::string RequestHandler::status_fields() const {
   out += "]";
   out += ",\"queue\":" + std::to_string(pool.queued);
   out += ",\"queue_principals\":" + std::to_string(pool.principals);
+  out += ",\"sessions\":" + std::to_string(context_.sessions ? context_.sessions->session_count() : 0);
   out += ",\"connections\":{\"current\":" + n(s.connections_current) +
          ",\"accepted\":" + n(s.connections_accepted) + ",\"refused\":" + n(s.connections_refused) +
          "}";

