@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <unordered_map>
 
 #include <toml++/toml.h>
@@ -723,10 +724,50 @@ std::string host_of_authority(std::string_view a) {
   return out;
 }
 
+// The host of "scheme://host[:port][/?#…]" when the host is a plain DNS name (letters,
+// digits, "-", non-empty labels, a last label that is no number, which URL parsers would
+// read as an IPv4 address) and no userinfo precedes it: every URL parser reads that host
+// the same way, lower-cased, so the full parser is not needed.
+bool simple_url_host(std::string_view rest, std::string* host) {
+  std::size_t end = 0;
+  std::size_t label_start = 0;
+  while (end < rest.size()) {
+    const char c = rest[end];
+    if (c == '.') {
+      if (end == label_start) return false;
+      label_start = end + 1;
+    } else if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-')) {
+      break;
+    }
+    ++end;
+  }
+  if (end == 0) return false;
+  std::string_view name = rest.substr(0, end);
+  std::string_view after = rest.substr(end);
+  if (!after.empty() && after[0] == ':') {
+    std::size_t k = 1;
+    while (k < after.size() && after[k] >= '0' && after[k] <= '9') ++k;
+    if (k == 1) return false;
+    after.remove_prefix(k);
+  }
+  if (!after.empty() && after[0] != '/' && after[0] != '?' && after[0] != '#') return false;
+  if (name.back() == '.') name.remove_suffix(1);
+  if (name.empty() || name.back() == '.') return false;
+  std::string_view last = name.substr(name.rfind('.') == std::string_view::npos ? 0 : name.rfind('.') + 1);
+  const bool digits = last.find_first_not_of("0123456789") == std::string_view::npos;
+  const bool hex = last.size() >= 2 && last[0] == '0' && (last[1] == 'x' || last[1] == 'X') &&
+                   last.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string_view::npos;
+  if (digits || hex) return false;
+  host->assign(name);
+  lower_in_place(host);
+  return true;
+}
+
 // The host a network word names: a URL's host (as libcurl reads it), or the host of
 // "[user@]host[:port|:path][/path]".
 std::string host_of(std::string_view w) {
   if (std::size_t scheme = url_scheme_length(w); scheme != 0) {
+    if (std::string host; simple_url_host(w.substr(scheme + 3), &host)) return host;
     urls::Url u = urls::parse(w);
     if (u.valid) return u.host;
     std::string_view rest = w.substr(scheme + 3);
@@ -739,6 +780,42 @@ std::string host_of(std::string_view w) {
   if (at != std::string_view::npos && (slash == std::string_view::npos || at < slash)) a.remove_prefix(at + 1);
   if (!a.empty() && a[0] == '[') return host_of_authority(a);
   return host_of_authority(a.substr(0, a.find_first_of(":/")));
+}
+
+// A network word that names a local file: a file: URL (its path, percent-decoded) or a
+// path ("/srv/repo.git", "./x", "../x", "~/x", ".", ".."), as `git clone` and `curl` read
+// them. Sets *path to the path to read.
+bool local_source(std::string_view w, std::string* path) {
+  if (std::size_t scheme = url_scheme_length(w); scheme == 4) {
+    std::string_view s = w.substr(0, 4);
+    if (!((s[0] | 0x20) == 'f' && (s[1] | 0x20) == 'i' && (s[2] | 0x20) == 'l' && (s[3] | 0x20) == 'e')) return false;
+    std::string_view rest = w.substr(7);
+    std::size_t slash = rest.find('/');
+    rest = slash == std::string_view::npos ? std::string_view("/") : rest.substr(slash);
+    rest = rest.substr(0, rest.find_first_of("?#"));
+    auto hex = [](char c) {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      return -1;
+    };
+    path->clear();
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+      if (rest[i] == '%' && i + 2 < rest.size() && hex(rest[i + 1]) >= 0 && hex(rest[i + 2]) >= 0) {
+        path->push_back(static_cast<char>(hex(rest[i + 1]) * 16 + hex(rest[i + 2])));
+        i += 2;
+      } else {
+        path->push_back(rest[i]);
+      }
+    }
+    return true;
+  }
+  if (w == "." || w == ".." || w.starts_with("/") || w.starts_with("./") || w.starts_with("../") ||
+      w.starts_with("~/") || w == "~") {
+    path->assign(w);
+    return true;
+  }
+  return false;
 }
 
 // scp/rsync: "[user@]host:path", "host::module" or "scheme://…" name a remote side.
@@ -769,21 +846,96 @@ std::string first_program(std::string_view w) {
   return std::string(w);
 }
 
+// True when paths::normalize would only join `w` to a clean cwd: no home prefix, no
+// expansion, no empty, "." or ".." component, no trailing "/". Such words skip the general
+// normalizer (the common case: "src/main.c", "/tmp/x").
+bool clean_path(std::string_view w) {
+  if (w.empty() || w[0] == '~' || w.back() == '/') return false;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= w.size(); ++i) {
+    if (i == w.size() || w[i] == '/') {
+      const std::size_t len = i - start;
+      if (len == 0 && i != 0) return false;
+      if (len == 1 && w[start] == '.') return false;
+      if (len == 2 && w[start] == '.' && w[start + 1] == '.') return false;
+      start = i + 1;
+    } else if (w[i] == '$' || w[i] == '`' || w[i] == '\0') {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool clean_cwd(std::string_view cwd) { return cwd == "/" || (!cwd.empty() && cwd[0] == '/' && clean_path(cwd)); }
+
+// paths::normalize(w, cwd, home), without its work for clean words under a clean cwd.
+std::string normalize(std::string_view w, const std::string& cwd, bool cwd_clean, const std::string& home) {
+  if (cwd_clean && w == ".") return cwd;
+  if (!cwd_clean || !clean_path(w)) return paths::normalize(w, cwd, home);
+  if (w[0] == '/') return std::string(w);
+  std::string out;
+  out.reserve(cwd.size() + 1 + w.size());
+  if (cwd != "/") out.append(cwd);
+  out.push_back('/');
+  out.append(w);
+  return out;
+}
+
 constexpr std::size_t kMaxDepth = 8;
+
+struct OperandRef {
+  std::uint32_t word;
+  std::uint32_t cwd;
+  std::uint32_t segment;
+};
+
+// Per-thread buffers of the evaluator, reused from command to command (effects_of runs on
+// every decision: after warm-up it allocates only the effects it returns).
+struct Scratch {
+  std::vector<const Spec*> segments;
+  std::vector<std::string> cwds;  // the first `ncwd` are in use
+  std::vector<char> cwd_clean;
+  std::size_t ncwd = 0;
+  std::vector<OperandRef> operands;
+  std::vector<std::size_t> counts;
+  std::vector<const Option*> turners;
+  std::vector<const Option*> hits;
+  std::string subcommand;
+
+  void reset() {
+    segments.clear();
+    ncwd = 0;
+    operands.clear();
+    turners.clear();
+    subcommand.clear();
+  }
+  void push_cwd(std::string_view cwd) {
+    if (ncwd == cwds.size()) {
+      cwds.emplace_back();
+      cwd_clean.push_back(0);
+    }
+    cwds[ncwd].assign(cwd);
+    cwd_clean[ncwd] = clean_cwd(cwd) ? 1 : 0;
+    ++ncwd;
+  }
+};
+
+thread_local Scratch t_scratch;
 
 class Evaluator {
  public:
   Evaluator(const shell::SimpleCommand& cmd, const std::string& cwd, const std::string& home,
             std::vector<Effect>* out)
-      : cmd_(cmd), home_(home), out_(out) {
-    cwds_.push_back(cwd);
+      : cmd_(cmd), home_(home), out_(out), s_(t_scratch) {
+    s_.reset();
+    s_.push_cwd(cwd);
   }
 
   // Appends the effects of the words of a known program.
   void run(const Spec* top) {
     chain_[0] = top;
     depth_ = 1;
-    segments_.push_back(top);
+    s_.segments.push_back(top);
     const auto& argv = cmd_.argv;
     const std::size_t n = argv.size();
     std::size_t i = 1;
@@ -812,8 +964,8 @@ class Evaluator {
           return;
         }
       }
-      operands_.push_back({static_cast<std::uint32_t>(i - 1), static_cast<std::uint32_t>(cwds_.size() - 1),
-                           static_cast<std::uint32_t>(segments_.size() - 1)});
+      s_.operands.push_back({static_cast<std::uint32_t>(i - 1), static_cast<std::uint32_t>(cwd_index()),
+                             static_cast<std::uint32_t>(s_.segments.size() - 1)});
       if (spec->stop_at_operand) options_done = true;
     }
     flush_operands();
@@ -822,7 +974,7 @@ class Evaluator {
     for (const Match& m : last->matches) match(m);
   }
 
-  const std::string& subcommand() const { return subcommand_; }
+  const std::string& subcommand() const { return s_.subcommand; }
 
   void emit(EffectKind kind, EffectObject object, std::string target, std::string_view via, bool dynamic) {
     Effect& e = out_->emplace_back();
@@ -833,8 +985,10 @@ class Evaluator {
     e.dynamic = dynamic;
   }
 
-  // One word of kind `kind` (an operand, an option value, a match hit).
-  void word(K kind, std::string_view w, std::string_view via, const std::string& cwd, bool remote) {
+  // One word of kind `kind` (an operand, an option value, a match hit), relative to the
+  // cwd of version `cwd_at`.
+  void word(K kind, std::string_view w, std::string_view via, std::size_t cwd_at, bool remote) {
+    const std::string& cwd = s_.cwds[cwd_at];
     const bool dyn = cmd_.dynamic && has_dynamic_char(w);
     switch (kind) {
       case K::None:
@@ -842,7 +996,7 @@ class Evaluator {
       case K::Cwd: {
         std::string next = paths::normalize(w, cwd, home_);
         if (has_expansion(next) || next.empty() || next[0] != '/') cwd_dynamic_ = true;
-        cwds_.push_back(std::move(next));
+        s_.push_cwd(next);
         return;
       }
       case K::Read:
@@ -854,7 +1008,7 @@ class Evaluator {
           emit(EffectKind::Network, EffectObject::Host, has_expansion(w) ? std::string(w) : host_of(w), via, dyn);
           return;
         }
-        emit(effect_kind(kind), EffectObject::Path, paths::normalize(w, cwd, home_), via,
+        emit(effect_kind(kind), EffectObject::Path, normalize(w, cwd, s_.cwd_clean[cwd_at] != 0, home_), via,
              dyn || (cwd_dynamic_ && !w.starts_with("/")));
         return;
       case K::ExecProgram:
@@ -864,6 +1018,11 @@ class Evaluator {
         emit(EffectKind::Exec, EffectObject::Code, std::string(w), via, dyn);
         return;
       case K::Network:
+        if (std::string path; local_source(w, &path)) {
+          emit(EffectKind::Read, EffectObject::Path, normalize(path, cwd, s_.cwd_clean[cwd_at] != 0, home_), via,
+               dyn || (cwd_dynamic_ && !path.starts_with("/")));
+          return;
+        }
         emit(EffectKind::Network, EffectObject::Host, has_expansion(w) ? std::string(w) : host_of(w), via, dyn);
         return;
       case K::EnvDump:
@@ -875,25 +1034,20 @@ class Evaluator {
   }
 
  private:
-  struct OperandRef {
-    std::uint32_t word;
-    std::uint32_t cwd;
-    std::uint32_t segment;
-  };
-
-  const std::string& cwd() const { return cwds_.back(); }
+  std::size_t cwd_index() const { return s_.ncwd - 1; }
+  const std::string& cwd() const { return s_.cwds[s_.ncwd - 1]; }
 
   void enter(const Spec* sub, std::string_view name) {
-    if (!subcommand_.empty()) subcommand_.push_back(' ');
-    subcommand_.append(name);
+    if (!s_.subcommand.empty()) s_.subcommand.push_back(' ');
+    s_.subcommand.append(name);
     if (depth_ < kMaxDepth) chain_[depth_++] = sub;
     else chain_[depth_ - 1] = sub;
-    segments_.push_back(sub);
+    s_.segments.push_back(sub);
   }
 
   void unknown_sub(std::string_view name) {
-    if (!subcommand_.empty()) subcommand_.push_back(' ');
-    subcommand_.append(name);
+    if (!s_.subcommand.empty()) s_.subcommand.push_back(' ');
+    s_.subcommand.append(name);
     emit(EffectKind::Unknown, EffectObject::Program, cmd_.program, "subcommand",
          cmd_.dynamic && has_dynamic_char(name));
     flush_operands();
@@ -960,22 +1114,22 @@ class Evaluator {
         return apply(*o, value, sub_pending);
       }
       if (name.size() < 5) return true;
-      hits_.clear();
-      abbreviations(name, &hits_);
-      if (hits_.empty()) return true;
-      if (hits_.size() > 1) {
+      s_.hits.clear();
+      abbreviations(name, &s_.hits);
+      if (s_.hits.empty()) return true;
+      if (s_.hits.size() > 1) {
         // Ambiguous: it counts as every candidate with an effect (over-approximated).
         std::size_t kept = 0;
-        for (const Option* o : hits_) {
-          if (o->kind != K::None || o->operands || o->selects_sub) hits_[kept++] = o;
+        for (const Option* o : s_.hits) {
+          if (o->kind != K::None || o->operands || o->selects_sub) s_.hits[kept++] = o;
         }
-        hits_.resize(kept);
-        if (hits_.empty()) return true;
+        s_.hits.resize(kept);
+        if (s_.hits.empty()) return true;
       }
       bool wants_value = false;
-      for (const Option* o : hits_) wants_value = wants_value || o->takes_value;
+      for (const Option* o : s_.hits) wants_value = wants_value || o->takes_value;
       if (wants_value && !inline_value && !next_value(&value)) return true;
-      for (const Option* o : hits_) {
+      for (const Option* o : s_.hits) {
         if (!apply(*o, value, sub_pending)) return false;
       }
       return true;
@@ -1015,11 +1169,11 @@ class Evaluator {
       return false;
     }
     if (o.takes_value) {
-      word(o.kind, value, o.name, cwd(), false);
+      word(o.kind, value, o.name, cwd_index(), false);
       return true;
     }
     if (o.operands) {
-      turners_.push_back(&o);
+      s_.turners.push_back(&o);
       return true;
     }
     if (o.kind != K::None) emit(effect_kind(o.kind), EffectObject::None, std::string(), o.name, false);
@@ -1027,25 +1181,25 @@ class Evaluator {
   }
 
   void flush_operands() {
-    if (operands_.empty()) return;
+    if (s_.operands.empty()) return;
     // Operand counts per segment, for `last`.
-    counts_.assign(segments_.size(), 0);
-    for (const OperandRef& r : operands_) ++counts_[r.segment];
-    std::uint32_t seg = operands_.front().segment;
+    s_.counts.assign(s_.segments.size(), 0);
+    for (const OperandRef& r : s_.operands) ++s_.counts[r.segment];
+    std::uint32_t seg = s_.operands.front().segment;
     std::size_t pos = 0;
-    for (const OperandRef& r : operands_) {
+    for (const OperandRef& r : s_.operands) {
       if (r.segment != seg) {
         seg = r.segment;
         pos = 0;
       }
-      const Spec* spec = segments_[r.segment];
-      const K kind = spec->operand_kind(pos++, counts_[r.segment]);
+      const Spec* spec = s_.segments[r.segment];
+      const K kind = spec->operand_kind(pos++, s_.counts[r.segment]);
       const std::string& w = cmd_.argv[r.word];
-      if (!turners_.empty() && is_path_kind(kind)) {
-        for (const Option* t : turners_) word(t->kind, w, t->name, cwds_[r.cwd], spec->remote);
+      if (!s_.turners.empty() && is_path_kind(kind)) {
+        for (const Option* t : s_.turners) word(t->kind, w, t->name, r.cwd, spec->remote);
         continue;
       }
-      word(kind, w, "operand", cwds_[r.cwd], spec->remote);
+      word(kind, w, "operand", r.cwd, spec->remote);
     }
   }
 
@@ -1068,7 +1222,8 @@ class Evaluator {
         emit(EffectKind::Exec, EffectObject::Code, r.target, "program", false);
         return;
       default:
-        emit(effect_kind(r.kind), EffectObject::Path, paths::normalize(r.target, cwd(), home_), "program",
+        emit(effect_kind(r.kind), EffectObject::Path,
+             normalize(r.target, cwd(), s_.cwd_clean[cwd_index()] != 0, home_), "program",
              cwd_dynamic_ && !r.target.starts_with("/"));
         return;
     }
@@ -1085,13 +1240,13 @@ class Evaluator {
       if (m.re->NumberOfCapturingGroups() > 0 && group.data() != nullptr) {
         target = std::string_view(group.data(), group.size());
       }
-      word(m.kind, target, "match", cwd(), false);
+      word(m.kind, target, "match", cwd_index(), false);
     };
     if (m.argv) {
       for (std::size_t i = 1; i < argv.size(); ++i) one(argv[i]);
       return;
     }
-    for (const OperandRef& r : operands_) one(argv[r.word]);
+    for (const OperandRef& r : s_.operands) one(argv[r.word]);
   }
 
  private:
@@ -1100,14 +1255,8 @@ class Evaluator {
   std::vector<Effect>* out_;
   std::array<const Spec*, kMaxDepth> chain_{};
   std::size_t depth_ = 0;
-  std::vector<const Spec*> segments_;
-  std::vector<std::string> cwds_;
+  Scratch& s_;
   bool cwd_dynamic_ = false;
-  std::vector<OperandRef> operands_;
-  std::vector<std::size_t> counts_;
-  std::vector<const Option*> turners_;
-  std::vector<const Option*> hits_;
-  std::string subcommand_;
 };
 
 }  // namespace
@@ -1123,8 +1272,8 @@ void EffectsTable::effects_of(const shell::SimpleCommand& cmd, const std::string
     const bool dup = (r.op == ">&" || r.op == "<&") &&
                      (r.target == "-" || (!r.target.empty() && r.target.find_first_not_of("0123456789") == std::string::npos));
     if (dup || r.op == "<<" || r.op == "<<<" || r.op == "<<-") continue;
-    if (r.op == "<" || r.op == "<&" || r.op == "<>") ev.word(K::Read, r.target, "redirect", cwd, false);
-    if (r.op != "<" && r.op != "<&") ev.word(K::Write, r.target, "redirect", cwd, false);
+    if (r.op == "<" || r.op == "<&" || r.op == "<>") ev.word(K::Read, r.target, "redirect", 0, false);
+    if (r.op != "<" && r.op != "<&") ev.word(K::Write, r.target, "redirect", 0, false);
   }
   if (!cmd.program.empty()) {
     const bool dynamic_name = has_expansion(cmd.program) || (cmd.dynamic && has_dynamic_char(cmd.program));

@@ -33,19 +33,7 @@ std::string string_member(const rapidjson::Value& object, const char* name) {
 
 }  // namespace
 
-struct SessionMemory::Owner {
-  Lru lru;                // this principal's sessions, least recently used first
-  std::size_t bytes = 0;  // what they hold
-};
-
-struct SessionMemory::Session {
-  std::vector<HistoryEntry> entries;  // in the order recorded
-  std::size_t bytes = 0;
-  Owner* owner = nullptr;  // stable: map nodes do not move
-  Lru::iterator lru;
-};
-
-std::size_t SessionMemory::KeyHash::operator()(const Key& k) const {
+std::size_t SessionMemory::KeyHash::operator()(const Key& k) const noexcept {
   std::size_t a = std::hash<std::string>{}(k.first);
   std::size_t b = std::hash<std::string>{}(k.second);
   return a ^ (b + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));

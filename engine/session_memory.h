@@ -84,13 +84,21 @@ class SessionMemory {
   const SessionMemoryOptions& options() const { return options_; }
 
  private:
-  struct Session;
-  struct Owner;
-  using Key = std::pair<std::string, std::string>;
+  using Key = std::pair<std::string, std::string>;  // (principal, session id)
   struct KeyHash {
-    std::size_t operator()(const Key& k) const;
+    std::size_t operator()(const Key& k) const noexcept;
   };
   using Lru = std::list<Key>;  // one principal's sessions, least recently used first
+  struct Owner {
+    Lru lru;                // this principal's sessions, least recently used first
+    std::size_t bytes = 0;  // what they hold
+  };
+  struct Session {
+    std::vector<HistoryEntry> entries;  // in the order recorded
+    std::size_t bytes = 0;
+    Owner* owner = nullptr;  // stable: map nodes do not move
+    Lru::iterator lru;
+  };
 
   void touch(Session& s);                        // mutex_ held
   void expire(Session& s, std::int64_t now);     // mutex_ held

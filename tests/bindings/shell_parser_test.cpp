@@ -383,13 +383,20 @@ TEST_CASE("globs are flagged apart from expansions", "[shell][glob]") {
     CHECK(c.dynamic);  // kept: checks written against `dynamic` still see `rm -rf *`
     CHECK_FALSE(c.runtime_operands);
   }
-  for (const char* line : {"rm $X", "rm \"$(pwd)\"", "rm `pwd`", "ls ~root", "rm /{a,b}",
+  for (const char* line : {"rm $X", "rm \"${X}\"", "rm $1", "ls ~root", "rm /{a,b}",
                            "rm $((1+1))", "X=$Y ls"}) {
     INFO(line);
     const SimpleCommand c = one(line);
     CHECK_FALSE(c.glob);
     CHECK(c.expansion);
     CHECK(c.dynamic);
+  }
+  for (const char* line : {"rm \"$(pwd)\"", "rm `pwd`"}) {
+    INFO(line);
+    const ParseResult r = ok(line);
+    REQUIRE(r.commands.size() == 2);
+    CHECK(r.commands[1].expansion);
+    CHECK_FALSE(r.commands[1].glob);
   }
   const SimpleCommand both = one("rm -rf $DIR/*");
   CHECK(both.glob);
@@ -777,6 +784,14 @@ TEST_CASE("su -c and runuser -c run their command in a shell", "[shell][wrap]") 
   CHECK(programs(r) == V{"ls", "rm"});
   CHECK(r.commands[0].wrappers == V{"su"});
   CHECK(r.commands[1].wrappers == V{"su"});
+}
+
+TEST_CASE("runuser -u: the words after USER are the command's own", "[shell][wrap]") {
+  const SimpleCommand c = one("runuser -u app -- curl -c cookies http://x");
+  CHECK(c.program == "curl");
+  CHECK(c.argv == V{"curl", "-c", "cookies", "http://x"});
+  CHECK(c.wrappers == V{"runuser"});
+  CHECK(c.depth == 0);
 }
 
 TEST_CASE("timeout 5 su -c id", "[shell][wrap]") {

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "bindings/paths.h"
 #include "bindings/shell_parser.h"
+#include "bindings/urls.h"
 #include "engine/effects.h"
 
 namespace warden {
@@ -386,6 +388,51 @@ TEST_CASE("effects: network words become hosts", "[effects]") {
           "network host [::1] operand", "network host host.example operand", "network host evil.example operand"});
   CHECK(fx({"curl", "-o", "page.html", "http://127.0.0.1:8080/"}) ==
         V{"write path /home/user/project/page.html -o", "network host 127.0.0.1 operand"});
+}
+
+TEST_CASE("effects: path targets are exactly paths::normalize of the word", "[effects]") {
+  const V words = {"a", "a/b", "/a/b", "a//b", "./a", "../a", "a/./b", "a/../b", "a/", "/", ".", "..", "~",
+                   "~/x", "~root/x", "$HOME/x", "${HOME}/x", "$X/y", "`x`", "a b", "a.b/.c", "...", "a/..b",
+                   "/a/b/..", "//a", "-x", "a:b", "*.o", "é/ü"};
+  const V cwds = {"/home/user/project", "/home/user/project/", "/a/./b", "/a/../b", "/", "//x", "relative", "",
+                  "/$X/y"};
+  for (const auto& cwd : cwds) {
+    for (const auto& w : words) {
+      std::vector<Effect> out;
+      table().effects_of(command({"rm", "--", w}), cwd, kHome, &out);
+      REQUIRE(out.size() == 1);
+      INFO("cwd '" << cwd << "' word '" << w << "'");
+      CHECK(out[0].target == paths::normalize(w, cwd, kHome));
+    }
+  }
+}
+
+TEST_CASE("effects: a URL's host is the host urls::parse reads", "[effects]") {
+  const V good = {"https://example.com/x", "http://EXAMPLE.com:8080", "https://a-b.c.example.org./p?q#f",
+                  "ftp://files.example.net/", "https://127.0.0.1/", "http://0x7f.1/", "http://2130706433/",
+                  "http://[::1]:80/", "https://xn--bcher-kva.example/", "https://a.b.c.d.e.f.g.h/x",
+                  "ssh://git@github.com/org/repo", "https://example.com?x", "https://example.com#x",
+                  "http://a.1b/", "https://sub.example.com:443"};
+  for (const auto& url : good) {
+    urls::Url u = urls::parse(url);
+    INFO(url << ": " << u.error);
+    REQUIRE(u.valid);
+    std::vector<Effect> out;
+    table().effects_of(command({"curl", url}), kCwd, kHome, &out);
+    REQUIRE(out.size() == 1);
+    CHECK(text(out[0]) == "network host " + u.host + " operand");
+  }
+}
+
+TEST_CASE("effects: a network word naming a local file is a read", "[effects]") {
+  CHECK(fx({"curl", "file:///home/user/.ssh/id_rsa", "FILE://localhost/etc/pass%77d?x", "file://"}) ==
+        V{"read path /home/user/.ssh/id_rsa operand", "read path /etc/passwd operand", "read path / operand"});
+  CHECK(fx({"git", "clone", "/srv/repo.git", "dir"}) ==
+        V{"read path /srv/repo.git operand", "write path /home/user/project/dir operand"});
+  CHECK(fx({"git", "clone", "../other", "~/x"}) ==
+        V{"read path /home/user/other operand", "write path /home/user/x operand"});
+  CHECK(fx({"git", "clone", "server:repo", "."}) ==
+        V{"network host server operand", "write path /home/user/project operand"});
 }
 
 // ---------------------------------------------------------------- remote operands

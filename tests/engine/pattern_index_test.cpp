@@ -2,7 +2,10 @@
 // indexed wherever they appear in a rule's conditions, glob means what glob-match means;
 // suffix and exact kinds; derived keys (url.host, shell-command.program, path.normalized,
 // effect.target).
+#include <rapidjson/document.h>
+
 #include <algorithm>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -235,20 +238,28 @@ std::vector<std::string> derived_hits(const PatternIndex& index, std::string_vie
 
 using Hits = std::vector<std::string>;
 
-// Reports every pattern-hit fact as a decision whose reason is "KEY KIND PATTERN".
-const char* kEchoHits = R"(
-(defrule echo-hit
-  (pattern-hit (proposal ?id) (key ?k) (kind ?kind) (pattern ?p))
-  =>
-  (assert (decision (proposal ?id) (outcome approval-required) (rule echo-hit) (reason (str-cat ?k " " ?kind " " ?p)))))
-)";
-
-Hits echoed(const Decision& d) {
-  Hits out;
-  for (const auto& r : d.rules)
-    if (r.rule == "echo-hit") out.push_back(r.reason);
-  std::sort(out.begin(), out.end());
-  return out;
+// The pattern-hit facts a decision saw (explain), each as "KEY KIND PATTERN", sorted.
+Hits hit_facts(Engine& engine, const std::string& json, Decision* out = nullptr) {
+  DecideRequest request;
+  request.proposal_json = json;
+  request.explain = true;
+  Decision d = decide_ok(engine, request);
+  rapidjson::Document facts;
+  facts.Parse(d.facts_json.c_str());
+  REQUIRE(facts.IsArray());
+  static const std::regex hit(R"re(^f-[0-9]+\s+\(pattern-hit \(proposal "[^"]*"\) \(key "([^"]*)"\) \(kind (\S+)\) \(pattern "([^"]*)"\)\)$)re");
+  Hits out_hits;
+  for (const auto& f : facts.GetArray()) {
+    REQUIRE(f.IsString());
+    const std::string text = f.GetString();
+    if (text.find("(pattern-hit ") == std::string::npos) continue;
+    std::smatch m;
+    REQUIRE(std::regex_match(text, m, hit));
+    out_hits.push_back(m[1].str() + " " + m[2].str() + " " + m[3].str());
+  }
+  std::sort(out_hits.begin(), out_hits.end());
+  if (out) *out = std::move(d);
+  return out_hits;
 }
 
 std::string http_get(const std::string& url) {
@@ -334,22 +345,26 @@ TEST_CASE("url.host suffix hits come from the url fact of a real decision", "[pa
   (not (pattern-hit (proposal ?id) (key "url.host") (kind exact) (pattern "docs.evil.com")))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule no-evil-hosts))))
-)" + std::string(kEchoHits)), test_options());
-  Decision evil = decide_ok(engine, http_get("https://API.Evil.com:8443/x?q=.evil.com"));
+)"), test_options());
+  Decision evil;
+  CHECK(hit_facts(engine, http_get("https://API.Evil.com:8443/x?q=.evil.com"), &evil) ==
+        Hits{"url.host suffix .evil.com"});  // the host is lowercased first
   CHECK(evil.outcome == Outcome::Reject);
   CHECK(fired(evil, "no-evil-hosts"));
-  CHECK(echoed(evil) == Hits{"url.host suffix .evil.com"});  // the host is lowercased first
-  Decision docs = decide_ok(engine, http_get("https://docs.evil.com/guide"));
+  Decision docs;
+  CHECK(hit_facts(engine, http_get("https://docs.evil.com/guide"), &docs) ==
+        Hits{"url.host exact docs.evil.com", "url.host suffix .evil.com"});
   CHECK_FALSE(fired(docs, "no-evil-hosts"));
-  CHECK(echoed(docs) == Hits{"url.host exact docs.evil.com", "url.host suffix .evil.com"});
   // In the path or the query only: no hit.
-  Decision path = decide_ok(engine, http_get("https://example.org/api.evil.com"));
+  Decision path;
+  CHECK(hit_facts(engine, http_get("https://example.org/api.evil.com"), &path).empty());
   CHECK(path.rules.empty());
   // A proposal's own top-level "url" object is a param, never the url fact's host.
-  Decision forged = decide_ok(engine,
-      R"({"target":"http","action":"request","url":{"host":"docs.evil.com"},"payload":{"method":"GET","url":"https://x.evil.com/"}})");
+  Decision forged;
+  CHECK(hit_facts(engine,
+                  R"({"target":"http","action":"request","url":{"host":"docs.evil.com"},"payload":{"method":"GET","url":"https://x.evil.com/"}})",
+                  &forged) == Hits{"url.host suffix .evil.com"});
   CHECK(fired(forged, "no-evil-hosts"));
-  CHECK(echoed(forged) == Hits{"url.host suffix .evil.com"});
 }
 
 TEST_CASE("shell-command.program and path.normalized hits come from their facts", "[patterns][derived][decide]") {
@@ -362,14 +377,16 @@ TEST_CASE("shell-command.program and path.normalized hits come from their facts"
   (pattern-hit (proposal ?id) (key "path.normalized") (kind suffix) (pattern ".pem"))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule no-pem))))
-)" + std::string(kEchoHits)), test_options());
-  Decision shred = decide_ok(engine, shell("ls && sudo /usr/bin/shred -u notes.txt"));
+)"), test_options());
+  Decision shred;
+  CHECK(hit_facts(engine, shell("ls && sudo /usr/bin/shred -u notes.txt"), &shred) ==
+        Hits{"shell-command.program exact shred"});
   CHECK(fired(shred, "no-shred"));
-  CHECK(echoed(shred) == Hits{"shell-command.program exact shred"});
   CHECK(decide_ok(engine, shell("echo shred")).rules.empty());  // an argument, not a program
-  Decision pem = decide_ok(engine, R"({"target":"file","action":"read","payload":{"path":"keys/../server.pem"}})");
+  Decision pem;
+  CHECK(hit_facts(engine, R"({"target":"file","action":"read","payload":{"path":"keys/../server.pem"}})", &pem) ==
+        Hits{"path.normalized suffix .pem"});
   CHECK(fired(pem, "no-pem"));
-  CHECK(echoed(pem) == Hits{"path.normalized suffix .pem"});
   CHECK(decide_ok(engine, R"({"target":"file","action":"read","payload":{"path":"server.pem.txt"}})").rules.empty());
 }
 
@@ -383,7 +400,7 @@ TEST_CASE("derived keys no rule uses produce no hits", "[patterns][derived][deci
   (pattern-hit (proposal ?id) (kind suffix) (pattern "evil.com/"))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule keyless))))
-)" + std::string(kEchoHits));
+)");
   const PatternIndex& index = *policy->impl().patterns;
   CHECK(index.uses("url.host"));
   CHECK_FALSE(index.uses("shell-command.program"));
@@ -391,10 +408,11 @@ TEST_CASE("derived keys no rule uses produce no hits", "[patterns][derived][deci
   CHECK_FALSE(index.uses("effect.target"));
   Engine engine(policy, test_options());
   // The keyless pattern hits the param leaf only, under its own key.
-  CHECK(echoed(decide_ok(engine, http_get("https://a.evil.com/"))) ==
+  CHECK(hit_facts(engine, http_get("https://a.evil.com/")) ==
         Hits{"payload.url suffix evil.com/", "url.host suffix .evil.com"});
-  CHECK(echoed(decide_ok(engine, shell("evil.com/x evil.com/"))) == Hits{"payload.command suffix evil.com/"});
-  CHECK(echoed(decide_ok(engine, R"({"target":"file","action":"read","payload":{"path":"/srv/evil.com"}})")).empty());
+  CHECK(hit_facts(engine, shell("evil.com/x evil.com/")) == Hits{"payload.command suffix evil.com/"});
+  CHECK(hit_facts(engine, R"({"target":"file","action":"read","payload":{"path":"/srv/evil.com/"}})") ==
+        Hits{"payload.path suffix evil.com/"});
 }
 
 TEST_CASE("the checker refuses an unknown or variable pattern kind at its line", "[patterns][checker][failclosed]") {

@@ -289,8 +289,9 @@ TEST_CASE("history facts carry age from the engine clock and every slot", "[sess
   CHECK(fired(d, "fresh-credential-read"));
   CHECK(d.reason == "cred-read");
   CHECK(d.facts_json.find("(age 50)") != std::string::npos);
-  CHECK(d.facts_json.find("(target \"/home/user/.ssh/id_rsa\")") != std::string::npos);
-  CHECK(d.facts_json.find("(program \"cat\")") != std::string::npos);
+  // facts_json is a JSON array of fact texts: their quotes are escaped.
+  CHECK(d.facts_json.find(R"((target \"/home/user/.ssh/id_rsa\"))") != std::string::npos);
+  CHECK(d.facts_json.find(R"((program \"cat\"))") != std::string::npos);
   CHECK(d.facts_json.find("(class credential)") != std::string::npos);
   now = 10060;  // a minute later the rule no longer counts it as fresh
   d = decide_ok(engine, request);
