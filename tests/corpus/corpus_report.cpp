@@ -5,8 +5,9 @@
 //
 // Each corpus line: {"id", "category", "kind": "dangerous"|"benign", "proposal": {…},
 // optional "history": [earlier proposals of the same session]}. The history is decided
-// first, in order, as one session: the effects of every approved step become history
-// entries of the later steps (what the daemon's session memory does), then the proposal.
+// first, in order, in one fresh session memory (engine/session_memory.h, as the daemon and
+// `warden test` do): the effects of every approved step become history entries of the later
+// steps; then the proposal is decided with that history.
 //
 // Figures, per category and overall:
 //   dangerous: approved / caught by a rule that fired (a non-approve outcome some rule
@@ -35,6 +36,7 @@
 
 #include "engine/engine.h"
 #include "engine/rule_files.h"
+#include "engine/session_memory.h"
 
 using namespace warden;
 
@@ -130,36 +132,31 @@ bool read_corpus(const std::string& path, std::vector<Entry>* out) {
   return ok;
 }
 
-std::int64_t now_seconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 struct SessionStats {
   std::size_t steps = 0, approved = 0, effects = 0;
 };
 
 Result decide_entry(Engine& engine, const Entry& e, SessionStats* stats) {
-  std::vector<HistoryEntry> history;
+  // One fresh session per corpus line, as `warden test` does for a case's history.
+  SessionMemory memory;
   for (const auto& step : e.history) {
     DecideRequest r;
     r.proposal_json = step;
-    r.history = &history;
-    DecideResult d = engine.decide(r);
+    DecideResult d = decide_in_session(engine, memory, r, session_key(step, std::nullopt));
     ++stats->steps;
-    if (!d.ok || d.decision.outcome != Outcome::Approve) continue;  // memory keeps approved decisions only
-    ++stats->approved;
-    for (const auto& effect : d.decision.effects) {
-      history.push_back({d.decision.decision_id, now_seconds(), effect});
-      ++stats->effects;
+    if (d.ok && d.decision.outcome == Outcome::Approve && d.decision.error_code.empty()) {
+      ++stats->approved;
+      stats->effects += d.decision.effects.size();
     }
   }
   Result res;
   res.entry = &e;
-  res.history_effects = history.size();
   DecideRequest r;
   r.proposal_json = e.proposal;
-  r.history = &history;
-  DecideResult d = engine.decide(r);
+  const SessionKey key = session_key(e.proposal, std::nullopt);
+  res.history_effects = memory.snapshot(key.principal, key.session, engine_now(engine)).size();
+  DecideResult d = decide_in_session(engine, memory, r, key, /*record=*/false);
   if (!d.ok) {
     res.outcome = Outcome::Reject;
     res.error = d.error.code;
