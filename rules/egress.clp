@@ -6,11 +6,15 @@
 ;;; parsers disagreeing) are not valid at all. IP literals are judged by their class
 ;;; (`ip-class`), so 127.1, 0x7f.1, 2130706433 and [::ffff:7f00:1] are all loopback.
 
-;; Hosts the agent may reach without a human: source forges and package registries.
+;; Hosts the agent may reach without a human: source forges, package registries and
+;; documentation sites. Exact host names. everyday.clp uses this list too.
 (defglobal ?*egress-allowlist* =
-  (create$ "api.github.com" "github.com" "pypi.org" "files.pythonhosted.org"
-           "registry.npmjs.org" "crates.io" "static.crates.io" "proxy.golang.org"
-           "deb.debian.org"))
+  (create$ "api.github.com" "github.com" "codeload.github.com" "objects.githubusercontent.com"
+           "pypi.org" "files.pythonhosted.org" "registry.npmjs.org" "registry.yarnpkg.com"
+           "crates.io" "static.crates.io" "index.crates.io" "proxy.golang.org" "sum.golang.org"
+           "deb.debian.org"
+           "docs.python.org" "developer.mozilla.org" "docs.rs" "doc.rust-lang.org" "pkg.go.dev"
+           "go.dev" "en.cppreference.com" "nodejs.org" "docs.npmjs.com" "cmake.org"))
 
 ;; Cloud instance-metadata endpoints: they hand out the machine's cloud credentials.
 (defglobal ?*egress-metadata-hosts* =
@@ -25,33 +29,9 @@
 (defglobal ?*egress-internal-classes* =
   (create$ "loopback" "unspecified" "private" "link-local" "metadata" "multicast" "reserved"))
 
-;; TRUE for a word that is a URL whose host is not on the allowlist.
-(deffunction egress-unlisted-url-p (?a)
-  (bind ?h (url-host ?a))
-  (and (neq ?h "") (not (member$ ?h ?*egress-allowlist*))))
-
 ;; TRUE for a word that is written as a URL (`scheme://…`, `scheme:/\…`).
 (deffunction egress-url-word-p (?a)
   (regex-match "^[A-Za-z][A-Za-z0-9+.-]*:[/\\\\]" ?a))
-
-;; The address class of a word curl or wget would fetch: a URL, or a scheme-less
-;; `host/path` or `host:port` (they assume http:// then). "" for names and other words.
-(deffunction egress-word-ip-class (?a)
-  (if (egress-url-word-p ?a) then (return (url-ip-class ?a)))
-  (if (regex-match "^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9._-]+)(:[0-9]+)?(/|$)" ?a)
-      then (if (or (str-index "/" ?a) (str-index ":" ?a)) then (return (url-ip-class (str-cat "http://" ?a)))))
-  "")
-
-;; TRUE for a word that is a URL pointing at a metadata endpoint (by name or address).
-(deffunction egress-metadata-url-p (?a)
-  (bind ?h (url-host ?a))
-  (or (and (neq ?h "") (member$ ?h ?*egress-metadata-hosts*))
-      (eq (egress-word-ip-class ?a) "metadata")))
-
-;; TRUE for a word that reaches an internal address other than a metadata endpoint.
-(deffunction egress-internal-url-p (?a)
-  (bind ?c (egress-word-ip-class ?a))
-  (and (neq ?c "metadata") (member$ ?c ?*egress-internal-classes*)))
 
 ;; Stops HTTP requests whose URL is refused (does not parse, hides its host, or parsers
 ;; disagree on it): what the actuator would contact is unknown or disguised.
@@ -132,24 +112,6 @@
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-http-write-allowlisted)
                     (reason (str-cat "state-changing request to " ?h)))))
 
-;; Stops `curl http://169.254.169.254/latest/meta-data/iam/…` from the shell as well, in any
-;; spelling (`curl 0xa9fea9fe/…`, `wget http://[::ffff:a9fe:a9fe]/…`).
-(defrule egress-shell-metadata
-  (shell-command (proposal ?id) (program "curl"|"wget"|"fetch"|"http"|"https"|"xh"|"aria2c")
-                 (args $? ?a&:(egress-metadata-url-p ?a) $?))
-  =>
-  (assert (decision (proposal ?id) (outcome reject) (rule egress-shell-metadata)
-                    (reason (str-cat "cloud metadata endpoint: " ?a)))))
-
-;; Stops curl/wget to the machine itself or its networks (`curl http://127.1:8080/admin`,
-;; `curl localhost:2375/containers/json`, `wget http://10.0.0.5/`): SSRF to internal services.
-(defrule egress-shell-internal-address
-  (shell-command (proposal ?id) (program "curl"|"wget"|"fetch"|"http"|"https"|"xh"|"aria2c")
-                 (args $? ?a&:(egress-internal-url-p ?a) $?))
-  =>
-  (assert (decision (proposal ?id) (outcome reject) (rule egress-shell-internal-address)
-                    (reason (str-cat "internal address: " ?a)))))
-
 ;; Stops curl/wget/git on a word written as a URL that is refused (`curl
 ;; "https://github.com\@evil.example/"`): the host the rules see would not be the one
 ;; contacted.
@@ -160,44 +122,61 @@
   (assert (decision (proposal ?id) (outcome reject) (rule egress-shell-invalid-url)
                     (reason (str-cat "invalid URL (" (url-error ?a) "): " ?a)))))
 
-;; Asks a human when curl/wget (or httpie/xh/aria2c) fetches a URL whose host is not
-;; allowlisted.
-(defrule egress-shell-url-not-allowlisted
-  (shell-command (proposal ?id) (program "curl"|"wget"|"fetch"|"http"|"https"|"xh"|"aria2c")
-                 (args $? ?a&:(str-index ":" ?a)&:(egress-unlisted-url-p ?a) $?))
-  =>
-  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-shell-url-not-allowlisted)
-                    (reason (str-cat "download from a host not on the allowlist: " (url-host ?a))))))
-
-;; Asks a human for raw network clients (ssh, sftp, ftp, telnet, nc, socat, mosh): they
-;; reach any host and carry anything.
-(defrule egress-shell-network-client
-  (shell-command (proposal ?id) (program ?p&"ssh"|"sftp"|"ftp"|"telnet"|"nc"|"ncat"|"netcat"|"socat"|"mosh"))
-  =>
-  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-shell-network-client)
-                    (reason (str-cat ?p " opens a network connection")))))
-
-;; Asks a human for scp/rsync to or from a remote host (`host:path`, `user@host:path`,
-;; `rsync://`); local copies are not egress.
-(defrule egress-shell-remote-copy
-  (shell-command (proposal ?id) (program "scp"|"rsync")
-                 (args $? ?a&:(regex-match "^([^/@:]+@)?[A-Za-z0-9._-]+:|^\\[[0-9a-fA-F:]+\\]:|^rsync://" ?a) $?))
-  =>
-  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-shell-remote-copy)
-                    (reason (str-cat "copy to or from a remote host: " ?a)))))
-
 ;; Asks a human for `git push`: publishes code (and anything committed with it).
 (defrule egress-shell-git-push
-  (shell-command (proposal ?id) (program "git") (args $? "push" $?))
+  (effect (proposal ?id) (kind network) (program "git") (subcommand "push"))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-shell-git-push)
                     (reason "git push publishes the repository"))))
 
-;; Asks a human for `git clone|fetch|pull|ls-remote|submodule add` from a URL whose host is
-;; not allowlisted.
-(defrule egress-shell-git-remote-not-allowlisted
-  (shell-command (proposal ?id) (program "git")
-                 (args "clone"|"fetch"|"pull"|"ls-remote"|"submodule"|"remote" $? ?a&:(str-index ":" ?a)&:(egress-unlisted-url-p ?a) $?))
+;; The address class of a network effect's host (`169.254.169.254`, `[::1]`, `localhost`,
+;; `0x7f.1` as the effects table normalized it): what `url-ip-class` says of http://HOST/.
+(deffunction egress-host-class (?h)
+  (if (and (str-index ":" ?h) (not (str-prefix "[" ?h)))
+      then (url-ip-class (str-cat "http://[" ?h "]/"))
+      else (url-ip-class (str-cat "http://" ?h "/"))))
+
+;; TRUE for a host whose address class is internal (loopback, private …) but not metadata.
+(deffunction egress-internal-host-p (?h)
+  (bind ?c (egress-host-class ?h))
+  (and (neq ?c "metadata") (member$ ?c ?*egress-internal-classes*)))
+
+;; Stops any command reaching a cloud metadata endpoint (`curl 169.254.169.254/…`,
+;; `wget http://[::ffff:a9fe:a9fe]/`, `curl http://metadata.google.internal/…`): the
+;; machine's own cloud credentials.
+(defrule egress-network-metadata
+  (effect (proposal ?id) (index ~-1) (kind network) (target ?h&~""))
+  (test (or (member$ ?h ?*egress-metadata-hosts*) (eq (egress-host-class ?h) "metadata")))
   =>
-  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-shell-git-remote-not-allowlisted)
-                    (reason (str-cat "git talks to a host not on the allowlist: " (url-host ?a))))))
+  (assert (decision (proposal ?id) (outcome reject) (rule egress-network-metadata)
+                    (reason (str-cat "cloud metadata endpoint: " ?h)))))
+
+;; Stops any command reaching the machine itself or its networks (`curl http://127.1:8080/`,
+;; `curl localhost:2375/…`, `git clone http://10.0.0.5/x`, `nc 192.168.1.1 22`): SSRF to
+;; internal services. Names that only resolve to such addresses (127.0.0.1.nip.io) are
+;; caught as hosts not on the allowlist.
+(defrule egress-network-internal-address
+  (effect (proposal ?id) (index ~-1) (kind network) (target ?h&~""&:(not (member$ ?h ?*egress-allowlist*))))
+  (test (egress-internal-host-p ?h))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule egress-network-internal-address)
+                    (reason (str-cat "internal address: " ?h)))))
+
+;; Asks a human before any command talks to a host that is not on the allowlist: `curl`,
+;; `wget`, `git clone`, `pip install --index-url`, `npm --registry`, `ssh`, `scp`/`rsync`
+;; to a remote, `nc`, `dig x.evil.example`.
+(defrule egress-network-not-allowlisted
+  (effect (proposal ?id) (index ~-1) (kind network) (target ?h&~""&:(not (member$ ?h ?*egress-allowlist*))) (program ?p))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-network-not-allowlisted)
+                    (reason (str-cat ?p " talks to a host not on the egress allowlist: " ?h)))))
+
+;; Asks a human for network access to a host the command does not name (a configured
+;; remote, a proxy, a listener), except git fetching from its configured remote
+;; (`git pull`, `git fetch`, `git submodule update`), which is everyday work.
+(defrule egress-network-unnamed-host
+  (effect (proposal ?id) (index ~-1) (kind network) (target "") (program ?p) (subcommand ?s))
+  (test (not (and (eq ?p "git") (member$ ?s (create$ "fetch" "pull" "clone" "ls-remote" "update" "remote-update")))))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-network-unnamed-host)
+                    (reason (str-cat ?p " " ?s " reaches the network (host not named in the command)")))))

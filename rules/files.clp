@@ -1,110 +1,125 @@
-;;; files.clp — where the agent may read and write files.
+;;; files.clp — where the agent may read, write and delete files, through the file actuator
+;;; and through any command (its `effect` facts: operands, options such as `sort -o` or
+;;; `pytest --basetemp`, redirects, `cmake -E rm`, `uniq IN OUT` …).
 ;;;
-;;; The workspace is the agent's: reads and writes inside it are approved (other rules,
-;;; e.g. credentials or persistence, still reject or escalate and win). Outside it, writes
-;;; are rejected and reads need a human. Applies to the `file` target (normalized
-;;; `payload.path`, so `../../etc/passwd` is outside) and to shell output redirections.
+;;; The workspace is the agent's: reads, writes and deletes inside it are everyday work
+;;; (other rules, e.g. credentials or persistence, still reject or escalate and win). Outside
+;;; it, writes and deletes are rejected; reads of system files are fine, reads elsewhere in
+;;; the home directory need a human.
 ;;;
 ;;; A path is in the workspace only if it is there both as written (normalized) and after
 ;;; symlinks (resolved): `ws/etc_link/passwd` with `etc_link -> /etc` is outside.
 ;;;
 ;;; The file verb is the proposal's `action` (`{"target":"file","action":"write",…}`); a
-;;; `payload.action` field is honoured too, and either being a write makes it a write.
+;;; `payload.action` given alone becomes the `action`.
 
-;; TRUE for a redirect target that is an fd duplication (`2>&1`, `>&-`), not a file.
-(deffunction files-fd-dup-p (?op ?t)
-  (and (or (eq ?op ">&") (eq ?op "<&")) (regex-match "^[0-9]*-?$" ?t)))
-
-;; TRUE for the pseudo-files output may always go to.
-(deffunction files-harmless-sink-p (?p)
-  (or (eq ?p "/dev/null") (eq ?p "/dev/stdout") (eq ?p "/dev/stderr") (eq ?p "/dev/tty")
-      (str-prefix "/dev/fd/" ?p)))
-
-;; TRUE for a path that still holds an unresolved expansion ($OUT, `…`).
-(deffunction files-unresolved-p (?p)
-  (or (eq ?p "") (not (str-prefix "/" ?p)) (str-contains ?p "$") (str-contains ?p "`")))
-
-;; A path for a reason: normalized, plus where it resolves to when a symlink leads elsewhere.
-(deffunction files-where (?p ?r)
-  (if (or (eq ?r "") (eq ?r ?p)) then ?p else (str-cat ?p " (resolves to " ?r ")")))
+;; TRUE for a path outside the workspace that a read may touch without a human: not the home
+;; directory, nothing in it, and none of its ancestors.
+(deffunction files-outside-read-ok (?t)
+  (and (not (path-within ?t (home-dir))) (not (path-within (home-dir) ?t))))
 
 ;; Stops the file actuator writing, appending or deleting outside the workspace
 ;; (`/etc/hosts`, `~/.ssh/config`, `../../x`): the agent owns only the workspace.
 (defrule files-write-outside-workspace
-  (or (proposal (id ?id) (target file) (action write|append|delete))
-      (and (proposal (id ?id) (target file))
-           (param (proposal ?id) (key "payload.action") (value "write"|"append"|"delete"))))
-  (path (proposal ?id) (key "payload.path") (in-workspace FALSE) (normalized ?p) (resolved ?r))
+  (effect (proposal ?id) (index -1) (kind write|delete) (in-workspace FALSE) (target ?p))
+  (proposal (id ?id) (target file))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule files-write-outside-workspace)
-                    (reason (str-cat "write outside the workspace: " (files-where ?p ?r))))))
+                    (reason (str-cat "write outside the workspace: " ?p)))))
 
-;; Asks a human before the file actuator reads outside the workspace (`/etc/hosts`,
-;; `~/notes.txt`): not destructive, but it widens what the agent sees.
+;; Asks a human before the file actuator reads a file outside the workspace in the home
+;; directory (`~/notes.txt`, `~/.ssh/id_rsa.pub`) or a start-up file (`~/.bashrc`,
+;; `/etc/passwd`): not destructive, but it widens what the agent sees. (System files such as
+;; /usr/include/stdio.h are approved by files-read-system; credentials are rejected.)
 (defrule files-read-outside-workspace
-  (or (proposal (id ?id) (target file) (action read))
-      (and (proposal (id ?id) (target file))
-           (param (proposal ?id) (key "payload.action") (value "read"))))
-  (path (proposal ?id) (key "payload.path") (in-workspace FALSE) (normalized ?p) (resolved ?r))
+  (effect (proposal ?id) (index -1) (kind read) (in-workspace FALSE) (class ?c&none|persistence) (target ?p))
+  (test (or (eq ?c persistence) (not (files-outside-read-ok ?p))))
+  (proposal (id ?id) (target file))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-read-outside-workspace)
-                    (reason (str-cat "read outside the workspace: " (files-where ?p ?r))))))
+                    (reason (str-cat "read outside the workspace: " ?p)))))
 
-;; Approves reading a file inside the workspace (everyday work).
+;; Approves reading a file inside the workspace (everyday work). Credentials and
+;; persistence files are judged by credentials.clp and persistence rules, which win.
 (defrule files-read-workspace
-  (or (proposal (id ?id) (target file) (action read))
-      (and (proposal (id ?id) (target file))
-           (param (proposal ?id) (key "payload.action") (value "read"))))
-  (path (proposal ?id) (key "payload.path") (in-workspace TRUE))
+  (effect (proposal ?id) (index -1) (kind read) (in-workspace TRUE) (class ~persistence))
+  (proposal (id ?id) (target file))
   =>
   (assert (decision (proposal ?id) (outcome approve) (rule files-read-workspace)
                     (reason "read inside the workspace"))))
 
-;; Approves writing or appending a file inside the workspace (everyday work). Deletes are
-;; left to the default (a human), so a mistaken delete is never silent.
+;; Approves reading system files outside the workspace (`/usr/include/stdio.h`,
+;; `/etc/os-release`), and other unclassified files outside the home directory.
+(defrule files-read-system
+  (effect (proposal ?id) (index -1) (kind read) (in-workspace FALSE) (class ?c&system|none) (target ?p))
+  (test (or (eq ?c system) (files-outside-read-ok ?p)))
+  (proposal (id ?id) (target file))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule files-read-system)
+                    (reason (str-cat "read of a system file: " ?p)))))
+
+;; Asks a human before the file actuator reads a persistence file in the workspace
+;; (`.envrc`, `.git/config`): direnv files and git config often carry tokens.
+(defrule files-read-workspace-config
+  (effect (proposal ?id) (index -1) (kind read) (in-workspace TRUE) (class persistence) (target ?p))
+  (proposal (id ?id) (target file))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-read-workspace-config)
+                    (reason (str-cat "read of a start-up or config file that may hold tokens: " ?p)))))
+
+;; Approves writing, appending or deleting a file inside the workspace (everyday work).
+;; Persistence files (git hooks, .envrc …) are escalated by persistence.clp, which wins.
 (defrule files-write-workspace
-  (or (proposal (id ?id) (target file) (action write|append))
-      (and (proposal (id ?id) (target file))
-           (param (proposal ?id) (key "payload.action") (value "write"|"append"))))
-  (path (proposal ?id) (key "payload.path") (in-workspace TRUE))
+  (effect (proposal ?id) (index -1) (kind write|delete) (in-workspace TRUE))
+  (proposal (id ?id) (target file))
   =>
   (assert (decision (proposal ?id) (outcome approve) (rule files-write-workspace)
                     (reason "write inside the workspace"))))
 
-;; The file a redirection writes: its normalized path, or for `>& FILE` (which the fact
-;; builder treats as an fd duplication and leaves without a path) the normalized target.
-;; "" for a real fd duplication (`2>&1`, `>&-`).
-(deffunction files-redirect-path (?op ?t ?p)
-  (if (neq ?p "") then (return ?p))
-  (if (files-fd-dup-p ?op ?t) then (return ""))
-  (path-normalize ?t))
-
-;; TRUE for a redirection writing a resolved file outside the workspace (not a harmless sink).
-(deffunction files-redirect-outside-p (?op ?t ?p)
-  (bind ?f (files-redirect-path ?op ?t ?p))
-  (and (neq ?f "") (not (files-harmless-sink-p ?f)) (not (files-unresolved-p ?f))
-       (not (in-workspace ?f))))
-
-;; TRUE for a redirection writing a file known only at run time ($OUT, `…`).
-(deffunction files-redirect-dynamic-p (?op ?t ?p)
-  (and (not (files-fd-dup-p ?op ?t))
-       (or (str-contains ?t "$") (str-contains ?t "`") (files-unresolved-p (files-redirect-path ?op ?t ?p)))))
-
-;; Stops shell output redirections to files outside the workspace (`echo x > /etc/hosts`,
-;; `cmd >> ~/log`, `cmd &> /tmp/out`, `cmd >& /tmp/out`); /dev/null, /dev/stdout,
-;; /dev/stderr, /dev/tty, /dev/fd/N and fd duplications (`2>&1`) are fine.
-(defrule files-shell-redirect-outside-workspace
-  (shell-redirect (proposal ?id) (op ?op&">"|">>"|">|"|"&>"|"&>>"|"<>"|">&") (target ?t)
-                  (path ?p&:(files-redirect-outside-p ?op ?t ?p)))
+;; Stops any command writing or deleting a file outside the workspace: `echo x > /etc/hosts`,
+;; `make &> /tmp/build.log`, `sort -o ~/x`, `pytest --basetemp=/`, `tar xf a.tar -C /`,
+;; `cp -r x ~/.ssh/`, `truncate -s0 /var/log/syslog`, `mv ws /tmp/gone`. The null and
+;; standard devices are fine. Targets known only at run time are judged by
+;; files-shell-write-dynamic.
+(defrule files-shell-write-outside-workspace
+  (effect (proposal ?id) (index ~-1) (kind ?k&write|delete) (in-workspace FALSE) (dynamic FALSE)
+          (target ?p&~"/dev/null"&~"/dev/stdout"&~"/dev/stderr"&~"/dev/tty") (program ?prog))
   =>
-  (assert (decision (proposal ?id) (outcome reject) (rule files-shell-redirect-outside-workspace)
-                    (reason (str-cat "output redirected outside the workspace: " (files-redirect-path ?op ?t ?p))))))
+  (assert (decision (proposal ?id) (outcome reject) (rule files-shell-write-outside-workspace)
+                    (reason (str-cat ?prog " " (if (eq ?k delete) then "deletes" else "writes")
+                                     " outside the workspace: " ?p)))))
 
-;; Asks a human for output redirections whose target is only known at run time
-;; (`cmd > $OUT`, `cmd > "$(mktemp)"`): it may be anywhere.
-(defrule files-shell-redirect-dynamic
-  (shell-redirect (proposal ?id) (op ?op&">"|">>"|">|"|"&>"|"&>>"|"<>"|">&") (target ?t)
-                  (path ?p&:(files-redirect-dynamic-p ?op ?t ?p)))
+;; Asks a human for writes and deletes outside the workspace whose target is only known at
+;; run time (`echo x > $OUT`, `rm -rf "$DIR"/*`, `cp x "$(mktemp)"`): it may be anywhere.
+(defrule files-shell-write-dynamic
+  (effect (proposal ?id) (index ~-1) (kind write|delete) (in-workspace FALSE) (dynamic TRUE) (target ?p))
   =>
-  (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-redirect-dynamic)
-                    (reason (str-cat "output redirected to a target known only at run time: " ?t)))))
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-write-dynamic)
+                    (reason (str-cat "writes or deletes a target known only at run time: " ?p)))))
+
+;; Stops deleting the workspace itself (`rm -rf .`, `cmake -E rm -rf .`, `find . -delete`,
+;; `git clean` aside): everything the agent works on, gone.
+(defrule files-delete-workspace-root
+  (effect (proposal ?id) (kind delete) (target ?p&:(eq ?p (workspace-root))))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule files-delete-workspace-root)
+                    (reason "deletes the whole workspace"))))
+
+;; Asks a human before reading files elsewhere in the home directory, the home directory
+;; itself or one of its ancestors from the shell (`grep -r password ~/.config`,
+;; `cat ~/notes.txt`, `grep -r x /`): other projects and settings hold secrets the
+;; credential class does not name.
+(defrule files-shell-read-home
+  (effect (proposal ?id) (index ~-1) (kind read) (in-workspace FALSE) (class none) (target ?p&:(not (files-outside-read-ok ?p))))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-read-home)
+                    (reason (str-cat "reads outside the workspace in the home directory: " ?p)))))
+
+;; Asks a human before a command reads a start-up or config file (`cat ~/.bashrc`,
+;; `cat .envrc`, `cat .git/config`, `cat /etc/passwd`): direnv files, git config and shell
+;; start-up files often carry tokens.
+(defrule files-shell-read-config
+  (effect (proposal ?id) (index ~-1) (kind read) (class persistence) (target ?p))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-read-config)
+                    (reason (str-cat "reads a start-up or config file that may hold tokens: " ?p)))))

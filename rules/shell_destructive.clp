@@ -9,14 +9,6 @@
 (defglobal ?*destructive-system-dirs-re* =
   "^/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|var|opt|root|dev|proc|sys|srv|home|run|snap|mnt|media)(/|$)")
 
-;; Programs that read or write their file operands (used against raw devices).
-(defglobal ?*destructive-device-programs* =
-  (create$ "shred" "cp" "mv" "tee" "cat" "pv" "ln" "install" "truncate" "badblocks" "fdisk" "sfdisk" "gdisk" "sgdisk" "parted" "hdparm" "rsync"))
-
-;; Programs that create or wipe file systems / partitions.
-(defglobal ?*destructive-mkfs-programs* =
-  (create$ "mkfs" "mkfs.ext2" "mkfs.ext3" "mkfs.ext4" "mkfs.xfs" "mkfs.btrfs" "mkfs.vfat" "mkfs.fat" "mkfs.msdos" "mkfs.ntfs" "mkfs.exfat" "mkfs.f2fs" "mkfs.minix" "mkfs.jfs" "mkfs.reiserfs" "mkfs.cramfs" "mkfs.bfs" "mkntfs" "mkdosfs" "mke2fs" "mkswap" "wipefs" "blkdiscard"))
-
 ;; TRUE for a path that still holds an expansion the parser could not resolve ($X, `…`):
 ;; such a path is never "within" anything, so it must not count as outside either.
 ;; System directories whose single files must not be deleted either (home directories and
@@ -151,7 +143,7 @@
 ;; each erases a whole device.
 (defrule shell-destructive-mkfs
   (shell-command (proposal ?id)
-                 (program ?p&:(member$ ?p ?*destructive-mkfs-programs*)))
+                 (program ?p&"mkfs"|"mkfs.ext2"|"mkfs.ext3"|"mkfs.ext4"|"mkfs.xfs"|"mkfs.btrfs"|"mkfs.vfat"|"mkfs.fat"|"mkfs.msdos"|"mkfs.ntfs"|"mkfs.exfat"|"mkfs.f2fs"|"mkfs.minix"|"mkfs.jfs"|"mkfs.reiserfs"|"mkfs.cramfs"|"mkfs.bfs"|"mkntfs"|"mkdosfs"|"mke2fs"|"mkswap"|"wipefs"|"blkdiscard"))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-destructive-mkfs)
                     (reason (str-cat ?p " erases a device")))))
@@ -160,7 +152,7 @@
 ;; `cat /dev/mem`): reading or writing a disk or memory device bypasses every file permission.
 (defrule shell-destructive-raw-device
   (shell-command (proposal ?id)
-                 (program ?prog&:(member$ ?prog ?*destructive-device-programs*))
+                 (program ?prog&"shred"|"cp"|"mv"|"tee"|"cat"|"pv"|"ln"|"install"|"truncate"|"badblocks"|"fdisk"|"sfdisk"|"gdisk"|"sgdisk"|"parted"|"hdparm"|"rsync")
                  (paths $? ?p&:(destructive-device-p ?p) $?))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-destructive-raw-device)

@@ -4,10 +4,6 @@
 ;;; `sh -c "$(curl x)"` into separate simple commands (process and command substitutions are
 ;;; one level deeper), so the rules pair a downloader with an interpreter in the same line.
 
-;; Programs that execute code they read from stdin, a file or a substitution.
-(defglobal ?*dlx-interpreters* =
-  (create$ "sh" "bash" "zsh" "dash" "ksh" "mksh" "fish" "python" "python2" "python3" "perl" "ruby" "node" "nodejs" "php" "lua" "source" "."))
-
 ;; Stops `curl x | sh`, `wget -qO- x | bash`, `curl -o i.sh x && sh i.sh`, `bash <(curl x)`,
 ;; `python3 <(wget -O- x)`: code downloaded and executed in one step is never reviewed by
 ;; anyone. The interpreter either runs after the download in the line or contains it (the
@@ -15,7 +11,7 @@
 (defrule shell-download-exec-pipe
   (shell-command (proposal ?id) (program "curl"|"wget"|"fetch"|"aria2c") (index ?i) (depth ?d))
   (shell-command (proposal ?id)
-                 (program ?prog&:(member$ ?prog ?*dlx-interpreters*))
+                 (program ?prog&"sh"|"bash"|"zsh"|"dash"|"ksh"|"mksh"|"fish"|"python"|"python2"|"python3"|"perl"|"ruby"|"node"|"nodejs"|"php"|"lua"|"source"|".")
                  (index ?j) (argv $?v) (depth ?e))
   (test (and (or (> ?j ?i) (> ?d ?e)) (not (member$ "json.tool" ?v))))
   =>

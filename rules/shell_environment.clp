@@ -7,8 +7,8 @@
 ;;; `export`/`declare`) as a `shell-assignment` fact, whatever the program.
 
 ;; Variables that make a program load or run code of the caller's choosing. Others that are
-;; merely unusual (IFS, GIT_DIR, CC …) are not everyday work either (everyday.clp approves
-;; only a short harmless list), so they fall to the default: a human.
+;; merely unusual (IFS, GIT_DIR, CC …) are not everyday work either: shell-env-variable asks
+;; a human for every variable but a short harmless list.
 (defglobal ?*shell-env-code-vars* =
   (create$ "BASH_ENV" "ENV" "PROMPT_COMMAND" "PS4" "SHELLOPTS" "BASHOPTS"
            "NODE_OPTIONS" "NODE_PATH" "PYTHONSTARTUP" "PYTHONPATH" "PYTHONHOME"
@@ -49,3 +49,16 @@
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule shell-env-path-outside-system)
                     (reason (str-cat "PATH set beyond the system directories: " ?v)))))
+
+;; Asks a human for a command run with any variable but the harmless ones (locale, time
+;; zone, colours, terminal size, CI): `GIT_DIR=/tmp/x git status`, `CC=… make`,
+;; `IFS=, cmd`, `X=rm; $X -rf /`. Which variables a program reads is not in the effects
+;; table, so they are not everyday work. The same list as everyday-shell.
+(defrule shell-env-variable
+  (shell-assignment (proposal ?id)
+                    (name ?n&~"LANG"&~"LANGUAGE"&~"LC_ALL"&~"LC_CTYPE"&~"LC_MESSAGES"&~"LC_COLLATE"
+                          &~"LC_NUMERIC"&~"LC_TIME"&~"TZ"&~"NO_COLOR"&~"CLICOLOR"&~"FORCE_COLOR"
+                          &~"TERM"&~"COLUMNS"&~"LINES"&~"CI"))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule shell-env-variable)
+                    (reason (str-cat "command runs with variable " ?n " set")))))

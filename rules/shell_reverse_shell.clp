@@ -3,10 +3,6 @@
 ;;; A reverse shell gives whoever listens at the other end the agent's privileges without
 ;;; any further proposal passing the rules. Every form below is rejected outright.
 
-;; Interpreters whose inline code (-c/-e/-r) could open a socket.
-(defglobal ?*revshell-interpreters* =
-  (create$ "python" "python2" "python3" "python3.8" "python3.9" "python3.10" "python3.11" "python3.12" "python3.13" "pypy" "pypy3" "perl" "ruby" "php" "node" "nodejs" "lua" "luajit"))
-
 ;; TRUE for inline code that opens a socket and connects it or attaches a pty/shell to it.
 (deffunction revshell-socket-code-p (?code)
   (and (regex-match "(?i)socket|fsockopen|TCPSocket|net\\.connect|new\\s+net\\.Socket" ?code)
@@ -63,7 +59,7 @@
 ;; and the perl/ruby/php/node equivalents: inline code that opens a socket and connects it.
 (defrule shell-reverse-shell-inline-socket
   (shell-command (proposal ?id)
-                 (program ?p&:(member$ ?p ?*revshell-interpreters*))
+                 (program ?p&"python"|"python2"|"python3"|"python3.8"|"python3.9"|"python3.10"|"python3.11"|"python3.12"|"python3.13"|"pypy"|"pypy3"|"perl"|"ruby"|"php"|"node"|"nodejs"|"lua"|"luajit")
                  (argv $? ?a&:(revshell-socket-code-p ?a) $?))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-inline-socket)
