@@ -18,9 +18,9 @@
 ;; scanned (`text`, `subject`, `to`, attachments, any field an actuator might send), and
 ;; each one holding a secret is rewritten.
 (defrule secrets-message-redact
-  (param (proposal ?id) (key ?k)
-         (value ?t&:(stringp ?t)&:(str-prefix "payload." ?k)&:(looks-like-secret ?t)))
   (proposal (id ?id) (target message))
+  (param (proposal ?id) (key ?k) (value ?t))
+  (test (and (stringp ?t) (str-prefix "payload." ?k) (looks-like-secret ?t)))
   =>
   (assert (rewrite (proposal ?id) (key ?k) (value (redact-secrets ?t))
                    (rule secrets-message-redact) (reason (str-cat "secret redacted from " ?k))))
@@ -32,9 +32,9 @@
 ;; shared channels, and a model echoing a key is a sign something went wrong. Every string
 ;; in the payload is scanned, not only `text`.
 (defrule secrets-reply-redact
-  (param (proposal ?id) (key ?k)
-         (value ?t&:(stringp ?t)&:(str-prefix "payload." ?k)&:(looks-like-secret ?t)))
   (proposal (id ?id) (target reply))
+  (param (proposal ?id) (key ?k) (value ?t))
+  (test (and (stringp ?t) (str-prefix "payload." ?k) (looks-like-secret ?t)))
   =>
   (assert (rewrite (proposal ?id) (key ?k) (value (redact-secrets ?t))
                    (rule secrets-reply-redact) (reason (str-cat "secret redacted from " ?k))))
@@ -54,8 +54,9 @@
 ;; Stops HTTP requests with a secret in the URL (`?token=ghp_…`, `https://key@host`):
 ;; URLs end up in proxy and server logs.
 (defrule secrets-http-url
-  (param (proposal ?id) (key "payload.url") (value ?v&:(stringp ?v)&:(looks-like-secret ?v)))
   (proposal (id ?id) (target http))
+  (param (proposal ?id) (key "payload.url") (value ?v))
+  (test (and (stringp ?v) (looks-like-secret ?v)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule secrets-http-url)
                     (reason "secret in the request URL"))))
