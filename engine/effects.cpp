@@ -5,13 +5,12 @@
 #include "engine/effects.h"
 
 #include <re2/re2.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <unordered_map>
-
-#include <toml++/toml.h>
 
 #include "bindings/paths.h"
 #include "bindings/urls.h"
@@ -35,7 +34,7 @@ enum class K : std::uint8_t {
   EnvDump,
   Privilege,
   Unknown,
-  Cwd,          // changes the directory later relative paths are read from
+  Cwd,  // changes the directory later relative paths are read from
 };
 
 struct KindName {
@@ -44,12 +43,10 @@ struct KindName {
 };
 
 constexpr KindName kKindNames[] = {
-    {"none", K::None},           {"read", K::Read},
-    {"write", K::Write},         {"delete", K::Delete},
-    {"exec", K::Exec},           {"exec-program", K::ExecProgram},
-    {"exec-code", K::ExecCode},  {"network", K::Network},
-    {"env-dump", K::EnvDump},    {"privilege", K::Privilege},
-    {"unknown", K::Unknown},     {"cwd", K::Cwd},
+    {"none", K::None},           {"read", K::Read},       {"write", K::Write},
+    {"delete", K::Delete},       {"exec", K::Exec},       {"exec-program", K::ExecProgram},
+    {"exec-code", K::ExecCode},  {"network", K::Network}, {"env-dump", K::EnvDump},
+    {"privilege", K::Privilege}, {"unknown", K::Unknown}, {"cwd", K::Cwd},
 };
 
 bool kind_from_name(std::string_view name, K* kind) {
@@ -66,25 +63,33 @@ bool is_path_kind(K k) { return k == K::Read || k == K::Write || k == K::Delete 
 
 EffectKind effect_kind(K k) {
   switch (k) {
-    case K::Read: return EffectKind::Read;
-    case K::Write: return EffectKind::Write;
-    case K::Delete: return EffectKind::Delete;
+    case K::Read:
+      return EffectKind::Read;
+    case K::Write:
+      return EffectKind::Write;
+    case K::Delete:
+      return EffectKind::Delete;
     case K::Exec:
     case K::ExecProgram:
-    case K::ExecCode: return EffectKind::Exec;
-    case K::Network: return EffectKind::Network;
-    case K::EnvDump: return EffectKind::EnvDump;
-    case K::Privilege: return EffectKind::Privilege;
+    case K::ExecCode:
+      return EffectKind::Exec;
+    case K::Network:
+      return EffectKind::Network;
+    case K::EnvDump:
+      return EffectKind::EnvDump;
+    case K::Privilege:
+      return EffectKind::Privilege;
     case K::None:
     case K::Unknown:
-    case K::Cwd: break;
+    case K::Cwd:
+      break;
   }
   return EffectKind::Unknown;
 }
 
 struct Option {
-  std::string name;          // as listed: "-o", "--output", "-name" (single-dash)
-  K kind = K::None;          // the value's kind (takes_value) or the flag's effect
+  std::string name;  // as listed: "-o", "--output", "-name" (single-dash)
+  K kind = K::None;  // the value's kind (takes_value) or the flag's effect
   bool takes_value = false;
   bool operands = false;     // flag "operands:KIND": turns the path operands into `kind`
   bool selects_sub = false;  // the subcommand option: its value names the sub
@@ -104,7 +109,7 @@ struct Match {
 struct Spec {
   std::vector<Option> options;  // sorted by name
   std::vector<K> operands;
-  bool repeat = false;          // the last operand kind repeats ("K...")
+  bool repeat = false;  // the last operand kind repeats ("K...")
   bool has_last = false;
   K last = K::None;
   std::vector<RunEffect> run;
@@ -155,25 +160,38 @@ EffectsTable::~EffectsTable() = default;
 
 std::string_view effect_kind_name(EffectKind kind) {
   switch (kind) {
-    case EffectKind::Exec: return "exec";
-    case EffectKind::Write: return "write";
-    case EffectKind::Delete: return "delete";
-    case EffectKind::Read: return "read";
-    case EffectKind::Network: return "network";
-    case EffectKind::EnvDump: return "env-dump";
-    case EffectKind::Privilege: return "privilege";
-    case EffectKind::Unknown: return "unknown";
+    case EffectKind::Exec:
+      return "exec";
+    case EffectKind::Write:
+      return "write";
+    case EffectKind::Delete:
+      return "delete";
+    case EffectKind::Read:
+      return "read";
+    case EffectKind::Network:
+      return "network";
+    case EffectKind::EnvDump:
+      return "env-dump";
+    case EffectKind::Privilege:
+      return "privilege";
+    case EffectKind::Unknown:
+      return "unknown";
   }
   return "unknown";
 }
 
 std::string_view effect_object_name(EffectObject object) {
   switch (object) {
-    case EffectObject::Path: return "path";
-    case EffectObject::Host: return "host";
-    case EffectObject::Program: return "program";
-    case EffectObject::Code: return "code";
-    case EffectObject::None: return "none";
+    case EffectObject::Path:
+      return "path";
+    case EffectObject::Host:
+      return "host";
+    case EffectObject::Program:
+      return "program";
+    case EffectObject::Code:
+      return "code";
+    case EffectObject::None:
+      return "none";
   }
   return "none";
 }
@@ -192,35 +210,43 @@ constexpr std::int64_t kRegexMaxMem = 8 << 20;
 
 class Loader {
  public:
-  Loader(const std::string& file, Diagnostics* diagnostics) : file_(file), diagnostics_(diagnostics) {}
+  Loader(const std::string& file, Diagnostics* diagnostics)
+      : file_(file), diagnostics_(diagnostics) {}
 
   bool failed() const { return failed_; }
 
   void error(long line, std::string message) {
     failed_ = true;
     if (diagnostics_ != nullptr) {
-      diagnostics_->push_back({code::kEffectsTable, Severity::Error, file_, line, "", std::move(message)});
+      diagnostics_->push_back(
+          {code::kEffectsTable, Severity::Error, file_, line, "", std::move(message)});
     }
   }
 
-  static long line_of(const toml::node& node) { return static_cast<long>(node.source().begin.line); }
+  static long line_of(const toml::node& node) {
+    return static_cast<long>(node.source().begin.line);
+  }
   static long line_of(const toml::key& key) { return static_cast<long>(key.source().begin.line); }
 
   // A program table or a sub table. `where` is "program.git" or "program.git.sub.log".
   void spec(const toml::table& table, const std::string& where, bool top, Spec* spec,
             std::vector<std::pair<std::string, long>>* aliases) {
     // Scalars first: single-dash decides how option names are checked.
-    if (const toml::node* n = table.get("single-dash")) spec->single_dash = boolean(*n, where, "single-dash");
-    if (const toml::node* n = table.get("stop-at-operand")) spec->stop_at_operand = boolean(*n, where, "stop-at-operand");
+    if (const toml::node* n = table.get("single-dash"))
+      spec->single_dash = boolean(*n, where, "single-dash");
+    if (const toml::node* n = table.get("stop-at-operand"))
+      spec->stop_at_operand = boolean(*n, where, "stop-at-operand");
     if (const toml::node* n = table.get("remote")) spec->remote = boolean(*n, where, "remote");
-    if (const toml::node* n = table.get("subcommands")) spec->subcommands = boolean(*n, where, "subcommands");
+    if (const toml::node* n = table.get("subcommands"))
+      spec->subcommands = boolean(*n, where, "subcommands");
     if (const toml::node* n = table.get("unknown-subcommands")) {
       std::string v;
       if (string(*n, where, "unknown-subcommands", &v)) {
         if (v == "none") {
           spec->unknown_subs_none = true;
         } else if (v != "unknown") {
-          error(line_of(*n), where + ".unknown-subcommands: \"" + v + "\" is neither \"none\" nor \"unknown\"");
+          error(line_of(*n),
+                where + ".unknown-subcommands: \"" + v + "\" is neither \"none\" nor \"unknown\"");
         }
       }
     }
@@ -229,7 +255,8 @@ class Loader {
     if (const toml::node* n = table.get("subcommand-option")) {
       if (string(*n, where, "subcommand-option", &sub_option)) {
         sub_option_line = line_of(*n);
-        if (!option_name_ok(sub_option, spec->single_dash, where + ".subcommand-option", sub_option_line)) {
+        if (!option_name_ok(sub_option, spec->single_dash, where + ".subcommand-option",
+                            sub_option_line)) {
           sub_option.clear();
         }
       }
@@ -268,13 +295,15 @@ class Loader {
         });
       } else if (k == "operands") {
         std::vector<std::pair<std::string, long>> items;
-        for_strings(node, where + ".operands", [&](const std::string& v, long l) { items.emplace_back(v, l); });
+        for_strings(node, where + ".operands",
+                    [&](const std::string& v, long l) { items.emplace_back(v, l); });
         for (std::size_t i = 0; i < items.size(); ++i) {
           std::string name = items[i].first;
           if (name.ends_with("...")) {
             name.resize(name.size() - 3);
             if (i + 1 != items.size()) {
-              error(items[i].second, where + ".operands: only the last kind may repeat (\"" + items[i].first + "\")");
+              error(items[i].second, where + ".operands: only the last kind may repeat (\"" +
+                                         items[i].first + "\")");
               continue;
             }
             spec->repeat = true;
@@ -289,7 +318,8 @@ class Loader {
           spec->has_last = true;
         }
       } else if (k == "run") {
-        for_strings(node, where + ".run", [&](const std::string& v, long l) { run(v, where + ".run", l, spec); });
+        for_strings(node, where + ".run",
+                    [&](const std::string& v, long l) { run(v, where + ".run", l, spec); });
       } else if (k == "options") {
         const toml::table* t = node.as_table();
         if (t == nullptr) {
@@ -342,7 +372,8 @@ class Loader {
         if (subs == nullptr) error(line, where + ".sub must hold [" + where + ".sub.NAME] tables");
       } else {
         const long kline = line_of(key) != 0 ? line_of(key) : line;
-        error(kline, where + ": unknown key \"" + k + "\"" + (k == "aliases" ? " (aliases belong to a program, not a sub)" : ""));
+        error(kline, where + ": unknown key \"" + k + "\"" +
+                         (k == "aliases" ? " (aliases belong to a program, not a sub)" : ""));
       }
     }
 
@@ -382,7 +413,8 @@ class Loader {
 
     if (subs != nullptr) {
       if (!spec->subcommands && sub_option.empty()) {
-        error(subs_line, where + " has sub tables but neither subcommands = true nor a subcommand-option");
+        error(subs_line,
+              where + " has sub tables but neither subcommands = true nor a subcommand-option");
       }
       for (auto&& [skey, snode] : *subs) {
         const std::string sname(skey.str());
@@ -418,7 +450,8 @@ class Loader {
     return false;
   }
 
-  bool string(const toml::node& node, const std::string& where, std::string_view key, std::string* out) {
+  bool string(const toml::node& node, const std::string& where, std::string_view key,
+              std::string* out) {
     if (const auto* s = node.as_string()) {
       *out = s->get();
       return true;
@@ -437,7 +470,8 @@ class Loader {
     for (const toml::node& item : *a) {
       const auto* s = item.as_string();
       if (s == nullptr) {
-        error(line_of(item) != 0 ? line_of(item) : line_of(node), what + " must be an array of strings");
+        error(line_of(item) != 0 ? line_of(item) : line_of(node),
+              what + " must be an array of strings");
         continue;
       }
       f(s->get(), line_of(item) != 0 ? line_of(item) : line_of(node));
@@ -456,15 +490,17 @@ class Loader {
     return true;
   }
 
-  bool option_name_ok(const std::string& name, bool single_dash, const std::string& what, long line) {
+  bool option_name_ok(const std::string& name, bool single_dash, const std::string& what,
+                      long line) {
     if (name.size() < 2 || name[0] != '-' || name == "--" ||
         name.find_first_of("= \t\r\n") != std::string::npos) {
       error(line, what + ": \"" + name + "\" is not an option name");
       return false;
     }
     if (!single_dash && name[1] != '-' && name.size() > 2) {
-      error(line, what + ": \"" + name +
-                      "\" is a one-dash option longer than one letter; it needs single-dash = true");
+      error(line,
+            what + ": \"" + name +
+                "\" is a one-dash option longer than one letter; it needs single-dash = true");
       return false;
     }
     return true;
@@ -573,7 +609,8 @@ class Loader {
 
 }  // namespace
 
-std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source, Diagnostics* diagnostics) {
+std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
+                                                  Diagnostics* diagnostics) {
   // Problems are reported in line order (the TOML tables are read in key order).
   Diagnostics found;
   struct Report {
@@ -597,12 +634,14 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source, Diag
   auto table = std::make_shared<EffectsTable>();
   // Every name (program or alias) → where it was defined, for clash messages.
   std::unordered_map<std::string, long> names;
-  std::vector<std::pair<std::shared_ptr<Program>, std::vector<std::pair<std::string, long>>>> parsed;
+  std::vector<std::pair<std::shared_ptr<Program>, std::vector<std::pair<std::string, long>>>>
+      parsed;
   for (auto&& [key, node] : root) {
     const std::string k(key.str());
     if (k != "program") {
-      loader.error(Loader::line_of(key) != 0 ? Loader::line_of(key) : Loader::line_of(node),
-                   "unknown top-level key \"" + k + "\" (an effects table holds [program.NAME] tables)");
+      loader.error(
+          Loader::line_of(key) != 0 ? Loader::line_of(key) : Loader::line_of(node),
+          "unknown top-level key \"" + k + "\" (an effects table holds [program.NAME] tables)");
       continue;
     }
     const toml::table* programs = node.as_table();
@@ -614,7 +653,8 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source, Diag
       const std::string name(pkey.str());
       const std::string where = "program." + name;
       const toml::table* pt = pnode.as_table();
-      const long line = Loader::line_of(pnode) != 0 ? Loader::line_of(pnode) : Loader::line_of(pkey);
+      const long line =
+          Loader::line_of(pnode) != 0 ? Loader::line_of(pnode) : Loader::line_of(pkey);
       if (pt == nullptr) {
         loader.error(line, where + " must be a table");
         continue;
@@ -627,7 +667,8 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source, Diag
       std::vector<std::pair<std::string, long>> aliases;
       loader.spec(*pt, where, true, &program->spec, &aliases);
       if (auto [it, fresh] = names.emplace(name, line); !fresh) {
-        loader.error(line, where + ": \"" + name + "\" is already defined on line " + std::to_string(it->second));
+        loader.error(line, where + ": \"" + name + "\" is already defined on line " +
+                               std::to_string(it->second));
       }
       parsed.emplace_back(std::move(program), std::move(aliases));
     }
@@ -637,7 +678,8 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source, Diag
     for (auto& [alias, line] : aliases) {
       if (auto [it, fresh] = names.emplace(alias, line); !fresh) {
         loader.error(line, "program." + program->name + ".aliases: \"" + alias +
-                               "\" is already a program or alias (line " + std::to_string(it->second) + ")");
+                               "\" is already a program or alias (line " +
+                               std::to_string(it->second) + ")");
         continue;
       }
       program->aliases.push_back(alias);
@@ -646,7 +688,8 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source, Diag
   if (loader.failed()) return nullptr;
   for (auto& [program, aliases] : parsed) {
     table->index_->by_name.emplace(program->name, program.get());
-    for (const std::string& alias : program->aliases) table->index_->by_name.emplace(alias, program.get());
+    for (const std::string& alias : program->aliases)
+      table->index_->by_name.emplace(alias, program.get());
     table->programs_.push_back(std::move(program));
   }
   return table;
@@ -659,9 +702,10 @@ bool EffectsTable::merge(const EffectsTable& other, Diagnostics* diagnostics) {
       auto it = index_->by_name.find(name);
       if (it == index_->by_name.end()) return true;
       if (diagnostics != nullptr) {
-        diagnostics->push_back({code::kEffectsTable, Severity::Error, program->file, program->line, "",
-                                "program \"" + name + "\" is also defined in " + it->second->file + ":" +
-                                    std::to_string(it->second->line)});
+        diagnostics->push_back({code::kEffectsTable, Severity::Error, program->file, program->line,
+                                "",
+                                "program \"" + name + "\" is also defined in " + it->second->file +
+                                    ":" + std::to_string(it->second->line)});
       }
       return false;
     };
@@ -686,7 +730,9 @@ bool EffectsTable::merge(const EffectsTable& other, Diagnostics* diagnostics) {
 namespace {
 
 bool has_expansion(std::string_view w) { return w.find_first_of("$`") != std::string_view::npos; }
-bool has_dynamic_char(std::string_view w) { return w.find_first_of("$`*?[") != std::string_view::npos; }
+bool has_dynamic_char(std::string_view w) {
+  return w.find_first_of("$`*?[") != std::string_view::npos;
+}
 
 bool is_privilege_wrapper(std::string_view w) {
   return w == "sudo" || w == "doas" || w == "su" || w == "pkexec" || w == "runuser";
@@ -702,7 +748,9 @@ void lower_in_place(std::string* s) {
 std::size_t url_scheme_length(std::string_view w) {
   if (w.empty() || !((w[0] >= 'a' && w[0] <= 'z') || (w[0] >= 'A' && w[0] <= 'Z'))) return 0;
   std::size_t i = 1;
-  while (i < w.size() && (std::isalnum(static_cast<unsigned char>(w[i])) || w[i] == '+' || w[i] == '-' || w[i] == '.')) ++i;
+  while (i < w.size() && (std::isalnum(static_cast<unsigned char>(w[i])) || w[i] == '+' ||
+                          w[i] == '-' || w[i] == '.'))
+    ++i;
   if (w.substr(i).starts_with("://")) return i;
   return 0;
 }
@@ -753,7 +801,8 @@ bool simple_url_host(std::string_view rest, std::string* host) {
   if (!after.empty() && after[0] != '/' && after[0] != '?' && after[0] != '#') return false;
   if (name.back() == '.') name.remove_suffix(1);
   if (name.empty() || name.back() == '.') return false;
-  std::string_view last = name.substr(name.rfind('.') == std::string_view::npos ? 0 : name.rfind('.') + 1);
+  std::string_view last =
+      name.substr(name.rfind('.') == std::string_view::npos ? 0 : name.rfind('.') + 1);
   const bool digits = last.find_first_not_of("0123456789") == std::string_view::npos;
   const bool hex = last.size() >= 2 && last[0] == '0' && (last[1] == 'x' || last[1] == 'X') &&
                    last.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string_view::npos;
@@ -777,7 +826,8 @@ std::string host_of(std::string_view w) {
   std::string_view a = w;
   std::size_t at = a.find('@');
   std::size_t slash = a.find('/');
-  if (at != std::string_view::npos && (slash == std::string_view::npos || at < slash)) a.remove_prefix(at + 1);
+  if (at != std::string_view::npos && (slash == std::string_view::npos || at < slash))
+    a.remove_prefix(at + 1);
   if (!a.empty() && a[0] == '[') return host_of_authority(a);
   return host_of_authority(a.substr(0, a.find_first_of(":/")));
 }
@@ -788,7 +838,9 @@ std::string host_of(std::string_view w) {
 bool local_source(std::string_view w, std::string* path) {
   if (std::size_t scheme = url_scheme_length(w); scheme == 4) {
     std::string_view s = w.substr(0, 4);
-    if (!((s[0] | 0x20) == 'f' && (s[1] | 0x20) == 'i' && (s[2] | 0x20) == 'l' && (s[3] | 0x20) == 'e')) return false;
+    if (!((s[0] | 0x20) == 'f' && (s[1] | 0x20) == 'i' && (s[2] | 0x20) == 'l' &&
+          (s[3] | 0x20) == 'e'))
+      return false;
     std::string_view rest = w.substr(7);
     std::size_t slash = rest.find('/');
     rest = slash == std::string_view::npos ? std::string_view("/") : rest.substr(slash);
@@ -866,11 +918,24 @@ bool clean_path(std::string_view w) {
   return true;
 }
 
-bool clean_cwd(std::string_view cwd) { return cwd == "/" || (!cwd.empty() && cwd[0] == '/' && clean_path(cwd)); }
+bool clean_cwd(std::string_view cwd) {
+  return cwd == "/" || (!cwd.empty() && cwd[0] == '/' && clean_path(cwd));
+}
 
 // paths::normalize(w, cwd, home), without its work for clean words under a clean cwd.
-std::string normalize(std::string_view w, const std::string& cwd, bool cwd_clean, const std::string& home) {
+// `cwd_dynamic`: the cwd was set by an option to a value known only at run time.
+std::string normalize(std::string_view w, const std::string& cwd, bool cwd_clean, bool cwd_dynamic,
+                      const std::string& home) {
   if (cwd_clean && w == ".") return cwd;
+  if (cwd_dynamic && has_expansion(cwd) && !w.empty() && w[0] != '/' && w[0] != '~' &&
+      w[0] != '$') {
+    // Under a directory known only at run time (`-C "$D"`): "$D/w", left unnormalized.
+    if (w == ".") return cwd;
+    std::string out(cwd);
+    out.push_back('/');
+    out.append(w);
+    return out;
+  }
   if (!cwd_clean || !clean_path(w)) return paths::normalize(w, cwd, home);
   if (w[0] == '/') return std::string(w);
   std::string out;
@@ -895,6 +960,7 @@ struct Scratch {
   std::vector<const Spec*> segments;
   std::vector<std::string> cwds;  // the first `ncwd` are in use
   std::vector<char> cwd_clean;
+  std::vector<char> cwd_dynamic;  // not an absolute path without expansions (`-C "$D"`)
   std::size_t ncwd = 0;
   std::vector<OperandRef> operands;
   std::vector<std::size_t> counts;
@@ -913,9 +979,11 @@ struct Scratch {
     if (ncwd == cwds.size()) {
       cwds.emplace_back();
       cwd_clean.push_back(0);
+      cwd_dynamic.push_back(0);
     }
     cwds[ncwd].assign(cwd);
     cwd_clean[ncwd] = clean_cwd(cwd) ? 1 : 0;
+    cwd_dynamic[ncwd] = ncwd != 0 && (has_expansion(cwd) || cwd.empty() || cwd[0] != '/') ? 1 : 0;
     ++ncwd;
   }
 };
@@ -964,7 +1032,8 @@ class Evaluator {
           return;
         }
       }
-      s_.operands.push_back({static_cast<std::uint32_t>(i - 1), static_cast<std::uint32_t>(cwd_index()),
+      s_.operands.push_back({static_cast<std::uint32_t>(i - 1),
+                             static_cast<std::uint32_t>(cwd_index()),
                              static_cast<std::uint32_t>(s_.segments.size() - 1)});
       if (spec->stop_at_operand) options_done = true;
     }
@@ -976,7 +1045,8 @@ class Evaluator {
 
   const std::string& subcommand() const { return s_.subcommand; }
 
-  void emit(EffectKind kind, EffectObject object, std::string target, std::string_view via, bool dynamic) {
+  void emit(EffectKind kind, EffectObject object, std::string target, std::string_view via,
+            bool dynamic) {
     Effect& e = out_->emplace_back();
     e.kind = kind;
     e.object = object;
@@ -994,9 +1064,7 @@ class Evaluator {
       case K::None:
         return;
       case K::Cwd: {
-        std::string next = paths::normalize(w, cwd, home_);
-        if (has_expansion(next) || next.empty() || next[0] != '/') cwd_dynamic_ = true;
-        s_.push_cwd(next);
+        s_.push_cwd(paths::normalize(w, cwd, home_));
         return;
       }
       case K::Read:
@@ -1005,11 +1073,12 @@ class Evaluator {
       case K::Exec:
         if (w == "-") return;  // standard input or output
         if (remote && looks_remote(w)) {
-          emit(EffectKind::Network, EffectObject::Host, has_expansion(w) ? std::string(w) : host_of(w), via, dyn);
+          emit(EffectKind::Network, EffectObject::Host,
+               has_expansion(w) ? std::string(w) : host_of(w), via, dyn);
           return;
         }
-        emit(effect_kind(kind), EffectObject::Path, normalize(w, cwd, s_.cwd_clean[cwd_at] != 0, home_), via,
-             dyn || (cwd_dynamic_ && !w.starts_with("/")));
+        emit(effect_kind(kind), EffectObject::Path, path_of(w, cwd_at), via,
+             dyn || (s_.cwd_dynamic[cwd_at] != 0 && !w.starts_with("/")));
         return;
       case K::ExecProgram:
         emit(EffectKind::Exec, EffectObject::Program, first_program(w), via, dyn);
@@ -1019,11 +1088,12 @@ class Evaluator {
         return;
       case K::Network:
         if (std::string path; local_source(w, &path)) {
-          emit(EffectKind::Read, EffectObject::Path, normalize(path, cwd, s_.cwd_clean[cwd_at] != 0, home_), via,
-               dyn || (cwd_dynamic_ && !path.starts_with("/")));
+          emit(EffectKind::Read, EffectObject::Path, path_of(path, cwd_at), via,
+               dyn || (s_.cwd_dynamic[cwd_at] != 0 && !path.starts_with("/")));
           return;
         }
-        emit(EffectKind::Network, EffectObject::Host, has_expansion(w) ? std::string(w) : host_of(w), via, dyn);
+        emit(EffectKind::Network, EffectObject::Host,
+             has_expansion(w) ? std::string(w) : host_of(w), via, dyn);
         return;
       case K::EnvDump:
       case K::Privilege:
@@ -1034,14 +1104,21 @@ class Evaluator {
   }
 
  private:
+  std::string path_of(std::string_view w, std::size_t cwd_at) const {
+    return normalize(w, s_.cwds[cwd_at], s_.cwd_clean[cwd_at] != 0, s_.cwd_dynamic[cwd_at] != 0,
+                     home_);
+  }
+
   std::size_t cwd_index() const { return s_.ncwd - 1; }
   const std::string& cwd() const { return s_.cwds[s_.ncwd - 1]; }
 
   void enter(const Spec* sub, std::string_view name) {
     if (!s_.subcommand.empty()) s_.subcommand.push_back(' ');
     s_.subcommand.append(name);
-    if (depth_ < kMaxDepth) chain_[depth_++] = sub;
-    else chain_[depth_ - 1] = sub;
+    if (depth_ < kMaxDepth)
+      chain_[depth_++] = sub;
+    else
+      chain_[depth_ - 1] = sub;
     s_.segments.push_back(sub);
   }
 
@@ -1068,7 +1145,8 @@ class Evaluator {
       const auto& options = chain_[d]->options;
       auto it = std::lower_bound(options.begin(), options.end(), prefix,
                                  [](const Option& o, std::string_view n) { return o.name < n; });
-      for (; it != options.end() && std::string_view(it->name).starts_with(prefix); ++it) hits->push_back(&*it);
+      for (; it != options.end() && std::string_view(it->name).starts_with(prefix); ++it)
+        hits->push_back(&*it);
       if (!hits->empty()) return;
     }
   }
@@ -1176,7 +1254,8 @@ class Evaluator {
       s_.turners.push_back(&o);
       return true;
     }
-    if (o.kind != K::None) emit(effect_kind(o.kind), EffectObject::None, std::string(), o.name, false);
+    if (o.kind != K::None)
+      emit(effect_kind(o.kind), EffectObject::None, std::string(), o.name, false);
     return true;
   }
 
@@ -1222,9 +1301,8 @@ class Evaluator {
         emit(EffectKind::Exec, EffectObject::Code, r.target, "program", false);
         return;
       default:
-        emit(effect_kind(r.kind), EffectObject::Path,
-             normalize(r.target, cwd(), s_.cwd_clean[cwd_index()] != 0, home_), "program",
-             cwd_dynamic_ && !r.target.starts_with("/"));
+        emit(effect_kind(r.kind), EffectObject::Path, path_of(r.target, cwd_index()), "program",
+             s_.cwd_dynamic[cwd_index()] != 0 && !r.target.starts_with("/"));
         return;
     }
   }
@@ -1234,7 +1312,7 @@ class Evaluator {
     auto one = [&](const std::string& w) {
       re2::StringPiece group;
       const bool hit = m.re->NumberOfCapturingGroups() > 0 ? RE2::PartialMatch(w, *m.re, &group)
-                                                          : RE2::PartialMatch(w, *m.re);
+                                                           : RE2::PartialMatch(w, *m.re);
       if (!hit) return;
       std::string_view target = w;
       if (m.re->NumberOfCapturingGroups() > 0 && group.data() != nullptr) {
@@ -1256,27 +1334,31 @@ class Evaluator {
   std::array<const Spec*, kMaxDepth> chain_{};
   std::size_t depth_ = 0;
   Scratch& s_;
-  bool cwd_dynamic_ = false;
 };
 
 }  // namespace
 
-void EffectsTable::effects_of(const shell::SimpleCommand& cmd, const std::string& cwd, const std::string& home,
-                              std::vector<Effect>* out) const {
+void EffectsTable::effects_of(const shell::SimpleCommand& cmd, const std::string& cwd,
+                              const std::string& home, std::vector<Effect>* out) const {
   const std::size_t start = out->size();
   Evaluator ev(cmd, cwd, home, out);
   for (const std::string& w : cmd.wrappers) {
-    if (is_privilege_wrapper(w)) ev.emit(EffectKind::Privilege, EffectObject::Program, w, "wrapper", false);
+    if (is_privilege_wrapper(w))
+      ev.emit(EffectKind::Privilege, EffectObject::Program, w, "wrapper", false);
   }
   for (const shell::Redirect& r : cmd.redirects) {
-    const bool dup = (r.op == ">&" || r.op == "<&") &&
-                     (r.target == "-" || (!r.target.empty() && r.target.find_first_not_of("0123456789") == std::string::npos));
+    const bool dup =
+        (r.op == ">&" || r.op == "<&") &&
+        (r.target == "-" ||
+         (!r.target.empty() && r.target.find_first_not_of("0123456789") == std::string::npos));
     if (dup || r.op == "<<" || r.op == "<<<" || r.op == "<<-") continue;
-    if (r.op == "<" || r.op == "<&" || r.op == "<>") ev.word(K::Read, r.target, "redirect", 0, false);
+    if (r.op == "<" || r.op == "<&" || r.op == "<>")
+      ev.word(K::Read, r.target, "redirect", 0, false);
     if (r.op != "<" && r.op != "<&") ev.word(K::Write, r.target, "redirect", 0, false);
   }
   if (!cmd.program.empty()) {
-    const bool dynamic_name = has_expansion(cmd.program) || (cmd.dynamic && has_dynamic_char(cmd.program));
+    const bool dynamic_name =
+        has_expansion(cmd.program) || (cmd.dynamic && has_dynamic_char(cmd.program));
     auto it = dynamic_name ? index_->by_name.end() : index_->by_name.find(cmd.program);
     if (it == index_->by_name.end()) {
       ev.emit(EffectKind::Unknown, EffectObject::Program, cmd.program, "program", dynamic_name);
