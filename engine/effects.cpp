@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <tuple>
 #include <unordered_map>
 
 #include "bindings/paths.h"
@@ -118,7 +119,9 @@ struct Spec {
   bool remote = false;
   bool subcommands = false;
   bool unknown_subs_none = false;
-  std::unordered_map<std::string, std::unique_ptr<Spec>> subs;
+  std::string name;  // a sub's name as the table lists it ("" for a program)
+  std::unordered_map<std::string, const Spec*> subs;  // names and aliases
+  std::vector<std::unique_ptr<Spec>> owned_subs;
   std::vector<Match> matches;
 
   const Option* find(std::string_view name) const {
@@ -130,7 +133,7 @@ struct Spec {
 
   const Spec* sub(const std::string& name) const {
     auto it = subs.find(name);
-    return it == subs.end() ? nullptr : it->second.get();
+    return it == subs.end() ? nullptr : it->second;
   }
 
   K operand_kind(std::size_t pos, std::size_t count) const {
@@ -229,7 +232,7 @@ class Loader {
   static long line_of(const toml::key& key) { return static_cast<long>(key.source().begin.line); }
 
   // A program table or a sub table. `where` is "program.git" or "program.git.sub.log".
-  void spec(const toml::table& table, const std::string& where, bool top, Spec* spec,
+  void spec(const toml::table& table, const std::string& where, Spec* spec,
             std::vector<std::pair<std::string, long>>* aliases) {
     // Scalars first: single-dash decides how option names are checked.
     if (const toml::node* n = table.get("single-dash"))
@@ -284,7 +287,7 @@ class Loader {
       if (k == "single-dash" || k == "stop-at-operand" || k == "remote" || k == "subcommands" ||
           k == "unknown-subcommands" || k == "subcommand-option") {
         continue;
-      } else if (k == "aliases" && top) {
+      } else if (k == "aliases") {
         for_strings(node, where + ".aliases", [&](const std::string& v, long l) {
           if (!program_name_ok(v, where + ".aliases", l)) return;
           aliases->emplace_back(v, l);
@@ -372,8 +375,7 @@ class Loader {
         if (subs == nullptr) error(line, where + ".sub must hold [" + where + ".sub.NAME] tables");
       } else {
         const long kline = line_of(key) != 0 ? line_of(key) : line;
-        error(kline, where + ": unknown key \"" + k + "\"" +
-                         (k == "aliases" ? " (aliases belong to a program, not a sub)" : ""));
+        error(kline, where + ": unknown key \"" + k + "\"");
       }
     }
 
@@ -412,6 +414,7 @@ class Loader {
               [](const Option& a, const Option& b) { return a.name < b.name; });
 
     if (subs != nullptr) {
+      std::vector<std::pair<const Spec*, std::vector<std::pair<std::string, long>>>> sub_aliases;
       if (!spec->subcommands && sub_option.empty()) {
         error(subs_line,
               where + " has sub tables but neither subcommands = true nor a subcommand-option");
@@ -429,8 +432,31 @@ class Loader {
           continue;
         }
         auto child = std::make_unique<Spec>();
-        this->spec(*st, swhere, false, child.get(), nullptr);
-        spec->subs.emplace(sname, std::move(child));
+        child->name = sname;
+        std::vector<std::pair<std::string, long>> child_aliases;
+        this->spec(*st, swhere, child.get(), &child_aliases);
+        spec->subs.emplace(sname, child.get());
+        sub_aliases.emplace_back(child.get(), std::move(child_aliases));
+        spec->owned_subs.push_back(std::move(child));
+      }
+      // Aliases after every sub (an alias clashes with a sub listed later too), in file
+      // order (the later of two is the error).
+      std::vector<std::tuple<long, std::string, const Spec*>> ordered;
+      for (auto& [child, child_aliases] : sub_aliases) {
+        for (auto& [alias, line] : child_aliases) ordered.emplace_back(line, alias, child);
+      }
+      std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+        return std::get<0>(a) < std::get<0>(b);
+      });
+      for (auto& [line, alias, child] : ordered) {
+        {
+          auto [it, fresh] = spec->subs.emplace(alias, child);
+          if (!fresh) {
+            error(line, where + ".sub." + child->name + ".aliases: \"" + alias +
+                            "\" is already a subcommand of " + where + " (" + it->second->name +
+                            ")");
+          }
+        }
       }
     }
   }
@@ -665,7 +691,7 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
       program->file = source.path;
       program->line = line;
       std::vector<std::pair<std::string, long>> aliases;
-      loader.spec(*pt, where, true, &program->spec, &aliases);
+      loader.spec(*pt, where, &program->spec, &aliases);
       if (auto [it, fresh] = names.emplace(name, line); !fresh) {
         loader.error(line, where + ": \"" + name + "\" is already defined on line " +
                                std::to_string(it->second));
@@ -673,17 +699,22 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
       parsed.emplace_back(std::move(program), std::move(aliases));
     }
   }
-  // Aliases after all programs, so an alias clashes with a program defined later too.
+  // Aliases after all programs (an alias clashes with a program defined later too), in file
+  // order (the later of two is the error).
+  std::vector<std::tuple<long, std::string, Program*>> ordered;
   for (auto& [program, aliases] : parsed) {
-    for (auto& [alias, line] : aliases) {
-      if (auto [it, fresh] = names.emplace(alias, line); !fresh) {
-        loader.error(line, "program." + program->name + ".aliases: \"" + alias +
-                               "\" is already a program or alias (line " +
-                               std::to_string(it->second) + ")");
-        continue;
-      }
-      program->aliases.push_back(alias);
+    for (auto& [alias, line] : aliases) ordered.emplace_back(line, alias, program.get());
+  }
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  for (auto& [line, alias, program] : ordered) {
+    if (auto [it, fresh] = names.emplace(alias, line); !fresh) {
+      loader.error(line, "program." + program->name + ".aliases: \"" + alias +
+                             "\" is already a program or alias (line " +
+                             std::to_string(it->second) + ")");
+      continue;
     }
+    program->aliases.push_back(alias);
   }
   if (loader.failed()) return nullptr;
   for (auto& [program, aliases] : parsed) {
@@ -1023,7 +1054,7 @@ class Evaluator {
       if (sub_pending) {
         sub_pending = false;
         if (const Spec* sub = spec->sub(w)) {
-          enter(sub, w);
+          enter(sub);
           sub_pending = sub->subcommands;
           continue;
         }
@@ -1112,9 +1143,10 @@ class Evaluator {
   std::size_t cwd_index() const { return s_.ncwd - 1; }
   const std::string& cwd() const { return s_.cwds[s_.ncwd - 1]; }
 
-  void enter(const Spec* sub, std::string_view name) {
+  // Selects a sub; `subcommand` names it as the table does (an alias gives the name).
+  void enter(const Spec* sub) {
     if (!s_.subcommand.empty()) s_.subcommand.push_back(' ');
-    s_.subcommand.append(name);
+    s_.subcommand.append(sub->name);
     if (depth_ < kMaxDepth)
       chain_[depth_++] = sub;
     else
@@ -1238,7 +1270,7 @@ class Evaluator {
       const Spec* spec = chain_[depth_ - 1];
       const std::string name(value);
       if (const Spec* sub = spec->sub(name)) {
-        enter(sub, name);
+        enter(sub);
         *sub_pending = sub->subcommands;
         return true;
       }

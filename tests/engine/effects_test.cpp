@@ -79,6 +79,7 @@ subcommands = true
 "-c" = "exec-code"
 "-C" = "cwd"
 [program.git.sub.status]
+aliases = ["st"]
 run = ["read:."]
 [program.git.sub.clone]
 operands = ["network", "write"]
@@ -492,6 +493,11 @@ TEST_CASE("effects: the first operand selects the subcommand", "[effects]") {
   CHECK(subcommand_of({"git", "-c", "core.pager=x", "log"}) == "log");
 }
 
+TEST_CASE("effects: a sub alias selects the sub, named as the table names it", "[effects]") {
+  CHECK(fx({"git", "st"}) == V{"read path /home/user/project program"});
+  CHECK(subcommand_of({"git", "st"}) == "status");
+}
+
 TEST_CASE("effects: options before the subcommand use the program's spec", "[effects]") {
   CHECK(fx({"git", "--git-dir", "/x", "-C", "/srv/repo", "status"}) ==
         V{"read path /srv/repo program"});
@@ -769,9 +775,14 @@ TEST_CASE("effects table error: unknown key in a sub", "[effects]") {
                 {{"program.git.sub.log: unknown key \"flag\"", 5}});
 }
 
-TEST_CASE("effects table error: aliases in a sub", "[effects]") {
-  expect_errors("[program.git]\nsubcommands = true\n[program.git.sub.log]\naliases = [\"l\"]\n",
-                {{"aliases belong to a program", 4}});
+TEST_CASE("effects table error: a sub alias that is already a subcommand", "[effects]") {
+  expect_errors(
+      "[program.git]\nsubcommands = true\n[program.git.sub.log]\nrun = []\n"
+      "[program.git.sub.status]\naliases = [\"st\", \"log\"]\n[program.git.sub.stash]\naliases = "
+      "[\"st\"]\n",
+      {{"program.git.sub.status.aliases: \"log\" is already a subcommand of program.git (log)", 6},
+       {"program.git.sub.stash.aliases: \"st\" is already a subcommand of program.git (status)",
+        8}});
 }
 
 TEST_CASE("effects table error: unknown top-level key", "[effects]") {
@@ -868,6 +879,11 @@ TEST_CASE("effects table error: an alias that is a program", "[effects]") {
 TEST_CASE("effects table error: an alias of two programs", "[effects]") {
   expect_errors("[program.a]\naliases = [\"x\"]\n[program.b]\naliases = [\"y\", \"x\"]\n",
                 {{"\"x\" is already a program or alias (line 2)", 4}});
+}
+
+TEST_CASE("effects table error: of two equal aliases the later in the file is the error", "[effects]") {
+  expect_errors("[program.z]\naliases = [\"x\"]\n[program.a]\naliases = [\"x\"]\n",
+                {{"program.a.aliases: \"x\" is already a program or alias (line 2)", 4}});
 }
 
 TEST_CASE("effects table error: bad program and alias names", "[effects]") {
