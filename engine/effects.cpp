@@ -104,7 +104,8 @@ struct RunEffect {
 struct Match {
   std::unique_ptr<re2::RE2> re;
   K kind = K::None;
-  bool argv = false;  // every word after the program, not only the operands
+  bool argv = false;    // every word after the program, not only the operands
+  bool groups = false;  // the regex has a capture group: the first one is the word
 };
 
 struct Spec {
@@ -577,12 +578,12 @@ class Loader {
       for (auto&& [key, value] : *t) {
         const std::string k(key.str());
         if (k == "regex") {
+          have_regex = true;
           std::string pattern;
           if (!string(value, what, k, &pattern)) {
             ok = false;
             continue;
           }
-          have_regex = true;
           RE2::Options opts;
           opts.set_log_errors(false);
           opts.set_max_mem(kRegexMaxMem);
@@ -592,12 +593,12 @@ class Loader {
             ok = false;
           }
         } else if (k == "kind") {
+          have_kind = true;
           std::string v;
           if (!string(value, what, k, &v)) {
             ok = false;
             continue;
           }
-          have_kind = true;
           if (!kind_from_name(v, &m.kind) || m.kind == K::Cwd) {
             error(line_of(value), what + ": unknown kind \"" + v + "\"");
             ok = false;
@@ -624,7 +625,10 @@ class Loader {
         error(line_of(item), what + ": an entry needs both regex and kind");
         ok = false;
       }
-      if (ok) spec->matches.push_back(std::move(m));
+      if (ok) {
+        m.groups = m.re->NumberOfCapturingGroups() > 0;
+        spec->matches.push_back(std::move(m));
+      }
     }
   }
 
@@ -1342,12 +1346,11 @@ class Evaluator {
   void match(const Match& m) {
     const auto& argv = cmd_.argv;
     auto one = [&](const std::string& w) {
-      re2::StringPiece group;
-      const bool hit = m.re->NumberOfCapturingGroups() > 0 ? RE2::PartialMatch(w, *m.re, &group)
-                                                           : RE2::PartialMatch(w, *m.re);
-      if (!hit) return;
+      // The DFA says whether it matches; only a hit pays for the capture group.
+      if (!RE2::PartialMatch(w, *m.re)) return;
       std::string_view target = w;
-      if (m.re->NumberOfCapturingGroups() > 0 && group.data() != nullptr) {
+      re2::StringPiece group;
+      if (m.groups && RE2::PartialMatch(w, *m.re, &group) && group.data() != nullptr) {
         target = std::string_view(group.data(), group.size());
       }
       word(m.kind, target, "match", cwd_index(), false);

@@ -145,7 +145,14 @@ operands = ["read..."]
 "-f" = "write"
 
 [program.su]
-run = ["privilege"]
+run = ["privilege", "exec-program:sh", "exec-code:id"]
+
+[program.make]
+run = ["exec:Makefile"]
+[program.make.options]
+"-C" = "cwd"
+"--directory" = "cwd"
+"-f" = "exec"
 )toml";
 
 std::shared_ptr<EffectsTable> parse_text(const std::string& text, Diagnostics* diagnostics,
@@ -598,7 +605,16 @@ TEST_CASE("effects: an assignment-only command has no effects", "[effects]") {
 }
 
 TEST_CASE("effects: run effects", "[effects]") {
-  CHECK(fx({"su"}) == V{"privilege none  program"});
+  CHECK(fx({"su"}) ==
+        V{"privilege none  program", "exec program sh program", "exec code id program"});
+}
+
+TEST_CASE("effects: run paths are relative to the final cwd", "[effects]") {
+  CHECK(fx({"make"}) == V{"exec path /home/user/project/Makefile program"});
+  CHECK(fx({"make", "-C", "sub", "-f", "x.mk"}) ==
+        V{"exec path /home/user/project/sub/x.mk -f",
+          "exec path /home/user/project/sub/Makefile program"});
+  CHECK(fx({"make", "--dir=/srv"}) == V{"exec path /srv/Makefile program"});
 }
 
 TEST_CASE("effects: knows and size", "[effects]") {
@@ -606,7 +622,7 @@ TEST_CASE("effects: knows and size", "[effects]") {
   CHECK(table().knows("gsort"));
   CHECK(table().knows("python3.12"));
   CHECK_FALSE(table().knows("frobnicate"));
-  CHECK(table().size() == 18);  // 15 programs, 3 aliases
+  CHECK(table().size() == 19);  // 16 programs, 3 aliases
 }
 
 // ---------------------------------------------------------------- wrappers, redirects
@@ -811,6 +827,34 @@ TEST_CASE("effects table error: wrong types", "[effects]") {
        {"program.b.match must be an array of tables", 10}});
 }
 
+TEST_CASE("effects table error: more wrong types", "[effects]") {
+  expect_errors(
+      "[program.a]\n"
+      "subcommands = true\n"
+      "subcommand-option = 1\n"        // 3
+      "unknown-subcommands = false\n"  // 4
+      "flags = [\"-x\"]\n"             // 5
+      "match = [1]\n"                  // 6
+      "sub = 1\n"                      // 7
+      "[program.b]\n"
+      "subcommands = true\n"
+      "sub.c = 2\n"  // 10
+      "[[program.b.match]]\n"
+      "regex = 1\n"  // 12
+      "kind = \"read\"\n"
+      "[[program.b.match]]\n"
+      "regex = 'x'\n"
+      "kind = true\n",  // 16
+      {{"program.a.subcommand-option must be a string", 3},
+       {"program.a.unknown-subcommands must be a string", 4},
+       {"program.a.flags must be a table", 5},
+       {"program.a.match entries must be tables", 6},
+       {"program.a.sub must hold", 7},
+       {"program.b.sub.c must be a table", 10},
+       {"program.b.match.regex must be a string", 12},
+       {"program.b.match.kind must be a string", 16}});
+}
+
 TEST_CASE("effects table error: a program that is not a table", "[effects]") {
   expect_errors("program.a = 1\n", {{"program.a must be a table", 1}});
 }
@@ -881,7 +925,8 @@ TEST_CASE("effects table error: an alias of two programs", "[effects]") {
                 {{"\"x\" is already a program or alias (line 2)", 4}});
 }
 
-TEST_CASE("effects table error: of two equal aliases the later in the file is the error", "[effects]") {
+TEST_CASE("effects table error: of two equal aliases the later in the file is the error",
+          "[effects]") {
   expect_errors("[program.z]\naliases = [\"x\"]\n[program.a]\naliases = [\"x\"]\n",
                 {{"program.a.aliases: \"x\" is already a program or alias (line 2)", 4}});
 }
