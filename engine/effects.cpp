@@ -1037,6 +1037,7 @@ class Evaluator {
   // Appends the effects of the words of a known program.
   void run(const Spec* top) {
     chain_[0] = top;
+    by_option_[0] = false;
     depth_ = 1;
     s_.segments.push_back(top);
     const auto& argv = cmd_.argv;
@@ -1058,7 +1059,7 @@ class Evaluator {
       if (sub_pending) {
         sub_pending = false;
         if (const Spec* sub = spec->sub(w)) {
-          enter(sub);
+          enter(sub, false);
           sub_pending = sub->subcommands;
           continue;
         }
@@ -1148,13 +1149,12 @@ class Evaluator {
   const std::string& cwd() const { return s_.cwds[s_.ncwd - 1]; }
 
   // Selects a sub; `subcommand` names it as the table does (an alias gives the name).
-  void enter(const Spec* sub) {
+  void enter(const Spec* sub, bool by_option) {
     if (!s_.subcommand.empty()) s_.subcommand.push_back(' ');
     s_.subcommand.append(sub->name);
-    if (depth_ < kMaxDepth)
-      chain_[depth_++] = sub;
-    else
-      chain_[depth_ - 1] = sub;
+    if (depth_ < kMaxDepth) ++depth_;
+    chain_[depth_ - 1] = sub;
+    by_option_[depth_ - 1] = by_option;
     s_.segments.push_back(sub);
   }
 
@@ -1166,24 +1166,30 @@ class Evaluator {
     flush_operands();
   }
 
-  // The option named `name` in the spec or, failing that, in the specs it is a sub of.
+  // The option named `name` in the spec or, failing that, in the specs it is a sub of
+  // (global options after the subcommand: `npm install --prefix DIR`). Not across a sub
+  // named by a subcommand option (`python -m pytest -c FILE`: the words are the module's),
+  // and a subcommand option is not inherited.
   const Option* find(std::string_view name) const {
     for (std::size_t d = depth_; d-- > 0;) {
-      if (const Option* o = chain_[d]->find(name)) return o;
+      const Option* o = chain_[d]->find(name);
+      if (o != nullptr && (d + 1 == depth_ || !o->selects_sub)) return o;
+      if (by_option_[d]) break;
     }
     return nullptr;
   }
 
   // GNU long-option abbreviation: the listed long options `prefix` begins, in the nearest
-  // spec that lists any.
+  // spec that lists any (searched as find() does).
   void abbreviations(std::string_view prefix, std::vector<const Option*>* hits) const {
     for (std::size_t d = depth_; d-- > 0;) {
       const auto& options = chain_[d]->options;
       auto it = std::lower_bound(options.begin(), options.end(), prefix,
                                  [](const Option& o, std::string_view n) { return o.name < n; });
-      for (; it != options.end() && std::string_view(it->name).starts_with(prefix); ++it)
-        hits->push_back(&*it);
-      if (!hits->empty()) return;
+      for (; it != options.end() && std::string_view(it->name).starts_with(prefix); ++it) {
+        if (d + 1 == depth_ || !it->selects_sub) hits->push_back(&*it);
+      }
+      if (!hits->empty() || by_option_[d]) return;
     }
   }
 
@@ -1274,7 +1280,7 @@ class Evaluator {
       const Spec* spec = chain_[depth_ - 1];
       const std::string name(value);
       if (const Spec* sub = spec->sub(name)) {
-        enter(sub);
+        enter(sub, true);
         *sub_pending = sub->subcommands;
         return true;
       }
@@ -1367,6 +1373,7 @@ class Evaluator {
   const std::string& home_;
   std::vector<Effect>* out_;
   std::array<const Spec*, kMaxDepth> chain_{};
+  std::array<bool, kMaxDepth> by_option_{};  // chain_[d] was named by a subcommand option
   std::size_t depth_ = 0;
   Scratch& s_;
 };

@@ -147,6 +147,14 @@ operands = ["read..."]
 [program.su]
 run = ["privilege", "exec-program:sh", "exec-code:id"]
 
+[program.tool]
+subcommands = true
+subcommand-option = "--sub"
+[program.tool.sub.a]
+operands = ["read..."]
+[program.tool.sub.b]
+operands = ["delete..."]
+
 [program.make]
 run = ["exec:Makefile"]
 [program.make.options]
@@ -568,6 +576,20 @@ TEST_CASE("effects: without the subcommand option the program's own spec applies
         V{"read path /home/user operand", "exec path /home/user/project/CMakeLists.txt program"});
 }
 
+TEST_CASE("effects: a sub named by the subcommand option does not inherit options", "[effects]") {
+  // pytest's -m and -c are not python's: no unknown "slow" module, no code.
+  CHECK(fx({"python", "-m", "pytest", "-m", "slow", "-c", "cfg"}) ==
+        V{"read path /home/user/project/slow operand", "read path /home/user/project/cfg operand"});
+  CHECK(fx({"cmake", "-E", "rm", "-E", "x"}) == V{"delete path /home/user/project/x operand"});
+}
+
+TEST_CASE("effects: a sub named by an operand does not inherit the subcommand option",
+          "[effects]") {
+  CHECK(fx({"tool", "--sub", "b", "x"}) == V{"delete path /home/user/project/x operand"});
+  CHECK(fx({"tool", "a", "--sub", "b", "x"}) ==
+        V{"read path /home/user/project/b operand", "read path /home/user/project/x operand"});
+}
+
 TEST_CASE("effects: an unknown sub named by the subcommand option", "[effects]") {
   auto e = effects(command({"python", "-m", "http.server", "8000"}));
   REQUIRE(e.size() == 1);
@@ -622,7 +644,7 @@ TEST_CASE("effects: knows and size", "[effects]") {
   CHECK(table().knows("gsort"));
   CHECK(table().knows("python3.12"));
   CHECK_FALSE(table().knows("frobnicate"));
-  CHECK(table().size() == 19);  // 16 programs, 3 aliases
+  CHECK(table().size() == 20);  // 17 programs, 3 aliases
 }
 
 // ---------------------------------------------------------------- wrappers, redirects
