@@ -14,6 +14,15 @@
 
 namespace warden {
 
+// An effect a case expects among the derived ones (or not): only the fields given are
+// compared ("expect_effects": [{"kind":"write","target":"/w/x","class":"none"}]).
+struct EffectPattern {
+  std::optional<std::string> kind, object, target, program, path_class, subcommand, via;
+  std::optional<bool> in_workspace, dynamic;
+  bool matches(const EffectRecord& e) const;
+  std::string to_text() const;  // {kind=write target=/w/x}
+};
+
 struct RuleCase {
   std::string file;
   long line = 0;
@@ -32,6 +41,8 @@ struct RuleCase {
   // session memory (engine/session_memory.h); their approved effects are the history the
   // case's proposal is decided with.
   std::vector<std::string> history;
+  std::vector<EffectPattern> expect_effects;  // optional: each must match a derived effect
+  std::vector<EffectPattern> not_effects;     // optional: none may match a derived effect
 };
 
 struct CaseResult {

@@ -1,0 +1,1376 @@
+// EffectsTable: the command-effects table read from TOML (toml++) and evaluated per simple
+// command. Parsing builds one immutable spec tree per program (options sorted for binary
+// search and prefix lookup, subcommands in hash maps, match regexes compiled once) and one
+// hash index from every program name and alias; effects_of walks argv once, getopt-like.
+#include "engine/effects.h"
+
+#include <re2/re2.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <unordered_map>
+
+#include "bindings/paths.h"
+#include "bindings/urls.h"
+
+namespace warden {
+
+// ---------------------------------------------------------------- spec tree
+
+namespace {
+
+// What a word (operand, option value, run target, match hit) is to the program.
+enum class K : std::uint8_t {
+  None,
+  Read,
+  Write,
+  Delete,
+  Exec,         // a path that is executed (or whose content is run)
+  ExecProgram,  // a program or command line run: object program
+  ExecCode,     // code text: object code
+  Network,      // URL or host: object host
+  EnvDump,
+  Privilege,
+  Unknown,
+  Cwd,  // changes the directory later relative paths are read from
+};
+
+struct KindName {
+  std::string_view name;
+  K kind;
+};
+
+constexpr KindName kKindNames[] = {
+    {"none", K::None},           {"read", K::Read},       {"write", K::Write},
+    {"delete", K::Delete},       {"exec", K::Exec},       {"exec-program", K::ExecProgram},
+    {"exec-code", K::ExecCode},  {"network", K::Network}, {"env-dump", K::EnvDump},
+    {"privilege", K::Privilege}, {"unknown", K::Unknown}, {"cwd", K::Cwd},
+};
+
+bool kind_from_name(std::string_view name, K* kind) {
+  for (const KindName& k : kKindNames) {
+    if (k.name == name) {
+      *kind = k.kind;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool is_path_kind(K k) { return k == K::Read || k == K::Write || k == K::Delete || k == K::Exec; }
+
+EffectKind effect_kind(K k) {
+  switch (k) {
+    case K::Read:
+      return EffectKind::Read;
+    case K::Write:
+      return EffectKind::Write;
+    case K::Delete:
+      return EffectKind::Delete;
+    case K::Exec:
+    case K::ExecProgram:
+    case K::ExecCode:
+      return EffectKind::Exec;
+    case K::Network:
+      return EffectKind::Network;
+    case K::EnvDump:
+      return EffectKind::EnvDump;
+    case K::Privilege:
+      return EffectKind::Privilege;
+    case K::None:
+    case K::Unknown:
+    case K::Cwd:
+      break;
+  }
+  return EffectKind::Unknown;
+}
+
+struct Option {
+  std::string name;  // as listed: "-o", "--output", "-name" (single-dash)
+  K kind = K::None;  // the value's kind (takes_value) or the flag's effect
+  bool takes_value = false;
+  bool operands = false;     // flag "operands:KIND": turns the path operands into `kind`
+  bool selects_sub = false;  // the subcommand option: its value names the sub
+};
+
+struct RunEffect {
+  K kind = K::None;
+  std::string target;  // "" when none was given
+};
+
+struct Match {
+  std::unique_ptr<re2::RE2> re;
+  K kind = K::None;
+  bool argv = false;  // every word after the program, not only the operands
+};
+
+struct Spec {
+  std::vector<Option> options;  // sorted by name
+  std::vector<K> operands;
+  bool repeat = false;  // the last operand kind repeats ("K...")
+  bool has_last = false;
+  K last = K::None;
+  std::vector<RunEffect> run;
+  bool single_dash = false;
+  bool stop_at_operand = false;
+  bool remote = false;
+  bool subcommands = false;
+  bool unknown_subs_none = false;
+  std::unordered_map<std::string, std::unique_ptr<Spec>> subs;
+  std::vector<Match> matches;
+
+  const Option* find(std::string_view name) const {
+    auto it = std::lower_bound(options.begin(), options.end(), name,
+                               [](const Option& o, std::string_view n) { return o.name < n; });
+    if (it != options.end() && it->name == name) return &*it;
+    return nullptr;
+  }
+
+  const Spec* sub(const std::string& name) const {
+    auto it = subs.find(name);
+    return it == subs.end() ? nullptr : it->second.get();
+  }
+
+  K operand_kind(std::size_t pos, std::size_t count) const {
+    if (has_last && count >= 2 && pos == count - 1) return last;
+    if (pos < operands.size()) return operands[pos];
+    if (repeat && !operands.empty()) return operands.back();
+    return K::None;
+  }
+};
+
+}  // namespace
+
+struct EffectsTable::Program {
+  std::string name;
+  std::vector<std::string> aliases;
+  std::string file;
+  long line = 0;
+  Spec spec;
+};
+
+struct EffectsTable::Index {
+  std::unordered_map<std::string, const Program*> by_name;  // names and aliases
+};
+
+EffectsTable::EffectsTable() : index_(std::make_unique<Index>()) {}
+EffectsTable::~EffectsTable() = default;
+
+std::string_view effect_kind_name(EffectKind kind) {
+  switch (kind) {
+    case EffectKind::Exec:
+      return "exec";
+    case EffectKind::Write:
+      return "write";
+    case EffectKind::Delete:
+      return "delete";
+    case EffectKind::Read:
+      return "read";
+    case EffectKind::Network:
+      return "network";
+    case EffectKind::EnvDump:
+      return "env-dump";
+    case EffectKind::Privilege:
+      return "privilege";
+    case EffectKind::Unknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+std::string_view effect_object_name(EffectObject object) {
+  switch (object) {
+    case EffectObject::Path:
+      return "path";
+    case EffectObject::Host:
+      return "host";
+    case EffectObject::Program:
+      return "program";
+    case EffectObject::Code:
+      return "code";
+    case EffectObject::None:
+      return "none";
+  }
+  return "none";
+}
+
+bool EffectsTable::knows(std::string_view program) const {
+  return index_->by_name.find(std::string(program)) != index_->by_name.end();
+}
+
+std::size_t EffectsTable::size() const { return index_->by_name.size(); }
+
+// ---------------------------------------------------------------- parsing
+
+namespace {
+
+constexpr std::int64_t kRegexMaxMem = 8 << 20;
+
+class Loader {
+ public:
+  Loader(const std::string& file, Diagnostics* diagnostics)
+      : file_(file), diagnostics_(diagnostics) {}
+
+  bool failed() const { return failed_; }
+
+  void error(long line, std::string message) {
+    failed_ = true;
+    if (diagnostics_ != nullptr) {
+      diagnostics_->push_back(
+          {code::kEffectsTable, Severity::Error, file_, line, "", std::move(message)});
+    }
+  }
+
+  static long line_of(const toml::node& node) {
+    return static_cast<long>(node.source().begin.line);
+  }
+  static long line_of(const toml::key& key) { return static_cast<long>(key.source().begin.line); }
+
+  // A program table or a sub table. `where` is "program.git" or "program.git.sub.log".
+  void spec(const toml::table& table, const std::string& where, bool top, Spec* spec,
+            std::vector<std::pair<std::string, long>>* aliases) {
+    // Scalars first: single-dash decides how option names are checked.
+    if (const toml::node* n = table.get("single-dash"))
+      spec->single_dash = boolean(*n, where, "single-dash");
+    if (const toml::node* n = table.get("stop-at-operand"))
+      spec->stop_at_operand = boolean(*n, where, "stop-at-operand");
+    if (const toml::node* n = table.get("remote")) spec->remote = boolean(*n, where, "remote");
+    if (const toml::node* n = table.get("subcommands"))
+      spec->subcommands = boolean(*n, where, "subcommands");
+    if (const toml::node* n = table.get("unknown-subcommands")) {
+      std::string v;
+      if (string(*n, where, "unknown-subcommands", &v)) {
+        if (v == "none") {
+          spec->unknown_subs_none = true;
+        } else if (v != "unknown") {
+          error(line_of(*n),
+                where + ".unknown-subcommands: \"" + v + "\" is neither \"none\" nor \"unknown\"");
+        }
+      }
+    }
+    std::string sub_option;
+    long sub_option_line = 0;
+    if (const toml::node* n = table.get("subcommand-option")) {
+      if (string(*n, where, "subcommand-option", &sub_option)) {
+        sub_option_line = line_of(*n);
+        if (!option_name_ok(sub_option, spec->single_dash, where + ".subcommand-option",
+                            sub_option_line)) {
+          sub_option.clear();
+        }
+      }
+    }
+
+    // Every option name once, over values, options and flags.
+    std::unordered_map<std::string, long> seen;
+    auto add_option = [&](Option o, long line, const std::string& what) {
+      if (!option_name_ok(o.name, spec->single_dash, what, line)) return;
+      auto [it, fresh] = seen.emplace(o.name, line);
+      if (!fresh) {
+        error(line, what + ": option \"" + o.name + "\" is listed twice (also on line " +
+                        std::to_string(it->second) + ")");
+        return;
+      }
+      spec->options.push_back(std::move(o));
+    };
+
+    std::vector<std::pair<std::string, long>> values;
+    const toml::table* subs = nullptr;
+    long subs_line = 0;
+    for (auto&& [key, node] : table) {
+      const std::string k(key.str());
+      const long line = line_of(node);
+      if (k == "single-dash" || k == "stop-at-operand" || k == "remote" || k == "subcommands" ||
+          k == "unknown-subcommands" || k == "subcommand-option") {
+        continue;
+      } else if (k == "aliases" && top) {
+        for_strings(node, where + ".aliases", [&](const std::string& v, long l) {
+          if (!program_name_ok(v, where + ".aliases", l)) return;
+          aliases->emplace_back(v, l);
+        });
+      } else if (k == "values") {
+        for_strings(node, where + ".values", [&](const std::string& v, long l) {
+          if (option_name_ok(v, spec->single_dash, where + ".values", l)) values.emplace_back(v, l);
+        });
+      } else if (k == "operands") {
+        std::vector<std::pair<std::string, long>> items;
+        for_strings(node, where + ".operands",
+                    [&](const std::string& v, long l) { items.emplace_back(v, l); });
+        for (std::size_t i = 0; i < items.size(); ++i) {
+          std::string name = items[i].first;
+          if (name.ends_with("...")) {
+            name.resize(name.size() - 3);
+            if (i + 1 != items.size()) {
+              error(items[i].second, where + ".operands: only the last kind may repeat (\"" +
+                                         items[i].first + "\")");
+              continue;
+            }
+            spec->repeat = true;
+          }
+          K kind;
+          if (!value_kind(name, where + ".operands", items[i].second, &kind)) continue;
+          spec->operands.push_back(kind);
+        }
+      } else if (k == "last") {
+        std::string v;
+        if (string(node, where, "last", &v) && value_kind(v, where + ".last", line, &spec->last)) {
+          spec->has_last = true;
+        }
+      } else if (k == "run") {
+        for_strings(node, where + ".run",
+                    [&](const std::string& v, long l) { run(v, where + ".run", l, spec); });
+      } else if (k == "options") {
+        const toml::table* t = node.as_table();
+        if (t == nullptr) {
+          error(line, where + ".options must be a table of option = \"kind\"");
+          continue;
+        }
+        for (auto&& [okey, onode] : *t) {
+          std::string v;
+          const std::string oname(okey.str());
+          if (!string(onode, where + ".options", oname, &v)) continue;
+          Option o;
+          o.name = oname;
+          o.takes_value = true;
+          if (!value_kind(v, where + ".options." + oname, line_of(onode), &o.kind)) continue;
+          add_option(std::move(o), line_of(onode), where + ".options");
+        }
+      } else if (k == "flags") {
+        const toml::table* t = node.as_table();
+        if (t == nullptr) {
+          error(line, where + ".flags must be a table of flag = \"kind\"");
+          continue;
+        }
+        for (auto&& [fkey, fnode] : *t) {
+          std::string v;
+          const std::string fname(fkey.str());
+          if (!string(fnode, where + ".flags", fname, &v)) continue;
+          Option o;
+          o.name = fname;
+          std::string_view kind_text = v;
+          if (kind_text.starts_with("operands:")) {
+            o.operands = true;
+            kind_text.remove_prefix(9);
+          }
+          const std::string what = where + ".flags." + fname;
+          if (!kind_from_name(kind_text, &o.kind)) {
+            error(line_of(fnode), what + ": unknown kind \"" + v + "\"");
+            continue;
+          }
+          if (o.kind == K::Cwd || (o.operands && o.kind == K::None)) {
+            error(line_of(fnode), what + ": \"" + v + "\" is not a flag kind");
+            continue;
+          }
+          add_option(std::move(o), line_of(fnode), where + ".flags");
+        }
+      } else if (k == "match") {
+        matches(node, where + ".match", spec);
+      } else if (k == "sub") {
+        subs = node.as_table();
+        subs_line = line;
+        if (subs == nullptr) error(line, where + ".sub must hold [" + where + ".sub.NAME] tables");
+      } else {
+        const long kline = line_of(key) != 0 ? line_of(key) : line;
+        error(kline, where + ": unknown key \"" + k + "\"" +
+                         (k == "aliases" ? " (aliases belong to a program, not a sub)" : ""));
+      }
+    }
+
+    // Values take a value and have no effect; one also listed under options keeps its
+    // effect there; one listed under flags is a contradiction.
+    for (auto& [name, line] : values) {
+      auto it = std::find_if(spec->options.begin(), spec->options.end(),
+                             [&](const Option& o) { return o.name == name; });
+      if (it == spec->options.end()) {
+        Option o;
+        o.name = name;
+        o.takes_value = true;
+        spec->options.push_back(std::move(o));
+      } else if (!it->takes_value) {
+        error(line, where + ".values: \"" + name + "\" is also a flag (a flag takes no value)");
+      }
+    }
+
+    if (!sub_option.empty()) {
+      auto it = std::find_if(spec->options.begin(), spec->options.end(),
+                             [&](const Option& o) { return o.name == sub_option; });
+      if (it == spec->options.end()) {
+        Option o;
+        o.name = sub_option;
+        o.takes_value = true;
+        o.selects_sub = true;
+        spec->options.push_back(std::move(o));
+      } else if (it->takes_value && it->kind == K::None) {
+        it->selects_sub = true;
+      } else {
+        error(sub_option_line, where + ".subcommand-option \"" + sub_option +
+                                   "\" is also listed as an option or flag with an effect");
+      }
+    }
+    std::sort(spec->options.begin(), spec->options.end(),
+              [](const Option& a, const Option& b) { return a.name < b.name; });
+
+    if (subs != nullptr) {
+      if (!spec->subcommands && sub_option.empty()) {
+        error(subs_line,
+              where + " has sub tables but neither subcommands = true nor a subcommand-option");
+      }
+      for (auto&& [skey, snode] : *subs) {
+        const std::string sname(skey.str());
+        const std::string swhere = where + ".sub." + sname;
+        const toml::table* st = snode.as_table();
+        if (st == nullptr) {
+          error(line_of(snode), swhere + " must be a table");
+          continue;
+        }
+        if (sname.empty()) {
+          error(line_of(snode), where + ".sub: empty subcommand name");
+          continue;
+        }
+        auto child = std::make_unique<Spec>();
+        this->spec(*st, swhere, false, child.get(), nullptr);
+        spec->subs.emplace(sname, std::move(child));
+      }
+    }
+  }
+
+  bool program_name_ok(const std::string& name, const std::string& what, long line) {
+    if (name.empty() || name.find_first_of("/ \t\r\n$`") != std::string::npos) {
+      error(line, what + ": \"" + name + "\" is not a program name");
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  bool boolean(const toml::node& node, const std::string& where, std::string_view key) {
+    if (const auto* b = node.as_boolean()) return b->get();
+    error(line_of(node), where + "." + std::string(key) + " must be true or false");
+    return false;
+  }
+
+  bool string(const toml::node& node, const std::string& where, std::string_view key,
+              std::string* out) {
+    if (const auto* s = node.as_string()) {
+      *out = s->get();
+      return true;
+    }
+    error(line_of(node), where + "." + std::string(key) + " must be a string");
+    return false;
+  }
+
+  template <typename F>
+  void for_strings(const toml::node& node, const std::string& what, F&& f) {
+    const toml::array* a = node.as_array();
+    if (a == nullptr) {
+      error(line_of(node), what + " must be an array of strings");
+      return;
+    }
+    for (const toml::node& item : *a) {
+      const auto* s = item.as_string();
+      if (s == nullptr) {
+        error(line_of(item) != 0 ? line_of(item) : line_of(node),
+              what + " must be an array of strings");
+        continue;
+      }
+      f(s->get(), line_of(item) != 0 ? line_of(item) : line_of(node));
+    }
+  }
+
+  bool value_kind(const std::string& name, const std::string& what, long line, K* kind) {
+    if (!kind_from_name(name, kind)) {
+      error(line, what + ": unknown kind \"" + name + "\"");
+      return false;
+    }
+    if (*kind == K::Unknown) {
+      error(line, what + ": \"unknown\" is not a value or operand kind");
+      return false;
+    }
+    return true;
+  }
+
+  bool option_name_ok(const std::string& name, bool single_dash, const std::string& what,
+                      long line) {
+    if (name.size() < 2 || name[0] != '-' || name == "--" ||
+        name.find_first_of("= \t\r\n") != std::string::npos) {
+      error(line, what + ": \"" + name + "\" is not an option name");
+      return false;
+    }
+    if (!single_dash && name[1] != '-' && name.size() > 2) {
+      error(line,
+            what + ": \"" + name +
+                "\" is a one-dash option longer than one letter; it needs single-dash = true");
+      return false;
+    }
+    return true;
+  }
+
+  void run(const std::string& text, const std::string& what, long line, Spec* spec) {
+    RunEffect r;
+    const std::size_t colon = text.find(':');
+    const std::string kind_text = text.substr(0, colon);
+    if (!kind_from_name(kind_text, &r.kind)) {
+      error(line, what + ": unknown kind \"" + kind_text + "\" in \"" + text + "\"");
+      return;
+    }
+    if (r.kind == K::None || r.kind == K::Cwd) {
+      error(line, what + ": \"" + kind_text + "\" is not an effect of running a program");
+      return;
+    }
+    if (colon != std::string::npos) {
+      r.target = text.substr(colon + 1);
+      if (r.target.empty()) {
+        error(line, what + ": empty target in \"" + text + "\"");
+        return;
+      }
+      if (r.kind == K::EnvDump || r.kind == K::Privilege || r.kind == K::Unknown) {
+        error(line, what + ": \"" + kind_text + "\" takes no target (\"" + text + "\")");
+        return;
+      }
+    }
+    spec->run.push_back(std::move(r));
+  }
+
+  void matches(const toml::node& node, const std::string& what, Spec* spec) {
+    const toml::array* a = node.as_array();
+    if (a == nullptr) {
+      error(line_of(node), what + " must be an array of tables ([[" + what + "]])");
+      return;
+    }
+    for (const toml::node& item : *a) {
+      const toml::table* t = item.as_table();
+      if (t == nullptr) {
+        error(line_of(item), what + " entries must be tables");
+        continue;
+      }
+      Match m;
+      bool ok = true;
+      bool have_regex = false;
+      bool have_kind = false;
+      for (auto&& [key, value] : *t) {
+        const std::string k(key.str());
+        if (k == "regex") {
+          std::string pattern;
+          if (!string(value, what, k, &pattern)) {
+            ok = false;
+            continue;
+          }
+          have_regex = true;
+          RE2::Options opts;
+          opts.set_log_errors(false);
+          opts.set_max_mem(kRegexMaxMem);
+          m.re = std::make_unique<re2::RE2>(pattern, opts);
+          if (!m.re->ok()) {
+            error(line_of(value), what + ": bad regex '" + pattern + "': " + m.re->error());
+            ok = false;
+          }
+        } else if (k == "kind") {
+          std::string v;
+          if (!string(value, what, k, &v)) {
+            ok = false;
+            continue;
+          }
+          have_kind = true;
+          if (!kind_from_name(v, &m.kind) || m.kind == K::Cwd) {
+            error(line_of(value), what + ": unknown kind \"" + v + "\"");
+            ok = false;
+          }
+        } else if (k == "on") {
+          std::string v;
+          if (!string(value, what, k, &v)) {
+            ok = false;
+            continue;
+          }
+          if (v == "argv") {
+            m.argv = true;
+          } else if (v != "operands") {
+            error(line_of(value), what + ".on: \"" + v + "\" is neither \"operands\" nor \"argv\"");
+            ok = false;
+          }
+        } else {
+          const long kline = line_of(key) != 0 ? line_of(key) : line_of(value);
+          error(kline, what + ": unknown key \"" + k + "\"");
+          ok = false;
+        }
+      }
+      if (!have_regex || !have_kind) {
+        error(line_of(item), what + ": an entry needs both regex and kind");
+        ok = false;
+      }
+      if (ok) spec->matches.push_back(std::move(m));
+    }
+  }
+
+  const std::string& file_;
+  Diagnostics* diagnostics_;
+  bool failed_ = false;
+};
+
+}  // namespace
+
+std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
+                                                  Diagnostics* diagnostics) {
+  // Problems are reported in line order (the TOML tables are read in key order).
+  Diagnostics found;
+  struct Report {
+    Diagnostics* found;
+    Diagnostics* out;
+    ~Report() {
+      std::stable_sort(found->begin(), found->end(),
+                       [](const Diagnostic& a, const Diagnostic& b) { return a.line < b.line; });
+      if (out != nullptr) out->insert(out->end(), found->begin(), found->end());
+    }
+  } report{&found, diagnostics};
+  Loader loader(source.path, &found);
+  toml::table root;
+  try {
+    root = toml::parse(source.text, source.path);
+  } catch (const toml::parse_error& e) {
+    loader.error(static_cast<long>(e.source().begin.line), "TOML: " + std::string(e.description()));
+    return nullptr;
+  }
+
+  auto table = std::make_shared<EffectsTable>();
+  // Every name (program or alias) → where it was defined, for clash messages.
+  std::unordered_map<std::string, long> names;
+  std::vector<std::pair<std::shared_ptr<Program>, std::vector<std::pair<std::string, long>>>>
+      parsed;
+  for (auto&& [key, node] : root) {
+    const std::string k(key.str());
+    if (k != "program") {
+      loader.error(
+          Loader::line_of(key) != 0 ? Loader::line_of(key) : Loader::line_of(node),
+          "unknown top-level key \"" + k + "\" (an effects table holds [program.NAME] tables)");
+      continue;
+    }
+    const toml::table* programs = node.as_table();
+    if (programs == nullptr) {
+      loader.error(Loader::line_of(node), "\"program\" must hold [program.NAME] tables");
+      continue;
+    }
+    for (auto&& [pkey, pnode] : *programs) {
+      const std::string name(pkey.str());
+      const std::string where = "program." + name;
+      const toml::table* pt = pnode.as_table();
+      const long line =
+          Loader::line_of(pnode) != 0 ? Loader::line_of(pnode) : Loader::line_of(pkey);
+      if (pt == nullptr) {
+        loader.error(line, where + " must be a table");
+        continue;
+      }
+      if (!loader.program_name_ok(name, "program", line)) continue;
+      auto program = std::make_shared<Program>();
+      program->name = name;
+      program->file = source.path;
+      program->line = line;
+      std::vector<std::pair<std::string, long>> aliases;
+      loader.spec(*pt, where, true, &program->spec, &aliases);
+      if (auto [it, fresh] = names.emplace(name, line); !fresh) {
+        loader.error(line, where + ": \"" + name + "\" is already defined on line " +
+                               std::to_string(it->second));
+      }
+      parsed.emplace_back(std::move(program), std::move(aliases));
+    }
+  }
+  // Aliases after all programs, so an alias clashes with a program defined later too.
+  for (auto& [program, aliases] : parsed) {
+    for (auto& [alias, line] : aliases) {
+      if (auto [it, fresh] = names.emplace(alias, line); !fresh) {
+        loader.error(line, "program." + program->name + ".aliases: \"" + alias +
+                               "\" is already a program or alias (line " +
+                               std::to_string(it->second) + ")");
+        continue;
+      }
+      program->aliases.push_back(alias);
+    }
+  }
+  if (loader.failed()) return nullptr;
+  for (auto& [program, aliases] : parsed) {
+    table->index_->by_name.emplace(program->name, program.get());
+    for (const std::string& alias : program->aliases)
+      table->index_->by_name.emplace(alias, program.get());
+    table->programs_.push_back(std::move(program));
+  }
+  return table;
+}
+
+bool EffectsTable::merge(const EffectsTable& other, Diagnostics* diagnostics) {
+  bool ok = true;
+  for (const auto& program : other.programs_) {
+    auto check = [&](const std::string& name) {
+      auto it = index_->by_name.find(name);
+      if (it == index_->by_name.end()) return true;
+      if (diagnostics != nullptr) {
+        diagnostics->push_back({code::kEffectsTable, Severity::Error, program->file, program->line,
+                                "",
+                                "program \"" + name + "\" is also defined in " + it->second->file +
+                                    ":" + std::to_string(it->second->line)});
+      }
+      return false;
+    };
+    bool fresh = check(program->name);
+    for (const std::string& alias : program->aliases) fresh = check(alias) && fresh;
+    if (!fresh) {
+      ok = false;
+      continue;
+    }
+  }
+  if (!ok) return false;
+  for (const auto& program : other.programs_) {
+    index_->by_name.emplace(program->name, program.get());
+    for (const std::string& alias : program->aliases) index_->by_name.emplace(alias, program.get());
+    programs_.push_back(program);
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------- evaluation
+
+namespace {
+
+bool has_expansion(std::string_view w) { return w.find_first_of("$`") != std::string_view::npos; }
+bool has_dynamic_char(std::string_view w) {
+  return w.find_first_of("$`*?[") != std::string_view::npos;
+}
+
+bool is_privilege_wrapper(std::string_view w) {
+  return w == "sudo" || w == "doas" || w == "su" || w == "pkexec" || w == "runuser";
+}
+
+void lower_in_place(std::string* s) {
+  for (char& c : *s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+}
+
+// "scheme://…": the length of the scheme, else 0.
+std::size_t url_scheme_length(std::string_view w) {
+  if (w.empty() || !((w[0] >= 'a' && w[0] <= 'z') || (w[0] >= 'A' && w[0] <= 'Z'))) return 0;
+  std::size_t i = 1;
+  while (i < w.size() && (std::isalnum(static_cast<unsigned char>(w[i])) || w[i] == '+' ||
+                          w[i] == '-' || w[i] == '.'))
+    ++i;
+  if (w.substr(i).starts_with("://")) return i;
+  return 0;
+}
+
+// The host part of an authority or of "[user@]host[:rest]": user dropped, port or path
+// dropped, IPv6 brackets kept, lower-case, one trailing dot dropped.
+std::string host_of_authority(std::string_view a) {
+  if (std::size_t at = a.rfind('@'); at != std::string_view::npos) a.remove_prefix(at + 1);
+  std::string_view host;
+  if (!a.empty() && a[0] == '[') {
+    std::size_t close = a.find(']');
+    host = close == std::string_view::npos ? a : a.substr(0, close + 1);
+  } else {
+    host = a.substr(0, a.find(':'));
+  }
+  std::string out(host);
+  lower_in_place(&out);
+  if (out.size() > 1 && out.back() == '.') out.pop_back();
+  return out;
+}
+
+// The host of "scheme://host[:port][/?#…]" when the host is a plain DNS name (letters,
+// digits, "-", non-empty labels, a last label that is no number, which URL parsers would
+// read as an IPv4 address) and no userinfo precedes it: every URL parser reads that host
+// the same way, lower-cased, so the full parser is not needed.
+bool simple_url_host(std::string_view rest, std::string* host) {
+  std::size_t end = 0;
+  std::size_t label_start = 0;
+  while (end < rest.size()) {
+    const char c = rest[end];
+    if (c == '.') {
+      if (end == label_start) return false;
+      label_start = end + 1;
+    } else if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-')) {
+      break;
+    }
+    ++end;
+  }
+  if (end == 0) return false;
+  std::string_view name = rest.substr(0, end);
+  std::string_view after = rest.substr(end);
+  if (!after.empty() && after[0] == ':') {
+    std::size_t k = 1;
+    while (k < after.size() && after[k] >= '0' && after[k] <= '9') ++k;
+    if (k == 1) return false;
+    after.remove_prefix(k);
+  }
+  if (!after.empty() && after[0] != '/' && after[0] != '?' && after[0] != '#') return false;
+  if (name.back() == '.') name.remove_suffix(1);
+  if (name.empty() || name.back() == '.') return false;
+  std::string_view last =
+      name.substr(name.rfind('.') == std::string_view::npos ? 0 : name.rfind('.') + 1);
+  const bool digits = last.find_first_not_of("0123456789") == std::string_view::npos;
+  const bool hex = last.size() >= 2 && last[0] == '0' && (last[1] == 'x' || last[1] == 'X') &&
+                   last.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string_view::npos;
+  if (digits || hex) return false;
+  host->assign(name);
+  lower_in_place(host);
+  return true;
+}
+
+// The host a network word names: a URL's host (as libcurl reads it), or the host of
+// "[user@]host[:port|:path][/path]".
+std::string host_of(std::string_view w) {
+  if (std::size_t scheme = url_scheme_length(w); scheme != 0) {
+    if (std::string host; simple_url_host(w.substr(scheme + 3), &host)) return host;
+    urls::Url u = urls::parse(w);
+    if (u.valid) return u.host;
+    std::string_view rest = w.substr(scheme + 3);
+    return host_of_authority(rest.substr(0, rest.find_first_of("/?#\\")));
+  }
+  // user@host:path: the first ":" or "/" after the user ends the host.
+  std::string_view a = w;
+  std::size_t at = a.find('@');
+  std::size_t slash = a.find('/');
+  if (at != std::string_view::npos && (slash == std::string_view::npos || at < slash))
+    a.remove_prefix(at + 1);
+  if (!a.empty() && a[0] == '[') return host_of_authority(a);
+  return host_of_authority(a.substr(0, a.find_first_of(":/")));
+}
+
+// A network word that names a local file: a file: URL (its path, percent-decoded) or a
+// path ("/srv/repo.git", "./x", "../x", "~/x", ".", ".."), as `git clone` and `curl` read
+// them. Sets *path to the path to read.
+bool local_source(std::string_view w, std::string* path) {
+  if (std::size_t scheme = url_scheme_length(w); scheme == 4) {
+    std::string_view s = w.substr(0, 4);
+    if (!((s[0] | 0x20) == 'f' && (s[1] | 0x20) == 'i' && (s[2] | 0x20) == 'l' &&
+          (s[3] | 0x20) == 'e'))
+      return false;
+    std::string_view rest = w.substr(7);
+    std::size_t slash = rest.find('/');
+    rest = slash == std::string_view::npos ? std::string_view("/") : rest.substr(slash);
+    rest = rest.substr(0, rest.find_first_of("?#"));
+    auto hex = [](char c) {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      return -1;
+    };
+    path->clear();
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+      if (rest[i] == '%' && i + 2 < rest.size() && hex(rest[i + 1]) >= 0 && hex(rest[i + 2]) >= 0) {
+        path->push_back(static_cast<char>(hex(rest[i + 1]) * 16 + hex(rest[i + 2])));
+        i += 2;
+      } else {
+        path->push_back(rest[i]);
+      }
+    }
+    return true;
+  }
+  if (w == "." || w == ".." || w.starts_with("/") || w.starts_with("./") || w.starts_with("../") ||
+      w.starts_with("~/") || w == "~") {
+    path->assign(w);
+    return true;
+  }
+  return false;
+}
+
+// scp/rsync: "[user@]host:path", "host::module" or "scheme://…" name a remote side.
+bool looks_remote(std::string_view w) {
+  if (url_scheme_length(w) != 0) return true;
+  if (!w.empty() && w[0] == '[') {
+    std::size_t close = w.find(']');
+    return close != std::string_view::npos && close + 1 < w.size() && w[close + 1] == ':';
+  }
+  std::size_t colon = w.find(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  std::size_t slash = w.find('/');
+  if (slash != std::string_view::npos && slash < colon) return false;
+  std::string_view host = w.substr(0, colon);
+  if (std::size_t at = host.rfind('@'); at != std::string_view::npos) host.remove_prefix(at + 1);
+  return !host.empty();
+}
+
+// Basename of the first word of a command line ("/bin/sh -c x" → "sh").
+std::string first_program(std::string_view w) {
+  std::size_t b = w.find_first_not_of(" \t\n");
+  if (b == std::string_view::npos) return std::string();
+  w.remove_prefix(b);
+  w = w.substr(0, w.find_first_of(" \t\n"));
+  if (std::size_t slash = w.rfind('/'); slash != std::string_view::npos && slash + 1 < w.size()) {
+    w.remove_prefix(slash + 1);
+  }
+  return std::string(w);
+}
+
+// True when paths::normalize would only join `w` to a clean cwd: no home prefix, no
+// expansion, no empty, "." or ".." component, no trailing "/". Such words skip the general
+// normalizer (the common case: "src/main.c", "/tmp/x").
+bool clean_path(std::string_view w) {
+  if (w.empty() || w[0] == '~' || w.back() == '/') return false;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= w.size(); ++i) {
+    if (i == w.size() || w[i] == '/') {
+      const std::size_t len = i - start;
+      if (len == 0 && i != 0) return false;
+      if (len == 1 && w[start] == '.') return false;
+      if (len == 2 && w[start] == '.' && w[start + 1] == '.') return false;
+      start = i + 1;
+    } else if (w[i] == '$' || w[i] == '`' || w[i] == '\0') {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool clean_cwd(std::string_view cwd) {
+  return cwd == "/" || (!cwd.empty() && cwd[0] == '/' && clean_path(cwd));
+}
+
+// paths::normalize(w, cwd, home), without its work for clean words under a clean cwd.
+// `cwd_dynamic`: the cwd was set by an option to a value known only at run time.
+std::string normalize(std::string_view w, const std::string& cwd, bool cwd_clean, bool cwd_dynamic,
+                      const std::string& home) {
+  if (cwd_clean && w == ".") return cwd;
+  if (cwd_dynamic && has_expansion(cwd) && !w.empty() && w[0] != '/' && w[0] != '~' &&
+      w[0] != '$') {
+    // Under a directory known only at run time (`-C "$D"`): "$D/w", left unnormalized.
+    if (w == ".") return cwd;
+    std::string out(cwd);
+    out.push_back('/');
+    out.append(w);
+    return out;
+  }
+  if (!cwd_clean || !clean_path(w)) return paths::normalize(w, cwd, home);
+  if (w[0] == '/') return std::string(w);
+  std::string out;
+  out.reserve(cwd.size() + 1 + w.size());
+  if (cwd != "/") out.append(cwd);
+  out.push_back('/');
+  out.append(w);
+  return out;
+}
+
+constexpr std::size_t kMaxDepth = 8;
+
+struct OperandRef {
+  std::uint32_t word;
+  std::uint32_t cwd;
+  std::uint32_t segment;
+};
+
+// Per-thread buffers of the evaluator, reused from command to command (effects_of runs on
+// every decision: after warm-up it allocates only the effects it returns).
+struct Scratch {
+  std::vector<const Spec*> segments;
+  std::vector<std::string> cwds;  // the first `ncwd` are in use
+  std::vector<char> cwd_clean;
+  std::vector<char> cwd_dynamic;  // not an absolute path without expansions (`-C "$D"`)
+  std::size_t ncwd = 0;
+  std::vector<OperandRef> operands;
+  std::vector<std::size_t> counts;
+  std::vector<const Option*> turners;
+  std::vector<const Option*> hits;
+  std::string subcommand;
+
+  void reset() {
+    segments.clear();
+    ncwd = 0;
+    operands.clear();
+    turners.clear();
+    subcommand.clear();
+  }
+  void push_cwd(std::string_view cwd) {
+    if (ncwd == cwds.size()) {
+      cwds.emplace_back();
+      cwd_clean.push_back(0);
+      cwd_dynamic.push_back(0);
+    }
+    cwds[ncwd].assign(cwd);
+    cwd_clean[ncwd] = clean_cwd(cwd) ? 1 : 0;
+    cwd_dynamic[ncwd] = ncwd != 0 && (has_expansion(cwd) || cwd.empty() || cwd[0] != '/') ? 1 : 0;
+    ++ncwd;
+  }
+};
+
+thread_local Scratch t_scratch;
+
+class Evaluator {
+ public:
+  Evaluator(const shell::SimpleCommand& cmd, const std::string& cwd, const std::string& home,
+            std::vector<Effect>* out)
+      : cmd_(cmd), home_(home), out_(out), s_(t_scratch) {
+    s_.reset();
+    s_.push_cwd(cwd);
+  }
+
+  // Appends the effects of the words of a known program.
+  void run(const Spec* top) {
+    chain_[0] = top;
+    depth_ = 1;
+    s_.segments.push_back(top);
+    const auto& argv = cmd_.argv;
+    const std::size_t n = argv.size();
+    std::size_t i = 1;
+    bool options_done = false;
+    bool sub_pending = top->subcommands;
+    while (i < n) {
+      const std::string& w = argv[i++];
+      const Spec* spec = chain_[depth_ - 1];
+      if (!options_done && w.size() > 1 && w[0] == '-') {
+        if (w == "--") {
+          options_done = true;
+          continue;
+        }
+        if (!option(spec, w, &i, &sub_pending)) return;  // unknown subcommand
+        continue;
+      }
+      if (sub_pending) {
+        sub_pending = false;
+        if (const Spec* sub = spec->sub(w)) {
+          enter(sub, w);
+          sub_pending = sub->subcommands;
+          continue;
+        }
+        if (!spec->unknown_subs_none) {
+          unknown_sub(w);
+          return;
+        }
+      }
+      s_.operands.push_back({static_cast<std::uint32_t>(i - 1),
+                             static_cast<std::uint32_t>(cwd_index()),
+                             static_cast<std::uint32_t>(s_.segments.size() - 1)});
+      if (spec->stop_at_operand) options_done = true;
+    }
+    flush_operands();
+    const Spec* last = chain_[depth_ - 1];
+    for (const RunEffect& r : last->run) run_effect(r);
+    for (const Match& m : last->matches) match(m);
+  }
+
+  const std::string& subcommand() const { return s_.subcommand; }
+
+  void emit(EffectKind kind, EffectObject object, std::string target, std::string_view via,
+            bool dynamic) {
+    Effect& e = out_->emplace_back();
+    e.kind = kind;
+    e.object = object;
+    e.target = std::move(target);
+    e.via.assign(via);
+    e.dynamic = dynamic;
+  }
+
+  // One word of kind `kind` (an operand, an option value, a match hit), relative to the
+  // cwd of version `cwd_at`.
+  void word(K kind, std::string_view w, std::string_view via, std::size_t cwd_at, bool remote) {
+    const std::string& cwd = s_.cwds[cwd_at];
+    const bool dyn = cmd_.dynamic && has_dynamic_char(w);
+    switch (kind) {
+      case K::None:
+        return;
+      case K::Cwd: {
+        s_.push_cwd(paths::normalize(w, cwd, home_));
+        return;
+      }
+      case K::Read:
+      case K::Write:
+      case K::Delete:
+      case K::Exec:
+        if (w == "-") return;  // standard input or output
+        if (remote && looks_remote(w)) {
+          emit(EffectKind::Network, EffectObject::Host,
+               has_expansion(w) ? std::string(w) : host_of(w), via, dyn);
+          return;
+        }
+        emit(effect_kind(kind), EffectObject::Path, path_of(w, cwd_at), via,
+             dyn || (s_.cwd_dynamic[cwd_at] != 0 && !w.starts_with("/")));
+        return;
+      case K::ExecProgram:
+        emit(EffectKind::Exec, EffectObject::Program, first_program(w), via, dyn);
+        return;
+      case K::ExecCode:
+        emit(EffectKind::Exec, EffectObject::Code, std::string(w), via, dyn);
+        return;
+      case K::Network:
+        if (std::string path; local_source(w, &path)) {
+          emit(EffectKind::Read, EffectObject::Path, path_of(path, cwd_at), via,
+               dyn || (s_.cwd_dynamic[cwd_at] != 0 && !path.starts_with("/")));
+          return;
+        }
+        emit(EffectKind::Network, EffectObject::Host,
+             has_expansion(w) ? std::string(w) : host_of(w), via, dyn);
+        return;
+      case K::EnvDump:
+      case K::Privilege:
+      case K::Unknown:
+        emit(effect_kind(kind), EffectObject::None, std::string(), via, dyn);
+        return;
+    }
+  }
+
+ private:
+  std::string path_of(std::string_view w, std::size_t cwd_at) const {
+    return normalize(w, s_.cwds[cwd_at], s_.cwd_clean[cwd_at] != 0, s_.cwd_dynamic[cwd_at] != 0,
+                     home_);
+  }
+
+  std::size_t cwd_index() const { return s_.ncwd - 1; }
+  const std::string& cwd() const { return s_.cwds[s_.ncwd - 1]; }
+
+  void enter(const Spec* sub, std::string_view name) {
+    if (!s_.subcommand.empty()) s_.subcommand.push_back(' ');
+    s_.subcommand.append(name);
+    if (depth_ < kMaxDepth)
+      chain_[depth_++] = sub;
+    else
+      chain_[depth_ - 1] = sub;
+    s_.segments.push_back(sub);
+  }
+
+  void unknown_sub(std::string_view name) {
+    if (!s_.subcommand.empty()) s_.subcommand.push_back(' ');
+    s_.subcommand.append(name);
+    emit(EffectKind::Unknown, EffectObject::Program, cmd_.program, "subcommand",
+         cmd_.dynamic && has_dynamic_char(name));
+    flush_operands();
+  }
+
+  // The option named `name` in the spec or, failing that, in the specs it is a sub of.
+  const Option* find(std::string_view name) const {
+    for (std::size_t d = depth_; d-- > 0;) {
+      if (const Option* o = chain_[d]->find(name)) return o;
+    }
+    return nullptr;
+  }
+
+  // GNU long-option abbreviation: the listed long options `prefix` begins, in the nearest
+  // spec that lists any.
+  void abbreviations(std::string_view prefix, std::vector<const Option*>* hits) const {
+    for (std::size_t d = depth_; d-- > 0;) {
+      const auto& options = chain_[d]->options;
+      auto it = std::lower_bound(options.begin(), options.end(), prefix,
+                                 [](const Option& o, std::string_view n) { return o.name < n; });
+      for (; it != options.end() && std::string_view(it->name).starts_with(prefix); ++it)
+        hits->push_back(&*it);
+      if (!hits->empty()) return;
+    }
+  }
+
+  // Reads the option word `w` (argv[*i - 1]); may consume the next word as its value.
+  // False when it selected an unknown subcommand (the rest of the command is unknown).
+  bool option(const Spec* spec, const std::string& w, std::size_t* i, bool* sub_pending) {
+    const auto& argv = cmd_.argv;
+    auto next_value = [&](std::string_view* value) {
+      if (*i >= argv.size()) return false;
+      *value = argv[(*i)++];
+      return true;
+    };
+    if (spec->single_dash) {
+      std::string_view name = w;
+      std::string_view value;
+      bool inline_value = false;
+      const Option* o = find(name);
+      if (o == nullptr) {
+        if (std::size_t eq = name.find('='); eq != std::string_view::npos) {
+          value = name.substr(eq + 1);
+          name = name.substr(0, eq);
+          inline_value = true;
+          o = find(name);
+        }
+        if (o == nullptr && name.starts_with("--")) o = find(name.substr(1));
+      }
+      if (o == nullptr) return true;
+      if (o->takes_value && !inline_value && !next_value(&value)) return true;
+      return apply(*o, value, sub_pending);
+    }
+    if (w[1] == '-') {
+      std::string_view name = w;
+      std::string_view value;
+      bool inline_value = false;
+      if (std::size_t eq = name.find('='); eq != std::string_view::npos) {
+        value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+        inline_value = true;
+      }
+      if (const Option* o = find(name)) {
+        if (o->takes_value && !inline_value && !next_value(&value)) return true;
+        return apply(*o, value, sub_pending);
+      }
+      if (name.size() < 5) return true;
+      s_.hits.clear();
+      abbreviations(name, &s_.hits);
+      if (s_.hits.empty()) return true;
+      if (s_.hits.size() > 1) {
+        // Ambiguous: it counts as every candidate with an effect (over-approximated).
+        std::size_t kept = 0;
+        for (const Option* o : s_.hits) {
+          if (o->kind != K::None || o->operands || o->selects_sub) s_.hits[kept++] = o;
+        }
+        s_.hits.resize(kept);
+        if (s_.hits.empty()) return true;
+      }
+      bool wants_value = false;
+      for (const Option* o : s_.hits) wants_value = wants_value || o->takes_value;
+      if (wants_value && !inline_value && !next_value(&value)) return true;
+      for (const Option* o : s_.hits) {
+        if (!apply(*o, value, sub_pending)) return false;
+      }
+      return true;
+    }
+    // A cluster of one-letter options: "-rf", "-oFILE", "-uo FILE".
+    char name[2] = {'-', 0};
+    for (std::size_t j = 1; j < w.size(); ++j) {
+      name[1] = w[j];
+      const Option* o = find(std::string_view(name, 2));
+      if (o == nullptr) continue;
+      if (!o->takes_value) {
+        if (!apply(*o, {}, sub_pending)) return false;
+        continue;
+      }
+      std::string_view value;
+      if (j + 1 < w.size()) {
+        value = std::string_view(w).substr(j + 1);
+      } else if (!next_value(&value)) {
+        return true;
+      }
+      return apply(*o, value, sub_pending);
+    }
+    return true;
+  }
+
+  bool apply(const Option& o, std::string_view value, bool* sub_pending) {
+    if (o.selects_sub) {
+      const Spec* spec = chain_[depth_ - 1];
+      const std::string name(value);
+      if (const Spec* sub = spec->sub(name)) {
+        enter(sub, name);
+        *sub_pending = sub->subcommands;
+        return true;
+      }
+      if (spec->unknown_subs_none) return true;
+      unknown_sub(name);
+      return false;
+    }
+    if (o.takes_value) {
+      word(o.kind, value, o.name, cwd_index(), false);
+      return true;
+    }
+    if (o.operands) {
+      s_.turners.push_back(&o);
+      return true;
+    }
+    if (o.kind != K::None)
+      emit(effect_kind(o.kind), EffectObject::None, std::string(), o.name, false);
+    return true;
+  }
+
+  void flush_operands() {
+    if (s_.operands.empty()) return;
+    // Operand counts per segment, for `last`.
+    s_.counts.assign(s_.segments.size(), 0);
+    for (const OperandRef& r : s_.operands) ++s_.counts[r.segment];
+    std::uint32_t seg = s_.operands.front().segment;
+    std::size_t pos = 0;
+    for (const OperandRef& r : s_.operands) {
+      if (r.segment != seg) {
+        seg = r.segment;
+        pos = 0;
+      }
+      const Spec* spec = s_.segments[r.segment];
+      const K kind = spec->operand_kind(pos++, s_.counts[r.segment]);
+      const std::string& w = cmd_.argv[r.word];
+      if (!s_.turners.empty() && is_path_kind(kind)) {
+        for (const Option* t : s_.turners) word(t->kind, w, t->name, r.cwd, spec->remote);
+        continue;
+      }
+      word(kind, w, "operand", r.cwd, spec->remote);
+    }
+  }
+
+  void run_effect(const RunEffect& r) {
+    if (r.target.empty()) {
+      emit(effect_kind(r.kind), EffectObject::None, std::string(), "program", false);
+      return;
+    }
+    switch (r.kind) {
+      case K::Network: {
+        std::string host = r.target;
+        lower_in_place(&host);
+        emit(EffectKind::Network, EffectObject::Host, std::move(host), "program", false);
+        return;
+      }
+      case K::ExecProgram:
+        emit(EffectKind::Exec, EffectObject::Program, r.target, "program", false);
+        return;
+      case K::ExecCode:
+        emit(EffectKind::Exec, EffectObject::Code, r.target, "program", false);
+        return;
+      default:
+        emit(effect_kind(r.kind), EffectObject::Path, path_of(r.target, cwd_index()), "program",
+             s_.cwd_dynamic[cwd_index()] != 0 && !r.target.starts_with("/"));
+        return;
+    }
+  }
+
+  void match(const Match& m) {
+    const auto& argv = cmd_.argv;
+    auto one = [&](const std::string& w) {
+      re2::StringPiece group;
+      const bool hit = m.re->NumberOfCapturingGroups() > 0 ? RE2::PartialMatch(w, *m.re, &group)
+                                                           : RE2::PartialMatch(w, *m.re);
+      if (!hit) return;
+      std::string_view target = w;
+      if (m.re->NumberOfCapturingGroups() > 0 && group.data() != nullptr) {
+        target = std::string_view(group.data(), group.size());
+      }
+      word(m.kind, target, "match", cwd_index(), false);
+    };
+    if (m.argv) {
+      for (std::size_t i = 1; i < argv.size(); ++i) one(argv[i]);
+      return;
+    }
+    for (const OperandRef& r : s_.operands) one(argv[r.word]);
+  }
+
+ private:
+  const shell::SimpleCommand& cmd_;
+  const std::string& home_;
+  std::vector<Effect>* out_;
+  std::array<const Spec*, kMaxDepth> chain_{};
+  std::size_t depth_ = 0;
+  Scratch& s_;
+};
+
+}  // namespace
+
+void EffectsTable::effects_of(const shell::SimpleCommand& cmd, const std::string& cwd,
+                              const std::string& home, std::vector<Effect>* out) const {
+  const std::size_t start = out->size();
+  Evaluator ev(cmd, cwd, home, out);
+  for (const std::string& w : cmd.wrappers) {
+    if (is_privilege_wrapper(w))
+      ev.emit(EffectKind::Privilege, EffectObject::Program, w, "wrapper", false);
+  }
+  for (const shell::Redirect& r : cmd.redirects) {
+    const bool dup =
+        (r.op == ">&" || r.op == "<&") &&
+        (r.target == "-" ||
+         (!r.target.empty() && r.target.find_first_not_of("0123456789") == std::string::npos));
+    if (dup || r.op == "<<" || r.op == "<<<" || r.op == "<<-") continue;
+    if (r.op == "<" || r.op == "<&" || r.op == "<>")
+      ev.word(K::Read, r.target, "redirect", 0, false);
+    if (r.op != "<" && r.op != "<&") ev.word(K::Write, r.target, "redirect", 0, false);
+  }
+  if (!cmd.program.empty()) {
+    const bool dynamic_name =
+        has_expansion(cmd.program) || (cmd.dynamic && has_dynamic_char(cmd.program));
+    auto it = dynamic_name ? index_->by_name.end() : index_->by_name.find(cmd.program);
+    if (it == index_->by_name.end()) {
+      ev.emit(EffectKind::Unknown, EffectObject::Program, cmd.program, "program", dynamic_name);
+    } else {
+      ev.run(&it->second->spec);
+    }
+  }
+  for (std::size_t k = start; k < out->size(); ++k) {
+    Effect& e = (*out)[k];
+    e.program = cmd.program;
+    e.subcommand = ev.subcommand();
+  }
+}
+
+}  // namespace warden
