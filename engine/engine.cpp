@@ -150,12 +150,6 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   fields.id = next_fact_id();  // short: CLIPS hashes it in every fact, twice
   fields.depth = request.depth;
   fields.attempt = request.attempt;
-  if (request.history && !request.history->empty()) {  // session memory: age = now - time
-    fields.history = request.history;
-    fields.now = options_.clock ? options_.clock()
-                                : std::chrono::duration_cast<std::chrono::seconds>(
-                                      std::chrono::system_clock::now().time_since_epoch()).count();
-  }
 
   void* env = env_->get();
   EnvState& state = env_->state();

@@ -40,10 +40,6 @@ struct ProposalFields {
   std::vector<std::string> groups;  // the authenticated principal's groups (never from JSON)
   long long depth = 0, attempt = 0;
   bool renamed = false;  // a name was lowercased in the document
-  // Effects of earlier approved decisions of the session (DecideRequest::history), asserted
-  // as `history` facts with age = now - time; `now` is the engine clock, seconds.
-  const std::vector<HistoryEntry>* history = nullptr;
-  std::int64_t now = 0;
 };
 
 // Bounds on deriving the facts of one proposal.
