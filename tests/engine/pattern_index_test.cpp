@@ -465,6 +465,18 @@ TEST_CASE("the checker refuses an unknown or variable pattern kind at its line",
     CHECK(d->line == 8);
     CHECK(d->rule == "bad");
   }
+  // Hosts are lowercased before matching: an uppercase literal for url.host would never hit.
+  auto upper = compile_text(R"(
+(defrule upper-host
+  (pattern-hit (proposal ?id) (key "url.host") (kind suffix) (pattern ".Evil.com"))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule upper-host))))
+)");
+  CHECK_FALSE(upper.policy);
+  const Diagnostic* d = find_code(upper.diagnostics, "E_BAD_PATTERN");
+  REQUIRE(d);
+  CHECK(d->line == 3);
+  CHECK(d->message.find("lowercase") != std::string::npos);
   // The new kinds are accepted, also under not.
   CHECK(compile_text(R"(
 (defrule ok
