@@ -350,11 +350,13 @@ bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc,
                            const PatternIndex& patterns, const FactLimits& limits, FactError* error) {
   failed_ = false;
   limits_ = &limits;
+  patterns_ = &patterns;
   asserted_ = 0;
   stop_ = {};
   bool ok = assert_derived(p, doc, leaves, patterns, error);
   if (!ok && !stop_.code.empty()) *error = stop_;
   limits_ = nullptr;
+  patterns_ = nullptr;
   return ok;
 }
 
