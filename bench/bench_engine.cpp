@@ -532,14 +532,20 @@ GenRun run_generated(int n_rules, bool naive, std::size_t count, std::size_t war
 // (b, hosts) 1000 host-suffix rules on http proposals: the same forbids written as indexed
 // `url.host` suffix patterns and as interpreted str-suffix tests; then the same forbids
 // with one exception each (".docs.<tok>.example.net" is allowed), written four ways.
-enum class HostStyle { Indexed, StrSuffix, ExceptIndexed, ExceptPredicateLast, ExceptPredicateFirst, ExceptTestCE };
-const HostStyle kHostStyles[] = {HostStyle::Indexed, HostStyle::StrSuffix, HostStyle::ExceptIndexed,
-                                 HostStyle::ExceptPredicateLast, HostStyle::ExceptPredicateFirst, HostStyle::ExceptTestCE};
+enum class HostStyle {
+  Indexed, StrSuffix, ProposalFirst, ProposalLast,
+  ExceptIndexed, ExceptPredicateLast, ExceptPredicateFirst, ExceptTestCE
+};
+const HostStyle kHostStyles[] = {HostStyle::Indexed,       HostStyle::StrSuffix,           HostStyle::ProposalFirst,
+                                 HostStyle::ProposalLast,  HostStyle::ExceptIndexed,       HostStyle::ExceptPredicateLast,
+                                 HostStyle::ExceptPredicateFirst, HostStyle::ExceptTestCE};
 
 const char* host_style_label(HostStyle s) {
   switch (s) {
     case HostStyle::Indexed: return "hosts: pattern-hit suffix";
     case HostStyle::StrSuffix: return "hosts: url :(str-suffix)";
+    case HostStyle::ProposalFirst: return "hosts: (proposal) 1st, hit 2nd";
+    case HostStyle::ProposalLast: return "hosts: hit 1st, (proposal) 2nd";
     case HostStyle::ExceptIndexed: return "except: (not (pattern-hit))";
     case HostStyle::ExceptPredicateLast: return "except: :(not str-suffix) 2nd";
     case HostStyle::ExceptPredicateFirst: return "except: :(not str-suffix) 1st";
@@ -551,6 +557,8 @@ const char* host_style_key(HostStyle s) {
   switch (s) {
     case HostStyle::Indexed: return "indexed";
     case HostStyle::StrSuffix: return "str_suffix";
+    case HostStyle::ProposalFirst: return "proposal_first";
+    case HostStyle::ProposalLast: return "proposal_last";
     case HostStyle::ExceptIndexed: return "except_not_pattern_hit";
     case HostStyle::ExceptPredicateLast: return "except_predicate_second";
     case HostStyle::ExceptPredicateFirst: return "except_predicate_first";
@@ -558,7 +566,10 @@ const char* host_style_key(HostStyle s) {
   }
   return "";
 }
-bool host_style_has_exception(HostStyle s) { return s != HostStyle::Indexed && s != HostStyle::StrSuffix; }
+bool host_style_has_exception(HostStyle s) {
+  return s == HostStyle::ExceptIndexed || s == HostStyle::ExceptPredicateLast || s == HostStyle::ExceptPredicateFirst ||
+         s == HostStyle::ExceptTestCE;
+}
 
 std::string host_rule_name(int i) { return "host-suffix-" + tok(i).substr(3); }
 
@@ -573,6 +584,8 @@ RuleSources host_rules(int n, HostStyle style) {
     switch (style) {
       case HostStyle::Indexed: cond = hit; break;
       case HostStyle::StrSuffix: cond = "(url (proposal ?id) (host ?h&:(str-suffix \"" + suffix + "\" ?h)))"; break;
+      case HostStyle::ProposalFirst: cond = "(proposal (id ?id) (target http))\n  " + hit; break;
+      case HostStyle::ProposalLast: cond = hit + "\n  (proposal (id ?id) (target http))"; break;
       case HostStyle::ExceptIndexed:
         cond = hit + "\n  (not (pattern-hit (proposal ?id) (key \"url.host\") (kind suffix) (pattern \"" + except + "\")))";
         break;
@@ -958,6 +971,8 @@ int main(int argc, char** argv) {
     const double host_ratio = cpu_ratio(HostStyle::Indexed, HostStyle::StrSuffix);
     std::printf("    hosts: pattern-hit suffix / str-suffix throughput = %.1fx (CPU), %.1fx (wall)\n", host_ratio,
                 hosts[HostStyle::Indexed].lat.per_sec / hosts[HostStyle::StrSuffix].lat.per_sec);
+    std::printf("    hit 1st, (proposal) 2nd / (proposal) 1st, hit 2nd = %.2fx (CPU)\n",
+                cpu_ratio(HostStyle::ProposalLast, HostStyle::ProposalFirst));
     std::printf("    exception as (not (pattern-hit)) vs :(not (str-suffix)) 2nd / 1st / (test) last: %.2fx / %.2fx / %.2fx (CPU)\n",
                 cpu_ratio(HostStyle::ExceptIndexed, HostStyle::ExceptPredicateLast),
                 cpu_ratio(HostStyle::ExceptIndexed, HostStyle::ExceptPredicateFirst),

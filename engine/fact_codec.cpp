@@ -522,6 +522,7 @@ bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc,
                            const std::vector<HistoryEntry>* history, std::int64_t now) {
   failed_ = false;
   limits_ = &limits;
+  patterns_ = &patterns;
   asserted_ = 0;
   stop_ = {};
   effect_records_.clear();
@@ -537,6 +538,7 @@ bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc,
   }
   if (!ok && !stop_.code.empty()) *error = stop_;
   limits_ = nullptr;
+  patterns_ = nullptr;
   return ok;
 }
 
@@ -566,10 +568,17 @@ bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& 
     if (in_proposal_fact(leaf.key)) continue;
     if (!assert_param(p.id, leaf)) return fail("cannot assert a param fact");
     if (!patterns.empty() && leaf.value->IsString()) {
-      bool hit_ok = true;
+      bool hit_ok = true, forged = false;
+      // A leaf named like a derived key ("url.host" from a top-level "url" object) gets no
+      // hit: it would read as the derived value's hit, which an exception may wait for.
+      const bool reserved = is_derived_key(leaf.key);
       bool ran = patterns.match_value(leaf.key, std::string_view(leaf.value->GetString(), leaf.value->GetStringLength()),
-                                      [&](const PatternIndex::Hit& hit) { hit_ok &= assert_hit(p.id, leaf.key, hit); });
+                                      [&](const PatternIndex::Hit& hit) {
+                                        if (reserved) forged = true;
+                                        else hit_ok &= assert_hit(p.id, leaf.key, hit);
+                                      });
       if (!ran) return fail("pattern matcher ran out of memory");
+      if (forged) return fail("the proposal field \"" + leaf.key + "\" has the name of a derived value and matches an indexed pattern");
       if (!hit_ok) return fail("cannot assert a pattern-hit fact");
       if (past_deadline()) {
         stop(code::kDeadline, "the decision deadline passed while matching indexed patterns");

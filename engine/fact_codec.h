@@ -127,6 +127,10 @@ class FactCodec {
   // an assert failed (the derivation is then stopped with the cause).
   bool assert_derived_hits(const std::string& id, std::string_view key, std::string_view value,
                            const PatternIndex& patterns);
+  // The same with the index of the current assert_all (for callers that are not handed it).
+  bool assert_derived_hits(const std::string& id, std::string_view key, std::string_view value) {
+    return !patterns_ || assert_derived_hits(id, key, value, *patterns_);
+  }
   bool assert_effect(const std::string& id, long long index, const Effect& effect, const std::string& cwd);
   bool assert_command_effects(const std::string& id, long long index, const shell::SimpleCommand& cmd,
                               const std::string& cwd);
@@ -150,6 +154,7 @@ class FactCodec {
   TextMap<void*> pinned_;  // symbol cache, bounded
   bool failed_ = false;
   const FactLimits* limits_ = nullptr;  // set during assert_all
+  const PatternIndex* patterns_ = nullptr;  // set during assert_all
   std::size_t asserted_ = 0;            // facts asserted for the current proposal
   FactError stop_;                      // set when a cap or the deadline stopped the derivation
 };

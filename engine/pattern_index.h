@@ -20,7 +20,8 @@ namespace warden {
 // Keys of derived values: a slot of a derived fact rather than a JSON leaf. A pattern-hit
 // with one of these keys is matched against that slot of every such fact, and only when
 // some rule names the key. A param leaf that happens to have the same dotted name (a
-// top-level "url" object in a proposal) never produces a hit under a derived key.
+// top-level "url" object in a proposal) never produces a hit under a derived key: the fact
+// codec fails the decision if a keyless pattern matches one.
 namespace derived_key {
 inline constexpr std::string_view kUrlHost = "url.host";                  // host of every valid url fact
 inline constexpr std::string_view kEffectTarget = "effect.target";        // target of every effect fact

@@ -577,6 +577,15 @@ struct FileChecker {
       return;
     }
     if (p.kind == "regex") check_regex(Token{TokenType::String, p.pattern, t[open].line}, rule);
+    // Hosts are lowercased before they are matched: a literal with an uppercase letter
+    // would never hit, and a forbid written that way would silently never fire.
+    if (p.key == "url.host" &&
+        (p.kind == "exact" || p.kind == "suffix" || p.kind == "prefix" || p.kind == "substring") &&
+        std::any_of(p.pattern.begin(), p.pattern.end(), [](char ch) { return ch >= 'A' && ch <= 'Z'; })) {
+      error(code::kBadPattern, t[open].line, rule,
+            "url.host values are lowercase, so this " + p.kind + " pattern with an uppercase letter never hits: write it in lowercase");
+      return;
+    }
     out->patterns.push_back(std::move(p));
   }
 

@@ -367,6 +367,36 @@ TEST_CASE("url.host suffix hits come from the url fact of a real decision", "[pa
   CHECK(fired(forged, "no-evil-hosts"));
 }
 
+TEST_CASE("a proposal field named like a derived key cannot forge its hit", "[patterns][derived][failclosed]") {
+  Engine engine(must_compile(R"(
+(defrule no-evil-hosts
+  (pattern-hit (proposal ?id) (key "url.host") (kind suffix) (pattern ".evil.com"))
+  (not (pattern-hit (proposal ?id) (key "url.host") (kind suffix) (pattern ".docs.evil.com")))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule no-evil-hosts))))
+(defrule docs-anywhere
+  (pattern-hit (proposal ?id) (kind suffix) (pattern ".docs.evil.com"))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule docs-anywhere))))
+)"), test_options());
+  // The keyless pattern would hit the top-level url.host leaf under the key "url.host",
+  // the very fact the exception waits for: the decision fails closed instead.
+  Decision forged = decide_ok(engine,
+      R"({"target":"http","action":"request","url":{"host":"a.docs.evil.com"},"payload":{"method":"GET","url":"https://x.evil.com/"}})");
+  CHECK(forged.outcome == Outcome::Reject);
+  CHECK(forged.error_code == "E_FACTS");
+  // Not matching any pattern, the same field is only a param.
+  Decision plain = decide_ok(engine,
+      R"({"target":"http","action":"request","url":{"host":"a.example.org"},"payload":{"method":"GET","url":"https://x.evil.com/"}})");
+  CHECK(plain.error_code.empty());
+  CHECK(fired(plain, "no-evil-hosts"));
+  // The real exception still holds, and the keyless rule sees the derived hit too.
+  Decision docs = decide_ok(engine, http_get("https://a.docs.evil.com/"));
+  CHECK(docs.error_code.empty());
+  CHECK_FALSE(fired(docs, "no-evil-hosts"));
+  CHECK(fired(docs, "docs-anywhere"));
+}
+
 TEST_CASE("shell-command.program and path.normalized hits come from their facts", "[patterns][derived][decide]") {
   Engine engine(must_compile(R"(
 (defrule no-shred
@@ -435,6 +465,18 @@ TEST_CASE("the checker refuses an unknown or variable pattern kind at its line",
     CHECK(d->line == 8);
     CHECK(d->rule == "bad");
   }
+  // Hosts are lowercased before matching: an uppercase literal for url.host would never hit.
+  auto upper = compile_text(R"(
+(defrule upper-host
+  (pattern-hit (proposal ?id) (key "url.host") (kind suffix) (pattern ".Evil.com"))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule upper-host))))
+)");
+  CHECK_FALSE(upper.policy);
+  const Diagnostic* d = find_code(upper.diagnostics, "E_BAD_PATTERN");
+  REQUIRE(d);
+  CHECK(d->line == 3);
+  CHECK(d->message.find("lowercase") != std::string::npos);
   // The new kinds are accepted, also under not.
   CHECK(compile_text(R"(
 (defrule ok
