@@ -23,6 +23,54 @@ std::string member(const rapidjson::Value& v, const char* name) {
   return it != v.MemberEnd() && it->value.IsString() ? it->value.GetString() : "";
 }
 
+bool valid_symbol(std::string_view s) {
+  if (s.empty() || s[0] < 'a' || s[0] > 'z') return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  return true;
+}
+
+// Reads "expect_effects" / "not_effects": an array of objects with effect fields. Kinds,
+// objects and classes are checked, so a misspelt one never makes a not_effects vacuous.
+std::string read_effect_patterns(const rapidjson::Value& v, const char* field, std::vector<EffectPattern>* out) {
+  const std::string where = std::string("\"") + field + "\"";
+  if (!v.IsArray()) return where + " must be an array of effect objects";
+  static const std::set<std::string_view> kKinds = {"exec", "write", "delete", "read", "network", "env-dump", "privilege", "unknown"};
+  static const std::set<std::string_view> kObjects = {"path", "host", "program", "code", "none"};
+  for (const auto& e : v.GetArray()) {
+    if (!e.IsObject()) return where + " must be an array of effect objects";
+    EffectPattern p;
+    for (auto m = e.MemberBegin(); m != e.MemberEnd(); ++m) {
+      std::string_view name(m->name.GetString(), m->name.GetStringLength());
+      if (name == "in_workspace" || name == "dynamic") {
+        if (!m->value.IsBool()) return where + ": \"" + std::string(name) + "\" must be true or false";
+        (name == "dynamic" ? p.dynamic : p.in_workspace) = m->value.GetBool();
+        continue;
+      }
+      std::optional<std::string>* slot = name == "kind"         ? &p.kind
+                                         : name == "object"     ? &p.object
+                                         : name == "target"     ? &p.target
+                                         : name == "program"    ? &p.program
+                                         : name == "class"      ? &p.path_class
+                                         : name == "subcommand" ? &p.subcommand
+                                         : name == "via"        ? &p.via
+                                                                : nullptr;
+      if (!slot)
+        return where + ": unknown effect field \"" + std::string(name.substr(0, 40)) +
+               "\" (kind, object, target, program, class, subcommand, via, in_workspace, dynamic)";
+      if (!m->value.IsString()) return where + ": \"" + std::string(name) + "\" must be a string";
+      *slot = std::string(m->value.GetString(), m->value.GetStringLength());
+    }
+    if (p.kind && !kKinds.count(*p.kind)) return where + ": unknown effect kind \"" + p.kind->substr(0, 40) + "\"";
+    if (p.object && !kObjects.count(*p.object))
+      return where + ": unknown effect object \"" + p.object->substr(0, 40) + "\"";
+    if (p.path_class && !valid_symbol(*p.path_class))
+      return where + ": \"class\" must be a class name such as none or credential";
+    out->push_back(std::move(p));
+  }
+  return "";
+}
+
 void read_case(const std::string& file, long line, const rapidjson::Value& v, std::vector<RuleCase>* out,
                Diagnostics* diagnostics) {
   auto bad = [&](const std::string& why) {
@@ -31,11 +79,13 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
   if (!v.IsObject()) return bad("a test case must be a JSON object");
   // A misspelt field (say "expect_eror") must not quietly turn into a weaker test.
   static const std::set<std::string, std::less<>> kFields = {
-      "name", "proposal", "expect", "expect_error", "rule", "not_rule", "workspace", "depth", "principal", "groups"};
+      "name", "proposal", "expect", "expect_error", "rule", "not_rule", "workspace", "depth", "principal", "groups",
+      "expect_effects", "not_effects"};
   for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
     std::string_view field(m->name.GetString(), m->name.GetStringLength());
     if (!kFields.count(field)) return bad("unknown test case field \"" + std::string(field.substr(0, 40)) + "\"");
-    if (field != "proposal" && field != "depth" && field != "groups" && !m->value.IsString())
+    if (field != "proposal" && field != "depth" && field != "groups" && field != "expect_effects" &&
+        field != "not_effects" && !m->value.IsString())
       return bad("test case field \"" + std::string(field) + "\" must be a string");
   }
   RuleCase c;
@@ -60,6 +110,12 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
       c.groups.emplace_back(g.GetString(), g.GetStringLength());
     }
   }
+  for (const char* field : {"expect_effects", "not_effects"}) {
+    auto it = v.FindMember(field);
+    if (it == v.MemberEnd()) continue;
+    std::string why = read_effect_patterns(it->value, field, field[0] == 'e' ? &c.expect_effects : &c.not_effects);
+    if (!why.empty()) return bad(why);
+  }
   auto proposal = v.FindMember("proposal");
   if (c.name.empty()) return bad("test case has no \"name\"");
   if (proposal == v.MemberEnd()) return bad("test case '" + c.name + "' has no \"proposal\"");
@@ -74,7 +130,41 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
   out->push_back(std::move(c));
 }
 
+std::string effect_text(const EffectRecord& e) {
+  std::string out = e.kind + " " + e.object + " \"" + e.target + "\"";
+  if (!e.program.empty()) out += " program=" + e.program;
+  if (!e.subcommand.empty()) out += " subcommand=" + e.subcommand;
+  if (!e.via.empty()) out += " via=" + e.via;
+  if (e.object == "path") out += std::string(" class=") + e.path_class + (e.in_workspace ? " in-workspace" : "");
+  if (e.dynamic) out += " dynamic";
+  return out;
+}
+
 }  // namespace
+
+bool EffectPattern::matches(const EffectRecord& e) const {
+  return (!kind || *kind == e.kind) && (!object || *object == e.object) && (!target || *target == e.target) &&
+         (!program || *program == e.program) && (!path_class || *path_class == e.path_class) &&
+         (!subcommand || *subcommand == e.subcommand) && (!via || *via == e.via) &&
+         (!in_workspace || *in_workspace == e.in_workspace) && (!dynamic || *dynamic == e.dynamic);
+}
+
+std::string EffectPattern::to_text() const {
+  std::string out;
+  auto add = [&](const char* name, const std::optional<std::string>& v) {
+    if (v) out += (out.empty() ? "" : " ") + std::string(name) + "=" + *v;
+  };
+  add("kind", kind);
+  add("object", object);
+  add("target", target);
+  add("program", program);
+  add("class", path_class);
+  add("subcommand", subcommand);
+  add("via", via);
+  if (in_workspace) out += std::string(out.empty() ? "" : " ") + "in_workspace=" + (*in_workspace ? "true" : "false");
+  if (dynamic) out += std::string(out.empty() ? "" : " ") + "dynamic=" + (*dynamic ? "true" : "false");
+  return "{" + out + "}";
+}
 
 std::vector<RuleCase> read_cases(const std::string& file, const std::string& text, Diagnostics* diagnostics) {
   std::vector<RuleCase> cases;
@@ -160,8 +250,23 @@ CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vec
         r.failure += "- rule " + c.rule + " should fire\n+ fired: [" + list + "]\n";
       if (!c.not_rule.empty() && fired_here(c.not_rule))
         r.failure += "- rule " + c.not_rule + " should not fire\n+ fired: [" + list + "]\n";
+      auto derived = [&] {
+        std::string all;
+        for (const auto& e : d.decision.effects) all += "\n    " + effect_text(e);
+        return all.empty() ? std::string(" none") : all;
+      };
+      auto any_match = [&](const EffectPattern& p) {
+        return std::any_of(d.decision.effects.begin(), d.decision.effects.end(),
+                           [&](const EffectRecord& e) { return p.matches(e); });
+      };
+      for (const auto& p : c.expect_effects)
+        if (!any_match(p)) r.failure += "- effect " + p.to_text() + " should be derived\n+ derived:" + derived() + "\n";
+      for (const auto& p : c.not_effects)
+        if (any_match(p)) r.failure += "- effect " + p.to_text() + " should not be derived\n+ derived:" + derived() + "\n";
     } else if (!c.rule.empty()) {
       r.failure = "- rule " + c.rule + " should fire\n+ the proposal was refused before any rule ran\n";
+    } else if (!c.expect_effects.empty()) {
+      r.failure = "- effects expected\n+ the proposal was refused before any effect was derived\n";
     }
     r.passed = r.failure.empty();
     (r.passed ? report.passed : report.failed)++;

@@ -14,6 +14,15 @@
 
 namespace warden {
 
+// An effect a case expects among the derived ones (or not): only the fields given are
+// compared ("expect_effects": [{"kind":"write","target":"/w/x","class":"none"}]).
+struct EffectPattern {
+  std::optional<std::string> kind, object, target, program, path_class, subcommand, via;
+  std::optional<bool> in_workspace, dynamic;
+  bool matches(const EffectRecord& e) const;
+  std::string to_text() const;  // {kind=write target=/w/x}
+};
+
 struct RuleCase {
   std::string file;
   long line = 0;
@@ -28,6 +37,8 @@ struct RuleCase {
   // optional: the authenticated caller, as the daemon passes it (DecideRequest)
   std::optional<std::string> principal;
   std::vector<std::string> groups;
+  std::vector<EffectPattern> expect_effects;  // optional: each must match a derived effect
+  std::vector<EffectPattern> not_effects;     // optional: none may match a derived effect
 };
 
 struct CaseResult {

@@ -46,6 +46,9 @@ struct EffectRecord {
   std::string program;     // the program whose effect it is ("" for file/http proposals)
   std::string path_class;  // class from the path classes table, "none" when unclassified
   bool in_workspace = false;
+  std::string subcommand;  // as in the effect fact ("" if none)
+  std::string via;         // the option or operand it came from ("redirect", "payload.path" …)
+  bool dynamic = false;    // its word is known only at run time
 };
 
 // An effect of an earlier approved decision of the same session, as `history` facts show it.

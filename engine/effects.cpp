@@ -5,12 +5,13 @@
 #include "engine/effects.h"
 
 #include <re2/re2.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <tuple>
 #include <unordered_map>
-
-#include <toml++/toml.h>
 
 #include "bindings/paths.h"
 #include "bindings/urls.h"
@@ -34,7 +35,7 @@ enum class K : std::uint8_t {
   EnvDump,
   Privilege,
   Unknown,
-  Cwd,          // changes the directory later relative paths are read from
+  Cwd,  // changes the directory later relative paths are read from
 };
 
 struct KindName {
@@ -43,12 +44,10 @@ struct KindName {
 };
 
 constexpr KindName kKindNames[] = {
-    {"none", K::None},           {"read", K::Read},
-    {"write", K::Write},         {"delete", K::Delete},
-    {"exec", K::Exec},           {"exec-program", K::ExecProgram},
-    {"exec-code", K::ExecCode},  {"network", K::Network},
-    {"env-dump", K::EnvDump},    {"privilege", K::Privilege},
-    {"unknown", K::Unknown},     {"cwd", K::Cwd},
+    {"none", K::None},           {"read", K::Read},       {"write", K::Write},
+    {"delete", K::Delete},       {"exec", K::Exec},       {"exec-program", K::ExecProgram},
+    {"exec-code", K::ExecCode},  {"network", K::Network}, {"env-dump", K::EnvDump},
+    {"privilege", K::Privilege}, {"unknown", K::Unknown}, {"cwd", K::Cwd},
 };
 
 bool kind_from_name(std::string_view name, K* kind) {
@@ -65,25 +64,33 @@ bool is_path_kind(K k) { return k == K::Read || k == K::Write || k == K::Delete 
 
 EffectKind effect_kind(K k) {
   switch (k) {
-    case K::Read: return EffectKind::Read;
-    case K::Write: return EffectKind::Write;
-    case K::Delete: return EffectKind::Delete;
+    case K::Read:
+      return EffectKind::Read;
+    case K::Write:
+      return EffectKind::Write;
+    case K::Delete:
+      return EffectKind::Delete;
     case K::Exec:
     case K::ExecProgram:
-    case K::ExecCode: return EffectKind::Exec;
-    case K::Network: return EffectKind::Network;
-    case K::EnvDump: return EffectKind::EnvDump;
-    case K::Privilege: return EffectKind::Privilege;
+    case K::ExecCode:
+      return EffectKind::Exec;
+    case K::Network:
+      return EffectKind::Network;
+    case K::EnvDump:
+      return EffectKind::EnvDump;
+    case K::Privilege:
+      return EffectKind::Privilege;
     case K::None:
     case K::Unknown:
-    case K::Cwd: break;
+    case K::Cwd:
+      break;
   }
   return EffectKind::Unknown;
 }
 
 struct Option {
-  std::string name;          // as listed: "-o", "--output", "-name" (single-dash)
-  K kind = K::None;          // the value's kind (takes_value) or the flag's effect
+  std::string name;  // as listed: "-o", "--output", "-name" (single-dash)
+  K kind = K::None;  // the value's kind (takes_value) or the flag's effect
   bool takes_value = false;
   bool operands = false;     // flag "operands:KIND": turns the path operands into `kind`
   bool selects_sub = false;  // the subcommand option: its value names the sub
@@ -103,7 +110,7 @@ struct Match {
 struct Spec {
   std::vector<Option> options;  // sorted by name
   std::vector<K> operands;
-  bool repeat = false;          // the last operand kind repeats ("K...")
+  bool repeat = false;  // the last operand kind repeats ("K...")
   bool has_last = false;
   K last = K::None;
   std::vector<RunEffect> run;
@@ -112,7 +119,9 @@ struct Spec {
   bool remote = false;
   bool subcommands = false;
   bool unknown_subs_none = false;
-  std::unordered_map<std::string, std::unique_ptr<Spec>> subs;
+  std::string name;  // a sub's name as the table lists it ("" for a program)
+  std::unordered_map<std::string, const Spec*> subs;  // names and aliases
+  std::vector<std::unique_ptr<Spec>> owned_subs;
   std::vector<Match> matches;
 
   const Option* find(std::string_view name) const {
@@ -124,7 +133,7 @@ struct Spec {
 
   const Spec* sub(const std::string& name) const {
     auto it = subs.find(name);
-    return it == subs.end() ? nullptr : it->second.get();
+    return it == subs.end() ? nullptr : it->second;
   }
 
   K operand_kind(std::size_t pos, std::size_t count) const {
@@ -154,25 +163,38 @@ EffectsTable::~EffectsTable() = default;
 
 std::string_view effect_kind_name(EffectKind kind) {
   switch (kind) {
-    case EffectKind::Exec: return "exec";
-    case EffectKind::Write: return "write";
-    case EffectKind::Delete: return "delete";
-    case EffectKind::Read: return "read";
-    case EffectKind::Network: return "network";
-    case EffectKind::EnvDump: return "env-dump";
-    case EffectKind::Privilege: return "privilege";
-    case EffectKind::Unknown: return "unknown";
+    case EffectKind::Exec:
+      return "exec";
+    case EffectKind::Write:
+      return "write";
+    case EffectKind::Delete:
+      return "delete";
+    case EffectKind::Read:
+      return "read";
+    case EffectKind::Network:
+      return "network";
+    case EffectKind::EnvDump:
+      return "env-dump";
+    case EffectKind::Privilege:
+      return "privilege";
+    case EffectKind::Unknown:
+      return "unknown";
   }
   return "unknown";
 }
 
 std::string_view effect_object_name(EffectObject object) {
   switch (object) {
-    case EffectObject::Path: return "path";
-    case EffectObject::Host: return "host";
-    case EffectObject::Program: return "program";
-    case EffectObject::Code: return "code";
-    case EffectObject::None: return "none";
+    case EffectObject::Path:
+      return "path";
+    case EffectObject::Host:
+      return "host";
+    case EffectObject::Program:
+      return "program";
+    case EffectObject::Code:
+      return "code";
+    case EffectObject::None:
+      return "none";
   }
   return "none";
 }
@@ -191,35 +213,43 @@ constexpr std::int64_t kRegexMaxMem = 8 << 20;
 
 class Loader {
  public:
-  Loader(const std::string& file, Diagnostics* diagnostics) : file_(file), diagnostics_(diagnostics) {}
+  Loader(const std::string& file, Diagnostics* diagnostics)
+      : file_(file), diagnostics_(diagnostics) {}
 
   bool failed() const { return failed_; }
 
   void error(long line, std::string message) {
     failed_ = true;
     if (diagnostics_ != nullptr) {
-      diagnostics_->push_back({code::kEffectsTable, Severity::Error, file_, line, "", std::move(message)});
+      diagnostics_->push_back(
+          {code::kEffectsTable, Severity::Error, file_, line, "", std::move(message)});
     }
   }
 
-  static long line_of(const toml::node& node) { return static_cast<long>(node.source().begin.line); }
+  static long line_of(const toml::node& node) {
+    return static_cast<long>(node.source().begin.line);
+  }
   static long line_of(const toml::key& key) { return static_cast<long>(key.source().begin.line); }
 
   // A program table or a sub table. `where` is "program.git" or "program.git.sub.log".
-  void spec(const toml::table& table, const std::string& where, bool top, Spec* spec,
+  void spec(const toml::table& table, const std::string& where, Spec* spec,
             std::vector<std::pair<std::string, long>>* aliases) {
     // Scalars first: single-dash decides how option names are checked.
-    if (const toml::node* n = table.get("single-dash")) spec->single_dash = boolean(*n, where, "single-dash");
-    if (const toml::node* n = table.get("stop-at-operand")) spec->stop_at_operand = boolean(*n, where, "stop-at-operand");
+    if (const toml::node* n = table.get("single-dash"))
+      spec->single_dash = boolean(*n, where, "single-dash");
+    if (const toml::node* n = table.get("stop-at-operand"))
+      spec->stop_at_operand = boolean(*n, where, "stop-at-operand");
     if (const toml::node* n = table.get("remote")) spec->remote = boolean(*n, where, "remote");
-    if (const toml::node* n = table.get("subcommands")) spec->subcommands = boolean(*n, where, "subcommands");
+    if (const toml::node* n = table.get("subcommands"))
+      spec->subcommands = boolean(*n, where, "subcommands");
     if (const toml::node* n = table.get("unknown-subcommands")) {
       std::string v;
       if (string(*n, where, "unknown-subcommands", &v)) {
         if (v == "none") {
           spec->unknown_subs_none = true;
         } else if (v != "unknown") {
-          error(line_of(*n), where + ".unknown-subcommands: \"" + v + "\" is neither \"none\" nor \"unknown\"");
+          error(line_of(*n),
+                where + ".unknown-subcommands: \"" + v + "\" is neither \"none\" nor \"unknown\"");
         }
       }
     }
@@ -228,7 +258,8 @@ class Loader {
     if (const toml::node* n = table.get("subcommand-option")) {
       if (string(*n, where, "subcommand-option", &sub_option)) {
         sub_option_line = line_of(*n);
-        if (!option_name_ok(sub_option, spec->single_dash, where + ".subcommand-option", sub_option_line)) {
+        if (!option_name_ok(sub_option, spec->single_dash, where + ".subcommand-option",
+                            sub_option_line)) {
           sub_option.clear();
         }
       }
@@ -256,7 +287,7 @@ class Loader {
       if (k == "single-dash" || k == "stop-at-operand" || k == "remote" || k == "subcommands" ||
           k == "unknown-subcommands" || k == "subcommand-option") {
         continue;
-      } else if (k == "aliases" && top) {
+      } else if (k == "aliases") {
         for_strings(node, where + ".aliases", [&](const std::string& v, long l) {
           if (!program_name_ok(v, where + ".aliases", l)) return;
           aliases->emplace_back(v, l);
@@ -267,13 +298,15 @@ class Loader {
         });
       } else if (k == "operands") {
         std::vector<std::pair<std::string, long>> items;
-        for_strings(node, where + ".operands", [&](const std::string& v, long l) { items.emplace_back(v, l); });
+        for_strings(node, where + ".operands",
+                    [&](const std::string& v, long l) { items.emplace_back(v, l); });
         for (std::size_t i = 0; i < items.size(); ++i) {
           std::string name = items[i].first;
           if (name.ends_with("...")) {
             name.resize(name.size() - 3);
             if (i + 1 != items.size()) {
-              error(items[i].second, where + ".operands: only the last kind may repeat (\"" + items[i].first + "\")");
+              error(items[i].second, where + ".operands: only the last kind may repeat (\"" +
+                                         items[i].first + "\")");
               continue;
             }
             spec->repeat = true;
@@ -288,7 +321,8 @@ class Loader {
           spec->has_last = true;
         }
       } else if (k == "run") {
-        for_strings(node, where + ".run", [&](const std::string& v, long l) { run(v, where + ".run", l, spec); });
+        for_strings(node, where + ".run",
+                    [&](const std::string& v, long l) { run(v, where + ".run", l, spec); });
       } else if (k == "options") {
         const toml::table* t = node.as_table();
         if (t == nullptr) {
@@ -341,7 +375,7 @@ class Loader {
         if (subs == nullptr) error(line, where + ".sub must hold [" + where + ".sub.NAME] tables");
       } else {
         const long kline = line_of(key) != 0 ? line_of(key) : line;
-        error(kline, where + ": unknown key \"" + k + "\"" + (k == "aliases" ? " (aliases belong to a program, not a sub)" : ""));
+        error(kline, where + ": unknown key \"" + k + "\"");
       }
     }
 
@@ -380,8 +414,10 @@ class Loader {
               [](const Option& a, const Option& b) { return a.name < b.name; });
 
     if (subs != nullptr) {
+      std::vector<std::pair<const Spec*, std::vector<std::pair<std::string, long>>>> sub_aliases;
       if (!spec->subcommands && sub_option.empty()) {
-        error(subs_line, where + " has sub tables but neither subcommands = true nor a subcommand-option");
+        error(subs_line,
+              where + " has sub tables but neither subcommands = true nor a subcommand-option");
       }
       for (auto&& [skey, snode] : *subs) {
         const std::string sname(skey.str());
@@ -396,8 +432,31 @@ class Loader {
           continue;
         }
         auto child = std::make_unique<Spec>();
-        this->spec(*st, swhere, false, child.get(), nullptr);
-        spec->subs.emplace(sname, std::move(child));
+        child->name = sname;
+        std::vector<std::pair<std::string, long>> child_aliases;
+        this->spec(*st, swhere, child.get(), &child_aliases);
+        spec->subs.emplace(sname, child.get());
+        sub_aliases.emplace_back(child.get(), std::move(child_aliases));
+        spec->owned_subs.push_back(std::move(child));
+      }
+      // Aliases after every sub (an alias clashes with a sub listed later too), in file
+      // order (the later of two is the error).
+      std::vector<std::tuple<long, std::string, const Spec*>> ordered;
+      for (auto& [child, child_aliases] : sub_aliases) {
+        for (auto& [alias, line] : child_aliases) ordered.emplace_back(line, alias, child);
+      }
+      std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+        return std::get<0>(a) < std::get<0>(b);
+      });
+      for (auto& [line, alias, child] : ordered) {
+        {
+          auto [it, fresh] = spec->subs.emplace(alias, child);
+          if (!fresh) {
+            error(line, where + ".sub." + child->name + ".aliases: \"" + alias +
+                            "\" is already a subcommand of " + where + " (" + it->second->name +
+                            ")");
+          }
+        }
       }
     }
   }
@@ -417,7 +476,8 @@ class Loader {
     return false;
   }
 
-  bool string(const toml::node& node, const std::string& where, std::string_view key, std::string* out) {
+  bool string(const toml::node& node, const std::string& where, std::string_view key,
+              std::string* out) {
     if (const auto* s = node.as_string()) {
       *out = s->get();
       return true;
@@ -436,7 +496,8 @@ class Loader {
     for (const toml::node& item : *a) {
       const auto* s = item.as_string();
       if (s == nullptr) {
-        error(line_of(item) != 0 ? line_of(item) : line_of(node), what + " must be an array of strings");
+        error(line_of(item) != 0 ? line_of(item) : line_of(node),
+              what + " must be an array of strings");
         continue;
       }
       f(s->get(), line_of(item) != 0 ? line_of(item) : line_of(node));
@@ -455,15 +516,17 @@ class Loader {
     return true;
   }
 
-  bool option_name_ok(const std::string& name, bool single_dash, const std::string& what, long line) {
+  bool option_name_ok(const std::string& name, bool single_dash, const std::string& what,
+                      long line) {
     if (name.size() < 2 || name[0] != '-' || name == "--" ||
         name.find_first_of("= \t\r\n") != std::string::npos) {
       error(line, what + ": \"" + name + "\" is not an option name");
       return false;
     }
     if (!single_dash && name[1] != '-' && name.size() > 2) {
-      error(line, what + ": \"" + name +
-                      "\" is a one-dash option longer than one letter; it needs single-dash = true");
+      error(line,
+            what + ": \"" + name +
+                "\" is a one-dash option longer than one letter; it needs single-dash = true");
       return false;
     }
     return true;
@@ -572,7 +635,8 @@ class Loader {
 
 }  // namespace
 
-std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source, Diagnostics* diagnostics) {
+std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
+                                                  Diagnostics* diagnostics) {
   // Problems are reported in line order (the TOML tables are read in key order).
   Diagnostics found;
   struct Report {
@@ -596,12 +660,14 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source, Diag
   auto table = std::make_shared<EffectsTable>();
   // Every name (program or alias) → where it was defined, for clash messages.
   std::unordered_map<std::string, long> names;
-  std::vector<std::pair<std::shared_ptr<Program>, std::vector<std::pair<std::string, long>>>> parsed;
+  std::vector<std::pair<std::shared_ptr<Program>, std::vector<std::pair<std::string, long>>>>
+      parsed;
   for (auto&& [key, node] : root) {
     const std::string k(key.str());
     if (k != "program") {
-      loader.error(Loader::line_of(key) != 0 ? Loader::line_of(key) : Loader::line_of(node),
-                   "unknown top-level key \"" + k + "\" (an effects table holds [program.NAME] tables)");
+      loader.error(
+          Loader::line_of(key) != 0 ? Loader::line_of(key) : Loader::line_of(node),
+          "unknown top-level key \"" + k + "\" (an effects table holds [program.NAME] tables)");
       continue;
     }
     const toml::table* programs = node.as_table();
@@ -613,7 +679,8 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source, Diag
       const std::string name(pkey.str());
       const std::string where = "program." + name;
       const toml::table* pt = pnode.as_table();
-      const long line = Loader::line_of(pnode) != 0 ? Loader::line_of(pnode) : Loader::line_of(pkey);
+      const long line =
+          Loader::line_of(pnode) != 0 ? Loader::line_of(pnode) : Loader::line_of(pkey);
       if (pt == nullptr) {
         loader.error(line, where + " must be a table");
         continue;
@@ -624,28 +691,36 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source, Diag
       program->file = source.path;
       program->line = line;
       std::vector<std::pair<std::string, long>> aliases;
-      loader.spec(*pt, where, true, &program->spec, &aliases);
+      loader.spec(*pt, where, &program->spec, &aliases);
       if (auto [it, fresh] = names.emplace(name, line); !fresh) {
-        loader.error(line, where + ": \"" + name + "\" is already defined on line " + std::to_string(it->second));
+        loader.error(line, where + ": \"" + name + "\" is already defined on line " +
+                               std::to_string(it->second));
       }
       parsed.emplace_back(std::move(program), std::move(aliases));
     }
   }
-  // Aliases after all programs, so an alias clashes with a program defined later too.
+  // Aliases after all programs (an alias clashes with a program defined later too), in file
+  // order (the later of two is the error).
+  std::vector<std::tuple<long, std::string, Program*>> ordered;
   for (auto& [program, aliases] : parsed) {
-    for (auto& [alias, line] : aliases) {
-      if (auto [it, fresh] = names.emplace(alias, line); !fresh) {
-        loader.error(line, "program." + program->name + ".aliases: \"" + alias +
-                               "\" is already a program or alias (line " + std::to_string(it->second) + ")");
-        continue;
-      }
-      program->aliases.push_back(alias);
+    for (auto& [alias, line] : aliases) ordered.emplace_back(line, alias, program.get());
+  }
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  for (auto& [line, alias, program] : ordered) {
+    if (auto [it, fresh] = names.emplace(alias, line); !fresh) {
+      loader.error(line, "program." + program->name + ".aliases: \"" + alias +
+                             "\" is already a program or alias (line " +
+                             std::to_string(it->second) + ")");
+      continue;
     }
+    program->aliases.push_back(alias);
   }
   if (loader.failed()) return nullptr;
   for (auto& [program, aliases] : parsed) {
     table->index_->by_name.emplace(program->name, program.get());
-    for (const std::string& alias : program->aliases) table->index_->by_name.emplace(alias, program.get());
+    for (const std::string& alias : program->aliases)
+      table->index_->by_name.emplace(alias, program.get());
     table->programs_.push_back(std::move(program));
   }
   return table;
@@ -658,9 +733,10 @@ bool EffectsTable::merge(const EffectsTable& other, Diagnostics* diagnostics) {
       auto it = index_->by_name.find(name);
       if (it == index_->by_name.end()) return true;
       if (diagnostics != nullptr) {
-        diagnostics->push_back({code::kEffectsTable, Severity::Error, program->file, program->line, "",
-                                "program \"" + name + "\" is also defined in " + it->second->file + ":" +
-                                    std::to_string(it->second->line)});
+        diagnostics->push_back({code::kEffectsTable, Severity::Error, program->file, program->line,
+                                "",
+                                "program \"" + name + "\" is also defined in " + it->second->file +
+                                    ":" + std::to_string(it->second->line)});
       }
       return false;
     };
@@ -685,7 +761,9 @@ bool EffectsTable::merge(const EffectsTable& other, Diagnostics* diagnostics) {
 namespace {
 
 bool has_expansion(std::string_view w) { return w.find_first_of("$`") != std::string_view::npos; }
-bool has_dynamic_char(std::string_view w) { return w.find_first_of("$`*?[") != std::string_view::npos; }
+bool has_dynamic_char(std::string_view w) {
+  return w.find_first_of("$`*?[") != std::string_view::npos;
+}
 
 bool is_privilege_wrapper(std::string_view w) {
   return w == "sudo" || w == "doas" || w == "su" || w == "pkexec" || w == "runuser";
@@ -701,7 +779,9 @@ void lower_in_place(std::string* s) {
 std::size_t url_scheme_length(std::string_view w) {
   if (w.empty() || !((w[0] >= 'a' && w[0] <= 'z') || (w[0] >= 'A' && w[0] <= 'Z'))) return 0;
   std::size_t i = 1;
-  while (i < w.size() && (std::isalnum(static_cast<unsigned char>(w[i])) || w[i] == '+' || w[i] == '-' || w[i] == '.')) ++i;
+  while (i < w.size() && (std::isalnum(static_cast<unsigned char>(w[i])) || w[i] == '+' ||
+                          w[i] == '-' || w[i] == '.'))
+    ++i;
   if (w.substr(i).starts_with("://")) return i;
   return 0;
 }
@@ -723,10 +803,51 @@ std::string host_of_authority(std::string_view a) {
   return out;
 }
 
+// The host of "scheme://host[:port][/?#…]" when the host is a plain DNS name (letters,
+// digits, "-", non-empty labels, a last label that is no number, which URL parsers would
+// read as an IPv4 address) and no userinfo precedes it: every URL parser reads that host
+// the same way, lower-cased, so the full parser is not needed.
+bool simple_url_host(std::string_view rest, std::string* host) {
+  std::size_t end = 0;
+  std::size_t label_start = 0;
+  while (end < rest.size()) {
+    const char c = rest[end];
+    if (c == '.') {
+      if (end == label_start) return false;
+      label_start = end + 1;
+    } else if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-')) {
+      break;
+    }
+    ++end;
+  }
+  if (end == 0) return false;
+  std::string_view name = rest.substr(0, end);
+  std::string_view after = rest.substr(end);
+  if (!after.empty() && after[0] == ':') {
+    std::size_t k = 1;
+    while (k < after.size() && after[k] >= '0' && after[k] <= '9') ++k;
+    if (k == 1) return false;
+    after.remove_prefix(k);
+  }
+  if (!after.empty() && after[0] != '/' && after[0] != '?' && after[0] != '#') return false;
+  if (name.back() == '.') name.remove_suffix(1);
+  if (name.empty() || name.back() == '.') return false;
+  std::string_view last =
+      name.substr(name.rfind('.') == std::string_view::npos ? 0 : name.rfind('.') + 1);
+  const bool digits = last.find_first_not_of("0123456789") == std::string_view::npos;
+  const bool hex = last.size() >= 2 && last[0] == '0' && (last[1] == 'x' || last[1] == 'X') &&
+                   last.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string_view::npos;
+  if (digits || hex) return false;
+  host->assign(name);
+  lower_in_place(host);
+  return true;
+}
+
 // The host a network word names: a URL's host (as libcurl reads it), or the host of
 // "[user@]host[:port|:path][/path]".
 std::string host_of(std::string_view w) {
   if (std::size_t scheme = url_scheme_length(w); scheme != 0) {
+    if (std::string host; simple_url_host(w.substr(scheme + 3), &host)) return host;
     urls::Url u = urls::parse(w);
     if (u.valid) return u.host;
     std::string_view rest = w.substr(scheme + 3);
@@ -736,9 +857,48 @@ std::string host_of(std::string_view w) {
   std::string_view a = w;
   std::size_t at = a.find('@');
   std::size_t slash = a.find('/');
-  if (at != std::string_view::npos && (slash == std::string_view::npos || at < slash)) a.remove_prefix(at + 1);
+  if (at != std::string_view::npos && (slash == std::string_view::npos || at < slash))
+    a.remove_prefix(at + 1);
   if (!a.empty() && a[0] == '[') return host_of_authority(a);
   return host_of_authority(a.substr(0, a.find_first_of(":/")));
+}
+
+// A network word that names a local file: a file: URL (its path, percent-decoded) or a
+// path ("/srv/repo.git", "./x", "../x", "~/x", ".", ".."), as `git clone` and `curl` read
+// them. Sets *path to the path to read.
+bool local_source(std::string_view w, std::string* path) {
+  if (std::size_t scheme = url_scheme_length(w); scheme == 4) {
+    std::string_view s = w.substr(0, 4);
+    if (!((s[0] | 0x20) == 'f' && (s[1] | 0x20) == 'i' && (s[2] | 0x20) == 'l' &&
+          (s[3] | 0x20) == 'e'))
+      return false;
+    std::string_view rest = w.substr(7);
+    std::size_t slash = rest.find('/');
+    rest = slash == std::string_view::npos ? std::string_view("/") : rest.substr(slash);
+    rest = rest.substr(0, rest.find_first_of("?#"));
+    auto hex = [](char c) {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      return -1;
+    };
+    path->clear();
+    for (std::size_t i = 0; i < rest.size(); ++i) {
+      if (rest[i] == '%' && i + 2 < rest.size() && hex(rest[i + 1]) >= 0 && hex(rest[i + 2]) >= 0) {
+        path->push_back(static_cast<char>(hex(rest[i + 1]) * 16 + hex(rest[i + 2])));
+        i += 2;
+      } else {
+        path->push_back(rest[i]);
+      }
+    }
+    return true;
+  }
+  if (w == "." || w == ".." || w.starts_with("/") || w.starts_with("./") || w.starts_with("../") ||
+      w.starts_with("~/") || w == "~") {
+    path->assign(w);
+    return true;
+  }
+  return false;
 }
 
 // scp/rsync: "[user@]host:path", "host::module" or "scheme://…" name a remote side.
@@ -769,21 +929,112 @@ std::string first_program(std::string_view w) {
   return std::string(w);
 }
 
+// True when paths::normalize would only join `w` to a clean cwd: no home prefix, no
+// expansion, no empty, "." or ".." component, no trailing "/". Such words skip the general
+// normalizer (the common case: "src/main.c", "/tmp/x").
+bool clean_path(std::string_view w) {
+  if (w.empty() || w[0] == '~' || w.back() == '/') return false;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= w.size(); ++i) {
+    if (i == w.size() || w[i] == '/') {
+      const std::size_t len = i - start;
+      if (len == 0 && i != 0) return false;
+      if (len == 1 && w[start] == '.') return false;
+      if (len == 2 && w[start] == '.' && w[start + 1] == '.') return false;
+      start = i + 1;
+    } else if (w[i] == '$' || w[i] == '`' || w[i] == '\0') {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool clean_cwd(std::string_view cwd) {
+  return cwd == "/" || (!cwd.empty() && cwd[0] == '/' && clean_path(cwd));
+}
+
+// paths::normalize(w, cwd, home), without its work for clean words under a clean cwd.
+// `cwd_dynamic`: the cwd was set by an option to a value known only at run time.
+std::string normalize(std::string_view w, const std::string& cwd, bool cwd_clean, bool cwd_dynamic,
+                      const std::string& home) {
+  if (cwd_clean && w == ".") return cwd;
+  if (cwd_dynamic && has_expansion(cwd) && !w.empty() && w[0] != '/' && w[0] != '~' &&
+      w[0] != '$') {
+    // Under a directory known only at run time (`-C "$D"`): "$D/w", left unnormalized.
+    if (w == ".") return cwd;
+    std::string out(cwd);
+    out.push_back('/');
+    out.append(w);
+    return out;
+  }
+  if (!cwd_clean || !clean_path(w)) return paths::normalize(w, cwd, home);
+  if (w[0] == '/') return std::string(w);
+  std::string out;
+  out.reserve(cwd.size() + 1 + w.size());
+  if (cwd != "/") out.append(cwd);
+  out.push_back('/');
+  out.append(w);
+  return out;
+}
+
 constexpr std::size_t kMaxDepth = 8;
+
+struct OperandRef {
+  std::uint32_t word;
+  std::uint32_t cwd;
+  std::uint32_t segment;
+};
+
+// Per-thread buffers of the evaluator, reused from command to command (effects_of runs on
+// every decision: after warm-up it allocates only the effects it returns).
+struct Scratch {
+  std::vector<const Spec*> segments;
+  std::vector<std::string> cwds;  // the first `ncwd` are in use
+  std::vector<char> cwd_clean;
+  std::vector<char> cwd_dynamic;  // not an absolute path without expansions (`-C "$D"`)
+  std::size_t ncwd = 0;
+  std::vector<OperandRef> operands;
+  std::vector<std::size_t> counts;
+  std::vector<const Option*> turners;
+  std::vector<const Option*> hits;
+  std::string subcommand;
+
+  void reset() {
+    segments.clear();
+    ncwd = 0;
+    operands.clear();
+    turners.clear();
+    subcommand.clear();
+  }
+  void push_cwd(std::string_view cwd) {
+    if (ncwd == cwds.size()) {
+      cwds.emplace_back();
+      cwd_clean.push_back(0);
+      cwd_dynamic.push_back(0);
+    }
+    cwds[ncwd].assign(cwd);
+    cwd_clean[ncwd] = clean_cwd(cwd) ? 1 : 0;
+    cwd_dynamic[ncwd] = ncwd != 0 && (has_expansion(cwd) || cwd.empty() || cwd[0] != '/') ? 1 : 0;
+    ++ncwd;
+  }
+};
+
+thread_local Scratch t_scratch;
 
 class Evaluator {
  public:
   Evaluator(const shell::SimpleCommand& cmd, const std::string& cwd, const std::string& home,
             std::vector<Effect>* out)
-      : cmd_(cmd), home_(home), out_(out) {
-    cwds_.push_back(cwd);
+      : cmd_(cmd), home_(home), out_(out), s_(t_scratch) {
+    s_.reset();
+    s_.push_cwd(cwd);
   }
 
   // Appends the effects of the words of a known program.
   void run(const Spec* top) {
     chain_[0] = top;
     depth_ = 1;
-    segments_.push_back(top);
+    s_.segments.push_back(top);
     const auto& argv = cmd_.argv;
     const std::size_t n = argv.size();
     std::size_t i = 1;
@@ -803,7 +1054,7 @@ class Evaluator {
       if (sub_pending) {
         sub_pending = false;
         if (const Spec* sub = spec->sub(w)) {
-          enter(sub, w);
+          enter(sub);
           sub_pending = sub->subcommands;
           continue;
         }
@@ -812,8 +1063,9 @@ class Evaluator {
           return;
         }
       }
-      operands_.push_back({static_cast<std::uint32_t>(i - 1), static_cast<std::uint32_t>(cwds_.size() - 1),
-                           static_cast<std::uint32_t>(segments_.size() - 1)});
+      s_.operands.push_back({static_cast<std::uint32_t>(i - 1),
+                             static_cast<std::uint32_t>(cwd_index()),
+                             static_cast<std::uint32_t>(s_.segments.size() - 1)});
       if (spec->stop_at_operand) options_done = true;
     }
     flush_operands();
@@ -822,9 +1074,10 @@ class Evaluator {
     for (const Match& m : last->matches) match(m);
   }
 
-  const std::string& subcommand() const { return subcommand_; }
+  const std::string& subcommand() const { return s_.subcommand; }
 
-  void emit(EffectKind kind, EffectObject object, std::string target, std::string_view via, bool dynamic) {
+  void emit(EffectKind kind, EffectObject object, std::string target, std::string_view via,
+            bool dynamic) {
     Effect& e = out_->emplace_back();
     e.kind = kind;
     e.object = object;
@@ -833,16 +1086,16 @@ class Evaluator {
     e.dynamic = dynamic;
   }
 
-  // One word of kind `kind` (an operand, an option value, a match hit).
-  void word(K kind, std::string_view w, std::string_view via, const std::string& cwd, bool remote) {
+  // One word of kind `kind` (an operand, an option value, a match hit), relative to the
+  // cwd of version `cwd_at`.
+  void word(K kind, std::string_view w, std::string_view via, std::size_t cwd_at, bool remote) {
+    const std::string& cwd = s_.cwds[cwd_at];
     const bool dyn = cmd_.dynamic && has_dynamic_char(w);
     switch (kind) {
       case K::None:
         return;
       case K::Cwd: {
-        std::string next = paths::normalize(w, cwd, home_);
-        if (has_expansion(next) || next.empty() || next[0] != '/') cwd_dynamic_ = true;
-        cwds_.push_back(std::move(next));
+        s_.push_cwd(paths::normalize(w, cwd, home_));
         return;
       }
       case K::Read:
@@ -851,11 +1104,12 @@ class Evaluator {
       case K::Exec:
         if (w == "-") return;  // standard input or output
         if (remote && looks_remote(w)) {
-          emit(EffectKind::Network, EffectObject::Host, has_expansion(w) ? std::string(w) : host_of(w), via, dyn);
+          emit(EffectKind::Network, EffectObject::Host,
+               has_expansion(w) ? std::string(w) : host_of(w), via, dyn);
           return;
         }
-        emit(effect_kind(kind), EffectObject::Path, paths::normalize(w, cwd, home_), via,
-             dyn || (cwd_dynamic_ && !w.starts_with("/")));
+        emit(effect_kind(kind), EffectObject::Path, path_of(w, cwd_at), via,
+             dyn || (s_.cwd_dynamic[cwd_at] != 0 && !w.starts_with("/")));
         return;
       case K::ExecProgram:
         emit(EffectKind::Exec, EffectObject::Program, first_program(w), via, dyn);
@@ -864,7 +1118,13 @@ class Evaluator {
         emit(EffectKind::Exec, EffectObject::Code, std::string(w), via, dyn);
         return;
       case K::Network:
-        emit(EffectKind::Network, EffectObject::Host, has_expansion(w) ? std::string(w) : host_of(w), via, dyn);
+        if (std::string path; local_source(w, &path)) {
+          emit(EffectKind::Read, EffectObject::Path, path_of(path, cwd_at), via,
+               dyn || (s_.cwd_dynamic[cwd_at] != 0 && !path.starts_with("/")));
+          return;
+        }
+        emit(EffectKind::Network, EffectObject::Host,
+             has_expansion(w) ? std::string(w) : host_of(w), via, dyn);
         return;
       case K::EnvDump:
       case K::Privilege:
@@ -875,25 +1135,28 @@ class Evaluator {
   }
 
  private:
-  struct OperandRef {
-    std::uint32_t word;
-    std::uint32_t cwd;
-    std::uint32_t segment;
-  };
+  std::string path_of(std::string_view w, std::size_t cwd_at) const {
+    return normalize(w, s_.cwds[cwd_at], s_.cwd_clean[cwd_at] != 0, s_.cwd_dynamic[cwd_at] != 0,
+                     home_);
+  }
 
-  const std::string& cwd() const { return cwds_.back(); }
+  std::size_t cwd_index() const { return s_.ncwd - 1; }
+  const std::string& cwd() const { return s_.cwds[s_.ncwd - 1]; }
 
-  void enter(const Spec* sub, std::string_view name) {
-    if (!subcommand_.empty()) subcommand_.push_back(' ');
-    subcommand_.append(name);
-    if (depth_ < kMaxDepth) chain_[depth_++] = sub;
-    else chain_[depth_ - 1] = sub;
-    segments_.push_back(sub);
+  // Selects a sub; `subcommand` names it as the table does (an alias gives the name).
+  void enter(const Spec* sub) {
+    if (!s_.subcommand.empty()) s_.subcommand.push_back(' ');
+    s_.subcommand.append(sub->name);
+    if (depth_ < kMaxDepth)
+      chain_[depth_++] = sub;
+    else
+      chain_[depth_ - 1] = sub;
+    s_.segments.push_back(sub);
   }
 
   void unknown_sub(std::string_view name) {
-    if (!subcommand_.empty()) subcommand_.push_back(' ');
-    subcommand_.append(name);
+    if (!s_.subcommand.empty()) s_.subcommand.push_back(' ');
+    s_.subcommand.append(name);
     emit(EffectKind::Unknown, EffectObject::Program, cmd_.program, "subcommand",
          cmd_.dynamic && has_dynamic_char(name));
     flush_operands();
@@ -914,7 +1177,8 @@ class Evaluator {
       const auto& options = chain_[d]->options;
       auto it = std::lower_bound(options.begin(), options.end(), prefix,
                                  [](const Option& o, std::string_view n) { return o.name < n; });
-      for (; it != options.end() && std::string_view(it->name).starts_with(prefix); ++it) hits->push_back(&*it);
+      for (; it != options.end() && std::string_view(it->name).starts_with(prefix); ++it)
+        hits->push_back(&*it);
       if (!hits->empty()) return;
     }
   }
@@ -960,22 +1224,22 @@ class Evaluator {
         return apply(*o, value, sub_pending);
       }
       if (name.size() < 5) return true;
-      hits_.clear();
-      abbreviations(name, &hits_);
-      if (hits_.empty()) return true;
-      if (hits_.size() > 1) {
+      s_.hits.clear();
+      abbreviations(name, &s_.hits);
+      if (s_.hits.empty()) return true;
+      if (s_.hits.size() > 1) {
         // Ambiguous: it counts as every candidate with an effect (over-approximated).
         std::size_t kept = 0;
-        for (const Option* o : hits_) {
-          if (o->kind != K::None || o->operands || o->selects_sub) hits_[kept++] = o;
+        for (const Option* o : s_.hits) {
+          if (o->kind != K::None || o->operands || o->selects_sub) s_.hits[kept++] = o;
         }
-        hits_.resize(kept);
-        if (hits_.empty()) return true;
+        s_.hits.resize(kept);
+        if (s_.hits.empty()) return true;
       }
       bool wants_value = false;
-      for (const Option* o : hits_) wants_value = wants_value || o->takes_value;
+      for (const Option* o : s_.hits) wants_value = wants_value || o->takes_value;
       if (wants_value && !inline_value && !next_value(&value)) return true;
-      for (const Option* o : hits_) {
+      for (const Option* o : s_.hits) {
         if (!apply(*o, value, sub_pending)) return false;
       }
       return true;
@@ -1006,7 +1270,7 @@ class Evaluator {
       const Spec* spec = chain_[depth_ - 1];
       const std::string name(value);
       if (const Spec* sub = spec->sub(name)) {
-        enter(sub, name);
+        enter(sub);
         *sub_pending = sub->subcommands;
         return true;
       }
@@ -1015,37 +1279,38 @@ class Evaluator {
       return false;
     }
     if (o.takes_value) {
-      word(o.kind, value, o.name, cwd(), false);
+      word(o.kind, value, o.name, cwd_index(), false);
       return true;
     }
     if (o.operands) {
-      turners_.push_back(&o);
+      s_.turners.push_back(&o);
       return true;
     }
-    if (o.kind != K::None) emit(effect_kind(o.kind), EffectObject::None, std::string(), o.name, false);
+    if (o.kind != K::None)
+      emit(effect_kind(o.kind), EffectObject::None, std::string(), o.name, false);
     return true;
   }
 
   void flush_operands() {
-    if (operands_.empty()) return;
+    if (s_.operands.empty()) return;
     // Operand counts per segment, for `last`.
-    counts_.assign(segments_.size(), 0);
-    for (const OperandRef& r : operands_) ++counts_[r.segment];
-    std::uint32_t seg = operands_.front().segment;
+    s_.counts.assign(s_.segments.size(), 0);
+    for (const OperandRef& r : s_.operands) ++s_.counts[r.segment];
+    std::uint32_t seg = s_.operands.front().segment;
     std::size_t pos = 0;
-    for (const OperandRef& r : operands_) {
+    for (const OperandRef& r : s_.operands) {
       if (r.segment != seg) {
         seg = r.segment;
         pos = 0;
       }
-      const Spec* spec = segments_[r.segment];
-      const K kind = spec->operand_kind(pos++, counts_[r.segment]);
+      const Spec* spec = s_.segments[r.segment];
+      const K kind = spec->operand_kind(pos++, s_.counts[r.segment]);
       const std::string& w = cmd_.argv[r.word];
-      if (!turners_.empty() && is_path_kind(kind)) {
-        for (const Option* t : turners_) word(t->kind, w, t->name, cwds_[r.cwd], spec->remote);
+      if (!s_.turners.empty() && is_path_kind(kind)) {
+        for (const Option* t : s_.turners) word(t->kind, w, t->name, r.cwd, spec->remote);
         continue;
       }
-      word(kind, w, "operand", cwds_[r.cwd], spec->remote);
+      word(kind, w, "operand", r.cwd, spec->remote);
     }
   }
 
@@ -1068,8 +1333,8 @@ class Evaluator {
         emit(EffectKind::Exec, EffectObject::Code, r.target, "program", false);
         return;
       default:
-        emit(effect_kind(r.kind), EffectObject::Path, paths::normalize(r.target, cwd(), home_), "program",
-             cwd_dynamic_ && !r.target.starts_with("/"));
+        emit(effect_kind(r.kind), EffectObject::Path, path_of(r.target, cwd_index()), "program",
+             s_.cwd_dynamic[cwd_index()] != 0 && !r.target.starts_with("/"));
         return;
     }
   }
@@ -1079,19 +1344,19 @@ class Evaluator {
     auto one = [&](const std::string& w) {
       re2::StringPiece group;
       const bool hit = m.re->NumberOfCapturingGroups() > 0 ? RE2::PartialMatch(w, *m.re, &group)
-                                                          : RE2::PartialMatch(w, *m.re);
+                                                           : RE2::PartialMatch(w, *m.re);
       if (!hit) return;
       std::string_view target = w;
       if (m.re->NumberOfCapturingGroups() > 0 && group.data() != nullptr) {
         target = std::string_view(group.data(), group.size());
       }
-      word(m.kind, target, "match", cwd(), false);
+      word(m.kind, target, "match", cwd_index(), false);
     };
     if (m.argv) {
       for (std::size_t i = 1; i < argv.size(); ++i) one(argv[i]);
       return;
     }
-    for (const OperandRef& r : operands_) one(argv[r.word]);
+    for (const OperandRef& r : s_.operands) one(argv[r.word]);
   }
 
  private:
@@ -1100,34 +1365,32 @@ class Evaluator {
   std::vector<Effect>* out_;
   std::array<const Spec*, kMaxDepth> chain_{};
   std::size_t depth_ = 0;
-  std::vector<const Spec*> segments_;
-  std::vector<std::string> cwds_;
-  bool cwd_dynamic_ = false;
-  std::vector<OperandRef> operands_;
-  std::vector<std::size_t> counts_;
-  std::vector<const Option*> turners_;
-  std::vector<const Option*> hits_;
-  std::string subcommand_;
+  Scratch& s_;
 };
 
 }  // namespace
 
-void EffectsTable::effects_of(const shell::SimpleCommand& cmd, const std::string& cwd, const std::string& home,
-                              std::vector<Effect>* out) const {
+void EffectsTable::effects_of(const shell::SimpleCommand& cmd, const std::string& cwd,
+                              const std::string& home, std::vector<Effect>* out) const {
   const std::size_t start = out->size();
   Evaluator ev(cmd, cwd, home, out);
   for (const std::string& w : cmd.wrappers) {
-    if (is_privilege_wrapper(w)) ev.emit(EffectKind::Privilege, EffectObject::Program, w, "wrapper", false);
+    if (is_privilege_wrapper(w))
+      ev.emit(EffectKind::Privilege, EffectObject::Program, w, "wrapper", false);
   }
   for (const shell::Redirect& r : cmd.redirects) {
-    const bool dup = (r.op == ">&" || r.op == "<&") &&
-                     (r.target == "-" || (!r.target.empty() && r.target.find_first_not_of("0123456789") == std::string::npos));
+    const bool dup =
+        (r.op == ">&" || r.op == "<&") &&
+        (r.target == "-" ||
+         (!r.target.empty() && r.target.find_first_not_of("0123456789") == std::string::npos));
     if (dup || r.op == "<<" || r.op == "<<<" || r.op == "<<-") continue;
-    if (r.op == "<" || r.op == "<&" || r.op == "<>") ev.word(K::Read, r.target, "redirect", cwd, false);
-    if (r.op != "<" && r.op != "<&") ev.word(K::Write, r.target, "redirect", cwd, false);
+    if (r.op == "<" || r.op == "<&" || r.op == "<>")
+      ev.word(K::Read, r.target, "redirect", 0, false);
+    if (r.op != "<" && r.op != "<&") ev.word(K::Write, r.target, "redirect", 0, false);
   }
   if (!cmd.program.empty()) {
-    const bool dynamic_name = has_expansion(cmd.program) || (cmd.dynamic && has_dynamic_char(cmd.program));
+    const bool dynamic_name =
+        has_expansion(cmd.program) || (cmd.dynamic && has_dynamic_char(cmd.program));
     auto it = dynamic_name ? index_->by_name.end() : index_->by_name.find(cmd.program);
     if (it == index_->by_name.end()) {
       ev.emit(EffectKind::Unknown, EffectObject::Program, cmd.program, "program", dynamic_name);

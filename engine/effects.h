@@ -32,24 +32,49 @@ struct Effect {
   std::string target;
   std::string program;     // the command's program ("git"), as in the shell-command fact
   std::string subcommand;  // "status" (git status), "rm" (cmake -E rm), "pytest" (python -m pytest); "" if none
-  std::string via;         // where it came from: "operand", "-o", "--compress-program", "program", "wrapper"
+  // Where it came from: "operand", "-o", "--compress-program", "program", "wrapper",
+  // "subcommand", "redirect", "match"; an option as the table lists it, also when abbreviated.
+  std::string via;
   bool dynamic = false;    // the word holds an expansion or glob whose value is known only at run time
 };
 
 class EffectsTable {
  public:
   // Parses one effects file (TOML with [program.NAME] tables). Every problem is an
-  // E_EFFECTS_TABLE diagnostic with the file and line; returns null if there was any.
+  // E_EFFECTS_TABLE diagnostic with the file and line (in line order): TOML syntax, unknown
+  // keys, wrong types, unknown kinds, bad regexes, bad option or program names, an option
+  // listed both as a flag and with a value, an alias that is already a name, sub tables no
+  // subcommand selects. Returns null if there was any.
   static std::shared_ptr<EffectsTable> parse(const RuleSource& source, Diagnostics* diagnostics);
-  // Adds the programs of `other` (a later file). A program defined in both is an
-  // E_EFFECTS_TABLE error naming both places; returns false then.
+  // Adds the programs of `other` (a later file). A program (or alias) defined in both is an
+  // E_EFFECTS_TABLE error at the later place naming the earlier one; returns false then and
+  // adds nothing of `other`. Not thread-safe: merge while loading, before any query.
   bool merge(const EffectsTable& other, Diagnostics* diagnostics);
 
   // Appends the effects of one simple command run in `cwd` (absolute) with `home` as "~".
   // A program the table does not know, an unknown subcommand of a program with subcommands,
-  // or a dynamic program name gives one Unknown effect (object Program, target the name).
+  // or a dynamic program name gives one Unknown effect (object Program, target the name;
+  // via "program", or "subcommand" with the unknown word in `subcommand`); the words after
+  // an unknown subcommand have no effects of their own.
   // Wrappers that change privileges (sudo, doas, su, pkexec, runuser) add a Privilege effect.
-  // An assignment-only command (empty program) has no effects.
+  // Redirections are effects of the command: `>`, `>>`, `>|`, `&>`, `>&FILE` write, `<`
+  // reads, `<>` both (via "redirect"); fd duplications and here-documents have none.
+  // An assignment-only command (empty program) has no effects but its redirections'.
+  // Order: wrappers, redirections, option effects in argv order, operands, run, match.
+  //
+  // How the words are read (the format is in docs/RULES.md):
+  // - Options before a subcommand are read with the program's spec, the rest with the
+  //   sub's; an option a sub does not list is looked up in the specs above it. `run` and
+  //   `match` entries are those of the selected (innermost) spec only. `subcommand` is the
+  //   path of selected subs joined by spaces ("compose up", "run env").
+  // - Operand positions (and `last`) count per spec; a sub starts at position 0.
+  // - A flag "operands:KIND" replaces the kind of every operand whose kind is a path kind
+  //   (read, write, delete, exec); via is then the flag ("-delete"). Code and host operands
+  //   (a sed script) keep theirs.
+  // - A match regex with a capture group takes the first group as the word
+  //   (`git show HEAD:.env` → read .env); via "match".
+  // - Path words "-" (standard input/output) have no effect. A network word that is a
+  //   file: URL or a local path ("/srv/repo.git", "./x", "~/x") is a read of that path.
   void effects_of(const shell::SimpleCommand& cmd, const std::string& cwd, const std::string& home,
                   std::vector<Effect>* out) const;
 

@@ -6,6 +6,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <ctime>
 #include <random>
 #include <stdexcept>
 
@@ -38,7 +39,7 @@ class EngineImpl {
     s.workspace_root = options_.workspace_root;
     s.home = options_.home;
     s.clock = options_.clock;
-    codec_ = std::make_unique<FactCodec>(*env_);
+    codec_ = std::make_unique<FactCodec>(*env_, policy_->impl().effects.get(), policy_->impl().path_classes.get());
   }
 
   DecideResult decide(const DecideRequest& request);
@@ -166,7 +167,12 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   // Armed before asserting: patterns' conditions (test CEs, deffunctions) run as facts are
   // asserted, and must stop at the deadline like rule actions do.
   env_->arm_deadline(std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::steady_clock::now()));
-  const bool asserted = codec_->assert_all(fields, doc, leaves, *policy_->impl().patterns, fact_limits, &fact_error);
+  std::int64_t now = 0;
+  if (request.history && !request.history->empty())
+    now = options_.clock ? options_.clock() : static_cast<std::int64_t>(std::time(nullptr));
+  const bool asserted = codec_->assert_all(fields, doc, leaves, *policy_->impl().patterns, fact_limits, &fact_error,
+                                           request.history, now);
+  d.effects = codec_->effects();
   if (state.deadline_hit || (asserted && std::chrono::steady_clock::now() > deadline)) {
     env_->disarm_deadline();
     fail_closed(&d, code::kDeadline, "the decision deadline of " + std::to_string(options_.deadline.count()) +

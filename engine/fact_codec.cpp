@@ -1,5 +1,6 @@
 #include "engine/fact_codec.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "bindings/paths.h"
@@ -64,7 +65,7 @@ FactCodec::Template FactCodec::bind_template(const char* name) {
   return t;
 }
 
-FactCodec::FactCodec(ClipsEnv& env)
+FactCodec::FactCodec(ClipsEnv& env, const EffectsTable* effects, const PathClasses* classes)
     : env_(env),
       raw_(env.get()),
       proposal_(bind_template("proposal")),
@@ -76,6 +77,10 @@ FactCodec::FactCodec(ClipsEnv& env)
       path_(bind_template("path")),
       url_(bind_template("url")),
       pattern_hit_(bind_template("pattern-hit")),
+      effect_(bind_template("effect")),
+      history_(bind_template("history")),
+      effects_(effects),
+      classes_(classes),
       decision_(find_template(raw_, "decision")),
       rewrite_(find_template(raw_, "rewrite")) {}
 
@@ -208,6 +213,7 @@ bool FactCodec::assert_path(const std::string& id, const std::string& key, const
   put_string(f, path_["normalized"], loc.normalized.c_str());
   put_string(f, path_["resolved"], loc.resolved.c_str());
   put_symbol(f, path_["in-workspace"], paths::within(loc, root) ? "TRUE" : "FALSE");
+  put_symbol(f, path_["class"], path_class(loc));
   if (!finish(f)) return false;
   bool ok = true;
   auto on_hit = [&](const PatternIndex::Hit& hit) { ok &= assert_hit(id, key, hit); };
@@ -218,6 +224,166 @@ bool FactCodec::assert_path(const std::string& id, const std::string& key, const
       return false;
   }
   return ok;
+}
+
+const char* FactCodec::path_class(const paths::Location& loc) {
+  if (!classes_) return "none";
+  // Class names are NUL-free symbols owned by the table, which outlives the codec.
+  return classes_->classify(loc.normalized, loc.resolved, env_.state().home).data();
+}
+
+// An effect fact. A path target is located like a `path` fact: class from both readings,
+// in the workspace only if both lie within the (resolved) workspace root.
+bool FactCodec::assert_effect(const std::string& id, long long index, const Effect& e, const std::string& cwd) {
+  BindingContext& c = env_.state();
+  EffectRecord rec;
+  rec.kind = effect_kind_name(e.kind);
+  rec.object = effect_object_name(e.object);
+  rec.target = e.target;
+  rec.program = e.program;
+  rec.path_class = "none";
+  rec.subcommand = e.subcommand;
+  rec.via = e.via;
+  rec.dynamic = e.dynamic;
+  if (e.object == EffectObject::Path) {
+    const paths::Location loc = c.resolver.locate(e.target, cwd, c.home);
+    const paths::Location root = c.resolver.locate(c.workspace_root, "", c.home);
+    rec.in_workspace = paths::within(loc, root);
+    rec.path_class = path_class(loc);
+  }
+  void* f = fact(effect_);
+  if (!f) return false;
+  put_string(f, effect_["proposal"], id.c_str());
+  put_integer(f, effect_["index"], index);
+  put_symbol(f, effect_["kind"], rec.kind.c_str());
+  put_symbol(f, effect_["object"], rec.object.c_str());
+  put_string(f, effect_["target"], rec.target.c_str());
+  put_string(f, effect_["program"], rec.program.c_str());
+  put_string(f, effect_["subcommand"], rec.subcommand.c_str());
+  put_string(f, effect_["via"], rec.via.c_str());
+  put_symbol(f, effect_["class"], rec.path_class.c_str());
+  put_symbol(f, effect_["in-workspace"], rec.in_workspace ? "TRUE" : "FALSE");
+  put_symbol(f, effect_["dynamic"], rec.dynamic ? "TRUE" : "FALSE");
+  if (!finish(f)) return false;
+  effect_records_.push_back(std::move(rec));
+  return true;
+}
+
+namespace {
+
+// A word whose value is known only at run time: an expansion or a glob, in a dynamic command.
+bool dynamic_word(const shell::SimpleCommand& cmd, const std::string& word) {
+  return cmd.dynamic && word.find_first_of("$`*?[") != std::string::npos;
+}
+
+}  // namespace
+
+// The effects table's effects of one simple command, and its redirections: output to a
+// file is a write, input from one a read (`<>` both); descriptor duplications (`2>&1`,
+// `>&-`) and here-documents touch no file. (EffectsTable::effects_of may already list the
+// redirections; they are added here only when it did not.)
+bool FactCodec::assert_command_effects(const std::string& id, long long index, const shell::SimpleCommand& cmd,
+                                       const std::string& cwd) {
+  const BindingContext& c = env_.state();
+  effect_buffer_.clear();
+  effects_->effects_of(cmd, cwd, c.home, &effect_buffer_);
+  const bool listed = std::any_of(effect_buffer_.begin(), effect_buffer_.end(),
+                                  [](const Effect& e) { return e.via == "redirect"; });
+  for (const auto& r : cmd.redirects) {
+    if (listed) break;
+    if (is_fd_dup(r)) continue;
+    const bool write = r.op == ">" || r.op == ">>" || r.op == "&>" || r.op == "&>>" || r.op == ">|" ||
+                       r.op == "<>" || r.op == ">&";
+    const bool read = r.op == "<" || r.op == "<>" || r.op == "<&";
+    for (int pass = 0; pass < 2; ++pass) {
+      if (!(pass == 0 ? read : write)) continue;
+      Effect e;
+      e.kind = pass == 0 ? EffectKind::Read : EffectKind::Write;
+      e.object = EffectObject::Path;
+      e.target = paths::normalize(r.target, cwd, c.home);
+      e.program = cmd.program;
+      e.via = "redirect";
+      e.dynamic = dynamic_word(cmd, r.target);
+      effect_buffer_.push_back(std::move(e));
+    }
+  }
+  for (const auto& e : effect_buffer_)
+    if (!assert_effect(id, index, e, cwd)) return false;
+  return true;
+}
+
+// Effects of a proposal that is not a shell line: the file actuator reads, writes or
+// deletes payload.path (the verb from `action` or payload.action, either counting); the
+// HTTP actuator reaches the host of payload.url.
+bool FactCodec::assert_proposal_effects(const ProposalFields& p, const rapidjson::Value& doc, const std::string& cwd) {
+  const BindingContext& c = env_.state();
+  if (p.target == "file") {
+    const char* raw_path = payload_string(doc, "path");
+    if (!raw_path) return true;
+    bool kinds[3] = {false, false, false};  // read, write, delete
+    auto add = [&](std::string_view verb) {
+      if (verb == "read") kinds[0] = true;
+      else if (verb == "write" || verb == "append") kinds[1] = true;
+      else if (verb == "delete") kinds[2] = true;
+    };
+    add(p.action);
+    if (const char* verb = payload_string(doc, "action")) add(verb);
+    static const EffectKind kKinds[3] = {EffectKind::Read, EffectKind::Write, EffectKind::Delete};
+    const std::string target = paths::normalize(raw_path, cwd, c.home);
+    for (int i = 0; i < 3; ++i) {
+      if (!kinds[i]) continue;
+      Effect e;
+      e.kind = kKinds[i];
+      e.object = EffectObject::Path;
+      e.target = target;
+      e.via = "payload.path";
+      if (!assert_effect(p.id, -1, e, cwd)) return false;
+    }
+  } else if (p.target == "http") {
+    const char* raw_url = payload_string(doc, "url");
+    if (!raw_url) return true;
+    urls::Url url = urls::parse(raw_url);
+    Effect e;
+    e.kind = EffectKind::Network;
+    e.object = EffectObject::Host;
+    e.target = url.valid ? url.host : "";
+    e.via = "payload.url";
+    if (!assert_effect(p.id, -1, e, cwd)) return false;
+  }
+  return true;
+}
+
+namespace {
+
+bool is_one_of(std::string_view s, std::initializer_list<std::string_view> allowed) {
+  for (auto a : allowed)
+    if (s == a) return true;
+  return false;
+}
+
+}  // namespace
+
+// An effect of an earlier approved decision of the session. Symbols come from the engine's
+// own records; anything else is shown as unknown/none rather than refused by CLIPS.
+bool FactCodec::assert_history(const std::string& id, const HistoryEntry& h, std::int64_t now) {
+  const EffectRecord& e = h.effect;
+  void* f = fact(history_);
+  if (!f) return false;
+  const bool kind_ok = is_one_of(e.kind, {"exec", "write", "delete", "read", "network", "env-dump", "privilege", "unknown"});
+  const bool object_ok = is_one_of(e.object, {"path", "host", "program", "code", "none"});
+  bool class_ok = !e.path_class.empty() && e.path_class[0] >= 'a' && e.path_class[0] <= 'z';
+  for (char ch : e.path_class)
+    class_ok &= (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+  put_string(f, history_["proposal"], id.c_str());
+  put_string(f, history_["decision"], h.decision_id.c_str());
+  put_integer(f, history_["age"], now > h.time ? now - h.time : 0);
+  put_symbol(f, history_["kind"], kind_ok ? e.kind.c_str() : "unknown");
+  put_symbol(f, history_["object"], object_ok ? e.object.c_str() : "none");
+  put_string(f, history_["target"], e.target.c_str());
+  put_string(f, history_["program"], e.program.c_str());
+  put_symbol(f, history_["class"], class_ok ? e.path_class.c_str() : "none");
+  put_symbol(f, history_["in-workspace"], e.in_workspace ? "TRUE" : "FALSE");
+  return finish(f);
 }
 
 // Every slot comes from urls::parse, the same reading `url-host` and `url-ip-class` use.
@@ -287,6 +453,7 @@ bool FactCodec::assert_shell_command(const ProposalFields& fields, long long ind
     put_string(rf, shell_redirect_["path"], is_fd_dup(r) ? "" : paths::normalize(r.target, cwd, c.home).c_str());
     if (!finish(rf)) return false;
   }
+  if (effects_ && !assert_command_effects(fields.id, index, cmd, cwd)) return false;
   return true;
 }
 
@@ -333,12 +500,23 @@ bool FactCodec::assert_shell(const ProposalFields& fields, const std::string& co
 }
 
 bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
-                           const PatternIndex& patterns, const FactLimits& limits, FactError* error) {
+                           const PatternIndex& patterns, const FactLimits& limits, FactError* error,
+                           const std::vector<HistoryEntry>* history, std::int64_t now) {
   failed_ = false;
   limits_ = &limits;
   asserted_ = 0;
   stop_ = {};
+  effect_records_.clear();
   bool ok = assert_derived(p, doc, leaves, patterns, error);
+  if (ok && history) {
+    for (const auto& h : *history) {
+      if (!assert_history(p.id, h, now)) {
+        *error = FactError{code::kFacts, "cannot assert a history fact"};
+        ok = false;
+        break;
+      }
+    }
+  }
   if (!ok && !stop_.code.empty()) *error = stop_;
   limits_ = nullptr;
   return ok;
@@ -396,6 +574,7 @@ bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& 
   if (const char* raw_url = payload_string(doc, "url")) {
     if (!assert_url(p.id, "payload.url", raw_url)) return fail("cannot assert a url fact");
   }
+  if (effects_ && !assert_proposal_effects(p, doc, cwd)) return fail("cannot assert an effect fact");
   if (p.target == "shell") {
     if (const char* command = payload_string(doc, "command")) {
       if (past_deadline()) {

@@ -1,7 +1,8 @@
 // FactCodec: asserts one proposal as CLIPS facts through the fact API (never CLIPS text):
 // the proposal, a param per JSON leaf, and facts derived from the JSON structure (shell
-// commands, assignments, redirects, paths, URLs, pattern hits) under a fact cap and the
-// decision deadline; reads decisions and rewrites back. One environment, one thread.
+// commands, assignments, redirects, paths with their class, URLs, pattern hits, the effects
+// of what the proposal would do, the session's history) under a fact cap and the decision
+// deadline; reads decisions and rewrites back. One environment, one thread.
 #pragma once
 
 #include <rapidjson/document.h>
@@ -12,8 +13,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bindings/paths.h"
 #include "bindings/shell_parser.h"
 #include "engine/decision.h"
+#include "engine/effects.h"
+#include "engine/path_classes.h"
 #include "engine/pattern_index.h"
 
 namespace warden {
@@ -52,15 +56,23 @@ struct FactError {
 
 class FactCodec {
  public:
-  explicit FactCodec(ClipsEnv& env);
+  // `effects` and `classes` are the policy's tables (either may be null: no effects table
+  // means no effect facts, no classes table means every class is none); they must outlive
+  // the codec.
+  explicit FactCodec(ClipsEnv& env, const EffectsTable* effects = nullptr, const PathClasses* classes = nullptr);
   ~FactCodec();
 
   // Asserts every fact for the proposal. `doc` is the proposal document (facts are derived
   // from its structure: doc["payload"]["command"], never from joined key strings) and
   // `leaves` its JSON leaves. Returns false with *error set when a fact cannot be asserted,
   // a cap is hit or the deadline passes (the caller fails closed; nothing is truncated).
+  // `history` (may be null) becomes `history` facts, their age counted from `now`.
   bool assert_all(const ProposalFields& fields, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
-                  const PatternIndex& patterns, const FactLimits& limits, FactError* error);
+                  const PatternIndex& patterns, const FactLimits& limits, FactError* error,
+                  const std::vector<HistoryEntry>* history = nullptr, std::int64_t now = 0);
+
+  // The effect facts the last assert_all asserted, in order.
+  const std::vector<EffectRecord>& effects() const { return effect_records_; }
 
   // Decision and rewrite facts, in the order rules asserted them. Invalid outcome or mode
   // symbols are reported in *error.
@@ -99,11 +111,21 @@ class FactCodec {
                    const std::string& cwd, const PatternIndex& patterns);
   bool assert_url(const std::string& id, const std::string& key, const std::string& raw);
   bool assert_hit(const std::string& id, std::string_view key, const PatternIndex::Hit& hit);
+  bool assert_effect(const std::string& id, long long index, const Effect& effect, const std::string& cwd);
+  bool assert_command_effects(const std::string& id, long long index, const shell::SimpleCommand& cmd,
+                              const std::string& cwd);
+  bool assert_proposal_effects(const ProposalFields& p, const rapidjson::Value& doc, const std::string& cwd);
+  bool assert_history(const std::string& id, const HistoryEntry& entry, std::int64_t now);
+  const char* path_class(const paths::Location& loc);
 
   ClipsEnv& env_;
   void* raw_;
   Template proposal_, param_, shell_command_, shell_assignment_, shell_redirect_, shell_error_, path_, url_,
-      pattern_hit_;
+      pattern_hit_, effect_, history_;
+  const EffectsTable* effects_;
+  const PathClasses* classes_;
+  std::vector<EffectRecord> effect_records_;  // effect facts of the current proposal
+  std::vector<Effect> effect_buffer_;         // reused per command
   void* decision_;
   void* rewrite_;
   std::unordered_map<std::string, void*> pinned_;  // symbol cache, bounded

@@ -5,6 +5,7 @@
 // thread-safe to query. The format is documented in docs/RULES.md ("Path classes").
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,6 +38,9 @@ class PathClasses {
 
  private:
   std::vector<std::shared_ptr<const Class>> classes_;
+  struct Cache;                   // the patterns compiled per home ("~/"), built on first use
+  std::unique_ptr<Cache> cache_;
+  std::uint64_t generation_ = 0;  // unique per table content (changes on merge)
 };
 
 }  // namespace warden

@@ -1,13 +1,16 @@
 // Policy::compile: read → check → compile. The checker runs first over every file; every
 // construct that passed is then compiled in a fresh environment to collect CLIPS's own
-// errors, and the indexed patterns are compiled. Any error anywhere means no policy: a set
-// is never half-loaded.
+// errors, and the indexed patterns are compiled. *.toml files are the command-effects and
+// path classes tables. Any error anywhere means no policy: a set is never half-loaded.
 #include <openssl/evp.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <stdexcept>
 
+#include "engine/effects.h"
 #include "engine/engine.h"
+#include "engine/path_classes.h"
 #include "engine/policy_impl.h"
 #include "engine/clips.h"  // last: CLIPS defines macros
 
@@ -43,6 +46,46 @@ std::string sha256_of_sources(const RuleSources& sources) {
   return out;
 }
 
+bool is_table_file(const std::string& path) {
+  return path.size() >= 5 && path.compare(path.size() - 5, 5, ".toml") == 0;
+}
+
+// A *.toml file is an effects table when it has [program.*] tables and a path classes table
+// when it has [[class]] entries; both or neither is an error. The tables of several files
+// are merged in load order.
+void load_table(const RuleSource& source, std::shared_ptr<EffectsTable>* effects,
+                std::shared_ptr<PathClasses>* classes, Diagnostics* diagnostics) {
+  bool has_program = false, has_class = false;
+  try {
+    toml::table root = toml::parse(source.text, source.path);
+    has_program = root.contains("program");
+    has_class = root.contains("class");
+  } catch (const toml::parse_error& e) {
+    // Reported by the parser the file looks meant for, with its line.
+    has_class = source.text.find("[[class]]") != std::string::npos;
+    has_program = !has_class;
+  }
+  if (has_program == has_class) {
+    diagnostics->push_back({code::kEffectsTable, Severity::Error, source.path, 1, "",
+                            has_program ? "a .toml rules file holds either [program.*] tables (an effects table) or "
+                                          "[[class]] entries (path classes), not both"
+                                        : "a .toml rules file must hold [program.*] tables (an effects table) or "
+                                          "[[class]] entries (path classes)"});
+    return;
+  }
+  if (has_program) {
+    auto table = EffectsTable::parse(source, diagnostics);
+    if (!table) return;
+    if (!*effects) *effects = std::move(table);
+    else (*effects)->merge(*table, diagnostics);
+  } else {
+    auto table = PathClasses::parse(source, diagnostics);
+    if (!table) return;
+    if (!*classes) *classes = std::move(table);
+    else (*classes)->merge(*table);
+  }
+}
+
 }  // namespace
 
 void PolicyImpl::load_into(ClipsEnv& env) const {
@@ -76,7 +119,14 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
     diagnostics.push_back({code::kNoRules, Severity::Error, "", 0, "", "no rule files to load"});
     return loaded;
   }
-  CheckedSources checked = check_sources(sources, &diagnostics);
+  RuleSources rule_sources;
+  std::shared_ptr<EffectsTable> effects;
+  std::shared_ptr<PathClasses> classes;
+  for (const auto& s : sources) {
+    if (is_table_file(s.path)) load_table(s, &effects, &classes, &diagnostics);
+    else rule_sources.push_back(s);
+  }
+  CheckedSources checked = check_sources(rule_sources, &diagnostics);
 
   auto impl = std::make_unique<PolicyImpl>();
   // Functions and globals first (rules call them), then rules; file order within each.
@@ -97,7 +147,9 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
     env->load(c.text, c.file, c.line, c.name, &diagnostics);
   }
   if (checked.constructs.empty() && !has_errors(diagnostics))
-    diagnostics.push_back({code::kNoRules, Severity::Error, sources.front().path, 0, "", "no constructs found"});
+    diagnostics.push_back({code::kNoRules, Severity::Error,
+                           rule_sources.empty() ? sources.front().path : rule_sources.front().path, 0, "",
+                           "no constructs found"});
   // Every indexed pattern compiles or is an error here: a rule set never loads with a
   // pattern-hit rule that could not fire.
   impl->patterns = std::make_unique<PatternIndex>(checked.patterns, &diagnostics);
@@ -115,7 +167,9 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
 
   for (const auto& c : impl->constructs)
     if (c.kind == "defrule") impl->rule_names.push_back(c.name);
-  impl->digest = sha256_of_sources(sources);
+  impl->digest = sha256_of_sources(sources);  // the tables too: they change decisions
+  impl->effects = std::move(effects);
+  impl->path_classes = std::move(classes);
   if (!env->reset()) {
     diagnostics.push_back({code::kCompile, Severity::Error, "", 0, "",
                            "initializing globals failed or ran past the deadline"});

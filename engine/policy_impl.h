@@ -1,5 +1,5 @@
 // PolicyImpl: what a compiled Policy holds (checked constructs in load order, digest, pattern
-// index) and a spare environment left over from compilation for the first Engine to take.
+// index, the command-effects and path classes tables) and a spare environment left over from compilation for the first Engine to take.
 // Internal to the engine library. Immutable after compile except the spare, behind a mutex.
 #pragma once
 
@@ -14,12 +14,19 @@
 
 namespace warden {
 
+class EffectsTable;  // engine/effects.h
+class PathClasses;   // engine/path_classes.h
+
 class PolicyImpl {
  public:
   std::vector<Construct> constructs;  // load order: deffunctions and defglobals, then defrules
   std::vector<std::string> rule_names;
   std::string digest;
   std::unique_ptr<PatternIndex> patterns;
+  // From the *.toml files of the set, merged in load order; null when the set has none
+  // (no effects table: no effect facts; no path classes: every class is none).
+  std::shared_ptr<const EffectsTable> effects;
+  std::shared_ptr<const PathClasses> path_classes;
 
   // Loads the constructs into `env`. Throws if CLIPS refuses one (they compiled before).
   void load_into(ClipsEnv& env) const;

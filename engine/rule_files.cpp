@@ -22,6 +22,11 @@ bool has_extension(const fs::path& p, const std::vector<std::string>& extensions
 }
 }  // namespace
 
+const std::vector<std::string>& rule_set_extensions() {
+  static const std::vector<std::string>* extensions = new std::vector<std::string>{".clp", ".toml"};
+  return *extensions;
+}
+
 std::vector<std::string> list_files(const std::vector<std::string>& paths,
                                     const std::vector<std::string>& extensions) {
   std::vector<std::string> out;
@@ -53,7 +58,7 @@ RuleSources read_rule_files(const std::vector<std::string>& paths, Diagnostics* 
       continue;
     }
     std::vector<std::string> files =
-        fs::is_directory(path, ec) ? list_files({path}, {".clp"}) : std::vector<std::string>{path};
+        fs::is_directory(path, ec) ? list_files({path}, rule_set_extensions()) : std::vector<std::string>{path};
     for (const auto& file : files) {
       auto size = fs::file_size(file, ec);
       if (ec) {
@@ -88,7 +93,7 @@ LoadedPolicy load_policy(const std::vector<std::string>& paths, const RuleLoadOp
   if (options.check_modes) {
     for (const auto& path : effective) {
       std::error_code ec;
-      auto problems = fs::is_directory(path, ec) ? check_tree_modes(path, {".clp"}, options.modes)
+      auto problems = fs::is_directory(path, ec) ? check_tree_modes(path, rule_set_extensions(), options.modes)
                                                  : check_file_modes(path, options.modes);
       for (const auto& p : problems)
         out.diagnostics.push_back({code::kFileMode, Severity::Error, p.path, 0, "", p.message});

@@ -35,10 +35,14 @@ LoadedPolicy load_policy(const std::vector<std::string>& paths, const RuleLoadOp
 // The rule paths actually used: paths, or the shipped pack when empty.
 std::vector<std::string> effective_rule_paths(const std::vector<std::string>& paths);
 
-// Each path is a .clp file or a directory (its *.clp files, recursively, sorted by their
-// names within the directory); sources come in that order, which is the load order.
+// Each path is a .clp or .toml file or a directory (its *.clp and *.toml files, recursively,
+// sorted by their names within the directory); sources come in that order, which is the load
+// order. *.toml files are the command-effects and path classes tables (Policy::compile).
 // Unreadable paths become E_READ diagnostics. Files over 16 MiB are refused.
 RuleSources read_rule_files(const std::vector<std::string>& paths, Diagnostics* diagnostics);
+
+// The files a rule set is made of in a directory: ".clp" rules and ".toml" tables.
+const std::vector<std::string>& rule_set_extensions();
 
 // Files with the given extensions under the paths (directories recursively, each sorted by
 // the names within it), in the order of `paths`.

@@ -144,6 +144,26 @@ TEST_CASE("dry-run: --explain shows the parsed shell command", "[cli]") {
   CHECK(r.out.find("\\\"-r\\\"") != std::string::npos);
 }
 
+TEST_CASE("dry-run --explain shows effect facts from the directory's tables; check refuses a bad table at its line",
+          "[cli][effect-facts]") {
+  TempDir dir;
+  dir.write("a.clp", kRules);
+  dir.write("effects.toml", "[program.sort]\noperands = [\"read...\"]\n[program.sort.options]\n\"-o\" = \"write\"\n");
+  dir.write("paths.toml", "[[class]]\nname = \"credential\"\npatterns = [\"~/.ssh/id_*\"]\n");
+  Run r = run_cli("dry-run --explain --rules " + dir.path.string(),
+                  R"({"target":"shell","payload":{"command":"sort -o ~/.ssh/id_rsa notes.txt"}})");
+  INFO(r.out);
+  CHECK(r.out.find("(effect (proposal") != std::string::npos);
+  CHECK(r.out.find("(kind write) (object path) (target \\\"/home/user/.ssh/id_rsa\\\")") != std::string::npos);
+  CHECK(r.out.find("(via \\\"-o\\\") (class credential)") != std::string::npos);
+  CHECK(r.out.find("(kind read) (object path) (target \\\"/home/user/project/notes.txt\\\")") != std::string::npos);
+
+  std::string bad = dir.write("paths.toml", "[[class]]\nname = \"credential\"\npatterns = [\"id_*\"]\n");
+  Run check = run_cli("check " + dir.path.string());
+  CHECK(check.code == 1);
+  CHECK(check.out.find(bad + ":3: error E_PATH_CLASSES") != std::string::npos);
+}
+
 TEST_CASE("dry-run: broken rules are a usage error (2), a missing input file too", "[cli]") {
   TempDir dir;
   std::string rules = dir.write("a.clp", "(defrule x");

@@ -3,13 +3,15 @@
 // clusters, subcommands, operands by position, remote operands, wrappers, match entries,
 // dynamic words. Commands are built from argv directly (independent of the shell parser),
 // except where the parser's output (wrappers, redirects) is what is tested.
-#include <catch2/catch.hpp>
+#include "engine/effects.h"
 
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
+#include "bindings/paths.h"
 #include "bindings/shell_parser.h"
-#include "engine/effects.h"
+#include "bindings/urls.h"
 
 namespace warden {
 namespace {
@@ -77,6 +79,7 @@ subcommands = true
 "-c" = "exec-code"
 "-C" = "cwd"
 [program.git.sub.status]
+aliases = ["st"]
 run = ["read:."]
 [program.git.sub.clone]
 operands = ["network", "write"]
@@ -216,13 +219,14 @@ std::string subcommand_of(V argv) {
 // ---------------------------------------------------------------- option syntaxes
 
 TEST_CASE("effects: a short option's value in the next word", "[effects]") {
-  CHECK(fx({"sort", "-o", "out.txt", "in.txt"}) ==
-        V{"write path /home/user/project/out.txt -o", "read path /home/user/project/in.txt operand"});
+  CHECK(
+      fx({"sort", "-o", "out.txt", "in.txt"}) ==
+      V{"write path /home/user/project/out.txt -o", "read path /home/user/project/in.txt operand"});
 }
 
 TEST_CASE("effects: a short option's value glued to it", "[effects]") {
-  CHECK(fx({"sort", "-oout.txt", "in.txt"}) ==
-        V{"write path /home/user/project/out.txt -o", "read path /home/user/project/in.txt operand"});
+  CHECK(fx({"sort", "-oout.txt", "in.txt"}) == V{"write path /home/user/project/out.txt -o",
+                                                 "read path /home/user/project/in.txt operand"});
 }
 
 TEST_CASE("effects: --name=value", "[effects]") {
@@ -243,7 +247,8 @@ TEST_CASE("effects: a value option without effect consumes its value", "[effects
 
 TEST_CASE("effects: an unknown option takes no value and has no effect", "[effects]") {
   CHECK(fx({"sort", "-z", "data"}) == V{"read path /home/user/project/data operand"});
-  CHECK(fx({"sort", "--zero-terminated", "data"}) == V{"read path /home/user/project/data operand"});
+  CHECK(fx({"sort", "--zero-terminated", "data"}) ==
+        V{"read path /home/user/project/data operand"});
 }
 
 TEST_CASE("effects: a flag without effect", "[effects]") {
@@ -252,7 +257,8 @@ TEST_CASE("effects: a flag without effect", "[effects]") {
 
 TEST_CASE("effects: -- ends the options", "[effects]") {
   CHECK(fx({"rm", "--", "-rf", "--output=x"}) ==
-        V{"delete path /home/user/project/-rf operand", "delete path /home/user/project/--output=x operand"});
+        V{"delete path /home/user/project/-rf operand",
+          "delete path /home/user/project/--output=x operand"});
   CHECK(fx({"sort", "--", "-o", "x"}) ==
         V{"read path /home/user/project/-o operand", "read path /home/user/project/x operand"});
 }
@@ -326,8 +332,9 @@ TEST_CASE("effects: operands:KIND flag turns the path operands", "[effects]") {
   CHECK(fx({"find", ".", "/tmp/x", "-name", "*.o", "-delete"}) ==
         V{"delete path /home/user/project -delete", "delete path /tmp/x -delete"});
   // The script stays code; the files become writes.
-  CHECK(fx({"sed", "-i", "s/a/b/", "f1", "f2"}) ==
-        V{"exec code s/a/b/ operand", "write path /home/user/project/f1 -i", "write path /home/user/project/f2 -i"});
+  CHECK(fx({"sed", "-i", "s/a/b/", "f1", "f2"}) == V{"exec code s/a/b/ operand",
+                                                     "write path /home/user/project/f1 -i",
+                                                     "write path /home/user/project/f2 -i"});
   CHECK(fx({"sed", "--in-pl", "s/a/b/", "f1"}) ==
         V{"exec code s/a/b/ operand", "write path /home/user/project/f1 --in-place"});
 }
@@ -345,21 +352,24 @@ TEST_CASE("effects: operand kinds by position, K... repeating", "[effects]") {
 }
 
 TEST_CASE("effects: last applies to the last of two or more operands", "[effects]") {
-  CHECK(fx({"cp", "a", "b", "/dst"}) ==
-        V{"read path /home/user/project/a operand", "read path /home/user/project/b operand",
-          "write path /dst operand"});
-  CHECK(fx({"cp", "a", "/dst"}) == V{"read path /home/user/project/a operand", "write path /dst operand"});
+  CHECK(fx({"cp", "a", "b", "/dst"}) == V{"read path /home/user/project/a operand",
+                                          "read path /home/user/project/b operand",
+                                          "write path /dst operand"});
+  CHECK(fx({"cp", "a", "/dst"}) ==
+        V{"read path /home/user/project/a operand", "write path /dst operand"});
   CHECK(fx({"cp", "a"}) == V{"read path /home/user/project/a operand"});
 }
 
 TEST_CASE("effects: stop-at-operand ends the options at the first operand", "[effects]") {
   CHECK(fx({"python", "-c", "import os"}) == V{"exec code import os -c"});
-  CHECK(fx({"python", "tool.py", "-c", "x", "-m", "pytest"}) == V{"exec path /home/user/project/tool.py operand"});
+  CHECK(fx({"python", "tool.py", "-c", "x", "-m", "pytest"}) ==
+        V{"exec path /home/user/project/tool.py operand"});
 }
 
 TEST_CASE("effects: a cwd value moves later relative paths", "[effects]") {
   CHECK(fx({"tar", "-f", "out.tar", "-C", "/srv", "src", "/abs"}) ==
-        V{"write path /home/user/project/out.tar -f", "read path /srv/src operand", "read path /abs operand"});
+        V{"write path /home/user/project/out.tar -f", "read path /srv/src operand",
+          "read path /abs operand"});
   CHECK(fx({"tar", "a", "-C", "sub", "b", "-C", "..", "c"}) ==
         V{"read path /home/user/project/a operand", "read path /home/user/project/sub/b operand",
           "read path /home/user/project/c operand"});
@@ -380,12 +390,77 @@ TEST_CASE("effects: exec-program is the basename of the value's first word", "[e
 }
 
 TEST_CASE("effects: network words become hosts", "[effects]") {
-  CHECK(fx({"curl", "https://User:pw@Example.COM:8443/x?y", "example.org/path", "git@gitlab.com:a/b",
-            "[::1]:80", "host.example.", "http://a@evil.example/"}) ==
-        V{"network host example.com operand", "network host example.org operand", "network host gitlab.com operand",
-          "network host [::1] operand", "network host host.example operand", "network host evil.example operand"});
+  CHECK(fx({"curl", "https://User:pw@Example.COM:8443/x?y", "example.org/path",
+            "git@gitlab.com:a/b", "[::1]:80", "host.example.", "http://a@evil.example/"}) ==
+        V{"network host example.com operand", "network host example.org operand",
+          "network host gitlab.com operand", "network host [::1] operand",
+          "network host host.example operand", "network host evil.example operand"});
   CHECK(fx({"curl", "-o", "page.html", "http://127.0.0.1:8080/"}) ==
         V{"write path /home/user/project/page.html -o", "network host 127.0.0.1 operand"});
+}
+
+TEST_CASE("effects: path targets are exactly paths::normalize of the word", "[effects]") {
+  const V words = {"a",         "a/b",  "/a/b", "a//b", "./a",    "../a", "a/./b",   "a/../b",
+                   "a/",        "/",    ".",    "..",   "~",      "~/x",  "~root/x", "$HOME/x",
+                   "${HOME}/x", "$X/y", "`x`",  "a b",  "a.b/.c", "...",  "a/..b",   "/a/b/..",
+                   "//a",       "-x",   "a:b",  "*.o",  "é/ü"};
+  const V cwds = {"/home/user/project",
+                  "/home/user/project/",
+                  "/a/./b",
+                  "/a/../b",
+                  "/",
+                  "//x",
+                  "relative",
+                  "",
+                  "/$X/y"};
+  for (const auto& cwd : cwds) {
+    for (const auto& w : words) {
+      std::vector<Effect> out;
+      table().effects_of(command({"rm", "--", w}), cwd, kHome, &out);
+      REQUIRE(out.size() == 1);
+      INFO("cwd '" << cwd << "' word '" << w << "'");
+      CHECK(out[0].target == paths::normalize(w, cwd, kHome));
+    }
+  }
+}
+
+TEST_CASE("effects: a URL's host is the host urls::parse reads", "[effects]") {
+  const V good = {"https://example.com/x",
+                  "http://EXAMPLE.com:8080",
+                  "https://a-b.c.example.org./p?q#f",
+                  "ftp://files.example.net/",
+                  "https://127.0.0.1/",
+                  "http://0x7f.1/",
+                  "http://2130706433/",
+                  "http://[::1]:80/",
+                  "https://xn--bcher-kva.example/",
+                  "https://a.b.c.d.e.f.g.h/x",
+                  "ssh://git@github.com/org/repo",
+                  "https://example.com?x",
+                  "https://example.com#x",
+                  "http://a.1b/",
+                  "https://sub.example.com:443"};
+  for (const auto& url : good) {
+    urls::Url u = urls::parse(url);
+    INFO(url << ": " << u.error);
+    REQUIRE(u.valid);
+    std::vector<Effect> out;
+    table().effects_of(command({"curl", url}), kCwd, kHome, &out);
+    REQUIRE(out.size() == 1);
+    CHECK(text(out[0]) == "network host " + u.host + " operand");
+  }
+}
+
+TEST_CASE("effects: a network word naming a local file is a read", "[effects]") {
+  CHECK(fx({"curl", "file:///home/user/.ssh/id_rsa", "FILE://localhost/etc/pass%77d?x",
+            "file://"}) == V{"read path /home/user/.ssh/id_rsa operand",
+                             "read path /etc/passwd operand", "read path / operand"});
+  CHECK(fx({"git", "clone", "/srv/repo.git", "dir"}) ==
+        V{"read path /srv/repo.git operand", "write path /home/user/project/dir operand"});
+  CHECK(fx({"git", "clone", "../other", "~/x"}) ==
+        V{"read path /home/user/other operand", "write path /home/user/x operand"});
+  CHECK(fx({"git", "clone", "server:repo", "."}) ==
+        V{"network host server operand", "write path /home/user/project operand"});
 }
 
 // ---------------------------------------------------------------- remote operands
@@ -405,8 +480,8 @@ TEST_CASE("effects: remote operands are network effects", "[effects]") {
 }
 
 TEST_CASE("effects: without remote, host:path is a local path", "[effects]") {
-  CHECK(fx({"cp", "host:x", "y"}) ==
-        V{"read path /home/user/project/host:x operand", "write path /home/user/project/y operand"});
+  CHECK(fx({"cp", "host:x", "y"}) == V{"read path /home/user/project/host:x operand",
+                                       "write path /home/user/project/y operand"});
 }
 
 // ---------------------------------------------------------------- subcommands
@@ -418,12 +493,19 @@ TEST_CASE("effects: the first operand selects the subcommand", "[effects]") {
   CHECK(subcommand_of({"git", "-c", "core.pager=x", "log"}) == "log");
 }
 
+TEST_CASE("effects: a sub alias selects the sub, named as the table names it", "[effects]") {
+  CHECK(fx({"git", "st"}) == V{"read path /home/user/project program"});
+  CHECK(subcommand_of({"git", "st"}) == "status");
+}
+
 TEST_CASE("effects: options before the subcommand use the program's spec", "[effects]") {
-  CHECK(fx({"git", "--git-dir", "/x", "-C", "/srv/repo", "status"}) == V{"read path /srv/repo program"});
+  CHECK(fx({"git", "--git-dir", "/x", "-C", "/srv/repo", "status"}) ==
+        V{"read path /srv/repo program"});
 }
 
 TEST_CASE("effects: a sub's options fall back to the program's", "[effects]") {
-  CHECK(fx({"git", "log", "-c", "x=y", "--ext-diff"}) == V{"exec code x=y -c", "exec none  --ext-diff"});
+  CHECK(fx({"git", "log", "-c", "x=y", "--ext-diff"}) ==
+        V{"exec code x=y -c", "exec none  --ext-diff"});
 }
 
 TEST_CASE("effects: a program with subcommands and no operand", "[effects]") {
@@ -440,7 +522,8 @@ TEST_CASE("effects: an unknown subcommand is one unknown effect", "[effects]") {
 }
 
 TEST_CASE("effects: nested subcommands", "[effects]") {
-  CHECK(fx({"docker", "compose", "up", "-d"}) == V{"exec path /home/user/project/compose.yaml program"});
+  CHECK(fx({"docker", "compose", "up", "-d"}) ==
+        V{"exec path /home/user/project/compose.yaml program"});
   CHECK(subcommand_of({"docker", "compose", "up"}) == "compose up");
   auto e = effects(command({"docker", "compose", "down"}));
   REQUIRE(e.size() == 1);
@@ -453,12 +536,13 @@ TEST_CASE("effects: unknown-subcommands none reads any other word as an operand"
   CHECK(subcommand_of({"npm", "run", "build"}) == "run");
   CHECK(fx({"npm", "run", "env"}) == V{"env-dump none  program"});
   CHECK(subcommand_of({"npm", "run", "env"}) == "run env");
-  CHECK(fx({"npm", "install"}) ==
-        V{"network host registry.npmjs.org program", "write path /home/user/project/node_modules program"});
+  CHECK(fx({"npm", "install"}) == V{"network host registry.npmjs.org program",
+                                    "write path /home/user/project/node_modules program"});
 }
 
 TEST_CASE("effects: subcommand-option selects the sub", "[effects]") {
-  CHECK(fx({"cmake", "-E", "rm", "-rf", "build"}) == V{"delete path /home/user/project/build operand"});
+  CHECK(fx({"cmake", "-E", "rm", "-rf", "build"}) ==
+        V{"delete path /home/user/project/build operand"});
   CHECK(subcommand_of({"cmake", "-E", "rm", "x"}) == "rm");
   CHECK(fx({"cmake", "-E", "environment"}) == V{"env-dump none  program"});
   CHECK(fx({"python3", "-m", "pytest", "--basetemp=/tmp/bt", "tests"}) ==
@@ -528,8 +612,10 @@ TEST_CASE("effects: knows and size", "[effects]") {
 // ---------------------------------------------------------------- wrappers, redirects
 
 TEST_CASE("effects: privilege wrappers", "[effects]") {
-  CHECK(fx_line("sudo rm -rf /tmp/x") == V{"privilege program sudo wrapper", "delete path /tmp/x operand"});
-  CHECK(fx_line("doas frobnicate") == V{"privilege program doas wrapper", "unknown program frobnicate program"});
+  CHECK(fx_line("sudo rm -rf /tmp/x") ==
+        V{"privilege program sudo wrapper", "delete path /tmp/x operand"});
+  CHECK(fx_line("doas frobnicate") ==
+        V{"privilege program doas wrapper", "unknown program frobnicate program"});
   shell::SimpleCommand c = command({"rm", "x"});
   c.wrappers = {"timeout", "runuser", "nice", "pkexec"};
   V got;
@@ -543,9 +629,9 @@ TEST_CASE("effects: other wrappers add nothing", "[effects]") {
 }
 
 TEST_CASE("effects: redirects write and read paths", "[effects]") {
-  CHECK(fx_line("sort in > out 2>&1 < other") ==
-        V{"write path /home/user/project/out redirect", "read path /home/user/project/other redirect",
-          "read path /home/user/project/in operand"});
+  CHECK(fx_line("sort in > out 2>&1 < other") == V{"write path /home/user/project/out redirect",
+                                                   "read path /home/user/project/other redirect",
+                                                   "read path /home/user/project/in operand"});
   CHECK(fx_line("frobnicate >> ~/.bashrc") ==
         V{"write path /home/user/.bashrc redirect", "unknown program frobnicate program"});
   CHECK(fx_line("X=1 > /tmp/f") == V{"write path /tmp/f redirect"});
@@ -555,14 +641,16 @@ TEST_CASE("effects: redirects write and read paths", "[effects]") {
 
 TEST_CASE("effects: a match entry over the operands, target from its group", "[effects]") {
   CHECK(fx({"git", "show", "HEAD:.env"}) == V{"read path /home/user/project/.env match"});
-  CHECK(fx({"git", "show", "HEAD:config/.env.local"}) == V{"read path /home/user/project/config/.env.local match"});
+  CHECK(fx({"git", "show", "HEAD:config/.env.local"}) ==
+        V{"read path /home/user/project/config/.env.local match"});
   CHECK(fx({"git", "show", "HEAD:src/main.c"}).empty());
 }
 
 TEST_CASE("effects: a match entry over argv", "[effects]") {
   CHECK(fx({"jq", "-n", "env"}) == V{"exec code env operand", "env-dump none  match"});
   CHECK(fx({"jq", "-n", "$ENV.HOME"}) == V{"exec code $ENV.HOME operand", "env-dump none  match"});
-  CHECK(fx({"jq", ".a", "f.json"}) == V{"exec code .a operand", "read path /home/user/project/f.json operand"});
+  CHECK(fx({"jq", ".a", "f.json"}) ==
+        V{"exec code .a operand", "read path /home/user/project/f.json operand"});
 }
 
 // ---------------------------------------------------------------- dynamic
@@ -578,7 +666,10 @@ TEST_CASE("effects: words with expansions or globs in a dynamic command are dyna
 
 TEST_CASE("effects: paths under a dynamic cwd are dynamic", "[effects]") {
   CHECK(fx({"tar", "-C", "$D", "a", "/b"}, true) ==
-        V{"read path a operand dynamic", "read path /b operand"});
+        V{"read path $D/a operand dynamic", "read path /b operand"});
+  CHECK(fx({"tar", "-C", "$D", "a", "-C", "/srv", "b"}, true) ==
+        V{"read path $D/a operand dynamic", "read path /srv/b operand"});
+  CHECK(fx({"git", "-C", "$D", "status"}, true) == V{"read path $D program dynamic"});
 }
 
 TEST_CASE("effects: a dynamic subcommand word is unknown and dynamic", "[effects]") {
@@ -624,7 +715,8 @@ TEST_CASE("effects: merge adds the programs of a later file", "[effects]") {
 TEST_CASE("effects: merge refuses a program defined in both files", "[effects]") {
   Diagnostics d;
   auto a = parse_text("[program.a]\naliases = [\"x\"]\n", &d, "a.toml");
-  auto b = parse_text("\n\n[program.b]\noperands = []\n[program.x]\nrun = [\"env-dump\"]\n", &d, "b.toml");
+  auto b = parse_text("\n\n[program.b]\noperands = []\n[program.x]\nrun = [\"env-dump\"]\n", &d,
+                      "b.toml");
   REQUIRE(a);
   REQUIRE(b);
   CHECK_FALSE(a->merge(*b, &d));
@@ -674,7 +766,8 @@ TEST_CASE("effects table error: the same program twice (TOML redefinition)", "[e
 }
 
 TEST_CASE("effects table error: unknown key in a program", "[effects]") {
-  expect_errors("[program.sort]\noperands = [\"read...\"]\nvaluse = [\"-k\"]\n", {{"unknown key \"valuse\"", 3}});
+  expect_errors("[program.sort]\noperands = [\"read...\"]\nvaluse = [\"-k\"]\n",
+                {{"unknown key \"valuse\"", 3}});
 }
 
 TEST_CASE("effects table error: unknown key in a sub", "[effects]") {
@@ -682,27 +775,33 @@ TEST_CASE("effects table error: unknown key in a sub", "[effects]") {
                 {{"program.git.sub.log: unknown key \"flag\"", 5}});
 }
 
-TEST_CASE("effects table error: aliases in a sub", "[effects]") {
-  expect_errors("[program.git]\nsubcommands = true\n[program.git.sub.log]\naliases = [\"l\"]\n",
-                {{"aliases belong to a program", 4}});
+TEST_CASE("effects table error: a sub alias that is already a subcommand", "[effects]") {
+  expect_errors(
+      "[program.git]\nsubcommands = true\n[program.git.sub.log]\nrun = []\n"
+      "[program.git.sub.status]\naliases = [\"st\", \"log\"]\n[program.git.sub.stash]\naliases = "
+      "[\"st\"]\n",
+      {{"program.git.sub.status.aliases: \"log\" is already a subcommand of program.git (log)", 6},
+       {"program.git.sub.stash.aliases: \"st\" is already a subcommand of program.git (status)",
+        8}});
 }
 
 TEST_CASE("effects table error: unknown top-level key", "[effects]") {
-  expect_errors("[program.a]\nrun = []\n[programs.b]\nrun = []\n", {{"unknown top-level key \"programs\"", 3}});
+  expect_errors("[program.a]\nrun = []\n[programs.b]\nrun = []\n",
+                {{"unknown top-level key \"programs\"", 3}});
 }
 
 TEST_CASE("effects table error: wrong types", "[effects]") {
   expect_errors(
       "[program.a]\n"
-      "values = \"-k\"\n"            // 2
-      "single-dash = \"yes\"\n"      // 3
-      "operands = [\"read\", 3]\n"   // 4
-      "last = 1\n"                   // 5
+      "values = \"-k\"\n"           // 2
+      "single-dash = \"yes\"\n"     // 3
+      "operands = [\"read\", 3]\n"  // 4
+      "last = 1\n"                  // 5
       "[program.a.options]\n"
-      "\"-o\" = 1\n"                 // 7
+      "\"-o\" = 1\n"  // 7
       "[program.b]\n"
-      "options = [\"-o\"]\n"         // 9
-      "match = { regex = \"x\" }\n", // 10
+      "options = [\"-o\"]\n"          // 9
+      "match = { regex = \"x\" }\n",  // 10
       {{"program.a.values must be an array of strings", 2},
        {"program.a.single-dash must be true or false", 3},
        {"program.a.operands must be an array of strings", 4},
@@ -719,15 +818,15 @@ TEST_CASE("effects table error: a program that is not a table", "[effects]") {
 TEST_CASE("effects table error: unknown kinds", "[effects]") {
   expect_errors(
       "[program.a]\n"
-      "operands = [\"read\", \"wirte...\"]\n"  // 2
-      "last = \"unknown\"\n"                    // 3
+      "operands = [\"read\", \"wirte...\"]\n"                                           // 2
+      "last = \"unknown\"\n"                                                            // 3
       "run = [\"exec:Makefile\", \"bogus:x\", \"none\", \"env-dump:x\", \"write:\"]\n"  // 4
       "[program.a.options]\n"
-      "\"-o\" = \"writes\"\n"                   // 6
+      "\"-o\" = \"writes\"\n"  // 6
       "[program.a.flags]\n"
-      "\"-d\" = \"operands:nothing\"\n"         // 8
-      "\"-C\" = \"cwd\"\n"                      // 9
-      "\"-q\" = \"operands:none\"\n",           // 10
+      "\"-d\" = \"operands:nothing\"\n"  // 8
+      "\"-C\" = \"cwd\"\n"               // 9
+      "\"-q\" = \"operands:none\"\n",    // 10
       {{"program.a.operands: unknown kind \"wirte\"", 2},
        {"program.a.last: \"unknown\" is not a value or operand kind", 3},
        {"program.a.run: unknown kind \"bogus\"", 4},
@@ -741,29 +840,31 @@ TEST_CASE("effects table error: unknown kinds", "[effects]") {
 }
 
 TEST_CASE("effects table error: a repeating kind that is not last", "[effects]") {
-  expect_errors("[program.a]\noperands = [\n  \"read...\",\n  \"write\",\n]\n", {{"only the last kind may repeat", 3}});
+  expect_errors("[program.a]\noperands = [\n  \"read...\",\n  \"write\",\n]\n",
+                {{"only the last kind may repeat", 3}});
 }
 
 TEST_CASE("effects table error: bad regex", "[effects]") {
-  expect_errors("[program.a]\n[[program.a.match]]\nkind = \"read\"\nregex = '(unclosed'\n", {{"bad regex", 4}});
+  expect_errors("[program.a]\n[[program.a.match]]\nkind = \"read\"\nregex = '(unclosed'\n",
+                {{"bad regex", 4}});
 }
 
 TEST_CASE("effects table error: match entries", "[effects]") {
   expect_errors(
       "[program.a]\n"
-      "[[program.a.match]]\n"   // 2
+      "[[program.a.match]]\n"  // 2
       "regex = 'x'\n"
-      "[[program.a.match]]\n"   // 4
+      "[[program.a.match]]\n"  // 4
       "regex = 'x'\n"
-      "kind = \"cwd\"\n"        // 6
-      "[[program.a.match]]\n"   // 7
-      "regex = 'x'\n"
-      "kind = \"read\"\n"
-      "on = \"words\"\n"        // 10
-      "[[program.a.match]]\n"   // 11
+      "kind = \"cwd\"\n"       // 6
+      "[[program.a.match]]\n"  // 7
       "regex = 'x'\n"
       "kind = \"read\"\n"
-      "when = 1\n",             // 14
+      "on = \"words\"\n"       // 10
+      "[[program.a.match]]\n"  // 11
+      "regex = 'x'\n"
+      "kind = \"read\"\n"
+      "when = 1\n",  // 14
       {{"an entry needs both regex and kind", 2},
        {"unknown kind \"cwd\"", 6},
        {"neither \"operands\" nor \"argv\"", 10},
@@ -780,6 +881,11 @@ TEST_CASE("effects table error: an alias of two programs", "[effects]") {
                 {{"\"x\" is already a program or alias (line 2)", 4}});
 }
 
+TEST_CASE("effects table error: of two equal aliases the later in the file is the error", "[effects]") {
+  expect_errors("[program.z]\naliases = [\"x\"]\n[program.a]\naliases = [\"x\"]\n",
+                {{"program.a.aliases: \"x\" is already a program or alias (line 2)", 4}});
+}
+
 TEST_CASE("effects table error: bad program and alias names", "[effects]") {
   expect_errors("[program.\"a/b\"]\nrun = []\n[program.c]\naliases = [\"\"]\n",
                 {{"\"a/b\" is not a program name", 1}, {"\"\" is not a program name", 4}});
@@ -788,34 +894,37 @@ TEST_CASE("effects table error: bad program and alias names", "[effects]") {
 TEST_CASE("effects table error: option names", "[effects]") {
   expect_errors(
       "[program.a]\n"
-      "values = [\"k\", \"-name\"]\n"   // 2
+      "values = [\"k\", \"-name\"]\n"  // 2
       "[program.a.flags]\n"
-      "\"--x=y\" = \"none\"\n",         // 4
+      "\"--x=y\" = \"none\"\n",  // 4
       {{"\"k\" is not an option name", 2},
        {"\"-name\" is a one-dash option longer than one letter", 2},
        {"\"--x=y\" is not an option name", 4}});
 }
 
-TEST_CASE("effects table error: an option listed as value and flag, or as option and flag", "[effects]") {
+TEST_CASE("effects table error: an option listed as value and flag, or as option and flag",
+          "[effects]") {
   expect_errors(
       "[program.a]\n"
-      "values = [\"-k\"]\n"      // 2
+      "values = [\"-k\"]\n"  // 2
       "[program.a.flags]\n"
       "\"-k\" = \"none\"\n"
       "\"-o\" = \"write\"\n"
       "[program.a.options]\n"
-      "\"-o\" = \"write\"\n",    // 7
+      "\"-o\" = \"write\"\n",  // 7
       {{"\"-k\" is also a flag", 2}, {"\"-o\" is listed twice (also on line 5)", 7}});
 }
 
 TEST_CASE("effects table error: a value option also listed under options is fine", "[effects]") {
   Diagnostics d;
-  CHECK(parse_text("[program.a]\nvalues = [\"-c\"]\n[program.a.options]\n\"-c\" = \"exec-code\"\n", &d));
+  CHECK(parse_text("[program.a]\nvalues = [\"-c\"]\n[program.a.options]\n\"-c\" = \"exec-code\"\n",
+                   &d));
   CHECK(d.empty());
 }
 
 TEST_CASE("effects table error: sub tables without a way to select them", "[effects]") {
-  expect_errors("[program.a]\nrun = []\n[program.a.sub.b]\nrun = []\n", {{"neither subcommands = true", 3}});
+  expect_errors("[program.a]\nrun = []\n[program.a.sub.b]\nrun = []\n",
+                {{"neither subcommands = true", 3}});
 }
 
 TEST_CASE("effects table error: unknown-subcommands value", "[effects]") {
@@ -824,8 +933,9 @@ TEST_CASE("effects table error: unknown-subcommands value", "[effects]") {
 }
 
 TEST_CASE("effects table error: a subcommand option with an effect", "[effects]") {
-  expect_errors("[program.a]\nsubcommand-option = \"-E\"\n[program.a.options]\n\"-E\" = \"write\"\n",
-                {{"subcommand-option \"-E\" is also listed", 2}});
+  expect_errors(
+      "[program.a]\nsubcommand-option = \"-E\"\n[program.a.options]\n\"-E\" = \"write\"\n",
+      {{"subcommand-option \"-E\" is also listed", 2}});
 }
 
 TEST_CASE("effects table error: errors in nested subs carry their line", "[effects]") {

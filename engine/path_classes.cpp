@@ -1,0 +1,325 @@
+// PathClasses: the path classes table (TOML, [[class]] entries) and classification.
+// Every pattern and exception of every class is compiled into one RE2::Set per home
+// directory ("~/" depends on it), so classifying a path is one set match per reading
+// (normalized, resolved), whatever the number of classes and patterns.
+#include "engine/path_classes.h"
+
+#include <re2/re2.h>
+#include <re2/set.h>
+
+#include <toml++/toml.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "bindings/glob.h"
+#include "bindings/text.h"
+
+namespace warden {
+
+namespace {
+constexpr std::int64_t kSetMaxMem = 64 << 20;  // all patterns of all classes together
+constexpr std::size_t kMaxHomes = 16;          // compiled sets kept (one per home value)
+constexpr std::string_view kNone = "none";
+
+std::atomic<std::uint64_t> next_generation{1};
+
+bool valid_name(std::string_view name) {
+  if (name.empty() || name.size() > 64 || name[0] < 'a' || name[0] > 'z') return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  return true;
+}
+
+// What is wrong with a pattern's anchoring, or "" when it is anchored.
+std::string anchor_problem(std::string_view p) {
+  if (p.empty()) return "an empty pattern";
+  if (p[0] == '/' || p.rfind("~/", 0) == 0 || p.rfind("**/", 0) == 0) return "";
+  return "pattern \"" + std::string(p.substr(0, 80)) +
+         "\" is not anchored: it must start with \"/\", \"~/\" or \"**/\"";
+}
+
+// The glob with a leading "~/" replaced by the home directory's contents (quoted as glob
+// literals, so a home holding "*" or "[" means itself).
+std::string expand_home(std::string_view pattern, std::string_view home) {
+  if (pattern.rfind("~/", 0) != 0) return std::string(pattern);
+  std::string out;
+  for (char c : home) {
+    if (c == '*' || c == '?' || c == '[' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  while (!out.empty() && out.back() == '/') out.pop_back();
+  out += pattern.substr(1);  // keeps the "/"
+  return out;
+}
+
+std::string regex_for(std::string_view glob, bool case_insensitive) {
+  return (case_insensitive ? "(?i)" : "") + glob::to_regex(glob);
+}
+
+}  // namespace
+
+struct PathClasses::Class {
+  std::string name;
+  bool case_insensitive = true;
+  std::vector<std::string> patterns;
+  std::vector<std::string> except;
+};
+
+// The compiled form for one home: one set per encoding (valid UTF-8 text uses the UTF-8
+// set; anything else is matched byte-wise, so an invalid byte cannot slip past "*").
+struct ClassSets {
+  struct Entry {
+    std::size_t class_index;
+    bool except;
+  };
+  std::vector<Entry> entries;  // by set index
+  std::unique_ptr<RE2::Set> utf8, latin1;
+  std::string error;  // set when a set could not be compiled
+};
+
+namespace {
+
+std::shared_ptr<const ClassSets> compile(const std::vector<std::shared_ptr<const PathClasses::Class>>& classes,
+                                        std::string_view home) {
+  auto c = std::make_shared<ClassSets>();
+  for (int pass = 0; pass < 2; ++pass) {
+    RE2::Options opts;
+    opts.set_log_errors(false);
+    opts.set_max_mem(kSetMaxMem);
+    opts.set_dot_nl(true);
+    opts.set_encoding(pass == 0 ? RE2::Options::EncodingUTF8 : RE2::Options::EncodingLatin1);
+    auto set = std::make_unique<RE2::Set>(opts, RE2::UNANCHORED);
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+      const auto& k = *classes[i];
+      auto add = [&](const std::string& pattern, bool except) {
+        std::string error;
+        if (set->Add(regex_for(expand_home(pattern, home), k.case_insensitive), &error) < 0) {
+          if (c->error.empty()) c->error = "pattern \"" + pattern + "\" of class " + k.name + ": " + error;
+          return;
+        }
+        if (pass == 0) c->entries.push_back({i, except});
+      };
+      for (const auto& p : k.patterns) add(p, false);
+      for (const auto& p : k.except) add(p, true);
+    }
+    if (!c->error.empty()) return c;
+    if (!set->Compile()) {
+      c->error = "the patterns are too large to compile together";
+      return c;
+    }
+    (pass == 0 ? c->utf8 : c->latin1) = std::move(set);
+  }
+  return c;
+}
+
+// Which classes match `text`: bit i of *hit for a pattern of class i, of *excepted for an
+// exception. Returns false if the matcher failed (out of memory).
+bool match(const ClassSets& c, std::string_view text, std::vector<char>* hit, std::vector<char>* excepted) {
+  const RE2::Set& set = text::valid_utf8(text) ? *c.utf8 : *c.latin1;
+  thread_local std::vector<int> ids;  // reused: classify runs for every path of every decision
+  ids.clear();
+  RE2::Set::ErrorInfo info;
+  if (!set.Match(text, &ids, &info)) return info.kind == RE2::Set::kNoError;
+  for (int id : ids) {
+    const auto& e = c.entries[static_cast<std::size_t>(id)];
+    (e.except ? *excepted : *hit)[e.class_index] = 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+// Compiled sets by home, shared by every thread querying this table.
+struct PathClasses::Cache {
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<const ClassSets>, std::less<>> by_home;
+};
+
+namespace {
+// Per thread, the last (table, home) looked up: engines keep one home, so the mutex is
+// taken once per thread and table.
+struct LastLookup {
+  std::uint64_t generation = 0;
+  std::string home;
+  std::shared_ptr<const ClassSets> compiled;
+};
+thread_local LastLookup last_lookup;
+}  // namespace
+
+PathClasses::PathClasses() : cache_(std::make_unique<Cache>()), generation_(next_generation.fetch_add(1)) {}
+PathClasses::~PathClasses() = default;
+
+std::shared_ptr<PathClasses> PathClasses::parse(const RuleSource& source, Diagnostics* diagnostics) {
+  const std::size_t errors_before = diagnostics->size();
+  auto error = [&](long line, std::string message) {
+    diagnostics->push_back({code::kPathClasses, Severity::Error, source.path, line, "", std::move(message)});
+  };
+  auto line_of = [](const toml::node& n) { return static_cast<long>(n.source().begin.line); };
+  toml::table root;
+  try {
+    root = toml::parse(source.text, source.path);
+  } catch (const toml::parse_error& e) {
+    error(static_cast<long>(e.source().begin.line), std::string(e.description()));
+    return nullptr;
+  }
+  auto table = std::make_shared<PathClasses>();
+  std::set<std::string, std::less<>> seen;
+  for (const auto& [key, node] : root) {
+    if (key.str() != "class") {
+      error(line_of(node), "unknown key \"" + std::string(key.str()) + "\" (a path classes file holds [[class]] entries)");
+      continue;
+    }
+    const toml::array* entries = node.as_array();
+    if (!entries || !entries->is_array_of_tables()) {
+      error(line_of(node), "\"class\" must be a list of tables: write [[class]]");
+      continue;
+    }
+    for (const auto& entry_node : *entries) {
+      const toml::table& entry = *entry_node.as_table();
+      const long entry_line = line_of(entry_node);
+      auto k = std::make_shared<Class>();
+      bool has_patterns = false, empty_patterns = false;
+      for (const auto& [ek, ev] : entry) {
+        const std::string_view name = ek.str();
+        const long line = line_of(ev);
+        if (name == "name") {
+          if (!ev.is_string()) {
+            error(line, "\"name\" must be a string");
+            continue;
+          }
+          k->name = ev.as_string()->get();
+          if (k->name == kNone)
+            error(line, "class name \"none\" is reserved: it means a path no class matches");
+          else if (!valid_name(k->name))
+            error(line, "class name \"" + k->name.substr(0, 80) +
+                            "\" is not a symbol of lower-case letters, digits and '-' starting with a letter");
+          else if (!seen.insert(k->name).second)
+            error(line, "class \"" + k->name + "\" is defined twice");
+        } else if (name == "case-insensitive") {
+          if (!ev.is_boolean()) {
+            error(line, "\"case-insensitive\" must be true or false");
+            continue;
+          }
+          k->case_insensitive = ev.as_boolean()->get();
+        } else if (name == "patterns" || name == "except") {
+          const toml::array* list = ev.as_array();
+          if (!list) {
+            error(line, "\"" + std::string(name) + "\" must be a list of glob strings");
+            continue;
+          }
+          auto& out = name == "patterns" ? k->patterns : k->except;
+          if (name == "patterns") {
+            has_patterns = true;
+            empty_patterns = list->empty();
+          }
+          for (const auto& p : *list) {
+            const long pline = line_of(p);
+            if (!p.is_string()) {
+              error(pline, "\"" + std::string(name) + "\" must hold only strings");
+              continue;
+            }
+            std::string glob = p.as_string()->get();
+            if (std::string why = anchor_problem(glob); !why.empty()) {
+              error(pline, why);
+              continue;
+            }
+            // ClassSets alone here so a bad glob is reported at its own line ("~/" with a
+            // stand-in home: the real one is known only when the engine runs).
+            RE2::Options opts;
+            opts.set_log_errors(false);
+            opts.set_max_mem(8 << 20);
+            RE2 re(regex_for(expand_home(glob, "/home/user"), k->case_insensitive), opts);
+            if (!re.ok()) {
+              error(pline, "pattern \"" + glob.substr(0, 80) + "\" cannot be compiled: " + re.error());
+              continue;
+            }
+            out.push_back(std::move(glob));
+          }
+        } else {
+          error(line, "unknown key \"" + std::string(name.substr(0, 40)) +
+                          "\" in a class (name, case-insensitive, patterns, except)");
+        }
+      }
+      if (k->name.empty()) error(entry_line, "a class has no \"name\"");
+      if (!has_patterns) error(entry_line, "class \"" + k->name + "\" has no \"patterns\"");
+      else if (empty_patterns)
+        error(entry_line, "class \"" + k->name + "\" has an empty \"patterns\" list");
+      table->classes_.push_back(std::move(k));
+    }
+  }
+  if (diagnostics->size() != errors_before) return nullptr;
+  // All patterns together must fit the matcher (checked with a stand-in home).
+  auto compiled = compile(table->classes_, "/home/user");
+  if (!compiled->error.empty()) {
+    error(1, compiled->error);
+    return nullptr;
+  }
+  return table;
+}
+
+void PathClasses::merge(const PathClasses& other) {
+  classes_.insert(classes_.end(), other.classes_.begin(), other.classes_.end());
+  // ClassSets sets are rebuilt for the merged table.
+  std::lock_guard<std::mutex> lock(cache_->mu);
+  cache_->by_home.clear();
+  generation_ = next_generation.fetch_add(1);
+}
+
+std::vector<std::string> PathClasses::names() const {
+  std::vector<std::string> out;
+  for (const auto& k : classes_) out.push_back(k->name);
+  return out;
+}
+
+std::string_view PathClasses::classify(std::string_view normalized, std::string_view resolved,
+                                       std::string_view home) const {
+  if (classes_.empty()) return kNone;
+  std::shared_ptr<const ClassSets> compiled;
+  if (last_lookup.generation == generation_ && last_lookup.home == home) {
+    compiled = last_lookup.compiled;
+  } else {
+    {
+      std::lock_guard<std::mutex> lock(cache_->mu);
+      auto it = cache_->by_home.find(home);
+      if (it != cache_->by_home.end()) {
+        compiled = it->second;
+      } else {
+        compiled = compile(classes_, home);
+        if (cache_->by_home.size() >= kMaxHomes) cache_->by_home.clear();
+        cache_->by_home.emplace(std::string(home), compiled);
+      }
+    }
+    last_lookup = {generation_, std::string(home), compiled};
+  }
+  // A table that does not compile for this home (it did at load with a stand-in) or a
+  // matcher failure classifies nothing as safe: the path gets the first class.
+  if (!compiled->error.empty()) return classes_.front()->name;
+
+  // Per reading, the first class with a pattern hit and no exception hit on that reading;
+  // of the two readings, the earlier class wins (an exception on one reading never clears
+  // a hit on the other).
+  std::size_t best = classes_.size();
+  thread_local std::vector<char> hit, excepted;
+  auto consider = [&](std::string_view text) {
+    hit.assign(classes_.size(), 0);
+    excepted.assign(classes_.size(), 0);
+    if (!match(*compiled, text, &hit, &excepted)) {
+      best = 0;
+      return;
+    }
+    for (std::size_t i = 0; i < best; ++i)
+      if (hit[i] && !excepted[i]) {
+        best = i;
+        break;
+      }
+  };
+  consider(normalized);
+  if (!resolved.empty() && resolved != normalized) consider(resolved);
+  return best < classes_.size() ? std::string_view(classes_[best]->name) : kNone;
+}
+
+}  // namespace warden

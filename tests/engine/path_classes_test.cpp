@@ -1,0 +1,211 @@
+// Path classes: the [[class]] table's errors (code and line), first-match order, exceptions,
+// case-insensitivity, "~/" expansion and the resolved reading.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "engine/path_classes.h"
+
+using namespace warden;
+
+namespace {
+
+std::shared_ptr<PathClasses> parse_ok(const std::string& text) {
+  Diagnostics diagnostics;
+  auto table = PathClasses::parse({"paths.toml", text}, &diagnostics);
+  for (const auto& d : diagnostics) UNSCOPED_INFO(d.to_text());
+  REQUIRE(diagnostics.empty());
+  REQUIRE(table);
+  return table;
+}
+
+// Parses text that must fail; returns its diagnostics (every one E_PATH_CLASSES in paths.toml).
+Diagnostics parse_errors(const std::string& text) {
+  Diagnostics diagnostics;
+  auto table = PathClasses::parse({"paths.toml", text}, &diagnostics);
+  CHECK_FALSE(table);
+  REQUIRE_FALSE(diagnostics.empty());
+  for (const auto& d : diagnostics) {
+    INFO(d.to_text());
+    CHECK(d.code == code::kPathClasses);
+    CHECK(d.file == "paths.toml");
+    CHECK(d.severity == Severity::Error);
+  }
+  return diagnostics;
+}
+
+bool has_line(const Diagnostics& diagnostics, long line, const std::string& text) {
+  for (const auto& d : diagnostics)
+    if (d.line == line && d.message.find(text) != std::string::npos) return true;
+  return false;
+}
+
+const char* kHome = "/home/user";
+
+const char* kTable = R"([[class]]
+name = "credential"
+patterns = ["~/.ssh/id_*", "**/.env", "**/.env.*", "**/*.pem"]
+except = ["**/.env.example", "**/*.pub"]
+
+[[class]]
+name = "persistence"
+patterns = ["**/.git/hooks/**", "~/.bashrc", "**/.env.example"]
+
+[[class]]
+name = "system"
+case-insensitive = false
+patterns = ["/etc/**", "/usr/**"]
+)";
+
+}  // namespace
+
+TEST_CASE("path classes: the first class in file order wins; none when no class matches", "[path-classes]") {
+  auto t = parse_ok(kTable);
+  CHECK(t->names() == std::vector<std::string>{"credential", "persistence", "system"});
+  CHECK(t->classify("/home/user/project/.env", "", kHome) == "credential");
+  CHECK(t->classify("/home/user/project/a/b/server.pem", "", kHome) == "credential");
+  CHECK(t->classify("/home/user/project/.git/hooks/pre-commit", "", kHome) == "persistence");
+  CHECK(t->classify("/home/user/project/sub/.git/hooks/x", "", kHome) == "persistence");
+  CHECK(t->classify("/etc/passwd", "", kHome) == "system");
+  CHECK(t->classify("/home/user/project/src/main.cpp", "", kHome) == "none");
+  CHECK(t->classify("/home/user/project/.envrc", "", kHome) == "none");
+  // "*" does not cross "/": ~/.ssh/id_* is only directly in ~/.ssh.
+  CHECK(t->classify("/home/user/.ssh/sub/id_rsa", "", kHome) == "none");
+}
+
+TEST_CASE("path classes: an exception removes its class only, and a later class may match", "[path-classes]") {
+  auto t = parse_ok(kTable);
+  CHECK(t->classify("/home/user/project/.env.local", "", kHome) == "credential");
+  // excepted from credential, but persistence lists it: the next class wins
+  CHECK(t->classify("/home/user/project/.env.example", "", kHome) == "persistence");
+  CHECK(t->classify("/home/user/.ssh/id_rsa.pub", "", kHome) == "none");
+  CHECK(t->classify("/home/user/.ssh/id_rsa", "", kHome) == "credential");
+}
+
+TEST_CASE("path classes: case-insensitive by default, case-sensitive when asked", "[path-classes]") {
+  auto t = parse_ok(kTable);
+  CHECK(t->classify("/home/user/project/.ENV", "", kHome) == "credential");
+  CHECK(t->classify("/home/user/project/KEY.PEM", "", kHome) == "credential");
+  CHECK(t->classify("/home/user/.SSH/ID_RSA", "", kHome) == "credential");
+  CHECK(t->classify("/home/user/project/.ENV.EXAMPLE", "", kHome) == "persistence");
+  CHECK(t->classify("/etc/hosts", "", kHome) == "system");
+  CHECK(t->classify("/ETC/hosts", "", kHome) == "none");  // system is case-sensitive
+}
+
+TEST_CASE("path classes: ~/ means the home given to classify", "[path-classes]") {
+  auto t = parse_ok(kTable);
+  CHECK(t->classify("/home/user/.bashrc", "", "/home/user") == "persistence");
+  CHECK(t->classify("/home/user/.bashrc", "", "/home/other") == "none");
+  CHECK(t->classify("/home/other/.bashrc", "", "/home/other") == "persistence");
+  CHECK(t->classify("/root/.ssh/id_ed25519", "", "/root") == "credential");
+  CHECK(t->classify("/root/.ssh/id_ed25519", "", "/home/user") == "none");
+  // A home holding glob characters means itself, not a pattern.
+  CHECK(t->classify("/home/a*b/.bashrc", "", "/home/a*b") == "persistence");
+  CHECK(t->classify("/home/axxb/.bashrc", "", "/home/a*b") == "none");
+  // Several threads, several homes, the same table.
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      const std::string home = "/home/u" + std::to_string(i);
+      for (int n = 0; n < 200; ++n) {
+        if (t->classify(home + "/.bashrc", "", home) != "persistence") ++wrong;
+        if (t->classify("/home/user/.bashrc", "", home) != "none") ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("path classes: the resolved path is classified too; an exception on one reading does not clear the other",
+          "[path-classes]") {
+  auto t = parse_ok(kTable);
+  // ws/link -> ~/.ssh/id_rsa
+  CHECK(t->classify("/home/user/project/link", "/home/user/.ssh/id_rsa", kHome) == "credential");
+  // The name is an excepted one, but what it resolves to is a credential.
+  CHECK(t->classify("/home/user/project/x.pub", "/home/user/.ssh/id_rsa", kHome) == "credential");
+  // Of the two readings' classes, the earlier in file order wins.
+  CHECK(t->classify("/etc/link", "/home/user/project/.env", kHome) == "credential");
+  CHECK(t->classify("/home/user/project/.git/hooks/a", "/etc/x", kHome) == "persistence");
+  CHECK(t->classify("/home/user/project/a", "/home/user/project/b", kHome) == "none");
+}
+
+TEST_CASE("path classes: invalid UTF-8 does not slip past a glob", "[path-classes]") {
+  auto t = parse_ok(kTable);
+  CHECK(t->classify(std::string("/home/user/.ssh/id_\xff"), "", kHome) == "credential");
+  CHECK(t->classify(std::string("/etc/\xfe\xff"), "", kHome) == "system");
+}
+
+TEST_CASE("path classes: merged tables keep file order", "[path-classes]") {
+  auto a = parse_ok("[[class]]\nname = \"first\"\npatterns = [\"/a/**\"]\n");
+  auto b = parse_ok("[[class]]\nname = \"second\"\npatterns = [\"/a/b/**\", \"/b/**\"]\n");
+  CHECK(a->classify("/b/x", "", kHome) == "none");  // compiled before the merge
+  a->merge(*b);
+  CHECK(a->names() == std::vector<std::string>{"first", "second"});
+  CHECK(a->classify("/a/b/c", "", kHome) == "first");
+  CHECK(a->classify("/b/x", "", kHome) == "second");
+}
+
+TEST_CASE("path classes: errors carry E_PATH_CLASSES and the line", "[path-classes]") {
+  SECTION("TOML syntax") {
+    auto d = parse_errors("[[class]]\nname = \"x\"\npatterns = [\"/a\"\n");
+    CHECK(d.front().line >= 3);
+  }
+  SECTION("unknown top-level key") {
+    auto d = parse_errors("[[class]]\nname = \"x\"\npatterns = [\"/a\"]\n\n[other]\nk = 1\n");
+    CHECK(has_line(d, 5, "unknown key \"other\""));
+  }
+  SECTION("unknown key in a class") {
+    auto d = parse_errors("[[class]]\nname = \"x\"\npatterns = [\"/a\"]\npattern = [\"/b\"]\n");
+    CHECK(has_line(d, 4, "unknown key \"pattern\""));
+  }
+  SECTION("bad names") {
+    auto d = parse_errors(
+        "[[class]]\nname = \"Credential\"\npatterns = [\"/a\"]\n"
+        "[[class]]\nname = \"none\"\npatterns = [\"/b\"]\n"
+        "[[class]]\nname = \"dup\"\npatterns = [\"/c\"]\n"
+        "[[class]]\nname = \"dup\"\npatterns = [\"/d\"]\n"
+        "[[class]]\nname = 3\npatterns = [\"/e\"]\n");
+    CHECK(has_line(d, 2, "not a symbol"));
+    CHECK(has_line(d, 5, "reserved"));
+    CHECK(has_line(d, 11, "defined twice"));
+    CHECK(has_line(d, 14, "must be a string"));
+  }
+  SECTION("a pattern not anchored at /, ~/ or **/") {
+    auto d = parse_errors("[[class]]\nname = \"x\"\npatterns = [\n  \"/ok\",\n  \"*.pem\",\n  \"~user/x\",\n]\n"
+                          "except = [\"relative/x\"]\n");
+    CHECK(has_line(d, 5, "\"*.pem\" is not anchored"));
+    CHECK(has_line(d, 6, "\"~user/x\" is not anchored"));
+    CHECK(has_line(d, 8, "\"relative/x\" is not anchored"));
+    CHECK(d.size() == 3);
+  }
+  SECTION("a glob RE2 cannot compile (over the memory budget)") {
+    const std::string huge = "/" + std::string(100000, '?');
+    auto d = parse_errors("[[class]]\nname = \"x\"\npatterns = [\"/ok\"]\nexcept = [\n  \"/a\",\n  \"" + huge + "\"]\n");
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].line == 6);
+    CHECK(d[0].message.find("cannot be compiled") != std::string::npos);
+  }
+  SECTION("wrong types and missing fields") {
+    auto d = parse_errors(
+        "[[class]]\nname = \"a\"\npatterns = \"/a\"\n"                       // 1-3
+        "[[class]]\nname = \"b\"\npatterns = [\"/b\", 2]\n"                  // 4-6
+        "[[class]]\nname = \"c\"\ncase-insensitive = \"yes\"\npatterns = [\"/c\"]\n"  // 7-10
+        "[[class]]\npatterns = [\"/d\"]\n"                                   // 11-12
+        "[[class]]\nname = \"e\"\n"                                          // 13-14
+        "[[class]]\nname = \"f\"\npatterns = []\n");                          // 15-17
+    CHECK(has_line(d, 3, "must be a list"));
+    CHECK(has_line(d, 6, "only strings"));
+    CHECK(has_line(d, 9, "true or false"));
+    CHECK(has_line(d, 11, "no \"name\""));
+    CHECK(has_line(d, 13, "no \"patterns\""));
+    CHECK(has_line(d, 15, "empty \"patterns\""));
+  }
+  SECTION("class is not an array of tables") {
+    auto d = parse_errors("class = \"x\"\n");
+    CHECK(has_line(d, 1, "[[class]]"));
+  }
+}
