@@ -122,6 +122,7 @@ class Parser {
     bool script = false;
     std::vector<std::string> script_wrappers;
     std::vector<Assignment> script_assignments;
+    int script_depth = 0;  // depth of the shell that reads it; its commands are one deeper
   };
 
   // ---- lexer (shell_lexer.cpp; word pieces in shell_words.cpp) ----
@@ -183,6 +184,11 @@ class Parser {
   void parse_nested(const std::string& text, std::vector<std::string> wrappers, int depth_inc,
                     const std::vector<Assignment>& assignments, const std::vector<Redirect>& redirects,
                     Unknowns dyn);
+  // A shell at `depth` with these wrappers (its own name last) reads this command's stdin:
+  // parse the here-documents (from first_heredoc) and here-strings feeding fd 0 as scripts.
+  void feed_stdin(const std::vector<std::string>& shell_wrappers, int depth,
+                  const std::vector<Assignment>& assignments, const std::vector<Redirect>& redirects,
+                  Unknowns dyn, std::size_t first_heredoc);
 
   Context& ctx_;
   std::string_view text_;

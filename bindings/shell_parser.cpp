@@ -324,7 +324,11 @@ Step unwrap_ssh(const Args& a, std::size_t i) {
   if (k >= a.size()) return {};  // no destination
   ++k;                           // DESTINATION
   if (!ended) read();
-  if (k >= a.size()) return {};  // `ssh HOST`: a login, a program of its own
+  if (k >= a.size()) {  // `ssh HOST`: a login, a program of its own; its shell reads stdin
+    Step s;
+    s.stdin_script = true;
+    return s;
+  }
   Step s = step_recurse(join_from(a, k), 1);
   for (std::size_t r = i; r < k; ++r) s.outer.push_back(r);
   return s;
@@ -398,6 +402,7 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
       for (std::size_t r = k; r < a.size(); ++r) {
         s.expansion = s.expansion || a[r].find('$') != std::string::npos;
       }
+      s.stdin_script = k >= a.size();  // `sudo -s <<EOF`: the shell reads stdin
     }
     return s;
   }
@@ -446,7 +451,9 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     const auto c = command_option(a, i, 'c', {"command", "session-command"}, "gGsw",
                                   {"group", "supp-group", "shell", "whitelist-environment"});
     if (c) return step_recurse(c->value, 1);
-    return {};
+    Step s;  // a shell: reads its commands from stdin (`su - root <<EOF`)
+    s.stdin_script = true;
+    return s;
   }
   // runuser -u USER [--] CMD… runs CMD; runuser [options] [-] USER -c CMD like su.
   if (prog == "runuser") {  // -u and -c exclude each other; with -u the words after are CMD's
@@ -456,13 +463,17 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     const auto c = command_option(a, i, 'c', {"command", "session-command"}, "gGsuw",
                                   {"group", "supp-group", "shell", "user", "whitelist-environment"});
     if (c) return step_recurse(c->value, 1);
-    return {};
+    Step s;  // a shell reading stdin, like su
+    s.stdin_script = true;
+    return s;
   }
   if (prog == "pkexec") return step_next(opts("", {"user"}).next);
   if (prog == "chroot") {
     std::size_t k = opts("", {"userspec", "groups"}).next;
     if (k < a.size()) ++k;  // NEWROOT
-    return step_next(k);
+    Step s = step_next(k);
+    s.stdin_script = k >= a.size();  // no command: chroot runs the shell, reading stdin
+    return s;
   }
   if (prog == "nsenter") {
     return step_next(
@@ -534,7 +545,11 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     if (k >= a.size()) return {};
     ++k;  // GROUP
     if (k < a.size() && a[k] == "-c") ++k;
-    if (k >= a.size()) return {};
+    if (k >= a.size()) {  // a shell with the group, reading stdin
+      Step s;
+      s.stdin_script = true;
+      return s;
+    }
     return step_recurse(join_from(a, k), 1);
   }
   if (is_shell(prog)) return unwrap_shell(a, i);
@@ -702,8 +717,21 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
     inner.runtime = inner.runtime || s.runtime;
     inner.expansion = inner.expansion || s.expansion;
     if (s.kind == Step::Recurse) {
+      const std::size_t first = ctx_.out.size();
       for (const std::string& text : s.texts) {
         parse_nested(text, wrappers, s.depth_inc, assignments, redirects, inner);
+      }
+      // `ssh HOST bash <<EOF`, `su -c sh <<< '…'`: a shell in the string reads this stdin.
+      for (std::size_t k = first; k < ctx_.out.size(); ++k) {
+        const SimpleCommand& c = ctx_.out[k];
+        if (c.depth != depth_ + s.depth_inc || c.argv.empty()) continue;
+        if (unwrap_one(c.program, c.argv, 0).stdin_script) {
+          std::vector<std::string> shell = c.wrappers;
+          shell.push_back(c.program);
+          const std::vector<Assignment> shell_assignments = c.assignments;
+          feed_stdin(shell, c.depth, shell_assignments, redirects, inner, first_heredoc);
+          break;
+        }
       }
       return;
     }
@@ -713,6 +741,7 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
         return;
       }
       wrappers.pop_back();
+      stdin_script = s.stdin_script;  // `sudo -s <<EOF`, `chroot /x <<EOF`
       break;
     }
     dyn = inner;
@@ -725,7 +754,7 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
       Unknowns inner = dyn;
       inner.runtime = true;  // `{}` and the operands come from the file system
       for (const auto& cmd : f->inner) {
-        run_words(words_at(cmd), wrappers, assignments, redirects, inner, heredocs_.size());
+        run_words(words_at(cmd), wrappers, assignments, redirects, inner, first_heredoc);
       }
       return;
     }
@@ -735,17 +764,26 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
   std::vector<std::string> inner_wrappers = wrappers;
   inner_wrappers.push_back(basename_of(argv[0]));
   emit(std::move(argv), std::move(wrappers), assignments, redirects, dyn);
-  if (!stdin_script) return;
-  // `bash <<EOF` / `sh <<< '…'`: the shell runs its stdin as a script; parse that too.
+  // `bash <<EOF` / `sh <<< '…'` / `su - root <<EOF`: the shell runs its stdin as a script.
+  if (stdin_script) feed_stdin(inner_wrappers, depth_, assignments, redirects, dyn, first_heredoc);
+}
+
+void Parser::feed_stdin(const std::vector<std::string>& shell_wrappers, int depth,
+                        const std::vector<Assignment>& assignments,
+                        const std::vector<Redirect>& redirects, Unknowns dyn,
+                        std::size_t first_heredoc) {
   for (std::size_t d = first_heredoc; d < heredocs_.size(); ++d) {
     if (heredocs_[d].fd == 0) {
       heredocs_[d].script = true;
-      heredocs_[d].script_wrappers = inner_wrappers;
+      heredocs_[d].script_wrappers = shell_wrappers;
       heredocs_[d].script_assignments = assignments;
+      heredocs_[d].script_depth = depth;
     }
   }
   for (const Redirect& r : redirects) {
-    if (r.op == "<<<" && r.fd == 0) parse_nested(r.target, inner_wrappers, 1, assignments, {}, dyn);
+    if (r.op == "<<<" && r.fd == 0) {
+      parse_nested(r.target, shell_wrappers, depth - depth_ + 1, assignments, {}, dyn);
+    }
   }
 }
 

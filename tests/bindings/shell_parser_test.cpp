@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bindings/shell_parser.h"
@@ -969,6 +970,41 @@ TEST_CASE("ssh without a remote command is left alone", "[shell][wrap]") {
     CHECK(c.wrappers.empty());
     CHECK(c.args.back() == "host");
   }
+}
+
+TEST_CASE("a shell started by a wrapper runs the line's here-document or here-string",
+          "[shell][wrap]") {
+  const std::vector<std::tuple<std::string, V, V, int>> cases = {
+      // line, programs, wrappers of the script's command, its depth
+      {"ssh host bash <<'EOF'\nrm -rf /\nEOF", {"ssh", "bash", "rm"}, {"ssh", "bash"}, 2},
+      {"ssh host <<EOF\nrm -rf /\nEOF", {"ssh", "rm"}, {"ssh"}, 1},
+      {"ssh -p 22 host sh -s <<< 'rm -rf /'", {"ssh", "sh", "rm"}, {"ssh", "sh"}, 2},
+      {"su - root <<EOF\nrm -rf /\nEOF", {"su", "rm"}, {"su"}, 1},
+      {"sudo su <<< 'rm -rf /'", {"su", "rm"}, {"sudo", "su"}, 1},
+      {"su -c bash root <<EOF\nrm -rf /\nEOF", {"bash", "rm"}, {"su", "bash"}, 2},
+      {"sudo -s <<EOF\nrm -rf /\nEOF", {"sudo", "rm"}, {"sudo"}, 1},
+      {"sudo -i <<< 'rm -rf /'", {"sudo", "rm"}, {"sudo"}, 1},
+      {"chroot /x <<EOF\nrm -rf /\nEOF", {"chroot", "rm"}, {"chroot"}, 1},
+      {"sg wheel <<EOF\nrm -rf /\nEOF", {"sg", "rm"}, {"sg"}, 1},
+      {"runuser -l app <<EOF\nrm -rf /\nEOF", {"runuser", "rm"}, {"runuser"}, 1},
+      {"find . -exec sh \\; <<EOF\nrm -rf /\nEOF", {"find", "sh", "rm"}, {"find", "sh"}, 1},
+  };
+  for (const auto& [line, progs, wrappers, depth] : cases) {
+    INFO(line);
+    const ParseResult r = ok(line);
+    CHECK(programs(r) == progs);
+    const SimpleCommand& c = r.commands.back();
+    is_rm_rf_root(c);
+    CHECK(c.wrappers == wrappers);
+    CHECK(c.depth == depth);
+  }
+  // A wrapper that runs a command does not hand it the here-document as a script.
+  CHECK(programs(ok("ssh host cat <<EOF\nrm -rf /\nEOF")) == V{"ssh", "cat"});
+  CHECK(programs(ok("sudo -s cat <<EOF\nrm -rf /\nEOF")) == V{"cat"});
+  Limits limits;
+  limits.max_depth = 1;
+  fails("ssh host bash <<EOF\nls\nEOF", limits);
+  ok("ssh host <<EOF\nls\nEOF", limits);
 }
 
 TEST_CASE("find -exec runs its command with operands known at run time", "[shell][wrap]") {
