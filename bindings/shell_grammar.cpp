@@ -223,7 +223,7 @@ void Parser::parse_simple(std::vector<Word> prefix) {
       break;
     }
   }
-  finish_simple(words, std::move(assignments), std::move(redirects), dyn, first_heredoc);
+  finish_simple(std::move(words), std::move(assignments), std::move(redirects), dyn, first_heredoc);
 }
 
 Redirect Parser::parse_redirect(Unknowns& dyn) {

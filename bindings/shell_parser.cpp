@@ -708,7 +708,7 @@ std::optional<FindSplit> split_find(const Args& a, std::size_t i) {
 
 }  // namespace
 
-void Parser::finish_simple(const std::vector<Word>& words, std::vector<Assignment> assignments,
+void Parser::finish_simple(std::vector<Word> words, std::vector<Assignment> assignments,
                            std::vector<Redirect> redirects, Unknowns dyn, std::size_t first_heredoc) {
   for (const Word& w : words) dyn.add(w);
   if (words.empty()) {
@@ -717,7 +717,8 @@ void Parser::finish_simple(const std::vector<Word>& words, std::vector<Assignmen
     }
     return;
   }
-  run_words(words, wrappers_, std::move(assignments), std::move(redirects), dyn, first_heredoc);
+  run_words(std::move(words), wrappers_, std::move(assignments), std::move(redirects), dyn,
+            first_heredoc);
 }
 
 void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrappers,
@@ -875,7 +876,7 @@ void Parser::emit(std::vector<std::string> argv, std::vector<std::string> wrappe
 void Parser::parse_nested(const std::string& text, std::vector<std::string> wrappers,
                           int depth_inc, const std::vector<Assignment>& assignments,
                           const std::vector<Redirect>& redirects, Unknowns dyn) {
-  if (depth_inc > 0) enter_depth();
+  if (depth_inc > 0) enter_depth(depth_inc);
   NestGuard guard(ctx_);
   const std::size_t first = ctx_.out.size();
   Parser sub(ctx_, text, depth_ + depth_inc, std::move(wrappers));

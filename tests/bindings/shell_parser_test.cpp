@@ -1035,6 +1035,9 @@ TEST_CASE("a shell started by a wrapper runs the line's here-document or here-st
   limits.max_depth = 1;
   fails("ssh host bash <<EOF\nls\nEOF", limits);
   ok("ssh host <<EOF\nls\nEOF", limits);
+  fails("ssh host bash <<< ls", limits);
+  const ParseResult r = ok("ssh host <<< ls", limits);
+  CHECK(r.commands.back().depth == 1);
 }
 
 TEST_CASE("find -exec runs its command with operands known at run time", "[shell][wrap]") {
@@ -1782,4 +1785,44 @@ TEST_CASE("an assignment after the time keyword is still an assignment", "[shell
   CHECK(c.program == "ls");
   REQUIRE(c.assignments.size() == 1);
   CHECK(c.assignments[0].name == "LD_PRELOAD");
+}
+
+TEST_CASE("random wrapper soup keeps the parser's contract", "[shell][wrap][limits]") {
+  static const char* const kTokens[] = {
+      "ssh", "h", "-p", "22", "-o", "ProxyCommand=ls", "su", "-c", "-", "root", "find", ".",
+      "-exec", "\\;", "+", "{}", "watch", "-n", "1", "parallel", ":::", "::::", "sudo", "-s",
+      "-i", "bash", "sh", "<<<", "'ls'", "flock", "/l", "busybox", "xargs", "timeout", "env",
+      "-S", "eval", "script", "sg", "g", "chroot", "/x", "ls", "rm", "-rf", "/", "|", ";", "&&",
+      "\"", "'", "$(", ")", "`", "*", "$X", "<<EOF\nls\nEOF\n", "runuser", "-u", "setsid",
+      "sshpass", "taskset", "chrt", "nsenter", "unshare", "pkexec", "-ok", "--"};
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<std::size_t> pick(0, std::size(kTokens) - 1);
+  std::uniform_int_distribution<int> len(1, 24);
+  Limits limits;
+  limits.max_depth = 4;
+  limits.max_commands = 64;
+  limits.max_words = 64;
+  for (int n = 0; n < 20000; ++n) {
+    std::string line;
+    for (int k = len(rng); k > 0; --k) line += std::string(kTokens[pick(rng)]) + " ";
+    INFO(line);
+    const ParseResult r = parse(line, limits);
+    const ParseResult again = parse(line, limits);
+    REQUIRE(r.ok == again.ok);
+    REQUIRE(r.commands.size() == again.commands.size());
+    if (!r.ok) {
+      REQUIRE_FALSE(r.error.empty());
+      continue;
+    }
+    REQUIRE(r.commands.size() <= limits.max_commands);
+    for (std::size_t k = 0; k < r.commands.size(); ++k) {
+      const SimpleCommand& c = r.commands[k];
+      REQUIRE(c.depth >= 0);
+      REQUIRE(c.depth <= limits.max_depth);
+      REQUIRE(c.argv == again.commands[k].argv);
+      REQUIRE(c.wrappers == again.commands[k].wrappers);
+      REQUIRE(c.dynamic == (c.glob || c.expansion || c.runtime_operands));
+      if (c.argv.empty()) REQUIRE(c.program.empty());
+    }
+  }
 }
