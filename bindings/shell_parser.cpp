@@ -17,6 +17,7 @@ namespace detail {
 
 namespace {
 
+using namespace std::string_view_literals;
 using Args = std::vector<std::string>;
 
 std::string basename_of(const std::string& word) {
@@ -417,13 +418,27 @@ Step unwrap_parallel(const Args& a, std::size_t i) {
   return s;
 }
 
+// Every program name unwrap_one handles, sorted: most commands are none of them.
+constexpr std::string_view kWrapperNames[] = {
+    "ash",     "bash",    "builtin", "busybox", "chroot",  "chrt",    "command", "csh",
+    "dash",    "doas",    "env",     "eval",    "exec",    "fish",    "flock",   "ionice",
+    "ksh",     "mksh",    "nice",    "nohup",   "nsenter", "parallel", "pkexec", "posh",
+    "rbash",   "runuser", "script",  "setsid",  "sg",      "sh",      "ssh",     "sshpass",
+    "stdbuf",  "su",      "sudo",    "taskset", "tcsh",    "time",    "timeout", "unshare",
+    "watch",   "xargs",   "yash",    "zsh"};
+static_assert(std::is_sorted(std::begin(kWrapperNames), std::end(kWrapperNames)));
+
 Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
+  if (!std::binary_search(std::begin(kWrapperNames), std::end(kWrapperNames),
+                          std::string_view(prog))) {
+    return {};
+  }
   using L = std::initializer_list<std::string_view>;
   auto opts = [&](std::string_view short_val, L long_val, std::string_view short_opt = {}) {
     return read_options(a, i + 1, short_val, std::span(long_val.begin(), long_val.size()),
                         short_opt);
   };
-  if (prog == "sudo") {
+  if (prog == "sudo"sv) {
     const Options o = opts("ugCDhprtUTR", {"user", "group", "close-from", "chdir", "host",
                                            "prompt", "role", "type", "other-user", "chroot",
                                            "command-timeout"});
@@ -443,23 +458,23 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     }
     return s;
   }
-  if (prog == "doas") return step_next(opts("uC", {}).next);
-  if (prog == "env") return unwrap_env(a, i);
-  if (prog == "timeout") {
+  if (prog == "doas"sv) return step_next(opts("uC", {}).next);
+  if (prog == "env"sv) return unwrap_env(a, i);
+  if (prog == "timeout"sv) {
     std::size_t k = opts("sk", {"signal", "kill-after"}).next;
     if (k < a.size()) ++k;  // DURATION
     return step_next(k);
   }
-  if (prog == "nice") return step_next(opts("n", {"adjustment"}).next);
-  if (prog == "ionice") {
+  if (prog == "nice"sv) return step_next(opts("n", {"adjustment"}).next);
+  if (prog == "ionice"sv) {
     const Options o = opts("cnpPu", {"class", "classdata", "pid", "pgid", "uid"});
     if (has(o, "pPu", {"pid", "pgid", "uid"})) return {};
     return step_next(o.next);
   }
-  if (prog == "nohup" || prog == "builtin") return step_next(opts("", {}).next);
-  if (prog == "stdbuf") return step_next(opts("ioe", {"input", "output", "error"}).next);
-  if (prog == "time") return step_next(opts("fo", {"format", "output"}).next);
-  if (prog == "xargs") {
+  if (prog == "nohup"sv || prog == "builtin"sv) return step_next(opts("", {}).next);
+  if (prog == "stdbuf"sv) return step_next(opts("ioe", {"input", "output", "error"}).next);
+  if (prog == "time"sv) return step_next(opts("fo", {"format", "output"}).next);
+  if (prog == "xargs"sv) {
     Step s = step_next(opts("adEILnPs",
                             {"arg-file", "delimiter", "max-args", "max-procs", "max-chars",
                              "process-slot-var"},
@@ -468,13 +483,13 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     s.runtime = true;
     return s;
   }
-  if (prog == "command") {
+  if (prog == "command"sv) {
     const Options o = opts("", {});
     if (has(o, "vV", {})) return {};  // a lookup, not a run
     return step_next(o.next);
   }
-  if (prog == "exec") return step_next(opts("a", {}).next);
-  if (prog == "eval") {
+  if (prog == "exec"sv) return step_next(opts("a", {}).next);
+  if (prog == "eval"sv) {
     if (i + 1 >= a.size()) return {};
     std::string text;
     for (std::size_t k = i + 1; k < a.size(); ++k) {
@@ -484,7 +499,7 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     return step_recurse(std::move(text), 1);
   }
   // su [options] [-] [USER [ARGS…]]: -c CMD is run by the user's shell; without it, a login.
-  if (prog == "su") {
+  if (prog == "su"sv) {
     const auto c = command_option(a, i, 'c', {"command", "session-command"}, "gGsw",
                                   {"group", "supp-group", "shell", "whitelist-environment"});
     if (c) return step_recurse(c->value, 1);
@@ -493,7 +508,7 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     return s;
   }
   // runuser -u USER [--] CMD… runs CMD; runuser [options] [-] USER -c CMD like su.
-  if (prog == "runuser") {  // -u and -c exclude each other; with -u the words after are CMD's
+  if (prog == "runuser"sv) {  // -u and -c exclude each other; with -u the words after are CMD's
     const Options o = opts("cgGsuw", {"command", "session-command", "group", "supp-group",
                                       "shell", "user", "whitelist-environment"});
     if (has(o, "u", {"user"})) return step_next(o.next);
@@ -504,19 +519,19 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     s.stdin_script = true;
     return s;
   }
-  if (prog == "pkexec") return step_next(opts("", {"user"}).next);
-  if (prog == "chroot") {
+  if (prog == "pkexec"sv) return step_next(opts("", {"user"}).next);
+  if (prog == "chroot"sv) {
     std::size_t k = opts("", {"userspec", "groups"}).next;
     if (k < a.size()) ++k;  // NEWROOT
     Step s = step_next(k);
     s.stdin_script = k >= a.size();  // no command: chroot runs the shell, reading stdin
     return s;
   }
-  if (prog == "nsenter") {
+  if (prog == "nsenter"sv) {
     return step_next(
         opts("tNGSW", {"target", "net-socket", "setgid", "setuid", "wd-ns"}, "muinpCUTrw").next);
   }
-  if (prog == "unshare") {
+  if (prog == "unshare"sv) {
     return step_next(opts("RwSGl",
                           {"map-user", "map-group", "map-users", "map-groups", "propagation",
                            "setgroups", "root", "wd", "setuid", "setgid", "load-interp",
@@ -524,23 +539,23 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
                           "muinpUCT")
                          .next);
   }
-  if (prog == "chrt") {  // chrt [options] [PRIORITY] CMD…; -p PID and -m do not run one
+  if (prog == "chrt"sv) {  // chrt [options] [PRIORITY] CMD…; -p PID and -m do not run one
     const Options o = opts("TPD", {"sched-runtime", "sched-period", "sched-deadline"});
     if (has(o, "pm", {"pid", "max"})) return {};
     std::size_t k = o.next;
     if (k < a.size() && all_digits(a[k])) ++k;
     return step_next(k);
   }
-  if (prog == "taskset") {  // taskset [options] MASK|LIST CMD…; -p works on a running process
+  if (prog == "taskset"sv) {  // taskset [options] MASK|LIST CMD…; -p works on a running process
     const Options o = opts("", {});
     if (has(o, "p", {"pid"})) return {};
     std::size_t k = o.next;
     if (k < a.size()) ++k;  // MASK or CPU list
     return step_next(k);
   }
-  if (prog == "setsid") return step_next(opts("", {}).next);
+  if (prog == "setsid"sv) return step_next(opts("", {}).next);
   // flock [options] FILE CMD… | flock [options] FILE -c CMD | flock [options] FD
-  if (prog == "flock") {
+  if (prog == "flock"sv) {
     std::size_t k = opts("wE", {"timeout", "conflict-exit-code"}).next;
     if (k + 1 >= a.size()) return {};
     ++k;  // FILE
@@ -551,21 +566,21 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     return step_next(k);
   }
   // watch [options] CMD…: the words are joined and run with `sh -c` (with -x: run directly).
-  if (prog == "watch") {
+  if (prog == "watch"sv) {
     const Options o = opts("nq", {"interval", "equexit", "shotsdir"}, "d");
     if (o.next >= a.size()) return {};
     if (has(o, "x", {"exec"})) return step_next(o.next);
     return step_recurse(join_from(a, o.next), 1);
   }
-  if (prog == "busybox") {  // busybox APPLET ARGS…; busybox --list / --install run none
+  if (prog == "busybox"sv) {  // busybox APPLET ARGS…; busybox --list / --install run none
     if (i + 1 < a.size() && !a[i + 1].starts_with("-")) return step_next(i + 1);
     return {};
   }
-  if (prog == "parallel") return unwrap_parallel(a, i);
-  if (prog == "ssh") return unwrap_ssh(a, i);
-  if (prog == "sshpass") return unwrap_sshpass(a, i);
+  if (prog == "parallel"sv) return unwrap_parallel(a, i);
+  if (prog == "ssh"sv) return unwrap_ssh(a, i);
+  if (prog == "sshpass"sv) return unwrap_sshpass(a, i);
   // script [options] -c CMD [FILE]: CMD runs in a shell, the session is written to FILE.
-  if (prog == "script") {
+  if (prog == "script"sv) {
     const auto c = command_option(a, i, 'c', {"command"}, "EIOBTmo",
                                   {"echo", "log-in", "log-out", "log-io", "log-timing",
                                    "logging-format", "output-limit"});
@@ -581,7 +596,7 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     return s;
   }
   // sg [-] [GROUP [-c] CMD…]: CMD runs with /bin/sh -c.
-  if (prog == "sg") {
+  if (prog == "sg"sv) {
     std::size_t k = i + 1;
     if (k < a.size() && a[k] == "-") ++k;
     if (k >= a.size()) return {};
@@ -600,7 +615,8 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
 
 // Builtins whose NAME=value operands set variables (`export LD_PRELOAD=/x.so`).
 bool is_declaration(const std::string& p) {
-  return p == "export" || p == "declare" || p == "typeset" || p == "local" || p == "readonly";
+  return p == "export"sv || p == "declare"sv || p == "typeset"sv || p == "local"sv ||
+         p == "readonly"sv;
 }
 
 // NAME=value of an argv word (after quote removal), as env and the declaration builtins
@@ -629,7 +645,7 @@ void variables_set(const Args& argv, std::size_t i, const std::vector<Word>& wor
   auto dynamic_word = [&](std::size_t k) { return k < words.size() && words[k].dynamic; };
   auto unknown = [&](const std::string& name) { out->push_back({name, "", true}); };
   if (is_declaration(prog)) {
-    bool exports = prog == "export";
+    bool exports = prog == "export"sv;
     for (std::size_t k = i + 1; k < argv.size(); ++k) {
       const std::string& w = argv[k];
       if (w.size() > 1 && w[0] == '-') {
@@ -640,7 +656,7 @@ void variables_set(const Args& argv, std::size_t i, const std::vector<Word>& wor
         unknown(w);
       }
     }
-  } else if (prog == "read") {
+  } else if (prog == "read"sv) {
     for (std::size_t k = i + 1; k < argv.size(); ++k) {
       const std::string& w = argv[k];
       if (w == "--") continue;
@@ -656,7 +672,7 @@ void variables_set(const Args& argv, std::size_t i, const std::vector<Word>& wor
         unknown(w);
       }
     }
-  } else if (prog == "printf") {
+  } else if (prog == "printf"sv) {
     for (std::size_t k = i + 1; k < argv.size(); ++k) {
       const std::string& w = argv[k];
       if (w == "-v" && k + 1 < argv.size()) {
@@ -779,7 +795,7 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
       return;
     }
     if (s.next >= argv.size()) {  // nothing wrapped
-      if (prog == "xargs") {
+      if (prog == "xargs"sv) {
         emit({"echo"}, std::move(wrappers), std::move(assignments), std::move(redirects), inner);
         return;
       }
@@ -790,7 +806,7 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
     dyn = inner;
     i = s.next;
   }
-  if (basename_of(argv[i]) == "find") {
+  if (basename_of(argv[i]) == "find"sv) {
     if (const auto f = split_find(argv, i)) {
       emit(values_of(words_at(f->outer)), wrappers, assignments, redirects, dyn);
       wrappers.push_back("find");

@@ -1182,6 +1182,18 @@ TEST_CASE("other shells and combined options", "[shell]") {
   }
 }
 
+TEST_CASE("every shell runs its -c string", "[shell][wrap]") {
+  for (const char* shell : {"bash", "sh", "zsh", "dash", "ksh", "ash", "mksh", "rbash", "yash",
+                            "posh", "fish", "csh", "tcsh"}) {
+    const std::string line = std::string(shell) + " -c 'rm -rf /'";
+    INFO(line);
+    const SimpleCommand c = one(line);
+    is_rm_rf_root(c);
+    CHECK(c.wrappers == V{shell});
+    CHECK(c.depth == 1);
+  }
+}
+
 TEST_CASE("bash -c inside bash -c", "[shell]") {
   const SimpleCommand c = one("bash -c \"bash -c 'rm -rf /'\"");
   is_rm_rf_root(c);
