@@ -223,7 +223,7 @@ void Parser::parse_simple(std::vector<Word> prefix) {
       break;
     }
   }
-  finish_simple(words, std::move(assignments), std::move(redirects), dyn, first_heredoc);
+  finish_simple(std::move(words), std::move(assignments), std::move(redirects), dyn, first_heredoc);
 }
 
 Redirect Parser::parse_redirect(Unknowns& dyn) {
@@ -244,7 +244,7 @@ Redirect Parser::parse_redirect(Unknowns& dyn) {
     r.fd = op.op[0] == '>' ? 1 : 0;
   }
   if (op.op == "<<" || op.op == "<<-") {
-    heredocs_.push_back({target.value, op.op == "<<-", !target.quoted, r.fd, false, {}, {}});
+    heredocs_.push_back({target.value, op.op == "<<-", !target.quoted, r.fd, false, {}, {}, 0});
     r.op = "<<";
   }
   return r;

@@ -122,6 +122,7 @@ class Parser {
     bool script = false;
     std::vector<std::string> script_wrappers;
     std::vector<Assignment> script_assignments;
+    int script_depth = 0;  // depth of the shell that reads it; its commands are one deeper
   };
 
   // ---- lexer (shell_lexer.cpp; word pieces in shell_words.cpp) ----
@@ -143,7 +144,7 @@ class Parser {
   // nested parentheses `( … ) … )`. A cheap pre-scan, so nothing is parsed twice.
   bool closes_as_arith(std::size_t i) const;
   void read_heredocs();              // when the newline before the bodies is consumed
-  void enter_depth() const;         // throws if depth_ + 1 exceeds the limit
+  void enter_depth(int inc = 1) const;  // throws if depth_ + inc exceeds the limit
 
   // ---- grammar (shell_grammar.cpp) ----
   static bool is_kw(const Token& t, std::string_view kw);
@@ -171,7 +172,7 @@ class Parser {
 
   // ---- unwrapping and emission (shell_parser.cpp) ----
   // first_heredoc: index in heredocs_ of this command's first here-document.
-  void finish_simple(const std::vector<Word>& words, std::vector<Assignment> assignments,
+  void finish_simple(std::vector<Word> words, std::vector<Assignment> assignments,
                      std::vector<Redirect> redirects, Unknowns dyn, std::size_t first_heredoc);
   // Unwraps the wrappers at the start of `words` and emits what they run (recursing for
   // `find -exec` commands, which are words of the same line).
@@ -183,6 +184,11 @@ class Parser {
   void parse_nested(const std::string& text, std::vector<std::string> wrappers, int depth_inc,
                     const std::vector<Assignment>& assignments, const std::vector<Redirect>& redirects,
                     Unknowns dyn);
+  // A shell at `depth` with these wrappers (its own name last) reads this command's stdin:
+  // parse the here-documents (from first_heredoc) and here-strings feeding fd 0 as scripts.
+  void feed_stdin(const std::vector<std::string>& shell_wrappers, int depth,
+                  const std::vector<Assignment>& assignments, const std::vector<Redirect>& redirects,
+                  Unknowns dyn, std::size_t first_heredoc);
 
   Context& ctx_;
   std::string_view text_;

