@@ -29,6 +29,10 @@
 (defglobal ?*egress-internal-classes* =
   (create$ "loopback" "unspecified" "private" "link-local" "metadata" "multicast" "reserved"))
 
+;; TRUE for a curl/wget option that sends a body or a file, or sets a method that does.
+(deffunction egress-upload-word-p (?a)
+  (regex-match "^(-[a-zA-Z]*[dFT]|--(data|data-ascii|data-binary|data-raw|data-urlencode|form|form-string|upload-file|json|post-data|post-file|body-data|body-file)(=|$)|-X(POST|PUT|PATCH|DELETE)?$|--request(=|$)|--method(=|$))" ?a))
+
 ;; TRUE for a word that is written as a URL (`scheme://…`, `scheme:/\…`).
 (deffunction egress-url-word-p (?a)
   (regex-match "^[A-Za-z][A-Za-z0-9+.-]*:[/\\\\]" ?a))
@@ -164,19 +168,34 @@
 
 ;; Asks a human before any command talks to a host that is not on the allowlist: `curl`,
 ;; `wget`, `git clone`, `pip install --index-url`, `npm --registry`, `ssh`, `scp`/`rsync`
-;; to a remote, `nc`, `dig x.evil.example`.
+;; to a remote, `nc`, `dig x.evil.example`, `docker run IMAGE` (Docker Hub is fine only for
+;; building: `docker build`, `docker compose build`).
 (defrule egress-network-not-allowlisted
-  (effect (proposal ?id) (index ~-1) (kind network) (target ?h&~""&:(not (member$ ?h ?*egress-allowlist*))) (program ?p))
+  (effect (proposal ?id) (index ~-1) (kind network) (target ?h&~""&:(not (member$ ?h ?*egress-allowlist*))) (program ?p)
+          (subcommand ?s))
+  (test (not (and (eq ?h "registry-1.docker.io") (member$ ?s (create$ "build" "compose build" "buildx build")))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-network-not-allowlisted)
                     (reason (str-cat ?p " talks to a host not on the egress allowlist: " ?h)))))
 
 ;; Asks a human for network access to a host the command does not name (a configured
 ;; remote, a proxy, a listener), except git fetching from its configured remote
-;; (`git pull`, `git fetch`, `git submodule update`), which is everyday work.
+;; (`git pull`, `git fetch`, `git submodule update`) and `docker compose build` pulling base
+;; images, which are everyday work.
 (defrule egress-network-unnamed-host
   (effect (proposal ?id) (index ~-1) (kind network) (target "") (program ?p) (subcommand ?s))
-  (test (not (and (eq ?p "git") (member$ ?s (create$ "fetch" "pull" "clone" "ls-remote" "update" "remote-update")))))
+  (test (not (or (and (eq ?p "git") (member$ ?s (create$ "fetch" "pull" "clone" "ls-remote" "submodule update" "remote-update")))
+                 (and (eq ?p "docker") (eq ?s "compose build")))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-network-unnamed-host)
                     (reason (str-cat ?p " " ?s " reaches the network (host not named in the command)")))))
+
+;; Asks a human when curl or wget sends data (`curl -d …`, `curl -F f=@x`, `curl -T file`,
+;; `curl --json …`, `wget --post-data …`), even to an allowlisted host: it changes state
+;; (opens issues, creates gists) and can carry anything out, like a POST from the HTTP
+;; actuator.
+(defrule egress-shell-upload
+  (shell-command (proposal ?id) (program ?p&"curl"|"wget") (argv $? ?a&:(egress-upload-word-p ?a) $?))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-shell-upload)
+                    (reason (str-cat ?p " sends data (" ?a ")")))))

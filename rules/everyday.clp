@@ -10,7 +10,10 @@
 ;;;   - writes and deletes inside the workspace, except persistence paths (git hooks, .envrc,
 ;;;     editor tasks, .pth files …) and the workspace root itself;
 ;;;   - runs of files inside the workspace (its build files, its scripts);
-;;;   - network to an allowlisted host, or git's configured remote for fetch/pull/clone;
+;;;   - network to an allowlisted host, or git's configured remote for fetch/pull/clone, or
+;;;     the Docker registry for `docker build` / `docker compose build`;
+;;;   - package runners starting an everyday development tool (`npx prettier`,
+;;;     `uv run pytest`: ?*execution-everyday-tools* of execution.clp);
 ;;; and nothing else: no code from options (exec-program, exec-code), no privilege change,
 ;;; no environment dump, no unknown program. Variables set for a command must be harmless
 ;;; (locale, time zone, colours, terminal size).
@@ -41,19 +44,30 @@
                                &~"LC_NUMERIC"&~"LC_TIME"&~"TZ"&~"NO_COLOR"&~"CLICOLOR"&~"FORCE_COLOR"
                                &~"TERM"&~"COLUMNS"&~"LINES"&~"CI")))
   (not (effect (proposal ?id) (kind env-dump|privilege|unknown)))
-  (not (effect (proposal ?id) (kind exec) (object ~path)))
+  (not (effect (proposal ?id) (kind exec) (object ?o&~path) (via ?v) (target ?x)
+               (program ?p&:(or (neq ?o program) (neq ?v "operand") (not (member$ ?x ?*execution-everyday-tools*))))))
   (not (effect (proposal ?id) (kind exec) (in-workspace FALSE)))
   (not (effect (proposal ?id) (kind exec) (class persistence|credential)))
   (not (effect (proposal ?id) (kind write|delete) (in-workspace FALSE)
                (target ~"/dev/null"&~"/dev/stdout"&~"/dev/stderr"&~"/dev/tty")))
   (not (effect (proposal ?id) (kind write|delete) (class persistence)))
-  (not (effect (proposal ?id) (kind delete) (target ?t&:(eq ?t (workspace-root)))))
+  (not (effect (proposal ?id) (kind delete) (program ~"find") (target ?t&:(eq ?t (workspace-root)))))
+  (not (shell-command (proposal ?id) (program "sh"|"bash"|"zsh"|"dash"|"ksh"|"mksh"|"fish"|"ash"|"csh"|"tcsh"
+                                              |"set"|"declare"|"typeset"|"export"|"env"|"printenv"|"compgen")
+                      (args)))
+  (not (shell-command (proposal ?id) (wrappers $? "nsenter"|"chroot"|"unshare"|"systemd-run"|"machinectl" $?)))
+  (not (effect (proposal ?id) (program "go") (subcommand "generate")))
   (not (effect (proposal ?id) (kind read) (class credential|secrets-config|persistence)))
+  (not (effect (proposal ?id) (kind read) (in-workspace FALSE) (dynamic TRUE)))
   (not (effect (proposal ?id) (kind read) (in-workspace FALSE) (class none)
                (target ?r&:(not (everyday-outside-read-ok ?r)))))
-  (not (effect (proposal ?id) (kind network) (target ?h&~""&:(not (member$ ?h ?*egress-allowlist*)))))
-  (not (effect (proposal ?id) (kind network) (target "") (program ~"git")))
-  (not (effect (proposal ?id) (kind network) (target "") (subcommand ~"fetch"&~"pull"&~"clone"&~"ls-remote"&~"update"&~"remote-update")))
+  (not (effect (proposal ?id) (kind network) (target ?h&~""&:(not (member$ ?h ?*egress-allowlist*)))
+               (subcommand ~"build"&~"compose build"&~"buildx build")))
+  (not (effect (proposal ?id) (kind network) (subcommand "build"|"compose build"|"buildx build")
+               (target ?h&~""&~"registry-1.docker.io"&:(not (member$ ?h ?*egress-allowlist*)))))
+  (not (effect (proposal ?id) (kind network) (target "")
+               (subcommand ~"fetch"&~"pull"&~"clone"&~"ls-remote"&~"submodule update"&~"remote-update"
+                           &~"compose build")))
   =>
   (assert (decision (proposal ?id) (outcome approve) (rule everyday-shell)
                     (reason "every effect is everyday work (workspace files, allowlisted hosts)"))))

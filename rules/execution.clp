@@ -11,12 +11,22 @@
 ;;; script the agent wrote in this session needs a human before it runs: writing a Makefile
 ;;; and then running `make` is running code the agent wrote, one harmless-looking step at a time.
 
+;; Development tools a package runner may start without a human (`npx prettier`,
+;; `uv run pytest`, `pnpm exec eslint`, `yarn tsc`): formatters, linters, type checkers, test
+;; runners and bundlers that work on the workspace. Only as the runner's operand, never
+;; through an option (`go test -exec X`, `sort --compress-program=X` always ask).
+(defglobal ?*execution-everyday-tools* =
+  (create$ "prettier" "eslint" "tsc" "jest" "vitest" "mocha" "playwright" "webpack" "vite" "rollup"
+           "esbuild" "stylelint" "tailwindcss" "pytest" "py.test" "mypy" "ruff" "black" "isort"
+           "flake8" "pylint" "pyright" "coverage" "tox" "nox"))
+
 ;; Asks a human when an option or operand makes a program run another program or code text
 ;; (`make CC=…`, `cmake -E env sh -c …`, `go test -exec X`, `sort --compress-program=sh`,
 ;; `rg --pre=sh`, `git -c core.pager=…`, `git log --ext-diff`, `find -exec`, `python -c`,
 ;; `node -e`, `awk 'BEGIN{system(…)}'`): what runs is not the program named.
 (defrule execution-code-from-arguments
-  (effect (proposal ?id) (kind exec) (object program|code) (program ?p) (via ?v) (target ?t))
+  (effect (proposal ?id) (kind exec) (object ?o&~path) (program ?p) (via ?v) (target ?t))
+  (test (or (neq ?o program) (neq ?v "operand") (not (member$ ?t ?*execution-everyday-tools*))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-code-from-arguments)
                     (reason (str-cat ?p " runs code given through " (if (eq ?v "") then "its arguments" else ?v)
@@ -49,16 +59,34 @@
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-session-written-file)
                     (reason (str-cat "runs " ?t ", which this session wrote")))))
 
-;; Asks a human before running a build or test in a directory where this session wrote a
-;; build file (`pytest` after writing conftest.py, `cargo build` after writing build.rs or
-;; .cargo/config.toml, `cmake -S .` after writing CMakeLists.txt, `pip install -e .` after
-;; writing setup.py): the build runs them.
+;; Asks a human before running anything in the workspace (a build, the tests, a script) after
+;; this session wrote a build file there (`pytest` after writing conftest.py, `cargo build`
+;; after writing build.rs or .cargo/config.toml, `cmake -S .` after writing CMakeLists.txt,
+;; `npm test` after writing package.json, `pip install -e .` after writing setup.py): build
+;; files say what runs, and which build reads which file is not known here.
 (defrule execution-session-written-build-file
-  (effect (proposal ?id) (kind exec) (object path) (target ?d))
-  (history (proposal ?id) (kind write) (class build-config) (target ?t&:(str-prefix (str-cat ?d "/") ?t)))
+  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (target ?d))
+  (history (proposal ?id) (kind write) (class build-config) (in-workspace TRUE) (target ?t))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-session-written-build-file)
-                    (reason (str-cat "runs a build in " ?d " whose build file " ?t " this session wrote")))))
+                    (reason (str-cat "runs " ?d " after this session wrote the build file " ?t)))))
+
+;; Asks a human for a shell or interpreter that reads its program from its input
+;; (`… | sh`, `base64 -d | bash`, `rev <<< … | sh`, `nsenter -t 1 -m sh`, `bash -s`): the code
+;; is whatever the pipe or here-string holds, decoded or built at run time.
+(defrule execution-shell-from-input
+  (shell-command (proposal ?id) (program ?p&"sh"|"bash"|"zsh"|"dash"|"ksh"|"mksh"|"fish"|"ash"|"csh"|"tcsh") (args))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule execution-shell-from-input)
+                    (reason (str-cat ?p " runs commands read from its input")))))
+
+;; Asks a human for `go generate`: it runs the commands named in `//go:generate` comments of
+;; the package's source files.
+(defrule execution-go-generate
+  (effect (proposal ?id) (program "go") (subcommand "generate"))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule execution-go-generate)
+                    (reason "go generate runs the commands written in source comments"))))
 
 ;; Asks a human for any privilege change: `sudo`, `doas`, `su`, `pkexec`, `runuser`,
 ;; `chmod +s`, `setcap`, `docker run --privileged`, `--cap-add`, `--pid=host`, `usermod`,
@@ -68,3 +96,11 @@
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-privilege)
                     (reason (str-cat "changes privileges: " (if (eq ?t "") then ?p else ?t))))))
+
+;; Asks a human for commands run inside other namespaces or roots (`nsenter -t 1 -m sh`,
+;; `chroot /host sh`, `unshare -r …`): they reach the host or another container as root.
+(defrule execution-namespace-wrapper
+  (shell-command (proposal ?id) (wrappers $? ?w&"nsenter"|"chroot"|"unshare"|"systemd-run"|"machinectl" $?))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule execution-namespace-wrapper)
+                    (reason (str-cat "runs a command through " ?w)))))

@@ -100,17 +100,39 @@
 ;; Stops deleting the workspace itself (`rm -rf .`, `cmake -E rm -rf .`, `find . -delete`,
 ;; `git clean` aside): everything the agent works on, gone.
 (defrule files-delete-workspace-root
-  (effect (proposal ?id) (kind delete) (target ?p&:(eq ?p (workspace-root))))
+  (effect (proposal ?id) (kind delete) (program ~"find") (target ?p&:(eq ?p (workspace-root))))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule files-delete-workspace-root)
                     (reason "deletes the whole workspace"))))
+
+;; Stops `find . -delete` and `find . -type f -delete` on the workspace root: without a
+;; name, path or regex test, find deletes everything under it. (`find . -name '*.pyc'
+;; -delete` is everyday work.)
+(defrule files-find-delete-workspace
+  (effect (proposal ?id) (index ?i) (kind delete) (program "find") (target ?p&:(eq ?p (workspace-root))))
+  (shell-command (proposal ?id) (index ?i)
+                 (argv $?v&:(not (or (member$ "-name" ?v) (member$ "-iname" ?v) (member$ "-path" ?v)
+                                     (member$ "-ipath" ?v) (member$ "-regex" ?v) (member$ "-iregex" ?v)
+                                     (member$ "-wholename" ?v)))))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule files-find-delete-workspace)
+                    (reason "find deletes everything in the workspace"))))
+
+;; Asks a human before reading a file whose name is only known at run time outside the
+;; workspace (`cat $(echo L2V0Yy9zaGFkb3c= | base64 -d)`, `cat "$F"`): it may be any file.
+(defrule files-shell-read-dynamic
+  (effect (proposal ?id) (index ~-1) (kind read) (in-workspace FALSE) (dynamic TRUE) (target ?p))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-read-dynamic)
+                    (reason (str-cat "reads a file known only at run time: " ?p)))))
 
 ;; Asks a human before reading files elsewhere in the home directory, the home directory
 ;; itself or one of its ancestors from the shell (`grep -r password ~/.config`,
 ;; `cat ~/notes.txt`, `grep -r x /`): other projects and settings hold secrets the
 ;; credential class does not name.
 (defrule files-shell-read-home
-  (effect (proposal ?id) (index ~-1) (kind read) (in-workspace FALSE) (class none) (target ?p&:(not (files-outside-read-ok ?p))))
+  (effect (proposal ?id) (index ~-1) (kind read) (in-workspace FALSE) (dynamic FALSE) (class none)
+          (target ?p&:(not (files-outside-read-ok ?p))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-read-home)
                     (reason (str-cat "reads outside the workspace in the home directory: " ?p)))))
