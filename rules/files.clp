@@ -118,6 +118,24 @@
   (assert (decision (proposal ?id) (outcome reject) (rule files-find-delete-workspace)
                     (reason "find deletes everything in the workspace"))))
 
+;; TRUE when a symbolic link LINK -> TARGET made in CWD leads outside the workspace: a
+;; relative TARGET is read from the link's directory, not from CWD (`ln -s ../shared
+;; lib/shared` stays inside).
+(deffunction files-symlink-outside-p (?target ?link ?cwd)
+  (bind ?to (if (str-prefix "/" ?target) then (path-normalize ?target ?cwd)
+                else (path-normalize (str-cat ?link "/../" ?target) ?cwd)))
+  (not (in-workspace ?to)))
+
+;; Asks a human before making a symbolic link in the workspace that leads outside it
+;; (`ln -s /etc etclink`, `ln -sf ~/.config cfg`): every later read or write through the
+;; link looks like workspace work but is not.
+(defrule files-symlink-outside-workspace
+  (shell-command (proposal ?id) (program "ln"|"cp") (flags $? "-s"|"--symbolic" $?) (cwd ?cwd)
+                 (args $? ?t ?l&:(files-symlink-outside-p ?t ?l ?cwd)))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-symlink-outside-workspace)
+                    (reason (str-cat "symbolic link " ?l " leads outside the workspace: " ?t)))))
+
 ;; Asks a human before reading a file whose name is only known at run time outside the
 ;; workspace (`cat $(echo L2V0Yy9zaGFkb3c= | base64 -d)`, `cat "$F"`): it may be any file.
 (defrule files-shell-read-dynamic
@@ -131,7 +149,7 @@
 ;; `cat ~/notes.txt`, `grep -r x /`): other projects and settings hold secrets the
 ;; credential class does not name.
 (defrule files-shell-read-home
-  (effect (proposal ?id) (index ~-1) (kind read) (in-workspace FALSE) (dynamic FALSE) (class none)
+  (effect (proposal ?id) (index ~-1) (kind read) (in-workspace FALSE) (dynamic FALSE) (class none) (program ~"ln")
           (target ?p&:(not (files-outside-read-ok ?p))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-read-home)
