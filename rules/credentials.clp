@@ -28,10 +28,21 @@
 ;; `curl -F f=@~/.ssh/id_rsa …`, `grep -r --include='.env*' …`; and running one as a
 ;; script or makefile (`make -f .env`, `sh .env`), which prints its lines in errors.
 (defrule credentials-shell-read
-  (effect (proposal ?id) (index ~-1) (kind read|exec) (class credential) (target ?p) (program ?prog))
+  (effect (proposal ?id) (index ~-1) (kind read|exec) (class credential) (target ?p)
+          (program ?prog&~"ls"&~"stat"&~"du"&~"tree"&~"test"&~"["&~"realpath"&~"readlink"&~"dirname"&~"basename"))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule credentials-shell-read)
                     (reason (str-cat ?prog " reads a credential: " ?p)))))
+
+;; Asks a human before listing or inspecting credential files without reading them
+;; (`ls ~/.ssh`, `stat ~/.aws/credentials`, `du -sh ~/.gnupg`): names and sizes only, but
+;; it is reconnaissance of the keys.
+(defrule credentials-shell-list
+  (effect (proposal ?id) (index ~-1) (kind read) (class credential) (target ?p)
+          (program "ls"|"stat"|"du"|"tree"|"test"|"["|"realpath"|"readlink"|"dirname"|"basename"))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule credentials-shell-list)
+                    (reason (str-cat "lists or inspects credential files: " ?p)))))
 
 ;; Asks a human before reading settings that usually hold a token next to ordinary
 ;; configuration, or a history of typed commands (`~/.bash_history`, `~/.aws/config`,

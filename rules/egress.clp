@@ -157,10 +157,12 @@
 
 ;; Stops any command reaching the machine itself or its networks (`curl http://127.1:8080/`,
 ;; `curl localhost:2375/…`, `git clone http://10.0.0.5/x`, `nc 192.168.1.1 22`): SSRF to
-;; internal services. Names that only resolve to such addresses (127.0.0.1.nip.io) are
+;; internal services. (ssh, scp and rsync to an internal host, usually a deploy, ask a human
+;; through egress-network-not-allowlisted instead.) Names that only resolve to such addresses (127.0.0.1.nip.io) are
 ;; caught as hosts not on the allowlist.
 (defrule egress-network-internal-address
-  (effect (proposal ?id) (index ~-1) (kind network) (target ?h&~""&:(not (member$ ?h ?*egress-allowlist*))))
+  (effect (proposal ?id) (index ~-1) (kind network) (target ?h&~""&:(not (member$ ?h ?*egress-allowlist*)))
+          (program ~"ssh"&~"scp"&~"sftp"&~"rsync"&~"mosh"&~"ssh-copy-id"))
   (test (egress-internal-host-p ?h))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule egress-network-internal-address)

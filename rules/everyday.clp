@@ -25,11 +25,6 @@
 ;;;
 ;;; The allowlisted hosts are ?*egress-allowlist* of egress.clp (loaded before this file).
 
-;; TRUE for a path outside the workspace that an everyday read may touch: not the home
-;; directory, nothing in it, and none of its ancestors (`grep -r x /` reads every key).
-(deffunction everyday-outside-read-ok (?t)
-  (and (not (path-within ?t (home-dir))) (not (path-within (home-dir) ?t))))
-
 ;; Approves a shell line whose every effect is harmless (see the head of this file):
 ;; `ls -la`, `git commit -am x`, `make test`, `sed -i s/a/b/ src/x.py`, `rm -rf ./build`,
 ;; `cp .env.example .env`, `curl -sSL https://api.github.com/…`, `cat /etc/os-release`.
@@ -56,11 +51,18 @@
                                               |"set"|"declare"|"typeset"|"export"|"env"|"printenv"|"compgen")
                       (args)))
   (not (shell-command (proposal ?id) (wrappers $? "nsenter"|"chroot"|"unshare"|"systemd-run"|"machinectl" $?)))
+  (not (shell-command (proposal ?id) (wrappers $? "xargs"|"parallel" $?)
+                      (program "rm"|"mv"|"cp"|"chmod"|"chown"|"chgrp"|"shred"|"truncate"|"tee"|"dd"|"ln"
+                               |"install"|"rsync"|"unlink"|"rmdir"|"sed"|"perl"|"touch"|"mkdir")))
+  (not (shell-command (proposal ?id) (program "make"|"gmake"|"ninja")
+                      (args $? "install"|"uninstall"|"deploy"|"publish"|"release"|"upload"|"push" $?)))
+  (not (shell-command (proposal ?id) (program "find") (argv $?fv&:(files-find-unfiltered-delete-p ?fv))))
+  (not (effect (proposal ?id) (kind write|delete) (object none)))
   (not (effect (proposal ?id) (program "go") (subcommand "generate")))
   (not (effect (proposal ?id) (kind read) (class credential|secrets-config|persistence)))
   (not (effect (proposal ?id) (kind read) (in-workspace FALSE) (dynamic TRUE)))
   (not (effect (proposal ?id) (kind read) (in-workspace FALSE) (class none) (program ~"ln")
-               (target ?r&:(not (everyday-outside-read-ok ?r)))))
+               (target ?r&:(not (files-outside-read-ok ?r)))))
   (not (shell-command (proposal ?id) (program "ln"|"cp") (flags $? "-s"|"--symbolic" $?) (cwd ?cwd)
                       (args $? ?lt ?ll&:(files-symlink-outside-p ?lt ?ll ?cwd))))
   (not (effect (proposal ?id) (kind network) (target ?h&~""&:(not (member$ ?h ?*egress-allowlist*)))

@@ -80,6 +80,15 @@
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-shell-from-input)
                     (reason (str-cat ?p " runs commands read from its input")))))
 
+;; Asks a human for install, deploy and release targets (`make install`, `ninja install`,
+;; `make deploy`): they write outside the workspace or publish, whatever the build file says.
+(defrule execution-install-target
+  (shell-command (proposal ?id) (program ?p&"make"|"gmake"|"ninja")
+                 (args $? ?t&"install"|"uninstall"|"deploy"|"publish"|"release"|"upload"|"push" $?))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule execution-install-target)
+                    (reason (str-cat ?p " " ?t " installs or publishes")))))
+
 ;; Asks a human for `go generate`: it runs the commands named in `//go:generate` comments of
 ;; the package's source files.
 (defrule execution-go-generate

@@ -14,9 +14,18 @@
 ;;; `payload.action` given alone becomes the `action`.
 
 ;; TRUE for a path outside the workspace that a read may touch without a human: not the home
-;; directory, nothing in it, and none of its ancestors.
+;; directory, nothing in it, none of its ancestors, and no other user's home (/home/…,
+;; /Users/…, /root).
 (deffunction files-outside-read-ok (?t)
-  (and (not (path-within ?t (home-dir))) (not (path-within (home-dir) ?t))))
+  (and (not (path-within ?t (home-dir))) (not (path-within (home-dir) ?t))
+       (not (str-prefix "/home/" ?t)) (not (str-prefix "/Users/" ?t)) (not (path-within ?t "/root"))))
+
+;; TRUE for a find command line that deletes without a name, path or regex test
+;; (`find . -delete`, `find . -type f -delete`): everything under its start points goes.
+(deffunction files-find-unfiltered-delete-p (?v)
+  (and (member$ "-delete" ?v)
+       (not (or (member$ "-name" ?v) (member$ "-iname" ?v) (member$ "-path" ?v) (member$ "-ipath" ?v)
+                (member$ "-regex" ?v) (member$ "-iregex" ?v) (member$ "-wholename" ?v)))))
 
 ;; Stops the file actuator writing, appending or deleting outside the workspace
 ;; (`/etc/hosts`, `~/.ssh/config`, `../../x`): the agent owns only the workspace.
@@ -82,12 +91,33 @@
 ;; standard devices are fine. Targets known only at run time are judged by
 ;; files-shell-write-dynamic.
 (defrule files-shell-write-outside-workspace
-  (effect (proposal ?id) (index ~-1) (kind ?k&write|delete) (in-workspace FALSE) (dynamic FALSE)
-          (target ?p&~"/dev/null"&~"/dev/stdout"&~"/dev/stderr"&~"/dev/tty") (program ?prog))
+  (effect (proposal ?id) (index ~-1) (kind ?k&write|delete) (object path) (in-workspace FALSE) (dynamic FALSE)
+          (target ?p&~"/dev/null"&~"/dev/stdout"&~"/dev/stderr"&~"/dev/tty") (program ?prog&~"crontab"))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule files-shell-write-outside-workspace)
                     (reason (str-cat ?prog " " (if (eq ?k delete) then "deletes" else "writes")
                                      " outside the workspace: " ?p)))))
+
+;; Asks a human when a command deletes or overwrites something it does not name as a file:
+;; `git branch -D x`, `git push --force`, `git reset --hard` on refs, `docker rm`: not the
+;; workspace's files, and not always recoverable.
+(defrule files-shell-delete-unnamed
+  (effect (proposal ?id) (index ~-1) (kind ?k&write|delete) (object none) (program ?prog) (subcommand ?s) (via ?v))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-delete-unnamed)
+                    (reason (str-cat ?prog " " ?s " " ?v (if (eq ?k delete) then " deletes" else " overwrites")
+                                     " something that is not a workspace file")))))
+
+;; Asks a human for file-changing programs whose operands come from another command's output
+;; (`… | xargs rm -f`, `… | xargs -I{} mv {} /x`, `parallel chmod …`): the targets cannot be
+;; judged here.
+(defrule files-shell-operands-from-input
+  (shell-command (proposal ?id) (wrappers $? ?w&"xargs"|"parallel" $?)
+                 (program ?p&"rm"|"mv"|"cp"|"chmod"|"chown"|"chgrp"|"shred"|"truncate"|"tee"|"dd"|"ln"
+                             |"install"|"rsync"|"unlink"|"rmdir"|"sed"|"perl"|"touch"|"mkdir"))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-operands-from-input)
+                    (reason (str-cat ?p " changes files named by another command's output (" ?w ")")))))
 
 ;; Asks a human for writes and deletes outside the workspace whose target is only known at
 ;; run time (`echo x > $OUT`, `rm -rf "$DIR"/*`, `cp x "$(mktemp)"`): it may be anywhere.
@@ -110,10 +140,7 @@
 ;; -delete` is everyday work.)
 (defrule files-find-delete-workspace
   (effect (proposal ?id) (index ?i) (kind delete) (program "find") (target ?p&:(eq ?p (workspace-root))))
-  (shell-command (proposal ?id) (index ?i)
-                 (argv $?v&:(not (or (member$ "-name" ?v) (member$ "-iname" ?v) (member$ "-path" ?v)
-                                     (member$ "-ipath" ?v) (member$ "-regex" ?v) (member$ "-iregex" ?v)
-                                     (member$ "-wholename" ?v)))))
+  (shell-command (proposal ?id) (index ?i) (argv $?v&:(files-find-unfiltered-delete-p ?v)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule files-find-delete-workspace)
                     (reason "find deletes everything in the workspace"))))
@@ -122,7 +149,8 @@
 ;; relative TARGET is read from the link's directory, not from CWD (`ln -s ../shared
 ;; lib/shared` stays inside).
 (deffunction files-symlink-outside-p (?target ?link ?cwd)
-  (bind ?to (if (str-prefix "/" ?target) then (path-normalize ?target ?cwd)
+  (bind ?to (if (or (str-prefix "/" ?target) (str-prefix "~" ?target) (str-prefix "$" ?target))
+                then (path-normalize ?target ?cwd)
                 else (path-normalize (str-cat ?link "/../" ?target) ?cwd)))
   (not (in-workspace ?to)))
 

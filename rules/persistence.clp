@@ -15,8 +15,9 @@
 ;; `echo … >> ~/.bashrc`, `tee -a ~/.profile`, `cp x ~/.config/autostart/`,
 ;; `cat k.pub >> ~/.ssh/authorized_keys`, `> /etc/cron.d/x`, `sort -o ~/.bashrc`,
 ;; `git config --global core.pager …`, the file actuator writing ~/.config/systemd/user/x.
+;; (crontab is judged by persistence-crontab: `crontab -l` only lists.)
 (defrule persistence-write
-  (effect (proposal ?id) (kind write|delete) (class persistence) (in-workspace FALSE) (target ?p) (program ?prog))
+  (effect (proposal ?id) (kind write|delete) (class persistence) (in-workspace FALSE) (target ?p) (program ?prog&~"crontab"))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule persistence-write)
                     (reason (str-cat "write to a persistence location: " ?p

@@ -123,14 +123,6 @@
   (assert (decision (proposal ?id) (outcome reject) (rule shell-destructive-find-delete)
                     (reason (str-cat "find -delete outside the workspace: " ?p)))))
 
-;; Asks a human for `find … -exec rm …`: a delete per match, targets unknown in advance.
-(defrule shell-destructive-find-exec-rm
-  (shell-command (proposal ?id) (program "find")
-                 (argv $? "-exec"|"-execdir"|"-ok"|"-okdir" "rm"|"/bin/rm"|"/usr/bin/rm" $?))
-  =>
-  (assert (decision (proposal ?id) (outcome approval-required) (rule shell-destructive-find-exec-rm)
-                    (reason "find -exec rm deletes every match"))))
-
 ;; Stops `dd of=/dev/sda`: overwriting a disk or memory device destroys everything on it.
 (defrule shell-destructive-dd-device
   (shell-command (proposal ?id) (program "dd")
