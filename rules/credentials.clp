@@ -81,6 +81,17 @@
   (assert (decision (proposal ?id) (outcome reject) (rule credentials-network-after-read)
                     (reason (str-cat "network access (" ?h ") after this session read the credential " ?p)))))
 
+;; Asks a human when a search program looks for secrets by name (`rg -uu API_KEY .`,
+;; `grep -ri password -r .`, `git grep -n token`): it prints whatever matches, from any
+;; file the search reaches, dotenv files included.
+(defrule credentials-secret-search
+  (pattern-hit (proposal ?id) (key "payload.command") (kind regex)
+               (pattern "(?i)(^|[\\s;&|(])(rg|grep|egrep|fgrep|ag|ack|git\\s+grep)\\s.*(secret|token|passw|api_?key|private.?key|access.?key|credential)"))
+  (proposal (id ?id) (target shell))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule credentials-secret-search)
+                    (reason "searches files for secrets by name"))))
+
 ;; Asks a human when a command expands a secret-looking variable (`echo $AWS_SECRET_ACCESS_KEY`,
 ;; `curl -d "$GITHUB_TOKEN" x`): the value ends up in output or on the wire.
 (defrule credentials-secret-variable

@@ -192,6 +192,16 @@
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-network-unnamed-host)
                     (reason (str-cat ?p " " ?s " reaches the network (host not named in the command)")))))
 
+;; Asks a human when a package manager installs from a URL or a VCS spec (`pip install -e
+;; git+https://…`, `pip install https://…/x.tar.gz`, `uv pip install git+ssh://…`): the code
+;; comes from wherever the URL points and its build scripts run.
+(defrule egress-package-from-url
+  (shell-command (proposal ?id) (program ?p&"pip"|"pip3"|"uv"|"pipx"|"poetry"|"pdm"|"npm"|"yarn"|"pnpm"|"cargo"|"gem"|"go")
+                 (argv $? ?a&:(regex-match "^(git|hg|svn|bzr)\\+|^[A-Za-z][A-Za-z0-9+.-]*://" ?a) $?))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-package-from-url)
+                    (reason (str-cat ?p " installs from a URL: " ?a)))))
+
 ;; Asks a human when curl or wget sends data (`curl -d …`, `curl -F f=@x`, `curl -T file`,
 ;; `curl --json …`, `wget --post-data …`), even to an allowlisted host: it changes state
 ;; (opens issues, creates gists) and can carry anything out, like a POST from the HTTP
