@@ -14,7 +14,9 @@
            "crates.io" "static.crates.io" "index.crates.io" "proxy.golang.org" "sum.golang.org"
            "deb.debian.org"
            "docs.python.org" "developer.mozilla.org" "docs.rs" "doc.rust-lang.org" "pkg.go.dev"
-           "go.dev" "en.cppreference.com" "nodejs.org" "docs.npmjs.com" "cmake.org"))
+           "go.dev" "en.cppreference.com" "nodejs.org" "docs.npmjs.com" "cmake.org"
+           "api.nuget.org" "repo.maven.apache.org" "repo1.maven.org" "plugins.gradle.org"
+           "services.gradle.org" "rubygems.org" "index.rubygems.org" "static.rust-lang.org"))
 
 ;; Cloud instance-metadata endpoints: they hand out the machine's cloud credentials.
 (defglobal ?*egress-metadata-hosts* =
@@ -187,10 +189,21 @@
 (defrule egress-network-unnamed-host
   (effect (proposal ?id) (index ~-1) (kind network) (target "") (program ?p) (subcommand ?s))
   (test (not (or (and (eq ?p "git") (member$ ?s (create$ "fetch" "pull" "clone" "ls-remote" "submodule update" "remote-update")))
-                 (and (eq ?p "docker") (eq ?s "compose build")))))
+                 (and (eq ?p "docker") (eq ?s "compose build"))
+                 (member$ ?p (create$ "mvn" "mvnw" "gradle" "gradlew")))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-network-unnamed-host)
                     (reason (str-cat ?p " " ?s " reaches the network (host not named in the command)")))))
+
+;; Asks a human before publishing or releasing (`npm publish`, `cargo publish`, `git push`,
+;; `docker push`, `npm login`, `cargo yank`): it leaves the machine for good, under the
+;; user's name, even to an allowlisted registry.
+(defrule egress-publish
+  (effect (proposal ?id) (kind network) (program ?p)
+          (subcommand ?s&"publish"|"unpublish"|"yank"|"deprecate"|"push"|"upload"|"release"|"login"|"adduser"|"owner"|"dist-tag"))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-publish)
+                    (reason (str-cat ?p " " ?s " publishes or changes a registry")))))
 
 ;; Asks a human when a package manager installs from a URL or a VCS spec (`pip install -e
 ;; git+https://…`, `pip install https://…/x.tar.gz`, `uv pip install git+ssh://…`): the code

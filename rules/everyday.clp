@@ -38,7 +38,11 @@
                          (name ~"LANG"&~"LANGUAGE"&~"LC_ALL"&~"LC_CTYPE"&~"LC_MESSAGES"&~"LC_COLLATE"
                                &~"LC_NUMERIC"&~"LC_TIME"&~"TZ"&~"NO_COLOR"&~"CLICOLOR"&~"FORCE_COLOR"
                                &~"TERM"&~"COLUMNS"&~"LINES"&~"CI")))
-  (not (effect (proposal ?id) (kind env-dump|privilege|unknown)))
+  (not (effect (proposal ?id) (kind env-dump|privilege)))
+  (not (effect (proposal ?id) (kind unknown) (target ~"[")))
+  (not (effect (proposal ?id) (kind network)
+               (subcommand "publish"|"unpublish"|"yank"|"deprecate"|"push"|"upload"|"release"|"login"|"adduser"|"owner"|"dist-tag")))
+  (not (shell-command (proposal ?id) (program "kill"|"pkill"|"killall"|"killall5"|"unset")))
   (not (effect (proposal ?id) (kind exec) (object ?o&~path) (target ?x)
                (via ?v&:(or (neq ?o program) (neq ?v "operand") (not (member$ ?x ?*execution-everyday-tools*))))))
   (not (effect (proposal ?id) (kind exec) (object path) (in-workspace FALSE)))
@@ -71,7 +75,8 @@
                (target ?h&~""&~"registry-1.docker.io"&:(not (member$ ?h ?*egress-allowlist*)))))
   (not (effect (proposal ?id) (kind network) (target "")
                (subcommand ~"fetch"&~"pull"&~"clone"&~"ls-remote"&~"submodule update"&~"remote-update"
-                           &~"compose build")))
+                           &~"compose build")
+               (program ~"mvn"&~"mvnw"&~"gradle"&~"gradlew")))
   =>
   (assert (decision (proposal ?id) (outcome approve) (rule everyday-shell)
                     (reason "every effect is everyday work (workspace files, allowlisted hosts)"))))

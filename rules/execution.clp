@@ -18,7 +18,7 @@
 (defglobal ?*execution-everyday-tools* =
   (create$ "prettier" "eslint" "tsc" "jest" "vitest" "mocha" "playwright" "webpack" "vite" "rollup"
            "esbuild" "stylelint" "tailwindcss" "pytest" "py.test" "mypy" "ruff" "black" "isort"
-           "flake8" "pylint" "pyright" "coverage" "tox" "nox"))
+           "flake8" "pylint" "pyright" "coverage" "tox" "nox" "rspec" "rubocop" "rake"))
 
 ;; Asks a human when an option or operand makes a program run another program or code text
 ;; (`make CC=…`, `cmake -E env sh -c …`, `go test -exec X`, `sort --compress-program=sh`,
@@ -36,7 +36,7 @@
 ;; know, or a program name known only at run time (`$X -rf /`, `./tool`): what it does
 ;; cannot be judged.
 (defrule execution-unknown-program
-  (effect (proposal ?id) (kind unknown) (target ?t) (subcommand ?s))
+  (effect (proposal ?id) (kind unknown) (target ?t&~"[") (subcommand ?s))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-unknown-program)
                     (reason (str-cat "unknown program or subcommand: " ?t (if (eq ?s "") then "" else (str-cat " " ?s)))))))

@@ -92,11 +92,22 @@
 ;; files-shell-write-dynamic.
 (defrule files-shell-write-outside-workspace
   (effect (proposal ?id) (index ~-1) (kind ?k&write|delete) (object path) (in-workspace FALSE) (dynamic FALSE)
-          (target ?p&~"/dev/null"&~"/dev/stdout"&~"/dev/stderr"&~"/dev/tty") (program ?prog&~"crontab"))
+          (target ?p&~"/dev/null"&~"/dev/stdout"&~"/dev/stderr"&~"/dev/tty") (program ?prog&~"crontab") (via ~"program"))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule files-shell-write-outside-workspace)
                     (reason (str-cat ?prog " " (if (eq ?k delete) then "deletes" else "writes")
                                      " outside the workspace: " ?p)))))
+
+;; Asks a human when running a program writes outside the workspace by itself, not through
+;; a word of the command (`go get` updates ~/go, `systemctl enable` links a unit,
+;; `launchctl load` installs a job, `pip install` without a venv writes site-packages):
+;; what the effects table says the program does when it runs at all.
+(defrule files-shell-program-writes-outside
+  (effect (proposal ?id) (index ~-1) (kind ?k&write|delete) (object path) (in-workspace FALSE) (via "program")
+          (target ?p) (program ?prog&~"crontab"))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-program-writes-outside)
+                    (reason (str-cat ?prog " writes outside the workspace when it runs: " ?p)))))
 
 ;; Asks a human when a command deletes or overwrites something it does not name as a file:
 ;; `git branch -D x`, `git push --force`, `git reset --hard` on refs, `docker rm`: not the
@@ -151,7 +162,9 @@
 (deffunction files-symlink-outside-p (?target ?link ?cwd)
   (bind ?to (if (or (str-prefix "/" ?target) (str-prefix "~" ?target) (str-prefix "$" ?target))
                 then (path-normalize ?target ?cwd)
-                else (path-normalize (str-cat ?link "/../" ?target) ?cwd)))
+                else (if (or (eq ?link ".") (eq ?link "..") (str-suffix "/" ?link))
+                         then (path-normalize ?target (path-normalize ?link ?cwd))
+                         else (path-normalize (str-cat ?link "/../" ?target) ?cwd))))
   (not (in-workspace ?to)))
 
 ;; Asks a human before making a symbolic link in the workspace that leads outside it

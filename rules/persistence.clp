@@ -17,11 +17,22 @@
 ;; `git config --global core.pager …`, the file actuator writing ~/.config/systemd/user/x.
 ;; (crontab is judged by persistence-crontab: `crontab -l` only lists.)
 (defrule persistence-write
-  (effect (proposal ?id) (kind write|delete) (class persistence) (in-workspace FALSE) (target ?p) (program ?prog&~"crontab"))
+  (effect (proposal ?id) (kind write|delete) (class persistence) (in-workspace FALSE) (target ?p) (program ?prog&~"crontab")
+          (via ~"program"))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule persistence-write)
                     (reason (str-cat "write to a persistence location: " ?p
                                      (if (eq ?prog "") then "" else (str-cat " (" ?prog ")")))))))
+
+;; Asks a human when running a program installs something that runs later by itself
+;; (`systemctl enable`, `launchctl load`, `at`, `go install` into ~/go/bin): the table says
+;; the program writes a persistence location when it runs, not which file.
+(defrule persistence-program-install
+  (effect (proposal ?id) (kind write|delete) (class persistence) (in-workspace FALSE) (via "program")
+          (target ?p) (program ?prog&~"crontab"))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule persistence-program-install)
+                    (reason (str-cat ?prog " installs into a persistence location: " ?p)))))
 
 ;; Asks a human before writing a persistence file inside the workspace: git hooks and config
 ;; at any depth (`.git/hooks/pre-commit`, `vendor/x/.git/hooks/…`, `.git/modules/m/hooks/…`,

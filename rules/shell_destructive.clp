@@ -208,6 +208,15 @@
   (assert (decision (proposal ?id) (outcome reject) (rule shell-destructive-kill-all)
                     (reason "kills every process or init"))))
 
+;; Asks a human for stopping processes (`kill -9 PID`, `pkill -f server`, `killall node`,
+;; `kill $(pgrep sshd)`): the agent may not own them, and stopping the wrong one (sshd, a
+;; database, another user's job) is an outage.
+(defrule shell-destructive-kill
+  (shell-command (proposal ?id) (program ?p&"kill"|"pkill"|"killall"|"killall5"))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule shell-destructive-kill)
+                    (reason (str-cat ?p " stops processes")))))
+
 ;; Asks a human for `pkill -u USER` / `killall -u USER`: kills every process of a user.
 (defrule shell-destructive-kill-user
   (shell-command (proposal ?id) (program "pkill"|"killall") (flags $? "-u"|"--user" $?))

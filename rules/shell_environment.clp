@@ -50,6 +50,14 @@
   (assert (decision (proposal ?id) (outcome approval-required) (rule shell-env-path-outside-system)
                     (reason (str-cat "PATH set beyond the system directories: " ?v)))))
 
+;; Asks a human for `unset HISTFILE`, `unset PROMPT_COMMAND` and any other `unset`: it
+;; switches off shell history or changes what later commands of the line do.
+(defrule shell-env-unset
+  (shell-command (proposal ?id) (program "unset"))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule shell-env-unset)
+                    (reason "unsets shell variables (history, prompt hooks …)"))))
+
 ;; Asks a human for a command run with any variable but the harmless ones (locale, time
 ;; zone, colours, terminal size, CI): `GIT_DIR=/tmp/x git status`, `CC=… make`,
 ;; `IFS=, cmd`, `X=rm; $X -rf /`. Which variables a program reads is not in the effects
