@@ -211,6 +211,7 @@ std::size_t EffectsTable::size() const { return index_->by_name.size(); }
 namespace {
 
 constexpr std::int64_t kRegexMaxMem = 8 << 20;
+constexpr std::size_t kMaxSubDepth = 8;  // a program and up to 7 levels of subs
 
 class Loader {
  public:
@@ -234,7 +235,7 @@ class Loader {
 
   // A program table or a sub table. `where` is "program.git" or "program.git.sub.log".
   void spec(const toml::table& table, const std::string& where, Spec* spec,
-            std::vector<std::pair<std::string, long>>* aliases) {
+            std::vector<std::pair<std::string, long>>* aliases, std::size_t depth = 1) {
     // Scalars first: single-dash decides how option names are checked.
     if (const toml::node* n = table.get("single-dash"))
       spec->single_dash = boolean(*n, where, "single-dash");
@@ -432,10 +433,15 @@ class Loader {
           error(line_of(snode), where + ".sub: empty subcommand name");
           continue;
         }
+        if (depth >= kMaxSubDepth) {
+          error(line_of(snode), swhere + ": subcommands nest deeper than " +
+                                    std::to_string(kMaxSubDepth - 1) + " levels");
+          continue;
+        }
         auto child = std::make_unique<Spec>();
         child->name = sname;
         std::vector<std::pair<std::string, long>> child_aliases;
-        this->spec(*st, swhere, child.get(), &child_aliases);
+        this->spec(*st, swhere, child.get(), &child_aliases, depth + 1);
         spec->subs.emplace(sname, child.get());
         sub_aliases.emplace_back(child.get(), std::move(child_aliases));
         spec->owned_subs.push_back(std::move(child));
@@ -981,7 +987,7 @@ std::string normalize(std::string_view w, const std::string& cwd, bool cwd_clean
   return out;
 }
 
-constexpr std::size_t kMaxDepth = 8;
+constexpr std::size_t kMaxDepth = kMaxSubDepth;
 
 struct OperandRef {
   std::uint32_t word;

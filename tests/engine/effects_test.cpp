@@ -733,6 +733,64 @@ TEST_CASE("effects: effects append to the output", "[effects]") {
   CHECK(out[0].program.empty());
 }
 
+TEST_CASE("effects: odd words in every position keep the reader consistent", "[effects]") {
+  const V odd = {"",
+                 "-",
+                 "--",
+                 "-=",
+                 "--=",
+                 "=",
+                 "--o",
+                 "--output=",
+                 "-o",
+                 "-E",
+                 "-m",
+                 "-C",
+                 "-mpytest",
+                 "-Erm",
+                 "--sub",
+                 "a",
+                 "rm",
+                 "status",
+                 "compose",
+                 "run",
+                 "HEAD:.env",
+                 ":",
+                 "@",
+                 "x:y",
+                 "[::1]:",
+                 "file://",
+                 "://",
+                 "http://",
+                 "$X",
+                 "*",
+                 std::string(1, '\0'),
+                 "\xff"};
+  const V programs = {"sort", "git", "cmake", "python", "docker", "npm",
+                      "find", "scp", "tool",  "tar",    "jq"};
+  std::size_t total = 0;
+  for (const auto& program : programs) {
+    for (const auto& a : odd) {
+      for (const auto& b : odd) {
+        for (bool dynamic : {false, true}) {
+          std::vector<Effect> out;
+          table().effects_of(command({program, a, b, a}, dynamic), kCwd, kHome, &out);
+          for (const Effect& e : out) {
+            INFO(program << " '" << a << "' '" << b << "': " << text(e));
+            CHECK(e.program == program);
+            CHECK((e.object == EffectObject::Path || e.object == EffectObject::Host ||
+                   e.object == EffectObject::Program || e.object == EffectObject::Code ||
+                   (e.object == EffectObject::None && e.target.empty())));
+            CHECK_FALSE(e.via.empty());
+          }
+          total += out.size();
+        }
+      }
+    }
+  }
+  CHECK(total > 0);
+}
+
 // ---------------------------------------------------------------- merge
 
 TEST_CASE("effects: merge adds the programs of a later file", "[effects]") {
@@ -1003,6 +1061,19 @@ TEST_CASE("effects table error: a subcommand option with an effect", "[effects]"
   expect_errors(
       "[program.a]\nsubcommand-option = \"-E\"\n[program.a.options]\n\"-E\" = \"write\"\n",
       {{"subcommand-option \"-E\" is also listed", 2}});
+}
+
+TEST_CASE("effects table error: subcommands nested too deep", "[effects]") {
+  std::string toml = "[program.a]\nsubcommands = true\n";
+  std::string path = "program.a";
+  for (int level = 1; level <= 8; ++level) {
+    path += ".sub.s" + std::to_string(level);
+    toml += "[" + path + "]\nsubcommands = true\n";
+  }
+  // Level 7 (line 15) is the deepest allowed; level 8 is on line 17.
+  expect_errors(toml, {{"program.a.sub.s1.sub.s2.sub.s3.sub.s4.sub.s5.sub.s6.sub.s7.sub.s8: "
+                        "subcommands nest deeper than 7 levels",
+                        17}});
 }
 
 TEST_CASE("effects table error: errors in nested subs carry their line", "[effects]") {
