@@ -461,13 +461,11 @@ class Loader {
         return std::get<0>(a) < std::get<0>(b);
       });
       for (auto& [line, alias, child] : ordered) {
-        {
-          auto [it, fresh] = spec->subs.emplace(alias, child);
-          if (!fresh) {
-            error(line, where + ".sub." + child->name + ".aliases: \"" + alias +
-                            "\" is already a subcommand of " + where + " (" + it->second->name +
-                            ")");
-          }
+        auto [it, fresh] = spec->subs.emplace(alias, child);
+        if (!fresh) {
+          error(line, where + ".sub." + child->name + ".aliases: \"" + alias +
+                          "\" is already a subcommand of " + where + " (" + it->second->name +
+                          ")");
         }
       }
     }
