@@ -464,8 +464,7 @@ class Loader {
         auto [it, fresh] = spec->subs.emplace(alias, child);
         if (!fresh) {
           error(line, where + ".sub." + child->name + ".aliases: \"" + alias +
-                          "\" is already a subcommand of " + where + " (" + it->second->name +
-                          ")");
+                          "\" is already a subcommand of " + where + " (" + it->second->name + ")");
         }
       }
     }
@@ -1100,6 +1099,12 @@ class Evaluator {
     e.dynamic = dynamic;
   }
 
+  // A redirection's file ("-" is a file there, not standard input or output).
+  void redirect(EffectKind kind, const std::string& target) {
+    emit(kind, EffectObject::Path, path_of(target, 0), "redirect",
+         cmd_.dynamic && has_dynamic_char(target));
+  }
+
   // One word of kind `kind` (an operand, an option value, a match hit), relative to the
   // cwd of version `cwd_at`.
   void word(K kind, std::string_view w, std::string_view via, std::size_t cwd_at, bool remote) {
@@ -1403,9 +1408,9 @@ void EffectsTable::effects_of(const shell::SimpleCommand& cmd, const std::string
         (r.target == "-" ||
          (!r.target.empty() && r.target.find_first_not_of("0123456789") == std::string::npos));
     if (dup || r.op == "<<" || r.op == "<<<" || r.op == "<<-") continue;
-    if (r.op == "<" || r.op == "<&" || r.op == "<>")
-      ev.word(K::Read, r.target, "redirect", 0, false);
-    if (r.op != "<" && r.op != "<&") ev.word(K::Write, r.target, "redirect", 0, false);
+    // Any other operator writes (fail safe for operators this list does not know).
+    if (r.op == "<" || r.op == "<&" || r.op == "<>") ev.redirect(EffectKind::Read, r.target);
+    if (r.op != "<" && r.op != "<&") ev.redirect(EffectKind::Write, r.target);
   }
   if (!cmd.program.empty()) {
     const bool dynamic_name =

@@ -673,6 +673,9 @@ TEST_CASE("effects: redirects write and read paths", "[effects]") {
   CHECK(fx_line("frobnicate >> ~/.bashrc") ==
         V{"write path /home/user/.bashrc redirect", "unknown program frobnicate program"});
   CHECK(fx_line("X=1 > /tmp/f") == V{"write path /tmp/f redirect"});
+  CHECK(fx_line("frobnicate > - <> rw") ==
+        V{"write path /home/user/project/- redirect", "read path /home/user/project/rw redirect",
+          "write path /home/user/project/rw redirect", "unknown program frobnicate program"});
 }
 
 // ---------------------------------------------------------------- match
