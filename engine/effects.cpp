@@ -5,6 +5,7 @@
 #include "engine/effects.h"
 
 #include <re2/re2.h>
+#include <re2/set.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -106,6 +107,7 @@ struct Match {
   K kind = K::None;
   bool argv = false;    // every word after the program, not only the operands
   bool groups = false;  // the regex has a capture group: the first one is the word
+  std::string pattern;
 };
 
 struct Spec {
@@ -124,6 +126,15 @@ struct Spec {
   std::unordered_map<std::string, const Spec*> subs;  // names and aliases
   std::vector<std::unique_ptr<Spec>> owned_subs;
   std::vector<Match> matches;
+  // The match regexes over argv and over operands as one RE2 set each, so a word is
+  // scanned once whatever their number; `ids` maps a set index to its `matches` index.
+  // A set that could not be built (memory) is null: the regexes are then tried one by one.
+  struct MatchSet {
+    std::unique_ptr<re2::RE2::Set> set;
+    std::vector<std::uint32_t> ids;
+  };
+  MatchSet argv_set;
+  MatchSet operand_set;
 
   const Option* find(std::string_view name) const {
     auto it = std::lower_bound(options.begin(), options.end(), name,
@@ -419,6 +430,7 @@ class Loader {
     }
     std::sort(spec->options.begin(), spec->options.end(),
               [](const Option& a, const Option& b) { return a.name < b.name; });
+    build_match_sets(spec);
 
     if (subs != nullptr) {
       std::vector<std::pair<const Spec*, std::vector<std::pair<std::string, long>>>> sub_aliases;
@@ -467,6 +479,23 @@ class Loader {
                           "\" is already a subcommand of " + where + " (" + it->second->name + ")");
         }
       }
+    }
+  }
+
+  static void build_match_sets(Spec* spec) {
+    for (bool argv : {true, false}) {
+      Spec::MatchSet& ms = argv ? spec->argv_set : spec->operand_set;
+      RE2::Options opts;
+      opts.set_log_errors(false);
+      opts.set_max_mem(kRegexMaxMem);
+      auto set = std::make_unique<re2::RE2::Set>(opts, RE2::UNANCHORED);
+      bool ok = true;
+      for (std::size_t i = 0; i < spec->matches.size(); ++i) {
+        if (spec->matches[i].argv != argv) continue;
+        ms.ids.push_back(static_cast<std::uint32_t>(i));
+        ok = ok && set->Add(spec->matches[i].pattern, nullptr) >= 0;
+      }
+      if (!ms.ids.empty() && ok && set->Compile()) ms.set = std::move(set);
     }
   }
 
@@ -596,6 +625,7 @@ class Loader {
           opts.set_log_errors(false);
           opts.set_max_mem(kRegexMaxMem);
           m.re = std::make_unique<re2::RE2>(pattern, opts);
+          m.pattern = pattern;
           if (!m.re->ok()) {
             error(line_of(value), what + ": bad regex '" + pattern + "': " + m.re->error());
             ok = false;
@@ -1009,6 +1039,8 @@ struct Scratch {
   std::vector<std::size_t> counts;
   std::vector<const Option*> turners;
   std::vector<const Option*> hits;
+  std::vector<int> set_hits;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> match_hits;  // (entry, word)
   std::string subcommand;
 
   void reset() {
@@ -1084,7 +1116,7 @@ class Evaluator {
     flush_operands();
     const Spec* last = chain_[depth_ - 1];
     for (const RunEffect& r : last->run) run_effect(r);
-    for (const Match& m : last->matches) match(m);
+    matches(last);
   }
 
   const std::string& subcommand() const { return s_.subcommand; }
@@ -1363,23 +1395,46 @@ class Evaluator {
     }
   }
 
-  void match(const Match& m) {
-    const auto& argv = cmd_.argv;
-    auto one = [&](const std::string& w) {
-      // The DFA says whether it matches; only a hit pays for the capture group.
-      if (!RE2::PartialMatch(w, *m.re)) return;
+  // The match entries of `spec`: hits in entry order, then word order.
+  void matches(const Spec* spec) {
+    if (spec->matches.empty()) return;
+    s_.match_hits.clear();
+    collect_matches(spec, spec->argv_set, true);
+    collect_matches(spec, spec->operand_set, false);
+    std::stable_sort(s_.match_hits.begin(), s_.match_hits.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [entry, word_index] : s_.match_hits) {
+      const Match& m = spec->matches[entry];
+      const std::string& w = cmd_.argv[word_index];
       std::string_view target = w;
       re2::StringPiece group;
       if (m.groups && RE2::PartialMatch(w, *m.re, &group) && group.data() != nullptr) {
         target = std::string_view(group.data(), group.size());
       }
       word(m.kind, target, "match", cwd_index(), false);
+    }
+  }
+
+  void collect_matches(const Spec* spec, const Spec::MatchSet& ms, bool argv) {
+    if (ms.ids.empty()) return;
+    auto one = [&](std::uint32_t word_index) {
+      const std::string& w = cmd_.argv[word_index];
+      re2::RE2::Set::ErrorInfo info;
+      if (ms.set != nullptr && ms.set->Match(w, &s_.set_hits, &info)) {
+        for (int k : s_.set_hits) s_.match_hits.emplace_back(ms.ids[k], word_index);
+        return;
+      }
+      if (ms.set != nullptr && info.kind == re2::RE2::Set::kNoError) return;  // no hit
+      for (std::uint32_t entry : ms.ids) {
+        if (RE2::PartialMatch(w, *spec->matches[entry].re))
+          s_.match_hits.emplace_back(entry, word_index);
+      }
     };
-    if (m.argv) {
-      for (std::size_t i = 1; i < argv.size(); ++i) one(argv[i]);
+    if (argv) {
+      for (std::size_t i = 1; i < cmd_.argv.size(); ++i) one(static_cast<std::uint32_t>(i));
       return;
     }
-    for (const OperandRef& r : s_.operands) one(argv[r.word]);
+    for (const OperandRef& r : s_.operands) one(r.word);
   }
 
  private:

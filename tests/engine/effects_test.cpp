@@ -155,6 +155,19 @@ operands = ["read..."]
 [program.tool.sub.b]
 operands = ["delete..."]
 
+[program.mm]
+operands = ["none..."]
+[[program.mm.match]]
+regex = '^a'
+kind = "read"
+[[program.mm.match]]
+regex = 'b$'
+kind = "write"
+on = "argv"
+[[program.mm.match]]
+regex = '^a(.*)'
+kind = "delete"
+
 [program.make]
 run = ["exec:Makefile"]
 [program.make.options]
@@ -644,7 +657,7 @@ TEST_CASE("effects: knows and size", "[effects]") {
   CHECK(table().knows("gsort"));
   CHECK(table().knows("python3.12"));
   CHECK_FALSE(table().knows("frobnicate"));
-  CHECK(table().size() == 20);  // 17 programs, 3 aliases
+  CHECK(table().size() == 21);  // 18 programs, 3 aliases
 }
 
 // ---------------------------------------------------------------- wrappers, redirects
@@ -692,6 +705,15 @@ TEST_CASE("effects: a match entry over argv", "[effects]") {
   CHECK(fx({"jq", "-n", "$ENV.HOME"}) == V{"exec code $ENV.HOME operand", "env-dump none  match"});
   CHECK(fx({"jq", ".a", "f.json"}) ==
         V{"exec code .a operand", "read path /home/user/project/f.json operand"});
+}
+
+TEST_CASE("effects: several match entries: entry order, then word order", "[effects]") {
+  CHECK(fx({"mm", "-xb", "ab", "cb", "a1"}) ==
+        V{"read path /home/user/project/ab match", "read path /home/user/project/a1 match",
+          "write path /home/user/project/-xb match", "write path /home/user/project/ab match",
+          "write path /home/user/project/cb match", "delete path /home/user/project/b match",
+          "delete path /home/user/project/1 match"});
+  CHECK(fx({"mm", "zz"}).empty());
 }
 
 // ---------------------------------------------------------------- dynamic
