@@ -845,10 +845,31 @@ std::string host_of_authority(std::string_view a) {
   return out;
 }
 
+// "a.b.c.d" with four decimal parts 0-255 and no leading zeros: URL parsers keep it as is.
+bool canonical_ipv4(std::string_view name) {
+  int parts = 0;
+  std::size_t start = 0;
+  while (start <= name.size()) {
+    std::size_t end = name.find('.', start);
+    if (end == std::string_view::npos) end = name.size();
+    std::string_view part = name.substr(start, end - start);
+    if (part.empty() || part.size() > 3 || (part.size() > 1 && part[0] == '0')) return false;
+    int value = 0;
+    for (char c : part) {
+      if (c < '0' || c > '9') return false;
+      value = value * 10 + (c - '0');
+    }
+    if (value > 255) return false;
+    ++parts;
+    start = end + 1;
+  }
+  return parts == 4;
+}
+
 // The host of "scheme://host[:port][/?#…]" when the host is a plain DNS name (letters,
 // digits, "-", non-empty labels, a last label that is no number, which URL parsers would
-// read as an IPv4 address) and no userinfo precedes it: every URL parser reads that host
-// the same way, lower-cased, so the full parser is not needed.
+// read as an IPv4 address) or a canonical dotted IPv4 address, and no userinfo precedes it: every
+// URL parser reads that host the same way, lower-cased, so the full parser is not needed.
 bool simple_url_host(std::string_view rest, std::string* host) {
   std::size_t end = 0;
   std::size_t label_start = 0;
@@ -879,7 +900,8 @@ bool simple_url_host(std::string_view rest, std::string* host) {
   const bool digits = last.find_first_not_of("0123456789") == std::string_view::npos;
   const bool hex = last.size() >= 2 && last[0] == '0' && (last[1] == 'x' || last[1] == 'X') &&
                    last.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string_view::npos;
-  if (digits || hex) return false;
+  if (hex) return false;
+  if (digits && !canonical_ipv4(name)) return false;
   host->assign(name);
   lower_in_place(host);
   return true;

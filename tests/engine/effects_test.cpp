@@ -467,7 +467,15 @@ TEST_CASE("effects: a URL's host is the host urls::parse reads", "[effects]") {
                   "https://example.com?x",
                   "https://example.com#x",
                   "http://a.1b/",
-                  "https://sub.example.com:443"};
+                  "https://sub.example.com:443",
+                  "http://203.0.113.7/x",
+                  "http://10.0.0.1:8080",
+                  "http://010.0.0.1/",
+                  "http://1.2.3/",
+                  "http://0/",
+                  "http://0.0.0.0/",
+                  "http://127.1/",
+                  "http://1.2.3.04/"};
   for (const auto& url : good) {
     urls::Url u = urls::parse(url);
     INFO(url << ": " << u.error);
