@@ -618,6 +618,22 @@ TEST_CASE("effects: an unknown sub named by the subcommand option", "[effects]")
   CHECK(e[0].subcommand == "http.server");
 }
 
+TEST_CASE("effects: unknown-subcommands none with a subcommand option keeps the spec",
+          "[effects]") {
+  Diagnostics d;
+  auto t = parse_text(
+      "[program.py]\nstop-at-operand = true\nsubcommand-option = \"-m\"\n"
+      "unknown-subcommands = \"none\"\noperands = [\"exec\", \"none...\"]\n"
+      "[program.py.sub.pytest]\noperands = [\"read...\"]\n",
+      &d);
+  REQUIRE(t);
+  std::vector<Effect> out;
+  t->effects_of(command({"py", "-m", "http.server", "x.py", "y"}), kCwd, kHome, &out);
+  REQUIRE(out.size() == 1);
+  CHECK(text(out[0]) == "exec path /home/user/project/x.py operand");
+  CHECK(out[0].subcommand.empty());
+}
+
 // ---------------------------------------------------------------- program lookup
 
 TEST_CASE("effects: an unknown program is one unknown effect", "[effects]") {
