@@ -5,6 +5,7 @@
 #include "engine/effects.h"
 
 #include <re2/re2.h>
+#include <re2/set.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -106,6 +107,7 @@ struct Match {
   K kind = K::None;
   bool argv = false;    // every word after the program, not only the operands
   bool groups = false;  // the regex has a capture group: the first one is the word
+  std::string pattern;
 };
 
 struct Spec {
@@ -124,6 +126,15 @@ struct Spec {
   std::unordered_map<std::string, const Spec*> subs;  // names and aliases
   std::vector<std::unique_ptr<Spec>> owned_subs;
   std::vector<Match> matches;
+  // The match regexes over argv and over operands as one RE2 set each, so a word is
+  // scanned once whatever their number; `ids` maps a set index to its `matches` index.
+  // A set that could not be built (memory) is null: the regexes are then tried one by one.
+  struct MatchSet {
+    std::unique_ptr<re2::RE2::Set> set;
+    std::vector<std::uint32_t> ids;
+  };
+  MatchSet argv_set;
+  MatchSet operand_set;
 
   const Option* find(std::string_view name) const {
     auto it = std::lower_bound(options.begin(), options.end(), name,
@@ -156,7 +167,12 @@ struct EffectsTable::Program {
 };
 
 struct EffectsTable::Index {
-  std::unordered_map<std::string, const Program*> by_name;  // names and aliases
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  // Names and aliases.
+  std::unordered_map<std::string, const Program*, Hash, std::equal_to<>> by_name;
 };
 
 EffectsTable::EffectsTable() : index_(std::make_unique<Index>()) {}
@@ -201,7 +217,7 @@ std::string_view effect_object_name(EffectObject object) {
 }
 
 bool EffectsTable::knows(std::string_view program) const {
-  return index_->by_name.find(std::string(program)) != index_->by_name.end();
+  return index_->by_name.find(program) != index_->by_name.end();
 }
 
 std::size_t EffectsTable::size() const { return index_->by_name.size(); }
@@ -211,6 +227,7 @@ std::size_t EffectsTable::size() const { return index_->by_name.size(); }
 namespace {
 
 constexpr std::int64_t kRegexMaxMem = 8 << 20;
+constexpr std::size_t kMaxSubDepth = 8;  // a program and up to 7 levels of subs
 
 class Loader {
  public:
@@ -234,7 +251,7 @@ class Loader {
 
   // A program table or a sub table. `where` is "program.git" or "program.git.sub.log".
   void spec(const toml::table& table, const std::string& where, Spec* spec,
-            std::vector<std::pair<std::string, long>>* aliases) {
+            std::vector<std::pair<std::string, long>>* aliases, std::size_t depth = 1) {
     // Scalars first: single-dash decides how option names are checked.
     if (const toml::node* n = table.get("single-dash"))
       spec->single_dash = boolean(*n, where, "single-dash");
@@ -413,6 +430,7 @@ class Loader {
     }
     std::sort(spec->options.begin(), spec->options.end(),
               [](const Option& a, const Option& b) { return a.name < b.name; });
+    build_match_sets(spec);
 
     if (subs != nullptr) {
       std::vector<std::pair<const Spec*, std::vector<std::pair<std::string, long>>>> sub_aliases;
@@ -432,10 +450,15 @@ class Loader {
           error(line_of(snode), where + ".sub: empty subcommand name");
           continue;
         }
+        if (depth >= kMaxSubDepth) {
+          error(line_of(snode), swhere + ": subcommands nest deeper than " +
+                                    std::to_string(kMaxSubDepth - 1) + " levels");
+          continue;
+        }
         auto child = std::make_unique<Spec>();
         child->name = sname;
         std::vector<std::pair<std::string, long>> child_aliases;
-        this->spec(*st, swhere, child.get(), &child_aliases);
+        this->spec(*st, swhere, child.get(), &child_aliases, depth + 1);
         spec->subs.emplace(sname, child.get());
         sub_aliases.emplace_back(child.get(), std::move(child_aliases));
         spec->owned_subs.push_back(std::move(child));
@@ -450,15 +473,29 @@ class Loader {
         return std::get<0>(a) < std::get<0>(b);
       });
       for (auto& [line, alias, child] : ordered) {
-        {
-          auto [it, fresh] = spec->subs.emplace(alias, child);
-          if (!fresh) {
-            error(line, where + ".sub." + child->name + ".aliases: \"" + alias +
-                            "\" is already a subcommand of " + where + " (" + it->second->name +
-                            ")");
-          }
+        auto [it, fresh] = spec->subs.emplace(alias, child);
+        if (!fresh) {
+          error(line, where + ".sub." + child->name + ".aliases: \"" + alias +
+                          "\" is already a subcommand of " + where + " (" + it->second->name + ")");
         }
       }
+    }
+  }
+
+  static void build_match_sets(Spec* spec) {
+    for (bool argv : {true, false}) {
+      Spec::MatchSet& ms = argv ? spec->argv_set : spec->operand_set;
+      RE2::Options opts;
+      opts.set_log_errors(false);
+      opts.set_max_mem(kRegexMaxMem);
+      auto set = std::make_unique<re2::RE2::Set>(opts, RE2::UNANCHORED);
+      bool ok = true;
+      for (std::size_t i = 0; i < spec->matches.size(); ++i) {
+        if (spec->matches[i].argv != argv) continue;
+        ms.ids.push_back(static_cast<std::uint32_t>(i));
+        ok = ok && set->Add(spec->matches[i].pattern, nullptr) >= 0;
+      }
+      if (!ms.ids.empty() && ok && set->Compile()) ms.set = std::move(set);
     }
   }
 
@@ -588,6 +625,7 @@ class Loader {
           opts.set_log_errors(false);
           opts.set_max_mem(kRegexMaxMem);
           m.re = std::make_unique<re2::RE2>(pattern, opts);
+          m.pattern = pattern;
           if (!m.re->ok()) {
             error(line_of(value), what + ": bad regex '" + pattern + "': " + m.re->error());
             ok = false;
@@ -807,10 +845,31 @@ std::string host_of_authority(std::string_view a) {
   return out;
 }
 
+// "a.b.c.d" with four decimal parts 0-255 and no leading zeros: URL parsers keep it as is.
+bool canonical_ipv4(std::string_view name) {
+  int parts = 0;
+  std::size_t start = 0;
+  while (start <= name.size()) {
+    std::size_t end = name.find('.', start);
+    if (end == std::string_view::npos) end = name.size();
+    std::string_view part = name.substr(start, end - start);
+    if (part.empty() || part.size() > 3 || (part.size() > 1 && part[0] == '0')) return false;
+    int value = 0;
+    for (char c : part) {
+      if (c < '0' || c > '9') return false;
+      value = value * 10 + (c - '0');
+    }
+    if (value > 255) return false;
+    ++parts;
+    start = end + 1;
+  }
+  return parts == 4;
+}
+
 // The host of "scheme://host[:port][/?#…]" when the host is a plain DNS name (letters,
 // digits, "-", non-empty labels, a last label that is no number, which URL parsers would
-// read as an IPv4 address) and no userinfo precedes it: every URL parser reads that host
-// the same way, lower-cased, so the full parser is not needed.
+// read as an IPv4 address) or a canonical dotted IPv4 address, and no userinfo precedes it: every
+// URL parser reads that host the same way, lower-cased, so the full parser is not needed.
 bool simple_url_host(std::string_view rest, std::string* host) {
   std::size_t end = 0;
   std::size_t label_start = 0;
@@ -841,7 +900,8 @@ bool simple_url_host(std::string_view rest, std::string* host) {
   const bool digits = last.find_first_not_of("0123456789") == std::string_view::npos;
   const bool hex = last.size() >= 2 && last[0] == '0' && (last[1] == 'x' || last[1] == 'X') &&
                    last.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string_view::npos;
-  if (digits || hex) return false;
+  if (hex) return false;
+  if (digits && !canonical_ipv4(name)) return false;
   host->assign(name);
   lower_in_place(host);
   return true;
@@ -981,7 +1041,7 @@ std::string normalize(std::string_view w, const std::string& cwd, bool cwd_clean
   return out;
 }
 
-constexpr std::size_t kMaxDepth = 8;
+constexpr std::size_t kMaxDepth = kMaxSubDepth;
 
 struct OperandRef {
   std::uint32_t word;
@@ -1001,6 +1061,8 @@ struct Scratch {
   std::vector<std::size_t> counts;
   std::vector<const Option*> turners;
   std::vector<const Option*> hits;
+  std::vector<int> set_hits;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> match_hits;  // (entry, word)
   std::string subcommand;
 
   void reset() {
@@ -1076,7 +1138,7 @@ class Evaluator {
     flush_operands();
     const Spec* last = chain_[depth_ - 1];
     for (const RunEffect& r : last->run) run_effect(r);
-    for (const Match& m : last->matches) match(m);
+    matches(last);
   }
 
   const std::string& subcommand() const { return s_.subcommand; }
@@ -1089,6 +1151,12 @@ class Evaluator {
     e.target = std::move(target);
     e.via.assign(via);
     e.dynamic = dynamic;
+  }
+
+  // A redirection's file ("-" is a file there, not standard input or output).
+  void redirect(EffectKind kind, const std::string& target) {
+    emit(kind, EffectObject::Path, path_of(target, 0), "redirect",
+         cmd_.dynamic && has_dynamic_char(target));
   }
 
   // One word of kind `kind` (an operand, an option value, a match hit), relative to the
@@ -1349,23 +1417,46 @@ class Evaluator {
     }
   }
 
-  void match(const Match& m) {
-    const auto& argv = cmd_.argv;
-    auto one = [&](const std::string& w) {
-      // The DFA says whether it matches; only a hit pays for the capture group.
-      if (!RE2::PartialMatch(w, *m.re)) return;
+  // The match entries of `spec`: hits in entry order, then word order.
+  void matches(const Spec* spec) {
+    if (spec->matches.empty()) return;
+    s_.match_hits.clear();
+    collect_matches(spec, spec->argv_set, true);
+    collect_matches(spec, spec->operand_set, false);
+    std::stable_sort(s_.match_hits.begin(), s_.match_hits.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [entry, word_index] : s_.match_hits) {
+      const Match& m = spec->matches[entry];
+      const std::string& w = cmd_.argv[word_index];
       std::string_view target = w;
       re2::StringPiece group;
       if (m.groups && RE2::PartialMatch(w, *m.re, &group) && group.data() != nullptr) {
         target = std::string_view(group.data(), group.size());
       }
       word(m.kind, target, "match", cwd_index(), false);
+    }
+  }
+
+  void collect_matches(const Spec* spec, const Spec::MatchSet& ms, bool argv) {
+    if (ms.ids.empty()) return;
+    auto one = [&](std::uint32_t word_index) {
+      const std::string& w = cmd_.argv[word_index];
+      re2::RE2::Set::ErrorInfo info;
+      if (ms.set != nullptr && ms.set->Match(w, &s_.set_hits, &info)) {
+        for (int k : s_.set_hits) s_.match_hits.emplace_back(ms.ids[k], word_index);
+        return;
+      }
+      if (ms.set != nullptr && info.kind == re2::RE2::Set::kNoError) return;  // no hit
+      for (std::uint32_t entry : ms.ids) {
+        if (RE2::PartialMatch(w, *spec->matches[entry].re))
+          s_.match_hits.emplace_back(entry, word_index);
+      }
     };
-    if (m.argv) {
-      for (std::size_t i = 1; i < argv.size(); ++i) one(argv[i]);
+    if (argv) {
+      for (std::size_t i = 1; i < cmd_.argv.size(); ++i) one(static_cast<std::uint32_t>(i));
       return;
     }
-    for (const OperandRef& r : s_.operands) one(argv[r.word]);
+    for (const OperandRef& r : s_.operands) one(r.word);
   }
 
  private:
@@ -1394,9 +1485,9 @@ void EffectsTable::effects_of(const shell::SimpleCommand& cmd, const std::string
         (r.target == "-" ||
          (!r.target.empty() && r.target.find_first_not_of("0123456789") == std::string::npos));
     if (dup || r.op == "<<" || r.op == "<<<" || r.op == "<<-") continue;
-    if (r.op == "<" || r.op == "<&" || r.op == "<>")
-      ev.word(K::Read, r.target, "redirect", 0, false);
-    if (r.op != "<" && r.op != "<&") ev.word(K::Write, r.target, "redirect", 0, false);
+    // Any other operator writes (fail safe for operators this list does not know).
+    if (r.op == "<" || r.op == "<&" || r.op == "<>") ev.redirect(EffectKind::Read, r.target);
+    if (r.op != "<" && r.op != "<&") ev.redirect(EffectKind::Write, r.target);
   }
   if (!cmd.program.empty()) {
     const bool dynamic_name =

@@ -64,9 +64,12 @@ class EffectsTable {
   //
   // How the words are read (the format is in docs/RULES.md):
   // - Options before a subcommand are read with the program's spec, the rest with the
-  //   sub's; an option a sub does not list is looked up in the specs above it. `run` and
-  //   `match` entries are those of the selected (innermost) spec only. `subcommand` is the
-  //   path of selected subs joined by spaces ("compose up", "run env").
+  //   sub's; an option a sub does not list is looked up in the specs above it, except in
+  //   a sub named by a subcommand option (`python -m pytest -c F`: pytest's words) and
+  //   never the subcommand option itself. `run` and `match` entries are those of the
+  //   selected (innermost) spec only. `subcommand` is the path of selected subs joined by
+  //   spaces, as the table names them ("compose up", "run env"; `git st` → "status" when
+  //   [program.git.sub.status] has aliases = ["st"]). Subs nest at most 7 levels.
   // - Operand positions (and `last`) count per spec; a sub starts at position 0.
   // - A flag "operands:KIND" replaces the kind of every operand whose kind is a path kind
   //   (read, write, delete, exec); via is then the flag ("-delete"). Code and host operands

@@ -155,6 +155,19 @@ operands = ["read..."]
 [program.tool.sub.b]
 operands = ["delete..."]
 
+[program.mm]
+operands = ["none..."]
+[[program.mm.match]]
+regex = '^a'
+kind = "read"
+[[program.mm.match]]
+regex = 'b$'
+kind = "write"
+on = "argv"
+[[program.mm.match]]
+regex = '^a(.*)'
+kind = "delete"
+
 [program.make]
 run = ["exec:Makefile"]
 [program.make.options]
@@ -454,7 +467,15 @@ TEST_CASE("effects: a URL's host is the host urls::parse reads", "[effects]") {
                   "https://example.com?x",
                   "https://example.com#x",
                   "http://a.1b/",
-                  "https://sub.example.com:443"};
+                  "https://sub.example.com:443",
+                  "http://203.0.113.7/x",
+                  "http://10.0.0.1:8080",
+                  "http://010.0.0.1/",
+                  "http://1.2.3/",
+                  "http://0/",
+                  "http://0.0.0.0/",
+                  "http://127.1/",
+                  "http://1.2.3.04/"};
   for (const auto& url : good) {
     urls::Url u = urls::parse(url);
     INFO(url << ": " << u.error);
@@ -597,6 +618,22 @@ TEST_CASE("effects: an unknown sub named by the subcommand option", "[effects]")
   CHECK(e[0].subcommand == "http.server");
 }
 
+TEST_CASE("effects: unknown-subcommands none with a subcommand option keeps the spec",
+          "[effects]") {
+  Diagnostics d;
+  auto t = parse_text(
+      "[program.py]\nstop-at-operand = true\nsubcommand-option = \"-m\"\n"
+      "unknown-subcommands = \"none\"\noperands = [\"exec\", \"none...\"]\n"
+      "[program.py.sub.pytest]\noperands = [\"read...\"]\n",
+      &d);
+  REQUIRE(t);
+  std::vector<Effect> out;
+  t->effects_of(command({"py", "-m", "http.server", "x.py", "y"}), kCwd, kHome, &out);
+  REQUIRE(out.size() == 1);
+  CHECK(text(out[0]) == "exec path /home/user/project/x.py operand");
+  CHECK(out[0].subcommand.empty());
+}
+
 // ---------------------------------------------------------------- program lookup
 
 TEST_CASE("effects: an unknown program is one unknown effect", "[effects]") {
@@ -644,7 +681,7 @@ TEST_CASE("effects: knows and size", "[effects]") {
   CHECK(table().knows("gsort"));
   CHECK(table().knows("python3.12"));
   CHECK_FALSE(table().knows("frobnicate"));
-  CHECK(table().size() == 20);  // 17 programs, 3 aliases
+  CHECK(table().size() == 21);  // 18 programs, 3 aliases
 }
 
 // ---------------------------------------------------------------- wrappers, redirects
@@ -673,6 +710,9 @@ TEST_CASE("effects: redirects write and read paths", "[effects]") {
   CHECK(fx_line("frobnicate >> ~/.bashrc") ==
         V{"write path /home/user/.bashrc redirect", "unknown program frobnicate program"});
   CHECK(fx_line("X=1 > /tmp/f") == V{"write path /tmp/f redirect"});
+  CHECK(fx_line("frobnicate > - <> rw") ==
+        V{"write path /home/user/project/- redirect", "read path /home/user/project/rw redirect",
+          "write path /home/user/project/rw redirect", "unknown program frobnicate program"});
 }
 
 // ---------------------------------------------------------------- match
@@ -689,6 +729,15 @@ TEST_CASE("effects: a match entry over argv", "[effects]") {
   CHECK(fx({"jq", "-n", "$ENV.HOME"}) == V{"exec code $ENV.HOME operand", "env-dump none  match"});
   CHECK(fx({"jq", ".a", "f.json"}) ==
         V{"exec code .a operand", "read path /home/user/project/f.json operand"});
+}
+
+TEST_CASE("effects: several match entries: entry order, then word order", "[effects]") {
+  CHECK(fx({"mm", "-xb", "ab", "cb", "a1"}) ==
+        V{"read path /home/user/project/ab match", "read path /home/user/project/a1 match",
+          "write path /home/user/project/-xb match", "write path /home/user/project/ab match",
+          "write path /home/user/project/cb match", "delete path /home/user/project/b match",
+          "delete path /home/user/project/1 match"});
+  CHECK(fx({"mm", "zz"}).empty());
 }
 
 // ---------------------------------------------------------------- dynamic
@@ -731,6 +780,64 @@ TEST_CASE("effects: effects append to the output", "[effects]") {
   REQUIRE(out.size() == 2);
   CHECK(text(out[1]) == "delete path /home/user/project/x operand");
   CHECK(out[0].program.empty());
+}
+
+TEST_CASE("effects: odd words in every position keep the reader consistent", "[effects]") {
+  const V odd = {"",
+                 "-",
+                 "--",
+                 "-=",
+                 "--=",
+                 "=",
+                 "--o",
+                 "--output=",
+                 "-o",
+                 "-E",
+                 "-m",
+                 "-C",
+                 "-mpytest",
+                 "-Erm",
+                 "--sub",
+                 "a",
+                 "rm",
+                 "status",
+                 "compose",
+                 "run",
+                 "HEAD:.env",
+                 ":",
+                 "@",
+                 "x:y",
+                 "[::1]:",
+                 "file://",
+                 "://",
+                 "http://",
+                 "$X",
+                 "*",
+                 std::string(1, '\0'),
+                 "\xff"};
+  const V programs = {"sort", "git", "cmake", "python", "docker", "npm",
+                      "find", "scp", "tool",  "tar",    "jq"};
+  std::size_t total = 0;
+  for (const auto& program : programs) {
+    for (const auto& a : odd) {
+      for (const auto& b : odd) {
+        for (bool dynamic : {false, true}) {
+          std::vector<Effect> out;
+          table().effects_of(command({program, a, b, a}, dynamic), kCwd, kHome, &out);
+          for (const Effect& e : out) {
+            INFO(program << " '" << a << "' '" << b << "': " << text(e));
+            CHECK(e.program == program);
+            CHECK((e.object == EffectObject::Path || e.object == EffectObject::Host ||
+                   e.object == EffectObject::Program || e.object == EffectObject::Code ||
+                   (e.object == EffectObject::None && e.target.empty())));
+            CHECK_FALSE(e.via.empty());
+          }
+          total += out.size();
+        }
+      }
+    }
+  }
+  CHECK(total > 0);
 }
 
 // ---------------------------------------------------------------- merge
@@ -1003,6 +1110,19 @@ TEST_CASE("effects table error: a subcommand option with an effect", "[effects]"
   expect_errors(
       "[program.a]\nsubcommand-option = \"-E\"\n[program.a.options]\n\"-E\" = \"write\"\n",
       {{"subcommand-option \"-E\" is also listed", 2}});
+}
+
+TEST_CASE("effects table error: subcommands nested too deep", "[effects]") {
+  std::string toml = "[program.a]\nsubcommands = true\n";
+  std::string path = "program.a";
+  for (int level = 1; level <= 8; ++level) {
+    path += ".sub.s" + std::to_string(level);
+    toml += "[" + path + "]\nsubcommands = true\n";
+  }
+  // Level 7 (line 15) is the deepest allowed; level 8 is on line 17.
+  expect_errors(toml, {{"program.a.sub.s1.sub.s2.sub.s3.sub.s4.sub.s5.sub.s6.sub.s7.sub.s8: "
+                        "subcommands nest deeper than 7 levels",
+                        17}});
 }
 
 TEST_CASE("effects table error: errors in nested subs carry their line", "[effects]") {
