@@ -104,7 +104,8 @@ struct RunEffect {
 struct Match {
   std::unique_ptr<re2::RE2> re;
   K kind = K::None;
-  bool argv = false;  // every word after the program, not only the operands
+  bool argv = false;    // every word after the program, not only the operands
+  bool groups = false;  // the regex has a capture group: the first one is the word
 };
 
 struct Spec {
@@ -210,6 +211,7 @@ std::size_t EffectsTable::size() const { return index_->by_name.size(); }
 namespace {
 
 constexpr std::int64_t kRegexMaxMem = 8 << 20;
+constexpr std::size_t kMaxSubDepth = 8;  // a program and up to 7 levels of subs
 
 class Loader {
  public:
@@ -233,7 +235,7 @@ class Loader {
 
   // A program table or a sub table. `where` is "program.git" or "program.git.sub.log".
   void spec(const toml::table& table, const std::string& where, Spec* spec,
-            std::vector<std::pair<std::string, long>>* aliases) {
+            std::vector<std::pair<std::string, long>>* aliases, std::size_t depth = 1) {
     // Scalars first: single-dash decides how option names are checked.
     if (const toml::node* n = table.get("single-dash"))
       spec->single_dash = boolean(*n, where, "single-dash");
@@ -431,10 +433,15 @@ class Loader {
           error(line_of(snode), where + ".sub: empty subcommand name");
           continue;
         }
+        if (depth >= kMaxSubDepth) {
+          error(line_of(snode), swhere + ": subcommands nest deeper than " +
+                                    std::to_string(kMaxSubDepth - 1) + " levels");
+          continue;
+        }
         auto child = std::make_unique<Spec>();
         child->name = sname;
         std::vector<std::pair<std::string, long>> child_aliases;
-        this->spec(*st, swhere, child.get(), &child_aliases);
+        this->spec(*st, swhere, child.get(), &child_aliases, depth + 1);
         spec->subs.emplace(sname, child.get());
         sub_aliases.emplace_back(child.get(), std::move(child_aliases));
         spec->owned_subs.push_back(std::move(child));
@@ -577,12 +584,12 @@ class Loader {
       for (auto&& [key, value] : *t) {
         const std::string k(key.str());
         if (k == "regex") {
+          have_regex = true;
           std::string pattern;
           if (!string(value, what, k, &pattern)) {
             ok = false;
             continue;
           }
-          have_regex = true;
           RE2::Options opts;
           opts.set_log_errors(false);
           opts.set_max_mem(kRegexMaxMem);
@@ -592,12 +599,12 @@ class Loader {
             ok = false;
           }
         } else if (k == "kind") {
+          have_kind = true;
           std::string v;
           if (!string(value, what, k, &v)) {
             ok = false;
             continue;
           }
-          have_kind = true;
           if (!kind_from_name(v, &m.kind) || m.kind == K::Cwd) {
             error(line_of(value), what + ": unknown kind \"" + v + "\"");
             ok = false;
@@ -624,7 +631,10 @@ class Loader {
         error(line_of(item), what + ": an entry needs both regex and kind");
         ok = false;
       }
-      if (ok) spec->matches.push_back(std::move(m));
+      if (ok) {
+        m.groups = m.re->NumberOfCapturingGroups() > 0;
+        spec->matches.push_back(std::move(m));
+      }
     }
   }
 
@@ -977,7 +987,7 @@ std::string normalize(std::string_view w, const std::string& cwd, bool cwd_clean
   return out;
 }
 
-constexpr std::size_t kMaxDepth = 8;
+constexpr std::size_t kMaxDepth = kMaxSubDepth;
 
 struct OperandRef {
   std::uint32_t word;
@@ -1033,6 +1043,7 @@ class Evaluator {
   // Appends the effects of the words of a known program.
   void run(const Spec* top) {
     chain_[0] = top;
+    by_option_[0] = false;
     depth_ = 1;
     s_.segments.push_back(top);
     const auto& argv = cmd_.argv;
@@ -1054,7 +1065,7 @@ class Evaluator {
       if (sub_pending) {
         sub_pending = false;
         if (const Spec* sub = spec->sub(w)) {
-          enter(sub);
+          enter(sub, false);
           sub_pending = sub->subcommands;
           continue;
         }
@@ -1144,13 +1155,12 @@ class Evaluator {
   const std::string& cwd() const { return s_.cwds[s_.ncwd - 1]; }
 
   // Selects a sub; `subcommand` names it as the table does (an alias gives the name).
-  void enter(const Spec* sub) {
+  void enter(const Spec* sub, bool by_option) {
     if (!s_.subcommand.empty()) s_.subcommand.push_back(' ');
     s_.subcommand.append(sub->name);
-    if (depth_ < kMaxDepth)
-      chain_[depth_++] = sub;
-    else
-      chain_[depth_ - 1] = sub;
+    if (depth_ < kMaxDepth) ++depth_;
+    chain_[depth_ - 1] = sub;
+    by_option_[depth_ - 1] = by_option;
     s_.segments.push_back(sub);
   }
 
@@ -1162,24 +1172,30 @@ class Evaluator {
     flush_operands();
   }
 
-  // The option named `name` in the spec or, failing that, in the specs it is a sub of.
+  // The option named `name` in the spec or, failing that, in the specs it is a sub of
+  // (global options after the subcommand: `npm install --prefix DIR`). Not across a sub
+  // named by a subcommand option (`python -m pytest -c FILE`: the words are the module's),
+  // and a subcommand option is not inherited.
   const Option* find(std::string_view name) const {
     for (std::size_t d = depth_; d-- > 0;) {
-      if (const Option* o = chain_[d]->find(name)) return o;
+      const Option* o = chain_[d]->find(name);
+      if (o != nullptr && (d + 1 == depth_ || !o->selects_sub)) return o;
+      if (by_option_[d]) break;
     }
     return nullptr;
   }
 
   // GNU long-option abbreviation: the listed long options `prefix` begins, in the nearest
-  // spec that lists any.
+  // spec that lists any (searched as find() does).
   void abbreviations(std::string_view prefix, std::vector<const Option*>* hits) const {
     for (std::size_t d = depth_; d-- > 0;) {
       const auto& options = chain_[d]->options;
       auto it = std::lower_bound(options.begin(), options.end(), prefix,
                                  [](const Option& o, std::string_view n) { return o.name < n; });
-      for (; it != options.end() && std::string_view(it->name).starts_with(prefix); ++it)
-        hits->push_back(&*it);
-      if (!hits->empty()) return;
+      for (; it != options.end() && std::string_view(it->name).starts_with(prefix); ++it) {
+        if (d + 1 == depth_ || !it->selects_sub) hits->push_back(&*it);
+      }
+      if (!hits->empty() || by_option_[d]) return;
     }
   }
 
@@ -1270,7 +1286,7 @@ class Evaluator {
       const Spec* spec = chain_[depth_ - 1];
       const std::string name(value);
       if (const Spec* sub = spec->sub(name)) {
-        enter(sub);
+        enter(sub, true);
         *sub_pending = sub->subcommands;
         return true;
       }
@@ -1342,12 +1358,11 @@ class Evaluator {
   void match(const Match& m) {
     const auto& argv = cmd_.argv;
     auto one = [&](const std::string& w) {
-      re2::StringPiece group;
-      const bool hit = m.re->NumberOfCapturingGroups() > 0 ? RE2::PartialMatch(w, *m.re, &group)
-                                                           : RE2::PartialMatch(w, *m.re);
-      if (!hit) return;
+      // The DFA says whether it matches; only a hit pays for the capture group.
+      if (!RE2::PartialMatch(w, *m.re)) return;
       std::string_view target = w;
-      if (m.re->NumberOfCapturingGroups() > 0 && group.data() != nullptr) {
+      re2::StringPiece group;
+      if (m.groups && RE2::PartialMatch(w, *m.re, &group) && group.data() != nullptr) {
         target = std::string_view(group.data(), group.size());
       }
       word(m.kind, target, "match", cwd_index(), false);
@@ -1364,6 +1379,7 @@ class Evaluator {
   const std::string& home_;
   std::vector<Effect>* out_;
   std::array<const Spec*, kMaxDepth> chain_{};
+  std::array<bool, kMaxDepth> by_option_{};  // chain_[d] was named by a subcommand option
   std::size_t depth_ = 0;
   Scratch& s_;
 };

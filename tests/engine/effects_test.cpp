@@ -145,7 +145,22 @@ operands = ["read..."]
 "-f" = "write"
 
 [program.su]
-run = ["privilege"]
+run = ["privilege", "exec-program:sh", "exec-code:id"]
+
+[program.tool]
+subcommands = true
+subcommand-option = "--sub"
+[program.tool.sub.a]
+operands = ["read..."]
+[program.tool.sub.b]
+operands = ["delete..."]
+
+[program.make]
+run = ["exec:Makefile"]
+[program.make.options]
+"-C" = "cwd"
+"--directory" = "cwd"
+"-f" = "exec"
 )toml";
 
 std::shared_ptr<EffectsTable> parse_text(const std::string& text, Diagnostics* diagnostics,
@@ -561,6 +576,20 @@ TEST_CASE("effects: without the subcommand option the program's own spec applies
         V{"read path /home/user operand", "exec path /home/user/project/CMakeLists.txt program"});
 }
 
+TEST_CASE("effects: a sub named by the subcommand option does not inherit options", "[effects]") {
+  // pytest's -m and -c are not python's: no unknown "slow" module, no code.
+  CHECK(fx({"python", "-m", "pytest", "-m", "slow", "-c", "cfg"}) ==
+        V{"read path /home/user/project/slow operand", "read path /home/user/project/cfg operand"});
+  CHECK(fx({"cmake", "-E", "rm", "-E", "x"}) == V{"delete path /home/user/project/x operand"});
+}
+
+TEST_CASE("effects: a sub named by an operand does not inherit the subcommand option",
+          "[effects]") {
+  CHECK(fx({"tool", "--sub", "b", "x"}) == V{"delete path /home/user/project/x operand"});
+  CHECK(fx({"tool", "a", "--sub", "b", "x"}) ==
+        V{"read path /home/user/project/b operand", "read path /home/user/project/x operand"});
+}
+
 TEST_CASE("effects: an unknown sub named by the subcommand option", "[effects]") {
   auto e = effects(command({"python", "-m", "http.server", "8000"}));
   REQUIRE(e.size() == 1);
@@ -598,7 +627,16 @@ TEST_CASE("effects: an assignment-only command has no effects", "[effects]") {
 }
 
 TEST_CASE("effects: run effects", "[effects]") {
-  CHECK(fx({"su"}) == V{"privilege none  program"});
+  CHECK(fx({"su"}) ==
+        V{"privilege none  program", "exec program sh program", "exec code id program"});
+}
+
+TEST_CASE("effects: run paths are relative to the final cwd", "[effects]") {
+  CHECK(fx({"make"}) == V{"exec path /home/user/project/Makefile program"});
+  CHECK(fx({"make", "-C", "sub", "-f", "x.mk"}) ==
+        V{"exec path /home/user/project/sub/x.mk -f",
+          "exec path /home/user/project/sub/Makefile program"});
+  CHECK(fx({"make", "--dir=/srv"}) == V{"exec path /srv/Makefile program"});
 }
 
 TEST_CASE("effects: knows and size", "[effects]") {
@@ -606,7 +644,7 @@ TEST_CASE("effects: knows and size", "[effects]") {
   CHECK(table().knows("gsort"));
   CHECK(table().knows("python3.12"));
   CHECK_FALSE(table().knows("frobnicate"));
-  CHECK(table().size() == 18);  // 15 programs, 3 aliases
+  CHECK(table().size() == 20);  // 17 programs, 3 aliases
 }
 
 // ---------------------------------------------------------------- wrappers, redirects
@@ -693,6 +731,64 @@ TEST_CASE("effects: effects append to the output", "[effects]") {
   REQUIRE(out.size() == 2);
   CHECK(text(out[1]) == "delete path /home/user/project/x operand");
   CHECK(out[0].program.empty());
+}
+
+TEST_CASE("effects: odd words in every position keep the reader consistent", "[effects]") {
+  const V odd = {"",
+                 "-",
+                 "--",
+                 "-=",
+                 "--=",
+                 "=",
+                 "--o",
+                 "--output=",
+                 "-o",
+                 "-E",
+                 "-m",
+                 "-C",
+                 "-mpytest",
+                 "-Erm",
+                 "--sub",
+                 "a",
+                 "rm",
+                 "status",
+                 "compose",
+                 "run",
+                 "HEAD:.env",
+                 ":",
+                 "@",
+                 "x:y",
+                 "[::1]:",
+                 "file://",
+                 "://",
+                 "http://",
+                 "$X",
+                 "*",
+                 std::string(1, '\0'),
+                 "\xff"};
+  const V programs = {"sort", "git", "cmake", "python", "docker", "npm",
+                      "find", "scp", "tool",  "tar",    "jq"};
+  std::size_t total = 0;
+  for (const auto& program : programs) {
+    for (const auto& a : odd) {
+      for (const auto& b : odd) {
+        for (bool dynamic : {false, true}) {
+          std::vector<Effect> out;
+          table().effects_of(command({program, a, b, a}, dynamic), kCwd, kHome, &out);
+          for (const Effect& e : out) {
+            INFO(program << " '" << a << "' '" << b << "': " << text(e));
+            CHECK(e.program == program);
+            CHECK((e.object == EffectObject::Path || e.object == EffectObject::Host ||
+                   e.object == EffectObject::Program || e.object == EffectObject::Code ||
+                   (e.object == EffectObject::None && e.target.empty())));
+            CHECK_FALSE(e.via.empty());
+          }
+          total += out.size();
+        }
+      }
+    }
+  }
+  CHECK(total > 0);
 }
 
 // ---------------------------------------------------------------- merge
@@ -811,6 +907,34 @@ TEST_CASE("effects table error: wrong types", "[effects]") {
        {"program.b.match must be an array of tables", 10}});
 }
 
+TEST_CASE("effects table error: more wrong types", "[effects]") {
+  expect_errors(
+      "[program.a]\n"
+      "subcommands = true\n"
+      "subcommand-option = 1\n"        // 3
+      "unknown-subcommands = false\n"  // 4
+      "flags = [\"-x\"]\n"             // 5
+      "match = [1]\n"                  // 6
+      "sub = 1\n"                      // 7
+      "[program.b]\n"
+      "subcommands = true\n"
+      "sub.c = 2\n"  // 10
+      "[[program.b.match]]\n"
+      "regex = 1\n"  // 12
+      "kind = \"read\"\n"
+      "[[program.b.match]]\n"
+      "regex = 'x'\n"
+      "kind = true\n",  // 16
+      {{"program.a.subcommand-option must be a string", 3},
+       {"program.a.unknown-subcommands must be a string", 4},
+       {"program.a.flags must be a table", 5},
+       {"program.a.match entries must be tables", 6},
+       {"program.a.sub must hold", 7},
+       {"program.b.sub.c must be a table", 10},
+       {"program.b.match.regex must be a string", 12},
+       {"program.b.match.kind must be a string", 16}});
+}
+
 TEST_CASE("effects table error: a program that is not a table", "[effects]") {
   expect_errors("program.a = 1\n", {{"program.a must be a table", 1}});
 }
@@ -881,7 +1005,8 @@ TEST_CASE("effects table error: an alias of two programs", "[effects]") {
                 {{"\"x\" is already a program or alias (line 2)", 4}});
 }
 
-TEST_CASE("effects table error: of two equal aliases the later in the file is the error", "[effects]") {
+TEST_CASE("effects table error: of two equal aliases the later in the file is the error",
+          "[effects]") {
   expect_errors("[program.z]\naliases = [\"x\"]\n[program.a]\naliases = [\"x\"]\n",
                 {{"program.a.aliases: \"x\" is already a program or alias (line 2)", 4}});
 }
@@ -936,6 +1061,19 @@ TEST_CASE("effects table error: a subcommand option with an effect", "[effects]"
   expect_errors(
       "[program.a]\nsubcommand-option = \"-E\"\n[program.a.options]\n\"-E\" = \"write\"\n",
       {{"subcommand-option \"-E\" is also listed", 2}});
+}
+
+TEST_CASE("effects table error: subcommands nested too deep", "[effects]") {
+  std::string toml = "[program.a]\nsubcommands = true\n";
+  std::string path = "program.a";
+  for (int level = 1; level <= 8; ++level) {
+    path += ".sub.s" + std::to_string(level);
+    toml += "[" + path + "]\nsubcommands = true\n";
+  }
+  // Level 7 (line 15) is the deepest allowed; level 8 is on line 17.
+  expect_errors(toml, {{"program.a.sub.s1.sub.s2.sub.s3.sub.s4.sub.s5.sub.s6.sub.s7.sub.s8: "
+                        "subcommands nest deeper than 7 levels",
+                        17}});
 }
 
 TEST_CASE("effects table error: errors in nested subs carry their line", "[effects]") {
