@@ -156,7 +156,12 @@ struct EffectsTable::Program {
 };
 
 struct EffectsTable::Index {
-  std::unordered_map<std::string, const Program*> by_name;  // names and aliases
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  // Names and aliases.
+  std::unordered_map<std::string, const Program*, Hash, std::equal_to<>> by_name;
 };
 
 EffectsTable::EffectsTable() : index_(std::make_unique<Index>()) {}
@@ -201,7 +206,7 @@ std::string_view effect_object_name(EffectObject object) {
 }
 
 bool EffectsTable::knows(std::string_view program) const {
-  return index_->by_name.find(std::string(program)) != index_->by_name.end();
+  return index_->by_name.find(program) != index_->by_name.end();
 }
 
 std::size_t EffectsTable::size() const { return index_->by_name.size(); }
