@@ -737,6 +737,27 @@ TEST_CASE("chroot, pkexec, setsid, nsenter, unshare, chrt, taskset, runuser -u, 
   });
 }
 
+TEST_CASE("abbreviated long options of a wrapper are read like getopt does", "[shell][wrap]") {
+  runs_rm_rf_root({{"timeout --sig KILL 5 rm -rf /", "timeout"},
+                   {"timeout --kill 1 5 rm -rf /", "timeout"},
+                   {"nice --adj 5 rm -rf /", "nice"},
+                   {"sudo --us root rm -rf /", "sudo"},
+                   {"flock --time 5 /l rm -rf /", "flock"},
+                   {"watch --ex rm -rf /", "watch"},
+                   {"nsenter --tar 1 --mount rm -rf /", "nsenter"}});
+  // A flag whose name starts a value option's name is still a flag.
+  runs_rm_rf_root({{"nsenter -t 1 --net rm -rf /", "nsenter"},
+                   {"nsenter -t 1 --wd rm -rf /", "nsenter"},
+                   {"unshare --wd /w rm -rf /", "unshare"}});
+  const SimpleCommand p = one("parallel --tag --plus --ungroup rm -rf ::: a");
+  CHECK(p.program == "rm");
+  CHECK(p.wrappers == V{"parallel"});
+  CHECK(one("parallel --tagstring x rm ::: a").program == "rm");
+  CHECK(one("sudo --li rm").program == "sudo");
+  CHECK(one("ionice --pi 42").program == "ionice");
+  CHECK(one("chrt --pi 10 42").program == "chrt");
+}
+
 TEST_CASE("setsid -f nc -e sh h 1", "[shell][wrap]") {
   const SimpleCommand c = one("setsid -f nc -e sh h 1");
   CHECK(c.program == "nc");
@@ -1013,6 +1034,7 @@ TEST_CASE("a shell started by a wrapper runs the line's here-document or here-st
       {"su -c bash root <<EOF\nrm -rf /\nEOF", {"bash", "rm"}, {"su", "bash"}, 2},
       {"sudo -s <<EOF\nrm -rf /\nEOF", {"sudo", "rm"}, {"sudo"}, 1},
       {"sudo -i <<< 'rm -rf /'", {"sudo", "rm"}, {"sudo"}, 1},
+      {"doas -s <<< 'rm -rf /'", {"doas", "rm"}, {"doas"}, 1},
       {"chroot /x <<EOF\nrm -rf /\nEOF", {"chroot", "rm"}, {"chroot"}, 1},
       {"sg wheel <<EOF\nrm -rf /\nEOF", {"sg", "rm"}, {"sg"}, 1},
       {"runuser -l app <<EOF\nrm -rf /\nEOF", {"runuser", "rm"}, {"runuser"}, 1},
