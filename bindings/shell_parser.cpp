@@ -313,11 +313,12 @@ Step unwrap_env(const Args& a, std::size_t i) {
   return s;
 }
 
-// The command an `ssh -o` value runs locally through a shell: `ProxyCommand=CMD` (which ssh
-// runs as `exec CMD`), `LocalCommand CMD`, `KnownHostsCommand=CMD` (keyword
-// case-insensitive, `=` or blanks).
+// The command an `ssh -o` value runs through a shell: `ProxyCommand=CMD` (which ssh runs
+// as `exec CMD`), `LocalCommand CMD`, `KnownHostsCommand=CMD` locally, `RemoteCommand=CMD`
+// on the host (keyword case-insensitive, `=` or blanks).
 std::optional<std::string> ssh_option_command(const std::string& v) {
-  static constexpr std::string_view kKeys[] = {"proxycommand", "localcommand", "knownhostscommand"};
+  static constexpr std::string_view kKeys[] = {"proxycommand", "localcommand", "knownhostscommand",
+                                               "remotecommand"};
   std::size_t n = 0;
   while (n < v.size() && is_alpha(v[n])) ++n;
   std::string key = v.substr(0, n);

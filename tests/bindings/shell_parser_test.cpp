@@ -994,6 +994,7 @@ TEST_CASE("ssh -o ProxyCommand runs a local shell command", "[shell][wrap]") {
   CHECK(programs(ok("ssh -oproxycommand=curl\\ x -p 2 host ls")) == V{"ssh", "curl", "ls"});
   CHECK(programs(ok("ssh host -o 'LocalCommand = id' ls")) == V{"ssh", "id", "ls"});
   CHECK(programs(ok("ssh -o KnownHostsCommand=id host")) == V{"ssh", "id"});
+  CHECK(programs(ok("ssh -o 'RemoteCommand=rm -rf /' host")) == V{"ssh", "rm"});
   CHECK(programs(ok("ssh -o ProxyCommand=none host")) == V{"ssh"});
   CHECK(programs(ok("ssh -o ProxyJump=j host")) == V{"ssh"});
 }
