@@ -409,6 +409,19 @@ TEST_CASE("globs are flagged apart from expansions", "[shell][glob]") {
     CHECK(c.glob == (std::string_view(line) == "ls a=*"));
     CHECK(c.dynamic == c.glob);
   }
+  // `[` is a glob only when its bracket expression closes within the word.
+  for (const char* line : {"ls [ab]", "ls [!a]x", "ls []a]", "ls x[0-9].txt", "ls [a'b']"}) {
+    INFO(line);
+    CHECK(one(line).glob);
+  }
+  for (const char* line : {"echo [", "echo a[b", "echo ]", "echo []", "echo '[ab]'"}) {
+    INFO(line);
+    CHECK_FALSE(one(line).glob);
+    CHECK_FALSE(one(line).dynamic);
+  }
+  const ParseResult t = ok("[ -f x ] && ls");
+  CHECK_FALSE(t.commands[0].glob);
+  CHECK_FALSE(t.commands[0].dynamic);
   // A glob in a redirection target, or in a `bash -c` string, marks the commands it feeds.
   CHECK(one("ls > out*").glob);
   CHECK(one("bash -c 'ls *.py'").glob);
