@@ -418,8 +418,14 @@ Step unwrap_parallel(const Args& a, std::size_t i) {
     s.runtime = true;
     return s;
   }
-  // No template: the arguments after `:::` are the commands. From a file or stdin: unknown.
-  if (j >= a.size() || a[j].starts_with("::::")) return {};
+  // No template: the arguments after `:::` are the commands; without `:::`, each line of
+  // stdin is one (`parallel <<EOF`: a script); from a `::::` file: unknown.
+  if (j >= a.size()) {
+    Step s;
+    s.stdin_script = true;
+    return s;
+  }
+  if (a[j].starts_with("::::")) return {};
   Step s;
   s.kind = Step::Recurse;
   s.depth_inc = 1;

@@ -1053,6 +1053,7 @@ TEST_CASE("a shell started by a wrapper runs the line's here-document or here-st
       {"sg wheel <<EOF\nrm -rf /\nEOF", {"sg", "rm"}, {"sg"}, 1},
       {"runuser -l app <<EOF\nrm -rf /\nEOF", {"runuser", "rm"}, {"runuser"}, 1},
       {"script -q /dev/null <<EOF\nrm -rf /\nEOF", {"script", "rm"}, {"script"}, 1},
+      {"parallel -j2 <<EOF\nrm -rf /\nEOF", {"parallel", "rm"}, {"parallel"}, 1},
       {"find . -exec sh \\; <<EOF\nrm -rf /\nEOF", {"find", "sh", "rm"}, {"find", "sh"}, 1},
   };
   for (const auto& [line, progs, wrappers, depth] : cases) {
