@@ -446,8 +446,8 @@ constexpr std::string_view kWrapperNames[] = {
     "dash",    "doas",    "env",     "eval",    "exec",    "fish",    "flock",   "ionice",
     "ksh",     "mksh",    "nice",    "nohup",   "nsenter", "parallel", "pkexec", "posh",
     "rbash",   "runuser", "script",  "setsid",  "sg",      "sh",      "ssh",     "sshpass",
-    "stdbuf",  "su",      "sudo",    "taskset", "tcsh",    "time",    "timeout", "unshare",
-    "watch",   "xargs",   "yash",    "zsh"};
+    "stdbuf",  "su",      "sudo",    "taskset", "tcsh",    "time",    "timeout", "toybox",
+    "unshare", "watch",   "xargs",   "yash",    "zsh"};
 static_assert(std::is_sorted(std::begin(kWrapperNames), std::end(kWrapperNames)));
 
 Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
@@ -599,7 +599,8 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     if (has(o, "x", {"exec"})) return step_next(o.next);
     return step_recurse(join_from(a, o.next), 1);
   }
-  if (prog == "busybox"sv) {  // busybox APPLET ARGS…; busybox --list / --install run none
+  // busybox|toybox APPLET ARGS…; busybox --list / --install run none
+  if (prog == "busybox"sv || prog == "toybox"sv) {
     if (i + 1 < a.size() && !a[i + 1].starts_with("-")) return step_next(i + 1);
     return {};
   }

@@ -745,6 +745,7 @@ TEST_CASE("chroot, pkexec, setsid, nsenter, unshare, chrt, taskset, runuser -u, 
       {"flock -x -E 3 --timeout 1 /tmp/l rm -rf /", "flock"},
       {"busybox rm -rf /", "busybox"},
       {"/bin/busybox rm -rf /", "busybox"},
+      {"toybox rm -rf /", "toybox"},
       {"watch -x rm -rf /", "watch"},
       {"watch -n 1 --exec rm -rf /", "watch"},
   });
