@@ -140,6 +140,9 @@ class Parser {
   void read_backquote(Word& w, bool in_dquote);
   void read_array(Word& w);         // pos_ at `(` of `name=(…)`
   bool scan_arith();                // pos_ after `((`; false if it is not `…))`
+  // Whether a bracket expression opened just before `i` closes with `]` within the word
+  // (`[ab]`, `[!a]`, `[]a]`), which makes the `[` a glob.
+  bool closes_bracket(std::size_t i) const;
   // Whether the text from `i` (just after `((`) closes as `))` (arithmetic) rather than as
   // nested parentheses `( … ) … )`. A cheap pre-scan, so nothing is parsed twice.
   bool closes_as_arith(std::size_t i) const;

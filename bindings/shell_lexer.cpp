@@ -49,6 +49,16 @@ std::string Token::describe() const {
   return "token";
 }
 
+bool Parser::closes_bracket(std::size_t i) const {
+  const std::size_t n = text_.size();
+  if (i < n && (text_[i] == '!' || text_[i] == '^')) ++i;
+  if (i < n && text_[i] == ']') ++i;  // a `]` first is part of the set
+  for (; i < n && !is_meta(text_[i]) && text_[i] != '\n'; ++i) {
+    if (text_[i] == ']') return true;
+  }
+  return false;
+}
+
 void Parser::enter_depth(int inc) const {
   if (depth_ + inc > ctx_.limits.max_depth) {
     throw ShellError{"nesting deeper than max depth " + std::to_string(ctx_.limits.max_depth)};
@@ -207,8 +217,12 @@ Word Parser::read_word() {
         break;
       case '*':
       case '?':
-      case '[':
         w.set_glob();  // unquoted glob
+        w.value += c;
+        ++pos_;
+        break;
+      case '[':
+        if (closes_bracket(pos_ + 1)) w.set_glob();  // `[…]`; a lone `[` (test) is literal
         w.value += c;
         ++pos_;
         break;

@@ -44,6 +44,23 @@ struct Options {
   Args longs;            // every long option name seen (without `--` and `=value`)
 };
 
+// A long option name as written matches a listed one when it is a prefix of it: GNU getopt
+// takes any unambiguous abbreviation (`timeout --sig KILL`).
+bool long_matches(std::string_view written, std::string_view listed) {
+  return !written.empty() && listed.starts_with(written);
+}
+
+// Whether `--name VALUE` takes the next word: an exact match wins (as in getopt), then an
+// abbreviation of an option with a value, except for the flags of wrappers whose name is
+// the start of such an option (`nsenter --net`, `nsenter --wd`, `parallel --tag`).
+bool takes_value(std::string_view name, std::span<const std::string_view> long_val) {
+  if (std::find(long_val.begin(), long_val.end(), name) != long_val.end()) return true;
+  static constexpr std::string_view kFlags[] = {"net", "wd", "tag"};
+  if (std::find(std::begin(kFlags), std::end(kFlags), name) != std::end(kFlags)) return false;
+  return std::any_of(long_val.begin(), long_val.end(),
+                     [&](std::string_view l) { return long_matches(name, l); });
+}
+
 // short_val: letters that take a value (attached or next word); short_opt: letters whose
 // optional value can only be attached (xargs -i[R]); long_val: long options taking a value.
 Options read_options(const Args& a, std::size_t k, std::string_view short_val,
@@ -60,11 +77,8 @@ Options read_options(const Args& a, std::size_t k, std::string_view short_val,
     if (w[1] == '-') {
       const std::size_t eq = w.find('=');
       const std::string name = w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      if (eq == std::string::npos && takes_value(name, long_val)) ++k;
       o.longs.push_back(name);
-      if (eq == std::string::npos &&
-          std::find(long_val.begin(), long_val.end(), name) != long_val.end()) {
-        ++k;
-      }
       continue;
     }
     for (std::size_t c = 1; c < w.size(); ++c) {
@@ -85,7 +99,9 @@ bool has(const Options& o, std::string_view shorts, std::initializer_list<std::s
     if (o.shorts.find(c) != std::string::npos) return true;
   }
   for (std::string_view l : longs) {
-    if (std::find(o.longs.begin(), o.longs.end(), l) != o.longs.end()) return true;
+    for (const std::string& seen : o.longs) {
+      if (long_matches(seen, l)) return true;
+    }
   }
   return false;
 }
@@ -297,11 +313,12 @@ Step unwrap_env(const Args& a, std::size_t i) {
   return s;
 }
 
-// The command an `ssh -o` value runs locally through a shell: `ProxyCommand=CMD` (which ssh
-// runs as `exec CMD`), `LocalCommand CMD`, `KnownHostsCommand=CMD` (keyword
-// case-insensitive, `=` or blanks).
+// The command an `ssh -o` value runs through a shell: `ProxyCommand=CMD` (which ssh runs
+// as `exec CMD`), `LocalCommand CMD`, `KnownHostsCommand=CMD` locally, `RemoteCommand=CMD`
+// on the host (keyword case-insensitive, `=` or blanks).
 std::optional<std::string> ssh_option_command(const std::string& v) {
-  static constexpr std::string_view kKeys[] = {"proxycommand", "localcommand", "knownhostscommand"};
+  static constexpr std::string_view kKeys[] = {"proxycommand", "localcommand", "knownhostscommand",
+                                               "remotecommand"};
   std::size_t n = 0;
   while (n < v.size() && is_alpha(v[n])) ++n;
   std::string key = v.substr(0, n);
@@ -385,9 +402,8 @@ Step unwrap_parallel(const Args& a, std::size_t i) {
       "memfree",   "nice",        "halt",         "halt-on-error", "sshdelay",    "termseq",
       "arg-sep",   "arg-file-sep", "header",      "limit",         "rpl",         "block",
       "block-size", "recstart",   "recend",       "sql",           "sqlmaster",   "sqlworker",
-      "cat",       "fifo",        "compress-program", "decompress-program", "ssh", "profile",
-      "retry-failed", "resume-failed", "ungroup", "sshlogin-file", "plus", "tee", "filter",
-      "shebang-wrap", "seqreplace", "tmux", "tmuxpane"};
+      "compress-program", "decompress-program", "ssh", "profile", "filter", "seqreplace",
+      "group-by", "memsuspend", "tmpl", "slotreplace"};
   const Options o = read_options(a, i + 1, "aCdEIjLnNPsSJ", std::span(kLongVal), "eil");
   static constexpr std::string_view kSeparators[] = {":::", "::::", ":::+", "::::+"};
   auto is_sep = [&](const std::string& w) {
@@ -402,8 +418,14 @@ Step unwrap_parallel(const Args& a, std::size_t i) {
     s.runtime = true;
     return s;
   }
-  // No template: the arguments after `:::` are the commands. From a file or stdin: unknown.
-  if (j >= a.size() || a[j].starts_with("::::")) return {};
+  // No template: the arguments after `:::` are the commands; without `:::`, each line of
+  // stdin is one (`parallel <<EOF`: a script); from a `::::` file: unknown.
+  if (j >= a.size()) {
+    Step s;
+    s.stdin_script = true;
+    return s;
+  }
+  if (a[j].starts_with("::::")) return {};
   Step s;
   s.kind = Step::Recurse;
   s.depth_inc = 1;
@@ -424,8 +446,8 @@ constexpr std::string_view kWrapperNames[] = {
     "dash",    "doas",    "env",     "eval",    "exec",    "fish",    "flock",   "ionice",
     "ksh",     "mksh",    "nice",    "nohup",   "nsenter", "parallel", "pkexec", "posh",
     "rbash",   "runuser", "script",  "setsid",  "sg",      "sh",      "ssh",     "sshpass",
-    "stdbuf",  "su",      "sudo",    "taskset", "tcsh",    "time",    "timeout", "unshare",
-    "watch",   "xargs",   "yash",    "zsh"};
+    "stdbuf",  "su",      "sudo",    "taskset", "tcsh",    "time",    "timeout", "toybox",
+    "unshare", "watch",   "xargs",   "yash",    "zsh"};
 static_assert(std::is_sorted(std::begin(kWrapperNames), std::end(kWrapperNames)));
 
 Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
@@ -458,7 +480,12 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     }
     return s;
   }
-  if (prog == "doas"sv) return step_next(opts("uC", {}).next);
+  if (prog == "doas"sv) {
+    const Options o = opts("uC", {});
+    Step s = step_next(o.next);
+    s.stdin_script = has(o, "s", {}) && o.next >= a.size();  // `doas -s <<EOF`
+    return s;
+  }
   if (prog == "env"sv) return unwrap_env(a, i);
   if (prog == "timeout"sv) {
     std::size_t k = opts("sk", {"signal", "kill-after"}).next;
@@ -572,7 +599,8 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     if (has(o, "x", {"exec"})) return step_next(o.next);
     return step_recurse(join_from(a, o.next), 1);
   }
-  if (prog == "busybox"sv) {  // busybox APPLET ARGS…; busybox --list / --install run none
+  // busybox|toybox APPLET ARGS…; busybox --list / --install run none
+  if (prog == "busybox"sv || prog == "toybox"sv) {
     if (i + 1 < a.size() && !a[i + 1].starts_with("-")) return step_next(i + 1);
     return {};
   }

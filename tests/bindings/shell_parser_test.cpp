@@ -409,6 +409,19 @@ TEST_CASE("globs are flagged apart from expansions", "[shell][glob]") {
     CHECK(c.glob == (std::string_view(line) == "ls a=*"));
     CHECK(c.dynamic == c.glob);
   }
+  // `[` is a glob only when its bracket expression closes within the word.
+  for (const char* line : {"ls [ab]", "ls [!a]x", "ls []a]", "ls x[0-9].txt", "ls [a'b']"}) {
+    INFO(line);
+    CHECK(one(line).glob);
+  }
+  for (const char* line : {"echo [", "echo a[b", "echo ]", "echo []", "echo '[ab]'"}) {
+    INFO(line);
+    CHECK_FALSE(one(line).glob);
+    CHECK_FALSE(one(line).dynamic);
+  }
+  const ParseResult t = ok("[ -f x ] && ls");
+  CHECK_FALSE(t.commands[0].glob);
+  CHECK_FALSE(t.commands[0].dynamic);
   // A glob in a redirection target, or in a `bash -c` string, marks the commands it feeds.
   CHECK(one("ls > out*").glob);
   CHECK(one("bash -c 'ls *.py'").glob);
@@ -732,9 +745,31 @@ TEST_CASE("chroot, pkexec, setsid, nsenter, unshare, chrt, taskset, runuser -u, 
       {"flock -x -E 3 --timeout 1 /tmp/l rm -rf /", "flock"},
       {"busybox rm -rf /", "busybox"},
       {"/bin/busybox rm -rf /", "busybox"},
+      {"toybox rm -rf /", "toybox"},
       {"watch -x rm -rf /", "watch"},
       {"watch -n 1 --exec rm -rf /", "watch"},
   });
+}
+
+TEST_CASE("abbreviated long options of a wrapper are read like getopt does", "[shell][wrap]") {
+  runs_rm_rf_root({{"timeout --sig KILL 5 rm -rf /", "timeout"},
+                   {"timeout --kill 1 5 rm -rf /", "timeout"},
+                   {"nice --adj 5 rm -rf /", "nice"},
+                   {"sudo --us root rm -rf /", "sudo"},
+                   {"flock --time 5 /l rm -rf /", "flock"},
+                   {"watch --ex rm -rf /", "watch"},
+                   {"nsenter --tar 1 --mount rm -rf /", "nsenter"}});
+  // A flag whose name starts a value option's name is still a flag.
+  runs_rm_rf_root({{"nsenter -t 1 --net rm -rf /", "nsenter"},
+                   {"nsenter -t 1 --wd rm -rf /", "nsenter"},
+                   {"unshare --wd /w rm -rf /", "unshare"}});
+  const SimpleCommand p = one("parallel --tag --plus --ungroup rm -rf ::: a");
+  CHECK(p.program == "rm");
+  CHECK(p.wrappers == V{"parallel"});
+  CHECK(one("parallel --tagstring x rm ::: a").program == "rm");
+  CHECK(one("sudo --li rm").program == "sudo");
+  CHECK(one("ionice --pi 42").program == "ionice");
+  CHECK(one("chrt --pi 10 42").program == "chrt");
 }
 
 TEST_CASE("setsid -f nc -e sh h 1", "[shell][wrap]") {
@@ -973,6 +1008,7 @@ TEST_CASE("ssh -o ProxyCommand runs a local shell command", "[shell][wrap]") {
   CHECK(programs(ok("ssh -oproxycommand=curl\\ x -p 2 host ls")) == V{"ssh", "curl", "ls"});
   CHECK(programs(ok("ssh host -o 'LocalCommand = id' ls")) == V{"ssh", "id", "ls"});
   CHECK(programs(ok("ssh -o KnownHostsCommand=id host")) == V{"ssh", "id"});
+  CHECK(programs(ok("ssh -o 'RemoteCommand=rm -rf /' host")) == V{"ssh", "rm"});
   CHECK(programs(ok("ssh -o ProxyCommand=none host")) == V{"ssh"});
   CHECK(programs(ok("ssh -o ProxyJump=j host")) == V{"ssh"});
 }
@@ -1013,10 +1049,12 @@ TEST_CASE("a shell started by a wrapper runs the line's here-document or here-st
       {"su -c bash root <<EOF\nrm -rf /\nEOF", {"bash", "rm"}, {"su", "bash"}, 2},
       {"sudo -s <<EOF\nrm -rf /\nEOF", {"sudo", "rm"}, {"sudo"}, 1},
       {"sudo -i <<< 'rm -rf /'", {"sudo", "rm"}, {"sudo"}, 1},
+      {"doas -s <<< 'rm -rf /'", {"doas", "rm"}, {"doas"}, 1},
       {"chroot /x <<EOF\nrm -rf /\nEOF", {"chroot", "rm"}, {"chroot"}, 1},
       {"sg wheel <<EOF\nrm -rf /\nEOF", {"sg", "rm"}, {"sg"}, 1},
       {"runuser -l app <<EOF\nrm -rf /\nEOF", {"runuser", "rm"}, {"runuser"}, 1},
       {"script -q /dev/null <<EOF\nrm -rf /\nEOF", {"script", "rm"}, {"script"}, 1},
+      {"parallel -j2 <<EOF\nrm -rf /\nEOF", {"parallel", "rm"}, {"parallel"}, 1},
       {"find . -exec sh \\; <<EOF\nrm -rf /\nEOF", {"find", "sh", "rm"}, {"find", "sh"}, 1},
   };
   for (const auto& [line, progs, wrappers, depth] : cases) {
