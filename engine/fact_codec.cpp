@@ -51,7 +51,7 @@ constexpr std::size_t kPinnedLength = 64;
 }  // namespace
 
 int FactCodec::Template::operator[](const char* name) const {
-  auto it = slots.find(name);
+  auto it = slots.find(std::string_view(name));
   if (it == slots.end()) throw std::runtime_error(std::string("slot missing: ") + name);
   return it->second;
 }
@@ -99,13 +99,12 @@ void* FactCodec::fact(const Template& tmpl) {
 void* FactCodec::symbol(const char* s) {
   std::size_t n = std::strlen(s);
   if (n > kPinnedLength) return EnvAddSymbol(raw_, s);
-  std::string key(s, n);
-  auto it = pinned_.find(key);
+  auto it = pinned_.find(std::string_view(s, n));
   if (it != pinned_.end()) return it->second;
   void* sym = EnvAddSymbol(raw_, s);
   if (pinned_.size() < kPinnedMax) {
     IncrementSymbolCount(sym);
-    pinned_.emplace(std::move(key), sym);
+    pinned_.emplace(std::string(s, n), sym);
   }
   return sym;
 }

@@ -8,8 +8,10 @@
 #include <rapidjson/document.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -83,9 +85,16 @@ class FactCodec {
 
  private:
   // Slots are addressed by position (resolved once from the template), not by name.
+  // Lookups by string_view, so a cache hit allocates nothing.
+  struct TextHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  template <class V>
+  using TextMap = std::unordered_map<std::string, V, TextHash, std::equal_to<>>;
   struct Template {
     void* ptr = nullptr;
-    std::unordered_map<std::string, int> slots;
+    TextMap<int> slots;
     int operator[](const char* name) const;
   };
   Template bind_template(const char* name);
@@ -128,7 +137,7 @@ class FactCodec {
   std::vector<Effect> effect_buffer_;         // reused per command
   void* decision_;
   void* rewrite_;
-  std::unordered_map<std::string, void*> pinned_;  // symbol cache, bounded
+  TextMap<void*> pinned_;  // symbol cache, bounded
   bool failed_ = false;
   const FactLimits* limits_ = nullptr;  // set during assert_all
   std::size_t asserted_ = 0;            // facts asserted for the current proposal

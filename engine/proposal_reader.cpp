@@ -48,16 +48,33 @@ std::string quoted_key(std::string_view name) {
   return "\"" + std::string(name.substr(0, n)) + "…\"";
 }
 
+bool equal_ignoring_ascii_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
 std::string ambiguous_key(const rapidjson::Value& obj) {
+  // Objects of a proposal have a handful of keys: comparing pairs allocates nothing. Large
+  // objects (headers, args) go through a set of case-folded names instead.
+  constexpr rapidjson::SizeType kPairwise = 24;
+  const bool pairwise = obj.MemberCount() <= kPairwise;
   std::unordered_set<std::string> seen;
   for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
     std::string_view name(it->name.GetString(), it->name.GetStringLength());
     if (name.find('\0') != std::string_view::npos) return "NUL character in a key";
     if (name.find('.') != std::string_view::npos) return "key " + quoted_key(name) + " contains a '.'";
-    std::string folded(name);
-    for (char& c : folded) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (!seen.insert(std::move(folded)).second)
-      return "duplicate key " + quoted_key(name) + " (keys must differ by more than ASCII case)";
+    bool duplicate = false;
+    if (pairwise) {
+      for (auto prev = obj.MemberBegin(); prev != it && !duplicate; ++prev)
+        duplicate = equal_ignoring_ascii_case(name, {prev->name.GetString(), prev->name.GetStringLength()});
+    } else {
+      std::string folded(name);
+      for (char& c : folded) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      duplicate = !seen.insert(std::move(folded)).second;
+    }
+    if (duplicate) return "duplicate key " + quoted_key(name) + " (keys must differ by more than ASCII case)";
   }
   return {};
 }
