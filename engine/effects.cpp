@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <tuple>
 #include <unordered_map>
 
 #include "bindings/paths.h"
@@ -103,7 +104,8 @@ struct RunEffect {
 struct Match {
   std::unique_ptr<re2::RE2> re;
   K kind = K::None;
-  bool argv = false;  // every word after the program, not only the operands
+  bool argv = false;    // every word after the program, not only the operands
+  bool groups = false;  // the regex has a capture group: the first one is the word
 };
 
 struct Spec {
@@ -118,7 +120,9 @@ struct Spec {
   bool remote = false;
   bool subcommands = false;
   bool unknown_subs_none = false;
-  std::unordered_map<std::string, std::unique_ptr<Spec>> subs;
+  std::string name;  // a sub's name as the table lists it ("" for a program)
+  std::unordered_map<std::string, const Spec*> subs;  // names and aliases
+  std::vector<std::unique_ptr<Spec>> owned_subs;
   std::vector<Match> matches;
 
   const Option* find(std::string_view name) const {
@@ -130,7 +134,7 @@ struct Spec {
 
   const Spec* sub(const std::string& name) const {
     auto it = subs.find(name);
-    return it == subs.end() ? nullptr : it->second.get();
+    return it == subs.end() ? nullptr : it->second;
   }
 
   K operand_kind(std::size_t pos, std::size_t count) const {
@@ -229,7 +233,7 @@ class Loader {
   static long line_of(const toml::key& key) { return static_cast<long>(key.source().begin.line); }
 
   // A program table or a sub table. `where` is "program.git" or "program.git.sub.log".
-  void spec(const toml::table& table, const std::string& where, bool top, Spec* spec,
+  void spec(const toml::table& table, const std::string& where, Spec* spec,
             std::vector<std::pair<std::string, long>>* aliases) {
     // Scalars first: single-dash decides how option names are checked.
     if (const toml::node* n = table.get("single-dash"))
@@ -284,7 +288,7 @@ class Loader {
       if (k == "single-dash" || k == "stop-at-operand" || k == "remote" || k == "subcommands" ||
           k == "unknown-subcommands" || k == "subcommand-option") {
         continue;
-      } else if (k == "aliases" && top) {
+      } else if (k == "aliases") {
         for_strings(node, where + ".aliases", [&](const std::string& v, long l) {
           if (!program_name_ok(v, where + ".aliases", l)) return;
           aliases->emplace_back(v, l);
@@ -372,8 +376,7 @@ class Loader {
         if (subs == nullptr) error(line, where + ".sub must hold [" + where + ".sub.NAME] tables");
       } else {
         const long kline = line_of(key) != 0 ? line_of(key) : line;
-        error(kline, where + ": unknown key \"" + k + "\"" +
-                         (k == "aliases" ? " (aliases belong to a program, not a sub)" : ""));
+        error(kline, where + ": unknown key \"" + k + "\"");
       }
     }
 
@@ -412,6 +415,7 @@ class Loader {
               [](const Option& a, const Option& b) { return a.name < b.name; });
 
     if (subs != nullptr) {
+      std::vector<std::pair<const Spec*, std::vector<std::pair<std::string, long>>>> sub_aliases;
       if (!spec->subcommands && sub_option.empty()) {
         error(subs_line,
               where + " has sub tables but neither subcommands = true nor a subcommand-option");
@@ -429,8 +433,31 @@ class Loader {
           continue;
         }
         auto child = std::make_unique<Spec>();
-        this->spec(*st, swhere, false, child.get(), nullptr);
-        spec->subs.emplace(sname, std::move(child));
+        child->name = sname;
+        std::vector<std::pair<std::string, long>> child_aliases;
+        this->spec(*st, swhere, child.get(), &child_aliases);
+        spec->subs.emplace(sname, child.get());
+        sub_aliases.emplace_back(child.get(), std::move(child_aliases));
+        spec->owned_subs.push_back(std::move(child));
+      }
+      // Aliases after every sub (an alias clashes with a sub listed later too), in file
+      // order (the later of two is the error).
+      std::vector<std::tuple<long, std::string, const Spec*>> ordered;
+      for (auto& [child, child_aliases] : sub_aliases) {
+        for (auto& [alias, line] : child_aliases) ordered.emplace_back(line, alias, child);
+      }
+      std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+        return std::get<0>(a) < std::get<0>(b);
+      });
+      for (auto& [line, alias, child] : ordered) {
+        {
+          auto [it, fresh] = spec->subs.emplace(alias, child);
+          if (!fresh) {
+            error(line, where + ".sub." + child->name + ".aliases: \"" + alias +
+                            "\" is already a subcommand of " + where + " (" + it->second->name +
+                            ")");
+          }
+        }
       }
     }
   }
@@ -551,12 +578,12 @@ class Loader {
       for (auto&& [key, value] : *t) {
         const std::string k(key.str());
         if (k == "regex") {
+          have_regex = true;
           std::string pattern;
           if (!string(value, what, k, &pattern)) {
             ok = false;
             continue;
           }
-          have_regex = true;
           RE2::Options opts;
           opts.set_log_errors(false);
           opts.set_max_mem(kRegexMaxMem);
@@ -566,12 +593,12 @@ class Loader {
             ok = false;
           }
         } else if (k == "kind") {
+          have_kind = true;
           std::string v;
           if (!string(value, what, k, &v)) {
             ok = false;
             continue;
           }
-          have_kind = true;
           if (!kind_from_name(v, &m.kind) || m.kind == K::Cwd) {
             error(line_of(value), what + ": unknown kind \"" + v + "\"");
             ok = false;
@@ -598,7 +625,10 @@ class Loader {
         error(line_of(item), what + ": an entry needs both regex and kind");
         ok = false;
       }
-      if (ok) spec->matches.push_back(std::move(m));
+      if (ok) {
+        m.groups = m.re->NumberOfCapturingGroups() > 0;
+        spec->matches.push_back(std::move(m));
+      }
     }
   }
 
@@ -665,7 +695,7 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
       program->file = source.path;
       program->line = line;
       std::vector<std::pair<std::string, long>> aliases;
-      loader.spec(*pt, where, true, &program->spec, &aliases);
+      loader.spec(*pt, where, &program->spec, &aliases);
       if (auto [it, fresh] = names.emplace(name, line); !fresh) {
         loader.error(line, where + ": \"" + name + "\" is already defined on line " +
                                std::to_string(it->second));
@@ -673,17 +703,22 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
       parsed.emplace_back(std::move(program), std::move(aliases));
     }
   }
-  // Aliases after all programs, so an alias clashes with a program defined later too.
+  // Aliases after all programs (an alias clashes with a program defined later too), in file
+  // order (the later of two is the error).
+  std::vector<std::tuple<long, std::string, Program*>> ordered;
   for (auto& [program, aliases] : parsed) {
-    for (auto& [alias, line] : aliases) {
-      if (auto [it, fresh] = names.emplace(alias, line); !fresh) {
-        loader.error(line, "program." + program->name + ".aliases: \"" + alias +
-                               "\" is already a program or alias (line " +
-                               std::to_string(it->second) + ")");
-        continue;
-      }
-      program->aliases.push_back(alias);
+    for (auto& [alias, line] : aliases) ordered.emplace_back(line, alias, program.get());
+  }
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  for (auto& [line, alias, program] : ordered) {
+    if (auto [it, fresh] = names.emplace(alias, line); !fresh) {
+      loader.error(line, "program." + program->name + ".aliases: \"" + alias +
+                             "\" is already a program or alias (line " +
+                             std::to_string(it->second) + ")");
+      continue;
     }
+    program->aliases.push_back(alias);
   }
   if (loader.failed()) return nullptr;
   for (auto& [program, aliases] : parsed) {
@@ -1002,6 +1037,7 @@ class Evaluator {
   // Appends the effects of the words of a known program.
   void run(const Spec* top) {
     chain_[0] = top;
+    by_option_[0] = false;
     depth_ = 1;
     s_.segments.push_back(top);
     const auto& argv = cmd_.argv;
@@ -1023,7 +1059,7 @@ class Evaluator {
       if (sub_pending) {
         sub_pending = false;
         if (const Spec* sub = spec->sub(w)) {
-          enter(sub, w);
+          enter(sub, false);
           sub_pending = sub->subcommands;
           continue;
         }
@@ -1112,13 +1148,13 @@ class Evaluator {
   std::size_t cwd_index() const { return s_.ncwd - 1; }
   const std::string& cwd() const { return s_.cwds[s_.ncwd - 1]; }
 
-  void enter(const Spec* sub, std::string_view name) {
+  // Selects a sub; `subcommand` names it as the table does (an alias gives the name).
+  void enter(const Spec* sub, bool by_option) {
     if (!s_.subcommand.empty()) s_.subcommand.push_back(' ');
-    s_.subcommand.append(name);
-    if (depth_ < kMaxDepth)
-      chain_[depth_++] = sub;
-    else
-      chain_[depth_ - 1] = sub;
+    s_.subcommand.append(sub->name);
+    if (depth_ < kMaxDepth) ++depth_;
+    chain_[depth_ - 1] = sub;
+    by_option_[depth_ - 1] = by_option;
     s_.segments.push_back(sub);
   }
 
@@ -1130,24 +1166,30 @@ class Evaluator {
     flush_operands();
   }
 
-  // The option named `name` in the spec or, failing that, in the specs it is a sub of.
+  // The option named `name` in the spec or, failing that, in the specs it is a sub of
+  // (global options after the subcommand: `npm install --prefix DIR`). Not across a sub
+  // named by a subcommand option (`python -m pytest -c FILE`: the words are the module's),
+  // and a subcommand option is not inherited.
   const Option* find(std::string_view name) const {
     for (std::size_t d = depth_; d-- > 0;) {
-      if (const Option* o = chain_[d]->find(name)) return o;
+      const Option* o = chain_[d]->find(name);
+      if (o != nullptr && (d + 1 == depth_ || !o->selects_sub)) return o;
+      if (by_option_[d]) break;
     }
     return nullptr;
   }
 
   // GNU long-option abbreviation: the listed long options `prefix` begins, in the nearest
-  // spec that lists any.
+  // spec that lists any (searched as find() does).
   void abbreviations(std::string_view prefix, std::vector<const Option*>* hits) const {
     for (std::size_t d = depth_; d-- > 0;) {
       const auto& options = chain_[d]->options;
       auto it = std::lower_bound(options.begin(), options.end(), prefix,
                                  [](const Option& o, std::string_view n) { return o.name < n; });
-      for (; it != options.end() && std::string_view(it->name).starts_with(prefix); ++it)
-        hits->push_back(&*it);
-      if (!hits->empty()) return;
+      for (; it != options.end() && std::string_view(it->name).starts_with(prefix); ++it) {
+        if (d + 1 == depth_ || !it->selects_sub) hits->push_back(&*it);
+      }
+      if (!hits->empty() || by_option_[d]) return;
     }
   }
 
@@ -1238,7 +1280,7 @@ class Evaluator {
       const Spec* spec = chain_[depth_ - 1];
       const std::string name(value);
       if (const Spec* sub = spec->sub(name)) {
-        enter(sub, name);
+        enter(sub, true);
         *sub_pending = sub->subcommands;
         return true;
       }
@@ -1310,12 +1352,11 @@ class Evaluator {
   void match(const Match& m) {
     const auto& argv = cmd_.argv;
     auto one = [&](const std::string& w) {
-      re2::StringPiece group;
-      const bool hit = m.re->NumberOfCapturingGroups() > 0 ? RE2::PartialMatch(w, *m.re, &group)
-                                                           : RE2::PartialMatch(w, *m.re);
-      if (!hit) return;
+      // The DFA says whether it matches; only a hit pays for the capture group.
+      if (!RE2::PartialMatch(w, *m.re)) return;
       std::string_view target = w;
-      if (m.re->NumberOfCapturingGroups() > 0 && group.data() != nullptr) {
+      re2::StringPiece group;
+      if (m.groups && RE2::PartialMatch(w, *m.re, &group) && group.data() != nullptr) {
         target = std::string_view(group.data(), group.size());
       }
       word(m.kind, target, "match", cwd_index(), false);
@@ -1332,6 +1373,7 @@ class Evaluator {
   const std::string& home_;
   std::vector<Effect>* out_;
   std::array<const Spec*, kMaxDepth> chain_{};
+  std::array<bool, kMaxDepth> by_option_{};  // chain_[d] was named by a subcommand option
   std::size_t depth_ = 0;
   Scratch& s_;
 };

@@ -79,6 +79,9 @@ FactCodec::FactCodec(ClipsEnv& env, const EffectsTable* effects, const PathClass
       pattern_hit_(bind_template("pattern-hit")),
       effect_(bind_template("effect")),
       history_(bind_template("history")),
+      effect_slots_{effect_["proposal"], effect_["index"],      effect_["kind"],       effect_["object"],
+                    effect_["target"],   effect_["program"],    effect_["subcommand"], effect_["via"],
+                    effect_["class"],    effect_["in-workspace"], effect_["dynamic"]},
       effects_(effects),
       classes_(classes),
       decision_(find_template(raw_, "decision")),
@@ -252,17 +255,18 @@ bool FactCodec::assert_effect(const std::string& id, long long index, const Effe
   }
   void* f = fact(effect_);
   if (!f) return false;
-  put_string(f, effect_["proposal"], id.c_str());
-  put_integer(f, effect_["index"], index);
-  put_symbol(f, effect_["kind"], rec.kind.c_str());
-  put_symbol(f, effect_["object"], rec.object.c_str());
-  put_string(f, effect_["target"], rec.target.c_str());
-  put_string(f, effect_["program"], rec.program.c_str());
-  put_string(f, effect_["subcommand"], rec.subcommand.c_str());
-  put_string(f, effect_["via"], rec.via.c_str());
-  put_symbol(f, effect_["class"], rec.path_class.c_str());
-  put_symbol(f, effect_["in-workspace"], rec.in_workspace ? "TRUE" : "FALSE");
-  put_symbol(f, effect_["dynamic"], rec.dynamic ? "TRUE" : "FALSE");
+  const EffectSlots& k = effect_slots_;
+  put_string(f, k.proposal, id.c_str());
+  put_integer(f, k.index, index);
+  put_symbol(f, k.kind, rec.kind.c_str());
+  put_symbol(f, k.object, rec.object.c_str());
+  put_string(f, k.target, rec.target.c_str());
+  put_string(f, k.program, rec.program.c_str());
+  put_string(f, k.subcommand, rec.subcommand.c_str());
+  put_string(f, k.via, rec.via.c_str());
+  put_symbol(f, k.path_class, rec.path_class.c_str());
+  put_symbol(f, k.in_workspace, rec.in_workspace ? "TRUE" : "FALSE");
+  put_symbol(f, k.dynamic, rec.dynamic ? "TRUE" : "FALSE");
   if (!finish(f)) return false;
   effect_records_.push_back(std::move(rec));
   return true;

@@ -131,6 +131,9 @@ class FactCodec {
   void* raw_;
   Template proposal_, param_, shell_command_, shell_assignment_, shell_redirect_, shell_error_, path_, url_,
       pattern_hit_, effect_, history_;
+  struct EffectSlots {
+    int proposal, index, kind, object, target, program, subcommand, via, path_class, in_workspace, dynamic;
+  } effect_slots_;  // resolved once: effect facts are the most numerous derived facts
   const EffectsTable* effects_;
   const PathClasses* classes_;
   std::vector<EffectRecord> effect_records_;  // effect facts of the current proposal

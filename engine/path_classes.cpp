@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <unordered_map>
 #include <sstream>
 
 #include "bindings/glob.h"
@@ -92,19 +93,27 @@ std::shared_ptr<const ClassSets> compile(const std::vector<std::shared_ptr<const
     opts.set_max_mem(kSetMaxMem);
     opts.set_dot_nl(true);
     opts.set_encoding(pass == 0 ? RE2::Options::EncodingUTF8 : RE2::Options::EncodingLatin1);
-    auto set = std::make_unique<RE2::Set>(opts, RE2::UNANCHORED);
+    auto set = std::make_unique<RE2::Set>(opts, RE2::ANCHOR_BOTH);
+    // One set entry per class's patterns and one per its exceptions (an alternation): the
+    // set reports classes, not patterns, which keeps a match small.
     for (std::size_t i = 0; i < classes.size(); ++i) {
       const auto& k = *classes[i];
-      auto add = [&](const std::string& pattern, bool except) {
+      auto add = [&](const std::vector<std::string>& patterns, bool except) {
+        if (patterns.empty()) return;
+        std::string alternation;
+        for (const auto& p : patterns) {
+          if (!alternation.empty()) alternation += '|';
+          alternation += "(?:" + regex_for(expand_home(p, home), k.case_insensitive) + ")";
+        }
         std::string error;
-        if (set->Add(regex_for(expand_home(pattern, home), k.case_insensitive), &error) < 0) {
-          if (c->error.empty()) c->error = "pattern \"" + pattern + "\" of class " + k.name + ": " + error;
+        if (set->Add(alternation, &error) < 0) {
+          if (c->error.empty()) c->error = "the patterns of class " + k.name + ": " + error;
           return;
         }
         if (pass == 0) c->entries.push_back({i, except});
       };
-      for (const auto& p : k.patterns) add(p, false);
-      for (const auto& p : k.except) add(p, true);
+      add(k.patterns, false);
+      add(k.except, true);
     }
     if (!c->error.empty()) return c;
     if (!set->Compile()) {
@@ -142,10 +151,19 @@ struct PathClasses::Cache {
 namespace {
 // Per thread, the last (table, home) looked up: engines keep one home, so the mutex is
 // taken once per thread and table.
+// It also remembers recent answers: the same paths come back decision after decision.
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+constexpr std::size_t kMemoEntries = 4096;  // answers kept per thread (cleared when full)
+constexpr std::size_t kMemoKeyBytes = 1024; // longer paths are not remembered
 struct LastLookup {
   std::uint64_t generation = 0;
   std::string home;
   std::shared_ptr<const ClassSets> compiled;
+  std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> memo;  // → class index
+  std::string key;  // scratch: normalized "\0" resolved
 };
 thread_local LastLookup last_lookup;
 }  // namespace
@@ -278,10 +296,9 @@ std::vector<std::string> PathClasses::names() const {
 std::string_view PathClasses::classify(std::string_view normalized, std::string_view resolved,
                                        std::string_view home) const {
   if (classes_.empty()) return kNone;
-  std::shared_ptr<const ClassSets> compiled;
-  if (last_lookup.generation == generation_ && last_lookup.home == home) {
-    compiled = last_lookup.compiled;
-  } else {
+  LastLookup& last = last_lookup;
+  if (last.generation != generation_ || last.home != home) {
+    std::shared_ptr<const ClassSets> compiled;
     {
       std::lock_guard<std::mutex> lock(cache_->mu);
       auto it = cache_->by_home.find(home);
@@ -293,22 +310,43 @@ std::string_view PathClasses::classify(std::string_view normalized, std::string_
         cache_->by_home.emplace(std::string(home), compiled);
       }
     }
-    last_lookup = {generation_, std::string(home), compiled};
+    last.generation = generation_;
+    last.home.assign(home);
+    last.compiled = std::move(compiled);
+    last.memo.clear();
   }
+  const ClassSets& sets = *last.compiled;
   // A table that does not compile for this home (it did at load with a stand-in) or a
   // matcher failure classifies nothing as safe: the path gets the first class.
-  if (!compiled->error.empty()) return classes_.front()->name;
+  if (!sets.error.empty()) return classes_.front()->name;
+
+  const bool one_reading = resolved.empty() || resolved == normalized;
+  std::string_view key = normalized;
+  if (!one_reading) {
+    last.key.assign(normalized);
+    last.key.push_back('\0');
+    last.key.append(resolved);
+    key = last.key;
+  }
+  const bool memoize = key.size() <= kMemoKeyBytes;
+  if (memoize) {
+    auto it = last.memo.find(key);
+    if (it != last.memo.end())
+      return it->second < classes_.size() ? std::string_view(classes_[it->second]->name) : kNone;
+  }
 
   // Per reading, the first class with a pattern hit and no exception hit on that reading;
   // of the two readings, the earlier class wins (an exception on one reading never clears
   // a hit on the other).
   std::size_t best = classes_.size();
+  bool matcher_failed = false;
   thread_local std::vector<char> hit, excepted;
   auto consider = [&](std::string_view text) {
     hit.assign(classes_.size(), 0);
     excepted.assign(classes_.size(), 0);
-    if (!match(*compiled, text, &hit, &excepted)) {
+    if (!match(sets, text, &hit, &excepted)) {
       best = 0;
+      matcher_failed = true;
       return;
     }
     for (std::size_t i = 0; i < best; ++i)
@@ -318,7 +356,11 @@ std::string_view PathClasses::classify(std::string_view normalized, std::string_
       }
   };
   consider(normalized);
-  if (!resolved.empty() && resolved != normalized) consider(resolved);
+  if (!one_reading) consider(resolved);
+  if (memoize && !matcher_failed) {
+    if (last.memo.size() >= kMemoEntries) last.memo.clear();
+    last.memo.emplace(std::string(key), static_cast<std::uint32_t>(best));
+  }
   return best < classes_.size() ? std::string_view(classes_[best]->name) : kNone;
 }
 

@@ -6,6 +6,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 
 #include "engine/effects.h"
@@ -86,6 +87,68 @@ void load_table(const RuleSource& source, std::shared_ptr<EffectsTable>* effects
   }
 }
 
+// Warns about a class constant in a rule's conditions (`(class credentials)` in a path,
+// effect or history pattern) that no loaded path classes table defines: such a condition
+// can never match, which for a rule that forbids something means it never fires.
+void check_class_names(const std::vector<Construct>& constructs, const PathClasses* classes,
+                       Diagnostics* diagnostics) {
+  std::set<std::string, std::less<>> known = {"none"};
+  if (classes)
+    for (auto& n : classes->names()) known.insert(std::move(n));
+  auto is_space = [](char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f'; };
+  for (const auto& c : constructs) {
+    if (c.kind != "defrule" || !c.ok) continue;
+    const std::string& t = c.text;
+    long line = c.line;
+    int depth = 0;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const char ch = t[i];
+      if (ch == '\n') {
+        ++line;
+      } else if (ch == '"') {  // skip the string
+        for (++i; i < t.size() && t[i] != '"'; ++i) {
+          if (t[i] == '\\') ++i;
+          else if (t[i] == '\n') ++line;
+        }
+      } else if (ch == ';') {  // comment to the end of the line
+        while (i + 1 < t.size() && t[i + 1] != '\n') ++i;
+      } else if (ch == ')') {
+        --depth;
+      } else if (ch == '=' && depth == 1 && i + 1 < t.size() && t[i + 1] == '>') {
+        break;  // the conditions end here
+      } else if (ch == '(') {
+        ++depth;
+        std::size_t j = i + 1;
+        while (j < t.size() && is_space(t[j])) ++j;
+        if (t.compare(j, 5, "class") != 0 || j + 5 >= t.size() || !is_space(t[j + 5])) continue;
+        j += 5;
+        long at = line;
+        while (j < t.size() && is_space(t[j])) at += t[j++] == '\n';
+        std::size_t end = j;
+        while (end < t.size() && !is_space(t[end]) && t[end] != '(' && t[end] != ')' && t[end] != '"') ++end;
+        // A constraint: constants joined by | & ~, variables and :(…) / =(…) tests.
+        const std::string constraint = t.substr(j, end - j);
+        std::size_t k = 0;
+        while (k <= constraint.size()) {
+          std::size_t stop = constraint.find_first_of("|&~", k);
+          if (stop == std::string::npos) stop = constraint.size();
+          const std::string word = constraint.substr(k, stop - k);
+          if (!word.empty() && word[0] != '?' && word[0] != '$' && word[0] != ':' && word[0] != '=' &&
+              !known.count(word)) {
+            std::string list;
+            for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+            diagnostics->push_back({code::kPathClasses, Severity::Warning, c.file, at, c.name,
+                                    "class \"" + word.substr(0, 60) +
+                                        "\" is not defined by any path classes table (known: " + list +
+                                        "): this condition never matches"});
+          }
+          k = stop + 1;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void PolicyImpl::load_into(ClipsEnv& env) const {
@@ -153,6 +216,7 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
   // Every indexed pattern compiles or is an error here: a rule set never loads with a
   // pattern-hit rule that could not fire.
   impl->patterns = std::make_unique<PatternIndex>(checked.patterns, &diagnostics);
+  if (!has_errors(diagnostics)) check_class_names(impl->constructs, classes.get(), &diagnostics);
 
   std::stable_sort(diagnostics.begin(), diagnostics.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return a.file != b.file ? a.file < b.file : a.line < b.line;

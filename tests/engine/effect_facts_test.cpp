@@ -311,6 +311,43 @@ TEST_CASE("effect facts: a table error refuses the rule set with file and line",
   }
 }
 
+TEST_CASE("effect facts: a class no table defines is a warning at its line", "[effect-facts]") {
+  const std::string rules = R"((defrule typo
+  (path (proposal ?id) (class credential|persistence))
+  (effect (proposal ?id)
+          (class credentials))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule typo) (reason "(class nothing) in a string"))))
+(defrule fine
+  ; (class commented-out)
+  (effect (proposal ?id) (class ?c&~none&~persistence&:(neq ?c system)))
+  (history (proposal ?id) (class none))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule fine))))
+(defrule two
+  (effect (proposal ?id) (class ~credential&~secret))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule two))))
+)";
+  auto loaded = Policy::compile({{"paths.toml", kClasses}, {"rules.clp", rules}});
+  for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
+  REQUIRE(loaded.policy);  // a warning, not an error
+  REQUIRE(loaded.diagnostics.size() == 2);
+  CHECK(loaded.diagnostics[0].severity == Severity::Warning);
+  CHECK(loaded.diagnostics[0].code == code::kPathClasses);
+  CHECK(loaded.diagnostics[0].file == "rules.clp");
+  CHECK(loaded.diagnostics[0].line == 4);
+  CHECK(loaded.diagnostics[0].rule == "typo");
+  CHECK(loaded.diagnostics[0].message.find("\"credentials\"") != std::string::npos);
+  CHECK(loaded.diagnostics[1].line == 14);
+  CHECK(loaded.diagnostics[1].message.find("\"secret\"") != std::string::npos);
+  // Without a classes table only none is a class.
+  auto bare = Policy::compile({{"rules.clp", "(defrule r (path (proposal ?id) (class system)) => )\n"}});
+  REQUIRE(bare.policy);
+  REQUIRE(bare.diagnostics.size() == 1);
+  CHECK(bare.diagnostics[0].severity == Severity::Warning);
+}
+
 TEST_CASE("effect facts: the rules directory's tables are loaded and part of the digest", "[effect-facts][digest]") {
   TempDir tmp;
   write(tmp.path / "rules" / "rules.clp", kRules);

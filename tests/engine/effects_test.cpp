@@ -79,6 +79,7 @@ subcommands = true
 "-c" = "exec-code"
 "-C" = "cwd"
 [program.git.sub.status]
+aliases = ["st"]
 run = ["read:."]
 [program.git.sub.clone]
 operands = ["network", "write"]
@@ -144,7 +145,22 @@ operands = ["read..."]
 "-f" = "write"
 
 [program.su]
-run = ["privilege"]
+run = ["privilege", "exec-program:sh", "exec-code:id"]
+
+[program.tool]
+subcommands = true
+subcommand-option = "--sub"
+[program.tool.sub.a]
+operands = ["read..."]
+[program.tool.sub.b]
+operands = ["delete..."]
+
+[program.make]
+run = ["exec:Makefile"]
+[program.make.options]
+"-C" = "cwd"
+"--directory" = "cwd"
+"-f" = "exec"
 )toml";
 
 std::shared_ptr<EffectsTable> parse_text(const std::string& text, Diagnostics* diagnostics,
@@ -492,6 +508,11 @@ TEST_CASE("effects: the first operand selects the subcommand", "[effects]") {
   CHECK(subcommand_of({"git", "-c", "core.pager=x", "log"}) == "log");
 }
 
+TEST_CASE("effects: a sub alias selects the sub, named as the table names it", "[effects]") {
+  CHECK(fx({"git", "st"}) == V{"read path /home/user/project program"});
+  CHECK(subcommand_of({"git", "st"}) == "status");
+}
+
 TEST_CASE("effects: options before the subcommand use the program's spec", "[effects]") {
   CHECK(fx({"git", "--git-dir", "/x", "-C", "/srv/repo", "status"}) ==
         V{"read path /srv/repo program"});
@@ -555,6 +576,20 @@ TEST_CASE("effects: without the subcommand option the program's own spec applies
         V{"read path /home/user operand", "exec path /home/user/project/CMakeLists.txt program"});
 }
 
+TEST_CASE("effects: a sub named by the subcommand option does not inherit options", "[effects]") {
+  // pytest's -m and -c are not python's: no unknown "slow" module, no code.
+  CHECK(fx({"python", "-m", "pytest", "-m", "slow", "-c", "cfg"}) ==
+        V{"read path /home/user/project/slow operand", "read path /home/user/project/cfg operand"});
+  CHECK(fx({"cmake", "-E", "rm", "-E", "x"}) == V{"delete path /home/user/project/x operand"});
+}
+
+TEST_CASE("effects: a sub named by an operand does not inherit the subcommand option",
+          "[effects]") {
+  CHECK(fx({"tool", "--sub", "b", "x"}) == V{"delete path /home/user/project/x operand"});
+  CHECK(fx({"tool", "a", "--sub", "b", "x"}) ==
+        V{"read path /home/user/project/b operand", "read path /home/user/project/x operand"});
+}
+
 TEST_CASE("effects: an unknown sub named by the subcommand option", "[effects]") {
   auto e = effects(command({"python", "-m", "http.server", "8000"}));
   REQUIRE(e.size() == 1);
@@ -592,7 +627,16 @@ TEST_CASE("effects: an assignment-only command has no effects", "[effects]") {
 }
 
 TEST_CASE("effects: run effects", "[effects]") {
-  CHECK(fx({"su"}) == V{"privilege none  program"});
+  CHECK(fx({"su"}) ==
+        V{"privilege none  program", "exec program sh program", "exec code id program"});
+}
+
+TEST_CASE("effects: run paths are relative to the final cwd", "[effects]") {
+  CHECK(fx({"make"}) == V{"exec path /home/user/project/Makefile program"});
+  CHECK(fx({"make", "-C", "sub", "-f", "x.mk"}) ==
+        V{"exec path /home/user/project/sub/x.mk -f",
+          "exec path /home/user/project/sub/Makefile program"});
+  CHECK(fx({"make", "--dir=/srv"}) == V{"exec path /srv/Makefile program"});
 }
 
 TEST_CASE("effects: knows and size", "[effects]") {
@@ -600,7 +644,7 @@ TEST_CASE("effects: knows and size", "[effects]") {
   CHECK(table().knows("gsort"));
   CHECK(table().knows("python3.12"));
   CHECK_FALSE(table().knows("frobnicate"));
-  CHECK(table().size() == 18);  // 15 programs, 3 aliases
+  CHECK(table().size() == 20);  // 17 programs, 3 aliases
 }
 
 // ---------------------------------------------------------------- wrappers, redirects
@@ -769,9 +813,14 @@ TEST_CASE("effects table error: unknown key in a sub", "[effects]") {
                 {{"program.git.sub.log: unknown key \"flag\"", 5}});
 }
 
-TEST_CASE("effects table error: aliases in a sub", "[effects]") {
-  expect_errors("[program.git]\nsubcommands = true\n[program.git.sub.log]\naliases = [\"l\"]\n",
-                {{"aliases belong to a program", 4}});
+TEST_CASE("effects table error: a sub alias that is already a subcommand", "[effects]") {
+  expect_errors(
+      "[program.git]\nsubcommands = true\n[program.git.sub.log]\nrun = []\n"
+      "[program.git.sub.status]\naliases = [\"st\", \"log\"]\n[program.git.sub.stash]\naliases = "
+      "[\"st\"]\n",
+      {{"program.git.sub.status.aliases: \"log\" is already a subcommand of program.git (log)", 6},
+       {"program.git.sub.stash.aliases: \"st\" is already a subcommand of program.git (status)",
+        8}});
 }
 
 TEST_CASE("effects table error: unknown top-level key", "[effects]") {
@@ -798,6 +847,34 @@ TEST_CASE("effects table error: wrong types", "[effects]") {
        {"program.a.options.-o must be a string", 7},
        {"program.b.options must be a table", 9},
        {"program.b.match must be an array of tables", 10}});
+}
+
+TEST_CASE("effects table error: more wrong types", "[effects]") {
+  expect_errors(
+      "[program.a]\n"
+      "subcommands = true\n"
+      "subcommand-option = 1\n"        // 3
+      "unknown-subcommands = false\n"  // 4
+      "flags = [\"-x\"]\n"             // 5
+      "match = [1]\n"                  // 6
+      "sub = 1\n"                      // 7
+      "[program.b]\n"
+      "subcommands = true\n"
+      "sub.c = 2\n"  // 10
+      "[[program.b.match]]\n"
+      "regex = 1\n"  // 12
+      "kind = \"read\"\n"
+      "[[program.b.match]]\n"
+      "regex = 'x'\n"
+      "kind = true\n",  // 16
+      {{"program.a.subcommand-option must be a string", 3},
+       {"program.a.unknown-subcommands must be a string", 4},
+       {"program.a.flags must be a table", 5},
+       {"program.a.match entries must be tables", 6},
+       {"program.a.sub must hold", 7},
+       {"program.b.sub.c must be a table", 10},
+       {"program.b.match.regex must be a string", 12},
+       {"program.b.match.kind must be a string", 16}});
 }
 
 TEST_CASE("effects table error: a program that is not a table", "[effects]") {
@@ -868,6 +945,12 @@ TEST_CASE("effects table error: an alias that is a program", "[effects]") {
 TEST_CASE("effects table error: an alias of two programs", "[effects]") {
   expect_errors("[program.a]\naliases = [\"x\"]\n[program.b]\naliases = [\"y\", \"x\"]\n",
                 {{"\"x\" is already a program or alias (line 2)", 4}});
+}
+
+TEST_CASE("effects table error: of two equal aliases the later in the file is the error",
+          "[effects]") {
+  expect_errors("[program.z]\naliases = [\"x\"]\n[program.a]\naliases = [\"x\"]\n",
+                {{"program.a.aliases: \"x\" is already a program or alias (line 2)", 4}});
 }
 
 TEST_CASE("effects table error: bad program and alias names", "[effects]") {

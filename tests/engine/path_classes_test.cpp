@@ -139,6 +139,21 @@ TEST_CASE("path classes: invalid UTF-8 does not slip past a glob", "[path-classe
   CHECK(t->classify(std::string("/etc/\xfe\xff"), "", kHome) == "system");
 }
 
+TEST_CASE("path classes: answers stay the same when asked again, past the remembered ones", "[path-classes]") {
+  auto t = parse_ok(kTable);
+  for (int round = 0; round < 2; ++round) {
+    int wrong = 0;
+    for (int i = 0; i < 5000; ++i) {
+      const std::string dir = "/home/user/project/d" + std::to_string(i);
+      if (t->classify(dir + "/.env", "", kHome) != "credential") ++wrong;
+      if (t->classify(dir + "/a.txt", "", kHome) != "none") ++wrong;
+      if (t->classify(dir + "/link", "/etc/x" + std::to_string(i), kHome) != "system") ++wrong;
+      if (t->classify(dir + "/link", "", kHome) != "none") ++wrong;
+    }
+    CHECK(wrong == 0);
+  }
+}
+
 TEST_CASE("path classes: merged tables keep file order", "[path-classes]") {
   auto a = parse_ok("[[class]]\nname = \"first\"\npatterns = [\"/a/**\"]\n");
   auto b = parse_ok("[[class]]\nname = \"second\"\npatterns = [\"/a/b/**\", \"/b/**\"]\n");
