@@ -18,7 +18,7 @@ constexpr std::size_t kSessionOverhead = 128;
 std::size_t entry_bytes(const HistoryEntry& e) {
   const EffectRecord& f = e.effect;
   return kEntryOverhead + e.decision_id.size() + f.kind.size() + f.object.size() + f.target.size() +
-         f.program.size() + f.path_class.size();
+         f.program.size() + f.path_class.size() + f.subcommand.size() + f.via.size();
 }
 
 bool same_effect(const EffectRecord& a, const EffectRecord& b) {

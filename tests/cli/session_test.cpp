@@ -121,7 +121,14 @@ TEST_CASE("dry-run --session: approved input proposals join the history", "[cli]
   std::istringstream lines(r.out);
   std::string line;
   std::vector<std::string> outcomes;
-  while (std::getline(lines, line)) outcomes.push_back(line.find("\"outcome\":\"approve\"") != std::string::npos ? "approve" : line.find("\"outcome\":\"reject\"") != std::string::npos ? "reject" : "?");
+  // The decision's outcome is its first "outcome" member (the rules' come after it).
+  const std::string key = "\"outcome\":\"";
+  while (std::getline(lines, line)) {
+    std::size_t at = line.find(key);
+    REQUIRE(at != std::string::npos);
+    at += key.size();
+    outcomes.push_back(line.substr(at, line.find('"', at) - at));
+  }
   CHECK(outcomes == std::vector<std::string>{"approve", "approve", "reject"});
   // Without --session each proposal stands alone.
   Run alone = run_cli(dir, "dry-run --workspace /w --rules " + rules + " -",

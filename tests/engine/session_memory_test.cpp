@@ -4,9 +4,11 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/case_runner.h"
@@ -227,6 +229,30 @@ TEST_CASE("session_key reads context.session and the principal the engine will s
   CHECK(session_key(std::string_view(R"({"target":"reply","context":{"session":7}})"), std::nullopt).session.empty());
   CHECK(session_key(std::string_view(R"({"target":"reply"})"), std::nullopt).session.empty());
   CHECK(session_key(std::string_view("not json"), std::nullopt).session.empty());
+}
+
+TEST_CASE("session memory is shared safely between threads", "[session]") {
+  SessionMemoryOptions o;
+  o.max_sessions = 8;
+  o.max_entries = 16;
+  SessionMemory memory(o);
+  std::vector<std::thread> threads;
+  std::atomic<bool> over_cap{false};  // Catch assertions are not thread-safe: report after join
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&memory, &over_cap, t] {
+      const std::string principal = "p" + std::to_string(t % 2);
+      for (int i = 0; i < 2000; ++i) {
+        const std::string session = "s" + std::to_string(i % 5);
+        memory.record(principal, session, "d", 100 + i, {write_effect("/w/" + std::to_string(i % 40))});
+        auto entries = memory.snapshot(principal, session, 100 + i);
+        if (entries.size() > 16) over_cap = true;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK_FALSE(over_cap);
+  CHECK(memory.session_count() <= 8);
+  CHECK(memory.session_count() >= 1);
 }
 
 // ---- history facts -----------------------------------------------------------
