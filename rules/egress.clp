@@ -142,10 +142,11 @@
       then (url-ip-class (str-cat "http://[" ?h "]/"))
       else (url-ip-class (str-cat "http://" ?h "/"))))
 
-;; TRUE for a host whose address class is internal (loopback, private …) but not metadata.
+;; TRUE for a host whose address class is internal (private, link-local, 0.0.0.0 …) but
+;; neither metadata nor loopback (judged by their own rules).
 (deffunction egress-internal-host-p (?h)
   (bind ?c (egress-host-class ?h))
-  (and (neq ?c "metadata") (member$ ?c ?*egress-internal-classes*)))
+  (and (neq ?c "metadata") (neq ?c "loopback") (member$ ?c ?*egress-internal-classes*)))
 
 ;; Stops any command reaching a cloud metadata endpoint (`curl 169.254.169.254/…`,
 ;; `wget http://[::ffff:a9fe:a9fe]/`, `curl http://metadata.google.internal/…`): the
@@ -157,8 +158,8 @@
   (assert (decision (proposal ?id) (outcome reject) (rule egress-network-metadata)
                     (reason (str-cat "cloud metadata endpoint: " ?h)))))
 
-;; Stops any command reaching the machine itself or its networks (`curl http://127.1:8080/`,
-;; `curl localhost:2375/…`, `git clone http://10.0.0.5/x`, `nc 192.168.1.1 22`): SSRF to
+;; Stops any command reaching the machine's networks (`curl http://10.0.0.5/`,
+;; `git clone http://192.168.1.9/x`, `curl 0.0.0.0:8000`, `nc 192.168.1.1 22`): SSRF to
 ;; internal services. (ssh, scp and rsync to an internal host, usually a deploy, ask a human
 ;; through egress-network-not-allowlisted instead.) Names that only resolve to such addresses (127.0.0.1.nip.io) are
 ;; caught as hosts not on the allowlist.
@@ -169,6 +170,17 @@
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule egress-network-internal-address)
                     (reason (str-cat "internal address: " ?h)))))
+
+;; Asks a human before a command talks to the machine itself (`curl localhost:3000/health`,
+;; `curl http://127.1:2375/containers/json`, `git clone http://127.0.0.1:3000/x`): testing the
+;; server being built is everyday, but local admin APIs (Docker, databases, cloud agents)
+;; answer there too. (The HTTP actuator rejects loopback outright.)
+(defrule egress-network-loopback
+  (effect (proposal ?id) (index ~-1) (kind network) (target ?h&~""&:(not (member$ ?h ?*egress-allowlist*))))
+  (test (eq (egress-host-class ?h) "loopback"))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-network-loopback)
+                    (reason (str-cat "talks to this machine: " ?h)))))
 
 ;; Asks a human before any command talks to a host that is not on the allowlist: `curl`,
 ;; `wget`, `git clone`, `pip install --index-url`, `npm --registry`, `ssh`, `scp`/`rsync`
