@@ -39,7 +39,12 @@
                                &~"LC_NUMERIC"&~"LC_TIME"&~"TZ"&~"NO_COLOR"&~"CLICOLOR"&~"FORCE_COLOR"
                                &~"TERM"&~"COLUMNS"&~"LINES"&~"CI")))
   (not (effect (proposal ?id) (kind env-dump|privilege)))
-  (not (effect (proposal ?id) (kind unknown) (target ~"[")))
+  (not (and (effect (proposal ?id) (index ?ui) (kind unknown) (target ~"["))
+            (shell-command (proposal ?id) (index ?ui) (argv ?uw $?) (cwd ?uc&:(not (execution-workspace-script-p ?uw ?uc))))))
+  (not (and (effect (proposal ?id) (index ?gi) (kind delete) (program "git") (subcommand "clean"))
+            (shell-command (proposal ?id) (index ?gi) (argv $?gv&:(not (or (member$ "-n" ?gv) (member$ "--dry-run" ?gv)))))))
+  (not (effect (proposal ?id) (kind delete) (target ?gt&:(str-suffix "/.git" ?gt))))
+  (not (effect (proposal ?id) (kind read) (class system) (target ?st&:(not (files-system-read-ok ?st)))))
   (not (effect (proposal ?id) (kind network)
                (subcommand "publish"|"unpublish"|"yank"|"deprecate"|"push"|"upload"|"release"|"login"|"adduser"|"owner"|"dist-tag")))
   (not (shell-command (proposal ?id) (program "kill"|"pkill"|"killall"|"killall5"|"unset")))
@@ -50,7 +55,7 @@
   (not (effect (proposal ?id) (kind write|delete) (in-workspace FALSE)
                (target ~"/dev/null"&~"/dev/stdout"&~"/dev/stderr"&~"/dev/tty")))
   (not (effect (proposal ?id) (kind write|delete) (class persistence)))
-  (not (effect (proposal ?id) (kind delete) (program ~"find") (target ?t&:(eq ?t (workspace-root)))))
+  (not (effect (proposal ?id) (kind delete) (program ~"find") (subcommand ~"clean") (target ?t&:(eq ?t (workspace-root)))))
   (not (shell-command (proposal ?id) (program "sh"|"bash"|"zsh"|"dash"|"ksh"|"mksh"|"fish"|"ash"|"csh"|"tcsh"
                                               |"set"|"declare"|"typeset"|"export"|"env"|"printenv"|"compgen")
                       (args)))

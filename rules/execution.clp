@@ -32,11 +32,30 @@
                     (reason (str-cat ?p " runs code given through " (if (eq ?v "") then "its arguments" else ?v)
                                      ": " (sub-string 1 80 ?t))))))
 
+;; TRUE for a program word that names a file inside the workspace (`./scripts/test.sh`,
+;; `bin/run`, `.venv/bin/tool`): running the workspace's own scripts is everyday work, unless
+;; this session wrote them (execution-session-written-script).
+(deffunction execution-workspace-script-p (?w ?cwd)
+  (and (str-index "/" ?w) (not (str-index "$" ?w)) (not (str-index "`" ?w))
+       (in-workspace (path-normalize ?w ?cwd))))
+
+;; Asks a human before running a workspace script by its path when this session wrote it
+;; (`./clean.sh` after `echo 'rm -rf ~' > clean.sh`).
+(defrule execution-session-written-script
+  (effect (proposal ?id) (index ?i) (kind unknown))
+  (shell-command (proposal ?id) (index ?i) (argv ?w&:(str-index "/" ?w) $?) (cwd ?cwd))
+  (history (proposal ?id) (kind write) (target ?t&:(eq ?t (path-normalize ?w ?cwd))))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule execution-session-written-script)
+                    (reason (str-cat "runs " ?t ", which this session wrote")))))
+
 ;; Asks a human for a program the effects table does not know, a subcommand it does not
 ;; know, or a program name known only at run time (`$X -rf /`, `./tool`): what it does
 ;; cannot be judged.
 (defrule execution-unknown-program
-  (effect (proposal ?id) (kind unknown) (target ?t&~"[") (subcommand ?s))
+  (effect (proposal ?id) (index ?i) (kind unknown) (target ?t&~"[") (subcommand ?s))
+  (shell-command (proposal ?id) (index ?i) (argv ?w $?) (cwd ?cwd))
+  (test (not (execution-workspace-script-p ?w ?cwd)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-unknown-program)
                     (reason (str-cat "unknown program or subcommand: " ?t (if (eq ?s "") then "" else (str-cat " " ?s)))))))

@@ -20,6 +20,11 @@
   (and (not (path-within ?t (home-dir))) (not (path-within (home-dir) ?t))
        (not (str-prefix "/home/" ?t)) (not (str-prefix "/Users/" ?t)) (not (path-within ?t "/root"))))
 
+;; TRUE for a system path a read may touch without a human: not a device (`/dev/sda`,
+;; `/dev/mem`; the harmless ones are not in the system class) and not root's home.
+(deffunction files-system-read-ok (?t)
+  (and (not (str-prefix "/dev/" ?t)) (not (path-within ?t "/root"))))
+
 ;; TRUE for a find command line that deletes without a name, path or regex test
 ;; (`find . -delete`, `find . -type f -delete`): everything under its start points goes.
 (deffunction files-find-unfiltered-delete-p (?v)
@@ -98,6 +103,30 @@
                     (reason (str-cat ?prog " " (if (eq ?k delete) then "deletes" else "writes")
                                      " outside the workspace: " ?p)))))
 
+;; Asks a human for `git clean -f…`: it deletes every untracked file of the workspace,
+;; including new work not yet committed and local settings (`git clean -n` only lists).
+(defrule files-git-clean
+  (effect (proposal ?id) (index ?i) (kind delete) (program "git") (subcommand "clean"))
+  (shell-command (proposal ?id) (index ?i) (argv $?v&:(not (or (member$ "-n" ?v) (member$ "--dry-run" ?v)))))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-git-clean)
+                    (reason "git clean deletes every untracked file"))))
+
+;; Asks a human before deleting a repository's history (`rm -rf .git`, `rm -rf vendor/x/.git`).
+(defrule files-delete-git-dir
+  (effect (proposal ?id) (kind delete) (target ?p&:(str-suffix "/.git" ?p)))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-delete-git-dir)
+                    (reason (str-cat "deletes a repository's history: " ?p)))))
+
+;; Asks a human before a command reads a raw device or root's home (`dd if=/dev/sda`,
+;; `cat /dev/mem`, `ls -la /root`): a whole disk holds every secret on it.
+(defrule files-shell-read-device
+  (effect (proposal ?id) (index ~-1) (kind read) (class system) (target ?p&:(not (files-system-read-ok ?p))))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-read-device)
+                    (reason (str-cat "reads a device or root's home: " ?p)))))
+
 ;; Asks a human when running a program writes outside the workspace by itself, not through
 ;; a word of the command (`go get` updates ~/go, `systemctl enable` links a unit,
 ;; `launchctl load` installs a job, `pip install` without a venv writes site-packages):
@@ -141,7 +170,7 @@
 ;; Stops deleting the workspace itself (`rm -rf .`, `cmake -E rm -rf .`, `find . -delete`,
 ;; `git clean` aside): everything the agent works on, gone.
 (defrule files-delete-workspace-root
-  (effect (proposal ?id) (kind delete) (program ~"find") (target ?p&:(eq ?p (workspace-root))))
+  (effect (proposal ?id) (kind delete) (program ~"find") (subcommand ~"clean") (target ?p&:(eq ?p (workspace-root))))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule files-delete-workspace-root)
                     (reason "deletes the whole workspace"))))

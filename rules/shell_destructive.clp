@@ -86,9 +86,11 @@
 ;; Asks a human for recursive deletes whose target the parser cannot know (`rm -rf $X`,
 ;; `rm -rf "$DIR"/*`, `rm -rf *`): if $X is empty or wrong, this is `rm -rf /`.
 (defrule shell-destructive-rm-dynamic
-  (shell-command (proposal ?id) (program "rm")
+  (shell-command (proposal ?id) (program "rm") (index ?i)
                  (flags $? ?f&:(destructive-recursive-flag-p ?f) $?)
                  (dynamic TRUE))
+  (effect (proposal ?id) (index ?i) (kind delete) (dynamic TRUE) (in-workspace ?w) (target ?t))
+  (test (or (eq ?w FALSE) (str-suffix "/*" ?t) (str-suffix "/.*" ?t) (eq ?t "*")))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule shell-destructive-rm-dynamic)
                     (reason "recursive delete of a target only known at run time"))))
