@@ -34,6 +34,17 @@
   (assert (decision (proposal ?id) (outcome reject) (rule credentials-shell-read)
                     (reason (str-cat ?prog " reads a credential: " ?p)))))
 
+;; Stops git commands that print a dotenv file named after `--` (`git stash show -p
+;; stash@{0} -- .env`, `git log -p -- config/.env.local`): a pathspec the effects table does
+;; not read for every subcommand. Matched on the command text.
+(defrule credentials-git-pathspec
+  (pattern-hit (proposal ?id) (key "payload.command") (kind regex)
+               (pattern "(?i)(^|[\\s;&|(])git\\s.*\\s--(\\s+\\S+)*\\s+(\\S*/)?\\.env(\\.(local|prod|production|dev|development|staging|stage|test|ci)\\S*)?(\\s|$)"))
+  (proposal (id ?id) (target shell))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule credentials-git-pathspec)
+                    (reason "git prints a dotenv file named after --"))))
+
 ;; Asks a human before listing or inspecting credential files without reading them
 ;; (`ls ~/.ssh`, `stat ~/.aws/credentials`, `du -sh ~/.gnupg`): names and sizes only, but
 ;; it is reconnaissance of the keys.
