@@ -84,9 +84,11 @@ TEST_CASE("a symlink inside the workspace no longer approves reads and writes ou
   CHECK(read.facts_json.find(R"((resolved \"/etc/shadow\"))") != std::string::npos);
   CHECK(read.facts_json.find("(in-workspace FALSE)") != std::string::npos);
 
+  // A system file through the link is read as the system file it is (approved as such),
+  // never as a workspace file.
   Decision passwd = decide_ok(engine, proposal("file", "read", R"({"path":"etc_link/hostname"})"));
-  CHECK(passwd.outcome == Outcome::ApprovalRequired);
-  CHECK(fired(passwd, "files-read-outside-workspace"));
+  CHECK(fired(passwd, "files-read-system"));
+  CHECK_FALSE(fired(passwd, "files-read-workspace"));
 
   Decision write = decide_ok(engine, proposal("file", "write", R"({"path":"etc_link/cron.d/job","content":"x"})"));
   CHECK(write.outcome == Outcome::Reject);
@@ -100,11 +102,11 @@ TEST_CASE("a symlink inside the workspace no longer approves reads and writes ou
   CHECK_FALSE(fired(cat, "everyday-shell"));
   Decision redirect = decide_ok(engine, proposal("shell", "run", R"({"command":"echo x > etc_link/cron.d/job","cwd":)" + quote(ws.root) + "}"));
   CHECK(redirect.outcome == Outcome::Reject);
-  CHECK(fired(redirect, "files-shell-redirect-outside-workspace"));
+  CHECK(fired(redirect, "files-shell-write-outside-workspace"));
   Decision in_cwd = decide_ok(engine, proposal("shell", "run", R"({"command":"cat shadow","cwd":)" + quote(ws.root + "/etc_link") + "}"));
   CHECK(in_cwd.outcome == Outcome::Reject);
   CHECK(fired(in_cwd, "credentials-shell-read"));
-  Decision ls = decide_ok(engine, proposal("shell", "run", R"({"command":"ls etc_link/","cwd":)" + quote(ws.root) + "}"));
+  Decision ls = decide_ok(engine, proposal("shell", "run", R"({"command":"cat etc_link/passwd","cwd":)" + quote(ws.root) + "}"));
   CHECK_FALSE(fired(ls, "everyday-shell"));
 
   // Near misses: real workspace files stay approved.
@@ -139,7 +141,7 @@ TEST_CASE("URLs that hide their host or an internal address are no longer approv
   }
   d = decide_ok(engine, proposal("shell", "run", R"({"command":"curl -s http://[::ffff:a9fe:a9fe]/latest/meta-data/iam/"})"));
   CHECK(d.outcome == Outcome::Reject);
-  CHECK(fired(d, "egress-shell-metadata"));
+  CHECK(fired(d, "egress-network-metadata"));
   d = decide_ok(engine, proposal("shell", "run", R"({"command":"curl 'https://github.com\\@evil.example/'"})"));
   CHECK(d.outcome == Outcome::Reject);
   CHECK(fired(d, "egress-shell-invalid-url"));
