@@ -16,7 +16,12 @@
            "docs.python.org" "developer.mozilla.org" "docs.rs" "doc.rust-lang.org" "pkg.go.dev"
            "go.dev" "en.cppreference.com" "nodejs.org" "docs.npmjs.com" "cmake.org"
            "api.nuget.org" "repo.maven.apache.org" "repo1.maven.org" "plugins.gradle.org"
-           "services.gradle.org" "rubygems.org" "index.rubygems.org" "static.rust-lang.org"))
+           "services.gradle.org" "rubygems.org" "index.rubygems.org" "static.rust-lang.org"
+           "raw.githubusercontent.com" "gist.githubusercontent.com" "docs.github.com"
+           "docs.docker.com" "kubernetes.io" "learn.microsoft.com" "stackoverflow.com"
+           "en.wikipedia.org" "www.rust-lang.org" "typescriptlang.org" "www.typescriptlang.org"
+           "react.dev" "docs.djangoproject.com" "flask.palletsprojects.com" "numpy.org"
+           "pandas.pydata.org" "docs.pytest.org"))
 
 ;; Cloud instance-metadata endpoints: they hand out the machine's cloud credentials.
 (defglobal ?*egress-metadata-hosts* =
