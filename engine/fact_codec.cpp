@@ -279,6 +279,7 @@ bool FactCodec::assert_effect(const std::string& id, long long index, const Effe
   put_symbol(f, k.in_workspace, rec.in_workspace ? "TRUE" : "FALSE");
   put_symbol(f, k.dynamic, rec.dynamic ? "TRUE" : "FALSE");
   if (!finish(f)) return false;
+  if (!assert_derived_hits(id, derived_key::kEffectTarget, rec.target)) return false;
   effect_records_.push_back(std::move(rec));
   return true;
 }

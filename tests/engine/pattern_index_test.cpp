@@ -486,3 +486,22 @@ TEST_CASE("the checker refuses an unknown or variable pattern kind at its line",
   (assert (decision (proposal ?id) (outcome reject) (rule ok))))
 )").policy);
 }
+
+TEST_CASE("effect.target hits come from the effect facts of a shell line", "[patterns][derived][decide]") {
+  auto loaded = Policy::compile({{"effects.toml", "[program.cp]\noperands = [\"read...\"]\nlast = \"write\"\n[program.cat]\noperands = [\"read...\"]\n"},
+                                 {"rules.clp", R"(
+(defrule no-rc-writes
+  (pattern-hit (proposal ?id) (key "effect.target") (kind suffix) (pattern "/.bashrc"))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule no-rc-writes))))
+)"}});
+  for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
+  REQUIRE(loaded.policy);
+  CHECK(loaded.policy->impl().patterns->uses("effect.target"));
+  Engine engine(loaded.policy, test_options());
+  Decision cp;
+  CHECK(hit_facts(engine, shell("cp notes.txt ~/.bashrc"), &cp) == Hits{"effect.target suffix /.bashrc"});
+  CHECK(fired(cp, "no-rc-writes"));
+  CHECK(hit_facts(engine, shell("cp notes.txt backup.txt")).empty());
+  CHECK(hit_facts(engine, shell("echo ~/.bashrc")).empty());  // not an effect of echo
+}
