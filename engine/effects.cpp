@@ -1121,7 +1121,7 @@ class Evaluator {
       if (sub_pending) {
         sub_pending = false;
         if (const Spec* sub = spec->sub(w)) {
-          enter(sub, false);
+          enter(sub, w, false);
           sub_pending = sub->subcommands;
           continue;
         }
@@ -1216,10 +1216,12 @@ class Evaluator {
   std::size_t cwd_index() const { return s_.ncwd - 1; }
   const std::string& cwd() const { return s_.cwds[s_.ncwd - 1]; }
 
-  // Selects a sub; `subcommand` names it as the table does (an alias gives the name).
-  void enter(const Spec* sub, bool by_option) {
+  // Selects a sub; `subcommand` is the word as written (`npm i` gives "i"): a sub table's
+  // aliases share its effects, they are not necessarily synonyms (`cargo publish` reads like
+  // `cargo add` but is judged by its own name).
+  void enter(const Spec* sub, std::string_view word, bool by_option) {
     if (!s_.subcommand.empty()) s_.subcommand.push_back(' ');
-    s_.subcommand.append(sub->name);
+    s_.subcommand.append(word);
     if (depth_ < kMaxDepth) ++depth_;
     chain_[depth_ - 1] = sub;
     by_option_[depth_ - 1] = by_option;
@@ -1348,7 +1350,7 @@ class Evaluator {
       const Spec* spec = chain_[depth_ - 1];
       const std::string name(value);
       if (const Spec* sub = spec->sub(name)) {
-        enter(sub, true);
+        enter(sub, name, true);
         *sub_pending = sub->subcommands;
         return true;
       }

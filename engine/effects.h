@@ -68,8 +68,8 @@ class EffectsTable {
   //   a sub named by a subcommand option (`python -m pytest -c F`: pytest's words) and
   //   never the subcommand option itself. `run` and `match` entries are those of the
   //   selected (innermost) spec only. `subcommand` is the path of selected subs joined by
-  //   spaces, as the table names them ("compose up", "run env"; `git st` → "status" when
-  //   [program.git.sub.status] has aliases = ["st"]). Subs nest at most 7 levels.
+  //   spaces, each as written ("compose up", "run env"; `git st` → "st" even when
+  //   [program.git.sub.status] has aliases = ["st"]: aliases share effects, not names). Subs nest at most 7 levels.
   // - Operand positions (and `last`) count per spec; a sub starts at position 0.
   // - A flag "operands:KIND" replaces the kind of every operand whose kind is a path kind
   //   (read, write, delete, exec); via is then the flag ("-delete"). Code and host operands

@@ -529,9 +529,9 @@ TEST_CASE("effects: the first operand selects the subcommand", "[effects]") {
   CHECK(subcommand_of({"git", "-c", "core.pager=x", "log"}) == "log");
 }
 
-TEST_CASE("effects: a sub alias selects the sub, named as the table names it", "[effects]") {
+TEST_CASE("effects: a sub alias selects the sub's effects and keeps its own name", "[effects]") {
   CHECK(fx({"git", "st"}) == V{"read path /home/user/project program"});
-  CHECK(subcommand_of({"git", "st"}) == "status");
+  CHECK(subcommand_of({"git", "st"}) == "st");
 }
 
 TEST_CASE("effects: options before the subcommand use the program's spec", "[effects]") {
