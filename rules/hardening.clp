@@ -1,0 +1,109 @@
+;;; hardening.clp — holes found by blind red-team batches (tests/corpus, batch 5) that the
+;;; topic files do not cover: code an interpreter reads from its input, a program word known
+;;; only at run time, tool configuration the session wrote before running the tool, and
+;;; process kills through programs other than kill.
+;;;
+;;; Every rule only asks a human (approval-required): each closes a way in which a line
+;;; everyday.clp would approve runs code nobody has seen. The patterns are constant slot
+;;; tests on the engine's facts; the two function tests run only for the rare facts that
+;;; reach them (a command with no operands, an unknown program in a dynamic command).
+
+;; TRUE when the options of an interpreter run without operands only print its version or
+;; its help and exit (`python3 --version`, `node -v`, `perl -v`). Python's -v is verbose
+;; mode, which still runs the program read from the input.
+(deffunction hardening-info-flags-p (?p ?flags)
+  (or (member$ "--version" ?flags) (member$ "-V" ?flags) (member$ "--help" ?flags)
+      (member$ "-h" ?flags)
+      (and (member$ "-v" ?flags) (not (str-index "python" ?p)) (not (str-index "pypy" ?p)))))
+
+;; Asks a human for an interpreter given no program file nor code: it reads its program
+;; from its input (`python3 <<< 'import os; …'`, `echo 'system("id")' | perl`,
+;; `ruby < /tmp/x.rb`, `node <<< …`, `lua`, `tclsh`, `php`), like a shell reading its input
+;; (execution-shell-from-input): the code is whatever the pipe, here-string or file holds.
+(defrule hardening-interpreter-from-input
+  (shell-command (proposal ?id) (args)
+                 (program ?p&"python"|"python3"|"python2"|"py"|"pypy"|"pypy3"|"python3.8"|"python3.9"
+                            |"python3.10"|"python3.11"|"python3.12"|"python3.13"|"python3.14"
+                            |"perl"|"perl5"|"ruby"|"irb"|"node"|"nodejs"|"php"|"lua"|"luajit"|"lua5.1"
+                            |"lua5.3"|"lua5.4"|"tclsh"|"wish"|"expect"|"R"|"julia"|"guile"|"pwsh"
+                            |"osascript"|"jshell"|"groovy"|"scala"|"ghci"|"racket"|"sbcl"|"clojure")
+                 (flags $?f))
+  (test (not (hardening-info-flags-p ?p ?f)))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-interpreter-from-input)
+                    (reason (str-cat ?p " runs a program read from its input")))))
+
+;; TRUE for a word the shell expands into other words or file names before running it:
+;; brace expansion (`{cat,~/.ssh/id_rsa}`) or a glob (`./build/*/tool`).
+(deffunction hardening-expanding-word-p (?w)
+  (or (str-index "{" ?w) (str-index "*" ?w) (str-index "?" ?w) (str-index "[" ?w)))
+
+;; Asks a human when the program word itself is expanded by the shell: `{cat,/home/user/.ssh/id_rsa}`
+;; runs `cat` on a key, `./{a,b}.sh` runs a.sh with b.sh as its operand, `src/*.sh` runs the
+;; first file the glob finds with the others as operands. What runs, and on what, is known
+;; only at run time; the word only looks like a workspace path.
+(defrule hardening-program-word-expanded
+  (effect (proposal ?id) (index ?i) (kind unknown))
+  (shell-command (proposal ?id) (index ?i) (dynamic TRUE) (argv ?w&~"["&~"[["&:(hardening-expanding-word-p ?w) $?))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-program-word-expanded)
+                    (reason (str-cat "the program word is expanded at run time: " (sub-string 1 80 ?w))))))
+
+;; Asks a human before a package runner starts a tool (`npx jest`, `npx eslint .`,
+;; `pnpm exec vitest`, `uv run pytest`) after this session wrote a build file in the
+;; workspace (`jest.config.js`, `.eslintrc.js`, `package.json`, `conftest.py`): the tool
+;; loads that file, which is code. (execution-session-written-build-file covers the tools
+;; whose effects name the workspace; a runner's tool is an effect on a program.)
+(defrule hardening-session-written-tool-config
+  (effect (proposal ?id) (kind exec) (object program) (via "operand") (target ?tool))
+  (history (proposal ?id) (kind write) (class build-config) (in-workspace TRUE) (target ?t))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-session-written-tool-config)
+                    (reason (str-cat "runs " ?tool " after this session wrote the build file " ?t)))))
+
+;; Asks a human before running anything in the workspace after this session wrote a
+;; credential or secret-bearing settings file there (`.npmrc`, `.yarnrc.yml`, `.pypirc`,
+;; `.netrc`, `.env`): package managers and runners read them when they start, and they say
+;; what runs (`node-options=--require ./x.js`, `onload-script=`, `yarnPath: ./x.js`), which
+;; registry serves the code, and which variables (`.env`, loaded by pipenv, docker compose,
+;; just, make `include`) every command gets.
+(defrule hardening-session-written-secret-config
+  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (target ?d))
+  (history (proposal ?id) (kind write) (class credential|secrets-config) (in-workspace TRUE) (target ?t))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-session-written-secret-config)
+                    (reason (str-cat "runs " ?d " after this session wrote the tool settings " ?t)))))
+
+;; The same for a tool started by a package runner (`npx jest` after writing `.npmrc`).
+(defrule hardening-session-written-secret-config-tool
+  (effect (proposal ?id) (kind exec) (object program) (via "operand") (target ?tool))
+  (history (proposal ?id) (kind write) (class credential|secrets-config) (in-workspace TRUE) (target ?t))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-session-written-secret-config-tool)
+                    (reason (str-cat "runs " ?tool " after this session wrote the tool settings " ?t)))))
+
+;; Asks a human for stopping processes through programs other than kill/pkill/killall
+;; (shell_destructive.clp judges those): `fuser -k 22/tcp` kills whatever holds the port
+;; (sshd), `skill`, `slay`, `xkill`.
+(defrule hardening-process-kill
+  (or (shell-command (proposal ?id) (program ?p&"fuser") (flags $? "-k" $?))
+      (shell-command (proposal ?id) (program ?p&"skill"|"slay"|"xkill"|"tkill")))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-process-kill)
+                    (reason (str-cat ?p " stops processes")))))
+
+;; Asks a human before running anything in the workspace after this session put files there
+;; whose names the command did not say: an archive extracted (`tar xzf x.tgz`, `unzip -o
+;; x.zip`), a patch applied (`patch -p1 < x.diff`), files copied or moved into the workspace
+;; root (`cp /tmp/Makefile .`), a download saved under its remote name (`wget URL`,
+;; `curl -O URL`). Any of them may have replaced a build file (Makefile, conftest.py,
+;; package.json) that the next build runs, and the build-file rules cannot see which.
+(defrule hardening-session-unnamed-workspace-write
+  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (target ?d))
+  (history (proposal ?id) (kind write) (object path) (in-workspace TRUE)
+           (program ?p&"tar"|"bsdtar"|"gtar"|"unzip"|"7z"|"7za"|"7zz"|"unrar"|"unar"|"cpio"|"pax"
+                      |"patch"|"cp"|"mv"|"rsync"|"install"|"curl"|"wget"|"wget2"|"aria2c")
+           (target ?t&:(eq ?t (workspace-root))))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-session-unnamed-workspace-write)
+                    (reason (str-cat "runs " ?d " after " ?p " wrote files of unknown names into the workspace in this session")))))
