@@ -107,3 +107,34 @@
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-session-unnamed-workspace-write)
                     (reason (str-cat "runs " ?d " after " ?p " wrote files of unknown names into the workspace in this session")))))
+
+;; Asks a human when a wrapper the shell parser unwraps has an option with an effect of its
+;; own, which the unwrapped command's facts do not show: `time -o FILE` writes its report
+;; there (`time -o ~/.bashrc ls`), `xargs -a FILE` / `--arg-file` and `parallel -a FILE` /
+;; `:::: FILE` read their arguments from FILE (`xargs -a ~/.ssh/id_rsa echo` prints the key),
+;; `env -C DIR` / `--chdir` runs the command somewhere else (`env -C /tmp sh x.sh` runs
+;; /tmp/x.sh). The regex runs only for lines with such a wrapper.
+(defrule hardening-wrapper-option-unseen
+  (shell-command (proposal ?id) (wrappers $? ?w&"time"|"xargs"|"parallel"|"env" $?))
+  (param (proposal ?id) (key "payload.command") (value ?c))
+  (test (and (stringp ?c) (regex-match "(?:^|[^A-Za-z0-9_.-])(?:time(?:\\s+-\\S+)*\\s+(?:-[A-Za-z]*o|--o)|(?:xargs|parallel)(?:\\s[^|;&]*?)?(?:\\s-[A-Za-z0-9]*a|\\s--arg-file|\\s::::\\s)|env(?:\\s+(?:-u\\s+\\S+|-[A-Za-z0-9]+|--[a-z-]+(?:=\\S*)?|[A-Za-z_][A-Za-z0-9_]*=\\S*))*\\s+(?:-[A-Za-z]*C|--chdir))" ?c)))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-wrapper-option-unseen)
+                    (reason (str-cat ?w " has an option that reads, writes or changes directory out of the rules' sight")))))
+
+;; TRUE for a find test word that names secrets (`*.env`, `.env*`, `id_rsa`, `*.pem`,
+;; `*credentials*`, `*secret*`, `.npmrc` …): the names of the credential class of paths.toml.
+(deffunction hardening-secret-name-p (?w)
+  (regex-match "(?i)(?:^|[*/.])env(?:$|[.*_~-])|(?:^|[*/])\\.env|id_(?:rsa|dsa|ecdsa|ed25519)|\\.(?:pem|key|p12|pfx|ppk|jks|keystore|kdbx|tfstate)(?:$|[*])|credential|secret|passw|token|api_?key|\\.npmrc|\\.pypirc|\\.netrc|\\.pgpass|git-credentials|kubeconfig|(?:^|[*_-])key$"
+               ?w))
+
+;; Asks a human when `find` selects files by secret names and hands them to a command
+;; (`find . -name '*.env' -exec cat {} \;`, `find ~ -name id_rsa | xargs cat`): the command's
+;; operands are known only at run time, so the credential rules see `./{}`, not `.env`.
+(defrule hardening-find-secret-names
+  (shell-command (proposal ?id) (program "find") (argv $? ?t&"-name"|"-iname"|"-path"|"-ipath"|"-wholename"|"-iwholename"|"-regex"|"-iregex"
+                                                      ?n&:(hardening-secret-name-p ?n) $?))
+  (shell-command (proposal ?id) (wrappers $? "find"|"xargs"|"parallel" $?) (program ?p))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-find-secret-names)
+                    (reason (str-cat ?p " runs on files find selects by a secret name: " ?n)))))
