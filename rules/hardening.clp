@@ -138,3 +138,79 @@
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-find-secret-names)
                     (reason (str-cat ?p " runs on files find selects by a secret name: " ?n)))))
+
+;; ---- the same, within one line: a command writes what a later command of the line runs.
+;; The session rules of execution.clp and above see earlier proposals only, and a line is
+;; one proposal: `echo '…' > Makefile && make` is both steps at once.
+
+;; Compilers and build tools: what they write is built from the workspace's own sources (a
+;; binary, a build tree), so running it later in the line is everyday work
+;; (`go build -o bin/app . && ./bin/app`, `cmake -B build && cmake --build build`).
+(defglobal ?*hardening-builders* =
+  (create$ "cmake" "ctest" "make" "gmake" "ninja" "meson" "go" "cargo" "rustc" "gcc" "g++" "cc" "c++"
+           "clang" "clang++" "tsc" "javac" "kotlinc" "swiftc" "zig" "dotnet" "mvn" "gradle" "gradlew"
+           "bazel" "esbuild" "webpack" "vite" "rollup" "npm" "yarn" "pnpm" "bun" "deno"))
+
+;; Asks a human when a command runs a file an earlier command of the same line writes
+;; (`base64 -d p.b64 > x.sh && sh x.sh`, `tee run.sh < notes && sh run.sh`,
+;; `cp README.md notes.txt && bash notes.txt`).
+(defrule hardening-line-writes-then-runs
+  (effect (proposal ?id) (kind write) (object path) (index ?i) (target ?t)
+          (program ?p&:(not (member$ ?p ?*hardening-builders*))))
+  (effect (proposal ?id) (kind exec) (object path) (index ?j&:(> ?j ?i)) (target ?t))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-line-writes-then-runs)
+                    (reason (str-cat "runs " ?t ", which an earlier command of this line writes")))))
+
+;; Asks a human when a line writes a build file in the workspace and a later command of the
+;; line runs anything there (`echo 'all: ; id' > Makefile && make`,
+;; `printf … > conftest.py && pytest`, `echo … >> setup.py && pip install -e .`,
+;; `sed -i … Makefile && make`).
+(defrule hardening-line-writes-build-file-then-runs
+  (effect (proposal ?id) (kind write) (class build-config) (in-workspace TRUE) (index ?i) (target ?t))
+  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (index ?j&:(> ?j ?i)) (target ?d))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-line-writes-build-file-then-runs)
+                    (reason (str-cat "runs " ?d " after an earlier command of this line writes the build file " ?t)))))
+
+;; Asks a human when a line puts files of unknown names into a workspace directory (an
+;; archive extracted, a download saved under its remote name, a patch applied, a repository
+;; cloned, files copied into a directory) and a later command runs something in that
+;; directory (`git clone URL && cd x && make`, `curl -O URL/conftest.py && pytest`,
+;; `tar xzf x.tgz && make`, `git apply x.patch && make`, `git clone URL && npm install ./x`).
+(defrule hardening-line-unnamed-write-then-runs
+  (effect (proposal ?id) (kind write) (object path) (in-workspace TRUE) (index ?i) (target ?t)
+          (program ?p&"tar"|"bsdtar"|"gtar"|"unzip"|"7z"|"7za"|"7zz"|"unrar"|"unar"|"cpio"|"pax"|"patch"
+                     |"cp"|"mv"|"rsync"|"install"|"curl"|"wget"|"wget2"|"aria2c"|"git"|"python"|"python3")
+          (subcommand ?s&~"checkout"&~"switch"&~"stash"&~"reset"&~"pull"&~"merge"&~"rebase"&~"restore"
+                        &~"commit"&~"init"&~"fetch"&~"revert"&~"cherry-pick"&~"venv"&~"virtualenv"))
+  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (index ?j&:(> ?j ?i))
+          (target ?d&:(or (eq ?d ?t) (str-prefix (str-cat ?t "/") ?d))))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-line-unnamed-write-then-runs)
+                    (reason (str-cat "runs " ?d " after " ?p " put files of unknown names into " ?t " earlier in this line")))))
+
+;; The programs whose writes put files of names the command does not say into a directory.
+(defglobal ?*hardening-unnamed-writers* =
+  (create$ "tar" "bsdtar" "gtar" "unzip" "7z" "7za" "7zz" "unrar" "unar" "cpio" "pax" "patch"
+           "cp" "mv" "rsync" "install" "curl" "wget" "wget2" "aria2c" "git"))
+
+;; TRUE when the program word ?e runs what the write of ?t by ?p put there: the file itself,
+;; or, for the programs above, a file below the directory they filled.
+(deffunction hardening-runs-written-p (?e ?t ?p)
+  (or (eq ?e ?t)
+      (and (member$ ?p ?*hardening-unnamed-writers*) (str-prefix (str-cat ?t "/") ?e))))
+
+;; Asks a human when a line runs, by its path, a file an earlier command of the line wrote
+;; (`xxd -r -p p.hex > x && chmod +x x && ./x`) or extracted, downloaded or cloned
+;; (`curl -sSL URL | tar xz && ./x-main/install.sh`, `git clone URL && ./x/setup.sh`): the
+;; program word looks like a workspace script, which everyday work may run.
+(defrule hardening-line-writes-then-runs-script
+  (effect (proposal ?id) (kind write) (object path) (in-workspace TRUE) (index ?i) (target ?t)
+          (program ?p&:(not (member$ ?p ?*hardening-builders*))))
+  (effect (proposal ?id) (kind unknown) (index ?j&:(> ?j ?i)))
+  (shell-command (proposal ?id) (index ?j) (argv ?w&:(str-index "/" ?w) $?) (cwd ?cwd))
+  (test (hardening-runs-written-p (path-normalize ?w ?cwd) ?t ?p))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-line-writes-then-runs-script)
+                    (reason (str-cat "runs " ?w ", which " ?p " writes earlier in this line")))))
