@@ -1,12 +1,14 @@
 ;;; hardening.clp — holes found by blind red-team batches (tests/corpus, batch 5) that the
 ;;; topic files do not cover: code an interpreter reads from its input, a program word known
-;;; only at run time, tool configuration the session wrote before running the tool, and
-;;; process kills through programs other than kill.
+;;; only at run time, tool configuration the session wrote before running the tool, wrapper
+;;; options the parser drops, `find` feeding secret-named files to a command, process kills
+;;; through programs other than kill, and two-step attacks (write, then run) within one line.
 ;;;
 ;;; Every rule only asks a human (approval-required): each closes a way in which a line
 ;;; everyday.clp would approve runs code nobody has seen. The patterns are constant slot
-;;; tests on the engine's facts; the two function tests run only for the rare facts that
-;;; reach them (a command with no operands, an unknown program in a dynamic command).
+;;; tests on the engine's facts; the function tests run only for the rare facts that reach
+;;; them (a command with no operands, an unknown program in a dynamic command, a line with a
+;;; wrapper, a write and a later run in the same line).
 
 ;; TRUE when the options of an interpreter run without operands only print its version or
 ;; its help and exit (`python3 --version`, `node -v`, `perl -v`). Python's -v is verbose
