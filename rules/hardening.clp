@@ -216,3 +216,12 @@
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-line-writes-then-runs-script)
                     (reason (str-cat "runs " ?w ", which " ?p " writes earlier in this line")))))
+
+;; Asks a human for a command run with another group by `sg GROUP -c CMD` (the parser
+;; unwraps it like `su -c`, but only sudo, doas, su, pkexec and runuser add a privilege
+;; effect): `sg docker -c …` is root on the host, like `newgrp docker`.
+(defrule hardening-group-switch
+  (shell-command (proposal ?id) (wrappers $? "sg" $?) (program ?p))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-group-switch)
+                    (reason (str-cat ?p " runs with another group (sg)")))))
