@@ -141,6 +141,21 @@
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-find-secret-names)
                     (reason (str-cat ?p " runs on files find selects by a secret name: " ?n)))))
 
+;; Asks a human before running something inside a directory this session cloned or filled
+;; (`git clone URL x`, `tar xzf x.tgz -C x`, `unzip x.zip -d x`, then `make -C x`,
+;; `npm install ./x`, `pip install ./x`): the code came from elsewhere in this session. (git
+;; writing the workspace root is a checkout, pull, merge or stash of the repository itself,
+;; which stays everyday work.)
+(defrule hardening-session-filled-directory
+  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (target ?d))
+  (history (proposal ?id) (kind write) (object path) (in-workspace TRUE)
+           (program ?p&"git"|"tar"|"bsdtar"|"gtar"|"unzip"|"7z"|"7za"|"7zz"|"unrar"|"unar"|"cpio"|"pax"
+                      |"rsync"|"wget"|"wget2"|"aria2c")
+           (target ?t&:(neq ?t (workspace-root))&:(or (eq ?d ?t) (str-prefix (str-cat ?t "/") ?d))))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-session-filled-directory)
+                    (reason (str-cat "runs " ?d " inside " ?t ", which " ?p " filled in this session")))))
+
 ;; ---- the same, within one line: a command writes what a later command of the line runs.
 ;; The session rules of execution.clp and above see earlier proposals only, and a line is
 ;; one proposal: `echo '…' > Makefile && make` is both steps at once.
