@@ -240,3 +240,12 @@
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-group-switch)
                     (reason (str-cat ?p " runs with another group (sg)")))))
+
+;; Asks a human before running a persistence or credential file inside the workspace
+;; (`direnv allow` runs and trusts .envrc, `bash .git/hooks/pre-commit`, `sh .husky/pre-push`):
+;; everyday.clp does not approve it, and no other rule names it.
+(defrule hardening-exec-persistence
+  (effect (proposal ?id) (kind exec) (class ?c&persistence|credential) (in-workspace TRUE) (target ?t) (program ?p))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-exec-persistence)
+                    (reason (str-cat ?p " runs " ?t ", a " ?c " file")))))
