@@ -249,3 +249,39 @@
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-exec-persistence)
                     (reason (str-cat ?p " runs " ?t ", a " ?c " file")))))
+
+;; TRUE when a word of the line names a path outside the workspace, alone or as an option's
+;; value (`~/.bashrc`, `/home/user/.local/bin`, `--outfile=/home/user/.bashrc`, `../x`,
+;; `$OUT`); URLs do not count.
+(deffunction hardening-outside-word-p (?words ?cwd)
+  (foreach ?w ?words
+    (bind ?v ?w)
+    (if (and (eq (str-index "-" ?w) 1) (str-index "=" ?w))
+     then (bind ?v (sub-string (+ (str-index "=" ?w) 1) (str-length ?w) ?w)))
+    (if (and (> (str-length ?v) 0)
+             (not (str-index "://" ?v))
+             (or (eq (str-index "/" ?v) 1) (eq (str-index "~" ?v) 1) (eq (str-index ".." ?v) 1)
+                 (eq (str-index "$" ?v) 1))
+             (not (in-workspace (path-normalize ?v ?cwd))))
+     then (return TRUE)))
+  FALSE)
+
+;; Asks a human when a tool started by a package runner is given a path outside the
+;; workspace (`npx prettier --write ~/.bashrc`, `npx esbuild x.js --outfile=/home/user/.bashrc`,
+;; `npx tsc --outDir ~/.local/bin`, `uv run ruff check --fix ~/.bashrc`): the effects table
+;; reads the runner, not the tool's own options, so the tool's writes are not effects.
+(defrule hardening-runner-tool-outside-path
+  (effect (proposal ?id) (kind exec) (object program) (via "operand") (index ?i) (target ?tool))
+  (shell-command (proposal ?id) (index ?i) (argv $?words) (cwd ?cwd))
+  (test (hardening-outside-word-p ?words ?cwd))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-runner-tool-outside-path)
+                    (reason (str-cat ?tool " (started by a package runner) is given a path outside the workspace")))))
+
+;; Asks a human for `meson install` (`muon install`): it installs the build outside the
+;; workspace, like `make install` (execution-install-target).
+(defrule hardening-meson-install
+  (shell-command (proposal ?id) (program ?p&"meson"|"muon") (args $? "install" $?))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-meson-install)
+                    (reason (str-cat ?p " install installs outside the workspace")))))
