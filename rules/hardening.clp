@@ -266,6 +266,16 @@
      then (return TRUE)))
   FALSE)
 
+;; TRUE when a word of the line names a secret file, alone or as an option's value (`.env`,
+;; `.env.production`, `config/.npmrc`, `id_rsa`, `server.key`, `secrets.yaml`): the names of
+;; the credential class of paths.toml that a tool would read.
+(deffunction hardening-secret-file-word-p (?words)
+  (foreach ?w ?words
+    (if (regex-match "(?i)(?:^|[/=])(?:\\.env(?:$|[.~_-][^/]*$)|[^/]*\\.(?:pem|key|p12|pfx|ppk|jks|kdbx|tfstate)$|id_(?:rsa|dsa|ecdsa|ed25519)(?:$|[._])|\\.(?:npmrc|pypirc|netrc|pgpass|git-credentials)$|(?:credentials|secrets?)\\.(?:json|ya?ml|toml|txt)$)"
+                     ?w)
+     then (if (not (regex-match "(?i)\\.(?:example|sample|template|dist|defaults)$" ?w)) then (return TRUE))))
+  FALSE)
+
 ;; Asks a human when a tool started by a package runner is given a path outside the
 ;; workspace (`npx prettier --write ~/.bashrc`, `npx esbuild x.js --outfile=/home/user/.bashrc`,
 ;; `npx tsc --outDir ~/.local/bin`, `uv run ruff check --fix ~/.bashrc`): the effects table
@@ -277,6 +287,17 @@
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-runner-tool-outside-path)
                     (reason (str-cat ?tool " (started by a package runner) is given a path outside the workspace")))))
+
+;; Asks a human when a tool started by a package runner is given a secret file
+;; (`npx prettier .env` prints it, `npx prettier --check .env.production`): the credential
+;; rules see the runner's effects, not the tool's reads.
+(defrule hardening-runner-tool-secret-file
+  (effect (proposal ?id) (kind exec) (object program) (via "operand") (index ?i) (target ?tool))
+  (shell-command (proposal ?id) (index ?i) (argv $?words))
+  (test (hardening-secret-file-word-p ?words))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-runner-tool-secret-file)
+                    (reason (str-cat ?tool " (started by a package runner) is given a secret file")))))
 
 ;; Asks a human for `meson install` (`muon install`): it installs the build outside the
 ;; workspace, like `make install` (execution-install-target).
