@@ -11,14 +11,15 @@
 ;;; script the agent wrote in this session needs a human before it runs: writing a Makefile
 ;;; and then running `make` is running code the agent wrote, one harmless-looking step at a time.
 
-;; Development tools a package runner may start without a human (`npx prettier`,
+;; TRUE for a development tool a package runner may start without a human (`npx prettier`,
 ;; `uv run pytest`, `pnpm exec eslint`, `yarn tsc`): formatters, linters, type checkers, test
 ;; runners and bundlers that work on the workspace. Only as the runner's operand, never
-;; through an option (`go test -exec X`, `sort --compress-program=X` always ask).
-(defglobal ?*execution-everyday-tools* =
-  (create$ "prettier" "eslint" "tsc" "jest" "vitest" "mocha" "playwright" "webpack" "vite" "rollup"
-           "esbuild" "stylelint" "tailwindcss" "pytest" "py.test" "mypy" "ruff" "black" "isort"
-           "flake8" "pylint" "pyright" "coverage" "tox" "nox" "rspec" "rubocop" "rake"))
+;; through an option (`go test -exec X`, `sort --compress-program=X` always ask). (`neq` is
+;; TRUE when its first argument differs from every other one.)
+(deffunction execution-everyday-tool-p (?t)
+  (not (neq ?t "prettier" "eslint" "tsc" "jest" "vitest" "mocha" "playwright" "webpack" "vite" "rollup"
+            "esbuild" "stylelint" "tailwindcss" "pytest" "py.test" "mypy" "ruff" "black" "isort"
+            "flake8" "pylint" "pyright" "coverage" "tox" "nox" "rspec" "rubocop" "rake")))
 
 ;; Asks a human when an option or operand makes a program run another program or code text
 ;; (`make CC=…`, `cmake -E env sh -c …`, `go test -exec X`, `sort --compress-program=sh`,
@@ -26,7 +27,7 @@
 ;; `node -e`, `awk 'BEGIN{system(…)}'`): what runs is not the program named.
 (defrule execution-code-from-arguments
   (effect (proposal ?id) (kind exec) (object ?o&~path) (program ?p) (via ?v) (target ?t))
-  (test (or (neq ?o program) (neq ?v "operand") (not (member$ ?t ?*execution-everyday-tools*))))
+  (test (or (neq ?o program) (neq ?v "operand") (not (execution-everyday-tool-p ?t))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-code-from-arguments)
                     (reason (str-cat ?p " runs code given through " (if (eq ?v "") then "its arguments" else ?v)

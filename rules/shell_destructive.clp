@@ -5,17 +5,17 @@
 ;;; compound lines are split, quotes are removed, paths are normalized against the cwd the
 ;;; line has reached (`cd / && rm -rf *` deletes "/*").
 
-;; Top-level directories whose loss breaks the machine.
-(defglobal ?*destructive-system-dirs-re* =
-  "^/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|var|opt|root|dev|proc|sys|srv|home|run|snap|mnt|media)(/|$)")
+;; TRUE for a top-level directory whose loss breaks the machine, or anything in it.
+(deffunction destructive-system-dir-p (?p)
+  (regex-match "^/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|var|opt|root|dev|proc|sys|srv|home|run|snap|mnt|media)(/|$)" ?p))
+
+;; TRUE for a path in a system directory whose single files must not be deleted either (home
+;; directories and mounts are excluded: deleting ~/notes.txt is not a system change).
+(deffunction destructive-system-file-p (?p)
+  (regex-match "^/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|dev|proc|sys)(/|$)" ?p))
 
 ;; TRUE for a path that still holds an expansion the parser could not resolve ($X, `…`):
 ;; such a path is never "within" anything, so it must not count as outside either.
-;; System directories whose single files must not be deleted either (home directories and
-;; mounts are excluded: deleting ~/notes.txt is not a system change).
-(defglobal ?*destructive-system-files-re* =
-  "^/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|dev|proc|sys)(/|$)")
-
 (deffunction destructive-unresolved-p (?p)
   (or (not (str-prefix "/" ?p)) (str-contains ?p "$") (str-contains ?p "`")))
 
@@ -33,7 +33,7 @@
       (regex-match "^/[^/]*[*?\\[]" ?p)
       (path-within (home-dir) ?p)
       (path-within (workspace-root) ?p)
-      (regex-match ?*destructive-system-dirs-re* ?p)))
+      (destructive-system-dir-p ?p)))
 
 ;; TRUE for a recursive flag of rm (GNU rm accepts unambiguous long-option prefixes, so
 ;; "--rec" is "--recursive").
@@ -78,7 +78,7 @@
 ;; even without -r that breaks the machine.
 (defrule shell-destructive-rm-system-file
   (shell-command (proposal ?id) (program "rm")
-                 (paths $? ?p&:(regex-match ?*destructive-system-files-re* ?p)&:(destructive-outside-p ?p) $?))
+                 (paths $? ?p&:(destructive-system-file-p ?p)&:(destructive-outside-p ?p) $?))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-destructive-rm-system-file)
                     (reason (str-cat "delete of a system file: " ?p)))))
