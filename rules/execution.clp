@@ -44,7 +44,8 @@
 ;; (`./clean.sh` after `echo 'rm -rf ~' > clean.sh`).
 (defrule execution-session-written-script
   (effect (proposal ?id) (index ?i) (kind unknown))
-  (shell-command (proposal ?id) (index ?i) (argv ?w&:(str-index "/" ?w) $?) (cwd ?cwd))
+  (shell-command (proposal ?id) (index ?i) (argv ?w $?) (cwd ?cwd))
+  (test (str-index "/" ?w))
   (history (proposal ?id) (kind write) (target ?t&:(eq ?t (path-normalize ?w ?cwd))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-session-written-script)
