@@ -99,8 +99,7 @@
 ;; Asks a human for plain http to an allowlisted host: anyone on the path can read and
 ;; change the traffic.
 (defrule egress-http-plaintext
-  (url (proposal ?id) (key "payload.url") (valid TRUE) (scheme "http")
-       (host ?h&:(egress-allowlisted-p ?h)))
+  (url (proposal ?id) (key "payload.url") (valid TRUE) (host ?h&:(egress-allowlisted-p ?h)) (scheme "http"))
   (proposal (id ?id) (target http))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-http-plaintext)
@@ -108,8 +107,7 @@
 
 ;; Approves reading (GET/HEAD/OPTIONS, or no method = GET) over https from an allowlisted host.
 (defrule egress-http-read-allowlisted
-  (url (proposal ?id) (key "payload.url") (valid TRUE) (scheme "https")
-       (host ?h&:(egress-allowlisted-p ?h)))
+  (url (proposal ?id) (key "payload.url") (valid TRUE) (host ?h&:(egress-allowlisted-p ?h)) (scheme "https"))
   (proposal (id ?id) (target http))
   (or (not (param (proposal ?id) (key "payload.method")))
       (param (proposal ?id) (key "payload.method") (value ?m&:(egress-safe-method-p ?m))))
@@ -132,7 +130,7 @@
 ;; contacted.
 (defrule egress-shell-invalid-url
   (shell-command (proposal ?id) (program "curl"|"wget"|"fetch"|"http"|"https"|"xh"|"aria2c"|"git")
-                 (args $? ?a&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
+                 (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule egress-shell-invalid-url)
                     (reason (str-cat "invalid URL (" (url-error ?a) "): " ?a)))))

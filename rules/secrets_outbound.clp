@@ -77,9 +77,10 @@
 ;; handing the credential to a stranger.
 (defrule secrets-http-header-untrusted-host
   (proposal (id ?id) (target http))
-  (url (proposal ?id) (key "payload.url") (host ?h&:(not (secrets-trusted-host-p ?h))))
   (param (proposal ?id) (key ?k) (value ?v))
   (test (and (str-prefix "payload.headers." ?k) (stringp ?v) (looks-like-secret ?v)))
+  (url (proposal ?id) (key "payload.url") (host ?h))
+  (test (not (secrets-trusted-host-p ?h)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule secrets-http-header-untrusted-host)
                     (reason (str-cat "secret in HTTP header " ?k " sent to " ?h)))))
