@@ -129,8 +129,14 @@
 ;; "https://github.com\@evil.example/"`): the host the rules see would not be the one
 ;; contacted.
 (defrule egress-shell-invalid-url
-  (shell-command (proposal ?id) (program "curl"|"wget"|"fetch"|"http"|"https"|"xh"|"aria2c"|"git")
-                 (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
+  (or (shell-command (proposal ?id) (program "curl") (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
+      (shell-command (proposal ?id) (program "wget") (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
+      (shell-command (proposal ?id) (program "fetch") (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
+      (shell-command (proposal ?id) (program "http") (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
+      (shell-command (proposal ?id) (program "https") (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
+      (shell-command (proposal ?id) (program "xh") (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
+      (shell-command (proposal ?id) (program "aria2c") (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
+      (shell-command (proposal ?id) (program "git") (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule egress-shell-invalid-url)
                     (reason (str-cat "invalid URL (" (url-error ?a) "): " ?a)))))
@@ -224,12 +230,26 @@
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-publish)
                     (reason (str-cat ?p " " ?s " publishes or changes a registry")))))
 
+;; TRUE for a package spec that is a URL or a VCS spec (`git+https://…`, `https://…/x.tar.gz`).
+(deffunction egress-package-url-word-p (?a)
+  (regex-match "^(git|hg|svn|bzr)\\+|^[A-Za-z][A-Za-z0-9+.-]*://" ?a))
+
 ;; Asks a human when a package manager installs from a URL or a VCS spec (`pip install -e
 ;; git+https://…`, `pip install https://…/x.tar.gz`, `uv pip install git+ssh://…`): the code
 ;; comes from wherever the URL points and its build scripts run.
 (defrule egress-package-from-url
-  (shell-command (proposal ?id) (program ?p&"pip"|"pip3"|"uv"|"pipx"|"poetry"|"pdm"|"npm"|"yarn"|"pnpm"|"cargo"|"gem"|"go")
-                 (argv $? ?a&:(regex-match "^(git|hg|svn|bzr)\\+|^[A-Za-z][A-Za-z0-9+.-]*://" ?a) $?))
+  (or (shell-command (proposal ?id) (program ?p&"pip") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"pip3") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"uv") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"pipx") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"poetry") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"pdm") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"npm") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"yarn") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"pnpm") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"cargo") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"gem") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"go") (argv $? ?a&:(egress-package-url-word-p ?a) $?)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-package-from-url)
                     (reason (str-cat ?p " installs from a URL: " ?a)))))
@@ -239,7 +259,8 @@
 ;; (opens issues, creates gists) and can carry anything out, like a POST from the HTTP
 ;; actuator.
 (defrule egress-shell-upload
-  (shell-command (proposal ?id) (program ?p&"curl"|"wget") (argv $? ?a&:(egress-upload-word-p ?a) $?))
+  (or (shell-command (proposal ?id) (program ?p&"curl") (argv $? ?a&:(egress-upload-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"wget") (argv $? ?a&:(egress-upload-word-p ?a) $?)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-shell-upload)
                     (reason (str-cat ?p " sends data (" ?a ")")))))

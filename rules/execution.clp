@@ -96,7 +96,16 @@
 ;; (`… | sh`, `base64 -d | bash`, `rev <<< … | sh`, `nsenter -t 1 -m sh`, `bash -s`): the code
 ;; is whatever the pipe or here-string holds, decoded or built at run time.
 (defrule execution-shell-from-input
-  (shell-command (proposal ?id) (program ?p&"sh"|"bash"|"zsh"|"dash"|"ksh"|"mksh"|"fish"|"ash"|"csh"|"tcsh") (args))
+  (or (shell-command (proposal ?id) (program ?p&"sh") (args))
+      (shell-command (proposal ?id) (program ?p&"bash") (args))
+      (shell-command (proposal ?id) (program ?p&"zsh") (args))
+      (shell-command (proposal ?id) (program ?p&"dash") (args))
+      (shell-command (proposal ?id) (program ?p&"ksh") (args))
+      (shell-command (proposal ?id) (program ?p&"mksh") (args))
+      (shell-command (proposal ?id) (program ?p&"fish") (args))
+      (shell-command (proposal ?id) (program ?p&"ash") (args))
+      (shell-command (proposal ?id) (program ?p&"csh") (args))
+      (shell-command (proposal ?id) (program ?p&"tcsh") (args)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-shell-from-input)
                     (reason (str-cat ?p " runs commands read from its input")))))
@@ -104,8 +113,9 @@
 ;; Asks a human for install, deploy and release targets (`make install`, `ninja install`,
 ;; `make deploy`): they write outside the workspace or publish, whatever the build file says.
 (defrule execution-install-target
-  (shell-command (proposal ?id) (program ?p&"make"|"gmake"|"ninja")
-                 (args $? ?t&"install"|"uninstall"|"deploy"|"publish"|"release"|"upload"|"push" $?))
+  (or (shell-command (proposal ?id) (program ?p&"make") (args $? ?t&"install"|"uninstall"|"deploy"|"publish"|"release"|"upload"|"push" $?))
+      (shell-command (proposal ?id) (program ?p&"gmake") (args $? ?t&"install"|"uninstall"|"deploy"|"publish"|"release"|"upload"|"push" $?))
+      (shell-command (proposal ?id) (program ?p&"ninja") (args $? ?t&"install"|"uninstall"|"deploy"|"publish"|"release"|"upload"|"push" $?)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-install-target)
                     (reason (str-cat ?p " " ?t " installs or publishes")))))

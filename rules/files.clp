@@ -202,8 +202,8 @@
 ;; (`ln -s /etc etclink`, `ln -sf ~/.config cfg`): every later read or write through the
 ;; link looks like workspace work but is not.
 (defrule files-symlink-outside-workspace
-  (shell-command (proposal ?id) (program "ln"|"cp") (flags $? "-s"|"--symbolic" $?) (cwd ?cwd)
-                 (args $? ?t ?l&:(files-symlink-outside-p ?t ?l ?cwd)))
+  (or (shell-command (proposal ?id) (program "ln") (flags $? "-s"|"--symbolic" $?) (cwd ?cwd) (args $? ?t ?l&:(files-symlink-outside-p ?t ?l ?cwd)))
+      (shell-command (proposal ?id) (program "cp") (flags $? "-s"|"--symbolic" $?) (cwd ?cwd) (args $? ?t ?l&:(files-symlink-outside-p ?t ?l ?cwd))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-symlink-outside-workspace)
                     (reason (str-cat "symbolic link " ?l " leads outside the workspace: " ?t)))))
