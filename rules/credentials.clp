@@ -77,8 +77,13 @@
 ;; `set`, `declare`, `declare -p`, `typeset`, `export`, `export -p`, and `env`/`printenv`
 ;; without a command.
 (defrule credentials-env-dump-shell
-  (shell-command (proposal ?id) (program ?p&"set"|"declare"|"typeset"|"export"|"env"|"printenv"|"compgen")
-                 (args))
+  (or (shell-command (proposal ?id) (program ?p&"set") (args))
+      (shell-command (proposal ?id) (program ?p&"declare") (args))
+      (shell-command (proposal ?id) (program ?p&"typeset") (args))
+      (shell-command (proposal ?id) (program ?p&"export") (args))
+      (shell-command (proposal ?id) (program ?p&"env") (args))
+      (shell-command (proposal ?id) (program ?p&"printenv") (args))
+      (shell-command (proposal ?id) (program ?p&"compgen") (args)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule credentials-env-dump-shell)
                     (reason (str-cat ?p " prints the shell's variables, which hold secrets")))))

@@ -6,35 +6,39 @@
 ;;; parsers disagreeing) are not valid at all. IP literals are judged by their class
 ;;; (`ip-class`), so 127.1, 0x7f.1, 2130706433 and [::ffff:7f00:1] are all loopback.
 
-;; Hosts the agent may reach without a human: source forges, package registries and
-;; documentation sites. Exact host names. everyday.clp uses this list too.
-(defglobal ?*egress-allowlist* =
-  (create$ "api.github.com" "github.com" "codeload.github.com" "objects.githubusercontent.com"
-           "pypi.org" "files.pythonhosted.org" "registry.npmjs.org" "registry.yarnpkg.com"
-           "crates.io" "static.crates.io" "index.crates.io" "proxy.golang.org" "sum.golang.org"
-           "deb.debian.org"
-           "docs.python.org" "developer.mozilla.org" "docs.rs" "doc.rust-lang.org" "pkg.go.dev"
-           "go.dev" "en.cppreference.com" "nodejs.org" "docs.npmjs.com" "cmake.org"
-           "api.nuget.org" "repo.maven.apache.org" "repo1.maven.org" "plugins.gradle.org"
-           "services.gradle.org" "rubygems.org" "index.rubygems.org" "static.rust-lang.org"
-           "raw.githubusercontent.com" "gist.githubusercontent.com" "docs.github.com"
-           "docs.docker.com" "kubernetes.io" "learn.microsoft.com" "stackoverflow.com"
-           "en.wikipedia.org" "www.rust-lang.org" "typescriptlang.org" "www.typescriptlang.org"
-           "react.dev" "docs.djangoproject.com" "flask.palletsprojects.com" "numpy.org"
-           "pandas.pydata.org" "docs.pytest.org"))
+;; TRUE for a host the agent may reach without a human: source forges, package registries
+;; and documentation sites. Exact host names. everyday.clp uses this list too. (A function,
+;; not a defglobal list: globals are evaluated again before every decision. `neq` is TRUE
+;; when its first argument differs from every other one.)
+(deffunction egress-allowlisted-p (?h)
+  (not (neq ?h
+            "api.github.com" "github.com" "codeload.github.com" "objects.githubusercontent.com"
+            "pypi.org" "files.pythonhosted.org" "registry.npmjs.org" "registry.yarnpkg.com"
+            "crates.io" "static.crates.io" "index.crates.io" "proxy.golang.org" "sum.golang.org"
+            "deb.debian.org"
+            "docs.python.org" "developer.mozilla.org" "docs.rs" "doc.rust-lang.org" "pkg.go.dev"
+            "go.dev" "en.cppreference.com" "nodejs.org" "docs.npmjs.com" "cmake.org"
+            "api.nuget.org" "repo.maven.apache.org" "repo1.maven.org" "plugins.gradle.org"
+            "services.gradle.org" "rubygems.org" "index.rubygems.org" "static.rust-lang.org"
+            "raw.githubusercontent.com" "gist.githubusercontent.com" "docs.github.com"
+            "docs.docker.com" "kubernetes.io" "learn.microsoft.com" "stackoverflow.com"
+            "en.wikipedia.org" "www.rust-lang.org" "typescriptlang.org" "www.typescriptlang.org"
+            "react.dev" "docs.djangoproject.com" "flask.palletsprojects.com" "numpy.org"
+            "pandas.pydata.org" "docs.pytest.org")))
 
-;; Cloud instance-metadata endpoints: they hand out the machine's cloud credentials.
-(defglobal ?*egress-metadata-hosts* =
-  (create$ "169.254.169.254" "metadata.google.internal" "metadata" "100.100.100.200"
-           "[fd00:ec2::254]" "169.254.170.2"))
+;; TRUE for a cloud instance-metadata endpoint: they hand out the machine's cloud credentials.
+(deffunction egress-metadata-host-p (?h)
+  (not (neq ?h "169.254.169.254" "metadata.google.internal" "metadata" "100.100.100.200"
+            "[fd00:ec2::254]" "169.254.170.2")))
 
 ;; TRUE for an HTTP method that only reads.
 (deffunction egress-safe-method-p (?m)
-  (and (lexemep ?m) (member$ (upcase ?m) (create$ "GET" "HEAD" "OPTIONS"))))
+  (and (lexemep ?m) (not (neq (upcase ?m) "GET" "HEAD" "OPTIONS"))))
 
-;; Address classes no request may reach: the machine itself, its networks, cloud metadata.
-(defglobal ?*egress-internal-classes* =
-  (create$ "loopback" "unspecified" "private" "link-local" "metadata" "multicast" "reserved"))
+;; TRUE for an address class no request may reach: the machine itself, its networks, cloud
+;; metadata.
+(deffunction egress-internal-class-p (?c)
+  (not (neq ?c "loopback" "unspecified" "private" "link-local" "metadata" "multicast" "reserved")))
 
 ;; TRUE for a curl/wget option that sends a body or a file, or sets a method that does.
 (deffunction egress-upload-word-p (?a)
@@ -67,7 +71,7 @@
 ;; [::ffff:a9fe:a9fe], metadata.google.internal …): SSRF to the machine's own cloud credentials.
 (defrule egress-http-metadata
   (url (proposal ?id) (key "payload.url") (valid TRUE) (host ?h) (ip-class ?c))
-  (test (or (eq ?c "metadata") (member$ ?h ?*egress-metadata-hosts*)))
+  (test (or (eq ?c "metadata") (egress-metadata-host-p ?h)))
   (proposal (id ?id) (target http))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule egress-http-metadata)
@@ -77,7 +81,7 @@
 ;; link-local, multicast, reserved addresses, localhost): SSRF to internal services.
 (defrule egress-http-internal-address
   (url (proposal ?id) (key "payload.url") (valid TRUE) (host ?h)
-       (ip-class ?c&~"metadata"&:(member$ ?c ?*egress-internal-classes*)))
+       (ip-class ?c&~"metadata"&:(egress-internal-class-p ?c)))
   (proposal (id ?id) (target http))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule egress-http-internal-address)
@@ -86,7 +90,7 @@
 ;; Asks a human before talking to a host that is not on the allowlist.
 (defrule egress-http-host-not-allowlisted
   (url (proposal ?id) (key "payload.url") (valid TRUE) (scheme "http"|"https")
-       (host ?h&:(not (member$ ?h ?*egress-allowlist*))))
+       (host ?h&:(not (egress-allowlisted-p ?h))))
   (proposal (id ?id) (target http))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-http-host-not-allowlisted)
@@ -95,8 +99,7 @@
 ;; Asks a human for plain http to an allowlisted host: anyone on the path can read and
 ;; change the traffic.
 (defrule egress-http-plaintext
-  (url (proposal ?id) (key "payload.url") (valid TRUE) (scheme "http")
-       (host ?h&:(member$ ?h ?*egress-allowlist*)))
+  (url (proposal ?id) (key "payload.url") (valid TRUE) (host ?h&:(egress-allowlisted-p ?h)) (scheme "http"))
   (proposal (id ?id) (target http))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-http-plaintext)
@@ -104,8 +107,7 @@
 
 ;; Approves reading (GET/HEAD/OPTIONS, or no method = GET) over https from an allowlisted host.
 (defrule egress-http-read-allowlisted
-  (url (proposal ?id) (key "payload.url") (valid TRUE) (scheme "https")
-       (host ?h&:(member$ ?h ?*egress-allowlist*)))
+  (url (proposal ?id) (key "payload.url") (valid TRUE) (host ?h&:(egress-allowlisted-p ?h)) (scheme "https"))
   (proposal (id ?id) (target http))
   (or (not (param (proposal ?id) (key "payload.method")))
       (param (proposal ?id) (key "payload.method") (value ?m&:(egress-safe-method-p ?m))))
@@ -116,7 +118,7 @@
 ;; Asks a human for POST/PUT/PATCH/DELETE even to an allowlisted host: it changes state
 ;; (opens issues, publishes packages, deletes repositories) and can carry data out.
 (defrule egress-http-write-allowlisted
-  (url (proposal ?id) (key "payload.url") (valid TRUE) (host ?h&:(member$ ?h ?*egress-allowlist*)))
+  (url (proposal ?id) (key "payload.url") (valid TRUE) (host ?h&:(egress-allowlisted-p ?h)))
   (proposal (id ?id) (target http))
   (param (proposal ?id) (key "payload.method") (value ?m&:(not (egress-safe-method-p ?m))))
   =>
@@ -127,8 +129,14 @@
 ;; "https://github.com\@evil.example/"`): the host the rules see would not be the one
 ;; contacted.
 (defrule egress-shell-invalid-url
-  (shell-command (proposal ?id) (program "curl"|"wget"|"fetch"|"http"|"https"|"xh"|"aria2c"|"git")
-                 (args $? ?a&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
+  (or (shell-command (proposal ?id) (program "curl") (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
+      (shell-command (proposal ?id) (program "wget") (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
+      (shell-command (proposal ?id) (program "fetch") (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
+      (shell-command (proposal ?id) (program "http") (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
+      (shell-command (proposal ?id) (program "https") (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
+      (shell-command (proposal ?id) (program "xh") (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
+      (shell-command (proposal ?id) (program "aria2c") (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?))
+      (shell-command (proposal ?id) (program "git") (args $? ?a&:(str-index ":" ?a)&:(egress-url-word-p ?a)&:(neq (url-error ?a) "") $?)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule egress-shell-invalid-url)
                     (reason (str-cat "invalid URL (" (url-error ?a) "): " ?a)))))
@@ -151,14 +159,14 @@
 ;; neither metadata nor loopback (judged by their own rules).
 (deffunction egress-internal-host-p (?h)
   (bind ?c (egress-host-class ?h))
-  (and (neq ?c "metadata") (neq ?c "loopback") (member$ ?c ?*egress-internal-classes*)))
+  (and (neq ?c "metadata") (neq ?c "loopback") (egress-internal-class-p ?c)))
 
 ;; Stops any command reaching a cloud metadata endpoint (`curl 169.254.169.254/…`,
 ;; `wget http://[::ffff:a9fe:a9fe]/`, `curl http://metadata.google.internal/…`): the
 ;; machine's own cloud credentials.
 (defrule egress-network-metadata
   (effect (proposal ?id) (index ~-1) (kind network) (target ?h&~""))
-  (test (or (member$ ?h ?*egress-metadata-hosts*) (eq (egress-host-class ?h) "metadata")))
+  (test (or (egress-metadata-host-p ?h) (eq (egress-host-class ?h) "metadata")))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule egress-network-metadata)
                     (reason (str-cat "cloud metadata endpoint: " ?h)))))
@@ -169,7 +177,7 @@
 ;; through egress-network-not-allowlisted instead.) Names that only resolve to such addresses (127.0.0.1.nip.io) are
 ;; caught as hosts not on the allowlist.
 (defrule egress-network-internal-address
-  (effect (proposal ?id) (index ~-1) (kind network) (target ?h&~""&:(not (member$ ?h ?*egress-allowlist*)))
+  (effect (proposal ?id) (index ~-1) (kind network) (target ?h&~""&:(not (egress-allowlisted-p ?h)))
           (program ~"ssh"&~"scp"&~"sftp"&~"rsync"&~"mosh"&~"ssh-copy-id"))
   (test (egress-internal-host-p ?h))
   =>
@@ -181,7 +189,7 @@
 ;; server being built is everyday, but local admin APIs (Docker, databases, cloud agents)
 ;; answer there too. (The HTTP actuator rejects loopback outright.)
 (defrule egress-network-loopback
-  (effect (proposal ?id) (index ~-1) (kind network) (target ?h&~""&:(not (member$ ?h ?*egress-allowlist*))))
+  (effect (proposal ?id) (index ~-1) (kind network) (target ?h&~""&:(not (egress-allowlisted-p ?h))))
   (test (eq (egress-host-class ?h) "loopback"))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-network-loopback)
@@ -192,7 +200,7 @@
 ;; to a remote, `nc`, `dig x.evil.example`, `docker run IMAGE` (Docker Hub is fine only for
 ;; building: `docker build`, `docker compose build`).
 (defrule egress-network-not-allowlisted
-  (effect (proposal ?id) (index ~-1) (kind network) (target ?h&~""&:(not (member$ ?h ?*egress-allowlist*))) (program ?p)
+  (effect (proposal ?id) (index ~-1) (kind network) (target ?h&~""&:(not (egress-allowlisted-p ?h))) (program ?p)
           (subcommand ?s))
   (test (not (and (eq ?h "registry-1.docker.io") (member$ ?s (create$ "build" "compose build" "buildx build")))))
   =>
@@ -222,12 +230,26 @@
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-publish)
                     (reason (str-cat ?p " " ?s " publishes or changes a registry")))))
 
+;; TRUE for a package spec that is a URL or a VCS spec (`git+https://…`, `https://…/x.tar.gz`).
+(deffunction egress-package-url-word-p (?a)
+  (regex-match "^(git|hg|svn|bzr)\\+|^[A-Za-z][A-Za-z0-9+.-]*://" ?a))
+
 ;; Asks a human when a package manager installs from a URL or a VCS spec (`pip install -e
 ;; git+https://…`, `pip install https://…/x.tar.gz`, `uv pip install git+ssh://…`): the code
 ;; comes from wherever the URL points and its build scripts run.
 (defrule egress-package-from-url
-  (shell-command (proposal ?id) (program ?p&"pip"|"pip3"|"uv"|"pipx"|"poetry"|"pdm"|"npm"|"yarn"|"pnpm"|"cargo"|"gem"|"go")
-                 (argv $? ?a&:(regex-match "^(git|hg|svn|bzr)\\+|^[A-Za-z][A-Za-z0-9+.-]*://" ?a) $?))
+  (or (shell-command (proposal ?id) (program ?p&"pip") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"pip3") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"uv") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"pipx") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"poetry") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"pdm") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"npm") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"yarn") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"pnpm") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"cargo") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"gem") (argv $? ?a&:(egress-package-url-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"go") (argv $? ?a&:(egress-package-url-word-p ?a) $?)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-package-from-url)
                     (reason (str-cat ?p " installs from a URL: " ?a)))))
@@ -237,7 +259,8 @@
 ;; (opens issues, creates gists) and can carry anything out, like a POST from the HTTP
 ;; actuator.
 (defrule egress-shell-upload
-  (shell-command (proposal ?id) (program ?p&"curl"|"wget") (argv $? ?a&:(egress-upload-word-p ?a) $?))
+  (or (shell-command (proposal ?id) (program ?p&"curl") (argv $? ?a&:(egress-upload-word-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"wget") (argv $? ?a&:(egress-upload-word-p ?a) $?)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-shell-upload)
                     (reason (str-cat ?p " sends data (" ?a ")")))))

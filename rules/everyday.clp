@@ -13,7 +13,7 @@
 ;;;   - network to an allowlisted host, or git's configured remote for fetch/pull/clone, or
 ;;;     the Docker registry for `docker build` / `docker compose build`;
 ;;;   - package runners starting an everyday development tool (`npx prettier`,
-;;;     `uv run pytest`: ?*execution-everyday-tools* of execution.clp);
+;;;     `uv run pytest`: execution-everyday-tool-p of execution.clp);
 ;;; and nothing else: no code from options (exec-program, exec-code), no privilege change,
 ;;; no environment dump, no unknown program. Variables set for a command must be harmless
 ;;; (locale, time zone, colours, terminal size).
@@ -23,7 +23,7 @@
 ;;; reject or approval-required always wins over this approval: a line approved here whose
 ;;; build files this session wrote still needs a human (execution.clp).
 ;;;
-;;; The allowlisted hosts are ?*egress-allowlist* of egress.clp (loaded before this file).
+;;; The allowlisted hosts are egress-allowlisted-p of egress.clp (loaded before this file).
 
 ;; Approves a shell line whose every effect is harmless (see the head of this file):
 ;; `ls -la`, `git commit -am x`, `make test`, `sed -i s/a/b/ src/x.py`, `rm -rf ./build`,
@@ -40,16 +40,18 @@
                                &~"TERM"&~"COLUMNS"&~"LINES"&~"CI")))
   (not (effect (proposal ?id) (kind env-dump|privilege)))
   (not (and (effect (proposal ?id) (index ?ui) (kind unknown) (target ~"["))
-            (shell-command (proposal ?id) (index ?ui) (argv ?uw $?) (cwd ?uc&:(not (execution-workspace-script-p ?uw ?uc))))))
+            (shell-command (proposal ?id) (index ?ui) (argv ?uw $?) (cwd ?uc))
+            (test (not (execution-workspace-script-p ?uw ?uc)))))
   (not (and (effect (proposal ?id) (index ?gi) (kind delete) (program "git") (subcommand "clean"))
-            (shell-command (proposal ?id) (index ?gi) (argv $?gv&:(not (or (member$ "-n" ?gv) (member$ "--dry-run" ?gv)))))))
+            (shell-command (proposal ?id) (index ?gi) (argv $?gv))
+            (test (not (or (member$ "-n" ?gv) (member$ "--dry-run" ?gv))))))
   (not (effect (proposal ?id) (kind delete) (target ?gt&:(str-suffix "/.git" ?gt))))
   (not (effect (proposal ?id) (kind read) (class system) (target ?st&:(not (files-system-read-ok ?st)))))
   (not (effect (proposal ?id) (kind network)
                (subcommand "publish"|"unpublish"|"yank"|"deprecate"|"push"|"upload"|"release"|"login"|"adduser"|"owner"|"dist-tag")))
   (not (shell-command (proposal ?id) (program "kill"|"pkill"|"killall"|"killall5"|"unset")))
   (not (effect (proposal ?id) (kind exec) (object ?o&~path) (target ?x)
-               (via ?v&:(or (neq ?o program) (neq ?v "operand") (not (member$ ?x ?*execution-everyday-tools*))))))
+               (via ?v&:(or (neq ?o program) (neq ?v "operand") (not (execution-everyday-tool-p ?x))))))
   (not (effect (proposal ?id) (kind exec) (object path) (in-workspace FALSE)))
   (not (effect (proposal ?id) (kind exec) (class persistence|credential)))
   (not (effect (proposal ?id) (kind write|delete) (in-workspace FALSE)
@@ -74,10 +76,10 @@
                (target ?r&:(not (files-outside-read-ok ?r)))))
   (not (shell-command (proposal ?id) (program "ln"|"cp") (flags $? "-s"|"--symbolic" $?) (cwd ?cwd)
                       (args $? ?lt ?ll&:(files-symlink-outside-p ?lt ?ll ?cwd))))
-  (not (effect (proposal ?id) (kind network) (target ?h&~""&:(not (member$ ?h ?*egress-allowlist*)))
+  (not (effect (proposal ?id) (kind network) (target ?h&~""&:(not (egress-allowlisted-p ?h)))
                (subcommand ~"build"&~"compose build"&~"buildx build")))
   (not (effect (proposal ?id) (kind network) (subcommand "build"|"compose build"|"buildx build")
-               (target ?h&~""&~"registry-1.docker.io"&:(not (member$ ?h ?*egress-allowlist*)))))
+               (target ?h&~""&~"registry-1.docker.io"&:(not (egress-allowlisted-p ?h)))))
   (not (effect (proposal ?id) (kind network) (target "")
                (subcommand ~"fetch"&~"pull"&~"clone"&~"ls-remote"&~"submodule update"&~"remote-update"
                            &~"compose build")

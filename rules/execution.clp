@@ -11,14 +11,15 @@
 ;;; script the agent wrote in this session needs a human before it runs: writing a Makefile
 ;;; and then running `make` is running code the agent wrote, one harmless-looking step at a time.
 
-;; Development tools a package runner may start without a human (`npx prettier`,
+;; TRUE for a development tool a package runner may start without a human (`npx prettier`,
 ;; `uv run pytest`, `pnpm exec eslint`, `yarn tsc`): formatters, linters, type checkers, test
 ;; runners and bundlers that work on the workspace. Only as the runner's operand, never
-;; through an option (`go test -exec X`, `sort --compress-program=X` always ask).
-(defglobal ?*execution-everyday-tools* =
-  (create$ "prettier" "eslint" "tsc" "jest" "vitest" "mocha" "playwright" "webpack" "vite" "rollup"
-           "esbuild" "stylelint" "tailwindcss" "pytest" "py.test" "mypy" "ruff" "black" "isort"
-           "flake8" "pylint" "pyright" "coverage" "tox" "nox" "rspec" "rubocop" "rake"))
+;; through an option (`go test -exec X`, `sort --compress-program=X` always ask). (`neq` is
+;; TRUE when its first argument differs from every other one.)
+(deffunction execution-everyday-tool-p (?t)
+  (not (neq ?t "prettier" "eslint" "tsc" "jest" "vitest" "mocha" "playwright" "webpack" "vite" "rollup"
+            "esbuild" "stylelint" "tailwindcss" "pytest" "py.test" "mypy" "ruff" "black" "isort"
+            "flake8" "pylint" "pyright" "coverage" "tox" "nox" "rspec" "rubocop" "rake")))
 
 ;; Asks a human when an option or operand makes a program run another program or code text
 ;; (`make CC=…`, `cmake -E env sh -c …`, `go test -exec X`, `sort --compress-program=sh`,
@@ -26,7 +27,7 @@
 ;; `node -e`, `awk 'BEGIN{system(…)}'`): what runs is not the program named.
 (defrule execution-code-from-arguments
   (effect (proposal ?id) (kind exec) (object ?o&~path) (program ?p) (via ?v) (target ?t))
-  (test (or (neq ?o program) (neq ?v "operand") (not (member$ ?t ?*execution-everyday-tools*))))
+  (test (or (neq ?o program) (neq ?v "operand") (not (execution-everyday-tool-p ?t))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-code-from-arguments)
                     (reason (str-cat ?p " runs code given through " (if (eq ?v "") then "its arguments" else ?v)
@@ -43,7 +44,8 @@
 ;; (`./clean.sh` after `echo 'rm -rf ~' > clean.sh`).
 (defrule execution-session-written-script
   (effect (proposal ?id) (index ?i) (kind unknown))
-  (shell-command (proposal ?id) (index ?i) (argv ?w&:(str-index "/" ?w) $?) (cwd ?cwd))
+  (shell-command (proposal ?id) (index ?i) (argv ?w $?) (cwd ?cwd))
+  (test (str-index "/" ?w))
   (history (proposal ?id) (kind write) (target ?t&:(eq ?t (path-normalize ?w ?cwd))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-session-written-script)
@@ -94,7 +96,16 @@
 ;; (`… | sh`, `base64 -d | bash`, `rev <<< … | sh`, `nsenter -t 1 -m sh`, `bash -s`): the code
 ;; is whatever the pipe or here-string holds, decoded or built at run time.
 (defrule execution-shell-from-input
-  (shell-command (proposal ?id) (program ?p&"sh"|"bash"|"zsh"|"dash"|"ksh"|"mksh"|"fish"|"ash"|"csh"|"tcsh") (args))
+  (or (shell-command (proposal ?id) (program ?p&"sh") (args))
+      (shell-command (proposal ?id) (program ?p&"bash") (args))
+      (shell-command (proposal ?id) (program ?p&"zsh") (args))
+      (shell-command (proposal ?id) (program ?p&"dash") (args))
+      (shell-command (proposal ?id) (program ?p&"ksh") (args))
+      (shell-command (proposal ?id) (program ?p&"mksh") (args))
+      (shell-command (proposal ?id) (program ?p&"fish") (args))
+      (shell-command (proposal ?id) (program ?p&"ash") (args))
+      (shell-command (proposal ?id) (program ?p&"csh") (args))
+      (shell-command (proposal ?id) (program ?p&"tcsh") (args)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-shell-from-input)
                     (reason (str-cat ?p " runs commands read from its input")))))
@@ -102,8 +113,9 @@
 ;; Asks a human for install, deploy and release targets (`make install`, `ninja install`,
 ;; `make deploy`): they write outside the workspace or publish, whatever the build file says.
 (defrule execution-install-target
-  (shell-command (proposal ?id) (program ?p&"make"|"gmake"|"ninja")
-                 (args $? ?t&"install"|"uninstall"|"deploy"|"publish"|"release"|"upload"|"push" $?))
+  (or (shell-command (proposal ?id) (program ?p&"make") (args $? ?t&"install"|"uninstall"|"deploy"|"publish"|"release"|"upload"|"push" $?))
+      (shell-command (proposal ?id) (program ?p&"gmake") (args $? ?t&"install"|"uninstall"|"deploy"|"publish"|"release"|"upload"|"push" $?))
+      (shell-command (proposal ?id) (program ?p&"ninja") (args $? ?t&"install"|"uninstall"|"deploy"|"publish"|"release"|"upload"|"push" $?)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-install-target)
                     (reason (str-cat ?p " " ?t " installs or publishes")))))

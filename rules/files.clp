@@ -107,7 +107,8 @@
 ;; including new work not yet committed and local settings (`git clean -n` only lists).
 (defrule files-git-clean
   (effect (proposal ?id) (index ?i) (kind delete) (program "git") (subcommand "clean"))
-  (shell-command (proposal ?id) (index ?i) (argv $?v&:(not (or (member$ "-n" ?v) (member$ "--dry-run" ?v)))))
+  (shell-command (proposal ?id) (index ?i) (argv $?v))
+  (test (not (or (member$ "-n" ?v) (member$ "--dry-run" ?v))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-git-clean)
                     (reason "git clean deletes every untracked file"))))
@@ -180,7 +181,8 @@
 ;; -delete` is everyday work.)
 (defrule files-find-delete-workspace
   (effect (proposal ?id) (index ?i) (kind delete) (program "find") (target ?p&:(eq ?p (workspace-root))))
-  (shell-command (proposal ?id) (index ?i) (argv $?v&:(files-find-unfiltered-delete-p ?v)))
+  (shell-command (proposal ?id) (index ?i) (argv $?v))
+  (test (files-find-unfiltered-delete-p ?v))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule files-find-delete-workspace)
                     (reason "find deletes everything in the workspace"))))
@@ -200,8 +202,8 @@
 ;; (`ln -s /etc etclink`, `ln -sf ~/.config cfg`): every later read or write through the
 ;; link looks like workspace work but is not.
 (defrule files-symlink-outside-workspace
-  (shell-command (proposal ?id) (program "ln"|"cp") (flags $? "-s"|"--symbolic" $?) (cwd ?cwd)
-                 (args $? ?t ?l&:(files-symlink-outside-p ?t ?l ?cwd)))
+  (or (shell-command (proposal ?id) (program "ln") (flags $? "-s"|"--symbolic" $?) (cwd ?cwd) (args $? ?t ?l&:(files-symlink-outside-p ?t ?l ?cwd)))
+      (shell-command (proposal ?id) (program "cp") (flags $? "-s"|"--symbolic" $?) (cwd ?cwd) (args $? ?t ?l&:(files-symlink-outside-p ?t ?l ?cwd))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-symlink-outside-workspace)
                     (reason (str-cat "symbolic link " ?l " leads outside the workspace: " ?t)))))

@@ -18,10 +18,11 @@
                     (reason "shell proposal without payload.command"))))
 
 ;; Stops shell proposals whose command is not a non-blank string (number, boolean, null,
-;; "" or whitespace).
+;; "" or whitespace). The blank test is an indexed pattern: it runs with the other command
+;; patterns, not as a regex call per command.
 (defrule malformed-shell-bad-command
-  (param (proposal ?id) (key "payload.command")
-         (value ?c&:(or (not (stringp ?c)) (regex-match "^\\s*$" ?c))))
+  (or (param (proposal ?id) (key "payload.command") (value ?c&:(not (stringp ?c))))
+      (pattern-hit (proposal ?id) (key "payload.command") (kind regex) (pattern "^\\s*$")))
   (proposal (id ?id) (target shell))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule malformed-shell-bad-command)

@@ -6,12 +6,13 @@
 ;;; repaired (the secret is redacted by a rewrite) and held for a human; HTTP bodies and
 ;;; URLs carrying a secret are rejected.
 
-;; Hosts a credential may be sent to in a header. Same list as ?*egress-allowlist* in
-;; egress.clp, repeated so this file loads on its own (rule files load in any order).
-(defglobal ?*secrets-trusted-hosts* =
-  (create$ "api.github.com" "github.com" "pypi.org" "files.pythonhosted.org"
-           "registry.npmjs.org" "crates.io" "static.crates.io" "proxy.golang.org"
-           "deb.debian.org"))
+;; TRUE for a host a credential may be sent to in a header. A subset of the hosts of
+;; egress-allowlisted-p in egress.clp, repeated so this file loads on its own (rule files
+;; load in any order). (`neq` is TRUE when its first argument differs from every other one.)
+(deffunction secrets-trusted-host-p (?h)
+  (not (neq ?h "api.github.com" "github.com" "pypi.org" "files.pythonhosted.org"
+            "registry.npmjs.org" "crates.io" "static.crates.io" "proxy.golang.org"
+            "deb.debian.org")))
 
 ;; Redacts secrets from an outgoing chat/e-mail message and holds it for a human: the
 ;; message may still be worth sending, the secret never is. Every string in the payload is
@@ -76,9 +77,10 @@
 ;; handing the credential to a stranger.
 (defrule secrets-http-header-untrusted-host
   (proposal (id ?id) (target http))
-  (url (proposal ?id) (key "payload.url") (host ?h&:(not (member$ ?h ?*secrets-trusted-hosts*))))
   (param (proposal ?id) (key ?k) (value ?v))
   (test (and (str-prefix "payload.headers." ?k) (stringp ?v) (looks-like-secret ?v)))
+  (url (proposal ?id) (key "payload.url") (host ?h))
+  (test (not (secrets-trusted-host-p ?h)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule secrets-http-header-untrusted-host)
                     (reason (str-cat "secret in HTTP header " ?k " sent to " ?h)))))

@@ -5,17 +5,17 @@
 ;;; compound lines are split, quotes are removed, paths are normalized against the cwd the
 ;;; line has reached (`cd / && rm -rf *` deletes "/*").
 
-;; Top-level directories whose loss breaks the machine.
-(defglobal ?*destructive-system-dirs-re* =
-  "^/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|var|opt|root|dev|proc|sys|srv|home|run|snap|mnt|media)(/|$)")
+;; TRUE for a top-level directory whose loss breaks the machine, or anything in it.
+(deffunction destructive-system-dir-p (?p)
+  (regex-match "^/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|var|opt|root|dev|proc|sys|srv|home|run|snap|mnt|media)(/|$)" ?p))
+
+;; TRUE for a path in a system directory whose single files must not be deleted either (home
+;; directories and mounts are excluded: deleting ~/notes.txt is not a system change).
+(deffunction destructive-system-file-p (?p)
+  (regex-match "^/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|dev|proc|sys)(/|$)" ?p))
 
 ;; TRUE for a path that still holds an expansion the parser could not resolve ($X, `…`):
 ;; such a path is never "within" anything, so it must not count as outside either.
-;; System directories whose single files must not be deleted either (home directories and
-;; mounts are excluded: deleting ~/notes.txt is not a system change).
-(defglobal ?*destructive-system-files-re* =
-  "^/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|dev|proc|sys)(/|$)")
-
 (deffunction destructive-unresolved-p (?p)
   (or (not (str-prefix "/" ?p)) (str-contains ?p "$") (str-contains ?p "`")))
 
@@ -33,7 +33,7 @@
       (regex-match "^/[^/]*[*?\\[]" ?p)
       (path-within (home-dir) ?p)
       (path-within (workspace-root) ?p)
-      (regex-match ?*destructive-system-dirs-re* ?p)))
+      (destructive-system-dir-p ?p)))
 
 ;; TRUE for a recursive flag of rm (GNU rm accepts unambiguous long-option prefixes, so
 ;; "--rec" is "--recursive").
@@ -78,7 +78,7 @@
 ;; even without -r that breaks the machine.
 (defrule shell-destructive-rm-system-file
   (shell-command (proposal ?id) (program "rm")
-                 (paths $? ?p&:(regex-match ?*destructive-system-files-re* ?p)&:(destructive-outside-p ?p) $?))
+                 (paths $? ?p&:(destructive-system-file-p ?p)&:(destructive-outside-p ?p) $?))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-destructive-rm-system-file)
                     (reason (str-cat "delete of a system file: " ?p)))))
@@ -136,8 +136,29 @@
 ;; Stops making or wiping file systems (mkfs, mkfs.ext4, mke2fs, mkswap, wipefs, blkdiscard):
 ;; each erases a whole device.
 (defrule shell-destructive-mkfs
-  (shell-command (proposal ?id)
-                 (program ?p&"mkfs"|"mkfs.ext2"|"mkfs.ext3"|"mkfs.ext4"|"mkfs.xfs"|"mkfs.btrfs"|"mkfs.vfat"|"mkfs.fat"|"mkfs.msdos"|"mkfs.ntfs"|"mkfs.exfat"|"mkfs.f2fs"|"mkfs.minix"|"mkfs.jfs"|"mkfs.reiserfs"|"mkfs.cramfs"|"mkfs.bfs"|"mkntfs"|"mkdosfs"|"mke2fs"|"mkswap"|"wipefs"|"blkdiscard"))
+  (or (shell-command (proposal ?id) (program ?p&"mkfs"))
+      (shell-command (proposal ?id) (program ?p&"mkfs.ext2"))
+      (shell-command (proposal ?id) (program ?p&"mkfs.ext3"))
+      (shell-command (proposal ?id) (program ?p&"mkfs.ext4"))
+      (shell-command (proposal ?id) (program ?p&"mkfs.xfs"))
+      (shell-command (proposal ?id) (program ?p&"mkfs.btrfs"))
+      (shell-command (proposal ?id) (program ?p&"mkfs.vfat"))
+      (shell-command (proposal ?id) (program ?p&"mkfs.fat"))
+      (shell-command (proposal ?id) (program ?p&"mkfs.msdos"))
+      (shell-command (proposal ?id) (program ?p&"mkfs.ntfs"))
+      (shell-command (proposal ?id) (program ?p&"mkfs.exfat"))
+      (shell-command (proposal ?id) (program ?p&"mkfs.f2fs"))
+      (shell-command (proposal ?id) (program ?p&"mkfs.minix"))
+      (shell-command (proposal ?id) (program ?p&"mkfs.jfs"))
+      (shell-command (proposal ?id) (program ?p&"mkfs.reiserfs"))
+      (shell-command (proposal ?id) (program ?p&"mkfs.cramfs"))
+      (shell-command (proposal ?id) (program ?p&"mkfs.bfs"))
+      (shell-command (proposal ?id) (program ?p&"mkntfs"))
+      (shell-command (proposal ?id) (program ?p&"mkdosfs"))
+      (shell-command (proposal ?id) (program ?p&"mke2fs"))
+      (shell-command (proposal ?id) (program ?p&"mkswap"))
+      (shell-command (proposal ?id) (program ?p&"wipefs"))
+      (shell-command (proposal ?id) (program ?p&"blkdiscard")))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-destructive-mkfs)
                     (reason (str-cat ?p " erases a device")))))
@@ -145,9 +166,23 @@
 ;; Stops shred, cp, tee, cat … on raw devices (`shred /dev/sda`, `cp /dev/zero /dev/nvme0n1`,
 ;; `cat /dev/mem`): reading or writing a disk or memory device bypasses every file permission.
 (defrule shell-destructive-raw-device
-  (shell-command (proposal ?id)
-                 (program ?prog&"shred"|"cp"|"mv"|"tee"|"cat"|"pv"|"ln"|"install"|"truncate"|"badblocks"|"fdisk"|"sfdisk"|"gdisk"|"sgdisk"|"parted"|"hdparm"|"rsync")
-                 (paths $? ?p&:(destructive-device-p ?p) $?))
+  (or (shell-command (proposal ?id) (program ?prog&"shred") (paths $? ?p&:(str-prefix "/dev/" ?p)&:(destructive-device-p ?p) $?))
+      (shell-command (proposal ?id) (program ?prog&"cp") (paths $? ?p&:(str-prefix "/dev/" ?p)&:(destructive-device-p ?p) $?))
+      (shell-command (proposal ?id) (program ?prog&"mv") (paths $? ?p&:(str-prefix "/dev/" ?p)&:(destructive-device-p ?p) $?))
+      (shell-command (proposal ?id) (program ?prog&"tee") (paths $? ?p&:(str-prefix "/dev/" ?p)&:(destructive-device-p ?p) $?))
+      (shell-command (proposal ?id) (program ?prog&"cat") (paths $? ?p&:(str-prefix "/dev/" ?p)&:(destructive-device-p ?p) $?))
+      (shell-command (proposal ?id) (program ?prog&"pv") (paths $? ?p&:(str-prefix "/dev/" ?p)&:(destructive-device-p ?p) $?))
+      (shell-command (proposal ?id) (program ?prog&"ln") (paths $? ?p&:(str-prefix "/dev/" ?p)&:(destructive-device-p ?p) $?))
+      (shell-command (proposal ?id) (program ?prog&"install") (paths $? ?p&:(str-prefix "/dev/" ?p)&:(destructive-device-p ?p) $?))
+      (shell-command (proposal ?id) (program ?prog&"truncate") (paths $? ?p&:(str-prefix "/dev/" ?p)&:(destructive-device-p ?p) $?))
+      (shell-command (proposal ?id) (program ?prog&"badblocks") (paths $? ?p&:(str-prefix "/dev/" ?p)&:(destructive-device-p ?p) $?))
+      (shell-command (proposal ?id) (program ?prog&"fdisk") (paths $? ?p&:(str-prefix "/dev/" ?p)&:(destructive-device-p ?p) $?))
+      (shell-command (proposal ?id) (program ?prog&"sfdisk") (paths $? ?p&:(str-prefix "/dev/" ?p)&:(destructive-device-p ?p) $?))
+      (shell-command (proposal ?id) (program ?prog&"gdisk") (paths $? ?p&:(str-prefix "/dev/" ?p)&:(destructive-device-p ?p) $?))
+      (shell-command (proposal ?id) (program ?prog&"sgdisk") (paths $? ?p&:(str-prefix "/dev/" ?p)&:(destructive-device-p ?p) $?))
+      (shell-command (proposal ?id) (program ?prog&"parted") (paths $? ?p&:(str-prefix "/dev/" ?p)&:(destructive-device-p ?p) $?))
+      (shell-command (proposal ?id) (program ?prog&"hdparm") (paths $? ?p&:(str-prefix "/dev/" ?p)&:(destructive-device-p ?p) $?))
+      (shell-command (proposal ?id) (program ?prog&"rsync") (paths $? ?p&:(str-prefix "/dev/" ?p)&:(destructive-device-p ?p) $?)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-destructive-raw-device)
                     (reason (str-cat "raw device access: " ?p)))))
@@ -155,7 +190,8 @@
 ;; Stops `> /dev/sda` and `echo x >> /dev/nvme0n1`: a redirect onto a disk device.
 (defrule shell-destructive-device-redirect
   (shell-redirect (proposal ?id) (op ">"|">>"|">|"|"&>"|"&>>"|"<>"|">&") (target ?t)
-                  (path ?p&:(or (destructive-device-p ?p) (destructive-device-p ?t))))
+                  (path ?p&:(or (str-prefix "/dev/" ?p) (str-prefix "/dev/" ?t))
+                           &:(or (destructive-device-p ?p) (destructive-device-p ?t))))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-destructive-device-redirect)
                     (reason (str-cat "redirect onto a device: " ?t)))))
@@ -185,9 +221,9 @@
 ;; directory: it breaks sudo, ssh and every service at once. (For chmod, `-r` is a mode,
 ;; not recursion, so only -R/--recursive count.)
 (defrule shell-destructive-chmod-recursive
-  (shell-command (proposal ?id) (program "chmod"|"chown"|"chgrp")
-                 (flags $? "-R"|"--recursive" $?)
-                 (paths $? ?p&:(destructive-critical-path-p ?p) $?))
+  (or (shell-command (proposal ?id) (program "chmod") (flags $? "-R"|"--recursive" $?) (paths $? ?p&:(destructive-critical-path-p ?p) $?))
+      (shell-command (proposal ?id) (program "chown") (flags $? "-R"|"--recursive" $?) (paths $? ?p&:(destructive-critical-path-p ?p) $?))
+      (shell-command (proposal ?id) (program "chgrp") (flags $? "-R"|"--recursive" $?) (paths $? ?p&:(destructive-critical-path-p ?p) $?)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-destructive-chmod-recursive)
                     (reason (str-cat "recursive permission change on a critical path: " ?p)))))
@@ -205,7 +241,8 @@
 ;; Stops `kill -9 -1`, `kill -KILL -1`, `kill -- -1` (every process the user may signal)
 ;; and `kill -9 1` (init): both take the whole system down.
 (defrule shell-destructive-kill-all
-  (shell-command (proposal ?id) (program "kill"|"killall5") (argv $? "-1"|"1"))
+  (or (shell-command (proposal ?id) (program "kill") (argv $? "-1"|"1"))
+      (shell-command (proposal ?id) (program "killall5") (argv $? "-1"|"1")))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-destructive-kill-all)
                     (reason "kills every process or init"))))
@@ -214,28 +251,36 @@
 ;; `kill $(pgrep sshd)`): the agent may not own them, and stopping the wrong one (sshd, a
 ;; database, another user's job) is an outage.
 (defrule shell-destructive-kill
-  (shell-command (proposal ?id) (program ?p&"kill"|"pkill"|"killall"|"killall5"))
+  (or (shell-command (proposal ?id) (program ?p&"kill"))
+      (shell-command (proposal ?id) (program ?p&"pkill"))
+      (shell-command (proposal ?id) (program ?p&"killall"))
+      (shell-command (proposal ?id) (program ?p&"killall5")))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule shell-destructive-kill)
                     (reason (str-cat ?p " stops processes")))))
 
 ;; Asks a human for `pkill -u USER` / `killall -u USER`: kills every process of a user.
 (defrule shell-destructive-kill-user
-  (shell-command (proposal ?id) (program "pkill"|"killall") (flags $? "-u"|"--user" $?))
+  (or (shell-command (proposal ?id) (program "pkill") (flags $? "-u"|"--user" $?))
+      (shell-command (proposal ?id) (program "killall") (flags $? "-u"|"--user" $?)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule shell-destructive-kill-user)
                     (reason "kills every process of a user"))))
 
 ;; Stops shutdown, reboot, halt and poweroff: an agent never takes the host down.
 (defrule shell-destructive-shutdown
-  (shell-command (proposal ?id) (program "shutdown"|"reboot"|"halt"|"poweroff"))
+  (or (shell-command (proposal ?id) (program "shutdown"))
+      (shell-command (proposal ?id) (program "reboot"))
+      (shell-command (proposal ?id) (program "halt"))
+      (shell-command (proposal ?id) (program "poweroff")))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-destructive-shutdown)
                     (reason "shuts the machine down"))))
 
 ;; Stops `init 0`, `init 6`, `telinit 1`: runlevel changes halt, reboot or drop to single user.
 (defrule shell-destructive-init-runlevel
-  (shell-command (proposal ?id) (program "init"|"telinit") (args $? "0"|"1"|"6"|"s"|"S" $?))
+  (or (shell-command (proposal ?id) (program "init") (args $? "0"|"1"|"6"|"s"|"S" $?))
+      (shell-command (proposal ?id) (program "telinit") (args $? "0"|"1"|"6"|"s"|"S" $?)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-destructive-init-runlevel)
                     (reason "runlevel change halts or reboots the machine"))))

