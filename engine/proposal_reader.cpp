@@ -3,6 +3,7 @@
 #include <rapidjson/error/en.h>
 
 #include <cctype>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <unordered_set>
@@ -79,6 +80,18 @@ std::string ambiguous_key(const rapidjson::Value& obj) {
   return {};
 }
 
+// Strict UTF-8 (text::valid_utf8), with ASCII runs skipped eight bytes at a time.
+bool is_valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, s.data() + i, 8);
+    if (word & 0x8080808080808080ULL) break;
+  }
+  while (i < s.size() && static_cast<unsigned char>(s[i]) < 0x80) ++i;
+  return text::valid_utf8(s.substr(i));
+}
+
 // HTTP methods, lowercased: an `action` naming one must agree with `payload.method`.
 bool is_http_method(std::string_view s) {
   static constexpr std::string_view kMethods[] = {"get",     "head",  "post",    "put",  "delete",
@@ -92,6 +105,27 @@ std::string string_member(const rapidjson::Value& obj, const char* name) {
   auto it = obj.FindMember(name);
   if (it == obj.MemberEnd() || !it->value.IsString()) return {};
   return std::string(it->value.GetString(), it->value.GetStringLength());
+}
+
+// `parent.name`, built in one allocation.
+std::string child_key(const std::string& parent, std::string_view name) {
+  std::string key;
+  key.reserve(parent.size() + 1 + name.size());
+  key.append(parent);
+  key.push_back('.');
+  key.append(name);
+  return key;
+}
+
+// The decimal text of an array index, in `buffer`.
+std::string_view index_text(rapidjson::SizeType i, char (&buffer)[16]) {
+  char* end = buffer + sizeof buffer;
+  char* p = end;
+  do {
+    *--p = static_cast<char>('0' + i % 10);
+    i /= 10;
+  } while (i);
+  return {p, static_cast<std::size_t>(end - p)};
 }
 
 // Checks every key and value of the document and lists its leaves, depth-first in document
@@ -126,12 +160,13 @@ std::optional<Diagnostic> collect_leaves(rapidjson::Value& doc, const ReadLimits
         --it;
         if (check_escapes && !text::valid_utf8({it->name.GetString(), it->name.GetStringLength()}))
           return input_error(code::kInputJson, "invalid Unicode escape in a key");
-        stack.push_back({&it->value, frame.key + "." + std::string(it->name.GetString(), it->name.GetStringLength()),
+        stack.push_back({&it->value, child_key(frame.key, {it->name.GetString(), it->name.GetStringLength()}),
                          frame.depth + 1});
       }
     } else if (v.IsArray()) {
+      char digits[16];
       for (rapidjson::SizeType i = v.Size(); i > 0; --i)
-        stack.push_back({&v[i - 1], frame.key + "." + std::to_string(i - 1), frame.depth + 1});
+        stack.push_back({&v[i - 1], child_key(frame.key, index_text(i - 1, digits)), frame.depth + 1});
     } else {
       if (v.IsString() && std::memchr(v.GetString(), '\0', v.GetStringLength()))
         return input_error(code::kInputShape, "NUL character in the value of " + quoted_key(frame.key));
@@ -159,7 +194,11 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
   // while the text handed on holds more. JSON text never contains a raw NUL.
   if (std::size_t nul = json.find('\0'); nul != std::string_view::npos)
     return input_error(code::kInputJson, "invalid JSON at byte " + std::to_string(nul) + ": NUL byte");
-  doc->Parse<kFlags>(json.data(), json.size());
+  // Valid UTF-8 text (nearly every proposal) is parsed without RapidJSON's per-character
+  // check, which can then not fail; anything else goes through the checking parse, which
+  // reports the error and its offset.
+  if (is_valid_utf8(json)) doc->Parse<kFlags & ~rapidjson::kParseValidateEncodingFlag>(json.data(), json.size());
+  else doc->Parse<kFlags>(json.data(), json.size());
   if (doc->HasParseError())
     return input_error(code::kInputJson, std::string("invalid JSON at byte ") +
                                              std::to_string(doc->GetErrorOffset()) + ": " +
