@@ -193,10 +193,10 @@ bool FactCodec::finish(void* f) {
   return true;
 }
 
-bool FactCodec::assert_param(const std::string& id, const Leaf& leaf) {
+bool FactCodec::assert_param(const Leaf& leaf) {
   void* f = fact(param_);
   if (!f) return false;
-  put_string(f, param_slots_.proposal, id);
+  put(f, param_slots_.proposal, STRING, id_symbol_);
   put_string(f, param_slots_.key, leaf.key);
   const rapidjson::Value& v = *leaf.value;
   DATA_OBJECT d;
@@ -220,21 +220,21 @@ bool FactCodec::assert_param(const std::string& id, const Leaf& leaf) {
   return finish(f);
 }
 
-bool FactCodec::assert_hit(const std::string& id, std::string_view key, const PatternIndex::Hit& hit) {
+bool FactCodec::assert_hit(std::string_view key, const PatternIndex::Hit& hit) {
   void* f = fact(pattern_hit_);
   if (!f) return false;
-  put_string(f, pattern_hit_slots_.proposal, id);
+  put(f, pattern_hit_slots_.proposal, STRING, id_symbol_);
   put(f, pattern_hit_slots_.key, STRING, symbol(key));
   put(f, pattern_hit_slots_.kind, SYMBOL, symbol(hit.kind));
   put(f, pattern_hit_slots_.pattern, STRING, symbol(hit.pattern));
   return finish(f);
 }
 
-bool FactCodec::assert_derived_hits(const std::string& id, std::string_view key, std::string_view value,
+bool FactCodec::assert_derived_hits(std::string_view key, std::string_view value,
                                     const PatternIndex& patterns) {
   if (!patterns.uses(key)) return true;
   bool ok = true;
-  if (!patterns.match_derived(key, value, [&](const PatternIndex::Hit& hit) { ok &= assert_hit(id, key, hit); })) {
+  if (!patterns.match_derived(key, value, [&](const PatternIndex::Hit& hit) { ok &= assert_hit(key, hit); })) {
     stop(code::kFacts, "the pattern matcher failed on " + std::string(key));
     return false;
   }
@@ -244,14 +244,14 @@ bool FactCodec::assert_derived_hits(const std::string& id, std::string_view key,
 // `normalized` is lexical; `resolved` follows symlinks on the host (see paths::resolve);
 // in-workspace needs both inside the workspace root (itself resolved). Indexed path-within
 // patterns run on both, so a forbidden directory is hit through a symlink too.
-bool FactCodec::assert_path(const std::string& id, const std::string& key, const std::string& raw,
+bool FactCodec::assert_path(const std::string& key, const std::string& raw,
                             const std::string& cwd, const PatternIndex& patterns) {
   BindingContext& c = env_.state();
   const paths::Location loc = c.resolver.locate(raw, cwd, c.home);
   const paths::Location& root = workspace_root();
   void* f = fact(path_);
   if (!f) return false;
-  put_string(f, path_slots_.proposal, id);
+  put(f, path_slots_.proposal, STRING, id_symbol_);
   put_string(f, path_slots_.key, key);
   put_string(f, path_slots_.raw, raw);
   put_string(f, path_slots_.normalized, loc.normalized);
@@ -260,14 +260,14 @@ bool FactCodec::assert_path(const std::string& id, const std::string& key, const
   put_symbol(f, path_slots_.path_class, path_class(loc));
   if (!finish(f)) return false;
   bool ok = true;
-  auto on_hit = [&](const PatternIndex::Hit& hit) { ok &= assert_hit(id, key, hit); };
+  auto on_hit = [&](const PatternIndex::Hit& hit) { ok &= assert_hit(key, hit); };
   if (!patterns.empty()) {
     if (!patterns.match_path(key, loc.normalized, on_hit)) return false;
     if (!loc.resolved.empty() && loc.resolved != loc.normalized &&
         !patterns.match_path(key, loc.resolved, on_hit))
       return false;
   }
-  return ok && assert_derived_hits(id, derived_key::kPathNormalized, loc.normalized, patterns);
+  return ok && assert_derived_hits(derived_key::kPathNormalized, loc.normalized, patterns);
 }
 
 // The workspace root located once per proposal (the resolver's cache would give the same
@@ -288,7 +288,7 @@ const char* FactCodec::path_class(const paths::Location& loc) {
 
 // An effect fact. A path target is located like a `path` fact: class from both readings,
 // in the workspace only if both lie within the (resolved) workspace root.
-bool FactCodec::assert_effect(const std::string& id, long long index, const Effect& e, const std::string& cwd) {
+bool FactCodec::assert_effect(long long index, const Effect& e, const std::string& cwd) {
   BindingContext& c = env_.state();
   EffectRecord rec;
   rec.kind = effect_kind_name(e.kind);
@@ -308,7 +308,7 @@ bool FactCodec::assert_effect(const std::string& id, long long index, const Effe
   void* f = fact(effect_);
   if (!f) return false;
   const EffectSlots& k = effect_slots_;
-  put_string(f, k.proposal, id);
+  put(f, k.proposal, STRING, id_symbol_);
   put_integer(f, k.index, index);
   put_symbol(f, k.kind, rec.kind);
   put_symbol(f, k.object, rec.object);
@@ -320,7 +320,7 @@ bool FactCodec::assert_effect(const std::string& id, long long index, const Effe
   put_symbol(f, k.in_workspace, rec.in_workspace ? "TRUE" : "FALSE");
   put_symbol(f, k.dynamic, rec.dynamic ? "TRUE" : "FALSE");
   if (!finish(f)) return false;
-  if (!assert_derived_hits(id, derived_key::kEffectTarget, rec.target)) return false;
+  if (!assert_derived_hits(derived_key::kEffectTarget, rec.target)) return false;
   effect_records_.push_back(std::move(rec));
   return true;
 }
@@ -338,7 +338,7 @@ bool dynamic_word(const shell::SimpleCommand& cmd, const std::string& word) {
 // file is a write, input from one a read (`<>` both); descriptor duplications (`2>&1`,
 // `>&-`) and here-documents touch no file. (EffectsTable::effects_of may already list the
 // redirections; they are added here only when it did not.)
-bool FactCodec::assert_command_effects(const std::string& id, long long index, const shell::SimpleCommand& cmd,
+bool FactCodec::assert_command_effects(long long index, const shell::SimpleCommand& cmd,
                                        const std::string& cwd) {
   const BindingContext& c = env_.state();
   effect_buffer_.clear();
@@ -364,7 +364,7 @@ bool FactCodec::assert_command_effects(const std::string& id, long long index, c
     }
   }
   for (const auto& e : effect_buffer_)
-    if (!assert_effect(id, index, e, cwd)) return false;
+    if (!assert_effect(index, e, cwd)) return false;
   return true;
 }
 
@@ -393,7 +393,7 @@ bool FactCodec::assert_proposal_effects(const ProposalFields& p, const rapidjson
       e.object = EffectObject::Path;
       e.target = target;
       e.via = "payload.path";
-      if (!assert_effect(p.id, -1, e, cwd)) return false;
+      if (!assert_effect(-1, e, cwd)) return false;
     }
   } else if (p.target == "http") {
     const char* raw_url = payload_string(doc, "url");
@@ -404,7 +404,7 @@ bool FactCodec::assert_proposal_effects(const ProposalFields& p, const rapidjson
     e.object = EffectObject::Host;
     e.target = url.valid ? url.host : "";
     e.via = "payload.url";
-    if (!assert_effect(p.id, -1, e, cwd)) return false;
+    if (!assert_effect(-1, e, cwd)) return false;
   }
   return true;
 }
@@ -421,7 +421,7 @@ bool is_one_of(std::string_view s, std::initializer_list<std::string_view> allow
 
 // An effect of an earlier approved decision of the session. Symbols come from the engine's
 // own records; anything else is shown as unknown/none rather than refused by CLIPS.
-bool FactCodec::assert_history(const std::string& id, const HistoryEntry& h, std::int64_t now) {
+bool FactCodec::assert_history(const HistoryEntry& h, std::int64_t now) {
   const EffectRecord& e = h.effect;
   void* f = fact(history_);
   if (!f) return false;
@@ -430,7 +430,7 @@ bool FactCodec::assert_history(const std::string& id, const HistoryEntry& h, std
   bool class_ok = !e.path_class.empty() && e.path_class[0] >= 'a' && e.path_class[0] <= 'z';
   for (char ch : e.path_class)
     class_ok &= (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
-  put_string(f, history_slots_.proposal, id);
+  put(f, history_slots_.proposal, STRING, id_symbol_);
   put_string(f, history_slots_.decision, h.decision_id);
   put_integer(f, history_slots_.age, now > h.time ? now - h.time : 0);
   put_symbol(f, history_slots_.kind, kind_ok ? e.kind.c_str() : "unknown");
@@ -443,12 +443,12 @@ bool FactCodec::assert_history(const std::string& id, const HistoryEntry& h, std
 }
 
 // Every slot comes from urls::parse, the same reading `url-host` and `url-ip-class` use.
-bool FactCodec::assert_url(const std::string& id, const std::string& key, const std::string& raw,
+bool FactCodec::assert_url(const std::string& key, const std::string& raw,
                            const PatternIndex& patterns) {
   urls::Url url = urls::parse(raw);
   void* f = fact(url_);
   if (!f) return false;
-  put_string(f, url_slots_.proposal, id);
+  put(f, url_slots_.proposal, STRING, id_symbol_);
   put_string(f, url_slots_.key, key);
   put_string(f, url_slots_.raw, raw);
   put_symbol(f, url_slots_.valid, url.valid ? "TRUE" : "FALSE");
@@ -463,10 +463,10 @@ bool FactCodec::assert_url(const std::string& id, const std::string& key, const 
     put_string(f, url_slots_.error, url.error);
   }
   if (!finish(f)) return false;
-  return !url.valid || assert_derived_hits(id, derived_key::kUrlHost, url.host, patterns);
+  return !url.valid || assert_derived_hits(derived_key::kUrlHost, url.host, patterns);
 }
 
-bool FactCodec::assert_shell_command(const ProposalFields& fields, long long index,
+bool FactCodec::assert_shell_command(long long index,
                                      const shell::SimpleCommand& cmd, const std::string& cwd,
                                      const PatternIndex& patterns) {
   const BindingContext& c = env_.state();
@@ -478,7 +478,7 @@ bool FactCodec::assert_shell_command(const ProposalFields& fields, long long ind
   for (const auto& a : cmd.assignments) names.push_back(a.name);
   void* f = fact(shell_command_);
   if (!f) return false;
-  put_string(f, shell_command_slots_.proposal, fields.id);
+  put(f, shell_command_slots_.proposal, STRING, id_symbol_);
   put_integer(f, shell_command_slots_.index, index);
   put_string(f, shell_command_slots_.program, cmd.program);
   put_strings(f, shell_command_slots_.argv, cmd.argv);
@@ -491,11 +491,11 @@ bool FactCodec::assert_shell_command(const ProposalFields& fields, long long ind
   put_string(f, shell_command_slots_.cwd, cwd);
   put_symbol(f, shell_command_slots_.dynamic, cmd.dynamic ? "TRUE" : "FALSE");
   if (!finish(f)) return false;
-  if (!assert_derived_hits(fields.id, derived_key::kShellProgram, cmd.program, patterns)) return false;
+  if (!assert_derived_hits(derived_key::kShellProgram, cmd.program, patterns)) return false;
   for (const auto& a : cmd.assignments) {
     void* af = fact(shell_assignment_);
     if (!af) return false;
-    put_string(af, shell_assignment_slots_.proposal, fields.id);
+    put(af, shell_assignment_slots_.proposal, STRING, id_symbol_);
     put_integer(af, shell_assignment_slots_.index, index);
     put_string(af, shell_assignment_slots_.name, a.name);
     put_string(af, shell_assignment_slots_.value, a.value);
@@ -505,7 +505,7 @@ bool FactCodec::assert_shell_command(const ProposalFields& fields, long long ind
   for (const auto& r : cmd.redirects) {
     void* rf = fact(shell_redirect_);
     if (!rf) return false;
-    put_string(rf, shell_redirect_slots_.proposal, fields.id);
+    put(rf, shell_redirect_slots_.proposal, STRING, id_symbol_);
     put_integer(rf, shell_redirect_slots_.index, index);
     put_string(rf, shell_redirect_slots_.op, r.op);
     put_integer(rf, shell_redirect_slots_.fd, r.fd);
@@ -513,11 +513,11 @@ bool FactCodec::assert_shell_command(const ProposalFields& fields, long long ind
     put_string(rf, shell_redirect_slots_.path, is_fd_dup(r) ? "" : paths::normalize(r.target, cwd, c.home).c_str());
     if (!finish(rf)) return false;
   }
-  if (effects_ && !assert_command_effects(fields.id, index, cmd, cwd)) return false;
+  if (effects_ && !assert_command_effects(index, cmd, cwd)) return false;
   return true;
 }
 
-bool FactCodec::assert_shell(const ProposalFields& fields, const std::string& command,
+bool FactCodec::assert_shell(const std::string& command,
                              const std::string& start_cwd, const PatternIndex& patterns) {
   const BindingContext& c = env_.state();
   shell::ParseResult parsed = shell::parse(command, limits_->shell);
@@ -538,14 +538,14 @@ bool FactCodec::assert_shell(const ProposalFields& fields, const std::string& co
     }
     void* f = fact(shell_error_);
     if (!f) return false;
-    put_string(f, shell_error_slots_.proposal, fields.id);
+    put(f, shell_error_slots_.proposal, STRING, id_symbol_);
     put_string(f, shell_error_slots_.message, parsed.error);
     return finish(f);
   }
   std::string cwd = start_cwd;
   long long index = 0;
   for (const auto& cmd : parsed.commands) {
-    if (!assert_shell_command(fields, index, cmd, cwd, patterns)) return false;
+    if (!assert_shell_command(index, cmd, cwd, patterns)) return false;
     // `cd` changes where later commands of the line run. An unresolvable target makes the
     // working directory "/", so relative paths after it count as outside the workspace.
     if (cmd.program == "cd" && cmd.depth == 0) {
@@ -568,11 +568,14 @@ bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc,
   asserted_ = 0;
   stop_ = {};
   root_.reset();
+  // Every fact of the proposal names it: interned once, held until its facts hold it.
+  id_symbol_ = symbol(p.id);
+  IncrementSymbolCount(id_symbol_);
   effect_records_.clear();
   bool ok = assert_derived(p, doc, leaves, patterns, error);
   if (ok && history) {
     for (const auto& h : *history) {
-      if (!assert_history(p.id, h, now)) {
+      if (!assert_history(h, now)) {
         *error = FactError{code::kFacts, "cannot assert a history fact"};
         ok = false;
         break;
@@ -582,6 +585,8 @@ bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc,
   if (!ok && !stop_.code.empty()) *error = stop_;
   limits_ = nullptr;
   patterns_ = nullptr;
+  DecrementSymbolCount(raw_, static_cast<SYMBOL_HN*>(id_symbol_));
+  id_symbol_ = nullptr;
   return ok;
 }
 
@@ -593,7 +598,7 @@ bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& 
   };
   void* f = fact(proposal_);
   if (!f) return fail("cannot create facts");
-  put_string(f, proposal_slots_.id, p.id);
+  put(f, proposal_slots_.id, STRING, id_symbol_);
   put_symbol(f, proposal_slots_.target, p.target);
   put_symbol(f, proposal_slots_.action, p.action.empty() ? "nil" : p.action.c_str());
   put_string(f, proposal_slots_.explanation, p.explanation);
@@ -609,7 +614,7 @@ bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& 
   // Param keys are the member names joined with `.`: unambiguous, as no key holds a `.`.
   for (const auto& leaf : leaves) {
     if (in_proposal_fact(leaf.key)) continue;
-    if (!assert_param(p.id, leaf)) return fail("cannot assert a param fact");
+    if (!assert_param(leaf)) return fail("cannot assert a param fact");
     if (!patterns.empty() && leaf.value->IsString()) {
       bool hit_ok = true, forged = false;
       // A leaf named like a derived key ("url.host" from a top-level "url" object) gets no
@@ -618,7 +623,7 @@ bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& 
       bool ran = patterns.match_value(leaf.key, std::string_view(leaf.value->GetString(), leaf.value->GetStringLength()),
                                       [&](const PatternIndex::Hit& hit) {
                                         if (reserved) forged = true;
-                                        else hit_ok &= assert_hit(p.id, leaf.key, hit);
+                                        else hit_ok &= assert_hit(leaf.key, hit);
                                       });
       if (!ran) return fail("pattern matcher ran out of memory");
       if (forged) return fail("the proposal field \"" + leaf.key + "\" has the name of a derived value and matches an indexed pattern");
@@ -636,13 +641,13 @@ bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& 
   if (const char* raw_cwd = payload_string(doc, "cwd")) {
     cwd = paths::normalize(raw_cwd, c.workspace_root, c.home);
     if (cwd.empty() || cwd[0] != '/') cwd = "/";
-    if (!assert_path(p.id, "payload.cwd", raw_cwd, c.workspace_root, patterns)) return fail("cannot assert a path fact");
+    if (!assert_path("payload.cwd", raw_cwd, c.workspace_root, patterns)) return fail("cannot assert a path fact");
   }
   if (const char* raw_path = payload_string(doc, "path")) {
-    if (!assert_path(p.id, "payload.path", raw_path, cwd, patterns)) return fail("cannot assert a path fact");
+    if (!assert_path("payload.path", raw_path, cwd, patterns)) return fail("cannot assert a path fact");
   }
   if (const char* raw_url = payload_string(doc, "url")) {
-    if (!assert_url(p.id, "payload.url", raw_url, patterns)) return fail("cannot assert a url fact");
+    if (!assert_url("payload.url", raw_url, patterns)) return fail("cannot assert a url fact");
   }
   if (effects_ && !assert_proposal_effects(p, doc, cwd)) return fail("cannot assert an effect fact");
   if (p.target == "shell") {
@@ -651,7 +656,7 @@ bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& 
         stop(code::kDeadline, "the decision deadline passed before the shell line was parsed");
         return false;
       }
-      if (!assert_shell(p, command, cwd, patterns)) return fail("cannot assert shell facts");
+      if (!assert_shell(command, cwd, patterns)) return fail("cannot assert shell facts");
     }
   }
   return true;

@@ -114,33 +114,33 @@ class FactCodec {
   bool finish(void* f);
   void stop(const char* code, std::string message);  // a cap or the deadline ends the derivation
   bool past_deadline() const;
-  bool assert_param(const std::string& id, const Leaf& leaf);
-  bool assert_shell(const ProposalFields& fields, const std::string& command, const std::string& cwd,
+  bool assert_param(const Leaf& leaf);
+  bool assert_shell(const std::string& command, const std::string& cwd,
                     const PatternIndex& patterns);
   bool assert_derived(const ProposalFields& p, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
                       const PatternIndex& patterns, FactError* error);
-  bool assert_shell_command(const ProposalFields& fields, long long index, const shell::SimpleCommand& cmd,
+  bool assert_shell_command(long long index, const shell::SimpleCommand& cmd,
                             const std::string& cwd, const PatternIndex& patterns);
-  bool assert_path(const std::string& id, const std::string& key, const std::string& raw,
+  bool assert_path(const std::string& key, const std::string& raw,
                    const std::string& cwd, const PatternIndex& patterns);
-  bool assert_url(const std::string& id, const std::string& key, const std::string& raw,
+  bool assert_url(const std::string& key, const std::string& raw,
                   const PatternIndex& patterns);
-  bool assert_hit(const std::string& id, std::string_view key, const PatternIndex::Hit& hit);
+  bool assert_hit(std::string_view key, const PatternIndex::Hit& hit);
   // The pattern-hit facts of one derived value under its derived key (see derived_key in
   // engine/pattern_index.h; e.g. derived_key::kEffectTarget with an effect's target, once
   // per effect fact). Does nothing unless some rule uses the key. False when the matcher or
   // an assert failed (the derivation is then stopped with the cause).
-  bool assert_derived_hits(const std::string& id, std::string_view key, std::string_view value,
+  bool assert_derived_hits(std::string_view key, std::string_view value,
                            const PatternIndex& patterns);
   // The same with the index of the current assert_all (for callers that are not handed it).
-  bool assert_derived_hits(const std::string& id, std::string_view key, std::string_view value) {
-    return !patterns_ || assert_derived_hits(id, key, value, *patterns_);
+  bool assert_derived_hits(std::string_view key, std::string_view value) {
+    return !patterns_ || assert_derived_hits(key, value, *patterns_);
   }
-  bool assert_effect(const std::string& id, long long index, const Effect& effect, const std::string& cwd);
-  bool assert_command_effects(const std::string& id, long long index, const shell::SimpleCommand& cmd,
+  bool assert_effect(long long index, const Effect& effect, const std::string& cwd);
+  bool assert_command_effects(long long index, const shell::SimpleCommand& cmd,
                               const std::string& cwd);
   bool assert_proposal_effects(const ProposalFields& p, const rapidjson::Value& doc, const std::string& cwd);
-  bool assert_history(const std::string& id, const HistoryEntry& entry, std::int64_t now);
+  bool assert_history(const HistoryEntry& entry, std::int64_t now);
   const char* path_class(const paths::Location& loc);
   const paths::Location& workspace_root();
 
@@ -193,6 +193,7 @@ class FactCodec {
   const PatternIndex* patterns_ = nullptr;  // set during assert_all
   std::size_t asserted_ = 0;            // facts asserted for the current proposal
   FactError stop_;                      // set when a cap or the deadline stopped the derivation
+  void* id_symbol_ = nullptr;            // the proposal id, during assert_all
   std::optional<paths::Location> root_;  // the workspace root, located for the current proposal
 };
 
