@@ -49,10 +49,12 @@ std::string quoted_key(std::string_view name) {
   return "\"" + std::string(name.substr(0, n)) + "…\"";
 }
 
+char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
 bool equal_ignoring_ascii_case(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
   return true;
 }
 
@@ -72,7 +74,7 @@ std::string ambiguous_key(const rapidjson::Value& obj) {
         duplicate = equal_ignoring_ascii_case(name, {prev->name.GetString(), prev->name.GetStringLength()});
     } else {
       std::string folded(name);
-      for (char& c : folded) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (char& c : folded) c = ascii_lower(c);
       duplicate = !seen.insert(std::move(folded)).second;
     }
     if (duplicate) return "duplicate key " + quoted_key(name) + " (keys must differ by more than ASCII case)";
