@@ -58,6 +58,7 @@ class EngineImpl {
   std::unique_ptr<FactCodec> codec_;
   std::mt19937_64 random_;
   std::int64_t counter_ = 0;
+  alignas(16) char json_pool_[16 * 1024];  // first block of each decision's JSON document
 };
 
 std::string EngineImpl::new_decision_id() {
@@ -129,7 +130,9 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + options_.deadline;  // covers reading, facts and rules
   DecideResult result;
-  rapidjson::Document doc;
+  // The document's values live in the engine's buffer (more only if a proposal needs it).
+  rapidjson::MemoryPoolAllocator<> pool(json_pool_, sizeof json_pool_);
+  rapidjson::Document doc(&pool);
   ProposalFields fields;
   std::vector<Leaf> leaves;
   ReadLimits limits;
