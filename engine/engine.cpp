@@ -22,7 +22,8 @@ namespace {
 // A JSON text with no line break and no padding can be embedded in a JSON line as it is.
 bool is_single_line(std::string_view json) {
   if (json.empty() || json.front() != '{' || json.back() != '}') return false;
-  return json.find_first_of("\n\r") == std::string_view::npos;
+  // Two scans for one character each (find_first_of would look up every character).
+  return json.find('\n') == std::string_view::npos && json.find('\r') == std::string_view::npos;
 }
 }  // namespace
 
