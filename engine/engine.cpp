@@ -60,6 +60,7 @@ class EngineImpl {
   std::mt19937_64 random_;
   std::int64_t counter_ = 0;
   alignas(16) char json_pool_[16 * 1024];  // first block of each decision's JSON document
+  std::string json_text_;                  // the proposal text the document is parsed in
 };
 
 std::string EngineImpl::new_decision_id() {
@@ -140,7 +141,7 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   limits.max_bytes = options_.max_input_bytes;
   limits.max_depth = options_.max_depth;
   limits.max_leaves = options_.max_leaves;
-  if (auto error = read_proposal(request.proposal_json, limits, &doc, &fields, &leaves)) {
+  if (auto error = read_proposal(request.proposal_json, limits, &doc, &fields, &leaves, &json_text_)) {
     result.error = std::move(*error);
     return result;
   }

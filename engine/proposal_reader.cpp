@@ -186,7 +186,7 @@ std::optional<Diagnostic> collect_leaves(rapidjson::Value& doc, const ReadLimits
 
 std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits& limits,
                                         rapidjson::Document* doc, ProposalFields* fields,
-                                        std::vector<Leaf>* leaves) {
+                                        std::vector<Leaf>* leaves, std::string* buffer) {
   if (json.size() > limits.max_bytes)
     return input_error(code::kInputTooLarge, "proposal is " + std::to_string(json.size()) +
                                                  " bytes, over the limit of " + std::to_string(limits.max_bytes));
@@ -199,8 +199,17 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
   // Valid UTF-8 text (nearly every proposal) is parsed without RapidJSON's per-character
   // check, which can then not fail; anything else goes through the checking parse, which
   // reports the error and its offset.
-  if (is_valid_utf8(json)) doc->Parse<kFlags & ~rapidjson::kParseValidateEncodingFlag>(json.data(), json.size());
-  else doc->Parse<kFlags>(json.data(), json.size());
+  // With a buffer, such text is copied there and parsed in place (strings are not copied
+  // again); text starting with a byte order mark, which only the stream parser skips, is not.
+  const bool valid = is_valid_utf8(json);
+  if (valid && buffer && !json.starts_with("\xEF\xBB\xBF")) {
+    buffer->assign(json);  // NUL-terminated, and json holds no NUL: the end of input
+    doc->ParseInsitu<kFlags & ~rapidjson::kParseValidateEncodingFlag>(buffer->data());
+  } else if (valid) {
+    doc->Parse<kFlags & ~rapidjson::kParseValidateEncodingFlag>(json.data(), json.size());
+  } else {
+    doc->Parse<kFlags>(json.data(), json.size());
+  }
   if (doc->HasParseError())
     return input_error(code::kInputJson, std::string("invalid JSON at byte ") +
                                              std::to_string(doc->GetErrorOffset()) + ": " +
