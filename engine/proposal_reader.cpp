@@ -140,7 +140,9 @@ std::optional<Diagnostic> collect_leaves(rapidjson::Value& doc, const ReadLimits
     unsigned depth;
   };
   std::vector<Frame> stack;
+  stack.reserve(32);
   leaves->clear();
+  leaves->reserve(32);
   if (std::string why = ambiguous_key(doc); !why.empty())
     return input_error(code::kInputShape, why + " in the proposal");
   for (auto it = doc.MemberEnd(); it != doc.MemberBegin();) {
