@@ -750,6 +750,43 @@ std::optional<FindSplit> split_find(const Args& a, std::size_t i) {
   return f;
 }
 
+// Where `find` starts looking (its operands before the first test or action, after the
+// -H -L -P -D X -ON options); "." when it names none. The files `{}` stands for lie below
+// these.
+Args find_roots(const Args& a, std::size_t i) {
+  std::size_t k = i + 1;
+  while (k < a.size()) {
+    const std::string& w = a[k];
+    if (w == "-H" || w == "-L" || w == "-P" || (w.size() > 2 && w[0] == '-' && w[1] == 'O')) {
+      ++k;
+    } else if (w == "-D") {
+      k += 2;
+    } else {
+      break;
+    }
+  }
+  Args roots;
+  for (; k < a.size(); ++k) {
+    const std::string& w = a[k];
+    if (w.empty() || w[0] == '-' || w == "(" || w == "!" || w == ",") break;
+    roots.push_back(w);
+  }
+  if (roots.empty()) roots.push_back(".");
+  return roots;
+}
+
+// `{}` in a command find runs names a file below `root`: it becomes `root/{}` (within
+// words too, as find substitutes it there: `sh -c 'cat {}'`), so the command's paths lie
+// where the files really are (`find /etc -exec cp {} . ;` reads below /etc).
+void place_found_file(std::vector<Word>* words, const std::string& root) {
+  const std::string found = (root.empty() || root.back() != '/' ? root + "/" : root) + "{}";
+  for (Word& w : *words) {
+    for (std::size_t at = w.value.find("{}"); at != std::string::npos; at = w.value.find("{}", at + found.size())) {
+      w.value.replace(at, 2, found);
+    }
+  }
+}
+
 }  // namespace
 
 void Parser::finish_simple(std::vector<Word> words, std::vector<Assignment> assignments,
@@ -840,8 +877,13 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
       wrappers.push_back("find");
       Unknowns inner = dyn;
       inner.runtime = true;  // `{}` and the operands come from the file system
+      const Args roots = find_roots(argv, i);
       for (const auto& cmd : f->inner) {
-        run_words(words_at(cmd), wrappers, assignments, redirects, inner, first_heredoc);
+        for (const std::string& root : roots) {  // one command per starting point
+          std::vector<Word> ws = words_at(cmd);
+          place_found_file(&ws, root);
+          run_words(std::move(ws), wrappers, assignments, redirects, inner, first_heredoc);
+        }
       }
       return;
     }

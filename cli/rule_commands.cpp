@@ -165,11 +165,20 @@ void register_check(CLI::App& app, int* exit_code) {
 
 // ---- dry-run --------------------------------------------------------------
 
-std::string text_line(const Decision& d) {
+// The decision, the rules that fired and, with --explain, every fact the rules saw (effects,
+// path classes, history …), one per line.
+std::string text_line(const Decision& d, bool explain) {
   std::string out = std::string(outcome_name(d.outcome)) + "  " + printable(d.reason);
   for (const auto& r : d.rules)
     out += "\n  " + std::string(r.monitor ? "[monitor] " : "") + printable(r.rule) + ": " +
            std::string(outcome_name(r.outcome)) + " (" + printable(r.reason) + ")";
+  if (!explain || d.facts_json.empty()) return out;
+  rapidjson::Document facts;
+  facts.Parse(d.facts_json.data(), d.facts_json.size());
+  if (facts.HasParseError() || !facts.IsArray()) return out + "\n  facts: (unreadable)";
+  out += "\n  facts:";
+  for (const auto& f : facts.GetArray())
+    if (f.IsString()) out += "\n    " + printable(std::string_view(f.GetString(), f.GetStringLength()));
   return out;
 }
 
@@ -292,7 +301,7 @@ void register_dry_run(CLI::App& app, int* exit_code) {
       } else {
         status.add(r.decision.outcome);
         std::printf("%s\n", (a->format == "json" ? json_for_terminal(decision_to_json(r.decision, a->explain))
-                                                 : text_line(r.decision)).c_str());
+                                                 : text_line(r.decision, a->explain)).c_str());
       }
       std::fflush(stdout);
     }

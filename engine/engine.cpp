@@ -12,6 +12,7 @@
 
 #include "engine/clips_env.h"
 #include "engine/fact_codec.h"
+#include "engine/path_classes.h"
 #include "engine/policy_impl.h"
 #include "engine/proposal_reader.h"
 #include "engine/clips.h"  // last: CLIPS defines macros
@@ -41,6 +42,9 @@ class EngineImpl {
     s.home = options_.home;
     s.clock = options_.clock;
     codec_ = std::make_unique<FactCodec>(*env_, policy_->impl().effects.get(), policy_->impl().path_classes.get());
+    // The path classes compile their matchers per home on first use: do it here, not inside
+    // the first decision's deadline.
+    if (const auto& classes = policy_->impl().path_classes) classes->classify("/", "", options_.home);
   }
 
   DecideResult decide(const DecideRequest& request);

@@ -37,7 +37,7 @@ std::string files_fingerprint(const std::vector<std::string>& paths,
   std::string out;
   auto rule_paths = effective_rule_paths(paths);
   for (const std::string& root : rule_paths) append_stat(&out, root);
-  for (const std::string& file : list_files(rule_paths, {".clp"})) append_stat(&out, file);
+  for (const std::string& file : list_files(rule_paths, rule_set_extensions())) append_stat(&out, file);
   for (const std::string& file : extra_files) append_stat(&out, file);
   return out;
 }

@@ -1095,7 +1095,7 @@ TEST_CASE("find -exec runs its command with operands known at run time", "[shell
     CHECK_FALSE(f.dynamic);
     const SimpleCommand& c = r.commands[1];
     CHECK(c.program == "rm");
-    CHECK(c.argv == V{"rm", "-rf", "{}"});
+    CHECK(c.argv == V{"rm", "-rf", "/{}"});
     CHECK(c.flags == V{"-r", "-f"});
     CHECK(c.wrappers == V{"find"});
     CHECK(c.depth == 0);
@@ -1109,8 +1109,8 @@ TEST_CASE("find with several actions and nested wrappers", "[shell][wrap]") {
   const ParseResult r = ok("find . -type f -exec grep -l x {} + -ok cat {} \\; -print");
   CHECK(programs(r) == V{"find", "grep", "cat"});
   CHECK(r.commands[0].argv == V{"find", ".", "-type", "f", "-exec", "-ok", "-print"});
-  CHECK(r.commands[1].argv == V{"grep", "-l", "x", "{}"});
-  CHECK(r.commands[2].argv == V{"cat", "{}"});
+  CHECK(r.commands[1].argv == V{"grep", "-l", "x", "./{}"});
+  CHECK(r.commands[2].argv == V{"cat", "./{}"});
   // `+` ends the command only right after {}.
   const ParseResult p = ok("find . -exec echo + \\;");
   CHECK(p.commands[1].argv == V{"echo", "+"});
@@ -1127,6 +1127,27 @@ TEST_CASE("find with several actions and nested wrappers", "[shell][wrap]") {
   REQUIRE(o.commands.size() == 2);
   CHECK(o.commands[0].redirects.size() == 1);
   CHECK(o.commands[1].redirects.size() == 1);
+}
+
+TEST_CASE("find's {} names a file below each starting point", "[shell][wrap]") {
+  // The command runs on files below the roots, not on a file named {} in the cwd.
+  const ParseResult r = ok("find /etc -name '*.conf' -exec cp {} . \\;");
+  REQUIRE(r.commands.size() == 2);
+  CHECK(r.commands[1].argv == V{"cp", "/etc/{}", "."});
+  CHECK(r.commands[1].args == V{"/etc/{}", "."});
+  // Several roots: one command per root. Options before the roots are skipped.
+  const ParseResult m = ok("find -L ~/.ssh /tmp/ -D tree -exec cat {} +");
+  CHECK(programs(m) == V{"find", "cat", "cat"});
+  CHECK(m.commands[1].argv == V{"cat", "~/.ssh/{}"});
+  CHECK(m.commands[2].argv == V{"cat", "/tmp/{}"});
+  // No root: find starts at ".".
+  CHECK(ok("find -name x -exec rm {} +").commands[1].argv == V{"rm", "./{}"});
+  // Inside a word, as find substitutes it: the file name is part of the shell text.
+  const ParseResult w = ok("find / -exec sh -c 'cat {} > {}.bak' \\;");
+  REQUIRE(w.commands.size() == 2);
+  CHECK(w.commands[1].argv == V{"cat", "/{}"});
+  REQUIRE(w.commands[1].redirects.size() == 1);
+  CHECK(w.commands[1].redirects[0].target == "/{}.bak");
 }
 
 TEST_CASE("find without -exec is left alone", "[shell][wrap]") {

@@ -164,6 +164,22 @@ TEST_CASE("dry-run --explain shows effect facts from the directory's tables; che
   CHECK(check.out.find(bad + ":3: error E_PATH_CLASSES") != std::string::npos);
 }
 
+TEST_CASE("dry-run --explain --format text lists the facts, effects included, one per line", "[cli][effect-facts]") {
+  TempDir dir;
+  dir.write("a.clp", kRules);
+  dir.write("effects.toml", "[program.sort]\noperands = [\"read...\"]\n[program.sort.options]\n\"-o\" = \"write\"\n");
+  Run r = run_cli("dry-run --explain --format text --rules " + dir.path.string(),
+                  R"({"target":"shell","payload":{"command":"sort -o out.txt in.txt"}})");
+  INFO(r.out);
+  CHECK(r.out.find("\n  facts:\n") != std::string::npos);
+  CHECK(r.out.find("(effect (proposal \"p") != std::string::npos);
+  CHECK(r.out.find("(kind write) (object path) (target \"/home/user/project/out.txt\")") != std::string::npos);
+  // Without --explain the text output has no facts.
+  Run plain = run_cli("dry-run --format text --rules " + dir.path.string(),
+                      R"({"target":"shell","payload":{"command":"sort -o out.txt in.txt"}})");
+  CHECK(plain.out.find("facts:") == std::string::npos);
+}
+
 TEST_CASE("dry-run: broken rules are a usage error (2), a missing input file too", "[cli]") {
   TempDir dir;
   std::string rules = dir.write("a.clp", "(defrule x");

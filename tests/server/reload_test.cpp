@@ -182,3 +182,25 @@ TEST_CASE("watched rule files reload on change", "[server][reload]") {
   }));
   CHECK(Stats::get(d.daemon().context().stats.reloads) == 1);
 }
+
+TEST_CASE("watched effects and path class tables reload on change", "[server][reload]") {
+  TempDir dir;
+  Config config = test_config(dir);
+  config.watch_rules = true;
+  config.watch_interval = std::chrono::milliseconds(100);
+  RunningDaemon d(config);
+  REQUIRE(d.ok());
+  const std::string before = d.daemon().context().policy.get()->digest();
+  // A table is part of the rule set: adding or editing one swaps the rules like a .clp.
+  dir.write("rules/effects.toml", "[program.cat]\noperands = [\"read...\"]\n");
+  CHECK(eventually([&] {
+    return d.daemon().context().policy.get()->digest() != before &&
+           Stats::get(d.daemon().context().stats.reloads) >= 1;
+  }));
+  const std::string with_effects = d.daemon().context().policy.get()->digest();
+  dir.write("rules/paths.toml", "[[class]]\nname = \"credential\"\npatterns = [\"**/.env\"]\n");
+  CHECK(eventually([&] {
+    return d.daemon().context().policy.get()->digest() != with_effects &&
+           Stats::get(d.daemon().context().stats.reloads) >= 2;
+  }));
+}
