@@ -148,6 +148,7 @@ class FactCodec {
   void* raw_;
   Template proposal_, param_, shell_command_, shell_assignment_, shell_redirect_, shell_error_, path_, url_,
       pattern_hit_, effect_, history_;
+  // Slot positions of each template, resolved once: facts are filled by index.
   struct {
     int proposal, key, value;
   } param_slots_;
