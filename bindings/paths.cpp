@@ -21,7 +21,8 @@ bool has_unresolved(std::string_view s) {
 
 // Resolves ".", ".." and repeated "/" of an absolute path. ".." at the root stays at the root.
 std::string resolve_absolute(std::string_view abs) {
-  std::vector<std::string_view> parts;
+  std::string out;
+  out.reserve(abs.size() + 1);
   std::size_t i = 0;
   const std::size_t n = abs.size();
   while (i < n) {
@@ -32,19 +33,29 @@ std::string resolve_absolute(std::string_view abs) {
     i = j;
     if (comp.empty() || comp == ".") continue;
     if (comp == "..") {
-      if (!parts.empty()) parts.pop_back();
+      if (!out.empty()) out.resize(out.rfind('/'));  // drops the last component
       continue;
     }
-    parts.push_back(comp);
-  }
-  if (parts.empty()) return "/";
-  std::string out;
-  out.reserve(abs.size());
-  for (std::string_view p : parts) {
     out.push_back('/');
-    out.append(p);
+    out.append(comp);
   }
+  if (out.empty()) out.push_back('/');
   return out;
+}
+
+// True if resolve_absolute(p) == p: "/" or "/a/b" with no empty, "." or ".." component.
+bool is_resolved_absolute(std::string_view p) {
+  if (p.empty() || p[0] != '/') return false;
+  if (p.size() == 1) return true;
+  std::size_t i = 1;
+  while (true) {
+    std::size_t j = p.find('/', i);
+    if (j == std::string_view::npos) j = p.size();
+    std::string_view comp = p.substr(i, j - i);
+    if (comp.empty() || comp == "." || comp == "..") return false;
+    if (j == p.size()) return true;
+    i = j + 1;
+  }
 }
 
 // If `path` starts with a home prefix ("~", "$HOME", "${HOME}") followed by end or "/",
@@ -123,11 +134,13 @@ bool within(std::string_view path, std::string_view root) {
   try {
     if (path.empty() || root.empty() || path[0] != '/' || root[0] != '/') return false;
     if (has_unresolved(path) || has_unresolved(root)) return false;
-    const std::string p = resolve_absolute(path);
-    const std::string r = resolve_absolute(root);
+    // Normalized input (the usual case) is compared as it is, without a copy.
+    std::string path_buffer, root_buffer;
+    const std::string_view p = is_resolved_absolute(path) ? path : std::string_view(path_buffer = resolve_absolute(path));
+    const std::string_view r = is_resolved_absolute(root) ? root : std::string_view(root_buffer = resolve_absolute(root));
     if (r == "/") return true;
     if (p.size() < r.size()) return false;
-    if (p.compare(0, r.size(), r) != 0) return false;
+    if (p.substr(0, r.size()) != r) return false;
     return p.size() == r.size() || p[r.size()] == '/';
   } catch (...) {
     return false;
@@ -235,11 +248,21 @@ const std::string& Resolver::resolve_joined(const std::string& joined) {
   return cache_.emplace(joined, resolve(joined)).first->second;
 }
 
+// normalize() is the lexical resolution of join() (both expand the same way and fail on the
+// same inputs), so the path is expanded once.
 Location Resolver::locate(std::string_view path, std::string_view cwd, std::string_view home) {
   Location loc;
-  loc.normalized = normalize(path, cwd, home);
   const std::string joined = join(path, cwd, home);
-  if (!joined.empty()) loc.resolved = resolve_joined(joined);
+  if (joined.empty()) {
+    loc.normalized = normalize(path, cwd, home);
+    return loc;
+  }
+  try {
+    loc.normalized = resolve_absolute(joined);
+  } catch (...) {
+    loc.normalized = std::string(path);
+  }
+  loc.resolved = resolve_joined(joined);
   return loc;
 }
 

@@ -474,6 +474,7 @@ bool ClipsEnv::reset() {
 }
 
 bool has_error_message(const std::string& output) {
+  if (output.find('[') == std::string::npos) return false;  // every message id starts with one
   // CLIPS error and warning messages start a line with an id such as "[EXPRNPSR3]".
   static const RE2 kErrorId("(?m)^\\[[A-Z]+[0-9]+\\]");
   return RE2::PartialMatch(output, kErrorId);

@@ -79,6 +79,16 @@ FactCodec::FactCodec(ClipsEnv& env, const EffectsTable* effects, const PathClass
       pattern_hit_(bind_template("pattern-hit")),
       effect_(bind_template("effect")),
       history_(bind_template("history")),
+      param_slots_{param_["proposal"], param_["key"], param_["value"]},
+      pattern_hit_slots_{pattern_hit_["proposal"], pattern_hit_["key"], pattern_hit_["kind"], pattern_hit_["pattern"]},
+      path_slots_{path_["proposal"], path_["key"], path_["raw"], path_["normalized"], path_["resolved"], path_["in-workspace"], path_["class"]},
+      history_slots_{history_["proposal"], history_["decision"], history_["age"], history_["kind"], history_["object"], history_["target"], history_["program"], history_["class"], history_["in-workspace"]},
+      url_slots_{url_["proposal"], url_["key"], url_["raw"], url_["valid"], url_["scheme"], url_["host"], url_["port"], url_["path"], url_["ip"], url_["ip-class"], url_["error"]},
+      shell_command_slots_{shell_command_["proposal"], shell_command_["index"], shell_command_["program"], shell_command_["argv"], shell_command_["flags"], shell_command_["args"], shell_command_["paths"], shell_command_["wrappers"], shell_command_["assignments"], shell_command_["depth"], shell_command_["cwd"], shell_command_["dynamic"]},
+      shell_assignment_slots_{shell_assignment_["proposal"], shell_assignment_["index"], shell_assignment_["name"], shell_assignment_["value"], shell_assignment_["dynamic"]},
+      shell_redirect_slots_{shell_redirect_["proposal"], shell_redirect_["index"], shell_redirect_["op"], shell_redirect_["fd"], shell_redirect_["target"], shell_redirect_["path"]},
+      shell_error_slots_{shell_error_["proposal"], shell_error_["message"]},
+      proposal_slots_{proposal_["id"], proposal_["target"], proposal_["action"], proposal_["explanation"], proposal_["agent"], proposal_["session"], proposal_["source"], proposal_["principal"], proposal_["groups"], proposal_["depth"], proposal_["attempt"]},
       effect_slots_{effect_["proposal"], effect_["index"],      effect_["kind"],       effect_["object"],
                     effect_["target"],   effect_["program"],    effect_["subcommand"], effect_["via"],
                     effect_["class"],    effect_["in-workspace"], effect_["dynamic"]},
@@ -99,6 +109,18 @@ void* FactCodec::fact(const Template& tmpl) {
 
 // Keys, programs, flags and other short strings repeat from one decision to the next:
 // keeping them interned spares CLIPS re-creating and collecting them every time.
+void* FactCodec::symbol(std::string_view s) {
+  if (s.size() > kPinnedLength) return EnvAddSymbol(raw_, std::string(s).c_str());
+  auto it = pinned_.find(s);
+  if (it != pinned_.end()) return it->second;
+  void* sym = EnvAddSymbol(raw_, std::string(s).c_str());
+  if (pinned_.size() < kPinnedMax) {
+    IncrementSymbolCount(sym);
+    pinned_.emplace(std::string(s), sym);
+  }
+  return sym;
+}
+
 void* FactCodec::symbol(const char* s) {
   std::size_t n = std::strlen(s);
   if (n > kPinnedLength) return EnvAddSymbol(raw_, s);
@@ -112,6 +134,18 @@ void* FactCodec::symbol(const char* s) {
   return sym;
 }
 
+void* FactCodec::symbol(const std::string& s) {
+  if (s.size() > kPinnedLength) return EnvAddSymbol(raw_, s.c_str());
+  auto it = pinned_.find(std::string_view(s));
+  if (it != pinned_.end()) return it->second;
+  void* sym = EnvAddSymbol(raw_, s.c_str());
+  if (pinned_.size() < kPinnedMax) {
+    IncrementSymbolCount(sym);
+    pinned_.emplace(s, sym);
+  }
+  return sym;
+}
+
 // What EnvPutFactSlot does for a single-field slot, without looking the slot up by name.
 void FactCodec::put(void* f, int slot, unsigned short type, void* value) {
   auto* theFact = static_cast<struct fact*>(f);
@@ -121,18 +155,15 @@ void FactCodec::put(void* f, int slot, unsigned short type, void* value) {
 
 void FactCodec::put_integer(void* f, int slot, long long n) { put(f, slot, INTEGER, EnvAddLong(raw_, n)); }
 
-void FactCodec::put_strings(void* f, const char* slot, const std::vector<std::string>& items) {
-  void* mf = EnvCreateMultifield(raw_, static_cast<long>(items.size()));
+// What EnvPutFactSlot does for a multislot (a fresh multifield owned by the fact, never on
+// CLIPS's garbage list), without the slot lookup by name and the intermediate copy.
+void FactCodec::put_strings(void* f, int slot, const std::vector<std::string>& items) {
+  auto* mf = static_cast<struct multifield*>(CreateMultifield2(raw_, static_cast<long>(items.size())));
   for (std::size_t i = 0; i < items.size(); ++i) {
-    SetMFType(mf, i + 1, STRING);
-    SetMFValue(mf, i + 1, symbol(items[i].c_str()));
+    mf->theFields[i].type = STRING;
+    mf->theFields[i].value = symbol(items[i]);
   }
-  DATA_OBJECT v;
-  SetType(v, MULTIFIELD);
-  SetValue(v, mf);
-  SetDOBegin(v, 1);
-  SetDOEnd(v, static_cast<long>(items.size()));
-  if (!EnvPutFactSlot(raw_, f, slot, &v)) failed_ = true;
+  put(f, slot, MULTIFIELD, mf);
 }
 
 void FactCodec::stop(const char* code, std::string message) {
@@ -162,11 +193,11 @@ bool FactCodec::finish(void* f) {
   return true;
 }
 
-bool FactCodec::assert_param(const std::string& id, const Leaf& leaf) {
+bool FactCodec::assert_param(const Leaf& leaf) {
   void* f = fact(param_);
   if (!f) return false;
-  put_string(f, param_["proposal"], id.c_str());
-  put_string(f, param_["key"], leaf.key.c_str());
+  put(f, param_slots_.proposal, STRING, id_symbol_);
+  put_string(f, param_slots_.key, leaf.key);
   const rapidjson::Value& v = *leaf.value;
   DATA_OBJECT d;
   if (v.IsString()) {
@@ -185,25 +216,25 @@ bool FactCodec::assert_param(const std::string& id, const Leaf& leaf) {
     SetType(d, SYMBOL);
     SetValue(d, EnvAddSymbol(raw_, "nil"));
   }
-  put(f, param_["value"], GetType(d), GetValue(d));
+  put(f, param_slots_.value, GetType(d), GetValue(d));
   return finish(f);
 }
 
-bool FactCodec::assert_hit(const std::string& id, std::string_view key, const PatternIndex::Hit& hit) {
+bool FactCodec::assert_hit(std::string_view key, const PatternIndex::Hit& hit) {
   void* f = fact(pattern_hit_);
   if (!f) return false;
-  put_string(f, pattern_hit_["proposal"], id.c_str());
-  put_string(f, pattern_hit_["key"], std::string(key).c_str());
-  put_symbol(f, pattern_hit_["kind"], std::string(hit.kind).c_str());
-  put_string(f, pattern_hit_["pattern"], std::string(hit.pattern).c_str());
+  put(f, pattern_hit_slots_.proposal, STRING, id_symbol_);
+  put(f, pattern_hit_slots_.key, STRING, symbol(key));
+  put(f, pattern_hit_slots_.kind, SYMBOL, symbol(hit.kind));
+  put(f, pattern_hit_slots_.pattern, STRING, symbol(hit.pattern));
   return finish(f);
 }
 
-bool FactCodec::assert_derived_hits(const std::string& id, std::string_view key, std::string_view value,
+bool FactCodec::assert_derived_hits(std::string_view key, std::string_view value,
                                     const PatternIndex& patterns) {
   if (!patterns.uses(key)) return true;
   bool ok = true;
-  if (!patterns.match_derived(key, value, [&](const PatternIndex::Hit& hit) { ok &= assert_hit(id, key, hit); })) {
+  if (!patterns.match_derived(key, value, [&](const PatternIndex::Hit& hit) { ok &= assert_hit(key, hit); })) {
     stop(code::kFacts, "the pattern matcher failed on " + std::string(key));
     return false;
   }
@@ -213,30 +244,40 @@ bool FactCodec::assert_derived_hits(const std::string& id, std::string_view key,
 // `normalized` is lexical; `resolved` follows symlinks on the host (see paths::resolve);
 // in-workspace needs both inside the workspace root (itself resolved). Indexed path-within
 // patterns run on both, so a forbidden directory is hit through a symlink too.
-bool FactCodec::assert_path(const std::string& id, const std::string& key, const std::string& raw,
+bool FactCodec::assert_path(const std::string& key, const std::string& raw,
                             const std::string& cwd, const PatternIndex& patterns) {
   BindingContext& c = env_.state();
   const paths::Location loc = c.resolver.locate(raw, cwd, c.home);
-  const paths::Location root = c.resolver.locate(c.workspace_root, "", c.home);
+  const paths::Location& root = workspace_root();
   void* f = fact(path_);
   if (!f) return false;
-  put_string(f, path_["proposal"], id.c_str());
-  put_string(f, path_["key"], key.c_str());
-  put_string(f, path_["raw"], raw.c_str());
-  put_string(f, path_["normalized"], loc.normalized.c_str());
-  put_string(f, path_["resolved"], loc.resolved.c_str());
-  put_symbol(f, path_["in-workspace"], paths::within(loc, root) ? "TRUE" : "FALSE");
-  put_symbol(f, path_["class"], path_class(loc));
+  put(f, path_slots_.proposal, STRING, id_symbol_);
+  put_string(f, path_slots_.key, key);
+  put_string(f, path_slots_.raw, raw);
+  put_string(f, path_slots_.normalized, loc.normalized);
+  put_string(f, path_slots_.resolved, loc.resolved);
+  put_symbol(f, path_slots_.in_workspace, paths::within(loc, root) ? "TRUE" : "FALSE");
+  put_symbol(f, path_slots_.path_class, path_class(loc));
   if (!finish(f)) return false;
   bool ok = true;
-  auto on_hit = [&](const PatternIndex::Hit& hit) { ok &= assert_hit(id, key, hit); };
+  auto on_hit = [&](const PatternIndex::Hit& hit) { ok &= assert_hit(key, hit); };
   if (!patterns.empty()) {
     if (!patterns.match_path(key, loc.normalized, on_hit)) return false;
     if (!loc.resolved.empty() && loc.resolved != loc.normalized &&
         !patterns.match_path(key, loc.resolved, on_hit))
       return false;
   }
-  return ok && assert_derived_hits(id, derived_key::kPathNormalized, loc.normalized, patterns);
+  return ok && assert_derived_hits(derived_key::kPathNormalized, loc.normalized, patterns);
+}
+
+// The workspace root located once per proposal (the resolver's cache would give the same
+// answer for every path of the proposal; it is emptied between proposals, so is this).
+const paths::Location& FactCodec::workspace_root() {
+  if (!root_) {
+    BindingContext& c = env_.state();
+    root_ = c.resolver.locate(c.workspace_root, "", c.home);
+  }
+  return *root_;
 }
 
 const char* FactCodec::path_class(const paths::Location& loc) {
@@ -247,7 +288,7 @@ const char* FactCodec::path_class(const paths::Location& loc) {
 
 // An effect fact. A path target is located like a `path` fact: class from both readings,
 // in the workspace only if both lie within the (resolved) workspace root.
-bool FactCodec::assert_effect(const std::string& id, long long index, const Effect& e, const std::string& cwd) {
+bool FactCodec::assert_effect(long long index, const Effect& e, const std::string& cwd) {
   BindingContext& c = env_.state();
   EffectRecord rec;
   rec.kind = effect_kind_name(e.kind);
@@ -260,26 +301,26 @@ bool FactCodec::assert_effect(const std::string& id, long long index, const Effe
   rec.dynamic = e.dynamic;
   if (e.object == EffectObject::Path) {
     const paths::Location loc = c.resolver.locate(e.target, cwd, c.home);
-    const paths::Location root = c.resolver.locate(c.workspace_root, "", c.home);
+    const paths::Location& root = workspace_root();
     rec.in_workspace = paths::within(loc, root);
     rec.path_class = path_class(loc);
   }
   void* f = fact(effect_);
   if (!f) return false;
   const EffectSlots& k = effect_slots_;
-  put_string(f, k.proposal, id.c_str());
+  put(f, k.proposal, STRING, id_symbol_);
   put_integer(f, k.index, index);
-  put_symbol(f, k.kind, rec.kind.c_str());
-  put_symbol(f, k.object, rec.object.c_str());
-  put_string(f, k.target, rec.target.c_str());
-  put_string(f, k.program, rec.program.c_str());
-  put_string(f, k.subcommand, rec.subcommand.c_str());
-  put_string(f, k.via, rec.via.c_str());
-  put_symbol(f, k.path_class, rec.path_class.c_str());
+  put_symbol(f, k.kind, rec.kind);
+  put_symbol(f, k.object, rec.object);
+  put_string(f, k.target, rec.target);
+  put_string(f, k.program, rec.program);
+  put_string(f, k.subcommand, rec.subcommand);
+  put_string(f, k.via, rec.via);
+  put_symbol(f, k.path_class, rec.path_class);
   put_symbol(f, k.in_workspace, rec.in_workspace ? "TRUE" : "FALSE");
   put_symbol(f, k.dynamic, rec.dynamic ? "TRUE" : "FALSE");
   if (!finish(f)) return false;
-  if (!assert_derived_hits(id, derived_key::kEffectTarget, rec.target)) return false;
+  if (!assert_derived_hits(derived_key::kEffectTarget, rec.target)) return false;
   effect_records_.push_back(std::move(rec));
   return true;
 }
@@ -297,7 +338,7 @@ bool dynamic_word(const shell::SimpleCommand& cmd, const std::string& word) {
 // file is a write, input from one a read (`<>` both); descriptor duplications (`2>&1`,
 // `>&-`) and here-documents touch no file. (EffectsTable::effects_of may already list the
 // redirections; they are added here only when it did not.)
-bool FactCodec::assert_command_effects(const std::string& id, long long index, const shell::SimpleCommand& cmd,
+bool FactCodec::assert_command_effects(long long index, const shell::SimpleCommand& cmd,
                                        const std::string& cwd) {
   const BindingContext& c = env_.state();
   effect_buffer_.clear();
@@ -323,7 +364,7 @@ bool FactCodec::assert_command_effects(const std::string& id, long long index, c
     }
   }
   for (const auto& e : effect_buffer_)
-    if (!assert_effect(id, index, e, cwd)) return false;
+    if (!assert_effect(index, e, cwd)) return false;
   return true;
 }
 
@@ -352,7 +393,7 @@ bool FactCodec::assert_proposal_effects(const ProposalFields& p, const rapidjson
       e.object = EffectObject::Path;
       e.target = target;
       e.via = "payload.path";
-      if (!assert_effect(p.id, -1, e, cwd)) return false;
+      if (!assert_effect(-1, e, cwd)) return false;
     }
   } else if (p.target == "http") {
     const char* raw_url = payload_string(doc, "url");
@@ -363,7 +404,7 @@ bool FactCodec::assert_proposal_effects(const ProposalFields& p, const rapidjson
     e.object = EffectObject::Host;
     e.target = url.valid ? url.host : "";
     e.via = "payload.url";
-    if (!assert_effect(p.id, -1, e, cwd)) return false;
+    if (!assert_effect(-1, e, cwd)) return false;
   }
   return true;
 }
@@ -380,7 +421,7 @@ bool is_one_of(std::string_view s, std::initializer_list<std::string_view> allow
 
 // An effect of an earlier approved decision of the session. Symbols come from the engine's
 // own records; anything else is shown as unknown/none rather than refused by CLIPS.
-bool FactCodec::assert_history(const std::string& id, const HistoryEntry& h, std::int64_t now) {
+bool FactCodec::assert_history(const HistoryEntry& h, std::int64_t now) {
   const EffectRecord& e = h.effect;
   void* f = fact(history_);
   if (!f) return false;
@@ -389,43 +430,43 @@ bool FactCodec::assert_history(const std::string& id, const HistoryEntry& h, std
   bool class_ok = !e.path_class.empty() && e.path_class[0] >= 'a' && e.path_class[0] <= 'z';
   for (char ch : e.path_class)
     class_ok &= (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
-  put_string(f, history_["proposal"], id.c_str());
-  put_string(f, history_["decision"], h.decision_id.c_str());
-  put_integer(f, history_["age"], now > h.time ? now - h.time : 0);
-  put_symbol(f, history_["kind"], kind_ok ? e.kind.c_str() : "unknown");
-  put_symbol(f, history_["object"], object_ok ? e.object.c_str() : "none");
-  put_string(f, history_["target"], e.target.c_str());
-  put_string(f, history_["program"], e.program.c_str());
-  put_symbol(f, history_["class"], class_ok ? e.path_class.c_str() : "none");
-  put_symbol(f, history_["in-workspace"], e.in_workspace ? "TRUE" : "FALSE");
+  put(f, history_slots_.proposal, STRING, id_symbol_);
+  put_string(f, history_slots_.decision, h.decision_id);
+  put_integer(f, history_slots_.age, now > h.time ? now - h.time : 0);
+  put_symbol(f, history_slots_.kind, kind_ok ? e.kind.c_str() : "unknown");
+  put_symbol(f, history_slots_.object, object_ok ? e.object.c_str() : "none");
+  put_string(f, history_slots_.target, e.target);
+  put_string(f, history_slots_.program, e.program);
+  put_symbol(f, history_slots_.path_class, class_ok ? e.path_class.c_str() : "none");
+  put_symbol(f, history_slots_.in_workspace, e.in_workspace ? "TRUE" : "FALSE");
   return finish(f);
 }
 
 // Every slot comes from urls::parse, the same reading `url-host` and `url-ip-class` use.
-bool FactCodec::assert_url(const std::string& id, const std::string& key, const std::string& raw,
+bool FactCodec::assert_url(const std::string& key, const std::string& raw,
                            const PatternIndex& patterns) {
   urls::Url url = urls::parse(raw);
   void* f = fact(url_);
   if (!f) return false;
-  put_string(f, url_["proposal"], id.c_str());
-  put_string(f, url_["key"], key.c_str());
-  put_string(f, url_["raw"], raw.c_str());
-  put_symbol(f, url_["valid"], url.valid ? "TRUE" : "FALSE");
+  put(f, url_slots_.proposal, STRING, id_symbol_);
+  put_string(f, url_slots_.key, key);
+  put_string(f, url_slots_.raw, raw);
+  put_symbol(f, url_slots_.valid, url.valid ? "TRUE" : "FALSE");
   if (url.valid) {
-    put_string(f, url_["scheme"], url.scheme.c_str());
-    put_string(f, url_["host"], url.host.c_str());
-    put_integer(f, url_["port"], url.port);
-    put_string(f, url_["path"], url.path.c_str());
-    put_string(f, url_["ip"], url.ip.c_str());
-    put_string(f, url_["ip-class"], url.ip_class.c_str());
+    put_string(f, url_slots_.scheme, url.scheme);
+    put_string(f, url_slots_.host, url.host);
+    put_integer(f, url_slots_.port, url.port);
+    put_string(f, url_slots_.path, url.path);
+    put_string(f, url_slots_.ip, url.ip);
+    put_string(f, url_slots_.ip_class, url.ip_class);
   } else {
-    put_string(f, url_["error"], url.error.c_str());
+    put_string(f, url_slots_.error, url.error);
   }
   if (!finish(f)) return false;
-  return !url.valid || assert_derived_hits(id, derived_key::kUrlHost, url.host, patterns);
+  return !url.valid || assert_derived_hits(derived_key::kUrlHost, url.host, patterns);
 }
 
-bool FactCodec::assert_shell_command(const ProposalFields& fields, long long index,
+bool FactCodec::assert_shell_command(long long index,
                                      const shell::SimpleCommand& cmd, const std::string& cwd,
                                      const PatternIndex& patterns) {
   const BindingContext& c = env_.state();
@@ -437,46 +478,46 @@ bool FactCodec::assert_shell_command(const ProposalFields& fields, long long ind
   for (const auto& a : cmd.assignments) names.push_back(a.name);
   void* f = fact(shell_command_);
   if (!f) return false;
-  put_string(f, shell_command_["proposal"], fields.id.c_str());
-  put_integer(f, shell_command_["index"], index);
-  put_string(f, shell_command_["program"], cmd.program.c_str());
-  put_strings(f, "argv", cmd.argv);
-  put_strings(f, "flags", cmd.flags);
-  put_strings(f, "args", cmd.args);
-  put_strings(f, "paths", normalized);
-  put_strings(f, "wrappers", cmd.wrappers);
-  put_strings(f, "assignments", names);
-  put_integer(f, shell_command_["depth"], cmd.depth);
-  put_string(f, shell_command_["cwd"], cwd.c_str());
-  put_symbol(f, shell_command_["dynamic"], cmd.dynamic ? "TRUE" : "FALSE");
+  put(f, shell_command_slots_.proposal, STRING, id_symbol_);
+  put_integer(f, shell_command_slots_.index, index);
+  put_string(f, shell_command_slots_.program, cmd.program);
+  put_strings(f, shell_command_slots_.argv, cmd.argv);
+  put_strings(f, shell_command_slots_.flags, cmd.flags);
+  put_strings(f, shell_command_slots_.args, cmd.args);
+  put_strings(f, shell_command_slots_.paths, normalized);
+  put_strings(f, shell_command_slots_.wrappers, cmd.wrappers);
+  put_strings(f, shell_command_slots_.assignments, names);
+  put_integer(f, shell_command_slots_.depth, cmd.depth);
+  put_string(f, shell_command_slots_.cwd, cwd);
+  put_symbol(f, shell_command_slots_.dynamic, cmd.dynamic ? "TRUE" : "FALSE");
   if (!finish(f)) return false;
-  if (!assert_derived_hits(fields.id, derived_key::kShellProgram, cmd.program, patterns)) return false;
+  if (!assert_derived_hits(derived_key::kShellProgram, cmd.program, patterns)) return false;
   for (const auto& a : cmd.assignments) {
     void* af = fact(shell_assignment_);
     if (!af) return false;
-    put_string(af, shell_assignment_["proposal"], fields.id.c_str());
-    put_integer(af, shell_assignment_["index"], index);
-    put_string(af, shell_assignment_["name"], a.name.c_str());
-    put_string(af, shell_assignment_["value"], a.value.c_str());
-    put_symbol(af, shell_assignment_["dynamic"], a.dynamic ? "TRUE" : "FALSE");
+    put(af, shell_assignment_slots_.proposal, STRING, id_symbol_);
+    put_integer(af, shell_assignment_slots_.index, index);
+    put_string(af, shell_assignment_slots_.name, a.name);
+    put_string(af, shell_assignment_slots_.value, a.value);
+    put_symbol(af, shell_assignment_slots_.dynamic, a.dynamic ? "TRUE" : "FALSE");
     if (!finish(af)) return false;
   }
   for (const auto& r : cmd.redirects) {
     void* rf = fact(shell_redirect_);
     if (!rf) return false;
-    put_string(rf, shell_redirect_["proposal"], fields.id.c_str());
-    put_integer(rf, shell_redirect_["index"], index);
-    put_string(rf, shell_redirect_["op"], r.op.c_str());
-    put_integer(rf, shell_redirect_["fd"], r.fd);
-    put_string(rf, shell_redirect_["target"], r.target.c_str());
-    put_string(rf, shell_redirect_["path"], is_fd_dup(r) ? "" : paths::normalize(r.target, cwd, c.home).c_str());
+    put(rf, shell_redirect_slots_.proposal, STRING, id_symbol_);
+    put_integer(rf, shell_redirect_slots_.index, index);
+    put_string(rf, shell_redirect_slots_.op, r.op);
+    put_integer(rf, shell_redirect_slots_.fd, r.fd);
+    put_string(rf, shell_redirect_slots_.target, r.target);
+    put_string(rf, shell_redirect_slots_.path, is_fd_dup(r) ? "" : paths::normalize(r.target, cwd, c.home).c_str());
     if (!finish(rf)) return false;
   }
-  if (effects_ && !assert_command_effects(fields.id, index, cmd, cwd)) return false;
+  if (effects_ && !assert_command_effects(index, cmd, cwd)) return false;
   return true;
 }
 
-bool FactCodec::assert_shell(const ProposalFields& fields, const std::string& command,
+bool FactCodec::assert_shell(const std::string& command,
                              const std::string& start_cwd, const PatternIndex& patterns) {
   const BindingContext& c = env_.state();
   shell::ParseResult parsed = shell::parse(command, limits_->shell);
@@ -497,14 +538,14 @@ bool FactCodec::assert_shell(const ProposalFields& fields, const std::string& co
     }
     void* f = fact(shell_error_);
     if (!f) return false;
-    put_string(f, shell_error_["proposal"], fields.id.c_str());
-    put_string(f, shell_error_["message"], parsed.error.c_str());
+    put(f, shell_error_slots_.proposal, STRING, id_symbol_);
+    put_string(f, shell_error_slots_.message, parsed.error);
     return finish(f);
   }
   std::string cwd = start_cwd;
   long long index = 0;
   for (const auto& cmd : parsed.commands) {
-    if (!assert_shell_command(fields, index, cmd, cwd, patterns)) return false;
+    if (!assert_shell_command(index, cmd, cwd, patterns)) return false;
     // `cd` changes where later commands of the line run. An unresolvable target makes the
     // working directory "/", so relative paths after it count as outside the workspace.
     if (cmd.program == "cd" && cmd.depth == 0) {
@@ -526,11 +567,15 @@ bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc,
   patterns_ = &patterns;
   asserted_ = 0;
   stop_ = {};
+  root_.reset();
+  // Every fact of the proposal names it: interned once, held until its facts hold it.
+  id_symbol_ = symbol(p.id);
+  IncrementSymbolCount(id_symbol_);
   effect_records_.clear();
   bool ok = assert_derived(p, doc, leaves, patterns, error);
   if (ok && history) {
     for (const auto& h : *history) {
-      if (!assert_history(p.id, h, now)) {
+      if (!assert_history(h, now)) {
         *error = FactError{code::kFacts, "cannot assert a history fact"};
         ok = false;
         break;
@@ -540,6 +585,8 @@ bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc,
   if (!ok && !stop_.code.empty()) *error = stop_;
   limits_ = nullptr;
   patterns_ = nullptr;
+  DecrementSymbolCount(raw_, static_cast<SYMBOL_HN*>(id_symbol_));
+  id_symbol_ = nullptr;
   return ok;
 }
 
@@ -551,23 +598,23 @@ bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& 
   };
   void* f = fact(proposal_);
   if (!f) return fail("cannot create facts");
-  put_string(f, proposal_["id"], p.id.c_str());
-  put_symbol(f, proposal_["target"], p.target.c_str());
-  put_symbol(f, proposal_["action"], p.action.empty() ? "nil" : p.action.c_str());
-  put_string(f, proposal_["explanation"], p.explanation.c_str());
-  put_string(f, proposal_["agent"], p.agent.c_str());
-  put_string(f, proposal_["session"], p.session.c_str());
-  put_symbol(f, proposal_["source"], p.source.empty() ? "nil" : p.source.c_str());
-  put_string(f, proposal_["principal"], p.principal.c_str());
-  put_strings(f, "groups", p.groups);
-  put_integer(f, proposal_["depth"], p.depth);
-  put_integer(f, proposal_["attempt"], p.attempt);
+  put(f, proposal_slots_.id, STRING, id_symbol_);
+  put_symbol(f, proposal_slots_.target, p.target);
+  put_symbol(f, proposal_slots_.action, p.action.empty() ? "nil" : p.action.c_str());
+  put_string(f, proposal_slots_.explanation, p.explanation);
+  put_string(f, proposal_slots_.agent, p.agent);
+  put_string(f, proposal_slots_.session, p.session);
+  put_symbol(f, proposal_slots_.source, p.source.empty() ? "nil" : p.source.c_str());
+  put_string(f, proposal_slots_.principal, p.principal);
+  put_strings(f, proposal_slots_.groups, p.groups);
+  put_integer(f, proposal_slots_.depth, p.depth);
+  put_integer(f, proposal_slots_.attempt, p.attempt);
   if (!finish(f)) return fail("cannot assert the proposal fact");
 
   // Param keys are the member names joined with `.`: unambiguous, as no key holds a `.`.
   for (const auto& leaf : leaves) {
     if (in_proposal_fact(leaf.key)) continue;
-    if (!assert_param(p.id, leaf)) return fail("cannot assert a param fact");
+    if (!assert_param(leaf)) return fail("cannot assert a param fact");
     if (!patterns.empty() && leaf.value->IsString()) {
       bool hit_ok = true, forged = false;
       // A leaf named like a derived key ("url.host" from a top-level "url" object) gets no
@@ -576,7 +623,7 @@ bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& 
       bool ran = patterns.match_value(leaf.key, std::string_view(leaf.value->GetString(), leaf.value->GetStringLength()),
                                       [&](const PatternIndex::Hit& hit) {
                                         if (reserved) forged = true;
-                                        else hit_ok &= assert_hit(p.id, leaf.key, hit);
+                                        else hit_ok &= assert_hit(leaf.key, hit);
                                       });
       if (!ran) return fail("pattern matcher ran out of memory");
       if (forged) return fail("the proposal field \"" + leaf.key + "\" has the name of a derived value and matches an indexed pattern");
@@ -594,13 +641,13 @@ bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& 
   if (const char* raw_cwd = payload_string(doc, "cwd")) {
     cwd = paths::normalize(raw_cwd, c.workspace_root, c.home);
     if (cwd.empty() || cwd[0] != '/') cwd = "/";
-    if (!assert_path(p.id, "payload.cwd", raw_cwd, c.workspace_root, patterns)) return fail("cannot assert a path fact");
+    if (!assert_path("payload.cwd", raw_cwd, c.workspace_root, patterns)) return fail("cannot assert a path fact");
   }
   if (const char* raw_path = payload_string(doc, "path")) {
-    if (!assert_path(p.id, "payload.path", raw_path, cwd, patterns)) return fail("cannot assert a path fact");
+    if (!assert_path("payload.path", raw_path, cwd, patterns)) return fail("cannot assert a path fact");
   }
   if (const char* raw_url = payload_string(doc, "url")) {
-    if (!assert_url(p.id, "payload.url", raw_url, patterns)) return fail("cannot assert a url fact");
+    if (!assert_url("payload.url", raw_url, patterns)) return fail("cannot assert a url fact");
   }
   if (effects_ && !assert_proposal_effects(p, doc, cwd)) return fail("cannot assert an effect fact");
   if (p.target == "shell") {
@@ -609,7 +656,7 @@ bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& 
         stop(code::kDeadline, "the decision deadline passed before the shell line was parsed");
         return false;
       }
-      if (!assert_shell(p, command, cwd, patterns)) return fail("cannot assert shell facts");
+      if (!assert_shell(command, cwd, patterns)) return fail("cannot assert shell facts");
     }
   }
   return true;

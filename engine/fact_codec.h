@@ -99,49 +99,86 @@ class FactCodec {
   };
   Template bind_template(const char* name);
   void* fact(const Template& tmpl);
-  void* symbol(const char* s);  // interned; frequent short strings are pinned and cached
+  // Interned; frequent short strings are pinned and cached.
+  void* symbol(const char* s);
+  void* symbol(const std::string& s);
+  void* symbol(std::string_view s);
   void put(void* f, int slot, unsigned short type, void* value);
   void put_string(void* f, int slot, const char* s) { put(f, slot, STRING_TYPE, symbol(s)); }
   void put_symbol(void* f, int slot, const char* s) { put(f, slot, SYMBOL_TYPE, symbol(s)); }
+  void put_string(void* f, int slot, const std::string& s) { put(f, slot, STRING_TYPE, symbol(s)); }
+  void put_symbol(void* f, int slot, const std::string& s) { put(f, slot, SYMBOL_TYPE, symbol(s)); }
   void put_integer(void* f, int slot, long long n);
-  void put_strings(void* f, const char* slot, const std::vector<std::string>& items);
+  void put_strings(void* f, int slot, const std::vector<std::string>& items);
   static const unsigned short STRING_TYPE, SYMBOL_TYPE;
   bool finish(void* f);
   void stop(const char* code, std::string message);  // a cap or the deadline ends the derivation
   bool past_deadline() const;
-  bool assert_param(const std::string& id, const Leaf& leaf);
-  bool assert_shell(const ProposalFields& fields, const std::string& command, const std::string& cwd,
+  bool assert_param(const Leaf& leaf);
+  bool assert_shell(const std::string& command, const std::string& cwd,
                     const PatternIndex& patterns);
   bool assert_derived(const ProposalFields& p, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
                       const PatternIndex& patterns, FactError* error);
-  bool assert_shell_command(const ProposalFields& fields, long long index, const shell::SimpleCommand& cmd,
+  bool assert_shell_command(long long index, const shell::SimpleCommand& cmd,
                             const std::string& cwd, const PatternIndex& patterns);
-  bool assert_path(const std::string& id, const std::string& key, const std::string& raw,
+  bool assert_path(const std::string& key, const std::string& raw,
                    const std::string& cwd, const PatternIndex& patterns);
-  bool assert_url(const std::string& id, const std::string& key, const std::string& raw,
+  bool assert_url(const std::string& key, const std::string& raw,
                   const PatternIndex& patterns);
-  bool assert_hit(const std::string& id, std::string_view key, const PatternIndex::Hit& hit);
+  bool assert_hit(std::string_view key, const PatternIndex::Hit& hit);
   // The pattern-hit facts of one derived value under its derived key (see derived_key in
   // engine/pattern_index.h; e.g. derived_key::kEffectTarget with an effect's target, once
   // per effect fact). Does nothing unless some rule uses the key. False when the matcher or
   // an assert failed (the derivation is then stopped with the cause).
-  bool assert_derived_hits(const std::string& id, std::string_view key, std::string_view value,
+  bool assert_derived_hits(std::string_view key, std::string_view value,
                            const PatternIndex& patterns);
   // The same with the index of the current assert_all (for callers that are not handed it).
-  bool assert_derived_hits(const std::string& id, std::string_view key, std::string_view value) {
-    return !patterns_ || assert_derived_hits(id, key, value, *patterns_);
+  bool assert_derived_hits(std::string_view key, std::string_view value) {
+    return !patterns_ || assert_derived_hits(key, value, *patterns_);
   }
-  bool assert_effect(const std::string& id, long long index, const Effect& effect, const std::string& cwd);
-  bool assert_command_effects(const std::string& id, long long index, const shell::SimpleCommand& cmd,
+  bool assert_effect(long long index, const Effect& effect, const std::string& cwd);
+  bool assert_command_effects(long long index, const shell::SimpleCommand& cmd,
                               const std::string& cwd);
   bool assert_proposal_effects(const ProposalFields& p, const rapidjson::Value& doc, const std::string& cwd);
-  bool assert_history(const std::string& id, const HistoryEntry& entry, std::int64_t now);
+  bool assert_history(const HistoryEntry& entry, std::int64_t now);
   const char* path_class(const paths::Location& loc);
+  const paths::Location& workspace_root();
 
   ClipsEnv& env_;
   void* raw_;
   Template proposal_, param_, shell_command_, shell_assignment_, shell_redirect_, shell_error_, path_, url_,
       pattern_hit_, effect_, history_;
+  // Slot positions of each template, resolved once: facts are filled by index.
+  struct {
+    int proposal, key, value;
+  } param_slots_;
+  struct {
+    int proposal, key, kind, pattern;
+  } pattern_hit_slots_;
+  struct {
+    int proposal, key, raw, normalized, resolved, in_workspace, path_class;
+  } path_slots_;
+  struct {
+    int proposal, decision, age, kind, object, target, program, path_class, in_workspace;
+  } history_slots_;
+  struct {
+    int proposal, key, raw, valid, scheme, host, port, path, ip, ip_class, error;
+  } url_slots_;
+  struct {
+    int proposal, index, program, argv, flags, args, paths, wrappers, assignments, depth, cwd, dynamic;
+  } shell_command_slots_;
+  struct {
+    int proposal, index, name, value, dynamic;
+  } shell_assignment_slots_;
+  struct {
+    int proposal, index, op, fd, target, path;
+  } shell_redirect_slots_;
+  struct {
+    int proposal, message;
+  } shell_error_slots_;
+  struct {
+    int id, target, action, explanation, agent, session, source, principal, groups, depth, attempt;
+  } proposal_slots_;
   struct EffectSlots {
     int proposal, index, kind, object, target, program, subcommand, via, path_class, in_workspace, dynamic;
   } effect_slots_;  // resolved once: effect facts are the most numerous derived facts
@@ -157,6 +194,8 @@ class FactCodec {
   const PatternIndex* patterns_ = nullptr;  // set during assert_all
   std::size_t asserted_ = 0;            // facts asserted for the current proposal
   FactError stop_;                      // set when a cap or the deadline stopped the derivation
+  void* id_symbol_ = nullptr;            // the proposal id, during assert_all
+  std::optional<paths::Location> root_;  // the workspace root, located for the current proposal
 };
 
 }  // namespace warden

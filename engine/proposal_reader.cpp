@@ -3,6 +3,7 @@
 #include <rapidjson/error/en.h>
 
 #include <cctype>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <unordered_set>
@@ -48,10 +49,12 @@ std::string quoted_key(std::string_view name) {
   return "\"" + std::string(name.substr(0, n)) + "…\"";
 }
 
+char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
 bool equal_ignoring_ascii_case(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
   return true;
 }
 
@@ -71,12 +74,24 @@ std::string ambiguous_key(const rapidjson::Value& obj) {
         duplicate = equal_ignoring_ascii_case(name, {prev->name.GetString(), prev->name.GetStringLength()});
     } else {
       std::string folded(name);
-      for (char& c : folded) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (char& c : folded) c = ascii_lower(c);
       duplicate = !seen.insert(std::move(folded)).second;
     }
     if (duplicate) return "duplicate key " + quoted_key(name) + " (keys must differ by more than ASCII case)";
   }
   return {};
+}
+
+// Strict UTF-8 (text::valid_utf8), with ASCII runs skipped eight bytes at a time.
+bool is_valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, s.data() + i, 8);
+    if (word & 0x8080808080808080ULL) break;
+  }
+  while (i < s.size() && static_cast<unsigned char>(s[i]) < 0x80) ++i;
+  return text::valid_utf8(s.substr(i));
 }
 
 // HTTP methods, lowercased: an `action` naming one must agree with `payload.method`.
@@ -94,6 +109,27 @@ std::string string_member(const rapidjson::Value& obj, const char* name) {
   return std::string(it->value.GetString(), it->value.GetStringLength());
 }
 
+// `parent.name`, built in one allocation.
+std::string child_key(const std::string& parent, std::string_view name) {
+  std::string key;
+  key.reserve(parent.size() + 1 + name.size());
+  key.append(parent);
+  key.push_back('.');
+  key.append(name);
+  return key;
+}
+
+// The decimal text of an array index, in `buffer`.
+std::string_view index_text(rapidjson::SizeType i, char (&buffer)[16]) {
+  char* end = buffer + sizeof buffer;
+  char* p = end;
+  do {
+    *--p = static_cast<char>('0' + i % 10);
+    i /= 10;
+  } while (i);
+  return {p, static_cast<std::size_t>(end - p)};
+}
+
 // Checks every key and value of the document and lists its leaves, depth-first in document
 // order, with an explicit stack (no recursion on input). Keys join with `.` (no key holds one).
 std::optional<Diagnostic> collect_leaves(rapidjson::Value& doc, const ReadLimits& limits, bool check_escapes,
@@ -104,7 +140,9 @@ std::optional<Diagnostic> collect_leaves(rapidjson::Value& doc, const ReadLimits
     unsigned depth;
   };
   std::vector<Frame> stack;
+  stack.reserve(32);
   leaves->clear();
+  leaves->reserve(32);
   if (std::string why = ambiguous_key(doc); !why.empty())
     return input_error(code::kInputShape, why + " in the proposal");
   for (auto it = doc.MemberEnd(); it != doc.MemberBegin();) {
@@ -126,12 +164,13 @@ std::optional<Diagnostic> collect_leaves(rapidjson::Value& doc, const ReadLimits
         --it;
         if (check_escapes && !text::valid_utf8({it->name.GetString(), it->name.GetStringLength()}))
           return input_error(code::kInputJson, "invalid Unicode escape in a key");
-        stack.push_back({&it->value, frame.key + "." + std::string(it->name.GetString(), it->name.GetStringLength()),
+        stack.push_back({&it->value, child_key(frame.key, {it->name.GetString(), it->name.GetStringLength()}),
                          frame.depth + 1});
       }
     } else if (v.IsArray()) {
+      char digits[16];
       for (rapidjson::SizeType i = v.Size(); i > 0; --i)
-        stack.push_back({&v[i - 1], frame.key + "." + std::to_string(i - 1), frame.depth + 1});
+        stack.push_back({&v[i - 1], child_key(frame.key, index_text(i - 1, digits)), frame.depth + 1});
     } else {
       if (v.IsString() && std::memchr(v.GetString(), '\0', v.GetStringLength()))
         return input_error(code::kInputShape, "NUL character in the value of " + quoted_key(frame.key));
@@ -149,7 +188,7 @@ std::optional<Diagnostic> collect_leaves(rapidjson::Value& doc, const ReadLimits
 
 std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits& limits,
                                         rapidjson::Document* doc, ProposalFields* fields,
-                                        std::vector<Leaf>* leaves) {
+                                        std::vector<Leaf>* leaves, std::string* buffer) {
   if (json.size() > limits.max_bytes)
     return input_error(code::kInputTooLarge, "proposal is " + std::to_string(json.size()) +
                                                  " bytes, over the limit of " + std::to_string(limits.max_bytes));
@@ -159,7 +198,20 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
   // while the text handed on holds more. JSON text never contains a raw NUL.
   if (std::size_t nul = json.find('\0'); nul != std::string_view::npos)
     return input_error(code::kInputJson, "invalid JSON at byte " + std::to_string(nul) + ": NUL byte");
-  doc->Parse<kFlags>(json.data(), json.size());
+  // Valid UTF-8 text (nearly every proposal) is parsed without RapidJSON's per-character
+  // check, which can then not fail; anything else goes through the checking parse, which
+  // reports the error and its offset.
+  // With a buffer, such text is copied there and parsed in place (strings are not copied
+  // again); text starting with a byte order mark, which only the stream parser skips, is not.
+  const bool valid = is_valid_utf8(json);
+  if (valid && buffer && !json.starts_with("\xEF\xBB\xBF")) {
+    buffer->assign(json);  // NUL-terminated, and json holds no NUL: the end of input
+    doc->ParseInsitu<kFlags & ~rapidjson::kParseValidateEncodingFlag>(buffer->data());
+  } else if (valid) {
+    doc->Parse<kFlags & ~rapidjson::kParseValidateEncodingFlag>(json.data(), json.size());
+  } else {
+    doc->Parse<kFlags>(json.data(), json.size());
+  }
   if (doc->HasParseError())
     return input_error(code::kInputJson, std::string("invalid JSON at byte ") +
                                              std::to_string(doc->GetErrorOffset()) + ": " +

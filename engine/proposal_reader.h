@@ -26,9 +26,11 @@ struct ReadLimits {
 // *leaves (pointers into *doc). `target`, `action` and `source` are lowercased in *doc too,
 // so the action carried on is the one the rules saw. A verb given only as `payload.action`
 // is copied to `action` in *doc (one verb, in one place).
+// `buffer` (optional) may receive a copy of the text that *doc's strings then point into:
+// it must outlive *doc and not change while *doc is used.
 std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits& limits,
                                         rapidjson::Document* doc, ProposalFields* fields,
-                                        std::vector<Leaf>* leaves);
+                                        std::vector<Leaf>* leaves, std::string* buffer = nullptr);
 
 // Sets `context.principal` in *doc to `principal` (creating `context` when absent) and in
 // *fields: the authenticated identity replaces whatever the proposal claimed. Lists

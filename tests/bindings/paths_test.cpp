@@ -267,3 +267,31 @@ TEST_CASE("Resolver caches until cleared; a changed symlink is seen after clear"
   r.clear();
   CHECK(r.locate(t / "l/x", "", "/h").resolved == t / "b/x");
 }
+
+TEST_CASE("Resolver::locate's normalized reading is normalize() of the same input", "[paths][resolve]") {
+  // locate expands a path once and resolves it lexically; it must agree with normalize on
+  // every kind of input, unresolvable ones included.
+  const char* inputs[] = {"/a/b/../c", "a/./b//c/", "../../..", "..", ".", "", "/", "//", "/./..", "~/x/../y",
+                          "~", "~user/x", "$HOME/.ssh", "${HOME}", "$X/y", "a`b`", "/a/b/..", "x/..", "a/b/.."};
+  const char* cwds[] = {"/work", "", "/", "/w/../x/./y/", "rel/dir", "~/proj", "$X", "/a//b"};
+  const char* homes[] = {"/home/u", "", "rel", "/h/$X", "/h/"};
+  paths::Resolver resolver;
+  for (const char* p : inputs)
+    for (const char* c : cwds)
+      for (const char* h : homes) {
+        INFO(p << " | " << c << " | " << h);
+        CHECK(resolver.locate(p, c, h).normalized == paths::normalize(p, c, h));
+      }
+}
+
+TEST_CASE("within compares unnormalized input as normalized", "[paths]") {
+  CHECK(paths::within("/a/b/c", "/a/b"));
+  CHECK(paths::within("/a/b//c/", "/a/./b"));
+  CHECK_FALSE(paths::within("/a/b/../c", "/a/b"));
+  CHECK(paths::within("/a/b/../b/c", "/a/b/"));
+  CHECK(paths::within("/x", "/"));
+  CHECK(paths::within("/x", "/.."));
+  CHECK_FALSE(paths::within("/a/bc", "/a/b"));
+  CHECK(paths::within("/a/b", "/a/b"));
+  CHECK_FALSE(paths::within("/a", "/a/b"));
+}

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "engine/proposal_reader.h"
 #include "tests/engine/engine_test_util.h"
 
 using namespace warden;
@@ -334,4 +335,47 @@ TEST_CASE("the shipped pack redacts a secret in any string of a message or reply
 
   Decision clean = decide_ok(engine, R"({"target":"reply","payload":{"text":"done","meta":{"note":"all tests pass"}}})");
   CHECK(clean.rewrites.empty());
+}
+
+TEST_CASE("read_proposal reads text the same whether it parses in a buffer or not", "[proposal]") {
+  // The engine hands read_proposal a buffer to parse valid text in place; the result (error
+  // text and offset, or every leaf and value) must be what the stream parse gives.
+  const std::string inputs[] = {
+      R"({"target":"shell","payload":{"command":"ls -la","n":[1,2.5,true,null]}})",
+      "\xEF\xBB\xBF{\"target\":\"shell\"}",                                  // byte order mark
+      R"({"target":"file","payload":{"path":"caf\u00e9 \"q\" \\ \ud83d\ude00"}})",
+      "{\"target\":\"file\",\"payload\":{\"path\":\"caf\xC3\xA9\"}}",          // raw UTF-8
+      "{\"target\":\"file\",\"payload\":{\"path\":\"bad \xC3\x28\"}}",         // invalid UTF-8
+      "{\"target\":\"file\",\"payload\":{\"path\":\"\xED\xA0\x80\"}}",         // encoded surrogate
+      R"({"target":"shell",)",                                                   // truncated
+      R"({"target":"shell"} x)",                                                 // trailing text
+      R"({"target":"shell","x":"\u0000"})",                                      // NUL by escape
+      R"({"target":"shell","x":"\udc3a"})",                                      // lone surrogate
+      R"({"target":"shell","x":12345678901234567890,"y":1e400,"z":-0.1})",
+      "[1,2]",
+      ""};
+  for (const auto& json : inputs) {
+    INFO(json);
+    rapidjson::Document d1, d2;
+    ProposalFields f1, f2;
+    std::vector<Leaf> l1, l2;
+    std::string buffer;
+    auto e1 = read_proposal(json, ReadLimits{}, &d1, &f1, &l1);
+    auto e2 = read_proposal(json, ReadLimits{}, &d2, &f2, &l2, &buffer);
+    REQUIRE(e1.has_value() == e2.has_value());
+    if (e1) {
+      CHECK(e1->code == e2->code);
+      CHECK(e1->message == e2->message);
+      continue;
+    }
+    CHECK(f1.target == f2.target);
+    REQUIRE(l1.size() == l2.size());
+    for (std::size_t i = 0; i < l1.size(); ++i) {
+      CHECK(l1[i].key == l2[i].key);
+      CHECK(*l1[i].value == *l2[i].value);
+      if (l1[i].value->IsString())
+        CHECK(std::string(l1[i].value->GetString(), l1[i].value->GetStringLength()) ==
+              std::string(l2[i].value->GetString(), l2[i].value->GetStringLength()));
+    }
+  }
 }
