@@ -157,6 +157,10 @@ void PolicyImpl::load_into(ClipsEnv& env) const {
     if (!env.load(c.text, c.file, c.line, c.name, &diagnostics))
       throw std::runtime_error("rule set no longer loads: " + diagnostics.front().to_text());
   if (!env.reset()) throw std::runtime_error("rule set does not reset cleanly");
+  // Globals are constants in Warden rules (the checker refuses every `bind ?*x*`), so the
+  // reset after each decision need not evaluate them again: a pack's lists and allowlists
+  // in defglobals cost nothing per decision.
+  EnvSetResetGlobals(env.get(), FALSE);
 }
 
 std::unique_ptr<ClipsEnv> PolicyImpl::take_spare() const {
