@@ -235,3 +235,40 @@
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-read-config)
                     (reason (str-cat "reads a start-up or config file that may hold tokens: " ?p)))))
+
+;; Asks a human before a program other than git writes or deletes a repository's own store
+;; (`rm -rf .git/objects`, `echo > .git/HEAD`, `truncate -s0 .git/packed-refs`, a file write
+;; to `.git/refs/heads/main`): objects, refs and reflogs are the history.
+(defrule files-repository-store-changed
+  (effect (proposal ?id) (kind write|delete) (class repository) (program ~"git") (target ?p))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-repository-store-changed)
+                    (reason (str-cat "changes a repository's history store: " ?p)))))
+
+;; TRUE for a find command line with no name, path or regex test: every file under its
+;; start points is selected.
+(deffunction files-find-unfiltered-p (?v)
+  (not (or (member$ "-name" ?v) (member$ "-iname" ?v) (member$ "-path" ?v) (member$ "-ipath" ?v)
+           (member$ "-regex" ?v) (member$ "-iregex" ?v) (member$ "-wholename" ?v)
+           (member$ "-iwholename" ?v) (member$ "-lname" ?v) (member$ "-ilname" ?v))))
+
+;; Asks a human when find runs a deleting command on everything it finds
+;; (`find . -type f -exec rm {} +`, `find . -exec shred -u {} \;`): without a name, path or
+;; regex test that is every file under the start points, as `find . -delete` is.
+;; (`find . -name '*.pyc' -exec rm {} +` is everyday work.)
+(defrule files-find-exec-delete-unfiltered
+  (effect (proposal ?id) (kind delete) (target ?t&:(str-suffix "/{}" ?t)) (program ?p))
+  (shell-command (proposal ?id) (program "find") (argv $?v))
+  (test (files-find-unfiltered-p ?v))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-find-exec-delete-unfiltered)
+                    (reason (str-cat "find runs " ?p " on every file it finds")))))
+
+;; Asks a human for a delete of every file at the top of the workspace (`shred -u *`,
+;; `rm -f *`, `unlink .*`): a glob over the workspace root, not over a build directory.
+(defrule files-delete-workspace-glob
+  (effect (proposal ?id) (kind delete) (dynamic TRUE)
+          (target ?t&:(or (eq ?t (str-cat (workspace-root) "/*")) (eq ?t (str-cat (workspace-root) "/.*")))))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-delete-workspace-glob)
+                    (reason (str-cat "deletes every file at the top of the workspace: " ?t)))))
