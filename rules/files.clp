@@ -272,3 +272,21 @@
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-delete-workspace-glob)
                     (reason (str-cat "deletes every file at the top of the workspace: " ?t)))))
+
+;; TRUE for a path spelled for another system: a backslash (`..\..\.bashrc`,
+;; `\home\user\.ssh\id_rsa`), a drive letter (`C:\Users\…`, `c:/…`) or a `%VAR%` reference.
+;; Here these are odd file names inside the workspace; an actuator on Windows reads them as
+;; the user's files, so the workspace test cannot be trusted for them.
+(deffunction files-foreign-path-p (?v)
+  (or (neq (str-index "\\" ?v) FALSE)
+      (and (>= (str-length ?v) 2) (eq (sub-string 2 2 ?v) ":"))
+      (and (neq (str-index "%" ?v) FALSE)
+           (neq (str-index "%" (sub-string (+ 1 (str-index "%" ?v)) (str-length ?v) ?v)) FALSE))))
+
+;; Asks a human for a file proposal whose path is spelled for another system (see above).
+(defrule files-path-foreign-spelling
+  (param (proposal ?id) (key "payload.path") (value ?v&:(stringp ?v)&:(files-foreign-path-p ?v)))
+  (proposal (id ?id) (target file))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-path-foreign-spelling)
+                    (reason (str-cat "the path is spelled for another system: " ?v)))))
