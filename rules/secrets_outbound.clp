@@ -104,3 +104,40 @@
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule secrets-tool-args)
                     (reason (str-cat "secret in tool argument " ?k)))))
+
+;; TRUE for token formats `looks-like-secret` does not know: PGP private key blocks, Stripe
+;; live keys, GitLab, npm, PyPI, Hugging Face, DigitalOcean and SendGrid tokens, Google API
+;; keys, and URLs with a password (`postgres://admin:pw@db/…`). Only the strings of
+;; outgoing proposals (replies, messages, tool arguments, HTTP bodies) are tested.
+(deffunction secrets-other-format-p (?v)
+  (and (stringp ?v) (>= (str-length ?v) 16)
+       (regex-match "-----BEGIN [A-Z ]*PRIVATE KEY|\\b(?:sk|rk)_live_[0-9A-Za-z]{16,}|\\bglpat-[0-9A-Za-z_-]{20,}|\\bnpm_[0-9A-Za-z]{36}\\b|\\bpypi-AgE[0-9A-Za-z_-]{40,}|\\bhf_[A-Za-z]{30,}\\b|\\bdop_v1_[0-9a-f]{64}\\b|\\bSG\\.[0-9A-Za-z_-]{20,}\\.[0-9A-Za-z_-]{40,}|\\bAIza[0-9A-Za-z_-]{35}\\b|[a-z][a-z0-9+.-]*://[^/\\s:@]+:[^/\\s@]{3,}@" ?v)))
+
+;; Asks a human for a reply, message or tool call carrying a secret of a format
+;; `looks-like-secret` does not know (see secrets-other-format-p).
+(defrule secrets-outbound-other-format
+  (proposal (id ?id) (target ?tg&reply|message|tool))
+  (param (proposal ?id) (key ?k&:(str-prefix "payload." ?k)) (value ?v&:(secrets-other-format-p ?v)))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule secrets-outbound-other-format)
+                    (reason (str-cat "outgoing " ?tg " holds a secret (" ?k ")")))))
+
+;; Stops an HTTP request whose body holds a secret of such a format.
+(defrule secrets-http-body-other-format
+  (proposal (id ?id) (target http))
+  (param (proposal ?id) (key ?k&:(str-prefix "payload.body" ?k)) (value ?v&:(secrets-other-format-p ?v)))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule secrets-http-body-other-format)
+                    (reason (str-cat "secret in HTTP body (" ?k ")")))))
+
+;; Asks a human before a request sends credentials by header (Authorization, Cookie, an API
+;; key header), whatever their format, to a host they are not known to belong to: a
+;; documentation host allowed for reading gets no session cookie.
+(defrule secrets-http-credential-header-untrusted-host
+  (proposal (id ?id) (target http))
+  (param (proposal ?id)
+         (key ?k&"payload.headers.Authorization"|"payload.headers.authorization"|"payload.headers.Cookie"|"payload.headers.cookie"|"payload.headers.Proxy-Authorization"|"payload.headers.proxy-authorization"|"payload.headers.X-Api-Key"|"payload.headers.x-api-key"|"payload.headers.X-API-Key"))
+  (url (proposal ?id) (key "payload.url") (host ?h&:(not (secrets-trusted-host-p ?h))))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule secrets-http-credential-header-untrusted-host)
+                    (reason (str-cat "credential header " ?k " sent to " ?h)))))
