@@ -400,8 +400,9 @@ class Loader {
     // Values take a value and have no effect; one also listed under options keeps its
     // effect there; one listed under flags is a contradiction.
     for (auto& [name, line] : values) {
+      const std::string& value_name = name;  // a lambda may not capture a structured binding (clang 14)
       auto it = std::find_if(spec->options.begin(), spec->options.end(),
-                             [&](const Option& o) { return o.name == name; });
+                             [&](const Option& o) { return o.name == value_name; });
       if (it == spec->options.end()) {
         Option o;
         o.name = name;
