@@ -87,6 +87,30 @@ void load_table(const RuleSource& source, std::shared_ptr<EffectsTable>* effects
   }
 }
 
+// A rule set whose rules match `effect` facts needs an effects table: without
+// one no effect is ever derived, and a rule like "approve when no effect is harmful" would
+// approve every command. Refused (E_EFFECTS_TABLE) at the first such rule. CLIPS knows
+// which templates rule patterns use: a template's pattern network is empty otherwise.
+void require_effects_table(ClipsEnv& env, const std::vector<Construct>& constructs, Diagnostics* diagnostics) {
+  for (const char* name : {"effect"}) {
+    auto* tmpl = static_cast<struct deftemplate*>(EnvFindDeftemplate(env.get(), name));
+    if (!tmpl || !tmpl->patternNetwork) continue;
+    const std::string pattern = std::string("(") + name;
+    const Construct* first = nullptr;
+    for (const auto& c : constructs)
+      if (c.kind == "defrule" && c.text.find(pattern) != std::string::npos) {
+        first = &c;
+        break;
+      }
+    diagnostics->push_back({code::kEffectsTable, Severity::Error, first ? first->file : "", first ? first->line : 0,
+                            first ? first->name : "",
+                            std::string("rules match `") + name +
+                                "` facts but no effects table (a .toml file with [program.*] tables) is loaded: "
+                                "no effect would ever be derived"});
+    return;
+  }
+}
+
 // Warns about a class constant in a rule's conditions (`(class credentials)` in a path,
 // effect or history pattern) that no loaded path classes table defines: such a condition
 // can never match, which for a rule that forbids something means it never fires.
@@ -221,6 +245,7 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
   // pattern-hit rule that could not fire.
   impl->patterns = std::make_unique<PatternIndex>(checked.patterns, &diagnostics);
   if (!has_errors(diagnostics)) check_class_names(impl->constructs, classes.get(), &diagnostics);
+  if (!has_errors(diagnostics) && !effects) require_effects_table(*env, impl->constructs, &diagnostics);
 
   std::stable_sort(diagnostics.begin(), diagnostics.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return a.file != b.file ? a.file < b.file : a.line < b.line;

@@ -47,6 +47,14 @@ const char* kRules = R"((defrule effects-write-credential
   (assert (decision (proposal ?id) (outcome approve) (rule effects-approve))))
 )";
 
+// The same set without the rule on effect facts, for rule sets loaded without an effects
+// table (a rule set matching effect facts needs one).
+const char* kPlainRules = R"((defrule effects-approve
+  (proposal (id ?id))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule effects-approve))))
+)";
+
 const char* kEffects = R"([program.sort]
 values = ["-k", "-t"]
 operands = ["read..."]
@@ -235,7 +243,7 @@ TEST_CASE("effect facts: http proposals reach the url's host", "[effect-facts]")
 
 TEST_CASE("effect facts: no effects table, no effect facts; no classes table, class none", "[effect-facts]") {
   SECTION("rules only") {
-    Engine engine(compile_ok({{"rules.clp", kRules}}), test_options());
+    Engine engine(compile_ok({{"rules.clp", kPlainRules}}), test_options());
     Decision d = decide_explained(engine, shell_line("cp a ~/.ssh/id_rsa > out"));
     CHECK(d.effects.empty());
     CHECK_FALSE(has_fact(d, "(effect "));
@@ -244,7 +252,7 @@ TEST_CASE("effect facts: no effects table, no effect facts; no classes table, cl
     CHECK(has_fact(f, "(class none)"));
   }
   SECTION("classes without effects: path facts are classified, still no effect facts") {
-    Engine engine(compile_ok({{"paths.toml", kClasses}, {"rules.clp", kRules}}), test_options());
+    Engine engine(compile_ok({{"paths.toml", kClasses}, {"rules.clp", kPlainRules}}), test_options());
     Decision f = decide_explained(engine, R"({"target":"file","action":"write","payload":{"path":"~/.ssh/id_rsa"}})");
     CHECK(f.effects.empty());
     CHECK(has_fact(f, "(class credential)"));
@@ -298,7 +306,7 @@ TEST_CASE("effect facts: a table error refuses the rule set with file and line",
   SECTION("a class defined in two files is merged in load order; a program in two files is an error") {
     auto classes = Policy::compile({{"a.toml", kClasses},
                                     {"b.toml", "[[class]]\nname = \"system\"\npatterns = [\"/etc/**\"]\n"},
-                                    {"rules.clp", kRules}});
+                                    {"rules.clp", kPlainRules}});
     REQUIRE(classes.policy);
     Engine engine(classes.policy, test_options());
     Decision d = decide_explained(engine, R"({"target":"file","action":"read","payload":{"path":"/etc/passwd"}})");
@@ -329,7 +337,7 @@ TEST_CASE("effect facts: a class no table defines is a warning at its line", "[e
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule two))))
 )";
-  auto loaded = Policy::compile({{"paths.toml", kClasses}, {"rules.clp", rules}});
+  auto loaded = Policy::compile({{"effects.toml", kEffects}, {"paths.toml", kClasses}, {"rules.clp", rules}});
   for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
   REQUIRE(loaded.policy);  // a warning, not an error
   REQUIRE(loaded.diagnostics.size() == 2);
@@ -384,9 +392,35 @@ TEST_CASE("effect facts: the rules directory's tables are loaded and part of the
   CHECK(broken.diagnostics[0].to_text().find("paths.toml:4:") != std::string::npos);
 }
 
+TEST_CASE("effect facts: rules on effect facts without an effects table are refused at their line",
+          "[effect-facts]") {
+  // Without a table no effect is derived: "approve when no effect is harmful" would approve
+  // every command. The set is refused, naming the first rule that matches effect facts.
+  const std::string rules = R"((defrule plain
+  (proposal (id ?id))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule plain))))
+(defrule everyday
+  (proposal (id ?id) (target shell))
+  (not (effect (proposal ?id) (kind exec|delete)))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule everyday))))
+)";
+  auto without = Policy::compile({{"paths.toml", kClasses}, {"rules.clp", rules}});
+  CHECK_FALSE(without.policy);
+  REQUIRE(without.diagnostics.size() == 1);
+  CHECK(without.diagnostics[0].code == code::kEffectsTable);
+  CHECK(without.diagnostics[0].file == "rules.clp");
+  CHECK(without.diagnostics[0].line == 5);
+  CHECK(without.diagnostics[0].rule == "everyday");
+  // With a table, or without any rule on effect facts, the set loads.
+  CHECK(Policy::compile({{"effects.toml", kEffects}, {"rules.clp", rules}}).policy);
+  CHECK(Policy::compile({{"rules.clp", kPlainRules}}).policy);
+}
+
 TEST_CASE("effect facts: effects count against the fact cap", "[effect-facts]") {
   const std::string line = shell_line("cat a b c d e f g h");
-  auto without = compile_ok({{"rules.clp", kRules}});
+  auto without = compile_ok({{"rules.clp", kPlainRules}});
   auto with = full_policy();
   // The smallest cap the line fits under without effect facts.
   std::size_t cap = 0;
