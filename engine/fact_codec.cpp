@@ -325,14 +325,6 @@ bool FactCodec::assert_effect(long long index, const Effect& e, const std::strin
   return true;
 }
 
-namespace {
-
-// A word whose value is known only at run time: an expansion or a glob, in a dynamic command.
-bool dynamic_word(const shell::SimpleCommand& cmd, const std::string& word) {
-  return cmd.dynamic && word.find_first_of("$`*?[") != std::string::npos;
-}
-
-}  // namespace
 
 // The effects table's effects of one simple command, and its redirections: output to a
 // file is a write, input from one a read (`<>` both); descriptor duplications (`2>&1`,
@@ -342,27 +334,7 @@ bool FactCodec::assert_command_effects(long long index, const shell::SimpleComma
                                        const std::string& cwd) {
   const BindingContext& c = env_.state();
   effect_buffer_.clear();
-  effects_->effects_of(cmd, cwd, c.home, &effect_buffer_);
-  const bool listed = std::any_of(effect_buffer_.begin(), effect_buffer_.end(),
-                                  [](const Effect& e) { return e.via == "redirect"; });
-  for (const auto& r : cmd.redirects) {
-    if (listed) break;
-    if (is_fd_dup(r)) continue;
-    const bool write = r.op == ">" || r.op == ">>" || r.op == "&>" || r.op == "&>>" || r.op == ">|" ||
-                       r.op == "<>" || r.op == ">&";
-    const bool read = r.op == "<" || r.op == "<>" || r.op == "<&";
-    for (int pass = 0; pass < 2; ++pass) {
-      if (!(pass == 0 ? read : write)) continue;
-      Effect e;
-      e.kind = pass == 0 ? EffectKind::Read : EffectKind::Write;
-      e.object = EffectObject::Path;
-      e.target = paths::normalize(r.target, cwd, c.home);
-      e.program = cmd.program;
-      e.via = "redirect";
-      e.dynamic = dynamic_word(cmd, r.target);
-      effect_buffer_.push_back(std::move(e));
-    }
-  }
+  effects_->effects_of(cmd, cwd, c.home, &effect_buffer_);  // redirections included
   for (const auto& e : effect_buffer_)
     if (!assert_effect(index, e, cwd)) return false;
   return true;
