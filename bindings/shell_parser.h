@@ -15,6 +15,13 @@ struct Redirect {
   std::string op;      // ">", ">>", "<", "<<", "<<<", "<>", ">|", "&>", "&>>", ">&", "<&"
   int fd = -1;         // explicit or default fd (1 for >, 0 for <); -1 for &> (both)
   std::string target;  // word after the operator, quotes removed ("" for a heredoc body)
+
+  // `2>&1` and `>&-` duplicate or close a descriptor; `>&file` writes to a file.
+  bool duplicates_fd() const {
+    if (op != ">&" && op != "<&") return false;
+    if (target == "-") return true;
+    return !target.empty() && target.find_first_not_of("0123456789") == std::string::npos;
+  }
 };
 
 // `NAME=value` before a command (`LD_PRELOAD=/x.so ls`), after a wrapper that sets the

@@ -1483,11 +1483,7 @@ void EffectsTable::effects_of(const shell::SimpleCommand& cmd, const std::string
       ev.emit(EffectKind::Privilege, EffectObject::Program, w, "wrapper", false);
   }
   for (const shell::Redirect& r : cmd.redirects) {
-    const bool dup =
-        (r.op == ">&" || r.op == "<&") &&
-        (r.target == "-" ||
-         (!r.target.empty() && r.target.find_first_not_of("0123456789") == std::string::npos));
-    if (dup || r.op == "<<" || r.op == "<<<" || r.op == "<<-") continue;
+    if (r.duplicates_fd() || r.op == "<<" || r.op == "<<<" || r.op == "<<-") continue;
     // Any other operator writes (fail safe for operators this list does not know).
     if (r.op == "<" || r.op == "<&" || r.op == "<>") ev.redirect(EffectKind::Read, r.target);
     if (r.op != "<" && r.op != "<&") ev.redirect(EffectKind::Write, r.target);

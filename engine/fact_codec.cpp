@@ -27,18 +27,12 @@ const char* payload_string(const rapidjson::Value& doc, std::string_view name) {
   return v && v->IsString() ? v->GetString() : nullptr;
 }
 
-// `2>&1` and `>&-` duplicate or close a descriptor; `>&file` writes to a file.
 // Leaves already carried by slots of the proposal fact get no param fact of their own.
 bool in_proposal_fact(std::string_view key) {
   return key == "target" || key == "action" || key == "explanation" || key == "context.agent" ||
          key == "context.session" || key == "context.source" || key == "context.principal";
 }
 
-bool is_fd_dup(const shell::Redirect& r) {
-  if (r.op != ">&" && r.op != "<&") return false;
-  if (r.target == "-") return true;
-  return !r.target.empty() && r.target.find_first_not_of("0123456789") == std::string::npos;
-}
 
 }  // namespace
 
@@ -482,7 +476,7 @@ bool FactCodec::assert_shell_command(long long index,
     put_string(rf, shell_redirect_slots_.op, r.op);
     put_integer(rf, shell_redirect_slots_.fd, r.fd);
     put_string(rf, shell_redirect_slots_.target, r.target);
-    put_string(rf, shell_redirect_slots_.path, is_fd_dup(r) ? "" : paths::normalize(r.target, cwd, c.home).c_str());
+    put_string(rf, shell_redirect_slots_.path, r.duplicates_fd() ? "" : paths::normalize(r.target, cwd, c.home).c_str());
     if (!finish(rf)) return false;
   }
   if (effects_ && !assert_command_effects(index, cmd, cwd)) return false;
