@@ -22,5 +22,6 @@ bool warn_if_default_approve(std::string_view default_outcome);
 // Each register function adds its subcommands; the callback stores the exit code in *exit_code.
 void register_rule_commands(CLI::App& app, int* exit_code);    // check, dry-run, test (rule_commands.cpp)
 void register_server_commands(CLI::App& app, int* exit_code);  // serve, decide, status, token (server_commands.cpp)
+void register_agent_commands(CLI::App& app, int* exit_code);   // hook, mcp-gateway (agent_commands.cpp)
 
 }  // namespace warden::cli

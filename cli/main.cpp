@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   int exit_code = warden::cli::kExitOk;
   warden::cli::register_rule_commands(app, &exit_code);
   warden::cli::register_server_commands(app, &exit_code);
+  warden::cli::register_agent_commands(app, &exit_code);
   register_version(app, &exit_code);
   try {
     app.parse(argc, argv);
