@@ -55,11 +55,10 @@
 (defrule agent-web-search-secret
   (param (proposal ?id) (key "context.tool") (value "WebSearch"))
   (proposal (id ?id) (target http))
-  (param (proposal ?id) (key ?k&"payload.query"|"payload.allowed_domains"|"payload.blocked_domains")
-         (value ?q&:(stringp ?q)&:(looks-like-secret ?q)))
+  (param (proposal ?id) (key "payload.query") (value ?q&:(stringp ?q)&:(looks-like-secret ?q)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule agent-web-search-secret)
-                    (reason (str-cat "secret in the web search (" ?k ")")))))
+                    (reason "secret in the web search query"))))
 
 ;; Asks a human when the agent's Grep searches file contents for secrets by name
 ;; (`password`, `API_KEY`, `token` …): it prints whatever matches, from any file under the
