@@ -51,9 +51,9 @@ class EffectsTable {
   // already a name, sub tables no subcommand selects. Returns null if there was any.
   static std::shared_ptr<EffectsTable> parse(const RuleSource& source, Diagnostics* diagnostics);
   // Adds the programs and tools of `other` (a later file). A program (or alias) or a tool
-  // defined in both is an
-  // E_EFFECTS_TABLE error at the later place naming the earlier one; returns false then and
-  // adds nothing of `other`. Not thread-safe: merge while loading, before any query.
+  // defined in both is an E_EFFECTS_TABLE error at the later place naming the earlier one;
+  // returns false then and adds nothing of `other`. Not thread-safe: merge while loading,
+  // before any query.
   bool merge(const EffectsTable& other, Diagnostics* diagnostics);
 
   // Appends the effects of one simple command run in `cwd` (absolute) with `home` as "~".
