@@ -77,12 +77,13 @@
 ;; `src/x.py`, move_file within the workspace, list_allowed_directories, which has none).
 ;; One effect that is not (a network fetch, a read in the home directory, an `unknown`
 ;; effect of a tool the table does not know or of an argument that is missing) and this rule
-;; does not fire: the other rules, or the default, decide.
+;; does not fire: the other rules, or the default, decide. (The test is a join after the
+;; tool proposal, so the effects of shell lines never reach it.)
 (defrule tools-effects-everyday
   (proposal (id ?id) (target tool) (action call|nil))
   (param (proposal ?id) (key "payload.tool") (value ?t&:(stringp ?t)))
-  (not (effect (proposal ?id) (kind ?k) (object ?o) (class ?c) (in-workspace ?w)
-               (target ?p&:(not (tools-effect-everyday-p ?k ?o ?c ?w ?p)))))
+  (not (and (effect (proposal ?id) (kind ?k) (object ?o) (class ?c) (in-workspace ?w) (target ?p))
+            (test (not (tools-effect-everyday-p ?k ?o ?c ?w ?p)))))
   =>
   (assert (decision (proposal ?id) (outcome approve) (rule tools-effects-everyday)
                     (reason (str-cat "every effect of tool " ?t " is everyday file work")))))
