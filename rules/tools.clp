@@ -96,3 +96,14 @@
   =>
   (assert (decision (proposal ?id) (outcome approve) (rule tools-list)
                     (reason (str-cat "tool " ?t " may be listed")))))
+
+;; Stops a tool reaching a cloud metadata endpoint or an internal address through a URL
+;; argument (`fetch` of `http://169.254.169.254/latest/meta-data/`, `http://10.0.0.5/admin`):
+;; server-side request forgery through the tool, as egress.clp stops it for commands.
+(defrule tools-network-internal
+  (effect (proposal ?id) (index -1) (kind network) (target ?h&~"") (program ?t))
+  (proposal (id ?id) (target tool))
+  (test (or (egress-metadata-host-p ?h) (eq (egress-host-class ?h) "metadata") (egress-internal-host-p ?h)))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule tools-network-internal)
+                    (reason (str-cat "tool " ?t " reaches an internal address: " ?h)))))
