@@ -107,3 +107,15 @@
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule tools-network-internal)
                     (reason (str-cat "tool " ?t " reaches an internal address: " ?h)))))
+
+;; Asks a human for a tool's path argument spelled for another system (`C:\Users\me\x`,
+;; `..\..\.bashrc`, `%APPDATA%\x`): here it is an odd name inside the workspace, but a server
+;; on Windows reads it as the user's files (as files-path-foreign-spelling for the file
+;; actuator).
+(defrule tools-path-foreign-spelling
+  (effect (proposal ?id) (index -1) (object path) (target ?p) (program ?t))
+  (proposal (id ?id) (target tool))
+  (test (regex-match "\\\\|(^|/)[A-Za-z]:|%[^%/]+%" ?p))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule tools-path-foreign-spelling)
+                    (reason (str-cat "tool " ?t " gets a path spelled for another system: " ?p)))))
