@@ -794,7 +794,6 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
   std::unordered_map<std::string, long> names;
   std::vector<std::pair<std::shared_ptr<Program>, std::vector<std::pair<std::string, long>>>>
       parsed;
-  std::unordered_map<std::string, long> tool_names;
   for (auto&& [key, node] : root) {
     const std::string k(key.str());
     if (k == "tool") {
@@ -816,11 +815,7 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
         tool->name = name;
         tool->file = source.path;
         tool->line = line;
-        loader.tool(*tt, "tool.\"" + name + "\"", tool.get());
-        if (auto [it, fresh] = tool_names.emplace(name, line); !fresh) {
-          loader.error(line, "tool \"" + name + "\" is already defined on line " + std::to_string(it->second));
-          continue;
-        }
+        loader.tool(*tt, "tool.\"" + name + "\"", tool.get());  // TOML refuses a key twice
         table->tools_.push_back(std::move(tool));
       }
       continue;
