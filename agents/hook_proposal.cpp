@@ -264,7 +264,7 @@ bool split_mcp_tool(std::string_view name, std::string* server, std::string* too
   return true;
 }
 
-bool hook_proposal(const HookCall& call, HookAgent agent, std::string* proposal_json,
+bool hook_proposal(const HookCall& call, std::string_view agent, std::string* proposal_json,
                    HookError* error) {
   rapidjson::Document doc;
   doc.SetObject();
@@ -284,7 +284,7 @@ bool hook_proposal(const HookCall& call, HookAgent agent, std::string* proposal_
     }
   }
   Value context(rapidjson::kObjectType);
-  context.AddMember("agent", string_value(agent_name(agent), a), a);
+  context.AddMember("agent", string_value(agent, a), a);
   context.AddMember("session", string_value(call.session_id, a), a);
   context.AddMember("source", "hook", a);
   context.AddMember("tool_use_id", string_value(call.tool_use_id, a), a);
