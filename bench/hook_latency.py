@@ -7,7 +7,7 @@ mean and max per mode, and the decisions seen (a wrong answer fails the run).
 
     python3 bench/hook_latency.py [--warden build/cli/warden] [-n 1000] [--rules rules]
 """
-import argparse, json, os, random, re, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, random, re, shutil, statistics, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -61,6 +61,10 @@ def main():
     a = ap.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith("WARDEN_")}
     with tempfile.TemporaryDirectory(prefix="warden-hook-bench-") as tmp:
+        # A private copy: a rebuild during the run cannot swap the binary under it.
+        warden = os.path.join(tmp, "warden")
+        shutil.copy2(a.warden, warden)
+        a.warden = warden
         token = json.loads(subprocess.check_output(
             [a.warden, "token", "new", "--role", "agent", "--principal", "bench", "--format", "json"]))
         tokens = os.path.join(tmp, "tokens")
