@@ -29,6 +29,7 @@ using std::chrono::milliseconds;
 constexpr const char* kUnavailable = "E_UNAVAILABLE";  // cannot connect, or the connection broke
 constexpr const char* kTimeout = "E_TIMEOUT";          // the budget ran out before the reply
 constexpr const char* kConfig = "E_CONFIG";            // token or TLS settings unusable
+constexpr const char* kTls = "E_TLS";                  // the daemon's certificate failed the checks
 constexpr const char* kBadReply = "E_BAD_REPLY";       // the daemon's reply is not a decision
 constexpr const char* kInternal = "E_INTERNAL";        // a bug; failed closed
 
@@ -220,6 +221,9 @@ class DaemonDecider final : public Decider {
     if (Clock::now() >= deadline) {
       return failure(kTimeout, "no decision from the daemon at " + address_ + " within " +
                                    std::to_string(config_.budget.count()) + " ms (" + what + ")");
+    }
+    if (what.rfind("TLS", 0) == 0) {
+      return failure(kTls, "no trusted TLS connection to the daemon at " + address_ + ": " + what);
     }
     return failure(kUnavailable, "the daemon at " + address_ + " is unavailable: " + what);
   }
