@@ -3,7 +3,8 @@
 pays it on every tool call: N runs (default 1000) with a mix of realistic hook inputs (Bash ls,
 git status, rm -rf, Write, Read), against a running daemon (`warden serve` on a loopback port
 with a token file) and in-process (`--rules`, the rules loaded by every run). Prints p50, p99,
-mean and max per mode, and the decisions seen (a wrong answer fails the run).
+mean and max per mode, the decisions seen (a wrong answer fails the run), and the same
+clock around `warden version` (process start-up alone, the floor of every mode).
 
     python3 bench/hook_latency.py [--warden build/cli/warden] [-n 1000] [--rules rules]
 """
@@ -33,6 +34,18 @@ INPUTS = [
 
 def percentile(sorted_values, p):
     return sorted_values[min(len(sorted_values) - 1, int(round(p / 100 * (len(sorted_values) - 1))))]
+
+
+def floor(args, n, env):
+    """The same clock around `warden version`: the process start-up every run pays."""
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
+        times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    return {"n": n, "p50_ms": round(percentile(times, 50), 2), "p99_ms": round(percentile(times, 99), 2),
+            "mean_ms": round(statistics.mean(times), 2), "max_ms": round(times[-1], 2), "decisions": {}}
 
 
 def run(args, n, env):
@@ -89,6 +102,7 @@ def main():
             results = {
                 "daemon": run([a.warden, "hook", "claude-code", "--addr", addr, "--token-file", token_file], a.n, env),
                 "in_process": run([a.warden, "hook", "claude-code", "--rules", a.rules], a.n, env),
+                "startup": floor([a.warden, "version"], a.n, env),
             }
         finally:
             serve.terminate()
