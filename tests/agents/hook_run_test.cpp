@@ -277,3 +277,15 @@ TEST_CASE("hook: every captured real input gets a well-formed answer", "[agents]
   CHECK(w.decision == "deny");
   CHECK(w.reason.find("files-write-outside-workspace") != std::string::npos);
 }
+
+TEST_CASE("hook: --agent, the session and the tool reach the rules as the proposal's context",
+          "[agents][hook_run]") {
+  auto named = hook({"hook", "claude-code", "--rules", kTestRules, "--agent", "coder-7"},
+                    bash_input("echo who"));
+  CHECK(named.decision == "deny");
+  CHECK(named.reason.find("hook-test-context") != std::string::npos);
+  // Under its default name the same call is not that agent's: nothing decides it, and the
+  // default outcome (approval-required) asks.
+  auto plain = hook({"hook", "claude-code", "--rules", kTestRules}, bash_input("echo who"));
+  CHECK(plain.decision == "ask");
+}
