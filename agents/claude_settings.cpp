@@ -131,16 +131,22 @@ std::vector<HookEntry> claude_pretooluse_hooks(const rapidjson::Value& settings)
   }
   const Value& hooks = settings["hooks"];
   if (!hooks.HasMember("PreToolUse") || !hooks["PreToolUse"].IsArray()) return out;
+  int gi = -1;
   for (const auto& g : hooks["PreToolUse"].GetArray()) {
+    ++gi;
     if (!g.IsObject() || !g.HasMember("hooks") || !g["hooks"].IsArray()) continue;
     HookEntry base;
+    base.group = gi;
     if (g.HasMember("matcher") && g["matcher"].IsString()) {
       base.has_matcher = true;
       base.matcher = g["matcher"].GetString();
     }
+    int hi = -1;
     for (const auto& h : g["hooks"].GetArray()) {
+      ++hi;
       if (!h.IsObject()) continue;
       HookEntry e = base;
+      e.handler = hi;
       if (h.HasMember("type") && h["type"].IsString()) e.type = h["type"].GetString();
       if (h.HasMember("command") && h["command"].IsString()) e.command = h["command"].GetString();
       if (h.HasMember("timeout") && h["timeout"].IsNumber()) e.timeout_seconds = h["timeout"].GetDouble();

@@ -182,20 +182,24 @@ std::vector<HookEntry> codex_pretooluse_hooks(const toml::table& config) {
   std::vector<HookEntry> out;
   const toml::array* groups = config["hooks"]["PreToolUse"].as_array();
   if (!groups) return out;
-  for (const auto& g : *groups) {
+  for (std::size_t gi = 0; gi < groups->size(); ++gi) {
+    const toml::node& g = *groups->get(gi);
     if (!g.is_table()) continue;
     const toml::table& group = *g.as_table();
     HookEntry base;
+    base.group = static_cast<int>(gi);
     if (auto m = group["matcher"].value<std::string>()) {
       base.has_matcher = true;
       base.matcher = *m;
     }
     const toml::array* hooks = group["hooks"].as_array();
     if (!hooks) continue;
-    for (const auto& h : *hooks) {
+    for (std::size_t hi = 0; hi < hooks->size(); ++hi) {
+      const toml::node& h = *hooks->get(hi);
       if (!h.is_table()) continue;
       const toml::table& hook = *h.as_table();
       HookEntry e = base;
+      e.handler = static_cast<int>(hi);
       e.type = hook["type"].value_or(std::string());
       e.command = hook["command"].value_or(std::string());
       if (auto t = hook["timeout"].value<double>()) e.timeout_seconds = *t;

@@ -13,8 +13,9 @@
 
 namespace warden::agents {
 
-// The matcher Warden's Codex entry uses: a regex matching every tool name.
-inline constexpr const char* kCodexMatcher = ".*";
+// The matcher Warden's Codex entry uses: every tool (Codex 0.169 treats "*" as match-all;
+// "Bash" alone would leave apply_patch and MCP tools unguarded).
+inline constexpr const char* kCodexMatcher = "*";
 
 // `text` is the file's content ("" for a missing file). Refuses (E_SETTINGS_SHAPE) a file
 // whose hooks or hooks.PreToolUse cannot take an appended [[hooks.PreToolUse]] table (an

@@ -169,11 +169,11 @@ void check_entry(const DoctorOptions& o, const std::vector<HookEntry>& hooks, Do
 void probe(const DoctorOptions& o, const HookEntry& entry, DoctorReport* r) {
   const char* home = std::getenv("HOME");
   std::string cwd = !o.project_dir.empty() ? o.project_dir : (home ? home : "/");
-  auto describe = [](const HookAnswer& a) {
+  auto describe = [](const ProbeAnswer& a) {
     return a.decision + (a.reason.empty() ? "" : " (" + a.reason + ")");
   };
   static const std::regex error_code(R"(\bE_[A-Z0-9_]+\b)");
-  HookAnswer rm = probe_hook(o.agent, entry.command, cwd, "rm -rf /", o.probe_deadline);
+  ProbeAnswer rm = probe_hook(o.agent, entry.command, cwd, "rm -rf /", o.probe_deadline);
   if (!rm.ran || rm.decision.empty()) {
     add(r, CheckLevel::Fail, "probe `rm -rf /` got no valid answer: " +
                                  (rm.ran ? "exit " + std::to_string(rm.exit_code) + ", stdout \"" +
@@ -197,7 +197,7 @@ void probe(const DoctorOptions& o, const HookEntry& entry, DoctorReport* r) {
     add(r, CheckLevel::Fail, "probe `rm -rf /` answered " + describe(rm) +
                                  ": the rules in force do not deny it");
   }
-  HookAnswer ls = probe_hook(o.agent, entry.command, cwd, "ls", o.probe_deadline);
+  ProbeAnswer ls = probe_hook(o.agent, entry.command, cwd, "ls", o.probe_deadline);
   if (!ls.ran || ls.decision.empty()) {
     add(r, CheckLevel::Fail, "probe `ls` got no valid answer: " +
                                  (ls.ran ? "exit " + std::to_string(ls.exit_code) : ls.failure));

@@ -34,6 +34,9 @@ struct DoctorOptions {
   // empty; tests point them into a temporary directory.
   std::string claude_user_settings;
   std::string claude_managed_settings = "/etc/claude-code/managed-settings.json";
+  // Codex: the codex binary the doctor asks (`codex app-server`, hooks/list) whether Warden's
+  // hook is trusted; empty: the trust table in the user config is read instead.
+  std::string codex_binary;
   bool probe = true;
   // Only a guard against a hook that never answers (then FAIL); not a latency check.
   std::chrono::milliseconds probe_deadline{60000};
@@ -42,7 +45,7 @@ struct DoctorOptions {
 DoctorReport run_doctor(const DoctorOptions& options);
 
 // What a hook command answered to one synthetic PreToolUse call.
-struct HookAnswer {
+struct ProbeAnswer {
   bool ran = false;         // false: could not start, or no answer before the deadline
   std::string failure;      // why there is no answer
   int exit_code = -1;
@@ -54,7 +57,7 @@ struct HookAnswer {
 
 // Runs `command` with /bin/sh -c in `cwd`, a PreToolUse JSON for Bash `shell_command` on
 // stdin, and reads the answer as the agent would (JSON on stdout; exit 2 denies).
-HookAnswer probe_hook(HookAgent agent, const std::string& command, const std::string& cwd,
+ProbeAnswer probe_hook(HookAgent agent, const std::string& command, const std::string& cwd,
                       const std::string& shell_command, std::chrono::milliseconds deadline);
 
 // True when `matcher` (Claude Code / Codex semantics) selects tool `tool`.

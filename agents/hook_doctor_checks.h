@@ -5,6 +5,8 @@
 #include <rapidjson/document.h>
 #include <toml++/toml.h>
 
+#include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +20,19 @@ std::optional<std::string> read_text(const std::string& path);
 // The value of FLAG (`FLAG VALUE` or `FLAG=VALUE`) among a hook command's words; "" if absent.
 std::string flag_value(const std::vector<std::string>& words, const std::string& flag);
 
+// A child process run to its end (or until done(stdout so far) holds, then stopped), with
+// `input` on stdin; ran == false when it could not start or the deadline passed.
+struct ChildOutput {
+  bool ran = false;
+  std::string failure;
+  int exit_code = -1;
+  std::string out, err;
+  bool timed_out = false;
+};
+ChildOutput run_child(const std::vector<std::string>& argv, const std::string& cwd,
+                      const std::string& input, std::chrono::milliseconds deadline,
+                      const std::function<bool(const std::string&)>& done);
+
 // Claude Code: disableAllHooks, bypassPermissions, permissions, hooks in the other layers.
 void check_claude_layers(const DoctorOptions& o, const rapidjson::Document& checked,
                          DoctorReport* r);
@@ -25,5 +40,9 @@ void check_claude_layers(const DoctorOptions& o, const rapidjson::Document& chec
 // `entry` is Warden's hook (null when there is none).
 void check_codex(const DoctorOptions& o, const toml::table& config, const HookEntry* entry,
                  DoctorReport* r);
+
+// Codex: whether Codex will run Warden's hook (trust), by `codex app-server` when
+// o.codex_binary is set, else by the user config's trust table.
+void check_codex_trust(const DoctorOptions& o, const HookEntry& entry, DoctorReport* r);
 
 }  // namespace warden::agents::doctor

@@ -28,10 +28,7 @@ void check_codex(const DoctorOptions& o, const toml::table& config, const HookEn
       add(r, CheckLevel::Ok, "approval-required answers deny" +
                                  std::string(mapping.empty() ? " (the Codex hook's default)" : ""));
     }
-    add(r, CheckLevel::Warn,
-        "Codex runs a hook from config.toml only after it is trusted; an untrusted hook is "
-        "skipped silently and the command runs. Trust it in Codex (/hooks), or run "
-        "`codex exec --dangerously-bypass-hook-trust` in automation that vets its own config");
+    check_codex_trust(o, *entry, r);
   }
   if (auto policy = config["approval_policy"].value<std::string>()) {
     add(r, CheckLevel::Info,

@@ -20,10 +20,6 @@ namespace warden::agents {
 
 namespace fs = std::filesystem;
 
-std::string_view agent_name(HookAgent agent) {
-  return agent == HookAgent::ClaudeCode ? "claude-code" : "codex";
-}
-
 std::optional<HookAgent> parse_agent(std::string_view name) {
   if (name == "claude-code") return HookAgent::ClaudeCode;
   if (name == "codex") return HookAgent::Codex;

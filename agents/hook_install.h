@@ -9,12 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "agents/hook_call.h"  // HookAgent, agent_name
+
 namespace warden::agents {
 
-enum class HookAgent { ClaudeCode, Codex };
-
-// "claude-code" / "codex": the name of the agent and of its `warden hook` subcommand.
-std::string_view agent_name(HookAgent agent);
+// The agent named "claude-code" or "codex" (agent_name's inverse).
 std::optional<HookAgent> parse_agent(std::string_view name);
 
 // Where the agent reads its settings. project: PROJECT/.claude/settings.json or
@@ -58,6 +57,8 @@ struct HookEntry {
   std::string type;          // "command" for a hook Warden wrote
   std::string command;
   std::optional<double> timeout_seconds;
+  int group = -1;    // index of its matcher group under PreToolUse
+  int handler = -1;  // index among the group's hooks
 };
 
 // A settings text after adding or updating Warden's entry (the text is the whole new file).

@@ -12,7 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "agents/hook_doctor.h"
+#include "agents/hook_doctor_checks.h"
 
 namespace warden::agents {
 
@@ -54,7 +54,7 @@ std::string probe_input(HookAgent agent, const std::string& cwd, const std::stri
 }
 
 // Reads the decision from the hook's stdout JSON; exit 2 denies with stderr as the reason.
-void read_answer(HookAnswer* a) {
+void read_answer(ProbeAnswer* a) {
   rapidjson::Document doc;
   doc.Parse(a->stdout_text.c_str(), a->stdout_text.size());
   if (!doc.HasParseError() && doc.IsObject() && doc.HasMember("hookSpecificOutput") &&
@@ -83,27 +83,32 @@ void read_answer(HookAnswer* a) {
 
 }  // namespace
 
-HookAnswer probe_hook(HookAgent agent, const std::string& command, const std::string& cwd,
-                      const std::string& shell_command, std::chrono::milliseconds deadline) {
-  HookAnswer a;
-  const std::string input = probe_input(agent, cwd, shell_command);
+namespace doctor {
+
+ChildOutput run_child(const std::vector<std::string>& argv, const std::string& cwd,
+                      const std::string& input, std::chrono::milliseconds deadline,
+                      const std::function<bool(const std::string&)>& done) {
+  ChildOutput r;
   int in[2], out[2], err[2];
   if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
-    a.failure = std::string("pipe: ") + std::strerror(errno);
-    return a;
+    r.failure = std::string("pipe: ") + std::strerror(errno);
+    return r;
   }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
   pid_t pid = ::fork();
   if (pid < 0) {
-    a.failure = std::string("fork: ") + std::strerror(errno);
-    return a;
+    r.failure = std::string("fork: ") + std::strerror(errno);
+    return r;
   }
   if (pid == 0) {
-    ::setpgid(0, 0);  // its own group: a deadline kills the hook and whatever it started
+    ::setpgid(0, 0);  // its own group: stopping it stops whatever it started
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
     if (::chdir(cwd.c_str()) != 0) ::_exit(126);
-    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    ::execvp(args[0], args.data());
     ::_exit(127);
   }
   ::close(in[0]);
@@ -113,51 +118,68 @@ HookAnswer probe_hook(HookAgent agent, const std::string& command, const std::st
   for (std::size_t at = 0; at < input.size();) {  // a few hundred bytes: fits the pipe
     ssize_t n = ::write(in[1], input.data() + at, input.size() - at);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // the hook stopped reading; its answer says why
+    if (n <= 0) break;  // it stopped reading; its answer says why
     at += static_cast<std::size_t>(n);
   }
-  ::close(in[1]);
-  ::signal(SIGPIPE, old_pipe);
+  if (!done) ::close(in[1]);  // a server keeps its stdin open until we stop it
 
   pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-  std::string* into[2] = {&a.stdout_text, &a.stderr_text};
+  std::string* into[2] = {&r.out, &r.err};
   int open = 2;
   const auto until = std::chrono::steady_clock::now() + deadline;
-  bool timed_out = false;
-  while (open > 0) {
+  bool stop = false;
+  while (open > 0 && !stop) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         until - std::chrono::steady_clock::now());
     int ready = left.count() > 0 ? ::poll(fds, 2, static_cast<int>(left.count())) : 0;
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) {
-      timed_out = true;
+      r.timed_out = true;
       break;
     }
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !fds[i].revents) continue;
       char buf[8192];
       ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-      if (n > 0 && into[i]->size() < (1u << 20)) {
+      if (n > 0 && into[i]->size() < (4u << 20)) {
         into[i]->append(buf, static_cast<std::size_t>(n));
+        if (i == 0 && done && done(r.out)) stop = true;
       } else if (n <= 0) {
         fds[i].fd = -1;
         --open;
       }
     }
   }
-  if (timed_out) ::kill(-pid, SIGKILL);
+  if (done) ::close(in[1]);
+  ::signal(SIGPIPE, old_pipe);
+  if (r.timed_out || stop) ::kill(-pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   ::close(out[0]);
   ::close(err[0]);
-  if (timed_out) {
-    a.failure = "no answer within " + std::to_string(deadline.count()) + " ms";
-    return a;
+  if (r.timed_out) {
+    r.failure = "no answer within " + std::to_string(deadline.count()) + " ms";
+    return r;
   }
-  a.ran = true;
-  a.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  read_answer(&a);
+  r.ran = true;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+}  // namespace doctor
+
+ProbeAnswer probe_hook(HookAgent agent, const std::string& command, const std::string& cwd,
+                       const std::string& shell_command, std::chrono::milliseconds deadline) {
+  auto run = doctor::run_child({"/bin/sh", "-c", command}, cwd,
+                               probe_input(agent, cwd, shell_command), deadline, nullptr);
+  ProbeAnswer a;
+  a.ran = run.ran;
+  a.failure = run.failure;
+  a.exit_code = run.exit_code;
+  a.stdout_text = std::move(run.out);
+  a.stderr_text = std::move(run.err);
+  if (a.ran) read_answer(&a);
   return a;
 }
 

@@ -2,6 +2,7 @@
 // the settings file changed or checked, one line per change or check out.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -21,6 +22,21 @@ std::string this_binary() {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   return ec ? std::string() : self.string();
+}
+
+// The first executable NAME in $PATH, or "".
+std::string on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  std::size_t at = 0;
+  while (at <= dirs.size()) {
+    std::size_t end = dirs.find(':', at);
+    if (end == std::string::npos) end = dirs.size();
+    fs::path candidate = fs::path(dirs.substr(at, end - at)) / name;
+    if (end > at && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    at = end + 1;
+  }
+  return "";
 }
 
 std::string absolute(const std::string& path) {
@@ -115,10 +131,12 @@ void register_install(CLI::App& hook, int* exit_code) {
                       ? " (already up to date; nothing written)"
                       : "")
               << "\n  command: " << result.command << "\n";
-    if (agent == HookAgent::Codex) {
-      std::cout << "  Codex runs a hook only once it is trusted: run `warden hook doctor codex"
-                << (a->user ? " --user" : " --project " + agents::shell_quote(a->project))
-                << "` to check.\n";
+    if (agent == HookAgent::Codex && result.change != agents::InstallResult::Change::Unchanged) {
+      std::cout << "  Codex skips a hook silently until it is trusted, and again after it "
+                   "changed: start `codex` in the project and trust it in its hook review, then "
+                   "check with `warden hook doctor codex"
+                << (a->user ? std::string(" --user") : " --project " + agents::shell_quote(a->project))
+                << "`.\n";
     }
     *exit_code = kExitOk;
   });
@@ -132,6 +150,7 @@ void register_doctor(CLI::App& hook, int* exit_code) {
     std::string project = ".";
     bool user = false;
     bool no_probe = false;
+    std::string codex;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("agent", a->agent, "claude-code or codex (default: each with a settings file)")
@@ -139,6 +158,8 @@ void register_doctor(CLI::App& hook, int* exit_code) {
   auto* project = cmd->add_option("--project", a->project, "Project directory (default: .)");
   cmd->add_flag("--user", a->user, "Check the user's settings")->excludes(project);
   cmd->add_flag("--no-probe", a->no_probe, "Do not run the configured hook command");
+  cmd->add_option("--codex", a->codex,
+                  "Codex binary to ask whether the hook is trusted (default: codex on PATH)");
   cmd->callback([a, exit_code] {
     std::vector<HookAgent> agents_to_check;
     if (!a->agent.empty()) {
@@ -165,6 +186,7 @@ void register_doctor(CLI::App& hook, int* exit_code) {
       options.project_dir = a->user ? std::string() : absolute(a->project);
       options.settings_file = settings_file(agent, a->project, a->user);
       options.probe = !a->no_probe;
+      options.codex_binary = a->codex.empty() ? on_path("codex") : a->codex;
       if (options.settings_file.empty()) {
         *exit_code = kExitUsage;
         return;

@@ -219,7 +219,7 @@ TEST_CASE("install codex appends its block, keeps comments, and parses with toml
   CHECK(hooks[0].command == "audit.sh");
   auto ours = warden_hooks(hooks, HookAgent::Codex);
   REQUIRE(ours.size() == 1);
-  CHECK(ours[0].matcher == kCodexMatcher);
+  CHECK(ours[0].matcher == "*");
   CHECK(ours[0].timeout_seconds == kHookTimeoutSeconds);
   auto words = split_shell_words(ours[0].command);
   REQUIRE(words);
