@@ -163,8 +163,11 @@ start_daemon() {
 }
 
 # The hook command line for an agent: warden_hook claude-code|codex [extra flags…]
+# E2E_SELF_CHECK=allow-all swaps every Warden hook for the allow-all one: every deny assertion
+# must then fail (proof that the tests can fail; see README.md).
 warden_hook() {
   local agent="$1"; shift
+  if [[ "${E2E_SELF_CHECK:-}" == allow-all ]]; then control_hook; return; fi
   printf '%q ' "$WARDEN_BIN" hook "$agent" --addr "$WARDEN_ADDR_E2E" --token-file "$WARDEN_TOKEN_FILE_E2E" "$@"
 }
 
