@@ -226,14 +226,64 @@ run_codex() {
     echo 'type = "command"'
     echo "command = $(js "$hook")"
   } > "$S_HOME/.codex/config.toml"
+  codex_trust_hooks
   log "codex exec (hook: ${hook:0:60}…)"
   ( cd "$S_PROJECT" && env -i PATH="$PATH" HOME="$S_HOME" CODEX_HOME="$S_HOME/.codex" \
       TMPDIR="$S_TMP" LANG=C.UTF-8 FAKE_API_KEY=test \
-      timeout 150 "$CODEX_BIN" exec --skip-git-repo-check --json --dangerously-bypass-hook-trust \
+      timeout 150 "$CODEX_BIN" exec --skip-git-repo-check --json \
         "Run the scripted steps." < /dev/null > "$S/codex.out" 2> "$S/codex.err" )
   AGENT_RC=$?
   AGENT_OUT="$S/codex.out"; AGENT_ERR="$S/codex.err"
   log "codex exit $AGENT_RC"
+}
+
+# Trust the hooks of $S_HOME/.codex/config.toml the way Codex records a user's review: ask
+# `codex app-server` (hooks/list) for each hook's key and current hash, append
+# [hooks.state."KEY"] trusted_hash = HASH, and check that hooks/list now says "trusted".
+# An untrusted Codex hook is skipped silently (the command runs), so this must not fail quietly.
+codex_hooks_list() {  # prints "KEY<TAB>HASH<TAB>STATUS" per hook
+  ( cd "$S_PROJECT" && env -i PATH="$PATH" HOME="$S_HOME" CODEX_HOME="$S_HOME/.codex" \
+      TMPDIR="$S_TMP" LANG=C.UTF-8 timeout 60 "$NODE_BIN" -e '
+    const { spawn } = require("node:child_process");
+    const child = spawn(process.argv[1], ["app-server"], { stdio: ["pipe", "pipe", "inherit"] });
+    let buf = "";
+    const send = (o) => child.stdin.write(JSON.stringify(o) + "\n");
+    child.stdout.on("data", (d) => {
+      buf += d;
+      let nl;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, nl); buf = buf.slice(nl + 1);
+        let msg; try { msg = JSON.parse(line); } catch { continue; }
+        if (msg.id === 1) {
+          send({ jsonrpc: "2.0", method: "initialized" });
+          send({ jsonrpc: "2.0", id: 2, method: "hooks/list", params: {} });
+        } else if (msg.id === 2) {
+          if (msg.error) { console.error("hooks/list: " + JSON.stringify(msg.error)); process.exit(1); }
+          for (const entry of msg.result.data)
+            for (const h of entry.hooks) console.log([h.key, h.currentHash, h.trustStatus].join("\t"));
+          child.kill(); process.exit(0);
+        }
+      }
+    });
+    child.on("exit", (code) => { console.error("codex app-server exited " + code); process.exit(1); });
+    send({ jsonrpc: "2.0", id: 1, method: "initialize",
+           params: { clientInfo: { name: "warden-e2e", version: "0" }, capabilities: { experimentalApi: true } } });
+  ' "$CODEX_BIN" ) 2>> "$S/codex_app_server.err"
+}
+
+codex_trust_hooks() {
+  local listed key hash status n=0
+  listed="$(codex_hooks_list)" || die "codex app-server hooks/list failed: $(tail -5 "$S/codex_app_server.err")"
+  while IFS=$'\t' read -r key hash status; do
+    [[ -n "$key" ]] || continue
+    printf '\n[hooks.state.%s]\ntrusted_hash = %s\n' "$(js "$key")" "$(js "$hash")" >> "$S_HOME/.codex/config.toml"
+    n=$((n + 1))
+  done <<< "$listed"
+  [[ $n -ge 1 ]] || die "codex app-server listed no hooks for $S_HOME/.codex/config.toml"
+  listed="$(codex_hooks_list)" || die "codex app-server hooks/list failed after trusting"
+  if grep -v $'\ttrusted$' <<< "$listed" | grep -q .; then
+    die "Codex does not trust the test's hooks after recording their hashes (so it would skip them and run every command): $listed"
+  fi
 }
 
 # ---- what came back to the model -----------------------------------------------------------
