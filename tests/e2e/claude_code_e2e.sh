@@ -107,4 +107,22 @@ assert_result_is_error 0
 assert_result 0 "Warden: denied, no decision could be made (E_UNAVAILABLE" "the model was told the daemon is unavailable"
 stop_pid "$FAKE_PID"
 
+# ---- 5. installed by `warden hook install` into the project settings; doctor agrees -------
+scenario installed
+setup_world
+claude_script "$S/script.json" ls rm-victim
+start_fake_server "$S/script.json"
+start_daemon "$RULES"
+in_user_env "$WARDEN_BIN" hook install claude-code --project "$S_PROJECT" --addr "$WARDEN_ADDR_E2E" \
+  --token-file "$WARDEN_TOKEN_FILE_E2E" > "$S/install.out" 2>&1 || fail "warden hook install claude-code failed: $(cat "$S/install.out")"
+in_user_env "$WARDEN_BIN" hook doctor claude-code --project "$S_PROJECT" > "$S/doctor.out" 2>&1 \
+  && pass "warden hook doctor claude-code is satisfied" \
+  || fail "warden hook doctor claude-code: $(cat "$S/doctor.out")"
+run_claude ""
+assert_count_results 2
+assert_result 0 "visible-e2e-file" "ls is allowed through the installed hook"
+assert_exists "$S_HOME/victim/sub/data.txt" "the installed hook denied the rm: the victim survives"
+assert_result 1 "Warden: rm deletes outside the workspace" "the model received the rule's reason"
+stop_pid "$FAKE_PID"
+
 finish

@@ -89,4 +89,32 @@ assert_missing "$S_PROJECT/down-marker" "with the daemon down the command did no
 assert_result 0 "${BLOCKED}Warden: denied, no decision could be made (E_UNAVAILABLE" "the model was told the daemon is unavailable"
 stop_pid "$FAKE_PID"
 
+# ---- 4. installed by `warden hook install codex --user`: untrusted, Codex skips it and the
+# ---- rm RUNS (the trap `warden hook doctor` exists for); doctor says so; trusted, it denies ---
+scenario installed
+setup_world
+codex_script "$S/script.json" rm-victim
+start_fake_server "$S/script.json"
+start_daemon "$RULES"
+codex_config ""
+in_user_env "$WARDEN_BIN" hook install codex --user --addr "$WARDEN_ADDR_E2E" \
+  --token-file "$WARDEN_TOKEN_FILE_E2E" > "$S/install.out" 2>&1 || fail "warden hook install codex failed: $(cat "$S/install.out")"
+if in_user_env "$WARDEN_BIN" hook doctor codex --user --codex "$CODEX_BIN" > "$S/doctor-untrusted.out" 2>&1; then
+  fail "warden hook doctor codex passed an untrusted hook: $(cat "$S/doctor-untrusted.out")"
+else
+  grep -q 'FAIL.*hook trust' "$S/doctor-untrusted.out" && pass "doctor reports the untrusted hook" \
+    || fail "doctor did not report the hook trust problem: $(cat "$S/doctor-untrusted.out")"
+fi
+codex_exec --untrusted
+assert_missing "$S_HOME/victim" "Codex 0.169 skips an untrusted hook silently: the rm ran (fail open)"
+setup_world
+codex_trust_hooks
+in_user_env "$WARDEN_BIN" hook doctor codex --user --codex "$CODEX_BIN" > "$S/doctor.out" 2>&1 \
+  && pass "warden hook doctor codex is satisfied once the hook is trusted" \
+  || fail "warden hook doctor codex after trusting: $(cat "$S/doctor.out")"
+codex_exec
+assert_exists "$S_HOME/victim/sub/data.txt" "the trusted installed hook denied the rm: the victim survives"
+assert_result 0 "${BLOCKED}Warden: rm deletes outside the workspace" "the model received the rule's reason"
+stop_pid "$FAKE_PID"
+
 finish

@@ -82,6 +82,7 @@ scenario() {
   S_HOME="$S/home"; S_TMP="$S/tmp"; S_PROJECT="$S/project"
   mkdir -p "$S_HOME" "$S_TMP" "$S_PROJECT"
   E2E_SCENARIO="$1"
+  AGENT_OUT=""; AGENT_ERR=""; DAEMON_LOG=""; FAKE_LOG="$S/model_requests.jsonl"
   log "---- scenario $1"
 }
 
@@ -173,17 +174,24 @@ warden_hook() {
 
 control_hook() { printf 'E2E_HOOK_LOG=%q %q' "$S/control_hook.log" "$ALLOW_ALL_HOOK"; }
 
+# in_user_env CMD…: run CMD in the project as the agent's user would (throwaway HOME, CODEX_HOME).
+in_user_env() {
+  ( cd "$S_PROJECT" && env -i PATH="$PATH" HOME="$S_HOME" CODEX_HOME="$S_HOME/.codex" \
+      TMPDIR="$S_TMP" LANG=C.UTF-8 "$@" )
+}
+
 # ---- agents --------------------------------------------------------------------------------
 # run_claude HOOK_COMMAND [claude flags…]: Claude Code in -p mode against the fake server, the
-# hook on every tool (matcher "*"). Output in $S/claude.out, $S/claude.err; sets AGENT_RC.
+# hook on every tool (matcher "*") through --settings; with HOOK_COMMAND "" only the project's
+# own .claude/settings.json applies. Output in $S/claude.out, $S/claude.err; sets AGENT_RC.
 run_claude() {
   local hook="$1"; shift
   local settings="$S/claude_settings.json"
-  "$NODE_BIN" -e '
+  [[ -z "$hook" ]] && echo '{}' > "$settings" || "$NODE_BIN" -e '
     const s = { hooks: { PreToolUse: [ { matcher: "*", hooks: [ { type: "command", command: process.argv[2] } ] } ] } };
     require("fs").writeFileSync(process.argv[1], JSON.stringify(s, null, 1));
   ' "$settings" "$hook"
-  log "claude -p (hook: ${hook:0:60}…)"
+  log "claude -p (hook: ${hook:-from the project settings})"
   ( cd "$S_PROJECT" && env -i PATH="$PATH" HOME="$S_HOME" TMPDIR="$S_TMP" LANG=C.UTF-8 \
       ANTHROPIC_BASE_URL="http://127.0.0.1:$FAKE_PORT" ANTHROPIC_API_KEY=test \
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 \
@@ -195,11 +203,11 @@ run_claude() {
   log "claude exit $AGENT_RC"
 }
 
-# run_codex HOOK_COMMAND [toml lines for the top of config.toml…]: codex exec against the fake
-# server, the hook on every tool (matcher "*"). Codex's own sandbox is off (danger-full-access)
-# so that Warden is the only guard and the control run can delete outside the project.
-# Output in $S/codex.out (--json events), $S/codex.err; sets AGENT_RC.
-run_codex() {
+# codex_config HOOK_COMMAND [toml lines for the top of config.toml…]: $S_HOME/.codex/config.toml
+# for the fake server, with the hook on every tool (matcher "*"); no hook when HOOK_COMMAND is
+# "". Codex's own sandbox is off (danger-full-access) so that Warden is the only guard and the
+# control run can delete outside the project.
+codex_config() {
   local hook="$1"; shift
   mkdir -p "$S_HOME/.codex"
   {
@@ -220,14 +228,24 @@ run_codex() {
     echo 'enabled = false'
     echo '[features]'
     echo 'plugins = false'
-    echo '[[hooks.PreToolUse]]'
-    echo 'matcher = "*"'
-    echo '[[hooks.PreToolUse.hooks]]'
-    echo 'type = "command"'
-    echo "command = $(js "$hook")"
+    if [[ -n "$hook" ]]; then
+      echo '[[hooks.PreToolUse]]'
+      echo 'matcher = "*"'
+      echo '[[hooks.PreToolUse.hooks]]'
+      echo 'type = "command"'
+      echo "command = $(js "$hook")"
+    fi
   } > "$S_HOME/.codex/config.toml"
-  codex_trust_hooks
-  log "codex exec (hook: ${hook:0:60}…)"
+}
+
+# run_codex HOOK_COMMAND [toml lines…]: codex_config, then codex_exec.
+run_codex() { codex_config "$@"; codex_exec; }
+
+# codex_exec [--untrusted]: trust the config's hooks (unless --untrusted), then
+# `codex exec --json` in the project. Output in $S/codex.out (events), $S/codex.err; AGENT_RC.
+codex_exec() {
+  [[ "${1:-}" == --untrusted ]] || codex_trust_hooks
+  log "codex exec${1:+ $1}"
   ( cd "$S_PROJECT" && env -i PATH="$PATH" HOME="$S_HOME" CODEX_HOME="$S_HOME/.codex" \
       TMPDIR="$S_TMP" LANG=C.UTF-8 FAKE_API_KEY=test \
       timeout 150 "$CODEX_BIN" exec --skip-git-repo-check --json \
@@ -276,6 +294,7 @@ codex_trust_hooks() {
   listed="$(codex_hooks_list)" || die "codex app-server hooks/list failed: $(tail -5 "$S/codex_app_server.err")"
   while IFS=$'\t' read -r key hash status; do
     [[ -n "$key" ]] || continue
+    [[ "$status" == trusted || "$status" == managed ]] && { n=$((n + 1)); continue; }
     printf '\n[hooks.state.%s]\ntrusted_hash = %s\n' "$(js "$key")" "$(js "$hash")" >> "$S_HOME/.codex/config.toml"
     n=$((n + 1))
   done <<< "$listed"
