@@ -34,7 +34,7 @@ bool is_managed(const std::string& file) { return file.rfind("/etc/codex/", 0) =
 
 std::string request(int id, const char* method, const char* params_json) {
   rapidjson::Document params;
-  params.Parse(params_json);
+  if (params_json) params.Parse(params_json);
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   w.StartObject();
@@ -70,8 +70,9 @@ rapidjson::Document reply_2(const std::string& out) {
 }
 
 // trustStatus of the hook with `key` (or `command`) in a hooks/list reply; "" when not listed.
+// *hash: the hook's currentHash.
 std::string trust_status(const rapidjson::Value& reply, const std::string& key,
-                         const std::string& command) {
+                         const std::string& command, std::string* hash) {
   if (!reply.HasMember("result") || !reply["result"].IsObject()) return "";
   const auto& result = reply["result"];
   if (!result.HasMember("data") || !result["data"].IsArray()) return "";
@@ -81,12 +82,15 @@ std::string trust_status(const rapidjson::Value& reply, const std::string& key,
     for (const auto& h : d["hooks"].GetArray()) {
       if (!h.IsObject() || !h.HasMember("trustStatus") || !h["trustStatus"].IsString()) continue;
       std::string status = h["trustStatus"].GetString();
-      if (h.HasMember("key") && h["key"].IsString() && h["key"].GetString() == key) return status;
-      if (h.HasMember("command") && h["command"].IsString() && h["command"].GetString() == command &&
+      const bool ours_by_key = h.HasMember("key") && h["key"].IsString() && h["key"].GetString() == key;
+      const bool ours_by_command =
+          h.HasMember("command") && h["command"].IsString() && h["command"].GetString() == command &&
           h.HasMember("eventName") && h["eventName"].IsString() &&
-          std::string(h["eventName"].GetString()) == "preToolUse") {
-        by_command = status;
-      }
+          std::string(h["eventName"].GetString()) == "preToolUse";
+      if (!ours_by_key && !ours_by_command) continue;
+      if (h.HasMember("currentHash") && h["currentHash"].IsString()) *hash = h["currentHash"].GetString();
+      if (ours_by_key) return status;
+      by_command = status;
     }
   }
   return by_command;
@@ -113,7 +117,8 @@ void check_codex_trust(const DoctorOptions& o, const HookEntry& entry, DoctorRep
                          [](const std::string& out) { return reply_2(out).IsObject(); });
     rapidjson::Document reply = reply_2(run.out);
     if (reply.IsObject()) {
-      std::string status = trust_status(reply, key, entry.command);
+      std::string hash;
+      std::string status = trust_status(reply, key, entry.command, &hash);
       if (status == "trusted" || status == "managed") {
         add(r, CheckLevel::Ok, "hook trust: Codex reports Warden's hook " + status);
       } else if (status.empty()) {
@@ -125,7 +130,8 @@ void check_codex_trust(const DoctorOptions& o, const HookEntry& entry, DoctorRep
       } else {
         add(r, CheckLevel::Fail, "hook trust: Codex reports Warden's hook \"" + status +
                                      "\": Codex skips it silently and runs every command. " +
-                                     kTrustHelp);
+                                     kTrustHelp + ". Codex records a trust in its user config as "
+                                     "[hooks.state.\"" + key + "\"] trusted_hash = \"" + hash + "\"");
       }
       return;
     }
