@@ -158,11 +158,13 @@ void check_entry(const DoctorOptions& o, const std::vector<HookEntry>& hooks, Do
   t << "decision budget " << budget_ms << " ms"
     << (budget_text.empty() ? " (default)" : "") << " vs hook timeout " << hook_timeout << " s"
     << (warden_entry->timeout_seconds ? "" : " (agent default)");
-  if (budget_ms < hook_timeout * 1000) {
+  if (budget_ms + kHookMarginMs <= hook_timeout * 1000) {
     add(r, CheckLevel::Ok, t.str());
   } else {
-    add(r, CheckLevel::Fail, t.str() + ": the agent gives up on the hook before Warden answers, "
-                                       "and a hook timeout is not a deny");
+    add(r, CheckLevel::Fail, t.str() + ": the budget must leave the hook " +
+                                 std::to_string(kHookMarginMs) +
+                                 " ms to start and answer, else the agent may give up on the "
+                                 "hook before Warden answers, and a hook timeout is not a deny");
   }
 }
 

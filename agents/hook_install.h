@@ -49,6 +49,10 @@ std::string hook_command(const std::string& warden_path, HookAgent agent, const 
 
 // Seconds the agent gives the hook before it gives up on it (written as the entry's timeout).
 inline constexpr int kHookTimeoutSeconds = 30;
+// What a hook's decision budget (--timeout-ms) must leave of the agent's timeout: the hook's
+// own start-up and the grace of its overrun guard. A budget closer to the timeout lets the
+// agent give up first, and both agents treat a hook that timed out as no objection.
+inline constexpr int kHookMarginMs = 1000;
 
 // One command hook of a PreToolUse matcher group, as read from either agent's settings.
 struct HookEntry {

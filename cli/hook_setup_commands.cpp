@@ -83,8 +83,8 @@ void register_install(CLI::App& hook, int* exit_code) {
                   "ask or deny (Claude Code default ask; Codex: always deny)")
       ->check(CLI::IsMember({"ask", "deny"}));
   cmd->add_option("--timeout-ms", a->flags.timeout_ms,
-                  "Budget of one decision (must stay below the hook timeout of 30 s)")
-      ->check(CLI::Range(1, agents::kHookTimeoutSeconds * 1000 - 1));
+                  "Budget of one hook run (at most 29000: the hook timeout is 30 s)")
+      ->check(CLI::Range(1, agents::kHookTimeoutSeconds * 1000 - agents::kHookMarginMs));
   cmd->add_option("--warden", a->warden,
                   "The warden binary the hook runs (default: this one)");
   cmd->callback([a, exit_code] {

@@ -139,6 +139,17 @@ TEST_CASE("doctor fails on settings that switch the hook off or outlast its time
   CHECK_FALSE(line_with(r.out, "FAIL", "decision budget 9000 ms").empty());
   CHECK_FALSE(line_with(r.out, "WARN", "bypassPermissions").empty());
 
+  // The budget must leave the hook time to start and answer within the agent's timeout.
+  for (auto [budget, fails] : {std::pair{"29500", true}, std::pair{"29000", false}}) {
+    dir.write(".claude/settings.json",
+              R"({"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":")" +
+                  command + " --timeout-ms " + budget + R"(","timeout":30}]}]}})");
+    r = doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
+    INFO(r.out);
+    CHECK(line_with(r.out, "FAIL", std::string("decision budget ") + budget).empty() == !fails);
+    CHECK(r.code == (fails ? 1 : 0));
+  }
+
   dir.write(".claude/settings.json",
             R"({"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"/nonexistent/warden hook claude-code"}]}]}})");
   r = doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
