@@ -107,7 +107,25 @@ assert_result_is_error 0
 assert_result 0 "Warden: denied, no decision could be made (E_UNAVAILABLE" "the model was told the daemon is unavailable"
 stop_pid "$FAKE_PID"
 
-# ---- 5. installed by `warden hook install` into the project settings; doctor agrees -------
+# ---- 5. bypassPermissions: a deny still wins, and approval-required (ask) becomes a deny -------
+# (As root, Claude Code accepts --permission-mode bypassPermissions only with IS_SANDBOX=1.)
+scenario bypass-permissions
+setup_world
+claude_script "$S/script.json" ls rm-victim approval
+start_fake_server "$S/script.json"
+start_daemon "$RULES"
+CLAUDE_ENV_EXTRA=(IS_SANDBOX=1)
+run_claude "$(warden_hook claude-code)" --permission-mode bypassPermissions
+CLAUDE_ENV_EXTRA=()
+assert_count_results 3
+assert_result 0 "visible-e2e-file" "ls is allowed"
+assert_exists "$S_HOME/victim/sub/data.txt" "the rm is denied even when the session bypasses permissions"
+assert_result 1 "Warden: rm deletes outside the workspace" "the model received the rule's reason"
+assert_missing "$S_PROJECT/approval-marker" "approval-required did not run"
+assert_result 2 "this session bypasses permission prompts, so Warden denies it" "ask became a deny with the reason"
+stop_pid "$FAKE_PID"
+
+# ---- 6. installed by `warden hook install` into the project settings; doctor agrees -------
 scenario installed
 setup_world
 claude_script "$S/script.json" ls rm-victim

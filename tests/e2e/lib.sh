@@ -184,6 +184,7 @@ in_user_env() {
 # run_claude HOOK_COMMAND [claude flags…]: Claude Code in -p mode against the fake server, the
 # hook on every tool (matcher "*") through --settings; with HOOK_COMMAND "" only the project's
 # own .claude/settings.json applies. Output in $S/claude.out, $S/claude.err; sets AGENT_RC.
+CLAUDE_ENV_EXTRA=()  # more VAR=value for Claude Code's environment
 run_claude() {
   local hook="$1"; shift
   local settings="$S/claude_settings.json"
@@ -195,7 +196,7 @@ run_claude() {
   ( cd "$S_PROJECT" && env -i PATH="$PATH" HOME="$S_HOME" TMPDIR="$S_TMP" LANG=C.UTF-8 \
       ANTHROPIC_BASE_URL="http://127.0.0.1:$FAKE_PORT" ANTHROPIC_API_KEY=test \
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 \
-      DISABLE_ERROR_REPORTING=1 \
+      DISABLE_ERROR_REPORTING=1 "${CLAUDE_ENV_EXTRA[@]}" \
       timeout 150 "$CLAUDE_BIN" -p "Run the scripted steps." --output-format json \
         --settings "$settings" "$@" < /dev/null > "$S/claude.out" 2> "$S/claude.err" )
   AGENT_RC=$?
