@@ -3,7 +3,7 @@
 # `warden hook claude-code` as its PreToolUse hook talking to a real `warden serve`.
 # Every deny is paired with the same step succeeding under an allow-all control hook.
 # Run by ctest (claude_code_e2e) with WARDEN_BIN; see tests/e2e/README.md.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.sh" || { echo "e2e: FATAL: cannot load tests/e2e/lib.sh" >&2; exit 1; }
 require_agent claude
 
 # The steps the fake model scripts, one tool call per turn (the result of call N is tool result N).
@@ -36,7 +36,7 @@ setup_world() {  # the files every run starts from
 }
 
 STEPS=(ls rm-victim write-unit write-bashrc rewrite approval down)
-RULES="$(rules_dir)"
+RULES="$(rules_dir)" || die "cannot assemble the rules directory"
 
 # ---- 1. control: the same steps under an allow-all hook all take effect --------------------
 scenario control

@@ -46,15 +46,21 @@ E2E_PIDS=()
 E2E_T0=$SECONDS
 
 e2e_cleanup() {
-  local pid
+  local rc=$? pid
   for pid in "${E2E_PIDS[@]}"; do
     kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
   done
+  if [[ -z "${E2E_FINISHED:-}" ]]; then
+    echo "e2e: FATAL: the test stopped before its end (exit $rc)" >&2
+    [[ $rc -eq 0 ]] && rc=1
+    E2E_FAILURES=$((E2E_FAILURES + 1))
+  fi
   if [[ "${E2E_KEEP:-}" == 1 || $E2E_FAILURES -gt 0 ]]; then
     echo "e2e: files kept in $E2E_ROOT"
   else
     rm -rf "$E2E_ROOT"
   fi
+  exit "$rc"
 }
 trap e2e_cleanup EXIT
 
@@ -110,7 +116,7 @@ start_fake_server() {
   FAKE_PID=$!
   E2E_PIDS+=("$FAKE_PID")
   local i
-  for i in $(seq 100); do
+  for i in $(seq 600); do
     grep -q '^PORT ' "$S/fake_server.out" 2>/dev/null && break
     kill -0 "$FAKE_PID" 2>/dev/null || die "fake model server exited: $(cat "$S/fake_server.err")"
     sleep 0.05
@@ -153,7 +159,7 @@ start_daemon() {
   DAEMON_PID=$!
   E2E_PIDS+=("$DAEMON_PID")
   local i
-  for i in $(seq 200); do
+  for i in $(seq 600); do
     grep -q 'serving on .* (protocol' "$DAEMON_LOG" 2>/dev/null && break
     kill -0 "$DAEMON_PID" 2>/dev/null || die "warden serve exited: $(cat "$DAEMON_LOG")"
     sleep 0.05
@@ -373,6 +379,7 @@ assert_count_results() {
 }
 
 finish() {
+  E2E_FINISHED=1
   log "done: $E2E_FAILURES failure(s)"
   [[ $E2E_FAILURES -eq 0 ]] || exit 1
   exit 0
