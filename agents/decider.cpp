@@ -29,6 +29,7 @@ using std::chrono::milliseconds;
 constexpr const char* kUnavailable = "E_UNAVAILABLE";  // cannot connect, or the connection broke
 constexpr const char* kTimeout = "E_TIMEOUT";          // the budget ran out before the reply
 constexpr const char* kConfig = "E_CONFIG";            // token or TLS settings unusable
+constexpr const char* kTls = "E_TLS";                  // the daemon's certificate failed the checks
 constexpr const char* kBadReply = "E_BAD_REPLY";       // the daemon's reply is not a decision
 constexpr const char* kInternal = "E_INTERNAL";        // a bug; failed closed
 
@@ -205,9 +206,12 @@ class DaemonDecider final : public Decider {
     if (token_.empty()) config_error_ = "the token file " + path + " is empty";
   }
 
+  // The time left for one client call. The client rounds its waits down to whole
+  // milliseconds, so 2 ms more make a wait that timed out end past our deadline (and be
+  // reported as E_TIMEOUT, not as the daemon being unavailable).
   milliseconds left(Clock::time_point deadline) const {
-    auto l = std::chrono::ceil<milliseconds>(deadline - Clock::now());  // waits end at or past it
-    return l.count() > 0 ? l : milliseconds(0);
+    auto l = std::chrono::ceil<milliseconds>(deadline - Clock::now());
+    return l.count() > 0 ? l + milliseconds(2) : milliseconds(0);
   }
 
   // A connection failure: E_TIMEOUT when the budget ran out, else E_UNAVAILABLE.
@@ -217,6 +221,9 @@ class DaemonDecider final : public Decider {
     if (Clock::now() >= deadline) {
       return failure(kTimeout, "no decision from the daemon at " + address_ + " within " +
                                    std::to_string(config_.budget.count()) + " ms (" + what + ")");
+    }
+    if (what.rfind("TLS", 0) == 0) {
+      return failure(kTls, "no trusted TLS connection to the daemon at " + address_ + ": " + what);
     }
     return failure(kUnavailable, "the daemon at " + address_ + " is unavailable: " + what);
   }

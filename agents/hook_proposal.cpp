@@ -331,8 +331,11 @@ bool updated_tool_input(const HookCall& call, std::string_view proposal_json,
       input.CopyFrom(m.value, a);
       continue;
     }
-    if (input.HasMember(to.c_str())) input.RemoveMember(to.c_str());
-    input.AddMember(Value(to.c_str(), a), Value(m.value, a), a);
+    if (auto it = input.FindMember(to.c_str()); it != input.MemberEnd()) {
+      it->value.CopyFrom(m.value, a);  // in place: the input keeps its order
+    } else {
+      input.AddMember(Value(to.c_str(), a), Value(m.value, a), a);
+    }
   }
   *input_json = to_text(input);
   return true;
