@@ -17,7 +17,7 @@ if [[ -z "${E2E_IN_NETNS:-}" ]]; then
   command -v unshare >/dev/null || die "unshare not found (util-linux): cannot isolate the agents from the network"
   command -v ip >/dev/null || die "ip not found (iproute2): cannot bring up loopback in the private network namespace"
   if ! probe=$(unshare -n true 2>&1); then
-    die "cannot create a private network namespace (unshare -n): ${probe:-no message}. These tests must run offline; run as root or with user namespaces enabled."
+    die "cannot create a private network namespace (unshare -n): ${probe:-no message}. These tests must run offline; run as root. (A user namespace, unshare -rn, is not enough: root-owned / and /tmp show up as uid 65534 there, and warden serve refuses a token file under directories it cannot trust.)"
   fi
   export E2E_IN_NETNS=1
   exec unshare -n -- bash -c 'ip link set lo up || { echo "e2e: FATAL: ip link set lo up failed in the private network namespace" >&2; exit 1; }
