@@ -3,7 +3,7 @@
 # `warden hook claude-code` as its PreToolUse hook talking to a real `warden serve`.
 # Every deny is paired with the same step succeeding under an allow-all control hook.
 # Run by ctest (claude_code_e2e) with WARDEN_BIN; see tests/e2e/README.md.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.sh" || { echo "e2e: FATAL: cannot load tests/e2e/lib.sh" >&2; exit 1; }
 require_agent claude
 
 # The steps the fake model scripts, one tool call per turn (the result of call N is tool result N).
@@ -36,7 +36,7 @@ setup_world() {  # the files every run starts from
 }
 
 STEPS=(ls rm-victim write-unit write-bashrc rewrite approval down)
-RULES="$(rules_dir)"
+RULES="$(rules_dir)" || die "cannot assemble the rules directory"
 
 # ---- 1. control: the same steps under an allow-all hook all take effect --------------------
 scenario control
@@ -45,6 +45,7 @@ claude_script "$S/script.json" "${STEPS[@]}"
 start_fake_server "$S/script.json"
 run_claude "$(control_hook)"
 assert_count_results 7
+assert_control_hook_calls 7
 assert_result 0 "visible-e2e-file" "control: ls output reached the model"
 assert_missing "$S_HOME/victim" "control: rm -rf of the victim directory ran (so the deny test can fail)"
 assert_exists "$UNIT" "control: the Write of a systemd user unit ran (so the deny test can fail)"
@@ -107,7 +108,25 @@ assert_result_is_error 0
 assert_result 0 "Warden: denied, no decision could be made (E_UNAVAILABLE" "the model was told the daemon is unavailable"
 stop_pid "$FAKE_PID"
 
-# ---- 5. installed by `warden hook install` into the project settings; doctor agrees -------
+# ---- 5. bypassPermissions: a deny still wins, and approval-required (ask) becomes a deny -------
+# (As root, Claude Code accepts --permission-mode bypassPermissions only with IS_SANDBOX=1.)
+scenario bypass-permissions
+setup_world
+claude_script "$S/script.json" ls rm-victim approval
+start_fake_server "$S/script.json"
+start_daemon "$RULES"
+CLAUDE_ENV_EXTRA=(IS_SANDBOX=1)
+run_claude "$(warden_hook claude-code)" --permission-mode bypassPermissions
+CLAUDE_ENV_EXTRA=()
+assert_count_results 3
+assert_result 0 "visible-e2e-file" "ls is allowed"
+assert_exists "$S_HOME/victim/sub/data.txt" "the rm is denied even when the session bypasses permissions"
+assert_result 1 "Warden: rm deletes outside the workspace" "the model received the rule's reason"
+assert_missing "$S_PROJECT/approval-marker" "approval-required did not run"
+assert_result 2 "this session bypasses permission prompts, so Warden denies it" "ask became a deny with the reason"
+stop_pid "$FAKE_PID"
+
+# ---- 6. installed by `warden hook install` into the project settings; doctor agrees -------
 scenario installed
 setup_world
 claude_script "$S/script.json" ls rm-victim

@@ -17,7 +17,7 @@ if [[ -z "${E2E_IN_NETNS:-}" ]]; then
   command -v unshare >/dev/null || die "unshare not found (util-linux): cannot isolate the agents from the network"
   command -v ip >/dev/null || die "ip not found (iproute2): cannot bring up loopback in the private network namespace"
   if ! probe=$(unshare -n true 2>&1); then
-    die "cannot create a private network namespace (unshare -n): ${probe:-no message}. These tests must run offline; run as root or with user namespaces enabled."
+    die "cannot create a private network namespace (unshare -n): ${probe:-no message}. These tests must run offline; run as root. (A user namespace, unshare -rn, is not enough: root-owned / and /tmp show up as uid 65534 there, and warden serve refuses a token file under directories it cannot trust.)"
   fi
   export E2E_IN_NETNS=1
   exec unshare -n -- bash -c 'ip link set lo up || { echo "e2e: FATAL: ip link set lo up failed in the private network namespace" >&2; exit 1; }
@@ -46,15 +46,21 @@ E2E_PIDS=()
 E2E_T0=$SECONDS
 
 e2e_cleanup() {
-  local pid
+  local rc=$? pid
   for pid in "${E2E_PIDS[@]}"; do
     kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
   done
+  if [[ -z "${E2E_FINISHED:-}" ]]; then
+    echo "e2e: FATAL: the test stopped before its end (exit $rc)" >&2
+    [[ $rc -eq 0 ]] && rc=1
+    E2E_FAILURES=$((E2E_FAILURES + 1))
+  fi
   if [[ "${E2E_KEEP:-}" == 1 || $E2E_FAILURES -gt 0 ]]; then
     echo "e2e: files kept in $E2E_ROOT"
   else
     rm -rf "$E2E_ROOT"
   fi
+  exit "$rc"
 }
 trap e2e_cleanup EXIT
 
@@ -64,7 +70,7 @@ log() { echo "e2e [$((SECONDS - E2E_T0))s] $*"; }
 ALLOW_ALL_HOOK="$E2E_ROOT/allow_all_hook.sh"
 cat > "$ALLOW_ALL_HOOK" <<'EOF'
 #!/bin/sh
-cat >> "${E2E_HOOK_LOG:-/dev/null}"
+{ cat; echo; } >> "${E2E_HOOK_LOG:-/dev/null}"
 echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"e2e control: allow all"}}'
 EOF
 chmod +x "$ALLOW_ALL_HOOK"
@@ -83,6 +89,7 @@ scenario() {
   mkdir -p "$S_HOME" "$S_TMP" "$S_PROJECT"
   E2E_SCENARIO="$1"
   AGENT_OUT=""; AGENT_ERR=""; DAEMON_LOG=""; FAKE_LOG="$S/model_requests.jsonl"
+  rm -f "$S/tool_results.tsv"
   log "---- scenario $1"
 }
 
@@ -110,7 +117,7 @@ start_fake_server() {
   FAKE_PID=$!
   E2E_PIDS+=("$FAKE_PID")
   local i
-  for i in $(seq 100); do
+  for i in $(seq 600); do
     grep -q '^PORT ' "$S/fake_server.out" 2>/dev/null && break
     kill -0 "$FAKE_PID" 2>/dev/null || die "fake model server exited: $(cat "$S/fake_server.err")"
     sleep 0.05
@@ -153,7 +160,7 @@ start_daemon() {
   DAEMON_PID=$!
   E2E_PIDS+=("$DAEMON_PID")
   local i
-  for i in $(seq 200); do
+  for i in $(seq 600); do
     grep -q 'serving on .* (protocol' "$DAEMON_LOG" 2>/dev/null && break
     kill -0 "$DAEMON_PID" 2>/dev/null || die "warden serve exited: $(cat "$DAEMON_LOG")"
     sleep 0.05
@@ -184,6 +191,7 @@ in_user_env() {
 # run_claude HOOK_COMMAND [claude flags…]: Claude Code in -p mode against the fake server, the
 # hook on every tool (matcher "*") through --settings; with HOOK_COMMAND "" only the project's
 # own .claude/settings.json applies. Output in $S/claude.out, $S/claude.err; sets AGENT_RC.
+CLAUDE_ENV_EXTRA=()  # more VAR=value for Claude Code's environment
 run_claude() {
   local hook="$1"; shift
   local settings="$S/claude_settings.json"
@@ -195,11 +203,12 @@ run_claude() {
   ( cd "$S_PROJECT" && env -i PATH="$PATH" HOME="$S_HOME" TMPDIR="$S_TMP" LANG=C.UTF-8 \
       ANTHROPIC_BASE_URL="http://127.0.0.1:$FAKE_PORT" ANTHROPIC_API_KEY=test \
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 \
-      DISABLE_ERROR_REPORTING=1 \
+      DISABLE_ERROR_REPORTING=1 "${CLAUDE_ENV_EXTRA[@]}" \
       timeout 150 "$CLAUDE_BIN" -p "Run the scripted steps." --output-format json \
         --settings "$settings" "$@" < /dev/null > "$S/claude.out" 2> "$S/claude.err" )
   AGENT_RC=$?
   AGENT_OUT="$S/claude.out"; AGENT_ERR="$S/claude.err"
+  read_tool_results
   log "claude exit $AGENT_RC"
 }
 
@@ -252,6 +261,7 @@ codex_exec() {
         "Run the scripted steps." < /dev/null > "$S/codex.out" 2> "$S/codex.err" )
   AGENT_RC=$?
   AGENT_OUT="$S/codex.out"; AGENT_ERR="$S/codex.err"
+  read_tool_results
   log "codex exit $AGENT_RC"
 }
 
@@ -299,16 +309,18 @@ codex_trust_hooks() {
     n=$((n + 1))
   done <<< "$listed"
   [[ $n -ge 1 ]] || die "codex app-server listed no hooks for $S_HOME/.codex/config.toml"
-  listed="$(codex_hooks_list)" || die "codex app-server hooks/list failed after trusting"
-  if grep -v $'\ttrusted$' <<< "$listed" | grep -q .; then
-    die "Codex does not trust the test's hooks after recording their hashes (so it would skip them and run every command): $listed"
-  fi
+  # Whether Codex then runs them is checked by the tests: the control run counts the control
+  # hook's calls (assert_control_hook_calls), the Warden runs see Warden's denials.
 }
 
 # ---- what came back to the model -----------------------------------------------------------
 # Prints one line per tool result in the last model request that carried tools:
 # "<n>\t<is_error>\t<text with newlines as \n>" (Claude tool_result, Codex *_call_output).
-tool_results() {
+tool_results() { cat "$S/tool_results.tsv" 2>/dev/null; }
+read_tool_results() {  # after each agent run: parse the model log once
+  parse_tool_results > "$S/tool_results.tsv" || die "cannot read the model requests log $FAKE_LOG"
+}
+parse_tool_results() {
   "$NODE_BIN" -e '
     const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
     const withTools = lines.filter((l) => l.body && (Array.isArray(l.body.tools) || Array.isArray(l.body.input)));
@@ -371,7 +383,15 @@ assert_count_results() {
     || fail "expected $1 tool results in the last model request, found $n (did the agent run the whole script?)"
 }
 
+# assert_control_hook_calls N: the allow-all hook was asked N times (it was really in the path).
+assert_control_hook_calls() {
+  local n; n="$(grep -c '"hook_event_name"' "$S/control_hook.log" 2>/dev/null)"
+  [[ "${n:-0}" -eq "$1" ]] && pass "the control hook was asked $1 times" \
+    || fail "the control hook was asked ${n:-0} times, expected $1 (is the hook installed and trusted?)"
+}
+
 finish() {
+  E2E_FINISHED=1
   log "done: $E2E_FAILURES failure(s)"
   [[ $E2E_FAILURES -eq 0 ]] || exit 1
   exit 0
