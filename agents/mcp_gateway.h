@@ -1,0 +1,32 @@
+// The MCP gateway: an MCP stdio server that starts the real server as a child and relays
+// JSON-RPC both ways, deciding every tools/call (and filtering tools/list) through a
+// ToolGate first (agents/mcp_tool_gate.h). `warden mcp-gateway` (cli/gateway_commands.cpp)
+// calls run_gateway once per process: two relay threads plus the calling thread, which
+// watches the child and the client and owns the shutdown. Signal handlers are installed for
+// the duration of the call (SIGTERM, SIGINT, SIGHUP, SIGCHLD); SIGPIPE is ignored.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "agents/decider.h"
+#include "agents/mcp_tool_gate.h"
+
+namespace warden::agents::mcp {
+
+struct GatewayOptions {
+  GateConfig gate;
+  std::vector<std::string> command;  // the MCP server's argv (argv[0] searched in PATH)
+  // How long the server gets to exit after its stdin closes, and after SIGTERM.
+  std::chrono::milliseconds grace{2000};
+};
+
+// Relays between the client (in_fd, out_fd: the gateway's stdin and stdout) and the server
+// until one of them ends. Returns the exit status: 0 when the client ended the session (its
+// stdin closed, or SIGTERM/SIGINT/SIGHUP), 1 when the server exited or broke the transport
+// first (every request it had not answered got a JSON-RPC error -32000 before), 1 when the
+// server could not be started. Messages for humans go to stderr.
+int run_gateway(const GatewayOptions& options, Decider& decider, int in_fd, int out_fd);
+
+}  // namespace warden::agents::mcp
