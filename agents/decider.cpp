@@ -1,25 +1,381 @@
 // Daemon and in-process deciders (agents/decider.h).
 #include "agents/decider.h"
 
+#include <rapidjson/document.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "engine/engine.h"
+#include "engine/rule_files.h"
+#include "server/client.h"
+#include "server/config.h"
+#include "server/protocol.h"
+
 namespace warden::agents {
 
 namespace {
 
-class Unavailable final : public Decider {
- public:
-  Verdict decide(std::string_view) override {
-    Verdict v;
-    v.error_code = "E_NOT_IMPLEMENTED";
-    v.error_message = "no decider";
-    return v;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Causes of a missing decision that are not the daemon's or the engine's own codes.
+constexpr const char* kUnavailable = "E_UNAVAILABLE";  // cannot connect, or the connection broke
+constexpr const char* kTimeout = "E_TIMEOUT";          // the budget ran out before the reply
+constexpr const char* kConfig = "E_CONFIG";            // token or TLS settings unusable
+constexpr const char* kBadReply = "E_BAD_REPLY";       // the daemon's reply is not a decision
+constexpr const char* kInternal = "E_INTERNAL";        // a bug; failed closed
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+Verdict failure(std::string code, std::string message) {
+  Verdict v;
+  v.ok = false;
+  v.error_code = std::move(code);
+  v.error_message = std::move(message);
+  return v;
+}
+
+// What a front end needs of a decision in its JSON form (SPEC §3): the daemon's reply.
+Verdict verdict_from_json(const rapidjson::Value& d) {
+  if (!d.IsObject()) return failure(kBadReply, "the decision is not a JSON object");
+  auto str = [&](const rapidjson::Value& v, const char* key) -> std::optional<std::string> {
+    const rapidjson::Value* m = server::find_member(v, key);
+    if (!m || !m->IsString()) return std::nullopt;
+    return std::string(m->GetString(), m->GetStringLength());
+  };
+  auto outcome_text = str(d, "outcome");
+  auto outcome = outcome_text ? parse_outcome(*outcome_text) : std::nullopt;
+  if (!outcome) return failure(kBadReply, "the decision has no valid outcome");
+  Verdict v;
+  v.ok = true;
+  v.outcome = *outcome;
+  v.reason = str(d, "reason").value_or("");
+  v.decision_id = str(d, "decision_id").value_or("");
+  if (const auto* rules = server::find_member(d, "rules"); rules && rules->IsArray()) {
+    for (const auto& r : rules->GetArray()) {
+      auto mode = str(r, "mode");
+      auto name = str(r, "rule");
+      auto o = str(r, "outcome");
+      if (!name || !o || mode.value_or("enforce") != "enforce") continue;
+      if (parse_outcome(*o) == v.outcome) v.rules.push_back(*name);
+    }
   }
-  std::string describe() const override { return "none"; }
+  if (const auto* rewrites = server::find_member(d, "rewrites"); rewrites && rewrites->IsArray()) {
+    for (const auto& w : rewrites->GetArray()) {
+      const auto* applied = server::find_member(w, "applied");
+      if (str(w, "mode").value_or("enforce") == "enforce" && applied && applied->IsBool() &&
+          applied->GetBool()) {
+        v.rewritten = true;
+      }
+    }
+  }
+  if (const auto* action = server::find_member(d, "action"); action && action->IsObject()) {
+    v.action_json = server::to_json_text(*action);
+  }
+  v.decision_json = server::to_json_text(d);
+  return v;
+}
+
+Verdict verdict_from_decision(const Decision& d) {
+  Verdict v;
+  v.ok = true;
+  v.outcome = d.outcome;
+  v.reason = d.reason;
+  v.decision_id = d.decision_id;
+  for (const auto& r : d.rules) {
+    if (!r.monitor && r.outcome == d.outcome) v.rules.push_back(r.rule);
+  }
+  for (const auto& w : d.rewrites) v.rewritten = v.rewritten || (!w.monitor && w.applied);
+  v.action_json = d.action_json;
+  v.decision_json = decision_to_json(d);
+  return v;
+}
+
+// ---- in-process -----------------------------------------------------------
+
+class InProcessDecider final : public Decider {
+ public:
+  InProcessDecider(std::shared_ptr<const Policy> policy, EngineOptions options,
+                   const DeciderConfig& config)
+      : engine_(std::move(policy), std::move(options)), config_(config) {
+    for (const auto& r : config.rules) rules_ += (rules_.empty() ? "" : " ") + r;
+  }
+
+  Verdict decide(std::string_view proposal_json) override {
+    try {
+      DecideRequest request;
+      request.proposal_json = proposal_json;
+      if (!config_.principal.empty()) request.principal = config_.principal;
+      request.groups = config_.groups;
+      DecideResult r = engine_.decide(request);
+      if (!r.ok) return failure(r.error.code, r.error.message);
+      return verdict_from_decision(r.decision);
+    } catch (const std::exception& e) {
+      return failure(kInternal, std::string("in-process decision failed: ") + e.what());
+    } catch (...) {
+      return failure(kInternal, "in-process decision failed");
+    }
+  }
+  std::string describe() const override { return "rules " + rules_ + " (in-process)"; }
+
+ private:
+  Engine engine_;
+  DeciderConfig config_;
+  std::string rules_;
 };
+
+// ---- daemon ---------------------------------------------------------------
+
+std::string resolve_daemon_address(const DeciderConfig& config);
+
+// The daemon's default Unix socket: STATE_DIR/warden.sock, STATE_DIR as the daemon derives it.
+std::string default_socket_path() {
+  server::Config c;
+  if (!server::resolve_state_paths(&c).empty()) return "";
+  return (std::filesystem::path(c.state_dir) / "warden.sock").string();
+}
+
+class DaemonDecider final : public Decider {
+ public:
+  explicit DaemonDecider(const DeciderConfig& config) : config_(config) {
+    address_ = resolve_daemon_address(config);
+    setup();
+  }
+
+  Verdict decide(std::string_view proposal_json) override {
+    try {
+      return decide_once_or_twice(proposal_json);
+    } catch (const std::exception& e) {
+      client_.close();
+      connected_ = false;
+      return failure(kInternal, std::string("daemon decision failed: ") + e.what());
+    } catch (...) {
+      client_.close();
+      connected_ = false;
+      return failure(kInternal, "daemon decision failed");
+    }
+  }
+  std::string describe() const override { return "daemon " + address_; }
+
+ private:
+  // The token and TLS settings; a problem here fails every decide with E_CONFIG.
+  void setup() {
+    token_ = config_.token;
+    if (token_.empty() && !config_.token_file.empty()) {
+      read_token(config_.token_file);
+    } else if (token_.empty()) {
+      token_ = env("WARDEN_TOKEN");
+      if (token_.empty() && !env("WARDEN_TOKEN_FILE").empty()) read_token(env("WARDEN_TOKEN_FILE"));
+    }
+    const bool tls = config_.tls || !config_.ca.empty() || !config_.pin.empty();
+    if (!tls) return;
+    if (address_.rfind("unix:", 0) == 0) {
+      config_error_ = "--tls, --ca and --pin apply to TCP addresses, not " + address_;
+      return;
+    }
+    const std::string& pin = config_.pin;
+    if (!pin.empty() && (pin.size() != 7 + 64 || pin.rfind("sha256:", 0) != 0 ||
+                         pin.find_first_not_of("0123456789abcdefABCDEF", 7) != std::string::npos)) {
+      config_error_ = "--pin must be sha256: followed by 64 hex digits";
+      return;
+    }
+    client_.set_tls({true, config_.ca, config_.server_name, config_.pin});
+  }
+
+  void read_token(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    if (in) text << in.rdbuf();
+    if (!in || in.bad()) {
+      config_error_ = "cannot read the token file " + path;
+      return;
+    }
+    std::string t = text.str();
+    token_ = t.substr(0, t.find_first_of("\r\n"));
+    if (token_.empty()) config_error_ = "the token file " + path + " is empty";
+  }
+
+  milliseconds left(Clock::time_point deadline) const {
+    auto l = std::chrono::ceil<milliseconds>(deadline - Clock::now());  // waits end at or past it
+    return l.count() > 0 ? l : milliseconds(0);
+  }
+
+  // A connection failure: E_TIMEOUT when the budget ran out, else E_UNAVAILABLE.
+  Verdict lost(Clock::time_point deadline, const std::string& what) {
+    client_.close();
+    connected_ = false;
+    if (Clock::now() >= deadline) {
+      return failure(kTimeout, "no decision from the daemon at " + address_ + " within " +
+                                   std::to_string(config_.budget.count()) + " ms (" + what + ")");
+    }
+    return failure(kUnavailable, "the daemon at " + address_ + " is unavailable: " + what);
+  }
+
+  // Connects, reads the handshake and authenticates; false with *v set on failure.
+  bool open(Clock::time_point deadline, Verdict* v) {
+    std::string error;
+    if (!client_.connect(address_, left(deadline), &error)) {
+      *v = lost(deadline, error);
+      return false;
+    }
+    rapidjson::Document hs;
+    hs.Parse(client_.handshake().c_str(), client_.handshake().size());
+    const rapidjson::Value* p = hs.IsObject() ? server::find_member(hs, "payload") : nullptr;
+    const rapidjson::Value* auth = p ? server::find_member(*p, "auth") : nullptr;
+    const bool auth_required = !(auth && auth->IsString() && std::string_view(auth->GetString()) == "none");
+    if (auth_required) {
+      if (token_.empty()) {
+        client_.close();
+        *v = failure(kConfig, "the daemon at " + address_ +
+                                  " needs a token: --token-file, --token or WARDEN_TOKEN");
+        return false;
+      }
+      if (!client_.authenticate(token_, left(deadline), &error)) {
+        if (Clock::now() >= deadline || error.rfind("E_", 0) != 0) {
+          *v = lost(deadline, "authentication: " + error);
+          return false;
+        }
+        client_.close();
+        std::size_t colon = error.find(": ");
+        *v = failure(error.substr(0, colon),
+                     "the daemon refused the token: " +
+                         (colon == std::string::npos ? error : error.substr(colon + 2)));
+        return false;
+      }
+    }
+    connected_ = true;
+    return true;
+  }
+
+  Verdict decide_once_or_twice(std::string_view proposal_json) {
+    const auto deadline = Clock::now() + config_.budget;
+    if (!config_error_.empty()) return failure(kConfig, config_error_);
+    // The proposal goes out as its own re-serialized JSON (one line, valid UTF-8).
+    rapidjson::Document proposal;
+    proposal.Parse<rapidjson::kParseValidateEncodingFlag>(proposal_json.data(), proposal_json.size());
+    if (proposal.HasParseError() || !proposal.IsObject()) {
+      return failure("E_INPUT_JSON", "the proposal is not a JSON object");
+    }
+    const std::string fields = "\"proposal\":" + server::to_json_text(proposal);
+    for (int attempt = 0;; ++attempt) {
+      if (connected_ && stale()) {
+        client_.close();
+        connected_ = false;
+      }
+      const bool reused = connected_;
+      Verdict v;
+      if (!connected_ && !open(deadline, &v)) return v;
+      const std::string id = std::to_string(++next_id_);
+      std::string error;
+      std::string payload;
+      Client::ReadStatus status = Client::ReadStatus::Closed;
+      if (client_.send_message(server::make_request(id, "decide", fields), &error)) {
+        status = client_.read_message(&payload, left(deadline));
+      }
+      if (status == Client::ReadStatus::Ok) return parse_reply(payload, id);
+      // A kept connection may have been closed by the daemon (idle timeout, reload): once
+      // more on a fresh one, within the same budget.
+      if (reused && attempt == 0 && status != Client::ReadStatus::Timeout &&
+          Clock::now() < deadline) {
+        client_.close();
+        connected_ = false;
+        continue;
+      }
+      return lost(deadline, status == Client::ReadStatus::Timeout ? "no reply"
+                            : error.empty()                      ? "connection lost"
+                                                                 : error);
+    }
+  }
+
+  // A kept connection with something to read before we asked (the daemon's idle-timeout
+  // notice, or its end) is no longer usable.
+  bool stale() const {
+    pollfd p{client_.fd(), POLLIN, 0};
+    return client_.fd() < 0 || ::poll(&p, 1, 0) != 0;
+  }
+
+  Verdict parse_reply(const std::string& payload, const std::string& id) {
+    rapidjson::Document reply;
+    reply.Parse<rapidjson::kParseValidateEncodingFlag>(payload.c_str(), payload.size());
+    const rapidjson::Value* p = nullptr;
+    const rapidjson::Value* rid = nullptr;
+    if (!reply.HasParseError() && reply.IsObject()) {
+      p = server::find_member(reply, "payload");
+      rid = server::find_member(reply, "id");
+    }
+    if (!p || !p->IsObject() || !rid || !rid->IsString() || id != rid->GetString()) {
+      client_.close();
+      connected_ = false;
+      return failure(kBadReply, "malformed reply from the daemon at " + address_);
+    }
+    const rapidjson::Value* ok = server::find_member(*p, "ok");
+    const rapidjson::Value* decision = server::find_member(*p, "decision");
+    if (ok && ok->IsBool() && ok->GetBool() && decision) return verdict_from_json(*decision);
+    const rapidjson::Value* e = server::find_member(*p, "error");
+    const rapidjson::Value* code = e ? server::find_member(*e, "code") : nullptr;
+    const rapidjson::Value* message = e ? server::find_member(*e, "message") : nullptr;
+    return failure(code && code->IsString() ? code->GetString() : kBadReply,
+                   message && message->IsString() ? message->GetString()
+                                                  : "the daemon gave no decision");
+  }
+
+  using Client = server::Client;
+  DeciderConfig config_;
+  std::string address_;
+  std::string token_;
+  std::string config_error_;
+  Client client_;
+  bool connected_ = false;
+  unsigned long next_id_ = 0;
+};
+
+// HOST:PORT or unix:PATH, as decider.h orders the defaults.
+std::string resolve_daemon_address(const DeciderConfig& config) {
+  if (!config.addr.empty()) return config.addr;
+  if (std::string a = env("WARDEN_ADDR"); !a.empty()) return a;
+  if (std::string sock = default_socket_path(); !sock.empty()) {
+    std::error_code ec;
+    if (std::filesystem::is_socket(sock, ec)) return "unix:" + sock;
+  }
+  return server::Config{}.listen;
+}
 
 }  // namespace
 
-std::unique_ptr<Decider> make_decider(const DeciderConfig&, std::string*) {
-  return std::make_unique<Unavailable>();
+std::unique_ptr<Decider> make_decider(const DeciderConfig& config, std::string* error) {
+  if (config.rules.empty()) return std::make_unique<DaemonDecider>(config);
+  try {
+    LoadedPolicy loaded = load_policy(config.rules);
+    if (!loaded.policy) {
+      if (error) {
+        error->clear();
+        for (const auto& d : loaded.diagnostics) {
+          if (d.severity == Severity::Error) *error += d.to_text() + "\n";
+        }
+        if (error->empty()) *error = "the rules did not load\n";
+      }
+      return nullptr;
+    }
+    EngineOptions options;
+    if (!config.workspace.empty()) options.workspace_root = config.workspace;
+    if (!config.home.empty()) options.home = config.home;
+    // The engine's own deadline (rules running) stays within the whole budget.
+    options.deadline = std::min<std::chrono::microseconds>(options.deadline, config.budget);
+    return std::make_unique<InProcessDecider>(loaded.policy, options, config);
+  } catch (const std::exception& e) {
+    if (error) *error = std::string("cannot build the in-process engine: ") + e.what() + "\n";
+    return nullptr;
+  }
 }
 
 }  // namespace warden::agents

@@ -1,0 +1,116 @@
+// Verdicts and failures → the agent's PreToolUse answer (agents/hook_answer.h).
+#include "agents/hook_answer.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "agents/hook_proposal.h"
+
+namespace warden::agents {
+
+namespace {
+
+// "rule a, b" for the rules that decided, or "" when none did (the configured default).
+std::string rules_text(const Verdict& v) {
+  std::string out;
+  for (const auto& r : v.rules) out += (out.empty() ? "" : ", ") + r;
+  return out.empty() ? out : (v.rules.size() == 1 ? "rule " : "rules ") + out;
+}
+
+// "REASON (rule r; decision d)"
+std::string described(const Verdict& v, std::string_view reason) {
+  std::string out(reason.empty() ? "no reason given" : reason);
+  std::string rules = rules_text(v);
+  std::string extra = rules;
+  if (!v.decision_id.empty()) extra += (extra.empty() ? "" : "; ") + ("decision " + v.decision_id);
+  return extra.empty() ? out : out + " (" + extra + ")";
+}
+
+// One line for stderr: control characters become spaces.
+std::string one_line(std::string_view text) {
+  std::string out(text);
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  return out;
+}
+
+HookAnswer make(std::string_view decision, const std::string& reason,
+                const std::string* updated_input_json = nullptr) {
+  HookAnswer answer;
+  answer.decision = decision;
+  answer.reason = reason;
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  w.StartObject();
+  w.Key("hookSpecificOutput");
+  w.StartObject();
+  w.Key("hookEventName");
+  w.String("PreToolUse");
+  w.Key("permissionDecision");
+  w.String(decision.data(), static_cast<rapidjson::SizeType>(decision.size()));
+  w.Key("permissionDecisionReason");
+  w.String(reason.data(), static_cast<rapidjson::SizeType>(reason.size()));
+  if (updated_input_json) {
+    w.Key("updatedInput");
+    w.RawValue(updated_input_json->data(), updated_input_json->size(), rapidjson::kObjectType);
+  }
+  w.EndObject();
+  w.EndObject();
+  answer.stdout_json.assign(buffer.GetString(), buffer.GetSize());
+  if (decision == "deny") {
+    answer.exit_code = 2;
+    answer.stderr_text = one_line(reason);
+  } else {
+    answer.exit_code = 0;
+  }
+  return answer;
+}
+
+}  // namespace
+
+HookAnswer answer_failure(std::string_view code, std::string_view message) {
+  return make("deny", "Warden: denied, no decision could be made (" + std::string(code) + ": " +
+                          std::string(message) + ")");
+}
+
+HookAnswer answer_verdict(HookAgent agent, const HookCall& call, std::string_view proposal_json,
+                          const Verdict& v, OnApprovalRequired on_approval_required) {
+  if (!v.ok) return answer_failure(v.error_code, v.error_message);
+  if (v.outcome == Outcome::Reject) return make("deny", "Warden: " + described(v, v.reason));
+
+  // A rewrite: Claude runs the approved form (updatedInput); Codex cannot.
+  std::string updated;
+  const bool rewritten = v.rewritten;
+  if (rewritten && agent == HookAgent::Codex) {
+    return make("deny", "Warden: a rule rewrote this action; Codex cannot run the rewritten form (" +
+                            described(v, v.reason) + ")");
+  }
+  if (rewritten) {
+    std::string error;
+    if (!updated_tool_input(call, proposal_json, v.action_json, &updated, &error)) {
+      return make("deny", "Warden: a rule rewrote this action and the rewrite cannot be applied: " +
+                              error + " (" + described(v, v.reason) + ")");
+    }
+  }
+  const std::string* updated_input = rewritten ? &updated : nullptr;
+  if (v.outcome == Outcome::Approve) {
+    return make("allow", "Warden: approved: " + described(v, v.reason), updated_input);
+  }
+  // approval-required
+  const bool ask = agent == HookAgent::ClaudeCode &&
+                   on_approval_required == OnApprovalRequired::Ask &&
+                   call.permission_mode != "bypassPermissions";
+  if (ask) {
+    return make("ask", "Warden: approval required: " + described(v, v.reason), updated_input);
+  }
+  std::string why = agent == HookAgent::Codex ? "Codex cannot ask a human, so Warden denies it"
+                    : call.permission_mode == "bypassPermissions"
+                        ? "this session bypasses permission prompts, so Warden denies it"
+                        : "the hook is configured to deny it (--on-approval-required deny)";
+  return make("deny", "Warden: approval required: " + described(v, v.reason) +
+                          ". This action needs a human's approval; " + why +
+                          ". Do not retry it: tell the user what you wanted to run and why, so they "
+                          "can run it themselves or change the policy.");
+}
+
+}  // namespace warden::agents

@@ -1,0 +1,36 @@
+// What the hook answers the agent: the PreToolUse JSON on stdout, the exit code and a line
+// for stderr, from a Verdict (agents/decider.h) or from a failure. Claude Code and Codex read
+// the same shape; a deny is also exit 2 with the reason on stderr, which both CLIs obey even
+// if the JSON shape drifts. Called by `warden hook claude-code|codex`. Pure; thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "agents/decider.h"
+#include "agents/hook_call.h"
+
+namespace warden::agents {
+
+// What approval-required becomes: Claude Code's own prompt ("ask"; a deny in headless `-p`
+// runs, and a deny when the session bypasses permissions) or a deny that says so.
+// Codex runs a command it was answered "ask", so for Codex it is always Deny.
+enum class OnApprovalRequired { Ask, Deny };
+
+struct HookAnswer {
+  std::string stdout_json;  // {"hookSpecificOutput":{…}}, one line
+  std::string stderr_text;  // the reason, one line (empty on allow and ask)
+  int exit_code = 2;        // 0 allow or ask, 2 deny
+  std::string decision;     // "allow", "ask" or "deny"
+  std::string reason;       // permissionDecisionReason, starts with "Warden: "
+};
+
+// The answer to a decision. proposal_json is what was decided (for Claude's updatedInput when
+// a rule rewrote the action). Not ok → deny naming the error code.
+HookAnswer answer_verdict(HookAgent agent, const HookCall& call, std::string_view proposal_json,
+                          const Verdict& verdict, OnApprovalRequired on_approval_required);
+
+// A deny for a call that was not decided: code and message name the cause.
+HookAnswer answer_failure(std::string_view code, std::string_view message);
+
+}  // namespace warden::agents

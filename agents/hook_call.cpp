@@ -1,0 +1,79 @@
+// Parsing the PreToolUse hook's stdin (agents/hook_call.h).
+#include "agents/hook_call.h"
+
+namespace warden::agents {
+
+std::string_view agent_name(HookAgent agent) {
+  return agent == HookAgent::Codex ? "codex" : "claude-code";
+}
+
+namespace {
+
+bool fail(HookError* error, const char* code, std::string message) {
+  *error = {code, std::move(message)};
+  return false;
+}
+
+// An optional string member: absent → "", a string → its text, anything else → false.
+bool optional_string(const rapidjson::Value& doc, const char* key, std::string* out) {
+  auto it = doc.FindMember(key);
+  if (it == doc.MemberEnd()) {
+    out->clear();
+    return true;
+  }
+  if (!it->value.IsString()) return false;
+  out->assign(it->value.GetString(), it->value.GetStringLength());
+  return true;
+}
+
+}  // namespace
+
+bool parse_hook_call(std::string_view text, HookCall* call, HookError* error) {
+  if (text.size() > kMaxHookInputBytes) {
+    return fail(error, kHookInputTooLarge,
+                "hook input of " + std::to_string(text.size()) + " bytes is over the limit of " +
+                    std::to_string(kMaxHookInputBytes));
+  }
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(text.data(),
+                                                                                  text.size());
+  if (doc.HasParseError()) {
+    return fail(error, kHookInputJson,
+                doc.GetParseError() == rapidjson::kParseErrorStringInvalidEncoding
+                    ? "hook input is not valid UTF-8"
+                    : "hook input is not valid JSON (at byte " +
+                          std::to_string(doc.GetErrorOffset()) + ")");
+  }
+  if (!doc.IsObject()) return fail(error, kHookInputShape, "hook input is not a JSON object");
+  auto name = doc.FindMember("tool_name");
+  if (name == doc.MemberEnd() || !name->value.IsString() || name->value.GetStringLength() == 0) {
+    return fail(error, kHookInputShape, "hook input has no tool_name string");
+  }
+  std::string event;
+  if (!optional_string(doc, "hook_event_name", &event)) {
+    return fail(error, kHookInputShape, "hook_event_name is not a string");
+  }
+  if (event != "PreToolUse") {
+    return fail(error, kHookEvent,
+                "hook_event_name is '" + event + "', not PreToolUse: install this hook for "
+                "PreToolUse only");
+  }
+  for (auto [key, out] : {std::pair{"session_id", &call->session_id}, {"cwd", &call->cwd},
+                          {"tool_use_id", &call->tool_use_id},
+                          {"permission_mode", &call->permission_mode}}) {
+    if (!optional_string(doc, key, out)) {
+      return fail(error, kHookInputShape, std::string(key) + " is not a string");
+    }
+  }
+  auto input = doc.FindMember("tool_input");
+  if (input == doc.MemberEnd() || !input->value.IsObject()) {
+    return fail(error, kHookInputShape, "hook input has no tool_input object");
+  }
+  call->hook_event_name = event;
+  call->tool_name.assign(name->value.GetString(), name->value.GetStringLength());
+  call->tool_input.SetObject();
+  call->tool_input.CopyFrom(input->value, call->tool_input.GetAllocator());
+  return true;
+}
+
+}  // namespace warden::agents

@@ -1,0 +1,50 @@
+// HookCall: one PreToolUse hook invocation as Claude Code or Codex sends it on stdin, parsed
+// and checked (size cap, UTF-8, shape, event). Called by `warden hook claude-code|codex`
+// (cli/hook_run_commands.cpp) before mapping the call to a proposal. Pure; thread-safe.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace warden::agents {
+
+enum class HookAgent { ClaudeCode, Codex };
+
+// "claude-code" or "codex": the subcommand and the proposal's context.agent.
+std::string_view agent_name(HookAgent agent);
+
+// Hook input larger than this is refused (E_HOOK_INPUT_TOO_LARGE): far above any real tool
+// call, and the daemon refuses proposals over its frame limit (1 MiB by default) anyway.
+inline constexpr std::size_t kMaxHookInputBytes = std::size_t{8} << 20;
+
+// Why a hook input was refused; every one of these becomes a deny.
+inline constexpr const char* kHookInputTooLarge = "E_HOOK_INPUT_TOO_LARGE";
+inline constexpr const char* kHookInputJson = "E_HOOK_INPUT_JSON";    // not JSON, or not UTF-8
+inline constexpr const char* kHookInputShape = "E_HOOK_INPUT_SHAPE";  // missing or mistyped field
+inline constexpr const char* kHookEvent = "E_HOOK_EVENT";             // not a PreToolUse call
+
+struct HookError {
+  std::string code;
+  std::string message;
+};
+
+struct HookCall {
+  std::string session_id;       // "" when absent
+  std::string cwd;              // "" when absent
+  std::string hook_event_name;  // always "PreToolUse" once parsed
+  std::string tool_name;        // non-empty
+  std::string tool_use_id;      // "" when absent
+  std::string permission_mode;  // "default", "plan", "acceptEdits", "bypassPermissions", …; "" when absent
+  rapidjson::Document tool_input;  // always an object
+};
+
+// Parses the hook's stdin. Refuses (false, *error set): text over kMaxHookInputBytes, invalid
+// JSON or UTF-8, a non-object, a missing or non-string tool_name, a tool_input that is not an
+// object, a hook_event_name other than "PreToolUse", and a session_id, cwd, tool_use_id or
+// permission_mode that is present but not a string.
+bool parse_hook_call(std::string_view text, HookCall* call, HookError* error);
+
+}  // namespace warden::agents
