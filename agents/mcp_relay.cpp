@@ -200,7 +200,9 @@ void Relay::from_server(const std::string& line) {
     if (track == Track::ToolsList) {
       std::string log;
       if (gate_.filter_list(value, alloc, &log) > 0) changed = true;
-      if (!log.empty()) log_("tools/list: " + log.substr(0, log.size() - 1));
+      for (std::size_t at = 0, nl; (nl = log.find('\n', at)) != std::string::npos; at = nl + 1) {
+        log_("tools/list: " + log.substr(at, nl - at));
+      }
     }
   }
   fail_pending(broken, "MCP server sent an invalid response");
