@@ -166,6 +166,19 @@ struct EffectsTable::Program {
   Spec spec;
 };
 
+// A [tool.NAME] entry: which arguments have which effect, in table order.
+struct EffectsTable::Tool {
+  struct Arg {
+    K kind = K::None;
+    std::string name;               // as listed: "path", "options.target"
+    std::vector<std::string> path;  // the member names of `name`
+  };
+  std::string name;  // "SERVER/TOOL" or "TOOL"
+  std::string file;
+  long line = 0;
+  std::vector<Arg> args;
+};
+
 struct EffectsTable::Index {
   struct Hash {
     using is_transparent = void;
@@ -173,6 +186,8 @@ struct EffectsTable::Index {
   };
   // Names and aliases.
   std::unordered_map<std::string, const Program*, Hash, std::equal_to<>> by_name;
+  // Tool entries by key ("SERVER/TOOL" or "TOOL").
+  std::unordered_map<std::string, const Tool*, Hash, std::equal_to<>> by_tool;
 };
 
 EffectsTable::EffectsTable() : index_(std::make_unique<Index>()) {}
@@ -221,6 +236,24 @@ bool EffectsTable::knows(std::string_view program) const {
 }
 
 std::size_t EffectsTable::size() const { return index_->by_name.size(); }
+
+std::size_t EffectsTable::tool_count() const { return index_->by_tool.size(); }
+
+const EffectsTable::Tool* EffectsTable::find_tool(std::string_view server, std::string_view tool) const {
+  if (!server.empty()) {
+    std::string key;
+    key.reserve(server.size() + 1 + tool.size());
+    key.append(server).push_back('/');
+    key.append(tool);
+    if (auto it = index_->by_tool.find(key); it != index_->by_tool.end()) return it->second;
+  }
+  if (auto it = index_->by_tool.find(tool); it != index_->by_tool.end()) return it->second;
+  return nullptr;
+}
+
+bool EffectsTable::knows_tool(std::string_view server, std::string_view tool) const {
+  return find_tool(server, tool) != nullptr;
+}
 
 // ---------------------------------------------------------------- parsing
 
@@ -500,6 +533,57 @@ class Loader {
     }
   }
 
+  // A [tool.NAME] table: keys are effect kinds, each an array of argument names.
+  void tool(const toml::table& table, const std::string& where, EffectsTable::Tool* tool) {
+    std::unordered_map<std::string, long> seen;  // argument name and kind → line
+    for (auto&& [key, node] : table) {
+      const std::string k(key.str());
+      K kind = K::None;
+      if (!kind_from_name(k, &kind) || kind == K::None || kind == K::Cwd || kind == K::Unknown ||
+          kind == K::EnvDump || kind == K::Privilege) {
+        const long kline = line_of(key) != 0 ? line_of(key) : line_of(node);
+        error(kline, where + ": unknown key \"" + k +
+                         "\" (a tool entry holds read, write, delete, exec, exec-program, exec-code or network)");
+        continue;
+      }
+      for_strings(node, where + "." + k, [&](const std::string& v, long l) {
+        EffectsTable::Tool::Arg arg;
+        arg.kind = kind;
+        arg.name = v;
+        std::size_t start = 0;
+        bool ok = !v.empty();
+        while (ok) {
+          const std::size_t dot = v.find('.', start);
+          std::string part = v.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+          if (part.empty() || part.find_first_of(" \t\r\n") != std::string::npos) ok = false;
+          arg.path.push_back(std::move(part));
+          if (dot == std::string::npos) break;
+          start = dot + 1;
+        }
+        if (!ok) {
+          error(l, where + "." + k + ": \"" + v + "\" is not an argument name (NAME or NAME.MEMBER…)");
+          return;
+        }
+        if (auto [it, fresh] = seen.emplace(k + " " + v, l); !fresh) {
+          error(l, where + "." + k + ": \"" + v + "\" is listed twice (also on line " +
+                       std::to_string(it->second) + ")");
+          return;
+        }
+        tool->args.push_back(std::move(arg));
+      });
+    }
+  }
+
+  // A tool key: "TOOL" or "SERVER/TOOL", no whitespace or control characters.
+  bool tool_name_ok(const std::string& name, long line) {
+    const std::size_t slash = name.find('/');
+    bool ok = !name.empty() && name.find('/', slash == std::string::npos ? 0 : slash + 1) == std::string::npos &&
+              slash != 0 && slash + 1 != name.size();
+    for (unsigned char c : name) ok = ok && c > 0x20 && c != 0x7f;
+    if (!ok) error(line, "tool \"" + name + "\" is not a tool name (TOOL or SERVER/TOOL)");
+    return ok;
+  }
+
   bool program_name_ok(const std::string& name, const std::string& what, long line) {
     if (name.empty() || name.find_first_of("/ \t\r\n$`") != std::string::npos) {
       error(line, what + ": \"" + name + "\" is not a program name");
@@ -705,12 +789,41 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
   std::unordered_map<std::string, long> names;
   std::vector<std::pair<std::shared_ptr<Program>, std::vector<std::pair<std::string, long>>>>
       parsed;
+  std::unordered_map<std::string, long> tool_names;
   for (auto&& [key, node] : root) {
     const std::string k(key.str());
+    if (k == "tool") {
+      const toml::table* tools = node.as_table();
+      if (tools == nullptr) {
+        loader.error(Loader::line_of(node), "\"tool\" must hold [tool.NAME] tables");
+        continue;
+      }
+      for (auto&& [tkey, tnode] : *tools) {
+        const std::string name(tkey.str());
+        const long line = Loader::line_of(tnode) != 0 ? Loader::line_of(tnode) : Loader::line_of(tkey);
+        const toml::table* tt = tnode.as_table();
+        if (tt == nullptr) {
+          loader.error(line, "tool." + name + " must be a table");
+          continue;
+        }
+        if (!loader.tool_name_ok(name, line)) continue;
+        auto tool = std::make_shared<Tool>();
+        tool->name = name;
+        tool->file = source.path;
+        tool->line = line;
+        loader.tool(*tt, "tool.\"" + name + "\"", tool.get());
+        if (auto [it, fresh] = tool_names.emplace(name, line); !fresh) {
+          loader.error(line, "tool \"" + name + "\" is already defined on line " + std::to_string(it->second));
+          continue;
+        }
+        table->tools_.push_back(std::move(tool));
+      }
+      continue;
+    }
     if (k != "program") {
       loader.error(
           Loader::line_of(key) != 0 ? Loader::line_of(key) : Loader::line_of(node),
-          "unknown top-level key \"" + k + "\" (an effects table holds [program.NAME] tables)");
+          "unknown top-level key \"" + k + "\" (an effects table holds [program.NAME] and [tool.NAME] tables)");
       continue;
     }
     const toml::table* programs = node.as_table();
@@ -766,6 +879,7 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
       table->index_->by_name.emplace(alias, program.get());
     table->programs_.push_back(std::move(program));
   }
+  for (const auto& tool : table->tools_) table->index_->by_tool.emplace(tool->name, tool.get());
   return table;
 }
 
@@ -790,7 +904,21 @@ bool EffectsTable::merge(const EffectsTable& other, Diagnostics* diagnostics) {
       continue;
     }
   }
+  for (const auto& tool : other.tools_) {
+    auto it = index_->by_tool.find(tool->name);
+    if (it == index_->by_tool.end()) continue;
+    if (diagnostics != nullptr) {
+      diagnostics->push_back({code::kEffectsTable, Severity::Error, tool->file, tool->line, "",
+                              "tool \"" + tool->name + "\" is also defined in " + it->second->file + ":" +
+                                  std::to_string(it->second->line)});
+    }
+    ok = false;
+  }
   if (!ok) return false;
+  for (const auto& tool : other.tools_) {
+    index_->by_tool.emplace(tool->name, tool.get());
+    tools_.push_back(tool);
+  }
   for (const auto& program : other.programs_) {
     index_->by_name.emplace(program->name, program.get());
     for (const std::string& alias : program->aliases) index_->by_name.emplace(alias, program.get());
@@ -1502,6 +1630,79 @@ void EffectsTable::effects_of(const shell::SimpleCommand& cmd, const std::string
     Effect& e = (*out)[k];
     e.program = cmd.program;
     e.subcommand = ev.subcommand();
+  }
+}
+
+// ---------------------------------------------------------------- tools
+
+void EffectsTable::tool_effects(std::string_view server, std::string_view tool, const rapidjson::Value* args,
+                                const std::string& cwd, const std::string& home,
+                                std::vector<Effect>* out) const {
+  auto emit = [&](EffectKind kind, EffectObject object, std::string target, std::string via) {
+    Effect e;
+    e.kind = kind;
+    e.object = object;
+    e.target = std::move(target);
+    e.program = std::string(tool);
+    e.via = std::move(via);
+    out->push_back(std::move(e));
+  };
+  const Tool* spec = find_tool(server, tool);
+  if (spec == nullptr) {
+    emit(EffectKind::Unknown, EffectObject::Program, std::string(tool), "payload.tool");
+    return;
+  }
+  for (const Tool::Arg& arg : spec->args) {
+    const std::string via = "payload.args." + arg.name;
+    const rapidjson::Value* v = args;
+    for (const std::string& member : arg.path) {
+      if (v == nullptr || !v->IsObject()) {
+        v = nullptr;
+        break;
+      }
+      auto it = v->FindMember(rapidjson::StringRef(member.data(), member.size()));
+      v = it == v->MemberEnd() ? nullptr : &it->value;
+    }
+    auto one = [&](std::string_view word) {
+      switch (arg.kind) {
+        case K::Read:
+        case K::Write:
+        case K::Delete:
+        case K::Exec:
+          emit(effect_kind(arg.kind), EffectObject::Path, paths::normalize(word, cwd, home), via);
+          break;
+        case K::ExecProgram:
+          emit(EffectKind::Exec, EffectObject::Program, first_program(word), via);
+          break;
+        case K::ExecCode:
+          emit(EffectKind::Exec, EffectObject::Code, std::string(word), via);
+          break;
+        case K::Network:
+          if (std::string local; local_source(word, &local)) {
+            emit(EffectKind::Read, EffectObject::Path, paths::normalize(local, cwd, home), via);
+          } else {
+            emit(EffectKind::Network, EffectObject::Host, host_of(word), via);
+          }
+          break;
+        default:
+          emit(EffectKind::Unknown, EffectObject::Program, std::string(tool), via);
+          break;
+      }
+    };
+    if (v != nullptr && v->IsString()) {
+      one(std::string_view(v->GetString(), v->GetStringLength()));
+    } else if (v != nullptr && v->IsArray()) {
+      bool all_strings = true;
+      for (const auto& item : v->GetArray()) all_strings = all_strings && item.IsString();
+      if (!all_strings) {
+        emit(EffectKind::Unknown, EffectObject::Program, std::string(tool), via);
+        continue;
+      }
+      for (const auto& item : v->GetArray()) one(std::string_view(item.GetString(), item.GetStringLength()));
+    } else {
+      // Absent, null, or not text: what the tool would touch is not known.
+      emit(EffectKind::Unknown, EffectObject::Program, std::string(tool), via);
+    }
   }
 }
 

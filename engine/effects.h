@@ -4,12 +4,16 @@
 // value. effects_of() turns one parsed simple command into Effects; the engine asserts them
 // as `effect` facts so rules judge what will happen, not program names. Immutable once
 // parsed; thread-safe to query. The format is documented in docs/RULES.md ("Command effects").
+// The same table maps tools (the `tool` target: MCP tools, an agent's own tools) to the
+// effects of their arguments ([tool."SERVER/TOOL"] / [tool.TOOL]); tool_effects() reads them.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <rapidjson/document.h>
 
 #include "bindings/shell_parser.h"
 #include "engine/diagnostic.h"
@@ -81,15 +85,36 @@ class EffectsTable {
   void effects_of(const shell::SimpleCommand& cmd, const std::string& cwd, const std::string& home,
                   std::vector<Effect>* out) const;
 
+  // Appends the effects of one tool call: the entry "SERVER/TOOL" when `server` is not
+  // empty and the table has it, else the entry "TOOL". Each argument an entry names
+  // (`payload.args.NAME`, dotted for nested objects) gives one effect of its kind, or one
+  // per element when it is an array of strings: a path kind (read, write, delete, exec)
+  // is the path normalized against `cwd` (object Path), network the host of a URL or
+  // "[user@]host[:…]" (a file: URL or a local path is a read of it), exec-program the
+  // program of a command line, exec-code the text. Via is "payload.args.NAME"; program
+  // is the tool name; subcommand "".
+  // Fails closed: a tool the table does not know gives one Unknown effect (object
+  // Program, target the tool, via "payload.tool"); a named argument that is absent, null,
+  // not a string (or an array holding a non-string) gives one Unknown effect with via
+  // "payload.args.NAME". An entry naming no argument (a tool known to have no effect)
+  // gives no effect at all. `args` may be null (no arguments).
+  void tool_effects(std::string_view server, std::string_view tool, const rapidjson::Value* args,
+                    const std::string& cwd, const std::string& home, std::vector<Effect>* out) const;
+
   bool knows(std::string_view program) const;
+  bool knows_tool(std::string_view server, std::string_view tool) const;
   std::size_t size() const;  // programs, aliases included
+  std::size_t tool_count() const;
 
   struct Program;  // defined in effects.cpp
+  struct Tool;     // defined in effects.cpp
   ~EffectsTable();
   EffectsTable();
 
  private:
+  const Tool* find_tool(std::string_view server, std::string_view tool) const;
   std::vector<std::shared_ptr<const Program>> programs_;
+  std::vector<std::shared_ptr<const Tool>> tools_;
   struct Index;
   std::unique_ptr<Index> index_;
 };

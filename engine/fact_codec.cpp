@@ -335,8 +335,10 @@ bool FactCodec::assert_command_effects(long long index, const shell::SimpleComma
 }
 
 // Effects of a proposal that is not a shell line: the file actuator reads, writes or
-// deletes payload.path (the verb from `action` or payload.action, either counting); the
-// HTTP actuator reaches the host of payload.url.
+// deletes payload.path (the verb from `action` or payload.action, either counting), and a
+// read with a file-name glob reads what it names; the HTTP actuator reaches the host of
+// payload.url; a tool call (action `call` or none) has the effects the table gives its
+// arguments (EffectsTable::tool_effects).
 bool FactCodec::assert_proposal_effects(const ProposalFields& p, const rapidjson::Value& doc, const std::string& cwd) {
   const BindingContext& c = env_.state();
   if (p.target == "file") {
@@ -361,6 +363,35 @@ bool FactCodec::assert_proposal_effects(const ProposalFields& p, const rapidjson
       e.via = "payload.path";
       if (!assert_effect(-1, e, cwd)) return false;
     }
+    // A search under payload.path (an agent's Grep or Glob): the file-name glob in
+    // payload.glob, and payload.pattern unless the proposal is a content search (Grep's
+    // pattern is a regex over file contents, not a name), are reads of the files they
+    // name, relative to payload.path.
+    if (kinds[0]) {
+      const rapidjson::Value* tool = value_at(doc, {"context", "tool"});
+      const bool content_search = tool && tool->IsString() && std::string_view(tool->GetString()) == "Grep";
+      for (const char* field : {"glob", "pattern"}) {
+        if (content_search && std::string_view(field) == "pattern") continue;
+        const char* glob = payload_string(doc, field);
+        if (!glob) continue;
+        Effect e;
+        e.kind = EffectKind::Read;
+        e.object = EffectObject::Path;
+        e.target = paths::normalize(glob, target, c.home);
+        e.via = std::string("payload.") + field;
+        e.dynamic = std::string_view(glob).find_first_of("*?[{") != std::string_view::npos;
+        if (!assert_effect(-1, e, target)) return false;
+      }
+    }
+  } else if (p.target == "tool" && (p.action.empty() || p.action == "call")) {
+    const char* tool = payload_string(doc, "tool");
+    if (!tool) return true;
+    const char* server = payload_string(doc, "server");
+    effect_buffer_.clear();
+    effects_->tool_effects(server ? server : "", tool, value_at(doc, {"payload", "args"}), cwd, c.home,
+                           &effect_buffer_);
+    for (const auto& e : effect_buffer_)
+      if (!assert_effect(-1, e, cwd)) return false;
   } else if (p.target == "http") {
     const char* raw_url = payload_string(doc, "url");
     if (!raw_url) return true;

@@ -59,7 +59,7 @@ void load_table(const RuleSource& source, std::shared_ptr<EffectsTable>* effects
   bool has_program = false, has_class = false;
   try {
     toml::table root = toml::parse(source.text, source.path);
-    has_program = root.contains("program");
+    has_program = root.contains("program") || root.contains("tool");
     has_class = root.contains("class");
   } catch (const toml::parse_error& e) {
     // Reported by the parser the file looks meant for, with its line.

@@ -12,12 +12,13 @@
 ;;; An agent never needs the bytes of a credential file: tools that use keys read them
 ;;; themselves. Reading one into the agent's context is the first step of exfiltration.
 
-;; Stops the file actuator reading `.env`, `~/.ssh/id_rsa`, `~/.aws/credentials`,
+;; Stops the file actuator (and an agent's Read, Grep or Glob, a tool such as an MCP
+;; filesystem server's read_text_file) reading `.env`, `~/.ssh/id_rsa`, `~/.aws/credentials`,
 ;; `~/.kube/config`, `/etc/shadow`, `*.key`, `/proc/self/environ` …, inside the workspace or
-;; not, named directly or through a symlink.
+;; not, named directly, through a symlink or by a file-name glob (`**/.env`, `.env*`).
 (defrule credentials-file-read
   (effect (proposal ?id) (index -1) (kind read) (class credential) (target ?p))
-  (proposal (id ?id) (target file))
+  (proposal (id ?id) (target file|tool))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule credentials-file-read)
                     (reason (str-cat "read of a credential file: " ?p)))))

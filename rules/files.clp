@@ -32,11 +32,12 @@
        (not (or (member$ "-name" ?v) (member$ "-iname" ?v) (member$ "-path" ?v) (member$ "-ipath" ?v)
                 (member$ "-regex" ?v) (member$ "-iregex" ?v) (member$ "-wholename" ?v)))))
 
-;; Stops the file actuator writing, appending or deleting outside the workspace
-;; (`/etc/hosts`, `~/.ssh/config`, `../../x`): the agent owns only the workspace.
+;; Stops the file actuator (or a tool whose arguments the effects table names: an MCP
+;; filesystem server's write_file, move_file …) writing, appending or deleting outside the
+;; workspace (`/etc/hosts`, `~/.ssh/config`, `../../x`): the agent owns only the workspace.
 (defrule files-write-outside-workspace
-  (effect (proposal ?id) (index -1) (kind write|delete) (in-workspace FALSE) (target ?p))
-  (proposal (id ?id) (target file))
+  (effect (proposal ?id) (index -1) (kind write|delete) (object path) (in-workspace FALSE) (target ?p))
+  (proposal (id ?id) (target file|tool))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule files-write-outside-workspace)
                     (reason (str-cat "write outside the workspace: " ?p)))))
@@ -45,10 +46,11 @@
 ;; directory (`~/notes.txt`, `~/.ssh/id_rsa.pub`) or a start-up file (`~/.bashrc`,
 ;; `/etc/passwd`): not destructive, but it widens what the agent sees. (System files such as
 ;; /usr/include/stdio.h are approved by files-read-system; credentials are rejected.)
+;; Tools reading through their arguments (read_text_file, list_directory …) too.
 (defrule files-read-outside-workspace
-  (effect (proposal ?id) (index -1) (kind read) (in-workspace FALSE) (class ?c&none|persistence) (target ?p))
+  (effect (proposal ?id) (index -1) (kind read) (object path) (in-workspace FALSE) (class ?c&none|persistence) (target ?p))
   (test (or (eq ?c persistence) (not (files-outside-read-ok ?p))))
-  (proposal (id ?id) (target file))
+  (proposal (id ?id) (target file|tool))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-read-outside-workspace)
                     (reason (str-cat "read outside the workspace: " ?p)))))
@@ -62,6 +64,18 @@
   (assert (decision (proposal ?id) (outcome approve) (rule files-read-workspace)
                     (reason "read inside the workspace"))))
 
+;; Asks a human before the file actuator (or a tool) reads outside the workspace a file of
+;; a class no other read rule judges (a build file or repository store of another project,
+;; `/dev/tcp/…`): a search's file-name glob (`Glob` of `~/other/**/Makefile`) adds such a
+;; read to a proposal whose own directory is approved.
+(defrule files-read-outside-other-class
+  (effect (proposal ?id) (index -1) (kind read) (object path) (in-workspace FALSE)
+          (class ?c&~none&~persistence&~system&~credential&~secrets-config) (target ?p))
+  (proposal (id ?id) (target file|tool))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-read-outside-other-class)
+                    (reason (str-cat "read outside the workspace: " ?p)))))
+
 ;; Approves reading system files outside the workspace (`/usr/include/stdio.h`,
 ;; `/etc/os-release`), and other unclassified files outside the home directory.
 (defrule files-read-system
@@ -72,11 +86,11 @@
   (assert (decision (proposal ?id) (outcome approve) (rule files-read-system)
                     (reason (str-cat "read of a system file: " ?p)))))
 
-;; Asks a human before the file actuator reads a persistence file in the workspace
-;; (`.envrc`, `.git/config`): direnv files and git config often carry tokens.
+;; Asks a human before the file actuator (or a tool) reads a persistence file in the
+;; workspace (`.envrc`, `.git/config`): direnv files and git config often carry tokens.
 (defrule files-read-workspace-config
-  (effect (proposal ?id) (index -1) (kind read) (in-workspace TRUE) (class persistence) (target ?p))
-  (proposal (id ?id) (target file))
+  (effect (proposal ?id) (index -1) (kind read) (object path) (in-workspace TRUE) (class persistence) (target ?p))
+  (proposal (id ?id) (target file|tool))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-read-workspace-config)
                     (reason (str-cat "read of a start-up or config file that may hold tokens: " ?p)))))

@@ -55,10 +55,14 @@
   (assert (decision (proposal ?id) (outcome reject) (rule malformed-file-action)
                     (reason "file action must be read, write, append or delete"))))
 
-;; Stops HTTP proposals without a string `payload.url`.
+;; Stops HTTP proposals without a string `payload.url`. (An agent's web search, relayed by
+;; its hook with a `payload.query` and no URL, is judged by agent_tools.clp.)
 (defrule malformed-http-no-url
   (proposal (id ?id) (target http))
   (not (param (proposal ?id) (key "payload.url") (value ?u&:(malformed-text-p ?u))))
+  (not (and (param (proposal ?id) (key "context.tool") (value "WebSearch"))
+            (not (param (proposal ?id) (key "payload.url")))
+            (param (proposal ?id) (key "payload.query") (value ?q&:(malformed-text-p ?q)))))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule malformed-http-no-url)
                     (reason "http proposal without payload.url"))))

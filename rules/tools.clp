@@ -1,8 +1,18 @@
-;;; tools.clp — per-tool tiers for the `tool` target (`payload.tool`).
+;;; tools.clp — the `tool` target (`payload.tool`): MCP tools (through `warden mcp-gateway`
+;;; or an agent's `mcp__SERVER__TOOL`) and an agent's own tools.
 ;;;
-;;; allow: read-only helpers, approved; ask: tools with side effects a human should see,
-;;; approval-required; deny: irreversible or financial, rejected. Tools on no list get the
-;;; configured default. Names are compared exactly (case-sensitive, as registered).
+;;; By name: allow: read-only helpers, approved; ask: tools with side effects a human should
+;;; see, approval-required; deny: irreversible or financial, rejected (also hidden from
+;;; `tools/list`: the gateway hides a tool whose `list` proposal is rejected). Names are
+;;; compared exactly (case-sensitive, as registered).
+;;;
+;;; By effect: the effects table (rules/effects.toml, [tool.*]) says which arguments of a
+;;; known tool are paths read, written or deleted, URLs fetched …; those `effect` facts are
+;;; judged like the file actuator's (files.clp, credentials.clp and persistence.clp match
+;;; `file|tool`): a credential read or a write outside the workspace is rejected, and a call
+;;; whose every effect is everyday file work is approved (tools-effects-everyday). A tool the
+;;; table does not know has an `unknown` effect: it keeps the name tiers, else the configured
+;;; default.
 
 ;; Approves read-only tools (search, calculator, read_docs).
 (defrule tools-allow
@@ -46,3 +56,42 @@
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule tools-runs-commands-by-argument)
                     (reason (str-cat "tool argument " ?k " holds a command or code")))))
+
+;; TRUE for an effect of a tool call that is everyday file work, as files.clp approves it for
+;; the file actuator: a read in the workspace of anything but a start-up file, a credential or
+;; a secrets-holding config; a read outside it of a system file or of an unclassified file
+;; away from the home directory; a write or delete in the workspace of anything but a
+;; start-up file, a credential, a repository's store or the workspace itself.
+(deffunction tools-effect-everyday-p (?k ?o ?c ?w ?p)
+  (and (eq ?o path)
+       (or (and (eq ?k read) (eq ?w TRUE) (neq ?c persistence credential secrets-config))
+           (and (eq ?k read) (eq ?w FALSE)
+                (or (and (eq ?c system) (files-system-read-ok ?p))
+                    (and (eq ?c none) (files-outside-read-ok ?p))))
+           (and (or (eq ?k write) (eq ?k delete)) (eq ?w TRUE)
+                (neq ?c persistence credential repository)
+                (neq ?p (workspace-root))))))
+
+;; Approves a call of a tool the effects table knows when every effect it has is everyday
+;; file work (an MCP filesystem server's read_text_file of `README.md`, write_file of
+;; `src/x.py`, move_file within the workspace, list_allowed_directories, which has none).
+;; One effect that is not (a network fetch, a read in the home directory, an `unknown`
+;; effect of a tool the table does not know or of an argument that is missing) and this rule
+;; does not fire: the other rules, or the default, decide.
+(defrule tools-effects-everyday
+  (proposal (id ?id) (target tool) (action call|nil))
+  (param (proposal ?id) (key "payload.tool") (value ?t&:(stringp ?t)))
+  (not (effect (proposal ?id) (kind ?k) (object ?o) (class ?c) (in-workspace ?w)
+               (target ?p&:(not (tools-effect-everyday-p ?k ?o ?c ?w ?p)))))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule tools-effects-everyday)
+                    (reason (str-cat "every effect of tool " ?t " is everyday file work")))))
+
+;; Approves listing a tool (`tools/list` through the gateway: one `list` proposal per tool):
+;; only a reject hides a tool (tools-deny's names), so listing is not the place to ask.
+(defrule tools-list
+  (proposal (id ?id) (target tool) (action list))
+  (param (proposal ?id) (key "payload.tool") (value ?t&:(stringp ?t)))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule tools-list)
+                    (reason (str-cat "tool " ?t " may be listed")))))

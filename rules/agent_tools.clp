@@ -1,0 +1,84 @@
+;;; agent_tools.clp — what coding agents (Claude Code, Codex) send through `warden hook`
+;;; that the other files do not already judge: the agent's own bookkeeping tools, its web
+;;; search, and its content search (Grep).
+;;;
+;;; The hook maps Bash to `shell`, Write/Edit/MultiEdit/NotebookEdit to a `file` write,
+;;; Read/Grep/Glob/LS to a `file` read, WebFetch to an `http` GET (judged by files.clp,
+;;; credentials.clp, persistence.clp, egress.clp …), `mcp__SERVER__TOOL` to a `tool` call with
+;;; `payload.server` (tools.clp), and any other tool to a `tool` call with no server
+;;; (`{"tool": NAME, "args": INPUT}`). `context.tool` is the agent's tool name.
+
+;; Approves the agent's own bookkeeping tools, which touch nothing outside the agent: its
+;; to-do and task lists (TodoWrite, TaskCreate/Get/Update/List), plan mode (EnterPlanMode,
+;; ExitPlanMode: every later call still comes through the hook), questions to the user
+;; (AskUserQuestion), the output of a background command it started and stopping it
+;; (TaskOutput/TaskStop, formerly BashOutput/KillShell/KillBash), and its tool search.
+;; Only without `payload.server`: an MCP server may register a tool of the same name.
+(defrule agent-internal-tool
+  (param (proposal ?id) (key "payload.tool")
+         (value ?t&"TodoWrite"|"TodoRead"|"TaskCreate"|"TaskGet"|"TaskUpdate"|"TaskList"|"TaskOutput"
+                  |"TaskStop"|"BashOutput"|"KillShell"|"KillBash"|"EnterPlanMode"|"ExitPlanMode"
+                  |"AskUserQuestion"|"ToolSearch"))
+  (proposal (id ?id) (target tool) (action call|nil))
+  (not (param (proposal ?id) (key "payload.server")))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule agent-internal-tool)
+                    (reason (str-cat "the agent's own tool " ?t " touches nothing outside the agent")))))
+
+;; Approves starting a sub-agent (Task, Agent) that runs here: each of its tool calls comes
+;; through the hook again. Not one run remotely (`isolation: "remote"`), whose calls Warden
+;; does not see; not with `payload.server`.
+(defrule agent-subagent
+  (param (proposal ?id) (key "payload.tool") (value ?t&"Task"|"Agent"))
+  (proposal (id ?id) (target tool) (action call|nil))
+  (not (param (proposal ?id) (key "payload.server")))
+  (not (param (proposal ?id) (key "payload.args.isolation") (value "remote")))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule agent-subagent)
+                    (reason (str-cat "sub-agent (" ?t "): its tool calls are decided one by one")))))
+
+;; Approves the agent's web search (WebSearch: an `http` proposal with `payload.query` and no
+;; URL). The query is text the model chose, sent to the search provider of the model's vendor,
+;; which already holds the whole conversation; what a search can leak is a secret in the
+;; query (agent-web-search-secret) or what this session read from a credential
+;; (agent-web-search-after-credential-read), both rejected. (A WebFetch has a URL and is
+;; judged by egress.clp like any GET: allowlisted hosts approved, others asked.)
+(defrule agent-web-search
+  (param (proposal ?id) (key "context.tool") (value "WebSearch"))
+  (proposal (id ?id) (target http))
+  (param (proposal ?id) (key "payload.query") (value ?q&:(stringp ?q)))
+  (not (param (proposal ?id) (key "payload.url")))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule agent-web-search)
+                    (reason "web search through the agent's model vendor"))))
+
+;; Stops a web search whose query holds a secret (a token, a key): it would leave in a URL.
+(defrule agent-web-search-secret
+  (param (proposal ?id) (key "context.tool") (value "WebSearch"))
+  (proposal (id ?id) (target http))
+  (param (proposal ?id) (key ?k&"payload.query"|"payload.allowed_domains"|"payload.blocked_domains")
+         (value ?q&:(stringp ?q)&:(looks-like-secret ?q)))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule agent-web-search-secret)
+                    (reason (str-cat "secret in the web search (" ?k ")")))))
+
+;; Stops a web search after this session read a credential: the query can carry what was read.
+(defrule agent-web-search-after-credential-read
+  (param (proposal ?id) (key "context.tool") (value "WebSearch"))
+  (proposal (id ?id) (target http))
+  (history (proposal ?id) (kind read) (class credential) (target ?p))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule agent-web-search-after-credential-read)
+                    (reason (str-cat "web search after this session read the credential " ?p)))))
+
+;; Asks a human when the agent's Grep searches file contents for secrets by name
+;; (`password`, `API_KEY`, `token` …): it prints whatever matches, from any file under the
+;; directory, dotenv files included (as credentials-secret-search for rg and grep).
+(defrule agent-grep-secret-search
+  (pattern-hit (proposal ?id) (key "payload.pattern") (kind regex)
+               (pattern "(?i)(secret|token|passw|api_?key|private.?key|access.?key|credential)"))
+  (param (proposal ?id) (key "context.tool") (value "Grep"))
+  (proposal (id ?id) (target file))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule agent-grep-secret-search)
+                    (reason "searches files for secrets by name"))))
