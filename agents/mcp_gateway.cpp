@@ -230,7 +230,10 @@ int run_gateway(const GatewayOptions& options, Decider& decider, int in_fd, int 
     stop_client.post('x');
     client_to_server.finish(options.grace);
     child.close_stdin();
-    if (!until([&] { return child.exited(); }, options.grace)) child.terminate(options.grace);
+    if (!until([&] { return child.exited(); }, options.grace)) {
+      log_line("the MCP server did not exit after its input closed; stopping it");
+      child.terminate(options.grace);
+    }
     until([&] { return server_ended; }, 1000ms);
     relay.server_gone("MCP server exited: " + child.status_text());
   }

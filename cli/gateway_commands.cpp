@@ -1,6 +1,8 @@
 // `warden mcp-gateway [flags] -- COMMAND [ARGS…]` (agents/mcp_gateway.h): wiring only.
 #include <unistd.h>
 
+#include <algorithm>
+#include <fstream>
 #include <iostream>
 
 #include "agents/mcp_gateway.h"
@@ -23,6 +25,21 @@ struct GatewayFlags {
 std::string basename_of(const std::string& path) {
   auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The words after the first `--` that follows `mcp-gateway` in this process's argv
+// (/proc/self/cmdline), exactly as given; without such a `--`, what CLI11 collected.
+std::vector<std::string> server_command(const std::vector<std::string>& positional,
+                                        const std::vector<std::string>& remaining) {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> argv;
+  for (std::string word; std::getline(in, word, '\0');) argv.push_back(word);
+  auto sub = std::find(argv.begin(), argv.end(), "mcp-gateway");
+  auto dashes = sub == argv.end() ? argv.end() : std::find(sub, argv.end(), "--");
+  if (dashes != argv.end()) return {dashes + 1, argv.end()};
+  std::vector<std::string> command = positional;
+  command.insert(command.end(), remaining.begin(), remaining.end());
+  return command;
 }
 
 }  // namespace
@@ -49,9 +66,20 @@ void register_gateway_commands(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"deny"}));
   cmd->add_flag("--no-filter-tools", flags->no_filter_tools,
                 "Pass tools/list through unfiltered (calls are still decided)");
-  cmd->add_option("command", flags->command, "The MCP server's command line, after --")
-      ->required();
-  cmd->callback([flags, exit_code] {
+  // Everything after `--` (or from the first word that is not a flag) is the server's argv,
+  // its own flags and `--` included. CLI11 2.1 splits such a tail between the positional and
+  // remaining() depending on the flags before it, so the command is taken from the raw
+  // argv (server_command) and CLI11 only has to accept it.
+  cmd->prefix_command();
+  cmd->add_option("command", flags->command, "The MCP server's command line, after --");
+  cmd->footer("The MCP server's command line comes last: warden mcp-gateway [OPTIONS] -- COMMAND [ARGS...]");
+  cmd->callback([cmd, flags, exit_code] {
+    flags->command = server_command(flags->command, cmd->remaining());
+    if (flags->command.empty()) {
+      std::cerr << "warden mcp-gateway: no MCP server to start (… -- COMMAND [ARGS...])\n";
+      *exit_code = kExitUsage;
+      return;
+    }
     std::string error;
     auto decider = agents::make_decider(flags->decider, &error);
     if (!decider) {

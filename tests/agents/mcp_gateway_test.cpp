@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/agents/serve_child.h"
 #include "tests/cli/cli_process.h"
 
 namespace {
@@ -273,6 +274,12 @@ TEST_CASE("mcp-gateway exits with an error when the server cannot start", "[mcp]
   CHECK(child.err().find("cannot run /nonexistent/mcp-server") != std::string::npos);
 }
 
+TEST_CASE("mcp-gateway needs a server command", "[mcp]") {
+  Child child({"mcp-gateway", "--rules", kData + "/mcp_rules"});
+  CHECK(child.finish() == 2);
+  CHECK(child.err().find("no MCP server to start") != std::string::npos);
+}
+
 TEST_CASE("mcp-gateway refuses bad rules before starting the server", "[mcp]") {
   TempDir dir;
   std::ofstream(dir.path + "/broken.clp") << "(defrule broken (proposal (id ?id)) => (assert (decision \n";
@@ -280,4 +287,41 @@ TEST_CASE("mcp-gateway refuses bad rules before starting the server", "[mcp]") {
                dir.path + "/server.log"});
   CHECK(child.finish() == 2);
   CHECK(::access((dir.path + "/server.log").c_str(), F_OK) != 0);
+}
+
+TEST_CASE("mcp-gateway stops a server that outlives its input, and exits 0", "[mcp]") {
+  TempDir dir;
+  const std::string log = dir.path + "/server.log";
+  Child child({"mcp-gateway", "--server-name", "fake", "--rules", kData + "/mcp_rules", "--",
+               "python3", kData + "/mcp_fake_server.py", log, "--linger"});
+  child.write(call_line("1", "echo") + "\n");
+  CHECK(child.read_line().find("echo") != std::string::npos);
+  CHECK(child.finish() == 0);  // stdin closed: grace, SIGTERM (ignored), SIGKILL
+  CHECK(child.err().find("did not exit after its input closed") != std::string::npos);
+  std::ifstream in(log);
+  std::stringstream s;
+  s << in.rdbuf();
+  CHECK(s.str().find("lingering") != std::string::npos);
+}
+
+TEST_CASE("mcp-gateway ends the session on SIGTERM", "[mcp]") {
+  Gateway g;
+  g.initialize();
+  g.child.terminate();
+  CHECK(g.child.finish() == 0);
+}
+
+TEST_CASE("mcp-gateway decides through a running daemon", "[mcp]") {
+  warden::server::testing::TempDir state;
+  warden::agents::testing::ServeChild serve(state, {kData + "/mcp_rules"});
+  Gateway g({"--addr", serve.address(), "--token-file", serve.token_file()});
+  auto refused = g.call(call_line("1", "secret_tool"));
+  CHECK(is_error_result(refused));
+  CHECK(text_of(refused) == "Warden: secret_tool reads credentials (rule fake-secret)");
+  auto rewritten = g.call(call_line("2", "rewrite_me", R"({"text":"rm -rf ~"})"));
+  CHECK(text_of(rewritten) == R"({"args": {"text": "safe"}, "tool": "rewrite_me"})");
+  auto list = g.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
+  CHECK(list["result"]["tools"].Size() == 7);
+  CHECK(g.server_log().find("secret_tool") == std::string::npos);
+  CHECK(g.child.finish() == 0);
 }

@@ -7,9 +7,13 @@ echo (answers with its arguments as JSON text), crash (exits with status 3 witho
 answering), ask_client (sends the client a roots/list request and answers the call with the
 client's reply), garbage (writes a line that is not JSON, then nothing), plus tools only
 there to be listed, refused or rewritten (secret_tool, hidden_tool, ask_tool, rewrite_me).
+With --linger as argv[2] it outlives its input: after stdin ends it ignores SIGTERM and
+sleeps (so the gateway must kill it).
 """
 import json
+import signal
 import sys
+import time
 
 LOG = open(sys.argv[1], "a", buffering=1)
 TOOLS = ["echo", "crash", "ask_client", "garbage", "secret_tool", "hidden_tool", "ask_tool", "rewrite_me"]
@@ -69,3 +73,9 @@ for line in sys.stdin:
     r = handle(msg)
     if r is not None:
         send(r)
+
+if sys.argv[2:3] == ["--linger"]:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    LOG.write("lingering\n")
+    while True:
+        time.sleep(60)

@@ -58,7 +58,7 @@ try {
   const env = await within(
     client.callTool({ name: "read_text_file", arguments: { path: `${dir}/.env` } }), "read .env");
   check(env.isError === true, "read of .env is refused with isError", JSON.stringify(env));
-  check(textOf(env).startsWith("Warden: "), "the refusal carries Warden's reason", textOf(env));
+  check(textOf(env).startsWith("Warden: "), `the refusal carries Warden's reason: ${textOf(env)}`, textOf(env));
   check(!JSON.stringify(env).includes("sk-e2e-secret-marker"), "the credential never reaches the client");
 
   // A killed server is reported to the client, not a hang: the gateway's own child is found
