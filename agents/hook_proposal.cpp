@@ -264,7 +264,7 @@ bool split_mcp_tool(std::string_view name, std::string* server, std::string* too
   return true;
 }
 
-bool hook_proposal(const HookCall& call, HookAgent agent, std::string* proposal_json,
+bool hook_proposal(const HookCall& call, std::string_view agent, std::string* proposal_json,
                    HookError* error) {
   rapidjson::Document doc;
   doc.SetObject();
@@ -284,7 +284,7 @@ bool hook_proposal(const HookCall& call, HookAgent agent, std::string* proposal_
     }
   }
   Value context(rapidjson::kObjectType);
-  context.AddMember("agent", string_value(agent_name(agent), a), a);
+  context.AddMember("agent", string_value(agent, a), a);
   context.AddMember("session", string_value(call.session_id, a), a);
   context.AddMember("source", "hook", a);
   context.AddMember("tool_use_id", string_value(call.tool_use_id, a), a);
@@ -331,8 +331,11 @@ bool updated_tool_input(const HookCall& call, std::string_view proposal_json,
       input.CopyFrom(m.value, a);
       continue;
     }
-    if (input.HasMember(to.c_str())) input.RemoveMember(to.c_str());
-    input.AddMember(Value(to.c_str(), a), Value(m.value, a), a);
+    if (auto it = input.FindMember(to.c_str()); it != input.MemberEnd()) {
+      it->value.CopyFrom(m.value, a);  // in place: the input keeps its order
+    } else {
+      input.AddMember(Value(to.c_str(), a), Value(m.value, a), a);
+    }
   }
   *input_json = to_text(input);
   return true;

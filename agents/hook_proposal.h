@@ -32,10 +32,11 @@ ToolKind tool_kind(std::string_view tool_name);
 // Splits "mcp__SERVER__TOOL" (SERVER up to the next "__", TOOL the rest, both non-empty).
 bool split_mcp_tool(std::string_view tool_name, std::string* server, std::string* tool);
 
-// The proposal JSON for a hook call. False with *error (E_HOOK_INPUT_SHAPE) when the tool's
+// The proposal JSON for a hook call; agent is context.agent ("claude-code", "codex" or the
+// name given with --agent). False with *error (E_HOOK_INPUT_SHAPE) when the tool's
 // input lacks a field its mapping needs or has it with the wrong type (e.g. a Bash command
 // that is not a string).
-bool hook_proposal(const HookCall& call, HookAgent agent, std::string* proposal_json,
+bool hook_proposal(const HookCall& call, std::string_view agent, std::string* proposal_json,
                    HookError* error);
 
 // Claude's updatedInput: a copy of the call's tool_input with every payload field the rules

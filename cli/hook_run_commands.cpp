@@ -1,12 +1,192 @@
-// `warden hook claude-code|codex`: the PreToolUse hook (agents/hook_*.h).
+// `warden hook claude-code|codex`: the PreToolUse hook (agents/hook_*.h). Reads the hook
+// input on stdin, decides it (daemon or --rules in-process) and answers in the agent's
+// format. Fails closed: every error, a crash and running past the budget are a deny, exit 2.
+#include <signal.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "agents/hook_run.h"
+#include "agents/hook_stdin.h"
 #include "cli/agent_commands.h"
 #include "cli/commands.h"
 
 namespace warden::cli {
 
+namespace {
+
+using agents::HookAgent;
+using agents::HookAnswer;
+using agents::OnApprovalRequired;
+
+// Written by a signal handler when the hook crashes or overruns its budget: a deny, exit 2.
+// Built before the handlers are installed; the handler only calls write(2) and _exit(2).
+struct LastWord {
+  std::string out;  // stdout JSON line
+  std::string err;  // stderr line
+};
+LastWord g_crash;
+LastWord g_overrun;
+
+void write_all(int fd, const std::string& text) {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    ssize_t n = ::write(fd, text.data() + at, text.size() - at);
+    if (n <= 0) return;
+    at += static_cast<std::size_t>(n);
+  }
+}
+
+void say_and_exit(const LastWord& w) {
+  write_all(STDOUT_FILENO, w.out);
+  write_all(STDERR_FILENO, w.err);
+  ::_exit(2);
+}
+
+extern "C" void on_crash(int) { say_and_exit(g_crash); }
+extern "C" void on_overrun(int) { say_and_exit(g_overrun); }
+
+LastWord last_word(const HookAnswer& a) { return {a.stdout_json + "\n", a.stderr_text + "\n"}; }
+
+// Crash signals and SIGTERM/SIGINT deny; SIGALRM fires when the whole run overran its budget
+// (by `grace`: the decider keeps to the budget itself; this catches what it cannot bound).
+void guard_process(std::chrono::milliseconds budget, std::chrono::milliseconds grace) {
+  g_crash = last_word(agents::answer_failure("E_INTERNAL", "the hook crashed or was stopped"));
+  g_overrun = last_word(agents::answer_failure(
+      "E_TIMEOUT", "the hook ran past its budget of " + std::to_string(budget.count()) + " ms"));
+  struct sigaction sa {};
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;
+  sa.sa_handler = on_crash;
+  for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGHUP}) sigaction(s, &sa, nullptr);
+  sa.sa_handler = on_overrun;
+  sigaction(SIGALRM, &sa, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  auto total = budget + grace;
+  itimerval t{};
+  t.it_value.tv_sec = static_cast<time_t>(total.count() / 1000);
+  t.it_value.tv_usec = static_cast<suseconds_t>((total.count() % 1000) * 1000);
+  setitimer(ITIMER_REAL, &t, nullptr);
+}
+
+void print(const HookAnswer& a, int* exit_code) {
+  write_all(STDOUT_FILENO, a.stdout_json + "\n");
+  if (!a.stderr_text.empty()) write_all(STDERR_FILENO, a.stderr_text + "\n");
+  *exit_code = a.exit_code;
+}
+
+struct Args {
+  HookAgent agent = HookAgent::ClaudeCode;
+  agents::DeciderConfig decider;
+  std::string on_approval_required;  // empty: the agent's default
+  std::string agent_label;
+};
+
+void run(const Args& a, int* exit_code) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto deadline = start + a.decider.budget;
+  guard_process(a.decider.budget, std::chrono::milliseconds(500));
+  try {
+    agents::HookRunOptions options;
+    options.agent = a.agent;
+    options.agent_label = a.agent_label;
+    const std::string mode = a.on_approval_required.empty()
+                                 ? (a.agent == HookAgent::Codex ? "deny" : "ask")
+                                 : a.on_approval_required;
+    if (a.agent == HookAgent::Codex && mode == "ask") {
+      print(agents::answer_failure(
+                "E_USAGE",
+                "--on-approval-required ask is not possible for Codex: Codex runs a command its "
+                "hook answers with ask. Use --on-approval-required deny (the default)"),
+            exit_code);
+      return;
+    }
+    options.on_approval_required = mode == "ask" ? OnApprovalRequired::Ask : OnApprovalRequired::Deny;
+
+    std::string input;
+    agents::HookError error;
+    if (!agents::read_hook_input(STDIN_FILENO, agents::kMaxHookInputBytes, deadline, &input, &error)) {
+      print(agents::answer_failure(error.code, error.message), exit_code);
+      return;
+    }
+    agents::DeciderConfig config = a.decider;
+    config.budget = std::max(std::chrono::milliseconds(1),
+                             std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()));
+    std::string decider_error;
+    auto decider = agents::make_decider(config, &decider_error);
+    while (!decider_error.empty() && decider_error.back() == '\n') decider_error.pop_back();
+    if (!decider && decider_error.empty()) decider_error = "the decider could not be built";
+    print(agents::run_hook(input, decider.get(), decider_error, options), exit_code);
+  } catch (const std::exception& e) {
+    print(agents::answer_failure("E_INTERNAL", std::string("the hook failed: ") + e.what()), exit_code);
+  } catch (...) {
+    print(agents::answer_failure("E_INTERNAL", "the hook failed"), exit_code);
+  }
+}
+
+void add_hook(CLI::App& hook, int* exit_code, HookAgent agent) {
+  const bool codex = agent == HookAgent::Codex;
+  const std::string who = codex ? "Codex" : "Claude Code";
+  auto* cmd = hook.add_subcommand(
+      std::string(agents::agent_name(agent)),
+      who + "'s PreToolUse hook: the tool call on stdin is decided by Warden; allow, " +
+          (codex ? "or " : "ask or ") + "deny on stdout, exit 2 on deny");
+  cmd->footer(
+      "Input: the hook JSON on stdin (at most 8 MiB; read until end of file or one whole "
+      "object). The tool call becomes a proposal with context {agent, session, source: hook, "
+      "tool_use_id, tool}: Bash → shell run {command, cwd}; Write, Edit, MultiEdit, "
+      "NotebookEdit → file write {path, content}; Read, Grep, Glob, LS → file read {path}; "
+      "WebFetch, WebSearch → http get; mcp__SERVER__TOOL → tool call {server, tool, args}; any "
+      "other tool → tool call {tool, args}. It is decided by the daemon (--addr, $WARDEN_ADDR, "
+      "else the daemon's Unix socket STATE_DIR/warden.sock when it exists, else "
+      "127.0.0.1:9105; token from --token, --token-file, $WARDEN_TOKEN or $WARDEN_TOKEN_FILE) "
+      "or in-process with --rules (the rules are compiled on every run: slower, no session "
+      "memory).\n"
+      "Output, one JSON line: {\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\","
+      "\"permissionDecision\":\"allow|ask|deny\",\"permissionDecisionReason\":\"Warden: "
+      "…\"}}. approve → allow, exit 0" +
+      std::string(codex ? "; a rule's rewrite → deny (Codex cannot run a rewritten form)"
+                        : ", with updatedInput carrying a rule's rewrite") +
+      ". reject → deny with the rule's reason. approval-required → " +
+      (codex ? "deny with instructions (Codex runs what it is answered ask)"
+             : "--on-approval-required: ask (exit 0; a deny in headless -p runs, and a deny "
+               "when permission_mode is bypassPermissions) or deny with instructions") +
+      ". Every deny is exit 2 with the reason on stderr too.\n"
+      "Fails closed: the daemon unreachable (E_UNAVAILABLE), no answer within --timeout-ms "
+      "(E_TIMEOUT), input malformed, oversized or not UTF-8 (E_HOOK_INPUT_*), not a "
+      "PreToolUse call (E_HOOK_EVENT), a wrong token (E_AUTH_FAILED), rules that do not "
+      "load (E_DECIDER), a crash (E_INTERNAL) and a bad flag: all deny, exit 2, naming the "
+      "code.");
+  auto a = std::make_shared<Args>();
+  a->agent = agent;
+  add_decider_flags(cmd, &a->decider);
+  cmd->get_option("--timeout-ms")
+      ->description("Budget of the whole run, reading stdin to answering (default 5000; far "
+                    "under the agents' 60 s hook timeout). Past it: deny, E_TIMEOUT");
+  cmd->add_option("--on-approval-required", a->on_approval_required,
+                  codex ? "What approval-required becomes: deny (the only choice: Codex runs a "
+                          "command answered ask, so ask is refused)"
+                        : "What approval-required becomes: ask (default: Claude Code's own "
+                          "prompt; a deny in headless -p runs and when permission_mode is "
+                          "bypassPermissions) or deny (with instructions for the model)")
+      ->check(CLI::IsMember({"ask", "deny"}));
+  cmd->add_option("--agent", a->agent_label,
+                  std::string("Agent name in the proposal's context.agent (default ") +
+                      std::string(agents::agent_name(agent)) + ")");
+  cmd->callback([a, exit_code] { run(*a, exit_code); });
+}
+
+}  // namespace
+
 void register_hook_run(CLI::App& hook, int* exit_code) {
-  (void)hook;
-  (void)exit_code;  // skeleton: filled in by the issue-8 work
+  add_hook(hook, exit_code, HookAgent::ClaudeCode);
+  add_hook(hook, exit_code, HookAgent::Codex);
 }
 
 }  // namespace warden::cli

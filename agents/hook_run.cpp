@@ -1,0 +1,34 @@
+// One hook run: parse, map, decide, answer (agents/hook_run.h).
+#include "agents/hook_run.h"
+
+#include <exception>
+
+#include "agents/hook_proposal.h"
+
+namespace warden::agents {
+
+HookAnswer run_hook(std::string_view input, Decider* decider, std::string_view decider_error,
+                    const HookRunOptions& options) {
+  try {
+    HookCall call;
+    HookError error;
+    if (!parse_hook_call(input, &call, &error)) return answer_failure(error.code, error.message);
+    std::string proposal;
+    const std::string_view label =
+        options.agent_label.empty() ? agent_name(options.agent) : std::string_view(options.agent_label);
+    if (!hook_proposal(call, label, &proposal, &error)) {
+      return answer_failure(error.code, error.message);
+    }
+    if (!decider) {
+      return answer_failure("E_DECIDER", decider_error.empty() ? "no decider" : decider_error);
+    }
+    Verdict verdict = decider->decide(proposal);
+    return answer_verdict(options.agent, call, proposal, verdict, options.on_approval_required);
+  } catch (const std::exception& e) {
+    return answer_failure("E_INTERNAL", std::string("the hook failed: ") + e.what());
+  } catch (...) {
+    return answer_failure("E_INTERNAL", "the hook failed");
+  }
+}
+
+}  // namespace warden::agents
