@@ -172,6 +172,7 @@ struct EffectsTable::Tool {
     K kind = K::None;
     std::string name;               // as listed: "path", "options.target"
     std::vector<std::string> path;  // the member names of `name`
+    long line = 0;
   };
   std::string name;  // "SERVER/TOOL" or "TOOL"
   std::string file;
@@ -550,6 +551,7 @@ class Loader {
         EffectsTable::Tool::Arg arg;
         arg.kind = kind;
         arg.name = v;
+        arg.line = l;
         std::size_t start = 0;
         bool ok = !v.empty();
         while (ok) {
@@ -572,6 +574,9 @@ class Loader {
         tool->args.push_back(std::move(arg));
       });
     }
+    // toml++ iterates keys in name order: effects come in table (line) order.
+    std::stable_sort(tool->args.begin(), tool->args.end(),
+                     [](const auto& a, const auto& b) { return a.line < b.line; });
   }
 
   // A tool key: "TOOL" or "SERVER/TOOL", no whitespace or control characters.
@@ -789,7 +794,6 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
   std::unordered_map<std::string, long> names;
   std::vector<std::pair<std::shared_ptr<Program>, std::vector<std::pair<std::string, long>>>>
       parsed;
-  std::unordered_map<std::string, long> tool_names;
   for (auto&& [key, node] : root) {
     const std::string k(key.str());
     if (k == "tool") {
@@ -811,11 +815,7 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
         tool->name = name;
         tool->file = source.path;
         tool->line = line;
-        loader.tool(*tt, "tool.\"" + name + "\"", tool.get());
-        if (auto [it, fresh] = tool_names.emplace(name, line); !fresh) {
-          loader.error(line, "tool \"" + name + "\" is already defined on line " + std::to_string(it->second));
-          continue;
-        }
+        loader.tool(*tt, "tool.\"" + name + "\"", tool.get());  // TOML refuses a key twice
         table->tools_.push_back(std::move(tool));
       }
       continue;

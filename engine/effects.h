@@ -44,15 +44,16 @@ struct Effect {
 
 class EffectsTable {
  public:
-  // Parses one effects file (TOML with [program.NAME] tables). Every problem is an
-  // E_EFFECTS_TABLE diagnostic with the file and line (in line order): TOML syntax, unknown
-  // keys, wrong types, unknown kinds, bad regexes, bad option or program names, an option
-  // listed both as a flag and with a value, an alias that is already a name, sub tables no
-  // subcommand selects. Returns null if there was any.
+  // Parses one effects file (TOML with [program.NAME] and [tool.KEY] tables). Every problem
+  // is an E_EFFECTS_TABLE diagnostic with the file and line (in line order): TOML syntax,
+  // unknown keys, wrong types, unknown kinds, bad regexes, bad option, program, tool or
+  // argument names, an option listed both as a flag and with a value, an alias that is
+  // already a name, sub tables no subcommand selects. Returns null if there was any.
   static std::shared_ptr<EffectsTable> parse(const RuleSource& source, Diagnostics* diagnostics);
-  // Adds the programs of `other` (a later file). A program (or alias) defined in both is an
-  // E_EFFECTS_TABLE error at the later place naming the earlier one; returns false then and
-  // adds nothing of `other`. Not thread-safe: merge while loading, before any query.
+  // Adds the programs and tools of `other` (a later file). A program (or alias) or a tool
+  // defined in both is an E_EFFECTS_TABLE error at the later place naming the earlier one;
+  // returns false then and adds nothing of `other`. Not thread-safe: merge while loading,
+  // before any query.
   bool merge(const EffectsTable& other, Diagnostics* diagnostics);
 
   // Appends the effects of one simple command run in `cwd` (absolute) with `home` as "~".

@@ -366,14 +366,14 @@ bool FactCodec::assert_proposal_effects(const ProposalFields& p, const rapidjson
     // A search under payload.path (an agent's Grep or Glob): the file-name glob in
     // payload.glob, and payload.pattern unless the proposal is a content search (Grep's
     // pattern is a regex over file contents, not a name), are reads of the files they
-    // name, relative to payload.path.
+    // name, relative to payload.path (an exclusion, "!GLOB", reads nothing).
     if (kinds[0]) {
       const rapidjson::Value* tool = value_at(doc, {"context", "tool"});
       const bool content_search = tool && tool->IsString() && std::string_view(tool->GetString()) == "Grep";
       for (const char* field : {"glob", "pattern"}) {
         if (content_search && std::string_view(field) == "pattern") continue;
         const char* glob = payload_string(doc, field);
-        if (!glob) continue;
+        if (!glob || glob[0] == '!') continue;  // "!GLOB" excludes files (rg): reads nothing
         Effect e;
         e.kind = EffectKind::Read;
         e.object = EffectObject::Path;

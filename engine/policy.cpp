@@ -51,7 +51,7 @@ bool is_table_file(const std::string& path) {
   return path.size() >= 5 && path.compare(path.size() - 5, 5, ".toml") == 0;
 }
 
-// A *.toml file is an effects table when it has [program.*] tables and a path classes table
+// A *.toml file is an effects table when it has [program.*] or [tool.*] tables and a path classes table
 // when it has [[class]] entries; both or neither is an error. The tables of several files
 // are merged in load order.
 void load_table(const RuleSource& source, std::shared_ptr<EffectsTable>* effects,
@@ -68,9 +68,9 @@ void load_table(const RuleSource& source, std::shared_ptr<EffectsTable>* effects
   }
   if (has_program == has_class) {
     diagnostics->push_back({code::kEffectsTable, Severity::Error, source.path, 1, "",
-                            has_program ? "a .toml rules file holds either [program.*] tables (an effects table) or "
+                            has_program ? "a .toml rules file holds either [program.*] and [tool.*] tables (an effects table) or "
                                           "[[class]] entries (path classes), not both"
-                                        : "a .toml rules file must hold [program.*] tables (an effects table) or "
+                                        : "a .toml rules file must hold [program.*] or [tool.*] tables (an effects table) or "
                                           "[[class]] entries (path classes)"});
     return;
   }

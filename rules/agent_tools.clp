@@ -40,8 +40,7 @@
 ;; Approves the agent's web search (WebSearch: an `http` proposal with `payload.query` and no
 ;; URL). The query is text the model chose, sent to the search provider of the model's vendor,
 ;; which already holds the whole conversation; what a search can leak is a secret in the
-;; query (agent-web-search-secret) or what this session read from a credential
-;; (agent-web-search-after-credential-read), both rejected. (A WebFetch has a URL and is
+;; query (agent-web-search-secret, rejected). (A WebFetch has a URL and is
 ;; judged by egress.clp like any GET: allowlisted hosts approved, others asked.)
 (defrule agent-web-search
   (param (proposal ?id) (key "context.tool") (value "WebSearch"))
@@ -56,20 +55,10 @@
 (defrule agent-web-search-secret
   (param (proposal ?id) (key "context.tool") (value "WebSearch"))
   (proposal (id ?id) (target http))
-  (param (proposal ?id) (key ?k&"payload.query"|"payload.allowed_domains"|"payload.blocked_domains")
-         (value ?q&:(stringp ?q)&:(looks-like-secret ?q)))
+  (param (proposal ?id) (key "payload.query") (value ?q&:(stringp ?q)&:(looks-like-secret ?q)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule agent-web-search-secret)
-                    (reason (str-cat "secret in the web search (" ?k ")")))))
-
-;; Stops a web search after this session read a credential: the query can carry what was read.
-(defrule agent-web-search-after-credential-read
-  (param (proposal ?id) (key "context.tool") (value "WebSearch"))
-  (proposal (id ?id) (target http))
-  (history (proposal ?id) (kind read) (class credential) (target ?p))
-  =>
-  (assert (decision (proposal ?id) (outcome reject) (rule agent-web-search-after-credential-read)
-                    (reason (str-cat "web search after this session read the credential " ?p)))))
+                    (reason "secret in the web search query"))))
 
 ;; Asks a human when the agent's Grep searches file contents for secrets by name
 ;; (`password`, `API_KEY`, `token` …): it prints whatever matches, from any file under the

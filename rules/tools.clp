@@ -77,12 +77,13 @@
 ;; `src/x.py`, move_file within the workspace, list_allowed_directories, which has none).
 ;; One effect that is not (a network fetch, a read in the home directory, an `unknown`
 ;; effect of a tool the table does not know or of an argument that is missing) and this rule
-;; does not fire: the other rules, or the default, decide.
+;; does not fire: the other rules, or the default, decide. (The test is a join after the
+;; tool proposal, so the effects of shell lines never reach it.)
 (defrule tools-effects-everyday
   (proposal (id ?id) (target tool) (action call|nil))
   (param (proposal ?id) (key "payload.tool") (value ?t&:(stringp ?t)))
-  (not (effect (proposal ?id) (kind ?k) (object ?o) (class ?c) (in-workspace ?w)
-               (target ?p&:(not (tools-effect-everyday-p ?k ?o ?c ?w ?p)))))
+  (not (and (effect (proposal ?id) (kind ?k) (object ?o) (class ?c) (in-workspace ?w) (target ?p))
+            (test (not (tools-effect-everyday-p ?k ?o ?c ?w ?p)))))
   =>
   (assert (decision (proposal ?id) (outcome approve) (rule tools-effects-everyday)
                     (reason (str-cat "every effect of tool " ?t " is everyday file work")))))
@@ -95,3 +96,26 @@
   =>
   (assert (decision (proposal ?id) (outcome approve) (rule tools-list)
                     (reason (str-cat "tool " ?t " may be listed")))))
+
+;; Stops a tool reaching a cloud metadata endpoint or an internal address through a URL
+;; argument (`fetch` of `http://169.254.169.254/latest/meta-data/`, `http://10.0.0.5/admin`):
+;; server-side request forgery through the tool, as egress.clp stops it for commands.
+(defrule tools-network-internal
+  (effect (proposal ?id) (index -1) (kind network) (target ?h&~"") (program ?t))
+  (proposal (id ?id) (target tool))
+  (test (or (egress-metadata-host-p ?h) (eq (egress-host-class ?h) "metadata") (egress-internal-host-p ?h)))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule tools-network-internal)
+                    (reason (str-cat "tool " ?t " reaches an internal address: " ?h)))))
+
+;; Asks a human for a tool's path argument spelled for another system (`C:\Users\me\x`,
+;; `..\..\.bashrc`, `%APPDATA%\x`): here it is an odd name inside the workspace, but a server
+;; on Windows reads it as the user's files (as files-path-foreign-spelling for the file
+;; actuator).
+(defrule tools-path-foreign-spelling
+  (effect (proposal ?id) (index -1) (object path) (target ?p) (program ?t))
+  (proposal (id ?id) (target tool))
+  (test (regex-match "\\\\|(^|/)[A-Za-z]:|%[^%/]+%" ?p))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule tools-path-foreign-spelling)
+                    (reason (str-cat "tool " ?t " gets a path spelled for another system: " ?p)))))
