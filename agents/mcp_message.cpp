@@ -69,12 +69,14 @@ Message classify(const rapidjson::Value& m) {
 
 Line parse_line(std::string_view text) {
   Line line;
-  constexpr unsigned kFlags = rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag;
+  constexpr unsigned kFlags =
+      rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag;
   line.doc.Parse<kFlags>(text.data(), text.size());
   if (line.doc.HasParseError()) {
     line.error_code = kParseError;
-    line.problem = std::string("not JSON: ") + rapidjson::GetParseError_En(line.doc.GetParseError()) +
-                   " at byte " + std::to_string(line.doc.GetErrorOffset());
+    line.problem = std::string("not JSON: ") +
+                   rapidjson::GetParseError_En(line.doc.GetParseError()) + " at byte " +
+                   std::to_string(line.doc.GetErrorOffset());
     return line;
   }
   if (line.doc.IsArray()) {

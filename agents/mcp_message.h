@@ -19,7 +19,7 @@ inline constexpr std::size_t kMaxLineBytes = 16u << 20;
 // JSON-RPC error codes the gateway answers with.
 inline constexpr int kParseError = -32700;
 inline constexpr int kInvalidRequest = -32600;
-inline constexpr int kServerGone = -32000;      // the MCP server exited or broke the transport
+inline constexpr int kServerGone = -32000;  // the MCP server exited or broke the transport
 inline constexpr int kInternalError = -32603;
 
 enum class Kind { Request, Notification, Response, Invalid };
@@ -45,8 +45,8 @@ struct Line {
   std::string problem;
   std::string id = "null";
   bool batch = false;
-  rapidjson::Document doc;        // the whole line
-  std::vector<Message> members;   // one per batch element, or the single message
+  rapidjson::Document doc;       // the whole line
+  std::vector<Message> members;  // one per batch element, or the single message
 };
 
 Line parse_line(std::string_view text);

@@ -7,9 +7,7 @@ namespace warden::agents::mcp {
 
 namespace {
 
-bool blank(const std::string& line) {
-  return line.find_first_not_of(" \t\r") == std::string::npos;
-}
+bool blank(const std::string& line) { return line.find_first_not_of(" \t\r") == std::string::npos; }
 
 constexpr int kInvalidParams = -32602;
 
@@ -17,7 +15,9 @@ constexpr int kInvalidParams = -32602;
 
 Relay::Relay(ToolGate& gate, Sink to_client, Sink to_server,
              std::function<void(const std::string&)> log)
-    : gate_(gate), to_client_(std::move(to_client)), to_server_(std::move(to_server)),
+    : gate_(gate),
+      to_client_(std::move(to_client)),
+      to_server_(std::move(to_server)),
       log_(std::move(log)) {}
 
 std::size_t Relay::pending() const {
@@ -83,7 +83,7 @@ void Relay::from_client(const std::string& line) {
   }
   auto& alloc = parsed.doc.GetAllocator();
   std::vector<std::pair<std::string, Track>> ids;  // requests to forward
-  std::vector<std::string> answers;                 // the gateway's own answers
+  std::vector<std::string> answers;                // the gateway's own answers
   std::vector<bool> keep(parsed.members.size(), true);
   bool changed = false;
   for (std::size_t i = 0; i < parsed.members.size(); ++i) {

@@ -21,7 +21,8 @@ class Relay {
   // to_client writes one line (without '\n') to the client; to_server writes one line to the
   // server and returns false when it could not; log writes a line for humans.
   using Sink = std::function<bool(const std::string&)>;
-  Relay(ToolGate& gate, Sink to_client, Sink to_server, std::function<void(const std::string&)> log);
+  Relay(ToolGate& gate, Sink to_client, Sink to_server,
+        std::function<void(const std::string&)> log);
 
   // One line from the client (without '\n'); too_long: it passed kMaxLineBytes and is gone.
   void from_client(const std::string& line);

@@ -14,7 +14,8 @@ class LineReader {
  public:
   enum class Status { Line, TooLong, End, Stopped, Error };
 
-  LineReader(int fd, int stop_fd, std::size_t max_bytes) : fd_(fd), stop_fd_(stop_fd), max_(max_bytes) {}
+  LineReader(int fd, int stop_fd, std::size_t max_bytes)
+      : fd_(fd), stop_fd_(stop_fd), max_(max_bytes) {}
 
   // The next line without its '\n' into *line. TooLong: the line passed max_bytes and was
   // skipped up to its end. End: the stream ended (a last line without '\n' is returned

@@ -32,7 +32,8 @@ std::vector<std::string> deciding_rules(const Verdict& v) {
     for (const auto& r : d["rules"].GetArray()) {
       if (!r.IsObject() || !r.HasMember("rule") || !r["rule"].IsString()) continue;
       if (r.HasMember("mode") && r["mode"].IsString() && view(r["mode"]) == "monitor") continue;
-      if (r.HasMember("outcome") && r["outcome"].IsString() && view(r["outcome"]) != outcome) continue;
+      if (r.HasMember("outcome") && r["outcome"].IsString() && view(r["outcome"]) != outcome)
+        continue;
       names.emplace_back(view(r["rule"]));
     }
   }

@@ -15,10 +15,10 @@
 namespace warden::agents::mcp {
 
 struct GateConfig {
-  std::string server;                 // the MCP server's name in proposals
-  std::string agent = "mcp-client";   // context.agent
-  std::string session;                // context.session (a random id per gateway process)
-  bool filter_tools = true;           // decide every listed tool (action "list")
+  std::string server;                // the MCP server's name in proposals
+  std::string agent = "mcp-client";  // context.agent
+  std::string session;               // context.session (a random id per gateway process)
+  bool filter_tools = true;          // decide every listed tool (action "list")
 };
 
 // What becomes of one tools/call.

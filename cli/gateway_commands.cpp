@@ -72,7 +72,9 @@ void register_gateway_commands(CLI::App& app, int* exit_code) {
   // argv (server_command) and CLI11 only has to accept it.
   cmd->prefix_command();
   cmd->add_option("command", flags->command, "The MCP server's command line, after --");
-  cmd->footer("The MCP server's command line comes last: warden mcp-gateway [OPTIONS] -- COMMAND [ARGS...]");
+  cmd->footer(
+      "The MCP server's command line comes last: warden mcp-gateway [OPTIONS] -- COMMAND "
+      "[ARGS...]");
   cmd->callback([cmd, flags, exit_code] {
     flags->command = server_command(flags->command, cmd->remaining());
     if (flags->command.empty()) {

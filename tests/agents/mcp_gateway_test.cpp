@@ -92,7 +92,8 @@ struct Gateway {
   }
 };
 
-std::string call_line(const std::string& id, const std::string& tool, const std::string& args = "{}") {
+std::string call_line(const std::string& id, const std::string& tool,
+                      const std::string& args = "{}") {
   return R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"tools/call","params":{"name":")" + tool +
          R"(","arguments":)" + args + "}}";
 }
@@ -114,7 +115,8 @@ TEST_CASE("mcp-gateway forwards an approved call unchanged and keeps its id", "[
   CHECK(r2["id"].GetInt() == 17);
   // The notification and the call reached the server byte for byte.
   const std::string log = g.server_log();
-  CHECK(log.find("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n") != std::string::npos);
+  CHECK(log.find("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n") !=
+        std::string::npos);
   CHECK(log.find(line + "\n") != std::string::npos);
   CHECK(g.child.finish() == 0);
 }
@@ -158,7 +160,8 @@ TEST_CASE("mcp-gateway answers malformed client messages itself and forwards non
   auto r = g.call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"");  // cut short
   CHECK(r["error"]["code"].GetInt() == -32700);
   CHECK(r["id"].IsNull());
-  r = g.call("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"e\xff\"}}");
+  r = g.call(
+      "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"e\xff\"}}");
   CHECK(r["error"]["code"].GetInt() == -32700);  // invalid UTF-8
   r = g.call("42");
   CHECK(r["error"]["code"].GetInt() == -32600);
@@ -178,7 +181,8 @@ TEST_CASE("mcp-gateway answers malformed client messages itself and forwards non
 TEST_CASE("mcp-gateway decides each call of a batch", "[mcp]") {
   Gateway g;
   g.send("[" + call_line("1", "echo") + "," + call_line("2", "secret_tool") +
-         R"(,{"jsonrpc":"2.0","method":"notifications/progress","params":{}},)" + call_line("\"3\"", "echo") + "]");
+         R"(,{"jsonrpc":"2.0","method":"notifications/progress","params":{}},)" +
+         call_line("\"3\"", "echo") + "]");
   // The gateway answers the refused call at once; the server answers the rest as a batch.
   auto refused = parse(g.read());
   REQUIRE(refused.IsArray());
@@ -282,7 +286,8 @@ TEST_CASE("mcp-gateway needs a server command", "[mcp]") {
 
 TEST_CASE("mcp-gateway refuses bad rules before starting the server", "[mcp]") {
   TempDir dir;
-  std::ofstream(dir.path + "/broken.clp") << "(defrule broken (proposal (id ?id)) => (assert (decision \n";
+  std::ofstream(dir.path + "/broken.clp")
+      << "(defrule broken (proposal (id ?id)) => (assert (decision \n";
   Child child({"mcp-gateway", "--rules", dir.path, "--", "python3", kData + "/mcp_fake_server.py",
                dir.path + "/server.log"});
   CHECK(child.finish() == 2);

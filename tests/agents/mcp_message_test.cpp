@@ -1,9 +1,10 @@
 // JSON-RPC lines (agents/mcp_message.h) and the gateway's decisions (agents/mcp_tool_gate.h)
 // without processes: a scripted Decider stands in for Warden where a verdict is needed.
+#include "agents/mcp_message.h"
+
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "agents/mcp_message.h"
 #include "agents/mcp_tool_gate.h"
 
 using namespace warden::agents;
@@ -21,8 +22,8 @@ TEST_CASE("JSON-RPC members are classified with their ids as JSON text", "[mcp]"
   CHECK(m.method == "tools/call");
   CHECK(m.id == R"("a\"b")");
   CHECK(one(R"({"jsonrpc":"2.0","id":7,"method":"x"})").id == "7");
-  CHECK(one(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})").kind ==
-        Kind::Notification);
+  CHECK(one(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})")
+            .kind == Kind::Notification);
   CHECK(one(R"({"jsonrpc":"2.0","id":1,"result":{}})").kind == Kind::Response);
   CHECK(one(R"({"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}})").kind == Kind::Response);
   CHECK(one(R"({"jsonrpc":"2.0","id":1,"result":{},"error":{}})").kind == Kind::Invalid);
@@ -52,8 +53,9 @@ TEST_CASE("the gateway's own messages are well-formed JSON-RPC", "[mcp]") {
         R"({"jsonrpc":"2.0","id":"x","error":{"code":-32000,"message":"gone \"now\""}})");
   CHECK(error_response("not json", -32700, "m") ==
         R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m"}})");
-  CHECK(refusal_response("5", "Warden: no\n") ==
-        R"({"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"Warden: no\n"}],"isError":true}})");
+  CHECK(
+      refusal_response("5", "Warden: no\n") ==
+      R"({"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"Warden: no\n"}],"isError":true}})");
 }
 
 namespace {
@@ -87,16 +89,18 @@ TEST_CASE("a tools/call becomes the tool proposal of the brief", "[mcp]") {
   d.next.rewritten = false;
   ToolGate gate({"fs", "claude-code", "sess1", true}, d);
   rapidjson::Document req;
-  req.Parse(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":"/x"}}})");
+  req.Parse(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":"/x"}}})");
   auto a = gate.decide_call(req, req.GetAllocator());
   CHECK(a.action == CallAnswer::Action::Forward);
   CHECK_FALSE(a.changed);
   REQUIRE(d.seen.size() == 1);
-  CHECK(d.seen[0] ==
-        R"({"target":"tool","action":"call","payload":{"server":"fs","tool":"read","args":{"path":"/x"}},)"
-        R"("explanation":"","context":{"agent":"claude-code","session":"sess1","source":"mcp-gateway"}})");
-  CHECK(gate.list_proposal("read").find(R"("action":"list","payload":{"server":"fs","tool":"read"})") !=
-        std::string::npos);
+  CHECK(
+      d.seen[0] ==
+      R"({"target":"tool","action":"call","payload":{"server":"fs","tool":"read","args":{"path":"/x"}},)"
+      R"("explanation":"","context":{"agent":"claude-code","session":"sess1","source":"mcp-gateway"}})");
+  CHECK(gate.list_proposal("read").find(
+            R"("action":"list","payload":{"server":"fs","tool":"read"})") != std::string::npos);
 }
 
 TEST_CASE("a rewrite that moves the call to another server is refused", "[mcp]") {
@@ -109,11 +113,14 @@ TEST_CASE("a rewrite that moves the call to another server is refused", "[mcp]")
   CHECK(a.action == CallAnswer::Action::Refuse);
   CHECK(a.text.find("another server") != std::string::npos);
 
-  d.next = approve_as(R"({"target":"tool","payload":{"server":"fs","tool":"read2","args":{"p":"safe"}}})");
+  d.next = approve_as(
+      R"({"target":"tool","payload":{"server":"fs","tool":"read2","args":{"p":"safe"}}})");
   a = gate.decide_call(req, req.GetAllocator());
   CHECK(a.action == CallAnswer::Action::Forward);
   CHECK(a.changed);
-  CHECK(to_json(req) == R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read2","arguments":{"p":"safe"}}})");
+  CHECK(
+      to_json(req) ==
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read2","arguments":{"p":"safe"}}})");
 }
 
 TEST_CASE("no decision: calls refused with the cause, listed tools hidden", "[mcp]") {
@@ -126,9 +133,11 @@ TEST_CASE("no decision: calls refused with the cause, listed tools hidden", "[mc
   req.Parse(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read"}})");
   auto a = gate.decide_call(req, req.GetAllocator());
   CHECK(a.action == CallAnswer::Action::Refuse);
-  CHECK(a.text == "Warden: no decision, so the call was not run (E_UNAVAILABLE: connection refused)");
+  CHECK(a.text ==
+        "Warden: no decision, so the call was not run (E_UNAVAILABLE: connection refused)");
   rapidjson::Document res;
-  res.Parse(R"({"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a"},{"name":"b"}],"nextCursor":"c"}})");
+  res.Parse(
+      R"({"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a"},{"name":"b"}],"nextCursor":"c"}})");
   std::string log;
   CHECK(gate.filter_list(res, res.GetAllocator(), &log) == 2);
   CHECK(to_json(res) == R"({"jsonrpc":"2.0","id":2,"result":{"tools":[],"nextCursor":"c"}})");
