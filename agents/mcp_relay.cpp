@@ -68,6 +68,15 @@ void Relay::forward(const std::string& text,
   }
 }
 
+void Relay::forget_cancelled(const rapidjson::Value& notification) {
+  auto params = notification.FindMember("params");
+  if (params == notification.MemberEnd() || !params->value.IsObject()) return;
+  auto id = params->value.FindMember("requestId");
+  if (id == params->value.MemberEnd()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  pending_.erase(to_json(id->value));
+}
+
 void Relay::client_line_too_long() {
   log_("refused a client message larger than 16 MiB");
   to_client_(error_response("null", kParseError, "message larger than 16 MiB"));
@@ -95,6 +104,9 @@ void Relay::from_client(const std::string& line) {
       answers.push_back(error_response(m.id, kInvalidRequest, m.problem));
       keep[i] = false;
       continue;
+    }
+    if (m.kind == Kind::Notification && m.method == "notifications/cancelled") {
+      forget_cancelled(value);  // passes unchanged; the server need not answer it any more
     }
     if (m.kind != Kind::Request) continue;  // notifications and responses pass unchanged
     if (m.method == "tools/call") {

@@ -42,6 +42,8 @@ class Relay {
   bool expect(const std::vector<std::pair<std::string, Track>>& ids);
   // Answers, on the server's behalf, the ids still pending among `ids`.
   void fail_pending(const std::vector<std::string>& ids, const std::string& why);
+  // A cancelled request is no longer owed an answer (if one comes, it passes through).
+  void forget_cancelled(const rapidjson::Value& notification);
   void forward(const std::string& text, const std::vector<std::pair<std::string, Track>>& ids);
 
   ToolGate& gate_;

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "tests/agents/serve_child.h"
@@ -212,13 +213,13 @@ TEST_CASE("mcp-gateway hides the tools a rule rejects from tools/list", "[mcp]")
     auto listed = names(r);
     CHECK(std::find(listed.begin(), listed.end(), "hidden_tool") == listed.end());
     CHECK(std::find(listed.begin(), listed.end(), "echo") != listed.end());
-    CHECK(listed.size() == 7);
+    CHECK(listed.size() == 8);
     CHECK(g.child.finish() == 0);
   }
   {
     Gateway g({"--no-filter-tools"});
     auto r = g.call(R"({"jsonrpc":"2.0","id":"list","method":"tools/list"})");
-    CHECK(names(r).size() == 8);
+    CHECK(names(r).size() == 9);
     CHECK(g.child.finish() == 0);
   }
 }
@@ -245,6 +246,24 @@ TEST_CASE("mcp-gateway answers pending requests when the server dies, then exits
   // The gateway ends on its own, with the client still connected.
   CHECK(g.child.wait_stderr("MCP server exited"));
   CHECK(g.child.finish() == 1);
+}
+
+TEST_CASE("mcp-gateway owes no answer for a cancelled request when the server dies", "[mcp]") {
+  Gateway g;
+  g.send(call_line("1", "silent"));
+  g.send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})");
+  g.send(call_line("2", "silent"));
+  g.send(call_line("3", "crash"));
+  std::set<int> ids;
+  for (int i = 0; i < 2; ++i) {
+    auto r = parse(g.read());
+    CHECK(r["error"]["code"].GetInt() == -32000);
+    ids.insert(r["id"].GetInt());
+  }
+  CHECK(ids == std::set<int>{2, 3});
+  CHECK(g.child.finish() == 1);
+  CHECK(g.child.out().empty());  // nothing for the cancelled request
+  CHECK(g.server_log().find("notifications/cancelled") != std::string::npos);
 }
 
 TEST_CASE("mcp-gateway reports a malformed server message to the request it answered", "[mcp]") {
@@ -326,7 +345,7 @@ TEST_CASE("mcp-gateway decides through a running daemon", "[mcp]") {
   auto rewritten = g.call(call_line("2", "rewrite_me", R"({"text":"rm -rf ~"})"));
   CHECK(text_of(rewritten) == R"({"args": {"text": "safe"}, "tool": "rewrite_me"})");
   auto list = g.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
-  CHECK(list["result"]["tools"].Size() == 7);
+  CHECK(list["result"]["tools"].Size() == 8);
   CHECK(g.server_log().find("secret_tool") == std::string::npos);
   CHECK(g.child.finish() == 0);
 }

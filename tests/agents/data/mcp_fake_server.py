@@ -5,7 +5,7 @@ Newline-delimited JSON-RPC on stdin/stdout. Every line it receives is appended t
 file named by argv[1] (so a test can prove a call never reached the server). Tools:
 echo (answers with its arguments as JSON text), crash (exits with status 3 without
 answering), ask_client (sends the client a roots/list request and answers the call with the
-client's reply), garbage (writes a line that is not JSON, then nothing), plus tools only
+client's reply), silent (never answers), garbage (writes a line that is not JSON, then nothing), plus tools only
 there to be listed, refused or rewritten (secret_tool, hidden_tool, ask_tool, rewrite_me).
 With --linger as argv[2] it outlives its input: after stdin ends it ignores SIGTERM and
 sleeps (so the gateway must kill it).
@@ -16,7 +16,7 @@ import sys
 import time
 
 LOG = open(sys.argv[1], "a", buffering=1)
-TOOLS = ["echo", "crash", "ask_client", "garbage", "secret_tool", "hidden_tool", "ask_tool", "rewrite_me"]
+TOOLS = ["echo", "crash", "silent", "ask_client", "garbage", "secret_tool", "hidden_tool", "ask_tool", "rewrite_me"]
 waiting = {}  # server request id -> the client's call id it answers
 
 
@@ -49,6 +49,8 @@ def handle(msg):
         args = msg["params"].get("arguments", {})
         if name == "crash":
             sys.exit(3)
+        if name == "silent":
+            return None
         if name == "garbage":
             sys.stdout.write("this is not json\n")
             sys.stdout.flush()
