@@ -179,6 +179,19 @@ TEST_CASE("mcp-gateway answers malformed client messages itself and forwards non
   CHECK(g.child.finish() == 0);
 }
 
+TEST_CASE("mcp-gateway refuses a line over 16 MiB and reads on after it", "[mcp]") {
+  Gateway g;
+  std::string huge =
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"x":")";
+  huge += std::string(17u << 20, 'a') + "\"}}}";
+  auto r = g.call(huge);
+  CHECK(r["error"]["code"].GetInt() == -32700);
+  CHECK(r["id"].IsNull());
+  CHECK(g.call(call_line("2", "echo"))["id"].GetInt() == 2);
+  CHECK(g.server_log() == call_line("2", "echo") + "\n");
+  CHECK(g.child.finish() == 0);
+}
+
 TEST_CASE("mcp-gateway decides each call of a batch", "[mcp]") {
   Gateway g;
   g.send("[" + call_line("1", "echo") + "," + call_line("2", "secret_tool") +
