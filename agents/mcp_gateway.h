@@ -1,9 +1,7 @@
-// The MCP gateway: an MCP stdio server that starts the real server as a child and relays
-// JSON-RPC both ways, deciding every tools/call (and filtering tools/list) through a
-// ToolGate first (agents/mcp_tool_gate.h). `warden mcp-gateway` (cli/gateway_commands.cpp)
-// calls run_gateway once per process: two relay threads plus the calling thread, which
-// watches the child and the client and owns the shutdown. Signal handlers are installed for
-// the duration of the call (SIGTERM, SIGINT, SIGHUP, SIGCHLD); SIGPIPE is ignored.
+// The MCP gateway: a stdio MCP server that starts the real one as a child and relays JSON-RPC
+// both ways, deciding tools/call and filtering tools/list first. `warden mcp-gateway` calls
+// run_gateway once per process; it runs two relay threads and owns the shutdown, with signal
+// handlers (TERM, INT, HUP, CHLD; PIPE ignored) installed for the duration of the call.
 #pragma once
 
 #include <chrono>

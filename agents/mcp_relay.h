@@ -1,8 +1,7 @@
-// The two directions of the MCP gateway, free of process handling: Relay turns each line the
-// client sent into what goes to the server (and the answers the gateway gives itself), and
-// each line the server sent into what goes to the client; it remembers which client requests
-// the server still owes an answer. Called by the gateway's two relay threads (one per
-// direction) and its main thread (server_gone); every member is safe across those threads.
+// Both directions of the MCP gateway, free of processes: each client line becomes what goes to
+// the server (plus the gateway's own answers), each server line what goes to the client; it
+// remembers which requests the server still owes an answer. Called by the two relay threads
+// and the gateway's main thread (server_gone); safe across them.
 #pragma once
 
 #include <functional>

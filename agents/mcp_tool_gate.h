@@ -1,8 +1,7 @@
-// What the MCP gateway asks Warden, and what it does with the answer: a tools/call request
-// becomes a `tool` proposal (server, tool, args) and is forwarded, forwarded rewritten, or
-// refused with the reason; a tools/list result loses the tools a rule rejects. Free of pipes
-// and processes (agents/mcp_gateway.h does the I/O). Safe from several threads: the decider
-// is used by one thread at a time behind a mutex.
+// What the MCP gateway asks Warden and does with the answer: a tools/call becomes a `tool`
+// proposal and is forwarded (as the rules approved it) or refused with the reason; a
+// tools/list result loses the tools a rule rejects. No I/O. Safe from several threads: the
+// decider is used by one at a time behind a mutex.
 #pragma once
 
 #include <rapidjson/document.h>
