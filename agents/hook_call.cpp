@@ -1,6 +1,8 @@
 // Parsing the PreToolUse hook's stdin (agents/hook_call.h).
 #include "agents/hook_call.h"
 
+#include "agents/json_strict.h"
+
 namespace warden::agents {
 
 std::string_view agent_name(HookAgent agent) {
@@ -45,6 +47,11 @@ bool parse_hook_call(std::string_view text, HookCall* call, HookError* error) {
                           std::to_string(doc.GetErrorOffset()) + ")");
   }
   if (!doc.IsObject()) return fail(error, kHookInputShape, "hook input is not a JSON object");
+  // The agent read its own JSON one way; the mapping must not read another (a duplicate name:
+  // first here, last in JSON.parse; a lone surrogate escape: different bytes on each side).
+  if (std::string problem; !json_unambiguous(doc, &problem)) {
+    return fail(error, kHookInputJson, "hook input is ambiguous: " + problem);
+  }
   auto name = doc.FindMember("tool_name");
   if (name == doc.MemberEnd() || !name->value.IsString() || name->value.GetStringLength() == 0) {
     return fail(error, kHookInputShape, "hook input has no tool_name string");

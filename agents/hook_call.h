@@ -42,7 +42,8 @@ struct HookCall {
 };
 
 // Parses the hook's stdin. Refuses (false, *error set): text over kMaxHookInputBytes, invalid
-// JSON or UTF-8, a non-object, a missing or non-string tool_name, a tool_input that is not an
+// JSON or UTF-8, a duplicate member name or a lone surrogate escape at any depth (the agent
+// read its JSON otherwise), a non-object, a missing or non-string tool_name, a tool_input that is not an
 // object, a hook_event_name other than "PreToolUse", and a session_id, cwd, tool_use_id or
 // permission_mode that is present but not a string.
 bool parse_hook_call(std::string_view text, HookCall* call, HookError* error);

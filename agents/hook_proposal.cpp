@@ -24,6 +24,15 @@ Value string_value(std::string_view s, Alloc& a) {
   return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
 }
 
+// Payload fields the engine derives facts from (engine/fact_codec.cpp: cwd, path, url,
+// command, action, glob, pattern, tool, server, args; engine/proposal_reader.cpp: action,
+// method) or the shipped rules read by name (content, query, headers, body, text, channel),
+// and the proposal's own top-level names. Only the mapping sets them, from the tool's fields.
+constexpr std::string_view kDerived[] = {
+    "cwd",    "path", "url",  "command", "content", "action",  "method",  "glob",
+    "pattern", "target", "tool", "server", "args",   "query",  "headers", "body",
+    "text",   "channel", "explanation", "context", "payload"};
+
 // Builds one payload from the tool's input.
 class PayloadBuilder {
  public:
@@ -47,12 +56,16 @@ class PayloadBuilder {
     auto it = input_.FindMember(key);
     if (it != input_.MemberEnd()) put(as, Value(it->value, alloc_));
   }
-  // Every input member not in `skip` and not already in the payload, under its own name.
+  // Every input member not in `skip`, not already in the payload and not a field the engine
+  // or the rules derive facts from (kDerived), under its own name. Those fields are set by
+  // the mapping from the tool's real input only: a "cwd", "path" or "url" the model adds to a
+  // Bash or Read call is nothing the agent acts on, and must not be what the rules judge.
   void rest(std::initializer_list<std::string_view> skip) {
     for (const auto& m : input_.GetObject()) {
       std::string_view k(m.name.GetString(), m.name.GetStringLength());
       bool skipped = payload_.HasMember(m.name);
       for (auto s : skip) skipped = skipped || s == k;
+      for (auto s : kDerived) skipped = skipped || s == k;
       if (!skipped) payload_.AddMember(Value(m.name, alloc_), Value(m.value, alloc_), alloc_);
     }
   }
@@ -75,6 +88,11 @@ class PayloadBuilder {
     }
   }
   void fail(std::string message) { error_ = std::move(message); }
+  // The hook's cwd as payload.cwd: the agent resolves a relative path against it (the model
+  // can move it with `cd`), so the engine must too, not against the workspace root.
+  void cwd(const std::string& cwd) {
+    if (!cwd.empty()) put_string("cwd", cwd);
+  }
 
   Value payload_;
   std::string error_;
@@ -99,16 +117,19 @@ Mapped map_tool(const HookCall& call, ToolKind kind, PayloadBuilder& b, Alloc& a
       b.rest({"description", "cwd"});
       return {"shell", "run"};
     case ToolKind::Write:
+      b.cwd(call.cwd);
       b.put_string("action", "write");
       if (!b.required_string("file_path", "path") || !b.required_string("content", "content")) return {};
       return {"file", "write"};
     case ToolKind::Edit:
+      b.cwd(call.cwd);
       b.put_string("action", "write");
       if (!b.required_string("file_path", "path") || !b.required_string("new_string", "content")) return {};
       b.optional("old_string", "old_string");
       b.optional("replace_all", "replace_all");
       return {"file", "write"};
     case ToolKind::MultiEdit: {
+      b.cwd(call.cwd);
       b.put_string("action", "write");
       if (!b.required_string("file_path", "path")) return {};
       const Value* edits = b.input("edits");
@@ -132,6 +153,7 @@ Mapped map_tool(const HookCall& call, ToolKind kind, PayloadBuilder& b, Alloc& a
       return {"file", "write"};
     }
     case ToolKind::NotebookEdit:
+      b.cwd(call.cwd);
       b.put_string("action", "write");
       if (!b.required_string("notebook_path", "path")) return {};
       if (const Value* src = b.input("new_source"); src && !src->IsString()) {
@@ -148,6 +170,7 @@ Mapped map_tool(const HookCall& call, ToolKind kind, PayloadBuilder& b, Alloc& a
       b.optional("cell_type", "cell_type");
       return {"file", "write"};
     case ToolKind::Read:
+      b.cwd(call.cwd);
       b.put_string("action", "read");
       if (!b.required_string("file_path", "path")) return {};
       b.rest({"file_path"});
@@ -155,6 +178,7 @@ Mapped map_tool(const HookCall& call, ToolKind kind, PayloadBuilder& b, Alloc& a
     case ToolKind::Grep:
     case ToolKind::Glob:
     case ToolKind::LS:
+      b.cwd(call.cwd);
       b.put_string("action", "read");
       if (const Value* p = b.input("path"); p && !p->IsString()) {
         b.fail(call.tool_name + " tool_input.path must be a string");
@@ -162,6 +186,7 @@ Mapped map_tool(const HookCall& call, ToolKind kind, PayloadBuilder& b, Alloc& a
       }
       if (kind != ToolKind::LS && !b.required_string("pattern", "pattern")) return {};
       b.path_or_cwd("path", call.cwd);
+      if (kind == ToolKind::Grep) b.optional("glob", "glob");  // its file-name filter: reads
       b.rest({});
       return {"file", "read"};
     case ToolKind::WebFetch:
@@ -182,7 +207,8 @@ Mapped map_tool(const HookCall& call, ToolKind kind, PayloadBuilder& b, Alloc& a
       b.put("args", Value(call.tool_input, a));
       return {"tool", "call"};
     }
-    case ToolKind::Other:
+    case ToolKind::Other:  // the agent's own tool (apply_patch …): its paths are the agent's
+      b.cwd(call.cwd);
       b.put_string("tool", call.tool_name);
       b.put("args", Value(call.tool_input, a));
       return {"tool", "call"};
@@ -216,13 +242,13 @@ std::string input_key(ToolKind kind, std::string_view k) {
              : is({"cell_id", "edit_mode", "cell_type"}) ? std::string(k)
                                                          : "";
     case ToolKind::Read:
-      return k == "path" ? "file_path" : is({"action"}) ? "" : std::string(k);
+      return k == "path" ? "file_path" : is({"action", "cwd"}) ? "" : std::string(k);
     case ToolKind::Grep:
     case ToolKind::Glob:
     case ToolKind::LS:
     case ToolKind::WebFetch:
     case ToolKind::WebSearch:
-      return is({"action", "method"}) ? "" : std::string(k);
+      return is({"action", "method", "cwd"}) ? "" : std::string(k);
     case ToolKind::Mcp:
     case ToolKind::Other:
       return k == "args" ? "*" : "";

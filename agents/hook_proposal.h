@@ -4,13 +4,17 @@
 // thread-safe.
 //
 //   Bash                         shell run   {command, cwd, …the other input fields but description}
-//   Write / Edit / MultiEdit /   file write  {action, path, content, …}
+//   Write / Edit / MultiEdit /   file write  {cwd, action, path, content, …}
 //     NotebookEdit
-//   Read / Grep / Glob / LS      file read   {action, path (Grep, Glob, LS: input path or cwd), …}
+//   Read / Grep / Glob / LS      file read   {cwd, action, path (Grep, Glob, LS: input path or cwd), …}
 //   WebFetch / WebSearch         http get    {method: GET, url | query, …}
-//   mcp__SERVER__TOOL            tool call   {server, tool, args: tool_input}
-//   anything else                tool call   {tool: tool_name, args: tool_input}
-// context: {agent, session, source: "hook", tool_use_id, tool}; explanation: Bash's
+//   mcp__SERVER__TOOL            tool call   {server, tool, args: tool_input}  (no cwd: the
+//                                            server resolves its paths)
+//   anything else                tool call   {cwd, tool: tool_name, args: tool_input}
+// cwd is the hook's cwd (where the agent resolves relative paths). Input fields other than
+// those the mapping reads are kept under their own names, except the names the engine and
+// the rules derive facts from (cwd, path, url, command, content, …): only the mapping sets
+// those. context: {agent, session, source: "hook", tool_use_id, tool}; explanation: Bash's
 // description, else "".
 #pragma once
 

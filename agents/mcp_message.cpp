@@ -1,6 +1,8 @@
 // JSON-RPC lines of the MCP stdio transport (agents/mcp_message.h).
 #include "agents/mcp_message.h"
 
+#include "agents/json_strict.h"
+
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -77,6 +79,16 @@ Line parse_line(std::string_view text) {
     line.problem = std::string("not JSON: ") +
                    rapidjson::GetParseError_En(line.doc.GetParseError()) + " at byte " +
                    std::to_string(line.doc.GetErrorOffset());
+    return line;
+  }
+  // One line, one reading: the server's JSON parser (JSON.parse, Python's json) keeps the
+  // last of duplicate names where FindMember finds the first, and decodes a lone surrogate
+  // escape to other bytes. Such a line is refused whole.
+  if (std::string why; (line.doc.IsObject() || line.doc.IsArray()) &&
+                       !json_unambiguous(line.doc, &why)) {
+    line.error_code = kInvalidRequest;
+    line.problem = "ambiguous message: " + why;
+    if (line.doc.IsObject()) line.id = classify(line.doc).id;
     return line;
   }
   if (line.doc.IsArray()) {

@@ -37,8 +37,10 @@ struct Message {
 // and an "id" is a response; anything else is Invalid (its id kept when readable).
 Message classify(const rapidjson::Value& member);
 
-// One parsed line. ok == false: not JSON, invalid UTF-8, too deep, or neither an object nor a
-// non-empty array (error_code and problem say which, id is the line's id if it had one).
+// One parsed line. ok == false: not JSON, invalid UTF-8, too deep, ambiguous (a duplicate
+// member name or a lone surrogate escape at any depth: other JSON readers take it otherwise),
+// or neither an object nor a non-empty array (error_code and problem say which, id is the
+// line's id if it had one).
 struct Line {
   bool ok = false;
   int error_code = 0;

@@ -105,6 +105,15 @@ void Relay::from_client(const std::string& line) {
       keep[i] = false;
       continue;
     }
+    if (m.kind == Kind::Notification && m.method == "tools/call") {
+      // No id, so no answer to carry a decision: a server that ran it anyway would run a
+      // call nobody decided.
+      log_("refused a tools/call sent as a notification (no id)");
+      answers.push_back(error_response(
+          "null", kInvalidRequest, "tools/call must be a request with an id; it was not run"));
+      keep[i] = false;
+      continue;
+    }
     if (m.kind == Kind::Notification && m.method == "notifications/cancelled") {
       forget_cancelled(value);  // passes unchanged; the server need not answer it any more
     }
@@ -113,7 +122,7 @@ void Relay::from_client(const std::string& line) {
       CallAnswer a = gate_.decide_call(value, alloc);
       if (a.action == CallAnswer::Action::Forward) {
         if (a.changed) log_("tools/call " + a.tool + ": a rule rewrote the call");
-        changed = changed || a.changed;
+        changed = true;  // forwarded as decided (canonical_call), never as the client's bytes
       } else {
         log_("refused tools/call " + a.tool + ": " + a.text);
         answers.push_back(a.action == CallAnswer::Action::Refuse

@@ -146,45 +146,70 @@ CallAnswer ToolGate::decide_call(Value& request, rapidjson::Document::AllocatorT
     return answer;
   }
   answer.action = CallAnswer::Action::Forward;
-  if (!v.rewritten) return answer;
 
-  // A rule rewrote the action: forward the approved tool and args, nothing else.
+  // What goes to the server is what was decided, serialized anew: never the client's bytes
+  // (nothing the gateway did not read can ride along), and on a rewrite the approved tool
+  // and args.
+  std::string tool_name = answer.tool;
+  const Value* final_args = args_value;
   rapidjson::Document approved;
-  approved.Parse(v.action_json.c_str(), v.action_json.size());
-  const Value* payload = nullptr;
-  if (!approved.HasParseError() && approved.IsObject()) {
-    auto pl = approved.FindMember("payload");
-    if (pl != approved.MemberEnd() && pl->value.IsObject()) payload = &pl->value;
+  if (v.rewritten) {
+    approved.Parse(v.action_json.c_str(), v.action_json.size());
+    const Value* payload = nullptr;
+    if (!approved.HasParseError() && approved.IsObject()) {
+      auto pl = approved.FindMember("payload");
+      if (pl != approved.MemberEnd() && pl->value.IsObject()) payload = &pl->value;
+    }
+    auto refuse = [&](const std::string& why) {
+      answer.action = CallAnswer::Action::Refuse;
+      answer.text = "Warden: a rule rewrote this call, and " + why + "; the call was not run";
+      return answer;
+    };
+    if (!payload) return refuse("the approved action is not readable");
+    auto server = payload->FindMember("server");
+    if (server == payload->MemberEnd() || !server->value.IsString() ||
+        view(server->value) != config_.server) {
+      return refuse("the approved action names another server than " + config_.server);
+    }
+    auto tool = payload->FindMember("tool");
+    if (tool == payload->MemberEnd() || !tool->value.IsString()) {
+      return refuse("the approved action names no tool");
+    }
+    tool_name = std::string(view(tool->value));
+    auto new_args = payload->FindMember("args");
+    final_args = new_args == payload->MemberEnd() ? nullptr : &new_args->value;
+    answer.tool = tool_name;
+    answer.changed = true;
   }
-  auto refuse = [&](const std::string& why) {
-    answer.action = CallAnswer::Action::Refuse;
-    answer.text = "Warden: a rule rewrote this call, and " + why + "; the call was not run";
-    return answer;
-  };
-  if (!payload) return refuse("the approved action is not readable");
-  auto server = payload->FindMember("server");
-  if (server == payload->MemberEnd() || !server->value.IsString() ||
-      view(server->value) != config_.server) {
-    return refuse("the approved action names another server than " + config_.server);
-  }
-  auto tool = payload->FindMember("tool");
-  if (tool == payload->MemberEnd() || !tool->value.IsString()) {
-    return refuse("the approved action names no tool");
-  }
-  name->value.SetString(tool->value.GetString(), tool->value.GetStringLength(), alloc);
-  answer.tool = std::string(view(tool->value));
-  auto new_args = payload->FindMember("args");
-  if (new_args == payload->MemberEnd()) {
-    p.RemoveMember("arguments");
-  } else if (args != p.MemberEnd()) {
-    p.FindMember("arguments")->value.CopyFrom(new_args->value, alloc);
-  } else {
-    Value copy;
-    copy.CopyFrom(new_args->value, alloc);
-    p.AddMember("arguments", copy, alloc);
-  }
-  answer.changed = true;
+  request = canonical_call(request, tool_name, final_args, alloc);
   return answer;
+}
+
+Value ToolGate::canonical_call(const Value& request, std::string_view tool, const Value* args,
+                               rapidjson::Document::AllocatorType& alloc) {
+  Value out(rapidjson::kObjectType);
+  out.AddMember("jsonrpc", "2.0", alloc);
+  Value id;
+  if (auto it = request.FindMember("id"); it != request.MemberEnd()) id.CopyFrom(it->value, alloc);
+  out.AddMember("id", id, alloc);
+  out.AddMember("method", "tools/call", alloc);
+  Value params(rapidjson::kObjectType);
+  params.AddMember("name", str(tool, alloc), alloc);
+  if (args) {
+    Value a;
+    a.CopyFrom(*args, alloc);
+    params.AddMember("arguments", a, alloc);
+  }
+  // _meta is the protocol's own (a progress token): kept; any other member is dropped.
+  if (auto p = request.FindMember("params"); p != request.MemberEnd() && p->value.IsObject()) {
+    if (auto meta = p->value.FindMember("_meta"); meta != p->value.MemberEnd()) {
+      Value m;
+      m.CopyFrom(meta->value, alloc);
+      params.AddMember("_meta", m, alloc);
+    }
+  }
+  out.AddMember("params", params, alloc);
+  return out;
 }
 
 int ToolGate::filter_list(Value& response, rapidjson::Document::AllocatorType& alloc,

@@ -23,7 +23,7 @@ struct GateConfig {
 // What becomes of one tools/call.
 struct CallAnswer {
   enum class Action { Forward, Refuse, Invalid } action = Action::Refuse;
-  bool changed = false;  // Forward: a rule rewrote the call; the request was edited in place
+  bool changed = false;  // Forward: a rule rewrote the call (the request carries the rewrite)
   std::string text;      // Refuse: the isError text for the model; Invalid: the error message
   std::string tool;      // the tool's name, for the log
 };
@@ -32,10 +32,17 @@ class ToolGate {
  public:
   ToolGate(GateConfig config, Decider& decider);
 
-  // Decides one tools/call request (the JSON-RPC object). On an approve that rewrote the
-  // action, params.name and params.arguments become the approved tool and args (`alloc` is
-  // the allocator of the document holding `request`): what the rules saw is what runs.
+  // Decides one tools/call request (the JSON-RPC object). On Forward the request is replaced
+  // by canonical_call of what was decided (on a rewrite: the approved tool and args; `alloc`
+  // is the allocator of the document holding `request`): what the rules saw is what runs.
   CallAnswer decide_call(rapidjson::Value& request, rapidjson::Document::AllocatorType& alloc);
+
+  // {"jsonrpc":"2.0","id":ID,"method":"tools/call","params":{"name":TOOL,"arguments":ARGS,
+  // "_meta":…}}: the request's id and _meta, nothing else of it (no arguments when args is
+  // null).
+  static rapidjson::Value canonical_call(const rapidjson::Value& request, std::string_view tool,
+                                         const rapidjson::Value* args,
+                                         rapidjson::Document::AllocatorType& alloc);
 
   // Removes from a tools/list response (the JSON-RPC object) every tool whose `list` proposal
   // is rejected, or could not be decided. Returns how many it removed.

@@ -89,21 +89,21 @@ TEST_CASE("proposal: a Bash command that is not a string is refused", "[agents][
 TEST_CASE("proposal: the file writing tools", "[agents][hook]") {
   auto w = mapped(call_of("Write", R"({"file_path":"/p/a.txt","content":"hi\n"})"));
   CHECK(target(w) == "file/write");
-  CHECK(text(w["payload"]) == R"({"action":"write","path":"/p/a.txt","content":"hi\n"})");
+  CHECK(text(w["payload"]) == R"({"cwd":"/home/user/project","action":"write","path":"/p/a.txt","content":"hi\n"})");
 
   CHECK(payload(call_of("Edit", R"({"file_path":"/p/a","old_string":"a","new_string":"b","replace_all":false})")) ==
-        R"({"action":"write","path":"/p/a","content":"b","old_string":"a","replace_all":false})");
+        R"({"cwd":"/home/user/project","action":"write","path":"/p/a","content":"b","old_string":"a","replace_all":false})");
 
   auto m = mapped(call_of(
       "MultiEdit", R"({"file_path":"/p/a","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d"}]})"));
   CHECK(target(m) == "file/write");
   CHECK(text(m["payload"]) ==
-        R"({"action":"write","path":"/p/a","content":"b\nd","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d"}]})");
+        R"({"cwd":"/home/user/project","action":"write","path":"/p/a","content":"b\nd","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d"}]})");
 
   CHECK(payload(call_of("NotebookEdit", R"J({"notebook_path":"/p/n.ipynb","new_source":"print(1)","cell_id":"c1","edit_mode":"replace"})J")) ==
-        R"J({"action":"write","path":"/p/n.ipynb","content":"print(1)","cell_id":"c1","edit_mode":"replace"})J");
+        R"J({"cwd":"/home/user/project","action":"write","path":"/p/n.ipynb","content":"print(1)","cell_id":"c1","edit_mode":"replace"})J");
   CHECK(payload(call_of("NotebookEdit", R"({"notebook_path":"/p/n.ipynb","cell_id":"c1","edit_mode":"delete"})")) ==
-        R"({"action":"write","path":"/p/n.ipynb","content":"","cell_id":"c1","edit_mode":"delete"})");
+        R"({"cwd":"/home/user/project","action":"write","path":"/p/n.ipynb","content":"","cell_id":"c1","edit_mode":"delete"})");
 
   CHECK(refused(call_of("Write", R"({"content":"x"})")) == kHookInputShape);
   CHECK(refused(call_of("Write", R"({"file_path":"/a"})")) == kHookInputShape);
@@ -116,16 +116,16 @@ TEST_CASE("proposal: the file writing tools", "[agents][hook]") {
 TEST_CASE("proposal: the file reading tools", "[agents][hook]") {
   auto r = mapped(call_of("Read", R"({"file_path":"/p/a.txt","offset":2,"limit":10})"));
   CHECK(target(r) == "file/read");
-  CHECK(text(r["payload"]) == R"({"action":"read","path":"/p/a.txt","offset":2,"limit":10})");
+  CHECK(text(r["payload"]) == R"({"cwd":"/home/user/project","action":"read","path":"/p/a.txt","offset":2,"limit":10})");
   CHECK(payload(call_of("Grep", R"({"pattern":"bye","path":"/p/src","glob":"*.c","type":"c","-i":true})")) ==
-        R"({"action":"read","pattern":"bye","path":"/p/src","glob":"*.c","type":"c","-i":true})");
+        R"({"cwd":"/home/user/project","action":"read","pattern":"bye","path":"/p/src","glob":"*.c","type":"c","-i":true})");
   // No path: the hook's cwd.
   CHECK(payload(call_of("Grep", R"({"pattern":"bye"})")) ==
-        R"({"action":"read","pattern":"bye","path":"/home/user/project"})");
+        R"({"cwd":"/home/user/project","action":"read","pattern":"bye","path":"/home/user/project"})");
   CHECK(payload(call_of("Glob", R"({"pattern":"*.txt"})")) ==
-        R"({"action":"read","pattern":"*.txt","path":"/home/user/project"})");
+        R"({"cwd":"/home/user/project","action":"read","pattern":"*.txt","path":"/home/user/project"})");
   CHECK(payload(call_of("LS", R"({"path":"/p","ignore":["*.o"]})")) ==
-        R"({"action":"read","path":"/p","ignore":["*.o"]})");
+        R"({"cwd":"/home/user/project","action":"read","path":"/p","ignore":["*.o"]})");
   CHECK(refused(call_of("Read", R"({"file_path":3})")) == kHookInputShape);
   CHECK(refused(call_of("Grep", R"({"path":"/p"})")) == kHookInputShape);
   CHECK(refused(call_of("Glob", R"({"pattern":"*","path":5})")) == kHookInputShape);
@@ -156,7 +156,7 @@ TEST_CASE("proposal: mcp__SERVER__TOOL is a tool call on that server", "[agents]
   CHECK_FALSE(split_mcp_tool("mcp__s__", &server, &tool));
   CHECK_FALSE(split_mcp_tool("MCP__s__t", &server, &tool));
   // Not a well-formed MCP name: an agent's own tool, still decided.
-  CHECK(payload(call_of("mcp__files", R"({"a":1})")) == R"({"tool":"mcp__files","args":{"a":1}})");
+  CHECK(payload(call_of("mcp__files", R"({"a":1})")) == R"({"cwd":"/home/user/project","tool":"mcp__files","args":{"a":1}})");
 }
 
 TEST_CASE("proposal: any other tool is a tool call the rules see", "[agents][hook]") {
@@ -164,7 +164,7 @@ TEST_CASE("proposal: any other tool is a tool call the rules see", "[agents][hoo
     INFO(tool);
     auto d = mapped(call_of(tool, R"({"command":"*** Begin Patch"})"));
     CHECK(target(d) == "tool/call");
-    CHECK(text(d["payload"]) == std::string(R"({"tool":")") + tool + R"(","args":{"command":"*** Begin Patch"}})");
+    CHECK(text(d["payload"]) == std::string(R"({"cwd":"/home/user/project","tool":")") + tool + R"(","args":{"command":"*** Begin Patch"}})");
   }
   CHECK(tool_kind("Bash") == ToolKind::Bash);
   CHECK(tool_kind("bash") == ToolKind::Other);  // names are exact
