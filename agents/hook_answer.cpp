@@ -96,17 +96,23 @@ HookAnswer answer_verdict(HookAgent agent, const HookCall& call, std::string_vie
   if (v.outcome == Outcome::Approve) {
     return make("allow", "Warden: approved: " + described(v, v.reason), updated_input);
   }
-  // approval-required
+  // approval-required. Claude's prompt reaches a human only in the modes that prompt
+  // ("default", "plan"; absent in older versions): "bypassPermissions" and "dontAsk" answer
+  // without one, "auto" lets a classifier approve, "acceptEdits" approves edits itself, and a
+  // sub-agent the model starts may run in any of them (Agent's `mode`). Anything else: deny.
+  const bool prompts = call.permission_mode.empty() || call.permission_mode == "default" ||
+                       call.permission_mode == "plan";
   const bool ask = agent == HookAgent::ClaudeCode &&
-                   on_approval_required == OnApprovalRequired::Ask &&
-                   call.permission_mode != "bypassPermissions";
+                   on_approval_required == OnApprovalRequired::Ask && prompts;
   if (ask) {
     return make("ask", "Warden: approval required: " + described(v, v.reason), updated_input);
   }
   std::string why = agent == HookAgent::Codex ? "Codex cannot ask a human, so Warden denies it"
                     : call.permission_mode == "bypassPermissions"
                         ? "this session bypasses permission prompts, so Warden denies it"
-                        : "the hook is configured to deny it (--on-approval-required deny)";
+                    : !prompts ? "this session's permission mode (" + call.permission_mode +
+                                     ") may settle a prompt without a human, so Warden denies it"
+                               : "the hook is configured to deny it (--on-approval-required deny)";
   return make("deny", "Warden: approval required: " + described(v, v.reason) +
                           ". This action needs a human's approval; " + why +
                           ". Do not retry it: tell the user what you wanted to run and why, so they "

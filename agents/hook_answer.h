@@ -13,7 +13,8 @@
 namespace warden::agents {
 
 // What approval-required becomes: Claude Code's own prompt ("ask"; a deny in headless `-p`
-// runs, and a deny when the session bypasses permissions) or a deny that says so.
+// runs, and a deny in every permission mode but "default" and "plan": bypassPermissions,
+// dontAsk, auto and acceptEdits may settle a prompt without a human) or a deny that says so.
 // Codex runs a command it was answered "ask", so for Codex it is always Deny.
 enum class OnApprovalRequired { Ask, Deny };
 

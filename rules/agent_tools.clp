@@ -26,13 +26,17 @@
                     (reason (str-cat "the agent's own tool " ?t " touches nothing outside the agent")))))
 
 ;; Approves starting a sub-agent (Task, Agent) that runs here: each of its tool calls comes
-;; through the hook again. Not one run remotely (`isolation: "remote"`), whose calls Warden
-;; does not see; not with `payload.server`.
+;; through the hook again. Only here (`isolation` absent or "worktree": not "remote", whose
+;; calls Warden does not see, nor any value this rule does not know) and only in a permission
+;; `mode` whose prompts a human answers (absent, default, plan, acceptEdits: not
+;; bypassPermissions, dontAsk or auto, which settle them without one); not with
+;; `payload.server`.
 (defrule agent-subagent
   (param (proposal ?id) (key "payload.tool") (value ?t&"Task"|"Agent"))
   (proposal (id ?id) (target tool) (action call|nil))
   (not (param (proposal ?id) (key "payload.server")))
-  (not (param (proposal ?id) (key "payload.args.isolation") (value "remote")))
+  (not (param (proposal ?id) (key "payload.args.isolation") (value ~"worktree")))
+  (not (param (proposal ?id) (key "payload.args.mode") (value ~"default"&~"plan"&~"acceptEdits")))
   =>
   (assert (decision (proposal ?id) (outcome approve) (rule agent-subagent)
                     (reason (str-cat "sub-agent (" ?t "): its tool calls are decided one by one")))))
