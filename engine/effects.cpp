@@ -37,6 +37,8 @@ enum class K : std::uint8_t {
   Privilege,
   Unknown,
   Cwd,  // changes the directory later relative paths are read from
+  Patch,  // tools only: a patch in the apply_patch format; each file it adds, updates,
+          // moves or deletes is a write or delete
 };
 
 struct KindName {
@@ -84,6 +86,7 @@ EffectKind effect_kind(K k) {
     case K::None:
     case K::Unknown:
     case K::Cwd:
+    case K::Patch:
       break;
   }
   return EffectKind::Unknown;
@@ -540,11 +543,13 @@ class Loader {
     for (auto&& [key, node] : table) {
       const std::string k(key.str());
       K kind = K::None;
-      if (!kind_from_name(k, &kind) || kind == K::None || kind == K::Cwd || kind == K::Unknown ||
-          kind == K::EnvDump || kind == K::Privilege) {
+      if (k == "patch") {
+        kind = K::Patch;
+      } else if (!kind_from_name(k, &kind) || kind == K::None || kind == K::Cwd || kind == K::Unknown ||
+                 kind == K::EnvDump || kind == K::Privilege) {
         const long kline = line_of(key) != 0 ? line_of(key) : line_of(node);
         error(kline, where + ": unknown key \"" + k +
-                         "\" (a tool entry holds read, write, delete, exec, exec-program, exec-code or network)");
+                         "\" (a tool entry holds read, write, delete, exec, exec-program, exec-code, network or patch)");
         continue;
       }
       for_strings(node, where + "." + k, [&](const std::string& v, long l) {
@@ -1295,6 +1300,7 @@ class Evaluator {
     const bool dyn = cmd_.dynamic && has_dynamic_char(w);
     switch (kind) {
       case K::None:
+      case K::Patch:  // never a word's kind: only tool entries have it
         return;
       case K::Cwd: {
         s_.push_cwd(paths::normalize(w, cwd, home_));
@@ -1652,8 +1658,43 @@ void EffectsTable::tool_effects(std::string_view server, std::string_view tool, 
     emit(EffectKind::Unknown, EffectObject::Program, std::string(tool), "payload.tool");
     return;
   }
+  std::string via;
+  // A patch in the apply_patch format (Codex): "*** Add File: P" and "*** Update File: P"
+  // write P, "*** Delete File: P" deletes it, "*** Move to: Q" writes Q and deletes the file
+  // being updated. False when the text names no file (what it does is not known).
+  auto patch_effects = [&](std::string_view text) {
+    static constexpr std::string_view kAdd = "*** Add File: ", kUpdate = "*** Update File: ",
+                                      kDelete = "*** Delete File: ", kMove = "*** Move to: ";
+    bool any = false;
+    std::string updating;
+    while (!text.empty()) {
+      const std::size_t nl = text.find('\n');
+      std::string_view line = text.substr(0, nl);
+      text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+        line.remove_suffix(1);
+      auto file = [&](std::string_view prefix) -> std::string {
+        return paths::normalize(line.substr(prefix.size()), cwd, home);
+      };
+      if (line.starts_with(kAdd) && line.size() > kAdd.size()) {
+        emit(EffectKind::Write, EffectObject::Path, file(kAdd), via);
+      } else if (line.starts_with(kUpdate) && line.size() > kUpdate.size()) {
+        updating = file(kUpdate);
+        emit(EffectKind::Write, EffectObject::Path, updating, via);
+      } else if (line.starts_with(kDelete) && line.size() > kDelete.size()) {
+        emit(EffectKind::Delete, EffectObject::Path, file(kDelete), via);
+      } else if (line.starts_with(kMove) && line.size() > kMove.size()) {
+        emit(EffectKind::Write, EffectObject::Path, file(kMove), via);
+        if (!updating.empty()) emit(EffectKind::Delete, EffectObject::Path, updating, via);
+      } else {
+        continue;
+      }
+      any = true;
+    }
+    return any;
+  };
   for (const Tool::Arg& arg : spec->args) {
-    const std::string via = "payload.args." + arg.name;
+    via = "payload.args." + arg.name;
     const rapidjson::Value* v = args;
     for (const std::string& member : arg.path) {
       if (v == nullptr || !v->IsObject()) {
@@ -1683,6 +1724,9 @@ void EffectsTable::tool_effects(std::string_view server, std::string_view tool, 
           } else {
             emit(EffectKind::Network, EffectObject::Host, host_of(word), via);
           }
+          break;
+        case K::Patch:
+          if (!patch_effects(word)) emit(EffectKind::Unknown, EffectObject::Program, std::string(tool), via);
           break;
         default:
           emit(EffectKind::Unknown, EffectObject::Program, std::string(tool), via);

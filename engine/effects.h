@@ -92,8 +92,10 @@ class EffectsTable {
   // per element when it is an array of strings: a path kind (read, write, delete, exec)
   // is the path normalized against `cwd` (object Path), network the host of a URL or
   // "[user@]host[:…]" (a file: URL or a local path is a read of it), exec-program the
-  // program of a command line, exec-code the text. Via is "payload.args.NAME"; program
-  // is the tool name; subcommand "".
+  // program of a command line, exec-code the text, patch a patch in the apply_patch format
+  // (each file it adds, updates or moves to is written, each it deletes or moves away is
+  // deleted; a patch naming no file is Unknown). Via is "payload.args.NAME"; program is the
+  // tool name; subcommand "".
   // Fails closed: a tool the table does not know gives one Unknown effect (object
   // Program, target the tool, via "payload.tool"); a named argument that is absent, null,
   // not a string (or an array holding a non-string) gives one Unknown effect with via

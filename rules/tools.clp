@@ -49,10 +49,13 @@
   (assert (decision (proposal ?id) (outcome approval-required) (rule tools-runs-commands-by-name)
                     (reason (str-cat "tool " ?t " runs commands or code")))))
 
+;; (Not when the effects table says what the argument does: Codex's apply_patch gets its
+;; patch in `command`, and its files are judged by their effects.)
 (defrule tools-runs-commands-by-argument
   (param (proposal ?id)
          (key ?k&"payload.args.command"|"payload.args.cmd"|"payload.args.script"|"payload.args.code"|"payload.args.shell_command"))
   (proposal (id ?id) (target tool))
+  (not (effect (proposal ?id) (index -1) (via ?k) (kind ~unknown)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule tools-runs-commands-by-argument)
                     (reason (str-cat "tool argument " ?k " holds a command or code")))))

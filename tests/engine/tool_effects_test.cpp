@@ -41,6 +41,9 @@ exec-code = ["script"]
 network = ["url"]
 
 [tool.list_allowed_directories]
+
+[tool.apply_patch]
+patch = ["command"]
 )toml";
 
 std::shared_ptr<EffectsTable> parse_text(const std::string& text, Diagnostics* d,
@@ -151,6 +154,23 @@ TEST_CASE("tool effects: a missing or non-text argument is unknown (fail closed)
   CHECK(effects(*t, "fs", "read_multiple_files", R"({"paths": ["a", 1]})") ==
         V{"unknown program read_multiple_files payload.args.paths"});
   CHECK(effects(*t, "", "nested", R"({"options": "x"})") == V{"unknown program nested payload.args.options.target"});
+}
+
+TEST_CASE("tool effects: a patch writes and deletes the files it names", "[tool-effects]") {
+  auto t = table();
+  CHECK(effects(*t, "", "apply_patch",
+                R"({"command": "*** Begin Patch\n*** Add File: a.txt\n+x\n*** Update File: b.txt  \n*** Move to: /tmp/c.txt\n@@\n-y\n+z\n*** Delete File: d.txt\n*** End Patch\n"})") ==
+        V{"write path /home/user/project/a.txt payload.args.command", "write path /home/user/project/b.txt payload.args.command",
+          "write path /tmp/c.txt payload.args.command", "delete path /home/user/project/b.txt payload.args.command",
+          "delete path /home/user/project/d.txt payload.args.command"});
+  // A patch line inside the added text is data: only lines starting with the markers count.
+  CHECK(effects(*t, "", "apply_patch", R"({"command": "*** Begin Patch\n*** Add File: a\n+*** Add File: /etc/x\n"})") ==
+        V{"write path /home/user/project/a payload.args.command"});
+  // Naming no file: not known.
+  CHECK(effects(*t, "", "apply_patch", R"({"command": "rm -rf /"})") ==
+        V{"unknown program apply_patch payload.args.command"});
+  CHECK(effects(*t, "", "apply_patch", R"({"command": "*** Add File: \n"})") ==
+        V{"unknown program apply_patch payload.args.command"});
 }
 
 // ---------------------------------------------------------------- parse errors
