@@ -1,0 +1,248 @@
+// Decisions of the MCP gateway (agents/mcp_tool_gate.h).
+#include "agents/mcp_tool_gate.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <fstream>
+#include <random>
+
+#include "agents/mcp_message.h"
+
+namespace warden::agents::mcp {
+
+namespace {
+
+using rapidjson::Value;
+
+Value str(std::string_view s, rapidjson::Document::AllocatorType& a) {
+  return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
+}
+
+std::string_view view(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
+
+// The enforcing rules that gave the decision its outcome (the decision's "rules" entries
+// with that outcome), else every rule the verdict names.
+std::vector<std::string> deciding_rules(const Verdict& v) {
+  std::vector<std::string> names;
+  rapidjson::Document d;
+  d.Parse(v.decision_json.c_str(), v.decision_json.size());
+  if (!d.HasParseError() && d.IsObject() && d.HasMember("rules") && d["rules"].IsArray()) {
+    const std::string outcome(outcome_name(v.outcome));
+    for (const auto& r : d["rules"].GetArray()) {
+      if (!r.IsObject() || !r.HasMember("rule") || !r["rule"].IsString()) continue;
+      if (r.HasMember("mode") && r["mode"].IsString() && view(r["mode"]) == "monitor") continue;
+      if (r.HasMember("outcome") && r["outcome"].IsString() && view(r["outcome"]) != outcome)
+        continue;
+      names.emplace_back(view(r["rule"]));
+    }
+  }
+  return names.empty() ? v.rules : names;
+}
+
+// "REASON (rule A)"
+std::string because(const Verdict& v) {
+  std::string text = v.reason.empty() ? "no reason given" : v.reason;
+  auto rules = deciding_rules(v);
+  if (!rules.empty()) {
+    text += rules.size() == 1 ? " (rule " : " (rules ";
+    for (std::size_t i = 0; i < rules.size(); ++i) text += (i ? ", " : "") + rules[i];
+    text += ")";
+  }
+  return text;
+}
+
+std::string no_decision(const Verdict& v) {
+  return "Warden: no decision, so the call was not run (" +
+         (v.error_code.empty() ? std::string("E_INTERNAL") : v.error_code) + ": " +
+         v.error_message + ")";
+}
+
+}  // namespace
+
+ToolGate::ToolGate(GateConfig config, Decider& decider)
+    : config_(std::move(config)), decider_(decider) {}
+
+Verdict ToolGate::decide(const std::string& proposal) {
+  std::lock_guard<std::mutex> lock(decider_mutex_);
+  return decider_.decide(proposal);
+}
+
+std::string ToolGate::call_proposal(std::string_view tool, const Value* args) const {
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  Value payload(rapidjson::kObjectType);
+  payload.AddMember("server", str(config_.server, a), a);
+  payload.AddMember("tool", str(tool, a), a);
+  Value copy;
+  if (args) {
+    copy.CopyFrom(*args, a);
+  } else {
+    copy.SetObject();
+  }
+  payload.AddMember("args", copy, a);
+  Value context(rapidjson::kObjectType);
+  context.AddMember("agent", str(config_.agent, a), a);
+  context.AddMember("session", str(config_.session, a), a);
+  context.AddMember("source", "mcp-gateway", a);
+  d.AddMember("target", "tool", a);
+  d.AddMember("action", "call", a);
+  d.AddMember("payload", payload, a);
+  d.AddMember("explanation", "", a);
+  d.AddMember("context", context, a);
+  return to_json(d);
+}
+
+std::string ToolGate::list_proposal(std::string_view tool) const {
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  Value payload(rapidjson::kObjectType);
+  payload.AddMember("server", str(config_.server, a), a);
+  payload.AddMember("tool", str(tool, a), a);
+  Value context(rapidjson::kObjectType);
+  context.AddMember("agent", str(config_.agent, a), a);
+  context.AddMember("session", str(config_.session, a), a);
+  context.AddMember("source", "mcp-gateway", a);
+  d.AddMember("target", "tool", a);
+  d.AddMember("action", "list", a);
+  d.AddMember("payload", payload, a);
+  d.AddMember("explanation", "", a);
+  d.AddMember("context", context, a);
+  return to_json(d);
+}
+
+CallAnswer ToolGate::decide_call(Value& request, rapidjson::Document::AllocatorType& alloc) {
+  CallAnswer answer;
+  auto params = request.FindMember("params");
+  if (params == request.MemberEnd() || !params->value.IsObject()) {
+    answer.action = CallAnswer::Action::Invalid;
+    answer.text = "tools/call needs params with the tool's name";
+    return answer;
+  }
+  Value& p = params->value;
+  auto name = p.FindMember("name");
+  if (name == p.MemberEnd() || !name->value.IsString()) {
+    answer.action = CallAnswer::Action::Invalid;
+    answer.text = "tools/call needs params.name, a string";
+    return answer;
+  }
+  answer.tool = std::string(view(name->value));
+  auto args = p.FindMember("arguments");
+  const Value* args_value = args == p.MemberEnd() ? nullptr : &args->value;
+
+  Verdict v = decide(call_proposal(answer.tool, args_value));
+  if (!v.ok) {
+    answer.text = no_decision(v);
+    return answer;
+  }
+  if (v.outcome == Outcome::Reject) {
+    answer.text = "Warden: " + because(v);
+    return answer;
+  }
+  if (v.outcome == Outcome::ApprovalRequired) {
+    answer.text = "Warden: this call needs a human's approval and was not run: " + because(v) +
+                  ". This gateway denies such calls (--on-approval-required deny); ask the "
+                  "user to run it or to change the policy.";
+    return answer;
+  }
+  answer.action = CallAnswer::Action::Forward;
+  if (!v.rewritten) return answer;
+
+  // A rule rewrote the action: forward the approved tool and args, nothing else.
+  rapidjson::Document approved;
+  approved.Parse(v.action_json.c_str(), v.action_json.size());
+  const Value* payload = nullptr;
+  if (!approved.HasParseError() && approved.IsObject()) {
+    auto pl = approved.FindMember("payload");
+    if (pl != approved.MemberEnd() && pl->value.IsObject()) payload = &pl->value;
+  }
+  auto refuse = [&](const std::string& why) {
+    answer.action = CallAnswer::Action::Refuse;
+    answer.text = "Warden: a rule rewrote this call, and " + why + "; the call was not run";
+    return answer;
+  };
+  if (!payload) return refuse("the approved action is not readable");
+  auto server = payload->FindMember("server");
+  if (server == payload->MemberEnd() || !server->value.IsString() ||
+      view(server->value) != config_.server) {
+    return refuse("the approved action names another server than " + config_.server);
+  }
+  auto tool = payload->FindMember("tool");
+  if (tool == payload->MemberEnd() || !tool->value.IsString()) {
+    return refuse("the approved action names no tool");
+  }
+  name->value.SetString(tool->value.GetString(), tool->value.GetStringLength(), alloc);
+  answer.tool = std::string(view(tool->value));
+  auto new_args = payload->FindMember("args");
+  if (new_args == payload->MemberEnd()) {
+    p.RemoveMember("arguments");
+  } else if (args != p.MemberEnd()) {
+    p.FindMember("arguments")->value.CopyFrom(new_args->value, alloc);
+  } else {
+    Value copy;
+    copy.CopyFrom(new_args->value, alloc);
+    p.AddMember("arguments", copy, alloc);
+  }
+  answer.changed = true;
+  return answer;
+}
+
+int ToolGate::filter_list(Value& response, rapidjson::Document::AllocatorType& alloc,
+                          std::string* log) {
+  (void)alloc;
+  if (!config_.filter_tools || !response.IsObject()) return 0;
+  auto result = response.FindMember("result");
+  if (result == response.MemberEnd() || !result->value.IsObject()) return 0;
+  auto tools = result->value.FindMember("tools");
+  if (tools == result->value.MemberEnd() || !tools->value.IsArray()) return 0;
+  int removed = 0;
+  auto& list = tools->value;
+  for (auto it = list.Begin(); it != list.End();) {
+    std::string name;
+    if (it->IsObject()) {
+      auto n = it->FindMember("name");
+      if (n != it->MemberEnd() && n->value.IsString()) name = std::string(view(n->value));
+    }
+    bool hide = false;
+    std::string why;
+    if (name.empty()) {
+      hide = true;
+      why = "a listed tool without a name";
+    } else {
+      Verdict v = decide(list_proposal(name));
+      if (!v.ok) {
+        hide = true;
+        why = "tool " + name + ": no decision (" + v.error_code + ": " + v.error_message + ")";
+      } else if (v.outcome == Outcome::Reject) {
+        hide = true;
+        why = "tool " + name + ": " + because(v);
+      }
+    }
+    if (hide) {
+      if (log) *log += "hid " + why + "\n";
+      it = list.Erase(it);
+      ++removed;
+    } else {
+      ++it;
+    }
+  }
+  return removed;
+}
+
+std::string random_session_id() {
+  unsigned char bytes[16] = {};
+  std::ifstream urandom("/dev/urandom", std::ios::binary);
+  if (!urandom.read(reinterpret_cast<char*>(bytes), sizeof bytes)) {
+    std::random_device rd;
+    for (auto& b : bytes) b = static_cast<unsigned char>(rd());
+  }
+  static const char* kHex = "0123456789abcdef";
+  std::string id;
+  for (unsigned char b : bytes) {
+    id += kHex[b >> 4];
+    id += kHex[b & 15];
+  }
+  return id;
+}
+
+}  // namespace warden::agents::mcp
