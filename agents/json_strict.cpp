@@ -1,11 +1,14 @@
-// Duplicate names and undecodable strings in a parsed JSON value (agents/json_strict.h).
+// Duplicate names, undecodable strings and deep nesting in a parsed JSON value
+// (agents/json_strict.h).
 #include "agents/json_strict.h"
 
 #include <rapidjson/encodings.h>
 #include <rapidjson/memorystream.h>
 
+#include <algorithm>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 namespace warden::agents {
@@ -14,55 +17,53 @@ namespace {
 
 bool valid_utf8(const rapidjson::Value& s) {
   rapidjson::MemoryStream in(s.GetString(), s.GetStringLength());
+  struct Null {
+    void Put(char) {}
+  } out;
   while (in.Tell() < s.GetStringLength()) {
-    struct Null {
-      void Put(char) {}
-    } out;
     if (!rapidjson::UTF8<>::Validate(in, out)) return false;
   }
   return true;
 }
 
-std::string where(const std::string& path) { return path.empty() ? "the top level" : path; }
-
-struct Frame {
-  const rapidjson::Value* value;
-  std::string path;
-};
-
 }  // namespace
 
 bool json_unambiguous(const rapidjson::Value& root, std::string* problem) {
-  std::vector<Frame> stack{{&root, ""}};  // iterative: depth is bounded by the parser only
+  // Iterative (the parser allows any depth): each entry is a value and how many arrays and
+  // objects hold it.
+  std::vector<std::pair<const rapidjson::Value*, int>> stack{{&root, 0}};
   std::unordered_set<std::string_view> names;
   while (!stack.empty()) {
-    Frame f = std::move(stack.back());
+    auto [value, depth] = stack.back();
     stack.pop_back();
-    const rapidjson::Value& v = *f.value;
+    const rapidjson::Value& v = *value;
+    if ((v.IsArray() || v.IsObject()) && depth >= kMaxJsonDepth) {
+      *problem = "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+      return false;
+    }
     if (v.IsString()) {
       if (!valid_utf8(v)) {
-        *problem = "a string at " + where(f.path) + " is not valid UTF-8 (a lone surrogate escape?)";
+        *problem = "a string is not valid UTF-8 once decoded (a lone surrogate escape?)";
         return false;
       }
     } else if (v.IsArray()) {
-      for (rapidjson::SizeType i = 0; i < v.Size(); ++i)
-        stack.push_back({&v[i], f.path + "[" + std::to_string(i) + "]"});
+      for (const auto& e : v.GetArray()) stack.emplace_back(&e, depth + 1);
     } else if (v.IsObject()) {
       names.clear();
       for (const auto& m : v.GetObject()) {
-        std::string_view name(m.name.GetString(), m.name.GetStringLength());
         if (!valid_utf8(m.name)) {
-          *problem = "a member name at " + where(f.path) + " is not valid UTF-8 (a lone surrogate escape?)";
+          *problem = "a member name is not valid UTF-8 once decoded (a lone surrogate escape?)";
           return false;
         }
+        std::string_view name(m.name.GetString(), m.name.GetStringLength());
         if (!names.insert(name).second) {
-          *problem = "duplicate member name \"" + std::string(name) + "\" at " + where(f.path);
+          std::size_t cut = std::min<std::size_t>(name.size(), 100);
+          while (cut < name.size() && cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+          *problem = "duplicate member name \"" + std::string(name.substr(0, cut)) + "\"";
           return false;
         }
+        stack.emplace_back(&m.value, depth + 1);
       }
-      for (const auto& m : v.GetObject())
-        stack.push_back({&m.value, (f.path.empty() ? "" : f.path + ".") +
-                                       std::string(m.name.GetString(), m.name.GetStringLength())});
     }
   }
   return true;

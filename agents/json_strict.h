@@ -11,9 +11,14 @@
 
 namespace warden::agents {
 
+// Deeper nesting than this is refused: copying and writing a value recurse once per level, and
+// a line of a few MiB of "[" would otherwise overflow the stack (a crash, which an agent takes
+// for "no objection"). Real tool calls nest a handful of levels.
+inline constexpr int kMaxJsonDepth = 128;
+
 // True when `value` has, at any depth, no object with two members of the same name and no
-// string (member names included) that is invalid UTF-8. Else false, *problem says where
-// ("duplicate member name \"x\" at params.arguments").
+// string (member names included) that is invalid UTF-8, and nests at most kMaxJsonDepth
+// arrays and objects. Else false, *problem says which (`duplicate member name "x"`).
 bool json_unambiguous(const rapidjson::Value& value, std::string* problem);
 
 }  // namespace warden::agents

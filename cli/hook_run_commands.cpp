@@ -59,9 +59,16 @@ void guard_process(std::chrono::milliseconds budget, std::chrono::milliseconds g
   g_crash = last_word(agents::answer_failure("E_INTERNAL", "the hook crashed or was stopped"));
   g_overrun = last_word(agents::answer_failure(
       "E_TIMEOUT", "the hook ran past its budget of " + std::to_string(budget.count()) + " ms"));
+  // The handlers run on their own stack: a stack overflow (deep recursion) is a SIGSEGV that
+  // could not run a handler on the exhausted stack, and dying by the signal is no exit 2.
+  static char alt_stack[64 * 1024];
+  stack_t ss{};
+  ss.ss_sp = alt_stack;
+  ss.ss_size = sizeof alt_stack;
+  sigaltstack(&ss, nullptr);
   struct sigaction sa {};
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND;
+  sa.sa_flags = SA_RESETHAND | SA_ONSTACK;
   sa.sa_handler = on_crash;
   for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGHUP}) sigaction(s, &sa, nullptr);
   sa.sa_handler = on_overrun;

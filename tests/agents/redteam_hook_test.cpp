@@ -234,3 +234,19 @@ TEST_CASE("redteam hook: which agent tools the pack approves", "[agents][redteam
   CHECK(decide("mcp__x__TaskCreate", R"({"subject":"x"})") == "deny");
   CHECK(decide("mcp__", R"({})") == "deny");
 }
+
+TEST_CASE("redteam hook: deep nesting is a deny with exit 2, never a crash", "[agents][redteam]") {
+  // An MCP tool's input is any JSON the model writes. A crash (a signal, exit 139) is "no
+  // objection" to both agents; a few MiB of "[" used to overflow the stack.
+  for (int depth : {200, 300000}) {
+    INFO(depth);
+    const std::string deep = std::string(depth, '[') + std::string(depth, ']');
+    const std::string in =
+        R"({"session_id":"s","cwd":"/home/u/proj","hook_event_name":"PreToolUse","tool_name":"mcp__fs__read_text_file",)"
+        R"("tool_input":{"path":"/home/u/.ssh/id_rsa","x":)" + deep + "}}";
+    auto a = run("claude-code", in);
+    CHECK(a.code == 2);
+    CHECK(a.decision == "deny");
+    CHECK(a.reason.find("nested deeper") != std::string::npos);
+  }
+}

@@ -215,3 +215,16 @@ TEST_CASE("redteam mcp: shapes that were already refused or decided stay so", "[
   CHECK(log.find(".aws") == std::string::npos);
   CHECK(g.child.finish() == 0);
 }
+
+TEST_CASE("redteam mcp: deep nesting is refused and the gateway lives on", "[mcp][redteam]") {
+  Gateway g;
+  for (int depth : {200, 300000}) {
+    INFO(depth);
+    auto r = g.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"x":)" +
+                    std::string(depth, '[') + std::string(depth, ']') + "}}}");
+    CHECK(is_jsonrpc_error(r));
+  }
+  g.sync();  // still relaying
+  CHECK(g.server_log().find("[[[") == std::string::npos);
+  CHECK(g.child.finish() == 0);
+}
