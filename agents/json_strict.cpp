@@ -58,7 +58,9 @@ bool json_unambiguous(const rapidjson::Value& root, std::string* problem) {
         std::string_view name(m.name.GetString(), m.name.GetStringLength());
         if (!names.insert(name).second) {
           std::size_t cut = std::min<std::size_t>(name.size(), 100);
-          while (cut < name.size() && cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+          while (cut < name.size() && cut > 0 &&
+                 (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80)
+            --cut;
           *problem = "duplicate member name \"" + std::string(name.substr(0, cut)) + "\"";
           return false;
         }

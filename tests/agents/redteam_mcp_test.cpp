@@ -132,7 +132,8 @@ TEST_CASE("redteam mcp: a duplicate method (ping, then tools/call) is refused", 
   CHECK(is_jsonrpc_error(r));
   CHECK(r["id"].GetInt() == 7);
   // A duplicate id, or one inside a batch member, is refused the same way.
-  r = g.call(R"([{"jsonrpc":"2.0","id":8,"method":"ping","method":"tools/call","params":{"name":"secret_tool"}}])");
+  r = g.call(
+      R"([{"jsonrpc":"2.0","id":8,"method":"ping","method":"tools/call","params":{"name":"secret_tool"}}])");
   CHECK(is_jsonrpc_error(r));
   g.sync();
   CHECK(g.server_log().find("secret_tool") == std::string::npos);
@@ -151,16 +152,18 @@ TEST_CASE("redteam mcp: a decided call reaches the server as what was decided (c
   CHECK(r["id"].GetInt() == 3);
   CHECK_FALSE(is_error_result(r));
   const std::string log = g.server_log();
-  CHECK(log ==
-        R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"x":"A"},"_meta":{"progressToken":5}}})"
-        "\n");
+  CHECK(
+      log ==
+      R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"x":"A"},"_meta":{"progressToken":5}}})"
+      "\n");
   CHECK(g.child.finish() == 0);
 }
 
 TEST_CASE("redteam mcp: tools/call as a notification (no id) is not forwarded undecided",
           "[mcp][redteam]") {
   Gateway g;
-  g.send(R"({"jsonrpc":"2.0","method":"tools/call","params":{"name":"secret_tool","arguments":{}}})");
+  g.send(
+      R"({"jsonrpc":"2.0","method":"tools/call","params":{"name":"secret_tool","arguments":{}}})");
   auto r = parse(g.read());  // an error for it (id null), not silence
   CHECK(is_jsonrpc_error(r));
   CHECK(r["id"].IsNull());
@@ -190,7 +193,8 @@ TEST_CASE("redteam mcp: shapes that were already refused or decided stay so", "[
   auto r = g.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":["delete_repo",{}]})");
   CHECK(is_jsonrpc_error(r));
   // A tool the pack hides from tools/list, called directly: decided as a call, refused.
-  r = g.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"delete_repo","arguments":{}}})");
+  r = g.call(
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"delete_repo","arguments":{}}})");
   CHECK(is_error_result(r));
   // An escaped method name is still tools/call.
   r = g.call(
@@ -202,13 +206,15 @@ TEST_CASE("redteam mcp: shapes that were already refused or decided stay so", "[
   REQUIRE(r.IsArray());
   CHECK(is_error_result(r[0]));
   // Odd ids: an object id is invalid.
-  r = g.call(R"({"jsonrpc":"2.0","id":{"a":1},"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"x"}}})");
+  r = g.call(
+      R"({"jsonrpc":"2.0","id":{"a":1},"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"x"}}})");
   CHECK(is_jsonrpc_error(r));
   // A client line shaped like a response that also names a method is decided as a request.
   r = g.call(
       R"({"jsonrpc":"2.0","id":5,"result":{},"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"/home/u/.ssh/id_rsa"}}})");
   CHECK(is_error_result(r));
-  r = g.call(R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{}}})");
+  r = g.call(
+      R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{}}})");
   const std::string log = g.server_log();
   CHECK(log.find("delete_repo") == std::string::npos);
   CHECK(log.find(".ssh") == std::string::npos);
@@ -220,8 +226,9 @@ TEST_CASE("redteam mcp: deep nesting is refused and the gateway lives on", "[mcp
   Gateway g;
   for (int depth : {200, 300000}) {
     INFO(depth);
-    auto r = g.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"x":)" +
-                    std::string(depth, '[') + std::string(depth, ']') + "}}}");
+    auto r = g.call(
+        R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"x":)" +
+        std::string(depth, '[') + std::string(depth, ']') + "}}}");
     CHECK(is_jsonrpc_error(r));
   }
   g.sync();  // still relaying
