@@ -75,3 +75,15 @@
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule agent-grep-secret-search)
                     (reason "searches files for secrets by name"))))
+
+;; Asks a human for a Bash command the model wants run outside Claude Code's sandbox
+;; (`dangerouslyDisableSandbox`, any value but false): Claude asks its user before such a
+;; run, and an allow from Warden would skip that prompt, so the command's own judgement
+;; (made as if it ran like any other) is not enough to let it out.
+(defrule agent-bash-unsandboxed
+  (param (proposal ?id) (key "payload.dangerouslyDisableSandbox") (value ~FALSE))
+  (proposal (id ?id) (target shell))
+  (param (proposal ?id) (key "context.tool") (value "Bash"))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule agent-bash-unsandboxed)
+                    (reason "the command asks to run outside Claude Code's sandbox"))))

@@ -268,3 +268,14 @@ TEST_CASE("redteam hook: deep nesting is a deny with exit 2, never a crash", "[a
     CHECK(a.reason.find("nested deeper") != std::string::npos);
   }
 }
+
+TEST_CASE("redteam hook: a Bash command out of Claude's sandbox is not allowed by Warden alone",
+          "[agents][redteam]") {
+  // Claude asks its user before running a command with dangerouslyDisableSandbox; a Warden
+  // allow skips that prompt. `ls` is everyday work, but not unsandboxed without a human.
+  auto a = run("claude-code", input("Bash", R"({"command":"ls","dangerouslyDisableSandbox":true})"), "ask");
+  CHECK(a.decision == "ask");
+  CHECK(a.reason.find("agent-bash-unsandboxed") != std::string::npos);
+  CHECK(run("claude-code", input("Bash", R"({"command":"ls","dangerouslyDisableSandbox":false})")).decision ==
+        "allow");
+}
