@@ -22,13 +22,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # The pinned agent CLIs and MCP packages of the end-to-end tests (tests/e2e/package-lock.json),
 # installed again only when the lockfile changed.
-if [ "${WARDEN_SKIP_NPM:-0}" != 1 ]; then
-  stamp=tests/e2e/node_modules/.warden-lock.sha256
-  want=$(sha256sum tests/e2e/package-lock.json | cut -d' ' -f1)
-  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-    (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
-    echo "$want" > "$stamp"
-  fi
+stamp=tests/e2e/node_modules/.warden-lock.sha256
+want=$(sha256sum tests/e2e/package-lock.json | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$want" > "$stamp"
 fi
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} "$@" >/dev/null
