@@ -60,7 +60,8 @@ bool parse_hook_call(std::string_view text, HookCall* call, HookError* error) {
   }
   for (auto [key, out] : {std::pair{"session_id", &call->session_id}, {"cwd", &call->cwd},
                           {"tool_use_id", &call->tool_use_id},
-                          {"permission_mode", &call->permission_mode}}) {
+                          {"permission_mode", &call->permission_mode},
+                          {"transcript_path", &call->transcript_path}}) {
     if (!optional_string(doc, key, out)) {
       return fail(error, kHookInputShape, std::string(key) + " is not a string");
     }
