@@ -1,0 +1,215 @@
+// `warden hook doctor` as a real child process: a good setup (the real hook deciding with the
+// shipped rules, and against a real daemon), a missing entry, a Bash-only matcher, Codex with
+// `ask`, an untrusted Codex hook, a daemon that is down, and the settings that switch hooks off.
+#include <rapidjson/document.h>
+#include <signal.h>
+
+#include <regex>
+
+#include "agents/hook_doctor.h"
+#include "agents/hook_install.h"
+#include "tests/agents/hook_setup_fixture.h"
+
+using namespace warden::agents;
+using namespace warden::agents::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kWardenPath = WARDEN_BINARY_DIR "/cli/warden";
+
+// The doctor's line starting with LEVEL and containing `text`, or "".
+std::string line_with(const std::string& out, const std::string& level, const std::string& text) {
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(level + "  ", 0) == 0 && line.find(text) != std::string::npos) return line;
+  }
+  return "";
+}
+
+std::vector<std::string> env_for(const TempDir& dir) {
+  return {"HOME=" + dir.str() + "/home", "CODEX_HOME=" + dir.str() + "/home/.codex"};
+}
+
+void install(const TempDir& dir, std::vector<std::string> args) {
+  std::vector<std::string> all{"hook", "install"};
+  all.insert(all.end(), args.begin(), args.end());
+  auto r = warden_cli(all, env_for(dir));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+}
+
+warden::cli::testing::Run doctor(const TempDir& dir, std::vector<std::string> args) {
+  std::vector<std::string> all{"hook", "doctor"};
+  all.insert(all.end(), args.begin(), args.end());
+  return warden_cli(all, env_for(dir));
+}
+
+}  // namespace
+
+TEST_CASE("doctor passes a good Claude Code setup and its probe denies rm -rf /",
+          "[agents][doctor]") {
+  TempDir dir;
+  install(dir, {"claude-code", "--project", dir.str(), "--rules", kShippedRules});
+  auto r = doctor(dir, {"claude-code", "--project", dir.str()});
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(line_with(r.out, "FAIL", "").empty());
+  CHECK_FALSE(line_with(r.out, "OK", "matcher \"*\" covers every tool").empty());
+  CHECK_FALSE(line_with(r.out, "OK", "is executable").empty());
+  CHECK_FALSE(line_with(r.out, "OK", "probe `rm -rf /` denied: Warden: ").empty());
+  CHECK_FALSE(line_with(r.out, "OK", "probe `ls` allowed").empty());
+}
+
+TEST_CASE("doctor probes through a real daemon, and names the cause when it is down",
+          "[agents][doctor]") {
+  TempDir dir;
+  // A daemon with the shipped rules and a token file for the hook.
+  auto made = warden_cli({"token", "new", "--role", "agent", "--principal", "alice", "--format", "json"});
+  INFO(made.out << made.err);
+  REQUIRE(made.code == 0);
+  rapidjson::Document token;
+  token.Parse(made.out.c_str());
+  REQUIRE(token.IsObject());
+  dir.write("token", std::string(token["token"].GetString()) + "\n", 0600);
+  const std::string tokens_file =
+      dir.write("tokens", std::string(token["line"].GetString()) + "\n", 0600);
+  warden::cli::testing::Child serve({"serve", "--listen", "127.0.0.1:0", "--rules", kShippedRules,
+                             "--tokens", tokens_file, "--state-dir", dir.str() + "/state"});
+  REQUIRE(serve.wait_stderr(" (protocol"));
+  std::string err = serve.err();
+  std::size_t at = err.find("serving on ") + 11;
+  const std::string addr = err.substr(at, err.find(' ', at) - at);
+
+  install(dir, {"claude-code", "--project", dir.str(), "--addr", addr, "--token-file",
+                dir.str() + "/token"});
+  auto good = doctor(dir, {"claude-code", "--project", dir.str()});
+  INFO(good.out << good.err);
+  CHECK(good.code == 0);
+  CHECK_FALSE(line_with(good.out, "OK", "probe `rm -rf /` denied: Warden: ").empty());
+
+  serve.terminate();
+  CHECK(serve.finish() == 0);
+  auto down = doctor(dir, {"claude-code", "--project", dir.str()});
+  INFO(down.out);
+  CHECK(down.code == 1);
+  std::string fail = line_with(down.out, "FAIL", "could not decide");
+  CHECK(fail.find("E_UNAVAILABLE") != std::string::npos);
+  CHECK(fail.find(addr) != std::string::npos);
+}
+
+TEST_CASE("doctor fails without a Warden entry and warns about a Bash-only matcher",
+          "[agents][doctor]") {
+  TempDir dir;
+  auto none = doctor(dir, {"claude-code", "--project", dir.str()});
+  CHECK(none.code == 1);
+  CHECK_FALSE(line_with(none.out, "FAIL", "not found").empty());
+
+  dir.write(".claude/settings.json",
+            R"({"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"audit.sh"}]}]}})");
+  auto missing = doctor(dir, {"claude-code", "--project", dir.str()});
+  CHECK(missing.code == 1);
+  CHECK_FALSE(line_with(missing.out, "FAIL", "no Warden PreToolUse entry").empty());
+
+  dir.write(".claude/settings.json",
+            R"({"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":")" +
+                kWardenPath + " hook claude-code --rules " + kShippedRules + R"(","timeout":30}]}]}})");
+  auto bash_only = doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
+  INFO(bash_only.out);
+  CHECK(bash_only.code == 0);  // a warning, not a failure
+  std::string warn = line_with(bash_only.out, "WARN", "matcher \"Bash\" leaves");
+  CHECK(warn.find("Write") != std::string::npos);
+  CHECK(warn.find("mcp__") != std::string::npos);
+  CHECK(warn.find(" Bash,") == std::string::npos);
+}
+
+TEST_CASE("doctor fails on settings that switch the hook off or outlast its timeout",
+          "[agents][doctor]") {
+  TempDir dir;
+  const std::string command = kWardenPath + " hook claude-code --rules " + kShippedRules;
+  dir.write(".claude/settings.json",
+            R"({"disableAllHooks": true, "permissions": {"defaultMode": "bypassPermissions"},
+                "hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":")" +
+                command + R"( --timeout-ms 9000","timeout":5}]}]}})");
+  auto r = doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
+  INFO(r.out);
+  CHECK(r.code == 1);
+  CHECK_FALSE(line_with(r.out, "FAIL", "disableAllHooks").empty());
+  CHECK_FALSE(line_with(r.out, "FAIL", "decision budget 9000 ms").empty());
+  CHECK_FALSE(line_with(r.out, "WARN", "bypassPermissions").empty());
+
+  dir.write(".claude/settings.json",
+            R"({"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"/nonexistent/warden hook claude-code"}]}]}})");
+  r = doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
+  CHECK(r.code == 1);
+  CHECK_FALSE(line_with(r.out, "FAIL", "/nonexistent/warden does not exist").empty());
+}
+
+TEST_CASE("doctor fails a Codex hook that answers ask, and one never trusted",
+          "[agents][doctor][codex]") {
+  TempDir dir;
+  dir.write(".codex/config.toml",
+            "[[hooks.PreToolUse]]\nmatcher = \"*\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\n"
+            "command = \"" + kWardenPath + " hook codex --rules " + kShippedRules +
+                " --on-approval-required ask\"\ntimeout = 30\n");
+  auto r = doctor(dir, {"codex", "--project", dir.str(), "--no-probe"});
+  INFO(r.out);
+  CHECK(r.code == 1);
+  CHECK_FALSE(line_with(r.out, "FAIL", "--on-approval-required ask").empty());
+  CHECK_FALSE(line_with(r.out, "FAIL", "never trusted").empty());
+
+  // Installed properly: the only failure left is trust; a trust entry turns it into a warning
+  // (the doctor cannot compute Codex's hash without Codex).
+  TempDir good;
+  install(good, {"codex", "--project", good.str(), "--rules", kShippedRules});
+  auto untrusted = doctor(good, {"codex", "--project", good.str()});
+  INFO(untrusted.out);
+  CHECK(untrusted.code == 1);
+  CHECK_FALSE(line_with(untrusted.out, "OK", "approval-required answers deny").empty());
+  CHECK_FALSE(line_with(untrusted.out, "OK", "probe `rm -rf /` denied").empty());
+  const std::string key = good.str() + "/.codex/config.toml:pre_tool_use:0:0";
+  good.write("home/.codex/config.toml",
+             "[hooks.state.\"" + key + "\"]\ntrusted_hash = \"sha256:00\"\n");
+  auto trusted_once = doctor(good, {"codex", "--project", good.str()});
+  INFO(trusted_once.out);
+  CHECK(trusted_once.code == 0);
+  CHECK_FALSE(line_with(trusted_once.out, "WARN", "trusted once").empty());
+}
+
+TEST_CASE("doctor reads a hook's answer as the agent does", "[agents][doctor]") {
+  TempDir dir;
+  // Stand-ins named warden: one allows everything, one prints nothing and exits 2.
+  dir.write("allow/warden",
+            "#!/bin/sh\ncat >/dev/null\necho '{\"hookSpecificOutput\":{\"hookEventName\":"
+            "\"PreToolUse\",\"permissionDecision\":\"allow\"}}'\n",
+            0755);
+  dir.write("silent/warden", "#!/bin/sh\ncat >/dev/null\necho broken >&2\nexit 2\n", 0755);
+  dir.write(".claude/settings.json",
+            R"({"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":")" +
+                dir.str() + R"(/allow/warden hook claude-code","timeout":30}]}]}})");
+  auto allow_all = doctor(dir, {"claude-code", "--project", dir.str()});
+  INFO(allow_all.out);
+  CHECK(allow_all.code == 1);
+  CHECK_FALSE(line_with(allow_all.out, "FAIL", "probe `rm -rf /` answered allow").empty());
+
+  dir.write(".claude/settings.json",
+            R"({"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":")" +
+                dir.str() + R"(/silent/warden hook claude-code","timeout":30}]}]}})");
+  auto silent = doctor(dir, {"claude-code", "--project", dir.str()});
+  INFO(silent.out);
+  CHECK(silent.code == 1);
+  CHECK_FALSE(line_with(silent.out, "FAIL", "no decision of Warden's").empty());
+}
+
+TEST_CASE("the matcher semantics of each agent", "[agents][doctor]") {
+  CHECK(matcher_covers(HookAgent::ClaudeCode, false, "", "Write"));
+  CHECK(matcher_covers(HookAgent::ClaudeCode, true, "*", "mcp__fs__read"));
+  CHECK(matcher_covers(HookAgent::ClaudeCode, true, "Edit|Write", "Write"));
+  CHECK_FALSE(matcher_covers(HookAgent::ClaudeCode, true, "Edit|Write", "Bash"));
+  CHECK_FALSE(matcher_covers(HookAgent::ClaudeCode, true, "Bash", "BashOutput"));
+  CHECK(matcher_covers(HookAgent::ClaudeCode, true, "mcp__.*", "mcp__fs__read"));
+  CHECK(matcher_covers(HookAgent::Codex, true, "Bash|apply_patch", "apply_patch"));
+  CHECK_FALSE(matcher_covers(HookAgent::Codex, true, "Bash", "apply_patch"));
+  CHECK_FALSE(matcher_covers(HookAgent::Codex, true, "(", "Bash"));
+}

@@ -1,0 +1,266 @@
+// `warden hook install` as a real child process on real files: Claude Code's settings.json
+// merged (other keys, hooks and key order kept), Codex's config.toml appended with comments
+// kept, idempotent runs, in-place updates, and refusals that leave the file untouched.
+#include <rapidjson/document.h>
+#include <sys/stat.h>
+#include <toml++/toml.h>
+
+#include "agents/claude_settings.h"
+#include "agents/codex_config.h"
+#include "agents/hook_install.h"
+#include "tests/agents/hook_setup_fixture.h"
+
+using namespace warden::agents;
+using namespace warden::agents::testing;
+
+namespace {
+
+const std::string kWardenPath = WARDEN_BINARY_DIR "/cli/warden";
+
+rapidjson::Document parse_json(const std::string& text) {
+  rapidjson::Document doc;
+  doc.Parse(text.c_str(), text.size());
+  REQUIRE_FALSE(doc.HasParseError());
+  return doc;
+}
+
+std::vector<HookEntry> warden_hooks(const std::vector<HookEntry>& hooks, HookAgent agent) {
+  std::vector<HookEntry> out;
+  for (const auto& h : hooks) {
+    if (is_warden_hook_command(h.command, agent)) out.push_back(h);
+  }
+  return out;
+}
+
+ino_t inode(const std::string& path) {
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return st.st_ino;
+}
+
+}  // namespace
+
+TEST_CASE("install claude-code into a project without settings creates the entry",
+          "[agents][install]") {
+  TempDir dir;
+  auto r = warden_cli({"hook", "install", "claude-code", "--project", dir.str(), "--addr",
+                   "127.0.0.1:9105", "--token-file", dir.str() + "/token"},
+                  {"HOME=" + dir.str() + "/home"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("added") != std::string::npos);
+  auto doc = parse_json(dir.read(".claude/settings.json"));
+  const auto& group = doc["hooks"]["PreToolUse"][0];
+  CHECK(std::string(group["matcher"].GetString()) == "*");
+  const auto& hook = group["hooks"][0];
+  CHECK(std::string(hook["type"].GetString()) == "command");
+  CHECK(hook["timeout"].GetInt() == kHookTimeoutSeconds);
+  auto words = split_shell_words(hook["command"].GetString());
+  REQUIRE(words);
+  CHECK(*words == std::vector<std::string>{kWardenPath, "hook", "claude-code", "--addr",
+                                           "127.0.0.1:9105", "--token-file",
+                                           dir.str() + "/token"});
+  CHECK(r.out.find(hook["command"].GetString()) != std::string::npos);
+}
+
+TEST_CASE("install keeps every other key and hook, in order", "[agents][install]") {
+  TempDir dir;
+  const std::string before = R"J({
+  "model": "opus",
+  "permissions": {"allow": ["Bash(ls:*)"], "deny": []},
+  "hooks": {
+    "PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "fmt.sh"}]}],
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/local/bin/audit.sh"}]}]
+  },
+  "zeta": 1
+})J";
+  dir.write(".claude/settings.json", before, 0600);
+  auto r = warden_cli({"hook", "install", "claude-code", "--project", dir.str(), "--rules",
+                   kShippedRules});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  auto doc = parse_json(dir.read(".claude/settings.json"));
+  std::vector<std::string> keys;
+  for (const auto& m : doc.GetObject()) keys.push_back(m.name.GetString());
+  CHECK(keys == std::vector<std::string>{"model", "permissions", "hooks", "zeta"});
+  CHECK(std::string(doc["permissions"]["allow"][0].GetString()) == "Bash(ls:*)");
+  CHECK(std::string(doc["hooks"]["PostToolUse"][0]["hooks"][0]["command"].GetString()) == "fmt.sh");
+  const auto& pre = doc["hooks"]["PreToolUse"];
+  REQUIRE(pre.Size() == 2);
+  CHECK(std::string(pre[0]["hooks"][0]["command"].GetString()) == "/usr/local/bin/audit.sh");
+  CHECK(std::string(pre[0]["matcher"].GetString()) == "Bash");
+  CHECK(warden_hooks(claude_pretooluse_hooks(doc), HookAgent::ClaudeCode).size() == 1);
+  struct stat st {};
+  REQUIRE(::stat((dir.path() / ".claude/settings.json").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);  // the file's mode is kept
+}
+
+TEST_CASE("install twice changes nothing the second time", "[agents][install]") {
+  TempDir dir;
+  std::vector<std::string> args{"hook", "install", "claude-code", "--project", dir.str(),
+                                "--token-file", "/etc/warden/agent.token"};
+  REQUIRE(warden_cli(args).code == 0);
+  const std::string file = (dir.path() / ".claude/settings.json").string();
+  const std::string first = dir.read(".claude/settings.json");
+  const ino_t first_inode = inode(file);
+  auto again = warden_cli(args);
+  REQUIRE(again.code == 0);
+  CHECK(again.out.find("unchanged") != std::string::npos);
+  CHECK(dir.read(".claude/settings.json") == first);
+  CHECK(inode(file) == first_inode);  // not rewritten at all
+}
+
+TEST_CASE("install updates an existing Warden entry in place", "[agents][install]") {
+  TempDir dir;
+  dir.write(".claude/settings.json", R"({"hooks": {"PreToolUse": [
+    {"matcher": "Bash", "hooks": [{"type": "command", "command": "/opt/old/warden hook claude-code --addr 10.0.0.1:1"}]},
+    {"matcher": "Bash", "hooks": [{"type": "command", "command": "other.sh"}]}]}})");
+  auto r = warden_cli({"hook", "install", "claude-code", "--project", dir.str(), "--addr",
+                   "127.0.0.1:9200"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("updated") != std::string::npos);
+  auto doc = parse_json(dir.read(".claude/settings.json"));
+  const auto& pre = doc["hooks"]["PreToolUse"];
+  REQUIRE(pre.Size() == 2);
+  auto ours = warden_hooks(claude_pretooluse_hooks(doc), HookAgent::ClaudeCode);
+  REQUIRE(ours.size() == 1);
+  CHECK(ours[0].matcher == "*");  // Warden's own group matches every tool
+  CHECK(ours[0].command.find(kWardenPath) == 0);
+  CHECK(ours[0].command.find("127.0.0.1:9200") != std::string::npos);
+  CHECK(std::string(pre[1]["hooks"][0]["command"].GetString()) == "other.sh");
+}
+
+TEST_CASE("install refuses malformed settings and leaves them untouched", "[agents][install]") {
+  TempDir dir;
+  const std::string broken = "{\"hooks\": {\"PreToolUse\": [\n";
+  dir.write(".claude/settings.json", broken);
+  auto r = warden_cli({"hook", "install", "claude-code", "--project", dir.str()});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("E_SETTINGS_PARSE") != std::string::npos);
+  CHECK(dir.read(".claude/settings.json") == broken);
+
+  dir.write(".claude/settings.json", R"({"hooks": []})");
+  r = warden_cli({"hook", "install", "claude-code", "--project", dir.str()});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("E_SETTINGS_SHAPE") != std::string::npos);
+  CHECK(dir.read(".claude/settings.json") == R"({"hooks": []})");
+}
+
+TEST_CASE("install refuses --token: no secret goes into a settings file", "[agents][install]") {
+  TempDir dir;
+  auto r = warden_cli({"hook", "install", "claude-code", "--project", dir.str(), "--token", "wdn_x"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--token-file") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir.path() / ".claude/settings.json"));
+}
+
+TEST_CASE("install --user writes the user's settings", "[agents][install]") {
+  TempDir dir;
+  auto r = warden_cli({"hook", "install", "claude-code", "--user"}, {"HOME=" + dir.str()});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(fs::exists(dir.path() / ".claude/settings.json"));
+  r = warden_cli({"hook", "install", "codex", "--user"},
+             {"HOME=" + dir.str(), "CODEX_HOME=" + dir.str() + "/codex-home"});
+  REQUIRE(r.code == 0);
+  CHECK(fs::exists(dir.path() / "codex-home/config.toml"));
+}
+
+TEST_CASE("shell quoting round-trips through the word splitter and sh", "[agents][install]") {
+  for (std::string word : {"plain", "/a b/c", "it's", "$HOME", "a\"b", "back\\slash", "*", ""}) {
+    auto words = split_shell_words("x " + shell_quote(word));
+    REQUIRE(words);
+    REQUIRE(words->size() == 2);
+    CHECK((*words)[1] == word);
+  }
+  TempDir dir;
+  const std::string odd = dir.str() + "/it's a $dir";
+  fs::create_directories(odd);
+  auto r = warden_cli({"hook", "install", "claude-code", "--project", dir.str(), "--token-file",
+                   odd + "/token"});
+  REQUIRE(r.code == 0);
+  auto doc = parse_json(dir.read(".claude/settings.json"));
+  std::string command = doc["hooks"]["PreToolUse"][0]["hooks"][0]["command"].GetString();
+  auto words = split_shell_words(command);
+  REQUIRE(words);
+  CHECK(words->back() == odd + "/token");
+  CHECK(is_warden_hook_command(command, HookAgent::ClaudeCode));
+  CHECK_FALSE(is_warden_hook_command(command, HookAgent::Codex));
+  CHECK_FALSE(is_warden_hook_command("warden hook claude-code; rm -rf /", HookAgent::ClaudeCode));
+}
+
+TEST_CASE("install codex appends its block, keeps comments, and parses with toml++",
+          "[agents][install][codex]") {
+  TempDir dir;
+  const std::string before =
+      "# my Codex settings\n"
+      "model = \"gpt-5\" # the model\n"
+      "approval_policy = \"never\"\n"
+      "\n"
+      "[model_providers.fake]\n"
+      "base_url = \"http://127.0.0.1:1/v1\" # loopback\n"
+      "\n"
+      "[[hooks.PreToolUse]]\n"
+      "matcher = \"Bash\"\n"
+      "[[hooks.PreToolUse.hooks]]\n"
+      "type = \"command\"\n"
+      "command = \"audit.sh\"";  // no final newline
+  dir.write(".codex/config.toml", before);
+  auto r = warden_cli({"hook", "install", "codex", "--project", dir.str(), "--rules", kShippedRules});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const std::string after = dir.read(".codex/config.toml");
+  CHECK(after.rfind(before, 0) == 0);  // everything before is kept as it was
+  toml::table config = toml::parse(after);
+  CHECK(config["model"].value_or(std::string()) == "gpt-5");
+  auto hooks = codex_pretooluse_hooks(config);
+  REQUIRE(hooks.size() == 2);
+  CHECK(hooks[0].command == "audit.sh");
+  auto ours = warden_hooks(hooks, HookAgent::Codex);
+  REQUIRE(ours.size() == 1);
+  CHECK(ours[0].matcher == "*");
+  CHECK(ours[0].timeout_seconds == kHookTimeoutSeconds);
+  auto words = split_shell_words(ours[0].command);
+  REQUIRE(words);
+  CHECK(*words == std::vector<std::string>{kWardenPath, "hook", "codex", "--rules", kShippedRules,
+                                           "--on-approval-required", "deny"});
+
+  // Twice: unchanged. Other flags: the command is replaced where it stands.
+  auto again = warden_cli({"hook", "install", "codex", "--project", dir.str(), "--rules", kShippedRules});
+  CHECK(again.out.find("unchanged") != std::string::npos);
+  CHECK(dir.read(".codex/config.toml") == after);
+  auto update = warden_cli({"hook", "install", "codex", "--project", dir.str(), "--addr", "127.0.0.1:9300"});
+  INFO(update.err);
+  REQUIRE(update.code == 0);
+  CHECK(update.out.find("updated") != std::string::npos);
+  const std::string updated = dir.read(".codex/config.toml");
+  CHECK(updated.rfind(before, 0) == 0);
+  CHECK(updated.find("# Warden decides every tool call") != std::string::npos);
+  auto now = warden_hooks(codex_pretooluse_hooks(toml::parse(updated)), HookAgent::Codex);
+  REQUIRE(now.size() == 1);
+  CHECK(now[0].command.find("127.0.0.1:9300") != std::string::npos);
+}
+
+TEST_CASE("install codex refuses what it cannot append to, and ask", "[agents][install][codex]") {
+  TempDir dir;
+  const std::string inline_array =
+      "# hooks written inline\n"
+      "hooks.PreToolUse = [{ matcher = \"Bash\", hooks = [{ type = \"command\", command = \"a.sh\" }] }]\n";
+  dir.write(".codex/config.toml", inline_array);
+  auto r = warden_cli({"hook", "install", "codex", "--project", dir.str()});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("E_SETTINGS_SHAPE") != std::string::npos);
+  CHECK(r.err.find("inline array") != std::string::npos);
+  CHECK(dir.read(".codex/config.toml") == inline_array);
+
+  dir.write(".codex/config.toml", "model = \n");
+  r = warden_cli({"hook", "install", "codex", "--project", dir.str()});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("E_SETTINGS_PARSE") != std::string::npos);
+  CHECK(dir.read(".codex/config.toml") == "model = \n");
+
+  r = warden_cli({"hook", "install", "codex", "--project", dir.str(), "--on-approval-required", "ask"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("runs the command") != std::string::npos);
+}
