@@ -205,9 +205,12 @@ class DaemonDecider final : public Decider {
     if (token_.empty()) config_error_ = "the token file " + path + " is empty";
   }
 
+  // The time left for one client call. The client rounds its waits down to whole
+  // milliseconds, so 2 ms more make a wait that timed out end past our deadline (and be
+  // reported as E_TIMEOUT, not as the daemon being unavailable).
   milliseconds left(Clock::time_point deadline) const {
-    auto l = std::chrono::ceil<milliseconds>(deadline - Clock::now());  // waits end at or past it
-    return l.count() > 0 ? l : milliseconds(0);
+    auto l = std::chrono::ceil<milliseconds>(deadline - Clock::now());
+    return l.count() > 0 ? l + milliseconds(2) : milliseconds(0);
   }
 
   // A connection failure: E_TIMEOUT when the budget ran out, else E_UNAVAILABLE.

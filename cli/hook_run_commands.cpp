@@ -132,29 +132,43 @@ void run(const Args& a, int* exit_code) {
 
 void add_hook(CLI::App& hook, int* exit_code, HookAgent agent) {
   const bool codex = agent == HookAgent::Codex;
+  const std::string who = codex ? "Codex" : "Claude Code";
   auto* cmd = hook.add_subcommand(
       std::string(agents::agent_name(agent)),
-      std::string(codex ? "Codex" : "Claude Code") +
-          "'s PreToolUse hook. Reads the hook input (JSON, at most 8 MiB) on stdin, maps the "
-          "tool call to a proposal (Bash → shell; Write/Edit/MultiEdit/NotebookEdit → file "
-          "write; Read/Grep/Glob/LS → file read; WebFetch/WebSearch → http GET; "
-          "mcp__SERVER__TOOL and any other tool → tool call), asks the daemon (or decides "
-          "in-process with --rules) and prints the answer on stdout: "
-          "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":"
-          "\"allow|deny|ask\",\"permissionDecisionReason\":\"Warden: …\"}}. Exit 0: allow (or "
-          "ask). Exit 2: deny, with the reason on stderr too. approve → allow" +
-          (codex ? "; a rule's rewrite → deny (Codex cannot run a rewritten form)"
-                 : ", with updatedInput carrying a rule's rewrite") +
-          "; reject → deny with the rule's reason; approval-required → " +
-          (codex ? "deny (Codex runs what it is answered ask)"
-                 : "--on-approval-required (ask, or deny when the session bypasses "
-                   "permissions)") +
-          ". Fails closed: daemon unreachable, no reply within --timeout-ms, malformed or "
-          "oversized input, invalid UTF-8, a missing tool_name, an event other than "
-          "PreToolUse, a rule error, a crash → deny (exit 2) naming the error code");
+      who + "'s PreToolUse hook: the tool call on stdin is decided by Warden; allow, " +
+          (codex ? "or " : "ask or ") + "deny on stdout, exit 2 on deny");
+  cmd->footer(
+      "Input: the hook JSON on stdin (at most 8 MiB; read until end of file or one whole "
+      "object). The tool call becomes a proposal with context {agent, session, source: hook, "
+      "tool_use_id, tool}: Bash → shell run {command, cwd}; Write, Edit, MultiEdit, "
+      "NotebookEdit → file write {path, content}; Read, Grep, Glob, LS → file read {path}; "
+      "WebFetch, WebSearch → http get; mcp__SERVER__TOOL → tool call {server, tool, args}; any "
+      "other tool → tool call {tool, args}. It is decided by the daemon (--addr, $WARDEN_ADDR, "
+      "else the daemon's Unix socket STATE_DIR/warden.sock when it exists, else "
+      "127.0.0.1:9105; token from --token, --token-file, $WARDEN_TOKEN or $WARDEN_TOKEN_FILE) "
+      "or in-process with --rules (the rules are compiled on every run: slower, no session "
+      "memory).\n"
+      "Output, one JSON line: {\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\","
+      "\"permissionDecision\":\"allow|ask|deny\",\"permissionDecisionReason\":\"Warden: "
+      "…\"}}. approve → allow, exit 0" +
+      std::string(codex ? "; a rule's rewrite → deny (Codex cannot run a rewritten form)"
+                        : ", with updatedInput carrying a rule's rewrite") +
+      ". reject → deny with the rule's reason. approval-required → " +
+      (codex ? "deny with instructions (Codex runs what it is answered ask)"
+             : "--on-approval-required: ask (exit 0; a deny in headless -p runs, and a deny "
+               "when permission_mode is bypassPermissions) or deny with instructions") +
+      ". Every deny is exit 2 with the reason on stderr too.\n"
+      "Fails closed: the daemon unreachable (E_UNAVAILABLE), no answer within --timeout-ms "
+      "(E_TIMEOUT), input malformed, oversized or not UTF-8 (E_HOOK_INPUT_*), not a "
+      "PreToolUse call (E_HOOK_EVENT), a wrong token (E_AUTH_FAILED), rules that do not "
+      "load (E_DECIDER), a crash (E_INTERNAL) and a bad flag: all deny, exit 2, naming the "
+      "code.");
   auto a = std::make_shared<Args>();
   a->agent = agent;
   add_decider_flags(cmd, &a->decider);
+  cmd->get_option("--timeout-ms")
+      ->description("Budget of the whole run, reading stdin to answering (default 5000; far "
+                    "under the agents' 60 s hook timeout). Past it: deny, E_TIMEOUT");
   cmd->add_option("--on-approval-required", a->on_approval_required,
                   codex ? "What approval-required becomes: deny (the only choice: Codex runs a "
                           "command answered ask, so ask is refused)"

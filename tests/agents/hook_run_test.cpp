@@ -1,0 +1,279 @@
+// The real `warden hook claude-code|codex` binary with hook input on stdin: in-process over
+// --rules and against a real `warden serve` child; denies, allows, approval-required mapping,
+// rewrites, and every failure (malformed input, daemon down, budget, rule errors) as exit 2.
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "tests/agents/serve_child.h"
+
+using namespace warden::agents::testing;
+using warden::cli::testing::Child;
+
+namespace {
+
+const std::string kTestRules = WARDEN_SOURCE_DIR "/tests/agents/data/hook_rules";
+
+struct Answer {
+  int code = -1;
+  std::string out, err;
+  std::string decision, reason;
+  std::string updated_command;  // updatedInput.command, "" when absent
+  bool has_updated = false;
+};
+
+// Runs the hook and checks the answer's shape: one JSON line; deny ⇔ exit 2 with the
+// reason on stderr; allow and ask ⇔ exit 0.
+Answer hook(std::vector<std::string> args, const std::string& input,
+            std::vector<std::string> env = {}) {
+  Child child(std::move(args), std::move(env));
+  child.write(input);
+  Answer a;
+  a.code = child.finish();
+  REQUIRE_FALSE(child.timed_out);
+  a.out = child.out();
+  a.err = child.err();
+  INFO("stdout: " << a.out << "\nstderr: " << a.err);
+  rapidjson::Document d;
+  d.Parse(a.out.c_str());
+  REQUIRE(d.IsObject());
+  REQUIRE(a.out.find('\n') == a.out.size() - 1);
+  const auto& h = d["hookSpecificOutput"];
+  REQUIRE(h.IsObject());
+  CHECK(std::string(h["hookEventName"].GetString()) == "PreToolUse");
+  a.decision = h["permissionDecision"].GetString();
+  a.reason = h["permissionDecisionReason"].GetString();
+  CHECK(a.reason.rfind("Warden: ", 0) == 0);
+  if (h.HasMember("updatedInput")) {
+    a.has_updated = true;
+    a.updated_command = h["updatedInput"]["command"].GetString();
+  }
+  if (a.decision == "deny") {
+    CHECK(a.code == 2);
+    CHECK(a.err.find(a.reason.substr(0, 40)) != std::string::npos);
+  } else {
+    CHECK(a.code == 0);
+  }
+  return a;
+}
+
+std::string bash_input(const std::string& command, const std::string& mode = "default",
+                       bool description = true) {
+  rapidjson::Document d;
+  d.SetObject();
+  auto& al = d.GetAllocator();
+  rapidjson::Value input(rapidjson::kObjectType);
+  input.AddMember("command", rapidjson::Value(command.c_str(), al), al);
+  if (description) input.AddMember("description", "a test command", al);
+  d.AddMember("session_id", "sess-1", al);
+  d.AddMember("cwd", "/home/user/project", al);
+  d.AddMember("hook_event_name", "PreToolUse", al);
+  d.AddMember("permission_mode", rapidjson::Value(mode.c_str(), al), al);
+  d.AddMember("tool_name", "Bash", al);
+  d.AddMember("tool_input", input, al);
+  d.AddMember("tool_use_id", "toolu_1", al);
+  rapidjson::StringBuffer b;
+  rapidjson::Writer<rapidjson::StringBuffer> w(b);
+  d.Accept(w);
+  return b.GetString();
+}
+
+std::string sample(const std::string& name) {
+  std::ifstream in(std::string(WARDEN_SOURCE_DIR "/tests/agents/data/") + name, std::ios::binary);
+  REQUIRE(in);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> in_process(std::string agent, std::vector<std::string> more = {}) {
+  std::vector<std::string> args{"hook", agent, "--rules", kShippedRules, "--rules", kTestRules};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE("hook, in-process: rm -rf / is denied with the rule's reason, ls is allowed",
+          "[agents][hook_run]") {
+  for (std::string agent : {"claude-code", "codex"}) {
+    INFO(agent);
+    auto rm = hook(in_process(agent), bash_input("rm -rf /"));
+    CHECK(rm.decision == "deny");
+    CHECK(rm.reason.find("deletes outside the workspace: /") != std::string::npos);  // the decision's reason
+    CHECK(rm.reason.find("shell-destructive-rm") != std::string::npos);
+    CHECK(rm.err.find("shell-destructive-rm") != std::string::npos);
+  }
+  auto ls = hook(in_process("claude-code"), bash_input("ls"));
+  CHECK(ls.decision == "allow");
+  CHECK(ls.reason.find("everyday-shell") != std::string::npos);
+  // Codex sends no description; with the test rules alone its ls is approved.
+  auto codex_ls = hook({"hook", "codex", "--rules", kTestRules}, sample("codex_Bash.json"));
+  CHECK(codex_ls.decision == "allow");
+  CHECK(codex_ls.reason.find("hook-test-ls") != std::string::npos);
+}
+
+TEST_CASE("hook, daemon: rm -rf / denied, ls allowed, over TCP with a token file",
+          "[agents][hook_run]") {
+  TempDir dir;
+  ServeChild serve(dir, {kShippedRules, kTestRules});
+  for (std::string agent : {"claude-code", "codex"}) {
+    INFO(agent);
+    std::vector<std::string> args{"hook", agent, "--addr", serve.address(), "--token-file",
+                                  serve.token_file()};
+    auto rm = hook(args, bash_input("rm -rf /"));
+    CHECK(rm.decision == "deny");
+    CHECK(rm.reason.find("shell-destructive-rm") != std::string::npos);
+    auto ls = hook(args, bash_input("ls"));
+    CHECK(ls.decision == "allow");
+  }
+  // The address and token from the environment.
+  auto env_ls = hook({"hook", "claude-code"}, bash_input("ls"),
+                     {"WARDEN_ADDR=" + serve.address(), "WARDEN_TOKEN=" + Tokens{}.agent});
+  CHECK(env_ls.decision == "allow");
+  // No address at all: the daemon's Unix socket in its state directory.
+  auto sock_ls = hook({"hook", "claude-code", "--token-file", serve.token_file()}, bash_input("ls"),
+                      {"XDG_STATE_HOME=" + (dir.path() / "state").string()});
+  CHECK(sock_ls.decision == "allow");
+}
+
+TEST_CASE("hook: malformed input is denied, exit 2, naming the cause", "[agents][hook_run]") {
+  struct Case {
+    std::string input, code;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"", "E_HOOK_INPUT_JSON"},
+           {"not json", "E_HOOK_INPUT_JSON"},
+           {"{\"tool_name\":\"Bash\xff\"}", "E_HOOK_INPUT_JSON"},
+           {"[1]", "E_HOOK_INPUT_SHAPE"},
+           {R"({"hook_event_name":"PreToolUse","tool_input":{"command":"ls"}})", "E_HOOK_INPUT_SHAPE"},
+           {R"({"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"}})", "E_HOOK_EVENT"},
+           {R"({"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":["ls"]}})", "E_HOOK_INPUT_SHAPE"},
+       }) {
+    for (std::string agent : {"claude-code", "codex"}) {
+      INFO(agent << " " << c.input);
+      auto a = hook(in_process(agent), c.input);
+      CHECK(a.decision == "deny");
+      CHECK(a.reason.find(c.code) != std::string::npos);
+    }
+  }
+  // Over the 8 MiB cap.
+  auto big = hook(in_process("claude-code"), std::string((8u << 20) + 10, ' '));
+  CHECK(big.decision == "deny");
+  CHECK(big.reason.find("E_HOOK_INPUT_TOO_LARGE") != std::string::npos);
+}
+
+TEST_CASE("hook: the daemon down, or silent past the budget, is a deny", "[agents][hook_run]") {
+  const std::string closed = closed_address();
+  for (std::string agent : {"claude-code", "codex"}) {
+    auto down = hook({"hook", agent, "--addr", closed, "--token", "t"}, bash_input("ls"));
+    CHECK(down.decision == "deny");
+    CHECK(down.reason.find("E_UNAVAILABLE") != std::string::npos);
+    CHECK(down.reason.find(closed) != std::string::npos);
+  }
+  SilentListener silent;
+  auto slow = hook({"hook", "claude-code", "--addr", silent.address(), "--token", "t",
+                    "--timeout-ms", "300"},
+                   bash_input("ls"));
+  CHECK(slow.decision == "deny");
+  CHECK(slow.reason.find("E_TIMEOUT") != std::string::npos);
+}
+
+TEST_CASE("hook: a wrong token, broken rules and bad flags are a deny", "[agents][hook_run]") {
+  TempDir dir;
+  ServeChild serve(dir, {kTestRules});
+  auto wrong = hook({"hook", "claude-code", "--addr", serve.address(), "--token", "wdn_wrong"},
+                    bash_input("ls"));
+  CHECK(wrong.decision == "deny");
+  CHECK(wrong.reason.find("E_AUTH_FAILED") != std::string::npos);
+
+  dir.write("broken/broken.clp", warden::server::testing::kBrokenRules);
+  auto broken = hook({"hook", "claude-code", "--rules", (dir.path() / "broken").string()},
+                     bash_input("ls"));
+  CHECK(broken.decision == "deny");
+  CHECK(broken.reason.find("E_DECIDER") != std::string::npos);
+
+  // A flag CLI11 does not know is exit 2 (a deny for both agents), never an allow.
+  Child bad({"hook", "claude-code", "--no-such-flag"});
+  bad.write(bash_input("ls"));
+  CHECK(bad.finish() == 2);
+
+  // Codex cannot be told to ask.
+  auto ask = hook(in_process("codex", {"--on-approval-required", "ask"}), bash_input("ls"));
+  CHECK(ask.decision == "deny");
+  CHECK(ask.reason.find("E_USAGE") != std::string::npos);
+}
+
+TEST_CASE("hook: approval-required follows --on-approval-required and the agent",
+          "[agents][hook_run]") {
+  TempDir dir;
+  ServeChild serve(dir, {kShippedRules, kTestRules});
+  const std::vector<std::string> daemon{"--addr", serve.address(), "--token-file", serve.token_file()};
+  for (const auto& where : {std::vector<std::string>{"--rules", kShippedRules, "--rules", kTestRules}, daemon}) {
+    auto with = [&](std::string agent, std::vector<std::string> more) {
+      std::vector<std::string> args{"hook", agent};
+      args.insert(args.end(), where.begin(), where.end());
+      args.insert(args.end(), more.begin(), more.end());
+      return args;
+    };
+    const std::string marker = bash_input("echo needs-approval");
+    auto ask = hook(with("claude-code", {}), marker);
+    CHECK(ask.decision == "ask");
+    CHECK(ask.reason.find("a human must look at this") != std::string::npos);
+    auto deny = hook(with("claude-code", {"--on-approval-required", "deny"}), marker);
+    CHECK(deny.decision == "deny");
+    CHECK(deny.reason.find("a human must look at this") != std::string::npos);
+    auto bypass = hook(with("claude-code", {}), bash_input("echo needs-approval", "bypassPermissions"));
+    CHECK(bypass.decision == "deny");
+    auto codex = hook(with("codex", {}), marker);
+    CHECK(codex.decision == "deny");
+    CHECK(codex.reason.find("Codex cannot ask") != std::string::npos);
+  }
+}
+
+TEST_CASE("hook: a rule's rewrite is Claude's updatedInput and a Codex deny", "[agents][hook_run]") {
+  TempDir dir;
+  ServeChild serve(dir, {kShippedRules, kTestRules});
+  for (const auto& where :
+       {std::vector<std::string>{"--rules", kShippedRules, "--rules", kTestRules},
+        std::vector<std::string>{"--addr", serve.address(), "--token-file", serve.token_file()}}) {
+    std::vector<std::string> claude{"hook", "claude-code"}, codex{"hook", "codex"};
+    claude.insert(claude.end(), where.begin(), where.end());
+    codex.insert(codex.end(), where.begin(), where.end());
+    auto c = hook(claude, bash_input("echo old"));
+    CHECK(c.decision == "allow");
+    REQUIRE(c.has_updated);
+    CHECK(c.updated_command == "echo new");
+    auto x = hook(codex, bash_input("echo old"));
+    CHECK(x.decision == "deny");
+    CHECK(x.reason.find("Codex cannot run the rewritten form") != std::string::npos);
+    // Nothing rewritten: no updatedInput.
+    CHECK_FALSE(hook(claude, bash_input("ls")).has_updated);
+  }
+}
+
+TEST_CASE("hook: every captured real input gets a well-formed answer", "[agents][hook_run]") {
+  for (const char* name :
+       {"claude_Bash.json", "claude_Edit.json", "claude_Glob.json", "claude_Grep.json",
+        "claude_Read.json", "claude_TaskCreate.json", "claude_WebFetch.json",
+        "claude_WebSearch.json", "claude_Write.json"}) {
+    INFO(name);
+    auto a = hook(in_process("claude-code"), sample(name));
+    CHECK((a.decision == "allow" || a.decision == "deny" || a.decision == "ask"));
+    CHECK(a.reason.find("E_HOOK") == std::string::npos);  // understood, then decided
+  }
+  for (const char* name : {"codex_Bash.json", "codex_apply_patch.json", "codex_view_image.json"}) {
+    INFO(name);
+    auto a = hook(in_process("codex"), sample(name));
+    CHECK((a.decision == "allow" || a.decision == "deny"));
+    CHECK(a.reason.find("E_HOOK") == std::string::npos);
+  }
+  // A Write outside the workspace (the real Claude Write input) is denied by the shipped rules.
+  auto w = hook(in_process("claude-code"), sample("claude_Write.json"));
+  CHECK(w.decision == "deny");
+  CHECK(w.reason.find("files-write-outside-workspace") != std::string::npos);
+}
