@@ -277,6 +277,35 @@ bool apply_codex_shell_call(const HookCall& call, const CodexShellCall& real,
   return true;
 }
 
+std::string codex_exec_command_line(std::string_view call_id, std::string_view cmd) {
+  rapidjson::StringBuffer args;
+  {
+    rapidjson::Writer<rapidjson::StringBuffer> w(args);
+    w.StartObject();
+    w.Key("cmd");
+    w.String(cmd.data(), static_cast<rapidjson::SizeType>(cmd.size()));
+    w.EndObject();
+  }
+  rapidjson::StringBuffer line;
+  rapidjson::Writer<rapidjson::StringBuffer> w(line);
+  w.StartObject();
+  w.Key("type");
+  w.String("response_item");
+  w.Key("payload");
+  w.StartObject();
+  w.Key("type");
+  w.String("function_call");
+  w.Key("name");
+  w.String("exec_command");
+  w.Key("arguments");
+  w.String(args.GetString(), static_cast<rapidjson::SizeType>(args.GetSize()));
+  w.Key("call_id");
+  w.String(call_id.data(), static_cast<rapidjson::SizeType>(call_id.size()));
+  w.EndObject();
+  w.EndObject();
+  return std::string(line.GetString(), line.GetSize()) + "\n";
+}
+
 bool complete_codex_bash_proposal(const HookCall& call, std::string* proposal_json, HookError* error) {
   CodexShellCall real;
   if (!read_codex_shell_call(call.transcript_path, call.tool_use_id, kCodexTranscriptTailBytes, &real, error)) {

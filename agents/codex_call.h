@@ -74,6 +74,10 @@ bool read_codex_shell_call(const std::string& transcript_path, std::string_view 
 bool apply_codex_shell_call(const HookCall& call, const CodexShellCall& real,
                             std::string* proposal_json, HookError* error);
 
+// One rollout line as Codex writes it for exec_command {"cmd": cmd} with this call_id: for
+// callers that stand in for Codex (`warden hook doctor`'s probe).
+std::string codex_exec_command_line(std::string_view call_id, std::string_view cmd);
+
 // Both steps for a hook call (its transcript_path and tool_use_id).
 bool complete_codex_bash_proposal(const HookCall& call, std::string* proposal_json,
                                   HookError* error);
