@@ -72,4 +72,37 @@ assert_result 3 "E_CODEX_SHELL" "the reason names the shell"
 stop_pid "$FAKE_PID"
 stop_pid "$DAEMON_PID"
 
+# ---- 3. control: write_stdin never reaches the hook -----------------------------------------
+# A program started with tty: true takes whatever the model types with write_stdin, and Codex
+# calls no hook for it: the only point of control is the exec_command that starts the program
+# (which Warden denies with tty: true, scenario 2). The write_stdin step needs the session id
+# Codex prints; the model's script is patched once it appears (the fake server re-reads the
+# script on every request), and step 1 waits for that patch, so step 2 is sent patched.
+scenario write-stdin
+touch "$S/script.json"
+write_script "$S/script.template.json" \
+  "$(call '{"cmd":"bash","tty":true,"yield_time_ms":1000}')" \
+  "$(call "{\"cmd\":$(js "until ! grep -q SESSION_ID_HERE $S/script.json; do sleep 0.1; done")}")" \
+  '{"calls":[{"name":"write_stdin","input":{"session_id":"SESSION_ID_HERE","chars":"touch stdin-marker\n","yield_time_ms":1000}}]}'
+cp "$S/script.template.json" "$S/script.json"
+start_fake_server "$S/script.json"
+( for i in $(seq 3000); do
+    sid="$(grep -o 'session ID [0-9][0-9]*' "$FAKE_LOG" 2>/dev/null | head -1 | awk '{print $3}')"
+    if [[ -n "$sid" ]]; then
+      sed "s/\"SESSION_ID_HERE\"/$sid/" "$S/script.template.json" > "$S/script.next" && mv "$S/script.next" "$S/script.json"
+      exit 0
+    fi
+    sleep 0.05
+  done ) &
+E2E_PIDS+=("$!")
+run_codex "$(control_hook)"
+assert_count_results 3
+assert_result 2 "touch stdin-marker" "write_stdin typed into the terminal of bash"
+assert_exists "$S_PROJECT/stdin-marker" "control: the typed command ran"
+n_hooks="$(grep -o '"hook_event_name":"PreToolUse"' "$S/control_hook.log" | wc -l)"
+[[ "$n_hooks" -eq 2 ]] && ! grep -q 'stdin-marker' "$S/control_hook.log" \
+  && pass "the hook ran for the two exec_command calls only: write_stdin never reached it" \
+  || fail "expected 2 hook calls and none with the typed text; got $n_hooks: $(cut -c1-300 "$S/control_hook.log")"
+stop_pid "$FAKE_PID"
+
 finish
