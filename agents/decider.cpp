@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
@@ -29,6 +30,7 @@ using std::chrono::milliseconds;
 constexpr const char* kUnavailable = "E_UNAVAILABLE";  // cannot connect, or the connection broke
 constexpr const char* kTimeout = "E_TIMEOUT";          // the budget ran out before the reply
 constexpr const char* kConfig = "E_CONFIG";            // token or TLS settings unusable
+constexpr const char* kTls = "E_TLS";                  // the daemon's certificate failed the checks
 constexpr const char* kBadReply = "E_BAD_REPLY";       // the daemon's reply is not a decision
 constexpr const char* kInternal = "E_INTERNAL";        // a bug; failed closed
 
@@ -221,6 +223,9 @@ class DaemonDecider final : public Decider {
       return failure(kTimeout, "no decision from the daemon at " + address_ + " within " +
                                    std::to_string(config_.budget.count()) + " ms (" + what + ")");
     }
+    if (what.rfind("TLS", 0) == 0) {
+      return failure(kTls, "no trusted TLS connection to the daemon at " + address_ + ": " + what);
+    }
     return failure(kUnavailable, "the daemon at " + address_ + " is unavailable: " + what);
   }
 
@@ -236,6 +241,8 @@ class DaemonDecider final : public Decider {
     const rapidjson::Value* p = hs.IsObject() ? server::find_member(hs, "payload") : nullptr;
     const rapidjson::Value* auth = p ? server::find_member(*p, "auth") : nullptr;
     const bool auth_required = !(auth && auth->IsString() && std::string_view(auth->GetString()) == "none");
+    const rapidjson::Value* frame = p ? server::find_member(*p, "max_frame_bytes") : nullptr;
+    max_frame_bytes_ = frame && frame->IsUint64() ? frame->GetUint64() : 0;
     if (auth_required) {
       if (token_.empty()) {
         client_.close();
@@ -279,10 +286,16 @@ class DaemonDecider final : public Decider {
       Verdict v;
       if (!connected_ && !open(deadline, &v)) return v;
       const std::string id = std::to_string(++next_id_);
+      const std::string request = server::make_request(id, "decide", fields);
+      if (max_frame_bytes_ && request.size() > max_frame_bytes_) {
+        return failure("E_INPUT_TOO_LARGE", "the proposal (" + std::to_string(request.size()) +
+                                                " bytes) is over the daemon's frame limit of " +
+                                                std::to_string(max_frame_bytes_) + " bytes");
+      }
       std::string error;
       std::string payload;
       Client::ReadStatus status = Client::ReadStatus::Closed;
-      if (client_.send_message(server::make_request(id, "decide", fields), &error)) {
+      if (client_.send_message(request, &error)) {
         status = client_.read_message(&payload, left(deadline));
       }
       if (status == Client::ReadStatus::Ok) return parse_reply(payload, id);
@@ -319,6 +332,15 @@ class DaemonDecider final : public Decider {
     if (!p || !p->IsObject() || !rid || !rid->IsString() || id != rid->GetString()) {
       client_.close();
       connected_ = false;
+      // Not the reply to this request: the daemon's notice before it closed (a frame over
+      // its limit, an idle timeout …) names the cause when there is one.
+      const rapidjson::Value* e = p && p->IsObject() ? server::find_member(*p, "error") : nullptr;
+      const rapidjson::Value* code = e ? server::find_member(*e, "code") : nullptr;
+      const rapidjson::Value* message = e ? server::find_member(*e, "message") : nullptr;
+      if (code && code->IsString()) {
+        return failure(code->GetString(), message && message->IsString() ? message->GetString()
+                                                                         : "the daemon refused the request");
+      }
       return failure(kBadReply, "malformed reply from the daemon at " + address_);
     }
     const rapidjson::Value* ok = server::find_member(*p, "ok");
@@ -339,6 +361,7 @@ class DaemonDecider final : public Decider {
   std::string config_error_;
   Client client_;
   bool connected_ = false;
+  std::uint64_t max_frame_bytes_ = 0;  // from the handshake; 0: unknown
   unsigned long next_id_ = 0;
 };
 

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <rapidjson/document.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -12,15 +11,38 @@ namespace warden::agents {
 
 namespace {
 
-// True when text is one whole JSON object (and nothing but whitespace after it). Tried only
-// when the text ends in '}', so a large input is parsed a handful of times at most.
-bool complete_object(const std::string& text) {
-  std::size_t end = text.find_last_not_of(" \t\r\n");
-  if (end == std::string::npos || text[end] != '}') return false;
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
-  return !doc.HasParseError() && doc.IsObject();
-}
+// Follows the JSON text as it arrives, one byte at a time (strings and escapes skipped):
+// done once the first object or array has closed. Linear in the input, however it is split.
+class JsonEnd {
+ public:
+  // True when the text fed so far holds a whole top-level value.
+  bool feed(const char* data, std::size_t size) {
+    for (std::size_t i = 0; i < size; ++i) {
+      const char c = data[i];
+      if (in_string_) {
+        if (escape_) {
+          escape_ = false;
+        } else if (c == '\\') {
+          escape_ = true;
+        } else if (c == '"') {
+          in_string_ = false;
+        }
+      } else if (c == '"') {
+        in_string_ = true;
+      } else if (c == '{' || c == '[') {
+        ++depth_;
+        started_ = true;
+      } else if ((c == '}' || c == ']') && --depth_ <= 0 && started_) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  long depth_ = 0;
+  bool started_ = false, in_string_ = false, escape_ = false;
+};
 
 }  // namespace
 
@@ -28,6 +50,7 @@ bool read_hook_input(int fd, std::size_t max_bytes, std::chrono::steady_clock::t
                      std::string* text, HookError* error) {
   text->clear();
   char buffer[65536];
+  JsonEnd end;
   for (;;) {
     auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
@@ -55,7 +78,7 @@ bool read_hook_input(int fd, std::size_t max_bytes, std::chrono::steady_clock::t
       return false;
     }
     text->append(buffer, static_cast<std::size_t>(n));
-    if (complete_object(*text)) return true;
+    if (end.feed(buffer, static_cast<std::size_t>(n))) return true;
   }
 }
 

@@ -2,8 +2,9 @@
 """Wall time of one `warden hook claude-code` invocation, process start to exit, as Claude Code
 pays it on every tool call: N runs (default 1000) with a mix of realistic hook inputs (Bash ls,
 git status, rm -rf, Write, Read), against a running daemon (`warden serve` on a loopback port
-with a token file) and in-process (`--rules`, the rules loaded by every run). Prints p50, p99,
-mean and max per mode, and the decisions seen (a wrong answer fails the run).
+with a token file) and in-process (`--rules`, the rules loaded by every run), the modes taking turns. Prints p50, p99,
+mean and max per mode, the decisions seen (a wrong answer fails the run), and the same
+clock around `warden version` (process start-up alone, the floor of every mode).
 
     python3 bench/hook_latency.py [--warden build/cli/warden] [-n 1000] [--rules rules]
 """
@@ -35,22 +36,41 @@ def percentile(sorted_values, p):
     return sorted_values[min(len(sorted_values) - 1, int(round(p / 100 * (len(sorted_values) - 1))))]
 
 
-def run(args, n, env):
+def summary(times, seen):
+    times = sorted(times)
+    return {"n": len(times), "p50_ms": round(percentile(times, 50), 2),
+            "p99_ms": round(percentile(times, 99), 2), "mean_ms": round(statistics.mean(times), 2),
+            "max_ms": round(times[-1], 2), "decisions": seen}
+
+
+def once(args, data, want, env):
+    """One invocation: its wall time (ms) and its decision; a wrong answer stops the run."""
+    t = time.perf_counter()
+    p = subprocess.run(args, input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    elapsed = (time.perf_counter() - t) * 1000
+    if data is None:  # the start-up floor: `warden version`
+        if p.returncode != 0:
+            sys.exit("warden version failed: %s" % p.stderr)
+        return elapsed, None
+    decision = json.loads(p.stdout)["hookSpecificOutput"]["permissionDecision"]
+    if (decision == "deny") != (p.returncode == 2) or (want and decision != want):
+        sys.exit("unexpected answer (exit %d) to %s: %s %s" % (p.returncode, data, p.stdout, p.stderr))
+    return elapsed, decision
+
+
+def run_all(modes, n, env):
+    """The modes take turns, input by input, so a change in the machine's load hits all alike."""
     random.seed(8)
-    times, seen = [], {}
+    times = {m: [] for m in modes}
+    seen = {m: {} for m in modes}
     for i in range(n):
         data, want = INPUTS[i % len(INPUTS)] if i < len(INPUTS) else random.choice(INPUTS)
-        t = time.perf_counter()
-        p = subprocess.run(args, input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-        times.append((time.perf_counter() - t) * 1000)
-        answer = json.loads(p.stdout)["hookSpecificOutput"]
-        decision = answer["permissionDecision"]
-        if (decision == "deny") != (p.returncode == 2) or (want and decision != want):
-            sys.exit("unexpected answer (exit %d) to %s: %s %s" % (p.returncode, data, p.stdout, p.stderr))
-        seen[decision] = seen.get(decision, 0) + 1
-    times.sort()
-    return {"n": n, "p50_ms": round(percentile(times, 50), 2), "p99_ms": round(percentile(times, 99), 2),
-            "mean_ms": round(statistics.mean(times), 2), "max_ms": round(times[-1], 2), "decisions": seen}
+        for mode, args in modes.items():
+            elapsed, decision = once(args, None if mode == "startup" else data, want, env)
+            times[mode].append(elapsed)
+            if decision:
+                seen[mode][decision] = seen[mode].get(decision, 0) + 1
+    return {m: summary(times[m], seen[m]) for m in modes}
 
 
 def main():
@@ -86,15 +106,17 @@ def main():
                     break
             if not addr:
                 sys.exit("the daemon did not start")
-            results = {
-                "daemon": run([a.warden, "hook", "claude-code", "--addr", addr, "--token-file", token_file], a.n, env),
-                "in_process": run([a.warden, "hook", "claude-code", "--rules", a.rules], a.n, env),
-            }
+            load_before = os.getloadavg()[0]
+            results = run_all({
+                "daemon": [a.warden, "hook", "claude-code", "--addr", addr, "--token-file", token_file],
+                "in_process": [a.warden, "hook", "claude-code", "--rules", a.rules],
+                "startup": [a.warden, "version"],
+            }, a.n, env)
         finally:
             serve.terminate()
             serve.wait()
-    load = os.getloadavg()[0]
-    print("warden hook claude-code, wall time per invocation (process start to exit), load %.2f" % load)
+    print("warden hook claude-code, wall time per invocation (process start to exit); "
+          "load average %.2f before, %.2f after, on %d cores" % (load_before, os.getloadavg()[0], os.cpu_count()))
     for mode, r in results.items():
         print("  %-10s n=%d  p50 %.2f ms  p99 %.2f ms  mean %.2f ms  max %.2f ms  %s"
               % (mode, r["n"], r["p50_ms"], r["p99_ms"], r["mean_ms"], r["max_ms"], r["decisions"]))

@@ -259,3 +259,65 @@ TEST_CASE("daemon: TLS settings that cannot work are E_CONFIG", "[agents][decide
   c.pin = "sha256:zz";
   CHECK(make(c)->decide(kLs).error_code == "E_CONFIG");
 }
+
+namespace {
+
+void run_ok(const std::string& command) {
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string output;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, pipe)) output += buffer;
+  INFO("command: " << command << "\noutput: " << output);
+  REQUIRE(::pclose(pipe) == 0);
+}
+
+// A CA, a daemon certificate it signed for 127.0.0.1, and an unrelated CA (openssl command).
+struct TestPki {
+  std::string ca, other_ca, cert, key;
+  explicit TestPki(const TempDir& dir) {
+    const std::string p = (dir.path() / "pki").string();
+    std::filesystem::create_directories(p);
+    const std::string ec = "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes ";
+    run_ok(ec + "-x509 -keyout '" + p + "/ca.key' -out '" + p + "/ca.pem' -subj /CN=test-ca -days 2");
+    run_ok(ec + "-x509 -keyout '" + p + "/o.key' -out '" + p + "/o.pem' -subj /CN=other -days 2");
+    run_ok(ec + "-keyout '" + p + "/d.key' -out '" + p + "/d.csr' -subj /CN=localhost");
+    std::ofstream(p + "/ext.cnf") << "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
+    run_ok("openssl x509 -req -in '" + p + "/d.csr' -CA '" + p + "/ca.pem' -CAkey '" + p +
+           "/ca.key' -CAcreateserial -out '" + p + "/d.pem' -days 2 -extfile '" + p + "/ext.cnf'");
+    ca = p + "/ca.pem";
+    other_ca = p + "/o.pem";
+    cert = p + "/d.pem";
+    key = p + "/d.key";
+    std::filesystem::permissions(key, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+                                 std::filesystem::perm_options::replace);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("daemon over TLS: the certificate is checked before the token is sent",
+          "[agents][decider]") {
+  TempDir dir;
+  TestPki pki(dir);
+  const std::string config =
+      dir.write("warden.toml", "[tls]\ncert = \"" + pki.cert + "\"\nkey = \"" + pki.key + "\"\n");
+  ServeChild serve(dir, {kShippedRules}, {"--config", config});
+  DeciderConfig c = daemon_config(serve);
+  c.ca = pki.ca;  // implies TLS
+  Verdict ok = make(c)->decide(kLs);
+  INFO(ok.error_code << " " << ok.error_message);
+  REQUIRE(ok.ok);
+  CHECK(ok.outcome == Outcome::Approve);
+
+  c.ca = pki.other_ca;
+  Verdict untrusted = make(c)->decide(kLs);
+  CHECK_FALSE(untrusted.ok);
+  CHECK(untrusted.error_code == "E_TLS");
+
+  c.ca.clear();
+  c.pin = "sha256:" + std::string(64, '0');
+  Verdict pinned = make(c)->decide(kLs);
+  CHECK_FALSE(pinned.ok);
+  CHECK(pinned.error_code == "E_TLS");
+}

@@ -3,6 +3,7 @@
 #include "agents/hook_call.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -147,4 +148,47 @@ TEST_CASE("hook stdin: end of file returns what was read, even when it is not JS
   CHECK(read_hook_input(p[0], 1024, std::chrono::steady_clock::now() + 20s, &got, &error));
   CHECK(got == "garbage");
   ::close(p[0]);
+}
+
+TEST_CASE("hook stdin: braces and quotes inside strings do not end the input early",
+          "[agents][hook]") {
+  int p[2];
+  REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
+  const std::string first = R"({"a":"\"}],{)";  // inside a string: an escaped quote, } ] {
+  const std::string rest = R"(\\","b":[1,{"c":"]"}]})";
+  REQUIRE(::write(p[1], first.data(), first.size()) == static_cast<ssize_t>(first.size()));
+  std::thread writer([&] {
+    std::this_thread::sleep_for(50ms);  // the reader has seen the first part by now, or not: either way
+    for (char c : rest) REQUIRE(::write(p[1], &c, 1) == 1);
+  });
+  std::string got;
+  HookError error;
+  CHECK(read_hook_input(p[0], 1024, std::chrono::steady_clock::now() + 20s, &got, &error));
+  writer.join();
+  CHECK(got == first + rest);
+  HookCall call;
+  CHECK_FALSE(parse_hook_call(got, &call, &error));  // valid JSON, no tool_name
+  CHECK(error.code == kHookInputShape);
+  ::close(p[0]);
+  ::close(p[1]);
+}
+
+TEST_CASE("hook stdin: 8 MiB of whitespace is read to the cap quickly, in any chunks",
+          "[agents][hook]") {
+  int p[2];
+  REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
+  ::signal(SIGPIPE, SIG_IGN);  // the reader may stop first
+  std::thread writer([&] {
+    std::string chunk(4096, ' ');
+    for (std::size_t sent = 0; sent <= kMaxHookInputBytes; sent += chunk.size()) {
+      if (::write(p[1], chunk.data(), chunk.size()) <= 0) break;
+    }
+    ::close(p[1]);
+  });
+  std::string got;
+  HookError error;
+  CHECK_FALSE(read_hook_input(p[0], kMaxHookInputBytes, std::chrono::steady_clock::now() + 60s, &got, &error));
+  CHECK(error.code == kHookInputTooLarge);
+  ::close(p[0]);
+  writer.join();
 }

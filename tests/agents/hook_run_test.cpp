@@ -314,3 +314,44 @@ TEST_CASE("hook: every captured real input gets a well-formed answer", "[agents]
   CHECK(w.decision == "deny");
   CHECK(w.reason.find("files-write-outside-workspace") != std::string::npos);
 }
+
+TEST_CASE("hook: --agent, the session and the tool reach the rules as the proposal's context",
+          "[agents][hook_run]") {
+  auto named = hook({"hook", "claude-code", "--rules", kTestRules, "--agent", "coder-7"},
+                    bash_input("echo who"));
+  CHECK(named.decision == "deny");
+  CHECK(named.reason.find("hook-test-context") != std::string::npos);
+  // Under its default name the same call is not that agent's: nothing decides it, and the
+  // default outcome (approval-required) asks.
+  auto plain = hook({"hook", "claude-code", "--rules", kTestRules}, bash_input("echo who"));
+  CHECK(plain.decision == "ask");
+}
+
+TEST_CASE("hook: a tool call too large for a proposal is denied as such", "[agents][hook_run]") {
+  rapidjson::Document d;
+  d.SetObject();
+  auto& al = d.GetAllocator();
+  const std::string content(2u << 20, 'x');  // 2 MiB: under the hook's cap, over a proposal's
+  rapidjson::Value input(rapidjson::kObjectType);
+  input.AddMember("file_path", "/home/user/project/big.txt", al);
+  input.AddMember("content", rapidjson::Value(content.c_str(), al), al);
+  d.AddMember("hook_event_name", "PreToolUse", al);
+  d.AddMember("cwd", "/home/user/project", al);
+  d.AddMember("tool_name", "Write", al);
+  d.AddMember("tool_input", input, al);
+  rapidjson::StringBuffer b;
+  rapidjson::Writer<rapidjson::StringBuffer> w(b);
+  d.Accept(w);
+  const std::string big = b.GetString();
+
+  auto local = hook({"hook", "claude-code", "--rules", kTestRules}, big);
+  CHECK(local.decision == "deny");
+  CHECK(local.reason.find("E_INPUT_TOO_LARGE") != std::string::npos);
+
+  TempDir dir;
+  ServeChild serve(dir, {kTestRules});
+  auto remote = hook({"hook", "claude-code", "--addr", serve.address(), "--token-file", serve.token_file()}, big);
+  CHECK(remote.decision == "deny");
+  CHECK(remote.reason.find("E_INPUT_TOO_LARGE") != std::string::npos);
+  CHECK(remote.reason.find("frame limit") != std::string::npos);
+}

@@ -33,3 +33,13 @@
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule hook-test-rm-rf)
                     (reason "no recursive forced delete"))))
+
+;; `echo who` from the agent named coder-7 in session sess-1, through the hook: the context
+;; the hook fills in reaches the rules.
+(defrule hook-test-context
+  (proposal (id ?id) (target shell) (agent "coder-7") (session "sess-1") (source hook))
+  (param (proposal ?id) (key "payload.command") (value "echo who"))
+  (param (proposal ?id) (key "context.tool") (value "Bash"))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule hook-test-context)
+                    (reason "coder-7 in sess-1 through the hook"))))
