@@ -206,7 +206,8 @@ void probe(const DoctorOptions& o, const HookEntry& entry, DoctorReport* r) {
   } else if (ls.decision == "allow") {
     add(r, CheckLevel::Ok, "probe `ls` allowed");
   } else {
-    add(r, CheckLevel::Info, "probe `ls` answered " + describe(ls));
+    add(r, CheckLevel::Warn, "probe `ls` answered " + describe(ls) +
+                                 ": an everyday command is not allowed by the rules in force");
   }
 }
 

@@ -37,6 +37,7 @@ struct DoctorOptions {
   // Codex: the codex binary the doctor asks (`codex app-server`, hooks/list) whether Warden's
   // hook is trusted; empty: the trust table in the user config is read instead.
   std::string codex_binary;
+  std::string codex_requirements = "/etc/codex/requirements.toml";  // allow_managed_hooks_only
   bool probe = true;
   // Only a guard against a hook that never answers (then FAIL); not a latency check.
   std::chrono::milliseconds probe_deadline{60000};

@@ -45,6 +45,19 @@ void check_codex(const DoctorOptions& o, const toml::table& config, const HookEn
                                    "\": Codex's sandbox still confines what Warden allows");
     }
   }
+  if (auto req = read_text(o.codex_requirements)) {
+    try {
+      toml::table t = toml::parse(*req);
+      if (t["allow_managed_hooks_only"].value_or(false) &&
+          o.settings_file.rfind("/etc/codex/", 0) != 0) {
+        add(r, CheckLevel::Fail, o.codex_requirements +
+                                     " sets allow_managed_hooks_only: Codex ignores Warden's hook "
+                                     "in " + o.settings_file + "; install it in /etc/codex/config.toml");
+      }
+    } catch (const toml::parse_error&) {
+      add(r, CheckLevel::Warn, o.codex_requirements + " is not valid TOML");
+    }
+  }
   fs::path hooks_json = fs::path(o.settings_file).parent_path() / "hooks.json";
   std::error_code ec;
   if (fs::exists(hooks_json, ec)) {

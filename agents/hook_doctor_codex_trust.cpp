@@ -152,6 +152,27 @@ void check_codex_trust(const DoctorOptions& o, const HookEntry& entry, DoctorRep
       return;
     }
   }
+  if (!o.project_dir.empty()) {
+    // Codex reads a project's .codex/config.toml only in a project it trusts.
+    bool trusted_project = false;
+    try {
+      toml::table t = text ? toml::parse(*text) : toml::table();
+      for (fs::path dir = fs::absolute(o.project_dir).lexically_normal(); !trusted_project;
+           dir = dir.parent_path()) {
+        std::string d = dir.string();
+        if (d.size() > 1 && d.back() == '/') d.pop_back();
+        trusted_project = t["projects"][d]["trust_level"].value_or(std::string()) == "trusted";
+        if (dir == dir.parent_path()) break;
+      }
+    } catch (const toml::parse_error&) {
+    }
+    if (!trusted_project) {
+      add(r, CheckLevel::Fail,
+          "Codex reads " + o.settings_file + " only in a trusted project, and " + user_config +
+              " has no [projects.\"" + o.project_dir +
+              "\"] trust_level = \"trusted\" (or for a parent): Codex ignores Warden's hook there");
+    }
+  }
   if (!hash) {
     add(r, CheckLevel::Fail, "hook trust: Warden's hook was never trusted (no [hooks.state.\"" +
                                  key + "\"] in " + user_config +

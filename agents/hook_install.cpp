@@ -140,9 +140,16 @@ std::string_view change_name(InstallResult::Change change) {
   return "unchanged";
 }
 
-bool write_file_atomically(const std::string& path, const std::string& text, std::string* error) {
-  fs::path target(path);
+bool write_file_atomically(const std::string& link_or_path, const std::string& text,
+                           std::string* error) {
   std::error_code ec;
+  // A settings file kept as a symlink (dotfile managers) is written where it points.
+  std::string path = link_or_path;
+  if (fs::is_symlink(link_or_path, ec)) {
+    fs::path resolved = fs::weakly_canonical(link_or_path, ec);
+    if (!ec) path = resolved.string();
+  }
+  fs::path target(path);
   fs::create_directories(target.parent_path(), ec);
   if (ec) {
     *error = "cannot create " + target.parent_path().string() + ": " + ec.message();

@@ -88,7 +88,8 @@ InstallResult install_hook(HookAgent agent, const std::string& settings_file,
                            const std::string& command);
 
 // Replaces `path` with `text` atomically, keeping the file's mode (0644 minus umask for a
-// new file). false with *error on failure; the old file is then untouched.
+// new file); a symlink is kept and the file it points to replaced. false with *error on
+// failure; the old file is then untouched.
 bool write_file_atomically(const std::string& path, const std::string& text, std::string* error);
 
 }  // namespace warden::agents

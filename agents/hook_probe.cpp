@@ -39,8 +39,10 @@ std::string probe_input(HookAgent agent, const std::string& cwd, const std::stri
   w.StartObject();
   w.Key("command");
   w.String(command.c_str());
-  w.Key("description");
-  w.String("warden hook doctor probe");
+  if (agent == HookAgent::ClaudeCode) {  // Codex's shell tool has no description
+    w.Key("description");
+    w.String("warden hook doctor probe");
+  }
   w.EndObject();
   w.Key("tool_use_id");
   w.String("warden-hook-doctor-probe");

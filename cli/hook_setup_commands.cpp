@@ -77,7 +77,8 @@ void register_install(CLI::App& hook, int* exit_code) {
   cmd->add_option("--token", a->token, "Refused: a token must not be written into settings");
   cmd->add_option("--rules", a->flags.rules,
                   "Decide in-process from these rule files or directories (no daemon)");
-  cmd->add_option("--workspace", a->flags.workspace, "In-process: the agent's workspace root");
+  cmd->add_option("--workspace", a->flags.workspace,
+                  "In-process: the agent's workspace root (default with --project: DIR)");
   cmd->add_option("--on-approval-required", a->flags.on_approval_required,
                   "ask or deny (Claude Code default ask; Codex: always deny)")
       ->check(CLI::IsMember({"ask", "deny"}));
@@ -108,6 +109,10 @@ void register_install(CLI::App& hook, int* exit_code) {
     a->flags.token_file = absolute(a->flags.token_file);
     a->flags.workspace = absolute(a->flags.workspace);
     for (auto& r : a->flags.rules) r = absolute(r);
+    // In-process in a project: the project is the agent's workspace unless told otherwise.
+    if (!a->flags.rules.empty() && a->flags.workspace.empty() && !a->user) {
+      a->flags.workspace = absolute(a->project);
+    }
     std::string warden = a->warden.empty() ? this_binary() : absolute(a->warden);
     if (warden.empty()) {
       std::cerr << "warden: cannot tell where this warden binary is; pass --warden PATH\n";

@@ -169,7 +169,9 @@ TEST_CASE("doctor fails a Codex hook that answers ask, and one never trusted",
   CHECK_FALSE(line_with(untrusted.out, "OK", "approval-required answers deny").empty());
   CHECK_FALSE(line_with(untrusted.out, "OK", "probe `rm -rf /` denied").empty());
   const std::string key = good.str() + "/.codex/config.toml:pre_tool_use:0:0";
+  CHECK_FALSE(line_with(untrusted.out, "FAIL", "only in a trusted project").empty());
   good.write("home/.codex/config.toml",
+             "[projects.\"" + good.str() + "\"]\ntrust_level = \"trusted\"\n"
              "[hooks.state.\"" + key + "\"]\ntrusted_hash = \"sha256:00\"\n");
   auto trusted_once = doctor(good, {"codex", "--project", good.str()});
   INFO(trusted_once.out);

@@ -223,8 +223,10 @@ TEST_CASE("install codex appends its block, keeps comments, and parses with toml
   CHECK(ours[0].timeout_seconds == kHookTimeoutSeconds);
   auto words = split_shell_words(ours[0].command);
   REQUIRE(words);
+  // In-process in a project: the project is the workspace; Codex: approval-required is deny.
   CHECK(*words == std::vector<std::string>{kWardenPath, "hook", "codex", "--rules", kShippedRules,
-                                           "--on-approval-required", "deny"});
+                                           "--workspace", dir.str(), "--on-approval-required",
+                                           "deny"});
 
   // Twice: unchanged. Other flags: the command is replaced where it stands.
   auto again = warden_cli({"hook", "install", "codex", "--project", dir.str(), "--rules", kShippedRules});
@@ -263,4 +265,18 @@ TEST_CASE("install codex refuses what it cannot append to, and ask", "[agents][i
   r = warden_cli({"hook", "install", "codex", "--project", dir.str(), "--on-approval-required", "ask"});
   CHECK(r.code == 2);
   CHECK(r.err.find("runs the command") != std::string::npos);
+}
+
+TEST_CASE("install writes through a settings symlink and keeps it", "[agents][install]") {
+  TempDir dir;
+  const std::string real = dir.write("dotfiles/claude.json", "{\"model\": \"opus\"}\n");
+  fs::create_directories(dir.path() / ".claude");
+  fs::create_symlink(real, dir.path() / ".claude/settings.json");
+  auto r = warden_cli({"hook", "install", "claude-code", "--project", dir.str()});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(fs::is_symlink(dir.path() / ".claude/settings.json"));
+  auto doc = parse_json(dir.read("dotfiles/claude.json"));
+  CHECK(std::string(doc["model"].GetString()) == "opus");
+  CHECK(warden_hooks(claude_pretooluse_hooks(doc), HookAgent::ClaudeCode).size() == 1);
 }

