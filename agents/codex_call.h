@@ -5,13 +5,17 @@
 // Called by run_hook (agents/hook_run.cpp) for agent codex + tool Bash. Reads one file; pure
 // otherwise; thread-safe.
 //
-// Measured with Codex 0.169 (tests/e2e/codex_hidden_args_e2e.sh, report of 2026-11-23):
-// - the function_call item is in the rollout before the hook runs (147 of 147 calls, parallel
-//   calls included, found on the first read), so a missing item is a deny, not a retry;
+// Measured with Codex 0.169 (22 runs of 7 calls, 3 of them parallel in one turn; the e2e test
+// tests/e2e/codex_hidden_args_e2e.sh keeps the traps below):
+// - the function_call item is in the rollout before the hook runs (154 of 154 calls found on
+//   the first read, by a native probe as fast as this hook), so a missing item is a deny, not
+//   a retry;
 // - a relative workdir is joined to the turn cwd, "~" is not expanded;
 // - `shell` only picks among the system's shells by basename: bash → /bin/bash, sh → /bin/sh,
 //   anything else (python3, node, env, an absent zsh) → /bin/sh; a custom path is never run;
-// - `shell_command`, `shell` and `local_shell` calls are "unsupported call" (never run);
+// - `shell_command` and `shell` calls are "unsupported call" (never run, no hook);
+// - `justification` without sandbox_permissions "require_escalated" is refused by Codex (after
+//   the hook), and require_escalated is refused under approval_policy "never";
 // - `write_stdin` (input to a running exec session) never reaches the hook; it only reaches a
 //   program started with tty: true (without it, stdin is /dev/null).
 #pragma once
