@@ -355,3 +355,14 @@ TEST_CASE("hook: a tool call too large for a proposal is denied as such", "[agen
   CHECK(remote.reason.find("E_INPUT_TOO_LARGE") != std::string::npos);
   CHECK(remote.reason.find("frame limit") != std::string::npos);
 }
+
+TEST_CASE("hook: an agent that never finishes writing the input is denied at the budget",
+          "[agents][hook_run]") {
+  Child child({"hook", "claude-code", "--rules", kTestRules, "--timeout-ms", "300"});
+  child.write(R"({"hook_event_name":"PreToolUse","tool_name":"Bash",)");  // and stdin stays open
+  const std::string line = child.read_line();
+  INFO(line << "\n" << child.err());
+  CHECK(line.find("\"permissionDecision\":\"deny\"") != std::string::npos);
+  CHECK(line.find("E_HOOK_INPUT_TIMEOUT") != std::string::npos);
+  CHECK(child.finish() == 2);
+}
