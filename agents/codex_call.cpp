@@ -160,7 +160,8 @@ bool read_codex_shell_call(const std::string& transcript_path, std::string_view 
                            std::size_t tail_bytes, CodexShellCall* out, HookError* error) {
   if (transcript_path.empty()) {
     return fail(error, kCodexTranscript,
-                "the hook input has no transcript_path: Warden cannot see the shell call's workdir and shell");
+                "the hook input has no transcript_path (Codex keeps no rollout, e.g. codex exec "
+                "--ephemeral): Warden cannot see the shell call's workdir, shell and tty");
   }
   if (call_id.empty()) {
     return fail(error, kCodexCallMissing, "the hook input has no tool_use_id: Warden cannot find the shell call");

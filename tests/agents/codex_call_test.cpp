@@ -413,3 +413,26 @@ TEST_CASE("codex hook with the shipped rules: a hidden workdir is judged where i
   CHECK(gone.exit_code == 2);
   CHECK(gone.stdout_json.find(kCodexCallMissing) != std::string::npos);
 }
+
+TEST_CASE("codex call: a null transcript_path (codex exec --ephemeral) denies Bash only", "[agents][codex]") {
+  const std::string base =
+      R"({"session_id":"s","turn_id":"t","cwd":"/home/user/project","hook_event_name":"PreToolUse",)"
+      R"("model":"m","permission_mode":"bypassPermissions","tool_use_id":"call_1",)";
+  HookCall bash;
+  HookError error;
+  REQUIRE(parse_hook_call(base + R"("transcript_path":null,"tool_name":"Bash","tool_input":{"command":"ls"}})", &bash, &error));
+  CHECK(bash.transcript_path.empty());
+  auto c = complete(bash);
+  CHECK_FALSE(c.ok);
+  CHECK(c.error.code == kCodexTranscript);
+
+  // Other tools do not need the rollout: a null transcript_path is no reason to refuse them.
+  HookCall patch;
+  REQUIRE(parse_hook_call(base + R"("transcript_path":null,"tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch"}})", &patch, &error));
+  std::string json;
+  CHECK(hook_proposal(patch, "codex", &json, &error));
+
+  HookCall bad;
+  CHECK_FALSE(parse_hook_call(base + R"("transcript_path":7,"tool_name":"Bash","tool_input":{"command":"ls"}})", &bad, &error));
+  CHECK(error.code == kHookInputShape);
+}
