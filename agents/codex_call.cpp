@@ -2,11 +2,10 @@
 #include "agents/codex_call.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -42,7 +41,8 @@ bool read_tail(const std::string& path, std::size_t tail_bytes, std::string* out
   } closer{fd};
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
-    return fail(error, kCodexTranscript, "cannot stat Codex's transcript " + path + ": " + std::strerror(errno));
+    return fail(error, kCodexTranscript,
+                "cannot stat Codex's transcript " + path + ": " + std::strerror(errno));
   }
   if (!S_ISREG(st.st_mode)) {
     return fail(error, kCodexTranscript, "Codex's transcript " + path + " is not a regular file");
@@ -53,10 +53,12 @@ bool read_tail(const std::string& path, std::size_t tail_bytes, std::string* out
   out->resize(size - start);
   std::size_t have = 0;
   while (have < out->size()) {
-    ssize_t n = ::pread(fd, out->data() + have, out->size() - have, static_cast<off_t>(start + have));
+    ssize_t n =
+        ::pread(fd, out->data() + have, out->size() - have, static_cast<off_t>(start + have));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      return fail(error, kCodexTranscript, "cannot read Codex's transcript " + path + ": " + std::strerror(errno));
+      return fail(error, kCodexTranscript,
+                  "cannot read Codex's transcript " + path + ": " + std::strerror(errno));
     }
     if (n == 0) break;  // the file shrank meanwhile: what was read is what there is
     have += static_cast<std::size_t>(n);
@@ -71,28 +73,35 @@ const Value* function_call_item(const rapidjson::Document& line, std::string_vie
   if (!line.IsObject()) return nullptr;
   auto type = line.FindMember("type");
   auto payload = line.FindMember("payload");
-  if (type == line.MemberEnd() || !type->value.IsString() || text_of(type->value) != "response_item" ||
-      payload == line.MemberEnd() || !payload->value.IsObject()) {
+  if (type == line.MemberEnd() || !type->value.IsString() ||
+      text_of(type->value) != "response_item" || payload == line.MemberEnd() ||
+      !payload->value.IsObject()) {
     return nullptr;
   }
   const Value& p = payload->value;
   auto ptype = p.FindMember("type");
   auto id = p.FindMember("call_id");
-  if (ptype == p.MemberEnd() || !ptype->value.IsString() || text_of(ptype->value) != "function_call" ||
-      id == p.MemberEnd() || !id->value.IsString() || text_of(id->value) != call_id) {
+  if (ptype == p.MemberEnd() || !ptype->value.IsString() ||
+      text_of(ptype->value) != "function_call" || id == p.MemberEnd() || !id->value.IsString() ||
+      text_of(id->value) != call_id) {
     return nullptr;
   }
   return &p;
 }
 
-bool string_field(const Value& v, const char* key, std::optional<std::string>* out, HookError* error) {
-  if (!v.IsString()) return fail(error, kCodexCallArguments, std::string("exec_command argument ") + key + " is not a string");
+bool string_field(const Value& v, const char* key, std::optional<std::string>* out,
+                  HookError* error) {
+  if (!v.IsString())
+    return fail(error, kCodexCallArguments,
+                std::string("exec_command argument ") + key + " is not a string");
   *out = std::string(text_of(v));
   return true;
 }
 
 bool bool_field(const Value& v, const char* key, std::optional<bool>* out, HookError* error) {
-  if (!v.IsBool()) return fail(error, kCodexCallArguments, std::string("exec_command argument ") + key + " is not a boolean");
+  if (!v.IsBool())
+    return fail(error, kCodexCallArguments,
+                std::string("exec_command argument ") + key + " is not a boolean");
   *out = v.GetBool();
   return true;
 }
@@ -100,10 +109,11 @@ bool bool_field(const Value& v, const char* key, std::optional<bool>* out, HookE
 // exec_command's arguments (the JSON text of the function_call) into *out.
 bool parse_exec_command(std::string_view arguments, CodexShellCall* out, HookError* error) {
   rapidjson::Document args;
-  args.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(arguments.data(),
-                                                                                  arguments.size());
+  args.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(
+      arguments.data(), arguments.size());
   if (args.HasParseError() || !args.IsObject()) {
-    return fail(error, kCodexCallArguments, "exec_command arguments in Codex's transcript are not a JSON object");
+    return fail(error, kCodexCallArguments,
+                "exec_command arguments in Codex's transcript are not a JSON object");
   }
   bool have_cmd = false;
   for (const auto& m : args.GetObject()) {
@@ -111,7 +121,8 @@ bool parse_exec_command(std::string_view arguments, CodexShellCall* out, HookErr
     const Value& v = m.value;
     bool ok = true;
     if (k == "cmd") {
-      if (!v.IsString()) return fail(error, kCodexCallArguments, "exec_command argument cmd is not a string");
+      if (!v.IsString())
+        return fail(error, kCodexCallArguments, "exec_command argument cmd is not a string");
       out->cmd.assign(text_of(v));
       have_cmd = true;
     } else if (k == "workdir") {
@@ -131,7 +142,8 @@ bool parse_exec_command(std::string_view arguments, CodexShellCall* out, HookErr
     } else {
       // A field Warden does not know might change what runs (a new Codex version): refuse.
       return fail(error, kCodexCallArguments,
-                  "exec_command argument '" + std::string(k) + "' is unknown to Warden; it may change what runs");
+                  "exec_command argument '" + std::string(k) +
+                      "' is unknown to Warden; it may change what runs");
     }
     if (!ok) return false;
   }
@@ -164,7 +176,8 @@ bool read_codex_shell_call(const std::string& transcript_path, std::string_view 
                 "--ephemeral): Warden cannot see the shell call's workdir, shell and tty");
   }
   if (call_id.empty()) {
-    return fail(error, kCodexCallMissing, "the hook input has no tool_use_id: Warden cannot find the shell call");
+    return fail(error, kCodexCallMissing,
+                "the hook input has no tool_use_id: Warden cannot find the shell call");
   }
   std::string text;
   bool cut = false;
@@ -179,7 +192,8 @@ bool read_codex_shell_call(const std::string& transcript_path, std::string_view 
   // whole). Only for ids of plain characters, which Codex never writes escaped; any other id
   // parses every line. Skipping a line can only lose a match, i.e. deny.
   const bool plain_id = std::all_of(call_id.begin(), call_id.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
   });
   std::string found;  // the matching payload, serialized: two matches must be the same call
   std::string name, arguments;
@@ -189,14 +203,17 @@ bool read_codex_shell_call(const std::string& transcript_path, std::string_view 
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     if (plain_id && line.find(call_id) == std::string_view::npos) continue;
     rapidjson::Document doc;
-    doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(line.data(), line.size());
+    doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(line.data(),
+                                                                                      line.size());
     if (doc.HasParseError()) continue;  // a malformed or half-written line is not the call
     const Value* item = function_call_item(doc, call_id);
     if (!item) continue;
     auto n = item->FindMember("name");
     auto a = item->FindMember("arguments");
-    const std::string this_name = n != item->MemberEnd() && n->value.IsString() ? std::string(text_of(n->value)) : "";
-    const std::string this_args = a != item->MemberEnd() && a->value.IsString() ? std::string(text_of(a->value)) : "";
+    const std::string this_name =
+        n != item->MemberEnd() && n->value.IsString() ? std::string(text_of(n->value)) : "";
+    const std::string this_args =
+        a != item->MemberEnd() && a->value.IsString() ? std::string(text_of(a->value)) : "";
     if (!found.empty() && (this_name != name || this_args != arguments)) {
       return fail(error, kCodexCallMismatch,
                   "Codex's transcript holds two different calls with id " + std::string(call_id));
@@ -205,7 +222,8 @@ bool read_codex_shell_call(const std::string& transcript_path, std::string_view 
     name = this_name;
     arguments = this_args;
     if (a == item->MemberEnd() || !a->value.IsString()) {
-      return fail(error, kCodexCallArguments, "the function_call " + std::string(call_id) + " has no arguments string");
+      return fail(error, kCodexCallArguments,
+                  "the function_call " + std::string(call_id) + " has no arguments string");
     }
   }
   if (found.empty()) {
@@ -231,12 +249,14 @@ bool apply_codex_shell_call(const HookCall& call, const CodexShellCall& real,
   }
   if (text_of(hook_cmd->value) != real.cmd) {
     return fail(error, kCodexCallMismatch,
-                "the hook's command differs from the cmd in Codex's transcript: two interpretations of one call");
+                "the hook's command differs from the cmd in Codex's transcript: two "
+                "interpretations of one call");
   }
   if (real.shell && !is_posix_shell(*real.shell)) {
     return fail(error, kCodexShell,
                 "Codex was asked to run this command with shell '" + *real.shell +
-                    "'; Warden judges commands for sh, bash, zsh, dash and ksh only (call again without shell)");
+                    "'; Warden judges commands for sh, bash, zsh, dash and ksh only (call again "
+                    "without shell)");
   }
   if (real.tty && *real.tty) {
     return fail(error, kCodexTty,
@@ -249,7 +269,8 @@ bool apply_codex_shell_call(const HookCall& call, const CodexShellCall& real,
     if (w.is_relative()) {
       if (call.cwd.empty()) {
         return fail(error, kCodexCallArguments,
-                    "exec_command workdir '" + *real.workdir + "' is relative and the hook input has no cwd");
+                    "exec_command workdir '" + *real.workdir +
+                        "' is relative and the hook input has no cwd");
       }
       w = std::filesystem::path(call.cwd) / w;
     }
@@ -259,7 +280,8 @@ bool apply_codex_shell_call(const HookCall& call, const CodexShellCall& real,
 
   rapidjson::Document doc;
   doc.Parse(proposal_json->data(), proposal_json->size());
-  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("payload") || !doc["payload"].IsObject()) {
+  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("payload") ||
+      !doc["payload"].IsObject()) {
     return fail(error, "E_INTERNAL", "the Bash proposal has no payload");
   }
   auto& alloc = doc.GetAllocator();
@@ -268,7 +290,9 @@ bool apply_codex_shell_call(const HookCall& call, const CodexShellCall& real,
     if (payload.HasMember(key)) payload.RemoveMember(key);
     payload.AddMember(Value(key, alloc), std::move(v), alloc);
   };
-  auto str = [&](const std::string& s) { return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), alloc); };
+  auto str = [&](const std::string& s) {
+    return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), alloc);
+  };
   put("cwd", str(cwd));
   if (real.workdir) put("workdir", str(*real.workdir));
   if (real.shell) put("shell", str(*real.shell));
@@ -314,9 +338,11 @@ std::string codex_exec_command_line(std::string_view call_id, std::string_view c
   return std::string(line.GetString(), line.GetSize()) + "\n";
 }
 
-bool complete_codex_bash_proposal(const HookCall& call, std::string* proposal_json, HookError* error) {
+bool complete_codex_bash_proposal(const HookCall& call, std::string* proposal_json,
+                                  HookError* error) {
   CodexShellCall real;
-  if (!read_codex_shell_call(call.transcript_path, call.tool_use_id, kCodexTranscriptTailBytes, &real, error)) {
+  if (!read_codex_shell_call(call.transcript_path, call.tool_use_id, kCodexTranscriptTailBytes,
+                             &real, error)) {
     return false;
   }
   return apply_codex_shell_call(call, real, proposal_json, error);

@@ -26,7 +26,8 @@ struct TempDir {
   fs::path path;
   TempDir() {
     std::random_device rd;
-    path = fs::temp_directory_path() / ("warden-codex-call-" + std::to_string(rd()) + std::to_string(rd()));
+    path = fs::temp_directory_path() /
+           ("warden-codex-call-" + std::to_string(rd()) + std::to_string(rd()));
     fs::create_directories(path);
   }
   ~TempDir() {
@@ -72,7 +73,8 @@ std::string write_rollout(const TempDir& dir, const std::vector<std::string>& li
 }
 
 HookCall codex_bash(const std::string& command, const std::string& transcript,
-                    const std::string& call_id = "call_1", const std::string& cwd = "/home/user/project") {
+                    const std::string& call_id = "call_1",
+                    const std::string& cwd = "/home/user/project") {
   HookCall call;
   call.session_id = "s-1";
   call.cwd = cwd;
@@ -82,7 +84,8 @@ HookCall codex_bash(const std::string& command, const std::string& transcript,
   call.permission_mode = "bypassPermissions";
   call.transcript_path = transcript;
   call.tool_input.SetObject();
-  call.tool_input.AddMember("command", rapidjson::Value(command.c_str(), call.tool_input.GetAllocator()),
+  call.tool_input.AddMember("command",
+                            rapidjson::Value(command.c_str(), call.tool_input.GetAllocator()),
                             call.tool_input.GetAllocator());
   return call;
 }
@@ -110,13 +113,15 @@ std::string payload_string(const Completed& c, const char* key) {
 
 }  // namespace
 
-TEST_CASE("codex call: the function_call with the hook's call_id gives every argument", "[agents][codex]") {
+TEST_CASE("codex call: the function_call with the hook's call_id gives every argument",
+          "[agents][codex]") {
   TempDir dir;
   const auto path = write_rollout(
       dir, {kMeta, call_line("call_0", R"({"cmd":"pwd"})"),
-            call_line("call_1", R"({"cmd":"touch x","workdir":"/tmp/w","shell":"/bin/bash","login":false,)"
-                                R"("tty":false,"sandbox_permissions":"use_default","justification":"why",)"
-                                R"("max_output_tokens":100,"yield_time_ms":250,"prefix_rule":["touch"]})"),
+            call_line("call_1",
+                      R"({"cmd":"touch x","workdir":"/tmp/w","shell":"/bin/bash","login":false,)"
+                      R"("tty":false,"sandbox_permissions":"use_default","justification":"why",)"
+                      R"("max_output_tokens":100,"yield_time_ms":250,"prefix_rule":["touch"]})"),
             kOutput});
   CodexShellCall real;
   HookError error;
@@ -156,14 +161,18 @@ TEST_CASE("codex call: no such call, no call id, no transcript path: deny", "[ag
   CHECK(c.error.code == kCodexCallMissing);
 }
 
-TEST_CASE("codex call: workdir becomes the cwd, joined to the hook cwd when relative", "[agents][codex]") {
+TEST_CASE("codex call: workdir becomes the cwd, joined to the hook cwd when relative",
+          "[agents][codex]") {
   TempDir dir;
   const auto path = write_rollout(
-      dir, {call_line("call_abs", R"({"cmd":"touch warden-unit.service","workdir":"/home/user/.config/systemd/user"})"),
-            call_line("call_rel", R"({"cmd":"ls","workdir":"src/../lib/"})"),
-            call_line("call_up", R"({"cmd":"ls","workdir":"../.."})"),
-            call_line("call_tilde", R"({"cmd":"ls","workdir":"~/.ssh"})"),
-            call_line("call_none", R"({"cmd":"ls"})")});
+      dir,
+      {call_line(
+           "call_abs",
+           R"({"cmd":"touch warden-unit.service","workdir":"/home/user/.config/systemd/user"})"),
+       call_line("call_rel", R"({"cmd":"ls","workdir":"src/../lib/"})"),
+       call_line("call_up", R"({"cmd":"ls","workdir":"../.."})"),
+       call_line("call_tilde", R"({"cmd":"ls","workdir":"~/.ssh"})"),
+       call_line("call_none", R"({"cmd":"ls"})")});
   auto abs = complete(codex_bash("touch warden-unit.service", path, "call_abs"));
   REQUIRE(abs.ok);
   CHECK(payload_string(abs, "cwd") == "/home/user/.config/systemd/user");
@@ -196,7 +205,9 @@ TEST_CASE("codex call: workdir becomes the cwd, joined to the hook cwd when rela
   CHECK(nocwd.error.code == kCodexCallArguments);
 }
 
-TEST_CASE("codex call: a shell that is not a POSIX shell is refused; sh, bash, zsh, dash, ksh are kept", "[agents][codex]") {
+TEST_CASE(
+    "codex call: a shell that is not a POSIX shell is refused; sh, bash, zsh, dash, ksh are kept",
+    "[agents][codex]") {
   TempDir dir;
   const auto path = write_rollout(
       dir, {call_line("py", R"J({"cmd":"import os; os.system('id')","shell":"python3"})J"),
@@ -205,13 +216,15 @@ TEST_CASE("codex call: a shell that is not a POSIX shell is refused; sh, bash, z
             call_line("bash", R"({"cmd":"ls","shell":"/bin/bash"})"),
             call_line("zsh", R"({"cmd":"ls","shell":"zsh"})"),
             call_line("dash", R"({"cmd":"ls","shell":"/usr/bin/dash"})")});
-  for (auto [id, cmd] : {std::pair{"py", "import os; os.system('id')"}, {"pypath", "import os"}, {"env", "ls"}}) {
+  for (auto [id, cmd] :
+       {std::pair{"py", "import os; os.system('id')"}, {"pypath", "import os"}, {"env", "ls"}}) {
     auto c = complete(codex_bash(cmd, path, id));
     INFO(id);
     CHECK_FALSE(c.ok);
     CHECK(c.error.code == kCodexShell);
   }
-  for (auto [id, shell] : {std::pair{"bash", "/bin/bash"}, {"zsh", "zsh"}, {"dash", "/usr/bin/dash"}}) {
+  for (auto [id, shell] :
+       {std::pair{"bash", "/bin/bash"}, {"zsh", "zsh"}, {"dash", "/usr/bin/dash"}}) {
     auto c = complete(codex_bash("ls", path, id));
     INFO(id);
     REQUIRE(c.ok);
@@ -232,11 +245,16 @@ TEST_CASE("codex call: the hook's command must be the transcript's cmd", "[agent
   CHECK(nl.error.code == kCodexCallMismatch);
 }
 
-TEST_CASE("codex call: the same call_id twice with different arguments is refused; identical is fine", "[agents][codex]") {
+TEST_CASE(
+    "codex call: the same call_id twice with different arguments is refused; identical is fine",
+    "[agents][codex]") {
   TempDir dir;
-  const auto same = write_rollout(dir, {call_line("c", R"({"cmd":"ls"})"), kOutput, call_line("c", R"({"cmd":"ls"})")}, "same.jsonl");
-  const auto differ = write_rollout(dir, {call_line("c", R"({"cmd":"ls"})"),
-                                          call_line("c", R"({"cmd":"ls","workdir":"/etc"})")}, "differ.jsonl");
+  const auto same = write_rollout(
+      dir, {call_line("c", R"({"cmd":"ls"})"), kOutput, call_line("c", R"({"cmd":"ls"})")},
+      "same.jsonl");
+  const auto differ = write_rollout(
+      dir, {call_line("c", R"({"cmd":"ls"})"), call_line("c", R"({"cmd":"ls","workdir":"/etc"})")},
+      "differ.jsonl");
   CodexShellCall real;
   HookError error;
   CHECK(read_codex_shell_call(same, "c", kCodexTranscriptTailBytes, &real, &error));
@@ -244,7 +262,8 @@ TEST_CASE("codex call: the same call_id twice with different arguments is refuse
   CHECK(error.code == kCodexCallMismatch);
 }
 
-TEST_CASE("codex call: tty, unknown or mistyped arguments and other tools are refused", "[agents][codex]") {
+TEST_CASE("codex call: tty, unknown or mistyped arguments and other tools are refused",
+          "[agents][codex]") {
   TempDir dir;
   const auto path = write_rollout(
       dir, {call_line("tty", R"({"cmd":"sqlite3 db","tty":true})"),
@@ -252,8 +271,7 @@ TEST_CASE("codex call: tty, unknown or mistyped arguments and other tools are re
             call_line("unknown", R"({"cmd":"ls","env":{"LD_PRELOAD":"/tmp/x.so"}})"),
             call_line("badtype", R"({"cmd":"ls","workdir":["/etc"]})"),
             call_line("badtty", R"({"cmd":"ls","tty":"yes"})"),
-            call_line("nocmd", R"({"workdir":"/tmp"})"),
-            call_line("arraycmd", R"({"cmd":["ls"]})"),
+            call_line("nocmd", R"({"workdir":"/tmp"})"), call_line("arraycmd", R"({"cmd":["ls"]})"),
             call_line("notjson", R"({"cmd":"ls")"),
             call_line("shell", R"({"command":["bash","-lc","ls"]})", "shell"),
             call_line("shell_command", R"({"command":"ls"})", "shell_command")});
@@ -266,7 +284,8 @@ TEST_CASE("codex call: tty, unknown or mistyped arguments and other tools are re
   CHECK(notty.proposal["payload"]["tty"].IsFalse());
   CHECK(notty.proposal["payload"]["login"].IsTrue());
 
-  for (const char* id : {"unknown", "badtype", "badtty", "nocmd", "arraycmd", "notjson", "shell", "shell_command"}) {
+  for (const char* id :
+       {"unknown", "badtype", "badtty", "nocmd", "arraycmd", "notjson", "shell", "shell_command"}) {
     auto c = complete(codex_bash("ls", path, id));
     INFO(id << ": " << c.error.message);
     CHECK_FALSE(c.ok);
@@ -274,10 +293,15 @@ TEST_CASE("codex call: tty, unknown or mistyped arguments and other tools are re
   }
 }
 
-TEST_CASE("codex call: sandbox_permissions is kept for the rules; justification becomes the explanation", "[agents][codex]") {
+TEST_CASE(
+    "codex call: sandbox_permissions is kept for the rules; justification becomes the explanation",
+    "[agents][codex]") {
   TempDir dir;
   const auto path = write_rollout(
-      dir, {call_line("esc", R"({"cmd":"ls","sandbox_permissions":"require_escalated","justification":"list the build output"})")});
+      dir,
+      {call_line(
+          "esc",
+          R"({"cmd":"ls","sandbox_permissions":"require_escalated","justification":"list the build output"})")});
   auto c = complete(codex_bash("ls", path, "esc"));
   REQUIRE(c.ok);
   CHECK(payload_string(c, "sandbox_permissions") == "require_escalated");
@@ -288,7 +312,8 @@ TEST_CASE("codex call: only the tail of a huge rollout is read", "[agents][codex
   TempDir dir;
   std::vector<std::string> lines{call_line("early", R"({"cmd":"ls"})")};
   const std::string filler =
-      R"({"type":"event_msg","payload":{"type":"agent_message","message":")" + std::string(64 * 1024, 'x') + "\"}}";
+      R"({"type":"event_msg","payload":{"type":"agent_message","message":")" +
+      std::string(64 * 1024, 'x') + "\"}}";
   for (int i = 0; i < 96; ++i) lines.push_back(filler);  // 6 MiB
   lines.push_back(call_line("late", R"({"cmd":"pwd"})"));
   const auto path = write_rollout(dir, lines);
@@ -309,29 +334,35 @@ TEST_CASE("codex call: only the tail of a huge rollout is read", "[agents][codex
   CHECK(error.code == kCodexCallMissing);
 }
 
-TEST_CASE("codex call: a transcript that is missing or not a regular file is refused", "[agents][codex]") {
+TEST_CASE("codex call: a transcript that is missing or not a regular file is refused",
+          "[agents][codex]") {
   TempDir dir;
   CodexShellCall real;
   HookError error;
-  CHECK_FALSE(read_codex_shell_call((dir.path / "absent.jsonl").string(), "c", kCodexTranscriptTailBytes, &real, &error));
+  CHECK_FALSE(read_codex_shell_call((dir.path / "absent.jsonl").string(), "c",
+                                    kCodexTranscriptTailBytes, &real, &error));
   CHECK(error.code == kCodexTranscript);
-  CHECK_FALSE(read_codex_shell_call(dir.path.string(), "c", kCodexTranscriptTailBytes, &real, &error));
+  CHECK_FALSE(
+      read_codex_shell_call(dir.path.string(), "c", kCodexTranscriptTailBytes, &real, &error));
   CHECK(error.code == kCodexTranscript);
   const auto fifo = (dir.path / "fifo").string();
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-  CHECK_FALSE(read_codex_shell_call(fifo, "c", kCodexTranscriptTailBytes, &real, &error));  // no wait for a writer
+  CHECK_FALSE(read_codex_shell_call(fifo, "c", kCodexTranscriptTailBytes, &real,
+                                    &error));  // no wait for a writer
   CHECK(error.code == kCodexTranscript);
   CHECK_FALSE(read_codex_shell_call("/dev/null", "c", kCodexTranscriptTailBytes, &real, &error));
   CHECK(error.code == kCodexTranscript);
   // A symlink to a regular file is read (the file is what counts).
   const auto target = write_rollout(dir, {call_line("c", R"({"cmd":"ls"})")});
   fs::create_symlink(target, dir.path / "link.jsonl");
-  CHECK(read_codex_shell_call((dir.path / "link.jsonl").string(), "c", kCodexTranscriptTailBytes, &real, &error));
+  CHECK(read_codex_shell_call((dir.path / "link.jsonl").string(), "c", kCodexTranscriptTailBytes,
+                              &real, &error));
 }
 
 TEST_CASE("codex call: malformed lines are skipped, the call is still found", "[agents][codex]") {
   TempDir dir;
-  const std::string bad_utf8 = std::string("{\"type\":\"response_item\",\"x\":\"") + "\xff\xfe" + "\"}";
+  const std::string bad_utf8 =
+      std::string("{\"type\":\"response_item\",\"x\":\"") + "\xff\xfe" + "\"}";
   const auto path = write_rollout(
       dir, {"not json at all", "", "[1,2,3]", "\"a string\"", bad_utf8,
             R"({"type":"response_item","payload":"not an object"})",
@@ -347,17 +378,20 @@ TEST_CASE("codex call: malformed lines are skipped, the call is still found", "[
   CHECK(error.code == kCodexCallMissing);
 }
 
-TEST_CASE("codex hook with the shipped rules: a hidden workdir is judged where it runs", "[agents][codex]") {
+TEST_CASE("codex hook with the shipped rules: a hidden workdir is judged where it runs",
+          "[agents][codex]") {
   TempDir dir;
   const fs::path home = dir.path / "home";
   const fs::path project = home / "project";
   fs::create_directories(project / "src");
   const std::string unit_dir = (home / ".config/systemd/user").string();
   const auto path = write_rollout(
-      dir, {call_line("trap", "{\"cmd\":\"touch warden-unit.service\",\"workdir\":\"" + unit_dir +
-                                  "\",\"justification\":\"create the unit\"}"),
-            call_line("plain", R"({"cmd":"touch warden-unit.service","justification":"create the unit"})"),
-            call_line("sub", R"({"cmd":"ls","workdir":"src","justification":"list the sources"})")});
+      dir,
+      {call_line("trap", "{\"cmd\":\"touch warden-unit.service\",\"workdir\":\"" + unit_dir +
+                             "\",\"justification\":\"create the unit\"}"),
+       call_line("plain",
+                 R"({"cmd":"touch warden-unit.service","justification":"create the unit"})"),
+       call_line("sub", R"({"cmd":"ls","workdir":"src","justification":"list the sources"})")});
   DeciderConfig config;
   config.rules = {warden::agents::testing::kShippedRules};
   config.workspace = project.string();
@@ -414,13 +448,16 @@ TEST_CASE("codex hook with the shipped rules: a hidden workdir is judged where i
   CHECK(gone.stdout_json.find(kCodexCallMissing) != std::string::npos);
 }
 
-TEST_CASE("codex call: a null transcript_path (codex exec --ephemeral) denies Bash only", "[agents][codex]") {
+TEST_CASE("codex call: a null transcript_path (codex exec --ephemeral) denies Bash only",
+          "[agents][codex]") {
   const std::string base =
       R"({"session_id":"s","turn_id":"t","cwd":"/home/user/project","hook_event_name":"PreToolUse",)"
       R"("model":"m","permission_mode":"bypassPermissions","tool_use_id":"call_1",)";
   HookCall bash;
   HookError error;
-  REQUIRE(parse_hook_call(base + R"("transcript_path":null,"tool_name":"Bash","tool_input":{"command":"ls"}})", &bash, &error));
+  REQUIRE(parse_hook_call(
+      base + R"("transcript_path":null,"tool_name":"Bash","tool_input":{"command":"ls"}})", &bash,
+      &error));
   CHECK(bash.transcript_path.empty());
   auto c = complete(bash);
   CHECK_FALSE(c.ok);
@@ -428,11 +465,16 @@ TEST_CASE("codex call: a null transcript_path (codex exec --ephemeral) denies Ba
 
   // Other tools do not need the rollout: a null transcript_path is no reason to refuse them.
   HookCall patch;
-  REQUIRE(parse_hook_call(base + R"("transcript_path":null,"tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch"}})", &patch, &error));
+  REQUIRE(parse_hook_call(
+      base +
+          R"("transcript_path":null,"tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch"}})",
+      &patch, &error));
   std::string json;
   CHECK(hook_proposal(patch, "codex", &json, &error));
 
   HookCall bad;
-  CHECK_FALSE(parse_hook_call(base + R"("transcript_path":7,"tool_name":"Bash","tool_input":{"command":"ls"}})", &bad, &error));
+  CHECK_FALSE(parse_hook_call(
+      base + R"("transcript_path":7,"tool_name":"Bash","tool_input":{"command":"ls"}})", &bad,
+      &error));
   CHECK(error.code == kHookInputShape);
 }
