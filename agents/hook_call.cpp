@@ -72,6 +72,12 @@ bool parse_hook_call(std::string_view text, HookCall* call, HookError* error) {
       return fail(error, kHookInputShape, std::string(key) + " is not a string");
     }
   }
+  // transcript_path: Codex sends null when it keeps no rollout (codex exec --ephemeral).
+  if (auto t = doc.FindMember("transcript_path"); t != doc.MemberEnd() && t->value.IsNull()) {
+    call->transcript_path.clear();
+  } else if (!optional_string(doc, "transcript_path", &call->transcript_path)) {
+    return fail(error, kHookInputShape, "transcript_path is not a string");
+  }
   auto input = doc.FindMember("tool_input");
   if (input == doc.MemberEnd() || !input->value.IsObject()) {
     return fail(error, kHookInputShape, "hook input has no tool_input object");

@@ -38,14 +38,17 @@ struct HookCall {
   std::string tool_name;        // non-empty
   std::string tool_use_id;      // "" when absent
   std::string permission_mode;  // "default", "plan", "acceptEdits", "bypassPermissions", …; "" when absent
+  std::string transcript_path;  // "" when absent or null; Codex's rollout, read by agents/codex_call.h
   rapidjson::Document tool_input;  // always an object
 };
 
 // Parses the hook's stdin. Refuses (false, *error set): text over kMaxHookInputBytes, invalid
-// JSON or UTF-8, a duplicate member name or a lone surrogate escape at any depth (the agent
-// read its JSON otherwise), a non-object, a missing or non-string tool_name, a tool_input that is not an
-// object, a hook_event_name other than "PreToolUse", and a session_id, cwd, tool_use_id or
-// permission_mode that is present but not a string.
+// JSON or UTF-8, a duplicate member name, a lone surrogate escape or nesting deeper than
+// kMaxJsonDepth (agents/json_strict.h) anywhere (the agent read its JSON otherwise), a
+// non-object, a missing or non-string tool_name, a tool_input that is not an object, a
+// hook_event_name other than "PreToolUse", and a session_id, cwd, tool_use_id,
+// permission_mode or transcript_path that is present but not a string (a null
+// transcript_path, Codex's when it keeps no rollout, is absent).
 bool parse_hook_call(std::string_view text, HookCall* call, HookError* error);
 
 }  // namespace warden::agents

@@ -11,21 +11,24 @@
 
 #include <cerrno>
 #include <cstring>
+#include <cstdlib>
 
+#include "agents/codex_call.h"
 #include "agents/hook_doctor_checks.h"
 
 namespace warden::agents {
 
 namespace {
 
-std::string probe_input(HookAgent agent, const std::string& cwd, const std::string& command) {
+std::string probe_input(HookAgent agent, const std::string& cwd, const std::string& command,
+                        const std::string& transcript_path) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   w.StartObject();
   w.Key("session_id");
   w.String("warden-hook-doctor");
   w.Key("transcript_path");
-  w.String("");
+  w.String(transcript_path.c_str());
   w.Key("cwd");
   w.String(cwd.c_str());
   w.Key("hook_event_name");
@@ -173,8 +176,23 @@ ChildOutput run_child(const std::vector<std::string>& argv, const std::string& c
 
 ProbeAnswer probe_hook(HookAgent agent, const std::string& command, const std::string& cwd,
                        const std::string& shell_command, std::chrono::milliseconds deadline) {
+  // Codex: the hook reads the call's real arguments from Codex's rollout (agents/codex_call.h),
+  // so the probe writes a one-line rollout for its call, removed after the run.
+  std::string transcript;
+  if (agent == HookAgent::Codex) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/warden-doctor-rollout.XXXXXX";
+    int fd = ::mkstemp(path.data());
+    if (fd >= 0) {
+      const std::string line = codex_exec_command_line("warden-hook-doctor-probe", shell_command);
+      bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+      ::close(fd);
+      if (ok) transcript = path; else ::unlink(path.c_str());
+    }
+  }
   auto run = doctor::run_child({"/bin/sh", "-c", command}, cwd,
-                               probe_input(agent, cwd, shell_command), deadline, nullptr);
+                               probe_input(agent, cwd, shell_command, transcript), deadline, nullptr);
+  if (!transcript.empty()) ::unlink(transcript.c_str());
   ProbeAnswer a;
   a.ran = run.ran;
   a.failure = run.failure;

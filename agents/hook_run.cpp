@@ -3,6 +3,7 @@
 
 #include <exception>
 
+#include "agents/codex_call.h"
 #include "agents/hook_proposal.h"
 
 namespace warden::agents {
@@ -17,6 +18,12 @@ HookAnswer run_hook(std::string_view input, Decider* decider, std::string_view d
     const std::string_view label =
         options.agent_label.empty() ? agent_name(options.agent) : std::string_view(options.agent_label);
     if (!hook_proposal(call, label, &proposal, &error)) {
+      return answer_failure(error.code, error.message);
+    }
+    // Codex's hook input hides exec_command's workdir, shell, tty…: the real call comes from
+    // Codex's rollout (agents/codex_call.h); without it, deny.
+    if (options.agent == HookAgent::Codex && tool_kind(call.tool_name) == ToolKind::Bash &&
+        !complete_codex_bash_proposal(call, &proposal, &error)) {
       return answer_failure(error.code, error.message);
     }
     if (!decider) {

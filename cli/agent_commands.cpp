@@ -18,7 +18,7 @@ void add_decider_flags(CLI::App* cmd, agents::DeciderConfig* c) {
   cmd->add_flag("--tls", c->tls, "Use TLS and verify the daemon's certificate");
   cmd->add_option("--ca", c->ca, "PEM file of the CA that signed the daemon's certificate");
   cmd->add_option("--pin", c->pin, "sha256:HEX of the daemon's certificate (DER)");
-  cmd->add_option("--server-name", c->server_name, "Name the daemon's certificate must carry");
+  cmd->add_option("--tls-server-name", c->server_name, "Name the daemon's certificate must carry");
   cmd->add_option("--rules", c->rules,
                   "Decide in-process from these rule files or directories (no daemon)");
   cmd->add_option("--workspace", c->workspace, "In-process: the agent's workspace root");

@@ -10,7 +10,7 @@
 
 namespace warden::cli {
 
-// --addr, --unix, --token, --token-file, --tls, --ca, --pin, --server-name, --rules,
+// --addr, --unix, --token, --token-file, --tls, --ca, --pin, --tls-server-name, --rules,
 // --workspace, --home, --principal, --group, --timeout-ms into *config.
 void add_decider_flags(CLI::App* cmd, agents::DeciderConfig* config);
 

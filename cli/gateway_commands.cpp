@@ -51,11 +51,6 @@ void register_gateway_commands(CLI::App& app, int* exit_code) {
       "Stdio MCP proxy: start the MCP server COMMAND as a child and decide every tools/call "
       "(and filter tools/list) with Warden before it reaches the server");
   add_decider_flags(cmd, &flags->decider);
-  // Here --server-name names the MCP server in proposals; the daemon certificate's name, the
-  // shared flag elsewhere, is --tls-server-name.
-  cmd->remove_option(cmd->get_option("--server-name"));
-  cmd->add_option("--tls-server-name", flags->decider.server_name,
-                  "Name the daemon's certificate must carry");
   cmd->add_option("--server-name", flags->server_name,
                   "The MCP server's name in proposals (payload.server; default: the basename "
                   "of COMMAND)");

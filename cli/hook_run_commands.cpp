@@ -154,7 +154,18 @@ void add_hook(CLI::App& hook, int* exit_code, HookAgent agent) {
       "else the daemon's Unix socket STATE_DIR/warden.sock when it exists, else "
       "127.0.0.1:9105; token from --token, --token-file, $WARDEN_TOKEN or $WARDEN_TOKEN_FILE) "
       "or in-process with --rules (the rules are compiled on every run: slower, no session "
-      "memory).\n"
+      "memory).\n" +
+      // Codex Bash: the real exec_command arguments come from Codex's rollout (agents/codex_call.h).
+      std::string(codex ? "Codex's Bash: its hook input carries the command only, so the call's "
+                          "real arguments are read from Codex's rollout (transcript_path, by "
+                          "tool_use_id): cwd = workdir; shell, login, tty, sandbox_permissions "
+                          "go into the payload. Denied: the call not found or unreadable "
+                          "(E_CODEX_TRANSCRIPT, E_CODEX_CALL_MISSING), a cmd differing from the "
+                          "hook's command (E_CODEX_CALL_MISMATCH), unknown arguments "
+                          "(E_CODEX_CALL_ARGUMENTS), a shell other than sh, bash, zsh, dash, ksh "
+                          "(E_CODEX_SHELL), tty: true (E_CODEX_TTY: write_stdin input never "
+                          "reaches the hook).\n"
+                        : "") +
       "Output, one JSON line: {\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\","
       "\"permissionDecision\":\"allow|ask|deny\",\"permissionDecisionReason\":\"Warden: "
       "…\"}}. approve → allow, exit 0" +

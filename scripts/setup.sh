@@ -7,9 +7,14 @@ PACKAGES=(g++ cmake ninja-build pkg-config libclips-dev rapidjson-dev catch2 lib
           libcli11-dev libssl-dev libtomlplusplus-dev libboost-dev libspdlog-dev libsqlite3-dev
           libcurl4-openssl-dev python3 openssl  # openssl: the TLS tests make their certificates
           clang libclang-rt-dev  # clang + libFuzzer: the fuzz targets (fuzz/run.sh, .ci/run)
-          nodejs npm iproute2 util-linux)  # the end-to-end tests: real agent CLIs in a network namespace
+          iproute2 util-linux)  # the end-to-end tests: real agent CLIs in a network namespace (ip, unshare)
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+# Node and npm for the end-to-end tests: Debian's, unless the machine already has both (a
+# Node build that bundles npm conflicts with Debian's npm package).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  for p in nodejs npm; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
@@ -17,13 +22,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # The pinned agent CLIs and MCP packages of the end-to-end tests (tests/e2e/package-lock.json),
 # installed again only when the lockfile changed.
-if [ "${WARDEN_SKIP_NPM:-0}" != 1 ]; then
-  stamp=tests/e2e/node_modules/.warden-lock.sha256
-  want=$(sha256sum tests/e2e/package-lock.json | cut -d' ' -f1)
-  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-    (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
-    echo "$want" > "$stamp"
-  fi
+stamp=tests/e2e/node_modules/.warden-lock.sha256
+want=$(sha256sum tests/e2e/package-lock.json | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$want" > "$stamp"
 fi
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} "$@" >/dev/null

@@ -6,9 +6,12 @@
 #include <rapidjson/writer.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "agents/codex_call.h"
 #include "tests/agents/serve_child.h"
 
 using namespace warden::agents::testing;
@@ -61,6 +64,40 @@ Answer hook(std::vector<std::string> args, const std::string& input,
   return a;
 }
 
+// Codex's hook reads a Bash call's real arguments from Codex's rollout (agents/codex_call.h):
+// a Bash input gets a one-line rollout for its tool_use_id and command as transcript_path
+// (Claude Code ignores it). The files live in one directory removed at exit.
+std::string with_rollout(const std::string& text) {
+  static struct Dir {
+    std::string path;
+    Dir() {
+      std::string t = "/tmp/warden-hook-run-test.XXXXXX";
+      path = ::mkdtemp(t.data()) ? t : "";
+    }
+    ~Dir() {
+      if (!path.empty()) std::filesystem::remove_all(path);
+    }
+  } dir;
+  static int n = 0;
+  rapidjson::Document d;
+  d.Parse(text.c_str());
+  if (!d.IsObject() || !d.HasMember("tool_name") || std::string(d["tool_name"].GetString()) != "Bash" ||
+      !d.HasMember("tool_input") || !d["tool_input"].HasMember("command") || dir.path.empty()) {
+    return text;
+  }
+  const std::string path = dir.path + "/rollout-" + std::to_string(++n) + ".jsonl";
+  std::ofstream(path, std::ios::binary)
+      << warden::agents::codex_exec_command_line(d["tool_use_id"].GetString(),
+                                                 d["tool_input"]["command"].GetString());
+  auto& al = d.GetAllocator();
+  if (d.HasMember("transcript_path")) d.RemoveMember("transcript_path");
+  d.AddMember("transcript_path", rapidjson::Value(path.c_str(), al), al);
+  rapidjson::StringBuffer b;
+  rapidjson::Writer<rapidjson::StringBuffer> w(b);
+  d.Accept(w);
+  return b.GetString();
+}
+
 std::string bash_input(const std::string& command, const std::string& mode = "default",
                        bool description = true) {
   rapidjson::Document d;
@@ -79,7 +116,7 @@ std::string bash_input(const std::string& command, const std::string& mode = "de
   rapidjson::StringBuffer b;
   rapidjson::Writer<rapidjson::StringBuffer> w(b);
   d.Accept(w);
-  return b.GetString();
+  return with_rollout(b.GetString());
 }
 
 std::string sample(const std::string& name) {
@@ -87,7 +124,7 @@ std::string sample(const std::string& name) {
   REQUIRE(in);
   std::stringstream s;
   s << in.rdbuf();
-  return s.str();
+  return with_rollout(s.str());
 }
 
 std::vector<std::string> in_process(std::string agent, std::vector<std::string> more = {}) {
