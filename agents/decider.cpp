@@ -215,11 +215,12 @@ class DaemonDecider final : public Decider {
     return l.count() > 0 ? l + milliseconds(2) : milliseconds(0);
   }
 
-  // A connection failure: E_TIMEOUT when the budget ran out, else E_UNAVAILABLE.
+  // A connection failure: E_TIMEOUT when the budget ran out (or a wait the client timed
+  // out, whatever the clock says now), else E_UNAVAILABLE.
   Verdict lost(Clock::time_point deadline, const std::string& what) {
     client_.close();
     connected_ = false;
-    if (Clock::now() >= deadline) {
+    if (Clock::now() >= deadline || what.find("timed out") != std::string::npos) {
       return failure(kTimeout, "no decision from the daemon at " + address_ + " within " +
                                    std::to_string(config_.budget.count()) + " ms (" + what + ")");
     }

@@ -296,7 +296,8 @@ bool Client::connect(const std::string& address, ms timeout, std::string* error)
   std::string payload;
   ReadStatus status = read_message(&payload, timeout);
   if (status != ReadStatus::Ok) {
-    *error = "no handshake from " + address;
+    *error = status == ReadStatus::Timeout ? "timed out waiting for the handshake from " + address
+                                           : "no handshake from " + address;
     close();
     return false;
   }
@@ -319,8 +320,8 @@ bool Client::authenticate(const std::string& token, ms timeout, std::string* err
   append_json_string(fields, token);
   if (!send_message(make_request("auth", "auth", fields), error)) return false;
   std::string payload;
-  if (read_message(&payload, timeout) != ReadStatus::Ok) {
-    *error = "no reply to auth";
+  if (ReadStatus status = read_message(&payload, timeout); status != ReadStatus::Ok) {
+    *error = status == ReadStatus::Timeout ? "timed out waiting for the reply to auth" : "no reply to auth";
     return false;
   }
   rapidjson::Document doc;

@@ -5,10 +5,7 @@
 # the project). The same steps under an allow-all control hook show each trap is real.
 # Run by ctest (codex_hidden_args_e2e) with WARDEN_BIN; see tests/e2e/README.md.
 #
-# Rules: the shipped rules and tests/e2e/fixtures, WITHOUT explanation.clp (as codex_e2e.sh):
-# Codex's hook input carries no explanation. exec_command's `justification` (which the hook
-# uses as the explanation) cannot stand in: Codex 0.169 refuses it without sandbox_permissions
-# require_escalated, and refuses that under approval_policy never.
+# Rules: the shipped rules and tests/e2e/fixtures (as codex_e2e.sh).
 source "$(dirname "$0")/lib.sh" || { echo "e2e: FATAL: cannot load tests/e2e/lib.sh" >&2; exit 1; }
 require_agent codex
 
@@ -30,7 +27,7 @@ setup_world() {
   touch "$S_PROJECT/src/visible-src-file"
 }
 
-RULES="$(rules_dir --without explanation.clp)" || die "cannot assemble the rules directory"
+RULES="$(rules_dir)" || die "cannot assemble the rules directory"
 BLOCKED="Command blocked by PreToolUse hook: "
 
 # ---- 1. control: under an allow-all hook every hidden argument takes effect ----------------
