@@ -93,6 +93,24 @@ HookAnswer answer_verdict(HookAgent agent, const HookCall& call, std::string_vie
     }
   }
   const std::string* updated_input = rewritten ? &updated : nullptr;
+  // Plan mode is read-only by the user's choice, and Claude enforces it in its own permission
+  // check, which an allow skips (measured: an allowed Write runs in plan mode). So an approve
+  // there is no answer at all ({}): Claude's own check decides, as without Warden.
+  if (v.outcome == Outcome::Approve && agent == HookAgent::ClaudeCode &&
+      call.permission_mode == "plan") {
+    if (rewritten) {
+      return make("deny", "Warden: a rule rewrote this action, and in plan mode Warden leaves "
+                          "the call to Claude's own check, which cannot run the rewritten form (" +
+                              described(v, v.reason) + ")");
+    }
+    HookAnswer none;
+    none.decision = "none";
+    none.reason = "Warden: approved; plan mode: Claude Code's own check decides (" +
+                  described(v, v.reason) + ")";
+    none.stdout_json = "{}";
+    none.exit_code = 0;
+    return none;
+  }
   if (v.outcome == Outcome::Approve) {
     return make("allow", "Warden: approved: " + described(v, v.reason), updated_input);
   }

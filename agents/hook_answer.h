@@ -22,7 +22,7 @@ struct HookAnswer {
   std::string stdout_json;  // {"hookSpecificOutput":{…}}, one line
   std::string stderr_text;  // the reason, one line (empty on allow and ask)
   int exit_code = 2;        // 0 allow or ask, 2 deny
-  std::string decision;     // "allow", "ask" or "deny"
+  std::string decision;     // "allow", "ask", "deny", or "none" (stdout {}: the agent's own check)
   std::string reason;       // permissionDecisionReason, starts with "Warden: "
 };
 

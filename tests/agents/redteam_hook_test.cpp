@@ -279,3 +279,22 @@ TEST_CASE("redteam hook: a Bash command out of Claude's sandbox is not allowed b
   CHECK(run("claude-code", input("Bash", R"({"command":"ls","dangerouslyDisableSandbox":false})")).decision ==
         "allow");
 }
+
+TEST_CASE("redteam hook: in plan mode an approve leaves the call to Claude's own check",
+          "[agents][redteam]") {
+  // Measured: Claude in plan mode refuses a Write by itself, but runs it when the hook answers
+  // allow. An approve in plan mode is therefore no answer ({}, exit 0), never an allow.
+  Child child({"hook", "claude-code", "--rules", testing::kShippedRules, "--workspace",
+               "/home/u/proj", "--home", "/home/u"});
+  child.write(input("Write", R"({"file_path":"/home/u/proj/a.txt","content":"x"})", "/home/u/proj",
+                    "plan"));
+  CHECK(child.finish() == 0);
+  REQUIRE_FALSE(child.timed_out);
+  CHECK(child.out() == "{}\n");
+  // A reject is still a deny, and outside plan mode the approve is an allow.
+  CHECK(run("claude-code", input("Write", R"({"file_path":"/home/u/.bashrc","content":"x"})",
+                                 "/home/u/proj", "plan"))
+            .decision == "deny");
+  CHECK(run("claude-code", input("Write", R"({"file_path":"/home/u/proj/a.txt","content":"x"})"))
+            .decision == "allow");
+}
