@@ -299,7 +299,7 @@ bool apply_codex_shell_call(const HookCall& call, const CodexShellCall& real,
     payload.AddMember(Value(key, alloc), std::move(v), alloc);
   };
   auto str = [&](const std::string& s) {
-    return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), alloc);
+    return Value(s.data() ? s.data() : "", static_cast<rapidjson::SizeType>(s.size()), alloc);
   };
   put("cwd", str(cwd));
   if (real.workdir) put("workdir", str(*real.workdir));
@@ -323,7 +323,7 @@ std::string codex_exec_command_line(std::string_view call_id, std::string_view c
     rapidjson::Writer<rapidjson::StringBuffer> w(args);
     w.StartObject();
     w.Key("cmd");
-    w.String(cmd.data(), static_cast<rapidjson::SizeType>(cmd.size()));
+    w.String(cmd.data() ? cmd.data() : "", static_cast<rapidjson::SizeType>(cmd.size()));
     w.EndObject();
   }
   rapidjson::StringBuffer line;
@@ -340,7 +340,7 @@ std::string codex_exec_command_line(std::string_view call_id, std::string_view c
   w.Key("arguments");
   w.String(args.GetString(), static_cast<rapidjson::SizeType>(args.GetSize()));
   w.Key("call_id");
-  w.String(call_id.data(), static_cast<rapidjson::SizeType>(call_id.size()));
+  w.String(call_id.data() ? call_id.data() : "", static_cast<rapidjson::SizeType>(call_id.size()));
   w.EndObject();
   w.EndObject();
   return std::string(line.GetString(), line.GetSize()) + "\n";

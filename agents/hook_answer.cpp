@@ -47,9 +47,9 @@ HookAnswer make(std::string_view decision, const std::string& reason,
   w.Key("hookEventName");
   w.String("PreToolUse");
   w.Key("permissionDecision");
-  w.String(decision.data(), static_cast<rapidjson::SizeType>(decision.size()));
+  w.String(decision.data() ? decision.data() : "", static_cast<rapidjson::SizeType>(decision.size()));
   w.Key("permissionDecisionReason");
-  w.String(reason.data(), static_cast<rapidjson::SizeType>(reason.size()));
+  w.String(reason.data() ? reason.data() : "", static_cast<rapidjson::SizeType>(reason.size()));
   if (updated_input_json) {
     w.Key("updatedInput");
     w.RawValue(updated_input_json->data(), updated_input_json->size(), rapidjson::kObjectType);

@@ -21,7 +21,7 @@ std::string to_text(const Value& v) {
 }
 
 Value string_value(std::string_view s, Alloc& a) {
-  return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
+  return Value(s.data() ? s.data() : "", static_cast<rapidjson::SizeType>(s.size()), a);
 }
 
 // Payload fields the engine derives facts from (engine/fact_codec.cpp: cwd, path, url,

@@ -133,7 +133,7 @@ std::string error_response(std::string_view id, int code, std::string_view messa
   w.Key("code");
   w.Int(code);
   w.Key("message");
-  w.String(message.data(), static_cast<rapidjson::SizeType>(message.size()));
+  w.String(message.data() ? message.data() : "", static_cast<rapidjson::SizeType>(message.size()));
   w.EndObject();
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize());
@@ -155,7 +155,7 @@ std::string refusal_response(std::string_view id, std::string_view text) {
   w.Key("type");
   w.String("text");
   w.Key("text");
-  w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+  w.String(text.data() ? text.data() : "", static_cast<rapidjson::SizeType>(text.size()));
   w.EndObject();
   w.EndArray();
   w.Key("isError");

@@ -16,7 +16,7 @@ namespace {
 using rapidjson::Value;
 
 Value str(std::string_view s, rapidjson::Document::AllocatorType& a) {
-  return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
+  return Value(s.data() ? s.data() : "", static_cast<rapidjson::SizeType>(s.size()), a);
 }
 
 std::string_view view(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
