@@ -9,16 +9,16 @@
 ;;; (`{"tool": NAME, "args": INPUT}`). `context.tool` is the agent's tool name.
 
 ;; Approves the agent's own bookkeeping tools, which touch nothing outside the agent: its
-;; to-do and task lists (TodoWrite, TaskCreate/Get/Update/List), plan mode (EnterPlanMode,
-;; ExitPlanMode: every later call still comes through the hook), questions to the user
-;; (AskUserQuestion), the output of a background command it started and stopping it
-;; (TaskOutput/TaskStop, formerly BashOutput/KillShell/KillBash), and its tool search.
+;; to-do and task lists (TodoWrite, TaskCreate/Get/Update/List), entering plan mode, the
+;; output of a background command it started and stopping it (TaskOutput/TaskStop,
+;; formerly BashOutput/KillShell/KillBash), and its tool search. Not ExitPlanMode nor
+;; AskUserQuestion: their point is a human's answer (approving the plan, answering the
+;; question), which a hook's allow would skip; they keep the default (Claude's own prompt).
 ;; Only without `payload.server`: an MCP server may register a tool of the same name.
 (defrule agent-internal-tool
   (param (proposal ?id) (key "payload.tool")
          (value ?t&"TodoWrite"|"TodoRead"|"TaskCreate"|"TaskGet"|"TaskUpdate"|"TaskList"|"TaskOutput"
-                  |"TaskStop"|"BashOutput"|"KillShell"|"KillBash"|"EnterPlanMode"|"ExitPlanMode"
-                  |"AskUserQuestion"|"ToolSearch"))
+                  |"TaskStop"|"BashOutput"|"KillShell"|"KillBash"|"EnterPlanMode"|"ToolSearch"))
   (proposal (id ?id) (target tool) (action call|nil))
   (not (param (proposal ?id) (key "payload.server")))
   =>
