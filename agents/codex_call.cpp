@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agents/json_strict.h"
+#include "server/protocol.h"
 
 namespace warden::agents {
 
@@ -167,13 +168,6 @@ bool is_posix_shell(std::string_view shell) {
   return false;
 }
 
-std::string to_text(const Value& v) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  v.Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
-
 }  // namespace
 
 bool read_codex_shell_call(const std::string& transcript_path, std::string_view call_id,
@@ -226,7 +220,7 @@ bool read_codex_shell_call(const std::string& transcript_path, std::string_view 
       return fail(error, kCodexCallMismatch,
                   "Codex's transcript holds two different calls with id " + std::string(call_id));
     }
-    found = to_text(*item);
+    found = server::to_json_text(*item);
     name = this_name;
     arguments = this_args;
     if (a == item->MemberEnd() || !a->value.IsString()) {
@@ -313,7 +307,7 @@ bool apply_codex_shell_call(const HookCall& call, const CodexShellCall& real,
       e->value = str(*real.justification);
     }
   }
-  *proposal_json = to_text(doc);
+  *proposal_json = server::to_json_text(doc);
   return true;
 }
 

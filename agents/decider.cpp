@@ -379,6 +379,12 @@ std::string resolve_daemon_address(const DeciderConfig& config) {
 
 }  // namespace
 
+std::string deciding_rules_text(const Verdict& v) {
+  std::string out;
+  for (const auto& r : v.rules) out += (out.empty() ? "" : ", ") + r;
+  return out.empty() ? out : (v.rules.size() == 1 ? "rule " : "rules ") + out;
+}
+
 std::unique_ptr<Decider> make_decider(const DeciderConfig& config, std::string* error) {
   if (config.rules.empty()) return std::make_unique<DaemonDecider>(config);
   try {

@@ -51,6 +51,10 @@ struct Verdict {
   std::string decision_json; // the whole decision, as the daemon or engine gave it
 };
 
+// "rule a" or "rules a, b" for the rules that decided (Verdict::rules), "" when none did
+// (the configured default): how the hook and the gateway name them in a reason.
+std::string deciding_rules_text(const Verdict& v);
+
 class Decider {
  public:
   virtual ~Decider() = default;

@@ -10,18 +10,10 @@ namespace warden::agents {
 
 namespace {
 
-// "rule a, b" for the rules that decided, or "" when none did (the configured default).
-std::string rules_text(const Verdict& v) {
-  std::string out;
-  for (const auto& r : v.rules) out += (out.empty() ? "" : ", ") + r;
-  return out.empty() ? out : (v.rules.size() == 1 ? "rule " : "rules ") + out;
-}
-
 // "REASON (rule r; decision d)"
 std::string described(const Verdict& v, std::string_view reason) {
   std::string out(reason.empty() ? "no reason given" : reason);
-  std::string rules = rules_text(v);
-  std::string extra = rules;
+  std::string extra = deciding_rules_text(v);
   if (!v.decision_id.empty()) extra += (extra.empty() ? "" : "; ") + ("decision " + v.decision_id);
   return extra.empty() ? out : out + " (" + extra + ")";
 }

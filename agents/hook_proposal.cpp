@@ -1,10 +1,9 @@
 // Hook call → proposal, and approved action → Claude's updatedInput (agents/hook_proposal.h).
 #include "agents/hook_proposal.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <initializer_list>
+
+#include "server/protocol.h"
 
 namespace warden::agents {
 
@@ -12,13 +11,6 @@ namespace {
 
 using rapidjson::Value;
 using Alloc = rapidjson::Document::AllocatorType;
-
-std::string to_text(const Value& v) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  v.Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
 
 Value string_value(std::string_view s, Alloc& a) {
   return Value(s.data() ? s.data() : "", static_cast<rapidjson::SizeType>(s.size()), a);
@@ -320,7 +312,7 @@ bool hook_proposal(const HookCall& call, std::string_view agent, std::string* pr
   doc.AddMember("explanation", string_value(explanation, a), a);
   doc.AddMember("context", context, a);
   doc.AddMember("payload", b.payload_, a);
-  *proposal_json = to_text(doc);
+  *proposal_json = server::to_json_text(doc);
   return true;
 }
 
@@ -363,7 +355,7 @@ bool updated_tool_input(const HookCall& call, std::string_view proposal_json,
       input.AddMember(Value(to.c_str(), a), Value(m.value, a), a);
     }
   }
-  *input_json = to_text(input);
+  *input_json = server::to_json_text(input);
   return true;
 }
 

@@ -2,6 +2,7 @@
 #include "agents/mcp_message.h"
 
 #include "agents/json_strict.h"
+#include "server/protocol.h"
 
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
@@ -34,7 +35,7 @@ Message classify(const rapidjson::Value& m) {
   }
   auto id = m.FindMember("id");
   const bool has_id = id != m.MemberEnd();
-  out.id = has_id && valid_id(id->value) ? to_json(id->value) : "null";
+  out.id = has_id && valid_id(id->value) ? server::to_json_text(id->value) : "null";
   auto version = m.FindMember("jsonrpc");
   if (version == m.MemberEnd() || !version->value.IsString() ||
       std::string_view(version->value.GetString(), version->value.GetStringLength()) != "2.0") {
@@ -111,13 +112,6 @@ Line parse_line(std::string_view text) {
   line.id = line.members.back().id;
   line.ok = true;
   return line;
-}
-
-std::string to_json(const rapidjson::Value& value) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  value.Accept(w);
-  return std::string(buf.GetString(), buf.GetSize());
 }
 
 std::string error_response(std::string_view id, int code, std::string_view message) {

@@ -53,9 +53,6 @@ struct Line {
 
 Line parse_line(std::string_view text);
 
-// The JSON text of a value (compact).
-std::string to_json(const rapidjson::Value& value);
-
 // {"jsonrpc":"2.0","id":ID,"error":{"code":CODE,"message":MESSAGE}}; id is JSON text.
 std::string error_response(std::string_view id, int code, std::string_view message);
 

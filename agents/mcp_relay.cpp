@@ -2,6 +2,7 @@
 #include "agents/mcp_relay.h"
 
 #include "agents/mcp_message.h"
+#include "server/protocol.h"
 
 namespace warden::agents::mcp {
 
@@ -74,7 +75,7 @@ void Relay::forget_cancelled(const rapidjson::Value& notification) {
   auto id = params->value.FindMember("requestId");
   if (id == params->value.MemberEnd()) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  pending_.erase(to_json(id->value));
+  pending_.erase(server::to_json_text(id->value));
 }
 
 void Relay::client_line_too_long() {
@@ -141,7 +142,7 @@ void Relay::from_client(const std::string& line) {
     bool dropped = false;
     for (bool k : keep) dropped = dropped || !k;
     if (!parsed.batch) {
-      forward(changed ? to_json(parsed.doc) : line, ids);
+      forward(changed ? server::to_json_text(parsed.doc) : line, ids);
     } else if (!changed && !dropped) {
       forward(line, ids);
     } else {
@@ -152,7 +153,7 @@ void Relay::from_client(const std::string& line) {
         copy.CopyFrom(parsed.doc[static_cast<rapidjson::SizeType>(i)], out.GetAllocator());
         out.PushBack(copy, out.GetAllocator());
       }
-      forward(to_json(out), ids);
+      forward(server::to_json_text(out), ids);
     }
   }
   if (answers.empty()) return;
@@ -237,7 +238,7 @@ void Relay::from_server(const std::string& line) {
   if (!changed && !dropped) {
     to_client_(line);
   } else if (!parsed.batch) {
-    to_client_(to_json(parsed.doc));
+    to_client_(server::to_json_text(parsed.doc));
   } else {
     rapidjson::Document out(rapidjson::kArrayType);
     for (std::size_t i = 0; i < keep.size(); ++i) {
@@ -246,7 +247,7 @@ void Relay::from_server(const std::string& line) {
       copy.CopyFrom(parsed.doc[static_cast<rapidjson::SizeType>(i)], out.GetAllocator());
       out.PushBack(copy, out.GetAllocator());
     }
-    to_client_(to_json(out));
+    to_client_(server::to_json_text(out));
   }
 }
 

@@ -1,13 +1,11 @@
 // Decisions of the MCP gateway (agents/mcp_tool_gate.h).
 #include "agents/mcp_tool_gate.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <fstream>
 #include <random>
 
 #include "agents/mcp_message.h"
+#include "server/protocol.h"
 
 namespace warden::agents::mcp {
 
@@ -21,34 +19,10 @@ Value str(std::string_view s, rapidjson::Document::AllocatorType& a) {
 
 std::string_view view(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
 
-// The enforcing rules that gave the decision its outcome (the decision's "rules" entries
-// with that outcome), else every rule the verdict names.
-std::vector<std::string> deciding_rules(const Verdict& v) {
-  std::vector<std::string> names;
-  rapidjson::Document d;
-  d.Parse(v.decision_json.c_str(), v.decision_json.size());
-  if (!d.HasParseError() && d.IsObject() && d.HasMember("rules") && d["rules"].IsArray()) {
-    const std::string outcome(outcome_name(v.outcome));
-    for (const auto& r : d["rules"].GetArray()) {
-      if (!r.IsObject() || !r.HasMember("rule") || !r["rule"].IsString()) continue;
-      if (r.HasMember("mode") && r["mode"].IsString() && view(r["mode"]) == "monitor") continue;
-      if (r.HasMember("outcome") && r["outcome"].IsString() && view(r["outcome"]) != outcome)
-        continue;
-      names.emplace_back(view(r["rule"]));
-    }
-  }
-  return names.empty() ? v.rules : names;
-}
-
 // "REASON (rule A)"
 std::string because(const Verdict& v) {
   std::string text = v.reason.empty() ? "no reason given" : v.reason;
-  auto rules = deciding_rules(v);
-  if (!rules.empty()) {
-    text += rules.size() == 1 ? " (rule " : " (rules ";
-    for (std::size_t i = 0; i < rules.size(); ++i) text += (i ? ", " : "") + rules[i];
-    text += ")";
-  }
+  if (std::string rules = deciding_rules_text(v); !rules.empty()) text += " (" + rules + ")";
   return text;
 }
 
@@ -68,47 +42,42 @@ Verdict ToolGate::decide(const std::string& proposal) {
   return decider_.decide(proposal);
 }
 
-std::string ToolGate::call_proposal(std::string_view tool, const Value* args) const {
+// {"target":"tool","action":"call"|"list","payload":{"server","tool"[,"args"]},
+// "explanation":"","context":{"agent","session","source":"mcp-gateway"}}; args only for a
+// call (an object when the call has none).
+std::string ToolGate::proposal(bool call, std::string_view tool, const Value* args) const {
   rapidjson::Document d(rapidjson::kObjectType);
   auto& a = d.GetAllocator();
   Value payload(rapidjson::kObjectType);
   payload.AddMember("server", str(config_.server, a), a);
   payload.AddMember("tool", str(tool, a), a);
-  Value copy;
-  if (args) {
-    copy.CopyFrom(*args, a);
-  } else {
-    copy.SetObject();
+  if (call) {
+    Value copy;
+    if (args) {
+      copy.CopyFrom(*args, a);
+    } else {
+      copy.SetObject();
+    }
+    payload.AddMember("args", copy, a);
   }
-  payload.AddMember("args", copy, a);
   Value context(rapidjson::kObjectType);
   context.AddMember("agent", str(config_.agent, a), a);
   context.AddMember("session", str(config_.session, a), a);
   context.AddMember("source", "mcp-gateway", a);
   d.AddMember("target", "tool", a);
-  d.AddMember("action", "call", a);
+  d.AddMember("action", rapidjson::StringRef(call ? "call" : "list"), a);
   d.AddMember("payload", payload, a);
   d.AddMember("explanation", "", a);
   d.AddMember("context", context, a);
-  return to_json(d);
+  return server::to_json_text(d);
+}
+
+std::string ToolGate::call_proposal(std::string_view tool, const Value* args) const {
+  return proposal(true, tool, args);
 }
 
 std::string ToolGate::list_proposal(std::string_view tool) const {
-  rapidjson::Document d(rapidjson::kObjectType);
-  auto& a = d.GetAllocator();
-  Value payload(rapidjson::kObjectType);
-  payload.AddMember("server", str(config_.server, a), a);
-  payload.AddMember("tool", str(tool, a), a);
-  Value context(rapidjson::kObjectType);
-  context.AddMember("agent", str(config_.agent, a), a);
-  context.AddMember("session", str(config_.session, a), a);
-  context.AddMember("source", "mcp-gateway", a);
-  d.AddMember("target", "tool", a);
-  d.AddMember("action", "list", a);
-  d.AddMember("payload", payload, a);
-  d.AddMember("explanation", "", a);
-  d.AddMember("context", context, a);
-  return to_json(d);
+  return proposal(false, tool, nullptr);
 }
 
 CallAnswer ToolGate::decide_call(Value& request, rapidjson::Document::AllocatorType& alloc) {

@@ -57,6 +57,7 @@ class ToolGate {
 
  private:
   Verdict decide(const std::string& proposal);
+  std::string proposal(bool call, std::string_view tool, const rapidjson::Value* args) const;
 
   GateConfig config_;
   Decider& decider_;

@@ -4,44 +4,24 @@
 #include "agents/codex_call.h"
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <random>
 
 #include "agents/hook_proposal.h"
 #include "agents/hook_run.h"
 #include "serve_child.h"
+#include "server/protocol.h"
+#include "tests/server/server_fixture.h"
 
 using namespace warden::agents;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() /
-           ("warden-codex-call-" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-std::string json_text(const rapidjson::Value& v) {
-  rapidjson::StringBuffer b;
-  rapidjson::Writer<rapidjson::StringBuffer> w(b);
-  v.Accept(w);
-  return b.GetString();
-}
+using warden::server::testing::TempDir;
 
 // One rollout line holding a function_call, as Codex writes it.
 std::string call_line(const std::string& call_id, const std::string& arguments_json,
@@ -55,7 +35,7 @@ std::string call_line(const std::string& call_id, const std::string& arguments_j
   p.AddMember("name", rapidjson::Value(name.c_str(), a), a);
   p.AddMember("arguments", rapidjson::Value(arguments_json.c_str(), a), a);
   p.AddMember("call_id", rapidjson::Value(call_id.c_str(), a), a);
-  return json_text(d);
+  return warden::server::to_json_text(d);
 }
 
 // Lines Codex writes around the calls.
@@ -66,7 +46,7 @@ const std::string kOutput =
 
 std::string write_rollout(const TempDir& dir, const std::vector<std::string>& lines,
                           const std::string& name = "rollout.jsonl") {
-  const fs::path p = dir.path / name;
+  const fs::path p = dir.path() / name;
   std::ofstream out(p, std::ios::binary);
   for (const auto& l : lines) out << l << "\n";
   return p.string();
@@ -339,13 +319,13 @@ TEST_CASE("codex call: a transcript that is missing or not a regular file is ref
   TempDir dir;
   CodexShellCall real;
   HookError error;
-  CHECK_FALSE(read_codex_shell_call((dir.path / "absent.jsonl").string(), "c",
+  CHECK_FALSE(read_codex_shell_call((dir.path() / "absent.jsonl").string(), "c",
                                     kCodexTranscriptTailBytes, &real, &error));
   CHECK(error.code == kCodexTranscript);
   CHECK_FALSE(
-      read_codex_shell_call(dir.path.string(), "c", kCodexTranscriptTailBytes, &real, &error));
+      read_codex_shell_call(dir.path().string(), "c", kCodexTranscriptTailBytes, &real, &error));
   CHECK(error.code == kCodexTranscript);
-  const auto fifo = (dir.path / "fifo").string();
+  const auto fifo = (dir.path() / "fifo").string();
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   CHECK_FALSE(read_codex_shell_call(fifo, "c", kCodexTranscriptTailBytes, &real,
                                     &error));  // no wait for a writer
@@ -354,8 +334,8 @@ TEST_CASE("codex call: a transcript that is missing or not a regular file is ref
   CHECK(error.code == kCodexTranscript);
   // A symlink to a regular file is read (the file is what counts).
   const auto target = write_rollout(dir, {call_line("c", R"({"cmd":"ls"})")});
-  fs::create_symlink(target, dir.path / "link.jsonl");
-  CHECK(read_codex_shell_call((dir.path / "link.jsonl").string(), "c", kCodexTranscriptTailBytes,
+  fs::create_symlink(target, dir.path() / "link.jsonl");
+  CHECK(read_codex_shell_call((dir.path() / "link.jsonl").string(), "c", kCodexTranscriptTailBytes,
                               &real, &error));
 }
 
@@ -381,7 +361,7 @@ TEST_CASE("codex call: malformed lines are skipped, the call is still found", "[
 TEST_CASE("codex hook with the shipped rules: a hidden workdir is judged where it runs",
           "[agents][codex]") {
   TempDir dir;
-  const fs::path home = dir.path / "home";
+  const fs::path home = dir.path() / "home";
   const fs::path project = home / "project";
   fs::create_directories(project / "src");
   const std::string unit_dir = (home / ".config/systemd/user").string();
@@ -419,7 +399,7 @@ TEST_CASE("codex hook with the shipped rules: a hidden workdir is judged where i
     ti.AddMember("command", s(command), a);
     d.AddMember("tool_input", ti, a);
     d.AddMember("tool_use_id", s(id), a);
-    return json_text(d);
+    return warden::server::to_json_text(d);
   };
   auto trap = run_hook(input("touch warden-unit.service", "trap"), decider.get(), "", options);
   INFO(trap.stdout_json);

@@ -13,40 +13,18 @@
 #include <vector>
 
 #include "tests/cli/cli_process.h"
+#include "tests/server/server_fixture.h"
 
 namespace warden::agents::testing {
 
 namespace fs = std::filesystem;
 
-class TempDir {
+// The server tests' temporary directory; files written here get mode 0644 unless told.
+class TempDir : public server::testing::TempDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "warden-hook-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
   std::string write(const std::string& name, const std::string& text, int mode = 0644) const {
-    fs::path p = path_ / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-    ::chmod(p.c_str(), static_cast<mode_t>(mode));
-    return p.string();
+    return server::testing::TempDir::write(name, text, mode);
   }
-  std::string read(const std::string& name) const {
-    std::ifstream in(path_ / name, std::ios::binary);
-    std::ostringstream out;
-    out << in.rdbuf();
-    return out.str();
-  }
-
- private:
-  fs::path path_;
 };
 
 // `warden ARGS` with HOME (and more) set for the child; stdin closed.

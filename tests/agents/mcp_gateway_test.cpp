@@ -12,6 +12,7 @@
 
 #include "tests/agents/serve_child.h"
 #include "tests/cli/cli_process.h"
+#include "tests/server/server_fixture.h"
 
 namespace {
 
@@ -19,15 +20,7 @@ using warden::cli::testing::Child;
 
 const std::string kData = WARDEN_SOURCE_DIR "/tests/agents/data";
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    std::string pattern = "/tmp/warden-mcp-XXXXXX";
-    REQUIRE(::mkdtemp(pattern.data()));
-    path = pattern;
-  }
-  ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
-};
+using warden::server::testing::TempDir;
 
 rapidjson::Document parse(const std::string& line) {
   rapidjson::Document d;
@@ -53,11 +46,11 @@ bool is_error_result(const rapidjson::Value& response) {
 // The gateway in front of the fake server, deciding with the test rules unless told otherwise.
 struct Gateway {
   TempDir dir;
-  std::string log = dir.path + "/server.log";
+  std::string log = dir.str() + "/server.log";
   Child child;
 
   explicit Gateway(std::vector<std::string> flags = {})
-      : child(args(std::move(flags), dir.path + "/server.log")) {}
+      : child(args(std::move(flags), dir.str() + "/server.log")) {}
 
   static std::vector<std::string> args(std::vector<std::string> flags, const std::string& log) {
     std::vector<std::string> a{"mcp-gateway", "--server-name", "fake"};
@@ -293,7 +286,7 @@ TEST_CASE("mcp-gateway reports a malformed server message to the request it answ
 TEST_CASE("mcp-gateway fails closed without a decision", "[mcp]") {
   // No daemon listens at this socket: every call is refused with the cause, every tool hidden.
   TempDir nowhere;
-  Gateway g({"--addr", "unix:" + nowhere.path + "/none.sock", "--timeout-ms", "2000"});
+  Gateway g({"--addr", "unix:" + nowhere.str() + "/none.sock", "--timeout-ms", "2000"});
   auto r = g.call(call_line("1", "echo"));
   CHECK(is_error_result(r));
   CHECK(text_of(r).rfind("Warden: no decision", 0) == 0);
@@ -318,17 +311,17 @@ TEST_CASE("mcp-gateway needs a server command", "[mcp]") {
 
 TEST_CASE("mcp-gateway refuses bad rules before starting the server", "[mcp]") {
   TempDir dir;
-  std::ofstream(dir.path + "/broken.clp")
+  std::ofstream(dir.str() + "/broken.clp")
       << "(defrule broken (proposal (id ?id)) => (assert (decision \n";
-  Child child({"mcp-gateway", "--rules", dir.path, "--", "python3", kData + "/mcp_fake_server.py",
-               dir.path + "/server.log"});
+  Child child({"mcp-gateway", "--rules", dir.str(), "--", "python3", kData + "/mcp_fake_server.py",
+               dir.str() + "/server.log"});
   CHECK(child.finish() == 2);
-  CHECK(::access((dir.path + "/server.log").c_str(), F_OK) != 0);
+  CHECK(::access((dir.str() + "/server.log").c_str(), F_OK) != 0);
 }
 
 TEST_CASE("mcp-gateway stops a server that outlives its input, and exits 0", "[mcp]") {
   TempDir dir;
-  const std::string log = dir.path + "/server.log";
+  const std::string log = dir.str() + "/server.log";
   Child child({"mcp-gateway", "--server-name", "fake", "--rules", kData + "/mcp_rules", "--",
                "python3", kData + "/mcp_fake_server.py", log, "--linger"});
   child.write(call_line("1", "echo") + "\n");
@@ -349,7 +342,7 @@ TEST_CASE("mcp-gateway ends the session on SIGTERM", "[mcp]") {
 }
 
 TEST_CASE("mcp-gateway decides through a running daemon", "[mcp]") {
-  warden::server::testing::TempDir state;
+  TempDir state;
   warden::agents::testing::ServeChild serve(state, {kData + "/mcp_rules"});
   Gateway g({"--addr", serve.address(), "--token-file", serve.token_file()});
   auto refused = g.call(call_line("1", "secret_tool"));

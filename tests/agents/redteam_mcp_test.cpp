@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "tests/cli/cli_process.h"
+#include "tests/server/server_fixture.h"
 
 namespace {
 
@@ -19,15 +20,7 @@ using warden::cli::testing::Child;
 const std::string kData = WARDEN_SOURCE_DIR "/tests/agents/data";
 const std::string kShipped = WARDEN_SOURCE_DIR "/rules";
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    std::string pattern = "/tmp/warden-redteam-mcp-XXXXXX";
-    REQUIRE(::mkdtemp(pattern.data()));
-    path = pattern;
-  }
-  ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
-};
+using warden::server::testing::TempDir;
 
 rapidjson::Document parse(const std::string& line) {
   rapidjson::Document d;
@@ -46,11 +39,11 @@ bool is_jsonrpc_error(const rapidjson::Value& r) { return r.IsObject() && r.HasM
 
 struct Gateway {
   TempDir dir;
-  std::string log = dir.path + "/server.log";
+  std::string log = dir.str() + "/server.log";
   Child child;
 
   // shipped: decide with the shipped pack (server name "fs", workspace /home/u/proj).
-  explicit Gateway(bool shipped = false) : child(args(shipped, dir.path + "/server.log")) {}
+  explicit Gateway(bool shipped = false) : child(args(shipped, dir.str() + "/server.log")) {}
 
   static std::vector<std::string> args(bool shipped, const std::string& log) {
     std::vector<std::string> a{"mcp-gateway"};

@@ -6,6 +6,7 @@
 #include <rapidjson/document.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -71,11 +72,20 @@ class TempDir {
     fs::remove_all(path_, ec);
   }
   const fs::path& path() const { return path_; }
-  std::string write(const std::string& name, const std::string& text) const {
+  std::string str() const { return path_.string(); }
+  // Writes NAME (parents made); with mode >= 0 the file then gets that mode.
+  std::string write(const std::string& name, const std::string& text, int mode = -1) const {
     fs::path p = path_ / name;
     fs::create_directories(p.parent_path());
     std::ofstream(p, std::ios::binary) << text;
+    if (mode >= 0) ::chmod(p.c_str(), static_cast<mode_t>(mode));
     return p.string();
+  }
+  std::string read(const std::string& name) const {
+    std::ifstream in(path_ / name, std::ios::binary);
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
   }
 
  private:
