@@ -23,5 +23,7 @@ bool warn_if_default_approve(std::string_view default_outcome);
 void register_rule_commands(CLI::App& app, int* exit_code);    // check, dry-run, test (rule_commands.cpp)
 void register_server_commands(CLI::App& app, int* exit_code);  // serve, decide, status, token (server_commands.cpp)
 void register_agent_commands(CLI::App& app, int* exit_code);   // hook, mcp-gateway (agent_commands.cpp)
+void register_audit_commands(CLI::App& app, int* exit_code);   // audit verify|show|query|keygen (audit_commands.cpp)
+void register_replay_command(CLI::App& app, int* exit_code);    // replay (replay_commands.cpp)
 
 }  // namespace warden::cli

@@ -1,0 +1,1 @@
+#include "audit/chain.h"
