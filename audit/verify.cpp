@@ -83,7 +83,9 @@ void inspect(const LogLine& line, const VerifyKey* key, LineInfo* info) {
   Head head;
   if (!parse_head(line.text, &head, &info->error)) {
     info->state = LineState::Malformed;
-    peek_seq_kind(line.text, &info->seq, &kind);
+    // Name the seq when the line still begins with one.
+    std::string_view rest = line.text.substr(0, 28);
+    if (rest.starts_with("{\"seq\":")) std::from_chars(rest.data() + 7, rest.data() + rest.size(), info->seq);
     return;
   }
   info->seq = head.seq;
@@ -267,6 +269,10 @@ class Linker {
       }
     }
     const std::string missing = range_text(expected, info.seq - 1);
+    // The missing records may have held a checkpoint: the cadence counts afresh from here.
+    unsigned_count_ = 0;
+    late_records_ = 0;
+    cadence_reported_ = false;
     if (!boundary_) {
       add(FindingKind::Deleted, expected, i, missing + (expected == info.seq - 1 ? " is" : " are") +
                                                  " missing before seq " + std::to_string(info.seq));
