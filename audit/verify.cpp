@@ -4,8 +4,12 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <array>
+#include <memory>
 #include <atomic>
 #include <charconv>
+#include <cstring>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -36,17 +40,41 @@ constexpr std::uint64_t kRecordSlack = 2;
 
 enum class LineState : std::uint8_t { Record, Torn, Malformed };
 enum class Signature : std::int8_t { NotChecked, Valid, Invalid, OtherKey, Missing };
+enum class Kind : std::uint8_t { Other, Decision, Checkpoint, Start, Rotate };
+using Digest = std::array<unsigned char, 32>;
 
-// What the hashing threads learn about one line.
+// What the hashing threads learn about one line: all the linking pass needs, so that pass
+// does not touch the mapped file again (except for the rare checkpoint and rotate fields).
 struct LineInfo {
   std::uint64_t seq = 0;  // also set (when readable) for torn and malformed lines
+  std::uint64_t line = 0;
   std::int64_t time_us = 0;
-  std::string_view kind, prev, hash, fields;
+  std::uint32_t file = 0;
+  std::uint32_t size = 0;  // bytes of the line without '\n'
+  std::string_view fields;
+  Digest prev{}, hash{};
+  Kind kind = Kind::Other;
   LineState state = LineState::Record;
   bool hash_ok = false;
   Signature signature = Signature::NotChecked;
-  std::string error;  // malformed: why
+  std::unique_ptr<std::string> error;  // malformed: why
 };
+
+Kind kind_of(std::string_view kind) {
+  if (kind == "decision") return Kind::Decision;
+  if (kind == "checkpoint") return Kind::Checkpoint;
+  if (kind == "start") return Kind::Start;
+  if (kind == "rotate") return Kind::Rotate;
+  return Kind::Other;
+}
+
+// 64 lowercase hex digits (parse_head checked them) → 32 bytes.
+Digest decode(std::string_view hex) {
+  Digest d;
+  auto nibble = [](char c) { return static_cast<unsigned char>(c <= '9' ? c - '0' : c - 'a' + 10); };
+  for (std::size_t i = 0; i < 32; ++i) d[i] = static_cast<unsigned char>(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
+  return d;
+}
 
 // The value of member `name` in daemon-written FIELDS (no escapes in these values). A match
 // must start the FIELDS or follow a ',' so text inside a string value never matches.
@@ -73,31 +101,34 @@ bool field_uint(std::string_view fields, std::string_view name, std::uint64_t* o
   return ec == std::errc() && p == raw.data() + raw.size();
 }
 
-void inspect(const LogLine& line, const VerifyKey* key, LineInfo* info) {
+void inspect(std::string_view text, bool terminated, const VerifyKey* key, LineInfo* info) {
+  info->size = static_cast<std::uint32_t>(text.size());
   std::string_view kind;
-  if (!line.terminated) {
+  if (!terminated) {
     info->state = LineState::Torn;
-    peek_seq_kind(line.text, &info->seq, &kind);
+    peek_seq_kind(text, &info->seq, &kind);
     return;
   }
   Head head;
-  if (!parse_head(line.text, &head, &info->error)) {
+  std::string error;
+  if (!parse_head(text, &head, &error)) {
     info->state = LineState::Malformed;
+    info->error = std::make_unique<std::string>(std::move(error));
     // Name the seq when the line still begins with one.
-    std::string_view rest = line.text.substr(0, 28);
+    std::string_view rest = text.substr(0, 28);
     if (rest.starts_with("{\"seq\":")) std::from_chars(rest.data() + 7, rest.data() + rest.size(), info->seq);
     return;
   }
   info->seq = head.seq;
-  info->kind = head.kind;
-  info->prev = head.prev;
-  info->hash = head.hash;
+  info->kind = kind_of(head.kind);
+  info->prev = decode(head.prev);
+  info->hash = decode(head.hash);
   info->fields = head.fields;
   parse_time(head.time, &info->time_us);
   info->hash_ok = hash_matches(head);
-  if (head.kind == "checkpoint" && key) {
+  if (info->kind == Kind::Checkpoint && key) {
     std::string_view signed_bytes, sig;
-    if (!split_signature(line.text, &signed_bytes, &sig)) {
+    if (!split_signature(text, &signed_bytes, &sig)) {
       info->signature = Signature::Missing;
     } else if (field_raw(head.fields, "key_id") != key->key_id()) {
       info->signature = Signature::OtherKey;
@@ -107,24 +138,70 @@ void inspect(const LogLine& line, const VerifyKey* key, LineInfo* info) {
   }
 }
 
-std::vector<LineInfo> inspect_all(const std::vector<LogLine>& lines, const VerifyOptions& options) {
-  std::vector<LineInfo> infos(lines.size());
-  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  constexpr std::size_t kChunk = 4096;
-  threads = static_cast<unsigned>(std::min<std::size_t>(threads, (lines.size() + kChunk - 1) / kChunk));
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (;;) {
-      std::size_t from = next.fetch_add(kChunk);
-      if (from >= lines.size()) return;
-      std::size_t to = std::min(lines.size(), from + kChunk);
-      for (std::size_t i = from; i < to; ++i) inspect(lines[i], options.key, &infos[i]);
-    }
+// Splits every file into pieces of about kPiece bytes ending at a line end; the threads count
+// each piece's lines, then (each piece's first line number and place known) split and inspect
+// them in place.
+std::vector<LineInfo> inspect_all(const LogSet& set, const VerifyOptions& options) {
+  constexpr std::size_t kPiece = 4 << 20;
+  struct Piece {
+    std::uint32_t file;
+    std::string_view bytes;
+    std::size_t lines = 0, first_index = 0;
+    std::uint64_t first_line = 0;
   };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  std::vector<Piece> pieces;
+  for (std::size_t f = 0; f < set.files().size(); ++f) {
+    std::string_view rest = set.file(f);
+    while (!rest.empty()) {
+      std::size_t cut = rest.size() <= kPiece ? std::string_view::npos : rest.find('\n', kPiece);
+      std::size_t take = cut == std::string_view::npos ? rest.size() : cut + 1;
+      pieces.push_back({static_cast<std::uint32_t>(f), rest.substr(0, take)});
+      rest.remove_prefix(take);
+    }
+  }
+  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, pieces.size())));
+  auto in_parallel = [&](const std::function<void(Piece&)>& job) {
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+      for (std::size_t p; (p = next.fetch_add(1)) < pieces.size();) job(pieces[p]);
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+  };
+  in_parallel([](Piece& piece) {
+    const char* at = piece.bytes.data();
+    const char* end = at + piece.bytes.size();
+    std::size_t n = 0;
+    while (at < end && (at = static_cast<const char*>(std::memchr(at, '\n', static_cast<std::size_t>(end - at))))) {
+      ++n;
+      ++at;
+    }
+    piece.lines = n + (piece.bytes.back() != '\n' ? 1 : 0);
+  });
+  std::size_t total = 0;
+  std::vector<std::uint64_t> numbers(set.files().size(), 0);
+  for (auto& piece : pieces) {
+    piece.first_index = total;
+    piece.first_line = numbers[piece.file] + 1;
+    total += piece.lines;
+    numbers[piece.file] += piece.lines;
+  }
+  std::vector<LineInfo> infos(total);
+  in_parallel([&](Piece& piece) {
+    std::string_view rest = piece.bytes;
+    for (std::size_t k = 0; !rest.empty(); ++k) {
+      std::size_t nl = rest.find('\n');
+      const bool terminated = nl != std::string_view::npos;
+      LineInfo& info = infos[piece.first_index + k];
+      info.file = piece.file;
+      info.line = piece.first_line + k;
+      inspect(rest.substr(0, nl), terminated, options.key, &info);
+      rest = terminated ? rest.substr(nl + 1) : std::string_view();
+    }
+  });
   return infos;
 }
 
@@ -141,29 +218,28 @@ std::string base_name(const std::string& path) {
 // boundaries, checkpoints and their cadence.
 class Linker {
  public:
-  Linker(const LogSet& set, const std::vector<LogLine>& lines, const std::vector<LineInfo>& infos,
-         const VerifyOptions& options, VerifyReport* report)
-      : set_(set), lines_(lines), infos_(infos), options_(options), report_(report) {}
+  Linker(const LogSet& set, const std::vector<LineInfo>& infos, const VerifyOptions& options, VerifyReport* report)
+      : set_(set), infos_(infos), options_(options), report_(report) {}
 
   void run() {
-    for (std::size_t i = 0; i < lines_.size(); ++i) {
-      if (i == 0 || lines_[i].file != lines_[i - 1].file) enter_file(i);
+    for (std::size_t i = 0; i < infos_.size(); ++i) {
+      if (i == 0 || infos_[i].file != infos_[i - 1].file) enter_file(i);
       const LineInfo& info = infos_[i];
       switch (info.state) {
         case LineState::Torn:
           add(FindingKind::Torn, info.seq, i,
-              "the line has no '\\n' (" + std::to_string(lines_[i].text.size()) +
+              "the line has no '\\n' (" + std::to_string(info.size) +
                   " bytes of an interrupted write" + (info.seq ? ", seq " + std::to_string(info.seq) : "") + ")");
           break;
         case LineState::Malformed:
-          add(FindingKind::Malformed, info.seq, i, "not an audit record: " + info.error);
+          add(FindingKind::Malformed, info.seq, i, "not an audit record: " + *info.error);
           link_unknown_ = true;
           break;
         case LineState::Record:
           record(i);
           break;
       }
-      file_last_line_[lines_[i].file] = i;
+      file_last_line_[infos_[i].file] = i;
     }
     finish();
   }
@@ -175,7 +251,7 @@ class Linker {
       report_->findings.push_back({kind, seq, set_.files()[file], line, std::move(message)});
   }
   void add(FindingKind kind, std::uint64_t seq, std::size_t index, std::string message) {
-    add(kind, seq, lines_[index].file, lines_[index].line, std::move(message));
+    add(kind, seq, infos_[index].file, infos_[index].line, std::move(message));
   }
 
   void enter_file(std::size_t i) {
@@ -184,7 +260,7 @@ class Linker {
     if (boundary_) {
       // The file before must end with its rotation (or stop) checkpoint.
       const LineInfo& end = infos_[i - 1];
-      previous_file_checkpointed_ = end.state == LineState::Record && end.kind == "checkpoint" &&
+      previous_file_checkpointed_ = end.state == LineState::Record && end.kind == Kind::Checkpoint &&
                                     (field_raw(end.fields, "reason") == "rotate" ||
                                      field_raw(end.fields, "reason") == "stop");
     }
@@ -203,7 +279,7 @@ class Linker {
       if (info.seq != 1) {
         add(FindingKind::Deleted, 1, i,
             "the log begins at seq " + std::to_string(info.seq) + ": " + range_text(1, info.seq - 1) + " are missing");
-      } else if (info.prev != kGenesis) {
+      } else if (info.prev != Digest{}) {
         add(FindingKind::Edited, 1, i, "seq 1's prev is not the genesis value (64 zeros)");
       }
     } else if (link_unknown_) {
@@ -218,8 +294,8 @@ class Linker {
         if (info.prev != last_hash_ && !edited_.count(last_seq_)) {
           add(FindingKind::Edited, last_seq_, last_index_,
               "record " + std::to_string(last_seq_) + " was changed and its hash recomputed: the prev of seq " +
-                  std::to_string(info.seq) + " (" + set_.files()[lines_[i].file] + " line " +
-                  std::to_string(lines_[i].line) + ") does not match it");
+                  std::to_string(info.seq) + " (" + set_.files()[infos_[i].file] + " line " +
+                  std::to_string(infos_[i].line) + ") does not match it");
           edited_.insert(last_seq_);
         }
       } else if (info.seq > expected) {
@@ -234,8 +310,8 @@ class Linker {
       }
     }
     if (boundary_ && !previous_file_checkpointed_ && (!have_last_ || info.seq == last_seq_ + 1)) {
-      const std::size_t prev_file = lines_[i].file - 1;
-      add(FindingKind::MissingCheckpoint, last_seq_, prev_file, lines_[file_last_line_[prev_file]].line,
+      const std::size_t prev_file = infos_[i].file - 1;
+      add(FindingKind::MissingCheckpoint, last_seq_, prev_file, infos_[file_last_line_[prev_file]].line,
           base_name(set_.files()[prev_file]) + " does not end with a rotation checkpoint");
     }
     boundary_ = false;
@@ -246,10 +322,10 @@ class Linker {
     last_hash_ = info.hash;
     last_index_ = i;
     report_->last_seq = info.seq;
-    if (info.kind == "checkpoint") {
+    if (info.kind == Kind::Checkpoint) {
       checkpoint(i);
     } else {
-      if (info.kind == "start") bounds(info.fields);
+      if (info.kind == Kind::Start) bounds(info.fields);
       cadence(i);
     }
   }
@@ -261,7 +337,7 @@ class Linker {
       if (infos_[j].state == LineState::Record && infos_[j].seq >= expected && infos_[j].seq < info.seq) {
         add(FindingKind::Reordered, info.seq, i,
             "seq " + std::to_string(info.seq) + " comes before seq " + std::to_string(infos_[j].seq) + " (" +
-                set_.files()[lines_[j].file] + " line " + std::to_string(lines_[j].line) + ")");
+                set_.files()[infos_[j].file] + " line " + std::to_string(infos_[j].line) + ")");
         reordered_.insert(info.seq);
         for (std::size_t k = i + 1; k <= j; ++k)
           if (infos_[k].seq < info.seq) reordered_.insert(infos_[k].seq);
@@ -278,14 +354,14 @@ class Linker {
                                                  " missing before seq " + std::to_string(info.seq));
       return;
     }
-    const std::size_t prev_file = lines_[i].file - 1;
+    const std::size_t prev_file = infos_[i].file - 1;
     const std::string prev_name = base_name(set_.files()[prev_file]);
-    const std::uint64_t prev_last_line = lines_[file_last_line_[prev_file]].line;
+    const std::uint64_t prev_last_line = infos_[file_last_line_[prev_file]].line;
     if (previous_file_checkpointed_) {
       std::string named = std::string(field_raw(info.fields, "previous_file"));
       add(FindingKind::Deleted, expected, i,
           missing + " are missing between " + prev_name + " and this file" +
-              (info.kind == "rotate" && !named.empty() && named != prev_name
+              (info.kind == Kind::Rotate && !named.empty() && named != prev_name
                    ? ": a whole rotated file is missing (this file's rotate record names " + named + ")"
                    : ""));
     } else {
@@ -371,14 +447,13 @@ class Linker {
   }
 
   const LogSet& set_;
-  const std::vector<LogLine>& lines_;
   const std::vector<LineInfo>& infos_;
   const VerifyOptions& options_;
   VerifyReport* report_;
 
   bool have_last_ = false, link_unknown_ = false, boundary_ = false, previous_file_checkpointed_ = false;
   std::uint64_t last_seq_ = 0;
-  std::string_view last_hash_;
+  Digest last_hash_{};
   std::size_t last_index_ = 0;
   std::vector<std::size_t> file_last_line_ = std::vector<std::size_t>(set_.files().size(), 0);
   std::set<std::uint64_t> edited_, reordered_;
@@ -398,9 +473,8 @@ VerifyReport verify_log(const LogSet& set, const VerifyOptions& options) {
   report.bytes = set.total_bytes();
   report.chain_only = options.key == nullptr;
   if (options.key) report.key_id = options.key->key_id();
-  const std::vector<LogLine> lines = set.lines();
-  const std::vector<LineInfo> infos = inspect_all(lines, options);
-  Linker(set, lines, infos, options, &report).run();
+  const std::vector<LineInfo> infos = inspect_all(set, options);
+  Linker(set, infos, options, &report).run();
   // Findings about an earlier line (a previous record, a previous file's tail) are found
   // one line late: put them in log order.
   std::vector<std::size_t> file_index;

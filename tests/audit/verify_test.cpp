@@ -3,6 +3,7 @@
 #include "audit/verify.h"
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 
 #include "audit/chain.h"
 #include "tests/audit/log_builder.h"
@@ -333,4 +334,46 @@ TEST_CASE("the JSON report") {
   CHECK(json.find("\"ok\":false") != std::string::npos);
   CHECK(json.find("\"first_bad\":{\"kind\":\"edited\",\"seq\":3,\"file\":\"" + f.live() + "\",\"line\":3") !=
         std::string::npos);
+}
+
+// Not run by default: writes the log the verify benchmark reads (docs/AUDIT.md, "Performance").
+//   WARDEN_AUDIT_BENCH_LOG=/tmp/bench/audit.jsonl build/tests/audit_tests "[.bench]"
+//   warden audit verify /tmp/bench/audit.jsonl --key /tmp/bench/audit.jsonl.pub
+TEST_CASE("write a large signed log for the verify benchmark", "[.bench]") {
+  const char* path = std::getenv("WARDEN_AUDIT_BENCH_LOG");
+  REQUIRE(path);
+  const char* count = std::getenv("WARDEN_AUDIT_BENCH_RECORDS");
+  const long records = count ? std::atol(count) : 1000000;
+  TestKey key;
+  key.write_public(std::string(path) + ".pub");
+  LogBuilder b(key, 1000, 60);
+  std::FILE* out = std::fopen(path, "w");
+  REQUIRE(out);
+  b.start();
+  const char* commands[] = {"git status --porcelain", "npm test -- --watch=false", "rm -rf build/ && cmake -S . -B build",
+                            "curl -fsSL https://registry.npmjs.org/left-pad", "cat ~/.ssh/id_ed25519"};
+  const char* outcomes[] = {"approve", "approve", "approval-required", "approve", "reject"};
+  int since = 1;
+  for (long i = 1; i < records; ++i) {
+    DecisionSpec d;
+    d.principal = "agent-" + std::to_string(i % 7);
+    d.session = "sess-" + std::to_string(i / 100);
+    d.command = commands[i % 5];
+    d.outcome = outcomes[i % 5];
+    d.rule = std::string("shell-") + (i % 5 == 4 ? "secrets" : "workspace-build");
+    b.decision(d);
+    if (++since == 1000) {
+      b.checkpoint();
+      ++i;
+      since = 0;
+    }
+    if (b.lines.size() >= 10000) {
+      std::string text = b.text();
+      std::fwrite(text.data(), 1, text.size(), out);
+      b.lines.clear();
+    }
+  }
+  std::string text = b.text();
+  std::fwrite(text.data(), 1, text.size(), out);
+  std::fclose(out);
 }
