@@ -254,7 +254,7 @@ void run_query_command(const QueryArgs& a, bool show, int* exit_code) {
     }
   });
   if (!json && !full)
-    std::printf("%s of %s in %s\n", plural(stats.matched, "record", "records").c_str(),
+    std::printf("%s of %s read, %s\n", plural(stats.matched, "record", "records").c_str(),
                 plural(stats.lines, "line", "lines").c_str(), plural(set.files().size(), "file", "files").c_str());
   if (full && stats.matched == 0) {
     std::fprintf(stderr, "%s: no record with seq %lld\n", name, a.seq);
