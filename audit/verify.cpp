@@ -41,7 +41,6 @@ constexpr std::uint64_t kRecordSlack = 2;
 enum class LineState : std::uint8_t { Record, Torn, Malformed };
 enum class Signature : std::int8_t { NotChecked, Valid, Invalid, OtherKey, Missing };
 enum class Kind : std::uint8_t { Other, Decision, Checkpoint, Start, Rotate };
-using Digest = std::array<unsigned char, 32>;
 
 // What the hashing threads learn about one line: all the linking pass needs, so that pass
 // does not touch the mapped file again (except for the rare checkpoint and rotate fields).
@@ -51,14 +50,25 @@ struct LineInfo {
   std::int64_t time_us = 0;
   std::uint32_t file = 0;
   std::uint32_t size = 0;  // bytes of the line without '\n'
-  std::string_view fields;
-  Digest prev{}, hash{};
+  const char* text = nullptr;
+  std::uint32_t prev_at = 0, fields_at = 0, fields_size = 0;
+  bool links_previous = false;  // a record whose prev is the hash of the record on the line before
   Kind kind = Kind::Other;
   LineState state = LineState::Record;
   bool hash_ok = false;
   Signature signature = Signature::NotChecked;
   std::unique_ptr<std::string> error;  // malformed: why
+
+  // Views into the mapped file (records only).
+  std::string_view prev_hex() const { return {text + prev_at, 64}; }
+  std::string_view hash_hex() const { return {text + size - 66, 64}; }
+  std::string_view fields() const { return {text + fields_at, fields_size}; }
 };
+
+// Whether `next`'s prev is `before`'s hash, both records.
+bool links(const LineInfo& before, const LineInfo& next) {
+  return before.state == LineState::Record && next.state == LineState::Record && next.prev_hex() == before.hash_hex();
+}
 
 Kind kind_of(std::string_view kind) {
   if (kind == "decision") return Kind::Decision;
@@ -66,14 +76,6 @@ Kind kind_of(std::string_view kind) {
   if (kind == "start") return Kind::Start;
   if (kind == "rotate") return Kind::Rotate;
   return Kind::Other;
-}
-
-// 64 lowercase hex digits (parse_head checked them) → 32 bytes.
-Digest decode(std::string_view hex) {
-  Digest d;
-  auto nibble = [](char c) { return static_cast<unsigned char>(c <= '9' ? c - '0' : c - 'a' + 10); };
-  for (std::size_t i = 0; i < 32; ++i) d[i] = static_cast<unsigned char>(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
-  return d;
 }
 
 // The value of member `name` in daemon-written FIELDS (no escapes in these values). A match
@@ -103,6 +105,7 @@ bool field_uint(std::string_view fields, std::string_view name, std::uint64_t* o
 
 void inspect(std::string_view text, bool terminated, const VerifyKey* key, LineInfo* info) {
   info->size = static_cast<std::uint32_t>(text.size());
+  info->text = text.data();
   std::string_view kind;
   if (!terminated) {
     info->state = LineState::Torn;
@@ -121,9 +124,9 @@ void inspect(std::string_view text, bool terminated, const VerifyKey* key, LineI
   }
   info->seq = head.seq;
   info->kind = kind_of(head.kind);
-  info->prev = decode(head.prev);
-  info->hash = decode(head.hash);
-  info->fields = head.fields;
+  info->prev_at = static_cast<std::uint32_t>(head.prev.data() - text.data());
+  info->fields_at = static_cast<std::uint32_t>(head.fields.data() - text.data());
+  info->fields_size = static_cast<std::uint32_t>(head.fields.size());
   parse_time(head.time, &info->time_us);
   info->hash_ok = hash_matches(head);
   if (info->kind == Kind::Checkpoint && key) {
@@ -199,9 +202,13 @@ std::vector<LineInfo> inspect_all(const LogSet& set, const VerifyOptions& option
       info.file = piece.file;
       info.line = piece.first_line + k;
       inspect(rest.substr(0, nl), terminated, options.key, &info);
+      if (k > 0) info.links_previous = links(infos[piece.first_index + k - 1], info);
       rest = terminated ? rest.substr(nl + 1) : std::string_view();
     }
   });
+  for (const auto& piece : pieces)
+    if (piece.first_index > 0 && piece.lines > 0)
+      infos[piece.first_index].links_previous = links(infos[piece.first_index - 1], infos[piece.first_index]);
   return infos;
 }
 
@@ -261,8 +268,8 @@ class Linker {
       // The file before must end with its rotation (or stop) checkpoint.
       const LineInfo& end = infos_[i - 1];
       previous_file_checkpointed_ = end.state == LineState::Record && end.kind == Kind::Checkpoint &&
-                                    (field_raw(end.fields, "reason") == "rotate" ||
-                                     field_raw(end.fields, "reason") == "stop");
+                                    (field_raw(end.fields(), "reason") == "rotate" ||
+                                     field_raw(end.fields(), "reason") == "stop");
     }
   }
 
@@ -279,7 +286,7 @@ class Linker {
       if (info.seq != 1) {
         add(FindingKind::Deleted, 1, i,
             "the log begins at seq " + std::to_string(info.seq) + ": " + range_text(1, info.seq - 1) + " are missing");
-      } else if (info.prev != Digest{}) {
+      } else if (info.prev_hex() != kGenesis) {
         add(FindingKind::Edited, 1, i, "seq 1's prev is not the genesis value (64 zeros)");
       }
     } else if (link_unknown_) {
@@ -291,7 +298,8 @@ class Linker {
     } else {
       const std::uint64_t expected = last_seq_ + 1;
       if (info.seq == expected) {
-        if (info.prev != last_hash_ && !edited_.count(last_seq_)) {
+        const bool linked = last_index_ + 1 == i ? info.links_previous : links(infos_[last_index_], info);
+        if (!linked && !edited_.count(last_seq_)) {
           add(FindingKind::Edited, last_seq_, last_index_,
               "record " + std::to_string(last_seq_) + " was changed and its hash recomputed: the prev of seq " +
                   std::to_string(info.seq) + " (" + set_.files()[infos_[i].file] + " line " +
@@ -319,13 +327,12 @@ class Linker {
     have_last_ = true;
     link_unknown_ = false;
     last_seq_ = info.seq;
-    last_hash_ = info.hash;
     last_index_ = i;
     report_->last_seq = info.seq;
     if (info.kind == Kind::Checkpoint) {
       checkpoint(i);
     } else {
-      if (info.kind == Kind::Start) bounds(info.fields);
+      if (info.kind == Kind::Start) bounds(info.fields());
       cadence(i);
     }
   }
@@ -358,7 +365,7 @@ class Linker {
     const std::string prev_name = base_name(set_.files()[prev_file]);
     const std::uint64_t prev_last_line = infos_[file_last_line_[prev_file]].line;
     if (previous_file_checkpointed_) {
-      std::string named = std::string(field_raw(info.fields, "previous_file"));
+      std::string named = std::string(field_raw(info.fields(), "previous_file"));
       add(FindingKind::Deleted, expected, i,
           missing + " are missing between " + prev_name + " and this file" +
               (info.kind == Kind::Rotate && !named.empty() && named != prev_name
@@ -382,7 +389,7 @@ class Linker {
     const LineInfo& info = infos_[i];
     ++report_->checkpoints;
     std::uint64_t last = 0;
-    if (!field_uint(info.fields, "last_seq", &last) || last + 1 != info.seq)
+    if (!field_uint(info.fields(), "last_seq", &last) || last + 1 != info.seq)
       add(FindingKind::Malformed, info.seq, i, "the checkpoint's last_seq is not seq - 1");
     switch (info.signature) {
       case Signature::Valid: report_->signed_through = info.seq; break;
@@ -393,7 +400,7 @@ class Linker {
         break;
       case Signature::OtherKey:
         add(FindingKind::BadSignature, info.seq, i,
-            "the checkpoint is signed with key " + std::string(field_raw(info.fields, "key_id")) + ", not " +
+            "the checkpoint is signed with key " + std::string(field_raw(info.fields(), "key_id")) + ", not " +
                 report_->key_id);
         break;
       case Signature::Missing:
@@ -401,7 +408,7 @@ class Linker {
         break;
       case Signature::NotChecked: break;
     }
-    bounds(info.fields);
+    bounds(info.fields());
     unsigned_count_ = 0;
     late_records_ = 0;
     cadence_reported_ = false;
@@ -453,7 +460,6 @@ class Linker {
 
   bool have_last_ = false, link_unknown_ = false, boundary_ = false, previous_file_checkpointed_ = false;
   std::uint64_t last_seq_ = 0;
-  Digest last_hash_{};
   std::size_t last_index_ = 0;
   std::vector<std::size_t> file_last_line_ = std::vector<std::size_t>(set_.files().size(), 0);
   std::set<std::uint64_t> edited_, reordered_;
