@@ -336,6 +336,47 @@ TEST_CASE("the JSON report") {
         std::string::npos);
 }
 
+TEST_CASE("a duplicated line is reordered; a file split by hand lacks its rotation checkpoint") {
+  Fixture f;
+  add_records(f.b, 8, &f.since);
+  f.b.lines.insert(f.b.lines.begin() + 5, f.b.lines[4]);  // seq 5 twice
+  f.dir.write("audit.jsonl", f.b.text());
+  require_one(f.verify({f.live()}), FindingKind::Reordered, 5, f.live(), 6);
+
+  Fixture g;
+  add_records(g.b, 8, &g.since);
+  const std::string first = g.dir.write("audit.000000000001-000000000004.jsonl", g.b.text(0, 4));
+  const std::string live = g.dir.write("audit.jsonl", g.b.text(4));
+  VerifyReport r = g.verify({live});
+  require_one(r, FindingKind::MissingCheckpoint, 4, first, 4);
+}
+
+TEST_CASE("findings at the edges of the hashing threads' pieces are the same as anywhere") {
+  Fixture f;
+  while (f.b.text().size() < (9u << 20)) add_records(f.b, 1000, &f.since);  // more than two pieces of 4 MiB
+  const std::string original = f.b.text();
+  // The line that holds byte 4 MiB ends the first piece: tamper with it and its neighbours.
+  std::size_t line = static_cast<std::size_t>(std::count(original.begin(), original.begin() + (4 << 20), '\n'));
+  for (std::size_t at : {line - 1, line, line + 1, line + 2}) {
+    for (int threads : {1, 2, 3}) {
+      LogBuilder copy = f.b;
+      copy.lines[at] = rehash(replace(copy.lines[at], "test-host", "test-hosx"));
+      f.dir.write("audit.jsonl", copy.text());
+      VerifyOptions o;
+      o.key = f.verify_key.get();
+      o.threads = static_cast<unsigned>(threads);
+      VerifyReport r = verify_paths({f.live()}, o);
+      INFO("line index " << at << ", " << threads << " threads: " << report_to_json(r));
+      REQUIRE(r.findings_total == 1);
+      CHECK(r.first_bad()->kind == FindingKind::Edited);
+      CHECK(r.first_bad()->line == at + 1);
+      CHECK(r.first_bad()->seq == at + 1);
+    }
+  }
+  f.dir.write("audit.jsonl", original);
+  CHECK(f.verify({f.live()}).ok);
+}
+
 // Not run by default: writes the log the verify benchmark reads (docs/AUDIT.md, "Performance").
 //   WARDEN_AUDIT_BENCH_LOG=/tmp/bench/audit.jsonl build/tests/audit_tests "[.bench]"
 //   warden audit verify /tmp/bench/audit.jsonl --key /tmp/bench/audit.jsonl.pub
