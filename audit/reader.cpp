@@ -223,7 +223,12 @@ bool parse_decision(std::string_view line, DecisionRecord* out, std::string* err
   // In-situ parsing needs a writable, NUL-terminated copy; one buffer per thread.
   thread_local std::string buffer;
   buffer.assign(line.data(), line.size());
-  rapidjson::Document doc;
+  // The values and the parser's stack in per-thread buffers: no allocation for a usual record.
+  thread_local std::vector<char> value_space(1 << 16), stack_space(1 << 12);
+  rapidjson::MemoryPoolAllocator<> values(value_space.data(), value_space.size());
+  rapidjson::MemoryPoolAllocator<> stack(stack_space.data(), stack_space.size());
+  rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>, rapidjson::MemoryPoolAllocator<>> doc(
+      &values, 1024, &stack);
   doc.ParseInsitu<rapidjson::kParseStopWhenDoneFlag>(buffer.data());
   if (doc.HasParseError() || !doc.IsObject()) {
     *error = "not a JSON object";
