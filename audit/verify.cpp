@@ -141,16 +141,40 @@ void inspect(std::string_view text, bool terminated, const VerifyKey* key, LineI
   }
 }
 
-// Splits every file into pieces of about kPiece bytes ending at a line end; the threads count
-// each piece's lines, then (each piece's first line number and place known) split and inspect
-// them in place.
-std::vector<LineInfo> inspect_all(const LogSet& set, const VerifyOptions& options) {
+// The inspected lines, piece by piece, indexed as one sequence.
+class LineTable {
+ public:
+  std::vector<std::vector<LineInfo>> pieces;
+  std::vector<std::size_t> starts;  // global index of each piece's first line
+
+  std::size_t size() const { return total_; }
+  const LineInfo& operator[](std::size_t i) const {
+    if (i < starts[cached_] || i >= starts[cached_] + pieces[cached_].size())
+      cached_ = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), i) - starts.begin()) - 1;
+    return pieces[cached_][i - starts[cached_]];
+  }
+  void index() {
+    starts.clear();
+    total_ = 0;
+    for (const auto& p : pieces) {
+      starts.push_back(total_);
+      total_ += p.size();
+    }
+  }
+
+ private:
+  std::size_t total_ = 0;
+  mutable std::size_t cached_ = 0;
+};
+
+// Splits every file into pieces of about kPiece bytes ending at a line end; the threads split
+// the pieces into lines and inspect them; then the lines are numbered per file and each
+// piece's first line linked to the line before it.
+LineTable inspect_all(const LogSet& set, const VerifyOptions& options) {
   constexpr std::size_t kPiece = 4 << 20;
   struct Piece {
     std::uint32_t file;
     std::string_view bytes;
-    std::size_t lines = 0, first_index = 0;
-    std::uint64_t first_line = 0;
   };
   std::vector<Piece> pieces;
   for (std::size_t f = 0; f < set.files().size(); ++f) {
@@ -162,54 +186,44 @@ std::vector<LineInfo> inspect_all(const LogSet& set, const VerifyOptions& option
       rest.remove_prefix(take);
     }
   }
+  LineTable table;
+  table.pieces.resize(pieces.size());
   unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, pieces.size())));
-  auto in_parallel = [&](const std::function<void(Piece&)>& job) {
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
-      for (std::size_t p; (p = next.fetch_add(1)) < pieces.size();) job(pieces[p]);
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t p; (p = next.fetch_add(1)) < pieces.size();) {
+      std::vector<LineInfo>& infos = table.pieces[p];
+      infos.reserve(pieces[p].bytes.size() / 256 + 16);
+      std::string_view rest = pieces[p].bytes;
+      while (!rest.empty()) {
+        std::size_t nl = rest.find('\n');
+        const bool terminated = nl != std::string_view::npos;
+        LineInfo& info = infos.emplace_back();
+        info.file = pieces[p].file;
+        info.line = infos.size();  // within the piece until numbered below
+        inspect(rest.substr(0, nl), terminated, options.key, &info);
+        if (infos.size() > 1) info.links_previous = links(infos[infos.size() - 2], info);
+        rest = terminated ? rest.substr(nl + 1) : std::string_view();
+      }
+    }
   };
-  in_parallel([](Piece& piece) {
-    const char* at = piece.bytes.data();
-    const char* end = at + piece.bytes.size();
-    std::size_t n = 0;
-    while (at < end && (at = static_cast<const char*>(std::memchr(at, '\n', static_cast<std::size_t>(end - at))))) {
-      ++n;
-      ++at;
-    }
-    piece.lines = n + (piece.bytes.back() != '\n' ? 1 : 0);
-  });
-  std::size_t total = 0;
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
   std::vector<std::uint64_t> numbers(set.files().size(), 0);
-  for (auto& piece : pieces) {
-    piece.first_index = total;
-    piece.first_line = numbers[piece.file] + 1;
-    total += piece.lines;
-    numbers[piece.file] += piece.lines;
+  const LineInfo* before = nullptr;
+  for (auto& infos : table.pieces) {
+    if (infos.empty()) continue;
+    const std::uint64_t offset = numbers[infos.front().file];
+    for (auto& info : infos) info.line += offset;
+    numbers[infos.front().file] += infos.size();
+    if (before) infos.front().links_previous = links(*before, infos.front());
+    before = &infos.back();
   }
-  std::vector<LineInfo> infos(total);
-  in_parallel([&](Piece& piece) {
-    std::string_view rest = piece.bytes;
-    for (std::size_t k = 0; !rest.empty(); ++k) {
-      std::size_t nl = rest.find('\n');
-      const bool terminated = nl != std::string_view::npos;
-      LineInfo& info = infos[piece.first_index + k];
-      info.file = piece.file;
-      info.line = piece.first_line + k;
-      inspect(rest.substr(0, nl), terminated, options.key, &info);
-      if (k > 0) info.links_previous = links(infos[piece.first_index + k - 1], info);
-      rest = terminated ? rest.substr(nl + 1) : std::string_view();
-    }
-  });
-  for (const auto& piece : pieces)
-    if (piece.first_index > 0 && piece.lines > 0)
-      infos[piece.first_index].links_previous = links(infos[piece.first_index - 1], infos[piece.first_index]);
-  return infos;
+  table.index();
+  return table;
 }
 
 std::string range_text(std::uint64_t from, std::uint64_t to) {
@@ -225,7 +239,7 @@ std::string base_name(const std::string& path) {
 // boundaries, checkpoints and their cadence.
 class Linker {
  public:
-  Linker(const LogSet& set, const std::vector<LineInfo>& infos, const VerifyOptions& options, VerifyReport* report)
+  Linker(const LogSet& set, const LineTable& infos, const VerifyOptions& options, VerifyReport* report)
       : set_(set), infos_(infos), options_(options), report_(report) {}
 
   void run() {
@@ -454,7 +468,7 @@ class Linker {
   }
 
   const LogSet& set_;
-  const std::vector<LineInfo>& infos_;
+  const LineTable& infos_;
   const VerifyOptions& options_;
   VerifyReport* report_;
 
@@ -479,7 +493,7 @@ VerifyReport verify_log(const LogSet& set, const VerifyOptions& options) {
   report.bytes = set.total_bytes();
   report.chain_only = options.key == nullptr;
   if (options.key) report.key_id = options.key->key_id();
-  const std::vector<LineInfo> infos = inspect_all(set, options);
+  const LineTable infos = inspect_all(set, options);
   Linker(set, infos, options, &report).run();
   // Findings about an earlier line (a previous record, a previous file's tail) are found
   // one line late: put them in log order.
