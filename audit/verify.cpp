@@ -346,7 +346,11 @@ class Linker {
     if (info.kind == Kind::Checkpoint) {
       checkpoint(i);
     } else {
-      if (info.kind == Kind::Start) bounds(info.fields());
+      if (info.kind == Kind::Start) {
+        bounds(info.fields());
+        restart_cadence();
+        run_start_seq_ = info.seq;
+      }
       cadence(i);
     }
   }
@@ -368,8 +372,7 @@ class Linker {
     const std::string missing = range_text(expected, info.seq - 1);
     // The missing records may have held a checkpoint: the cadence counts afresh from here.
     unsigned_count_ = 0;
-    late_records_ = 0;
-    cadence_reported_ = false;
+    restart_cadence();
     if (!boundary_) {
       add(FindingKind::Deleted, expected, i, missing + (expected == info.seq - 1 ? " is" : " are") +
                                                  " missing before seq " + std::to_string(info.seq));
@@ -424,8 +427,7 @@ class Linker {
     }
     bounds(info.fields());
     unsigned_count_ = 0;
-    late_records_ = 0;
-    cadence_reported_ = false;
+    restart_cadence();
     last_checkpoint_seq_ = info.seq;
   }
 
@@ -434,27 +436,37 @@ class Linker {
   void cadence(std::size_t i) {
     const LineInfo& info = infos_[i];
     if (++unsigned_count_ == 1) {
-      first_unsigned_time_ = info.time_us;
       first_unsigned_seq_ = info.seq;
       first_unsigned_index_ = i;
     }
+    if (++run_count_ == 1) run_first_time_ = info.time_us;
     if (cadence_reported_) return;
-    const std::string since = last_checkpoint_seq_ ? "the checkpoint at seq " + std::to_string(last_checkpoint_seq_)
-                                                   : "the start of the log";
-    if (every_records_ && unsigned_count_ > every_records_ + kRecordSlack) {
+    const std::string since = run_start_seq_ > last_checkpoint_seq_
+                                  ? "the daemon's start at seq " + std::to_string(run_start_seq_)
+                              : last_checkpoint_seq_ ? "the checkpoint at seq " + std::to_string(last_checkpoint_seq_)
+                                                     : "the start of the log";
+    if (every_records_ && run_count_ > every_records_ + kRecordSlack) {
       add(FindingKind::MissingCheckpoint, info.seq, i,
-          std::to_string(unsigned_count_) + " records since " + since + " without a checkpoint (the log's bound: " +
+          std::to_string(run_count_) + " records since " + since + " without a checkpoint (the log's bound: " +
               std::to_string(every_records_) + ")");
       cadence_reported_ = true;
       return;
     }
     const std::int64_t limit = 2 * static_cast<std::int64_t>(every_seconds_) * 1000000;
-    if (every_seconds_ && info.time_us - first_unsigned_time_ > limit && ++late_records_ >= 2) {
+    if (every_seconds_ && info.time_us - run_first_time_ > limit && ++late_records_ >= 2) {
       add(FindingKind::MissingCheckpoint, info.seq, i,
-          "records for " + std::to_string((info.time_us - first_unsigned_time_) / 1000000) + " s since " + since +
+          "records for " + std::to_string((info.time_us - run_first_time_) / 1000000) + " s since " + since +
               " without a checkpoint (the log's bound: every " + std::to_string(every_seconds_) + " s)");
       cadence_reported_ = true;
     }
+  }
+
+  // The bounds count afresh (a checkpoint, a gap that may have held one, a daemon start: a
+  // daemon killed before its checkpoint leaves its tail unsigned, and the next run counts from 0).
+  void restart_cadence() {
+    run_count_ = 0;
+    late_records_ = 0;
+    cadence_reported_ = false;
   }
 
   void finish() {
@@ -481,7 +493,8 @@ class Linker {
   std::uint64_t every_records_ = 0, every_seconds_ = 0;
   std::uint64_t unsigned_count_ = 0, late_records_ = 0, last_checkpoint_seq_ = 0, first_unsigned_seq_ = 0;
   std::size_t first_unsigned_index_ = 0;
-  std::int64_t first_unsigned_time_ = 0;
+  std::uint64_t run_count_ = 0, run_start_seq_ = 0;
+  std::int64_t run_first_time_ = 0;
   bool cadence_reported_ = false;
 };
 

@@ -377,6 +377,27 @@ TEST_CASE("findings at the edges of the hashing threads' pieces are the same as 
   CHECK(f.verify({f.live()}).ok);
 }
 
+TEST_CASE("a daemon killed before its checkpoint: the next run's start counts afresh") {
+  Fixture f;
+  for (int i = 0; i < 10; ++i) f.b.decision();  // 11 records unsigned, then kill -9
+  f.b.start();                                   // seq 12: the next run
+  for (int i = 0; i < 9; ++i) f.b.decision();
+  f.b.checkpoint();                              // seq 22 signs everything before it
+  f.dir.write("audit.jsonl", f.b.text());
+  VerifyReport r = f.verify({f.live()});
+  INFO(report_to_json(r));
+  CHECK(r.ok);
+  CHECK(r.signed_through == 22);
+  CHECK(r.unsigned_tail == 0);
+
+  // Without that checkpoint, the tail spans both runs.
+  f.b.lines.pop_back();
+  f.dir.write("audit.jsonl", f.b.text());
+  VerifyReport tail = f.verify({f.live()});
+  CHECK(tail.ok);
+  CHECK(tail.unsigned_tail == 21);
+}
+
 // Not run by default: writes the log the verify benchmark reads (docs/AUDIT.md, "Performance").
 //   WARDEN_AUDIT_BENCH_LOG=/tmp/bench/audit.jsonl build/tests/audit_tests "[.bench]"
 //   warden audit verify /tmp/bench/audit.jsonl --key /tmp/bench/audit.jsonl.pub
