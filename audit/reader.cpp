@@ -261,11 +261,15 @@ bool parse_decision(std::string_view line, DecisionRecord* out, std::string* err
   r.error_code = string_or_empty(doc, "error_code");
   r.defaulted = bool_or_false(doc, "defaulted");
   auto input = doc.FindMember("input");
-  if (input == doc.MemberEnd() || !input->value.IsObject()) {
+  if (input != doc.MemberEnd() && input->value.IsString()) {
+    // What the client sent was not JSON: the record holds its text.
+    r.proposal_json.assign(input->value.GetString(), input->value.GetStringLength());
+  } else if (input != doc.MemberEnd() && input->value.IsObject()) {
+    r.proposal_json = to_json(input->value);
+  } else {
     *error = "member \"input\" is missing or not an object";
     return false;
   }
-  r.proposal_json = to_json(input->value);
   auto action = doc.FindMember("action");
   if (action != doc.MemberEnd() && action->value.IsObject()) r.action_json = to_json(action->value);
   auto groups = doc.FindMember("groups");

@@ -348,7 +348,7 @@ class Linker {
     } else {
       if (info.kind == Kind::Start) {
         bounds(info.fields());
-        restart_cadence();
+        restart_clock();
         run_start_seq_ = info.seq;
       }
       cadence(i);
@@ -439,7 +439,11 @@ class Linker {
       first_unsigned_seq_ = info.seq;
       first_unsigned_index_ = i;
     }
-    if (++run_count_ == 1) run_first_time_ = info.time_us;
+    ++run_count_;
+    if (!time_started_) {
+      run_first_time_ = info.time_us;
+      time_started_ = true;
+    }
     if (cadence_reported_) return;
     const std::string since = run_start_seq_ > last_checkpoint_seq_
                                   ? "the daemon's start at seq " + std::to_string(run_start_seq_)
@@ -447,7 +451,10 @@ class Linker {
                                                      : "the start of the log";
     if (every_records_ && run_count_ > every_records_ + kRecordSlack) {
       add(FindingKind::MissingCheckpoint, info.seq, i,
-          std::to_string(run_count_) + " records since " + since + " without a checkpoint (the log's bound: " +
+          std::to_string(run_count_) + " records since " +
+              (last_checkpoint_seq_ ? "the checkpoint at seq " + std::to_string(last_checkpoint_seq_)
+                                    : std::string("the start of the log")) +
+              " without a checkpoint (the log's bound: " +
               std::to_string(every_records_) + ")");
       cadence_reported_ = true;
       return;
@@ -461,10 +468,17 @@ class Linker {
     }
   }
 
-  // The bounds count afresh (a checkpoint, a gap that may have held one, a daemon start: a
-  // daemon killed before its checkpoint leaves its tail unsigned, and the next run counts from 0).
+  // The bounds count afresh: after a checkpoint, or a gap that may have held one.
   void restart_cadence() {
     run_count_ = 0;
+    restart_clock();
+  }
+  // The time bound counts afresh at a daemon's start: the writer's clock for checkpoints
+  // restarts with it (a daemon killed before its checkpoint leaves its tail unsigned). The
+  // record count does not: the writer resumes its count from the last checkpoint.
+  void restart_clock() {
+    run_first_time_ = 0;
+    time_started_ = false;
     late_records_ = 0;
     cadence_reported_ = false;
   }
@@ -495,6 +509,7 @@ class Linker {
   std::size_t first_unsigned_index_ = 0;
   std::uint64_t run_count_ = 0, run_start_seq_ = 0;
   std::int64_t run_first_time_ = 0;
+  bool time_started_ = false;
   bool cadence_reported_ = false;
 };
 

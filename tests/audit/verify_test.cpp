@@ -377,17 +377,18 @@ TEST_CASE("findings at the edges of the hashing threads' pieces are the same as 
   CHECK(f.verify({f.live()}).ok);
 }
 
-TEST_CASE("a daemon killed before its checkpoint: the next run's start counts afresh") {
-  Fixture f;
-  for (int i = 0; i < 10; ++i) f.b.decision();  // 11 records unsigned, then kill -9
-  f.b.start();                                   // seq 12: the next run
-  for (int i = 0; i < 9; ++i) f.b.decision();
-  f.b.checkpoint();                              // seq 22 signs everything before it
+TEST_CASE("a daemon killed before its checkpoint and started hours later") {
+  Fixture f;                                     // start at seq 1; checkpoints every 10 records or 60 s
+  for (int i = 0; i < 5; ++i) f.b.decision();   // 2..6 unsigned, then kill -9
+  f.b.time_us += 3LL * 3600 * 1000000;           // three hours later
+  f.b.start();                                   // seq 7: the next run; the writer's count goes on
+  for (int i = 0; i < 3; ++i) f.b.decision();   // 8..10
+  f.b.checkpoint();                              // seq 11 signs everything before it
   f.dir.write("audit.jsonl", f.b.text());
   VerifyReport r = f.verify({f.live()});
   INFO(report_to_json(r));
   CHECK(r.ok);
-  CHECK(r.signed_through == 22);
+  CHECK(r.signed_through == 11);
   CHECK(r.unsigned_tail == 0);
 
   // Without that checkpoint, the tail spans both runs.
@@ -395,7 +396,16 @@ TEST_CASE("a daemon killed before its checkpoint: the next run's start counts af
   f.dir.write("audit.jsonl", f.b.text());
   VerifyReport tail = f.verify({f.live()});
   CHECK(tail.ok);
-  CHECK(tail.unsigned_tail == 21);
+  CHECK(tail.unsigned_tail == 10);
+
+  // A start does not reset the record count: a rewrite cannot hide missing checkpoints
+  // behind fake restarts.
+  Fixture g;
+  for (int i = 0; i < 5; ++i) g.b.decision();  // 2..6
+  g.b.start();                                  // 7
+  for (int i = 0; i < 8; ++i) g.b.decision();  // 8..15: 15 records, no checkpoint
+  g.dir.write("audit.jsonl", g.b.text());
+  require_one(g.verify({g.live()}), FindingKind::MissingCheckpoint, 13, g.live(), 13);
 }
 
 // Not run by default: writes the log the verify benchmark reads (docs/AUDIT.md, "Performance").
