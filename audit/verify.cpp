@@ -297,9 +297,12 @@ class Linker {
     }
     bool adopt = true;
     if (!have_last_) {
-      if (info.seq != 1) {
+      if (info.seq != 1 && options_.partial) {
+        // The older files are gone: the first record's prev is taken as given.
+      } else if (info.seq != 1) {
         add(FindingKind::Deleted, 1, i,
-            "the log begins at seq " + std::to_string(info.seq) + ": " + range_text(1, info.seq - 1) + " are missing");
+            "the log begins at seq " + std::to_string(info.seq) + ": " + range_text(1, info.seq - 1) +
+                " are missing (--partial accepts a log whose older files were removed)");
       } else if (info.prev_hex() != kGenesis) {
         add(FindingKind::Edited, 1, i, "seq 1's prev is not the genesis value (64 zeros)");
       }

@@ -42,6 +42,7 @@ struct VerifyOptions {
   const VerifyKey* key = nullptr;    // null: chain only, signatures are not checked
   unsigned threads = 0;              // hashing threads; 0 = the machine's cores
   bool require_signed_tail = false;  // records after the last checkpoint are a failure
+  bool partial = false;              // the log may begin after seq 1 (older files removed)
   std::size_t max_findings = 100;    // findings kept in the report (all are counted)
 };
 

@@ -70,6 +70,7 @@ struct VerifyArgs {
   std::string key;
   bool chain_only = false;
   bool require_signed_tail = false;
+  bool partial = false;
   std::string format = "text";
   unsigned threads = 0;
   std::size_t max_findings = 100;
@@ -117,6 +118,9 @@ void register_verify(CLI::App* audit, int* exit_code) {
   cmd->add_flag("--chain-only", a->chain_only, "Check the hash chain only, without a key (a rewrite of the whole log passes)");
   cmd->add_flag("--require-signed-tail", a->require_signed_tail,
                 "Fail when records follow the last checkpoint (a log after a graceful stop has none)");
+  cmd->add_flag("--partial", a->partial,
+                "The log may begin after seq 1 (its older files were archived or removed); the first record's "
+                "prev is taken as given");
   cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_option("--threads", a->threads, "Hashing threads (0: one per core)")->capture_default_str();
   cmd->add_option("--max-findings", a->max_findings, "Problems listed (all are counted)")
@@ -146,6 +150,7 @@ void register_verify(CLI::App* audit, int* exit_code) {
     options.key = key.get();
     options.threads = a->threads;
     options.require_signed_tail = a->require_signed_tail;
+    options.partial = a->partial;
     options.max_findings = a->max_findings;
     const std::vector<std::string> files = audit::expand_log_paths(a->logs);
     const auto started = std::chrono::steady_clock::now();
