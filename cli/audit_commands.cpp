@@ -261,6 +261,9 @@ void run_query_command(const QueryArgs& a, bool show, int* exit_code) {
   if (!json && !full)
     std::printf("%s of %s read, %s\n", plural(stats.matched, "record", "records").c_str(),
                 plural(stats.lines, "line", "lines").c_str(), plural(set.files().size(), "file", "files").c_str());
+  if (stats.unreadable)
+    std::fprintf(stderr, "%s: %s could not be read as records (torn or malformed: run warden audit verify)\n", name,
+                 plural(stats.unreadable, "line", "lines").c_str());
   if (full && stats.matched == 0) {
     std::fprintf(stderr, "%s: no record with seq %lld\n", name, a.seq);
     *exit_code = kExitRejected;
