@@ -136,13 +136,13 @@ bool LogSet::open(const std::vector<std::string>& paths, LogSet* out, std::strin
     Map m;
     m.size = static_cast<std::size_t>(st.st_size);
     if (m.size) {
-      void* p = ::mmap(nullptr, m.size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      void* p = ::mmap(nullptr, m.size, PROT_READ, MAP_PRIVATE, fd, 0);
       if (p == MAP_FAILED) {
         *error = "cannot map " + path + ": " + std::strerror(errno);
         ::close(fd);
         return false;
       }
-      ::madvise(p, m.size, MADV_SEQUENTIAL | MADV_WILLNEED);
+      ::madvise(p, m.size, MADV_SEQUENTIAL);
       m.data = static_cast<const char*>(p);
     }
     ::close(fd);
