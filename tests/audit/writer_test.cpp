@@ -461,6 +461,11 @@ TEST_CASE("appends after close and malformed appends fail with their cause", "[w
   CHECK(r.error == "the audit record kind 'Decision' is not a kind name");
   r = w->append_wait("decision", 1, "\"a\":\"x\ny\"");
   CHECK(r.error == "the audit record's fields hold a newline");
+  r = w->append_wait("decision", 253402300800000000, decision(1));
+  CHECK(r.error == "the audit record's time 253402300800000000 is outside 1970-01-01..9999-12-31");
+  // A done that throws does not stop the writer.
+  w->append("decision", 1, decision(2), [](const AppendResult&) { throw std::runtime_error("x"); });
+  CHECK(w->append_wait("decision", 1, decision(3)).ok);
   w->close();
   r = w->append_wait("decision", 1, decision(1));
   CHECK_FALSE(r.ok);
