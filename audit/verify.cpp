@@ -114,7 +114,8 @@ bool field_uint(std::string_view fields, std::string_view name, std::uint64_t* o
   return ec == std::errc() && p == raw.data() + raw.size();
 }
 
-void inspect(std::string_view text, bool terminated, const VerifyKey* key, LineInfo* info) {
+void inspect(std::string_view text, bool terminated, const std::vector<const VerifyKey*>& keys,
+             LineInfo* info) {
   info->size = static_cast<std::uint32_t>(text.size());
   info->text = text.data();
   std::string_view kind;
@@ -141,11 +142,15 @@ void inspect(std::string_view text, bool terminated, const VerifyKey* key, LineI
   info->fields_size = static_cast<std::uint32_t>(head.fields.size());
   parse_time(head.time, &info->time_us);
   info->hash_ok = hash_matches(head);
-  if (info->kind == Kind::Checkpoint && key) {
+  if (info->kind == Kind::Checkpoint && !keys.empty()) {
     std::string_view signed_bytes, sig;
+    const std::string_view key_id = field_raw(head.fields, "key_id");
+    const VerifyKey* key = nullptr;
+    for (const VerifyKey* k : keys)
+      if (k->key_id() == key_id) key = k;
     if (!split_signature(text, &signed_bytes, &sig)) {
       info->signature = Signature::Missing;
-    } else if (field_raw(head.fields, "key_id") != key->key_id()) {
+    } else if (!key) {
       info->signature = Signature::OtherKey;
     } else {
       info->signature = key->verify_hex(signed_bytes, sig) ? Signature::Valid : Signature::Invalid;
@@ -185,6 +190,10 @@ class LineTable {
 // the pieces into lines and inspect them; then the lines are numbered per file and each
 // piece's first line linked to the line before it.
 LineTable inspect_all(const LogSet& set, const VerifyOptions& options) {
+  std::vector<const VerifyKey*> keys;
+  if (options.key) keys.push_back(options.key);
+  for (const VerifyKey* k : options.other_keys)
+    if (k) keys.push_back(k);
   constexpr std::size_t kPiece = 4 << 20;
   struct Piece {
     std::uint32_t file;
@@ -218,7 +227,7 @@ LineTable inspect_all(const LogSet& set, const VerifyOptions& options) {
         LineInfo& info = infos.emplace_back();
         info.file = pieces[p].file;
         info.line = infos.size();  // within the piece until numbered below
-        inspect(rest.substr(0, nl), terminated, options.key, &info);
+        inspect(rest.substr(0, nl), terminated, keys, &info);
         if (infos.size() > 1) info.links_previous = links(infos[infos.size() - 2], info);
         rest = terminated ? rest.substr(nl + 1) : std::string_view();
       }
@@ -555,14 +564,21 @@ class Linker {
   bool cadence_reported_ = false;
 };
 
+void describe_keys(const VerifyOptions& options, VerifyReport* report) {
+  report->chain_only = options.key == nullptr && options.other_keys.empty();
+  std::vector<const VerifyKey*> keys{options.key};
+  keys.insert(keys.end(), options.other_keys.begin(), options.other_keys.end());
+  for (const VerifyKey* k : keys)
+    if (k) report->key_id += (report->key_id.empty() ? "" : ",") + k->key_id();
+}
+
 }  // namespace
 
 VerifyReport verify_log(const LogSet& set, const VerifyOptions& options) {
   VerifyReport report;
   report.files = set.files().size();
   report.bytes = set.total_bytes();
-  report.chain_only = options.key == nullptr;
-  if (options.key) report.key_id = options.key->key_id();
+  describe_keys(options, &report);
   const LineTable infos = inspect_all(set, options);
   Linker(set, infos, options, &report).run();
   // Findings about an earlier line (a previous record, a previous file's tail) are found
@@ -588,8 +604,7 @@ VerifyReport verify_paths(const std::vector<std::string>& paths, const VerifyOpt
   if (!LogSet::open(files, &set, &error)) {
     VerifyReport report;
     report.files = files.size();
-    report.chain_only = options.key == nullptr;
-    if (options.key) report.key_id = options.key->key_id();
+    describe_keys(options, &report);
     report.findings_total = 1;
     std::string file;
     for (const auto& f : files)

@@ -40,6 +40,9 @@ struct Finding {
 
 struct VerifyOptions {
   const VerifyKey* key = nullptr;    // null: chain only, signatures are not checked
+  // Further public keys a checkpoint may be signed with (the daemon's key was replaced): each
+  // checkpoint is checked with the key its key_id names, among `key` and these.
+  std::vector<const VerifyKey*> other_keys;
   unsigned threads = 0;              // hashing threads; 0 = the machine's cores
   bool require_signed_tail = false;  // records after the last checkpoint are a failure
   bool partial = false;              // the log may begin after seq 1 (older files removed)

@@ -67,7 +67,7 @@ std::string cell(const std::string& text, std::size_t width, bool pad = true) {
 
 struct VerifyArgs {
   std::vector<std::string> logs;
-  std::string key;
+  std::vector<std::string> keys;
   bool chain_only = false;
   bool require_signed_tail = false;
   bool partial = false;
@@ -124,8 +124,10 @@ void register_verify(CLI::App* audit, int* exit_code) {
   cmd->add_option("LOG", a->logs,
                   "The live log file (its rotated siblings are included) or log files")
       ->required();
-  cmd->add_option("--key", a->key,
-                  "Public key (PEM) that verifies the checkpoints (warden audit keygen)");
+  cmd->add_option("--key", a->keys,
+                  "Public key (PEM) that verifies the checkpoints (warden audit keygen); repeat it for a "
+                  "log signed with successive keys")
+      ->allow_extra_args(false);
   cmd->add_flag("--chain-only", a->chain_only,
                 "Check the hash chain only, without a key (a rewrite of the whole log passes)");
   cmd->add_flag(
@@ -144,7 +146,7 @@ void register_verify(CLI::App* audit, int* exit_code) {
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   cmd->callback([a, exit_code] {
-    if (a->key.empty() == !a->chain_only) {
+    if (a->keys.empty() == !a->chain_only) {
       std::fprintf(stderr,
                    "warden audit verify: give --key PUBLIC_KEY (checks the chain and the "
                    "checkpoint signatures) or "
@@ -153,19 +155,19 @@ void register_verify(CLI::App* audit, int* exit_code) {
       *exit_code = kExitUsage;
       return;
     }
-    std::unique_ptr<audit::VerifyKey> key;
-    if (!a->key.empty()) {
+    std::vector<std::unique_ptr<audit::VerifyKey>> keys;
+    for (const auto& path : a->keys) {
       std::string error;
-      key = audit::VerifyKey::load(a->key, &error);
-      if (!key) {
+      keys.push_back(audit::VerifyKey::load(path, &error));
+      if (!keys.back()) {
         std::fprintf(stderr, "warden audit verify: cannot load the key %s: %s\n",
-                     printable(a->key).c_str(), printable(error).c_str());
+                     printable(path).c_str(), printable(error).c_str());
         *exit_code = kExitUsage;
         return;
       }
     }
     audit::VerifyOptions options;
-    options.key = key.get();
+    for (const auto& k : keys) (options.key ? options.other_keys.push_back(k.get()) : void(options.key = k.get()));
     options.threads = a->threads;
     options.require_signed_tail = a->require_signed_tail;
     options.partial = a->partial;

@@ -282,6 +282,19 @@ TEST_CASE("a whole-file rewrite with recomputed hashes is caught by the signatur
     for (const auto& finding : r.findings) CHECK(finding.kind == FindingKind::BadSignature);
     CHECK(r.signed_through == 0);
 
+    // A log signed with successive keys verifies with both (the attacker's key stands in for
+    // the daemon's next key here).
+    attacker.write_public(f.dir.str() + "/next.pub");
+    std::string error;
+    auto next = VerifyKey::load(f.dir.str() + "/next.pub", &error);
+    REQUIRE(next);
+    VerifyOptions both;
+    both.key = f.verify_key.get();
+    both.other_keys = {next.get()};
+    VerifyReport b = verify_paths({f.live()}, both);
+    CHECK(b.ok);
+    CHECK(b.key_id == f.key.id() + "," + attacker.id());
+
     // The chain alone cannot tell: that is what the signatures are for.
     VerifyOptions chain_only;
     VerifyReport c = verify_paths({f.live()}, chain_only);

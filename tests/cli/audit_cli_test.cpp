@@ -82,6 +82,17 @@ TEST_CASE(
   CHECK(ok.out.find("OK: the log verifies") != std::string::npos);
   CHECK(ok.out.find(log.key.id()) != std::string::npos);
 
+  // --key before LOG takes one value; --key may repeat (a log signed with successive keys).
+  TestKey other;
+  other.write_public(log.dir.str() + "/other.pub");
+  auto two = run_warden({"audit", "verify", "--key", log.dir.str() + "/other.pub", "--key", log.pub, log.live});
+  INFO(two.out << two.err);
+  CHECK(two.code == 0);
+  CHECK(two.out.find(other.id() + "," + log.key.id()) != std::string::npos);
+  auto other_only = run_warden({"audit", "verify", "--key", log.dir.str() + "/other.pub", log.live});
+  CHECK(other_only.code == 1);
+  CHECK(other_only.out.find("bad-signature") != std::string::npos);
+
   auto chain = run_warden({"audit", "verify", log.live, "--chain-only"});
   CHECK(chain.code == 0);
   CHECK(chain.out.find("not checked") != std::string::npos);
