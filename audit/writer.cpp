@@ -346,6 +346,10 @@ std::unique_ptr<Writer> Writer::open(WriterOptions options, std::string* error) 
     *error = "the audit log needs a signing key for its checkpoints";
     return nullptr;
   }
+  if (options.start_fields.find('\n') != std::string::npos) {
+    *error = "the audit start record's fields hold a newline";
+    return nullptr;
+  }
   std::unique_ptr<Writer> w(new Writer(std::move(options)));
   const WriterOptions& o = w->options_;
   State& s = *w->state_;
