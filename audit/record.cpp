@@ -218,7 +218,7 @@ void append_json_value(std::string& out, std::string_view json, const Masker* ma
   if (reader.Parse<kFlags>(stream, writer)) return;
   out.resize(start);
   masks->resize(masks_start);
-  append_masked(out, json, masker, Where{pointer}, masks);
+  append_masked(out, json, masker, Where{pointer, 0, {}}, masks);
 }
 
 const char* mode_name(bool monitor) { return monitor ? "\"monitor\"" : "\"enforce\""; }
@@ -252,7 +252,7 @@ std::string decision_fields(const DecisionInput& in, const Decision& d, const Ma
   out += ",\"outcome\":\"";
   out += outcome_name(d.outcome);
   out += "\",\"reason\":";
-  append_masked(out, d.reason, masker, Where{"/reason"}, &masks);
+  append_masked(out, d.reason, masker, Where{"/reason", 0, {}}, &masks);
   out += ",\"defaulted\":";
   out += d.defaulted ? "true" : "false";
   out += ",\"error_code\":";
