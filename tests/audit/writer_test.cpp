@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "audit/chain.h"
+#include "audit/record.h"
 #include "audit/signing.h"
 #include "tests/server/server_fixture.h"
 
@@ -597,4 +598,35 @@ TEST_CASE("writer throughput (measured, not asserted)", "[.bench]") {
               << ": " << threads * each / s << " records/s with 4 waiting threads, "
               << h.batches << " batches\n";
   }
+}
+
+TEST_CASE("decision records written with a masker keep the secret out of the file", "[writer]") {
+  TempDir dir;
+  const Keys keys = make_keys(dir);
+  WriterOptions o = options(dir, keys);
+  std::string error;
+  auto w = Writer::open(o, &error);
+  REQUIRE(w);
+  const Masker masker(std::string(32, 's'));
+  const std::string secret = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
+  const std::string proposal = R"({"target":"shell","payload":{"command":"git push https://x:)" + secret + R"(@github.com/o/r"}})";
+  DecisionInput in;
+  in.proposal_json = proposal;
+  in.principal = "agent";
+  warden::Decision d;
+  d.decision_id = "d-1";
+  d.outcome = warden::Outcome::Reject;
+  d.reason = "token in the command: " + secret;
+  const auto r = w->append_wait("decision", 1795148900000000, decision_fields(in, d, &masker));
+  REQUIRE(r.ok);
+  w->close();
+  const std::string text = slurp(o.path);
+  CHECK(text.find(secret) == std::string::npos);
+  CHECK(text.find(secret.substr(4)) == std::string::npos);
+  const auto lines = lines_of(o.path);
+  const auto f = fields_of(lines[r.seq - 1]);
+  REQUIRE(f["masks"].Size() == 2);
+  CHECK(f["masks"][0]["field"] == "/input/payload/command");
+  CHECK(f["masks"][1]["field"] == "/reason");
+  verify_chain({o.path}, *keys.verify);
 }
