@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/proposal_stream.h"
 #include "cli/terminal_text.h"
+#include "cli/version.h"
 #include "engine/decision.h"
 #include "engine/defaults.h"
 #include "server/client.h"
@@ -66,6 +67,8 @@ void register_serve(CLI::App& app, int* exit_code) {
     std::string state_dir;
     std::string workspace;
     std::string home;
+    std::string audit_log;
+    bool no_audit = false;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("-c,--config", a->config, "warden.toml (every key has a default; none needed)");
@@ -87,6 +90,10 @@ void register_serve(CLI::App& app, int* exit_code) {
   cmd->add_option("--workspace", a->workspace,
                   std::string("The agent's workspace root: paths inside it are in the workspace "
                               "(default ") + kDefaultWorkspaceRoot + "; never warden's own files)");
+  cmd->add_option("--audit-log", a->audit_log,
+                  "The audit log (default STATE_DIR/audit.jsonl; [audit] in warden.toml)");
+  cmd->add_flag("--no-audit", a->no_audit,
+                "Record nothing (audit.enabled = false; status warns about it)");
   cmd->add_option("--home", a->home,
                   std::string("What ~ and $HOME mean in paths (default ") + kDefaultHome + ")");
   cmd->callback([a, exit_code] {
@@ -112,6 +119,8 @@ void register_serve(CLI::App& app, int* exit_code) {
     if (!a->state_dir.empty()) config.state_dir = a->state_dir;
     if (!a->workspace.empty()) config.workspace_root = a->workspace;
     if (!a->home.empty()) config.home = a->home;
+    if (!a->audit_log.empty()) config.audit_log = a->audit_log;
+    if (a->no_audit) config.audit.enabled = false;
     server::ConfigErrors errors = server::validate_config(config);
     if (!errors.empty()) {
       for (const auto& e : errors) {
@@ -124,6 +133,10 @@ void register_serve(CLI::App& app, int* exit_code) {
     warn_if_default_approve(config.default_outcome);
     server::Daemon::Options options;
     options.handle_signals = true;
+    // "warden 0.1.0\n…": the version for the audit log's start record.
+    std::string version = version_text();
+    version = version.substr(0, version.find('\n'));
+    options.version = version.substr(version.find(' ') + 1);
     server::Daemon daemon(std::move(config), options);
     server::Daemon::StartResult started = daemon.start();
     if (!started.ok) {
