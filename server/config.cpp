@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "audit/chain.h"
 #include "engine/decision.h"
 
 namespace warden::server {
@@ -391,15 +392,7 @@ ConfigErrors resolve_state_paths(Config* config) {
   return {};
 }
 
-bool valid_daemon_id(std::string_view id) {
-  if (id.empty() || id.size() > 64) return false;
-  for (char ch : id) {
-    bool ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-              ch == '.' || ch == '_' || ch == ':' || ch == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
+bool valid_daemon_id(std::string_view id) { return audit::valid_daemon_id(id); }
 
 std::string default_daemon_id() {
   char host[256] = {};

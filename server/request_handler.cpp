@@ -178,10 +178,11 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
   job.done = [ctx, shared_later, id = request.id_json, explain, proposal_json = job.proposal_json,
               principal = job.principal, groups = job.groups,
               session = job.session](DecideResult&& result, std::int64_t time_us) mutable {
-    auto answer = [ctx, shared_later, id, explain](DecideResult& result) {
+    // Sends the reply for a result; `json` is its decision reply when already built.
+    auto answer = [ctx, shared_later, id, explain](const DecideResult& result, std::string json) {
       if (result.ok) {
         count_outcome(ctx->stats, result.decision);
-        std::string json = decision_reply(id, result.decision, explain);
+        if (json.empty()) json = decision_reply(id, result.decision, explain);
         if (json.size() > kMaxEncodableFrame) {
           (*shared_later)(
               error_reply(ctx->stats, id, "decide",
@@ -197,54 +198,65 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
       }
     };
     if (!ctx->audit) {
-      answer(result);
+      answer(result, {});
       return;
     }
     // Recorded before answered: the reply waits in the append's completion, which runs on
-    // the audit writer's thread once the record is durable (or could not be written).
-    auto shared = std::make_shared<DecideResult>(std::move(result));
+    // the audit writer's single thread once the record is durable (or could not be
+    // written). Everything costly — the record's fields, the reply's JSON — is built here on
+    // the worker, so the writer thread only sends.
+    struct Pending {
+      DecideResult result;
+      std::string reply_json;
+      std::string proposal_json;
+    };
+    auto pending = std::make_shared<Pending>();
+    pending->result = std::move(result);
+    const DecideResult& r = pending->result;
     Decision recorded;
-    const Decision* decision = &shared->decision;
-    if (!shared->ok) {
+    const Decision* decision = &r.decision;
+    if (!r.ok) {
       // The input was not a proposal: recorded as the reject it is, with its error code.
       recorded.decision_id = new_decision_id();
       recorded.outcome = Outcome::Reject;
-      recorded.error_code = shared->error.code.empty() ? err::kInternal : shared->error.code;
-      recorded.reason = shared->error.message;
+      recorded.error_code = r.error.code.empty() ? err::kInternal : r.error.code;
+      recorded.reason = r.error.message;
       auto policy = ctx->policy.get();
       recorded.rules_digest = policy ? policy->digest() : "";
       decision = &recorded;
     }
     audit::DecisionInput input;
     input.proposal_json = proposal_json;
-    input.principal = principal;
-    input.groups = groups;
-    input.session = session;
+    input.principal = std::move(principal);
+    input.groups = std::move(groups);
+    input.session = std::move(session);
     input.time_us = time_us;
     std::string fields = audit::decision_fields(input, *decision, ctx->masker);
+    if (r.ok) pending->reply_json = decision_reply(id, r.decision, explain);
+    pending->proposal_json = std::move(proposal_json);
     ctx->audit->append(
         "decision", time_us, std::move(fields),
-        [ctx, shared, answer, proposal = std::move(proposal_json)](
-            const audit::AppendResult& appended) {
+        [ctx, pending, answer](const audit::AppendResult& appended) {
           if (appended.ok) {
-            answer(*shared);
+            answer(pending->result, std::move(pending->reply_json));
             return;
           }
           // Never answered without a record: the decision fails closed.
           DecideResult failed;
           failed.ok = true;
           Decision& d = failed.decision;
-          d.decision_id = shared->ok ? shared->decision.decision_id : new_decision_id();
+          const DecideResult& r = pending->result;
+          d.decision_id = r.ok ? r.decision.decision_id : new_decision_id();
           d.outcome = Outcome::Reject;
           d.error_code = err::kAudit;
           d.reason = "the audit log cannot be written: " + appended.error;
-          d.action_json = proposal;
-          d.rules_digest = shared->decision.rules_digest;
+          d.action_json = pending->proposal_json;
+          d.rules_digest = r.decision.rules_digest;
           if (d.rules_digest.empty()) {
             auto policy = ctx->policy.get();
             d.rules_digest = policy ? policy->digest() : "";
           }
-          answer(failed);
+          answer(failed, {});
         });
   };
   job.cancelled = [ctx, shared_later, closed, id = request.id_json] {
