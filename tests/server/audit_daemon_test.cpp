@@ -436,6 +436,42 @@ TEST_CASE("kill -9 under load leaves every acknowledged decision in the log; a r
   }
 }
 
+TEST_CASE("a torn last line is cut at the next start and reported in its start record",
+          "[audit]") {
+  TempDir dir;
+  std::string id;
+  {
+    Serve serve(dir);
+    REQUIRE(serve.serving());
+    Client agent;
+    connect_as(agent, serve.address(), Tokens{}.agent);
+    DecisionReply d = decision_of(request(agent, decide_request("1", kReplyProposal)));
+    REQUIRE(d.ok);
+    id = d.decision_id;
+    serve.kill9();
+  }
+  // What a crash in the middle of a write leaves: part of a line, no '\n'.
+  const std::string partial = R"({"seq":99,"prev":"00)";
+  {
+    std::ofstream out(Serve::log(dir), std::ios::binary | std::ios::app);
+    out << partial;
+  }
+  std::string torn;
+  std::size_t before = read_chain({Serve::log(dir)}, &torn).size();
+  REQUIRE(torn == partial);
+  Serve serve(dir);
+  REQUIRE(serve.serving());
+  auto records = read_chain({Serve::log(dir)});  // whole lines only: the tail was cut
+  REQUIRE(records.size() == before + 1);
+  CHECK(records[before].kind == "start");
+  auto start = parse(records[before].line);
+  REQUIRE(start.HasMember("torn"));
+  CHECK(start["torn"]["bytes"].GetUint64() == partial.size());
+  CHECK(std::string(start["torn"]["sha256"].GetString()).find(warden::audit::sha256_hex(partial)) !=
+        std::string::npos);
+  CHECK(decision_ids(records).count(id) == 1);
+}
+
 TEST_CASE("a log that cannot be written fails decisions closed and says so", "[audit]") {
   TempDir dir;
   ServeOptions options;
