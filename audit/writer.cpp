@@ -29,6 +29,20 @@ std::int64_t system_clock_us() {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
+// 9999-12-31T23:59:59.999999Z: the last time the line format can write.
+constexpr std::int64_t kLastTimeUs = 253402300799999999;
+// A rotation that failed (rename refused) is tried again this much later, not after every batch.
+constexpr std::int64_t kRotateRetryUs = 60 * 1000000ll;
+
+// A done that throws must not take the writer thread (and every later record) down with it.
+void call_done(const Writer::Done& done, const AppendResult& result) {
+  if (!done) return;
+  try {
+    done(result);
+  } catch (...) {
+  }
+}
+
 void append_u64(std::string& out, std::uint64_t v) {
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
@@ -230,6 +244,7 @@ struct Writer::State {
   std::int64_t last_checkpoint_us = 0;
   std::size_t last_batch = 0;  // records in the previous batch (group commit's hint)
   std::string torn;            // "torn" member of the start record, when a line was cut
+  std::int64_t rotate_retry_us = 0;  // after a failed rotation, not before this time
   ~State() {
     if (fd >= 0) ::close(fd);
   }
@@ -453,6 +468,9 @@ void Writer::append(std::string kind, std::int64_t time_us, std::string fields, 
     refused.error = "the audit record kind '" + kind + "' is not a kind name";
   } else if (fields.find('\n') != std::string::npos) {
     refused.error = "the audit record's fields hold a newline";
+  } else if (time_us < 0 || time_us > kLastTimeUs) {
+    refused.error = "the audit record's time " + std::to_string(time_us) +
+                    " is outside 1970-01-01..9999-12-31";
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -463,7 +481,7 @@ void Writer::append(std::string kind, std::int64_t time_us, std::string fields, 
       return;
     }
   }
-  if (done) done(refused);
+  call_done(done, refused);
 }
 
 AppendResult Writer::append_wait(std::string kind, std::int64_t time_us, std::string fields) {
@@ -637,9 +655,7 @@ void Writer::write_batch(std::vector<Pending>& batch) {
           health_.failures += end - begin;
         }
       }
-      for (std::size_t i = begin; i < end; ++i) {
-        if (batch[i].done) batch[i].done(results[i]);
-      }
+      for (std::size_t i = begin; i < end; ++i) call_done(batch[i].done, results[i]);
     }
   }
   s.last_batch = batch.size();
@@ -658,9 +674,7 @@ void Writer::write_batch(std::vector<Pending>& batch) {
       health_.last_seq = s.pos.next_seq - 1;
       health_.records += written;
     }
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      if (batch[i].done) batch[i].done(results[i]);
-    }
+    for (std::size_t i = 0; i < batch.size(); ++i) call_done(batch[i].done, results[i]);
   } else {
     std::lock_guard<std::mutex> lock(mu_);
     ++health_.batches;
@@ -676,7 +690,7 @@ void Writer::maintain() {
   const bool rotate_time = o.rotate_age.count() > 0 &&
                            now - s.file_start_us >= o.rotate_age.count() * 1000000 &&
                            s.pos.next_seq - s.file_first_seq > 1;
-  if (rotate_size || rotate_time) {
+  if ((rotate_size || rotate_time) && now >= s.rotate_retry_us) {
     // The old file's last line: a checkpoint (reason rotate), durable; then rename it.
     ChainPos pos = s.pos;
     std::string buffer;
@@ -688,6 +702,7 @@ void Writer::maintain() {
       std::lock_guard<std::mutex> lock(mu_);
       health_.ok = false;
       health_.error = "cannot write the rotation checkpoint to " + o.path + ": " + errno_text(err);
+      s.rotate_retry_us = now + kRotateRetryUs;
       return;
     }
     s.pos = pos;
@@ -700,7 +715,8 @@ void Writer::maintain() {
       health_.ok = false;
       health_.error = "cannot rotate " + o.path + " to " + rotated + ": " + errno_text(err);
       health_.last_seq = s.pos.next_seq - 1;
-      return;  // the chain goes on in the same file; the next batch retries the rotation
+      s.rotate_retry_us = now + kRotateRetryUs;
+      return;  // the chain goes on in the same file; the rotation is retried a minute later
     }
     ::close(s.fd);
     s.fd = -1;

@@ -12,6 +12,7 @@
 
 #include "audit/chain.h"
 #include "bindings/secrets.h"
+#include "engine/json_writer.h"
 
 using namespace warden;
 using namespace warden::audit;
@@ -226,7 +227,18 @@ TEST_CASE("invalid UTF-8 from a \\u escape is written as U+FFFD", "[record]") {
   REQUIRE(doc["input"].IsObject());
 }
 
-TEST_CASE("decision_fields cost per record (measured, not asserted)", "[.bench][record]") {
+TEST_CASE("strings are escaped exactly as the engine's JSON writer escapes them", "[record]") {
+  Decision d = sample_decision();
+  d.reason = std::string("q\"b\\n\nr\rt\tc\x01\x1f del\x7f é € 😀 bad\xff\xc3 end");
+  DecisionInput in;
+  in.proposal_json = "{\"s\":\"raw \xff byte\"}";
+  const std::string fields = decision_fields(in, d, nullptr);
+  CHECK(fields.find("\"reason\":" + json_string(d.reason) + ",") != std::string::npos);
+  CHECK(fields.find("\"input\":{\"s\":" + json_string("raw \xff byte") + "}") != std::string::npos);
+  parse_fields(fields);
+}
+
+TEST_CASE("decision_fields cost per record (measured, not asserted)", "[.bench]") {
   const Masker masker(std::string(32, 'm'));
   DecisionInput in;
   const std::string proposal =
