@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "audit/chain.h"
+#include "audit/signing.h"
+#include "audit/verify.h"
 #include "server/config.h"
 #include "server/own_files.h"
 #include "server_fixture.h"
@@ -254,6 +256,22 @@ std::set<std::string> decision_ids(const std::vector<LogRecord>& records) {
   return out;
 }
 
+// `warden audit verify` of the daemon's log (every file) with its public key: the chain and
+// every checkpoint's signature.
+void require_verifies(const TempDir& dir) {
+  std::string error;
+  auto key = warden::audit::VerifyKey::load(Serve::state(dir) + "/audit-signing.pem.pub", &error);
+  INFO(error);
+  REQUIRE(key);
+  warden::audit::VerifyOptions options;
+  options.key = key.get();
+  options.threads = 1;
+  auto report = warden::audit::verify_paths({Serve::log(dir)}, options);
+  INFO(warden::audit::report_to_json(report));
+  REQUIRE(report.ok);
+  REQUIRE(report.checkpoints >= 1);
+}
+
 std::string status_of(const std::string& address) {
   Client admin;
   connect_as(admin, address, Tokens{}.admin);
@@ -352,6 +370,7 @@ TEST_CASE("every decision is in the audit log before its reply, with the reply's
   for (const auto& r : records) stopped = stopped || r.kind == "stop";
   CHECK(stopped);
   CHECK(records.back().kind == "checkpoint");
+  require_verifies(dir);
 }
 
 TEST_CASE("kill -9 under load leaves every acknowledged decision in the log; a restart resumes the chain",
@@ -433,7 +452,9 @@ TEST_CASE("kill -9 under load leaves every acknowledged decision in the log; a r
     CHECK(records[before].kind == "start");
     CHECK(member(records[before + 1].line, "decision_id") == d.decision_id);
     if (!torn.empty()) CHECK(records[before].line.find("\"torn\":{") != std::string::npos);
+    REQUIRE(again.terminate() == 0);
   }
+  require_verifies(dir);
 }
 
 TEST_CASE("a torn last line is cut at the next start and reported in its start record",
@@ -470,6 +491,8 @@ TEST_CASE("a torn last line is cut at the next start and reported in its start r
   CHECK(std::string(start["torn"]["sha256"].GetString()).find(warden::audit::sha256_hex(partial)) !=
         std::string::npos);
   CHECK(decision_ids(records).count(id) == 1);
+  REQUIRE(serve.terminate() == 0);
+  require_verifies(dir);
 }
 
 TEST_CASE("a log that cannot be written fails decisions closed and says so", "[audit]") {
@@ -548,6 +571,7 @@ TEST_CASE("rotation by size keeps one chain across the files", "[audit]") {
     CHECK(member(first, "kind") == "rotate");
     CHECK(member(first, "previous_file") == fs::path(files[f - 1]).filename().string());
   }
+  require_verifies(dir);
 }
 
 TEST_CASE("secrets in a proposal do not reach the audit log", "[audit]") {
