@@ -478,6 +478,22 @@ void register_status(CLI::App& app, int* exit_code) {
       std::printf("reloads      %s (failed %s)\n", u(c, "reloads").c_str(),
                   u(c, "reload_failures").c_str());
       std::printf("workers      %s (queue %s)\n", u(p, "workers").c_str(), u(p, "queue").c_str());
+      if (p.HasMember("audit") && p["audit"].IsObject()) {
+        const auto& au = p["audit"];
+        bool enabled = au.HasMember("enabled") && au["enabled"].IsBool() && au["enabled"].GetBool();
+        bool ok = au.HasMember("ok") && au["ok"].IsBool() && au["ok"].GetBool();
+        if (!enabled) {
+          std::printf("audit        off\n");
+        } else {
+          std::printf("audit        %s, seq %s, %s records, %s failed (%s)\n",
+                      ok ? "ok" : "FAILING: decisions fail closed", u(au, "last_seq").c_str(),
+                      u(au, "records").c_str(), u(au, "failures").c_str(),
+                      printable(string_member(au, "path")).c_str());
+          if (!ok) {
+            std::printf("audit error  %s\n", printable(string_member(au, "error")).c_str());
+          }
+        }
+      }
       if (p.HasMember("warnings") && p["warnings"].IsArray()) {
         for (const auto& w : p["warnings"].GetArray()) {
           if (w.IsString()) std::printf("WARNING      %s\n", w.GetString());
