@@ -316,7 +316,7 @@ DecideResult DeciderPool::decide(Worker* worker, const DecideJob& job, std::int6
       // Snapshot before, remember after: workers share the memory, each decision sees what
       // was approved in its session before it started.
       result = decide_in_session(*worker->engine, *options_.sessions, request,
-                                 SessionKey{job.principal, job.session});
+                                 SessionKey{job.principal, job.session}, !job.defer_remember);
     } else {
       result = worker->engine->decide(request);
     }

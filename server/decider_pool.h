@@ -39,6 +39,10 @@ struct DecideJob {
   // The proposal's context.session. With the pool's session memory, the decision sees the
   // history of (principal, session) and, when approved, adds its effects to it.
   std::string session;
+  // With session memory: true leaves remembering an approved decision's effects to the
+  // job's completion (SessionMemory::remember, at the decision's second), which the daemon
+  // does only once the decision is in the audit log and answered as decided.
+  bool defer_remember = false;
   // Set (to true) by the connection when it closes: the job is dropped without running.
   // May be null (never abandoned).
   std::shared_ptr<const std::atomic<bool>> abandoned;

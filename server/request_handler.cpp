@@ -173,6 +173,9 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
   // Session memory is keyed by the authenticated principal and the proposal's session id.
   job.session = session_key(*proposal, identity.principal).session;
   job.abandoned = closed;
+  // With the audit log, an approved decision's effects join the session's history only after
+  // its record is written (an E_AUDIT reject must not leave effects behind).
+  job.defer_remember = context_.audit != nullptr;
   ServerContext* ctx = &context_;
   auto shared_later = std::make_shared<ReplyFn>(std::move(later));
   job.done = [ctx, shared_later, id = request.id_json, explain, proposal_json = job.proposal_json,
@@ -227,17 +230,24 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
     }
     audit::DecisionInput input;
     input.proposal_json = proposal_json;
-    input.principal = std::move(principal);
+    input.principal = principal;
     input.groups = std::move(groups);
-    input.session = std::move(session);
+    input.session = session;
     input.time_us = time_us;
     std::string fields = audit::decision_fields(input, *decision, ctx->masker);
     if (r.ok) pending->reply_json = decision_reply(id, r.decision, explain);
     pending->proposal_json = std::move(proposal_json);
     ctx->audit->append(
         "decision", time_us, std::move(fields),
-        [ctx, pending, answer](const audit::AppendResult& appended) {
+        [ctx, pending, answer, principal = std::move(principal), session = std::move(session),
+         time_us](const audit::AppendResult& appended) {
           if (appended.ok) {
+            // Only a decision recorded and answered as approved joins its session's history.
+            if (ctx->sessions && pending->result.ok && !session.empty()) {
+              std::int64_t second =
+                  time_us >= 0 ? time_us / 1000000 : -((-time_us + 999999) / 1000000);
+              ctx->sessions->remember(principal, session, pending->result.decision, second);
+            }
             answer(pending->result, std::move(pending->reply_json));
             return;
           }
