@@ -16,7 +16,7 @@
 //       1 MB shell line) while a victim principal sends one trivial decide every 10 ms;
 //       the victim's latency, the flood's E_BUSY replies and the daemon's peak RSS
 //   (e) the audit log's cost: the same saturating load (8 connections, window --audit-window,
-//       default 32: replies wait for their batch's fdatasync, so a window too small to cover
+//       default 64: replies wait for their batch's fdatasync, so a window too small to cover
 //       the sync measures the disk's latency, not the daemon's throughput) on a daemon
 //       with the audit log on (group commit, default settings) and on one with it off,
 //       alternated for --rounds rounds; decisions/s of both and the ratio on/off
@@ -101,7 +101,8 @@ struct ServerProcess {
 };
 
 std::unique_ptr<ServerProcess> spawn_server(const std::string& rules, const fs::path& dir,
-                                            unsigned workers, bool audit = true) {
+                                            unsigned workers, bool audit = true,
+                                            std::size_t max_queue = 0) {
   auto server = std::make_unique<ServerProcess>();
   server->token = warden::server::generate_token();
   server->victim_token = warden::server::generate_token();
@@ -130,6 +131,7 @@ std::unique_ptr<ServerProcess> spawn_server(const std::string& rules, const fs::
     c.limits.auth_timeout = 60s;
     c.limits.idle_timeout = 600s;
     c.audit.enabled = audit;  // the log in STATE/audit.jsonl, group commit (the defaults)
+    if (max_queue) c.limits.max_queue = c.limits.max_queue_per_principal = max_queue;
     warden::server::Daemon::Options options;
     options.handle_signals = true;
     warden::server::Daemon daemon(c, options);
@@ -534,7 +536,7 @@ int main(int argc, char** argv) {
   std::string only = "abcd";
   bool audit = true;
   int rounds = 3;
-  int audit_window = 32;
+  int audit_window = 64;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--quick") {
@@ -740,8 +742,10 @@ int main(int argc, char** argv) {
   if (section('e')) {
     // Two daemons side by side, measured in turn so drift in the machine's load hits both.
     server->stop();
-    auto on = spawn_server(rules, tmp / "audit-on", workers, true);
-    auto off = spawn_server(rules, tmp / "audit-off", workers, false);
+    // Queues as deep as the window, so no request is refused with E_BUSY on either side.
+    std::size_t queue = 8 * static_cast<std::size_t>(audit_window) + 64;
+    auto on = spawn_server(rules, tmp / "audit-on", workers, true, queue);
+    auto off = spawn_server(rules, tmp / "audit-off", workers, false, queue);
     if (!on || !off) {
       std::fprintf(stderr, "bench_load: the audit on/off daemons did not start\n");
       return 4;
