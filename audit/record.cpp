@@ -218,7 +218,7 @@ void append_json_value(std::string& out, std::string_view json, const Masker* ma
   if (reader.Parse<kFlags>(stream, writer)) return;
   out.resize(start);
   masks->resize(masks_start);
-  append_masked(out, json, masker, Where{pointer}, masks);
+  append_masked(out, json, masker, Where{pointer, 0, {}}, masks);
 }
 
 const char* mode_name(bool monitor) { return monitor ? "\"monitor\"" : "\"enforce\""; }
@@ -252,7 +252,7 @@ std::string decision_fields(const DecisionInput& in, const Decision& d, const Ma
   out += ",\"outcome\":\"";
   out += outcome_name(d.outcome);
   out += "\",\"reason\":";
-  append_masked(out, d.reason, masker, Where{"/reason"}, &masks);
+  append_masked(out, d.reason, masker, Where{"/reason", 0, {}}, &masks);
   out += ",\"defaulted\":";
   out += d.defaulted ? "true" : "false";
   out += ",\"error_code\":";
@@ -343,6 +343,42 @@ std::string decision_fields(const DecisionInput& in, const Decision& d, const Ma
     out += '}';
   }
   out += ']';
+  return out;
+}
+
+std::string start_fields(const StartInfo& s) {
+  std::string out;
+  out.reserve(256 + s.workspace_root.size() + s.home.size());
+  out += "\"version\":";
+  append_json(out, s.version);
+  out += ",\"pid\":";
+  append_int(out, s.pid);
+  out += ",\"rules_digest\":";
+  append_json(out, s.rules_digest);
+  out += ",\"workspace_root\":";
+  append_json(out, s.workspace_root);
+  out += ",\"home\":";
+  append_json(out, s.home);
+  out += ",\"default_outcome\":";
+  append_json(out, s.default_outcome);
+  out += ",\"key_id\":";
+  append_json(out, s.key_id);
+  out += ",\"every_records\":";
+  append_int(out, static_cast<std::int64_t>(s.every_records));
+  out += ",\"every_seconds\":";
+  append_int(out, static_cast<std::int64_t>(s.every_seconds));
+  return out;
+}
+
+std::string reload_fields(std::string_view rules_digest, std::string_view previous_digest,
+                          std::string_view by) {
+  std::string out;
+  out += "\"rules_digest\":";
+  append_json(out, rules_digest);
+  out += ",\"previous_digest\":";
+  append_json(out, previous_digest);
+  out += ",\"by\":";
+  append_json(out, by);
   return out;
 }
 

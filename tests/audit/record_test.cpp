@@ -238,6 +238,25 @@ TEST_CASE("strings are escaped exactly as the engine's JSON writer escapes them"
   parse_fields(fields);
 }
 
+TEST_CASE("start and reload FIELDS in the format's order", "[record]") {
+  StartInfo info;
+  info.version = "0.9.0";
+  info.pid = 4242;
+  info.rules_digest = "sha256:ab";
+  info.workspace_root = "/work/\"q\"";
+  info.home = "/root";
+  info.default_outcome = "approval-required";
+  info.key_id = "ed25519:0123";
+  info.every_records = 1000;
+  info.every_seconds = 60;
+  CHECK(start_fields(info) ==
+        R"("version":"0.9.0","pid":4242,"rules_digest":"sha256:ab","workspace_root":"/work/\"q\"",)"
+        R"("home":"/root","default_outcome":"approval-required","key_id":"ed25519:0123",)"
+        R"("every_records":1000,"every_seconds":60)");
+  CHECK(reload_fields("sha256:new", "sha256:old", "sighup") ==
+        R"("rules_digest":"sha256:new","previous_digest":"sha256:old","by":"sighup")");
+}
+
 TEST_CASE("decision_fields cost per record (measured, not asserted)", "[.bench]") {
   const Masker masker(std::string(32, 'm'));
   DecisionInput in;
