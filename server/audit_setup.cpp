@@ -5,9 +5,9 @@
 #include <chrono>
 #include <filesystem>
 
+#include "audit/record.h"
 #include "audit/signing.h"
 #include "engine/file_modes.h"
-#include "server/json_text.h"
 
 namespace warden::server {
 
@@ -47,34 +47,22 @@ std::int64_t audit_now_us() {
 
 std::string audit_start_fields(const Config& config, const AuditStart& start,
                                const std::string& key_id) {
-  const AuditConfig& a = config.audit;
-  std::string out = "\"version\":";
-  append_json_string(out, start.version);
-  out += ",\"pid\":" + std::to_string(::getpid());
-  out += ",\"rules_digest\":";
-  append_json_string(out, start.rules_digest);
-  out += ",\"workspace_root\":";
-  append_json_string(out, config.workspace_root);
-  out += ",\"home\":";
-  append_json_string(out, config.home);
-  out += ",\"default_outcome\":";
-  append_json_string(out, config.default_outcome);
-  out += ",\"key_id\":";
-  append_json_string(out, key_id);
-  out += ",\"every_records\":" + std::to_string(a.checkpoint_records);
-  out += ",\"every_seconds\":" + std::to_string(a.checkpoint_seconds);
-  return out;
+  audit::StartInfo info;
+  info.version = start.version;
+  info.pid = ::getpid();
+  info.rules_digest = start.rules_digest;
+  info.workspace_root = config.workspace_root;
+  info.home = config.home;
+  info.default_outcome = config.default_outcome;
+  info.key_id = key_id;
+  info.every_records = config.audit.checkpoint_records;
+  info.every_seconds = static_cast<std::uint64_t>(config.audit.checkpoint_seconds);
+  return audit::start_fields(info);
 }
 
 std::string audit_reload_fields(const std::string& rules_digest,
                                 const std::string& previous_digest, const std::string& by) {
-  std::string out = "\"rules_digest\":";
-  append_json_string(out, rules_digest);
-  out += ",\"previous_digest\":";
-  append_json_string(out, previous_digest);
-  out += ",\"by\":";
-  append_json_string(out, by);
-  return out;
+  return audit::reload_fields(rules_digest, previous_digest, by);
 }
 
 std::string open_audit_log(const Config& config, const AuditStart& start, AuditLog* out,
