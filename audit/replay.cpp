@@ -1,0 +1,750 @@
+#include "audit/replay.h"
+
+#include <openssl/evp.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "audit/reader.h"
+#include "engine/engine.h"
+#include "engine/rule_files.h"
+#include "engine/session_memory.h"
+
+namespace warden::audit {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// ---- reading the envelope without a JSON parser ------------------------------------------
+
+// The raw bytes (escapes kept) of the first `,"<name>":"…"` string member at or after `from`;
+// npos when absent. A `"` inside a JSON string is always escaped, so the first raw match of
+// `,"name":"` in a record is the member itself as long as no earlier member is an object
+// holding one: in a decision record principal and session come before input.
+std::string_view raw_string_member(std::string_view line, std::string_view marker, std::size_t* from) {
+  std::size_t at = line.find(marker, *from);
+  if (at == std::string_view::npos) return {};
+  std::size_t start = at + marker.size(), i = start;
+  while (i < line.size() && line[i] != '"') i += line[i] == '\\' ? 2 : 1;
+  if (i > line.size()) i = line.size();
+  *from = i;
+  return line.substr(start, i - start);
+}
+
+std::uint64_t fnv1a(std::string_view a, std::string_view b) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (char c : a) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  h = (h ^ 0xff) * 1099511628211ull;  // separator: ("ab","c") and ("a","bc") differ
+  for (char c : b) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return h ^ (h >> 29);
+}
+
+// ---- the decision cache ------------------------------------------------------------------
+
+using Key = std::array<unsigned char, 32>;
+struct KeyHash {
+  std::size_t operator()(const Key& k) const noexcept {
+    std::size_t h;
+    std::memcpy(&h, k.data(), sizeof h);
+    return h;
+  }
+};
+
+struct Cached {
+  Outcome outcome = Outcome::Reject;
+  bool defaulted = false;
+  std::string reason, error_code;
+  std::vector<FiredRule> rules;
+};
+
+class KeyBuilder {
+ public:
+  KeyBuilder() : ctx_(EVP_MD_CTX_new()) {}
+  ~KeyBuilder() { EVP_MD_CTX_free(ctx_); }
+  KeyBuilder(const KeyBuilder&) = delete;
+  KeyBuilder& operator=(const KeyBuilder&) = delete;
+  void begin() { EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr); }
+  // Length-prefixed, so no two sequences of fields hash the same bytes.
+  void add(std::string_view s) {
+    std::uint64_t n = s.size();
+    EVP_DigestUpdate(ctx_, &n, sizeof n);
+    EVP_DigestUpdate(ctx_, s.data(), s.size());
+  }
+  void add(std::int64_t v) { EVP_DigestUpdate(ctx_, &v, sizeof v); }
+  Key finish() {
+    Key k;
+    unsigned int n = 0;
+    EVP_DigestFinal_ex(ctx_, k.data(), &n);
+    return k;
+  }
+
+ private:
+  EVP_MD_CTX* ctx_;
+};
+
+// ---- work items and per-thread results ---------------------------------------------------
+
+struct Item {
+  std::string_view text;
+  std::uint32_t file = 0;
+  std::uint64_t line = 0;
+};
+
+struct WorkerResult {
+  std::uint64_t replayed = 0, parse_errors = 0, masked = 0, hits = 0, misses = 0;
+  std::array<std::array<std::uint64_t, 3>, 3> matrix{};
+  std::vector<ReplayChange> changes;
+  std::vector<ReplayProblem> problems;
+};
+
+std::string summarize_proposal(std::string_view json) {
+  rapidjson::Document doc;
+  doc.Parse(json.data(), json.size());
+  if (doc.HasParseError() || !doc.IsObject()) return std::string(json.substr(0, 200));
+  auto str = [](const rapidjson::Value& o, const char* name) -> std::string {
+    if (!o.IsObject()) return {};
+    auto it = o.FindMember(name);
+    if (it == o.MemberEnd()) return {};
+    if (it->value.IsString()) return std::string(it->value.GetString(), it->value.GetStringLength());
+    return {};
+  };
+  std::string out = str(doc, "target");
+  std::string action = str(doc, "action");
+  if (!action.empty()) out += "/" + action;
+  auto payload = doc.FindMember("payload");
+  if (payload != doc.MemberEnd() && payload->value.IsObject()) {
+    for (const char* name : {"command", "path", "url", "tool", "text"}) {
+      std::string v = str(payload->value, name);
+      if (v.empty()) continue;
+      if (v.size() > 200) v = v.substr(0, 200) + "…";
+      out += std::string(" ") + name + "=" + v;
+      break;
+    }
+  }
+  return out;
+}
+
+int index_of(Outcome o) { return static_cast<int>(o); }
+
+class Worker {
+ public:
+  Worker(std::shared_ptr<const Policy> policy, EngineOptions options, const RuleInputs& inputs, bool cache,
+         std::atomic<std::uint64_t>* done)
+      : inputs_(inputs), cache_enabled_(cache), done_(done) {
+    // Unbounded sessions: the daemon's caps are over all its sessions, which one thread
+    // here does not see; the ttl and the per-session cap (what rules notice) are the daemon's.
+    SessionMemoryOptions m;
+    m.max_sessions = std::size_t(1) << 40;
+    m.max_bytes = std::size_t(1) << 60;
+    memory_ = std::make_unique<SessionMemory>(m);
+    options.clock = [this] { return now_; };
+    engine_ = std::make_unique<Engine>(std::move(policy), std::move(options));
+  }
+
+  void run(const std::vector<Item>& items) {
+    DecisionRecord rec;
+    std::string error;
+    std::vector<HistoryEntry> history;
+    std::uint64_t since_report = 0;
+    for (const Item& item : items) {
+      if (++since_report == 64) {
+        done_->fetch_add(since_report, std::memory_order_relaxed);
+        since_report = 0;
+      }
+      rec = DecisionRecord();
+      if (!parse_decision(item.text, &rec, &error)) {
+        ++result.parse_errors;
+        std::uint64_t seq = 0;
+        std::string_view kind;
+        peek_seq_kind(item.text, &seq, &kind);
+        if (result.problems.size() < 20) result.problems.push_back({item.file, item.line, seq, error});
+        continue;
+      }
+      decide(rec, item, &history);
+    }
+    done_->fetch_add(since_report, std::memory_order_relaxed);
+  }
+
+  WorkerResult result;
+
+ private:
+  void decide(const DecisionRecord& rec, const Item& item, std::vector<HistoryEntry>* history) {
+    ++result.replayed;
+    if (rec.masked) ++result.masked;
+    // The engine's clock gave the daemon this second (floor, also before 1970).
+    now_ = rec.time_us >= 0 ? rec.time_us / 1000000 : -((-rec.time_us + 999999) / 1000000);
+    history->clear();
+    if (!rec.session.empty()) *history = memory_->snapshot(rec.principal, rec.session, now_);
+
+    Cached fresh;
+    const Cached* got = nullptr;
+    Key key{};
+    if (cache_enabled_) {
+      key = cache_key(rec, *history);
+      auto it = cache_.find(key);
+      if (it != cache_.end()) {
+        got = &it->second;
+        ++result.hits;
+      }
+    }
+    if (!got) {
+      ++result.misses;
+      DecideRequest req;
+      req.proposal_json = rec.proposal_json;
+      req.decision_id = rec.decision_id;
+      req.principal = rec.principal;
+      req.groups = rec.groups;
+      req.history = history;
+      DecideResult r = engine_->decide(req);
+      if (r.ok) {
+        fresh.outcome = r.decision.outcome;
+        fresh.defaulted = r.decision.defaulted;
+        fresh.reason = std::move(r.decision.reason);
+        fresh.error_code = std::move(r.decision.error_code);
+        fresh.rules = std::move(r.decision.rules);
+      } else {
+        // Not a proposal to these rules' engine: the daemon refuses such input closed.
+        fresh.outcome = Outcome::Reject;
+        fresh.error_code = r.error.code;
+        fresh.reason = r.error.message;
+      }
+      const bool resource_limit = fresh.error_code == code::kDeadline || fresh.error_code == code::kMemory;
+      if (cache_enabled_ && !resource_limit && cache_.size() < kMaxCacheEntries) {
+        got = &cache_.emplace(key, std::move(fresh)).first->second;
+      } else {
+        got = &fresh;
+      }
+    }
+
+    result.matrix[index_of(rec.outcome)][index_of(got->outcome)]++;
+    if (got->outcome != rec.outcome) {
+      ReplayChange c;
+      c.seq = rec.seq;
+      c.time_us = rec.time_us;
+      c.file = item.file;
+      c.line = item.line;
+      c.principal = rec.principal;
+      c.session = rec.session;
+      c.decision_id = rec.decision_id;
+      c.summary = summarize_proposal(rec.proposal_json);
+      c.masked = rec.masked;
+      c.widening = is_widening(rec.outcome, got->outcome);
+      c.old_outcome = rec.outcome;
+      c.new_outcome = got->outcome;
+      c.old_reason = rec.reason;
+      c.new_reason = got->reason;
+      c.old_error = rec.error_code;
+      c.new_error = got->error_code;
+      c.old_rules = rec.rules;
+      c.new_rules = got->rules;
+      result.changes.push_back(std::move(c));
+    }
+    // What the daemon remembered: the recorded effects of a recorded approval.
+    if (rec.outcome == Outcome::Approve && rec.error_code.empty() && !rec.session.empty())
+      memory_->record(rec.principal, rec.session, rec.decision_id, now_, rec.effects);
+  }
+
+  // Every input the decision depends on (engine/rule_inputs.h), each length-prefixed.
+  Key cache_key(const DecisionRecord& rec, const std::vector<HistoryEntry>& history) {
+    key_.begin();
+    key_.add(rec.proposal_json);
+    key_.add(rec.principal);
+    key_.add(static_cast<std::int64_t>(rec.groups.size()));
+    for (const auto& g : rec.groups) key_.add(g);
+    key_.add(static_cast<std::int64_t>(inputs_.uses_clock ? 1 : 0));
+    if (inputs_.uses_clock) key_.add(now_);
+    // Every history fact is asserted (and counts toward the fact cap); those no pattern can
+    // match enter the key only by their number.
+    std::int64_t unseen = 0;
+    for (const auto& h : history) {
+      if (!inputs_.history_relevant(h.effect)) {
+        ++unseen;
+        continue;
+      }
+      const EffectRecord& e = h.effect;
+      key_.add(std::string_view("h"));
+      key_.add(e.kind);
+      key_.add(e.object);
+      key_.add(e.target);
+      key_.add(e.program);
+      key_.add(e.path_class);
+      key_.add(static_cast<std::int64_t>(e.in_workspace));
+      if (inputs_.uses_history_age) key_.add(now_ > h.time ? now_ - h.time : 0);
+      if (inputs_.uses_history_decision) key_.add(h.decision_id);
+    }
+    key_.add(std::string_view("n"));
+    key_.add(unseen);
+    return key_.finish();
+  }
+
+  static constexpr std::size_t kMaxCacheEntries = 2000000;
+  const RuleInputs& inputs_;
+  bool cache_enabled_;
+  std::atomic<std::uint64_t>* done_;
+  std::int64_t now_ = 0;
+  std::unique_ptr<SessionMemory> memory_;
+  std::unique_ptr<Engine> engine_;
+  KeyBuilder key_;
+  std::unordered_map<Key, Cached, KeyHash> cache_;
+};
+
+// ---- the start record --------------------------------------------------------------------
+
+struct StartSettings {
+  std::string workspace_root, home, default_outcome;
+};
+
+bool read_start(std::string_view line, StartSettings* out) {
+  rapidjson::Document doc;
+  doc.Parse(line.data(), line.size());
+  if (doc.HasParseError() || !doc.IsObject()) return false;
+  auto get = [&](const char* name, std::string* v) {
+    auto it = doc.FindMember(name);
+    if (it == doc.MemberEnd() || !it->value.IsString()) return false;
+    v->assign(it->value.GetString(), it->value.GetStringLength());
+    return true;
+  };
+  return get("workspace_root", &out->workspace_root) && get("home", &out->home) &&
+         get("default_outcome", &out->default_outcome) && parse_outcome(out->default_outcome).has_value();
+}
+
+}  // namespace
+
+bool is_widening(Outcome before, Outcome after) { return after < before; }
+
+bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string* error,
+                std::vector<std::string>* diagnostics) {
+  const auto t0 = Clock::now();
+  ReplayReport& rep = *report;
+  rep = ReplayReport();
+
+  // The rules: the one load path (read, then compile), and the same sources scanned.
+  Diagnostics read_problems;
+  RuleSources sources = read_rule_files(effective_rule_paths(options.rules), &read_problems);
+  bool read_failed = false;
+  for (const auto& d : read_problems) {
+    if (diagnostics) diagnostics->push_back(d.to_text());
+    read_failed |= d.severity == Severity::Error;
+  }
+  if (read_failed) {
+    *error = "the rules cannot be read";
+    return false;
+  }
+  Policy::Loaded loaded = Policy::compile(sources);
+  if (diagnostics)
+    for (const auto& d : loaded.diagnostics) diagnostics->push_back(d.to_text());
+  if (!loaded.policy) {
+    *error = "the rules do not compile";
+    return false;
+  }
+  rep.rules_digest = loaded.policy->digest();
+  rep.inputs = scan_rule_inputs(sources);
+
+  // The logs.
+  LogSet logs;
+  if (!LogSet::open(expand_log_paths(options.logs), &logs, error)) return false;
+  rep.files = logs.files();
+  rep.bytes = logs.total_bytes();
+
+  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  rep.threads = threads;
+  rep.cache = options.cache;
+
+  // One pass on this thread: line boundaries, seq and kind, and each decision's owner.
+  std::vector<std::vector<Item>> work(threads);
+  std::optional<StartSettings> start;
+  std::uint64_t start_seq = 0;
+  std::uint64_t round_robin = 0;
+  bool starts_differ = false;
+  logs.for_each_line([&](const LogLine& line) {
+    if (line.text.empty() && !line.terminated) return;  // nothing after the last '\n'
+    ++rep.records;
+    std::uint64_t seq = 0;
+    std::string_view kind;
+    if (!peek_seq_kind(line.text, &seq, &kind)) {
+      ++rep.parse_errors;
+      if (rep.problems.size() < 20)
+        rep.problems.push_back({line.file, line.line, 0, "not a record: the line does not start with seq, prev and kind"});
+      return;
+    }
+    if (kind == "decision") {
+      ++rep.decisions;
+      std::size_t from = 0;
+      std::string_view principal = raw_string_member(line.text, ",\"principal\":\"", &from);
+      std::string_view session = raw_string_member(line.text, ",\"session\":\"", &from);
+      std::size_t owner = session.empty() ? (round_robin++ % threads) : fnv1a(principal, session) % threads;
+      work[owner].push_back({line.text, static_cast<std::uint32_t>(line.file), line.line});
+      return;
+    }
+    ++rep.skipped_kinds[std::string(kind)];
+    if (kind == "start") {
+      StartSettings s;
+      if (!read_start(line.text, &s)) {
+        rep.warnings.push_back("start record seq " + std::to_string(seq) +
+                               " lacks workspace_root, home or default_outcome");
+      } else if (!start) {
+        start = s;
+        start_seq = seq;
+      } else if (s.workspace_root != start->workspace_root || s.home != start->home ||
+                 s.default_outcome != start->default_outcome) {
+        starts_differ = true;
+      }
+    }
+  });
+
+  EngineOptions eo;
+  rep.options_from = start ? "start record seq " + std::to_string(start_seq) : "engine defaults";
+  if (start) {
+    eo.workspace_root = start->workspace_root;
+    eo.home = start->home;
+    eo.default_outcome = *parse_outcome(start->default_outcome);
+  }
+  if (options.workspace_root || options.home || options.default_outcome) rep.options_from += ", flags";
+  if (options.workspace_root) eo.workspace_root = *options.workspace_root;
+  if (options.home) eo.home = *options.home;
+  if (options.default_outcome) eo.default_outcome = *options.default_outcome;
+  if (starts_differ)
+    rep.warnings.push_back("the log's start records name different workspace, home or default outcome; "
+                           "every record is replayed with one setting (" + rep.options_from + ")");
+  eo.deadline = options.deadline;
+  rep.workspace_root = eo.workspace_root;
+  rep.home = eo.home;
+  rep.default_outcome = eo.default_outcome;
+
+  // The workers: one engine, one session memory and one cache each.
+  std::atomic<std::uint64_t> done{0};
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (unsigned i = 0; i < threads; ++i)
+    workers.push_back(std::make_unique<Worker>(loaded.policy, eo, rep.inputs, options.cache, &done));
+  std::vector<std::thread> pool;
+  std::atomic<unsigned> running{threads};
+  for (unsigned i = 0; i < threads; ++i) {
+    pool.emplace_back([&, i] {
+      workers[i]->run(work[i]);
+      running.fetch_sub(1);
+    });
+  }
+  if (options.progress) {
+    while (running.load() > 0) {
+      options.progress(done.load(std::memory_order_relaxed), rep.decisions);
+      for (int k = 0; k < 20 && running.load() > 0; ++k) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  for (auto& t : pool) t.join();
+  if (options.progress) options.progress(rep.decisions, rep.decisions);
+
+  for (auto& w : workers) {
+    WorkerResult& r = w->result;
+    rep.replayed += r.replayed;
+    rep.parse_errors += r.parse_errors;
+    rep.masked += r.masked;
+    rep.cache_hits += r.hits;
+    rep.cache_misses += r.misses;
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) rep.matrix[a][b] += r.matrix[a][b];
+    for (auto& p : r.problems)
+      if (rep.problems.size() < 20) rep.problems.push_back(std::move(p));
+    for (auto& c : r.changes) rep.changes.push_back(std::move(c));
+  }
+  if (!options.cache) rep.cache_hits = rep.cache_misses = 0;
+  std::sort(rep.problems.begin(), rep.problems.end(), [](const ReplayProblem& a, const ReplayProblem& b) {
+    return std::tie(a.file, a.line) < std::tie(b.file, b.line);
+  });
+  std::sort(rep.changes.begin(), rep.changes.end(), [](const ReplayChange& a, const ReplayChange& b) {
+    if (a.widening != b.widening) return a.widening;
+    return a.seq < b.seq;
+  });
+  rep.changed = rep.changes.size();
+  rep.widenings = static_cast<std::uint64_t>(
+      std::count_if(rep.changes.begin(), rep.changes.end(), [](const ReplayChange& c) { return c.widening; }));
+  rep.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return true;
+}
+
+// ---- output ------------------------------------------------------------------------------
+
+namespace {
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string pad(std::string s, std::size_t width) {
+  if (s.size() < width) s.insert(0, width - s.size(), ' ');
+  return s;
+}
+
+// UTC "YYYY-MM-DDTHH:MM:SS.ffffffZ", as the log writes it.
+std::string format_time_text(std::int64_t us) {
+  std::int64_t secs = us >= 0 ? us / 1000000 : -((-us + 999999) / 1000000);
+  std::int64_t frac = us - secs * 1000000;
+  std::time_t t = static_cast<std::time_t>(secs);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(frac));
+  return buf;
+}
+
+std::string rule_line(const FiredRule& r) {
+  std::string s = r.rule + " → " + std::string(outcome_name(r.outcome));
+  if (r.monitor) s += " (monitor)";
+  if (!r.reason.empty()) s += ": " + r.reason;
+  return s;
+}
+
+}  // namespace
+
+std::string report_text(const ReplayReport& rep, std::size_t limit,
+                        const std::function<std::string(std::string_view)>& esc) {
+  auto e = [&](std::string_view s) { return esc ? esc(s) : std::string(s); };
+  std::string out;
+  out += "replay of " + std::to_string(rep.files.size()) + " file(s), " + std::to_string(rep.bytes) + " bytes, under " +
+         e(rep.rules_digest) + "\n";
+  out += "  records " + std::to_string(rep.records) + ", decisions " + std::to_string(rep.decisions) + ", replayed " +
+         std::to_string(rep.replayed) + ", unreadable " + std::to_string(rep.parse_errors);
+  std::string skipped;
+  for (const auto& [kind, n] : rep.skipped_kinds) skipped += (skipped.empty() ? "" : ", ") + e(kind) + " " + std::to_string(n);
+  out += skipped.empty() ? "\n" : "; skipped: " + skipped + "\n";
+  out += "  engine: workspace " + e(rep.workspace_root) + ", home " + e(rep.home) + ", default outcome " +
+         std::string(outcome_name(rep.default_outcome)) + " (from " + rep.options_from + ")\n";
+  out += "  the rules see: the clock " + std::string(rep.inputs.uses_clock ? "yes" : "no") + ", session history " +
+         std::string(rep.inputs.uses_history ? "yes" : "no");
+  if (rep.inputs.uses_history)
+    out += std::string(" (age ") + (rep.inputs.uses_history_age ? "yes" : "no") + ", decision id " +
+           (rep.inputs.uses_history_decision ? "yes" : "no") + ")";
+  out += "\n";
+  out += "  " + std::to_string(rep.threads) + " thread(s), " + fixed(rep.seconds, 2) + " s, " +
+         fixed(rep.seconds > 0 ? static_cast<double>(rep.replayed) / rep.seconds : 0, 0) + " records/s";
+  if (rep.cache) {
+    const std::uint64_t n = rep.cache_hits + rep.cache_misses;
+    out += ", cache hits " + std::to_string(rep.cache_hits) + " (" +
+           fixed(n ? 100.0 * static_cast<double>(rep.cache_hits) / static_cast<double>(n) : 0, 1) + "%)";
+  } else {
+    out += ", no cache";
+  }
+  out += "\n";
+  if (rep.masked) out += "  " + std::to_string(rep.masked) + " replayed record(s) had secrets masked in their input\n";
+  for (const auto& w : rep.warnings) out += "warning: " + e(w) + "\n";
+  for (const auto& p : rep.problems)
+    out += "unreadable: " + e(rep.files[p.file]) + ":" + std::to_string(p.line) +
+           (p.seq ? " seq " + std::to_string(p.seq) : std::string()) + ": " + e(p.message) + "\n";
+
+  out += "\noutcomes (rows: recorded, columns: replayed)\n";
+  const char* names[3] = {"approve", "approval-required", "reject"};
+  out += pad("", 19);
+  for (const char* n : names) out += pad(n, 19);
+  out += "\n";
+  for (int a = 0; a < 3; ++a) {
+    out += pad(names[a], 19);
+    for (int b = 0; b < 3; ++b) out += pad(std::to_string(rep.matrix[a][b]), 19);
+    out += "\n";
+  }
+  out += "\n" + std::to_string(rep.changed) + " changed, " + std::to_string(rep.widenings) + " widening\n";
+
+  std::size_t shown = 0;
+  for (const auto& c : rep.changes) {
+    if (limit && shown == limit) {
+      out += "… " + std::to_string(rep.changes.size() - shown) + " more change(s) not shown (--limit-changes)\n";
+      break;
+    }
+    ++shown;
+    out += "\n";
+    out += c.widening ? "WIDENING " : "narrowing ";
+    out += "seq " + std::to_string(c.seq) + " " + e(format_time_text(c.time_us)) + " principal " + e(c.principal) +
+           " session " + e(c.session) + (c.masked ? " [input masked]" : "") + "\n";
+    out += "  " + e(c.summary) + "\n";
+    out += "  before: " + std::string(outcome_name(c.old_outcome)) +
+           (c.old_error.empty() ? "" : " (" + e(c.old_error) + ")") + ": " + e(c.old_reason) + "\n";
+    for (const auto& r : c.old_rules) out += "    " + e(rule_line(r)) + "\n";
+    out += "  now:    " + std::string(outcome_name(c.new_outcome)) +
+           (c.new_error.empty() ? "" : " (" + e(c.new_error) + ")") + ": " + e(c.new_reason) + "\n";
+    for (const auto& r : c.new_rules) out += "    " + e(rule_line(r)) + "\n";
+  }
+  return out;
+}
+
+std::string report_json(const ReplayReport& rep, std::size_t limit) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  auto str = [&](std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); };
+  auto rules = [&](const std::vector<FiredRule>& list) {
+    w.StartArray();
+    for (const auto& r : list) {
+      w.StartObject();
+      w.Key("rule");
+      str(r.rule);
+      w.Key("outcome");
+      str(outcome_name(r.outcome));
+      w.Key("reason");
+      str(r.reason);
+      w.Key("mode");
+      str(r.monitor ? "monitor" : "enforce");
+      w.EndObject();
+    }
+    w.EndArray();
+  };
+  w.StartObject();
+  w.Key("files");
+  w.StartArray();
+  for (const auto& f : rep.files) str(f);
+  w.EndArray();
+  w.Key("rules_digest");
+  str(rep.rules_digest);
+  w.Key("engine");
+  w.StartObject();
+  w.Key("workspace_root");
+  str(rep.workspace_root);
+  w.Key("home");
+  str(rep.home);
+  w.Key("default_outcome");
+  str(outcome_name(rep.default_outcome));
+  w.Key("from");
+  str(rep.options_from);
+  w.EndObject();
+  w.Key("rules_see");
+  w.StartObject();
+  w.Key("clock");
+  w.Bool(rep.inputs.uses_clock);
+  w.Key("history");
+  w.Bool(rep.inputs.uses_history);
+  w.Key("history_age");
+  w.Bool(rep.inputs.uses_history_age);
+  w.Key("history_decision");
+  w.Bool(rep.inputs.uses_history_decision);
+  w.EndObject();
+  w.Key("totals");
+  w.StartObject();
+  w.Key("bytes");
+  w.Uint64(rep.bytes);
+  w.Key("records");
+  w.Uint64(rep.records);
+  w.Key("decisions");
+  w.Uint64(rep.decisions);
+  w.Key("replayed");
+  w.Uint64(rep.replayed);
+  w.Key("unreadable");
+  w.Uint64(rep.parse_errors);
+  w.Key("skipped");
+  w.StartObject();
+  for (const auto& [kind, n] : rep.skipped_kinds) {
+    w.Key(kind.c_str(), static_cast<rapidjson::SizeType>(kind.size()));
+    w.Uint64(n);
+  }
+  w.EndObject();
+  w.Key("masked");
+  w.Uint64(rep.masked);
+  w.Key("changed");
+  w.Uint64(rep.changed);
+  w.Key("widening");
+  w.Uint64(rep.widenings);
+  w.Key("threads");
+  w.Uint(rep.threads);
+  w.Key("seconds");
+  w.Double(rep.seconds);
+  w.Key("cache");
+  w.Bool(rep.cache);
+  w.Key("cache_hits");
+  w.Uint64(rep.cache_hits);
+  w.Key("cache_misses");
+  w.Uint64(rep.cache_misses);
+  w.EndObject();
+  w.Key("matrix");
+  w.StartObject();
+  const char* names[3] = {"approve", "approval-required", "reject"};
+  for (int a = 0; a < 3; ++a) {
+    w.Key(names[a]);
+    w.StartObject();
+    for (int b = 0; b < 3; ++b) {
+      w.Key(names[b]);
+      w.Uint64(rep.matrix[a][b]);
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  w.Key("warnings");
+  w.StartArray();
+  for (const auto& s : rep.warnings) str(s);
+  w.EndArray();
+  w.Key("unreadable_records");
+  w.StartArray();
+  for (const auto& p : rep.problems) {
+    w.StartObject();
+    w.Key("file");
+    str(rep.files[p.file]);
+    w.Key("line");
+    w.Uint64(p.line);
+    w.Key("seq");
+    w.Uint64(p.seq);
+    w.Key("error");
+    str(p.message);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("changes");
+  w.StartArray();
+  std::size_t shown = 0;
+  for (const auto& c : rep.changes) {
+    if (limit && shown++ == limit) break;
+    w.StartObject();
+    w.Key("seq");
+    w.Uint64(c.seq);
+    w.Key("time");
+    str(format_time_text(c.time_us));
+    w.Key("file");
+    str(rep.files[c.file]);
+    w.Key("line");
+    w.Uint64(c.line);
+    w.Key("principal");
+    str(c.principal);
+    w.Key("session");
+    str(c.session);
+    w.Key("decision_id");
+    str(c.decision_id);
+    w.Key("summary");
+    str(c.summary);
+    w.Key("masked");
+    w.Bool(c.masked);
+    w.Key("widening");
+    w.Bool(c.widening);
+    w.Key("before");
+    w.StartObject();
+    w.Key("outcome");
+    str(outcome_name(c.old_outcome));
+    w.Key("reason");
+    str(c.old_reason);
+    w.Key("error_code");
+    str(c.old_error);
+    w.Key("rules");
+    rules(c.old_rules);
+    w.EndObject();
+    w.Key("after");
+    w.StartObject();
+    w.Key("outcome");
+    str(outcome_name(c.new_outcome));
+    w.Key("reason");
+    str(c.new_reason);
+    w.Key("error_code");
+    str(c.new_error);
+    w.Key("rules");
+    rules(c.new_rules);
+    w.EndObject();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace warden::audit
