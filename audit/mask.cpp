@@ -1,0 +1,312 @@
+// Format-preserving, keyed masking of the secrets the detector (bindings/secrets.h) finds.
+#include "audit/mask.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "bindings/secrets.h"
+
+namespace warden::audit {
+namespace {
+
+constexpr std::size_t kKeyBytes = 32;
+// A masking attempt whose result the detector would no longer name as the same kind (say the
+// drawn letters of a high-entropy token all fall in a-f) is redrawn with the next attempt
+// number; the first attempt almost always fits.
+constexpr int kAttempts = 16;
+
+bool alnum(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+// Marks the known kinds' literal prefixes in `s` (where one starts a token) as kept.
+void keep_prefixes(std::string_view s, std::vector<char>& keep) {
+  auto mark = [&](std::size_t at, std::size_t n) {
+    for (std::size_t i = at; i < at + n && i < s.size(); ++i) keep[i] = 1;
+  };
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const std::string_view rest = s.substr(i);
+    if (rest.starts_with("-----BEGIN") || rest.starts_with("-----END")) {
+      // The whole armour line "-----BEGIN RSA PRIVATE KEY-----".
+      const std::size_t close = s.find("-----", i + 8);
+      const std::size_t end = close == std::string_view::npos ? s.size() : close + 5;
+      mark(i, end - i);
+      i = end - 1;
+      continue;
+    }
+    if (i > 0 && alnum(s[i - 1])) continue;
+    if (rest.starts_with("sk-ant-")) {
+      mark(i, 7);
+    } else if (rest.starts_with("sk-proj-")) {
+      mark(i, 8);
+    } else if (rest.starts_with("sk-")) {
+      mark(i, 3);
+    } else if (rest.starts_with("github_pat_")) {
+      mark(i, 11);
+    } else if (rest.size() >= 4 && rest.starts_with("gh") &&
+               std::string_view("pousr").find(rest[2]) != std::string_view::npos &&
+               rest[3] == '_') {
+      mark(i, 4);
+    } else if (rest.starts_with("AKIA") || rest.starts_with("ASIA") || rest.starts_with("ABIA") ||
+               rest.starts_with("ACCA") || rest.starts_with("A3T")) {
+      mark(i, 4);
+    } else if (rest.size() >= 5 && rest.starts_with("xox") &&
+               std::string_view("baprs").find(rest[3]) != std::string_view::npos &&
+               rest[4] == '-') {
+      mark(i, 5);
+    } else if (rest.starts_with("eyJ")) {
+      mark(i, 3);
+    }
+  }
+}
+
+void hmac_sha256(std::string_view key, std::string_view data, unsigned char out[32]) {
+  unsigned int n = 0;
+  if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+            reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &n) ||
+      n != 32) {
+    throw std::runtime_error("HMAC-SHA256 failed (OpenSSL)");
+  }
+}
+
+// One masking of `secret`: attempt `attempt` of the keyed stream.
+std::string draw(std::string_view key, std::string_view secret, const std::vector<char>& keep,
+                 int attempt) {
+  std::string seed_input;
+  seed_input.reserve(secret.size() + 1);
+  seed_input.push_back(static_cast<char>(attempt));
+  seed_input.append(secret);
+  unsigned char seed[32];
+  hmac_sha256(key, seed_input, seed);
+  const std::string_view seed_key(reinterpret_cast<const char*>(seed), sizeof seed);
+
+  std::string out(secret);
+  unsigned char block[32];
+  std::size_t used = sizeof block;
+  std::uint32_t counter = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const char c = out[i];
+    if (keep[i] || !alnum(c)) continue;
+    if (used == sizeof block) {
+      const char ctr[4] = {static_cast<char>(counter >> 24), static_cast<char>(counter >> 16),
+                           static_cast<char>(counter >> 8), static_cast<char>(counter)};
+      hmac_sha256(seed_key, std::string_view(ctr, 4), block);
+      ++counter;
+      used = 0;
+    }
+    const unsigned r = block[used++];
+    if (c >= 'A' && c <= 'Z') {
+      out[i] = static_cast<char>('A' + r % 26);
+    } else if (c >= 'a' && c <= 'z') {
+      out[i] = static_cast<char>('a' + r % 26);
+    } else {
+      out[i] = static_cast<char>('0' + r % 10);
+    }
+  }
+  return out;
+}
+
+bool same_kind_found(std::string_view masked, std::string_view kind) {
+  const auto found = secrets::find(masked);
+  return found.size() == 1 && found[0].offset == 0 && found[0].length == masked.size() &&
+         found[0].kind == kind;
+}
+
+std::string mode_text(mode_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
+  return buf;
+}
+
+// The key file's bytes; ENOENT is reported through *missing.
+bool read_key(const std::string& path, std::string* key, bool* missing, std::string* error) {
+  *missing = false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    if (errno == ENOENT) {
+      *missing = true;
+      return false;
+    }
+    *error = "cannot open the mask key " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    *error = "the mask key " + path + " is not a regular file";
+    ::close(fd);
+    return false;
+  }
+  if ((st.st_mode & 077) != 0) {
+    *error = "the mask key " + path + " has mode " + mode_text(st.st_mode) +
+             ": group or others may access it (chmod 600 " + path + ")";
+    ::close(fd);
+    return false;
+  }
+  if (st.st_uid != ::geteuid() && st.st_uid != 0) {
+    *error = "the mask key " + path + " is owned by uid " + std::to_string(st.st_uid) +
+             ", not by this user or root";
+    ::close(fd);
+    return false;
+  }
+  char buf[kKeyBytes + 1];
+  std::size_t got = 0;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf + got, sizeof buf - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *error = "cannot read the mask key " + path + ": " + std::strerror(errno);
+      ::close(fd);
+      return false;
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+    if (got == sizeof buf) break;
+  }
+  ::close(fd);
+  if (got != kKeyBytes) {
+    *error = "the mask key " + path + " is not " + std::to_string(kKeyBytes) + " bytes" +
+             (got > kKeyBytes ? " (it is longer)" : " (it has " + std::to_string(got) + ")");
+    return false;
+  }
+  key->assign(buf, kKeyBytes);
+  return true;
+}
+
+bool create_key(const std::string& path, std::string* key, std::string* error) {
+  unsigned char raw[kKeyBytes];
+  if (RAND_bytes(raw, sizeof raw) != 1) {
+    *error = "cannot draw a random mask key (OpenSSL RAND_bytes)";
+    return false;
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    *error = "cannot create the mask key " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  bool ok = ::fchmod(fd, 0600) == 0;
+  std::size_t done = 0;
+  while (ok && done < sizeof raw) {
+    const ssize_t n = ::write(fd, raw + done, sizeof raw - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = false;
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (ok && ::fsync(fd) != 0) ok = false;
+  if (!ok) *error = "cannot write the mask key " + path + ": " + std::strerror(errno);
+  ::close(fd);
+  if (!ok) {
+    ::unlink(path.c_str());
+    return false;
+  }
+  key->assign(reinterpret_cast<const char*>(raw), sizeof raw);
+  return true;
+}
+
+}  // namespace
+
+void append_pointer_token(std::string* out, std::string_view token) {
+  out->push_back('/');
+  for (char c : token) {
+    if (c == '~') {
+      out->append("~0");
+    } else if (c == '/') {
+      out->append("~1");
+    } else {
+      out->push_back(c);
+    }
+  }
+}
+
+std::unique_ptr<Masker> Masker::load_or_create(const std::string& key_path, std::string* error) {
+  std::string key;
+  bool missing = false;
+  if (read_key(key_path, &key, &missing, error)) return std::make_unique<Masker>(std::move(key));
+  if (!missing) return nullptr;
+  if (create_key(key_path, &key, error)) return std::make_unique<Masker>(std::move(key));
+  // Another process created it first: use theirs.
+  if (errno == EEXIST && read_key(key_path, &key, &missing, error)) {
+    return std::make_unique<Masker>(std::move(key));
+  }
+  return nullptr;
+}
+
+Masker::Masker(std::string key) : key_(std::move(key)) {
+  if (key_.empty()) throw std::invalid_argument("empty mask key");
+}
+
+std::string Masker::mask_secret(std::string_view secret, std::string_view kind) const {
+  std::vector<char> keep(secret.size(), 0);
+  keep_prefixes(secret, keep);
+  std::string masked;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    masked = draw(key_, secret, keep, attempt);
+    if (masked != secret && same_kind_found(masked, kind)) break;
+  }
+  return masked;
+}
+
+void Masker::mask_text(std::string* text, std::string_view field_pointer,
+                       std::vector<Mask>* masks) const {
+  const auto findings = secrets::find(*text);
+  for (const secrets::Finding& f : findings) {
+    const std::string masked =
+        mask_secret(std::string_view(*text).substr(f.offset, f.length), f.kind);
+    text->replace(f.offset, f.length, masked);
+    if (masks) masks->push_back({std::string(field_pointer), f.offset, f.length, f.kind});
+  }
+}
+
+void Masker::mask_value(rapidjson::Value& value, rapidjson::Document::AllocatorType& a,
+                        const std::string& pointer, std::vector<Mask>* masks) const {
+  auto mask_string = [&](rapidjson::Value& v, const std::string& at) {
+    const std::string_view s(v.GetString(), v.GetStringLength());
+    if (secrets::find(s).empty()) return;
+    std::string text(s);
+    mask_text(&text, at, masks);
+    v.SetString(text.data(), static_cast<rapidjson::SizeType>(text.size()), a);
+  };
+  if (value.IsString()) {
+    mask_string(value, pointer);
+  } else if (value.IsArray()) {
+    std::string at;
+    for (rapidjson::SizeType i = 0; i < value.Size(); ++i) {
+      at = pointer;
+      append_pointer_token(&at, std::to_string(i));
+      mask_value(value[i], a, at, masks);
+    }
+  } else if (value.IsObject()) {
+    std::string at;
+    for (auto m = value.MemberBegin(); m != value.MemberEnd(); ++m) {
+      const std::string_view name(m->name.GetString(), m->name.GetStringLength());
+      if (!secrets::find(name).empty()) {
+        // The pointer names the member by its masked name: the secret never reaches "field".
+        std::string text(name);
+        const std::size_t first = masks ? masks->size() : 0;
+        mask_text(&text, "", masks);
+        m->name.SetString(text.data(), static_cast<rapidjson::SizeType>(text.size()), a);
+        at = pointer;
+        append_pointer_token(&at, text);
+        if (masks) {
+          for (std::size_t i = first; i < masks->size(); ++i) (*masks)[i].field = at;
+        }
+      } else {
+        at = pointer;
+        append_pointer_token(&at, name);
+      }
+      mask_value(m->value, a, at, masks);
+    }
+  }
+}
+
+}  // namespace warden::audit
