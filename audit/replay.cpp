@@ -134,25 +134,68 @@ std::string summarize_proposal(std::string_view json) {
 
 int index_of(Outcome o) { return static_cast<int>(o); }
 
+// One session's history as the daemon's SessionMemory keeps it (engine/session_memory.h):
+// entries older than the ttl expire, an identical effect (kind, object, target, program) is
+// kept once (the newest, at the end), at most max_entries (the oldest go). Each entry also
+// carries which history patterns its fact passes (RuleInputs::history_mask).
+struct HistoryItem {
+  HistoryEntry entry;
+  std::uint64_t mask = 0;
+};
+
+struct SessionHistory {
+  std::vector<HistoryItem> items;
+
+  void expire(std::int64_t now, std::int64_t ttl) {
+    items.erase(std::remove_if(items.begin(), items.end(),
+                               [&](const HistoryItem& h) { return now - h.entry.time >= ttl; }),
+                items.end());
+  }
+  void record(const std::string& decision_id, std::int64_t time, const std::vector<EffectRecord>& effects,
+              const RuleInputs& inputs, const SessionMemoryOptions& o) {
+    if (effects.empty()) return;
+    expire(time, o.ttl_seconds);
+    for (const EffectRecord& e : effects) {
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        const EffectRecord& f = items[i].entry.effect;
+        if (f.kind == e.kind && f.object == e.object && f.target == e.target && f.program == e.program) {
+          items.erase(items.begin() + static_cast<std::ptrdiff_t>(i));
+          break;
+        }
+      }
+      items.push_back({HistoryEntry{decision_id, time, e}, inputs.history_mask(e)});
+      while (items.size() > o.max_entries) items.erase(items.begin());
+    }
+  }
+};
+
+// What one proposal (text, principal, groups, and the clock's second when rules read it)
+// decides with no history, from an engine whose fact cap leaves room for a full history,
+// and which history patterns its effects activate.
+struct Probe {
+  bool usable = false;  // false: decide every record of this proposal in full, never cached
+  std::uint64_t active = 0;
+  Cached result;
+};
+
 class Worker {
  public:
   Worker(std::shared_ptr<const Policy> policy, EngineOptions options, const RuleInputs& inputs, bool cache,
          std::atomic<std::uint64_t>* done)
       : inputs_(inputs), cache_enabled_(cache), done_(done) {
-    // Unbounded sessions: the daemon's caps are over all its sessions, which one thread
-    // here does not see; the ttl and the per-session cap (what rules notice) are the daemon's.
-    SessionMemoryOptions m;
-    m.max_sessions = std::size_t(1) << 40;
-    m.max_bytes = std::size_t(1) << 60;
-    memory_ = std::make_unique<SessionMemory>(m);
     options.clock = [this] { return now_; };
-    engine_ = std::make_unique<Engine>(std::move(policy), std::move(options));
+    EngineOptions probe = options;
+    // Room for a whole session's history: a proposal that decides under this cap without
+    // history cannot reach the real cap with any history (engine/fact_codec.cpp counts
+    // history facts with the proposal's).
+    probe.max_facts = options.max_facts > memory_options_.max_entries ? options.max_facts - memory_options_.max_entries : 0;
+    engine_ = std::make_unique<Engine>(policy, std::move(options));
+    if (cache_enabled_) probe_engine_ = std::make_unique<Engine>(std::move(policy), std::move(probe));
   }
 
   void run(const std::vector<Item>& items) {
     DecisionRecord rec;
     std::string error;
-    std::vector<HistoryEntry> history;
     std::uint64_t since_report = 0;
     for (const Item& item : items) {
       if (++since_report == 64) {
@@ -168,7 +211,7 @@ class Worker {
         if (result.problems.size() < 20) result.problems.push_back({item.file, item.line, seq, error});
         continue;
       }
-      decide(rec, item, &history);
+      decide(rec, item);
     }
     done_->fetch_add(since_report, std::memory_order_relaxed);
   }
@@ -176,51 +219,134 @@ class Worker {
   WorkerResult result;
 
  private:
-  void decide(const DecisionRecord& rec, const Item& item, std::vector<HistoryEntry>* history) {
+  static Cached from_result(DecideResult&& r) {
+    Cached c;
+    if (r.ok) {
+      c.outcome = r.decision.outcome;
+      c.defaulted = r.decision.defaulted;
+      c.reason = std::move(r.decision.reason);
+      c.error_code = std::move(r.decision.error_code);
+      c.rules = std::move(r.decision.rules);
+    } else {
+      // Not a proposal: the daemon refuses such input closed.
+      c.outcome = Outcome::Reject;
+      c.error_code = r.error.code;
+      c.reason = r.error.message;
+    }
+    return c;
+  }
+
+  static bool resource_limit(const std::string& code) {
+    return code == code::kDeadline || code == code::kMemory || code == code::kInputTooLarge;
+  }
+
+  Cached decide_full(const DecisionRecord& rec, SessionHistory* session) {
+    ++result.misses;
+    history_.clear();
+    if (session)
+      for (const auto& h : session->items) history_.push_back(h.entry);
+    DecideRequest req;
+    req.proposal_json = rec.proposal_json;
+    req.decision_id = rec.decision_id;
+    req.principal = rec.principal;
+    req.groups = rec.groups;
+    req.history = &history_;
+    return from_result(engine_->decide(req));
+  }
+
+  void decide(const DecisionRecord& rec, const Item& item) {
     ++result.replayed;
     if (rec.masked) ++result.masked;
     // The engine's clock gave the daemon this second (floor, also before 1970).
     now_ = rec.time_us >= 0 ? rec.time_us / 1000000 : -((-rec.time_us + 999999) / 1000000);
-    history->clear();
-    if (!rec.session.empty()) *history = memory_->snapshot(rec.principal, rec.session, now_);
-
-    Cached fresh;
-    const Cached* got = nullptr;
-    Key key{};
-    if (cache_enabled_) {
-      key = cache_key(rec, *history);
-      auto it = cache_.find(key);
-      if (it != cache_.end()) {
-        got = &it->second;
-        ++result.hits;
+    SessionHistory* session = nullptr;
+    if (!rec.session.empty()) {
+      session_key_.assign(rec.principal);
+      session_key_.push_back('\0');
+      session_key_.append(rec.session);
+      auto it = sessions_.find(session_key_);
+      if (it != sessions_.end()) {
+        it->second.expire(now_, memory_options_.ttl_seconds);
+        if (it->second.items.empty()) {
+          sessions_.erase(it);
+        } else {
+          session = &it->second;
+        }
       }
     }
-    if (!got) {
-      ++result.misses;
-      DecideRequest req;
-      req.proposal_json = rec.proposal_json;
-      req.decision_id = rec.decision_id;
-      req.principal = rec.principal;
-      req.groups = rec.groups;
-      req.history = history;
-      DecideResult r = engine_->decide(req);
-      if (r.ok) {
-        fresh.outcome = r.decision.outcome;
-        fresh.defaulted = r.decision.defaulted;
-        fresh.reason = std::move(r.decision.reason);
-        fresh.error_code = std::move(r.decision.error_code);
-        fresh.rules = std::move(r.decision.rules);
-      } else {
-        // Not a proposal to these rules' engine: the daemon refuses such input closed.
-        fresh.outcome = Outcome::Reject;
-        fresh.error_code = r.error.code;
-        fresh.reason = r.error.message;
+
+    Cached fresh;
+    const Cached* got = &fresh;
+    if (!cache_enabled_) {
+      fresh = decide_full(rec, session);
+    } else {
+      // Level 1: the proposal itself.
+      keys_.begin();
+      keys_.add(rec.proposal_json);
+      keys_.add(rec.principal);
+      keys_.add(static_cast<std::int64_t>(rec.groups.size()));
+      for (const auto& g : rec.groups) keys_.add(g);
+      keys_.add(static_cast<std::int64_t>(inputs_.uses_clock));
+      if (inputs_.uses_clock) keys_.add(now_);
+      const Key k1 = keys_.finish();
+      auto pit = probes_.find(k1);
+      bool probed_now = false;
+      if (pit == probes_.end()) {
+        ++result.misses;
+        probed_now = true;
+        DecideRequest req;
+        req.proposal_json = rec.proposal_json;
+        req.decision_id = rec.decision_id;
+        req.principal = rec.principal;
+        req.groups = rec.groups;
+        DecideResult r = probe_engine_->decide(req);
+        Probe p;
+        const std::uint64_t active = r.ok ? inputs_.active_mask(r.decision.effects) : 0;
+        p.result = from_result(std::move(r));
+        p.usable = !resource_limit(p.result.error_code);
+        p.active = active;
+        if (probes_.size() >= kMaxCacheEntries) probes_.clear();
+        pit = probes_.emplace(k1, std::move(p)).first;
       }
-      const bool resource_limit = fresh.error_code == code::kDeadline || fresh.error_code == code::kMemory;
-      if (cache_enabled_ && !resource_limit && cache_.size() < kMaxCacheEntries) {
-        got = &cache_.emplace(key, std::move(fresh)).first->second;
+      const Probe& probe = pit->second;
+      // Level 2: the history facts some pattern of an active rule can reach, in order.
+      bool relevant = false;
+      if (session)
+        for (const auto& h : session->items) relevant |= (h.mask & probe.active) != 0;
+      if (!probe.usable) {
+        fresh = decide_full(rec, session);
+      } else if (!relevant) {
+        // The other history facts match no pattern that any partial match reaches: the
+        // decision is the one without history.
+        if (!probed_now) ++result.hits;
+        got = &probe.result;
       } else {
-        got = &fresh;
+        keys_.begin();
+        keys_.add(std::string_view(reinterpret_cast<const char*>(k1.data()), k1.size()));
+        for (const auto& h : session->items) {
+          if ((h.mask & probe.active) == 0) continue;
+          const EffectRecord& e = h.entry.effect;
+          keys_.add(e.kind);
+          keys_.add(e.object);
+          keys_.add(e.target);
+          keys_.add(e.program);
+          keys_.add(e.path_class);
+          keys_.add(static_cast<std::int64_t>(e.in_workspace));
+          if (inputs_.uses_history_age) keys_.add(now_ > h.entry.time ? now_ - h.entry.time : 0);
+          if (inputs_.uses_history_decision) keys_.add(h.entry.decision_id);
+        }
+        const Key k2 = keys_.finish();
+        auto it = cache_.find(k2);
+        if (it != cache_.end()) {
+          ++result.hits;
+          got = &it->second;
+        } else {
+          fresh = decide_full(rec, session);
+          if (!resource_limit(fresh.error_code)) {
+            if (cache_.size() >= kMaxCacheEntries) cache_.clear();
+            got = &cache_.emplace(k2, std::move(fresh)).first->second;
+          }
+        }
       }
     }
 
@@ -248,51 +374,31 @@ class Worker {
       result.changes.push_back(std::move(c));
     }
     // What the daemon remembered: the recorded effects of a recorded approval.
-    if (rec.outcome == Outcome::Approve && rec.error_code.empty() && !rec.session.empty())
-      memory_->record(rec.principal, rec.session, rec.decision_id, now_, rec.effects);
-  }
-
-  // Every input the decision depends on (engine/rule_inputs.h), each length-prefixed.
-  Key cache_key(const DecisionRecord& rec, const std::vector<HistoryEntry>& history) {
-    key_.begin();
-    key_.add(rec.proposal_json);
-    key_.add(rec.principal);
-    key_.add(static_cast<std::int64_t>(rec.groups.size()));
-    for (const auto& g : rec.groups) key_.add(g);
-    key_.add(static_cast<std::int64_t>(inputs_.uses_clock ? 1 : 0));
-    if (inputs_.uses_clock) key_.add(now_);
-    // Every history fact is asserted (and counts toward the fact cap); those no pattern can
-    // match enter the key only by their number.
-    std::int64_t unseen = 0;
-    for (const auto& h : history) {
-      if (!inputs_.history_relevant(h.effect)) {
-        ++unseen;
-        continue;
+    if (rec.outcome == Outcome::Approve && rec.error_code.empty() && !rec.session.empty() && !rec.effects.empty()) {
+      if (!session) {
+        session_key_.assign(rec.principal);
+        session_key_.push_back('\0');
+        session_key_.append(rec.session);
+        session = &sessions_[session_key_];
       }
-      const EffectRecord& e = h.effect;
-      key_.add(std::string_view("h"));
-      key_.add(e.kind);
-      key_.add(e.object);
-      key_.add(e.target);
-      key_.add(e.program);
-      key_.add(e.path_class);
-      key_.add(static_cast<std::int64_t>(e.in_workspace));
-      if (inputs_.uses_history_age) key_.add(now_ > h.time ? now_ - h.time : 0);
-      if (inputs_.uses_history_decision) key_.add(h.decision_id);
+      session->record(rec.decision_id, now_, rec.effects, inputs_, memory_options_);
     }
-    key_.add(std::string_view("n"));
-    key_.add(unseen);
-    return key_.finish();
   }
 
-  static constexpr std::size_t kMaxCacheEntries = 2000000;
+  static constexpr std::size_t kMaxCacheEntries = 1000000;
   const RuleInputs& inputs_;
   bool cache_enabled_;
   std::atomic<std::uint64_t>* done_;
   std::int64_t now_ = 0;
-  std::unique_ptr<SessionMemory> memory_;
-  std::unique_ptr<Engine> engine_;
-  KeyBuilder key_;
+  // The daemon's defaults (server/daemon.cpp). Its caps over all sessions (max_sessions,
+  // max_bytes) are not applied: one thread here holds only some of the sessions.
+  SessionMemoryOptions memory_options_;
+  std::unordered_map<std::string, SessionHistory> sessions_;
+  std::string session_key_;
+  std::vector<HistoryEntry> history_;
+  std::unique_ptr<Engine> engine_, probe_engine_;
+  KeyBuilder keys_;
+  std::unordered_map<Key, Probe, KeyHash> probes_;
   std::unordered_map<Key, Cached, KeyHash> cache_;
 };
 
@@ -524,6 +630,7 @@ std::string report_text(const ReplayReport& rep, std::size_t limit,
   if (rep.inputs.uses_history)
     out += std::string(" (age ") + (rep.inputs.uses_history_age ? "yes" : "no") + ", decision id " +
            (rep.inputs.uses_history_decision ? "yes" : "no") + ")";
+  if (rep.inputs.all_history) out += "; every history fact counts: " + e(rep.inputs.why_all_history);
   out += "\n";
   out += "  " + std::to_string(rep.threads) + " thread(s), " + fixed(rep.seconds, 2) + " s, " +
          fixed(rep.seconds > 0 ? static_cast<double>(rep.replayed) / rep.seconds : 0, 0) + " records/s";

@@ -6,12 +6,18 @@
 namespace warden {
 namespace {
 
-// A CLIPS source read as nested lists of atoms: strings and comments are dropped (a string
-// is kept as an atom "\"" so a slot holding one is known to hold a string, never a symbol).
+// A CLIPS source read as nested lists of atoms, comments dropped. A string is kept as an
+// atom starting with '"' followed by its bytes (escapes resolved), so it is never taken for
+// a symbol or a function name.
 struct Node {
   bool list = false;
   std::string atom;  // when !list
   std::vector<std::unique_ptr<Node>> items;
+  bool is_atom(std::string_view a) const { return !list && atom == a; }
+  bool is_string() const { return !list && !atom.empty() && atom[0] == '"'; }
+  const std::string* head() const {
+    return list && !items.empty() && !items[0]->list ? &items[0]->atom : nullptr;
+  }
 };
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
@@ -19,6 +25,11 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' |
 void parse_source(std::string_view text, Node* root) {
   std::vector<Node*> stack{root};
   std::size_t i = 0;
+  auto add_atom = [&](std::string atom) {
+    auto n = std::make_unique<Node>();
+    n->atom = std::move(atom);
+    stack.back()->items.push_back(std::move(n));
+  };
   while (i < text.size()) {
     char c = text[i];
     if (is_space(c)) {
@@ -26,12 +37,14 @@ void parse_source(std::string_view text, Node* root) {
     } else if (c == ';') {
       while (i < text.size() && text[i] != '\n') ++i;
     } else if (c == '"') {
+      std::string s = "\"";
       ++i;
-      while (i < text.size() && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
+      while (i < text.size() && text[i] != '"') {
+        if (text[i] == '\\' && i + 1 < text.size()) ++i;
+        s += text[i++];
+      }
       ++i;
-      auto n = std::make_unique<Node>();
-      n->atom = "\"";
-      stack.back()->items.push_back(std::move(n));
+      add_atom(std::move(s));
     } else if (c == '(') {
       ++i;
       auto n = std::make_unique<Node>();
@@ -47,9 +60,7 @@ void parse_source(std::string_view text, Node* root) {
       while (i < text.size() && !is_space(text[i]) && text[i] != '(' && text[i] != ')' && text[i] != '"' &&
              text[i] != ';')
         ++i;
-      auto n = std::make_unique<Node>();
-      n->atom.assign(text.substr(start, i - start));
-      stack.back()->items.push_back(std::move(n));
+      add_atom(std::string(text.substr(start, i - start)));
     }
   }
 }
@@ -58,9 +69,9 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// Functions that read facts, or time, outside patterns. The sandbox refuses every one of
-// them; the scan refuses to trust a rule set that names them anyway.
-bool reads_facts_outside_patterns(std::string_view name) {
+// Functions that read facts or time outside patterns, or build code. The sandbox refuses
+// every one of them; the scan refuses to trust a rule set that names them anyway.
+bool reads_outside_patterns(std::string_view name) {
   static const char* const names[] = {
       "fact-slot-value", "fact-slot-names", "fact-relation", "fact-index", "fact-existp",
       "find-fact", "find-all-facts", "do-for-fact", "do-for-all-facts", "delayed-do-for-all-facts",
@@ -73,17 +84,69 @@ bool reads_facts_outside_patterns(std::string_view name) {
   return false;
 }
 
-// The symbol slots of a history fact the filter may constrain, as the engine sets them.
-bool filterable_slot(std::string_view slot) {
+bool history_symbol_slot(std::string_view slot) {
   return slot == "kind" || slot == "object" || slot == "class" || slot == "in-workspace";
+}
+bool effect_symbol_slot(std::string_view slot) {
+  return history_symbol_slot(slot) || slot == "dynamic";
+}
+bool effect_string_slot(std::string_view slot) {
+  return slot == "target" || slot == "program" || slot == "subcommand" || slot == "via";
 }
 
 bool is_constant_symbol(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
+  if (s.empty() || s[0] == '"') return false;
+  for (char c : s)
     if (c == '?' || c == '$' || c == '~' || c == '&' || c == ':' || c == '=' || c == '<' || c == '|') return false;
-  }
   return true;
+}
+
+// `write`, `credential|secrets-config`: the set of constants; false for anything else.
+bool symbol_constants(const std::string& value, std::set<std::string>* out) {
+  std::size_t at = 0;
+  while (true) {
+    std::size_t bar = value.find('|', at);
+    std::string part = value.substr(at, bar == std::string::npos ? std::string::npos : bar - at);
+    if (!is_constant_symbol(part)) return false;
+    out->insert(part);
+    if (bar == std::string::npos) return true;
+    at = bar + 1;
+  }
+}
+
+void collect_variables(const Node& n, std::set<std::string>* vars) {
+  if (!n.list) {
+    // ?x, ?x&…, $?x: the variable names in an atom
+    const std::string& a = n.atom;
+    if (a.empty() || a[0] == '"') return;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (a[i] != '?') continue;
+      std::size_t j = i + 1;
+      while (j < a.size() && a[j] != '&' && a[j] != '|' && a[j] != ':' && a[j] != '~' && a[j] != '=') ++j;
+      if (j > i + 1) vars->insert(a.substr(i + 1, j - i - 1));
+      i = j;
+    }
+    return;
+  }
+  for (const auto& item : n.items) collect_variables(*item, vars);
+}
+
+// Every function called in a list (its head and its nested lists' heads).
+void collect_calls(const Node& n, std::set<std::string>* calls) {
+  if (!n.list) return;
+  if (const std::string* head = n.head()) calls->insert(*head);
+  for (const auto& item : n.items) collect_calls(*item, calls);
+}
+
+// Functions that return a value for arguments of any type, never an error: a test made of
+// them alone, run on a history fact no pattern matches, changes nothing.
+bool total_function(std::string_view name) {
+  static const char* const names[] = {"eq", "neq", "and", "or", "not", "str-cat", "sym-cat", "workspace-root",
+                                      "home-dir", "stringp", "symbolp", "lexemep", "numberp", "integerp",
+                                      "floatp", "multifieldp"};
+  for (const char* n : names)
+    if (name == n) return true;
+  return false;
 }
 
 class Scanner {
@@ -97,56 +160,134 @@ class Scanner {
     out_->uses_history_decision = true;
   }
 
-  void walk(const Node& n) {
+  void top(const Node& n) {
+    const std::string* head = n.head();
+    if (head && *head == "defrule") {
+      rule(n);
+    } else {
+      walk(n, nullptr);
+    }
+  }
+
+ private:
+  // A defrule: name, optional comment and declare, then CEs up to =>.
+  void rule(const Node& n) {
+    std::vector<RuleInputs::Filter> guards;
+    bool lhs = true;
+    for (std::size_t i = 2; i < n.items.size(); ++i) {
+      const Node& item = *n.items[i];
+      if (item.is_atom("=>")) {
+        lhs = false;
+        continue;
+      }
+      if (lhs && item.list) {
+        const std::string* head = item.head();
+        if (head && *head == "effect") {
+          walk(item, &guards);
+          guards.push_back(effect_filter(item));
+          continue;
+        }
+      }
+      walk(item, lhs ? &guards : nullptr);
+    }
+  }
+
+  RuleInputs::Filter effect_filter(const Node& n) {
+    RuleInputs::Filter f;
+    for (std::size_t i = 1; i < n.items.size(); ++i) {
+      const Node& slot = *n.items[i];
+      const std::string* name = slot.head();
+      if (!name || slot.items.size() != 2 || slot.items[1]->list) continue;
+      const std::string& value = slot.items[1]->atom;
+      std::set<std::string> allowed;
+      if (effect_symbol_slot(*name) && symbol_constants(value, &allowed)) {
+        f.slots[*name] = std::move(allowed);
+      } else if (effect_string_slot(*name) && slot.items[1]->is_string()) {
+        f.slots[*name] = {value.substr(1)};
+      }
+    }
+    return f;
+  }
+
+  void walk(const Node& n, const std::vector<RuleInputs::Filter>* guards) {
     if (!n.list) {
       const std::string& a = n.atom;
+      if (n.is_string()) return;
       if (a == "<-") all("a rule binds a fact address (<-)");
       if (ends_with(a, ":age")) out_->uses_history_age = true;
       if (ends_with(a, ":decision")) out_->uses_history_decision = true;
-      if (reads_facts_outside_patterns(a)) {
+      if (reads_outside_patterns(a)) {
         all("the rules name " + a);
         out_->uses_clock = true;
       }
       return;
     }
-    if (!n.items.empty() && !n.items[0]->list) {
-      const std::string& head = n.items[0]->atom;
-      if (head == "now") out_->uses_clock = true;
-      if (head == "history") history_pattern(n);
+    if (const std::string* head = n.head()) {
+      if (*head == "now") out_->uses_clock = true;
+      if (*head == "history") history_pattern(n, guards);
     }
-    for (const auto& item : n.items) walk(*item);
+    for (const auto& item : n.items) walk(*item, guards);
   }
 
- private:
-  void history_pattern(const Node& n) {
+  void history_pattern(const Node& n, const std::vector<RuleInputs::Filter>* guards) {
     out_->uses_history = true;
-    RuleInputs::HistoryFilter filter;
+    if (!guards) {
+      all("a history list outside a rule's conditions");
+      return;
+    }
+    RuleInputs::HistoryPattern p;
+    p.guards = *guards;
+    std::set<std::string> own;  // variables this pattern binds
     for (std::size_t i = 1; i < n.items.size(); ++i) {
       const Node& slot = *n.items[i];
-      if (!slot.list || slot.items.empty() || slot.items[0]->list) {
+      if (!slot.head()) {
         all("a history pattern the scan cannot read");
         return;
       }
-      const std::string& name = slot.items[0]->atom;
+      for (std::size_t k = 1; k < slot.items.size(); ++k) {
+        const Node& v = *slot.items[k];
+        if (v.list || v.is_string()) continue;
+        const std::string& a = v.atom;
+        std::size_t q = a.find('?');
+        if (q == std::string::npos) continue;
+        std::size_t end = q + 1;
+        while (end < a.size() && a[end] != '&' && a[end] != '|' && a[end] != ':' && a[end] != '~' && a[end] != '=')
+          ++end;
+        own.insert(a.substr(q + 1, end - q - 1));
+      }
+    }
+    for (std::size_t i = 1; i < n.items.size(); ++i) {
+      const Node& slot = *n.items[i];
+      const std::string& name = *slot.head();
       if (name == "age") out_->uses_history_age = true;
       if (name == "decision") out_->uses_history_decision = true;
-      if (!filterable_slot(name) || slot.items.size() != 2 || slot.items[1]->list) continue;
-      const std::string& value = slot.items[1]->atom;
-      // `write` or `credential|secrets-config`: constants only; anything else constrains nothing.
-      std::set<std::string> allowed;
-      bool constant = true;
-      std::size_t at = 0;
-      while (constant) {
-        std::size_t bar = value.find('|', at);
-        std::string part = value.substr(at, bar == std::string::npos ? std::string::npos : bar - at);
-        constant = is_constant_symbol(part) && part != "\"";
-        allowed.insert(part);
-        if (bar == std::string::npos) break;
-        at = bar + 1;
+      // A predicate or return-value constraint on the pattern's own variables only is an
+      // alpha test, which may run on every history fact: it must be unable to fail.
+      for (std::size_t k = 1; k < slot.items.size(); ++k) {
+        if (!slot.items[k]->list) continue;
+        std::set<std::string> vars;
+        collect_variables(*slot.items[k], &vars);
+        bool joins = false;
+        for (const auto& v : vars) joins |= !v.empty() && v[0] != '*' && !own.count(v);  // ?*global* is no join
+        if (joins) continue;
+        std::set<std::string> calls;
+        collect_calls(*slot.items[k], &calls);
+        for (const auto& c : calls) {
+          if (!total_function(c)) {
+            all("a history pattern tests its own slots with " + c + ", which may fail on any history fact");
+            return;
+          }
+        }
       }
-      if (constant) filter.slots[name] = std::move(allowed);
+      if (!history_symbol_slot(name) || slot.items.size() != 2 || slot.items[1]->list) continue;
+      std::set<std::string> allowed;
+      if (symbol_constants(slot.items[1]->atom, &allowed)) p.filter.slots[name] = std::move(allowed);
     }
-    out_->history_filters.push_back(std::move(filter));
+    if (out_->history_patterns.size() == 64) {
+      all("more than 64 history patterns");
+      return;
+    }
+    out_->history_patterns.push_back(std::move(p));
   }
 
   RuleInputs* out_;
@@ -158,32 +299,64 @@ bool one_of(std::string_view s, std::initializer_list<std::string_view> names) {
   return false;
 }
 
+// The value a slot of a history fact (history true) or of the effect fact (false) built from
+// `e` holds, as the engine sets it (engine/fact_codec.cpp: assert_history, assert_effect).
+std::string slot_value(const EffectRecord& e, const std::string& slot, bool history) {
+  if (!history) {
+    if (slot == "kind") return e.kind;
+    if (slot == "object") return e.object;
+    if (slot == "class") return e.path_class;
+  }
+  if (slot == "kind")
+    return one_of(e.kind, {"exec", "write", "delete", "read", "network", "env-dump", "privilege", "unknown"}) ? e.kind
+                                                                                                              : "unknown";
+  if (slot == "object") return one_of(e.object, {"path", "host", "program", "code", "none"}) ? e.object : "none";
+  if (slot == "class") {
+    bool ok = !e.path_class.empty() && e.path_class[0] >= 'a' && e.path_class[0] <= 'z';
+    for (char ch : e.path_class) ok &= (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+    return ok ? e.path_class : "none";
+  }
+  if (slot == "in-workspace") return e.in_workspace ? "TRUE" : "FALSE";
+  if (slot == "dynamic") return e.dynamic ? "TRUE" : "FALSE";
+  if (slot == "target") return e.target;
+  if (slot == "program") return e.program;
+  if (slot == "subcommand") return e.subcommand;
+  if (slot == "via") return e.via;
+  return {};
+}
+
+bool passes(const RuleInputs::Filter& f, const EffectRecord& e, bool history) {
+  for (const auto& [slot, allowed] : f.slots)
+    if (!allowed.count(slot_value(e, slot, history))) return false;
+  return true;
+}
+
 }  // namespace
 
-bool RuleInputs::history_relevant(const EffectRecord& e) const {
-  if (all_history) return true;
-  if (!uses_history) return false;
-  // The values the engine gives the fact (engine/fact_codec.cpp: assert_history).
-  const std::string kind =
-      one_of(e.kind, {"exec", "write", "delete", "read", "network", "env-dump", "privilege", "unknown"}) ? e.kind
-                                                                                                           : "unknown";
-  const std::string object = one_of(e.object, {"path", "host", "program", "code", "none"}) ? e.object : "none";
-  bool class_ok = !e.path_class.empty() && e.path_class[0] >= 'a' && e.path_class[0] <= 'z';
-  for (char ch : e.path_class) class_ok &= (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
-  const std::string path_class = class_ok ? e.path_class : "none";
-  const std::string in_workspace = e.in_workspace ? "TRUE" : "FALSE";
-  for (const auto& f : history_filters) {
-    bool match = true;
-    for (const auto& [slot, allowed] : f.slots) {
-      const std::string& v = slot == "kind" ? kind : slot == "object" ? object : slot == "class" ? path_class : in_workspace;
-      if (!allowed.count(v)) {
-        match = false;
+std::uint64_t RuleInputs::history_mask(const EffectRecord& effect) const {
+  if (all_history) return ~std::uint64_t(0);
+  std::uint64_t mask = 0;
+  for (std::size_t i = 0; i < history_patterns.size(); ++i)
+    if (passes(history_patterns[i].filter, effect, true)) mask |= std::uint64_t(1) << i;
+  return mask;
+}
+
+std::uint64_t RuleInputs::active_mask(const std::vector<EffectRecord>& effects) const {
+  if (all_history) return ~std::uint64_t(0);
+  std::uint64_t mask = 0;
+  for (std::size_t i = 0; i < history_patterns.size(); ++i) {
+    bool active = true;
+    for (const auto& guard : history_patterns[i].guards) {
+      bool any = false;
+      for (const auto& e : effects) any = any || passes(guard, e, false);
+      if (!any) {
+        active = false;
         break;
       }
     }
-    if (match) return true;
+    if (active) mask |= std::uint64_t(1) << i;
   }
-  return false;
+  return mask;
 }
 
 RuleInputs scan_rule_inputs(const RuleSources& sources) {
@@ -194,8 +367,9 @@ RuleInputs scan_rule_inputs(const RuleSources& sources) {
     Node root;
     root.list = true;
     parse_source(s.text, &root);
-    for (const auto& item : root.items) scanner.walk(*item);
+    for (const auto& item : root.items) scanner.top(*item);
   }
+  if (out.all_history) out.history_patterns.clear();
   return out;
 }
 

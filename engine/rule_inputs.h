@@ -1,16 +1,29 @@
 // What a rule set can see of a decision besides the proposal: a static scan of its rule
 // sources that answers "does any rule read the clock, a history fact's age or decision id,
-// and which history facts can any rule's pattern match at all". Replay (audit/replay.h)
-// builds its decision cache key from the answer, so the key holds every input a decision
-// can depend on and nothing more.
+// and which history facts can any rule's pattern reach for a given proposal". Replay
+// (audit/replay.h) builds its decision cache key from the answer, so the key holds every
+// input a decision can depend on.
 //
 // Why a scan is enough: rules run in the sandbox (engine/sandbox.h), so a rule reads facts
 // only through its patterns and time only through (now); fact queries, fact-slot-value,
-// (time) and the like are not callable. The scan is still conservative: any construct that
+// (time) and the like are not callable. The scan is still conservative: a construct that
 // could read facts another way, or a history pattern it cannot read precisely, makes every
-// history fact (with its age and decision id) count. Thread-safe; pure.
+// history fact (with its age and decision id) count.
+//
+// Which history facts count, for one proposal:
+// - a history pattern's constant constraints on its symbol slots (kind, object, class,
+//   in-workspace): a fact that fails them never enters the pattern's alpha memory;
+// - its guards: the `effect` patterns at the top of the same rule's LHS before it, with their
+//   constant constraints. Rete joins run left to right, so when no effect of the proposal
+//   satisfies a guard, no partial match ever reaches the history pattern and nothing about
+//   the history fact is evaluated there. The proposal's effects come from the engine itself.
+// A history pattern with a predicate constraint on its own variables only (evaluated on every
+// fact of the template) makes every history fact count.
+//
+// Thread-safe; pure.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -26,20 +39,27 @@ struct RuleInputs {
   bool uses_history = false;           // some pattern names the history template
   bool uses_history_age = false;       // a history pattern reads `age` (or the scan is unsure)
   bool uses_history_decision = false;  // a history pattern reads `decision` (or unsure)
-  // Every history fact may matter: a pattern the scan could not read, or a construct that
-  // reads facts outside patterns. Then history_filters is not used.
+  // Every history fact may matter, whatever the proposal: see why_all_history.
   bool all_history = false;
-  std::string why_all_history;  // the construct that forced all_history, for reports
-  // One per history pattern: the symbol slots (kind, object, class, in-workspace) it
-  // requires to hold one of a set of constants. A history fact that satisfies no filter
-  // matches no history pattern, so no rule can see it.
-  struct HistoryFilter {
+  std::string why_all_history;
+
+  // Constant constraints of one pattern: slot → the values it may hold ("" prefix-free;
+  // string slots hold the string's bytes).
+  struct Filter {
     std::map<std::string, std::set<std::string>> slots;
   };
-  std::vector<HistoryFilter> history_filters;
+  struct HistoryPattern {
+    Filter filter;                // on the history fact
+    std::vector<Filter> guards;   // effect patterns before it at the top of its rule
+  };
+  std::vector<HistoryPattern> history_patterns;  // at most 64 (else all_history)
 
-  // Whether the history fact built from this effect could match some history pattern.
-  bool history_relevant(const EffectRecord& effect) const;
+  // Bit i set: the history fact built from `effect` passes pattern i's constants.
+  std::uint64_t history_mask(const EffectRecord& effect) const;
+  // Bit i set: every guard of pattern i is satisfied by one of the proposal's effects.
+  std::uint64_t active_mask(const std::vector<EffectRecord>& effects) const;
+  // Whether a history fact can matter for a proposal: (history_mask & active_mask) != 0.
+  // all_history: every bit set in both.
 };
 
 // Scans the .clp sources (tables, *.toml, are skipped: they hold no rules).

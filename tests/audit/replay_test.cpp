@@ -501,13 +501,18 @@ TEST_CASE("threads and the cache do not change the report", "[replay]") {
   CHECK(fingerprint(four) == fingerprint(uncached));
 }
 
-TEST_CASE("the rule scan finds the clock, history slots and what history facts can match", "[replay]") {
+TEST_CASE("the rule scan finds the clock, history slots and which history facts each proposal can reach", "[replay]") {
   RuleSources sources{{"a.clp", R"CLP(
 ; (now) in a comment and "(now)" in a string do not count
 (defrule r (proposal (id ?id) (explanation "(now) (history (age ?a))"))
+  (effect (proposal ?id) (kind exec) (object path) (target ?t))
   (history (proposal ?id) (kind write) (class build-config|credential) (target ?t))
-  (history (proposal ?id) (kind read) (object ?o&~host))
   => (assert (decision (proposal ?id) (outcome reject) (rule r) (reason "x"))))
+(defrule s
+  (effect (proposal ?id) (kind network) (via "operand"))
+  (shell-command (proposal ?id) (argv ?w $?))
+  (history (proposal ?id) (kind read) (object ?o&~host) (target ?t&:(eq ?t ?w)))
+  => (assert (decision (proposal ?id) (outcome reject) (rule s) (reason "x"))))
 )CLP"}};
   RuleInputs in = scan_rule_inputs(sources);
   CHECK_FALSE(in.uses_clock);
@@ -515,27 +520,47 @@ TEST_CASE("the rule scan finds the clock, history slots and what history facts c
   CHECK_FALSE(in.uses_history_age);
   CHECK_FALSE(in.uses_history_decision);
   CHECK_FALSE(in.all_history);
+  REQUIRE(in.history_patterns.size() == 2);
   EffectRecord e;
   e.kind = "write";
   e.object = "path";
   e.path_class = "build-config";
-  CHECK(in.history_relevant(e));
+  CHECK(in.history_mask(e) == 1);
   e.path_class = "none";
-  CHECK_FALSE(in.history_relevant(e));
+  CHECK(in.history_mask(e) == 0);
   e.kind = "read";
-  CHECK(in.history_relevant(e));  // the read pattern constrains no class
+  CHECK(in.history_mask(e) == 2);  // the read pattern constrains no class
   e.kind = "exec";
-  CHECK_FALSE(in.history_relevant(e));
+  CHECK(in.history_mask(e) == 0);
+  EffectRecord run;
+  run.kind = "exec";
+  run.object = "path";
+  EffectRecord net;
+  net.kind = "network";
+  net.object = "host";
+  net.via = "operand";
+  CHECK(in.active_mask({run}) == 1);
+  CHECK(in.active_mask({net}) == 2);
+  CHECK(in.active_mask({run, net}) == 3);
+  net.via = "url";
+  CHECK(in.active_mask({net}) == 0);
+  CHECK(in.active_mask({}) == 0);
 
-  RuleInputs aged = scan_rule_inputs({{"b.clp", "(defrule r (history (proposal ?id) (age ?a&:(< ?a 60))) "
+  RuleInputs aged = scan_rule_inputs({{"b.clp", "(defrule r (history (proposal ?id) (age ?a&:(< ?a ?*limit*))) "
                                                 "(test (> (now) 0)) => )"}});
   CHECK(aged.uses_clock);
   CHECK(aged.uses_history_age);
-  RuleInputs bound = scan_rule_inputs({{"c.clp", "(defrule r ?h <- (history (kind read)) => )"}});
+  // A function on the pattern's own slots runs on every history fact.
+  RuleInputs alpha = scan_rule_inputs({{"c.clp", "(defrule r (history (kind read) (target ?t&:(str-index \"x\" ?t))) => )"}});
+  CHECK(alpha.all_history);
+  RuleInputs total = scan_rule_inputs({{"e.clp", "(defrule r (history (kind read) (target ?t&:(neq ?t (workspace-root)))) => )"}});
+  CHECK_FALSE(total.all_history);
+  RuleInputs bound = scan_rule_inputs({{"d.clp", "(defrule r ?h <- (history (kind read)) => )"}});
   CHECK(bound.all_history);
   EffectRecord other;
   other.kind = "network";
-  CHECK(bound.history_relevant(other));
+  CHECK(bound.history_mask(other) != 0);
+  CHECK(bound.active_mask({}) != 0);
 }
 
 TEST_CASE("warden replay: exit codes for --fail-on-change and --fail-on-widening", "[replay]") {
