@@ -90,6 +90,91 @@ class KeyBuilder {
   EVP_MD_CTX* ctx_;
 };
 
+
+// ---- the parts of a proposal rules cannot see ------------------------------------------
+
+std::size_t skip_ws(std::string_view j, std::size_t i) {
+  while (i < j.size() && (j[i] == ' ' || j[i] == '\t' || j[i] == '\n' || j[i] == '\r')) ++i;
+  return i;
+}
+
+// The end of the string starting at j[i] == '"' (one past its closing quote), npos if none.
+std::size_t skip_string(std::string_view j, std::size_t i) {
+  for (++i; i < j.size(); ++i) {
+    if (j[i] == '\\') ++i;
+    else if (j[i] == '"') return i + 1;
+  }
+  return std::string_view::npos;
+}
+
+// One past the JSON value at j[i], npos if it is cut short.
+std::size_t skip_value(std::string_view j, std::size_t i) {
+  if (i >= j.size()) return std::string_view::npos;
+  if (j[i] == '"') return skip_string(j, i);
+  if (j[i] == '{' || j[i] == '[') {
+    int depth = 0;
+    while (i < j.size()) {
+      char c = j[i];
+      if (c == '"') {
+        i = skip_string(j, i);
+        if (i == std::string_view::npos) return i;
+        continue;
+      }
+      if (c == '{' || c == '[') ++depth;
+      if (c == '}' || c == ']') {
+        if (--depth == 0) return i + 1;
+      }
+      ++i;
+    }
+    return std::string_view::npos;
+  }
+  while (i < j.size() && j[i] != ',' && j[i] != '}' && j[i] != ']' && j[i] != ' ') ++i;
+  return i;
+}
+
+// Calls f(key, value_begin, value_end) for each member of the object at j[i] == '{'; the key
+// is raw (escapes kept). False when the text is not an object of that shape.
+template <class F>
+bool for_each_member(std::string_view j, std::size_t i, F&& f) {
+  i = skip_ws(j, i);
+  if (i >= j.size() || j[i] != '{') return false;
+  i = skip_ws(j, i + 1);
+  if (i < j.size() && j[i] == '}') return true;
+  while (i < j.size()) {
+    if (j[i] != '"') return false;
+    std::size_t key_end = skip_string(j, i);
+    if (key_end == std::string_view::npos) return false;
+    std::string_view key = j.substr(i + 1, key_end - i - 2);
+    i = skip_ws(j, key_end);
+    if (i >= j.size() || j[i] != ':') return false;
+    i = skip_ws(j, i + 1);
+    std::size_t end = skip_value(j, i);
+    if (end == std::string_view::npos) return false;
+    f(key, i, end);
+    i = skip_ws(j, end);
+    if (i < j.size() && j[i] == ',') {
+      i = skip_ws(j, i + 1);
+      continue;
+    }
+    return i < j.size() && j[i] == '}';
+  }
+  return false;
+}
+
+// The byte ranges of the string values of context.session and context.agent (those asked
+// for): values that reach rules only through the proposal fact's slots of the same names.
+void unseen_ranges(std::string_view j, bool session, bool agent, std::vector<std::pair<std::size_t, std::size_t>>* out) {
+  out->clear();
+  if (!session && !agent) return;
+  for_each_member(j, 0, [&](std::string_view key, std::size_t begin, std::size_t) {
+    if (key != "context" || j[begin] != '{') return;
+    for_each_member(j, begin, [&](std::string_view k, std::size_t b, std::size_t e) {
+      if (j[b] != '"') return;
+      if ((session && k == "session") || (agent && k == "agent")) out->emplace_back(b, e);
+    });
+  });
+}
+
 // ---- work items and per-thread results ---------------------------------------------------
 
 struct Item {
@@ -99,7 +184,7 @@ struct Item {
 };
 
 struct WorkerResult {
-  std::uint64_t replayed = 0, parse_errors = 0, masked = 0, hits = 0, misses = 0;
+  std::uint64_t replayed = 0, parse_errors = 0, masked = 0, hits = 0, misses = 0, new_proposals = 0;
   std::array<std::array<std::uint64_t, 3>, 3> matrix{};
   std::vector<ReplayChange> changes;
   std::vector<ReplayProblem> problems;
@@ -189,6 +274,7 @@ class Worker {
     // history cannot reach the real cap with any history (engine/fact_codec.cpp counts
     // history facts with the proposal's).
     probe.max_facts = options.max_facts > memory_options_.max_entries ? options.max_facts - memory_options_.max_entries : 0;
+    max_input_bytes_ = options.max_input_bytes;
     engine_ = std::make_unique<Engine>(policy, std::move(options));
     if (cache_enabled_) probe_engine_ = std::make_unique<Engine>(std::move(policy), std::move(probe));
   }
@@ -240,11 +326,15 @@ class Worker {
     return code == code::kDeadline || code == code::kMemory || code == code::kInputTooLarge;
   }
 
-  Cached decide_full(const DecisionRecord& rec, SessionHistory* session) {
+  // Decides with the session's history: all of it (mask 0), or only the facts whose mask
+  // meets `active` — the others match no pattern any partial match reaches, so leaving them
+  // out changes nothing (the probe engine showed the fact cap has room for all of them).
+  Cached decide_full(const DecisionRecord& rec, SessionHistory* session, std::uint64_t active = 0) {
     ++result.misses;
     history_.clear();
     if (session)
-      for (const auto& h : session->items) history_.push_back(h.entry);
+      for (const auto& h : session->items)
+        if (!active || (h.mask & active)) history_.push_back(h.entry);
     DecideRequest req;
     req.proposal_json = rec.proposal_json;
     req.decision_id = rec.decision_id;
@@ -282,7 +372,18 @@ class Worker {
     } else {
       // Level 1: the proposal itself.
       keys_.begin();
-      keys_.add(rec.proposal_json);
+      // The proposal's text, without the values rules cannot see; its size decides alone
+      // whether the input is too large.
+      unseen_ranges(rec.proposal_json, !inputs_.uses_session, !inputs_.uses_agent, &ranges_);
+      std::string_view text = rec.proposal_json;
+      std::size_t at = 0;
+      for (const auto& [b, e] : ranges_) {
+        keys_.add(text.substr(at, b - at));
+        at = e;
+      }
+      keys_.add(text.substr(at));
+      keys_.add(static_cast<std::int64_t>(ranges_.size()));
+      keys_.add(static_cast<std::int64_t>(text.size() > max_input_bytes_));
       keys_.add(rec.principal);
       keys_.add(static_cast<std::int64_t>(rec.groups.size()));
       for (const auto& g : rec.groups) keys_.add(g);
@@ -293,6 +394,7 @@ class Worker {
       bool probed_now = false;
       if (pit == probes_.end()) {
         ++result.misses;
+        ++result.new_proposals;
         probed_now = true;
         DecideRequest req;
         req.proposal_json = rec.proposal_json;
@@ -341,7 +443,7 @@ class Worker {
           ++result.hits;
           got = &it->second;
         } else {
-          fresh = decide_full(rec, session);
+          fresh = decide_full(rec, session, probe.active);
           if (!resource_limit(fresh.error_code)) {
             if (cache_.size() >= kMaxCacheEntries) cache_.clear();
             got = &cache_.emplace(k2, std::move(fresh)).first->second;
@@ -396,6 +498,8 @@ class Worker {
   std::unordered_map<std::string, SessionHistory> sessions_;
   std::string session_key_;
   std::vector<HistoryEntry> history_;
+  std::vector<std::pair<std::size_t, std::size_t>> ranges_;
+  std::size_t max_input_bytes_ = 0;
   std::unique_ptr<Engine> engine_, probe_engine_;
   KeyBuilder keys_;
   std::unordered_map<Key, Probe, KeyHash> probes_;
@@ -554,6 +658,7 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
     rep.masked += r.masked;
     rep.cache_hits += r.hits;
     rep.cache_misses += r.misses;
+    rep.cache_new_proposals += r.new_proposals;
     for (int a = 0; a < 3; ++a)
       for (int b = 0; b < 3; ++b) rep.matrix[a][b] += r.matrix[a][b];
     for (auto& p : r.problems)
@@ -637,7 +742,8 @@ std::string report_text(const ReplayReport& rep, std::size_t limit,
   if (rep.cache) {
     const std::uint64_t n = rep.cache_hits + rep.cache_misses;
     out += ", cache hits " + std::to_string(rep.cache_hits) + " (" +
-           fixed(n ? 100.0 * static_cast<double>(rep.cache_hits) / static_cast<double>(n) : 0, 1) + "%)";
+           fixed(n ? 100.0 * static_cast<double>(rep.cache_hits) / static_cast<double>(n) : 0, 1) + "%), " +
+           std::to_string(rep.cache_new_proposals) + " distinct proposals";
   } else {
     out += ", no cache";
   }
@@ -766,6 +872,8 @@ std::string report_json(const ReplayReport& rep, std::size_t limit) {
   w.Uint64(rep.cache_hits);
   w.Key("cache_misses");
   w.Uint64(rep.cache_misses);
+  w.Key("distinct_proposals");
+  w.Uint64(rep.cache_new_proposals);
   w.EndObject();
   w.Key("matrix");
   w.StartObject();

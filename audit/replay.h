@@ -85,7 +85,8 @@ struct ReplayReport {
   std::uint64_t changed = 0, widenings = 0;
   std::vector<ReplayChange> changes;  // widenings first, then narrowings; each by seq
   bool cache = true;
-  std::uint64_t cache_hits = 0, cache_misses = 0;
+  // Engine runs saved and made; the proposals decided once without history (level 1 keys).
+  std::uint64_t cache_hits = 0, cache_misses = 0, cache_new_proposals = 0;
   unsigned threads = 1;
   std::string rules_digest;
   std::string workspace_root, home;

@@ -155,6 +155,8 @@ class Scanner {
 
   void all(const std::string& why) {
     if (!out_->all_history) out_->why_all_history = why;
+    out_->uses_session = true;
+    out_->uses_agent = true;
     out_->all_history = true;
     out_->uses_history_age = true;
     out_->uses_history_decision = true;
@@ -212,18 +214,28 @@ class Scanner {
   void walk(const Node& n, const std::vector<RuleInputs::Filter>* guards) {
     if (!n.list) {
       const std::string& a = n.atom;
-      if (n.is_string()) return;
+      if (n.is_string()) {
+        if (a.find("context.session") != std::string::npos) out_->uses_session = true;
+        if (a.find("context.agent") != std::string::npos) out_->uses_agent = true;
+        return;
+      }
+      if (ends_with(a, ":session")) out_->uses_session = true;
+      if (ends_with(a, ":agent")) out_->uses_agent = true;
       if (a == "<-") all("a rule binds a fact address (<-)");
       if (ends_with(a, ":age")) out_->uses_history_age = true;
       if (ends_with(a, ":decision")) out_->uses_history_decision = true;
       if (reads_outside_patterns(a)) {
         all("the rules name " + a);
         out_->uses_clock = true;
+        out_->uses_session = true;
+        out_->uses_agent = true;
       }
       return;
     }
     if (const std::string* head = n.head()) {
       if (*head == "now") out_->uses_clock = true;
+      if (*head == "session") out_->uses_session = true;
+      if (*head == "agent") out_->uses_agent = true;
       if (*head == "history") history_pattern(n, guards);
     }
     for (const auto& item : n.items) walk(*item, guards);

@@ -36,6 +36,10 @@ namespace warden {
 
 struct RuleInputs {
   bool uses_clock = false;             // some list calls (now)
+  // Some pattern may read the proposal fact's session or agent slot (context.session and
+  // context.agent reach rules only there: they get no param or pattern-hit facts).
+  bool uses_session = false;
+  bool uses_agent = false;
   bool uses_history = false;           // some pattern names the history template
   bool uses_history_age = false;       // a history pattern reads `age` (or the scan is unsure)
   bool uses_history_decision = false;  // a history pattern reads `decision` (or unsure)
