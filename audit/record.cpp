@@ -1,0 +1,306 @@
+// The decision record's FIELDS: a SAX pass re-serializes (and masks) the proposal, the rest is
+// written member by member in the format's fixed order.
+#include "audit/record.h"
+
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
+#include <charconv>
+
+#include "bindings/secrets.h"
+#include "engine/json_writer.h"
+
+namespace warden::audit {
+namespace {
+
+void append_int(std::string& out, std::int64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+// Where a string sits in the record: base, or base/index/member (built only for a secret).
+struct Where {
+  std::string_view base;
+  std::size_t index = 0;
+  std::string_view member;
+  std::string pointer() const {
+    std::string p(base);
+    if (!member.empty()) {
+      append_pointer_token(&p, std::to_string(index));
+      append_pointer_token(&p, member);
+    }
+    return p;
+  }
+};
+
+// Appends `s` as a JSON string, masked (with its pointer) when it holds a secret.
+void append_masked(std::string& out, std::string_view s, const Masker* masker, const Where& where,
+                   std::vector<Mask>* masks) {
+  if (!masker || secrets::find(s).empty()) {
+    append_json_string(out, s);
+    return;
+  }
+  std::string text(s);
+  masker->mask_text(&text, where.pointer(), masks);
+  append_json_string(out, text);
+}
+
+// A SAX handler writing the parsed JSON back out compactly, masking strings and member names
+// and keeping the JSON pointer of the value in hand (built only when a secret needs it).
+class MaskingWriter {
+ public:
+  MaskingWriter(std::string& out, const Masker* masker, std::string base,
+                std::vector<Mask>* masks)
+      : out_(out), masker_(masker), base_(std::move(base)), masks_(masks) {
+    levels_.push_back({});  // the root
+  }
+
+  bool Null() { return raw("null"); }
+  bool Bool(bool b) { return raw(b ? "true" : "false"); }
+  bool Int(int) { return false; }  // numbers arrive as RawNumber (kParseNumbersAsStringsFlag)
+  bool Uint(unsigned) { return false; }
+  bool Int64(std::int64_t) { return false; }
+  bool Uint64(std::uint64_t) { return false; }
+  bool Double(double) { return false; }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    return raw(std::string_view(s, n));
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool) {
+    prefix();
+    const std::string_view text(s, n);
+    if (!masker_ || secrets::find(text).empty()) {
+      append_json_string(out_, text);
+    } else {
+      std::string copy(text);
+      masker_->mask_text(&copy, pointer(), masks_);
+      append_json_string(out_, copy);
+    }
+    return true;
+  }
+  bool StartObject() { return open('{', false); }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    prefix();
+    Level& level = levels_.back();
+    level.key.assign(s, n);
+    if (masker_ && !secrets::find(level.key).empty()) {
+      // Masked first, so the pointer that names the member never holds the secret.
+      const std::size_t first = masks_ ? masks_->size() : 0;
+      masker_->mask_text(&level.key, "", masks_);
+      if (masks_) {
+        const std::string at = pointer();
+        for (std::size_t i = first; i < masks_->size(); ++i) (*masks_)[i].field = at;
+      }
+    }
+    append_json_string(out_, level.key);
+    out_.push_back(':');
+    after_key_ = true;
+    return true;
+  }
+  bool EndObject(rapidjson::SizeType) { return close('}'); }
+  bool StartArray() { return open('[', true); }
+  bool EndArray(rapidjson::SizeType) { return close(']'); }
+
+ private:
+  struct Level {
+    bool array = false;
+    bool first = true;
+    std::size_t index = 0;  // arrays: the current element's index
+    std::string key;        // objects: the current member's (masked) name
+  };
+
+  // The comma before a value or member name, and the array index of a value.
+  void prefix() {
+    if (after_key_) {
+      after_key_ = false;
+      return;
+    }
+    Level& level = levels_.back();
+    if (!level.first) {
+      out_.push_back(',');
+      if (level.array) ++level.index;
+    }
+    level.first = false;
+  }
+  bool raw(std::string_view text) {
+    prefix();
+    out_.append(text);
+    return true;
+  }
+  bool open(char c, bool array) {
+    prefix();
+    out_.push_back(c);
+    levels_.push_back({});
+    levels_.back().array = array;
+    return true;
+  }
+  bool close(char c) {
+    levels_.pop_back();
+    out_.push_back(c);
+    return true;
+  }
+  std::string pointer() const {
+    std::string p = base_;
+    for (std::size_t i = 1; i < levels_.size(); ++i) {
+      const Level& level = levels_[i];
+      if (level.array) {
+        append_pointer_token(&p, std::to_string(level.index));
+      } else {
+        append_pointer_token(&p, level.key);
+      }
+    }
+    return p;
+  }
+
+  std::string& out_;
+  const Masker* masker_;
+  std::string base_;
+  std::vector<Mask>* masks_;
+  std::vector<Level> levels_;
+  bool after_key_ = false;
+};
+
+// Appends the JSON text `json` re-serialized and masked; when it does not parse, its text as a
+// JSON string (masked) instead.
+void append_json_value(std::string& out, std::string_view json, const Masker* masker,
+                       const std::string& pointer, std::vector<Mask>* masks) {
+  const std::size_t start = out.size();
+  const std::size_t masks_start = masks->size();
+  constexpr unsigned kFlags = rapidjson::kParseValidateEncodingFlag |
+                              rapidjson::kParseIterativeFlag |
+                              rapidjson::kParseNumbersAsStringsFlag;
+  rapidjson::MemoryStream stream(json.data(), json.size());
+  rapidjson::Reader reader;
+  MaskingWriter writer(out, masker, pointer, masks);
+  if (reader.Parse<kFlags>(stream, writer)) return;
+  out.resize(start);
+  masks->resize(masks_start);
+  append_masked(out, json, masker, Where{pointer}, masks);
+}
+
+const char* mode_name(bool monitor) { return monitor ? "\"monitor\"" : "\"enforce\""; }
+
+}  // namespace
+
+std::string decision_fields(const DecisionInput& in, const Decision& d, const Masker* masker) {
+  std::vector<Mask> masks;
+  std::string out;
+  out.reserve(512 + in.proposal_json.size() * 2 + d.action_json.size() + d.reason.size() +
+              d.rules.size() * 96 + d.effects.size() * 160);
+  auto ptr = [](std::string_view base, std::size_t index, std::string_view member) {
+    return Where{base, index, member};
+  };
+
+  out += "\"decision_id\":";
+  append_json_string(out, d.decision_id);
+  out += ",\"rules_digest\":";
+  append_json_string(out, d.rules_digest);
+  out += ",\"principal\":";
+  append_json_string(out, in.principal);
+  out += ",\"groups\":[";
+  for (std::size_t i = 0; i < in.groups.size(); ++i) {
+    if (i) out += ',';
+    append_json_string(out, in.groups[i]);
+  }
+  out += "],\"session\":";
+  append_json_string(out, in.session);
+  out += ",\"input\":";
+  append_json_value(out, in.proposal_json, masker, "/input", &masks);
+  out += ",\"outcome\":\"";
+  out += outcome_name(d.outcome);
+  out += "\",\"reason\":";
+  append_masked(out, d.reason, masker, Where{"/reason"}, &masks);
+  out += ",\"defaulted\":";
+  out += d.defaulted ? "true" : "false";
+  out += ",\"error_code\":";
+  append_json_string(out, d.error_code);
+
+  out += ",\"rules\":[";
+  for (std::size_t i = 0; i < d.rules.size(); ++i) {
+    const FiredRule& r = d.rules[i];
+    if (i) out += ',';
+    out += "{\"rule\":";
+    append_json_string(out, r.rule);
+    out += ",\"outcome\":\"";
+    out += outcome_name(r.outcome);
+    out += "\",\"reason\":";
+    append_masked(out, r.reason, masker, ptr("/rules", i, "reason"), &masks);
+    out += ",\"mode\":";
+    out += mode_name(r.monitor);
+    out += '}';
+  }
+
+  bool applied = false;
+  out += "],\"rewrites\":[";
+  for (std::size_t i = 0; i < d.rewrites.size(); ++i) {
+    const Rewrite& w = d.rewrites[i];
+    applied = applied || w.applied;
+    if (i) out += ',';
+    out += "{\"rule\":";
+    append_json_string(out, w.rule);
+    out += ",\"key\":";
+    append_json_string(out, w.key);
+    out += ",\"old\":";
+    append_masked(out, w.old_value, masker, ptr("/rewrites", i, "old"), &masks);
+    out += ",\"new\":";
+    append_masked(out, w.new_value, masker, ptr("/rewrites", i, "new"), &masks);
+    out += ",\"reason\":";
+    append_masked(out, w.reason, masker, ptr("/rewrites", i, "reason"), &masks);
+    out += ",\"mode\":";
+    out += mode_name(w.monitor);
+    out += ",\"applied\":";
+    out += w.applied ? "true" : "false";
+    out += '}';
+  }
+  out += ']';
+  if (applied && !d.action_json.empty()) {
+    out += ",\"action\":";
+    append_json_value(out, d.action_json, masker, "/action", &masks);
+  }
+
+  out += ",\"effects\":[";
+  for (std::size_t i = 0; i < d.effects.size(); ++i) {
+    const EffectRecord& e = d.effects[i];
+    if (i) out += ',';
+    out += "{\"kind\":";
+    append_json_string(out, e.kind);
+    out += ",\"object\":";
+    append_json_string(out, e.object);
+    out += ",\"target\":";
+    append_masked(out, e.target, masker, ptr("/effects", i, "target"), &masks);
+    out += ",\"program\":";
+    append_masked(out, e.program, masker, ptr("/effects", i, "program"), &masks);
+    out += ",\"class\":";
+    append_json_string(out, e.path_class);
+    out += ",\"in_workspace\":";
+    out += e.in_workspace ? "true" : "false";
+    out += ",\"subcommand\":";
+    append_masked(out, e.subcommand, masker, ptr("/effects", i, "subcommand"), &masks);
+    out += ",\"via\":";
+    append_json_string(out, e.via);
+    out += ",\"dynamic\":";
+    out += e.dynamic ? "true" : "false";
+    out += '}';
+  }
+  out += "],\"elapsed_us\":";
+  append_int(out, d.elapsed_us);
+
+  out += ",\"masks\":[";
+  for (std::size_t i = 0; i < masks.size(); ++i) {
+    const Mask& m = masks[i];
+    if (i) out += ',';
+    out += "{\"field\":";
+    append_json_string(out, m.field);
+    out += ",\"offset\":";
+    append_int(out, static_cast<std::int64_t>(m.offset));
+    out += ",\"length\":";
+    append_int(out, static_cast<std::int64_t>(m.length));
+    out += ",\"kind\":";
+    append_json_string(out, m.kind);
+    out += '}';
+  }
+  out += ']';
+  return out;
+}
+
+}  // namespace warden::audit

@@ -1,0 +1,38 @@
+// The `decision` record's FIELDS (docs/AUDIT.md): what the daemon decided, on what input, for
+// whom, by which rules — with every string that came from the proposal masked for secrets.
+// Runs once per decision on the deciding thread: one pass over the proposal text (a SAX
+// parse written straight back out), no DOM. Pure function: thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "audit/mask.h"
+#include "engine/decision.h"
+
+namespace warden::audit {
+
+struct DecisionInput {
+  std::string_view proposal_json;  // what the client sent (the proposal object as decided)
+  std::string principal;
+  std::vector<std::string> groups;
+  std::string session;
+  std::int64_t time_us = 0;  // the decision's clock (the record's "time"; not in FIELDS)
+};
+
+// The decision record's FIELDS, members in this order:
+//   "decision_id","rules_digest","principal","groups":[…],"session","input":{…},"outcome",
+//   "reason","defaulted","error_code","rules":[{"rule","outcome","reason","mode"}],
+//   "rewrites":[{"rule","key","old","new","reason","mode","applied"}],"action":{…} (only when a
+//   rewrite was applied),"effects":[{"kind","object","target","program","class","in_workspace",
+//   "subcommand","via","dynamic"}],"elapsed_us","masks":[{"field","offset","length","kind"}]
+// "input" is the proposal re-serialized (whitespace dropped; numbers, member order and
+// duplicates as sent; invalid UTF-8 as U+FFFD). Should proposal_json not be JSON at all, "input"
+// is its text as a JSON string. With a masker, secrets are masked in input, action, the
+// decision's and rules' reasons, rewrites' old/new/reason and effects' target/program/
+// subcommand; "masks" lists each (field = JSON pointer into the record, offset/length in bytes).
+std::string decision_fields(const DecisionInput& in, const Decision& d, const Masker* masker);
+
+}  // namespace warden::audit

@@ -1,0 +1,251 @@
+// The decision record's FIELDS: every member in the format's order with the decision's values,
+// the input re-serialized and masked, action only when a rewrite was applied, masks listed.
+#include "audit/record.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <iostream>
+
+#include "audit/chain.h"
+#include "bindings/secrets.h"
+
+using namespace warden;
+using namespace warden::audit;
+
+namespace {
+
+const char* kGithubToken = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
+
+Decision sample_decision() {
+  Decision d;
+  d.decision_id = "d-42";
+  d.outcome = Outcome::ApprovalRequired;
+  d.reason = "pushing with token ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5 needs a human";
+  d.rules = {{"git-push", Outcome::ApprovalRequired, "push needs approval", false},
+             {"watch-tokens", Outcome::Reject, "token in command", true}};
+  d.rewrites = {{"strip-flag", "payload.command", "git push --force", "git push", "no force", false, true}};
+  d.action_json = R"({"target":"shell","payload":{"command":"git push"}})";
+  d.rules_digest = "sha256:abc";
+  d.elapsed_us = 137;
+  d.defaulted = false;
+  d.error_code = "";
+  EffectRecord e;
+  e.kind = "exec";
+  e.object = "program";
+  e.target = "git";
+  e.program = "git";
+  e.path_class = "none";
+  e.in_workspace = true;
+  e.subcommand = "push";
+  e.via = "argv";
+  e.dynamic = false;
+  d.effects = {e};
+  return d;
+}
+
+rapidjson::Document parse_fields(const std::string& fields) {
+  rapidjson::Document doc;
+  const std::string text = "{" + fields + "}";
+  doc.Parse(text.c_str(), text.size());
+  REQUIRE_FALSE(doc.HasParseError());
+  return doc;
+}
+
+std::vector<std::string> member_names(const rapidjson::Value& v) {
+  std::vector<std::string> names;
+  for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) names.emplace_back(m->name.GetString());
+  return names;
+}
+
+std::string to_text(const rapidjson::Value& v) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  v.Accept(writer);
+  return buffer.GetString();
+}
+
+}  // namespace
+
+TEST_CASE("decision_fields writes every member in order with the decision's values", "[record]") {
+  DecisionInput in;
+  in.proposal_json = R"( {"target":"shell", "payload":{"command":"git push --force","n":1.50e3,"ok":true,"none":null},"list":[1,"a",[]]} )";
+  in.principal = "agent-7";
+  in.groups = {"agents", "ci"};
+  in.session = "s-1";
+  in.time_us = 1;
+  const Decision d = sample_decision();
+  const std::string fields = decision_fields(in, d, nullptr);
+  const auto doc = parse_fields(fields);
+  CHECK(member_names(doc) ==
+        std::vector<std::string>{"decision_id", "rules_digest", "principal", "groups", "session",
+                                 "input", "outcome", "reason", "defaulted", "error_code", "rules",
+                                 "rewrites", "action", "effects", "elapsed_us", "masks"});
+  CHECK(doc["decision_id"] == "d-42");
+  CHECK(doc["rules_digest"] == "sha256:abc");
+  CHECK(doc["principal"] == "agent-7");
+  REQUIRE(doc["groups"].Size() == 2);
+  CHECK(doc["groups"][0] == "agents");
+  CHECK(doc["groups"][1] == "ci");
+  CHECK(doc["session"] == "s-1");
+  // The input as sent, whitespace dropped, numbers verbatim.
+  CHECK(fields.find(R"("input":{"target":"shell","payload":{"command":"git push --force","n":1.50e3,"ok":true,"none":null},"list":[1,"a",[]]},)") != std::string::npos);
+  CHECK(doc["outcome"] == "approval-required");
+  CHECK(std::string(doc["reason"].GetString()) == d.reason);  // no masker: as decided
+  CHECK(doc["defaulted"].IsFalse());
+  CHECK(doc["error_code"] == "");
+  REQUIRE(doc["rules"].Size() == 2);
+  CHECK(member_names(doc["rules"][0]) == std::vector<std::string>{"rule", "outcome", "reason", "mode"});
+  CHECK(doc["rules"][0]["rule"] == "git-push");
+  CHECK(doc["rules"][0]["outcome"] == "approval-required");
+  CHECK(doc["rules"][0]["reason"] == "push needs approval");
+  CHECK(doc["rules"][0]["mode"] == "enforce");
+  CHECK(doc["rules"][1]["outcome"] == "reject");
+  CHECK(doc["rules"][1]["mode"] == "monitor");
+  REQUIRE(doc["rewrites"].Size() == 1);
+  CHECK(member_names(doc["rewrites"][0]) ==
+        std::vector<std::string>{"rule", "key", "old", "new", "reason", "mode", "applied"});
+  CHECK(doc["rewrites"][0]["rule"] == "strip-flag");
+  CHECK(doc["rewrites"][0]["key"] == "payload.command");
+  CHECK(doc["rewrites"][0]["old"] == "git push --force");
+  CHECK(doc["rewrites"][0]["new"] == "git push");
+  CHECK(doc["rewrites"][0]["reason"] == "no force");
+  CHECK(doc["rewrites"][0]["mode"] == "enforce");
+  CHECK(doc["rewrites"][0]["applied"].IsTrue());
+  CHECK(to_text(doc["action"]) == d.action_json);
+  REQUIRE(doc["effects"].Size() == 1);
+  CHECK(member_names(doc["effects"][0]) ==
+        std::vector<std::string>{"kind", "object", "target", "program", "class", "in_workspace",
+                                 "subcommand", "via", "dynamic"});
+  CHECK(doc["effects"][0]["kind"] == "exec");
+  CHECK(doc["effects"][0]["object"] == "program");
+  CHECK(doc["effects"][0]["target"] == "git");
+  CHECK(doc["effects"][0]["program"] == "git");
+  CHECK(doc["effects"][0]["class"] == "none");
+  CHECK(doc["effects"][0]["in_workspace"].IsTrue());
+  CHECK(doc["effects"][0]["subcommand"] == "push");
+  CHECK(doc["effects"][0]["via"] == "argv");
+  CHECK(doc["effects"][0]["dynamic"].IsFalse());
+  CHECK(doc["elapsed_us"].GetInt64() == 137);
+  CHECK(doc["masks"].IsArray());
+  CHECK(doc["masks"].Size() == 0);
+
+  // The FIELDS seal into a line parse_head reads back.
+  Envelope env{1, std::string(kGenesis), "decision", 1795148900123456, "host"};
+  const std::string line = seal(env, fields, nullptr);
+  const std::string_view text(line.data(), line.size() - 1);
+  Head h;
+  std::string error;
+  REQUIRE(parse_head(text, &h, &error));
+  CHECK(h.fields == fields);
+  CHECK(hash_matches(h));
+}
+
+TEST_CASE("action only when a rewrite was applied; error_code and defaulted as decided", "[record]") {
+  DecisionInput in;
+  in.proposal_json = R"({"target":"reply"})";
+  Decision d = sample_decision();
+  d.rewrites[0].applied = false;
+  d.rewrites[0].monitor = true;
+  d.defaulted = true;
+  d.error_code = "E_DEADLINE";
+  d.outcome = Outcome::Reject;
+  const auto doc = parse_fields(decision_fields(in, d, nullptr));
+  CHECK_FALSE(doc.HasMember("action"));
+  CHECK(doc["rewrites"][0]["applied"].IsFalse());
+  CHECK(doc["rewrites"][0]["mode"] == "monitor");
+  CHECK(doc["defaulted"].IsTrue());
+  CHECK(doc["error_code"] == "E_DEADLINE");
+  CHECK(doc["outcome"] == "reject");
+  CHECK(doc["principal"] == "");
+  CHECK(doc["groups"].Size() == 0);
+
+  d.rewrites.clear();
+  const auto none = parse_fields(decision_fields(in, d, nullptr));
+  CHECK_FALSE(none.HasMember("action"));
+  CHECK(none["rewrites"].Size() == 0);
+}
+
+TEST_CASE("secrets from the proposal are masked everywhere and listed in masks", "[record]") {
+  const Masker masker(std::string(32, 'm'));
+  const std::string command = std::string("curl -H 'Authorization: token ") + kGithubToken + "' x";
+  const std::string proposal = R"({"target":"shell","payload":{"command":")" + command +
+                               R"(","env":["A=1","AWS=AKIAIOSFODNN7EXAMPLE"]}})";
+  DecisionInput in;
+  in.proposal_json = proposal;
+  Decision d = sample_decision();
+  d.rewrites[0].old_value = command;
+  d.rewrites[0].new_value = "curl x";
+  d.action_json = R"({"target":"shell","payload":{"command":"curl x","t":")" + std::string(kGithubToken) + R"("}})";
+  d.effects[0].target = "https://x/?t=" + std::string(kGithubToken);
+  const std::string fields = decision_fields(in, d, &masker);
+  CHECK(fields.find("aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5") == std::string::npos);
+  CHECK(fields.find("AKIAIOSFODNN7EXAMPLE") == std::string::npos);
+  const auto doc = parse_fields(fields);
+  const auto& masks = doc["masks"];
+  std::vector<std::string> where;
+  for (const auto& m : masks.GetArray()) {
+    where.push_back(std::string(m["field"].GetString()) + "@" + std::to_string(m["offset"].GetUint()) +
+                    ":" + std::to_string(m["length"].GetUint()) + "=" + m["kind"].GetString());
+  }
+  CHECK(where == std::vector<std::string>{
+                     "/input/payload/command@30:40=github-token",
+                     "/input/payload/env/1@4:20=aws-access-key",
+                     "/reason@19:40=github-token",
+                     "/rewrites/0/old@30:40=github-token",
+                     "/action/payload/t@0:40=github-token",
+                     "/effects/0/target@13:40=github-token",
+                 });
+  // The masked input is still the proposal's shape, and its secret still detected as such.
+  const std::string masked_command = doc["input"]["payload"]["command"].GetString();
+  CHECK(masked_command.size() == command.size());
+  CHECK(masked_command.starts_with("curl -H 'Authorization: token ghp_"));
+  const auto found = secrets::find(masked_command);
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].kind == "github-token");
+  // The same token masks the same way wherever it appears.
+  CHECK(std::string(doc["action"]["payload"]["t"].GetString()) == masked_command.substr(30, 40));
+  CHECK(doc["input"]["payload"]["env"][0] == "A=1");
+}
+
+TEST_CASE("a proposal that is not JSON is recorded as its text", "[record]") {
+  DecisionInput in;
+  in.proposal_json = "{\"target\": oops";
+  const auto doc = parse_fields(decision_fields(in, sample_decision(), nullptr));
+  CHECK(doc["input"] == "{\"target\": oops");
+}
+
+TEST_CASE("invalid UTF-8 from a \\u escape is written as U+FFFD", "[record]") {
+  DecisionInput in;
+  in.proposal_json = R"({"t":"a\udc00b"})";
+  const std::string fields = decision_fields(in, sample_decision(), nullptr);
+  const auto doc = parse_fields(fields);
+  REQUIRE(doc["input"].IsObject());
+}
+
+TEST_CASE("decision_fields cost per record (measured, not asserted)", "[.bench][record]") {
+  const Masker masker(std::string(32, 'm'));
+  DecisionInput in;
+  const std::string proposal =
+      R"({"target":"shell","action":"run","payload":{"command":"git -C /home/user/project log --oneline -n 20 | head -5","cwd":"/home/user/project","env":{"PATH":"/usr/bin:/bin","HOME":"/home/user"}},"context":{"agent":"claude-code","tool":"Bash","session_id":"8f14e45f-ceea-467f-a0e6-d2bbfe3b5b8e"}})";
+  in.proposal_json = proposal;
+  in.principal = "agent-7";
+  in.groups = {"agents"};
+  in.session = "8f14e45f-ceea-467f-a0e6-d2bbfe3b5b8e";
+  Decision d = sample_decision();
+  d.rewrites.clear();
+  d.reason = "reading the repository is fine";
+  const int n = 100000;
+  for (const Masker* m : {static_cast<const Masker*>(nullptr), &masker}) {
+    std::size_t bytes = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) bytes += decision_fields(in, d, m).size();
+    const auto t1 = std::chrono::steady_clock::now();
+    std::cout << "decision_fields " << (m ? "with" : "without") << " masking: "
+              << std::chrono::duration<double, std::micro>(t1 - t0).count() / n << " us/record ("
+              << bytes / n << " bytes)\n";
+  }
+}
