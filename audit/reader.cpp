@@ -1,5 +1,7 @@
 #include "audit/reader.h"
 
+#include "audit/chain.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -33,35 +35,6 @@ bool is_rotated_name(std::string_view name, std::string_view stem, std::string_v
   if (name.substr(name.size() - ext.size()) != ext) return false;
   std::string_view range = name.substr(stem.size() + 1, 25);
   return is_digits(range.substr(0, 12)) && range[12] == '-' && is_digits(range.substr(13, 12));
-}
-
-// "YYYY-MM-DDTHH:MM:SS.ffffffZ" → µs since the epoch.
-bool parse_record_time(std::string_view t, std::int64_t* out) {
-  if (t.size() != 27 || t[4] != '-' || t[7] != '-' || t[10] != 'T' || t[13] != ':' || t[16] != ':' ||
-      t[19] != '.' || t[26] != 'Z')
-    return false;
-  auto num = [&](std::size_t at, std::size_t n, std::int64_t* v) {
-    *v = 0;
-    for (std::size_t i = at; i < at + n; ++i) {
-      if (t[i] < '0' || t[i] > '9') return false;
-      *v = *v * 10 + (t[i] - '0');
-    }
-    return true;
-  };
-  std::int64_t y, mo, d, h, mi, s, us;
-  if (!num(0, 4, &y) || !num(5, 2, &mo) || !num(8, 2, &d) || !num(11, 2, &h) || !num(14, 2, &mi) ||
-      !num(17, 2, &s) || !num(20, 6, &us))
-    return false;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return false;
-  // Days from the civil date (Howard Hinnant's algorithm).
-  y -= mo <= 2;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const std::int64_t yoe = y - era * 400;
-  const std::int64_t doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  const std::int64_t days = era * 146097 + doe - 719468;
-  *out = ((days * 24 + h) * 60 + mi) * 60 * 1000000 + s * 1000000 + us;
-  return true;
 }
 
 std::string to_json(const rapidjson::Value& v) {
@@ -163,7 +136,7 @@ bool LogSet::open(const std::vector<std::string>& paths, LogSet* out, std::strin
     Map m;
     m.size = static_cast<std::size_t>(st.st_size);
     if (m.size) {
-      void* p = ::mmap(nullptr, m.size, PROT_READ, MAP_PRIVATE, fd, 0);
+      void* p = ::mmap(nullptr, m.size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
       if (p == MAP_FAILED) {
         *error = "cannot map " + path + ": " + std::strerror(errno);
         ::close(fd);
@@ -250,7 +223,12 @@ bool parse_decision(std::string_view line, DecisionRecord* out, std::string* err
   // In-situ parsing needs a writable, NUL-terminated copy; one buffer per thread.
   thread_local std::string buffer;
   buffer.assign(line.data(), line.size());
-  rapidjson::Document doc;
+  // The values and the parser's stack in per-thread buffers: no allocation for a usual record.
+  thread_local std::vector<char> value_space(1 << 16), stack_space(1 << 12);
+  rapidjson::MemoryPoolAllocator<> values(value_space.data(), value_space.size());
+  rapidjson::MemoryPoolAllocator<> stack(stack_space.data(), stack_space.size());
+  rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>, rapidjson::MemoryPoolAllocator<>> doc(
+      &values, 1024, &stack);
   doc.ParseInsitu<rapidjson::kParseStopWhenDoneFlag>(buffer.data());
   if (doc.HasParseError() || !doc.IsObject()) {
     *error = "not a JSON object";
@@ -271,7 +249,7 @@ bool parse_decision(std::string_view line, DecisionRecord* out, std::string* err
   r.seq = seq->value.GetUint64();
   std::string time;
   if (!get_string(doc, "time", &time, error)) return false;
-  if (!parse_record_time(time, &r.time_us)) {
+  if (!parse_time(time, &r.time_us)) {
     *error = "member \"time\" is not a UTC time: \"" + time + "\"";
     return false;
   }
@@ -283,11 +261,15 @@ bool parse_decision(std::string_view line, DecisionRecord* out, std::string* err
   r.error_code = string_or_empty(doc, "error_code");
   r.defaulted = bool_or_false(doc, "defaulted");
   auto input = doc.FindMember("input");
-  if (input == doc.MemberEnd() || !input->value.IsObject()) {
+  if (input != doc.MemberEnd() && input->value.IsString()) {
+    // What the client sent was not JSON: the record holds its text.
+    r.proposal_json.assign(input->value.GetString(), input->value.GetStringLength());
+  } else if (input != doc.MemberEnd() && input->value.IsObject()) {
+    r.proposal_json = to_json(input->value);
+  } else {
     *error = "member \"input\" is missing or not an object";
     return false;
   }
-  r.proposal_json = to_json(input->value);
   auto action = doc.FindMember("action");
   if (action != doc.MemberEnd() && action->value.IsObject()) r.action_json = to_json(action->value);
   auto groups = doc.FindMember("groups");

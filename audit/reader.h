@@ -94,7 +94,8 @@ struct DecisionRecord {
   std::uint64_t seq = 0;
   std::int64_t time_us = 0;  // the decision's clock (µs since the epoch)
   std::string daemon, decision_id, rules_digest, principal, session;
-  std::string proposal_json;  // the "input" object, re-serialized (compact)
+  std::string proposal_json;  // the "input" object, re-serialized (compact); when the client
+                              // sent no JSON, the text it sent (a JSON string in the record)
   std::string action_json;    // the "action" object when a rewrite was applied, else ""
   std::string reason, error_code;
   std::vector<std::string> groups;

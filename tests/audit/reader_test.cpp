@@ -3,6 +3,8 @@
 #include "audit/reader.h"
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
 
 #include "tests/audit/log_builder.h"
 #include "tests/server/server_fixture.h"
@@ -133,4 +135,23 @@ TEST_CASE("parse_decision reads a decision record") {
   CHECK(error.find("not a decision record") != std::string::npos);
   CHECK_FALSE(parse_decision("{\"seq\":", &r, &error));
   CHECK(error == "not a JSON object");
+}
+
+// Not run by default: parse_decision's rate over a log (replay needs ≥ 100,000 records/s).
+//   WARDEN_AUDIT_BENCH_LOG=/tmp/bench/audit.jsonl build/tests/audit_tests "[.bench-parse]"
+TEST_CASE("parse_decision over a large log", "[.bench-parse]") {
+  const char* path = std::getenv("WARDEN_AUDIT_BENCH_LOG");
+  REQUIRE(path);
+  LogSet set;
+  std::string error;
+  REQUIRE(LogSet::open({path}, &set, &error));
+  std::uint64_t parsed = 0;
+  const auto started = std::chrono::steady_clock::now();
+  set.for_each_line([&](const LogLine& line) {
+    DecisionRecord r;
+    if (parse_decision(line.text, &r, &error)) ++parsed;
+  });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  WARN(parsed << " decisions in " << seconds << " s: " << static_cast<std::uint64_t>(parsed / seconds) << "/s");
+  CHECK(parsed > 0);
 }
