@@ -259,7 +259,7 @@ struct SessionHistory {
 // and which history patterns its effects activate.
 struct Probe {
   bool usable = false;  // false: decide every record of this proposal in full, never cached
-  std::uint64_t active = 0;
+  RuleInputs::Reach reach;
   Cached result;
 };
 
@@ -326,15 +326,15 @@ class Worker {
     return code == code::kDeadline || code == code::kMemory || code == code::kInputTooLarge;
   }
 
-  // Decides with the session's history: all of it (mask 0), or only the facts whose mask
-  // meets `active` — the others match no pattern any partial match reaches, so leaving them
-  // out changes nothing (the probe engine showed the fact cap has room for all of them).
-  Cached decide_full(const DecisionRecord& rec, SessionHistory* session, std::uint64_t active = 0) {
+  // Decides with the session's history: all of it (reach null), or only the facts that can
+  // match a pattern some partial match reaches — leaving the others out changes nothing
+  // (the probe engine showed the fact cap has room for all of them).
+  Cached decide_full(const DecisionRecord& rec, SessionHistory* session, const RuleInputs::Reach* reach = nullptr) {
     ++result.misses;
     history_.clear();
     if (session)
       for (const auto& h : session->items)
-        if (!active || (h.mask & active)) history_.push_back(h.entry);
+        if (!reach || inputs_.reaches(*reach, h.mask, h.entry.effect)) history_.push_back(h.entry);
     DecideRequest req;
     req.proposal_json = rec.proposal_json;
     req.decision_id = rec.decision_id;
@@ -403,10 +403,9 @@ class Worker {
         req.groups = rec.groups;
         DecideResult r = probe_engine_->decide(req);
         Probe p;
-        const std::uint64_t active = r.ok ? inputs_.active_mask(r.decision.effects) : 0;
+        if (r.ok) p.reach = inputs_.reach(r.decision.effects);
         p.result = from_result(std::move(r));
         p.usable = !resource_limit(p.result.error_code);
-        p.active = active;
         if (probes_.size() >= kMaxCacheEntries) probes_.clear();
         pit = probes_.emplace(k1, std::move(p)).first;
       }
@@ -414,7 +413,11 @@ class Worker {
       // Level 2: the history facts some pattern of an active rule can reach, in order.
       bool relevant = false;
       if (session)
-        for (const auto& h : session->items) relevant |= (h.mask & probe.active) != 0;
+        for (const auto& h : session->items)
+          if (inputs_.reaches(probe.reach, h.mask, h.entry.effect)) {
+            relevant = true;
+            break;
+          }
       if (!probe.usable) {
         fresh = decide_full(rec, session);
       } else if (!relevant) {
@@ -426,7 +429,7 @@ class Worker {
         keys_.begin();
         keys_.add(std::string_view(reinterpret_cast<const char*>(k1.data()), k1.size()));
         for (const auto& h : session->items) {
-          if ((h.mask & probe.active) == 0) continue;
+          if (!inputs_.reaches(probe.reach, h.mask, h.entry.effect)) continue;
           const EffectRecord& e = h.entry.effect;
           keys_.add(e.kind);
           keys_.add(e.object);
@@ -443,7 +446,7 @@ class Worker {
           ++result.hits;
           got = &it->second;
         } else {
-          fresh = decide_full(rec, session, probe.active);
+          fresh = decide_full(rec, session, &probe.reach);
           if (!resource_limit(fresh.error_code)) {
             if (cache_.size() >= kMaxCacheEntries) cache_.clear();
             got = &cache_.emplace(k2, std::move(fresh)).first->second;

@@ -94,6 +94,14 @@ bool effect_string_slot(std::string_view slot) {
   return slot == "target" || slot == "program" || slot == "subcommand" || slot == "via";
 }
 
+// `?name`: a variable with no constraint attached.
+bool plain_variable(std::string_view s) {
+  for (std::size_t i = 1; i < s.size(); ++i)
+    if (s[i] == '&' || s[i] == '|' || s[i] == ':' || s[i] == '~' || s[i] == '=' || s[i] == '?' || s[i] == '$')
+      return false;
+  return true;
+}
+
 bool is_constant_symbol(std::string_view s) {
   if (s.empty() || s[0] == '"') return false;
   for (char c : s)
@@ -175,6 +183,7 @@ class Scanner {
   // A defrule: name, optional comment and declare, then CEs up to =>.
   void rule(const Node& n) {
     std::vector<RuleInputs::Filter> guards;
+    guard_vars_.clear();
     bool lhs = true;
     for (std::size_t i = 2; i < n.items.size(); ++i) {
       const Node& item = *n.items[i];
@@ -187,6 +196,15 @@ class Scanner {
         if (head && *head == "effect") {
           walk(item, &guards);
           guards.push_back(effect_filter(item));
+          // Plain variables in its string slots, first binding kept.
+          for (std::size_t k = 1; k < item.items.size(); ++k) {
+            const Node& slot = *item.items[k];
+            const std::string* name = slot.head();
+            if (!name || !effect_string_slot(*name) || slot.items.size() != 2 || slot.items[1]->list) continue;
+            const std::string& v = slot.items[1]->atom;
+            if (v.size() > 1 && v[0] == '?' && plain_variable(v) && !guard_vars_.count(v))
+              guard_vars_[v] = {guards.size() - 1, *name};
+          }
           continue;
         }
       }
@@ -295,6 +313,17 @@ class Scanner {
       std::set<std::string> allowed;
       if (symbol_constants(slot.items[1]->atom, &allowed)) p.filter.slots[name] = std::move(allowed);
     }
+    bool has_function = false;
+    for (std::size_t i = 1; i < n.items.size(); ++i)
+      for (std::size_t k = 1; k < n.items[i]->items.size(); ++k) has_function |= n.items[i]->items[k]->list;
+    for (std::size_t i = 1; i < n.items.size() && !has_function; ++i) {
+      const Node& slot = *n.items[i];
+      const std::string& name = *slot.head();
+      if ((name != "target" && name != "program") || slot.items.size() != 2 || slot.items[1]->list) continue;
+      auto g = guard_vars_.find(slot.items[1]->atom);
+      if (g == guard_vars_.end() || g->second.first >= p.guards.size()) continue;
+      p.joins.push_back({name, g->second.first, g->second.second});
+    }
     if (out_->history_patterns.size() == 64) {
       all("more than 64 history patterns");
       return;
@@ -303,6 +332,7 @@ class Scanner {
   }
 
   RuleInputs* out_;
+  std::map<std::string, std::pair<std::size_t, std::string>> guard_vars_;  // ?v → (guard, effect slot)
 };
 
 bool one_of(std::string_view s, std::initializer_list<std::string_view> names) {
@@ -369,6 +399,38 @@ std::uint64_t RuleInputs::active_mask(const std::vector<EffectRecord>& effects) 
     if (active) mask |= std::uint64_t(1) << i;
   }
   return mask;
+}
+
+RuleInputs::Reach RuleInputs::reach(const std::vector<EffectRecord>& effects) const {
+  Reach r;
+  r.active = active_mask(effects);
+  if (all_history) return r;
+  r.values.resize(history_patterns.size());
+  for (std::size_t i = 0; i < history_patterns.size(); ++i) {
+    const HistoryPattern& p = history_patterns[i];
+    if (!(r.active >> i & 1) || p.joins.empty()) continue;
+    r.joined |= std::uint64_t(1) << i;
+    for (const Join& j : p.joins) {
+      std::set<std::string> values;
+      for (const auto& e : effects)
+        if (passes(p.guards[j.guard], e, false)) values.insert(slot_value(e, j.effect_slot, false));
+      r.values[i].emplace_back(j.slot, std::move(values));
+    }
+  }
+  return r;
+}
+
+bool RuleInputs::reaches(const Reach& r, std::uint64_t mask, const EffectRecord& effect) const {
+  std::uint64_t m = mask & r.active;
+  if (!m) return false;
+  if (m & ~r.joined) return true;  // an active pattern without joins
+  for (std::size_t i = 0; i < history_patterns.size(); ++i) {
+    if (!(m >> i & 1)) continue;
+    bool all = true;
+    for (const auto& [slot, values] : r.values[i]) all = all && values.count(slot_value(effect, slot, true));
+    if (all) return true;
+  }
+  return false;
 }
 
 RuleInputs scan_rule_inputs(const RuleSources& sources) {

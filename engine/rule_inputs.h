@@ -52,9 +52,18 @@ struct RuleInputs {
   struct Filter {
     std::map<std::string, std::set<std::string>> slots;
   };
+  // A history slot held by a plain variable that a guard binds first in one of its string
+  // slots: a history fact joins only if its slot equals that slot of an effect passing the
+  // guard. Only kept when the history pattern tests nothing with a function.
+  struct Join {
+    std::string slot;         // "target" or "program" of the history fact
+    std::size_t guard = 0;    // index in guards
+    std::string effect_slot;  // "target", "program", "subcommand" or "via"
+  };
   struct HistoryPattern {
     Filter filter;                // on the history fact
     std::vector<Filter> guards;   // effect patterns before it at the top of its rule
+    std::vector<Join> joins;
   };
   std::vector<HistoryPattern> history_patterns;  // at most 64 (else all_history)
 
@@ -62,6 +71,16 @@ struct RuleInputs {
   std::uint64_t history_mask(const EffectRecord& effect) const;
   // Bit i set: every guard of pattern i is satisfied by one of the proposal's effects.
   std::uint64_t active_mask(const std::vector<EffectRecord>& effects) const;
+  // For one proposal: the active patterns and, for those with joins, the values each joined
+  // history slot may hold.
+  struct Reach {
+    std::uint64_t active = 0;
+    std::uint64_t joined = 0;  // active patterns with joins
+    std::vector<std::vector<std::pair<std::string, std::set<std::string>>>> values;  // per pattern
+  };
+  Reach reach(const std::vector<EffectRecord>& effects) const;
+  // Whether a history fact with this mask and effect can match an active pattern.
+  bool reaches(const Reach& reach, std::uint64_t mask, const EffectRecord& effect) const;
   // Whether a history fact can matter for a proposal: (history_mask & active_mask) != 0.
   // all_history: every bit set in both.
 };

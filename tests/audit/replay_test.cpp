@@ -545,6 +545,20 @@ TEST_CASE("the rule scan finds the clock, history slots and which history facts 
   net.via = "url";
   CHECK(in.active_mask({net}) == 0);
   CHECK(in.active_mask({}) == 0);
+  // Rule r's history target must be the target of an exec path effect (?t); rule s's
+  // pattern tests with a function, so it joins on nothing the scan can use.
+  REQUIRE(in.history_patterns[0].joins.size() == 1);
+  CHECK(in.history_patterns[1].joins.empty());
+  run.target = "/w/build.sh";
+  RuleInputs::Reach reach = in.reach({run});
+  EffectRecord wrote;
+  wrote.kind = "write";
+  wrote.object = "path";
+  wrote.path_class = "build-config";
+  wrote.target = "/w/build.sh";
+  CHECK(in.reaches(reach, in.history_mask(wrote), wrote));
+  wrote.target = "/w/other.sh";
+  CHECK_FALSE(in.reaches(reach, in.history_mask(wrote), wrote));
 
   RuleInputs aged = scan_rule_inputs({{"b.clp", "(defrule r (history (proposal ?id) (age ?a&:(< ?a ?*limit*))) "
                                                 "(test (> (now) 0)) => )"}});
