@@ -733,7 +733,9 @@ std::string report_text(const ReplayReport& rep, std::size_t limit,
   out += skipped.empty() ? "\n" : "; skipped: " + skipped + "\n";
   out += "  engine: workspace " + e(rep.workspace_root) + ", home " + e(rep.home) + ", default outcome " +
          std::string(outcome_name(rep.default_outcome)) + " (from " + rep.options_from + ")\n";
-  out += "  the rules see: the clock " + std::string(rep.inputs.uses_clock ? "yes" : "no") + ", session history " +
+  out += "  the rules see: the clock " + std::string(rep.inputs.uses_clock ? "yes" : "no") + ", context.session " +
+         (rep.inputs.uses_session ? "yes" : "no") + ", context.agent " + (rep.inputs.uses_agent ? "yes" : "no") +
+         ", session history " +
          std::string(rep.inputs.uses_history ? "yes" : "no");
   if (rep.inputs.uses_history)
     out += std::string(" (age ") + (rep.inputs.uses_history_age ? "yes" : "no") + ", decision id " +

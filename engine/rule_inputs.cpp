@@ -122,6 +122,44 @@ bool symbol_constants(const std::string& value, std::set<std::string>* out) {
   }
 }
 
+// A slot's constraint when it only admits constants: `write`, `?k&read|write`,
+// `"tar"|"unzip"`, `?p&"tar"|"unzip"` (strings only for string slots, symbols only for
+// symbol slots). False for anything else: then the slot constrains nothing here.
+bool constant_set(const Node& slot, bool symbols, bool strings, std::set<std::string>* out) {
+  std::size_t k = 1;
+  if (k >= slot.items.size()) return false;
+  std::string first = slot.items[k]->list ? std::string() : slot.items[k]->atom;
+  // A leading binding `?v&` (possibly glued to the first constant when it is a symbol).
+  if (first.size() > 1 && first[0] == '?') {
+    std::size_t amp = first.find('&');
+    if (amp == std::string::npos || !plain_variable(first.substr(0, amp))) return false;
+    first = first.substr(amp + 1);
+    if (first.empty()) {
+      ++k;
+    } else {
+      if (slot.items.size() != 2 || !symbols) return false;
+      return symbol_constants(first, out);
+    }
+  } else if (slot.items.size() == 2 && symbols && !slot.items[1]->list && !slot.items[1]->is_string()) {
+    return symbol_constants(first, out);
+  }
+  if (!strings) return false;
+  // "a" | "b" | …
+  bool expect_string = true;
+  for (; k < slot.items.size(); ++k) {
+    const Node& item = *slot.items[k];
+    if (item.list) return false;
+    if (expect_string) {
+      if (!item.is_string()) return false;
+      out->insert(item.atom.substr(1));
+    } else if (item.atom != "|") {
+      return false;
+    }
+    expect_string = !expect_string;
+  }
+  return !expect_string && !out->empty();
+}
+
 void collect_variables(const Node& n, std::set<std::string>* vars) {
   if (!n.list) {
     // ?x, ?x&…, $?x: the variable names in an atom
@@ -309,9 +347,9 @@ class Scanner {
           }
         }
       }
-      if (!history_symbol_slot(name) || slot.items.size() != 2 || slot.items[1]->list) continue;
       std::set<std::string> allowed;
-      if (symbol_constants(slot.items[1]->atom, &allowed)) p.filter.slots[name] = std::move(allowed);
+      if (constant_set(slot, history_symbol_slot(name), name == "target" || name == "program", &allowed))
+        p.filter.slots[name] = std::move(allowed);
     }
     bool has_function = false;
     for (std::size_t i = 1; i < n.items.size(); ++i)

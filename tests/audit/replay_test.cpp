@@ -569,6 +569,11 @@ TEST_CASE("the rule scan finds the clock, history slots and which history facts 
   CHECK(alpha.all_history);
   RuleInputs total = scan_rule_inputs({{"e.clp", "(defrule r (history (kind read) (target ?t&:(neq ?t (workspace-root)))) => )"}});
   CHECK_FALSE(total.all_history);
+  RuleInputs programs = scan_rule_inputs({{"f.clp", "(defrule r (effect (proposal ?id) (kind exec)) "
+                                                    "(history (proposal ?id) (kind ?k&write|delete) (program ?p&\"tar\"|\"unzip\")) => )"}});
+  REQUIRE(programs.history_patterns.size() == 1);
+  CHECK(programs.history_patterns[0].filter.slots.at("program") == std::set<std::string>{"tar", "unzip"});
+  CHECK(programs.history_patterns[0].filter.slots.at("kind") == std::set<std::string>{"write", "delete"});
   RuleInputs bound = scan_rule_inputs({{"d.clp", "(defrule r ?h <- (history (kind read)) => )"}});
   CHECK(bound.all_history);
   EffectRecord other;
