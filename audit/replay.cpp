@@ -13,6 +13,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "audit/chain.h"
 #include "audit/reader.h"
 #include "engine/engine.h"
 #include "engine/rule_files.h"
@@ -175,6 +176,124 @@ void unseen_ranges(std::string_view j, bool session, bool agent, std::vector<std
   });
 }
 
+
+// ---- reading a decision record for replay -------------------------------------------------
+
+// A string member's value without its quotes, when it holds no escape; false otherwise.
+bool plain_string(std::string_view j, std::size_t b, std::size_t e, std::string_view* out) {
+  if (e - b < 2 || j[b] != '"' || j[e - 1] != '"') return false;
+  std::string_view v = j.substr(b + 1, e - b - 2);
+  if (v.find('\\') != std::string_view::npos) return false;
+  *out = v;
+  return true;
+}
+
+// What replay needs of a decision record, read without building a DOM: the members' spans
+// by one structural pass, the input object's bytes as they are (the daemon's own compact
+// serialization), and the effects parsed only when the session will remember them. False
+// when the record has an unusual shape (an escaped string, a missing member): the caller
+// then reads it with parse_decision, which names any problem. rules and reason are left
+// empty (a changed record is read again in full).
+bool lean_decision(std::string_view line, DecisionRecord* r) {
+  std::size_t spans[12][2] = {};
+  static const std::string_view names[12] = {"seq", "kind", "time", "daemon", "decision_id", "rules_digest",
+                                             "principal", "groups", "session", "input", "outcome", "masks"};
+  std::size_t effects_b = 0, effects_e = 0, error_b = 0, error_e = 0;
+  unsigned seen = 0;
+  bool ok = for_each_member(line, 0, [&](std::string_view key, std::size_t b, std::size_t e) {
+    for (int i = 0; i < 12; ++i) {
+      if (key == names[i]) {
+        if (!(seen >> i & 1)) spans[i][0] = b, spans[i][1] = e;
+        seen |= 1u << i;
+        return;
+      }
+    }
+    if (key == "effects" && !effects_e) effects_b = b, effects_e = e;
+    if (key == "error_code" && !error_e) error_b = b, error_e = e;
+  });
+  if (!ok || seen != 0xfff || !error_e) return false;
+  std::string_view v;
+  // seq
+  std::string_view seq = line.substr(spans[0][0], spans[0][1] - spans[0][0]);
+  if (seq.empty() || seq.size() > 19) return false;
+  std::uint64_t n = 0;
+  for (char c : seq) {
+    if (c < '0' || c > '9') return false;
+    n = n * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  r->seq = n;
+  if (!plain_string(line, spans[1][0], spans[1][1], &v) || v != "decision") return false;
+  if (!plain_string(line, spans[2][0], spans[2][1], &v) || !parse_time(v, &r->time_us)) return false;
+  if (!plain_string(line, spans[3][0], spans[3][1], &v)) return false;
+  r->daemon.assign(v);
+  if (!plain_string(line, spans[4][0], spans[4][1], &v)) return false;
+  r->decision_id.assign(v);
+  if (!plain_string(line, spans[5][0], spans[5][1], &v)) return false;
+  r->rules_digest.assign(v);
+  if (!plain_string(line, spans[6][0], spans[6][1], &v)) return false;
+  r->principal.assign(v);
+  if (!plain_string(line, spans[8][0], spans[8][1], &v)) return false;
+  r->session.assign(v);
+  if (!plain_string(line, spans[10][0], spans[10][1], &v)) return false;
+  auto outcome = parse_outcome(v);
+  if (!outcome) return false;
+  r->outcome = *outcome;
+  if (!plain_string(line, error_b, error_e, &v)) return false;
+  r->error_code.assign(v);
+  // groups: ["a","b"] with no escapes
+  std::string_view groups = line.substr(spans[7][0], spans[7][1] - spans[7][0]);
+  if (groups.size() < 2 || groups.front() != '[' || groups.back() != ']' || groups.find('\\') != std::string_view::npos)
+    return false;
+  r->groups.clear();
+  for (std::size_t at = 1; at + 1 < groups.size();) {
+    if (groups[at] != '"') return false;
+    std::size_t end = groups.find('"', at + 1);
+    if (end == std::string_view::npos) return false;
+    r->groups.emplace_back(groups.substr(at + 1, end - at - 1));
+    at = end + 1;
+    if (at < groups.size() - 1) {
+      if (groups[at] != ',') return false;
+      ++at;
+    }
+  }
+  if (line[spans[9][0]] != '{') return false;
+  r->proposal_json.assign(line.substr(spans[9][0], spans[9][1] - spans[9][0]));
+  std::string_view masks = line.substr(spans[11][0], spans[11][1] - spans[11][0]);
+  r->masked = masks != "[]";
+  r->effects.clear();
+  if (r->outcome == Outcome::Approve && r->error_code.empty() && !r->session.empty() && effects_e > effects_b + 2) {
+    thread_local std::string buffer;
+    buffer.assign(line.substr(effects_b, effects_e - effects_b));
+    rapidjson::Document doc;
+    doc.ParseInsitu(buffer.data());
+    if (doc.HasParseError() || !doc.IsArray()) return false;
+    auto str = [](const rapidjson::Value& o, const char* name) {
+      auto it = o.FindMember(name);
+      return it != o.MemberEnd() && it->value.IsString() ? std::string(it->value.GetString(), it->value.GetStringLength())
+                                                        : std::string();
+    };
+    auto flag = [](const rapidjson::Value& o, const char* name) {
+      auto it = o.FindMember(name);
+      return it != o.MemberEnd() && it->value.IsBool() && it->value.GetBool();
+    };
+    for (const auto& e : doc.GetArray()) {
+      if (!e.IsObject()) continue;
+      EffectRecord f;
+      f.kind = str(e, "kind");
+      f.object = str(e, "object");
+      f.target = str(e, "target");
+      f.program = str(e, "program");
+      f.path_class = str(e, "class");
+      f.in_workspace = flag(e, "in_workspace");
+      f.subcommand = str(e, "subcommand");
+      f.via = str(e, "via");
+      f.dynamic = flag(e, "dynamic");
+      r->effects.push_back(std::move(f));
+    }
+  }
+  return true;
+}
+
 // ---- work items and per-thread results ---------------------------------------------------
 
 struct Item {
@@ -288,7 +407,15 @@ class Worker {
         done_->fetch_add(since_report, std::memory_order_relaxed);
         since_report = 0;
       }
+      rec.rules.clear();
+      rec.reason.clear();
+      full_ = false;
+      if (lean_decision(item.text, &rec)) {
+        decide(rec, item);
+        continue;
+      }
       rec = DecisionRecord();
+      full_ = true;
       if (!parse_decision(item.text, &rec, &error)) {
         ++result.parse_errors;
         std::uint64_t seq = 0;
@@ -457,6 +584,10 @@ class Worker {
 
     result.matrix[index_of(rec.outcome)][index_of(got->outcome)]++;
     if (got->outcome != rec.outcome) {
+      // The rules that fired before and the reason: read in full now.
+      DecisionRecord whole;
+      std::string error;
+      const DecisionRecord& before = full_ || !parse_decision(item.text, &whole, &error) ? rec : whole;
       ReplayChange c;
       c.seq = rec.seq;
       c.time_us = rec.time_us;
@@ -470,11 +601,11 @@ class Worker {
       c.widening = is_widening(rec.outcome, got->outcome);
       c.old_outcome = rec.outcome;
       c.new_outcome = got->outcome;
-      c.old_reason = rec.reason;
+      c.old_reason = before.reason;
       c.new_reason = got->reason;
       c.old_error = rec.error_code;
       c.new_error = got->error_code;
-      c.old_rules = rec.rules;
+      c.old_rules = before.rules;
       c.new_rules = got->rules;
       result.changes.push_back(std::move(c));
     }
@@ -502,6 +633,7 @@ class Worker {
   std::string session_key_;
   std::vector<HistoryEntry> history_;
   std::vector<std::pair<std::size_t, std::size_t>> ranges_;
+  bool full_ = false;  // the record in hand was read by parse_decision
   std::size_t max_input_bytes_ = 0;
   std::unique_ptr<Engine> engine_, probe_engine_;
   KeyBuilder keys_;
