@@ -14,6 +14,10 @@
 #include <sstream>
 
 #include "audit/chain.h"
+#include "audit/mask.h"
+#include "audit/record.h"
+#include "audit/signing.h"
+#include "audit/writer.h"
 #include "audit/replay.h"
 #include "engine/engine.h"
 #include "engine/rule_files.h"
@@ -130,97 +134,12 @@ const char* kWrittenRule = R"CLP(
                     (reason (str-cat "runs " ?t ", which this session wrote")))))
 )CLP";
 
-void json_string(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-// A decision record's FIELDS in the v1 order (docs/AUDIT.md).
-std::string decision_fields_of(std::string_view proposal, const std::string& principal,
-                               const std::vector<std::string>& groups, const std::string& session,
-                               const Decision& d) {
-  rapidjson::StringBuffer b;
-  rapidjson::Writer<rapidjson::StringBuffer> w(b);
-  w.StartObject();
-  w.Key("decision_id");
-  json_string(w, d.decision_id);
-  w.Key("rules_digest");
-  json_string(w, d.rules_digest);
-  w.Key("principal");
-  json_string(w, principal);
-  w.Key("groups");
-  w.StartArray();
-  for (const auto& g : groups) json_string(w, g);
-  w.EndArray();
-  w.Key("session");
-  json_string(w, session);
-  w.Key("input");
-  w.RawValue(proposal.data(), proposal.size(), rapidjson::kObjectType);
-  w.Key("outcome");
-  json_string(w, outcome_name(d.outcome));
-  w.Key("reason");
-  json_string(w, d.reason);
-  w.Key("defaulted");
-  w.Bool(d.defaulted);
-  w.Key("error_code");
-  json_string(w, d.error_code);
-  w.Key("rules");
-  w.StartArray();
-  for (const auto& r : d.rules) {
-    w.StartObject();
-    w.Key("rule");
-    json_string(w, r.rule);
-    w.Key("outcome");
-    json_string(w, outcome_name(r.outcome));
-    w.Key("reason");
-    json_string(w, r.reason);
-    w.Key("mode");
-    json_string(w, r.monitor ? "monitor" : "enforce");
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Key("rewrites");
-  w.StartArray();
-  w.EndArray();
-  w.Key("effects");
-  w.StartArray();
-  for (const auto& e : d.effects) {
-    w.StartObject();
-    w.Key("kind");
-    json_string(w, e.kind);
-    w.Key("object");
-    json_string(w, e.object);
-    w.Key("target");
-    json_string(w, e.target);
-    w.Key("program");
-    json_string(w, e.program);
-    w.Key("class");
-    json_string(w, e.path_class);
-    w.Key("in_workspace");
-    w.Bool(e.in_workspace);
-    w.Key("subcommand");
-    json_string(w, e.subcommand);
-    w.Key("via");
-    json_string(w, e.via);
-    w.Key("dynamic");
-    w.Bool(e.dynamic);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Key("elapsed_us");
-  w.Int64(d.elapsed_us);
-  w.Key("masks");
-  w.StartArray();
-  w.EndArray();
-  w.EndObject();
-  std::string all(b.GetString(), b.GetSize());
-  return all.substr(1, all.size() - 2);  // the members, without the braces
-}
-
 // Records traffic as the daemon does: one engine whose clock gives each decision its
-// recorded second, one session memory, every decision appended as a sealed record.
+// recorded second, one session memory, and every decision appended by the audit Writer as
+// decision_fields builds it, secrets masked.
 class Recorder {
  public:
-  Recorder(const std::vector<std::string>& rules, std::string path) : path_(std::move(path)) {
+  Recorder(const std::vector<std::string>& rules, std::string path) : masker_(std::string(32, 'm')) {
     LoadedPolicy loaded = load_policy(rules);
     INFO((loaded.diagnostics.empty() ? "" : loaded.diagnostics[0].to_text()));
     REQUIRE(loaded.policy);
@@ -231,8 +150,30 @@ class Recorder {
     o.deadline = std::chrono::seconds(2);
     o.clock = [this] { return now_ / 1000000; };
     engine_ = std::make_unique<Engine>(loaded.policy, o);
-    append("start", R"("version":"test","pid":1,"rules_digest":")" + loaded.policy->digest() +
-                        R"(","workspace_root":"/home/user/project","home":"/home/user","default_outcome":"approval-required","key_id":"none","every_records":1000,"every_seconds":60)");
+    std::string error;
+    const std::string key_path = path + ".key.pem";
+    REQUIRE(generate_key(key_path, path + ".key.pub", &error));
+    std::shared_ptr<const SigningKey> key(SigningKey::load(key_path, &error));
+    REQUIRE(key);
+    WriterOptions w;
+    w.path = path;
+    w.daemon_id = "test-daemon";
+    w.durability = Durability::Write;
+    w.checkpoint_age = std::chrono::seconds(0);
+    w.rotate_age = std::chrono::seconds(0);
+    w.checkpoint_records = 4;
+    w.key = key;
+    w.clock_us = [this] { return now_; };
+    w.start_fields = R"("version":"test","pid":1,"rules_digest":")" + loaded.policy->digest() +
+                     R"(","workspace_root":"/home/user/project","home":"/home/user","default_outcome":"approval-required","key_id":")" +
+                     key->key_id() + R"(","every_records":4,"every_seconds":0)";
+    writer_ = Writer::open(w, &error);
+    INFO(error);
+    REQUIRE(writer_);
+  }
+  ~Recorder() { close(); }
+  void close() {
+    if (writer_) writer_->close();
   }
 
   // Decides and records one shell command; returns the record's seq.
@@ -260,31 +201,27 @@ class Recorder {
     req.groups = {"dev"};
     DecideResult r = decide_in_session(*engine_, memory_, req, session_key(proposal, principal));
     REQUIRE(r.ok);
-    outcomes[seq_ + 1] = r.decision.outcome;
-    return append("decision", decision_fields_of(proposal, principal, {"dev"}, session, r.decision));
-  }
-
-  std::uint64_t append(const std::string& kind, const std::string& fields) {
-    Envelope e;
-    e.seq = ++seq_;
-    e.prev = prev_;
-    e.kind = kind;
-    e.time_us = now_;
-    e.daemon = "test-daemon";
-    std::string line = seal(e, fields, &prev_);
-    std::ofstream(path_, std::ios::binary | std::ios::app) << line;
-    return seq_;
+    DecisionInput in;
+    in.proposal_json = proposal;
+    in.principal = principal;
+    in.groups = req.groups;
+    in.session = session;
+    in.time_us = time_us;
+    AppendResult a = writer_->append_wait("decision", time_us, decision_fields(in, r.decision, &masker_));
+    INFO(a.error);
+    REQUIRE(a.ok);
+    outcomes[a.seq] = r.decision.outcome;
+    return a.seq;
   }
 
   std::map<std::uint64_t, Outcome> outcomes;
 
  private:
-  std::string path_;
+  Masker masker_;
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Writer> writer_;
   SessionMemory memory_;
   std::int64_t now_ = 1795000000LL * 1000000;
-  std::uint64_t seq_ = 0;
-  std::string prev_ = std::string(kGenesis);
 };
 
 constexpr std::int64_t kDay = 1795046400LL;  // 2026-11-18 00:00:00 UTC
@@ -348,11 +285,17 @@ TEST_CASE("a stricter rule set: the report names exactly the decisions that chan
   cats.insert(rec.shell("bob", "s2", "cat src/main.c", at(9, 5)));
   rec.shell("bob", "s2", "cat x | rm -rf y", at(9, 6));          // rejected already: no change
   cats.insert(rec.shell("carol", "", "cat notes.txt", at(9, 7)));
+  const std::string token = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
+  const auto secret = rec.shell("carol", "s3", "cat " + token + ".txt", at(9, 8));
+  cats.insert(secret);
+  rec.close();
 
   ReplayReport same = replay(log, {base, kEffects, kPaths});
   CHECK(same.changed == 0);
-  CHECK(same.replayed == 8);
-  CHECK(same.decisions == 8);
+  CHECK(same.replayed == 9);
+  CHECK(same.decisions == 9);
+  CHECK(same.masked == 1);
+  CHECK(same.skipped_kinds.at("checkpoint") >= 2);
   CHECK(same.skipped_kinds.at("start") == 1);
   CHECK(same.options_from == "start record seq 1");
 
@@ -367,11 +310,18 @@ TEST_CASE("a stricter rule set: the report names exactly the decisions that chan
     REQUIRE(!c.old_rules.empty());
     CHECK(c.old_rules[0].rule == "t-read-only");
   }
-  CHECK(strict.matrix[0][2] == 3);  // approve → reject
+  CHECK(strict.matrix[0][2] == 4);  // approve → reject
   CHECK(strict.matrix[0][0] == 2);  // ls, git
   CHECK(strict.matrix[2][2] == 2);
   CHECK(strict.matrix[1][1] == 1);
   CHECK(strict.changes[0].summary == "shell/run command=cat README.md");
+  // The secret was masked in the log: the change says so and does not show it.
+  const ReplayChange& masked = strict.changes.back();
+  CHECK(masked.seq == secret);
+  CHECK(masked.masked);
+  CHECK(masked.summary.find(token) == std::string::npos);
+  CHECK(masked.summary.rfind("shell/run command=cat ghp_", 0) == 0);
+  CHECK(report_text(strict).find("[input masked]") != std::string::npos);
 }
 
 TEST_CASE("widenings come first and are flagged, then narrowings, each by seq", "[replay]") {
