@@ -382,11 +382,44 @@ struct Probe {
   Cached result;
 };
 
+// The caches every worker shares: one mutex each, held only to look up or insert. Entries
+// are never removed (node addresses stay valid); past kMaxEntries nothing more is kept.
+class SharedCache {
+ public:
+  static constexpr std::size_t kMaxEntries = 2000000;
+  const Probe* find_probe(const Key& k) {
+    std::lock_guard lock(probes_mutex_);
+    auto it = probes_.find(k);
+    return it == probes_.end() ? nullptr : &it->second;
+  }
+  // The entry now under k (another worker's, if it got there first); null when full.
+  const Probe* add_probe(const Key& k, Probe p) {
+    std::lock_guard lock(probes_mutex_);
+    if (probes_.size() >= kMaxEntries) return nullptr;
+    return &probes_.emplace(k, std::move(p)).first->second;
+  }
+  const Cached* find(const Key& k) {
+    std::lock_guard lock(decisions_mutex_);
+    auto it = decisions_.find(k);
+    return it == decisions_.end() ? nullptr : &it->second;
+  }
+  const Cached* add(const Key& k, Cached c) {
+    std::lock_guard lock(decisions_mutex_);
+    if (decisions_.size() >= kMaxEntries) return nullptr;
+    return &decisions_.emplace(k, std::move(c)).first->second;
+  }
+
+ private:
+  std::mutex probes_mutex_, decisions_mutex_;
+  std::unordered_map<Key, Probe, KeyHash> probes_;
+  std::unordered_map<Key, Cached, KeyHash> decisions_;
+};
+
 class Worker {
  public:
-  Worker(std::shared_ptr<const Policy> policy, EngineOptions options, const RuleInputs& inputs, bool cache,
+  Worker(std::shared_ptr<const Policy> policy, EngineOptions options, const RuleInputs& inputs, SharedCache* cache,
          std::atomic<std::uint64_t>* done)
-      : inputs_(inputs), cache_enabled_(cache), done_(done) {
+      : inputs_(inputs), cache_enabled_(cache != nullptr), shared_(cache), done_(done) {
     options.clock = [this] { return now_; };
     EngineOptions probe = options;
     // Room for a whole session's history: a proposal that decides under this cap without
@@ -517,9 +550,10 @@ class Worker {
       keys_.add(static_cast<std::int64_t>(inputs_.uses_clock));
       if (inputs_.uses_clock) keys_.add(now_);
       const Key k1 = keys_.finish();
-      auto pit = probes_.find(k1);
+      const Probe* found = shared_->find_probe(k1);
+      Probe own;
       bool probed_now = false;
-      if (pit == probes_.end()) {
+      if (!found) {
         ++result.misses;
         ++result.new_proposals;
         probed_now = true;
@@ -533,10 +567,13 @@ class Worker {
         if (r.ok) p.reach = inputs_.reach(r.decision.effects);
         p.result = from_result(std::move(r));
         p.usable = !resource_limit(p.result.error_code);
-        if (probes_.size() >= kMaxCacheEntries) probes_.clear();
-        pit = probes_.emplace(k1, std::move(p)).first;
+        found = shared_->add_probe(k1, p);
+        if (!found) {
+          own = std::move(p);
+          found = &own;
+        }
       }
-      const Probe& probe = pit->second;
+      const Probe& probe = *found;
       // Level 2: the history facts some pattern of an active rule can reach, in order.
       bool relevant = false;
       if (session)
@@ -568,16 +605,13 @@ class Worker {
           if (inputs_.uses_history_decision) keys_.add(h.entry.decision_id);
         }
         const Key k2 = keys_.finish();
-        auto it = cache_.find(k2);
-        if (it != cache_.end()) {
+        if (const Cached* hit = shared_->find(k2)) {
           ++result.hits;
-          got = &it->second;
+          got = hit;
         } else {
           fresh = decide_full(rec, session, &probe.reach);
-          if (!resource_limit(fresh.error_code)) {
-            if (cache_.size() >= kMaxCacheEntries) cache_.clear();
-            got = &cache_.emplace(k2, std::move(fresh)).first->second;
-          }
+          if (!resource_limit(fresh.error_code))
+            if (const Cached* kept = shared_->add(k2, fresh)) got = kept;
         }
       }
     }
@@ -621,9 +655,9 @@ class Worker {
     }
   }
 
-  static constexpr std::size_t kMaxCacheEntries = 1000000;
   const RuleInputs& inputs_;
   bool cache_enabled_;
+  SharedCache* shared_;
   std::atomic<std::uint64_t>* done_;
   std::int64_t now_ = 0;
   // The daemon's defaults (server/daemon.cpp). Its caps over all sessions (max_sessions,
@@ -637,8 +671,6 @@ class Worker {
   std::size_t max_input_bytes_ = 0;
   std::unique_ptr<Engine> engine_, probe_engine_;
   KeyBuilder keys_;
-  std::unordered_map<Key, Probe, KeyHash> probes_;
-  std::unordered_map<Key, Cached, KeyHash> cache_;
 };
 
 // ---- the start record --------------------------------------------------------------------
@@ -767,8 +799,9 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
   // The workers: one engine, one session memory and one cache each.
   std::atomic<std::uint64_t> done{0};
   std::vector<std::unique_ptr<Worker>> workers;
+  SharedCache cache;
   for (unsigned i = 0; i < threads; ++i)
-    workers.push_back(std::make_unique<Worker>(loaded.policy, eo, rep.inputs, options.cache, &done));
+    workers.push_back(std::make_unique<Worker>(loaded.policy, eo, rep.inputs, options.cache ? &cache : nullptr, &done));
   std::vector<std::thread> pool;
   std::atomic<unsigned> running{threads};
   for (unsigned i = 0; i < threads; ++i) {

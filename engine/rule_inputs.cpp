@@ -6,6 +6,8 @@
 namespace warden {
 namespace {
 
+using Values = RuleInputs::Values;
+
 // A CLIPS source read as nested lists of atoms, comments dropped. A string is kept as an
 // atom starting with '"' followed by its bytes (escapes resolved), so it is never taken for
 // a symbol or a function name.
@@ -110,7 +112,7 @@ bool is_constant_symbol(std::string_view s) {
 }
 
 // `write`, `credential|secrets-config`: the set of constants; false for anything else.
-bool symbol_constants(const std::string& value, std::set<std::string>* out) {
+bool symbol_constants(const std::string& value, Values* out) {
   std::size_t at = 0;
   while (true) {
     std::size_t bar = value.find('|', at);
@@ -125,7 +127,7 @@ bool symbol_constants(const std::string& value, std::set<std::string>* out) {
 // A slot's constraint when it only admits constants: `write`, `?k&read|write`,
 // `"tar"|"unzip"`, `?p&"tar"|"unzip"` (strings only for string slots, symbols only for
 // symbol slots). False for anything else: then the slot constrains nothing here.
-bool constant_set(const Node& slot, bool symbols, bool strings, std::set<std::string>* out) {
+bool constant_set(const Node& slot, bool symbols, bool strings, Values* out) {
   std::size_t k = 1;
   if (k >= slot.items.size()) return false;
   std::string first = slot.items[k]->list ? std::string() : slot.items[k]->atom;
@@ -257,7 +259,7 @@ class Scanner {
       const std::string* name = slot.head();
       if (!name || slot.items.size() != 2 || slot.items[1]->list) continue;
       const std::string& value = slot.items[1]->atom;
-      std::set<std::string> allowed;
+      Values allowed;
       if (effect_symbol_slot(*name) && symbol_constants(value, &allowed)) {
         f.slots[*name] = std::move(allowed);
       } else if (effect_string_slot(*name) && slot.items[1]->is_string()) {
@@ -347,7 +349,7 @@ class Scanner {
           }
         }
       }
-      std::set<std::string> allowed;
+      Values allowed;
       if (constant_set(slot, history_symbol_slot(name), name == "target" || name == "program", &allowed))
         p.filter.slots[name] = std::move(allowed);
     }
@@ -381,20 +383,23 @@ bool one_of(std::string_view s, std::initializer_list<std::string_view> names) {
 
 // The value a slot of a history fact (history true) or of the effect fact (false) built from
 // `e` holds, as the engine sets it (engine/fact_codec.cpp: assert_history, assert_effect).
-std::string slot_value(const EffectRecord& e, const std::string& slot, bool history) {
+std::string_view slot_value(const EffectRecord& e, std::string_view slot, bool history) {
   if (!history) {
     if (slot == "kind") return e.kind;
     if (slot == "object") return e.object;
     if (slot == "class") return e.path_class;
   }
   if (slot == "kind")
-    return one_of(e.kind, {"exec", "write", "delete", "read", "network", "env-dump", "privilege", "unknown"}) ? e.kind
-                                                                                                              : "unknown";
-  if (slot == "object") return one_of(e.object, {"path", "host", "program", "code", "none"}) ? e.object : "none";
+    return one_of(e.kind, {"exec", "write", "delete", "read", "network", "env-dump", "privilege", "unknown"})
+               ? std::string_view(e.kind)
+               : std::string_view("unknown");
+  if (slot == "object")
+    return one_of(e.object, {"path", "host", "program", "code", "none"}) ? std::string_view(e.object)
+                                                                          : std::string_view("none");
   if (slot == "class") {
     bool ok = !e.path_class.empty() && e.path_class[0] >= 'a' && e.path_class[0] <= 'z';
     for (char ch : e.path_class) ok &= (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
-    return ok ? e.path_class : "none";
+    return ok ? std::string_view(e.path_class) : std::string_view("none");
   }
   if (slot == "in-workspace") return e.in_workspace ? "TRUE" : "FALSE";
   if (slot == "dynamic") return e.dynamic ? "TRUE" : "FALSE";
@@ -449,9 +454,9 @@ RuleInputs::Reach RuleInputs::reach(const std::vector<EffectRecord>& effects) co
     if (!(r.active >> i & 1) || p.joins.empty()) continue;
     r.joined |= std::uint64_t(1) << i;
     for (const Join& j : p.joins) {
-      std::set<std::string> values;
+      Values values;
       for (const auto& e : effects)
-        if (passes(p.guards[j.guard], e, false)) values.insert(slot_value(e, j.effect_slot, false));
+        if (passes(p.guards[j.guard], e, false)) values.insert(std::string(slot_value(e, j.effect_slot, false)));
       r.values[i].emplace_back(j.slot, std::move(values));
     }
   }

@@ -49,8 +49,9 @@ struct RuleInputs {
 
   // Constant constraints of one pattern: slot → the values it may hold ("" prefix-free;
   // string slots hold the string's bytes).
+  using Values = std::set<std::string, std::less<>>;
   struct Filter {
-    std::map<std::string, std::set<std::string>> slots;
+    std::map<std::string, Values> slots;
   };
   // A history slot held by a plain variable that a guard binds first in one of its string
   // slots: a history fact joins only if its slot equals that slot of an effect passing the
@@ -76,7 +77,7 @@ struct RuleInputs {
   struct Reach {
     std::uint64_t active = 0;
     std::uint64_t joined = 0;  // active patterns with joins
-    std::vector<std::vector<std::pair<std::string, std::set<std::string>>>> values;  // per pattern
+    std::vector<std::vector<std::pair<std::string, Values>>> values;  // per pattern
   };
   Reach reach(const std::vector<EffectRecord>& effects) const;
   // Whether a history fact with this mask and effect can match an active pattern.

@@ -522,8 +522,8 @@ TEST_CASE("the rule scan finds the clock, history slots and which history facts 
   RuleInputs programs = scan_rule_inputs({{"f.clp", "(defrule r (effect (proposal ?id) (kind exec)) "
                                                     "(history (proposal ?id) (kind ?k&write|delete) (program ?p&\"tar\"|\"unzip\")) => )"}});
   REQUIRE(programs.history_patterns.size() == 1);
-  CHECK(programs.history_patterns[0].filter.slots.at("program") == std::set<std::string>{"tar", "unzip"});
-  CHECK(programs.history_patterns[0].filter.slots.at("kind") == std::set<std::string>{"write", "delete"});
+  CHECK(programs.history_patterns[0].filter.slots.at("program") == RuleInputs::Values{"tar", "unzip"});
+  CHECK(programs.history_patterns[0].filter.slots.at("kind") == RuleInputs::Values{"write", "delete"});
   RuleInputs bound = scan_rule_inputs({{"d.clp", "(defrule r ?h <- (history (kind read)) => )"}});
   CHECK(bound.all_history);
   EffectRecord other;
