@@ -8,10 +8,54 @@
 #include <charconv>
 
 #include "bindings/secrets.h"
+#include "bindings/text.h"
 #include "engine/json_writer.h"
 
 namespace warden::audit {
 namespace {
+
+// append_json_string's output, faster: runs of plain ASCII are copied whole; only escapes and
+// non-ASCII bytes (checked as UTF-8, invalid bytes become U+FFFD) go one by one.
+void append_json(std::string& out, std::string_view s) {
+  out.push_back('"');
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t j = i;
+    while (j < s.size()) {
+      const auto c = static_cast<unsigned char>(s[j]);
+      if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
+      ++j;
+    }
+    out.append(s.data() + i, j - i);
+    if (j == s.size()) break;
+    const auto c = static_cast<unsigned char>(s[j]);
+    if (c < 0x80) {
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default: {
+          static constexpr char kHex[] = "0123456789abcdef";
+          const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+          out.append(esc, 6);
+        }
+      }
+      i = j + 1;
+      continue;
+    }
+    const std::size_t n = text::utf8_sequence_length(s, j);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      i = j + 1;
+    } else {
+      out.append(s.data() + j, n);
+      i = j + n;
+    }
+  }
+  out.push_back('"');
+}
 
 void append_int(std::string& out, std::int64_t v) {
   char buf[24];
@@ -38,12 +82,12 @@ struct Where {
 void append_masked(std::string& out, std::string_view s, const Masker* masker, const Where& where,
                    std::vector<Mask>* masks) {
   if (!masker || secrets::find(s).empty()) {
-    append_json_string(out, s);
+    append_json(out, s);
     return;
   }
   std::string text(s);
   masker->mask_text(&text, where.pointer(), masks);
-  append_json_string(out, text);
+  append_json(out, text);
 }
 
 // A SAX handler writing the parsed JSON back out compactly, masking strings and member names
@@ -70,11 +114,11 @@ class MaskingWriter {
     prefix();
     const std::string_view text(s, n);
     if (!masker_ || secrets::find(text).empty()) {
-      append_json_string(out_, text);
+      append_json(out_, text);
     } else {
       std::string copy(text);
       masker_->mask_text(&copy, pointer(), masks_);
-      append_json_string(out_, copy);
+      append_json(out_, copy);
     }
     return true;
   }
@@ -92,7 +136,7 @@ class MaskingWriter {
         for (std::size_t i = first; i < masks_->size(); ++i) (*masks_)[i].field = at;
       }
     }
-    append_json_string(out_, level.key);
+    append_json(out_, level.key);
     out_.push_back(':');
     after_key_ = true;
     return true;
@@ -166,16 +210,15 @@ void append_json_value(std::string& out, std::string_view json, const Masker* ma
                        const std::string& pointer, std::vector<Mask>* masks) {
   const std::size_t start = out.size();
   const std::size_t masks_start = masks->size();
-  constexpr unsigned kFlags = rapidjson::kParseValidateEncodingFlag |
-                              rapidjson::kParseIterativeFlag |
-                              rapidjson::kParseNumbersAsStringsFlag;
+  // No UTF-8 validation here: append_json writes invalid bytes as U+FFFD.
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
   rapidjson::MemoryStream stream(json.data(), json.size());
   rapidjson::Reader reader;
   MaskingWriter writer(out, masker, pointer, masks);
   if (reader.Parse<kFlags>(stream, writer)) return;
   out.resize(start);
   masks->resize(masks_start);
-  append_masked(out, json, masker, Where{pointer}, masks);
+  append_masked(out, json, masker, Where{pointer, 0, {}}, masks);
 }
 
 const char* mode_name(bool monitor) { return monitor ? "\"monitor\"" : "\"enforce\""; }
@@ -192,35 +235,35 @@ std::string decision_fields(const DecisionInput& in, const Decision& d, const Ma
   };
 
   out += "\"decision_id\":";
-  append_json_string(out, d.decision_id);
+  append_json(out, d.decision_id);
   out += ",\"rules_digest\":";
-  append_json_string(out, d.rules_digest);
+  append_json(out, d.rules_digest);
   out += ",\"principal\":";
-  append_json_string(out, in.principal);
+  append_json(out, in.principal);
   out += ",\"groups\":[";
   for (std::size_t i = 0; i < in.groups.size(); ++i) {
     if (i) out += ',';
-    append_json_string(out, in.groups[i]);
+    append_json(out, in.groups[i]);
   }
   out += "],\"session\":";
-  append_json_string(out, in.session);
+  append_json(out, in.session);
   out += ",\"input\":";
   append_json_value(out, in.proposal_json, masker, "/input", &masks);
   out += ",\"outcome\":\"";
   out += outcome_name(d.outcome);
   out += "\",\"reason\":";
-  append_masked(out, d.reason, masker, Where{"/reason"}, &masks);
+  append_masked(out, d.reason, masker, Where{"/reason", 0, {}}, &masks);
   out += ",\"defaulted\":";
   out += d.defaulted ? "true" : "false";
   out += ",\"error_code\":";
-  append_json_string(out, d.error_code);
+  append_json(out, d.error_code);
 
   out += ",\"rules\":[";
   for (std::size_t i = 0; i < d.rules.size(); ++i) {
     const FiredRule& r = d.rules[i];
     if (i) out += ',';
     out += "{\"rule\":";
-    append_json_string(out, r.rule);
+    append_json(out, r.rule);
     out += ",\"outcome\":\"";
     out += outcome_name(r.outcome);
     out += "\",\"reason\":";
@@ -237,9 +280,9 @@ std::string decision_fields(const DecisionInput& in, const Decision& d, const Ma
     applied = applied || w.applied;
     if (i) out += ',';
     out += "{\"rule\":";
-    append_json_string(out, w.rule);
+    append_json(out, w.rule);
     out += ",\"key\":";
-    append_json_string(out, w.key);
+    append_json(out, w.key);
     out += ",\"old\":";
     append_masked(out, w.old_value, masker, ptr("/rewrites", i, "old"), &masks);
     out += ",\"new\":";
@@ -263,21 +306,21 @@ std::string decision_fields(const DecisionInput& in, const Decision& d, const Ma
     const EffectRecord& e = d.effects[i];
     if (i) out += ',';
     out += "{\"kind\":";
-    append_json_string(out, e.kind);
+    append_json(out, e.kind);
     out += ",\"object\":";
-    append_json_string(out, e.object);
+    append_json(out, e.object);
     out += ",\"target\":";
     append_masked(out, e.target, masker, ptr("/effects", i, "target"), &masks);
     out += ",\"program\":";
     append_masked(out, e.program, masker, ptr("/effects", i, "program"), &masks);
     out += ",\"class\":";
-    append_json_string(out, e.path_class);
+    append_json(out, e.path_class);
     out += ",\"in_workspace\":";
     out += e.in_workspace ? "true" : "false";
     out += ",\"subcommand\":";
     append_masked(out, e.subcommand, masker, ptr("/effects", i, "subcommand"), &masks);
     out += ",\"via\":";
-    append_json_string(out, e.via);
+    append_json(out, e.via);
     out += ",\"dynamic\":";
     out += e.dynamic ? "true" : "false";
     out += '}';
@@ -290,16 +333,52 @@ std::string decision_fields(const DecisionInput& in, const Decision& d, const Ma
     const Mask& m = masks[i];
     if (i) out += ',';
     out += "{\"field\":";
-    append_json_string(out, m.field);
+    append_json(out, m.field);
     out += ",\"offset\":";
     append_int(out, static_cast<std::int64_t>(m.offset));
     out += ",\"length\":";
     append_int(out, static_cast<std::int64_t>(m.length));
     out += ",\"kind\":";
-    append_json_string(out, m.kind);
+    append_json(out, m.kind);
     out += '}';
   }
   out += ']';
+  return out;
+}
+
+std::string start_fields(const StartInfo& s) {
+  std::string out;
+  out.reserve(256 + s.workspace_root.size() + s.home.size());
+  out += "\"version\":";
+  append_json(out, s.version);
+  out += ",\"pid\":";
+  append_int(out, s.pid);
+  out += ",\"rules_digest\":";
+  append_json(out, s.rules_digest);
+  out += ",\"workspace_root\":";
+  append_json(out, s.workspace_root);
+  out += ",\"home\":";
+  append_json(out, s.home);
+  out += ",\"default_outcome\":";
+  append_json(out, s.default_outcome);
+  out += ",\"key_id\":";
+  append_json(out, s.key_id);
+  out += ",\"every_records\":";
+  append_int(out, static_cast<std::int64_t>(s.every_records));
+  out += ",\"every_seconds\":";
+  append_int(out, static_cast<std::int64_t>(s.every_seconds));
+  return out;
+}
+
+std::string reload_fields(std::string_view rules_digest, std::string_view previous_digest,
+                          std::string_view by) {
+  std::string out;
+  out += "\"rules_digest\":";
+  append_json(out, rules_digest);
+  out += ",\"previous_digest\":";
+  append_json(out, previous_digest);
+  out += ",\"by\":";
+  append_json(out, by);
   return out;
 }
 

@@ -35,4 +35,19 @@ struct DecisionInput {
 // subcommand; "masks" lists each (field = JSON pointer into the record, offset/length in bytes).
 std::string decision_fields(const DecisionInput& in, const Decision& d, const Masker* masker);
 
+// The `start` record's FIELDS (the writer appends "torn" itself when it cut a torn line):
+//   "version","pid","rules_digest","workspace_root","home","default_outcome","key_id",
+//   "every_records","every_seconds"
+struct StartInfo {
+  std::string version;
+  std::int64_t pid = 0;
+  std::string rules_digest, workspace_root, home, default_outcome, key_id;
+  std::uint64_t every_records = 0, every_seconds = 0;
+};
+std::string start_fields(const StartInfo& s);
+
+// The `reload` record's FIELDS: "rules_digest","previous_digest","by".
+std::string reload_fields(std::string_view rules_digest, std::string_view previous_digest,
+                          std::string_view by);
+
 }  // namespace warden::audit

@@ -346,6 +346,10 @@ std::unique_ptr<Writer> Writer::open(WriterOptions options, std::string* error) 
     *error = "the audit log needs a signing key for its checkpoints";
     return nullptr;
   }
+  if (options.start_fields.find('\n') != std::string::npos) {
+    *error = "the audit start record's fields hold a newline";
+    return nullptr;
+  }
   std::unique_ptr<Writer> w(new Writer(std::move(options)));
   const WriterOptions& o = w->options_;
   State& s = *w->state_;
@@ -582,17 +586,27 @@ void Writer::write_batch(std::vector<Pending>& batch) {
     int err = 0;
     std::string what;
     if (s.fd < 0) {
-      // The live file was lost (a rotation failed half way): open it again.
+      // No live file open: a rotation renamed it (a new one begins at size 0), or a failed
+      // batch could not be truncated away. Open it again and cut it back to the last good size.
       s.fd = open_live(o.path);
       struct stat st {};
       if (s.fd < 0 || ::fstat(s.fd, &st) != 0) {
         ok = false;
         err = errno;
         what = "cannot open ";
-        if (s.fd >= 0) ::close(s.fd);
+      } else if (st.st_size < s.size) {
+        ok = false;
+        err = ESTALE;
+        what = "the audit log shrank under the writer (" + std::to_string(st.st_size) + " < " +
+               std::to_string(s.size) + " bytes): ";
+      } else if (st.st_size > s.size && ::ftruncate(s.fd, s.size) != 0) {
+        ok = false;
+        err = errno;
+        what = "cannot truncate ";
+      }
+      if (!ok && s.fd >= 0) {
+        ::close(s.fd);
         s.fd = -1;
-      } else {
-        s.size = st.st_size;
       }
     }
     ChainPos pos = s.pos;

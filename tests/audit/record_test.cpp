@@ -12,6 +12,7 @@
 
 #include "audit/chain.h"
 #include "bindings/secrets.h"
+#include "engine/json_writer.h"
 
 using namespace warden;
 using namespace warden::audit;
@@ -226,7 +227,37 @@ TEST_CASE("invalid UTF-8 from a \\u escape is written as U+FFFD", "[record]") {
   REQUIRE(doc["input"].IsObject());
 }
 
-TEST_CASE("decision_fields cost per record (measured, not asserted)", "[.bench][record]") {
+TEST_CASE("strings are escaped exactly as the engine's JSON writer escapes them", "[record]") {
+  Decision d = sample_decision();
+  d.reason = std::string("q\"b\\n\nr\rt\tc\x01\x1f del\x7f é € 😀 bad\xff\xc3 end");
+  DecisionInput in;
+  in.proposal_json = "{\"s\":\"raw \xff byte\"}";
+  const std::string fields = decision_fields(in, d, nullptr);
+  CHECK(fields.find("\"reason\":" + json_string(d.reason) + ",") != std::string::npos);
+  CHECK(fields.find("\"input\":{\"s\":" + json_string("raw \xff byte") + "}") != std::string::npos);
+  parse_fields(fields);
+}
+
+TEST_CASE("start and reload FIELDS in the format's order", "[record]") {
+  StartInfo info;
+  info.version = "0.9.0";
+  info.pid = 4242;
+  info.rules_digest = "sha256:ab";
+  info.workspace_root = "/work/\"q\"";
+  info.home = "/root";
+  info.default_outcome = "approval-required";
+  info.key_id = "ed25519:0123";
+  info.every_records = 1000;
+  info.every_seconds = 60;
+  CHECK(start_fields(info) ==
+        R"("version":"0.9.0","pid":4242,"rules_digest":"sha256:ab","workspace_root":"/work/\"q\"",)"
+        R"("home":"/root","default_outcome":"approval-required","key_id":"ed25519:0123",)"
+        R"("every_records":1000,"every_seconds":60)");
+  CHECK(reload_fields("sha256:new", "sha256:old", "sighup") ==
+        R"("rules_digest":"sha256:new","previous_digest":"sha256:old","by":"sighup")");
+}
+
+TEST_CASE("decision_fields cost per record (measured, not asserted)", "[.bench]") {
   const Masker masker(std::string(32, 'm'));
   DecisionInput in;
   const std::string proposal =

@@ -15,12 +15,14 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include "audit/chain.h"
+#include "audit/record.h"
 #include "audit/signing.h"
 #include "tests/server/server_fixture.h"
 
@@ -564,4 +566,67 @@ TEST_CASE("a full disk fails records, keeps a verifiable chain, and recovers", "
   const std::string text = slurp(o.path);
   CHECK(text.find("\"fail\"") == std::string::npos);
   CHECK(text.find("\"after\"") != std::string::npos);
+}
+
+TEST_CASE("writer throughput (measured, not asserted)", "[.bench]") {
+  for (Durability mode : {Durability::Group, Durability::Fsync, Durability::Write}) {
+    TempDir dir;
+    const Keys keys = make_keys(dir);
+    WriterOptions o = options(dir, keys);
+    o.durability = mode;
+    const std::string fields = R"("decision_id":"d","pad":")" + std::string(800, 'x') + "\"";
+    const int threads = 4, each = mode == Durability::Fsync ? 250 : 2500;
+    std::atomic<int> failed{0};
+    if (const char* g = std::getenv("WARDEN_BENCH_GROUP_MS")) o.group_commit = std::chrono::milliseconds(std::atoi(g));
+    std::string error;
+    auto w = Writer::open(o, &error);
+    REQUIRE(w);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&] {
+        for (int i = 0; i < each; ++i) {
+          if (!w->append_wait("decision", 1, fields).ok) failed.fetch_add(1);
+        }
+      });
+    }
+    for (auto& t : pool) t.join();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto h = w->health();
+    CHECK(failed.load() == 0);
+    std::cout << "writer " << (mode == Durability::Group ? "group" : mode == Durability::Fsync ? "fsync" : "write")
+              << ": " << threads * each / s << " records/s with 4 waiting threads, "
+              << h.batches << " batches\n";
+  }
+}
+
+TEST_CASE("decision records written with a masker keep the secret out of the file", "[writer]") {
+  TempDir dir;
+  const Keys keys = make_keys(dir);
+  WriterOptions o = options(dir, keys);
+  std::string error;
+  auto w = Writer::open(o, &error);
+  REQUIRE(w);
+  const Masker masker(std::string(32, 's'));
+  const std::string secret = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
+  const std::string proposal = R"({"target":"shell","payload":{"command":"git push https://x:)" + secret + R"(@github.com/o/r"}})";
+  DecisionInput in;
+  in.proposal_json = proposal;
+  in.principal = "agent";
+  warden::Decision d;
+  d.decision_id = "d-1";
+  d.outcome = warden::Outcome::Reject;
+  d.reason = "token in the command: " + secret;
+  const auto r = w->append_wait("decision", 1795148900000000, decision_fields(in, d, &masker));
+  REQUIRE(r.ok);
+  w->close();
+  const std::string text = slurp(o.path);
+  CHECK(text.find(secret) == std::string::npos);
+  CHECK(text.find(secret.substr(4)) == std::string::npos);
+  const auto lines = lines_of(o.path);
+  const auto f = fields_of(lines[r.seq - 1]);
+  REQUIRE(f["masks"].Size() == 2);
+  CHECK(f["masks"][0]["field"] == "/input/payload/command");
+  CHECK(f["masks"][1]["field"] == "/reason");
+  verify_chain({o.path}, *keys.verify);
 }
