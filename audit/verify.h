@@ -16,12 +16,12 @@
 namespace warden::audit {
 
 enum class FindingKind {
-  Edited,             // a record's bytes no longer match its hash, or the next record's prev
-  Deleted,            // seqs are missing (named in the message)
-  Reordered,          // seq not increasing
-  Truncated,          // a file that is not the last lost its tail (no rotation checkpoint at its end)
-  Torn,               // a last line without '\n' (an interrupted write)
-  BadSignature,       // a checkpoint's signature is invalid or made with another key
+  Edited,        // a record's bytes no longer match its hash, or the next record's prev
+  Deleted,       // seqs are missing (named in the message)
+  Reordered,     // seq not increasing
+  Truncated,     // a file that is not the last lost its tail (no rotation checkpoint at its end)
+  Torn,          // a last line without '\n' (an interrupted write)
+  BadSignature,  // a checkpoint's signature is invalid or made with another key
   MissingCheckpoint,  // more records or more time between checkpoints than the log's own bounds
   Malformed,          // a line that is not a record of the v1 format
   Unreadable,         // a file that cannot be opened or read
@@ -40,15 +40,19 @@ struct Finding {
 
 struct VerifyOptions {
   const VerifyKey* key = nullptr;    // null: chain only, signatures are not checked
+  // Further public keys a checkpoint may be signed with (the daemon's key was replaced): each
+  // checkpoint is checked with the key its key_id names, among `key` and these.
+  std::vector<const VerifyKey*> other_keys;
   unsigned threads = 0;              // hashing threads; 0 = the machine's cores
   bool require_signed_tail = false;  // records after the last checkpoint are a failure
+  bool partial = false;              // the log may begin after seq 1 (older files removed)
   std::size_t max_findings = 100;    // findings kept in the report (all are counted)
 };
 
 struct VerifyReport {
-  bool ok = false;                  // everything verifies
-  std::vector<Finding> findings;    // in log order, at most max_findings
-  std::uint64_t findings_total = 0; // all findings, including those not kept
+  bool ok = false;                   // everything verifies
+  std::vector<Finding> findings;     // in log order, at most max_findings
+  std::uint64_t findings_total = 0;  // all findings, including those not kept
   std::uint64_t files = 0, bytes = 0, records = 0, checkpoints = 0;
   std::uint64_t first_seq = 0, last_seq = 0;
   std::uint64_t signed_through = 0;  // the seq of the last checkpoint whose signature verified
