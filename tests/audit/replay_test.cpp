@@ -566,6 +566,24 @@ TEST_CASE("warden replay: exit codes for --fail-on-change and --fail-on-widening
   REQUIRE(json.IsObject());
   CHECK(json["changes"][0]["seq"].GetUint64() == rm);
   CHECK(json["changes"][0]["widening"].GetBool());
+  // --no-cache: the same report (timing and cache counters aside).
+  auto same_json = [&](const std::string& text) {
+    rapidjson::Document d;
+    d.Parse(text.substr(0, text.find('\n')).c_str());
+    REQUIRE(d.IsObject());
+    rapidjson::Document out;
+    out.SetObject();
+    out.AddMember("matrix", rapidjson::Value(d["matrix"], out.GetAllocator()), out.GetAllocator());
+    out.AddMember("changes", rapidjson::Value(d["changes"], out.GetAllocator()), out.GetAllocator());
+    rapidjson::StringBuffer b;
+    rapidjson::Writer<rapidjson::StringBuffer> w(b);
+    out.Accept(w);
+    return std::string(b.GetString(), b.GetSize());
+  };
+  auto uncached = run({"replay", log, "--rules", mixed, "--rules", kEffects, "--rules", kPaths, "--format", "json",
+                       "--no-cache", "--threads", "1"});
+  CHECK(uncached.first == 0);
+  CHECK(same_json(uncached.second) == same_json(wide.second));
   // No progress bar when stderr is not a terminal.
   CHECK(wide.second.find("records/s  ETA") == std::string::npos);
   // Unreadable input: exit 2 with the cause.
