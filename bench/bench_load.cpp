@@ -1,6 +1,7 @@
 // bench_load: the daemon under load over loopback.
 //
-//   bench_load [RULES_DIR] [--quick] [--seconds S] [--workers N] [--only abcd]
+//   bench_load [RULES_DIR] [--quick] [--seconds S] [--workers N] [--only abcde] [--no-audit]
+//   bench_load --audit-compare [--seconds S] [--rounds N] [--audit-window W]   (= --only e)
 //
 // The server is a forked child running server::Daemon exactly as `warden serve` does (its
 // RSS is read from /proc/PID/status); this process is the load generator: one thread, Asio,
@@ -14,6 +15,12 @@
 //   (d) a hostile client: one principal floods decides over 16 connections (every 8th a
 //       1 MB shell line) while a victim principal sends one trivial decide every 10 ms;
 //       the victim's latency, the flood's E_BUSY replies and the daemon's peak RSS
+//   (e) the audit log's cost: the same saturating load (8 connections, window --audit-window,
+//       default 32: replies wait for their batch's fdatasync, so a window too small to cover
+//       the sync measures the disk's latency, not the daemon's throughput) on a daemon
+//       with the audit log on (group commit, default settings) and on one with it off,
+//       alternated for --rounds rounds; decisions/s of both and the ratio on/off
+// Sections a-d run with the audit log on (the default), or off with --no-audit.
 // Bounded: about 70 s (about 30 s with --quick). Loopback only. --only abcd picks sections.
 #include <signal.h>
 #include <sys/resource.h>
@@ -23,6 +30,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -93,7 +101,7 @@ struct ServerProcess {
 };
 
 std::unique_ptr<ServerProcess> spawn_server(const std::string& rules, const fs::path& dir,
-                                            unsigned workers) {
+                                            unsigned workers, bool audit = true) {
   auto server = std::make_unique<ServerProcess>();
   server->token = warden::server::generate_token();
   server->victim_token = warden::server::generate_token();
@@ -121,6 +129,7 @@ std::unique_ptr<ServerProcess> spawn_server(const std::string& rules, const fs::
     c.limits.max_in_flight = 256;
     c.limits.auth_timeout = 60s;
     c.limits.idle_timeout = 600s;
+    c.audit.enabled = audit;  // the log in STATE/audit.jsonl, group commit (the defaults)
     warden::server::Daemon::Options options;
     options.handle_signals = true;
     warden::server::Daemon daemon(c, options);
@@ -523,6 +532,9 @@ int main(int argc, char** argv) {
   double seconds = 4;
   unsigned workers = 0;
   std::string only = "abcd";
+  bool audit = true;
+  int rounds = 3;
+  int audit_window = 32;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--quick") {
@@ -533,9 +545,19 @@ int main(int argc, char** argv) {
       workers = static_cast<unsigned>(std::stoul(argv[++i]));
     } else if (arg == "--only" && i + 1 < argc) {
       only = argv[++i];
+    } else if (arg == "--no-audit") {
+      audit = false;
+    } else if (arg == "--audit-compare") {
+      only = "e";
+    } else if (arg == "--audit-window" && i + 1 < argc) {
+      audit_window = std::max(1, std::stoi(argv[++i]));
+    } else if (arg == "--rounds" && i + 1 < argc) {
+      rounds = std::max(1, std::stoi(argv[++i]));
     } else if (arg == "-h" || arg == "--help") {
       std::printf(
-          "usage: bench_load [RULES_DIR] [--quick] [--seconds S] [--workers N] [--only abcd]\n");
+          "usage: bench_load [RULES_DIR] [--quick] [--seconds S] [--workers N] [--only abcde] "
+          "[--no-audit]\n       bench_load [RULES_DIR] --audit-compare [--seconds S] [--rounds N] "
+          "[--audit-window W]\n");
       return 0;
     } else {
       rules = arg;
@@ -554,7 +576,7 @@ int main(int argc, char** argv) {
   auto measure = std::chrono::milliseconds(static_cast<long>(seconds * 1000));
   auto warmup = std::chrono::milliseconds(quick ? 300 : 700);
 
-  auto server = spawn_server(rules, tmp / "pack", workers);
+  auto server = spawn_server(rules, tmp / "pack", workers, audit);
   if (!server) {
     std::fprintf(stderr, "bench_load: the daemon did not start with rules %s\n", rules.c_str());
     return 4;
@@ -562,9 +584,9 @@ int main(int argc, char** argv) {
   long rss_start = rss_kb(server->pid);
   double loadavg[1] = {0};
   getloadavg(loadavg, 1);
-  std::printf("bench_load: daemon (forked, %s workers) on %s, rules %s\n",
+  std::printf("bench_load: daemon (forked, %s workers) on %s, rules %s, audit log %s\n",
               workers ? std::to_string(workers).c_str() : "auto", server->address().c_str(),
-              rules.c_str());
+              rules.c_str(), audit ? "on" : "off");
   std::printf("machine: %ld CPUs, load average %.2f at start; load generator shares the CPUs\n",
               sysconf(_SC_NPROCESSORS_ONLN), loadavg[0]);
   std::printf("each figure: %.1f s measured after %.1f s warm-up\n\n", seconds,
@@ -714,6 +736,49 @@ int main(int argc, char** argv) {
       json += buf;
     }
     json += "]";
+  }
+  if (section('e')) {
+    // Two daemons side by side, measured in turn so drift in the machine's load hits both.
+    server->stop();
+    auto on = spawn_server(rules, tmp / "audit-on", workers, true);
+    auto off = spawn_server(rules, tmp / "audit-off", workers, false);
+    if (!on || !off) {
+      std::fprintf(stderr, "bench_load: the audit on/off daemons did not start\n");
+      return 4;
+    }
+    std::printf(
+        "\n(e) audit log on (group commit) vs off, 8 connections, window %d, %d round(s)\n"
+        "    round  off decisions/s  on decisions/s  on/off  off server CPU  on server CPU\n",
+        audit_window, rounds);
+    double sum_on = 0, sum_off = 0;
+    std::uint64_t errors = 0;
+    for (int round = 1; round <= rounds; ++round) {
+      Result r_off = saturate(*off, 8, audit_window, warmup, measure);
+      Result r_on = saturate(*on, 8, audit_window, warmup, measure);
+      sum_off += r_off.per_sec;
+      sum_on += r_on.per_sec;
+      errors += r_off.errors + r_on.errors;
+      std::printf("    %5d  %15.0f  %14.0f  %6.3f  %13.0f%%  %12.0f%%\n", round, r_off.per_sec,
+                  r_on.per_sec, r_off.per_sec > 0 ? r_on.per_sec / r_off.per_sec : 0.0,
+                  r_off.server_cpu * 100, r_on.server_cpu * 100);
+    }
+    double mean_off = sum_off / rounds, mean_on = sum_on / rounds;
+    double ratio = mean_off > 0 ? mean_on / mean_off : 0.0;
+    std::uintmax_t log_bytes = 0;
+    std::error_code size_ec;
+    log_bytes = fs::file_size(tmp / "audit-on" / "state" / "audit.jsonl", size_ec);
+    std::printf(
+        "    mean   %15.0f  %14.0f  %6.3f  (audit on is %.1f%% %s; %llu errors; log %.1f MB)\n",
+        mean_off, mean_on, ratio, std::abs(1 - ratio) * 100, ratio <= 1 ? "slower" : "faster",
+        static_cast<unsigned long long>(errors), static_cast<double>(log_bytes) / 1e6);
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  ",\"audit\":{\"rounds\":%d,\"off_per_sec\":%.0f,\"on_per_sec\":%.0f,"
+                  "\"ratio\":%.4f,\"errors\":%llu}",
+                  rounds, mean_off, mean_on, ratio, static_cast<unsigned long long>(errors));
+    json += buf;
+    on->stop();
+    off->stop();
   }
   server->stop();
   getloadavg(loadavg, 1);

@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/proposal_stream.h"
 #include "cli/terminal_text.h"
+#include "cli/version.h"
 #include "engine/decision.h"
 #include "engine/defaults.h"
 #include "server/client.h"
@@ -66,6 +67,8 @@ void register_serve(CLI::App& app, int* exit_code) {
     std::string state_dir;
     std::string workspace;
     std::string home;
+    std::string audit_log;
+    bool no_audit = false;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("-c,--config", a->config, "warden.toml (every key has a default; none needed)");
@@ -87,6 +90,10 @@ void register_serve(CLI::App& app, int* exit_code) {
   cmd->add_option("--workspace", a->workspace,
                   std::string("The agent's workspace root: paths inside it are in the workspace "
                               "(default ") + kDefaultWorkspaceRoot + "; never warden's own files)");
+  cmd->add_option("--audit-log", a->audit_log,
+                  "The audit log (default STATE_DIR/audit.jsonl; [audit] in warden.toml)");
+  cmd->add_flag("--no-audit", a->no_audit,
+                "Record nothing (audit.enabled = false; status warns about it)");
   cmd->add_option("--home", a->home,
                   std::string("What ~ and $HOME mean in paths (default ") + kDefaultHome + ")");
   cmd->callback([a, exit_code] {
@@ -112,6 +119,8 @@ void register_serve(CLI::App& app, int* exit_code) {
     if (!a->state_dir.empty()) config.state_dir = a->state_dir;
     if (!a->workspace.empty()) config.workspace_root = a->workspace;
     if (!a->home.empty()) config.home = a->home;
+    if (!a->audit_log.empty()) config.audit_log = a->audit_log;
+    if (a->no_audit) config.audit.enabled = false;
     server::ConfigErrors errors = server::validate_config(config);
     if (!errors.empty()) {
       for (const auto& e : errors) {
@@ -124,6 +133,10 @@ void register_serve(CLI::App& app, int* exit_code) {
     warn_if_default_approve(config.default_outcome);
     server::Daemon::Options options;
     options.handle_signals = true;
+    // "warden 0.1.0\n…": the version for the audit log's start record.
+    std::string version = version_text();
+    version = version.substr(0, version.find('\n'));
+    options.version = version.substr(version.find(' ') + 1);
     server::Daemon daemon(std::move(config), options);
     server::Daemon::StartResult started = daemon.start();
     if (!started.ok) {
@@ -465,6 +478,22 @@ void register_status(CLI::App& app, int* exit_code) {
       std::printf("reloads      %s (failed %s)\n", u(c, "reloads").c_str(),
                   u(c, "reload_failures").c_str());
       std::printf("workers      %s (queue %s)\n", u(p, "workers").c_str(), u(p, "queue").c_str());
+      if (p.HasMember("audit") && p["audit"].IsObject()) {
+        const auto& au = p["audit"];
+        bool enabled = au.HasMember("enabled") && au["enabled"].IsBool() && au["enabled"].GetBool();
+        bool ok = au.HasMember("ok") && au["ok"].IsBool() && au["ok"].GetBool();
+        if (!enabled) {
+          std::printf("audit        off\n");
+        } else {
+          std::printf("audit        %s, seq %s, %s records, %s failed (%s)\n",
+                      ok ? "ok" : "FAILING: decisions fail closed", u(au, "last_seq").c_str(),
+                      u(au, "records").c_str(), u(au, "failures").c_str(),
+                      printable(string_member(au, "path")).c_str());
+          if (!ok) {
+            std::printf("audit error  %s\n", printable(string_member(au, "error")).c_str());
+          }
+        }
+      }
       if (p.HasMember("warnings") && p["warnings"].IsArray()) {
         for (const auto& w : p["warnings"].GetArray()) {
           if (w.IsString()) std::printf("WARNING      %s\n", w.GetString());

@@ -47,6 +47,7 @@ inline constexpr const char* kRunLimit = "E_RUN_LIMIT";               // rules f
 inline constexpr const char* kRuntime = "E_RUNTIME";                  // a rule failed at run time
 inline constexpr const char* kMemory = "E_MEMORY";                    // over the rule memory budget
 inline constexpr const char* kEngineBuild = "E_ENGINE_BUILD";         // a worker cannot build the rules in force
+inline constexpr const char* kAudit = "E_AUDIT";                      // the audit log cannot be written
 // Daemon protocol: framing (the connection is closed after the reply).
 inline constexpr const char* kFramePrefix = "E_FRAME_PREFIX";         // length prefix is not 6 hex digits
 inline constexpr const char* kFrameTooLarge = "E_FRAME_TOO_LARGE";    // declared length over the limit
@@ -109,6 +110,7 @@ inline constexpr Entry kTable[] = {
     {kRuntime, "decision failed closed: a rule failed at run time"},
     {kMemory, "decision failed closed: over the rule memory budget"},
     {kEngineBuild, "decision failed closed: the worker cannot build the rules in force (retried)"},
+    {kAudit, "decision failed closed: the daemon's audit log cannot be written (disk full, permission)"},
     {kFramePrefix, "length prefix is not 6 hex digits (connection closed)"},
     {kFrameTooLarge, "declared length over limits.max_frame_bytes (connection closed)"},
     {kFrameTruncated, "the client closed inside a frame (connection closed)"},

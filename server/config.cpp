@@ -1,6 +1,7 @@
 #include "server/config.h"
 
 #include <toml++/toml.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "audit/chain.h"
 #include "engine/decision.h"
 
 namespace warden::server {
@@ -250,6 +252,25 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   session.on("max_bytes", session.integer(&c.session.max_bytes, 65536, 1LL << 36));
   top.on("session", section(&session));
 
+  TableReader audit(&errors, "audit.");
+  AuditConfig& a = c.audit;
+  audit.on("enabled", audit.boolean(&a.enabled));
+  audit.on("durability", audit.string(&a.durability));
+  audit.on("group_commit_ms", [&](const toml::node& node, const std::string& key) {
+    std::int64_t ms = 0;
+    audit.integer(&ms, 0, 1000)(node, key);
+    a.group_commit = std::chrono::milliseconds(ms);
+  });
+  audit.on("rotate_bytes", audit.integer(&a.rotate_bytes, 0, 1LL << 50));
+  audit.on("rotate_seconds", audit.integer(&a.rotate_seconds, 0, 366LL * 86400));
+  audit.on("checkpoint_records", audit.integer(&a.checkpoint_records, 1, 100000000));
+  audit.on("checkpoint_seconds", audit.integer(&a.checkpoint_seconds, 1, 86400));
+  audit.on("signing_key", audit.string(&a.signing_key));
+  audit.on("mask_secrets", audit.boolean(&a.mask_secrets));
+  audit.on("mask_key", audit.string(&a.mask_key));
+  audit.on("daemon_id", audit.string(&a.daemon_id));
+  top.on("audit", section(&audit));
+
   top.read(root);
 
   for (auto& path : c.rules) path = resolve(base_dir, path);
@@ -257,6 +278,8 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   c.state_dir = resolve(base_dir, c.state_dir);
   c.audit_log = resolve(base_dir, c.audit_log);
   c.state_db = resolve(base_dir, c.state_db);
+  c.audit.signing_key = resolve(base_dir, c.audit.signing_key);
+  c.audit.mask_key = resolve(base_dir, c.audit.mask_key);
   c.unix_socket.path = resolve(base_dir, c.unix_socket.path);
   c.tls.cert = resolve(base_dir, c.tls.cert);
   c.tls.key = resolve(base_dir, c.tls.key);
@@ -319,6 +342,20 @@ ConfigErrors validate_config(const Config& c) {
                       "tls.cert and tls.key must be given together"});
   }
   // ---- end of transports ----
+  const AuditConfig& a = c.audit;
+  if (a.durability != "fsync" && a.durability != "group" && a.durability != "write") {
+    errors.push_back(
+        {"audit.durability", "must be fsync, group or write, not '" + a.durability + "'"});
+  }
+  if (!a.daemon_id.empty() && !valid_daemon_id(a.daemon_id)) {
+    errors.push_back({"audit.daemon_id",
+                      "must be 1 to 64 characters of A-Z a-z 0-9 . _ : -, not '" + a.daemon_id +
+                          "'"});
+  }
+  if (a.rotate_bytes != 0 && a.rotate_bytes < 4096) {
+    errors.push_back({"audit.rotate_bytes", "must be 0 (never) or at least 4096, not " +
+                                                std::to_string(a.rotate_bytes)});
+  }
   return errors;
 }
 
@@ -342,7 +379,32 @@ ConfigErrors resolve_state_paths(Config* config) {
   if (config->state_db.empty()) {
     config->state_db = (fs::path(config->state_dir) / "state.db").string();
   }
+  AuditConfig& a = config->audit;
+  if (a.signing_key.empty()) {
+    a.signing_key = (fs::path(config->state_dir) / "audit-signing.pem").string();
+    a.signing_key_default = true;
+  }
+  if (a.mask_key.empty()) {
+    a.mask_key = (fs::path(config->state_dir) / "audit-mask.key").string();
+    a.mask_key_default = true;
+  }
+  if (a.daemon_id.empty()) a.daemon_id = default_daemon_id();
   return {};
+}
+
+bool valid_daemon_id(std::string_view id) { return audit::valid_daemon_id(id); }
+
+std::string default_daemon_id() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+  std::string id;
+  for (const char* p = host; *p && id.size() < 64; ++p) {
+    char ch = *p;
+    bool ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+              ch == '.' || ch == '_' || ch == ':' || ch == '-';
+    id += ok ? ch : '-';
+  }
+  return id.empty() ? "warden" : id;
 }
 
 std::vector<std::string> config_warnings(const Config& config) {
@@ -351,6 +413,11 @@ std::vector<std::string> config_warnings(const Config& config) {
     out.push_back(
         "default_outcome is approve: every proposal no rule decides is APPROVED (fail open); "
         "use approval-required or reject");
+  }
+  if (!config.audit.enabled) {
+    out.push_back(
+        "audit.enabled is false: decisions are not recorded in an audit log (no trace once "
+        "answered)");
   }
   return out;
 }

@@ -59,6 +59,25 @@ struct SessionConfig {
   std::size_t max_bytes = 64u << 20;  // [session] max_bytes: memory for all sessions' entries
 };
 
+// [audit]: the hash-chained, signed audit log (audit/, docs/AUDIT.md). Its path is the
+// top-level `audit_log`. Paths here are resolved against the config file's directory; empty
+// paths get their defaults in the state directory (resolve_state_paths).
+struct AuditConfig {
+  bool enabled = true;                      // [audit] enabled: false = no log (status warns)
+  std::string durability = "group";         // [audit] durability: fsync, group or write
+  std::chrono::milliseconds group_commit{2};  // [audit] group_commit_ms: a batch waits this long
+  std::uint64_t rotate_bytes = 64ull << 20;   // [audit] rotate_bytes: 0 = never
+  std::int64_t rotate_seconds = 86400;        // [audit] rotate_seconds: 0 = never
+  std::uint64_t checkpoint_records = 1000;    // [audit] checkpoint_records
+  std::int64_t checkpoint_seconds = 60;       // [audit] checkpoint_seconds
+  std::string signing_key;  // [audit] signing_key; empty: STATE_DIR/audit-signing.pem
+  bool signing_key_default = false;  // set by resolve_state_paths: created (with .pub) when missing
+  bool mask_secrets = true;          // [audit] mask_secrets
+  std::string mask_key;              // [audit] mask_key; empty: STATE_DIR/audit-mask.key
+  bool mask_key_default = false;     // set by resolve_state_paths: created when missing
+  std::string daemon_id;             // [audit] daemon_id; empty: the host name, sanitized
+};
+
 struct Config {
   std::string source;                     // the file read, or empty for defaults only
   std::string listen = "127.0.0.1:9105";  // HOST:PORT ([v6]:PORT); port 0 = ephemeral
@@ -76,13 +95,14 @@ struct Config {
   std::string log_level = "info";  // trace, debug, info, warn, error, off
   bool log_json = false;           // JSON lines on stderr
   std::string state_dir;           // empty: $XDG_STATE_HOME/warden or ~/.local/state/warden
-  std::string audit_log;           // later issues; default STATE_DIR/audit.jsonl
+  std::string audit_log;           // the audit log; default STATE_DIR/audit.jsonl
   std::string state_db;            // later issues; default STATE_DIR/state.db
   Limits limits;
   UnixSocketConfig unix_socket;
   TlsConfig tls;
   PreAuthLimits preauth;
   SessionConfig session;
+  AuditConfig audit;
 };
 
 struct ConfigError {
@@ -103,12 +123,19 @@ ConfigErrors validate_config(const Config& config);
 
 // Fills state_dir, audit_log and state_db defaults from the environment: state_dir is
 // $XDG_STATE_HOME/warden, else $HOME/.local/state/warden (never the current directory).
-// An error (key "state_dir") when neither variable is an absolute path.
+// Also the audit defaults: audit.signing_key, audit.mask_key (in the state directory) and
+// audit.daemon_id (the host name). An error (key "state_dir") when neither variable is an
+// absolute path.
 ConfigErrors resolve_state_paths(Config* config);
 
 // Warnings about a valid but risky config (default_outcome = approve), for the log and
 // `status`. Empty when there is nothing to say.
 std::vector<std::string> config_warnings(const Config& config);
+
+// True when `id` is a valid audit daemon id: 1-64 of A-Z a-z 0-9 . _ : -
+bool valid_daemon_id(std::string_view id);
+// The host name made a valid daemon id (other characters become '-'; "warden" if empty).
+std::string default_daemon_id();
 
 // Splits "HOST:PORT" / "[V6]:PORT". False when malformed.
 bool split_host_port(std::string_view address, std::string* host, std::uint16_t* port);

@@ -11,6 +11,7 @@
 
 #include "engine/decision.h"
 #include "engine/file_modes.h"
+#include "server/audit_setup.h"
 #include "server/listener.h"
 #include "server/own_files.h"
 #include "server/rule_loader.h"
@@ -208,6 +209,29 @@ Daemon::StartResult Daemon::start() {
            return StepError{2, "state_dir: " + join(problems)};
          }
          log->info("state directory {}", config_.state_dir);
+         return std::nullopt;
+       }},
+      {"audit",
+       [&]() -> std::optional<StepError> {
+         if (!config_.audit.enabled) {
+           log->warn("audit.enabled is false: decisions are not recorded");
+           return std::nullopt;
+         }
+         AuditStart start;
+         start.version = options_.version;
+         auto policy = context_.policy.get();
+         start.rules_digest = policy ? policy->digest() : "";
+         std::vector<std::string> notes;
+         std::string error = open_audit_log(config_, start, &audit_, &notes);
+         for (const std::string& note : notes) log->info("{}", note);
+         if (!error.empty()) return StepError{2, error};
+         context_.audit = audit_.writer.get();
+         context_.masker = audit_.masker.get();
+         audit::WriterHealth health = audit_.writer->health();
+         log->info("audit log {} (daemon {}, {} durability, key {}, seq {}{})", config_.audit_log,
+                   config_.audit.daemon_id, config_.audit.durability, audit_.key_id,
+                   health.last_seq,
+                   config_.audit.mask_secrets ? ", secrets masked" : ", secrets NOT masked");
          return std::nullopt;
        }},
       {"workers",
@@ -415,6 +439,14 @@ void Daemon::teardown() {
   connections_.throttled().flush(context_.log);
   if (reloader_) reloader_->stop();
   if (pool_) pool_->stop();
+  // After the workers: their last records are written, then the stop record and the final
+  // signed checkpoint.
+  if (audit_.writer) {
+    context_.audit = nullptr;
+    audit_.writer->close();
+    audit::WriterHealth health = audit_.writer->health();
+    context_.log->info("audit log closed at seq {}", health.last_seq);
+  }
   work_.reset();
 }
 
@@ -452,6 +484,15 @@ ReloadReport Daemon::reload_now(const std::string& trigger) {
     report.ok = true;
     report.rules_digest = loaded.policy->digest();
     report.rule_count = loaded.policy->rule_count();
+    if (context_.audit) {
+      audit::AppendResult appended = context_.audit->append_wait(
+          "reload", audit_now_us(),
+          audit_reload_fields(report.rules_digest, report.previous_digest, trigger));
+      if (!appended.ok) {
+        log->error("reload: the audit log cannot record the reload to {}: {}",
+                   report.rules_digest, appended.error);
+      }
+    }
     Stats::add(context_.stats.reloads);
     log->info("{}", report.summary());
   } else {

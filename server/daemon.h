@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "server/asio.h"
+#include "server/audit_setup.h"
 #include "server/config.h"
 #include "server/connections.h"
 #include "server/decider_pool.h"
@@ -30,6 +31,7 @@ class Daemon {
     bool handle_signals = false;  // install SIGTERM/SIGINT/SIGHUP handlers (the CLI does)
     Logger logger;                // null: make one from config.log_level / log_json
     EngineFactory engine_factory;  // null: the real Engine (tests inject build failures)
+    std::string version;           // Warden's version, for the audit log's start record
   };
   struct StartResult {
     bool ok = false;
@@ -75,6 +77,7 @@ class Daemon {
   boost::asio::steady_timer shutdown_timer_{io_};
   Connections connections_;
   std::unique_ptr<SessionMemory> sessions_;  // before pool_: the workers use it until they stop
+  AuditLog audit_;  // before pool_: decisions are appended until the workers stop
   std::unique_ptr<DeciderPool> pool_;
   std::unique_ptr<Reloader> reloader_;
   std::optional<boost::asio::ssl::context> tls_;

@@ -27,7 +27,9 @@ bool is_abandoned(const DecideJob& job) {
   return job.abandoned && job.abandoned->load(std::memory_order_acquire);
 }
 
-std::string random_decision_id() {
+}  // namespace
+
+std::string new_decision_id() {
   thread_local std::mt19937_64 random{std::random_device{}()};
   static const char* hex = "0123456789abcdef";
   std::string id(32, '0');
@@ -39,8 +41,6 @@ std::string random_decision_id() {
   return id;
 }
 
-}  // namespace
-
 struct DeciderPool::Worker {
   std::unique_ptr<Engine> engine;  // null after a failed rebuild: decide nothing
   std::uint64_t generation = 0;    // the generation last tried (built or failed)
@@ -51,6 +51,9 @@ struct DeciderPool::Worker {
   std::string digest;
   bool behind = false;
   std::thread thread;
+  // The time of the decision being made, µs since the epoch: the engine's clock reads it.
+  std::int64_t now_us = 0;
+  EngineOptions options;  // the pool's, with the clock above
 };
 
 DeciderPool::DeciderPool(ActivePolicy& policy, EngineOptions engine_options, PoolOptions options,
@@ -68,6 +71,13 @@ DeciderPool::DeciderPool(ActivePolicy& policy, EngineOptions engine_options, Poo
       return std::make_unique<Engine>(std::move(policy), engine_options);
     };
   }
+  if (!options_.clock_us) {
+    options_.clock_us = [] {
+      return std::chrono::duration_cast<std::chrono::microseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+  }
 }
 
 DeciderPool::~DeciderPool() { stop(); }
@@ -75,10 +85,17 @@ DeciderPool::~DeciderPool() { stop(); }
 std::string DeciderPool::start() {
   for (unsigned i = 0; i < options_.workers; ++i) {
     auto worker = std::make_unique<Worker>();
+    // Rules see (now) as the second of the decision's recorded time, so a replay that sets
+    // the clock to the recorded time decides with the same (now).
+    worker->options = engine_options_;
+    worker->options.clock = [w = worker.get()] {
+      std::int64_t us = w->now_us;
+      return us >= 0 ? us / 1000000 : -((-us + 999999) / 1000000);
+    };
     try {
       worker->generation = policy_.generation();
       auto policy = policy_.get();
-      worker->engine = options_.engine_factory(policy, engine_options_);
+      worker->engine = options_.engine_factory(policy, worker->options);
       worker->digest = policy ? policy->digest() : "";
     } catch (const std::exception& e) {
       stop();
@@ -219,8 +236,9 @@ void DeciderPool::run(Worker* worker) {
       if (dropped.cancelled) call_quietly(log_, "cancellation", dropped.cancelled);
     }
     if (!got) return;
-    DecideResult result = decide(worker, job);
-    call_quietly(log_, "completion", [&] { job.done(std::move(result)); });
+    std::int64_t time_us = 0;
+    DecideResult result = decide(worker, job, &time_us);
+    call_quietly(log_, "completion", [&] { job.done(std::move(result), time_us); });
   }
 }
 
@@ -236,7 +254,7 @@ void DeciderPool::ensure_engine(Worker* worker) {
   try {
     // The old engine goes first: it must never decide on rules no longer in force.
     worker->engine.reset();
-    worker->engine = options_.engine_factory(policy, engine_options_);
+    worker->engine = options_.engine_factory(policy, worker->options);
     worker->backoff = std::chrono::milliseconds(0);
     worker->build_error.clear();
     std::lock_guard lock(mutex_);
@@ -266,15 +284,17 @@ void DeciderPool::ensure_engine(Worker* worker) {
   worker->behind = true;
 }
 
-DecideResult DeciderPool::decide(Worker* worker, const DecideJob& job) {
+DecideResult DeciderPool::decide(Worker* worker, const DecideJob& job, std::int64_t* time_us) {
   DecideResult result;
   auto started = Clock::now();
   ensure_engine(worker);
+  worker->now_us = options_.clock_us();
+  *time_us = worker->now_us;
   if (!worker->engine) {
     // Fail closed: no engine for the rules in force, and the old rules may not decide.
     result.ok = true;
     Decision& d = result.decision;
-    d.decision_id = random_decision_id();
+    d.decision_id = new_decision_id();
     d.outcome = Outcome::Reject;
     d.error_code = code::kEngineBuild;
     d.reason = "no decision: this worker cannot build the rules in force (" + worker->build_error +

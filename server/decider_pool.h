@@ -43,9 +43,11 @@ struct DecideJob {
   // May be null (never abandoned).
   std::shared_ptr<const std::atomic<bool>> abandoned;
   // Exactly one of these is called, once, on a worker thread or in stop(); neither may throw
-  // (exceptions are caught and logged). done gets the result; cancelled is called when the
-  // job will never run (the pool stopped, or the connection abandoned it).
-  std::function<void(DecideResult&&)> done;
+  // (exceptions are caught and logged). done gets the result and the decision's time (µs
+  // since the epoch, taken by the worker just before deciding; the engine's clock returned
+  // exactly its second); cancelled is called when the job will never run (the pool
+  // stopped, or the connection abandoned it).
+  std::function<void(DecideResult&&, std::int64_t time_us)> done;
   std::function<void()> cancelled;
 };
 
@@ -65,7 +67,12 @@ struct PoolOptions {
   EngineFactory engine_factory;  // empty: std::make_unique<Engine>
   // Session memory shared by every worker (thread-safe), owned by the daemon; null: none.
   SessionMemory* sessions = nullptr;
+  // The decisions' clock, µs since the epoch; empty: the system clock.
+  std::function<std::int64_t()> clock_us;
 };
+
+// A new random decision id (32 hex digits), for decisions the engine did not make.
+std::string new_decision_id();
 
 class DeciderPool {
  public:
@@ -106,7 +113,7 @@ class DeciderPool {
   bool next_job(DecideJob* job, std::vector<DecideJob>* abandoned);  // false: stopping
   void purge_abandoned(std::vector<DecideJob>* abandoned);           // mutex_ held
   void ensure_engine(Worker* worker);
-  DecideResult decide(Worker* worker, const DecideJob& job);
+  DecideResult decide(Worker* worker, const DecideJob& job, std::int64_t* time_us);
 
   ActivePolicy& policy_;
   EngineOptions engine_options_;

@@ -52,7 +52,16 @@ std::vector<OwnFile> own_files(const Config& config) {
   if (!config.tokens.empty()) out.push_back({"token file", config.tokens, false});
   if (!config.source.empty()) out.push_back({"config file", config.source, false});
   if (!config.state_dir.empty()) out.push_back({"state directory", config.state_dir, false});
-  if (!config.audit_log.empty()) out.push_back({"audit log", config.audit_log, false});
+  if (config.audit.enabled) {
+    // Rotated files lie beside the live one, so a workspace holding one holds the other.
+    if (!config.audit_log.empty()) out.push_back({"audit log", config.audit_log, false});
+    if (!config.audit.signing_key.empty()) {
+      out.push_back({"audit signing key", config.audit.signing_key, false});
+    }
+    if (config.audit.mask_secrets && !config.audit.mask_key.empty()) {
+      out.push_back({"audit mask key", config.audit.mask_key, false});
+    }
+  }
   if (!config.state_db.empty()) out.push_back({"state database", config.state_db, false});
   if (std::string exe = own_binary_path(); !exe.empty()) {
     out.push_back({"warden binary", exe, false});

@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include "audit/record.h"
+#include "audit/writer.h"
 #include "engine/decision.h"
 #include "engine/session_memory.h"
 #include "server/decider_pool.h"
@@ -71,11 +73,21 @@ std::optional<Reply> RequestHandler::handle(std::string_view payload, SessionAut
   }
   const std::string& action = request.action;
   if (action == "health-check") {
+    // Degraded: serving, but every decision fails closed while the audit log cannot be
+    // written.
+    std::optional<audit::WriterHealth> audit;
+    if (context_.audit) audit = context_.audit->health();
     std::string fields = "\"status\":";
-    fields += context_.draining.load() ? "\"draining\"" : "\"serving\"";
+    fields += context_.draining.load()  ? "\"draining\""
+              : audit && !audit->ok     ? "\"degraded\""
+                                        : "\"serving\"";
     fields += ",\"version\":\"";
     fields += kProtocolVersion;
     fields += '"';
+    if (audit && !audit->ok) {
+      fields += ",\"audit\":";
+      append_json_string(fields, "failing: " + audit->error);
+    }
     return Reply{ok_response(request.id_json, action, fields)};
   }
   if (action == "auth") return authenticate(request, auth);
@@ -163,23 +175,89 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
   job.abandoned = closed;
   ServerContext* ctx = &context_;
   auto shared_later = std::make_shared<ReplyFn>(std::move(later));
-  job.done = [ctx, shared_later, id = request.id_json, explain](DecideResult&& result) {
-    if (result.ok) {
-      count_outcome(ctx->stats, result.decision);
-      std::string json = decision_reply(id, result.decision, explain);
-      if (json.size() > kMaxEncodableFrame) {
-        (*shared_later)(
-            error_reply(ctx->stats, id, "decide",
-                        {err::kResponseTooLarge, "the decision does not fit in one frame"}));
-        return;
+  job.done = [ctx, shared_later, id = request.id_json, explain, proposal_json = job.proposal_json,
+              principal = job.principal, groups = job.groups,
+              session = job.session](DecideResult&& result, std::int64_t time_us) mutable {
+    // Sends the reply for a result; `json` is its decision reply when already built.
+    auto answer = [ctx, shared_later, id, explain](const DecideResult& result, std::string json) {
+      if (result.ok) {
+        count_outcome(ctx->stats, result.decision);
+        if (json.empty()) json = decision_reply(id, result.decision, explain);
+        if (json.size() > kMaxEncodableFrame) {
+          (*shared_later)(
+              error_reply(ctx->stats, id, "decide",
+                          {err::kResponseTooLarge, "the decision does not fit in one frame"}));
+          return;
+        }
+        (*shared_later)(Reply{std::move(json)});
+      } else {
+        std::string diagnostics = "[" + result.error.to_json() + "]";
+        (*shared_later)(error_reply(ctx->stats, id, "decide",
+                                    {result.error.code.empty() ? err::kInternal : result.error.code,
+                                     result.error.message, diagnostics}));
       }
-      (*shared_later)(Reply{std::move(json)});
-    } else {
-      std::string diagnostics = "[" + result.error.to_json() + "]";
-      (*shared_later)(error_reply(ctx->stats, id, "decide",
-                                  {result.error.code.empty() ? err::kInternal : result.error.code,
-                                   result.error.message, diagnostics}));
+    };
+    if (!ctx->audit) {
+      answer(result, {});
+      return;
     }
+    // Recorded before answered: the reply waits in the append's completion, which runs on
+    // the audit writer's single thread once the record is durable (or could not be
+    // written). Everything costly — the record's fields, the reply's JSON — is built here on
+    // the worker, so the writer thread only sends.
+    struct Pending {
+      DecideResult result;
+      std::string reply_json;
+      std::string proposal_json;
+    };
+    auto pending = std::make_shared<Pending>();
+    pending->result = std::move(result);
+    const DecideResult& r = pending->result;
+    Decision recorded;
+    const Decision* decision = &r.decision;
+    if (!r.ok) {
+      // The input was not a proposal: recorded as the reject it is, with its error code.
+      recorded.decision_id = new_decision_id();
+      recorded.outcome = Outcome::Reject;
+      recorded.error_code = r.error.code.empty() ? err::kInternal : r.error.code;
+      recorded.reason = r.error.message;
+      auto policy = ctx->policy.get();
+      recorded.rules_digest = policy ? policy->digest() : "";
+      decision = &recorded;
+    }
+    audit::DecisionInput input;
+    input.proposal_json = proposal_json;
+    input.principal = std::move(principal);
+    input.groups = std::move(groups);
+    input.session = std::move(session);
+    input.time_us = time_us;
+    std::string fields = audit::decision_fields(input, *decision, ctx->masker);
+    if (r.ok) pending->reply_json = decision_reply(id, r.decision, explain);
+    pending->proposal_json = std::move(proposal_json);
+    ctx->audit->append(
+        "decision", time_us, std::move(fields),
+        [ctx, pending, answer](const audit::AppendResult& appended) {
+          if (appended.ok) {
+            answer(pending->result, std::move(pending->reply_json));
+            return;
+          }
+          // Never answered without a record: the decision fails closed.
+          DecideResult failed;
+          failed.ok = true;
+          Decision& d = failed.decision;
+          const DecideResult& r = pending->result;
+          d.decision_id = r.ok ? r.decision.decision_id : new_decision_id();
+          d.outcome = Outcome::Reject;
+          d.error_code = err::kAudit;
+          d.reason = "the audit log cannot be written: " + appended.error;
+          d.action_json = pending->proposal_json;
+          d.rules_digest = r.decision.rules_digest;
+          if (d.rules_digest.empty()) {
+            auto policy = ctx->policy.get();
+            d.rules_digest = policy ? policy->digest() : "";
+          }
+          answer(failed, {});
+        });
   };
   job.cancelled = [ctx, shared_later, closed, id = request.id_json] {
     if (closed->load()) {
@@ -258,6 +336,23 @@ std::string RequestHandler::status_fields() const {
          ",\"failed_closed\":" + n(s.failed_closed) + ",\"reloads\":" + n(s.reloads) +
          ",\"reload_failures\":" + n(s.reload_failures) + ",\"busy\":" + std::to_string(pool.busy) +
          ",\"abandoned\":" + std::to_string(pool.abandoned) + "}";
+  out += ",\"audit\":{\"enabled\":";
+  if (context_.audit) {
+    audit::WriterHealth h = context_.audit->health();
+    out += "true,\"ok\":";
+    out += h.ok ? "true" : "false";
+    out += ",\"error\":";
+    append_json_string(out, h.error);
+    out += ",\"path\":";
+    append_json_string(out, context_.config->audit_log);
+    out += ",\"last_seq\":" + std::to_string(h.last_seq);
+    out += ",\"records\":" + std::to_string(h.records);
+    out += ",\"failures\":" + std::to_string(h.failures);
+  } else {
+    out += "false,\"ok\":true,\"error\":\"\",\"path\":\"\",\"last_seq\":0,\"records\":0,"
+           "\"failures\":0";
+  }
+  out += '}';
   out += ",\"warnings\":[";
   auto warnings = config_warnings(*context_.config);
   for (std::size_t i = 0; i < warnings.size(); ++i) {

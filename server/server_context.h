@@ -19,6 +19,11 @@ namespace warden {
 class SessionMemory;
 }  // namespace warden
 
+namespace warden::audit {
+class Masker;
+class Writer;
+}  // namespace warden::audit
+
 namespace warden::server {
 
 class DeciderPool;
@@ -32,6 +37,10 @@ struct ServerContext {
   DeciderPool* pool = nullptr;
   Reloader* reloader = nullptr;
   SessionMemory* sessions = nullptr;  // session memory; null when [session] ttl_seconds = 0
+  // The audit log (thread-safe); null when audit.enabled is false. Every decision is
+  // appended before it is answered. masker: secrets masked in records; null: not masked.
+  audit::Writer* audit = nullptr;
+  const audit::Masker* masker = nullptr;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::atomic<bool> draining{false};  // shutting down: no new work is accepted
 

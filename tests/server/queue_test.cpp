@@ -37,7 +37,7 @@ struct Tracker {
     j.proposal_json = proposal;
     j.principal = principal;
     j.abandoned = std::move(abandoned);
-    j.done = [this, label](DecideResult&& r) {
+    j.done = [this, label](DecideResult&& r, std::int64_t) {
       std::lock_guard lock(mutex);
       done.push_back(label);
       results.push_back(std::move(r));
@@ -54,10 +54,10 @@ struct Tracker {
   // A job whose completion holds its worker: opens `started`, then waits for `release`.
   DecideJob blocker(Gate& started, Gate& release, const std::string& label = "blocker") {
     DecideJob j = job(label, label);
-    j.done = [inner = std::move(j.done), &started, &release](DecideResult&& r) {
+    j.done = [inner = std::move(j.done), &started, &release](DecideResult&& r, std::int64_t t) {
       started.open();
       release.wait();
-      inner(std::move(r));
+      inner(std::move(r), t);
     };
     return j;
   }

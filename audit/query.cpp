@@ -1,0 +1,190 @@
+#include "audit/query.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <charconv>
+
+#include "audit/chain.h"
+
+namespace warden::audit {
+
+namespace {
+
+bool digits(std::string_view s, std::size_t at, std::size_t n, int* out) {
+  if (at + n > s.size()) return false;
+  *out = 0;
+  for (std::size_t i = at; i < at + n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    *out = *out * 10 + (s[i] - '0');
+  }
+  return true;
+}
+
+// RFC 3339 (and a bare date) → µs since the epoch, through the log's own time format.
+bool parse_rfc3339(std::string_view text, std::int64_t* out) {
+  int y, mo, d, h = 0, mi = 0, s = 0;
+  if (!digits(text, 0, 4, &y) || text.size() < 10 || text[4] != '-' || !digits(text, 5, 2, &mo) || text[7] != '-' ||
+      !digits(text, 8, 2, &d))
+    return false;
+  std::size_t at = 10;
+  std::string fraction = "000000";
+  std::int64_t offset_s = 0;
+  if (text.size() > at) {
+    if (text[at] != 'T' && text[at] != 't' && text[at] != ' ') return false;
+    if (!digits(text, at + 1, 2, &h) || text.size() < at + 9 || text[at + 3] != ':' || !digits(text, at + 4, 2, &mi) ||
+        text[at + 6] != ':' || !digits(text, at + 7, 2, &s))
+      return false;
+    at += 9;
+    if (at < text.size() && text[at] == '.') {
+      std::size_t end = ++at;
+      while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+      if (end == at) return false;
+      std::string_view f = text.substr(at, std::min<std::size_t>(end - at, 6));
+      fraction.replace(0, f.size(), f);
+      at = end;
+    }
+    if (at >= text.size()) return false;  // a time needs its zone
+    if (text[at] == 'Z' || text[at] == 'z') {
+      ++at;
+    } else if (text[at] == '+' || text[at] == '-') {
+      int oh, om;
+      if (!digits(text, at + 1, 2, &oh) || text.size() < at + 6 || text[at + 3] != ':' || !digits(text, at + 4, 2, &om))
+        return false;
+      offset_s = (text[at] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
+      at += 6;
+    } else {
+      return false;
+    }
+    if (at != text.size()) return false;
+  }
+  char canonical[40];
+  std::snprintf(canonical, sizeof canonical, "%04d-%02d-%02dT%02d:%02d:%02d.%sZ", y, mo, d, h, mi, s,
+                fraction.c_str());
+  std::int64_t t = 0;
+  if (!parse_time(canonical, &t)) return false;
+  *out = t - offset_s * 1000000;
+  return true;
+}
+
+std::string member(const rapidjson::Value& obj, const char* name) {
+  if (!obj.IsObject()) return {};
+  auto it = obj.FindMember(name);
+  if (it == obj.MemberEnd()) return {};
+  if (it->value.IsString()) return std::string(it->value.GetString(), it->value.GetStringLength());
+  return {};
+}
+
+bool has_decision_filter(const QueryFilter& f) {
+  return f.outcome || !f.rule.empty() || !f.principal.empty() || !f.session.empty() || !f.target.empty();
+}
+
+}  // namespace
+
+bool parse_time_arg(std::string_view text, std::int64_t now_us, std::int64_t* out, std::string* error) {
+  if (text.size() >= 2) {
+    const char unit = text.back();
+    std::int64_t scale = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : unit == 'd' ? 86400
+                         : unit == 'w' ? 7 * 86400 : 0;
+    std::uint64_t n = 0;
+    std::string_view number = text.substr(0, text.size() - 1);
+    auto [p, ec] = std::from_chars(number.data(), number.data() + number.size(), n);
+    if (scale && ec == std::errc() && p == number.data() + number.size() && n <= 100000ull * 365) {
+      *out = now_us - static_cast<std::int64_t>(n) * scale * 1000000;
+      return true;
+    }
+  }
+  if (parse_rfc3339(text, out)) return true;
+  *error = "\"" + std::string(text) +
+           "\" is not a time: use RFC 3339 (2026-11-22T10:00:00Z, 2026-11-22) or a duration before now (90s, 30m, "
+           "24h, 7d, 2w)";
+  return false;
+}
+
+std::string proposal_summary(std::string_view proposal_json) {
+  rapidjson::Document doc;
+  doc.Parse(proposal_json.data(), proposal_json.size());
+  if (doc.HasParseError() || !doc.IsObject()) return std::string(proposal_json);
+  std::string head = member(doc, "target");
+  const std::string action = member(doc, "action");
+  if (!action.empty()) head += (head.empty() ? "" : " ") + action;
+  auto payload = doc.FindMember("payload");
+  if (payload != doc.MemberEnd() && payload->value.IsObject()) {
+    for (const char* key : {"command", "path", "url", "tool", "name", "text"}) {
+      std::string value = member(payload->value, key);
+      if (!value.empty()) return head + ": " + value;
+    }
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+    payload->value.Accept(w);
+    return head + ": " + std::string(buffer.GetString(), buffer.GetSize());
+  }
+  return head;
+}
+
+QueryStats run_query(const LogSet& set, const QueryFilter& filter, const std::function<void(const QueryRow&)>& row) {
+  QueryStats stats;
+  const bool any_kind = filter.kind == "all";
+  const bool decision_filter = has_decision_filter(filter);
+  set.for_each_line([&](const LogLine& line) {
+    ++stats.lines;
+    std::uint64_t seq = 0;
+    std::string_view kind;
+    if (!line.terminated || !peek_seq_kind(line.text, &seq, &kind)) {
+      ++stats.unreadable;
+      return true;
+    }
+    if (!any_kind && kind != filter.kind) return true;
+    if (filter.seq && seq != *filter.seq) return true;
+    if (decision_filter && kind != "decision") return true;
+    Head head;
+    std::string error;
+    std::int64_t time_us = 0;
+    if (!parse_head(line.text, &head, &error) || !parse_time(head.time, &time_us)) {
+      ++stats.unreadable;
+      return true;
+    }
+    if (filter.since_us && time_us < *filter.since_us) return true;
+    if (filter.until_us && time_us >= *filter.until_us) return true;
+    QueryRow r;
+    r.seq = seq;
+    r.time_us = time_us;
+    r.kind = std::string(kind);
+    r.line = line.text;
+    if (kind == "decision") {
+      DecisionRecord d;
+      if (!parse_decision(line.text, &d, &error)) {
+        ++stats.unreadable;
+        return true;
+      }
+      if (filter.outcome && d.outcome != *filter.outcome) return true;
+      if (!filter.principal.empty() && d.principal != filter.principal) return true;
+      if (!filter.session.empty() && d.session != filter.session) return true;
+      if (!filter.rule.empty()) {
+        bool fired = false;
+        for (const auto& f : d.rules) fired = fired || f.rule == filter.rule;
+        if (!fired) return true;
+      }
+      if (!filter.target.empty()) {
+        rapidjson::Document input;
+        input.Parse(d.proposal_json.data(), d.proposal_json.size());
+        if (member(input, "target") != filter.target) return true;
+      }
+      r.principal = d.principal;
+      r.session = d.session;
+      r.summary = proposal_summary(d.proposal_json);
+      r.outcome = std::string(outcome_name(d.outcome));
+      for (const auto& f : d.rules) r.rules.push_back((f.monitor ? "[monitor] " : "") + f.rule);
+      r.masked = d.masked;
+    } else {
+      r.summary = std::string(head.fields);
+    }
+    ++stats.matched;
+    row(r);
+    return !(filter.limit && stats.matched >= filter.limit);
+  });
+  return stats;
+}
+
+}  // namespace warden::audit
