@@ -25,16 +25,16 @@ bool digits(std::string_view s, std::size_t at, std::size_t n, int* out) {
 // RFC 3339 (and a bare date) → µs since the epoch, through the log's own time format.
 bool parse_rfc3339(std::string_view text, std::int64_t* out) {
   int y, mo, d, h = 0, mi = 0, s = 0;
-  if (!digits(text, 0, 4, &y) || text.size() < 10 || text[4] != '-' || !digits(text, 5, 2, &mo) || text[7] != '-' ||
-      !digits(text, 8, 2, &d))
+  if (!digits(text, 0, 4, &y) || text.size() < 10 || text[4] != '-' || !digits(text, 5, 2, &mo) ||
+      text[7] != '-' || !digits(text, 8, 2, &d))
     return false;
   std::size_t at = 10;
   std::string fraction = "000000";
   std::int64_t offset_s = 0;
   if (text.size() > at) {
     if (text[at] != 'T' && text[at] != 't' && text[at] != ' ') return false;
-    if (!digits(text, at + 1, 2, &h) || text.size() < at + 9 || text[at + 3] != ':' || !digits(text, at + 4, 2, &mi) ||
-        text[at + 6] != ':' || !digits(text, at + 7, 2, &s))
+    if (!digits(text, at + 1, 2, &h) || text.size() < at + 9 || text[at + 3] != ':' ||
+        !digits(text, at + 4, 2, &mi) || text[at + 6] != ':' || !digits(text, at + 7, 2, &s))
       return false;
     at += 9;
     if (at < text.size() && text[at] == '.') {
@@ -50,7 +50,8 @@ bool parse_rfc3339(std::string_view text, std::int64_t* out) {
       ++at;
     } else if (text[at] == '+' || text[at] == '-') {
       int oh, om;
-      if (!digits(text, at + 1, 2, &oh) || text.size() < at + 6 || text[at + 3] != ':' || !digits(text, at + 4, 2, &om))
+      if (!digits(text, at + 1, 2, &oh) || text.size() < at + 6 || text[at + 3] != ':' ||
+          !digits(text, at + 4, 2, &om))
         return false;
       offset_s = (text[at] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
       at += 6;
@@ -60,8 +61,8 @@ bool parse_rfc3339(std::string_view text, std::int64_t* out) {
     if (at != text.size()) return false;
   }
   char canonical[40];
-  std::snprintf(canonical, sizeof canonical, "%04d-%02d-%02dT%02d:%02d:%02d.%sZ", y, mo, d, h, mi, s,
-                fraction.c_str());
+  std::snprintf(canonical, sizeof canonical, "%04d-%02d-%02dT%02d:%02d:%02d.%sZ", y, mo, d, h, mi,
+                s, fraction.c_str());
   std::int64_t t = 0;
   if (!parse_time(canonical, &t)) return false;
   *out = t - offset_s * 1000000;
@@ -77,16 +78,22 @@ std::string member(const rapidjson::Value& obj, const char* name) {
 }
 
 bool has_decision_filter(const QueryFilter& f) {
-  return f.outcome || !f.rule.empty() || !f.principal.empty() || !f.session.empty() || !f.target.empty();
+  return f.outcome || !f.rule.empty() || !f.principal.empty() || !f.session.empty() ||
+         !f.target.empty();
 }
 
 }  // namespace
 
-bool parse_time_arg(std::string_view text, std::int64_t now_us, std::int64_t* out, std::string* error) {
+bool parse_time_arg(std::string_view text, std::int64_t now_us, std::int64_t* out,
+                    std::string* error) {
   if (text.size() >= 2) {
     const char unit = text.back();
-    std::int64_t scale = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : unit == 'd' ? 86400
-                         : unit == 'w' ? 7 * 86400 : 0;
+    std::int64_t scale = unit == 's'   ? 1
+                         : unit == 'm' ? 60
+                         : unit == 'h' ? 3600
+                         : unit == 'd' ? 86400
+                         : unit == 'w' ? 7 * 86400
+                                       : 0;
     std::uint64_t n = 0;
     std::string_view number = text.substr(0, text.size() - 1);
     auto [p, ec] = std::from_chars(number.data(), number.data() + number.size(), n);
@@ -97,7 +104,8 @@ bool parse_time_arg(std::string_view text, std::int64_t now_us, std::int64_t* ou
   }
   if (parse_rfc3339(text, out)) return true;
   *error = "\"" + std::string(text) +
-           "\" is not a time: use RFC 3339 (2026-11-22T10:00:00Z, 2026-11-22) or a duration before now (90s, 30m, "
+           "\" is not a time: use RFC 3339 (2026-11-22T10:00:00Z, 2026-11-22) or a duration before "
+           "now (90s, 30m, "
            "24h, 7d, 2w)";
   return false;
 }
@@ -123,7 +131,8 @@ std::string proposal_summary(std::string_view proposal_json) {
   return head;
 }
 
-QueryStats run_query(const LogSet& set, const QueryFilter& filter, const std::function<void(const QueryRow&)>& row) {
+QueryStats run_query(const LogSet& set, const QueryFilter& filter,
+                     const std::function<void(const QueryRow&)>& row) {
   QueryStats stats;
   const bool any_kind = filter.kind == "all";
   const bool decision_filter = has_decision_filter(filter);

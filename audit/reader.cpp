@@ -1,15 +1,12 @@
 #include "audit/reader.h"
 
-#include "audit/chain.h"
-
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -18,6 +15,8 @@
 #include <limits>
 #include <set>
 #include <system_error>
+
+#include "audit/chain.h"
 
 namespace warden::audit {
 namespace fs = std::filesystem;
@@ -52,7 +51,8 @@ std::vector<std::string> log_files(const std::string& live_path) {
   fs::path dir = live.parent_path();
   std::vector<std::string> rotated;
   std::error_code ec;
-  for (fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (is_rotated_name(name, stem, ext)) rotated.push_back((dir / name).string());
   }
@@ -98,7 +98,8 @@ bool peek_seq_kind(std::string_view line, std::uint64_t* seq, std::string_view* 
   return true;
 }
 
-LogSet::LogSet(LogSet&& other) noexcept : paths_(std::move(other.paths_)), maps_(std::move(other.maps_)) {
+LogSet::LogSet(LogSet&& other) noexcept
+    : paths_(std::move(other.paths_)), maps_(std::move(other.maps_)) {
   other.maps_.clear();
 }
 LogSet& LogSet::operator=(LogSet&& other) noexcept {
@@ -129,7 +130,8 @@ bool LogSet::open(const std::vector<std::string>& paths, LogSet* out, std::strin
     }
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      *error = "cannot read " + path + ": " + (S_ISREG(st.st_mode) ? std::strerror(errno) : "not a regular file");
+      *error = "cannot read " + path + ": " +
+               (S_ISREG(st.st_mode) ? std::strerror(errno) : "not a regular file");
       ::close(fd);
       return false;
     }
@@ -159,7 +161,8 @@ bool LogSet::open(const std::vector<std::string>& paths, LogSet* out, std::strin
     std::uint64_t seq = 0;
     if (peek_seq_kind(text.substr(0, text.find('\n')), &seq, &kind)) first[i] = seq;
   }
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return first[a] < first[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return first[a] < first[b]; });
   LogSet sorted;
   for (std::size_t i : order) {
     sorted.paths_.push_back(set.paths_[i]);
@@ -184,7 +187,8 @@ std::vector<LogLine> LogSet::lines() const {
 
 namespace {
 
-bool get_string(const rapidjson::Value& obj, const char* name, std::string* out, std::string* error) {
+bool get_string(const rapidjson::Value& obj, const char* name, std::string* out,
+                std::string* error) {
   auto it = obj.FindMember(name);
   if (it == obj.MemberEnd() || !it->value.IsString()) {
     *error = std::string("member \"") + name + "\" is missing or not a string";
@@ -196,8 +200,9 @@ bool get_string(const rapidjson::Value& obj, const char* name, std::string* out,
 
 std::string string_or_empty(const rapidjson::Value& obj, const char* name) {
   auto it = obj.FindMember(name);
-  return it != obj.MemberEnd() && it->value.IsString() ? std::string(it->value.GetString(), it->value.GetStringLength())
-                                                       : std::string();
+  return it != obj.MemberEnd() && it->value.IsString()
+             ? std::string(it->value.GetString(), it->value.GetStringLength())
+             : std::string();
 }
 
 bool bool_or_false(const rapidjson::Value& obj, const char* name) {
@@ -227,8 +232,9 @@ bool parse_decision(std::string_view line, DecisionRecord* out, std::string* err
   thread_local std::vector<char> value_space(1 << 16), stack_space(1 << 12);
   rapidjson::MemoryPoolAllocator<> values(value_space.data(), value_space.size());
   rapidjson::MemoryPoolAllocator<> stack(stack_space.data(), stack_space.size());
-  rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>, rapidjson::MemoryPoolAllocator<>> doc(
-      &values, 1024, &stack);
+  rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>,
+                             rapidjson::MemoryPoolAllocator<>>
+      doc(&values, 1024, &stack);
   doc.ParseInsitu<rapidjson::kParseStopWhenDoneFlag>(buffer.data());
   if (doc.HasParseError() || !doc.IsObject()) {
     *error = "not a JSON object";
@@ -253,9 +259,11 @@ bool parse_decision(std::string_view line, DecisionRecord* out, std::string* err
     *error = "member \"time\" is not a UTC time: \"" + time + "\"";
     return false;
   }
-  if (!get_string(doc, "daemon", &r.daemon, error) || !get_string(doc, "decision_id", &r.decision_id, error) ||
+  if (!get_string(doc, "daemon", &r.daemon, error) ||
+      !get_string(doc, "decision_id", &r.decision_id, error) ||
       !get_string(doc, "rules_digest", &r.rules_digest, error) ||
-      !get_string(doc, "principal", &r.principal, error) || !get_string(doc, "session", &r.session, error) ||
+      !get_string(doc, "principal", &r.principal, error) ||
+      !get_string(doc, "session", &r.session, error) ||
       !get_string(doc, "reason", &r.reason, error) || !parse_outcome_member(doc, &r.outcome, error))
     return false;
   r.error_code = string_or_empty(doc, "error_code");
@@ -309,7 +317,8 @@ bool parse_decision(std::string_view line, DecisionRecord* out, std::string* err
     }
   }
   auto elapsed = doc.FindMember("elapsed_us");
-  if (elapsed != doc.MemberEnd() && elapsed->value.IsInt64()) r.elapsed_us = elapsed->value.GetInt64();
+  if (elapsed != doc.MemberEnd() && elapsed->value.IsInt64())
+    r.elapsed_us = elapsed->value.GetInt64();
   auto masks = doc.FindMember("masks");
   r.masked = masks != doc.MemberEnd() && masks->value.IsArray() && !masks->value.Empty();
   *out = std::move(r);

@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <array>
-#include <memory>
 #include <atomic>
 #include <charconv>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -19,15 +19,24 @@ namespace warden::audit {
 
 std::string_view finding_kind_name(FindingKind kind) {
   switch (kind) {
-    case FindingKind::Edited: return "edited";
-    case FindingKind::Deleted: return "deleted";
-    case FindingKind::Reordered: return "reordered";
-    case FindingKind::Truncated: return "truncated";
-    case FindingKind::Torn: return "torn";
-    case FindingKind::BadSignature: return "bad-signature";
-    case FindingKind::MissingCheckpoint: return "missing-checkpoint";
-    case FindingKind::Malformed: return "malformed";
-    case FindingKind::Unreadable: return "unreadable";
+    case FindingKind::Edited:
+      return "edited";
+    case FindingKind::Deleted:
+      return "deleted";
+    case FindingKind::Reordered:
+      return "reordered";
+    case FindingKind::Truncated:
+      return "truncated";
+    case FindingKind::Torn:
+      return "torn";
+    case FindingKind::BadSignature:
+      return "bad-signature";
+    case FindingKind::MissingCheckpoint:
+      return "missing-checkpoint";
+    case FindingKind::Malformed:
+      return "malformed";
+    case FindingKind::Unreadable:
+      return "unreadable";
   }
   return "malformed";
 }
@@ -67,7 +76,8 @@ struct LineInfo {
 
 // Whether `next`'s prev is `before`'s hash, both records.
 bool links(const LineInfo& before, const LineInfo& next) {
-  return before.state == LineState::Record && next.state == LineState::Record && next.prev_hex() == before.hash_hex();
+  return before.state == LineState::Record && next.state == LineState::Record &&
+         next.prev_hex() == before.hash_hex();
 }
 
 Kind kind_of(std::string_view kind) {
@@ -82,7 +92,8 @@ Kind kind_of(std::string_view kind) {
 // must start the FIELDS or follow a ',' so text inside a string value never matches.
 std::string_view field_raw(std::string_view fields, std::string_view name) {
   std::string key = "\"" + std::string(name) + "\":";
-  for (std::size_t at = fields.find(key); at != std::string_view::npos; at = fields.find(key, at + 1)) {
+  for (std::size_t at = fields.find(key); at != std::string_view::npos;
+       at = fields.find(key, at + 1)) {
     if (at != 0 && fields[at - 1] != ',') continue;
     std::size_t v = at + key.size();
     if (v < fields.size() && fields[v] == '"') {
@@ -119,7 +130,8 @@ void inspect(std::string_view text, bool terminated, const VerifyKey* key, LineI
     info->error = std::make_unique<std::string>(std::move(error));
     // Name the seq when the line still begins with one.
     std::string_view rest = text.substr(0, 28);
-    if (rest.starts_with("{\"seq\":")) std::from_chars(rest.data() + 7, rest.data() + rest.size(), info->seq);
+    if (rest.starts_with("{\"seq\":"))
+      std::from_chars(rest.data() + 7, rest.data() + rest.size(), info->seq);
     return;
   }
   info->seq = head.seq;
@@ -150,7 +162,9 @@ class LineTable {
   std::size_t size() const { return total_; }
   const LineInfo& operator[](std::size_t i) const {
     if (i < starts[cached_] || i >= starts[cached_] + pieces[cached_].size())
-      cached_ = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), i) - starts.begin()) - 1;
+      cached_ = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), i) -
+                                         starts.begin()) -
+                1;
     return pieces[cached_][i - starts[cached_]];
   }
   void index() {
@@ -188,8 +202,10 @@ LineTable inspect_all(const LogSet& set, const VerifyOptions& options) {
   }
   LineTable table;
   table.pieces.resize(pieces.size());
-  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, pieces.size())));
+  unsigned threads =
+      options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(
+      std::max<std::size_t>(1, std::min<std::size_t>(threads, pieces.size())));
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t p; (p = next.fetch_add(1)) < pieces.size();) {
@@ -227,7 +243,8 @@ LineTable inspect_all(const LogSet& set, const VerifyOptions& options) {
 }
 
 std::string range_text(std::uint64_t from, std::uint64_t to) {
-  return from == to ? "seq " + std::to_string(from) : "seqs " + std::to_string(from) + ".." + std::to_string(to);
+  return from == to ? "seq " + std::to_string(from)
+                    : "seqs " + std::to_string(from) + ".." + std::to_string(to);
 }
 
 std::string base_name(const std::string& path) {
@@ -239,7 +256,8 @@ std::string base_name(const std::string& path) {
 // boundaries, checkpoints and their cadence.
 class Linker {
  public:
-  Linker(const LogSet& set, const LineTable& infos, const VerifyOptions& options, VerifyReport* report)
+  Linker(const LogSet& set, const LineTable& infos, const VerifyOptions& options,
+         VerifyReport* report)
       : set_(set), infos_(infos), options_(options), report_(report) {}
 
   void run() {
@@ -250,7 +268,8 @@ class Linker {
         case LineState::Torn:
           add(FindingKind::Torn, info.seq, i,
               "the line has no '\\n' (" + std::to_string(info.size) +
-                  " bytes of an interrupted write" + (info.seq ? ", seq " + std::to_string(info.seq) : "") + ")");
+                  " bytes of an interrupted write" +
+                  (info.seq ? ", seq " + std::to_string(info.seq) : "") + ")");
           break;
         case LineState::Malformed:
           add(FindingKind::Malformed, info.seq, i, "not an audit record: " + *info.error);
@@ -266,7 +285,8 @@ class Linker {
   }
 
  private:
-  void add(FindingKind kind, std::uint64_t seq, std::size_t file, std::uint64_t line, std::string message) {
+  void add(FindingKind kind, std::uint64_t seq, std::size_t file, std::uint64_t line,
+           std::string message) {
     ++report_->findings_total;
     if (report_->findings.size() < options_.max_findings)
       report_->findings.push_back({kind, seq, set_.files()[file], line, std::move(message)});
@@ -281,7 +301,8 @@ class Linker {
     if (boundary_) {
       // The file before must end with its rotation (or stop) checkpoint.
       const LineInfo& end = infos_[i - 1];
-      previous_file_checkpointed_ = end.state == LineState::Record && end.kind == Kind::Checkpoint &&
+      previous_file_checkpointed_ = end.state == LineState::Record &&
+                                    end.kind == Kind::Checkpoint &&
                                     (field_raw(end.fields(), "reason") == "rotate" ||
                                      field_raw(end.fields(), "reason") == "stop");
     }
@@ -292,7 +313,8 @@ class Linker {
     ++report_->records;
     if (!report_->first_seq) report_->first_seq = info.seq;
     if (!info.hash_ok) {
-      add(FindingKind::Edited, info.seq, i, "the record's bytes do not match its hash: it was changed after it was written");
+      add(FindingKind::Edited, info.seq, i,
+          "the record's bytes do not match its hash: it was changed after it was written");
       edited_.insert(info.seq);
     }
     bool adopt = true;
@@ -301,7 +323,8 @@ class Linker {
         // The older files are gone: the first record's prev is taken as given.
       } else if (info.seq != 1) {
         add(FindingKind::Deleted, 1, i,
-            "the log begins at seq " + std::to_string(info.seq) + ": " + range_text(1, info.seq - 1) +
+            "the log begins at seq " + std::to_string(info.seq) + ": " +
+                range_text(1, info.seq - 1) +
                 " are missing (--partial accepts a log whose older files were removed)");
       } else if (info.prev_hex() != kGenesis) {
         add(FindingKind::Edited, 1, i, "seq 1's prev is not the genesis value (64 zeros)");
@@ -315,10 +338,12 @@ class Linker {
     } else {
       const std::uint64_t expected = last_seq_ + 1;
       if (info.seq == expected) {
-        const bool linked = last_index_ + 1 == i ? info.links_previous : links(infos_[last_index_], info);
+        const bool linked =
+            last_index_ + 1 == i ? info.links_previous : links(infos_[last_index_], info);
         if (!linked && !edited_.count(last_seq_)) {
           add(FindingKind::Edited, last_seq_, last_index_,
-              "record " + std::to_string(last_seq_) + " was changed and its hash recomputed: the prev of seq " +
+              "record " + std::to_string(last_seq_) +
+                  " was changed and its hash recomputed: the prev of seq " +
                   std::to_string(info.seq) + " (" + set_.files()[infos_[i].file] + " line " +
                   std::to_string(infos_[i].line) + ") does not match it");
           edited_.insert(last_seq_);
@@ -336,7 +361,8 @@ class Linker {
     }
     if (boundary_ && !previous_file_checkpointed_ && (!have_last_ || info.seq == last_seq_ + 1)) {
       const std::size_t prev_file = infos_[i].file - 1;
-      add(FindingKind::MissingCheckpoint, last_seq_, prev_file, infos_[file_last_line_[prev_file]].line,
+      add(FindingKind::MissingCheckpoint, last_seq_, prev_file,
+          infos_[file_last_line_[prev_file]].line,
           base_name(set_.files()[prev_file]) + " does not end with a rotation checkpoint");
     }
     boundary_ = false;
@@ -362,10 +388,12 @@ class Linker {
   void gap(std::size_t i, std::uint64_t expected) {
     const LineInfo& info = infos_[i];
     for (std::size_t j = i + 1; j < infos_.size() && j <= i + 1024; ++j) {
-      if (infos_[j].state == LineState::Record && infos_[j].seq >= expected && infos_[j].seq < info.seq) {
+      if (infos_[j].state == LineState::Record && infos_[j].seq >= expected &&
+          infos_[j].seq < info.seq) {
         add(FindingKind::Reordered, info.seq, i,
-            "seq " + std::to_string(info.seq) + " comes before seq " + std::to_string(infos_[j].seq) + " (" +
-                set_.files()[infos_[j].file] + " line " + std::to_string(infos_[j].line) + ")");
+            "seq " + std::to_string(info.seq) + " comes before seq " +
+                std::to_string(infos_[j].seq) + " (" + set_.files()[infos_[j].file] + " line " +
+                std::to_string(infos_[j].line) + ")");
         reordered_.insert(info.seq);
         for (std::size_t k = i + 1; k <= j; ++k)
           if (infos_[k].seq < info.seq) reordered_.insert(infos_[k].seq);
@@ -377,8 +405,9 @@ class Linker {
     unsigned_count_ = 0;
     restart_cadence();
     if (!boundary_) {
-      add(FindingKind::Deleted, expected, i, missing + (expected == info.seq - 1 ? " is" : " are") +
-                                                 " missing before seq " + std::to_string(info.seq));
+      add(FindingKind::Deleted, expected, i,
+          missing + (expected == info.seq - 1 ? " is" : " are") + " missing before seq " +
+              std::to_string(info.seq));
       return;
     }
     const std::size_t prev_file = infos_[i].file - 1;
@@ -389,12 +418,14 @@ class Linker {
       add(FindingKind::Deleted, expected, i,
           missing + " are missing between " + prev_name + " and this file" +
               (info.kind == Kind::Rotate && !named.empty() && named != prev_name
-                   ? ": a whole rotated file is missing (this file's rotate record names " + named + ")"
+                   ? ": a whole rotated file is missing (this file's rotate record names " + named +
+                         ")"
                    : ""));
     } else {
       add(FindingKind::Truncated, expected, prev_file, prev_last_line + 1,
-          prev_name + " ends at seq " + std::to_string(last_seq_) + " (line " + std::to_string(prev_last_line) +
-              ") without its rotation checkpoint: its tail, " + missing + ", is missing");
+          prev_name + " ends at seq " + std::to_string(last_seq_) + " (line " +
+              std::to_string(prev_last_line) + ") without its rotation checkpoint: its tail, " +
+              missing + ", is missing");
     }
     boundary_ = false;  // reported as part of the gap
   }
@@ -412,7 +443,9 @@ class Linker {
     if (!field_uint(info.fields(), "last_seq", &last) || last + 1 != info.seq)
       add(FindingKind::Malformed, info.seq, i, "the checkpoint's last_seq is not seq - 1");
     switch (info.signature) {
-      case Signature::Valid: report_->signed_through = info.seq; break;
+      case Signature::Valid:
+        report_->signed_through = info.seq;
+        break;
       case Signature::Invalid:
         add(FindingKind::BadSignature, info.seq, i,
             "the checkpoint's signature does not verify: the records it covers (through seq " +
@@ -420,13 +453,14 @@ class Linker {
         break;
       case Signature::OtherKey:
         add(FindingKind::BadSignature, info.seq, i,
-            "the checkpoint is signed with key " + std::string(field_raw(info.fields(), "key_id")) + ", not " +
-                report_->key_id);
+            "the checkpoint is signed with key " + std::string(field_raw(info.fields(), "key_id")) +
+                ", not " + report_->key_id);
         break;
       case Signature::Missing:
         add(FindingKind::BadSignature, info.seq, i, "the checkpoint has no signature");
         break;
-      case Signature::NotChecked: break;
+      case Signature::NotChecked:
+        break;
     }
     bounds(info.fields());
     unsigned_count_ = 0;
@@ -450,23 +484,25 @@ class Linker {
     if (cadence_reported_) return;
     const std::string since = run_start_seq_ > last_checkpoint_seq_
                                   ? "the daemon's start at seq " + std::to_string(run_start_seq_)
-                              : last_checkpoint_seq_ ? "the checkpoint at seq " + std::to_string(last_checkpoint_seq_)
-                                                     : "the start of the log";
+                              : last_checkpoint_seq_
+                                  ? "the checkpoint at seq " + std::to_string(last_checkpoint_seq_)
+                                  : "the start of the log";
     if (every_records_ && run_count_ > every_records_ + kRecordSlack) {
       add(FindingKind::MissingCheckpoint, info.seq, i,
           std::to_string(run_count_) + " records since " +
-              (last_checkpoint_seq_ ? "the checkpoint at seq " + std::to_string(last_checkpoint_seq_)
-                                    : std::string("the start of the log")) +
-              " without a checkpoint (the log's bound: " +
-              std::to_string(every_records_) + ")");
+              (last_checkpoint_seq_
+                   ? "the checkpoint at seq " + std::to_string(last_checkpoint_seq_)
+                   : std::string("the start of the log")) +
+              " without a checkpoint (the log's bound: " + std::to_string(every_records_) + ")");
       cadence_reported_ = true;
       return;
     }
     const std::int64_t limit = 2 * static_cast<std::int64_t>(every_seconds_) * 1000000;
     if (every_seconds_ && info.time_us - run_first_time_ > limit && ++late_records_ >= 2) {
       add(FindingKind::MissingCheckpoint, info.seq, i,
-          "records for " + std::to_string((info.time_us - run_first_time_) / 1000000) + " s since " + since +
-              " without a checkpoint (the log's bound: every " + std::to_string(every_seconds_) + " s)");
+          "records for " + std::to_string((info.time_us - run_first_time_) / 1000000) +
+              " s since " + since + " without a checkpoint (the log's bound: every " +
+              std::to_string(every_seconds_) + " s)");
       cadence_reported_ = true;
     }
   }
@@ -491,8 +527,9 @@ class Linker {
     if (options_.require_signed_tail && unsigned_count_ > 0)
       add(FindingKind::MissingCheckpoint, first_unsigned_seq_, first_unsigned_index_,
           std::to_string(unsigned_count_) + " records after " +
-              (last_checkpoint_seq_ ? "the last checkpoint (seq " + std::to_string(last_checkpoint_seq_) + ")"
-                                    : std::string("the start of the log")) +
+              (last_checkpoint_seq_
+                   ? "the last checkpoint (seq " + std::to_string(last_checkpoint_seq_) + ")"
+                   : std::string("the start of the log")) +
               " are not signed");
   }
 
@@ -501,14 +538,16 @@ class Linker {
   const VerifyOptions& options_;
   VerifyReport* report_;
 
-  bool have_last_ = false, link_unknown_ = false, boundary_ = false, previous_file_checkpointed_ = false;
+  bool have_last_ = false, link_unknown_ = false, boundary_ = false,
+       previous_file_checkpointed_ = false;
   std::uint64_t last_seq_ = 0;
   std::size_t last_index_ = 0;
   std::vector<std::size_t> file_last_line_ = std::vector<std::size_t>(set_.files().size(), 0);
   std::set<std::uint64_t> edited_, reordered_;
 
   std::uint64_t every_records_ = 0, every_seconds_ = 0;
-  std::uint64_t unsigned_count_ = 0, late_records_ = 0, last_checkpoint_seq_ = 0, first_unsigned_seq_ = 0;
+  std::uint64_t unsigned_count_ = 0, late_records_ = 0, last_checkpoint_seq_ = 0,
+                first_unsigned_seq_ = 0;
   std::size_t first_unsigned_index_ = 0;
   std::uint64_t run_count_ = 0, run_start_seq_ = 0;
   std::int64_t run_first_time_ = 0;
@@ -530,12 +569,14 @@ VerifyReport verify_log(const LogSet& set, const VerifyOptions& options) {
   // one line late: put them in log order.
   std::vector<std::size_t> file_index;
   auto index_of = [&](const std::string& path) {
-    return static_cast<std::size_t>(std::find(set.files().begin(), set.files().end(), path) - set.files().begin());
+    return static_cast<std::size_t>(std::find(set.files().begin(), set.files().end(), path) -
+                                    set.files().begin());
   };
-  std::stable_sort(report.findings.begin(), report.findings.end(), [&](const Finding& a, const Finding& b) {
-    std::size_t fa = index_of(a.file), fb = index_of(b.file);
-    return fa != fb ? fa < fb : a.line < b.line;
-  });
+  std::stable_sort(report.findings.begin(), report.findings.end(),
+                   [&](const Finding& a, const Finding& b) {
+                     std::size_t fa = index_of(a.file), fb = index_of(b.file);
+                     return fa != fb ? fa < fb : a.line < b.line;
+                   });
   report.ok = report.findings_total == 0;
   return report;
 }
@@ -580,10 +621,14 @@ std::string report_to_json(const VerifyReport& r) {
   w.StartObject();
   w.Key("ok");
   w.Bool(r.ok);
-  const std::pair<const char*, std::uint64_t> counts[] = {
-      {"files", r.files},         {"bytes", r.bytes},         {"records", r.records},
-      {"checkpoints", r.checkpoints}, {"first_seq", r.first_seq}, {"last_seq", r.last_seq},
-      {"signed_through", r.signed_through}, {"unsigned_tail", r.unsigned_tail}};
+  const std::pair<const char*, std::uint64_t> counts[] = {{"files", r.files},
+                                                          {"bytes", r.bytes},
+                                                          {"records", r.records},
+                                                          {"checkpoints", r.checkpoints},
+                                                          {"first_seq", r.first_seq},
+                                                          {"last_seq", r.last_seq},
+                                                          {"signed_through", r.signed_through},
+                                                          {"unsigned_tail", r.unsigned_tail}};
   for (const auto& [name, value] : counts) {
     w.Key(name);
     w.Uint64(value);

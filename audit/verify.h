@@ -16,12 +16,12 @@
 namespace warden::audit {
 
 enum class FindingKind {
-  Edited,             // a record's bytes no longer match its hash, or the next record's prev
-  Deleted,            // seqs are missing (named in the message)
-  Reordered,          // seq not increasing
-  Truncated,          // a file that is not the last lost its tail (no rotation checkpoint at its end)
-  Torn,               // a last line without '\n' (an interrupted write)
-  BadSignature,       // a checkpoint's signature is invalid or made with another key
+  Edited,        // a record's bytes no longer match its hash, or the next record's prev
+  Deleted,       // seqs are missing (named in the message)
+  Reordered,     // seq not increasing
+  Truncated,     // a file that is not the last lost its tail (no rotation checkpoint at its end)
+  Torn,          // a last line without '\n' (an interrupted write)
+  BadSignature,  // a checkpoint's signature is invalid or made with another key
   MissingCheckpoint,  // more records or more time between checkpoints than the log's own bounds
   Malformed,          // a line that is not a record of the v1 format
   Unreadable,         // a file that cannot be opened or read
@@ -47,9 +47,9 @@ struct VerifyOptions {
 };
 
 struct VerifyReport {
-  bool ok = false;                  // everything verifies
-  std::vector<Finding> findings;    // in log order, at most max_findings
-  std::uint64_t findings_total = 0; // all findings, including those not kept
+  bool ok = false;                   // everything verifies
+  std::vector<Finding> findings;     // in log order, at most max_findings
+  std::uint64_t findings_total = 0;  // all findings, including those not kept
   std::uint64_t files = 0, bytes = 0, records = 0, checkpoints = 0;
   std::uint64_t first_seq = 0, last_seq = 0;
   std::uint64_t signed_through = 0;  // the seq of the last checkpoint whose signature verified

@@ -76,60 +76,78 @@ struct VerifyArgs {
   std::size_t max_findings = 100;
 };
 
-void print_verify_text(const audit::VerifyReport& r, const std::vector<std::string>& files, double seconds) {
-  std::printf("%s: %s, %s, seq %llu..%llu, %s (%.2f s, %s records/s)\n",
-              printable(base_name(files.empty() ? std::string() : files.back())).c_str(),
-              plural(r.files, "file", "files").c_str(), plural(r.records, "record", "records").c_str(),
-              static_cast<unsigned long long>(r.first_seq), static_cast<unsigned long long>(r.last_seq),
-              plural(r.checkpoints, "checkpoint", "checkpoints").c_str(), seconds,
-              thousands(seconds > 0 ? static_cast<std::uint64_t>(r.records / seconds) : r.records).c_str());
+void print_verify_text(const audit::VerifyReport& r, const std::vector<std::string>& files,
+                       double seconds) {
+  std::printf(
+      "%s: %s, %s, seq %llu..%llu, %s (%.2f s, %s records/s)\n",
+      printable(base_name(files.empty() ? std::string() : files.back())).c_str(),
+      plural(r.files, "file", "files").c_str(), plural(r.records, "record", "records").c_str(),
+      static_cast<unsigned long long>(r.first_seq), static_cast<unsigned long long>(r.last_seq),
+      plural(r.checkpoints, "checkpoint", "checkpoints").c_str(), seconds,
+      thousands(seconds > 0 ? static_cast<std::uint64_t>(r.records / seconds) : r.records).c_str());
   if (r.files > 1)
     for (const auto& f : files) std::printf("  %s\n", printable(f).c_str());
   if (r.chain_only) {
-    std::printf("signatures: not checked (--chain-only): a log rewritten whole, hashes recomputed, would pass\n");
+    std::printf(
+        "signatures: not checked (--chain-only): a log rewritten whole, hashes recomputed, would "
+        "pass\n");
   } else {
     std::printf("signatures: checked with %s; signed through seq %llu\n", r.key_id.c_str(),
                 static_cast<unsigned long long>(r.signed_through));
   }
   if (r.unsigned_tail)
-    std::printf("unsigned tail: %s after the last checkpoint (signed at the next checkpoint, rotation or stop)\n",
-                plural(r.unsigned_tail, "record", "records").c_str());
+    std::printf(
+        "unsigned tail: %s after the last checkpoint (signed at the next checkpoint, rotation or "
+        "stop)\n",
+        plural(r.unsigned_tail, "record", "records").c_str());
   if (r.ok) {
     std::printf("OK: the log verifies\n");
     return;
   }
   std::printf("FAILED: %s\n", plural(r.findings_total, "problem", "problems").c_str());
   for (const auto& f : r.findings) {
-    std::printf("  %-18s seq %-8llu %s:%llu  %s\n", std::string(audit::finding_kind_name(f.kind)).c_str(),
+    std::printf("  %-18s seq %-8llu %s:%llu  %s\n",
+                std::string(audit::finding_kind_name(f.kind)).c_str(),
                 static_cast<unsigned long long>(f.seq), printable(f.file).c_str(),
                 static_cast<unsigned long long>(f.line), printable(f.message).c_str());
   }
   if (r.findings_total > r.findings.size())
-    std::printf("  … and %s more (--max-findings)\n", thousands(r.findings_total - r.findings.size()).c_str());
+    std::printf("  … and %s more (--max-findings)\n",
+                thousands(r.findings_total - r.findings.size()).c_str());
 }
 
 void register_verify(CLI::App* audit, int* exit_code) {
   auto a = std::make_shared<VerifyArgs>();
-  auto* cmd = audit->add_subcommand(
-      "verify",
-      "Check the hash chain across rotated files and the checkpoint signatures; exit 0 only if everything verifies");
-  cmd->add_option("LOG", a->logs, "The live log file (its rotated siblings are included) or log files")->required();
-  cmd->add_option("--key", a->key, "Public key (PEM) that verifies the checkpoints (warden audit keygen)");
-  cmd->add_flag("--chain-only", a->chain_only, "Check the hash chain only, without a key (a rewrite of the whole log passes)");
-  cmd->add_flag("--require-signed-tail", a->require_signed_tail,
-                "Fail when records follow the last checkpoint (a log after a graceful stop has none)");
+  auto* cmd = audit->add_subcommand("verify",
+                                    "Check the hash chain across rotated files and the checkpoint "
+                                    "signatures; exit 0 only if everything verifies");
+  cmd->add_option("LOG", a->logs,
+                  "The live log file (its rotated siblings are included) or log files")
+      ->required();
+  cmd->add_option("--key", a->key,
+                  "Public key (PEM) that verifies the checkpoints (warden audit keygen)");
+  cmd->add_flag("--chain-only", a->chain_only,
+                "Check the hash chain only, without a key (a rewrite of the whole log passes)");
+  cmd->add_flag(
+      "--require-signed-tail", a->require_signed_tail,
+      "Fail when records follow the last checkpoint (a log after a graceful stop has none)");
   cmd->add_flag("--partial", a->partial,
-                "The log may begin after seq 1 (its older files were archived or removed); the first record's "
+                "The log may begin after seq 1 (its older files were archived or removed); the "
+                "first record's "
                 "prev is taken as given");
-  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
-  cmd->add_option("--threads", a->threads, "Hashing threads (0: one per core)")->capture_default_str();
+  cmd->add_option("--format", a->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--threads", a->threads, "Hashing threads (0: one per core)")
+      ->capture_default_str();
   cmd->add_option("--max-findings", a->max_findings, "Problems listed (all are counted)")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   cmd->callback([a, exit_code] {
     if (a->key.empty() == !a->chain_only) {
       std::fprintf(stderr,
-                   "warden audit verify: give --key PUBLIC_KEY (checks the chain and the checkpoint signatures) or "
+                   "warden audit verify: give --key PUBLIC_KEY (checks the chain and the "
+                   "checkpoint signatures) or "
                    "--chain-only (the chain alone, which a rewrite of the whole log passes)%s\n",
                    a->chain_only ? ", not both" : "");
       *exit_code = kExitUsage;
@@ -140,8 +158,8 @@ void register_verify(CLI::App* audit, int* exit_code) {
       std::string error;
       key = audit::VerifyKey::load(a->key, &error);
       if (!key) {
-        std::fprintf(stderr, "warden audit verify: cannot load the key %s: %s\n", printable(a->key).c_str(),
-                     printable(error).c_str());
+        std::fprintf(stderr, "warden audit verify: cannot load the key %s: %s\n",
+                     printable(a->key).c_str(), printable(error).c_str());
         *exit_code = kExitUsage;
         return;
       }
@@ -155,12 +173,15 @@ void register_verify(CLI::App* audit, int* exit_code) {
     const std::vector<std::string> files = audit::expand_log_paths(a->logs);
     const auto started = std::chrono::steady_clock::now();
     audit::VerifyReport report = audit::verify_paths(a->logs, options);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    const bool unreadable = report.first_bad() && report.first_bad()->kind == audit::FindingKind::Unreadable;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const bool unreadable =
+        report.first_bad() && report.first_bad()->kind == audit::FindingKind::Unreadable;
     if (a->format == "json") {
       std::printf("%s\n", json_for_terminal(audit::report_to_json(report)).c_str());
     } else if (unreadable) {
-      std::fprintf(stderr, "warden audit verify: %s\n", printable(report.first_bad()->message).c_str());
+      std::fprintf(stderr, "warden audit verify: %s\n",
+                   printable(report.first_bad()->message).c_str());
     } else {
       print_verify_text(report, files, seconds);
     }
@@ -193,7 +214,8 @@ void print_full_record(const audit::QueryRow& row, bool json) {
   rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
   w.SetIndent(' ', 2);
   doc.Accept(w);
-  std::printf("%s\n", json_for_terminal(std::string_view(buffer.GetString(), buffer.GetSize())).c_str());
+  std::printf("%s\n",
+              json_for_terminal(std::string_view(buffer.GetString(), buffer.GetSize())).c_str());
 }
 
 void run_query_command(const QueryArgs& a, bool show, int* exit_code) {
@@ -210,7 +232,8 @@ void run_query_command(const QueryArgs& a, bool show, int* exit_code) {
                                std::chrono::system_clock::now().time_since_epoch())
                                .count();
   std::string error;
-  for (auto [text, into] : {std::pair{&a.since, &filter.since_us}, std::pair{&a.until, &filter.until_us}}) {
+  for (auto [text, into] :
+       {std::pair{&a.since, &filter.since_us}, std::pair{&a.until, &filter.until_us}}) {
     if (text->empty()) continue;
     std::int64_t t = 0;
     if (!audit::parse_time_arg(*text, now, &t, &error)) {
@@ -232,8 +255,8 @@ void run_query_command(const QueryArgs& a, bool show, int* exit_code) {
   const bool terminal = ::isatty(STDOUT_FILENO);
   const bool full = show && filter.seq;
   if (!json && !full)
-    std::printf("%-19s  %8s  %-16s  %-12s  %-50s  %-17s  %s\n", "TIME (UTC)", "SEQ", "PRINCIPAL", "SESSION", "ACTION",
-                "OUTCOME", "RULES");
+    std::printf("%-19s  %8s  %-16s  %-12s  %-50s  %-17s  %s\n", "TIME (UTC)", "SEQ", "PRINCIPAL",
+                "SESSION", "ACTION", "OUTCOME", "RULES");
   audit::QueryStats stats = audit::run_query(set, filter, [&](const audit::QueryRow& row) {
     if (full) {
       print_full_record(row, json);
@@ -252,18 +275,22 @@ void run_query_command(const QueryArgs& a, bool show, int* exit_code) {
       std::string rules;
       for (const auto& r : row.rules) rules += (rules.empty() ? "" : ",") + r;
       std::string action = row.kind == "decision" ? row.summary : row.kind + ": " + row.summary;
-      std::printf("%s  %8llu  %s  %s  %s  %-17s  %s\n", time.c_str(), static_cast<unsigned long long>(row.seq),
-                  cell(printable(row.principal), 16).c_str(), cell(printable(row.session), 12).c_str(),
-                  cell(printable(action), 50).c_str(), row.outcome.c_str(),
-                  cell(printable(rules), 60, false).c_str());
+      std::printf("%s  %8llu  %s  %s  %s  %-17s  %s\n", time.c_str(),
+                  static_cast<unsigned long long>(row.seq),
+                  cell(printable(row.principal), 16).c_str(),
+                  cell(printable(row.session), 12).c_str(), cell(printable(action), 50).c_str(),
+                  row.outcome.c_str(), cell(printable(rules), 60, false).c_str());
     }
   });
   if (!json && !full)
     std::printf("%s of %s read, %s\n", plural(stats.matched, "record", "records").c_str(),
-                plural(stats.lines, "line", "lines").c_str(), plural(set.files().size(), "file", "files").c_str());
+                plural(stats.lines, "line", "lines").c_str(),
+                plural(set.files().size(), "file", "files").c_str());
   if (stats.unreadable)
-    std::fprintf(stderr, "%s: %s could not be read as records (torn or malformed: run warden audit verify)\n", name,
-                 plural(stats.unreadable, "line", "lines").c_str());
+    std::fprintf(
+        stderr,
+        "%s: %s could not be read as records (torn or malformed: run warden audit verify)\n", name,
+        plural(stats.unreadable, "line", "lines").c_str());
   if (full && stats.matched == 0) {
     std::fprintf(stderr, "%s: no record with seq %lld\n", name, a.seq);
     *exit_code = kExitRejected;
@@ -278,8 +305,11 @@ void register_query(CLI::App* audit, int* exit_code, bool show) {
       show ? "show" : "query",
       show ? "Print the log's records (every kind), or one record in full with --seq"
            : "Print the decisions that match filters, as a table or JSON lines");
-  cmd->add_option("LOG", a->logs, "The live log file (its rotated siblings are included) or log files")->required();
-  cmd->add_option("--since", a->since, "From this time: RFC 3339 or a duration before now (24h, 7d)");
+  cmd->add_option("LOG", a->logs,
+                  "The live log file (its rotated siblings are included) or log files")
+      ->required();
+  cmd->add_option("--since", a->since,
+                  "From this time: RFC 3339 or a duration before now (24h, 7d)");
   cmd->add_option("--until", a->until, "Before this time: RFC 3339 or a duration before now");
   cmd->add_option("--outcome", a->outcome, "Only decisions with this outcome")
       ->check(CLI::IsMember({"approve", "reject", "approval-required"}));
@@ -287,11 +317,15 @@ void register_query(CLI::App* audit, int* exit_code, bool show) {
   cmd->add_option("--principal", a->principal, "Only decisions for this authenticated principal");
   cmd->add_option("--session", a->session, "Only decisions of this session");
   cmd->add_option("--target", a->target, "Only proposals with this target (shell, file, http, …)");
-  cmd->add_option("--kind", a->kind,
-                  std::string("Record kind (decision, start, reload, checkpoint, rotate, stop) or all; default ") +
-                      (show ? "all" : "decision"));
+  cmd->add_option(
+      "--kind", a->kind,
+      std::string(
+          "Record kind (decision, start, reload, checkpoint, rotate, stop) or all; default ") +
+          (show ? "all" : "decision"));
   cmd->add_option("--limit", a->limit, "At most this many records (0: all)");
-  if (show) cmd->add_option("--seq", a->seq, "Print the record with this seq in full")->check(CLI::PositiveNumber);
+  if (show)
+    cmd->add_option("--seq", a->seq, "Print the record with this seq in full")
+        ->check(CLI::PositiveNumber);
   cmd->add_option("--format", a->format, "Output format: a table, or the records as JSON lines")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
@@ -303,9 +337,12 @@ void register_query(CLI::App* audit, int* exit_code, bool show) {
 void register_keygen(CLI::App* audit, int* exit_code) {
   auto out = std::make_shared<std::string>();
   auto pub = std::make_shared<std::string>();
-  auto* cmd = audit->add_subcommand("keygen", "Create the Ed25519 key that signs the log's checkpoints");
-  cmd->add_option("--out", *out, "Private key file to create (PEM, mode 0600; never overwritten)")->required();
-  cmd->add_option("--pub", *pub, "Public key file to create (default: the private key's path + .pub)");
+  auto* cmd =
+      audit->add_subcommand("keygen", "Create the Ed25519 key that signs the log's checkpoints");
+  cmd->add_option("--out", *out, "Private key file to create (PEM, mode 0600; never overwritten)")
+      ->required();
+  cmd->add_option("--pub", *pub,
+                  "Public key file to create (default: the private key's path + .pub)");
   cmd->callback([out, pub, exit_code] {
     const std::string public_path = pub->empty() ? *out + ".pub" : *pub;
     std::string error;
@@ -316,19 +353,23 @@ void register_keygen(CLI::App* audit, int* exit_code) {
     }
     auto key = audit::VerifyKey::load(public_path, &error);
     if (!key) {
-      std::fprintf(stderr, "warden audit keygen: cannot read back %s: %s\n", printable(public_path).c_str(),
-                   printable(error).c_str());
+      std::fprintf(stderr, "warden audit keygen: cannot read back %s: %s\n",
+                   printable(public_path).c_str(), printable(error).c_str());
       *exit_code = kExitInternal;
       return;
     }
     std::printf("key id:      %s\n", key->key_id().c_str());
     std::printf("private key: %s (mode 0600)\n", printable(*out).c_str());
-    std::printf("  the daemon signs checkpoints with it: set audit.signing_key in warden.toml; only the daemon's\n"
-                "  user may read it\n");
+    std::printf(
+        "  the daemon signs checkpoints with it: set audit.signing_key in warden.toml; only the "
+        "daemon's\n"
+        "  user may read it\n");
     std::printf("public key:  %s\n", printable(public_path).c_str());
-    std::printf("  give it to the auditors and keep a copy OFF this host: whoever can change the public key an\n"
-                "  auditor uses can forge the log. Verify with: warden audit verify LOG --key %s\n",
-                printable(public_path).c_str());
+    std::printf(
+        "  give it to the auditors and keep a copy OFF this host: whoever can change the public "
+        "key an\n"
+        "  auditor uses can forge the log. Verify with: warden audit verify LOG --key %s\n",
+        printable(public_path).c_str());
     *exit_code = kExitOk;
   });
 }
@@ -336,7 +377,8 @@ void register_keygen(CLI::App* audit, int* exit_code) {
 }  // namespace
 
 void register_audit_commands(CLI::App& app, int* exit_code) {
-  auto* audit = app.add_subcommand("audit", "The audit log: verify it, show and query it, create its signing key");
+  auto* audit = app.add_subcommand(
+      "audit", "The audit log: verify it, show and query it, create its signing key");
   audit->require_subcommand(1);
   register_verify(audit, exit_code);
   register_query(audit, exit_code, false);

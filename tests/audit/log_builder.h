@@ -57,7 +57,8 @@ class TestKey {
     unsigned char sig[64];
     std::size_t n = sizeof sig;
     if (EVP_DigestSignInit(md, nullptr, nullptr, nullptr, key_) <= 0 ||
-        EVP_DigestSign(md, sig, &n, reinterpret_cast<const unsigned char*>(message.data()), message.size()) <= 0)
+        EVP_DigestSign(md, sig, &n, reinterpret_cast<const unsigned char*>(message.data()),
+                       message.size()) <= 0)
       throw std::runtime_error("Ed25519 sign failed");
     EVP_MD_CTX_free(md);
     return hex(sig, n);
@@ -86,12 +87,13 @@ inline std::string format_us(std::int64_t us) {
   std::int64_t era = days / 146097, doe = days - era * 146097;
   std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
   std::int64_t y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  std::int64_t mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1, m = mp + (mp < 10 ? 3 : -9);
+  std::int64_t mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1,
+               m = mp + (mp < 10 ? 3 : -9);
   y += m <= 2;
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%06lldZ", (long long)y, (long long)m,
-                (long long)d, (long long)(rem / 3600), (long long)(rem / 60 % 60), (long long)(rem % 60),
-                (long long)frac);
+  std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%06lldZ", (long long)y,
+                (long long)m, (long long)d, (long long)(rem / 3600), (long long)(rem / 60 % 60),
+                (long long)(rem % 60), (long long)frac);
   return buf;
 }
 
@@ -108,7 +110,8 @@ struct DecisionSpec {
 // Appends records to an in-memory list of lines, chained; checkpoint() signs with `key`.
 class LogBuilder {
  public:
-  explicit LogBuilder(const TestKey& key, std::uint64_t every_records = 1000, std::int64_t every_seconds = 60)
+  explicit LogBuilder(const TestKey& key, std::uint64_t every_records = 1000,
+                      std::int64_t every_seconds = 60)
       : key_(key), every_records_(every_records), every_seconds_(every_seconds) {}
 
   std::int64_t time_us = 1795400000000000;  // 2026-11-22T…
@@ -118,8 +121,9 @@ class LogBuilder {
   std::string record(const std::string& kind, const std::string& fields) {
     ++seq_;
     time_us += step_us;
-    std::string sealed = "{\"seq\":" + std::to_string(seq_) + ",\"prev\":\"" + prev_ + "\",\"kind\":\"" + kind +
-                         "\",\"time\":\"" + format_us(time_us) + "\",\"daemon\":\"" + daemon + "\"";
+    std::string sealed = "{\"seq\":" + std::to_string(seq_) + ",\"prev\":\"" + prev_ +
+                         "\",\"kind\":\"" + kind + "\",\"time\":\"" + format_us(time_us) +
+                         "\",\"daemon\":\"" + daemon + "\"";
     if (!fields.empty()) sealed += "," + fields;
     prev_ = sha256(sealed);
     lines.push_back(sealed + ",\"hash\":\"" + prev_ + "\"}\n");
@@ -127,28 +131,35 @@ class LogBuilder {
   }
 
   void start() {
-    record("start", "\"version\":\"0.1.0\",\"pid\":42,\"rules_digest\":\"sha256:aa\",\"workspace_root\":\"/w\","
-                    "\"home\":\"/h\",\"default_outcome\":\"reject\",\"key_id\":\"" +
-                        key_.id() + "\",\"every_records\":" + std::to_string(every_records_) +
-                        ",\"every_seconds\":" + std::to_string(every_seconds_));
+    record(
+        "start",
+        "\"version\":\"0.1.0\",\"pid\":42,\"rules_digest\":\"sha256:aa\",\"workspace_root\":\"/w\","
+        "\"home\":\"/h\",\"default_outcome\":\"reject\",\"key_id\":\"" +
+            key_.id() + "\",\"every_records\":" + std::to_string(every_records_) +
+            ",\"every_seconds\":" + std::to_string(every_seconds_));
   }
 
   void decision(const DecisionSpec& d = {}) {
-    std::string payload = d.target == "shell" ? "{\"command\":\"" + d.command + "\"}"
+    std::string payload = d.target == "shell"  ? "{\"command\":\"" + d.command + "\"}"
                           : d.target == "http" ? "{\"url\":\"" + d.command + "\"}"
                                                : "{\"path\":\"" + d.command + "\"}";
     std::string action = d.target == "shell" ? "run" : d.target == "http" ? "get" : "write";
     std::string fields =
-        "\"decision_id\":\"d" + std::to_string(seq_ + 1) + "\",\"rules_digest\":\"sha256:aa\",\"principal\":\"" +
-        d.principal + "\",\"groups\":[\"dev\"],\"session\":\"" + d.session + "\",\"input\":{\"target\":\"" +
-        d.target + "\",\"action\":\"" + action + "\",\"payload\":" + payload + "},\"outcome\":\"" + d.outcome +
-        "\",\"reason\":\"because " + d.rule + "\",\"defaulted\":false,\"error_code\":\"\",\"rules\":[{\"rule\":\"" +
-        d.rule + "\",\"outcome\":\"" + d.outcome + "\",\"reason\":\"because " + d.rule +
-        "\",\"mode\":\"enforce\"}],\"rewrites\":[],\"effects\":[{\"kind\":\"exec\",\"object\":\"program\","
-        "\"target\":\"ls\",\"program\":\"ls\",\"class\":\"none\",\"in_workspace\":false,\"subcommand\":\"\","
+        "\"decision_id\":\"d" + std::to_string(seq_ + 1) +
+        "\",\"rules_digest\":\"sha256:aa\",\"principal\":\"" + d.principal +
+        "\",\"groups\":[\"dev\"],\"session\":\"" + d.session + "\",\"input\":{\"target\":\"" +
+        d.target + "\",\"action\":\"" + action + "\",\"payload\":" + payload + "},\"outcome\":\"" +
+        d.outcome + "\",\"reason\":\"because " + d.rule +
+        "\",\"defaulted\":false,\"error_code\":\"\",\"rules\":[{\"rule\":\"" + d.rule +
+        "\",\"outcome\":\"" + d.outcome + "\",\"reason\":\"because " + d.rule +
+        "\",\"mode\":\"enforce\"}],\"rewrites\":[],\"effects\":[{\"kind\":\"exec\",\"object\":"
+        "\"program\","
+        "\"target\":\"ls\",\"program\":\"ls\",\"class\":\"none\",\"in_workspace\":false,"
+        "\"subcommand\":\"\","
         "\"via\":\"argv\",\"dynamic\":false}],\"elapsed_us\":12,\"masks\":[" +
         (d.mask_field.empty() ? std::string()
-                              : "{\"field\":\"" + d.mask_field + "\",\"offset\":0,\"length\":4,\"kind\":\"github-token\"}") +
+                              : "{\"field\":\"" + d.mask_field +
+                                    "\",\"offset\":0,\"length\":4,\"kind\":\"github-token\"}") +
         "]";
     record("decision", fields);
   }
@@ -156,12 +167,13 @@ class LogBuilder {
   void checkpoint(const std::string& reason = "interval") {
     ++seq_;
     time_us += step_us;
-    std::string sealed = "{\"seq\":" + std::to_string(seq_) + ",\"prev\":\"" + prev_ +
-                         "\",\"kind\":\"checkpoint\",\"time\":\"" + format_us(time_us) + "\",\"daemon\":\"" + daemon +
-                         "\",\"key_id\":\"" + key_.id() + "\",\"first_seq\":" + std::to_string(first_seq_) +
-                         ",\"last_seq\":" + std::to_string(seq_ - 1) +
-                         ",\"every_records\":" + std::to_string(every_records_) +
-                         ",\"every_seconds\":" + std::to_string(every_seconds_) + ",\"reason\":\"" + reason + "\"";
+    std::string sealed =
+        "{\"seq\":" + std::to_string(seq_) + ",\"prev\":\"" + prev_ +
+        "\",\"kind\":\"checkpoint\",\"time\":\"" + format_us(time_us) + "\",\"daemon\":\"" +
+        daemon + "\",\"key_id\":\"" + key_.id() + "\",\"first_seq\":" + std::to_string(first_seq_) +
+        ",\"last_seq\":" + std::to_string(seq_ - 1) +
+        ",\"every_records\":" + std::to_string(every_records_) +
+        ",\"every_seconds\":" + std::to_string(every_seconds_) + ",\"reason\":\"" + reason + "\"";
     sealed += ",\"sig\":\"" + key_.sign_hex(sealed) + "\"";
     prev_ = sha256(sealed);
     lines.push_back(sealed + ",\"hash\":\"" + prev_ + "\"}\n");

@@ -25,13 +25,16 @@ struct QueryLog {
 
   QueryLog() {
     b.step_us = 3600LL * 1000000;  // one record an hour
-    b.start();                                                                      // 1
+    b.start();                     // 1
     b.decision({"agent-x", "s1", "shell", "ls -la", "approve", "shell-safe", ""});  // 2
-    b.decision({"agent-x", "s1", "shell", "rm -rf build", "approval-required", "shell-rm", ""});  // 3
-    b.decision({"agent-y", "s2", "file", "/etc/passwd", "reject", "file-system", ""});             // 4
-    b.checkpoint();                                                                                 // 5
-    b.decision({"agent-x", "s3", "http", "https://example.com/x", "approval-required", "net-new-host", ""});  // 6
-    b.decision({"agent-x", "s3", "shell", "git push", "approve", "shell-rm", "/input/payload/command"});  // 7
+    b.decision(
+        {"agent-x", "s1", "shell", "rm -rf build", "approval-required", "shell-rm", ""});  // 3
+    b.decision({"agent-y", "s2", "file", "/etc/passwd", "reject", "file-system", ""});     // 4
+    b.checkpoint();                                                                        // 5
+    b.decision({"agent-x", "s3", "http", "https://example.com/x", "approval-required",
+                "net-new-host", ""});  // 6
+    b.decision({"agent-x", "s3", "shell", "git push", "approve", "shell-rm",
+                "/input/payload/command"});  // 7
     std::string error;
     REQUIRE(LogSet::open({dir.write("audit.jsonl", b.text())}, &set, &error));
   }
@@ -40,7 +43,9 @@ struct QueryLog {
     run_query(set, f, [&](const QueryRow& r) { out.push_back(r.seq); });
     return out;
   }
-  std::int64_t time_of(std::uint64_t seq) const { return b.time_us - static_cast<std::int64_t>(7 - seq) * b.step_us; }
+  std::int64_t time_of(std::uint64_t seq) const {
+    return b.time_us - static_cast<std::int64_t>(7 - seq) * b.step_us;
+  }
 };
 
 using Seqs = std::vector<std::uint64_t>;
@@ -115,8 +120,10 @@ TEST_CASE("query rows carry the decision's summary, outcome and rules") {
 }
 
 TEST_CASE("proposal_summary") {
-  CHECK(proposal_summary(R"({"target":"shell","action":"run","payload":{"command":"make"}})") == "shell run: make");
-  CHECK(proposal_summary(R"({"target":"tool","action":"call","payload":{"tool":"search","args":{}}})") ==
+  CHECK(proposal_summary(R"({"target":"shell","action":"run","payload":{"command":"make"}})") ==
+        "shell run: make");
+  CHECK(proposal_summary(
+            R"({"target":"tool","action":"call","payload":{"tool":"search","args":{}}})") ==
         "tool call: search");
   CHECK(proposal_summary(R"({"target":"x","payload":{"n":1}})") == R"(x: {"n":1})");
   CHECK(proposal_summary(R"({"target":"x"})") == "x");

@@ -31,7 +31,8 @@ TEST_CASE("log_files lists the rotated siblings by name, then the live file") {
   CHECK(files[2] == dir.str() + "/audit.jsonl");
 
   // A rotated file named again explicitly is read once.
-  auto expanded = expand_log_paths({dir.str() + "/audit.000000000001-000000000100.jsonl", dir.str() + "/audit.jsonl"});
+  auto expanded = expand_log_paths(
+      {dir.str() + "/audit.000000000001-000000000100.jsonl", dir.str() + "/audit.jsonl"});
   CHECK(expanded.size() == 3);
 }
 
@@ -113,7 +114,8 @@ TEST_CASE("parse_decision reads a decision record") {
   CHECK(r.principal == "agent-x");
   CHECK(r.session == "sess-9");
   CHECK(r.groups == std::vector<std::string>{"dev"});
-  CHECK(r.proposal_json == R"({"target":"shell","action":"run","payload":{"command":"rm -rf build"}})");
+  CHECK(r.proposal_json ==
+        R"({"target":"shell","action":"run","payload":{"command":"rm -rf build"}})");
   CHECK(r.outcome == Outcome::ApprovalRequired);
   CHECK(r.reason == "because shell-rm");
   REQUIRE(r.rules.size() == 1);
@@ -151,7 +153,9 @@ TEST_CASE("parse_decision over a large log", "[.bench-parse]") {
     DecisionRecord r;
     if (parse_decision(line.text, &r, &error)) ++parsed;
   });
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  WARN(parsed << " decisions in " << seconds << " s: " << static_cast<std::uint64_t>(parsed / seconds) << "/s");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  WARN(parsed << " decisions in " << seconds
+              << " s: " << static_cast<std::uint64_t>(parsed / seconds) << "/s");
   CHECK(parsed > 0);
 }

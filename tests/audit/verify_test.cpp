@@ -46,7 +46,8 @@ struct Fixture {
     b.start();
     since = 1;
   }
-  VerifyReport verify(const std::vector<std::string>& paths, bool require_signed_tail = false) const {
+  VerifyReport verify(const std::vector<std::string>& paths,
+                      bool require_signed_tail = false) const {
     VerifyOptions o;
     o.key = verify_key.get();
     o.threads = 2;
@@ -70,8 +71,8 @@ std::string rehash(const std::string& line) {
   return sealed + ",\"hash\":\"" + sha256(sealed) + "\"}\n";
 }
 
-void require_one(const VerifyReport& r, FindingKind kind, std::uint64_t seq, const std::string& file,
-                 std::uint64_t line) {
+void require_one(const VerifyReport& r, FindingKind kind, std::uint64_t seq,
+                 const std::string& file, std::uint64_t line) {
   INFO(report_to_json(r));
   CHECK_FALSE(r.ok);
   REQUIRE(r.findings_total == 1);
@@ -199,10 +200,12 @@ struct Rotated : Fixture {
   std::vector<std::string> parts;
   Rotated() {
     add_records(b, 9, &since);  // decisions 2..10, checkpoint 11
-    std::size_t second = b.rotate("audit.000000000001-000000000012.jsonl");  // checkpoint 12, rotate 13
+    std::size_t second =
+        b.rotate("audit.000000000001-000000000012.jsonl");  // checkpoint 12, rotate 13
     since = 1;
     add_records(b, 10, &since);  // decisions 14..22, checkpoint 23, decision 24
-    std::size_t third = b.rotate("audit.000000000013-000000000025.jsonl");  // checkpoint 25, rotate 26
+    std::size_t third =
+        b.rotate("audit.000000000013-000000000025.jsonl");  // checkpoint 25, rotate 26
     since = 1;
     add_records(b, 5, &since);  // decisions 27..31
     parts = {b.text(0, second), b.text(second, third), b.text(third)};
@@ -251,7 +254,8 @@ TEST_CASE("a rotated file missing in the middle is deleted seqs, named by the ne
   VerifyReport report = r.verify({r.live()});
   require_one(report, FindingKind::Deleted, 13, r.live_file, 1);
   CHECK(report.first_bad()->message.find("seqs 13..25") != std::string::npos);
-  CHECK(report.first_bad()->message.find("audit.000000000013-000000000025.jsonl") != std::string::npos);
+  CHECK(report.first_bad()->message.find("audit.000000000013-000000000025.jsonl") !=
+        std::string::npos);
 }
 
 TEST_CASE("a whole-file rewrite with recomputed hashes is caught by the signatures") {
@@ -292,7 +296,9 @@ TEST_CASE("a whole-file rewrite with recomputed hashes is caught by the signatur
     std::string prev;
     for (std::size_t i = 0; i < f.b.lines.size(); ++i) {
       std::string& line = f.b.lines[i];
-      if (i > 5) line = rehash(line.substr(0, line.find("\"prev\":\"") + 8) + prev + line.substr(line.find("\"prev\":\"") + 72));
+      if (i > 5)
+        line = rehash(line.substr(0, line.find("\"prev\":\"") + 8) + prev +
+                      line.substr(line.find("\"prev\":\"") + 72));
       prev = line.substr(line.size() - 67, 64);
     }
     f.dir.write("audit.jsonl", f.b.text());
@@ -339,8 +345,8 @@ TEST_CASE("the JSON report") {
   f.dir.write("audit.jsonl", f.b.text());
   std::string json = report_to_json(f.verify({f.live()}));
   CHECK(json.find("\"ok\":false") != std::string::npos);
-  CHECK(json.find("\"first_bad\":{\"kind\":\"edited\",\"seq\":3,\"file\":\"" + f.live() + "\",\"line\":3") !=
-        std::string::npos);
+  CHECK(json.find("\"first_bad\":{\"kind\":\"edited\",\"seq\":3,\"file\":\"" + f.live() +
+                  "\",\"line\":3") != std::string::npos);
 }
 
 TEST_CASE("a duplicated line is reordered; a file split by hand lacks its rotation checkpoint") {
@@ -360,10 +366,12 @@ TEST_CASE("a duplicated line is reordered; a file split by hand lacks its rotati
 
 TEST_CASE("findings at the edges of the hashing threads' pieces are the same as anywhere") {
   Fixture f;
-  while (f.b.text().size() < (9u << 20)) add_records(f.b, 1000, &f.since);  // more than two pieces of 4 MiB
+  while (f.b.text().size() < (9u << 20))
+    add_records(f.b, 1000, &f.since);  // more than two pieces of 4 MiB
   const std::string original = f.b.text();
   // The line that holds byte 4 MiB ends the first piece: tamper with it and its neighbours.
-  std::size_t line = static_cast<std::size_t>(std::count(original.begin(), original.begin() + (4 << 20), '\n'));
+  std::size_t line =
+      static_cast<std::size_t>(std::count(original.begin(), original.begin() + (4 << 20), '\n'));
   for (std::size_t at : {line - 1, line, line + 1, line + 2}) {
     for (int threads : {1, 2, 3}) {
       LogBuilder copy = f.b;
@@ -385,12 +393,12 @@ TEST_CASE("findings at the edges of the hashing threads' pieces are the same as 
 }
 
 TEST_CASE("a daemon killed before its checkpoint and started hours later") {
-  Fixture f;                                     // start at seq 1; checkpoints every 10 records or 60 s
-  for (int i = 0; i < 5; ++i) f.b.decision();   // 2..6 unsigned, then kill -9
-  f.b.time_us += 3LL * 3600 * 1000000;           // three hours later
-  f.b.start();                                   // seq 7: the next run; the writer's count goes on
-  for (int i = 0; i < 3; ++i) f.b.decision();   // 8..10
-  f.b.checkpoint();                              // seq 11 signs everything before it
+  Fixture f;  // start at seq 1; checkpoints every 10 records or 60 s
+  for (int i = 0; i < 5; ++i) f.b.decision();  // 2..6 unsigned, then kill -9
+  f.b.time_us += 3LL * 3600 * 1000000;         // three hours later
+  f.b.start();                                 // seq 7: the next run; the writer's count goes on
+  for (int i = 0; i < 3; ++i) f.b.decision();  // 8..10
+  f.b.checkpoint();                            // seq 11 signs everything before it
   f.dir.write("audit.jsonl", f.b.text());
   VerifyReport r = f.verify({f.live()});
   INFO(report_to_json(r));
@@ -409,7 +417,7 @@ TEST_CASE("a daemon killed before its checkpoint and started hours later") {
   // behind fake restarts.
   Fixture g;
   for (int i = 0; i < 5; ++i) g.b.decision();  // 2..6
-  g.b.start();                                  // 7
+  g.b.start();                                 // 7
   for (int i = 0; i < 8; ++i) g.b.decision();  // 8..15: 15 records, no checkpoint
   g.dir.write("audit.jsonl", g.b.text());
   require_one(g.verify({g.live()}), FindingKind::MissingCheckpoint, 13, g.live(), 13);
@@ -429,8 +437,9 @@ TEST_CASE("write a large signed log for the verify benchmark", "[.bench]") {
   std::FILE* out = std::fopen(path, "w");
   REQUIRE(out);
   b.start();
-  const char* commands[] = {"git status --porcelain", "npm test -- --watch=false", "rm -rf build/ && cmake -S . -B build",
-                            "curl -fsSL https://registry.npmjs.org/left-pad", "cat ~/.ssh/id_ed25519"};
+  const char* commands[] = {
+      "git status --porcelain", "npm test -- --watch=false", "rm -rf build/ && cmake -S . -B build",
+      "curl -fsSL https://registry.npmjs.org/left-pad", "cat ~/.ssh/id_ed25519"};
   const char* outcomes[] = {"approve", "approve", "approval-required", "approve", "reject"};
   int since = 1;
   for (long i = 1; i < records; ++i) {

@@ -45,9 +45,10 @@ struct WrittenLog {
     o.checkpoint_records = 5;
     o.checkpoint_age = std::chrono::seconds(60);
     o.key = key;
-    o.start_fields = "\"version\":\"test\",\"pid\":1,\"rules_digest\":\"sha256:aa\",\"workspace_root\":\"/w\","
-                     "\"home\":\"/h\",\"default_outcome\":\"reject\",\"key_id\":\"" +
-                     key->key_id() + "\",\"every_records\":5,\"every_seconds\":60";
+    o.start_fields =
+        "\"version\":\"test\",\"pid\":1,\"rules_digest\":\"sha256:aa\",\"workspace_root\":\"/w\","
+        "\"home\":\"/h\",\"default_outcome\":\"reject\",\"key_id\":\"" +
+        key->key_id() + "\",\"every_records\":5,\"every_seconds\":60";
     o.clock_us = [this] { return clock; };
     std::string error;
     auto w = Writer::open(o, &error);
@@ -65,9 +66,10 @@ struct WrittenLog {
     d.rules = {{"rule-" + std::to_string(i % 3), d.outcome, "because", false}};
     d.rules_digest = "sha256:aa";
     d.effects = {{"exec", "program", "ls", "ls", "none", false, "", "argv", false}};
-    const std::string proposal =
-        R"({"target":"shell","action":"run","payload":{"command":"ls )" + std::to_string(i) + R"("}})";
-    DecisionInput in{proposal, i % 2 ? "agent-x" : "agent-y", {"dev"}, "s" + std::to_string(i / 10), clock};
+    const std::string proposal = R"({"target":"shell","action":"run","payload":{"command":"ls )" +
+                                 std::to_string(i) + R"("}})";
+    DecisionInput in{
+        proposal, i % 2 ? "agent-x" : "agent-y", {"dev"}, "s" + std::to_string(i / 10), clock};
     AppendResult r = w.append_wait("decision", clock, decision_fields(in, d, nullptr));
     REQUIRE(r.ok);
   }
@@ -113,8 +115,9 @@ TEST_CASE("a log written by the Writer verifies across rotations and a restart")
   std::vector<std::string> summaries;
   run_query(set, f, [&](const QueryRow& row) { summaries.push_back(row.summary); });
   // i odd and i % 3 == 0: 3, 9, 15, 21, 27, 33, 39
-  CHECK(summaries == std::vector<std::string>{"shell run: ls 3", "shell run: ls 9", "shell run: ls 15",
-                                              "shell run: ls 21", "shell run: ls 27", "shell run: ls 33",
+  CHECK(summaries == std::vector<std::string>{"shell run: ls 3", "shell run: ls 9",
+                                              "shell run: ls 15", "shell run: ls 21",
+                                              "shell run: ls 27", "shell run: ls 33",
                                               "shell run: ls 39"});
   std::uint64_t decisions = 0;
   set.for_each_line([&](const LogLine& line) {

@@ -21,7 +21,8 @@ using warden::server::testing::TempDir;
 namespace {
 
 std::int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -71,7 +72,8 @@ TEST_CASE("audit verify needs --key or --chain-only") {
   CHECK(run_warden({"audit", "verify", log.live, "--key", log.pub, "--chain-only"}).code == 2);
 }
 
-TEST_CASE("audit verify: 0 for an intact rotated log, 1 for a tampered one, 2 for an unreadable one") {
+TEST_CASE(
+    "audit verify: 0 for an intact rotated log, 1 for a tampered one, 2 for an unreadable one") {
   AuditLog log;
   auto ok = run_warden({"audit", "verify", log.live, "--key", log.pub});
   INFO(ok.out << ok.err);
@@ -90,7 +92,8 @@ TEST_CASE("audit verify: 0 for an intact rotated log, 1 for a tampered one, 2 fo
   REQUIRE(at != std::string::npos);
   text.replace(at, 29, "\"outcome\":\"approve\"          ");
   log.dir.write("audit.jsonl", text);
-  const std::uint64_t line = static_cast<std::uint64_t>(std::count(text.begin(), text.begin() + at, '\n')) + 1;
+  const std::uint64_t line =
+      static_cast<std::uint64_t>(std::count(text.begin(), text.begin() + at, '\n')) + 1;
 
   auto bad = run_warden({"audit", "verify", log.live, "--key", log.pub, "--format", "json"});
   INFO(bad.out << bad.err);
@@ -121,8 +124,8 @@ TEST_CASE("audit verify: 0 for an intact rotated log, 1 for a tampered one, 2 fo
 
 TEST_CASE("audit query: what did agent X do yesterday, and which of it needed a human") {
   AuditLog log;
-  auto r = run_warden({"audit", "query", log.live, "--principal", "agent-x", "--since", "24h", "--outcome",
-                       "approval-required", "--format", "json"});
+  auto r = run_warden({"audit", "query", log.live, "--principal", "agent-x", "--since", "24h",
+                       "--outcome", "approval-required", "--format", "json"});
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   std::size_t rows = 0;
@@ -144,14 +147,16 @@ TEST_CASE("audit query: what did agent X do yesterday, and which of it needed a 
   CHECK(rows > 0);
 
   // The same as a table; all of them across the three files without --since.
-  auto table = run_warden({"audit", "query", log.live, "--principal", "agent-x", "--outcome", "approval-required"});
+  auto table = run_warden(
+      {"audit", "query", log.live, "--principal", "agent-x", "--outcome", "approval-required"});
   CHECK(table.code == 0);
   CHECK(table.out.find("PRINCIPAL") != std::string::npos);
   CHECK(table.out.find("shell run: rm -rf build") != std::string::npos);
   CHECK(table.out.find("in 3 files") == std::string::npos);  // "read, 3 files"
   CHECK(table.out.find("3 files") != std::string::npos);
 
-  auto rule = run_warden({"audit", "query", log.live, "--rule", "shell-rm", "--limit", "2", "--format", "json"});
+  auto rule = run_warden(
+      {"audit", "query", log.live, "--rule", "shell-rm", "--limit", "2", "--format", "json"});
   CHECK(rule.code == 0);
   CHECK(std::count(rule.out.begin(), rule.out.end(), '\n') == 2);
 
