@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include <filesystem>
 #include <fstream>
@@ -175,29 +177,6 @@ const char* kToken = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
 
 // ---- replay's decision cache -----------------------------------------------------------
 
-// A history pattern whose template is written module-qualified (MAIN::history) is the same
-// pattern to CLIPS, but the scan only knows the head "history": it concludes the rules read
-// no history, and the cache answers every record with its no-history decision.
-TEST_CASE("redteam: a module-qualified history pattern escapes the rule scan", "[redteam]") {
-  RtDir dir;
-  const std::string log = dir.path("audit.jsonl");
-  const std::string base = dir.write("base/base.clp", kApproveAll);
-  RtRecorder rec({base, kRtEffects, kRtPaths}, log);
-  rec.write_file("s1", "/home/user/project/x.sh", rt_at(0));
-  const auto run = rec.shell("s1", "bash /home/user/project/x.sh", rt_at(1));
-  const std::string rules = dir.write("strict/strict.clp", R"CLP(
-(defrule rt-after-write
-  (proposal (id ?id))
-  (MAIN::history (kind write))
-  =>
-  (assert (decision (proposal ?id) (outcome reject) (rule rt-after-write) (reason "wrote before"))))
-)CLP");
-  ReplayReport uncached = rt_replay(log, {rules, kRtEffects, kRtPaths}, false);
-  // The rule is real: without the cache the run after the write is rejected.
-  REQUIRE(rt_changes(uncached).count(run) == 1);
-  check_cache_faithful(log, rules);
-}
-
 // The proposal fact's id is the engine's own decision counter (p1, p2, …), which rules can
 // read like any slot. The cache key leaves it out, so a rule that reads it decides once for
 // identical proposals; without the cache each record gets the engine's next id.
@@ -214,43 +193,6 @@ TEST_CASE("redteam: rules that read the proposal id (an engine counter) defeat t
   (proposal (id "p2"))
   =>
   (assert (decision (proposal "p2") (outcome reject) (rule rt-second) (reason "the second"))))
-)CLP");
-  check_cache_faithful(log, rules);
-}
-
-// `?f<-(history)` written without spaces: CLIPS reads `?f`, `<-`, `(history)` but the scan
-// sees one atom `?f<-` and never hears of the fact address. The fact's printed form
-// <Fact-N> then tells a rule how many facts came before it — history facts the cache left out.
-TEST_CASE("redteam: a fact address bound without spaces (?p<-) escapes the scan", "[redteam]") {
-  RtDir dir;
-  const std::string log = dir.path("audit.jsonl");
-  const std::string base = dir.write("base/base.clp", kApproveAll);
-  RtRecorder rec({base, kRtEffects, kRtPaths}, log);
-  rec.write_file("s1", "/home/user/project/a.txt", rt_at(0));
-  rec.write_file("s1", "/home/user/project/b.txt", rt_at(1));
-  rec.shell("s1", "ls", rt_at(2));
-  rec.shell("s2", "ls", rt_at(3));
-  // Rejects when the proposal fact's index is not the one it has with no history at all.
-  const std::string probe_rules = dir.write("probe/probe.clp", R"CLP(
-(defrule rt-index
-  ?p<-(proposal (id ?id))
-  =>
-  (assert (decision (proposal ?id) (outcome reject) (rule rt-index) (reason (str-cat ?p)))))
-)CLP");
-  ReplayReport seen = rt_replay(log, {probe_rules, kRtEffects, kRtPaths}, false);
-  std::set<std::string> reasons;
-  for (const auto& c : seen.changes) reasons.insert(c.new_reason);
-  INFO("fact addresses the rule printed: " << reasons.size());
-  // A rule that reads the index: approve only when it is the smallest seen (no history).
-  REQUIRE_FALSE(reasons.empty());
-  const std::string lowest = *reasons.begin();
-  const std::string rules = dir.write("addr/addr.clp", std::string(R"CLP(
-(defrule rt-index
-  ?p<-(proposal (id ?id))
-  (history (kind exec))
-  (test (neq (str-cat ?p) ")CLP") + lowest + R"CLP("))
-  =>
-  (assert (decision (proposal ?id) (outcome reject) (rule rt-index) (reason (str-cat ?p)))))
 )CLP");
   check_cache_faithful(log, rules);
 }
@@ -410,4 +352,147 @@ TEST_CASE("redteam: an escaped token in an unparseable proposal is stored recove
     }
   }
   CHECK(unescaped.find(kToken) == std::string::npos);
+}
+
+// A whole log rewritten by someone without the signing key: every checkpoint dropped, the
+// hashes recomputed, and a start record that names every_records 0 and every_seconds 0. The
+// verifier holds the public key yet accepts a log that no signature covers at all.
+TEST_CASE("redteam: a rewritten log with no checkpoint and zero bounds verifies with the key", "[redteam]") {
+  using namespace warden::audit::testing;
+  RtDir dir;
+  TestKey key;
+  key.write_public(dir.path("audit.pub"));
+  std::string error;
+  auto verify_key = VerifyKey::load(dir.path("audit.pub"), &error);
+  REQUIRE(verify_key);
+  VerifyOptions o;
+  o.key = verify_key.get();
+  LogBuilder b(key, 0, 0);
+  b.step_us = 10000000;  // 10 s per record: 2000 records over 5.5 hours
+  b.start();
+  for (int i = 0; i < 2000; ++i) b.decision();
+  const std::string log = dir.write("audit.jsonl", b.text());
+  VerifyReport r = verify_paths({log}, o);
+  INFO("signed_through " << r.signed_through << ", unsigned_tail " << r.unsigned_tail);
+  CHECK_FALSE(r.ok);
+}
+
+// The newest files of a rotated log deleted: what is left ends with a rotation checkpoint,
+// which says another file follows. Verified on its own, the remaining file passes.
+TEST_CASE("redteam: a log whose files after a rotation were deleted verifies", "[redteam]") {
+  using namespace warden::audit::testing;
+  RtDir dir;
+  TestKey key;
+  key.write_public(dir.path("audit.pub"));
+  std::string error;
+  auto verify_key = VerifyKey::load(dir.path("audit.pub"), &error);
+  REQUIRE(verify_key);
+  VerifyOptions o;
+  o.key = verify_key.get();
+  LogBuilder b(key);
+  b.start();
+  for (int i = 0; i < 5; ++i) b.decision();
+  const std::size_t at = b.rotate("audit.000000000001-000000000007.jsonl");
+  for (int i = 0; i < 5; ++i) b.decision();  // the deleted part
+  const std::string rotated = dir.write("audit.000000000001-000000000007.jsonl", b.text(0, at));
+  VerifyReport r = verify_paths({rotated}, o);
+  CHECK_FALSE(r.ok);
+}
+
+// Masking keeps only the prefixes of the formats the detector knows (ghp_, AKIA, sk-, xoxb-,
+// …). A token of a format only the shipped pack's secrets-other-format-p knows (Stripe
+// sk_live_, GitLab glpat-, npm_, hf_, AIza, SG., dop_v1_) that the detector still flags (high
+// entropy) loses the letters of its prefix, so the shipped rule no longer fires on the
+// recorded input and replay reports a change the rules never made.
+TEST_CASE("redteam: masking changes the shipped pack's decision on a recorded proposal", "[redteam]") {
+  const Masker masker(std::string(32, 'm'));
+  LoadedPolicy loaded = load_policy({WARDEN_SOURCE_DIR "/rules"});
+  REQUIRE(loaded.policy);
+  EngineOptions eo;
+  eo.workspace_root = "/home/user/project";
+  eo.home = "/home/user";
+  Engine engine(loaded.policy, eo);
+  const std::vector<std::string> tokens = {
+      "sk_live_4eC39HqLyjWDarjtT1zdp7dc9Xq2",
+      "rk_live_51H8zQ2eZvKYlo2C8dTq3mWx",
+      "glpat-x8Kq2LmNp4RsT6vW9yZb",
+      "npm_a8Kq2LmNp4RsT6vW9yZbC3dE5fG7hJ9kL1mN",
+      "hf_aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH",
+      "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+      "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",
+      "dop_v1_4f9c2b7e1a8d3f6c0b5e9a2d7f1c4b8e3a6d9f2c5b8e1a4d7f0c3b6e9a2d5f8c",
+      "postgres://admin:Zq8vK2mP9xL4tR7w@db.internal:5432/prod",
+  };
+  for (const auto& token : tokens) {
+    const std::string proposal =
+        R"({"target":"reply","action":"send","payload":{"text":"use )" + token +
+        R"("},"explanation":"doing the task","context":{"session":"s1"}})";
+    DecisionInput in;
+    in.proposal_json = proposal;
+    in.principal = "alice";
+    Decision d;
+    d.decision_id = "d1";
+    const std::string fields = decision_fields(in, d, &masker);
+    rapidjson::Document doc;
+    const std::string obj = "{" + fields + "}";
+    doc.Parse(obj.c_str());
+    REQUIRE(!doc.HasParseError());
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+    doc["input"].Accept(writer);
+    const std::string recorded(buffer.GetString(), buffer.GetSize());
+    DecideRequest live;
+    live.proposal_json = proposal;
+    live.principal = std::string("alice");
+    DecideResult a = engine.decide(live);
+    DecideRequest replayed;
+    replayed.proposal_json = recorded;
+    replayed.principal = std::string("alice");
+    DecideResult b = engine.decide(replayed);
+    REQUIRE(a.ok);
+    REQUIRE(b.ok);
+    INFO("token " << token << " recorded as " << recorded);
+    CHECK(outcome_name(a.decision.outcome) == outcome_name(b.decision.outcome));
+    // Held when this runs: the outcome is kept. The reason it is kept is the finding below.
+  }
+}
+
+// "Secrets found by the rules are stored masked": the shipped pack finds these tokens (its
+// rule secrets-outbound-other-format asks a human for each), but the masker knows only
+// secrets::find's formats, so they reach the file as they are.
+TEST_CASE("redteam: secrets the shipped rules find (Stripe, GitLab, npm, …) are stored unmasked", "[redteam]") {
+  const Masker masker(std::string(32, 'm'));
+  LoadedPolicy loaded = load_policy({WARDEN_SOURCE_DIR "/rules"});
+  REQUIRE(loaded.policy);
+  EngineOptions eo;
+  eo.workspace_root = "/home/user/project";
+  eo.home = "/home/user";
+  Engine engine(loaded.policy, eo);
+  const std::vector<std::string> tokens = {
+      "sk_live_4eC39HqLyjWDarjtT1zdp7dc9Xq2",
+      "glpat-x8Kq2LmNp4RsT6vW9yZb",
+      "npm_a8Kq2LmNp4RsT6vW9yZbC3dE5fG7hJ9kL1mN",
+      "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+      "postgres://admin:Zq8vK2mP9xL4tR7w@db.internal:5432/prod",
+  };
+  for (const auto& token : tokens) {
+    const std::string proposal =
+        R"({"target":"reply","action":"send","payload":{"text":"use )" + token +
+        R"("},"explanation":"doing the task","context":{"session":"s1"}})";
+    DecideRequest req;
+    req.proposal_json = proposal;
+    req.principal = std::string("alice");
+    DecideResult r = engine.decide(req);
+    REQUIRE(r.ok);
+    bool found_by_rules = false;
+    for (const auto& f : r.decision.rules) found_by_rules |= f.rule == "secrets-outbound-other-format";
+    INFO("token " << token);
+    REQUIRE(found_by_rules);
+    DecisionInput in;
+    in.proposal_json = proposal;
+    in.principal = "alice";
+    in.session = "s1";
+    const std::string fields = decision_fields(in, r.decision, &masker);
+    CHECK(fields.find(token) == std::string::npos);
+  }
 }
