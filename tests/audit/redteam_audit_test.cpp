@@ -23,6 +23,11 @@
 #include "engine/rule_files.h"
 #include "engine/session_memory.h"
 #include "tests/audit/log_builder.h"
+#include "tests/server/server_fixture.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 namespace fs = std::filesystem;
 using namespace warden;
@@ -495,4 +500,153 @@ TEST_CASE("redteam: secrets the shipped rules find (Stripe, GitLab, npm, …) ar
     const std::string fields = decision_fields(in, r.decision, &masker);
     CHECK(fields.find(token) == std::string::npos);
   }
+}
+
+// ---- the daemon ----------------------------------------------------------------------------
+
+namespace {
+
+namespace st = warden::server::testing;
+const std::string kRtWarden = WARDEN_BINARY_DIR "/cli/warden";
+
+// `warden serve` as a child process whose file writes past `fsize` bytes fail with EFBIG.
+class RtServe {
+ public:
+  RtServe(const st::TempDir& dir, rlim_t fsize) {
+    REQUIRE(::access(kRtWarden.c_str(), X_OK) == 0);
+    std::signal(SIGPIPE, SIG_IGN);
+    std::string tokens = dir.write("tokens", st::Tokens{}.file_text(), 0600);
+    std::vector<std::string> args{"serve", "--listen", "127.0.0.1:0", "--tokens", tokens, "--rules",
+                                  dir.str() + "/rules", "--state-dir", dir.str() + "/state", "--workers", "1"};
+    int err[2];
+    REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
+    pid_ = ::fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      ::dup2(err[1], 2);
+      int null = ::open("/dev/null", O_RDWR);
+      ::dup2(null, 0);
+      ::dup2(null, 1);
+      ::signal(SIGXFSZ, SIG_IGN);
+      rlimit rl{fsize, fsize};
+      ::setrlimit(RLIMIT_FSIZE, &rl);
+      std::vector<char*> argv{const_cast<char*>(kRtWarden.c_str())};
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(kRtWarden.c_str(), argv.data());
+      ::_exit(127);
+    }
+    ::close(err[1]);
+    err_fd_ = err[0];
+    reader_ = std::thread([this] {
+      char buf[4096];
+      for (;;) {
+        ssize_t n = ::read(err_fd_, buf, sizeof buf);
+        if (n <= 0) return;
+        std::lock_guard lock(mutex_);
+        err_.append(buf, static_cast<std::size_t>(n));
+      }
+    });
+  }
+  ~RtServe() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    if (reader_.joinable()) reader_.join();
+    if (err_fd_ >= 0) ::close(err_fd_);
+  }
+  std::string err() {
+    std::lock_guard lock(mutex_);
+    return err_;
+  }
+  bool serving() {
+    bool up = st::eventually([&] { return err().find(" (protocol") != std::string::npos; });
+    std::string e = err();
+    std::size_t at = e.find("serving on ");
+    if (!up || at == std::string::npos) return false;
+    at += 11;
+    address_ = e.substr(at, e.find(' ', at) - at);
+    return true;
+  }
+  const std::string& address() const { return address_; }
+
+ private:
+  pid_t pid_ = -1;
+  int err_fd_ = -1;
+  std::thread reader_;
+  std::mutex mutex_;
+  std::string err_;
+  std::string address_;
+};
+
+std::pair<std::string, std::string> rt_decide(warden::server::Client& client, const std::string& id,
+                                              const std::string& proposal) {
+  std::string error;
+  REQUIRE(client.send_message(st::decide_request(id, proposal), &error));
+  auto doc = st::parse(st::read_or_fail(client, std::chrono::milliseconds(20000)));
+  REQUIRE(doc.IsObject());
+  REQUIRE(doc["payload"].HasMember("decision"));
+  const auto& d = doc["payload"]["decision"];
+  std::string code = d.HasMember("error") ? d["error"].GetString() : "";
+  return {d["outcome"].GetString(), code};
+}
+
+}  // namespace
+
+// The worker remembers an approval's effects in the session memory when the engine approves,
+// before the record is appended. When the append then fails, the client is told reject
+// (E_AUDIT) and the log has no record, yet the session history keeps the "approved" write:
+// the next decision of the session, answered and recorded normally, is decided on history
+// that no record in the log explains (and that the client was told was rejected).
+TEST_CASE("redteam: a decision that failed closed on the audit log still enters the session history", "[redteam]") {
+  st::TempDir dir;
+  dir.write("rules/policy.clp", R"CLP(
+(defrule rt-write
+  (proposal (id ?id) (target file) (action write))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule rt-write) (reason "writes"))))
+(defrule rt-shell
+  (proposal (id ?id) (target shell))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule rt-shell) (reason "runs"))))
+(defrule rt-after-write
+  (proposal (id ?id) (target shell))
+  (history (proposal ?id) (kind write))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule rt-after-write) (reason "after a write"))))
+)CLP");
+  {
+    std::ifstream e(kRtEffects, std::ios::binary), p(kRtPaths, std::ios::binary);
+    std::stringstream es, ps;
+    es << e.rdbuf();
+    ps << p.rdbuf();
+    dir.write("rules/effects.toml", es.str());
+    dir.write("rules/paths.toml", ps.str());
+  }
+  RtServe serve(dir, 48 * 1024);
+  REQUIRE(serve.serving());
+  warden::server::Client agent;
+  std::string error;
+  REQUIRE(agent.connect(serve.address(), std::chrono::milliseconds(5000), &error));
+  REQUIRE(agent.authenticate(st::Tokens{}.agent, std::chrono::milliseconds(5000), &error));
+  const std::string shell =
+      R"({"target":"shell","action":"run","payload":{"command":"ls"},"context":{"session":"s1"}})";
+  // Before: the session has no history, ls is approved and recorded.
+  auto before = rt_decide(agent, "1", shell);
+  REQUIRE(before.first == "approve");
+  // A write whose record (its 64 KiB content) does not fit under the file size limit: the
+  // engine approves, the append fails, the client gets reject E_AUDIT.
+  const std::string big(64 * 1024, 'a');
+  auto write = rt_decide(agent, "2",
+                         R"({"target":"file","action":"write","payload":{"path":"/tmp/rt-x.sh","content":")" + big +
+                             R"("},"context":{"session":"s1"}})");
+  REQUIRE(write.first == "reject");
+  REQUIRE(write.second == "E_AUDIT");
+  // The log works again for small records: the next ls is recorded. Nothing the client
+  // was approved or the log holds was a write, so it is decided as before.
+  auto after = rt_decide(agent, "3", shell);
+  INFO("after the failed write: " << after.first << " " << after.second);
+  REQUIRE(after.second == "");
+  CHECK(after.first == "approve");
 }
