@@ -159,10 +159,12 @@ ReplayReport rt_replay(const std::string& log, const std::vector<std::string>& r
   return rep;
 }
 
-// seq → new outcome of every changed record.
-std::map<std::uint64_t, Outcome> rt_changes(const ReplayReport& rep) {
-  std::map<std::uint64_t, Outcome> out;
-  for (const auto& c : rep.changes) out[c.seq] = c.new_outcome;
+// "seq:new outcome" of every changed record, by seq.
+std::vector<std::string> rt_changes(const ReplayReport& rep) {
+  std::map<std::uint64_t, Outcome> by_seq;
+  for (const auto& c : rep.changes) by_seq[c.seq] = c.new_outcome;
+  std::vector<std::string> out;
+  for (const auto& [seq, o] : by_seq) out.push_back(std::to_string(seq) + ":" + std::string(outcome_name(o)));
   return out;
 }
 
@@ -287,9 +289,10 @@ TEST_CASE("redteam: a secret in context.session reaches the record's session mem
   CHECK(fields.find(kToken) == std::string::npos);
 }
 
-// A rewrite's key, an effect's `via` and a fired rule's name (STRING slots rules may fill
-// from the proposal with str-cat) are written with no masking.
-TEST_CASE("redteam: rewrite keys, effect via and rule names are written unmasked", "[redteam]") {
+// A rewrite's key and a fired rule's name (STRING slots a rule may fill from the proposal,
+// e.g. a param's key — a member name, which /input masks — or str-cat of a value) are
+// written with no masking.
+TEST_CASE("redteam: rewrite keys and rule names are written unmasked", "[redteam]") {
   const Masker masker(std::string(32, 'm'));
   DecisionInput in;
   in.proposal_json = R"({"target":"shell","action":"run","payload":{"command":"ls"}})";
@@ -305,15 +308,6 @@ TEST_CASE("redteam: rewrite keys, effect via and rule names are written unmasked
     w.new_value = "b";
     d.rewrites.push_back(w);
   }
-  SECTION("effect via") {
-    EffectRecord e;
-    e.kind = "exec";
-    e.object = "program";
-    e.target = "ls";
-    e.program = "ls";
-    e.via = kToken;
-    d.effects.push_back(e);
-  }
   SECTION("fired rule name") {
     FiredRule r;
     r.rule = std::string("leak-") + kToken;
@@ -327,7 +321,7 @@ TEST_CASE("redteam: rewrite keys, effect via and rule names are written unmasked
 // A proposal that is not valid JSON is recorded as its raw text in a JSON string. The
 // detector runs on that raw text, so a token written with a JSON escape (\u0067hp_…) is not
 // found, and the file holds the token behind one escape anyone can undo.
-TEST_CASE("redteam: an escaped token in an unparseable proposal is stored recoverable", "[redteam]") {
+TEST_CASE("redteam: an escaped token in an unparseable proposal is stored recoverable", "[redteam-held]") {
   const Masker masker(std::string(32, 'm'));
   const std::string tail = std::string(kToken).substr(1);  // "hp_…"
   DecisionInput in;
@@ -409,7 +403,7 @@ TEST_CASE("redteam: a log whose files after a rotation were deleted verifies", "
 // sk_live_, GitLab glpat-, npm_, hf_, AIza, SG., dop_v1_) that the detector still flags (high
 // entropy) loses the letters of its prefix, so the shipped rule no longer fires on the
 // recorded input and replay reports a change the rules never made.
-TEST_CASE("redteam: masking changes the shipped pack's decision on a recorded proposal", "[redteam]") {
+TEST_CASE("redteam: masking changes the shipped pack's decision on a recorded proposal", "[redteam-held]") {
   const Masker masker(std::string(32, 'm'));
   LoadedPolicy loaded = load_policy({WARDEN_SOURCE_DIR "/rules"});
   REQUIRE(loaded.policy);
@@ -462,10 +456,11 @@ TEST_CASE("redteam: masking changes the shipped pack's decision on a recorded pr
   }
 }
 
-// "Secrets found by the rules are stored masked": the shipped pack finds these tokens (its
-// rule secrets-outbound-other-format asks a human for each), but the masker knows only
-// secrets::find's formats, so they reach the file as they are.
-TEST_CASE("redteam: secrets the shipped rules find (Stripe, GitLab, npm, …) are stored unmasked", "[redteam]") {
+// "Secrets found by the rules are stored masked": the shipped pack finds a password in a URL
+// (secrets-outbound-other-format asks a human for it), but the masker knows only
+// secrets::find's formats, so the password reaches the file as it is. (The other formats of
+// secrets-other-format-p listed here are masked: held.)
+TEST_CASE("redteam: a password in a URL, found by the shipped rules, is stored unmasked", "[redteam]") {
   const Masker masker(std::string(32, 'm'));
   LoadedPolicy loaded = load_policy({WARDEN_SOURCE_DIR "/rules"});
   REQUIRE(loaded.policy);
@@ -479,6 +474,7 @@ TEST_CASE("redteam: secrets the shipped rules find (Stripe, GitLab, npm, …) ar
       "npm_a8Kq2LmNp4RsT6vW9yZbC3dE5fG7hJ9kL1mN",
       "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
       "postgres://admin:Zq8vK2mP9xL4tR7w@db.internal:5432/prod",
+      "redis://default:hunter2hunter2@cache.internal:6379/0",
   };
   for (const auto& token : tokens) {
     const std::string proposal =
