@@ -646,3 +646,26 @@ TEST_CASE("redteam: a decision that failed closed on the audit log still enters 
   REQUIRE(after.second == "");
   CHECK(after.first == "approve");
 }
+
+// A defglobal's initial value is evaluated again at each reset, which the engine runs after
+// every decision, by the engine's clock of that decision: `(defglobal ?*prev* = (now))` holds
+// the previous decision's second. The cache key holds only the current second, so an engine
+// state (which decision ran before, on which engine) leaks into the decision.
+TEST_CASE("redteam: a defglobal initialised with (now) carries the previous decision's clock", "[redteam]") {
+  RtDir dir;
+  const std::string log = dir.path("audit.jsonl");
+  const std::string base = dir.write("base/base.clp", kApproveAll);
+  RtRecorder rec({base, kRtEffects, kRtPaths}, log);
+  rec.shell("", "ls", rt_at(0));
+  rec.shell("", "ls", rt_at(1));
+  rec.shell("", "ls", rt_at(1, 0) + 500000);  // the same second as the one before
+  const std::string rules = dir.write("prev/prev.clp", R"CLP(
+(defglobal ?*prev* = (now))
+(defrule rt-same-second
+  (proposal (id ?id))
+  (test (= ?*prev* (now)))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule rt-same-second) (reason "same second as the last"))))
+)CLP");
+  check_cache_faithful(log, rules);
+}
