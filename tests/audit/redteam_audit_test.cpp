@@ -74,7 +74,8 @@ const char* kApproveAll = R"CLP(
 // decision_fields, sealed into a chained log.
 class RtRecorder {
  public:
-  RtRecorder(const std::vector<std::string>& rules, std::string path) : path_(std::move(path)) {
+  RtRecorder(const std::vector<std::string>& rules, std::string path, SessionMemoryOptions memory = {})
+      : path_(std::move(path)), memory_(memory) {
     LoadedPolicy loaded = load_policy(rules);
     INFO((loaded.diagnostics.empty() ? "" : loaded.diagnostics[0].to_text()));
     REQUIRE(loaded.policy);
@@ -668,4 +669,30 @@ TEST_CASE("redteam: a defglobal initialised with (now) carries the previous deci
   (assert (decision (proposal ?id) (outcome reject) (rule rt-same-second) (reason "same second as the last"))))
 )CLP");
   check_cache_faithful(log, rules);
+}
+
+// The daemon's session memory follows warden.toml ([session] ttl_seconds, max_entries); the
+// log does not say which were in force, and replay always uses the defaults (1 h, 512). A
+// daemon configured with a 60 s ttl forgot a write that replay still shows to the rules:
+// replayed under the very rules it was recorded with, the log reports a change.
+TEST_CASE("redteam: replay assumes the default session ttl, not the daemon's", "[redteam]") {
+  RtDir dir;
+  const std::string log = dir.path("audit.jsonl");
+  const std::string rules = dir.write("rules/rules.clp", std::string(kApproveAll) + R"CLP(
+(defrule rt-after-write
+  (proposal (id ?id) (target shell))
+  (history (proposal ?id) (kind write))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule rt-after-write) (reason "after a write"))))
+)CLP");
+  SessionMemoryOptions daemon_memory;
+  daemon_memory.ttl_seconds = 60;
+  RtRecorder rec({rules, kRtEffects, kRtPaths}, log, daemon_memory);
+  rec.write_file("s1", "/home/user/project/x.sh", rt_at(0));
+  rec.shell("s1", "ls", rt_at(2));  // two minutes later: the daemon forgot the write
+  for (bool cache : {false, true}) {
+    ReplayReport rep = rt_replay(log, {rules, kRtEffects, kRtPaths}, cache);
+    INFO("cache " << cache);
+    CHECK(rt_changes(rep).empty());
+  }
 }
