@@ -696,3 +696,44 @@ TEST_CASE("redteam: replay assumes the default session ttl, not the daemon's", "
     CHECK(rt_changes(rep).empty());
   }
 }
+
+// Probes that held when written: the same rotated file present twice under two rotated
+// names, and a checkpoint line copied from another log of the same key at the same seq.
+TEST_CASE("redteam: a rotated file duplicated under another name, a checkpoint from another log", "[redteam-held]") {
+  using namespace warden::audit::testing;
+  RtDir dir;
+  TestKey key;
+  key.write_public(dir.path("audit.pub"));
+  std::string error;
+  auto verify_key = VerifyKey::load(dir.path("audit.pub"), &error);
+  REQUIRE(verify_key);
+  VerifyOptions o;
+  o.key = verify_key.get();
+  LogBuilder b(key);
+  b.start();
+  for (int i = 0; i < 5; ++i) b.decision();
+  const std::size_t at = b.rotate("audit.000000000001-000000000007.jsonl");
+  for (int i = 0; i < 5; ++i) b.decision();
+  b.stop();
+  dir.write("a/audit.000000000001-000000000007.jsonl", b.text(0, at));
+  dir.write("a/audit.000000000001-000000000008.jsonl", b.text(0, at));
+  dir.write("a/audit.jsonl", b.text(at));
+  CHECK_FALSE(verify_paths({dir.path("a/audit.jsonl")}, o).ok);
+
+  // Another log, same key, same length: its checkpoint at seq 7 replaces ours.
+  LogBuilder other(key);
+  other.daemon = "other-host";
+  other.start();
+  for (int i = 0; i < 5; ++i) other.decision({.principal = "mallory"});
+  other.checkpoint();
+  LogBuilder mine(key);
+  mine.start();
+  for (int i = 0; i < 5; ++i) mine.decision();
+  mine.checkpoint();
+  mine.decision();
+  std::vector<std::string> lines = mine.lines;
+  lines[6] = other.lines[6];
+  std::string text;
+  for (const auto& l : lines) text += l;
+  CHECK_FALSE(verify_paths({dir.write("b/audit.jsonl", text)}, o).ok);
+}
