@@ -737,3 +737,35 @@ TEST_CASE("redteam: a rotated file duplicated under another name, a checkpoint f
   for (const auto& l : lines) text += l;
   CHECK_FALSE(verify_paths({dir.write("b/audit.jsonl", text)}, o).ok);
 }
+
+// A reload whose record cannot be appended still swaps the rules in (daemon.cpp appends the
+// reload record after context_.policy.set and only logs the failure): the reply says ok, and
+// from then on decisions run under rules no start or reload record announces.
+TEST_CASE("redteam: a reload that cannot be recorded still takes effect", "[redteam]") {
+  st::TempDir dir;
+  dir.write("rules/policy.clp", kApproveAll);
+  RtServe serve(dir, 16 * 1024);
+  REQUIRE(serve.serving());
+  warden::server::Client agent, admin;
+  std::string error;
+  REQUIRE(agent.connect(serve.address(), std::chrono::milliseconds(5000), &error));
+  REQUIRE(agent.authenticate(st::Tokens{}.agent, std::chrono::milliseconds(5000), &error));
+  REQUIRE(admin.connect(serve.address(), std::chrono::milliseconds(5000), &error));
+  REQUIRE(admin.authenticate(st::Tokens{}.admin, std::chrono::milliseconds(5000), &error));
+  // Fill the log up to its file size limit: small decisions until one cannot be written.
+  bool failing = false;
+  for (int i = 0; i < 400 && !failing; ++i)
+    failing = rt_decide(agent, std::to_string(i), R"({"target":"reply","payload":{"text":"hi"}})").second == "E_AUDIT";
+  REQUIRE(failing);
+  dir.write("rules/policy.clp", R"CLP(
+(defrule rt-none
+  (proposal (id ?id))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule rt-none) (reason "new rules"))))
+)CLP");
+  REQUIRE(admin.send_message(warden::server::make_request("r", "reload"), &error));
+  const std::string reloaded = st::read_or_fail(admin, std::chrono::milliseconds(20000));
+  INFO(reloaded);
+  // The reload cannot be recorded: it must not be in force (an error reply, old rules kept).
+  CHECK(st::error_code(reloaded) != "");
+}
