@@ -122,6 +122,32 @@ class RtRecorder {
     return append("decision", decision_fields(in, r.decision, nullptr));
   }
 
+  // Records whatever the engine answers, a refused input as the daemon records it (a reject
+  // with the error's code and message).
+  std::uint64_t decide_any(const std::string& session, const std::string& proposal, std::int64_t time_us) {
+    now_ = time_us;
+    DecideRequest req;
+    req.proposal_json = proposal;
+    req.principal = std::string("alice");
+    req.groups = {"dev"};
+    DecideResult r = decide_in_session(*engine_, memory_, req, session_key(proposal, req.principal));
+    Decision d = r.decision;
+    if (!r.ok) {
+      d = Decision();
+      d.decision_id = "refused-" + std::to_string(seq_ + 1);
+      d.outcome = Outcome::Reject;
+      d.error_code = r.error.code;
+      d.reason = r.error.message;
+    }
+    DecisionInput in;
+    in.proposal_json = proposal;
+    in.principal = "alice";
+    in.groups = {"dev"};
+    in.session = session;
+    in.time_us = time_us;
+    return append("decision", decision_fields(in, d, nullptr));
+  }
+
   std::uint64_t append(const std::string& kind, const std::string& fields) {
     Envelope e;
     e.seq = ++seq_;
@@ -768,4 +794,26 @@ TEST_CASE("redteam: a reload that cannot be recorded still takes effect", "[redt
   INFO(reloaded);
   // The reload cannot be recorded: it must not be in force (an error reply, old rules kept).
   CHECK(st::error_code(reloaded) != "");
+}
+
+// When no rule reads the session, the cache key leaves context.session's value out — but the
+// value still decides whether the proposal is accepted at all: a NUL in it is refused
+// (E_INPUT_SHAPE). Such a record shares its key with the same proposal in a normal session
+// and replay with the cache reports a widening (reject → approve) the rules never made.
+TEST_CASE("redteam: a session value the engine refuses shares the cache key of a valid one", "[redteam]") {
+  RtDir dir;
+  const std::string log = dir.path("audit.jsonl");
+  const std::string base = dir.write("base/base.clp", kApproveAll);
+  RtRecorder rec({base, kRtEffects, kRtPaths}, log);
+  rec.decide_any("s1", R"({"target":"shell","action":"run","payload":{"command":"ls"},"context":{"session":"s1"}})",
+                 rt_at(0));
+  const auto refused = rec.decide_any(
+      std::string("s\0x", 3),
+      R"({"target":"shell","action":"run","payload":{"command":"ls"},"context":{"session":"s\u0000x"}})", rt_at(1));
+  // Replayed under the rules it was recorded with: nothing changes.
+  for (bool cache : {false, true}) {
+    ReplayReport rep = rt_replay(log, {base, kRtEffects, kRtPaths}, cache);
+    INFO("cache " << cache << ", the refused record is seq " << refused);
+    CHECK(rt_changes(rep).empty());
+  }
 }
