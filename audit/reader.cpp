@@ -80,16 +80,17 @@ bool peek_seq_kind(std::string_view line, std::uint64_t* seq, std::string_view* 
   std::size_t at = kSeq.size();
   std::uint64_t value = 0;
   const std::size_t digits_start = at;
-  while (at < line.size() && line[at] >= '0' && line[at] <= '9' && at - digits_start < 20) {
+  // At most 19 digits: every such number fits in 64 bits (no wrap-around to a small seq).
+  while (at < line.size() && line[at] >= '0' && line[at] <= '9' && at - digits_start < 19) {
     value = value * 10 + static_cast<std::uint64_t>(line[at] - '0');
     ++at;
   }
-  if (at == digits_start) return false;
+  if (at == digits_start || (at < line.size() && line[at] >= '0' && line[at] <= '9')) return false;
   // ,"prev":"<64 hex>","kind":"
   constexpr std::string_view kPrev = ",\"prev\":\"", kKind = "\",\"kind\":\"";
   if (line.substr(at, kPrev.size()) != kPrev) return false;
   at += kPrev.size() + 64;
-  if (line.substr(at, kKind.size()) != kKind) return false;
+  if (at > line.size() || line.substr(at, kKind.size()) != kKind) return false;
   at += kKind.size();
   std::size_t end = line.find('"', at);
   if (end == std::string_view::npos) return false;

@@ -10,7 +10,7 @@
 set -eu
 DURATION=${1:-60}
 shift || true
-TARGETS=${*:-"fuzz_frame fuzz_request fuzz_proposal fuzz_shell fuzz_tables"}
+TARGETS=${*:-"fuzz_frame fuzz_request fuzz_proposal fuzz_shell fuzz_tables fuzz_audit"}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${WARDEN_FUZZ_BUILD:-$ROOT/build-fuzz}
 
