@@ -79,6 +79,24 @@ assert_file_is "$S_PROJECT/out.txt" "rewritten" "the rule's rewrite is what ran"
 assert_missing "$S_PROJECT/approval-marker" "approval-required with the default ask did not run in -p mode"
 assert_result_is_error 5
 stop_pid "$FAKE_PID"
+# The daemon's audit log holds every decision the agent's hook asked for, chained and signed.
+stop_pid "$DAEMON_PID"
+AUDIT_LOG="$S/state/audit.jsonl"
+if "$WARDEN_BIN" audit verify "$AUDIT_LOG" --key "$S/state/audit-signing.pem.pub" > "$S/verify.out" 2>&1; then
+  pass "the audit log verifies with the daemon's public key"
+else
+  fail "the audit log does not verify: $(cat "$S/verify.out")"
+fi
+"$WARDEN_BIN" audit query "$AUDIT_LOG" --principal e2e-agent --format json > "$S/query.out" 2>&1 \
+  || fail "warden audit query failed: $(cat "$S/query.out")"
+n_decisions=$(grep -c '"kind":"decision"' "$S/query.out" || true)
+[[ "$n_decisions" -eq 6 ]] && pass "6 decisions of e2e-agent recorded (one per tool call)" \
+  || fail "expected 6 decisions of e2e-agent in the audit log, found $n_decisions"
+grep '"outcome":"reject"' "$S/query.out" | grep -q "victim" \
+  && pass "the denied rm -rf of the victim directory is in the audit log as a reject" \
+  || fail "no reject of the rm -rf in the audit log: $(head -c 2000 "$S/query.out")"
+grep -q '"source":"hook"' "$S/query.out" && pass "the records name the hook as the source" \
+  || fail "no record with context.source hook"
 
 # ---- 3. approval-required with --on-approval-required deny → denied with instructions ------
 scenario approval-deny
