@@ -33,6 +33,9 @@ Try, from another terminal in $(pwd):
   WARDEN_TOKEN=\$(cat $state/agent.token) build/cli/warden decide examples/proposals.jsonl
   WARDEN_TOKEN=\$(cat $state/admin.token) build/cli/warden status
   WARDEN_TOKEN=\$(cat $state/agent.token) python3 examples/client.py '{"target":"shell","payload":{"command":"ls"},"explanation":"look"}'
+Every decision is recorded in $state/audit.jsonl (chained, signed); check and read it with:
+  build/cli/warden audit verify $state/audit.jsonl --key $state/audit-signing.pem.pub
+  build/cli/warden audit query $state/audit.jsonl --since 1h
 TXT
 exec build/cli/warden serve --tokens "$state/tokens" --rules rules --state-dir "$state" \
   "${workspace_args[@]}" "$@"
