@@ -367,6 +367,15 @@ std::string start_fields(const StartInfo& s) {
   append_int(out, static_cast<std::int64_t>(s.every_records));
   out += ",\"every_seconds\":";
   append_int(out, static_cast<std::int64_t>(s.every_seconds));
+  out += ",\"session\":{\"ttl_seconds\":";
+  append_int(out, static_cast<std::int64_t>(s.session.ttl_seconds));
+  out += ",\"max_entries\":";
+  append_int(out, static_cast<std::int64_t>(s.session.max_entries));
+  out += ",\"max_sessions\":";
+  append_int(out, static_cast<std::int64_t>(s.session.max_sessions));
+  out += ",\"max_bytes\":";
+  append_int(out, static_cast<std::int64_t>(s.session.max_bytes));
+  out += '}';
   return out;
 }
 

@@ -37,12 +37,19 @@ std::string decision_fields(const DecisionInput& in, const Decision& d, const Ma
 
 // The `start` record's FIELDS (the writer appends "torn" itself when it cut a torn line):
 //   "version","pid","rules_digest","workspace_root","home","default_outcome","key_id",
-//   "every_records","every_seconds"
+//   "every_records","every_seconds",
+//   "session":{"ttl_seconds","max_entries","max_sessions","max_bytes"}
+// "session" is the daemon's session-memory config ([session] in the daemon's config): replay
+// needs it to rebuild each session's history as the daemon kept it.
+struct SessionConfig {
+  std::uint64_t ttl_seconds = 0, max_entries = 0, max_sessions = 0, max_bytes = 0;
+};
 struct StartInfo {
   std::string version;
   std::int64_t pid = 0;
   std::string rules_digest, workspace_root, home, default_outcome, key_id;
   std::uint64_t every_records = 0, every_seconds = 0;
+  SessionConfig session;
 };
 std::string start_fields(const StartInfo& s);
 

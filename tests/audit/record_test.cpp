@@ -249,10 +249,12 @@ TEST_CASE("start and reload FIELDS in the format's order", "[record]") {
   info.key_id = "ed25519:0123";
   info.every_records = 1000;
   info.every_seconds = 60;
+  info.session = {3600, 200, 10000, 67108864};
   CHECK(start_fields(info) ==
         R"("version":"0.9.0","pid":4242,"rules_digest":"sha256:ab","workspace_root":"/work/\"q\"",)"
         R"("home":"/root","default_outcome":"approval-required","key_id":"ed25519:0123",)"
-        R"("every_records":1000,"every_seconds":60)");
+        R"("every_records":1000,"every_seconds":60,)"
+        R"("session":{"ttl_seconds":3600,"max_entries":200,"max_sessions":10000,"max_bytes":67108864})");
   CHECK(reload_fields("sha256:new", "sha256:old", "sighup") ==
         R"("rules_digest":"sha256:new","previous_digest":"sha256:old","by":"sighup")");
 }
