@@ -112,10 +112,15 @@ void keep_prefixes(std::string_view s, std::vector<char>& keep) {
 // Each finding is the part after the format's prefix (the URL's password), so a masked
 // secret, whose bytes keep their class, still matches. (The -----BEGIN … PRIVATE KEY
 // alternative is secrets::find's private-key.)
-void find_other_formats(std::string_view s, std::vector<secrets::Finding>* out) {
+// With out == nullptr, stops at the first one: returns whether there is one.
+bool find_other_formats(std::string_view s, std::vector<secrets::Finding>* out) {
   const std::size_t n = s.size();
+  // The shortest: "a://u:pwd@" (10 bytes).
+  if (n < 10) return false;
+  bool found = false;
   auto add = [&](std::size_t at, std::size_t len, const char* kind) {
-    out->push_back({at, len, kind});
+    found = true;
+    if (out) out->push_back({at, len, kind});
   };
   for (std::size_t p = s.find("://"); p != std::string_view::npos; p = s.find("://", p + 1)) {
     bool scheme = false;
@@ -132,6 +137,7 @@ void find_other_formats(std::string_view s, std::vector<secrets::Finding>* out) 
     std::size_t e = pw;
     while (e < n && s[e] != '/' && s[e] != '@' && !space(s[e])) ++e;
     if (e < n && s[e] == '@' && e - pw >= 3) add(pw, e - pw, "url-password");
+    if (found && !out) return true;
   }
   auto alnum_c = [](char c) { return alnum(c); };
   for (std::size_t i = 0; i + 3 < n; ++i) {
@@ -171,7 +177,9 @@ void find_other_formats(std::string_view s, std::vector<secrets::Finding>* out) 
       const std::size_t len = run(s, i + 4, dash_word);
       if (len >= 35 && word(s[i + 4 + 34]) != after(i + 4 + 35)) add(i + 4, 35, "google-api-key");
     }
+    if (found && !out) return true;
   }
+  return found;
 }
 
 void hmac_sha256(std::string_view key, std::string_view data, unsigned char out[32]) {
@@ -336,9 +344,19 @@ std::vector<secrets::Finding> find_secrets(std::string_view text) {
 }
 
 bool holds_secret(std::string_view text) {
-  std::vector<secrets::Finding> others;
-  find_other_formats(text, &others);
-  return !others.empty() || !secrets::find(text).empty();
+  // Fast path for the daemon's own ids and digests (decision ids, "sha256:<hex>", UUID
+  // sessions): lowercase hex and '-' only is never a secret — secrets::find flags no pure hex
+  // token and every known kind holds a non-hex letter; no other format is pure hex either.
+  std::string_view t = text;
+  if (t.starts_with("sha256:")) t.remove_prefix(7);
+  bool hex = true;
+  for (char c : t) {
+    const auto u = static_cast<unsigned char>(c);
+    hex &= (static_cast<unsigned char>(u - '0') < 10) | (static_cast<unsigned char>(u - 'a') < 6) |
+           (u == '-');
+  }
+  if (hex) return false;
+  return find_other_formats(text, nullptr) || !secrets::find(text).empty();
 }
 
 void append_pointer_token(std::string* out, std::string_view token) {
