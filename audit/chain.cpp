@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 
 #include <charconv>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 
@@ -141,13 +142,18 @@ std::string sha256_hex(std::string_view bytes) {
 
 bool is_lower_hex(std::string_view text, std::size_t length) {
   if (text.size() != length) return false;
+  // Branch-free (verify calls this twice per line): the loop vectorizes.
+  bool ok = true;
   for (char c : text) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    const auto u = static_cast<unsigned char>(c);
+    ok &= (static_cast<unsigned char>(u - '0') < 10) | (static_cast<unsigned char>(u - 'a') < 6);
   }
-  return true;
+  return ok;
 }
 
-std::string format_time(std::int64_t time_us) {
+namespace {
+// format_time into p[0..27).
+void format_time_to(std::int64_t time_us, char* p) {
   std::int64_t secs = time_us / 1000000;
   std::int64_t frac = time_us % 1000000;
   if (frac < 0) {
@@ -166,8 +172,6 @@ std::string format_time(std::int64_t time_us) {
   // "YYYY-MM-DDTHH:MM:SS.ffffffZ"; years outside 0..9999 are clamped to 4 digits' worth of
   // meaning by refusing to print them wrongly: they cannot come from a real clock.
   if (y < 0 || y > 9999) throw std::runtime_error("time outside the years 0000-9999");
-  std::string out(27, '\0');
-  char* p = out.data();
   put_digits(p, static_cast<unsigned>(y), 4);
   p[4] = '-';
   put_digits(p + 5, m, 2);
@@ -182,6 +186,12 @@ std::string format_time(std::int64_t time_us) {
   p[19] = '.';
   put_digits(p + 20, static_cast<unsigned>(frac), 6);
   p[26] = 'Z';
+}
+}  // namespace
+
+std::string format_time(std::int64_t time_us) {
+  std::string out(27, '\0');
+  format_time_to(time_us, out.data());
   return out;
 }
 
@@ -222,23 +232,35 @@ bool valid_kind(std::string_view kind) {
   return true;
 }
 
-std::string seal(const Envelope& e, std::string_view fields, std::string* hash_out) {
-  std::string line;
-  line.reserve(160 + e.kind.size() + e.daemon.size() + fields.size());
+void seal_append(std::string* out, std::uint64_t seq, std::string_view prev,
+                 std::string_view kind, std::int64_t time_us, std::string_view daemon,
+                 std::string_view fields, char hash_out[64]) {
+  std::string& line = *out;
+  const std::size_t start = line.size();
+  char time[27];
+  format_time_to(time_us, time);
+  line.reserve(start + 160 + kind.size() + daemon.size() + fields.size());
   line.append("{\"seq\":");
-  append_u64(line, e.seq);
-  line.append(",\"prev\":\"").append(e.prev);
-  line.append("\",\"kind\":\"").append(e.kind);
-  line.append("\",\"time\":\"").append(format_time(e.time_us));
-  line.append("\",\"daemon\":\"").append(e.daemon).push_back('"');
+  append_u64(line, seq);
+  line.append(",\"prev\":\"").append(prev);
+  line.append("\",\"kind\":\"").append(kind);
+  line.append("\",\"time\":\"").append(time, sizeof time);
+  line.append("\",\"daemon\":\"").append(daemon).push_back('"');
   if (!fields.empty()) line.append(",").append(fields);
   unsigned char md[32];
-  sha256(line, md);
+  sha256(std::string_view(line).substr(start), md);
   line.append(kHashSuffixStart);
   const std::size_t h = line.size();
   append_hex(line, md, 32);
-  if (hash_out) hash_out->assign(line, h, 64);
+  if (hash_out) std::memcpy(hash_out, line.data() + h, 64);
   line.append("\"}\n");
+}
+
+std::string seal(const Envelope& e, std::string_view fields, std::string* hash_out) {
+  std::string line;
+  char hash[64];
+  seal_append(&line, e.seq, e.prev, e.kind, e.time_us, e.daemon, fields, hash);
+  if (hash_out) hash_out->assign(hash, sizeof hash);
   return line;
 }
 

@@ -47,6 +47,11 @@ struct Envelope {
 // The whole line including '\n'. `fields` are the kind's members without surrounding commas
 // (may be empty). The line's hash goes to *hash_out when not null.
 std::string seal(const Envelope& e, std::string_view fields, std::string* hash_out);
+// The same line appended to *out (no intermediate strings); the hash's 64 hex digits to
+// hash_out when not null.
+void seal_append(std::string* out, std::uint64_t seq, std::string_view prev,
+                 std::string_view kind, std::int64_t time_us, std::string_view daemon,
+                 std::string_view fields, char hash_out[64]);
 
 // The envelope of one line, as views into it.
 struct Head {

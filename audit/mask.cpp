@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -27,10 +28,33 @@ bool alnum(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
-// Marks the known kinds' literal prefixes in `s` (where one starts a token) as kept.
+// What draw() does with each byte of a secret.
+enum : char {
+  kRedraw = 0,  // a letter or digit becomes one of the same class (A-Z, a-z, 0-9)
+  kKeep = 1,    // kept (a known prefix)
+  kHex = 2,     // a lowercase hex digit stays one (0-9a-f)
+  kAny = 3,     // as kRedraw, and a non-ASCII byte becomes a lowercase letter
+};
+
+bool word(char c) { return alnum(c) || c == '_'; }
+bool dash_word(char c) { return word(c) || c == '-'; }
+bool hex_lower(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+bool lower(char c) { return c >= 'a' && c <= 'z'; }
+bool letter(char c) { return lower(c) || (c >= 'A' && c <= 'Z'); }
+bool space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+std::size_t run(std::string_view s, std::size_t at, bool (*in)(char)) {
+  std::size_t j = at;
+  while (j < s.size() && in(s[j])) ++j;
+  return j - at;
+}
+
+// Marks the known kinds' literal prefixes in `s` (where one starts a token) as kept — the
+// formats of secrets::find and of the shipped rules' secrets-other-format-p, so both still
+// find the masked secret — and a DigitalOcean token's hex body as hex.
 void keep_prefixes(std::string_view s, std::vector<char>& keep) {
   auto mark = [&](std::size_t at, std::size_t n) {
-    for (std::size_t i = at; i < at + n && i < s.size(); ++i) keep[i] = 1;
+    for (std::size_t i = at; i < at + n && i < s.size(); ++i) keep[i] = kKeep;
   };
   for (std::size_t i = 0; i < s.size(); ++i) {
     const std::string_view rest = s.substr(i);
@@ -43,7 +67,19 @@ void keep_prefixes(std::string_view s, std::vector<char>& keep) {
       continue;
     }
     if (i > 0 && alnum(s[i - 1])) continue;
-    if (rest.starts_with("sk-ant-")) {
+    if (rest.starts_with("sk_live_") || rest.starts_with("rk_live_") ||
+        rest.starts_with("pypi-AgE")) {
+      mark(i, 8);
+    } else if (rest.starts_with("dop_v1_")) {
+      mark(i, 7);
+      for (std::size_t j = i + 7; j < s.size() && hex_lower(s[j]); ++j) keep[j] = kHex;
+    } else if (rest.starts_with("glpat-")) {
+      mark(i, 6);
+    } else if (rest.starts_with("npm_") || rest.starts_with("AIza")) {
+      mark(i, 4);
+    } else if (rest.starts_with("hf_") || rest.starts_with("SG.")) {
+      mark(i, 3);
+    } else if (rest.starts_with("sk-ant-")) {
       mark(i, 7);
     } else if (rest.starts_with("sk-proj-")) {
       mark(i, 8);
@@ -66,6 +102,84 @@ void keep_prefixes(std::string_view s, std::vector<char>& keep) {
       mark(i, 3);
     }
   }
+}
+
+// The secrets of secrets-other-format-p (rules/secrets_outbound.clp) — its regex, by hand:
+//   \b(?:sk|rk)_live_[0-9A-Za-z]{16,} | \bglpat-[0-9A-Za-z_-]{20,} | \bnpm_[0-9A-Za-z]{36}\b |
+//   \bpypi-AgE[0-9A-Za-z_-]{40,} | \bhf_[A-Za-z]{30,}\b | \bdop_v1_[0-9a-f]{64}\b |
+//   \bSG\.[0-9A-Za-z_-]{20,}\.[0-9A-Za-z_-]{40,} | \bAIza[0-9A-Za-z_-]{35}\b |
+//   [a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]{3,}@
+// Each finding is the part after the format's prefix (the URL's password), so a masked
+// secret, whose bytes keep their class, still matches. (The -----BEGIN … PRIVATE KEY
+// alternative is secrets::find's private-key.)
+// With out == nullptr, stops at the first one: returns whether there is one.
+bool find_other_formats(std::string_view s, std::vector<secrets::Finding>* out) {
+  const std::size_t n = s.size();
+  // The shortest: "a://u:pwd@" (10 bytes).
+  if (n < 10) return false;
+  bool found = false;
+  auto add = [&](std::size_t at, std::size_t len, const char* kind) {
+    found = true;
+    if (out) out->push_back({at, len, kind});
+  };
+  for (std::size_t p = s.find("://"); p != std::string_view::npos; p = s.find("://", p + 1)) {
+    bool scheme = false;
+    for (std::size_t b = p; b > 0; --b) {
+      const char c = s[b - 1];
+      if (!(lower(c) || (c >= '0' && c <= '9') || c == '+' || c == '.' || c == '-')) break;
+      scheme = scheme || lower(c);
+    }
+    if (!scheme) continue;
+    std::size_t u = p + 3;
+    while (u < n && s[u] != '/' && s[u] != ':' && s[u] != '@' && !space(s[u])) ++u;
+    if (u == p + 3 || u >= n || s[u] != ':') continue;
+    const std::size_t pw = u + 1;
+    std::size_t e = pw;
+    while (e < n && s[e] != '/' && s[e] != '@' && !space(s[e])) ++e;
+    if (e < n && s[e] == '@' && e - pw >= 3) add(pw, e - pw, "url-password");
+    if (found && !out) return true;
+  }
+  auto alnum_c = [](char c) { return alnum(c); };
+  for (std::size_t i = 0; i + 3 < n; ++i) {
+    if (i > 0 && word(s[i - 1])) continue;
+    const char c = s[i];
+    if (c != 's' && c != 'r' && c != 'g' && c != 'n' && c != 'p' && c != 'h' && c != 'd' &&
+        c != 'S' && c != 'A') {
+      continue;
+    }
+    const std::string_view rest = s.substr(i);
+    auto after = [&](std::size_t k) { return k < n && word(s[k]); };
+    if (rest.starts_with("sk_live_") || rest.starts_with("rk_live_")) {
+      const std::size_t len = run(s, i + 8, +alnum_c);
+      if (len >= 16) add(i + 8, len, "stripe-key");
+    } else if (rest.starts_with("glpat-")) {
+      const std::size_t len = run(s, i + 6, dash_word);
+      if (len >= 20) add(i + 6, len, "gitlab-token");
+    } else if (rest.starts_with("npm_")) {
+      const std::size_t len = run(s, i + 4, +alnum_c);
+      if (len == 36 && !after(i + 4 + len)) add(i + 4, len, "npm-token");
+    } else if (rest.starts_with("pypi-AgE")) {
+      const std::size_t len = run(s, i + 8, dash_word);
+      if (len >= 40) add(i + 8, len, "pypi-token");
+    } else if (rest.starts_with("hf_")) {
+      const std::size_t len = run(s, i + 3, letter);
+      if (len >= 30 && !after(i + 3 + len)) add(i + 3, len, "huggingface-token");
+    } else if (rest.starts_with("dop_v1_")) {
+      const std::size_t len = run(s, i + 7, hex_lower);
+      if (len == 64 && !after(i + 7 + len)) add(i + 7, len, "digitalocean-token");
+    } else if (rest.starts_with("SG.")) {
+      const std::size_t a = run(s, i + 3, dash_word);
+      if (a >= 20 && i + 3 + a < n && s[i + 3 + a] == '.') {
+        const std::size_t b = run(s, i + 4 + a, dash_word);
+        if (b >= 40) add(i + 3, a + 1 + b, "sendgrid-key");
+      }
+    } else if (rest.starts_with("AIza")) {
+      const std::size_t len = run(s, i + 4, dash_word);
+      if (len >= 35 && word(s[i + 4 + 34]) != after(i + 4 + 35)) add(i + 4, 35, "google-api-key");
+    }
+    if (found && !out) return true;
+  }
+  return found;
 }
 
 void hmac_sha256(std::string_view key, std::string_view data, unsigned char out[32]) {
@@ -94,7 +208,9 @@ std::string draw(std::string_view key, std::string_view secret, const std::vecto
   std::uint32_t counter = 0;
   for (std::size_t i = 0; i < out.size(); ++i) {
     const char c = out[i];
-    if (keep[i] || !alnum(c)) continue;
+    const char how = keep[i];
+    const bool high = static_cast<unsigned char>(c) >= 0x80;
+    if (how == kKeep || !(alnum(c) || (how == kAny && high))) continue;
     if (used == sizeof block) {
       const char ctr[4] = {static_cast<char>(counter >> 24), static_cast<char>(counter >> 16),
                            static_cast<char>(counter >> 8), static_cast<char>(counter)};
@@ -103,9 +219,11 @@ std::string draw(std::string_view key, std::string_view secret, const std::vecto
       used = 0;
     }
     const unsigned r = block[used++];
-    if (c >= 'A' && c <= 'Z') {
+    if (how == kHex && hex_lower(c)) {
+      out[i] = "0123456789abcdef"[r % 16];
+    } else if (c >= 'A' && c <= 'Z') {
       out[i] = static_cast<char>('A' + r % 26);
-    } else if (c >= 'a' && c <= 'z') {
+    } else if ((c >= 'a' && c <= 'z') || high) {
       out[i] = static_cast<char>('a' + r % 26);
     } else {
       out[i] = static_cast<char>('0' + r % 10);
@@ -215,6 +333,32 @@ bool create_key(const std::string& path, std::string* key, std::string* error) {
 
 }  // namespace
 
+std::vector<secrets::Finding> find_secrets(std::string_view text) {
+  std::vector<secrets::Finding> all = secrets::find(text);
+  find_other_formats(text, &all);
+  std::stable_sort(all.begin(), all.end(),
+                   [](const secrets::Finding& a, const secrets::Finding& b) {
+                     return a.offset < b.offset;
+                   });
+  return all;
+}
+
+bool holds_secret(std::string_view text) {
+  // Fast path for the daemon's own ids and digests (decision ids, "sha256:<hex>", UUID
+  // sessions): lowercase hex and '-' only is never a secret — secrets::find flags no pure hex
+  // token and every known kind holds a non-hex letter; no other format is pure hex either.
+  std::string_view t = text;
+  if (t.starts_with("sha256:")) t.remove_prefix(7);
+  bool hex = true;
+  for (char c : t) {
+    const auto u = static_cast<unsigned char>(c);
+    hex &= (static_cast<unsigned char>(u - '0') < 10) | (static_cast<unsigned char>(u - 'a') < 6) |
+           (u == '-');
+  }
+  if (hex) return false;
+  return find_other_formats(text, nullptr) || !secrets::find(text).empty();
+}
+
 void append_pointer_token(std::string* out, std::string_view token) {
   out->push_back('/');
   for (char c : token) {
@@ -258,12 +402,33 @@ std::string Masker::mask_secret(std::string_view secret, std::string_view kind) 
 
 void Masker::mask_text(std::string* text, std::string_view field_pointer,
                        std::vector<Mask>* masks) const {
+  // secrets::find's secrets first (their kind must still be found in the masked text); then
+  // the other formats (found in the text as given), unless a secret masked already covers one.
   const auto findings = secrets::find(*text);
+  std::vector<secrets::Finding> others;
+  find_other_formats(*text, &others);
   for (const secrets::Finding& f : findings) {
     const std::string masked =
         mask_secret(std::string_view(*text).substr(f.offset, f.length), f.kind);
     text->replace(f.offset, f.length, masked);
     if (masks) masks->push_back({std::string(field_pointer), f.offset, f.length, f.kind});
+  }
+  for (const secrets::Finding& o : others) {
+    bool covered = false;
+    for (const secrets::Finding& f : findings) {
+      covered = covered || (f.offset <= o.offset && o.offset + o.length <= f.offset + f.length);
+    }
+    if (covered) continue;
+    const std::string_view secret = std::string_view(*text).substr(o.offset, o.length);
+    std::vector<char> keep(secret.size(), o.kind == "url-password" ? kAny : kRedraw);
+    if (o.kind == "digitalocean-token") std::fill(keep.begin(), keep.end(), kHex);
+    std::string masked;
+    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+      masked = draw(key_, secret, keep, attempt);
+      if (masked != secret) break;
+    }
+    text->replace(o.offset, o.length, masked);
+    if (masks) masks->push_back({std::string(field_pointer), o.offset, o.length, o.kind});
   }
 }
 
@@ -271,7 +436,7 @@ void Masker::mask_value(rapidjson::Value& value, rapidjson::Document::AllocatorT
                         const std::string& pointer, std::vector<Mask>* masks) const {
   auto mask_string = [&](rapidjson::Value& v, const std::string& at) {
     const std::string_view s(v.GetString(), v.GetStringLength());
-    if (secrets::find(s).empty()) return;
+    if (!holds_secret(s)) return;
     std::string text(s);
     mask_text(&text, at, masks);
     v.SetString(text.data(), static_cast<rapidjson::SizeType>(text.size()), a);
@@ -289,7 +454,7 @@ void Masker::mask_value(rapidjson::Value& value, rapidjson::Document::AllocatorT
     std::string at;
     for (auto m = value.MemberBegin(); m != value.MemberEnd(); ++m) {
       const std::string_view name(m->name.GetString(), m->name.GetStringLength());
-      if (!secrets::find(name).empty()) {
+      if (holds_secret(name)) {
         // The pointer names the member by its masked name: the secret never reaches "field".
         std::string text(name);
         const std::size_t first = masks ? masks->size() : 0;

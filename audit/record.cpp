@@ -63,17 +63,17 @@ void append_int(std::string& out, std::int64_t v) {
   out.append(buf, r.ptr);
 }
 
-// Where a string sits in the record: base, or base/index/member (built only for a secret).
+// Where a string sits in the record: base, base/index, or base/index/member (built only for
+// a secret).
 struct Where {
   std::string_view base;
   std::size_t index = 0;
   std::string_view member;
+  bool indexed = false;
   std::string pointer() const {
     std::string p(base);
-    if (!member.empty()) {
-      append_pointer_token(&p, std::to_string(index));
-      append_pointer_token(&p, member);
-    }
+    if (indexed) append_pointer_token(&p, std::to_string(index));
+    if (!member.empty()) append_pointer_token(&p, member);
     return p;
   }
 };
@@ -81,7 +81,7 @@ struct Where {
 // Appends `s` as a JSON string, masked (with its pointer) when it holds a secret.
 void append_masked(std::string& out, std::string_view s, const Masker* masker, const Where& where,
                    std::vector<Mask>* masks) {
-  if (!masker || secrets::find(s).empty()) {
+  if (!masker || !holds_secret(s)) {
     append_json(out, s);
     return;
   }
@@ -113,7 +113,7 @@ class MaskingWriter {
   bool String(const char* s, rapidjson::SizeType n, bool) {
     prefix();
     const std::string_view text(s, n);
-    if (!masker_ || secrets::find(text).empty()) {
+    if (!masker_ || !holds_secret(text)) {
       append_json(out_, text);
     } else {
       std::string copy(text);
@@ -127,7 +127,7 @@ class MaskingWriter {
     prefix();
     Level& level = levels_.back();
     level.key.assign(s, n);
-    if (masker_ && !secrets::find(level.key).empty()) {
+    if (masker_ && holds_secret(level.key)) {
       // Masked first, so the pointer that names the member never holds the secret.
       const std::size_t first = masks_ ? masks_->size() : 0;
       masker_->mask_text(&level.key, "", masks_);
@@ -230,44 +230,51 @@ std::string decision_fields(const DecisionInput& in, const Decision& d, const Ma
   std::string out;
   out.reserve(512 + in.proposal_json.size() * 2 + d.action_json.size() + d.reason.size() +
               d.rules.size() * 96 + d.effects.size() * 160);
+  // Every string of the record goes through str(): masked, with its JSON pointer, when it
+  // holds a secret — whether or not it came from the proposal (a rule may copy proposal
+  // text into any STRING slot). Only "masks" (pointers already masked, kinds) is not.
+  auto str = [&](std::string_view s, const Where& where) {
+    append_masked(out, s, masker, where, &masks);
+  };
+  auto at = [](std::string_view base) { return Where{base, 0, {}, false}; };
   auto ptr = [](std::string_view base, std::size_t index, std::string_view member) {
-    return Where{base, index, member};
+    return Where{base, index, member, true};
   };
 
   out += "\"decision_id\":";
-  append_json(out, d.decision_id);
+  str(d.decision_id, at("/decision_id"));
   out += ",\"rules_digest\":";
-  append_json(out, d.rules_digest);
+  str(d.rules_digest, at("/rules_digest"));
   out += ",\"principal\":";
-  append_json(out, in.principal);
+  str(in.principal, at("/principal"));
   out += ",\"groups\":[";
   for (std::size_t i = 0; i < in.groups.size(); ++i) {
     if (i) out += ',';
-    append_json(out, in.groups[i]);
+    str(in.groups[i], ptr("/groups", i, {}));
   }
   out += "],\"session\":";
-  append_json(out, in.session);
+  str(in.session, at("/session"));
   out += ",\"input\":";
   append_json_value(out, in.proposal_json, masker, "/input", &masks);
   out += ",\"outcome\":\"";
   out += outcome_name(d.outcome);
   out += "\",\"reason\":";
-  append_masked(out, d.reason, masker, Where{"/reason", 0, {}}, &masks);
+  str(d.reason, at("/reason"));
   out += ",\"defaulted\":";
   out += d.defaulted ? "true" : "false";
   out += ",\"error_code\":";
-  append_json(out, d.error_code);
+  str(d.error_code, at("/error_code"));
 
   out += ",\"rules\":[";
   for (std::size_t i = 0; i < d.rules.size(); ++i) {
     const FiredRule& r = d.rules[i];
     if (i) out += ',';
     out += "{\"rule\":";
-    append_json(out, r.rule);
+    str(r.rule, ptr("/rules", i, "rule"));
     out += ",\"outcome\":\"";
     out += outcome_name(r.outcome);
     out += "\",\"reason\":";
-    append_masked(out, r.reason, masker, ptr("/rules", i, "reason"), &masks);
+    str(r.reason, ptr("/rules", i, "reason"));
     out += ",\"mode\":";
     out += mode_name(r.monitor);
     out += '}';
@@ -280,15 +287,15 @@ std::string decision_fields(const DecisionInput& in, const Decision& d, const Ma
     applied = applied || w.applied;
     if (i) out += ',';
     out += "{\"rule\":";
-    append_json(out, w.rule);
+    str(w.rule, ptr("/rewrites", i, "rule"));
     out += ",\"key\":";
-    append_json(out, w.key);
+    str(w.key, ptr("/rewrites", i, "key"));
     out += ",\"old\":";
-    append_masked(out, w.old_value, masker, ptr("/rewrites", i, "old"), &masks);
+    str(w.old_value, ptr("/rewrites", i, "old"));
     out += ",\"new\":";
-    append_masked(out, w.new_value, masker, ptr("/rewrites", i, "new"), &masks);
+    str(w.new_value, ptr("/rewrites", i, "new"));
     out += ",\"reason\":";
-    append_masked(out, w.reason, masker, ptr("/rewrites", i, "reason"), &masks);
+    str(w.reason, ptr("/rewrites", i, "reason"));
     out += ",\"mode\":";
     out += mode_name(w.monitor);
     out += ",\"applied\":";
@@ -306,21 +313,21 @@ std::string decision_fields(const DecisionInput& in, const Decision& d, const Ma
     const EffectRecord& e = d.effects[i];
     if (i) out += ',';
     out += "{\"kind\":";
-    append_json(out, e.kind);
+    str(e.kind, ptr("/effects", i, "kind"));
     out += ",\"object\":";
-    append_json(out, e.object);
+    str(e.object, ptr("/effects", i, "object"));
     out += ",\"target\":";
-    append_masked(out, e.target, masker, ptr("/effects", i, "target"), &masks);
+    str(e.target, ptr("/effects", i, "target"));
     out += ",\"program\":";
-    append_masked(out, e.program, masker, ptr("/effects", i, "program"), &masks);
+    str(e.program, ptr("/effects", i, "program"));
     out += ",\"class\":";
-    append_json(out, e.path_class);
+    str(e.path_class, ptr("/effects", i, "class"));
     out += ",\"in_workspace\":";
     out += e.in_workspace ? "true" : "false";
     out += ",\"subcommand\":";
-    append_masked(out, e.subcommand, masker, ptr("/effects", i, "subcommand"), &masks);
+    str(e.subcommand, ptr("/effects", i, "subcommand"));
     out += ",\"via\":";
-    append_json(out, e.via);
+    str(e.via, ptr("/effects", i, "via"));
     out += ",\"dynamic\":";
     out += e.dynamic ? "true" : "false";
     out += '}';
@@ -367,6 +374,15 @@ std::string start_fields(const StartInfo& s) {
   append_int(out, static_cast<std::int64_t>(s.every_records));
   out += ",\"every_seconds\":";
   append_int(out, static_cast<std::int64_t>(s.every_seconds));
+  out += ",\"session\":{\"ttl_seconds\":";
+  append_int(out, static_cast<std::int64_t>(s.session.ttl_seconds));
+  out += ",\"max_entries\":";
+  append_int(out, static_cast<std::int64_t>(s.session.max_entries));
+  out += ",\"max_sessions\":";
+  append_int(out, static_cast<std::int64_t>(s.session.max_sessions));
+  out += ",\"max_bytes\":";
+  append_int(out, static_cast<std::int64_t>(s.session.max_bytes));
+  out += '}';
   return out;
 }
 

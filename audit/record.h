@@ -30,19 +30,28 @@ struct DecisionInput {
 //   "subcommand","via","dynamic"}],"elapsed_us","masks":[{"field","offset","length","kind"}]
 // "input" is the proposal re-serialized (whitespace dropped; numbers, member order and
 // duplicates as sent; invalid UTF-8 as U+FFFD). Should proposal_json not be JSON at all, "input"
-// is its text as a JSON string. With a masker, secrets are masked in input, action, the
-// decision's and rules' reasons, rewrites' old/new/reason and effects' target/program/
-// subcommand; "masks" lists each (field = JSON pointer into the record, offset/length in bytes).
+// is its text as a JSON string. With a masker, every string of the record (and every member
+// name in input and action) is masked for secrets (find_secrets) — the proposal's text can
+// reach any of them (session, groups, a rule's name or a rewrite's key a rule built from it);
+// "masks" lists each (field = JSON pointer into the record, e.g. /session or /rules/0/rule,
+// offset/length in bytes).
 std::string decision_fields(const DecisionInput& in, const Decision& d, const Masker* masker);
 
 // The `start` record's FIELDS (the writer appends "torn" itself when it cut a torn line):
 //   "version","pid","rules_digest","workspace_root","home","default_outcome","key_id",
-//   "every_records","every_seconds"
+//   "every_records","every_seconds",
+//   "session":{"ttl_seconds","max_entries","max_sessions","max_bytes"}
+// "session" is the daemon's session-memory config ([session] in the daemon's config): replay
+// needs it to rebuild each session's history as the daemon kept it.
+struct SessionConfig {
+  std::uint64_t ttl_seconds = 0, max_entries = 0, max_sessions = 0, max_bytes = 0;
+};
 struct StartInfo {
   std::string version;
   std::int64_t pid = 0;
   std::string rules_digest, workspace_root, home, default_outcome, key_id;
   std::uint64_t every_records = 0, every_seconds = 0;
+  SessionConfig session;
 };
 std::string start_fields(const StartInfo& s);
 

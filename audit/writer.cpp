@@ -245,6 +245,13 @@ struct Writer::State {
   std::size_t last_batch = 0;  // records in the previous batch (group commit's hint)
   std::string torn;            // "torn" member of the start record, when a line was cut
   std::int64_t rotate_retry_us = 0;  // after a failed rotation, not before this time
+  // A rotation renamed the old file but the new one's first record, `rotate`, is not written
+  // yet (its batch failed): its FIELDS and time. The next batch that succeeds writes it first.
+  std::string pending_rotate;
+  std::int64_t pending_rotate_us = 0;
+  // Reused by every batch: no allocation per batch once they have grown.
+  std::string buffer;
+  std::vector<AppendResult> results;
   ~State() {
     if (fd >= 0) ::close(fd);
   }
@@ -253,17 +260,11 @@ struct Writer::State {
 namespace {
 
 // Appends the sealed line of one record to `buffer`, advancing `pos`.
-void seal_into(std::string& buffer, ChainPos& pos, const std::string& kind, std::int64_t time_us,
-               const std::string& daemon, std::string_view fields) {
-  Envelope e;
-  e.seq = pos.next_seq;
-  e.prev = pos.prev;
-  e.kind = kind;
-  e.time_us = time_us;
-  e.daemon = daemon;
-  std::string hash;
-  buffer += seal(e, fields, &hash);
-  pos.prev = std::move(hash);
+void seal_into(std::string& buffer, ChainPos& pos, std::string_view kind, std::int64_t time_us,
+               std::string_view daemon, std::string_view fields) {
+  char hash[64];
+  seal_append(&buffer, pos.next_seq, pos.prev, kind, time_us, daemon, fields, hash);
+  pos.prev.assign(hash, sizeof hash);
   ++pos.next_seq;
 }
 
@@ -477,11 +478,16 @@ void Writer::append(std::string kind, std::int64_t time_us, std::string fields, 
                     " is outside 1970-01-01..9999-12-31";
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     if (refused.error.empty() && stopping_) refused.error = "the audit log is closed";
     if (refused.error.empty()) {
       queue_.push_back({std::move(kind), time_us, std::move(fields), std::move(done)});
-      cv_.notify_one();
+      // Wake the writer only when this record is what it waits for: the queue's first record
+      // (it waits for work) or the one that fills a group-commit batch. Otherwise it is busy
+      // or will see the queue when it looks next.
+      const bool wake = queue_.size() == wake_at_;
+      lock.unlock();
+      if (wake) cv_.notify_one();
       return;
     }
   }
@@ -527,7 +533,9 @@ void Writer::run() {
       // Concurrent callers: give the batch up to group_commit to fill to the last one's size.
       const auto until = Clock::now() + options_.group_commit;
       const std::size_t want = state_->last_batch;
+      wake_at_ = want;
       cv_.wait_until(lock, until, [&] { return queue_.size() >= want || stopping_; });
+      wake_at_ = 1;
     }
     batch.swap(queue_);
     const bool stop = stopping_ && batch.empty();
@@ -575,12 +583,19 @@ void Writer::write_batch(std::vector<Pending>& batch) {
   State& s = *state_;
   const WriterOptions& o = options_;
   // Fsync: each record its own group, durable before its done; otherwise one group.
-  const std::size_t group = o.durability == Durability::Fsync ? 1 : batch.size();
-  std::string buffer;
-  std::vector<AppendResult> results(batch.size());
+  // (An empty batch only writes a pending `rotate`.)
+  if (batch.empty() && s.pending_rotate.empty()) return;
+  const std::size_t group =
+      o.durability == Durability::Fsync || batch.empty() ? 1 : batch.size();
+  std::string& buffer = s.buffer;
+  std::vector<AppendResult>& results = s.results;
+  results.clear();
+  results.resize(batch.size());
   std::uint64_t written = 0, failed = 0;
+  bool any_failed = false;
   std::string failure;
-  for (std::size_t begin = 0; begin < batch.size(); begin += group) {
+  for (std::size_t begin = 0; begin < batch.size() || (begin == 0 && batch.empty());
+       begin += group) {
     const std::size_t end = std::min(batch.size(), begin + group);
     bool ok = true;
     int err = 0;
@@ -613,6 +628,13 @@ void Writer::write_batch(std::vector<Pending>& batch) {
     buffer.clear();
     std::uint64_t lines = 0;
     if (ok) {
+      const bool rotate_first = !s.pending_rotate.empty();
+      if (rotate_first) {
+        // The new live file's first record, before anything else goes into it.
+        seal_into(buffer, pos, "rotate", s.pending_rotate_us, o.daemon_id, s.pending_rotate);
+        ++lines;
+        ++pos.since_checkpoint;
+      }
       for (std::size_t i = begin; i < end; ++i) {
         results[i].seq = pos.next_seq;
         seal_into(buffer, pos, batch[i].kind, batch[i].time_us, o.daemon_id, batch[i].fields);
@@ -623,9 +645,10 @@ void Writer::write_batch(std::vector<Pending>& batch) {
           ++lines;
         }
       }
-      if (!write_all(s.fd, buffer)) {
+      const int injected = o.fail_write ? o.fail_write(buffer) : 0;
+      if (injected != 0 || !write_all(s.fd, buffer)) {
         ok = false;
-        err = errno;
+        err = injected != 0 ? injected : errno;
         what = "cannot write ";
       } else if (o.durability != Durability::Write && ::fdatasync(s.fd) != 0) {
         ok = false;
@@ -637,6 +660,7 @@ void Writer::write_batch(std::vector<Pending>& batch) {
       if (pos.checkpoint_first != s.pos.checkpoint_first) s.last_checkpoint_us = o.clock_us();
       s.pos = std::move(pos);
       s.size += static_cast<off_t>(buffer.size());
+      s.pending_rotate.clear();
       written += lines;
       for (std::size_t i = begin; i < end; ++i) results[i].ok = true;
     } else {
@@ -653,6 +677,7 @@ void Writer::write_batch(std::vector<Pending>& batch) {
         results[i].error = failure;
       }
       failed += end - begin;
+      any_failed = true;
     }
     if (o.durability == Durability::Fsync) {
       // Durable now: answer at once rather than after the whole batch.
@@ -677,7 +702,7 @@ void Writer::write_batch(std::vector<Pending>& batch) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++health_.batches;
-      if (failed == 0) {
+      if (!any_failed) {
         health_.ok = true;
         health_.error.clear();
       } else {
@@ -698,6 +723,12 @@ void Writer::write_batch(std::vector<Pending>& batch) {
 void Writer::maintain() {
   State& s = *state_;
   const WriterOptions& o = options_;
+  if (!s.pending_rotate.empty()) {
+    // A rotation whose `rotate` record failed: try it again (appends would also write it).
+    std::vector<Pending> none;
+    write_batch(none);
+    return;
+  }
   if (s.fd < 0) return;
   const std::int64_t now = o.clock_us();
   const bool rotate_size = o.rotate_bytes > 0 && static_cast<std::uint64_t>(s.size) >= o.rotate_bytes;
@@ -738,13 +769,13 @@ void Writer::maintain() {
     fsync_dir(dir_of(o.path));
     s.file_first_seq = s.pos.next_seq;
     s.file_start_us = now;
-    std::vector<Pending> first(1);
-    first[0].kind = "rotate";
-    first[0].time_us = now;
-    first[0].fields = "\"previous_file\":" + std::string("\"") +
-                      fs::path(rotated).filename().string() + "\",\"reason\":\"" +
-                      (rotate_size ? "size" : "time") + "\"";
-    write_batch(first);  // reopens the live file
+    // The new file's first record; should this batch fail, the next one writes it first.
+    s.pending_rotate = "\"previous_file\":" + std::string("\"") +
+                       fs::path(rotated).filename().string() + "\",\"reason\":\"" +
+                       (rotate_size ? "size" : "time") + "\"";
+    s.pending_rotate_us = now;
+    std::vector<Pending> none;
+    write_batch(none);  // reopens the live file
     fsync_dir(dir_of(o.path));
     {
       std::lock_guard<std::mutex> lock(mu_);

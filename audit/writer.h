@@ -16,7 +16,12 @@
 // last one when records were written since, as the last line of a rotated file, and at close.
 // Rotation: when the live file reaches rotate_bytes, or its first record is rotate_age old: a
 // checkpoint (reason rotate) ends the file, which is renamed to
-// <stem>.<first seq %012llu>-<last seq %012llu><ext>; the new live file begins with `rotate`.
+// <stem>.<first seq %012llu>-<last seq %012llu><ext>; the new live file begins with `rotate`
+// (when writing it fails, every later batch writes it first until one succeeds: no record
+// enters the new file before it).
+//
+// append() wakes the writer thread only when its record is what the thread waits for (the
+// queue's first, or the one filling a group-commit batch), not per record.
 #pragma once
 
 #include <chrono>
@@ -49,6 +54,9 @@ struct WriterOptions {
   std::shared_ptr<const SigningKey> key;       // required
   std::string start_fields;  // FIELDS of the start record minus torn (the daemon supplies them)
   std::function<std::int64_t()> clock_us;  // tests; default: the system clock
+  // Tests: called with each batch's lines before they are written; a nonzero errno fails
+  // that write as if write() had.
+  std::function<int(std::string_view lines)> fail_write;
 };
 
 struct AppendResult {
@@ -113,6 +121,7 @@ class Writer {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Pending> queue_;
+  std::size_t wake_at_ = 1;  // append() notifies when the queue reaches this size
   bool stopping_ = false;
   bool closed_ = false;
   WriterHealth health_;

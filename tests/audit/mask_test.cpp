@@ -7,6 +7,9 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
 
 #include "bindings/secrets.h"
 #include "tests/server/server_fixture.h"
@@ -173,4 +176,113 @@ TEST_CASE("the mask key is created 0600 once, then read; a readable or short key
   dir.write("short.key", "0123456789", 0600);
   CHECK_FALSE(Masker::load_or_create(dir.str() + "/short.key", &error));
   CHECK(error == "the mask key " + dir.str() + "/short.key is not 32 bytes (it has 10)");
+}
+
+namespace {
+
+// The shipped rules' secrets-other-format-p regex, read from the rule file itself, so the
+// masker's hand-written detector is checked against the regex the rules run.
+std::string other_format_regex() {
+  std::ifstream in(WARDEN_SOURCE_DIR "/rules/secrets_outbound.clp");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  const auto def = text.find("(deffunction secrets-other-format-p");
+  REQUIRE(def != std::string::npos);
+  const std::string open = "(regex-match \"";
+  const auto b = text.find(open, def);
+  REQUIRE(b != std::string::npos);
+  const auto e = text.find("\" ?v)", b);
+  REQUIRE(e != std::string::npos);
+  std::string raw = text.substr(b + open.size(), e - b - open.size());
+  std::string pattern;  // CLIPS string escapes: \\ → \, \" → "
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] == '\\' && i + 1 < raw.size()) ++i;
+    pattern.push_back(raw[i]);
+  }
+  return pattern;
+}
+
+struct Other {
+  std::string token;
+  std::string secret;  // the part that must not survive
+};
+
+std::vector<Other> other_formats() {
+  return {
+      {"postgres://admin:Zq8vK2mP9xL4tR7w@db.internal:5432/prod", "Zq8vK2mP9xL4tR7w"},
+      {"redis://default:hunter2hunter2@cache.internal:6379/0", "hunter2hunter2"},
+      {"https://deploy:correct-horse-battery@git.example.com/r.git", "correct-horse-battery"},
+      {"ftp://me:p\xC3\xA4sswort@files.example.com", "p\xC3\xA4sswort"},
+      {"sk_live_abcdefghijklmnopqrst", "abcdefghijklmnopqrst"},
+      {"rk_live_51H8zQ2eZvKYlo2C8dTq3mWx", "51H8zQ2eZvKYlo2C8dTq3mWx"},
+      {"glpat-abcdefghijklmnopqrstuvwx", "abcdefghijklmnopqrstuvwx"},
+      {"npm_abcdefghijklmnopqrstuvwxyzabcdefghij", "abcdefghijklmnopqrstuvwxyzabcdefghij"},
+      {"pypi-AgEabcdefghijklmnopqrstuvwxyzabcdefghijklmnop", "abcdefghijklmnopqrstuvwxyzabcdefghijklmnop"},
+      {"hf_abcdefghijklmnopqrstuvwxyzabcdefgh", "abcdefghijklmnopqrstuvwxyzabcdefgh"},
+      {"dop_v1_" + std::string("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
+       "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
+      {"SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyzabcdefghijklmnopq",
+       "abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyzabcdefghijklmnopq"},
+      {"AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", "SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"},
+  };
+}
+
+}  // namespace
+
+// Secrets the shipped rules find (secrets-other-format-p) and secrets::find may not: each is
+// masked, keeps its length and prefix, and the rule's own regex still matches the masked text.
+TEST_CASE("the formats the shipped rules find are masked, and the rule still finds them", "[mask]") {
+  const std::regex rule(other_format_regex());
+  const Masker masker(std::string(32, 'k'));
+  for (const Other& o : other_formats()) {
+    const std::string text = "use " + o.token + " now";
+    INFO(text);
+    REQUIRE(std::regex_search(text, rule));
+    CHECK(holds_secret(text));
+    CHECK(!find_secrets(text).empty());
+    std::string masked = text;
+    std::vector<Mask> masks;
+    masker.mask_text(&masked, "/x", &masks);
+    INFO("masked: " << masked);
+    CHECK(masked.size() == text.size());
+    CHECK(masked.find(o.secret) == std::string::npos);
+    CHECK(masked.starts_with("use "));
+    CHECK(masked.ends_with(" now"));
+    CHECK(std::regex_search(masked, rule));
+    REQUIRE(!masks.empty());
+    CHECK(masks[0].field == "/x");
+    // Deterministic: the same key masks the same way.
+    std::string again = text;
+    masker.mask_text(&again, "/x", nullptr);
+    CHECK(again == masked);
+  }
+}
+
+// What the rule does not match is not a URL password: no userinfo, a password under 3 bytes,
+// no scheme, a bare host:port.
+TEST_CASE("URL-like text without a password is left alone", "[mask]") {
+  const std::regex rule(other_format_regex());
+  for (const std::string text :
+       {"https://example.com/a:b@c", "ssh://git@github.com:22/o/r", "postgres://u:pw@db/x",
+        "://user:password@host", "http://host:8080/path", "sk_live_short", "npm_abc",
+        "xhf_abcdefghijklmnopqrstuvwxyzabcdefgh"}) {
+    INFO(text);
+    CHECK_FALSE(std::regex_search(text, rule));
+    CHECK_FALSE(holds_secret(text));
+  }
+}
+
+// holds_secret's fast path (lowercase hex and '-', optionally after "sha256:") agrees with the
+// detector: the daemon's ids and digests are never secrets.
+TEST_CASE("hex ids and digests hold no secret, by the fast path and by the detector", "[mask]") {
+  for (const std::string text :
+       {std::string("9f86d081884c7d659a2feaa0c55ad015"), std::string("8f14e45f-ceea-467f-a0e6-d2bbfe3b5b8e"),
+        "sha256:" + std::string("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"),
+        std::string(200, 'a'), std::string("")}) {
+    INFO(text);
+    CHECK(warden::secrets::find(text).empty());
+    CHECK(find_secrets(text).empty());
+    CHECK_FALSE(holds_secret(text));
+  }
 }

@@ -12,7 +12,9 @@
 
 #include "audit/chain.h"
 #include "bindings/secrets.h"
+#include "engine/engine.h"
 #include "engine/json_writer.h"
+#include "engine/rule_files.h"
 
 using namespace warden;
 using namespace warden::audit;
@@ -249,10 +251,12 @@ TEST_CASE("start and reload FIELDS in the format's order", "[record]") {
   info.key_id = "ed25519:0123";
   info.every_records = 1000;
   info.every_seconds = 60;
+  info.session = {3600, 200, 10000, 67108864};
   CHECK(start_fields(info) ==
         R"("version":"0.9.0","pid":4242,"rules_digest":"sha256:ab","workspace_root":"/work/\"q\"",)"
         R"("home":"/root","default_outcome":"approval-required","key_id":"ed25519:0123",)"
-        R"("every_records":1000,"every_seconds":60)");
+        R"("every_records":1000,"every_seconds":60,)"
+        R"("session":{"ttl_seconds":3600,"max_entries":200,"max_sessions":10000,"max_bytes":67108864})");
   CHECK(reload_fields("sha256:new", "sha256:old", "sighup") ==
         R"("rules_digest":"sha256:new","previous_digest":"sha256:old","by":"sighup")");
 }
@@ -278,5 +282,104 @@ TEST_CASE("decision_fields cost per record (measured, not asserted)", "[.bench]"
     std::cout << "decision_fields " << (m ? "with" : "without") << " masking: "
               << std::chrono::duration<double, std::micro>(t1 - t0).count() / n << " us/record ("
               << bytes / n << " bytes)\n";
+  }
+}
+
+// Every string of the decision record goes through the masker, whatever member it is in:
+// a rule may copy proposal text into any STRING slot (its name, a rewrite's key, an effect's
+// via), and session, principal and groups come from the client. Each mask names its member.
+TEST_CASE("a secret in any string member of the record is masked, with its pointer", "[record]") {
+  const Masker masker(std::string(32, 'm'));
+  const std::string t = kGithubToken;
+  const std::string url = "postgres://admin:Zq8vK2mP9xL4tR7w@db.internal/prod";
+  DecisionInput in;
+  in.proposal_json = R"({"target":"shell","payload":{"command":"ls"}})";
+  in.principal = "p-" + t;
+  in.groups = {"ok", "g-" + t};
+  in.session = t;
+  Decision d;
+  d.decision_id = "id-" + t;
+  d.rules_digest = "sha256:" + t;
+  d.outcome = Outcome::Reject;
+  d.reason = "r " + url;
+  d.error_code = "E_" + t;
+  d.rules = {{"rule-" + t, Outcome::Reject, "why " + t, false}};
+  d.rewrites = {{"rw-" + t, "payload." + t, "old " + t, "new " + t, "because " + t, false, false}};
+  EffectRecord e;
+  e.kind = "k " + t;
+  e.object = "o " + t;
+  e.target = "t " + t;
+  e.program = "p " + t;
+  e.path_class = "c " + t;
+  e.subcommand = "s " + t;
+  e.via = "v " + t;
+  d.effects = {e};
+  const std::string fields = decision_fields(in, d, &masker);
+  CHECK(fields.find(t.substr(4)) == std::string::npos);
+  CHECK(fields.find("Zq8vK2mP9xL4tR7w") == std::string::npos);
+  const auto doc = parse_fields(fields);
+  std::vector<std::string> pointers;
+  for (const auto& m : doc["masks"].GetArray()) pointers.emplace_back(m["field"].GetString());
+  const std::vector<std::string> expected = {
+      "/decision_id", "/rules_digest", "/principal", "/groups/1", "/session", "/reason",
+      "/error_code", "/rules/0/rule", "/rules/0/reason", "/rewrites/0/rule", "/rewrites/0/key",
+      "/rewrites/0/old", "/rewrites/0/new", "/rewrites/0/reason", "/effects/0/kind",
+      "/effects/0/object", "/effects/0/target", "/effects/0/program", "/effects/0/class",
+      "/effects/0/subcommand", "/effects/0/via"};
+  CHECK(pointers == expected);
+  // Each mask's offset/length points at a same-length masked secret in that member.
+  CHECK(std::string(doc["session"].GetString()).size() == t.size());
+  CHECK(std::string(doc["session"].GetString()).starts_with("ghp_"));
+  CHECK(doc["masks"][5]["kind"] == "url-password");
+  // Without a masker nothing changes.
+  CHECK(decision_fields(in, d, nullptr).find(t) != std::string::npos);
+}
+
+// The masked record still decides as the daemon did with the shipped pack: a password in a
+// URL and the other formats secrets-outbound-other-format finds are masked in /input, and the
+// rule fires on the recorded input as on the proposal.
+TEST_CASE("the shipped pack finds the masked secrets of a recorded proposal", "[record]") {
+  const Masker masker(std::string(32, 'm'));
+  warden::LoadedPolicy loaded = warden::load_policy({WARDEN_SOURCE_DIR "/rules"});
+  REQUIRE(loaded.policy);
+  warden::EngineOptions eo;
+  eo.workspace_root = "/home/user/project";
+  eo.home = "/home/user";
+  warden::Engine engine(loaded.policy, eo);
+  auto fires = [&](const std::string& proposal) {
+    warden::DecideRequest req;
+    req.proposal_json = proposal;
+    req.principal = std::string("alice");
+    const warden::DecideResult r = engine.decide(req);
+    REQUIRE(r.ok);
+    for (const auto& f : r.decision.rules) {
+      if (f.rule == "secrets-outbound-other-format") return true;
+    }
+    return false;
+  };
+  const std::vector<std::pair<std::string, std::string>> tokens = {
+      {"postgres://admin:Zq8vK2mP9xL4tR7w@db.internal:5432/prod", "Zq8vK2mP9xL4tR7w"},
+      {"redis://default:hunter2hunter2@cache.internal:6379/0", "hunter2hunter2"},
+      {"hf_abcdefghijklmnopqrstuvwxyzabcdefgh", "abcdefghijklmnopqrstuvwxyzabcdefgh"},
+      {"dop_v1_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+       "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
+      {"npm_abcdefghijklmnopqrstuvwxyzabcdefghij", "abcdefghijklmnopqrstuvwxyzabcdefghij"},
+  };
+  for (const auto& [token, secret] : tokens) {
+    const std::string proposal = R"({"target":"reply","action":"send","payload":{"text":"use )" +
+                                 token + R"("},"context":{"session":"s1"}})";
+    INFO(token);
+    REQUIRE(fires(proposal));
+    DecisionInput in;
+    in.proposal_json = proposal;
+    in.principal = "alice";
+    warden::Decision d;
+    d.decision_id = "d1";
+    const std::string fields = decision_fields(in, d, &masker);
+    CHECK(fields.find(secret) == std::string::npos);
+    const auto doc = parse_fields(fields);
+    const std::string recorded = to_text(doc["input"]);
+    INFO(recorded);
+    CHECK(fires(recorded));
   }
 }

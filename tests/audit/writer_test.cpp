@@ -630,3 +630,52 @@ TEST_CASE("decision records written with a masker keep the secret out of the fil
   CHECK(f["masks"][1]["field"] == "/reason");
   verify_chain({o.path}, *keys.verify);
 }
+
+// A rotation renames the old file, then writes the new one's first record, `rotate`. When that
+// write fails, the next batch that succeeds writes `rotate` first: every live file after a
+// rotation begins with it, and the chain goes on unbroken.
+TEST_CASE("a rotate record that failed to write is written first by the next batch", "[writer]") {
+  TempDir dir;
+  const Keys keys = make_keys(dir);
+  WriterOptions o = options(dir, keys);
+  o.rotate_bytes = 600;
+  o.checkpoint_records = 0;
+  std::atomic<int> rotate_failures{0};
+  o.fail_write = [&](std::string_view lines) {
+    // Fail the batches that would begin the new file with `rotate`, twice.
+    if (lines.find("\"kind\":\"rotate\"") != std::string_view::npos && rotate_failures < 2) {
+      ++rotate_failures;
+      return EIO;
+    }
+    return 0;
+  };
+  std::string error;
+  auto w = Writer::open(o, &error);
+  REQUIRE(w);
+  // Fill the first file: a rotation renames it, and its rotate write fails.
+  int i = 0;
+  while (rotate_failures.load() == 0 && i < 50) w->append_wait("decision", 1, decision(i++));
+  REQUIRE(rotate_failures.load() >= 1);
+  // The next batches carry `rotate` first (the second of them fails once more).
+  AppendResult r;
+  for (int k = 0; k < 5 && !r.ok; ++k) r = w->append_wait("decision", 1, decision(i++));
+  REQUIRE(r.ok);
+  CHECK(rotate_failures.load() == 2);
+  w->close();
+  std::vector<std::string> rotated;
+  for (const auto& e : fs::directory_iterator(dir.path())) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with("audit.") && name != "audit.jsonl") rotated.push_back(e.path().string());
+  }
+  std::sort(rotated.begin(), rotated.end());
+  REQUIRE(rotated.size() >= 1);
+  std::vector<std::string> files = rotated;
+  files.push_back(o.path);
+  verify_chain(files, *keys.verify);
+  const auto live = lines_of(o.path);
+  REQUIRE(!live.empty());
+  CHECK(kind_of(live.front()) == "rotate");
+  CHECK(std::string(fields_of(live.front())["previous_file"].GetString()) ==
+        fs::path(rotated.back()).filename().string());
+  for (std::size_t k = 1; k < live.size(); ++k) CHECK(kind_of(live[k]) != "rotate");
+}
