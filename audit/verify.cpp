@@ -485,7 +485,7 @@ class Linker {
   void signed_bounds(std::string_view fields) {
     std::uint64_t v = 0;
     if (field_uint(fields, "every_records", &v)) {
-      record_limit_ = v ? v + kRecordSlack : kNoLimit;
+      record_limit_ = v && v < kNoLimit - kRecordSlack ? v + kRecordSlack : kNoLimit;
       ceiling_ = false;
     }
     if (field_uint(fields, "every_seconds", &v)) every_seconds_ = v;
