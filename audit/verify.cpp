@@ -57,15 +57,16 @@ struct LineInfo {
   std::uint64_t seq = 0;  // also set (when readable) for torn and malformed lines
   std::uint64_t line = 0;
   std::int64_t time_us = 0;
-  std::uint32_t file = 0;
-  // prev_at, fields_at and daemon_at lie in the envelope (a few hundred bytes at most); the line
-  // and its FIELDS may be longer than 4 GiB, so their sizes are 64-bit.
-  std::uint32_t prev_at = 0, fields_at = 0, daemon_at = 0;
-  std::uint8_t daemon_size = 0;  // daemon ids are 1..64 characters
-  std::uint64_t size = 0;        // bytes of the line without '\n'
+  // The line and its FIELDS may be longer than 4 GiB: their sizes are 64-bit. prev_at,
+  // fields_at and daemon_at lie in the envelope (parse_head bounds it to a few hundred bytes).
+  std::uint64_t size = 0;  // bytes of the line without '\n'
   std::uint64_t fields_size = 0;
   const char* text = nullptr;
+  std::uint32_t file = 0;
+  std::uint16_t prev_at = 0, fields_at = 0, daemon_at = 0;
+  std::uint8_t daemon_size = 0;  // daemon ids are 1..64 characters
   bool links_previous = false;  // a record whose prev is the hash of the record on the line before
+  bool same_daemon_previous = false;  // a record with the daemon id of the record on the line before
   Kind kind = Kind::Other;
   LineState state = LineState::Record;
   bool hash_ok = false;
@@ -78,6 +79,13 @@ struct LineInfo {
   std::string_view fields() const { return {text + fields_at, fields_size}; }
   std::string_view daemon() const { return {text + daemon_at, daemon_size}; }
 };
+
+// Whether `before` and `next` are records of the same daemon id (compared while the lines are
+// in cache, so that the linking pass need not read them).
+bool same_daemon(const LineInfo& before, const LineInfo& next) {
+  return before.state == LineState::Record && next.state == LineState::Record &&
+         before.daemon() == next.daemon();
+}
 
 // Whether `next`'s prev is `before`'s hash, both records.
 bool links(const LineInfo& before, const LineInfo& next) {
@@ -142,10 +150,10 @@ void inspect(std::string_view text, bool terminated, const std::vector<const Ver
   }
   info->seq = head.seq;
   info->kind = kind_of(head.kind);
-  info->prev_at = static_cast<std::uint32_t>(head.prev.data() - text.data());
-  info->fields_at = static_cast<std::uint32_t>(head.fields.data() - text.data());
+  info->prev_at = static_cast<std::uint16_t>(head.prev.data() - text.data());
+  info->fields_at = static_cast<std::uint16_t>(head.fields.data() - text.data());
   info->fields_size = head.fields.size();
-  info->daemon_at = static_cast<std::uint32_t>(head.daemon.data() - text.data());
+  info->daemon_at = static_cast<std::uint16_t>(head.daemon.data() - text.data());
   info->daemon_size = static_cast<std::uint8_t>(head.daemon.size());
   parse_time(head.time, &info->time_us);
   info->hash_ok = hash_matches(head);
@@ -235,7 +243,10 @@ LineTable inspect_all(const LogSet& set, const VerifyOptions& options) {
         info.file = pieces[p].file;
         info.line = infos.size();  // within the piece until numbered below
         inspect(rest.substr(0, nl), terminated, keys, &info);
-        if (infos.size() > 1) info.links_previous = links(infos[infos.size() - 2], info);
+        if (infos.size() > 1) {
+          info.links_previous = links(infos[infos.size() - 2], info);
+          info.same_daemon_previous = same_daemon(infos[infos.size() - 2], info);
+        }
         rest = terminated ? rest.substr(nl + 1) : std::string_view();
       }
     }
@@ -251,7 +262,10 @@ LineTable inspect_all(const LogSet& set, const VerifyOptions& options) {
     const std::uint64_t offset = numbers[infos.front().file];
     for (auto& info : infos) info.line += offset;
     numbers[infos.front().file] += infos.size();
-    if (before) infos.front().links_previous = links(*before, infos.front());
+    if (before) {
+      infos.front().links_previous = links(*before, infos.front());
+      infos.front().same_daemon_previous = same_daemon(*before, infos.front());
+    }
     before = &infos.back();
   }
   table.index();
@@ -395,16 +409,24 @@ class Linker {
     if (!adopt) return;
     // A daemon's records carry its id; it changes only where another daemon starts.
     // One finding per run: the records of a spliced run all differ.
-    if (info.kind == Kind::Start || run_daemon_.empty()) {
-      run_daemon_ = std::string(info.daemon());
+    // (The usual case, a record on the line after the last one with its daemon id, is known
+    // from the hashing pass; the others compare the bytes.)
+    if (info.kind == Kind::Start || !have_last_) {
+      run_index_ = i;
+      daemon_matches_ = true;
       daemon_reported_ = false;
-    } else if (info.daemon() != run_daemon_ && !daemon_reported_ && !edited_.count(info.seq)) {
-      add(FindingKind::Edited, info.seq, i,
-          "the daemon id changes from " + run_daemon_ + " to " + std::string(info.daemon()) +
-              " without a start record: records of another daemon were spliced in, or this one "
-              "was edited");
-      edited_.insert(info.seq);
-      daemon_reported_ = true;
+    } else {
+      if (!(last_index_ + 1 == i && info.same_daemon_previous))
+        daemon_matches_ = info.daemon() == infos_[run_index_].daemon();
+      if (!daemon_matches_ && !daemon_reported_ && !edited_.count(info.seq)) {
+        add(FindingKind::Edited, info.seq, i,
+            "the daemon id changes from " + std::string(infos_[run_index_].daemon()) + " to " +
+                std::string(info.daemon()) +
+                " without a start record: records of another daemon were spliced in, or this "
+                "one was edited");
+        edited_.insert(info.seq);
+        daemon_reported_ = true;
+      }
     }
     have_last_ = true;
     link_unknown_ = false;
@@ -659,7 +681,8 @@ class Linker {
                                                                     [](auto* k) { return k; });
   bool have_trusted_ = false;
   std::size_t last_trusted_index_ = 0;
-  std::string run_daemon_;  // the daemon id of the current run (set at each start)
+  std::size_t run_index_ = 0;    // the record that set the current run's daemon id (its start)
+  bool daemon_matches_ = true;   // the last record adopted has the run's daemon id
   bool daemon_reported_ = false;
   std::uint64_t record_limit_ = kNoLimit;  // run_count_ above this is a missing checkpoint
   bool ceiling_ = false;                   // record_limit_ is the verifier's max_unsigned
