@@ -550,6 +550,26 @@ TEST_CASE("the daemon id changes only at a start record") {
   CHECK(ok.ok);
 }
 
+TEST_CASE("the daemon id is checked after a line that is not a record too") {
+  for (bool other : {false, true}) {
+    Fixture f;
+    add_records(f.b, 9, &f.since);  // checkpoint at 11
+    if (other) f.b.daemon = "other-host";
+    for (int i = 0; i < 3; ++i) f.b.decision();  // 12..14
+    f.b.lines.insert(f.b.lines.begin() + 11, "not a record\n");  // line 12
+    f.dir.write("audit.jsonl", f.b.text());
+    VerifyReport r = f.verify({f.live()});
+    INFO(report_to_json(r));
+    REQUIRE(r.findings_total == (other ? 2u : 1u));
+    CHECK(r.findings[0].kind == FindingKind::Malformed);
+    if (other) {
+      CHECK(r.findings[1].kind == FindingKind::Edited);
+      CHECK(r.findings[1].seq == 12);
+      CHECK(r.findings[1].line == 13);
+    }
+  }
+}
+
 TEST_CASE("a log ending with a rotation checkpoint continues in a file not given") {
   Fixture f;
   add_records(f.b, 9, &f.since);                   // checkpoint at 11
