@@ -226,6 +226,13 @@ bool parse_outcome_member(const rapidjson::Value& obj, Outcome* out, std::string
 }  // namespace
 
 bool parse_decision(std::string_view line, DecisionRecord* out, std::string* error) {
+  // rapidjson keeps string lengths in 32 bits: a longer line would be misread, so it is refused
+  // before a byte of it is read.
+  if (line.size() >= kMaxParsedLine) {
+    *error = "the line is " + std::to_string(line.size()) +
+             " bytes long, more than a record can be read with (4 GiB)";
+    return false;
+  }
   // In-situ parsing needs a writable, NUL-terminated copy; one buffer per thread.
   thread_local std::string buffer;
   buffer.assign(line.data(), line.size());

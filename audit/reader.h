@@ -110,6 +110,8 @@ struct DecisionRecord {
 // Parses one decision line (without its '\n'). False with the cause when the line is not
 // JSON, not a decision record, or lacks a member of the decision shape. Does not check the
 // hash (that is verify's job).
+// Lines of kMaxParsedLine bytes or more (4 GiB) are refused unread.
+inline constexpr std::uint64_t kMaxParsedLine = std::uint64_t{1} << 32;
 bool parse_decision(std::string_view line, DecisionRecord* out, std::string* error);
 
 }  // namespace warden::audit

@@ -57,11 +57,16 @@ struct LineInfo {
   std::uint64_t seq = 0;  // also set (when readable) for torn and malformed lines
   std::uint64_t line = 0;
   std::int64_t time_us = 0;
-  std::uint32_t file = 0;
-  std::uint32_t size = 0;  // bytes of the line without '\n'
+  // The line and its FIELDS may be longer than 4 GiB: their sizes are 64-bit. prev_at,
+  // fields_at and daemon_at lie in the envelope (parse_head bounds it to a few hundred bytes).
+  std::uint64_t size = 0;  // bytes of the line without '\n'
+  std::uint64_t fields_size = 0;
   const char* text = nullptr;
-  std::uint32_t prev_at = 0, fields_at = 0, fields_size = 0;
+  std::uint32_t file = 0;
+  std::uint16_t prev_at = 0, fields_at = 0, daemon_at = 0;
+  std::uint8_t daemon_size = 0;  // daemon ids are 1..64 characters
   bool links_previous = false;  // a record whose prev is the hash of the record on the line before
+  bool same_daemon_previous = false;  // a record with the daemon id of the record on the line before
   Kind kind = Kind::Other;
   LineState state = LineState::Record;
   bool hash_ok = false;
@@ -72,7 +77,15 @@ struct LineInfo {
   std::string_view prev_hex() const { return {text + prev_at, 64}; }
   std::string_view hash_hex() const { return {text + size - 66, 64}; }
   std::string_view fields() const { return {text + fields_at, fields_size}; }
+  std::string_view daemon() const { return {text + daemon_at, daemon_size}; }
 };
+
+// Whether `before` and `next` are records of the same daemon id (compared while the lines are
+// in cache, so that the linking pass need not read them).
+bool same_daemon(const LineInfo& before, const LineInfo& next) {
+  return before.state == LineState::Record && next.state == LineState::Record &&
+         before.daemon() == next.daemon();
+}
 
 // Whether `next`'s prev is `before`'s hash, both records.
 bool links(const LineInfo& before, const LineInfo& next) {
@@ -116,7 +129,7 @@ bool field_uint(std::string_view fields, std::string_view name, std::uint64_t* o
 
 void inspect(std::string_view text, bool terminated, const std::vector<const VerifyKey*>& keys,
              LineInfo* info) {
-  info->size = static_cast<std::uint32_t>(text.size());
+  info->size = text.size();
   info->text = text.data();
   std::string_view kind;
   if (!terminated) {
@@ -137,9 +150,11 @@ void inspect(std::string_view text, bool terminated, const std::vector<const Ver
   }
   info->seq = head.seq;
   info->kind = kind_of(head.kind);
-  info->prev_at = static_cast<std::uint32_t>(head.prev.data() - text.data());
-  info->fields_at = static_cast<std::uint32_t>(head.fields.data() - text.data());
-  info->fields_size = static_cast<std::uint32_t>(head.fields.size());
+  info->prev_at = static_cast<std::uint16_t>(head.prev.data() - text.data());
+  info->fields_at = static_cast<std::uint16_t>(head.fields.data() - text.data());
+  info->fields_size = head.fields.size();
+  info->daemon_at = static_cast<std::uint16_t>(head.daemon.data() - text.data());
+  info->daemon_size = static_cast<std::uint8_t>(head.daemon.size());
   parse_time(head.time, &info->time_us);
   info->hash_ok = hash_matches(head);
   if (info->kind == Kind::Checkpoint && !keys.empty()) {
@@ -228,7 +243,10 @@ LineTable inspect_all(const LogSet& set, const VerifyOptions& options) {
         info.file = pieces[p].file;
         info.line = infos.size();  // within the piece until numbered below
         inspect(rest.substr(0, nl), terminated, keys, &info);
-        if (infos.size() > 1) info.links_previous = links(infos[infos.size() - 2], info);
+        if (infos.size() > 1) {
+          info.links_previous = links(infos[infos.size() - 2], info);
+          info.same_daemon_previous = same_daemon(infos[infos.size() - 2], info);
+        }
         rest = terminated ? rest.substr(nl + 1) : std::string_view();
       }
     }
@@ -244,7 +262,10 @@ LineTable inspect_all(const LogSet& set, const VerifyOptions& options) {
     const std::uint64_t offset = numbers[infos.front().file];
     for (auto& info : infos) info.line += offset;
     numbers[infos.front().file] += infos.size();
-    if (before) infos.front().links_previous = links(*before, infos.front());
+    if (before) {
+      infos.front().links_previous = links(*before, infos.front());
+      infos.front().same_daemon_previous = same_daemon(*before, infos.front());
+    }
     before = &infos.back();
   }
   table.index();
@@ -270,6 +291,16 @@ class Linker {
       : set_(set), infos_(infos), options_(options), report_(report) {}
 
   void run() {
+    // The last checkpoint whose signature verified (any checkpoint without a key): what comes
+    // before it is signed, what follows is the unsigned tail.
+    for (std::size_t i = infos_.size(); i-- > 0;) {
+      if (trusted_checkpoint(infos_[i])) {
+        last_trusted_index_ = i;
+        have_trusted_ = true;
+        break;
+      }
+    }
+    if (!have_trusted_) enter_tail();
     for (std::size_t i = 0; i < infos_.size(); ++i) {
       if (i == 0 || infos_[i].file != infos_[i - 1].file) enter_file(i);
       const LineInfo& info = infos_[i];
@@ -376,6 +407,27 @@ class Linker {
     }
     boundary_ = false;
     if (!adopt) return;
+    // A daemon's records carry its id; it changes only where another daemon starts.
+    // One finding per run: the records of a spliced run all differ.
+    // (The usual case, a record on the line after the last one with its daemon id, is known
+    // from the hashing pass; the others compare the bytes.)
+    if (info.kind == Kind::Start || !have_last_) {
+      run_index_ = i;
+      daemon_matches_ = true;
+      daemon_reported_ = false;
+    } else {
+      if (!(last_index_ + 1 == i && info.same_daemon_previous))
+        daemon_matches_ = info.daemon() == infos_[run_index_].daemon();
+      if (!daemon_matches_ && !daemon_reported_ && !edited_.count(info.seq)) {
+        add(FindingKind::Edited, info.seq, i,
+            "the daemon id changes from " + std::string(infos_[run_index_].daemon()) + " to " +
+                std::string(info.daemon()) +
+                " without a start record: records of another daemon were spliced in, or this "
+                "one was edited");
+        edited_.insert(info.seq);
+        daemon_reported_ = true;
+      }
+    }
     have_last_ = true;
     link_unknown_ = false;
     last_seq_ = info.seq;
@@ -385,7 +437,13 @@ class Linker {
       checkpoint(i);
     } else {
       if (info.kind == Kind::Start) {
-        bounds(info.fields());
+        // A start's bounds count once a later valid checkpoint signs them; in the unsigned
+        // tail they may only tighten the signed ones.
+        if (have_trusted_ && i < last_trusted_index_) {
+          signed_bounds(info.fields());
+        } else {
+          tighten(info.fields());
+        }
         restart_clock();
         run_start_seq_ = info.seq;
       }
@@ -439,10 +497,40 @@ class Linker {
     boundary_ = false;  // reported as part of the gap
   }
 
-  void bounds(std::string_view fields) {
+  bool trusted_checkpoint(const LineInfo& info) const {
+    return info.state == LineState::Record && info.kind == Kind::Checkpoint &&
+           (chain_only_ || info.signature == Signature::Valid);
+  }
+
+  // Bounds from signed bytes (a valid checkpoint, or a start a later one covers): they replace
+  // the current ones, 0 turning the check off as in the writer.
+  void signed_bounds(std::string_view fields) {
     std::uint64_t v = 0;
-    if (field_uint(fields, "every_records", &v)) every_records_ = v;
+    if (field_uint(fields, "every_records", &v)) {
+      record_limit_ = v && v < kNoLimit - kRecordSlack ? v + kRecordSlack : kNoLimit;
+      ceiling_ = false;
+    }
     if (field_uint(fields, "every_seconds", &v)) every_seconds_ = v;
+  }
+  // Bounds from bytes no valid signature covers: they may lower the bounds, never raise them,
+  // and 0 does not turn anything off.
+  void tighten(std::string_view fields) {
+    std::uint64_t v = 0;
+    if (field_uint(fields, "every_records", &v) && v && v < kNoLimit - kRecordSlack &&
+        v + kRecordSlack < record_limit_) {
+      record_limit_ = v + kRecordSlack;
+      ceiling_ = false;
+    }
+    if (field_uint(fields, "every_seconds", &v) && v && (!every_seconds_ || v < every_seconds_))
+      every_seconds_ = v;
+  }
+  // Past the last valid checkpoint: records no signature covers are always bounded in count,
+  // by the signed every_records or else by the verifier's own ceiling.
+  void enter_tail() {
+    if (record_limit_ == kNoLimit) {
+      record_limit_ = std::max<std::uint64_t>(options_.max_unsigned, 1);
+      ceiling_ = true;
+    }
   }
 
   void checkpoint(std::size_t i) {
@@ -471,7 +559,12 @@ class Linker {
       case Signature::NotChecked:
         break;
     }
-    bounds(info.fields());
+    if (trusted_checkpoint(info)) {
+      signed_bounds(info.fields());
+      if (i == last_trusted_index_) enter_tail();
+    } else {
+      tighten(info.fields());
+    }
     unsigned_count_ = 0;
     restart_cadence();
     last_checkpoint_seq_ = info.seq;
@@ -496,13 +589,17 @@ class Linker {
                               : last_checkpoint_seq_
                                   ? "the checkpoint at seq " + std::to_string(last_checkpoint_seq_)
                                   : "the start of the log";
-    if (every_records_ && run_count_ > every_records_ + kRecordSlack) {
+    if (run_count_ > record_limit_) {
       add(FindingKind::MissingCheckpoint, info.seq, i,
           std::to_string(run_count_) + " records since " +
               (last_checkpoint_seq_
                    ? "the checkpoint at seq " + std::to_string(last_checkpoint_seq_)
                    : std::string("the start of the log")) +
-              " without a checkpoint (the log's bound: " + std::to_string(every_records_) + ")");
+              " without a " + (have_trusted_ ? "" : "valid ") + "checkpoint (" +
+              (ceiling_ ? "the verifier's ceiling on records no signature covers, --max-unsigned: " +
+                              std::to_string(record_limit_)
+                        : "the log's bound: " + std::to_string(record_limit_ - kRecordSlack)) +
+              ")");
       cadence_reported_ = true;
       return;
     }
@@ -533,13 +630,37 @@ class Linker {
 
   void finish() {
     report_->unsigned_tail = unsigned_count_;
-    if (options_.require_signed_tail && unsigned_count_ > 0)
+    if ((options_.require_signed_tail || options_.require_closed) && unsigned_count_ > 0)
       add(FindingKind::MissingCheckpoint, first_unsigned_seq_, first_unsigned_index_,
           std::to_string(unsigned_count_) + " records after " +
               (last_checkpoint_seq_
                    ? "the last checkpoint (seq " + std::to_string(last_checkpoint_seq_) + ")"
                    : std::string("the start of the log")) +
-              " are not signed");
+              " are not signed" +
+              (options_.require_closed ? " (--require-closed: a stopped daemon's log ends with "
+                                         "its stop checkpoint)"
+                                       : ""));
+    if (infos_.size() == 0) return;
+    // How the log ends: a rotation checkpoint announces a next file; with require_closed,
+    // only the stop checkpoint closes the log.
+    const std::size_t last = infos_.size() - 1;
+    const LineInfo& end = infos_[last];
+    if (end.state != LineState::Record || end.kind != Kind::Checkpoint) return;
+    const std::string_view reason = field_raw(end.fields(), "reason");
+    const std::string name = base_name(set_.files()[end.file]);
+    if (reason == "rotate" && !options_.partial) {
+      add(FindingKind::Truncated, end.seq + 1, end.file, end.line + 1,
+          name + " ends with a rotation checkpoint (seq " + std::to_string(end.seq) +
+              "): the log continues in a file not given (seq " + std::to_string(end.seq + 1) +
+              " on): it was deleted, or give the live file (--partial verifies a slice on "
+              "purpose)");
+    } else if (options_.require_closed && reason != "stop") {
+      add(FindingKind::Truncated, end.seq + 1, end.file, end.line + 1,
+          name + " ends at a checkpoint with reason " + std::string(reason) + " (seq " +
+              std::to_string(end.seq) +
+              "), not the daemon's stop checkpoint: records after it were cut off, or the daemon "
+              "did not stop (--require-closed)");
+    }
   }
 
   const LogSet& set_;
@@ -554,7 +675,18 @@ class Linker {
   std::vector<std::size_t> file_last_line_ = std::vector<std::size_t>(set_.files().size(), 0);
   std::set<std::uint64_t> edited_, reordered_;
 
-  std::uint64_t every_records_ = 0, every_seconds_ = 0;
+  static constexpr std::uint64_t kNoLimit = ~std::uint64_t{0};
+  const bool chain_only_ = options_.key == nullptr && std::none_of(options_.other_keys.begin(),
+                                                                    options_.other_keys.end(),
+                                                                    [](auto* k) { return k; });
+  bool have_trusted_ = false;
+  std::size_t last_trusted_index_ = 0;
+  std::size_t run_index_ = 0;    // the record that set the current run's daemon id (its start)
+  bool daemon_matches_ = true;   // the last record adopted has the run's daemon id
+  bool daemon_reported_ = false;
+  std::uint64_t record_limit_ = kNoLimit;  // run_count_ above this is a missing checkpoint
+  bool ceiling_ = false;                   // record_limit_ is the verifier's max_unsigned
+  std::uint64_t every_seconds_ = 0;
   std::uint64_t unsigned_count_ = 0, late_records_ = 0, last_checkpoint_seq_ = 0,
                 first_unsigned_seq_ = 0;
   std::size_t first_unsigned_index_ = 0;

@@ -16,13 +16,17 @@
 namespace warden::audit {
 
 enum class FindingKind {
-  Edited,        // a record's bytes no longer match its hash, or the next record's prev
+  Edited,        // a record's bytes no longer match its hash, or the next record's prev, or
+                 // its daemon id differs from the record before without a `start`
   Deleted,       // seqs are missing (named in the message)
   Reordered,     // seq not increasing
-  Truncated,     // a file that is not the last lost its tail (no rotation checkpoint at its end)
+  Truncated,     // a file lost its tail: a rotated file without its rotation checkpoint, a log
+                 // whose last file ends with one (the next file is not given), or, with
+                 // require_closed, a log that ends at an interval checkpoint
   Torn,          // a last line without '\n' (an interrupted write)
   BadSignature,  // a checkpoint's signature is invalid or made with another key
-  MissingCheckpoint,  // more records or more time between checkpoints than the log's own bounds
+  MissingCheckpoint,  // more records or more time between checkpoints than the signed bounds
+                      // (or the verifier's max_unsigned where nothing signed gives one)
   Malformed,          // a line that is not a record of the v1 format
   Unreadable,         // a file that cannot be opened or read
 };
@@ -38,6 +42,9 @@ struct Finding {
   std::string message;
 };
 
+// The writer's default checkpoint_records (1000) plus slack.
+inline constexpr std::uint64_t kDefaultMaxUnsigned = 1100;
+
 struct VerifyOptions {
   const VerifyKey* key = nullptr;    // null: chain only, signatures are not checked
   // Further public keys a checkpoint may be signed with (the daemon's key was replaced): each
@@ -45,7 +52,17 @@ struct VerifyOptions {
   std::vector<const VerifyKey*> other_keys;
   unsigned threads = 0;              // hashing threads; 0 = the machine's cores
   bool require_signed_tail = false;  // records after the last checkpoint are a failure
-  bool partial = false;              // the log may begin after seq 1 (older files removed)
+  // The log may begin after seq 1 (older files removed) and may end with a rotation
+  // checkpoint (the newer files are not given): a slice verified on purpose.
+  bool partial = false;
+  // The daemon has stopped: the log must end with its `stop` checkpoint. Records after the last
+  // checkpoint are missing-checkpoint (as require_signed_tail); a log ending at an interval (or,
+  // with partial, a rotation) checkpoint is truncated.
+  bool require_closed = false;
+  // The verifier's own ceiling on records after the last signed checkpoint when nothing signed
+  // bounds them (no valid checkpoint yet, or its every_records is 0). Unsigned records never
+  // raise or disable a bound; they may only lower it.
+  std::uint64_t max_unsigned = kDefaultMaxUnsigned;
   std::size_t max_findings = 100;    // findings kept in the report (all are counted)
 };
 

@@ -71,6 +71,8 @@ struct VerifyArgs {
   bool chain_only = false;
   bool require_signed_tail = false;
   bool partial = false;
+  bool require_closed = false;
+  std::uint64_t max_unsigned = audit::kDefaultMaxUnsigned;
   std::string format = "text";
   unsigned threads = 0;
   std::size_t max_findings = 100;
@@ -134,9 +136,19 @@ void register_verify(CLI::App* audit, int* exit_code) {
       "--require-signed-tail", a->require_signed_tail,
       "Fail when records follow the last checkpoint (a log after a graceful stop has none)");
   cmd->add_flag("--partial", a->partial,
-                "The log may begin after seq 1 (its older files were archived or removed); the "
-                "first record's "
-                "prev is taken as given");
+                "A slice of the log: it may begin after seq 1 (its older files were archived or "
+                "removed; the first record's prev is taken as given) and end with a rotation "
+                "checkpoint (its newer files are not given)");
+  cmd->add_flag("--require-closed", a->require_closed,
+                "The daemon has stopped: the log must end with its stop checkpoint (a log cut at "
+                "an interval checkpoint is truncated; records after the last checkpoint fail, as "
+                "with --require-signed-tail)");
+  cmd->add_option("--max-unsigned", a->max_unsigned,
+                  "Records no signature covers that are accepted after the last valid checkpoint "
+                  "when no signed every_records bounds them (e.g. a log with no valid checkpoint "
+                  "yet)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 62))
+      ->capture_default_str();
   cmd->add_option("--format", a->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -171,6 +183,8 @@ void register_verify(CLI::App* audit, int* exit_code) {
     options.threads = a->threads;
     options.require_signed_tail = a->require_signed_tail;
     options.partial = a->partial;
+    options.require_closed = a->require_closed;
+    options.max_unsigned = a->max_unsigned;
     options.max_findings = a->max_findings;
     const std::vector<std::string> files = audit::expand_log_paths(a->logs);
     const auto started = std::chrono::steady_clock::now();

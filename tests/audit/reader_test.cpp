@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <sys/mman.h>
 
 #include "tests/audit/log_builder.h"
 #include "tests/server/server_fixture.h"
@@ -141,6 +142,22 @@ TEST_CASE("parse_decision reads a decision record") {
 
 // Not run by default: parse_decision's rate over a log (replay needs ≥ 100,000 records/s).
 //   WARDEN_AUDIT_BENCH_LOG=/tmp/bench/audit.jsonl build/tests/audit_tests "[.bench-parse]"
+TEST_CASE("parse_decision refuses a line of 4 GiB or more without reading it") {
+  // Address space only (PROT_NONE, no memory): a read of any byte of it would crash the test.
+  const std::size_t size = (std::size_t{1} << 32) + 4096;
+  void* p = ::mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    WARN("cannot reserve 4 GiB of address space: not tested");
+    return;
+  }
+  DecisionRecord r;
+  std::string error;
+  CHECK_FALSE(parse_decision(std::string_view(static_cast<const char*>(p), std::size_t{1} << 32),
+                             &r, &error));
+  CHECK(error.find("4 GiB") != std::string::npos);
+  ::munmap(p, size);
+}
+
 TEST_CASE("parse_decision over a large log", "[.bench-parse]") {
   const char* path = std::getenv("WARDEN_AUDIT_BENCH_LOG");
   REQUIRE(path);

@@ -436,6 +436,176 @@ TEST_CASE("a daemon killed before its checkpoint and started hours later") {
   require_one(g.verify({g.live()}), FindingKind::MissingCheckpoint, 13, g.live(), 13);
 }
 
+namespace {
+
+// A start record with the given bounds (LogBuilder::start() writes its constructor's).
+void start_with(LogBuilder& b, const TestKey& key, std::uint64_t every_records,
+                std::uint64_t every_seconds) {
+  b.record("start",
+           "\"version\":\"0.1.0\",\"pid\":43,\"rules_digest\":\"sha256:aa\",\"workspace_root\":\"/w\","
+           "\"home\":\"/h\",\"default_outcome\":\"reject\",\"key_id\":\"" +
+               key.id() + "\",\"every_records\":" + std::to_string(every_records) +
+               ",\"every_seconds\":" + std::to_string(every_seconds));
+}
+
+VerifyReport verify_with(const Fixture& f, VerifyOptions o) {
+  o.key = f.verify_key.get();
+  o.threads = 2;
+  return verify_paths({f.live()}, o);
+}
+
+}  // namespace
+
+TEST_CASE("bounds from unsigned records may lower the signed ones, never raise or disable them") {
+  // The signed bound is 10 (the checkpoint at seq 11); a start in the tail says otherwise.
+  for (std::uint64_t forged : {std::uint64_t{0}, std::uint64_t{1000}, std::uint64_t{1000000000}}) {
+    Fixture f;
+    add_records(f.b, 9, &f.since);           // 2..10, checkpoint 11
+    start_with(f.b, f.key, forged, forged);  // 12, unsigned
+    for (int i = 0; i < 20; ++i) f.b.decision();
+    f.dir.write("audit.jsonl", f.b.text());
+    INFO("the tail's start says every_records " << forged);
+    // 13 records after the checkpoint (bound 10 + slack 2): seq 24.
+    require_one(f.verify({f.live()}), FindingKind::MissingCheckpoint, 24, f.live(), 24);
+  }
+  // A lower bound in the tail is taken: the daemon that wrote that start counts to it.
+  Fixture low;
+  add_records(low.b, 9, &low.since);
+  start_with(low.b, low.key, 3, 60);  // 12: bound 3 + slack 2
+  for (int i = 0; i < 20; ++i) low.b.decision();
+  low.dir.write("audit.jsonl", low.b.text());
+  require_one(low.verify({low.live()}), FindingKind::MissingCheckpoint, 17, low.live(), 17);
+
+  // A start a later valid checkpoint covers is signed: its larger bound holds before it.
+  Fixture raised;
+  add_records(raised.b, 9, &raised.since);
+  start_with(raised.b, raised.key, 30, 60);               // 12
+  for (int i = 0; i < 25; ++i) raised.b.decision();       // 13..37: 26 records
+  raised.b.checkpoint();                                  // 38
+  raised.dir.write("audit.jsonl", raised.b.text());
+  VerifyReport r = raised.verify({raised.live()});
+  INFO(report_to_json(r));
+  CHECK(r.ok);
+  // Without that checkpoint the same start is unsigned, and the signed bound (10) holds.
+  raised.b.lines.pop_back();
+  raised.dir.write("audit.jsonl", raised.b.text());
+  require_one(raised.verify({raised.live()}), FindingKind::MissingCheckpoint, 24, raised.live(),
+              24);
+}
+
+TEST_CASE("records no signature covers are bounded by --max-unsigned when nothing signed bounds them") {
+  Fixture f;
+  {
+    LogBuilder b(f.key, 0, 0);  // a log with no checkpoint at all, its start saying "no bounds"
+    b.start();
+    for (int i = 0; i < 50; ++i) b.decision();  // 2..51
+    f.dir.write("audit.jsonl", b.text());
+  }
+  VerifyOptions o;
+  CHECK(verify_with(f, o).ok);  // 51 records: under the default ceiling
+  o.max_unsigned = 40;
+  VerifyReport r = verify_with(f, o);
+  require_one(r, FindingKind::MissingCheckpoint, 41, f.live(), 41);
+  CHECK(r.first_bad()->message.find("--max-unsigned") != std::string::npos);
+  // The default ceiling: a log nobody signed does not verify with a key past it.
+  {
+    LogBuilder b(f.key, 0, 0);
+    b.start();
+    for (std::uint64_t i = 1; i < kDefaultMaxUnsigned + 5; ++i) b.decision();
+    f.dir.write("audit.jsonl", b.text());
+  }
+  require_one(verify_with(f, {}), FindingKind::MissingCheckpoint, kDefaultMaxUnsigned + 1,
+              f.live(), kDefaultMaxUnsigned + 1);
+
+  // A signed every_records of 0 turns the count off where signatures cover the records, not in
+  // the unsigned tail after them.
+  LogBuilder b(f.key, 0, 0);
+  b.start();
+  for (int i = 0; i < 50; ++i) b.decision();  // 2..51, signed by the checkpoint at 52
+  b.checkpoint();
+  for (int i = 0; i < 50; ++i) b.decision();  // 53..102, unsigned
+  f.dir.write("audit.jsonl", b.text());
+  require_one(verify_with(f, o), FindingKind::MissingCheckpoint, 93, f.live(), 93);
+}
+
+TEST_CASE("the daemon id changes only at a start record") {
+  Fixture f;
+  add_records(f.b, 9, &f.since);  // checkpoint at 11
+  f.b.daemon = "other-host";
+  for (int i = 0; i < 3; ++i) f.b.decision();  // 12..14: another daemon's records spliced in
+  f.dir.write("audit.jsonl", f.b.text());
+  VerifyReport r = f.verify({f.live()});
+  require_one(r, FindingKind::Edited, 12, f.live(), 12);
+  CHECK(r.first_bad()->message.find("other-host") != std::string::npos);
+
+  Fixture g;
+  add_records(g.b, 9, &g.since);
+  g.b.daemon = "other-host";
+  g.b.start();  // 12: the other daemon starts on this log
+  for (int i = 0; i < 3; ++i) g.b.decision();
+  g.b.checkpoint();
+  g.dir.write("audit.jsonl", g.b.text());
+  VerifyReport ok = g.verify({g.live()});
+  INFO(report_to_json(ok));
+  CHECK(ok.ok);
+}
+
+TEST_CASE("the daemon id is checked after a line that is not a record too") {
+  for (bool other : {false, true}) {
+    Fixture f;
+    add_records(f.b, 9, &f.since);  // checkpoint at 11
+    if (other) f.b.daemon = "other-host";
+    for (int i = 0; i < 3; ++i) f.b.decision();  // 12..14
+    f.b.lines.insert(f.b.lines.begin() + 11, "not a record\n");  // line 12
+    f.dir.write("audit.jsonl", f.b.text());
+    VerifyReport r = f.verify({f.live()});
+    INFO(report_to_json(r));
+    REQUIRE(r.findings_total == (other ? 2u : 1u));
+    CHECK(r.findings[0].kind == FindingKind::Malformed);
+    if (other) {
+      CHECK(r.findings[1].kind == FindingKind::Edited);
+      CHECK(r.findings[1].seq == 12);
+      CHECK(r.findings[1].line == 13);
+    }
+  }
+}
+
+TEST_CASE("a log ending with a rotation checkpoint continues in a file not given") {
+  Fixture f;
+  add_records(f.b, 9, &f.since);                   // checkpoint at 11
+  const std::size_t at = f.b.rotate("audit.000000000001-000000000012.jsonl");  // 12; rotate 13
+  const std::string rotated = f.dir.write("audit.000000000001-000000000012.jsonl", f.b.text(0, at));
+  VerifyOptions o;
+  o.key = f.verify_key.get();
+  VerifyReport r = verify_paths({rotated}, o);
+  require_one(r, FindingKind::Truncated, 13, rotated, 13);
+  o.partial = true;  // a slice on purpose
+  CHECK(verify_paths({rotated}, o).ok);
+  // With the live file, the log goes on.
+  f.b.decision();
+  f.dir.write("audit.jsonl", f.b.text(at));
+  o.partial = false;
+  CHECK(verify_paths({f.live()}, o).ok);
+}
+
+TEST_CASE("--require-closed: a stopped daemon's log ends with its stop checkpoint") {
+  Fixture f;
+  add_records(f.b, 9, &f.since);  // ends at the interval checkpoint 11: cut there
+  f.dir.write("audit.jsonl", f.b.text());
+  VerifyOptions o;
+  CHECK(verify_with(f, o).ok);  // a running daemon's log may end anywhere
+  o.require_closed = true;
+  require_one(verify_with(f, o), FindingKind::Truncated, 12, f.live(), 12);
+
+  f.b.stop();  // 12, checkpoint 13 (reason stop)
+  f.dir.write("audit.jsonl", f.b.text());
+  CHECK(verify_with(f, o).ok);
+
+  f.b.decision();  // 14: after the stop, unsigned
+  f.dir.write("audit.jsonl", f.b.text());
+  require_one(verify_with(f, o), FindingKind::MissingCheckpoint, 14, f.live(), 14);
+}
+
 // Not run by default: writes the log the verify benchmark reads (docs/AUDIT.md, "Performance").
 //   WARDEN_AUDIT_BENCH_LOG=/tmp/bench/audit.jsonl build/tests/audit_tests "[.bench]"
 //   warden audit verify /tmp/bench/audit.jsonl --key /tmp/bench/audit.jsonl.pub

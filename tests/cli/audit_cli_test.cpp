@@ -207,3 +207,40 @@ TEST_CASE("audit keygen writes a key pair and never overwrites") {
   CHECK(again.code == 2);
   CHECK(again.err.find(key) != std::string::npos);
 }
+
+TEST_CASE("audit verify --require-closed, --partial at the end, --max-unsigned") {
+  AuditLog log;
+  // The live file ends at an interval checkpoint: fine for a running daemon, not a closed log.
+  CHECK(run_warden({"audit", "verify", log.live, "--key", log.pub}).code == 0);
+  auto open = run_warden({"audit", "verify", log.live, "--key", log.pub, "--require-closed"});
+  INFO(open.out << open.err);
+  CHECK(open.code == 1);
+  CHECK(open.out.find("truncated") != std::string::npos);
+  log.b.stop();
+  log.dir.write("audit.jsonl", log.dir.read("audit.jsonl") + log.b.text(log.b.lines.size() - 2));
+  auto closed = run_warden({"audit", "verify", log.live, "--key", log.pub, "--require-closed"});
+  INFO(closed.out << closed.err);
+  CHECK(closed.code == 0);
+
+  // A rotated file alone ends with its rotation checkpoint: the log goes on elsewhere.
+  const std::string middle = log.dir.str() + "/audit.000000000012-000000000022.jsonl";
+  auto alone = run_warden({"audit", "verify", middle, "--key", log.pub});
+  CHECK(alone.code == 1);
+  CHECK(alone.out.find("truncated") != std::string::npos);
+  CHECK(run_warden({"audit", "verify", middle, "--key", log.pub, "--partial"}).code == 0);
+
+  // No checkpoint at all: over the verifier's ceiling, the log fails with the key.
+  TempDir dir;
+  LogBuilder b(log.key, 0, 0);
+  b.start();
+  for (int i = 0; i < 20; ++i) b.decision();
+  const std::string unsigned_log = dir.write("audit.jsonl", b.text());
+  CHECK(run_warden({"audit", "verify", unsigned_log, "--key", log.pub}).code == 0);
+  auto ceiling =
+      run_warden({"audit", "verify", unsigned_log, "--key", log.pub, "--max-unsigned", "10"});
+  INFO(ceiling.out << ceiling.err);
+  CHECK(ceiling.code == 1);
+  CHECK(ceiling.out.find("missing-checkpoint") != std::string::npos);
+  CHECK(run_warden({"audit", "verify", unsigned_log, "--key", log.pub, "--max-unsigned", "0"})
+            .code == 2);
+}
