@@ -945,7 +945,9 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
   {
     bool flags = options.session_ttl_seconds || options.session_max_entries || options.session_max_sessions ||
                  options.session_max_bytes;
-    if (!unrecorded_session.empty() && !flags)
+    // ttl and max_entries shape each session's history; the caps over all sessions only the
+    // warning below.
+    if (!unrecorded_session.empty() && !(options.session_ttl_seconds && options.session_max_entries))
       rep.warnings.push_back(std::to_string(unrecorded_session.size()) + " start record(s) (the first seq " +
                              std::to_string(unrecorded_session.front()) +
                              ") do not record the daemon's session memory settings; the defaults (" +
