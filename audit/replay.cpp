@@ -16,6 +16,7 @@
 #include "audit/chain.h"
 #include "audit/reader.h"
 #include "engine/engine.h"
+#include "engine/proposal_reader.h"
 #include "engine/rule_files.h"
 #include "engine/session_memory.h"
 
@@ -164,16 +165,42 @@ bool for_each_member(std::string_view j, std::size_t i, F&& f) {
 
 // The byte ranges of the string values of context.session and context.agent (those asked
 // for): values that reach rules only through the proposal fact's slots of the same names.
-void unseen_ranges(std::string_view j, bool session, bool agent, std::vector<std::pair<std::size_t, std::size_t>>* out) {
+// The engine also inspects each of them as it reads the proposal (a NUL, an invalid escape
+// refuses the input), so a value is left out of the key only when the engine accepts it:
+// accepted(raw value, "session"/"agent") says so. Every accepted value then gives the same
+// decision as any other (the checks are per value; its length counts only against the input
+// size, which is keyed, and against nothing else once the proposal was read).
+template <class Accepted>
+void unseen_ranges(std::string_view j, bool session, bool agent, Accepted&& accepted,
+                   std::vector<std::pair<std::size_t, std::size_t>>* out) {
   out->clear();
   if (!session && !agent) return;
   for_each_member(j, 0, [&](std::string_view key, std::size_t begin, std::size_t) {
     if (key != "context" || j[begin] != '{') return;
     for_each_member(j, begin, [&](std::string_view k, std::size_t b, std::size_t e) {
       if (j[b] != '"') return;
-      if ((session && k == "session") || (agent && k == "agent")) out->emplace_back(b, e);
+      if (((session && k == "session") || (agent && k == "agent")) && accepted(j.substr(b, e - b), k))
+        out->emplace_back(b, e);
     });
   });
+}
+
+// Whether the engine's own reader (engine/proposal_reader.h) accepts `raw`, a JSON string
+// as it stands in the text, as the value of context.<name>: the minimal proposal holding it
+// there reads without error. The reader's checks of a string value (NUL, Unicode escapes,
+// encoding) look at that value alone, so the answer holds in any proposal.
+bool engine_accepts_context_value(std::string_view raw, std::string_view name) {
+  std::string text = "{\"target\":\"x\",\"context\":{\"";
+  text.append(name);
+  text += "\":";
+  text.append(raw);
+  text += "}}";
+  ReadLimits limits;
+  limits.max_bytes = text.size();
+  rapidjson::Document doc;
+  ProposalFields fields;
+  std::vector<Leaf> leaves;
+  return !read_proposal(text, limits, &doc, &fields, &leaves).has_value();
 }
 
 
@@ -300,6 +327,21 @@ struct Item {
   std::string_view text;
   std::uint32_t file = 0;
   std::uint64_t line = 0;
+  std::uint32_t segment = 0;  // the daemon run: 0 before the first start record, k after the k-th
+};
+
+// What the daemon's session memory was in one run (between two start records).
+struct Segment {
+  SessionMemoryOptions memory;
+  std::uint64_t start_seq = 0;  // 0: before any start record
+};
+
+// Per run, an upper bound of what the daemon's SessionMemory held at once over all
+// sessions: every session created (counted again when replay drops an expired one and it
+// comes back) and the sum of each session's largest size. When neither reaches the run's
+// max_sessions and max_bytes, those caps evicted nothing in the daemon.
+struct CapBound {
+  std::uint64_t sessions = 0, bytes = 0;
 };
 
 struct WorkerResult {
@@ -307,6 +349,7 @@ struct WorkerResult {
   std::array<std::array<std::uint64_t, 3>, 3> matrix{};
   std::vector<ReplayChange> changes;
   std::vector<ReplayProblem> problems;
+  std::vector<CapBound> caps;  // per segment
 };
 
 std::string summarize_proposal(std::string_view json) {
@@ -347,13 +390,27 @@ struct HistoryItem {
   std::uint64_t mask = 0;
 };
 
+// SessionMemory's accounting of the strings it holds (engine/session_memory.cpp), for the
+// cap bound only.
+std::size_t session_overhead(std::string_view principal, std::string_view session) {
+  return 128 + 2 * (principal.size() + session.size());
+}
+std::size_t entry_bytes(const HistoryEntry& e) {
+  const EffectRecord& f = e.effect;
+  return sizeof(HistoryEntry) + e.decision_id.size() + f.kind.size() + f.object.size() + f.target.size() +
+         f.program.size() + f.path_class.size() + f.subcommand.size() + f.via.size();
+}
+
 struct SessionHistory {
   std::vector<HistoryItem> items;
+  std::size_t overhead = 0, bytes = 0, peak = 0;  // for CapBound
 
   void expire(std::int64_t now, std::int64_t ttl) {
     items.erase(std::remove_if(items.begin(), items.end(),
                                [&](const HistoryItem& h) { return now - h.entry.time >= ttl; }),
                 items.end());
+    bytes = overhead;
+    for (const auto& h : items) bytes += entry_bytes(h.entry);
   }
   void record(const std::string& decision_id, std::int64_t time, const std::vector<EffectRecord>& effects,
               const RuleInputs& inputs, const SessionMemoryOptions& o) {
@@ -370,6 +427,8 @@ struct SessionHistory {
       items.push_back({HistoryEntry{decision_id, time, e}, inputs.history_mask(e)});
       while (items.size() > o.max_entries) items.erase(items.begin());
     }
+    bytes = overhead;
+    for (const auto& h : items) bytes += entry_bytes(h.entry);
   }
 };
 
@@ -418,14 +477,18 @@ class SharedCache {
 class Worker {
  public:
   Worker(std::shared_ptr<const Policy> policy, EngineOptions options, const RuleInputs& inputs, SharedCache* cache,
-         std::atomic<std::uint64_t>* done)
-      : inputs_(inputs), cache_enabled_(cache != nullptr), shared_(cache), done_(done) {
+         const std::vector<Segment>& segments, std::atomic<std::uint64_t>* done)
+      : inputs_(inputs), cache_enabled_(cache != nullptr), shared_(cache), done_(done), segments_(segments) {
     options.clock = [this] { return now_; };
+    memory_options_ = segments_[0].memory;
+    result.caps.resize(segments_.size());
     EngineOptions probe = options;
     // Room for a whole session's history: a proposal that decides under this cap without
     // history cannot reach the real cap with any history (engine/fact_codec.cpp counts
-    // history facts with the proposal's).
-    probe.max_facts = options.max_facts > memory_options_.max_entries ? options.max_facts - memory_options_.max_entries : 0;
+    // history facts with the proposal's). The largest history of any run.
+    std::size_t max_history = 0;
+    for (const auto& seg : segments_) max_history = std::max(max_history, seg.memory.max_entries);
+    probe.max_facts = options.max_facts > max_history ? options.max_facts - max_history : 0;
     max_input_bytes_ = options.max_input_bytes;
     engine_ = std::make_unique<Engine>(policy, std::move(options));
     if (cache_enabled_) probe_engine_ = std::make_unique<Engine>(std::move(policy), std::move(probe));
@@ -439,6 +502,12 @@ class Worker {
       if (++since_report == 64) {
         done_->fetch_add(since_report, std::memory_order_relaxed);
         since_report = 0;
+      }
+      if (item.segment != segment_) {
+        // The daemon restarted: its session memory starts empty, with that run's settings.
+        sessions_.clear();
+        segment_ = item.segment;
+        memory_options_ = segments_[segment_].memory;
       }
       rec.rules.clear();
       rec.reason.clear();
@@ -510,7 +579,8 @@ class Worker {
     // The engine's clock gave the daemon this second (floor, also before 1970).
     now_ = rec.time_us >= 0 ? rec.time_us / 1000000 : -((-rec.time_us + 999999) / 1000000);
     SessionHistory* session = nullptr;
-    if (!rec.session.empty()) {
+    const bool remembers = memory_options_.ttl_seconds > 0;  // [session] ttl_seconds = 0: no memory
+    if (!rec.session.empty() && remembers) {
       session_key_.assign(rec.principal);
       session_key_.push_back('\0');
       session_key_.append(rec.session);
@@ -534,7 +604,8 @@ class Worker {
       keys_.begin();
       // The proposal's text, without the values rules cannot see; its size decides alone
       // whether the input is too large.
-      unseen_ranges(rec.proposal_json, !inputs_.uses_session, !inputs_.uses_agent, &ranges_);
+      unseen_ranges(rec.proposal_json, !inputs_.uses_session, !inputs_.uses_agent,
+                    [this](std::string_view raw, std::string_view name) { return accepted(raw, name); }, &ranges_);
       std::string_view text = rec.proposal_json;
       std::size_t at = 0;
       for (const auto& [b, e] : ranges_) {
@@ -564,9 +635,12 @@ class Worker {
         req.groups = rec.groups;
         DecideResult r = probe_engine_->decide(req);
         Probe p;
+        const bool read = r.ok;
         if (r.ok) p.reach = inputs_.reach(r.decision.effects);
         p.result = from_result(std::move(r));
-        p.usable = !resource_limit(p.result.error_code);
+        // A refused input's message may depend on the left-out values (a byte offset): such
+        // a key is decided in full for every record.
+        p.usable = !resource_limit(p.result.error_code) && (read || ranges_.empty());
         found = shared_->add_probe(k1, p);
         if (!found) {
           own = std::move(p);
@@ -644,14 +718,26 @@ class Worker {
       result.changes.push_back(std::move(c));
     }
     // What the daemon remembered: the recorded effects of a recorded approval.
-    if (rec.outcome == Outcome::Approve && rec.error_code.empty() && !rec.session.empty() && !rec.effects.empty()) {
+    if (remembers && rec.outcome == Outcome::Approve && rec.error_code.empty() && !rec.session.empty() &&
+        !rec.effects.empty()) {
+      CapBound& bound = result.caps[segment_];
       if (!session) {
         session_key_.assign(rec.principal);
         session_key_.push_back('\0');
         session_key_.append(rec.session);
-        session = &sessions_[session_key_];
+        auto [it, created] = sessions_.try_emplace(session_key_);
+        session = &it->second;
+        if (created || session->overhead == 0) {
+          session->overhead = session->bytes = session->peak = session_overhead(rec.principal, rec.session);
+          ++bound.sessions;
+          bound.bytes += session->peak;
+        }
       }
       session->record(rec.decision_id, now_, rec.effects, inputs_, memory_options_);
+      if (session->bytes > session->peak) {
+        bound.bytes += session->bytes - session->peak;
+        session->peak = session->bytes;
+      }
     }
   }
 
@@ -659,10 +745,29 @@ class Worker {
   bool cache_enabled_;
   SharedCache* shared_;
   std::atomic<std::uint64_t>* done_;
+  // Whether the engine's reader accepts a context value (engine_accepts_context_value),
+  // remembered per value: sessions repeat.
+  bool accepted(std::string_view raw, std::string_view name) {
+    auto& known = name == "session" ? accepted_sessions_ : accepted_agents_;
+    if (auto it = known.find(raw); it != known.end()) return it->second;
+    const bool ok = engine_accepts_context_value(raw, name);
+    if (known.size() >= 100000) known.clear();
+    known.emplace(std::string(raw), ok);
+    return ok;
+  }
+
   std::int64_t now_ = 0;
-  // The daemon's defaults (server/daemon.cpp). Its caps over all sessions (max_sessions,
-  // max_bytes) are not applied: one thread here holds only some of the sessions.
+  // The session memory settings of the daemon run in hand (segments_[segment_]). Its caps over
+  // all sessions (max_sessions, max_bytes) are not applied — one thread here holds only some
+  // of the sessions — but bounded (result.caps): the replay warns when they may have bitten.
+  const std::vector<Segment>& segments_;
+  std::uint32_t segment_ = 0;
   SessionMemoryOptions memory_options_;
+  struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, bool, StringHash, std::equal_to<>> accepted_sessions_, accepted_agents_;
   std::unordered_map<std::string, SessionHistory> sessions_;
   std::string session_key_;
   std::vector<HistoryEntry> history_;
@@ -677,7 +782,30 @@ class Worker {
 
 struct StartSettings {
   std::string workspace_root, home, default_outcome;
+  std::optional<SessionMemoryOptions> session;  // absent in logs of daemons before it was recorded
 };
+
+// "session":{"ttl_seconds","max_entries","max_sessions","max_bytes"}; false when absent or
+// of another shape.
+bool read_session_settings(const rapidjson::Value& doc, SessionMemoryOptions* out) {
+  auto it = doc.FindMember("session");
+  if (it == doc.MemberEnd() || !it->value.IsObject()) return false;
+  auto num = [&](const char* name, std::uint64_t* v) {
+    auto m = it->value.FindMember(name);
+    if (m == it->value.MemberEnd() || !m->value.IsUint64()) return false;
+    *v = m->value.GetUint64();
+    return true;
+  };
+  std::uint64_t ttl = 0, entries = 0, sessions = 0, bytes = 0;
+  if (!num("ttl_seconds", &ttl) || !num("max_entries", &entries) || !num("max_sessions", &sessions) ||
+      !num("max_bytes", &bytes) || ttl > (std::uint64_t(1) << 62))
+    return false;
+  out->ttl_seconds = static_cast<std::int64_t>(ttl);
+  out->max_entries = entries;
+  out->max_sessions = sessions;
+  out->max_bytes = bytes;
+  return true;
+}
 
 bool read_start(std::string_view line, StartSettings* out) {
   rapidjson::Document doc;
@@ -689,8 +817,16 @@ bool read_start(std::string_view line, StartSettings* out) {
     v->assign(it->value.GetString(), it->value.GetStringLength());
     return true;
   };
+  SessionMemoryOptions session;
+  if (read_session_settings(doc, &session)) out->session = session;
   return get("workspace_root", &out->workspace_root) && get("home", &out->home) &&
          get("default_outcome", &out->default_outcome) && parse_outcome(out->default_outcome).has_value();
+}
+
+std::string describe(const SessionMemoryOptions& m) {
+  if (m.ttl_seconds <= 0) return "off (ttl 0)";
+  return "ttl " + std::to_string(m.ttl_seconds) + " s, " + std::to_string(m.max_entries) + " entries per session, " +
+         std::to_string(m.max_sessions) + " sessions, " + std::to_string(m.max_bytes) + " bytes";
 }
 
 }  // namespace
@@ -741,6 +877,17 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
   std::uint64_t start_seq = 0;
   std::uint64_t round_robin = 0;
   bool starts_differ = false;
+  // One segment per daemon run: a start record begins one (the daemon's session memory
+  // starts empty there, with that run's [session] settings). The flags override each run's.
+  auto with_flags = [&](SessionMemoryOptions m) {
+    if (options.session_ttl_seconds) m.ttl_seconds = *options.session_ttl_seconds;
+    if (options.session_max_entries) m.max_entries = *options.session_max_entries;
+    if (options.session_max_sessions) m.max_sessions = *options.session_max_sessions;
+    if (options.session_max_bytes) m.max_bytes = *options.session_max_bytes;
+    return m;
+  };
+  std::vector<Segment> segments{{with_flags(SessionMemoryOptions{}), 0}};
+  std::vector<std::uint64_t> unrecorded_session;  // start records without the session settings
   logs.for_each_line([&](const LogLine& line) {
     if (line.text.empty() && !line.terminated) return;  // nothing after the last '\n'
     ++rep.records;
@@ -758,13 +905,17 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
       std::string_view principal = raw_string_member(line.text, ",\"principal\":\"", &from);
       std::string_view session = raw_string_member(line.text, ",\"session\":\"", &from);
       std::size_t owner = session.empty() ? (round_robin++ % threads) : fnv1a(principal, session) % threads;
-      work[owner].push_back({line.text, static_cast<std::uint32_t>(line.file), line.line});
+      work[owner].push_back({line.text, static_cast<std::uint32_t>(line.file), line.line,
+                             static_cast<std::uint32_t>(segments.size() - 1)});
       return;
     }
     ++rep.skipped_kinds[std::string(kind)];
     if (kind == "start") {
       StartSettings s;
-      if (!read_start(line.text, &s)) {
+      const bool complete = read_start(line.text, &s);
+      if (!s.session) unrecorded_session.push_back(seq);
+      segments.push_back({with_flags(s.session.value_or(SessionMemoryOptions{})), seq});
+      if (!complete) {
         rep.warnings.push_back("start record seq " + std::to_string(seq) +
                                " lacks workspace_root, home or default_outcome");
       } else if (!start) {
@@ -791,6 +942,31 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
   if (starts_differ)
     rep.warnings.push_back("the log's start records name different workspace, home or default outcome; "
                            "every record is replayed with one setting (" + rep.options_from + ")");
+  {
+    bool flags = options.session_ttl_seconds || options.session_max_entries || options.session_max_sessions ||
+                 options.session_max_bytes;
+    // ttl and max_entries shape each session's history; the caps over all sessions only the
+    // warning below.
+    if (!unrecorded_session.empty() && !(options.session_ttl_seconds && options.session_max_entries))
+      rep.warnings.push_back(std::to_string(unrecorded_session.size()) + " start record(s) (the first seq " +
+                             std::to_string(unrecorded_session.front()) +
+                             ") do not record the daemon's session memory settings; the defaults (" +
+                             describe(SessionMemoryOptions{}) + ") are assumed for the records after them");
+    // The runs the records are in (segment 0 only holds records before any start record).
+    std::size_t first = segments.size() > 1 ? 1 : 0;
+    rep.session = segments[first].memory;
+    rep.session_from = (segments[first].start_seq ? "start record seq " + std::to_string(segments[first].start_seq)
+                                                  : std::string("defaults")) +
+                       (flags ? ", flags" : "");
+    for (std::size_t i = first + 1; i < segments.size(); ++i) {
+      const auto& a = segments[i - 1].memory;
+      const auto& b = segments[i].memory;
+      if (a.ttl_seconds != b.ttl_seconds || a.max_entries != b.max_entries || a.max_sessions != b.max_sessions ||
+          a.max_bytes != b.max_bytes)
+        rep.warnings.push_back("session memory from start record seq " + std::to_string(segments[i].start_seq) +
+                               " on: " + describe(b));
+    }
+  }
   eo.deadline = options.deadline;
   rep.workspace_root = eo.workspace_root;
   rep.home = eo.home;
@@ -801,7 +977,8 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
   std::vector<std::unique_ptr<Worker>> workers;
   SharedCache cache;
   for (unsigned i = 0; i < threads; ++i)
-    workers.push_back(std::make_unique<Worker>(loaded.policy, eo, rep.inputs, options.cache ? &cache : nullptr, &done));
+    workers.push_back(
+        std::make_unique<Worker>(loaded.policy, eo, rep.inputs, options.cache ? &cache : nullptr, segments, &done));
   std::vector<std::thread> pool;
   std::atomic<unsigned> running{threads};
   for (unsigned i = 0; i < threads; ++i) {
@@ -832,6 +1009,24 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
     for (auto& p : r.problems)
       if (rep.problems.size() < 20) rep.problems.push_back(std::move(p));
     for (auto& c : r.changes) rep.changes.push_back(std::move(c));
+  }
+  // SessionMemory's caps over all sessions are not applied (each worker holds only its own
+  // sessions); a run whose bound stays under them had nothing evicted by them in the daemon.
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    CapBound bound;
+    for (auto& w : workers) {
+      bound.sessions += w->result.caps[i].sessions;
+      bound.bytes += w->result.caps[i].bytes;
+    }
+    const auto& m = segments[i].memory;
+    if (bound.sessions > m.max_sessions || bound.bytes > m.max_bytes)
+      rep.warnings.push_back(
+          "the daemon's session memory may have reached its caps over all sessions (" + std::to_string(m.max_sessions) +
+          " sessions, " + std::to_string(m.max_bytes) + " bytes) " +
+          (segments[i].start_seq ? "after start record seq " + std::to_string(segments[i].start_seq) : "in the log") +
+          ": up to " + std::to_string(bound.sessions) + " sessions and " + std::to_string(bound.bytes) +
+          " bytes were held; replay does not evict for them, so a session the daemon evicted still has its "
+          "history here");
   }
   if (!options.cache) rep.cache_hits = rep.cache_misses = 0;
   std::sort(rep.problems.begin(), rep.problems.end(), [](const ReplayProblem& a, const ReplayProblem& b) {
@@ -898,6 +1093,7 @@ std::string report_text(const ReplayReport& rep, std::size_t limit,
   out += skipped.empty() ? "\n" : "; skipped: " + skipped + "\n";
   out += "  engine: workspace " + e(rep.workspace_root) + ", home " + e(rep.home) + ", default outcome " +
          std::string(outcome_name(rep.default_outcome)) + " (from " + rep.options_from + ")\n";
+  out += "  session memory: " + describe(rep.session) + " (from " + rep.session_from + ")\n";
   out += "  the rules see: the clock " + std::string(rep.inputs.uses_clock ? "yes" : "no") + ", context.session " +
          (rep.inputs.uses_session ? "yes" : "no") + ", context.agent " + (rep.inputs.uses_agent ? "yes" : "no") +
          ", session history " +
@@ -995,6 +1191,19 @@ std::string report_json(const ReplayReport& rep, std::size_t limit) {
   str(outcome_name(rep.default_outcome));
   w.Key("from");
   str(rep.options_from);
+  w.Key("session");
+  w.StartObject();
+  w.Key("ttl_seconds");
+  w.Int64(rep.session.ttl_seconds);
+  w.Key("max_entries");
+  w.Uint64(rep.session.max_entries);
+  w.Key("max_sessions");
+  w.Uint64(rep.session.max_sessions);
+  w.Key("max_bytes");
+  w.Uint64(rep.session.max_bytes);
+  w.Key("from");
+  str(rep.session_from);
+  w.EndObject();
   w.EndObject();
   w.Key("rules_see");
   w.StartObject();

@@ -27,6 +27,7 @@
 
 #include "engine/decision.h"
 #include "engine/rule_inputs.h"
+#include "engine/session_memory.h"
 
 namespace warden::audit {
 
@@ -36,6 +37,11 @@ struct ReplayOptions {
   // Engine settings; unset: the log's first `start` record's, else the engine defaults.
   std::optional<std::string> workspace_root, home;
   std::optional<Outcome> default_outcome;
+  // The daemon's session memory ([session]); unset: each start record's (the records after a
+  // start record get its settings and an empty memory, as the restarted daemon had), else
+  // the defaults. Set: every run's.
+  std::optional<std::int64_t> session_ttl_seconds;
+  std::optional<std::size_t> session_max_entries, session_max_sessions, session_max_bytes;
   unsigned threads = 0;  // 0: std::thread::hardware_concurrency()
   bool cache = true;
   // Per decision. Generous: replay judges what the rules decide, and a busy machine must
@@ -92,6 +98,8 @@ struct ReplayReport {
   std::string workspace_root, home;
   Outcome default_outcome = Outcome::ApprovalRequired;
   std::string options_from;  // "start record seq N", "defaults", plus "flags" when overridden
+  SessionMemoryOptions session;  // of the first daemon run (later runs' differences: warnings)
+  std::string session_from;
   RuleInputs inputs;         // what the rules can see besides the proposal
   std::vector<std::string> warnings;
   double seconds = 0;        // wall time of the replay (reading to report)

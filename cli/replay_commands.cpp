@@ -59,6 +59,8 @@ void register_replay_command(CLI::App& app, int* exit_code) {
     bool fail_on_change = false, fail_on_widening = false, no_progress = false, no_cache = false;
     std::size_t limit_changes = 0;
     long long deadline_ms = 1000;
+    // -1: not given
+    long long session_ttl = -1, session_max_entries = -1, session_max_sessions = -1, session_max_bytes = -1;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("logs", a->logs, "Audit log files (a live file brings its rotated siblings)")->required();
@@ -75,6 +77,18 @@ void register_replay_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-progress", a->no_progress, "No progress bar (there is none unless stderr is a terminal)");
   cmd->add_flag("--no-cache", a->no_cache, "Decide every record, even one whose inputs were already decided");
   cmd->add_option("--limit-changes", a->limit_changes, "Print at most N changed records (0: all; counts stay exact)");
+  cmd->add_option("--session-ttl", a->session_ttl,
+                  "Session memory ttl in seconds, 0: off (default: each start record's [session] settings)")
+      ->check(CLI::Range(0LL, 1LL << 40));
+  cmd->add_option("--session-max-entries", a->session_max_entries,
+                  "Session memory entries per session (default: each start record's)")
+      ->check(CLI::Range(0LL, 1LL << 40));
+  cmd->add_option("--session-max-sessions", a->session_max_sessions,
+                  "Session memory sessions in all (default: each start record's)")
+      ->check(CLI::Range(0LL, 1LL << 40));
+  cmd->add_option("--session-max-bytes", a->session_max_bytes,
+                  "Session memory bytes in all (default: each start record's)")
+      ->check(CLI::Range(0LL, 1LL << 50));
   cmd->add_option("--deadline-ms", a->deadline_ms, "Wall time one decision may take before it fails closed")
       ->check(CLI::Range(1LL, 600000LL))
       ->capture_default_str();
@@ -85,6 +99,10 @@ void register_replay_command(CLI::App& app, int* exit_code) {
     if (!a->workspace.empty()) o.workspace_root = a->workspace;
     if (!a->home.empty()) o.home = a->home;
     if (!a->default_outcome.empty()) o.default_outcome = parse_outcome(a->default_outcome);
+    if (a->session_ttl >= 0) o.session_ttl_seconds = a->session_ttl;
+    if (a->session_max_entries >= 0) o.session_max_entries = static_cast<std::size_t>(a->session_max_entries);
+    if (a->session_max_sessions >= 0) o.session_max_sessions = static_cast<std::size_t>(a->session_max_sessions);
+    if (a->session_max_bytes >= 0) o.session_max_bytes = static_cast<std::size_t>(a->session_max_bytes);
     o.threads = a->threads;
     o.cache = !a->no_cache;
     o.deadline = std::chrono::milliseconds(a->deadline_ms);

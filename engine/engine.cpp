@@ -15,11 +15,27 @@
 #include "engine/path_classes.h"
 #include "engine/policy_impl.h"
 #include "engine/proposal_reader.h"
+#include "engine/rule_inputs.h"
 #include "engine/clips.h"  // last: CLIPS defines macros
 
 namespace warden {
 
 namespace {
+constexpr const char* kProposalFactId = "p";
+
+// Whether some defglobal's initial value may depend on the clock: the rule set names (now),
+// or a function that reads time, anywhere (a global may call a deffunction that does). The
+// same scan replay keys its cache with (engine/rule_inputs.h).
+bool globals_read_clock(const PolicyImpl& policy) {
+  bool any_global = false;
+  RuleSources sources;
+  for (const auto& c : policy.constructs) {
+    any_global |= c.kind == "defglobal";
+    sources.push_back(RuleSource{c.file, c.text});
+  }
+  return any_global && scan_rule_inputs(sources).uses_clock;
+}
+
 // A JSON text with no line break and no padding can be embedded in a JSON line as it is.
 bool is_single_line(std::string_view json) {
   if (json.empty() || json.front() != '{' || json.back() != '}') return false;
@@ -40,7 +56,10 @@ class EngineImpl {
     EnvState& s = env_->state();
     s.workspace_root = options_.workspace_root;
     s.home = options_.home;
-    s.clock = options_.clock;
+    // (now) answers the second read once at the start of each decision (decide()): every
+    // call of one decision, and its history's ages, see the same second.
+    s.clock = [this] { return now_; };
+    clock_globals_ = globals_read_clock(policy_->impl());
     codec_ = std::make_unique<FactCodec>(*env_, policy_->impl().effects.get(), policy_->impl().path_classes.get());
     // The path classes compile their matchers per home on first use: do it here, not inside
     // the first decision's deadline.
@@ -54,7 +73,6 @@ class EngineImpl {
 
  private:
   std::string new_decision_id();
-  std::string next_fact_id();
   void fail_closed(Decision* d, const char* code, const std::string& why);
   void combine(Decision* d) const;
   void apply_rewrites(Decision* d, rapidjson::Document* doc, std::vector<Leaf>* leaves) const;
@@ -63,6 +81,8 @@ class EngineImpl {
   std::unique_ptr<FactCodec> codec_;
   std::mt19937_64 random_;
   std::int64_t counter_ = 0;
+  std::int64_t now_ = 0;         // this decision's clock, seconds since the epoch
+  bool clock_globals_ = false;   // some defglobal may read the clock: evaluate them per decision
   alignas(16) char json_pool_[16 * 1024];  // first block of each decision's JSON document
   std::string json_text_;                  // the proposal text the document is parsed in
 };
@@ -75,17 +95,6 @@ std::string EngineImpl::new_decision_id() {
     id[i] = hex[(a >> (i * 4)) & 15];
     id[16 + i] = hex[(b >> (i * 4)) & 15];
   }
-  return id;
-}
-
-std::string EngineImpl::next_fact_id() {
-  static const char* digits = "0123456789abcdefghijklmnopqrstuvwxyz";
-  std::uint64_t n = static_cast<std::uint64_t>(++counter_);
-  std::string id = "p";
-  do {
-    id += digits[n % 36];
-    n /= 36;
-  } while (n);
   return id;
 }
 
@@ -156,15 +165,33 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   Decision& d = result.decision;
   d.decision_id = request.decision_id.empty() ? new_decision_id() : request.decision_id;
   d.rules_digest = policy_->digest();
-  fields.id = next_fact_id();  // short: CLIPS hashes it in every fact, twice
+  // The same for every decision: only one proposal is in the environment at a time, and
+  // rules can read the id, so an id that counted decisions would make a decision depend on
+  // which engine made it and how many it made before (replay's cache could not reproduce
+  // it). Short: CLIPS hashes it in every fact, twice.
+  fields.id = kProposalFactId;
   fields.depth = request.depth;
   fields.attempt = request.attempt;
+  now_ = options_.clock ? options_.clock() : static_cast<std::int64_t>(std::time(nullptr));
 
   void* env = env_->get();
   EnvState& state = env_->state();
   state.begin_decision();
   std::string error;
   bool failed = false;
+  // A decision starts from a state that depends only on the policy and this request. The
+  // reset after each decision cleared facts, agenda and focus; globals are constants (the
+  // checker refuses `bind ?*x*`) evaluated once at load — unless an initial value may read
+  // the clock: then they are evaluated again here, with this decision's clock.
+  if (clock_globals_) {
+    EnvSetResetGlobals(env, TRUE);
+    const bool reset = env_->reset();
+    EnvSetResetGlobals(env, FALSE);
+    if (!reset) {
+      fail_closed(&d, code::kRuntime, "the rule engine's globals could not be evaluated for this decision");
+      failed = true;
+    }
+  }
   FactLimits fact_limits;
   fact_limits.max_facts = options_.max_facts;
   fact_limits.shell.max_commands = options_.max_shell_commands;
@@ -176,13 +203,12 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   // Armed before asserting: patterns' conditions (test CEs, deffunctions) run as facts are
   // asserted, and must stop at the deadline like rule actions do.
   env_->arm_deadline(std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::steady_clock::now()));
-  std::int64_t now = 0;
-  if (request.history && !request.history->empty())
-    now = options_.clock ? options_.clock() : static_cast<std::int64_t>(std::time(nullptr));
-  const bool asserted = codec_->assert_all(fields, doc, leaves, *policy_->impl().patterns, fact_limits, &fact_error,
-                                           request.history, now);
-  d.effects = codec_->effects();
-  if (state.deadline_hit || (asserted && std::chrono::steady_clock::now() > deadline)) {
+  const bool asserted = !failed && codec_->assert_all(fields, doc, leaves, *policy_->impl().patterns, fact_limits,
+                                                      &fact_error, request.history, now_);
+  if (!failed) d.effects = codec_->effects();
+  if (failed) {
+    env_->disarm_deadline();
+  } else if (state.deadline_hit || (asserted && std::chrono::steady_clock::now() > deadline)) {
     env_->disarm_deadline();
     fail_closed(&d, code::kDeadline, "the decision deadline of " + std::to_string(options_.deadline.count()) +
                                       " us passed before the rules ran");

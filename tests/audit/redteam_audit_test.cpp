@@ -87,7 +87,13 @@ class RtRecorder {
     o.clock = [this] { return now_ / 1000000; };
     engine_ = std::make_unique<Engine>(loaded.policy, o);
     append("start", R"("version":"test","pid":1,"rules_digest":")" + loaded.policy->digest() +
-                        R"(","workspace_root":"/home/user/project","home":"/home/user","default_outcome":"approval-required","key_id":"none","every_records":1000,"every_seconds":60)");
+                        R"(","workspace_root":"/home/user/project","home":"/home/user","default_outcome":"approval-required","key_id":"none","every_records":1000,"every_seconds":60)" +
+                        // The daemon records its [session] settings in the start record (fix of
+                        // finding 7, audit/record.h start_fields): so does this recorder.
+                        R"(,"session":{"ttl_seconds":)" + std::to_string(memory.ttl_seconds) +
+                        R"(,"max_entries":)" + std::to_string(memory.max_entries) + R"(,"max_sessions":)" +
+                        std::to_string(memory.max_sessions) + R"(,"max_bytes":)" +
+                        std::to_string(memory.max_bytes) + "}");
   }
 
   std::uint64_t shell(const std::string& session, const std::string& command, std::int64_t time_us) {

@@ -347,3 +347,94 @@ TEST_CASE("duplicate keys are refused: rules and actuators must see the same val
   CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"a":{"b":1,"b":2}}})")).error.code == code::kInputShape);
   CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"a":{"b":1},"c":{"b":2}}})")).ok);
 }
+
+// ---- a decision depends only on the policy and its request ----------------------------------
+
+// The proposal fact's id is readable by rules: it must not count decisions, or a decision
+// would depend on which engine made it and how many it made before (the daemon's workers
+// and replay's cache would disagree).
+TEST_CASE("two engines with different histories decide one request identically, facts included", "[decide]") {
+  auto policy = must_compile(std::string(warden::test::kSimpleRules) + R"(
+(defrule by-id
+  (proposal (id ?id&:(neq ?id "p")))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule by-id) (reason (str-cat "id " ?id)))))
+(defrule echo-id
+  (proposal (id ?id))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule echo-id) (reason (str-cat "id=" ?id)))))
+)");
+  EngineOptions o = test_options();
+  o.clock = [] { return std::int64_t{1800000000}; };
+  Engine fresh(policy, o), used(policy, o);
+  for (int i = 0; i < 7; ++i) decide_ok(used, R"({"target":"reply","payload":{"text":"warm up"}})");
+  DecideRequest req;
+  req.proposal_json = R"({"target":"shell","action":"run","payload":{"command":"ls"},"context":{"session":"s1"}})";
+  req.decision_id = "d-1";
+  req.explain = true;
+  Decision a = decide_ok(fresh, req), b = decide_ok(used, req);
+  CHECK(a.outcome == b.outcome);
+  CHECK(a.reason == b.reason);
+  CHECK(a.facts_json == b.facts_json);
+  CHECK_FALSE(a.facts_json.empty());
+  REQUIRE(a.rules.size() == b.rules.size());
+  for (std::size_t i = 0; i < a.rules.size(); ++i) {
+    CHECK(a.rules[i].rule == b.rules[i].rule);
+    CHECK(a.rules[i].reason == b.rules[i].reason);
+  }
+  CHECK_FALSE(warden::test::fired(a, "by-id"));
+  // And the same engine decides it the same way again.
+  Decision c = decide_ok(used, req);
+  CHECK(c.facts_json == a.facts_json);
+  CHECK(c.reason == a.reason);
+}
+
+// Globals are evaluated for each decision with its own clock when an initial value may read
+// it; a decision never sees the clock of the one before, nor of the engine's load.
+TEST_CASE("a defglobal that reads the clock holds this decision's second", "[decide]") {
+  auto policy = must_compile(R"(
+(defglobal ?*start* = (now))
+(defrule same-second
+  (proposal (id ?id))
+  (test (= ?*start* (now)))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule same-second) (reason "global is this second"))))
+)");
+  std::int64_t now = 1800000000;
+  EngineOptions o = test_options();
+  o.clock = [&now] { return now; };
+  o.default_outcome = Outcome::Approve;
+  Engine engine(policy, o);
+  for (std::int64_t t : {1800000000LL, 1800000001LL, 1800000001LL, 1700000000LL}) {
+    now = t;
+    Decision d = decide_ok(engine, R"({"target":"reply","payload":{"text":"hi"}})");
+    INFO("clock " << t);
+    CHECK(d.outcome == Outcome::Reject);
+    CHECK(warden::test::fired(d, "same-second"));
+  }
+}
+
+// A rule that could change a global would carry state from one decision to the next: the
+// checker refuses every `bind ?*x*`, however it is spelled.
+TEST_CASE("a rule cannot change a global, so none carries state across decisions", "[decide]") {
+  for (const char* rhs : {"(bind ?*count* (+ ?*count* 1))", "( bind   ?*count* 2)", "(bind ?*MAIN::count* 3)",
+                          "(progn (bind ?*count* 4))"}) {
+    std::string text = std::string("(defglobal ?*count* = 0)\n(defrule r (proposal (id ?id)) => ") + rhs + ")\n";
+    auto loaded = warden::test::compile_text(text);
+    INFO(rhs);
+    CHECK_FALSE(loaded.policy);
+  }
+  // And a global the rules only read is the same for every decision.
+  auto policy = must_compile(R"(
+(defglobal ?*limit* = 3)
+(defrule at-limit
+  (proposal (id ?id) (depth ?d&:(>= ?d ?*limit*)))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule at-limit) (reason "deep"))))
+)");
+  Engine engine(policy, test_options());
+  DecideRequest deep;
+  deep.proposal_json = R"({"target":"reply","payload":{"text":"hi"}})";
+  deep.depth = 5;
+  for (int i = 0; i < 3; ++i) CHECK(decide_ok(engine, deep).outcome == Outcome::Reject);
+}
