@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -57,6 +58,13 @@ std::string audit_start_fields(const Config& config, const AuditStart& start,
   info.key_id = key_id;
   info.every_records = config.audit.checkpoint_records;
   info.every_seconds = static_cast<std::uint64_t>(config.audit.checkpoint_seconds);
+  // The session memory as the daemon keeps it (ttl 0: off), so replay rebuilds each
+  // session's history with the same limits.
+  info.session.ttl_seconds =
+      static_cast<std::uint64_t>(std::max<std::int64_t>(config.session.ttl_seconds, 0));
+  info.session.max_entries = config.session.max_entries;
+  info.session.max_sessions = config.session.max_sessions;
+  info.session.max_bytes = config.session.max_bytes;
   return audit::start_fields(info);
 }
 

@@ -35,7 +35,8 @@ std::string open_audit_log(const Config& config, const AuditStart& start, AuditL
                            std::vector<std::string>* notes);
 
 // The start record's FIELDS (docs/AUDIT.md): version, pid, rules_digest, workspace_root,
-// home, default_outcome, key_id, every_records, every_seconds.
+// home, default_outcome, key_id, every_records, every_seconds, session (the [session] config:
+// ttl_seconds, max_entries, max_sessions, max_bytes).
 std::string audit_start_fields(const Config& config, const AuditStart& start,
                                const std::string& key_id);
 

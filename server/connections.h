@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "server/config.h"
+#include "server/reply_inbox.h"
 #include "server/throttled_log.h"
 #include "server/transport.h"
 
@@ -46,6 +47,8 @@ class Connections {
   void when_empty(std::function<void()> callback);
 
   ThrottledLog& throttled() { return throttled_; }
+  // Replies from other threads to the sessions (thread-safe push).
+  ReplyInbox& replies() { return replies_; }
 
  private:
   struct PreAuth {
@@ -61,6 +64,7 @@ class Connections {
   std::function<void()> on_empty_;
   std::uint64_t next_id_ = 1;
   ThrottledLog throttled_;
+  ReplyInbox replies_;  // last: its waiting replies hold sessions
 };
 
 }  // namespace warden::server

@@ -471,7 +471,20 @@ ReloadReport Daemon::reload_now(const std::string& trigger) {
     }
   }
   for (const std::string& e : report.token_errors) log->error("reload: {}", e);
-  if (loaded.policy && report.token_errors.empty()) {
+  if (loaded.policy && report.token_errors.empty() && context_.audit) {
+    // Recorded before it takes effect: the reload record is durable before the new rules
+    // (and tokens) are in force, so no decision is made under rules the log does not
+    // announce. A reload that cannot be recorded fails; the old rules and tokens stay.
+    audit::AppendResult appended = context_.audit->append_wait(
+        "reload", audit_now_us(),
+        audit_reload_fields(loaded.policy->digest(), report.previous_digest, trigger));
+    if (!appended.ok) {
+      report.audit_error = appended.error.empty() ? "unknown error" : appended.error;
+      log->error("reload: the audit log cannot record the reload to {}: {}",
+                 loaded.policy->digest(), report.audit_error);
+    }
+  }
+  if (loaded.policy && report.token_errors.empty() && report.audit_error.empty()) {
     // Swap both or neither.
     context_.policy.set(loaded.policy);
     if (tokens) {
@@ -484,15 +497,6 @@ ReloadReport Daemon::reload_now(const std::string& trigger) {
     report.ok = true;
     report.rules_digest = loaded.policy->digest();
     report.rule_count = loaded.policy->rule_count();
-    if (context_.audit) {
-      audit::AppendResult appended = context_.audit->append_wait(
-          "reload", audit_now_us(),
-          audit_reload_fields(report.rules_digest, report.previous_digest, trigger));
-      if (!appended.ok) {
-        log->error("reload: the audit log cannot record the reload to {}: {}",
-                   report.rules_digest, appended.error);
-      }
-    }
     Stats::add(context_.stats.reloads);
     log->info("{}", report.summary());
   } else {

@@ -32,6 +32,18 @@ std::string encode_frame(std::string_view payload) {
   return frame;
 }
 
+OutFrame make_frame(std::string payload) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  OutFrame frame;
+  std::size_t n = payload.size();
+  for (std::size_t i = kPrefixBytes; i-- > 0;) {
+    frame.prefix[i] = kDigits[n & 0xF];
+    n >>= 4;
+  }
+  frame.payload = std::move(payload);
+  return frame;
+}
+
 void FrameDecoder::feed(const char* data, std::size_t size) {
   if (bad_ || size == 0) return;
   // Drop what was handed out before growing, so the buffer stays about one frame long.

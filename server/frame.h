@@ -3,6 +3,7 @@
 // by a session's reads; encode_frame builds outgoing frames. Not thread-safe: one per session.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -14,6 +15,14 @@ inline constexpr std::size_t kMaxEncodableFrame = 0xFFFFFF;  // what 6 hex digit
 
 // Returns the frame for payload; payload.size() must be <= kMaxEncodableFrame.
 std::string encode_frame(std::string_view payload);
+
+// An outgoing frame as its prefix and its payload, written together (scatter/gather) so the
+// payload is never copied behind a prefix.
+struct OutFrame {
+  std::array<char, kPrefixBytes> prefix{};
+  std::string payload;
+};
+OutFrame make_frame(std::string payload);
 
 class FrameDecoder {
  public:

@@ -42,6 +42,10 @@ std::string ReloadReport::summary() const {
     return "reload (" + trigger + ") succeeded: " + std::to_string(rule_count) + " rules, " +
            previous_digest + " -> " + rules_digest;
   }
+  if (!audit_error.empty()) {
+    return "reload (" + trigger + ") failed: the audit log cannot record it (" + audit_error +
+           "); keeping " + rules_digest;
+  }
   return "reload (" + trigger + ") failed with " + std::to_string(errors) + " error(s); keeping " +
          rules_digest;
 }

@@ -27,6 +27,9 @@ struct ReloadReport {
   std::size_t token_count = 0;
   Diagnostics diagnostics;  // every error and warning from the rule files
   std::vector<std::string> token_errors;
+  // Non-empty when the new rules were valid but the audit log could not record the reload:
+  // the reload failed (E_AUDIT), the old rules and tokens stay in force.
+  std::string audit_error;
 
   // JSON members without braces: "rules_digest":…,"previous_digest":…,"diagnostics":[…]
   // (without "diagnostics" when with_diagnostics is false: an error reply carries them).

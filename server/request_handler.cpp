@@ -26,10 +26,18 @@ bool is_known_action(std::string_view action) {
   return false;
 }
 
+// ok_response(id, "decide", "\"decision\":" + decision_to_json(…)), with one copy of the
+// decision's JSON instead of two.
 std::string decision_reply(std::string_view id_json, const Decision& decision, bool explain) {
-  std::string fields = "\"decision\":";
-  fields += decision_to_json(decision, explain);
-  return ok_response(id_json, "decide", fields);
+  std::string json = decision_to_json(decision, explain);
+  std::string out;
+  out.reserve(80 + id_json.size() + json.size());
+  out += "{\"type\":\"response\",\"id\":";
+  out += id_json;
+  out += ",\"payload\":{\"action\":\"decide\",\"ok\":true,\"decision\":";
+  out += json;
+  out += "}}";
+  return out;
 }
 
 void count_outcome(Stats& stats, const Decision& decision) {
@@ -301,7 +309,8 @@ std::optional<Reply> RequestHandler::reload(const Request& request, const Identi
           later(Reply{ok_response(id, "reload", report.fields_json())});
         } else {
           later(error_reply(ctx->stats, id, "reload",
-                            {err::kReloadFailed, report.summary(), report.diagnostics_json(),
+                            {report.audit_error.empty() ? err::kReloadFailed : err::kAudit,
+                             report.summary(), report.diagnostics_json(),
                              report.fields_json(false)}));
         }
       });

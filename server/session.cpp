@@ -61,7 +61,7 @@ void Session::on_started(boost::system::error_code ec) {
     return;
   }
   started_ = true;
-  write_queue_.push_back(encode_frame(handshake_event(
+  write_queue_.push_back(make_frame(handshake_event(
       context_.auth_required(), context_.config->limits.max_frame_bytes, decoder_.max_frame_bytes())));
   do_write();
   do_read();
@@ -208,7 +208,7 @@ void Session::process_frames() {
                       peer_.text));
     }
     if (reply) {
-      complete(seq, encode_frame(reply->json), reply->close);
+      complete(seq, make_frame(std::move(reply->json)), reply->close);
       flush_ready();
     }
   }
@@ -219,21 +219,57 @@ void Session::process_frames() {
 }
 
 ReplyFn Session::make_later(std::uint64_t seq) {
-  // Runs on a worker or the reloader: frame there, then hand over to the I/O thread.
+  // Runs on a worker, the audit writer or the reloader: hands the reply to the I/O thread
+  // through the inbox (one wake-up for every reply waiting), framed there without a copy.
   return [self = shared_from_this(), seq](Reply reply) {
-    std::string frame = encode_frame(reply.json);
-    bool close = reply.close;
-    asio::post(self->transport_->executor(),
-               [self, seq, frame = std::move(frame), close]() mutable {
-                 if (self->closed_) return;
-                 self->complete(seq, std::move(frame), close);
-                 self->flush_ready();
-                 self->process_frames();
-               });
+    auto executor = self->transport_->executor();
+    Connections& connections = self->connections_;
+    connections.replies().push({std::move(self), seq, std::move(reply.json), reply.close},
+                               executor);
   };
 }
 
-void Session::complete(std::uint64_t seq, std::string frame, bool close) {
+void ReplyInbox::push(Entry entry, const boost::asio::any_io_executor& executor) {
+  bool post = false;
+  {
+    std::lock_guard lock(mutex_);
+    pending_.push_back(std::move(entry));
+    post = !posted_;
+    posted_ = true;
+  }
+  if (post) asio::post(executor, [this] { drain(); });
+}
+
+void ReplyInbox::drain() {
+  draining_.clear();
+  {
+    std::lock_guard lock(mutex_);
+    draining_.swap(pending_);
+    posted_ = false;  // replies pushed from now on post the next drain
+  }
+  // Complete every reply first, then flush each session once (its replies go out in one
+  // write), then let it read again under its in-flight cap.
+  std::vector<Session*> sessions;
+  for (Entry& e : draining_) {
+    Session& s = *e.session;
+    if (s.closed_) continue;
+    s.complete(e.seq, make_frame(std::move(e.json)), e.close);
+    if (!s.in_drain_) {
+      s.in_drain_ = true;
+      sessions.push_back(&s);
+    }
+  }
+  for (Session* s : sessions) {
+    s->in_drain_ = false;
+    if (s->closed_) continue;
+    s->flush_ready();
+    if (!s->closed_) s->process_frames();
+  }
+  // The entries hold the sessions alive until here.
+  draining_.clear();
+}
+
+void Session::complete(std::uint64_t seq, OutFrame frame, bool close) {
   if (seq < base_seq_ || seq - base_seq_ >= slots_.size()) return;  // dropped (closing)
   Slot& slot = slots_[seq - base_seq_];
   slot.ready = true;
@@ -267,7 +303,7 @@ void Session::fail(const char* code, const std::string& message) {
       context_.log, spdlog::level::info, code,
       fmt::format("connection {} from {}: {}: {}", id_, peer_.text, code, message));
   read_closed_ = true;
-  slots_.push_back(Slot{true, true, encode_frame(error_response("null", "", {code, message}))});
+  slots_.push_back(Slot{true, true, make_frame(error_response("null", "", {code, message}))});
   flush_ready();
 }
 
@@ -279,7 +315,10 @@ void Session::do_write() {
     writing_.push_back(std::move(write_queue_.front()));
     write_queue_.pop_front();
   }
-  for (const std::string& frame : writing_) write_buffers_.push_back(asio::buffer(frame));
+  for (const OutFrame& frame : writing_) {
+    write_buffers_.push_back(asio::buffer(frame.prefix));
+    write_buffers_.push_back(asio::buffer(frame.payload));
+  }
   write_started_ = Clock::now();
   transport_->async_write(write_buffers_,
                           [self = shared_from_this()](boost::system::error_code ec, std::size_t) {

@@ -50,8 +50,9 @@ class Session : public std::enable_shared_from_this<Session> {
   struct Slot {
     bool ready = false;
     bool close = false;
-    std::string frame;
+    OutFrame frame;
   };
+  friend class ReplyInbox;
 
   void on_started(boost::system::error_code ec);
   // False when the session was closed because its token no longer holds.
@@ -61,7 +62,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_read(boost::system::error_code ec, std::size_t bytes);
   void process_frames();
   ReplyFn make_later(std::uint64_t seq);
-  void complete(std::uint64_t seq, std::string frame, bool close);
+  void complete(std::uint64_t seq, OutFrame frame, bool close);
   void flush_ready();
   // An error outside any request (framing, timeout): answered in order, then closed.
   void fail(const char* code, const std::string& message);
@@ -85,8 +86,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   std::deque<Slot> slots_;      // requests in order; front is the oldest unanswered
   std::uint64_t base_seq_ = 0;  // sequence number of slots_.front()
-  std::deque<std::string> write_queue_;
-  std::vector<std::string> writing_;  // frames of the one outstanding write
+  std::deque<OutFrame> write_queue_;
+  std::vector<OutFrame> writing_;  // frames of the one outstanding write
   std::vector<boost::asio::const_buffer> write_buffers_;
 
   bool reading_ = false;
@@ -96,6 +97,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool lingering_ = false;  // final reply sent; discarding input until the peer closes
   bool closed_ = false;
   bool started_ = false;  // transport ready (TLS handshake done); handshake event sent
+  bool in_drain_ = false;  // ReplyInbox::drain: already listed for its flush
 
   Clock::time_point auth_deadline_;
   Clock::time_point last_activity_;

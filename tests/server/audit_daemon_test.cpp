@@ -129,6 +129,9 @@ class Serve {
     if (pid_ > 0) ::kill(pid_, SIGTERM);
     return wait_exit();
   }
+  void hup() {
+    if (pid_ > 0) ::kill(pid_, SIGHUP);
+  }
   void kill9() {
     if (pid_ > 0) {
       ::kill(pid_, SIGKILL);
@@ -543,6 +546,76 @@ TEST_CASE("a log that cannot be written fails decisions closed and says so", "[a
   auto logged = decision_ids(records);
   for (const auto& d : answered) CHECK(logged.count(d.decision_id) == 1);
   CHECK(logged.size() == answered.size());
+}
+
+// Recorded before it takes effect: a reload whose record cannot be written fails (E_AUDIT,
+// with the cause), the old rules stay in force and status counts the failure; no reload
+// record and no decision under the new rules.
+TEST_CASE("a reload the audit log cannot record fails and changes nothing", "[audit]") {
+  TempDir dir;
+  ServeOptions options;
+  options.file_size_limit = 16 * 1024;
+  Serve serve(dir, options);
+  REQUIRE(serve.serving());
+  Client agent, admin;
+  connect_as(agent, serve.address(), Tokens{}.agent);
+  connect_as(admin, serve.address(), Tokens{}.admin);
+  std::string before = member(read_chain({Serve::log(dir)})[0].line, "rules_digest");
+  bool failing = false;
+  for (int i = 0; i < 400 && !failing; ++i) {
+    failing = decision_of(request(agent, decide_request(std::to_string(i), kReplyProposal)))
+                  .error_code == "E_AUDIT";
+  }
+  REQUIRE(failing);
+  dir.write("rules/policy.clp", kRulesB);
+  std::string reloaded = request(admin, make_request("r", "reload"));
+  INFO(reloaded);
+  CHECK(error_code(reloaded) == "E_AUDIT");
+  CHECK(reloaded.find("audit log") != std::string::npos);
+  CHECK(reloaded.find("large") != std::string::npos);  // the cause (EFBIG)
+  auto status = parse(status_of(serve.address()));
+  CHECK(std::string(status["payload"]["rules_digest"].GetString()) == before);
+  CHECK(status["payload"]["counters"]["reloads"].GetUint64() == 0);
+  CHECK(status["payload"]["counters"]["reload_failures"].GetUint64() == 1);
+  // A SIGHUP reload fails the same way.
+  serve.hup();
+  REQUIRE(eventually([&] {
+    return parse(status_of(serve.address()))["payload"]["counters"]["reload_failures"]
+               .GetUint64() == 2;
+  }));
+  status = parse(status_of(serve.address()));
+  CHECK(std::string(status["payload"]["rules_digest"].GetString()) == before);
+  for (const auto& digest : status["payload"]["worker_digests"].GetArray()) {
+    CHECK(std::string(digest.GetString()) == before);
+  }
+  serve.kill9();
+  for (const auto& r : read_chain({Serve::log(dir)})) {
+    CHECK(r.kind != "reload");
+    if (r.kind == "decision") CHECK(member(r.line, "rules_digest") == before);
+  }
+}
+
+// The start record carries the daemon's [session] config, so replay rebuilds each session's
+// history with the daemon's limits.
+TEST_CASE("the start record holds the [session] config", "[audit]") {
+  TempDir dir;
+  std::string config = dir.write(
+      "warden.toml",
+      "[session]\nttl_seconds = 120\nmax_entries = 7\nmax_sessions = 33\nmax_bytes = 65536\n",
+      0600);
+  Serve serve(dir, {{"--config", config}});
+  REQUIRE(serve.serving());
+  serve.kill9();
+  auto records = read_chain({Serve::log(dir)});
+  REQUIRE(!records.empty());
+  auto start = parse(records[0].line);
+  INFO(records[0].line);
+  REQUIRE(start.HasMember("session"));
+  const auto& session = start["session"];
+  CHECK(session["ttl_seconds"].GetUint64() == 120);
+  CHECK(session["max_entries"].GetUint64() == 7);
+  CHECK(session["max_sessions"].GetUint64() == 33);
+  CHECK(session["max_bytes"].GetUint64() == 65536);
 }
 
 TEST_CASE("rotation by size keeps one chain across the files", "[audit]") {
