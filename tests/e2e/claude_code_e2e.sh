@@ -92,7 +92,10 @@ fi
 n_decisions=$(grep -c '"kind":"decision"' "$S/query.out" || true)
 [[ "$n_decisions" -eq 6 ]] && pass "6 decisions of e2e-agent recorded (one per tool call)" \
   || fail "expected 6 decisions of e2e-agent in the audit log, found $n_decisions"
-grep '"outcome":"reject"' "$S/query.out" | grep -q "victim" \
+# Matched by the step's explanation, not its path: a random temporary directory name can look
+# like a high-entropy secret to the detector (the shipped secrets-shell-command fires on it
+# too), and is then stored masked.
+grep '"outcome":"reject"' "$S/query.out" | grep '"explanation":"Remove the old directory"' | grep -q '"command":"rm -rf ' \
   && pass "the denied rm -rf of the victim directory is in the audit log as a reject" \
   || fail "no reject of the rm -rf in the audit log: $(head -c 2000 "$S/query.out")"
 grep -q '"source":"hook"' "$S/query.out" && pass "the records name the hook as the source" \
