@@ -310,9 +310,12 @@ TEST_CASE("redteam: a forged start record raising every_records hides an unsigne
 // token there reaches the file unmasked even though the same text in /input is masked.
 TEST_CASE("redteam: a secret in context.session reaches the record's session member unmasked", "[redteam]") {
   const Masker masker(std::string(32, 'm'));
+  // DecisionInput holds a view: the text lives as long as the test.
+  const std::string proposal =
+      std::string(R"({"target":"shell","action":"run","payload":{"command":"ls"},"context":{"session":")") + kToken +
+      R"("}})";
   DecisionInput in;
-  in.proposal_json = std::string(R"({"target":"shell","action":"run","payload":{"command":"ls"},"context":{"session":")") +
-                     kToken + R"("}})";
+  in.proposal_json = proposal;
   in.principal = "alice";
   in.session = kToken;
   Decision d;
@@ -357,9 +360,10 @@ TEST_CASE("redteam: rewrite keys and rule names are written unmasked", "[redteam
 TEST_CASE("redteam: an escaped token in an unparseable proposal is stored recoverable", "[redteam-held]") {
   const Masker masker(std::string(32, 'm'));
   const std::string tail = std::string(kToken).substr(1);  // "hp_…"
-  DecisionInput in;
   // Not JSON (the closing brace is missing): the engine answers E_INPUT, the record keeps the text.
-  in.proposal_json = R"({"target":"shell","action":"run","payload":{"command":"echo \u0067)" + tail + R"("})";
+  const std::string proposal = R"({"target":"shell","action":"run","payload":{"command":"echo \u0067)" + tail + R"("})";
+  DecisionInput in;
+  in.proposal_json = proposal;
   in.principal = "alice";
   Decision d;
   d.decision_id = "d1";
