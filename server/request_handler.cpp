@@ -63,6 +63,26 @@ Reply error_reply(Stats& stats, std::string_view id_json, std::string_view actio
   return Reply{error_response(id_json, action, body), close};
 }
 
+// The reject a decision becomes when its audit record cannot be built or written (E_AUDIT):
+// nothing is answered without a record.
+DecideResult unrecorded(ServerContext& ctx, const DecideResult& r, const std::string& proposal_json,
+                        std::string reason) {
+  DecideResult failed;
+  failed.ok = true;
+  Decision& d = failed.decision;
+  d.decision_id = r.ok ? r.decision.decision_id : new_decision_id();
+  d.outcome = Outcome::Reject;
+  d.error_code = err::kAudit;
+  d.reason = std::move(reason);
+  d.action_json = proposal_json;
+  d.rules_digest = r.decision.rules_digest;
+  if (d.rules_digest.empty()) {
+    auto policy = ctx.policy.get();
+    d.rules_digest = policy ? policy->digest() : "";
+  }
+  return failed;
+}
+
 }  // namespace
 
 Reply RequestHandler::error(const Request& request, std::string_view code, std::string_view message,
@@ -242,7 +262,16 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
     input.groups = std::move(groups);
     input.session = session;
     input.time_us = time_us;
-    std::string fields = audit::decision_fields(input, *decision, ctx->masker);
+    std::string fields;
+    try {
+      fields = audit::decision_fields(input, *decision, ctx->masker);
+    } catch (const std::exception& e) {
+      // A record that cannot be built cannot be written: the decision fails closed, answered.
+      answer(unrecorded(*ctx, r, proposal_json,
+                        std::string("the audit record cannot be built: ") + e.what()),
+             {});
+      return;
+    }
     if (r.ok) pending->reply_json = decision_reply(id, r.decision, explain);
     pending->proposal_json = std::move(proposal_json);
     ctx->audit->append(
@@ -260,21 +289,9 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
             return;
           }
           // Never answered without a record: the decision fails closed.
-          DecideResult failed;
-          failed.ok = true;
-          Decision& d = failed.decision;
-          const DecideResult& r = pending->result;
-          d.decision_id = r.ok ? r.decision.decision_id : new_decision_id();
-          d.outcome = Outcome::Reject;
-          d.error_code = err::kAudit;
-          d.reason = "the audit log cannot be written: " + appended.error;
-          d.action_json = pending->proposal_json;
-          d.rules_digest = r.decision.rules_digest;
-          if (d.rules_digest.empty()) {
-            auto policy = ctx->policy.get();
-            d.rules_digest = policy ? policy->digest() : "";
-          }
-          answer(failed, {});
+          answer(unrecorded(*ctx, pending->result, pending->proposal_json,
+                            "the audit log cannot be written: " + appended.error),
+                 {});
         });
   };
   job.cancelled = [ctx, shared_later, closed, id = request.id_json] {
