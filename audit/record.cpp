@@ -303,6 +303,23 @@ std::string decision_fields(const DecisionInput& in, const Decision& d, const Ma
     out += '}';
   }
   out += ']';
+  if (!d.allows.empty()) {
+    out += ",\"allows\":[";
+    for (std::size_t i = 0; i < d.allows.size(); ++i) {
+      const Grant& g = d.allows[i];
+      if (i) out += ',';
+      out += "{\"rule\":";
+      str(g.rule, ptr("/allows", i, "rule"));
+      out += ",\"capability\":";
+      str(g.capability, ptr("/allows", i, "capability"));
+      out += ",\"reason\":";
+      str(g.reason, ptr("/allows", i, "reason"));
+      out += ",\"mode\":";
+      out += mode_name(g.monitor);
+      out += '}';
+    }
+    out += ']';
+  }
   if (applied && !d.action_json.empty()) {
     out += ",\"action\":";
     append_json_value(out, d.action_json, masker, "/action", &masks);

@@ -1,5 +1,7 @@
 #include "engine/decision.h"
 
+#include <algorithm>
+
 #include "engine/json_writer.h"
 
 namespace warden {
@@ -72,6 +74,35 @@ std::string decision_to_json(const Decision& d, bool explain) {
     }
     out += ']';
   }
+  if (!d.allows.empty()) {
+    out += ",\"allows\":[";
+    for (std::size_t i = 0; i < d.allows.size(); ++i) {
+      const Grant& g = d.allows[i];
+      if (i) out += ',';
+      out += "{\"rule\":";
+      append_json_string(out, g.rule);
+      out += ",\"capability\":";
+      append_json_string(out, g.capability);
+      out += ",\"reason\":";
+      append_json_string(out, g.reason);
+      out += ",\"mode\":";
+      out += g.monitor ? "\"monitor\"" : "\"enforce\"";
+      out += '}';
+    }
+    out += ']';
+  }
+  if (!d.hints.empty()) {
+    out += ",\"hints\":[";
+    for (std::size_t i = 0; i < d.hints.size(); ++i) {
+      if (i) out += ',';
+      out += "{\"rule\":";
+      append_json_string(out, d.hints[i].rule);
+      out += ",\"text\":";
+      append_json_string(out, d.hints[i].text);
+      out += '}';
+    }
+    out += ']';
+  }
   out += ",\"action\":";
   out += d.action_json.empty() ? "null" : d.action_json;
   out += ",\"rules_digest\":";
@@ -88,6 +119,21 @@ std::string decision_to_json(const Decision& d, bool explain) {
     out += d.facts_json.empty() ? "[]" : d.facts_json;
   }
   out += '}';
+  return out;
+}
+
+}  // namespace warden
+
+namespace warden {
+
+std::vector<std::string> granted_capabilities(const Decision& decision) {
+  std::vector<std::string> out;
+  if (decision.outcome != Outcome::Approve || !decision.error_code.empty()) return out;
+  for (const Grant& g : decision.allows) {
+    if (!g.monitor) out.push_back(g.capability);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -58,6 +58,23 @@ struct HistoryEntry {
   EffectRecord effect;
 };
 
+// A capability a rule granted the action's actuator (an `allow` fact): "shell-syntax" lets
+// the shell actuator run the line through a shell instead of exec'ing its one parsed argv;
+// "private-network" lets the http actuator connect to a private, loopback or metadata
+// address. Granted only by enforcing facts of a decision whose outcome is approve.
+struct Grant {
+  std::string rule;
+  std::string capability;
+  std::string reason;
+  bool monitor = false;
+};
+
+// Text a rule contributes to the model's next prompt (a `hint` fact).
+struct Hint {
+  std::string rule;
+  std::string text;
+};
+
 struct Decision {
   std::string decision_id;
   Outcome outcome = Outcome::Reject;
@@ -71,7 +88,13 @@ struct Decision {
   std::string error_code;      // set when the engine failed closed (E_RUN_LIMIT, E_DEADLINE, E_MEMORY, E_RUNTIME)
   std::string facts_json;      // derived facts, only with explain
   std::vector<EffectRecord> effects;  // every `effect` fact derived for the proposal
+  std::vector<Grant> allows;  // every `allow` fact, in assertion order
+  std::vector<Hint> hints;    // every `hint` fact, in assertion order
 };
+
+// The capabilities the decision grants its action: those of enforcing `allow` facts, and
+// only when the outcome is approve. Sorted, unique.
+std::vector<std::string> granted_capabilities(const Decision& decision);
 
 // Exit status for a single decision (SPEC §1): 0 approve, 1 reject, 3 approval-required.
 int exit_code_for(Outcome outcome);

@@ -225,7 +225,7 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     long long fired = EnvRun(env, options_.run_limit);
     env_->disarm_deadline();
     std::string output = env_->take_output();
-    codec_->read_results(&d.rules, &d.rewrites, &error);
+    codec_->read_results(&d.rules, &d.rewrites, &d.allows, &d.hints, &error);
     if (request.explain) d.facts_json = codec_->facts_json();
     if (state.deadline_hit) {
       fail_closed(&d, code::kDeadline, "rules ran past the deadline of " +

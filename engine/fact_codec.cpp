@@ -89,7 +89,9 @@ FactCodec::FactCodec(ClipsEnv& env, const EffectsTable* effects, const PathClass
       effects_(effects),
       classes_(classes),
       decision_(find_template(raw_, "decision")),
-      rewrite_(find_template(raw_, "rewrite")) {}
+      rewrite_(find_template(raw_, "rewrite")),
+      allow_(find_template(raw_, "allow")),
+      hint_(find_template(raw_, "hint")) {}
 
 FactCodec::~FactCodec() {
   for (auto& [text, sym] : pinned_) DecrementSymbolCount(raw_, static_cast<SYMBOL_HN*>(sym));
@@ -671,7 +673,7 @@ std::string slot_text(void* env, void* f, const char* slot) {
 }  // namespace
 
 void FactCodec::read_results(std::vector<FiredRule>* rules, std::vector<Rewrite>* rewrites,
-                             std::string* error) {
+                             std::vector<Grant>* allows, std::vector<Hint>* hints, std::string* error) {
   for (void* f = EnvGetNextFactInTemplate(raw_, decision_, nullptr); f;
        f = EnvGetNextFactInTemplate(raw_, decision_, f)) {
     FiredRule r;
@@ -700,6 +702,22 @@ void FactCodec::read_results(std::vector<FiredRule>* rules, std::vector<Rewrite>
     w.monitor = mode == "monitor";
     rewrites->push_back(std::move(w));
   }
+  for (void* f = EnvGetNextFactInTemplate(raw_, allow_, nullptr); f;
+       f = EnvGetNextFactInTemplate(raw_, allow_, f)) {
+    Grant g;
+    g.rule = slot_text(raw_, f, "rule");
+    g.capability = slot_text(raw_, f, "capability");
+    g.reason = slot_text(raw_, f, "reason");
+    std::string mode = slot_text(raw_, f, "mode");
+    if (mode != "enforce" && mode != "monitor" && error->empty())
+      *error = "rule '" + g.rule + "' asserted an invalid mode '" + mode + "'";
+    g.monitor = mode == "monitor";
+    allows->push_back(std::move(g));
+  }
+  for (void* f = EnvGetNextFactInTemplate(raw_, hint_, nullptr); f;
+       f = EnvGetNextFactInTemplate(raw_, hint_, f)) {
+    hints->push_back(Hint{slot_text(raw_, f, "rule"), slot_text(raw_, f, "text")});
+  }
 }
 
 std::string FactCodec::facts_json() {
@@ -708,7 +726,7 @@ std::string FactCodec::facts_json() {
   bool first = true;
   for (void* f = EnvGetNextFact(raw_, nullptr); f; f = EnvGetNextFact(raw_, f)) {
     void* tmpl = EnvFactDeftemplate(raw_, f);
-    if (tmpl == decision_ || tmpl == rewrite_) continue;
+    if (tmpl == decision_ || tmpl == rewrite_ || tmpl == allow_ || tmpl == hint_) continue;
     const char* name = EnvGetDeftemplateName(raw_, tmpl);
     if (name && std::strcmp(name, "initial-fact") == 0) continue;
     EnvGetFactPPForm(raw_, buffer.data(), buffer.size(), f);

@@ -78,7 +78,8 @@ class FactCodec {
 
   // Decision and rewrite facts, in the order rules asserted them. Invalid outcome or mode
   // symbols are reported in *error.
-  void read_results(std::vector<FiredRule>* rules, std::vector<Rewrite>* rewrites, std::string* error);
+  void read_results(std::vector<FiredRule>* rules, std::vector<Rewrite>* rewrites, std::vector<Grant>* allows,
+                    std::vector<Hint>* hints, std::string* error);
 
   // Every fact except decisions, in CLIPS syntax, as a JSON array (for --explain).
   std::string facts_json();
@@ -188,6 +189,8 @@ class FactCodec {
   std::vector<Effect> effect_buffer_;         // reused per command
   void* decision_;
   void* rewrite_;
+  void* allow_;
+  void* hint_;
   TextMap<void*> pinned_;  // symbol cache, bounded
   bool failed_ = false;
   const FactLimits* limits_ = nullptr;  // set during assert_all

@@ -502,7 +502,7 @@ struct FileChecker {
       if (t[f].type != TokenType::Open) continue;
       if (f + 1 >= end || t[f + 1].type != TokenType::Atom) continue;
       const std::string& tmpl = t[f + 1].text;
-      if (tmpl != "decision" && tmpl != "rewrite") continue;
+      if (tmpl != "decision" && tmpl != "rewrite" && tmpl != "allow" && tmpl != "hint") continue;
       const long line = t[f].line;
       if (c.kind != "defrule") {
         error(code::kRuleName, line, c.name,

@@ -114,6 +114,16 @@ inline constexpr const char* kTemplates = R"CLP(
   (slot rule (type SYMBOL STRING))
   (slot reason (type STRING) (default ""))
   (slot mode (type SYMBOL) (allowed-symbols enforce monitor) (default enforce)))
+(deftemplate allow
+  (slot proposal (type STRING))
+  (slot capability (type SYMBOL) (allowed-symbols shell-syntax private-network))
+  (slot rule (type SYMBOL STRING))
+  (slot reason (type STRING) (default ""))
+  (slot mode (type SYMBOL) (allowed-symbols enforce monitor) (default enforce)))
+(deftemplate hint
+  (slot proposal (type STRING))
+  (slot rule (type SYMBOL STRING))
+  (slot text (type STRING) (default "")))
 )CLP";
 
 }  // namespace warden

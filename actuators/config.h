@@ -1,0 +1,44 @@
+// Configuration of the built-in actuators (`[actuators.*]` in warden.toml). Plain values.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace warden::actuators {
+
+struct ShellConfig {
+  std::string workspace = ".";               // working directory root; payload.cwd must lie in it
+  std::vector<std::string> path = {"/usr/local/bin", "/usr/bin", "/bin"};  // program lookup; never the proposal's PATH
+  std::chrono::milliseconds timeout{30000};  // default; payload.timeout (seconds) may lower it
+  std::size_t max_output_bytes = 64 * 1024;  // stdout and stderr together; the rest is dropped
+  std::uint64_t cpu_seconds = 30;            // RLIMIT_CPU
+  std::uint64_t memory_bytes = 1ull << 30;   // RLIMIT_AS
+  std::uint64_t max_processes = 64;          // RLIMIT_NPROC
+  std::uint64_t max_file_bytes = 64ull << 20;  // RLIMIT_FSIZE
+  std::string shell = "/bin/sh";             // used only when a rule allowed shell syntax
+};
+
+struct FileConfig {
+  std::string root = ".";                    // every path resolves beneath it
+  std::size_t max_read_bytes = 1 << 20;
+  std::size_t max_write_bytes = 8 << 20;
+};
+
+struct HttpConfig {
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds timeout{30000};
+  std::size_t max_response_bytes = 1 << 20;
+  std::size_t max_redirects = 0;             // followed only to the approved host
+};
+
+struct ActuatorsConfig {
+  ShellConfig shell;
+  FileConfig file;
+  HttpConfig http;
+  std::string default_target = "reply";
+  std::vector<std::string> silent = {"reply", "log", "system"};
+};
+
+}  // namespace warden::actuators

@@ -1,0 +1,25 @@
+// Signal: one perception entering the pipeline (SPEC §2): a user's input, a chat message, a
+// tool's output fed back, a heartbeat, a loop error. Plain values, no behaviour.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace warden::pipeline {
+
+struct Signal {
+  // "user-input", "chat-message", "tool-output", "tool-error", "heartbeat", "loop-error".
+  // Only user-input and chat-message reach the model.
+  std::string sensor = "user-input";
+  std::string text;           // what was said, or the output / error text fed back
+  std::string source;         // where it came from ("cli", "chat", …): the reply target
+  std::string session;        // the requester's session id
+  std::string agent;          // the requesting agent, if any
+  std::string principal;      // the authenticated principal (never taken from the signal)
+  std::int64_t depth = 0;     // 0 for a new signal; feedback is depth + 1
+  // For feedback signals: the target and action JSON whose result this is ("" otherwise).
+  std::string tool;
+  std::string action_json;
+};
+
+}  // namespace warden::pipeline
