@@ -12,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/client_flags.h"
 #include "cli/commands.h"
 #include "cli/proposal_stream.h"
 #include "cli/terminal_text.h"
@@ -30,24 +31,6 @@ namespace {
 
 using server::Client;
 using namespace std::chrono_literals;
-
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* value = std::getenv(name);
-  return value && *value ? value : fallback;
-}
-
-bool read_all(const std::string& path, std::string* text) {
-  std::ostringstream out;
-  if (path == "-") {
-    out << std::cin.rdbuf();
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return false;
-    out << in.rdbuf();
-  }
-  *text = out.str();
-  return true;
-}
 
 // ---- serve ----------------------------------------------------------------
 
@@ -147,98 +130,6 @@ void register_serve(CLI::App& app, int* exit_code) {
     }
     *exit_code = daemon.run();
   });
-}
-
-// ---- client options shared by decide and status ---------------------------
-
-struct ClientFlags {
-  std::string addr;
-  std::string unix_path;
-  bool tls = false;
-  std::string ca;
-  std::string pin;
-  std::string server_name;
-  std::string token;
-  std::string token_file;
-  int timeout_ms = 30000;
-};
-
-void add_client_flags(CLI::App* cmd, ClientFlags* flags) {
-  cmd->add_option("--addr", flags->addr,
-                  "Daemon HOST:PORT or unix:PATH (default $WARDEN_ADDR or 127.0.0.1:9105)");
-  cmd->add_option("--unix", flags->unix_path, "Connect to the daemon's Unix socket at PATH");
-  cmd->add_flag("--tls", flags->tls,
-                "Use TLS and verify the daemon's certificate (implied by --ca and --pin)");
-  cmd->add_option("--ca", flags->ca, "PEM file of the CA that signed the daemon's certificate");
-  cmd->add_option("--pin", flags->pin,
-                  "sha256:HEX of the daemon's certificate (DER); with no --ca the pin alone "
-                  "identifies the daemon");
-  cmd->add_option("--server-name", flags->server_name,
-                  "Name the certificate must carry (default: the host of --addr)");
-  cmd->add_option("--token", flags->token, "Token (default $WARDEN_TOKEN)");
-  cmd->add_option("--token-file", flags->token_file,
-                  "Read the token from this file (keeps it out of ps)");
-  cmd->add_option("--timeout-ms", flags->timeout_ms, "Connect and reply timeout")
-      ->capture_default_str();
-}
-
-// Connects and authenticates; prints the reason and returns false on failure.
-bool open_client(const ClientFlags& flags, Client* client) {
-  std::string addr = flags.addr.empty() ? env_or("WARDEN_ADDR", "127.0.0.1:9105") : flags.addr;
-  std::string token = flags.token.empty() ? env_or("WARDEN_TOKEN", "") : flags.token;
-  if (!flags.token_file.empty()) {
-    std::string text;
-    if (!read_all(flags.token_file, &text)) {
-      std::fprintf(stderr, "warden: cannot read %s\n", printable(flags.token_file).c_str());
-      return false;
-    }
-    token = text.substr(0, text.find_first_of("\r\n"));
-  }
-  if (!flags.unix_path.empty()) addr = "unix:" + flags.unix_path;
-  const bool tls = flags.tls || !flags.ca.empty() || !flags.pin.empty();
-  if (tls) {
-    if (addr.rfind("unix:", 0) == 0) {
-      std::fprintf(stderr, "warden: --tls, --ca and --pin apply to TCP addresses, not unix:\n");
-      return false;
-    }
-    if (!flags.pin.empty() &&
-        (flags.pin.size() != 7 + 64 || flags.pin.rfind("sha256:", 0) != 0 ||
-         flags.pin.find_first_not_of("0123456789abcdefABCDEF", 7) != std::string::npos)) {
-      std::fprintf(stderr, "warden: --pin must be sha256: followed by 64 hex digits\n");
-      return false;
-    }
-    client->set_tls({true, flags.ca, flags.server_name, flags.pin});
-  }
-  auto timeout = std::chrono::milliseconds(flags.timeout_ms);
-  std::string error;
-  if (!client->connect(addr, timeout, &error)) {
-    std::fprintf(stderr, "warden: %s\n", printable(error).c_str());
-    return false;
-  }
-  auto hs = rapidjson::Document();
-  hs.Parse(client->handshake().c_str());
-  bool auth_required = !(hs["payload"].HasMember("auth") && hs["payload"]["auth"].IsString() &&
-                         std::string_view(hs["payload"]["auth"].GetString()) == "none");
-  if (token.empty()) {
-    if (!auth_required) return true;
-    std::fprintf(stderr,
-                 "warden: the daemon needs a token: --token, --token-file or WARDEN_TOKEN\n");
-    return false;
-  }
-  if (!client->authenticate(token, timeout, &error)) {
-    std::fprintf(stderr, "warden: authentication failed: %s\n", printable(error).c_str());
-    return false;
-  }
-  return true;
-}
-
-// The member `key` of `v` when it is a string, else "".
-std::string string_member(const rapidjson::Value& v, const char* key) {
-  if (!v.IsObject()) return "";
-  auto it = v.FindMember(key);
-  return it != v.MemberEnd() && it->value.IsString()
-             ? std::string(it->value.GetString(), it->value.GetStringLength())
-             : std::string();
 }
 
 std::string text_line(const rapidjson::Value& d) {

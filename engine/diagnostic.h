@@ -72,6 +72,7 @@ inline constexpr const char* kBusy = "E_BUSY";                        // decisio
 inline constexpr const char* kShuttingDown = "E_SHUTTING_DOWN";       // the daemon stopped before the request ran
 inline constexpr const char* kReloadFailed = "E_RELOAD_FAILED";       // old rules kept; diagnostics attached
 inline constexpr const char* kResponseTooLarge = "E_RESPONSE_TOO_LARGE";  // the reply does not fit a frame
+inline constexpr const char* kNoProvider = "E_NO_PROVIDER";            // submit: no model provider configured
 inline constexpr const char* kInternal = "E_INTERNAL";                // a bug; the request failed closed
 
 struct Entry {
@@ -131,6 +132,7 @@ inline constexpr Entry kTable[] = {
     {kShuttingDown, "the daemon stopped before the request ran"},
     {kReloadFailed, "reload failed; the old rules are kept"},
     {kResponseTooLarge, "the reply would not fit in one frame"},
+    {kNoProvider, "submit needs a model provider: none is configured ([[reasoning.providers]])"},
     {kInternal, "a bug; the request failed closed"},
 };
 

@@ -11,7 +11,9 @@
 #include <sstream>
 
 #include "audit/chain.h"
+#include "audit/mask.h"
 #include "engine/decision.h"
+#include <re2/re2.h>
 
 namespace warden::server {
 
@@ -42,6 +44,8 @@ const char* type_name(const toml::node& node) {
       return "a date/time";
   }
 }
+
+std::string fmt_number(double v);
 
 // Reads one table against a list of known keys; anything else is an unknown key.
 class TableReader {
@@ -112,6 +116,31 @@ class TableReader {
     };
   }
 
+  // A number of either TOML kind (3 or 3.5), at least min.
+  Handler number(double* out, double min, double max) {
+    return [this, out, min, max](const toml::node& node, const std::string& key) {
+      std::optional<double> v;
+      if (auto f = node.value_exact<double>()) v = *f;
+      if (auto i = node.value_exact<std::int64_t>()) v = static_cast<double>(*i);
+      if (!v) {
+        wrong_type(node, key, "a number");
+      } else if (!(*v >= min && *v <= max)) {
+        errors_->push_back({key, "must be between " + fmt_number(min) + " and " +
+                                     fmt_number(max) + ", not " + fmt_number(*v)});
+      } else {
+        *out = *v;
+      }
+    };
+  }
+
+  Handler seconds(std::chrono::seconds* out, std::int64_t min, std::int64_t max) {
+    return [this, out, min, max](const toml::node& node, const std::string& key) {
+      std::int64_t s = -1;
+      integer(&s, min, max)(node, key);
+      if (s >= 0) *out = std::chrono::seconds(s);
+    };
+  }
+
   Handler string_array(std::vector<std::string>* out) {
     return [this, out](const toml::node& node, const std::string& key) {
       const toml::array* array = node.as_array();
@@ -137,6 +166,23 @@ class TableReader {
   std::string prefix_;
   std::map<std::string, Handler> handlers_;
 };
+
+std::string fmt_number(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+// An environment variable's name: what api_key_env holds, never the key itself.
+bool env_name(std::string_view name) {
+  if (name.empty() || name.size() > 128 || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (char ch : name) {
+    bool ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+              ch == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -271,6 +317,108 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   audit.on("daemon_id", audit.string(&a.daemon_id));
   top.on("audit", section(&audit));
 
+  // ---- reasoning and actuators (the pipeline behind submit) ----
+  PipelineConfig& pc = c.pipeline;
+  reasoning::ReasoningConfig& rc = pc.reasoning;
+  TableReader reasoning(&errors, "reasoning.");
+  reasoning.on("threads", reasoning.integer(&pc.threads, 1, 256));
+  reasoning.on("max_queue", reasoning.integer(&pc.max_queue, 1, 100000));
+  reasoning.on("cool_off_seconds", reasoning.seconds(&rc.cool_off, 0, 86400));
+  reasoning.on("consensus", reasoning.integer(&rc.consensus, 0, 16));
+  reasoning.on("budget_per_session_usd",
+               reasoning.number(&rc.budget_per_session_usd, 0, 1e9));
+  reasoning.on("identity", reasoning.string(&rc.identity));
+  // Each element of an array of tables, read by `fill` with its own reader.
+  auto table_array = [&errors](auto fill) {
+    return [&errors, fill](const toml::node& node, const std::string& key) {
+      const toml::array* array = node.as_array();
+      if (!array) {
+        errors.push_back({key, std::string("must be an array of tables ([[") + key +
+                                   "]]), not " + type_name(node)});
+        return;
+      }
+      for (std::size_t i = 0; i < array->size(); ++i) {
+        std::string at = key + "[" + std::to_string(i) + "]";
+        if (const toml::table* t = (*array)[i].as_table()) {
+          fill(*t, at);
+        } else {
+          errors.push_back({at, std::string("must be a table, not ") + type_name((*array)[i])});
+        }
+      }
+    };
+  };
+  rc.providers.clear();
+  reasoning.on("providers", table_array([&](const toml::table& t, const std::string& at) {
+    reasoning::ProviderConfig p;
+    TableReader r(&errors, at + ".");
+    r.on("name", r.string(&p.name));
+    r.on("kind", r.string(&p.kind));
+    r.on("base_url", r.string(&p.base_url));
+    r.on("model", r.string(&p.model));
+    r.on("api_key_env", r.string(&p.api_key_env));
+    r.on("connect_timeout_ms", r.millis(&p.connect_timeout, 1, 600000));
+    r.on("timeout_ms", r.millis(&p.timeout, 1, 3600000));
+    r.on("max_retries_429", r.integer(&p.max_retries_429, 0, 100));
+    r.on("retry_after_max_ms", r.millis(&p.retry_after_max, 1, 3600000));
+    r.on("max_response_bytes", r.integer(&p.max_response_bytes, 1024, 1LL << 30));
+    r.on("price_input_per_mtok", r.number(&p.price_input_per_mtok, 0, 1e6));
+    r.on("price_output_per_mtok", r.number(&p.price_output_per_mtok, 0, 1e6));
+    r.on("native_tools", r.boolean(&p.native_tools));
+    r.on("script", r.string(&p.script_path));
+    r.on("max_tokens", r.integer(&p.max_tokens, 1, 10000000));
+    // A key in the config file would sit in a file many people read and copy: refused,
+    // without repeating it.
+    for (const char* name : {"api_key", "key", "apikey", "token", "authorization"}) {
+      r.on(name, [&errors](const toml::node&, const std::string& key) {
+        errors.push_back({key, "an API key is never read from the config file: put it in an "
+                               "environment variable and name that variable with api_key_env"});
+      });
+    }
+    r.read(t);
+    p.script_path = resolve(base_dir, p.script_path);
+    rc.providers.push_back(std::move(p));
+  }));
+  rc.selector.clear();
+  reasoning.on("selector", table_array([&](const toml::table& t, const std::string& at) {
+    reasoning::SelectorRule rule;
+    TableReader r(&errors, at + ".");
+    r.on("sensor", r.string(&rule.sensor));
+    r.on("text_regex", r.string(&rule.text_regex));
+    r.on("min_chars", r.integer(&rule.min_chars, 0, 100000000));
+    r.on("provider", r.string(&rule.provider));
+    r.on("model", r.string(&rule.model));
+    r.read(t);
+    rc.selector.push_back(std::move(rule));
+  }));
+  top.on("reasoning", section(&reasoning));
+
+  actuators::ActuatorsConfig& ac = pc.actuators;
+  TableReader shell(&errors, "actuators.shell.");
+  shell.on("workspace", shell.string(&ac.shell.workspace));
+  shell.on("path", shell.string_array(&ac.shell.path));
+  shell.on("timeout_ms", shell.millis(&ac.shell.timeout, 1, 86400000));
+  shell.on("max_output_bytes", shell.integer(&ac.shell.max_output_bytes, 1, 1LL << 30));
+  shell.on("cpu_seconds", shell.integer(&ac.shell.cpu_seconds, 1, 86400));
+  shell.on("memory_bytes", shell.integer(&ac.shell.memory_bytes, 1LL << 20, 1LL << 46));
+  shell.on("max_processes", shell.integer(&ac.shell.max_processes, 1, 100000));
+  shell.on("max_file_bytes", shell.integer(&ac.shell.max_file_bytes, 1, 1LL << 46));
+  shell.on("shell", shell.string(&ac.shell.shell));
+  TableReader file(&errors, "actuators.file.");
+  file.on("root", file.string(&ac.file.root));
+  file.on("max_read_bytes", file.integer(&ac.file.max_read_bytes, 1, 1LL << 32));
+  file.on("max_write_bytes", file.integer(&ac.file.max_write_bytes, 1, 1LL << 32));
+  TableReader http(&errors, "actuators.http.");
+  http.on("connect_timeout_ms", http.millis(&ac.http.connect_timeout, 1, 600000));
+  http.on("timeout_ms", http.millis(&ac.http.timeout, 1, 3600000));
+  http.on("max_response_bytes", http.integer(&ac.http.max_response_bytes, 1, 1LL << 32));
+  TableReader actuators(&errors, "actuators.");
+  actuators.on("default_target", actuators.string(&ac.default_target));
+  actuators.on("silent", actuators.string_array(&ac.silent));
+  actuators.on("shell", section(&shell));
+  actuators.on("file", section(&file));
+  actuators.on("http", section(&http));
+  top.on("actuators", section(&actuators));
+
   top.read(root);
 
   for (auto& path : c.rules) path = resolve(base_dir, path);
@@ -283,6 +431,8 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   c.unix_socket.path = resolve(base_dir, c.unix_socket.path);
   c.tls.cert = resolve(base_dir, c.tls.cert);
   c.tls.key = resolve(base_dir, c.tls.key);
+  c.pipeline.actuators.shell.workspace = resolve(base_dir, c.pipeline.actuators.shell.workspace);
+  c.pipeline.actuators.file.root = resolve(base_dir, c.pipeline.actuators.file.root);
 
   if (errors.empty()) {
     errors = validate_config(c);
@@ -301,6 +451,103 @@ ConfigErrors load_config_file(const std::string& path, Config* config) {
   ConfigErrors errors = parse_config(text.str(), base, config);
   if (errors.empty()) config->source = path;
   return errors;
+}
+
+namespace {
+
+void validate_pipeline(const PipelineConfig& pc, ConfigErrors* errors) {
+  static const char* kKinds[] = {"openai", "openai-responses", "ollama", "anthropic", "script"};
+  const auto& providers = pc.reasoning.providers;
+  for (std::size_t i = 0; i < providers.size(); ++i) {
+    const reasoning::ProviderConfig& p = providers[i];
+    const std::string at = "reasoning.providers[" + std::to_string(i) + "].";
+    if (p.name.empty()) errors->push_back({at + "name", "must be given (names the provider in errors, events and the audit log)"});
+    for (std::size_t j = 0; j < i; ++j) {
+      if (!p.name.empty() && providers[j].name == p.name) {
+        errors->push_back({at + "name", "'" + p.name + "' is the name of providers[" +
+                                            std::to_string(j) + "] too: names must be unique"});
+      }
+    }
+    bool kind_ok = false;
+    for (const char* k : kKinds) kind_ok = kind_ok || p.kind == k;
+    if (!kind_ok) {
+      errors->push_back({at + "kind", "must be openai, openai-responses, ollama, anthropic or "
+                                      "script, not '" + p.kind + "'"});
+    }
+    if (p.kind == "script") {
+      if (p.script_path.empty()) errors->push_back({at + "script", "must name the JSON-lines file of a script provider"});
+    } else if (kind_ok) {
+      if (p.base_url.rfind("http://", 0) != 0 && p.base_url.rfind("https://", 0) != 0) {
+        errors->push_back({at + "base_url", "must be an http:// or https:// URL"});
+      }
+    }
+    // Values are not repeated in these errors: they may hold the key.
+    if (audit::holds_secret(p.base_url)) {
+      errors->push_back({at + "base_url", "holds what looks like a secret: keep API keys in "
+                                          "the environment and name the variable with api_key_env"});
+    }
+    if (!p.api_key_env.empty() && (!env_name(p.api_key_env) || audit::holds_secret(p.api_key_env))) {
+      errors->push_back({at + "api_key_env", "must be the name of an environment variable "
+                                             "(letters, digits, _), never the key itself"});
+    }
+  }
+  for (std::size_t i = 0; i < pc.reasoning.selector.size(); ++i) {
+    const reasoning::SelectorRule& rule = pc.reasoning.selector[i];
+    const std::string at = "reasoning.selector[" + std::to_string(i) + "].";
+    bool known = false;
+    for (const auto& p : providers) known = known || p.name == rule.provider;
+    if (!known) {
+      errors->push_back({at + "provider", "must name a provider of [[reasoning.providers]], not '" +
+                                              rule.provider + "'"});
+    }
+    if (!rule.sensor.empty() && rule.sensor != "user-input" && rule.sensor != "chat-message") {
+      errors->push_back({at + "sensor", "must be user-input or chat-message (only they reach "
+                                        "the model), not '" + rule.sensor + "'"});
+    }
+    if (!rule.text_regex.empty()) {
+      re2::RE2::Options options;
+      options.set_log_errors(false);
+      re2::RE2 re(rule.text_regex, options);
+      if (!re.ok()) errors->push_back({at + "text_regex", "is not a valid RE2 pattern: " + re.error()});
+    }
+  }
+  if (pc.reasoning.consensus == 1) {
+    errors->push_back({"reasoning.consensus", "must be 0 (off) or at least 2"});
+  } else if (pc.reasoning.consensus > 1 &&
+             static_cast<std::size_t>(pc.reasoning.consensus) > providers.size()) {
+    errors->push_back({"reasoning.consensus",
+                       "asks " + std::to_string(pc.reasoning.consensus) +
+                           " providers to agree, but only " + std::to_string(providers.size()) +
+                           " are configured"});
+  }
+  const actuators::ActuatorsConfig& ac = pc.actuators;
+  if (!ac.shell.workspace.empty() && ac.shell.workspace[0] != '/') {
+    errors->push_back({"actuators.shell.workspace", "must be an absolute path"});
+  }
+  if (!ac.file.root.empty() && ac.file.root[0] != '/') {
+    errors->push_back({"actuators.file.root", "must be an absolute path"});
+  }
+  if (ac.shell.shell.empty() || ac.shell.shell[0] != '/') {
+    errors->push_back({"actuators.shell.shell", "must be an absolute path"});
+  }
+  for (std::size_t i = 0; i < ac.shell.path.size(); ++i) {
+    if (ac.shell.path[i].empty() || ac.shell.path[i][0] != '/') {
+      errors->push_back({"actuators.shell.path[" + std::to_string(i) + "]",
+                         "must be an absolute directory"});
+    }
+  }
+  if (ac.default_target.empty()) {
+    errors->push_back({"actuators.default_target", "must name an actuator"});
+  }
+}
+
+}  // namespace
+
+actuators::ActuatorsConfig effective_actuators(const Config& config) {
+  actuators::ActuatorsConfig a = config.pipeline.actuators;
+  if (a.shell.workspace.empty()) a.shell.workspace = config.workspace_root;
+  if (a.file.root.empty()) a.file.root = config.workspace_root;
+  return a;
 }
 
 ConfigErrors validate_config(const Config& c) {
@@ -342,6 +589,7 @@ ConfigErrors validate_config(const Config& c) {
                       "tls.cert and tls.key must be given together"});
   }
   // ---- end of transports ----
+  validate_pipeline(c.pipeline, &errors);
   const AuditConfig& a = c.audit;
   if (a.durability != "fsync" && a.durability != "group" && a.durability != "write") {
     errors.push_back(

@@ -10,7 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "actuators/config.h"
 #include "engine/defaults.h"
+#include "reasoning/config.h"
 
 namespace warden::server {
 
@@ -78,6 +80,25 @@ struct AuditConfig {
   std::string daemon_id;             // [audit] daemon_id; empty: the host name, sanitized
 };
 
+// [reasoning] and [actuators]: the perceive → reason → act pipeline behind `submit`
+// (docs/REASONING.md, docs/ACTUATORS.md, docs/PIPELINE.md). Without providers, `submit`
+// answers E_NO_PROVIDER; `decide` never needs them.
+struct PipelineConfig {
+  reasoning::ReasoningConfig reasoning;  // [reasoning], [[reasoning.providers]], [[reasoning.selector]]
+  unsigned threads = 2;                  // [reasoning] threads: pipeline runs at once
+  std::size_t max_queue = 64;            // [reasoning] max_queue: submits waiting for a thread
+  // [actuators], [actuators.shell|file|http]. An empty shell workspace or file root means
+  // workspace_root (resolved when the daemon starts, after command-line flags).
+  actuators::ActuatorsConfig actuators = default_actuators();
+
+  static actuators::ActuatorsConfig default_actuators() {
+    actuators::ActuatorsConfig a;
+    a.shell.workspace.clear();
+    a.file.root.clear();
+    return a;
+  }
+};
+
 struct Config {
   std::string source;                     // the file read, or empty for defaults only
   std::string listen = "127.0.0.1:9105";  // HOST:PORT ([v6]:PORT); port 0 = ephemeral
@@ -103,7 +124,12 @@ struct Config {
   PreAuthLimits preauth;
   SessionConfig session;
   AuditConfig audit;
+  PipelineConfig pipeline;
 };
+
+// The actuators' configuration with the workspace defaults filled in: an empty shell
+// workspace or file root becomes workspace_root.
+actuators::ActuatorsConfig effective_actuators(const Config& config);
 
 struct ConfigError {
   std::string key;  // dotted key, e.g. "limits.max_frame_bytes"; empty for syntax errors

@@ -13,7 +13,9 @@
 #include "engine/file_modes.h"
 #include "server/audit_setup.h"
 #include "server/listener.h"
+#include "server/errors.h"
 #include "server/own_files.h"
+#include "server/pipeline_setup.h"
 #include "server/rule_loader.h"
 
 namespace warden::server {
@@ -260,6 +262,26 @@ Daemon::StartResult Daemon::start() {
          log->info("{} decision workers", n);
          return std::nullopt;
        }},
+      {"pipeline",
+       [&]() -> std::optional<StepError> {
+         PipelineRunner runner = options_.pipeline_runner;
+         if (!runner) {
+           std::string error = build_pipeline(config_, context_, &pipeline_parts_, &runner);
+           if (!error.empty()) return StepError{2, error};
+         }
+         if (!runner) {
+           log->info("no model provider configured ([[reasoning.providers]]): submit answers {}",
+                     err::kNoProvider);
+           return std::nullopt;
+         }
+         pipelines_ = std::make_unique<PipelineWorkers>(config_.pipeline.threads,
+                                                        config_.pipeline.max_queue, context_.log);
+         if (std::string error = pipelines_->start(); !error.empty()) return StepError{4, error};
+         context_.pipelines = pipelines_.get();
+         context_.run_pipeline = std::move(runner);
+         log->info("{} pipeline threads (submit)", config_.pipeline.threads);
+         return std::nullopt;
+       }},
       {"reloader",
        [&]() -> std::optional<StepError> {
          Reloader::FingerprintFn fingerprint;
@@ -438,6 +460,11 @@ void Daemon::teardown() {
   connections_.close_all();
   connections_.throttled().flush(context_.log);
   if (reloader_) reloader_->stop();
+  // Runs of closed connections stop at their next step; their decisions still need the pool.
+  if (pipelines_) {
+    context_.pipelines = nullptr;
+    pipelines_->stop();
+  }
   if (pool_) pool_->stop();
   // After the workers: their last records are written, then the stop record and the final
   // signed checkpoint.

@@ -2,7 +2,8 @@
 // the matching teardown in reverse; then the I/O loop until SIGTERM/SIGINT or request_stop(),
 // which stop accepting, let in-flight requests finish within limits.shutdown_timeout and
 // close what is left. Also owns reloads (SIGHUP, `reload`, watched rule files).
-// Threads: run() is the I/O thread; decisions on the DeciderPool; reloads on the Reloader.
+// Threads: run() is the I/O thread; decisions on the DeciderPool; submit runs on the
+// PipelineWorkers; reloads on the Reloader.
 // start()/run() from one thread; request_stop()/request_reload() from any thread.
 #pragma once
 
@@ -17,13 +18,16 @@
 #include "server/config.h"
 #include "server/connections.h"
 #include "server/decider_pool.h"
+#include "server/pipeline_workers.h"
 #include "server/reloader.h"
 #include "server/server_context.h"
+#include "server/submit.h"
 #include "server/transport.h"
 
 namespace warden::server {
 
 class Listener;
+struct PipelineParts;
 
 class Daemon {
  public:
@@ -32,6 +36,9 @@ class Daemon {
     Logger logger;                // null: make one from config.log_level / log_json
     EngineFactory engine_factory;  // null: the real Engine (tests inject build failures)
     std::string version;           // Warden's version, for the audit log's start record
+    // What `submit` runs; null: the pipeline built from [reasoning] and [actuators] (tests
+    // inject runs of their own).
+    PipelineRunner pipeline_runner;
   };
   struct StartResult {
     bool ok = false;
@@ -79,6 +86,9 @@ class Daemon {
   std::unique_ptr<SessionMemory> sessions_;  // before pool_: the workers use it until they stop
   AuditLog audit_;  // before pool_: decisions are appended until the workers stop
   std::unique_ptr<DeciderPool> pool_;
+  // After pool_: pipeline threads wait for decisions, so they stop first.
+  std::unique_ptr<PipelineParts> pipeline_parts_;
+  std::unique_ptr<PipelineWorkers> pipelines_;
   std::unique_ptr<Reloader> reloader_;
   std::optional<boost::asio::ssl::context> tls_;
   std::vector<std::shared_ptr<Listener>> listeners_;  // TCP (plain or TLS), Unix socket

@@ -24,6 +24,7 @@ class ReplyInbox {
     std::uint64_t seq = 0;
     std::string json;  // the reply (not framed)
     bool close = false;
+    bool partial = false;  // an event before the final reply (Reply::partial)
   };
 
   // Thread-safe. `executor` is the sessions' I/O executor (the same for every session).

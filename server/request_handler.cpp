@@ -7,11 +7,13 @@
 #include "engine/decision.h"
 #include "engine/session_memory.h"
 #include "server/decider_pool.h"
+#include "server/decision_record.h"
 #include "server/errors.h"
 #include "server/frame.h"
 #include "server/json_text.h"
 #include "server/protocol.h"
 #include "server/reloader.h"
+#include "server/submit.h"
 
 namespace warden::server {
 
@@ -40,47 +42,11 @@ std::string decision_reply(std::string_view id_json, const Decision& decision, b
   return out;
 }
 
-void count_outcome(Stats& stats, const Decision& decision) {
-  Stats::add(stats.decisions);
-  switch (decision.outcome) {
-    case Outcome::Approve:
-      Stats::add(stats.approved);
-      break;
-    case Outcome::Reject:
-      Stats::add(stats.rejected);
-      break;
-    case Outcome::ApprovalRequired:
-      Stats::add(stats.approval_required);
-      break;
-  }
-  if (!decision.error_code.empty()) Stats::add(stats.failed_closed);
-}
-
 // Every error reply of a request is built and counted here.
 Reply error_reply(Stats& stats, std::string_view id_json, std::string_view action,
                   const ErrorBody& body, bool close = false) {
   Stats::add(stats.errors);
   return Reply{error_response(id_json, action, body), close};
-}
-
-// The reject a decision becomes when its audit record cannot be built or written (E_AUDIT):
-// nothing is answered without a record.
-DecideResult unrecorded(ServerContext& ctx, const DecideResult& r, const std::string& proposal_json,
-                        std::string reason) {
-  DecideResult failed;
-  failed.ok = true;
-  Decision& d = failed.decision;
-  d.decision_id = r.ok ? r.decision.decision_id : new_decision_id();
-  d.outcome = Outcome::Reject;
-  d.error_code = err::kAudit;
-  d.reason = std::move(reason);
-  d.action_json = proposal_json;
-  d.rules_digest = r.decision.rules_digest;
-  if (d.rules_digest.empty()) {
-    auto policy = ctx.policy.get();
-    d.rules_digest = policy ? policy->digest() : "";
-  }
-  return failed;
 }
 
 }  // namespace
@@ -133,6 +99,9 @@ std::optional<Reply> RequestHandler::handle(std::string_view payload, SessionAut
                  "role " + std::string(role_name(identity.role)) + " may not call " + action);
   }
   if (action == "decide") return decide(request, identity, auth->closed, std::move(later));
+  if (action == "submit") {
+    return submit_request(context_, request, identity, auth->closed, std::move(later));
+  }
   if (action == "reload") return reload(request, identity, std::move(later));
   if (action == "status") return Reply{ok_response(request.id_json, action, status_fields())};
   return error(request, err::kNotImplemented,
@@ -206,10 +175,13 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
   job.defer_remember = context_.audit != nullptr;
   ServerContext* ctx = &context_;
   auto shared_later = std::make_shared<ReplyFn>(std::move(later));
-  job.done = [ctx, shared_later, id = request.id_json, explain, proposal_json = job.proposal_json,
-              principal = job.principal, groups = job.groups,
-              session = job.session](DecideResult&& result, std::int64_t time_us) mutable {
-    // Sends the reply for a result; `json` is its decision reply when already built.
+  job.done = [ctx, shared_later, id = request.id_json, explain,
+              origin = DecisionOrigin{job.proposal_json, job.principal, job.groups, job.session}](
+                 DecideResult&& result, std::int64_t time_us) mutable {
+    // The reply's JSON is built on the worker; the audit writer's thread only sends it.
+    auto prepare = [id, explain](const DecideResult& r) {
+      return r.ok ? decision_reply(id, r.decision, explain) : std::string();
+    };
     auto answer = [ctx, shared_later, id, explain](const DecideResult& result, std::string json) {
       if (result.ok) {
         count_outcome(ctx->stats, result.decision);
@@ -228,71 +200,7 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
                                      result.error.message, diagnostics}));
       }
     };
-    if (!ctx->audit) {
-      answer(result, {});
-      return;
-    }
-    // Recorded before answered: the reply waits in the append's completion, which runs on
-    // the audit writer's single thread once the record is durable (or could not be
-    // written). Everything costly — the record's fields, the reply's JSON — is built here on
-    // the worker, so the writer thread only sends.
-    struct Pending {
-      DecideResult result;
-      std::string reply_json;
-      std::string proposal_json;
-    };
-    auto pending = std::make_shared<Pending>();
-    pending->result = std::move(result);
-    const DecideResult& r = pending->result;
-    Decision recorded;
-    const Decision* decision = &r.decision;
-    if (!r.ok) {
-      // The input was not a proposal: recorded as the reject it is, with its error code.
-      recorded.decision_id = new_decision_id();
-      recorded.outcome = Outcome::Reject;
-      recorded.error_code = r.error.code.empty() ? err::kInternal : r.error.code;
-      recorded.reason = r.error.message;
-      auto policy = ctx->policy.get();
-      recorded.rules_digest = policy ? policy->digest() : "";
-      decision = &recorded;
-    }
-    audit::DecisionInput input;
-    input.proposal_json = proposal_json;
-    input.principal = principal;
-    input.groups = std::move(groups);
-    input.session = session;
-    input.time_us = time_us;
-    std::string fields;
-    try {
-      fields = audit::decision_fields(input, *decision, ctx->masker);
-    } catch (const std::exception& e) {
-      // A record that cannot be built cannot be written: the decision fails closed, answered.
-      answer(unrecorded(*ctx, r, proposal_json,
-                        std::string("the audit record cannot be built: ") + e.what()),
-             {});
-      return;
-    }
-    if (r.ok) pending->reply_json = decision_reply(id, r.decision, explain);
-    pending->proposal_json = std::move(proposal_json);
-    ctx->audit->append(
-        "decision", time_us, std::move(fields),
-        [ctx, pending, answer, principal = std::move(principal), session = std::move(session),
-         time_us](const audit::AppendResult& appended) {
-          if (appended.ok) {
-            // Only a decision recorded and answered as approved joins its session's history.
-            if (ctx->sessions && pending->result.ok && !session.empty()) {
-              std::int64_t second =
-                  time_us >= 0 ? time_us / 1000000 : -((-time_us + 999999) / 1000000);
-              ctx->sessions->remember(principal, session, pending->result.decision, second);
-            }
-            answer(pending->result, std::move(pending->reply_json));
-            return;
-          }
-          // Never answered without a record: the decision fails closed.
-          answer(unrecorded(*ctx, pending->result, pending->proposal_json,
-                            "the audit log cannot be written: " + appended.error),
-                 {});
-        });
+    record_decision(*ctx, std::move(origin), std::move(result), time_us, prepare, answer);
   };
   job.cancelled = [ctx, shared_later, closed, id = request.id_json] {
     if (closed->load()) {

@@ -19,8 +19,11 @@
 namespace warden::server {
 
 struct Reply {
-  std::string json;    // the response message (not yet framed)
-  bool close = false;  // close the connection once this reply is written
+  std::string json;      // the message (not yet framed)
+  bool close = false;    // close the connection once this reply is written
+  // An event on the way to the final reply (submit streams the pipeline's events): written
+  // as soon as its request is the oldest unanswered one; the request stays open.
+  bool partial = false;
 };
 using ReplyFn = std::function<void(Reply)>;
 
@@ -42,7 +45,8 @@ class RequestHandler {
   explicit RequestHandler(ServerContext& context) : context_(context) {}
 
   // Returns the reply when it is known now. Otherwise returns nullopt and later() is called
-  // exactly once, from a worker or the reloader thread.
+  // exactly once with the final reply, from a worker, the reloader or a pipeline thread —
+  // for submit after any number of partial replies (events), all from one thread, in order.
   std::optional<Reply> handle(std::string_view payload, SessionAuth* auth, ReplyFn later);
 
   // Builds the body of a `status` reply (JSON members, no braces).

@@ -6,8 +6,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
+
+#include "pipeline/pipeline.h"
 
 #include "server/active_policy.h"
 #include "server/config.h"
@@ -27,7 +30,9 @@ class Writer;
 namespace warden::server {
 
 class DeciderPool;
+class PipelineWorkers;
 class Reloader;
+struct Identity;
 
 struct ServerContext {
   const Config* config = nullptr;
@@ -41,6 +46,13 @@ struct ServerContext {
   // appended before it is answered. masker: secrets masked in records; null: not masked.
   audit::Writer* audit = nullptr;
   const audit::Masker* masker = nullptr;
+  // `submit`: the pipeline threads and what a run does. run_pipeline is empty when no model
+  // provider is configured (submit answers E_NO_PROVIDER).
+  PipelineWorkers* pipelines = nullptr;
+  std::function<pipeline::RunSummary(const pipeline::Signal&, const Identity&,
+                                     std::shared_ptr<const std::atomic<bool>>,
+                                     const pipeline::EventSink&)>
+      run_pipeline;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::atomic<bool> draining{false};  // shutting down: no new work is accepted
 

@@ -224,8 +224,8 @@ ReplyFn Session::make_later(std::uint64_t seq) {
   return [self = shared_from_this(), seq](Reply reply) {
     auto executor = self->transport_->executor();
     Connections& connections = self->connections_;
-    connections.replies().push({std::move(self), seq, std::move(reply.json), reply.close},
-                               executor);
+    connections.replies().push(
+        {std::move(self), seq, std::move(reply.json), reply.close, reply.partial}, executor);
   };
 }
 
@@ -253,7 +253,7 @@ void ReplyInbox::drain() {
   for (Entry& e : draining_) {
     Session& s = *e.session;
     if (s.closed_) continue;
-    s.complete(e.seq, make_frame(std::move(e.json)), e.close);
+    s.complete(e.seq, make_frame(std::move(e.json)), e.close, e.partial);
     if (!s.in_drain_) {
       s.in_drain_ = true;
       sessions.push_back(&s);
@@ -269,23 +269,29 @@ void ReplyInbox::drain() {
   draining_.clear();
 }
 
-void Session::complete(std::uint64_t seq, OutFrame frame, bool close) {
+void Session::complete(std::uint64_t seq, OutFrame frame, bool close, bool partial) {
   if (seq < base_seq_ || seq - base_seq_ >= slots_.size()) return;  // dropped (closing)
   Slot& slot = slots_[seq - base_seq_];
+  if (slot.ready) return;  // nothing follows the final reply
+  slot.frames.push_back(std::move(frame));
+  if (partial) return;
   slot.ready = true;
   slot.close = close;
-  slot.frame = std::move(frame);
 }
 
 void Session::flush_ready() {
   bool wrote = false;
-  while (!slots_.empty() && slots_.front().ready) {
-    Slot slot = std::move(slots_.front());
+  while (!slots_.empty()) {
+    Slot& front = slots_.front();
+    // The oldest request's frames go out as they come (a submit's events), the final one last.
+    for (OutFrame& frame : front.frames) write_queue_.push_back(std::move(frame));
+    wrote = wrote || !front.frames.empty();
+    front.frames.clear();
+    if (!front.ready) break;
+    const bool close = front.close;
     slots_.pop_front();
     ++base_seq_;
-    write_queue_.push_back(std::move(slot.frame));
-    wrote = true;
-    if (slot.close) {
+    if (close) {
       // The last reply of this connection: later requests are not answered.
       read_closed_ = true;
       base_seq_ += slots_.size();
@@ -303,7 +309,11 @@ void Session::fail(const char* code, const std::string& message) {
       context_.log, spdlog::level::info, code,
       fmt::format("connection {} from {}: {}: {}", id_, peer_.text, code, message));
   read_closed_ = true;
-  slots_.push_back(Slot{true, true, make_frame(error_response("null", "", {code, message}))});
+  Slot slot;
+  slot.ready = true;
+  slot.close = true;
+  slot.frames.push_back(make_frame(error_response("null", "", {code, message})));
+  slots_.push_back(std::move(slot));
   flush_ready();
 }
 

@@ -47,10 +47,12 @@ class Session : public std::enable_shared_from_this<Session> {
   const PeerInfo& peer() const { return peer_; }
 
  private:
+  // One request in order: the frames it has produced so far (events of a submit, then its
+  // final reply); ready once the final reply is in.
   struct Slot {
     bool ready = false;
     bool close = false;
-    OutFrame frame;
+    std::vector<OutFrame> frames;
   };
   friend class ReplyInbox;
 
@@ -62,7 +64,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_read(boost::system::error_code ec, std::size_t bytes);
   void process_frames();
   ReplyFn make_later(std::uint64_t seq);
-  void complete(std::uint64_t seq, OutFrame frame, bool close);
+  void complete(std::uint64_t seq, OutFrame frame, bool close, bool partial = false);
   void flush_ready();
   // An error outside any request (framing, timeout): answered in order, then closed.
   void fail(const char* code, const std::string& message);
@@ -84,7 +86,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::array<char, 16384> read_buffer_;
   SessionAuth auth_;
 
-  std::deque<Slot> slots_;      // requests in order; front is the oldest unanswered
+  // Requests in order; front is the oldest unanswered: its frames are written as they come,
+  // a later request's wait until every request before it is answered.
+  std::deque<Slot> slots_;
   std::uint64_t base_seq_ = 0;  // sequence number of slots_.front()
   std::deque<OutFrame> write_queue_;
   std::vector<OutFrame> writing_;  // frames of the one outstanding write

@@ -1,0 +1,35 @@
+// Options every daemon client command shares (decide, status, submit, chat): address, Unix
+// socket, TLS checks, token; and connecting + authenticating with them. Thin wiring over
+// server::Client; used on the command's thread only.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <rapidjson/document.h>
+
+#include <string>
+
+#include "server/client.h"
+
+namespace warden::cli {
+
+struct ClientFlags {
+  std::string addr;
+  std::string unix_path;
+  bool tls = false;
+  std::string ca;
+  std::string pin;
+  std::string server_name;
+  std::string token;
+  std::string token_file;
+  int timeout_ms = 30000;
+};
+
+void add_client_flags(CLI::App* cmd, ClientFlags* flags);
+
+// Connects and authenticates; prints the reason and returns false on failure.
+bool open_client(const ClientFlags& flags, server::Client* client);
+
+// The member `key` of `v` when it is a string, else "".
+std::string string_member(const rapidjson::Value& v, const char* key);
+
+}  // namespace warden::cli

@@ -1,0 +1,216 @@
+// `warden submit "text"` and `warden chat`: a signal into a running daemon's pipeline (the
+// model proposes, the rules decide, actuators act), its events printed as they arrive.
+// Thin wiring over server::Client and submit_events.h; the work is in the daemon.
+#include <rapidjson/document.h>
+#include <unistd.h>
+
+#include <clocale>
+#include <cstdio>
+#include <random>
+
+#include "cli/client_flags.h"
+#include "cli/commands.h"
+#include "cli/line_editor.h"
+#include "cli/submit_events.h"
+#include "cli/terminal_text.h"
+#include "server/client.h"
+#include "server/json_text.h"
+#include "server/protocol.h"
+
+namespace warden::cli {
+namespace {
+
+using server::Client;
+
+struct SubmitFlags {
+  ClientFlags client;
+  std::string session;
+  std::string agent;
+  std::string format = "text";
+  int wait_ms = 600000;
+};
+
+void add_submit_flags(CLI::App* cmd, SubmitFlags* flags) {
+  cmd->add_option("--session", flags->session,
+                  "Session id: its history and budget (default: a new random one)");
+  cmd->add_option("--agent", flags->agent, "Agent name the rules see in the proposal's context");
+  cmd->add_option("--format", flags->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--wait-ms", flags->wait_ms,
+                  "Longest wait for the next event (model calls and commands take time)")
+      ->capture_default_str();
+  add_client_flags(cmd, &flags->client);
+}
+
+std::string random_session(const char* prefix) {
+  std::random_device rd;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s-%08x", prefix, static_cast<unsigned>(rd()));
+  return buf;
+}
+
+struct Outcome {
+  bool ok = false;         // a final response with ok:true arrived
+  bool connection = true;  // false: the connection failed (no point in going on)
+  std::string status;      // the run's final status
+  int cycles = 0;
+};
+
+// Sends one submit and prints its events until its response. Text goes to stdout; a
+// refused request to stderr.
+Outcome run_one(Client& client, const SubmitFlags& flags, const std::string& id,
+                const std::string& text, const char* sensor, const std::string& session,
+                const char* source) {
+  Outcome result;
+  std::string fields = "\"text\":" + server::json_string(text) +
+                       ",\"sensor\":" + server::json_string(sensor) +
+                       ",\"session\":" + server::json_string(session) +
+                       ",\"source\":" + server::json_string(source);
+  if (!flags.agent.empty()) fields += ",\"agent\":" + server::json_string(flags.agent);
+  std::string error;
+  if (!client.send_message(server::make_request(id, "submit", fields), &error)) {
+    std::fprintf(stderr, "warden: %s\n", printable(error).c_str());
+    result.connection = false;
+    return result;
+  }
+  const bool json = flags.format == "json";
+  for (;;) {
+    std::string payload;
+    Client::ReadStatus status = client.read_message(&payload, std::chrono::milliseconds(flags.wait_ms));
+    if (status != Client::ReadStatus::Ok) {
+      std::fprintf(stderr, "warden: %s\n",
+                   status == Client::ReadStatus::Timeout
+                       ? "no event from the daemon within --wait-ms"
+                       : "the daemon closed the connection before the run ended");
+      result.connection = false;
+      return result;
+    }
+    rapidjson::Document message;
+    message.Parse(payload.c_str(), payload.size());
+    if (message.HasParseError() || !message.IsObject() || !message.HasMember("payload") ||
+        !message["payload"].IsObject()) {
+      std::fprintf(stderr, "warden: malformed message from the daemon\n");
+      result.connection = false;
+      return result;
+    }
+    const std::string type = string_member(message, "type");
+    const rapidjson::Value& p = message["payload"];
+    if (type == "event") {
+      if (json) {
+        std::printf("%s\n", json_for_terminal(server::to_json_text(p)).c_str());
+      } else {
+        std::fputs(render_event(server::to_json_text(p)).c_str(), stdout);
+      }
+      std::fflush(stdout);
+      continue;
+    }
+    if (type != "response") continue;
+    if (p.HasMember("ok") && p["ok"].IsBool() && p["ok"].GetBool()) {
+      result.ok = true;
+      result.status = string_member(p, "status");
+      result.cycles = p.HasMember("cycles") && p["cycles"].IsInt() ? p["cycles"].GetInt() : 0;
+      if (json) {
+        std::printf("%s\n", json_for_terminal(server::to_json_text(p)).c_str());
+        std::fflush(stdout);
+      }
+      return result;
+    }
+    const rapidjson::Value& e = p.HasMember("error") ? p["error"] : p;
+    std::fprintf(stderr, "warden: %s: %s\n", printable(string_member(e, "code")).c_str(),
+                 printable(string_member(e, "message")).c_str());
+    return result;
+  }
+}
+
+void register_submit(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand(
+      "submit",
+      "Send text to a running daemon's pipeline (the model proposes, the rules decide, "
+      "actuators act) and print its events as they arrive. Exit: 0 done, 1 rejected, "
+      "3 suspended for approval, 4 failed");
+  struct Args {
+    std::string text;
+    SubmitFlags flags;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("text", a->text, "What to ask")->required();
+  add_submit_flags(cmd, &a->flags);
+  cmd->callback([a, exit_code] {
+    Client client;
+    if (!open_client(a->flags.client, &client)) {
+      *exit_code = kExitInternal;
+      return;
+    }
+    std::string session = a->flags.session.empty() ? random_session("submit") : a->flags.session;
+    Outcome result = run_one(client, a->flags, "submit", a->text, "user-input", session, "cli");
+    if (!result.ok) {
+      *exit_code = kExitInternal;
+      return;
+    }
+    if (a->flags.format == "text" && result.status != "done") {
+      std::printf("— %s after %d cycle%s\n", printable(result.status).c_str(), result.cycles,
+                  result.cycles == 1 ? "" : "s");
+    }
+    *exit_code = exit_code_for_status(result.status);
+  });
+}
+
+void register_chat(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand(
+      "chat",
+      "Talk to a running daemon's pipeline: each line you type goes to the model, every "
+      "proposed action is decided by the rules (✓ approve, ✗ reject, ⏸ approval required) "
+      "and what runs is shown as it happens. /quit to leave");
+  auto flags = std::make_shared<SubmitFlags>();
+  add_submit_flags(cmd, flags.get());
+  cmd->callback([flags, exit_code] {
+    std::setlocale(LC_CTYPE, "");  // libedit edits UTF-8 lines
+    Client client;
+    if (!open_client(flags->client, &client)) {
+      *exit_code = kExitInternal;
+      return;
+    }
+    std::string session = flags->session.empty() ? random_session("chat") : flags->session;
+    LineEditor editor("warden", "you> ");
+    if (editor.interactive()) {
+      std::printf("warden chat · session %s · every action is decided by the rules · /quit to "
+                  "leave\n",
+                  printable(session).c_str());
+    }
+    int turn = 0;
+    std::string line;
+    while (editor.read(&line)) {
+      std::size_t start = line.find_first_not_of(" \t");
+      if (start == std::string::npos) continue;
+      line = line.substr(start, line.find_last_not_of(" \t") - start + 1);
+      if (line == "/quit" || line == "/exit") break;
+      if (line == "/help") {
+        std::printf("Type a request; the model answers and proposes actions, the rules decide "
+                    "each one.\n/quit leaves. Session: %s\n",
+                    printable(session).c_str());
+        continue;
+      }
+      Outcome result = run_one(client, *flags, "chat-" + std::to_string(++turn), line,
+                               "chat-message", session, "chat");
+      if (!result.connection) {
+        *exit_code = kExitInternal;
+        return;
+      }
+      if (result.ok && flags->format == "text" && result.status != "done") {
+        std::printf("— %s\n", printable(result.status).c_str());
+      }
+      std::fflush(stdout);
+    }
+    *exit_code = kExitOk;
+  });
+}
+
+}  // namespace
+
+void register_submit_commands(CLI::App& app, int* exit_code) {
+  register_submit(app, exit_code);
+  register_chat(app, exit_code);
+}
+
+}  // namespace warden::cli

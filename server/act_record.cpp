@@ -1,0 +1,49 @@
+#include "server/act_record.h"
+
+#include "audit/writer.h"
+#include "engine/json_writer.h"
+#include "server/audit_setup.h"
+
+namespace warden::server {
+
+std::string act_fields(std::string_view decision_id, std::string_view target,
+                       std::string_view principal, const actuators::Result& result) {
+  std::string out = "\"decision_id\":";
+  append_json_string(out, decision_id);
+  out += ",\"target\":";
+  append_json_string(out, target);
+  out += ",\"principal\":";
+  append_json_string(out, principal);
+  out += ",\"ok\":";
+  out += result.ok ? "true" : "false";
+  out += ",\"error_code\":";
+  append_json_string(out, result.error_code);
+  out += ",\"exit_code\":" + std::to_string(result.exit_code);
+  out += ",\"truncated\":";
+  out += result.truncated ? "true" : "false";
+  return out;
+}
+
+actuators::Result RecordedActuator::act(std::string_view action_json,
+                                        const actuators::Context& context) {
+  actuators::Result result = inner_->act(action_json, context);
+  if (audit::Writer* log = context_.audit) {
+    audit::AppendResult appended = log->append_wait(
+        "act", audit_now_us(), act_fields(context.decision_id, name(), context.principal, result));
+    if (!appended.ok) {
+      // The action already ran; its decision is in the log. Say loudly what is missing.
+      context_.log->error("audit: the act record of decision {} ({}) cannot be written: {}",
+                          context.decision_id, name(), appended.error);
+    }
+  }
+  return result;
+}
+
+void register_recorded(const actuators::Registry& from, actuators::Registry* into,
+                       ServerContext& context) {
+  for (const std::string& name : from.names()) {
+    into->add(std::make_unique<RecordedActuator>(from.find(name), context));
+  }
+}
+
+}  // namespace warden::server

@@ -1,0 +1,78 @@
+#include "server/daemon_decider.h"
+
+#include <future>
+
+#include "server/decider_pool.h"
+#include "server/decision_record.h"
+#include "server/errors.h"
+
+namespace warden::server {
+
+namespace {
+
+// A decision the rules never made (queue full, daemon stopping): a reject naming why.
+Decision not_decided(ServerContext& ctx, const std::string& proposal_json, const char* code,
+                     std::string reason) {
+  Decision d;
+  d.decision_id = new_decision_id();
+  d.outcome = Outcome::Reject;
+  d.error_code = code;
+  d.reason = std::move(reason);
+  d.action_json = proposal_json;
+  auto policy = ctx.policy.get();
+  d.rules_digest = policy ? policy->digest() : "";
+  return d;
+}
+
+}  // namespace
+
+pipeline::Decider make_daemon_decider(ServerContext& context, Identity identity,
+                                      std::shared_ptr<const std::atomic<bool>> closed) {
+  ServerContext* ctx = &context;
+  return [ctx, identity = std::move(identity), closed = std::move(closed)](
+             const std::string& proposal_json, const pipeline::Signal& signal,
+             pipeline::DecideStage, int) -> Decision {
+    auto promise = std::make_shared<std::promise<Decision>>();
+    std::future<Decision> future = promise->get_future();
+    DecideJob job;
+    job.proposal_json = proposal_json;
+    // Who asks is the authenticated identity, never what the proposal says.
+    job.principal = identity.principal;
+    job.groups = identity.groups;
+    job.session = signal.session;
+    job.abandoned = closed;
+    job.defer_remember = ctx->audit != nullptr;
+    job.done = [ctx, promise,
+                origin = DecisionOrigin{proposal_json, identity.principal, identity.groups,
+                                        signal.session}](DecideResult&& result,
+                                                         std::int64_t time_us) mutable {
+      record_decision(*ctx, std::move(origin), std::move(result), time_us, {},
+                      [ctx, promise](const DecideResult& r, std::string) {
+                        Decision d = r.ok ? r.decision : reject_for(*ctx, r);
+                        count_outcome(ctx->stats, d);
+                        promise->set_value(std::move(d));
+                      });
+    };
+    job.cancelled = [ctx, promise, closed = closed, proposal_json] {
+      const bool gone = closed && closed->load();
+      promise->set_value(not_decided(*ctx, proposal_json, err::kShuttingDown,
+                                     gone ? "not decided: the requester's connection closed"
+                                          : "not decided: the daemon is shutting down"));
+    };
+    switch (ctx->pool->submit(std::move(job))) {
+      case DeciderPool::Submitted::Queued:
+        return future.get();
+      case DeciderPool::Submitted::Busy:
+        Stats::add(ctx->stats.failed_closed);
+        return not_decided(*ctx, proposal_json, err::kBusy,
+                           "not decided: the decision queue is full (limits.max_queue, "
+                           "limits.max_queue_per_principal)");
+      case DeciderPool::Submitted::Stopped:
+        break;
+    }
+    return not_decided(*ctx, proposal_json, err::kShuttingDown,
+                       "not decided: the daemon is shutting down");
+  };
+}
+
+}  // namespace warden::server

@@ -1,0 +1,134 @@
+#include "server/decision_record.h"
+
+#include <memory>
+
+#include "audit/record.h"
+#include "audit/writer.h"
+#include "engine/decision.h"
+#include "engine/session_memory.h"
+#include "server/decider_pool.h"
+#include "server/errors.h"
+
+namespace warden::server {
+
+namespace {
+
+// The reject a decision becomes when its audit record cannot be built or written (E_AUDIT):
+// nothing is used without a record.
+DecideResult unrecorded(ServerContext& ctx, const DecideResult& r, const std::string& proposal_json,
+                        std::string reason) {
+  DecideResult failed;
+  failed.ok = true;
+  Decision& d = failed.decision;
+  d.decision_id = r.ok ? r.decision.decision_id : new_decision_id();
+  d.outcome = Outcome::Reject;
+  d.error_code = err::kAudit;
+  d.reason = std::move(reason);
+  d.action_json = proposal_json;
+  d.rules_digest = r.decision.rules_digest;
+  if (d.rules_digest.empty()) {
+    auto policy = ctx.policy.get();
+    d.rules_digest = policy ? policy->digest() : "";
+  }
+  return failed;
+}
+
+}  // namespace
+
+Decision reject_for(ServerContext& ctx, const DecideResult& r) {
+  Decision d;
+  d.decision_id = r.decision.decision_id.empty() ? new_decision_id() : r.decision.decision_id;
+  d.outcome = Outcome::Reject;
+  d.error_code = r.error.code.empty() ? err::kInternal : r.error.code;
+  d.reason = r.error.message;
+  auto policy = ctx.policy.get();
+  d.rules_digest = policy ? policy->digest() : "";
+  return d;
+}
+
+void count_outcome(Stats& stats, const Decision& decision) {
+  Stats::add(stats.decisions);
+  switch (decision.outcome) {
+    case Outcome::Approve:
+      Stats::add(stats.approved);
+      break;
+    case Outcome::Reject:
+      Stats::add(stats.rejected);
+      break;
+    case Outcome::ApprovalRequired:
+      Stats::add(stats.approval_required);
+      break;
+  }
+  if (!decision.error_code.empty()) Stats::add(stats.failed_closed);
+}
+
+void record_decision(ServerContext& ctx, DecisionOrigin origin, DecideResult&& result,
+                     std::int64_t time_us,
+                     std::function<std::string(const DecideResult&)> prepare,
+                     std::function<void(const DecideResult&, std::string prepared)> use) {
+  if (!ctx.audit) {
+    std::string prepared = prepare ? prepare(result) : std::string();
+    use(result, std::move(prepared));
+    return;
+  }
+  // Recorded before used: `use` waits in the append's completion, which runs on the audit
+  // writer's single thread once the record is durable (or could not be written). Everything
+  // costly — the record's fields, the prepared text — is built here on the worker, so the
+  // writer thread only hands over.
+  struct Pending {
+    DecideResult result;
+    std::string prepared;
+    DecisionOrigin origin;
+  };
+  auto pending = std::make_shared<Pending>();
+  pending->result = std::move(result);
+  const DecideResult& r = pending->result;
+  Decision recorded;
+  const Decision* decision = &r.decision;
+  if (!r.ok) {
+    // The input was not a proposal: recorded as the reject it is, with its error code.
+    recorded = reject_for(ctx, r);
+    decision = &recorded;
+    pending->result.decision.decision_id = recorded.decision_id;  // the id the record holds
+  }
+  audit::DecisionInput input;
+  input.proposal_json = origin.proposal_json;
+  input.principal = origin.principal;
+  input.groups = origin.groups;
+  input.session = origin.session;
+  input.time_us = time_us;
+  std::string fields;
+  try {
+    fields = audit::decision_fields(input, *decision, ctx.masker);
+  } catch (const std::exception& e) {
+    // A record that cannot be built cannot be written: the decision fails closed, used.
+    use(unrecorded(ctx, r, origin.proposal_json,
+                   std::string("the audit record cannot be built: ") + e.what()),
+        {});
+    return;
+  }
+  if (prepare) pending->prepared = prepare(r);
+  pending->origin = std::move(origin);
+  ServerContext* c = &ctx;
+  ctx.audit->append(
+      "decision", time_us, std::move(fields),
+      [c, pending, use = std::move(use), time_us](const audit::AppendResult& appended) {
+        const DecisionOrigin& o = pending->origin;
+        if (appended.ok) {
+          // Only a decision recorded and used as approved joins its session's history.
+          if (c->sessions && pending->result.ok && !o.session.empty()) {
+            std::int64_t second =
+                time_us >= 0 ? time_us / 1000000 : -((-time_us + 999999) / 1000000);
+            c->sessions->remember(o.principal, o.session, pending->result.decision, second);
+          }
+          use(pending->result, std::move(pending->prepared));
+          return;
+        }
+        // Never used without a record: the decision fails closed.
+        use(unrecorded(*c, pending->result, o.proposal_json,
+                       "the audit log cannot be written: " + appended.error),
+            {});
+      });
+}
+
+}  // namespace warden::server
