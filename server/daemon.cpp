@@ -126,6 +126,19 @@ Daemon::StartResult Daemon::start() {
                       "the agent's workspace and keep rules, tokens, config, state and the "
                       "binary outside it"};
          }
+         // The actuators' own roots, when configured apart from the workspace, likewise.
+         actuators::ActuatorsConfig a = effective_actuators(config_);
+         for (const auto& [key, root] :
+              {std::pair<const char*, std::string>{"actuators.shell.workspace", a.shell.workspace},
+               {"actuators.file.root", a.file.root}}) {
+           if (root == config_.workspace_root) continue;
+           auto more = workspace_conflicts(root, own_files(config_));
+           if (!more.empty()) {
+             return StepError{2, std::string(key) + ": " + join(more) +
+                                     ": an actuator confined there could reach warden's own "
+                                     "files"};
+           }
+         }
          log->info("workspace {}, home {}", config_.workspace_root, config_.home);
          return std::nullopt;
        }},

@@ -63,6 +63,12 @@ std::vector<OwnFile> own_files(const Config& config) {
     }
   }
   if (!config.state_db.empty()) out.push_back({"state database", config.state_db, false});
+  // A model's script is what the model "says": an agent must not write its own answers.
+  for (const auto& provider : config.pipeline.reasoning.providers) {
+    if (!provider.script_path.empty()) {
+      out.push_back({"script of provider " + provider.name, provider.script_path, false});
+    }
+  }
   if (std::string exe = own_binary_path(); !exe.empty()) {
     out.push_back({"warden binary", exe, false});
   }

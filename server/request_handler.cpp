@@ -11,6 +11,7 @@
 #include "server/errors.h"
 #include "server/frame.h"
 #include "server/json_text.h"
+#include "server/pipeline_workers.h"
 #include "server/protocol.h"
 #include "server/reloader.h"
 #include "server/submit.h"
@@ -100,7 +101,7 @@ std::optional<Reply> RequestHandler::handle(std::string_view payload, SessionAut
   }
   if (action == "decide") return decide(request, identity, auth->closed, std::move(later));
   if (action == "submit") {
-    return submit_request(context_, request, identity, auth->closed, std::move(later));
+    return submit_request(context_, request, identity, auth->hung_up, std::move(later));
   }
   if (action == "reload") return reload(request, identity, std::move(later));
   if (action == "status") return Reply{ok_response(request.id_json, action, status_fields())};
@@ -269,6 +270,11 @@ std::string RequestHandler::status_fields() const {
   out += ",\"queue\":" + std::to_string(pool.queued);
   out += ",\"queue_principals\":" + std::to_string(pool.principals);
   out += ",\"sessions\":" + std::to_string(context_.sessions ? context_.sessions->session_count() : 0);
+  // submit: the pipeline threads (0 without a provider), runs running and waiting.
+  out += ",\"pipelines\":{\"threads\":" +
+         std::to_string(context_.pipelines ? context_.pipelines->size() : 0) +
+         ",\"running\":" + std::to_string(context_.pipelines ? context_.pipelines->running() : 0) +
+         ",\"queued\":" + std::to_string(context_.pipelines ? context_.pipelines->queued() : 0) + "}";
   out += ",\"connections\":{\"current\":" + n(s.connections_current) +
          ",\"accepted\":" + n(s.connections_accepted) + ",\"refused\":" + n(s.connections_refused) +
          "}";

@@ -34,6 +34,10 @@ struct SessionAuth {
   // Set by the session when the connection closes: its queued decisions are then dropped
   // unrun (DecideJob::abandoned).
   std::shared_ptr<std::atomic<bool>> closed = std::make_shared<std::atomic<bool>>(false);
+  // Set when the peer is gone or has stopped sending (EOF), and when the connection closes:
+  // a submit's run stops at its next step (a closed socket shows only as EOF until a write
+  // fails, and a run may write nothing for a long while). Replies still go out.
+  std::shared_ptr<std::atomic<bool>> hung_up = std::make_shared<std::atomic<bool>>(false);
   // The token that authenticated and the token set that accepted it: when the daemon's
   // token set is replaced (reload), the session re-checks the token against the new set.
   std::optional<TokenHash> token_hash;

@@ -79,6 +79,7 @@ void Session::close() {
   if (closed_) return;
   closed_ = true;
   auth_.closed->store(true, std::memory_order_release);  // queued decisions are dropped
+  auth_.hung_up->store(true, std::memory_order_release);  // runs in flight stop
   timer_.cancel();
   transport_->close();
   slots_.clear();
@@ -162,6 +163,12 @@ void Session::on_read(boost::system::error_code ec, std::size_t bytes) {
       return;
     }
     peer_eof_ = true;
+    auth_.hung_up->store(true, std::memory_order_release);  // runs in flight stop
+    if (!slots_.empty()) {
+      context_.log->debug("connection {}: peer closed its side with {} request(s) in flight; "
+                          "runs stop at their next step",
+                          id_, slots_.size());
+    }
     if (!read_closed_) {
       read_closed_ = true;
       if (decoder_.mid_frame()) {
