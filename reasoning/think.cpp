@@ -1,0 +1,1 @@
+#include "reasoning/think.h"
