@@ -50,7 +50,8 @@ Cascade::Cascade(std::vector<std::unique_ptr<Provider>> providers, ReasoningConf
       config_(std::move(config)),
       normalize_(std::move(normalize)),
       clock_(clock ? std::move(clock) : Clock([] { return std::chrono::steady_clock::now(); })),
-      sleep_(sleep ? std::move(sleep) : Sleep([](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); })) {
+      sleep_(sleep ? std::move(sleep)
+                   : Sleep([](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); })) {
   providers_.erase(std::remove(providers_.begin(), providers_.end(), nullptr), providers_.end());
 }
 
@@ -89,8 +90,8 @@ CascadeResult Cascade::ask(Request request, const pipeline::Signal& signal) {
   };
   auto budget_result = [&]() {
     result.status = CascadeResult::Status::BudgetSpent;
-    result.message = "the model budget of this session is spent (" + usd(result.spent_usd) + " of " +
-                     usd(budget) + "); no more model calls in this session";
+    result.message = "the model budget of this session is spent (" + usd(result.spent_usd) +
+                     " of " + usd(budget) + "); no more model calls in this session";
     return result;
   };
   if (budget_spent()) return budget_result();
@@ -114,14 +115,16 @@ CascadeResult Cascade::ask(Request request, const pipeline::Signal& signal) {
     break;
   }
 
-  const std::size_t wanted = config_.consensus >= 2 ? static_cast<std::size_t>(config_.consensus) : 1;
+  const std::size_t wanted =
+      config_.consensus >= 2 ? static_cast<std::size_t>(config_.consensus) : 1;
   std::vector<Answer> good;
   std::string failures;
   for (Provider* provider : order) {
     if (budget_spent()) return budget_result();
     const ProviderConfig& pc = provider->config();
     Request attempt = request;
-    if (provider == selected && !selected_model.empty() && attempt.model.empty()) attempt.model = selected_model;
+    if (provider == selected && !selected_model.empty() && attempt.model.empty())
+      attempt.model = selected_model;
     Answer answer = provider->complete(attempt);
     for (int retries = 0; !answer.ok && answer.retry_later && retries < pc.max_retries_429 &&
                           answer.retry_after <= pc.retry_after_max;
@@ -137,15 +140,17 @@ CascadeResult Cascade::ask(Request request, const pipeline::Signal& signal) {
     {
       std::lock_guard lock(mutex_);
       spent_[session] += cost_of(answer, pc);
-      if (answer.ok) cooled_until_.erase(pc.name);
-      else cooled_until_[pc.name] = clock_() + config_.cool_off;
+      if (answer.ok)
+        cooled_until_.erase(pc.name);
+      else
+        cooled_until_[pc.name] = clock_() + config_.cool_off;
     }
     result.answers.push_back(answer);
     if (!answer.ok) {
       std::string error = answer.error;
       if (answer.retry_later && answer.retry_after > pc.retry_after_max)
-        error += " (Retry-After " + std::to_string(answer.retry_after.count() / 1000) + " s is longer than " +
-                 std::to_string(pc.retry_after_max.count()) + " ms)";
+        error += " (Retry-After " + std::to_string(answer.retry_after.count() / 1000) +
+                 " s is longer than " + std::to_string(pc.retry_after_max.count()) + " ms)";
       failures += (failures.empty() ? "" : "; ") + pc.name + ": " + error;
       continue;
     }
@@ -158,7 +163,8 @@ CascadeResult Cascade::ask(Request request, const pipeline::Signal& signal) {
     result.status = CascadeResult::Status::AllFailed;
     if (wanted > 1)
       result.message = "cascade failure: consensus needs " + std::to_string(wanted) + " answers, " +
-                       std::to_string(good.size()) + " received" + (failures.empty() ? "" : ": " + failures);
+                       std::to_string(good.size()) + " received" +
+                       (failures.empty() ? "" : ": " + failures);
     else
       result.message = "cascade failure: " + failures;
     return result;
@@ -170,7 +176,8 @@ CascadeResult Cascade::ask(Request request, const pipeline::Signal& signal) {
   }
   std::vector<std::string> forms;
   for (const Answer& answer : good) forms.push_back(normalize_ ? normalize_(answer) : answer.text);
-  if (std::all_of(forms.begin(), forms.end(), [&](const std::string& f) { return f == forms.front(); })) {
+  if (std::all_of(forms.begin(), forms.end(),
+                  [&](const std::string& f) { return f == forms.front(); })) {
     result.status = CascadeResult::Status::Ok;
     result.answer = good.front();
     return result;

@@ -12,7 +12,8 @@ std::string check_config(const ReasoningConfig& config) {
     if (std::find(names.begin(), names.end(), p.name) != names.end())
       return "reasoning.providers: the name \"" + p.name + "\" is used twice";
     names.push_back(p.name);
-    if (p.max_retries_429 < 0) return "reasoning.providers " + p.name + ": max_retries_429 must not be negative";
+    if (p.max_retries_429 < 0)
+      return "reasoning.providers " + p.name + ": max_retries_429 must not be negative";
     if (p.price_input_per_mtok < 0 || p.price_output_per_mtok < 0)
       return "reasoning.providers " + p.name + ": prices must not be negative";
   }
@@ -27,9 +28,11 @@ std::string check_config(const ReasoningConfig& config) {
     }
   }
   if (config.consensus < 0 || config.consensus > static_cast<int>(config.providers.size()))
-    return "reasoning.consensus: " + std::to_string(config.consensus) + " needs that many providers (" +
-           std::to_string(config.providers.size()) + " configured)";
-  if (config.budget_per_session_usd < 0) return "reasoning.budget_per_session_usd must not be negative";
+    return "reasoning.consensus: " + std::to_string(config.consensus) +
+           " needs that many providers (" + std::to_string(config.providers.size()) +
+           " configured)";
+  if (config.budget_per_session_usd < 0)
+    return "reasoning.budget_per_session_usd must not be negative";
   if (config.cool_off.count() < 0) return "reasoning.cool_off_seconds must not be negative";
   return {};
 }

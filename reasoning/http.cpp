@@ -47,7 +47,8 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   }
   auto colon = line.find(':');
   if (colon != std::string::npos)
-    exchange->response->headers.emplace_back(trim(line.substr(0, colon)), trim(line.substr(colon + 1)));
+    exchange->response->headers.emplace_back(trim(line.substr(0, colon)),
+                                             trim(line.substr(colon + 1)));
   return n;
 }
 
@@ -86,7 +87,8 @@ HttpResponse http_post(const HttpPost& post) {
   headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
   for (const auto& [name, value] : post.headers) {
     const std::string line = name + ": " + value;
-    if (line.find_first_of("\r\n", 0) != std::string::npos || line.find('\0') != std::string::npos) {
+    if (line.find_first_of("\r\n", 0) != std::string::npos ||
+        line.find('\0') != std::string::npos) {
       curl_slist_free_all(headers);
       curl_easy_cleanup(curl);
       response.error = "header " + name + " holds a line break";
@@ -106,13 +108,15 @@ HttpResponse http_post(const HttpPost& post) {
   curl_easy_setopt(curl, CURLOPT_POSTFIELDS, post.body.data());
   curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(post.body.size()));
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(post.connect_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(post.connect_timeout.count()));
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(post.timeout.count()));
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &exchange);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &exchange);
-  curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(post.max_response_bytes));
+  curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE,
+                   static_cast<curl_off_t>(post.max_response_bytes));
   const CURLcode code = curl_easy_perform(curl);
   long status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);

@@ -14,7 +14,8 @@ namespace warden::reasoning {
 
 struct HttpPost {
   std::string url;
-  std::vector<std::pair<std::string, std::string>> headers;  // besides Content-Type: application/json
+  std::vector<std::pair<std::string, std::string>>
+      headers;  // besides Content-Type: application/json
   std::string body;
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds timeout{60000};
@@ -22,13 +23,13 @@ struct HttpPost {
 };
 
 struct HttpResponse {
-  bool completed = false;    // an HTTP answer was read in full (any status)
-  int status = 0;            // 0 when no status line was read
+  bool completed = false;  // an HTTP answer was read in full (any status)
+  int status = 0;          // 0 when no status line was read
   std::vector<std::pair<std::string, std::string>> headers;  // of the final answer
   std::string body;
-  bool timed_out = false;    // the connect or total timeout ended the exchange
-  bool too_large = false;    // the answer passed max_response_bytes
-  std::string error;         // when !completed: what went wrong ("Couldn't connect to server: …")
+  bool timed_out = false;  // the connect or total timeout ended the exchange
+  bool too_large = false;  // the answer passed max_response_bytes
+  std::string error;       // when !completed: what went wrong ("Couldn't connect to server: …")
   // The first header with this name (case-insensitive), "" if absent.
   std::string header(const std::string& name) const;
 };

@@ -39,7 +39,8 @@ std::string first_bytes(const std::string& text, std::size_t n) {
 }
 
 std::chrono::milliseconds parse_retry_after(const std::string& value) {
-  if (value.empty() || value.size() > 9 || value.find_first_not_of("0123456789") != std::string::npos)
+  if (value.empty() || value.size() > 9 ||
+      value.find_first_not_of("0123456789") != std::string::npos)
     return std::chrono::milliseconds(1000);  // absent, a date, or nonsense: one second
   return std::chrono::seconds(std::stol(value));
 }
@@ -125,7 +126,9 @@ class HttpProvider : public Provider {
   // Fills text / tool_call / usage from the parsed answer; "" or what is missing.
   virtual std::string read(const Document& doc, Answer* answer) const = 0;
 
-  bool send_tools(const Request& request) const { return config_.native_tools && !request.tools.empty(); }
+  bool send_tools(const Request& request) const {
+    return config_.native_tools && !request.tools.empty();
+  }
 
   ProviderConfig config_;
 };
@@ -167,13 +170,15 @@ Value function_tools(const Request& request, Alloc& a) {
 // Arguments arrive as a JSON text (OpenAI) or as an object (Ollama, Anthropic).
 std::string arguments_text(const Value* arguments) {
   if (!arguments) return "{}";
-  if (arguments->IsString()) return std::string(arguments->GetString(), arguments->GetStringLength());
+  if (arguments->IsString())
+    return std::string(arguments->GetString(), arguments->GetStringLength());
   return json::write(*arguments);
 }
 
 class ChatCompletions : public HttpProvider {
  public:
   using HttpProvider::HttpProvider;
+
  protected:
   std::string path() const override { return "/v1/chat/completions"; }
   std::string body(const Request& request, const std::string& model) const override {
@@ -202,7 +207,8 @@ class ChatCompletions : public HttpProvider {
       answer->usage.input_tokens = json::int_member(*usage, "prompt_tokens");
       answer->usage.output_tokens = json::int_member(*usage, "completion_tokens");
     }
-    if (std::string model = json::string_member(doc, "model"); !model.empty()) answer->model = model;
+    if (std::string model = json::string_member(doc, "model"); !model.empty())
+      answer->model = model;
     return {};
   }
 };
@@ -210,13 +216,15 @@ class ChatCompletions : public HttpProvider {
 class Responses : public HttpProvider {
  public:
   using HttpProvider::HttpProvider;
+
  protected:
   std::string path() const override { return "/v1/responses"; }
   std::string body(const Request& request, const std::string& model) const override {
     Document doc(rapidjson::kObjectType);
     Alloc& a = doc.GetAllocator();
     doc.AddMember("model", json::string_value(model, a), a);
-    if (!request.system.empty()) doc.AddMember("instructions", json::string_value(request.system, a), a);
+    if (!request.system.empty())
+      doc.AddMember("instructions", json::string_value(request.system, a), a);
     Value input(rapidjson::kArrayType);
     for (const Message& message : request.messages) {
       Value m(rapidjson::kObjectType);
@@ -252,14 +260,16 @@ class Responses : public HttpProvider {
         const Value* content = json::member(item, "content");
         if (!content || !content->IsArray()) continue;
         for (const Value& part : content->GetArray())
-          if (json::string_member(part, "type") == "output_text") answer->text += json::string_member(part, "text");
+          if (json::string_member(part, "type") == "output_text")
+            answer->text += json::string_member(part, "text");
       }
     }
     if (const Value* usage = json::member(doc, "usage")) {
       answer->usage.input_tokens = json::int_member(*usage, "input_tokens");
       answer->usage.output_tokens = json::int_member(*usage, "output_tokens");
     }
-    if (std::string model = json::string_member(doc, "model"); !model.empty()) answer->model = model;
+    if (std::string model = json::string_member(doc, "model"); !model.empty())
+      answer->model = model;
     return {};
   }
 };
@@ -267,6 +277,7 @@ class Responses : public HttpProvider {
 class Ollama : public HttpProvider {
  public:
   using HttpProvider::HttpProvider;
+
  protected:
   std::string path() const override { return "/api/chat"; }
   std::string body(const Request& request, const std::string& model) const override {
@@ -294,7 +305,8 @@ class Ollama : public HttpProvider {
     }
     answer->usage.input_tokens = json::int_member(doc, "prompt_eval_count");
     answer->usage.output_tokens = json::int_member(doc, "eval_count");
-    if (std::string model = json::string_member(doc, "model"); !model.empty()) answer->model = model;
+    if (std::string model = json::string_member(doc, "model"); !model.empty())
+      answer->model = model;
     return {};
   }
 };
@@ -302,6 +314,7 @@ class Ollama : public HttpProvider {
 class Anthropic : public HttpProvider {
  public:
   using HttpProvider::HttpProvider;
+
  protected:
   std::string path() const override { return "/v1/messages"; }
   std::vector<std::pair<std::string, std::string>> headers(const std::string& key) const override {
@@ -352,7 +365,8 @@ class Anthropic : public HttpProvider {
       answer->usage.input_tokens = json::int_member(*usage, "input_tokens");
       answer->usage.output_tokens = json::int_member(*usage, "output_tokens");
     }
-    if (std::string model = json::string_member(doc, "model"); !model.empty()) answer->model = model;
+    if (std::string model = json::string_member(doc, "model"); !model.empty())
+      answer->model = model;
     return {};
   }
 };

@@ -42,8 +42,10 @@ inline long long int_member(const rapidjson::Value& object, const char* name) {
   const rapidjson::Value* v = member(object, name);
   if (!v) return 0;
   if (v->IsInt64()) return v->GetInt64();
-  if (v->IsUint64()) return static_cast<long long>(v->GetUint64() > (1ull << 62) ? (1ull << 62) : v->GetUint64());
-  if (v->IsDouble() && v->GetDouble() >= 0 && v->GetDouble() < 4e18) return static_cast<long long>(v->GetDouble());
+  if (v->IsUint64())
+    return static_cast<long long>(v->GetUint64() > (1ull << 62) ? (1ull << 62) : v->GetUint64());
+  if (v->IsDouble() && v->GetDouble() >= 0 && v->GetDouble() < 4e18)
+    return static_cast<long long>(v->GetDouble());
   return 0;
 }
 

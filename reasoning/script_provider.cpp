@@ -39,9 +39,12 @@ std::string read_line(const std::string& text, ScriptLine* out) {
     const Value& v = m.value;
     if (name == "text") {
       ++kinds;
-      if (v.IsString()) out->text.assign(v.GetString(), v.GetStringLength());
-      else if (v.IsObject()) out->text = json::write(v);
-      else return "\"text\" must be a string or an object";
+      if (v.IsString())
+        out->text.assign(v.GetString(), v.GetStringLength());
+      else if (v.IsObject())
+        out->text = json::write(v);
+      else
+        return "\"text\" must be a string or an object";
     } else if (name == "tool_call") {
       ++kinds;
       if (!v.IsObject()) return "\"tool_call\" must be an object";
@@ -49,7 +52,8 @@ std::string read_line(const std::string& text, ScriptLine* out) {
       if (!tool_name || !tool_name->IsString() || tool_name->GetStringLength() == 0)
         return "\"tool_call\" needs a \"name\" string";
       const Value* arguments = json::member(v, "arguments");
-      if (arguments && !arguments->IsObject()) return "\"tool_call\".\"arguments\" must be an object";
+      if (arguments && !arguments->IsObject())
+        return "\"tool_call\".\"arguments\" must be an object";
       out->tool_call = ToolCall{tool_name->GetString(), arguments ? json::write(*arguments) : "{}"};
     } else if (name == "error") {
       ++kinds;
@@ -82,12 +86,17 @@ class ScriptProvider : public Provider {
   Answer complete(const Request& request) override {
     Answer answer;
     answer.provider = config_.name;
-    answer.model = !request.model.empty() ? request.model : !config_.model.empty() ? config_.model : "script";
-    const std::string newest = request.messages.empty() ? std::string() : request.messages.back().content;
+    answer.model = !request.model.empty()   ? request.model
+                   : !config_.model.empty() ? config_.model
+                                            : "script";
+    const std::string newest =
+        request.messages.empty() ? std::string() : request.messages.back().content;
     std::lock_guard lock(mutex_);
     std::size_t& cursor = cursors_[request.session];
     std::size_t i = cursor;
-    while (i < lines_.size() && !lines_[i].match.empty() && newest.find(lines_[i].match) == std::string::npos) ++i;
+    while (i < lines_.size() && !lines_[i].match.empty() &&
+           newest.find(lines_[i].match) == std::string::npos)
+      ++i;
     if (i >= lines_.size()) {
       cursor = lines_.size();
       answer.error = "script exhausted";

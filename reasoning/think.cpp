@@ -31,7 +31,8 @@ std::string trim(std::string_view s) {
 const char* kOutputInstructions =
     "Propose exactly one action per answer. When tools are offered to you, call exactly one of "
     "them. Otherwise answer with one JSON object and nothing else:\n"
-    "{\"target\": \"<target>\", \"action\": \"<action>\", \"payload\": {…}, \"explanation\": \"<why>\"}\n"
+    "{\"target\": \"<target>\", \"action\": \"<action>\", \"payload\": {…}, \"explanation\": "
+    "\"<why>\"}\n"
     "To answer the user in words, use the target \"reply\" with payload {\"text\": \"…\"}. "
     "Every action is checked by a security policy before it runs; a refused action is not run.";
 
@@ -99,7 +100,8 @@ std::string proposal(const std::string& target, const std::string& action, const
   doc.AddMember("target", json::string_value(target, a), a);
   doc.AddMember("action", json::string_value(action, a), a);
   doc.AddMember("payload", Value(payload, a), a);
-  if (explanation && !explanation->empty()) doc.AddMember("explanation", json::string_value(*explanation, a), a);
+  if (explanation && !explanation->empty())
+    doc.AddMember("explanation", json::string_value(*explanation, a), a);
   return json::write(doc);
 }
 
@@ -111,7 +113,8 @@ std::string strip_fences(const std::string& text) {
   if (body == std::string::npos) return trim(text);
   ++body;
   const auto close = text.find("```", body);
-  return trim(std::string_view(text).substr(body, close == std::string::npos ? std::string::npos : close - body));
+  return trim(std::string_view(text).substr(
+      body, close == std::string::npos ? std::string::npos : close - body));
 }
 
 std::string from_tool_call(const Answer& answer, const Catalog& catalog) {
@@ -170,22 +173,24 @@ void write_sorted(const Value& v, std::string& out) {
 }  // namespace
 
 Request build_request(const pipeline::Signal& signal, const Catalog& catalog,
-                      const std::vector<Message>& conversation,
-                      const std::vector<Rejection>& trace, const std::vector<std::string>& hints) {
+                      const std::vector<Message>& conversation, const std::vector<Rejection>& trace,
+                      const std::vector<std::string>& hints) {
   Request request;
   std::string& s = request.system;
   s = catalog.identity;
   if (!catalog.targets.empty()) {
-    s += "\n\nTargets you may propose actions for (target: what it does; payload fields as JSON Schema):";
+    s += "\n\nTargets you may propose actions for (target: what it does; payload fields as JSON "
+         "Schema):";
     for (const ToolSpec& t : catalog.targets)
-      s += "\n- " + t.name + ": " + t.description + "\n  payload: " +
-           (t.parameters_schema_json.empty() ? "{}" : t.parameters_schema_json);
+      s += "\n- " + t.name + ": " + t.description +
+           "\n  payload: " + (t.parameters_schema_json.empty() ? "{}" : t.parameters_schema_json);
   }
   if (!catalog.tools.empty()) {
-    s += "\n\nRegistered tools (target \"tool\", action \"call\", payload {\"tool\": NAME, \"args\": {…}}):";
+    s += "\n\nRegistered tools (target \"tool\", action \"call\", payload {\"tool\": NAME, "
+         "\"args\": {…}}):";
     for (const ToolSpec& t : catalog.tools)
-      s += "\n- " + t.name + ": " + t.description + "\n  args: " +
-           (t.parameters_schema_json.empty() ? "{}" : t.parameters_schema_json);
+      s += "\n- " + t.name + ": " + t.description +
+           "\n  args: " + (t.parameters_schema_json.empty() ? "{}" : t.parameters_schema_json);
   }
   s += "\n\n";
   s += kOutputInstructions;
@@ -199,7 +204,8 @@ Request build_request(const pipeline::Signal& signal, const Catalog& catalog,
       std::string rules;
       for (const std::string& rule : r.rules) rules += (rules.empty() ? "" : ", ") + rule;
       s += "\n- Attempt " + std::to_string(r.attempt) + " was refused by " +
-           (r.rules.empty() ? std::string("the policy") : (r.rules.size() == 1 ? "rule " : "rules ") + rules) +
+           (r.rules.empty() ? std::string("the policy")
+                            : (r.rules.size() == 1 ? "rule " : "rules ") + rules) +
            ": " + (r.reason.empty() ? std::string("no reason given") : r.reason) +
            "; do not propose it again. The refused proposal: " + r.action_json;
     }
@@ -222,7 +228,8 @@ std::string parse_answer(const Answer& answer, const Catalog& catalog) {
   Value top;
   if (!lowercase_keys(doc, &top, a)) return reply_proposal(answer.text);
   const Value* target = json::member(top, "target");
-  if (!target || !target->IsString() || target->GetStringLength() == 0) return reply_proposal(answer.text);
+  if (!target || !target->IsString() || target->GetStringLength() == 0)
+    return reply_proposal(answer.text);
   const std::string target_name = ascii_lower(target->GetString());
   Value payload(rapidjson::kObjectType);
   if (const Value* p = json::member(top, "payload")) {
@@ -230,18 +237,21 @@ std::string parse_answer(const Answer& answer, const Catalog& catalog) {
   }
   const Value* action = json::member(top, "action");
   if (action && !action->IsString()) return reply_proposal(answer.text);
-  const std::string action_name =
-      action && action->GetStringLength() ? std::string(action->GetString(), action->GetStringLength())
-                                          : default_action(target_name, payload);
+  const std::string action_name = action && action->GetStringLength()
+                                      ? std::string(action->GetString(), action->GetStringLength())
+                                      : default_action(target_name, payload);
   const Value* explanation = json::member(top, "explanation");
   const std::string explanation_text =
-      explanation && explanation->IsString() ? std::string(explanation->GetString(), explanation->GetStringLength()) : "";
+      explanation && explanation->IsString()
+          ? std::string(explanation->GetString(), explanation->GetStringLength())
+          : "";
   return proposal(target_name, action_name, payload, &explanation_text);
 }
 
 std::string normalized_action(const std::string& proposal_json) {
   Document doc;
-  if (!json::parse(proposal_json, &doc).empty() || !doc.IsObject()) return "unparseable: " + proposal_json;
+  if (!json::parse(proposal_json, &doc).empty() || !doc.IsObject())
+    return "unparseable: " + proposal_json;
   Document kept(rapidjson::kObjectType);
   Alloc& a = kept.GetAllocator();
   for (const char* name : {"target", "action", "payload"})

@@ -1,9 +1,10 @@
 // The cascade over real HTTP providers on loopback: order and fail-over, cool-off (injected
 // clock), 429 with Retry-After (injected sleep), consensus, the per-session budget, the
 // selector, and the configuration check.
+#include "reasoning/cascade.h"
+
 #include <catch2/catch.hpp>
 
-#include "reasoning/cascade.h"
 #include "reasoning/config_check.h"
 #include "reasoning/think.h"
 #include "tests/reasoning/reasoning_fixture.h"
@@ -33,11 +34,14 @@ std::string chat_text(const std::string& content, int in = 0, int out = 0) {
 
 Catalog test_catalog() {
   Catalog c;
-  c.targets = {{"shell", "Run a command", R"({"type":"object"})"}, {"reply", "Answer", R"({"type":"object"})"}};
+  c.targets = {{"shell", "Run a command", R"({"type":"object"})"},
+               {"reply", "Answer", R"({"type":"object"})"}};
   return c;
 }
 
-std::string normalize(const Answer& answer) { return normalized_action(parse_answer(answer, test_catalog())); }
+std::string normalize(const Answer& answer) {
+  return normalized_action(parse_answer(answer, test_catalog()));
+}
 
 Signal user(const std::string& text, const std::string& session = "s1") {
   Signal s;
@@ -48,7 +52,9 @@ Signal user(const std::string& text, const std::string& session = "s1") {
   return s;
 }
 
-Request request_for(const Signal& signal) { return build_request(signal, test_catalog(), {}, {}, {}); }
+Request request_for(const Signal& signal) {
+  return build_request(signal, test_catalog(), {}, {}, {});
+}
 
 // A fake clock the test moves by hand.
 struct FakeTime {
@@ -74,7 +80,8 @@ struct Setup {
   explicit Setup(int n) {
     for (int i = 0; i < n; ++i) {
       servers.push_back(std::make_unique<HttpFake>());
-      ProviderConfig p = http_config(std::string(1, static_cast<char>('a' + i)), "openai", *servers.back());
+      ProviderConfig p =
+          http_config(std::string(1, static_cast<char>('a' + i)), "openai", *servers.back());
       p.timeout = std::chrono::milliseconds(400);
       config.providers.push_back(p);
     }
@@ -83,13 +90,15 @@ struct Setup {
   std::unique_ptr<Cascade> cascade() {
     std::vector<std::unique_ptr<Provider>> providers;
     for (const auto& p : config.providers) providers.push_back(must_make(p));
-    return std::make_unique<Cascade>(std::move(providers), config, normalize, time.clock(), sleeps.sleep());
+    return std::make_unique<Cascade>(std::move(providers), config, normalize, time.clock(),
+                                     sleeps.sleep());
   }
 };
 
 }  // namespace
 
-TEST_CASE("cascade: fail-over past a 500, garbage, a hang-up and a timeout, in configured order", "[cascade]") {
+TEST_CASE("cascade: fail-over past a 500, garbage, a hang-up and a timeout, in configured order",
+          "[cascade]") {
   Setup s(5);
   s.server(0).push(json_reply("boom", 500));
   s.server(1).push(json_reply("this is not json"));
@@ -99,7 +108,8 @@ TEST_CASE("cascade: fail-over past a 500, garbage, a hang-up and a timeout, in c
   HttpReply slow = json_reply(chat_text("late"));
   slow.delay = std::chrono::milliseconds(3000);
   s.server(3).push(slow);
-  s.server(4).push(json_reply(chat_text(R"({"target":"shell","action":"run","payload":{"command":"ls"}})")));
+  s.server(4).push(
+      json_reply(chat_text(R"({"target":"shell","action":"run","payload":{"command":"ls"}})")));
   auto cascade = s.cascade();
   const Signal signal = user("list");
   CascadeResult r = cascade->ask(request_for(signal), signal);
@@ -135,7 +145,8 @@ TEST_CASE("cascade: no providers", "[cascade]") {
   CHECK(r.message == "no language-model provider is configured");
 }
 
-TEST_CASE("cascade: a failed provider is tried last for the cool-off, then first again", "[cascade]") {
+TEST_CASE("cascade: a failed provider is tried last for the cool-off, then first again",
+          "[cascade]") {
   Setup s(2);
   s.config.cool_off = std::chrono::seconds(60);
   s.server(0).push(json_reply("boom", 500));
@@ -208,8 +219,12 @@ TEST_CASE("cascade: consensus agrees on the normalized action", "[cascade]") {
   Setup s(3);
   s.config.consensus = 2;
   s.server(0).push(json_reply("boom", 500));
-  s.server(1).push(json_reply(chat_text(R"({"target":"shell","action":"run","payload":{"command":"ls","cwd":"/w"},"explanation":"one"})")));
-  s.server(2).push(json_reply(chat_text("```json\n{\"Payload\":{\"cwd\":\"/w\",\"command\":\"ls\"},\"target\":\"shell\",\"action\":\"run\",\"explanation\":\"two\"}\n```")));
+  s.server(1).push(json_reply(chat_text(
+      R"({"target":"shell","action":"run","payload":{"command":"ls","cwd":"/w"},"explanation":"one"})")));
+  s.server(2).push(
+      json_reply(chat_text("```json\n{\"Payload\":{\"cwd\":\"/"
+                           "w\",\"command\":\"ls\"},\"target\":\"shell\",\"action\":\"run\","
+                           "\"explanation\":\"two\"}\n```")));
   auto cascade = s.cascade();
   const Signal signal = user("list");
   CascadeResult r = cascade->ask(request_for(signal), signal);
@@ -221,14 +236,21 @@ TEST_CASE("cascade: consensus agrees on the normalized action", "[cascade]") {
 TEST_CASE("cascade: consensus disagreement names each provider's action", "[cascade]") {
   Setup s(3);
   s.config.consensus = 2;
-  s.server(0).push(json_reply(chat_text(R"({"target":"shell","action":"run","payload":{"command":"ls"}})")));
-  s.server(1).push(json_reply(chat_text(R"({"target":"shell","action":"run","payload":{"command":"rm -rf build"}})")));
+  s.server(0).push(
+      json_reply(chat_text(R"({"target":"shell","action":"run","payload":{"command":"ls"}})")));
+  s.server(1).push(json_reply(
+      chat_text(R"({"target":"shell","action":"run","payload":{"command":"rm -rf build"}})")));
   auto cascade = s.cascade();
   const Signal signal = user("tidy");
   CascadeResult r = cascade->ask(request_for(signal), signal);
   CHECK(r.status == Status::Disagreement);
-  CHECK(r.message.find(R"(a proposes {"action":"run","payload":{"command":"ls"},"target":"shell"})") != std::string::npos);
-  CHECK(r.message.find(R"(b proposes {"action":"run","payload":{"command":"rm -rf build"},"target":"shell"})") != std::string::npos);
+  CHECK(r.message.find(
+            R"(a proposes {"action":"run","payload":{"command":"ls"},"target":"shell"})") !=
+        std::string::npos);
+  CHECK(
+      r.message.find(
+          R"(b proposes {"action":"run","payload":{"command":"rm -rf build"},"target":"shell"})") !=
+      std::string::npos);
   CHECK(s.server(2).request_count() == 0);  // two answers were enough to compare
 }
 
@@ -247,7 +269,7 @@ TEST_CASE("cascade: consensus without enough answers is a cascade failure", "[ca
 TEST_CASE("cascade: the session budget stops model calls once spent", "[cascade]") {
   Setup s(1);
   s.config.budget_per_session_usd = 0.5;
-  s.config.providers[0].price_input_per_mtok = 2.0;   // $2 per million input tokens
+  s.config.providers[0].price_input_per_mtok = 2.0;  // $2 per million input tokens
   s.config.providers[0].price_output_per_mtok = 10.0;
   s.server(0).set_fallback(json_reply(chat_text("ok", 200000, 5000)));  // $0.40 + $0.05
   auto cascade = s.cascade();
@@ -262,7 +284,9 @@ TEST_CASE("cascade: the session budget stops model calls once spent", "[cascade]
 
   CascadeResult third = cascade->ask(request_for(signal), signal);
   CHECK(third.status == Status::BudgetSpent);
-  CHECK(third.message == "the model budget of this session is spent ($0.9000 of $0.5000); no more model calls in this session");
+  CHECK(third.message ==
+        "the model budget of this session is spent ($0.9000 of $0.5000); no more model calls in "
+        "this session");
   CHECK(s.server(0).request_count() == 2);  // no call was made
 
   // Another session of the same principal has its own budget.
@@ -293,7 +317,8 @@ TEST_CASE("cascade: a selector rule puts its provider first with its model", "[c
   const Signal matched = user("please Deploy the site");
   CascadeResult r = cascade->ask(request_for(matched), matched);
   CHECK(r.answer.provider == "b");
-  CHECK(std::string(parse_body(s.server(1).requests().back().body)["model"].GetString()) == "big-model");
+  CHECK(std::string(parse_body(s.server(1).requests().back().body)["model"].GetString()) ==
+        "big-model");
 
   Signal short_chat = user("hi there");
   short_chat.sensor = "chat-message";
@@ -301,11 +326,15 @@ TEST_CASE("cascade: a selector rule puts its provider first with its model", "[c
   Signal long_chat = user("hi there, how are you");
   long_chat.sensor = "chat-message";
   CHECK(cascade->ask(request_for(long_chat), long_chat).answer.provider == "b");
-  CHECK(std::string(parse_body(s.server(1).requests().back().body)["model"].GetString()) == "model-b");
+  CHECK(std::string(parse_body(s.server(1).requests().back().body)["model"].GetString()) ==
+        "model-b");
 }
 
 TEST_CASE("cascade: a script provider fails over to HTTP and back", "[cascade]") {
-  TempFile script(R"({"error":"scripted outage"})" "\n" R"({"text":"scripted"})" "\n");
+  TempFile script(R"({"error":"scripted outage"})"
+                  "\n"
+                  R"({"text":"scripted"})"
+                  "\n");
   HttpFake server;
   ProviderConfig offline;
   offline.name = "offline";

@@ -19,7 +19,8 @@ const char* kKey = "sk-test-7f3a9c-SECRET";
 TEST_CASE("openai: request shape, bearer key, native tools, text answer and usage", "[providers]") {
   ScopedEnv env(kKeyEnv, kKey);
   HttpFake server;
-  server.push(json_reply(R"({"model":"gpt-x","choices":[{"message":{"role":"assistant","content":"{\"target\":\"reply\"}"}}],
+  server.push(json_reply(
+      R"({"model":"gpt-x","choices":[{"message":{"role":"assistant","content":"{\"target\":\"reply\"}"}}],
                              "usage":{"prompt_tokens":120,"completion_tokens":7}})"));
   auto provider = must_make(http_config("main", "openai", server, kKeyEnv));
   Answer answer = provider->complete(shell_request());
@@ -48,13 +49,16 @@ TEST_CASE("openai: request shape, bearer key, native tools, text answer and usag
   REQUIRE(body["tools"].Size() == 1);
   CHECK(std::string(body["tools"][0]["type"].GetString()) == "function");
   CHECK(std::string(body["tools"][0]["function"]["name"].GetString()) == "shell");
-  CHECK(std::string(body["tools"][0]["function"]["parameters"]["properties"]["command"]["type"].GetString()) == "string");
+  CHECK(std::string(body["tools"][0]["function"]["parameters"]["properties"]["command"]["type"]
+                        .GetString()) == "string");
   CHECK_FALSE(body.HasMember("session"));
 }
 
-TEST_CASE("openai: a tool call is read with its arguments; the request's model wins", "[providers]") {
+TEST_CASE("openai: a tool call is read with its arguments; the request's model wins",
+          "[providers]") {
   HttpFake server;
-  server.push(json_reply(R"({"choices":[{"message":{"content":null,"tool_calls":[{"id":"c1","type":"function",
+  server.push(json_reply(
+      R"({"choices":[{"message":{"content":null,"tool_calls":[{"id":"c1","type":"function",
       "function":{"name":"shell","arguments":"{\"command\":\"ls -la\"}"}}]}}],"usage":{"prompt_tokens":1,"completion_tokens":2}})"));
   auto provider = must_make(http_config("main", "openai", server));
   Request request = shell_request();
@@ -80,12 +84,14 @@ TEST_CASE("openai: native_tools off sends no tools", "[providers]") {
   CHECK_FALSE(parse_body(server.requests().at(0).body).HasMember("tools"));
 }
 
-TEST_CASE("openai-responses: instructions, input, flat tools; function_call and output_text read", "[providers]") {
+TEST_CASE("openai-responses: instructions, input, flat tools; function_call and output_text read",
+          "[providers]") {
   ScopedEnv env(kKeyEnv, kKey);
   HttpFake server;
   server.push(json_reply(R"({"output":[{"type":"reasoning"},{"type":"function_call","name":"shell",
       "arguments":"{\"command\":\"pwd\"}","call_id":"x"}],"usage":{"input_tokens":50,"output_tokens":5}})"));
-  server.push(json_reply(R"({"output":[{"type":"message","content":[{"type":"output_text","text":"all "},
+  server.push(
+      json_reply(R"({"output":[{"type":"message","content":[{"type":"output_text","text":"all "},
       {"type":"output_text","text":"done"}]}],"usage":{"input_tokens":3,"output_tokens":4}})"));
   auto provider = must_make(http_config("resp", "openai-responses", server, kKeyEnv));
   Answer call = provider->complete(shell_request());
@@ -112,12 +118,14 @@ TEST_CASE("openai-responses: instructions, input, flat tools; function_call and 
   CHECK(body["tools"][0]["parameters"].IsObject());
 }
 
-TEST_CASE("ollama: /api/chat without streaming; tool call arguments as an object; eval counts", "[providers]") {
+TEST_CASE("ollama: /api/chat without streaming; tool call arguments as an object; eval counts",
+          "[providers]") {
   HttpFake server;
   server.push(json_reply(R"({"model":"llama3","message":{"role":"assistant","content":"",
       "tool_calls":[{"function":{"name":"shell","arguments":{"command":"uname -a"}}}]},
       "prompt_eval_count":33,"eval_count":9,"done":true})"));
-  server.push(json_reply(R"({"message":{"role":"assistant","content":"plain words"},"done":true})"));
+  server.push(
+      json_reply(R"({"message":{"role":"assistant","content":"plain words"},"done":true})"));
   auto provider = must_make(http_config("local", "ollama", server));
   Answer call = provider->complete(shell_request());
   REQUIRE(call.ok);
@@ -138,10 +146,13 @@ TEST_CASE("ollama: /api/chat without streaming; tool call arguments as an object
   CHECK(std::string(body["tools"][0]["function"]["name"].GetString()) == "shell");
 }
 
-TEST_CASE("anthropic: x-api-key and version headers, system, input_schema; text and tool_use blocks", "[providers]") {
+TEST_CASE(
+    "anthropic: x-api-key and version headers, system, input_schema; text and tool_use blocks",
+    "[providers]") {
   ScopedEnv env(kKeyEnv, kKey);
   HttpFake server;
-  server.push(json_reply(R"({"content":[{"type":"text","text":"Listing."},{"type":"tool_use","id":"t1",
+  server.push(
+      json_reply(R"({"content":[{"type":"text","text":"Listing."},{"type":"tool_use","id":"t1",
       "name":"shell","input":{"command":"ls"}}],"usage":{"input_tokens":200,"output_tokens":20}})"));
   auto provider = must_make(http_config("claude", "anthropic", server, kKeyEnv));
   Answer answer = provider->complete(shell_request());
@@ -171,7 +182,8 @@ TEST_CASE("a non-2xx answer names the status and never the key the server echoed
   ScopedEnv env(kKeyEnv, kKey);
   for (const char* kind : {"openai", "openai-responses", "ollama", "anthropic"}) {
     HttpFake server;
-    server.push(json_reply(std::string(R"({"error":"Incorrect API key provided: )") + kKey + R"("})", 401));
+    server.push(
+        json_reply(std::string(R"({"error":"Incorrect API key provided: )") + kKey + R"("})", 401));
     Answer answer = must_make(http_config("p", kind, server, kKeyEnv))->complete(shell_request());
     INFO(kind);
     CHECK_FALSE(answer.ok);
@@ -196,10 +208,12 @@ TEST_CASE("HTTP error text is cut to 200 bytes after the key is removed", "[prov
   CHECK(answer.error.find("sk-test") == std::string::npos);
 }
 
-TEST_CASE("a missing key variable is an error naming the variable; nothing is sent", "[providers]") {
+TEST_CASE("a missing key variable is an error naming the variable; nothing is sent",
+          "[providers]") {
   ScopedEnv env("WARDEN_TEST_ABSENT_KEY", nullptr);
   HttpFake server;
-  Answer answer = must_make(http_config("p", "openai", server, "WARDEN_TEST_ABSENT_KEY"))->complete(shell_request());
+  Answer answer = must_make(http_config("p", "openai", server, "WARDEN_TEST_ABSENT_KEY"))
+                      ->complete(shell_request());
   CHECK_FALSE(answer.ok);
   CHECK(answer.error == "API key variable WARDEN_TEST_ABSENT_KEY is not set");
   CHECK(server.request_count() == 0);
@@ -231,7 +245,8 @@ TEST_CASE("a 500 is not retried later", "[providers]") {
   CHECK(answer.error == "HTTP 500: boom");
 }
 
-TEST_CASE("garbage, a wrong shape, a hang-up, a timeout and an oversized answer are errors", "[providers]") {
+TEST_CASE("garbage, a wrong shape, a hang-up, a timeout and an oversized answer are errors",
+          "[providers]") {
   HttpFake server;
   auto config = http_config("p", "openai", server);
   config.timeout = std::chrono::milliseconds(300);
@@ -268,7 +283,8 @@ TEST_CASE("garbage, a wrong shape, a hang-up, a timeout and an oversized answer 
   CHECK_FALSE(late.ok);
   CHECK(late.error.rfind("timeout after 300 ms", 0) == 0);
 
-  server.push(json_reply(R"({"choices":[{"message":{"content":")" + std::string(5000, 'a') + R"("}}]})"));
+  server.push(
+      json_reply(R"({"choices":[{"message":{"content":")" + std::string(5000, 'a') + R"("}}]})"));
   Answer big = provider->complete(shell_request());
   CHECK_FALSE(big.ok);
   CHECK(big.error == "answer larger than 1000 bytes");
@@ -315,7 +331,8 @@ TEST_CASE("a refused connection is an error naming it", "[providers]") {
   CHECK(answer.error.rfind("connection failed: ", 0) == 0);
 }
 
-TEST_CASE("make_provider refuses unknown kinds and bad base URLs, naming the provider", "[providers]") {
+TEST_CASE("make_provider refuses unknown kinds and bad base URLs, naming the provider",
+          "[providers]") {
   ProviderConfig config;
   config.name = "odd";
   config.kind = "gopher";

@@ -42,8 +42,9 @@ inline Request shell_request(const std::string& text = "list the files") {
   Request request;
   request.system = "You are a careful assistant.";
   request.messages = {{"user", text}};
-  request.tools = {{"shell", "Run a command line in the workspace",
-                    R"({"type":"object","properties":{"command":{"type":"string"}},"required":["command"]})"}};
+  request.tools = {
+      {"shell", "Run a command line in the workspace",
+       R"({"type":"object","properties":{"command":{"type":"string"}},"required":["command"]})"}};
   request.session = "alice\x1fs1";
   return request;
 }
@@ -75,6 +76,7 @@ class TempFile {
   }
   ~TempFile() { std::remove(path_.c_str()); }
   const std::string& path() const { return path_; }
+
  private:
   std::string path_;
 };
@@ -84,13 +86,18 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
     if (const char* old = getenv(name)) old_ = old, had_ = true;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
   }
   ~ScopedEnv() {
-    if (had_) setenv(name_.c_str(), old_.c_str(), 1);
-    else unsetenv(name_.c_str());
+    if (had_)
+      setenv(name_.c_str(), old_.c_str(), 1);
+    else
+      unsetenv(name_.c_str());
   }
+
  private:
   std::string name_, old_;
   bool had_ = false;

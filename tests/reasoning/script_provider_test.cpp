@@ -62,7 +62,10 @@ TEST_CASE("script: lines answer in order: text, object text, tool call, error, u
 }
 
 TEST_CASE("script: one cursor per session", "[script]") {
-  TempFile file(R"({"text":"one"})" "\n" R"({"text":"two"})" "\n");
+  TempFile file(R"({"text":"one"})"
+                "\n"
+                R"({"text":"two"})"
+                "\n");
   auto provider = must_make(script_config(file.path()));
   CHECK(provider->complete(said("x", "a")).text == "one");
   CHECK(provider->complete(said("x", "b")).text == "one");
@@ -71,14 +74,14 @@ TEST_CASE("script: one cursor per session", "[script]") {
   CHECK(provider->complete(said("x", "b")).text == "two");
 }
 
-TEST_CASE("script: a line whose match is not in the newest message is skipped; repeat stays", "[script]") {
-  TempFile file(
-      R"({"match":"delete","text":"refusing"})"
-      "\n"
-      R"({"match":"Result of the previous action","text":"summary"})"
-      "\n"
-      R"({"text":"fallback","repeat":true})"
-      "\n");
+TEST_CASE("script: a line whose match is not in the newest message is skipped; repeat stays",
+          "[script]") {
+  TempFile file(R"({"match":"delete","text":"refusing"})"
+                "\n"
+                R"({"match":"Result of the previous action","text":"summary"})"
+                "\n"
+                R"({"text":"fallback","repeat":true})"
+                "\n");
   auto provider = must_make(script_config(file.path()));
   // Only the newest message counts: "earlier words" holds none of the matches.
   Answer first = provider->complete(said("Result of the previous action (shell): a b c"));
@@ -92,23 +95,31 @@ TEST_CASE("script: a line whose match is not in the newest message is skipped; r
 TEST_CASE("script: file problems name the file and line", "[script]") {
   std::string error;
   SECTION("bad JSON") {
-    TempFile file(R"({"text":"ok"})" "\n" R"({"text": oops})" "\n");
+    TempFile file(R"({"text":"ok"})"
+                  "\n"
+                  R"({"text": oops})"
+                  "\n");
     CHECK(make_provider(script_config(file.path()), &error) == nullptr);
     CHECK(error.find(file.path() + ":2: not JSON") != std::string::npos);
     CHECK(error.rfind("provider offline: ", 0) == 0);
   }
   SECTION("unknown member") {
-    TempFile file(R"({"text":"ok","colour":"red"})" "\n");
+    TempFile file(R"({"text":"ok","colour":"red"})"
+                  "\n");
     CHECK(make_provider(script_config(file.path()), &error) == nullptr);
     CHECK(error.find(":1: unknown member \"colour\"") != std::string::npos);
   }
   SECTION("two answers on one line") {
-    TempFile file("\n\n" R"({"text":"ok","error":"no"})" "\n");
+    TempFile file(
+        "\n\n"
+        R"({"text":"ok","error":"no"})"
+        "\n");
     CHECK(make_provider(script_config(file.path()), &error) == nullptr);
     CHECK(error.find(":3: needs exactly one of") != std::string::npos);
   }
   SECTION("tool call without a name") {
-    TempFile file(R"({"tool_call":{"arguments":{}}})" "\n");
+    TempFile file(R"({"tool_call":{"arguments":{}}})"
+                  "\n");
     CHECK(make_provider(script_config(file.path()), &error) == nullptr);
     CHECK(error.find(":1: \"tool_call\" needs a \"name\" string") != std::string::npos);
   }
