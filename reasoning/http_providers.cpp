@@ -39,9 +39,9 @@ std::string first_bytes(const std::string& text, std::size_t n) {
 }
 
 std::chrono::milliseconds parse_retry_after(const std::string& value) {
-  if (value.empty() || value.size() > 9 ||
-      value.find_first_not_of("0123456789") != std::string::npos)
+  if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos)
     return std::chrono::milliseconds(1000);  // absent, a date, or nonsense: one second
+  if (value.size() > 9) return std::chrono::hours(24 * 365);  // longer than any maximum
   return std::chrono::seconds(std::stol(value));
 }
 
@@ -111,6 +111,12 @@ class HttpProvider : public Provider {
     if (answer.text.empty() && !answer.tool_call) {
       answer.error = "empty answer: neither text nor a tool call";
       return answer;
+    }
+    // A server that echoes the key into its answer does not get it into a proposal.
+    answer.text = redact(std::move(answer.text), key);
+    if (answer.tool_call) {
+      answer.tool_call->name = redact(std::move(answer.tool_call->name), key);
+      answer.tool_call->arguments_json = redact(std::move(answer.tool_call->arguments_json), key);
     }
     answer.ok = true;
     return answer;

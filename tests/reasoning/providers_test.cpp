@@ -346,3 +346,27 @@ TEST_CASE("make_provider refuses unknown kinds and bad base URLs, naming the pro
   CHECK(make_provider(config, &error) == nullptr);
   CHECK(error.find("base_url must start with http:// or https://") != std::string::npos);
 }
+
+TEST_CASE("a key echoed into the answer's text or tool call is removed", "[providers]") {
+  ScopedEnv env(kKeyEnv, kKey);
+  HttpFake server;
+  server.push(
+      json_reply(std::string(R"({"choices":[{"message":{"content":"your key is )") + kKey +
+                 R"(","tool_calls":[{"function":{"name":"reply","arguments":"{\"text\":\")" + kKey +
+                 R"(\"}"}}]}}]})"));
+  Answer answer = must_make(http_config("p", "openai", server, kKeyEnv))->complete(shell_request());
+  REQUIRE(answer.ok);
+  CHECK(answer.text == "your key is [redacted]");
+  REQUIRE(answer.tool_call);
+  CHECK(answer.tool_call->arguments_json == R"({"text":"[redacted]"})");
+}
+
+TEST_CASE("a Retry-After too large for a number is longer than any maximum", "[providers]") {
+  HttpFake server;
+  HttpReply busy = json_reply("busy", 429);
+  busy.headers = {{"Retry-After", "99999999999999999999"}};
+  server.push(busy);
+  Answer answer = must_make(http_config("p", "openai", server))->complete(shell_request());
+  CHECK(answer.retry_later);
+  CHECK(answer.retry_after > std::chrono::hours(24));
+}
