@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "reasoning/config_check.h"
+#include "reasoning/make_cascade.h"
 #include "reasoning/think.h"
 #include "tests/reasoning/reasoning_fixture.h"
 
@@ -373,4 +374,26 @@ TEST_CASE("check_config names the key that is wrong", "[cascade]") {
   config.selector.clear();
   config.consensus = 2;
   CHECK(check_config(config).rfind("reasoning.consensus: 2 needs that many providers", 0) == 0);
+}
+
+TEST_CASE("make_cascade builds every provider or names the one at fault", "[cascade]") {
+  HttpFake server;
+  server.set_fallback(json_reply(chat_text(R"({"target":"shell","payload":{"command":"ls"}})")));
+  ReasoningConfig config;
+  config.providers = {http_config("a", "openai", server), http_config("b", "openai", server)};
+  config.consensus = 2;
+  std::string error;
+  auto cascade = make_cascade(config, test_catalog(), &error);
+  REQUIRE(cascade);
+  const Signal signal = user("list");
+  CascadeResult r = cascade->ask(request_for(signal), signal);
+  CHECK(r.status == Status::Ok);
+  CHECK(server.request_count() == 2);
+
+  config.providers[1].kind = "telepathy";
+  CHECK(make_cascade(config, test_catalog(), &error) == nullptr);
+  CHECK(error.rfind("reasoning.providers: provider b: unknown kind \"telepathy\"", 0) == 0);
+  config.providers[1] = config.providers[0];
+  CHECK(make_cascade(config, test_catalog(), &error) == nullptr);
+  CHECK(error == "reasoning.providers: the name \"a\" is used twice");
 }
