@@ -221,9 +221,12 @@ Request build_request(const pipeline::Signal& signal, const Catalog& catalog,
 
 std::string parse_answer(const Answer& answer, const Catalog& catalog) {
   if (answer.tool_call) return from_tool_call(answer, catalog);
-  const std::string candidate = strip_fences(answer.text);
+  // The whole text first (a command may hold backticks), then the first fenced block.
   Document doc;
-  if (!json::parse(candidate, &doc).empty() || !doc.IsObject()) return reply_proposal(answer.text);
+  if (!json::parse(trim(answer.text), &doc).empty() &&
+      !json::parse(strip_fences(answer.text), &doc).empty())
+    return reply_proposal(answer.text);
+  if (!doc.IsObject()) return reply_proposal(answer.text);
   Alloc& a = doc.GetAllocator();
   Value top;
   if (!lowercase_keys(doc, &top, a)) return reply_proposal(answer.text);

@@ -172,6 +172,13 @@ TEST_CASE("parse_answer: plain JSON, fences, key case; context and extra members
         R"({"target":"shell","action":"run","payload":{"command":"ls"}})");
 }
 
+TEST_CASE("parse_answer: backticks inside a JSON answer are not taken for a fence", "[think]") {
+  CHECK(parse_answer(
+            text_answer("{\"target\":\"shell\",\"payload\":{\"command\":\"echo ```x```\"}\n}"),
+            catalog()) ==
+        R"({"target":"shell","action":"run","payload":{"command":"echo ```x```"}})");
+}
+
 TEST_CASE("parse_answer: anything else becomes a reply with the raw text", "[think]") {
   auto reply_of = [](const std::string& raw) { return parse_answer(text_answer(raw), catalog()); };
   CHECK(reply_of("Sure, I listed them.") ==
