@@ -66,7 +66,7 @@ class HttpProvider : public Provider {
       key = value;
     }
     HttpPost post;
-    post.url = config_.base_url + path();
+    post.url = url();
     post.headers = headers(key);
     post.body = body(request, answer.model);
     post.connect_timeout = config_.connect_timeout;
@@ -131,6 +131,16 @@ class HttpProvider : public Provider {
   virtual std::string body(const Request& request, const std::string& model) const = 0;
   // Fills text / tool_call / usage from the parsed answer; "" or what is missing.
   virtual std::string read(const Document& doc, Answer* answer) const = 0;
+
+  // base_url + the endpoint; a base_url that already ends in /v1 is not doubled.
+  std::string url() const {
+    const std::string endpoint = path();
+    const std::string& base = config_.base_url;
+    if (endpoint.rfind("/v1/", 0) == 0 && base.size() >= 3 &&
+        base.compare(base.size() - 3, 3, "/v1") == 0)
+      return base + endpoint.substr(3);
+    return base + endpoint;
+  }
 
   bool send_tools(const Request& request) const {
     return config_.native_tools && !request.tools.empty();

@@ -370,3 +370,12 @@ TEST_CASE("a Retry-After too large for a number is longer than any maximum", "[p
   CHECK(answer.retry_later);
   CHECK(answer.retry_after > std::chrono::hours(24));
 }
+
+TEST_CASE("a base_url ending in /v1 is not doubled", "[providers]") {
+  HttpFake server;
+  server.push(json_reply(R"({"choices":[{"message":{"content":"hi"}}]})"));
+  auto config = http_config("p", "openai", server);
+  config.base_url += "/v1/";
+  REQUIRE(must_make(config)->complete(shell_request()).ok);
+  CHECK(server.requests().at(0).target == "/v1/chat/completions");
+}
