@@ -3,7 +3,9 @@
 // selector, and the configuration check.
 #include "reasoning/cascade.h"
 
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include "reasoning/config_check.h"
 #include "reasoning/make_cascade.h"
@@ -396,4 +398,32 @@ TEST_CASE("make_cascade builds every provider or names the one at fault", "[casc
   config.providers[1] = config.providers[0];
   CHECK(make_cascade(config, test_catalog(), &error) == nullptr);
   CHECK(error == "reasoning.providers: the name \"a\" is used twice");
+}
+
+TEST_CASE("cascade: concurrent sessions are counted apart", "[cascade]") {
+  TempFile script(
+      R"({"text":"ok","usage":{"input_tokens":1000000,"output_tokens":0},"repeat":true})"
+      "\n");
+  ProviderConfig offline;
+  offline.name = "offline";
+  offline.kind = "script";
+  offline.script_path = script.path();
+  offline.price_input_per_mtok = 1.0;
+  ReasoningConfig config;
+  config.providers = {offline};
+  std::vector<std::unique_ptr<Provider>> providers;
+  providers.push_back(must_make(offline));
+  Cascade cascade(std::move(providers), config, normalize);
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      const Signal signal = user("hi", "session-" + std::to_string(t));
+      for (int i = 0; i < 10; ++i)
+        if (cascade.ask(request_for(signal), signal).status == Status::Ok) ++ok;
+    });
+  for (auto& thread : threads) thread.join();
+  CHECK(ok == 40);
+  for (int t = 0; t < 4; ++t)
+    CHECK(cascade.spent(std::string("alice\x1fsession-") + std::to_string(t)) == Approx(10.0));
 }
