@@ -1,6 +1,8 @@
 // The script provider: answers from a JSON-lines file, one cursor per session, lines that
 // match the newest message, repeats, errors, and the file problems make_provider reports.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
 
 #include "reasoning/provider.h"
 #include "tests/reasoning/reasoning_fixture.h"
@@ -132,4 +134,26 @@ TEST_CASE("script: file problems name the file and line", "[script]") {
     CHECK(make_provider(script_config(file.path()), &error) == nullptr);
     CHECK(error.find("holds no answer") != std::string::npos);
   }
+}
+
+TEST_CASE("script: the example in docs/REASONING.md is a valid script", "[script]") {
+  std::ifstream in(std::string(WARDEN_SOURCE_DIR) + "/docs/REASONING.md");
+  REQUIRE(in);
+  std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto open = doc.find("```jsonl\n");
+  REQUIRE(open != std::string::npos);
+  const auto start = open + 9;
+  const auto close = doc.find("```", start);
+  REQUIRE(close != std::string::npos);
+  TempFile file(doc.substr(start, close - start));
+  auto provider = must_make(script_config(file.path()));
+  Answer first = provider->complete(said("clean my home"));
+  REQUIRE(first.tool_call);
+  CHECK(first.tool_call->arguments_json == R"({"command":"rm -rf ~"})");
+  Answer second = provider->complete(said("clean my home"));
+  CHECK(second.text.find("\"ls\"") != std::string::npos);
+  Answer third = provider->complete(said("Result of the previous action (shell): a b"));
+  CHECK(third.text.find("Done.") != std::string::npos);
+  CHECK(provider->complete(said("thanks")).text == "I have nothing more to do.");
+  CHECK(provider->complete(said("bye")).text == "I have nothing more to do.");
 }
