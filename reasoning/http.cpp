@@ -91,6 +91,7 @@ HttpResponse http_post(const HttpPost& post) {
         line.find('\0') != std::string::npos) {
       curl_slist_free_all(headers);
       curl_easy_cleanup(curl);
+      response.not_sent = true;
       response.error = "header " + name + " holds a line break";
       return response;
     }

@@ -29,6 +29,7 @@ struct HttpResponse {
   std::string body;
   bool timed_out = false;  // the connect or total timeout ended the exchange
   bool too_large = false;  // the answer passed max_response_bytes
+  bool not_sent = false;   // refused before sending (a header holding a line break)
   std::string error;       // when !completed: what went wrong ("Couldn't connect to server: …")
   // The first header with this name (case-insensitive), "" if absent.
   std::string header(const std::string& name) const;

@@ -64,6 +64,14 @@ class HttpProvider : public Provider {
         return answer;
       }
       key = value;
+      // A key pasted with a trailing newline still works; one with a line break inside is
+      // refused by http_post, naming the header and not the value.
+      key.erase(0, key.find_first_not_of(" \t\r\n"));
+      key.erase(key.find_last_not_of(" \t\r\n") + 1);
+      if (key.empty()) {
+        answer.error = "API key variable " + config_.api_key_env + " is not set";
+        return answer;
+      }
     }
     HttpPost post;
     post.url = url();
@@ -74,6 +82,10 @@ class HttpProvider : public Provider {
     post.max_response_bytes = config_.max_response_bytes;
     HttpResponse response = http_post(post);
     answer.http_status = response.status;
+    if (response.not_sent) {
+      answer.error = "request not sent: " + redact(response.error, key);
+      return answer;
+    }
     if (response.too_large) {
       answer.error = "answer larger than " + std::to_string(config_.max_response_bytes) + " bytes";
       return answer;

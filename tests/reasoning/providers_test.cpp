@@ -379,3 +379,30 @@ TEST_CASE("a base_url ending in /v1 is not doubled", "[providers]") {
   REQUIRE(must_make(config)->complete(shell_request()).ok);
   CHECK(server.requests().at(0).target == "/v1/chat/completions");
 }
+
+TEST_CASE("a key with surrounding whitespace is trimmed; one with a line break inside is refused",
+          "[providers]") {
+  HttpFake server;
+  server.set_fallback(json_reply(R"({"choices":[{"message":{"content":"hi"}}]})"));
+  {
+    ScopedEnv env(kKeyEnv, (std::string(kKey) + "\n").c_str());
+    REQUIRE(must_make(http_config("p", "anthropic", server, kKeyEnv))
+                ->complete(shell_request())
+                .error == "unparseable answer: no content");
+    CHECK(server.requests().back().header("x-api-key") == kKey);
+  }
+  {
+    ScopedEnv env(kKeyEnv, "sk-part-one\nX-Injected: yes");
+    Answer answer =
+        must_make(http_config("p", "openai", server, kKeyEnv))->complete(shell_request());
+    CHECK_FALSE(answer.ok);
+    CHECK(answer.error == "request not sent: header Authorization holds a line break");
+    CHECK(server.request_count() == 1);
+  }
+  {
+    ScopedEnv env(kKeyEnv, "  \n");
+    Answer answer =
+        must_make(http_config("p", "openai", server, kKeyEnv))->complete(shell_request());
+    CHECK(answer.error == std::string("API key variable ") + kKeyEnv + " is not set");
+  }
+}
