@@ -85,7 +85,6 @@ struct Setup {
       servers.push_back(std::make_unique<HttpFake>());
       ProviderConfig p =
           http_config(std::string(1, static_cast<char>('a' + i)), "openai", *servers.back());
-      p.timeout = std::chrono::milliseconds(400);
       config.providers.push_back(p);
     }
   }
@@ -109,8 +108,9 @@ TEST_CASE("cascade: fail-over past a 500, garbage, a hang-up and a timeout, in c
   hang.hang_up = true;
   s.server(2).push(hang);
   HttpReply slow = json_reply(chat_text("late"));
-  slow.delay = std::chrono::milliseconds(3000);
+  slow.delay = std::chrono::milliseconds(60000);  // never answered within d's timeout
   s.server(3).push(slow);
+  s.config.providers[3].timeout = std::chrono::milliseconds(400);
   s.server(4).push(
       json_reply(chat_text(R"({"target":"shell","action":"run","payload":{"command":"ls"}})")));
   auto cascade = s.cascade();

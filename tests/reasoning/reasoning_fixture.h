@@ -27,7 +27,7 @@ inline ProviderConfig http_config(const std::string& name, const std::string& ki
   config.model = "model-" + name;
   config.api_key_env = key_env;
   config.connect_timeout = std::chrono::milliseconds(2000);
-  config.timeout = std::chrono::milliseconds(5000);
+  config.timeout = std::chrono::milliseconds(30000);
   return config;
 }
 
