@@ -125,10 +125,10 @@ std::string from_tool_call(const Answer& answer, const Catalog& catalog) {
   if (!json::parse(arguments, &args).empty() || !args.IsObject()) return reply_proposal(raw);
   Alloc& a = args.GetAllocator();
   const std::string explanation = trim(answer.text);
-  if (has_spec(catalog.targets, call.name)) {
+  if (const std::string target = ascii_lower(call.name); has_spec(catalog.targets, target)) {
     Value payload;
     if (!lowercase_keys(args, &payload, a)) return reply_proposal(raw);
-    return proposal(call.name, default_action(call.name, payload), payload, &explanation);
+    return proposal(target, default_action(target, payload), payload, &explanation);
   }
   if (has_spec(catalog.tools, call.name)) {
     Value payload(rapidjson::kObjectType);

@@ -199,6 +199,8 @@ TEST_CASE("parse_answer: native tool calls become proposals", "[think]") {
   CHECK(
       parse_answer(call_answer("shell", R"({"Command":"ls -la"})", "Looking."), catalog()) ==
       R"({"target":"shell","action":"run","payload":{"command":"ls -la"},"explanation":"Looking."})");
+  CHECK(parse_answer(call_answer("Shell", R"({"command":"ls"})"), catalog()) ==
+        R"({"target":"shell","action":"run","payload":{"command":"ls"}})");
   CHECK(parse_answer(call_answer("file", R"({"action":"read","path":"a.txt"})"), catalog()) ==
         R"({"target":"file","action":"read","payload":{"action":"read","path":"a.txt"}})");
   CHECK(parse_answer(call_answer("http", R"({"url":"https://example.com"})"), catalog()) ==
