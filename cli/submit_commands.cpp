@@ -60,13 +60,11 @@ struct Outcome {
 // Sends one submit and prints its events until its response. Text goes to stdout; a
 // refused request to stderr.
 Outcome run_one(Client& client, const SubmitFlags& flags, const std::string& id,
-                const std::string& text, const char* sensor, const std::string& session,
-                const char* source) {
+                const std::string& text, const char* sensor, const std::string& session) {
   Outcome result;
   std::string fields = "\"text\":" + server::json_string(text) +
                        ",\"sensor\":" + server::json_string(sensor) +
-                       ",\"session\":" + server::json_string(session) +
-                       ",\"source\":" + server::json_string(source);
+                       ",\"session\":" + server::json_string(session);
   if (!flags.agent.empty()) fields += ",\"agent\":" + server::json_string(flags.agent);
   std::string error;
   if (!client.send_message(server::make_request(id, "submit", fields), &error)) {
@@ -143,7 +141,7 @@ void register_submit(CLI::App& app, int* exit_code) {
       return;
     }
     std::string session = a->flags.session.empty() ? random_session("submit") : a->flags.session;
-    Outcome result = run_one(client, a->flags, "submit", a->text, "user-input", session, "cli");
+    Outcome result = run_one(client, a->flags, "submit", a->text, "user-input", session);
     if (!result.ok) {
       *exit_code = kExitInternal;
       return;
@@ -192,7 +190,7 @@ void register_chat(CLI::App& app, int* exit_code) {
         continue;
       }
       Outcome result = run_one(client, *flags, "chat-" + std::to_string(++turn), line,
-                               "chat-message", session, "chat");
+                               "chat-message", session);
       if (!result.connection) {
         *exit_code = kExitInternal;
         return;

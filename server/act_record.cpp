@@ -24,25 +24,16 @@ std::string act_fields(std::string_view decision_id, std::string_view target,
   return out;
 }
 
-actuators::Result RecordedActuator::act(std::string_view action_json,
-                                        const actuators::Context& context) {
-  actuators::Result result = inner_->act(action_json, context);
-  if (audit::Writer* log = context_.audit) {
-    audit::AppendResult appended = log->append_wait(
-        "act", audit_now_us(), act_fields(context.decision_id, name(), context.principal, result));
-    if (!appended.ok) {
-      // The action already ran; its decision is in the log. Say loudly what is missing.
-      context_.log->error("audit: the act record of decision {} ({}) cannot be written: {}",
-                          context.decision_id, name(), appended.error);
-    }
-  }
-  return result;
-}
-
-void register_recorded(const actuators::Registry& from, actuators::Registry* into,
-                       ServerContext& context) {
-  for (const std::string& name : from.names()) {
-    into->add(std::make_unique<RecordedActuator>(from.find(name), context));
+void record_act(ServerContext& context, std::string_view decision_id, std::string_view target,
+                std::string_view principal, const actuators::Result& result) {
+  audit::Writer* log = context.audit;
+  if (!log) return;
+  audit::AppendResult appended =
+      log->append_wait("act", audit_now_us(), act_fields(decision_id, target, principal, result));
+  if (!appended.ok) {
+    // The action already ran; its decision is in the log. Say loudly what is missing.
+    context.log->error("audit: the act record of decision {} ({}) cannot be written: {}",
+                       decision_id, target, appended.error);
   }
 }
 

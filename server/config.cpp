@@ -13,6 +13,7 @@
 #include "audit/chain.h"
 #include "audit/mask.h"
 #include "engine/decision.h"
+#include "reasoning/config_check.h"
 #include <re2/re2.h>
 
 namespace warden::server {
@@ -519,6 +520,12 @@ void validate_pipeline(const PipelineConfig& pc, ConfigErrors* errors) {
                        "asks " + std::to_string(pc.reasoning.consensus) +
                            " providers to agree, but only " + std::to_string(providers.size()) +
                            " are configured"});
+  }
+  if (errors->empty()) {
+    // The reasoning layer's own checks (the same the daemon's cascade is built with).
+    if (std::string problem = reasoning::check_config(pc.reasoning); !problem.empty()) {
+      errors->push_back({"reasoning", problem});
+    }
   }
   const actuators::ActuatorsConfig& ac = pc.actuators;
   if (!ac.shell.workspace.empty() && ac.shell.workspace[0] != '/') {

@@ -1,6 +1,6 @@
 // The pipeline behind `submit`, built once at startup from [reasoning] and [actuators]: the
-// provider cascade, the built-in actuators (each wrapped to write its `act` audit record),
-// the model's catalog and the pipeline options. Each run gets its own Pipeline over these
+// provider cascade, the built-in actuators, the model's catalog and the pipeline options
+// (each dispatch writes its `act` audit record). Each run gets its own Pipeline over these
 // shared parts, with a Decider bound to the requester's identity (daemon_decider.h).
 // Built on the main thread; the parts are thread-safe and outlive every run.
 #pragma once
@@ -20,8 +20,7 @@ namespace warden::server {
 
 struct PipelineParts {
   std::unique_ptr<reasoning::Cascade> cascade;
-  actuators::Registry builtin;   // the actuators themselves
-  actuators::Registry recorded;  // what runs dispatch to: builtin, each writing `act` records
+  actuators::Registry actuators;
   reasoning::Catalog catalog;    // what the model may propose
   pipeline::Options options;
 };

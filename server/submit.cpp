@@ -83,6 +83,9 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
                         "submit needs a model provider: configure [[reasoning.providers]] in "
                         "warden.toml (docs/REASONING.md); decide works without one"});
   }
+  // Replies go back on this connection: a proposal naming no target goes to the reply
+  // actuator unless the client named another channel.
+  if (signal.source.empty()) signal.source = "reply";
   // Who asks is the authenticated principal, never what the request says.
   signal.principal = identity.principal;
   signal.depth = 0;

@@ -3,7 +3,7 @@
 // the connection are answered after it, the connection closing cancels the run; the agent
 // role is required and a daemon without providers answers E_NO_PROVIDER. Decisions of a run
 // (make_daemon_decider) go through the workers and the audit log like `decide`, and
-// RecordedActuator writes `act` records that verify.
+// record_act writes `act` records that verify.
 #include <catch2/catch.hpp>
 
 #include "audit/signing.h"
@@ -207,19 +207,6 @@ TEST_CASE("submit: agent role only, payload checked, E_NO_PROVIDER without provi
 TEST_CASE("a run's decisions go through the workers and the audit log; act records verify",
           "[server][submit][audit]") {
   TempDir dir;
-  struct Echo : actuators::Actuator {
-    std::string_view name() const override { return "echo"; }
-    actuators::Result act(std::string_view, const actuators::Context&) override {
-      actuators::Result r;
-      r.ok = true;
-      r.output = "echoed";
-      r.exit_code = 0;
-      r.truncated = true;
-      return r;
-    }
-  };
-  actuators::Registry builtin, recorded;
-  builtin.add(std::make_unique<Echo>());
   std::unique_ptr<RunningDaemon> daemon;
   Daemon::Options options;
   options.pipeline_runner = [&](const pipeline::Signal& signal, const Identity& identity,
@@ -233,11 +220,11 @@ TEST_CASE("a run's decisions go through the workers and the audit log; act recor
          std::string(outcome_name(shell.outcome)) + "\"}");
     sink("{\"event\":\"decision\",\"decision_id\":\"" + reply.decision_id + "\",\"outcome\":\"" +
          std::string(outcome_name(reply.outcome)) + "\"}");
-    if (recorded.names().empty()) register_recorded(builtin, &recorded, ctx);
-    actuators::Context context;
-    context.decision_id = reply.decision_id;
-    context.principal = signal.principal;
-    recorded.find("echo")->act(kReplyProposal, context);
+    actuators::Result result;
+    result.ok = true;
+    result.exit_code = 0;
+    result.truncated = true;
+    record_act(ctx, reply.decision_id, "echo", signal.principal, result);
     return pipeline::RunSummary{"done", 1, 0, 1};
   };
   daemon = std::make_unique<RunningDaemon>(test_config(dir), options);
