@@ -70,6 +70,7 @@ int open_by_walk(int root_fd, std::string_view relative, int flags, mode_t mode)
         // A symlink opened with O_PATH|O_NOFOLLOW|O_DIRECTORY reads as "not a directory".
         struct stat st;
         if (::fstatat(dir, parts[k].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) errno = ELOOP;
+        else errno = ENOTDIR;
       }
       return -1;
     }
@@ -77,6 +78,11 @@ int open_by_walk(int root_fd, std::string_view relative, int flags, mode_t mode)
     dir = next;
   }
   int fd = ::openat(dir, parts.back().c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0 && errno == ENOTDIR) {
+    struct stat st;
+    if (::fstatat(dir, parts.back().c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) errno = ELOOP;
+    else errno = ENOTDIR;
+  }
   if (fd >= 0 && (flags & O_PATH)) {
     // O_PATH|O_NOFOLLOW opens a symlink itself: refuse it like the other components.
     struct stat st;
