@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <sstream>
 #include <string>
 
 #include "actuators/shell.h"
@@ -252,4 +253,35 @@ TEST_CASE("plan_exec keeps the parsed words and the static assignments", "[shell
   CHECK(plan.argv == std::vector<std::string>{"git", "commit", "-m", "x; y"});
   REQUIRE(plan.assignments.size() == 2);
   CHECK(plan.assignments[1].value == "two words");
+}
+
+TEST_CASE("shell: resource limits apply to the child", "[shell]") {
+  TempDir ws;
+  ShellConfig c = config_for(ws);
+  c.max_file_bytes = 4096;
+  c.cpu_seconds = 1;
+  ShellActuator shell(c, false);
+  Result big = shell.act(shell_action("head -c 100000 /dev/zero > big"), with_shell_syntax());
+  REQUIRE(big.ok);
+  CHECK(std::filesystem::file_size(ws / "big") == 4096);
+  CHECK(big.exit_code != 0);  // SIGXFSZ or a write error
+  Result spin = shell.act(shell_action("while :; do :; done"), with_shell_syntax());
+  REQUIRE(spin.ok);  // ended by the CPU limit, long before the 10 s time limit
+  CHECK((spin.details["signal"] == std::to_string(SIGXCPU) || spin.details["signal"] == std::to_string(SIGKILL)));
+  Result limits = shell.act(shell_action("cat /proc/self/limits"), Context{});
+  REQUIRE(limits.ok);
+  auto row = [&](const std::string& name) {
+    auto at = limits.output.find(name);
+    REQUIRE(at != std::string::npos);
+    std::string line = limits.output.substr(at, limits.output.find('\n', at) - at);
+    std::istringstream words(line.substr(name.size()));
+    std::string soft, hard;
+    words >> soft >> hard;
+    return soft + " " + hard;
+  };
+  CHECK(row("Max core file size") == "0 0");
+  CHECK(row("Max cpu time") == "1 1");
+  CHECK(row("Max file size") == "4096 4096");
+  CHECK(row("Max address space") == std::to_string(c.memory_bytes) + " " + std::to_string(c.memory_bytes));
+  CHECK(row("Max processes") == std::to_string(c.max_processes) + " " + std::to_string(c.max_processes));
 }
