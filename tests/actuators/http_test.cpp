@@ -178,3 +178,23 @@ TEST_CASE("http: the time limit ends a request the server does not answer", "[ht
   CHECK_FALSE(r.ok);
   CHECK(r.error_code == "E_ACT_TIMEOUT");
 }
+
+TEST_CASE("http: metadata and IPv6 loopback addresses are refused before any connection", "[http]") {
+  HttpConfig c;
+  c.resolve = {"metadata.example.com:80:169.254.169.254", "v6.example.com:80:[::1]",
+               "mapped.example.com:80:[::ffff:10.0.0.1]"};
+  c.connect_timeout = std::chrono::milliseconds(2000);
+  HttpActuator http(c, false);
+  struct Case {
+    const char* url;
+    const char* refused;
+  };
+  for (const Case& k : {Case{"http://metadata.example.com/latest/", "169.254.169.254 (metadata)"},
+                        Case{"http://v6.example.com/", "::1 (loopback)"},
+                        Case{"http://mapped.example.com/", "10.0.0.1 (private)"}}) {
+    INFO(k.url);
+    Result r = http.act(http_action(k.url), Context{});
+    CHECK(r.error_code == "E_ACT_DENIED");
+    CHECK(r.error.find(k.refused) != std::string::npos);
+  }
+}
