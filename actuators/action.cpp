@@ -49,7 +49,8 @@ Result failure(const char* error_code, std::string message) {
 ActionDoc::ActionDoc(std::string_view json) {
   doc_.Parse(json.data(), json.size());
   if (doc_.HasParseError()) {
-    error_ = std::string("the action is not JSON: ") + rapidjson::GetParseError_En(doc_.GetParseError());
+    error_ =
+        std::string("the action is not JSON: ") + rapidjson::GetParseError_En(doc_.GetParseError());
     return;
   }
   if (!doc_.IsObject()) {
@@ -72,7 +73,8 @@ const rapidjson::Value& ActionDoc::payload() const {
 const rapidjson::Value* ActionDoc::member(const rapidjson::Value& object, std::string_view name) {
   if (!object.IsObject()) return nullptr;
   for (auto it = object.MemberBegin(); it != object.MemberEnd(); ++it)
-    if (same_ignoring_case(name, {it->name.GetString(), it->name.GetStringLength()})) return &it->value;
+    if (same_ignoring_case(name, {it->name.GetString(), it->name.GetStringLength()}))
+      return &it->value;
   return nullptr;
 }
 

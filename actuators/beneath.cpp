@@ -34,7 +34,8 @@ int open_with_openat2(int root_fd, const std::string& relative, int flags, mode_
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
   long fd;
   do {
-    fd = ::syscall(SYS_openat2, root_fd, relative.empty() ? "." : relative.c_str(), &how, sizeof how);
+    fd = ::syscall(SYS_openat2, root_fd, relative.empty() ? "." : relative.c_str(), &how,
+                   sizeof how);
   } while (fd < 0 && (errno == EINTR || errno == EAGAIN));
   return static_cast<int>(fd);
 #else
@@ -69,8 +70,10 @@ int open_by_walk(int root_fd, std::string_view relative, int flags, mode_t mode)
       if (errno == ENOTDIR) {
         // A symlink opened with O_PATH|O_NOFOLLOW|O_DIRECTORY reads as "not a directory".
         struct stat st;
-        if (::fstatat(dir, parts[k].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) errno = ELOOP;
-        else errno = ENOTDIR;
+        if (::fstatat(dir, parts[k].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+          errno = ELOOP;
+        else
+          errno = ENOTDIR;
       }
       return -1;
     }
@@ -80,8 +83,10 @@ int open_by_walk(int root_fd, std::string_view relative, int flags, mode_t mode)
   int fd = ::openat(dir, parts.back().c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0 && errno == ENOTDIR) {
     struct stat st;
-    if (::fstatat(dir, parts.back().c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) errno = ELOOP;
-    else errno = ENOTDIR;
+    if (::fstatat(dir, parts.back().c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+      errno = ELOOP;
+    else
+      errno = ENOTDIR;
   }
   if (fd >= 0 && (flags & O_PATH)) {
     // O_PATH|O_NOFOLLOW opens a symlink itself: refuse it like the other components.

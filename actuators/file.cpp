@@ -56,7 +56,8 @@ bool write_all(int fd, std::string_view data) {
 
 std::string FileActuator::description() const {
   return "Reads, writes, appends to or deletes one file beneath the file root. Paths are "
-         "relative to the root (or absolute inside it); symlinks and '..' out of the root are refused.";
+         "relative to the root (or absolute inside it); symlinks and '..' out of the root are "
+         "refused.";
 }
 
 std::string FileActuator::payload_schema_json() const {
@@ -75,14 +76,20 @@ Result FileActuator::act(std::string_view action_json, const Context&) {
   if (!error.empty()) return failure(code::kBadAction, error);
   std::string top = doc.action();
   // payload.action names the operation; a top-level action that names another one disagrees.
-  auto is_verb = [](const std::string& v) { return v == "read" || v == "write" || v == "append" || v == "delete"; };
+  auto is_verb = [](const std::string& v) {
+    return v == "read" || v == "write" || v == "append" || v == "delete";
+  };
   if (!verb) {
-    if (!is_verb(top)) return failure(code::kBadAction, "payload.action is missing (read, write, append or delete)");
+    if (!is_verb(top))
+      return failure(code::kBadAction, "payload.action is missing (read, write, append or delete)");
     verb = top;
   }
-  if (!is_verb(*verb)) return failure(code::kBadAction, "payload.action \"" + *verb + "\" is not read, write, append or delete");
+  if (!is_verb(*verb))
+    return failure(code::kBadAction,
+                   "payload.action \"" + *verb + "\" is not read, write, append or delete");
   if (is_verb(top) && top != *verb)
-    return failure(code::kBadAction, "action \"" + top + "\" and payload.action \"" + *verb + "\" disagree");
+    return failure(code::kBadAction,
+                   "action \"" + top + "\" and payload.action \"" + *verb + "\" disagree");
   std::optional<std::string> path = doc.text("path", &error);
   if (!error.empty()) return failure(code::kBadAction, error);
   if (!path || path->empty()) return failure(code::kBadAction, "payload.path is missing");
@@ -93,7 +100,9 @@ Result FileActuator::act(std::string_view action_json, const Context&) {
   if (!relative_to_root(*path, absolute(config_.root), real(config_.root), &relative, &error))
     return failure(code::kDenied, error);
   Fd root(::open(config_.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!root) return failure(code::kFailed, "the file root " + config_.root + " cannot be opened: " + errno_text(errno));
+  if (!root)
+    return failure(code::kFailed,
+                   "the file root " + config_.root + " cannot be opened: " + errno_text(errno));
 
   Result r;
   r.details["action"] = *verb;
@@ -101,13 +110,15 @@ Result FileActuator::act(std::string_view action_json, const Context&) {
   if (*verb == "read") {
     Fd fd(open_beneath(root.get(), relative, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0, how_));
     if (!fd) return open_error(errno, *path);
-    if (auto why = not_plain_file(fd.get()); !why.empty()) return failure(code::kDenied, "\"" + *path + "\": " + why);
+    if (auto why = not_plain_file(fd.get()); !why.empty())
+      return failure(code::kDenied, "\"" + *path + "\": " + why);
     std::string data;
     char buf[65536];
     for (;;) {
       ssize_t n = ::read(fd.get(), buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return failure(code::kFailed, "\"" + *path + "\": read failed: " + errno_text(errno));
+      if (n < 0)
+        return failure(code::kFailed, "\"" + *path + "\": read failed: " + errno_text(errno));
       if (n == 0) break;
       std::size_t room = config_.max_read_bytes - data.size();
       if (static_cast<std::size_t>(n) > room) {
@@ -125,12 +136,15 @@ Result FileActuator::act(std::string_view action_json, const Context&) {
     if (!content) return failure(code::kBadAction, "payload.content is missing");
     if (content->size() > config_.max_write_bytes)
       return failure(code::kTooLarge, "payload.content is " + std::to_string(content->size()) +
-                                          " bytes, over the limit of " + std::to_string(config_.max_write_bytes));
+                                          " bytes, over the limit of " +
+                                          std::to_string(config_.max_write_bytes));
     // Opened without truncation first: the checks run before anything changes.
-    const int flags = O_WRONLY | O_CREAT | O_NOCTTY | O_NONBLOCK | (*verb == "append" ? O_APPEND : 0);
+    const int flags =
+        O_WRONLY | O_CREAT | O_NOCTTY | O_NONBLOCK | (*verb == "append" ? O_APPEND : 0);
     Fd fd(open_beneath(root.get(), relative, flags, 0644, how_));
     if (!fd) return open_error(errno, *path);
-    if (auto why = not_plain_file(fd.get()); !why.empty()) return failure(code::kDenied, "\"" + *path + "\": " + why);
+    if (auto why = not_plain_file(fd.get()); !why.empty())
+      return failure(code::kDenied, "\"" + *path + "\": " + why);
     if (*verb == "write" && ::ftruncate(fd.get(), 0) != 0)
       return failure(code::kFailed, "\"" + *path + "\": truncate failed: " + errno_text(errno));
     if (!write_all(fd.get(), *content))

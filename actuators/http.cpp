@@ -87,13 +87,16 @@ std::string upper(std::string s) {
 bool same_ignoring_case(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
   return true;
 }
 
 }  // namespace
 
-HttpActuator::HttpActuator(HttpConfig config, bool silent) : config_(std::move(config)), silent_(silent) {
+HttpActuator::HttpActuator(HttpConfig config, bool silent)
+    : config_(std::move(config)), silent_(silent) {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
@@ -125,7 +128,8 @@ Result HttpActuator::act(std::string_view action_json, const Context& context) {
     return failure(code::kDenied, "scheme \"" + url.scheme + "\" is not http or https");
 
   // Method: payload.method, else a top-level action naming a method, else GET.
-  static constexpr std::string_view kMethods[] = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"};
+  static constexpr std::string_view kMethods[] = {"GET",   "HEAD",   "POST",   "PUT",
+                                                  "PATCH", "DELETE", "OPTIONS"};
   auto is_method = [](const std::string& m) {
     for (auto k : kMethods)
       if (m == k) return true;
@@ -135,9 +139,11 @@ Result HttpActuator::act(std::string_view action_json, const Context& context) {
   if (!error.empty()) return failure(code::kBadAction, error);
   const std::string top = upper(doc.action());
   std::string method = method_field ? upper(*method_field) : (is_method(top) ? top : "GET");
-  if (!is_method(method)) return failure(code::kBadAction, "method \"" + method + "\" is not supported");
+  if (!is_method(method))
+    return failure(code::kBadAction, "method \"" + method + "\" is not supported");
   if (method_field && is_method(top) && top != method)
-    return failure(code::kBadAction, "action \"" + top + "\" and payload.method \"" + method + "\" disagree");
+    return failure(code::kBadAction,
+                   "action \"" + top + "\" and payload.method \"" + method + "\" disagree");
 
   // Headers: an object of strings; names are tokens, values hold no CR, LF or NUL.
   std::unique_ptr<curl_slist, CurlDeleter> headers;
@@ -156,14 +162,19 @@ Result HttpActuator::act(std::string_view action_json, const Context& context) {
       std::string name(it->name.GetString(), it->name.GetStringLength());
       if (name.empty()) return failure(code::kBadAction, "an empty header name");
       for (unsigned char c : name)
-        if (!is_token_char(c)) return failure(code::kBadAction, "header name \"" + name + "\" holds a character not allowed there");
-      if (!it->value.IsString()) return failure(code::kBadAction, "header \"" + name + "\" is not a string");
+        if (!is_token_char(c))
+          return failure(code::kBadAction,
+                         "header name \"" + name + "\" holds a character not allowed there");
+      if (!it->value.IsString())
+        return failure(code::kBadAction, "header \"" + name + "\" is not a string");
       std::string value(it->value.GetString(), it->value.GetStringLength());
       if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos)
         return failure(code::kBadAction, "header \"" + name + "\" holds CR, LF or NUL");
-      for (const char* framing : {"host", "content-length", "transfer-encoding", "connection", "expect"})
+      for (const char* framing :
+           {"host", "content-length", "transfer-encoding", "connection", "expect"})
         if (same_ignoring_case(name, framing))
-          return failure(code::kBadAction, "header \"" + name + "\" is set by the client, not the action");
+          return failure(code::kBadAction,
+                         "header \"" + name + "\" is set by the client, not the action");
       if (same_ignoring_case(name, "content-type")) has_content_type = true;
       // "Name;" sends an empty value (libcurl reads "Name:" as "remove the header").
       if (!add_header(value.empty() ? name + ";" : name + ": " + value))
@@ -195,7 +206,8 @@ Result HttpActuator::act(std::string_view action_json, const Context& context) {
   std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
   if (!handle || !curl) return failure(code::kFailed, "cannot create a libcurl handle");
   // The same text, read with the same flags as the rules' reading.
-  if (curl_url_set(handle.get(), CURLUPART_URL, url_text->c_str(), urls::kCurlUrlFlags) != CURLUE_OK)
+  if (curl_url_set(handle.get(), CURLUPART_URL, url_text->c_str(), urls::kCurlUrlFlags) !=
+      CURLUE_OK)
     return failure(code::kBadAction, "libcurl refused the URL");
 
   std::unique_ptr<curl_slist, CurlDeleter> pins;
@@ -223,7 +235,8 @@ Result HttpActuator::act(std::string_view action_json, const Context& context) {
 #endif
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(c, CURLOPT_PROXY, "");  // never a proxy from the environment
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout.count()));
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(config_.connect_timeout.count()));
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout.count()));
   curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_checked_socket);
   curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, &x);
@@ -253,25 +266,33 @@ Result HttpActuator::act(std::string_view action_json, const Context& context) {
   if (!x.refused.empty() && rc != CURLE_OK) {
     std::string list;
     for (const auto& a : x.refused) list += (list.empty() ? "" : ", ") + a;
-    r = failure(code::kDenied, url.host + " resolved to a private address: " + list + "; no rule allowed private-network");
+    r = failure(code::kDenied, url.host + " resolved to a private address: " + list +
+                                   "; no rule allowed private-network");
     r.details["refused"] = list;
     return r;
   }
   if (rc == CURLE_WRITE_ERROR && x.truncated) rc = CURLE_OK;  // stopped at the cap
   if (rc == CURLE_OPERATION_TIMEDOUT) {
-    r = failure(code::kTimeout, "HTTP request timed out: " + std::string(curl_error[0] ? curl_error : curl_easy_strerror(rc)));
+    r = failure(code::kTimeout,
+                "HTTP request timed out: " +
+                    std::string(curl_error[0] ? curl_error : curl_easy_strerror(rc)));
     return r;
   }
   if (rc != CURLE_OK)
-    return failure(code::kFailed, "HTTP request failed: " + std::string(curl_error[0] ? curl_error : curl_easy_strerror(rc)));
+    return failure(
+        code::kFailed,
+        "HTTP request failed: " + std::string(curl_error[0] ? curl_error : curl_easy_strerror(rc)));
   r.exit_code = static_cast<int>(status);
   r.details["status"] = std::to_string(status);
   char* primary_ip = nullptr;
-  if (curl_easy_getinfo(c, CURLINFO_PRIMARY_IP, &primary_ip) == CURLE_OK && primary_ip) r.details["ip"] = primary_ip;
+  if (curl_easy_getinfo(c, CURLINFO_PRIMARY_IP, &primary_ip) == CURLE_OK && primary_ip)
+    r.details["ip"] = primary_ip;
   char* type = nullptr;
-  if (curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type) r.details["content_type"] = type;
+  if (curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type)
+    r.details["content_type"] = type;
   char* location = nullptr;
-  if (status >= 300 && status < 400 && curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &location) == CURLE_OK && location) {
+  if (status >= 300 && status < 400 &&
+      curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &location) == CURLE_OK && location) {
     r.ok = false;
     r.error_code = code::kRedirect;
     r.error = "HTTP " + std::to_string(status) + " redirect to " + location + " not followed";

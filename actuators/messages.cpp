@@ -6,7 +6,8 @@ namespace warden::actuators {
 namespace {
 
 // payload.<first name found> as text; an error Result when missing or not a string.
-bool message_of(const ActionDoc& doc, std::initializer_list<std::string_view> names, std::string* text, Result* error) {
+bool message_of(const ActionDoc& doc, std::initializer_list<std::string_view> names,
+                std::string* text, Result* error) {
   if (!doc.ok()) {
     *error = failure(code::kBadAction, doc.error());
     return false;
@@ -60,7 +61,9 @@ Result LogActuator::act(std::string_view action_json, const Context&) {
   return done(std::move(text));
 }
 
-std::string SystemActuator::description() const { return "Posts a system notice to the user and the daemon's log."; }
+std::string SystemActuator::description() const {
+  return "Posts a system notice to the user and the daemon's log.";
+}
 std::string SystemActuator::payload_schema_json() const {
   return R"({"type":"object","properties":{"message":{"type":"string"}},"required":["message"]})";
 }

@@ -95,12 +95,18 @@ void set_limit(int resource, std::uint64_t value) {
 
 const char* step_name(int step) {
   switch (step) {
-    case 1: return "setpgid";
-    case 2: return "prctl";
-    case 3: return "dup2";
-    case 4: return "fchdir";
-    case 5: return "dup2";
-    default: return "execve";
+    case 1:
+      return "setpgid";
+    case 2:
+      return "prctl";
+    case 3:
+      return "dup2";
+    case 4:
+      return "fchdir";
+    case 5:
+      return "dup2";
+    default:
+      return "execve";
   }
 }
 
@@ -109,7 +115,8 @@ const char* step_name(int step) {
 bool exited(pid_t pid) {
   siginfo_t info;
   info.si_pid = 0;
-  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         info.si_pid == pid;
 }
 
 }  // namespace
@@ -130,7 +137,9 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
   std::vector<char*> envp = pointers(spec.env);
   struct rlimit nofile {};
   ::getrlimit(RLIMIT_NOFILE, &nofile);
-  const int max_fd = nofile.rlim_cur == RLIM_INFINITY || nofile.rlim_cur > 65536 ? 65536 : static_cast<int>(nofile.rlim_cur);
+  const int max_fd = nofile.rlim_cur == RLIM_INFINITY || nofile.rlim_cur > 65536
+                         ? 65536
+                         : static_cast<int>(nofile.rlim_cur);
   const pid_t parent = ::getpid();
   const auto deadline = std::chrono::steady_clock::now() + spec.timeout;
 
@@ -140,8 +149,8 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
     return outcome;
   }
   if (pid == 0)
-    child(spec, spec.program.c_str(), argv.data(), envp.data(), parent, devnull.get(), out_write.get(),
-          report_write.get(), spec.cwd_fd, max_fd);
+    child(spec, spec.program.c_str(), argv.data(), envp.data(), parent, devnull.get(),
+          out_write.get(), report_write.get(), spec.cwd_fd, max_fd);
   outcome.pid = pid;
   // The parent also sets the group, so a kill of the group right after fork reaches the child.
   ::setpgid(pid, pid);
@@ -172,14 +181,18 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
     for (;;) {
       ssize_t got = ::read(out_read.get(), buf, sizeof buf);
       if (got > 0) {
-        std::size_t room = spec.max_output_bytes > outcome.output.size() ? spec.max_output_bytes - outcome.output.size() : 0;
+        std::size_t room = spec.max_output_bytes > outcome.output.size()
+                               ? spec.max_output_bytes - outcome.output.size()
+                               : 0;
         std::size_t take = std::min(room, static_cast<std::size_t>(got));
         outcome.output.append(buf, take);
         if (take < static_cast<std::size_t>(got)) outcome.truncated = true;
         continue;
       }
-      if (got == 0) open = false;
-      else if (errno == EINTR) continue;
+      if (got == 0)
+        open = false;
+      else if (errno == EINTR)
+        continue;
       return;
     }
   };
@@ -193,7 +206,8 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
       break;
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
-    int wait_ms = static_cast<int>(pidfd ? std::min<long long>(left, 60000) : std::min<long long>(left, 50));
+    int wait_ms =
+        static_cast<int>(pidfd ? std::min<long long>(left, 60000) : std::min<long long>(left, 50));
     struct pollfd p[2];
     nfds_t n = 0;
     if (open) p[n++] = {out_read.get(), POLLIN, 0};

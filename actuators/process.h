@@ -14,10 +14,10 @@
 namespace warden::actuators {
 
 struct ProcessSpec {
-  std::string program;             // passed to execve: absolute, or relative to cwd_fd
-  std::vector<std::string> argv;   // argv[0] first
-  std::vector<std::string> env;    // "NAME=value"
-  int cwd_fd = -1;                 // directory the child fchdir()s into (not owned)
+  std::string program;            // passed to execve: absolute, or relative to cwd_fd
+  std::vector<std::string> argv;  // argv[0] first
+  std::vector<std::string> env;   // "NAME=value"
+  int cwd_fd = -1;                // directory the child fchdir()s into (not owned)
   std::chrono::milliseconds timeout{30000};
   std::size_t max_output_bytes = 64 * 1024;
   std::uint64_t cpu_seconds = 30;
@@ -27,14 +27,14 @@ struct ProcessSpec {
 };
 
 struct ProcessOutcome {
-  bool started = false;     // execve succeeded
-  std::string error;        // why it did not start ("" when started)
-  int exit_code = -1;       // the exit status, or 128 + signal when killed by one
-  int signal = 0;           // the terminating signal, 0 when it exited
-  bool timed_out = false;   // the deadline passed and the group was killed
-  bool truncated = false;   // output went past max_output_bytes (the rest was drained and dropped)
-  std::string output;       // stdout and stderr, interleaved as written
-  int pid = -1;             // the child's pid (also its process group)
+  bool started = false;    // execve succeeded
+  std::string error;       // why it did not start ("" when started)
+  int exit_code = -1;      // the exit status, or 128 + signal when killed by one
+  int signal = 0;          // the terminating signal, 0 when it exited
+  bool timed_out = false;  // the deadline passed and the group was killed
+  bool truncated = false;  // output went past max_output_bytes (the rest was drained and dropped)
+  std::string output;      // stdout and stderr, interleaved as written
+  int pid = -1;            // the child's pid (also its process group)
 };
 
 ProcessOutcome run_process(const ProcessSpec& spec);

@@ -41,9 +41,12 @@ std::string plain_words_problem(std::string_view line) {
     if (c == '"') {
       std::size_t j = i + 1;
       for (; j < line.size() && line[j] != '"'; ++j) {
-        if (line[j] == '\\') ++j;
-        else if (line[j] == '$' || line[j] == '`') return "an expansion inside double quotes";
-        else if (line[j] == '!') return "'!' inside double quotes";
+        if (line[j] == '\\')
+          ++j;
+        else if (line[j] == '$' || line[j] == '`')
+          return "an expansion inside double quotes";
+        else if (line[j] == '!')
+          return "'!' inside double quotes";
       }
       if (j >= line.size()) return "an unterminated quote";
       i = j + 1;
@@ -57,8 +60,10 @@ std::string plain_words_problem(std::string_view line) {
     }
     if (c == '\n') return "more than one line";
     static constexpr std::string_view kSyntax = ";&|<>(){}`$*?[]!";
-    if (kSyntax.find(c) != std::string_view::npos) return std::string("the shell character '") + c + "'";
-    if (word_start && (c == '#' || c == '~')) return std::string("a word starting with '") + c + "'";
+    if (kSyntax.find(c) != std::string_view::npos)
+      return std::string("the shell character '") + c + "'";
+    if (word_start && (c == '#' || c == '~'))
+      return std::string("a word starting with '") + c + "'";
     word_start = false;
     ++i;
   }
@@ -66,9 +71,10 @@ std::string plain_words_problem(std::string_view line) {
 }
 
 bool is_reserved_word(std::string_view w) {
-  static constexpr std::string_view kWords[] = {"if", "then", "else", "elif", "fi", "do", "done", "case", "esac",
-                                                "while", "until", "for", "in", "select", "function", "time",
-                                                "coproc", "[[", "]]", "{", "}", "!"};
+  static constexpr std::string_view kWords[] = {
+      "if",     "then",  "else",  "elif", "fi", "do",     "done",     "case",
+      "esac",   "while", "until", "for",  "in", "select", "function", "time",
+      "coproc", "[[",    "]]",    "{",    "}",  "!"};
   for (auto k : kWords)
     if (w == k) return true;
   return false;
@@ -167,14 +173,17 @@ Result ShellActuator::act(std::string_view action_json, const Context& context) 
     if (!t->IsNumber() || !std::isfinite(t->GetDouble()) || t->GetDouble() <= 0)
       return failure(code::kBadAction, "payload.timeout is not a positive number of seconds");
     double ms = t->GetDouble() * 1000.0;
-    if (ms < static_cast<double>(timeout.count())) timeout = std::chrono::milliseconds(static_cast<long long>(std::ceil(ms)));
+    if (ms < static_cast<double>(timeout.count()))
+      timeout = std::chrono::milliseconds(static_cast<long long>(std::ceil(ms)));
   }
 
   // The workspace and the working directory beneath it.
   const std::string workspace = absolute(config_.workspace);
   const std::string workspace_real = real(config_.workspace);
   Fd root(::open(config_.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!root) return failure(code::kFailed, "the workspace " + config_.workspace + " cannot be opened: " + errno_text(errno));
+  if (!root)
+    return failure(code::kFailed, "the workspace " + config_.workspace +
+                                      " cannot be opened: " + errno_text(errno));
   std::string cwd_text = ".";
   std::optional<std::string> cwd = doc.text("cwd", &error);
   if (!error.empty()) return failure(code::kBadAction, error);
@@ -185,7 +194,9 @@ Result ShellActuator::act(std::string_view action_json, const Context& context) 
       return failure(code::kDenied, "cwd " + error);
   }
   Fd cwd_fd(open_beneath(root.get(), relative, O_PATH | O_DIRECTORY));
-  if (!cwd_fd) return denied_or_failed(errno, "cwd \"" + cwd_text + "\" is not a directory beneath the workspace");
+  if (!cwd_fd)
+    return denied_or_failed(errno,
+                            "cwd \"" + cwd_text + "\" is not a directory beneath the workspace");
 
   // The same reading of the line the rules saw.
   shell::ParseResult parsed = shell::parse(*line);
@@ -209,7 +220,8 @@ Result ShellActuator::act(std::string_view action_json, const Context& context) 
     if (word.find('/') != std::string::npos) {
       if (!executable_file(cwd_fd.get(), word))
         return failure(code::kFailed, "\"" + word + "\" is not an executable file");
-      spec.program = word;  // absolute, or relative to the working directory (the child fchdir()s first)
+      spec.program =
+          word;  // absolute, or relative to the working directory (the child fchdir()s first)
     } else {
       for (const auto& dir : config_.path) {
         if (dir.empty() || dir.front() != '/') continue;
@@ -220,8 +232,9 @@ Result ShellActuator::act(std::string_view action_json, const Context& context) 
         }
       }
       if (spec.program.empty())
-        return failure(code::kFailed, "program \"" + word + "\" not found in the configured path (" + join(config_.path, ":") +
-                                          "); a shell builtin needs shell syntax");
+        return failure(code::kFailed,
+                       "program \"" + word + "\" not found in the configured path (" +
+                           join(config_.path, ":") + "); a shell builtin needs shell syntax");
     }
     spec.argv = plan.argv;
     // The line's static assignments, the approved environment; PATH stays the configured one.
@@ -232,9 +245,11 @@ Result ShellActuator::act(std::string_view action_json, const Context& context) 
       spec.env.push_back(prefix + a.value);
     }
   } else {
-    if (!parsed.ok) return failure(code::kBadAction, "the command line is not valid shell: " + parsed.error);
+    if (!parsed.ok)
+      return failure(code::kBadAction, "the command line is not valid shell: " + parsed.error);
     if (!context.allows("shell-syntax"))
-      return failure(code::kShellSyntax, "needs a shell: " + plan.needs_shell + "; no rule allowed shell syntax");
+      return failure(code::kShellSyntax,
+                     "needs a shell: " + plan.needs_shell + "; no rule allowed shell syntax");
     mode = "shell";
     spec.program = config_.shell;
     spec.argv = {config_.shell, "-c", *line};

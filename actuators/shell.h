@@ -20,7 +20,7 @@ namespace warden::actuators {
 // simple command, or why it needs a shell. Pure; exposed for tests.
 struct ExecPlan {
   bool direct = false;
-  std::string needs_shell;                 // why not direct ("" when direct)
+  std::string needs_shell;  // why not direct ("" when direct)
   std::vector<std::string> argv;
   std::vector<shell::Assignment> assignments;
 };

@@ -1,14 +1,14 @@
 // Tests for the file actuator on real files in a temporary root: read, write, append,
 // delete; `..`, symlink, absolute-path and hard-link escapes refused (by openat2 and by the
 // component walk used without it); size caps. Run with: actuators_tests "[file]".
-#include <catch2/catch.hpp>
+#include "actuators/file.h"
 
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
 
-#include "actuators/file.h"
 #include "engine/json_writer.h"
 #include "tests/actuators/workspace.h"
 
@@ -20,9 +20,11 @@ using warden::testing::write_file;
 
 namespace {
 
-std::string file_action(const std::string& verb, const std::string& path, const std::string* content = nullptr) {
-  std::string json = R"({"target":"file","action":)" + json_string(verb) + R"(,"payload":{"action":)" + json_string(verb) +
-                     R"(,"path":)" + json_string(path);
+std::string file_action(const std::string& verb, const std::string& path,
+                        const std::string* content = nullptr) {
+  std::string json = R"({"target":"file","action":)" + json_string(verb) +
+                     R"(,"payload":{"action":)" + json_string(verb) + R"(,"path":)" +
+                     json_string(path);
   if (content) json += ",\"content\":" + json_string(*content);
   return json + "}}";
 }
@@ -76,13 +78,16 @@ TEST_CASE("file: '..' and symlink escapes fail at the system call", "[file]") {
     std::string path;
     const char* errno_name;
   };
-  const std::string up = "../" + std::filesystem::path(outside.path()).filename().string() + "/secret";
-  for (const Case& c : {Case{up, "EXDEV"}, Case{"sub/../../x", "EXDEV"}, Case{"link-to-secret", "ELOOP"},
-                        Case{"sub/link-dir/secret", "ELOOP"}, Case{root / "sub/link-dir/secret", "ELOOP"}}) {
+  const std::string up =
+      "../" + std::filesystem::path(outside.path()).filename().string() + "/secret";
+  for (const Case& c :
+       {Case{up, "EXDEV"}, Case{"sub/../../x", "EXDEV"}, Case{"link-to-secret", "ELOOP"},
+        Case{"sub/link-dir/secret", "ELOOP"}, Case{root / "sub/link-dir/secret", "ELOOP"}}) {
     INFO(c.path);
     for (const char* verb : {"read", "write", "append"}) {
       INFO(verb);
-      Result r = file.act(file_action(verb, c.path, std::string(verb) == "read" ? nullptr : &evil), Context{});
+      Result r = file.act(file_action(verb, c.path, std::string(verb) == "read" ? nullptr : &evil),
+                          Context{});
       CHECK_FALSE(r.ok);
       CHECK(r.error_code == "E_ACT_DENIED");
       CHECK(r.error.find(c.errno_name) != std::string::npos);
@@ -147,14 +152,21 @@ TEST_CASE("file: reads and writes are capped", "[file]") {
 TEST_CASE("file: malformed actions are refused", "[file]") {
   TempDir root;
   FileActuator file(root_at(root), false);
-  CHECK(file.act(R"({"target":"file","payload":{"path":"a"}})", Context{}).error_code == "E_ACT_BAD_ACTION");
-  CHECK(file.act(R"({"target":"file","payload":{"action":"chmod","path":"a"}})", Context{}).error_code == "E_ACT_BAD_ACTION");
-  CHECK(file.act(R"({"target":"file","action":"read","payload":{"action":"delete","path":"a"}})", Context{}).error_code ==
+  CHECK(file.act(R"({"target":"file","payload":{"path":"a"}})", Context{}).error_code ==
         "E_ACT_BAD_ACTION");
-  CHECK(file.act(R"({"target":"file","payload":{"action":"write","path":"a"}})", Context{}).error_code == "E_ACT_BAD_ACTION");
-  CHECK(file.act(R"({"target":"file","payload":{"action":"read","path":"a","PATH":"/etc/passwd"}})", Context{}).error_code ==
-        "E_ACT_BAD_ACTION");
-  CHECK(file.act(R"({"target":"file","payload":{"action":"delete","path":".."}})", Context{}).error_code == "E_ACT_BAD_ACTION");
-  Result top = file.act(R"({"target":"file","action":"read","payload":{"path":"missing"}})", Context{});
+  CHECK(file.act(R"({"target":"file","payload":{"action":"chmod","path":"a"}})", Context{})
+            .error_code == "E_ACT_BAD_ACTION");
+  CHECK(file.act(R"({"target":"file","action":"read","payload":{"action":"delete","path":"a"}})",
+                 Context{})
+            .error_code == "E_ACT_BAD_ACTION");
+  CHECK(file.act(R"({"target":"file","payload":{"action":"write","path":"a"}})", Context{})
+            .error_code == "E_ACT_BAD_ACTION");
+  CHECK(file.act(R"({"target":"file","payload":{"action":"read","path":"a","PATH":"/etc/passwd"}})",
+                 Context{})
+            .error_code == "E_ACT_BAD_ACTION");
+  CHECK(file.act(R"({"target":"file","payload":{"action":"delete","path":".."}})", Context{})
+            .error_code == "E_ACT_BAD_ACTION");
+  Result top =
+      file.act(R"({"target":"file","action":"read","payload":{"path":"missing"}})", Context{});
   CHECK(top.error_code == "E_ACT_FAILED");  // the top-level action names the operation
 }

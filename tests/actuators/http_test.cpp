@@ -3,13 +3,13 @@
 // pinned to 127.0.0.1 — DNS rebinding — refused without `private-network`), response cap,
 // header injection refused, no proxy from the environment, timeouts.
 // Run with: actuators_tests "[http]".
-#include <catch2/catch.hpp>
+#include "actuators/http.h"
 
 #include <stdlib.h>
 
+#include <catch2/catch.hpp>
 #include <string>
 
-#include "actuators/http.h"
 #include "engine/json_writer.h"
 #include "tests/support/http_fake.h"
 
@@ -21,7 +21,8 @@ using warden::testing::HttpReply;
 namespace {
 
 std::string http_action(const std::string& url, const std::string& extra = "") {
-  return R"({"target":"http","action":"request","payload":{"url":)" + json_string(url) + extra + "}}";
+  return R"({"target":"http","action":"request","payload":{"url":)" + json_string(url) + extra +
+         "}}";
 }
 
 Context private_network() {
@@ -36,9 +37,11 @@ TEST_CASE("http sends the approved method, headers and body", "[http]") {
   HttpFake server;
   server.push({201, {{"Content-Type", "text/plain"}}, "created"});
   HttpActuator http(HttpConfig{}, false);
-  Result r = http.act(http_action(server.base_url() + "/hooks/a?x=1",
-                                  R"(,"method":"post","headers":{"X-Token":"abc","Content-Type":"text/plain"},"body":"hello")"),
-                      private_network());
+  Result r = http.act(
+      http_action(
+          server.base_url() + "/hooks/a?x=1",
+          R"(,"method":"post","headers":{"X-Token":"abc","Content-Type":"text/plain"},"body":"hello")"),
+      private_network());
   REQUIRE(r.ok);
   CHECK(r.exit_code == 201);
   CHECK(r.output == "created");
@@ -56,7 +59,9 @@ TEST_CASE("http: a JSON body is sent as application/json; GET is the default", "
   server.push({200, {}, "one"});
   server.push({404, {}, "missing"});
   HttpActuator http(HttpConfig{}, false);
-  Result put = http.act(http_action(server.base_url() + "/doc", R"(,"method":"PUT","body":{"a":[1,2]})"), private_network());
+  Result put =
+      http.act(http_action(server.base_url() + "/doc", R"(,"method":"PUT","body":{"a":[1,2]})"),
+               private_network());
   REQUIRE(put.ok);
   Result get = http.act(http_action(server.base_url() + "/doc"), private_network());
   CHECK(get.ok);  // a 404 is an answer the model sees
@@ -126,11 +131,15 @@ TEST_CASE("http: header injection and framing headers are refused before any req
   HttpFake server;
   server.set_fallback({200, {}, "ok"});
   HttpActuator http(HttpConfig{}, false);
-  for (const char* headers : {R"({"X-A":"1\r\nX-Evil: 1"})", R"({"X-A":"1\nX-Evil: 1"})", R"({"X-A":"a\u0000b"})",
-                              R"({"X-A\r\nX-Evil":"1"})", R"({"Bad Name":"1"})", R"({"Host":"internal"})",
-                              R"({"Transfer-Encoding":"chunked"})", R"({"Content-Length":"5"})", R"({"X-A":7})", R"("x")"}) {
+  for (const char* headers :
+       {R"({"X-A":"1\r\nX-Evil: 1"})", R"({"X-A":"1\nX-Evil: 1"})", R"({"X-A":"a\u0000b"})",
+        R"({"X-A\r\nX-Evil":"1"})", R"({"Bad Name":"1"})", R"({"Host":"internal"})",
+        R"({"Transfer-Encoding":"chunked"})", R"({"Content-Length":"5"})", R"({"X-A":7})",
+        R"("x")"}) {
     INFO(headers);
-    Result r = http.act(http_action(server.base_url() + "/", std::string(R"(,"headers":)") + headers), private_network());
+    Result r =
+        http.act(http_action(server.base_url() + "/", std::string(R"(,"headers":)") + headers),
+                 private_network());
     CHECK_FALSE(r.ok);
     CHECK(r.error_code == "E_ACT_BAD_ACTION");
   }
@@ -140,16 +149,22 @@ TEST_CASE("http: header injection and framing headers are refused before any req
 TEST_CASE("http: URL, scheme and method are checked", "[http]") {
   HttpActuator http(HttpConfig{}, false);
   CHECK(http.act(http_action("http://exa mple.com/"), Context{}).error_code == "E_ACT_BAD_ACTION");
-  CHECK(http.act(http_action("http://user:pw@example.com/"), Context{}).error_code == "E_ACT_BAD_ACTION");
+  CHECK(http.act(http_action("http://user:pw@example.com/"), Context{}).error_code ==
+        "E_ACT_BAD_ACTION");
   CHECK(http.act(http_action("ftp://example.com/file"), Context{}).error_code == "E_ACT_DENIED");
   {
     Result f = http.act(http_action("file:///etc/passwd"), Context{});
     INFO(f.error);
     CHECK(f.error_code == "E_ACT_DENIED");
   }
-  CHECK(http.act(http_action("http://example.com/", R"(,"method":"TRACE")"), Context{}).error_code == "E_ACT_BAD_ACTION");
-  CHECK(http.act(R"({"target":"http","action":"delete","payload":{"url":"http://example.com/","method":"GET"}})", Context{})
-            .error_code == "E_ACT_BAD_ACTION");
+  CHECK(
+      http.act(http_action("http://example.com/", R"(,"method":"TRACE")"), Context{}).error_code ==
+      "E_ACT_BAD_ACTION");
+  CHECK(
+      http.act(
+              R"({"target":"http","action":"delete","payload":{"url":"http://example.com/","method":"GET"}})",
+              Context{})
+          .error_code == "E_ACT_BAD_ACTION");
   CHECK(http.act(R"({"target":"http","payload":{}})", Context{}).error_code == "E_ACT_BAD_ACTION");
 }
 
@@ -179,7 +194,8 @@ TEST_CASE("http: the time limit ends a request the server does not answer", "[ht
   CHECK(r.error_code == "E_ACT_TIMEOUT");
 }
 
-TEST_CASE("http: metadata and IPv6 loopback addresses are refused before any connection", "[http]") {
+TEST_CASE("http: metadata and IPv6 loopback addresses are refused before any connection",
+          "[http]") {
   HttpConfig c;
   c.resolve = {"metadata.example.com:80:169.254.169.254", "v6.example.com:80:[::1]",
                "mapped.example.com:80:[::ffff:10.0.0.1]"};

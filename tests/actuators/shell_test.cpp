@@ -2,16 +2,16 @@
 // execve of the parsed argv, shell syntax only with the capability, the scrubbed
 // environment, program lookup, the confined working directory, output cap, the time limit
 // that kills the whole process group. Run with: actuators_tests "[shell]".
-#include <catch2/catch.hpp>
+#include "actuators/shell.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <sstream>
 #include <string>
 
-#include "actuators/shell.h"
 #include "engine/json_writer.h"
 #include "tests/actuators/workspace.h"
 
@@ -22,7 +22,8 @@ using warden::testing::TempDir;
 namespace {
 
 std::string shell_action(const std::string& command, const std::string& extra = "") {
-  return R"({"target":"shell","action":"run","payload":{"command":)" + json_string(command) + extra + "}}";
+  return R"({"target":"shell","action":"run","payload":{"command":)" + json_string(command) +
+         extra + "}}";
 }
 
 ShellConfig config_for(const TempDir& ws) {
@@ -64,8 +65,9 @@ TEST_CASE("shell: a non-zero exit is a result the model sees, not an error", "[s
 TEST_CASE("shell: lists, redirects and substitutions need the shell-syntax capability", "[shell]") {
   TempDir ws;
   ShellActuator shell(config_for(ws), false);
-  for (const char* line : {"sleep 0; ls", "ls > f", "echo $(id -u)", "ls *", "ls | cat", "f() { ls; }", "! ls",
-                           "ls # note", "ls ~", "X=1", "sudo ls", "time ls", "ls &", "echo \"$HOME\"", "(ls)"}) {
+  for (const char* line :
+       {"sleep 0; ls", "ls > f", "echo $(id -u)", "ls *", "ls | cat", "f() { ls; }", "! ls",
+        "ls # note", "ls ~", "X=1", "sudo ls", "time ls", "ls &", "echo \"$HOME\"", "(ls)"}) {
     INFO(line);
     Result r = shell.act(shell_action(line), Context{});
     CHECK_FALSE(r.ok);
@@ -94,7 +96,8 @@ TEST_CASE("shell: a line that is not valid shell is refused even with the capabi
   CHECK(r.error_code == "E_ACT_BAD_ACTION");
 }
 
-TEST_CASE("shell: the environment is scrubbed to PATH, HOME, LANG and the approved assignments", "[shell]") {
+TEST_CASE("shell: the environment is scrubbed to PATH, HOME, LANG and the approved assignments",
+          "[shell]") {
   TempDir ws;
   ::setenv("WARDEN_DAEMON_SECRET", "daemon-only", 1);
   ShellConfig c = config_for(ws);
@@ -157,8 +160,8 @@ TEST_CASE("shell: a working directory outside the workspace is refused", "[shell
   std::filesystem::create_directories(ws / "sub");
   std::filesystem::create_directory_symlink(outside.path(), ws / "link");
   ShellActuator shell(config_for(ws), false);
-  for (std::string cwd : {std::string("/etc"), std::string(".."), std::string("sub/../.."), std::string("link"),
-                          outside.path(), ws.path() + "/../" }) {
+  for (std::string cwd : {std::string("/etc"), std::string(".."), std::string("sub/../.."),
+                          std::string("link"), outside.path(), ws.path() + "/../"}) {
     INFO(cwd);
     Result r = shell.act(shell_action("pwd", ",\"cwd\":" + json_string(cwd)), Context{});
     CHECK_FALSE(r.ok);
@@ -201,8 +204,9 @@ TEST_CASE("shell: stdin is /dev/null and no other descriptor is inherited", "[sh
 
 TEST_CASE("shell: the time limit kills the whole process group", "[shell]") {
   TempDir ws;
-  warden::testing::write_file(ws / "spawn.sh",
-                              "#!/bin/sh\nsleep 30 &\necho $! > grandchild.pid\necho $$ > child.pid\nsleep 30\n", true);
+  warden::testing::write_file(
+      ws / "spawn.sh",
+      "#!/bin/sh\nsleep 30 &\necho $! > grandchild.pid\necho $$ > child.pid\nsleep 30\n", true);
   ShellConfig c = config_for(ws);
   c.timeout = std::chrono::milliseconds(300);
   ShellActuator shell(c, false);
@@ -238,12 +242,17 @@ TEST_CASE("shell: malformed actions are refused", "[shell]") {
   TempDir ws;
   ShellActuator shell(config_for(ws), false);
   CHECK(shell.act("not json", Context{}).error_code == "E_ACT_BAD_ACTION");
-  CHECK(shell.act(R"({"target":"shell","payload":{}})", Context{}).error_code == "E_ACT_BAD_ACTION");
-  CHECK(shell.act(R"({"target":"shell","payload":{"command":"ls","Command":"rm -rf /"}})", Context{}).error_code ==
+  CHECK(shell.act(R"({"target":"shell","payload":{}})", Context{}).error_code ==
         "E_ACT_BAD_ACTION");
-  CHECK(shell.act(R"({"target":"shell","payload":{"command":"ls\u0000; rm -rf /"}})", with_shell_syntax()).error_code ==
+  CHECK(
+      shell.act(R"({"target":"shell","payload":{"command":"ls","Command":"rm -rf /"}})", Context{})
+          .error_code == "E_ACT_BAD_ACTION");
+  CHECK(shell
+            .act(R"({"target":"shell","payload":{"command":"ls\u0000; rm -rf /"}})",
+                 with_shell_syntax())
+            .error_code == "E_ACT_BAD_ACTION");
+  CHECK(shell.act(R"({"target":"shell","payload":{"command":7}})", Context{}).error_code ==
         "E_ACT_BAD_ACTION");
-  CHECK(shell.act(R"({"target":"shell","payload":{"command":7}})", Context{}).error_code == "E_ACT_BAD_ACTION");
 }
 
 TEST_CASE("plan_exec keeps the parsed words and the static assignments", "[shell]") {
@@ -267,7 +276,8 @@ TEST_CASE("shell: resource limits apply to the child", "[shell]") {
   CHECK(big.exit_code != 0);  // SIGXFSZ or a write error
   Result spin = shell.act(shell_action("while :; do :; done"), with_shell_syntax());
   REQUIRE(spin.ok);  // ended by the CPU limit, long before the 10 s time limit
-  CHECK((spin.details["signal"] == std::to_string(SIGXCPU) || spin.details["signal"] == std::to_string(SIGKILL)));
+  CHECK((spin.details["signal"] == std::to_string(SIGXCPU) ||
+         spin.details["signal"] == std::to_string(SIGKILL)));
   Result limits = shell.act(shell_action("cat /proc/self/limits"), Context{});
   REQUIRE(limits.ok);
   auto row = [&](const std::string& name) {
@@ -282,6 +292,8 @@ TEST_CASE("shell: resource limits apply to the child", "[shell]") {
   CHECK(row("Max core file size") == "0 0");
   CHECK(row("Max cpu time") == "1 1");
   CHECK(row("Max file size") == "4096 4096");
-  CHECK(row("Max address space") == std::to_string(c.memory_bytes) + " " + std::to_string(c.memory_bytes));
-  CHECK(row("Max processes") == std::to_string(c.max_processes) + " " + std::to_string(c.max_processes));
+  CHECK(row("Max address space") ==
+        std::to_string(c.memory_bytes) + " " + std::to_string(c.memory_bytes));
+  CHECK(row("Max processes") ==
+        std::to_string(c.max_processes) + " " + std::to_string(c.max_processes));
 }
