@@ -10,6 +10,8 @@
 
 #include <catch2/catch.hpp>
 #include <sstream>
+#include <thread>
+#include <vector>
 #include <string>
 
 #include "engine/json_writer.h"
@@ -296,4 +298,21 @@ TEST_CASE("shell: resource limits apply to the child", "[shell]") {
         std::to_string(c.memory_bytes) + " " + std::to_string(c.memory_bytes));
   CHECK(row("Max processes") ==
         std::to_string(c.max_processes) + " " + std::to_string(c.max_processes));
+}
+
+TEST_CASE("shell: concurrent runs keep their own output", "[shell]") {
+  TempDir ws;
+  ShellActuator shell(config_for(ws), false);
+  std::vector<std::string> outputs(4 * 5);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 5; ++i) {
+        const int n = t * 5 + i;
+        Result r = shell.act(shell_action("echo run-" + std::to_string(n)), Context{});
+        outputs[n] = r.ok ? r.output : "failed: " + r.error;
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int n = 0; n < 20; ++n) CHECK(outputs[n] == "run-" + std::to_string(n) + "\n");
 }
