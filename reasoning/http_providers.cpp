@@ -124,8 +124,10 @@ class HttpProvider : public Provider {
       answer.error = "empty answer: neither text nor a tool call";
       return answer;
     }
-    // A server that echoes the key into its answer does not get it into a proposal.
+    // A server that echoes the key into its answer does not get it into a proposal (nor
+    // into the model name that events and the audit log show).
     answer.text = redact(std::move(answer.text), key);
+    answer.model = redact(std::move(answer.model), key);
     if (answer.tool_call) {
       answer.tool_call->name = redact(std::move(answer.tool_call->name), key);
       answer.tool_call->arguments_json = redact(std::move(answer.tool_call->arguments_json), key);

@@ -233,7 +233,8 @@ std::string parse_answer(const Answer& answer, const Catalog& catalog) {
   const Value* target = json::member(top, "target");
   if (!target || !target->IsString() || target->GetStringLength() == 0)
     return reply_proposal(answer.text);
-  const std::string target_name = ascii_lower(target->GetString());
+  const std::string target_name =
+      ascii_lower(std::string(target->GetString(), target->GetStringLength()));
   Value payload(rapidjson::kObjectType);
   if (const Value* p = json::member(top, "payload")) {
     if (!p->IsObject() || !lowercase_keys(*p, &payload, a)) return reply_proposal(answer.text);
