@@ -4,7 +4,11 @@
 
 #include <rapidjson/document.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
+#include <thread>
 #include <string>
 
 #include "reasoning/cascade.h"
@@ -287,4 +291,56 @@ TEST_CASE("redteam held: consensus normal form ignores key order and case but no
         form(R"({"target":"shell","payload":{"command":"ls "}})"));
   CHECK(form(R"({"target":"shell","payload":{"command":"ls"}})") !=
         form(R"({"target":"shell","payload":{"command":"LS"}})"));
+}
+
+namespace {
+// Costs $1 per call and holds each call until `wanted` calls are in flight together (or a
+// second passes): concurrent asks of one session all reach the model when nothing stops them.
+class GatheringProvider : public Provider {
+ public:
+  explicit GatheringProvider(int wanted) : wanted_(wanted) {
+    config_.name = "gathering";
+    config_.kind = "script";
+    config_.price_input_per_mtok = 1;
+  }
+  const ProviderConfig& config() const override { return config_; }
+  Answer complete(const Request&) override {
+    std::unique_lock lock(mutex_);
+    ++in_flight_;
+    ++calls;
+    cv_.notify_all();
+    cv_.wait_for(lock, std::chrono::seconds(1), [&] { return in_flight_ >= wanted_; });
+    Answer a = text_answer(R"({"target":"reply","payload":{"text":"hi"}})");
+    a.usage.input_tokens = 1'000'000;
+    return a;
+  }
+  std::atomic<int> calls{0};
+
+ private:
+  ProviderConfig config_;
+  int wanted_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int in_flight_ = 0;
+};
+}  // namespace
+
+TEST_CASE("redteam: concurrent asks of one session cannot spend past its budget together",
+          "[reasoning][redteam]") {
+  ReasoningConfig config;
+  config.budget_per_session_usd = 1;  // one call's worth
+  auto gathering = std::make_unique<GatheringProvider>(4);
+  GatheringProvider* provider = gathering.get();
+  std::vector<std::unique_ptr<Provider>> providers;
+  providers.push_back(std::move(gathering));
+  Cascade cascade(std::move(providers), config, {});
+  warden::pipeline::Signal signal;
+  signal.principal = "p";
+  signal.session = "s";
+  signal.sensor = "user-input";
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) threads.emplace_back([&] { cascade.ask(Request{}, signal); });
+  for (auto& t : threads) t.join();
+  CHECK(provider->calls == 1);
+  CHECK(cascade.spent("p\x1fs") <= 1.0);
 }
