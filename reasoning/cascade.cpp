@@ -86,6 +86,17 @@ CascadeResult Cascade::ask(Request request, const pipeline::Signal& signal) {
   if (request.session.empty()) request.session = signal.principal + '\x1f' + signal.session;
   const std::string session = request.session;
   const double budget = config_.budget_per_session_usd;
+  std::unique_lock<std::mutex> turn;
+  if (budget > 0) {
+    std::shared_ptr<std::mutex> session_turn;
+    {
+      std::lock_guard lock(mutex_);
+      auto& slot = session_turns_[session];
+      if (!slot) slot = std::make_shared<std::mutex>();
+      session_turn = slot;
+    }
+    turn = std::unique_lock<std::mutex>(*session_turn);
+  }
   auto budget_spent = [&]() {
     std::lock_guard lock(mutex_);
     result.spent_usd = spent_[session];
