@@ -344,3 +344,32 @@ TEST_CASE("redteam: concurrent asks of one session cannot spend past its budget 
   CHECK(provider->calls == 1);
   CHECK(cascade.spent("p\x1fs") <= 1.0);
 }
+
+TEST_CASE("redteam: a provider error quoting the server's body is valid UTF-8",
+          "[reasoning][redteam]") {
+  HttpFake server;
+  server.push({500, {}, std::string(199, 'a') + "\xC3\xA9 and more"});  // é across byte 200
+  server.push({503, {}, "bad \xFF\xFE bytes"});
+  auto provider = make_provider(openai_config(server, ""), nullptr);
+  REQUIRE(provider);
+  for (int i = 0; i < 2; ++i) {
+    Answer a = provider->complete(Request{});
+    CHECK_FALSE(a.ok);
+    CAPTURE(a.error);
+    CHECK(valid_utf8(a.error));
+  }
+}
+
+TEST_CASE("redteam: a huge usage written as a double is counted, not read as zero",
+          "[reasoning][redteam]") {
+  HttpFake server;
+  server.push({200, {{"Content-Type", "application/json"}},
+               R"({"choices":[{"message":{"content":"hi"}}],)"
+               R"("usage":{"prompt_tokens":1e19,"completion_tokens":5e30}})"});
+  auto provider = make_provider(openai_config(server, ""), nullptr);
+  REQUIRE(provider);
+  Answer a = provider->complete(Request{});
+  REQUIRE(a.ok);
+  CHECK(a.usage.input_tokens >= 1'000'000'000'000'000LL);
+  CHECK(a.usage.output_tokens >= 1'000'000'000'000'000LL);
+}
