@@ -31,8 +31,13 @@ Value schema_value(const std::string& text, Alloc& a) {
 // Model APIs know "user" and "assistant" turns; anything else is sent as the user's.
 const char* api_role(const std::string& role) { return role == "assistant" ? "assistant" : "user"; }
 
+// At most n bytes of `text` as valid UTF-8 (never cut inside a character), on one line.
 std::string first_bytes(const std::string& text, std::size_t n) {
-  std::string out = text.substr(0, n);
+  std::string out = json::valid_utf8(text.substr(0, n + 3));
+  if (out.size() > n) {
+    while (n > 0 && (static_cast<unsigned char>(out[n]) & 0xC0) == 0x80) --n;
+    out.resize(n);
+  }
   for (char& c : out)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   return out;

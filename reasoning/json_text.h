@@ -122,8 +122,8 @@ inline long long int_member(const rapidjson::Value& object, const char* name) {
   if (v->IsInt64()) return v->GetInt64() < 0 ? 0 : v->GetInt64();
   if (v->IsUint64())
     return static_cast<long long>(v->GetUint64() > (1ull << 62) ? (1ull << 62) : v->GetUint64());
-  if (v->IsDouble() && v->GetDouble() >= 0 && v->GetDouble() < 4e18)
-    return static_cast<long long>(v->GetDouble());
+  if (v->IsDouble() && v->GetDouble() >= 0)
+    return v->GetDouble() < 4e18 ? static_cast<long long>(v->GetDouble()) : (1ll << 62);
   return 0;
 }
 
