@@ -373,3 +373,12 @@ TEST_CASE("redteam: a huge usage written as a double is counted, not read as zer
   CHECK(a.usage.input_tokens >= 1'000'000'000'000'000LL);
   CHECK(a.usage.output_tokens >= 1'000'000'000'000'000LL);
 }
+
+TEST_CASE("redteam: consensus does not split over the case of an action the engine folds",
+          "[reasoning][redteam]") {
+  const Catalog c = rt_catalog();
+  auto form = [&](const char* text) { return normalized_action(parse_answer(text_answer(text), c)); };
+  // The engine reads "RUN" and "run" as the same action (names are ASCII case-folded).
+  CHECK(form(R"({"target":"shell","action":"RUN","payload":{"command":"ls"}})") ==
+        form(R"({"target":"shell","action":"run","payload":{"command":"ls"}})"));
+}
