@@ -98,7 +98,8 @@ std::string proposal(const std::string& target, const std::string& action, const
   Document doc(rapidjson::kObjectType);
   Alloc& a = doc.GetAllocator();
   doc.AddMember("target", json::string_value(target, a), a);
-  doc.AddMember("action", json::string_value(action, a), a);
+  // Lowercased like the target: the engine folds the case of both names, so consensus must.
+  doc.AddMember("action", json::string_value(ascii_lower(action), a), a);
   doc.AddMember("payload", Value(payload, a), a);
   if (explanation && !explanation->empty())
     doc.AddMember("explanation", json::string_value(*explanation, a), a);
