@@ -135,7 +135,12 @@ class HttpProvider : public Provider {
     answer.model = redact(std::move(answer.model), key);
     if (answer.tool_call) {
       answer.tool_call->name = redact(std::move(answer.tool_call->name), key);
-      answer.tool_call->arguments_json = redact(std::move(answer.tool_call->arguments_json), key);
+      // Arguments are JSON text the server wrote: read them back first, so a key spelled
+      // with \u escapes is written out plainly and caught.
+      std::string& arguments = answer.tool_call->arguments_json;
+      if (Document args; !key.empty() && json::parse(arguments, &args).empty())
+        arguments = json::write(args);
+      arguments = redact(std::move(arguments), key);
     }
     answer.ok = true;
     return answer;

@@ -403,3 +403,21 @@ TEST_CASE("redteam: a key spelled with \\u escapes inside tool-call arguments is
   CHECK(proposal.find("sk-redteam-secret") == std::string::npos);
   ::unsetenv("WARDEN_RT_KEY2");
 }
+
+TEST_CASE("redteam: a key spelled with \\u escapes inside a JSON text answer is redacted",
+          "[reasoning][redteam]") {
+  ::setenv("WARDEN_RT_KEY3", "sk-redteam-secret-0123456789", 1);
+  HttpFake server;
+  server.push({200, {{"Content-Type", "application/json"}},
+               R"({"choices":[{"message":{"content":)"
+               R"("Sure:\n```json\n{\"target\":\"shell\",\"payload\":{\"command\":)"
+               R"(\"echo sk-\\u0072edteam\\u002dsecret-0123456789\"}}\n```"}}]})"});
+  auto provider = make_provider(openai_config(server, "WARDEN_RT_KEY3"), nullptr);
+  REQUIRE(provider);
+  Answer a = provider->complete(Request{});
+  REQUIRE(a.ok);
+  const std::string proposal = parse_answer(a, rt_catalog());
+  CAPTURE(proposal);
+  CHECK(proposal.find("sk-redteam-secret") == std::string::npos);
+  ::unsetenv("WARDEN_RT_KEY3");
+}
