@@ -50,6 +50,54 @@ std::chrono::milliseconds parse_retry_after(const std::string& value) {
   return std::chrono::seconds(std::stol(value));
 }
 
+// `text` with printable ASCII written as \u00XX escapes (or \/) spelled plainly; the JSON
+// it may hold means the same (those characters need no escape).
+std::string plain_ascii_escapes(const std::string& text) {
+  auto hex = [](char c) -> int {
+    return c >= '0' && c <= '9' ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+  };
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\\' || i + 1 >= text.size()) {
+      out += text[i];
+      continue;
+    }
+    if (text[i + 1] == '/') {
+      out += '/';
+      ++i;
+      continue;
+    }
+    if (text[i + 1] == 'u' && i + 5 < text.size() && text[i + 2] == '0' && text[i + 3] == '0' &&
+        hex(text[i + 4]) >= 0 && hex(text[i + 5]) >= 0) {
+      const char c = static_cast<char>(hex(text[i + 4]) * 16 + hex(text[i + 5]));
+      if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+        out += c;
+        i += 5;
+        continue;
+      }
+    }
+    out += text[i];      // another escape (or an escaped backslash): kept whole
+    out += text[i + 1];
+    ++i;
+  }
+  return out;
+}
+
+// redact() for a text that may hold JSON the model's proposal is read from: a key spelled
+// with escapes would come out of parse_answer plainly, so it is looked for spelled plainly.
+std::string redact_json_text(std::string text, const std::string& key) {
+  if (key.empty()) return text;
+  text = redact(std::move(text), key);
+  if (text.find('\\') == std::string::npos) return text;
+  std::string plain = plain_ascii_escapes(text);
+  if (plain.find(key) == std::string::npos) return text;
+  return redact(std::move(plain), key);
+}
+
 class HttpProvider : public Provider {
  public:
   explicit HttpProvider(ProviderConfig config) : config_(std::move(config)) {
@@ -131,16 +179,12 @@ class HttpProvider : public Provider {
     }
     // A server that echoes the key into its answer does not get it into a proposal (nor
     // into the model name that events and the audit log show).
-    answer.text = redact(std::move(answer.text), key);
+    answer.text = redact_json_text(std::move(answer.text), key);
     answer.model = redact(std::move(answer.model), key);
     if (answer.tool_call) {
       answer.tool_call->name = redact(std::move(answer.tool_call->name), key);
-      // Arguments are JSON text the server wrote: read them back first, so a key spelled
-      // with \u escapes is written out plainly and caught.
-      std::string& arguments = answer.tool_call->arguments_json;
-      if (Document args; !key.empty() && json::parse(arguments, &args).empty())
-        arguments = json::write(args);
-      arguments = redact(std::move(arguments), key);
+      answer.tool_call->arguments_json =
+          redact_json_text(std::move(answer.tool_call->arguments_json), key);
     }
     answer.ok = true;
     return answer;
