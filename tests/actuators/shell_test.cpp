@@ -316,3 +316,24 @@ TEST_CASE("shell: concurrent runs keep their own output", "[shell]") {
   for (auto& th : threads) th.join();
   for (int n = 0; n < 20; ++n) CHECK(outputs[n] == "run-" + std::to_string(n) + "\n");
 }
+
+TEST_CASE("shell: an execve failure is E_ACT_FAILED naming the errno", "[shell]") {
+  TempDir ws;
+  warden::testing::write_file(ws / "broken.sh", "#!/nonexistent/interpreter\necho never\n", true);
+  ShellActuator shell(config_for(ws), false);
+  Result r = shell.act(shell_action("./broken.sh"), Context{});
+  CHECK_FALSE(r.ok);
+  CHECK(r.error_code == "E_ACT_FAILED");
+  CHECK(r.error.find("execve failed: ENOENT") != std::string::npos);
+}
+
+TEST_CASE("shell: output written before the time limit is kept", "[shell]") {
+  TempDir ws;
+  ShellConfig c = config_for(ws);
+  c.timeout = std::chrono::milliseconds(300);
+  ShellActuator shell(c, false);
+  Result r = shell.act(shell_action("echo started; sleep 30"), with_shell_syntax());
+  CHECK(r.error_code == "E_ACT_TIMEOUT");
+  CHECK(r.output == "started\n");
+  CHECK(r.details["signal"] == std::to_string(SIGKILL));
+}
