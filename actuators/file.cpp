@@ -96,8 +96,16 @@ Result FileActuator::act(std::string_view action_json, const Context&) {
   std::optional<std::string> content = doc.text("content", &error);
   if (!error.empty()) return failure(code::kBadAction, error);
 
+  // A relative path is read against payload.cwd, as the rules read it (a relative cwd is
+  // relative to the root). A leading '~' is the home directory to the rules: refused here.
+  std::optional<std::string> cwd = doc.text("cwd", &error);
+  if (!error.empty()) return failure(code::kBadAction, error);
+  if (path->front() == '~' || (cwd && !cwd->empty() && cwd->front() == '~'))
+    return failure(code::kBadAction, "a path starting with '~' (the home directory, not the root)");
+  std::string effective = *path;
+  if (effective.front() != '/' && cwd && !cwd->empty()) effective = *cwd + "/" + effective;
   std::string relative;
-  if (!relative_to_root(*path, absolute(config_.root), real(config_.root), &relative, &error))
+  if (!relative_to_root(effective, absolute(config_.root), real(config_.root), &relative, &error))
     return failure(code::kDenied, error);
   Fd root(::open(config_.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root)

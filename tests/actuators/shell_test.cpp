@@ -10,9 +10,9 @@
 
 #include <catch2/catch.hpp>
 #include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
-#include <string>
 
 #include "engine/json_writer.h"
 #include "tests/actuators/workspace.h"
@@ -171,6 +171,8 @@ TEST_CASE("shell: a working directory outside the workspace is refused", "[shell
   }
   Result inside = shell.act(shell_action("pwd", ",\"cwd\":" + json_string(ws / "sub")), Context{});
   CHECK(inside.ok);
+  CHECK(shell.act(shell_action("pwd", R"(,"cwd":"~/x")"), Context{}).error_code ==
+        "E_ACT_BAD_ACTION");
   Result missing = shell.act(shell_action("pwd", R"(,"cwd":"nope")"), Context{});
   CHECK_FALSE(missing.ok);
   CHECK(missing.error_code == "E_ACT_FAILED");
