@@ -63,7 +63,8 @@ std::string FileActuator::description() const {
 std::string FileActuator::payload_schema_json() const {
   return R"({"type":"object","properties":{)"
          R"("action":{"type":"string","enum":["read","write","append","delete"]},)"
-         R"("path":{"type":"string","description":"relative to the file root, or absolute inside it"},)"
+         R"("path":{"type":"string","description":"relative to cwd or the file root, or absolute inside it"},)"
+         R"("cwd":{"type":"string","description":"optional directory a relative path is read against"},)"
          R"("content":{"type":"string","description":"for write and append"}},)"
          R"("required":["action","path"]})";
 }
