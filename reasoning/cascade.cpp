@@ -26,9 +26,12 @@ std::string usd(double value) {
   return buffer;
 }
 
+// Never negative: a provider reporting negative usage must not refund the session.
 double cost_of(const Answer& answer, const ProviderConfig& config) {
-  return static_cast<double>(answer.usage.input_tokens) * config.price_input_per_mtok / 1e6 +
-         static_cast<double>(answer.usage.output_tokens) * config.price_output_per_mtok / 1e6;
+  const auto tokens = [](long long n) { return static_cast<double>(n < 0 ? 0 : n); };
+  const double cost = tokens(answer.usage.input_tokens) * config.price_input_per_mtok / 1e6 +
+                      tokens(answer.usage.output_tokens) * config.price_output_per_mtok / 1e6;
+  return cost > 0 ? cost : 0;
 }
 
 bool selector_matches(const SelectorRule& rule, const pipeline::Signal& signal) {
@@ -83,6 +86,17 @@ CascadeResult Cascade::ask(Request request, const pipeline::Signal& signal) {
   if (request.session.empty()) request.session = signal.principal + '\x1f' + signal.session;
   const std::string session = request.session;
   const double budget = config_.budget_per_session_usd;
+  std::unique_lock<std::mutex> turn;
+  if (budget > 0) {
+    std::shared_ptr<std::mutex> session_turn;
+    {
+      std::lock_guard lock(mutex_);
+      auto& slot = session_turns_[session];
+      if (!slot) slot = std::make_shared<std::mutex>();
+      session_turn = slot;
+    }
+    turn = std::unique_lock<std::mutex>(*session_turn);
+  }
   auto budget_spent = [&]() {
     std::lock_guard lock(mutex_);
     result.spent_usd = spent_[session];

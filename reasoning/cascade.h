@@ -48,6 +48,9 @@ class Cascade {
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> cooled_until_;
   std::unordered_map<std::string, double> spent_;
+  // With a budget, one session's asks take turns (so concurrent asks cannot all pass the
+  // budget check before any of them is priced); other sessions are not held up.
+  std::unordered_map<std::string, std::shared_ptr<std::mutex>> session_turns_;
 };
 
 }  // namespace warden::reasoning

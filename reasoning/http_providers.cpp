@@ -31,8 +31,13 @@ Value schema_value(const std::string& text, Alloc& a) {
 // Model APIs know "user" and "assistant" turns; anything else is sent as the user's.
 const char* api_role(const std::string& role) { return role == "assistant" ? "assistant" : "user"; }
 
+// At most n bytes of `text` as valid UTF-8 (never cut inside a character), on one line.
 std::string first_bytes(const std::string& text, std::size_t n) {
-  std::string out = text.substr(0, n);
+  std::string out = json::valid_utf8(text.substr(0, n + 3));
+  if (out.size() > n) {
+    while (n > 0 && (static_cast<unsigned char>(out[n]) & 0xC0) == 0x80) --n;
+    out.resize(n);
+  }
   for (char& c : out)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   return out;
@@ -43,6 +48,54 @@ std::chrono::milliseconds parse_retry_after(const std::string& value) {
     return std::chrono::milliseconds(1000);  // absent, a date, or nonsense: one second
   if (value.size() > 9) return std::chrono::hours(24 * 365);  // longer than any maximum
   return std::chrono::seconds(std::stol(value));
+}
+
+// `text` with printable ASCII written as \u00XX escapes (or \/) spelled plainly; the JSON
+// it may hold means the same (those characters need no escape).
+std::string plain_ascii_escapes(const std::string& text) {
+  auto hex = [](char c) -> int {
+    return c >= '0' && c <= '9' ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+  };
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\\' || i + 1 >= text.size()) {
+      out += text[i];
+      continue;
+    }
+    if (text[i + 1] == '/') {
+      out += '/';
+      ++i;
+      continue;
+    }
+    if (text[i + 1] == 'u' && i + 5 < text.size() && text[i + 2] == '0' && text[i + 3] == '0' &&
+        hex(text[i + 4]) >= 0 && hex(text[i + 5]) >= 0) {
+      const char c = static_cast<char>(hex(text[i + 4]) * 16 + hex(text[i + 5]));
+      if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+        out += c;
+        i += 5;
+        continue;
+      }
+    }
+    out += text[i];      // another escape (or an escaped backslash): kept whole
+    out += text[i + 1];
+    ++i;
+  }
+  return out;
+}
+
+// redact() for a text that may hold JSON the model's proposal is read from: a key spelled
+// with escapes would come out of parse_answer plainly, so it is looked for spelled plainly.
+std::string redact_json_text(std::string text, const std::string& key) {
+  if (key.empty()) return text;
+  text = redact(std::move(text), key);
+  if (text.find('\\') == std::string::npos) return text;
+  std::string plain = plain_ascii_escapes(text);
+  if (plain.find(key) == std::string::npos) return text;
+  return redact(std::move(plain), key);
 }
 
 class HttpProvider : public Provider {
@@ -124,11 +177,14 @@ class HttpProvider : public Provider {
       answer.error = "empty answer: neither text nor a tool call";
       return answer;
     }
-    // A server that echoes the key into its answer does not get it into a proposal.
-    answer.text = redact(std::move(answer.text), key);
+    // A server that echoes the key into its answer does not get it into a proposal (nor
+    // into the model name that events and the audit log show).
+    answer.text = redact_json_text(std::move(answer.text), key);
+    answer.model = redact(std::move(answer.model), key);
     if (answer.tool_call) {
       answer.tool_call->name = redact(std::move(answer.tool_call->name), key);
-      answer.tool_call->arguments_json = redact(std::move(answer.tool_call->arguments_json), key);
+      answer.tool_call->arguments_json =
+          redact_json_text(std::move(answer.tool_call->arguments_json), key);
     }
     answer.ok = true;
     return answer;

@@ -98,7 +98,8 @@ std::string proposal(const std::string& target, const std::string& action, const
   Document doc(rapidjson::kObjectType);
   Alloc& a = doc.GetAllocator();
   doc.AddMember("target", json::string_value(target, a), a);
-  doc.AddMember("action", json::string_value(action, a), a);
+  // Lowercased like the target: the engine folds the case of both names, so consensus must.
+  doc.AddMember("action", json::string_value(ascii_lower(action), a), a);
   doc.AddMember("payload", Value(payload, a), a);
   if (explanation && !explanation->empty())
     doc.AddMember("explanation", json::string_value(*explanation, a), a);
@@ -233,7 +234,8 @@ std::string parse_answer(const Answer& answer, const Catalog& catalog) {
   const Value* target = json::member(top, "target");
   if (!target || !target->IsString() || target->GetStringLength() == 0)
     return reply_proposal(answer.text);
-  const std::string target_name = ascii_lower(target->GetString());
+  const std::string target_name =
+      ascii_lower(std::string(target->GetString(), target->GetStringLength()));
   Value payload(rapidjson::kObjectType);
   if (const Value* p = json::member(top, "payload")) {
     if (!p->IsObject() || !lowercase_keys(*p, &payload, a)) return reply_proposal(answer.text);
