@@ -75,15 +75,17 @@ std::string feedback_text(const std::string& target, const actuators::Result& re
     out = result.error_code.empty() ? result.error : result.error_code + ": " + result.error;
     if (!result.output.empty()) out += "\n" + result.output;
   }
-  if (result.truncated) out += "\n[output truncated]";
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  if (result.truncated) out += "[output truncated]\n";
   if (result.exit_code >= 0) {
     if (target == "shell")
-      out += "\n[exit status " + std::to_string(result.exit_code) + "]";
+      out += "[exit status " + std::to_string(result.exit_code) + "]";
     else if (target == "http")
-      out += "\n[HTTP status " + std::to_string(result.exit_code) + "]";
+      out += "[HTTP status " + std::to_string(result.exit_code) + "]";
     else
-      out += "\n[exit code " + std::to_string(result.exit_code) + "]";
+      out += "[exit code " + std::to_string(result.exit_code) + "]";
   }
+  if (out.empty()) out = "(no output)";
   return out;
 }
 
@@ -216,7 +218,6 @@ class Run {
       if (is_cancelled()) return done("cancelled");
       reasoning::Request request =
           reasoning::build_request(signal, catalog_, conversation_, trace, hints_);
-      if (request.session.empty()) request.session = signal.principal + "/" + signal.session;
       if (!signal_message_) {
         signal_message_ = request.messages.empty() ? reasoning::Message{"user", signal.text}
                                                    : request.messages.back();
