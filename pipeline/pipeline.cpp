@@ -319,7 +319,17 @@ class Run {
       silent = actuator->silent() ||
                std::find(options_.silent.begin(), options_.silent.end(), target) != options_.silent.end();
       ++summary_.dispatched;
-      result = actuator->act(approved.action_json, context);
+      try {
+        result = actuator->act(approved.action_json, context);
+      } catch (...) {
+        // Recorded as a failed dispatch, then handled as a loop error.
+        actuators::Result crashed;
+        crashed.error_code = "E_ACT_CRASHED";
+        crashed.error = "the actuator threw";
+        if (options_.on_dispatch) options_.on_dispatch(last, target, crashed);
+        throw;
+      }
+      if (options_.on_dispatch) options_.on_dispatch(last, target, result);
     }
     if (silent) {
       // Silent actuators give no feedback; a failure is still shown to the requester.

@@ -56,6 +56,9 @@ struct Options {
   int max_retries = 3;   // model attempts after a rejection
   std::string default_target = "reply";
   std::vector<std::string> silent = {"reply", "log", "system"};
+  // Called after every dispatch with the approving (last-mile) decision, the target and the
+  // actuator's result: the daemon's audit `act` record. May be empty; must not throw.
+  std::function<void(const Decision&, std::string_view target, const actuators::Result&)> on_dispatch;
 };
 
 struct RunSummary {

@@ -215,6 +215,7 @@ class EngineDecider {
     return [this](const std::string& proposal_json, const Signal& signal, DecideStage stage, int attempt) {
       std::lock_guard lock(mutex_);
       calls_.push_back(Call{proposal_json, stage, attempt, signal.depth});
+      if (before_) before_(calls_.back());
       Engine& engine = stage == DecideStage::LastMile && last_mile_ ? *last_mile_ : reason_;
       DecideRequest request;
       request.proposal_json = proposal_json;
@@ -234,9 +235,12 @@ class EngineDecider {
     std::lock_guard lock(mutex_);
     return calls_;
   }
+  // Runs before each decision (a test may throw from it).
+  void set_before(std::function<void(const Call&)> before) { before_ = std::move(before); }
 
  private:
   mutable std::mutex mutex_;
+  std::function<void(const Call&)> before_;
   Engine reason_;
   std::unique_ptr<Engine> last_mile_;
   std::vector<Call> calls_;

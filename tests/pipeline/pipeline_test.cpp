@@ -1,5 +1,7 @@
 // Pipeline::run end to end inside the process: a scripted model, the real Cascade and
 // Think, real CLIPS rules as the Decider, recording actuators.
+#include <thread>
+
 #include "tests/pipeline/pipeline_fixture.h"
 
 using namespace warden;
@@ -513,4 +515,89 @@ TEST_CASE("catalog_from lists every actuator but tool, and the registered tools"
   CHECK(contains(catalog.targets[1].parameters_schema_json, "command"));
   REQUIRE(catalog.tools.size() == 1);
   CHECK(catalog.tools[0].name == "now");
+}
+
+TEST_CASE("a Decider that throws is a loop error: nothing is dispatched for that proposal") {
+  Harness h({shell_proposal("ls"), reply_proposal("the rules failed")});
+  h.decider.set_before([](const EngineDecider::Call& call) {
+    if (call.depth == 0) throw std::runtime_error("rules unavailable");
+  });
+  RunSummary summary = h.run(Harness::user("list"));
+  CHECK(summary.status == "done");
+  CHECK(h.shell->calls().empty());
+  CHECK(h.kinds() == Kinds{"error", "decision:reason:approve", "decision:last-mile:approve", "reply", "final:done"});
+  auto requests = h.provider->requests();
+  REQUIRE(requests.size() == 2);
+  CHECK(contains(requests[1].messages.back().content, "rules unavailable"));
+  // The model never proposed anything the rules accepted, so the user's words open the
+  // conversation and no proposal follows them.
+  REQUIRE(requests[1].messages.size() == 2);
+  CHECK(contains(requests[1].messages[0].content, "list"));
+}
+
+TEST_CASE("on_dispatch sees every dispatch with its last-mile decision, a crash included") {
+  struct Seen {
+    std::string decision_id, target, error_code;
+    bool ok;
+    int exit_code;
+  };
+  std::vector<Seen> seen;
+  Harness h({shell_proposal("ls"), reply_proposal("done"), shell_proposal("boom"), reply_proposal("it crashed")});
+  int n = 0;
+  h.shell_respond = [&n](std::string_view, const actuators::Context&) -> actuators::Result {
+    if (n++ == 0) return Harness::ok_result("x", 0);
+    throw std::runtime_error("crash");
+  };
+  h.options.on_dispatch = [&seen](const Decision& d, std::string_view target, const actuators::Result& r) {
+    seen.push_back(Seen{d.decision_id, std::string(target), r.error_code, r.ok, r.exit_code});
+  };
+  RunSummary first = h.run(Harness::user("list"));
+  CHECK(first.status == "done");
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].target == "shell");
+  CHECK(seen[0].ok);
+  CHECK(seen[0].exit_code == 0);
+  CHECK(seen[1].target == "reply");
+  // The decision id is the last-mile decision's, as in the tool-output event.
+  CHECK(seen[0].decision_id == string_at(parse_json(h.events_of("tool-output").at(0)), "decision_id"));
+  CHECK(seen[0].decision_id == string_at(parse_json(h.events_of("decision").at(1)), "decision_id"));
+
+  // The same pipeline, a second run: the actuator throws.
+  std::vector<std::string> events;
+  RunSummary second = h.pipeline->run(Harness::user("boom"), [&](std::string_view e) { events.emplace_back(e); });
+  CHECK(second.status == "done");
+  REQUIRE(seen.size() == 4);
+  CHECK(seen[2].target == "shell");
+  CHECK_FALSE(seen[2].ok);
+  CHECK(seen[2].error_code == "E_ACT_CRASHED");
+}
+
+TEST_CASE("one Pipeline serves runs on several threads at once") {
+  Harness h({reply_proposal("hello")}, /*repeat_last=*/true);
+  h.run(Harness::user("warm up"));
+  constexpr int kThreads = 4, kRuns = 10;
+  std::vector<std::vector<std::string>> statuses(kThreads);
+  std::vector<std::vector<std::string>> finals(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kRuns; ++i) {
+        Signal s = Harness::user("hi " + std::to_string(i));
+        s.session = "t" + std::to_string(t);
+        std::vector<std::string> events;
+        RunSummary r = h.pipeline->run(s, [&](std::string_view e) { events.emplace_back(e); });
+        statuses[t].push_back(r.status);
+        finals[t].push_back(events.empty() ? "" : events.back());
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    REQUIRE(statuses[t].size() == kRuns);
+    for (int i = 0; i < kRuns; ++i) {
+      CHECK(statuses[t][i] == "done");
+      CHECK(string_at(parse_json(finals[t][i]), "status") == "done");
+    }
+  }
+  CHECK(h.provider->requests().size() == 1 + kThreads * kRuns);
 }
