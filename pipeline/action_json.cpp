@@ -74,7 +74,8 @@ std::string shorten(std::string text, std::size_t max) {
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   if (text.size() <= max) return text;
   std::size_t cut = max;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 boundary
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    --cut;  // UTF-8 boundary
   text.resize(cut);
   return text + "…";
 }
@@ -85,7 +86,8 @@ std::string with_context(std::string_view proposal_json, const Signal& signal, s
   rapidjson::Document doc;
   if (!parse_object(proposal_json, &doc, error)) return {};
   auto& alloc = doc.GetAllocator();
-  for (auto it = find_member(doc, "context"); it != doc.MemberEnd(); it = find_member(doc, "context"))
+  for (auto it = find_member(doc, "context"); it != doc.MemberEnd();
+       it = find_member(doc, "context"))
     doc.RemoveMember(it);
   rapidjson::Value context(rapidjson::kObjectType);
   const std::pair<const char*, const std::string*> members[] = {

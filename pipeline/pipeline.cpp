@@ -24,11 +24,16 @@ bool is_feedback(const std::string& sensor) {
 const char* cascade_error_code(reasoning::CascadeResult::Status status) {
   using S = reasoning::CascadeResult::Status;
   switch (status) {
-    case S::BudgetSpent: return "E_BUDGET";
-    case S::Disagreement: return "E_DISAGREEMENT";
-    case S::NoProviders: return "E_NO_PROVIDER";
-    case S::AllFailed: return "E_CASCADE";
-    case S::Ok: break;
+    case S::BudgetSpent:
+      return "E_BUDGET";
+    case S::Disagreement:
+      return "E_DISAGREEMENT";
+    case S::NoProviders:
+      return "E_NO_PROVIDER";
+    case S::AllFailed:
+      return "E_CASCADE";
+    case S::Ok:
+      break;
   }
   return "E_CASCADE";
 }
@@ -53,10 +58,12 @@ std::vector<std::string> hint_texts(const Decision& d) {
 // proposed, which rules refused it and why.
 std::string explain_rejections(const std::vector<reasoning::Rejection>& trace) {
   std::string out = "Nothing was done: the rules refused ";
-  out += trace.size() == 1 ? "the proposed action" : "all " + std::to_string(trace.size()) + " proposed actions";
+  out += trace.size() == 1 ? "the proposed action"
+                           : "all " + std::to_string(trace.size()) + " proposed actions";
   out += '.';
   for (const reasoning::Rejection& r : trace) {
-    out += "\nAttempt " + std::to_string(r.attempt) + ": " + describe_action(r.action_json) + " — refused";
+    out += "\nAttempt " + std::to_string(r.attempt) + ": " + describe_action(r.action_json) +
+           " — refused";
     if (!r.rules.empty()) {
       out += " by ";
       for (std::size_t i = 0; i < r.rules.size(); ++i) out += (i ? ", " : "") + r.rules[i];
@@ -117,8 +124,14 @@ class Run {
       const reasoning::Catalog& catalog, const Options& options,
       const std::function<void(std::string_view)>& log, const EventSink& sink,
       const std::atomic<bool>* cancelled)
-      : cascade_(cascade), registry_(registry), decider_(decider), catalog_(catalog),
-        options_(options), log_(log), sink_(sink), cancelled_(cancelled) {}
+      : cascade_(cascade),
+        registry_(registry),
+        decider_(decider),
+        catalog_(catalog),
+        options_(options),
+        log_(log),
+        sink_(sink),
+        cancelled_(cancelled) {}
 
   RunSummary run(const Signal& first) {
     std::optional<Signal> current = first;
@@ -141,7 +154,9 @@ class Run {
       }
       if (first_signal && !starts_conversation(signal.sensor) && signal.sensor != "heartbeat") {
         std::string reason = is_feedback(signal.sensor)
-                                 ? signal.sensor + " signals only continue a run; a conversation starts with user-input or chat-message"
+                                 ? signal.sensor +
+                                       " signals only continue a run; a conversation starts with "
+                                       "user-input or chat-message"
                                  : "sensor '" + signal.sensor + "' does not reach the model";
         log("pipeline: dropped: " + reason);
         emit(events::dropped(reason));
@@ -225,7 +240,8 @@ class Run {
       ++summary_.model_calls;
       reasoning::CascadeResult answer = cascade_->ask(request, signal);
       if (answer.status != reasoning::CascadeResult::Status::Ok) {
-        std::string message = answer.message.empty() ? "the model could not be asked" : answer.message;
+        std::string message =
+            answer.message.empty() ? "the model could not be asked" : answer.message;
         emit(events::error(cascade_error_code(answer.status), message));
         emit(events::reply(message));
         return done("failed");
@@ -251,7 +267,8 @@ class Run {
           emit(events::approval_required(decision));
           return done("suspended");
         case Outcome::Reject:
-          trace.push_back(reasoning::Rejection{attempt, proposal, decision.reason, rejecting_rules(decision)});
+          trace.push_back(
+              reasoning::Rejection{attempt, proposal, decision.reason, rejecting_rules(decision)});
           break;
       }
     }
@@ -269,9 +286,11 @@ class Run {
   }
 
   Step act(const Signal& signal, const Decision& decision, int attempt) {
-    ResolvedTarget resolved = resolve_target(decision.action_json, signal.source, options_.default_target);
+    ResolvedTarget resolved =
+        resolve_target(decision.action_json, signal.source, options_.default_target);
     if (resolved.target.empty()) {
-      emit(events::error("E_ACTION", "the approved action cannot be dispatched: " + resolved.error));
+      emit(
+          events::error("E_ACTION", "the approved action cannot be dispatched: " + resolved.error));
       return done("failed");
     }
     if (is_cancelled()) return done("cancelled");
@@ -290,9 +309,11 @@ class Run {
       return done("rejected");
     }
     // Dispatch what the last-mile decision approved (after its rewrites), where it says.
-    ResolvedTarget approved = resolve_target(last.action_json, signal.source, options_.default_target);
+    ResolvedTarget approved =
+        resolve_target(last.action_json, signal.source, options_.default_target);
     if (approved.target.empty()) {
-      emit(events::error("E_ACTION", "the approved action cannot be dispatched: " + approved.error));
+      emit(
+          events::error("E_ACTION", "the approved action cannot be dispatched: " + approved.error));
       return done("failed");
     }
     if (is_cancelled()) return done("cancelled");
@@ -316,8 +337,8 @@ class Run {
       context.notify = [this](std::string_view kind, std::string_view text) {
         emit(events::notice(kind, text));
       };
-      silent = actuator->silent() ||
-               std::find(options_.silent.begin(), options_.silent.end(), target) != options_.silent.end();
+      silent = actuator->silent() || std::find(options_.silent.begin(), options_.silent.end(),
+                                               target) != options_.silent.end();
       ++summary_.dispatched;
       try {
         result = actuator->act(approved.action_json, context);
@@ -353,8 +374,10 @@ class Run {
 
   // An exception in a cycle: the model hears of it as a loop-error signal at depth + 1,
   // unless the failing signal was deep or itself an error (no error loops).
-  std::optional<Signal> loop_error(const Signal& signal, const std::string& what, std::string* status) {
-    log("pipeline: error in a " + signal.sensor + " cycle at depth " + std::to_string(signal.depth) + ": " + what);
+  std::optional<Signal> loop_error(const Signal& signal, const std::string& what,
+                                   std::string* status) {
+    log("pipeline: error in a " + signal.sensor + " cycle at depth " +
+        std::to_string(signal.depth) + ": " + what);
     emit(events::error("E_LOOP", what));
     if (signal.depth > 2 || signal.sensor == "tool-error" || signal.sensor == "loop-error") {
       emit(events::dropped("the error is not fed back (" + signal.sensor + " signal at depth " +
@@ -388,8 +411,12 @@ class Run {
 Pipeline::Pipeline(reasoning::Cascade* cascade, actuators::Registry* registry, Decider decider,
                    reasoning::Catalog catalog, Options options,
                    std::function<void(std::string_view)> log)
-    : cascade_(cascade), registry_(registry), decider_(std::move(decider)),
-      catalog_(std::move(catalog)), options_(std::move(options)), log_(std::move(log)) {}
+    : cascade_(cascade),
+      registry_(registry),
+      decider_(std::move(decider)),
+      catalog_(std::move(catalog)),
+      options_(std::move(options)),
+      log_(std::move(log)) {}
 
 RunSummary Pipeline::run(const Signal& signal, const EventSink& sink,
                          const std::atomic<bool>* cancelled) {

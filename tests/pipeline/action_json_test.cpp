@@ -10,8 +10,8 @@ TEST_CASE("with_context replaces the model's context with the signal's") {
   Signal s = Harness::user("x");
   std::string error;
   std::string out = with_context(
-      R"({"target":"shell","payload":{"command":"ls"},"Context":{"principal":"root","groups":["admins"]}})", s,
-      &error);
+      R"({"target":"shell","payload":{"command":"ls"},"Context":{"principal":"root","groups":["admins"]}})",
+      s, &error);
   REQUIRE(error.empty());
   rapidjson::Document doc = parse_json(out);
   CHECK_FALSE(doc.HasMember("Context"));
@@ -32,7 +32,8 @@ TEST_CASE("with_context replaces the model's context with the signal's") {
 
 TEST_CASE("with_context refuses what is not a JSON object") {
   Signal s;
-  for (const std::string& bad : std::vector<std::string>{"", "[1]", "\"text\"", "{\"target\":", std::string("{\"a\":1}\0x", 10)}) {
+  for (const std::string& bad : std::vector<std::string>{
+           "", "[1]", "\"text\"", "{\"target\":", std::string("{\"a\":1}\0x", 10)}) {
     std::string error;
     CHECK(with_context(bad, s, &error).empty());
     CHECK_FALSE(error.empty());
@@ -40,9 +41,11 @@ TEST_CASE("with_context refuses what is not a JSON object") {
 }
 
 TEST_CASE("resolve_target: the action's target, else the signal's source, else the default") {
-  ResolvedTarget explicit_target = resolve_target(R"({"target":"shell","action":"run"})", "cli", "reply");
+  ResolvedTarget explicit_target =
+      resolve_target(R"({"target":"shell","action":"run"})", "cli", "reply");
   CHECK(explicit_target.target == "shell");
-  ResolvedTarget from_source = resolve_target(R"({"action":"send","payload":{"text":"hi"}})", "chat", "reply");
+  ResolvedTarget from_source =
+      resolve_target(R"({"action":"send","payload":{"text":"hi"}})", "chat", "reply");
   CHECK(from_source.target == "chat");
   CHECK(string_at(parse_json(from_source.action_json), "target") == "chat");
   ResolvedTarget fallback = resolve_target(R"({"target":"","payload":{}})", "", "reply");
@@ -60,14 +63,18 @@ TEST_CASE("resolve_target: the action's target, else the signal's source, else t
 TEST_CASE("describe_action names the target and what it does") {
   CHECK(describe_action(R"({"target":"shell","action":"run","payload":{"command":"rm -rf ~"}})") ==
         "shell run: rm -rf ~");
-  CHECK(describe_action(R"({"target":"http","action":"request","payload":{"url":"https://x.test/"}})") ==
+  CHECK(describe_action(
+            R"({"target":"http","action":"request","payload":{"url":"https://x.test/"}})") ==
         "http request: GET https://x.test/");
-  CHECK(describe_action(R"({"target":"file","action":"write","payload":{"action":"write","path":"a.txt"}})") ==
+  CHECK(describe_action(
+            R"({"target":"file","action":"write","payload":{"action":"write","path":"a.txt"}})") ==
         "file write: write a.txt");
-  CHECK(describe_action(R"({"target":"tool","action":"call","payload":{"tool":"now","args":{}}})") ==
-        "tool call: now");
+  CHECK(
+      describe_action(R"({"target":"tool","action":"call","payload":{"tool":"now","args":{}}})") ==
+      "tool call: now");
   CHECK(describe_action(R"({"target":"odd","payload":{"n":1}})") == R"(odd: {"n":1})");
-  std::string long_line = R"({"target":"shell","payload":{"command":")" + std::string(500, 'x') + "\"}}";
+  std::string long_line =
+      R"({"target":"shell","payload":{"command":")" + std::string(500, 'x') + "\"}}";
   CHECK(describe_action(long_line).size() < 200);
   CHECK(describe_action("garbage\nline") == "garbage line");
 }

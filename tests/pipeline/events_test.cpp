@@ -30,7 +30,8 @@ TEST_CASE("a decision event carries the stage, attempt, outcome, rules and actio
   CHECK_FALSE(e.HasMember("error_code"));
 }
 
-TEST_CASE("a decision without an action (the input was refused) has action null and its error code") {
+TEST_CASE(
+    "a decision without an action (the input was refused) has action null and its error code") {
   Decision d;
   d.outcome = Outcome::Reject;
   d.error_code = "E_INPUT_JSON";
@@ -77,7 +78,9 @@ TEST_CASE("tool-output, tool-error, reply, dropped, error and final events") {
 TEST_CASE("invalid UTF-8 in an output still makes a valid JSON event") {
   actuators::Result ok;
   ok.ok = true;
-  ok.output = std::string("a\xff\xfe" "b");
+  ok.output = std::string(
+      "a\xff\xfe"
+      "b");
   rapidjson::Document doc;
   std::string text = events::tool_output("shell", "d", ok);
   doc.Parse<rapidjson::kParseValidateEncodingFlag>(text.c_str(), text.size());

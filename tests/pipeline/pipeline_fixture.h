@@ -4,10 +4,10 @@
 // rules are real CLIPS rules, the cascade is the real Cascade.
 #pragma once
 
-#include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -35,7 +35,8 @@ inline rapidjson::Document parse_json(const std::string& text) {
 inline std::string string_at(const rapidjson::Value& v, const char* name) {
   if (!v.IsObject()) return {};
   auto it = v.FindMember(name);
-  return it != v.MemberEnd() && it->value.IsString() ? std::string(it->value.GetString()) : std::string();
+  return it != v.MemberEnd() && it->value.IsString() ? std::string(it->value.GetString())
+                                                     : std::string();
 }
 
 inline bool contains(const std::string& haystack, const std::string& needle) {
@@ -100,7 +101,8 @@ class RecordingActuator : public actuators::Actuator {
     std::string action_json;
     actuators::Context context;
   };
-  using Respond = std::function<actuators::Result(std::string_view action_json, const actuators::Context&)>;
+  using Respond =
+      std::function<actuators::Result(std::string_view action_json, const actuators::Context&)>;
 
   RecordingActuator(std::string name, bool silent, Respond respond = {})
       : name_(std::move(name)), silent_(silent), respond_(std::move(respond)) {}
@@ -135,7 +137,8 @@ class RecordingActuator : public actuators::Actuator {
 };
 
 // The reply actuator's behaviour: payload.text to the requester through notify.
-inline actuators::Result reply_through_notify(std::string_view action_json, const actuators::Context& context) {
+inline actuators::Result reply_through_notify(std::string_view action_json,
+                                              const actuators::Context& context) {
   rapidjson::Document doc;
   doc.Parse(action_json.data(), action_json.size());
   std::string text;
@@ -207,12 +210,14 @@ class EngineDecider {
     int attempt;
     std::int64_t depth;
   };
-  explicit EngineDecider(const std::string& rules) : reason_(compile_rules(rules), engine_options()) {}
+  explicit EngineDecider(const std::string& rules)
+      : reason_(compile_rules(rules), engine_options()) {}
   void set_last_mile_rules(const std::string& rules) {
     last_mile_ = std::make_unique<Engine>(compile_rules(rules), engine_options());
   }
   Decider decider() {
-    return [this](const std::string& proposal_json, const Signal& signal, DecideStage stage, int attempt) {
+    return [this](const std::string& proposal_json, const Signal& signal, DecideStage stage,
+                  int attempt) {
       std::lock_guard lock(mutex_);
       calls_.push_back(Call{proposal_json, stage, attempt, signal.depth});
       if (before_) before_(calls_.back());
@@ -255,9 +260,10 @@ struct Harness {
     auto p = std::make_unique<ScriptedProvider>(std::move(answers), repeat_last);
     provider = p.get();
     providers.push_back(std::move(p));
-    auto shell_actuator = std::make_unique<RecordingActuator>("shell", false, [this](std::string_view a, const actuators::Context& c) {
-      return shell_respond ? shell_respond(a, c) : ok_result("a.txt\nb.txt\n", 0);
-    });
+    auto shell_actuator = std::make_unique<RecordingActuator>(
+        "shell", false, [this](std::string_view a, const actuators::Context& c) {
+          return shell_respond ? shell_respond(a, c) : ok_result("a.txt\nb.txt\n", 0);
+        });
     shell = shell_actuator.get();
     registry.add(std::move(shell_actuator));
     auto reply_actuator = std::make_unique<RecordingActuator>("reply", true, reply_through_notify);
@@ -280,13 +286,14 @@ struct Harness {
   RunSummary run(const Signal& signal, const std::atomic<bool>* cancelled = nullptr) {
     catalog = catalog_from(registry, {}, config.identity);
     cascade = std::make_unique<reasoning::Cascade>(
-        std::move(providers), config,
-        [cat = catalog](const reasoning::Answer& a) {
+        std::move(providers), config, [cat = catalog](const reasoning::Answer& a) {
           return reasoning::normalized_action(reasoning::parse_answer(a, cat));
         });
-    pipeline = std::make_unique<Pipeline>(cascade.get(), &registry, decider.decider(), catalog, options,
-                                          [this](std::string_view line) { logs.emplace_back(line); });
-    return pipeline->run(signal, [this](std::string_view e) { events.emplace_back(e); }, cancelled);
+    pipeline =
+        std::make_unique<Pipeline>(cascade.get(), &registry, decider.decider(), catalog, options,
+                                   [this](std::string_view line) { logs.emplace_back(line); });
+    return pipeline->run(
+        signal, [this](std::string_view e) { events.emplace_back(e); }, cancelled);
   }
 
   static Signal user(std::string text) {
@@ -306,7 +313,8 @@ struct Harness {
     for (const std::string& e : events) {
       rapidjson::Document doc = parse_json(e);
       std::string kind = string_at(doc, "event");
-      if (kind == "decision") kind += ":" + string_at(doc, "stage") + ":" + string_at(doc, "outcome");
+      if (kind == "decision")
+        kind += ":" + string_at(doc, "stage") + ":" + string_at(doc, "outcome");
       if (kind == "final") kind += ":" + string_at(doc, "status");
       out.push_back(kind);
     }

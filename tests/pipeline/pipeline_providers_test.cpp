@@ -58,21 +58,22 @@ Decider shipped_pack_decider(std::shared_ptr<Engine>* keep, std::shared_ptr<std:
   REQUIRE(loaded.policy);
   *keep = std::make_shared<Engine>(loaded.policy, engine_options());
   std::shared_ptr<Engine> engine = *keep;
-  return [engine, mutex](const std::string& proposal, const Signal& signal, DecideStage, int attempt) {
-    std::lock_guard lock(*mutex);
-    DecideRequest request;
-    request.proposal_json = proposal;
-    request.depth = signal.depth;
-    request.attempt = attempt;
-    request.principal = signal.principal;
-    DecideResult r = engine->decide(request);
-    if (r.ok) return r.decision;
-    Decision d;
-    d.outcome = Outcome::Reject;
-    d.error_code = r.error.code;
-    d.reason = r.error.message;
-    return d;
-  };
+  return
+      [engine, mutex](const std::string& proposal, const Signal& signal, DecideStage, int attempt) {
+        std::lock_guard lock(*mutex);
+        DecideRequest request;
+        request.proposal_json = proposal;
+        request.depth = signal.depth;
+        request.attempt = attempt;
+        request.principal = signal.principal;
+        DecideResult r = engine->decide(request);
+        if (r.ok) return r.decision;
+        Decision d;
+        d.outcome = Outcome::Reject;
+        d.error_code = r.error.code;
+        d.reason = r.error.message;
+        return d;
+      };
 }
 
 struct Collected {
@@ -82,7 +83,8 @@ struct Collected {
     for (const auto& e : events) {
       rapidjson::Document doc = parse_json(e);
       std::string kind = string_at(doc, "event");
-      if (kind == "decision") kind += ":" + string_at(doc, "stage") + ":" + string_at(doc, "outcome");
+      if (kind == "decision")
+        kind += ":" + string_at(doc, "stage") + ":" + string_at(doc, "outcome");
       if (kind == "final") kind += ":" + string_at(doc, "status");
       out.push_back(kind);
     }
@@ -92,12 +94,16 @@ struct Collected {
 
 }  // namespace
 
-TEST_CASE("openai over HTTP with the shipped rules: rm -rf ~ refused, ls run, output fed back, reply") {
+TEST_CASE(
+    "openai over HTTP with the shipped rules: rm -rf ~ refused, ls run, output fed back, reply") {
   HttpFake server;
-  server.push(chat_completion(R"({"target":"shell","action":"run","payload":{"command":"rm -rf ~"},"explanation":"free space"})"));
   server.push(chat_completion(
-      "```json\n{\"Target\":\"shell\",\"Action\":\"run\",\"Payload\":{\"command\":\"ls\"},\"Explanation\":\"look first\"}\n```"));
-  server.push(chat_completion(R"({"target":"reply","action":"send","payload":{"text":"Your home holds a.txt."}})"));
+      R"({"target":"shell","action":"run","payload":{"command":"rm -rf ~"},"explanation":"free space"})"));
+  server.push(
+      chat_completion("```json\n{\"Target\":\"shell\",\"Action\":\"run\",\"Payload\":{\"command\":"
+                      "\"ls\"},\"Explanation\":\"look first\"}\n```"));
+  server.push(chat_completion(
+      R"({"target":"reply","action":"send","payload":{"text":"Your home holds a.txt."}})"));
 
   reasoning::ProviderConfig pc;
   pc.name = "fake-openai";
@@ -116,13 +122,14 @@ TEST_CASE("openai over HTTP with the shipped rules: rm -rf ~ refused, ls run, ou
   config.providers.push_back(pc);
 
   actuators::Registry registry;
-  auto shell = std::make_unique<RecordingActuator>("shell", false, [](std::string_view, const actuators::Context&) {
-    actuators::Result r;
-    r.ok = true;
-    r.output = "a.txt\n";
-    r.exit_code = 0;
-    return r;
-  });
+  auto shell = std::make_unique<RecordingActuator>("shell", false,
+                                                   [](std::string_view, const actuators::Context&) {
+                                                     actuators::Result r;
+                                                     r.ok = true;
+                                                     r.output = "a.txt\n";
+                                                     r.exit_code = 0;
+                                                     return r;
+                                                   });
   RecordingActuator* shell_actuator = shell.get();
   registry.add(std::move(shell));
   registry.add(std::make_unique<RecordingActuator>("reply", true, reply_through_notify));
@@ -132,15 +139,17 @@ TEST_CASE("openai over HTTP with the shipped rules: rm -rf ~ refused, ls run, ou
     return reasoning::normalized_action(reasoning::parse_answer(a, catalog));
   });
   std::shared_ptr<Engine> engine;
-  Pipeline pipeline(&cascade, &registry, shipped_pack_decider(&engine, std::make_shared<std::mutex>()), catalog,
+  Pipeline pipeline(&cascade, &registry,
+                    shipped_pack_decider(&engine, std::make_shared<std::mutex>()), catalog,
                     Options{});
   Collected c;
-  RunSummary summary = pipeline.run(Harness::user("what is in my home?"), [&](std::string_view e) { c.events.emplace_back(e); });
+  RunSummary summary = pipeline.run(Harness::user("what is in my home?"),
+                                    [&](std::string_view e) { c.events.emplace_back(e); });
 
   CHECK(summary.status == "done");
-  CHECK(c.kinds() == Kinds{"decision:reason:reject", "decision:reason:approve", "decision:last-mile:approve",
-                           "tool-output", "decision:reason:approve", "decision:last-mile:approve", "reply",
-                           "final:done"});
+  CHECK(c.kinds() == Kinds{"decision:reason:reject", "decision:reason:approve",
+                           "decision:last-mile:approve", "tool-output", "decision:reason:approve",
+                           "decision:last-mile:approve", "reply", "final:done"});
   auto calls = shell_actuator->calls();
   REQUIRE(calls.size() == 1);
   CHECK(string_at(parse_json(calls[0].action_json)["payload"], "command") == "ls");
@@ -167,9 +176,12 @@ TEST_CASE("the script provider's native tool call becomes a proposal the rules d
   const auto script = dir / "model.jsonl";
   {
     std::ofstream out(script);
-    out << R"({"tool_call":{"name":"shell","arguments":{"command":"rm -rf ~"}}})" << "\n";
-    out << R"({"tool_call":{"name":"shell","arguments":{"command":"ls"}}})" << "\n";
-    out << R"({"text":"{\"target\":\"reply\",\"payload\":{\"text\":\"listed\"}}"})" << "\n";
+    out << R"({"tool_call":{"name":"shell","arguments":{"command":"rm -rf ~"}}})"
+        << "\n";
+    out << R"({"tool_call":{"name":"shell","arguments":{"command":"ls"}}})"
+        << "\n";
+    out << R"({"text":"{\"target\":\"reply\",\"payload\":{\"text\":\"listed\"}}"})"
+        << "\n";
   }
   Harness h({});
   reasoning::ProviderConfig pc;
@@ -186,9 +198,9 @@ TEST_CASE("the script provider's native tool call becomes a proposal the rules d
   std::filesystem::remove_all(dir);
 
   CHECK(summary.status == "done");
-  CHECK(h.kinds() == Kinds{"decision:reason:reject", "decision:reason:approve", "decision:last-mile:approve",
-                           "tool-output", "decision:reason:approve", "decision:last-mile:approve", "reply",
-                           "final:done"});
+  CHECK(h.kinds() == Kinds{"decision:reason:reject", "decision:reason:approve",
+                           "decision:last-mile:approve", "tool-output", "decision:reason:approve",
+                           "decision:last-mile:approve", "reply", "final:done"});
   auto calls = h.shell->calls();
   REQUIRE(calls.size() == 1);
   CHECK(string_at(parse_json(calls[0].action_json)["payload"], "command") == "ls");

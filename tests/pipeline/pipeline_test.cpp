@@ -22,9 +22,9 @@ TEST_CASE("rm -rf ~ is refused, ls runs, its output goes back to the model, whic
   CHECK(summary.cycles == 2);
   CHECK(summary.model_calls == 3);
   CHECK(summary.dispatched == 2);
-  CHECK(h.kinds() == Kinds{"decision:reason:reject", "decision:reason:approve", "decision:last-mile:approve",
-                           "tool-output", "decision:reason:approve", "decision:last-mile:approve", "reply",
-                           "final:done"});
+  CHECK(h.kinds() == Kinds{"decision:reason:reject", "decision:reason:approve",
+                           "decision:last-mile:approve", "tool-output", "decision:reason:approve",
+                           "decision:last-mile:approve", "reply", "final:done"});
 
   // Only ls reached the shell; rm never did.
   auto shell_calls = h.shell->calls();
@@ -78,8 +78,8 @@ TEST_CASE("rm -rf ~ is refused, ls runs, its output goes back to the model, whic
 }
 
 TEST_CASE("three refusals end with an explanation and nothing is dispatched") {
-  Harness h({shell_proposal("rm -rf ~"), shell_proposal("rm -r /home/user"), shell_proposal("rm -f ~/.bashrc"),
-             shell_proposal("ls")});
+  Harness h({shell_proposal("rm -rf ~"), shell_proposal("rm -r /home/user"),
+             shell_proposal("rm -f ~/.bashrc"), shell_proposal("ls")});
   RunSummary summary = h.run(Harness::user("free some disk space"));
 
   CHECK(summary.status == "rejected");
@@ -87,8 +87,8 @@ TEST_CASE("three refusals end with an explanation and nothing is dispatched") {
   CHECK(summary.dispatched == 0);
   CHECK(h.shell->calls().empty());
   CHECK(h.reply->calls().empty());
-  CHECK(h.kinds() == Kinds{"decision:reason:reject", "decision:reason:reject", "decision:reason:reject", "reply",
-                           "final:rejected"});
+  CHECK(h.kinds() == Kinds{"decision:reason:reject", "decision:reason:reject",
+                           "decision:reason:reject", "reply", "final:rejected"});
   for (const auto& call : h.decider.calls()) CHECK(call.stage == DecideStage::Reason);
   CHECK(h.decider.calls().size() == 3);
 
@@ -117,7 +117,8 @@ TEST_CASE("max_retries bounds the model attempts") {
 }
 
 TEST_CASE("approval-required suspends the action: no dispatch, no retry, no rejection trace") {
-  Harness h({R"({"target":"wait","action":"run","payload":{"command":"deploy"}})", shell_proposal("ls")});
+  Harness h(
+      {R"({"target":"wait","action":"run","payload":{"command":"deploy"}})", shell_proposal("ls")});
   auto wait = std::make_unique<RecordingActuator>("wait", false);
   RecordingActuator* wait_actuator = wait.get();
   h.registry.add(std::move(wait));
@@ -129,7 +130,8 @@ TEST_CASE("approval-required suspends the action: no dispatch, no retry, no reje
   CHECK(wait_actuator->calls().empty());
   CHECK(h.shell->calls().empty());
   CHECK(h.provider->requests().size() == 1);
-  CHECK(h.kinds() == Kinds{"decision:reason:approval-required", "approval-required", "final:suspended"});
+  CHECK(h.kinds() ==
+        Kinds{"decision:reason:approval-required", "approval-required", "final:suspended"});
   rapidjson::Document ev = parse_json(h.events_of("approval-required").at(0));
   CHECK(string_at(ev, "reason") == "a person decides");
   CHECK(string_at(ev["rules"][0], "rule") == "hold-wait");
@@ -150,7 +152,8 @@ TEST_CASE("a last-mile refusal (rules reloaded between reason and act) stops the
   CHECK(summary.status == "rejected");
   CHECK(summary.dispatched == 0);
   CHECK(h.shell->calls().empty());
-  CHECK(h.kinds() == Kinds{"decision:reason:approve", "decision:last-mile:reject", "final:rejected"});
+  CHECK(h.kinds() ==
+        Kinds{"decision:reason:approve", "decision:last-mile:reject", "final:rejected"});
   auto calls = h.decider.calls();
   REQUIRE(calls.size() == 2);
   CHECK(calls[1].stage == DecideStage::LastMile);
@@ -173,8 +176,8 @@ TEST_CASE("a last-mile approval-required suspends the dispatch") {
   RunSummary summary = h.run(Harness::user("list files"));
   CHECK(summary.status == "suspended");
   CHECK(h.shell->calls().empty());
-  CHECK(h.kinds() == Kinds{"decision:reason:approve", "decision:last-mile:approval-required", "approval-required",
-                           "final:suspended"});
+  CHECK(h.kinds() == Kinds{"decision:reason:approve", "decision:last-mile:approval-required",
+                           "approval-required", "final:suspended"});
 }
 
 TEST_CASE("capabilities come from the last-mile decision's allow facts") {
@@ -257,7 +260,8 @@ TEST_CASE("feedback deeper than max_depth is dropped and logged") {
   CHECK(summary.cycles == 4);
   auto calls = h.shell->calls();
   REQUIRE(calls.size() == 4);
-  for (std::size_t i = 0; i < calls.size(); ++i) CHECK(calls[i].context.depth == static_cast<std::int64_t>(i));
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    CHECK(calls[i].context.depth == static_cast<std::int64_t>(i));
   auto kinds = h.kinds();
   REQUIRE(kinds.size() >= 2);
   CHECK(kinds[kinds.size() - 2] == "dropped");
@@ -285,10 +289,12 @@ TEST_CASE("silent actuators give no feedback") {
     CHECK(summary.status == "done");
     CHECK(summary.model_calls == 1);
     CHECK(summary.dispatched == 1);
-    CHECK(h.kinds() == Kinds{"decision:reason:approve", "decision:last-mile:approve", "reply", "final:done"});
+    CHECK(h.kinds() ==
+          Kinds{"decision:reason:approve", "decision:last-mile:approve", "reply", "final:done"});
   }
   SECTION("an actuator named in Options::silent") {
-    Harness h({R"({"target":"notes","action":"write","payload":{"text":"x"}})", shell_proposal("ls")});
+    Harness h(
+        {R"({"target":"notes","action":"write","payload":{"text":"x"}})", shell_proposal("ls")});
     h.options.silent.push_back("notes");
     RunSummary summary = h.run(Harness::user("note it"));
     CHECK(summary.status == "done");
@@ -297,7 +303,8 @@ TEST_CASE("silent actuators give no feedback") {
     CHECK(h.events_of("tool-output").empty());
   }
   SECTION("a non-silent one feeds back") {
-    Harness h({R"({"target":"notes","action":"write","payload":{"text":"x"}})", reply_proposal("noted")});
+    Harness h(
+        {R"({"target":"notes","action":"write","payload":{"text":"x"}})", reply_proposal("noted")});
     RunSummary summary = h.run(Harness::user("note it"));
     CHECK(summary.status == "done");
     CHECK(summary.model_calls == 2);
@@ -317,7 +324,8 @@ TEST_CASE("a failed action feeds a tool-error back to the model") {
   RunSummary summary = h.run(Harness::user("show missing"));
   CHECK(summary.status == "done");
   CHECK(h.kinds() == Kinds{"decision:reason:approve", "decision:last-mile:approve", "tool-error",
-                           "decision:reason:approve", "decision:last-mile:approve", "reply", "final:done"});
+                           "decision:reason:approve", "decision:last-mile:approve", "reply",
+                           "final:done"});
   rapidjson::Document ev = parse_json(h.events_of("tool-error").at(0));
   CHECK(string_at(ev, "error_code") == "E_ACT_FAILED");
   auto requests = h.provider->requests();
@@ -327,7 +335,8 @@ TEST_CASE("a failed action feeds a tool-error back to the model") {
 }
 
 TEST_CASE("a target with no actuator is a tool-error naming it") {
-  Harness h({R"({"target":"telegram","action":"send","payload":{"text":"hi"}})", reply_proposal("cannot")});
+  Harness h({R"({"target":"telegram","action":"send","payload":{"text":"hi"}})",
+             reply_proposal("cannot")});
   RunSummary summary = h.run(Harness::user("message bob"));
   CHECK(summary.status == "done");
   CHECK(summary.dispatched == 1);  // only the reply
@@ -348,7 +357,8 @@ TEST_CASE("an exception in a cycle becomes a loop-error signal, within bounds") 
     RunSummary summary = h.run(Harness::user("list"));
     CHECK(summary.status == "done");
     CHECK(h.kinds() == Kinds{"decision:reason:approve", "decision:last-mile:approve", "error",
-                             "decision:reason:approve", "decision:last-mile:approve", "reply", "final:done"});
+                             "decision:reason:approve", "decision:last-mile:approve", "reply",
+                             "final:done"});
     rapidjson::Document ev = parse_json(h.events_of("error").at(0));
     CHECK(string_at(ev, "code") == "E_LOOP");
     CHECK(string_at(ev, "message") == "actuator crashed");
@@ -439,7 +449,8 @@ TEST_CASE("no cascade: a clear failure, nothing dispatched") {
   actuators::Registry registry;
   Pipeline pipeline(nullptr, &registry, decider.decider(), {}, {});
   std::vector<std::string> events;
-  RunSummary summary = pipeline.run(Harness::user("hi"), [&](std::string_view e) { events.emplace_back(e); });
+  RunSummary summary =
+      pipeline.run(Harness::user("hi"), [&](std::string_view e) { events.emplace_back(e); });
   CHECK(summary.status == "failed");
   REQUIRE(events.size() == 3);
   CHECK(string_at(parse_json(events[0]), "code") == "E_NO_PROVIDER");
@@ -506,7 +517,8 @@ TEST_CASE("catalog_from lists every actuator but tool, and the registered tools"
   registry.add(std::make_unique<RecordingActuator>("shell", false));
   registry.add(std::make_unique<RecordingActuator>("tool", false));
   registry.add(std::make_unique<RecordingActuator>("reply", true));
-  reasoning::Catalog catalog = catalog_from(registry, {reasoning::ToolSpec{"now", "the time", "{}"}}, "I am");
+  reasoning::Catalog catalog =
+      catalog_from(registry, {reasoning::ToolSpec{"now", "the time", "{}"}}, "I am");
   CHECK(catalog.identity == "I am");
   REQUIRE(catalog.targets.size() == 2);
   CHECK(catalog.targets[0].name == "reply");
@@ -525,7 +537,8 @@ TEST_CASE("a Decider that throws is a loop error: nothing is dispatched for that
   RunSummary summary = h.run(Harness::user("list"));
   CHECK(summary.status == "done");
   CHECK(h.shell->calls().empty());
-  CHECK(h.kinds() == Kinds{"error", "decision:reason:approve", "decision:last-mile:approve", "reply", "final:done"});
+  CHECK(h.kinds() == Kinds{"error", "decision:reason:approve", "decision:last-mile:approve",
+                           "reply", "final:done"});
   auto requests = h.provider->requests();
   REQUIRE(requests.size() == 2);
   CHECK(contains(requests[1].messages.back().content, "rules unavailable"));
@@ -542,13 +555,15 @@ TEST_CASE("on_dispatch sees every dispatch with its last-mile decision, a crash 
     int exit_code;
   };
   std::vector<Seen> seen;
-  Harness h({shell_proposal("ls"), reply_proposal("done"), shell_proposal("boom"), reply_proposal("it crashed")});
+  Harness h({shell_proposal("ls"), reply_proposal("done"), shell_proposal("boom"),
+             reply_proposal("it crashed")});
   int n = 0;
   h.shell_respond = [&n](std::string_view, const actuators::Context&) -> actuators::Result {
     if (n++ == 0) return Harness::ok_result("x", 0);
     throw std::runtime_error("crash");
   };
-  h.options.on_dispatch = [&seen](const Decision& d, std::string_view target, const actuators::Result& r) {
+  h.options.on_dispatch = [&seen](const Decision& d, std::string_view target,
+                                  const actuators::Result& r) {
     seen.push_back(Seen{d.decision_id, std::string(target), r.error_code, r.ok, r.exit_code});
   };
   RunSummary first = h.run(Harness::user("list"));
@@ -559,12 +574,14 @@ TEST_CASE("on_dispatch sees every dispatch with its last-mile decision, a crash 
   CHECK(seen[0].exit_code == 0);
   CHECK(seen[1].target == "reply");
   // The decision id is the last-mile decision's, as in the tool-output event.
-  CHECK(seen[0].decision_id == string_at(parse_json(h.events_of("tool-output").at(0)), "decision_id"));
+  CHECK(seen[0].decision_id ==
+        string_at(parse_json(h.events_of("tool-output").at(0)), "decision_id"));
   CHECK(seen[0].decision_id == string_at(parse_json(h.events_of("decision").at(1)), "decision_id"));
 
   // The same pipeline, a second run: the actuator throws.
   std::vector<std::string> events;
-  RunSummary second = h.pipeline->run(Harness::user("boom"), [&](std::string_view e) { events.emplace_back(e); });
+  RunSummary second =
+      h.pipeline->run(Harness::user("boom"), [&](std::string_view e) { events.emplace_back(e); });
   CHECK(second.status == "done");
   REQUIRE(seen.size() == 4);
   CHECK(seen[2].target == "shell");
