@@ -308,12 +308,14 @@ class Run {
           std::string(outcome_name(last.outcome)) + ": " + last.reason);
       return done("rejected");
     }
-    // Dispatch what the last-mile decision approved (after its rewrites), where it says.
-    ResolvedTarget approved =
-        resolve_target(last.action_json, signal.source, options_.default_target);
+    // Dispatch exactly what the last-mile decision approved (after its rewrites), where it
+    // says: nothing is filled in after the rules saw it.
+    const std::string& action_json = last.action_json;
+    ResolvedTarget approved = resolve_target(action_json, "", "");
     if (approved.target.empty()) {
-      emit(
-          events::error("E_ACTION", "the approved action cannot be dispatched: " + approved.error));
+      emit(events::error("E_ACTION",
+                         "the approved action cannot be dispatched: " +
+                             (approved.error.empty() ? "it names no target" : approved.error)));
       return done("failed");
     }
     if (is_cancelled()) return done("cancelled");
@@ -341,7 +343,7 @@ class Run {
                                                target) != options_.silent.end();
       ++summary_.dispatched;
       try {
-        result = actuator->act(approved.action_json, context);
+        result = actuator->act(action_json, context);
       } catch (...) {
         // Recorded as a failed dispatch, then handled as a loop error.
         actuators::Result crashed;
@@ -363,13 +365,13 @@ class Run {
     if (result.ok) {
       emit(events::tool_output(target, last.decision_id, result));
       return Step{feedback_signal(signal, "tool-output", feedback_text(target, result), target,
-                                  approved.action_json),
+                                  action_json),
                   {}};
     }
     emit(events::tool_error(target, last.decision_id, result));
-    return Step{feedback_signal(signal, "tool-error", feedback_text(target, result), target,
-                                approved.action_json),
-                {}};
+    return Step{
+        feedback_signal(signal, "tool-error", feedback_text(target, result), target, action_json),
+        {}};
   }
 
   // An exception in a cycle: the model hears of it as a loop-error signal at depth + 1,

@@ -1,5 +1,8 @@
 // Pipeline::run end to end inside the process: a scripted model, the real Cascade and
 // Think, real CLIPS rules as the Decider, recording actuators.
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include <thread>
 
 #include "tests/pipeline/pipeline_fixture.h"
@@ -617,4 +620,34 @@ TEST_CASE("one Pipeline serves runs on several threads at once") {
     }
   }
   CHECK(h.provider->requests().size() == 1 + kThreads * kRuns);
+}
+
+TEST_CASE("the dispatched action is byte for byte the last-mile decision's action") {
+  Harness h({shell_proposal("ls -la"), reply_proposal("ok")});
+  h.decider.set_last_mile_rules(R"CLP(
+(defrule approve-shell
+  (proposal (id ?id) (target shell))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule approve-shell) (reason "ok"))))
+(defrule approve-reply
+  (proposal (id ?id) (target reply))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule approve-reply) (reason "ok"))))
+(defrule short-listing
+  (proposal (id ?id) (target shell))
+  (param (proposal ?id) (key "payload.command") (value "ls -la"))
+  =>
+  (assert (rewrite (proposal ?id) (key "payload.command") (value "ls") (rule short-listing) (reason "short"))))
+)CLP");
+  RunSummary summary = h.run(Harness::user("list"));
+  CHECK(summary.status == "done");
+  auto calls = h.shell->calls();
+  REQUIRE(calls.size() == 1);
+  rapidjson::Document last_mile = parse_json(h.events_of("decision").at(1));
+  CHECK(string_at(last_mile, "stage") == "last-mile");
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  last_mile["action"].Accept(writer);
+  CHECK(calls[0].action_json == buffer.GetString());
+  CHECK(string_at(parse_json(calls[0].action_json)["payload"], "command") == "ls");
 }
