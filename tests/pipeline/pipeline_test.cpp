@@ -651,3 +651,28 @@ TEST_CASE("the dispatched action is byte for byte the last-mile decision's actio
   CHECK(calls[0].action_json == buffer.GetString());
   CHECK(string_at(parse_json(calls[0].action_json)["payload"], "command") == "ls");
 }
+
+TEST_CASE("consensus disagreement and an empty cascade end the run failed, nothing decided") {
+  SECTION("disagreement") {
+    Harness h({shell_proposal("ls")});
+    auto second =
+        std::make_unique<ScriptedProvider>(std::vector<std::string>{shell_proposal("pwd")});
+    second->mutable_config().name = "second";
+    h.providers.push_back(std::move(second));
+    h.config.consensus = 2;
+    RunSummary summary = h.run(Harness::user("where am I?"));
+    CHECK(summary.status == "failed");
+    CHECK(h.kinds() == Kinds{"error", "reply", "final:failed"});
+    CHECK(string_at(parse_json(h.events_of("error").at(0)), "code") == "E_DISAGREEMENT");
+    CHECK(h.decider.calls().empty());
+    CHECK(h.shell->calls().empty());
+  }
+  SECTION("no providers") {
+    Harness h({});
+    h.providers.clear();
+    RunSummary summary = h.run(Harness::user("hello"));
+    CHECK(summary.status == "failed");
+    CHECK(string_at(parse_json(h.events_of("error").at(0)), "code") == "E_NO_PROVIDER");
+    CHECK(h.decider.calls().empty());
+  }
+}
