@@ -18,7 +18,7 @@ inline constexpr const char* kParse = "E_PARSE";                      // CLIPS s
 inline constexpr const char* kUnbalanced = "E_UNBALANCED";            // parentheses or string not closed
 inline constexpr const char* kUnknownFunction = "E_UNKNOWN_FUNCTION"; // call to an undefined function
 inline constexpr const char* kForbiddenFunction = "E_FORBIDDEN_FUNCTION";  // a CLIPS function not on the allowlist
-inline constexpr const char* kForbiddenAssert = "E_FORBIDDEN_ASSERT";  // assert of a fact other than decision/rewrite
+inline constexpr const char* kForbiddenAssert = "E_FORBIDDEN_ASSERT";  // assert of a fact other than decision/rewrite/allow/hint
 inline constexpr const char* kRecursion = "E_RECURSION";              // deffunction that calls itself
 inline constexpr const char* kWildcardParameter = "E_WILDCARD_PARAM"; // deffunction with a $? parameter
 inline constexpr const char* kForbiddenConstruct = "E_FORBIDDEN_CONSTRUCT";  // deftemplate, defmodule ...
@@ -85,7 +85,7 @@ inline constexpr Entry kTable[] = {
     {kUnbalanced, "parenthesis or string not closed in a rule file"},
     {kUnknownFunction, "a rule calls an undefined function"},
     {kForbiddenFunction, "a rule calls a CLIPS function not on the allowlist"},
-    {kForbiddenAssert, "a rule asserts a fact other than a decision or rewrite"},
+    {kForbiddenAssert, "a rule asserts a fact other than a decision, rewrite, allow or hint"},
     {kRecursion, "a deffunction calls itself"},
     {kWildcardParameter, "a deffunction with a $? parameter"},
     {kForbiddenConstruct, "a rule file defines a construct rules may not define"},
