@@ -53,7 +53,7 @@ using EventSink = std::function<void(std::string_view event_json)>;
 
 struct Options {
   int max_depth = 10;    // feedback deeper than this is dropped
-  int max_retries = 3;   // model attempts after a rejection
+  int max_retries = 3;   // model attempts per perception; the last refusal ends the run
   std::string default_target = "reply";
   std::vector<std::string> silent = {"reply", "log", "system"};
   // Called after every dispatch with the approving (last-mile) decision, the target and the
