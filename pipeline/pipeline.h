@@ -48,7 +48,7 @@ using Decider = std::function<Decision(const std::string& proposal_json, const S
 //   {"event":"tool-error","target","decision_id","error_code","error"}
 //   {"event":"dropped","reason":…}                     (depth limit, heartbeat with an action)
 //   {"event":"error","code":…,"message":…}             (cascade failure, budget, bad model output)
-//   {"event":"final","status":"done|rejected|suspended|failed|dropped","cycles":N}
+//   {"event":"final","status":"done|rejected|suspended|failed|dropped|cancelled","cycles":N}
 using EventSink = std::function<void(std::string_view event_json)>;
 
 struct Options {
