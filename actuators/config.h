@@ -31,6 +31,7 @@ struct HttpConfig {
   std::chrono::milliseconds timeout{30000};
   std::size_t max_response_bytes = 1 << 20;
   std::size_t max_redirects = 0;             // followed only to the approved host
+  std::vector<std::string> resolve;          // CURLOPT_RESOLVE pins "host:port:address"
 };
 
 struct ActuatorsConfig {

@@ -1,0 +1,234 @@
+#include "actuators/process.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "actuators/beneath.h"
+
+namespace warden::actuators {
+namespace {
+
+// A descriptor numbered 3 or above (so the child's dup2 onto 0, 1, 2 never clobbers it),
+// close-on-exec.
+int high_fd(int fd) {
+  if (fd < 0 || fd > 2) return fd;
+  int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  ::close(fd);
+  return moved;
+}
+
+bool make_pipe(Fd* read_end, Fd* write_end) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) return false;
+  *read_end = Fd(high_fd(p[0]));
+  *write_end = Fd(high_fd(p[1]));
+  return *read_end && *write_end;
+}
+
+std::vector<char*> pointers(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+void set_limit(int resource, std::uint64_t value) {
+  struct rlimit r;
+  r.rlim_cur = r.rlim_max = static_cast<rlim_t>(value);
+  ::setrlimit(resource, &r);
+}
+
+// The child: only async-signal-safe calls from here to execve. On any failure the errno
+// and the step number go to `report` and the child exits 127.
+[[noreturn]] void child(const ProcessSpec& spec, const char* program, char* const* argv,
+                        char* const* envp, pid_t parent, int devnull, int out, int report,
+                        int cwd_fd, int max_fd) {
+  auto fail = [&](int step) {
+    int msg[2] = {step, errno};
+    (void)!::write(report, msg, sizeof msg);
+    ::_exit(127);
+  };
+  if (::setpgid(0, 0) != 0) fail(1);
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(2);
+  if (::getppid() != parent) ::_exit(127);  // the daemon died before the line above
+  // Default dispositions and an empty mask: the daemon's ignored SIGPIPE must not leak.
+  struct sigaction dfl;
+  ::memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int s = 1; s < NSIG; ++s) {
+    if (s == SIGKILL || s == SIGSTOP) continue;
+    ::sigaction(s, &dfl, nullptr);
+  }
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (::dup2(devnull, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) fail(3);
+  if (::fchdir(cwd_fd) != 0) fail(4);
+  set_limit(RLIMIT_CORE, 0);
+  set_limit(RLIMIT_CPU, spec.cpu_seconds);
+  set_limit(RLIMIT_AS, spec.memory_bytes);
+  set_limit(RLIMIT_NPROC, spec.max_processes);
+  set_limit(RLIMIT_FSIZE, spec.max_file_bytes);
+  // Every descriptor but 0, 1, 2 and the report pipe (close-on-exec) is closed.
+  if (report > 3 && ::dup2(report, 3) < 0) fail(5);
+  if (report != 3) {
+    ::fcntl(3, F_SETFD, FD_CLOEXEC);
+    report = 3;
+  }
+  if (::syscall(SYS_close_range, 4u, ~0u, 0u) != 0)
+    for (int fd = 4; fd <= max_fd; ++fd) ::close(fd);
+  ::execve(program, argv, envp);
+  fail(6);
+  ::_exit(127);
+}
+
+const char* step_name(int step) {
+  switch (step) {
+    case 1:
+      return "setpgid";
+    case 2:
+      return "prctl";
+    case 3:
+      return "dup2";
+    case 4:
+      return "fchdir";
+    case 5:
+      return "dup2";
+    default:
+      return "execve";
+  }
+}
+
+// Waits for `pid` to become a zombie without reaping it (so its pid, which is also the
+// group id, cannot be reused before the group is killed). Returns true when it exited.
+bool exited(pid_t pid) {
+  siginfo_t info;
+  info.si_pid = 0;
+  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         info.si_pid == pid;
+}
+
+}  // namespace
+
+ProcessOutcome run_process(const ProcessSpec& spec) {
+  ProcessOutcome outcome;
+  if (spec.argv.empty()) {
+    outcome.error = "no program";
+    return outcome;
+  }
+  Fd devnull(high_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC)));
+  Fd out_read, out_write, report_read, report_write;
+  if (!devnull || !make_pipe(&out_read, &out_write) || !make_pipe(&report_read, &report_write)) {
+    outcome.error = "cannot prepare the child's descriptors: " + errno_text(errno);
+    return outcome;
+  }
+  std::vector<char*> argv = pointers(spec.argv);
+  std::vector<char*> envp = pointers(spec.env);
+  struct rlimit nofile {};
+  ::getrlimit(RLIMIT_NOFILE, &nofile);
+  const int max_fd = nofile.rlim_cur == RLIM_INFINITY || nofile.rlim_cur > 65536
+                         ? 65536
+                         : static_cast<int>(nofile.rlim_cur);
+  const pid_t parent = ::getpid();
+  const auto deadline = std::chrono::steady_clock::now() + spec.timeout;
+
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    outcome.error = "fork failed: " + errno_text(errno);
+    return outcome;
+  }
+  if (pid == 0)
+    child(spec, spec.program.c_str(), argv.data(), envp.data(), parent, devnull.get(),
+          out_write.get(), report_write.get(), spec.cwd_fd, max_fd);
+  outcome.pid = pid;
+  // The parent also sets the group, so a kill of the group right after fork reaches the child.
+  ::setpgid(pid, pid);
+  out_write = Fd();
+  report_write = Fd();
+
+  // execve succeeded when the report pipe closes without a message.
+  int msg[2] = {0, 0};
+  ssize_t n;
+  do {
+    n = ::read(report_read.get(), msg, sizeof msg);
+  } while (n < 0 && errno == EINTR);
+  if (n == static_cast<ssize_t>(sizeof msg)) {
+    int status;
+    ::kill(-pid, SIGKILL);
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    outcome.error = std::string(step_name(msg[0])) + " failed: " + errno_text(msg[1]);
+    return outcome;
+  }
+  outcome.started = true;
+
+  // Read until the output closes, the program ends, or the deadline passes.
+  ::fcntl(out_read.get(), F_SETFL, O_NONBLOCK);
+  char buf[16384];
+  bool open = true, done = false;
+  auto drain = [&]() {
+    for (;;) {
+      ssize_t got = ::read(out_read.get(), buf, sizeof buf);
+      if (got > 0) {
+        std::size_t room = spec.max_output_bytes > outcome.output.size()
+                               ? spec.max_output_bytes - outcome.output.size()
+                               : 0;
+        std::size_t take = std::min(room, static_cast<std::size_t>(got));
+        outcome.output.append(buf, take);
+        if (take < static_cast<std::size_t>(got)) outcome.truncated = true;
+        continue;
+      }
+      if (got == 0)
+        open = false;
+      else if (errno == EINTR)
+        continue;
+      return;
+    }
+  };
+  // A pidfd wakes the loop when the program ends even while a descendant holds the pipe
+  // open; without one (old kernels) the loop wakes every 50 ms to look.
+  Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  while (!done) {
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      outcome.timed_out = true;
+      break;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+    int wait_ms =
+        static_cast<int>(pidfd ? std::min<long long>(left, 60000) : std::min<long long>(left, 50));
+    struct pollfd p[2];
+    nfds_t n = 0;
+    if (open) p[n++] = {out_read.get(), POLLIN, 0};
+    if (pidfd) p[n++] = {pidfd.get(), POLLIN, 0};
+    if (::poll(p, n, wait_ms) > 0 && open && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) drain();
+    if (exited(pid)) done = true;
+  }
+  // The program ended (or timed out): kill what is left of its group, then take the rest of
+  // the output already written.
+  ::kill(-pid, SIGKILL);
+  if (open && done) drain();
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) {
+    outcome.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    outcome.signal = WTERMSIG(status);
+    outcome.exit_code = 128 + outcome.signal;
+  }
+  return outcome;
+}
+
+}  // namespace warden::actuators
