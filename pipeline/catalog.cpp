@@ -22,4 +22,14 @@ reasoning::Catalog catalog_from(const actuators::Registry& registry,
   return catalog;
 }
 
+reasoning::Catalog catalog_from(const actuators::Registry& registry,
+                                const actuators::ToolRegistry* tools, std::string identity) {
+  std::vector<reasoning::ToolSpec> specs;
+  if (tools) {
+    for (const actuators::Tool* tool : tools->list())
+      specs.push_back(reasoning::ToolSpec{tool->name, tool->description, tool->args_schema_json});
+  }
+  return catalog_from(registry, std::move(specs), std::move(identity));
+}
+
 }  // namespace warden::pipeline

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "actuators/actuator.h"
+#include "actuators/tools.h"
 #include "reasoning/think.h"
 
 namespace warden::pipeline {
@@ -15,5 +16,10 @@ namespace warden::pipeline {
 // tools are listed one by one instead; a proposal for one has target "tool").
 reasoning::Catalog catalog_from(const actuators::Registry& registry,
                                 std::vector<reasoning::ToolSpec> tools, std::string identity);
+
+// The same, with the tools of a ToolRegistry (their names, descriptions and argument
+// schemas); null: no tools.
+reasoning::Catalog catalog_from(const actuators::Registry& registry,
+                                const actuators::ToolRegistry* tools, std::string identity);
 
 }  // namespace warden::pipeline
