@@ -412,6 +412,7 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   http.on("connect_timeout_ms", http.millis(&ac.http.connect_timeout, 1, 600000));
   http.on("timeout_ms", http.millis(&ac.http.timeout, 1, 3600000));
   http.on("max_response_bytes", http.integer(&ac.http.max_response_bytes, 1, 1LL << 32));
+  http.on("resolve", http.string_array(&ac.http.resolve));
   TableReader actuators(&errors, "actuators.");
   actuators.on("default_target", actuators.string(&ac.default_target));
   actuators.on("silent", actuators.string_array(&ac.silent));

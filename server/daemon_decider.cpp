@@ -32,6 +32,11 @@ pipeline::Decider make_daemon_decider(ServerContext& context, Identity identity,
   return [ctx, identity = std::move(identity), closed = std::move(closed)](
              const std::string& proposal_json, const pipeline::Signal& signal,
              pipeline::DecideStage, int) -> Decision {
+    if (closed && closed->load()) {
+      // Nobody will act on it: the requester is gone.
+      return not_decided(*ctx, proposal_json, err::kShuttingDown,
+                         "not decided: the requester's connection closed");
+    }
     auto promise = std::make_shared<std::promise<Decision>>();
     std::future<Decision> future = promise->get_future();
     DecideJob job;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "actuators/actuator.h"
+#include "actuators/tools.h"
 #include "pipeline/pipeline.h"
 #include "reasoning/cascade.h"
 #include "reasoning/think.h"
@@ -20,6 +21,7 @@ namespace warden::server {
 
 struct PipelineParts {
   std::unique_ptr<reasoning::Cascade> cascade;
+  actuators::ToolRegistry tools;  // before actuators: the tool actuator uses it
   actuators::Registry actuators;
   reasoning::Catalog catalog;    // what the model may propose
   pipeline::Options options;

@@ -100,6 +100,7 @@ max_write_bytes = 200
 connect_timeout_ms = 700
 timeout_ms = 800
 max_response_bytes = 900
+resolve = ["api.example.com:443:203.0.113.7"]
 )",
                              "/etc/warden", &c);
   for (const auto& e : errors) FAIL(e.to_text("test"));
@@ -150,6 +151,7 @@ max_response_bytes = 900
   CHECK(a.http.connect_timeout == 700ms);
   CHECK(a.http.timeout == 800ms);
   CHECK(a.http.max_response_bytes == 900);
+  CHECK(a.http.resolve == std::vector<std::string>{"api.example.com:443:203.0.113.7"});
 }
 
 TEST_CASE("wrong [reasoning] and [actuators] values name their key", "[server][config][submit]") {
