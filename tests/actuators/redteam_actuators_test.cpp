@@ -193,6 +193,38 @@ TEST_CASE("redteam: a program in the proposal's cwd is not found by its bare nam
   CHECK(r.output.find("hijacked") == std::string::npos);
 }
 
+TEST_CASE("redteam: a workspace file named like a known program does not run as it",
+          "[redteam][shell]") {
+  // The rules see `program` "ls" for `./ls -c …` and judge it as ls (the shipped pack
+  // approves it, and `cp /bin/sh ./ls` before it); the file is a shell.
+  RtDir ws;
+  fs::copy_file("/bin/sh", ws / "ls");
+  ::chmod((ws / "ls").c_str(), 0755);
+  fs::create_symlink("/bin/sh", ws / "cat");
+  {
+    std::ofstream(ws / "tool.sh") << "#!/bin/sh\necho workspace tool\n";
+  }
+  ::chmod((ws / "tool.sh").c_str(), 0755);
+  ShellConfig config;
+  config.workspace = ws.path;
+  ShellActuator shell(config, false);
+  for (std::string line : {std::string("./ls -c 'echo pwned'"), ws / "ls -c 'echo pwned'",
+                           std::string("./cat -c 'echo pwned'"), std::string("../" ) +
+                           fs::path(ws.path).filename().string() + "/ls -c 'echo pwned'"}) {
+    INFO(line);
+    Result r = shell.act(shell_action(line), Context{});
+    CHECK_FALSE(r.ok);
+    CHECK(r.output.find("pwned") == std::string::npos);
+  }
+  // A workspace program of its own name, and the real one by its path, still run.
+  Result tool = shell.act(shell_action("./tool.sh"), Context{});
+  CHECK(tool.ok);
+  CHECK(tool.output == "workspace tool\n");
+  Result ls = shell.act(shell_action("/bin/ls -d ."), Context{});
+  CHECK(ls.ok);
+  CHECK(ls.output == ".\n");
+}
+
 TEST_CASE("redteam: output of a bomb is capped and the run ends at its limit",
           "[redteam][shell]") {
   RtDir ws;
