@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <string>
 
@@ -138,6 +139,26 @@ TEST_CASE("redteam: a descendant in its own process group does not outlive the r
   Result r = shell.act(shell_action(line), granted({"shell-syntax"}));
   REQUIRE(r.ok);
   CHECK_FALSE(outlived_the_run(ws / "escaped.pid"));
+}
+
+TEST_CASE("redteam: a program that stops its parent does not stop the time limit",
+          "[redteam][shell]") {
+  RtDir ws;
+  ShellConfig config;
+  config.workspace = ws.path;
+  ShellActuator shell(config, false);
+  const std::string line = "echo $PPID > parent.pid; kill -STOP $PPID; exec sleep 60";
+  auto run = std::async(std::launch::async, [&] {
+    return shell.act(shell_action(line, R"(,"timeout":1)"), granted({"shell-syntax"}));
+  });
+  const bool returned = run.wait_for(std::chrono::seconds(40)) == std::future_status::ready;
+  CHECK(returned);
+  if (!returned) {  // unstick it: the test's cleanup
+    pid_t parent = static_cast<pid_t>(std::atoi(slurp(ws / "parent.pid").c_str()));
+    if (parent > 1) ::kill(parent, SIGKILL);
+  }
+  Result r = run.get();
+  CHECK(r.error_code == "E_ACT_TIMEOUT");
 }
 
 // --- shell: daemon state does not leak into the child (held) ----------------------------
