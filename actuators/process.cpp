@@ -348,10 +348,15 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
   }
   // At the time limit the keeper kills the program and everything it started (SIGTERM asks
   // it to); the group is killed once the keeper is done. Then the rest of the output.
+  // The program runs as the daemon's user and may stop or kill its keeper: the keeper gets a
+  // SIGCONT and a grace period, then the group kill is all there is.
   if (outcome.timed_out && !exited(pid)) {
     ::kill(pid, SIGTERM);
-    siginfo_t info;
-    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+    ::kill(pid, SIGCONT);
+    const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!exited(pid) && std::chrono::steady_clock::now() < grace) {
+      struct pollfd p = {pidfd.get(), POLLIN, 0};
+      if (!pidfd || ::poll(&p, 1, 50) < 0) ::usleep(50 * 1000);
     }
   }
   ::kill(-pid, SIGKILL);
