@@ -63,7 +63,8 @@ std::string FileActuator::description() const {
 std::string FileActuator::payload_schema_json() const {
   return R"({"type":"object","properties":{)"
          R"("action":{"type":"string","enum":["read","write","append","delete"]},)"
-         R"("path":{"type":"string","description":"relative to the file root, or absolute inside it"},)"
+         R"("path":{"type":"string","description":"relative to cwd or the file root, or absolute inside it"},)"
+         R"("cwd":{"type":"string","description":"optional directory a relative path is read against"},)"
          R"("content":{"type":"string","description":"for write and append"}},)"
          R"("required":["action","path"]})";
 }
@@ -96,8 +97,16 @@ Result FileActuator::act(std::string_view action_json, const Context&) {
   std::optional<std::string> content = doc.text("content", &error);
   if (!error.empty()) return failure(code::kBadAction, error);
 
+  // A relative path is read against payload.cwd, as the rules read it (a relative cwd is
+  // relative to the root). A leading '~' is the home directory to the rules: refused here.
+  std::optional<std::string> cwd = doc.text("cwd", &error);
+  if (!error.empty()) return failure(code::kBadAction, error);
+  if (path->front() == '~' || (cwd && !cwd->empty() && cwd->front() == '~'))
+    return failure(code::kBadAction, "a path starting with '~' (the home directory, not the root)");
+  std::string effective = *path;
+  if (effective.front() != '/' && cwd && !cwd->empty()) effective = *cwd + "/" + effective;
   std::string relative;
-  if (!relative_to_root(*path, absolute(config_.root), real(config_.root), &relative, &error))
+  if (!relative_to_root(effective, absolute(config_.root), real(config_.root), &relative, &error))
     return failure(code::kDenied, error);
   Fd root(::open(config_.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root)

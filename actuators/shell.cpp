@@ -212,6 +212,9 @@ Result ShellActuator::act(std::string_view action_json, const Context& context) 
   std::string relative;
   if (cwd) {
     cwd_text = *cwd;
+    if (!cwd->empty() && cwd->front() == '~')
+      return failure(code::kBadAction,
+                     "a cwd starting with '~' (the home directory, not the workspace)");
     if (!relative_to_root(*cwd, workspace, workspace_real, &relative, &error))
       return failure(code::kDenied, "cwd " + error);
   }

@@ -48,14 +48,17 @@ using Decider = std::function<Decision(const std::string& proposal_json, const S
 //   {"event":"tool-error","target","decision_id","error_code","error"}
 //   {"event":"dropped","reason":…}                     (depth limit, heartbeat with an action)
 //   {"event":"error","code":…,"message":…}             (cascade failure, budget, bad model output)
-//   {"event":"final","status":"done|rejected|suspended|failed|dropped","cycles":N}
+//   {"event":"final","status":"done|rejected|suspended|failed|dropped|cancelled","cycles":N}
 using EventSink = std::function<void(std::string_view event_json)>;
 
 struct Options {
   int max_depth = 10;    // feedback deeper than this is dropped
-  int max_retries = 3;   // model attempts after a rejection
+  int max_retries = 3;   // model attempts per perception; the last refusal ends the run
   std::string default_target = "reply";
   std::vector<std::string> silent = {"reply", "log", "system"};
+  // Called after every dispatch with the approving (last-mile) decision, the target and the
+  // actuator's result: the daemon's audit `act` record. May be empty; must not throw.
+  std::function<void(const Decision&, std::string_view target, const actuators::Result&)> on_dispatch;
 };
 
 struct RunSummary {

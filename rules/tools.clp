@@ -14,9 +14,10 @@
 ;;; table does not know has an `unknown` effect: it keeps the name tiers, else the configured
 ;;; default.
 
-;; Approves read-only tools (search, calculator, read_docs).
+;; Approves read-only tools (search, calculator, read_docs, and the daemon's built-in now and
+;; sha256, which only compute).
 (defrule tools-allow
-  (param (proposal ?id) (key "payload.tool") (value ?t&"search"|"calculator"|"read_docs"))
+  (param (proposal ?id) (key "payload.tool") (value ?t&"search"|"calculator"|"read_docs"|"now"|"sha256"))
   (proposal (id ?id) (target tool))
   =>
   (assert (decision (proposal ?id) (outcome approve) (rule tools-allow)

@@ -170,3 +170,28 @@ TEST_CASE("file: malformed actions are refused", "[file]") {
       file.act(R"({"target":"file","action":"read","payload":{"path":"missing"}})", Context{});
   CHECK(top.error_code == "E_ACT_FAILED");  // the top-level action names the operation
 }
+
+TEST_CASE("file: a relative path is read against payload.cwd, as the rules read it", "[file]") {
+  TempDir root, outside;
+  FileActuator file(root_at(root), false);
+  write_file(root / "sub/a.txt", "in sub\n");
+  write_file(root / "a.txt", "at root\n");
+  Result r = file.act(R"({"target":"file","payload":{"action":"read","path":"a.txt","cwd":"sub"}})",
+                      Context{});
+  REQUIRE(r.ok);
+  CHECK(r.output == "in sub\n");
+  Result abs = file.act(R"({"target":"file","payload":{"action":"read","path":"a.txt","cwd":)" +
+                            json_string(root / "sub") + "}}",
+                        Context{});
+  REQUIRE(abs.ok);
+  CHECK(abs.output == "in sub\n");
+  Result out = file.act(R"({"target":"file","payload":{"action":"read","path":"x","cwd":)" +
+                            json_string(outside.path()) + "}}",
+                        Context{});
+  CHECK(out.error_code == "E_ACT_DENIED");
+  Result up = file.act(
+      R"({"target":"file","payload":{"action":"read","path":"../../x","cwd":"sub"}})", Context{});
+  CHECK(up.error_code == "E_ACT_DENIED");
+  CHECK(file.act(R"({"target":"file","payload":{"action":"read","path":"~/a.txt"}})", Context{})
+            .error_code == "E_ACT_BAD_ACTION");
+}

@@ -10,9 +10,9 @@
 
 #include <catch2/catch.hpp>
 #include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
-#include <string>
 
 #include "engine/json_writer.h"
 #include "tests/actuators/workspace.h"
@@ -171,6 +171,8 @@ TEST_CASE("shell: a working directory outside the workspace is refused", "[shell
   }
   Result inside = shell.act(shell_action("pwd", ",\"cwd\":" + json_string(ws / "sub")), Context{});
   CHECK(inside.ok);
+  CHECK(shell.act(shell_action("pwd", R"(,"cwd":"~/x")"), Context{}).error_code ==
+        "E_ACT_BAD_ACTION");
   Result missing = shell.act(shell_action("pwd", R"(,"cwd":"nope")"), Context{});
   CHECK_FALSE(missing.ok);
   CHECK(missing.error_code == "E_ACT_FAILED");
@@ -315,4 +317,25 @@ TEST_CASE("shell: concurrent runs keep their own output", "[shell]") {
     });
   for (auto& th : threads) th.join();
   for (int n = 0; n < 20; ++n) CHECK(outputs[n] == "run-" + std::to_string(n) + "\n");
+}
+
+TEST_CASE("shell: an execve failure is E_ACT_FAILED naming the errno", "[shell]") {
+  TempDir ws;
+  warden::testing::write_file(ws / "broken.sh", "#!/nonexistent/interpreter\necho never\n", true);
+  ShellActuator shell(config_for(ws), false);
+  Result r = shell.act(shell_action("./broken.sh"), Context{});
+  CHECK_FALSE(r.ok);
+  CHECK(r.error_code == "E_ACT_FAILED");
+  CHECK(r.error.find("execve failed: ENOENT") != std::string::npos);
+}
+
+TEST_CASE("shell: output written before the time limit is kept", "[shell]") {
+  TempDir ws;
+  ShellConfig c = config_for(ws);
+  c.timeout = std::chrono::milliseconds(300);
+  ShellActuator shell(c, false);
+  Result r = shell.act(shell_action("echo started; sleep 30"), with_shell_syntax());
+  CHECK(r.error_code == "E_ACT_TIMEOUT");
+  CHECK(r.output == "started\n");
+  CHECK(r.details["signal"] == std::to_string(SIGKILL));
 }

@@ -1,0 +1,140 @@
+#include "pipeline/events.h"
+
+#include <rapidjson/document.h>
+
+#include "engine/json_writer.h"
+
+namespace warden::pipeline::events {
+namespace {
+
+// Embeds a JSON object text produced by the engine; anything that does not parse as an
+// object (an engine input error leaves the action empty) is written as null.
+void append_object(std::string& out, std::string_view json) {
+  if (json.empty() || json.find('\0') != std::string_view::npos) {
+    out += "null";
+    return;
+  }
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag |
+            rapidjson::kParseFullPrecisionFlag>(json.data(), json.size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    out += "null";
+    return;
+  }
+  out += json;
+}
+
+void append_rules(std::string& out, const Decision& d) {
+  out += "\"rules\":[";
+  for (std::size_t i = 0; i < d.rules.size(); ++i) {
+    const FiredRule& r = d.rules[i];
+    if (i) out += ',';
+    out += "{\"rule\":";
+    append_json_string(out, r.rule);
+    out += ",\"outcome\":";
+    append_json_string(out, outcome_name(r.outcome));
+    out += ",\"reason\":";
+    append_json_string(out, r.reason);
+    out += ",\"mode\":";
+    out += r.monitor ? "\"monitor\"" : "\"enforce\"";
+    out += '}';
+  }
+  out += ']';
+}
+
+void member(std::string& out, std::string_view name, std::string_view value) {
+  out += ',';
+  append_json_string(out, name);
+  out += ':';
+  append_json_string(out, value);
+}
+
+}  // namespace
+
+std::string decision(const Decision& d, std::string_view stage, int attempt) {
+  std::string out = "{\"event\":\"decision\"";
+  member(out, "stage", stage);
+  out += ",\"attempt\":" + std::to_string(attempt);
+  member(out, "decision_id", d.decision_id);
+  member(out, "outcome", outcome_name(d.outcome));
+  member(out, "reason", d.reason);
+  if (!d.error_code.empty()) member(out, "error_code", d.error_code);
+  out += ',';
+  append_rules(out, d);
+  out += ",\"action\":";
+  append_object(out, d.action_json);
+  out += '}';
+  return out;
+}
+
+std::string approval_required(const Decision& d) {
+  std::string out = "{\"event\":\"approval-required\"";
+  member(out, "decision_id", d.decision_id);
+  member(out, "reason", d.reason);
+  out += ',';
+  append_rules(out, d);
+  out += ",\"action\":";
+  append_object(out, d.action_json);
+  out += '}';
+  return out;
+}
+
+std::string reply(std::string_view text) { return notice("reply", text); }
+
+std::string notice(std::string_view kind, std::string_view text) {
+  std::string out = "{\"event\":";
+  append_json_string(out, kind);
+  member(out, "text", text);
+  out += '}';
+  return out;
+}
+
+std::string tool_output(std::string_view target, std::string_view decision_id,
+                        const actuators::Result& result) {
+  std::string out = "{\"event\":\"tool-output\"";
+  member(out, "target", target);
+  member(out, "decision_id", decision_id);
+  member(out, "output", result.output);
+  out += ",\"exit_code\":" + std::to_string(result.exit_code);
+  out += ",\"truncated\":";
+  out += result.truncated ? "true" : "false";
+  out += '}';
+  return out;
+}
+
+std::string tool_error(std::string_view target, std::string_view decision_id,
+                       const actuators::Result& result) {
+  std::string out = "{\"event\":\"tool-error\"";
+  member(out, "target", target);
+  member(out, "decision_id", decision_id);
+  member(out, "error_code", result.error_code);
+  member(out, "error", result.error);
+  if (!result.output.empty()) member(out, "output", result.output);
+  out += '}';
+  return out;
+}
+
+std::string dropped(std::string_view reason) {
+  std::string out = "{\"event\":\"dropped\"";
+  member(out, "reason", reason);
+  out += '}';
+  return out;
+}
+
+std::string error(std::string_view code, std::string_view message) {
+  std::string out = "{\"event\":\"error\"";
+  member(out, "code", code);
+  member(out, "message", message);
+  out += '}';
+  return out;
+}
+
+std::string final_event(std::string_view status, int cycles) {
+  std::string out = "{\"event\":\"final\"";
+  member(out, "status", status);
+  out += ",\"cycles\":" + std::to_string(cycles);
+  out += '}';
+  return out;
+}
+
+}  // namespace warden::pipeline::events
