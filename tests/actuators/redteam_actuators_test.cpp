@@ -380,6 +380,25 @@ TEST_CASE("redteam: loopback spelled other ways is refused without private-netwo
   CHECK(server.request_count() == 0);
 }
 
+TEST_CASE("redteam: private-network for a name does not reach the metadata endpoint",
+          "[redteam][http]") {
+  // A rule grants private-network to build.internal (docs/ACTUATORS.md's example); the name
+  // resolves, or rebinds, to the cloud metadata address the rules never saw.
+  HttpConfig config;
+  config.connect_timeout = std::chrono::milliseconds(1000);
+  config.timeout = std::chrono::milliseconds(2000);
+  config.resolve = {"build.internal:8080:169.254.169.254", "build6.internal:8080:[fd00:ec2::254]",
+                    "mapped.internal:8080:[::ffff:169.254.169.254]"};
+  HttpActuator http(config, false);
+  for (std::string host : {"build.internal", "build6.internal", "mapped.internal"}) {
+    INFO(host);
+    Result r = http.act(http_action("http://" + host + ":8080/latest/meta-data/"),
+                        granted({"private-network"}));
+    CHECK_FALSE(r.ok);
+    CHECK(r.error_code == "E_ACT_DENIED");
+  }
+}
+
 TEST_CASE("redteam: headers cannot redirect the request", "[redteam][http]") {
   warden::testing::HttpFake server;
   server.set_fallback({200, {}, "reached"});
