@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -159,6 +160,43 @@ TEST_CASE("redteam: a program that stops its parent does not stop the time limit
   }
   Result r = run.get();
   CHECK(r.error_code == "E_ACT_TIMEOUT");
+}
+
+TEST_CASE("redteam: the child has no controlling terminal of the daemon's",
+          "[redteam][shell]") {
+  // `warden chat` runs at a person's terminal: a program with that terminal as its
+  // controlling tty can write to it, read it, or push input into it (TIOCSTI). A helper
+  // process plays the daemon in a session whose controlling tty is a fresh pty.
+  RtDir ws;
+  int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  REQUIRE(master >= 0);
+  REQUIRE(::grantpt(master) == 0);
+  REQUIRE(::unlockpt(master) == 0);
+  const std::string slave = ::ptsname(master);
+  pid_t helper = ::fork();
+  REQUIRE(helper >= 0);
+  if (helper == 0) {
+    if (::setsid() < 0) ::_exit(3);
+    int tty = ::open(slave.c_str(), O_RDWR);  // becomes the controlling terminal
+    if (tty < 0) ::_exit(3);
+    int probe = ::open("/dev/tty", O_RDWR);
+    if (probe < 0) ::_exit(3);  // the helper itself must have it
+    ::close(probe);
+    ShellConfig config;
+    config.workspace = ws.path;
+    ShellActuator shell(config, false);
+    Result r = shell.act(
+        shell_action("if : 3</dev/tty; then echo has-tty; else echo no-tty; fi 2>/dev/null",
+                     R"(,"timeout":20)"),
+        granted({"shell-syntax"}));
+    ::_exit(r.output == "no-tty\n" ? 0 : r.output == "has-tty\n" ? 1 : 2);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(helper, &status, 0) == helper);
+  ::close(master);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) != 3);
+  CHECK(WEXITSTATUS(status) == 0);
 }
 
 // --- shell: daemon state does not leak into the child (held) ----------------------------
