@@ -121,7 +121,9 @@ int kill_children(const char* path) {
     (void)!::write(report, msg, sizeof msg);
     ::_exit(127);
   };
-  if (::setpgid(0, 0) != 0) fail(1);
+  // A session of its own: its own process group, and no controlling terminal (the daemon's,
+  // at `warden chat`, could be written, read or fed input with TIOCSTI).
+  if (::setsid() < 0) fail(1);
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(2);
   if (::getppid() != parent) ::_exit(127);  // the daemon died before the line above
   // Default dispositions and an empty mask: the daemon's ignored SIGPIPE must not leak.
@@ -218,7 +220,7 @@ int kill_children(const char* path) {
 const char* step_name(int step) {
   switch (step) {
     case 1:
-      return "setpgid";
+      return "setsid";
     case 2:
       return "prctl";
     case 3:
@@ -283,8 +285,8 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
     child(spec, spec.program.c_str(), argv.data(), envp.data(), parent, devnull.get(),
           out_write.get(), report_write.get(), spec.cwd_fd, max_fd);
   outcome.pid = pid;
-  // The parent also sets the group, so a kill of the group right after fork reaches the child.
-  ::setpgid(pid, pid);
+  // The group exists once the child has called setsid(), before it reports or execs: the
+  // group is killed only after that (setpgid here would make the child's setsid() fail).
   out_write = Fd();
   report_write = Fd();
 
