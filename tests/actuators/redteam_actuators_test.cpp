@@ -1,8 +1,6 @@
 // Red-team tests of the actuators (tests/actuators/REDTEAM.md): each case is an attack on
 // "what the rules saw is exactly what the actuator does, and the actuator fails closed".
 // Run with: actuators_tests "[redteam]".
-#include <catch2/catch.hpp>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -11,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -162,8 +161,7 @@ TEST_CASE("redteam: a program that stops its parent does not stop the time limit
   CHECK(r.error_code == "E_ACT_TIMEOUT");
 }
 
-TEST_CASE("redteam: the child has no controlling terminal of the daemon's",
-          "[redteam][shell]") {
+TEST_CASE("redteam: the child has no controlling terminal of the daemon's", "[redteam][shell]") {
   // `warden chat` runs at a person's terminal: a program with that terminal as its
   // controlling tty can write to it, read it, or push input into it (TIOCSTI). A helper
   // process plays the daemon in a session whose controlling tty is a fresh pty.
@@ -204,9 +202,7 @@ TEST_CASE("redteam: the child has no controlling terminal of the daemon's",
 TEST_CASE("redteam: a descriptor the daemon holds without CLOEXEC is not inherited",
           "[redteam][shell]") {
   RtDir ws;
-  {
-    std::ofstream(ws / "secret.txt") << "daemon secret\n";
-  }
+  { std::ofstream(ws / "secret.txt") << "daemon secret\n"; }
   int fd = ::open((ws / "secret.txt").c_str(), O_RDONLY);  // no O_CLOEXEC on purpose
   REQUIRE(fd >= 0);
   int high = ::fcntl(fd, F_DUPFD, 40);  // a number nothing in the child reuses
@@ -237,9 +233,7 @@ TEST_CASE("redteam: the daemon's environment does not reach the child", "[redtea
 TEST_CASE("redteam: a program in the proposal's cwd is not found by its bare name",
           "[redteam][shell]") {
   RtDir ws;
-  {
-    std::ofstream(ws / "ls") << "#!/bin/sh\necho hijacked\n";
-  }
+  { std::ofstream(ws / "ls") << "#!/bin/sh\necho hijacked\n"; }
   ::chmod((ws / "ls").c_str(), 0755);
   ShellConfig config;
   config.workspace = ws.path;
@@ -260,16 +254,15 @@ TEST_CASE("redteam: a workspace file named like a known program does not run as 
   fs::copy_file("/bin/sh", ws / "ls");
   ::chmod((ws / "ls").c_str(), 0755);
   fs::create_symlink("/bin/sh", ws / "cat");
-  {
-    std::ofstream(ws / "tool.sh") << "#!/bin/sh\necho workspace tool\n";
-  }
+  { std::ofstream(ws / "tool.sh") << "#!/bin/sh\necho workspace tool\n"; }
   ::chmod((ws / "tool.sh").c_str(), 0755);
   ShellConfig config;
   config.workspace = ws.path;
   ShellActuator shell(config, false);
-  for (std::string line : {std::string("./ls -c 'echo pwned'"), ws / "ls -c 'echo pwned'",
-                           std::string("./cat -c 'echo pwned'"), std::string("../" ) +
-                           fs::path(ws.path).filename().string() + "/ls -c 'echo pwned'"}) {
+  for (std::string line :
+       {std::string("./ls -c 'echo pwned'"), ws / "ls -c 'echo pwned'",
+        std::string("./cat -c 'echo pwned'"),
+        std::string("../") + fs::path(ws.path).filename().string() + "/ls -c 'echo pwned'"}) {
     INFO(line);
     Result r = shell.act(shell_action(line), Context{});
     CHECK_FALSE(r.ok);
@@ -284,8 +277,7 @@ TEST_CASE("redteam: a workspace file named like a known program does not run as 
   CHECK(ls.output == ".\n");
 }
 
-TEST_CASE("redteam: output of a bomb is capped and the run ends at its limit",
-          "[redteam][shell]") {
+TEST_CASE("redteam: output of a bomb is capped and the run ends at its limit", "[redteam][shell]") {
   RtDir ws;
   ShellConfig config;
   config.workspace = ws.path;
@@ -332,8 +324,7 @@ std::string file_action(const std::string& verb, const std::string& path,
 }
 }  // namespace
 
-TEST_CASE("redteam: reading a FIFO beneath the root fails instead of hanging",
-          "[redteam][file]") {
+TEST_CASE("redteam: reading a FIFO beneath the root fails instead of hanging", "[redteam][file]") {
   RtDir root;
   REQUIRE(::mkfifo((root / "pipe").c_str(), 0600) == 0);
   for (Resolve how : {Resolve::Auto, Resolve::Walk}) {
@@ -350,15 +341,13 @@ TEST_CASE("redteam: reading a FIFO beneath the root fails instead of hanging",
 TEST_CASE("redteam: the root itself cannot be deleted or escaped", "[redteam][file]") {
   RtDir outer;
   fs::create_directory(outer / "root");
-  {
-    std::ofstream(outer / "outside.txt") << "outside\n";
-  }
+  { std::ofstream(outer / "outside.txt") << "outside\n"; }
   for (Resolve how : {Resolve::Auto, Resolve::Walk}) {
     FileConfig config;
     config.root = outer / "root";
     FileActuator file(config, false, how);
-    for (std::string p : {std::string("."), std::string("./"), outer / "root",
-                          outer / "root/", outer / "root/.", std::string("..") ,
+    for (std::string p : {std::string("."), std::string("./"), outer / "root", outer / "root/",
+                          outer / "root/.", std::string(".."),
                           "/" + (outer / "root/../outside.txt"), std::string("../outside.txt")}) {
       INFO(p);
       Result r = file.act(file_action("delete", p), Context{});
