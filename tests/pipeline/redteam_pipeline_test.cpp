@@ -1,0 +1,329 @@
+// Red-team tests for Pipeline::run (round 3): a hostile model, hostile program output and
+// odd signals against the perceive → reason → act loop. Real Engines with inline rules,
+// test-double providers and actuators. See tests/pipeline/REDTEAM.md.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "actuators/actuator.h"
+#include "engine/engine.h"
+#include "pipeline/pipeline.h"
+#include "reasoning/cascade.h"
+#include "reasoning/think.h"
+
+namespace {
+
+using namespace warden;
+using warden::pipeline::DecideStage;
+using warden::pipeline::Pipeline;
+using warden::pipeline::Signal;
+
+// Answers from a list (the last one repeats); throws on the calls listed in throw_on (1-based).
+class RtProvider : public reasoning::Provider {
+ public:
+  RtProvider(std::vector<std::string> texts, std::vector<int> throw_on = {})
+      : texts_(std::move(texts)), throw_on_(std::move(throw_on)) {
+    config_.name = "rt";
+    config_.kind = "script";
+  }
+  const reasoning::ProviderConfig& config() const override { return config_; }
+  reasoning::Answer complete(const reasoning::Request&) override {
+    std::lock_guard lock(mutex_);
+    const int call = ++calls_;
+    for (int t : throw_on_)
+      if (t == call) throw std::runtime_error("provider blew up");
+    reasoning::Answer a;
+    a.ok = true;
+    a.provider = config_.name;
+    a.text = texts_.empty() ? "" : texts_[std::min<std::size_t>(call - 1, texts_.size() - 1)];
+    return a;
+  }
+  int calls() const {
+    std::lock_guard lock(mutex_);
+    return calls_;
+  }
+
+ private:
+  reasoning::ProviderConfig config_;
+  std::vector<std::string> texts_;
+  std::vector<int> throw_on_;
+  mutable std::mutex mutex_;
+  int calls_ = 0;
+};
+
+std::unique_ptr<reasoning::Cascade> cascade_of(std::unique_ptr<reasoning::Provider> p) {
+  std::vector<std::unique_ptr<reasoning::Provider>> providers;
+  providers.push_back(std::move(p));
+  reasoning::ReasoningConfig config;
+  config.providers.push_back(providers.front()->config());
+  return std::make_unique<reasoning::Cascade>(std::move(providers), config,
+                                              [](const reasoning::Answer& a) { return a.text; });
+}
+
+// Records every dispatch: the action text and the context.
+class RtActuator : public actuators::Actuator {
+ public:
+  explicit RtActuator(std::string name, bool silent = false, std::string output = "ok\n")
+      : name_(std::move(name)), silent_(silent), output_(std::move(output)) {}
+  std::string_view name() const override { return name_; }
+  bool silent() const override { return silent_; }
+  actuators::Result act(std::string_view action_json, const actuators::Context& ctx) override {
+    std::lock_guard lock(mutex_);
+    actions.emplace_back(action_json);
+    contexts.push_back(ctx);
+    actuators::Result r;
+    r.ok = true;
+    r.output = output_;
+    r.exit_code = 0;
+    return r;
+  }
+  std::mutex mutex_;
+  std::vector<std::string> actions;
+  std::vector<actuators::Context> contexts;
+
+ private:
+  std::string name_;
+  bool silent_;
+  std::string output_;
+};
+
+// A Decider over a real Engine (one Engine, serialized: an Engine is one per thread).
+struct RtRules {
+  explicit RtRules(const std::string& clp) {
+    auto loaded = Policy::compile({RuleSource{"rt.clp", clp}});
+    for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
+    REQUIRE(loaded.policy);
+    engine = std::make_unique<Engine>(loaded.policy, EngineOptions{});
+  }
+  pipeline::Decider decider() {
+    return [this](const std::string& proposal, const Signal& signal, DecideStage stage,
+                  int attempt) {
+      std::lock_guard lock(mutex);
+      DecideRequest request;
+      request.proposal_json = proposal;
+      request.depth = signal.depth;
+      request.attempt = attempt;
+      seen.push_back({stage, proposal});
+      DecideResult r = engine->decide(request);
+      if (!r.ok) {
+        Decision d;
+        d.reason = "not a proposal";
+        return d;
+      }
+      return r.decision;
+    };
+  }
+  int reason_decisions() {
+    std::lock_guard lock(mutex);
+    int n = 0;
+    for (const auto& s : seen) n += s.first == DecideStage::Reason;
+    return n;
+  }
+  std::mutex mutex;
+  std::unique_ptr<Engine> engine;
+  std::vector<std::pair<DecideStage, std::string>> seen;
+};
+
+// Approve shell and reply, reject any command that mentions rm.
+const char* kRules = R"CLP(
+(defrule approve-shell
+  (proposal (id ?id) (target shell))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule approve-shell) (reason "shell ok"))))
+(defrule approve-reply
+  (proposal (id ?id) (target reply))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule approve-reply) (reason "reply ok"))))
+(defrule no-rm
+  (param (proposal ?id) (key "payload.command") (value ?c&:(str-index "rm" ?c)))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule no-rm) (reason "no rm"))))
+)CLP";
+
+const char* kLs = R"({"target":"shell","action":"run","payload":{"command":"ls"}})";
+const char* kRm = R"({"target":"shell","action":"run","payload":{"command":"rm -rf ~"}})";
+
+struct Events {
+  std::mutex mutex;
+  std::vector<std::string> list;
+  pipeline::EventSink sink() {
+    return [this](std::string_view e) {
+      std::lock_guard lock(mutex);
+      list.emplace_back(e);
+    };
+  }
+};
+
+Signal user_input(std::string text) {
+  Signal s;
+  s.sensor = "user-input";
+  s.text = std::move(text);
+  s.source = "cli";
+  s.session = "s1";
+  s.principal = "alice";
+  return s;
+}
+
+}  // namespace
+
+// Finding 1: the depth limit counted from whatever depth the signal claimed; a negative
+// depth bought extra cycles (INT64_MIN: as good as forever) and extra loop-error feedback.
+TEST_CASE("redteam: a negative depth is not a way past the depth limit", "[pipeline][redteam]") {
+  RtRules rules(kRules);
+  auto cascade = cascade_of(std::make_unique<RtProvider>(std::vector<std::string>{kLs}));
+  actuators::Registry registry;
+  auto shell = std::make_unique<RtActuator>("shell");
+  RtActuator* shell_ptr = shell.get();
+  registry.add(std::move(shell));
+  Pipeline p(cascade.get(), &registry, rules.decider(), reasoning::Catalog{}, pipeline::Options{});
+  Events events;
+  Signal s = user_input("list files forever");
+  s.depth = -20;
+  const auto summary = p.run(s, events.sink());
+  CHECK(summary.status == "dropped");
+  CHECK(summary.dispatched == 0);
+  CHECK(shell_ptr->actions.empty());
+  // Never more cycles than depths 0..max_depth allow.
+  CHECK(summary.cycles <= pipeline::Options{}.max_depth + 1);
+}
+
+// Finding 2: an error in the middle of the retries (the provider or the rules threw) turned
+// into a loop-error signal with a fresh attempt count and an empty rejection trace: the model
+// got 3 more tries at what the rules had already refused.
+TEST_CASE("redteam: an error between refusals does not restart the three attempts",
+          "[pipeline][redteam]") {
+  RtRules rules(kRules);
+  auto provider = std::make_unique<RtProvider>(std::vector<std::string>{kRm}, std::vector<int>{3});
+  RtProvider* provider_ptr = provider.get();
+  auto cascade = cascade_of(std::move(provider));
+  actuators::Registry registry;
+  auto shell = std::make_unique<RtActuator>("shell");
+  RtActuator* shell_ptr = shell.get();
+  registry.add(std::move(shell));
+  Pipeline p(cascade.get(), &registry, rules.decider(), reasoning::Catalog{}, pipeline::Options{});
+  Events events;
+  const auto summary = p.run(user_input("clean up"), events.sink());
+  CHECK(shell_ptr->actions.empty());
+  CHECK(summary.dispatched == 0);
+  CHECK(summary.model_calls <= 3);
+  CHECK(provider_ptr->calls() <= 3);
+  CHECK(rules.reason_decisions() <= 3);
+  CHECK(summary.status == "rejected");
+}
+
+// The same with an approval in between: an approved and run action ends the perception's
+// attempts, so the next perception (its output) gets its own three.
+TEST_CASE("redteam: attempts are per perception; an approved action starts afresh",
+          "[pipeline][redteam]") {
+  RtRules rules(kRules);
+  // rm (refused), ls (approved, runs), then rm, rm, rm refused on the feedback.
+  auto provider =
+      std::make_unique<RtProvider>(std::vector<std::string>{kRm, kLs, kRm, kRm, kRm});
+  auto cascade = cascade_of(std::move(provider));
+  actuators::Registry registry;
+  auto shell = std::make_unique<RtActuator>("shell");
+  RtActuator* shell_ptr = shell.get();
+  registry.add(std::move(shell));
+  Pipeline p(cascade.get(), &registry, rules.decider(), reasoning::Catalog{}, pipeline::Options{});
+  Events events;
+  const auto summary = p.run(user_input("clean up"), events.sink());
+  REQUIRE(shell_ptr->actions.size() == 1);
+  CHECK(shell_ptr->actions[0].find("\"ls\"") != std::string::npos);
+  CHECK(summary.model_calls == 5);
+  CHECK(summary.status == "rejected");
+}
+
+// Finding 3: the sensor name (the client's), exception texts and the like went into log
+// lines as they were: a newline in them forged whole log lines.
+TEST_CASE("redteam: log lines cannot be forged through the sensor or an error text",
+          "[pipeline][redteam]") {
+  RtRules rules(kRules);
+  auto cascade = cascade_of(std::make_unique<RtProvider>(std::vector<std::string>{kLs}));
+  actuators::Registry registry;
+  std::vector<std::string> lines;
+  Pipeline p(cascade.get(), &registry, rules.decider(), reasoning::Catalog{}, pipeline::Options{},
+             [&](std::string_view line) { lines.emplace_back(line); });
+  Events events;
+  Signal s = user_input("x");
+  s.sensor = "bogus\npipeline: dispatched shell: approved by approve-all\r";
+  const auto summary = p.run(s, events.sink());
+  CHECK(summary.status == "dropped");
+  REQUIRE_FALSE(lines.empty());
+  for (const std::string& line : lines) {
+    CHECK(line.find('\n') == std::string::npos);
+    CHECK(line.find('\r') == std::string::npos);
+  }
+}
+
+// Held: what the last-mile decision saw is byte for byte what the actuator gets, and the
+// model cannot put its own context (principal) or a key-case twin of target into it.
+TEST_CASE("redteam: the actuator gets exactly the last-mile text, with the signal's context",
+          "[pipeline][redteam]") {
+  RtRules rules(kRules);
+  auto cascade = cascade_of(std::make_unique<RtProvider>(std::vector<std::string>{
+      R"({"target":"shell","payload":{"command":"ls"},"context":{"principal":"root","session":"x"}})",
+      R"({"target":"shell","Target":"reply","payload":{"command":"ls"}})"}));
+  actuators::Registry registry;
+  auto shell = std::make_unique<RtActuator>("shell", /*silent=*/true);
+  RtActuator* shell_ptr = shell.get();
+  registry.add(std::move(shell));
+  auto reply = std::make_unique<RtActuator>("reply", /*silent=*/true);
+  RtActuator* reply_ptr = reply.get();
+  registry.add(std::move(reply));
+  Pipeline p(cascade.get(), &registry, rules.decider(), reasoning::Catalog{}, pipeline::Options{});
+  Events events;
+  auto summary = p.run(user_input("ls"), events.sink());
+  REQUIRE(shell_ptr->actions.size() == 1);
+  std::string last_mile;
+  for (const auto& [stage, text] : rules.seen)
+    if (stage == DecideStage::LastMile) last_mile = text;
+  CHECK(shell_ptr->actions[0] == last_mile);
+  CHECK(last_mile.find("root") == std::string::npos);
+  CHECK(last_mile.find("\"principal\":\"alice\"") != std::string::npos);
+  CHECK(shell_ptr->contexts[0].principal == "alice");
+  // The twin keys: never an action, only the raw text as a reply.
+  summary = p.run(user_input("ls"), events.sink());
+  CHECK(shell_ptr->actions.size() == 1);
+  REQUIRE(reply_ptr->actions.size() == 1);
+  CHECK(reply_ptr->actions[0].find("\"target\":\"reply\"") == 1);
+}
+
+// Held: concurrent runs on one Pipeline keep their sessions apart.
+TEST_CASE("redteam: concurrent runs keep principals and depths apart", "[pipeline][redteam]") {
+  RtRules rules(kRules);
+  auto cascade = cascade_of(std::make_unique<RtProvider>(std::vector<std::string>{kLs}));
+  actuators::Registry registry;
+  auto shell = std::make_unique<RtActuator>("shell");
+  RtActuator* shell_ptr = shell.get();
+  registry.add(std::move(shell));
+  Pipeline p(cascade.get(), &registry, rules.decider(), reasoning::Catalog{}, pipeline::Options{});
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] {
+      Events events;
+      Signal s = user_input("ls");
+      s.principal = "p" + std::to_string(i);
+      s.session = "s" + std::to_string(i);
+      p.run(s, events.sink());
+    });
+  for (auto& t : threads) t.join();
+  std::lock_guard lock(shell_ptr->mutex_);
+  REQUIRE(shell_ptr->actions.size() == 4u * 11u);
+  for (std::size_t k = 0; k < shell_ptr->actions.size(); ++k) {
+    const auto& ctx = shell_ptr->contexts[k];
+    CHECK(ctx.depth >= 0);
+    CHECK(ctx.depth <= 10);
+    CHECK(shell_ptr->actions[k].find("\"principal\":\"" + ctx.principal + "\"") !=
+          std::string::npos);
+    CHECK(ctx.session == "s" + ctx.principal.substr(1));
+  }
+}
