@@ -144,9 +144,12 @@ class Run {
         status = "cancelled";
         break;
       }
-      if (signal.depth > options_.max_depth) {
+      if (signal.depth < 0 || signal.depth > options_.max_depth) {
+        // A depth below 0 is no signal the pipeline made: it would buy cycles past the limit.
         std::string reason = signal.sensor + " signal at depth " + std::to_string(signal.depth) +
-                             " is beyond the depth limit of " + std::to_string(options_.max_depth);
+                             (signal.depth < 0 ? " is not a valid depth (0 or more)"
+                                               : " is beyond the depth limit of " +
+                                                     std::to_string(options_.max_depth));
         log("pipeline: dropped: " + reason);
         emit(events::dropped(reason));
         status = "dropped";
@@ -187,10 +190,25 @@ class Run {
  private:
   bool is_cancelled() const { return cancelled_ && cancelled_->load(); }
 
+  // One line each: control characters in what the line quotes (a client's sensor name, an
+  // exception text) are escaped, so no text forges a line of its own.
   void log(std::string_view line) const {
     if (!log_) return;
     try {
-      log_(line);
+      std::string safe;
+      safe.reserve(line.size());
+      for (char c : line) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) {
+          static const char hex[] = "0123456789abcdef";
+          safe += "\\x";
+          safe += hex[u >> 4];
+          safe += hex[u & 0xf];
+        } else {
+          safe += c;
+        }
+      }
+      log_(safe);
     } catch (...) {
     }
   }
@@ -227,9 +245,18 @@ class Run {
       emit(events::reply(message));
       return done("failed");
     }
-    std::vector<reasoning::Rejection> trace;
+    // A loop-error signal that replaces a perception still being reasoned about (the error
+    // came between its attempts) continues its attempts and its rejection trace; any other
+    // signal is a new perception with attempts of its own.
+    if (!continue_attempts_) {
+      trace_.clear();
+      attempts_used_ = 0;
+    }
+    continue_attempts_ = false;
+    std::vector<reasoning::Rejection>& trace = trace_;
     const int attempts = std::max(1, options_.max_retries);
-    for (int attempt = 1; attempt <= attempts; ++attempt) {
+    while (attempts_used_ < attempts) {
+      const int attempt = ++attempts_used_;
       if (is_cancelled()) return done("cancelled");
       reasoning::Request request =
           reasoning::build_request(signal, catalog_, conversation_, trace, hints_);
@@ -260,6 +287,8 @@ class Run {
       hints_ = hint_texts(decision);
       switch (decision.outcome) {
         case Outcome::Approve:
+          trace_.clear();
+          attempts_used_ = 0;
           commit_turn(proposal);
           return act(signal, decision, attempt);
         case Outcome::ApprovalRequired:
@@ -271,6 +300,12 @@ class Run {
               reasoning::Rejection{attempt, proposal, decision.reason, rejecting_rules(decision)});
           break;
       }
+    }
+    if (trace.empty()) {
+      // Every attempt ended in an error (reported as it happened); nothing was refused.
+      emit(events::reply("Nothing was done: the request failed " + std::to_string(attempts) +
+                         " times."));
+      return done("failed");
     }
     log("pipeline: every proposal refused (" + std::to_string(trace.size()) + " attempts)");
     emit(events::reply(explain_rejections(trace)));
@@ -387,6 +422,9 @@ class Run {
       *status = "failed";
       return std::nullopt;
     }
+    // An error between the attempts of a perception: the loop-error signal gets what is
+    // left of them, with the refusals so far (attempts_used_ is 0 once one was approved).
+    continue_attempts_ = attempts_used_ > 0;
     // The model has not seen this signal yet when the error came before its proposal.
     if (signal_message_) conversation_.push_back(std::move(*signal_message_));
     signal_message_.reset();
@@ -406,6 +444,11 @@ class Run {
   std::vector<reasoning::Message> conversation_;
   std::optional<reasoning::Message> signal_message_;  // the current signal as the model read it
   std::vector<std::string> hints_;                    // from the latest decision
+  // The current perception's refused attempts and how many attempts it has used
+  // (Options::max_retries in all, an error between them included).
+  std::vector<reasoning::Rejection> trace_;
+  int attempts_used_ = 0;
+  bool continue_attempts_ = false;  // the next signal is a loop-error continuing them
 };
 
 }  // namespace
