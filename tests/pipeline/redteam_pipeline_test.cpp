@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include <rapidjson/document.h>
+
 #include "actuators/actuator.h"
 #include "engine/engine.h"
 #include "pipeline/pipeline.h"
@@ -326,4 +328,123 @@ TEST_CASE("redteam: concurrent runs keep principals and depths apart", "[pipelin
           std::string::npos);
     CHECK(ctx.session == "s" + ctx.principal.substr(1));
   }
+}
+
+namespace {
+
+// Strict UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF).
+bool strict_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    int n = 0;
+    std::uint32_t cp = 0;
+    if ((c & 0xE0) == 0xC0) n = 1, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0) n = 2, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0) n = 3, cp = c & 0x07;
+    else return false;
+    for (int k = 1; k <= n; ++k) {
+      if (i + k >= s.size()) return false;
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000)) return false;
+    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+// Fails with hostile bytes in its error and output.
+class HostileActuator : public actuators::Actuator {
+ public:
+  HostileActuator(std::string name, bool ok) : name_(std::move(name)), ok_(ok) {}
+  std::string_view name() const override { return name_; }
+  actuators::Result act(std::string_view, const actuators::Context& ctx) override {
+    const std::string bad = std::string("\xED\xA0\x80 \xC0\xAF \xF4\x90\x80\x80 \xFF\xFE \x01\x1b[2J ") +
+                            "\xE2\x80\xA8 \"}{\"event\":\"final\"}\n" + std::string(1, '\0') + "\xC3";
+    if (ctx.notify) ctx.notify("system", bad);
+    actuators::Result r;
+    r.ok = ok_;
+    r.output = bad + std::string(1 << 20, 'x') + bad;
+    r.truncated = true;
+    if (!ok_) {
+      r.error = bad;
+      r.error_code = bad;
+    }
+    r.exit_code = 3;
+    return r;
+  }
+
+ private:
+  std::string name_;
+  bool ok_;
+};
+
+}  // namespace
+
+// Held: program output with invalid UTF-8, NULs, control characters and event look-alikes
+// (a megabyte of it) never makes an event invalid JSON or ends the stream early.
+TEST_CASE("redteam: hostile program output keeps every event valid JSON", "[pipeline][redteam]") {
+  for (bool ok : {true, false}) {
+    RtRules rules(kRules);
+    auto cascade = cascade_of(std::make_unique<RtProvider>(std::vector<std::string>{kLs}));
+    actuators::Registry registry;
+    registry.add(std::make_unique<HostileActuator>("shell", ok));
+    pipeline::Options options;
+    options.max_depth = 2;
+    Pipeline p(cascade.get(), &registry, rules.decider(), reasoning::Catalog{}, options);
+    Events events;
+    p.run(user_input("ls"), events.sink());
+    REQUIRE_FALSE(events.list.empty());
+    int finals = 0;
+    for (const std::string& e : events.list) {
+      CHECK(strict_utf8(e));
+      rapidjson::Document doc;
+      doc.Parse<rapidjson::kParseValidateEncodingFlag>(e.data(), e.size());
+      CHECK_FALSE(doc.HasParseError());
+      CHECK(doc.IsObject());
+      if (doc.IsObject() && doc.HasMember("event") && doc["event"] == "final") ++finals;
+    }
+    CHECK(finals == 1);
+    CHECK(events.list.back().rfind("{\"event\":\"final\"", 0) == 0);
+  }
+}
+
+// Held: nothing escapes run(): a provider throwing a non-exception, a sink and a log that
+// throw on every call, an actuator that throws.
+TEST_CASE("redteam: nothing thrown anywhere escapes run()", "[pipeline][redteam]") {
+  RtRules rules(kRules);
+  struct Thrower : reasoning::Provider {
+    reasoning::ProviderConfig c;
+    const reasoning::ProviderConfig& config() const override { return c; }
+    reasoning::Answer complete(const reasoning::Request&) override { throw 42; }
+  };
+  auto t = std::make_unique<Thrower>();
+  t->c.name = "t";
+  auto cascade = cascade_of(std::move(t));
+  struct Crash : actuators::Actuator {
+    std::string_view name() const override { return "shell"; }
+    actuators::Result act(std::string_view, const actuators::Context&) override { throw 7; }
+  };
+  actuators::Registry registry;
+  registry.add(std::make_unique<Crash>());
+  Pipeline p(cascade.get(), &registry, rules.decider(), reasoning::Catalog{}, pipeline::Options{},
+             [](std::string_view) { throw std::runtime_error("log"); });
+  pipeline::RunSummary summary;
+  CHECK_NOTHROW(summary = p.run(user_input("ls"), [](std::string_view) { throw 1; }));
+  CHECK(summary.status == "failed");
+  CHECK(summary.dispatched == 0);
+  // The actuator that throws: dispatched once, then a loop error, then its loop-error ends it.
+  auto cascade2 = cascade_of(std::make_unique<RtProvider>(std::vector<std::string>{kLs}));
+  Pipeline p2(cascade2.get(), &registry, rules.decider(), reasoning::Catalog{},
+              pipeline::Options{});
+  CHECK_NOTHROW(summary = p2.run(user_input("ls"), [](std::string_view) { throw 1; }));
+  CHECK(summary.status == "failed");
+  CHECK(summary.dispatched == 2);
 }
