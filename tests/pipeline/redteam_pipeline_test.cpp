@@ -448,3 +448,93 @@ TEST_CASE("redteam: nothing thrown anywhere escapes run()", "[pipeline][redteam]
   CHECK(summary.status == "failed");
   CHECK(summary.dispatched == 2);
 }
+
+namespace {
+
+// Answers with one native tool call.
+class ToolCallProvider : public reasoning::Provider {
+ public:
+  ToolCallProvider(std::string name, std::string args) : name_(std::move(name)), args_(std::move(args)) {
+    config_.name = "tc";
+    config_.kind = "script";
+  }
+  const reasoning::ProviderConfig& config() const override { return config_; }
+  reasoning::Answer complete(const reasoning::Request&) override {
+    reasoning::Answer a;
+    a.ok = true;
+    a.provider = "tc";
+    a.tool_call = reasoning::ToolCall{name_, args_};
+    return a;
+  }
+
+ private:
+  reasoning::ProviderConfig config_;
+  std::string name_, args_;
+};
+
+const char* kApproveAll = R"CLP(
+(defrule approve-all
+  (proposal (id ?id))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule approve-all) (reason "ok"))))
+)CLP";
+
+const char* kApproveAndGrant = R"CLP(
+(defrule approve-all
+  (proposal (id ?id))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule approve-all) (reason "ok")))
+  (assert (allow (proposal ?id) (capability shell-syntax) (rule approve-all) (reason "pipes")))
+  (assert (allow (proposal ?id) (capability private-network) (rule approve-all) (reason "lan"))))
+)CLP";
+
+}  // namespace
+
+// Held: a key-case twin inside a registered tool's arguments (which the model writes as it
+// likes) is refused by the rules and never reaches the actuator.
+TEST_CASE("redteam: key-case twins in tool-call arguments never dispatch", "[pipeline][redteam]") {
+  RtRules rules(kApproveAll);
+  auto cascade = cascade_of(std::make_unique<ToolCallProvider>(
+      "fetch", R"({"path":"notes.txt","Path":"/etc/shadow"})"));
+  actuators::Registry registry;
+  auto tool = std::make_unique<RtActuator>("tool");
+  RtActuator* tool_ptr = tool.get();
+  registry.add(std::move(tool));
+  reasoning::Catalog catalog;
+  catalog.tools.push_back(reasoning::ToolSpec{"fetch", "reads a file", "{\"type\":\"object\"}"});
+  Pipeline p(cascade.get(), &registry, rules.decider(), catalog, pipeline::Options{});
+  Events events;
+  const auto summary = p.run(user_input("read notes"), events.sink());
+  CHECK(tool_ptr->actions.empty());
+  CHECK(summary.dispatched == 0);
+}
+
+// Held: capabilities come from the last-mile approve only, never from the first decision.
+TEST_CASE("redteam: grants come from the last-mile decision only", "[pipeline][redteam]") {
+  for (bool grant_at_last_mile : {false, true}) {
+    RtRules reason(grant_at_last_mile ? kApproveAll : kApproveAndGrant);
+    RtRules last(grant_at_last_mile ? kApproveAndGrant : kApproveAll);
+    auto reason_decider = reason.decider();
+    auto last_decider = last.decider();
+    pipeline::Decider decider = [&](const std::string& proposal, const Signal& s, DecideStage stage,
+                                    int attempt) {
+      return stage == DecideStage::Reason ? reason_decider(proposal, s, stage, attempt)
+                                          : last_decider(proposal, s, stage, attempt);
+    };
+    auto cascade = cascade_of(std::make_unique<RtProvider>(
+        std::vector<std::string>{R"({"target":"shell","payload":{"command":"ls | tee x"}})"}));
+    actuators::Registry registry;
+    auto shell = std::make_unique<RtActuator>("shell", /*silent=*/true);
+    RtActuator* shell_ptr = shell.get();
+    registry.add(std::move(shell));
+    Pipeline p(cascade.get(), &registry, decider, reasoning::Catalog{}, pipeline::Options{});
+    Events events;
+    p.run(user_input("ls"), events.sink());
+    REQUIRE(shell_ptr->contexts.size() == 1);
+    if (grant_at_last_mile)
+      CHECK(shell_ptr->contexts[0].allowed ==
+            std::vector<std::string>{"private-network", "shell-syntax"});
+    else
+      CHECK(shell_ptr->contexts[0].allowed.empty());
+  }
+}
