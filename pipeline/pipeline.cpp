@@ -331,8 +331,26 @@ class Run {
     if (is_cancelled()) return done("cancelled");
     // The rules may have changed since the proposal was decided: ask again, with the
     // action exactly as it would be dispatched.
-    const Decision last = decider_(resolved.action_json, signal, DecideStage::LastMile, attempt);
+    std::string decided = resolved.action_json;
+    Decision last = decider_(decided, signal, DecideStage::LastMile, attempt);
     emit(events::decision(last, "last-mile", attempt));
+    if (last.outcome == Outcome::Approve && last.action_json != decided) {
+      // The rules changed the action (a rewrite) after they read it. What runs must be what
+      // an approving decision read, byte for byte: the changed action is decided once more
+      // and runs only if that decision approves it as it is.
+      if (is_cancelled()) return done("cancelled");
+      decided = last.action_json;
+      last = decider_(decided, signal, DecideStage::LastMile, attempt);
+      emit(events::decision(last, "last-mile", attempt));
+      if (last.outcome == Outcome::Approve && last.action_json != decided) {
+        const std::string message =
+            "the approved action is not dispatched: the rules rewrite it again each time they "
+            "read it (decision " + last.decision_id + ")";
+        log("pipeline: " + message);
+        emit(events::error("E_ACTION", message));
+        return done("rejected");
+      }
+    }
     if (!last.hints.empty()) hints_ = hint_texts(last);
     if (last.outcome == Outcome::ApprovalRequired) {
       emit(events::approval_required(last));
@@ -343,8 +361,8 @@ class Run {
           std::string(outcome_name(last.outcome)) + ": " + last.reason);
       return done("rejected");
     }
-    // Dispatch exactly what the last-mile decision approved (after its rewrites), where it
-    // says: nothing is filled in after the rules saw it.
+    // Dispatch exactly what the last-mile decision read and approved, where it says: nothing
+    // is filled in after the rules saw it.
     const std::string& action_json = last.action_json;
     ResolvedTarget approved = resolve_target(action_json, "", "");
     if (approved.target.empty()) {
