@@ -607,3 +607,105 @@ TEST_CASE("redteam: a stable last-mile rewrite runs as rewritten", "[pipeline][r
   CHECK(read);
   CHECK(summary.status == "done");
 }
+
+// Held: heartbeats never reach the model or an actuator, with or without an action.
+TEST_CASE("redteam: a heartbeat never actuates", "[pipeline][redteam]") {
+  RtRules rules(kApproveAll);
+  auto provider = std::make_unique<RtProvider>(std::vector<std::string>{kLs});
+  RtProvider* provider_ptr = provider.get();
+  auto cascade = cascade_of(std::move(provider));
+  actuators::Registry registry;
+  auto shell = std::make_unique<RtActuator>("shell");
+  RtActuator* shell_ptr = shell.get();
+  registry.add(std::move(shell));
+  Pipeline p(cascade.get(), &registry, rules.decider(), reasoning::Catalog{}, pipeline::Options{});
+  for (const char* action : {"", kLs}) {
+    Events events;
+    Signal s = user_input(R"({"target":"shell","payload":{"command":"ls"}})");
+    s.sensor = "heartbeat";
+    s.action_json = action;
+    s.tool = "shell";
+    p.run(s, events.sink());
+  }
+  CHECK(provider_ptr->calls() == 0);
+  CHECK(shell_ptr->actions.empty());
+  CHECK(rules.seen.empty());
+}
+
+// Held: cancellation during the model call stops the run before any decision of the last
+// mile or dispatch; cancellation during a dispatch stops the next model call.
+TEST_CASE("redteam: cancellation is honoured between the steps", "[pipeline][redteam]") {
+  RtRules rules(kApproveAll);
+  std::atomic<bool> cancelled{false};
+  struct Cancelling : reasoning::Provider {
+    std::atomic<bool>* flag;
+    int calls = 0;
+    reasoning::ProviderConfig c;
+    const reasoning::ProviderConfig& config() const override { return c; }
+    reasoning::Answer complete(const reasoning::Request&) override {
+      ++calls;
+      flag->store(true);
+      reasoning::Answer a;
+      a.ok = true;
+      a.text = kLs;
+      return a;
+    }
+  };
+  auto provider = std::make_unique<Cancelling>();
+  provider->flag = &cancelled;
+  provider->c.name = "c";
+  auto cascade = cascade_of(std::move(provider));
+  actuators::Registry registry;
+  auto shell = std::make_unique<RtActuator>("shell");
+  RtActuator* shell_ptr = shell.get();
+  registry.add(std::move(shell));
+  Pipeline p(cascade.get(), &registry, rules.decider(), reasoning::Catalog{}, pipeline::Options{});
+  Events events;
+  auto summary = p.run(user_input("ls"), events.sink(), &cancelled);
+  CHECK(summary.status == "cancelled");
+  CHECK(shell_ptr->actions.empty());
+  for (const auto& [stage, text] : rules.seen) CHECK(stage == DecideStage::Reason);
+}
+
+// Held: a Decider that throws at the last mile never lets the action through; its loop
+// error goes back once, the loop error of a loop error is dropped.
+TEST_CASE("redteam: a last-mile decider that throws dispatches nothing", "[pipeline][redteam]") {
+  RtRules rules(kApproveAll);
+  auto inner = rules.decider();
+  pipeline::Decider decider = [&](const std::string& proposal, const Signal& s, DecideStage stage,
+                                  int attempt) -> Decision {
+    if (stage == DecideStage::LastMile) throw std::runtime_error("rules reloading");
+    return inner(proposal, s, stage, attempt);
+  };
+  auto cascade = cascade_of(std::make_unique<RtProvider>(std::vector<std::string>{kLs}));
+  actuators::Registry registry;
+  auto shell = std::make_unique<RtActuator>("shell");
+  RtActuator* shell_ptr = shell.get();
+  registry.add(std::move(shell));
+  Pipeline p(cascade.get(), &registry, decider, reasoning::Catalog{}, pipeline::Options{});
+  Events events;
+  const auto summary = p.run(user_input("ls"), events.sink());
+  CHECK(shell_ptr->actions.empty());
+  CHECK(summary.cycles == 2);
+  CHECK(summary.status == "failed");
+}
+
+// Held: a run that starts at the depth limit gets one cycle; feedback past it is dropped.
+TEST_CASE("redteam: a signal at the depth limit acts once", "[pipeline][redteam]") {
+  RtRules rules(kApproveAll);
+  auto cascade = cascade_of(std::make_unique<RtProvider>(std::vector<std::string>{kLs}));
+  actuators::Registry registry;
+  auto shell = std::make_unique<RtActuator>("shell");
+  RtActuator* shell_ptr = shell.get();
+  registry.add(std::move(shell));
+  Pipeline p(cascade.get(), &registry, rules.decider(), reasoning::Catalog{}, pipeline::Options{});
+  Events events;
+  Signal s = user_input("ls");
+  s.depth = 10;
+  auto summary = p.run(s, events.sink());
+  CHECK(shell_ptr->actions.size() == 1);
+  CHECK(summary.status == "dropped");
+  s.depth = 11;
+  summary = p.run(s, events.sink());
+  CHECK(shell_ptr->actions.size() == 1);
+}
