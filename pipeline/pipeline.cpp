@@ -345,7 +345,8 @@ class Run {
       if (last.outcome == Outcome::Approve && last.action_json != decided) {
         const std::string message =
             "the approved action is not dispatched: the rules rewrite it again each time they "
-            "read it (decision " + last.decision_id + ")";
+            "read it (decision " +
+            last.decision_id + ")";
         log("pipeline: " + message);
         emit(events::error("E_ACTION", message));
         return done("rejected");
