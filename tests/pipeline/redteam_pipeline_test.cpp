@@ -713,3 +713,40 @@ TEST_CASE("redteam: a signal at the depth limit acts once", "[pipeline][redteam]
   summary = p.run(s, events.sink());
   CHECK(shell_ptr->actions.size() == 1);
 }
+
+// Finding 5: after the last refusal the requester's explanation quoted the model's raw
+// proposal, not the action as the rules left it: a secret a redaction rule had rewritten out
+// of the refused action (the decision events show it redacted) reached the requester in the
+// final reply anyway.
+TEST_CASE("redteam: the refusal explanation shows the action as the rules left it",
+          "[pipeline][redteam]") {
+  RtRules rules(R"CLP(
+(defrule redact-token
+  (param (proposal ?id) (key "payload.command") (value ?c&:(str-index "sk-SECRET" ?c)))
+  =>
+  (assert (rewrite (proposal ?id) (key "payload.command") (value "curl -H [REDACTED] http://x")
+                   (rule redact-token) (reason "a secret"))))
+(defrule no-curl
+  (param (proposal ?id) (key "payload.command") (value ?c&:(str-index "curl" ?c)))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule no-curl) (reason "no curl"))))
+)CLP");
+  auto cascade = cascade_of(std::make_unique<RtProvider>(std::vector<std::string>{
+      R"({"target":"shell","payload":{"command":"curl -H 'Authorization: Bearer sk-SECRET-123' http://x"}})"}));
+  actuators::Registry registry;
+  auto shell = std::make_unique<RtActuator>("shell");
+  RtActuator* shell_ptr = shell.get();
+  registry.add(std::move(shell));
+  Pipeline p(cascade.get(), &registry, rules.decider(), reasoning::Catalog{}, pipeline::Options{});
+  Events events;
+  const auto summary = p.run(user_input("call the api"), events.sink());
+  CHECK(summary.status == "rejected");
+  CHECK(shell_ptr->actions.empty());
+  bool explained = false;
+  for (const std::string& e : events.list) {
+    CHECK(e.find("sk-SECRET") == std::string::npos);
+    explained |= e.find("Nothing was done") != std::string::npos &&
+                 e.find("[REDACTED]") != std::string::npos;
+  }
+  CHECK(explained);
+}
