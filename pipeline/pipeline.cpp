@@ -55,15 +55,20 @@ std::vector<std::string> hint_texts(const Decision& d) {
 }
 
 // The requester's explanation after the last refused attempt: each attempt, what it
-// proposed, which rules refused it and why.
-std::string explain_rejections(const std::vector<reasoning::Rejection>& trace) {
+// proposed as the rules left it (shown[i]: after their rewrites, e.g. a secret redacted),
+// which rules refused it and why.
+std::string explain_rejections(const std::vector<reasoning::Rejection>& trace,
+                               const std::vector<std::string>& shown) {
   std::string out = "Nothing was done: the rules refused ";
   out += trace.size() == 1 ? "the proposed action"
                            : "all " + std::to_string(trace.size()) + " proposed actions";
   out += '.';
-  for (const reasoning::Rejection& r : trace) {
-    out += "\nAttempt " + std::to_string(r.attempt) + ": " + describe_action(r.action_json) +
-           " — refused";
+  for (std::size_t k = 0; k < trace.size(); ++k) {
+    const reasoning::Rejection& r = trace[k];
+    const std::string what = k < shown.size() && !shown[k].empty()
+                                 ? describe_action(shown[k])
+                                 : "an action the rules could not read";
+    out += "\nAttempt " + std::to_string(r.attempt) + ": " + what + " — refused";
     if (!r.rules.empty()) {
       out += " by ";
       for (std::size_t i = 0; i < r.rules.size(); ++i) out += (i ? ", " : "") + r.rules[i];
@@ -250,6 +255,7 @@ class Run {
     // signal is a new perception with attempts of its own.
     if (!continue_attempts_) {
       trace_.clear();
+      refused_.clear();
       attempts_used_ = 0;
     }
     continue_attempts_ = false;
@@ -288,6 +294,7 @@ class Run {
       switch (decision.outcome) {
         case Outcome::Approve:
           trace_.clear();
+          refused_.clear();
           attempts_used_ = 0;
           commit_turn(proposal);
           return act(signal, decision, attempt);
@@ -298,6 +305,9 @@ class Run {
         case Outcome::Reject:
           trace.push_back(
               reasoning::Rejection{attempt, proposal, decision.reason, rejecting_rules(decision)});
+          // The requester is shown the action as the rules left it, never the raw proposal
+          // (a rule may have rewritten a secret out of it).
+          refused_.push_back(decision.action_json);
           break;
       }
     }
@@ -308,7 +318,7 @@ class Run {
       return done("failed");
     }
     log("pipeline: every proposal refused (" + std::to_string(trace.size()) + " attempts)");
-    emit(events::reply(explain_rejections(trace)));
+    emit(events::reply(explain_rejections(trace, refused_)));
     return done("rejected");
   }
 
@@ -466,6 +476,7 @@ class Run {
   // The current perception's refused attempts and how many attempts it has used
   // (Options::max_retries in all, an error between them included).
   std::vector<reasoning::Rejection> trace_;
+  std::vector<std::string> refused_;  // trace_[i]'s action as its decision left it
   int attempts_used_ = 0;
   bool continue_attempts_ = false;  // the next signal is a loop-error continuing them
 };
