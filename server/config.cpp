@@ -237,8 +237,10 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   limits.on("max_queue_per_principal", limits.integer(&l.max_queue_per_principal, 1, 10000000));
   limits.on("run_limit", limits.integer(&l.run_limit, 1, 1000000000));
   limits.on("deadline_ms", limits.millis(&l.deadline, 1, 600000));
-  limits.on("depth", limits.integer(&l.depth, 0, 1000));
-  limits.on("retries", limits.integer(&l.retries, 0, 100));
+  // SPEC §2: feedback deeper than 10 is dropped and a perception gets at most 3 model
+  // attempts; a deployment may lower either, never raise it.
+  limits.on("depth", limits.integer(&l.depth, 0, 10));
+  limits.on("retries", limits.integer(&l.retries, 1, 3));
   limits.on("max_json_depth", limits.integer(&l.max_json_depth, 2, 1000));
   limits.on("shutdown_timeout_ms", limits.millis(&l.shutdown_timeout, 1, 3600000));
 

@@ -105,6 +105,12 @@ TEST_CASE("wrong values name their key", "[server][config]") {
   CHECK(error_keys("[log]\njson = 1") == std::vector<std::string>{"log.json"});
   CHECK(error_keys("watch_rules = \"yes\"") == std::vector<std::string>{"watch_rules"});
   CHECK(error_keys("limits = 3") == std::vector<std::string>{"limits"});
+  // SPEC §2's ceilings: a deployment may lower the depth limit and the model attempts, never
+  // raise them.
+  CHECK(error_keys("[limits]\ndepth = 11") == std::vector<std::string>{"limits.depth"});
+  CHECK(error_keys("[limits]\nretries = 4") == std::vector<std::string>{"limits.retries"});
+  CHECK(error_keys("[limits]\nretries = 0") == std::vector<std::string>{"limits.retries"});
+  CHECK(error_keys("[limits]\ndepth = 0\nretries = 1").empty());
 }
 
 TEST_CASE("unknown keys are errors, all reported", "[server][config]") {
