@@ -40,21 +40,8 @@ std::string decision_to_json(const Decision& d, bool explain) {
   append_json_string(out, outcome_name(d.outcome));
   out += ",\"reason\":";
   append_json_string(out, d.reason);
-  out += ",\"rules\":[";
-  for (std::size_t i = 0; i < d.rules.size(); ++i) {
-    const FiredRule& r = d.rules[i];
-    if (i) out += ',';
-    out += "{\"rule\":";
-    append_json_string(out, r.rule);
-    out += ",\"outcome\":";
-    append_json_string(out, outcome_name(r.outcome));
-    out += ",\"reason\":";
-    append_json_string(out, r.reason);
-    out += ",\"mode\":";
-    out += r.monitor ? "\"monitor\"" : "\"enforce\"";
-    out += '}';
-  }
-  out += ']';
+  out += ",\"rules\":";
+  append_fired_rules_json(out, d.rules);
   if (!d.rewrites.empty()) {
     out += ",\"rewrites\":[";
     for (std::size_t i = 0; i < d.rewrites.size(); ++i) {
@@ -125,6 +112,24 @@ std::string decision_to_json(const Decision& d, bool explain) {
 }  // namespace warden
 
 namespace warden {
+
+void append_fired_rules_json(std::string& out, const std::vector<FiredRule>& rules) {
+  out += '[';
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    const FiredRule& r = rules[i];
+    if (i) out += ',';
+    out += "{\"rule\":";
+    append_json_string(out, r.rule);
+    out += ",\"outcome\":";
+    append_json_string(out, outcome_name(r.outcome));
+    out += ",\"reason\":";
+    append_json_string(out, r.reason);
+    out += ",\"mode\":";
+    out += r.monitor ? "\"monitor\"" : "\"enforce\"";
+    out += '}';
+  }
+  out += ']';
+}
 
 std::vector<std::string> granted_capabilities(const Decision& decision) {
   std::vector<std::string> out;

@@ -99,6 +99,9 @@ std::vector<std::string> granted_capabilities(const Decision& decision);
 // Exit status for a single decision (SPEC §1): 0 approve, 1 reject, 3 approval-required.
 int exit_code_for(Outcome outcome);
 
+// Appends the SPEC §3 `rules` array: [{"rule","outcome","reason","mode"}…], in firing order.
+void append_fired_rules_json(std::string& out, const std::vector<FiredRule>& rules);
+
 // SPEC §3 decision JSON. With explain, adds "facts" (what the rules saw) and "defaulted".
 std::string decision_to_json(const Decision& decision, bool explain = false);
 

@@ -25,21 +25,8 @@ void append_object(std::string& out, std::string_view json) {
 }
 
 void append_rules(std::string& out, const Decision& d) {
-  out += "\"rules\":[";
-  for (std::size_t i = 0; i < d.rules.size(); ++i) {
-    const FiredRule& r = d.rules[i];
-    if (i) out += ',';
-    out += "{\"rule\":";
-    append_json_string(out, r.rule);
-    out += ",\"outcome\":";
-    append_json_string(out, outcome_name(r.outcome));
-    out += ",\"reason\":";
-    append_json_string(out, r.reason);
-    out += ",\"mode\":";
-    out += r.monitor ? "\"monitor\"" : "\"enforce\"";
-    out += '}';
-  }
-  out += ']';
+  out += "\"rules\":";
+  append_fired_rules_json(out, d.rules);
 }
 
 void member(std::string& out, std::string_view name, std::string_view value) {

@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
+#include <termios.h>
+#include <thread>
 
 #include "../server/submit_daemon.h"
 #include "cli_process.h"
@@ -111,6 +113,18 @@ TEST_CASE("warden chat at a terminal: libedit prompt, line editing, /quit", "[cl
   INFO(screen);
   REQUIRE(read_until("warden chat · session"));
   REQUIRE(read_until("you> "));
+  // libedit prints the prompt, then puts the terminal in raw mode: keys typed before that are
+  // read by the terminal's own line discipline (Ctrl-A would be a literal character). Wait
+  // until the terminal is no longer canonical (the master reports the terminal's modes).
+  {
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    termios modes{};
+    while (::tcgetattr(master, &modes) == 0 && (modes.c_lflag & ICANON) &&
+           std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE_FALSE(modes.c_lflag & ICANON);
+  }
   // Line editing: "helo", Ctrl-A (start of line), Ctrl-E (end), one backspace, "lo there".
   type("helo\x01\x05\x7flo there\r");
   REQUIRE(read_until("» hello from the model"));
