@@ -10,7 +10,11 @@
 #include <set>
 #include <vector>
 
+#include <csignal>
+#include <sys/wait.h>
+
 #include "server/json_text.h"
+#include "server/own_files.h"
 #include "server_fixture.h"
 #include "tests/support/http_fake.h"
 
@@ -364,6 +368,105 @@ TEST_CASE("redteam: events of pipelined submits do not interleave with other rep
   expected.push_back("response:3");
   expected.push_back("response:4");
   CHECK(order == expected);
+}
+
+// ---------------------------------------------------------------------------------------
+// Finding: the TLS private key is not among the daemon's own files, so a workspace that
+// holds it is accepted and an approved `cat`/file read hands the model the daemon's key.
+TEST_CASE("redteam: a workspace holding the daemon's TLS key is refused", "[redteam][submit]") {
+  TempDir dir;
+  Config c = submit_config(dir);
+  c.tls.cert = (dir.path() / "ws/server.crt").string();
+  c.tls.key = (dir.path() / "ws/server.key").string();
+  auto conflicts = workspace_conflicts(c.workspace_root, own_files(c));
+  bool key = false, cert = false;
+  for (const std::string& m : conflicts) {
+    key = key || m.find("server.key") != std::string::npos;
+    cert = cert || m.find("server.crt") != std::string::npos;
+  }
+  CHECK(key);
+  CHECK(cert);  // rewriting the certificate is as bad as reading the key
+}
+
+// ---------------------------------------------------------------------------------------
+// Held: with the audit log unwritable (RLIMIT_FSIZE → EFBIG), the model's approved shell
+// proposal is a reject E_AUDIT and nothing runs. `warden serve` as a child process.
+TEST_CASE("redteam: nothing is dispatched while the audit log cannot be written",
+          "[redteam][submit]") {
+  TempDir dir;
+  dir.write("rules/policy.clp", kApproveAll);
+  fs::create_directories(dir.path() / "ws");
+  std::string tokens = dir.write("tokens", Tokens{}.file_text(), 0600);
+  dir.write("model.jsonl",
+            R"({"repeat":true,"text":{"target":"shell","action":"run","payload":{"command":"touch marker"}}})"
+            "\n");
+  std::string config = dir.write(
+      "warden.toml", "workspace_root = \"" + dir.str() + "/ws\"\n[[reasoning.providers]]\n"
+                     "name = \"s\"\nkind = \"script\"\nscript = \"" + dir.str() + "/model.jsonl\"\n");
+  const std::string warden = WARDEN_BINARY_DIR "/cli/warden";
+  const std::string err_path = dir.str() + "/serve.err";
+  std::signal(SIGPIPE, SIG_IGN);
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(err, 2);
+    int null = ::open("/dev/null", O_RDWR);
+    ::dup2(null, 0);
+    ::dup2(null, 1);
+    ::signal(SIGXFSZ, SIG_IGN);
+    rlimit rl{16 * 1024, 16 * 1024};  // the log's writes fail with EFBIG past 16 KiB
+    ::setrlimit(RLIMIT_FSIZE, &rl);
+    std::vector<std::string> args{warden, "serve", "--config", config, "--listen", "127.0.0.1:0",
+                                  "--tokens", tokens, "--rules", dir.str() + "/rules",
+                                  "--state-dir", dir.str() + "/state", "--workers", "2"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(warden.c_str(), argv.data());
+    ::_exit(127);
+  }
+  struct Reap {
+    pid_t pid;
+    ~Reap() {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } reap{pid};
+  std::string address;
+  REQUIRE(eventually([&] {
+    std::ifstream in(err_path);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string e = text.str();
+    std::size_t at = e.find("serving on ");
+    if (at == std::string::npos || e.find(" (protocol", at) == std::string::npos) return false;
+    at += 11;
+    address = e.substr(at, e.find(' ', at) - at);
+    return true;
+  }));
+  Client agent;
+  std::string error;
+  REQUIRE(agent.connect(address, 5000ms, &error));
+  REQUIRE(agent.authenticate(Tokens{}.agent, 5000ms, &error));
+  // Fill the log with decisions until they fail closed.
+  bool failing = false;
+  for (int i = 0; i < 400 && !failing; ++i) {
+    REQUIRE(agent.send_message(decide_request(std::to_string(i), kReplyProposal), &error));
+    failing = read_or_fail(agent).find("\"E_AUDIT\"") != std::string::npos;
+  }
+  REQUIRE(failing);
+  REQUIRE(agent.send_message(submit_request("run", "make a marker"), &error));
+  auto messages = read_until_response(agent, "run");
+  REQUIRE(!messages.empty());
+  CHECK(messages.back().type == "response");
+  for (const Message& m : messages) {
+    INFO(m.raw);
+    CHECK(m.event != "tool-output");
+    CHECK(m.event != "tool-error");
+    if (m.event == "decision") CHECK(m.raw.find("\"outcome\":\"reject\"") != std::string::npos);
+  }
+  CHECK(!fs::exists(dir.path() / "ws/marker"));
 }
 
 }  // namespace
