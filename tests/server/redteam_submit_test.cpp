@@ -371,6 +371,66 @@ TEST_CASE("redteam: events of pipelined submits do not interleave with other rep
 }
 
 // ---------------------------------------------------------------------------------------
+// Finding: revoking an agent's token (reload) does not stop its run in flight: the model's
+// next proposal is still decided and dispatched for the revoked principal.
+TEST_CASE("redteam: a revoked token's run in flight stops before its next step",
+          "[redteam][submit]") {
+  TempDir dir;
+  warden::testing::HttpFake model;
+  Gate entered, release;
+  model.route("/v1/chat/completions", [&](const warden::testing::HttpSeen&) {
+    entered.open();
+    release.wait();
+    warden::testing::HttpReply r;
+    r.headers = {{"Content-Type", "application/json"}};
+    r.body =
+        R"({"choices":[{"message":{"role":"assistant","content":"{\"target\":\"shell\",\"action\":\"run\",\"payload\":{\"command\":\"touch marker\"}}"}}]})";
+    return r;
+  });
+  Config c = submit_config(dir);
+  reasoning::ProviderConfig p;
+  p.name = "fake";
+  p.kind = "openai";
+  p.base_url = model.base_url();
+  p.model = "m";
+  p.native_tools = false;
+  c.pipeline.reasoning.providers.push_back(p);
+  c.log_level = "info";
+  auto watch = std::make_shared<WatchSink>("by a reload; closing");
+  Daemon::Options options;
+  options.logger = std::make_shared<spdlog::logger>("redteam", watch);
+  options.logger->set_level(spdlog::level::info);
+  RunningDaemon daemon(c, options);
+  REQUIRE(daemon.ok());
+  Client agent, admin;
+  connect_agent(agent, daemon);
+  std::string error;
+  REQUIRE(admin.connect(daemon.address(), 5000ms, &error));
+  REQUIRE(admin.authenticate(Tokens{}.admin, 5000ms, &error));
+  REQUIRE(agent.send_message(submit_request("1", "make a marker"), &error));
+  REQUIRE(entered.wait());
+  // The operator revokes alice: her token leaves the token file.
+  Tokens t;
+  dir.write("tokens",
+            "approver bob " + token_hash_text(t.approver) + "\nadmin root " +
+                token_hash_text(t.admin) + "\n",
+            0600);
+  REQUIRE(admin.send_message(make_request("r", "reload", ""), &error));
+  CHECK(error_code(read_or_fail(admin)) == "");
+  REQUIRE(eventually([&] { return watch->seen.load(); }));
+  release.open();
+  auto messages = read_until_response(agent, "1");
+  REQUIRE(!messages.empty());
+  INFO(messages.back().raw);
+  for (const Message& m : messages) {
+    INFO(m.raw);
+    CHECK(m.event != "tool-output");
+  }
+  CHECK(!fs::exists(dir.path() / "ws/marker"));
+  daemon.stop();
+}
+
+// ---------------------------------------------------------------------------------------
 // Finding: the TLS private key is not among the daemon's own files, so a workspace that
 // holds it is accepted and an approved `cat`/file read hands the model the daemon's key.
 TEST_CASE("redteam: a workspace holding the daemon's TLS key is refused", "[redteam][submit]") {
