@@ -191,6 +191,16 @@ TEST_CASE("redteam: a hang-up during the model call ends the run before any deci
   std::string error;
   REQUIRE(agent.send_message(submit_request("1", "make a marker"), &error));
   REQUIRE(entered.wait());
+  {
+    // Held: a model that does not answer holds its pipeline thread, never the decisions
+    // of other connections.
+    Client other;
+    connect_agent(other, daemon);
+    REQUIRE(other.send_message(decide_request("d", kReplyProposal), &error));
+    std::string reply = read_or_fail(other, 20000ms);
+    INFO(reply);
+    CHECK(error_code(reply) == "");
+  }
   agent.shutdown_write();
   REQUIRE(eventually([&] { return watch->seen.load(); }));
   release.open();
