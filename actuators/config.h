@@ -17,7 +17,9 @@ struct ShellConfig {
   std::uint64_t memory_bytes = 1ull << 30;   // RLIMIT_AS
   std::uint64_t max_processes = 64;          // RLIMIT_NPROC
   std::uint64_t max_file_bytes = 64ull << 20;  // RLIMIT_FSIZE
-  std::string shell = "/bin/sh";             // used only when a rule allowed shell syntax
+  // Used only when a rule allowed shell syntax. bash, because the rules' parser reads lines as
+  // bash does: a POSIX sh without $'…' splits `echo $'\' ; touch x ; # \''` into three commands.
+  std::string shell = "/bin/bash";
 };
 
 struct FileConfig {

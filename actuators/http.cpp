@@ -30,6 +30,7 @@ struct Exchange {
   std::string body;
   bool truncated = false;
   bool private_allowed = false;
+  std::string url_ip;  // the URL's host when it is an IP literal (canonical), as the rules saw it
   std::vector<std::string> refused;  // "127.0.0.1 (loopback)"
   std::string content_type;
 };
@@ -65,7 +66,10 @@ curl_socket_t open_checked_socket(void* user, curlsocktype purpose, struct curl_
   }
   ip::Address parsed = ip::parse(text);
   std::string kind = parsed.valid ? ip::classify(parsed.text) : "unknown";
-  if (kind != "public" && !x->private_allowed) {
+  // private-network grants private addresses, not the metadata endpoint: that one is reached
+  // only when the URL names it, so the rules saw it.
+  const bool metadata_unseen = kind == "metadata" && parsed.text != x->url_ip;
+  if (kind != "public" && (!x->private_allowed || metadata_unseen)) {
     x->refused.push_back((parsed.valid ? parsed.text : std::string(text)) + " (" + kind + ")");
     return CURL_SOCKET_BAD;
   }
@@ -221,6 +225,7 @@ Result HttpActuator::act(std::string_view action_json, const Context& context) {
   Exchange x;
   x.cap = config_.max_response_bytes;
   x.private_allowed = context.allows("private-network");
+  x.url_ip = url.ip;
   char curl_error[CURL_ERROR_SIZE] = {0};
   CURL* c = curl.get();
   curl_easy_setopt(c, CURLOPT_CURLU, handle.get());
@@ -266,8 +271,11 @@ Result HttpActuator::act(std::string_view action_json, const Context& context) {
   if (!x.refused.empty() && rc != CURLE_OK) {
     std::string list;
     for (const auto& a : x.refused) list += (list.empty() ? "" : ", ") + a;
-    r = failure(code::kDenied, url.host + " resolved to a private address: " + list +
-                                   "; no rule allowed private-network");
+    r = failure(code::kDenied,
+                url.host + " resolved to a private address: " + list +
+                    (x.private_allowed ? "; private-network does not cover a metadata address "
+                                         "the URL does not name"
+                                       : "; no rule allowed private-network"));
     r.details["refused"] = list;
     return r;
   }

@@ -49,8 +49,70 @@ void set_limit(int resource, std::uint64_t value) {
   ::setrlimit(resource, &r);
 }
 
+// The keeper's program, killed by the keeper's SIGTERM handler (the daemon's time limit).
+// Set only while the program is not yet reaped, so its pid cannot have been reused.
+volatile sig_atomic_t keeper_program = 0;
+extern "C" void keeper_on_term(int) {
+  const pid_t p = keeper_program;
+  if (p > 0) ::kill(p, SIGKILL);
+}
+
+// "/proc/self/task/TID/children" of the calling (single-threaded) process, without snprintf.
+void children_path(char* out, pid_t self) {
+  static constexpr char kHead[] = "/proc/self/task/";
+  static constexpr char kTail[] = "/children";
+  char digits[16];
+  int n = 0;
+  unsigned v = static_cast<unsigned>(self);
+  do {
+    digits[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v);
+  char* p = out;
+  for (const char* h = kHead; *h;) *p++ = *h++;
+  while (n) *p++ = digits[--n];
+  for (const char* t = kTail; *t;) *p++ = *t++;
+  *p = 0;
+}
+
+// SIGKILLs the keeper's children: how many it could signal, or -1 when /proc does not list
+// them.
+int kill_children(const char* path) {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[8192];
+  ssize_t n;
+  do {
+    n = ::read(fd, buf, sizeof buf);
+  } while (n < 0 && errno == EINTR);
+  ::close(fd);
+  if (n < 0) return -1;
+  std::size_t len = static_cast<std::size_t>(n);
+  if (len == sizeof buf)  // may end inside a number: the rest is killed in a later round
+    while (len > 0 && buf[len - 1] != ' ') --len;
+  int signalled = 0;
+  long pid = 0;
+  for (std::size_t i = 0; i <= len; ++i) {
+    const char c = i < len ? buf[i] : ' ';
+    if (c >= '0' && c <= '9') {
+      pid = pid * 10 + (c - '0');
+      continue;
+    }
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), SIGKILL) == 0) ++signalled;
+    pid = 0;
+  }
+  return signalled;
+}
+
 // The child: only async-signal-safe calls from here to execve. On any failure the errno
-// and the step number go to `report` and the child exits 127.
+// and the step number go to `report` and the child exits 127. It starts with every signal
+// blocked (run_process forks so).
+//
+// It is the program's keeper: a child subreaper that forks the program, waits for it, then
+// kills and reaps everything the program started — a descendant that left the process group
+// (setsid, a job of its own) is reparented to the keeper, not to init, so it cannot outlive
+// the run. The daemon's SIGTERM (the time limit) makes it kill the program. Its exit status
+// is the program's.
 [[noreturn]] void child(const ProcessSpec& spec, const char* program, char* const* argv,
                         char* const* envp, pid_t parent, int devnull, int out, int report,
                         int cwd_fd, int max_fd) {
@@ -59,7 +121,9 @@ void set_limit(int resource, std::uint64_t value) {
     (void)!::write(report, msg, sizeof msg);
     ::_exit(127);
   };
-  if (::setpgid(0, 0) != 0) fail(1);
+  // A session of its own: its own process group, and no controlling terminal (the daemon's,
+  // at `warden chat`, could be written, read or fed input with TIOCSTI).
+  if (::setsid() < 0) fail(1);
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(2);
   if (::getppid() != parent) ::_exit(127);  // the daemon died before the line above
   // Default dispositions and an empty mask: the daemon's ignored SIGPIPE must not leak.
@@ -70,33 +134,93 @@ void set_limit(int resource, std::uint64_t value) {
     if (s == SIGKILL || s == SIGSTOP) continue;
     ::sigaction(s, &dfl, nullptr);
   }
-  sigset_t none;
+  sigset_t none, term_only;
   ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::sigemptyset(&term_only);
+  ::sigaddset(&term_only, SIGTERM);
+  struct sigaction term;
+  ::memset(&term, 0, sizeof term);
+  term.sa_handler = keeper_on_term;  // no SA_RESTART: it interrupts waitid
+  ::sigaction(SIGTERM, &term, nullptr);
+  ::sigprocmask(SIG_SETMASK, &term_only, nullptr);
   if (::dup2(devnull, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) fail(3);
   if (::fchdir(cwd_fd) != 0) fail(4);
   set_limit(RLIMIT_CORE, 0);
-  set_limit(RLIMIT_CPU, spec.cpu_seconds);
-  set_limit(RLIMIT_AS, spec.memory_bytes);
-  set_limit(RLIMIT_NPROC, spec.max_processes);
-  set_limit(RLIMIT_FSIZE, spec.max_file_bytes);
-  // Every descriptor but 0, 1, 2 and the report pipe (close-on-exec) is closed.
-  if (report > 3 && ::dup2(report, 3) < 0) fail(5);
-  if (report != 3) {
-    ::fcntl(3, F_SETFD, FD_CLOEXEC);
-    report = 3;
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) fail(7);
+  const pid_t keeper = ::getpid();
+  const pid_t pid = ::_Fork();
+  if (pid < 0) fail(8);
+  if (pid == 0) {
+    // The program: dies with its keeper.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(2);
+    if (::getppid() != keeper) ::_exit(127);
+    ::sigaction(SIGTERM, &dfl, nullptr);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    set_limit(RLIMIT_CPU, spec.cpu_seconds);
+    set_limit(RLIMIT_AS, spec.memory_bytes);
+    set_limit(RLIMIT_NPROC, spec.max_processes);
+    set_limit(RLIMIT_FSIZE, spec.max_file_bytes);
+    // Every descriptor but 0, 1, 2 and the report pipe (close-on-exec) is closed.
+    if (report > 3 && ::dup2(report, 3) < 0) fail(5);
+    if (report != 3) {
+      ::fcntl(3, F_SETFD, FD_CLOEXEC);
+      report = 3;
+    }
+    if (::syscall(SYS_close_range, 4u, ~0u, 0u) != 0)
+      for (int fd = 4; fd <= max_fd; ++fd) ::close(fd);
+    ::execve(program, argv, envp);
+    fail(6);
+    ::_exit(127);
   }
-  if (::syscall(SYS_close_range, 4u, ~0u, 0u) != 0)
-    for (int fd = 4; fd <= max_fd; ++fd) ::close(fd);
-  ::execve(program, argv, envp);
-  fail(6);
-  ::_exit(127);
+  // The keeper holds nothing of the daemon's, nor the output pipe.
+  if (::syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
+    for (int fd = 3; fd <= max_fd; ++fd) ::close(fd);
+  ::dup2(0, 1);
+  ::dup2(0, 2);
+  keeper_program = pid;
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Until the program ends (not reaped yet: the handler may still signal it), reaping the
+  // orphans that come to the keeper meanwhile.
+  for (;;) {
+    siginfo_t info;
+    info.si_pid = 0;
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOWAIT) != 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (info.si_pid == pid) break;
+    ::waitpid(info.si_pid, nullptr, 0);
+  }
+  ::sigprocmask(SIG_SETMASK, &term_only, nullptr);
+  keeper_program = 0;
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  // Everything the program left behind, whatever its process group: kill, reap, repeat (a
+  // killed process's children come to the keeper) until no child is left — or only children
+  // it may not signal, which it leaves to the daemon's group kill.
+  char path[64];
+  children_path(path, keeper);
+  for (;;) {
+    const int signalled = kill_children(path);
+    if (signalled < 0) break;  // no /proc: the daemon's group kill is what is left
+    const pid_t w = ::waitpid(-1, nullptr, signalled > 0 ? 0 : WNOHANG);
+    if (w < 0 && errno == ECHILD) break;
+    if (signalled == 0 && w <= 0) break;
+  }
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    ::sigaction(sig, &dfl, nullptr);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::kill(keeper, sig);
+    ::_exit(128 + sig);
+  }
+  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
 }
 
 const char* step_name(int step) {
   switch (step) {
     case 1:
-      return "setpgid";
+      return "setsid";
     case 2:
       return "prctl";
     case 3:
@@ -105,6 +229,10 @@ const char* step_name(int step) {
       return "fchdir";
     case 5:
       return "dup2";
+    case 7:
+      return "prctl";
+    case 8:
+      return "fork";
     default:
       return "execve";
   }
@@ -143,7 +271,12 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
   const pid_t parent = ::getpid();
   const auto deadline = std::chrono::steady_clock::now() + spec.timeout;
 
+  // The child starts with every signal blocked: no handler of the daemon's runs in it.
+  sigset_t all, saved;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &saved);
   pid_t pid = ::fork();
+  if (pid != 0) ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   if (pid < 0) {
     outcome.error = "fork failed: " + errno_text(errno);
     return outcome;
@@ -152,8 +285,8 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
     child(spec, spec.program.c_str(), argv.data(), envp.data(), parent, devnull.get(),
           out_write.get(), report_write.get(), spec.cwd_fd, max_fd);
   outcome.pid = pid;
-  // The parent also sets the group, so a kill of the group right after fork reaches the child.
-  ::setpgid(pid, pid);
+  // The group exists once the child has called setsid(), before it reports or execs: the
+  // group is killed only after that (setpgid here would make the child's setsid() fail).
   out_write = Fd();
   report_write = Fd();
 
@@ -215,8 +348,19 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
     if (::poll(p, n, wait_ms) > 0 && open && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) drain();
     if (exited(pid)) done = true;
   }
-  // The program ended (or timed out): kill what is left of its group, then take the rest of
-  // the output already written.
+  // At the time limit the keeper kills the program and everything it started (SIGTERM asks
+  // it to); the group is killed once the keeper is done. Then the rest of the output.
+  // The program runs as the daemon's user and may stop or kill its keeper: the keeper gets a
+  // SIGCONT and a grace period, then the group kill is all there is.
+  if (outcome.timed_out && !exited(pid)) {
+    ::kill(pid, SIGTERM);
+    ::kill(pid, SIGCONT);
+    const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!exited(pid) && std::chrono::steady_clock::now() < grace) {
+      struct pollfd p = {pidfd.get(), POLLIN, 0};
+      if (!pidfd || ::poll(&p, 1, 50) < 0) ::usleep(50 * 1000);
+    }
+  }
   ::kill(-pid, SIGKILL);
   if (open && done) drain();
   int status = 0;

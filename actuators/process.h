@@ -1,6 +1,6 @@
-// ChildProcess: runs one program with execve in a new process group, confined working
-// directory, given environment, stdin from /dev/null, stdout+stderr captured into one
-// capped buffer, resource limits, and a deadline that kills the whole group. The group is
+// ChildProcess: runs one program with execve in a new session (process group, no terminal),
+// confined working directory, given environment, stdin from /dev/null, stdout+stderr captured into
+// one capped buffer, resource limits, and a deadline that kills the whole group. The group is
 // killed when the program ends too, so nothing it started outlives the run. Everything is
 // prepared before fork; the child makes only async-signal-safe calls. Thread-safe (one call
 // per run; no shared state).

@@ -109,6 +109,28 @@ bool executable_file(int dir_fd, const std::string& path) {
   return ::faccessat(dir_fd, path.c_str(), X_OK, AT_EACCESS) == 0;
 }
 
+// "" when `word` (a path with '/') may run as the program the rules named by its basename:
+// no program of that name is in `path`, or it is the same file as one of them.
+std::string not_the_named_program(int cwd_fd, const std::string& word,
+                                  const std::vector<std::string>& path) {
+  const std::string name = word.substr(word.rfind('/') + 1);
+  struct stat run;
+  if (name.empty() || ::fstatat(cwd_fd, word.c_str(), &run, 0) != 0)
+    return "\"" + word + "\" cannot be examined";
+  std::string others;
+  for (const auto& dir : path) {
+    if (dir.empty() || dir.front() != '/') continue;
+    struct stat st;
+    const std::string candidate = dir + "/" + name;
+    if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (st.st_dev == run.st_dev && st.st_ino == run.st_ino) return {};
+    others += (others.empty() ? "" : ", ") + candidate;
+  }
+  if (others.empty()) return {};
+  return "\"" + word + "\" is not the program " + name + " the rules judged (" + others +
+         "): a file named like a known program runs only if it is that program";
+}
+
 Result denied_or_failed(int e, const std::string& what) {
   const bool escape = e == EXDEV || e == ELOOP || e == EACCES || e == EPERM;
   return failure(escape ? code::kDenied : code::kFailed, what + ": " + errno_text(e));
@@ -223,6 +245,10 @@ Result ShellActuator::act(std::string_view action_json, const Context& context) 
     if (word.find('/') != std::string::npos) {
       if (!executable_file(cwd_fd.get(), word))
         return failure(code::kFailed, "\"" + word + "\" is not an executable file");
+      // The rules judged the program by its name (`./ls` is "ls"): a file of that name which
+      // is not the configured path's program of the name (a copy of sh called ls) is refused.
+      if (auto why = not_the_named_program(cwd_fd.get(), word, config_.path); !why.empty())
+        return failure(code::kDenied, why);
       spec.program =
           word;  // absolute, or relative to the working directory (the child fchdir()s first)
     } else {

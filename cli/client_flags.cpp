@@ -110,5 +110,4 @@ std::string string_member(const rapidjson::Value& v, const char* key) {
              : std::string();
 }
 
-
 }  // namespace warden::cli

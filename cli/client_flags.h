@@ -3,9 +3,9 @@
 // server::Client; used on the command's thread only.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <rapidjson/document.h>
 
+#include <CLI/CLI.hpp>
 #include <string>
 
 #include "server/client.h"

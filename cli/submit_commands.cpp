@@ -75,7 +75,8 @@ Outcome run_one(Client& client, const SubmitFlags& flags, const std::string& id,
   const bool json = flags.format == "json";
   for (;;) {
     std::string payload;
-    Client::ReadStatus status = client.read_message(&payload, std::chrono::milliseconds(flags.wait_ms));
+    Client::ReadStatus status =
+        client.read_message(&payload, std::chrono::milliseconds(flags.wait_ms));
     if (status != Client::ReadStatus::Ok) {
       std::fprintf(stderr, "warden: %s\n",
                    status == Client::ReadStatus::Timeout
@@ -172,9 +173,10 @@ void register_chat(CLI::App& app, int* exit_code) {
     std::string session = flags->session.empty() ? random_session("chat") : flags->session;
     LineEditor editor("warden", "you> ");
     if (editor.interactive()) {
-      std::printf("warden chat · session %s · every action is decided by the rules · /quit to "
-                  "leave\n",
-                  printable(session).c_str());
+      std::printf(
+          "warden chat · session %s · every action is decided by the rules · /quit to "
+          "leave\n",
+          printable(session).c_str());
     }
     int turn = 0;
     std::string line;
@@ -184,13 +186,14 @@ void register_chat(CLI::App& app, int* exit_code) {
       line = line.substr(start, line.find_last_not_of(" \t") - start + 1);
       if (line == "/quit" || line == "/exit") break;
       if (line == "/help") {
-        std::printf("Type a request; the model answers and proposes actions, the rules decide "
-                    "each one.\n/quit leaves. Session: %s\n",
-                    printable(session).c_str());
+        std::printf(
+            "Type a request; the model answers and proposes actions, the rules decide "
+            "each one.\n/quit leaves. Session: %s\n",
+            printable(session).c_str());
         continue;
       }
-      Outcome result = run_one(client, *flags, "chat-" + std::to_string(++turn), line,
-                               "chat-message", session);
+      Outcome result =
+          run_one(client, *flags, "chat-" + std::to_string(++turn), line, "chat-message", session);
       if (!result.connection) {
         *exit_code = kExitInternal;
         return;

@@ -64,8 +64,8 @@ std::string rules_part(const rapidjson::Value& event, bool with_reason) {
   auto it = event.FindMember("rules");
   if (it != event.MemberEnd() && it->value.IsArray()) {
     for (const auto& r : it->value.GetArray()) {
-      std::string name = r.IsString() ? std::string(r.GetString(), r.GetStringLength())
-                                       : member(r, "rule");
+      std::string name =
+          r.IsString() ? std::string(r.GetString(), r.GetStringLength()) : member(r, "rule");
       if (name.empty()) continue;
       names += (names.empty() ? "" : ", ") + printable(name);
     }
@@ -80,7 +80,8 @@ std::string decision_line(const rapidjson::Value& e) {
   const std::string outcome = member(e, "outcome");
   const std::string stage = member(e, "stage") == "last-mile" ? " (last mile)" : "";
   std::string what;
-  if (const rapidjson::Value* action = object_member(e, "action")) what = " " + action_summary(*action);
+  if (const rapidjson::Value* action = object_member(e, "action"))
+    what = " " + action_summary(*action);
   if (outcome == "approve") return "✓ approve" + stage + what + rules_part(e, false) + "\n";
   if (outcome == "approval-required") {
     return "⏸ approval required" + stage + what + rules_part(e, true) + "\n";
@@ -137,8 +138,8 @@ std::string render_event(std::string_view event_json, std::size_t max_output_lin
       out += " exit " + std::to_string(code->value.GetInt());
     }
     auto truncated = e.FindMember("truncated");
-    const bool cut = truncated != e.MemberEnd() && truncated->value.IsBool() &&
-                     truncated->value.GetBool();
+    const bool cut =
+        truncated != e.MemberEnd() && truncated->value.IsBool() && truncated->value.GetBool();
     out += cut ? " (output truncated)\n" : "\n";
     return out + block(member(e, "output"), "    ", max_output_lines);
   }
@@ -150,8 +151,8 @@ std::string render_event(std::string_view event_json, std::size_t max_output_lin
   }
   if (kind == "dropped") return "  ⊘ dropped: " + short_text(member(e, "reason"), 400) + "\n";
   if (kind == "error") {
-    return "✗ error " + printable(member(e, "code")) + ": " + short_text(member(e, "message"), 1000) +
-           "\n";
+    return "✗ error " + printable(member(e, "code")) + ": " +
+           short_text(member(e, "message"), 1000) + "\n";
   }
   if (kind == "final") return {};  // the response that follows says it
   return "  (" + printable(kind) + ")\n";

@@ -55,15 +55,20 @@ std::vector<std::string> hint_texts(const Decision& d) {
 }
 
 // The requester's explanation after the last refused attempt: each attempt, what it
-// proposed, which rules refused it and why.
-std::string explain_rejections(const std::vector<reasoning::Rejection>& trace) {
+// proposed as the rules left it (shown[i]: after their rewrites, e.g. a secret redacted),
+// which rules refused it and why.
+std::string explain_rejections(const std::vector<reasoning::Rejection>& trace,
+                               const std::vector<std::string>& shown) {
   std::string out = "Nothing was done: the rules refused ";
   out += trace.size() == 1 ? "the proposed action"
                            : "all " + std::to_string(trace.size()) + " proposed actions";
   out += '.';
-  for (const reasoning::Rejection& r : trace) {
-    out += "\nAttempt " + std::to_string(r.attempt) + ": " + describe_action(r.action_json) +
-           " — refused";
+  for (std::size_t k = 0; k < trace.size(); ++k) {
+    const reasoning::Rejection& r = trace[k];
+    const std::string what = k < shown.size() && !shown[k].empty()
+                                 ? describe_action(shown[k])
+                                 : "an action the rules could not read";
+    out += "\nAttempt " + std::to_string(r.attempt) + ": " + what + " — refused";
     if (!r.rules.empty()) {
       out += " by ";
       for (std::size_t i = 0; i < r.rules.size(); ++i) out += (i ? ", " : "") + r.rules[i];
@@ -144,9 +149,12 @@ class Run {
         status = "cancelled";
         break;
       }
-      if (signal.depth > options_.max_depth) {
+      if (signal.depth < 0 || signal.depth > options_.max_depth) {
+        // A depth below 0 is no signal the pipeline made: it would buy cycles past the limit.
         std::string reason = signal.sensor + " signal at depth " + std::to_string(signal.depth) +
-                             " is beyond the depth limit of " + std::to_string(options_.max_depth);
+                             (signal.depth < 0 ? " is not a valid depth (0 or more)"
+                                               : " is beyond the depth limit of " +
+                                                     std::to_string(options_.max_depth));
         log("pipeline: dropped: " + reason);
         emit(events::dropped(reason));
         status = "dropped";
@@ -187,10 +195,25 @@ class Run {
  private:
   bool is_cancelled() const { return cancelled_ && cancelled_->load(); }
 
+  // One line each: control characters in what the line quotes (a client's sensor name, an
+  // exception text) are escaped, so no text forges a line of its own.
   void log(std::string_view line) const {
     if (!log_) return;
     try {
-      log_(line);
+      std::string safe;
+      safe.reserve(line.size());
+      for (char c : line) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) {
+          static const char hex[] = "0123456789abcdef";
+          safe += "\\x";
+          safe += hex[u >> 4];
+          safe += hex[u & 0xf];
+        } else {
+          safe += c;
+        }
+      }
+      log_(safe);
     } catch (...) {
     }
   }
@@ -227,9 +250,19 @@ class Run {
       emit(events::reply(message));
       return done("failed");
     }
-    std::vector<reasoning::Rejection> trace;
+    // A loop-error signal that replaces a perception still being reasoned about (the error
+    // came between its attempts) continues its attempts and its rejection trace; any other
+    // signal is a new perception with attempts of its own.
+    if (!continue_attempts_) {
+      trace_.clear();
+      refused_.clear();
+      attempts_used_ = 0;
+    }
+    continue_attempts_ = false;
+    std::vector<reasoning::Rejection>& trace = trace_;
     const int attempts = std::max(1, options_.max_retries);
-    for (int attempt = 1; attempt <= attempts; ++attempt) {
+    while (attempts_used_ < attempts) {
+      const int attempt = ++attempts_used_;
       if (is_cancelled()) return done("cancelled");
       reasoning::Request request =
           reasoning::build_request(signal, catalog_, conversation_, trace, hints_);
@@ -262,6 +295,9 @@ class Run {
       hints_ = hint_texts(decision);
       switch (decision.outcome) {
         case Outcome::Approve:
+          trace_.clear();
+          refused_.clear();
+          attempts_used_ = 0;
           commit_turn(proposal);
           return act(signal, decision, attempt);
         case Outcome::ApprovalRequired:
@@ -271,11 +307,20 @@ class Run {
         case Outcome::Reject:
           trace.push_back(
               reasoning::Rejection{attempt, proposal, decision.reason, rejecting_rules(decision)});
+          // The requester is shown the action as the rules left it, never the raw proposal
+          // (a rule may have rewritten a secret out of it).
+          refused_.push_back(decision.action_json);
           break;
       }
     }
+    if (trace.empty()) {
+      // Every attempt ended in an error (reported as it happened); nothing was refused.
+      emit(events::reply("Nothing was done: the request failed " + std::to_string(attempts) +
+                         " times."));
+      return done("failed");
+    }
     log("pipeline: every proposal refused (" + std::to_string(trace.size()) + " attempts)");
-    emit(events::reply(explain_rejections(trace)));
+    emit(events::reply(explain_rejections(trace, refused_)));
     return done("rejected");
   }
 
@@ -298,8 +343,27 @@ class Run {
     if (is_cancelled()) return done("cancelled");
     // The rules may have changed since the proposal was decided: ask again, with the
     // action exactly as it would be dispatched.
-    const Decision last = decider_(resolved.action_json, signal, DecideStage::LastMile, attempt);
+    std::string decided = resolved.action_json;
+    Decision last = decider_(decided, signal, DecideStage::LastMile, attempt);
     emit(events::decision(last, "last-mile", attempt));
+    if (last.outcome == Outcome::Approve && last.action_json != decided) {
+      // The rules changed the action (a rewrite) after they read it. What runs must be what
+      // an approving decision read, byte for byte: the changed action is decided once more
+      // and runs only if that decision approves it as it is.
+      if (is_cancelled()) return done("cancelled");
+      decided = last.action_json;
+      last = decider_(decided, signal, DecideStage::LastMile, attempt);
+      emit(events::decision(last, "last-mile", attempt));
+      if (last.outcome == Outcome::Approve && last.action_json != decided) {
+        const std::string message =
+            "the approved action is not dispatched: the rules rewrite it again each time they "
+            "read it (decision " +
+            last.decision_id + ")";
+        log("pipeline: " + message);
+        emit(events::error("E_ACTION", message));
+        return done("rejected");
+      }
+    }
     if (!last.hints.empty()) hints_ = hint_texts(last);
     if (last.outcome == Outcome::ApprovalRequired) {
       emit(events::approval_required(last));
@@ -310,8 +374,8 @@ class Run {
           std::string(outcome_name(last.outcome)) + ": " + last.reason);
       return done("rejected");
     }
-    // Dispatch exactly what the last-mile decision approved (after its rewrites), where it
-    // says: nothing is filled in after the rules saw it.
+    // Dispatch exactly what the last-mile decision read and approved, where it says: nothing
+    // is filled in after the rules saw it.
     const std::string& action_json = last.action_json;
     ResolvedTarget approved = resolve_target(action_json, "", "");
     if (approved.target.empty()) {
@@ -389,6 +453,9 @@ class Run {
       *status = "failed";
       return std::nullopt;
     }
+    // An error between the attempts of a perception: the loop-error signal gets what is
+    // left of them, with the refusals so far (attempts_used_ is 0 once one was approved).
+    continue_attempts_ = attempts_used_ > 0;
     // The model has not seen this signal yet when the error came before its proposal.
     if (signal_message_) conversation_.push_back(std::move(*signal_message_));
     signal_message_.reset();
@@ -408,6 +475,12 @@ class Run {
   std::vector<reasoning::Message> conversation_;
   std::optional<reasoning::Message> signal_message_;  // the current signal as the model read it
   std::vector<std::string> hints_;                    // from the latest decision
+  // The current perception's refused attempts and how many attempts it has used
+  // (Options::max_retries in all, an error between them included).
+  std::vector<reasoning::Rejection> trace_;
+  std::vector<std::string> refused_;  // trace_[i]'s action as its decision left it
+  int attempts_used_ = 0;
+  bool continue_attempts_ = false;  // the next signal is a loop-error continuing them
 };
 
 }  // namespace

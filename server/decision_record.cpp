@@ -63,8 +63,7 @@ void count_outcome(Stats& stats, const Decision& decision) {
 }
 
 void record_decision(ServerContext& ctx, DecisionOrigin origin, DecideResult&& result,
-                     std::int64_t time_us,
-                     std::function<std::string(const DecideResult&)> prepare,
+                     std::int64_t time_us, std::function<std::string(const DecideResult&)> prepare,
                      std::function<void(const DecideResult&, std::string prepared)> use) {
   if (!ctx.audit) {
     std::string prepared = prepare ? prepare(result) : std::string();

@@ -28,8 +28,7 @@ struct DecisionOrigin {
 // the answer needs (a reply's JSON), so the audit writer's thread only hands over; its text
 // reaches use as `prepared` ("" when the decision became an E_AUDIT reject).
 void record_decision(ServerContext& ctx, DecisionOrigin origin, DecideResult&& result,
-                     std::int64_t time_us,
-                     std::function<std::string(const DecideResult&)> prepare,
+                     std::int64_t time_us, std::function<std::string(const DecideResult&)> prepare,
                      std::function<void(const DecideResult&, std::string prepared)> use);
 
 // The decision a failed result stands for: a reject with the result's error code and

@@ -41,17 +41,15 @@ std::string build_pipeline(const Config& config, ServerContext& context,
                      std::shared_ptr<const std::atomic<bool>> closed,
                      const pipeline::EventSink& sink) {
     pipeline::Options options = p->options;
-    options.on_dispatch = [ctx, principal = identity.principal](
-                              const Decision& decision, std::string_view target,
-                              const actuators::Result& result) {
+    options.on_dispatch = [ctx, principal = identity.principal](const Decision& decision,
+                                                                std::string_view target,
+                                                                const actuators::Result& result) {
       record_act(*ctx, decision.decision_id, target, principal, result);
     };
-    pipeline::Pipeline run(p->cascade.get(), &p->actuators,
-                           make_daemon_decider(*ctx, identity, closed), p->catalog,
-                           std::move(options),
-                           [ctx](std::string_view line) {
-                             ctx->log->info("{}", log_text(line));
-                           });
+    pipeline::Pipeline run(
+        p->cascade.get(), &p->actuators, make_daemon_decider(*ctx, identity, closed), p->catalog,
+        std::move(options),
+        [ctx](std::string_view line) { ctx->log->info("{}", log_text(line)); });
     return run.run(signal, sink, closed.get());
   };
   *out = std::move(parts);

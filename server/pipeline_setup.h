@@ -23,7 +23,7 @@ struct PipelineParts {
   std::unique_ptr<reasoning::Cascade> cascade;
   actuators::ToolRegistry tools;  // before actuators: the tool actuator uses it
   actuators::Registry actuators;
-  reasoning::Catalog catalog;    // what the model may propose
+  reasoning::Catalog catalog;  // what the model may propose
   pipeline::Options options;
 };
 

@@ -29,8 +29,8 @@ bool string_field(const rapidjson::Value& payload, const char* name, std::size_t
     return false;
   }
   if (v->GetStringLength() > max) {
-    *error = std::string("\"payload.") + name + "\" is longer than " + std::to_string(max) +
-             " bytes";
+    *error =
+        std::string("\"payload.") + name + "\" is longer than " + std::to_string(max) + " bytes";
     return false;
   }
   out->assign(v->GetString(), v->GetStringLength());
@@ -74,8 +74,10 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
   if (signal.sensor != "user-input" && signal.sensor != "chat-message" &&
       signal.sensor != "heartbeat") {
     return error_reply(context, id,
-                       {err::kBadRequest, "\"payload.sensor\" must be user-input, chat-message "
-                                          "or heartbeat, not '" + signal.sensor + "'"});
+                       {err::kBadRequest,
+                        "\"payload.sensor\" must be user-input, chat-message "
+                        "or heartbeat, not '" +
+                            signal.sensor + "'"});
   }
   if (!context.run_pipeline || !context.pipelines) {
     return error_reply(context, id,
@@ -100,8 +102,9 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
       std::string message = event_message(id, event);
       if (message.size() > kMaxEncodableFrame) {
         message = event_message(
-            id, "{\"event\":\"error\",\"code\":\"E_RESPONSE_TOO_LARGE\",\"message\":\"an event "
-                "did not fit in one frame and was dropped\"}");
+            id,
+            "{\"event\":\"error\",\"code\":\"E_RESPONSE_TOO_LARGE\",\"message\":\"an event "
+            "did not fit in one frame and was dropped\"}");
       }
       send(Reply{std::move(message), false, true});
     };
@@ -110,7 +113,8 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
       summary = ctx->run_pipeline(signal, identity, closed, sink);
     } catch (const std::exception& e) {
       ctx->log->error("submit {}: the pipeline failed: {}", id, e.what());
-      send(error_reply(*ctx, id, {err::kInternal, std::string("the pipeline failed: ") + e.what()}));
+      send(
+          error_reply(*ctx, id, {err::kInternal, std::string("the pipeline failed: ") + e.what()}));
       return;
     } catch (...) {
       send(error_reply(*ctx, id, {err::kInternal, "the pipeline failed"}));
@@ -133,9 +137,9 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
       return std::nullopt;
     case PipelineWorkers::Submitted::Busy:
       return error_reply(context, id,
-                         {err::kBusy, "every pipeline thread is busy and the queue is full, "
-                                      "or this principal's share of it ([reasoning] threads, "
-                                      "max_queue); retry later"});
+                         {err::kBusy,
+                          "every pipeline thread is busy and the queue is full, or this "
+                          "principal's share of it ([reasoning] threads, max_queue); retry later"});
     case PipelineWorkers::Submitted::Stopped:
       break;
   }

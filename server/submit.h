@@ -32,8 +32,7 @@ using PipelineRunner = std::function<pipeline::RunSummary(
 // and the final reply go through later().
 std::optional<Reply> submit_request(ServerContext& context, const Request& request,
                                     const Identity& identity,
-                                    std::shared_ptr<const std::atomic<bool>> closed,
-                                    ReplyFn later);
+                                    std::shared_ptr<const std::atomic<bool>> closed, ReplyFn later);
 
 // {"type":"event","id":ID,"payload":EVENT} (EVENT is a JSON object text).
 std::string event_message(std::string_view id_json, std::string_view event_json);

@@ -1,11 +1,10 @@
 // How `warden submit` and `warden chat` show a run's events (cli/submit_events.h): a marker
 // per decision with its rules and reason, tool output below its action, model text made
 // printable, and the exit status per final status.
-#include "cli/submit_events.h"
-
 #include <catch2/catch.hpp>
 
 #include "cli/commands.h"
+#include "cli/submit_events.h"
 
 using namespace warden::cli;
 
@@ -30,8 +29,7 @@ TEST_CASE("decision events show a marker, the action and the rules", "[cli][chat
 }
 
 TEST_CASE("model and tool text cannot drive the terminal", "[cli][chat]") {
-  std::string shown = render_event(
-      "{\"event\":\"reply\",\"text\":\"hi\\u001b[2J\\nsecond line\"}");
+  std::string shown = render_event("{\"event\":\"reply\",\"text\":\"hi\\u001b[2J\\nsecond line\"}");
   CHECK(shown == "» hi\\x1b[2J\n» second line\n");
   shown = render_event(R"({"event":"decision","outcome":"reject","reason":"r\u001b]0;x",
       "rules":[{"rule":"a\u009bb"}],"action":{"target":"shell","payload":{"command":"ls\u0007"}}})");
@@ -49,11 +47,14 @@ TEST_CASE("tool output is shown below its action, capped in lines", "[cli][chat]
   std::string shown = render_event("{\"event\":\"tool-output\",\"target\":\"shell\",\"output\":\"" +
                                        many + "\",\"exit_code\":2,\"truncated\":true}",
                                    3);
-  CHECK(shown ==
-        "  ⎿ shell exit 2 (output truncated)\n    line0\n    line1\n    line2\n    … 7 more lines\n");
+  CHECK(
+      shown ==
+      "  ⎿ shell exit 2 (output truncated)\n    line0\n    line1\n    line2\n    … 7 more lines\n");
   CHECK(render_event(R"({"event":"tool-error","target":"shell","error_code":"E_ACT_TIMEOUT",
-      "error":"killed after 200 ms"})") == "  ⎿ shell failed: E_ACT_TIMEOUT: killed after 200 ms\n");
-  CHECK(render_event(R"({"event":"error","code":"E_CASCADE","message":"cascade failure: a: HTTP 500"})") ==
+      "error":"killed after 200 ms"})") ==
+        "  ⎿ shell failed: E_ACT_TIMEOUT: killed after 200 ms\n");
+  CHECK(render_event(
+            R"({"event":"error","code":"E_CASCADE","message":"cascade failure: a: HTTP 500"})") ==
         "✗ error E_CASCADE: cascade failure: a: HTTP 500\n");
   CHECK(render_event(R"({"event":"dropped","reason":"depth 11 > 10"})") ==
         "  ⊘ dropped: depth 11 > 10\n");

@@ -16,9 +16,9 @@ namespace cli = warden::cli::testing;
 namespace {
 
 std::string rm_then_ls_script(const TempDir& dir) {
-  return dir.write("model.jsonl", script_line(shell_proposal("rm -rf ~")) +
-                                      script_line(shell_proposal("ls")) +
-                                      script_line(reply_proposal("the workspace holds marker.txt")));
+  return dir.write("model.jsonl",
+                   script_line(shell_proposal("rm -rf ~")) + script_line(shell_proposal("ls")) +
+                       script_line(reply_proposal("the workspace holds marker.txt")));
 }
 
 std::string provider(const std::string& script) {
@@ -52,8 +52,8 @@ TEST_CASE("warden submit prints the events and exits by the final status", "[cli
   SubmitDaemon daemon(dir, provider(rm_then_ls_script(dir)));
   INFO(daemon.err());
   REQUIRE(daemon.serving());
-  cli::Run run = cli::run_warden(
-      {"submit", "tidy up", "--addr", daemon.address(), "--token", Tokens{}.agent});
+  cli::Run run =
+      cli::run_warden({"submit", "tidy up", "--addr", daemon.address(), "--token", Tokens{}.agent});
   INFO(run.out << run.err);
   CHECK(run.code == 0);
   CHECK(run.out.find("✗ reject shell: rm -rf ~  [no-rm]") != std::string::npos);
@@ -71,10 +71,11 @@ TEST_CASE("warden chat at a terminal: libedit prompt, line editing, /quit", "[cl
   cli::require_binary();
   TempDir dir;
   // The model answers "hello from the model" only to the line as edited ("hello there").
-  std::string script = dir.write(
-      "model.jsonl",
-      script_line(reply_proposal("hello from the model"), "\"match\":\"hello there\",\"repeat\":true") +
-          script_line(reply_proposal("that was not the edited line"), "\"repeat\":true"));
+  std::string script =
+      dir.write("model.jsonl",
+                script_line(reply_proposal("hello from the model"),
+                            "\"match\":\"hello there\",\"repeat\":true") +
+                    script_line(reply_proposal("that was not the edited line"), "\"repeat\":true"));
   SubmitDaemon daemon(dir, provider(script));
   INFO(daemon.err());
   REQUIRE(daemon.serving());

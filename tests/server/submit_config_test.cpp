@@ -156,19 +156,19 @@ resolve = ["api.example.com:443:203.0.113.7"]
 
 TEST_CASE("wrong [reasoning] and [actuators] values name their key", "[server][config][submit]") {
   CHECK(error_keys("[reasoning]\nthreads = 0") == std::vector<std::string>{"reasoning.threads"});
-  CHECK(error_keys("[reasoning]\nconsensus = 1") == std::vector<std::string>{"reasoning.consensus"});
+  CHECK(error_keys("[reasoning]\nconsensus = 1") ==
+        std::vector<std::string>{"reasoning.consensus"});
   CHECK(error_keys("[reasoning]\nconsensus = 2\n[[reasoning.providers]]\nname = \"a\"\nkind = "
                    "\"script\"\nscript = \"a\"") ==
         std::vector<std::string>{"reasoning.consensus"});
   CHECK(error_keys("[reasoning]\nbudget_per_session_usd = -1") ==
         std::vector<std::string>{"reasoning.budget_per_session_usd"});
-  CHECK(error_keys("[reasoning]\nproviders = 3") == std::vector<std::string>{"reasoning.providers"});
+  CHECK(error_keys("[reasoning]\nproviders = 3") ==
+        std::vector<std::string>{"reasoning.providers"});
   CHECK(error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"gpt\"\nbase_url = "
-                   "\"https://x\"") ==
-        std::vector<std::string>{"reasoning.providers[0].kind"});
+                   "\"https://x\"") == std::vector<std::string>{"reasoning.providers[0].kind"});
   CHECK(error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"openai\"\nbase_url = "
-                   "\"ftp://x\"") ==
-        std::vector<std::string>{"reasoning.providers[0].base_url"});
+                   "\"ftp://x\"") == std::vector<std::string>{"reasoning.providers[0].base_url"});
   CHECK(error_keys("[[reasoning.providers]]\nkind = \"script\"\nscript = \"s\"") ==
         std::vector<std::string>{"reasoning.providers[0].name"});
   CHECK(error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"") ==
@@ -208,26 +208,33 @@ TEST_CASE("an API key in the config file is refused and never repeated",
           "[server][config][submit]") {
   const std::string key = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCd";
   std::string text;
-  auto keys = error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"openai\"\nbase_url = "
-                         "\"https://api.openai.com\"\napi_key = \"" + key + "\"",
-                         &text);
+  auto keys = error_keys(
+      "[[reasoning.providers]]\nname = \"a\"\nkind = \"openai\"\nbase_url = "
+      "\"https://api.openai.com\"\napi_key = \"" +
+          key + "\"",
+      &text);
   CHECK(keys == std::vector<std::string>{"reasoning.providers[0].api_key"});
   CHECK(text.find("api_key_env") != std::string::npos);
   // The key itself in api_key_env: not a variable name, refused without echo.
-  keys = error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"openai\"\nbase_url = "
-                    "\"https://api.openai.com\"\napi_key_env = \"" + key + "\"",
-                    &text);
+  keys = error_keys(
+      "[[reasoning.providers]]\nname = \"a\"\nkind = \"openai\"\nbase_url = "
+      "\"https://api.openai.com\"\napi_key_env = \"" +
+          key + "\"",
+      &text);
   CHECK(keys == std::vector<std::string>{"reasoning.providers[0].api_key_env"});
   // A key-shaped value that is also a valid variable name is caught by the secret detector.
-  keys = error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"openai\"\nbase_url = "
-                    "\"https://api.openai.com\"\napi_key_env = "
-                    "\"ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789\"",
-                    &text);
+  keys = error_keys(
+      "[[reasoning.providers]]\nname = \"a\"\nkind = \"openai\"\nbase_url = "
+      "\"https://api.openai.com\"\napi_key_env = "
+      "\"ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789\"",
+      &text);
   CHECK(keys == std::vector<std::string>{"reasoning.providers[0].api_key_env"});
   // A key in the base URL's query.
-  keys = error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"openai\"\nbase_url = "
-                    "\"https://user:" + key + "@api.example.com\"",
-                    &text);
+  keys = error_keys(
+      "[[reasoning.providers]]\nname = \"a\"\nkind = \"openai\"\nbase_url = "
+      "\"https://user:" +
+          key + "@api.example.com\"",
+      &text);
   CHECK(keys == std::vector<std::string>{"reasoning.providers[0].base_url"});
   CHECK(text.find(key) == std::string::npos);
   CHECK(text.find("ghp_AbCd") == std::string::npos);

@@ -72,12 +72,23 @@ class SubmitDaemon {
     fs::create_directories(dir.path() / "home");
     std::string tokens = dir.write("tokens", Tokens{}.file_text(), 0600);
     std::string config = dir.write("warden.toml", toml, 0600);
-    std::vector<std::string> args{"serve",       "--config",    config,
-                                  "--listen",    "127.0.0.1:0", "--tokens",
-                                  tokens,        "--rules",     dir.str() + "/rules",
-                                  "--state-dir", state(),       "--workspace",
-                                  workspace(),   "--home",      dir.str() + "/home",
-                                  "--workers",   "2"};
+    std::vector<std::string> args{"serve",
+                                  "--config",
+                                  config,
+                                  "--listen",
+                                  "127.0.0.1:0",
+                                  "--tokens",
+                                  tokens,
+                                  "--rules",
+                                  dir.str() + "/rules",
+                                  "--state-dir",
+                                  state(),
+                                  "--workspace",
+                                  workspace(),
+                                  "--home",
+                                  dir.str() + "/home",
+                                  "--workers",
+                                  "2"};
     for (auto& a : extra_args) args.push_back(a);
     int err[2];
     REQUIRE(::pipe2(err, O_CLOEXEC) == 0);

@@ -5,10 +5,11 @@
 // decisions and the act record and verifies; the depth limit; heartbeats never actuate;
 // E_NO_PROVIDER; the agent role; a cascade failure reply with every provider down; the
 // connection closing mid-run cancels it.
+#include "submit_daemon.h"
+
 #include <catch2/catch.hpp>
 
 #include "server/errors.h"
-#include "submit_daemon.h"
 #include "tests/support/http_fake.h"
 
 using namespace warden;
@@ -102,7 +103,8 @@ int run_warden(const std::vector<std::string>& args, std::string* out) {
   ::close(pipe_fd[1]);
   char buf[4096];
   ssize_t n;
-  while ((n = ::read(pipe_fd[0], buf, sizeof buf)) > 0) out->append(buf, static_cast<std::size_t>(n));
+  while ((n = ::read(pipe_fd[0], buf, sizeof buf)) > 0)
+    out->append(buf, static_cast<std::size_t>(n));
   ::close(pipe_fd[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
@@ -177,9 +179,9 @@ TEST_CASE("submit end to end with the script provider: rm -rf ~ refused, ls run,
                  "\"exit_code\":0,\"truncated\":false") != std::string::npos);
   CHECK(daemon.terminate() == 0);
   std::string out;
-  CHECK(run_warden({"audit", "verify", daemon.log(), "--key",
-                    daemon.state() + "/audit-signing.pem.pub"},
-                   &out) == 0);
+  CHECK(run_warden(
+            {"audit", "verify", daemon.log(), "--key", daemon.state() + "/audit-signing.pem.pub"},
+            &out) == 0);
   INFO(out);
   out.clear();
   CHECK(run_warden({"replay", daemon.log(), "--rules", dir.str() + "/rules", "--format", "json"},
@@ -190,13 +192,17 @@ TEST_CASE("submit end to end with the openai kind against a loopback model serve
           "[server][submit][e2e]") {
   TempDir dir;
   warden::testing::HttpFake model;
-  model.push({200, {{"Content-Type", "application/json"}}, openai_answer(shell_proposal("rm -rf ~"))});
+  model.push(
+      {200, {{"Content-Type", "application/json"}}, openai_answer(shell_proposal("rm -rf ~"))});
   model.push({200, {{"Content-Type", "application/json"}}, openai_answer(shell_proposal("ls"))});
-  model.push({200, {{"Content-Type", "application/json"}},
+  model.push({200,
+              {{"Content-Type", "application/json"}},
               openai_answer(reply_proposal("the workspace holds marker.txt"))});
-  SubmitDaemon daemon(dir, "[[reasoning.providers]]\nname = \"fake-openai\"\nkind = \"openai\"\n"
-                           "base_url = " + json_string(model.base_url()) +
-                               "\nmodel = \"m\"\nnative_tools = false\n");
+  SubmitDaemon daemon(dir,
+                      "[[reasoning.providers]]\nname = \"fake-openai\"\nkind = \"openai\"\n"
+                      "base_url = " +
+                          json_string(model.base_url()) +
+                          "\nmodel = \"m\"\nnative_tools = false\n");
   INFO(daemon.err());
   REQUIRE(daemon.serving());
   RunResult run = submit_text(daemon.address(), "tidy up my home directory");
@@ -241,8 +247,7 @@ TEST_CASE("submit: a heartbeat never reaches the model nor an actuator", "[serve
   CHECK(dir.read("state/audit.jsonl").find("\"kind\":\"act\"") == std::string::npos);
 }
 
-TEST_CASE("submit: E_NO_PROVIDER without providers, agent role required",
-          "[server][submit][e2e]") {
+TEST_CASE("submit: E_NO_PROVIDER without providers, agent role required", "[server][submit][e2e]") {
   TempDir dir;
   SubmitDaemon daemon(dir, "");
   INFO(daemon.err());
@@ -272,12 +277,12 @@ TEST_CASE("submit: every provider down is a cascade failure reply, not a crash",
   down.set_fallback({500, {{"Content-Type", "text/plain"}}, "upstream exploded"});
   warden::testing::HttpFake garbage;
   garbage.set_fallback({200, {{"Content-Type", "application/json"}}, "{not json"});
-  SubmitDaemon daemon(
-      dir, "[[reasoning.providers]]\nname = \"first\"\nkind = \"openai\"\nbase_url = " +
-               json_string(down.base_url()) +
-               "\nmodel = \"m\"\n[[reasoning.providers]]\nname = \"second\"\nkind = "
-               "\"openai\"\nbase_url = " +
-               json_string(garbage.base_url()) + "\nmodel = \"m\"\n");
+  SubmitDaemon daemon(dir,
+                      "[[reasoning.providers]]\nname = \"first\"\nkind = \"openai\"\nbase_url = " +
+                          json_string(down.base_url()) +
+                          "\nmodel = \"m\"\n[[reasoning.providers]]\nname = \"second\"\nkind = "
+                          "\"openai\"\nbase_url = " +
+                          json_string(garbage.base_url()) + "\nmodel = \"m\"\n");
   INFO(daemon.err());
   REQUIRE(daemon.serving());
   RunResult run = submit_text(daemon.address(), "hello");
@@ -303,17 +308,18 @@ TEST_CASE("submit: closing the connection mid-run cancels the run", "[server][su
   std::atomic<int> calls{0};
   model.route("/v1/chat/completions", [&](const warden::testing::HttpSeen&) {
     if (++calls == 1) {
-      return warden::testing::HttpReply{200, {{"Content-Type", "application/json"}},
-                                        openai_answer(shell_proposal("ls"))};
+      return warden::testing::HttpReply{
+          200, {{"Content-Type", "application/json"}}, openai_answer(shell_proposal("ls"))};
     }
     // The second model call (after ls's output) waits until the client has gone.
     second_call.open();
     answer_it.wait();
-    return warden::testing::HttpReply{200, {{"Content-Type", "application/json"}},
-                                      openai_answer(shell_proposal("ls -la"))};
+    return warden::testing::HttpReply{
+        200, {{"Content-Type", "application/json"}}, openai_answer(shell_proposal("ls -la"))};
   });
-  SubmitDaemon daemon(dir, "[[reasoning.providers]]\nname = \"m\"\nkind = \"openai\"\nbase_url = " +
-                               json_string(model.base_url()) + "\nmodel = \"m\"\n",
+  SubmitDaemon daemon(dir,
+                      "[[reasoning.providers]]\nname = \"m\"\nkind = \"openai\"\nbase_url = " +
+                          json_string(model.base_url()) + "\nmodel = \"m\"\n",
                       {"--log-level", "debug"});
   REQUIRE(daemon.serving());
   {

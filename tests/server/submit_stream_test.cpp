@@ -97,8 +97,7 @@ TEST_CASE("submit writes each event as it happens, then the response", "[server]
   CHECK(doc["payload"]["cycles"].GetInt() == 2);
 }
 
-TEST_CASE("a request after a submit is answered after the submit's response",
-          "[server][submit]") {
+TEST_CASE("a request after a submit is answered after the submit's response", "[server][submit]") {
   TempDir dir;
   Gate go_on;
   Daemon::Options options;
@@ -242,7 +241,8 @@ TEST_CASE("a run's decisions go through the workers and the audit log; act recor
   std::string log = dir.read("state/audit.jsonl");
   CHECK(log.find("\"decision_id\":\"" + shell_id + "\"") != std::string::npos);
   CHECK(log.find("\"kind\":\"act\"") != std::string::npos);
-  CHECK(log.find("\"decision_id\":\"" + reply_id_ + "\",\"target\":\"echo\",\"principal\":"
+  CHECK(log.find("\"decision_id\":\"" + reply_id_ +
+                 "\",\"target\":\"echo\",\"principal\":"
                  "\"alice\",\"ok\":true,\"error_code\":\"\",\"exit_code\":0,\"truncated\":true") !=
         std::string::npos);
   daemon->stop();
