@@ -52,9 +52,15 @@ std::string log_text(std::string_view text) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c < 0x20 || c == 0x7f) {
       switch (c) {
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
         default:
           std::snprintf(buf, sizeof buf, "\\x%02x", c);
           out += buf;
@@ -68,8 +74,10 @@ std::string log_text(std::string_view text) {
       continue;
     }
     // A well-formed UTF-8 sequence (no overlong forms, surrogates or values past U+10FFFF).
-    std::size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
-                  : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    std::size_t n = c >= 0xc2 && c <= 0xdf   ? 2
+                    : c >= 0xe0 && c <= 0xef ? 3
+                    : c >= 0xf0 && c <= 0xf4 ? 4
+                                             : 0;
     bool ok = n > 0 && i + n <= text.size();
     for (std::size_t k = 1; ok && k < n; ++k) {
       ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;

@@ -3,8 +3,8 @@
 // fed by a bounded queue with one line per principal: threads take one run from each
 // waiting principal in turn, and no principal holds more than a quarter of the queue
 // (at least one place), so an agent that floods waits behind its own backlog and cannot
-// make every other agent's submit E_BUSY. Decisions stay on the DeciderPool: a pipeline thread waits
-// for its decision there, never the other way round, so the two pools cannot deadlock.
+// make every other agent's submit E_BUSY. Decisions stay on the DeciderPool: a pipeline thread
+// waits for its decision there, never the other way round, so the two pools cannot deadlock.
 // submit() is thread-safe; start()/stop() belong to the daemon's main thread. A job's
 // callbacks run on a pipeline thread (or in stop()).
 #pragma once

@@ -1,17 +1,16 @@
 // Red team of `submit` (tests/server/REDTEAM_SUBMIT.md): a hostile agent client and a
 // hostile model against the pipeline behind the daemon. Each finding has a test here that
 // failed before its fix; the rest pin what held.
-#include <catch2/catch.hpp>
 #include <spdlog/sinks/base_sink.h>
+#include <sys/wait.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
+#include <csignal>
 #include <fstream>
 #include <mutex>
 #include <set>
 #include <vector>
-
-#include <csignal>
-#include <sys/wait.h>
 
 #include "server/json_text.h"
 #include "server/own_files.h"
@@ -48,11 +47,11 @@ void add_script_provider(Config& c, const TempDir& dir, const std::string& lines
 }
 
 struct Message {
-  std::string type;     // event, response
+  std::string type;  // event, response
   std::string id;
-  std::string event;    // payload.event of an event
-  std::string status;   // payload.status (final event, response)
-  std::string code;     // payload.error.code of an error response
+  std::string event;   // payload.event of an event
+  std::string status;  // payload.status (final event, response)
+  std::string code;    // payload.error.code of an error response
   std::string decision_id;
   std::string raw;
 };
@@ -67,7 +66,7 @@ Message message_of(const std::string& json) {
   }
   auto str = [](const rapidjson::Value& v, const char* k) {
     return v.IsObject() && v.HasMember(k) && v[k].IsString() ? std::string(v[k].GetString())
-                                                              : std::string();
+                                                             : std::string();
   };
   m.type = str(d, "type");
   m.id = str(d, "id");
@@ -225,8 +224,8 @@ TEST_CASE("redteam: one agent's submits cannot take the whole pipeline queue",
           "[redteam][submit]") {
   TempDir dir;
   Config c = submit_config(dir);
-  c.tokens = dir.write("tokens", Tokens{}.file_text() + "agent carol " +
-                                     token_hash_text(kCarolToken) + "\n");
+  c.tokens = dir.write("tokens",
+                       Tokens{}.file_text() + "agent carol " + token_hash_text(kCarolToken) + "\n");
   fs::permissions(c.tokens, fs::perms::owner_read | fs::perms::owner_write,
                   fs::perm_options::replace);
   c.pipeline.threads = 1;
@@ -286,9 +285,10 @@ TEST_CASE("redteam: one agent's submits cannot take the whole pipeline queue",
 
 // ---------------------------------------------------------------------------------------
 // Held: roles, sensors and fields the client may not choose.
-TEST_CASE("redteam: submit refuses other roles and pipeline-only sensors; the identity is "
-          "the token's",
-          "[redteam][submit]") {
+TEST_CASE(
+    "redteam: submit refuses other roles and pipeline-only sensors; the identity is "
+    "the token's",
+    "[redteam][submit]") {
   TempDir dir;
   Config c = submit_config(dir);
   std::mutex mutex;
@@ -317,15 +317,15 @@ TEST_CASE("redteam: submit refuses other roles and pipeline-only sensors; the id
   Client agent;
   connect_agent(agent, daemon);
   for (const char* sensor : {"tool-output", "tool-error", "loop-error", "HEARTBEAT", ""}) {
-    REQUIRE(agent.send_message(
-        submit_request("s", "x", ",\"sensor\":" + json_string(sensor)), &error));
+    REQUIRE(
+        agent.send_message(submit_request("s", "x", ",\"sensor\":" + json_string(sensor)), &error));
     CHECK(error_code(read_or_fail(agent)) == "E_BAD_REQUEST");
   }
-  REQUIRE(agent.send_message(
-      submit_request("p", "x",
-                     ",\"principal\":\"root\",\"depth\":-5,\"session\":\"s1\","
-                     "\"context\":{\"principal\":\"root\"},\"role\":\"admin\""),
-      &error));
+  REQUIRE(
+      agent.send_message(submit_request("p", "x",
+                                        ",\"principal\":\"root\",\"depth\":-5,\"session\":\"s1\","
+                                        "\"context\":{\"principal\":\"root\"},\"role\":\"admin\""),
+                         &error));
   auto ms = read_until_response(agent, "p");
   CHECK(ms.back().type == "response");
   CHECK(ms.back().code == "");
@@ -467,12 +467,14 @@ TEST_CASE("redteam: nothing is dispatched while the audit log cannot be written"
   dir.write("rules/policy.clp", kApproveAll);
   fs::create_directories(dir.path() / "ws");
   std::string tokens = dir.write("tokens", Tokens{}.file_text(), 0600);
-  dir.write("model.jsonl",
-            R"({"repeat":true,"text":{"target":"shell","action":"run","payload":{"command":"touch marker"}}})"
-            "\n");
-  std::string config = dir.write(
-      "warden.toml", "workspace_root = \"" + dir.str() + "/ws\"\n[[reasoning.providers]]\n"
-                     "name = \"s\"\nkind = \"script\"\nscript = \"" + dir.str() + "/model.jsonl\"\n");
+  dir.write(
+      "model.jsonl",
+      R"({"repeat":true,"text":{"target":"shell","action":"run","payload":{"command":"touch marker"}}})"
+      "\n");
+  std::string config = dir.write("warden.toml", "workspace_root = \"" + dir.str() +
+                                                    "/ws\"\n[[reasoning.providers]]\n"
+                                                    "name = \"s\"\nkind = \"script\"\nscript = \"" +
+                                                    dir.str() + "/model.jsonl\"\n");
   const std::string warden = WARDEN_BINARY_DIR "/cli/warden";
   const std::string err_path = dir.str() + "/serve.err";
   std::signal(SIGPIPE, SIG_IGN);
@@ -487,9 +489,13 @@ TEST_CASE("redteam: nothing is dispatched while the audit log cannot be written"
     ::signal(SIGXFSZ, SIG_IGN);
     rlimit rl{16 * 1024, 16 * 1024};  // the log's writes fail with EFBIG past 16 KiB
     ::setrlimit(RLIMIT_FSIZE, &rl);
-    std::vector<std::string> args{warden, "serve", "--config", config, "--listen", "127.0.0.1:0",
-                                  "--tokens", tokens, "--rules", dir.str() + "/rules",
-                                  "--state-dir", dir.str() + "/state", "--workers", "2"};
+    std::vector<std::string> args{warden,        "serve",
+                                  "--config",    config,
+                                  "--listen",    "127.0.0.1:0",
+                                  "--tokens",    tokens,
+                                  "--rules",     dir.str() + "/rules",
+                                  "--state-dir", dir.str() + "/state",
+                                  "--workers",   "2"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
