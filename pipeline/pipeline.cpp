@@ -272,6 +272,8 @@ class Run {
       }
       ++summary_.model_calls;
       reasoning::CascadeResult answer = cascade_->ask(request, signal);
+      // The requester may have gone while the model was thinking: nothing is decided for it.
+      if (is_cancelled()) return done("cancelled");
       if (answer.status != reasoning::CascadeResult::Status::Ok) {
         std::string message =
             answer.message.empty() ? "the model could not be asked" : answer.message;

@@ -63,6 +63,10 @@ std::vector<OwnFile> own_files(const Config& config) {
     }
   }
   if (!config.state_db.empty()) out.push_back({"state database", config.state_db, false});
+  // An agent that reads the key can impersonate the daemon; one that rewrites the
+  // certificate can make clients trust another server.
+  if (!config.tls.key.empty()) out.push_back({"TLS key", config.tls.key, false});
+  if (!config.tls.cert.empty()) out.push_back({"TLS certificate", config.tls.cert, false});
   // A model's script is what the model "says": an agent must not write its own answers.
   for (const auto& provider : config.pipeline.reasoning.providers) {
     if (!provider.script_path.empty()) {

@@ -5,6 +5,7 @@
 #include "reasoning/make_cascade.h"
 #include "server/act_record.h"
 #include "server/daemon_decider.h"
+#include "server/log.h"
 
 namespace warden::server {
 
@@ -16,8 +17,10 @@ std::string build_pipeline(const Config& config, ServerContext& context,
   Logger log = context.log;
   const actuators::ActuatorsConfig ac = effective_actuators(config);
   actuators::add_builtin_tools(parts->tools);
-  actuators::register_builtin(parts->actuators, ac, &parts->tools,
-                              [log](std::string_view line) { log->info("actuator: {}", line); });
+  actuators::register_builtin(parts->actuators, ac, &parts->tools, [log](std::string_view line) {
+    // The model chose this text: one line, nothing for a terminal.
+    log->info("actuator: {}", log_text(line));
+  });
   std::vector<reasoning::ToolSpec> tools;
   for (const actuators::Tool* tool : parts->tools.list()) {
     tools.push_back({tool->name, tool->description, tool->args_schema_json});
@@ -44,7 +47,7 @@ std::string build_pipeline(const Config& config, ServerContext& context,
     };
     pipeline::Pipeline run(
         p->cascade.get(), &p->actuators, make_daemon_decider(*ctx, identity, closed), p->catalog,
-        std::move(options), [ctx](std::string_view line) { ctx->log->info("{}", line); });
+        std::move(options), [ctx](std::string_view line) { ctx->log->info("{}", log_text(line)); });
     return run.run(signal, sink, closed.get());
   };
   *out = std::move(parts);

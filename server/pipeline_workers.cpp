@@ -1,11 +1,15 @@
 #include "server/pipeline_workers.h"
 
+#include <algorithm>
 #include <exception>
 
 namespace warden::server {
 
 PipelineWorkers::PipelineWorkers(unsigned threads, std::size_t max_queue, Logger log)
-    : threads_(threads ? threads : 1), max_queue_(max_queue), log_(std::move(log)) {}
+    : threads_(threads ? threads : 1),
+      max_queue_(max_queue),
+      per_principal_(std::max<std::size_t>(1, max_queue / 4)),
+      log_(std::move(log)) {}
 
 PipelineWorkers::~PipelineWorkers() { stop(); }
 
@@ -23,8 +27,12 @@ PipelineWorkers::Submitted PipelineWorkers::submit(PipelineJob job) {
   {
     std::lock_guard lock(mutex_);
     if (stopping_) return Submitted::Stopped;
-    if (queue_.size() >= max_queue_) return Submitted::Busy;
-    queue_.push_back(std::move(job));
+    if (queued_ >= max_queue_) return Submitted::Busy;
+    std::deque<PipelineJob>& line = waiting_[job.principal];
+    if (line.size() >= per_principal_) return Submitted::Busy;
+    if (line.empty()) turns_.push_back(job.principal);
+    line.push_back(std::move(job));
+    ++queued_;
   }
   wake_.notify_one();
   return Submitted::Queued;
@@ -35,7 +43,12 @@ void PipelineWorkers::stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
-    left.swap(queue_);
+    for (auto& [principal, line] : waiting_) {
+      for (PipelineJob& job : line) left.push_back(std::move(job));
+    }
+    waiting_.clear();
+    turns_.clear();
+    queued_ = 0;
   }
   wake_.notify_all();
   for (PipelineJob& job : left) {
@@ -53,7 +66,7 @@ void PipelineWorkers::stop() {
 
 std::size_t PipelineWorkers::queued() const {
   std::lock_guard lock(mutex_);
-  return queue_.size();
+  return queued_;
 }
 
 std::size_t PipelineWorkers::running() const {
@@ -66,10 +79,21 @@ void PipelineWorkers::loop() {
     PipelineJob job;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      wake_.wait(lock, [&] { return stopping_ || queued_ > 0; });
       if (stopping_) return;  // stop() cancels what is queued
-      job = std::move(queue_.front());
-      queue_.pop_front();
+      // Round-robin: the next principal's oldest run; the principal goes to the back of
+      // the turns while it has more waiting.
+      std::string principal = std::move(turns_.front());
+      turns_.pop_front();
+      auto it = waiting_.find(principal);
+      job = std::move(it->second.front());
+      it->second.pop_front();
+      --queued_;
+      if (it->second.empty()) {
+        waiting_.erase(it);
+      } else {
+        turns_.push_back(std::move(principal));
+      }
       ++running_;
     }
     try {

@@ -1,7 +1,10 @@
 // Pipeline threads: a fixed set of threads that run `submit` requests through the pipeline
 // (model calls, decisions, actuators — each run blocks its thread for as long as it takes),
-// fed by a bounded FIFO queue. Decisions stay on the DeciderPool: a pipeline thread waits
-// for its decision there, never the other way round, so the two pools cannot deadlock.
+// fed by a bounded queue with one line per principal: threads take one run from each
+// waiting principal in turn, and no principal holds more than a quarter of the queue
+// (at least one place), so an agent that floods waits behind its own backlog and cannot
+// make every other agent's submit E_BUSY. Decisions stay on the DeciderPool: a pipeline thread
+// waits for its decision there, never the other way round, so the two pools cannot deadlock.
 // submit() is thread-safe; start()/stop() belong to the daemon's main thread. A job's
 // callbacks run on a pipeline thread (or in stop()).
 #pragma once
@@ -10,6 +13,7 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -20,6 +24,7 @@
 namespace warden::server {
 
 struct PipelineJob {
+  std::string principal;  // whose run: the queue is shared fairly between principals
   // Exactly one is called, once: run on a pipeline thread, or cancelled when the job will
   // never run (the daemon stopped first). Neither may throw (exceptions are caught and logged).
   std::function<void()> run;
@@ -43,6 +48,8 @@ class PipelineWorkers {
   void stop();
 
   std::size_t queued() const;
+  // Runs one principal may have waiting: a quarter of max_queue, at least 1.
+  std::size_t max_queued_per_principal() const { return per_principal_; }
   std::size_t running() const;
   unsigned size() const { return threads_; }
 
@@ -51,10 +58,13 @@ class PipelineWorkers {
 
   const unsigned threads_;
   const std::size_t max_queue_;
+  const std::size_t per_principal_;
   Logger log_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<PipelineJob> queue_;
+  std::map<std::string, std::deque<PipelineJob>> waiting_;  // per principal, oldest first
+  std::deque<std::string> turns_;  // principals with waiting runs, next to be served first
+  std::size_t queued_ = 0;
   std::size_t running_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> pool_;

@@ -127,6 +127,9 @@ bool Session::token_still_valid() {
                   peer_.text, auth_.identity->principal, role_name(auth_.identity->role),
                   now ? "changed" : "revoked"));
   std::string principal = auth_.identity->principal;
+  // Its runs in flight stop at their next step: nothing more is decided or dispatched for
+  // a token that is no longer valid.
+  auth_.hung_up->store(true, std::memory_order_release);
   auth_.identity.reset();
   auth_.token_hash.reset();
   fail(err::kAuthRevoked, "the token of principal '" + principal +

@@ -95,6 +95,7 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
   ServerContext* ctx = &context;
   auto shared_later = std::make_shared<ReplyFn>(std::move(later));
   PipelineJob job;
+  job.principal = identity.principal;
   job.run = [ctx, shared_later, id, identity, closed, signal = std::move(signal)] {
     const ReplyFn& send = *shared_later;
     auto sink = [&send, &id](std::string_view event) {
@@ -137,8 +138,8 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
     case PipelineWorkers::Submitted::Busy:
       return error_reply(context, id,
                          {err::kBusy,
-                          "every pipeline thread is busy and the queue is full "
-                          "([reasoning] threads, max_queue); retry later"});
+                          "every pipeline thread is busy and the queue is full, or this "
+                          "principal's share of it ([reasoning] threads, max_queue); retry later"});
     case PipelineWorkers::Submitted::Stopped:
       break;
   }
