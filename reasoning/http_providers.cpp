@@ -54,7 +54,7 @@ std::chrono::milliseconds parse_retry_after(const std::string& value) {
 // it may hold means the same (those characters need no escape).
 std::string plain_ascii_escapes(const std::string& text) {
   auto hex = [](char c) -> int {
-    return c >= '0' && c <= '9' ? c - '0'
+    return c >= '0' && c <= '9'   ? c - '0'
            : c >= 'a' && c <= 'f' ? c - 'a' + 10
            : c >= 'A' && c <= 'F' ? c - 'A' + 10
                                   : -1;
@@ -80,7 +80,7 @@ std::string plain_ascii_escapes(const std::string& text) {
         continue;
       }
     }
-    out += text[i];      // another escape (or an escaped backslash): kept whole
+    out += text[i];  // another escape (or an escaped backslash): kept whole
     out += text[i + 1];
     ++i;
   }
@@ -252,6 +252,17 @@ Value function_tools(const Request& request, Alloc& a) {
 }
 
 // Arguments arrive as a JSON text (OpenAI) or as an object (Ollama, Anthropic).
+// Reads the token counts (members `input` and `output` of `usage`, the answer's usage object
+// or the answer itself; none when absent) and the model that answered.
+void read_usage_and_model(const Value& doc, const Value* usage, const char* input,
+                          const char* output, Answer* answer) {
+  if (usage) {
+    answer->usage.input_tokens = json::int_member(*usage, input);
+    answer->usage.output_tokens = json::int_member(*usage, output);
+  }
+  if (std::string model = json::string_member(doc, "model"); !model.empty()) answer->model = model;
+}
+
 std::string arguments_text(const Value* arguments) {
   if (!arguments) return "{}";
   if (arguments->IsString())
@@ -287,12 +298,8 @@ class ChatCompletions : public HttpProvider {
       answer->tool_call = ToolCall{json::string_member(*function, "name"),
                                    arguments_text(json::member(*function, "arguments"))};
     }
-    if (const Value* usage = json::member(doc, "usage")) {
-      answer->usage.input_tokens = json::int_member(*usage, "prompt_tokens");
-      answer->usage.output_tokens = json::int_member(*usage, "completion_tokens");
-    }
-    if (std::string model = json::string_member(doc, "model"); !model.empty())
-      answer->model = model;
+    read_usage_and_model(doc, json::member(doc, "usage"), "prompt_tokens", "completion_tokens",
+                         answer);
     return {};
   }
 };
@@ -348,12 +355,7 @@ class Responses : public HttpProvider {
             answer->text += json::string_member(part, "text");
       }
     }
-    if (const Value* usage = json::member(doc, "usage")) {
-      answer->usage.input_tokens = json::int_member(*usage, "input_tokens");
-      answer->usage.output_tokens = json::int_member(*usage, "output_tokens");
-    }
-    if (std::string model = json::string_member(doc, "model"); !model.empty())
-      answer->model = model;
+    read_usage_and_model(doc, json::member(doc, "usage"), "input_tokens", "output_tokens", answer);
     return {};
   }
 };
@@ -387,10 +389,7 @@ class Ollama : public HttpProvider {
       answer->tool_call = ToolCall{json::string_member(*function, "name"),
                                    arguments_text(json::member(*function, "arguments"))};
     }
-    answer->usage.input_tokens = json::int_member(doc, "prompt_eval_count");
-    answer->usage.output_tokens = json::int_member(doc, "eval_count");
-    if (std::string model = json::string_member(doc, "model"); !model.empty())
-      answer->model = model;
+    read_usage_and_model(doc, &doc, "prompt_eval_count", "eval_count", answer);
     return {};
   }
 };
@@ -445,12 +444,7 @@ class Anthropic : public HttpProvider {
                                      arguments_text(json::member(block, "input"))};
       }
     }
-    if (const Value* usage = json::member(doc, "usage")) {
-      answer->usage.input_tokens = json::int_member(*usage, "input_tokens");
-      answer->usage.output_tokens = json::int_member(*usage, "output_tokens");
-    }
-    if (std::string model = json::string_member(doc, "model"); !model.empty())
-      answer->model = model;
+    read_usage_and_model(doc, json::member(doc, "usage"), "input_tokens", "output_tokens", answer);
     return {};
   }
 };
