@@ -109,10 +109,6 @@ std::string decision_to_json(const Decision& d, bool explain) {
   return out;
 }
 
-}  // namespace warden
-
-namespace warden {
-
 void append_fired_rules_json(std::string& out, const std::vector<FiredRule>& rules) {
   out += '[';
   for (std::size_t i = 0; i < rules.size(); ++i) {
