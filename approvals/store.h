@@ -1,0 +1,174 @@
+// Pending approvals (SPEC §6): what approval-required leaves behind for a person to answer,
+// kept in a durable store every daemon of a fleet shares — SQLite (one file, WAL; the
+// default) or PostgreSQL (libpq) with the same schema and semantics.
+//
+// The secret an approver presents is a single-use token (32 bytes from the CSPRNG,
+// base64url); only its SHA-256 is stored. An approval also has a public id ("apr_…") that
+// may be listed and shown; the id never approves anything.
+//
+// Every state change is one transaction: two approvers racing, on one daemon or on two,
+// cannot both move an approval out of pending — exactly one gets ApproveResult::Claimed.
+//
+//   pending ──approve (enough distinct approvers)──▶ approved ──finish──▶ executed | refused
+//      ├──deny──▶ denied
+//      └──expire_due (expires_ms passed)──▶ expired
+//
+// Store errors (the file or server unreachable, a broken schema) throw StoreError: the
+// caller fails closed. All methods are thread-safe (each implementation serializes on its own
+// connection). Times are Unix milliseconds.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace warden::approvals {
+
+struct StoreError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class Status { Pending, Approved, Denied, Expired, Executed, Refused };
+std::string_view status_name(Status status);  // "pending" "approved" "denied" "expired" "executed" "refused"
+std::optional<Status> parse_status(std::string_view name);
+
+// What the daemon stores when a decision is approval-required.
+struct NewApproval {
+  std::string action_json;    // the action exactly as the rules decided it (Decision::action_json)
+  std::string proposal_json;  // the proposal as decided (re-decided on approve: the last mile)
+  std::string principal;      // the requester (authenticated identity)
+  std::vector<std::string> groups;
+  std::string session;        // the requester's session id ("" when none)
+  std::string agent;          // the proposal's agent ("" when none)
+  std::vector<std::string> rules;  // the rules that asked for approval
+  std::string reason;
+  std::string decision_id;
+  std::string origin;     // "decide" or "submit"
+  std::string daemon_id;  // the daemon the requester is connected to
+  std::int64_t created_ms = 0;
+  std::int64_t expires_ms = 0;
+  int approvers_needed = 1;  // distinct approvers (1 or 2)
+};
+
+struct Vote {
+  std::string approver;
+  std::string note;
+  std::int64_t at_ms = 0;
+};
+
+// A stored approval (never its token).
+struct Approval {
+  std::string id;           // "apr_" + 24 hex characters
+  Status status = Status::Pending;
+  std::string action_hash;  // "sha256:" + hex of action_json
+  std::string action_json, proposal_json, principal;
+  std::vector<std::string> groups;
+  std::string session, agent;
+  std::vector<std::string> rules;
+  std::string reason, decision_id, origin, daemon_id;
+  std::int64_t created_ms = 0, expires_ms = 0;
+  int approvers_needed = 1;
+  std::vector<Vote> votes;   // in the order they were given
+  std::string closed_by;     // who denied it ("" otherwise)
+  std::string close_note;
+  std::int64_t closed_ms = 0;  // when it left pending (0 while pending)
+  std::string result_json;     // set by finish(): what happened on approval (a JSON object text)
+};
+
+struct Created {
+  Approval approval;
+  std::string token;  // the secret, shown to the requester once; never stored
+};
+
+enum class ApproveResult {
+  Claimed,          // this vote completed it: pending → approved (exactly one caller sees this)
+  NeedMore,         // vote recorded, more distinct approvers are needed
+  NotFound,         // no approval has this token
+  Closed,           // no longer pending (approved, denied, expired, executed, refused): reuse
+  Expired,          // still pending but past expires_ms (it is moved to expired)
+  SelfApproval,     // the approver is the requester
+  AlreadyApproved,  // this approver already voted on it
+};
+std::string_view approve_result_name(ApproveResult result);
+
+struct ApproveOutcome {
+  ApproveResult result = ApproveResult::NotFound;
+  std::optional<Approval> approval;  // as it stands after this call, when found
+};
+
+enum class DenyResult { Denied, NotFound, Closed, Expired };
+struct DenyOutcome {
+  DenyResult result = DenyResult::NotFound;
+  std::optional<Approval> approval;
+};
+
+struct Filter {
+  std::optional<Status> status = Status::Pending;  // nullopt: any
+  std::string agent, session, rule, principal;     // "" : any
+  std::int64_t min_age_ms = 0;                     // created at least this long before now
+  std::int64_t now_ms = 0;
+  std::size_t limit = 1000;
+};
+
+// "Approve this exact action for this session": identical proposals of the same principal
+// and session are approved without asking again until expires_ms (uses_left > 0: that many
+// uses; 0: any number until expiry).
+struct Grant {
+  std::string approval_id;
+  std::string principal, session, action_hash;
+  std::int64_t expires_ms = 0;
+  int uses_left = 1;
+  std::string approver;
+};
+
+// Notification kinds: "created", "closed" (left pending: approved/denied/expired),
+// "finished" (executed/refused). PostgreSQL delivers them to every daemon (LISTEN/NOTIFY);
+// SQLite to this process only.
+using Listener = std::function<void(std::string_view kind, std::string_view approval_id)>;
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  virtual std::string_view kind() const = 0;  // "sqlite" or "postgres"
+
+  virtual Created create(const NewApproval& approval) = 0;
+  virtual std::optional<Approval> get(std::string_view id) = 0;
+  // The approval a token opens, or nullopt; does not change it.
+  virtual std::optional<Approval> find_by_token(std::string_view token) = 0;
+  virtual std::vector<Approval> list(const Filter& filter) = 0;  // oldest first
+
+  virtual ApproveOutcome approve(std::string_view token, std::string_view approver,
+                                 std::string_view note, std::int64_t now_ms) = 0;
+  // By token, or by id (denying is always safe). Self-denial is allowed (withdrawing).
+  virtual DenyOutcome deny(std::string_view token_or_id, std::string_view by,
+                           std::string_view note, std::int64_t now_ms) = 0;
+  // approved → executed | refused with what happened; false when it was not approved.
+  virtual bool finish(std::string_view id, Status status, std::string_view result_json,
+                      std::int64_t now_ms) = 0;
+  // Moves every pending approval past its expiry to expired; returns those it moved (each
+  // exactly once across a fleet).
+  virtual std::vector<Approval> expire_due(std::int64_t now_ms) = 0;
+
+  virtual void add_grant(const Grant& grant) = 0;
+  // Consumes one use of a live grant for exactly this principal, session and action hash.
+  virtual std::optional<Grant> use_grant(std::string_view principal, std::string_view session,
+                                         std::string_view action_hash, std::int64_t now_ms) = 0;
+
+  // Starts delivering notifications to listener (from a store thread). Call once.
+  virtual void listen(Listener listener) = 0;
+};
+
+// Opens (creating the file and schema when missing) the SQLite store at path.
+std::unique_ptr<Store> open_sqlite(const std::string& path);
+// Connects to PostgreSQL (a libpq conninfo string) and creates the schema when missing.
+std::unique_ptr<Store> open_postgres(const std::string& conninfo);
+
+// "sha256:" + hex SHA-256 of the action's JSON text.
+std::string action_hash(std::string_view action_json);
+
+}  // namespace warden::approvals
