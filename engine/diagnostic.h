@@ -57,7 +57,7 @@ inline constexpr const char* kBadJson = "E_BAD_JSON";                 // not JSO
 inline constexpr const char* kTooDeep = "E_TOO_DEEP";                 // nesting over the limit
 inline constexpr const char* kBadRequest = "E_BAD_REQUEST";           // JSON, but not a request envelope
 inline constexpr const char* kUnknownAction = "E_UNKNOWN_ACTION";     // no such action
-inline constexpr const char* kNotImplemented = "E_NOT_IMPLEMENTED";   // submit, pending, approve, deny
+inline constexpr const char* kNotImplemented = "E_NOT_IMPLEMENTED";   // an action this daemon lacks
 // Daemon protocol: authentication and authorization.
 inline constexpr const char* kAuthRequired = "E_AUTH_REQUIRED";       // request before auth
 inline constexpr const char* kAuthFailed = "E_AUTH_FAILED";           // unknown token (connection closed)
@@ -74,6 +74,14 @@ inline constexpr const char* kReloadFailed = "E_RELOAD_FAILED";       // old rul
 inline constexpr const char* kResponseTooLarge = "E_RESPONSE_TOO_LARGE";  // the reply does not fit a frame
 inline constexpr const char* kNoProvider = "E_NO_PROVIDER";            // submit: no model provider configured
 inline constexpr const char* kInternal = "E_INTERNAL";                // a bug; the request failed closed
+// Daemon protocol: approvals (pending, approve, deny).
+inline constexpr const char* kApprovalNotFound = "E_APPROVAL_NOT_FOUND";  // no approval has this token or id
+inline constexpr const char* kApprovalClosed = "E_APPROVAL_CLOSED";    // already answered: used, denied, run
+inline constexpr const char* kApprovalExpired = "E_APPROVAL_EXPIRED";  // past its expiry
+inline constexpr const char* kSelfApproval = "E_SELF_APPROVAL";        // the approver is the requester
+inline constexpr const char* kAlreadyApproved = "E_ALREADY_APPROVED";  // this approver already voted
+inline constexpr const char* kApprovalRefused = "E_APPROVAL_REFUSED";  // the rules now refuse it: not run
+inline constexpr const char* kApprovalStore = "E_APPROVAL_STORE";      // the approvals store failed
 
 struct Entry {
   const char* code;
@@ -134,6 +142,13 @@ inline constexpr Entry kTable[] = {
     {kResponseTooLarge, "the reply would not fit in one frame"},
     {kNoProvider, "submit needs a model provider: none is configured ([[reasoning.providers]])"},
     {kInternal, "a bug; the request failed closed"},
+    {kApprovalNotFound, "no pending approval has this token (or id)"},
+    {kApprovalClosed, "the approval was already answered (approved and used, denied or expired)"},
+    {kApprovalExpired, "the approval expired before it was approved"},
+    {kSelfApproval, "an approver cannot approve their own request"},
+    {kAlreadyApproved, "this approver already approved it; another approver is needed"},
+    {kApprovalRefused, "approved, but the rules in force now refuse the action: it was not run"},
+    {kApprovalStore, "the approvals store cannot be read or written; nothing was approved"},
 };
 
 // True when `c` is in kTable.

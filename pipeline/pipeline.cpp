@@ -111,6 +111,7 @@ Signal feedback_signal(const Signal& from, std::string sensor, std::string text,
   next.agent = from.agent;
   next.principal = from.principal;
   next.depth = from.depth + 1;
+  next.approval_wait_s = from.approval_wait_s;
   next.tool = target;
   next.action_json = action_json;
   return next;
@@ -302,8 +303,7 @@ class Run {
           return act(signal, decision, attempt);
         case Outcome::ApprovalRequired:
           // Not a rejection: the action waits for a person; the model is not told to retry.
-          emit(events::approval_required(decision));
-          return done("suspended");
+          return suspend(signal, decision, decision.action_json);
         case Outcome::Reject:
           trace.push_back(
               reasoning::Rejection{attempt, proposal, decision.reason, rejecting_rules(decision)});
@@ -322,6 +322,32 @@ class Run {
     log("pipeline: every proposal refused (" + std::to_string(trace.size()) + " attempts)");
     emit(events::reply(explain_rejections(trace, refused_)));
     return done("rejected");
+  }
+
+  // approval-required: the action waits for a person. The daemon stores it as it would be
+  // dispatched (its target resolved) and may wait for the answer.
+  Step suspend(const Signal& signal, const Decision& decision, const std::string& action_json) {
+    if (!options_.on_approval_required) {
+      emit(events::approval_required(decision));
+      return done("suspended");
+    }
+    ResolvedTarget resolved =
+        resolve_target(action_json, signal.source, options_.default_target);
+    if (resolved.target.empty()) {
+      emit(events::approval_required(decision));
+      emit(events::error("E_ACTION", "the action cannot be dispatched, so it cannot be approved: " +
+                                         resolved.error));
+      return done("failed");
+    }
+    const EventSink safe = [this](std::string_view event) { emit(std::string(event)); };
+    std::string status;
+    try {
+      status = options_.on_approval_required(decision, resolved.action_json, signal, safe);
+    } catch (...) {
+      emit(events::error("E_APPROVAL_STORE", "the pending approval could not be stored"));
+      status = "failed";
+    }
+    return done(status.empty() ? "failed" : status);
   }
 
   // The signal as the model read it and the proposal it made, for the next model call of
@@ -365,10 +391,7 @@ class Run {
       }
     }
     if (!last.hints.empty()) hints_ = hint_texts(last);
-    if (last.outcome == Outcome::ApprovalRequired) {
-      emit(events::approval_required(last));
-      return done("suspended");
-    }
+    if (last.outcome == Outcome::ApprovalRequired) return suspend(signal, last, decided);
     if (last.outcome != Outcome::Approve) {
       log("pipeline: not dispatched: the last-mile decision " + last.decision_id + " is " +
           std::string(outcome_name(last.outcome)) + ": " + last.reason);

@@ -59,6 +59,16 @@ struct Options {
   // Called after every dispatch with the approving (last-mile) decision, the target and the
   // actuator's result: the daemon's audit `act` record. May be empty; must not throw.
   std::function<void(const Decision&, std::string_view target, const actuators::Result&)> on_dispatch;
+  // Called instead of emitting the plain approval-required event: the daemon stores a pending
+  // approval of action_json (the action resolved to its target, as it would be dispatched),
+  // emits the event with the approval's id and token, and — when the requester waits —
+  // blocks until a person answered or the wait ran out. Returns the run's final status:
+  // "suspended" (nobody answered yet), "done" (approved and run by the approving daemon),
+  // "rejected" (denied, expired, or refused by the rules on approval), "failed" (the approval
+  // could not be stored). May be empty; must not throw.
+  std::function<std::string(const Decision&, const std::string& action_json, const Signal&,
+                            const EventSink&)>
+      on_approval_required;
 };
 
 struct RunSummary {

@@ -20,6 +20,9 @@ struct Signal {
   // For feedback signals: the target and action JSON whose result this is ("" otherwise).
   std::string tool;
   std::string action_json;
+  // approval-required: how long the requester waits for a person's answer before the run
+  // ends suspended (seconds; 0: it does not wait).
+  std::int64_t approval_wait_s = 0;
 };
 
 }  // namespace warden::pipeline

@@ -301,6 +301,17 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   session.on("max_bytes", session.integer(&c.session.max_bytes, 65536, 1LL << 36));
   top.on("session", section(&session));
 
+  TableReader approvals(&errors, "approvals.");
+  ApprovalsConfig& ap = c.approvals;
+  approvals.on("store", approvals.string(&ap.store));
+  approvals.on("path", approvals.string(&ap.path));
+  approvals.on("conninfo", approvals.string(&ap.conninfo));
+  approvals.on("conninfo_env", approvals.string(&ap.conninfo_env));
+  approvals.on("expiry_seconds", approvals.integer(&ap.expiry_seconds, 1, 30LL * 86400));
+  approvals.on("max_wait_seconds", approvals.integer(&ap.max_wait_seconds, 0, 86400));
+  approvals.on("max_scope_minutes", approvals.integer(&ap.max_scope_minutes, 1, 30LL * 1440));
+  top.on("approvals", section(&approvals));
+
   TableReader audit(&errors, "audit.");
   AuditConfig& a = c.audit;
   audit.on("enabled", audit.boolean(&a.enabled));
@@ -430,6 +441,7 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   c.state_dir = resolve(base_dir, c.state_dir);
   c.audit_log = resolve(base_dir, c.audit_log);
   c.state_db = resolve(base_dir, c.state_db);
+  c.approvals.path = resolve(base_dir, c.approvals.path);
   c.audit.signing_key = resolve(base_dir, c.audit.signing_key);
   c.audit.mask_key = resolve(base_dir, c.audit.mask_key);
   c.unix_socket.path = resolve(base_dir, c.unix_socket.path);
@@ -584,6 +596,14 @@ ConfigErrors validate_config(const Config& c) {
   }
   if (c.home.empty() || c.home[0] != '/') {
     errors.push_back({"home", "must be an absolute path"});
+  }
+  if (c.approvals.store != "sqlite" && c.approvals.store != "postgres") {
+    errors.push_back(
+        {"approvals.store", "must be sqlite or postgres, not '" + c.approvals.store + "'"});
+  }
+  if (c.approvals.store == "postgres" && c.approvals.conninfo.empty() &&
+      c.approvals.conninfo_env.empty()) {
+    errors.push_back({"approvals.conninfo", "store = postgres needs conninfo or conninfo_env"});
   }
   for (std::size_t i = 0; i < c.rules.size(); ++i) {
     if (c.rules[i].empty()) {

@@ -80,6 +80,18 @@ struct AuditConfig {
   std::string daemon_id;             // [audit] daemon_id; empty: the host name, sanitized
 };
 
+// [approvals]: pending approvals (approvals/store.h, docs/PROTOCOL.md "Approvals"). SQLite in
+// one file (default: state_db) for one daemon; PostgreSQL for a fleet sharing approvals.
+struct ApprovalsConfig {
+  std::string store = "sqlite";  // [approvals] store: sqlite or postgres
+  std::string path;              // [approvals] path: the SQLite file; empty: state_db
+  std::string conninfo;          // [approvals] conninfo: libpq conninfo (no password here)
+  std::string conninfo_env = "WARDEN_APPROVALS_CONNINFO";  // [approvals] conninfo_env: else read from this variable
+  std::int64_t expiry_seconds = 3600;    // [approvals] expiry_seconds: rules may ask for less
+  std::int64_t max_wait_seconds = 3600;  // [approvals] max_wait_seconds: longest wait_s accepted
+  std::int64_t max_scope_minutes = 1440;  // [approvals] max_scope_minutes: longest scoped approval
+};
+
 // [reasoning] and [actuators]: the perceive → reason → act pipeline behind `submit`
 // (docs/REASONING.md, docs/ACTUATORS.md, docs/PIPELINE.md). Without providers, `submit`
 // answers E_NO_PROVIDER; `decide` never needs them.
@@ -117,13 +129,14 @@ struct Config {
   bool log_json = false;           // JSON lines on stderr
   std::string state_dir;           // empty: $XDG_STATE_HOME/warden or ~/.local/state/warden
   std::string audit_log;           // the audit log; default STATE_DIR/audit.jsonl
-  std::string state_db;            // later issues; default STATE_DIR/state.db
+  std::string state_db;            // pending approvals (SQLite); default STATE_DIR/state.db
   Limits limits;
   UnixSocketConfig unix_socket;
   TlsConfig tls;
   PreAuthLimits preauth;
   SessionConfig session;
   AuditConfig audit;
+  ApprovalsConfig approvals;
   PipelineConfig pipeline;
 };
 

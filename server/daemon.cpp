@@ -15,12 +15,22 @@
 #include "server/listener.h"
 #include "server/errors.h"
 #include "server/own_files.h"
+#include "actuators/builtin.h"
+#include "approvals/store.h"
+#include "server/approval_service.h"
 #include "server/pipeline_setup.h"
 #include "server/rule_loader.h"
 
 namespace warden::server {
 
 namespace asio = boost::asio;
+
+// The actuators approved actions are dispatched to when no pipeline (no model provider)
+// brought its own.
+struct ApprovalActuators {
+  actuators::ToolRegistry tools;  // before actuators: the tool actuator uses it
+  actuators::Registry actuators;
+};
 using tcp = asio::ip::tcp;
 
 namespace {
@@ -295,6 +305,50 @@ Daemon::StartResult Daemon::start() {
          log->info("{} pipeline threads (submit)", config_.pipeline.threads);
          return std::nullopt;
        }},
+      {"approvals",
+       [&]() -> std::optional<StepError> {
+         const ApprovalsConfig& ac = config_.approvals;
+         std::unique_ptr<approvals::Store> store;
+         std::string where;
+         try {
+           if (ac.store == "postgres") {
+             std::string conninfo = ac.conninfo;
+             if (conninfo.empty()) {
+               const char* value = std::getenv(ac.conninfo_env.c_str());
+               if (!value || !*value) {
+                 return StepError{2, "approvals.store is postgres: set approvals.conninfo or $" +
+                                         ac.conninfo_env};
+               }
+               conninfo = value;
+             }
+             store = approvals::open_postgres(conninfo);
+             where = "PostgreSQL";
+           } else {
+             where = ac.path.empty() ? config_.state_db : ac.path;
+             std::error_code ec;
+             std::filesystem::create_directories(std::filesystem::path(where).parent_path(), ec);
+             store = approvals::open_sqlite(where);
+           }
+         } catch (const std::exception& e) {
+           return StepError{4, std::string("approvals store: ") + e.what()};
+         }
+         actuators::Registry* registry = pipeline_parts_ ? &pipeline_parts_->actuators : nullptr;
+         if (!registry) {
+           approval_actuators_ = std::make_unique<ApprovalActuators>();
+           actuators::add_builtin_tools(approval_actuators_->tools);
+           actuators::register_builtin(approval_actuators_->actuators, effective_actuators(config_),
+                                       &approval_actuators_->tools,
+                                       [log](std::string_view line) {
+                                         log->info("actuator: {}", log_text(line));
+                                       });
+           registry = &approval_actuators_->actuators;
+         }
+         approvals_ = std::make_unique<ApprovalService>(context_, std::move(store), registry);
+         if (std::string error = approvals_->start(); !error.empty()) return StepError{4, error};
+         context_.approvals = approvals_.get();
+         log->info("approvals: {} store {} (expiry {} s)", ac.store, where, ac.expiry_seconds);
+         return std::nullopt;
+       }},
       {"reloader",
        [&]() -> std::optional<StepError> {
          Reloader::FingerprintFn fingerprint;
@@ -473,6 +527,9 @@ void Daemon::teardown() {
   connections_.close_all();
   connections_.throttled().flush(context_.log);
   if (reloader_) reloader_->stop();
+  // Waits for approvals end now (a run waiting for one ends suspended); the service stays
+  // reachable for what is still running.
+  if (approvals_) approvals_->stop();
   // Runs of closed connections stop at their next step; their decisions still need the pool.
   if (pipelines_) {
     context_.pipelines = nullptr;

@@ -26,8 +26,10 @@
 
 namespace warden::server {
 
+class ApprovalService;
 class Listener;
 struct PipelineParts;
+struct ApprovalActuators;
 
 class Daemon {
  public:
@@ -89,6 +91,10 @@ class Daemon {
   // After pool_: pipeline threads wait for decisions, so they stop first.
   std::unique_ptr<PipelineParts> pipeline_parts_;
   std::unique_ptr<PipelineWorkers> pipelines_;
+  // After pipelines_: its waits end first when stopping. Its actuators are the pipeline's,
+  // or its own when no provider is configured.
+  std::unique_ptr<ApprovalActuators> approval_actuators_;
+  std::unique_ptr<ApprovalService> approvals_;
   std::unique_ptr<Reloader> reloader_;
   std::optional<boost::asio::ssl::context> tls_;
   std::vector<std::shared_ptr<Listener>> listeners_;  // TCP (plain or TLS), Unix socket

@@ -2,6 +2,7 @@
 
 #include <future>
 
+#include "server/approval_service.h"
 #include "server/decider_pool.h"
 #include "server/decision_record.h"
 #include "server/errors.h"
@@ -27,9 +28,10 @@ Decision not_decided(ServerContext& ctx, const std::string& proposal_json, const
 }  // namespace
 
 pipeline::Decider make_daemon_decider(ServerContext& context, Identity identity,
-                                      std::shared_ptr<const std::atomic<bool>> closed) {
+                                      std::shared_ptr<const std::atomic<bool>> closed,
+                                      bool use_grants) {
   ServerContext* ctx = &context;
-  return [ctx, identity = std::move(identity), closed = std::move(closed)](
+  return [ctx, identity = std::move(identity), closed = std::move(closed), use_grants](
              const std::string& proposal_json, const pipeline::Signal& signal,
              pipeline::DecideStage, int) -> Decision {
     if (closed && closed->load()) {
@@ -65,8 +67,21 @@ pipeline::Decider make_daemon_decider(ServerContext& context, Identity identity,
                                           : "not decided: the daemon is shutting down"));
     };
     switch (ctx->pool->submit(std::move(job))) {
-      case DeciderPool::Submitted::Queued:
-        return future.get();
+      case DeciderPool::Submitted::Queued: {
+        Decision d = future.get();
+        // A scoped approval of this exact action in this session stands for a person's yes.
+        if (use_grants && d.outcome == Outcome::ApprovalRequired && ctx->approvals) {
+          try {
+            Requester who{identity.principal, identity.groups, signal.session, signal.agent};
+            if (auto grant = ctx->approvals->use_grant(who, d.action_json, d.decision_id)) {
+              d = approved_by_grant(std::move(d), *grant);
+            }
+          } catch (const std::exception& e) {
+            ctx->log->warn("approvals: no scoped approval could be read: {}", e.what());
+          }
+        }
+        return d;
+      }
       case DeciderPool::Submitted::Busy:
         Stats::add(ctx->stats.failed_closed);
         return not_decided(*ctx, proposal_json, err::kBusy,

@@ -16,7 +16,11 @@ namespace warden::server {
 
 // closed: set when the requester's connection closes; its queued decisions are then dropped
 // and the run sees a reject naming the cause.
+// use_grants: an approval-required decision that a live scoped approval of the same action
+// and session covers is approved (ApprovalService::use_grant); false for the last mile of an
+// approval itself.
 pipeline::Decider make_daemon_decider(ServerContext& context, Identity identity,
-                                      std::shared_ptr<const std::atomic<bool>> closed);
+                                      std::shared_ptr<const std::atomic<bool>> closed,
+                                      bool use_grants = true);
 
 }  // namespace warden::server

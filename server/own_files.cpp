@@ -63,6 +63,10 @@ std::vector<OwnFile> own_files(const Config& config) {
     }
   }
   if (!config.state_db.empty()) out.push_back({"state database", config.state_db, false});
+  // The approvals store: an agent that could write it could approve its own actions.
+  if (!config.approvals.path.empty()) {
+    out.push_back({"approvals database", config.approvals.path, false});
+  }
   // An agent that reads the key can impersonate the daemon; one that rewrites the
   // certificate can make clients trust another server.
   if (!config.tls.key.empty()) out.push_back({"TLS key", config.tls.key, false});

@@ -26,6 +26,8 @@ class ReplyInbox {
     bool close = false;
     bool partial = false;  // an event before the final reply (Reply::partial)
   };
+  // Entry::seq of a message outside any request (SessionAuth::push).
+  static constexpr std::uint64_t kUnsolicited = ~std::uint64_t{0};
 
   // Thread-safe. `executor` is the sessions' I/O executor (the same for every session).
   void push(Entry entry, const boost::asio::any_io_executor& executor);

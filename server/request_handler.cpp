@@ -6,6 +6,7 @@
 #include "audit/writer.h"
 #include "engine/decision.h"
 #include "engine/session_memory.h"
+#include "server/approval_service.h"
 #include "server/decider_pool.h"
 #include "server/decision_record.h"
 #include "server/errors.h"
@@ -31,14 +32,16 @@ bool is_known_action(std::string_view action) {
 
 // ok_response(id, "decide", "\"decision\":" + decision_to_json(…)), with one copy of the
 // decision's JSON instead of two.
-std::string decision_reply(std::string_view id_json, const Decision& decision, bool explain) {
+std::string decision_reply(std::string_view id_json, const Decision& decision, bool explain,
+                           std::string_view extra = {}) {
   std::string json = decision_to_json(decision, explain);
   std::string out;
-  out.reserve(80 + id_json.size() + json.size());
+  out.reserve(80 + id_json.size() + json.size() + extra.size());
   out += "{\"type\":\"response\",\"id\":";
   out += id_json;
   out += ",\"payload\":{\"action\":\"decide\",\"ok\":true,\"decision\":";
   out += json;
+  out += extra;  // more members of the payload (",\"approval\":{…}")
   out += "}}";
   return out;
 }
@@ -48,6 +51,163 @@ Reply error_reply(Stats& stats, std::string_view id_json, std::string_view actio
                   const ErrorBody& body, bool close = false) {
   Stats::add(stats.errors);
   return Reply{error_response(id_json, action, body), close};
+}
+
+// One `decide` request: decided once, and once more after a person approved it while its
+// client waited (wait_s).
+struct DecideCall {
+  ServerContext* ctx = nullptr;
+  std::string id_json;
+  std::string proposal_json;
+  bool explain = false;
+  std::string principal;
+  std::vector<std::string> groups;
+  std::string session;
+  std::shared_ptr<const std::atomic<bool>> closed;
+  ReplyFn later;
+  std::int64_t wait_s = 0;
+  bool after_approval = false;  // the second round: a grant may approve it, nothing new is stored
+};
+
+DeciderPool::Submitted queue_decide(std::shared_ptr<DecideCall> call);
+
+void send_decision(DecideCall& call, const Decision& decision, std::string_view extra = {}) {
+  count_outcome(call.ctx->stats, decision);
+  std::string json = decision_reply(call.id_json, decision, call.explain, extra);
+  if (json.size() > kMaxEncodableFrame) {
+    call.later(error_reply(call.ctx->stats, call.id_json, "decide",
+                           {err::kResponseTooLarge, "the decision does not fit in one frame"}));
+    return;
+  }
+  call.later(Reply{std::move(json)});
+}
+
+// A recorded approval-required decision, on an approval thread: a live scoped grant approves
+// it; otherwise a pending approval is stored and its token goes to the client, who may wait
+// for the answer.
+void on_approval_required(std::shared_ptr<DecideCall> call, Decision decision) {
+  ApprovalService& approvals = *call->ctx->approvals;
+  Requester who{call->principal, call->groups, call->session, {}};
+  try {
+    if (std::optional<approvals::Grant> grant =
+            approvals.use_grant(who, decision.action_json, decision.decision_id)) {
+      Decision approved = approved_by_grant(decision, *grant);
+      send_decision(*call, approved,
+                    ",\"approval\":{\"id\":" + json_string(grant->approval_id) +
+                        ",\"status\":\"granted\",\"scoped\":" +
+                        (grant->uses_left == 0 ? "true" : "false") + "}");
+      return;
+    }
+    if (call->after_approval) {
+      // Approved, but its grant is gone (used by an identical proposal in the meantime).
+      send_decision(*call, decision);
+      return;
+    }
+    approvals::Created created =
+        approvals.create(who, decision, decision.action_json, "decide");
+    const std::string shown = ApprovalService::requester_json(created);
+    if (call->wait_s <= 0) {
+      send_decision(*call, decision, ",\"approval\":" + shown);
+      return;
+    }
+    approvals.wait(
+        created.approval.id,
+        ApprovalService::Clock::now() + std::chrono::seconds(call->wait_s), call->closed,
+        [call, decision, shown](std::optional<approvals::Approval> answered) {
+          if (call->closed && call->closed->load()) {
+            call->later(Reply{});  // nobody reads it; it releases the session
+            return;
+          }
+          if (!answered) {
+            send_decision(*call, decision, ",\"approval\":" + shown);  // still pending
+            return;
+          }
+          if (answered->status == approvals::Status::Executed) {
+            // Approved: decided again, under the rules in force, where its grant approves it.
+            call->after_approval = true;
+            if (queue_decide(call) != DeciderPool::Submitted::Queued) {
+              call->later(error_reply(call->ctx->stats, call->id_json, "decide",
+                                      {err::kBusy, "approved, but the decision queue is full; "
+                                                   "send the proposal again"}));
+            }
+            return;
+          }
+          Decision refused = decision;
+          refused.outcome = Outcome::Reject;
+          refused.reason = answer_reason(*answered);
+          send_decision(*call, refused,
+                        ",\"approval\":{\"id\":" + json_string(answered->id) + ",\"status\":" +
+                            json_string(approvals::status_name(answered->status)) + "}");
+        });
+  } catch (const std::exception& e) {
+    call->later(error_reply(call->ctx->stats, call->id_json, "decide",
+                            {err::kApprovalStore,
+                             std::string("approval required, but no approval could be stored: ") +
+                                 e.what()}));
+  }
+}
+
+DeciderPool::Submitted queue_decide(std::shared_ptr<DecideCall> call) {
+  ServerContext* ctx = call->ctx;
+  DecideJob job;
+  job.proposal_json = call->proposal_json;
+  job.explain = call->explain;
+  job.principal = call->principal;
+  job.groups = call->groups;
+  job.session = call->session;
+  job.abandoned = call->closed;
+  // With the audit log, an approved decision's effects join the session's history only after
+  // its record is written (an E_AUDIT reject must not leave effects behind).
+  job.defer_remember = ctx->audit != nullptr;
+  job.done = [call, origin = DecisionOrigin{call->proposal_json, call->principal, call->groups,
+                                            call->session}](DecideResult&& result,
+                                                            std::int64_t time_us) mutable {
+    ServerContext* ctx = call->ctx;
+    // The reply's JSON is built on the worker; the audit writer's thread only sends it.
+    auto prepare = [call](const DecideResult& r) {
+      return r.ok && r.decision.outcome != Outcome::ApprovalRequired
+                 ? decision_reply(call->id_json, r.decision, call->explain)
+                 : std::string();
+    };
+    auto answer = [call, ctx](const DecideResult& result, std::string json) {
+      if (result.ok) {
+        if (result.decision.outcome == Outcome::ApprovalRequired && ctx->approvals &&
+            ctx->approvals->post([call, decision = result.decision] {
+              on_approval_required(call, decision);
+            })) {
+          return;
+        }
+        if (json.empty()) {
+          send_decision(*call, result.decision);
+          return;
+        }
+        count_outcome(ctx->stats, result.decision);
+        if (json.size() > kMaxEncodableFrame) {
+          call->later(
+              error_reply(ctx->stats, call->id_json, "decide",
+                          {err::kResponseTooLarge, "the decision does not fit in one frame"}));
+          return;
+        }
+        call->later(Reply{std::move(json)});
+      } else {
+        std::string diagnostics = "[" + result.error.to_json() + "]";
+        call->later(error_reply(ctx->stats, call->id_json, "decide",
+                                {result.error.code.empty() ? err::kInternal : result.error.code,
+                                 result.error.message, diagnostics}));
+      }
+    };
+    record_decision(*ctx, std::move(origin), std::move(result), time_us, prepare, answer);
+  };
+  job.cancelled = [call] {
+    if (call->closed && call->closed->load()) {
+      // The connection is gone: nobody reads this reply; it only releases the session.
+      call->later(Reply{});
+      return;
+    }
+    call->later(error_reply(call->ctx->stats, call->id_json, "decide",
+                            {err::kShuttingDown, "the daemon is shutting down"}));
+  };
+  return ctx->pool->submit(std::move(job));
 }
 
 }  // namespace
@@ -101,10 +261,21 @@ std::optional<Reply> RequestHandler::handle(std::string_view payload, SessionAut
   }
   if (action == "decide") return decide(request, identity, auth->closed, std::move(later));
   if (action == "submit") {
+    if (context_.approvals && auth->push) context_.approvals->attach(auth->hung_up, auth->push);
     return submit_request(context_, request, identity, auth->hung_up, std::move(later));
   }
   if (action == "reload") return reload(request, identity, std::move(later));
   if (action == "status") return Reply{ok_response(request.id_json, action, status_fields())};
+  if (action == "pending" || action == "approve" || action == "deny") {
+    if (!context_.approvals) {
+      return error(request, err::kApprovalStore, "this daemon has no approvals store");
+    }
+    if (action == "pending") {
+      return context_.approvals->pending(request, identity, auth->closed, std::move(later));
+    }
+    if (action == "approve") return context_.approvals->approve(request, identity, std::move(later));
+    return context_.approvals->deny(request, identity, std::move(later));
+  }
   return error(request, err::kNotImplemented,
                "'" + action + "' is not implemented by this daemon yet");
 }
@@ -152,67 +323,36 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
   if (!proposal || !proposal->IsObject()) {
     return error(request, err::kBadRequest, "\"payload.proposal\" must be an object");
   }
-  bool explain = false;
+  auto call = std::make_shared<DecideCall>();
   if (const rapidjson::Value* e = find_member(payload, "explain")) {
     if (!e->IsBool()) {
       return error(request, err::kBadRequest, "\"payload.explain\" must be a boolean");
     }
-    explain = e->GetBool();
+    call->explain = e->GetBool();
   }
-  DecideJob job;
-  if (!to_valid_json_text(*proposal, &job.proposal_json)) {
+  if (const rapidjson::Value* w = find_member(payload, "wait_s")) {
+    const std::int64_t max = context_.config->approvals.max_wait_seconds;
+    if (!w->IsInt64() || w->GetInt64() < 0 || w->GetInt64() > max) {
+      return error(request, err::kBadRequest,
+                   "\"payload.wait_s\" must be an integer from 0 to " + std::to_string(max) +
+                       " (approvals.max_wait_seconds)");
+    }
+    call->wait_s = w->GetInt64();
+  }
+  if (!to_valid_json_text(*proposal, &call->proposal_json)) {
     return error(request, err::kBadJson, "the proposal is not valid UTF-8 (lone surrogate escape)");
   }
-  job.explain = explain;
+  call->ctx = &context_;
+  call->id_json = request.id_json;
   // Who asked is the authenticated identity, never what the proposal claims: the engine puts
   // it in the `proposal` fact (principal, groups) and in the returned action.
-  job.principal = identity.principal;
-  job.groups = identity.groups;
+  call->principal = identity.principal;
+  call->groups = identity.groups;
   // Session memory is keyed by the authenticated principal and the proposal's session id.
-  job.session = session_key(*proposal, identity.principal).session;
-  job.abandoned = closed;
-  // With the audit log, an approved decision's effects join the session's history only after
-  // its record is written (an E_AUDIT reject must not leave effects behind).
-  job.defer_remember = context_.audit != nullptr;
-  ServerContext* ctx = &context_;
-  auto shared_later = std::make_shared<ReplyFn>(std::move(later));
-  job.done = [ctx, shared_later, id = request.id_json, explain,
-              origin = DecisionOrigin{job.proposal_json, job.principal, job.groups, job.session}](
-                 DecideResult&& result, std::int64_t time_us) mutable {
-    // The reply's JSON is built on the worker; the audit writer's thread only sends it.
-    auto prepare = [id, explain](const DecideResult& r) {
-      return r.ok ? decision_reply(id, r.decision, explain) : std::string();
-    };
-    auto answer = [ctx, shared_later, id, explain](const DecideResult& result, std::string json) {
-      if (result.ok) {
-        count_outcome(ctx->stats, result.decision);
-        if (json.empty()) json = decision_reply(id, result.decision, explain);
-        if (json.size() > kMaxEncodableFrame) {
-          (*shared_later)(
-              error_reply(ctx->stats, id, "decide",
-                          {err::kResponseTooLarge, "the decision does not fit in one frame"}));
-          return;
-        }
-        (*shared_later)(Reply{std::move(json)});
-      } else {
-        std::string diagnostics = "[" + result.error.to_json() + "]";
-        (*shared_later)(error_reply(ctx->stats, id, "decide",
-                                    {result.error.code.empty() ? err::kInternal : result.error.code,
-                                     result.error.message, diagnostics}));
-      }
-    };
-    record_decision(*ctx, std::move(origin), std::move(result), time_us, prepare, answer);
-  };
-  job.cancelled = [ctx, shared_later, closed, id = request.id_json] {
-    if (closed->load()) {
-      // The connection is gone: nobody reads this reply; it only releases the session.
-      (*shared_later)(Reply{});
-      return;
-    }
-    (*shared_later)(
-        error_reply(ctx->stats, id, "decide", {err::kShuttingDown, "the daemon is shutting down"}));
-  };
-  switch (context_.pool->submit(std::move(job))) {
+  call->session = session_key(*proposal, identity.principal).session;
+  call->closed = std::move(closed);
+  call->later = std::move(later);
+  switch (queue_decide(call)) {
     case DeciderPool::Submitted::Queued:
       return std::nullopt;
     case DeciderPool::Submitted::Busy:

@@ -42,6 +42,10 @@ struct SessionAuth {
   // token set is replaced (reload), the session re-checks the token against the new set.
   std::optional<TokenHash> token_hash;
   std::weak_ptr<const TokenStore> verified_by;
+  // Sends a message outside any request (an approval's result reaching its requester after
+  // the request ended): written after the replies already queued. Thread-safe; does nothing
+  // once the connection is gone (it does not keep the session alive).
+  std::function<void(std::string json)> push;
 };
 
 class RequestHandler {

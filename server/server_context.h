@@ -29,6 +29,7 @@ class Writer;
 
 namespace warden::server {
 
+class ApprovalService;
 class DeciderPool;
 class PipelineWorkers;
 class Reloader;
@@ -53,6 +54,9 @@ struct ServerContext {
                                      std::shared_ptr<const std::atomic<bool>>,
                                      const pipeline::EventSink&)>
       run_pipeline;
+  // Pending approvals: pending, approve, deny, and what approval-required leaves behind. Null
+  // only in tests that build a context without one.
+  ApprovalService* approvals = nullptr;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::atomic<bool> draining{false};  // shutting down: no new work is accepted
 

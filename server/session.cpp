@@ -33,6 +33,14 @@ Session::Session(std::unique_ptr<Transport> transport, PeerInfo peer, ServerCont
 Session::~Session() = default;
 
 void Session::start() {
+  auth_.push = [weak = weak_from_this()](std::string json) {
+    std::shared_ptr<Session> self = weak.lock();
+    if (!self || json.size() > kMaxEncodableFrame) return;
+    auto executor = self->transport_->executor();
+    Connections& connections = self->connections_;
+    connections.replies().push({std::move(self), ReplyInbox::kUnsolicited, std::move(json)},
+                               executor);
+  };
   Stats::add(context_.stats.connections_accepted);
   Stats::add(context_.stats.connections_current);
   if (!context_.auth_required()) {
@@ -263,7 +271,11 @@ void ReplyInbox::drain() {
   for (Entry& e : draining_) {
     Session& s = *e.session;
     if (s.closed_) continue;
-    s.complete(e.seq, make_frame(std::move(e.json)), e.close, e.partial);
+    if (e.seq == kUnsolicited) {
+      s.unsolicited(make_frame(std::move(e.json)));
+    } else {
+      s.complete(e.seq, make_frame(std::move(e.json)), e.close, e.partial);
+    }
     if (!s.in_drain_) {
       s.in_drain_ = true;
       sessions.push_back(&s);
@@ -287,6 +299,17 @@ void Session::complete(std::uint64_t seq, OutFrame frame, bool close, bool parti
   if (partial) return;
   slot.ready = true;
   slot.close = close;
+}
+
+void Session::unsolicited(OutFrame frame) {
+  if (read_closed_) return;
+  // Behind the oldest request's frames so far (they go out as they come), else next.
+  if (!slots_.empty()) {
+    slots_.front().frames.push_back(std::move(frame));
+  } else {
+    write_queue_.push_back(std::move(frame));
+    do_write();
+  }
 }
 
 void Session::flush_ready() {

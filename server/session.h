@@ -65,6 +65,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void process_frames();
   ReplyFn make_later(std::uint64_t seq);
   void complete(std::uint64_t seq, OutFrame frame, bool close, bool partial = false);
+  // A message outside any request: after the frames already due (SessionAuth::push).
+  void unsolicited(OutFrame frame);
   void flush_ready();
   // An error outside any request (framing, timeout): answered in order, then closed.
   void fail(const char* code, const std::string& message);

@@ -69,6 +69,16 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
       !string_field(payload, "source", kMaxName, &signal.source, &error)) {
     return error_reply(context, id, {err::kBadRequest, error});
   }
+  if (const rapidjson::Value* w = find_member(payload, "wait_s")) {
+    const std::int64_t max = context.config->approvals.max_wait_seconds;
+    if (!w->IsInt64() || w->GetInt64() < 0 || w->GetInt64() > max) {
+      return error_reply(context, id,
+                         {err::kBadRequest, "\"payload.wait_s\" must be an integer from 0 to " +
+                                                std::to_string(max) +
+                                                " (approvals.max_wait_seconds)"});
+    }
+    signal.approval_wait_s = w->GetInt64();
+  }
   // A client starts a conversation or sends a heartbeat; feedback signals (tool-output,
   // tool-error, loop-error) come only from the pipeline itself.
   if (signal.sensor != "user-input" && signal.sensor != "chat-message" &&

@@ -1,0 +1,898 @@
+#include "server/approval_service.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <exception>
+#include <future>
+
+#include "audit/record.h"
+#include "audit/writer.h"
+#include "engine/json_writer.h"
+#include "pipeline/action_json.h"
+#include "pipeline/events.h"
+#include "server/act_record.h"
+#include "server/audit_setup.h"
+#include "server/daemon_decider.h"
+#include "server/errors.h"
+#include "server/frame.h"
+#include "server/json_text.h"
+#include "server/submit.h"
+
+namespace warden::server {
+
+namespace {
+
+using approvals::Approval;
+using approvals::Status;
+
+constexpr std::size_t kMaxToken = 256;
+constexpr std::size_t kMaxNote = 4096;
+constexpr std::size_t kMaxFilter = 256;
+constexpr int kWorkers = 4;
+constexpr auto kSweepEvery = std::chrono::milliseconds(200);
+constexpr auto kExpireEvery = std::chrono::milliseconds(1000);
+// A wait also asks the store now and then, in case a notification was lost (a PostgreSQL
+// listener reconnecting).
+constexpr auto kPollEvery = std::chrono::milliseconds(2000);
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool is_final(Status s) {
+  return s == Status::Denied || s == Status::Expired || s == Status::Executed ||
+         s == Status::Refused;
+}
+
+// `text` when it is a JSON object, else null: the store is shared, and what the protocol
+// embeds must be one JSON value whatever a row holds.
+void append_object_or_null(std::string& out, std::string_view text) {
+  rapidjson::Document d;
+  d.Parse(text.data(), text.size());
+  if (d.HasParseError() || !d.IsObject()) {
+    out += "null";
+    return;
+  }
+  out += to_json_text(d);
+}
+
+void append_strings(std::string& out, const std::vector<std::string>& items) {
+  out += '[';
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    append_json_string(out, items[i]);
+  }
+  out += ']';
+}
+
+void member(std::string& out, std::string_view name, std::string_view value) {
+  out += ",\"";
+  out += name;
+  out += "\":";
+  append_json_string(out, value);
+}
+
+// The context.agent of an action, or "".
+std::string agent_of(const std::string& action_json) {
+  rapidjson::Document d;
+  d.Parse(action_json.data(), action_json.size());
+  if (d.HasParseError() || !d.IsObject()) return {};
+  const rapidjson::Value* context = find_member(d, "context");
+  if (!context || !context->IsObject()) return {};
+  const rapidjson::Value* agent = find_member(*context, "agent");
+  return agent && agent->IsString() ? std::string(agent->GetString(), agent->GetStringLength())
+                                    : std::string();
+}
+
+// What a scoped grant is bound to: the action's target, action and payload — what an actuator
+// does — without its id, explanation or context (they differ between two proposals of the
+// same action; the principal and session are matched on their own).
+std::string grant_key(const std::string& action_json) {
+  rapidjson::Document d;
+  d.Parse(action_json.data(), action_json.size());
+  if (d.HasParseError() || !d.IsObject()) return approvals::action_hash(action_json);
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  writer.StartObject();
+  for (const char* name : {"target", "action", "payload"}) {
+    writer.Key(name);
+    if (const rapidjson::Value* v = find_member(d, name)) {
+      v->Accept(writer);
+    } else {
+      writer.Null();
+    }
+  }
+  writer.EndObject();
+  return approvals::action_hash(std::string_view(buffer.GetString(), buffer.GetSize()));
+}
+
+// payload.NAME as a bounded string: absent leaves *out; another type or too long is an error.
+bool string_field(const rapidjson::Value& payload, const char* name, std::size_t max,
+                  std::string* out, std::string* error) {
+  const rapidjson::Value* v = find_member(payload, name);
+  if (!v) return true;
+  if (!v->IsString() || v->GetStringLength() > max) {
+    *error = std::string("\"payload.") + name + "\" must be a string of at most " +
+             std::to_string(max) + " bytes";
+    return false;
+  }
+  out->assign(v->GetString(), v->GetStringLength());
+  return true;
+}
+
+bool int_field(const rapidjson::Value& payload, const char* name, std::int64_t lo, std::int64_t hi,
+               std::int64_t* out, std::string* error) {
+  const rapidjson::Value* v = find_member(payload, name);
+  if (!v) return true;
+  if (!v->IsInt64() || v->GetInt64() < lo || v->GetInt64() > hi) {
+    *error = std::string("\"payload.") + name + "\" must be an integer from " +
+             std::to_string(lo) + " to " + std::to_string(hi);
+    return false;
+  }
+  *out = v->GetInt64();
+  return true;
+}
+
+std::string result_json_of(std::string_view target, const actuators::Result& r, bool with_output) {
+  std::string out = "{\"target\":";
+  append_json_string(out, target);
+  out += ",\"ok\":";
+  out += r.ok ? "true" : "false";
+  out += ",\"exit_code\":" + std::to_string(r.exit_code);
+  member(out, "error_code", r.error_code);
+  member(out, "error", r.error);
+  out += ",\"truncated\":";
+  out += r.truncated ? "true" : "false";
+  if (with_output) member(out, "output", r.output);
+  out += '}';
+  return out;
+}
+
+}  // namespace
+
+Decision approved_by_grant(Decision decision, const approvals::Grant& grant) {
+  decision.outcome = Outcome::Approve;
+  decision.reason = "approved for this session by " + grant.approver + " (approval " +
+                    grant.approval_id + (grant.uses_left == 0 ? ", scoped" : "") + ")";
+  return decision;
+}
+
+std::string answer_reason(const Approval& a) {
+  switch (a.status) {
+    case Status::Denied:
+      return "denied by " + a.closed_by + (a.close_note.empty() ? "" : ": " + a.close_note);
+    case Status::Expired:
+      return "the approval expired before anyone approved it";
+    case Status::Refused: {
+      rapidjson::Document d;
+      d.Parse(a.result_json.data(), a.result_json.size());
+      const rapidjson::Value* reason = d.IsObject() ? find_member(d, "reason") : nullptr;
+      return "approved, but not run: " + (reason && reason->IsString()
+                                              ? std::string(reason->GetString())
+                                              : std::string("the rules refused it"));
+    }
+    case Status::Executed:
+      return "approved";
+    default:
+      return "not answered";
+  }
+}
+
+ApprovalService::ApprovalService(ServerContext& context, std::unique_ptr<approvals::Store> store,
+                                 actuators::Registry* actuators)
+    : context_(context), store_(std::move(store)), actuators_(actuators) {}
+
+ApprovalService::~ApprovalService() { stop(); }
+
+std::string ApprovalService::start() {
+  try {
+    store_->listen([this](std::string_view kind, std::string_view id) {
+      post([this, kind = std::string(kind), id = std::string(id)] { on_notification(kind, id); });
+    });
+  } catch (const std::exception& e) {
+    return std::string("the approvals store cannot notify: ") + e.what();
+  }
+  try {
+    for (int i = 0; i < kWorkers; ++i) workers_.emplace_back([this] { run_worker(); });
+    sweeper_ = std::thread([this] { run_sweeper(); });
+  } catch (const std::exception& e) {
+    stop();
+    return std::string("cannot start the approval threads: ") + e.what();
+  }
+  return {};
+}
+
+void ApprovalService::stop() {
+  std::multimap<std::string, Waiter> waiters;
+  std::vector<Watcher> watchers;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ && workers_.empty() && !sweeper_.joinable()) return;
+    stopping_ = true;
+  }
+  work_ready_.notify_all();
+  sweeper_wake_.notify_all();
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
+  if (sweeper_.joinable()) sweeper_.join();
+  {
+    std::lock_guard lock(mutex_);
+    waiters.swap(waiters_);
+    watchers.swap(watchers_);
+    connections_.clear();
+    work_.clear();
+  }
+  for (auto& [id, w] : waiters) {
+    try {
+      w.answer(std::nullopt);
+    } catch (...) {
+    }
+  }
+  for (Watcher& w : watchers) {
+    try {
+      w.send(Reply{});  // releases the request; its connection is closing
+    } catch (...) {
+    }
+  }
+}
+
+void ApprovalService::attach(std::shared_ptr<const std::atomic<bool>> closed, Push push) {
+  std::lock_guard lock(mutex_);
+  for (auto& [c, p] : connections_) {
+    if (c.get() == closed.get()) return;
+  }
+  connections_.emplace_back(std::move(closed), std::move(push));
+}
+
+ApprovalService::Push ApprovalService::pusher(const std::atomic<bool>* closed) {
+  std::lock_guard lock(mutex_);
+  for (auto& [c, p] : connections_) {
+    if (c.get() == closed) return p;
+  }
+  return {};
+}
+
+bool ApprovalService::post(std::function<void()> fn) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return false;
+    work_.push_back(std::move(fn));
+  }
+  work_ready_.notify_one();
+  return true;
+}
+
+void ApprovalService::run_worker() {
+  for (;;) {
+    std::function<void()> fn;
+    {
+      std::unique_lock lock(mutex_);
+      work_ready_.wait(lock, [this] { return stopping_ || !work_.empty(); });
+      if (work_.empty()) return;  // stopping, nothing left
+      fn = std::move(work_.front());
+      work_.pop_front();
+    }
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      context_.log->error("approvals: {}", e.what());
+    } catch (...) {
+      context_.log->error("approvals: unknown error");
+    }
+  }
+}
+
+void ApprovalService::run_sweeper() {
+  auto next_expiry = Clock::now();
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    sweeper_wake_.wait_for(lock, kSweepEvery);
+    if (stopping_) break;
+    const auto now = Clock::now();
+    // Waits that ended: a closed connection or a deadline; and those due a poll.
+    std::vector<Waiter> ended;
+    std::vector<std::string> poll;
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+      Waiter& w = it->second;
+      if ((w.closed && w.closed->load()) || now >= w.deadline) {
+        ended.push_back(std::move(w));
+        it = waiters_.erase(it);
+        continue;
+      }
+      if (now >= w.next_poll) {
+        w.next_poll = now + kPollEvery;
+        poll.push_back(w.approval_id);
+      }
+      ++it;
+    }
+    std::vector<Watcher> gone;
+    for (auto it = watchers_.begin(); it != watchers_.end();) {
+      if (it->closed->load()) {
+        gone.push_back(std::move(*it));
+        it = watchers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    std::erase_if(connections_, [](const auto& entry) { return entry.first->load(); });
+    const bool expire = now >= next_expiry;
+    if (expire) next_expiry = now + kExpireEvery;
+    lock.unlock();
+    for (Waiter& w : ended) {
+      try {
+        w.answer(std::nullopt);
+      } catch (...) {
+      }
+    }
+    for (Watcher& w : gone) w.send(Reply{});
+    try {
+      if (expire) {
+        for (const Approval& a : store_->expire_due(now_ms())) record("expired", a, "expiry", "");
+      }
+      for (const std::string& id : poll) {
+        std::optional<Approval> a = store_->get(id);
+        if (a && is_final(a->status)) settle(*a);
+      }
+    } catch (const std::exception& e) {
+      context_.log->warn("approvals: the sweeper cannot reach the store: {}", e.what());
+    }
+    lock.lock();
+  }
+}
+
+void ApprovalService::on_notification(std::string kind, std::string approval_id) {
+  std::optional<Approval> a = store_->get(approval_id);
+  if (!a) return;
+  broadcast(kind == "created" ? "approval-created" : "approval-closed", *a);
+  if (is_final(a->status)) settle(*a);
+}
+
+void ApprovalService::settle(const Approval& approval) {
+  std::vector<Waiter> done;
+  {
+    std::lock_guard lock(mutex_);
+    auto [first, last] = waiters_.equal_range(approval.id);
+    for (auto it = first; it != last; ++it) done.push_back(std::move(it->second));
+    waiters_.erase(first, last);
+  }
+  for (Waiter& w : done) {
+    try {
+      w.answer(approval);
+    } catch (...) {
+    }
+  }
+}
+
+void ApprovalService::broadcast(std::string_view event, const Approval& approval) {
+  std::string payload = "{\"event\":";
+  append_json_string(payload, event);
+  payload += ",\"approval\":" + approval_json(approval) + "}";
+  std::vector<Watcher> watchers;
+  {
+    std::lock_guard lock(mutex_);
+    watchers = watchers_;
+  }
+  for (const Watcher& w : watchers) {
+    if (w.closed->load()) continue;
+    std::string message = event_message(w.id_json, payload);
+    if (message.size() > kMaxEncodableFrame) continue;
+    w.send(Reply{std::move(message), false, true});
+  }
+}
+
+void ApprovalService::wait(const std::string& approval_id, Clock::time_point deadline,
+                           std::shared_ptr<const std::atomic<bool>> closed, Answer answer) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!stopping_) {
+      waiters_.emplace(approval_id, Waiter{approval_id, deadline, std::move(closed),
+                                           std::move(answer), Clock::now() + kPollEvery});
+      return;
+    }
+  }
+  answer(std::nullopt);
+}
+
+// ---- requester side ----
+
+approvals::Created ApprovalService::create(const Requester& who, const Decision& decision,
+                                           const std::string& action_json,
+                                           const std::string& origin) {
+  const Config& config = *context_.config;
+  approvals::NewApproval n;
+  n.action_json = action_json;
+  n.proposal_json = action_json;
+  n.principal = who.principal;
+  n.groups = who.groups;
+  n.session = who.session;
+  n.agent = who.agent.empty() ? agent_of(action_json) : who.agent;
+  for (const FiredRule& r : decision.rules) {
+    if (!r.monitor && r.outcome == Outcome::ApprovalRequired) n.rules.push_back(r.rule);
+  }
+  n.reason = decision.reason;
+  n.decision_id = decision.decision_id;
+  n.origin = origin;
+  n.daemon_id = config.audit.daemon_id;
+  n.created_ms = now_ms();
+  std::int64_t expiry_s = config.approvals.expiry_seconds;
+  if (decision.approval_expires_s > 0 && decision.approval_expires_s < expiry_s) {
+    expiry_s = decision.approval_expires_s;
+  }
+  n.expires_ms = n.created_ms + expiry_s * 1000;
+  n.approvers_needed = std::clamp(decision.approvers_needed, 1, 2);
+  approvals::Created created = store_->create(n);
+  record("created", created.approval, who.principal, "", decision.decision_id);
+  return created;
+}
+
+std::string ApprovalService::requester_json(const approvals::Created& created) {
+  std::string out = "{\"id\":";
+  append_json_string(out, created.approval.id);
+  member(out, "token", created.token);
+  out += ",\"status\":\"pending\",\"expires_ms\":" + std::to_string(created.approval.expires_ms);
+  out += ",\"approvers_needed\":" + std::to_string(created.approval.approvers_needed);
+  member(out, "how", "warden approve " + created.token);
+  out += '}';
+  return out;
+}
+
+std::string ApprovalService::suspend(const Identity& identity,
+                                     std::shared_ptr<const std::atomic<bool>> closed,
+                                     const Decision& decision, const std::string& action_json,
+                                     const pipeline::Signal& signal,
+                                     const pipeline::EventSink& sink) {
+  Requester who{identity.principal, identity.groups, signal.session, signal.agent};
+  approvals::Created created;
+  try {
+    created = create(who, decision, action_json, "submit");
+  } catch (const std::exception& e) {
+    sink(pipeline::events::approval_required(decision));
+    sink(pipeline::events::error(err::kApprovalStore,
+                                 std::string("no pending approval could be stored: ") + e.what()));
+    return "failed";
+  }
+  std::string event = pipeline::events::approval_required(decision);
+  event.insert(event.size() - 1, ",\"approval\":" + requester_json(created));
+  sink(event);
+  const std::string id = created.approval.id;
+  if (signal.approval_wait_s > 0) {
+    auto answered = std::make_shared<std::promise<std::optional<Approval>>>();
+    std::future<std::optional<Approval>> future = answered->get_future();
+    wait(id, Clock::now() + std::chrono::seconds(signal.approval_wait_s), closed,
+         [answered](std::optional<Approval> a) { answered->set_value(std::move(a)); });
+    std::optional<Approval> a = future.get();
+    if (a) {
+      sink(result_event(*a));
+      return a->status == Status::Executed ? "done" : "rejected";
+    }
+    if (closed && closed->load()) return "cancelled";
+  }
+  // Not waiting (or no longer): the result reaches the connection while it is open.
+  if (Push push = pusher(closed.get())) {
+    const auto left = std::chrono::milliseconds(
+        std::max<std::int64_t>(0, created.approval.expires_ms - now_ms()));
+    wait(id, Clock::now() + left + std::chrono::seconds(5), closed,
+         [push](std::optional<Approval> a) {
+           if (a) push(event_message("null", result_event(*a)));
+         });
+  }
+  return "suspended";
+}
+
+std::optional<approvals::Grant> ApprovalService::use_grant(const Requester& who,
+                                                          const std::string& action_json,
+                                                          const std::string& decision_id) {
+  std::optional<approvals::Grant> grant =
+      store_->use_grant(who.principal, who.session, grant_key(action_json), now_ms());
+  if (!grant) return std::nullopt;
+  std::optional<Approval> approval = store_->get(grant->approval_id);
+  Approval shown = approval ? *approval : Approval{};
+  if (!approval) shown.id = grant->approval_id;
+  record("scoped-use", shown, grant->approver, "", decision_id);
+  return grant;
+}
+
+// ---- records ----
+
+void ApprovalService::record(std::string_view event, const Approval& a, std::string_view by,
+                             std::string_view note, std::string_view decision_id,
+                             std::string_view result_json) {
+  if (!context_.audit) return;
+  audit::ApprovalEvent e;
+  e.event = std::string(event);
+  e.approval_id = a.id;
+  e.action_hash = a.action_hash;
+  e.decision_id = decision_id.empty() ? a.decision_id : std::string(decision_id);
+  e.by = std::string(by);
+  e.note = std::string(note);
+  e.requester = a.principal;
+  e.session = a.session;
+  e.agent = a.agent;
+  e.origin = a.origin;
+  if (event == "created") e.action_json = a.action_json;
+  e.rules = a.rules;
+  e.reason = a.reason;
+  e.approvers_needed = a.approvers_needed;
+  e.votes = static_cast<int>(a.votes.size());
+  e.expires_ms = a.expires_ms;
+  e.result_json = std::string(result_json);
+  audit::AppendResult appended =
+      context_.audit->append_wait("approval", audit_now_us(), audit::approval_fields(e, context_.masker));
+  if (!appended.ok) {
+    throw std::runtime_error("the audit log cannot record approval " + a.id + " " +
+                             std::string(event) + ": " + appended.error);
+  }
+}
+
+// ---- approver side ----
+
+Reply ApprovalService::fail(const std::string& id_json, std::string_view action,
+                            std::string_view code, std::string message) {
+  Stats::add(context_.stats.errors);
+  return Reply{error_response(id_json, action, {code, message})};
+}
+
+std::optional<Reply> ApprovalService::pending(const Request& request, const Identity&,
+                                              std::shared_ptr<const std::atomic<bool>> closed,
+                                              ReplyFn later) {
+  const rapidjson::Value& payload = request.payload();
+  approvals::Filter filter;
+  std::string error;
+  std::int64_t min_age_s = 0;
+  bool watch = false;
+  if (!string_field(payload, "agent", kMaxFilter, &filter.agent, &error) ||
+      !string_field(payload, "session", kMaxFilter, &filter.session, &error) ||
+      !string_field(payload, "rule", kMaxFilter, &filter.rule, &error) ||
+      !int_field(payload, "min_age_s", 0, 366LL * 86400, &min_age_s, &error)) {
+    return fail(request.id_json, "pending", err::kBadRequest, error);
+  }
+  if (const rapidjson::Value* w = find_member(payload, "watch")) {
+    if (!w->IsBool()) {
+      return fail(request.id_json, "pending", err::kBadRequest, "\"payload.watch\" must be a boolean");
+    }
+    watch = w->GetBool();
+  }
+  filter.min_age_ms = min_age_s * 1000;
+  auto send = std::make_shared<ReplyFn>(std::move(later));
+  const bool queued = post([this, id = request.id_json, filter, watch, send, closed] {
+    approvals::Filter f = filter;
+    f.now_ms = now_ms();
+    std::vector<Approval> list;
+    try {
+      list = store_->list(f);
+    } catch (const std::exception& e) {
+      (*send)(fail(id, "pending", err::kApprovalStore, e.what()));
+      return;
+    }
+    std::string items = "[";
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (i) items += ',';
+      items += approval_json(list[i]);
+    }
+    items += ']';
+    if (!watch) {
+      std::string reply = ok_response(id, "pending", "\"approvals\":" + items);
+      if (reply.size() > kMaxEncodableFrame) {
+        (*send)(fail(id, "pending", err::kResponseTooLarge,
+                     "the list does not fit in one frame: filter it (agent, session, rule)"));
+        return;
+      }
+      (*send)(Reply{std::move(reply)});
+      return;
+    }
+    // Watching: the list now, then every approval that arrives or closes (no response; the
+    // request ends with the connection).
+    std::string first = event_message(id, "{\"event\":\"approvals\",\"approvals\":" + items + "}");
+    if (first.size() > kMaxEncodableFrame) {
+      first = event_message(id, "{\"event\":\"approvals\",\"approvals\":[],\"truncated\":true}");
+    }
+    (*send)(Reply{std::move(first), false, true});
+    std::lock_guard lock(mutex_);
+    watchers_.push_back(Watcher{closed, [send](Reply r) { (*send)(std::move(r)); }, id});
+  });
+  if (!queued) return fail(request.id_json, "pending", err::kShuttingDown, "the daemon is shutting down");
+  return std::nullopt;
+}
+
+std::optional<Reply> ApprovalService::approve(const Request& request, const Identity& identity,
+                                              ReplyFn later) {
+  const rapidjson::Value& payload = request.payload();
+  std::string token, note, error;
+  std::int64_t scope_minutes = 0;
+  const rapidjson::Value* t = find_member(payload, "token");
+  if (!t || !t->IsString() || t->GetStringLength() == 0) {
+    return fail(request.id_json, "approve", err::kBadRequest,
+                "\"payload.token\" must be the approval's token (warden approve TOKEN)");
+  }
+  if (!string_field(payload, "token", kMaxToken, &token, &error) ||
+      !string_field(payload, "note", kMaxNote, &note, &error) ||
+      !int_field(payload, "scope_minutes", 1, context_.config->approvals.max_scope_minutes,
+                 &scope_minutes, &error)) {
+    return fail(request.id_json, "approve", err::kBadRequest, error);
+  }
+  auto send = std::make_shared<ReplyFn>(std::move(later));
+  const bool queued = post([this, id = request.id_json, identity, token, note, scope_minutes, send] {
+    Reply reply;
+    try {
+      reply = approve_now(id, identity, token, note, static_cast<int>(scope_minutes));
+    } catch (const approvals::StoreError& e) {
+      reply = fail(id, "approve", err::kApprovalStore, e.what());
+    } catch (const std::exception& e) {
+      reply = fail(id, "approve", err::kAudit, e.what());
+    }
+    (*send)(std::move(reply));
+  });
+  if (!queued) return fail(request.id_json, "approve", err::kShuttingDown, "the daemon is shutting down");
+  return std::nullopt;
+}
+
+Reply ApprovalService::approve_now(const std::string& id_json, const Identity& identity,
+                                   const std::string& token, const std::string& note,
+                                   int scope_minutes) {
+  approvals::ApproveOutcome outcome = store_->approve(token, identity.principal, note, now_ms());
+  using R = approvals::ApproveResult;
+  const std::string which = outcome.approval ? "approval " + outcome.approval->id : "approval";
+  switch (outcome.result) {
+    case R::NotFound:
+      return fail(id_json, "approve", err::kApprovalNotFound, "no approval has this token");
+    case R::Closed:
+      return fail(id_json, "approve", err::kApprovalClosed,
+                  which + " is already " +
+                      std::string(approvals::status_name(outcome.approval->status)) +
+                      ": a token approves once");
+    case R::Expired:
+      record("expired", *outcome.approval, "expiry", "");
+      return fail(id_json, "approve", err::kApprovalExpired, which + " expired before it was approved");
+    case R::SelfApproval:
+      return fail(id_json, "approve", err::kSelfApproval,
+                  which + " was requested by " + identity.principal +
+                      ": another approver must answer it");
+    case R::AlreadyApproved:
+      return fail(id_json, "approve", err::kAlreadyApproved,
+                  which + ": you already approved it; it needs another approver");
+    case R::NeedMore: {
+      record("vote", *outcome.approval, identity.principal, note);
+      std::string fields = "\"status\":\"pending\",\"approval\":" + approval_json(*outcome.approval);
+      return Reply{ok_response(id_json, "approve", fields)};
+    }
+    case R::Claimed:
+      break;
+  }
+  const Approval& approval = *outcome.approval;
+  try {
+    record("approved", approval, identity.principal, note);
+  } catch (const std::exception& e) {
+    // Not recorded, so not run.
+    store_->finish(approval.id, Status::Refused,
+                   "{\"error_code\":\"E_AUDIT\",\"reason\":\"the approval could not be recorded\"}",
+                   now_ms());
+    throw;
+  }
+  return carry_out(id_json, identity, approval, scope_minutes);
+}
+
+Reply ApprovalService::carry_out(const std::string& id_json, const Identity& approver,
+                                 const Approval& approval, int scope_minutes) {
+  // The last mile: the rules in force decide the stored action again, as its requester.
+  Identity requester{approval.principal, Role::Agent, approval.groups};
+  pipeline::Signal signal;
+  signal.principal = approval.principal;
+  signal.session = approval.session;
+  signal.agent = approval.agent;
+  signal.source = "approval";
+  pipeline::Decider decide = make_daemon_decider(context_, requester, nullptr, false);
+  Decision last = decide(approval.action_json, signal, pipeline::DecideStage::LastMile, 1);
+  std::string decision_json = decision_to_json(last, false);
+  std::string refusal;
+  if (last.outcome == Outcome::Reject) {
+    refusal = "the rules in force now reject it: " + last.reason;
+  } else if (last.action_json != approval.action_json) {
+    refusal = "the rules in force now change the action (decision " + last.decision_id + ")";
+  }
+  if (!refusal.empty()) {
+    std::string result = "{\"decision_id\":";
+    append_json_string(result, last.decision_id);
+    member(result, "outcome", outcome_name(last.outcome));
+    member(result, "reason", refusal);
+    result += '}';
+    store_->finish(approval.id, Status::Refused, result, now_ms());
+    record("refused", approval, approver.principal, refusal, last.decision_id, result);
+    std::optional<Approval> now = store_->get(approval.id);
+    Stats::add(context_.stats.errors);
+    return Reply{error_response(id_json, "approve",
+                                {err::kApprovalRefused, "not run: " + refusal, {},
+                                 "\"approval\":" + approval_json(now ? *now : approval) +
+                                     ",\"decision\":" + decision_json})};
+  }
+  std::string status;
+  std::string result;  // stored, and delivered to the requester
+  std::string recorded;  // in the audit record (no output: it may carry anything)
+  if (approval.origin == "submit") {
+    pipeline::ResolvedTarget resolved = pipeline::resolve_target(last.action_json, "", "");
+    actuators::Actuator* actuator =
+        actuators_ && !resolved.target.empty() ? actuators_->find(resolved.target) : nullptr;
+    actuators::Result r;
+    if (!actuator) {
+      r.error_code = "E_ACT_NO_ACTUATOR";
+      r.error = "no actuator for target " + resolved.target + " on daemon " +
+                context_.config->audit.daemon_id;
+    } else {
+      actuators::Context c;
+      c.decision_id = last.decision_id;
+      c.principal = approval.principal;
+      c.session = approval.session;
+      c.agent = approval.agent;
+      c.source = "approval";
+      c.allowed = granted_capabilities(last);
+      try {
+        r = actuator->act(last.action_json, c);
+      } catch (...) {
+        r = actuators::Result{};
+        r.error_code = "E_ACT_CRASHED";
+        r.error = "the actuator threw";
+      }
+      record_act(context_, last.decision_id, resolved.target, approval.principal, r);
+    }
+    status = "executed";
+    result = result_json_of(resolved.target, r, true);
+    recorded = result_json_of(resolved.target, r, false);
+  } else {
+    status = "granted";
+    recorded = result = "{\"granted\":true}";
+  }
+  if (scope_minutes > 0 || approval.origin != "submit") {
+    approvals::Grant g;
+    g.approval_id = approval.id;
+    g.principal = approval.principal;
+    g.session = approval.session;
+    g.action_hash = grant_key(approval.action_json);
+    g.approver = approver.principal;
+    if (scope_minutes > 0) {
+      g.expires_ms = now_ms() + std::int64_t{scope_minutes} * 60000;
+      g.uses_left = 0;  // any number of uses until it expires
+    } else {
+      g.expires_ms = now_ms() + context_.config->approvals.expiry_seconds * 1000;
+      g.uses_left = 1;
+    }
+    store_->add_grant(g);
+    std::string grant = "{\"uses\":" + std::to_string(g.uses_left) +
+                        ",\"expires_ms\":" + std::to_string(g.expires_ms) +
+                        ",\"scope_minutes\":" + std::to_string(scope_minutes) + "}";
+    result.insert(result.size() - 1, ",\"grant\":" + grant);
+    recorded.insert(recorded.size() - 1, ",\"grant\":" + grant);
+  }
+  store_->finish(approval.id, Status::Executed, result, now_ms());
+  record(approval.origin == "submit" ? "executed" : "granted", approval, approver.principal, "",
+         last.decision_id, recorded);
+  std::optional<Approval> now = store_->get(approval.id);
+  std::string fields = "\"status\":";
+  append_json_string(fields, status);
+  fields += ",\"approval\":" + approval_json(now ? *now : approval);
+  fields += ",\"decision\":" + decision_json;
+  fields += ",\"result\":" + result;
+  std::string reply = ok_response(id_json, "approve", fields);
+  if (reply.size() > kMaxEncodableFrame) {
+    return Reply{ok_response(id_json, "approve",
+                             "\"status\":" + json_string(status) + ",\"approval\":{\"id\":" +
+                                 json_string(approval.id) + "},\"truncated\":true")};
+  }
+  return Reply{std::move(reply)};
+}
+
+std::optional<Reply> ApprovalService::deny(const Request& request, const Identity& identity,
+                                           ReplyFn later) {
+  const rapidjson::Value& payload = request.payload();
+  std::string token, id, note, error;
+  if (!string_field(payload, "token", kMaxToken, &token, &error) ||
+      !string_field(payload, "id", kMaxToken, &id, &error) ||
+      !string_field(payload, "note", kMaxNote, &note, &error)) {
+    return fail(request.id_json, "deny", err::kBadRequest, error);
+  }
+  if (token.empty() == id.empty()) {
+    return fail(request.id_json, "deny", err::kBadRequest,
+                "give exactly one of \"payload.token\" and \"payload.id\"");
+  }
+  auto send = std::make_shared<ReplyFn>(std::move(later));
+  const bool queued = post([this, rid = request.id_json, identity, which = token.empty() ? id : token,
+                            note, send] {
+    try {
+      approvals::DenyOutcome outcome = store_->deny(which, identity.principal, note, now_ms());
+      switch (outcome.result) {
+        case approvals::DenyResult::NotFound:
+          (*send)(fail(rid, "deny", err::kApprovalNotFound, "no approval has this token or id"));
+          return;
+        case approvals::DenyResult::Closed:
+          (*send)(fail(rid, "deny", err::kApprovalClosed,
+                       "approval " + outcome.approval->id + " is already " +
+                           std::string(approvals::status_name(outcome.approval->status))));
+          return;
+        case approvals::DenyResult::Expired:
+          record("expired", *outcome.approval, "expiry", "");
+          (*send)(fail(rid, "deny", err::kApprovalExpired,
+                       "approval " + outcome.approval->id + " had already expired"));
+          return;
+        case approvals::DenyResult::Denied:
+          break;
+      }
+      record("denied", *outcome.approval, identity.principal, note);
+      (*send)(Reply{ok_response(rid, "deny", "\"approval\":" + approval_json(*outcome.approval))});
+    } catch (const approvals::StoreError& e) {
+      (*send)(fail(rid, "deny", err::kApprovalStore, e.what()));
+    } catch (const std::exception& e) {
+      (*send)(fail(rid, "deny", err::kAudit, e.what()));
+    }
+  });
+  if (!queued) return fail(request.id_json, "deny", err::kShuttingDown, "the daemon is shutting down");
+  return std::nullopt;
+}
+
+// ---- JSON ----
+
+std::string ApprovalService::approval_json(const Approval& a) {
+  std::string out = "{\"id\":";
+  append_json_string(out, a.id);
+  member(out, "status", approvals::status_name(a.status));
+  member(out, "principal", a.principal);
+  member(out, "session", a.session);
+  member(out, "agent", a.agent);
+  member(out, "origin", a.origin);
+  out += ",\"action\":";
+  append_object_or_null(out, a.action_json);
+  member(out, "action_hash", a.action_hash);
+  out += ",\"rules\":";
+  append_strings(out, a.rules);
+  member(out, "reason", a.reason);
+  member(out, "decision_id", a.decision_id);
+  member(out, "daemon_id", a.daemon_id);
+  out += ",\"created_ms\":" + std::to_string(a.created_ms);
+  out += ",\"expires_ms\":" + std::to_string(a.expires_ms);
+  out += ",\"approvers_needed\":" + std::to_string(a.approvers_needed);
+  out += ",\"votes\":[";
+  for (std::size_t i = 0; i < a.votes.size(); ++i) {
+    if (i) out += ',';
+    out += "{\"approver\":";
+    append_json_string(out, a.votes[i].approver);
+    member(out, "note", a.votes[i].note);
+    out += ",\"at_ms\":" + std::to_string(a.votes[i].at_ms) + "}";
+  }
+  out += ']';
+  member(out, "closed_by", a.closed_by);
+  member(out, "close_note", a.close_note);
+  out += ",\"closed_ms\":" + std::to_string(a.closed_ms);
+  out += ",\"result\":";
+  if (a.result_json.empty()) {
+    out += "null";
+  } else {
+    append_object_or_null(out, a.result_json);
+  }
+  out += '}';
+  return out;
+}
+
+std::string ApprovalService::result_event(const Approval& a) {
+  std::string out = "{\"event\":\"approval-result\",\"approval_id\":";
+  append_json_string(out, a.id);
+  member(out, "status", approvals::status_name(a.status));
+  std::string by = a.closed_by;
+  std::string note = a.close_note;
+  if (by.empty() && !a.votes.empty()) {
+    by = a.votes.back().approver;
+    note = a.votes.back().note;
+  }
+  member(out, "by", by);
+  member(out, "note", note);
+  out += ",\"result\":";
+  if (a.result_json.empty()) {
+    out += "null";
+  } else {
+    append_object_or_null(out, a.result_json);
+  }
+  out += '}';
+  return out;
+}
+
+}  // namespace warden::server

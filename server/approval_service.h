@@ -1,0 +1,170 @@
+// Human approvals in the daemon (SPEC §6, docs/PROTOCOL.md "Approvals"): what
+// approval-required leaves behind, who may answer it and what happens then.
+//
+//   requester side  decide/submit → approval-required → create(): a pending approval in the
+//                   store (token to the requester, `approval created` in the audit log).
+//                   decide: a live scoped grant for this exact action and session turns the
+//                   answer into approve instead (use_grant, `approval scoped-use`).
+//   approver side   pending (list, or watch: events as approvals arrive and close),
+//                   approve TOKEN: one store transaction claims it — exactly one approver
+//                   across the fleet; then the last mile (the rules in force decide the stored
+//                   action again, as its requester); a reject or a changed action means it is
+//                   not run (refused). A submit's action is then dispatched here; a decide's
+//                   becomes a grant for its requester's session (one use, or scope_minutes).
+//                   deny TOKEN|ID closes it. Every transition is an `approval` audit record.
+//   delivery        followers (connections still open, waiting clients) hear of the final state
+//                   through the store's notifications — PostgreSQL's LISTEN/NOTIFY reaches the
+//                   requester's daemon wherever the approver answered.
+//
+// Store work and dispatches run on the service's own threads, never on the I/O thread; the
+// sweeper thread expires approvals and ends waits that ran out. Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "actuators/actuator.h"
+#include "approvals/store.h"
+#include "engine/decision.h"
+#include "pipeline/pipeline.h"
+#include "server/protocol.h"
+#include "server/request_handler.h"
+#include "server/roles.h"
+#include "server/server_context.h"
+
+namespace warden::server {
+
+// Who asked for an action that needs approval.
+struct Requester {
+  std::string principal;
+  std::vector<std::string> groups;
+  std::string session;
+  std::string agent;
+};
+
+// The decision a live scoped grant turns an approval-required decision into: approve, its
+// reason naming the approval and its approver (the rules' own decision stays in the log).
+Decision approved_by_grant(Decision decision, const approvals::Grant& grant);
+// Why a final approval did not let its action through (denied by whom, expired, refused).
+std::string answer_reason(const approvals::Approval& approval);
+
+class ApprovalService {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Called once with the approval in a final state (denied, expired, executed, refused), or
+  // with nullopt when the wait ran out or the follower's connection closed.
+  using Answer = std::function<void(std::optional<approvals::Approval>)>;
+
+  // actuators: where a submit's approved actions are dispatched (null: they are refused with
+  // E_ACT_NO_ACTUATOR as a result).
+  ApprovalService(ServerContext& context, std::unique_ptr<approvals::Store> store,
+                  actuators::Registry* actuators);
+  ~ApprovalService();
+  ApprovalService(const ApprovalService&) = delete;
+  ApprovalService& operator=(const ApprovalService&) = delete;
+
+  std::string start();  // threads and the store's notifications; an error text on failure
+  void stop();          // idempotent; ends every wait with nullopt
+
+  approvals::Store& store() { return *store_; }
+
+  // ---- requester side (any thread; blocking store calls) ----
+  // Stores a pending approval of action_json for the decision; appends `approval created`.
+  // Throws approvals::StoreError (or std::runtime_error when the audit log fails).
+  approvals::Created create(const Requester& who, const Decision& decision,
+                            const std::string& action_json, const std::string& origin);
+  // {"id","token","status":"pending","expires_ms","approvers_needed","how"}
+  static std::string requester_json(const approvals::Created& created);
+  // A live grant for this principal, session and action, consumed (one use); appends
+  // `approval scoped-use` naming the decision it approved. Throws like create().
+  std::optional<approvals::Grant> use_grant(const Requester& who, const std::string& action_json,
+                                            const std::string& decision_id);
+  // A submit's run reached approval-required (pipeline::Options::on_approval_required): stores
+  // the pending approval, sends the approval-required event with its token, waits for the
+  // answer when the requester asked to (signal.approval_wait_s), and otherwise lets the
+  // result reach the requester's connection later. Returns the run's final status.
+  std::string suspend(const Identity& identity, std::shared_ptr<const std::atomic<bool>> closed,
+                      const Decision& decision, const std::string& action_json,
+                      const pipeline::Signal& signal, const pipeline::EventSink& sink);
+  // Calls answer once the approval reaches a final state, or with nullopt at deadline or when
+  // *closed becomes true (checked by the sweeper). Any thread; answer runs on a service thread.
+  void wait(const std::string& approval_id, Clock::time_point deadline,
+            std::shared_ptr<const std::atomic<bool>> closed, Answer answer);
+  // The connection a submit came from, so an approval's result can reach it after the run
+  // ended: push sends a message outside any request (SessionAuth::push). Kept while *closed
+  // is false.
+  using Push = std::function<void(std::string json)>;
+  void attach(std::shared_ptr<const std::atomic<bool>> closed, Push push);
+  Push pusher(const std::atomic<bool>* closed);
+  // Runs fn on a service thread (false when stopped).
+  bool post(std::function<void()> fn);
+
+  // ---- approver side: requests from the I/O thread; replies through later() ----
+  std::optional<Reply> pending(const Request& request, const Identity& identity,
+                               std::shared_ptr<const std::atomic<bool>> closed, ReplyFn later);
+  std::optional<Reply> approve(const Request& request, const Identity& identity, ReplyFn later);
+  std::optional<Reply> deny(const Request& request, const Identity& identity, ReplyFn later);
+
+  // The `approval-result` event payload for an approval in a final state.
+  static std::string result_event(const approvals::Approval& approval);
+  // APPROVAL: an approval as the protocol shows it (never a token).
+  static std::string approval_json(const approvals::Approval& approval);
+
+ private:
+  struct Waiter {
+    std::string approval_id;
+    Clock::time_point deadline;
+    std::shared_ptr<const std::atomic<bool>> closed;
+    Answer answer;
+    Clock::time_point next_poll;
+  };
+  struct Watcher {
+    std::shared_ptr<const std::atomic<bool>> closed;
+    ReplyFn send;
+    std::string id_json;
+  };
+
+  void run_worker();
+  void run_sweeper();
+  void on_notification(std::string kind, std::string approval_id);
+  void settle(const approvals::Approval& approval);  // ends the waits of a final approval
+  void broadcast(std::string_view event, const approvals::Approval& approval);
+  Reply approve_now(const std::string& id_json, const Identity& identity, const std::string& token,
+                    const std::string& note, int scope_minutes);
+  // The last mile and what follows a claimed approval; returns the approve reply.
+  Reply carry_out(const std::string& id_json, const Identity& identity,
+                  const approvals::Approval& approval, int scope_minutes);
+  void record(std::string_view event, const approvals::Approval& approval, std::string_view by,
+              std::string_view note, std::string_view decision_id = {},
+              std::string_view result_json = {});
+  Reply fail(const std::string& id_json, std::string_view action, std::string_view code,
+             std::string message);
+
+  ServerContext& context_;
+  std::unique_ptr<approvals::Store> store_;
+  actuators::Registry* actuators_;
+
+  std::mutex mutex_;
+  std::condition_variable work_ready_;
+  std::condition_variable sweeper_wake_;
+  std::deque<std::function<void()>> work_;
+  std::vector<std::thread> workers_;
+  std::thread sweeper_;
+  bool stopping_ = false;
+  std::multimap<std::string, Waiter> waiters_;  // by approval id
+  std::vector<Watcher> watchers_;
+  std::vector<std::pair<std::shared_ptr<const std::atomic<bool>>, Push>> connections_;
+};
+
+}  // namespace warden::server
