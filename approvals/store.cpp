@@ -1,12 +1,217 @@
+// The parts of the approval store both backends share: names, the schema, hashing, tokens
+// and ids, and the JSON array columns.
 #include "approvals/store.h"
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <charconv>
+
+#include "approvals/internal.h"
 
 namespace warden::approvals {
 
-std::unique_ptr<Store> open_sqlite(const std::string&) { throw StoreError("not built yet"); }
-std::unique_ptr<Store> open_postgres(const std::string&) { throw StoreError("not built yet"); }
-std::string action_hash(std::string_view) { return {}; }
-std::string_view status_name(Status) { return "pending"; }
-std::optional<Status> parse_status(std::string_view) { return std::nullopt; }
-std::string_view approve_result_name(ApproveResult) { return ""; }
+std::string_view status_name(Status status) {
+  switch (status) {
+    case Status::Pending: return "pending";
+    case Status::Approved: return "approved";
+    case Status::Denied: return "denied";
+    case Status::Expired: return "expired";
+    case Status::Executed: return "executed";
+    case Status::Refused: return "refused";
+  }
+  return "pending";
+}
 
+std::optional<Status> parse_status(std::string_view name) {
+  for (Status s : {Status::Pending, Status::Approved, Status::Denied, Status::Expired,
+                   Status::Executed, Status::Refused}) {
+    if (status_name(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+std::string_view approve_result_name(ApproveResult result) {
+  switch (result) {
+    case ApproveResult::Claimed: return "claimed";
+    case ApproveResult::NeedMore: return "need-more";
+    case ApproveResult::NotFound: return "not-found";
+    case ApproveResult::Closed: return "closed";
+    case ApproveResult::Expired: return "expired";
+    case ApproveResult::SelfApproval: return "self-approval";
+    case ApproveResult::AlreadyApproved: return "already-approved";
+  }
+  return "not-found";
+}
+
+std::string action_hash(std::string_view action_json) {
+  return "sha256:" + detail::sha256_hex(action_json);
+}
+
+namespace detail {
+
+const char* const kSchema[] = {
+    "CREATE TABLE IF NOT EXISTS approvals ("
+    " id TEXT PRIMARY KEY,"
+    " token_hash TEXT UNIQUE NOT NULL,"
+    " status TEXT NOT NULL,"
+    " action_hash TEXT NOT NULL,"
+    " action_json TEXT NOT NULL,"
+    " proposal_json TEXT NOT NULL,"
+    " principal TEXT NOT NULL,"
+    " groups_json TEXT NOT NULL,"
+    " session TEXT NOT NULL,"
+    " agent TEXT NOT NULL,"
+    " rules_json TEXT NOT NULL,"
+    " reason TEXT NOT NULL,"
+    " decision_id TEXT NOT NULL,"
+    " origin TEXT NOT NULL,"
+    " daemon_id TEXT NOT NULL,"
+    " created_ms BIGINT NOT NULL,"
+    " expires_ms BIGINT NOT NULL,"
+    " approvers_needed INTEGER NOT NULL,"
+    " closed_by TEXT NOT NULL DEFAULT '',"
+    " close_note TEXT NOT NULL DEFAULT '',"
+    " closed_ms BIGINT NOT NULL DEFAULT 0,"
+    " result_json TEXT NOT NULL DEFAULT '')",
+    "CREATE INDEX IF NOT EXISTS approvals_status_expires ON approvals (status, expires_ms)",
+    "CREATE TABLE IF NOT EXISTS approval_votes ("
+    " approval_id TEXT NOT NULL REFERENCES approvals (id),"
+    " approver TEXT NOT NULL,"
+    " note TEXT NOT NULL,"
+    " at_ms BIGINT NOT NULL,"
+    " seq INTEGER NOT NULL,"
+    " PRIMARY KEY (approval_id, approver))",
+    "CREATE TABLE IF NOT EXISTS approval_grants ("
+    " id TEXT PRIMARY KEY,"
+    " approval_id TEXT NOT NULL REFERENCES approvals (id),"
+    " principal TEXT NOT NULL,"
+    " session TEXT NOT NULL,"
+    " action_hash TEXT NOT NULL,"
+    " expires_ms BIGINT NOT NULL,"
+    " uses_left INTEGER NOT NULL,"  // > 0: uses remaining; 0: unlimited until expiry; -1: used up
+    " approver TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS approval_grants_match"
+    " ON approval_grants (principal, session, action_hash)",
+};
+const std::size_t kSchemaCount = sizeof(kSchema) / sizeof(kSchema[0]);
+
+std::int64_t parse_int(std::string_view text, const char* what) {
+  std::int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size()) {
+    throw StoreError(std::string("approval store: column ") + what + " is not an integer");
+  }
+  return v;
+}
+
+Approval approval_from_row(const std::function<std::string(int)>& column) {
+  Approval a;
+  a.id = column(0);
+  const std::string status = column(1);
+  auto s = parse_status(status);
+  if (!s) throw StoreError("approval store: unknown status '" + status + "' on " + a.id);
+  a.status = *s;
+  a.action_hash = column(2);
+  a.action_json = column(3);
+  a.proposal_json = column(4);
+  a.principal = column(5);
+  a.groups = parse_json_array(column(6));
+  a.session = column(7);
+  a.agent = column(8);
+  a.rules = parse_json_array(column(9));
+  a.reason = column(10);
+  a.decision_id = column(11);
+  a.origin = column(12);
+  a.daemon_id = column(13);
+  a.created_ms = parse_int(column(14), "created_ms");
+  a.expires_ms = parse_int(column(15), "expires_ms");
+  a.approvers_needed = static_cast<int>(parse_int(column(16), "approvers_needed"));
+  a.closed_by = column(17);
+  a.close_note = column(18);
+  a.closed_ms = parse_int(column(19), "closed_ms");
+  a.result_json = column(20);
+  return a;
+}
+
+namespace {
+
+void random_bytes(unsigned char* out, int n) {
+  if (RAND_bytes(out, n) != 1) throw StoreError("approval store: the CSPRNG failed");
+}
+
+}  // namespace
+
+std::string new_token() {
+  unsigned char raw[32];
+  random_bytes(raw, sizeof raw);
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out = "wapr_";
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (unsigned char c : raw) {
+    acc = (acc << 8) | c;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out += kAlphabet[(acc >> bits) & 0x3f];
+    }
+  }
+  if (bits > 0) out += kAlphabet[(acc << (6 - bits)) & 0x3f];
+  return out;
+}
+
+std::string new_id(std::string_view prefix) {
+  unsigned char raw[12];
+  random_bytes(raw, sizeof raw);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(prefix);
+  for (unsigned char c : raw) {
+    out += kHex[c >> 4];
+    out += kHex[c & 0xf];
+  }
+  return out;
+}
+
+std::string sha256_hex(std::string_view data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr) != 1) {
+    throw StoreError("approval store: SHA-256 failed");
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(len * 2);
+  for (unsigned int i = 0; i < len; ++i) {
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 0xf];
+  }
+  return out;
+}
+
+std::string json_array(const std::vector<std::string>& items) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.StartArray();
+  for (const auto& s : items) w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  w.EndArray();
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+std::vector<std::string> parse_json_array(std::string_view text) {
+  std::vector<std::string> out;
+  rapidjson::Document doc;
+  doc.Parse(text.data(), text.size());
+  if (doc.HasParseError() || !doc.IsArray()) return out;
+  for (const auto& v : doc.GetArray()) {
+    if (v.IsString()) out.emplace_back(v.GetString(), v.GetStringLength());
+  }
+  return out;
+}
+
+}  // namespace detail
 }  // namespace warden::approvals

@@ -1,0 +1,42 @@
+// What the SQLite and PostgreSQL stores share: the schema, the column list they read an
+// approval from, token/id generation, hashing and the JSON array columns.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "approvals/store.h"
+
+namespace warden::approvals::detail {
+
+// CREATE TABLE/INDEX IF NOT EXISTS statements, valid in both SQLite and PostgreSQL.
+extern const char* const kSchema[];
+extern const std::size_t kSchemaCount;
+
+// The columns an approval is read from, in the order approval_from_row expects them.
+// Never the token hash.
+inline constexpr const char* kApprovalColumns =
+    "id, status, action_hash, action_json, proposal_json, principal, groups_json, session, "
+    "agent, rules_json, reason, decision_id, origin, daemon_id, created_ms, expires_ms, "
+    "approvers_needed, closed_by, close_note, closed_ms, result_json";
+
+// Builds an approval (without votes) from kApprovalColumns read as text; column(i) is the
+// text of column i. Throws StoreError on a row that does not parse (a broken store).
+Approval approval_from_row(const std::function<std::string(int)>& column);
+
+std::string new_token();  // "wapr_" + base64url(32 random bytes), no padding
+std::string new_id(std::string_view prefix);  // prefix + 24 hex characters (12 random bytes)
+std::string sha256_hex(std::string_view data);
+inline std::string token_hash(std::string_view token) { return sha256_hex(token); }
+
+std::string json_array(const std::vector<std::string>& items);
+// The strings of a JSON array; anything else (not JSON, not an array, non-string items)
+// is skipped rather than trusted.
+std::vector<std::string> parse_json_array(std::string_view text);
+
+std::int64_t parse_int(std::string_view text, const char* what);
+
+}  // namespace warden::approvals::detail

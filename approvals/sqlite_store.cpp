@@ -1,0 +1,475 @@
+// The SQLite approval store: one file in WAL mode, shared by every process that opens it.
+// Each state change is one BEGIN IMMEDIATE transaction, so two stores on the same file (two
+// daemons on one host) serialize on SQLite's write lock; within a process a mutex guards
+// the connection. Listeners are called after the change committed, outside that mutex.
+#include <sqlite3.h>
+
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "approvals/internal.h"
+#include "approvals/store.h"
+
+namespace warden::approvals {
+namespace {
+
+using detail::kApprovalColumns;
+
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
+        SQLITE_OK) {
+      throw StoreError(std::string("approval store (sqlite): ") + sqlite3_errmsg(db));
+    }
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Statement& bind(int i, std::string_view text) {
+    // A null data pointer would bind SQL NULL; an empty string stays an empty string.
+    check(sqlite3_bind_text(stmt_, i, text.data() ? text.data() : "",
+                            static_cast<int>(text.size()), SQLITE_TRANSIENT));
+    return *this;
+  }
+  Statement& bind(int i, std::int64_t v) {
+    check(sqlite3_bind_int64(stmt_, i, v));
+    return *this;
+  }
+  // True while there is a row.
+  bool step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw StoreError(std::string("approval store (sqlite): ") + sqlite3_errmsg(db_));
+  }
+  void run() {
+    while (step()) {
+    }
+  }
+  std::string text(int col) const {
+    const unsigned char* p = sqlite3_column_text(stmt_, col);
+    if (!p) return {};
+    return std::string(reinterpret_cast<const char*>(p),
+                       static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)));
+  }
+  std::int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
+
+ private:
+  void check(int rc) {
+    if (rc != SQLITE_OK) {
+      throw StoreError(std::string("approval store (sqlite): ") + sqlite3_errmsg(db_));
+    }
+  }
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// Notifications gathered during a call and delivered once it returned its lock.
+using Pending = std::vector<std::pair<std::string, std::string>>;
+
+class SqliteStore final : public Store {
+ public:
+  explicit SqliteStore(const std::string& path) {
+    int rc = sqlite3_open_v2(path.c_str(), &db_,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                             nullptr);
+    if (rc != SQLITE_OK) {
+      std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw StoreError("approval store (sqlite): cannot open " + path + ": " + msg);
+    }
+    try {
+      sqlite3_busy_timeout(db_, 5000);
+      exec("PRAGMA foreign_keys = ON");
+      {
+        Statement s(db_, "PRAGMA journal_mode = WAL");
+        if (!s.step() || s.text(0) != "wal") {
+          throw StoreError("approval store (sqlite): cannot switch " + path + " to WAL");
+        }
+      }
+      exec("BEGIN IMMEDIATE");
+      try {
+        for (std::size_t i = 0; i < detail::kSchemaCount; ++i) exec(detail::kSchema[i]);
+        exec("COMMIT");
+      } catch (...) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+      }
+    } catch (...) {
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw;
+    }
+  }
+  ~SqliteStore() override { sqlite3_close(db_); }
+
+  std::string_view kind() const override { return "sqlite"; }
+
+  Created create(const NewApproval& n) override {
+    Created out;
+    Pending notes;
+    {
+      std::lock_guard lock(mu_);
+      out.token = detail::new_token();
+      Approval& a = out.approval;
+      a.id = detail::new_id("apr_");
+      a.status = Status::Pending;
+      a.action_hash = action_hash(n.action_json);
+      a.action_json = n.action_json;
+      a.proposal_json = n.proposal_json;
+      a.principal = n.principal;
+      a.groups = n.groups;
+      a.session = n.session;
+      a.agent = n.agent;
+      a.rules = n.rules;
+      a.reason = n.reason;
+      a.decision_id = n.decision_id;
+      a.origin = n.origin;
+      a.daemon_id = n.daemon_id;
+      a.created_ms = n.created_ms;
+      a.expires_ms = n.expires_ms;
+      a.approvers_needed = n.approvers_needed;
+      Transaction tx(*this);
+      Statement s(db_,
+                  "INSERT INTO approvals (id, token_hash, status, action_hash, action_json, "
+                  "proposal_json, principal, groups_json, session, agent, rules_json, reason, "
+                  "decision_id, origin, daemon_id, created_ms, expires_ms, approvers_needed) "
+                  "VALUES (?1, ?2, 'pending', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+                  "?14, ?15, ?16, ?17)");
+      s.bind(1, a.id).bind(2, detail::token_hash(out.token)).bind(3, a.action_hash);
+      s.bind(4, a.action_json).bind(5, a.proposal_json).bind(6, a.principal);
+      s.bind(7, detail::json_array(a.groups)).bind(8, a.session).bind(9, a.agent);
+      s.bind(10, detail::json_array(a.rules)).bind(11, a.reason).bind(12, a.decision_id);
+      s.bind(13, a.origin).bind(14, a.daemon_id).bind(15, a.created_ms).bind(16, a.expires_ms);
+      s.bind(17, static_cast<std::int64_t>(a.approvers_needed));
+      s.run();
+      tx.commit();
+      notes.emplace_back("created", a.id);
+    }
+    deliver(notes);
+    return out;
+  }
+
+  std::optional<Approval> get(std::string_view id) override {
+    std::lock_guard lock(mu_);
+    return load("id", id);
+  }
+
+  std::optional<Approval> find_by_token(std::string_view token) override {
+    std::lock_guard lock(mu_);
+    return load("token_hash", detail::token_hash(token));
+  }
+
+  std::vector<Approval> list(const Filter& f) override {
+    std::lock_guard lock(mu_);
+    std::string sql = std::string("SELECT ") + kApprovalColumns +
+                      " FROM approvals WHERE (?1 = '' OR status = ?1) AND (?2 = '' OR agent = ?2)"
+                      " AND (?3 = '' OR session = ?3) AND (?4 = '' OR principal = ?4)"
+                      " AND created_ms <= ?5 ORDER BY created_ms, rowid";
+    Statement s(db_, sql);
+    s.bind(1, f.status ? status_name(*f.status) : std::string_view());
+    s.bind(2, f.agent).bind(3, f.session).bind(4, f.principal);
+    s.bind(5, f.min_age_ms > 0 ? f.now_ms - f.min_age_ms : INT64_MAX);
+    std::vector<Approval> out;
+    while (out.size() < f.limit && s.step()) {
+      Approval a = row(s);
+      if (!f.rule.empty()) {
+        bool has = false;
+        for (const auto& r : a.rules) has = has || r == f.rule;
+        if (!has) continue;
+      }
+      out.push_back(std::move(a));
+    }
+    for (auto& a : out) a.votes = votes(a.id);
+    return out;
+  }
+
+  ApproveOutcome approve(std::string_view token, std::string_view approver,
+                         std::string_view note, std::int64_t now_ms) override {
+    ApproveOutcome out;
+    Pending notes;
+    {
+      std::lock_guard lock(mu_);
+      Transaction tx(*this);
+      auto a = load_bare("token_hash", detail::token_hash(token));
+      if (!a) {
+        out.result = ApproveResult::NotFound;
+      } else if (a->status != Status::Pending) {
+        out.result = ApproveResult::Closed;
+      } else if (now_ms >= a->expires_ms) {
+        mark_expired(a->id, now_ms);
+        notes.emplace_back("closed", a->id);
+        out.result = ApproveResult::Expired;
+      } else if (approver == a->principal) {
+        out.result = ApproveResult::SelfApproval;
+      } else if (has_vote(a->id, approver)) {
+        out.result = ApproveResult::AlreadyApproved;
+      } else {
+        std::int64_t count = vote_count(a->id);
+        Statement ins(db_,
+                      "INSERT INTO approval_votes (approval_id, approver, note, at_ms, seq) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5)");
+        ins.bind(1, a->id).bind(2, approver).bind(3, note).bind(4, now_ms).bind(5, count + 1);
+        ins.run();
+        if (count + 1 >= a->approvers_needed) {
+          Statement up(db_,
+                       "UPDATE approvals SET status = 'approved', closed_ms = ?2 "
+                       "WHERE id = ?1 AND status = 'pending'");
+          up.bind(1, a->id).bind(2, now_ms);
+          up.run();
+          if (sqlite3_changes(db_) != 1) {
+            throw StoreError("approval store (sqlite): " + a->id + " left pending meanwhile");
+          }
+          notes.emplace_back("closed", a->id);
+          out.result = ApproveResult::Claimed;
+        } else {
+          out.result = ApproveResult::NeedMore;
+        }
+      }
+      tx.commit();
+      if (a) out.approval = load("id", a->id);
+    }
+    deliver(notes);
+    return out;
+  }
+
+  DenyOutcome deny(std::string_view token_or_id, std::string_view by, std::string_view note,
+                   std::int64_t now_ms) override {
+    DenyOutcome out;
+    Pending notes;
+    {
+      std::lock_guard lock(mu_);
+      Transaction tx(*this);
+      auto a = load_bare("token_hash", detail::token_hash(token_or_id));
+      if (!a) a = load_bare("id", token_or_id);
+      if (!a) {
+        out.result = DenyResult::NotFound;
+      } else if (a->status != Status::Pending) {
+        out.result = DenyResult::Closed;
+      } else if (now_ms >= a->expires_ms) {
+        mark_expired(a->id, now_ms);
+        notes.emplace_back("closed", a->id);
+        out.result = DenyResult::Expired;
+      } else {
+        Statement up(db_,
+                     "UPDATE approvals SET status = 'denied', closed_by = ?2, close_note = ?3, "
+                     "closed_ms = ?4 WHERE id = ?1 AND status = 'pending'");
+        up.bind(1, a->id).bind(2, by).bind(3, note).bind(4, now_ms);
+        up.run();
+        out.result = sqlite3_changes(db_) == 1 ? DenyResult::Denied : DenyResult::Closed;
+        if (out.result == DenyResult::Denied) notes.emplace_back("closed", a->id);
+      }
+      tx.commit();
+      if (a) out.approval = load("id", a->id);
+    }
+    deliver(notes);
+    return out;
+  }
+
+  bool finish(std::string_view id, Status status, std::string_view result_json,
+              std::int64_t now_ms) override {
+    (void)now_ms;
+    if (status != Status::Executed && status != Status::Refused) return false;
+    bool done = false;
+    Pending notes;
+    {
+      std::lock_guard lock(mu_);
+      Transaction tx(*this);
+      Statement up(db_,
+                   "UPDATE approvals SET status = ?2, result_json = ?3 "
+                   "WHERE id = ?1 AND status = 'approved'");
+      up.bind(1, id).bind(2, status_name(status)).bind(3, result_json);
+      up.run();
+      done = sqlite3_changes(db_) == 1;
+      tx.commit();
+      if (done) notes.emplace_back("finished", std::string(id));
+    }
+    deliver(notes);
+    return done;
+  }
+
+  std::vector<Approval> expire_due(std::int64_t now_ms) override {
+    std::vector<Approval> out;
+    Pending notes;
+    {
+      std::lock_guard lock(mu_);
+      Transaction tx(*this);
+      std::vector<std::string> ids;
+      {
+        Statement s(db_,
+                    "UPDATE approvals SET status = 'expired', closed_ms = ?1 "
+                    "WHERE status = 'pending' AND expires_ms <= ?1 RETURNING id");
+        s.bind(1, now_ms);
+        while (s.step()) ids.push_back(s.text(0));
+      }
+      tx.commit();
+      for (const auto& id : ids) {
+        if (auto a = load("id", id)) out.push_back(std::move(*a));
+        notes.emplace_back("closed", id);
+      }
+    }
+    deliver(notes);
+    return out;
+  }
+
+  void add_grant(const Grant& g) override {
+    std::lock_guard lock(mu_);
+    Transaction tx(*this);
+    Statement s(db_,
+                "INSERT INTO approval_grants (id, approval_id, principal, session, action_hash, "
+                "expires_ms, uses_left, approver) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    s.bind(1, detail::new_id("grt_")).bind(2, g.approval_id).bind(3, g.principal);
+    s.bind(4, g.session).bind(5, g.action_hash).bind(6, g.expires_ms);
+    s.bind(7, static_cast<std::int64_t>(g.uses_left < 0 ? 1 : g.uses_left)).bind(8, g.approver);
+    s.run();
+    tx.commit();
+  }
+
+  std::optional<Grant> use_grant(std::string_view principal, std::string_view session,
+                                 std::string_view hash, std::int64_t now_ms) override {
+    std::lock_guard lock(mu_);
+    Transaction tx(*this);
+    std::string id;
+    Grant g;
+    {
+      Statement s(db_,
+                  "SELECT id, approval_id, principal, session, action_hash, expires_ms, "
+                  "uses_left, approver FROM approval_grants WHERE principal = ?1 AND "
+                  "session = ?2 AND action_hash = ?3 AND expires_ms > ?4 AND uses_left >= 0 "
+                  "ORDER BY expires_ms, rowid LIMIT 1");
+      s.bind(1, principal).bind(2, session).bind(3, hash).bind(4, now_ms);
+      if (!s.step()) return std::nullopt;
+      id = s.text(0);
+      g.approval_id = s.text(1);
+      g.principal = s.text(2);
+      g.session = s.text(3);
+      g.action_hash = s.text(4);
+      g.expires_ms = s.integer(5);
+      g.uses_left = static_cast<int>(s.integer(6));
+      g.approver = s.text(7);
+    }
+    Statement up(db_,
+                 "UPDATE approval_grants SET uses_left = CASE WHEN uses_left = 1 THEN -1 "
+                 "WHEN uses_left > 1 THEN uses_left - 1 ELSE uses_left END "
+                 "WHERE id = ?1 AND uses_left >= 0");
+    up.bind(1, id);
+    up.run();
+    if (sqlite3_changes(db_) != 1) return std::nullopt;
+    tx.commit();
+    return g;
+  }
+
+  void listen(Listener listener) override {
+    std::lock_guard lock(listener_mu_);
+    listener_ = std::move(listener);
+  }
+
+ private:
+  class Transaction {
+   public:
+    explicit Transaction(SqliteStore& s) : s_(s) { s_.exec("BEGIN IMMEDIATE"); }
+    ~Transaction() {
+      if (!done_) sqlite3_exec(s_.db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+    void commit() {
+      s_.exec("COMMIT");
+      done_ = true;
+    }
+
+   private:
+    SqliteStore& s_;
+    bool done_ = false;
+  };
+
+  void exec(const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : sqlite3_errmsg(db_);
+      sqlite3_free(err);
+      throw StoreError("approval store (sqlite): " + msg);
+    }
+  }
+
+  static Approval row(const Statement& s) {
+    return detail::approval_from_row([&](int i) { return s.text(i); });
+  }
+
+  // column is a constant column name, never data.
+  std::optional<Approval> load_bare(const char* column, std::string_view value) {
+    Statement s(db_, std::string("SELECT ") + kApprovalColumns + " FROM approvals WHERE " +
+                         column + " = ?1");
+    s.bind(1, value);
+    if (!s.step()) return std::nullopt;
+    return row(s);
+  }
+
+  std::optional<Approval> load(const char* column, std::string_view value) {
+    auto a = load_bare(column, value);
+    if (a) a->votes = votes(a->id);
+    return a;
+  }
+
+  std::vector<Vote> votes(const std::string& id) {
+    Statement s(db_,
+                "SELECT approver, note, at_ms FROM approval_votes WHERE approval_id = ?1 "
+                "ORDER BY seq");
+    s.bind(1, id);
+    std::vector<Vote> out;
+    while (s.step()) out.push_back(Vote{s.text(0), s.text(1), s.integer(2)});
+    return out;
+  }
+
+  bool has_vote(const std::string& id, std::string_view approver) {
+    Statement s(db_, "SELECT 1 FROM approval_votes WHERE approval_id = ?1 AND approver = ?2");
+    s.bind(1, id).bind(2, approver);
+    return s.step();
+  }
+
+  std::int64_t vote_count(const std::string& id) {
+    Statement s(db_, "SELECT count(*) FROM approval_votes WHERE approval_id = ?1");
+    s.bind(1, id);
+    return s.step() ? s.integer(0) : 0;
+  }
+
+  void mark_expired(const std::string& id, std::int64_t now_ms) {
+    Statement s(db_,
+                "UPDATE approvals SET status = 'expired', closed_ms = ?2 "
+                "WHERE id = ?1 AND status = 'pending'");
+    s.bind(1, id).bind(2, now_ms);
+    s.run();
+  }
+
+  void deliver(const Pending& notes) {
+    if (notes.empty()) return;
+    Listener l;
+    {
+      std::lock_guard lock(listener_mu_);
+      l = listener_;
+    }
+    if (!l) return;
+    for (const auto& [kind, id] : notes) {
+      try {
+        l(kind, id);
+      } catch (...) {
+        // A listener's failure is its own; the change is committed either way.
+      }
+    }
+  }
+
+  sqlite3* db_ = nullptr;
+  std::mutex mu_;
+  std::mutex listener_mu_;
+  Listener listener_;
+};
+
+}  // namespace
+
+std::unique_ptr<Store> open_sqlite(const std::string& path) {
+  return std::make_unique<SqliteStore>(path);
+}
+
+}  // namespace warden::approvals
