@@ -110,6 +110,14 @@ void on_approval_required(std::shared_ptr<DecideCall> call, Decision decision) {
       send_decision(*call, decision, ",\"approval\":" + shown);
       return;
     }
+    // The client waits: it learns the token now (someone must take it to an approver), the
+    // decision once a person answered or the wait ran out.
+    call->later(Reply{event_message(call->id_json,
+                                    "{\"event\":\"approval-required\",\"decision_id\":" +
+                                        json_string(decision.decision_id) +
+                                        ",\"reason\":" + json_string(decision.reason) +
+                                        ",\"approval\":" + shown + "}"),
+                      false, true});
     approvals.wait(
         created.approval.id,
         ApprovalService::Clock::now() + std::chrono::seconds(call->wait_s), call->closed,

@@ -242,7 +242,7 @@ TEST_CASE("roles: agent may not reload or status or approve; admin may; approver
   CHECK(error_code(agent.call(make_request("6", "submit", "\"text\":\"hi\""))) == err::kNoProvider);
 
   Connected approver(d, t.approver);
-  CHECK(error_code(approver.call(make_request("1", "approve"))) == err::kNotImplemented);
+  CHECK(error_code(approver.call(make_request("1", "approve"))) == err::kBadRequest);
   CHECK(error_code(approver.call(decide_request("2", kShellProposal))) == err::kForbidden);
 
   Connected admin(d, t.admin);

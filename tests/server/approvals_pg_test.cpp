@@ -1,0 +1,127 @@
+// A fleet: two daemons sharing one PostgreSQL approvals store (a real server from Debian's
+// packages, started by the test on a loopback port). An approval created on one daemon is
+// listed and answered on the other; the requester waiting on the first daemon gets the answer
+// (LISTEN/NOTIFY); approvers racing on both daemons: exactly one approves.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "approvals_fixture.h"
+#include "server/protocol.h"
+#include "tests/support/postgres_server.h"
+
+using namespace warden;
+using namespace warden::server;
+using namespace warden::server::testing;
+
+namespace {
+
+warden::test::PostgresServer& postgres() {
+  static warden::test::PostgresServer server;  // throws (the test fails) when it cannot start
+  return server;
+}
+
+std::string fresh_database() {
+  static int n = 0;
+  return postgres().create_database("fleet_" + std::to_string(::getpid()) + "_" +
+                                    std::to_string(++n));
+}
+
+std::string outcome_of(const std::string& reply) {
+  auto p = payload_of(reply);
+  return p.IsObject() && p.HasMember("decision") ? str(p["decision"], "outcome") : "<none>";
+}
+
+}  // namespace
+
+TEST_CASE("PostgreSQL: two daemons share approvals; the answer reaches the requester's daemon",
+          "[server][approvals][postgres]") {
+  TempDir dir;
+  const std::string conninfo = fresh_database();
+  RunningDaemon a(approvals_config(dir, "daemon-a", conninfo));
+  REQUIRE(a.ok());
+  RunningDaemon b(approvals_config(dir, "daemon-b", conninfo));
+  REQUIRE(b.ok());
+  ApprovalTokens t;
+  Party alice(a.address(), t.alice);
+  Party bob_on_b(b.address(), t.bob);
+
+  // Created on A, listed on B.
+  alice.send(make_request("w", "decide", "\"proposal\":" + shell_action("touch fleet.txt") +
+                                             ",\"wait_s\":60"));
+  auto event = parse(alice.read());
+  INFO(to_json_text(event));
+  REQUIRE(str(event["payload"], "event") == "approval-required");
+  const std::string token = str(event["payload"]["approval"], "token");
+  const std::string id = str(event["payload"]["approval"], "id");
+  auto list = payload_of(bob_on_b.call(make_request("l", "pending")));
+  REQUIRE(list["approvals"].Size() == 1);
+  CHECK(str(list["approvals"][0], "id") == id);
+  CHECK(str(list["approvals"][0], "daemon_id") == "daemon-a");
+
+  // Approved on B; A's waiting client hears it.
+  std::string ok = bob_on_b.call(make_request("a", "approve", "\"token\":" + json_string(token)));
+  INFO(ok);
+  REQUIRE(error_code(ok) == "");
+  CHECK(str(payload_of(ok), "status") == "granted");
+  std::string reply = alice.read(30000ms);
+  INFO(reply);
+  CHECK(outcome_of(reply) == "approve");
+
+  // Self-approval and reuse are refused on either daemon.
+  Party alice_approver(b.address(), t.alice_approver);
+  Party carol_on_a(a.address(), t.carol);
+  CHECK(error_code(carol_on_a.call(make_request("a", "approve", "\"token\":" + json_string(token)))) ==
+        err::kApprovalClosed);
+  alice.send(make_request("w2", "decide", "\"proposal\":" + shell_action("touch other.txt")));
+  std::string second = alice.read();
+  const std::string token2 = str(payload_of(second)["approval"], "token");
+  CHECK(error_code(alice_approver.call(
+            make_request("a", "approve", "\"token\":" + json_string(token2)))) ==
+        err::kSelfApproval);
+}
+
+TEST_CASE("PostgreSQL: approvers racing on two daemons, exactly one approves",
+          "[server][approvals][postgres]") {
+  TempDir dir;
+  const std::string conninfo = fresh_database();
+  RunningDaemon a(approvals_config(dir, "daemon-a", conninfo));
+  REQUIRE(a.ok());
+  RunningDaemon b(approvals_config(dir, "daemon-b", conninfo));
+  REQUIRE(b.ok());
+  ApprovalTokens t;
+  Party alice(a.address(), t.alice);
+  for (int round = 0; round < 8; ++round) {
+    std::string reply = alice.call(decide_request(
+        "d", shell_action("touch race" + std::to_string(round) + ".txt")));
+    const std::string token = str(payload_of(reply)["approval"], "token");
+    REQUIRE(!token.empty());
+    std::atomic<int> ok{0}, refused{0};
+    std::vector<std::thread> racers;
+    int i = 0;
+    for (const std::string& who : {t.bob, t.carol, t.carol, t.bob}) {
+      const std::string address = (i++ % 2 == 0) ? a.address() : b.address();
+      racers.emplace_back([&, who, address] {
+        Party approver(address, who);
+        std::string code = error_code(
+            approver.call(make_request("a", "approve", "\"token\":" + json_string(token))));
+        if (code.empty()) ++ok;
+        if (code == err::kApprovalClosed || code == err::kAlreadyApproved) ++refused;
+      });
+    }
+    for (auto& r : racers) r.join();
+    CHECK(ok.load() == 1);
+    CHECK(refused.load() == 3);
+  }
+}
+
+TEST_CASE("PostgreSQL: an unreachable store stops the daemon at startup",
+          "[server][approvals][postgres]") {
+  TempDir dir;
+  RunningDaemon d(approvals_config(dir, "state", "host=127.0.0.1 port=1 dbname=none connect_timeout=2"));
+  CHECK_FALSE(d.ok());
+  CHECK(d.start_result().step == "approvals");
+  CHECK(d.start_result().exit_code == 4);
+}
