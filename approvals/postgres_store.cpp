@@ -1,4 +1,545 @@
+// The PostgreSQL approval store: every daemon of a fleet connects to the same database.
+// Commands run on one connection guarded by a mutex, always with bound parameters
+// (PQexecParams). approve/deny lock the approval's row (SELECT … FOR UPDATE), so racing
+// approvers on any number of daemons serialize and exactly one moves it out of pending.
+// Every change sends pg_notify('warden_approvals', 'kind:id') inside its transaction;
+// listen() opens a second connection that LISTENs and calls the listener from its thread.
+#include <libpq-fe.h>
+#include <poll.h>
+
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "approvals/internal.h"
 #include "approvals/store.h"
+
 namespace warden::approvals {
-std::unique_ptr<Store> open_postgres(const std::string&) { throw StoreError("approval store (postgres): not built yet"); }
+namespace {
+
+using detail::kApprovalColumns;
+
+constexpr const char* kChannel = "warden_approvals";
+// Serializes schema creation between daemons starting at the same moment.
+constexpr const char* kSchemaLockKey = "727001";
+
+[[noreturn]] void fail(const std::string& what) {
+  throw StoreError("approval store (postgres): " + what);
 }
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+class Result {
+ public:
+  explicit Result(PGresult* r) : r_(r) {}
+  ~Result() { PQclear(r_); }
+  Result(Result&& o) noexcept : r_(std::exchange(o.r_, nullptr)) {}
+  Result(const Result&) = delete;
+  Result& operator=(const Result&) = delete;
+  int rows() const { return PQntuples(r_); }
+  std::string text(int row, int col) const {
+    return std::string(PQgetvalue(r_, row, col),
+                       static_cast<std::size_t>(PQgetlength(r_, row, col)));
+  }
+  std::int64_t integer(int row, int col) const {
+    return detail::parse_int(text(row, col), PQfname(r_, col));
+  }
+  int affected() const {
+    const char* n = PQcmdTuples(r_);
+    return (n && *n) ? std::atoi(n) : 0;
+  }
+
+ private:
+  PGresult* r_;
+};
+
+std::string num(std::int64_t v) { return std::to_string(v); }
+
+PGconn* connect(const std::string& conninfo) {
+  PGconn* c = PQconnectdb(conninfo.c_str());
+  if (!c) fail("out of memory connecting");
+  if (PQstatus(c) != CONNECTION_OK) {
+    std::string msg = trimmed(PQerrorMessage(c));
+    PQfinish(c);
+    fail("cannot connect: " + msg);
+  }
+  if (PQsetClientEncoding(c, "UTF8") != 0) {
+    std::string msg = trimmed(PQerrorMessage(c));
+    PQfinish(c);
+    fail("cannot set the client encoding: " + msg);
+  }
+  return c;
+}
+
+Result run(PGconn* c, const std::string& sql, const std::vector<std::string>& params) {
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  for (const auto& p : params) {
+    // libpq passes text parameters as C strings: a NUL would silently cut the value.
+    if (p.find('\0') != std::string::npos) fail("a value contains a NUL character");
+    values.push_back(p.c_str());
+    lengths.push_back(static_cast<int>(p.size()));
+  }
+  PGresult* r = PQexecParams(c, sql.c_str(), static_cast<int>(params.size()), nullptr,
+                             values.data(), lengths.data(), nullptr, 0);
+  if (!r) fail(trimmed(PQerrorMessage(c)));
+  ExecStatusType st = PQresultStatus(r);
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+    std::string msg = trimmed(PQresultErrorMessage(r));
+    if (msg.empty()) msg = trimmed(PQerrorMessage(c));
+    PQclear(r);
+    fail(msg);
+  }
+  return Result(r);
+}
+
+class PostgresStore final : public Store {
+ public:
+  explicit PostgresStore(std::string conninfo) : conninfo_(std::move(conninfo)) {
+    conn_ = connect(conninfo_);
+    try {
+      std::lock_guard lock(mu_);
+      Transaction tx(*this);
+      exec(std::string("SELECT pg_advisory_xact_lock(") + kSchemaLockKey + ")", {});
+      for (std::size_t i = 0; i < detail::kSchemaCount; ++i) exec(detail::kSchema[i], {});
+      tx.commit();
+    } catch (...) {
+      PQfinish(conn_);
+      throw;
+    }
+  }
+
+  ~PostgresStore() override {
+    stop_.store(true);
+    if (listen_thread_.joinable()) listen_thread_.join();
+    if (listen_conn_) PQfinish(listen_conn_);
+    PQfinish(conn_);
+  }
+
+  std::string_view kind() const override { return "postgres"; }
+
+  Created create(const NewApproval& n) override {
+    return with_connection([&] {
+      Created out;
+      out.token = detail::new_token();
+      Approval& a = out.approval;
+      a.id = detail::new_id("apr_");
+      a.status = Status::Pending;
+      a.action_hash = action_hash(n.action_json);
+      a.action_json = n.action_json;
+      a.proposal_json = n.proposal_json;
+      a.principal = n.principal;
+      a.groups = n.groups;
+      a.session = n.session;
+      a.agent = n.agent;
+      a.rules = n.rules;
+      a.reason = n.reason;
+      a.decision_id = n.decision_id;
+      a.origin = n.origin;
+      a.daemon_id = n.daemon_id;
+      a.created_ms = n.created_ms;
+      a.expires_ms = n.expires_ms;
+      a.approvers_needed = n.approvers_needed;
+      Transaction tx(*this);
+      exec("INSERT INTO approvals (id, token_hash, status, action_hash, action_json, "
+           "proposal_json, principal, groups_json, session, agent, rules_json, reason, "
+           "decision_id, origin, daemon_id, created_ms, expires_ms, approvers_needed) "
+           "VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, "
+           "$15, $16, $17)",
+           {a.id, detail::token_hash(out.token), a.action_hash, a.action_json, a.proposal_json,
+            a.principal, detail::json_array(a.groups), a.session, a.agent,
+            detail::json_array(a.rules), a.reason, a.decision_id, a.origin, a.daemon_id,
+            num(a.created_ms), num(a.expires_ms), num(a.approvers_needed)});
+      notify("created", a.id);
+      tx.commit();
+      return out;
+    });
+  }
+
+  std::optional<Approval> get(std::string_view id) override {
+    return with_connection([&] { return load("id", std::string(id)); });
+  }
+
+  std::optional<Approval> find_by_token(std::string_view token) override {
+    return with_connection([&] { return load("token_hash", detail::token_hash(token)); });
+  }
+
+  std::vector<Approval> list(const Filter& f) override {
+    return with_connection([&] {
+      // Without a rule filter the database applies the limit; with one it is applied after
+      // matching the rules array.
+      const std::int64_t db_limit =
+          f.rule.empty() ? static_cast<std::int64_t>(std::min<std::size_t>(f.limit, INT64_MAX))
+                         : INT64_MAX;
+      Result r = exec(std::string("SELECT ") + kApprovalColumns +
+                          " FROM approvals WHERE ($1 = '' OR status = $1) AND ($2 = '' OR "
+                          "agent = $2) AND ($3 = '' OR session = $3) AND ($4 = '' OR "
+                          "principal = $4) AND created_ms <= $5::bigint "
+                          "ORDER BY created_ms, id LIMIT $6::bigint",
+                      {f.status ? std::string(status_name(*f.status)) : std::string(), f.agent,
+                       f.session, f.principal,
+                       num(f.min_age_ms > 0 ? f.now_ms - f.min_age_ms : INT64_MAX),
+                       num(db_limit)});
+      std::vector<Approval> out;
+      for (int i = 0; i < r.rows() && out.size() < f.limit; ++i) {
+        Approval a = row(r, i);
+        if (!f.rule.empty()) {
+          bool has = false;
+          for (const auto& rule : a.rules) has = has || rule == f.rule;
+          if (!has) continue;
+        }
+        out.push_back(std::move(a));
+      }
+      for (auto& a : out) a.votes = votes(a.id);
+      return out;
+    });
+  }
+
+  ApproveOutcome approve(std::string_view token, std::string_view approver_view,
+                         std::string_view note_view, std::int64_t now_ms) override {
+    const std::string hash = detail::token_hash(token);
+    const std::string approver(approver_view), note(note_view);
+    return with_connection([&] {
+      ApproveOutcome out;
+      Transaction tx(*this);
+      Result r = exec(std::string("SELECT ") + kApprovalColumns +
+                          " FROM approvals WHERE token_hash = $1 FOR UPDATE",
+                      {hash});
+      if (r.rows() == 0) {
+        tx.commit();
+        out.result = ApproveResult::NotFound;
+        return out;
+      }
+      const Approval a = row(r, 0);
+      if (a.status != Status::Pending) {
+        out.result = ApproveResult::Closed;
+      } else if (now_ms >= a.expires_ms) {
+        mark_expired(a.id, now_ms);
+        out.result = ApproveResult::Expired;
+      } else if (approver == a.principal) {
+        out.result = ApproveResult::SelfApproval;
+      } else if (exec("SELECT 1 FROM approval_votes WHERE approval_id = $1 AND approver = $2",
+                      {a.id, approver})
+                     .rows() > 0) {
+        out.result = ApproveResult::AlreadyApproved;
+      } else {
+        std::int64_t count =
+            exec("SELECT count(*) FROM approval_votes WHERE approval_id = $1", {a.id})
+                .integer(0, 0);
+        exec("INSERT INTO approval_votes (approval_id, approver, note, at_ms, seq) "
+             "VALUES ($1, $2, $3, $4, $5)",
+             {a.id, approver, note, num(now_ms), num(count + 1)});
+        if (count + 1 >= a.approvers_needed) {
+          Result up = exec("UPDATE approvals SET status = 'approved', closed_ms = $2 "
+                           "WHERE id = $1 AND status = 'pending'",
+                           {a.id, num(now_ms)});
+          if (up.affected() != 1) fail(a.id + " left pending meanwhile");
+          notify("closed", a.id);
+          out.result = ApproveResult::Claimed;
+        } else {
+          out.result = ApproveResult::NeedMore;
+        }
+      }
+      tx.commit();
+      out.approval = load("id", a.id);
+      return out;
+    });
+  }
+
+  DenyOutcome deny(std::string_view token_or_id, std::string_view by_view,
+                   std::string_view note_view, std::int64_t now_ms) override {
+    const std::string key(token_or_id), hash = detail::token_hash(token_or_id);
+    const std::string by(by_view), note(note_view);
+    return with_connection([&] {
+      DenyOutcome out;
+      Transaction tx(*this);
+      Result r = exec(std::string("SELECT ") + kApprovalColumns +
+                          " FROM approvals WHERE token_hash = $1 OR id = $2 FOR UPDATE",
+                      {hash, key});
+      if (r.rows() == 0) {
+        tx.commit();
+        out.result = DenyResult::NotFound;
+        return out;
+      }
+      const Approval a = row(r, 0);
+      if (a.status != Status::Pending) {
+        out.result = DenyResult::Closed;
+      } else if (now_ms >= a.expires_ms) {
+        mark_expired(a.id, now_ms);
+        out.result = DenyResult::Expired;
+      } else {
+        Result up = exec("UPDATE approvals SET status = 'denied', closed_by = $2, "
+                         "close_note = $3, closed_ms = $4 WHERE id = $1 AND status = 'pending'",
+                         {a.id, by, note, num(now_ms)});
+        if (up.affected() == 1) {
+          notify("closed", a.id);
+          out.result = DenyResult::Denied;
+        } else {
+          out.result = DenyResult::Closed;
+        }
+      }
+      tx.commit();
+      out.approval = load("id", a.id);
+      return out;
+    });
+  }
+
+  bool finish(std::string_view id_view, Status status, std::string_view result_view,
+              std::int64_t now_ms) override {
+    (void)now_ms;
+    if (status != Status::Executed && status != Status::Refused) return false;
+    const std::string id(id_view), result(result_view);
+    return with_connection([&] {
+      Transaction tx(*this);
+      Result up = exec("UPDATE approvals SET status = $2, result_json = $3 "
+                       "WHERE id = $1 AND status = 'approved'",
+                       {id, std::string(status_name(status)), result});
+      const bool done = up.affected() == 1;
+      if (done) notify("finished", id);
+      tx.commit();
+      return done;
+    });
+  }
+
+  std::vector<Approval> expire_due(std::int64_t now_ms) override {
+    return with_connection([&] {
+      std::vector<std::string> ids;
+      {
+        Transaction tx(*this);
+        // Under READ COMMITTED a row another daemon expired meanwhile is re-checked and
+        // skipped, so each approval is returned by exactly one caller.
+        Result r = exec("UPDATE approvals SET status = 'expired', closed_ms = $1::bigint "
+                        "WHERE status = 'pending' AND expires_ms <= $1::bigint RETURNING id",
+                        {num(now_ms)});
+        for (int i = 0; i < r.rows(); ++i) {
+          ids.push_back(r.text(i, 0));
+          notify("closed", ids.back());
+        }
+        tx.commit();
+      }
+      std::vector<Approval> out;
+      for (const auto& id : ids) {
+        if (auto a = load("id", id)) out.push_back(std::move(*a));
+      }
+      return out;
+    });
+  }
+
+  void add_grant(const Grant& g) override {
+    with_connection([&] {
+      exec("INSERT INTO approval_grants (id, approval_id, principal, session, action_hash, "
+           "expires_ms, uses_left, approver) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+           {detail::new_id("grt_"), g.approval_id, g.principal, g.session, g.action_hash,
+            num(g.expires_ms), num(g.uses_left < 0 ? 1 : g.uses_left), g.approver});
+      return 0;
+    });
+  }
+
+  std::optional<Grant> use_grant(std::string_view principal_view, std::string_view session_view,
+                                 std::string_view hash_view, std::int64_t now_ms) override {
+    const std::string principal(principal_view), session(session_view), hash(hash_view);
+    return with_connection([&]() -> std::optional<Grant> {
+      Transaction tx(*this);
+      Result r = exec("SELECT id, approval_id, principal, session, action_hash, expires_ms, "
+                      "uses_left, approver FROM approval_grants WHERE principal = $1 AND "
+                      "session = $2 AND action_hash = $3 AND expires_ms > $4::bigint AND "
+                      "uses_left >= 0 ORDER BY expires_ms, id LIMIT 1 FOR UPDATE",
+                      {principal, session, hash, num(now_ms)});
+      if (r.rows() == 0) {
+        tx.commit();
+        return std::nullopt;
+      }
+      Grant g;
+      const std::string id = r.text(0, 0);
+      g.approval_id = r.text(0, 1);
+      g.principal = r.text(0, 2);
+      g.session = r.text(0, 3);
+      g.action_hash = r.text(0, 4);
+      g.expires_ms = r.integer(0, 5);
+      g.uses_left = static_cast<int>(r.integer(0, 6));
+      g.approver = r.text(0, 7);
+      Result up = exec("UPDATE approval_grants SET uses_left = CASE WHEN uses_left = 1 THEN -1 "
+                       "WHEN uses_left > 1 THEN uses_left - 1 ELSE uses_left END "
+                       "WHERE id = $1 AND uses_left >= 0 AND expires_ms > $2::bigint",
+                       {id, num(now_ms)});
+      if (up.affected() != 1) {
+        tx.commit();
+        return std::nullopt;
+      }
+      tx.commit();
+      return g;
+    });
+  }
+
+  void listen(Listener listener) override {
+    {
+      std::lock_guard lock(listener_mu_);
+      listener_ = std::move(listener);
+    }
+    if (listen_thread_.joinable()) return;
+    listen_conn_ = connect(conninfo_);
+    try {
+      run(listen_conn_, std::string("LISTEN ") + kChannel, {});
+    } catch (...) {
+      PQfinish(listen_conn_);
+      listen_conn_ = nullptr;
+      throw;
+    }
+    listen_thread_ = std::thread([this] { listen_loop(); });
+  }
+
+ private:
+  class Transaction {
+   public:
+    explicit Transaction(PostgresStore& s) : s_(s) { s_.exec("BEGIN", {}); }
+    ~Transaction() {
+      if (!done_ && PQstatus(s_.conn_) == CONNECTION_OK &&
+          PQtransactionStatus(s_.conn_) != PQTRANS_IDLE) {
+        PQclear(PQexec(s_.conn_, "ROLLBACK"));
+      }
+    }
+    void commit() {
+      s_.exec("COMMIT", {});
+      done_ = true;
+    }
+
+   private:
+    PostgresStore& s_;
+    bool done_ = false;
+  };
+
+  Result exec(const std::string& sql, const std::vector<std::string>& params) {
+    return run(conn_, sql, params);
+  }
+
+  // Runs f under the connection mutex. A connection found broken, before or during f, is
+  // reset once (and f run again); when that fails too the caller gets StoreError.
+  template <class F>
+  auto with_connection(F f) -> decltype(f()) {
+    std::lock_guard lock(mu_);
+    if (PQstatus(conn_) != CONNECTION_OK) reset();
+    try {
+      return f();
+    } catch (const StoreError&) {
+      if (PQstatus(conn_) == CONNECTION_OK) throw;
+      reset();
+      return f();
+    }
+  }
+
+  void reset() {
+    PQreset(conn_);
+    if (PQstatus(conn_) != CONNECTION_OK) {
+      fail("lost the connection and cannot reconnect: " + trimmed(PQerrorMessage(conn_)));
+    }
+    PQsetClientEncoding(conn_, "UTF8");
+  }
+
+  void notify(const char* kind, const std::string& id) {
+    exec("SELECT pg_notify($1, $2)", {kChannel, std::string(kind) + ":" + id});
+  }
+
+  void mark_expired(const std::string& id, std::int64_t now_ms) {
+    Result up = exec("UPDATE approvals SET status = 'expired', closed_ms = $2 "
+                     "WHERE id = $1 AND status = 'pending'",
+                     {id, num(now_ms)});
+    if (up.affected() == 1) notify("closed", id);
+  }
+
+  static Approval row(const Result& r, int i) {
+    return detail::approval_from_row([&](int col) { return r.text(i, col); });
+  }
+
+  // column is a constant column name, never data.
+  std::optional<Approval> load(const char* column, const std::string& value) {
+    Result r = exec(std::string("SELECT ") + kApprovalColumns + " FROM approvals WHERE " +
+                        column + " = $1",
+                    {value});
+    if (r.rows() == 0) return std::nullopt;
+    Approval a = row(r, 0);
+    a.votes = votes(a.id);
+    return a;
+  }
+
+  std::vector<Vote> votes(const std::string& id) {
+    Result r = exec("SELECT approver, note, at_ms FROM approval_votes WHERE approval_id = $1 "
+                    "ORDER BY seq",
+                    {id});
+    std::vector<Vote> out;
+    for (int i = 0; i < r.rows(); ++i) out.push_back(Vote{r.text(i, 0), r.text(i, 1), r.integer(i, 2)});
+    return out;
+  }
+
+  void listen_loop() {
+    while (!stop_.load()) {
+      if (PQstatus(listen_conn_) != CONNECTION_OK) {
+        // Reconnect and listen again; notifications sent meanwhile are lost (callers that
+        // must not miss a change re-read the store, e.g. list() after a reconnect).
+        PQreset(listen_conn_);
+        bool ok = PQstatus(listen_conn_) == CONNECTION_OK;
+        if (ok) {
+          try {
+            run(listen_conn_, std::string("LISTEN ") + kChannel, {});
+          } catch (const StoreError&) {
+            ok = false;
+          }
+        }
+        if (!ok) {
+          for (int i = 0; i < 10 && !stop_.load(); ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          }
+          continue;
+        }
+      }
+      pollfd p{PQsocket(listen_conn_), POLLIN, 0};
+      if (p.fd < 0) continue;
+      int n = ::poll(&p, 1, 100);
+      if (stop_.load()) break;
+      if (n <= 0) continue;
+      if (PQconsumeInput(listen_conn_) == 0) continue;  // the status check above resets
+      while (PGnotify* note = PQnotifies(listen_conn_)) {
+        std::string extra = note->extra ? note->extra : "";
+        PQfreemem(note);
+        auto colon = extra.find(':');
+        if (colon == std::string::npos) continue;
+        Listener l;
+        {
+          std::lock_guard lock(listener_mu_);
+          l = listener_;
+        }
+        if (!l) continue;
+        try {
+          l(std::string_view(extra).substr(0, colon), std::string_view(extra).substr(colon + 1));
+        } catch (...) {
+          // A listener's failure is its own.
+        }
+      }
+    }
+  }
+
+  const std::string conninfo_;
+  std::mutex mu_;
+  PGconn* conn_ = nullptr;
+
+  std::mutex listener_mu_;
+  Listener listener_;
+  PGconn* listen_conn_ = nullptr;
+  std::atomic<bool> stop_{false};
+  std::thread listen_thread_;
+};
+
+}  // namespace
+
+std::unique_ptr<Store> open_postgres(const std::string& conninfo) {
+  return std::make_unique<PostgresStore>(conninfo);
+}
+
+}  // namespace warden::approvals
