@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(g++ cmake ninja-build pkg-config libclips-dev rapidjson-dev catch2 libre2-dev libidn2-dev
           libcli11-dev libssl-dev libtomlplusplus-dev libboost-dev libspdlog-dev libsqlite3-dev
           libcurl4-openssl-dev python3 openssl  # openssl: the TLS tests make their certificates
+          libpq-dev postgresql  # approvals in PostgreSQL; the tests start a real server (initdb)
           libedit-dev  # warden chat: line editing and history (BSD editline, not GNU readline)
           clang libclang-rt-dev  # clang + libFuzzer: the fuzz targets (fuzz/run.sh, .ci/run)
           iproute2 util-linux)  # the end-to-end tests: real agent CLIs in a network namespace (ip, unshare)
