@@ -311,7 +311,7 @@ extern "C" void GuardedAssert(void* env, DATA_OBJECT_PTR result) {
   if (forged.empty()) return;
   const std::string name = EnvGetDeftemplateName(env, EnvFactDeftemplate(env, forged.front()));
   for (void* f : forged) EnvRetract(env, f);
-  EnvPrintRouter(env, WERROR, "[WARDEN5] rules may assert only decision, rewrite, allow and hint facts, not '");
+  EnvPrintRouter(env, WERROR, "[WARDEN5] rules may assert only decision, rewrite, allow, hint and approval facts, not '");
   EnvPrintRouter(env, WERROR, name.c_str());
   EnvPrintRouter(env, WERROR, "'\n");
   SetEvaluationError(env, TRUE);

@@ -90,6 +90,10 @@ std::string decision_to_json(const Decision& d, bool explain) {
     }
     out += ']';
   }
+  if (d.approval_set) {
+    out += ",\"approval\":{\"expires_in_s\":" + std::to_string(d.approval_expires_s) +
+           ",\"approvers\":" + std::to_string(d.approvers_needed) + '}';
+  }
   out += ",\"action\":";
   out += d.action_json.empty() ? "null" : d.action_json;
   out += ",\"rules_digest\":";

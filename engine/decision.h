@@ -90,6 +90,13 @@ struct Decision {
   std::vector<EffectRecord> effects;  // every `effect` fact derived for the proposal
   std::vector<Grant> allows;  // every `allow` fact, in assertion order
   std::vector<Hint> hints;    // every `hint` fact, in assertion order
+  // The terms of the human approval an approval-required outcome asks for (`approval`
+  // facts). Only rules set them; nothing in the proposal can. approval_set: some rule asserted
+  // one. approval_expires_s: the smallest expires-in asserted (> 0), 0 when the rules named
+  // none (the daemon's default expiry applies). approvers_needed: the largest asserted, 1 or 2.
+  bool approval_set = false;
+  std::int64_t approval_expires_s = 0;
+  int approvers_needed = 1;
 };
 
 // The capabilities the decision grants its action: those of enforcing `allow` facts, and

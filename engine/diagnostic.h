@@ -18,7 +18,7 @@ inline constexpr const char* kParse = "E_PARSE";                      // CLIPS s
 inline constexpr const char* kUnbalanced = "E_UNBALANCED";            // parentheses or string not closed
 inline constexpr const char* kUnknownFunction = "E_UNKNOWN_FUNCTION"; // call to an undefined function
 inline constexpr const char* kForbiddenFunction = "E_FORBIDDEN_FUNCTION";  // a CLIPS function not on the allowlist
-inline constexpr const char* kForbiddenAssert = "E_FORBIDDEN_ASSERT";  // assert of a fact other than decision/rewrite/allow/hint
+inline constexpr const char* kForbiddenAssert = "E_FORBIDDEN_ASSERT";  // assert of a fact other than decision/rewrite/allow/hint/approval
 inline constexpr const char* kRecursion = "E_RECURSION";              // deffunction that calls itself
 inline constexpr const char* kWildcardParameter = "E_WILDCARD_PARAM"; // deffunction with a $? parameter
 inline constexpr const char* kForbiddenConstruct = "E_FORBIDDEN_CONSTRUCT";  // deftemplate, defmodule ...
@@ -28,7 +28,7 @@ inline constexpr const char* kGlobalMutation = "E_GLOBAL_MUTATION";   // bind of
 inline constexpr const char* kBadRegex = "E_BAD_REGEX";               // constant pattern RE2 cannot compile
 inline constexpr const char* kBadPattern = "E_BAD_PATTERN";           // pattern-hit without constant kind/pattern
 inline constexpr const char* kPatternTooLarge = "E_PATTERN_TOO_LARGE";  // indexed pattern over the matcher's memory budget
-inline constexpr const char* kRuleName = "E_RULE_NAME";               // decision/rewrite credited to another rule
+inline constexpr const char* kRuleName = "E_RULE_NAME";               // decision/rewrite/allow/hint/approval credited to another rule
 inline constexpr const char* kCompile = "E_COMPILE";                  // any other CLIPS load error
 inline constexpr const char* kNoRules = "E_NO_RULES";                 // nothing to load
 inline constexpr const char* kRead = "E_READ";                        // rule file cannot be read
@@ -94,7 +94,7 @@ inline constexpr Entry kTable[] = {
     {kUnbalanced, "parenthesis or string not closed in a rule file"},
     {kUnknownFunction, "a rule calls an undefined function"},
     {kForbiddenFunction, "a rule calls a CLIPS function not on the allowlist"},
-    {kForbiddenAssert, "a rule asserts a fact other than a decision, rewrite, allow or hint"},
+    {kForbiddenAssert, "a rule asserts a fact other than a decision, rewrite, allow, hint or approval"},
     {kRecursion, "a deffunction calls itself"},
     {kWildcardParameter, "a deffunction with a $? parameter"},
     {kForbiddenConstruct, "a rule file defines a construct rules may not define"},

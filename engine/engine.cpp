@@ -103,6 +103,9 @@ void EngineImpl::fail_closed(Decision* d, const char* code, const std::string& w
   d->error_code = code;
   d->reason = why;
   d->defaulted = false;
+  d->approval_set = false;  // a failed decision rejects: it asks nobody for approval
+  d->approval_expires_s = 0;
+  d->approvers_needed = 1;
 }
 
 void EngineImpl::combine(Decision* d) const {
@@ -226,6 +229,7 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     env_->disarm_deadline();
     std::string output = env_->take_output();
     codec_->read_results(&d.rules, &d.rewrites, &d.allows, &d.hints, &error);
+    codec_->read_approval(&d, &error);
     if (request.explain) d.facts_json = codec_->facts_json();
     if (state.deadline_hit) {
       fail_closed(&d, code::kDeadline, "rules ran past the deadline of " +

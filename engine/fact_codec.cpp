@@ -91,7 +91,8 @@ FactCodec::FactCodec(ClipsEnv& env, const EffectsTable* effects, const PathClass
       decision_(find_template(raw_, "decision")),
       rewrite_(find_template(raw_, "rewrite")),
       allow_(find_template(raw_, "allow")),
-      hint_(find_template(raw_, "hint")) {}
+      hint_(find_template(raw_, "hint")),
+      approval_(find_template(raw_, "approval")) {}
 
 FactCodec::~FactCodec() {
   for (auto& [text, sym] : pinned_) DecrementSymbolCount(raw_, static_cast<SYMBOL_HN*>(sym));
@@ -720,13 +721,39 @@ void FactCodec::read_results(std::vector<FiredRule>* rules, std::vector<Rewrite>
   }
 }
 
+void FactCodec::read_approval(Decision* decision, std::string* error) {
+  for (void* f = EnvGetNextFactInTemplate(raw_, approval_, nullptr); f;
+       f = EnvGetNextFactInTemplate(raw_, approval_, f)) {
+    const std::string rule = slot_text(raw_, f, "rule");
+    DATA_OBJECT expires, approvers;
+    const bool have_expires = EnvGetFactSlot(raw_, f, "expires-in", &expires) && GetType(expires) == INTEGER;
+    const bool have_approvers = EnvGetFactSlot(raw_, f, "approvers", &approvers) && GetType(approvers) == INTEGER;
+    const long long expires_in = have_expires ? DOToLong(expires) : -1;
+    const long long needed = have_approvers ? DOToLong(approvers) : 0;
+    if (expires_in < 0) {
+      if (error->empty()) *error = "rule '" + rule + "' asserted an approval with expires-in " +
+                                   std::to_string(expires_in) + "; it must be a positive number of seconds";
+      continue;
+    }
+    if (needed < 1 || needed > 2) {
+      if (error->empty()) *error = "rule '" + rule + "' asserted an approval with approvers " +
+                                   std::to_string(needed) + "; it must be 1 or 2";
+      continue;
+    }
+    decision->approval_set = true;
+    if (expires_in > 0 && (decision->approval_expires_s == 0 || expires_in < decision->approval_expires_s))
+      decision->approval_expires_s = expires_in;
+    if (needed > decision->approvers_needed) decision->approvers_needed = static_cast<int>(needed);
+  }
+}
+
 std::string FactCodec::facts_json() {
   std::string out = "[";
   std::vector<char> buffer(64 * 1024);
   bool first = true;
   for (void* f = EnvGetNextFact(raw_, nullptr); f; f = EnvGetNextFact(raw_, f)) {
     void* tmpl = EnvFactDeftemplate(raw_, f);
-    if (tmpl == decision_ || tmpl == rewrite_ || tmpl == allow_ || tmpl == hint_) continue;
+    if (tmpl == decision_ || tmpl == rewrite_ || tmpl == allow_ || tmpl == hint_ || tmpl == approval_) continue;
     const char* name = EnvGetDeftemplateName(raw_, tmpl);
     if (name && std::strcmp(name, "initial-fact") == 0) continue;
     EnvGetFactPPForm(raw_, buffer.data(), buffer.size(), f);

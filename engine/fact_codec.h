@@ -80,6 +80,10 @@ class FactCodec {
   // symbols are reported in *error.
   void read_results(std::vector<FiredRule>* rules, std::vector<Rewrite>* rewrites, std::vector<Grant>* allows,
                     std::vector<Hint>* hints, std::string* error);
+  // The `approval` facts' terms into decision->approval_*: the smallest expires-in (> 0) and
+  // the largest approvers. A value out of range (expires-in < 0, approvers not 1 or 2) sets
+  // *error, naming the rule, if it is still empty.
+  void read_approval(Decision* decision, std::string* error);
 
   // Every fact except decisions, in CLIPS syntax, as a JSON array (for --explain).
   std::string facts_json();
@@ -191,6 +195,7 @@ class FactCodec {
   void* rewrite_;
   void* allow_;
   void* hint_;
+  void* approval_;
   TextMap<void*> pinned_;  // symbol cache, bounded
   bool failed_ = false;
   const FactLimits* limits_ = nullptr;  // set during assert_all

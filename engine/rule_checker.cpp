@@ -332,7 +332,7 @@ struct FileChecker {
       return close + 1;
     }
 
-    // (template (slot value…)…) inside assert: only decision, rewrite, allow and hint may be asserted.
+    // (template (slot value…)…) inside assert: only decision, rewrite, allow, hint and approval may be asserted.
     std::size_t fact(std::size_t open) {
       const std::size_t close = match[open];
       if (open + 1 == close || !head_is_name(open)) {
@@ -342,7 +342,7 @@ struct FileChecker {
       const Token& name = t[open + 1];
       if (!sandbox::may_assert(name.text)) {
         fc.error(code::kForbiddenAssert, name.line, c.name,
-                 "rules may assert only decision, rewrite, allow and hint facts, not '" + name.text.substr(0, 40) + "'");
+                 "rules may assert only decision, rewrite, allow, hint and approval facts, not '" + name.text.substr(0, 40) + "'");
         return close + 1;
       }
       slots(open + 2, close);
@@ -502,7 +502,9 @@ struct FileChecker {
       if (t[f].type != TokenType::Open) continue;
       if (f + 1 >= end || t[f + 1].type != TokenType::Atom) continue;
       const std::string& tmpl = t[f + 1].text;
-      if (tmpl != "decision" && tmpl != "rewrite" && tmpl != "allow" && tmpl != "hint") continue;
+      if (tmpl != "decision" && tmpl != "rewrite" && tmpl != "allow" && tmpl != "hint" &&
+          tmpl != "approval")
+        continue;
       const long line = t[f].line;
       if (c.kind != "defrule") {
         error(code::kRuleName, line, c.name,

@@ -100,7 +100,7 @@ bool is_clips_builtin(std::string_view name) {
 
 bool may_assert(std::string_view template_name) {
   return template_name == "decision" || template_name == "rewrite" || template_name == "allow" ||
-         template_name == "hint";
+         template_name == "hint" || template_name == "approval";
 }
 
 }  // namespace warden::sandbox

@@ -124,6 +124,11 @@ inline constexpr const char* kTemplates = R"CLP(
   (slot proposal (type STRING))
   (slot rule (type SYMBOL STRING))
   (slot text (type STRING) (default "")))
+(deftemplate approval
+  (slot proposal (type STRING))
+  (slot rule (type SYMBOL STRING))
+  (slot expires-in (type INTEGER) (default 0))
+  (slot approvers (type INTEGER) (default 1)))
 )CLP";
 
 }  // namespace warden

@@ -413,7 +413,7 @@ TEST_CASE("the environment itself refuses facts other than decisions and rewrite
 )");
   u.run();
   CHECK(u.error);
-  CHECK(u.output.find("[WARDEN5] rules may assert only decision, rewrite, allow and hint facts, not 'proposal'") != std::string::npos);
+  CHECK(u.output.find("[WARDEN5] rules may assert only decision, rewrite, allow, hint and approval facts, not 'proposal'") != std::string::npos);
   CHECK(u.count("proposal") == 1);
   void* d = EnvFindDeftemplate(u.env->get(), "decision");
   for (void* f = EnvGetNextFactInTemplate(u.env->get(), d, nullptr); f; f = EnvGetNextFactInTemplate(u.env->get(), d, f)) {
