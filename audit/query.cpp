@@ -4,6 +4,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "audit/chain.h"
@@ -77,9 +78,54 @@ std::string member(const rapidjson::Value& obj, const char* name) {
   return {};
 }
 
-bool has_decision_filter(const QueryFilter& f) {
-  return f.outcome || !f.rule.empty() || !f.principal.empty() || !f.session.empty() ||
-         !f.target.empty();
+// Filters only decisions can match; only decisions and approval records; only approvals.
+bool has_decision_filter(const QueryFilter& f) { return f.outcome.has_value(); }
+bool has_shared_filter(const QueryFilter& f) {
+  return !f.rule.empty() || !f.principal.empty() || !f.session.empty() || !f.target.empty();
+}
+bool has_approval_filter(const QueryFilter& f) { return !f.approval_id.empty() || !f.event.empty(); }
+
+// An approval record's row; false when it does not match the filter (or is not readable:
+// *unreadable set).
+bool approval_row(std::string_view fields, const QueryFilter& filter, QueryRow* r, bool* unreadable) {
+  rapidjson::Document doc;
+  const std::string text = "{" + std::string(fields) + "}";
+  doc.Parse(text.data(), text.size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    *unreadable = true;
+    return false;
+  }
+  const std::string id = member(doc, "approval_id"), event = member(doc, "event");
+  if (!filter.approval_id.empty() && id != filter.approval_id) return false;
+  if (!filter.event.empty() && event != filter.event) return false;
+  r->principal = member(doc, "requester");
+  r->session = member(doc, "session");
+  if (!filter.principal.empty() && r->principal != filter.principal) return false;
+  if (!filter.session.empty() && r->session != filter.session) return false;
+  auto rules = doc.FindMember("rules");
+  if (rules != doc.MemberEnd() && rules->value.IsArray()) {
+    for (const auto& rule : rules->value.GetArray())
+      if (rule.IsString()) r->rules.emplace_back(rule.GetString(), rule.GetStringLength());
+  }
+  if (!filter.rule.empty() && std::find(r->rules.begin(), r->rules.end(), filter.rule) == r->rules.end())
+    return false;
+  std::string action;
+  auto a = doc.FindMember("action");
+  if (a != doc.MemberEnd() && a->value.IsObject()) {
+    if (!filter.target.empty() && member(a->value, "target") != filter.target) return false;
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+    a->value.Accept(w);
+    action = proposal_summary(std::string_view(buffer.GetString(), buffer.GetSize()));
+  } else if (!filter.target.empty()) {
+    return false;
+  }
+  const std::string by = member(doc, "by");
+  r->outcome = event;
+  r->summary = id + " " + event + (by.empty() ? "" : " by " + by) + (action.empty() ? "" : ": " + action);
+  auto masks = doc.FindMember("masks");
+  r->masked = masks != doc.MemberEnd() && masks->value.IsArray() && !masks->value.Empty();
+  return true;
 }
 
 }  // namespace
@@ -136,6 +182,8 @@ QueryStats run_query(const LogSet& set, const QueryFilter& filter,
   QueryStats stats;
   const bool any_kind = filter.kind == "all";
   const bool decision_filter = has_decision_filter(filter);
+  const bool shared_filter = has_shared_filter(filter);
+  const bool approval_filter = has_approval_filter(filter);
   set.for_each_line([&](const LogLine& line) {
     ++stats.lines;
     std::uint64_t seq = 0;
@@ -147,6 +195,8 @@ QueryStats run_query(const LogSet& set, const QueryFilter& filter,
     if (!any_kind && kind != filter.kind) return true;
     if (filter.seq && seq != *filter.seq) return true;
     if (decision_filter && kind != "decision") return true;
+    if (shared_filter && kind != "decision" && kind != "approval") return true;
+    if (approval_filter && kind != "approval") return true;
     Head head;
     std::string error;
     std::int64_t time_us = 0;
@@ -186,6 +236,12 @@ QueryStats run_query(const LogSet& set, const QueryFilter& filter,
       r.outcome = std::string(outcome_name(d.outcome));
       for (const auto& f : d.rules) r.rules.push_back((f.monitor ? "[monitor] " : "") + f.rule);
       r.masked = d.masked;
+    } else if (kind == "approval") {
+      bool unreadable = false;
+      if (!approval_row(head.fields, filter, &r, &unreadable)) {
+        if (unreadable) ++stats.unreadable;
+        return true;
+      }
     } else {
       r.summary = std::string(head.fields);
     }

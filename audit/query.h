@@ -20,16 +20,21 @@ struct QueryFilter {
   std::optional<std::int64_t> since_us,
       until_us;                    // record time, µs; since inclusive, until exclusive
   std::string kind = "decision";   // a record kind, or "all"
-  std::optional<Outcome> outcome;  // decisions only, as all the filters below
+  std::optional<Outcome> outcome;  // decisions only
+  // The filters below match decisions and approval records (rule: one of the rules that
+  // asked for the approval; principal: its requester; target: its action's target).
   std::string rule;                // a rule that fired (any outcome, any mode)
   std::string principal, session;
   std::string target;                // the proposal's "target" (shell, file, http …)
+  // Approval records only: this approval's id, this event (created, approved, denied …).
+  std::string approval_id, event;
   std::optional<std::uint64_t> seq;  // exactly this record
   std::size_t limit = 0;             // 0: no limit
 };
 
-// One matching record. For a decision, the decision's members; for another kind, its kind and
-// FIELDS as the summary.
+// One matching record. For a decision, the decision's members; for an approval, its requester,
+// session, rules, the event as outcome and "<approval id> <event>[ by <approver>]: <action
+// summary>" as summary; for another kind, its kind and FIELDS as the summary.
 struct QueryRow {
   std::uint64_t seq = 0;
   std::int64_t time_us = 0;
@@ -37,7 +42,7 @@ struct QueryRow {
   std::string principal, session;
   std::string
       summary;  // "shell run: rm -rf build", "file write: /etc/passwd", "http get: https://…"
-  std::string outcome;  // "" for kinds other than decision
+  std::string outcome;  // the decision's outcome, an approval's event, "" for other kinds
   std::vector<std::string>
       rules;  // the rules that fired, in order ("[monitor] name" for monitor mode)
   bool masked = false;

@@ -221,6 +221,25 @@ void append_json_value(std::string& out, std::string_view json, const Masker* ma
   append_masked(out, json, masker, Where{pointer, 0, {}}, masks);
 }
 
+void append_masks(std::string& out, const std::vector<Mask>& masks) {
+  out += ",\"masks\":[";
+  for (std::size_t i = 0; i < masks.size(); ++i) {
+    const Mask& m = masks[i];
+    if (i) out += ',';
+    out += "{\"field\":";
+    append_json(out, m.field);
+    out += ",\"offset\":";
+    append_int(out, static_cast<std::int64_t>(m.offset));
+    out += ",\"length\":";
+    append_int(out, static_cast<std::int64_t>(m.length));
+    out += ",\"kind\":";
+    append_json(out, m.kind);
+    out += '}';
+  }
+  out += ']';
+}
+
+
 const char* mode_name(bool monitor) { return monitor ? "\"monitor\"" : "\"enforce\""; }
 
 }  // namespace
@@ -352,21 +371,62 @@ std::string decision_fields(const DecisionInput& in, const Decision& d, const Ma
   out += "],\"elapsed_us\":";
   append_int(out, d.elapsed_us);
 
-  out += ",\"masks\":[";
-  for (std::size_t i = 0; i < masks.size(); ++i) {
-    const Mask& m = masks[i];
+  append_masks(out, masks);
+  return out;
+}
+
+std::string approval_fields(const ApprovalEvent& e, const Masker* masker) {
+  std::vector<Mask> masks;
+  std::string out;
+  out.reserve(384 + e.action_json.size() + e.result_json.size() + e.note.size() + e.reason.size());
+  auto str = [&](std::string_view s, std::string_view pointer) {
+    append_masked(out, s, masker, Where{pointer, 0, {}, false}, &masks);
+  };
+  auto json_or_null = [&](std::string_view json, const char* pointer) {
+    if (json.empty()) {
+      out += "null";
+    } else {
+      append_json_value(out, json, masker, pointer, &masks);
+    }
+  };
+  out += "\"event\":";
+  str(e.event, "/event");
+  out += ",\"approval_id\":";
+  str(e.approval_id, "/approval_id");
+  out += ",\"action_hash\":";
+  str(e.action_hash, "/action_hash");
+  out += ",\"decision_id\":";
+  str(e.decision_id, "/decision_id");
+  out += ",\"by\":";
+  str(e.by, "/by");
+  out += ",\"note\":";
+  str(e.note, "/note");
+  out += ",\"requester\":";
+  str(e.requester, "/requester");
+  out += ",\"session\":";
+  str(e.session, "/session");
+  out += ",\"agent\":";
+  str(e.agent, "/agent");
+  out += ",\"origin\":";
+  str(e.origin, "/origin");
+  out += ",\"action\":";
+  json_or_null(e.action_json, "/action");
+  out += ",\"rules\":[";
+  for (std::size_t i = 0; i < e.rules.size(); ++i) {
     if (i) out += ',';
-    out += "{\"field\":";
-    append_json(out, m.field);
-    out += ",\"offset\":";
-    append_int(out, static_cast<std::int64_t>(m.offset));
-    out += ",\"length\":";
-    append_int(out, static_cast<std::int64_t>(m.length));
-    out += ",\"kind\":";
-    append_json(out, m.kind);
-    out += '}';
+    append_masked(out, e.rules[i], masker, Where{"/rules", i, {}, true}, &masks);
   }
-  out += ']';
+  out += "],\"reason\":";
+  str(e.reason, "/reason");
+  out += ",\"approvers_needed\":";
+  append_int(out, e.approvers_needed);
+  out += ",\"votes\":";
+  append_int(out, e.votes);
+  out += ",\"expires_ms\":";
+  append_int(out, e.expires_ms);
+  out += ",\"result\":";
+  json_or_null(e.result_json, "/result");
+  append_masks(out, masks);
   return out;
 }
 

@@ -37,6 +37,30 @@ struct DecisionInput {
 // offset/length in bytes).
 std::string decision_fields(const DecisionInput& in, const Decision& d, const Masker* masker);
 
+// One event in the life of a human approval (SPEC §6): the `approval` record's input.
+//   event: created approved denied expired executed refused scoped-use vote
+struct ApprovalEvent {
+  std::string event;
+  std::string approval_id, action_hash, decision_id, by, note, requester, session, agent, origin;
+  std::string action_json;  // the action as approved or asked for (JSON object text)
+  std::vector<std::string> rules;
+  std::string reason;
+  int approvers_needed = 0, votes = 0;
+  std::int64_t expires_ms = 0;
+  std::string result_json;  // an actuator's result (JSON object text), "" when none
+};
+
+// The approval record's FIELDS, members in this order:
+//   "event","approval_id","action_hash","decision_id","by","note","requester","session",
+//   "agent","origin","action":{…}|null,"rules":[…],"reason","approvers_needed","votes",
+//   "expires_ms","result":{…}|null,"masks":[{"field","offset","length","kind"}]
+// "action" and "result" are re-serialized like a decision's "input" (text that is not JSON
+// becomes a JSON string; "" becomes null). With a masker every string of the record (and every
+// member name in action and result) is masked for secrets, as in decision_fields: a note, a
+// reason, the action and its result may all carry user data. The approval's token is never
+// part of it.
+std::string approval_fields(const ApprovalEvent& e, const Masker* masker);
+
 // The `start` record's FIELDS (the writer appends "torn" itself when it cut a torn line):
 //   "version","pid","rules_digest","workspace_root","home","default_outcome","key_id",
 //   "every_records","every_seconds",

@@ -909,6 +909,10 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
                              static_cast<std::uint32_t>(segments.size() - 1)});
       return;
     }
+    if (kind == "approval") {
+      ++rep.approvals;
+      return;
+    }
     ++rep.skipped_kinds[std::string(kind)];
     if (kind == "start") {
       StartSettings s;
@@ -1088,6 +1092,7 @@ std::string report_text(const ReplayReport& rep, std::size_t limit,
          e(rep.rules_digest) + "\n";
   out += "  records " + std::to_string(rep.records) + ", decisions " + std::to_string(rep.decisions) + ", replayed " +
          std::to_string(rep.replayed) + ", unreadable " + std::to_string(rep.parse_errors);
+  if (rep.approvals) out += ", approval records " + std::to_string(rep.approvals) + " (a person decided: not re-decided)";
   std::string skipped;
   for (const auto& [kind, n] : rep.skipped_kinds) skipped += (skipped.empty() ? "" : ", ") + e(kind) + " " + std::to_string(n);
   out += skipped.empty() ? "\n" : "; skipped: " + skipped + "\n";
@@ -1228,6 +1233,8 @@ std::string report_json(const ReplayReport& rep, std::size_t limit) {
   w.Uint64(rep.replayed);
   w.Key("unreadable");
   w.Uint64(rep.parse_errors);
+  w.Key("approvals");
+  w.Uint64(rep.approvals);
   w.Key("skipped");
   w.StartObject();
   for (const auto& [kind, n] : rep.skipped_kinds) {

@@ -85,7 +85,10 @@ struct ReplayReport {
   std::uint64_t replayed = 0;       // decision records re-decided
   std::uint64_t parse_errors = 0;   // lines or decision records that could not be read
   std::vector<ReplayProblem> problems;  // the first 20 of them
-  std::map<std::string, std::uint64_t> skipped_kinds;  // records that are not decisions
+  // Approval records: what people decided about approval-required actions (SPEC §6). Not
+  // re-decided — no rule decided them — and not skipped as an unknown kind either.
+  std::uint64_t approvals = 0;
+  std::map<std::string, std::uint64_t> skipped_kinds;  // other records that are not decisions
   std::uint64_t masked = 0;         // replayed records whose input was masked
   std::array<std::array<std::uint64_t, 3>, 3> matrix{};  // [old][new], Outcome order
   std::uint64_t changed = 0, widenings = 0;

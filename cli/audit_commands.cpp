@@ -209,7 +209,7 @@ void register_verify(CLI::App* audit, int* exit_code) {
 
 struct QueryArgs {
   std::vector<std::string> logs;
-  std::string since, until, outcome, rule, principal, session, target, kind;
+  std::string since, until, outcome, rule, principal, session, target, kind, approval_id, event;
   std::size_t limit = 0;
   long long seq = 0;
   std::string format = "table";
@@ -237,11 +237,15 @@ void print_full_record(const audit::QueryRow& row, bool json) {
 void run_query_command(const QueryArgs& a, bool show, int* exit_code) {
   const char* name = show ? "warden audit show" : "warden audit query";
   audit::QueryFilter filter;
-  filter.kind = a.kind.empty() ? (show ? "all" : "decision") : a.kind;
+  // --approval and --event only match approval records: they imply --kind approval.
+  const bool approval_filter = !a.approval_id.empty() || !a.event.empty();
+  filter.kind = !a.kind.empty() ? a.kind : approval_filter ? "approval" : (show ? "all" : "decision");
   filter.rule = a.rule;
   filter.principal = a.principal;
   filter.session = a.session;
   filter.target = a.target;
+  filter.approval_id = a.approval_id;
+  filter.event = a.event;
   filter.limit = a.limit;
   if (a.seq > 0) filter.seq = static_cast<std::uint64_t>(a.seq);
   const std::int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -329,15 +333,22 @@ void register_query(CLI::App* audit, int* exit_code, bool show) {
   cmd->add_option("--until", a->until, "Before this time: RFC 3339 or a duration before now");
   cmd->add_option("--outcome", a->outcome, "Only decisions with this outcome")
       ->check(CLI::IsMember({"approve", "reject", "approval-required"}));
-  cmd->add_option("--rule", a->rule, "Only decisions where this rule fired (any outcome)");
-  cmd->add_option("--principal", a->principal, "Only decisions for this authenticated principal");
-  cmd->add_option("--session", a->session, "Only decisions of this session");
-  cmd->add_option("--target", a->target, "Only proposals with this target (shell, file, http, …)");
+  cmd->add_option("--rule", a->rule,
+                  "Only decisions where this rule fired (any outcome), approvals this rule asked for");
+  cmd->add_option("--principal", a->principal,
+                  "Only decisions for this authenticated principal, approvals it requested");
+  cmd->add_option("--session", a->session, "Only decisions and approvals of this session");
+  cmd->add_option("--target", a->target,
+                  "Only proposals and approvals' actions with this target (shell, file, http, …)");
+  cmd->add_option("--approval", a->approval_id, "Only the approval records of this approval id");
+  cmd->add_option("--event", a->event, "Only approval records of this event")
+      ->check(CLI::IsMember(
+          {"created", "approved", "denied", "expired", "executed", "refused", "scoped-use", "vote"}));
   cmd->add_option(
       "--kind", a->kind,
-      std::string(
-          "Record kind (decision, start, reload, checkpoint, rotate, stop) or all; default ") +
-          (show ? "all" : "decision"));
+      std::string("Record kind (decision, approval, start, reload, checkpoint, rotate, stop) or "
+                  "all; default ") +
+          (show ? "all" : "decision") + " (approval with --approval or --event)");
   cmd->add_option("--limit", a->limit, "At most this many records (0: all)");
   if (show)
     cmd->add_option("--seq", a->seq, "Print the record with this seq in full")

@@ -239,6 +239,15 @@ class Recorder {
     return a.seq;
   }
 
+  // Records one event of a human approval, as the daemon does.
+  std::uint64_t approval(const ApprovalEvent& e, std::int64_t time_us) {
+    now_ = time_us;
+    AppendResult a = writer_->append_wait("approval", time_us, approval_fields(e, &masker_));
+    INFO(a.error);
+    REQUIRE(a.ok);
+    return a.seq;
+  }
+
   std::map<std::uint64_t, Outcome> outcomes;
   bool allow_refused = false;
 
@@ -737,4 +746,41 @@ TEST_CASE("replay warns when the session memory's global caps may have evicted a
   for (int i = 0; i < 3; ++i) more.write_file("alice", "s" + std::to_string(i), "/home/user/project/a", at(9, i));
   more.close();
   CHECK(cap_warning(replay(dir.path("more.jsonl"), {base, kEffects, kPaths}, 2)));
+}
+
+TEST_CASE("approval records are counted, not re-decided and not skipped as unknown", "[replay][approval]") {
+  Dir dir;
+  const std::string base = dir.write("base/base.clp", kBaseRules);
+  const std::string log = dir.path("audit.jsonl");
+  Recorder rec({base, kEffects, kPaths}, log);
+  rec.shell("alice", "s1", "ls", at(9, 0));
+  rec.shell("bob", "s2", "make", at(9, 1));  // approval-required
+  ApprovalEvent e;
+  e.event = "created";
+  e.approval_id = "ap-1";
+  e.requester = "bob";
+  e.session = "s2";
+  e.origin = "decide";
+  e.action_json = R"({"target":"shell","action":"run","payload":{"command":"make"}})";
+  e.reason = "no rule decided";
+  e.approvers_needed = 1;
+  rec.approval(e, at(9, 2));
+  e.event = "approved";
+  e.by = "carol";
+  e.votes = 1;
+  rec.approval(e, at(9, 3));
+  rec.shell("alice", "s1", "cat x", at(9, 4));
+  rec.close();
+
+  ReplayReport rep = replay(log, {base, kEffects, kPaths});
+  CHECK(rep.decisions == 3);
+  CHECK(rep.replayed == 3);
+  CHECK(rep.parse_errors == 0);
+  CHECK(rep.changed == 0);
+  CHECK(rep.approvals == 2);
+  CHECK(rep.skipped_kinds.count("approval") == 0);
+  CHECK(rep.skipped_kinds.at("start") == 1);
+  const std::string text = report_text(rep, 10, {});
+  CHECK(text.find("approval records 2") != std::string::npos);
+  CHECK(text.find("approval 2") == std::string::npos);
 }
