@@ -71,6 +71,8 @@ PGconn* connect(const std::string& conninfo) {
     PQfinish(c);
     fail("cannot connect: " + msg);
   }
+  // Server notices ("relation already exists, skipping") are not the daemon's output.
+  PQsetNoticeProcessor(c, [](void*, const char*) {}, nullptr);
   if (PQsetClientEncoding(c, "UTF8") != 0) {
     std::string msg = trimmed(PQerrorMessage(c));
     PQfinish(c);
