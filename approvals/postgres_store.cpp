@@ -112,6 +112,9 @@ class PostgresStore final : public Store {
       Transaction tx(*this);
       exec(std::string("SELECT pg_advisory_xact_lock(") + kSchemaLockKey + ")", {});
       for (std::size_t i = 0; i < detail::kSchemaCount; ++i) exec(detail::kSchema[i], {});
+      for (std::size_t i = 0; i < detail::kSchemaProbeCount; ++i) {
+        exec(detail::kSchemaProbes[i], {});
+      }
       tx.commit();
     } catch (...) {
       PQfinish(conn_);

@@ -3,6 +3,7 @@
 #include "approvals/store.h"
 
 #include <libpq-fe.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -846,4 +847,31 @@ TEST_CASE("postgres: a dropped connection is re-established once", "[approvals][
   }
   CHECK(heard_after);
   CHECK(store->approve(before.token, "bob", "", kNow).result == ApproveResult::Claimed);
+}
+
+TEST_CASE("a store whose tables have another shape is refused at open", "[approvals][errors]") {
+  Backend b(BACKENDS);
+  const char* sql = "CREATE TABLE approvals (id TEXT PRIMARY KEY, token_hash TEXT, status TEXT)";
+  if (b.kind() == "sqlite") {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(b.location().c_str(), &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  } else {
+    PGconn* c = PQconnectdb(b.location().c_str());
+    REQUIRE(PQstatus(c) == CONNECTION_OK);
+    PGresult* r = PQexec(c, sql);
+    REQUIRE(PQresultStatus(r) == PGRES_COMMAND_OK);
+    PQclear(r);
+    PQfinish(c);
+  }
+  CHECK_THROWS_AS(b.open(), StoreError);
+}
+
+TEST_CASE("sqlite: a new store file is readable by its owner only", "[approvals]") {
+  Backend b("sqlite");
+  auto store = b.open();
+  store->create(request());
+  CHECK((fs::status(b.location()).permissions() & (fs::perms::group_all | fs::perms::others_all)) ==
+        fs::perms::none);
 }
