@@ -8,6 +8,7 @@
 #include <poll.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <mutex>
@@ -63,22 +64,66 @@ class Result {
 
 std::string num(std::int64_t v) { return std::to_string(v); }
 
-PGconn* connect(const std::string& conninfo) {
-  PGconn* c = PQconnectdb(conninfo.c_str());
+// Defaults the operator's conninfo may override (it is expanded after them): a bounded
+// connection attempt, and TCP keepalives so a dead server is noticed by the listening
+// connection too.
+constexpr const char* kDefaultKeys[] = {"connect_timeout", "keepalives_idle",
+                                        "keepalives_interval", "keepalives_count", "dbname",
+                                        nullptr};
+
+PGconn* start_connect(const std::string& conninfo, bool blocking) {
+  const char* values[] = {"10", "30", "10", "3", conninfo.c_str(), nullptr};
+  PGconn* c = blocking ? PQconnectdbParams(kDefaultKeys, values, 1)
+                       : PQconnectStartParams(kDefaultKeys, values, 1);
   if (!c) fail("out of memory connecting");
+  // Server notices ("relation already exists, skipping") are not the daemon's output.
+  PQsetNoticeProcessor(c, [](void*, const char*) {}, nullptr);
+  return c;
+}
+
+PGconn* connect(const std::string& conninfo) {
+  PGconn* c = start_connect(conninfo, true);
   if (PQstatus(c) != CONNECTION_OK) {
     std::string msg = trimmed(PQerrorMessage(c));
     PQfinish(c);
     fail("cannot connect: " + msg);
   }
-  // Server notices ("relation already exists, skipping") are not the daemon's output.
-  PQsetNoticeProcessor(c, [](void*, const char*) {}, nullptr);
   if (PQsetClientEncoding(c, "UTF8") != 0) {
     std::string msg = trimmed(PQerrorMessage(c));
     PQfinish(c);
     fail("cannot set the client encoding: " + msg);
   }
   return c;
+}
+
+// Connects without blocking for longer than a poll interval at a time, giving up as soon
+// as stop is set; nullptr when it could not connect.
+PGconn* connect_interruptible(const std::string& conninfo, const std::atomic<bool>& stop) {
+  PGconn* c = nullptr;
+  try {
+    c = start_connect(conninfo, false);
+  } catch (const StoreError&) {
+    return nullptr;
+  }
+  if (PQstatus(c) == CONNECTION_BAD) {
+    PQfinish(c);
+    return nullptr;
+  }
+  PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+  while (!stop.load()) {
+    if (st == PGRES_POLLING_OK) return c;
+    if (st == PGRES_POLLING_FAILED) break;
+    pollfd p{PQsocket(c), static_cast<short>(st == PGRES_POLLING_READING ? POLLIN : POLLOUT), 0};
+    if (p.fd < 0) break;
+    int n = ::poll(&p, 1, 100);
+    if (n > 0) {
+      st = PQconnectPoll(c);
+    } else if (n < 0 && errno != EINTR) {
+      break;
+    }
+  }
+  PQfinish(c);
+  return nullptr;
 }
 
 Result run(PGconn* c, const std::string& sql, const std::vector<std::string>& params) {
@@ -485,11 +530,12 @@ class PostgresStore final : public Store {
 
   void listen_loop() {
     while (!stop_.load()) {
-      if (PQstatus(listen_conn_) != CONNECTION_OK) {
+      if (!listen_conn_ || PQstatus(listen_conn_) != CONNECTION_OK) {
         // Reconnect and listen again; notifications sent meanwhile are lost (callers that
         // must not miss a change re-read the store, e.g. list() after a reconnect).
-        PQreset(listen_conn_);
-        bool ok = PQstatus(listen_conn_) == CONNECTION_OK;
+        if (listen_conn_) PQfinish(listen_conn_);
+        listen_conn_ = connect_interruptible(conninfo_, stop_);
+        bool ok = listen_conn_ != nullptr;
         if (ok) {
           try {
             run(listen_conn_, std::string("LISTEN ") + kChannel, {});
