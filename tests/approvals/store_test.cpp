@@ -593,12 +593,12 @@ TEST_CASE("grants match exactly, are consumed once and expire", "[approvals][gra
 
 TEST_CASE("listeners hear created, closed and finished", "[approvals][listen]") {
   Backend b(BACKENDS);
+  // The recorders outlive the stores whose threads call them.
+  Recorder here, there;
   auto store = b.open();
-  Recorder here;
   store->listen(here.listener());
   // For PostgreSQL a second daemon hears them too (SQLite tells only its own process).
   std::unique_ptr<Store> other;
-  Recorder there;
   if (b.kind() == "postgres") {
     other = b.open();
     other->listen(there.listener());
@@ -815,8 +815,8 @@ TEST_CASE("a NUL in a value: SQLite keeps it, PostgreSQL refuses it", "[approval
 
 TEST_CASE("postgres: a dropped connection is re-established once", "[approvals][pg]") {
   Backend b("postgres");
+  Recorder heard;  // outlives the store whose thread calls it
   auto store = b.open();
-  Recorder heard;
   store->listen(heard.listener());
   Created before = store->create(request());
   REQUIRE(heard.wait_for("created:" + before.approval.id));
