@@ -385,10 +385,12 @@ class PostgresStore final : public Store {
 
   void add_grant(const Grant& g) override {
     with_connection([&] {
+      Transaction tx(*this);
       exec("INSERT INTO approval_grants (id, approval_id, principal, session, action_hash, "
            "expires_ms, uses_left, approver) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
            {detail::new_id("grt_"), g.approval_id, g.principal, g.session, g.action_hash,
             num(g.expires_ms), num(g.uses_left < 0 ? 1 : g.uses_left), g.approver});
+      tx.commit();
       return 0;
     });
   }
@@ -457,6 +459,7 @@ class PostgresStore final : public Store {
       }
     }
     void commit() {
+      s_.commit_sent_ = true;
       s_.exec("COMMIT", {});
       done_ = true;
     }
@@ -471,16 +474,23 @@ class PostgresStore final : public Store {
   }
 
   // Runs f under the connection mutex. A connection found broken, before or during f, is
-  // reset once (and f run again); when that fails too the caller gets StoreError.
+  // reset once and f run again — unless it broke after f sent COMMIT: then whether the
+  // change was made is unknown and the caller gets StoreError (it fails closed; the next
+  // call uses the new connection). When the reset fails too the caller gets StoreError.
   template <class F>
   auto with_connection(F f) -> decltype(f()) {
     std::lock_guard lock(mu_);
     if (PQstatus(conn_) != CONNECTION_OK) reset();
+    commit_sent_ = false;
     try {
       return f();
-    } catch (const StoreError&) {
+    } catch (const StoreError& e) {
       if (PQstatus(conn_) == CONNECTION_OK) throw;
       reset();
+      if (commit_sent_) {
+        fail(std::string("the connection was lost after a change was sent; it may or may not "
+                         "have been made: ") + e.what());
+      }
       return f();
     }
   }
@@ -579,6 +589,7 @@ class PostgresStore final : public Store {
   const std::string conninfo_;
   std::mutex mu_;
   PGconn* conn_ = nullptr;
+  bool commit_sent_ = false;  // during with_connection: f has sent a COMMIT (under mu_)
 
   std::mutex listener_mu_;
   Listener listener_;
