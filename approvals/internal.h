@@ -16,6 +16,11 @@ namespace warden::approvals::detail {
 extern const char* const kSchema[];
 extern const std::size_t kSchemaCount;
 
+// Statements that read every column the stores use and match no row: run at open, they
+// turn a table of another shape into a StoreError then rather than on first use.
+extern const char* const kSchemaProbes[];
+extern const std::size_t kSchemaProbeCount;
+
 // The columns an approval is read from, in the order approval_from_row expects them.
 // Never the token hash.
 inline constexpr const char* kApprovalColumns =

@@ -8,6 +8,7 @@
 #include <poll.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <mutex>
@@ -63,9 +64,25 @@ class Result {
 
 std::string num(std::int64_t v) { return std::to_string(v); }
 
-PGconn* connect(const std::string& conninfo) {
-  PGconn* c = PQconnectdb(conninfo.c_str());
+// Defaults the operator's conninfo may override (it is expanded after them): a bounded
+// connection attempt, and TCP keepalives so a dead server is noticed by the listening
+// connection too.
+constexpr const char* kDefaultKeys[] = {"connect_timeout", "keepalives_idle",
+                                        "keepalives_interval", "keepalives_count", "dbname",
+                                        nullptr};
+
+PGconn* start_connect(const std::string& conninfo, bool blocking) {
+  const char* values[] = {"10", "30", "10", "3", conninfo.c_str(), nullptr};
+  PGconn* c = blocking ? PQconnectdbParams(kDefaultKeys, values, 1)
+                       : PQconnectStartParams(kDefaultKeys, values, 1);
   if (!c) fail("out of memory connecting");
+  // Server notices ("relation already exists, skipping") are not the daemon's output.
+  PQsetNoticeProcessor(c, [](void*, const char*) {}, nullptr);
+  return c;
+}
+
+PGconn* connect(const std::string& conninfo) {
+  PGconn* c = start_connect(conninfo, true);
   if (PQstatus(c) != CONNECTION_OK) {
     std::string msg = trimmed(PQerrorMessage(c));
     PQfinish(c);
@@ -77,6 +94,36 @@ PGconn* connect(const std::string& conninfo) {
     fail("cannot set the client encoding: " + msg);
   }
   return c;
+}
+
+// Connects without blocking for longer than a poll interval at a time, giving up as soon
+// as stop is set; nullptr when it could not connect.
+PGconn* connect_interruptible(const std::string& conninfo, const std::atomic<bool>& stop) {
+  PGconn* c = nullptr;
+  try {
+    c = start_connect(conninfo, false);
+  } catch (const StoreError&) {
+    return nullptr;
+  }
+  if (PQstatus(c) == CONNECTION_BAD) {
+    PQfinish(c);
+    return nullptr;
+  }
+  PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+  while (!stop.load()) {
+    if (st == PGRES_POLLING_OK) return c;
+    if (st == PGRES_POLLING_FAILED) break;
+    pollfd p{PQsocket(c), static_cast<short>(st == PGRES_POLLING_READING ? POLLIN : POLLOUT), 0};
+    if (p.fd < 0) break;
+    int n = ::poll(&p, 1, 100);
+    if (n > 0) {
+      st = PQconnectPoll(c);
+    } else if (n < 0 && errno != EINTR) {
+      break;
+    }
+  }
+  PQfinish(c);
+  return nullptr;
 }
 
 Result run(PGconn* c, const std::string& sql, const std::vector<std::string>& params) {
@@ -110,6 +157,9 @@ class PostgresStore final : public Store {
       Transaction tx(*this);
       exec(std::string("SELECT pg_advisory_xact_lock(") + kSchemaLockKey + ")", {});
       for (std::size_t i = 0; i < detail::kSchemaCount; ++i) exec(detail::kSchema[i], {});
+      for (std::size_t i = 0; i < detail::kSchemaProbeCount; ++i) {
+        exec(detail::kSchemaProbes[i], {});
+      }
       tx.commit();
     } catch (...) {
       PQfinish(conn_);
@@ -335,10 +385,12 @@ class PostgresStore final : public Store {
 
   void add_grant(const Grant& g) override {
     with_connection([&] {
+      Transaction tx(*this);
       exec("INSERT INTO approval_grants (id, approval_id, principal, session, action_hash, "
            "expires_ms, uses_left, approver) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
            {detail::new_id("grt_"), g.approval_id, g.principal, g.session, g.action_hash,
             num(g.expires_ms), num(g.uses_left < 0 ? 1 : g.uses_left), g.approver});
+      tx.commit();
       return 0;
     });
   }
@@ -407,6 +459,7 @@ class PostgresStore final : public Store {
       }
     }
     void commit() {
+      s_.commit_sent_ = true;
       s_.exec("COMMIT", {});
       done_ = true;
     }
@@ -421,16 +474,23 @@ class PostgresStore final : public Store {
   }
 
   // Runs f under the connection mutex. A connection found broken, before or during f, is
-  // reset once (and f run again); when that fails too the caller gets StoreError.
+  // reset once and f run again — unless it broke after f sent COMMIT: then whether the
+  // change was made is unknown and the caller gets StoreError (it fails closed; the next
+  // call uses the new connection). When the reset fails too the caller gets StoreError.
   template <class F>
   auto with_connection(F f) -> decltype(f()) {
     std::lock_guard lock(mu_);
     if (PQstatus(conn_) != CONNECTION_OK) reset();
+    commit_sent_ = false;
     try {
       return f();
-    } catch (const StoreError&) {
+    } catch (const StoreError& e) {
       if (PQstatus(conn_) == CONNECTION_OK) throw;
       reset();
+      if (commit_sent_) {
+        fail(std::string("the connection was lost after a change was sent; it may or may not "
+                         "have been made: ") + e.what());
+      }
       return f();
     }
   }
@@ -480,11 +540,12 @@ class PostgresStore final : public Store {
 
   void listen_loop() {
     while (!stop_.load()) {
-      if (PQstatus(listen_conn_) != CONNECTION_OK) {
+      if (!listen_conn_ || PQstatus(listen_conn_) != CONNECTION_OK) {
         // Reconnect and listen again; notifications sent meanwhile are lost (callers that
         // must not miss a change re-read the store, e.g. list() after a reconnect).
-        PQreset(listen_conn_);
-        bool ok = PQstatus(listen_conn_) == CONNECTION_OK;
+        if (listen_conn_) PQfinish(listen_conn_);
+        listen_conn_ = connect_interruptible(conninfo_, stop_);
+        bool ok = listen_conn_ != nullptr;
         if (ok) {
           try {
             run(listen_conn_, std::string("LISTEN ") + kChannel, {});
@@ -528,6 +589,7 @@ class PostgresStore final : public Store {
   const std::string conninfo_;
   std::mutex mu_;
   PGconn* conn_ = nullptr;
+  bool commit_sent_ = false;  // during with_connection: f has sent a COMMIT (under mu_)
 
   std::mutex listener_mu_;
   Listener listener_;

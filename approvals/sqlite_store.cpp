@@ -2,7 +2,9 @@
 // Each state change is one BEGIN IMMEDIATE transaction, so two stores on the same file (two
 // daemons on one host) serialize on SQLite's write lock; within a process a mutex guards
 // the connection. Listeners are called after the change committed, outside that mutex.
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <mutex>
 #include <string>
@@ -73,6 +75,11 @@ using Pending = std::vector<std::pair<std::string, std::string>>;
 class SqliteStore final : public Store {
  public:
   explicit SqliteStore(const std::string& path) {
+    // A new file is readable by its owner only: it holds the actions people are asked about.
+    if (path != ":memory:" && !path.empty()) {
+      int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+      if (fd >= 0) ::close(fd);  // on failure sqlite3_open_v2 reports why below
+    }
     int rc = sqlite3_open_v2(path.c_str(), &db_,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                              nullptr);
@@ -94,6 +101,9 @@ class SqliteStore final : public Store {
       exec("BEGIN IMMEDIATE");
       try {
         for (std::size_t i = 0; i < detail::kSchemaCount; ++i) exec(detail::kSchema[i]);
+        for (std::size_t i = 0; i < detail::kSchemaProbeCount; ++i) {
+          Statement(db_, detail::kSchemaProbes[i]).run();
+        }
         exec("COMMIT");
       } catch (...) {
         sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);

@@ -99,6 +99,17 @@ const char* const kSchema[] = {
 };
 const std::size_t kSchemaCount = sizeof(kSchema) / sizeof(kSchema[0]);
 
+const char* const kSchemaProbes[] = {
+    "SELECT id, token_hash, status, action_hash, action_json, proposal_json, principal,"
+    " groups_json, session, agent, rules_json, reason, decision_id, origin, daemon_id,"
+    " created_ms, expires_ms, approvers_needed, closed_by, close_note, closed_ms, result_json"
+    " FROM approvals WHERE 1 = 0",
+    "SELECT approval_id, approver, note, at_ms, seq FROM approval_votes WHERE 1 = 0",
+    "SELECT id, approval_id, principal, session, action_hash, expires_ms, uses_left, approver"
+    " FROM approval_grants WHERE 1 = 0",
+};
+const std::size_t kSchemaProbeCount = sizeof(kSchemaProbes) / sizeof(kSchemaProbes[0]);
+
 std::int64_t parse_int(std::string_view text, const char* what) {
   std::int64_t v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);

@@ -147,7 +147,8 @@ class Store {
   // By token, or by id (denying is always safe). Self-denial is allowed (withdrawing).
   virtual DenyOutcome deny(std::string_view token_or_id, std::string_view by,
                            std::string_view note, std::int64_t now_ms) = 0;
-  // approved → executed | refused with what happened; false when it was not approved.
+  // approved → executed | refused with what happened; false when it was not approved (or
+  // status is neither Executed nor Refused).
   virtual bool finish(std::string_view id, Status status, std::string_view result_json,
                       std::int64_t now_ms) = 0;
   // Moves every pending approval past its expiry to expired; returns those it moved (each
@@ -156,6 +157,7 @@ class Store {
 
   virtual void add_grant(const Grant& grant) = 0;
   // Consumes one use of a live grant for exactly this principal, session and action hash.
+  // Returns the grant as it stood before this use (uses_left as it was), nullopt when none.
   virtual std::optional<Grant> use_grant(std::string_view principal, std::string_view session,
                                          std::string_view action_hash, std::int64_t now_ms) = 0;
 

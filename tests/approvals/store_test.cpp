@@ -3,6 +3,7 @@
 #include "approvals/store.h"
 
 #include <libpq-fe.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -592,12 +593,12 @@ TEST_CASE("grants match exactly, are consumed once and expire", "[approvals][gra
 
 TEST_CASE("listeners hear created, closed and finished", "[approvals][listen]") {
   Backend b(BACKENDS);
+  // The recorders outlive the stores whose threads call them.
+  Recorder here, there;
   auto store = b.open();
-  Recorder here;
   store->listen(here.listener());
   // For PostgreSQL a second daemon hears them too (SQLite tells only its own process).
   std::unique_ptr<Store> other;
-  Recorder there;
   if (b.kind() == "postgres") {
     other = b.open();
     other->listen(there.listener());
@@ -734,4 +735,143 @@ TEST_CASE("an unusable store throws StoreError", "[approvals][errors]") {
       CHECK(std::string(e.what()).find("no_such_database") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("daemons starting at once create the schema once", "[approvals][race]") {
+  Backend b(BACKENDS);
+  std::vector<std::unique_ptr<Store>> stores(6);
+  std::vector<std::string> errors;
+  std::mutex mu;
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < stores.size(); ++i) {
+    threads.emplace_back([&, i] {
+      ready.fetch_add(1);
+      while (ready.load() < static_cast<int>(stores.size())) std::this_thread::yield();
+      try {
+        stores[i] = b.open();
+      } catch (const std::exception& e) {
+        std::lock_guard lock(mu);
+        errors.push_back(e.what());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors) FAIL_CHECK("open threw: " << e);
+  REQUIRE(errors.empty());
+  Created c = stores[0]->create(request());
+  for (auto& s : stores) CHECK(s->find_by_token(c.token).has_value());
+}
+
+TEST_CASE("expire_due raced by several daemons returns each approval once",
+          "[approvals][race]") {
+  Backend b(BACKENDS);
+  std::vector<std::unique_ptr<Store>> stores;
+  for (int i = 0; i < 3; ++i) stores.push_back(b.open());
+  auto n = request();
+  n.expires_ms = kNow + 10;
+  std::set<std::string> created;
+  for (int i = 0; i < 20; ++i) created.insert(stores[i % 3]->create(n).approval.id);
+  std::mutex mu;
+  std::vector<std::string> moved;
+  std::atomic<int> ready{0}, failed{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 6; ++i) {
+    threads.emplace_back([&, i] {
+      ready.fetch_add(1);
+      while (ready.load() < 6) std::this_thread::yield();
+      try {
+        auto out = stores[i % 3]->expire_due(kNow + 100);
+        std::lock_guard lock(mu);
+        for (auto& a : out) moved.push_back(a.id);
+      } catch (...) {
+        failed.fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(failed.load() == 0);
+  CHECK(moved.size() == created.size());
+  CHECK(std::set<std::string>(moved.begin(), moved.end()) == created);
+}
+
+TEST_CASE("a NUL in a value: SQLite keeps it, PostgreSQL refuses it", "[approvals]") {
+  Backend b(BACKENDS);
+  auto store = b.open();
+  const std::string with_nul("before\0after", 12);
+  auto n = request();
+  n.reason = with_nul;
+  if (b.kind() == "sqlite") {
+    Created c = store->create(n);
+    CHECK(store->get(c.approval.id)->reason == with_nul);
+  } else {
+    // Never silently cut at the NUL.
+    CHECK_THROWS_AS(store->create(n), StoreError);
+    Filter any;
+    any.status.reset();
+    CHECK(store->list(any).empty());
+  }
+}
+
+TEST_CASE("postgres: a dropped connection is re-established once", "[approvals][pg]") {
+  Backend b("postgres");
+  Recorder heard;  // outlives the store whose thread calls it
+  auto store = b.open();
+  store->listen(heard.listener());
+  Created before = store->create(request());
+  REQUIRE(heard.wait_for("created:" + before.approval.id));
+
+  // Another session terminates every connection of this store (as a server restart would).
+  PGconn* admin = PQconnectdb(b.location().c_str());
+  REQUIRE(PQstatus(admin) == CONNECTION_OK);
+  PGresult* r = PQexec(admin,
+                       "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                       "WHERE datname = current_database() AND pid <> pg_backend_pid()");
+  REQUIRE(PQresultStatus(r) == PGRES_TUPLES_OK);
+  CHECK(PQntuples(r) == 2);  // the command connection and the listening one
+  PQclear(r);
+  PQfinish(admin);
+
+  auto a = store->get(before.approval.id);  // reconnects
+  REQUIRE(a);
+  CHECK(a->status == Status::Pending);
+  // The listening connection comes back as well: a later change is heard again.
+  bool heard_after = false;
+  for (int i = 0; i < 50 && !heard_after; ++i) {
+    Created c = store->create(request());
+    std::unique_lock lock(heard.mu);
+    heard_after = heard.cv.wait_for(lock, std::chrono::milliseconds(200), [&] {
+      return std::find(heard.events.begin(), heard.events.end(),
+                       "created:" + c.approval.id) != heard.events.end();
+    });
+  }
+  CHECK(heard_after);
+  CHECK(store->approve(before.token, "bob", "", kNow).result == ApproveResult::Claimed);
+}
+
+TEST_CASE("a store whose tables have another shape is refused at open", "[approvals][errors]") {
+  Backend b(BACKENDS);
+  const char* sql = "CREATE TABLE approvals (id TEXT PRIMARY KEY, token_hash TEXT, status TEXT)";
+  if (b.kind() == "sqlite") {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(b.location().c_str(), &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  } else {
+    PGconn* c = PQconnectdb(b.location().c_str());
+    REQUIRE(PQstatus(c) == CONNECTION_OK);
+    PGresult* r = PQexec(c, sql);
+    REQUIRE(PQresultStatus(r) == PGRES_COMMAND_OK);
+    PQclear(r);
+    PQfinish(c);
+  }
+  CHECK_THROWS_AS(b.open(), StoreError);
+}
+
+TEST_CASE("sqlite: a new store file is readable by its owner only", "[approvals]") {
+  Backend b("sqlite");
+  auto store = b.open();
+  store->create(request());
+  CHECK((fs::status(b.location()).permissions() & (fs::perms::group_all | fs::perms::others_all)) ==
+        fs::perms::none);
 }
