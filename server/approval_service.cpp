@@ -640,6 +640,9 @@ Reply ApprovalService::approve_now(const std::string& id_json, const Identity& i
     case R::NotFound:
       return fail(id_json, "approve", err::kApprovalNotFound, "no approval has this token");
     case R::Closed:
+      if (outcome.approval->status == Status::Expired) {
+        return fail(id_json, "approve", err::kApprovalExpired, which + " expired before it was approved");
+      }
       return fail(id_json, "approve", err::kApprovalClosed,
                   which + " is already " +
                       std::string(approvals::status_name(outcome.approval->status)) +

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "approvals_fixture.h"
+#include "server/errors.h"
 #include "server/protocol.h"
 
 using namespace warden;
@@ -390,8 +391,10 @@ TEST_CASE("a waiting client gets the answer: approve, deny, or still pending at 
     CHECK(str(payload_of(reply)["approval"], "status") == "denied");
   }
   SECTION("timeout") {
-    std::string reply = alice.call(
+    std::string event = alice.call(
         make_request("w", "decide", "\"proposal\":" + shell_action("touch t.txt") + ",\"wait_s\":1"));
+    CHECK(str(parse(event), "type") == "event");
+    std::string reply = alice.read();
     INFO(reply);
     CHECK(outcome_of(reply) == "approval-required");
     CHECK(str(payload_of(reply)["approval"], "status") == "pending");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "approvals_fixture.h"
+#include "server/errors.h"
 #include "server/protocol.h"
 #include "tests/support/postgres_server.h"
 

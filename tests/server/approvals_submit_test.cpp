@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "approvals_fixture.h"
+#include "server/errors.h"
 #include "server/protocol.h"
 
 using namespace warden;
