@@ -31,18 +31,23 @@ std::int64_t now_ms() {
 // The exit status for an error the daemon answered: the rules refused the approved action
 // (E_APPROVAL_REFUSED) is a reject, 1; anything else (not found, closed, expired, self
 // approval, a second vote, the role, the store) is 4, as for the other client commands.
-int exit_for_error(const std::string& code) { return code == "E_APPROVAL_REFUSED" ? kExitRejected : kExitInternal; }
+int exit_for_error(const std::string& code) {
+  return code == "E_APPROVAL_REFUSED" ? kExitRejected : kExitInternal;
+}
 
 // Prints the error of a reply that is not ok to stderr; returns its exit status.
 int print_error(const rapidjson::Value& p) {
   const rapidjson::Value& e = p.HasMember("error") && p["error"].IsObject() ? p["error"] : p;
   std::string code = string_member(e, "code");
   if (code.empty()) code = "E_INTERNAL";
-  std::fprintf(stderr, "warden: %s: %s\n", printable(code).c_str(), printable(string_member(e, "message")).c_str());
+  std::fprintf(stderr, "warden: %s: %s\n", printable(code).c_str(),
+               printable(string_member(e, "message")).c_str());
   return exit_for_error(code);
 }
 
-bool is_ok(const rapidjson::Value& p) { return p.HasMember("ok") && p["ok"].IsBool() && p["ok"].GetBool(); }
+bool is_ok(const rapidjson::Value& p) {
+  return p.HasMember("ok") && p["ok"].IsBool() && p["ok"].GetBool();
+}
 
 // Sends one request and reads its response into *reply (the whole message); false (printed,
 // *exit_code set) when the connection failed or the reply is malformed.
@@ -56,7 +61,8 @@ bool call(Client& client, const ClientFlags& flags, const char* action, const st
     return false;
   }
   for (;;) {
-    Client::ReadStatus status = client.read_message(&payload, std::chrono::milliseconds(flags.timeout_ms));
+    Client::ReadStatus status =
+        client.read_message(&payload, std::chrono::milliseconds(flags.timeout_ms));
     if (status != Client::ReadStatus::Ok) {
       std::fprintf(stderr, "warden: no reply from the daemon (connection closed or timed out)\n");
       *exit_code = kExitInternal;
@@ -79,7 +85,8 @@ bool call(Client& client, const ClientFlags& flags, const char* action, const st
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_interrupt(int) { g_interrupted.store(true); }
 
-void watch(Client& client, const PendingQuery& q, const ClientFlags& flags, bool json, int* exit_code) {
+void watch(Client& client, const PendingQuery& q, const ClientFlags& flags, bool json,
+           int* exit_code) {
   struct sigaction sa {};
   sigemptyset(&sa.sa_mask);
   sa.sa_handler = on_interrupt;
@@ -162,7 +169,8 @@ void register_pending(CLI::App& app, int* exit_code) {
   cmd->add_flag("--watch", a->query.watch,
                 "Print the pending approvals, then each one created or closed as it happens, until "
                 "interrupted");
-  cmd->add_option("--format", a->format, "Output format (json: the reply, or with --watch each event, one per line)")
+  cmd->add_option("--format", a->format,
+                  "Output format (json: the reply, or with --watch each event, one per line)")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   add_client_flags(cmd, &a->client);
@@ -198,7 +206,9 @@ void register_pending(CLI::App& app, int* exit_code) {
       if (n == 0) {
         std::printf("no pending approvals\n");
       } else {
-        std::printf("\n%zu pending; approve with the token the requester was given: warden approve TOKEN\n", n);
+        std::printf(
+            "\n%zu pending; approve with the token the requester was given: warden approve TOKEN\n",
+            n);
       }
     }
     *exit_code = kExitOk;
@@ -222,12 +232,14 @@ void register_approve(CLI::App& app, int* exit_code) {
     ClientFlags client;
   };
   auto a = std::make_shared<Args>();
-  cmd->add_option("TOKEN", a->token, "The approval's token, as the requester was given it")->required();
+  cmd->add_option("TOKEN", a->token, "The approval's token, as the requester was given it")
+      ->required();
   cmd->add_option("--note", a->note, "Why (recorded with your approval in the audit log)");
-  auto* scope = cmd->add_option("--scope-minutes", a->scope_minutes,
-                                "Also approve this exact action again for the requester's session for N "
-                                "minutes (1..1440)")
-                    ->check(CLI::Range(1, kMaxScopeMinutes));
+  auto* scope =
+      cmd->add_option("--scope-minutes", a->scope_minutes,
+                      "Also approve this exact action again for the requester's session for N "
+                      "minutes (1..1440)")
+          ->check(CLI::Range(1, kMaxScopeMinutes));
   cmd->add_option("--format", a->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -241,7 +253,9 @@ void register_approve(CLI::App& app, int* exit_code) {
     std::optional<int> minutes;
     if (scope->count() > 0) minutes = a->scope_minutes;
     rapidjson::Document reply;
-    if (!call(client, a->client, "approve", approve_fields(a->token, a->note, minutes), &reply, exit_code)) return;
+    if (!call(client, a->client, "approve", approve_fields(a->token, a->note, minutes), &reply,
+              exit_code))
+      return;
     const rapidjson::Value& p = reply["payload"];
     if (!is_ok(p) && p.HasMember("error")) {
       *exit_code = print_error(p);

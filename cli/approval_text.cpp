@@ -49,7 +49,8 @@ std::string rules_text(const rapidjson::Value& approval) {
   std::string out;
   if (const rapidjson::Value* rules = array_member(approval, "rules")) {
     for (const auto& r : rules->GetArray()) {
-      std::string name = r.IsString() ? std::string(r.GetString(), r.GetStringLength()) : member(r, "rule");
+      std::string name =
+          r.IsString() ? std::string(r.GetString(), r.GetStringLength()) : member(r, "rule");
       if (!name.empty()) out += (out.empty() ? "" : ", ") + printable(name);
     }
   }
@@ -117,12 +118,14 @@ std::string pending_fields(const PendingQuery& q) {
   add("agent", q.agent);
   add("session", q.session);
   add("rule", q.rule);
-  if (q.min_age_s >= 0) out += std::string(out.empty() ? "" : ",") + "\"min_age_s\":" + std::to_string(q.min_age_s);
+  if (q.min_age_s >= 0)
+    out += std::string(out.empty() ? "" : ",") + "\"min_age_s\":" + std::to_string(q.min_age_s);
   if (q.watch) out += std::string(out.empty() ? "" : ",") + "\"watch\":true";
   return out;
 }
 
-std::string approve_fields(std::string_view token, std::string_view note, std::optional<int> scope_minutes) {
+std::string approve_fields(std::string_view token, std::string_view note,
+                           std::optional<int> scope_minutes) {
   std::string out = "\"token\":" + server::json_string(token);
   if (!note.empty()) out += ",\"note\":" + server::json_string(note);
   if (scope_minutes) out += ",\"scope_minutes\":" + std::to_string(*scope_minutes);
@@ -150,7 +153,8 @@ std::string duration_text(std::int64_t ms) {
   if (s < 60) {
     std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(s));
   } else if (s < 3600) {
-    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(s / 60), static_cast<long long>(s % 60));
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(s / 60),
+                  static_cast<long long>(s % 60));
   } else if (s < 86400) {
     std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(s / 3600),
                   static_cast<long long>(s / 60 % 60));
@@ -175,7 +179,8 @@ std::string approval_action_text(const rapidjson::Value& action) {
     } else if (target == "tool") {
       detail = member(*payload, "tool");
       auto args = payload->FindMember("args");
-      if (args != payload->MemberEnd()) detail += (detail.empty() ? "" : " ") + compact(args->value);
+      if (args != payload->MemberEnd())
+        detail += (detail.empty() ? "" : " ") + compact(args->value);
     } else {
       for (const char* key : {"command", "path", "url", "text", "message"}) {
         detail = member(*payload, key);
@@ -190,7 +195,8 @@ std::string approval_action_text(const rapidjson::Value& action) {
 }
 
 std::string approval_block(const rapidjson::Value& approval, std::int64_t now_ms) {
-  std::string out = printable(member(approval, "id")) + "  " + printable(member(approval, "status"));
+  std::string out =
+      printable(member(approval, "id")) + "  " + printable(member(approval, "status"));
   const std::int64_t created = int_member(approval, "created_ms");
   if (created > 0) out += "  age " + duration_text(now_ms - created);
   const std::string expiry = expiry_text(approval, now_ms);
@@ -208,7 +214,9 @@ std::string approval_block(const rapidjson::Value& approval, std::int64_t now_ms
   out += "\n";
   static const rapidjson::Value kNull;
   auto action = approval.IsObject() ? approval.FindMember("action") : approval.MemberEnd();
-  out += "  action " + approval_action_text(approval.IsObject() && action != approval.MemberEnd() ? action->value : kNull) +
+  out += "  action " +
+         approval_action_text(approval.IsObject() && action != approval.MemberEnd() ? action->value
+                                                                                    : kNull) +
          "\n";
   if (const rapidjson::Value* votes = array_member(approval, "votes")) {
     for (const auto& v : votes->GetArray()) {
@@ -230,7 +238,9 @@ std::string approval_line(const rapidjson::Value& approval, std::int64_t now_ms)
     out += "  " + who_text(approval) + "  [" + rules_text(approval) + "]";
     static const rapidjson::Value kNull;
     auto action = approval.IsObject() ? approval.FindMember("action") : approval.MemberEnd();
-    out += "  " + approval_action_text(approval.IsObject() && action != approval.MemberEnd() ? action->value : kNull);
+    out += "  " + approval_action_text(approval.IsObject() && action != approval.MemberEnd()
+                                           ? action->value
+                                           : kNull);
     const std::string expiry = expiry_text(approval, now_ms);
     out += "  (" + votes_text(approval) + (expiry.empty() ? "" : ", " + expiry) + ")";
     return out;
@@ -284,14 +294,16 @@ std::string approve_reply_text(const rapidjson::Value& payload) {
   const std::string status = member(payload, "status");
   static const rapidjson::Value kNull;
   auto action_it = approval.FindMember("action");
-  const std::string action = approval_action_text(action_it != approval.MemberEnd() ? action_it->value : kNull);
+  const std::string action =
+      approval_action_text(action_it != approval.MemberEnd() ? action_it->value : kNull);
   if (status == "pending") {
     const rapidjson::Value* votes = array_member(approval, "votes");
     const std::int64_t given = votes ? static_cast<std::int64_t>(votes->Size()) : 0;
     const std::int64_t needed = int_member(approval, "approvers_needed", 1);
-    return "your approval of " + id + " is counted: " + std::to_string(given) + " of " + std::to_string(needed) +
-           "; " + std::to_string(needed > given ? needed - given : 1) + " more approver" +
-           (needed - given == 1 ? "" : "s") + " must approve\n  action " + action + "\n";
+    return "your approval of " + id + " is counted: " + std::to_string(given) + " of " +
+           std::to_string(needed) + "; " + std::to_string(needed > given ? needed - given : 1) +
+           " more approver" + (needed - given == 1 ? "" : "s") + " must approve\n  action " +
+           action + "\n";
   }
   if (status == "granted") {
     return "approved " + id + ": the requester may run it now\n  action " + action + "\n";
@@ -300,7 +312,8 @@ std::string approve_reply_text(const rapidjson::Value& payload) {
     std::string out = "approved " + id + "; it ran\n  action " + action + "\n";
     if (const rapidjson::Value* result = object_member(payload, "result")) {
       auto code = result->FindMember("exit_code");
-      if (code != result->MemberEnd() && code->value.IsInt()) out += "  exit " + std::to_string(code->value.GetInt()) + "\n";
+      if (code != result->MemberEnd() && code->value.IsInt())
+        out += "  exit " + std::to_string(code->value.GetInt()) + "\n";
       const std::string error = member(*result, "error_code");
       if (!error.empty()) out += "  failed: " + printable(error) + "\n";
     }
@@ -310,7 +323,8 @@ std::string approve_reply_text(const rapidjson::Value& payload) {
     std::string why;
     if (const rapidjson::Value* d = object_member(payload, "decision")) why = member(*d, "reason");
     return "approved " + id + ", but the rules refused it at the last mile: not run" +
-           (why.empty() ? std::string() : " (" + printable(why) + ")") + "\n  action " + action + "\n";
+           (why.empty() ? std::string() : " (" + printable(why) + ")") + "\n  action " + action +
+           "\n";
   }
   return "approve " + id + ": " + printable(status) + "\n";
 }

@@ -17,8 +17,8 @@
 
 namespace warden::cli {
 
-inline constexpr int kMaxWaitSeconds = 3600;      // "wait_s" of decide and submit: 0..3600
-inline constexpr int kMaxScopeMinutes = 1440;     // "scope_minutes" of approve: 1..1440
+inline constexpr int kMaxWaitSeconds = 3600;   // "wait_s" of decide and submit: 0..3600
+inline constexpr int kMaxScopeMinutes = 1440;  // "scope_minutes" of approve: 1..1440
 
 struct PendingQuery {
   std::string agent, session, rule;
@@ -28,7 +28,8 @@ struct PendingQuery {
 
 // The request payloads' fields (after "action"), as server::make_request takes them.
 std::string pending_fields(const PendingQuery& q);
-std::string approve_fields(std::string_view token, std::string_view note, std::optional<int> scope_minutes);
+std::string approve_fields(std::string_view token, std::string_view note,
+                           std::optional<int> scope_minutes);
 // An approval id ("apr_" + 24 hex) is sent as "id", anything else as "token".
 std::string deny_fields(std::string_view token_or_id, std::string_view note);
 bool is_approval_id(std::string_view text);
