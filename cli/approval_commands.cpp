@@ -217,6 +217,23 @@ void register_pending(CLI::App& app, int* exit_code) {
 
 // ---- approve / deny ---------------------------------------------------------
 
+// "-": the token is the first line of stdin. False (printed, exit 2) when there is none.
+bool read_token_argument(std::string* token, int* exit_code) {
+  if (*token != "-") return true;
+  std::string line;
+  int c;
+  while ((c = std::getchar()) != EOF && c != '\n' && line.size() < 4096)
+    line.push_back(static_cast<char>(c));
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  if (line.empty()) {
+    std::fprintf(stderr, "warden: no token on stdin\n");
+    *exit_code = kExitUsage;
+    return false;
+  }
+  *token = line;
+  return true;
+}
+
 void register_approve(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "approve",
@@ -232,7 +249,9 @@ void register_approve(CLI::App& app, int* exit_code) {
     ClientFlags client;
   };
   auto a = std::make_shared<Args>();
-  cmd->add_option("TOKEN", a->token, "The approval's token, as the requester was given it")
+  cmd->add_option("TOKEN", a->token,
+                  "The approval's token, as the requester was given it; - reads it from stdin "
+                  "(keeps it out of ps)")
       ->required();
   cmd->add_option("--note", a->note, "Why (recorded with your approval in the audit log)");
   auto* scope =
@@ -245,6 +264,8 @@ void register_approve(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   add_client_flags(cmd, &a->client);
   cmd->callback([a, scope, exit_code] {
+    std::string token = a->token;
+    if (!read_token_argument(&token, exit_code)) return;
     Client client;
     if (!open_client(a->client, &client)) {
       *exit_code = kExitInternal;
@@ -253,7 +274,7 @@ void register_approve(CLI::App& app, int* exit_code) {
     std::optional<int> minutes;
     if (scope->count() > 0) minutes = a->scope_minutes;
     rapidjson::Document reply;
-    if (!call(client, a->client, "approve", approve_fields(a->token, a->note, minutes), &reply,
+    if (!call(client, a->client, "approve", approve_fields(token, a->note, minutes), &reply,
               exit_code))
       return;
     const rapidjson::Value& p = reply["payload"];
@@ -283,20 +304,24 @@ void register_deny(CLI::App& app, int* exit_code) {
     ClientFlags client;
   };
   auto a = std::make_shared<Args>();
-  cmd->add_option("TOKEN_OR_ID", a->which, "The approval's token or its id (apr_…)")->required();
+  cmd->add_option("TOKEN_OR_ID", a->which,
+                  "The approval's token or its id (apr_…); - reads it from stdin")
+      ->required();
   cmd->add_option("--note", a->note, "Why (recorded in the audit log and told to the requester)");
   cmd->add_option("--format", a->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   add_client_flags(cmd, &a->client);
   cmd->callback([a, exit_code] {
+    std::string which = a->which;
+    if (!read_token_argument(&which, exit_code)) return;
     Client client;
     if (!open_client(a->client, &client)) {
       *exit_code = kExitInternal;
       return;
     }
     rapidjson::Document reply;
-    if (!call(client, a->client, "deny", deny_fields(a->which, a->note), &reply, exit_code)) return;
+    if (!call(client, a->client, "deny", deny_fields(which, a->note), &reply, exit_code)) return;
     const rapidjson::Value& p = reply["payload"];
     if (!is_ok(p) && p.HasMember("error")) {
       *exit_code = print_error(p);

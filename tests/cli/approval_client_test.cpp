@@ -280,3 +280,18 @@ TEST_CASE("decide --wait sends wait_s and prints how to approve a pending reques
     CHECK_FALSE(daemon.request_payload().HasMember("wait_s"));
   }
 }
+
+TEST_CASE("approve - and deny - read the token from stdin", "[cli][approval][client]") {
+  {
+    ScriptedDaemon daemon({response("approve", R"({"action":"approve","ok":true,"status":"granted","approval":)" +
+                                                   approval_json("apr_0123456789abcdef01234567", "approved", false) +
+                                                   "}")});
+    auto r = run_warden({"approve", "-", "--unix", daemon.path()}, kToken + "\n");
+    CHECK(r.code == 0);
+    CHECK(r.out.rfind("approved apr_0123456789abcdef01234567: the requester may run it now", 0) == 0);
+    CHECK(std::string(daemon.request_payload()["token"].GetString()) == kToken);
+  }
+  auto none = run_warden({"deny", "-", "--unix", "/nonexistent/warden-test.sock"}, "");
+  CHECK(none.code == 2);
+  CHECK(none.err == "warden: no token on stdin\n");
+}
