@@ -269,7 +269,7 @@ class DaemonDecider final : public Decider {
   }
 
   Verdict decide_once_or_twice(std::string_view proposal_json) {
-    const auto deadline = Clock::now() + config_.budget;
+    const auto deadline = Clock::now() + config_.budget + std::chrono::seconds(std::max(0, config_.wait_s));
     if (!config_error_.empty()) return failure(kConfig, config_error_);
     // The proposal goes out as its own re-serialized JSON (one line, valid UTF-8).
     rapidjson::Document proposal;
@@ -277,7 +277,8 @@ class DaemonDecider final : public Decider {
     if (proposal.HasParseError() || !proposal.IsObject()) {
       return failure("E_INPUT_JSON", "the proposal is not a JSON object");
     }
-    const std::string fields = "\"proposal\":" + server::to_json_text(proposal);
+    std::string fields = "\"proposal\":" + server::to_json_text(proposal);
+    if (config_.wait_s > 0) fields += ",\"wait_s\":" + std::to_string(config_.wait_s);
     for (int attempt = 0;; ++attempt) {
       if (connected_ && stale()) {
         client_.close();
@@ -346,7 +347,20 @@ class DaemonDecider final : public Decider {
     }
     const rapidjson::Value* ok = server::find_member(*p, "ok");
     const rapidjson::Value* decision = server::find_member(*p, "decision");
-    if (ok && ok->IsBool() && ok->GetBool() && decision) return verdict_from_json(*decision);
+    if (ok && ok->IsBool() && ok->GetBool() && decision) {
+      Verdict v = verdict_from_json(*decision);
+      const rapidjson::Value* approval = server::find_member(*p, "approval");
+      if (v.ok && approval && approval->IsObject()) {
+        auto text = [&](const char* key) {
+          const rapidjson::Value* m = server::find_member(*approval, key);
+          return m && m->IsString() ? std::string(m->GetString(), m->GetStringLength()) : std::string();
+        };
+        v.approval_id = text("id");
+        v.approval_token = text("token");
+        v.approval_status = text("status");
+      }
+      return v;
+    }
     const rapidjson::Value* e = server::find_member(*p, "error");
     const rapidjson::Value* code = e ? server::find_member(*e, "code") : nullptr;
     const rapidjson::Value* message = e ? server::find_member(*e, "message") : nullptr;

@@ -35,6 +35,10 @@ struct DeciderConfig {
   std::vector<std::string> groups;
   // The whole budget of one decide(): connect, authenticate, send, wait for the reply.
   std::chrono::milliseconds budget{5000};
+  // Daemon: when the decision is approval-required, the daemon waits up to this many seconds
+  // (0..3600, "wait_s") for a person's answer before it replies; decide() waits that much
+  // longer than the budget. 0: the reply comes at once. Ignored in-process (no approvals).
+  int wait_s = 0;
 };
 
 // What a front end needs of one decision.
@@ -49,6 +53,10 @@ struct Verdict {
   bool rewritten = false;    // an enforcing rule rewrote the action
   std::string decision_id;
   std::string decision_json; // the whole decision, as the daemon or engine gave it
+  // The approval the daemon opened for an approval-required decision (the reply's
+  // "approval"): its id, the token that approves it and its state ("pending", or after a
+  // wait "approved", "denied", "expired", "refused"). Empty when there is none.
+  std::string approval_id, approval_token, approval_status;
 };
 
 // "rule a" or "rules a, b" for the rules that decided (Verdict::rules), "" when none did

@@ -18,6 +18,17 @@ std::string described(const Verdict& v, std::string_view reason) {
   return extra.empty() ? out : out + " (" + extra + ")";
 }
 
+// A token or id from the daemon as shown to the agent: base64url and id characters only.
+std::string token_text(std::string_view text) {
+  std::string out;
+  for (char c : text.substr(0, 128)) {
+    const bool safe = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                      c == '_';
+    out += safe ? c : '?';
+  }
+  return out;
+}
+
 // One line for stderr: control characters become spaces.
 std::string one_line(std::string_view text) {
   std::string out(text);
@@ -114,8 +125,20 @@ HookAnswer answer_verdict(HookAgent agent, const HookCall& call, std::string_vie
                        call.permission_mode == "plan";
   const bool ask = agent == HookAgent::ClaudeCode &&
                    on_approval_required == OnApprovalRequired::Ask && prompts;
+  // The daemon opened an approval a person can answer: how, in the agent's and user's words.
+  const bool approvable = !v.approval_token.empty() &&
+                          (v.approval_status.empty() || v.approval_status == "pending");
+  const std::string approve_with = approvable ? "approve with: warden approve " + token_text(v.approval_token) : "";
   if (ask) {
-    return make("ask", "Warden: approval required: " + described(v, v.reason), updated_input);
+    return make("ask", "Warden: approval required: " + described(v, v.reason) +
+                           (approvable ? ". Or " + approve_with + " (then retry)" : ""),
+                updated_input);
+  }
+  if (approvable) {
+    return make("deny", "Warden: approval required: " + described(v, v.reason) +
+                            ". This action needs a human's approval; it is waiting for one (approval " +
+                            token_text(v.approval_id) + "). Tell the user what you wanted to run and why; they can " +
+                            approve_with + " — then retry the same call, which will be approved.");
   }
   std::string why = agent == HookAgent::Codex ? "Codex cannot ask a human, so Warden denies it"
                     : call.permission_mode == "bypassPermissions"

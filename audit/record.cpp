@@ -339,6 +339,13 @@ std::string decision_fields(const DecisionInput& in, const Decision& d, const Ma
     }
     out += ']';
   }
+  if (d.approval_set) {
+    out += ",\"approval\":{\"expires_in_s\":";
+    append_int(out, d.approval_expires_s);
+    out += ",\"approvers\":";
+    append_int(out, d.approvers_needed);
+    out += '}';
+  }
   if (applied && !d.action_json.empty()) {
     out += ",\"action\":";
     append_json_value(out, d.action_json, masker, "/action", &masks);

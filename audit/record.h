@@ -25,7 +25,9 @@ struct DecisionInput {
 // The decision record's FIELDS, members in this order:
 //   "decision_id","rules_digest","principal","groups":[…],"session","input":{…},"outcome",
 //   "reason","defaulted","error_code","rules":[{"rule","outcome","reason","mode"}],
-//   "rewrites":[{"rule","key","old","new","reason","mode","applied"}],"action":{…} (only when a
+//   "rewrites":[{"rule","key","old","new","reason","mode","applied"}],"allows":[…] (only when a
+//   rule asserted one),"approval":{"expires_in_s","approvers"} (only when a rule asserted
+//   approval terms),"action":{…} (only when a
 //   rewrite was applied),"effects":[{"kind","object","target","program","class","in_workspace",
 //   "subcommand","via","dynamic"}],"elapsed_us","masks":[{"field","offset","length","kind"}]
 // "input" is the proposal re-serialized (whitespace dropped; numbers, member order and

@@ -26,5 +26,6 @@ void register_agent_commands(CLI::App& app, int* exit_code);   // hook, mcp-gate
 void register_audit_commands(CLI::App& app, int* exit_code);   // audit verify|show|query|keygen (audit_commands.cpp)
 void register_replay_command(CLI::App& app, int* exit_code);    // replay (replay_commands.cpp)
 void register_submit_commands(CLI::App& app, int* exit_code);  // submit, chat (submit_commands.cpp)
+void register_approval_commands(CLI::App& app, int* exit_code);  // pending, approve, deny (approval_commands.cpp)
 
 }  // namespace warden::cli

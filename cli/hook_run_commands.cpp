@@ -97,8 +97,11 @@ struct Args {
 void run(const Args& a, int* exit_code) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  const auto deadline = start + a.decider.budget;
-  guard_process(a.decider.budget, std::chrono::milliseconds(500));
+  // --wait: the daemon may hold its reply that long for a person's answer; the run's budget
+  // grows by it (the agent's own hook timeout must allow as much).
+  const std::chrono::milliseconds wait = std::chrono::seconds(a.decider.wait_s);
+  const auto deadline = start + a.decider.budget + wait;
+  guard_process(a.decider.budget + wait, std::chrono::milliseconds(500));
   try {
     agents::HookRunOptions options;
     options.agent = a.agent;
@@ -124,7 +127,7 @@ void run(const Args& a, int* exit_code) {
     }
     agents::DeciderConfig config = a.decider;
     config.budget = std::max(std::chrono::milliseconds(1),
-                             std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()));
+                             std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()) - wait);
     std::string decider_error;
     auto decider = agents::make_decider(config, &decider_error);
     while (!decider_error.empty() && decider_error.back() == '\n') decider_error.pop_back();
@@ -194,6 +197,13 @@ void add_hook(CLI::App& hook, int* exit_code, HookAgent agent) {
                           "prompt; a deny in headless -p runs and when permission_mode is "
                           "bypassPermissions) or deny (with instructions for the model)")
       ->check(CLI::IsMember({"ask", "deny"}));
+  cmd->add_option("--wait", a->decider.wait_s,
+                  "When the daemon finds an action needs a person's approval, it waits up to SECONDS "
+                  "(0..3600) for the answer: approved → allow, denied or expired → deny. Still "
+                  "pending: as approval-required, with the command that approves it. The run's "
+                  "budget grows by SECONDS: the agent's hook timeout must allow it (Claude Code "
+                  "and Codex: 60 s unless the hook entry sets \"timeout\")")
+      ->check(CLI::Range(0, 3600));
   cmd->add_option("--agent", a->agent_label,
                   std::string("Agent name in the proposal's context.agent (default ") +
                       std::string(agents::agent_name(agent)) + ")");

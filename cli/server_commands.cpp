@@ -12,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/approval_text.h"
 #include "cli/client_flags.h"
 #include "cli/commands.h"
 #include "cli/proposal_stream.h"
@@ -144,6 +145,32 @@ std::string text_line(const rapidjson::Value& d) {
   return out;
 }
 
+// A decide reply's decision as text, with the approval the daemon opened for it: its
+// state, and while pending the command that approves it.
+std::string decision_text(const rapidjson::Value& p) {
+  std::string out = text_line(p["decision"]);
+  const std::string approval = decide_approval_text(p);
+  if (!approval.empty()) out += "\n  " + approval;
+  return out;
+}
+
+// A decide reply's decision as one JSON line; the approval the daemon opened for it, when
+// there is one, as its member "approval_request" ({"id","token","status","expires_ms",
+// "approvers_needed","how"}): the decision's own "approval" member holds the rules' terms.
+std::string decision_json_line(const rapidjson::Value& p) {
+  auto approval = p.FindMember("approval");
+  if (approval == p.MemberEnd() || !approval->value.IsObject())
+    return json_for_terminal(server::to_json_text(p["decision"]));
+  rapidjson::Document d;
+  d.CopyFrom(p["decision"], d.GetAllocator());
+  if (!d.IsObject()) return json_for_terminal(server::to_json_text(p["decision"]));
+  rapidjson::Value request;
+  request.CopyFrom(approval->value, d.GetAllocator());
+  d.RemoveMember("approval_request");
+  d.AddMember("approval_request", request, d.GetAllocator());
+  return json_for_terminal(server::to_json_text(d));
+}
+
 // ---- decide ---------------------------------------------------------------
 
 void register_decide(CLI::App& app, int* exit_code) {
@@ -156,12 +183,17 @@ void register_decide(CLI::App& app, int* exit_code) {
     std::string input = "-";
     std::string format = "json";
     bool explain = false;
+    int wait_s = 0;
     ClientFlags client;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("input", a->input, "Proposal file (JSON or JSON lines), - for stdin")
       ->capture_default_str();
   cmd->add_flag("--explain", a->explain, "Also print the facts the rules saw");
+  cmd->add_option("--wait", a->wait_s,
+                  "When a proposal needs a person's approval, wait up to SECONDS (0..3600) for the "
+                  "answer and print the final decision (one proposal at a time)")
+      ->check(CLI::Range(0, kMaxWaitSeconds));
   cmd->add_option("--format", a->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -191,13 +223,15 @@ void register_decide(CLI::App& app, int* exit_code) {
       return;
     }
     const bool json = a->format == "json";
-    const std::size_t window = 32;  // pipelined requests in flight (below the daemon's cap)
+    // Pipelined requests in flight (below the daemon's cap). With --wait a reply may wait for
+    // a person: one proposal at a time, so each answer is printed as soon as it is given.
+    const std::size_t window = a->wait_s > 0 ? 1 : 32;
     std::deque<Item> waiting;
     std::size_t sent = 0;
     bool input_done = false;
     RunStatus status;
     bool any = false;
-    auto timeout = std::chrono::milliseconds(a->client.timeout_ms);
+    auto timeout = std::chrono::milliseconds(a->client.timeout_ms) + std::chrono::seconds(a->wait_s);
     std::string error;
     for (;;) {
       // Send what has arrived (and, with nothing in flight, wait for input); each reply is
@@ -221,6 +255,7 @@ void register_decide(CLI::App& app, int* exit_code) {
         } else {
           std::string fields = "\"proposal\":" + server::to_json_text(doc);  // one line, re-validated
           if (a->explain) fields += ",\"explain\":true";
+          if (a->wait_s > 0) fields += ",\"wait_s\":" + std::to_string(a->wait_s);
           if (!client.send_message(server::make_request(std::to_string(sent++), "decide", fields),
                                    &error)) {
             std::fprintf(stderr, "warden: %s\n", printable(error).c_str());
@@ -253,8 +288,7 @@ void register_decide(CLI::App& app, int* exit_code) {
         const auto& p = reply["payload"];
         if (p.HasMember("ok") && p["ok"].IsBool() && p["ok"].GetBool() && p.HasMember("decision")) {
           status.add(parse_outcome(string_member(p["decision"], "outcome")).value_or(Outcome::Reject));
-          std::printf("%s\n", json ? json_for_terminal(server::to_json_text(p["decision"])).c_str()
-                                   : text_line(p["decision"]).c_str());
+          std::printf("%s\n", json ? decision_json_line(p).c_str() : decision_text(p).c_str());
           std::fflush(stdout);
           continue;
         }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <random>
 
+#include "cli/approval_text.h"
 #include "cli/client_flags.h"
 #include "cli/commands.h"
 #include "cli/line_editor.h"
@@ -28,6 +29,7 @@ struct SubmitFlags {
   std::string agent;
   std::string format = "text";
   int wait_ms = 600000;
+  int wait_s = 0;  // "wait_s": how long the run waits for a person's answer to an approval
 };
 
 void add_submit_flags(CLI::App* cmd, SubmitFlags* flags) {
@@ -40,6 +42,10 @@ void add_submit_flags(CLI::App* cmd, SubmitFlags* flags) {
   cmd->add_option("--wait-ms", flags->wait_ms,
                   "Longest wait for the next event (model calls and commands take time)")
       ->capture_default_str();
+  cmd->add_option("--wait", flags->wait_s,
+                  "When an action needs a person's approval, the run waits up to SECONDS "
+                  "(0..3600) for the answer before it ends (0: it ends suspended)")
+      ->check(CLI::Range(0, kMaxWaitSeconds));
   add_client_flags(cmd, &flags->client);
 }
 
@@ -66,6 +72,7 @@ Outcome run_one(Client& client, const SubmitFlags& flags, const std::string& id,
                        ",\"sensor\":" + server::json_string(sensor) +
                        ",\"session\":" + server::json_string(session);
   if (!flags.agent.empty()) fields += ",\"agent\":" + server::json_string(flags.agent);
+  if (flags.wait_s > 0) fields += ",\"wait_s\":" + std::to_string(flags.wait_s);
   std::string error;
   if (!client.send_message(server::make_request(id, "submit", fields), &error)) {
     std::fprintf(stderr, "warden: %s\n", printable(error).c_str());
@@ -75,8 +82,9 @@ Outcome run_one(Client& client, const SubmitFlags& flags, const std::string& id,
   const bool json = flags.format == "json";
   for (;;) {
     std::string payload;
-    Client::ReadStatus status =
-        client.read_message(&payload, std::chrono::milliseconds(flags.wait_ms));
+    // With --wait the next event may be a person's answer, up to wait_s later.
+    Client::ReadStatus status = client.read_message(
+        &payload, std::chrono::milliseconds(flags.wait_ms) + std::chrono::seconds(flags.wait_s));
     if (status != Client::ReadStatus::Ok) {
       std::fprintf(stderr, "warden: %s\n",
                    status == Client::ReadStatus::Timeout

@@ -1,5 +1,6 @@
 #include "cli/submit_events.h"
 
+#include "cli/approval_text.h"
 #include "cli/commands.h"
 #include "cli/terminal_text.h"
 
@@ -128,8 +129,24 @@ std::string render_event(std::string_view event_json, std::size_t max_output_lin
   if (kind == "reply") return block(member(e, "text"), "» ", SIZE_MAX);
   if (kind == "approval-required") {
     std::string id = member(e, "decision_id");
-    return "  ⏸ suspended until an approver answers" +
-           (id.empty() ? std::string() : " (decision " + printable(id) + ")") + "\n";
+    std::string out = "  ⏸ suspended until an approver answers" +
+                      (id.empty() ? std::string() : " (decision " + printable(id) + ")") + "\n";
+    if (const rapidjson::Value* approval = object_member(e, "approval")) {
+      const std::string with = approve_with_line(*approval);
+      if (!with.empty()) out += "    " + with + "\n";
+    }
+    return out;
+  }
+  if (kind == "approval-result") {
+    const std::string status = member(e, "status"), by = member(e, "by"), note = member(e, "note");
+    const std::string who = by.empty() ? std::string() : " by " + printable(by);
+    const std::string because = note.empty() ? std::string() : ": " + short_text(note, 400);
+    if (status == "executed") return "  ✓ approved" + who + because + "; it ran\n";
+    if (status == "refused")
+      return "  ✗ approved" + who + ", but the rules refused it at the last mile: not run\n";
+    if (status == "denied") return "  ✗ denied" + who + because + "\n";
+    if (status == "expired") return "  ✗ the approval expired: not run\n";
+    return "  approval " + printable(status) + who + because + "\n";
   }
   if (kind == "tool-output") {
     std::string out = "  ⎿ " + printable(member(e, "target"));

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "audit/query.h"
 #include "audit/reader.h"
 #include "audit/record.h"
@@ -330,4 +332,28 @@ TEST_CASE("a log with approval records verifies, and query finds them", "[approv
     if (parse_decision(line.text, &d, &why)) ++parsed;
   });
   CHECK(parsed == 2);
+}
+
+TEST_CASE("a decision record carries the rules' approval terms only when a rule set them", "[record][approval]") {
+  DecisionInput in;
+  in.proposal_json = R"({"target":"shell","payload":{"command":"deploy"}})";
+  Decision d;
+  d.decision_id = "d-1";
+  d.outcome = Outcome::ApprovalRequired;
+  d.rules_digest = "sha256:aa";
+  const auto plain = parse_fields(decision_fields(in, d, nullptr));
+  CHECK_FALSE(plain.HasMember("approval"));
+  d.approval_set = true;
+  d.approval_expires_s = 300;
+  d.approvers_needed = 2;
+  const auto with = parse_fields(decision_fields(in, d, nullptr));
+  REQUIRE(with.HasMember("approval"));
+  CHECK(with["approval"]["expires_in_s"].GetInt64() == 300);
+  CHECK(with["approval"]["approvers"].GetInt() == 2);
+  // Its place: after rewrites (and allows), before effects.
+  const auto names = member_names(with);
+  const auto at = std::find(names.begin(), names.end(), "approval");
+  REQUIRE(at != names.end());
+  CHECK(*(at - 1) == "rewrites");
+  CHECK(*(at + 1) == "effects");
 }

@@ -1,0 +1,347 @@
+// `warden pending`, `warden approve`, `warden deny`: an approver's side of human approvals
+// (SPEC §6, docs/PROTOCOL.md). Thin wiring over server::Client and approval_text.h; the
+// daemon keeps the approvals and checks the approver's role.
+#include <rapidjson/document.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+
+#include "cli/approval_text.h"
+#include "cli/client_flags.h"
+#include "cli/commands.h"
+#include "cli/terminal_text.h"
+#include "server/client.h"
+#include "server/json_text.h"
+#include "server/protocol.h"
+
+namespace warden::cli {
+namespace {
+
+using server::Client;
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The exit status for an error the daemon answered: the rules refused the approved action
+// (E_APPROVAL_REFUSED) is a reject, 1; anything else (not found, closed, expired, self
+// approval, a second vote, the role, the store) is 4, as for the other client commands.
+int exit_for_error(const std::string& code) {
+  return code == "E_APPROVAL_REFUSED" ? kExitRejected : kExitInternal;
+}
+
+// Prints the error of a reply that is not ok to stderr; returns its exit status.
+int print_error(const rapidjson::Value& p) {
+  const rapidjson::Value& e = p.HasMember("error") && p["error"].IsObject() ? p["error"] : p;
+  std::string code = string_member(e, "code");
+  if (code.empty()) code = "E_INTERNAL";
+  std::fprintf(stderr, "warden: %s: %s\n", printable(code).c_str(),
+               printable(string_member(e, "message")).c_str());
+  return exit_for_error(code);
+}
+
+bool is_ok(const rapidjson::Value& p) {
+  return p.HasMember("ok") && p["ok"].IsBool() && p["ok"].GetBool();
+}
+
+// Sends one request and reads its response into *reply (the whole message); false (printed,
+// *exit_code set) when the connection failed or the reply is malformed.
+bool call(Client& client, const ClientFlags& flags, const char* action, const std::string& fields,
+          rapidjson::Document* reply, int* exit_code) {
+  std::string error;
+  std::string payload;
+  if (!client.send_message(server::make_request(action, action, fields), &error)) {
+    std::fprintf(stderr, "warden: %s\n", printable(error).c_str());
+    *exit_code = kExitInternal;
+    return false;
+  }
+  for (;;) {
+    Client::ReadStatus status =
+        client.read_message(&payload, std::chrono::milliseconds(flags.timeout_ms));
+    if (status != Client::ReadStatus::Ok) {
+      std::fprintf(stderr, "warden: no reply from the daemon (connection closed or timed out)\n");
+      *exit_code = kExitInternal;
+      return false;
+    }
+    reply->Parse(payload.c_str(), payload.size());
+    if (reply->HasParseError() || !reply->IsObject() || !reply->HasMember("payload") ||
+        !(*reply)["payload"].IsObject()) {
+      std::fprintf(stderr, "warden: malformed reply from the daemon\n");
+      *exit_code = kExitInternal;
+      return false;
+    }
+    if (string_member(*reply, "type") == "response") return true;
+    // Events before the response (none expected) are not ours to show.
+  }
+}
+
+// ---- pending ----------------------------------------------------------------
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_interrupt(int) { g_interrupted.store(true); }
+
+void watch(Client& client, const PendingQuery& q, const ClientFlags& flags, bool json,
+           int* exit_code) {
+  struct sigaction sa {};
+  sigemptyset(&sa.sa_mask);
+  sa.sa_handler = on_interrupt;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  std::string error;
+  if (!client.send_message(server::make_request("pending", "pending", pending_fields(q)), &error)) {
+    std::fprintf(stderr, "warden: %s\n", printable(error).c_str());
+    *exit_code = kExitInternal;
+    return;
+  }
+  bool first = true;
+  const auto wait_for_first = std::chrono::milliseconds(flags.timeout_ms);
+  auto first_deadline = std::chrono::steady_clock::now() + wait_for_first;
+  while (!g_interrupted.load()) {
+    std::string payload;
+    Client::ReadStatus status = client.read_message(&payload, std::chrono::milliseconds(250));
+    if (status == Client::ReadStatus::Timeout) {
+      if (first && std::chrono::steady_clock::now() > first_deadline) {
+        std::fprintf(stderr, "warden: no answer from the daemon within --timeout-ms\n");
+        *exit_code = kExitInternal;
+        return;
+      }
+      continue;
+    }
+    if (status != Client::ReadStatus::Ok) {
+      std::fprintf(stderr, "warden: the daemon closed the connection\n");
+      *exit_code = kExitInternal;
+      return;
+    }
+    rapidjson::Document message;
+    message.Parse(payload.c_str(), payload.size());
+    if (message.HasParseError() || !message.IsObject() || !message.HasMember("payload") ||
+        !message["payload"].IsObject()) {
+      std::fprintf(stderr, "warden: malformed message from the daemon\n");
+      *exit_code = kExitInternal;
+      return;
+    }
+    const rapidjson::Value& p = message["payload"];
+    const std::string type = string_member(message, "type");
+    if (type == "response") {
+      // A watch is answered with events only; a response is the daemon refusing it.
+      if (!is_ok(p)) {
+        *exit_code = print_error(p);
+        return;
+      }
+      continue;
+    }
+    if (type != "event") continue;
+    first = false;
+    const std::string text = server::to_json_text(p);
+    if (json) {
+      std::printf("%s\n", watch_event_json(text).c_str());
+    } else {
+      std::fputs(watch_event_text(text, now_ms()).c_str(), stdout);
+    }
+    std::fflush(stdout);
+  }
+  *exit_code = kExitOk;
+}
+
+void register_pending(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand(
+      "pending",
+      "List the approvals waiting for a person (role approver): id, age, requester, session, "
+      "agent, rules, reason and the action; never a token. --watch: print each approval as it "
+      "is created or closed until interrupted. Exit: 0, 4 if the daemon failed us");
+  struct Args {
+    PendingQuery query;
+    std::int64_t min_age_s = -1;
+    std::string format = "text";
+    ClientFlags client;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("--agent", a->query.agent, "Only approvals asked for by this agent");
+  cmd->add_option("--session", a->query.session, "Only approvals of this session");
+  cmd->add_option("--rule", a->query.rule, "Only approvals this rule asked for");
+  cmd->add_option("--min-age", a->min_age_s, "Only approvals waiting at least SECONDS")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{366} * 86400));
+  cmd->add_flag("--watch", a->query.watch,
+                "Print the pending approvals, then each one created or closed as it happens, until "
+                "interrupted");
+  cmd->add_option("--format", a->format,
+                  "Output format (json: the reply, or with --watch each event, one per line)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  add_client_flags(cmd, &a->client);
+  cmd->callback([a, exit_code] {
+    a->query.min_age_s = a->min_age_s;
+    Client client;
+    if (!open_client(a->client, &client)) {
+      *exit_code = kExitInternal;
+      return;
+    }
+    const bool json = a->format == "json";
+    if (a->query.watch) {
+      watch(client, a->query, a->client, json, exit_code);
+      return;
+    }
+    rapidjson::Document reply;
+    if (!call(client, a->client, "pending", pending_fields(a->query), &reply, exit_code)) return;
+    const rapidjson::Value& p = reply["payload"];
+    if (!is_ok(p) && p.HasMember("error")) {
+      *exit_code = print_error(p);
+      return;
+    }
+    if (json) {
+      std::printf("%s\n", without_tokens(p).c_str());
+    } else {
+      const std::int64_t now = now_ms();
+      std::size_t n = 0;
+      if (p.HasMember("approvals") && p["approvals"].IsArray()) {
+        for (const auto& approval : p["approvals"].GetArray()) {
+          std::printf("%s%s", n++ ? "\n" : "", approval_block(approval, now).c_str());
+        }
+      }
+      if (n == 0) {
+        std::printf("no pending approvals\n");
+      } else {
+        std::printf(
+            "\n%zu pending; approve with the token the requester was given: warden approve TOKEN\n",
+            n);
+      }
+    }
+    *exit_code = kExitOk;
+  });
+}
+
+// ---- approve / deny ---------------------------------------------------------
+
+// "-": the token is the first line of stdin. False (printed, exit 2) when there is none.
+bool read_token_argument(std::string* token, int* exit_code) {
+  if (*token != "-") return true;
+  std::string line;
+  int c;
+  while ((c = std::getchar()) != EOF && c != '\n' && line.size() < 4096)
+    line.push_back(static_cast<char>(c));
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  if (line.empty()) {
+    std::fprintf(stderr, "warden: no token on stdin\n");
+    *exit_code = kExitUsage;
+    return false;
+  }
+  *token = line;
+  return true;
+}
+
+void register_approve(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand(
+      "approve",
+      "Approve the action a pending approval's TOKEN stands for (role approver): the rules "
+      "decide it once more (the last mile); a submitted action then runs, a decided one is "
+      "approved for its requester's session. Exit: 0 approved (or your vote counted), 1 the "
+      "last mile refused it, 4 an error (not found, closed, expired, your own request, …)");
+  struct Args {
+    std::string token;
+    std::string note;
+    int scope_minutes = 0;
+    std::string format = "text";
+    ClientFlags client;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("TOKEN", a->token,
+                  "The approval's token, as the requester was given it; - reads it from stdin "
+                  "(keeps it out of ps)")
+      ->required();
+  cmd->add_option("--note", a->note, "Why (recorded with your approval in the audit log)");
+  auto* scope =
+      cmd->add_option("--scope-minutes", a->scope_minutes,
+                      "Also approve this exact action again for the requester's session for N "
+                      "minutes (1..1440)")
+          ->check(CLI::Range(1, kMaxScopeMinutes));
+  cmd->add_option("--format", a->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  add_client_flags(cmd, &a->client);
+  cmd->callback([a, scope, exit_code] {
+    std::string token = a->token;
+    if (!read_token_argument(&token, exit_code)) return;
+    Client client;
+    if (!open_client(a->client, &client)) {
+      *exit_code = kExitInternal;
+      return;
+    }
+    std::optional<int> minutes;
+    if (scope->count() > 0) minutes = a->scope_minutes;
+    rapidjson::Document reply;
+    if (!call(client, a->client, "approve", approve_fields(token, a->note, minutes), &reply,
+              exit_code))
+      return;
+    const rapidjson::Value& p = reply["payload"];
+    if (!is_ok(p) && p.HasMember("error")) {
+      *exit_code = print_error(p);
+      return;
+    }
+    const std::string status = string_member(p, "status");
+    if (a->format == "json") {
+      std::printf("%s\n", without_tokens(p).c_str());
+    } else {
+      std::fputs(approve_reply_text(p).c_str(), status == "refused" ? stderr : stdout);
+    }
+    *exit_code = status == "refused" ? kExitRejected : kExitOk;
+  });
+}
+
+void register_deny(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand(
+      "deny",
+      "Deny a pending approval by its token or its id (apr_…) (role approver): the action "
+      "never runs. Exit: 0 denied, 4 an error (not found, closed, expired, …)");
+  struct Args {
+    std::string which;
+    std::string note;
+    std::string format = "text";
+    ClientFlags client;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("TOKEN_OR_ID", a->which,
+                  "The approval's token or its id (apr_…); - reads it from stdin")
+      ->required();
+  cmd->add_option("--note", a->note, "Why (recorded in the audit log and told to the requester)");
+  cmd->add_option("--format", a->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  add_client_flags(cmd, &a->client);
+  cmd->callback([a, exit_code] {
+    std::string which = a->which;
+    if (!read_token_argument(&which, exit_code)) return;
+    Client client;
+    if (!open_client(a->client, &client)) {
+      *exit_code = kExitInternal;
+      return;
+    }
+    rapidjson::Document reply;
+    if (!call(client, a->client, "deny", deny_fields(which, a->note), &reply, exit_code)) return;
+    const rapidjson::Value& p = reply["payload"];
+    if (!is_ok(p) && p.HasMember("error")) {
+      *exit_code = print_error(p);
+      return;
+    }
+    if (a->format == "json") {
+      std::printf("%s\n", without_tokens(p).c_str());
+    } else {
+      std::fputs(deny_reply_text(p).c_str(), stdout);
+    }
+    *exit_code = kExitOk;
+  });
+}
+
+}  // namespace
+
+void register_approval_commands(CLI::App& app, int* exit_code) {
+  register_pending(app, exit_code);
+  register_approve(app, exit_code);
+  register_deny(app, exit_code);
+}
+
+}  // namespace warden::cli

@@ -1,0 +1,364 @@
+#include "cli/approval_text.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cstdio>
+
+#include "cli/terminal_text.h"
+#include "server/json_text.h"
+
+namespace warden::cli {
+
+namespace {
+
+std::string member(const rapidjson::Value& v, const char* key) {
+  if (!v.IsObject()) return "";
+  auto it = v.FindMember(key);
+  return it != v.MemberEnd() && it->value.IsString()
+             ? std::string(it->value.GetString(), it->value.GetStringLength())
+             : std::string();
+}
+
+std::int64_t int_member(const rapidjson::Value& v, const char* key, std::int64_t fallback = 0) {
+  if (!v.IsObject()) return fallback;
+  auto it = v.FindMember(key);
+  return it != v.MemberEnd() && it->value.IsInt64() ? it->value.GetInt64() : fallback;
+}
+
+const rapidjson::Value* object_member(const rapidjson::Value& v, const char* key) {
+  if (!v.IsObject()) return nullptr;
+  auto it = v.FindMember(key);
+  return it != v.MemberEnd() && it->value.IsObject() ? &it->value : nullptr;
+}
+
+const rapidjson::Value* array_member(const rapidjson::Value& v, const char* key) {
+  if (!v.IsObject()) return nullptr;
+  auto it = v.FindMember(key);
+  return it != v.MemberEnd() && it->value.IsArray() ? &it->value : nullptr;
+}
+
+std::string compact(const rapidjson::Value& v) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  v.Accept(w);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::string rules_text(const rapidjson::Value& approval) {
+  std::string out;
+  if (const rapidjson::Value* rules = array_member(approval, "rules")) {
+    for (const auto& r : rules->GetArray()) {
+      std::string name =
+          r.IsString() ? std::string(r.GetString(), r.GetStringLength()) : member(r, "rule");
+      if (!name.empty()) out += (out.empty() ? "" : ", ") + printable(name);
+    }
+  }
+  return out.empty() ? "the default outcome" : out;
+}
+
+std::string votes_text(const rapidjson::Value& approval) {
+  const rapidjson::Value* votes = array_member(approval, "votes");
+  const std::int64_t given = votes ? static_cast<std::int64_t>(votes->Size()) : 0;
+  return "approvals " + std::to_string(given) + " of " +
+         std::to_string(int_member(approval, "approvers_needed", 1));
+}
+
+std::string expiry_text(const rapidjson::Value& approval, std::int64_t now_ms) {
+  const std::int64_t expires = int_member(approval, "expires_ms");
+  if (expires <= 0) return "";
+  return expires > now_ms ? "expires in " + duration_text(expires - now_ms)
+                          : "expired " + duration_text(now_ms - expires) + " ago";
+}
+
+std::string who_text(const rapidjson::Value& approval) {
+  std::string out = printable(member(approval, "principal"));
+  const std::string session = member(approval, "session"), agent = member(approval, "agent");
+  out += "/" + (session.empty() ? std::string("-") : printable(session));
+  out += "/" + (agent.empty() ? std::string("-") : printable(agent));
+  return out;
+}
+
+// Who closed it: the denier, else the last approver.
+std::string closed_by(const rapidjson::Value& approval) {
+  std::string by = member(approval, "closed_by");
+  if (!by.empty()) return by;
+  if (const rapidjson::Value* votes = array_member(approval, "votes")) {
+    if (!votes->Empty()) return member((*votes)[votes->Size() - 1], "approver");
+  }
+  return "";
+}
+
+void drop_tokens(rapidjson::Value& v) {
+  if (v.IsObject()) {
+    v.RemoveMember("token");
+    v.RemoveMember("how");  // "warden approve TOKEN"
+  } else if (v.IsArray()) {
+    for (auto& item : v.GetArray()) drop_tokens(item);
+  }
+}
+
+// Removes the token from "approval" and every element of "approvals" of `doc`.
+void strip(rapidjson::Value& doc) {
+  if (!doc.IsObject()) return;
+  for (const char* key : {"approval", "approvals"}) {
+    auto it = doc.FindMember(key);
+    if (it != doc.MemberEnd()) drop_tokens(it->value);
+  }
+}
+
+}  // namespace
+
+std::string pending_fields(const PendingQuery& q) {
+  std::string out;
+  auto add = [&](const char* key, const std::string& value) {
+    if (value.empty()) return;
+    out += std::string(out.empty() ? "" : ",") + "\"" + key + "\":" + server::json_string(value);
+  };
+  add("agent", q.agent);
+  add("session", q.session);
+  add("rule", q.rule);
+  if (q.min_age_s >= 0)
+    out += std::string(out.empty() ? "" : ",") + "\"min_age_s\":" + std::to_string(q.min_age_s);
+  if (q.watch) out += std::string(out.empty() ? "" : ",") + "\"watch\":true";
+  return out;
+}
+
+std::string approve_fields(std::string_view token, std::string_view note,
+                           std::optional<int> scope_minutes) {
+  std::string out = "\"token\":" + server::json_string(token);
+  if (!note.empty()) out += ",\"note\":" + server::json_string(note);
+  if (scope_minutes) out += ",\"scope_minutes\":" + std::to_string(*scope_minutes);
+  return out;
+}
+
+bool is_approval_id(std::string_view text) {
+  if (text.size() != 4 + 24 || text.substr(0, 4) != "apr_") return false;
+  for (char c : text.substr(4))
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+std::string deny_fields(std::string_view token_or_id, std::string_view note) {
+  std::string out = std::string(is_approval_id(token_or_id) ? "\"id\":" : "\"token\":") +
+                    server::json_string(token_or_id);
+  if (!note.empty()) out += ",\"note\":" + server::json_string(note);
+  return out;
+}
+
+std::string duration_text(std::int64_t ms) {
+  if (ms < 0) ms = 0;
+  const std::int64_t s = ms / 1000;
+  char buf[48];
+  if (s < 60) {
+    std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(s));
+  } else if (s < 3600) {
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(s / 60),
+                  static_cast<long long>(s % 60));
+  } else if (s < 86400) {
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(s / 3600),
+                  static_cast<long long>(s / 60 % 60));
+  } else {
+    std::snprintf(buf, sizeof buf, "%lldd%02lldh", static_cast<long long>(s / 86400),
+                  static_cast<long long>(s / 3600 % 24));
+  }
+  return buf;
+}
+
+std::string approval_action_text(const rapidjson::Value& action) {
+  if (!action.IsObject()) return action.IsNull() ? "(none)" : printable(compact(action));
+  const std::string target = member(action, "target");
+  std::string verb = member(action, "action");
+  const rapidjson::Value* payload = object_member(action, "payload");
+  std::string detail;
+  if (payload) {
+    if (target == "http") {
+      const std::string method = member(*payload, "method");
+      if (!method.empty()) verb = method;
+      detail = member(*payload, "url");
+    } else if (target == "tool") {
+      detail = member(*payload, "tool");
+      auto args = payload->FindMember("args");
+      if (args != payload->MemberEnd())
+        detail += (detail.empty() ? "" : " ") + compact(args->value);
+    } else {
+      for (const char* key : {"command", "path", "url", "text", "message"}) {
+        detail = member(*payload, key);
+        if (!detail.empty()) break;
+      }
+    }
+    if (detail.empty()) detail = compact(*payload);
+  }
+  std::string head = printable(target.empty() ? std::string("(no target)") : target);
+  if (!verb.empty()) head += " " + printable(verb);
+  return detail.empty() ? head : head + ": " + printable(detail);
+}
+
+std::string approval_block(const rapidjson::Value& approval, std::int64_t now_ms) {
+  std::string out =
+      printable(member(approval, "id")) + "  " + printable(member(approval, "status"));
+  const std::int64_t created = int_member(approval, "created_ms");
+  if (created > 0) out += "  age " + duration_text(now_ms - created);
+  const std::string expiry = expiry_text(approval, now_ms);
+  if (!expiry.empty()) out += "  " + expiry;
+  out += "  " + votes_text(approval) + "\n";
+  out += "  requested by " + printable(member(approval, "principal"));
+  const std::string session = member(approval, "session"), agent = member(approval, "agent"),
+                    origin = member(approval, "origin");
+  if (!session.empty()) out += "  session " + printable(session);
+  if (!agent.empty()) out += "  agent " + printable(agent);
+  if (!origin.empty()) out += "  via " + printable(origin);
+  out += "\n  rules " + rules_text(approval);
+  const std::string reason = member(approval, "reason");
+  if (!reason.empty()) out += ": " + printable(reason);
+  out += "\n";
+  static const rapidjson::Value kNull;
+  auto action = approval.IsObject() ? approval.FindMember("action") : approval.MemberEnd();
+  out += "  action " +
+         approval_action_text(approval.IsObject() && action != approval.MemberEnd() ? action->value
+                                                                                    : kNull) +
+         "\n";
+  if (const rapidjson::Value* votes = array_member(approval, "votes")) {
+    for (const auto& v : votes->GetArray()) {
+      out += "  approved by " + printable(member(v, "approver"));
+      const std::int64_t at = int_member(v, "at_ms");
+      if (at > 0) out += " " + duration_text(now_ms - at) + " ago";
+      const std::string note = member(v, "note");
+      if (!note.empty()) out += ": " + printable(note);
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+std::string approval_line(const rapidjson::Value& approval, std::int64_t now_ms) {
+  const std::string status = member(approval, "status");
+  std::string out = printable(member(approval, "id")) + "  " + printable(status);
+  if (status.empty() || status == "pending") {
+    out += "  " + who_text(approval) + "  [" + rules_text(approval) + "]";
+    static const rapidjson::Value kNull;
+    auto action = approval.IsObject() ? approval.FindMember("action") : approval.MemberEnd();
+    out += "  " + approval_action_text(approval.IsObject() && action != approval.MemberEnd()
+                                           ? action->value
+                                           : kNull);
+    const std::string expiry = expiry_text(approval, now_ms);
+    out += "  (" + votes_text(approval) + (expiry.empty() ? "" : ", " + expiry) + ")";
+    return out;
+  }
+  const std::string by = closed_by(approval);
+  if (!by.empty() && status != "expired") out += " by " + printable(by);
+  const std::string note = member(approval, "close_note");
+  if (!note.empty()) out += ": " + printable(note);
+  out += "  (" + who_text(approval) + ")";
+  return out;
+}
+
+std::string watch_event_text(std::string_view event_json, std::int64_t now_ms) {
+  rapidjson::Document e;
+  e.Parse(event_json.data(), event_json.size());
+  if (e.HasParseError() || !e.IsObject()) return "(an event that is not a JSON object)\n";
+  const std::string kind = member(e, "event");
+  if (kind == "approvals") {
+    std::string out;
+    if (const rapidjson::Value* list = array_member(e, "approvals")) {
+      for (const auto& a : list->GetArray()) out += "= " + approval_line(a, now_ms) + "\n";
+    }
+    return out;
+  }
+  const rapidjson::Value* approval = object_member(e, "approval");
+  if (kind == "approval-created" && approval) return "+ " + approval_line(*approval, now_ms) + "\n";
+  if (kind == "approval-closed" && approval) return "- " + approval_line(*approval, now_ms) + "\n";
+  return "";
+}
+
+std::string watch_event_json(std::string_view event_json) {
+  rapidjson::Document e;
+  e.Parse(event_json.data(), event_json.size());
+  if (e.HasParseError()) return "{}";
+  strip(e);
+  return json_for_terminal(compact(e));
+}
+
+std::string without_tokens(const rapidjson::Value& payload) {
+  rapidjson::Document copy;
+  copy.CopyFrom(payload, copy.GetAllocator());
+  strip(copy);
+  return json_for_terminal(compact(copy));
+}
+
+std::string approve_reply_text(const rapidjson::Value& payload) {
+  static const rapidjson::Value kEmpty(rapidjson::kObjectType);
+  const rapidjson::Value* a = object_member(payload, "approval");
+  const rapidjson::Value& approval = a ? *a : kEmpty;
+  const std::string id = printable(member(approval, "id"));
+  const std::string status = member(payload, "status");
+  static const rapidjson::Value kNull;
+  auto action_it = approval.FindMember("action");
+  const std::string action =
+      approval_action_text(action_it != approval.MemberEnd() ? action_it->value : kNull);
+  if (status == "pending") {
+    const rapidjson::Value* votes = array_member(approval, "votes");
+    const std::int64_t given = votes ? static_cast<std::int64_t>(votes->Size()) : 0;
+    const std::int64_t needed = int_member(approval, "approvers_needed", 1);
+    return "your approval of " + id + " is counted: " + std::to_string(given) + " of " +
+           std::to_string(needed) + "; " + std::to_string(needed > given ? needed - given : 1) +
+           " more approver" + (needed - given == 1 ? "" : "s") + " must approve\n  action " +
+           action + "\n";
+  }
+  if (status == "granted") {
+    return "approved " + id + ": the requester may run it now\n  action " + action + "\n";
+  }
+  if (status == "executed") {
+    std::string out = "approved " + id + "; it ran\n  action " + action + "\n";
+    if (const rapidjson::Value* result = object_member(payload, "result")) {
+      auto code = result->FindMember("exit_code");
+      if (code != result->MemberEnd() && code->value.IsInt())
+        out += "  exit " + std::to_string(code->value.GetInt()) + "\n";
+      const std::string error = member(*result, "error_code");
+      if (!error.empty()) out += "  failed: " + printable(error) + "\n";
+    }
+    return out;
+  }
+  if (status == "refused") {
+    std::string why;
+    if (const rapidjson::Value* d = object_member(payload, "decision")) why = member(*d, "reason");
+    return "approved " + id + ", but the rules refused it at the last mile: not run" +
+           (why.empty() ? std::string() : " (" + printable(why) + ")") + "\n  action " + action +
+           "\n";
+  }
+  return "approve " + id + ": " + printable(status) + "\n";
+}
+
+std::string deny_reply_text(const rapidjson::Value& payload) {
+  static const rapidjson::Value kEmpty(rapidjson::kObjectType);
+  const rapidjson::Value* a = object_member(payload, "approval");
+  const rapidjson::Value& approval = a ? *a : kEmpty;
+  static const rapidjson::Value kNull;
+  auto action_it = approval.FindMember("action");
+  return "denied " + printable(member(approval, "id")) + "\n  action " +
+         approval_action_text(action_it != approval.MemberEnd() ? action_it->value : kNull) + "\n";
+}
+
+std::string approve_with_line(const rapidjson::Value& approval) {
+  const std::string token = member(approval, "token");
+  const std::string status = member(approval, "status");
+  if (token.empty() || (!status.empty() && status != "pending")) return "";
+  return "approve with: warden approve " + printable(token);
+}
+
+std::string decide_approval_text(const rapidjson::Value& payload) {
+  const rapidjson::Value* approval = object_member(payload, "approval");
+  if (!approval) return "";
+  const std::string id = printable(member(*approval, "id"));
+  const std::string status = member(*approval, "status");
+  const std::string with = approve_with_line(*approval);
+  if (status.empty() || status == "pending") {
+    std::string out = "approval " + id + ": pending";
+    if (const std::int64_t needed = int_member(*approval, "approvers_needed", 1); needed > 1)
+      out += " (" + std::to_string(needed) + " approvers)";
+    return with.empty() ? out : out + "; " + with;
+  }
+  return "approval " + id + ": " + printable(status);
+}
+
+}  // namespace warden::cli

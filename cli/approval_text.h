@@ -1,0 +1,83 @@
+// Human approvals (SPEC §6) as the CLI speaks and shows them (docs/PROTOCOL.md: pending,
+// approve, deny; the "approval" member of decide replies and submit events): the request
+// payloads `warden pending|approve|deny` send, and the text a person reads. An approval's
+// token is the secret that approves it: nothing here ever shows one for a listed approval
+// (pending lists and watch events carry none; a token member there is dropped, not shown).
+// Only the requester's own approval request (decide, submit) shows its token, as the command
+// to run: "approve with: warden approve TOKEN". Every string from the daemon goes through
+// printable(). Pure; thread-safe.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace warden::cli {
+
+inline constexpr int kMaxWaitSeconds = 3600;   // "wait_s" of decide and submit: 0..3600
+inline constexpr int kMaxScopeMinutes = 1440;  // "scope_minutes" of approve: 1..1440
+
+struct PendingQuery {
+  std::string agent, session, rule;
+  std::int64_t min_age_s = -1;  // < 0: not sent
+  bool watch = false;
+};
+
+// The request payloads' fields (after "action"), as server::make_request takes them.
+std::string pending_fields(const PendingQuery& q);
+std::string approve_fields(std::string_view token, std::string_view note,
+                           std::optional<int> scope_minutes);
+// An approval id ("apr_" + 24 hex) is sent as "id", anything else as "token".
+std::string deny_fields(std::string_view token_or_id, std::string_view note);
+bool is_approval_id(std::string_view text);
+
+// "4m12s", "2h05m", "3d04h" for a duration in ms (negative: "0s").
+std::string duration_text(std::int64_t ms);
+
+// The action an approval is for, in full (a person approves exactly this): "shell run: CMD",
+// "file write: PATH", "http POST: URL", "tool call: NAME ARGS" …, else the compact JSON.
+std::string approval_action_text(const rapidjson::Value& action);
+
+// One approval (an APPROVAL object) as a block of lines for `warden pending`:
+//   apr_…  pending  age 4m12s  expires in 55m48s  approvals 0 of 2
+//     requested by alice  session s1  agent claude-code  via decide
+//     rules deploys-need-two: deploys need a person
+//     action shell run: deploy prod
+// plus one line per vote already given ("approved by bob 1m ago: note").
+std::string approval_block(const rapidjson::Value& approval, std::int64_t now_ms);
+
+// One line for one approval (watch events, the initial list): "apr_…  pending  alice/s1/agent
+// [rules]  shell run: …  (expires in …)" or, closed, "apr_…  denied by bob: note".
+std::string approval_line(const rapidjson::Value& approval, std::int64_t now_ms);
+
+// The text of one `pending --watch` event (a JSON object text): "" for events that show
+// nothing, else lines ending in '\n': "+ " line for approval-created, "- " for approval-closed,
+// "= " per approval of the initial list.
+std::string watch_event_text(std::string_view event_json, std::int64_t now_ms);
+
+// The same event as a JSON line with any "token" member of its approvals removed.
+std::string watch_event_json(std::string_view event_json);
+
+// The reply to approve (its payload) in words, e.g. "approved apr_…; it ran: shell run: make
+// (exit 0)" or "your approval of apr_… is counted: 1 of 2; another approver must approve".
+std::string approve_reply_text(const rapidjson::Value& payload);
+// The reply to deny: "denied apr_…: shell run: …".
+std::string deny_reply_text(const rapidjson::Value& payload);
+
+// A payload with every "token" member of "approval"/"approvals" objects removed, as JSON.
+std::string without_tokens(const rapidjson::Value& payload);
+
+// The requester's approval request (the "approval" member of a decide reply or an
+// approval-required event): "approve with: warden approve TOKEN" while it is pending and
+// carries a token, "" otherwise (no token, or a person already answered).
+std::string approve_with_line(const rapidjson::Value& approval);
+
+// What a decide reply's "approval" says once the wait is over, for text output:
+// "approval apr_…: approved", "approval apr_…: still pending after the wait; approve with: …".
+// "" when the reply has no approval.
+std::string decide_approval_text(const rapidjson::Value& payload);
+
+}  // namespace warden::cli
