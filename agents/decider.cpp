@@ -299,6 +299,12 @@ class DaemonDecider final : public Decider {
       Client::ReadStatus status = Client::ReadStatus::Closed;
       if (client_.send_message(request, &error)) {
         status = client_.read_message(&payload, left(deadline));
+        // With wait_s the daemon first names the approval it waits for (an event), then
+        // answers once a person did or the wait ran out (a reply still pending carries the
+        // approval again): the event is passed over.
+        while (status == Client::ReadStatus::Ok && is_event(payload, id)) {
+          status = client_.read_message(&payload, left(deadline));
+        }
       }
       if (status == Client::ReadStatus::Ok) return parse_reply(payload, id);
       // A kept connection may have been closed by the daemon (idle timeout, reload): once
@@ -313,6 +319,20 @@ class DaemonDecider final : public Decider {
                             : error.empty()                      ? "connection lost"
                                                                  : error);
     }
+  }
+
+  // {"type":"event","id":ID,…}: a message on the way to the reply of request ID.
+  bool is_event(const std::string& payload, const std::string& id) {
+    rapidjson::Document message;
+    message.Parse<rapidjson::kParseValidateEncodingFlag>(payload.c_str(), payload.size());
+    if (message.HasParseError() || !message.IsObject()) return false;
+    const rapidjson::Value* type = server::find_member(message, "type");
+    const rapidjson::Value* rid = server::find_member(message, "id");
+    if (!type || !type->IsString() || std::string_view(type->GetString()) != "event" || !rid ||
+        !rid->IsString() || id != rid->GetString()) {
+      return false;
+    }
+    return true;
   }
 
   // A kept connection with something to read before we asked (the daemon's idle-timeout

@@ -271,14 +271,30 @@ void register_decide(CLI::App& app, int* exit_code) {
       std::string error_json = item.local_error;
       if (error_json.empty()) {
         std::string payload;
-        if (client.read_message(&payload, timeout) != Client::ReadStatus::Ok) {
-          std::fprintf(stderr,
-                       "warden: no reply from the daemon (connection closed or timed out)\n");
-          *exit_code = kExitInternal;
-          return;
-        }
         rapidjson::Document reply;
-        reply.Parse(payload.c_str(), payload.size());
+        for (;;) {
+          if (client.read_message(&payload, timeout) != Client::ReadStatus::Ok) {
+            std::fprintf(stderr,
+                         "warden: no reply from the daemon (connection closed or timed out)\n");
+            *exit_code = kExitInternal;
+            return;
+          }
+          reply.Parse(payload.c_str(), payload.size());
+          // --wait: the daemon first says which approval the decision waits for, so a person
+          // can take its token to an approver; the decision follows once they answered.
+          if (reply.IsObject() && string_member(reply, "type") == "event" &&
+              reply.HasMember("payload") && reply["payload"].IsObject()) {
+            const auto& event = reply["payload"];
+            if (event.HasMember("approval") && event["approval"].IsObject()) {
+              std::fprintf(stderr, "approval %s: waiting for an approver; approve with: %s\n",
+                           printable(string_member(event["approval"], "id")).c_str(),
+                           printable(string_member(event["approval"], "how")).c_str());
+              std::fflush(stderr);
+            }
+            continue;
+          }
+          break;
+        }
         if (reply.HasParseError() || !reply.IsObject() || !reply.HasMember("payload") ||
             !reply["payload"].IsObject()) {
           std::fprintf(stderr, "warden: malformed reply from the daemon\n");

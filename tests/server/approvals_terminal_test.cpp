@@ -1,0 +1,121 @@
+// The approval flow from terminals, every part a real process: `warden serve` (one daemon
+// with SQLite; two daemons sharing PostgreSQL), an agent's `warden submit --wait` that is told
+// the token, an approver's `warden pending` and `warden approve TOKEN` in another terminal;
+// the action runs in the workspace and the agent's terminal shows the result.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <regex>
+
+#include "approvals_fixture.h"
+#include "tests/cli/cli_process.h"
+#include "tests/support/postgres_server.h"
+
+using namespace warden;
+using namespace warden::server;
+using namespace warden::server::testing;
+using warden::cli::testing::Child;
+using warden::cli::testing::run_warden;
+
+namespace {
+
+warden::test::PostgresServer& postgres() {
+  static warden::test::PostgresServer server;  // throws (the test fails) when it cannot start
+  return server;
+}
+
+// A `warden serve` child over dir's rules and tokens, with its own state directory.
+class Serve {
+ public:
+  Serve(const TempDir& dir, const std::string& name, const std::string& extra_toml) {
+    const std::string script = dir.write(
+        "model.jsonl", "{\"text\":" +
+                           json_string("{\"target\":\"shell\",\"action\":\"run\",\"payload\":"
+                                       "{\"command\":\"touch made.txt\"},\"explanation\":\"asked\"}") +
+                           "}\n");
+    dir.write("rules/policy.clp", kApprovalRules);
+    const std::string tokens = dir.write("tokens", ApprovalTokens{}.file_text(), 0600);
+    std::filesystem::create_directories(dir.path() / "workspace");
+    std::filesystem::create_directories(dir.path() / "home");
+    const std::string config = dir.write(
+        name + ".toml",
+        "[[reasoning.providers]]\nname = \"scripted\"\nkind = \"script\"\nscript = " +
+            json_string(script) + "\n[audit]\ndaemon_id = " + json_string(name) + "\n" + extra_toml,
+        0600);
+    child_ = std::make_unique<Child>(std::vector<std::string>{
+        "serve", "--config", config, "--listen", "127.0.0.1:0", "--tokens", tokens, "--rules",
+        dir.str() + "/rules", "--state-dir", dir.str() + "/" + name, "--workspace",
+        dir.str() + "/workspace", "--home", dir.str() + "/home", "--workers", "2"});
+    INFO(child_->err());
+    REQUIRE(child_->wait_stderr(" (protocol"));
+    std::smatch m;
+    const std::string& err = child_->err();
+    REQUIRE(std::regex_search(err, m, std::regex("serving on ([0-9.:]+) ")));
+    address_ = m[1];
+  }
+  ~Serve() {
+    child_->terminate();
+    child_->finish();
+  }
+  const std::string& address() const { return address_; }
+
+ private:
+  std::unique_ptr<Child> child_;
+  std::string address_;
+};
+
+// The agent's terminal: submit, wait for the approval; the approver's terminal: pending,
+// approve. Returns the agent's output.
+void flow(const TempDir& dir, const std::string& agent_daemon, const std::string& approver_daemon) {
+  ApprovalTokens t;
+  Child agent({"submit", "--wait", "60", "--addr", agent_daemon, "--token", t.alice, "--session",
+               "s1", "make a file"});
+  // The agent's terminal says how to get it approved.
+  std::string token;
+  for (int i = 0; i < 50 && token.empty(); ++i) {
+    std::string line = agent.read_line();
+    INFO(agent.out() << agent.err());
+    REQUIRE_FALSE(agent.timed_out);
+    std::smatch m;
+    if (std::regex_search(line, m, std::regex("warden approve (wapr_[A-Za-z0-9_-]+)"))) token = m[1];
+  }
+  REQUIRE(!token.empty());
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "workspace" / "made.txt"));
+
+  // The approver's terminal: the pending list shows it (never the token), then approve.
+  auto listed = run_warden({"pending", "--addr", approver_daemon, "--token", t.bob});
+  INFO(listed.out << listed.err);
+  CHECK(listed.code == 0);
+  CHECK(listed.out.find("touch made.txt") != std::string::npos);
+  CHECK(listed.out.find(token) == std::string::npos);
+  auto approved = run_warden({"approve", token, "--note", "go ahead", "--addr", approver_daemon,
+                              "--token", t.bob});
+  INFO(approved.out << approved.err);
+  CHECK(approved.code == 0);
+  CHECK(std::filesystem::exists(dir.path() / "workspace" / "made.txt"));
+
+  // The agent's terminal shows the result; its run ends done.
+  int code = agent.finish();
+  INFO(agent.out() << agent.err());
+  CHECK(code == 0);
+  CHECK(agent.out().find("approved by bob: go ahead; it ran") != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("terminals, SQLite: an agent submits, an approver approves, the action runs",
+          "[server][approvals][terminal]") {
+  TempDir dir;
+  Serve daemon(dir, "daemon", "");
+  flow(dir, daemon.address(), daemon.address());
+}
+
+TEST_CASE("terminals, PostgreSQL: submitted on one daemon, approved on another",
+          "[server][approvals][terminal][postgres]") {
+  TempDir dir;
+  const std::string conninfo = postgres().create_database("terminals_" + std::to_string(::getpid()));
+  const std::string store = "[approvals]\nstore = \"postgres\"\nconninfo = " + json_string(conninfo) + "\n";
+  Serve a(dir, "daemon-a", store);
+  Serve b(dir, "daemon-b", store);
+  flow(dir, a.address(), b.address());
+}
