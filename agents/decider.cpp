@@ -321,7 +321,8 @@ class DaemonDecider final : public Decider {
     }
   }
 
-  // {"type":"event","id":ID,…}: a message on the way to the reply of request ID.
+  // {"type":"event","id":ID,…}: a message on the way to the reply of request ID (with
+  // wait_s: the pending approval, handed to on_pending).
   bool is_event(const std::string& payload, const std::string& id) {
     rapidjson::Document message;
     message.Parse<rapidjson::kParseValidateEncodingFlag>(payload.c_str(), payload.size());
@@ -331,6 +332,15 @@ class DaemonDecider final : public Decider {
     if (!type || !type->IsString() || std::string_view(type->GetString()) != "event" || !rid ||
         !rid->IsString() || id != rid->GetString()) {
       return false;
+    }
+    const rapidjson::Value* p = server::find_member(message, "payload");
+    const rapidjson::Value* approval = p && p->IsObject() ? server::find_member(*p, "approval") : nullptr;
+    if (config_.on_pending && approval && approval->IsObject()) {
+      const rapidjson::Value* aid = server::find_member(*approval, "id");
+      const rapidjson::Value* token = server::find_member(*approval, "token");
+      if (aid && aid->IsString() && token && token->IsString()) {
+        config_.on_pending(aid->GetString(), token->GetString());
+      }
     }
     return true;
   }

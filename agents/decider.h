@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -39,6 +40,9 @@ struct DeciderConfig {
   // (0..3600, "wait_s") for a person's answer before it replies; decide() waits that much
   // longer than the budget. 0: the reply comes at once. Ignored in-process (no approvals).
   int wait_s = 0;
+  // With wait_s: called once the daemon has stored the pending approval the reply waits for
+  // (its id and the token a person takes to an approver), before the wait. May be empty.
+  std::function<void(const std::string& approval_id, const std::string& token)> on_pending;
 };
 
 // What a front end needs of one decision.

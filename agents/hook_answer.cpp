@@ -18,17 +18,6 @@ std::string described(const Verdict& v, std::string_view reason) {
   return extra.empty() ? out : out + " (" + extra + ")";
 }
 
-// A token or id from the daemon as shown to the agent: base64url and id characters only.
-std::string token_text(std::string_view text) {
-  std::string out;
-  for (char c : text.substr(0, 128)) {
-    const bool safe = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-                      c == '_';
-    out += safe ? c : '?';
-  }
-  return out;
-}
-
 // One line for stderr: control characters become spaces.
 std::string one_line(std::string_view text) {
   std::string out(text);
@@ -70,6 +59,16 @@ HookAnswer make(std::string_view decision, const std::string& reason,
 }
 
 }  // namespace
+
+std::string token_text(std::string_view text) {
+  std::string out;
+  for (char c : text.substr(0, 128)) {
+    const bool safe = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                      c == '_';
+    out += safe ? c : '?';
+  }
+  return out;
+}
 
 HookAnswer answer_failure(std::string_view code, std::string_view message) {
   return make("deny", "Warden: denied, no decision could be made (" + std::string(code) + ": " +

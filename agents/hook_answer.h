@@ -34,4 +34,8 @@ HookAnswer answer_verdict(HookAgent agent, const HookCall& call, std::string_vie
 // A deny for a call that was not decided: code and message name the cause.
 HookAnswer answer_failure(std::string_view code, std::string_view message);
 
+// An approval's id or token from the daemon as shown to the agent or on a terminal:
+// base64url and id characters only (anything else becomes '?'), at most 128.
+std::string token_text(std::string_view text);
+
 }  // namespace warden::agents

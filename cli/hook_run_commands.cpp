@@ -1,6 +1,7 @@
 // `warden hook claude-code|codex`: the PreToolUse hook (agents/hook_*.h). Reads the hook
 // input on stdin, decides it (daemon or --rules in-process) and answers in the agent's
 // format. Fails closed: every error, a crash and running past the budget are a deny, exit 2.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "agents/hook_answer.h"
 #include "agents/hook_run.h"
 #include "agents/hook_stdin.h"
 #include "cli/agent_commands.h"
@@ -126,6 +128,20 @@ void run(const Args& a, int* exit_code) {
       return;
     }
     agents::DeciderConfig config = a.decider;
+    // --wait: the person at the agent's terminal must learn the token while the hook waits.
+    // The agent reads the hook's stdout and stderr only once it returns, so the line goes to
+    // the controlling terminal, when there is one, and to stderr.
+    config.on_pending = [](const std::string& id, const std::string& token) {
+      const std::string line = "Warden: waiting for approval " + agents::token_text(id) +
+                                "; approve with: warden approve " + agents::token_text(token) + "\n";
+      if (int tty = ::open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC); tty >= 0) {
+        ssize_t ignored = ::write(tty, line.data(), line.size());
+        (void)ignored;
+        ::close(tty);
+      }
+      std::fputs(line.c_str(), stderr);
+      std::fflush(stderr);
+    };
     config.budget = std::max(std::chrono::milliseconds(1),
                              std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()) - wait);
     std::string decider_error;

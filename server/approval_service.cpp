@@ -425,7 +425,17 @@ approvals::Created ApprovalService::create(const Requester& who, const Decision&
   n.expires_ms = n.created_ms + expiry_s * 1000;
   n.approvers_needed = std::clamp(decision.approvers_needed, 1, 2);
   approvals::Created created = store_->create(n);
-  record("created", created.approval, who.principal, "", decision.decision_id);
+  try {
+    record("created", created.approval, who.principal, "", decision.decision_id);
+  } catch (...) {
+    // Unrecorded, it must not be answerable: closed at once (denied by the daemon itself).
+    try {
+      store_->deny(created.approval.id, "warden", "the audit log could not record it", now_ms());
+    } catch (const std::exception& e) {
+      context_.log->error("approvals: {} could not be closed: {}", created.approval.id, e.what());
+    }
+    throw;
+  }
   return created;
 }
 

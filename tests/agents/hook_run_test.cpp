@@ -268,7 +268,13 @@ TEST_CASE("hook: approval-required follows --on-approval-required and the agent"
     CHECK(bypass.decision == "deny");
     auto codex = hook(with("codex", {}), marker);
     CHECK(codex.decision == "deny");
-    CHECK(codex.reason.find("Codex cannot ask") != std::string::npos);
+    if (where == daemon) {
+      // The daemon stored a pending approval: the agent is told how a person approves it.
+      CHECK(codex.reason.find("it is waiting for one (approval apr_") != std::string::npos);
+      CHECK(codex.reason.find("approve with: warden approve wapr_") != std::string::npos);
+    } else {
+      CHECK(codex.reason.find("Codex cannot ask") != std::string::npos);
+    }
   }
 }
 
@@ -365,4 +371,42 @@ TEST_CASE("hook: an agent that never finishes writing the input is denied at the
   CHECK(line.find("\"permissionDecision\":\"deny\"") != std::string::npos);
   CHECK(line.find("E_HOOK_INPUT_TIMEOUT") != std::string::npos);
   CHECK(child.finish() == 2);
+}
+
+TEST_CASE("hook --wait: the person is shown the token, an approver approves, the call proceeds",
+          "[agents][hook_run][approvals]") {
+  TempDir dir;
+  ServeChild serve(dir, {kShippedRules, kTestRules});
+  const std::string marker = bash_input("echo needs-approval");
+  for (const std::string& answer : {std::string("approve"), std::string("deny")}) {
+    Child child({"hook", "codex", "--addr", serve.address(), "--token-file", serve.token_file(),
+                 "--wait", "60"});
+    child.write(marker);
+    child.close_stdin();
+    INFO(child.err());
+    REQUIRE(child.wait_stderr("approve with: warden approve "));
+    const std::string err = child.err();
+    const std::size_t at = err.find("warden approve ") + 15;
+    const std::string token = err.substr(at, err.find_first_of(" \n", at) - at);
+    REQUIRE(token.rfind("wapr_", 0) == 0);
+    Child approver({answer, token, "--addr", serve.address(), "--token",
+                    warden::server::testing::Tokens{}.approver});
+    CHECK(approver.finish() == 0);
+    const int code = child.finish();
+    INFO(child.out());
+    rapidjson::Document d;
+    d.Parse(child.out().c_str());
+    REQUIRE(d.IsObject());
+    const std::string decision = d["hookSpecificOutput"]["permissionDecision"].GetString();
+    const std::string reason = d["hookSpecificOutput"]["permissionDecisionReason"].GetString();
+    if (answer == "approve") {
+      CHECK(decision == "allow");
+      CHECK(code == 0);
+      CHECK(reason.find("approved for this session by bob") != std::string::npos);
+    } else {
+      CHECK(decision == "deny");
+      CHECK(code == 2);
+      CHECK(reason.find("denied by bob") != std::string::npos);
+    }
+  }
 }

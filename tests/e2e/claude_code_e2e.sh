@@ -112,7 +112,7 @@ assert_count_results 1
 assert_missing "$S_PROJECT/approval-marker" "the approval-required command did not run"
 assert_result_is_error 0
 assert_result 0 "Warden: approval required: the e2e approval marker needs a human" "the model received the rule's reason"
-assert_result 0 "Do not retry it" "the model received instructions"
+assert_result 0 "it is waiting for one (approval apr_" "the model was told a pending approval waits for a person"
 stop_pid "$FAKE_PID"
 
 # ---- 4. daemon down → denied, the command does not run, the reason names the cause ---------
@@ -144,7 +144,7 @@ assert_result 0 "visible-e2e-file" "ls is allowed"
 assert_exists "$S_HOME/victim/sub/data.txt" "the rm is denied even when the session bypasses permissions"
 assert_result 1 "Warden: rm deletes outside the workspace" "the model received the rule's reason"
 assert_missing "$S_PROJECT/approval-marker" "approval-required did not run"
-assert_result 2 "this session bypasses permission prompts, so Warden denies it" "ask became a deny with the reason"
+assert_result 2 "it is waiting for one (approval apr_" "ask became a deny: a pending approval waits for a person"
 stop_pid "$FAKE_PID"
 
 # ---- 6. installed by `warden hook install` into the project settings; doctor agrees -------

@@ -77,7 +77,7 @@ assert_missing "$S_PROJECT/out.txt" "a rewritten command is denied for Codex (it
 assert_result 4 "${BLOCKED}Warden: a rule rewrote this action; Codex cannot run the rewritten form" "the model was told why"
 assert_missing "$S_PROJECT/approval-marker" "approval-required is a deny for Codex: the command did not run"
 assert_result 5 "${BLOCKED}Warden: approval required: the e2e approval marker needs a human" "the model received the rule's reason"
-assert_result 5 "Codex cannot ask a human" "the model received instructions"
+assert_result 5 "This action needs a human's approval; it is waiting for one (approval apr_" "the model was told a pending approval waits for a person"
 stop_pid "$FAKE_PID"
 
 # ---- 3. daemon down → denied, the command does not run, the reason names the cause ---------

@@ -5,7 +5,10 @@
 // stream when it waits (wait_s), as a message outside any request when it does not.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "approvals_fixture.h"
 #include "server/errors.h"
@@ -133,5 +136,66 @@ TEST_CASE("submit: approved in another terminal, the action runs and the agent s
     }
     CHECK(str(payload_of(last), "status") == "rejected");
     CHECK(!std::filesystem::exists(made));
+  }
+}
+
+TEST_CASE("submit: approvers racing run the action exactly once; changed rules run it never",
+          "[server][approvals][submit]") {
+  TempDir dir;
+  Config config = submit_config(dir, "{\"text\":" + json_string(touch_proposal("raced.txt")) +
+                                         ",\"repeat\":true}\n");
+  const std::string log = config.state_dir + "/audit.jsonl";
+  RunningDaemon d(config);
+  REQUIRE(d.ok());
+  ApprovalTokens t;
+  Party alice(d.address(), t.alice);
+  auto ask = [&] {
+    alice.send(make_request("run", "submit", "\"text\":\"make a file\",\"session\":\"s1\""));
+    Run run;
+    std::string token = read_until_approval(alice, &run);
+    for (;;) {
+      if (str(parse(alice.read()), "type") == "response") break;
+    }
+    return token;
+  };
+  auto count = [&](const std::string& needle) {
+    std::ifstream in(log);
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) n += line.find(needle) != std::string::npos;
+    return n;
+  };
+
+  SECTION("racing") {
+    const std::string token = ask();
+    std::atomic<int> ok{0};
+    std::vector<std::thread> racers;
+    for (const std::string& who : {t.bob, t.carol, t.bob, t.carol}) {
+      racers.emplace_back([&, who] {
+        Party approver(d.address(), who);
+        if (error_code(approver.call(make_request("a", "approve", "\"token\":" + json_string(token)))).empty()) {
+          ++ok;
+        }
+      });
+    }
+    for (auto& r : racers) r.join();
+    CHECK(ok.load() == 1);
+    CHECK(std::filesystem::exists(config.workspace_root + "/raced.txt"));
+    d.stop();
+    CHECK(count("\"event\":\"executed\"") == 1);
+    CHECK(count("\"kind\":\"act\"") == 1);
+  }
+  SECTION("rules changed to reject before the approval") {
+    const std::string token = ask();
+    dir.write("rules/policy.clp", kTouchRefusedRules);
+    Party root(d.address(), t.admin), bob(d.address(), t.bob);
+    REQUIRE(error_code(root.call(make_request("r", "reload"))) == "");
+    std::string refused = bob.call(make_request("a", "approve", "\"token\":" + json_string(token)));
+    INFO(refused);
+    CHECK(error_code(refused) == err::kApprovalRefused);
+    CHECK_FALSE(std::filesystem::exists(config.workspace_root + "/raced.txt"));
+    d.stop();
+    CHECK(count("\"kind\":\"act\"") == 0);
+    CHECK(count("\"event\":\"refused\"") == 1);
   }
 }

@@ -119,3 +119,24 @@ TEST_CASE("terminals, PostgreSQL: submitted on one daemon, approved on another",
   Serve b(dir, "daemon-b", store);
   flow(dir, a.address(), b.address());
 }
+
+TEST_CASE("terminals: decide --wait is told how to get approved, then prints the answer",
+          "[server][approvals][terminal]") {
+  TempDir dir;
+  Serve daemon(dir, "daemon", "");
+  ApprovalTokens t;
+  Child agent({"decide", "--wait", "60", "--format", "text", "--addr", daemon.address(), "--token",
+               t.alice});
+  agent.write(shell_action("touch decided.txt") + "\n");
+  agent.close_stdin();
+  INFO(agent.out() << agent.err());
+  REQUIRE(agent.wait_stderr("approve with: warden approve "));
+  std::smatch m;
+  const std::string err = agent.err();
+  REQUIRE(std::regex_search(err, m, std::regex("warden approve (wapr_[A-Za-z0-9_-]+)")));
+  auto approved = run_warden({"approve", m[1], "--addr", daemon.address(), "--token", t.bob});
+  INFO(approved.out << approved.err);
+  CHECK(approved.code == 0);
+  CHECK(agent.finish() == 0);  // approve
+  CHECK(agent.out().find("approved for this session by bob") != std::string::npos);
+}
