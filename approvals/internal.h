@@ -32,6 +32,8 @@ inline constexpr const char* kApprovalColumns =
 // text of column i. Throws StoreError on a row that does not parse (a broken store).
 Approval approval_from_row(const std::function<std::string(int)>& column);
 
+// A new pending approval of n with a fresh id and token (not stored yet).
+Created new_approval(const NewApproval& n);
 std::string new_token();  // "wapr_" + base64url(32 random bytes), no padding
 std::string new_id(std::string_view prefix);  // prefix + 24 hex characters (12 random bytes)
 std::string sha256_hex(std::string_view data);

@@ -179,25 +179,8 @@ class PostgresStore final : public Store {
   Created create(const NewApproval& n) override {
     return with_connection([&] {
       Created out;
-      out.token = detail::new_token();
+      out = detail::new_approval(n);
       Approval& a = out.approval;
-      a.id = detail::new_id("apr_");
-      a.status = Status::Pending;
-      a.action_hash = action_hash(n.action_json);
-      a.action_json = n.action_json;
-      a.proposal_json = n.proposal_json;
-      a.principal = n.principal;
-      a.groups = n.groups;
-      a.session = n.session;
-      a.agent = n.agent;
-      a.rules = n.rules;
-      a.reason = n.reason;
-      a.decision_id = n.decision_id;
-      a.origin = n.origin;
-      a.daemon_id = n.daemon_id;
-      a.created_ms = n.created_ms;
-      a.expires_ms = n.expires_ms;
-      a.approvers_needed = n.approvers_needed;
       Transaction tx(*this);
       exec("INSERT INTO approvals (id, token_hash, status, action_hash, action_json, "
            "proposal_json, principal, groups_json, session, agent, rules_json, reason, "

@@ -92,9 +92,6 @@ class SqliteStore final : public Store {
     try {
       sqlite3_busy_timeout(db_, 5000);
       exec("PRAGMA foreign_keys = ON");
-      // Small pages: approval rows are small, and a new store's file stays small (a few KiB
-      // for the schema, not 40). Takes effect only on a new database.
-      exec("PRAGMA page_size = 1024");
       {
         Statement s(db_, "PRAGMA journal_mode = WAL");
         if (!s.step() || s.text(0) != "wal") {
@@ -127,25 +124,8 @@ class SqliteStore final : public Store {
     Pending notes;
     {
       std::lock_guard lock(mu_);
-      out.token = detail::new_token();
+      out = detail::new_approval(n);
       Approval& a = out.approval;
-      a.id = detail::new_id("apr_");
-      a.status = Status::Pending;
-      a.action_hash = action_hash(n.action_json);
-      a.action_json = n.action_json;
-      a.proposal_json = n.proposal_json;
-      a.principal = n.principal;
-      a.groups = n.groups;
-      a.session = n.session;
-      a.agent = n.agent;
-      a.rules = n.rules;
-      a.reason = n.reason;
-      a.decision_id = n.decision_id;
-      a.origin = n.origin;
-      a.daemon_id = n.daemon_id;
-      a.created_ms = n.created_ms;
-      a.expires_ms = n.expires_ms;
-      a.approvers_needed = n.approvers_needed;
       Transaction tx(*this);
       Statement s(db_,
                   "INSERT INTO approvals (id, token_hash, status, action_hash, action_json, "

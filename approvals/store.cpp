@@ -156,6 +156,30 @@ void random_bytes(unsigned char* out, int n) {
 
 }  // namespace
 
+Created new_approval(const NewApproval& n) {
+  Created out;
+  out.token = new_token();
+  Approval& a = out.approval;
+  a.id = new_id("apr_");
+  a.status = Status::Pending;
+  a.action_hash = action_hash(n.action_json);
+  a.action_json = n.action_json;
+  a.proposal_json = n.proposal_json;
+  a.principal = n.principal;
+  a.groups = n.groups;
+  a.session = n.session;
+  a.agent = n.agent;
+  a.rules = n.rules;
+  a.reason = n.reason;
+  a.decision_id = n.decision_id;
+  a.origin = n.origin;
+  a.daemon_id = n.daemon_id;
+  a.created_ms = n.created_ms;
+  a.expires_ms = n.expires_ms;
+  a.approvers_needed = n.approvers_needed;
+  return out;
+}
+
 std::string new_token() {
   unsigned char raw[32];
   random_bytes(raw, sizeof raw);

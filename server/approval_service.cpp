@@ -60,6 +60,16 @@ void append_object_or_null(std::string& out, std::string_view text) {
   out += to_json_text(d);
 }
 
+// ,"result":{…}|null: what happened on approval, once there is something.
+void append_result(std::string& out, const Approval& a) {
+  out += ",\"result\":";
+  if (a.result_json.empty()) {
+    out += "null";
+  } else {
+    append_object_or_null(out, a.result_json);
+  }
+}
+
 void append_strings(std::string& out, const std::vector<std::string>& items) {
   out += '[';
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -876,12 +886,7 @@ std::string ApprovalService::approval_json(const Approval& a) {
   member(out, "closed_by", a.closed_by);
   member(out, "close_note", a.close_note);
   out += ",\"closed_ms\":" + std::to_string(a.closed_ms);
-  out += ",\"result\":";
-  if (a.result_json.empty()) {
-    out += "null";
-  } else {
-    append_object_or_null(out, a.result_json);
-  }
+  append_result(out, a);
   out += '}';
   return out;
 }
@@ -898,12 +903,7 @@ std::string ApprovalService::result_event(const Approval& a) {
   }
   member(out, "by", by);
   member(out, "note", note);
-  out += ",\"result\":";
-  if (a.result_json.empty()) {
-    out += "null";
-  } else {
-    append_object_or_null(out, a.result_json);
-  }
+  append_result(out, a);
   out += '}';
   return out;
 }

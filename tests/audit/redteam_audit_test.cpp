@@ -780,7 +780,7 @@ TEST_CASE("redteam: a rotated file duplicated under another name, a checkpoint f
 TEST_CASE("redteam: a reload that cannot be recorded still takes effect", "[redteam]") {
   st::TempDir dir;
   dir.write("rules/policy.clp", kApproveAll);
-  RtServe serve(dir, 16 * 1024);
+  RtServe serve(dir, 48 * 1024);  // above the approvals store's 32 KiB WAL index
   REQUIRE(serve.serving());
   warden::server::Client agent, admin;
   std::string error;

@@ -501,7 +501,9 @@ TEST_CASE("a torn last line is cut at the next start and reported in its start r
 TEST_CASE("a log that cannot be written fails decisions closed and says so", "[audit]") {
   TempDir dir;
   ServeOptions options;
-  options.file_size_limit = 16 * 1024;  // the log's writes fail with EFBIG past 16 KiB
+  // The log's writes fail with EFBIG past 48 KiB (above the 32 KiB of the approvals store's
+  // SQLite WAL index, which the daemon creates at startup).
+  options.file_size_limit = 48 * 1024;
   Serve serve(dir, options);
   REQUIRE(serve.serving());
   Client agent;
@@ -554,7 +556,7 @@ TEST_CASE("a log that cannot be written fails decisions closed and says so", "[a
 TEST_CASE("a reload the audit log cannot record fails and changes nothing", "[audit]") {
   TempDir dir;
   ServeOptions options;
-  options.file_size_limit = 16 * 1024;
+  options.file_size_limit = 48 * 1024;  // past the approvals store's 32 KiB WAL index
   Serve serve(dir, options);
   REQUIRE(serve.serving());
   Client agent, admin;

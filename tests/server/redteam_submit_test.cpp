@@ -487,7 +487,8 @@ TEST_CASE("redteam: nothing is dispatched while the audit log cannot be written"
     ::dup2(null, 0);
     ::dup2(null, 1);
     ::signal(SIGXFSZ, SIG_IGN);
-    rlimit rl{16 * 1024, 16 * 1024};  // the log's writes fail with EFBIG past 16 KiB
+    // The log's writes fail with EFBIG past 48 KiB (above the approvals store's 32 KiB WAL index).
+    rlimit rl{48 * 1024, 48 * 1024};
     ::setrlimit(RLIMIT_FSIZE, &rl);
     std::vector<std::string> args{warden,        "serve",
                                   "--config",    config,
