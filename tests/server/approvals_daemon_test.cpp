@@ -463,3 +463,36 @@ TEST_CASE("pending --watch: connected approvers see approvals arrive and close",
     return last_status == "executed";
   }));
 }
+
+TEST_CASE("approve and deny refuse malformed input and keep hostile notes as text",
+          "[server][approvals]") {
+  TempDir dir;
+  Config config = approvals_config(dir);
+  RunningDaemon d(config);
+  REQUIRE(d.ok());
+  ApprovalTokens t;
+  Party alice(d.address(), t.alice), bob(d.address(), t.bob), carol(d.address(), t.carol);
+  Pending p = ask(alice, "chmod 600 x");  // two approvers: the first vote keeps it pending
+  CHECK(error_code(bob.call(make_request("a", "approve", "\"token\":42"))) == err::kBadRequest);
+  CHECK(error_code(bob.call(make_request("a", "approve", "\"token\":\"\""))) == err::kBadRequest);
+  CHECK(error_code(bob.call(make_request("a", "approve", "\"token\":" + json_string(std::string(300, 'x'))))) ==
+        err::kBadRequest);
+  CHECK(error_code(approve(bob, p.token, ",\"note\":" + json_string(std::string(5000, 'n')))) ==
+        err::kBadRequest);
+  CHECK(error_code(approve(bob, p.token, ",\"scope_minutes\":\"5\"")) == err::kBadRequest);
+  CHECK(error_code(bob.call(make_request("n", "deny", "\"token\":" + json_string(p.token) +
+                                                      ",\"id\":" + json_string(p.id)))) ==
+        err::kBadRequest);
+  // Still pending after all that, with no vote.
+  auto list = payload_of(bob.call(make_request("l", "pending")));
+  REQUIRE(list["approvals"].Size() == 1);
+  CHECK(list["approvals"][0]["votes"].Size() == 0);
+  // A note with quotes, parentheses, a newline and non-ASCII text is kept as it was written.
+  const std::string note = "ok \"quoted\" (assert (decision)) ') ; DROP TABLE approvals; --\nnext ✓";
+  REQUIRE(error_code(approve(bob, p.token, ",\"note\":" + json_string(note))) == "");
+  list = payload_of(bob.call(make_request("l", "pending")));
+  REQUIRE(list["approvals"].Size() == 1);
+  CHECK(str(list["approvals"][0]["votes"][0], "note") == note);
+  REQUIRE(error_code(approve(carol, p.token)) == "");
+  CHECK(payload_of(bob.call(make_request("l", "pending")))["approvals"].Size() == 0);
+}
