@@ -231,7 +231,7 @@ TEST_CASE("approve sends the token, note and scope and prints the outcome", "[cl
 
 TEST_CASE("deny sends an id as id and a token as token", "[cli][approval][client]") {
   const std::string a = approval_json("apr_0123456789abcdef01234567", "denied", false);
-  for (const std::string which : {std::string("apr_0123456789abcdef01234567"), kToken}) {
+  for (const std::string& which : {std::string("apr_0123456789abcdef01234567"), kToken}) {
     ScriptedDaemon daemon({response("deny", R"({"action":"deny","ok":true,"approval":)" + a + "}")});
     auto r = run_warden({"deny", which, "--note", "not today", "--unix", daemon.path()});
     CHECK(r.code == 0);

@@ -51,13 +51,6 @@ std::string outcome_of(const std::string& reply) {
   return p.IsObject() && p.HasMember("decision") ? str(p["decision"], "outcome") : "<none>";
 }
 
-std::string file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 // How many `approval` records of this event the audit log holds.
 int approval_records(const std::string& log, const std::string& event) {
   std::ifstream in(log);
