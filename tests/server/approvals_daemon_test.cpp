@@ -252,7 +252,8 @@ TEST_CASE("scoped approval: the identical action in the same session, for N minu
   std::string ok = approve(bob, p.token, ",\"scope_minutes\":5");
   INFO(ok);
   REQUIRE(error_code(ok) == "");
-  auto result = payload_of(ok)["result"].GetObject();
+  const auto reply = payload_of(ok);
+  const auto& result = reply["result"];
   CHECK(result["grant"]["uses"].GetInt() == 0);
   CHECK(result["grant"]["scope_minutes"].GetInt() == 5);
   for (int i = 0; i < 3; ++i) {
