@@ -120,33 +120,6 @@ std::string grant_key(const std::string& action_json) {
   return approvals::action_hash(std::string_view(buffer.GetString(), buffer.GetSize()));
 }
 
-// payload.NAME as a bounded string: absent leaves *out; another type or too long is an error.
-bool string_field(const rapidjson::Value& payload, const char* name, std::size_t max,
-                  std::string* out, std::string* error) {
-  const rapidjson::Value* v = find_member(payload, name);
-  if (!v) return true;
-  if (!v->IsString() || v->GetStringLength() > max) {
-    *error = std::string("\"payload.") + name + "\" must be a string of at most " +
-             std::to_string(max) + " bytes";
-    return false;
-  }
-  out->assign(v->GetString(), v->GetStringLength());
-  return true;
-}
-
-bool int_field(const rapidjson::Value& payload, const char* name, std::int64_t lo, std::int64_t hi,
-               std::int64_t* out, std::string* error) {
-  const rapidjson::Value* v = find_member(payload, name);
-  if (!v) return true;
-  if (!v->IsInt64() || v->GetInt64() < lo || v->GetInt64() > hi) {
-    *error = std::string("\"payload.") + name + "\" must be an integer from " +
-             std::to_string(lo) + " to " + std::to_string(hi);
-    return false;
-  }
-  *out = v->GetInt64();
-  return true;
-}
-
 std::string result_json_of(std::string_view target, const actuators::Result& r, bool with_output) {
   std::string out = "{\"target\":";
   append_json_string(out, target);

@@ -202,6 +202,36 @@ const rapidjson::Value* find_member(const rapidjson::Value& value, const char* n
   return nullptr;
 }
 
+bool string_field(const rapidjson::Value& payload, const char* name, std::size_t max,
+                  std::string* out, std::string* error) {
+  const rapidjson::Value* v = find_member(payload, name);
+  if (!v) return true;
+  if (!v->IsString()) {
+    *error = std::string("\"payload.") + name + "\" must be a string";
+    return false;
+  }
+  if (v->GetStringLength() > max) {
+    *error =
+        std::string("\"payload.") + name + "\" is longer than " + std::to_string(max) + " bytes";
+    return false;
+  }
+  out->assign(v->GetString(), v->GetStringLength());
+  return true;
+}
+
+bool int_field(const rapidjson::Value& payload, const char* name, std::int64_t lo, std::int64_t hi,
+               std::int64_t* out, std::string* error) {
+  const rapidjson::Value* v = find_member(payload, name);
+  if (!v) return true;
+  if (!v->IsInt64() || v->GetInt64() < lo || v->GetInt64() > hi) {
+    *error = std::string("\"payload.") + name + "\" must be an integer from " +
+             std::to_string(lo) + " to " + std::to_string(hi);
+    return false;
+  }
+  *out = v->GetInt64();
+  return true;
+}
+
 rapidjson::Value* find_member(rapidjson::Value& value, const char* name) {
   return const_cast<rapidjson::Value*>(
       find_member(static_cast<const rapidjson::Value&>(value), name));

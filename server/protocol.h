@@ -6,6 +6,7 @@
 #include <rapidjson/document.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -64,6 +65,13 @@ std::string handshake_event(bool auth_required, std::size_t max_frame_bytes,
 // The member `name` of an object value, or nullptr (also when value is not an object).
 const rapidjson::Value* find_member(const rapidjson::Value& value, const char* name);
 rapidjson::Value* find_member(rapidjson::Value& value, const char* name);
+
+// Optional request fields: payload.NAME absent leaves *out as it is (true); present with
+// another type, too long or out of range is false with *error naming the field.
+bool string_field(const rapidjson::Value& payload, const char* name, std::size_t max,
+                  std::string* out, std::string* error);
+bool int_field(const rapidjson::Value& payload, const char* name, std::int64_t lo, std::int64_t hi,
+               std::int64_t* out, std::string* error);
 
 // Serializes a RapidJSON value (already depth-checked) to compact JSON text.
 std::string to_json_text(const rapidjson::Value& value);

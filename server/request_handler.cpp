@@ -338,14 +338,9 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
     }
     call->explain = e->GetBool();
   }
-  if (const rapidjson::Value* w = find_member(payload, "wait_s")) {
-    const std::int64_t max = context_.config->approvals.max_wait_seconds;
-    if (!w->IsInt64() || w->GetInt64() < 0 || w->GetInt64() > max) {
-      return error(request, err::kBadRequest,
-                   "\"payload.wait_s\" must be an integer from 0 to " + std::to_string(max) +
-                       " (approvals.max_wait_seconds)");
-    }
-    call->wait_s = w->GetInt64();
+  if (std::string bad; !int_field(payload, "wait_s", 0, context_.config->approvals.max_wait_seconds,
+                                  &call->wait_s, &bad)) {
+    return error(request, err::kBadRequest, bad);
   }
   if (!to_valid_json_text(*proposal, &call->proposal_json)) {
     return error(request, err::kBadJson, "the proposal is not valid UTF-8 (lone surrogate escape)");

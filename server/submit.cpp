@@ -19,24 +19,6 @@ Reply error_reply(ServerContext& ctx, const std::string& id_json, const ErrorBod
   return Reply{error_response(id_json, "submit", body)};
 }
 
-// payload.NAME as a string: absent → fallback; present but not a string or too long → error.
-bool string_field(const rapidjson::Value& payload, const char* name, std::size_t max,
-                  std::string* out, std::string* error) {
-  const rapidjson::Value* v = find_member(payload, name);
-  if (!v) return true;
-  if (!v->IsString()) {
-    *error = std::string("\"payload.") + name + "\" must be a string";
-    return false;
-  }
-  if (v->GetStringLength() > max) {
-    *error =
-        std::string("\"payload.") + name + "\" is longer than " + std::to_string(max) + " bytes";
-    return false;
-  }
-  out->assign(v->GetString(), v->GetStringLength());
-  return true;
-}
-
 }  // namespace
 
 std::string event_message(std::string_view id_json, std::string_view event_json) {
@@ -69,15 +51,9 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
       !string_field(payload, "source", kMaxName, &signal.source, &error)) {
     return error_reply(context, id, {err::kBadRequest, error});
   }
-  if (const rapidjson::Value* w = find_member(payload, "wait_s")) {
-    const std::int64_t max = context.config->approvals.max_wait_seconds;
-    if (!w->IsInt64() || w->GetInt64() < 0 || w->GetInt64() > max) {
-      return error_reply(context, id,
-                         {err::kBadRequest, "\"payload.wait_s\" must be an integer from 0 to " +
-                                                std::to_string(max) +
-                                                " (approvals.max_wait_seconds)"});
-    }
-    signal.approval_wait_s = w->GetInt64();
+  if (!int_field(payload, "wait_s", 0, context.config->approvals.max_wait_seconds,
+                 &signal.approval_wait_s, &error)) {
+    return error_reply(context, id, {err::kBadRequest, error});
   }
   // A client starts a conversation or sends a heartbeat; feedback signals (tool-output,
   // tool-error, loop-error) come only from the pipeline itself.
