@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "agents/hook_stdin.h"
+#include "tests/build_paths.h"
 
 using namespace warden::agents;
 using namespace std::chrono_literals;

@@ -9,6 +9,7 @@
 #include "agents/hook_doctor.h"
 #include "agents/hook_install.h"
 #include "tests/agents/hook_setup_fixture.h"
+#include "tests/build_paths.h"
 
 using namespace warden::agents;
 using namespace warden::agents::testing;

@@ -14,6 +14,7 @@
 
 #include "tests/cli/cli_process.h"
 #include "tests/server/server_fixture.h"
+#include "tests/build_paths.h"
 
 namespace warden::agents::testing {
 

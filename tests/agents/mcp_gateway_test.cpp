@@ -13,6 +13,7 @@
 #include "tests/agents/serve_child.h"
 #include "tests/cli/cli_process.h"
 #include "tests/server/server_fixture.h"
+#include "tests/build_paths.h"
 
 namespace {
 

@@ -15,6 +15,7 @@
 #include "server/tokens.h"
 #include "tests/cli/cli_process.h"
 #include "tests/server/server_fixture.h"
+#include "tests/build_paths.h"
 
 namespace warden::agents::testing {
 

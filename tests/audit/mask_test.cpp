@@ -13,6 +13,7 @@
 
 #include "bindings/secrets.h"
 #include "tests/server/server_fixture.h"
+#include "tests/build_paths.h"
 
 using namespace warden::audit;
 using warden::server::testing::TempDir;

@@ -15,6 +15,7 @@
 #include "engine/engine.h"
 #include "engine/json_writer.h"
 #include "engine/rule_files.h"
+#include "tests/build_paths.h"
 
 using namespace warden;
 using namespace warden::audit;

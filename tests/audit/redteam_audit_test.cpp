@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include "tests/build_paths.h"
 
 namespace fs = std::filesystem;
 using namespace warden;

@@ -24,6 +24,7 @@
 #include "engine/rule_inputs.h"
 #include "engine/session_memory.h"
 #include "tests/cli/cli_process.h"
+#include "tests/build_paths.h"
 
 namespace fs = std::filesystem;
 using namespace warden;

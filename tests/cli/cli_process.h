@@ -14,6 +14,7 @@
 #include <chrono>
 #include <string>
 #include <vector>
+#include "tests/build_paths.h"
 
 namespace warden::cli::testing {
 

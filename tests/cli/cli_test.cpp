@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tests/cli/cli_process.h"
+#include "tests/build_paths.h"
 
 namespace fs = std::filesystem;
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tests/cli/cli_process.h"
+#include "tests/build_paths.h"
 
 namespace fs = std::filesystem;
 

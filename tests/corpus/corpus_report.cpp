@@ -37,6 +37,7 @@
 #include "engine/engine.h"
 #include "engine/rule_files.h"
 #include "engine/session_memory.h"
+#include "tests/build_paths.h"
 
 using namespace warden;
 

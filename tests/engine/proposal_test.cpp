@@ -8,6 +8,7 @@
 
 #include "engine/proposal_reader.h"
 #include "tests/engine/engine_test_util.h"
+#include "tests/build_paths.h"
 
 using namespace warden;
 using warden::test::must_compile;

@@ -6,6 +6,7 @@
 
 #include "reasoning/provider.h"
 #include "tests/reasoning/reasoning_fixture.h"
+#include "tests/build_paths.h"
 
 using namespace warden::reasoning;
 using namespace warden::reasoning::testing;

@@ -25,6 +25,7 @@
 #include "server/config.h"
 #include "server/own_files.h"
 #include "server_fixture.h"
+#include "tests/build_paths.h"
 
 using namespace warden::server;
 using namespace warden::server::testing;

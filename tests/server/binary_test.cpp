@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "server_fixture.h"
+#include "tests/build_paths.h"
 
 using namespace warden::server;
 using namespace warden::server::testing;

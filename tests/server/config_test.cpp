@@ -2,6 +2,7 @@
 #include "server/config.h"
 
 #include <catch2/catch.hpp>
+#include "tests/build_paths.h"
 
 using namespace warden::server;
 

@@ -14,6 +14,7 @@
 #include "server/errors.h"
 #include "server/own_files.h"
 #include "server_fixture.h"
+#include "tests/build_paths.h"
 
 using namespace warden;
 using namespace warden::server;

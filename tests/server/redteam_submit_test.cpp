@@ -16,6 +16,7 @@
 #include "server/own_files.h"
 #include "server_fixture.h"
 #include "tests/support/http_fake.h"
+#include "tests/build_paths.h"
 
 namespace warden::server::testing {
 namespace {

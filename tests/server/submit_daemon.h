@@ -17,6 +17,7 @@
 
 #include "engine/json_writer.h"
 #include "server_fixture.h"
+#include "tests/build_paths.h"
 
 namespace warden::server::testing {
 
