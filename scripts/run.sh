@@ -9,7 +9,8 @@
 # $state/warden.toml. Extra arguments go to `warden serve`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh >/dev/null
+# Builds only what the daemon needs (the `warden` binary), showing ninja's progress.
+WARDEN_TARGETS=warden scripts/setup.sh
 state="${XDG_STATE_HOME:-$HOME/.local/state}/warden"
 umask 077
 mkdir -p "$state"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Warden builds with (needs root or sudo) and configures and
-# builds it in ./build (or $BUILD_DIR). Extra arguments go to cmake.
+# builds it in ./build (or $BUILD_DIR). Extra arguments go to cmake. WARDEN_TARGETS names
+# what to build (default: everything, tests included; scripts/run.sh builds only `warden`).
+# Compiles go through ccache (~/.cache/ccache), shared by every checkout on the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PACKAGES=(g++ cmake ninja-build pkg-config libclips-dev rapidjson-dev catch2 libre2-dev libidn2-dev
+PACKAGES=(g++ cmake ninja-build pkg-config ccache libclips-dev rapidjson-dev catch2 libre2-dev libidn2-dev
           libcli11-dev libssl-dev libtomlplusplus-dev libboost-dev libspdlog-dev libsqlite3-dev
           libcurl4-openssl-dev python3 openssl  # openssl: the TLS tests make their certificates
           libpq-dev postgresql  # approvals in PostgreSQL; the tests start a real server (initdb)
@@ -22,14 +24,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
+TARGETS=${WARDEN_TARGETS:-}
 # The pinned agent CLIs and MCP packages of the end-to-end tests (tests/e2e/package-lock.json),
-# installed again only when the lockfile changed.
+# installed again only when the lockfile changed; not needed to build and run the daemon.
 stamp=tests/e2e/node_modules/.warden-lock.sha256
 want=$(sha256sum tests/e2e/package-lock.json | cut -d' ' -f1)
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+if [ -z "$TARGETS" ] && { [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; }; then
   (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
   echo "$want" > "$stamp"
 fi
+# A cache large enough for the three builds CI makes (release, sanitizers, fuzzers).
+if [ "$(ccache --get-config max_size 2>/dev/null)" != "10.0G" ]; then ccache --max-size=10G >/dev/null; fi
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} "$@" >/dev/null
-ninja -C "$BUILD_DIR"
+# shellcheck disable=SC2086
+ninja -C "$BUILD_DIR" $TARGETS

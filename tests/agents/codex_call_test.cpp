@@ -14,7 +14,7 @@
 #include "agents/hook_run.h"
 #include "serve_child.h"
 #include "server/protocol.h"
-#include "tests/server/server_fixture.h"
+#include "tests/support/temp_dir.h"
 
 using namespace warden::agents;
 namespace fs = std::filesystem;

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/agents/serve_child.h"
+#include "tests/server/server_fixture.h"
 
 using namespace warden;
 using namespace warden::agents;

@@ -13,6 +13,7 @@
 
 #include "agents/codex_call.h"
 #include "tests/agents/serve_child.h"
+#include "tests/server/server_fixture.h"
 #include "tests/build_paths.h"
 
 using namespace warden::agents::testing;

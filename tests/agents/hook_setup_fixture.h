@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "tests/cli/cli_process.h"
-#include "tests/server/server_fixture.h"
+#include "tests/support/temp_dir.h"
 #include "tests/build_paths.h"
 
 namespace warden::agents::testing {

@@ -12,7 +12,7 @@
 
 #include "tests/agents/serve_child.h"
 #include "tests/cli/cli_process.h"
-#include "tests/server/server_fixture.h"
+#include "tests/support/temp_dir.h"
 #include "tests/build_paths.h"
 
 namespace {

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "tests/cli/cli_process.h"
-#include "tests/server/server_fixture.h"
+#include "tests/support/temp_dir.h"
 #include "tests/build_paths.h"
 
 namespace {

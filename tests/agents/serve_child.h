@@ -14,7 +14,8 @@
 
 #include "server/tokens.h"
 #include "tests/cli/cli_process.h"
-#include "tests/server/server_fixture.h"
+#include "tests/server/test_tokens.h"
+#include "tests/support/temp_dir.h"
 #include "tests/build_paths.h"
 
 namespace warden::agents::testing {

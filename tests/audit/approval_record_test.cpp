@@ -14,7 +14,7 @@
 #include "audit/verify.h"
 #include "audit/writer.h"
 #include "bindings/secrets.h"
-#include "tests/server/server_fixture.h"
+#include "tests/support/temp_dir.h"
 
 using namespace warden;
 using namespace warden::audit;

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "bindings/secrets.h"
-#include "tests/server/server_fixture.h"
+#include "tests/support/temp_dir.h"
 #include "tests/build_paths.h"
 
 using namespace warden::audit;

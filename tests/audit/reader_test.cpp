@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 
 #include "tests/audit/log_builder.h"
-#include "tests/server/server_fixture.h"
+#include "tests/support/temp_dir.h"
 
 using namespace warden;
 using namespace warden::audit;

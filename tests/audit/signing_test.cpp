@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "audit/chain.h"
-#include "tests/server/server_fixture.h"
+#include "tests/support/temp_dir.h"
 
 using namespace warden::audit;
 using warden::server::testing::TempDir;

@@ -7,7 +7,7 @@
 
 #include "audit/chain.h"
 #include "tests/audit/log_builder.h"
-#include "tests/server/server_fixture.h"
+#include "tests/support/temp_dir.h"
 
 using namespace warden::audit;
 using warden::audit::testing::DecisionSpec;

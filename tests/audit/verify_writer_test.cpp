@@ -8,7 +8,7 @@
 #include "audit/record.h"
 #include "audit/verify.h"
 #include "audit/writer.h"
-#include "tests/server/server_fixture.h"
+#include "tests/support/temp_dir.h"
 
 using namespace warden;
 using namespace warden::audit;

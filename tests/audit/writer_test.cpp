@@ -24,7 +24,7 @@
 #include "audit/chain.h"
 #include "audit/record.h"
 #include "audit/signing.h"
-#include "tests/server/server_fixture.h"
+#include "tests/support/temp_dir.h"
 
 using namespace warden::audit;
 using warden::server::testing::TempDir;

@@ -10,7 +10,7 @@
 #include "audit/signing.h"
 #include "tests/audit/log_builder.h"
 #include "tests/cli/cli_process.h"
-#include "tests/server/server_fixture.h"
+#include "tests/support/temp_dir.h"
 
 using warden::audit::testing::DecisionSpec;
 using warden::audit::testing::LogBuilder;

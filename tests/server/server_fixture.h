@@ -22,6 +22,8 @@
 #include <thread>
 
 #include "server/client.h"
+#include "tests/server/test_tokens.h"
+#include "tests/support/temp_dir.h"
 #include "server/daemon.h"
 #include "server/tokens.h"
 
@@ -59,48 +61,6 @@ inline const char* kBrokenRules = "(defrule broken (proposal (id ?id)) => (asser
 inline const char* kShellProposal =
     R"({"target":"shell","action":"run","payload":{"command":"rm -rf /"}})";
 inline const char* kReplyProposal = R"({"target":"reply","payload":{"text":"hi"}})";
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "warden-srv-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
-  // Writes NAME (parents made); with mode >= 0 the file then gets that mode.
-  std::string write(const std::string& name, const std::string& text, int mode = -1) const {
-    fs::path p = path_ / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-    if (mode >= 0) ::chmod(p.c_str(), static_cast<mode_t>(mode));
-    return p.string();
-  }
-  std::string read(const std::string& name) const {
-    std::ifstream in(path_ / name, std::ios::binary);
-    std::ostringstream out;
-    out << in.rdbuf();
-    return out.str();
-  }
-
- private:
-  fs::path path_;
-};
-
-struct Tokens {
-  std::string agent = "wdn_test_agent_token";
-  std::string approver = "wdn_test_approver_token";
-  std::string admin = "wdn_test_admin_token";
-  std::string file_text() const {
-    return "# test tokens\nagent alice " + token_hash_text(agent) + "\napprover bob " +
-           token_hash_text(approver) + "\nadmin root " + token_hash_text(admin) + "\n";
-  }
-};
 
 // Small limits so hostile-client tests finish fast.
 inline Config test_config(const TempDir& dir) {
