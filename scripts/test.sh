@@ -5,4 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh "$@"
 BUILD_DIR=${BUILD_DIR:-build}
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j2
+# Most tests wait on daemons, child processes and agent CLIs rather than compute, so they run
+# several at a time even on two cores.
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j"${WARDEN_TEST_JOBS:-6}"
