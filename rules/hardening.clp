@@ -115,11 +115,12 @@
 ;; there (`time -o ~/.bashrc ls`), `xargs -a FILE` / `--arg-file` and `parallel -a FILE` /
 ;; `:::: FILE` read their arguments from FILE (`xargs -a ~/.ssh/id_rsa echo` prints the key),
 ;; `env -C DIR` / `--chdir` runs the command somewhere else (`env -C /tmp sh x.sh` runs
-;; /tmp/x.sh). The regex runs only for lines with such a wrapper.
+;; /tmp/x.sh), `env -S STRING` / `--split-string` makes words of a string (`env -S 'sh -c id'`
+;; runs sh). The regex runs only for lines with such a wrapper.
 (defrule hardening-wrapper-option-unseen
   (shell-command (proposal ?id) (wrappers $? ?w&"time"|"xargs"|"parallel"|"env" $?))
   (param (proposal ?id) (key "payload.command") (value ?c))
-  (test (and (stringp ?c) (regex-match "(?:^|[^A-Za-z0-9_.-])(?:time(?:\\s+-\\S+)*\\s+(?:-[A-Za-z]*o|--o)|(?:xargs|parallel)(?:\\s[^|;&]*?)?(?:\\s-[A-Za-z0-9]*a|\\s--arg-file|\\s::::\\s)|env(?:\\s+(?:-u\\s+\\S+|-[A-Za-z0-9]+|--[a-z-]+(?:=\\S*)?|[A-Za-z_][A-Za-z0-9_]*=\\S*))*\\s+(?:-[A-Za-z]*C|--chdir))" ?c)))
+  (test (and (stringp ?c) (regex-match "(?:^|[^A-Za-z0-9_.-])(?:time(?:\\s+-\\S+)*\\s+(?:-[A-Za-z]*o|--o)|(?:xargs|parallel)(?:\\s[^|;&]*?)?(?:\\s-[A-Za-z0-9]*a|\\s--arg-file|\\s::::\\s)|env(?:\\s+(?:-u\\s+\\S+|-[A-Za-z0-9]+|--[a-z-]+(?:=\\S*)?|[A-Za-z_][A-Za-z0-9_]*=\\S*))*\\s+(?:-[A-Za-z]*[CS]|--chdir|--split-string))" ?c)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-wrapper-option-unseen)
                     (reason (str-cat ?w " has an option that reads, writes or changes directory out of the rules' sight")))))
