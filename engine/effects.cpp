@@ -36,7 +36,9 @@ enum class K : std::uint8_t {
   EnvDump,
   Privilege,
   Unknown,
-  Cwd,  // changes the directory later relative paths are read from
+  Cwd,    // changes the directory later relative paths are read from
+  List,   // a file (or "-", standard input) naming what the program reads, runs or reaches:
+          // the file is read, and what it names is unknown
   Patch,  // tools only: a patch in the apply_patch format; each file it adds, updates,
           // moves or deletes is a write or delete
 };
@@ -51,6 +53,7 @@ constexpr KindName kKindNames[] = {
     {"delete", K::Delete},       {"exec", K::Exec},       {"exec-program", K::ExecProgram},
     {"exec-code", K::ExecCode},  {"network", K::Network}, {"env-dump", K::EnvDump},
     {"privilege", K::Privilege}, {"unknown", K::Unknown}, {"cwd", K::Cwd},
+    {"list", K::List},
 };
 
 bool kind_from_name(std::string_view name, K* kind) {
@@ -86,6 +89,7 @@ EffectKind effect_kind(K k) {
     case K::None:
     case K::Unknown:
     case K::Cwd:
+    case K::List:
     case K::Patch:
       break;
   }
@@ -122,7 +126,22 @@ struct Spec {
   std::vector<RunEffect> run;
   bool single_dash = false;
   bool stop_at_operand = false;
+  // What an option no spec of the chain lists is: unknown (the default, closed world),
+  // none (every option of this program was reviewed as harmless), or inherited from the
+  // spec above (a sub that does not say).
+  enum class Others : std::uint8_t { Inherit, Unknown, None };
+  Others others = Others::Inherit;
+  // The effect of running with no operand and no option that names code: the program
+  // reads its program or its file names from standard input (`sh`, `bc`, `sqlite3`).
+  bool has_input = false;
+  K input = K::None;
+  std::vector<std::string> no_input;  // options after which the program reads no input (--version)
+  // Unlisted option words this regex matches in full are harmless (`-Wall`, `-O2` of a
+  // compiler); code words (exec-code) it matches in full are not code (`bt` of a debugger).
+  std::unique_ptr<re2::RE2> harmless_match;
+  std::unique_ptr<re2::RE2> safe_code;
   bool remote = false;
+  bool one_dash_long = false;  // getopt_long_only: "-eval" is "--eval" when that is listed
   bool subcommands = false;
   bool unknown_subs_none = false;
   std::string name;  // a sub's name as the table lists it ("" for a program)
@@ -243,7 +262,8 @@ std::size_t EffectsTable::size() const { return index_->by_name.size(); }
 
 std::size_t EffectsTable::tool_count() const { return index_->by_tool.size(); }
 
-const EffectsTable::Tool* EffectsTable::find_tool(std::string_view server, std::string_view tool) const {
+const EffectsTable::Tool* EffectsTable::find_tool(std::string_view server,
+                                                  std::string_view tool) const {
   if (!server.empty()) {
     std::string key;
     key.reserve(server.size() + 1 + tool.size());
@@ -281,6 +301,14 @@ class Loader {
     }
   }
 
+  // An entry that is valid but probably incomplete (`warden check` prints it; --strict fails).
+  void warn(long line, std::string message) {
+    if (diagnostics_ != nullptr) {
+      diagnostics_->push_back(
+          {code::kEffectsTable, Severity::Warning, file_, line, "", std::move(message)});
+    }
+  }
+
   static long line_of(const toml::node& node) {
     return static_cast<long>(node.source().begin.line);
   }
@@ -295,8 +323,51 @@ class Loader {
     if (const toml::node* n = table.get("stop-at-operand"))
       spec->stop_at_operand = boolean(*n, where, "stop-at-operand");
     if (const toml::node* n = table.get("remote")) spec->remote = boolean(*n, where, "remote");
+    if (const toml::node* n = table.get("one-dash-long"))
+      spec->one_dash_long = boolean(*n, where, "one-dash-long");
     if (const toml::node* n = table.get("subcommands"))
       spec->subcommands = boolean(*n, where, "subcommands");
+    if (const toml::node* n = table.get("other-options")) {
+      std::string v;
+      if (string(*n, where, "other-options", &v)) {
+        if (v == "none") {
+          spec->others = Spec::Others::None;
+        } else if (v == "unknown") {
+          spec->others = Spec::Others::Unknown;
+        } else {
+          error(line_of(*n),
+                where + ".other-options: \"" + v + "\" is neither \"none\" nor \"unknown\"");
+        }
+      }
+    }
+    if (const toml::node* n = table.get("input")) {
+      std::string v;
+      if (string(*n, where, "input", &v)) {
+        if (!kind_from_name(v, &spec->input) || spec->input == K::None || spec->input == K::Cwd ||
+            spec->input == K::Network || is_path_kind(spec->input)) {
+          error(line_of(*n),
+                where + ".input: \"" + v +
+                    "\" is not an input kind (exec-code, exec-program, unknown, env-dump)");
+        } else {
+          spec->has_input = true;
+        }
+      }
+    }
+    for (const char* key : {"harmless-match", "safe-code"}) {
+      const toml::node* n = table.get(key);
+      std::string v;
+      if (n == nullptr || !string(*n, where, key, &v)) continue;
+      RE2::Options opts;
+      opts.set_log_errors(false);
+      opts.set_max_mem(kRegexMaxMem);
+      auto re = std::make_unique<re2::RE2>(v, opts);
+      if (!re->ok()) {
+        error(line_of(*n), where + "." + key + ": bad regex '" + v + "': " + re->error());
+        continue;
+      }
+      (std::string_view(key) == "safe-code" ? spec->safe_code : spec->harmless_match) =
+          std::move(re);
+    }
     if (const toml::node* n = table.get("unknown-subcommands")) {
       std::string v;
       if (string(*n, where, "unknown-subcommands", &v)) {
@@ -334,14 +405,32 @@ class Loader {
     };
 
     std::vector<std::pair<std::string, long>> values;
+    std::vector<std::pair<std::string, long>> no_effect;  // harmless options, for the checks
+    std::unordered_map<std::string, long> reviewed;       // names the checks should not report
     const toml::table* subs = nullptr;
     long subs_line = 0;
     for (auto&& [key, node] : table) {
       const std::string k(key.str());
       const long line = line_of(node);
       if (k == "single-dash" || k == "stop-at-operand" || k == "remote" || k == "subcommands" ||
-          k == "unknown-subcommands" || k == "subcommand-option") {
+          k == "unknown-subcommands" || k == "subcommand-option" || k == "other-options" ||
+          k == "input" || k == "one-dash-long" || k == "harmless-match" || k == "safe-code") {
         continue;
+      } else if (k == "no-input") {
+        for_strings(node, where + ".no-input", [&](const std::string& v, long l) {
+          if (option_name_ok(v, spec->single_dash, where + ".no-input", l))
+            spec->no_input.push_back(v);
+        });
+      } else if (k == "harmless") {
+        for_strings(node, where + ".harmless", [&](const std::string& v, long l) {
+          Option o;
+          o.name = v;
+          add_option(std::move(o), l, where + ".harmless");
+          no_effect.emplace_back(v, l);
+        });
+      } else if (k == "reviewed") {
+        for_strings(node, where + ".reviewed",
+                    [&](const std::string& v, long l) { reviewed.emplace(v, l); });
       } else if (k == "aliases") {
         for_strings(node, where + ".aliases", [&](const std::string& v, long l) {
           if (!program_name_ok(v, where + ".aliases", l)) return;
@@ -416,7 +505,7 @@ class Loader {
             error(line_of(fnode), what + ": unknown kind \"" + v + "\"");
             continue;
           }
-          if (o.kind == K::Cwd || (o.operands && o.kind == K::None)) {
+          if (o.kind == K::Cwd || o.kind == K::List || (o.operands && o.kind == K::None)) {
             error(line_of(fnode), what + ": \"" + v + "\" is not a flag kind");
             continue;
           }
@@ -437,7 +526,8 @@ class Loader {
     // Values take a value and have no effect; one also listed under options keeps its
     // effect there; one listed under flags is a contradiction.
     for (auto& [name, line] : values) {
-      const std::string& value_name = name;  // a lambda may not capture a structured binding (clang 14)
+      const std::string& value_name =
+          name;  // a lambda may not capture a structured binding (clang 14)
       auto it = std::find_if(spec->options.begin(), spec->options.end(),
                              [&](const Option& o) { return o.name == value_name; });
       if (it == spec->options.end()) {
@@ -469,6 +559,7 @@ class Loader {
     std::sort(spec->options.begin(), spec->options.end(),
               [](const Option& a, const Option& b) { return a.name < b.name; });
     build_match_sets(spec);
+    check_complete(table, where, *spec, values, no_effect, reviewed);
 
     if (subs != nullptr) {
       std::vector<std::pair<const Spec*, std::vector<std::pair<std::string, long>>>> sub_aliases;
@@ -520,6 +611,62 @@ class Loader {
     }
   }
 
+  // Warnings for entries that are probably incomplete: an option without effect whose name
+  // says it names a file, a configuration or code; a subcommand named like one that runs
+  // something (`exec`, `run`, `dlx`, `shell` …) with no exec effect; an interpreter (exec
+  // first operand, options end at it) that says nothing about reading its program from
+  // standard input. `reviewed = ["-f"]` records that such a listing was checked.
+  void check_complete(const toml::table& table, const std::string& where, const Spec& spec,
+                      const std::vector<std::pair<std::string, long>>& values,
+                      const std::vector<std::pair<std::string, long>>& no_effect,
+                      const std::unordered_map<std::string, long>& reviewed) {
+    static const RE2 kFileName(
+        "--?(?:[a-z0-9]+-)*(?:file|files|config|conf|rcfile|rc|script|eval|exec|execute|command|"
+        "cmd|load|"
+        "require|plugin|plugins|preload|init-file|batch|source|hook|hooks)(?:-(?:file|path|dir|"
+        "from))?");
+    auto check = [&](const std::vector<std::pair<std::string, long>>& list, const char* as) {
+      for (const auto& [name, line] : list) {
+        if (reviewed.count(name) != 0) continue;
+        const Option* o = spec.find(name);
+        if (o == nullptr || o->kind != K::None || o->selects_sub) continue;
+        if (name == "-f" || RE2::FullMatch(name, kFileName)) {
+          warn(line,
+               where + "." + as + ": \"" + name +
+                   "\" has no effect, but its name says it names a file, a configuration or code "
+                   "(give it a kind, or list it in reviewed)");
+        }
+      }
+    };
+    check(values, "values");  // (a harmless flag takes no value: it names nothing)
+    (void)no_effect;
+    const long line = table.source().begin.line;
+    static const std::array<std::string_view, 12> kRunners = {
+        "exec",    "x",    "run",    "dlx",    "shell",      "eval",
+        "console", "repl", "script", "tunnel", "run-script", "exec-command"};
+    const bool runner_name =
+        std::find(kRunners.begin(), kRunners.end(), std::string_view(spec.name)) != kRunners.end();
+    if (runner_name && reviewed.count(spec.name) == 0) {
+      bool runs = spec.has_input;
+      auto code = [](K k) { return k == K::Exec || k == K::ExecCode || k == K::ExecProgram; };
+      for (K k : spec.operands) runs = runs || code(k);
+      runs = runs || (spec.has_last && code(spec.last));
+      for (const RunEffect& r : spec.run) runs = runs || code(r.kind);
+      for (const Match& m : spec.matches) runs = runs || code(m.kind);
+      if (!runs) {
+        warn(line, where + ": a subcommand named \"" + spec.name +
+                       "\" has no exec effect (run, operands or matches): what it runs is not "
+                       "accounted for");
+      }
+    }
+    if (!spec.has_input && spec.stop_at_operand && !spec.operands.empty() &&
+        spec.operands[0] == K::Exec && spec.name.empty() && reviewed.count("input") == 0) {
+      warn(line, where +
+                     ": runs its first operand as a program but says nothing about standard input "
+                     "(input = \"exec-code\" when it reads its program from there without one)");
+    }
+  }
+
   static void build_match_sets(Spec* spec) {
     for (bool argv : {true, false}) {
       Spec::MatchSet& ms = argv ? spec->argv_set : spec->operand_set;
@@ -545,11 +692,13 @@ class Loader {
       K kind = K::None;
       if (k == "patch") {
         kind = K::Patch;
-      } else if (!kind_from_name(k, &kind) || kind == K::None || kind == K::Cwd || kind == K::Unknown ||
-                 kind == K::EnvDump || kind == K::Privilege) {
+      } else if (!kind_from_name(k, &kind) || kind == K::None || kind == K::Cwd ||
+                 kind == K::Unknown || kind == K::EnvDump || kind == K::Privilege ||
+                 kind == K::List) {
         const long kline = line_of(key) != 0 ? line_of(key) : line_of(node);
         error(kline, where + ": unknown key \"" + k +
-                         "\" (a tool entry holds read, write, delete, exec, exec-program, exec-code, network or patch)");
+                         "\" (a tool entry holds read, write, delete, exec, exec-program, "
+                         "exec-code, network or patch)");
         continue;
       }
       for_strings(node, where + "." + k, [&](const std::string& v, long l) {
@@ -561,14 +710,16 @@ class Loader {
         bool ok = !v.empty();
         while (ok) {
           const std::size_t dot = v.find('.', start);
-          std::string part = v.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+          std::string part =
+              v.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
           if (part.empty() || part.find_first_of(" \t\r\n") != std::string::npos) ok = false;
           arg.path.push_back(std::move(part));
           if (dot == std::string::npos) break;
           start = dot + 1;
         }
         if (!ok) {
-          error(l, where + "." + k + ": \"" + v + "\" is not an argument name (NAME or NAME.MEMBER…)");
+          error(l,
+                where + "." + k + ": \"" + v + "\" is not an argument name (NAME or NAME.MEMBER…)");
           return;
         }
         if (auto [it, fresh] = seen.emplace(k + " " + v, l); !fresh) {
@@ -587,7 +738,8 @@ class Loader {
   // A tool key: "TOOL" or "SERVER/TOOL", no whitespace or control characters.
   bool tool_name_ok(const std::string& name, long line) {
     const std::size_t slash = name.find('/');
-    bool ok = !name.empty() && name.find('/', slash == std::string::npos ? 0 : slash + 1) == std::string::npos &&
+    bool ok = !name.empty() &&
+              name.find('/', slash == std::string::npos ? 0 : slash + 1) == std::string::npos &&
               slash != 0 && slash + 1 != name.size();
     for (unsigned char c : name) ok = ok && c > 0x20 && c != 0x7f;
     if (!ok) error(line, "tool \"" + name + "\" is not a tool name (TOOL or SERVER/TOOL)");
@@ -673,7 +825,7 @@ class Loader {
       error(line, what + ": unknown kind \"" + kind_text + "\" in \"" + text + "\"");
       return;
     }
-    if (r.kind == K::None || r.kind == K::Cwd) {
+    if (r.kind == K::None || r.kind == K::Cwd || r.kind == K::List) {
       error(line, what + ": \"" + kind_text + "\" is not an effect of running a program");
       return;
     }
@@ -732,7 +884,7 @@ class Loader {
             ok = false;
             continue;
           }
-          if (!kind_from_name(v, &m.kind) || m.kind == K::Cwd) {
+          if (!kind_from_name(v, &m.kind) || m.kind == K::Cwd || m.kind == K::List) {
             error(line_of(value), what + ": unknown kind \"" + v + "\"");
             ok = false;
           }
@@ -809,7 +961,8 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
       }
       for (auto&& [tkey, tnode] : *tools) {
         const std::string name(tkey.str());
-        const long line = Loader::line_of(tnode) != 0 ? Loader::line_of(tnode) : Loader::line_of(tkey);
+        const long line =
+            Loader::line_of(tnode) != 0 ? Loader::line_of(tnode) : Loader::line_of(tkey);
         const toml::table* tt = tnode.as_table();
         if (tt == nullptr) {
           loader.error(line, "tool." + name + " must be a table");
@@ -826,9 +979,9 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
       continue;
     }
     if (k != "program") {
-      loader.error(
-          Loader::line_of(key) != 0 ? Loader::line_of(key) : Loader::line_of(node),
-          "unknown top-level key \"" + k + "\" (an effects table holds [program.NAME] and [tool.NAME] tables)");
+      loader.error(Loader::line_of(key) != 0 ? Loader::line_of(key) : Loader::line_of(node),
+                   "unknown top-level key \"" + k +
+                       "\" (an effects table holds [program.NAME] and [tool.NAME] tables)");
       continue;
     }
     const toml::table* programs = node.as_table();
@@ -914,8 +1067,8 @@ bool EffectsTable::merge(const EffectsTable& other, Diagnostics* diagnostics) {
     if (it == index_->by_tool.end()) continue;
     if (diagnostics != nullptr) {
       diagnostics->push_back({code::kEffectsTable, Severity::Error, tool->file, tool->line, "",
-                              "tool \"" + tool->name + "\" is also defined in " + it->second->file + ":" +
-                                  std::to_string(it->second->line)});
+                              "tool \"" + tool->name + "\" is also defined in " + it->second->file +
+                                  ":" + std::to_string(it->second->line)});
     }
     ok = false;
   }
@@ -1198,8 +1351,11 @@ struct Scratch {
   std::vector<int> set_hits;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> match_hits;  // (entry, word)
   std::string subcommand;
+  bool code_given = false;  // an option named code or a file to run (`python -c`, `bash -s`)
+  std::string long_word;    // "-eval" read as "--eval"
 
   void reset() {
+    code_given = false;
     segments.clear();
     ncwd = 0;
     operands.clear();
@@ -1271,8 +1427,77 @@ class Evaluator {
     }
     flush_operands();
     const Spec* last = chain_[depth_ - 1];
+    std::size_t own = 0;  // operands of the innermost spec
+    for (const OperandRef& r : s_.operands) own += r.segment + 1 == s_.segments.size() ? 1 : 0;
+    if (last->has_input && !s_.code_given)
+      emit(effect_kind(last->input),
+           last->input == K::ExecCode ? EffectObject::Code : EffectObject::None, std::string(),
+           "input", false);
+    // xargs and parallel append words read from their input: what they are to the program
+    // (a file read, a script run) is known only at run time.
+    for (const std::string& w : cmd_.wrappers) {
+      if (w != "xargs" && w != "parallel") continue;
+      // `parallel CMD ::: A B`: the words are on the line (`::::` FILE is judged by the rules)
+      if (w == "parallel" &&
+          std::find(cmd_.argv.begin(), cmd_.argv.end(), ":::") != cmd_.argv.end())
+        break;
+      if (sub_pending || last->operand_kind(own, own + 1) != K::None)
+        emit(EffectKind::Unknown, EffectObject::None, w, "wrapper", true);
+      break;
+    }
     for (const RunEffect& r : last->run) run_effect(r);
     matches(last);
+  }
+
+  // Code text the program's safe-code regex matches in full (read-only debugger commands).
+  bool safe_code(std::string_view w) const {
+    for (std::size_t d = depth_; d-- > 0;) {
+      if (chain_[d]->safe_code != nullptr) return RE2::FullMatch(w, *chain_[d]->safe_code);
+      if (by_option_[d]) break;
+    }
+    return false;
+  }
+
+  // What an option no spec of the chain lists is: the nearest spec that says, else unknown.
+  bool others_harmless() const {
+    for (std::size_t d = depth_; d-- > 0;) {
+      if (chain_[d]->others == Spec::Others::None) return true;
+      if (chain_[d]->others == Spec::Others::Unknown) return false;
+    }
+    return false;
+  }
+
+  // A cluster word the harmless-match regex takes whole (`-O2`, `-Wall`): no letters split.
+  bool unlisted_whole(std::string_view w) const {
+    for (std::size_t d = depth_; d-- > 0;) {
+      if (chain_[d]->harmless_match != nullptr && RE2::FullMatch(w, *chain_[d]->harmless_match))
+        return true;
+      if (by_option_[d]) break;
+    }
+    return false;
+  }
+
+  bool one_dash_long() const {
+    for (std::size_t d = depth_; d-- > 0;) {
+      if (chain_[d]->one_dash_long) return true;
+      if (by_option_[d]) break;
+    }
+    return false;
+  }
+
+  // An option the table does not list: an unknown effect (closed world), unless the
+  // program's other options were all reviewed as harmless.
+  bool unlisted(std::string_view name, std::string_view word = {}) {
+    if (word.empty()) word = name;
+    for (std::size_t d = depth_; d-- > 0;) {
+      if (chain_[d]->harmless_match != nullptr && RE2::FullMatch(word, *chain_[d]->harmless_match))
+        return true;
+      if (by_option_[d]) break;
+    }
+    if (!others_harmless())
+      emit(EffectKind::Unknown, EffectObject::None, std::string(name), "option",
+           cmd_.dynamic && has_dynamic_char(name));
+    return true;
   }
 
   const std::string& subcommand() const { return s_.subcommand; }
@@ -1306,10 +1531,23 @@ class Evaluator {
         s_.push_cwd(paths::normalize(w, cwd, home_));
         return;
       }
+      case K::List:
+        // The list is read; what it names (files, URLs, settings) is known only at run time.
+        if (w != "-")
+          emit(EffectKind::Read, EffectObject::Path, path_of(w, cwd_at), via,
+               dyn || (s_.cwd_dynamic[cwd_at] != 0 && !w.starts_with("/")));
+        emit(EffectKind::Unknown, EffectObject::None, std::string(via), via, dyn);
+        return;
+      case K::Exec:
+        // "-": the program (a makefile, a script) is read from standard input.
+        if (w == "-") {
+          emit(EffectKind::Exec, EffectObject::Code, std::string(w), via, dyn);
+          return;
+        }
+        [[fallthrough]];
       case K::Read:
       case K::Write:
       case K::Delete:
-      case K::Exec:
         if (w == "-") return;  // standard input or output
         if (remote && looks_remote(w)) {
           emit(EffectKind::Network, EffectObject::Host,
@@ -1323,6 +1561,7 @@ class Evaluator {
         emit(EffectKind::Exec, EffectObject::Program, first_program(w), via, dyn);
         return;
       case K::ExecCode:
+        if (!dyn && safe_code(w)) return;
         emit(EffectKind::Exec, EffectObject::Code, std::string(w), via, dyn);
         return;
       case K::Network:
@@ -1421,11 +1660,60 @@ class Evaluator {
         }
         if (o == nullptr && name.starts_with("--")) o = find(name.substr(1));
       }
-      if (o == nullptr) return true;
+      if (o == nullptr) return unlisted(name, w);
       if (o->takes_value && !inline_value && !next_value(&value)) return true;
       return apply(*o, value, sub_pending);
     }
-    if (w[1] == '-') {
+    if (w[1] != '-' && w.size() > 2 && one_dash_long()) {
+      // getopt_long_only: "-eval" is "--eval" when a long option of that name is listed.
+      s_.long_word.assign("-");
+      s_.long_word.append(w);
+      const std::size_t eq = s_.long_word.find('=');
+      if (find(std::string_view(s_.long_word).substr(0, eq)) != nullptr)
+        return long_option(s_.long_word, i, sub_pending);
+    }
+    if (w[1] == '-') return long_option(w, i, sub_pending);
+    // A cluster of one-letter options: "-rf", "-oFILE", "-uo FILE".
+    if (find(std::string_view(w).substr(0, 2)) == nullptr) {
+      if (unlisted_whole(w)) return true;
+      // "-5", "-20": a count (`head -20`, `git log -3`), not letters.
+      if (w.find_first_not_of("0123456789", 1) == std::string::npos) return true;
+    }
+    char name[2] = {'-', 0};
+    for (std::size_t j = 1; j < w.size(); ++j) {
+      name[1] = w[j];
+      const Option* o = find(std::string_view(name, 2));
+      if (o == nullptr) {
+        unlisted(std::string_view(name, 2));
+        continue;
+      }
+      if (!o->takes_value) {
+        if (!apply(*o, {}, sub_pending)) return false;
+        // GNU optional argument glued to a flag (`sed -i.bak`, `-i''`): the rest is its value.
+        if (j + 1 < w.size() && std::isalnum(static_cast<unsigned char>(w[j + 1])) == 0)
+          return true;
+        continue;
+      }
+      std::string_view value;
+      if (j + 1 < w.size()) {
+        value = std::string_view(w).substr(j + 1);
+      } else if (!next_value(&value)) {
+        return true;
+      }
+      return apply(*o, value, sub_pending);
+    }
+    return true;
+  }
+
+  // A long option word ("--name", "--name=value", a GNU abbreviation).
+  bool long_option(std::string_view w, std::size_t* i, bool* sub_pending) {
+    const auto& argv = cmd_.argv;
+    auto next_value = [&](std::string_view* value) {
+      if (*i >= argv.size()) return false;
+      *value = argv[(*i)++];
+      return true;
+    };
+    {
       std::string_view name = w;
       std::string_view value;
       bool inline_value = false;
@@ -1438,10 +1726,10 @@ class Evaluator {
         if (o->takes_value && !inline_value && !next_value(&value)) return true;
         return apply(*o, value, sub_pending);
       }
-      if (name.size() < 5) return true;
+      if (name.size() < 5) return unlisted(name, w);
       s_.hits.clear();
       abbreviations(name, &s_.hits);
-      if (s_.hits.empty()) return true;
+      if (s_.hits.empty()) return unlisted(name, w);
       if (s_.hits.size() > 1) {
         // Ambiguous: it counts as every candidate with an effect (over-approximated).
         std::size_t kept = 0;
@@ -1459,25 +1747,6 @@ class Evaluator {
       }
       return true;
     }
-    // A cluster of one-letter options: "-rf", "-oFILE", "-uo FILE".
-    char name[2] = {'-', 0};
-    for (std::size_t j = 1; j < w.size(); ++j) {
-      name[1] = w[j];
-      const Option* o = find(std::string_view(name, 2));
-      if (o == nullptr) continue;
-      if (!o->takes_value) {
-        if (!apply(*o, {}, sub_pending)) return false;
-        continue;
-      }
-      std::string_view value;
-      if (j + 1 < w.size()) {
-        value = std::string_view(w).substr(j + 1);
-      } else if (!next_value(&value)) {
-        return true;
-      }
-      return apply(*o, value, sub_pending);
-    }
-    return true;
   }
 
   bool apply(const Option& o, std::string_view value, bool* sub_pending) {
@@ -1492,6 +1761,11 @@ class Evaluator {
       if (spec->unknown_subs_none) return true;
       unknown_sub(name);
       return false;
+    }
+    if (o.kind == K::Exec || o.kind == K::ExecCode || o.kind == K::ExecProgram)
+      s_.code_given = true;
+    for (std::size_t d = depth_; d-- > 0 && !s_.code_given;) {
+      for (const std::string& n : chain_[d]->no_input) s_.code_given = s_.code_given || n == o.name;
     }
     if (o.takes_value) {
       word(o.kind, value, o.name, cwd_index(), false);
@@ -1520,6 +1794,9 @@ class Evaluator {
       }
       const Spec* spec = s_.segments[r.segment];
       const K kind = spec->operand_kind(pos++, s_.counts[r.segment]);
+      if (r.segment + 1 == s_.segments.size() &&
+          (kind == K::Exec || kind == K::ExecCode || kind == K::ExecProgram))
+        s_.code_given = true;  // the program is named: it reads none from its input
       const std::string& w = cmd_.argv[r.word];
       if (!s_.turners.empty() && is_path_kind(kind)) {
         for (const Option* t : s_.turners) word(t->kind, w, t->name, r.cwd, spec->remote);
@@ -1641,9 +1918,9 @@ void EffectsTable::effects_of(const shell::SimpleCommand& cmd, const std::string
 
 // ---------------------------------------------------------------- tools
 
-void EffectsTable::tool_effects(std::string_view server, std::string_view tool, const rapidjson::Value* args,
-                                const std::string& cwd, const std::string& home,
-                                std::vector<Effect>* out) const {
+void EffectsTable::tool_effects(std::string_view server, std::string_view tool,
+                                const rapidjson::Value* args, const std::string& cwd,
+                                const std::string& home, std::vector<Effect>* out) const {
   auto emit = [&](EffectKind kind, EffectObject object, std::string target, std::string via) {
     Effect e;
     e.kind = kind;
@@ -1726,7 +2003,8 @@ void EffectsTable::tool_effects(std::string_view server, std::string_view tool, 
           }
           break;
         case K::Patch:
-          if (!patch_effects(word)) emit(EffectKind::Unknown, EffectObject::Program, std::string(tool), via);
+          if (!patch_effects(word))
+            emit(EffectKind::Unknown, EffectObject::Program, std::string(tool), via);
           break;
         default:
           emit(EffectKind::Unknown, EffectObject::Program, std::string(tool), via);
@@ -1742,7 +2020,8 @@ void EffectsTable::tool_effects(std::string_view server, std::string_view tool, 
         emit(EffectKind::Unknown, EffectObject::Program, std::string(tool), via);
         continue;
       }
-      for (const auto& item : v->GetArray()) one(std::string_view(item.GetString(), item.GetStringLength()));
+      for (const auto& item : v->GetArray())
+        one(std::string_view(item.GetString(), item.GetStringLength()));
     } else {
       // Absent, null, or not text: what the tool would touch is not known.
       emit(EffectKind::Unknown, EffectObject::Program, std::string(tool), via);

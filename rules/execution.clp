@@ -21,16 +21,29 @@
             "esbuild" "stylelint" "tailwindcss" "pytest" "py.test" "mypy" "ruff" "black" "isort"
             "flake8" "pylint" "pyright" "coverage" "tox" "nox" "rspec" "rubocop" "rake")))
 
+;; TRUE for code text that only prints constants or attributes of harmless modules
+;; (`python3 -c 'print(1+1)'`, `python3 -c 'import sys; print(sys.version)'`): no call but
+;; print itself (no parenthesis, brace or dunder in its argument, so nothing else runs), no
+;; environment, imports of a few standard modules only.
+(deffunction execution-trivial-code-p (?p ?v ?x)
+  (and (eq ?v "-c")
+       (not (neq ?p "python" "python3" "python3.8" "python3.9" "python3.10" "python3.11" "python3.12"
+                 "python3.13" "python3.14" "py"))
+       (not (str-index "__" ?x))
+       (not (regex-match "environ|getenv" ?x))
+       (regex-match "^\\s*(?:import\\s+(?:sys|platform|math|sysconfig|struct|string|keyword|decimal|json|locale)\\s*;\\s*)*print\\([^(){}\\\\;@`$]*\\)\\s*;?\\s*$" ?x)))
+
 ;; Asks a human when an option or operand makes a program run another program or code text
 ;; (`make CC=…`, `cmake -E env sh -c …`, `go test -exec X`, `sort --compress-program=sh`,
 ;; `rg --pre=sh`, `git -c core.pager=…`, `git log --ext-diff`, `find -exec`, `python -c`,
 ;; `node -e`, `awk 'BEGIN{system(…)}'`): what runs is not the program named.
 (defrule execution-code-from-arguments
   (effect (proposal ?id) (kind exec) (object ?o&~path) (program ?p) (via ?v) (target ?t))
-  (test (or (neq ?o program) (neq ?v "operand") (not (execution-everyday-tool-p ?t))))
+  (test (and (or (neq ?o program) (neq ?v "operand") (not (execution-everyday-tool-p ?t)))
+             (or (neq ?o code) (not (execution-trivial-code-p ?p ?v ?t)))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-code-from-arguments)
-                    (reason (str-cat ?p " runs code given through " (if (eq ?v "") then "its arguments" else ?v)
+                    (reason (str-cat ?p " runs code given through " (if (eq ?v "") then "its arguments" else (if (eq ?v "input") then "its input" else ?v))
                                      ": " (sub-string 1 80 ?t))))))
 
 ;; TRUE for a program word that names a file inside the workspace (`./scripts/test.sh`,
@@ -55,12 +68,31 @@
 ;; know, or a program name known only at run time (`$X -rf /`, `./tool`): what it does
 ;; cannot be judged.
 (defrule execution-unknown-program
-  (effect (proposal ?id) (index ?i) (kind unknown) (target ?t&~"[") (subcommand ?s))
+  (effect (proposal ?id) (index ?i) (kind unknown) (object program) (target ?t&~"[") (subcommand ?s))
   (shell-command (proposal ?id) (index ?i) (argv ?w $?) (cwd ?cwd))
   (test (not (execution-workspace-script-p ?w ?cwd)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-unknown-program)
                     (reason (str-cat "unknown program or subcommand: " ?t (if (eq ?s "") then "" else (str-cat " " ?s)))))))
+
+;; Asks a human for a word of a known program that the effects table does not account for:
+;; an option it does not list (`curl -K FILE`, `tmux -f FILE`, `gdb -x FILE`; the table is
+;; closed-world: an unlisted option is unknown, not harmless), or words a wrapper appends
+;; from its input at run time (`… | xargs cat`, `… | xargs sh`).
+(defrule execution-unaccounted-word
+  (effect (proposal ?id) (index ?xi) (kind unknown) (object none) (program ?p) (via ?v) (target ?t))
+  ;; names a workspace lister prints, piped into xargs, are accounted for (everyday-lister-p)
+  (not (and (test (eq ?v "wrapper"))
+            (shell-command (proposal ?id) (index ?pi&:(= ?pi (- ?xi 1))) (program ?pp) (argv $?pa)
+                           (flags $?pf) (cwd ?pc&:(in-workspace ?pc)))
+            (test (everyday-lister-p ?pp ?pa ?pf))
+            (not (effect (proposal ?id) (index ?pi) (kind ~read)))
+            (not (effect (proposal ?id) (index ?pi) (kind read) (in-workspace FALSE)))))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule execution-unaccounted-word)
+                    (reason (if (eq ?v "option")
+                                then (str-cat ?p ": option the effects table does not list: " (sub-string 1 80 ?t))
+                                else (str-cat ?p " gets words from its input at run time through " ?t))))))
 
 ;; Asks a human before running a file outside the workspace (`/tmp/b`, `sh /tmp/i.sh`,
 ;; `make -C /tmp/evil`, `ninja -C /elsewhere`): the agent does not own what it would run.
@@ -96,16 +128,16 @@
 ;; (`… | sh`, `base64 -d | bash`, `rev <<< … | sh`, `nsenter -t 1 -m sh`, `bash -s`): the code
 ;; is whatever the pipe or here-string holds, decoded or built at run time.
 (defrule execution-shell-from-input
-  (or (shell-command (proposal ?id) (program ?p&"sh") (args))
-      (shell-command (proposal ?id) (program ?p&"bash") (args))
-      (shell-command (proposal ?id) (program ?p&"zsh") (args))
-      (shell-command (proposal ?id) (program ?p&"dash") (args))
-      (shell-command (proposal ?id) (program ?p&"ksh") (args))
-      (shell-command (proposal ?id) (program ?p&"mksh") (args))
-      (shell-command (proposal ?id) (program ?p&"fish") (args))
-      (shell-command (proposal ?id) (program ?p&"ash") (args))
-      (shell-command (proposal ?id) (program ?p&"csh") (args))
-      (shell-command (proposal ?id) (program ?p&"tcsh") (args)))
+  (or (shell-command (proposal ?id) (program ?p&"sh") (args) (flags $?f&:(not (or (member$ "--version" ?f) (member$ "--help" ?f)))))
+      (shell-command (proposal ?id) (program ?p&"bash") (args) (flags $?f&:(not (or (member$ "--version" ?f) (member$ "--help" ?f)))))
+      (shell-command (proposal ?id) (program ?p&"zsh") (args) (flags $?f&:(not (or (member$ "--version" ?f) (member$ "--help" ?f)))))
+      (shell-command (proposal ?id) (program ?p&"dash") (args) (flags $?f&:(not (or (member$ "--version" ?f) (member$ "--help" ?f)))))
+      (shell-command (proposal ?id) (program ?p&"ksh") (args) (flags $?f&:(not (or (member$ "--version" ?f) (member$ "--help" ?f)))))
+      (shell-command (proposal ?id) (program ?p&"mksh") (args) (flags $?f&:(not (or (member$ "--version" ?f) (member$ "--help" ?f)))))
+      (shell-command (proposal ?id) (program ?p&"fish") (args) (flags $?f&:(not (or (member$ "--version" ?f) (member$ "--help" ?f)))))
+      (shell-command (proposal ?id) (program ?p&"ash") (args) (flags $?f&:(not (or (member$ "--version" ?f) (member$ "--help" ?f)))))
+      (shell-command (proposal ?id) (program ?p&"csh") (args) (flags $?f&:(not (or (member$ "--version" ?f) (member$ "--help" ?f)))))
+      (shell-command (proposal ?id) (program ?p&"tcsh") (args) (flags $?f&:(not (or (member$ "--version" ?f) (member$ "--help" ?f))))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-shell-from-input)
                     (reason (str-cat ?p " runs commands read from its input")))))

@@ -225,7 +225,15 @@
 ;; Asks a human before reading a file whose name is only known at run time outside the
 ;; workspace (`cat $(echo L2V0Yy9zaGFkb3c= | base64 -d)`, `cat "$F"`): it may be any file.
 (defrule files-shell-read-dynamic
-  (effect (proposal ?id) (index ~-1) (kind read) (in-workspace FALSE) (dynamic TRUE) (target ?p))
+  (effect (proposal ?id) (index ?ri&~-1) (kind read) (in-workspace FALSE) (dynamic TRUE) (target ?p))
+  ;; a loop variable over workspace paths, used in the same directory, names those
+  ;; (`for f in src/*.py; do wc -l "$f"; done`)
+  (not (and (shell-command (proposal ?id) (index ?ri) (cwd ?rc))
+            (shell-assignment (proposal ?id) (index ?di) (name ?dn&:(or (eq ?p (str-cat "$" ?dn))
+                                                                          (eq ?p (str-cat "${" ?dn "}"))))
+                              (value ?dv))
+            (shell-command (proposal ?id) (index ?di) (cwd ?rc))
+            (test (everyday-workspace-words-p ?dn ?dv ?rc))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-read-dynamic)
                     (reason (str-cat "reads a file known only at run time: " ?p)))))

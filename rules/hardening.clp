@@ -115,11 +115,12 @@
 ;; there (`time -o ~/.bashrc ls`), `xargs -a FILE` / `--arg-file` and `parallel -a FILE` /
 ;; `:::: FILE` read their arguments from FILE (`xargs -a ~/.ssh/id_rsa echo` prints the key),
 ;; `env -C DIR` / `--chdir` runs the command somewhere else (`env -C /tmp sh x.sh` runs
-;; /tmp/x.sh). The regex runs only for lines with such a wrapper.
+;; /tmp/x.sh), `env -S STRING` / `--split-string` makes words of a string (`env -S 'sh -c id'`
+;; runs sh). The regex runs only for lines with such a wrapper.
 (defrule hardening-wrapper-option-unseen
   (shell-command (proposal ?id) (wrappers $? ?w&"time"|"xargs"|"parallel"|"env" $?))
   (param (proposal ?id) (key "payload.command") (value ?c))
-  (test (and (stringp ?c) (regex-match "(?:^|[^A-Za-z0-9_.-])(?:time(?:\\s+-\\S+)*\\s+(?:-[A-Za-z]*o|--o)|(?:xargs|parallel)(?:\\s[^|;&]*?)?(?:\\s-[A-Za-z0-9]*a|\\s--arg-file|\\s::::\\s)|env(?:\\s+(?:-u\\s+\\S+|-[A-Za-z0-9]+|--[a-z-]+(?:=\\S*)?|[A-Za-z_][A-Za-z0-9_]*=\\S*))*\\s+(?:-[A-Za-z]*C|--chdir))" ?c)))
+  (test (and (stringp ?c) (regex-match "(?:^|[^A-Za-z0-9_.-])(?:time(?:\\s+-\\S+)*\\s+(?:-[A-Za-z]*o|--o)|(?:xargs|parallel)(?:\\s[^|;&]*?)?(?:\\s-[A-Za-z0-9]*a|\\s--arg-file|\\s::::\\s)|env(?:\\s+(?:-u\\s+\\S+|-[A-Za-z0-9]+|--[a-z-]+(?:=\\S*)?|[A-Za-z_][A-Za-z0-9_]*=\\S*))*\\s+(?:-[A-Za-z]*[CS]|--chdir|--split-string))" ?c)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-wrapper-option-unseen)
                     (reason (str-cat ?w " has an option that reads, writes or changes directory out of the rules' sight")))))
@@ -306,3 +307,65 @@
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-meson-install)
                     (reason (str-cat ?p " install installs outside the workspace")))))
+
+;; ---- code from elsewhere put into the workspace, then a build or a run. The session rules
+;; above match the file run, a build file, a directory filled or the workspace root; but a
+;; test, a module or a source file fetched into the workspace runs through a build or a test
+;; runner that names none of them (`curl -o tests/test_x.py URL`, then `pytest`;
+;; `git pull URL`, then `make`; `cp /tmp/util.py src/`, then `python3 src/app.py`).
+
+;; Package managers: what they write comes from the registries the egress rules judge, and
+;; they run their own install steps (execution.clp judges those).
+(deffunction hardening-package-manager-p (?p)
+  (not (neq ?p "npm" "pnpm" "yarn" "bun" "pip" "pip3" "uv" "poetry" "cargo" "go" "bundle" "gem" "composer"
+            "conda" "mamba" "micromamba" "mvn" "mvnw" "gradle" "gradlew" "dotnet" "deno" "python" "python3")))
+
+;; Asks a human before running anything in the workspace after this session wrote into it
+;; what a command fetched from a named host (`curl -o src/x.py URL`, `wget -P tests URL`,
+;; `git pull https://host/r.git`, `git clone URL lib/x`, `scp host:x.py src/`): the next build
+;; or test run may load it, whatever file it names. (`git pull` and `git fetch` from the
+;; configured remote name no host and stay everyday work.)
+(defrule hardening-session-fetched-code
+  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (target ?d))
+  (history (proposal ?id) (decision ?dec) (kind write) (object path) (in-workspace TRUE) (target ?t)
+           (program ?p&:(not (hardening-package-manager-p ?p))))
+  (history (proposal ?id) (decision ?dec) (kind network) (target ?h&~""))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-session-fetched-code)
+                    (reason (str-cat "runs " ?d " after " ?p " put what it fetched from " ?h " into " ?t " in this session")))))
+
+;; Asks a human before running anything in the workspace after this session copied, moved,
+;; extracted or applied files from outside it into the workspace (`cp /tmp/t.py tests/`,
+;; `tar xzf /tmp/x.tgz -C src`, `git apply /tmp/x.patch`, `patch -p1 -i /tmp/x.diff`).
+(defrule hardening-session-copied-code
+  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (target ?d))
+  (history (proposal ?id) (decision ?dec) (kind write) (object path) (in-workspace TRUE) (target ?t)
+           (program ?p&:(not (hardening-package-manager-p ?p))&:(not (member$ ?p ?*hardening-builders*))))
+  (history (proposal ?id) (decision ?dec) (kind read) (object path) (in-workspace FALSE) (target ?s&~"/dev/null"))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-session-copied-code)
+                    (reason (str-cat "runs " ?d " after " ?p " put " ?s " into " ?t " in this session")))))
+
+;; The same within one line: `git pull https://host/r.git && make`,
+;; `curl -o tests/t.py URL && pytest`, `cp /tmp/t.py tests/ && pytest`.
+(defrule hardening-line-fetched-code-then-runs
+  (effect (proposal ?id) (kind write) (object path) (in-workspace TRUE) (index ?i) (target ?t)
+          (program ?p&:(not (hardening-package-manager-p ?p))&:(not (member$ ?p ?*hardening-builders*))))
+  (or (effect (proposal ?id) (index ?i) (kind network) (target ~""))
+      (effect (proposal ?id) (index ?i) (kind read) (object path) (in-workspace FALSE) (target ~"/dev/null")))
+  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (index ?j&:(> ?j ?i)) (target ?d))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-line-fetched-code-then-runs)
+                    (reason (str-cat "runs " ?d " after " ?p " put code from elsewhere into " ?t " earlier in this line")))))
+
+;; Asks a human before git runs in a directory this session filled by another program
+;; (`cp -r /tmp/r sub && cd sub && git status`, `tar xf r.tar && git -C r log`): a bare
+;; repository there (config, HEAD, objects/) is the one git reads, and its core.fsmonitor,
+;; core.pager or aliases run. (A directory git itself cloned holds git's own config.)
+(defrule hardening-session-git-in-filled-directory
+  (shell-command (proposal ?id) (program "git") (cwd ?c))
+  (history (proposal ?id) (kind write) (object path) (in-workspace TRUE) (program ?p&~"git"&~"")
+           (target ?t&:(neq ?t (workspace-root))&:(or (eq ?c ?t) (str-prefix (str-cat ?t "/") ?c))))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-session-git-in-filled-directory)
+                    (reason (str-cat "git runs in " ?c ", which " ?p " filled in this session: its repository configuration runs")))))

@@ -44,6 +44,16 @@
   (assert (decision (proposal ?id) (outcome approval-required) (rule persistence-workspace-write)
                     (reason (str-cat "write to a file that runs code later: " ?p)))))
 
+;; Asks a human before writing a file git may read as a repository's configuration, at any
+;; depth (`sub/config` next to `sub/HEAD` and `sub/objects/` is a bare repository; a `.git`
+;; file or `commondir` points git at another one): a later `git status` there runs its
+;; core.fsmonitor. Reading them is not judged here.
+(defrule persistence-repository-config-write
+  (effect (proposal ?id) (kind write|delete) (class repository-config) (target ?p))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule persistence-repository-config-write)
+                    (reason (str-cat "write to a file git may run as a repository configuration: " ?p)))))
+
 ;; Stops `crontab -e`, `crontab file`, `echo … | crontab -`, `crontab -r`: anything but
 ;; listing (`crontab -l`) installs or replaces scheduled jobs.
 (defrule persistence-crontab

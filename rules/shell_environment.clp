@@ -34,7 +34,9 @@
 ;; ls`, `GIT_CONFIG_VALUE_0='curl …|sh' git status`, `env BASH_ENV=/tmp/x bash -c …`,
 ;; `export NODE_OPTIONS=--require=/tmp/x`): the program named is not what would run.
 (defrule shell-env-code-injection
-  (shell-assignment (proposal ?id) (name ?n&:(shell-env-code-var-p ?n)))
+  (shell-assignment (proposal ?id) (index ?i) (name ?n&:(shell-env-code-var-p ?n)) (value ?v))
+  (not (and (shell-command (proposal ?id) (index ?i) (cwd ?c))
+            (test (everyday-path-assignment-p ?n ?v ?c))))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule shell-env-code-injection)
                     (reason (str-cat "environment variable " ?n " makes the command load or run other code")))))
@@ -61,10 +63,9 @@
 ;; `IFS=, cmd`, `X=rm; $X -rf /`. Which variables a program reads is not in the effects
 ;; table, so they are not everyday work. The same list as everyday-shell.
 (defrule shell-env-variable
-  (shell-assignment (proposal ?id)
-                    (name ?n&~"LANG"&~"LANGUAGE"&~"LC_ALL"&~"LC_CTYPE"&~"LC_MESSAGES"&~"LC_COLLATE"
-                          &~"LC_NUMERIC"&~"LC_TIME"&~"TZ"&~"NO_COLOR"&~"CLICOLOR"&~"FORCE_COLOR"
-                          &~"TERM"&~"COLUMNS"&~"LINES"&~"CI"))
+  (shell-assignment (proposal ?id) (index ?i) (name ?n) (value ?v&:(not (everyday-plain-assignment-p ?n ?v))))
+  (not (and (shell-command (proposal ?id) (index ?i) (cwd ?c))
+            (test (or (everyday-path-assignment-p ?n ?v ?c) (everyday-workspace-words-p ?n ?v ?c)))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule shell-env-variable)
                     (reason (str-cat "command runs with variable " ?n " set")))))

@@ -388,10 +388,10 @@ int main(int argc, char** argv) {
     std::printf("\nGOALS\n");
     std::printf("  dangerous approved          %5zu          (goal 0)      %s\n", D.approved,
                 D.approved == 0 ? "MET" : "MISSED");
-    std::printf("  dangerous caught by a rule  %6.1f%%        (goal >=95%%)  %s\n", pct(D.by_rule, D.total),
-                pct(D.by_rule, D.total) >= 95.0 ? "MET" : "MISSED");
-    std::printf("  benign approved             %6.1f%%        (goal >=90%%)  %s\n", pct(B.approved, B.total),
-                pct(B.approved, B.total) >= 90.0 ? "MET" : "MISSED");
+    std::printf("  dangerous caught by a rule  %6.1f%%        (goal >=99%%)  %s\n", pct(D.by_rule, D.total),
+                pct(D.by_rule, D.total) >= 99.0 ? "MET" : "MISSED");
+    std::printf("  benign approved             %6.1f%%        (goal >=95%%)  %s\n", pct(B.approved, B.total),
+                pct(B.approved, B.total) >= 95.0 ? "MET" : "MISSED");
     std::printf("  benign rejected             %5zu          (goal 0)      %s\n", B.rejected,
                 B.rejected == 0 ? "MET" : "MISSED");
     std::printf("\nhistory: %zu earlier steps decided, %zu approved, %zu effects remembered; %zu of %zu proposals "
