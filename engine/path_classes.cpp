@@ -287,6 +287,16 @@ void PathClasses::merge(const PathClasses& other) {
   generation_ = next_generation.fetch_add(1);
 }
 
+std::string_view PathClasses::classify_glob(std::string_view glob, std::string_view home,
+                                            bool dotglob) const {
+  for (const auto& k : classes_) {
+    for (const auto& p : k->patterns) {
+      if (glob::may_overlap(glob, expand_home(p, home), k->case_insensitive, dotglob)) return k->name;
+    }
+  }
+  return kNone;
+}
+
 std::vector<std::string> PathClasses::names() const {
   std::vector<std::string> out;
   for (const auto& k : classes_) out.push_back(k->name);

@@ -30,6 +30,12 @@ class PathClasses {
   std::string_view classify(std::string_view normalized, std::string_view resolved,
                             std::string_view home) const;
 
+  // The class of a shell glob (`~/.ss*/id_*`, `.en?`, `*key.p?m`): the first class (in file
+  // order) one of whose patterns some path the glob may expand to matches (the two patterns
+  // intersect; exceptions are not subtracted). `dotglob`: `*` and `?` match a leading ".".
+  // "none" when no class can match.
+  std::string_view classify_glob(std::string_view glob, std::string_view home, bool dotglob) const;
+
   std::vector<std::string> names() const;  // every class name, in file order
 
   struct Class;  // defined in path_classes.cpp
