@@ -85,10 +85,11 @@ void Parser::skip_newlines() {
 }
 
 void Parser::parse_all() {
+  const std::size_t first = ctx_.out.size();
   parse_list();
   const Token& t = peek();
   if (t.type != Tok::End) throw ShellError{"syntax error near " + t.describe()};
-  flush_code();
+  flush_code(first);
 }
 
 // list: and_or ((';' | '&' | newline) and_or)*, up to a token that ends the enclosing construct.
@@ -124,6 +125,7 @@ void Parser::parse_and_or() {
     if (op == Tok::AndIf && ctx_.cd_success && ctx_.cd_index + 1 == ctx_.out.size()) {
       add_cwds(stopped, ctx_.cd_before);
       ctx_.sh.cwds = *ctx_.cd_success;
+      ctx_.sh.oldpwd = ctx_.cd_oldpwd;
     }
     ctx_.cd_success.reset();
     skip_newlines();
@@ -425,11 +427,12 @@ void Parser::parse_for() {
   NestGuard guard(ctx_);
   next();  // for / select
   if (peek().type == Tok::DLParen) {
+    const std::size_t first = ctx_.out.size();
     next();
     const std::size_t start = pos_;
     if (!scan_arith()) throw ShellError{"syntax error in for ((…))"};
     check_arith("for ((…))", text_.substr(start, pos_ - 2 - start), false);
-    flush_code();
+    flush_code(first);
   } else {
     if (peek().type != Tok::Word) {
       throw ShellError{"syntax error: expected a loop variable before " + peek().describe()};
@@ -509,6 +512,7 @@ void Parser::parse_case() {
 // The operands of -v (a name, its subscript arithmetic) and of -eq, -lt … (arithmetic)
 // are evaluated: code when they may hold a subscript.
 void Parser::parse_cond() {
+  const std::size_t first = ctx_.out.size();
   next();  // [[
   std::vector<Word> words;
   for (;;) {
@@ -530,17 +534,18 @@ void Parser::parse_cond() {
       if (k + 1 < words.size()) check_arith("[[ arithmetic ]]", words[k + 1].value, false);
     }
   }
-  flush_code();
+  flush_code(first);
 }
 
 // (( … )): arithmetic, not a command. `((cmd) …)` is really nested subshells: fall back.
 void Parser::parse_arith_command() {
+  const std::size_t first = ctx_.out.size();
   const Token t = next();
   if (closes_as_arith(pos_)) {
     const std::size_t start = pos_;
     if (!scan_arith()) throw ShellError{"unterminated arithmetic ((…))"};
     check_arith("((…))", text_.substr(start, pos_ - 2 - start), false);
-    flush_code();
+    flush_code(first);
     return;
   }
   pos_ = t.start + 1;  // read again from the second `(`: a subshell in a subshell

@@ -109,6 +109,7 @@ struct Context {
   // while it is the last command emitted (cd_index).
   std::optional<Cwds> cd_success;
   Cwds cd_before;
+  Cwds cd_oldpwd;  // OLDPWD when that cd succeeded
   std::size_t cd_index = 0;
   bool moved = false;        // some cd of the line may have changed the directory
   bool home_set = false;     // HOME assigned in the line: `cd` alone goes who knows where
@@ -266,7 +267,9 @@ class Parser {
   void check_arith(std::string_view what, std::string_view text, bool dynamic);
   void check_name_subscript(std::string_view what, std::string_view name, bool dynamic);
   void taint_assignment(const Assignment& a);
-  void flush_code();  // pending code with no command to carry it: an empty command
+  // Pending code goes to the last command emitted since index `first` (a substitution's
+  // inside `((…))`), or to an empty command when there is none.
+  void flush_code(std::size_t first);
 
   Context& ctx_;
   std::vector<std::string> pending_code_;

@@ -125,8 +125,15 @@ void Parser::note_code(std::string what, std::string_view text) {
   if (pending_code_.size() < 64) pending_code_.push_back(std::move(what));
 }
 
-void Parser::flush_code() {
-  if (!pending_code_.empty()) emit({}, wrappers_, {}, {}, Unknowns{});
+void Parser::flush_code(std::size_t first) {
+  if (pending_code_.empty()) return;
+  if (ctx_.out.size() > first) {
+    std::vector<std::string>& code = ctx_.out.back().code;
+    code.insert(code.end(), pending_code_.begin(), pending_code_.end());
+    pending_code_.clear();
+    return;
+  }
+  emit({}, wrappers_, {}, {}, Unknowns{});
 }
 
 void Parser::check_arith(std::string_view what, std::string_view text, bool dynamic) {
@@ -372,6 +379,7 @@ void Parser::follow_state(const Args& argv, std::size_t i, const std::vector<Wor
     }
   }
   if (!success) return;
+  ctx_.cd_oldpwd = before;
   add_cwds(s.oldpwd, before);  // OLDPWD: unchanged if it failed, `before` if not
   // The command may fail and leave the shell where it was: both stay possible, except for
   // the commands `&&` runs after it (parse_and_or).

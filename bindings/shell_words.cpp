@@ -245,9 +245,10 @@ void Parser::read_command_subst(Word& w) {
   Token t;
   {
     SubshellScope scope(ctx_);  // a substitution runs in a subshell
+    const std::size_t first = ctx_.out.size();
     parse_list();
     t = next();
-    flush_code();
+    flush_code(first);
   }
   pending_code_.insert(pending_code_.begin(), outer_code.begin(), outer_code.end());
   --depth_;
