@@ -423,31 +423,42 @@ void closure(const Nfa& a, std::vector<int>* states) {
   }
 }
 
-bool product_accepts(const Nfa& x, const Nfa& y) {
+// Whether the two automata accept a common string. Scored: only a common string where the
+// shell glob spells the pattern's literal text itself counts, i.e. for which
+// 2 × (pattern letters produced by a glob wildcard) ≤ (pattern letters matched by glob
+// letters): `.en?` and `*key.p?m` spell what `.env` and `*key*.pem` name; `*.c` does not
+// spell `api_key*`, though both match "api_key.c".
+bool product_accepts(const Nfa& x, const Nfa& y, bool scored) {
   const std::size_t ny = y.edges.size();
-  std::vector<char> seen(x.edges.size() * ny, 0);
+  constexpr int kUnseen = -1000000;
+  std::vector<int> best(x.edges.size() * ny, kUnseen);
   std::vector<std::pair<int, int>> work;
-  auto push = [&](int p, int q) {
+  auto push = [&](int p, int q, int score) {
     std::vector<int> ps{p}, qs{q};
     closure(x, &ps);
     closure(y, &qs);
     for (int a : ps)
       for (int b : qs) {
-        char& s = seen[static_cast<std::size_t>(a) * ny + static_cast<std::size_t>(b)];
-        if (!s) {
-          s = 1;
+        int& s = best[static_cast<std::size_t>(a) * ny + static_cast<std::size_t>(b)];
+        if (score > s) {
+          s = score;
           work.emplace_back(a, b);
         }
       }
   };
-  push(x.start, y.start);
+  push(x.start, y.start, 0);
   while (!work.empty()) {
     const auto [p, q] = work.back();
     work.pop_back();
-    if (p == x.accept && q == y.accept) return true;
+    const int score = best[static_cast<std::size_t>(p) * ny + static_cast<std::size_t>(q)];
+    if (p == x.accept && q == y.accept && (!scored || score >= 0)) return true;
     for (const auto& ex : x.edges[static_cast<std::size_t>(p)])
-      for (const auto& ey : y.edges[static_cast<std::size_t>(q)])
-        if ((ex.on & ey.on).any()) push(ex.to, ey.to);
+      for (const auto& ey : y.edges[static_cast<std::size_t>(q)]) {
+        if (!(ex.on & ey.on).any()) continue;
+        int delta = 0;
+        if (scored && ey.on.count() <= 2) delta = ex.on.count() <= 2 ? 1 : -2;
+        if (score + delta > -10000) push(ex.to, ey.to, score + delta);
+      }
   }
   return false;
 }
@@ -518,7 +529,7 @@ bool has_shell_glob(std::string_view p) {
 }
 
 bool may_overlap(std::string_view shell_glob, std::string_view pattern, bool case_insensitive,
-                 bool dotglob) {
+                 bool dotglob, bool strict) {
   std::vector<std::string> alternatives;
   bool overflow = false;
   expand_braces(std::string(shell_glob), &alternatives, &overflow);
@@ -534,7 +545,7 @@ bool may_overlap(std::string_view shell_glob, std::string_view pattern, bool cas
   for (const std::string& alt : alternatives) {
     Nfa x;
     if (!build(alt, true, case_insensitive, dotglob, &x)) return true;
-    if (product_accepts(x, y)) return true;
+    if (product_accepts(x, y, !strict)) return true;
   }
   return false;
 }

@@ -295,7 +295,12 @@ void FactCodec::glob_class(const std::string& glob, EffectRecord* rec) {
     const std::size_t slash = glob.rfind('/', end - 1);
     if (slash == std::string::npos) break;
     const std::string name = glob.substr(slash + 1, end - slash - 1);
-    if (name.size() > 1 && name[0] == '.' && glob::has_shell_glob(name) && glob::match(name, "..")) {
+    bool climbs = true;  // a glob that cannot be compiled is read as climbing
+    try {
+      climbs = glob::match(name, "..");
+    } catch (const std::exception&) {
+    }
+    if (name.size() > 1 && name[0] == '.' && glob::has_shell_glob(name) && climbs) {
       pattern = "/**" + glob.substr(end);
       rec->in_workspace = false;
       break;
@@ -329,7 +334,7 @@ bool FactCodec::assert_effect(long long index, const Effect& e, const std::strin
     const paths::Location& root = workspace_root();
     rec.in_workspace = paths::within(loc, root);
     rec.path_class = path_class(loc);
-    if (e.dynamic && classes_ && glob::has_shell_glob(loc.normalized)) glob_class(loc.normalized, &rec);
+    if (classes_ && glob::has_shell_glob(loc.normalized)) glob_class(loc.normalized, &rec);
   }
   void* f = fact(effect_);
   if (!f) return false;

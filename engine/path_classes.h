@@ -31,9 +31,10 @@ class PathClasses {
                             std::string_view home) const;
 
   // The class of a shell glob (`~/.ss*/id_*`, `.en?`, `*key.p?m`): the first class (in file
-  // order) one of whose patterns some path the glob may expand to matches (the two patterns
-  // intersect; exceptions are not subtracted). `dotglob`: `*` and `?` match a leading ".".
-  // "none" when no class can match.
+  // order) one of whose patterns matches a path the glob may name (glob::may_overlap;
+  // exceptions are not subtracted). Strict (any common path) when a hidden name holds a
+  // wildcard (`.en?`, `.*`, `.ss*`) or with `dotglob`; else the glob must spell the
+  // pattern's name (`*.c` is not `api_key*`). "none" when no class can match.
   std::string_view classify_glob(std::string_view glob, std::string_view home, bool dotglob) const;
 
   std::vector<std::string> names() const;  // every class name, in file order
