@@ -285,9 +285,17 @@ void Parser::follow_state(const Args& argv, std::size_t i, const std::vector<Wor
     return;
   }
   if (!in_shell) return;  // `sudo cd /`, `xargs cd`: another process, this shell stays
-  if (prog == "source"sv || prog == "."sv || prog == "alias"sv || prog == "enable"sv) {
+  if (prog == "alias"sv || prog == "enable"sv) {
     ctx_.cd_untrusted = true;  // cd may now be another command
-    if (prog == "source"sv || prog == "."sv) {
+    return;
+  }
+  if (prog == "source"sv || prog == "."sv) {
+    // A file named in the line is judged as the program it is (a workspace script is
+    // trusted like `./script.sh`, with whatever cd it does); a file known only at run
+    // time may move the shell anywhere and replace cd.
+    const bool named = i + 1 < n && !dyn(i + 1);
+    if (!named) {
+      ctx_.cd_untrusted = true;
       add_cwd(s.cwds, unknown_cwd());
       ctx_.moved = true;
     }

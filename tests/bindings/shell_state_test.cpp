@@ -175,7 +175,8 @@ TEST_CASE("cd's own arguments: -, none, CDPATH, pushd, popd, unknown targets", "
   SECTION("a target known only at run time: unknown") {
     CHECK(dirs(find(must_parse("cd \"$D\" && rm -rf x"), "rm")) == Dirs{"?"});
     CHECK(dirs(find(must_parse("c=cd; $c ~; rm -rf .ssh"), "rm")) == Dirs{"", "?"});
-    CHECK(dirs(find(must_parse("source x.sh; rm -rf .ssh"), "rm")) == Dirs{"", "?"});
+    CHECK(dirs(find(must_parse("source \"$f\"; rm -rf .ssh"), "rm")) == Dirs{"", "?"});
+    CHECK(dirs(find(must_parse(". .venv/bin/activate && pytest"), "pytest")) == Dirs{""});
   }
   SECTION("pushd and popd") {
     CHECK(dirs(find(must_parse("pushd ~ && rm -rf .ssh"), "rm")) == Dirs{"~"});
