@@ -5,13 +5,13 @@
 
 #include <re2/re2.h>
 
+#include <algorithm>
+#include <bitset>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
-#include <algorithm>
-#include <bitset>
 #include <vector>
 
 #include "bindings/text.h"
@@ -341,7 +341,8 @@ bool build(std::string_view g, bool shell, bool ci, bool dotglob, Nfa* a) {
     if (a->edges.size() > kMaxStates) return false;
     const char c = g[i];
     const bool dot_rule = shell && at_name_start && !dotglob;
-    if (shell && i + 1 < n && g[i + 1] == '(' && (c == '@' || c == '!' || c == '+' || c == '*' || c == '?')) {
+    if (shell && i + 1 < n && g[i + 1] == '(' &&
+        (c == '@' || c == '!' || c == '+' || c == '*' || c == '?')) {
       // extglob group: anything but '/' (closing parenthesis at the same level).
       int depth = 0;
       std::size_t j = i + 1;
@@ -519,7 +520,8 @@ bool has_shell_glob(std::string_view p) {
     } else if (c == '[' && p.find(']', i + 2) != std::string_view::npos) {
       return true;
     } else if (c == '{' && p.find('}', i) != std::string_view::npos &&
-               (p.find(',', i) < p.find('}', i) || p.substr(i, p.find('}', i) - i).find("..") != std::string_view::npos)) {
+               (p.find(',', i) < p.find('}', i) ||
+                p.substr(i, p.find('}', i) - i).find("..") != std::string_view::npos)) {
       return true;
     } else if ((c == '@' || c == '!' || c == '+') && i + 1 < p.size() && p[i + 1] == '(') {
       return true;

@@ -189,7 +189,8 @@ void Parser::parse_command(std::vector<Word> prefix) {
     const std::size_t first = ctx_.out.size();
     body();
     if (!(ctx_.sh.cwds == before)) {
-      for (std::size_t k = first; k < ctx_.out.size(); ++k) add_cwd(ctx_.out[k].cwds, unknown_cwd());
+      for (std::size_t k = first; k < ctx_.out.size(); ++k)
+        add_cwd(ctx_.out[k].cwds, unknown_cwd());
       add_cwd(ctx_.sh.cwds, unknown_cwd());
     }
     ctx_.cd_success.reset();
@@ -246,8 +247,8 @@ void Parser::parse_simple(std::vector<Word> prefix) {
         assignments.push_back(split_assignment(w));
         if (assignments.back().dynamic) dyn.expansion = true;
         // `a[SUB]=v`: the subscript of an indexed array is arithmetic.
-        if (const std::size_t open = w.raw.find('['); open != std::string::npos &&
-                                                     open < w.raw.find('=')) {
+        if (const std::size_t open = w.raw.find('[');
+            open != std::string::npos && open < w.raw.find('=')) {
           check_arith("array subscript", w.raw.substr(open, w.raw.find('=') - open), false);
         }
         taint_assignment(assignments.back());
@@ -368,8 +369,10 @@ void Parser::parse_function_def(const std::string& name) {
 // if … fi and case … esac: the branches are read in order and every cd only adds
 // directories, so the set after is every directory any branch may leave.
 void Parser::parse_compound_branches() {
-  if (is_kw(peek(), "if")) parse_if();
-  else parse_case();
+  if (is_kw(peek(), "if"))
+    parse_if();
+  else
+    parse_case();
   ctx_.cd_success.reset();
 }
 

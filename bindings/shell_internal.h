@@ -4,10 +4,10 @@
 // call owns its own Context, so nothing here is shared between threads. Errors throw ShellError.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <optional>
-#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,7 +99,7 @@ struct ShellState {
   Cwds cwds{WorkingDir{}};
   Cwds oldpwd{unknown_cwd()};  // OLDPWD comes from outside the line until a cd sets it
   std::vector<Cwds> dirs;
-  bool dirs_known = false;     // the stack holds only what the line pushed
+  bool dirs_known = false;  // the stack holds only what the line pushed
 };
 
 struct Context {
@@ -111,11 +111,12 @@ struct Context {
   Cwds cd_before;
   Cwds cd_oldpwd;  // OLDPWD when that cd succeeded
   std::size_t cd_index = 0;
-  bool moved = false;        // some cd of the line may have changed the directory
-  bool home_set = false;     // HOME assigned in the line: `cd` alone goes who knows where
-  bool cdpath_set = false;   // CDPATH assigned: `cd name` may go elsewhere
-  bool cdable_vars = false;  // shopt -s cdable_vars: `cd name` may go to $name
-  bool cd_untrusted = false; // an alias, a sourced file or `enable` may have replaced cd
+  bool moved = false;         // some cd of the line may have changed the directory
+  int runtime = 0;  // inside a command string whose words come at run time (xargs, parallel)
+  bool home_set = false;      // HOME assigned in the line: `cd` alone goes who knows where
+  bool cdpath_set = false;    // CDPATH assigned: `cd name` may go elsewhere
+  bool cdable_vars = false;   // shopt -s cdable_vars: `cd name` may go to $name
+  bool cd_untrusted = false;  // an alias, a sourced file or `enable` may have replaced cd
   std::vector<std::string> cwd_functions;  // functions whose body changes the directory
   std::vector<std::size_t> deferred;       // commands of function bodies and traps
   std::vector<std::string> tainted;        // variables whose value may hold code (a[$(…)])
@@ -228,7 +229,7 @@ class Parser {
   void parse_cond();
   void parse_arith_command();
   void parse_function_def(const std::string& name);  // at the body, after `name ()`
-  void parse_compound_branches();  // if/case: the directory after is any branch's
+  void parse_compound_branches();                    // if/case: the directory after is any branch's
 
   // ---- unwrapping and emission (shell_parser.cpp) ----
   // first_heredoc: index in heredocs_ of this command's first here-document.

@@ -850,18 +850,21 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
       if (!same_shell) {
         scope.emplace(ctx_);
         const bool elsewhere =
-            prog == "ssh"sv ||
-            ((prog == "su"sv || prog == "runuser"sv) &&
-             std::any_of(argv.begin() + static_cast<std::ptrdiff_t>(i) + 1, argv.end(),
-                         [](const std::string& w) { return w == "-" || w == "-l" || w == "--login"; }));
+            prog == "ssh"sv || ((prog == "su"sv || prog == "runuser"sv) &&
+                                std::any_of(argv.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                                            argv.end(), [](const std::string& w) {
+                                              return w == "-" || w == "-l" || w == "--login";
+                                            }));
         if (elsewhere) ctx_.sh.cwds = {unknown_cwd()};
         ctx_.sh.oldpwd = {unknown_cwd()};
         ctx_.sh.dirs.clear();
         ctx_.sh.dirs_known = true;
       }
+      if (inner.runtime) ++ctx_.runtime;
       for (const std::string& text : s.texts) {
         parse_nested(text, wrappers, s.depth_inc, assignments, redirects, inner);
       }
+      if (inner.runtime) --ctx_.runtime;
       // `ssh HOST bash <<EOF`, `su -c sh <<< '…'`: a shell in the string reads this stdin.
       for (std::size_t k = first; k < ctx_.out.size(); ++k) {
         const SimpleCommand& c = ctx_.out[k];

@@ -157,7 +157,8 @@ void Parser::taint_assignment(const Assignment& a) {
   if (risky && !ctx_.has(ctx_.tainted, a.name) && ctx_.tainted.size() < 4096) {
     ctx_.tainted.push_back(a.name);
   }
-  if (ctx_.has(ctx_.integers, a.name)) check_arith("assignment to an integer variable", a.value, a.dynamic);
+  if (ctx_.has(ctx_.integers, a.name))
+    check_arith("assignment to an integer variable", a.value, a.dynamic);
   if (a.name == "HOME") ctx_.home_set = true;
   if (a.name == "CDPATH") ctx_.cdpath_set = true;
   if (a.name == "BASHOPTS") ctx_.cdable_vars = true;
@@ -186,7 +187,8 @@ void Parser::evaluated_text(const Args& argv, std::size_t i, const std::vector<W
       }
       const std::size_t eq = w.find('=');
       const std::string name = w.substr(0, std::min(w.find_first_of("[+="), w.size()));
-      if (integer && is_var_name(name) && !ctx_.has(ctx_.integers, name) && ctx_.integers.size() < 4096)
+      if (integer && is_var_name(name) && !ctx_.has(ctx_.integers, name) &&
+          ctx_.integers.size() < 4096)
         ctx_.integers.push_back(name);
       const std::string lhs = w.substr(0, eq);
       if (lhs.find('[') != std::string::npos) check_name_subscript(prog, lhs, dyn(k));
@@ -225,9 +227,12 @@ void Parser::evaluated_text(const Args& argv, std::size_t i, const std::vector<W
       if (w.size() > 1 && w[0] == '-') {
         const std::size_t c = w.find('C');
         if (c != std::string::npos) {
-          if (c + 1 < w.size()) note_code(prog + " -C", std::string_view(w).substr(c + 1));
-          else if (k + 1 < n) note_code(prog + " -C", argv[k + 1]);
-          else note_code(prog + " -C", "");
+          if (c + 1 < w.size())
+            note_code(prog + " -C", std::string_view(w).substr(c + 1));
+          else if (k + 1 < n)
+            note_code(prog + " -C", argv[k + 1]);
+          else
+            note_code(prog + " -C", "");
         }
         if (std::string_view("dnOsuCc").find(w.back()) != std::string_view::npos) ++k;
       }
@@ -245,8 +250,8 @@ void Parser::evaluated_text(const Args& argv, std::size_t i, const std::vector<W
       for (std::size_t c = 1; c < w.size(); ++c) {
         if (w[c] == 'C' || w[c] == 'F') {
           note_code(prog + " -" + w[c], c + 1 < w.size() ? std::string_view(w).substr(c + 1)
-                                        : k + 1 < n  ? std::string_view(argv[k + 1])
-                                                     : std::string_view());
+                                        : k + 1 < n      ? std::string_view(argv[k + 1])
+                                                         : std::string_view());
           break;
         }
         if (std::string_view("AGWXPSo").find(w[c]) != std::string_view::npos) break;
@@ -275,7 +280,8 @@ void Parser::follow_state(const Args& argv, std::size_t i, const std::vector<Wor
   const std::string& word = argv[i];
   const std::string prog = base_name(word);
   const bool dynamic_name = i < words.size() && words[i].expansion;
-  auto dyn = [&](std::size_t k) { return k < words.size() && words[k].dynamic; };
+  // `xargs -I{} sh -c 'cd {}'`: the words are filled in at run time.
+  auto dyn = [&](std::size_t k) { return ctx_.runtime > 0 || (k < words.size() && words[k].dynamic); };
   const std::size_t n = argv.size();
   if (dynamic_name || ctx_.has(ctx_.cwd_functions, prog)) {
     // `$c ~` may be `cd ~` (or `source x`); a function whose body changes directory.
@@ -372,7 +378,8 @@ void Parser::follow_state(const Args& argv, std::size_t i, const std::vector<Wor
       s.dirs_known = false;
     }
   } else {  // popd
-    const bool top = operands == 0 || argv[k] == "+0" || (operands == 1 && argv[k] == "-0" && s.dirs.empty());
+    const bool top =
+        operands == 0 || argv[k] == "+0" || (operands == 1 && argv[k] == "-0" && s.dirs.empty());
     if (!top || operands > 1) {
       s.dirs.clear();
       s.dirs_known = false;

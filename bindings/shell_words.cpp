@@ -184,7 +184,8 @@ void Parser::read_dollar(Word& w, bool in_dquote) {
     // The old $[…] arithmetic: its text is evaluated like $((…)).
     const std::size_t close = text_.find(']', pos_ + 2);
     end = pos_ + 2;
-    check_arith("$[…]", text_.substr(pos_ + 2, close == std::string_view::npos ? n : close - pos_ - 2),
+    check_arith("$[…]",
+                text_.substr(pos_ + 2, close == std::string_view::npos ? n : close - pos_ - 2),
                 false);
   } else if (pos_ + 1 < n && (is_digit(d) || d == '@' || d == '*' || d == '#' || d == '?' ||
                               d == '-' || d == '$' || d == '!')) {
@@ -315,7 +316,8 @@ void Parser::check_brace_param(std::string_view body) {
   }
   if (i < body.size() && body[i] == '[') {
     const std::size_t close = body.find(']', i);
-    const std::string_view sub = body.substr(i + 1, close == std::string_view::npos ? std::string_view::npos : close - i - 1);
+    const std::string_view sub = body.substr(
+        i + 1, close == std::string_view::npos ? std::string_view::npos : close - i - 1);
     if (sub != "@" && sub != "*") check_arith("${a[…]}", sub, false);
     if (close == std::string_view::npos) return;
     i = close + 1;
@@ -323,7 +325,8 @@ void Parser::check_brace_param(std::string_view body) {
   if (i >= body.size()) return;
   const std::string_view op = body.substr(i);
   if (op.size() >= 2 && op[0] == '@' && op[1] == 'P') note_code("${…@P}", body);
-  if (op[0] == ':' && (op.size() == 1 || std::string_view("-=?+").find(op[1]) == std::string_view::npos)) {
+  if (op[0] == ':' &&
+      (op.size() == 1 || std::string_view("-=?+").find(op[1]) == std::string_view::npos)) {
     check_arith("${…:offset:length}", op.substr(1), false);
   }
 }
@@ -345,7 +348,9 @@ void Parser::read_array(Word& w) {
     if (item.raw.empty()) throw ShellError{"syntax error in array assignment"};
     if (item.raw.starts_with("[")) {  // ([SUB]=value …): the subscript is arithmetic
       const std::size_t close = item.raw.find("]=");
-      check_arith("array subscript", item.raw.substr(1, close == std::string::npos ? std::string::npos : close - 1), false);
+      check_arith("array subscript",
+                  item.raw.substr(1, close == std::string::npos ? std::string::npos : close - 1),
+                  false);
     }
     w.value += item.raw;
     w.value += ' ';

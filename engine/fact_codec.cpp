@@ -7,11 +7,11 @@
 #include "bindings/paths.h"
 #include "bindings/shell_parser.h"
 #include "bindings/urls.h"
+#include "engine/clips.h"  // last: CLIPS defines macros
 #include "engine/clips_env.h"
 #include "engine/json_writer.h"
 #include "engine/proposal_reader.h"
 #include "engine/script_effects.h"
-#include "engine/clips.h"  // last: CLIPS defines macros
 
 namespace warden {
 
@@ -287,7 +287,9 @@ const char* FactCodec::path_class(const paths::Location& loc) {
 
 // A glob is as sensitive as the most sensitive name it may expand to: its class is the
 // earlier (in file order) of its own and the first class one of whose patterns it may
-// match. A name pattern starting with "." that may match ".." (`.*`, `.?`) climbs out of
+// match (any path both match outside the workspace; inside it the glob must spell the
+// name, see PathClasses::classify_glob). A name pattern starting with "." that may match
+// ".." (`.*`, `.?`) climbs out of
 // where it stands: the rest of the path may then lie anywhere, outside the workspace.
 void FactCodec::glob_class(const std::string& glob, EffectRecord* rec) {
   std::string pattern = glob;
@@ -307,7 +309,7 @@ void FactCodec::glob_class(const std::string& glob, EffectRecord* rec) {
     }
     end = slash;
   }
-  const std::string_view by_glob = classes_->classify_glob(pattern, env_.state().home, dotglob_);
+  const std::string_view by_glob = classes_->classify_glob(pattern, env_.state().home, dotglob_, !rec->in_workspace);
   if (by_glob == "none") return;
   const std::vector<std::string> order = classes_->names();
   auto rank = [&](std::string_view name) {
@@ -599,7 +601,8 @@ bool FactCodec::assert_shell(const std::string& command,
   // `shopt -s dotglob` or GLOBIGNORE anywhere in the line: `*` may match ".env".
   dotglob_ = false;
   for (const auto& cmd : parsed.commands) {
-    if (cmd.program == "shopt" && std::find(cmd.args.begin(), cmd.args.end(), "dotglob") != cmd.args.end())
+    if (cmd.program == "shopt" &&
+        std::find(cmd.args.begin(), cmd.args.end(), "dotglob") != cmd.args.end())
       dotglob_ = true;
     for (const auto& a : cmd.assignments)
       if (a.name == "GLOBIGNORE") dotglob_ = true;

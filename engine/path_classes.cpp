@@ -288,15 +288,18 @@ void PathClasses::merge(const PathClasses& other) {
 }
 
 std::string_view PathClasses::classify_glob(std::string_view glob, std::string_view home,
-                                            bool dotglob) const {
-  bool strict = dotglob;
-  for (std::size_t at = glob.find("/."); at != std::string_view::npos && !strict; at = glob.find("/.", at + 1)) {
+                                            bool dotglob, bool outside) const {
+  bool strict = dotglob || outside;
+  for (std::size_t at = glob.find("/."); at != std::string_view::npos && !strict;
+       at = glob.find("/.", at + 1)) {
     const std::size_t end = glob.find('/', at + 1);
-    strict = glob::has_shell_glob(glob.substr(at + 1, end == std::string_view::npos ? end : end - at - 1));
+    strict = glob::has_shell_glob(
+        glob.substr(at + 1, end == std::string_view::npos ? end : end - at - 1));
   }
   for (const auto& k : classes_) {
     for (const auto& p : k->patterns) {
-      if (glob::may_overlap(glob, expand_home(p, home), k->case_insensitive, dotglob, strict)) return k->name;
+      if (glob::may_overlap(glob, expand_home(p, home), k->case_insensitive, dotglob, strict))
+        return k->name;
     }
   }
   return kNone;

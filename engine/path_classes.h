@@ -33,9 +33,11 @@ class PathClasses {
   // The class of a shell glob (`~/.ss*/id_*`, `.en?`, `*key.p?m`): the first class (in file
   // order) one of whose patterns matches a path the glob may name (glob::may_overlap;
   // exceptions are not subtracted). Strict (any common path) when a hidden name holds a
-  // wildcard (`.en?`, `.*`, `.ss*`) or with `dotglob`; else the glob must spell the
+  // wildcard (`.en?`, `.*`, `.ss*`), with `dotglob` or `outside`; else the glob must spell the
   // pattern's name (`*.c` is not `api_key*`). "none" when no class can match.
-  std::string_view classify_glob(std::string_view glob, std::string_view home, bool dotglob) const;
+  // `outside`: the glob lies outside the workspace, where any common path counts too.
+  std::string_view classify_glob(std::string_view glob, std::string_view home, bool dotglob,
+                                 bool outside) const;
 
   std::vector<std::string> names() const;  // every class name, in file order
 

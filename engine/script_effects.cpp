@@ -84,7 +84,8 @@ std::optional<std::vector<AwkToken>> awk_tokens(std::string_view p) {
         if (p[i] == '\\' && i + 1 < n) {
           const char e = p[i + 1];
           v += e == 'n' ? '\n' : e == 't' ? '\t' : e == '/' ? '/' : e;
-          if (e != 'n' && e != 't' && e != '"' && e != '\\' && e != '/') v.insert(v.size() - 1, 1, '\\');
+          if (e != 'n' && e != 't' && e != '"' && e != '\\' && e != '/')
+            v.insert(v.size() - 1, 1, '\\');
           i += 2;
         } else if (p[i] == '"') {
           ++i;
@@ -134,19 +135,22 @@ std::optional<std::vector<AwkToken>> awk_tokens(std::string_view p) {
       std::string word(p.substr(i, j - i));
       i = j;
       // After a keyword an operand follows (`print /re/`, `return /x/`); after a name, not.
-      static constexpr std::string_view kKeywords[] = {"print", "printf", "return", "in", "case",
-                                                       "if", "while", "for", "do", "else", "getline"};
-      operand_before = std::find(std::begin(kKeywords), std::end(kKeywords), word) == std::end(kKeywords);
+      static constexpr std::string_view kKeywords[] = {
+          "print", "printf", "return", "in", "case", "if", "while", "for", "do", "else", "getline"};
+      operand_before =
+          std::find(std::begin(kKeywords), std::end(kKeywords), word) == std::end(kKeywords);
       t.push_back({AwkToken::Ident, std::move(word)});
-    } else if ((c >= '0' && c <= '9') || (c == '.' && i + 1 < n && p[i + 1] >= '0' && p[i + 1] <= '9')) {
+    } else if ((c >= '0' && c <= '9') ||
+               (c == '.' && i + 1 < n && p[i + 1] >= '0' && p[i + 1] <= '9')) {
       std::size_t j = i;
       while (j < n && (is_ident(p[j]) || p[j] == '.')) ++j;
       t.push_back({AwkToken::Number, std::string(p.substr(i, j - i))});
       i = j;
       operand_before = true;
     } else {
-      static constexpr std::string_view kTwo[] = {"|&", "||", "&&", ">>", ">=", "<=", "==", "!=",
-                                                  "++", "--", "+=", "-=", "*=", "/=", "%=", "^=", "**"};
+      static constexpr std::string_view kTwo[] = {
+          "|&", "||", "&&", ">>", ">=", "<=", "==", "!=", "++",
+          "--", "+=", "-=", "*=", "/=", "%=", "^=", "**"};
       std::string op(1, c);
       for (std::string_view two : kTwo) {
         if (p.substr(i, 2) == two) {
@@ -213,7 +217,8 @@ void awk_effects(std::string_view p, Emitter& em) {
         print_depth = 0;
       } else if (tok.text == "system") {
         ++seen_system;
-        if (is_op(k + 1, "(") && k + 3 < t.size() && t[k + 2].kind == AwkToken::String && is_op(k + 3, ")")) {
+        if (is_op(k + 1, "(") && k + 3 < t.size() && t[k + 2].kind == AwkToken::String &&
+            is_op(k + 3, ")")) {
           em.code(t[k + 2].text, false);
         } else {
           em.code("system(…)", true);
@@ -248,8 +253,10 @@ void awk_effects(std::string_view p, Emitter& em) {
     } else if (tok.kind == AwkToken::Op) {
       if (tok.text == "@" && k + 1 < t.size() && t[k + 1].kind == AwkToken::Ident &&
           (t[k + 1].text == "include" || t[k + 1].text == "load")) {
-        if (auto f = literal_at(k + 2)) em.path(EffectKind::Exec, *f);
-        else em.code("@" + t[k + 1].text, true);
+        if (auto f = literal_at(k + 2))
+          em.path(EffectKind::Exec, *f);
+        else
+          em.code("@" + t[k + 1].text, true);
       } else if (tok.text == "|" || tok.text == "|&") {
         // `"cmd" | getline`, `print … | "cmd"`, coprocesses: a shell runs the command.
         if (is_ident_tok(k + 1, "getline")) {
@@ -269,7 +276,8 @@ void awk_effects(std::string_view p, Emitter& em) {
         if (tok.text == ")" || tok.text == "]") --print_depth;
         if ((tok.text == ">" || tok.text == ">>") && print_depth == 0) {
           if (auto f = literal_at(k + 1)) {
-            if (*f != "/dev/stdout" && *f != "/dev/stderr" && *f != "-") em.path(EffectKind::Write, *f);
+            if (*f != "/dev/stdout" && *f != "/dev/stderr" && *f != "-")
+              em.path(EffectKind::Write, *f);
           } else {
             em.code("print > (expression)", true);
           }
@@ -355,7 +363,9 @@ struct SedReader {
   }
   void run() {
     while (!failed) {
-      while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == ';' || s[i] == '\r')) ++i;
+      while (i < s.size() &&
+             (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == ';' || s[i] == '\r'))
+        ++i;
       if (at_end()) return;
       if (s[i] == '#') {
         while (i < s.size() && s[i] != '\n') ++i;
@@ -431,8 +441,10 @@ struct SedReader {
           break;
         case 'e': {
           const std::string_view command = rest_of_line();
-          if (command.empty()) em.code("e (the pattern space)", true);
-          else em.code(command, false);
+          if (command.empty())
+            em.code("e (the pattern space)", true);
+          else
+            em.code(command, false);
           break;
         }
         case 's': {
@@ -447,7 +459,8 @@ struct SedReader {
           }
           while (i < s.size()) {
             const char f = s[i];
-            if (f == 'g' || f == 'p' || f == 'i' || f == 'I' || f == 'm' || f == 'M' || (f >= '0' && f <= '9')) {
+            if (f == 'g' || f == 'p' || f == 'i' || f == 'I' || f == 'm' || f == 'M' ||
+                (f >= '0' && f <= '9')) {
               ++i;
             } else if (f == 'e') {
               ++i;
@@ -477,7 +490,8 @@ struct SedReader {
       }
       if (failed) break;
       skip_blanks();
-      if (i < s.size() && !(s[i] == ';' || s[i] == '\n' || s[i] == '}' || s[i] == '#' || s[i] == '\r')) {
+      if (i < s.size() &&
+          !(s[i] == ';' || s[i] == '\n' || s[i] == '}' || s[i] == '#' || s[i] == '\r')) {
         failed = true;
       }
     }
@@ -493,7 +507,8 @@ bool is_sed(std::string_view p) { return p == "sed" || p == "gsed"; }
 
 // A long option as written (`--expr=X`, `--expression`): its name if it abbreviates one of
 // `names` uniquely, else "".
-std::string_view long_name(std::string_view written, std::initializer_list<std::string_view> names) {
+std::string_view long_name(std::string_view written,
+                           std::initializer_list<std::string_view> names) {
   std::string_view found;
   for (std::string_view n : names) {
     if (n == written) return n;
@@ -521,8 +536,8 @@ void sed_program_effects(std::string_view text, const std::string& cwd, const st
   if (r.failed) em.code(text, true);
 }
 
-void script_effects(const shell::SimpleCommand& cmd, const std::string& cwd, const std::string& home,
-                    std::vector<Effect>* out) {
+void script_effects(const shell::SimpleCommand& cmd, const std::string& cwd,
+                    const std::string& home, std::vector<Effect>* out) {
   const bool awk = is_awk(cmd.program);
   const bool sed = is_sed(cmd.program);
   if (!awk && !sed) return;
@@ -557,7 +572,8 @@ void script_effects(const shell::SimpleCommand& cmd, const std::string& cwd, con
     };
     if (w[1] == '-') {
       const std::size_t eq = w.find('=');
-      const std::string_view written = std::string_view(w).substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      const std::string_view written =
+          std::string_view(w).substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
       auto long_value = [&]() -> std::pair<std::string, bool> {
         if (eq != std::string::npos) return {w.substr(eq + 1), expanded(k)};
         if (k + 1 < a.size()) {
@@ -567,23 +583,31 @@ void script_effects(const shell::SimpleCommand& cmd, const std::string& cwd, con
         return {"", false};
       };
       if (awk) {
-        const std::string_view name = long_name(written, {"source", "file", "exec", "include", "load",
-                                                          "assign", "field-separator", "pretty-print",
-                                                          "profile", "dump-variables", "debug", "lint"});
-        if (name == "source") texts.push_back(long_value());
-        else if (name == "file" || name == "exec" || name == "include" || name == "load") from_file(long_value().first);
-        else if (name == "assign" || name == "field-separator") long_value();
-        else if ((name == "pretty-print" || name == "profile" || name == "dump-variables") && eq != std::string::npos)
+        const std::string_view name = long_name(
+            written, {"source", "file", "exec", "include", "load", "assign", "field-separator",
+                      "pretty-print", "profile", "dump-variables", "debug", "lint"});
+        if (name == "source")
+          texts.push_back(long_value());
+        else if (name == "file" || name == "exec" || name == "include" || name == "load")
+          from_file(long_value().first);
+        else if (name == "assign" || name == "field-separator")
+          long_value();
+        else if ((name == "pretty-print" || name == "profile" || name == "dump-variables") &&
+                 eq != std::string::npos)
           em.path(EffectKind::Write, w.substr(eq + 1));
       } else {
-        const std::string_view name = long_name(written, {"expression", "file", "line-length", "in-place",
-                                                          "quiet", "silent", "regexp-extended", "separate",
-                                                          "sandbox", "unbuffered", "null-data", "zero-terminated",
-                                                          "follow-symlinks", "posix", "debug", "binary"});
-        if (name == "expression") texts.push_back(long_value());
-        else if (name == "file") from_file(long_value().first);
-        else if (name == "line-length") long_value();
-        else if (name.empty()) em.code(w, true);  // an option sed may read as another
+        const std::string_view name =
+            long_name(written, {"expression", "file", "line-length", "in-place", "quiet", "silent",
+                                "regexp-extended", "separate", "sandbox", "unbuffered", "null-data",
+                                "zero-terminated", "follow-symlinks", "posix", "debug", "binary"});
+        if (name == "expression")
+          texts.push_back(long_value());
+        else if (name == "file")
+          from_file(long_value().first);
+        else if (name == "line-length")
+          long_value();
+        else if (name.empty())
+          em.code(w, true);  // an option sed may read as another
       }
       continue;
     }
@@ -604,8 +628,10 @@ void script_effects(const shell::SimpleCommand& cmd, const std::string& cwd, con
         }
         if (o == 'W') {
           const auto [v, d] = value(c + 1);
-          if (v.starts_with("source=") || v.starts_with("s=")) texts.push_back({v.substr(v.find('=') + 1), d});
-          else if (v.starts_with("e") || v.starts_with("f") || v.starts_with("i") || v.starts_with("l") || d)
+          if (v.starts_with("source=") || v.starts_with("s="))
+            texts.push_back({v.substr(v.find('=') + 1), d});
+          else if (v.starts_with("e") || v.starts_with("f") || v.starts_with("i") ||
+                   v.starts_with("l") || d)
             from_file(v);
           break;
         }
@@ -632,8 +658,10 @@ void script_effects(const shell::SimpleCommand& cmd, const std::string& cwd, con
     }
   }
   if (texts.empty() && !program_file) {
-    if (k < a.size()) texts.push_back({a[k], expanded(k)});
-    else em.code("program from standard input", true);
+    if (k < a.size())
+      texts.push_back({a[k], expanded(k)});
+    else
+      em.code("program from standard input", true);
   }
   for (const auto& [text, dynamic] : texts) {
     if (dynamic) {

@@ -17,8 +17,8 @@ namespace warden {
 // Appends the effects of the program text of `cmd` when its program is awk (awk, gawk,
 // mawk, nawk, original-awk, busybox-awk) or sed (sed, gsed); nothing for other programs.
 // Paths are normalized against `cwd` and `home`; `program` is the command's program.
-void script_effects(const shell::SimpleCommand& cmd, const std::string& cwd, const std::string& home,
-                    std::vector<Effect>* out);
+void script_effects(const shell::SimpleCommand& cmd, const std::string& cwd,
+                    const std::string& home, std::vector<Effect>* out);
 
 // The same for one program text (exposed for tests): awk or sed syntax.
 void awk_program_effects(std::string_view text, const std::string& cwd, const std::string& home,

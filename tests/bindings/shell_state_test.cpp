@@ -3,12 +3,11 @@
 // subscripts, test -v, printf -v, read, prompt expansion, traps, callbacks). The code
 // constructs are checked against the real bash first: each line must really run a command
 // when bash runs it, and the parser must then report code.
-#include <catch2/catch.hpp>
-
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -28,7 +27,8 @@ ParseResult must_parse(const std::string& line) {
 }
 
 // The first command running `program` with `arg` among its operands (or any, when empty).
-const SimpleCommand& find(const ParseResult& r, const std::string& program, const std::string& arg = "") {
+const SimpleCommand& find(const ParseResult& r, const std::string& program,
+                          const std::string& arg = "") {
   for (const auto& c : r.commands) {
     if (c.program != program) continue;
     if (arg.empty() || std::find(c.args.begin(), c.args.end(), arg) != c.args.end()) return c;
@@ -63,7 +63,8 @@ bool has_code(const ParseResult& r) {
 
 }  // namespace
 
-TEST_CASE("cd inside bash -c, sh -c, eval, groups and functions moves what follows", "[shell][cwd]") {
+TEST_CASE("cd inside bash -c, sh -c, eval, groups and functions moves what follows",
+          "[shell][cwd]") {
   SECTION("bash -c: the inner command runs in the new directory") {
     auto r = must_parse("bash -c 'cd ~ && rm -rf .ssh'");
     CHECK(dirs(find(r, "rm")) == Dirs{"~"});
@@ -88,7 +89,8 @@ TEST_CASE("cd inside bash -c, sh -c, eval, groups and functions moves what follo
   }
   SECTION("a function body runs where it is called: anywhere once the line moves") {
     auto r = must_parse("f() { rm -rf .ssh; }; cd ~; f");
-    CHECK(std::find(dirs(find(r, "rm")).begin(), dirs(find(r, "rm")).end(), "?") != dirs(find(r, "rm")).end());
+    CHECK(std::find(dirs(find(r, "rm")).begin(), dirs(find(r, "rm")).end(), "?") !=
+          dirs(find(r, "rm")).end());
   }
   SECTION("a function whose body changes directory moves its callers") {
     auto r = must_parse("go() { cd ~; }; go && rm -rf .ssh");
@@ -150,6 +152,10 @@ TEST_CASE("subshells keep their cd; new shells start where their caller is", "[s
   SECTION("cd under another program's wrapper changes nothing here") {
     auto r = must_parse("cd ~; timeout 5 cd /home/user/project && rm -rf .ssh");
     CHECK(dirs(find(r, "rm")) == Dirs{"", "~"});
+  }
+  SECTION("a cd whose words come at run time (xargs, parallel) goes who knows where") {
+    auto r = must_parse("echo ~ | xargs -I{} sh -c 'cd {} && rm -rf .ssh'");
+    CHECK(dirs(find(r, "rm")) == Dirs{"?"});
   }
   SECTION("builtin and command keep cd in this shell") {
     auto r = must_parse("builtin cd ~ && command rm -rf .ssh");
