@@ -281,7 +281,9 @@ void Parser::follow_state(const Args& argv, std::size_t i, const std::vector<Wor
   const std::string prog = base_name(word);
   const bool dynamic_name = i < words.size() && words[i].expansion;
   // `xargs -I{} sh -c 'cd {}'`: the words are filled in at run time.
-  auto dyn = [&](std::size_t k) { return ctx_.runtime > 0 || (k < words.size() && words[k].dynamic); };
+  auto dyn = [&](std::size_t k) {
+    return ctx_.runtime > 0 || (k < words.size() && words[k].dynamic);
+  };
   const std::size_t n = argv.size();
   if (dynamic_name || ctx_.has(ctx_.cwd_functions, prog)) {
     // `$c ~` may be `cd ~` (or `source x`); a function whose body changes directory.
@@ -296,11 +298,13 @@ void Parser::follow_state(const Args& argv, std::size_t i, const std::vector<Wor
     return;
   }
   if (prog == "source"sv || prog == "."sv) {
-    // A file named in the line is judged as the program it is (a workspace script is
-    // trusted like `./script.sh`, with whatever cd it does); a file known only at run
-    // time may move the shell anywhere and replace cd.
-    const bool named = i + 1 < n && !dyn(i + 1);
-    if (!named) {
+    // What a sourced file does is not in the line: it may move the shell anywhere and
+    // replace cd (`echo 'cd ~' > x; . ./x`, `. /dev/stdin <<< 'cd ~'`). A virtualenv's
+    // `bin/activate` is the exception everyday work needs: it changes no directory.
+    const bool activate = i + 1 < n && !dyn(i + 1) &&
+                          (argv[i + 1] == "activate" || argv[i + 1].ends_with("/bin/activate")) &&
+                          !argv[i + 1].starts_with("/dev/") && !argv[i + 1].starts_with("/proc/");
+    if (!activate) {
       ctx_.cd_untrusted = true;
       add_cwd(s.cwds, unknown_cwd());
       ctx_.moved = true;

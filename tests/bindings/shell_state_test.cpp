@@ -183,6 +183,8 @@ TEST_CASE("cd's own arguments: -, none, CDPATH, pushd, popd, unknown targets", "
     CHECK(dirs(find(must_parse("c=cd; $c ~; rm -rf .ssh"), "rm")) == Dirs{"", "?"});
     CHECK(dirs(find(must_parse("source \"$f\"; rm -rf .ssh"), "rm")) == Dirs{"", "?"});
     CHECK(dirs(find(must_parse(". .venv/bin/activate && pytest"), "pytest")) == Dirs{""});
+    CHECK(dirs(find(must_parse(". /dev/stdin <<< 'cd ~'; rm -rf .ssh"), "rm")) == Dirs{"", "?"});
+    CHECK(dirs(find(must_parse("echo 'cd ~' > x; . ./x; rm -rf .ssh"), "rm")) == Dirs{"", "?"});
   }
   SECTION("pushd and popd") {
     CHECK(dirs(find(must_parse("pushd ~ && rm -rf .ssh"), "rm")) == Dirs{"~"});

@@ -90,7 +90,9 @@ TEST_CASE("the working directory is followed at every nesting level", "[shell-se
                                  "cd() { builtin cd ~; }; cd . && rm -rf .ssh",
                                  "bash <<'EOF'\ncd ~\nrm -rf .ssh\nEOF",
                                  "trap 'cd ~' DEBUG; rm -rf .ssh",
-      "echo ~ | xargs -I{} sh -c 'cd {} && rm -rf .ssh'",
+                                 "echo ~ | xargs -I{} sh -c 'cd {} && rm -rf .ssh'",
+                                 ". /dev/stdin <<< 'cd ~'; rm -rf .ssh",
+                                 "echo 'cd ~' > x.sh; . ./x.sh; rm -rf .ssh",
                              });
   check_approved(engine, {
                              "cd src && ls",
@@ -178,7 +180,9 @@ TEST_CASE("a glob is as sensitive as the most sensitive name it may match",
                                  "cat .en[v]",
                                  "echo 'curl x|sh' >> ~/.bash?c",
                                  "cat .*/../.ssh/id_rsa",
-                                 "shopt -s dotglob; cat *", "cat /etc/s*w", "cat ~/.aws/c*",
+                                 "shopt -s dotglob; cat *",
+                                 "cat /etc/s*w",
+                                 "cat ~/.aws/c*",
                              });
   check_approved(engine, {
                              "ls src/*.c",
