@@ -5,11 +5,14 @@
 
 #include <re2/re2.h>
 
+#include <algorithm>
+#include <bitset>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
+#include <vector>
 
 #include "bindings/text.h"
 
@@ -224,6 +227,329 @@ bool match(std::string_view glob, std::string_view text) {
   if (!re || !re->ok())
     throw std::runtime_error("glob cannot be compiled: " + (re ? re->error() : std::string("no pattern")));
   return RE2::FullMatch(text, *re);
+}
+
+}  // namespace warden::glob
+
+// ---------------------------------------------------------------- pattern intersection
+
+namespace warden::glob {
+namespace {
+
+using Bytes = std::bitset<256>;
+
+// A nondeterministic automaton over bytes: edges on byte sets, epsilon edges.
+struct Nfa {
+  struct Edge {
+    Bytes on;
+    int to;
+  };
+  std::vector<std::vector<Edge>> edges;
+  std::vector<std::vector<int>> eps;
+  int start = 0;
+  int accept = 0;
+  int add() {
+    edges.emplace_back();
+    eps.emplace_back();
+    return static_cast<int>(edges.size()) - 1;
+  }
+};
+
+constexpr std::size_t kMaxStates = 4096;
+
+Bytes all_bytes() { return Bytes().set(); }
+Bytes non_slash() {
+  Bytes b = all_bytes();
+  b.reset('/');
+  return b;
+}
+
+void fold(Bytes& b) {
+  for (int c = 'a'; c <= 'z'; ++c) {
+    if (b.test(static_cast<std::size_t>(c)) || b.test(static_cast<std::size_t>(c - 32))) {
+      b.set(static_cast<std::size_t>(c));
+      b.set(static_cast<std::size_t>(c - 32));
+    }
+  }
+}
+
+// `[…]` from glob[i] (at '['): the bytes it matches and the index after it; 0 if it does
+// not close. A bracket holding non-ASCII text matches any byte but '/' here, repeated
+// (a multi-byte character): `*loop` is set.
+std::size_t bracket(std::string_view g, std::size_t i, Bytes* out, bool* loop) {
+  std::size_t j = i + 1;
+  const std::size_t n = g.size();
+  bool negate = false;
+  if (j < n && (g[j] == '!' || g[j] == '^')) {
+    negate = true;
+    ++j;
+  }
+  Bytes b;
+  bool first = true;
+  *loop = false;
+  while (j < n) {
+    if (g[j] == ']' && !first) {
+      if (negate) b = ~b;
+      b.reset('/');
+      *out = b;
+      return j + 1;
+    }
+    first = false;
+    if (g[j] == '\\' && j + 1 < n) ++j;
+    const auto lo = static_cast<unsigned char>(g[j]);
+    if (lo >= 0x80) *loop = true;
+    ++j;
+    if (j + 1 < n && g[j] == '-' && g[j + 1] != ']') {
+      std::size_t k = j + 1;
+      if (g[k] == '\\' && k + 1 < n) ++k;
+      const auto hi = static_cast<unsigned char>(g[k]);
+      if (hi >= 0x80) *loop = true;
+      for (unsigned c = lo; c <= hi && c < 256; ++c) b.set(c);
+      j = k + 1;
+      continue;
+    }
+    b.set(lo);
+  }
+  return 0;
+}
+
+// Builds the automaton of one glob. shell: bash's reading (dot rule, extglob groups as
+// "anything but /", `**` as anything); else match()'s (`**/` any directories).
+bool build(std::string_view g, bool shell, bool ci, bool dotglob, Nfa* a) {
+  a->start = a->add();
+  int cur = a->start;
+  bool at_name_start = true;
+  const std::size_t n = g.size();
+  std::size_t i = 0;
+  auto edge = [&](int from, Bytes on, int to) {
+    if (ci) fold(on);
+    a->edges[static_cast<std::size_t>(from)].push_back({on, to});
+  };
+  auto loop_any = [&](Bytes on, bool first_not_dot) {
+    // cur -(on, not '.' first if first_not_dot)-> loop -(on)-> loop; both may end.
+    const int loop = a->add();
+    const int end = a->add();
+    Bytes first = on;
+    if (first_not_dot) first.reset('.');
+    edge(cur, first, loop);
+    edge(loop, on, loop);
+    a->eps[static_cast<std::size_t>(cur)].push_back(end);
+    a->eps[static_cast<std::size_t>(loop)].push_back(end);
+    cur = end;
+  };
+  while (i < n) {
+    if (a->edges.size() > kMaxStates) return false;
+    const char c = g[i];
+    const bool dot_rule = shell && at_name_start && !dotglob;
+    if (shell && i + 1 < n && g[i + 1] == '(' &&
+        (c == '@' || c == '!' || c == '+' || c == '*' || c == '?')) {
+      // extglob group: anything but '/' (closing parenthesis at the same level).
+      int depth = 0;
+      std::size_t j = i + 1;
+      for (; j < n; ++j) {
+        if (g[j] == '(') ++depth;
+        if (g[j] == ')' && --depth == 0) break;
+      }
+      if (j < n) {
+        loop_any(non_slash(), false);
+        i = j + 1;
+        at_name_start = false;
+        continue;
+      }
+    }
+    if (c == '*') {
+      std::size_t j = i;
+      while (j < n && g[j] == '*') ++j;
+      if (j - i >= 2 && !shell && j < n && g[j] == '/') {
+        // `**/`: nothing, or anything ending in '/'.
+        const int any = a->add();
+        const int end = a->add();
+        a->eps[static_cast<std::size_t>(cur)].push_back(end);
+        edge(cur, all_bytes(), any);
+        edge(any, all_bytes(), any);
+        Bytes slash;
+        slash.set('/');
+        edge(cur, slash, end);
+        edge(any, slash, end);
+        cur = end;
+        i = j + 1;
+        at_name_start = true;
+        continue;
+      }
+      loop_any(j - i >= 2 ? all_bytes() : non_slash(), dot_rule);
+      i = j;
+      at_name_start = false;
+      continue;
+    }
+    const int next = a->add();
+    if (c == '?') {
+      Bytes b = non_slash();
+      if (dot_rule) b.reset('.');
+      edge(cur, b, next);
+      ++i;
+    } else if (c == '[') {
+      Bytes b;
+      bool multibyte = false;
+      const std::size_t after = bracket(g, i, &b, &multibyte);
+      if (after == 0) {
+        Bytes lit;
+        lit.set('[');
+        edge(cur, lit, next);
+        ++i;
+      } else {
+        edge(cur, b, next);
+        if (multibyte) edge(next, non_slash(), next);
+        i = after;
+      }
+    } else {
+      std::size_t k = i;
+      if (c == '\\' && i + 1 < n) k = i + 1;
+      Bytes lit;
+      lit.set(static_cast<unsigned char>(g[k]));
+      edge(cur, lit, next);
+      i = k + 1;
+    }
+    at_name_start = g[i - 1] == '/';
+    cur = next;
+  }
+  a->accept = cur;
+  return true;
+}
+
+void closure(const Nfa& a, std::vector<int>* states) {
+  for (std::size_t k = 0; k < states->size(); ++k) {
+    for (int e : a.eps[static_cast<std::size_t>((*states)[k])]) {
+      if (std::find(states->begin(), states->end(), e) == states->end()) states->push_back(e);
+    }
+  }
+}
+
+// Whether the two automata accept a common string. Scored: only a common string where the
+// shell glob spells the pattern's literal text itself counts, i.e. for which
+// 2 × (pattern letters produced by a glob wildcard) ≤ (pattern letters matched by glob
+// letters): `.en?` and `*key.p?m` spell what `.env` and `*key*.pem` name; `*.c` does not
+// spell `api_key*`, though both match "api_key.c".
+bool product_accepts(const Nfa& x, const Nfa& y, bool scored) {
+  const std::size_t ny = y.edges.size();
+  constexpr int kUnseen = -1000000;
+  std::vector<int> best(x.edges.size() * ny, kUnseen);
+  std::vector<std::pair<int, int>> work;
+  auto push = [&](int p, int q, int score) {
+    std::vector<int> ps{p}, qs{q};
+    closure(x, &ps);
+    closure(y, &qs);
+    for (int a : ps)
+      for (int b : qs) {
+        int& s = best[static_cast<std::size_t>(a) * ny + static_cast<std::size_t>(b)];
+        if (score > s) {
+          s = score;
+          work.emplace_back(a, b);
+        }
+      }
+  };
+  push(x.start, y.start, 0);
+  while (!work.empty()) {
+    const auto [p, q] = work.back();
+    work.pop_back();
+    const int score = best[static_cast<std::size_t>(p) * ny + static_cast<std::size_t>(q)];
+    if (p == x.accept && q == y.accept && (!scored || score >= 0)) return true;
+    for (const auto& ex : x.edges[static_cast<std::size_t>(p)])
+      for (const auto& ey : y.edges[static_cast<std::size_t>(q)]) {
+        if (!(ex.on & ey.on).any()) continue;
+        int delta = 0;
+        if (scored && ey.on.count() <= 2) delta = ex.on.count() <= 2 ? 1 : -2;
+        if (score + delta > -10000) push(ex.to, ey.to, score + delta);
+      }
+  }
+  return false;
+}
+
+// Brace groups expanded ({a,b}c → ac, bc; {1..9} → `*`), at most kMaxAlternatives.
+constexpr std::size_t kMaxAlternatives = 64;
+void expand_braces(const std::string& g, std::vector<std::string>* out, bool* overflow) {
+  if (out->size() >= kMaxAlternatives) {
+    *overflow = true;
+    return;
+  }
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    if (g[i] == '\\') {
+      ++i;
+      continue;
+    }
+    if (g[i] != '{') continue;
+    int depth = 0;
+    std::vector<std::size_t> commas;
+    std::size_t j = i;
+    for (; j < g.size(); ++j) {
+      if (g[j] == '\\') {
+        ++j;
+        continue;
+      }
+      if (g[j] == '{') ++depth;
+      if (g[j] == '}' && --depth == 0) break;
+      if (g[j] == ',' && depth == 1) commas.push_back(j);
+    }
+    if (j >= g.size()) return void(out->push_back(g));
+    const std::string head = g.substr(0, i), tail = g.substr(j + 1);
+    if (commas.empty()) {
+      if (g.substr(i, j - i).find("..") != std::string::npos) {
+        return expand_braces(head + "*" + tail, out, overflow);
+      }
+      continue;  // `{x}`: literal
+    }
+    std::size_t from = i + 1;
+    commas.push_back(j);
+    for (std::size_t c : commas) {
+      expand_braces(head + g.substr(from, c - from) + tail, out, overflow);
+      from = c + 1;
+    }
+    return;
+  }
+  out->push_back(g);
+}
+
+}  // namespace
+
+bool has_shell_glob(std::string_view p) {
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\') {
+      ++i;
+    } else if (c == '*' || c == '?') {
+      return true;
+    } else if (c == '[' && p.find(']', i + 2) != std::string_view::npos) {
+      return true;
+    } else if (c == '{' && p.find('}', i) != std::string_view::npos &&
+               (p.find(',', i) < p.find('}', i) ||
+                p.substr(i, p.find('}', i) - i).find("..") != std::string_view::npos)) {
+      return true;
+    } else if ((c == '@' || c == '!' || c == '+') && i + 1 < p.size() && p[i + 1] == '(') {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool may_overlap(std::string_view shell_glob, std::string_view pattern, bool case_insensitive,
+                 bool dotglob, bool strict) {
+  std::vector<std::string> alternatives;
+  bool overflow = false;
+  expand_braces(std::string(shell_glob), &alternatives, &overflow);
+  if (overflow) {
+    // Too many alternatives: every group read as `*` (matches more).
+    std::string wide(shell_glob);
+    for (char& c : wide)
+      if (c == '{' || c == '}' || c == ',') c = '*';
+    alternatives = {wide};
+  }
+  Nfa y;
+  if (!build(pattern, false, case_insensitive, false, &y)) return true;
+  for (const std::string& alt : alternatives) {
+    Nfa x;
+    if (!build(alt, true, case_insensitive, dotglob, &x)) return true;
+    if (product_accepts(x, y, !strict)) return true;
+  }
+  return false;
 }
 
 }  // namespace warden::glob

@@ -13,4 +13,21 @@ std::string to_regex(std::string_view glob);
 // Throws std::runtime_error if the glob cannot be compiled (never reports that as "no match").
 bool match(std::string_view glob, std::string_view text);
 
+// Whether `path` holds a shell glob: `*`, `?`, a `[…]` that closes, a brace group `{a,b}` /
+// `{1..9}`, or an extglob group `@(…)`, `!(…)`, `+(…)`.
+bool has_shell_glob(std::string_view path);
+
+// Whether `shell_glob` (a path as bash expands it: `*`, `?`, `[…]`, brace groups, extglob
+// groups; `*` and `?` do not match the leading "." of a name unless `dotglob`; `**` may
+// cross directories) may name a path `pattern` (the syntax of match()) matches. Letters
+// compare without case when `case_insensitive`. Decided on the two patterns (the product of
+// their automata), never on the files present; where the shell glob is beyond this reading
+// (a bracket with non-ASCII text, too many brace alternatives) it is read as matching more.
+// strict: any path both match. Otherwise only a path whose name the glob spells itself:
+// at least two of the pattern's letters matched by letters of the glob for each one its
+// wildcards produce (`*key.p?m` names `*key*.pem`, `~/.aws/cred*` names
+// `~/.aws/credentials`; `*.c` does not name `api_key*`).
+bool may_overlap(std::string_view shell_glob, std::string_view pattern, bool case_insensitive,
+                 bool dotglob, bool strict);
+
 }  // namespace warden::glob

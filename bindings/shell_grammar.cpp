@@ -85,9 +85,11 @@ void Parser::skip_newlines() {
 }
 
 void Parser::parse_all() {
+  const std::size_t first = ctx_.out.size();
   parse_list();
   const Token& t = peek();
   if (t.type != Tok::End) throw ShellError{"syntax error near " + t.describe()};
+  flush_code(first);
 }
 
 // list: and_or ((';' | '&' | newline) and_or)*, up to a token that ends the enclosing construct.
@@ -96,6 +98,7 @@ void Parser::parse_list() {
     skip_newlines();
     if (at_stop()) return;
     const std::size_t first = ctx_.out.size();
+    const ShellState before = ctx_.sh;
     parse_and_or();
     const Tok sep = peek().type;
     if (sep == Tok::Semi || sep == Tok::Newline) {
@@ -103,6 +106,8 @@ void Parser::parse_list() {
     } else if (sep == Tok::Amp) {
       next();
       for (std::size_t i = first; i < ctx_.out.size(); ++i) ctx_.out[i].background = true;
+      ctx_.sh = before;  // a background job runs in a subshell
+      ctx_.cd_success.reset();
     } else if (at_stop()) {
       return;
     } else {
@@ -112,20 +117,32 @@ void Parser::parse_list() {
 }
 
 void Parser::parse_and_or() {
+  Cwds stopped;  // where the shell is if the list stops at a failed `cd X &&`
   parse_pipeline();
   while (peek().type == Tok::AndIf || peek().type == Tok::OrIf) {
-    next();
+    const Tok op = next().type;
+    // `cd X && A`: A runs only if the cd succeeded, so only in X.
+    if (op == Tok::AndIf && ctx_.cd_success && ctx_.cd_index + 1 == ctx_.out.size()) {
+      add_cwds(stopped, ctx_.cd_before);
+      ctx_.sh.cwds = *ctx_.cd_success;
+      ctx_.sh.oldpwd = ctx_.cd_oldpwd;
+    }
+    ctx_.cd_success.reset();
     skip_newlines();
     parse_pipeline();
   }
+  add_cwds(ctx_.sh.cwds, stopped);
 }
 
 void Parser::parse_pipeline() {
   std::vector<Word> prefix;  // the `time [-p]` keyword, kept so it shows up as a wrapper
+  bool negated = false;
+  const ShellState before = ctx_.sh;
   for (;;) {
     const Token& t = peek();
     if (is_kw(t, "!")) {
       next();
+      negated = true;
     } else if (is_kw(t, "time") && prefix.empty()) {
       prefix.push_back(next().word);
       if (is_kw(peek(), "-p")) prefix.push_back(next().word);
@@ -142,33 +159,56 @@ void Parser::parse_pipeline() {
     }
     parse_command(std::move(prefix));
     for (std::size_t i = first; i < ctx_.out.size(); ++i) ctx_.out[i].background = true;
+    ctx_.sh = before;  // a coprocess runs in a subshell
+    ctx_.cd_success.reset();
   } else {
     parse_command(std::move(prefix));
   }
-  while (peek().type == Tok::Pipe || peek().type == Tok::PipeAmp) {
-    next();
-    skip_newlines();
-    parse_command({});
+  if (negated) ctx_.cd_success.reset();  // `! cd X && A`: A runs when the cd failed
+  if (peek().type == Tok::Pipe || peek().type == Tok::PipeAmp) {
+    // Every command of a pipeline runs in a subshell: no cd in it changes this shell.
+    ctx_.sh = before;
+    ctx_.cd_success.reset();
+    while (peek().type == Tok::Pipe || peek().type == Tok::PipeAmp) {
+      next();
+      skip_newlines();
+      {
+        SubshellScope scope(ctx_);
+        parse_command({});
+      }
+    }
   }
 }
 
 void Parser::parse_command(std::vector<Word> prefix) {
   const Token& t = peek();
+  // A loop's body may run again after its own cd: its commands, and what follows, may
+  // then be anywhere.
+  auto loop = [&](auto&& body) {
+    const Cwds before = ctx_.sh.cwds;
+    const std::size_t first = ctx_.out.size();
+    body();
+    if (!(ctx_.sh.cwds == before)) {
+      for (std::size_t k = first; k < ctx_.out.size(); ++k)
+        add_cwd(ctx_.out[k].cwds, unknown_cwd());
+      add_cwd(ctx_.sh.cwds, unknown_cwd());
+    }
+    ctx_.cd_success.reset();
+  };
   if (t.type == Tok::LParen) {
     next();
+    SubshellScope scope(ctx_);
     parse_subshell_body();
   } else if (t.type == Tok::DLParen) {
     parse_arith_command();
   } else if (is_kw(t, "{")) {
     parse_group();
-  } else if (is_kw(t, "if")) {
-    parse_if();
+  } else if (is_kw(t, "if") || is_kw(t, "case")) {
+    parse_compound_branches();
   } else if (is_kw(t, "while") || is_kw(t, "until")) {
-    parse_loop();
+    loop([&] { parse_loop(); });
   } else if (is_kw(t, "for") || is_kw(t, "select")) {
-    parse_for();
-  } else if (is_kw(t, "case")) {
-    parse_case();
+    loop([&] { parse_for(); });
   } else if (is_kw(t, "function")) {
     parse_function_kw();
   } else if (is_kw(t, "[[")) {
@@ -206,6 +246,12 @@ void Parser::parse_simple(std::vector<Word> prefix) {
         // FOO=$X cmd: the environment is not static; $(…) in the value was parsed already.
         assignments.push_back(split_assignment(w));
         if (assignments.back().dynamic) dyn.expansion = true;
+        // `a[SUB]=v`: the subscript of an indexed array is arithmetic.
+        if (const std::size_t open = w.raw.find('[');
+            open != std::string::npos && open < w.raw.find('=')) {
+          check_arith("array subscript", w.raw.substr(open, w.raw.find('=') - open), false);
+        }
+        taint_assignment(assignments.back());
         count();
         continue;
       }
@@ -213,7 +259,8 @@ void Parser::parse_simple(std::vector<Word> prefix) {
       count();
       if (words.size() == 1 && assignments.empty() && !had_prefix && redirects.empty() &&
           peek().type == Tok::LParen) {
-        parse_function_body();  // name () body
+        const std::string name = words[0].value;
+        parse_function_def(name);  // name () body
         return;
       }
     } else if (type == Tok::Redir) {
@@ -244,7 +291,7 @@ Redirect Parser::parse_redirect(Unknowns& dyn) {
     r.fd = op.op[0] == '>' ? 1 : 0;
   }
   if (op.op == "<<" || op.op == "<<-") {
-    heredocs_.push_back({target.value, op.op == "<<-", !target.quoted, r.fd, false, {}, {}, 0});
+    heredocs_.push_back({target.value, op.op == "<<-", !target.quoted, r.fd, false, {}, {}, 0, {}});
     r.op = "<<";
   }
   return r;
@@ -281,17 +328,52 @@ void Parser::parse_function_kw() {
   if (peek().type != Tok::Word) {
     throw ShellError{"syntax error: expected a function name before " + peek().describe()};
   }
-  next();
-  if (peek().type == Tok::LParen) {
-    parse_function_body();
-    return;
+  const std::string name = next().word.value;
+  parse_function_def(name);
+}
+
+// The body runs when the function is called, wherever the shell then is (parse() adds an
+// unknown directory to its commands if the line changes directory anywhere); a body that
+// changes directory makes every later call of the name do so.
+void Parser::parse_function_def(const std::string& name) {
+  const std::size_t first = ctx_.out.size();
+  const Cwds before = ctx_.sh.cwds;
+  const bool moved_before = ctx_.moved;
+  ctx_.moved = false;
+  bool changed = false;
+  {
+    SubshellScope scope(ctx_);
+    if (peek().type == Tok::LParen) {
+      parse_function_body();
+    } else {
+      skip_newlines();
+      if (!is_kw(peek(), "{") && peek().type != Tok::LParen) {
+        throw ShellError{"syntax error: expected a function body before " + peek().describe()};
+      }
+      NestGuard guard(ctx_);
+      parse_command({});
+    }
+    changed = !(ctx_.sh.cwds == before) || ctx_.moved;
   }
-  skip_newlines();
-  if (!is_kw(peek(), "{") && peek().type != Tok::LParen) {
-    throw ShellError{"syntax error: expected a function body before " + peek().describe()};
+  ctx_.moved = ctx_.moved || moved_before;
+  for (std::size_t k = first; k < ctx_.out.size(); ++k) ctx_.deferred.push_back(k);
+  // A function named like a directory builtin replaces it.
+  if ((changed || name == "cd" || name == "pushd" || name == "popd" || name == "builtin" ||
+       name == "command" || name == "source" || name == ".") &&
+      !ctx_.has(ctx_.cwd_functions, name) && ctx_.cwd_functions.size() < 4096) {
+    ctx_.cwd_functions.push_back(name);
   }
-  NestGuard guard(ctx_);
-  parse_command({});
+  if (name == "builtin" || name == "command") ctx_.cd_untrusted = true;
+}
+
+// if … fi and case … esac: the branches are read in order and every cd only adds
+// directories, so the set after is every directory any branch may leave.
+void Parser::parse_compound_branches() {
+  if (is_kw(peek(), "if"))
+    parse_if();
+  else
+    parse_case();
+  ctx_.cd_success.reset();
 }
 
 void Parser::parse_subshell_body() {
@@ -348,8 +430,12 @@ void Parser::parse_for() {
   NestGuard guard(ctx_);
   next();  // for / select
   if (peek().type == Tok::DLParen) {
+    const std::size_t first = ctx_.out.size();
     next();
+    const std::size_t start = pos_;
     if (!scan_arith()) throw ShellError{"syntax error in for ((…))"};
+    check_arith("for ((…))", text_.substr(start, pos_ - 2 - start), false);
+    flush_code(first);
   } else {
     if (peek().type != Tok::Word) {
       throw ShellError{"syntax error: expected a loop variable before " + peek().describe()};
@@ -357,19 +443,25 @@ void Parser::parse_for() {
     const Word var = next().word;
     skip_newlines();
     Assignment loop{var.value, "", true};
+    bool risky = false;
     if (is_kw(peek(), "in")) {
       next();
       std::size_t count = 0;
       while (peek().type == Tok::Word) {  // substitutions in the words have run
         const Word w = next().word;
+        risky = risky || w.dynamic || w.value.find_first_of("[$`") != std::string::npos;
         loop.value += (loop.value.empty() ? "" : " ") + w.value;
         if (++count > ctx_.limits.max_words) {
           throw ShellError{"a loop has more than " + std::to_string(ctx_.limits.max_words) + " words",
                            Failure::Limit};
         }
       }
+    } else {
+      risky = true;  // `for x; do`: the positional parameters
     }
-    // The loop variable is set for the body: an assignment with a value known at run time.
+    // The loop variable is set for the body: an assignment with a value known at run time
+    // (which may hold code when the words do: a file name `a[$(id)]` from a glob).
+    if (risky && !ctx_.has(ctx_.tainted, loop.name)) ctx_.tainted.push_back(loop.name);
     finish_simple({}, {std::move(loop)}, {}, Unknowns{false, true, false}, heredocs_.size());
   }
   if (peek().type == Tok::Semi) next();
@@ -420,20 +512,43 @@ void Parser::parse_case() {
 }
 
 // [[ … ]]: a test, not a command; its words are lexed so substitutions inside are found.
+// The operands of -v (a name, its subscript arithmetic) and of -eq, -lt … (arithmetic)
+// are evaluated: code when they may hold a subscript.
 void Parser::parse_cond() {
+  const std::size_t first = ctx_.out.size();
   next();  // [[
+  std::vector<Word> words;
   for (;;) {
     const Token t = next();
     if (t.type == Tok::End) throw ShellError{"unterminated [[ … ]]"};
-    if (is_kw(t, "]]")) return;
+    if (is_kw(t, "]]")) break;
+    if (t.type == Tok::Word && words.size() < ctx_.limits.max_words) words.push_back(t.word);
   }
+  auto arith_op = [](const Word& w) {
+    return !w.quoted && (w.value == "-eq" || w.value == "-ne" || w.value == "-lt" ||
+                         w.value == "-le" || w.value == "-gt" || w.value == "-ge");
+  };
+  for (std::size_t k = 0; k < words.size(); ++k) {
+    if (!words[k].quoted && words[k].value == "-v" && k + 1 < words.size()) {
+      check_name_subscript("[[ -v ]]", words[k + 1].value, words[k + 1].expansion);
+    }
+    if (arith_op(words[k])) {
+      if (k > 0) check_arith("[[ arithmetic ]]", words[k - 1].value, false);
+      if (k + 1 < words.size()) check_arith("[[ arithmetic ]]", words[k + 1].value, false);
+    }
+  }
+  flush_code(first);
 }
 
 // (( … )): arithmetic, not a command. `((cmd) …)` is really nested subshells: fall back.
 void Parser::parse_arith_command() {
+  const std::size_t first = ctx_.out.size();
   const Token t = next();
   if (closes_as_arith(pos_)) {
+    const std::size_t start = pos_;
     if (!scan_arith()) throw ShellError{"unterminated arithmetic ((…))"};
+    check_arith("((…))", text_.substr(start, pos_ - 2 - start), false);
+    flush_code(first);
     return;
   }
   pos_ = t.start + 1;  // read again from the second `(`: a subshell in a subshell

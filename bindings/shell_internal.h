@@ -4,6 +4,7 @@
 // call owns its own Context, so nothing here is shared between threads. Errors throw ShellError.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -82,14 +83,67 @@ struct Token {
   std::string describe() const;  // for error messages
 };
 
+// Set operations on the working directories a command may run in (WorkingDir in
+// shell_parser.h). A set never grows past kMaxCwds: past it, an unknown directory stands
+// for the rest.
+using Cwds = std::vector<WorkingDir>;
+constexpr std::size_t kMaxCwds = 8;
+constexpr std::size_t kMaxCwdSteps = 64;
+void add_cwd(Cwds& set, const WorkingDir& d);
+void add_cwds(Cwds& set, const Cwds& more);
+inline WorkingDir unknown_cwd() { return WorkingDir{false, {}}; }
+
+// What the shell being modelled remembers between commands, as far as the line shows it:
+// where it may be, OLDPWD, and the `pushd` stack (below its top, each entry a set).
+struct ShellState {
+  Cwds cwds{WorkingDir{}};
+  Cwds oldpwd{unknown_cwd()};  // OLDPWD comes from outside the line until a cd sets it
+  std::vector<Cwds> dirs;
+  bool dirs_known = false;  // the stack holds only what the line pushed
+};
+
 struct Context {
   Limits limits;
+  ShellState sh;
+  // Where `cd X` leaves the shell when it succeeds, for `cd X && …`: set by the cd, valid
+  // while it is the last command emitted (cd_index).
+  std::optional<Cwds> cd_success;
+  Cwds cd_before;
+  Cwds cd_oldpwd;  // OLDPWD when that cd succeeded
+  std::size_t cd_index = 0;
+  bool moved = false;         // some cd of the line may have changed the directory
+  int runtime = 0;  // inside a command string whose words come at run time (xargs, parallel)
+  bool home_set = false;      // HOME assigned in the line: `cd` alone goes who knows where
+  bool cdpath_set = false;    // CDPATH assigned: `cd name` may go elsewhere
+  bool cdable_vars = false;   // shopt -s cdable_vars: `cd name` may go to $name
+  bool cd_untrusted = false;  // an alias, a sourced file or `enable` may have replaced cd
+  std::vector<std::string> cwd_functions;  // functions whose body changes the directory
+  std::vector<std::size_t> deferred;       // commands of function bodies and traps
+  std::vector<std::string> tainted;        // variables whose value may hold code (a[$(…)])
+  std::vector<std::string> integers;       // variables declared -i: assigning evaluates
+  bool has(const std::vector<std::string>& names, const std::string& n) const;
   int max_nest = 64;   // structural nesting (subshells, groups, if, ${…}, …) bound
   int nest = 0;
   unsigned ticks = 0;  // tokens lexed, for the periodic deadline check
   std::size_t total_words = 0;  // words + assignments + redirects over all emitted commands
   void count_words(std::size_t n);  // adds n; throws past limits.max_total_words
   std::vector<SimpleCommand> out;
+};
+
+// Runs a piece of the line in a subshell: the shell state is restored when it ends.
+class SubshellScope {
+ public:
+  explicit SubshellScope(Context& ctx) : ctx_(ctx), saved_(ctx.sh) { ctx_.cd_success.reset(); }
+  ~SubshellScope() {
+    ctx_.sh = std::move(saved_);
+    ctx_.cd_success.reset();
+  }
+  SubshellScope(const SubshellScope&) = delete;
+  SubshellScope& operator=(const SubshellScope&) = delete;
+
+ private:
+  Context& ctx_;
+  ShellState saved_;
 };
 
 // Counts one level of recursion; throws before the stack can grow past the bound.
@@ -123,6 +177,7 @@ class Parser {
     std::vector<std::string> script_wrappers;
     std::vector<Assignment> script_assignments;
     int script_depth = 0;  // depth of the shell that reads it; its commands are one deeper
+    Cwds script_cwds{WorkingDir{}};  // where that shell starts
   };
 
   // ---- lexer (shell_lexer.cpp; word pieces in shell_words.cpp) ----
@@ -139,6 +194,7 @@ class Parser {
   void read_command_subst(Word& w);  // pos_ at `$(`, `<(` or `>(`
   void read_backquote(Word& w, bool in_dquote);
   void read_array(Word& w);         // pos_ at `(` of `name=(…)`
+  void check_brace_param(std::string_view body);  // the text between `${` and `}`
   bool scan_arith();                // pos_ after `((`; false if it is not `…))`
   // Whether a bracket expression opened just before `i` closes with `]` within the word
   // (`[ab]`, `[!a]`, `[]a]`), which makes the `[` a glob.
@@ -172,6 +228,8 @@ class Parser {
   void parse_function_kw();
   void parse_cond();
   void parse_arith_command();
+  void parse_function_def(const std::string& name);  // at the body, after `name ()`
+  void parse_compound_branches();                    // if/case: the directory after is any branch's
 
   // ---- unwrapping and emission (shell_parser.cpp) ----
   // first_heredoc: index in heredocs_ of this command's first here-document.
@@ -193,7 +251,29 @@ class Parser {
                   const std::vector<Assignment>& assignments, const std::vector<Redirect>& redirects,
                   Unknowns dyn, std::size_t first_heredoc);
 
+  // ---- shell state and evaluated text (shell_state.cpp) ----
+  // After the command argv[i…] was emitted: what it changes in the shell state (cd, pushd,
+  // popd, source, shopt …). in_shell: it runs in this shell (no wrapper but builtin,
+  // command or the time keyword).
+  void follow_state(const std::vector<std::string>& argv, std::size_t i,
+                    const std::vector<Word>& words, bool in_shell);
+  // Text the command's builtin evaluates as code (test -v, let, declare -i, printf -v,
+  // read, mapfile -C, hash -p, trap, complete -C …).
+  void evaluated_text(const std::vector<std::string>& argv, std::size_t i,
+                      const std::vector<Word>& words);
+  void note_code(std::string what, std::string_view text);
+  // Arithmetic text (`$((…))`, `((…))`, a subscript, an operand of `let` or `[[ -eq ]]`):
+  // noted as code when it may evaluate code (a subscript, a substitution, a variable whose
+  // value may hold code).
+  void check_arith(std::string_view what, std::string_view text, bool dynamic);
+  void check_name_subscript(std::string_view what, std::string_view name, bool dynamic);
+  void taint_assignment(const Assignment& a);
+  // Pending code goes to the last command emitted since index `first` (a substitution's
+  // inside `((…))`), or to an empty command when there is none.
+  void flush_code(std::size_t first);
+
   Context& ctx_;
+  std::vector<std::string> pending_code_;
   std::string_view text_;
   std::size_t pos_ = 0;
   int depth_;

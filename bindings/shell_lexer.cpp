@@ -293,6 +293,11 @@ void Parser::read_heredocs() {
       enter_depth(doc.script_depth + 1 - depth_);
       NestGuard guard(ctx_);
       const std::size_t first = ctx_.out.size();
+      SubshellScope scope(ctx_);  // another shell, started where the reading command ran
+      ctx_.sh.cwds = doc.script_cwds;
+      ctx_.sh.oldpwd = {unknown_cwd()};
+      ctx_.sh.dirs.clear();
+      ctx_.sh.dirs_known = true;
       Parser script(ctx_, text, doc.script_depth + 1, doc.script_wrappers);
       script.parse_all();
       ctx_.count_words((ctx_.out.size() - first) * doc.script_assignments.size());

@@ -823,6 +823,7 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
   };
   std::size_t i = 0;
   bool stdin_script = false;
+  bool in_shell = true;  // runs in this shell: no wrapper but builtin, command, time
   for (;;) {
     const std::string prog = basename_of(argv[i]);
     Step s = unwrap_one(prog, argv, i);
@@ -842,9 +843,28 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
     inner.expansion = inner.expansion || s.expansion;
     if (s.kind == Step::Recurse) {
       const std::size_t first = ctx_.out.size();
+      // `eval` runs in this shell (its cd stays); any other command string runs in a new
+      // shell that starts where this one is (remotely or as a login: somewhere unknown).
+      const bool same_shell = prog == "eval"sv && in_shell;
+      std::optional<SubshellScope> scope;
+      if (!same_shell) {
+        scope.emplace(ctx_);
+        const bool elsewhere =
+            prog == "ssh"sv || ((prog == "su"sv || prog == "runuser"sv) &&
+                                std::any_of(argv.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                                            argv.end(), [](const std::string& w) {
+                                              return w == "-" || w == "-l" || w == "--login";
+                                            }));
+        if (elsewhere) ctx_.sh.cwds = {unknown_cwd()};
+        ctx_.sh.oldpwd = {unknown_cwd()};
+        ctx_.sh.dirs.clear();
+        ctx_.sh.dirs_known = true;
+      }
+      if (inner.runtime) ++ctx_.runtime;
       for (const std::string& text : s.texts) {
         parse_nested(text, wrappers, s.depth_inc, assignments, redirects, inner);
       }
+      if (inner.runtime) --ctx_.runtime;
       // `ssh HOST bash <<EOF`, `su -c sh <<< '…'`: a shell in the string reads this stdin.
       for (std::size_t k = first; k < ctx_.out.size(); ++k) {
         const SimpleCommand& c = ctx_.out[k];
@@ -869,6 +889,9 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
       break;
     }
     dyn = inner;
+    // Only the builtin/command wrappers and the `time` keyword keep the command in this shell.
+    const bool keyword_time = prog == "time"sv && i < words.size() && words[i].raw == "time";
+    if (!(prog == "builtin"sv || prog == "command"sv || keyword_time)) in_shell = false;
     i = s.next;
   }
   if (basename_of(argv[i]) == "find"sv) {
@@ -888,11 +911,41 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
       return;
     }
   }
+  const std::size_t own = assignments.size();
   variables_set(argv, i, words, &assignments);
+  for (std::size_t k = own; k < assignments.size(); ++k) taint_assignment(assignments[k]);
+  evaluated_text(argv, i, words);
+  const Args full = argv;
   argv.erase(argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(i));
   std::vector<std::string> inner_wrappers = wrappers;
   inner_wrappers.push_back(basename_of(argv[0]));
-  emit(std::move(argv), std::move(wrappers), assignments, redirects, dyn);
+  const bool is_trap = basename_of(argv[0]) == "trap"sv;
+  emit(std::move(argv), wrappers, assignments, redirects, dyn);
+  {
+    std::vector<bool>& expanded = ctx_.out.back().expanded;
+    for (std::size_t k = i; k < words.size(); ++k) expanded.push_back(words[k].expansion);
+  }
+  follow_state(full, i, words, in_shell);
+  // `trap 'CMD' SIG`: CMD runs later (at the signal, on exit, before every command for
+  // DEBUG), wherever the shell then is.
+  if (is_trap && i + 2 < full.size() && full[i + 1] != "--" && !full[i + 1].starts_with("-") &&
+      !full[i + 1].empty()) {
+    const std::size_t first = ctx_.out.size();
+    const Cwds before = ctx_.sh.cwds;
+    bool changed = false;
+    {
+      SubshellScope scope(ctx_);
+      std::vector<std::string> trap_wrappers = wrappers;
+      trap_wrappers.push_back("trap");
+      parse_nested(full[i + 1], trap_wrappers, 1, assignments, {}, dyn);
+      changed = !(ctx_.sh.cwds == before);
+    }
+    for (std::size_t k = first; k < ctx_.out.size(); ++k) ctx_.deferred.push_back(k);
+    if (changed) {
+      add_cwd(ctx_.sh.cwds, unknown_cwd());
+      ctx_.moved = true;
+    }
+  }
   // `bash <<EOF` / `sh <<< '…'` / `su - root <<EOF`: the shell runs its stdin as a script.
   if (stdin_script) feed_stdin(inner_wrappers, depth_, assignments, redirects, dyn, first_heredoc);
 }
@@ -907,10 +960,15 @@ void Parser::feed_stdin(const std::vector<std::string>& shell_wrappers, int dept
       heredocs_[d].script_wrappers = shell_wrappers;
       heredocs_[d].script_assignments = assignments;
       heredocs_[d].script_depth = depth;
+      heredocs_[d].script_cwds = ctx_.sh.cwds;
     }
   }
   for (const Redirect& r : redirects) {
     if (r.op == "<<<" && r.fd == 0) {
+      SubshellScope scope(ctx_);  // another shell: its cd stays there
+      ctx_.sh.oldpwd = {unknown_cwd()};
+      ctx_.sh.dirs.clear();
+      ctx_.sh.dirs_known = true;
       parse_nested(r.target, shell_wrappers, depth - depth_ + 1, assignments, {}, dyn);
     }
   }
@@ -948,6 +1006,9 @@ void Parser::emit(std::vector<std::string> argv, std::vector<std::string> wrappe
     }
   }
   c.argv = std::move(argv);
+  c.cwds = ctx_.sh.cwds;
+  c.code = std::move(pending_code_);
+  pending_code_.clear();
   c.wrappers = std::move(wrappers);
   c.assignments = std::move(assignments);
   c.redirects = std::move(redirects);
@@ -999,6 +1060,11 @@ ParseResult parse(std::string_view line, const Limits& limits) {
     ctx.max_nest = std::clamp(limits.max_depth * 4, 64, 256);
     detail::Parser parser(ctx, line, 0, {});
     parser.parse_all();
+    // A function body or trap runs when called, wherever the shell then is: if the line
+    // changes directory anywhere, that may be anywhere.
+    if (ctx.moved) {
+      for (std::size_t k : ctx.deferred) detail::add_cwd(ctx.out[k].cwds, detail::unknown_cwd());
+    }
     result.commands = std::move(ctx.out);
     result.ok = true;
   } catch (detail::ShellError& e) {

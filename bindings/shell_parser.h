@@ -33,6 +33,17 @@ struct Assignment {
   bool dynamic = false;  // the value holds $…, `…` or $(…) (whose commands are their own facts)
 };
 
+// One working directory a command may run in, relative to the line's starting directory:
+// the `cd` targets applied in order (an absolute or `~` target starts afresh; "~" alone is
+// HOME). No steps: the starting directory. known false: it cannot be told (a `cd "$D"`, a
+// `cd -` whose OLDPWD came from outside, a `source`d file, a program name known only at
+// run time); a caller takes it for a directory outside the workspace.
+struct WorkingDir {
+  bool known = true;
+  std::vector<std::string> steps;
+  bool operator==(const WorkingDir&) const = default;
+};
+
 struct SimpleCommand {
   std::string program;                 // basename of argv[0], quotes removed ("/bin/rm" -> "rm")
   std::vector<std::string> argv;       // every word after quote removal, program word first
@@ -52,6 +63,18 @@ struct SimpleCommand {
   // The command gets its operands at run time: unwrapped from `find -exec`, `xargs`, `parallel`.
   bool runtime_operands = false;
   bool background = false;             // ended by '&'
+  // Per argv word: it holds an unresolved expansion ($VAR, $(…) …). Empty when not
+  // recorded (then `expansion` tells for the whole command).
+  std::vector<bool> expanded;
+  // Every working directory the command may run in (never empty): a `cd` may fail, so the
+  // commands after `cd X; …` may run in X or where the line started; after `cd X && …`
+  // only in X. A subshell's `cd` does not leak out, `eval`'s does; `bash -c` starts where
+  // its caller is. See docs/RULES.md ("The shell model").
+  std::vector<WorkingDir> cwds{WorkingDir{}};
+  // Text the shell evaluates as code when the command runs, beyond its words: an array
+  // subscript or variable value in an arithmetic context, a prompt expansion, a trap, a
+  // completion or mapfile callback … (`test -v 'a[$(id)]'`). Each entry is "what: text".
+  std::vector<std::string> code;
 };
 
 struct Limits {

@@ -165,6 +165,7 @@ void Parser::read_dollar(Word& w, bool in_dquote) {
     if (pos_ + 2 < n && text_[pos_ + 2] == '(' && closes_as_arith(pos_ + 3)) {
       pos_ += 3;
       if (!scan_arith()) throw ShellError{"unterminated arithmetic $((…))"};
+      check_arith("$((…))", text_.substr(start + 3, pos_ - 2 - (start + 3)), false);
       w.value.append(text_.substr(start, pos_ - start));
       w.set_expansion();
       return;
@@ -179,9 +180,16 @@ void Parser::read_dollar(Word& w, bool in_dquote) {
   std::size_t end = pos_ + 1;
   if (pos_ + 1 < n && is_name_start(d)) {
     while (end < n && is_name_char(text_[end])) ++end;
+  } else if (pos_ + 1 < n && d == '[') {
+    // The old $[…] arithmetic: its text is evaluated like $((…)).
+    const std::size_t close = text_.find(']', pos_ + 2);
+    end = pos_ + 2;
+    check_arith("$[…]",
+                text_.substr(pos_ + 2, close == std::string_view::npos ? n : close - pos_ - 2),
+                false);
   } else if (pos_ + 1 < n && (is_digit(d) || d == '@' || d == '*' || d == '#' || d == '?' ||
-                              d == '-' || d == '$' || d == '!' || d == '[')) {
-    end = pos_ + 2;  // $1 $@ $? … and the old $[…] arithmetic (its `[` follows)
+                              d == '-' || d == '$' || d == '!')) {
+    end = pos_ + 2;  // $1 $@ $? …
   } else {
     w.value += '$';  // a lone `$` is literal
     ++pos_;
@@ -204,6 +212,7 @@ void Parser::read_brace_param(Word& w, bool in_dquote) {
       ++pos_;
       w.value.append(text_.substr(start, pos_ - start));
       w.set_expansion();
+      check_brace_param(text_.substr(start + 2, pos_ - 1 - (start + 2)));
       return;
     }
     if (c == '\\') {
@@ -232,8 +241,17 @@ void Parser::read_command_subst(Word& w) {
   pos_ += 2;  // $( or <( or >(
   peeked_.reset();  // empty here: we are in the middle of lexing a token
   ++depth_;
-  parse_list();
-  const Token t = next();
+  std::vector<std::string> outer_code = std::move(pending_code_);
+  pending_code_.clear();
+  Token t;
+  {
+    SubshellScope scope(ctx_);  // a substitution runs in a subshell
+    const std::size_t first = ctx_.out.size();
+    parse_list();
+    t = next();
+    flush_code(first);
+  }
+  pending_code_.insert(pending_code_.begin(), outer_code.begin(), outer_code.end());
   --depth_;
   if (t.type != Tok::RParen) {
     if (t.type == Tok::End) {
@@ -271,10 +289,46 @@ void Parser::read_backquote(Word& w, bool in_dquote) {
   }
   enter_depth();
   NestGuard guard(ctx_);
+  SubshellScope scope(ctx_);  // a substitution runs in a subshell
   Parser sub(ctx_, body, depth_ + 1, wrappers_);
   sub.parse_all();
   w.value.append(text_.substr(start, pos_ - start));
   w.set_expansion();
+}
+
+// ${…} as written between the braces: prompt expansion (${x@P}) runs the value's
+// substitutions; indirection (${!x}) reads the variable the value names, subscript
+// included; a subscript of an indexed array and a substring's offset and length are
+// arithmetic.
+void Parser::check_brace_param(std::string_view body) {
+  if (body.empty()) return;
+  std::size_t i = 0;
+  const bool indirect = body[0] == '!';
+  if (body[0] == '#' || indirect) ++i;
+  const std::size_t name_start = i;
+  while (i < body.size() && is_name_char(body[i])) ++i;
+  if (i == name_start && i < body.size() && (body[i] == '@' || body[i] == '*')) ++i;  // ${@:1}
+  if (i == name_start) return;  // $#, $?, $- … special parameters
+  if (indirect) {
+    // ${!prefix*}, ${!prefix@}, ${!a[@]} list names or keys; anything else dereferences.
+    const std::string_view rest = body.substr(i);
+    if (!(rest == "*" || rest == "@" || rest == "[@]" || rest == "[*]")) note_code("${!…}", body);
+  }
+  if (i < body.size() && body[i] == '[') {
+    const std::size_t close = body.find(']', i);
+    const std::string_view sub = body.substr(
+        i + 1, close == std::string_view::npos ? std::string_view::npos : close - i - 1);
+    if (sub != "@" && sub != "*") check_arith("${a[…]}", sub, false);
+    if (close == std::string_view::npos) return;
+    i = close + 1;
+  }
+  if (i >= body.size()) return;
+  const std::string_view op = body.substr(i);
+  if (op.size() >= 2 && op[0] == '@' && op[1] == 'P') note_code("${…@P}", body);
+  if (op[0] == ':' &&
+      (op.size() == 1 || std::string_view("-=?+").find(op[1]) == std::string_view::npos)) {
+    check_arith("${…:offset:length}", op.substr(1), false);
+  }
 }
 
 void Parser::read_array(Word& w) {
@@ -292,6 +346,12 @@ void Parser::read_array(Word& w) {
     }
     const Word item = read_word();
     if (item.raw.empty()) throw ShellError{"syntax error in array assignment"};
+    if (item.raw.starts_with("[")) {  // ([SUB]=value …): the subscript is arithmetic
+      const std::size_t close = item.raw.find("]=");
+      check_arith("array subscript",
+                  item.raw.substr(1, close == std::string::npos ? std::string::npos : close - 1),
+                  false);
+    }
     w.value += item.raw;
     w.value += ' ';
     w.merge(item);

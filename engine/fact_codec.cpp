@@ -3,13 +3,15 @@
 #include <algorithm>
 #include <cstring>
 
+#include "bindings/glob.h"
 #include "bindings/paths.h"
 #include "bindings/shell_parser.h"
 #include "bindings/urls.h"
+#include "engine/clips.h"  // last: CLIPS defines macros
 #include "engine/clips_env.h"
 #include "engine/json_writer.h"
 #include "engine/proposal_reader.h"
-#include "engine/clips.h"  // last: CLIPS defines macros
+#include "engine/script_effects.h"
 
 namespace warden {
 
@@ -283,6 +285,39 @@ const char* FactCodec::path_class(const paths::Location& loc) {
   return classes_->classify(loc.normalized, loc.resolved, env_.state().home).data();
 }
 
+// A glob is as sensitive as the most sensitive name it may expand to: its class is the
+// earlier (in file order) of its own and the first class one of whose patterns it may
+// match (any path both match outside the workspace; inside it the glob must spell the
+// name, see PathClasses::classify_glob). A name pattern starting with "." that may match
+// ".." (`.*`, `.?`) climbs out of
+// where it stands: the rest of the path may then lie anywhere, outside the workspace.
+void FactCodec::glob_class(const std::string& glob, EffectRecord* rec) {
+  std::string pattern = glob;
+  for (std::size_t end = glob.size(); end != std::string::npos && end > 0;) {
+    const std::size_t slash = glob.rfind('/', end - 1);
+    if (slash == std::string::npos) break;
+    const std::string name = glob.substr(slash + 1, end - slash - 1);
+    bool climbs = true;  // a glob that cannot be compiled is read as climbing
+    try {
+      climbs = glob::match(name, "..");
+    } catch (const std::exception&) {
+    }
+    if (name.size() > 1 && name[0] == '.' && glob::has_shell_glob(name) && climbs) {
+      pattern = "/**" + glob.substr(end);
+      rec->in_workspace = false;
+      break;
+    }
+    end = slash;
+  }
+  const std::string_view by_glob = classes_->classify_glob(pattern, env_.state().home, dotglob_, !rec->in_workspace);
+  if (by_glob == "none") return;
+  const std::vector<std::string> order = classes_->names();
+  auto rank = [&](std::string_view name) {
+    return static_cast<std::size_t>(std::find(order.begin(), order.end(), name) - order.begin());
+  };
+  if (rank(by_glob) < rank(rec->path_class)) rec->path_class = std::string(by_glob);
+}
+
 // An effect fact. A path target is located like a `path` fact: class from both readings,
 // in the workspace only if both lie within the (resolved) workspace root.
 bool FactCodec::assert_effect(long long index, const Effect& e, const std::string& cwd) {
@@ -301,6 +336,7 @@ bool FactCodec::assert_effect(long long index, const Effect& e, const std::strin
     const paths::Location& root = workspace_root();
     rec.in_workspace = paths::within(loc, root);
     rec.path_class = path_class(loc);
+    if (classes_ && glob::has_shell_glob(loc.normalized)) glob_class(loc.normalized, &rec);
   }
   void* f = fact(effect_);
   if (!f) return false;
@@ -332,6 +368,20 @@ bool FactCodec::assert_command_effects(long long index, const shell::SimpleComma
   const BindingContext& c = env_.state();
   effect_buffer_.clear();
   effects_->effects_of(cmd, cwd, c.home, &effect_buffer_);  // redirections included
+  // Program text of awk and sed: its reads, writes and commands (engine/script_effects.h).
+  script_effects(cmd, cwd, c.home, &effect_buffer_);
+  // Text the shell evaluates as code when the command runs (`test -v 'a[$(id)]'`, a trap,
+  // prompt expansion …): code nobody can review here.
+  for (const std::string& code : cmd.code) {
+    Effect e;
+    e.kind = EffectKind::Exec;
+    e.object = EffectObject::Code;
+    e.target = code;
+    e.program = cmd.program;
+    e.via = "shell evaluation";
+    e.dynamic = true;
+    effect_buffer_.push_back(std::move(e));
+  }
   for (const auto& e : effect_buffer_)
     if (!assert_effect(index, e, cwd)) return false;
   return true;
@@ -542,18 +592,41 @@ bool FactCodec::assert_shell(const std::string& command,
     put_string(f, shell_error_slots_.message, parsed.error);
     return finish(f);
   }
-  std::string cwd = start_cwd;
+  // Each command runs in every directory the parser says it may (`cd X; …` may have
+  // failed; a subshell's cd stays inside it): its facts are asserted once per distinct
+  // directory. A directory that cannot be told is "/", so relative paths after it count
+  // as outside the workspace.
   long long index = 0;
+  std::vector<std::string> cwds;
+  // `shopt -s dotglob` or GLOBIGNORE anywhere in the line: `*` may match ".env".
+  dotglob_ = false;
   for (const auto& cmd : parsed.commands) {
-    if (!assert_shell_command(index, cmd, cwd, patterns)) return false;
-    // `cd` changes where later commands of the line run. An unresolvable target makes the
-    // working directory "/", so relative paths after it count as outside the workspace.
-    if (cmd.program == "cd" && cmd.depth == 0) {
-      if (cmd.args.empty()) cwd = c.home;
-      else if (cmd.dynamic || cmd.args[0] == "-") cwd = "/";
-      else cwd = paths::normalize(cmd.args[0], cwd, c.home);
-      if (cwd.empty() || cwd[0] != '/') cwd = "/";
+    if (cmd.program == "shopt" &&
+        std::find(cmd.args.begin(), cmd.args.end(), "dotglob") != cmd.args.end())
+      dotglob_ = true;
+    for (const auto& a : cmd.assignments)
+      if (a.name == "GLOBIGNORE") dotglob_ = true;
+  }
+  for (const auto& cmd : parsed.commands) {
+    cwds.clear();
+    for (const shell::WorkingDir& d : cmd.cwds) {
+      std::string cwd = start_cwd;
+      if (!d.known) {
+        cwd = "/";
+      } else {
+        for (const std::string& step : d.steps) {
+          cwd = paths::normalize(step, cwd, c.home);
+          if (cwd.empty() || cwd[0] != '/') {
+            cwd = "/";
+            break;
+          }
+        }
+      }
+      if (std::find(cwds.begin(), cwds.end(), cwd) == cwds.end()) cwds.push_back(std::move(cwd));
     }
+    if (cwds.empty()) cwds.push_back(start_cwd);
+    for (const std::string& cwd : cwds)
+      if (!assert_shell_command(index, cmd, cwd, patterns)) return false;
     ++index;
   }
   return true;

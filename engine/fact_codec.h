@@ -147,6 +147,7 @@ class FactCodec {
   bool assert_proposal_effects(const ProposalFields& p, const rapidjson::Value& doc, const std::string& cwd);
   bool assert_history(const HistoryEntry& entry, std::int64_t now);
   const char* path_class(const paths::Location& loc);
+  void glob_class(const std::string& glob, EffectRecord* rec);
   const paths::Location& workspace_root();
 
   ClipsEnv& env_;
@@ -190,6 +191,7 @@ class FactCodec {
   const EffectsTable* effects_;
   const PathClasses* classes_;
   std::vector<EffectRecord> effect_records_;  // effect facts of the current proposal
+  bool dotglob_ = false;  // the shell line turns dotglob on (or sets GLOBIGNORE)
   std::vector<Effect> effect_buffer_;         // reused per command
   void* decision_;
   void* rewrite_;

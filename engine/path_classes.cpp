@@ -287,6 +287,24 @@ void PathClasses::merge(const PathClasses& other) {
   generation_ = next_generation.fetch_add(1);
 }
 
+std::string_view PathClasses::classify_glob(std::string_view glob, std::string_view home,
+                                            bool dotglob, bool outside) const {
+  bool hidden = dotglob;  // a hidden name with a wildcard: `.en?`, `.*`, `~/.ss*`
+  for (std::size_t at = glob.find("/."); at != std::string_view::npos && !hidden; at = glob.find("/.", at + 1)) {
+    const std::size_t end = glob.find('/', at + 1);
+    hidden = glob::has_shell_glob(glob.substr(at + 1, end == std::string_view::npos ? end : end - at - 1));
+  }
+  for (const auto& k : classes_) {
+    for (const auto& p : k->patterns) {
+      // Outside the workspace a pattern of one place (`/etc/shadow`, `~/.aws/credentials`)
+      // counts for any common path; a name found anywhere (`**/api_key*`) must be spelled.
+      const bool strict = hidden || (outside && !p.starts_with("**/"));
+      if (glob::may_overlap(glob, expand_home(p, home), k->case_insensitive, dotglob, strict)) return k->name;
+    }
+  }
+  return kNone;
+}
+
 std::vector<std::string> PathClasses::names() const {
   std::vector<std::string> out;
   for (const auto& k : classes_) out.push_back(k->name);

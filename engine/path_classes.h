@@ -30,6 +30,15 @@ class PathClasses {
   std::string_view classify(std::string_view normalized, std::string_view resolved,
                             std::string_view home) const;
 
+  // The class of a shell glob (`~/.ss*/id_*`, `.en?`, `*key.p?m`): the first class (in file
+  // order) one of whose patterns matches a path the glob may name (glob::may_overlap;
+  // exceptions are not subtracted). Strict (any common path) when a hidden name holds a
+  // wildcard (`.en?`, `.*`, `.ss*`), with `dotglob`, or for a pattern of one place
+  // (not `**/…`) when the glob is `outside` the workspace; else the glob must spell the
+  // pattern's name (`*.c` is not `api_key*`). "none" when no class can match.
+  std::string_view classify_glob(std::string_view glob, std::string_view home, bool dotglob,
+                                 bool outside) const;
+
   std::vector<std::string> names() const;  // every class name, in file order
 
   struct Class;  // defined in path_classes.cpp
@@ -38,7 +47,7 @@ class PathClasses {
 
  private:
   std::vector<std::shared_ptr<const Class>> classes_;
-  struct Cache;                   // the patterns compiled per home ("~/"), built on first use
+  struct Cache;  // the patterns compiled per home ("~/"), built on first use
   std::unique_ptr<Cache> cache_;
   std::uint64_t generation_ = 0;  // unique per table content (changes on merge)
 };
