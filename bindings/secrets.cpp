@@ -266,7 +266,7 @@ std::size_t decode_one(std::string_view t, std::size_t i, std::string* bytes) {
   }
   if (c == '\\' && left >= 2) {
     const char k = t[i + 1];
-    if (k == 'u' && left >= 6) {
+    if (k == 'u' && left >= 6 && t[i + 2] != '{') {
       long cp = hex_run(t, i + 2, 4);
       std::size_t n = 6;
       if (cp >= 0xD800 && cp <= 0xDBFF && left >= 12 && t[i + 6] == '\\' && t[i + 7] == 'u') {
@@ -283,7 +283,8 @@ std::size_t decode_one(std::string_view t, std::size_t i, std::string* bytes) {
       return 0;
     }
     if (k == 'u' && left >= 4 && t[i + 2] == '{') {
-      const std::size_t close = t.find('}', i + 3);
+      // At most six hex digits: the search for "}" stays short (linear over the text).
+      const std::size_t close = t.substr(0, std::min(t.size(), i + 10)).find('}', i + 3);
       if (close == std::string_view::npos || close - (i + 3) < 1 || close - (i + 3) > 6) return 0;
       const long cp = hex_run(t, i + 3, close - (i + 3));
       if (!valid_code_point(cp)) return 0;

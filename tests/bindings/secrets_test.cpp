@@ -304,3 +304,22 @@ TEST_CASE("encoded and quoted text that holds no key is not a secret", "[secrets
   // Malformed forms stay as they are (and hold nothing).
   CHECK(kinds("100%zz \\u12 \\x4 &#; &#xZZ; \\u{110000} \\uD800") == "");
 }
+
+TEST_CASE("encoded forms in 1 MB inputs", "[secrets][forms]") {
+  // Forms that decode to nothing secret, forms cut short, and many keys in one form.
+  std::string percents;
+  while (percents.size() < (1 << 20)) percents += "%41";
+  CHECK(secrets::find(percents).empty());
+  std::string open_braces;
+  while (open_braces.size() < (1 << 20)) open_braces += "\\u{";
+  CHECK(secrets::find(open_braces).empty());
+  std::string quotes;
+  while (quotes.size() < (1 << 20)) quotes += "'' + ";
+  CHECK(secrets::find(quotes).empty());
+  std::string keys;
+  const std::string one = percent_all(kOpenAi) + " ";
+  while (keys.size() < (1 << 20)) keys += one;
+  const auto f = secrets::find(keys);
+  CHECK(f.size() == keys.size() / one.size());
+  for (const auto& finding : f) CHECK(finding.kind == "openai-key");
+}
