@@ -248,8 +248,10 @@ TEST_CASE("build_request: every tool offered requires an explanation argument",
       continue;
     }
     CHECK(t.parameters_schema_json.find(R"("explanation":{"type":"string")") != std::string::npos);
-    CHECK(t.parameters_schema_json.find(R"("required":["explanation"])") != std::string::npos ||
-          t.parameters_schema_json.find(R"(,"explanation"])") != std::string::npos);
+    const bool required =
+        t.parameters_schema_json.find(R"("required":["explanation"])") != std::string::npos ||
+        t.parameters_schema_json.find(R"(,"explanation"])") != std::string::npos;
+    CHECK(required);
   }
   CHECK(r.tools[0].parameters_schema_json.rfind(
             R"({"type":"object","properties":{"command":{"type":"string"},"explanation":)", 0) ==
