@@ -190,6 +190,220 @@ void find_high_entropy(std::string_view text, std::vector<Candidate>& out) {
   }
 }
 
+// ---- encoded and split forms ----
+// A secret written percent-encoded (`sk%2Dproj%2D…`), escaped (`\u0073k-…`, `\x73k-…`,
+// `\163k-…`, `&#115;k-…`) or split into pieces that a shell or a program joins again
+// (`'sk-pr''oj-…'`, `"sk-pr" + "oj-…"`, a backslash-newline) is still that secret. find()
+// therefore also scans the text with those forms undone, and maps what it finds there back
+// to the span of the text it came from.
+
+// Text with its forms undone: byte i came from the original text's [from[i], to[i]).
+struct View {
+  std::string text;
+  std::vector<std::size_t> from, to;
+};
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The value of n hex digits at t[i], or -1.
+long hex_run(std::string_view t, std::size_t i, std::size_t n) {
+  if (i + n > t.size()) return -1;
+  long v = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const int d = hex_value(t[i + k]);
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+bool is_quote(char c) { return c == '\'' || c == '"' || c == '`'; }
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+void append_utf8(std::string& out, long cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+bool valid_code_point(long cp) {
+  return cp >= 0 && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+}
+
+// One encoded form at t[i]: its decoded bytes into *bytes and its length, or 0.
+std::size_t decode_one(std::string_view t, std::size_t i, std::string* bytes) {
+  const char c = t[i];
+  const std::size_t left = t.size() - i;
+  if (c == '%' && left >= 3) {
+    if (long v = hex_run(t, i + 1, 2); v >= 0) {
+      *bytes = std::string(1, static_cast<char>(v));
+      return 3;
+    }
+    if ((t[i + 1] == 'u' || t[i + 1] == 'U') && left >= 6) {
+      if (long cp = hex_run(t, i + 2, 4); valid_code_point(cp)) {
+        append_utf8(*bytes, cp);
+        return 6;
+      }
+    }
+    return 0;
+  }
+  if (c == '\\' && left >= 2) {
+    const char k = t[i + 1];
+    if (k == 'u' && left >= 6 && t[i + 2] != '{') {
+      long cp = hex_run(t, i + 2, 4);
+      std::size_t n = 6;
+      if (cp >= 0xD800 && cp <= 0xDBFF && left >= 12 && t[i + 6] == '\\' && t[i + 7] == 'u') {
+        const long low = hex_run(t, i + 8, 4);
+        if (low >= 0xDC00 && low <= 0xDFFF) {
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+          n = 12;
+        }
+      }
+      if (valid_code_point(cp)) {
+        append_utf8(*bytes, cp);
+        return n;
+      }
+      return 0;
+    }
+    if (k == 'u' && left >= 4 && t[i + 2] == '{') {
+      // At most six hex digits: the search for "}" stays short (linear over the text).
+      const std::size_t close = t.substr(0, std::min(t.size(), i + 10)).find('}', i + 3);
+      if (close == std::string_view::npos || close - (i + 3) < 1 || close - (i + 3) > 6) return 0;
+      const long cp = hex_run(t, i + 3, close - (i + 3));
+      if (!valid_code_point(cp)) return 0;
+      append_utf8(*bytes, cp);
+      return close + 1 - i;
+    }
+    if (k == 'x' && left >= 4) {
+      if (long v = hex_run(t, i + 2, 2); v >= 0) {
+        *bytes = std::string(1, static_cast<char>(v));
+        return 4;
+      }
+      return 0;
+    }
+    if (k >= '0' && k <= '3' && left >= 4 && t[i + 2] >= '0' && t[i + 2] <= '7' &&
+        t[i + 3] >= '0' && t[i + 3] <= '7') {
+      *bytes = std::string(
+          1, static_cast<char>((k - '0') * 64 + (t[i + 2] - '0') * 8 + (t[i + 3] - '0')));
+      return 4;
+    }
+    // A line continuation joins the lines.
+    if (k == '\n') return 2;
+    if (k == '\r' && left >= 3 && t[i + 2] == '\n') return 3;
+    return 0;
+  }
+  if (c == '&' && left >= 4 && t[i + 1] == '#') {
+    const bool hex = t[i + 2] == 'x' || t[i + 2] == 'X';
+    std::size_t j = i + (hex ? 3 : 2);
+    long cp = 0;
+    std::size_t digits = 0;
+    for (; j < t.size() && digits < 8; ++j, ++digits) {
+      const int d = hex ? hex_value(t[j]) : (t[j] >= '0' && t[j] <= '9' ? t[j] - '0' : -1);
+      if (d < 0) break;
+      cp = cp * (hex ? 16 : 10) + d;
+    }
+    if (digits == 0 || j >= t.size() || t[j] != ';' || !valid_code_point(cp)) return 0;
+    append_utf8(*bytes, cp);
+    return j + 1 - i;
+  }
+  if (is_quote(c)) {
+    // A quote joins what it separates: `'a''b'`, `"a" "b"`, `"a" + "b"`, `"a" . "b"` read as
+    // "ab"; any other quote is dropped.
+    std::size_t j = i + 1;
+    while (j < t.size() && is_blank(t[j])) ++j;
+    if (j < t.size() && (t[j] == '+' || t[j] == '.')) {
+      ++j;
+      while (j < t.size() && is_blank(t[j])) ++j;
+    }
+    return j < t.size() && is_quote(t[j]) ? j + 1 - i : 1;
+  }
+  return 0;
+}
+
+// One round of undoing the forms over `in`; false when nothing changed.
+bool decode_round(const View& in, View* out) {
+  const std::string_view t = in.text;
+  out->text.clear();
+  out->from.clear();
+  out->to.clear();
+  out->text.reserve(t.size());
+  out->from.reserve(t.size());
+  out->to.reserve(t.size());
+  bool changed = false;
+  std::string bytes;
+  for (std::size_t i = 0; i < t.size();) {
+    bytes.clear();
+    const std::size_t n = decode_one(t, i, &bytes);
+    if (n == 0) {
+      out->text += t[i];
+      out->from.push_back(in.from[i]);
+      out->to.push_back(in.to[i]);
+      ++i;
+      continue;
+    }
+    changed = true;
+    for (char b : bytes) {
+      out->text += b;
+      out->from.push_back(in.from[i]);
+      out->to.push_back(in.to[i + n - 1]);
+    }
+    i += n;
+  }
+  return changed;
+}
+
+// Whether the text holds anything decode_one could undo.
+bool may_be_encoded(std::string_view text) {
+  std::string bytes;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if ((c == '%' || c == '\\' || c == '&' || is_quote(c)) && decode_one(text, i, &bytes) > 0)
+      return true;
+  }
+  return false;
+}
+
+// The text with its forms undone, rounds repeated (a form inside another: `%255C`) up to a
+// bound; false when there was nothing to undo.
+constexpr int kDecodeRounds = 4;
+bool decoded_view(std::string_view text, View* view) {
+  if (!may_be_encoded(text)) return false;
+  View current;
+  current.text.assign(text);
+  current.from.resize(text.size());
+  current.to.resize(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    current.from[i] = i;
+    current.to[i] = i + 1;
+  }
+  bool any = false;
+  View next;
+  for (int round = 0; round < kDecodeRounds && may_be_encoded(current.text); ++round) {
+    if (!decode_round(current, &next)) break;
+    any = true;
+    std::swap(current, next);
+  }
+  if (any) *view = std::move(current);
+  return any;
+}
+
 }  // namespace
 
 // Known formats first, then high-entropy tokens: length >= 24, Shannon entropy >= 4.0
@@ -213,13 +427,24 @@ static bool could_hold_secret(std::string_view text) {
 }
 
 std::vector<Finding> find(std::string_view text) {
-  if (!could_hold_secret(text)) return {};
   // No try/catch here: an internal error (out of memory) propagates, so callers fail
   // closed instead of acting on a partial scan.
-  std::vector<Finding> findings;
   std::vector<Candidate> cands;
-  find_known(text, cands);
-  find_high_entropy(text, cands);
+  if (could_hold_secret(text)) {
+    find_known(text, cands);
+    find_high_entropy(text, cands);
+  }
+  // The text with encoded and split forms undone: what is found there covers the span of
+  // the text it was written in.
+  if (View view; decoded_view(text, &view) && could_hold_secret(view.text)) {
+    std::vector<Candidate> decoded;
+    find_known(view.text, decoded);
+    find_high_entropy(view.text, decoded);
+    for (const Candidate& c : decoded)
+      cands.push_back({view.from[c.begin], view.to[c.end - 1], c.kind});
+  }
+  if (cands.empty()) return {};
+  std::vector<Finding> findings;
   std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
     if (a.begin != b.begin) return a.begin < b.begin;
     if (a.kind != b.kind) return a.kind < b.kind;

@@ -73,7 +73,67 @@ std::vector<std::string> Cascade::order() const {
 double Cascade::spent(const std::string& session) const {
   std::lock_guard lock(mutex_);
   auto it = spent_.find(session);
-  return it == spent_.end() ? 0 : it->second;
+  return it == spent_.end() ? 0 : it->second.usd;
+}
+
+double Cascade::principal_spent(const std::string& principal) const {
+  std::lock_guard lock(mutex_);
+  return principal_level(principal, clock_());
+}
+
+Cascade::Tracked Cascade::tracked() const {
+  std::lock_guard lock(mutex_);
+  return Tracked{spent_.size(), principal_spent_.size(), turns_.size()};
+}
+
+// The level drains at budget per window from the time it was set; a window of 0 keeps
+// nothing.
+double Cascade::drained(const Spending& s, TimePoint now) const {
+  if (now <= s.last) return s.usd;
+  const double window = static_cast<double>(config_.budget_window.count());
+  if (window <= 0) return 0;
+  const double elapsed = std::chrono::duration<double>(now - s.last).count();
+  return std::max(0.0, s.usd - elapsed * config_.budget_per_principal_usd / window);
+}
+
+double Cascade::principal_level(const std::string& principal, TimePoint now) const {
+  auto it = principal_spent_.find(principal);
+  return it == principal_spent_.end() ? 0 : drained(it->second, now);
+}
+
+void Cascade::charge(const std::string& session, const std::string& principal, double usd) {
+  std::lock_guard lock(mutex_);
+  const TimePoint now = clock_();
+  prune(now);
+  Spending& s = spent_[session];
+  s.usd += usd;
+  s.last = now;
+  if (config_.budget_per_principal_usd > 0) {
+    Spending& p = principal_spent_[principal];
+    p.usd = drained(p, now) + usd;
+    p.last = now;
+  }
+}
+
+// Bounded memory: sessions idle for a budget window and drained principals are forgotten;
+// past budget_max_entries, the least recently used go first.
+void Cascade::prune(TimePoint now) {
+  const auto window =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(config_.budget_window);
+  for (auto it = spent_.begin(); it != spent_.end();)
+    it = now - it->second.last >= window ? spent_.erase(it) : std::next(it);
+  for (auto it = principal_spent_.begin(); it != principal_spent_.end();)
+    it = drained(it->second, now) <= 0 ? principal_spent_.erase(it) : std::next(it);
+  // Room for one more entry in each table.
+  const std::size_t keep = config_.budget_max_entries > 0 ? config_.budget_max_entries - 1 : 0;
+  for (auto* table : {&spent_, &principal_spent_}) {
+    while (table->size() > keep) {
+      auto oldest = std::min_element(
+          table->begin(), table->end(),
+          [](const auto& a, const auto& b) { return a.second.last < b.second.last; });
+      table->erase(oldest);
+    }
+  }
 }
 
 CascadeResult Cascade::ask(Request request, const pipeline::Signal& signal) {
@@ -85,27 +145,62 @@ CascadeResult Cascade::ask(Request request, const pipeline::Signal& signal) {
   }
   if (request.session.empty()) request.session = signal.principal + '\x1f' + signal.session;
   const std::string session = request.session;
+  const std::string& principal = signal.principal;
   const double budget = config_.budget_per_session_usd;
+  const double principal_budget = config_.budget_per_principal_usd;
+  // With a budget, asks take turns: per principal when the principal has a budget (its
+  // sessions share it), else per session.
+  std::shared_ptr<std::mutex> turn_slot;
   std::unique_lock<std::mutex> turn;
-  if (budget > 0) {
-    std::shared_ptr<std::mutex> session_turn;
+  const std::string turn_key =
+      principal_budget > 0 ? std::string("p\x1f") + principal : std::string("s\x1f") + session;
+  if (budget > 0 || principal_budget > 0) {
     {
       std::lock_guard lock(mutex_);
-      auto& slot = session_turns_[session];
+      auto& slot = turns_[turn_key];
       if (!slot) slot = std::make_shared<std::mutex>();
-      session_turn = slot;
+      turn_slot = slot;
     }
-    turn = std::unique_lock<std::mutex>(*session_turn);
+    turn = std::unique_lock<std::mutex>(*turn_slot);
   }
+  // Releases the turn, and forgets it when no other ask holds or waits for it.
+  struct TurnRelease {
+    Cascade* self;
+    std::shared_ptr<std::mutex>* slot;
+    std::unique_lock<std::mutex>* turn;
+    const std::string* key;
+    ~TurnRelease() {
+      if (!*slot) return;
+      if (turn->owns_lock()) turn->unlock();
+      slot->reset();
+      std::lock_guard lock(self->mutex_);
+      auto it = self->turns_.find(*key);
+      if (it != self->turns_.end() && it->second.use_count() == 1) self->turns_.erase(it);
+    }
+  } release{this, &turn_slot, &turn, &turn_key};
+  double principal_level_usd = 0;
   auto budget_spent = [&]() {
     std::lock_guard lock(mutex_);
-    result.spent_usd = spent_[session];
-    return budget > 0 && result.spent_usd >= budget;
+    auto it = spent_.find(session);
+    result.spent_usd = it == spent_.end() ? 0 : it->second.usd;
+    if (it != spent_.end()) it->second.last = clock_();
+    if (budget > 0 && result.spent_usd >= budget) return true;
+    if (principal_budget > 0) {
+      principal_level_usd = principal_level(principal, clock_());
+      return principal_level_usd >= principal_budget;
+    }
+    return false;
   };
   auto budget_result = [&]() {
     result.status = CascadeResult::Status::BudgetSpent;
-    result.message = "the model budget of this session is spent (" + usd(result.spent_usd) +
-                     " of " + usd(budget) + "); no more model calls in this session";
+    if (budget > 0 && result.spent_usd >= budget)
+      result.message = "the model budget of this session is spent (" + usd(result.spent_usd) +
+                       " of " + usd(budget) + "); no more model calls in this session";
+    else
+      result.message = "the model budget of principal " + principal + " is spent (" +
+                       usd(principal_level_usd) + " of " + usd(principal_budget) + " per " +
+                       std::to_string(config_.budget_window.count()) +
+                       " s); no more model calls for this principal until it drains";
     return result;
   };
   if (budget_spent()) return budget_result();
@@ -143,17 +238,14 @@ CascadeResult Cascade::ask(Request request, const pipeline::Signal& signal) {
     for (int retries = 0; !answer.ok && answer.retry_later && retries < pc.max_retries_429 &&
                           answer.retry_after <= pc.retry_after_max;
          ++retries) {
-      {
-        std::lock_guard lock(mutex_);
-        spent_[session] += cost_of(answer, pc);
-      }
+      charge(session, principal, cost_of(answer, pc));
       sleep_(answer.retry_after);
       answer = provider->complete(attempt);
     }
     if (answer.provider.empty()) answer.provider = pc.name;
+    charge(session, principal, cost_of(answer, pc));
     {
       std::lock_guard lock(mutex_);
-      spent_[session] += cost_of(answer, pc);
       if (answer.ok)
         cooled_until_.erase(pc.name);
       else

@@ -1,9 +1,10 @@
 // Configuration of the reasoning layer: the providers in cascade order, the model selector,
-// consensus, cool-off and the per-session budget. Filled from `[reasoning]` in warden.toml
-// (server/config.cpp) or by tests. Plain values.
+// consensus, cool-off and the budgets per session and per principal. Filled from `[reasoning]` in
+// warden.toml (server/config.cpp) or by tests. Plain values.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -50,6 +51,15 @@ struct ReasoningConfig {
   std::chrono::seconds cool_off{60};  // a failed provider is tried last for this long
   int consensus = 0;                  // >= 2: that many providers must propose the same action
   double budget_per_session_usd = 0;  // 0 = unlimited; past it no more model calls
+  // A principal's spending over all its sessions, 0 = unlimited. It drains at
+  // budget_per_principal_usd per budget_window (a leaky bucket); while it is at or past the
+  // budget, no more model calls for that principal.
+  double budget_per_principal_usd = 0;
+  std::chrono::seconds budget_window{86400};
+  // Spending is kept for at most this many sessions and this many principals (memory stays
+  // bounded whatever session ids clients send); a session idle for budget_window is
+  // forgotten, and past the bound the least recently used entries go first.
+  std::size_t budget_max_entries = 10000;
   std::string identity =
       "You are an assistant whose every action is checked by a security policy before it runs.";
 };

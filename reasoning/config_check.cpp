@@ -33,6 +33,11 @@ std::string check_config(const ReasoningConfig& config) {
            " configured)";
   if (config.budget_per_session_usd < 0)
     return "reasoning.budget_per_session_usd must not be negative";
+  if (config.budget_per_principal_usd < 0)
+    return "reasoning.budget_per_principal_usd must not be negative";
+  if (config.budget_per_principal_usd > 0 && config.budget_window.count() <= 0)
+    return "reasoning.budget_window_seconds must be positive with a principal budget";
+  if (config.budget_max_entries == 0) return "reasoning.budget_max_entries must be at least 1";
   if (config.cool_off.count() < 0) return "reasoning.cool_off_seconds must not be negative";
   return {};
 }

@@ -30,7 +30,8 @@ std::string trim(std::string_view s) {
 
 const char* kOutputInstructions =
     "Propose exactly one action per answer. When tools are offered to you, call exactly one of "
-    "them. Otherwise answer with one JSON object and nothing else:\n"
+    "them and say why in its \"explanation\" argument. Otherwise answer with one JSON object "
+    "and nothing else:\n"
     "{\"target\": \"<target>\", \"action\": \"<action>\", \"payload\": {…}, \"explanation\": "
     "\"<why>\"}\n"
     "To answer the user in words, use the target \"reply\" with payload {\"text\": \"…\"}. "
@@ -67,6 +68,80 @@ std::string default_action(const std::string& target, const Value& payload) {
 
 bool has_spec(const std::vector<ToolSpec>& specs, const std::string& name) {
   return std::any_of(specs.begin(), specs.end(), [&](const ToolSpec& s) { return s.name == name; });
+}
+
+const ToolSpec* find_spec(const std::vector<ToolSpec>& specs, const std::string& name) {
+  auto it =
+      std::find_if(specs.begin(), specs.end(), [&](const ToolSpec& s) { return s.name == name; });
+  return it == specs.end() ? nullptr : &*it;
+}
+
+// A native tool call carries no proposal text (OpenAI and Ollama send `content: null`), so
+// every tool the model is offered takes the proposal's explanation as an argument of this
+// name — unless its own schema already has a property of that name, which stays its own.
+constexpr const char* kExplanationArgument = "explanation";
+constexpr const char* kExplanationSchema =
+    R"({"type":"string","description":"why this action is needed, in one sentence: the )"
+    R"(security policy refuses an action without it"})";
+
+// The schema's `properties`, or nullptr.
+const Value* schema_properties(const Value& schema) {
+  const Value* properties = json::member(schema, "properties");
+  return properties && properties->IsObject() ? properties : nullptr;
+}
+
+// Whether the spec's own schema declares an `explanation` property (then an `explanation`
+// argument is the tool's, not the proposal's).
+bool declares_explanation(const ToolSpec& spec) {
+  Document schema;
+  if (!json::parse(spec.parameters_schema_json, &schema).empty() || !schema.IsObject())
+    return false;
+  const Value* properties = schema_properties(schema);
+  return properties && json::member(*properties, kExplanationArgument);
+}
+
+// The spec as the model is offered it: its schema with a required `explanation` string.
+// A schema that is not a JSON object is offered as it is.
+ToolSpec with_explanation(ToolSpec spec) {
+  Document schema;
+  const std::string text = trim(spec.parameters_schema_json).empty() ? "{\"type\":\"object\"}"
+                                                                     : spec.parameters_schema_json;
+  if (!json::parse(text, &schema).empty() || !schema.IsObject()) return spec;
+  Alloc& a = schema.GetAllocator();
+  if (!json::member(schema, "type")) schema.AddMember("type", "object", a);
+  Value* properties = const_cast<Value*>(schema_properties(schema));
+  if (!properties) {
+    if (schema.HasMember("properties")) return spec;  // not an object: left as it is
+    schema.AddMember("properties", Value(rapidjson::kObjectType), a);
+    properties = &schema["properties"];
+  }
+  if (json::member(*properties, kExplanationArgument)) return spec;  // the tool's own
+  Document property;
+  json::parse(kExplanationSchema, &property);
+  properties->AddMember(Value(kExplanationArgument, a), Value(property, a), a);
+  Value* required = json::member(schema, "required") ? &schema["required"] : nullptr;
+  if (!required) {
+    schema.AddMember("required", Value(rapidjson::kArrayType), a);
+    required = &schema["required"];
+  }
+  if (!required->IsArray()) return spec;
+  required->PushBack(Value(kExplanationArgument, a), a);
+  spec.parameters_schema_json = json::write(schema);
+  return spec;
+}
+
+// Takes the proposal's explanation out of a tool call's arguments (an object whose keys are
+// as the spec reads them): its text, or "" when there is none or it is not a string. The
+// argument is removed either way, so it never reaches the payload the actuator runs.
+std::string take_explanation(Value& args, const ToolSpec& spec) {
+  if (declares_explanation(spec)) return {};
+  auto it = args.FindMember(kExplanationArgument);
+  if (it == args.MemberEnd()) return {};
+  std::string text = it->value.IsString()
+                         ? std::string(it->value.GetString(), it->value.GetStringLength())
+                         : std::string();
+  args.EraseMember(it);  // keeps the order of the other arguments
+  return trim(text);
 }
 
 std::string reply_proposal(const std::string& raw) {
@@ -125,13 +200,20 @@ std::string from_tool_call(const Answer& answer, const Catalog& catalog) {
   const std::string arguments = trim(call.arguments_json).empty() ? "{}" : call.arguments_json;
   if (!json::parse(arguments, &args).empty() || !args.IsObject()) return reply_proposal(raw);
   Alloc& a = args.GetAllocator();
-  const std::string explanation = trim(answer.text);
+  // The explanation: the call's `explanation` argument, else the text the model wrote with
+  // the call (providers that send both).
+  auto explained = [&](std::string argument) {
+    return argument.empty() ? trim(answer.text) : argument;
+  };
   if (const std::string target = ascii_lower(call.name); has_spec(catalog.targets, target)) {
     Value payload;
     if (!lowercase_keys(args, &payload, a)) return reply_proposal(raw);
+    const std::string explanation =
+        explained(take_explanation(payload, *find_spec(catalog.targets, target)));
     return proposal(target, default_action(target, payload), payload, &explanation);
   }
-  if (has_spec(catalog.tools, call.name)) {
+  if (const ToolSpec* spec = find_spec(catalog.tools, call.name)) {
+    const std::string explanation = explained(take_explanation(args, *spec));
     Value payload(rapidjson::kObjectType);
     payload.AddMember("tool", json::string_value(call.name, a), a);
     payload.AddMember("args", Value(args, a), a);
@@ -213,9 +295,9 @@ Request build_request(const pipeline::Signal& signal, const Catalog& catalog,
   }
   request.messages = conversation;
   request.messages.push_back(Message{"user", perception_text(signal)});
-  request.tools = catalog.targets;
+  for (const ToolSpec& target : catalog.targets) request.tools.push_back(with_explanation(target));
   for (const ToolSpec& tool : catalog.tools)
-    if (!has_spec(catalog.targets, tool.name)) request.tools.push_back(tool);
+    if (!has_spec(catalog.targets, tool.name)) request.tools.push_back(with_explanation(tool));
   request.session = signal.principal + '\x1f' + signal.session;
   return request;
 }

@@ -341,6 +341,9 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   reasoning.on("consensus", reasoning.integer(&rc.consensus, 0, 16));
   reasoning.on("budget_per_session_usd",
                reasoning.number(&rc.budget_per_session_usd, 0, 1e9));
+  reasoning.on("budget_per_principal_usd", reasoning.number(&rc.budget_per_principal_usd, 0, 1e9));
+  reasoning.on("budget_window_seconds", reasoning.seconds(&rc.budget_window, 1, 366LL * 86400));
+  reasoning.on("budget_max_entries", reasoning.integer(&rc.budget_max_entries, 1, 10000000));
   reasoning.on("identity", reasoning.string(&rc.identity));
   // Each element of an array of tables, read by `fill` with its own reader.
   auto table_array = [&errors](auto fill) {

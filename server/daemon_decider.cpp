@@ -33,7 +33,7 @@ pipeline::Decider make_daemon_decider(ServerContext& context, Identity identity,
   ServerContext* ctx = &context;
   return [ctx, identity = std::move(identity), closed = std::move(closed), use_grants](
              const std::string& proposal_json, const pipeline::Signal& signal,
-             pipeline::DecideStage, int) -> Decision {
+             pipeline::DecideStage, int attempt) -> Decision {
     if (closed && closed->load()) {
       // Nobody will act on it: the requester is gone.
       return not_decided(*ctx, proposal_json, err::kShuttingDown,
@@ -47,6 +47,9 @@ pipeline::Decider make_daemon_decider(ServerContext& context, Identity identity,
     job.principal = identity.principal;
     job.groups = identity.groups;
     job.session = signal.session;
+    // The rules see where the proposal arrives: its feedback depth and its model attempt.
+    job.depth = signal.depth;
+    job.attempt = attempt;
     job.abandoned = closed;
     job.defer_remember = ctx->audit != nullptr;
     job.done = [ctx, promise,

@@ -310,6 +310,8 @@ DecideResult DeciderPool::decide(Worker* worker, const DecideJob& job, std::int6
     DecideRequest request;
     request.proposal_json = job.proposal_json;
     request.explain = job.explain;
+    request.depth = job.depth;
+    request.attempt = job.attempt;
     if (!job.principal.empty()) request.principal = job.principal;
     request.groups = job.groups;
     if (options_.sessions && !job.session.empty()) {

@@ -39,6 +39,10 @@ struct DecideJob {
   // The proposal's context.session. With the pool's session memory, the decision sees the
   // history of (principal, session) and, when approved, adds its effects to it.
   std::string session;
+  // Where the proposal arrives (SPEC §2): the pipeline depth of the signal it answers and the
+  // model attempt it is (0 for a proposal no model made). The rules see both in `proposal`.
+  std::int64_t depth = 0;
+  std::int64_t attempt = 0;
   // With session memory: true leaves remembering an approved decision's effects to the
   // job's completion (SessionMemory::remember, at the decision's second), which the daemon
   // does only once the decision is in the audit log and answered as decided.

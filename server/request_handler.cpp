@@ -21,6 +21,10 @@ namespace warden::server {
 
 namespace {
 
+// The largest envelope depth a `decide` may name: far past any depth limit, so the rules
+// judge every loop, and small enough for any integer slot.
+constexpr std::int64_t kMaxEnvelopeDepth = 1000000;
+
 bool is_known_action(std::string_view action) {
   static constexpr std::string_view kActions[] = {
       "decide", "submit", "pending", "approve", "deny", "reload", "status", "health-check", "auth"};
@@ -63,6 +67,7 @@ struct DecideCall {
   std::string principal;
   std::vector<std::string> groups;
   std::string session;
+  std::int64_t depth = 0;  // the envelope's "depth": where the client's loop is (SPEC §3)
   std::shared_ptr<const std::atomic<bool>> closed;
   ReplyFn later;
   std::int64_t wait_s = 0;
@@ -163,6 +168,7 @@ DeciderPool::Submitted queue_decide(std::shared_ptr<DecideCall> call) {
   job.principal = call->principal;
   job.groups = call->groups;
   job.session = call->session;
+  job.depth = call->depth;
   job.abandoned = call->closed;
   // With the audit log, an approved decision's effects join the session's history only after
   // its record is written (an E_AUDIT reject must not leave effects behind).
@@ -341,6 +347,15 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
   if (std::string bad; !int_field(payload, "wait_s", 0, context_.config->approvals.max_wait_seconds,
                                   &call->wait_s, &bad)) {
     return error(request, err::kBadRequest, bad);
+  }
+  // The envelope's depth (SPEC §3) is the pipeline depth the client's proposal arrives at;
+  // rules see it (a proposal deeper than the limit is a loop or a forged depth).
+  if (const rapidjson::Value* depth = find_member(request.document, "depth")) {
+    if (!depth->IsInt64() || depth->GetInt64() < 0 || depth->GetInt64() > kMaxEnvelopeDepth) {
+      return error(request, err::kBadRequest,
+                   "\"depth\" must be an integer from 0 to " + std::to_string(kMaxEnvelopeDepth));
+    }
+    call->depth = depth->GetInt64();
   }
   if (!to_valid_json_text(*proposal, &call->proposal_json)) {
     return error(request, err::kBadJson, "the proposal is not valid UTF-8 (lone surrogate escape)");

@@ -1,5 +1,7 @@
 #include "server/submit.h"
 
+#include <openssl/rand.h>
+
 #include <exception>
 
 #include "server/errors.h"
@@ -17,6 +19,21 @@ constexpr std::size_t kMaxName = 256;         // session, agent, source
 Reply error_reply(ServerContext& ctx, const std::string& id_json, const ErrorBody& body) {
   Stats::add(ctx.stats.errors);
   return Reply{error_response(id_json, "submit", body)};
+}
+
+// A session id of its own for a run whose request names none: "run-" and 32 hex digits of
+// 16 bytes from the CSPRNG, so no other run shares it and no client can guess it. Empty
+// when the CSPRNG fails.
+std::string private_session_id() {
+  unsigned char bytes[16];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) return {};
+  static const char* hex = "0123456789abcdef";
+  std::string id = "run-";
+  for (unsigned char b : bytes) {
+    id += hex[b >> 4];
+    id += hex[b & 15];
+  }
+  return id;
 }
 
 }  // namespace
@@ -77,6 +94,15 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
   // Who asks is the authenticated principal, never what the request says.
   signal.principal = identity.principal;
   signal.depth = 0;
+  // Every run has session memory: what one step of the run approved (a script written) is
+  // history for the next (running it). A request naming no session gets a private one.
+  if (signal.session.empty()) {
+    signal.session = private_session_id();
+    if (signal.session.empty()) {
+      return error_reply(context, id,
+                         {err::kInternal, "no session id could be drawn (the CSPRNG failed)"});
+    }
+  }
 
   ServerContext* ctx = &context;
   auto shared_later = std::make_shared<ReplyFn>(std::move(later));

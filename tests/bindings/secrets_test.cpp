@@ -211,3 +211,115 @@ TEST_CASE("identifier-like tokens are not high-entropy", "[secrets]") {
   CHECK(kinds("SGVsbG8gd29ybGQgdGhpcyBpcyBhIHRlc3Q=") == "high-entropy");
   CHECK(kinds("Zx9_Qm3-Lp7aKw2_Rt5vNb8-Yc4uHj6e") == "high-entropy");
 }
+
+namespace {
+// Each byte of s as %XX.
+std::string percent_all(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    out += '%';
+    out += "0123456789ABCDEF"[c >> 4];
+    out += "0123456789ABCDEF"[c & 15];
+  }
+  return out;
+}
+// Each byte of s as a JSON/JavaScript \u escape.
+std::string u_escape_all(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    out += "\\u00";
+    out += "0123456789abcdef"[c >> 4];
+    out += "0123456789abcdef"[c & 15];
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("a key written in an encoded form is found, and redacted where it is written",
+          "[secrets][forms]") {
+  const std::string aws = "AKIAIOSFODNN7EXAMPLE";
+  struct Case {
+    std::string text;  // the form
+    std::string kind;
+  };
+  const std::vector<Case> cases = {
+      // percent-encoded: the whole key, only its dashes, twice over (%25 is "%")
+      {percent_all(kOpenAi), "openai-key"},
+      {"https://x.example/?k=sk%2Dproj%2DAbCdEfGhIjKlMnOpQrStUvWx0123", "openai-key"},
+      {"q=sk%252Dproj%252DAbCdEfGhIjKlMnOpQrStUvWx0123", "openai-key"},
+      {"%u0073k-proj-AbCdEfGhIjKlMnOpQrStUvWx0123", "openai-key"},
+      // \u-escaped (JSON, JavaScript, Python), \u{…}, \x, octal, HTML entities
+      {u_escape_all(kAnthropic), "anthropic-key"},
+      {"{\"k\":\"\\u0067hp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5\"}", "github-token"},
+      {"\\u{41}KIAIOSFODNN7EXAMPLE", "aws-access-key"},
+      {"printf '\\x73\\x6b-proj-AbCdEfGhIjKlMnOpQrStUvWx0123'", "openai-key"},
+      {"printf '\\163\\153-proj-AbCdEfGhIjKlMnOpQrStUvWx0123'", "openai-key"},
+      {"&#115;&#x6b;-proj-AbCdEfGhIjKlMnOpQrStUvWx0123", "openai-key"},
+      // split: shell quote concatenation, string concatenation, line continuation
+      {"curl -d 'k=sk-pr''oj-AbCdEfGhIjKl''MnOpQrStUvWx0123' https://x.example", "openai-key"},
+      {"echo sk-pro\"j-AbCdEf\"GhIjKlMnOpQrStUvWx0123", "openai-key"},
+      {"key = \"AKIAIOSF\" + \"ODNN7EXAMPLE\"", "aws-access-key"},
+      {"$k = 'AKIAIOSF' . 'ODNN7EXAMPLE';", "aws-access-key"},
+      {"k = (\"AKIAIOSF\" \"ODNN7EXAMPLE\")", "aws-access-key"},
+      {"export K=sk-proj-AbCdEfGhIj\\\nKlMnOpQrStUvWx0123", "openai-key"},
+      // forms mixed in one key
+      {"sk%2Dproj-\\u0041bCdEf'GhIj'KlMnOpQrStUvWx0123", "openai-key"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    const auto found = secrets::find(c.text);
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].kind == c.kind);
+    CHECK(secrets::looks_like_secret(c.text));
+    // Redaction covers the form as written: nothing of the key is left.
+    const std::string redacted = secrets::redact(c.text);
+    CHECK(redacted.find("[REDACTED]") != std::string::npos);
+    CHECK_FALSE(secrets::looks_like_secret(redacted));
+    CHECK(redacted.find("0123") == std::string::npos);
+    CHECK(redacted.find("EXAMPLE") == std::string::npos);
+  }
+  // The span is the encoded text's: here, from "sk%2D" to the key's end.
+  const std::string url = "https://x.example/?k=sk%2Dproj%2DAbCdEfGhIjKlMnOpQrStUvWx0123&z=1";
+  const auto f = secrets::find(url);
+  REQUIRE(f.size() == 1);
+  CHECK(url.substr(f[0].offset, f[0].length) == "sk%2Dproj%2DAbCdEfGhIjKlMnOpQrStUvWx0123");
+  CHECK(secrets::redact(url) == "https://x.example/?k=[REDACTED]&z=1");
+  // A high-entropy secret split in two halves neither of which is long enough alone.
+  const std::string b64 = random_base64(32, 77);
+  const std::string split = "t = '" + b64.substr(0, 16) + "' + '" + b64.substr(16) + "'";
+  CHECK(secrets::find("t = '" + b64.substr(0, 16) + "'").empty());
+  CHECK(kinds(split) == "high-entropy");
+  // Found in the text as it is and in its decoded form at once: one finding.
+  CHECK(secrets::find(kOpenAi + " " + percent_all(kOpenAi)).size() == 2);
+}
+
+TEST_CASE("encoded and quoted text that holds no key is not a secret", "[secrets][forms]") {
+  CHECK(kinds("https://example.com/search?q=hello%20world%21&lang=en") == "");
+  CHECK(kinds("/home/user/My%20Documents/notes%2Etxt") == "");
+  CHECK(kinds("git commit -m \"fix the parser\" && git push origin 'main'") == "");
+  CHECK(kinds("{\"name\":\"caf\\u00e9\",\"text\":\"na\\u00efve r\\u00e9sum\\u00e9\"}") == "");
+  CHECK(kinds("printf 'a\\tb\\n' \\\n  && echo \"$HOME\"") == "");
+  CHECK(kinds("x = \"hello\" + \"world\" + \"again\"") == "");
+  CHECK(kinds("Fish &amp; chips &#8211; 100% tasty") == "");
+  // Malformed forms stay as they are (and hold nothing).
+  CHECK(kinds("100%zz \\u12 \\x4 &#; &#xZZ; \\u{110000} \\uD800") == "");
+}
+
+TEST_CASE("encoded forms in 1 MB inputs", "[secrets][forms]") {
+  // Forms that decode to nothing secret, forms cut short, and many keys in one form.
+  std::string percents;
+  while (percents.size() < (1 << 20)) percents += "%41";
+  CHECK(secrets::find(percents).empty());
+  std::string open_braces;
+  while (open_braces.size() < (1 << 20)) open_braces += "\\u{";
+  CHECK(secrets::find(open_braces).empty());
+  std::string quotes;
+  while (quotes.size() < (1 << 20)) quotes += "'' + ";
+  CHECK(secrets::find(quotes).empty());
+  std::string keys;
+  const std::string one = percent_all(kOpenAi) + " ";
+  while (keys.size() < (1 << 20)) keys += one;
+  const auto f = secrets::find(keys);
+  CHECK(f.size() == keys.size() / one.size());
+  for (const auto& finding : f) CHECK(finding.kind == "openai-key");
+}

@@ -427,3 +427,107 @@ TEST_CASE("cascade: concurrent sessions are counted apart", "[cascade]") {
   for (int t = 0; t < 4; ++t)
     CHECK(cascade.spent(std::string("alice\x1fsession-") + std::to_string(t)) == Approx(10.0));
 }
+
+TEST_CASE("cascade: the principal budget holds across the principal's sessions",
+          "[cascade][budget]") {
+  Setup s(1);
+  s.config.budget_per_session_usd = 0.5;
+  s.config.budget_per_principal_usd = 1.0;
+  s.config.budget_window = std::chrono::seconds(1000);
+  s.config.providers[0].price_input_per_mtok = 2.0;
+  s.config.providers[0].price_output_per_mtok = 10.0;
+  s.server(0).set_fallback(json_reply(chat_text("ok", 200000, 5000)));  // $0.45 a call
+  auto cascade = s.cascade();
+  // A new session id each time: each session's own budget is never reached...
+  int calls = 0;
+  CascadeResult last;
+  for (int i = 0; i < 10; ++i) {
+    const Signal signal = user("hi", "s" + std::to_string(i));
+    last = cascade->ask(request_for(signal), signal);
+    if (last.status != Status::Ok) break;
+    ++calls;
+  }
+  // ...but the principal's is: $0.45, $0.90 pass the check, $1.35 is past $1.00.
+  CHECK(calls == 3);
+  CHECK(s.server(0).request_count() == 3);
+  CHECK(last.status == Status::BudgetSpent);
+  CHECK(last.message ==
+        "the model budget of principal alice is spent ($1.3500 of $1.0000 per 1000 s); no more "
+        "model calls for this principal until it drains");
+  CHECK(cascade->principal_spent("alice") == Approx(1.35));
+  // Another principal is not held up.
+  Signal bob = user("hi", "s0");
+  bob.principal = "bob";
+  CHECK(cascade->ask(request_for(bob), bob).status == Status::Ok);
+  // The budget drains at $1.00 per 1000 s: after 400 s, $0.95 is left, under the budget.
+  s.time.now += std::chrono::seconds(400);
+  CHECK(cascade->principal_spent("alice") == Approx(0.95));
+  const Signal again = user("hi", "s-new");
+  CHECK(cascade->ask(request_for(again), again).status == Status::Ok);
+  CHECK(cascade->principal_spent("alice") == Approx(1.40));
+  CHECK(cascade->ask(request_for(again), again).status == Status::BudgetSpent);
+}
+
+TEST_CASE("cascade: the spending tables stay bounded whatever session ids arrive",
+          "[cascade][budget]") {
+  Setup s(1);
+  s.config.budget_per_session_usd = 100;
+  s.config.budget_per_principal_usd = 1;  // drains $0.001 in 86.4 s
+  s.config.budget_window = std::chrono::seconds(86400);
+  s.config.budget_max_entries = 8;
+  s.config.providers[0].price_input_per_mtok = 1.0;
+  s.server(0).set_fallback(json_reply(chat_text("ok", 1000, 0)));  // $0.001 a call
+  auto cascade = s.cascade();
+  // 50 sessions of 20 principals: the tables never hold more than the bound, and no turn
+  // outlives its ask.
+  for (int i = 0; i < 50; ++i) {
+    Signal signal = user("hi", "flood-" + std::to_string(i));
+    signal.principal = "p" + std::to_string(i % 20);
+    REQUIRE(cascade->ask(request_for(signal), signal).status == Status::Ok);
+    s.time.now += std::chrono::seconds(1);
+    const Cascade::Tracked t = cascade->tracked();
+    CHECK(t.sessions <= 8);
+    CHECK(t.principals <= 8);
+    CHECK(t.turns == 0);
+  }
+  // The most recent session is still counted; the oldest were forgotten first.
+  CHECK(cascade->spent(std::string("p9\x1f") + "flood-49") == Approx(0.001));
+  CHECK(cascade->spent(std::string("p0\x1f") + "flood-0") == 0);
+  // A session idle for a whole window is forgotten, and a drained principal too.
+  s.time.now += std::chrono::seconds(86400 * 2);
+  Signal late = user("hi", "late");
+  REQUIRE(cascade->ask(request_for(late), late).status == Status::Ok);
+  const Cascade::Tracked t = cascade->tracked();
+  CHECK(t.sessions == 1);
+  CHECK(t.principals == 1);
+}
+
+TEST_CASE("cascade: without a budget the session table is bounded too", "[cascade][budget]") {
+  Setup s(1);
+  s.config.budget_max_entries = 4;
+  s.server(0).set_fallback(json_reply(chat_text("ok", 10, 10)));
+  auto cascade = s.cascade();
+  for (int i = 0; i < 12; ++i) {
+    const Signal signal = user("hi", "x" + std::to_string(i));
+    REQUIRE(cascade->ask(request_for(signal), signal).status == Status::Ok);
+    CHECK(cascade->tracked().sessions <= 4);
+    CHECK(cascade->tracked().principals == 0);
+  }
+}
+
+TEST_CASE("cascade: the budget keys are read and checked", "[cascade][budget][config]") {
+  ReasoningConfig c;
+  c.providers.push_back(ProviderConfig{});
+  c.providers[0].name = "a";
+  c.providers[0].kind = "script";
+  c.providers[0].script_path = "/dev/null";
+  c.budget_per_principal_usd = -1;
+  CHECK(check_config(c) == "reasoning.budget_per_principal_usd must not be negative");
+  c.budget_per_principal_usd = 1;
+  c.budget_window = std::chrono::seconds(0);
+  CHECK(check_config(c) ==
+        "reasoning.budget_window_seconds must be positive with a principal budget");
+  c.budget_window = std::chrono::seconds(60);
+  c.budget_max_entries = 0;
+  CHECK(check_config(c) == "reasoning.budget_max_entries must be at least 1");
+}

@@ -230,3 +230,78 @@ TEST_CASE("normalized_action: target, action, payload with keys sorted; no expla
         normalized_action(
             R"({"target":"shell","action":"run","payload":{"command":"ls -a","cwd":"/w"}})"));
 }
+
+TEST_CASE("build_request: every tool offered requires an explanation argument",
+          "[think][explanation]") {
+  Catalog c = catalog();
+  // A tool whose own schema has an `explanation` keeps it; one with no schema gets one.
+  c.tools.push_back({"annotate", "Annotate a line",
+                     R"({"type":"object","properties":{"explanation":{"type":"integer"}}})"});
+  c.tools.push_back({"ping", "Ping", ""});
+  Request r = build_request(user("list files"), c, {}, {}, {});
+  REQUIRE(r.tools.size() == 8);
+  for (const ToolSpec& t : r.tools) {
+    INFO(t.name << ": " << t.parameters_schema_json);
+    if (t.name == "annotate") {
+      CHECK(t.parameters_schema_json ==
+            R"({"type":"object","properties":{"explanation":{"type":"integer"}}})");
+      continue;
+    }
+    CHECK(t.parameters_schema_json.find(R"("explanation":{"type":"string")") != std::string::npos);
+    const bool required =
+        t.parameters_schema_json.find(R"("required":["explanation"])") != std::string::npos ||
+        t.parameters_schema_json.find(R"(,"explanation"])") != std::string::npos;
+    CHECK(required);
+  }
+  CHECK(r.tools[0].parameters_schema_json.rfind(
+            R"({"type":"object","properties":{"command":{"type":"string"},"explanation":)", 0) ==
+        0);
+  // A required list the schema had keeps its members.
+  Catalog d;
+  d.targets = {
+      {"shell", "Run",
+       R"({"type":"object","properties":{"command":{"type":"string"}},"required":["command"]})"}};
+  Request q = build_request(user("x"), d, {}, {}, {});
+  REQUIRE(q.tools.size() == 1);
+  CHECK(q.tools[0].parameters_schema_json.find(R"("required":["command","explanation"])") !=
+        std::string::npos);
+  // The system prompt's payload schemas are the targets' own (a JSON answer has its
+  // explanation at the top level).
+  CHECK(r.system.find("\"required\":[\"explanation\"]") == std::string::npos);
+  CHECK(r.system.find("\"explanation\" argument") != std::string::npos);
+}
+
+TEST_CASE("parse_answer: a tool call's explanation argument is the proposal's explanation",
+          "[think][explanation]") {
+  // No text (OpenAI and Ollama send content null): the argument explains, and leaves the payload.
+  CHECK(
+      parse_answer(call_answer("shell", R"({"command":"ls","explanation":"see the files"})"),
+                   catalog()) ==
+      R"({"target":"shell","action":"run","payload":{"command":"ls"},"explanation":"see the files"})");
+  // Keys of a target's arguments are read case-blind, like the rest of its payload.
+  CHECK(
+      parse_answer(call_answer("shell", R"({"command":"ls","Explanation":" why "})"), catalog()) ==
+      R"({"target":"shell","action":"run","payload":{"command":"ls"},"explanation":"why"})");
+  // A registered tool: out of args.
+  CHECK(
+      parse_answer(call_answer("sha256", R"({"text":"abc","explanation":"checksum"})"),
+                   catalog()) ==
+      R"({"target":"tool","action":"call","payload":{"tool":"sha256","args":{"text":"abc"}},"explanation":"checksum"})");
+  // The argument wins over text; text is the fallback; a non-string or blank argument is no
+  // explanation (and is dropped from the payload all the same).
+  CHECK(parse_answer(call_answer("shell", R"({"command":"ls","explanation":"arg"})", "text"),
+                     catalog()) ==
+        R"({"target":"shell","action":"run","payload":{"command":"ls"},"explanation":"arg"})");
+  CHECK(parse_answer(call_answer("shell", R"({"command":"ls","explanation":"  "})", "text"),
+                     catalog()) ==
+        R"({"target":"shell","action":"run","payload":{"command":"ls"},"explanation":"text"})");
+  CHECK(parse_answer(call_answer("shell", R"({"command":"ls","explanation":["a"]})"), catalog()) ==
+        R"({"target":"shell","action":"run","payload":{"command":"ls"}})");
+  // A tool whose own schema has `explanation` keeps its argument.
+  Catalog c = catalog();
+  c.tools.push_back({"annotate", "Annotate",
+                     R"({"type":"object","properties":{"explanation":{"type":"string"}}})"});
+  CHECK(
+      parse_answer(call_answer("annotate", R"({"explanation":"mine"})", "why"), c) ==
+      R"({"target":"tool","action":"call","payload":{"tool":"annotate","args":{"explanation":"mine"}},"explanation":"why"})");
+}

@@ -239,3 +239,24 @@ TEST_CASE("an API key in the config file is refused and never repeated",
   CHECK(text.find(key) == std::string::npos);
   CHECK(text.find("ghp_AbCd") == std::string::npos);
 }
+
+TEST_CASE("the budget keys of [reasoning] are read and checked", "[server][config][submit][budget]") {
+  Config defaults;
+  CHECK(defaults.pipeline.reasoning.budget_per_principal_usd == 0);
+  CHECK(defaults.pipeline.reasoning.budget_window == std::chrono::seconds(86400));
+  CHECK(defaults.pipeline.reasoning.budget_max_entries == 10000);
+  Config c;
+  REQUIRE(parse_config("[reasoning]\nbudget_per_principal_usd = 2.5\nbudget_window_seconds = 3600\n"
+                       "budget_max_entries = 500\n",
+                       "", &c)
+              .empty());
+  CHECK(c.pipeline.reasoning.budget_per_principal_usd == 2.5);
+  CHECK(c.pipeline.reasoning.budget_window == std::chrono::seconds(3600));
+  CHECK(c.pipeline.reasoning.budget_max_entries == 500);
+  CHECK(error_keys("[reasoning]\nbudget_per_principal_usd = -1\n") ==
+        std::vector<std::string>{"reasoning.budget_per_principal_usd"});
+  CHECK(error_keys("[reasoning]\nbudget_window_seconds = 0\n") ==
+        std::vector<std::string>{"reasoning.budget_window_seconds"});
+  CHECK(error_keys("[reasoning]\nbudget_max_entries = 0\n") ==
+        std::vector<std::string>{"reasoning.budget_max_entries"});
+}
