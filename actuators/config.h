@@ -26,6 +26,8 @@ struct ShellConfig {
   std::vector<std::string> hide;            // more paths the confined program cannot read
   std::vector<std::string> writable;        // roots outside the workspace where an approved
                                             // write may be granted (default: none)
+  std::vector<std::string> read;            // read-only paths exposed to the confined program
+                                            // even inside a home (toolchains)
   std::string cache_dir;                    // bound at the private HOME's .cache ("" = none)
   // Warden's own files (tokens, keys, state, rules, config, socket, audit log), hidden from
   // the confined program wherever they are. Filled by the daemon, not by the config file.

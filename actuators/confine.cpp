@@ -17,6 +17,7 @@ Inputs inputs_for(const ShellConfig& config) {
   in.own_files = config.own_files;
   in.hide = config.hide;
   in.writable_roots = config.writable;
+  in.read = config.read;
   in.cache_dir = config.cache_dir;
   in.path = config.path;
   in.max_processes = config.max_processes;

@@ -1,5 +1,6 @@
 // Confinement: the kernel envelope an approved shell action runs in, derived per decision
-// from the effects the rules approved (docs/ACTUATORS.md, "Confinement"). derive() is pure;
+// from the effects the rules approved (docs/ACTUATORS.md, "Confinement"). derive() only
+// looks at the file system (which paths exist);
 // run() and run_attached() start the program in its own user, mount, PID, network, IPC and
 // UTS namespaces, with a private HOME and /tmp, Warden's own files and credential paths
 // hidden, Landlock holding writes to the envelope's writable paths, a seccomp filter,
@@ -43,6 +44,8 @@ struct Inputs {
   std::vector<std::string> hide;           // more paths hidden (`[actuators.shell] hide`)
   std::vector<std::string> writable_roots; // outside the workspace, an approved write is granted
                                            // only beneath one of these (`writable`); default none
+  std::vector<std::string> read;           // more read-only paths, exposed even inside a masked
+                                           // directory (toolchains: /root/.rustup …) (`read`)
   std::string cache_dir;                   // host directory bound at $HOME/.cache ("" = none)
   std::vector<std::string> path = {"/usr/local/bin", "/usr/bin", "/bin"};  // PATH
   std::uint64_t max_processes = 64;        // processes at once (pid_max of the PID namespace
@@ -58,7 +61,12 @@ Inputs inputs_for(const ShellConfig& config);
 struct Envelope {
   std::string workspace;                  // writable (bind-mounted at its own path)
   std::vector<std::string> writable;      // further writable paths (approved writes beneath a
-                                          // writable root, the cache dir)
+                                          // writable root)
+  std::vector<std::string> readable;      // the trees that may be read (Landlock): the system's
+                                          // (/usr, /etc, /opt, /var …), the private ones, the
+                                          // workspace, `exposed`; nothing else (not /root, /boot,
+                                          // /mnt, an unknown top-level directory)
+  std::vector<std::string> exposed;       // read-only, bound back inside masked directories
   std::vector<std::string> read_only;     // inside writable trees, kept read-only: persistence
                                           // files (.git/config, .git/hooks, .envrc …) no
                                           // approved effect writes
@@ -82,7 +90,7 @@ struct Envelope {
 
 // The envelope of a decision: its approved effects (Decision::effects) within `inputs`.
 // - writes: the workspace, the private HOME and /tmp, the cache dir, and approved write or
-//   delete targets beneath a writable root; never a credential, persistence or system path
+//   delete targets beneath a writable root (their nearest existing directory); never a credential, persistence or system path
 //   outside the workspace, never Warden's files;
 // - reads: everything not hidden or masked; every credential-class effect target is hidden
 //   whatever the rules said;
