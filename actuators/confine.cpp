@@ -19,15 +19,18 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <mutex>
+#include <memory>
 
 #include "actuators/beneath.h"
+#include "actuators/egress.h"
 
 namespace warden::actuators::confine {
 namespace {
@@ -566,6 +569,35 @@ int keeper_setup(const void* data) {
   if (!plan.pid_max.empty() && !write_file("/proc/sys/kernel/pid_max", plan.pid_max))
     return kStepPidMax;
   if (plan.loopback && !bring_up_loopback()) return kStepNet;
+  if (plan.proxy_channel >= 0) {
+    // The proxy's listening socket on the sandbox's loopback, handed to the daemon's proxy.
+    int l = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (l < 0) return kStepNet;
+    struct sockaddr_in a {};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(plan.proxy_port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(l, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(l, 128) != 0)
+      return kStepNet;
+    char byte = 0;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    struct iovec iov {
+      &byte, 1
+    };
+    struct msghdr msg {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    ::memcpy(CMSG_DATA(c), &l, sizeof l);
+    if (::sendmsg(plan.proxy_channel, &msg, MSG_NOSIGNAL) != 1) return kStepNet;
+    ::close(l);
+    ::close(plan.proxy_channel);
+  }
   // The working directory, beneath its base in the new view.
   int base = ::open(plan.cwd_base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (base < 0) return kStepCwd;
@@ -927,6 +959,19 @@ ProcessOutcome run_with(const Envelope& envelope, const ProcessSpec& spec, const
     outcome.error = std::string(kSetup) + ": " + why;
     return outcome;
   }
+  // Approved hosts: the egress proxy is the only way out.
+  std::unique_ptr<EgressProxy> proxy;
+  if (envelope.network && !envelope.hosts.empty()) {
+    proxy = std::make_unique<EgressProxy>(envelope.hosts, envelope.private_network);
+    plan.proxy_channel = proxy->channel();
+    if (plan.proxy_channel < 0) {
+      outcome.error = std::string(kSetup) + ": the egress proxy: " + errno_text(errno);
+      return outcome;
+    }
+    plan.loopback = true;
+    plan.proxy_port = kProxyPort;
+    proxy->start();
+  }
   ProcessSpec s = spec;
   s.clone_flags = kNamespaces;
   s.keeper_setup = keeper_setup;
@@ -943,6 +988,7 @@ ProcessOutcome run_with(const Envelope& envelope, const ProcessSpec& spec, const
   }
   s.max_processes = std::min(spec.max_processes, envelope.max_processes);
   outcome = run_process(s);
+  if (proxy) proxy->stop();
   if (!outcome.started) {
     outcome.error = std::string(outcome.failed_step >= 100 ? kSetup : "") +
                     (outcome.failed_step >= 100 ? ": " : "") + outcome.error;

@@ -291,6 +291,7 @@ Result ShellActuator::act(std::string_view action_json, const Context& context) 
     confine::Inputs inputs = confine::inputs_for(config_);
     inputs.workspace = workspace_real;
     confine::Envelope envelope = confine::derive(context.effects, inputs);
+    envelope.private_network = context.allows("private-network");
     run = confine::run(envelope, spec);
     if (!run.started) {
       const bool unsupported = run.error.starts_with(confine::kUnsupported);
