@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <glob.h>
 #include <limits.h>
 #include <linux/capability.h>
@@ -190,6 +191,35 @@ const char* const kWorkspacePersistence[] = {".git/config",
                                              ".gdbinit",
                                              ".lldbinit"};
 
+// The file names of the credential class (rules/paths.toml) without their directories: a
+// glob the rules could not resolve hides the matches that carry one of these names.
+const char* const kCredentialNames[] = {
+    "id_rsa",       "id_rsa.*",          "id_dsa",          "id_dsa.*",       "id_ecdsa",
+    "id_ecdsa.*",   "id_ecdsa_sk",       "id_ed25519",      "id_ed25519.*",   "id_ed25519_sk",
+    "*.key",        "*key*.pem",         "privkey*.pem",    "*.p12",          "*.pfx",
+    "*.ppk",        "*.jks",             "*.keystore",      "*.kdbx",         ".env",
+    ".env.*",       ".env~",             ".env-*",          ".env_*",         "*.env",
+    ".dev.vars",    "credentials",       "*.credentials",   "credentials.json", "client_secret*.json",
+    "service-account*.json", "kubeconfig", "*.kubeconfig",  ".dockercfg",     ".npmrc",
+    ".pypirc",      ".git-credentials",  ".netrc",          ".pgpass",        ".htpasswd",
+    ".vault-token", "secrets.yml",       "secrets.yaml",    "secrets.json",   "secrets.toml",
+    ".secrets",     "*.tfstate",         "*.tfstate.backup", "*_key",         "*-key",
+    "api_key*",     "apikey*",           "*.secret",        "token.txt",      ".token",
+    "password.txt", "passwords.txt",     "key.txt",         "secret.txt",     "secrets.txt",
+    "*deploy_key*", "*deploy-key*",      ".ssh",            ".aws",           ".gnupg"};
+const char* const kCredentialExceptions[] = {"*.pub", ".env.example", ".env.sample",
+                                             ".env.template", ".env.dist", ".env.defaults",
+                                             "*.pub.key"};
+
+bool credential_name(const std::string& path) {
+  const std::string name = path.substr(path.rfind('/') + 1);
+  for (const char* x : kCredentialExceptions)
+    if (::fnmatch(x, name.c_str(), FNM_CASEFOLD) == 0) return false;
+  for (const char* c : kCredentialNames)
+    if (::fnmatch(c, name.c_str(), FNM_CASEFOLD) == 0) return true;
+  return false;
+}
+
 bool is_path_write(const EffectRecord& e) {
   return e.object == "path" && (e.kind == "write" || e.kind == "delete");
 }
@@ -220,14 +250,14 @@ Envelope derive(const std::vector<EffectRecord>& effects, const Inputs& inputs) 
     if (is_dir(m)) add_unique(e.masked, m);
   if (const char* h = ::getenv("HOME"); h && *h) {
     std::string r = resolved(h);
-    if (!r.empty() && r != "/" && is_dir(r) && !within(e.workspace, r)) add_unique(e.masked, r);
+    if (!r.empty() && r != "/" && is_dir(r)) add_unique(e.masked, r);  // the workspace is bound back
   }
   {
     struct passwd pw, *found = nullptr;
     char buf[4096];
     if (::getpwuid_r(::geteuid(), &pw, buf, sizeof buf, &found) == 0 && found && pw.pw_dir) {
       std::string r = resolved(pw.pw_dir);
-      if (!r.empty() && r != "/" && is_dir(r) && !within(e.workspace, r)) add_unique(e.masked, r);
+      if (!r.empty() && r != "/" && is_dir(r)) add_unique(e.masked, r);  // the workspace is bound back
     }
   }
   if (is_dir("/var/run")) add_unique(e.masked, "/var/run");  // not a symlink to /run here
@@ -299,6 +329,12 @@ Envelope derive(const std::vector<EffectRecord>& effects, const Inputs& inputs) 
   for (const auto& word : hide_words)
     for (const auto& p : existing(word))
       if (p != "/" && !masked_only(p) && p != e.workspace) add_unique(e.hidden, p);
+  // A glob the rules saw only as a word: its matches with a credential's name.
+  for (const auto& eff : effects) {
+    if (eff.object != "path" || !eff.dynamic || !has_glob(eff.target)) continue;
+    for (const auto& p : existing(eff.target))
+      if (credential_name(p) && !masked_only(p) && p != e.workspace) add_unique(e.hidden, p);
+  }
 
   // Persistence files of the workspace no approved effect writes stay read-only.
   for (const char* rel : kWorkspacePersistence) {
@@ -786,7 +822,6 @@ const Filter& filter() {
                             "io_uring_register",
                             "lookup_dcookie",
                             "nfsservctl",
-                            "personality",
                             "kcmp",
                             "pidfd_getfd",
                             "fanotify_init",

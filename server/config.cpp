@@ -573,6 +573,20 @@ void validate_pipeline(const PipelineConfig& pc, ConfigErrors* errors) {
                          "must be an absolute directory"});
     }
   }
+  for (const auto& [key, list] :
+       {std::pair<const char*, const std::vector<std::string>*>{"hide", &ac.shell.hide},
+        {"writable", &ac.shell.writable},
+        {"read", &ac.shell.read}}) {
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      if ((*list)[i].empty() || (*list)[i][0] != '/') {
+        errors->push_back({"actuators.shell." + std::string(key) + "[" + std::to_string(i) + "]",
+                           "must be an absolute path"});
+      }
+    }
+  }
+  if (!ac.shell.cache_dir.empty() && ac.shell.cache_dir[0] != '/') {
+    errors->push_back({"actuators.shell.cache_dir", "must be an absolute path"});
+  }
   if (ac.default_target.empty()) {
     errors->push_back({"actuators.default_target", "must name an actuator"});
   }
