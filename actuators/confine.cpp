@@ -1,5 +1,6 @@
 #include "actuators/confine.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -9,6 +10,7 @@
 #include <linux/filter.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <pwd.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -20,8 +22,6 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -193,22 +193,73 @@ const char* const kWorkspacePersistence[] = {".git/config",
 
 // The file names of the credential class (rules/paths.toml) without their directories: a
 // glob the rules could not resolve hides the matches that carry one of these names.
-const char* const kCredentialNames[] = {
-    "id_rsa",       "id_rsa.*",          "id_dsa",          "id_dsa.*",       "id_ecdsa",
-    "id_ecdsa.*",   "id_ecdsa_sk",       "id_ed25519",      "id_ed25519.*",   "id_ed25519_sk",
-    "*.key",        "*key*.pem",         "privkey*.pem",    "*.p12",          "*.pfx",
-    "*.ppk",        "*.jks",             "*.keystore",      "*.kdbx",         ".env",
-    ".env.*",       ".env~",             ".env-*",          ".env_*",         "*.env",
-    ".dev.vars",    "credentials",       "*.credentials",   "credentials.json", "client_secret*.json",
-    "service-account*.json", "kubeconfig", "*.kubeconfig",  ".dockercfg",     ".npmrc",
-    ".pypirc",      ".git-credentials",  ".netrc",          ".pgpass",        ".htpasswd",
-    ".vault-token", "secrets.yml",       "secrets.yaml",    "secrets.json",   "secrets.toml",
-    ".secrets",     "*.tfstate",         "*.tfstate.backup", "*_key",         "*-key",
-    "api_key*",     "apikey*",           "*.secret",        "token.txt",      ".token",
-    "password.txt", "passwords.txt",     "key.txt",         "secret.txt",     "secrets.txt",
-    "*deploy_key*", "*deploy-key*",      ".ssh",            ".aws",           ".gnupg"};
-const char* const kCredentialExceptions[] = {"*.pub", ".env.example", ".env.sample",
-                                             ".env.template", ".env.dist", ".env.defaults",
+const char* const kCredentialNames[] = {"id_rsa",
+                                        "id_rsa.*",
+                                        "id_dsa",
+                                        "id_dsa.*",
+                                        "id_ecdsa",
+                                        "id_ecdsa.*",
+                                        "id_ecdsa_sk",
+                                        "id_ed25519",
+                                        "id_ed25519.*",
+                                        "id_ed25519_sk",
+                                        "*.key",
+                                        "*key*.pem",
+                                        "privkey*.pem",
+                                        "*.p12",
+                                        "*.pfx",
+                                        "*.ppk",
+                                        "*.jks",
+                                        "*.keystore",
+                                        "*.kdbx",
+                                        ".env",
+                                        ".env.*",
+                                        ".env~",
+                                        ".env-*",
+                                        ".env_*",
+                                        "*.env",
+                                        ".dev.vars",
+                                        "credentials",
+                                        "*.credentials",
+                                        "credentials.json",
+                                        "client_secret*.json",
+                                        "service-account*.json",
+                                        "kubeconfig",
+                                        "*.kubeconfig",
+                                        ".dockercfg",
+                                        ".npmrc",
+                                        ".pypirc",
+                                        ".git-credentials",
+                                        ".netrc",
+                                        ".pgpass",
+                                        ".htpasswd",
+                                        ".vault-token",
+                                        "secrets.yml",
+                                        "secrets.yaml",
+                                        "secrets.json",
+                                        "secrets.toml",
+                                        ".secrets",
+                                        "*.tfstate",
+                                        "*.tfstate.backup",
+                                        "*_key",
+                                        "*-key",
+                                        "api_key*",
+                                        "apikey*",
+                                        "*.secret",
+                                        "token.txt",
+                                        ".token",
+                                        "password.txt",
+                                        "passwords.txt",
+                                        "key.txt",
+                                        "secret.txt",
+                                        "secrets.txt",
+                                        "*deploy_key*",
+                                        "*deploy-key*",
+                                        ".ssh",
+                                        ".aws",
+                                        ".gnupg"};
+const char* const kCredentialExceptions[] = {"*.pub",         ".env.example", ".env.sample",
+                                             ".env.template", ".env.dist",    ".env.defaults",
                                              "*.pub.key"};
 
 bool credential_name(const std::string& path) {
@@ -250,14 +301,16 @@ Envelope derive(const std::vector<EffectRecord>& effects, const Inputs& inputs) 
     if (is_dir(m)) add_unique(e.masked, m);
   if (const char* h = ::getenv("HOME"); h && *h) {
     std::string r = resolved(h);
-    if (!r.empty() && r != "/" && is_dir(r)) add_unique(e.masked, r);  // the workspace is bound back
+    if (!r.empty() && r != "/" && is_dir(r))
+      add_unique(e.masked, r);  // the workspace is bound back
   }
   {
     struct passwd pw, *found = nullptr;
     char buf[4096];
     if (::getpwuid_r(::geteuid(), &pw, buf, sizeof buf, &found) == 0 && found && pw.pw_dir) {
       std::string r = resolved(pw.pw_dir);
-      if (!r.empty() && r != "/" && is_dir(r)) add_unique(e.masked, r);  // the workspace is bound back
+      if (!r.empty() && r != "/" && is_dir(r))
+        add_unique(e.masked, r);  // the workspace is bound back
     }
   }
   if (is_dir("/var/run")) add_unique(e.masked, "/var/run");  // not a symlink to /run here
@@ -455,18 +508,19 @@ bool make_mount_point(const std::string& path, bool file) {
   return ::mkdir(buf, 0755) == 0 || errno == EEXIST;
 }
 
+// Read-only and nosuid (not nodev: the private /dev's nodes are bind mounts beneath "/").
 int set_readonly(const char* target, bool recursive) {
   struct mount_attr attr {};
-  attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+  attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID;
   return static_cast<int>(::syscall(SYS_mount_setattr, AT_FDCWD, target,
                                     recursive ? AT_RECURSIVE : 0, &attr, sizeof attr));
 }
 
+// Only this mount: a submount read-only on the host stays so (clearing it would fail).
 int set_writable(const char* target) {
   struct mount_attr attr {};
   attr.attr_clr = MOUNT_ATTR_RDONLY;
-  return static_cast<int>(
-      ::syscall(SYS_mount_setattr, AT_FDCWD, target, AT_RECURSIVE, &attr, sizeof attr));
+  return static_cast<int>(::syscall(SYS_mount_setattr, AT_FDCWD, target, 0, &attr, sizeof attr));
 }
 
 void fd_path(char* out, int fd) {
@@ -933,12 +987,13 @@ std::string make_plan(const Envelope& env, const std::string& cwd, bool with_pid
     plan->steps.push_back({Op::Mask, -1, env.tmp, "mode=1777,size=50%"});
     applied.push_back(env.tmp);
   }
-  // The private HOME: a tmpfs of its own, empty at every run.
+  // The private HOME: a tmpfs of its own, empty at every run. POSIX shared memory likewise.
   plan->steps.push_back({Op::Mask, -1, env.home, "mode=0755,size=50%"});
+  plan->steps.push_back({Op::Mask, -1, "/dev/shm", "mode=1777,size=25%"});
   for (const char* d : kDevices)
     if (exists(d)) plan->steps.push_back({Op::DevNode, source(d), d, {}});
   plan->steps.push_back({Op::Bind, source(env.workspace), env.workspace, {}});
-  plan->writable_mounts = {env.tmp, env.home, env.workspace};
+  plan->writable_mounts = {env.tmp, env.home, "/dev/shm", env.workspace};
   for (const auto& w : env.writable) {
     if (within(w, env.workspace)) continue;
     plan->steps.push_back({Op::Bind, source(w), w, {}});

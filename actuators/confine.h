@@ -83,8 +83,12 @@ struct Envelope {
   // an HTTP CONNECT proxy inside the sandbox (HTTPS_PROXY/HTTP_PROXY/ALL_PROXY point at it).
   bool network = false;
   std::vector<std::string> hosts;  // approved host names or addresses, lower case
-  std::vector<std::string> env;    // the whole environment ("NAME=value"): minimal,
-                                   // never the daemon's (HOME, TMPDIR, PATH, LANG …)
+  // The proxy connects to private, loopback and link-local addresses only with this (the
+  // decision granted `private-network`; derive() leaves it false); never to the metadata
+  // address unless the approved host is that address written out.
+  bool private_network = false;
+  std::vector<std::string> env;  // the whole environment ("NAME=value"): minimal,
+                                 // never the daemon's (HOME, TMPDIR, PATH, LANG …)
   std::uint64_t max_processes = 64;
 };
 

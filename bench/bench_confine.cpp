@@ -110,11 +110,25 @@ int main(int argc, char** argv) {
   if (bwrap && ::access("/usr/bin/bwrap", X_OK) == 0) {
     ProcessSpec b = spec;
     b.program = "/usr/bin/bwrap";
-    b.argv = {"/usr/bin/bwrap", "--unshare-all", "--die-with-parent", "--new-session",
-              "--ro-bind",      "/",             "/",                 "--proc",
-              "/proc",          "--dev",         "/dev",              "--tmpfs",
-              "/tmp",           "--tmpfs",       "/home",             "--bind",
-              dir,              dir,             "/bin/true"};
+    b.argv = {"/usr/bin/bwrap",
+              "--unshare-all",
+              "--die-with-parent",
+              "--new-session",
+              "--ro-bind",
+              "/",
+              "/",
+              "--proc",
+              "/proc",
+              "--dev",
+              "/dev",
+              "--tmpfs",
+              "/tmp",
+              "--tmpfs",
+              "/home",
+              "--bind",
+              dir,
+              dir,
+              "/bin/true"};
     print("bwrap", measure(runs, [&] { return ok(run_process(b)); }));
   }
   std::printf("added by confinement: median %.3f ms, p99 %.3f ms (goal: median <= 5 ms)\n",
