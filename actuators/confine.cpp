@@ -80,8 +80,6 @@ std::uint64_t fs_handled(int abi) {
   return all;
 }
 
-// The inside uid and gid of the sandbox (mapped to the daemon's).
-constexpr unsigned kInsideId = 1000;
 // The egress proxy's port on the sandbox's loopback interface (the namespace is private).
 constexpr int kProxyPort = 3128;
 // The smallest pid_max the kernel accepts (RESERVED_PIDS + 1).
@@ -361,6 +359,13 @@ Envelope derive(const std::vector<EffectRecord>& effects, const Inputs& inputs) 
   }
   for (const auto& r : inputs.read)
     if (auto p = resolved(r); !p.empty()) add_unique(e.exposed, p);
+  // The configured program path is the operator's: readable, and bound back where a mask
+  // covers it (a toolchain's bin in a home).
+  for (const auto& dir : inputs.path) {
+    std::string p = resolved(dir);
+    if (p.empty() || !is_dir(p)) continue;
+    if (masked_only(p)) add_unique(e.exposed, p);
+  }
   if (!inputs.cache_dir.empty()) {
     e.cache_dir = inputs.cache_dir;
     if (auto r = resolved(inputs.cache_dir); !r.empty()) e.cache_dir = r;
@@ -371,6 +376,8 @@ Envelope derive(const std::vector<EffectRecord>& effects, const Inputs& inputs) 
     if (is_dir(r)) add_unique(e.readable, r);
   add_unique(e.readable, e.workspace);
   for (const auto& x : e.exposed) add_unique(e.readable, x);
+  for (const auto& dir : inputs.path)
+    if (auto p = resolved(dir); !p.empty() && is_dir(p)) add_unique(e.readable, p);
 
   // Hidden: system secrets, Warden's own files, `hide`, every credential target the
   // decision's effects name (whatever the rules said of them).
@@ -963,8 +970,8 @@ std::string make_plan(const Envelope& env, const std::string& cwd, bool with_pid
   if (!f.error.empty()) return f.error;
   plan->filter = &f.prog;
   plan->abi = landlock_abi();
-  plan->uid_map = std::to_string(kInsideId) + " " + std::to_string(::geteuid()) + " 1\n";
-  plan->gid_map = std::to_string(kInsideId) + " " + std::to_string(::getegid()) + " 1\n";
+  plan->uid_map = std::to_string(kSandboxId) + " " + std::to_string(::geteuid()) + " 1\n";
+  plan->gid_map = std::to_string(kSandboxId) + " " + std::to_string(::getegid()) + " 1\n";
   auto source = [&](const std::string& path) {
     plan->sources.push_back(path);
     return static_cast<int>(plan->sources.size() - 1);
@@ -1079,10 +1086,8 @@ ProcessOutcome run_with(const Envelope& envelope, const ProcessSpec& spec, const
   s.max_processes = std::min(spec.max_processes, envelope.max_processes);
   outcome = run_process(s);
   if (proxy) proxy->stop();
-  if (!outcome.started) {
-    outcome.error = std::string(outcome.failed_step >= 100 ? kSetup : "") +
-                    (outcome.failed_step >= 100 ? ": " : "") + outcome.error;
-  }
+  if (!outcome.started && outcome.failed_step >= 100)
+    outcome.error = std::string(kSetup) + ": " + outcome.error;
   return outcome;
 }
 

@@ -24,6 +24,9 @@ namespace warden::actuators::confine {
 inline constexpr const char* kUnsupported = "E_CONFINE_UNSUPPORTED";  // the kernel lacks a part
 inline constexpr const char* kSetup = "E_CONFINE_SETUP";  // a run's envelope could not be built
 
+// The uid and gid a confined program has (its user namespace maps them to the daemon's).
+inline constexpr unsigned kSandboxId = 1000;
+
 // What the kernel offers, probed once per process by calling (never by reading /sys).
 struct Support {
   bool ok = false;          // everything the envelope needs is there

@@ -327,8 +327,8 @@ TEST_CASE("confine: a .gitconfig in the workspace no longer runs as git's config
   CHECK(hook.exit_code != 0);
   CHECK(contains(hook.output, "Read-only file system"));
   CHECK_FALSE(contains(read_file(box.ws + "/.git/config"), "fsmonitor"));
-  Result hooks = box.run(
-      "python3 -c \"import shutil; shutil.copy('/bin/true', '.git/hooks/pre-commit')\"");
+  Result hooks =
+      box.run("python3 -c \"import shutil; shutil.copy('/bin/true', '.git/hooks/pre-commit')\"");
   CHECK(hooks.exit_code != 0);
   CHECK(contains(hooks.output, "Read-only file system"));
   CHECK_FALSE(std::filesystem::exists(box.ws + "/.git/hooks/pre-commit"));
@@ -368,9 +368,8 @@ TEST_CASE("confine: everyday work still works", "[confine]") {
     REQUIRE(std::filesystem::exists("/usr/bin/npm"));
     box.config.cache_dir = box.root / "cache";
     write_file(box.ws + "/dep/package.json", R"({"name":"dep","version":"1.0.0"})");
-    write_file(box.ws + "/package.json",
-               R"({"name":"w","version":"1.0.0","private":true,)"
-               R"("dependencies":{"dep":"file:dep"}})");
+    write_file(box.ws + "/package.json", R"({"name":"w","version":"1.0.0","private":true,)"
+                                         R"("dependencies":{"dep":"file:dep"}})");
     write_file(box.ws + "/package-lock.json",
                R"({"name":"w","version":"1.0.0","lockfileVersion":3,"requires":true,)"
                R"("packages":{"":{"name":"w","version":"1.0.0","dependencies":{"dep":"file:dep"}},)"
