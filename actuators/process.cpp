@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -115,7 +116,7 @@ int kill_children(const char* path) {
 // is the program's.
 [[noreturn]] void child(const ProcessSpec& spec, const char* program, char* const* argv,
                         char* const* envp, pid_t parent, int devnull, int out, int report,
-                        int cwd_fd, int max_fd) {
+                        int cwd_fd, int max_fd, volatile int* program_status) {
   auto fail = [&](int step) {
     int msg[2] = {step, errno};
     (void)!::write(report, msg, sizeof msg);
@@ -125,7 +126,9 @@ int kill_children(const char* path) {
   // at `warden chat`, could be written, read or fed input with TIOCSTI).
   if (::setsid() < 0) fail(1);
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(2);
-  if (::getppid() != parent) ::_exit(127);  // the daemon died before the line above
+  // The daemon died before the line above (in a new PID namespace the parent has no pid).
+  const bool confined = spec.clone_flags != 0;
+  if (::getppid() != (confined ? 0 : parent)) ::_exit(127);
   // Default dispositions and an empty mask: the daemon's ignored SIGPIPE must not leak.
   struct sigaction dfl;
   ::memset(&dfl, 0, sizeof dfl);
@@ -143,8 +146,14 @@ int kill_children(const char* path) {
   term.sa_handler = keeper_on_term;  // no SA_RESTART: it interrupts waitid
   ::sigaction(SIGTERM, &term, nullptr);
   ::sigprocmask(SIG_SETMASK, &term_only, nullptr);
-  if (::dup2(devnull, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) fail(3);
-  if (::fchdir(cwd_fd) != 0) fail(4);
+  if (!spec.attached && (::dup2(devnull, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0))
+    fail(3);
+  if (spec.keeper_setup) {
+    // The confinement's mounts, id maps and working directory (in the new view).
+    if (int step = spec.keeper_setup(spec.setup_data); step != 0) fail(step);
+  } else if (::fchdir(cwd_fd) != 0) {
+    fail(4);
+  }
   set_limit(RLIMIT_CORE, 0);
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) fail(7);
   const pid_t keeper = ::getpid();
@@ -168,6 +177,9 @@ int kill_children(const char* path) {
     }
     if (::syscall(SYS_close_range, 4u, ~0u, 0u) != 0)
       for (int fd = 4; fd <= max_fd; ++fd) ::close(fd);
+    if (spec.program_setup) {
+      if (int step = spec.program_setup(spec.setup_data); step != 0) fail(step);
+    }
     ::execve(program, argv, envp);
     fail(6);
     ::_exit(127);
@@ -175,8 +187,10 @@ int kill_children(const char* path) {
   // The keeper holds nothing of the daemon's, nor the output pipe.
   if (::syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
     for (int fd = 3; fd <= max_fd; ++fd) ::close(fd);
-  ::dup2(0, 1);
-  ::dup2(0, 2);
+  if (!spec.attached) {
+    ::dup2(0, 1);
+    ::dup2(0, 2);
+  }
   keeper_program = pid;
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   // Until the program ends (not reaped yet: the handler may still signal it), reaping the
@@ -195,6 +209,9 @@ int kill_children(const char* path) {
   keeper_program = 0;
   int status = 0;
   ::waitpid(pid, &status, 0);
+  // A PID namespace's init cannot die of a signal it sends itself: the parent reads the
+  // program's status here instead.
+  if (program_status) *program_status = status;
   // Everything the program left behind, whatever its process group: kill, reap, repeat (a
   // killed process's children come to the keeper) until no child is left — or only children
   // it may not signal, which it leaves to the daemon's group kill.
@@ -238,6 +255,28 @@ const char* step_name(int step) {
   }
 }
 
+// One shared page holding the program's wait status, written by a confined keeper (the init
+// of its PID namespace, which cannot die of the program's signal as a plain keeper does).
+class StatusPage {
+ public:
+  explicit StatusPage(bool wanted) {
+    if (!wanted) return;
+    void* p = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return;
+    page_ = static_cast<volatile int*>(p);
+    *page_ = -1;
+  }
+  ~StatusPage() {
+    if (page_) ::munmap(const_cast<int*>(page_), 4096);
+  }
+  StatusPage(const StatusPage&) = delete;
+  StatusPage& operator=(const StatusPage&) = delete;
+  volatile int* status() const { return page_; }
+
+ private:
+  volatile int* page_ = nullptr;
+};
+
 // Waits for `pid` to become a zombie without reaping it (so its pid, which is also the
 // group id, cannot be reused before the group is killed). Returns true when it exited.
 bool exited(pid_t pid) {
@@ -270,12 +309,16 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
                          : static_cast<int>(nofile.rlim_cur);
   const pid_t parent = ::getpid();
   const auto deadline = std::chrono::steady_clock::now() + spec.timeout;
+  StatusPage shared(spec.clone_flags != 0);
 
   // The child starts with every signal blocked: no handler of the daemon's runs in it.
   sigset_t all, saved;
   ::sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &saved);
-  pid_t pid = ::fork();
+  // A confined keeper starts in its namespaces: clone(2) as fork(2) does, plus their flags.
+  pid_t pid = spec.clone_flags ? static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD | spec.clone_flags,
+                                                              nullptr, nullptr, nullptr, nullptr))
+                               : ::fork();
   if (pid != 0) ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   if (pid < 0) {
     outcome.error = "fork failed: " + errno_text(errno);
@@ -283,7 +326,7 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
   }
   if (pid == 0)
     child(spec, spec.program.c_str(), argv.data(), envp.data(), parent, devnull.get(),
-          out_write.get(), report_write.get(), spec.cwd_fd, max_fd);
+          out_write.get(), report_write.get(), spec.cwd_fd, max_fd, shared.status());
   outcome.pid = pid;
   // The group exists once the child has called setsid(), before it reports or execs: the
   // group is killed only after that (setpgid here would make the child's setsid() fail).
@@ -301,7 +344,9 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
     ::kill(-pid, SIGKILL);
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    outcome.error = std::string(step_name(msg[0])) + " failed: " + errno_text(msg[1]);
+    const char* what = msg[0] >= 100 && spec.step_name ? spec.step_name(msg[0]) : step_name(msg[0]);
+    outcome.error = std::string(what) + " failed: " + errno_text(msg[1]);
+    outcome.failed_step = msg[0];
     return outcome;
   }
   outcome.started = true;
@@ -309,7 +354,7 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
   // Read until the output closes, the program ends, or the deadline passes.
   ::fcntl(out_read.get(), F_SETFL, O_NONBLOCK);
   char buf[16384];
-  bool open = true, done = false;
+  bool open = !spec.attached, done = false;
   auto drain = [&]() {
     for (;;) {
       ssize_t got = ::read(out_read.get(), buf, sizeof buf);
@@ -366,6 +411,8 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  // A confined keeper (a namespace's init) reports the program's status in shared memory.
+  if (shared.status() && *shared.status() != -1) status = *shared.status();
   if (WIFEXITED(status)) {
     outcome.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "actuators/confine.h"
 #include "engine/json_writer.h"
 #include "tests/actuators/workspace.h"
 
@@ -87,7 +88,8 @@ TEST_CASE("shell: lists, redirects and substitutions need the shell-syntax capab
   CHECK(warden::testing::read_file(ws / "f") == "written\n");
   Result substitution = shell.act(shell_action("echo $(id -u)"), with_shell_syntax());
   REQUIRE(substitution.ok);
-  CHECK(substitution.output == std::to_string(::getuid()) + "\n");
+  // Confined, the program's uid is the sandbox's (mapped to the daemon's outside).
+  CHECK(substitution.output == std::to_string(confine::kSandboxId) + "\n");
 }
 
 TEST_CASE("shell: a line that is not valid shell is refused even with the capability", "[shell]") {
@@ -116,7 +118,20 @@ TEST_CASE("shell: the environment is scrubbed to PATH, HOME, LANG and the approv
   CHECK(r.output.find("LANG=C.UTF-8\n") != std::string::npos);
   char real[PATH_MAX];
   REQUIRE(::realpath(ws.path().c_str(), real));
-  CHECK(r.output.find("HOME=" + std::string(real) + "\n") != std::string::npos);
+  // Confined (the default), HOME is the private home, never the workspace.
+  CHECK(r.output.find("HOME=/home/agent\n") != std::string::npos);
+  CHECK(r.output.find("HOME=" + std::string(real) + "\n") == std::string::npos);
+  // Unconfined, HOME is the workspace, as before.
+  c.confine = false;
+  ShellActuator unconfined(c, false);
+  ::setenv("WARDEN_DAEMON_SECRET", "daemon-only", 1);
+  Result off = unconfined.act(shell_action("GREETING=hello PATH=/tmp/elsewhere env"), Context{});
+  ::unsetenv("WARDEN_DAEMON_SECRET");
+  REQUIRE(off.ok);
+  CHECK(off.output.find("daemon-only") == std::string::npos);
+  CHECK(off.output.find("GREETING=hello\n") != std::string::npos);
+  CHECK(off.output.find("PATH=/usr/bin:/bin\n") != std::string::npos);
+  CHECK(off.output.find("HOME=" + std::string(real) + "\n") != std::string::npos);
 }
 
 TEST_CASE("shell: the program is looked up in the configured path only", "[shell]") {
@@ -213,6 +228,9 @@ TEST_CASE("shell: the time limit kills the whole process group", "[shell]") {
       "#!/bin/sh\nsleep 30 &\necho $! > grandchild.pid\necho $$ > child.pid\nsleep 30\n", true);
   ShellConfig c = config_for(ws);
   c.timeout = std::chrono::milliseconds(300);
+  // The pids the script writes are the host's only without a PID namespace: this is the
+  // keeper of the unconfined mode (confined runs: confine_test.cpp, by command line).
+  c.confine = false;
   ShellActuator shell(c, false);
   Result r = shell.act(shell_action("./spawn.sh"), Context{});
   CHECK_FALSE(r.ok);
@@ -225,7 +243,9 @@ TEST_CASE("shell: the time limit kills the whole process group", "[shell]") {
 
 TEST_CASE("shell: the group is killed when the program ends too", "[shell]") {
   TempDir ws;
-  ShellActuator shell(config_for(ws), false);
+  ShellConfig c = config_for(ws);
+  c.confine = false;  // host pids (confined runs: confine_test.cpp)
+  ShellActuator shell(c, false);
   Result r = shell.act(shell_action("sleep 30 & echo $! > straggler.pid"), with_shell_syntax());
   REQUIRE(r.ok);
   const pid_t straggler = std::stoi(warden::testing::read_file(ws / "straggler.pid"));
