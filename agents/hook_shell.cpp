@@ -154,11 +154,15 @@ bool codex_shell_is_bash(const std::optional<std::string>& shell, const std::str
     add("/bin/bash");
   };
   if (shell) {
-    // Codex trims the name before reading it.
-    std::string s = *shell;
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n'))
-      s.erase(0, 1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) s.pop_back();
+    // Some Codex versions trim the name, others do not ("/bin/bash\n" is then no bash, and
+    // /bin/sh runs): a name with a blank or control character has no single reading.
+    const std::string& s = *shell;
+    for (unsigned char c : s) {
+      if (c <= 0x20 || c == 0x7f) {
+        *why = "shell '" + s + "' holds a blank or control character";
+        return false;
+      }
+    }
     if (shell_kind(s) != "bash") {
       *why = "shell '" + *shell + "' is not bash";
       return false;
