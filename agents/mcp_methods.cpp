@@ -103,7 +103,8 @@ ResourceUri read_resource_uri(std::string_view uri) {
 
   std::string_view rest = uri.substr(colon + 1);
   for (unsigned char c : rest) {
-    if (c < 0x20 || c == 0x7f) return other("a file: URI with a control character");
+    // URL parsers drop or keep blanks and tabs differently ("…/.env " reads .env in Node).
+    if (c <= 0x20 || c == 0x7f) return other("a file: URI with a blank or control character");
     if (c == '\\') return other("a file: URI with a backslash (read as \"/\" by some parsers)");
     if (c == '?' || c == '#') return other("a file: URI with a query or fragment");
   }

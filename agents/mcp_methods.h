@@ -41,7 +41,7 @@ struct ResourceUri {
     File,   // a local file: `path` (absolute, percent-decoded)
     Web,    // http: or https: (scheme compared without case): the server fetches it
     Other,  // any other scheme, or a file: URI that is not plainly a local path (a host other
-            // than localhost, a query or fragment, a backslash, a control character, an
+            // than localhost, a query or fragment, a backslash, a blank or control character, an
             // escape that decodes to "/", ".", "\", "%" or a control character): its effect
             // is not known
   } kind = Kind::Other;

@@ -274,6 +274,9 @@ TEST_CASE("redteam mcp: resources/read of a credential is decided as a file read
            "file:///home/u/proj/.env?x=1",                 // a query: not a plain path
            "file://attacker.example/home/u/.ssh/id_rsa",   // another host
            "file:///home/u/proj\\\\..\\\\.ssh\\\\id_rsa",  // backslashes
+           "file:///home/u/proj/.env ",                    // a trailing blank (Node drops it)
+           "file:///home/u/proj/.e\\tnv",                  // a tab (WHATWG parsers drop it)
+           "file:////home/u/.ssh/id_rsa",                  // an empty host, then "//home"
        }) {
     INFO(uri);
     auto r = g.call(read_uri(1, uri));
