@@ -1,0 +1,62 @@
+// The `envelope` request (server/exec_request.h).
+#include "server/exec_request.h"
+
+#include "server/errors.h"
+#include "server/exec_wire.h"
+#include "server/json_text.h"
+#include "server/log.h"
+#include "server/protocol.h"
+
+namespace warden::server {
+
+Reply envelope_request(ServerContext& ctx, const Request& request, const std::string& principal) {
+  ExecEnvelopes& store = ctx.exec_envelopes;
+  auto fail = [&](const char* code, std::string message) {
+    Stats::add(ctx.stats.errors);
+    return Reply{error_response(request.id_json, request.action, {code, message})};
+  };
+  const rapidjson::Value& payload = request.payload();
+  std::string decision_id, digest, error;
+  if (!string_field(payload, "decision_id", 128, &decision_id, &error) ||
+      !string_field(payload, "action_digest", 80, &digest, &error)) {
+    return fail(err::kBadRequest, error);
+  }
+  if (decision_id.empty() || digest.rfind("sha256:", 0) != 0) {
+    return fail(err::kBadRequest,
+                "\"payload.decision_id\" and \"payload.action_digest\" (sha256:HEX) are required");
+  }
+  ExecRecord r;
+  switch (store.take(principal, decision_id, digest, ExecEnvelopes::Clock::now(), &r)) {
+    case ExecTake::Ok:
+      break;
+    case ExecTake::Unknown:
+      return fail(err::kExecUnknown, "no shell decision " + decision_id +
+                                         " of this principal is known to the daemon");
+    case ExecTake::NotApproved:
+      return fail(err::kExecNotApproved,
+                  "decision " + decision_id + " did not approve its command: nothing runs");
+    case ExecTake::Expired:
+      return fail(err::kExecExpired, "decision " + decision_id + " is older than " +
+                                         std::to_string(ExecEnvelopes::kTtl.count()) +
+                                         " s: decide the command again");
+    case ExecTake::Used:
+      return fail(err::kExecUsed,
+                  "decision " + decision_id + " has already been run once: decide it again");
+    case ExecTake::Mismatch:
+      return fail(err::kExecMismatch, "the command to run is not the command decision " +
+                                          decision_id + " approved");
+  }
+  ExecEnvelopeWire wire;
+  wire.decision = r.decision;
+  wire.command = r.command;
+  wire.cwd = r.cwd;
+  wire.workspace_root = r.workspace_root;
+  wire.home = r.home;
+  if (ctx.log) {
+    ctx.log->info("exec: decision {} released to {} for one run", log_text(r.decision_id),
+                  log_text(principal));
+  }
+  return Reply{ok_response(request.id_json, request.action, exec_envelope_fields(wire))};
+}
+
+}  // namespace warden::server
