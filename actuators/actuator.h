@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/decision.h"
+
 namespace warden::actuators {
 
 // Who asked and what the rules granted, for one dispatch.
@@ -27,6 +29,9 @@ struct Context {
   // Capabilities granted by enforcing `allow` facts of the approving decision
   // ("shell-syntax", "private-network"). Nothing else grants them.
   std::vector<std::string> allowed;
+  // The effects the approving decision derived (Decision::effects): the shell actuator's
+  // confinement is built from them (actuators/confine.h). Empty: the narrowest envelope.
+  std::vector<EffectRecord> effects;
   // Sends an event to the requester's connection (reply, system notices). May be empty.
   std::function<void(std::string_view kind, std::string_view text)> notify;
   bool allows(std::string_view capability) const {

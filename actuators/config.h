@@ -20,6 +20,18 @@ struct ShellConfig {
   // Used only when a rule allowed shell syntax. bash, because the rules' parser reads lines as
   // bash does: a POSIX sh without $'…' splits `echo $'\' ; touch x ; # \''` into three commands.
   std::string shell = "/bin/bash";
+  // Confinement (actuators/confine.h): on by default; off only when the operator says so,
+  // and then status, health-check and the start-up log warn.
+  bool confine = true;
+  std::vector<std::string> hide;            // more paths the confined program cannot read
+  std::vector<std::string> writable;        // roots outside the workspace where an approved
+                                            // write may be granted (default: none)
+  std::vector<std::string> read;            // read-only paths exposed to the confined program
+                                            // even inside a home (toolchains)
+  std::string cache_dir;                    // bound at the private HOME's .cache ("" = none)
+  // Warden's own files (tokens, keys, state, rules, config, socket, audit log), hidden from
+  // the confined program wherever they are. Filled by the daemon, not by the config file.
+  std::vector<std::string> own_files;
 };
 
 struct FileConfig {
