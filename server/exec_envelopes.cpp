@@ -38,7 +38,7 @@ void ExecEnvelopes::remember(const std::string& principal, const Decision& decis
     }
     return v->IsString() ? v : nullptr;
   };
-  const rapidjson::Value* type = text({"type"});
+  const rapidjson::Value* type = text({"target"});
   const rapidjson::Value* verb = text({"action"});
   const rapidjson::Value* command = text({"payload", "command"});
   if (!type || !verb || !command || std::string_view(type->GetString()) != "shell" ||

@@ -1,13 +1,31 @@
 // The `envelope` request (server/exec_request.h).
 #include "server/exec_request.h"
 
+#include <algorithm>
+
 #include "server/errors.h"
+#include "server/own_files.h"
 #include "server/exec_wire.h"
 #include "server/json_text.h"
 #include "server/log.h"
 #include "server/protocol.h"
 
 namespace warden::server {
+
+namespace {
+
+// The shell actuator's inputs ([actuators.shell]) with every file the daemon trusts hidden.
+actuators::confine::Inputs exec_inputs(const Config& config) {
+  actuators::confine::Inputs in = actuators::confine::inputs_for(effective_actuators(config).shell);
+  for (const OwnFile& f : own_files(config)) {
+    if (!f.path.empty()) in.own_files.push_back(f.path);
+  }
+  std::sort(in.own_files.begin(), in.own_files.end());
+  in.own_files.erase(std::unique(in.own_files.begin(), in.own_files.end()), in.own_files.end());
+  return in;
+}
+
+}  // namespace
 
 Reply envelope_request(ServerContext& ctx, const Request& request, const std::string& principal) {
   ExecEnvelopes& store = ctx.exec_envelopes;
@@ -52,6 +70,7 @@ Reply envelope_request(ServerContext& ctx, const Request& request, const std::st
   wire.cwd = r.cwd;
   wire.workspace_root = r.workspace_root;
   wire.home = r.home;
+  wire.inputs = exec_inputs(*ctx.config);
   if (ctx.log) {
     ctx.log->info("exec: decision {} released to {} for one run", log_text(r.decision_id),
                   log_text(principal));

@@ -27,6 +27,29 @@ bool get_string(const rapidjson::Value& v, const char* key, std::string* out, st
   return true;
 }
 
+bool get_strings(const rapidjson::Value& v, const char* key, std::vector<std::string>* out,
+                 std::string* error) {
+  const rapidjson::Value* m = find_member(v, key);
+  if (!m || !m->IsArray()) return fail(error, std::string("envelope: \"") + key + "\" is not an array");
+  out->clear();
+  for (const auto& s : m->GetArray()) {
+    if (!s.IsString()) return fail(error, std::string("envelope: \"") + key + "\" holds a non-string");
+    out->emplace_back(s.GetString(), s.GetStringLength());
+  }
+  return true;
+}
+
+void strings(std::string& out, const char* key, const std::vector<std::string>& values) {
+  out += '"';
+  out += key;
+  out += "\":[";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    append_json_string(out, values[i]);
+  }
+  out += ']';
+}
+
 bool get_bool(const rapidjson::Value& v, const char* key, bool* out, std::string* error) {
   const rapidjson::Value* m = find_member(v, key);
   if (!m || !m->IsBool()) return fail(error, std::string("envelope: \"") + key + "\" is not a boolean");
@@ -92,7 +115,24 @@ std::string exec_envelope_fields(const ExecEnvelopeWire& w) {
   member(out, "workspace_root", w.workspace_root);
   out += ',';
   member(out, "home", w.home);
-  out += '}';
+  const actuators::confine::Inputs& in = w.inputs;
+  out += ",\"inputs\":{";
+  member(out, "workspace", in.workspace);
+  out += ',';
+  strings(out, "own_files", in.own_files);
+  out += ',';
+  strings(out, "hide", in.hide);
+  out += ',';
+  strings(out, "writable_roots", in.writable_roots);
+  out += ',';
+  strings(out, "read", in.read);
+  out += ',';
+  member(out, "cache_dir", in.cache_dir);
+  out += ',';
+  strings(out, "path", in.path);
+  out += ",\"max_processes\":";
+  out += std::to_string(in.max_processes);
+  out += "}}";
   return out;
 }
 
@@ -148,6 +188,23 @@ bool parse_exec_envelope(const rapidjson::Value& payload, ExecEnvelopeWire* out,
     g.monitor = mode != "enforce";
     d.allows.push_back(std::move(g));
   }
+  const rapidjson::Value* in = find_member(*env, "inputs");
+  if (!in || !in->IsObject()) return fail(error, "envelope: \"inputs\" is not an object");
+  actuators::confine::Inputs& inputs = w.inputs;
+  if (!get_string(*in, "workspace", &inputs.workspace, error) ||
+      !get_strings(*in, "own_files", &inputs.own_files, error) ||
+      !get_strings(*in, "hide", &inputs.hide, error) ||
+      !get_strings(*in, "writable_roots", &inputs.writable_roots, error) ||
+      !get_strings(*in, "read", &inputs.read, error) ||
+      !get_string(*in, "cache_dir", &inputs.cache_dir, error) ||
+      !get_strings(*in, "path", &inputs.path, error)) {
+    return false;
+  }
+  const rapidjson::Value* max = find_member(*in, "max_processes");
+  if (!max || !max->IsUint64() || max->GetUint64() == 0) {
+    return fail(error, "envelope: \"max_processes\" is not a positive integer");
+  }
+  inputs.max_processes = max->GetUint64();
   *out = std::move(w);
   return true;
 }

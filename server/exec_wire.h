@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "actuators/confine.h"
 #include "engine/decision.h"
 
 namespace warden::server {
@@ -17,12 +18,16 @@ struct ExecEnvelopeWire {
   std::string cwd;
   std::string workspace_root;
   std::string home;
+  // What the envelope is derived within besides the decision: the daemon's shell
+  // configuration ([actuators.shell]) and its own files, hidden from the command.
+  actuators::confine::Inputs inputs;
 };
 
 // JSON members without braces: "envelope":{"decision_id":…,"outcome":…,"reason":…,
 // "action":{…},"rules_digest":…,"effects":[{kind,object,target,program,class,in_workspace,
 // subcommand,via,dynamic}…],"allows":[{rule,capability,mode}…],"command":…,"cwd":…,
-// "workspace_root":…,"home":…}.
+// "workspace_root":…,"home":…,"inputs":{workspace,own_files,hide,writable_roots,read,
+// cache_dir,path,max_processes}}.
 std::string exec_envelope_fields(const ExecEnvelopeWire& wire);
 
 // Reads the "envelope" member of a reply payload. Strict: every member present with its
