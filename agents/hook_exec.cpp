@@ -24,7 +24,8 @@ std::string shell_word(std::string_view text) {
 }
 
 std::string exec_command_text(const std::vector<std::string>& argv) {
-  if (argv.size() == 3 && (argv[0] == "bash" || argv[0] == "/bin/bash" || argv[0] == "/usr/bin/bash") &&
+  if (argv.size() == 3 &&
+      (argv[0] == "bash" || argv[0] == "/bin/bash" || argv[0] == "/usr/bin/bash") &&
       argv[1] == "-c") {
     return argv[2];
   }
@@ -36,8 +37,8 @@ std::string exec_command_text(const std::vector<std::string>& argv) {
   return line;
 }
 
-bool exec_command_line(const ExecWrap& wrap, std::string_view decision_id,
-                       std::string_view command, std::string* line, std::string* error) {
+bool exec_command_line(const ExecWrap& wrap, std::string_view decision_id, std::string_view command,
+                       std::string* line, std::string* error) {
   if (!wrap.unusable.empty()) {
     *error = wrap.unusable;
     return false;

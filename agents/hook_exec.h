@@ -39,7 +39,7 @@ std::string exec_command_text(const std::vector<std::string>& argv);
 // The command line the agent runs instead of `command`: wrap.argv, then `--decision ID` or
 // `-- /bin/bash -c COMMAND`, each word through shell_word. False with *error when it
 // cannot be built (a NUL byte in the command, no decision id for the daemon).
-bool exec_command_line(const ExecWrap& wrap, std::string_view decision_id,
-                       std::string_view command, std::string* line, std::string* error);
+bool exec_command_line(const ExecWrap& wrap, std::string_view decision_id, std::string_view command,
+                       std::string* line, std::string* error);
 
 }  // namespace warden::agents

@@ -3,12 +3,12 @@
 // request: once, by its principal, bound to the command's digest) or made here (--rules).
 // Fails closed: without an approved decision for exactly this command and a confinement
 // that holds, nothing runs and the exit status is 125 (docs/CLI.md).
-#include <unistd.h>
-
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -60,7 +60,8 @@ struct ExecPlanned {
 };
 
 int exec_refuse(std::string_view code, const std::string& message) {
-  std::fprintf(stderr, "warden exec: %s: %s\n", std::string(code).c_str(), printable(message).c_str());
+  std::fprintf(stderr, "warden exec: %s: %s\n", std::string(code).c_str(),
+               printable(message).c_str());
   return kExecRefused;
 }
 
@@ -90,7 +91,8 @@ int exec_plan_from_daemon(const ExecArgs& a, ExecPlanned* plan) {
   flags.addr = agents::daemon_address(c);
   flags.token = c.token;
   flags.token_file = c.token_file;
-  if (flags.token.empty() && flags.token_file.empty()) flags.token_file = exec_env("WARDEN_TOKEN_FILE");
+  if (flags.token.empty() && flags.token_file.empty())
+    flags.token_file = exec_env("WARDEN_TOKEN_FILE");
   flags.tls = c.tls;
   flags.ca = c.ca;
   flags.pin = c.pin;
@@ -108,7 +110,8 @@ int exec_plan_from_daemon(const ExecArgs& a, ExecPlanned* plan) {
   }
   server::Client client;
   if (!open_client(flags, &client)) {
-    return exec_refuse(code::kExecUnknown, "no decision could be fetched from the daemon at " + flags.addr);
+    return exec_refuse(code::kExecUnknown,
+                       "no decision could be fetched from the daemon at " + flags.addr);
   }
   std::string error;
   if (!client.send_message(server::make_request("exec", "envelope", fields), &error)) {
@@ -151,7 +154,8 @@ int exec_plan_from_daemon(const ExecArgs& a, ExecPlanned* plan) {
   if (wire.command.find('\0') != std::string::npos) {
     return exec_refuse(code::kExecCommand, "the decided command holds a NUL byte");
   }
-  plan->argv = a.command.empty() ? std::vector<std::string>{"/bin/bash", "-c", wire.command} : a.command;
+  plan->argv =
+      a.command.empty() ? std::vector<std::string>{"/bin/bash", "-c", wire.command} : a.command;
   plan->cwd = wire.cwd;
   plan->effects = std::move(wire.decision.effects);
   plan->inputs = std::move(wire.inputs);
@@ -162,14 +166,16 @@ int exec_plan_from_daemon(const ExecArgs& a, ExecPlanned* plan) {
 // --rules DIR: the command is decided here, as `warden hook --rules` decides it.
 int exec_plan_in_process(const ExecArgs& a, ExecPlanned* plan) {
   const agents::DeciderConfig& c = a.decider;
-  if (a.command.empty()) return exec_refuse(code::kExecCommand, "--rules needs the command after --");
-  const std::string text = agents::exec_command_text(a.command);
-  if (!text::valid_utf8(text)) {
+  if (a.command.empty())
+    return exec_refuse(code::kExecCommand, "--rules needs the command after --");
+  const std::string line = agents::exec_command_text(a.command);
+  if (!text::valid_utf8(line)) {
     return exec_refuse(code::kExecCommand, "the command is not UTF-8, so no rule could judge it");
   }
   char buffer[4096];
   if (!::getcwd(buffer, sizeof buffer)) {
-    return exec_refuse(code::kExecCommand, std::string("no working directory: ") + std::strerror(errno));
+    return exec_refuse(code::kExecCommand,
+                       std::string("no working directory: ") + std::strerror(errno));
   }
   const std::string cwd = buffer;
   LoadedPolicy loaded = load_policy(c.rules);
@@ -196,7 +202,7 @@ int exec_plan_in_process(const ExecArgs& a, ExecPlanned* plan) {
   w.Key("payload");
   w.StartObject();
   w.Key("command");
-  w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+  w.String(line.data(), static_cast<rapidjson::SizeType>(line.size()));
   w.Key("cwd");
   w.String(cwd.data(), static_cast<rapidjson::SizeType>(cwd.size()));
   w.EndObject();
@@ -217,13 +223,14 @@ int exec_plan_in_process(const ExecArgs& a, ExecPlanned* plan) {
   if (d.outcome != Outcome::Approve || !d.error_code.empty()) {
     return exec_refuse(code::kExecNotApproved,
                        "decision " + d.decision_id + " is " + std::string(outcome_name(d.outcome)) +
-                           (d.error_code.empty() ? "" : " (" + d.error_code + ")") + ": " + d.reason);
+                           (d.error_code.empty() ? "" : " (" + d.error_code + ")") + ": " +
+                           d.reason);
   }
   // A rule that rewrote the command approved another command than this one.
   rapidjson::Document action;
   action.Parse(d.action_json.data(), d.action_json.size());
   const rapidjson::Value* p = action.IsObject() ? server::find_member(action, "payload") : nullptr;
-  if (!p || string_member(*p, "command") != text) {
+  if (!p || string_member(*p, "command") != line) {
     return exec_refuse(code::kExecMismatch,
                        "a rule rewrote the command: run the approved form instead");
   }
@@ -243,17 +250,20 @@ int exec_run(const ExecArgs& a) {
     if (word.find('\0') != std::string::npos) return exec_refuse(code::kExecCommand, "NUL byte");
   }
   ExecPlanned plan;
-  int refused = a.decider.rules.empty() ? exec_plan_from_daemon(a, &plan) : exec_plan_in_process(a, &plan);
+  int refused =
+      a.decider.rules.empty() ? exec_plan_from_daemon(a, &plan) : exec_plan_in_process(a, &plan);
   if (refused) return refused;
   const confine::Support& support = confine::probe();
   if (!support.ok) {
-    return exec_refuse(code::kExecConfine, "this kernel cannot confine the command: " + support.error);
+    return exec_refuse(code::kExecConfine,
+                       "this kernel cannot confine the command: " + support.error);
   }
   confine::Envelope envelope = confine::derive(plan.effects, plan.inputs);
   std::string error;
   int status = confine::run_attached(envelope, plan.argv, plan.cwd,
                                      std::chrono::seconds(a.time_limit_s), &error);
-  if (status < 0) return exec_refuse(code::kExecConfine, error.empty() ? "the command did not start" : error);
+  if (status < 0)
+    return exec_refuse(code::kExecConfine, error.empty() ? "the command did not start" : error);
   return status;
 }
 

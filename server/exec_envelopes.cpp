@@ -1,4 +1,5 @@
-// Decided shell actions kept for `warden exec`, and the `envelope` request (server/exec_envelopes.h).
+// Decided shell actions kept for `warden exec`, and the `envelope` request
+// (server/exec_envelopes.h).
 #include "server/exec_envelopes.h"
 
 #include <openssl/sha.h>

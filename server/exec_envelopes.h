@@ -27,10 +27,10 @@ struct ExecRecord {
   std::string decision_id;
   std::string principal;  // who asked for it; no one else may run it
   Outcome outcome = Outcome::Reject;
-  std::string command;    // payload.command as approved (after rewrites)
-  std::string cwd;        // where the rules judged it: payload.cwd resolved, else the workspace
-  std::string digest;     // exec_action_digest(command)
-  Decision decision;      // effects, allows, action: what the envelope is derived from
+  std::string command;  // payload.command as approved (after rewrites)
+  std::string cwd;      // where the rules judged it: payload.cwd resolved, else the workspace
+  std::string digest;   // exec_action_digest(command)
+  Decision decision;    // effects, allows, action: what the envelope is derived from
   std::string workspace_root;
   std::string home;
   std::chrono::steady_clock::time_point expires;

@@ -4,10 +4,10 @@
 #include <algorithm>
 
 #include "server/errors.h"
-#include "server/own_files.h"
 #include "server/exec_wire.h"
 #include "server/json_text.h"
 #include "server/log.h"
+#include "server/own_files.h"
 #include "server/protocol.h"
 
 namespace warden::server {
@@ -48,8 +48,8 @@ Reply envelope_request(ServerContext& ctx, const Request& request, const std::st
     case ExecTake::Ok:
       break;
     case ExecTake::Unknown:
-      return fail(err::kExecUnknown, "no shell decision " + decision_id +
-                                         " of this principal is known to the daemon");
+      return fail(err::kExecUnknown,
+                  "no shell decision " + decision_id + " of this principal is known to the daemon");
     case ExecTake::NotApproved:
       return fail(err::kExecNotApproved,
                   "decision " + decision_id + " did not approve its command: nothing runs");
@@ -61,8 +61,8 @@ Reply envelope_request(ServerContext& ctx, const Request& request, const std::st
       return fail(err::kExecUsed,
                   "decision " + decision_id + " has already been run once: decide it again");
     case ExecTake::Mismatch:
-      return fail(err::kExecMismatch, "the command to run is not the command decision " +
-                                          decision_id + " approved");
+      return fail(err::kExecMismatch,
+                  "the command to run is not the command decision " + decision_id + " approved");
   }
   ExecEnvelopeWire wire;
   wire.decision = r.decision;

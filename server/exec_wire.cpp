@@ -22,7 +22,8 @@ bool fail(std::string* error, std::string text) {
 
 bool get_string(const rapidjson::Value& v, const char* key, std::string* out, std::string* error) {
   const rapidjson::Value* m = find_member(v, key);
-  if (!m || !m->IsString()) return fail(error, std::string("envelope: \"") + key + "\" is not a string");
+  if (!m || !m->IsString())
+    return fail(error, std::string("envelope: \"") + key + "\" is not a string");
   out->assign(m->GetString(), m->GetStringLength());
   return true;
 }
@@ -30,10 +31,12 @@ bool get_string(const rapidjson::Value& v, const char* key, std::string* out, st
 bool get_strings(const rapidjson::Value& v, const char* key, std::vector<std::string>* out,
                  std::string* error) {
   const rapidjson::Value* m = find_member(v, key);
-  if (!m || !m->IsArray()) return fail(error, std::string("envelope: \"") + key + "\" is not an array");
+  if (!m || !m->IsArray())
+    return fail(error, std::string("envelope: \"") + key + "\" is not an array");
   out->clear();
   for (const auto& s : m->GetArray()) {
-    if (!s.IsString()) return fail(error, std::string("envelope: \"") + key + "\" holds a non-string");
+    if (!s.IsString())
+      return fail(error, std::string("envelope: \"") + key + "\" holds a non-string");
     out->emplace_back(s.GetString(), s.GetStringLength());
   }
   return true;
@@ -52,7 +55,8 @@ void strings(std::string& out, const char* key, const std::vector<std::string>& 
 
 bool get_bool(const rapidjson::Value& v, const char* key, bool* out, std::string* error) {
   const rapidjson::Value* m = find_member(v, key);
-  if (!m || !m->IsBool()) return fail(error, std::string("envelope: \"") + key + "\" is not a boolean");
+  if (!m || !m->IsBool())
+    return fail(error, std::string("envelope: \"") + key + "\" is not a boolean");
   *out = m->GetBool();
   return true;
 }
@@ -136,7 +140,8 @@ std::string exec_envelope_fields(const ExecEnvelopeWire& w) {
   return out;
 }
 
-bool parse_exec_envelope(const rapidjson::Value& payload, ExecEnvelopeWire* out, std::string* error) {
+bool parse_exec_envelope(const rapidjson::Value& payload, ExecEnvelopeWire* out,
+                         std::string* error) {
   const rapidjson::Value* env = find_member(payload, "envelope");
   if (!env || !env->IsObject()) return fail(error, "the reply has no \"envelope\" object");
   ExecEnvelopeWire w;

@@ -32,6 +32,7 @@ std::string exec_envelope_fields(const ExecEnvelopeWire& wire);
 
 // Reads the "envelope" member of a reply payload. Strict: every member present with its
 // type; false with *error naming the first problem (the exec then refuses to run).
-bool parse_exec_envelope(const rapidjson::Value& payload, ExecEnvelopeWire* out, std::string* error);
+bool parse_exec_envelope(const rapidjson::Value& payload, ExecEnvelopeWire* out,
+                         std::string* error);
 
 }  // namespace warden::server

@@ -34,7 +34,8 @@ std::string bash_output(const std::string& script) {
   ::close(out[1]);
   std::string text;
   char buf[4096];
-  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<std::size_t>(n));
   ::close(out[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
@@ -86,9 +87,9 @@ HookCall bash_call(const std::string& command, const std::string& mode = "defaul
   call.permission_mode = mode;
   auto& a = call.tool_input.GetAllocator();
   call.tool_input.SetObject();
-  call.tool_input.AddMember("command",
-                            rapidjson::Value(command.data(), static_cast<rapidjson::SizeType>(command.size()), a),
-                            a);
+  call.tool_input.AddMember(
+      "command",
+      rapidjson::Value(command.data(), static_cast<rapidjson::SizeType>(command.size()), a), a);
   call.tool_input.AddMember("description", "run it", a);
   call.tool_input.AddMember("timeout", 120000, a);
   return call;
@@ -114,8 +115,8 @@ Verdict approve(const std::string& id = "dec-1") {
 ExecWrap daemon_wrap() {
   ExecWrap w;
   w.enabled = true;
-  w.argv = {"/opt/my warden/bin/warden's", "exec", "--addr", "unix:/run/warden dir/warden.sock",
-            "--token-file", "/etc/warden/agent token"};
+  w.argv = {"/opt/my warden/bin/warden's",      "exec",         "--addr",
+            "unix:/run/warden dir/warden.sock", "--token-file", "/etc/warden/agent token"};
   return w;
 }
 
@@ -144,7 +145,8 @@ TEST_CASE("hook exec: shell_word survives bash byte for byte", "[agents][hook][e
   CHECK(shell_word("a=b") == "'a=b'");  // never an assignment
 }
 
-TEST_CASE("hook exec: the in-process line passes the command as one argument", "[agents][hook][exec]") {
+TEST_CASE("hook exec: the in-process line passes the command as one argument",
+          "[agents][hook][exec]") {
   const ExecWrap wrap = in_process_wrap();
   for (const std::string& command : kHostile) {
     INFO("command: " << command);
@@ -175,7 +177,8 @@ TEST_CASE("hook exec: the daemon line names the decision and carries no command"
 
 TEST_CASE("hook exec: a NUL byte is refused, never cut short", "[agents][hook][exec]") {
   std::string line, error;
-  CHECK_FALSE(exec_command_line(in_process_wrap(), "", std::string("echo a\0; rm -r b", 16), &line, &error));
+  CHECK_FALSE(exec_command_line(in_process_wrap(), "", std::string("echo a\0; rm -r b", 16), &line,
+                                &error));
   CHECK(error.find("NUL") != std::string::npos);
 }
 
@@ -225,7 +228,8 @@ TEST_CASE("hook exec: the daemon form runs the decision, and a rule's rewrite st
   auto call = bash_call("echo old");
   Verdict v = approve("dec-42");
   v.rewritten = true;
-  v.action_json = R"({"target":"shell","action":"run","payload":{"command":"echo new","cwd":"/home/user/project"}})";
+  v.action_json =
+      R"({"target":"shell","action":"run","payload":{"command":"echo new","cwd":"/home/user/project"}})";
   HookAnswer a = answer_verdict(HookAgent::ClaudeCode, call, proposal_of(call), v,
                                 OnApprovalRequired::Ask, daemon_wrap());
   REQUIRE(a.decision == "allow");
@@ -241,7 +245,8 @@ TEST_CASE("hook exec: the daemon form runs the decision, and a rule's rewrite st
   HookAnswer b = answer_verdict(HookAgent::ClaudeCode, call, proposal_of(call), v,
                                 OnApprovalRequired::Ask, in_process_wrap());
   d.Parse(b.stdout_json.c_str());
-  CHECK(bash_words(d["hookSpecificOutput"]["updatedInput"]["command"].GetString()).back() == "echo new");
+  CHECK(bash_words(d["hookSpecificOutput"]["updatedInput"]["command"].GetString()).back() ==
+        "echo new");
 }
 
 TEST_CASE("hook exec: where no rewrite applies, the answer is as without it",

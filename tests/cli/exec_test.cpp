@@ -101,9 +101,10 @@ struct World {
     std::filesystem::create_directories(workspace);
     rules = dir.write("rules/exec_test.clp", kExecRules, 0644);
     rules = (dir.path() / "rules").string();
-    serve = std::make_unique<ServeChild>(
-        dir, std::vector<std::string>{rules},
-        std::vector<std::string>{"--workspace", workspace, "--home", (dir.path() / "home").string()});
+    serve =
+        std::make_unique<ServeChild>(dir, std::vector<std::string>{rules},
+                                     std::vector<std::string>{"--workspace", workspace, "--home",
+                                                              (dir.path() / "home").string()});
   }
 
   // Decides a shell command (cwd: the workspace); returns {outcome, decision_id}.
@@ -113,11 +114,13 @@ struct World {
     REQUIRE(client.connect(serve->address(), std::chrono::seconds(10), &error));
     REQUIRE(client.authenticate(server::testing::Tokens{}.agent, std::chrono::seconds(10), &error));
     std::string proposal = R"({"target":"shell","action":"run","payload":{"command":)" +
-                           server::json_string(command) + R"(,"cwd":)" + server::json_string(workspace) +
-                           R"(},"context":{"agent":"exec-test"}})";
-    REQUIRE(client.send_message(server::make_request("1", "decide", "\"proposal\":" + proposal), &error));
+                           server::json_string(command) + R"(,"cwd":)" +
+                           server::json_string(workspace) + R"(},"context":{"agent":"exec-test"}})";
+    REQUIRE(client.send_message(server::make_request("1", "decide", "\"proposal\":" + proposal),
+                                &error));
     std::string reply;
-    REQUIRE(client.read_message(&reply, std::chrono::seconds(10)) == server::Client::ReadStatus::Ok);
+    REQUIRE(client.read_message(&reply, std::chrono::seconds(10)) ==
+            server::Client::ReadStatus::Ok);
     rapidjson::Document d;
     d.Parse(reply.c_str());
     INFO(reply);
@@ -127,7 +130,7 @@ struct World {
   }
 
   std::vector<std::string> exec(const std::string& id) const {
-    return {kWarden, "exec", "--addr", serve->address(), "--token-file", serve->token_file(),
+    return {kWarden,      "exec", "--addr", serve->address(), "--token-file", serve->token_file(),
             "--decision", id};
   }
 };
@@ -168,10 +171,13 @@ TEST_CASE("exec: another command than the decided one is refused; the decided on
   auto [outcome, id] = w.decide("touch decided");
   REQUIRE(outcome == "approve");
   // Not the decided words: refused, and the decision is not used up by it.
-  require_refused(run_in(w.workspace, with(w.exec(id), {"--", "touch", "other"})), "E_EXEC_MISMATCH");
-  require_refused(run_in(w.workspace, with(w.exec(id), {"--", "bash", "-c", "touch decided; touch other"})),
+  require_refused(run_in(w.workspace, with(w.exec(id), {"--", "touch", "other"})),
                   "E_EXEC_MISMATCH");
-  require_refused(run_in(w.workspace, with(w.exec(id), {"--", "touch", "decided "})), "E_EXEC_MISMATCH");
+  require_refused(
+      run_in(w.workspace, with(w.exec(id), {"--", "bash", "-c", "touch decided; touch other"})),
+      "E_EXEC_MISMATCH");
+  require_refused(run_in(w.workspace, with(w.exec(id), {"--", "touch", "decided "})),
+                  "E_EXEC_MISMATCH");
   CHECK_FALSE(std::filesystem::exists(w.workspace + "/other"));
   // The decided command, as an argv that bash reads as the same line.
   Ran ok = run_in(w.workspace, with(w.exec(id), {"--", "touch", "decided"}));
@@ -199,10 +205,11 @@ TEST_CASE("exec: in-process, only an approved command runs", "[cli][exec]") {
   const std::string ws = (dir.path() / "ws").string();
   std::filesystem::create_directories(ws);
   dir.write("rules/exec_test.clp", kExecRules, 0644);
-  const std::vector<std::string> exec = {kWarden, "exec", "--rules", (dir.path() / "rules").string(),
-                                         "--workspace", ws};
+  const std::vector<std::string> exec = {
+      kWarden, "exec", "--rules", (dir.path() / "rules").string(), "--workspace", ws};
   require_refused(run_in(ws, with(exec, {"--", "touch", "forbidden"})), "E_EXEC_NOT_APPROVED");
-  require_refused(run_in(ws, with(exec, {"--", "bash", "-c", "touch needs-approval"})), "E_EXEC_NOT_APPROVED");
+  require_refused(run_in(ws, with(exec, {"--", "bash", "-c", "touch needs-approval"})),
+                  "E_EXEC_NOT_APPROVED");
   require_refused(run_in(ws, with(exec, {"--", "printf", "\xff\xfe"})), "E_EXEC_COMMAND");
   require_refused(run_in(ws, {kWarden, "exec", "--", "true"}), "E_EXEC_COMMAND");
   CHECK_FALSE(std::filesystem::exists(ws + "/forbidden"));
@@ -220,8 +227,8 @@ TEST_CASE("exec: an approved command runs confined to its decision", "[cli][exec
   // What the wrong rules approve, the kernel refuses: a write outside the workspace, a read
   // of the daemon's token file, a process left behind.
   const std::string outside = (w.dir.path() / "outside.txt").string();
-  const std::string line = "echo inside > inside.txt; echo outside > " + outside +
-                           "; cat " + w.serve->token_file() + " > leaked.txt; echo status=$?";
+  const std::string line = "echo inside > inside.txt; echo outside > " + outside + "; cat " +
+                           w.serve->token_file() + " > leaked.txt; echo status=$?";
   auto [outcome, id] = w.decide(line);
   REQUIRE(outcome == "approve");
   Ran r = run_in(w.workspace, w.exec(id));
@@ -241,10 +248,12 @@ TEST_CASE("exec: the hook's updatedInput, run by bash as Claude Code runs it, ru
   World w;
   const std::string outside = (w.dir.path() / "outside-hook.txt").string();
   const std::string command = "echo \"it's\" $(echo inside) > 'in side.txt'\necho x > " + outside;
-  std::string input = R"({"hook_event_name":"PreToolUse","tool_name":"Bash","session_id":"s1","cwd":)" +
-                      server::json_string(w.workspace) + R"(,"tool_input":{"command":)" +
-                      server::json_string(command) + R"(,"description":"d"}})";
-  Child hook({"hook", "claude-code", "--addr", w.serve->address(), "--token-file", w.serve->token_file()});
+  std::string input =
+      R"({"hook_event_name":"PreToolUse","tool_name":"Bash","session_id":"s1","cwd":)" +
+      server::json_string(w.workspace) + R"(,"tool_input":{"command":)" +
+      server::json_string(command) + R"(,"description":"d"}})";
+  Child hook(
+      {"hook", "claude-code", "--addr", w.serve->address(), "--token-file", w.serve->token_file()});
   hook.write(input);
   REQUIRE(hook.finish() == 0);
   rapidjson::Document d;

@@ -44,12 +44,14 @@ TEST_CASE("exec envelopes: an approved decision runs once, for its principal and
           "[server][exec]") {
   ExecEnvelopes store;
   const auto now = ExecEnvelopes::Clock::now();
-  store.remember("alice", shell_decision("d1", Outcome::Approve, "echo hi > out.txt"), "/ws", "/home/a", now);
+  store.remember("alice", shell_decision("d1", Outcome::Approve, "echo hi > out.txt"), "/ws",
+                 "/home/a", now);
   ExecRecord r;
   const std::string digest = exec_action_digest("echo hi > out.txt");
   CHECK(store.take("bob", "d1", digest, now, &r) == ExecTake::Unknown);
   CHECK(store.take("alice", "d2", digest, now, &r) == ExecTake::Unknown);
-  CHECK(store.take("alice", "d1", exec_action_digest("echo hi > out.txt "), now, &r) == ExecTake::Mismatch);
+  CHECK(store.take("alice", "d1", exec_action_digest("echo hi > out.txt "), now, &r) ==
+        ExecTake::Mismatch);
   // A mismatch does not use it up.
   REQUIRE(store.take("alice", "d1", digest, now, &r) == ExecTake::Ok);
   CHECK(r.command == "echo hi > out.txt");
@@ -101,12 +103,14 @@ TEST_CASE("exec envelopes: only shell runs are kept; the store is bounded", "[se
   Decision file;
   file.decision_id = "w";
   file.outcome = Outcome::Approve;
-  file.action_json = R"({"target":"file","action":"write","payload":{"path":"/ws/a","content":"x"}})";
+  file.action_json =
+      R"({"target":"file","action":"write","payload":{"path":"/ws/a","content":"x"}})";
   store.remember("alice", file, "/ws", "/h", now);
   ExecRecord r;
   CHECK(store.take("alice", "w", exec_action_digest(""), now, &r) == ExecTake::Unknown);
   for (std::size_t i = 0; i <= ExecEnvelopes::kMaxRecords; ++i) {
-    store.remember("alice", shell_decision("n" + std::to_string(i), Outcome::Approve, "x"), "/ws", "/h", now);
+    store.remember("alice", shell_decision("n" + std::to_string(i), Outcome::Approve, "x"), "/ws",
+                   "/h", now);
   }
   CHECK(store.take("alice", "n0", exec_action_digest("x"), now, &r) == ExecTake::Unknown);
   CHECK(store.take("alice", "n1", exec_action_digest("x"), now, &r) == ExecTake::Ok);
