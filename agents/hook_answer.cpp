@@ -78,9 +78,10 @@ bool exec_input(const HookCall& call, const std::string& rewritten_input, const 
     return false;
   }
   std::string line;
-  if (!exec_command_line(exec, v.decision_id,
-                         std::string_view(command->value.GetString(), command->value.GetStringLength()),
-                         &line, error)) {
+  if (!exec_command_line(
+          exec, v.decision_id,
+          std::string_view(command->value.GetString(), command->value.GetStringLength()), &line,
+          error)) {
     return false;
   }
   command->value.SetString(line.data(), static_cast<rapidjson::SizeType>(line.size()),
@@ -152,11 +153,12 @@ HookAnswer answer_verdict(HookAgent agent, const HookCall& call, std::string_vie
       tool_kind(call.tool_name) == ToolKind::Bash) {
     std::string confined, error;
     if (!exec_input(call, rewritten ? updated : std::string(), v, exec, &confined, &error)) {
-      return make("deny", "Warden: approved, but it cannot run confined (" + std::string(kHookExec) +
-                              ": " + error + "), so Warden denies it (" + described(v, v.reason) +
-                              ")");
+      return make("deny", "Warden: approved, but it cannot run confined (" +
+                              std::string(kHookExec) + ": " + error + "), so Warden denies it (" +
+                              described(v, v.reason) + ")");
     }
-    return make("allow", "Warden: approved, runs confined to its decision: " + described(v, v.reason),
+    return make("allow",
+                "Warden: approved, runs confined to its decision: " + described(v, v.reason),
                 &confined);
   }
   if (v.outcome == Outcome::Approve) {

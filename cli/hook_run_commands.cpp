@@ -121,8 +121,9 @@ agents::ExecWrap exec_wrap(const agents::DeciderConfig& c) {
     return wrap;
   }
   if (!c.token.empty()) {
-    wrap.unusable = "the hook was given --token, which warden exec cannot be handed: use "
-                    "--token-file or $WARDEN_TOKEN";
+    wrap.unusable =
+        "the hook was given --token, which warden exec cannot be handed: use "
+        "--token-file or $WARDEN_TOKEN";
     return wrap;
   }
   v.insert(v.end(), {"--addr", agents::daemon_address(c)});
@@ -214,7 +215,8 @@ void add_hook(CLI::App& hook, int* exit_code, HookAgent agent) {
       "127.0.0.1:9105; token from --token, --token-file, $WARDEN_TOKEN or $WARDEN_TOKEN_FILE) "
       "or in-process with --rules (the rules are compiled on every run: slower, no session "
       "memory).\n" +
-      // Codex Bash: the real exec_command arguments come from Codex's rollout (agents/codex_call.h).
+      // Codex Bash: the real exec_command arguments come from Codex's rollout
+      // (agents/codex_call.h).
       std::string(codex ? "Codex's Bash: its hook input carries the command only, so the call's "
                           "real arguments are read from Codex's rollout (transcript_path, by "
                           "tool_use_id): cwd = workdir; shell, login, tty, sandbox_permissions "

@@ -11,7 +11,6 @@
 #include <mutex>
 
 #include "pipeline/pipeline.h"
-
 #include "server/active_policy.h"
 #include "server/config.h"
 #include "server/exec_envelopes.h"

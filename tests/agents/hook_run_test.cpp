@@ -287,7 +287,8 @@ TEST_CASE("hook: a rule's rewrite is Claude's updatedInput and a Codex deny", "[
        {std::vector<std::string>{"--rules", kShippedRules, "--rules", kTestRules},
         std::vector<std::string>{"--addr", serve.address(), "--token-file", serve.token_file()}}) {
     // Unconfined (--confine off): the rewrite alone is the updatedInput.
-    std::vector<std::string> claude{"hook", "claude-code", "--confine", "off"}, codex{"hook", "codex"};
+    std::vector<std::string> claude{"hook", "claude-code", "--confine", "off"},
+        codex{"hook", "codex"};
     claude.insert(claude.end(), where.begin(), where.end());
     codex.insert(codex.end(), where.begin(), where.end());
     auto c = hook(claude, bash_input("echo old"));
@@ -315,11 +316,13 @@ TEST_CASE("hook: by default an approved Bash call runs through warden exec", "[a
   CHECK(in.updated_command.find(" -- /bin/bash -c 'echo new'") != std::string::npos);
   CHECK(in.reason.find("runs confined") != std::string::npos);
   // Daemon: the decision is named; the command itself is not in the line.
-  auto d = hook({"hook", "claude-code", "--addr", serve.address(), "--token-file", serve.token_file()},
-                bash_input("ls"));
+  auto d =
+      hook({"hook", "claude-code", "--addr", serve.address(), "--token-file", serve.token_file()},
+           bash_input("ls"));
   CHECK(d.decision == "allow");
   REQUIRE(d.has_updated);
-  CHECK(d.updated_command.rfind(warden + " exec --addr " + serve.address() + " --token-file ", 0) == 0);
+  CHECK(d.updated_command.rfind(warden + " exec --addr " + serve.address() + " --token-file ", 0) ==
+        0);
   CHECK(d.updated_command.find(" --decision ") != std::string::npos);
   // A literal --token cannot be handed on: the approved call is denied, not run unconfined.
   auto t = hook({"hook", "claude-code", "--addr", serve.address(), "--token",
