@@ -83,17 +83,13 @@ inline constexpr const char* kAlreadyApproved = "E_ALREADY_APPROVED";  // this a
 inline constexpr const char* kApprovalRefused = "E_APPROVAL_REFUSED";  // the rules now refuse it: not run
 inline constexpr const char* kApprovalStore = "E_APPROVAL_STORE";      // the approvals store failed
 // Running a decided command under its envelope (`warden exec`, the `envelope` request).
-inline constexpr const char* kExecUnknown =
-    "E_EXEC_UNKNOWN";  // no such shell decision of this principal
-inline constexpr const char* kExecNotApproved =
-    "E_EXEC_NOT_APPROVED";                                       // the decision did not approve it
-inline constexpr const char* kExecExpired = "E_EXEC_EXPIRED";    // decided too long ago
-inline constexpr const char* kExecUsed = "E_EXEC_USED";          // already run once
-inline constexpr const char* kExecMismatch = "E_EXEC_MISMATCH";  // not the command that was decided
-inline constexpr const char* kExecCommand =
-    "E_EXEC_COMMAND";  // the command cannot be run as decided
-inline constexpr const char* kExecConfine =
-    "E_EXEC_CONFINE";  // no confinement could be built or applied
+inline constexpr const char* kExecUnknown = "E_EXEC_UNKNOWN";          // no such shell decision of this principal
+inline constexpr const char* kExecNotApproved = "E_EXEC_NOT_APPROVED"; // the decision did not approve it
+inline constexpr const char* kExecExpired = "E_EXEC_EXPIRED";          // decided too long ago
+inline constexpr const char* kExecUsed = "E_EXEC_USED";                // already run once
+inline constexpr const char* kExecMismatch = "E_EXEC_MISMATCH";        // not the command that was decided
+inline constexpr const char* kExecCommand = "E_EXEC_COMMAND";          // the command cannot be run as decided
+inline constexpr const char* kExecConfine = "E_EXEC_CONFINE";          // no confinement could be built or applied
 
 struct Entry {
   const char* code;
@@ -106,8 +102,7 @@ inline constexpr Entry kTable[] = {
     {kUnbalanced, "parenthesis or string not closed in a rule file"},
     {kUnknownFunction, "a rule calls an undefined function"},
     {kForbiddenFunction, "a rule calls a CLIPS function not on the allowlist"},
-    {kForbiddenAssert,
-     "a rule asserts a fact other than a decision, rewrite, allow, hint or approval"},
+    {kForbiddenAssert, "a rule asserts a fact other than a decision, rewrite, allow, hint or approval"},
     {kRecursion, "a deffunction calls itself"},
     {kWildcardParameter, "a deffunction with a $? parameter"},
     {kForbiddenConstruct, "a rule file defines a construct rules may not define"},
@@ -121,8 +116,7 @@ inline constexpr Entry kTable[] = {
     {kRead, "a rule file cannot be read"},
     {kCase, "a rule test case file is malformed"},
     {kFileMode, "a rule, token or config file others could change (or read, for secrets)"},
-    {kEffectsTable,
-     "the command-effects table (a *.toml file with [program.*] entries) is malformed"},
+    {kEffectsTable, "the command-effects table (a *.toml file with [program.*] entries) is malformed"},
     {kPathClasses, "the path classes table (a *.toml file with [[class]] entries) is malformed"},
     {kInputJson, "the proposal is not valid JSON or not UTF-8"},
     {kInputShape, "the proposal JSON has the wrong shape"},
@@ -133,8 +127,7 @@ inline constexpr Entry kTable[] = {
     {kRuntime, "decision failed closed: a rule failed at run time"},
     {kMemory, "decision failed closed: over the rule memory budget"},
     {kEngineBuild, "decision failed closed: the worker cannot build the rules in force (retried)"},
-    {kAudit,
-     "decision failed closed: the daemon's audit log cannot be written (disk full, permission)"},
+    {kAudit, "decision failed closed: the daemon's audit log cannot be written (disk full, permission)"},
     {kFramePrefix, "length prefix is not 6 hex digits (connection closed)"},
     {kFrameTooLarge, "declared length over limits.max_frame_bytes (connection closed)"},
     {kFrameTruncated, "the client closed inside a frame (connection closed)"},
@@ -146,8 +139,7 @@ inline constexpr Entry kTable[] = {
     {kAuthRequired, "request before auth"},
     {kAuthFailed, "unknown token (connection closed)"},
     {kForbidden, "the role lacks the right"},
-    {kAuthRevoked,
-     "a reload removed this connection's token or changed its identity (connection closed)"},
+    {kAuthRevoked, "a reload removed this connection's token or changed its identity (connection closed)"},
     {kPeerNotAllowed, "Unix-socket peer uid not in unix.allow_uids (connection closed)"},
     {kAuthTimeout, "no auth within limits.auth_timeout_ms (connection closed)"},
     {kIdleTimeout, "no request within limits.idle_timeout_ms (connection closed)"},
@@ -165,16 +157,12 @@ inline constexpr Entry kTable[] = {
     {kAlreadyApproved, "this approver already approved it; another approver is needed"},
     {kApprovalRefused, "approved, but the rules in force now refuse the action: it was not run"},
     {kApprovalStore, "the approvals store cannot be read or written; nothing was approved"},
-    {kExecUnknown,
-     "exec: no shell decision with this id of this principal is known (never decided here, or "
-     "forgotten)"},
-    {kExecNotApproved,
-     "exec: the decision rejected the command or requires an approval: nothing runs"},
+    {kExecUnknown, "exec: no shell decision with this id of this principal is known (never decided here, or forgotten)"},
+    {kExecNotApproved, "exec: the decision rejected the command or requires an approval: nothing runs"},
     {kExecExpired, "exec: the decision is too old to run; decide the command again"},
     {kExecUsed, "exec: the decision has already been run once; decide the command again"},
     {kExecMismatch, "exec: the command to run is not byte for byte the command that was decided"},
-    {kExecCommand,
-     "exec: the command cannot run as decided (a NUL byte, not a shell run, no such cwd)"},
+    {kExecCommand, "exec: the command cannot run as decided (a NUL byte, not a shell run, no such cwd)"},
     {kExecConfine, "exec: the decision's confinement cannot be built or applied: nothing runs"},
 };
 

@@ -23,9 +23,9 @@ namespace warden::server {
 namespace {
 
 bool is_known_action(std::string_view action) {
-  static constexpr std::string_view kActions[] = {"decide",       "submit", "envelope", "pending",
-                                                  "approve",      "deny",   "reload",   "status",
-                                                  "health-check", "auth"};
+  static constexpr std::string_view kActions[] = {
+      "decide", "submit", "envelope", "pending", "approve", "deny", "reload", "status",
+      "health-check", "auth"};
   for (std::string_view known : kActions) {
     if (known == action) return true;
   }

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "pipeline/pipeline.h"
+
 #include "server/active_policy.h"
 #include "server/config.h"
 #include "server/exec_envelopes.h"
