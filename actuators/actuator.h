@@ -20,7 +20,7 @@ namespace warden::actuators {
 
 // Who asked and what the rules granted, for one dispatch.
 struct Context {
-  std::string decision_id;   // the decision that approved the action
+  std::string decision_id;  // the decision that approved the action
   std::string principal;
   std::string session;
   std::string agent;
@@ -43,11 +43,11 @@ struct Context {
 
 struct Result {
   bool ok = false;
-  std::string output;        // what is fed back to the model (stdout+stderr, body, file text)
-  std::string error;         // why it failed, for the user and the model ("" when ok)
-  std::string error_code;    // E_ACT_TIMEOUT, E_ACT_DENIED, E_ACT_FAILED, E_ACT_BAD_ACTION …
-  int exit_code = -1;        // shell: the exit status; http: the status code
-  bool truncated = false;    // output was capped
+  std::string output;      // what is fed back to the model (stdout+stderr, body, file text)
+  std::string error;       // why it failed, for the user and the model ("" when ok)
+  std::string error_code;  // E_ACT_TIMEOUT, E_ACT_DENIED, E_ACT_FAILED, E_ACT_BAD_ACTION …
+  int exit_code = -1;      // shell: the exit status; http: the status code
+  bool truncated = false;  // output was capped
   std::map<std::string, std::string> details;  // small extra facts for events and the audit log
 };
 
@@ -70,6 +70,7 @@ class Registry {
   void add(std::unique_ptr<Actuator> actuator);
   Actuator* find(std::string_view name) const;
   std::vector<std::string> names() const;
+
  private:
   std::map<std::string, std::unique_ptr<Actuator>, std::less<>> actuators_;
 };

@@ -26,30 +26,30 @@ inline constexpr const char* kSetup = "E_CONFINE_SETUP";  // a run's envelope co
 
 // What the kernel offers, probed once per process by calling (never by reading /sys).
 struct Support {
-  bool ok = false;           // everything the envelope needs is there
-  std::string error;         // what is missing ("" when ok)
-  int landlock_abi = 0;      // 0: no Landlock
-  bool namespaces = false;   // user, mount, PID, network, IPC, UTS namespaces
-  bool seccomp = false;      // a seccomp filter can be loaded
-  bool pid_limit = false;    // the PID namespace's pid_max caps the number of processes
+  bool ok = false;          // everything the envelope needs is there
+  std::string error;        // what is missing ("" when ok)
+  int landlock_abi = 0;     // 0: no Landlock
+  bool namespaces = false;  // user, mount, PID, network, IPC, UTS namespaces
+  bool seccomp = false;     // a seccomp filter can be loaded
+  bool pid_limit = false;   // the PID namespace's pid_max caps the number of processes
 };
 const Support& probe();
 
 // Where the envelope comes from besides the decision: the operator's configuration and the
 // daemon's own files. Paths are absolute.
 struct Inputs {
-  std::string workspace;                   // writable; the default working directory
-  std::vector<std::string> own_files;      // Warden's files: tokens, keys, state, rules,
-                                           // config, socket, audit log: hidden wherever they are
-  std::vector<std::string> hide;           // more paths hidden (`[actuators.shell] hide`)
-  std::vector<std::string> writable_roots; // outside the workspace, an approved write is granted
-                                           // only beneath one of these (`writable`); default none
-  std::vector<std::string> read;           // more read-only paths, exposed even inside a masked
-                                           // directory (toolchains: /root/.rustup …) (`read`)
-  std::string cache_dir;                   // host directory bound at $HOME/.cache ("" = none)
+  std::string workspace;                    // writable; the default working directory
+  std::vector<std::string> own_files;       // Warden's files: tokens, keys, state, rules,
+                                            // config, socket, audit log: hidden wherever they are
+  std::vector<std::string> hide;            // more paths hidden (`[actuators.shell] hide`)
+  std::vector<std::string> writable_roots;  // outside the workspace, an approved write is granted
+                                            // only beneath one of these (`writable`); default none
+  std::vector<std::string> read;            // more read-only paths, exposed even inside a masked
+                                            // directory (toolchains: /root/.rustup …) (`read`)
+  std::string cache_dir;                    // host directory bound at $HOME/.cache ("" = none)
   std::vector<std::string> path = {"/usr/local/bin", "/usr/bin", "/bin"};  // PATH
-  std::uint64_t max_processes = 64;        // processes at once (pid_max of the PID namespace
-                                           // when the sandbox's outer uid is 0)
+  std::uint64_t max_processes = 64;  // processes at once (pid_max of the PID namespace
+                                     // when the sandbox's outer uid is 0)
 };
 
 // The inputs a shell configuration gives (workspace resolved to its real path).
@@ -59,39 +59,39 @@ Inputs inputs_for(const ShellConfig& config);
 // inspect or narrow it. Paths are absolute, as the host sees them (the sandbox sees every
 // exposed path at the same place).
 struct Envelope {
-  std::string workspace;                  // writable (bind-mounted at its own path)
-  std::vector<std::string> writable;      // further writable paths (approved writes beneath a
-                                          // writable root)
-  std::vector<std::string> readable;      // the trees that may be read (Landlock): the system's
-                                          // (/usr, /etc, /opt, /var …), the private ones, the
-                                          // workspace, `exposed`; nothing else (not /root, /boot,
-                                          // /mnt, an unknown top-level directory)
-  std::vector<std::string> exposed;       // read-only, bound back inside masked directories
-  std::vector<std::string> read_only;     // inside writable trees, kept read-only: persistence
-                                          // files (.git/config, .git/hooks, .envrc …) no
-                                          // approved effect writes
-  std::vector<std::string> hidden;        // unreadable: credential-class targets of the
-                                          // decision's effects, system credential files,
-                                          // Warden's own files, `hide`
-  std::vector<std::string> masked;        // directories replaced by empty ones: every home
-                                          // (/home, /root, the daemon's $HOME), /run, /tmp,
-                                          // /var/tmp, /dev/shm (the workspace is bound back)
-  std::string home = "/home/agent";       // private HOME: empty at each run, never the workspace
-  std::string tmp = "/tmp";               // private temporary directory (a fresh tmpfs)
-  std::string cache_dir;                  // host directory bound at home + "/.cache" ("" = none)
+  std::string workspace;               // writable (bind-mounted at its own path)
+  std::vector<std::string> writable;   // further writable paths (approved writes beneath a
+                                       // writable root)
+  std::vector<std::string> readable;   // the trees that may be read (Landlock): the system's
+                                       // (/usr, /etc, /opt, /var …), the private ones, the
+                                       // workspace, `exposed`; nothing else (not /root, /boot,
+                                       // /mnt, an unknown top-level directory)
+  std::vector<std::string> exposed;    // read-only, bound back inside masked directories
+  std::vector<std::string> read_only;  // inside writable trees, kept read-only: persistence
+                                       // files (.git/config, .git/hooks, .envrc …) no
+                                       // approved effect writes
+  std::vector<std::string> hidden;     // unreadable: credential-class targets of the
+                                       // decision's effects, system credential files,
+                                       // Warden's own files, `hide`
+  std::vector<std::string> masked;     // directories replaced by empty ones: every home
+                                       // (/home, /root, the daemon's $HOME), /run, /tmp,
+                                       // /var/tmp, /dev/shm (the workspace is bound back)
+  std::string home = "/home/agent";    // private HOME: empty at each run, never the workspace
+  std::string tmp = "/tmp";            // private temporary directory (a fresh tmpfs)
+  std::string cache_dir;               // host directory bound at home + "/.cache" ("" = none)
   // Network: none, unless the decision approved network effects; then only `hosts`, through
   // an HTTP CONNECT proxy inside the sandbox (HTTPS_PROXY/HTTP_PROXY/ALL_PROXY point at it).
   bool network = false;
-  std::vector<std::string> hosts;         // approved host names or addresses, lower case
-  std::vector<std::string> env;           // the whole environment ("NAME=value"): minimal,
-                                          // never the daemon's (HOME, TMPDIR, PATH, LANG …)
+  std::vector<std::string> hosts;  // approved host names or addresses, lower case
+  std::vector<std::string> env;    // the whole environment ("NAME=value"): minimal,
+                                   // never the daemon's (HOME, TMPDIR, PATH, LANG …)
   std::uint64_t max_processes = 64;
 };
 
 // The envelope of a decision: its approved effects (Decision::effects) within `inputs`.
 // - writes: the workspace, the private HOME and /tmp, the cache dir, and approved write or
-//   delete targets beneath a writable root (their nearest existing directory); never a credential, persistence or system path
-//   outside the workspace, never Warden's files;
+//   delete targets beneath a writable root (their nearest existing directory); never a credential,
+//   persistence or system path outside the workspace, never Warden's files;
 // - reads: everything not hidden or masked; every credential-class effect target is hidden
 //   whatever the rules said;
 // - network: hosts of approved `network` effects with object `host`; a network effect whose

@@ -125,7 +125,9 @@ int kill_children(const char* path) {
   // at `warden chat`, could be written, read or fed input with TIOCSTI).
   if (::setsid() < 0) fail(1);
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(2);
-  if (::getppid() != parent) ::_exit(127);  // the daemon died before the line above
+  // The daemon died before the line above (in a new PID namespace the parent has no pid).
+  const bool confined = spec.clone_flags != 0;
+  if (::getppid() != (confined ? 0 : parent)) ::_exit(127);
   // Default dispositions and an empty mask: the daemon's ignored SIGPIPE must not leak.
   struct sigaction dfl;
   ::memset(&dfl, 0, sizeof dfl);
@@ -143,8 +145,14 @@ int kill_children(const char* path) {
   term.sa_handler = keeper_on_term;  // no SA_RESTART: it interrupts waitid
   ::sigaction(SIGTERM, &term, nullptr);
   ::sigprocmask(SIG_SETMASK, &term_only, nullptr);
-  if (::dup2(devnull, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) fail(3);
-  if (::fchdir(cwd_fd) != 0) fail(4);
+  if (!spec.attached && (::dup2(devnull, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0))
+    fail(3);
+  if (spec.keeper_setup) {
+    // The confinement's mounts, id maps and working directory (in the new view).
+    if (int step = spec.keeper_setup(spec.setup_data); step != 0) fail(step);
+  } else if (::fchdir(cwd_fd) != 0) {
+    fail(4);
+  }
   set_limit(RLIMIT_CORE, 0);
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) fail(7);
   const pid_t keeper = ::getpid();
@@ -168,6 +176,9 @@ int kill_children(const char* path) {
     }
     if (::syscall(SYS_close_range, 4u, ~0u, 0u) != 0)
       for (int fd = 4; fd <= max_fd; ++fd) ::close(fd);
+    if (spec.program_setup) {
+      if (int step = spec.program_setup(spec.setup_data); step != 0) fail(step);
+    }
     ::execve(program, argv, envp);
     fail(6);
     ::_exit(127);
@@ -175,8 +186,10 @@ int kill_children(const char* path) {
   // The keeper holds nothing of the daemon's, nor the output pipe.
   if (::syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
     for (int fd = 3; fd <= max_fd; ++fd) ::close(fd);
-  ::dup2(0, 1);
-  ::dup2(0, 2);
+  if (!spec.attached) {
+    ::dup2(0, 1);
+    ::dup2(0, 2);
+  }
   keeper_program = pid;
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   // Until the program ends (not reaped yet: the handler may still signal it), reaping the
@@ -275,7 +288,10 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
   sigset_t all, saved;
   ::sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &saved);
-  pid_t pid = ::fork();
+  // A confined keeper starts in its namespaces: clone(2) as fork(2) does, plus their flags.
+  pid_t pid = spec.clone_flags ? static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD | spec.clone_flags,
+                                                              nullptr, nullptr, nullptr, nullptr))
+                               : ::fork();
   if (pid != 0) ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   if (pid < 0) {
     outcome.error = "fork failed: " + errno_text(errno);
@@ -301,7 +317,9 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
     ::kill(-pid, SIGKILL);
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    outcome.error = std::string(step_name(msg[0])) + " failed: " + errno_text(msg[1]);
+    const char* what = msg[0] >= 100 && spec.step_name ? spec.step_name(msg[0]) : step_name(msg[0]);
+    outcome.error = std::string(what) + " failed: " + errno_text(msg[1]);
+    outcome.failed_step = msg[0];
     return outcome;
   }
   outcome.started = true;
@@ -309,7 +327,7 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
   // Read until the output closes, the program ends, or the deadline passes.
   ::fcntl(out_read.get(), F_SETFL, O_NONBLOCK);
   char buf[16384];
-  bool open = true, done = false;
+  bool open = !spec.attached, done = false;
   auto drain = [&]() {
     for (;;) {
       ssize_t got = ::read(out_read.get(), buf, sizeof buf);

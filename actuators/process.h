@@ -24,6 +24,18 @@ struct ProcessSpec {
   std::uint64_t memory_bytes = 1ull << 30;
   std::uint64_t max_processes = 64;
   std::uint64_t max_file_bytes = 64ull << 20;
+  // Confinement hooks (actuators/confine.cpp). With clone_flags the keeper is created by
+  // clone(2) with those namespace flags (it is then the init of a new PID namespace);
+  // keeper_setup runs in it before it forks the program, program_setup in the program just
+  // before execve. Both run in a forked child, so async-signal-safe calls only; each returns
+  // 0, or a step number >= 100 (errno set) that step_name explains.
+  int clone_flags = 0;
+  int (*keeper_setup)(const void* data) = nullptr;
+  int (*program_setup)(const void* data) = nullptr;
+  const void* setup_data = nullptr;
+  const char* (*step_name)(int step) = nullptr;
+  // stdin, stdout and stderr are the caller's and nothing is captured (`warden exec`).
+  bool attached = false;
 };
 
 struct ProcessOutcome {
@@ -35,6 +47,7 @@ struct ProcessOutcome {
   bool truncated = false;  // output went past max_output_bytes (the rest was drained and dropped)
   std::string output;      // stdout and stderr, interleaved as written
   int pid = -1;            // the child's pid (also its process group)
+  int failed_step = 0;     // when not started: the step that failed (>= 100: confinement)
 };
 
 ProcessOutcome run_process(const ProcessSpec& spec);

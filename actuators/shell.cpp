@@ -11,6 +11,7 @@
 
 #include "actuators/action.h"
 #include "actuators/beneath.h"
+#include "actuators/confine.h"
 #include "actuators/process.h"
 
 namespace warden::actuators {
@@ -284,10 +285,29 @@ Result ShellActuator::act(std::string_view action_json, const Context& context) 
     spec.argv = {config_.shell, "-c", *line};
   }
 
-  ProcessOutcome run = run_process(spec);
+  ProcessOutcome run;
+  if (config_.confine) {
+    // The envelope of this decision: what its approved effects allow, nothing more.
+    confine::Inputs inputs = confine::inputs_for(config_);
+    inputs.workspace = workspace_real;
+    confine::Envelope envelope = confine::derive(context.effects, inputs);
+    envelope.private_network = context.allows("private-network");
+    run = confine::run(envelope, spec);
+    if (!run.started) {
+      const bool unsupported = run.error.starts_with(confine::kUnsupported);
+      Result r = failure(unsupported ? confine::kUnsupported : confine::kSetup,
+                         "cannot run \"" + spec.argv.front() + "\" confined: " + run.error);
+      r.details["mode"] = mode;
+      r.details["confined"] = "yes";
+      return r;
+    }
+  } else {
+    run = run_process(spec);
+  }
   Result r;
   r.details["mode"] = mode;
   r.details["program"] = spec.program;
+  r.details["confined"] = config_.confine ? "yes" : "off";
   if (!run.started) {
     r = failure(code::kFailed, "cannot run \"" + spec.argv.front() + "\": " + run.error);
     r.details["mode"] = mode;

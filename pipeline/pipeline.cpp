@@ -425,6 +425,7 @@ class Run {
       context.source = signal.source;
       context.depth = signal.depth;
       context.allowed = granted_capabilities(last);
+      context.effects = last.effects;
       context.notify = [this](std::string_view kind, std::string_view text) {
         emit(events::notice(kind, text));
       };

@@ -9,6 +9,8 @@ PACKAGES=(g++ cmake ninja-build pkg-config libclips-dev rapidjson-dev catch2 lib
           libpq-dev postgresql  # approvals in PostgreSQL; the tests start a real server (initdb)
           libedit-dev  # warden chat: line editing and history (BSD editline, not GNU readline)
           clang libclang-rt-dev  # clang + libFuzzer: the fuzz targets (fuzz/run.sh, .ci/run)
+          libseccomp-dev  # the shell actuator's confinement: its system-call filter
+          bubblewrap python3-pytest  # bench_confine compares with bwrap; the confinement tests run pytest
           iproute2 util-linux)  # the end-to-end tests: real agent CLIs in a network namespace (ip, unshare)
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

@@ -724,6 +724,7 @@ Reply ApprovalService::carry_out(const std::string& id_json, const Identity& app
       c.agent = approval.agent;
       c.source = "approval";
       c.allowed = granted_capabilities(last);
+      c.effects = last.effects;
       try {
         r = actuator->act(last.action_json, c);
       } catch (...) {

@@ -14,6 +14,7 @@
 #include "audit/mask.h"
 #include "engine/decision.h"
 #include "reasoning/config_check.h"
+#include "server/own_files.h"
 #include <re2/re2.h>
 
 namespace warden::server {
@@ -417,6 +418,20 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   shell.on("max_processes", shell.integer(&ac.shell.max_processes, 1, 100000));
   shell.on("max_file_bytes", shell.integer(&ac.shell.max_file_bytes, 1, 1LL << 46));
   shell.on("shell", shell.string(&ac.shell.shell));
+  // Confinement: "on" (the default) or "off", spelled out so that turning it off is a
+  // deliberate word in the file, not a stray false.
+  shell.on("confine", [&errors, &ac](const toml::node& node, const std::string& key) {
+    auto v = node.value_exact<std::string>();
+    if (v && (*v == "on" || *v == "off")) {
+      ac.shell.confine = *v == "on";
+    } else {
+      errors.push_back({key, "must be \"on\" or \"off\""});
+    }
+  });
+  shell.on("hide", shell.string_array(&ac.shell.hide));
+  shell.on("writable", shell.string_array(&ac.shell.writable));
+  shell.on("read", shell.string_array(&ac.shell.read));
+  shell.on("cache_dir", shell.string(&ac.shell.cache_dir));
   TableReader file(&errors, "actuators.file.");
   file.on("root", file.string(&ac.file.root));
   file.on("max_read_bytes", file.integer(&ac.file.max_read_bytes, 1, 1LL << 32));
@@ -558,6 +573,20 @@ void validate_pipeline(const PipelineConfig& pc, ConfigErrors* errors) {
                          "must be an absolute directory"});
     }
   }
+  for (const auto& [key, list] :
+       {std::pair<const char*, const std::vector<std::string>*>{"hide", &ac.shell.hide},
+        {"writable", &ac.shell.writable},
+        {"read", &ac.shell.read}}) {
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      if ((*list)[i].empty() || (*list)[i][0] != '/') {
+        errors->push_back({"actuators.shell." + std::string(key) + "[" + std::to_string(i) + "]",
+                           "must be an absolute path"});
+      }
+    }
+  }
+  if (!ac.shell.cache_dir.empty() && ac.shell.cache_dir[0] != '/') {
+    errors->push_back({"actuators.shell.cache_dir", "must be an absolute path"});
+  }
   if (ac.default_target.empty()) {
     errors->push_back({"actuators.default_target", "must name an actuator"});
   }
@@ -569,6 +598,10 @@ actuators::ActuatorsConfig effective_actuators(const Config& config) {
   actuators::ActuatorsConfig a = config.pipeline.actuators;
   if (a.shell.workspace.empty()) a.shell.workspace = config.workspace_root;
   if (a.file.root.empty()) a.file.root = config.workspace_root;
+  // The confined shell never sees Warden's own files, nor its socket, wherever they are.
+  for (const OwnFile& f : own_files(config)) a.shell.own_files.push_back(f.path);
+  if (config.unix_socket.enabled && !config.unix_socket.path.empty())
+    a.shell.own_files.push_back(config.unix_socket.path);
   return a;
 }
 
@@ -697,6 +730,7 @@ std::vector<std::string> config_warnings(const Config& config) {
         "audit.enabled is false: decisions are not recorded in an audit log (no trace once "
         "answered)");
   }
+  if (!config.pipeline.actuators.shell.confine) out.push_back(kConfineOffWarning);
   return out;
 }
 

@@ -171,6 +171,12 @@ ConfigErrors resolve_state_paths(Config* config);
 // `status`. Empty when there is nothing to say.
 std::vector<std::string> config_warnings(const Config& config);
 
+// What the start-up log, `status` and `health-check` say while `[actuators.shell] confine`
+// is "off".
+inline constexpr const char* kConfineOffWarning =
+    "actuators.shell.confine is \"off\": approved shell actions run UNCONFINED, with the "
+    "daemon's user, files and network; a wrong prediction of the rules is damage";
+
 // True when `id` is a valid audit daemon id: 1-64 of A-Z a-z 0-9 . _ : -
 bool valid_daemon_id(std::string_view id);
 // The host name made a valid daemon id (other characters become '-'; "warden" if empty).

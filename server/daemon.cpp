@@ -14,6 +14,7 @@
 #include "server/audit_setup.h"
 #include "server/listener.h"
 #include "server/errors.h"
+#include "actuators/confine.h"
 #include "server/own_files.h"
 #include "actuators/builtin.h"
 #include "approvals/store.h"
@@ -150,6 +151,22 @@ Daemon::StartResult Daemon::start() {
            }
          }
          log->info("workspace {}, home {}", config_.workspace_root, config_.home);
+         return std::nullopt;
+       }},
+      {"confinement",
+       [&]() -> std::optional<StepError> {
+         // Approved shell actions run in their decision's envelope: fail closed on a kernel
+         // that cannot build it, unless the operator turned it off in so many words.
+         if (!effective_actuators(config_).shell.confine) return std::nullopt;  // warned above
+         const actuators::confine::Support& s = actuators::confine::probe();
+         if (!s.ok) {
+           return StepError{2, std::string(actuators::confine::kUnsupported) +
+                                   ": the shell actuator cannot confine what it runs: " + s.error +
+                                   ". Set [actuators.shell] confine = \"off\" to run shell "
+                                   "actions unconfined (status and health-check will say so)"};
+         }
+         log->info("confinement: on (Landlock ABI {}, namespaces, seccomp, process cap {})",
+                   s.landlock_abi, s.pid_limit ? "pid_max" : "RLIMIT_NPROC");
          return std::nullopt;
        }},
       {"fd-limit",

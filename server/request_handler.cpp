@@ -262,6 +262,7 @@ std::optional<Reply> RequestHandler::handle(std::string_view payload, SessionAut
       fields += ",\"audit\":";
       append_json_string(fields, "failing: " + audit->error);
     }
+    fields += confinement_fields(true);
     return Reply{ok_response(request.id_json, action, fields)};
   }
   if (action == "auth") return authenticate(request, auth);
@@ -398,6 +399,20 @@ std::optional<Reply> RequestHandler::reload(const Request& request, const Identi
   return std::nullopt;
 }
 
+// ,"confinement":"on"|"off" and, when off and `with_warning`, the warning (status lists it
+// with the other configuration warnings).
+std::string RequestHandler::confinement_fields(bool with_warning) const {
+  const bool on = context_.config->pipeline.actuators.shell.confine;
+  std::string out = ",\"confinement\":";
+  out += on ? "\"on\"" : "\"off\"";
+  if (!on && with_warning) {
+    out += ",\"warnings\":[";
+    append_json_string(out, kConfineOffWarning);
+    out += "]";
+  }
+  return out;
+}
+
 std::string RequestHandler::status_fields() const {
   const Stats& s = context_.stats;
   auto policy = context_.policy.get();
@@ -458,6 +473,7 @@ std::string RequestHandler::status_fields() const {
            "\"failures\":0";
   }
   out += '}';
+  out += confinement_fields(false);
   out += ",\"warnings\":[";
   auto warnings = config_warnings(*context_.config);
   for (std::size_t i = 0; i < warnings.size(); ++i) {

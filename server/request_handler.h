@@ -59,6 +59,7 @@ class RequestHandler {
 
   // Builds the body of a `status` reply (JSON members, no braces).
   std::string status_fields() const;
+  std::string confinement_fields(bool with_warning) const;
 
  private:
   std::optional<Reply> authenticate(const Request& request, SessionAuth* auth);

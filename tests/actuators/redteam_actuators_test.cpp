@@ -102,6 +102,8 @@ TEST_CASE("redteam: a setsid descendant does not outlive a finished run", "[redt
   RtDir ws;
   ShellConfig config;
   config.workspace = ws.path;
+  // Host pids: the keeper of the unconfined mode (confined runs: confine_test.cpp).
+  config.confine = false;
   ShellActuator shell(config, false);
   // The line waits until its escaped descendant has written its pid, then ends.
   const std::string line =
@@ -116,6 +118,8 @@ TEST_CASE("redteam: a setsid descendant does not outlive the time limit", "[redt
   RtDir ws;
   ShellConfig config;
   config.workspace = ws.path;
+  // Host pids: the keeper of the unconfined mode (confined runs: confine_test.cpp).
+  config.confine = false;
   ShellActuator shell(config, false);
   const std::string line =
       "setsid sh -c 'echo $$ > escaped.pid; exec sleep 60' >/dev/null 2>&1 & "
@@ -131,6 +135,8 @@ TEST_CASE("redteam: a descendant in its own process group does not outlive the r
   RtDir ws;
   ShellConfig config;
   config.workspace = ws.path;
+  // Host pids: the keeper of the unconfined mode (confined runs: confine_test.cpp).
+  config.confine = false;
   ShellActuator shell(config, false);
   // Job control gives the background job a process group of its own (same session).
   const std::string line =

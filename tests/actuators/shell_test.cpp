@@ -116,7 +116,20 @@ TEST_CASE("shell: the environment is scrubbed to PATH, HOME, LANG and the approv
   CHECK(r.output.find("LANG=C.UTF-8\n") != std::string::npos);
   char real[PATH_MAX];
   REQUIRE(::realpath(ws.path().c_str(), real));
-  CHECK(r.output.find("HOME=" + std::string(real) + "\n") != std::string::npos);
+  // Confined (the default), HOME is the private home, never the workspace.
+  CHECK(r.output.find("HOME=/home/agent\n") != std::string::npos);
+  CHECK(r.output.find("HOME=" + std::string(real) + "\n") == std::string::npos);
+  // Unconfined, HOME is the workspace, as before.
+  c.confine = false;
+  ShellActuator unconfined(c, false);
+  ::setenv("WARDEN_DAEMON_SECRET", "daemon-only", 1);
+  Result off = unconfined.act(shell_action("GREETING=hello PATH=/tmp/elsewhere env"), Context{});
+  ::unsetenv("WARDEN_DAEMON_SECRET");
+  REQUIRE(off.ok);
+  CHECK(off.output.find("daemon-only") == std::string::npos);
+  CHECK(off.output.find("GREETING=hello\n") != std::string::npos);
+  CHECK(off.output.find("PATH=/usr/bin:/bin\n") != std::string::npos);
+  CHECK(off.output.find("HOME=" + std::string(real) + "\n") != std::string::npos);
 }
 
 TEST_CASE("shell: the program is looked up in the configured path only", "[shell]") {
@@ -213,6 +226,9 @@ TEST_CASE("shell: the time limit kills the whole process group", "[shell]") {
       "#!/bin/sh\nsleep 30 &\necho $! > grandchild.pid\necho $$ > child.pid\nsleep 30\n", true);
   ShellConfig c = config_for(ws);
   c.timeout = std::chrono::milliseconds(300);
+  // The pids the script writes are the host's only without a PID namespace: this is the
+  // keeper of the unconfined mode (confined runs: confine_test.cpp, by command line).
+  c.confine = false;
   ShellActuator shell(c, false);
   Result r = shell.act(shell_action("./spawn.sh"), Context{});
   CHECK_FALSE(r.ok);
@@ -225,7 +241,9 @@ TEST_CASE("shell: the time limit kills the whole process group", "[shell]") {
 
 TEST_CASE("shell: the group is killed when the program ends too", "[shell]") {
   TempDir ws;
-  ShellActuator shell(config_for(ws), false);
+  ShellConfig c = config_for(ws);
+  c.confine = false;  // host pids (confined runs: confine_test.cpp)
+  ShellActuator shell(c, false);
   Result r = shell.act(shell_action("sleep 30 & echo $! > straggler.pid"), with_shell_syntax());
   REQUIRE(r.ok);
   const pid_t straggler = std::stoi(warden::testing::read_file(ws / "straggler.pid"));

@@ -1,6 +1,7 @@
 // warden.toml: defaults, every key, and errors that name their key.
 #include "server/config.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include "tests/build_paths.h"
 
@@ -169,4 +170,56 @@ TEST_CASE("the workspace and home default to the engine's, not the current direc
   CHECK(c.workspace_root == warden::kDefaultWorkspaceRoot);
   CHECK(c.home == warden::kDefaultHome);
   CHECK(c.state_dir.empty());  // resolved at startup from XDG_STATE_HOME or HOME
+}
+
+TEST_CASE("actuators.shell.confine is on by default, off only when written out",
+          "[server][config]") {
+  Config defaults;
+  REQUIRE(parse_config("", "", &defaults).empty());
+  CHECK(defaults.pipeline.actuators.shell.confine);
+  CHECK(config_warnings(defaults).empty());
+  Config off;
+  REQUIRE(parse_config(R"(
+[actuators.shell]
+confine = "off"
+hide = ["/srv/secrets"]
+writable = ["/srv/out"]
+read = ["/opt/toolchain"]
+cache_dir = "/var/cache/warden"
+)",
+                       "/etc/warden", &off)
+              .empty());
+  CHECK_FALSE(off.pipeline.actuators.shell.confine);
+  CHECK(off.pipeline.actuators.shell.hide == std::vector<std::string>{"/srv/secrets"});
+  CHECK(off.pipeline.actuators.shell.writable == std::vector<std::string>{"/srv/out"});
+  CHECK(off.pipeline.actuators.shell.read == std::vector<std::string>{"/opt/toolchain"});
+  CHECK(off.pipeline.actuators.shell.cache_dir == "/var/cache/warden");
+  // The start-up log and status carry the warning.
+  auto warnings = config_warnings(off);
+  CHECK(std::find(warnings.begin(), warnings.end(), kConfineOffWarning) != warnings.end());
+  // Not a boolean, not another word.
+  CHECK(error_keys("[actuators.shell]\nconfine = false\n") ==
+        std::vector<std::string>{"actuators.shell.confine"});
+  CHECK(error_keys("[actuators.shell]\nconfine = \"no\"\n") ==
+        std::vector<std::string>{"actuators.shell.confine"});
+  Config relative;
+  REQUIRE(parse_config("[actuators.shell]\nhide = [\"secrets\"]\n", "/etc/warden", &relative)
+              .empty());
+  auto errors = validate_config(relative);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].key == "actuators.shell.hide[0]");
+}
+
+TEST_CASE("the confined shell hides Warden's own files", "[server][config]") {
+  Config c;
+  REQUIRE(parse_config(R"(
+tokens = "/etc/warden/tokens"
+rules = ["/etc/warden/rules"]
+state_dir = "/var/lib/warden"
+)",
+                       "/etc/warden", &c)
+              .empty());
+  auto own = effective_actuators(c).shell.own_files;
+  for (const char* path : {"/etc/warden/tokens", "/etc/warden/rules", "/var/lib/warden"})
+    CHECK(std::find(own.begin(), own.end(), path) != own.end());
 }
