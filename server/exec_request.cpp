@@ -1,28 +1,20 @@
 // The `envelope` request (server/exec_request.h).
 #include "server/exec_request.h"
 
-#include <algorithm>
-
 #include "server/errors.h"
 #include "server/exec_wire.h"
 #include "server/json_text.h"
 #include "server/log.h"
-#include "server/own_files.h"
 #include "server/protocol.h"
 
 namespace warden::server {
 
 namespace {
 
-// The shell actuator's inputs ([actuators.shell]) with every file the daemon trusts hidden.
+// The shell actuator's inputs ([actuators.shell], with every file the daemon trusts and its
+// socket among the hidden ones: effective_actuators fills them in).
 actuators::confine::Inputs exec_inputs(const Config& config) {
-  actuators::confine::Inputs in = actuators::confine::inputs_for(effective_actuators(config).shell);
-  for (const OwnFile& f : own_files(config)) {
-    if (!f.path.empty()) in.own_files.push_back(f.path);
-  }
-  std::sort(in.own_files.begin(), in.own_files.end());
-  in.own_files.erase(std::unique(in.own_files.begin(), in.own_files.end()), in.own_files.end());
-  return in;
+  return actuators::confine::inputs_for(effective_actuators(config).shell);
 }
 
 }  // namespace
