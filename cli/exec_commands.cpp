@@ -260,7 +260,7 @@ int exec_run(const ExecArgs& a) {
   }
   confine::Envelope envelope = confine::derive(plan.effects, plan.inputs);
   std::string error;
-  int status = confine::run_attached(envelope, plan.argv, plan.cwd,
+  int status = confine::run_attached(envelope, plan.argv, exec_real_path(plan.cwd),
                                      std::chrono::seconds(a.time_limit_s), &error);
   if (status < 0)
     return exec_refuse(code::kExecConfine, error.empty() ? "the command did not start" : error);
