@@ -56,6 +56,7 @@ struct ExecPlanned {
   std::vector<std::string> argv;
   std::string cwd;
   std::vector<EffectRecord> effects;
+  std::vector<std::string> granted;  // capabilities the decision granted (`allow` facts)
   confine::Inputs inputs;
 };
 
@@ -157,6 +158,7 @@ int exec_plan_from_daemon(const ExecArgs& a, ExecPlanned* plan) {
   plan->argv =
       a.command.empty() ? std::vector<std::string>{"/bin/bash", "-c", wire.command} : a.command;
   plan->cwd = wire.cwd;
+  plan->granted = granted_capabilities(wire.decision);
   plan->effects = std::move(wire.decision.effects);
   plan->inputs = std::move(wire.inputs);
   exec_hide_own(a, &plan->inputs);
@@ -237,6 +239,7 @@ int exec_plan_in_process(const ExecArgs& a, ExecPlanned* plan) {
   plan->argv = a.command;
   plan->cwd = paths::normalize(cwd, options.workspace_root, options.home);
   plan->effects = d.effects;
+  plan->granted = granted_capabilities(d);
   plan->inputs.workspace = exec_real_path(options.workspace_root);
   exec_hide_own(a, &plan->inputs);
   return 0;
@@ -259,6 +262,9 @@ int exec_run(const ExecArgs& a) {
                        "this kernel cannot confine the command: " + support.error);
   }
   confine::Envelope envelope = confine::derive(plan.effects, plan.inputs);
+  // As the shell actuator: the proxy reaches a private address only when the rules granted it.
+  envelope.private_network = std::find(plan.granted.begin(), plan.granted.end(),
+                                       "private-network") != plan.granted.end();
   std::string error;
   int status = confine::run_attached(envelope, plan.argv, exec_real_path(plan.cwd),
                                      std::chrono::seconds(a.time_limit_s), &error);

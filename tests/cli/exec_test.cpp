@@ -124,7 +124,8 @@ struct World {
     rapidjson::Document d;
     d.Parse(reply.c_str());
     INFO(reply);
-    REQUIRE(d["payload"]["ok"].GetBool());
+    REQUIRE(d.IsObject());
+    if (!d["payload"]["ok"].GetBool()) return {"error", d["payload"]["error"]["code"].GetString()};
     const auto& decision = d["payload"]["decision"];
     return {decision["outcome"].GetString(), decision["decision_id"].GetString()};
   }
