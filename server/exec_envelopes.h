@@ -52,7 +52,8 @@ class ExecEnvelopes {
 
   // Takes the record for one run: Ok (the record in *out, now used) only when it exists, is
   // this principal's, was approved, is not expired, was not used, and its digest is
-  // `digest`. A mismatch leaves it unused (the right command may still run).
+  // `digest` (empty: the caller runs the decided command, whatever it is). A mismatch leaves
+  // it unused (the right command may still run).
   ExecTake take(const std::string& principal, const std::string& decision_id,
                 const std::string& digest, Clock::time_point now, ExecRecord* out);
 

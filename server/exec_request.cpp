@@ -31,9 +31,11 @@ Reply envelope_request(ServerContext& ctx, const Request& request, const std::st
       !string_field(payload, "action_digest", 80, &digest, &error)) {
     return fail(err::kBadRequest, error);
   }
-  if (decision_id.empty() || digest.rfind("sha256:", 0) != 0) {
+  // No digest: the caller runs the command the daemon holds for the decision.
+  if (decision_id.empty() || (!digest.empty() && digest.rfind("sha256:", 0) != 0)) {
     return fail(err::kBadRequest,
-                "\"payload.decision_id\" and \"payload.action_digest\" (sha256:HEX) are required");
+                "\"payload.decision_id\" is required; \"payload.action_digest\", when given, is "
+                "sha256:HEX");
   }
   ExecRecord r;
   switch (store.take(principal, decision_id, digest, ExecEnvelopes::Clock::now(), &r)) {

@@ -158,3 +158,13 @@ TEST_CASE("exec wire: the envelope reads back what the daemon wrote", "[server][
   d["envelope"]["inputs"]["max_processes"].SetInt(0);
   CHECK_FALSE(parse_exec_envelope(d, &back, &error));
 }
+
+TEST_CASE("exec envelopes: without a digest the decided command itself is taken", "[server][exec]") {
+  ExecEnvelopes store;
+  const auto now = ExecEnvelopes::Clock::now();
+  store.remember("alice", shell_decision("d", Outcome::Approve, "make test"), "/ws", "/h", now);
+  ExecRecord r;
+  REQUIRE(store.take("alice", "d", "", now, &r) == ExecTake::Ok);
+  CHECK(r.command == "make test");
+  CHECK(store.take("alice", "d", "", now, &r) == ExecTake::Used);
+}
