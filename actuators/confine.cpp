@@ -1,5 +1,6 @@
 #include "actuators/confine.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -9,6 +10,7 @@
 #include <linux/filter.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <pwd.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -20,8 +22,6 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -80,8 +80,6 @@ std::uint64_t fs_handled(int abi) {
   return all;
 }
 
-// The inside uid and gid of the sandbox (mapped to the daemon's).
-constexpr unsigned kInsideId = 1000;
 // The egress proxy's port on the sandbox's loopback interface (the namespace is private).
 constexpr int kProxyPort = 3128;
 // The smallest pid_max the kernel accepts (RESERVED_PIDS + 1).
@@ -193,22 +191,73 @@ const char* const kWorkspacePersistence[] = {".git/config",
 
 // The file names of the credential class (rules/paths.toml) without their directories: a
 // glob the rules could not resolve hides the matches that carry one of these names.
-const char* const kCredentialNames[] = {
-    "id_rsa",       "id_rsa.*",          "id_dsa",          "id_dsa.*",       "id_ecdsa",
-    "id_ecdsa.*",   "id_ecdsa_sk",       "id_ed25519",      "id_ed25519.*",   "id_ed25519_sk",
-    "*.key",        "*key*.pem",         "privkey*.pem",    "*.p12",          "*.pfx",
-    "*.ppk",        "*.jks",             "*.keystore",      "*.kdbx",         ".env",
-    ".env.*",       ".env~",             ".env-*",          ".env_*",         "*.env",
-    ".dev.vars",    "credentials",       "*.credentials",   "credentials.json", "client_secret*.json",
-    "service-account*.json", "kubeconfig", "*.kubeconfig",  ".dockercfg",     ".npmrc",
-    ".pypirc",      ".git-credentials",  ".netrc",          ".pgpass",        ".htpasswd",
-    ".vault-token", "secrets.yml",       "secrets.yaml",    "secrets.json",   "secrets.toml",
-    ".secrets",     "*.tfstate",         "*.tfstate.backup", "*_key",         "*-key",
-    "api_key*",     "apikey*",           "*.secret",        "token.txt",      ".token",
-    "password.txt", "passwords.txt",     "key.txt",         "secret.txt",     "secrets.txt",
-    "*deploy_key*", "*deploy-key*",      ".ssh",            ".aws",           ".gnupg"};
-const char* const kCredentialExceptions[] = {"*.pub", ".env.example", ".env.sample",
-                                             ".env.template", ".env.dist", ".env.defaults",
+const char* const kCredentialNames[] = {"id_rsa",
+                                        "id_rsa.*",
+                                        "id_dsa",
+                                        "id_dsa.*",
+                                        "id_ecdsa",
+                                        "id_ecdsa.*",
+                                        "id_ecdsa_sk",
+                                        "id_ed25519",
+                                        "id_ed25519.*",
+                                        "id_ed25519_sk",
+                                        "*.key",
+                                        "*key*.pem",
+                                        "privkey*.pem",
+                                        "*.p12",
+                                        "*.pfx",
+                                        "*.ppk",
+                                        "*.jks",
+                                        "*.keystore",
+                                        "*.kdbx",
+                                        ".env",
+                                        ".env.*",
+                                        ".env~",
+                                        ".env-*",
+                                        ".env_*",
+                                        "*.env",
+                                        ".dev.vars",
+                                        "credentials",
+                                        "*.credentials",
+                                        "credentials.json",
+                                        "client_secret*.json",
+                                        "service-account*.json",
+                                        "kubeconfig",
+                                        "*.kubeconfig",
+                                        ".dockercfg",
+                                        ".npmrc",
+                                        ".pypirc",
+                                        ".git-credentials",
+                                        ".netrc",
+                                        ".pgpass",
+                                        ".htpasswd",
+                                        ".vault-token",
+                                        "secrets.yml",
+                                        "secrets.yaml",
+                                        "secrets.json",
+                                        "secrets.toml",
+                                        ".secrets",
+                                        "*.tfstate",
+                                        "*.tfstate.backup",
+                                        "*_key",
+                                        "*-key",
+                                        "api_key*",
+                                        "apikey*",
+                                        "*.secret",
+                                        "token.txt",
+                                        ".token",
+                                        "password.txt",
+                                        "passwords.txt",
+                                        "key.txt",
+                                        "secret.txt",
+                                        "secrets.txt",
+                                        "*deploy_key*",
+                                        "*deploy-key*",
+                                        ".ssh",
+                                        ".aws",
+                                        ".gnupg"};
+const char* const kCredentialExceptions[] = {"*.pub",         ".env.example", ".env.sample",
+                                             ".env.template", ".env.dist",    ".env.defaults",
                                              "*.pub.key"};
 
 bool credential_name(const std::string& path) {
@@ -250,14 +299,16 @@ Envelope derive(const std::vector<EffectRecord>& effects, const Inputs& inputs) 
     if (is_dir(m)) add_unique(e.masked, m);
   if (const char* h = ::getenv("HOME"); h && *h) {
     std::string r = resolved(h);
-    if (!r.empty() && r != "/" && is_dir(r)) add_unique(e.masked, r);  // the workspace is bound back
+    if (!r.empty() && r != "/" && is_dir(r))
+      add_unique(e.masked, r);  // the workspace is bound back
   }
   {
     struct passwd pw, *found = nullptr;
     char buf[4096];
     if (::getpwuid_r(::geteuid(), &pw, buf, sizeof buf, &found) == 0 && found && pw.pw_dir) {
       std::string r = resolved(pw.pw_dir);
-      if (!r.empty() && r != "/" && is_dir(r)) add_unique(e.masked, r);  // the workspace is bound back
+      if (!r.empty() && r != "/" && is_dir(r))
+        add_unique(e.masked, r);  // the workspace is bound back
     }
   }
   if (is_dir("/var/run")) add_unique(e.masked, "/var/run");  // not a symlink to /run here
@@ -308,6 +359,13 @@ Envelope derive(const std::vector<EffectRecord>& effects, const Inputs& inputs) 
   }
   for (const auto& r : inputs.read)
     if (auto p = resolved(r); !p.empty()) add_unique(e.exposed, p);
+  // The configured program path is the operator's: readable, and bound back where a mask
+  // covers it (a toolchain's bin in a home).
+  for (const auto& dir : inputs.path) {
+    std::string p = resolved(dir);
+    if (p.empty() || !is_dir(p)) continue;
+    if (masked_only(p)) add_unique(e.exposed, p);
+  }
   if (!inputs.cache_dir.empty()) {
     e.cache_dir = inputs.cache_dir;
     if (auto r = resolved(inputs.cache_dir); !r.empty()) e.cache_dir = r;
@@ -318,6 +376,8 @@ Envelope derive(const std::vector<EffectRecord>& effects, const Inputs& inputs) 
     if (is_dir(r)) add_unique(e.readable, r);
   add_unique(e.readable, e.workspace);
   for (const auto& x : e.exposed) add_unique(e.readable, x);
+  for (const auto& dir : inputs.path)
+    if (auto p = resolved(dir); !p.empty() && is_dir(p)) add_unique(e.readable, p);
 
   // Hidden: system secrets, Warden's own files, `hide`, every credential target the
   // decision's effects name (whatever the rules said of them).
@@ -455,18 +515,19 @@ bool make_mount_point(const std::string& path, bool file) {
   return ::mkdir(buf, 0755) == 0 || errno == EEXIST;
 }
 
+// Read-only and nosuid (not nodev: the private /dev's nodes are bind mounts beneath "/").
 int set_readonly(const char* target, bool recursive) {
   struct mount_attr attr {};
-  attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+  attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID;
   return static_cast<int>(::syscall(SYS_mount_setattr, AT_FDCWD, target,
                                     recursive ? AT_RECURSIVE : 0, &attr, sizeof attr));
 }
 
+// Only this mount: a submount read-only on the host stays so (clearing it would fail).
 int set_writable(const char* target) {
   struct mount_attr attr {};
   attr.attr_clr = MOUNT_ATTR_RDONLY;
-  return static_cast<int>(
-      ::syscall(SYS_mount_setattr, AT_FDCWD, target, AT_RECURSIVE, &attr, sizeof attr));
+  return static_cast<int>(::syscall(SYS_mount_setattr, AT_FDCWD, target, 0, &attr, sizeof attr));
 }
 
 void fd_path(char* out, int fd) {
@@ -909,8 +970,8 @@ std::string make_plan(const Envelope& env, const std::string& cwd, bool with_pid
   if (!f.error.empty()) return f.error;
   plan->filter = &f.prog;
   plan->abi = landlock_abi();
-  plan->uid_map = std::to_string(kInsideId) + " " + std::to_string(::geteuid()) + " 1\n";
-  plan->gid_map = std::to_string(kInsideId) + " " + std::to_string(::getegid()) + " 1\n";
+  plan->uid_map = std::to_string(kSandboxId) + " " + std::to_string(::geteuid()) + " 1\n";
+  plan->gid_map = std::to_string(kSandboxId) + " " + std::to_string(::getegid()) + " 1\n";
   auto source = [&](const std::string& path) {
     plan->sources.push_back(path);
     return static_cast<int>(plan->sources.size() - 1);
@@ -933,12 +994,13 @@ std::string make_plan(const Envelope& env, const std::string& cwd, bool with_pid
     plan->steps.push_back({Op::Mask, -1, env.tmp, "mode=1777,size=50%"});
     applied.push_back(env.tmp);
   }
-  // The private HOME: a tmpfs of its own, empty at every run.
+  // The private HOME: a tmpfs of its own, empty at every run. POSIX shared memory likewise.
   plan->steps.push_back({Op::Mask, -1, env.home, "mode=0755,size=50%"});
+  plan->steps.push_back({Op::Mask, -1, "/dev/shm", "mode=1777,size=25%"});
   for (const char* d : kDevices)
     if (exists(d)) plan->steps.push_back({Op::DevNode, source(d), d, {}});
   plan->steps.push_back({Op::Bind, source(env.workspace), env.workspace, {}});
-  plan->writable_mounts = {env.tmp, env.home, env.workspace};
+  plan->writable_mounts = {env.tmp, env.home, "/dev/shm", env.workspace};
   for (const auto& w : env.writable) {
     if (within(w, env.workspace)) continue;
     plan->steps.push_back({Op::Bind, source(w), w, {}});
@@ -1024,10 +1086,8 @@ ProcessOutcome run_with(const Envelope& envelope, const ProcessSpec& spec, const
   s.max_processes = std::min(spec.max_processes, envelope.max_processes);
   outcome = run_process(s);
   if (proxy) proxy->stop();
-  if (!outcome.started) {
-    outcome.error = std::string(outcome.failed_step >= 100 ? kSetup : "") +
-                    (outcome.failed_step >= 100 ? ": " : "") + outcome.error;
-  }
+  if (!outcome.started && outcome.failed_step >= 100)
+    outcome.error = std::string(kSetup) + ": " + outcome.error;
   return outcome;
 }
 

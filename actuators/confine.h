@@ -24,6 +24,9 @@ namespace warden::actuators::confine {
 inline constexpr const char* kUnsupported = "E_CONFINE_UNSUPPORTED";  // the kernel lacks a part
 inline constexpr const char* kSetup = "E_CONFINE_SETUP";  // a run's envelope could not be built
 
+// The uid and gid a confined program has (its user namespace maps them to the daemon's).
+inline constexpr unsigned kSandboxId = 1000;
+
 // What the kernel offers, probed once per process by calling (never by reading /sys).
 struct Support {
   bool ok = false;          // everything the envelope needs is there
@@ -83,8 +86,12 @@ struct Envelope {
   // an HTTP CONNECT proxy inside the sandbox (HTTPS_PROXY/HTTP_PROXY/ALL_PROXY point at it).
   bool network = false;
   std::vector<std::string> hosts;  // approved host names or addresses, lower case
-  std::vector<std::string> env;    // the whole environment ("NAME=value"): minimal,
-                                   // never the daemon's (HOME, TMPDIR, PATH, LANG …)
+  // The proxy connects to private, loopback and link-local addresses only with this (the
+  // decision granted `private-network`; derive() leaves it false); never to the metadata
+  // address unless the approved host is that address written out.
+  bool private_network = false;
+  std::vector<std::string> env;  // the whole environment ("NAME=value"): minimal,
+                                 // never the daemon's (HOME, TMPDIR, PATH, LANG …)
   std::uint64_t max_processes = 64;
 };
 

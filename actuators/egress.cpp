@@ -185,8 +185,9 @@ void EgressProxy::handle(int client) {
     host = target.substr(0, colon);
     port = target.substr(colon + 1);
   }
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoi(port) < 1 || std::stoi(port) > 65535)
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) < 1 ||
+      std::stoi(port) > 65535)
     return reply(client, "400 Bad Request", "bad port");
   if (!allows(host))
     return reply(client, "403 Forbidden", "the decision did not approve the host " + host);

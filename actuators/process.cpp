@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -115,7 +116,7 @@ int kill_children(const char* path) {
 // is the program's.
 [[noreturn]] void child(const ProcessSpec& spec, const char* program, char* const* argv,
                         char* const* envp, pid_t parent, int devnull, int out, int report,
-                        int cwd_fd, int max_fd) {
+                        int cwd_fd, int max_fd, volatile int* program_status) {
   auto fail = [&](int step) {
     int msg[2] = {step, errno};
     (void)!::write(report, msg, sizeof msg);
@@ -208,6 +209,9 @@ int kill_children(const char* path) {
   keeper_program = 0;
   int status = 0;
   ::waitpid(pid, &status, 0);
+  // A PID namespace's init cannot die of a signal it sends itself: the parent reads the
+  // program's status here instead.
+  if (program_status) *program_status = status;
   // Everything the program left behind, whatever its process group: kill, reap, repeat (a
   // killed process's children come to the keeper) until no child is left — or only children
   // it may not signal, which it leaves to the daemon's group kill.
@@ -251,6 +255,28 @@ const char* step_name(int step) {
   }
 }
 
+// One shared page holding the program's wait status, written by a confined keeper (the init
+// of its PID namespace, which cannot die of the program's signal as a plain keeper does).
+class StatusPage {
+ public:
+  explicit StatusPage(bool wanted) {
+    if (!wanted) return;
+    void* p = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return;
+    page_ = static_cast<volatile int*>(p);
+    *page_ = -1;
+  }
+  ~StatusPage() {
+    if (page_) ::munmap(const_cast<int*>(page_), 4096);
+  }
+  StatusPage(const StatusPage&) = delete;
+  StatusPage& operator=(const StatusPage&) = delete;
+  volatile int* status() const { return page_; }
+
+ private:
+  volatile int* page_ = nullptr;
+};
+
 // Waits for `pid` to become a zombie without reaping it (so its pid, which is also the
 // group id, cannot be reused before the group is killed). Returns true when it exited.
 bool exited(pid_t pid) {
@@ -283,6 +309,7 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
                          : static_cast<int>(nofile.rlim_cur);
   const pid_t parent = ::getpid();
   const auto deadline = std::chrono::steady_clock::now() + spec.timeout;
+  StatusPage shared(spec.clone_flags != 0);
 
   // The child starts with every signal blocked: no handler of the daemon's runs in it.
   sigset_t all, saved;
@@ -299,7 +326,7 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
   }
   if (pid == 0)
     child(spec, spec.program.c_str(), argv.data(), envp.data(), parent, devnull.get(),
-          out_write.get(), report_write.get(), spec.cwd_fd, max_fd);
+          out_write.get(), report_write.get(), spec.cwd_fd, max_fd, shared.status());
   outcome.pid = pid;
   // The group exists once the child has called setsid(), before it reports or execs: the
   // group is killed only after that (setpgid here would make the child's setsid() fail).
@@ -384,6 +411,8 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  // A confined keeper (a namespace's init) reports the program's status in shared memory.
+  if (shared.status() && *shared.status() != -1) status = *shared.status();
   if (WIFEXITED(status)) {
     outcome.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {

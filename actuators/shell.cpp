@@ -293,8 +293,9 @@ Result ShellActuator::act(std::string_view action_json, const Context& context) 
     confine::Envelope envelope = confine::derive(context.effects, inputs);
     envelope.private_network = context.allows("private-network");
     run = confine::run(envelope, spec);
-    if (!run.started) {
-      const bool unsupported = run.error.starts_with(confine::kUnsupported);
+    const bool unsupported = run.error.starts_with(confine::kUnsupported);
+    if (!run.started && (unsupported || run.error.starts_with(confine::kSetup))) {
+      // The envelope could not be built: the program did not run.
       Result r = failure(unsupported ? confine::kUnsupported : confine::kSetup,
                          "cannot run \"" + spec.argv.front() + "\" confined: " + run.error);
       r.details["mode"] = mode;

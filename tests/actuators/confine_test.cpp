@@ -15,11 +15,11 @@
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
-#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "actuators/shell.h"
@@ -86,8 +86,8 @@ struct Box {
     o.home = home;
     o.deadline = std::chrono::seconds(10);
     Engine engine(approve_all(), o);
-    std::string proposal = R"({"target":"shell","action":"run","payload":{"command":)" +
-                           json_string(command) + "}}";
+    std::string proposal =
+        R"({"target":"shell","action":"run","payload":{"command":)" + json_string(command) + "}}";
     DecideResult r = engine.decide(proposal);
     REQUIRE(r.ok);
     REQUIRE(r.decision.outcome == Outcome::Approve);
@@ -105,7 +105,8 @@ struct Box {
     ShellActuator shell(config, false);
     Result r = shell.act(d.action_json, c);
     UNSCOPED_INFO(command << " -> exit " << r.exit_code << " " << r.error_code << " " << r.error
-                          << "\n" << r.output);
+                          << "\n"
+                          << r.output);
     return r;
   }
 };
@@ -239,8 +240,8 @@ TEST_CASE("confine: no connection leaves a run whose decision approved no host",
   const std::string port = std::to_string(ntohs(addr.sin_port));
   Result r = box.run("echo hi > /dev/tcp/127.0.0.1/" + port);
   CHECK(r.exit_code != 0);
-  Result py = box.run("python3 -c \"import socket; socket.create_connection(('127.0.0.1', " +
-                      port + "), 2)\"");
+  Result py = box.run("python3 -c \"import socket; socket.create_connection(('127.0.0.1', " + port +
+                      "), 2)\"");
   CHECK(py.exit_code != 0);
   pollfd p{server, POLLIN, 0};
   CHECK(::poll(&p, 1, 0) == 0);  // nothing ever connected
@@ -326,9 +327,14 @@ TEST_CASE("confine: a .gitconfig in the workspace no longer runs as git's config
   CHECK(hook.exit_code != 0);
   CHECK(contains(hook.output, "Read-only file system"));
   CHECK_FALSE(contains(read_file(box.ws + "/.git/config"), "fsmonitor"));
-  Result hooks = box.run("cp /bin/true .git/hooks/pre-commit");
+  Result hooks =
+      box.run("python3 -c \"import shutil; shutil.copy('/bin/true', '.git/hooks/pre-commit')\"");
   CHECK(hooks.exit_code != 0);
+  CHECK(contains(hooks.output, "Read-only file system"));
   CHECK_FALSE(std::filesystem::exists(box.ws + "/.git/hooks/pre-commit"));
+  // A command whose effects name the hook is what the rules saw and approved: the envelope
+  // follows the decision there (it is the rules' to refuse persistence writes).
+  CHECK(box.run("cp /bin/true .git/hooks/pre-commit").exit_code == 0);
 }
 
 TEST_CASE("confine: everyday work still works", "[confine]") {
@@ -345,7 +351,8 @@ TEST_CASE("confine: everyday work still works", "[confine]") {
     CHECK(st.exit_code == 0);
   }
   SECTION("make") {
-    write_file(box.ws + "/Makefile", "out.txt: in.txt\n\tcp in.txt out.txt\n\techo $$HOME >> out.txt\n");
+    write_file(box.ws + "/Makefile",
+               "out.txt: in.txt\n\tcp in.txt out.txt\n\techo $$HOME >> out.txt\n");
     write_file(box.ws + "/in.txt", "in\n");
     Result m = box.run("make");
     CHECK(m.exit_code == 0);
@@ -360,13 +367,16 @@ TEST_CASE("confine: everyday work still works", "[confine]") {
   SECTION("npm ci with its cache in a configured cache directory") {
     REQUIRE(std::filesystem::exists("/usr/bin/npm"));
     box.config.cache_dir = box.root / "cache";
-    write_file(box.ws + "/package.json", R"({"name":"w","version":"1.0.0","private":true})");
+    write_file(box.ws + "/dep/package.json", R"({"name":"dep","version":"1.0.0"})");
+    write_file(box.ws + "/package.json", R"({"name":"w","version":"1.0.0","private":true,)"
+                                         R"("dependencies":{"dep":"file:dep"}})");
     write_file(box.ws + "/package-lock.json",
                R"({"name":"w","version":"1.0.0","lockfileVersion":3,"requires":true,)"
-               R"("packages":{"":{"name":"w","version":"1.0.0"}}})");
+               R"("packages":{"":{"name":"w","version":"1.0.0","dependencies":{"dep":"file:dep"}},)"
+               R"("dep":{"version":"1.0.0"},"node_modules/dep":{"resolved":"dep","link":true}}})");
     Result n = box.run("npm ci --offline --no-audit --no-fund");
     CHECK(n.exit_code == 0);
-    CHECK(std::filesystem::exists(box.ws + "/node_modules"));
+    CHECK(std::filesystem::is_symlink(box.ws + "/node_modules/dep"));
     CHECK(std::filesystem::exists(box.root / "cache/npm"));
   }
   SECTION("cargo build with the toolchain exposed read-only") {
@@ -454,8 +464,8 @@ TEST_CASE("confine: derive builds the envelope from the approved effects", "[con
   }
   SECTION("an approved write of a persistence file of the workspace leaves it writable") {
     const std::string real = std::filesystem::canonical(ws).string();
-    confine::Envelope e = confine::derive(
-        {effect("write", "path", real + "/.git/config", "persistence", true)}, in);
+    confine::Envelope e =
+        confine::derive({effect("write", "path", real + "/.git/config", "persistence", true)}, in);
     CHECK(std::find(e.read_only.begin(), e.read_only.end(), real + "/.git/config") ==
           e.read_only.end());
     CHECK(std::find(e.read_only.begin(), e.read_only.end(), real + "/.git/hooks") !=
@@ -520,7 +530,9 @@ std::string connect_script(const std::string& target) {
   return "import os, socket, urllib.parse\n"
          "u = urllib.parse.urlparse(os.environ['HTTPS_PROXY'])\n"
          "s = socket.create_connection((u.hostname, u.port), 5)\n"
-         "s.sendall(b'CONNECT " + target + " HTTP/1.1\\r\\nHost: " + target + "\\r\\n\\r\\n')\n"
+         "s.sendall(b'CONNECT " +
+         target + " HTTP/1.1\\r\\nHost: " + target +
+         "\\r\\n\\r\\n')\n"
          "data = b''\n"
          "while True:\n"
          "    b = s.recv(4096)\n"
@@ -574,18 +586,22 @@ TEST_CASE("confine: approved hosts only, through the egress proxy", "[confine]")
   SECTION("around the proxy: no route out of the namespace") {
     e.private_network = true;
     ProcessOutcome o = run_python(
-        e, "import socket\ntry:\n    socket.create_connection(('127.0.0.1', " + port +
-               "), 3)\n    print('connected')\nexcept OSError as x:\n    print('refused', x.errno)\n");
+        e,
+        "import socket\ntry:\n    socket.create_connection(('127.0.0.1', " + port +
+            "), 3)\n    print('connected')\nexcept OSError as x:\n    print('refused', x.errno)\n");
     CHECK(contains(o.output, "refused"));
     CHECK(server.accepted == 0);
   }
   SECTION("plain HTTP is not relayed") {
     e.private_network = true;
     ProcessOutcome o = run_python(
-        e, "import os, socket, urllib.parse\nu = urllib.parse.urlparse(os.environ['HTTP_PROXY'])\n"
-           "s = socket.create_connection((u.hostname, u.port), 5)\n"
-           "s.sendall(b'GET http://localhost:" + port + "/ HTTP/1.1\\r\\n\\r\\n')\n"
-           "print(s.recv(100).split(b'\\r\\n')[0].decode())\n");
+        e,
+        "import os, socket, urllib.parse\nu = urllib.parse.urlparse(os.environ['HTTP_PROXY'])\n"
+        "s = socket.create_connection((u.hostname, u.port), 5)\n"
+        "s.sendall(b'GET http://localhost:" +
+            port +
+            "/ HTTP/1.1\\r\\n\\r\\n')\n"
+            "print(s.recv(100).split(b'\\r\\n')[0].decode())\n");
     CHECK(contains(o.output, "HTTP/1.1 405"));
     CHECK(server.accepted == 0);
   }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+
 #include "tests/build_paths.h"
 
 using namespace warden::server;
@@ -203,8 +204,8 @@ cache_dir = "/var/cache/warden"
   CHECK(error_keys("[actuators.shell]\nconfine = \"no\"\n") ==
         std::vector<std::string>{"actuators.shell.confine"});
   Config relative;
-  REQUIRE(parse_config("[actuators.shell]\nhide = [\"secrets\"]\n", "/etc/warden", &relative)
-              .empty());
+  REQUIRE(
+      parse_config("[actuators.shell]\nhide = [\"secrets\"]\n", "/etc/warden", &relative).empty());
   auto errors = validate_config(relative);
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].key == "actuators.shell.hide[0]");
