@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "server/exec_wire.h"
+#include "server/json_text.h"
 
 using namespace warden;
 using namespace warden::server;
@@ -19,12 +20,7 @@ Decision shell_decision(const std::string& id, Outcome outcome, const std::strin
   Decision d;
   d.decision_id = id;
   d.outcome = outcome;
-  std::string escaped;
-  for (char c : command) {
-    if (c == '"' || c == '\\') escaped += '\\';
-    escaped += c;
-  }
-  d.action_json = R"({"target":"shell","action":"run","payload":{"command":")" + escaped + "\"" +
+  d.action_json = R"({"target":"shell","action":"run","payload":{"command":)" + json_string(command) +
                   cwd_member + "}}";
   EffectRecord e;
   e.kind = "write";
