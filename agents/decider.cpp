@@ -429,6 +429,8 @@ std::string deciding_rules_text(const Verdict& v) {
   return out.empty() ? out : (v.rules.size() == 1 ? "rule " : "rules ") + out;
 }
 
+std::string daemon_address(const DeciderConfig& config) { return resolve_daemon_address(config); }
+
 std::unique_ptr<Decider> make_decider(const DeciderConfig& config, std::string* error) {
   if (config.rules.empty()) return std::make_unique<DaemonDecider>(config);
   try {

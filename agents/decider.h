@@ -80,4 +80,7 @@ class Decider {
 // error returns null with *error holding the diagnostics. Daemon: nothing is connected yet.
 std::unique_ptr<Decider> make_decider(const DeciderConfig& config, std::string* error);
 
+// The daemon address a DaemonDecider of this config connects to (the defaults above applied).
+std::string daemon_address(const DeciderConfig& config);
+
 }  // namespace warden::agents

@@ -58,6 +58,41 @@ HookAnswer make(std::string_view decision, const std::string& reason,
   return answer;
 }
 
+// Claude's Bash input with its command replaced by the `warden exec` line that runs the
+// approved command (the rewritten one when a rule rewrote it) under the decision's envelope.
+bool exec_input(const HookCall& call, const std::string& rewritten_input, const Verdict& v,
+                const ExecWrap& exec, std::string* input_json, std::string* error) {
+  rapidjson::Document input;
+  if (rewritten_input.empty()) {
+    input.CopyFrom(call.tool_input, input.GetAllocator());
+  } else {
+    input.Parse(rewritten_input.data(), rewritten_input.size());
+    if (input.HasParseError() || !input.IsObject()) {
+      *error = "the rewritten input is not an object";
+      return false;
+    }
+  }
+  auto command = input.FindMember("command");
+  if (command == input.MemberEnd() || !command->value.IsString()) {
+    *error = "the Bash input has no command string";
+    return false;
+  }
+  std::string line;
+  if (!exec_command_line(
+          exec, v.decision_id,
+          std::string_view(command->value.GetString(), command->value.GetStringLength()), &line,
+          error)) {
+    return false;
+  }
+  command->value.SetString(line.data(), static_cast<rapidjson::SizeType>(line.size()),
+                           input.GetAllocator());
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  input.Accept(w);
+  input_json->assign(buffer.GetString(), buffer.GetSize());
+  return true;
+}
+
 }  // namespace
 
 std::string token_text(std::string_view text) {
@@ -76,7 +111,8 @@ HookAnswer answer_failure(std::string_view code, std::string_view message) {
 }
 
 HookAnswer answer_verdict(HookAgent agent, const HookCall& call, std::string_view proposal_json,
-                          const Verdict& v, OnApprovalRequired on_approval_required) {
+                          const Verdict& v, OnApprovalRequired on_approval_required,
+                          const ExecWrap& exec) {
   if (!v.ok) return answer_failure(v.error_code, v.error_message);
   if (v.outcome == Outcome::Reject) return make("deny", "Warden: " + described(v, v.reason));
 
@@ -112,6 +148,18 @@ HookAnswer answer_verdict(HookAgent agent, const HookCall& call, std::string_vie
     none.stdout_json = "{}";
     none.exit_code = 0;
     return none;
+  }
+  if (v.outcome == Outcome::Approve && exec.enabled && agent == HookAgent::ClaudeCode &&
+      tool_kind(call.tool_name) == ToolKind::Bash) {
+    std::string confined, error;
+    if (!exec_input(call, rewritten ? updated : std::string(), v, exec, &confined, &error)) {
+      return make("deny", "Warden: approved, but it cannot run confined (" +
+                              std::string(kHookExec) + ": " + error + "), so Warden denies it (" +
+                              described(v, v.reason) + ")");
+    }
+    return make("allow",
+                "Warden: approved, runs confined to its decision: " + described(v, v.reason),
+                &confined);
   }
   if (v.outcome == Outcome::Approve) {
     return make("allow", "Warden: approved: " + described(v, v.reason), updated_input);

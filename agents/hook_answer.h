@@ -9,6 +9,7 @@
 
 #include "agents/decider.h"
 #include "agents/hook_call.h"
+#include "agents/hook_exec.h"
 
 namespace warden::agents {
 
@@ -27,9 +28,13 @@ struct HookAnswer {
 };
 
 // The answer to a decision. proposal_json is what was decided (for Claude's updatedInput when
-// a rule rewrote the action). Not ok → deny naming the error code.
+// a rule rewrote the action). Not ok → deny naming the error code. With exec.enabled, an
+// approved Bash call of Claude Code is allowed with an updatedInput whose command runs the
+// approved command through `warden exec` (agents/hook_exec.h), under its decision's
+// envelope; when that line cannot be built, deny (E_HOOK_EXEC).
 HookAnswer answer_verdict(HookAgent agent, const HookCall& call, std::string_view proposal_json,
-                          const Verdict& verdict, OnApprovalRequired on_approval_required);
+                          const Verdict& verdict, OnApprovalRequired on_approval_required,
+                          const ExecWrap& exec = {});
 
 // A deny for a call that was not decided: code and message name the cause.
 HookAnswer answer_failure(std::string_view code, std::string_view message);

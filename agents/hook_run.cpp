@@ -30,7 +30,8 @@ HookAnswer run_hook(std::string_view input, Decider* decider, std::string_view d
       return answer_failure("E_DECIDER", decider_error.empty() ? "no decider" : decider_error);
     }
     Verdict verdict = decider->decide(proposal);
-    return answer_verdict(options.agent, call, proposal, verdict, options.on_approval_required);
+    return answer_verdict(options.agent, call, proposal, verdict, options.on_approval_required,
+                          options.exec);
   } catch (const std::exception& e) {
     return answer_failure("E_INTERNAL", std::string("the hook failed: ") + e.what());
   } catch (...) {

@@ -17,6 +17,7 @@ struct HookRunOptions {
   HookAgent agent = HookAgent::ClaudeCode;
   std::string agent_label;  // context.agent; empty: agent_name(agent)
   OnApprovalRequired on_approval_required = OnApprovalRequired::Ask;
+  ExecWrap exec;  // enabled: approved Bash calls run through `warden exec` (Claude Code)
 };
 
 // decider may be null when it could not be built; decider_error then says why (a deny with

@@ -27,5 +27,6 @@ void register_audit_commands(CLI::App& app, int* exit_code);   // audit verify|s
 void register_replay_command(CLI::App& app, int* exit_code);    // replay (replay_commands.cpp)
 void register_submit_commands(CLI::App& app, int* exit_code);  // submit, chat (submit_commands.cpp)
 void register_approval_commands(CLI::App& app, int* exit_code);  // pending, approve, deny (approval_commands.cpp)
+void register_exec_commands(CLI::App& app, int* exit_code);      // exec (exec_commands.cpp)
 
 }  // namespace warden::cli

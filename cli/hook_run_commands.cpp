@@ -17,6 +17,7 @@
 #include "agents/hook_stdin.h"
 #include "cli/agent_commands.h"
 #include "cli/commands.h"
+#include "server/own_files.h"
 
 namespace warden::cli {
 
@@ -94,7 +95,46 @@ struct Args {
   agents::DeciderConfig decider;
   std::string on_approval_required;  // empty: the agent's default
   std::string agent_label;
+  std::string confine = "on";  // claude-code: approved Bash calls run through `warden exec`
 };
+
+// `warden exec` with the hook's own decider settings: the same daemon and credentials, or
+// the same rules in-process. A literal --token cannot be handed on (the agent's command line
+// is visible to the model and in its transcript): then every approved Bash call is denied.
+agents::ExecWrap exec_wrap(const agents::DeciderConfig& c) {
+  agents::ExecWrap wrap;
+  wrap.enabled = true;
+  const std::string self = server::own_binary_path();
+  if (self.empty()) {
+    wrap.unusable = "the path of the warden binary is unknown (/proc/self/exe)";
+    return wrap;
+  }
+  auto& v = wrap.argv;
+  v = {self, "exec"};
+  if (!c.rules.empty()) {
+    wrap.in_process = true;
+    for (const auto& r : c.rules) v.insert(v.end(), {"--rules", r});
+    if (!c.workspace.empty()) v.insert(v.end(), {"--workspace", c.workspace});
+    if (!c.home.empty()) v.insert(v.end(), {"--home", c.home});
+    if (!c.principal.empty()) v.insert(v.end(), {"--principal", c.principal});
+    for (const auto& g : c.groups) v.insert(v.end(), {"--group", g});
+    return wrap;
+  }
+  if (!c.token.empty()) {
+    wrap.unusable =
+        "the hook was given --token, which warden exec cannot be handed: use "
+        "--token-file or $WARDEN_TOKEN";
+    return wrap;
+  }
+  v.insert(v.end(), {"--addr", agents::daemon_address(c)});
+  if (!c.token_file.empty()) v.insert(v.end(), {"--token-file", c.token_file});
+  if (c.tls) v.push_back("--tls");
+  if (!c.ca.empty()) v.insert(v.end(), {"--ca", c.ca});
+  if (!c.pin.empty()) v.insert(v.end(), {"--pin", c.pin});
+  if (!c.server_name.empty()) v.insert(v.end(), {"--tls-server-name", c.server_name});
+  v.insert(v.end(), {"--timeout-ms", std::to_string(c.budget.count())});
+  return wrap;
+}
 
 void run(const Args& a, int* exit_code) {
   using Clock = std::chrono::steady_clock;
@@ -108,6 +148,7 @@ void run(const Args& a, int* exit_code) {
     agents::HookRunOptions options;
     options.agent = a.agent;
     options.agent_label = a.agent_label;
+    if (a.agent == HookAgent::ClaudeCode && a.confine == "on") options.exec = exec_wrap(a.decider);
     const std::string mode = a.on_approval_required.empty()
                                  ? (a.agent == HookAgent::Codex ? "deny" : "ask")
                                  : a.on_approval_required;
@@ -174,7 +215,8 @@ void add_hook(CLI::App& hook, int* exit_code, HookAgent agent) {
       "127.0.0.1:9105; token from --token, --token-file, $WARDEN_TOKEN or $WARDEN_TOKEN_FILE) "
       "or in-process with --rules (the rules are compiled on every run: slower, no session "
       "memory).\n" +
-      // Codex Bash: the real exec_command arguments come from Codex's rollout (agents/codex_call.h).
+      // Codex Bash: the real exec_command arguments come from Codex's rollout
+      // (agents/codex_call.h).
       std::string(codex ? "Codex's Bash: its hook input carries the command only, so the call's "
                           "real arguments are read from Codex's rollout (transcript_path, by "
                           "tool_use_id): cwd = workdir; shell, login, tty, sandbox_permissions "
@@ -189,7 +231,9 @@ void add_hook(CLI::App& hook, int* exit_code, HookAgent agent) {
       "\"permissionDecision\":\"allow|ask|deny\",\"permissionDecisionReason\":\"Warden: "
       "…\"}}. approve → allow, exit 0" +
       std::string(codex ? "; a rule's rewrite → deny (Codex cannot run a rewritten form)"
-                        : ", with updatedInput carrying a rule's rewrite") +
+                        : ", with updatedInput carrying a rule's rewrite; an approved Bash call's "
+                          "updatedInput runs it through `warden exec` under its decision's "
+                          "envelope (--confine)") +
       ". reject → deny with the rule's reason. approval-required → " +
       (codex ? "deny with instructions (Codex runs what it is answered ask)"
              : "--on-approval-required: ask (exit 0; a deny in headless -p runs, and a deny "
@@ -220,6 +264,14 @@ void add_hook(CLI::App& hook, int* exit_code, HookAgent agent) {
                   "budget grows by SECONDS: the agent's hook timeout must allow it (Claude Code "
                   "and Codex: 60 s unless the hook entry sets \"timeout\")")
       ->check(CLI::Range(0, 3600));
+  if (!codex) {
+    cmd->add_option("--confine", a->confine,
+                    "on (default): an approved Bash call is allowed with an updatedInput that runs "
+                    "it through `warden exec` under its decision's envelope (same daemon and "
+                    "token file, or the same --rules in-process); a call that cannot be so "
+                    "wrapped is denied (E_HOOK_EXEC). off: allowed as it is, unconfined")
+        ->check(CLI::IsMember({"on", "off"}));
+  }
   cmd->add_option("--agent", a->agent_label,
                   std::string("Agent name in the proposal's context.agent (default ") +
                       std::string(agents::agent_name(agent)) + ")");

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   warden::cli::register_replay_command(app, &exit_code);
   warden::cli::register_submit_commands(app, &exit_code);
   warden::cli::register_approval_commands(app, &exit_code);
+  warden::cli::register_exec_commands(app, &exit_code);
   register_version(app, &exit_code);
   try {
     app.parse(argc, argv);

@@ -82,6 +82,14 @@ inline constexpr const char* kSelfApproval = "E_SELF_APPROVAL";        // the ap
 inline constexpr const char* kAlreadyApproved = "E_ALREADY_APPROVED";  // this approver already voted
 inline constexpr const char* kApprovalRefused = "E_APPROVAL_REFUSED";  // the rules now refuse it: not run
 inline constexpr const char* kApprovalStore = "E_APPROVAL_STORE";      // the approvals store failed
+// Running a decided command under its envelope (`warden exec`, the `envelope` request).
+inline constexpr const char* kExecUnknown = "E_EXEC_UNKNOWN";          // no such shell decision of this principal
+inline constexpr const char* kExecNotApproved = "E_EXEC_NOT_APPROVED"; // the decision did not approve it
+inline constexpr const char* kExecExpired = "E_EXEC_EXPIRED";          // decided too long ago
+inline constexpr const char* kExecUsed = "E_EXEC_USED";                // already run once
+inline constexpr const char* kExecMismatch = "E_EXEC_MISMATCH";        // not the command that was decided
+inline constexpr const char* kExecCommand = "E_EXEC_COMMAND";          // the command cannot be run as decided
+inline constexpr const char* kExecConfine = "E_EXEC_CONFINE";          // no confinement could be built or applied
 
 struct Entry {
   const char* code;
@@ -149,6 +157,13 @@ inline constexpr Entry kTable[] = {
     {kAlreadyApproved, "this approver already approved it; another approver is needed"},
     {kApprovalRefused, "approved, but the rules in force now refuse the action: it was not run"},
     {kApprovalStore, "the approvals store cannot be read or written; nothing was approved"},
+    {kExecUnknown, "exec: no shell decision with this id of this principal is known (never decided here, or forgotten)"},
+    {kExecNotApproved, "exec: the decision rejected the command or requires an approval: nothing runs"},
+    {kExecExpired, "exec: the decision is too old to run; decide the command again"},
+    {kExecUsed, "exec: the decision has already been run once; decide the command again"},
+    {kExecMismatch, "exec: the command to run is not byte for byte the command that was decided"},
+    {kExecCommand, "exec: the command cannot run as decided (a NUL byte, not a shell run, no such cwd)"},
+    {kExecConfine, "exec: the decision's confinement cannot be built or applied: nothing runs"},
 };
 
 // True when `c` is in kTable.

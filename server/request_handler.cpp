@@ -10,6 +10,7 @@
 #include "server/decider_pool.h"
 #include "server/decision_record.h"
 #include "server/errors.h"
+#include "server/exec_request.h"
 #include "server/frame.h"
 #include "server/json_text.h"
 #include "server/pipeline_workers.h"
@@ -27,7 +28,8 @@ constexpr std::int64_t kMaxEnvelopeDepth = 1000000;
 
 bool is_known_action(std::string_view action) {
   static constexpr std::string_view kActions[] = {
-      "decide", "submit", "pending", "approve", "deny", "reload", "status", "health-check", "auth"};
+      "decide", "submit", "envelope", "pending", "approve", "deny", "reload", "status",
+      "health-check", "auth"};
   for (std::string_view known : kActions) {
     if (known == action) return true;
   }
@@ -76,7 +78,15 @@ struct DecideCall {
 
 DeciderPool::Submitted queue_decide(std::shared_ptr<DecideCall> call);
 
+// A decided shell command stays runnable by `warden exec` for a while (server/exec_envelopes.h).
+void keep_for_exec(const DecideCall& call, const Decision& decision) {
+  const Config& config = *call.ctx->config;
+  call.ctx->exec_envelopes.remember(call.principal, decision, config.workspace_root, config.home,
+                                    ExecEnvelopes::Clock::now());
+}
+
 void send_decision(DecideCall& call, const Decision& decision, std::string_view extra = {}) {
+  keep_for_exec(call, decision);
   count_outcome(call.ctx->stats, decision);
   std::string json = decision_reply(call.id_json, decision, call.explain, extra);
   if (json.size() > kMaxEncodableFrame) {
@@ -195,6 +205,7 @@ DeciderPool::Submitted queue_decide(std::shared_ptr<DecideCall> call) {
           send_decision(*call, result.decision);
           return;
         }
+        keep_for_exec(*call, result.decision);
         count_outcome(ctx->stats, result.decision);
         if (json.size() > kMaxEncodableFrame) {
           call->later(
@@ -279,6 +290,7 @@ std::optional<Reply> RequestHandler::handle(std::string_view payload, SessionAut
     if (context_.approvals && auth->push) context_.approvals->attach(auth->hung_up, auth->push);
     return submit_request(context_, request, identity, auth->hung_up, std::move(later));
   }
+  if (action == "envelope") return envelope_request(context_, request, identity.principal);
   if (action == "reload") return reload(request, identity, std::move(later));
   if (action == "status") return Reply{ok_response(request.id_json, action, status_fields())};
   if (action == "pending" || action == "approve" || action == "deny") {

@@ -13,8 +13,9 @@ struct Right {
 };
 
 // Each action belongs to exactly one role; nothing else grants it.
-constexpr std::array<Right, 7> kRights{{
+constexpr std::array<Right, 8> kRights{{
     {"decide", Role::Agent},
+    {"envelope", Role::Agent},
     {"submit", Role::Agent},
     {"pending", Role::Approver},
     {"approve", Role::Approver},

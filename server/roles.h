@@ -21,7 +21,7 @@ struct Identity {
   std::vector<std::string> groups;  // from the token file; sorted, no duplicates
 };
 
-// agent: decide, submit · approver: pending, approve, deny · admin: reload, status.
+// agent: decide, submit, envelope · approver: pending, approve, deny · admin: reload, status.
 // health-check and auth need no right. An agent can never approve.
 bool role_allows(Role role, std::string_view action);
 

@@ -14,6 +14,7 @@
 
 #include "server/active_policy.h"
 #include "server/config.h"
+#include "server/exec_envelopes.h"
 #include "server/log.h"
 #include "server/stats.h"
 #include "server/tokens.h"
@@ -57,6 +58,8 @@ struct ServerContext {
   // Pending approvals: pending, approve, deny, and what approval-required leaves behind. Null
   // only in tests that build a context without one.
   ApprovalService* approvals = nullptr;
+  // Shell decisions of `decide` requests, for `warden exec` (the `envelope` request).
+  ExecEnvelopes exec_envelopes;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::atomic<bool> draining{false};  // shutting down: no new work is accepted
 

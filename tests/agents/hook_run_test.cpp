@@ -18,6 +18,7 @@
 
 using namespace warden::agents::testing;
 using warden::cli::testing::Child;
+using warden::cli::testing::kWarden;
 
 namespace {
 
@@ -286,7 +287,9 @@ TEST_CASE("hook: a rule's rewrite is Claude's updatedInput and a Codex deny", "[
   for (const auto& where :
        {std::vector<std::string>{"--rules", kShippedRules, "--rules", kTestRules},
         std::vector<std::string>{"--addr", serve.address(), "--token-file", serve.token_file()}}) {
-    std::vector<std::string> claude{"hook", "claude-code"}, codex{"hook", "codex"};
+    // Unconfined (--confine off): the rewrite alone is the updatedInput.
+    std::vector<std::string> claude{"hook", "claude-code", "--confine", "off"},
+        codex{"hook", "codex"};
     claude.insert(claude.end(), where.begin(), where.end());
     codex.insert(codex.end(), where.begin(), where.end());
     auto c = hook(claude, bash_input("echo old"));
@@ -299,6 +302,40 @@ TEST_CASE("hook: a rule's rewrite is Claude's updatedInput and a Codex deny", "[
     // Nothing rewritten: no updatedInput.
     CHECK_FALSE(hook(claude, bash_input("ls")).has_updated);
   }
+}
+
+TEST_CASE("hook: by default an approved Bash call runs through warden exec", "[agents][hook_run]") {
+  TempDir dir;
+  ServeChild serve(dir, {kShippedRules, kTestRules});
+  const std::string warden = kWarden;
+  // In-process: the (rewritten) command is passed on, quoted, after -- /bin/bash -c.
+  auto in = hook({"hook", "claude-code", "--rules", kShippedRules, "--rules", kTestRules},
+                 bash_input("echo old"));
+  CHECK(in.decision == "allow");
+  REQUIRE(in.has_updated);
+  CHECK(in.updated_command.rfind(warden + " exec --rules ", 0) == 0);
+  CHECK(in.updated_command.find(" -- /bin/bash -c 'echo new'") != std::string::npos);
+  CHECK(in.reason.find("runs confined") != std::string::npos);
+  // Daemon: the decision is named; the command itself is not in the line.
+  auto d =
+      hook({"hook", "claude-code", "--addr", serve.address(), "--token-file", serve.token_file()},
+           bash_input("ls"));
+  CHECK(d.decision == "allow");
+  REQUIRE(d.has_updated);
+  CHECK(d.updated_command.rfind(warden + " exec --addr " + serve.address() + " --token-file ", 0) ==
+        0);
+  CHECK(d.updated_command.find(" --decision ") != std::string::npos);
+  // A literal --token cannot be handed on: the approved call is denied, not run unconfined.
+  auto t = hook({"hook", "claude-code", "--addr", serve.address(), "--token",
+                 warden::server::testing::Tokens{}.agent},
+                bash_input("ls"));
+  CHECK(t.decision == "deny");
+  CHECK(t.reason.find("E_HOOK_EXEC") != std::string::npos);
+  // Codex takes no rewrite: a plain allow.
+  auto x = hook({"hook", "codex", "--addr", serve.address(), "--token-file", serve.token_file()},
+                bash_input("ls"));
+  CHECK(x.decision == "allow");
+  CHECK_FALSE(x.has_updated);
 }
 
 TEST_CASE("hook: every captured real input gets a well-formed answer", "[agents][hook_run]") {

@@ -21,6 +21,7 @@ claude_script() {  # claude_script FILE STEP…
       rewrite) turns+=('{"calls":[{"name":"Bash","input":{"command":"echo original > out.txt","description":"Write the output file"}}]}') ;;
       approval) turns+=('{"calls":[{"name":"Bash","input":{"command":"touch approval-marker","description":"Create the marker"}}]}') ;;
       down) turns+=('{"calls":[{"name":"Bash","input":{"command":"touch down-marker","description":"Create the marker"}}]}') ;;
+      confined) turns+=("{\"calls\":[{\"name\":\"Bash\",\"input\":{\"command\":$(js "echo inside > confined-in.txt; echo outside > $S_HOME/confined-out.txt; cat $S/secret.txt; echo \"it's done\""),\"description\":\"Write, read, report\"}}]}") ;;
       *) die "unknown step $step" ;;
     esac
   done
@@ -163,6 +164,42 @@ assert_count_results 2
 assert_result 0 "visible-e2e-file" "ls is allowed through the installed hook"
 assert_exists "$S_HOME/victim/sub/data.txt" "the installed hook denied the rm: the victim survives"
 assert_result 1 "Warden: rm deletes outside the workspace" "the model received the rule's reason"
+stop_pid "$FAKE_PID"
+
+# ---- 7. confinement: with rules that approve everything, the kernel envelope still holds ----
+# The approved Bash call reaches Claude Code as `warden exec --decision ID` (updatedInput) and
+# runs in its decision's envelope: the write in the project happens, the write to the home and
+# the read of a file outside the workspace do not. The control run shows both would happen.
+confined_world() {
+  setup_world
+  echo "E2E-SECRET-$RANDOM$RANDOM" > "$S/secret.txt"
+  SECRET="$(cat "$S/secret.txt")"
+}
+scenario confined-control
+confined_world
+claude_script "$S/script.json" confined
+start_fake_server "$S/script.json"
+run_claude "$(control_hook)"
+assert_count_results 1
+assert_file_is "$S_PROJECT/confined-in.txt" "inside" "control: the write in the project ran"
+assert_file_is "$S_HOME/confined-out.txt" "outside" "control: the write to the home ran (so the confined run can fail)"
+assert_result 0 "$SECRET" "control: the file outside the workspace was read (so the confined run can fail)"
+stop_pid "$FAKE_PID"
+
+scenario confined
+confined_world
+claude_script "$S/script.json" confined
+start_fake_server "$S/script.json"
+start_daemon "$E2E_DIR/fixtures/approve_all"
+run_claude "$(warden_hook claude-code)"
+assert_count_results 1
+assert_file_is "$S_PROJECT/confined-in.txt" "inside" "the approved command ran: its write in the project happened"
+assert_missing "$S_HOME/confined-out.txt" "the envelope refused the write to the home directory"
+assert_result_lacks 0 "$SECRET" "the envelope kept the file outside the workspace from the model"
+assert_result 0 "it's done" "the command's output reached the model"
+grep -q "exec: decision .* released to e2e-agent for one run" "$DAEMON_LOG" \
+  && pass "the command ran through warden exec under its decision" \
+  || fail "the daemon released no decision to warden exec: $(tail -5 "$DAEMON_LOG")"
 stop_pid "$FAKE_PID"
 
 finish
