@@ -191,6 +191,22 @@
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-session-git-below-unnamed-write)
                     (reason (str-cat "git runs in " ?c " after " ?p " wrote files of unknown names into the workspace in this session")))))
 
+;; The same within one line: `tar xf r.tar && cd r && git status`, `unzip r.zip && git -C r log`.
+(defrule hardening-line-git-below-unnamed-write
+  (effect (proposal ?id) (index ?i) (kind write) (object path) (in-workspace TRUE)
+          (program ?p&"tar"|"bsdtar"|"gtar"|"unzip"|"7z"|"7za"|"7zz"|"unrar"|"unar"|"cpio"|"pax"
+                     |"cp"|"mv"|"rsync"|"curl"|"wget"|"wget2"|"aria2c")
+          (target ?t&:(eq ?t (workspace-root))))
+  (or (shell-command (proposal ?id) (index ?j&:(> ?j ?i)) (program "git")
+                     (cwd ?c&:(str-prefix (str-cat (workspace-root) "/") ?c)))
+      (shell-command (proposal ?id) (index ?j&:(> ?j ?i)) (program "git")
+                     (argv $? "-C"|"--git-dir"|"--work-tree" ?c $?))
+      (shell-command (proposal ?id) (index ?j&:(> ?j ?i)) (program "git")
+                     (argv $? ?c&:(regex-match "^--(?:git-dir|work-tree)=.*" ?c) $?)))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-line-git-below-unnamed-write)
+                    (reason (str-cat "git runs in " ?c " after " ?p " wrote files of unknown names into the workspace earlier in this line")))))
+
 ;; ---- the same, within one line: a command writes what a later command of the line runs.
 ;; The session rules of execution.clp and above see earlier proposals only, and a line is
 ;; one proposal: `echo '…' > Makefile && make` is both steps at once.
