@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <bitset>
+#include <cctype>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -33,7 +34,8 @@ std::size_t read_char(std::string_view s, std::size_t i, uint32_t* cp) {
     *cp = c;
   } else {
     uint32_t v = c & (0x7F >> len);
-    for (std::size_t k = 1; k < len; ++k) v = (v << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    for (std::size_t k = 1; k < len; ++k)
+      v = (v << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
     *cp = v;
   }
   return len;
@@ -225,7 +227,8 @@ bool match(std::string_view glob, std::string_view text) {
   const bool utf8 = text::valid_utf8(text) && text::valid_utf8(glob);
   auto re = get(glob, utf8);
   if (!re || !re->ok())
-    throw std::runtime_error("glob cannot be compiled: " + (re ? re->error() : std::string("no pattern")));
+    throw std::runtime_error("glob cannot be compiled: " +
+                             (re ? re->error() : std::string("no pattern")));
   return RE2::FullMatch(text, *re);
 }
 
@@ -295,6 +298,30 @@ std::size_t bracket(std::string_view g, std::size_t i, Bytes* out, bool* loop) {
       return j + 1;
     }
     first = false;
+    // [:alpha:] and the other character classes, [=c=] and [.c.]: what the class holds in
+    // the C locale, and any non-ASCII character (another locale may add some).
+    if (g[j] == '[' && j + 1 < n && (g[j + 1] == ':' || g[j + 1] == '=' || g[j + 1] == '.')) {
+      const char kind = g[j + 1];
+      const std::size_t close = g.find(std::string{kind, ']'}, j + 2);
+      if (close != std::string_view::npos) {
+        const std::string_view name = g.substr(j + 2, close - j - 2);
+        int (*test)(int) = nullptr;
+        if (kind == ':') {
+          static constexpr std::pair<std::string_view, int (*)(int)> kClasses[] = {
+              {"alpha", isalpha}, {"digit", isdigit}, {"alnum", isalnum}, {"upper", isupper},
+              {"lower", islower}, {"space", isspace}, {"blank", isblank}, {"punct", ispunct},
+              {"print", isprint}, {"graph", isgraph}, {"cntrl", iscntrl}, {"xdigit", isxdigit}};
+          for (const auto& [cls, fn] : kClasses)
+            if (name == cls) test = fn;
+        }
+        for (unsigned c = 0; c < 256; ++c) {
+          if (c >= 0x80 || test == nullptr || test(static_cast<int>(c)) != 0) b.set(c);
+        }
+        *loop = true;
+        j = close + 2;
+        continue;
+      }
+    }
     if (g[j] == '\\' && j + 1 < n) ++j;
     const auto lo = static_cast<unsigned char>(g[j]);
     if (lo >= 0x80) *loop = true;

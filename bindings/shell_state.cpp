@@ -80,11 +80,13 @@ bool arith_may_run(std::string_view text, const Context& ctx) {
         ++i;
         continue;  // the name is checked below
       }
-      if (i + 1 < n && (is_digit(text[i + 1]) || text[i + 1] == '#' || text[i + 1] == '?')) {
+      if (i + 1 < n && (text[i + 1] == '#' || text[i + 1] == '?')) {
         i += 2;
         continue;
       }
-      return true;  // $(…), $((…)), $@, $* …
+      // $(…), $((…)), $@, $* …, and positional parameters ($0 … $9): `set --`, a function's
+      // arguments and `bash -c TEXT ARG…` give them any value.
+      return true;
     }
     if (is_name_start(c)) {
       std::size_t j = i;

@@ -309,6 +309,7 @@ void Parser::check_brace_param(std::string_view body) {
   while (i < body.size() && is_name_char(body[i])) ++i;
   if (i == name_start && i < body.size() && (body[i] == '@' || body[i] == '*')) ++i;  // ${@:1}
   if (i == name_start) return;  // $#, $?, $- … special parameters
+  const std::string_view param = body.substr(name_start, i - name_start);
   if (indirect) {
     // ${!prefix*}, ${!prefix@}, ${!a[@]} list names or keys; anything else dereferences.
     const std::string_view rest = body.substr(i);
@@ -325,6 +326,12 @@ void Parser::check_brace_param(std::string_view body) {
   if (i >= body.size()) return;
   const std::string_view op = body.substr(i);
   if (op.size() >= 2 && op[0] == '@' && op[1] == 'P') note_code("${…@P}", body);
+  // ${x:=VALUE}, ${x=VALUE} assign x: it may now hold a subscript evaluated by arithmetic.
+  const std::size_t eq = op.starts_with(":=") ? 2 : op.starts_with("=") ? 1 : 0;
+  if (eq != 0 && op.substr(eq).find_first_of("[$`'\"\\") != std::string_view::npos) {
+    const std::string name(param);
+    if (!ctx_.has(ctx_.tainted, name) && ctx_.tainted.size() < 4096) ctx_.tainted.push_back(name);
+  }
   if (op[0] == ':' &&
       (op.size() == 1 || std::string_view("-=?+").find(op[1]) == std::string_view::npos)) {
     check_arith("${…:offset:length}", op.substr(1), false);

@@ -249,6 +249,9 @@ void awk_effects(std::string_view p, Emitter& em) {
         }
       } else if (tok.text == "@include" || tok.text == "@load") {
         em.code(tok.text, true);
+      } else if (tok.text == "ARGV" || tok.text == "ARGC") {
+        // The program may change the files it reads (`ARGV[1]="/etc/shadow"; ARGC=2`).
+        em.code(tok.text, true);
       }
     } else if (tok.kind == AwkToken::Op) {
       if (tok.text == "@" && k + 1 < t.size() && t[k + 1].kind == AwkToken::Ident &&
@@ -257,6 +260,11 @@ void awk_effects(std::string_view p, Emitter& em) {
           em.path(EffectKind::Exec, *f);
         else
           em.code("@" + t[k + 1].text, true);
+      } else if (tok.text == "@" && k + 1 < t.size() && t[k + 1].kind == AwkToken::Ident &&
+                 t[k + 1].text != "namespace") {
+        // gawk's indirect call `@f(…)`: the function a variable names, built-ins included
+        // (`s = "system"; @s("sh")`).
+        em.code("@" + t[k + 1].text, true);
       } else if (tok.text == "|" || tok.text == "|&") {
         // `"cmd" | getline`, `print … | "cmd"`, coprocesses: a shell runs the command.
         if (is_ident_tok(k + 1, "getline")) {

@@ -91,7 +91,12 @@
 ;; whose value is only workspace paths or globs, relative to `?cwd` (`for f in src/*.py`,
 ;; `for d in pkg/a pkg/b`): using it names those files.
 (deffunction everyday-workspace-words-p (?n ?v ?cwd)
-  (if (or (eq ?v "") (neq ?n (lowcase ?n)) (str-index "$" ?v) (str-index "`" ?v) (str-index "~" ?v))
+  (if (or (eq ?v "") (neq ?n (lowcase ?n)) (str-index "$" ?v) (str-index "`" ?v) (str-index "~" ?v)
+          (str-index ":" ?v))
+   then (return FALSE))
+  ;; lower-case names some programs do read: npm's settings (npm_config_registry,
+  ;; npm_config_script_shell), the proxies of curl, wget, git and pip (http_proxy …)
+  (if (or (regex-match "^(?:npm|yarn|pnpm|bun)_" ?n) (regex-match "_proxy$" ?n))
    then (return FALSE))
   (bind ?rest ?v)
   (while TRUE

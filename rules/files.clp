@@ -258,6 +258,17 @@
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-read-config)
                     (reason (str-cat "reads a start-up or config file that may hold tokens: " ?p)))))
 
+;; Asks a human before a program reads a repository's directory as a whole (`grep -r
+;; extraheader .git`, `tar czf r.tgz .git`, `cp -r .git /tmp`): it reads .git/config, whose
+;; remote URLs and http.extraheader carry tokens. Listing names (ls, find, du, tree) is not.
+(defrule files-shell-read-repository-dir
+  (effect (proposal ?id) (index ~-1) (kind read) (object path)
+          (program ?p&~"git"&~"ls"&~"du"&~"stat"&~"find"&~"fd"&~"tree"&~"file"&~"exa"&~"eza")
+          (target ?t&:(str-suffix "/.git" ?t)))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-read-repository-dir)
+                    (reason (str-cat ?p " reads the whole repository directory " ?t ", its config included")))))
+
 ;; Asks a human before a program other than git writes or deletes a repository's own store
 ;; (`rm -rf .git/objects`, `echo > .git/HEAD`, `truncate -s0 .git/packed-refs`, a file write
 ;; to `.git/refs/heads/main`): objects, refs and reflogs are the history.

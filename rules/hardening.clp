@@ -157,6 +157,56 @@
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-session-filled-directory)
                     (reason (str-cat "runs " ?d " inside " ?t ", which " ?p " filled in this session")))))
 
+;; Asks a human before running a workspace script by its path (`./configure`, `bin/run`,
+;; `cd x && ./build.sh`) after this session put files there whose names it did not say: an
+;; archive extracted or a download saved into the workspace root, or a directory that git,
+;; an extractor or a downloader filled and that holds the script. The script may be one of
+;; them (`wget URL/x.tgz && tar xzf x.tgz`, then `cd x && ./configure`).
+(defrule hardening-session-filled-then-script
+  (effect (proposal ?id) (index ?ui) (kind unknown) (object program))
+  (shell-command (proposal ?id) (index ?ui) (argv ?uw $?) (cwd ?uc))
+  (test (execution-workspace-script-p ?uw ?uc))
+  (history (proposal ?id) (kind write) (object path) (in-workspace TRUE)
+           (program ?p&"git"|"tar"|"bsdtar"|"gtar"|"unzip"|"7z"|"7za"|"7zz"|"unrar"|"unar"|"cpio"|"pax"
+                      |"patch"|"cp"|"mv"|"rsync"|"install"|"curl"|"wget"|"wget2"|"aria2c")
+           (target ?t&:(or (and (eq ?t (workspace-root)) (neq ?p "git"))
+                           (and (neq ?t (workspace-root))
+                                (str-prefix (str-cat ?t "/") (path-normalize ?uw ?uc))))))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-session-filled-then-script)
+                    (reason (str-cat "runs " (path-normalize ?uw ?uc) " after " ?p " wrote files of unknown names into " ?t " in this session")))))
+
+;; Asks a human before git runs below the workspace root after this session extracted or
+;; copied files of unknown names into the root (`tar xf r.tar`, then `git -C r log`): the
+;; archive may hold a bare repository whose configuration git runs.
+(defrule hardening-session-git-below-unnamed-write
+  (or (shell-command (proposal ?id) (program "git") (cwd ?c&:(str-prefix (str-cat (workspace-root) "/") ?c)))
+      (shell-command (proposal ?id) (program "git") (argv $? "-C"|"--git-dir"|"--work-tree" ?c $?))
+      (shell-command (proposal ?id) (program "git") (argv $? ?c&:(regex-match "^--(?:git-dir|work-tree)=.*" ?c) $?)))
+  (history (proposal ?id) (kind write) (object path) (in-workspace TRUE)
+           (program ?p&"tar"|"bsdtar"|"gtar"|"unzip"|"7z"|"7za"|"7zz"|"unrar"|"unar"|"cpio"|"pax"
+                      |"cp"|"mv"|"rsync"|"curl"|"wget"|"wget2"|"aria2c")
+           (target ?t&:(eq ?t (workspace-root))))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-session-git-below-unnamed-write)
+                    (reason (str-cat "git runs in " ?c " after " ?p " wrote files of unknown names into the workspace in this session")))))
+
+;; The same within one line: `tar xf r.tar && cd r && git status`, `unzip r.zip && git -C r log`.
+(defrule hardening-line-git-below-unnamed-write
+  (effect (proposal ?id) (index ?i) (kind write) (object path) (in-workspace TRUE)
+          (program ?p&"tar"|"bsdtar"|"gtar"|"unzip"|"7z"|"7za"|"7zz"|"unrar"|"unar"|"cpio"|"pax"
+                     |"cp"|"mv"|"rsync"|"curl"|"wget"|"wget2"|"aria2c")
+          (target ?t&:(eq ?t (workspace-root))))
+  (or (shell-command (proposal ?id) (index ?j&:(> ?j ?i)) (program "git")
+                     (cwd ?c&:(str-prefix (str-cat (workspace-root) "/") ?c)))
+      (shell-command (proposal ?id) (index ?j&:(> ?j ?i)) (program "git")
+                     (argv $? "-C"|"--git-dir"|"--work-tree" ?c $?))
+      (shell-command (proposal ?id) (index ?j&:(> ?j ?i)) (program "git")
+                     (argv $? ?c&:(regex-match "^--(?:git-dir|work-tree)=.*" ?c) $?)))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-line-git-below-unnamed-write)
+                    (reason (str-cat "git runs in " ?c " after " ?p " wrote files of unknown names into the workspace earlier in this line")))))
+
 ;; ---- the same, within one line: a command writes what a later command of the line runs.
 ;; The session rules of execution.clp and above see earlier proposals only, and a line is
 ;; one proposal: `echo '…' > Makefile && make` is both steps at once.
