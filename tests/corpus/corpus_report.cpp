@@ -283,6 +283,9 @@ int main(int argc, char** argv) {
   if (!read_ok) return 2;
 
   EngineOptions options;  // workspace /home/user/project, home /home/user, default approval-required
+  // The corpus judges what the rules decide, not how fast: a slow build (sanitizers) must not
+  // turn a deadline into a rejection.
+  options.deadline = std::chrono::seconds(10);
   Engine engine(loaded.policy, options);
   SessionStats session;
   std::vector<Result> results;
