@@ -14,6 +14,7 @@ TEST_CASE("500 concurrent connections are all served", "[server][lifecycle]") {
   Config config = test_config(dir);
   config.limits.max_connections = 1000;
   config.limits.max_queue_per_principal = 1000;  // all 500 are the same principal
+  config.limits.auth_timeout = 60000ms;           // 500 handshakes at once, under a sanitizer
   RunningDaemon d(config);
   REQUIRE(d.ok());
   const int n = 500;
@@ -31,11 +32,17 @@ TEST_CASE("500 concurrent connections are all served", "[server][lifecycle]") {
         auth + encode_frame(decide_request(std::to_string(i), kShellProposal)), &error));
   }
   int served = 0;
+  std::string first_failure;  // shown when not all were served
   for (int i = 0; i < n; ++i) {
     std::string a = read_or_fail(*clients[i], 10000ms);
     std::string r = read_or_fail(*clients[i], 10000ms);
-    if (error_code(a) == "" && error_code(r) == "" && reply_id(r) == std::to_string(i)) ++served;
+    if (error_code(a) == "" && error_code(r) == "" && reply_id(r) == std::to_string(i)) {
+      ++served;
+    } else if (first_failure.empty()) {
+      first_failure = a + " / " + r;
+    }
   }
+  CAPTURE(first_failure);
   CHECK(served == n);
   Client admin;
   REQUIRE(admin.connect(d.address(), 5000ms, &error));
