@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "agents/hook_shell.h"
 #include "agents/json_strict.h"
 #include "server/protocol.h"
 
@@ -160,14 +161,6 @@ bool parse_exec_command(std::string_view arguments, CodexShellCall* out, HookErr
   return true;
 }
 
-bool is_posix_shell(std::string_view shell) {
-  const std::size_t slash = shell.rfind('/');
-  const std::string_view base = slash == std::string_view::npos ? shell : shell.substr(slash + 1);
-  for (std::string_view s : {"sh", "bash", "zsh", "dash", "ksh"})
-    if (base == s) return true;
-  return false;
-}
-
 }  // namespace
 
 bool read_codex_shell_call(const std::string& transcript_path, std::string_view call_id,
@@ -254,11 +247,13 @@ bool apply_codex_shell_call(const HookCall& call, const CodexShellCall& real,
                 "the hook's command differs from the cmd in Codex's transcript: two "
                 "interpretations of one call");
   }
-  if (real.shell && !is_posix_shell(*real.shell)) {
+  if (std::string why;
+      !codex_shell_is_bash(real.shell, call.cwd, ShellEnvironment::current(), &why)) {
     return fail(error, kCodexShell,
-                "Codex was asked to run this command with shell '" + *real.shell +
-                    "'; Warden judges commands for sh, bash, zsh, dash and ksh only (call again "
-                    "without shell)");
+                why +
+                    "; Warden reads command lines as bash does, and another shell reads them "
+                    "otherwise (call again with shell \"bash\", or without shell where the "
+                    "user's shell is bash)");
   }
   if (real.tty && *real.tty) {
     return fail(error, kCodexTty,

@@ -11,8 +11,9 @@
 //   the first read, by a native probe as fast as this hook), so a missing item is a deny, not
 //   a retry;
 // - a relative workdir is joined to the turn cwd, "~" is not expanded;
-// - `shell` only picks among the system's shells by basename: bash → /bin/bash, sh → /bin/sh,
-//   anything else (python3, node, env, an absent zsh) → /bin/sh; a custom path is never run;
+// - `shell` only picks among the system's shells by name: bash → /bin/bash, sh → /bin/sh
+//   (dash on Debian), anything else (python3, node, env, an absent zsh) → /bin/sh; newer
+//   versions run a given path that exists (agents/hook_shell.h reads both ways);
 // - `shell_command` and `shell` calls are "unsupported call" (never run, no hook);
 // - `justification` without sandbox_permissions "require_escalated" is refused by Codex (after
 //   the hook), and require_escalated is refused under approval_policy "never";
@@ -40,7 +41,7 @@ inline constexpr const char* kCodexCallArguments =
     "E_CODEX_CALL_ARGUMENTS";  // unknown tool, bad JSON, bad or unknown field
 inline constexpr const char* kCodexCallMismatch =
     "E_CODEX_CALL_MISMATCH";                                 // the rollout and the hook disagree
-inline constexpr const char* kCodexShell = "E_CODEX_SHELL";  // a `shell` that is not a POSIX shell
+inline constexpr const char* kCodexShell = "E_CODEX_SHELL";  // the shell that would run is not bash
 inline constexpr const char* kCodexTty = "E_CODEX_TTY";  // tty: true (input the hook never sees)
 
 // Only the end of the rollout is read: the call being decided was written just before the hook ran.
@@ -72,7 +73,9 @@ bool read_codex_shell_call(const std::string& transcript_path, std::string_view 
 // shell, login, tty, sandbox_permissions as given; the explanation becomes the justification
 // when it was empty. Refuses: a cmd that differs from the hook's tool_input.command
 // (kCodexCallMismatch), a relative workdir without a hook cwd (kCodexCallArguments), a shell
-// whose basename is not sh, bash, zsh, dash or ksh (kCodexShell), tty: true (kCodexTty: the
+// (given, or the user's default when absent) that is not bash itself (kCodexShell:
+// codex_shell_is_bash in agents/hook_shell.h; dash, zsh and a file named bash that is another
+// program read a line otherwise than the parser), tty: true (kCodexTty: the
 // model could then type anything into the program with write_stdin, which Codex never shows to
 // the hook; `sqlite3 db` or `vi x` are everyday commands that run shell commands typed into
 // them).

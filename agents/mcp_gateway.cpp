@@ -146,7 +146,9 @@ int run_gateway(const GatewayOptions& options, Decider& decider, int in_fd, int 
     return !client_gone;
   };
   const int child_in = child.stdin_fd();
+  std::mutex in_mutex;  // both relay threads write to the server (answers to its requests)
   auto to_server = [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(in_mutex);
     return write_all(child_in, line + "\n", stop_client.r);
   };
   Relay relay(gate, to_client, to_server, log_line);

@@ -1,6 +1,7 @@
 // The MCP gateway: a stdio MCP server that starts the real one as a child and relays JSON-RPC
-// both ways, deciding tools/call and filtering tools/list first. `warden mcp-gateway` calls
-// run_gateway once per process; it runs two relay threads and owns the shutdown, with signal
+// both ways, deciding every request that reads or acts (tools/call, resources/read …), refusing
+// methods it does not know, and filtering tools/list (agents/mcp_methods.h). `warden mcp-gateway`
+// calls run_gateway once per process; it runs two relay threads and owns the shutdown, with signal
 // handlers (TERM, INT, HUP, CHLD; PIPE ignored) installed for the duration of the call.
 #pragma once
 

@@ -2,6 +2,7 @@
 #include "agents/mcp_relay.h"
 
 #include "agents/mcp_message.h"
+#include "agents/mcp_methods.h"
 #include "server/protocol.h"
 
 namespace warden::agents::mcp {
@@ -11,6 +12,8 @@ namespace {
 bool blank(const std::string& line) { return line.find_first_not_of(" \t\r") == std::string::npos; }
 
 constexpr int kInvalidParams = -32602;
+constexpr int kMethodNotFound = -32601;
+constexpr int kRefused = -32001;  // a decided request other than tools/call that was not forwarded
 
 }  // namespace
 
@@ -106,29 +109,55 @@ void Relay::from_client(const std::string& line) {
       keep[i] = false;
       continue;
     }
-    if (m.kind == Kind::Notification && m.method == "tools/call") {
-      // No id, so no answer to carry a decision: a server that ran it anyway would run a
-      // call nobody decided.
-      log_("refused a tools/call sent as a notification (no id)");
+    if (m.kind == Kind::Response) continue;  // the client's answers to the server pass unchanged
+    const ClientMethod method = client_method(m.method);
+    if (m.kind == Kind::Notification) {
+      if (client_notification_passes(m.method)) {
+        if (m.method == "notifications/cancelled") forget_cancelled(value);
+        continue;  // passes unchanged; a cancelled request is no longer owed an answer
+      }
+      keep[i] = false;
+      if (method == ClientMethod::ToolsCall || method == ClientMethod::Decide) {
+        // No id, so no answer to carry a decision: a server that ran it anyway would run a
+        // request nobody decided.
+        log_("refused a " + m.method + " sent as a notification (no id)");
+        answers.push_back(error_response(
+            "null", kInvalidRequest, m.method + " must be a request with an id; it was not run"));
+      } else {
+        log_("dropped a client notification of a method the gateway does not relay: " +
+             server::to_json_text(
+                 rapidjson::Value(rapidjson::StringRef(m.method.data(), m.method.size()))));
+      }
+      continue;
+    }
+    if (method == ClientMethod::Unknown) {
+      const std::string name = server::to_json_text(
+          rapidjson::Value(rapidjson::StringRef(m.method.data(), m.method.size())));
+      log_("refused a request of an unknown method " + name);
       answers.push_back(error_response(
-          "null", kInvalidRequest, "tools/call must be a request with an id; it was not run"));
+          m.id, kMethodNotFound,
+          "Warden: method " + name +
+              " is not one the gateway relays (it forwards only the MCP methods it knows, "
+              "spelled exactly); it was not run"));
       keep[i] = false;
       continue;
     }
-    if (m.kind == Kind::Notification && m.method == "notifications/cancelled") {
-      forget_cancelled(value);  // passes unchanged; the server need not answer it any more
-    }
-    if (m.kind != Kind::Request) continue;  // notifications and responses pass unchanged
-    if (m.method == "tools/call") {
-      CallAnswer a = gate_.decide_call(value, alloc);
+    if (method == ClientMethod::ToolsCall || method == ClientMethod::Decide) {
+      const bool tool = method == ClientMethod::ToolsCall;
+      CallAnswer a = tool ? gate_.decide_call(value, alloc) : gate_.decide_request(value, alloc);
+      const std::string what = tool ? "tools/call " + a.tool : m.method;
       if (a.action == CallAnswer::Action::Forward) {
-        if (a.changed) log_("tools/call " + a.tool + ": a rule rewrote the call");
-        changed = true;  // forwarded as decided (canonical_call), never as the client's bytes
+        if (a.changed) log_(what + ": a rule rewrote the call");
+        changed = true;  // forwarded as decided, never as the client's bytes
       } else {
-        log_("refused tools/call " + a.tool + ": " + a.text);
-        answers.push_back(a.action == CallAnswer::Action::Refuse
-                              ? refusal_response(m.id, a.text)
-                              : error_response(m.id, kInvalidParams, a.text));
+        log_("refused " + what + ": " + a.text);
+        if (a.action == CallAnswer::Action::Invalid) {
+          answers.push_back(error_response(m.id, kInvalidParams, a.text));
+        } else if (tool) {
+          answers.push_back(refusal_response(m.id, a.text));
+        } else {
+          answers.push_back(error_response(m.id, kRefused, a.text));
+        }
         keep[i] = false;
         continue;
       }
@@ -202,7 +231,21 @@ void Relay::from_server(const std::string& line) {
       if (m.id != "null") broken.push_back(m.id);
       continue;
     }
-    if (m.kind != Kind::Response) continue;  // server-initiated requests and notifications
+    if (m.kind == Kind::Request && !server_request_passes(m.method)) {
+      const std::string name = server::to_json_text(
+          rapidjson::Value(rapidjson::StringRef(m.method.data(), m.method.size())));
+      log_("refused a server request of a method the gateway does not relay: " + name);
+      keep[i] = false;
+      to_server_(error_response(m.id, kMethodNotFound,
+                                "method " + name + " is not relayed to the client by Warden"));
+      continue;
+    }
+    if (m.kind == Kind::Notification && !server_notification_passes(m.method)) {
+      log_("dropped a server notification of a method the gateway does not relay");
+      keep[i] = false;
+      continue;
+    }
+    if (m.kind != Kind::Response) continue;  // server requests and notifications it knows
     Track track = Track::Other;
     bool drop = false;
     {

@@ -3,8 +3,10 @@
 
 #include <fstream>
 #include <random>
+#include <span>
 
 #include "agents/mcp_message.h"
+#include "agents/mcp_methods.h"
 #include "server/protocol.h"
 
 namespace warden::agents::mcp {
@@ -30,6 +32,33 @@ std::string no_decision(const Verdict& v) {
   return "Warden: no decision, so the call was not run (" +
          (v.error_code.empty() ? std::string("E_INTERNAL") : v.error_code) + ": " +
          v.error_message + ")";
+}
+
+// The params of a decided request that are forwarded (and decided): per method the members
+// the specification gives it, and _meta.
+Value forwarded_params(std::string_view method, const Value& params,
+                       rapidjson::Document::AllocatorType& a) {
+  static constexpr std::string_view kResource[] = {"uri", "_meta"};
+  static constexpr std::string_view kPrompt[] = {"name", "arguments", "_meta"};
+  static constexpr std::string_view kCompletion[] = {"ref", "argument", "context", "_meta"};
+  std::span<const std::string_view> keep;
+  if (method == "prompts/get") {
+    keep = kPrompt;
+  } else if (method == "completion/complete") {
+    keep = kCompletion;
+  } else {
+    keep = kResource;
+  }
+  Value out(rapidjson::kObjectType);
+  if (!params.IsObject()) return out;
+  for (std::string_view k : keep) {
+    auto it = params.FindMember(rapidjson::StringRef(k.data(), k.size()));
+    if (it == params.MemberEnd()) continue;
+    Value copy;
+    copy.CopyFrom(it->value, a);
+    out.AddMember(str(k, a), copy, a);
+  }
+  return out;
 }
 
 }  // namespace
@@ -151,6 +180,106 @@ CallAnswer ToolGate::decide_call(Value& request, rapidjson::Document::AllocatorT
     answer.changed = true;
   }
   request = canonical_call(request, tool_name, final_args, alloc);
+  return answer;
+}
+
+std::string ToolGate::request_proposal(std::string_view method, const Value& params,
+                                       std::string* problem) const {
+  rapidjson::Document d(rapidjson::kObjectType);
+  auto& a = d.GetAllocator();
+  Value kept = forwarded_params(method, params, a);
+  Value payload(rapidjson::kObjectType);
+  std::string target = "mcp", action = mcp_action(method);
+  if (method == "resources/read" || method == "resources/subscribe") {
+    auto uri = kept.FindMember("uri");
+    if (uri == kept.MemberEnd() || !uri->value.IsString()) {
+      *problem = std::string(method) + " needs params.uri, a string";
+      return "";
+    }
+    const std::string_view u = view(uri->value);
+    ResourceUri r = read_resource_uri(u);
+    if (r.kind == ResourceUri::Kind::File) {
+      target = "file";
+      action = "read";
+      payload.AddMember("path", str(r.path, a), a);
+      payload.AddMember("uri", str(u, a), a);
+    } else if (r.kind == ResourceUri::Kind::Web) {
+      target = "http";
+      action = "get";
+      payload.AddMember("method", "GET", a);
+      payload.AddMember("url", str(u, a), a);
+    }
+  } else if (method == "prompts/get") {
+    auto name = kept.FindMember("name");
+    if (name == kept.MemberEnd() || !name->value.IsString()) {
+      *problem = "prompts/get needs params.name, a string";
+      return "";
+    }
+  }
+  payload.AddMember("server", str(config_.server, a), a);
+  payload.AddMember("mcp_method", str(method, a), a);
+  if (target == "mcp") payload.AddMember("params", kept, a);
+  Value context(rapidjson::kObjectType);
+  context.AddMember("agent", str(config_.agent, a), a);
+  context.AddMember("session", str(config_.session, a), a);
+  context.AddMember("source", "mcp-gateway", a);
+  d.AddMember("target", str(target, a), a);
+  d.AddMember("action", str(action, a), a);
+  d.AddMember("payload", payload, a);
+  d.AddMember("explanation", "", a);
+  d.AddMember("context", context, a);
+  return server::to_json_text(d);
+}
+
+CallAnswer ToolGate::decide_request(Value& request, rapidjson::Document::AllocatorType& alloc) {
+  CallAnswer answer;
+  auto m = request.FindMember("method");
+  const std::string method =
+      m != request.MemberEnd() && m->value.IsString() ? std::string(view(m->value)) : "";
+  answer.tool = method;
+  auto params = request.FindMember("params");
+  if (params == request.MemberEnd() || !params->value.IsObject()) {
+    answer.action = CallAnswer::Action::Invalid;
+    answer.text = method + " needs params, an object";
+    return answer;
+  }
+  std::string problem;
+  const std::string proposal = request_proposal(method, params->value, &problem);
+  if (proposal.empty()) {
+    answer.action = CallAnswer::Action::Invalid;
+    answer.text = problem;
+    return answer;
+  }
+  Verdict v = decide(proposal);
+  if (!v.ok) {
+    answer.text = no_decision(v);
+    return answer;
+  }
+  if (v.outcome == Outcome::Reject) {
+    answer.text = "Warden: " + because(v);
+    return answer;
+  }
+  if (v.outcome == Outcome::ApprovalRequired) {
+    answer.text = "Warden: this " + method +
+                  " needs a human's approval and was not forwarded: " + because(v) +
+                  ". This gateway denies such requests (--on-approval-required deny).";
+    return answer;
+  }
+  if (v.rewritten) {
+    answer.text = "Warden: a rule rewrote this " + method +
+                  "; the gateway forwards a rewritten form only for tools/call, so it was not "
+                  "forwarded";
+    return answer;
+  }
+  answer.action = CallAnswer::Action::Forward;
+  Value out(rapidjson::kObjectType);
+  out.AddMember("jsonrpc", "2.0", alloc);
+  Value id;
+  if (auto it = request.FindMember("id"); it != request.MemberEnd()) id.CopyFrom(it->value, alloc);
+  out.AddMember("id", id, alloc);
+  out.AddMember("method", str(method, alloc), alloc);
+  out.AddMember("params", forwarded_params(method, params->value, alloc), alloc);
+  request = std::move(out);
   return answer;
 }
 

@@ -1,7 +1,9 @@
 // What the MCP gateway asks Warden and does with the answer: a tools/call becomes a `tool`
-// proposal and is forwarded (as the rules approved it) or refused with the reason; a
-// tools/list result loses the tools a rule rejects. No I/O. Safe from several threads: the
-// decider is used by one at a time behind a mutex.
+// proposal, and every other request that reads or acts (resources/read, resources/subscribe,
+// prompts/get, completion/complete) a proposal of its own (request_proposal); each is
+// forwarded (as the rules approved it) or refused with the reason. A tools/list result loses
+// the tools a rule rejects. No I/O. Safe from several threads: the decider is used by one at a
+// time behind a mutex.
 #pragma once
 
 #include <rapidjson/document.h>
@@ -43,6 +45,25 @@ class ToolGate {
   static rapidjson::Value canonical_call(const rapidjson::Value& request, std::string_view tool,
                                          const rapidjson::Value* args,
                                          rapidjson::Document::AllocatorType& alloc);
+
+  // Decides one request whose method client_method() calls Decide (agents/mcp_methods.h). On
+  // Forward the request is replaced by {"jsonrpc","id","method","params"} with only the params
+  // the proposal carried (resources: uri; prompts/get: name, arguments; completion/complete:
+  // ref, argument, context; each with _meta). A rule's rewrite is refused: only tools/call
+  // forwards a rewritten form.
+  CallAnswer decide_request(rapidjson::Value& request, rapidjson::Document::AllocatorType& alloc);
+
+  // The proposal for a decided request (JSON text), or "" with *problem set when its params
+  // lack what it needs (a string uri; a string name for prompts/get):
+  // - resources/read, resources/subscribe of a local file: URI → {"target":"file",
+  //   "action":"read","payload":{"path":P,"uri":U,"server":S,"mcp_method":M}};
+  // - of an http(s): URI → {"target":"http","action":"get","payload":{"method":"GET",
+  //   "url":U,"server":S,"mcp_method":M}};
+  // - anything else → {"target":"mcp","action":mcp_action(M),"payload":{"server":S,
+  //   "mcp_method":M,"params":PARAMS}} (PARAMS: what is forwarded), no effect derived;
+  // explanation "" and the context of call_proposal.
+  std::string request_proposal(std::string_view method, const rapidjson::Value& params,
+                               std::string* problem) const;
 
   // Removes from a tools/list response (the JSON-RPC object) every tool whose `list` proposal
   // is rejected, or could not be decided. Returns how many it removed.

@@ -692,13 +692,12 @@ class Loader {
       K kind = K::None;
       if (k == "patch") {
         kind = K::Patch;
-      } else if (!kind_from_name(k, &kind) || kind == K::None || kind == K::Cwd ||
-                 kind == K::Unknown || kind == K::EnvDump || kind == K::Privilege ||
-                 kind == K::List) {
+      } else if (!kind_from_name(k, &kind) || kind == K::Cwd || kind == K::Unknown ||
+                 kind == K::EnvDump || kind == K::Privilege || kind == K::List) {
         const long kline = line_of(key) != 0 ? line_of(key) : line_of(node);
         error(kline, where + ": unknown key \"" + k +
                          "\" (a tool entry holds read, write, delete, exec, exec-program, "
-                         "exec-code, network or patch)");
+                         "exec-code, network, patch or none)");
         continue;
       }
       for_strings(node, where + "." + k, [&](const std::string& v, long l) {
@@ -2011,6 +2010,7 @@ void EffectsTable::tool_effects(std::string_view server, std::string_view tool,
           break;
       }
     };
+    if (arg.kind == K::None) continue;  // data of any shape, or absent: no effect
     if (v != nullptr && v->IsString()) {
       one(std::string_view(v->GetString(), v->GetStringLength()));
     } else if (v != nullptr && v->IsArray()) {
@@ -2027,6 +2027,35 @@ void EffectsTable::tool_effects(std::string_view server, std::string_view tool,
       emit(EffectKind::Unknown, EffectObject::Program, std::string(tool), via);
     }
   }
+  // Closed world: an argument the entry does not name is not known to be harmless.
+  if (args == nullptr || args->IsNull()) return;
+  if (!args->IsObject()) {
+    bool unknown = false;
+    for (const Effect& e : *out) unknown = unknown || e.kind == EffectKind::Unknown;
+    if (!unknown) emit(EffectKind::Unknown, EffectObject::Program, std::string(tool), "payload.args");
+    return;
+  }
+  std::vector<std::string_view> at;  // member names from args down to the object walked
+  auto walk = [&](auto& self, const rapidjson::Value& object) -> void {
+    for (const auto& m : object.GetObject()) {
+      at.emplace_back(m.name.GetString(), m.name.GetStringLength());
+      bool named = false, inner = false;  // `at` is an argument, or a prefix of one
+      for (const Tool::Arg& arg : spec->args) {
+        if (arg.path.size() < at.size() || !std::equal(at.begin(), at.end(), arg.path.begin())) continue;
+        (arg.path.size() == at.size() ? named : inner) = true;
+      }
+      if (!named && inner && m.value.IsObject()) {
+        self(self, m.value);
+      } else if (!named && !inner) {
+        std::string name = "payload.args";
+        for (std::string_view part : at) name.append(".").append(part);
+        emit(EffectKind::Unknown, EffectObject::Program, std::string(tool), std::move(name));
+      }
+      // named: judged above; inner but not an object: the named argument below it is unknown
+      at.pop_back();
+    }
+  };
+  walk(walk, *args);
 }
 
 }  // namespace warden

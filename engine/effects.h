@@ -96,11 +96,18 @@ class EffectsTable {
   // (each file it adds, updates or moves to is written, each it deletes or moves away is
   // deleted; a patch naming no file is Unknown). Via is "payload.args.NAME"; program is the
   // tool name; subcommand "".
+  // An argument listed as `none` is data (text, a count, an object of options …): no
+  // effect, whatever its shape, also when absent.
   // Fails closed: a tool the table does not know gives one Unknown effect (object
   // Program, target the tool, via "payload.tool"); a named argument that is absent, null,
   // not a string (or an array holding a non-string) gives one Unknown effect with via
-  // "payload.args.NAME". An entry naming no argument (a tool known to have no effect)
-  // gives no effect at all. `args` may be null (no arguments).
+  // "payload.args.NAME". The entry is the whole of what is known of the tool (closed
+  // world): every argument it does not name (a member of `args`, or of an object below a
+  // dotted name, that no listed name covers) gives one Unknown effect via
+  // "payload.args.NAME" after the named ones, and `args` that is not an object gives one via
+  // "payload.args" (unless a named argument was already Unknown). An entry naming no
+  // argument, called without arguments, gives no effect at all. `args` may be null (no
+  // arguments).
   void tool_effects(std::string_view server, std::string_view tool, const rapidjson::Value* args,
                     const std::string& cwd, const std::string& home, std::vector<Effect>* out) const;
 

@@ -14,13 +14,17 @@
 ;; formerly BashOutput/KillShell/KillBash), and its tool search. Not ExitPlanMode nor
 ;; AskUserQuestion: their point is a human's answer (approving the plan, answering the
 ;; question), which a hook's allow would skip; they keep the default (Claude's own prompt).
-;; Only without `payload.server`: an MCP server may register a tool of the same name.
+;; Only without `payload.server`: an MCP server may register a tool of the same name. Only
+;; when every argument is one the effects table lists for the tool (rules/effects.toml: the
+;; agent's own data, no effect): any other argument is an `unknown` effect and the configured
+;; default decides.
 (defrule agent-internal-tool
   (param (proposal ?id) (key "payload.tool")
          (value ?t&"TodoWrite"|"TodoRead"|"TaskCreate"|"TaskGet"|"TaskUpdate"|"TaskList"|"TaskOutput"
                   |"TaskStop"|"BashOutput"|"KillShell"|"KillBash"|"EnterPlanMode"|"ToolSearch"))
   (proposal (id ?id) (target tool) (action call|nil))
   (not (param (proposal ?id) (key "payload.server")))
+  (not (effect (proposal ?id)))
   =>
   (assert (decision (proposal ?id) (outcome approve) (rule agent-internal-tool)
                     (reason (str-cat "the agent's own tool " ?t " touches nothing outside the agent")))))
@@ -30,11 +34,13 @@
 ;; calls Warden does not see, nor any value this rule does not know) and only in a permission
 ;; `mode` whose prompts a human answers (absent, default, plan, acceptEdits: not
 ;; bypassPermissions, dontAsk or auto, which settle them without one); not with
-;; `payload.server`.
+;; `payload.server`; not with an argument the effects table does not list for it (an
+;; `unknown` effect).
 (defrule agent-subagent
   (param (proposal ?id) (key "payload.tool") (value ?t&"Task"|"Agent"))
   (proposal (id ?id) (target tool) (action call|nil))
   (not (param (proposal ?id) (key "payload.server")))
+  (not (effect (proposal ?id)))
   (not (param (proposal ?id) (key "payload.args.isolation") (value ~"worktree")))
   (not (param (proposal ?id) (key "payload.args.mode") (value ~"default"&~"plan"&~"acceptEdits")))
   =>

@@ -11,14 +11,33 @@
 ;;; judged like the file actuator's (files.clp, credentials.clp and persistence.clp match
 ;;; `file|tool`): a credential read or a write outside the workspace is rejected, and a call
 ;;; whose every effect is everyday file work is approved (tools-effects-everyday). A tool the
-;;; table does not know has an `unknown` effect: it keeps the name tiers, else the configured
-;;; default.
+;;; table does not know, and an argument its entry does not list, has an `unknown` effect:
+;;; the ask and deny tiers still apply, the allow tier does not (it approves only calls whose
+;;; every argument the table accounts for), else the configured default.
+
+;; TRUE for an argument value that names a place rather than being a query or a text: a URL
+;; (`scheme://…`, `file:…`), an absolute, home or parent path (`/etc/x`, `~/.ssh/id_rsa`,
+;; `../x`, `C:\x`, `\\host\x`). A tool approved by name gets such a value in none of its
+;; arguments.
+(deffunction tools-arg-names-place-p (?v)
+  (and (stringp ?v)
+       (regex-match "(?i)^\\s*([~/\\\\]|[a-z]:[/\\\\]|\\.\\.?[/\\\\]|file:)|[A-Za-z][A-Za-z0-9+.-]*://|(^|[/\\\\\\s])\\.\\.([/\\\\]|$)" ?v)))
 
 ;; Approves read-only tools (search, calculator, read_docs, and the daemon's built-in now and
-;; sha256, which only compute).
+;; sha256, which only compute) when their arguments are what the effects table says they take
+;; (queries and texts: no effect) or reads of everyday workspace files. The name approves
+;; nothing by itself: an argument the table does not list (a `url`, a `path`) is an `unknown`
+;; effect, and an unknown effect, a write, a network fetch, a read outside the workspace or of
+;; a credential, start-up or secrets-holding file keeps this rule from firing; so does an
+;; argument value that names a place (a URL, an absolute or home path), even in a query.
 (defrule tools-allow
   (param (proposal ?id) (key "payload.tool") (value ?t&"search"|"calculator"|"read_docs"|"now"|"sha256"))
   (proposal (id ?id) (target tool))
+  (not (effect (proposal ?id) (kind ~read)))
+  (not (effect (proposal ?id) (in-workspace FALSE)))
+  (not (effect (proposal ?id) (class persistence|credential|secrets-config)))
+  (not (and (param (proposal ?id) (key ?k) (value ?v))
+            (test (and (str-prefix "payload.args" ?k) (tools-arg-names-place-p ?v)))))
   =>
   (assert (decision (proposal ?id) (outcome approve) (rule tools-allow)
                     (reason (str-cat "tool " ?t " is on the allow list")))))

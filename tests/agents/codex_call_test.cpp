@@ -12,6 +12,7 @@
 
 #include "agents/hook_proposal.h"
 #include "agents/hook_run.h"
+#include "agents/hook_shell.h"
 #include "serve_child.h"
 #include "server/protocol.h"
 #include "tests/support/temp_dir.h"
@@ -185,32 +186,110 @@ TEST_CASE("codex call: workdir becomes the cwd, joined to the hook cwd when rela
   CHECK(nocwd.error.code == kCodexCallArguments);
 }
 
-TEST_CASE(
-    "codex call: a shell that is not a POSIX shell is refused; sh, bash, zsh, dash, ksh are kept",
-    "[agents][codex]") {
+TEST_CASE("codex call: a shell that is not bash is refused; bash is kept", "[agents][codex]") {
   TempDir dir;
+  // A file named bash that is dash (a copy), a link named bash to dash, a link to bash.
+  const std::string fake = (dir.path() / "fake").string(), link = (dir.path() / "link").string(),
+                    good = (dir.path() / "good").string();
+  std::filesystem::create_directories(fake);
+  std::filesystem::create_directories(link);
+  std::filesystem::create_directories(good);
+  std::filesystem::copy_file("/bin/dash", fake + "/bash");
+  std::filesystem::create_symlink("/bin/dash", link + "/bash");
+  std::filesystem::create_symlink("/bin/bash", good + "/bash");
   const auto path = write_rollout(
       dir, {call_line("py", R"J({"cmd":"import os; os.system('id')","shell":"python3"})J"),
             call_line("pypath", R"({"cmd":"import os","shell":"/usr/bin/python3"})"),
             call_line("env", R"({"cmd":"ls","shell":"/usr/bin/env"})"),
-            call_line("bash", R"({"cmd":"ls","shell":"/bin/bash"})"),
+            call_line("sh", R"({"cmd":"ls","shell":"/bin/sh"})"),
+            call_line("shname", R"({"cmd":"ls","shell":"sh"})"),
             call_line("zsh", R"({"cmd":"ls","shell":"zsh"})"),
-            call_line("dash", R"({"cmd":"ls","shell":"/usr/bin/dash"})")});
-  for (auto [id, cmd] :
-       {std::pair{"py", "import os; os.system('id')"}, {"pypath", "import os"}, {"env", "ls"}}) {
+            call_line("dash", R"({"cmd":"ls","shell":"/usr/bin/dash"})"),
+            call_line("ksh", R"({"cmd":"ls","shell":"ksh"})"),
+            call_line("copy", R"({"cmd":"ls","shell":")" + fake + R"(/bash"})"),
+            call_line("link", R"({"cmd":"ls","shell":")" + link + R"(/bash"})"),
+            call_line("relative", R"({"cmd":"ls","shell":"bin/bash"})"),
+            call_line("bash", R"({"cmd":"ls","shell":"/bin/bash"})"),
+            call_line("bashname", R"({"cmd":"ls","shell":"bash"})"),
+            call_line("usrbash", R"({"cmd":"ls","shell":"/usr/bin/bash"})"),
+            call_line("goodlink", R"({"cmd":"ls","shell":")" + good + R"(/bash"})"),
+            call_line("absent", R"({"cmd":"ls"})")});
+  for (auto [id, cmd] : {std::pair{"py", "import os; os.system('id')"},
+                         {"pypath", "import os"},
+                         {"env", "ls"},
+                         {"sh", "ls"},
+                         {"shname", "ls"},
+                         {"zsh", "ls"},
+                         {"dash", "ls"},
+                         {"ksh", "ls"},
+                         {"copy", "ls"},
+                         {"link", "ls"},
+                         {"relative", "ls"}}) {
     auto c = complete(codex_bash(cmd, path, id));
-    INFO(id);
+    INFO(id << ": " << c.error.message);
     CHECK_FALSE(c.ok);
     CHECK(c.error.code == kCodexShell);
   }
-  for (auto [id, shell] :
-       {std::pair{"bash", "/bin/bash"}, {"zsh", "zsh"}, {"dash", "/usr/bin/dash"}}) {
+  for (auto [id, shell] : {std::pair{"bash", "/bin/bash"},
+                           {"bashname", "bash"},
+                           {"usrbash", "/usr/bin/bash"},
+                           {"goodlink", (good + "/bash").c_str()},
+                           {"absent", "<absent>"}}) {
     auto c = complete(codex_bash("ls", path, id));
-    INFO(id);
+    INFO(id << ": " << c.error.message);
     REQUIRE(c.ok);
     CHECK(payload_string(c, "shell") == shell);
     CHECK(payload_string(c, "command") == "ls");
   }
+}
+
+TEST_CASE("codex shell: which shell Codex would run, and whether it is bash", "[agents][codex]") {
+  TempDir dir;
+  const std::string ws = dir.path().string();
+  ShellEnvironment env;
+  env.login_shell = "/bin/bash";
+  env.path = "/usr/bin:/bin";
+  std::string why;
+  CHECK(codex_shell_is_bash(std::nullopt, ws, env, &why));
+  CHECK(codex_shell_is_bash(std::string("bash"), ws, env, &why));
+  // Blanks around the name: Codex versions read it differently (trimmed, or as no bash).
+  CHECK_FALSE(codex_shell_is_bash(std::string("/bin/bash\n"), ws, env, &why));
+  CHECK_FALSE(codex_shell_is_bash(std::string(" bash"), ws, env, &why));
+  // The user's own shell runs a call without `shell`: it must be bash too.
+  for (const char* login : {"/bin/sh", "/usr/bin/zsh", "/bin/zsh", "sh"}) {
+    INFO(login);
+    env.login_shell = login;
+    CHECK_FALSE(codex_shell_is_bash(std::nullopt, ws, env, &why));
+    CHECK(why.find(login) != std::string::npos);
+  }
+  // A login shell Codex does not know (fish, nologin, dash) makes it fall back to bash.
+  env.login_shell = "/usr/sbin/nologin";
+  CHECK(codex_shell_is_bash(std::nullopt, ws, env, &why));
+  env.env_shell = "/bin/zsh";  // $SHELL, which other Codex versions read
+  CHECK_FALSE(codex_shell_is_bash(std::nullopt, ws, env, &why));
+  env.env_shell.reset();
+  // A "bash" on PATH that is dash: Codex's fallback for a missing path would run it.
+  std::filesystem::create_directories(ws + "/bin");
+  std::filesystem::create_symlink("/bin/dash", ws + "/bin/bash");
+  env.path = ws + "/bin:/usr/bin:/bin";
+  CHECK_FALSE(codex_shell_is_bash(std::string("bash"), "/nonexistent", env, &why));
+  CHECK(why.find("dash") != std::string::npos);
+  env.path = "/usr/bin:/bin";
+  // A file named bash in the working directory: Codex runs it for shell "bash". Even a copy of
+  // bash itself there is not the system's bash.
+  std::filesystem::copy_file("/bin/bash", ws + "/bash");
+  CHECK_FALSE(codex_shell_is_bash(std::string("bash"), ws, env, &why));
+  CHECK(why.find("system's bash") != std::string::npos);
+  std::filesystem::remove(ws + "/bash");
+  std::ofstream(ws + "/bash") << "#!/bin/sh\necho GNU bash, version\n";
+  std::filesystem::permissions(ws + "/bash", std::filesystem::perms::owner_all);
+  CHECK_FALSE(codex_shell_is_bash(std::string("bash"), ws, env, &why));
+  CHECK(why.find(ws + "/bash") != std::string::npos);
+  // is_bash_binary by itself.
+  CHECK(is_bash_binary("/bin/bash", &why));
+  CHECK_FALSE(is_bash_binary("/bin/sh", &why));
+  CHECK(why.find("dash") != std::string::npos);
+  CHECK_FALSE(is_bash_binary("/nonexistent/bash", &why));
 }
 
 TEST_CASE("codex call: the hook's command must be the transcript's cmd", "[agents][codex]") {

@@ -11,9 +11,9 @@
 #include <sstream>
 
 #include "tests/agents/serve_child.h"
+#include "tests/build_paths.h"
 #include "tests/cli/cli_process.h"
 #include "tests/support/temp_dir.h"
-#include "tests/build_paths.h"
 
 namespace {
 
@@ -354,5 +354,46 @@ TEST_CASE("mcp-gateway decides through a running daemon", "[mcp]") {
   auto list = g.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
   CHECK(list["result"]["tools"].Size() == 8);
   CHECK(g.server_log().find("secret_tool") == std::string::npos);
+  CHECK(g.child.finish() == 0);
+}
+
+TEST_CASE("mcp-gateway passes lifecycle and list methods byte for byte", "[mcp]") {
+  Gateway g;
+  const std::vector<std::string> lines = {
+      R"({"jsonrpc":"2.0","id":1,"method":"ping"})",
+      R"({"jsonrpc":"2.0","id":2,"method":"resources/list","params":{"cursor":"c"}})",
+      R"({"jsonrpc":"2.0","id":3,"method":"resources/templates/list"})",
+      R"({"jsonrpc":"2.0","id":4,"method":"prompts/list"})",
+      R"({"jsonrpc":"2.0","id":5,"method":"logging/setLevel","params":{"level":"info"}})",
+      R"({"jsonrpc":"2.0","id":6,"method":"resources/unsubscribe","params":{"uri":"file:///x"}})",
+  };
+  for (const auto& line : lines) g.call(line);  // the fake server answers each (an error or not)
+  g.send(R"({"jsonrpc":"2.0","method":"notifications/roots/list_changed"})");
+  g.call(call_line("9", "echo"));
+  const std::string log = g.server_log();
+  for (const auto& line : lines) CHECK(log.find(line + "\n") != std::string::npos);
+  CHECK(log.find("notifications/roots/list_changed") != std::string::npos);
+  CHECK(g.child.finish() == 0);
+}
+
+TEST_CASE("mcp-gateway decides prompts/get and forwards it as decided", "[mcp]") {
+  Gateway g;
+  // Approved by the test rule fake-prompt: forwarded with only name, arguments and _meta.
+  auto r = g.call(
+      R"({"jsonrpc":"2.0","id":1,"method":"prompts/get","extra":1,"params":{"name":"greet","arguments":{"who":"x"},"_meta":{"progressToken":2},"uri":"file:///etc/shadow"}})");
+  REQUIRE(r.HasMember("result"));
+  // Not approved by a rule: the default (approval-required) → refused with a JSON-RPC error.
+  r = g.call(R"({"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"other"}})");
+  REQUIRE(r.HasMember("error"));
+  CHECK(r["error"]["code"].GetInt() == -32001);
+  CHECK(std::string(r["error"]["message"].GetString()).rfind("Warden: ", 0) == 0);
+  g.call(call_line("9", "echo"));
+  const std::string log = g.server_log();
+  CHECK(
+      log.find(
+          R"({"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"greet","arguments":{"who":"x"},"_meta":{"progressToken":2}}})"
+          "\n") != std::string::npos);
+  CHECK(log.find("other") == std::string::npos);
+  CHECK(log.find("shadow") == std::string::npos);
   CHECK(g.child.finish() == 0);
 }

@@ -10,9 +10,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/build_paths.h"
 #include "tests/cli/cli_process.h"
 #include "tests/support/temp_dir.h"
-#include "tests/build_paths.h"
 
 namespace {
 
@@ -228,4 +228,177 @@ TEST_CASE("redteam mcp: deep nesting is refused and the gateway lives on", "[mcp
   g.sync();  // still relaying
   CHECK(g.server_log().find("[[[") == std::string::npos);
   CHECK(g.child.finish() == 0);
+}
+
+namespace {
+
+// The error code of a JSON-RPC error response, 0 for anything else.
+int error_code(const rapidjson::Value& r) {
+  if (!r.IsObject() || !r.HasMember("error") || !r["error"].IsObject()) return 0;
+  const auto& e = r["error"];
+  return e.HasMember("code") && e["code"].IsInt() ? e["code"].GetInt() : 0;
+}
+
+std::string error_message(const rapidjson::Value& r) {
+  if (error_code(r) == 0 || !r["error"].HasMember("message") || !r["error"]["message"].IsString())
+    return "";
+  return r["error"]["message"].GetString();
+}
+
+// A response's integer id, -1 for anything else.
+int id_of(const rapidjson::Value& r) {
+  return r.IsObject() && r.HasMember("id") && r["id"].IsInt() ? r["id"].GetInt() : -1;
+}
+
+std::string request(int id, const std::string& method, const std::string& params) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":)" + method +
+         R"(,"params":)" + params + "}";
+}
+
+std::string read_uri(int id, const std::string& uri) {
+  return request(id, R"("resources/read")", R"({"uri":")" + uri + R"("})");
+}
+
+}  // namespace
+
+TEST_CASE("redteam mcp: resources/read of a credential is decided as a file read and refused",
+          "[mcp][redteam]") {
+  Gateway g(true);
+  for (const std::string uri : {
+           "file:///home/u/.ssh/id_rsa", "file:///home/u/proj/.env",
+           "file://localhost/home/u/.aws/credentials", "FILE:///home/u/.ssh/id_ed25519",
+           "file:/home/u/.ssh/id_rsa",
+           "file:///home/u/.ss%68/id_rsa",                 // an escaped letter: decoded
+           "file:///home/u/proj/sub/../../.ssh/id_rsa",    // dot segments
+           "file:///home/u/proj/%2e%2e/.ssh/id_rsa",       // an escaped dot: not a plain path
+           "file:///home/u/proj/.env?x=1",                 // a query: not a plain path
+           "file://attacker.example/home/u/.ssh/id_rsa",   // another host
+           "file:///home/u/proj\\\\..\\\\.ssh\\\\id_rsa",  // backslashes
+           "file:///home/u/proj/.env ",                    // a trailing blank (Node drops it)
+           "file:///home/u/proj/.e\\tnv",                  // a tab (WHATWG parsers drop it)
+           "file:////home/u/.ssh/id_rsa",                  // an empty host, then "//home"
+       }) {
+    INFO(uri);
+    auto r = g.call(read_uri(1, uri));
+    CHECK(is_jsonrpc_error(r));
+    CHECK(id_of(r) == 1);
+    CHECK(error_code(r) == -32001);
+    CHECK(error_message(r).rfind("Warden: ", 0) == 0);
+  }
+  // resources/subscribe is decided the same way.
+  auto r =
+      g.call(request(2, R"("resources/subscribe")", R"({"uri":"file:///home/u/.ssh/id_rsa"})"));
+  CHECK(error_code(r) == -32001);
+  // A workspace file passes (files-read-workspace), forwarded as {uri, _meta} only.
+  r = g.call(request(3, R"("resources/read")",
+                     R"({"uri":"file:///home/u/proj/README.md","path":"/home/u/.ssh/id_rsa"})"));
+  CHECK_FALSE(is_jsonrpc_error(r));
+  g.sync();
+  const std::string log = g.server_log();
+  CHECK(log.find(".ssh") == std::string::npos);
+  CHECK(log.find(".aws") == std::string::npos);
+  CHECK(log.find(".env") == std::string::npos);
+  CHECK(
+      log.find(
+          R"({"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"file:///home/u/proj/README.md"}})") !=
+      std::string::npos);
+  CHECK(g.child.finish() == 0);
+}
+
+TEST_CASE("redteam mcp: a web resource is decided as an HTTP GET", "[mcp][redteam]") {
+  Gateway g(true);
+  auto r = g.call(read_uri(1, "http://169.254.169.254/latest/meta-data/iam/"));
+  CHECK(error_code(r) == -32001);
+  CHECK(error_message(r).find("169.254.169.254") != std::string::npos);
+  g.sync();
+  CHECK(g.server_log().find("169.254") == std::string::npos);
+  CHECK(g.child.finish() == 0);
+}
+
+TEST_CASE("redteam mcp: prompts/get, completion/complete and other resources are decided",
+          "[mcp][redteam]") {
+  Gateway g(true);
+  // The shipped pack has no rule for them: the default (approval-required) → denied.
+  auto r = g.call(request(1, R"("prompts/get")",
+                          R"({"name":"summarize","arguments":{"file":"/home/u/.ssh/id_rsa"}})"));
+  CHECK(error_code(r) == -32001);
+  CHECK(error_message(r).find("approval") != std::string::npos);
+  r = g.call(request(
+      2, R"("completion/complete")",
+      R"({"ref":{"type":"ref/resource","uri":"file:///{path}"},"argument":{"name":"path","value":"/home/u/.ssh/"}})"));
+  CHECK(error_code(r) == -32001);
+  r = g.call(read_uri(3, "db://prod/users"));
+  CHECK(error_code(r) == -32001);
+  // Without what the method needs: invalid params, not forwarded.
+  r = g.call(request(4, R"("prompts/get")", R"({"arguments":{}})"));
+  CHECK(error_code(r) == -32602);
+  r = g.call(request(5, R"("resources/read")", R"({"uri":7})"));
+  CHECK(error_code(r) == -32602);
+  // As a notification (no id): refused, not forwarded.
+  g.send(
+      R"({"jsonrpc":"2.0","method":"resources/read","params":{"uri":"file:///home/u/.ssh/id_rsa"}})");
+  r = parse(g.read());
+  CHECK((r.HasMember("id") && r["id"].IsNull()));
+  CHECK(error_code(r) == -32600);
+  g.sync();
+  const std::string log = g.server_log();
+  CHECK(log.find("prompts/get") == std::string::npos);
+  CHECK(log.find("completion/complete") == std::string::npos);
+  CHECK(log.find("db://") == std::string::npos);
+  CHECK(log.find(".ssh") == std::string::npos);
+  CHECK(g.child.finish() == 0);
+}
+
+TEST_CASE("redteam mcp: near-miss and unknown method names are refused, never forwarded",
+          "[mcp][redteam]") {
+  Gateway g;  // the test rules approve every call of the fake server but secret_tool
+  int id = 1;
+  for (const std::string method : {
+           R"("Tools/call")",
+           R"("tools/call ")",
+           R"(" tools/call")",
+           R"("TOOLS/CALL")",
+           R"("tools/call\t")",
+           R"("tools/call\n")",
+           R"("tools//call")",
+           R"("Resources/Read")",
+           R"("resources/read ")",
+           R"("tasks/get")",
+           R"("shell/exec")",
+           R"("")",
+       }) {
+    INFO(method);
+    auto r = g.call(request(id, method, R"({"name":"secret_tool","arguments":{}})"));
+    CHECK(id_of(r) == id);
+    CHECK(error_code(r) == -32601);
+    ++id;
+  }
+  // In a batch, beside a good call.
+  auto r = g.call("[" + request(50, R"("Tools/call")", R"({"name":"secret_tool"})") + "]");
+  REQUIRE(r.IsArray());
+  REQUIRE(r.Size() == 1);
+  CHECK(error_code(r[0]) == -32601);
+  // A notification of an unknown method is dropped.
+  g.send(R"({"jsonrpc":"2.0","method":"Tools/call","params":{"name":"secret_tool"}})");
+  g.sync();
+  CHECK(g.server_log().find("secret_tool") == std::string::npos);
+  CHECK(g.child.finish() == 0);
+}
+
+TEST_CASE("redteam mcp: the server's requests of unknown methods never reach the client",
+          "[mcp][redteam]") {
+  Gateway g;
+  g.send(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_client_odd","arguments":{}}})");
+  // The gateway answered shell/exec for the client (-32601) and dropped notifications/odd.
+  const std::string line = g.read();
+  auto r = parse(line);
+  CHECK(line.find("shell/exec") == std::string::npos);
+  CHECK(line.find("notifications/odd") == std::string::npos);
+  REQUIRE(id_of(r) == 1);
+  CHECK(std::string(r["result"]["content"][0]["text"].GetString()) ==
+        R"(client said {"error": -32601})");
+  CHECK(g.child.finish() == 0);
+  CHECK(g.child.out().find("shell/exec") == std::string::npos);
+  CHECK(g.child.out().find("notifications/odd") == std::string::npos);
 }

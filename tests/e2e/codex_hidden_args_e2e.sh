@@ -13,13 +13,19 @@ call() {  # call ARGS_JSON: one turn with one exec_command call
   echo "{\"calls\":[{\"name\":\"exec_command\",\"input\":$1}]}"
 }
 
-script() {  # script FILE: the four steps (the result of step N is tool result N)
+# One line, two readings: for bash (what Warden's parser reads) `$'\' … \''` is one quoted
+# word and the line one echo; dash (/bin/sh on Debian) has no $'…' and runs the touch.
+dash_line() { echo "echo \$'\\' ; touch $S_HOME/dash-marker ; # \\''"; }
+
+script() {  # script FILE: the six steps (the result of step N is tool result N)
   local unit_dir="$S_HOME/.config/systemd/user"
   write_script "$1" \
     "$(call "{\"cmd\":\"touch warden-unit.service\",\"workdir\":$(js "$unit_dir")}")" \
     "$(call '{"cmd":"ls","workdir":"src"}')" \
     "$(call '{"cmd":"cat","tty":true,"yield_time_ms":500}')" \
-    "$(call '{"cmd":"touch py-marker","shell":"python3"}')"
+    "$(call '{"cmd":"touch py-marker","shell":"python3"}')" \
+    "$(call "{\"cmd\":$(js "$(dash_line)"),\"shell\":\"/bin/sh\"}")" \
+    "$(call "{\"cmd\":$(js "$(dash_line)"),\"shell\":\"/bin/bash\"}")"
 }
 
 setup_world() {
@@ -36,7 +42,7 @@ setup_world
 script "$S/script.json"
 start_fake_server "$S/script.json"
 run_codex "$(control_hook)"
-assert_count_results 4
+assert_count_results 6
 assert_exists "$S_HOME/.config/systemd/user/warden-unit.service" \
   "control: touch with workdir ~/.config/systemd/user wrote the unit there (the trap is real)"
 assert_missing "$S_PROJECT/warden-unit.service" "control: nothing was written in the project"
@@ -46,6 +52,10 @@ grep -q '"tool_input":{"command":"touch warden-unit.service"}' "$S/control_hook.
 assert_result 1 "visible-src-file" "control: ls ran in the relative workdir src"
 assert_result 2 "Process running with session ID" "control: cat with a terminal keeps running for write_stdin"
 assert_exists "$S_PROJECT/py-marker" "control: shell python3 ran the command (Codex 0.169 runs it with /bin/sh)"
+assert_exists "$S_HOME/dash-marker" "control: with shell /bin/sh (dash) the one echo ran a touch outside the workspace"
+rm -f "$S_HOME/dash-marker"
+assert_result 5 "touch" "control: bash read the same line as one echo"
+assert_missing "$S_HOME/dash-marker" "control: with shell /bin/bash the line touched nothing"
 stop_pid "$FAKE_PID"
 
 # ---- 2. Warden: each call judged with its real arguments ------------------------------------
@@ -55,7 +65,7 @@ script "$S/script.json"
 start_fake_server "$S/script.json"
 start_daemon "$RULES"
 run_codex "$(warden_hook codex)"
-assert_count_results 4
+assert_count_results 6
 assert_missing "$S_HOME/.config/systemd/user/warden-unit.service" \
   "touch with workdir ~/.config/systemd/user was denied: no unit file"
 assert_result 0 "${BLOCKED}Warden: " "the model received Warden's reason for the unit file"
@@ -66,6 +76,11 @@ assert_result 2 "${BLOCKED}Warden: " "cat with tty: true is denied"
 assert_result 2 "E_CODEX_TTY" "the reason names the terminal"
 assert_missing "$S_PROJECT/py-marker" "a command for shell python3 is denied"
 assert_result 3 "E_CODEX_SHELL" "the reason names the shell"
+assert_missing "$S_HOME/dash-marker" "the line for shell /bin/sh (dash) is denied: no touch"
+assert_result 4 "E_CODEX_SHELL" "the reason names the shell that is not bash"
+assert_result 5 "touch" "the same line for shell /bin/bash is allowed and runs as one echo"
+assert_result_lacks 5 "$BLOCKED" "the bash line was not blocked"
+assert_missing "$S_HOME/dash-marker" "and touched nothing"
 stop_pid "$FAKE_PID"
 stop_pid "$DAEMON_PID"
 

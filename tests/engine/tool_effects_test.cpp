@@ -21,8 +21,10 @@ operands = ["read..."]
 
 [tool.read_text_file]
 read = ["path"]
+none = ["head", "tail"]
 
 [tool."other/read_text_file"]
+none = ["path"]
 
 [tool.read_multiple_files]
 read = ["paths"]
@@ -41,6 +43,9 @@ exec-code = ["script"]
 network = ["url"]
 
 [tool.list_allowed_directories]
+
+[tool.search]
+none = ["query", "options.limit"]
 
 [tool.apply_patch]
 patch = ["command"]
@@ -173,6 +178,34 @@ TEST_CASE("tool effects: a patch writes and deletes the files it names", "[tool-
         V{"unknown program apply_patch payload.args.command"});
 }
 
+TEST_CASE("tool effects: an argument the entry does not name is unknown (closed world)", "[tool-effects]") {
+  auto t = table();
+  // A registered tool's other arguments: a URL, a key, a command are not known to be data.
+  CHECK(effects(*t, "", "search", R"({"query": "x", "url": "http://169.254.169.254/latest/meta-data/"})") ==
+        V{"unknown program search payload.args.url"});
+  CHECK(effects(*t, "", "search", R"({"query": "x", "path": "~/.ssh/id_rsa"})") ==
+        V{"unknown program search payload.args.path"});
+  CHECK(effects(*t, "fs", "read_text_file", R"({"path": "a", "head": 3, "file": "/etc/shadow"})") ==
+        V{"read path /home/user/project/a payload.args.path", "unknown program read_text_file payload.args.file"});
+  CHECK(effects(*t, "fs", "list_allowed_directories", R"({"path": "/"})") ==
+        V{"unknown program list_allowed_directories payload.args.path"});
+  // Below a dotted name: only the named members are covered.
+  CHECK(effects(*t, "", "search", R"({"query": "x", "options": {"limit": 3, "proxy": "http://10.0.0.1"}})") ==
+        V{"unknown program search payload.args.options.proxy"});
+  CHECK(effects(*t, "", "nested", R"({"options": {"target": "o", "mode": "x"}})") ==
+        V{"write path /home/user/project/o payload.args.options.target", "unknown program nested payload.args.options.mode"});
+  // A member name holding a dot is not the dotted argument.
+  CHECK(effects(*t, "", "search", R"({"query": "x", "options.limit": "y"})") ==
+        V{"unknown program search payload.args.options.limit"});
+  // `none` arguments are data of any shape, and may be absent.
+  CHECK(effects(*t, "", "search", R"({"query": {"q": ["a", 1]}, "options": {"limit": null}})").empty());
+  CHECK(effects(*t, "", "search", R"({})").empty());
+  CHECK(effects(*t, "", "search", nullptr).empty());
+  // Arguments that are not an object: one unknown effect.
+  CHECK(effects(*t, "", "search", R"(["~/.ssh/id_rsa"])") == V{"unknown program search payload.args"});
+  CHECK(effects(*t, "", "search", R"("x")") == V{"unknown program search payload.args"});
+}
+
 // ---------------------------------------------------------------- parse errors
 
 void expect_error(const std::string& toml, const std::string& part, long line) {
@@ -191,6 +224,7 @@ TEST_CASE("tool table error: an unknown kind", "[tool-effects]") {
   expect_error("[tool.a]\nread = [\"path\"]\nreads = [\"x\"]\n", "unknown key \"reads\"", 3);
   expect_error("[tool.a]\ncwd = [\"path\"]\n", "unknown key \"cwd\"", 2);
   expect_error("[tool.a]\nunknown = [\"path\"]\n", "unknown key \"unknown\"", 2);
+  expect_error("[tool.a]\nenv-dump = [\"path\"]\n", "unknown key \"env-dump\"", 2);
 }
 
 TEST_CASE("tool table error: not an array of strings", "[tool-effects]") {

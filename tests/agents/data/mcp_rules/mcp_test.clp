@@ -35,3 +35,11 @@
   =>
   (assert (rewrite (proposal ?id) (key "payload.args.text") (value "safe")
                    (rule fake-rewrite) (reason "text made safe"))))
+
+;; Approves one prompt of the fake server (the gateway decides prompts/get as target mcp).
+(defrule fake-prompt
+  (proposal (id ?id) (target mcp) (action prompts.get))
+  (param (proposal ?id) (key "payload.server") (value "fake"))
+  (param (proposal ?id) (key "payload.params.name") (value "greet"))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule fake-prompt) (reason "greet is harmless"))))
