@@ -23,15 +23,16 @@
   (and (stringp ?v)
        (regex-match "(?i)^\\s*([~/\\\\]|[a-z]:[/\\\\]|\\.\\.?[/\\\\]|file:)|[A-Za-z][A-Za-z0-9+.-]*://|(^|[/\\\\\\s])\\.\\.([/\\\\]|$)" ?v)))
 
-;; Approves read-only tools (search, calculator, read_docs, and the daemon's built-in now and
-;; sha256, which only compute) when their arguments are what the effects table says they take
-;; (queries and texts: no effect) or reads of everyday workspace files. The name approves
-;; nothing by itself: an argument the table does not list (a `url`, a `path`) is an `unknown`
-;; effect, and an unknown effect, a write, a network fetch, a read outside the workspace or of
-;; a credential, start-up or secrets-holding file keeps this rule from firing; so does an
-;; argument value that names a place (a URL, an absolute or home path), even in a query.
+;; Approves read-only tools (search, calculator, read_docs, the daemon's built-in now and
+;; sha256, which only compute, and the filesystem server's list_allowed_directories) when
+;; their arguments are what the effects table says they take (queries and texts: no effect)
+;; or reads of everyday workspace files. The name approves nothing by itself: an argument the
+;; table does not list (a `url`, a `path`) is an `unknown` effect, and an unknown effect, a
+;; write, a network fetch, a read outside the workspace or of a credential, start-up or
+;; secrets-holding file keeps this rule from firing; so does an argument value that names a
+;; place (a URL, an absolute or home path), even in a query.
 (defrule tools-allow
-  (param (proposal ?id) (key "payload.tool") (value ?t&"search"|"calculator"|"read_docs"|"now"|"sha256"))
+  (param (proposal ?id) (key "payload.tool") (value ?t&"search"|"calculator"|"read_docs"|"now"|"sha256"|"list_allowed_directories"))
   (proposal (id ?id) (target tool))
   (not (effect (proposal ?id) (kind ~read)))
   (not (effect (proposal ?id) (in-workspace FALSE)))
@@ -95,16 +96,20 @@
                 (neq ?c persistence credential repository)
                 (neq ?p (workspace-root))))))
 
-;; Approves a call of a tool the effects table knows when every effect it has is everyday
-;; file work (an MCP filesystem server's read_text_file of `README.md`, write_file of
-;; `src/x.py`, move_file within the workspace, list_allowed_directories, which has none).
-;; One effect that is not (a network fetch, a read in the home directory, an `unknown`
-;; effect of a tool the table does not know or of an argument that is missing) and this rule
-;; does not fire: the other rules, or the default, decide. (The test is a join after the
-;; tool proposal, so the effects of shell lines never reach it.)
+;; Approves a call of a tool the effects table knows when it has file effects and every one
+;; is everyday file work (an MCP filesystem server's read_text_file of `README.md`,
+;; write_file of `src/x.py`, move_file within the workspace). One effect that is not (a
+;; network fetch, a read in the home directory, an `unknown` effect of a tool the table does
+;; not know or of an argument that is missing) and this rule does not fire: the other rules,
+;; or the default, decide. A call with no effect at all is not file work and is not approved
+;; here: the table's `none` arguments (a sub-agent's prompt, a query) only say what the
+;; arguments are, and the rule that knows the tool (tools-allow, agent-internal-tool,
+;; agent-subagent) judges it. (The test is a join after the tool proposal, so the effects of
+;; shell lines never reach it.)
 (defrule tools-effects-everyday
   (proposal (id ?id) (target tool) (action call|nil))
   (param (proposal ?id) (key "payload.tool") (value ?t&:(stringp ?t)))
+  (exists (effect (proposal ?id) (object path)))
   (not (and (effect (proposal ?id) (kind ?k) (object ?o) (class ?c) (in-workspace ?w) (target ?p))
             (test (not (tools-effect-everyday-p ?k ?o ?c ?w ?p)))))
   =>

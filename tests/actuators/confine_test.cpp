@@ -337,6 +337,29 @@ TEST_CASE("confine: a .gitconfig in the workspace no longer runs as git's config
   CHECK(box.run("cp /bin/true .git/hooks/pre-commit").exit_code == 0);
 }
 
+TEST_CASE("confine: a bare repository planted in the workspace is not git's repository",
+          "[confine]") {
+  Box box;
+  // Committed to the project (or unpacked from an archive): a directory that is a bare
+  // repository (HEAD, config, objects/, refs/) whose config names programs git runs
+  // (core.fsmonitor, core.sshCommand, hooks …). Found from a directory inside it, it would be
+  // the repository every later git command there uses.
+  const std::string bare = box.ws + "/vendor/lib";
+  std::filesystem::create_directories(bare + "/objects");
+  std::filesystem::create_directories(bare + "/refs/heads");
+  write_file(bare + "/HEAD", "ref: refs/heads/main\n");
+  write_file(bare + "/config",
+             "[core]\n\tbare = true\n\tsshCommand = \"touch planted-ran\"\n");
+  Result found = box.run("git -C vendor/lib config --get core.sshCommand");
+  CHECK(found.exit_code != 0);
+  CHECK(contains(found.output, "cannot use bare repository"));
+  CHECK_FALSE(contains(found.output, "planted-ran"));
+  // Named on purpose, a bare repository is still git's to use.
+  Result named = box.run("git --git-dir=vendor/lib rev-parse --is-bare-repository");
+  CHECK(named.exit_code == 0);
+  CHECK(contains(named.output, "true"));
+}
+
 TEST_CASE("confine: everyday work still works", "[confine]") {
   Box box;
   SECTION("git status and commit") {

@@ -230,10 +230,11 @@ TEST_CASE("codex call: a shell that is not bash is refused; bash is kept", "[age
     CHECK_FALSE(c.ok);
     CHECK(c.error.code == kCodexShell);
   }
+  const std::string good_bash = good + "/bash";  // outlives the list below
   for (auto [id, shell] : {std::pair{"bash", "/bin/bash"},
                            {"bashname", "bash"},
                            {"usrbash", "/usr/bin/bash"},
-                           {"goodlink", (good + "/bash").c_str()},
+                           {"goodlink", good_bash.c_str()},
                            {"absent", "<absent>"}}) {
     auto c = complete(codex_bash("ls", path, id));
     INFO(id << ": " << c.error.message);
