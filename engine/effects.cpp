@@ -174,7 +174,9 @@ struct Spec {
     if (has_last && count >= 2 && pos == count - 1) return last;
     if (pos < operands.size()) return operands[pos];
     if (repeat && !operands.empty()) return operands.back();
-    return K::None;
+    // Closed world: an operand the spec does not describe (past its positions, or any
+    // operand of a spec that lists none) is not data by default.
+    return K::Unknown;
   }
 };
 
@@ -2032,7 +2034,8 @@ void EffectsTable::tool_effects(std::string_view server, std::string_view tool,
   if (!args->IsObject()) {
     bool unknown = false;
     for (const Effect& e : *out) unknown = unknown || e.kind == EffectKind::Unknown;
-    if (!unknown) emit(EffectKind::Unknown, EffectObject::Program, std::string(tool), "payload.args");
+    if (!unknown)
+      emit(EffectKind::Unknown, EffectObject::Program, std::string(tool), "payload.args");
     return;
   }
   std::vector<std::string_view> at;  // member names from args down to the object walked
@@ -2041,7 +2044,8 @@ void EffectsTable::tool_effects(std::string_view server, std::string_view tool,
       at.emplace_back(m.name.GetString(), m.name.GetStringLength());
       bool named = false, inner = false;  // `at` is an argument, or a prefix of one
       for (const Tool::Arg& arg : spec->args) {
-        if (arg.path.size() < at.size() || !std::equal(at.begin(), at.end(), arg.path.begin())) continue;
+        if (arg.path.size() < at.size() || !std::equal(at.begin(), at.end(), arg.path.begin()))
+          continue;
         (arg.path.size() == at.size() ? named : inner) = true;
       }
       if (!named && inner && m.value.IsObject()) {

@@ -20,8 +20,11 @@ values = ["-w"]
 harmless = ["-l", "-a", "-h", "--all", "--color"]
 
 [program.uname]
-operands = []
+operands = ["none..."]
 other-options = "none"
+
+[program.nproc]
+operands = []
 
 [program.git]
 subcommands = true
@@ -176,10 +179,22 @@ TEST_CASE("list kind: the list file is read and what it names is unknown", "[eff
   CHECK(fx({"curl", "--config=-"}) == V{"unknown none --config --config"});
 }
 
-TEST_CASE("xargs: words appended at run time are unknown unless the program takes none",
+TEST_CASE("xargs: words appended at run time are unknown unless the program's operands are data",
           "[effects][closed]") {
   CHECK(fx({"cat"}, {"xargs"}) == V{"unknown none xargs wrapper"});
   CHECK(fx({"uname"}, {"xargs"}).empty());
+  CHECK(fx({"nproc"}, {"xargs"}) == V{"unknown none xargs wrapper"});
+}
+
+TEST_CASE("operands the spec does not describe are unknown, not data", "[effects][closed]") {
+  // `operands = []`: the program takes none; a word there is not accounted for.
+  CHECK(fx({"nproc"}).empty());
+  CHECK(fx({"nproc", "/etc/shadow"}) == V{"unknown none  operand"});
+  // "none..." says every operand is data.
+  CHECK(fx({"uname", "/etc/shadow", "x"}).empty());
+  // Past the listed positions: `cat` lists "read..." (repeats), `git log` too; a spec
+  // with fixed positions leaves the rest unknown (effects_test: git clone URL DIR EXTRA).
+  CHECK(fx({"cat", "a", "b"}) == V{"read path /w/a operand", "read path /w/b operand"});
 }
 
 TEST_CASE("one-dash-long: -eval is --eval, other one-dash words are clusters",

@@ -120,6 +120,7 @@ run = ["network:Registry.npmjs.org", "write:node_modules"]
 [program.npm.sub.run]
 subcommands = true
 unknown-subcommands = "none"
+operands = ["none..."]
 run = ["exec:package.json"]
 [program.npm.sub.run.sub.env]
 run = ["env-dump"]
@@ -388,8 +389,12 @@ TEST_CASE("effects: a flag with an effect kind", "[effects]") {
 
 TEST_CASE("effects: operand kinds by position, K... repeating", "[effects]") {
   CHECK(fx({"python", "run.py", "a.txt", "b"}) == V{"exec path /home/user/project/run.py operand"});
-  CHECK(fx({"git", "clone", "https://GitHub.com/a/b", "dir", "extra"}) ==
+  CHECK(fx({"git", "clone", "https://GitHub.com/a/b", "dir"}) ==
         V{"network host github.com operand", "write path /home/user/project/dir operand"});
+  // Past the listed positions an operand is unknown (closed world), not data.
+  CHECK(fx({"git", "clone", "https://GitHub.com/a/b", "dir", "extra"}) ==
+        V{"network host github.com operand", "write path /home/user/project/dir operand",
+          "unknown none  operand"});
 }
 
 TEST_CASE("effects: last applies to the last of two or more operands", "[effects]") {
