@@ -419,20 +419,13 @@ Envelope derive(const std::vector<EffectRecord>& effects, const Inputs& inputs) 
 
   std::string path;
   for (const auto& p : inputs.path) path += (path.empty() ? "" : ":") + p;
-  e.env = {"PATH=" + path,
-           "HOME=" + e.home,
-           "TMPDIR=" + e.tmp,
-           "LANG=C.UTF-8",
-           "USER=agent",
-           "LOGNAME=agent",
-           "XDG_CACHE_HOME=" + e.home + "/.cache",
-           "npm_config_cache=" + e.home + "/.cache/npm",
-           "npm_config_update_notifier=false",
+  e.env = {"PATH=" + path, "HOME=" + e.home, "TMPDIR=" + e.tmp, "LANG=C.UTF-8", "USER=agent",
+           "LOGNAME=agent", "XDG_CACHE_HOME=" + e.home + "/.cache",
+           "npm_config_cache=" + e.home + "/.cache/npm", "npm_config_update_notifier=false",
            // git uses a bare repository only when named (--git-dir, GIT_DIR): one planted in
            // the workspace (config, HEAD, objects/) would otherwise be found from a
            // directory inside it, and its core.fsmonitor or hooks would run.
-           "GIT_CONFIG_COUNT=1",
-           "GIT_CONFIG_KEY_0=safe.bareRepository",
+           "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.bareRepository",
            "GIT_CONFIG_VALUE_0=explicit"};
   if (e.network) {
     const std::string proxy = "http://127.0.0.1:" + std::to_string(kProxyPort);

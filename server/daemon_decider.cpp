@@ -39,8 +39,10 @@ pipeline::Decider make_daemon_decider(ServerContext& context, Identity identity,
       return not_decided(*ctx, proposal_json, err::kShuttingDown,
                          "not decided: the requester's connection closed");
     }
-    auto promise = std::make_shared<std::promise<Decision>>();
-    std::future<Decision> future = promise->get_future();
+    // The decision, and the session's turn: kept until a scoped grant's approval is
+    // remembered, so the session's next decision sees it.
+    auto promise = std::make_shared<std::promise<std::pair<Decision, SessionTurn>>>();
+    auto future = promise->get_future();
     DecideJob job;
     job.proposal_json = proposal_json;
     // Who asks is the authenticated identity, never what the proposal says.
@@ -54,30 +56,32 @@ pipeline::Decider make_daemon_decider(ServerContext& context, Identity identity,
     job.defer_remember = ctx->audit != nullptr;
     job.done = [ctx, promise,
                 origin = DecisionOrigin{proposal_json, identity.principal, identity.groups,
-                                        signal.session}](DecideResult&& result,
-                                                         std::int64_t time_us) mutable {
-      record_decision(*ctx, std::move(origin), std::move(result), time_us, {},
-                      [ctx, promise](const DecideResult& r, std::string) {
+                                        signal.session}](
+                   DecideResult&& result, std::int64_t time_us, SessionTurn turn) mutable {
+      record_decision(*ctx, std::move(origin), std::move(result), time_us, std::move(turn), {},
+                      [ctx, promise](const DecideResult& r, std::string, SessionTurn turn) {
                         Decision d = r.ok ? r.decision : reject_for(*ctx, r);
                         count_outcome(ctx->stats, d);
-                        promise->set_value(std::move(d));
+                        promise->set_value({std::move(d), std::move(turn)});
                       });
     };
     job.cancelled = [ctx, promise, closed = closed, proposal_json] {
       const bool gone = closed && closed->load();
-      promise->set_value(not_decided(*ctx, proposal_json, err::kShuttingDown,
-                                     gone ? "not decided: the requester's connection closed"
-                                          : "not decided: the daemon is shutting down"));
+      promise->set_value({not_decided(*ctx, proposal_json, err::kShuttingDown,
+                                      gone ? "not decided: the requester's connection closed"
+                                           : "not decided: the daemon is shutting down"),
+                          SessionTurn()});
     };
     switch (ctx->pool->submit(std::move(job))) {
       case DeciderPool::Submitted::Queued: {
-        Decision d = future.get();
+        auto [d, turn] = future.get();
         // A scoped approval of this exact action in this session stands for a person's yes.
         if (use_grants && d.outcome == Outcome::ApprovalRequired && ctx->approvals) {
           try {
             Requester who{identity.principal, identity.groups, signal.session, signal.agent};
             if (auto grant = ctx->approvals->use_grant(who, d.action_json, d.decision_id)) {
               d = approved_by_grant(std::move(d), *grant);
+              remember_granted(*ctx, identity.principal, signal.session, d);
             }
           } catch (const std::exception& e) {
             ctx->log->warn("approvals: no scoped approval could be read: {}", e.what());

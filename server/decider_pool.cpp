@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <random>
+#include <unordered_set>
 
 #include "engine/diagnostic.h"
 
@@ -41,6 +42,26 @@ std::string new_decision_id() {
   return id;
 }
 
+// The pool's lock and wake-up, with the sessions whose turn is held: shared with every
+// SessionTurn, which may be released after the pool is gone.
+struct DeciderPool::Turns {
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::unordered_set<std::string> held;  // principal + '\0' + session
+};
+
+namespace {
+
+std::string turn_key(const DecideJob& job) {
+  if (job.session.empty()) return {};
+  std::string key = job.principal;
+  key.push_back('\0');
+  key.append(job.session);
+  return key;
+}
+
+}  // namespace
+
 struct DeciderPool::Worker {
   std::unique_ptr<Engine> engine;  // null after a failed rebuild: decide nothing
   std::uint64_t generation = 0;    // the generation last tried (built or failed)
@@ -61,7 +82,10 @@ DeciderPool::DeciderPool(ActivePolicy& policy, EngineOptions engine_options, Poo
     : policy_(policy),
       engine_options_(std::move(engine_options)),
       options_(std::move(options)),
-      log_(std::move(log)) {
+      log_(std::move(log)),
+      turns_state_(std::make_shared<Turns>()),
+      mutex_(turns_state_->mutex),
+      wake_(turns_state_->wake) {
   options_.workers = std::max(1u, options_.workers);
   options_.max_queue = std::max<std::size_t>(1, options_.max_queue);
   options_.max_queue_per_principal = std::max<std::size_t>(1, options_.max_queue_per_principal);
@@ -199,30 +223,59 @@ std::size_t DeciderPool::queue_depth() const {
   return queued_;
 }
 
-bool DeciderPool::next_job(DecideJob* job, std::vector<DecideJob>* abandoned) {
+bool DeciderPool::take(DecideJob* job, std::vector<DecideJob>* abandoned) {
+  // Round-robin: the first principal in turn with a job that may start gives it and goes to
+  // the back. A job may start unless a decision of its session is in progress; jobs of one
+  // session start in the order they were queued.
+  for (std::size_t n = turns_.size(), i = 0; i < n; ++i) {
+    auto it = queues_.find(turns_[i]);
+    auto& queue = it->second;
+    std::unordered_set<std::string> waiting;  // sessions with an earlier job still queued
+    for (auto j = queue.begin(); j != queue.end();) {
+      if (is_abandoned(*j)) {
+        abandoned_.fetch_add(1, std::memory_order_relaxed);
+        abandoned->push_back(std::move(*j));
+        j = queue.erase(j);
+        --queued_;
+        continue;
+      }
+      std::string key = turn_key(*j);
+      if (!key.empty() && (turns_state_->held.count(key) || waiting.count(key))) {
+        waiting.insert(std::move(key));
+        ++j;
+        continue;
+      }
+      if (!key.empty()) turns_state_->held.insert(std::move(key));
+      *job = std::move(*j);
+      queue.erase(j);
+      --queued_;
+      std::string principal = std::move(turns_[i]);
+      turns_.erase(turns_.begin() + static_cast<std::ptrdiff_t>(i));
+      if (queue.empty()) {
+        queues_.erase(it);
+      } else {
+        turns_.push_back(std::move(principal));
+      }
+      return true;
+    }
+    if (queue.empty()) {
+      queues_.erase(it);
+      turns_.erase(turns_.begin() + static_cast<std::ptrdiff_t>(i));
+      --i;
+      --n;
+    }
+  }
+  return false;
+}
+
+DeciderPool::Next DeciderPool::next_job(DecideJob* job, std::vector<DecideJob>* abandoned) {
   std::unique_lock lock(mutex_);
   for (;;) {
-    wake_.wait(lock, [this] { return stopping_ || queued_ > 0; });
-    if (stopping_) return false;
-    // Round-robin: the principal at the front gives one job and goes to the back.
-    std::string principal = std::move(turns_.front());
-    turns_.pop_front();
-    auto it = queues_.find(principal);
-    DecideJob next = std::move(it->second.front());
-    it->second.pop_front();
-    --queued_;
-    if (it->second.empty()) {
-      queues_.erase(it);
-    } else {
-      turns_.push_back(std::move(principal));
-    }
-    if (is_abandoned(next)) {
-      abandoned_.fetch_add(1, std::memory_order_relaxed);
-      abandoned->push_back(std::move(next));
-      continue;
-    }
-    *job = std::move(next);
-    return true;
+    if (stopping_) return Next::Stopping;
+    if (queued_ > 0 && take(job, abandoned)) return Next::Job;
+    // Their connection is gone: released outside the lock, then look again.
+    if (!abandoned->empty()) return Next::Abandoned;
+    wake_.wait(lock);
   }
 }
 
@@ -230,15 +283,27 @@ void DeciderPool::run(Worker* worker) {
   for (;;) {
     DecideJob job;
     std::vector<DecideJob> abandoned;
-    bool got = next_job(&job, &abandoned);
+    Next next = next_job(&job, &abandoned);
     // Their connection is gone; the callback only releases it (on the I/O thread).
     for (DecideJob& dropped : abandoned) {
       if (dropped.cancelled) call_quietly(log_, "cancellation", dropped.cancelled);
     }
-    if (!got) return;
+    if (next == Next::Stopping) return;
+    if (next == Next::Abandoned) continue;
+    SessionTurn turn;
+    if (std::string key = turn_key(job); !key.empty()) {
+      turn = SessionTurn(turns_state_.get(), [state = turns_state_, key = std::move(key)](void*) {
+        {
+          std::lock_guard lock(state->mutex);
+          state->held.erase(key);
+        }
+        state->wake.notify_all();
+      });
+    }
     std::int64_t time_us = 0;
     DecideResult result = decide(worker, job, &time_us);
-    call_quietly(log_, "completion", [&] { job.done(std::move(result), time_us); });
+    call_quietly(log_, "completion",
+                 [&] { job.done(std::move(result), time_us, std::move(turn)); });
   }
 }
 

@@ -29,6 +29,14 @@
 
 namespace warden::server {
 
+// A session's turn: while a decision of one (principal, session) is held by its SessionTurn,
+// no other decision of that session starts, so each sees the effects of the one before it
+// (pipelined requests of one session are decided in the order they were queued). The pool
+// hands the turn to `done`; whoever remembers the decision's effects (after its audit
+// record, or after a scoped grant approved it) keeps it until then. Released when the last
+// copy goes.
+using SessionTurn = std::shared_ptr<void>;
+
 struct DecideJob {
   std::string proposal_json;
   bool explain = false;
@@ -51,11 +59,11 @@ struct DecideJob {
   // May be null (never abandoned).
   std::shared_ptr<const std::atomic<bool>> abandoned;
   // Exactly one of these is called, once, on a worker thread or in stop(); neither may throw
-  // (exceptions are caught and logged). done gets the result and the decision's time (µs
+  // (exceptions are caught and logged). done gets the result, the decision's time (µs
   // since the epoch, taken by the worker just before deciding; the engine's clock returned
-  // exactly its second); cancelled is called when the job will never run (the pool
-  // stopped, or the connection abandoned it).
-  std::function<void(DecideResult&&, std::int64_t time_us)> done;
+  // exactly its second) and the session's turn (null without a session); cancelled is
+  // called when the job will never run (the pool stopped, or the connection abandoned it).
+  std::function<void(DecideResult&&, std::int64_t time_us, SessionTurn turn)> done;
   std::function<void()> cancelled;
 };
 
@@ -117,9 +125,12 @@ class DeciderPool {
 
  private:
   struct Worker;
+  struct Turns;  // sessions with a decision in progress; outlives the pool while turns do
+  enum class Next { Job, Abandoned, Stopping };
   void run(Worker* worker);
-  bool next_job(DecideJob* job, std::vector<DecideJob>* abandoned);  // false: stopping
-  void purge_abandoned(std::vector<DecideJob>* abandoned);           // mutex_ held
+  Next next_job(DecideJob* job, std::vector<DecideJob>* abandoned);
+  bool take(DecideJob* job, std::vector<DecideJob>* abandoned);  // mutex_ held
+  void purge_abandoned(std::vector<DecideJob>* abandoned);       // mutex_ held
   void ensure_engine(Worker* worker);
   DecideResult decide(Worker* worker, const DecideJob& job, std::int64_t* time_us);
 
@@ -128,8 +139,9 @@ class DeciderPool {
   PoolOptions options_;
   Logger log_;
 
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
+  std::shared_ptr<Turns> turns_state_;  // before mutex_: holds it
+  std::mutex& mutex_;
+  std::condition_variable& wake_;
   // One FIFO per principal; `turns` lists the principals with jobs, in round-robin order.
   std::unordered_map<std::string, std::deque<DecideJob>> queues_;
   std::deque<std::string> turns_;

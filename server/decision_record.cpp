@@ -1,5 +1,6 @@
 #include "server/decision_record.h"
 
+#include <chrono>
 #include <memory>
 
 #include "audit/record.h"
@@ -62,12 +63,13 @@ void count_outcome(Stats& stats, const Decision& decision) {
   if (!decision.error_code.empty()) Stats::add(stats.failed_closed);
 }
 
-void record_decision(ServerContext& ctx, DecisionOrigin origin, DecideResult&& result,
-                     std::int64_t time_us, std::function<std::string(const DecideResult&)> prepare,
-                     std::function<void(const DecideResult&, std::string prepared)> use) {
+void record_decision(
+    ServerContext& ctx, DecisionOrigin origin, DecideResult&& result, std::int64_t time_us,
+    SessionTurn turn, std::function<std::string(const DecideResult&)> prepare,
+    std::function<void(const DecideResult&, std::string prepared, SessionTurn turn)> use) {
   if (!ctx.audit) {
     std::string prepared = prepare ? prepare(result) : std::string();
-    use(result, std::move(prepared));
+    use(result, std::move(prepared), std::move(turn));
     return;
   }
   // Recorded before used: `use` waits in the append's completion, which runs on the audit
@@ -78,6 +80,7 @@ void record_decision(ServerContext& ctx, DecisionOrigin origin, DecideResult&& r
     DecideResult result;
     std::string prepared;
     DecisionOrigin origin;
+    SessionTurn turn;
   };
   auto pending = std::make_shared<Pending>();
   pending->result = std::move(result);
@@ -103,11 +106,12 @@ void record_decision(ServerContext& ctx, DecisionOrigin origin, DecideResult&& r
     // A record that cannot be built cannot be written: the decision fails closed, used.
     use(unrecorded(ctx, r, origin.proposal_json,
                    std::string("the audit record cannot be built: ") + e.what()),
-        {});
+        {}, std::move(turn));
     return;
   }
   if (prepare) pending->prepared = prepare(r);
   pending->origin = std::move(origin);
+  pending->turn = std::move(turn);
   ServerContext* c = &ctx;
   ctx.audit->append(
       "decision", time_us, std::move(fields),
@@ -120,14 +124,23 @@ void record_decision(ServerContext& ctx, DecisionOrigin origin, DecideResult&& r
                 time_us >= 0 ? time_us / 1000000 : -((-time_us + 999999) / 1000000);
             c->sessions->remember(o.principal, o.session, pending->result.decision, second);
           }
-          use(pending->result, std::move(pending->prepared));
+          use(pending->result, std::move(pending->prepared), std::move(pending->turn));
           return;
         }
         // Never used without a record: the decision fails closed.
         use(unrecorded(*c, pending->result, o.proposal_json,
                        "the audit log cannot be written: " + appended.error),
-            {});
+            {}, std::move(pending->turn));
       });
+}
+
+void remember_granted(ServerContext& ctx, const std::string& principal, const std::string& session,
+                      const Decision& decision) {
+  if (!ctx.sessions || session.empty()) return;
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  ctx.sessions->remember(principal, session, decision, now);
 }
 
 }  // namespace warden::server

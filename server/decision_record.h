@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "server/decider_pool.h"
 #include "server/server_context.h"
 
 namespace warden::server {
@@ -26,10 +27,18 @@ struct DecisionOrigin {
 
 // prepare (may be empty) runs on the worker before the record is appended, for costly work
 // the answer needs (a reply's JSON), so the audit writer's thread only hands over; its text
-// reaches use as `prepared` ("" when the decision became an E_AUDIT reject).
-void record_decision(ServerContext& ctx, DecisionOrigin origin, DecideResult&& result,
-                     std::int64_t time_us, std::function<std::string(const DecideResult&)> prepare,
-                     std::function<void(const DecideResult&, std::string prepared)> use);
+// reaches use as `prepared` ("" when the decision became an E_AUDIT reject). The session's
+// turn (DeciderPool) is held until the effects are remembered and then handed to use, which
+// keeps it while it may still add to the session (a scoped grant's approval).
+void record_decision(
+    ServerContext& ctx, DecisionOrigin origin, DecideResult&& result, std::int64_t time_us,
+    SessionTurn turn, std::function<std::string(const DecideResult&)> prepare,
+    std::function<void(const DecideResult&, std::string prepared, SessionTurn turn)> use);
+
+// Adds a decision a scoped grant approved (approved_by_grant) to its session's history: a
+// person's yes makes the step part of what the session did.
+void remember_granted(ServerContext& ctx, const std::string& principal, const std::string& session,
+                      const Decision& decision);
 
 // The decision a failed result stands for: a reject with the result's error code and
 // message (what `decide` records for input that was not a proposal).

@@ -100,13 +100,15 @@ void send_decision(DecideCall& call, const Decision& decision, std::string_view 
 // A recorded approval-required decision, on an approval thread: a live scoped grant approves
 // it; otherwise a pending approval is stored and its token goes to the client, who may wait
 // for the answer.
-void on_approval_required(std::shared_ptr<DecideCall> call, Decision decision) {
+void on_approval_required(std::shared_ptr<DecideCall> call, Decision decision, SessionTurn turn) {
   ApprovalService& approvals = *call->ctx->approvals;
   Requester who{call->principal, call->groups, call->session, {}};
   try {
     if (std::optional<approvals::Grant> grant =
             approvals.use_grant(who, decision.action_json, decision.decision_id)) {
       Decision approved = approved_by_grant(decision, *grant);
+      remember_granted(*call->ctx, call->principal, call->session, approved);
+      turn.reset();  // the session's next decision sees this one
       send_decision(*call, approved,
                     ",\"approval\":{\"id\":" + json_string(grant->approval_id) +
                         ",\"status\":\"granted\",\"scoped\":" +
@@ -118,6 +120,7 @@ void on_approval_required(std::shared_ptr<DecideCall> call, Decision decision) {
       send_decision(*call, decision);
       return;
     }
+    turn.reset();  // nothing of this decision joins the session
     approvals::Created created =
         approvals.create(who, decision, decision.action_json, "decide");
     const std::string shown = ApprovalService::requester_json(created);
@@ -185,7 +188,8 @@ DeciderPool::Submitted queue_decide(std::shared_ptr<DecideCall> call) {
   job.defer_remember = ctx->audit != nullptr;
   job.done = [call, origin = DecisionOrigin{call->proposal_json, call->principal, call->groups,
                                             call->session}](DecideResult&& result,
-                                                            std::int64_t time_us) mutable {
+                                                            std::int64_t time_us,
+                                                            SessionTurn turn) mutable {
     ServerContext* ctx = call->ctx;
     // The reply's JSON is built on the worker; the audit writer's thread only sends it.
     auto prepare = [call](const DecideResult& r) {
@@ -193,11 +197,11 @@ DeciderPool::Submitted queue_decide(std::shared_ptr<DecideCall> call) {
                  ? decision_reply(call->id_json, r.decision, call->explain)
                  : std::string();
     };
-    auto answer = [call, ctx](const DecideResult& result, std::string json) {
+    auto answer = [call, ctx](const DecideResult& result, std::string json, SessionTurn turn) {
       if (result.ok) {
         if (result.decision.outcome == Outcome::ApprovalRequired && ctx->approvals &&
-            ctx->approvals->post([call, decision = result.decision] {
-              on_approval_required(call, decision);
+            ctx->approvals->post([call, decision = result.decision, turn]() mutable {
+              on_approval_required(call, decision, std::move(turn));
             })) {
           return;
         }
@@ -221,7 +225,8 @@ DeciderPool::Submitted queue_decide(std::shared_ptr<DecideCall> call) {
                                  result.error.message, diagnostics}));
       }
     };
-    record_decision(*ctx, std::move(origin), std::move(result), time_us, prepare, answer);
+    record_decision(*ctx, std::move(origin), std::move(result), time_us, std::move(turn), prepare,
+                    answer);
   };
   job.cancelled = [call] {
     if (call->closed && call->closed->load()) {

@@ -37,7 +37,7 @@ struct Tracker {
     j.proposal_json = proposal;
     j.principal = principal;
     j.abandoned = std::move(abandoned);
-    j.done = [this, label](DecideResult&& r, std::int64_t) {
+    j.done = [this, label](DecideResult&& r, std::int64_t, SessionTurn) {
       std::lock_guard lock(mutex);
       done.push_back(label);
       results.push_back(std::move(r));
@@ -54,10 +54,11 @@ struct Tracker {
   // A job whose completion holds its worker: opens `started`, then waits for `release`.
   DecideJob blocker(Gate& started, Gate& release, const std::string& label = "blocker") {
     DecideJob j = job(label, label);
-    j.done = [inner = std::move(j.done), &started, &release](DecideResult&& r, std::int64_t t) {
+    j.done = [inner = std::move(j.done), &started, &release](DecideResult&& r, std::int64_t t,
+                                                             SessionTurn turn) {
       started.open();
       release.wait();
-      inner(std::move(r), t);
+      inner(std::move(r), t, std::move(turn));
     };
     return j;
   }
@@ -447,4 +448,54 @@ TEST_CASE("over sockets: a reset connection's queued decisions are dropped unrun
   REQUIRE(eventually([&] { return context.pool->status().abandoned == 20; }));
   CHECK(context.pool->queue_depth() == 0);
   CHECK(Stats::get(context.stats.decisions) == 1);  // only the held one ran
+}
+
+TEST_CASE("decisions of one session start one at a time, in order; other sessions do not wait",
+          "[server][queue][session]") {
+  Tracker t;
+  PoolOptions o;
+  o.workers = 2;
+  PoolHarness h(o);
+  // The first decision of session s1 keeps its turn after its completion returned, as the
+  // daemon does until its effects are remembered.
+  std::mutex kept_mutex;
+  SessionTurn kept;
+  Gate first_done;
+  DecideJob first = t.job("s1-first", "alice");
+  first.session = "s1";
+  first.done = [&, inner = std::move(first.done)](DecideResult&& r, std::int64_t time,
+                                                  SessionTurn turn) {
+    {
+      std::lock_guard lock(kept_mutex);
+      kept = std::move(turn);
+    }
+    inner(std::move(r), time, nullptr);
+    first_done.open();
+  };
+  DecideJob second = t.job("s1-second", "alice");
+  second.session = "s1";
+  DecideJob other = t.job("s2", "alice");
+  other.session = "s2";
+  DecideJob carol = t.job("carol-s1", "carol");  // another principal's s1 is another session
+  carol.session = "s1";
+  REQUIRE(h.pool->submit(std::move(first)) == DeciderPool::Submitted::Queued);
+  REQUIRE(h.pool->submit(std::move(second)) == DeciderPool::Submitted::Queued);
+  REQUIRE(h.pool->submit(std::move(other)) == DeciderPool::Submitted::Queued);
+  REQUIRE(h.pool->submit(std::move(carol)) == DeciderPool::Submitted::Queued);
+  REQUIRE(first_done.wait());
+  // Both workers are free, yet s1's second decision waits for the first one's turn.
+  REQUIRE(t.wait_total(3));
+  {
+    std::lock_guard lock(t.mutex);
+    CHECK(std::find(t.done.begin(), t.done.end(), "s1-second") == t.done.end());
+    CHECK(std::find(t.done.begin(), t.done.end(), "s2") != t.done.end());
+    CHECK(std::find(t.done.begin(), t.done.end(), "carol-s1") != t.done.end());
+  }
+  {
+    std::lock_guard lock(kept_mutex);
+    REQUIRE(kept);
+    kept.reset();  // the first decision's effects are remembered: the next may start
+  }
+  REQUIRE(t.wait_total(4));
+  CHECK(t.position("s1-first") < t.position("s1-second"));
 }

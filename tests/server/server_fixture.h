@@ -22,10 +22,10 @@
 #include <thread>
 
 #include "server/client.h"
-#include "tests/server/test_tokens.h"
-#include "tests/support/temp_dir.h"
 #include "server/daemon.h"
 #include "server/tokens.h"
+#include "tests/server/test_tokens.h"
+#include "tests/support/temp_dir.h"
 
 namespace warden::server::testing {
 

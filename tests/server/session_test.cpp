@@ -2,6 +2,7 @@
 // (principal, session) did, as `history` facts; another principal using the same session id
 // sees nothing of it; [session] keys are read from warden.toml.
 #include <catch2/catch.hpp>
+#include <map>
 
 #include "server/config.h"
 #include "server_fixture.h"
@@ -42,7 +43,8 @@ const char* kRead =
     R"({"target":"file","action":"read","payload":{"path":"/work/ws/Makefile"},"context":{"session":"s1"}})";
 const char* kReadOtherSession =
     R"({"target":"file","action":"read","payload":{"path":"/work/ws/Makefile"},"context":{"session":"s2"}})";
-const char* kReadNoSession = R"({"target":"file","action":"read","payload":{"path":"/work/ws/Makefile"}})";
+const char* kReadNoSession =
+    R"({"target":"file","action":"read","payload":{"path":"/work/ws/Makefile"}})";
 
 const std::string kSecondAgent = "wdn_test_second_agent_token";
 
@@ -85,8 +87,10 @@ Config session_config(const TempDir& dir) {
   dir.write("rules/policy.clp", kSessionRules);
   dir.write("rules/effects.toml", kEffectsTable);
   // alice (the fixture's agent) and a second agent, carol.
-  c.tokens = dir.write("tokens", Tokens{}.file_text() + "agent carol " + token_hash_text(kSecondAgent) + "\n");
-  fs::permissions(c.tokens, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  c.tokens = dir.write(
+      "tokens", Tokens{}.file_text() + "agent carol " + token_hash_text(kSecondAgent) + "\n");
+  fs::permissions(c.tokens, fs::perms::owner_read | fs::perms::owner_write,
+                  fs::perm_options::replace);
   return c;
 }
 
@@ -142,6 +146,41 @@ TEST_CASE("another principal with the same session id neither sees nor adds to t
   CHECK(alice.decide(other_file_read).first == "approve");
 }
 
+TEST_CASE("requests of one session sent together are decided in order, each seeing the last",
+          "[server][session]") {
+  TempDir dir;
+  Config c = session_config(dir);
+  c.workers = 2;  // two workers could take the write and the read at once
+  RunningDaemon d(c);
+  REQUIRE(d.ok());
+  Agent alice(d, Tokens{}.agent);
+  // Write then read, pipelined in one send, in twenty fresh sessions: every read sees the
+  // write before it, whichever worker takes it.
+  const int rounds = 20;
+  std::string bytes;
+  for (int i = 0; i < rounds; ++i) {
+    const std::string session = "pipelined-" + std::to_string(i);
+    std::string write = kWrite, read = kRead;
+    write.replace(write.find("\"s1\""), 4, "\"" + session + "\"");
+    read.replace(read.find("\"s1\""), 4, "\"" + session + "\"");
+    bytes += encode_frame(decide_request("w" + std::to_string(i), write));
+    bytes += encode_frame(decide_request("r" + std::to_string(i), read));
+  }
+  std::string error;
+  REQUIRE(alice.client.send_bytes(bytes, &error));
+  std::map<std::string, std::string> outcomes;
+  for (int i = 0; i < 2 * rounds; ++i) {
+    auto doc = parse(read_or_fail(alice.client));
+    REQUIRE(doc["payload"].HasMember("decision"));
+    outcomes[doc["id"].GetString()] = doc["payload"]["decision"]["outcome"].GetString();
+  }
+  for (int i = 0; i < rounds; ++i) {
+    INFO("round " << i);
+    CHECK(outcomes["w" + std::to_string(i)] == "approve");
+    CHECK(outcomes["r" + std::to_string(i)] == "reject");
+  }
+}
+
 TEST_CASE("a rejected decision leaves no history", "[server][session]") {
   TempDir dir;
   Config c = session_config(dir);
@@ -177,8 +216,9 @@ TEST_CASE("with [session] ttl_seconds = 0 the daemon remembers nothing", "[serve
 
 TEST_CASE("[session] keys are read from warden.toml and checked", "[server][session][config]") {
   Config c;
-  ConfigErrors errors =
-      parse_config("[session]\nttl_seconds = 600\nmax_entries = 64\nmax_sessions = 100\nmax_bytes = 1048576\n", "", &c);
+  ConfigErrors errors = parse_config(
+      "[session]\nttl_seconds = 600\nmax_entries = 64\nmax_sessions = 100\nmax_bytes = 1048576\n",
+      "", &c);
   REQUIRE(errors.empty());
   CHECK(c.session.ttl_seconds == 600);
   CHECK(c.session.max_entries == 64);
@@ -191,7 +231,9 @@ TEST_CASE("[session] keys are read from warden.toml and checked", "[server][sess
   CHECK(defaults.session.max_sessions == 10000);
 
   Config bad;
-  errors = parse_config("[session]\nttl_seconds = -1\nmax_entries = 0\nmax_sessions = \"many\"\nbogus = 1\n", "", &bad);
+  errors = parse_config(
+      "[session]\nttl_seconds = -1\nmax_entries = 0\nmax_sessions = \"many\"\nbogus = 1\n", "",
+      &bad);
   REQUIRE(errors.size() == 4);
   std::vector<std::string> keys;
   for (const auto& e : errors) keys.push_back(e.key);
