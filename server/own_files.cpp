@@ -116,7 +116,17 @@ Diagnostics own_state_problems(const Config& config, bool audit_keys) {
     if (path.empty()) return;
     FileModePolicy policy;
     policy.private_file = private_file;
-    for (const FileModeProblem& p : check_file_modes(path, policy)) {
+    // A path the daemon will create is judged by the directory it will be created in: the
+    // nearest one that exists (whoever may write there may plant or swap it first).
+    std::string checked = path;
+    std::error_code ec;
+    while (!fs::exists(fs::symlink_status(checked, ec))) {
+      fs::path parent = fs::path(checked).parent_path();
+      if (parent.empty() || parent == fs::path(checked)) break;
+      checked = parent.string();
+      policy.private_file = false;
+    }
+    for (const FileModeProblem& p : check_file_modes(checked, policy)) {
       Diagnostic d;
       d.code = code::kFileMode;
       d.file = p.path;

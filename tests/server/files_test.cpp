@@ -459,6 +459,17 @@ TEST_CASE("the daemon refuses to start on state others could change", "[server][
                                   ": error E_FILE_MODE: audit directory: mode 0777"));
     chmod_or_fail(dir.path() / "audit", 0700);
   }
+  SECTION("an audit directory still to be made, in a directory others can write") {
+    fs::create_directories(dir.path() / "open");
+    chmod_or_fail(dir.path() / "open", 0777);
+    config.audit_log = (dir.path() / "open/audit/audit.jsonl").string();
+    auto r = start_result(config);
+    CHECK(r.step == "own-state");
+    CHECK(mentions(r.message, (dir.path() / "open").string() +
+                                  ": error E_FILE_MODE: a directory above the audit directory"));
+    CHECK_FALSE(fs::exists(dir.path() / "open/audit"));
+    chmod_or_fail(dir.path() / "open", 0700);
+  }
   SECTION("an audit log others can write") {
     dir.write("state/audit.jsonl", "");
     chmod_or_fail(state / "audit.jsonl", 0646);
