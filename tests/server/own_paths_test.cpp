@@ -5,6 +5,8 @@
 // rules; everyday work in the workspace is still approved.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
 
 #include "server/errors.h"
 #include "server/json_text.h"
@@ -110,4 +112,37 @@ TEST_CASE("own_paths lists every file the daemon trusts", "[server][files][own]"
   CHECK(has("/etc/warden/tls.key"));
   CHECK(has(config.state_dir + "/warden.sock"));
   CHECK(has(own_binary_path()));
+}
+
+TEST_CASE("warden dry-run --config decides with the daemon's own files", "[server][files][own]") {
+  TempDir dir;
+  const std::string config =
+      dir.write("warden.toml",
+                "state_dir = \"/var/lib/warden-test\"\ntokens = \"/etc/warden-test/tokens\"\n");
+  const std::string proposals = dir.write(
+      "p.jsonl",
+      R"({"target":"shell","action":"run","payload":{"command":"cat /var/lib/warden-test/audit-signing.pem","cwd":"/home/user/project"},"explanation":"x"})"
+      "\n"
+      R"({"target":"shell","action":"run","payload":{"command":"cat README.md","cwd":"/home/user/project"},"explanation":"x"})"
+      "\n");
+  auto run = [&](const std::string& flags) {
+    const std::string out = (dir.path() / "out").string();
+    const std::string command = "timeout 60 '" WARDEN_BINARY_DIR "/cli/warden' dry-run " + flags +
+                                " '" + proposals + "' >'" + out + "' 2>/dev/null";
+    // The exit code says what was decided (non-zero when something is rejected).
+    const int status = std::system(command.c_str());
+    INFO("exit status " << status);
+    std::ifstream in(out);
+    std::vector<std::string> outcomes;
+    for (std::string line; std::getline(in, line);) {
+      auto doc = parse(line);
+      REQUIRE(doc.IsObject());
+      outcomes.push_back(doc["outcome"].GetString());
+    }
+    return outcomes;
+  };
+  CHECK(run("--config '" + config + "'") == std::vector<std::string>{"reject", "approve"});
+  CHECK(run("--own-path /var/lib/warden-test") == std::vector<std::string>{"reject", "approve"});
+  // Without them the engine cannot know the daemon's files.
+  CHECK(run("") != std::vector<std::string>{"reject", "approve"});
 }
