@@ -1,5 +1,7 @@
 #include "cli/client_flags.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -7,6 +9,7 @@
 #include <sstream>
 
 #include "cli/terminal_text.h"
+#include "server/config.h"
 
 namespace warden::cli {
 
@@ -51,10 +54,29 @@ void add_client_flags(CLI::App* cmd, ClientFlags* flags) {
                   "Read the token from this file (keeps it out of ps)");
   cmd->add_option("--timeout-ms", flags->timeout_ms, "Connect and reply timeout")
       ->capture_default_str();
+  cmd->add_flag("--allow-plaintext-token", flags->allow_plaintext_token,
+                "Send the token over plain TCP to a host that is not this one (anyone on the "
+                "path could take it; prefer --tls or --unix)");
+}
+
+std::string client_address(const ClientFlags& flags) {
+  if (!flags.unix_path.empty()) return "unix:" + flags.unix_path;
+  if (!flags.addr.empty()) return flags.addr;
+  if (const char* value = std::getenv("WARDEN_ADDR"); value && *value) return value;
+  // Locally the Unix socket: the kernel says who is at the other end, and no port on the
+  // host can pretend to be the daemon.
+  server::Config defaults;
+  const bool tls = flags.tls || !flags.ca.empty() || !flags.pin.empty();
+  if (!tls && server::resolve_state_paths(&defaults).empty() && !defaults.state_dir.empty()) {
+    const std::string path = defaults.state_dir + "/warden.sock";
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) return "unix:" + path;
+  }
+  return "127.0.0.1:9105";
 }
 
 bool open_client(const ClientFlags& flags, Client* client) {
-  std::string addr = flags.addr.empty() ? env_or("WARDEN_ADDR", "127.0.0.1:9105") : flags.addr;
+  std::string addr = client_address(flags);
   std::string token = flags.token.empty() ? env_or("WARDEN_TOKEN", "") : flags.token;
   if (!flags.token_file.empty()) {
     std::string text;
@@ -64,7 +86,7 @@ bool open_client(const ClientFlags& flags, Client* client) {
     }
     token = text.substr(0, text.find_first_of("\r\n"));
   }
-  if (!flags.unix_path.empty()) addr = "unix:" + flags.unix_path;
+  client->set_allow_plaintext_token(flags.allow_plaintext_token);
   const bool tls = flags.tls || !flags.ca.empty() || !flags.pin.empty();
   if (tls) {
     if (addr.rfind("unix:", 0) == 0) {

@@ -22,7 +22,13 @@ struct ClientFlags {
   std::string token;
   std::string token_file;
   int timeout_ms = 30000;
+  bool allow_plaintext_token = false;  // --allow-plaintext-token
 };
+
+// The address a client command connects to: --unix, else --addr, else $WARDEN_ADDR, else the
+// daemon's default Unix socket (STATE_DIR/warden.sock) when one is there, else
+// 127.0.0.1:9105.
+std::string client_address(const ClientFlags& flags);
 
 void add_client_flags(CLI::App* cmd, ClientFlags* flags);
 

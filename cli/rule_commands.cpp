@@ -21,6 +21,7 @@
 #include "engine/rule_files.h"
 #include "engine/session_memory.h"
 #include "server/config.h"
+#include "server/own_files.h"
 
 namespace warden::cli {
 namespace {
@@ -30,6 +31,8 @@ struct EngineFlags {
   std::string home;
   std::string default_outcome = "approval-required";
   long long deadline_ms = 100;
+  std::vector<std::string> own_paths;  // --own-path
+  std::string config;                  // --config: the daemon's own paths from its warden.toml
 };
 
 // Defaults are the engine's (engine/defaults.h), as for `warden serve`. `warden test` judges
@@ -47,6 +50,37 @@ void add_engine_flags(CLI::App* cmd, EngineFlags* flags, long long deadline_ms =
   cmd->add_option("--default-outcome", flags->default_outcome, "Outcome when no rule decides")
       ->check(CLI::IsMember({"approve", "reject", "approval-required"}))
       ->capture_default_str();
+  cmd->add_option("--own-path", flags->own_paths,
+                  "A file or directory of the daemon's own (repeatable): its class is warden-own, "
+                  "as the daemon gives its config, tokens, rules, state, keys, socket and binary")
+      ->allow_extra_args(false);
+  cmd->add_option("--config", flags->config,
+                  "The daemon's warden.toml: decide with its own files as `warden serve` does "
+                  "(config, tokens, rules, state directory, audit log and keys, TLS key, socket)");
+}
+
+// The own paths of --config (loaded as `warden serve` loads it) and --own-path. False (with
+// the error printed) when the config cannot be read.
+bool add_own_paths(const EngineFlags& flags, EngineOptions* o) {
+  for (const std::string& p : flags.own_paths) {
+    if (p.empty() || p[0] != '/') {
+      std::fprintf(stderr, "warden: --own-path must be an absolute path: %s\n",
+                   printable(p).c_str());
+      return false;
+    }
+    o->own_paths.push_back(p);
+  }
+  if (flags.config.empty()) return true;
+  server::Config config;
+  server::ConfigErrors errors = server::load_config_file(flags.config, &config);
+  if (errors.empty()) errors = server::resolve_state_paths(&config);
+  if (!errors.empty()) {
+    for (const auto& e : errors)
+      std::fprintf(stderr, "warden: %s\n", printable(e.to_text(flags.config)).c_str());
+    return false;
+  }
+  for (std::string& p : server::own_paths(config)) o->own_paths.push_back(std::move(p));
+  return true;
 }
 
 EngineOptions engine_options(const EngineFlags& flags) {
@@ -263,7 +297,11 @@ void register_dry_run(CLI::App& app, int* exit_code) {
     warn_if_default_approve(a->engine.default_outcome);
     auto policy = load_rules(a->rules, a->format == "json");  // empty: the shipped rules
     if (!policy) { *exit_code = kExitUsage; return; }
-    const EngineOptions options = engine_options(a->engine);
+    EngineOptions options = engine_options(a->engine);
+    if (!add_own_paths(a->engine, &options)) {
+      *exit_code = kExitUsage;
+      return;
+    }
     int fd = open_input(a->input);
     if (fd < 0) { *exit_code = kExitUsage; return; }
     Engine engine(policy, options);
@@ -350,7 +388,12 @@ void register_test(CLI::App& app, int* exit_code) {
       cases.insert(cases.end(), more.begin(), more.end());
     }
     print_diagnostics(diagnostics, json, stderr);
-    CaseReport report = run_cases(policy, cases, engine_options(a->engine));
+    EngineOptions options = engine_options(a->engine);
+    if (!add_own_paths(a->engine, &options)) {
+      *exit_code = kExitUsage;
+      return;
+    }
+    CaseReport report = run_cases(policy, cases, options);
     if (json) {
       std::string out = "{\"passed\":" + std::to_string(report.passed) + ",\"failed\":" + std::to_string(report.failed) + ",\"cases\":[";
       for (std::size_t i = 0; i < report.results.size(); ++i) {

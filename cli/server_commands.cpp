@@ -435,6 +435,17 @@ void register_status(CLI::App& app, int* exit_code) {
           }
         }
       }
+      if (p.HasMember("approvals") && p["approvals"].IsObject()) {
+        const auto& ap = p["approvals"];
+        bool ok = ap.HasMember("ok") && ap["ok"].IsBool() && ap["ok"].GetBool();
+        std::printf("approvals    %s store, %s, %s failed calls\n",
+                    printable(string_member(ap, "store")).c_str(),
+                    ok ? "ok" : "FAILING: approvals cannot be recorded or answered",
+                    u(ap, "failures").c_str());
+        if (!ok) {
+          std::printf("approvals error  %s\n", printable(string_member(ap, "error")).c_str());
+        }
+      }
       if (p.HasMember("warnings") && p["warnings"].IsArray()) {
         for (const auto& w : p["warnings"].GetArray()) {
           if (w.IsString()) std::printf("WARNING      %s\n", w.GetString());

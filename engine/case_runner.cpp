@@ -111,13 +111,14 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
   if (!v.IsObject()) return bad("a test case must be a JSON object");
   // A misspelt field (say "expect_eror") must not quietly turn into a weaker test.
   static const std::set<std::string, std::less<>> kFields = {
-      "name", "proposal", "expect", "expect_error", "rule", "not_rule", "workspace", "depth", "principal", "groups",
-      "history", "expect_effects", "not_effects"};
+      "name",  "proposal",  "expect", "expect_error", "rule",           "not_rule",    "workspace",
+      "depth", "principal", "groups", "history",      "expect_effects", "not_effects", "own_paths"};
   for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
     std::string_view field(m->name.GetString(), m->name.GetStringLength());
     if (!kFields.count(field)) return bad("unknown test case field \"" + std::string(field.substr(0, 40)) + "\"");
     if (field != "proposal" && field != "depth" && field != "groups" && field != "history" &&
-        field != "expect_effects" && field != "not_effects" && !m->value.IsString())
+        field != "own_paths" && field != "expect_effects" && field != "not_effects" &&
+        !m->value.IsString())
       return bad("test case field \"" + std::string(field) + "\" must be a string");
   }
   RuleCase c;
@@ -140,6 +141,14 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
     for (const auto& g : groups->value.GetArray()) {
       if (!g.IsString()) return bad("\"groups\" must be an array of strings");
       c.groups.emplace_back(g.GetString(), g.GetStringLength());
+    }
+  }
+  if (auto own = v.FindMember("own_paths"); own != v.MemberEnd()) {
+    if (!own->value.IsArray()) return bad("\"own_paths\" must be an array of absolute paths");
+    for (const auto& g : own->value.GetArray()) {
+      if (!g.IsString() || g.GetStringLength() == 0 || g.GetString()[0] != '/')
+        return bad("\"own_paths\" must be an array of absolute paths");
+      c.own_paths.emplace_back(g.GetString(), g.GetStringLength());
     }
   }
   for (const char* field : {"expect_effects", "not_effects"}) {
@@ -247,7 +256,10 @@ CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vec
   for (const auto& c : cases) {
     EngineOptions o = options;
     if (!c.workspace.empty()) o.workspace_root = c.workspace;
-    auto& engine = engines[o.workspace_root];
+    o.own_paths.insert(o.own_paths.end(), c.own_paths.begin(), c.own_paths.end());
+    std::string engine_key = o.workspace_root;
+    for (const std::string& own : c.own_paths) engine_key += '\n' + own;
+    auto& engine = engines[engine_key];
     if (!engine) engine = std::make_unique<Engine>(policy, o);
     CaseResult r;
     r.test = &c;

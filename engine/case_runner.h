@@ -33,6 +33,9 @@ struct RuleCase {
   std::string rule;        // optional: must fire
   std::string not_rule;    // optional: must not fire
   std::string workspace;   // optional override
+  // optional: the daemon's own paths the case is decided with (EngineOptions::own_paths),
+  // added to the runner's
+  std::vector<std::string> own_paths;
   long long depth = 0;     // optional: pipeline depth the proposal arrives at
   // optional: the authenticated caller, as the daemon passes it (DecideRequest)
   std::optional<std::string> principal;

@@ -64,6 +64,7 @@ inline constexpr const char* kAuthFailed = "E_AUTH_FAILED";           // unknown
 inline constexpr const char* kForbidden = "E_FORBIDDEN";              // role lacks the right
 inline constexpr const char* kAuthRevoked = "E_AUTH_REVOKED";         // a reload revoked the token (closed)
 inline constexpr const char* kPeerNotAllowed = "E_PEER_NOT_ALLOWED";  // Unix peer uid not allowed (closed)
+inline constexpr const char* kPlaintextToken = "E_PLAINTEXT_TOKEN";   // client: no token in clear text to another host
 // Daemon protocol: resources and lifecycle.
 inline constexpr const char* kAuthTimeout = "E_AUTH_TIMEOUT";         // no auth before the deadline (closed)
 inline constexpr const char* kIdleTimeout = "E_IDLE_TIMEOUT";         // silent past the idle timeout (closed)
@@ -141,6 +142,7 @@ inline constexpr Entry kTable[] = {
     {kForbidden, "the role lacks the right"},
     {kAuthRevoked, "a reload removed this connection's token or changed its identity (connection closed)"},
     {kPeerNotAllowed, "Unix-socket peer uid not in unix.allow_uids (connection closed)"},
+    {kPlaintextToken, "the client refused to send a token over plain TCP to a non-loopback address (use TLS or the Unix socket)"},
     {kAuthTimeout, "no auth within limits.auth_timeout_ms (connection closed)"},
     {kIdleTimeout, "no request within limits.idle_timeout_ms (connection closed)"},
     {kTooManyConnections, "over limits.max_connections (connection closed)"},

@@ -61,6 +61,18 @@ class EngineImpl {
     s.clock = [this] { return now_; };
     clock_globals_ = globals_read_clock(policy_->impl());
     codec_ = std::make_unique<FactCodec>(*env_, policy_->impl().effects.get(), policy_->impl().path_classes.get());
+    if (!options_.own_paths.empty()) {
+      std::vector<paths::Location> own;
+      for (const std::string& path : options_.own_paths) {
+        paths::Location loc;
+        loc.normalized = paths::normalize(path, "/", "/");
+        loc.resolved = paths::resolve(paths::join(path, "/", "/"));
+        // A path that cannot be normalized (it holds "$") is taken as written.
+        if (loc.normalized.empty()) loc.normalized = path;
+        own.push_back(std::move(loc));
+      }
+      codec_->set_own_paths(std::move(own));
+    }
     // The path classes compile their matchers per home on first use: do it here, not inside
     // the first decision's deadline.
     if (const auto& classes = policy_->impl().path_classes) classes->classify("/", "", options_.home);

@@ -28,6 +28,12 @@ namespace warden {
 struct EngineOptions {
   std::string workspace_root = kDefaultWorkspaceRoot;  // paths inside it are "in the workspace"
   std::string home = kDefaultHome;                     // what "~" and "$HOME" mean in paths
+  // The daemon's own files and directories (config, tokens, rules, state, audit, keys,
+  // socket, binary), absolute. A path effect on one of them, inside one, or matched by a
+  // glob that may name one gets the path class `warden-own`; a directory holding one gets
+  // `warden-own-dir` (kOwnPathClass, kOwnDirClass). Set by the daemon from its config,
+  // never from a proposal.
+  std::vector<std::string> own_paths;
   Outcome default_outcome = Outcome::ApprovalRequired;
   long long run_limit = 10000;                  // maximum rule firings per decision
   // Maximum wall time per decision, from the start of decide(): reading the proposal,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <set>
 
 #include "bindings/glob.h"
 #include "bindings/paths.h"
@@ -279,7 +281,96 @@ const paths::Location& FactCodec::workspace_root() {
   return *root_;
 }
 
+namespace {
+
+// The readings of a location that are known (resolved is "" when the walk failed).
+bool any_within(const paths::Location& inner, const paths::Location& outer) {
+  for (const std::string* i : {&inner.normalized, &inner.resolved}) {
+    for (const std::string* o : {&outer.normalized, &outer.resolved}) {
+      if (!i->empty() && !o->empty() && paths::within(*i, *o)) return true;
+    }
+  }
+  return false;
+}
+
+// `path` as a match() pattern naming only itself: glob characters escaped.
+std::string literal_pattern(const std::string& path) {
+  std::string out;
+  for (char ch : path) {
+    if (ch == '*' || ch == '?' || ch == '[' || ch == ']' || ch == '\\' || ch == '{' || ch == '}')
+      out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+}  // namespace
+
+void FactCodec::set_own_paths(std::vector<paths::Location> own) {
+  own_paths_ = std::move(own);
+  own_patterns_.clear();
+  own_dir_patterns_.clear();
+  std::set<std::string> seen, dirs;
+  for (const paths::Location& loc : own_paths_) {
+    for (const std::string* form : {&loc.normalized, &loc.resolved}) {
+      if (form->empty() || (*form)[0] != '/') continue;
+      const std::string literal = literal_pattern(*form);
+      // The path itself and everything below it.
+      if (seen.insert(literal).second) own_patterns_.push_back(literal);
+      const std::string below = literal + (literal == "/" ? "**" : "/**");
+      if (seen.insert(below).second) own_patterns_.push_back(below);
+      for (std::filesystem::path dir = std::filesystem::path(*form).parent_path();;
+           dir = dir.parent_path()) {
+        dirs.insert(literal_pattern(dir.string()));
+        if (dir == dir.root_path() || !dir.has_parent_path()) break;
+      }
+    }
+  }
+  own_dir_patterns_.assign(dirs.begin(), dirs.end());
+}
+
+// The class of a path that is, lies in or holds one of the daemon's own files; null when
+// it is none of them. Both readings of each side count, so neither a symlink to the state
+// directory nor a `..` spelling escapes.
+const char* FactCodec::own_class(const paths::Location& loc) const {
+  const char* out = nullptr;
+  for (const paths::Location& own : own_paths_) {
+    if (any_within(loc, own)) return kOwnPathClass;
+    if (any_within(own, loc)) out = kOwnDirClass;
+  }
+  return out;
+}
+
+// The class of a glob that may name an own path or something inside one (kOwnPathClass),
+// or a directory holding one (kOwnDirClass); null otherwise. Decided on the patterns
+// (glob::may_overlap, strict: any common path, dotglob), never on the files present.
+const char* FactCodec::own_glob_class(const paths::Location& loc) const {
+  const char* out = nullptr;
+  for (const std::string* g : {&loc.normalized, &loc.resolved}) {
+    if (g->empty() || !glob::has_shell_glob(*g)) continue;
+    try {
+      for (const std::string& pattern : own_patterns_) {
+        if (glob::may_overlap(*g, pattern, false, true, true)) return kOwnPathClass;
+      }
+      if (!out) {
+        for (const std::string& pattern : own_dir_patterns_) {
+          if (glob::may_overlap(*g, pattern, false, true, true)) {
+            out = kOwnDirClass;
+            break;
+          }
+        }
+      }
+    } catch (const std::exception&) {
+      return kOwnPathClass;  // a glob that cannot be read may name anything
+    }
+  }
+  return out;
+}
+
 const char* FactCodec::path_class(const paths::Location& loc) {
+  if (!own_paths_.empty()) {
+    if (const char* own = own_class(loc)) return own;
+  }
   if (!classes_) return "none";
   // Class names are NUL-free symbols owned by the table, which outlives the codec.
   return classes_->classify(loc.normalized, loc.resolved, env_.state().home).data();
@@ -336,7 +427,12 @@ bool FactCodec::assert_effect(long long index, const Effect& e, const std::strin
     const paths::Location& root = workspace_root();
     rec.in_workspace = paths::within(loc, root);
     rec.path_class = path_class(loc);
-    if (classes_ && glob::has_shell_glob(loc.normalized)) glob_class(loc.normalized, &rec);
+    if (classes_ && glob::has_shell_glob(loc.normalized) && rec.path_class != kOwnPathClass)
+      glob_class(loc.normalized, &rec);
+    if (!own_paths_.empty() && rec.path_class != kOwnPathClass &&
+        (glob::has_shell_glob(loc.normalized) || glob::has_shell_glob(loc.resolved))) {
+      if (const char* own = own_glob_class(loc)) rec.path_class = own;
+    }
   }
   void* f = fact(effect_);
   if (!f) return false;

@@ -62,6 +62,10 @@ class FactCodec {
   // means no effect facts, no classes table means every class is none); they must outlive
   // the codec.
   explicit FactCodec(ClipsEnv& env, const EffectsTable* effects = nullptr, const PathClasses* classes = nullptr);
+
+  // The daemon's own paths (EngineOptions::own_paths), located once: their class overrides
+  // the table's (kOwnPathClass, kOwnDirClass in engine/path_classes.h).
+  void set_own_paths(std::vector<paths::Location> own);
   ~FactCodec();
 
   // Asserts every fact for the proposal. `doc` is the proposal document (facts are derived
@@ -190,6 +194,11 @@ class FactCodec {
   } effect_slots_;  // resolved once: effect facts are the most numerous derived facts
   const EffectsTable* effects_;
   const PathClasses* classes_;
+  std::vector<paths::Location> own_paths_;  // the daemon's own files, normalized and resolved
+  std::vector<std::string> own_patterns_;   // match() patterns: each own path and what lies below
+  std::vector<std::string> own_dir_patterns_;  // match() patterns: each directory above one
+  const char* own_class(const paths::Location& loc) const;
+  const char* own_glob_class(const paths::Location& loc) const;
   std::vector<EffectRecord> effect_records_;  // effect facts of the current proposal
   bool dotglob_ = false;  // the shell line turns dotglob on (or sets GLOBIGNORE)
   std::vector<Effect> effect_buffer_;         // reused per command

@@ -212,6 +212,9 @@ std::shared_ptr<PathClasses> PathClasses::parse(const RuleSource& source, Diagno
           k->name = ev.as_string()->get();
           if (k->name == kNone)
             error(line, "class name \"none\" is reserved: it means a path no class matches");
+          else if (k->name == kOwnPathClass || k->name == kOwnDirClass)
+            error(line, "class name \"" + k->name +
+                            "\" is reserved: the engine gives it to the daemon's own files");
           else if (!valid_name(k->name))
             error(line, "class name \"" + k->name.substr(0, 80) +
                             "\" is not a symbol of lower-case letters, digits and '-' starting with a letter");

@@ -16,6 +16,13 @@
 
 namespace warden {
 
+// Classes the engine gives the daemon's own paths (EngineOptions::own_paths) before the
+// table is consulted: `warden-own` for an own file or directory, a path inside one and a
+// glob that may name one; `warden-own-dir` for a directory that holds one (`/var/lib` of
+// /var/lib/warden). No table may define them.
+inline constexpr const char* kOwnPathClass = "warden-own";
+inline constexpr const char* kOwnDirClass = "warden-own-dir";
+
 class PathClasses {
  public:
   // Parses one classes file (TOML with [[class]] entries). Every problem is an

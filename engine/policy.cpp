@@ -116,7 +116,7 @@ void require_effects_table(ClipsEnv& env, const std::vector<Construct>& construc
 // can never match, which for a rule that forbids something means it never fires.
 void check_class_names(const std::vector<Construct>& constructs, const PathClasses* classes,
                        Diagnostics* diagnostics) {
-  std::set<std::string, std::less<>> known = {"none"};
+  std::set<std::string, std::less<>> known = {"none", kOwnPathClass, kOwnDirClass};
   if (classes)
     for (auto& n : classes->names()) known.insert(std::move(n));
   auto is_space = [](char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f'; };

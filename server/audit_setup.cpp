@@ -40,6 +40,13 @@ audit::Durability durability(const std::string& name) {
 
 }  // namespace
 
+void log_audit_failure(ServerContext& ctx, std::string_view kind, const std::string& error) {
+  ctx.audit_failures.log(ctx.log, spdlog::level::err, "audit write failures",
+                         fmt::format("audit log: a {} record cannot be written ({}); decisions "
+                                     "fail closed with E_AUDIT until it can",
+                                     kind, error));
+}
+
 std::int64_t audit_now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())

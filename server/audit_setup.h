@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "audit/mask.h"
 #include "audit/writer.h"
 #include "server/config.h"
+#include "server/server_context.h"
 
 namespace warden::server {
 
@@ -43,6 +45,11 @@ std::string audit_start_fields(const Config& config, const AuditStart& start,
 // The reload record's FIELDS: rules_digest, previous_digest, by (what asked for the reload).
 std::string audit_reload_fields(const std::string& rules_digest,
                                 const std::string& previous_digest, const std::string& by);
+
+// Logs that an audit record of `kind` ("decision", "act" …) could not be written, at error
+// level and throttled (ServerContext::audit_failures): every such decision fails closed with
+// E_AUDIT, and the operator must hear of it in the daemon's log, not only from agents.
+void log_audit_failure(ServerContext& ctx, std::string_view kind, const std::string& error);
 
 // The wall clock in microseconds since the epoch (a decision's time in the log).
 std::int64_t audit_now_us();

@@ -21,12 +21,29 @@
 #include <csignal>
 #include <cstring>
 
+#include "engine/diagnostic.h"
 #include "server/config.h"
 #include "server/json_text.h"
 
 namespace warden::server {
 
 namespace {
+
+// Whether the connected socket's peer is a loopback address.
+bool peer_is_loopback(int fd) {
+  sockaddr_storage peer{};
+  socklen_t len = sizeof peer;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) return false;
+  char text[INET6_ADDRSTRLEN] = {};
+  if (peer.ss_family == AF_INET) {
+    ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&peer)->sin_addr, text, sizeof text);
+  } else if (peer.ss_family == AF_INET6) {
+    ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&peer)->sin6_addr, text, sizeof text);
+  } else {
+    return false;
+  }
+  return is_loopback_ip(text);
+}
 
 int remaining_ms(std::chrono::steady_clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -195,6 +212,9 @@ bool Client::connect_raw(const std::string& address, ms timeout, std::string* er
     *error = "cannot connect to " + address + ": " + last_error;
     return false;
   }
+  // Where the connection really goes (after name resolution): a token may travel in clear
+  // text only to this host.
+  plaintext_remote_ = !tls_.enabled && !peer_is_loopback(fd_);
   decoder_ = FrameDecoder(kMaxEncodableFrame);
   if (tls_.enabled && !start_tls(host, deadline, error)) {
     close();
@@ -316,6 +336,13 @@ bool Client::connect(const std::string& address, ms timeout, std::string* error)
 }
 
 bool Client::authenticate(const std::string& token, ms timeout, std::string* error) {
+  if (plaintext_remote_ && !allow_plaintext_token_) {
+    *error = std::string(code::kPlaintextToken) +
+             ": not sending the token over plain TCP to a host that is not this one: use TLS "
+             "(--tls with --ca or --pin), the Unix socket (--unix), or say "
+             "--allow-plaintext-token";
+    return false;
+  }
   std::string fields = "\"token\":";
   append_json_string(fields, token);
   if (!send_message(make_request("auth", "auth", fields), error)) return false;
@@ -460,7 +487,18 @@ int Client::release() {
   return fd;
 }
 
+bool is_loopback_ip(std::string_view ip) {
+  std::string text(ip);
+  in_addr v4{};
+  if (::inet_pton(AF_INET, text.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, text.c_str(), &v6) != 1) return false;
+  if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+  return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
+}
+
 void Client::close() {
+  plaintext_remote_ = false;
   if (ssl_) SSL_free(ssl_);
   ssl_ = nullptr;
   if (ssl_ctx_) SSL_CTX_free(ssl_ctx_);

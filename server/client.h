@@ -38,6 +38,12 @@ class Client {
 
   // Applies to later connects (TCP addresses only).
   void set_tls(ClientTls tls) { tls_ = std::move(tls); }
+  // authenticate() refuses (E_PLAINTEXT_TOKEN) to send a token over plain TCP to a peer that
+  // is not a loopback address: anyone on the path, or a fake server on the port, would have
+  // it. This lets it, when the operator said so in so many words.
+  void set_allow_plaintext_token(bool allow) { allow_plaintext_token_ = allow; }
+  // True when the connection is plain TCP (no TLS) to a non-loopback peer.
+  bool plaintext_remote() const { return plaintext_remote_; }
 
   // Connects to HOST:PORT ([v6]:PORT) or unix:PATH and reads the handshake event.
   bool connect(const std::string& address, ms timeout, std::string* error);
@@ -69,12 +75,18 @@ class Client {
 
   int fd_ = -1;
   ClientTls tls_;
+  bool allow_plaintext_token_ = false;
+  bool plaintext_remote_ = false;  // set by connect_raw
   ssl_ctx_st* ssl_ctx_ = nullptr;
   ssl_st* ssl_ = nullptr;
   std::string peer_sha256_;
   FrameDecoder decoder_{kMaxEncodableFrame};
   std::string handshake_;
 };
+
+// True for a loopback address in text form: 127.0.0.0/8, ::1, and IPv4-mapped 127.x
+// (::ffff:127.0.0.1). Anything else, a name included, is not.
+bool is_loopback_ip(std::string_view ip);
 
 // {"type":"request","id":ID,"payload":{"action":ACTION<,fields>}}; id is JSON-escaped.
 std::string make_request(std::string_view id, std::string_view action,

@@ -231,6 +231,9 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   Limits& l = c.limits;
   limits.on("max_frame_bytes", limits.integer(&l.max_frame_bytes, 64, 0xFFFFFF));
   limits.on("max_connections", limits.integer(&l.max_connections, 1, 1000000));
+  limits.on("max_connections_per_principal",
+            limits.integer(&l.max_connections_per_principal, 1, 1000000));
+  limits.on("reserved_connections", limits.integer(&l.reserved_connections, 0, 1000000));
   limits.on("auth_timeout_ms", limits.millis(&l.auth_timeout, 1, 3600000));
   limits.on("idle_timeout_ms", limits.millis(&l.idle_timeout, 1, 86400000));
   limits.on("max_in_flight", limits.integer(&l.max_in_flight, 1, 100000));

@@ -19,6 +19,8 @@ namespace warden::server {
 struct Limits {
   std::size_t max_frame_bytes = 1 << 20;              // incoming frame payload, bytes
   std::size_t max_connections = 1024;                 // open client connections
+  std::size_t max_connections_per_principal = 64;     // authenticated, of one principal
+  std::size_t reserved_connections = 16;              // approvers, admins; <= max_connections/4
   std::chrono::milliseconds auth_timeout{5000};       // handshake to successful auth
   std::chrono::milliseconds idle_timeout{300000};     // no complete request, nothing in flight
   std::size_t max_in_flight = 64;                     // unanswered requests per connection

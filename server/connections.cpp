@@ -1,5 +1,6 @@
 #include "server/connections.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "server/session.h"
@@ -67,6 +68,34 @@ void Connections::add(std::uint64_t id, const std::shared_ptr<Session>& session,
   }
 }
 
+std::size_t reserved_connections(const Limits& limits) {
+  return std::min(limits.reserved_connections, limits.max_connections / 4);
+}
+
+std::string Connections::admit(std::uint64_t id, const Identity& who, const Config& config) {
+  const Limits& l = config.limits;
+  auto it = per_principal_.find(who.principal);
+  const std::size_t held = it == per_principal_.end() ? 0 : it->second;
+  if (held >= l.max_connections_per_principal) {
+    return "principal '" + who.principal + "' already holds " + std::to_string(held) +
+           " connections (limits.max_connections_per_principal = " +
+           std::to_string(l.max_connections_per_principal) + ")";
+  }
+  const bool agent = who.role == Role::Agent;
+  const std::size_t reserve = reserved_connections(l);
+  if (agent && agents_ >= l.max_connections - reserve) {
+    return "agents hold " + std::to_string(agents_) + " connections; the other " +
+           std::to_string(reserve) +
+           " of limits.max_connections are kept for approvers and admins "
+           "(limits.reserved_connections)";
+  }
+  if (admitted_.count(id)) return {};  // counted already
+  admitted_[id] = Admitted{who.principal, agent};
+  ++per_principal_[who.principal];
+  if (agent) ++agents_;
+  return {};
+}
+
 void Connections::authenticated(std::uint64_t id) { forget_preauth(id); }
 
 void Connections::forget_preauth(std::uint64_t id) {
@@ -81,6 +110,12 @@ void Connections::forget_preauth(std::uint64_t id) {
 
 void Connections::remove(std::uint64_t id) {
   forget_preauth(id);
+  if (auto it = admitted_.find(id); it != admitted_.end()) {
+    auto count = per_principal_.find(it->second.principal);
+    if (count != per_principal_.end() && --count->second == 0) per_principal_.erase(count);
+    if (it->second.agent) --agents_;
+    admitted_.erase(it);
+  }
   sessions_.erase(id);
   if (sessions_.empty() && on_empty_) {
     auto callback = std::move(on_empty_);

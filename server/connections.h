@@ -14,12 +14,17 @@
 
 #include "server/config.h"
 #include "server/reply_inbox.h"
+#include "server/roles.h"
 #include "server/throttled_log.h"
 #include "server/transport.h"
 
 namespace warden::server {
 
 class Session;
+
+// The connections kept for approvers and admins: limits.reserved_connections, at most a
+// quarter of limits.max_connections.
+std::size_t reserved_connections(const Limits& limits);
 
 class Connections {
  public:
@@ -32,6 +37,11 @@ class Connections {
   std::uint64_t next_id() { return next_id_++; }
   void add(std::uint64_t id, const std::shared_ptr<Session>& session, const PeerInfo& peer,
            bool authenticated);
+  // A token of `who` was accepted on connection `id`: "" when it may hold one more
+  // authenticated connection (then it is counted until remove), else why not. One principal
+  // holds at most limits.max_connections_per_principal connections; agents together leave
+  // limits.reserved_connections of limits.max_connections to approvers and admins.
+  std::string admit(std::uint64_t id, const Identity& who, const Config& config);
   // The session authenticated: it leaves the pre-auth budget.
   void authenticated(std::uint64_t id);
   void remove(std::uint64_t id);
@@ -61,6 +71,13 @@ class Connections {
   std::unordered_map<std::uint64_t, std::weak_ptr<Session>> sessions_;
   std::map<std::uint64_t, PreAuth> preauth_;  // by id: oldest first
   std::unordered_map<std::string, std::size_t> preauth_per_peer_;
+  struct Admitted {
+    std::string principal;
+    bool agent = false;
+  };
+  std::unordered_map<std::uint64_t, Admitted> admitted_;  // by id: authenticated by a token
+  std::unordered_map<std::string, std::size_t> per_principal_;
+  std::size_t agents_ = 0;  // admitted connections of role agent
   std::function<void()> on_empty_;
   std::uint64_t next_id_ = 1;
   ThrottledLog throttled_;

@@ -46,6 +46,8 @@ EngineOptions engine_options(const Config& c) {
   EngineOptions o;
   o.workspace_root = c.workspace_root;
   o.home = c.home;
+  // The daemon's own files: every decision rejects effects on them, wherever they are.
+  o.own_paths = own_paths(c);
   o.default_outcome = parse_outcome(c.default_outcome).value_or(Outcome::ApprovalRequired);
   o.run_limit = c.limits.run_limit;
   o.deadline = std::chrono::duration_cast<std::chrono::microseconds>(c.limits.deadline);
@@ -253,6 +255,18 @@ Daemon::StartResult Daemon::start() {
          log->info("state directory {}", config_.state_dir);
          return std::nullopt;
        }},
+      {"own-state",
+       [&]() -> std::optional<StepError> {
+         // Whoever could change the approvals database could grant their own actions; the
+         // audit directory, forge the record; the keys, impersonate the daemon.
+         Diagnostics problems = own_state_problems(config_, /*audit_keys=*/false);
+         if (!problems.empty()) {
+           std::vector<std::string> parts;
+           for (const Diagnostic& d : problems) parts.push_back(d.to_text());
+           return StepError{2, join(parts)};
+         }
+         return std::nullopt;
+       }},
       {"audit",
        [&]() -> std::optional<StepError> {
          if (!config_.audit.enabled) {
@@ -360,6 +374,11 @@ Daemon::StartResult Daemon::start() {
                                        });
            registry = &approval_actuators_->actuators;
          }
+         // Every store call's outcome is noted: health-check and status report a failing
+         // store, and the log says when it starts failing and when it recovers.
+         approvals_health_ = std::make_unique<StoreHealth>(context_.log);
+         store = monitored_store(std::move(store), approvals_health_.get());
+         context_.approvals_health = approvals_health_.get();
          approvals_ = std::make_unique<ApprovalService>(context_, std::move(store), registry);
          if (std::string error = approvals_->start(); !error.empty()) return StepError{4, error};
          context_.approvals = approvals_.get();
@@ -477,6 +496,14 @@ int Daemon::run() {
     }
   }
   teardown();
+  if (!audit_close_error_.empty()) {
+    // The log does not say the daemon stopped: a verifier cannot tell this end from a
+    // truncation, so neither may the exit code.
+    context_.log->error("warden stopped, but the audit log could not record it: {}",
+                        audit_close_error_);
+    context_.log->flush();
+    return 4;
+  }
   context_.log->info("warden stopped");
   context_.log->flush();
   return 0;
@@ -559,7 +586,15 @@ void Daemon::teardown() {
     context_.audit = nullptr;
     audit_.writer->close();
     audit::WriterHealth health = audit_.writer->health();
-    context_.log->info("audit log closed at seq {}", health.last_seq);
+    context_.audit_failures.flush(context_.log);
+    if (!health.ok) {
+      // close() writes `stop` and the closing checkpoint; its health is theirs.
+      audit_close_error_ = health.error.empty() ? "unknown error" : health.error;
+      context_.log->error("audit log: the stop record cannot be written: {} (last seq {})",
+                          audit_close_error_, health.last_seq);
+    } else {
+      context_.log->info("audit log closed at seq {}", health.last_seq);
+    }
   }
   work_.reset();
 }
@@ -585,7 +620,13 @@ ReloadReport Daemon::reload_now(const std::string& trigger) {
     }
   }
   for (const std::string& e : report.token_errors) log->error("reload: {}", e);
-  if (loaded.policy && report.token_errors.empty() && context_.audit) {
+  // The daemon's state is checked again: a reload does not succeed while others could
+  // change the approvals database, the audit log or a key.
+  Diagnostics state_problems = own_state_problems(config_);
+  for (const Diagnostic& d : state_problems) log->error("reload: {}", d.to_text());
+  const bool state_ok = state_problems.empty();
+  report.diagnostics.insert(report.diagnostics.end(), state_problems.begin(), state_problems.end());
+  if (loaded.policy && report.token_errors.empty() && state_ok && context_.audit) {
     // Recorded before it takes effect: the reload record is durable before the new rules
     // (and tokens) are in force, so no decision is made under rules the log does not
     // announce. A reload that cannot be recorded fails; the old rules and tokens stay.
@@ -598,7 +639,7 @@ ReloadReport Daemon::reload_now(const std::string& trigger) {
                  loaded.policy->digest(), report.audit_error);
     }
   }
-  if (loaded.policy && report.token_errors.empty() && report.audit_error.empty()) {
+  if (loaded.policy && report.token_errors.empty() && state_ok && report.audit_error.empty()) {
     // Swap both or neither.
     context_.policy.set(loaded.policy);
     if (tokens) {

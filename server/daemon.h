@@ -21,6 +21,7 @@
 #include "server/pipeline_workers.h"
 #include "server/reloader.h"
 #include "server/server_context.h"
+#include "server/store_health.h"
 #include "server/submit.h"
 #include "server/transport.h"
 
@@ -94,6 +95,7 @@ class Daemon {
   // After pipelines_: its waits end first when stopping. Its actuators are the pipeline's,
   // or its own when no provider is configured.
   std::unique_ptr<ApprovalActuators> approval_actuators_;
+  std::unique_ptr<StoreHealth> approvals_health_;  // before approvals_: its store reports here
   std::unique_ptr<ApprovalService> approvals_;
   std::unique_ptr<Reloader> reloader_;
   std::optional<boost::asio::ssl::context> tls_;
@@ -104,6 +106,9 @@ class Daemon {
   bool started_ = false;
   bool shutting_down_ = false;
   bool torn_down_ = false;
+  // The audit log could not write its `stop` record (or the closing checkpoint): the run
+  // ends with exit code 4, not 0.
+  std::string audit_close_error_;
 };
 
 }  // namespace warden::server

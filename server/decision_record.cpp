@@ -7,6 +7,7 @@
 #include "audit/writer.h"
 #include "engine/decision.h"
 #include "engine/session_memory.h"
+#include "server/audit_setup.h"
 #include "server/decider_pool.h"
 #include "server/errors.h"
 
@@ -104,6 +105,7 @@ void record_decision(
     fields = audit::decision_fields(input, *decision, ctx.masker);
   } catch (const std::exception& e) {
     // A record that cannot be built cannot be written: the decision fails closed, used.
+    log_audit_failure(ctx, "decision", std::string("cannot build the record: ") + e.what());
     use(unrecorded(ctx, r, origin.proposal_json,
                    std::string("the audit record cannot be built: ") + e.what()),
         {}, std::move(turn));
@@ -128,6 +130,7 @@ void record_decision(
           return;
         }
         // Never used without a record: the decision fails closed.
+        log_audit_failure(*c, "decision", appended.error);
         use(unrecorded(*c, pending->result, o.proposal_json,
                        "the audit log cannot be written: " + appended.error),
             {}, std::move(pending->turn));

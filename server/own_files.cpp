@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "engine/file_modes.h"
 #include "engine/rule_files.h"
 
 namespace warden::server {
@@ -80,6 +81,87 @@ std::vector<OwnFile> own_files(const Config& config) {
   if (std::string exe = own_binary_path(); !exe.empty()) {
     out.push_back({"warden binary", exe, false});
   }
+  return out;
+}
+
+std::vector<std::string> own_paths(const Config& config) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& path) {
+    if (path.empty()) return;
+    std::error_code ec;
+    std::string absolute = fs::absolute(path, ec).lexically_normal().string();
+    if (ec) absolute = path;
+    if (absolute.size() > 1 && absolute.back() == '/') absolute.pop_back();
+    out.push_back(absolute);
+  };
+  for (const OwnFile& file : own_files(config)) add(file.path);
+  if (config.audit.enabled && !config.audit_log.empty()) {
+    // Rotated logs and the signing key's public half lie beside the live log.
+    add(fs::path(config.audit_log).parent_path().string());
+  }
+  if (config.audit.enabled && !config.audit.signing_key.empty()) {
+    add(config.audit.signing_key + ".pub");
+  }
+  if (config.unix_socket.enabled) {
+    add(config.unix_socket.path.empty() && !config.state_dir.empty()
+            ? (fs::path(config.state_dir) / "warden.sock").string()
+            : config.unix_socket.path);
+  }
+  return out;
+}
+
+Diagnostics own_state_problems(const Config& config, bool audit_keys) {
+  Diagnostics out;
+  auto check = [&](const std::string& what, const std::string& path, bool private_file) {
+    if (path.empty()) return;
+    FileModePolicy policy;
+    policy.private_file = private_file;
+    // A path the daemon will create is judged by the directory it will be created in: the
+    // nearest one that exists (whoever may write there may plant or swap it first).
+    std::string checked = path;
+    std::error_code ec;
+    while (!fs::exists(fs::symlink_status(checked, ec))) {
+      fs::path parent = fs::path(checked).parent_path();
+      if (parent.empty() || parent == fs::path(checked)) break;
+      checked = parent.string();
+      policy.private_file = false;
+    }
+    for (const FileModeProblem& p : check_file_modes(checked, policy)) {
+      Diagnostic d;
+      d.code = code::kFileMode;
+      d.file = p.path;
+      d.message = p.path.rfind(path, 0) == 0
+                      ? what + ": " + p.message
+                      : "a directory above the " + what + " " + path + ": " + p.message;
+      out.push_back(std::move(d));
+    }
+  };
+  check("state directory", config.state_dir, false);
+  if (config.approvals.store != "postgres") {
+    // SQLite writes beside the database: whoever can change these can change the grants.
+    const std::string db = config.approvals.path.empty() ? config.state_db : config.approvals.path;
+    if (!db.empty()) {
+      // SQLite creates its journal files beside the database: its directory as well, even
+      // before the database exists.
+      const std::string dir = fs::path(db).parent_path().string();
+      if (!dir.empty()) check("approvals database directory", dir, false);
+      check("approvals database", db, false);
+      for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+        check("approvals database file", db + suffix, false);
+      }
+    }
+  }
+  if (config.audit.enabled && !config.audit_log.empty()) {
+    const std::string dir = fs::path(config.audit_log).parent_path().string();
+    if (!dir.empty()) check("audit directory", dir, false);
+    check("audit log", config.audit_log, false);
+    if (audit_keys) {
+      check("audit signing key", config.audit.signing_key, true);
+      if (config.audit.mask_secrets) check("audit mask key", config.audit.mask_key, true);
+    }
+  }
+  check("TLS key", config.tls.key, true);
+  check("TLS certificate", config.tls.cert, false);
   return out;
 }
 

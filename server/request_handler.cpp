@@ -16,6 +16,7 @@
 #include "server/pipeline_workers.h"
 #include "server/protocol.h"
 #include "server/reloader.h"
+#include "server/store_health.h"
 #include "server/submit.h"
 
 namespace warden::server {
@@ -262,16 +263,24 @@ std::optional<Reply> RequestHandler::handle(std::string_view payload, SessionAut
     // written.
     std::optional<audit::WriterHealth> audit;
     if (context_.audit) audit = context_.audit->health();
+    // Degraded too while the approvals store fails: approval-required actions can be neither
+    // recorded nor answered.
+    std::optional<StoreHealth::Snapshot> store;
+    if (context_.approvals_health) store = context_.approvals_health->get();
     std::string fields = "\"status\":";
-    fields += context_.draining.load()  ? "\"draining\""
-              : audit && !audit->ok     ? "\"degraded\""
-                                        : "\"serving\"";
+    fields += context_.draining.load()                         ? "\"draining\""
+              : (audit && !audit->ok) || (store && !store->ok) ? "\"degraded\""
+                                                               : "\"serving\"";
     fields += ",\"version\":\"";
     fields += kProtocolVersion;
     fields += '"';
     if (audit && !audit->ok) {
       fields += ",\"audit\":";
       append_json_string(fields, "failing: " + audit->error);
+    }
+    if (store && !store->ok) {
+      fields += ",\"approvals\":";
+      append_json_string(fields, "failing: " + store->error);
     }
     fields += confinement_fields(true);
     return Reply{ok_response(request.id_json, action, fields)};
@@ -330,6 +339,12 @@ std::optional<Reply> RequestHandler::authenticate(const Request& request, Sessio
     // The session logs the failure with the peer's address (rate-limited).
     // One attempt per connection: guessing costs a connection each time.
     return error(request, err::kAuthFailed, "unknown token", true);
+  }
+  if (auth->admit) {
+    if (std::string why = auth->admit(*identity); !why.empty()) {
+      Stats::add(context_.stats.connections_refused);
+      return error(request, err::kTooManyConnections, why, true);
+    }
   }
   auth->identity = identity;
   auth->token_hash = hash_token(presented);
@@ -491,6 +506,20 @@ std::string RequestHandler::status_fields() const {
   } else {
     out += "false,\"ok\":true,\"error\":\"\",\"path\":\"\",\"last_seq\":0,\"records\":0,"
            "\"failures\":0";
+  }
+  out += '}';
+  // The approvals store as its last calls found it.
+  out += ",\"approvals\":{\"store\":";
+  append_json_string(out, context_.approvals ? context_.config->approvals.store : "");
+  if (context_.approvals_health) {
+    StoreHealth::Snapshot h = context_.approvals_health->get();
+    out += ",\"ok\":";
+    out += h.ok ? "true" : "false";
+    out += ",\"error\":";
+    append_json_string(out, h.error);
+    out += ",\"failures\":" + std::to_string(h.failures);
+  } else {
+    out += ",\"ok\":true,\"error\":\"\",\"failures\":0";
   }
   out += '}';
   out += confinement_fields(false);

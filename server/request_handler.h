@@ -46,6 +46,10 @@ struct SessionAuth {
   // the request ended): written after the replies already queued. Thread-safe; does nothing
   // once the connection is gone (it does not keep the session alive).
   std::function<void(std::string json)> push;
+  // Asked once a token is accepted, before the connection counts as authenticated: "" admits
+  // the identity, else the reason it may not hold another connection (E_TOO_MANY_CONNECTIONS,
+  // the connection is closed). Unset: every identity is admitted.
+  std::function<std::string(const Identity&)> admit;
 };
 
 class RequestHandler {

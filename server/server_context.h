@@ -11,12 +11,12 @@
 #include <mutex>
 
 #include "pipeline/pipeline.h"
-
 #include "server/active_policy.h"
 #include "server/config.h"
 #include "server/exec_envelopes.h"
 #include "server/log.h"
 #include "server/stats.h"
+#include "server/throttled_log.h"
 #include "server/tokens.h"
 
 namespace warden {
@@ -31,6 +31,7 @@ class Writer;
 namespace warden::server {
 
 class ApprovalService;
+class StoreHealth;
 class DeciderPool;
 class PipelineWorkers;
 class Reloader;
@@ -58,6 +59,11 @@ struct ServerContext {
   // Pending approvals: pending, approve, deny, and what approval-required leaves behind. Null
   // only in tests that build a context without one.
   ApprovalService* approvals = nullptr;
+  // The approvals store's state as its last calls found it (server/store_health.h), for
+  // health-check and status; null without a store.
+  const StoreHealth* approvals_health = nullptr;
+  // Audit records that could not be written: logged, a few lines a minute (audit_setup.h).
+  ThrottledLog audit_failures{5, std::chrono::seconds(60)};
   // Shell decisions of `decide` requests, for `warden exec` (the `envelope` request).
   ExecEnvelopes exec_envelopes;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();

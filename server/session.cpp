@@ -46,6 +46,18 @@ void Session::start() {
   if (!context_.auth_required()) {
     auth_.identity = Identity{"anonymous", Role::Agent, {}};
   }
+  // Called from handle() on this session's I/O thread, while the session is alive.
+  auth_.admit = [this](const Identity& who) {
+    std::string why = connections_.admit(id_, who, *context_.config);
+    if (!why.empty()) {
+      admission_refused_ = true;
+      connections_.throttled().log(context_.log, spdlog::level::warn,
+                                   "connections refused at their limit",
+                                   fmt::format("connection {} from {}: {}: {}", id_, peer_.text,
+                                               err::kTooManyConnections, why));
+    }
+    return why;
+  };
   connections_.add(id_, shared_from_this(), peer_, auth_.identity.has_value());
   context_.log->debug("connection {} from {} ({})", id_, peer_.text, peer_.transport);
   auto now = Clock::now();
@@ -219,7 +231,7 @@ void Session::process_frames() {
     std::optional<Reply> reply = handler_.handle(frame.payload, &auth_, make_later(seq));
     if (!was_authenticated && auth_.identity) {
       on_authenticated();
-    } else if (!was_checked && auth_.token_checked && !auth_.identity) {
+    } else if (!was_checked && auth_.token_checked && !auth_.identity && !admission_refused_) {
       connections_.throttled().log(
           context_.log, spdlog::level::warn, "authentication failures",
           fmt::format("connection {} from {}: authentication failed (unknown token)", id_,

@@ -103,6 +103,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool lingering_ = false;  // final reply sent; discarding input until the peer closes
   bool closed_ = false;
   bool started_ = false;  // transport ready (TLS handshake done); handshake event sent
+  bool admission_refused_ = false;  // its token was accepted but its principal is at a limit
   bool in_drain_ = false;  // ReplyInbox::drain: already listed for its flush
 
   Clock::time_point auth_deadline_;

@@ -551,6 +551,57 @@ TEST_CASE("a log that cannot be written fails decisions closed and says so", "[a
   CHECK(logged.size() == answered.size());
 }
 
+// Operators are told: the daemon's own log says the audit log cannot be written (a few lines,
+// not one per decision), and a shutdown whose `stop` record cannot be written exits 4.
+TEST_CASE("audit write failures are in the daemon's log and fail the exit code", "[audit]") {
+  TempDir dir;
+  ServeOptions options;
+  options.file_size_limit = 48 * 1024;
+  Serve serve(dir, options);
+  REQUIRE(serve.serving());
+  Client agent;
+  connect_as(agent, serve.address(), Tokens{}.agent);
+  int failed = 0;
+  for (int i = 0; i < 400 && failed < 50; ++i) {
+    DecisionReply d =
+        decision_of(request(agent, decide_request(std::to_string(i), kReplyProposal)));
+    REQUIRE(d.ok);
+    if (d.error_code == "E_AUDIT") ++failed;
+  }
+  REQUIRE(failed == 50);
+  REQUIRE(eventually([&] {
+    return serve.err().find("audit log: a decision record cannot be written") != std::string::npos;
+  }));
+  std::string log = serve.err();
+  INFO(log);
+  CHECK(log.find("File too large") != std::string::npos);
+  // Throttled: 50 failures, at most 5 lines in the minute.
+  std::size_t lines = 0;
+  for (std::size_t at = 0;
+       (at = log.find("a decision record cannot be written", at)) != std::string::npos; ++at)
+    ++lines;
+  CHECK(lines <= 5);
+
+  const int code = serve.terminate();
+  log = serve.err();
+  INFO(log);
+  CHECK(code == 4);
+  CHECK(log.find("the stop record cannot be written") != std::string::npos);
+  CHECK(log.find("warden stopped, but the audit log could not record it") != std::string::npos);
+}
+
+TEST_CASE("a shutdown that writes its stop record exits 0", "[audit]") {
+  TempDir dir;
+  Serve serve(dir);
+  REQUIRE(serve.serving());
+  CHECK(serve.terminate() == 0);
+  CHECK(serve.err().find("the stop record cannot be written") == std::string::npos);
+  auto records = read_chain({Serve::log(dir)});
+  bool stopped = false;
+  for (const auto& r : records) stopped = stopped || r.kind == "stop";
+  CHECK(stopped);
+}
+
 // Recorded before it takes effect: a reload whose record cannot be written fails (E_AUDIT,
 // with the cause), the old rules stay in force and status counts the failure; no reload
 // record and no decision under the new rules.

@@ -402,6 +402,134 @@ TEST_CASE("the daemon refuses to start on files others could change", "[server][
   }
 }
 
+TEST_CASE("the daemon refuses to start on state others could change", "[server][files]") {
+  TempDir dir;
+  Config config = test_config(dir);
+  const fs::path state = dir.path() / "state";
+  fs::create_directories(state);
+  chmod_or_fail(state, 0700);
+  const std::string db = (state / "state.db").string();
+
+  SECTION("a world-writable approvals database") {
+    dir.write("state/state.db", "");
+    chmod_or_fail(db, 0666);
+    auto r = start_result(config);
+    CHECK_FALSE(r.ok);
+    CHECK(r.step == "own-state");
+    CHECK(r.exit_code == 2);
+    CHECK(mentions(r.message, "E_FILE_MODE"));
+    CHECK(mentions(r.message, db + ": error E_FILE_MODE: approvals database: mode 0666"));
+  }
+  SECTION("a group-writable write-ahead log of the approvals database") {
+    dir.write("state/state.db-wal", "");
+    chmod_or_fail(db + "-wal", 0660);
+    auto r = start_result(config);
+    CHECK(r.step == "own-state");
+    CHECK(mentions(r.message, db + "-wal: error E_FILE_MODE"));
+  }
+  SECTION("an approvals database owned by another user") {
+    dir.write("state/state.db", "");
+    chmod_or_fail(db, 0600);
+    if (::geteuid() != 0) {
+      WARN("not root: cannot hand a file to another user");
+      return;
+    }
+    ForeignOwner foreign(db);
+    auto r = start_result(config);
+    CHECK(r.step == "own-state");
+    CHECK(r.exit_code == 2);
+    CHECK(mentions(r.message, db + ": error E_FILE_MODE: approvals database: owned by uid 65534"));
+  }
+  SECTION("an approvals database configured in an open directory") {
+    fs::create_directories(dir.path() / "open");
+    chmod_or_fail(dir.path() / "open", 0777);
+    config.approvals.path = (dir.path() / "open/approvals.db").string();
+    auto r = start_result(config);
+    CHECK(r.step == "own-state");
+    CHECK(mentions(r.message, (dir.path() / "open").string() + ": error E_FILE_MODE"));
+    chmod_or_fail(dir.path() / "open", 0700);
+  }
+  SECTION("an audit directory others can write") {
+    fs::create_directories(dir.path() / "audit");
+    chmod_or_fail(dir.path() / "audit", 0777);
+    config.audit_log = (dir.path() / "audit/audit.jsonl").string();
+    auto r = start_result(config);
+    CHECK(r.step == "own-state");
+    CHECK(mentions(r.message, (dir.path() / "audit").string() +
+                                  ": error E_FILE_MODE: audit directory: mode 0777"));
+    chmod_or_fail(dir.path() / "audit", 0700);
+  }
+  SECTION("an audit directory still to be made, in a directory others can write") {
+    fs::create_directories(dir.path() / "open");
+    chmod_or_fail(dir.path() / "open", 0777);
+    config.audit_log = (dir.path() / "open/audit/audit.jsonl").string();
+    auto r = start_result(config);
+    CHECK(r.step == "own-state");
+    CHECK(mentions(r.message, (dir.path() / "open").string() +
+                                  ": error E_FILE_MODE: a directory above the audit directory"));
+    CHECK_FALSE(fs::exists(dir.path() / "open/audit"));
+    chmod_or_fail(dir.path() / "open", 0700);
+  }
+  SECTION("an audit log others can write") {
+    dir.write("state/audit.jsonl", "");
+    chmod_or_fail(state / "audit.jsonl", 0646);
+    auto r = start_result(config);
+    CHECK(r.step == "own-state");
+    CHECK(mentions(r.message, "audit log: mode 0646"));
+  }
+  SECTION("safe state starts") {
+    dir.write("state/state.db", "");
+    chmod_or_fail(db, 0600);
+    RunningDaemon d(config);
+    CHECK(d.ok());
+  }
+}
+
+TEST_CASE("a reload refuses while the approvals database is writable by others",
+          "[server][files][reload]") {
+  TempDir dir;
+  RunningDaemon d(test_config(dir));
+  REQUIRE(d.ok());
+  const fs::path db = dir.path() / "state/state.db";
+  REQUIRE(fs::exists(db));
+  chmod_or_fail(db, 0666);
+  Client admin;
+  std::string error;
+  REQUIRE(admin.connect(d.address(), 5000ms, &error));
+  REQUIRE(admin.authenticate(Tokens{}.admin, 5000ms, &error));
+  REQUIRE(admin.send_message(make_request("r", "reload"), &error));
+  std::string reply = read_or_fail(admin, 20000ms);
+  INFO(reply);
+  CHECK(error_code(reply) == err::kReloadFailed);
+  auto doc = parse(reply);
+  const auto& diagnostics = doc["payload"]["error"]["diagnostics"];
+  REQUIRE(diagnostics.Size() >= 1);
+  CHECK(std::string(diagnostics[0]["code"].GetString()) == "E_FILE_MODE");
+  CHECK(std::string(diagnostics[0]["file"].GetString()) == db.string());
+  chmod_or_fail(db, 0600);
+  REQUIRE(admin.send_message(make_request("r2", "reload"), &error));
+  CHECK(error_code(read_or_fail(admin, 20000ms)) == "");
+}
+
+TEST_CASE("warden serve exits 2 on a world-writable approvals database", "[server][files]") {
+  TempDir dir;
+  Config config = test_config(dir);
+  fs::create_directories(dir.path() / "state");
+  chmod_or_fail(dir.path() / "state", 0700);
+  const std::string db = dir.write("state/state.db", "");
+  chmod_or_fail(db, 0666);
+  std::string err;
+  int code = run_warden(dir.path(),
+                        "serve --listen 127.0.0.1:0 --rules rules --tokens tokens --state-dir state"
+                        " >/dev/null",
+                        &err);
+  INFO(err);
+  CHECK(code == 2);
+  CHECK(mentions(err, "cannot start (own-state)"));
+  CHECK(mentions(err, "E_FILE_MODE"));
+  CHECK(mentions(err, "state.db"));
+}
+
 // ---- reloads keep the old rules when files turn unsafe ----------------------------------
 
 namespace {

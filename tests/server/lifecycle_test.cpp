@@ -14,7 +14,8 @@ TEST_CASE("500 concurrent connections are all served", "[server][lifecycle]") {
   Config config = test_config(dir);
   config.limits.max_connections = 1000;
   config.limits.max_queue_per_principal = 1000;  // all 500 are the same principal
-  config.limits.auth_timeout = 60000ms;          // 500 handshakes at once, under a sanitizer
+  config.limits.max_connections_per_principal = 1000;
+  config.limits.auth_timeout = 60000ms;  // 500 handshakes at once, under a sanitizer
   RunningDaemon d(config);
   REQUIRE(d.ok());
   const int n = 500;

@@ -177,6 +177,42 @@ TEST_CASE("the Unix socket path is checked before binding", "[server][transport]
   }
 }
 
+TEST_CASE("TLS: the daemon refuses a private key others can read or change",
+          "[server][transport][files]") {
+  TempDir dir;
+  TestPki pki(dir);
+  Config config = test_config(dir);
+  config.tls.cert = pki.cert;
+  config.tls.key = pki.key;
+  SECTION("world-readable") {
+    fs::permissions(pki.key,
+                    fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                        fs::perms::others_read,
+                    fs::perm_options::replace);
+    RunningDaemon d(config);
+    CHECK_FALSE(d.ok());
+    CHECK(d.start_result().step == "own-state");
+    CHECK(d.start_result().exit_code == 2);
+    CHECK(d.start_result().message.find(pki.key + ": error E_FILE_MODE: TLS key: mode 0644 "
+                                                  "lets others read it") != std::string::npos);
+  }
+  SECTION("group-writable") {
+    fs::permissions(pki.key,
+                    fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_write,
+                    fs::perm_options::replace);
+    RunningDaemon d(config);
+    CHECK_FALSE(d.ok());
+    CHECK(d.start_result().message.find("TLS key: mode 0620 is group-writable") !=
+          std::string::npos);
+  }
+  SECTION("owner-only") {
+    fs::permissions(pki.key, fs::perms::owner_read | fs::perms::owner_write,
+                    fs::perm_options::replace);
+    RunningDaemon d(config);
+    CHECK(d.ok());
+  }
+}
+
 TEST_CASE("TLS: a client that verifies the server certificate talks as over TCP",
           "[server][transport]") {
   TempDir dir;

@@ -1,0 +1,95 @@
+// Operators are told when the approvals store fails: health-check says degraded (not
+// serving), status says failing with the cause, the daemon's log says so once, and all of it
+// clears when the store works again. A real daemon with its real SQLite store, broken under it.
+#include <sqlite3.h>
+
+#include <catch2/catch.hpp>
+
+#include "server/errors.h"
+#include "server_fixture.h"
+
+using namespace warden;
+using namespace warden::server;
+using namespace warden::server::testing;
+
+namespace {
+
+void sql(const std::string& db, const std::string& statement) {
+  sqlite3* handle = nullptr;
+  REQUIRE(sqlite3_open(db.c_str(), &handle) == SQLITE_OK);
+  sqlite3_busy_timeout(handle, 5000);
+  char* message = nullptr;
+  int rc = sqlite3_exec(handle, statement.c_str(), nullptr, nullptr, &message);
+  INFO(statement << ": " << (message ? message : ""));
+  sqlite3_free(message);
+  sqlite3_close(handle);
+  REQUIRE(rc == SQLITE_OK);
+}
+
+rapidjson::Document ask(Client& client, const std::string& action) {
+  std::string error;
+  REQUIRE(client.send_message(make_request("q", action), &error));
+  return parse(read_or_fail(client, 20000ms));
+}
+
+// A proposal no rule of kRulesA decides: the default outcome, approval-required, which
+// needs the store.
+const char* kNeedsApproval = R"({"target":"deploy","action":"run","payload":{"env":"prod"}})";
+
+}  // namespace
+
+TEST_CASE("health-check and status report a failing approvals store",
+          "[server][approvals][health]") {
+  TempDir dir;
+  Config config = test_config(dir);
+  auto log_text = std::make_shared<std::ostringstream>();
+  Daemon::Options options;
+  options.logger = capture_logger(log_text);
+  RunningDaemon d(config, options);
+  REQUIRE(d.ok());
+  const std::string db = (dir.path() / "state/state.db").string();
+  Client admin, agent;
+  std::string error;
+  REQUIRE(admin.connect(d.address(), 5000ms, &error));
+  REQUIRE(admin.authenticate(Tokens{}.admin, 5000ms, &error));
+  connect_agent(agent, d);
+
+  auto health = ask(admin, "health-check");
+  CHECK(std::string(health["payload"]["status"].GetString()) == "serving");
+  auto status = ask(admin, "status");
+  CHECK(status["payload"]["approvals"]["ok"].GetBool());
+  CHECK(std::string(status["payload"]["approvals"]["store"].GetString()) == "sqlite");
+
+  // The store's table goes away under the daemon: every call fails.
+  sql(db, "ALTER TABLE approvals RENAME TO approvals_moved");
+  REQUIRE(agent.send_message(decide_request("1", kNeedsApproval), &error));
+  std::string reply = read_or_fail(agent, 20000ms);
+  INFO(reply);
+  REQUIRE(eventually([&] {
+    return std::string(ask(admin, "health-check")["payload"]["status"].GetString()) == "degraded";
+  }));
+  health = ask(admin, "health-check");
+  CHECK(std::string(health["payload"]["approvals"].GetString()).rfind("failing: ", 0) == 0);
+  CHECK(std::string(health["payload"]["approvals"].GetString()).find("approvals") !=
+        std::string::npos);
+  status = ask(admin, "status");
+  const auto& approvals = status["payload"]["approvals"];
+  CHECK_FALSE(approvals["ok"].GetBool());
+  CHECK(approvals["failures"].GetUint64() >= 1);
+  CHECK(std::string(approvals["error"].GetString()).find("no such table") != std::string::npos);
+
+  // Back: the next call succeeds and the state clears.
+  sql(db, "ALTER TABLE approvals_moved RENAME TO approvals");
+  REQUIRE(eventually([&] {
+    std::string e;
+    agent.send_message(decide_request("2", kNeedsApproval), &e);
+    read_or_fail(agent, 20000ms);
+    return std::string(ask(admin, "health-check")["payload"]["status"].GetString()) == "serving";
+  }));
+  CHECK(ask(admin, "status")["payload"]["approvals"]["ok"].GetBool());
+  d.stop();
+  const std::string logged = log_text->str();
+  INFO(logged);
+  CHECK(logged.find("error approvals store: failing: ") != std::string::npos);
+  CHECK(logged.find("approvals store: reachable again") != std::string::npos);
+}
