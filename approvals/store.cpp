@@ -43,6 +43,8 @@ std::string_view approve_result_name(ApproveResult result) {
     case ApproveResult::Expired: return "expired";
     case ApproveResult::SelfApproval: return "self-approval";
     case ApproveResult::AlreadyApproved: return "already-approved";
+    case ApproveResult::DigestMismatch:
+      return "digest-mismatch";
   }
   return "not-found";
 }
@@ -84,6 +86,7 @@ const char* const kSchema[] = {
     " note TEXT NOT NULL,"
     " at_ms BIGINT NOT NULL,"
     " seq INTEGER NOT NULL,"
+    " scope_minutes INTEGER NOT NULL DEFAULT 0,"
     " PRIMARY KEY (approval_id, approver))",
     "CREATE TABLE IF NOT EXISTS approval_grants ("
     " id TEXT PRIMARY KEY,"
@@ -104,7 +107,8 @@ const char* const kSchemaProbes[] = {
     " groups_json, session, agent, rules_json, reason, decision_id, origin, daemon_id,"
     " created_ms, expires_ms, approvers_needed, closed_by, close_note, closed_ms, result_json"
     " FROM approvals WHERE 1 = 0",
-    "SELECT approval_id, approver, note, at_ms, seq FROM approval_votes WHERE 1 = 0",
+    "SELECT approval_id, approver, note, at_ms, seq, scope_minutes FROM approval_votes"
+    " WHERE 1 = 0",
     "SELECT id, approval_id, principal, session, action_hash, expires_ms, uses_left, approver"
     " FROM approval_grants WHERE 1 = 0",
 };

@@ -10,6 +10,7 @@
 #include "audit/record.h"
 #include "audit/writer.h"
 #include "engine/json_writer.h"
+#include "engine/session_memory.h"
 #include "pipeline/action_json.h"
 #include "pipeline/events.h"
 #include "server/act_record.h"
@@ -31,6 +32,7 @@ constexpr std::size_t kMaxToken = 256;
 constexpr std::size_t kMaxNote = 4096;
 constexpr std::size_t kMaxFilter = 256;
 constexpr int kWorkers = 4;
+constexpr std::size_t kShownHistory = 20;  // history entries shown with a pending approval
 constexpr auto kSweepEvery = std::chrono::milliseconds(200);
 constexpr auto kExpireEvery = std::chrono::milliseconds(1000);
 // A wait also asks the store now and then, in case a notification was lost (a PostgreSQL
@@ -426,9 +428,10 @@ std::string ApprovalService::requester_json(const approvals::Created& created) {
   std::string out = "{\"id\":";
   append_json_string(out, created.approval.id);
   member(out, "token", created.token);
+  member(out, "action_hash", created.approval.action_hash);
   out += ",\"status\":\"pending\",\"expires_ms\":" + std::to_string(created.approval.expires_ms);
   out += ",\"approvers_needed\":" + std::to_string(created.approval.approvers_needed);
-  member(out, "how", "warden approve " + created.token);
+  member(out, "how", "warden approve " + created.approval.id);
   out += '}';
   return out;
 }
@@ -537,7 +540,9 @@ std::optional<Reply> ApprovalService::pending(const Request& request, const Iden
   std::string error;
   std::int64_t min_age_s = 0;
   bool watch = false;
-  if (!string_field(payload, "agent", kMaxFilter, &filter.agent, &error) ||
+  std::string only_id;
+  if (!string_field(payload, "id", kMaxToken, &only_id, &error) ||
+      !string_field(payload, "agent", kMaxFilter, &filter.agent, &error) ||
       !string_field(payload, "session", kMaxFilter, &filter.session, &error) ||
       !string_field(payload, "rule", kMaxFilter, &filter.rule, &error) ||
       !int_field(payload, "min_age_s", 0, 366LL * 86400, &min_age_s, &error)) {
@@ -549,14 +554,26 @@ std::optional<Reply> ApprovalService::pending(const Request& request, const Iden
     }
     watch = w->GetBool();
   }
+  if (!only_id.empty() && watch) {
+    return fail(request.id_json, "pending", err::kBadRequest,
+                "\"payload.id\" shows one approval; it cannot be watched");
+  }
   filter.min_age_ms = min_age_s * 1000;
   auto send = std::make_shared<ReplyFn>(std::move(later));
-  const bool queued = post([this, id = request.id_json, filter, watch, send, closed] {
+  const bool queued = post([this, id = request.id_json, filter, only_id, watch, send, closed] {
     approvals::Filter f = filter;
     f.now_ms = now_ms();
     std::vector<Approval> list;
     try {
-      list = store_->list(f);
+      if (only_id.empty()) {
+        list = store_->list(f);
+      } else if (std::optional<Approval> one = store_->get(only_id)) {
+        // One approval by its id, whatever its state: what `warden approve ID` shows.
+        list.push_back(std::move(*one));
+      } else {
+        (*send)(fail(id, "pending", err::kApprovalNotFound, "no approval has the id " + only_id));
+        return;
+      }
     } catch (const std::exception& e) {
       (*send)(fail(id, "pending", err::kApprovalStore, e.what()));
       return;
@@ -564,7 +581,7 @@ std::optional<Reply> ApprovalService::pending(const Request& request, const Iden
     std::string items = "[";
     for (std::size_t i = 0; i < list.size(); ++i) {
       if (i) items += ',';
-      items += approval_json(list[i]);
+      items += shown_json(list[i]);
     }
     items += ']';
     if (!watch) {
@@ -594,44 +611,67 @@ std::optional<Reply> ApprovalService::pending(const Request& request, const Iden
 std::optional<Reply> ApprovalService::approve(const Request& request, const Identity& identity,
                                               ReplyFn later) {
   const rapidjson::Value& payload = request.payload();
-  std::string token, note, error;
+  std::string approval_id, digest, note, error;
   std::int64_t scope_minutes = 0;
-  const rapidjson::Value* t = find_member(payload, "token");
-  if (!t || !t->IsString() || t->GetStringLength() == 0) {
+  if (find_member(payload, "token")) {
+    // The requester's token is a handle for withdrawing its request, never an approval: an
+    // approver answers what they were shown, by id and digest.
     return fail(request.id_json, "approve", err::kBadRequest,
-                "\"payload.token\" must be the approval's token (warden approve TOKEN)");
+                "a token does not approve: approve by the approval's id and the digest of the "
+                "action you were shown (warden approve ID)");
   }
-  if (!string_field(payload, "token", kMaxToken, &token, &error) ||
+  const rapidjson::Value* i = find_member(payload, "id");
+  if (!i || !i->IsString() || i->GetStringLength() == 0) {
+    return fail(request.id_json, "approve", err::kBadRequest,
+                "\"payload.id\" must be the approval's id (warden approve ID)");
+  }
+  const rapidjson::Value* g = find_member(payload, "digest");
+  if (!g || !g->IsString() || g->GetStringLength() == 0) {
+    return fail(request.id_json, "approve", err::kBadRequest,
+                "\"payload.digest\" must be the action_hash of the approval you were shown "
+                "(\"sha256:…\")");
+  }
+  if (!string_field(payload, "id", kMaxToken, &approval_id, &error) ||
+      !string_field(payload, "digest", kMaxToken, &digest, &error) ||
       !string_field(payload, "note", kMaxNote, &note, &error) ||
       !int_field(payload, "scope_minutes", 1, context_.config->approvals.max_scope_minutes,
                  &scope_minutes, &error)) {
     return fail(request.id_json, "approve", err::kBadRequest, error);
   }
   auto send = std::make_shared<ReplyFn>(std::move(later));
-  const bool queued = post([this, id = request.id_json, identity, token, note, scope_minutes, send] {
-    Reply reply;
-    try {
-      reply = approve_now(id, identity, token, note, static_cast<int>(scope_minutes));
-    } catch (const approvals::StoreError& e) {
-      reply = fail(id, "approve", err::kApprovalStore, e.what());
-    } catch (const std::exception& e) {
-      reply = fail(id, "approve", err::kAudit, e.what());
-    }
-    (*send)(std::move(reply));
-  });
+  const bool queued =
+      post([this, id = request.id_json, identity, approval_id, digest, note, scope_minutes, send] {
+        Reply reply;
+        try {
+          reply =
+              approve_now(id, identity, approval_id, digest, note, static_cast<int>(scope_minutes));
+        } catch (const approvals::StoreError& e) {
+          reply = fail(id, "approve", err::kApprovalStore, e.what());
+        } catch (const std::exception& e) {
+          reply = fail(id, "approve", err::kAudit, e.what());
+        }
+        (*send)(std::move(reply));
+      });
   if (!queued) return fail(request.id_json, "approve", err::kShuttingDown, "the daemon is shutting down");
   return std::nullopt;
 }
 
 Reply ApprovalService::approve_now(const std::string& id_json, const Identity& identity,
-                                   const std::string& token, const std::string& note,
-                                   int scope_minutes) {
-  approvals::ApproveOutcome outcome = store_->approve(token, identity.principal, note, now_ms());
+                                   const std::string& approval_id, const std::string& digest,
+                                   const std::string& note, int scope_minutes) {
+  approvals::ApproveOutcome outcome =
+      store_->approve(approval_id, digest, identity.principal, note, now_ms(), scope_minutes);
   using R = approvals::ApproveResult;
   const std::string which = outcome.approval ? "approval " + outcome.approval->id : "approval";
   switch (outcome.result) {
     case R::NotFound:
-      return fail(id_json, "approve", err::kApprovalNotFound, "no approval has this token");
+      return fail(id_json, "approve", err::kApprovalNotFound, "no approval has this id");
+    case R::DigestMismatch:
+      return fail(id_json, "approve", err::kApprovalDigest,
+                  which + ": " + digest +
+                      " is not the digest of its action: nothing was approved; look at it "
+                      "again (warden approve " +
+                      approval_id + ")");
     case R::Closed:
       if (outcome.approval->status == Status::Expired) {
         return fail(id_json, "approve", err::kApprovalExpired, which + " expired before it was approved");
@@ -639,7 +679,7 @@ Reply ApprovalService::approve_now(const std::string& id_json, const Identity& i
       return fail(id_json, "approve", err::kApprovalClosed,
                   which + " is already " +
                       std::string(approvals::status_name(outcome.approval->status)) +
-                      ": a token approves once");
+                      ": an approval is answered once");
     case R::Expired:
       record("expired", *outcome.approval, "expiry", "");
       return fail(id_json, "approve", err::kApprovalExpired, which + " expired before it was approved");
@@ -862,6 +902,34 @@ std::string ApprovalService::approval_json(const Approval& a) {
   out += ",\"closed_ms\":" + std::to_string(a.closed_ms);
   append_result(out, a);
   out += '}';
+  return out;
+}
+
+std::string ApprovalService::shown_json(const Approval& a) const {
+  std::string out = approval_json(a);
+  // The requester session's recent history, as this daemon remembers it (the effects of its
+  // latest approved decisions): what the agent did before asking.
+  out.insert(out.size() - 1, ",\"history\":[");
+  if (context_.sessions && !a.session.empty()) {
+    std::vector<HistoryEntry> history =
+        context_.sessions->snapshot(a.principal, a.session, now_ms() / 1000);
+    const std::size_t from = history.size() > kShownHistory ? history.size() - kShownHistory : 0;
+    std::string items;
+    for (std::size_t i = from; i < history.size(); ++i) {
+      const HistoryEntry& h = history[i];
+      if (!items.empty()) items += ',';
+      items += "{\"decision_id\":";
+      append_json_string(items, h.decision_id);
+      items += ",\"time\":" + std::to_string(h.time);
+      member(items, "kind", h.effect.kind);
+      member(items, "object", h.effect.object);
+      member(items, "target", h.effect.target);
+      member(items, "program", h.effect.program);
+      items += '}';
+    }
+    out.insert(out.size() - 1, items);
+  }
+  out.insert(out.size() - 1, "]");
   return out;
 }
 

@@ -2,11 +2,14 @@
 // approval-required leaves behind, who may answer it and what happens then.
 //
 //   requester side  decide/submit → approval-required → create(): a pending approval in the
-//                   store (token to the requester, `approval created` in the audit log).
+//                   store (its id, action digest and a token to the requester — the token can
+//                   deny it, never approve it —, `approval created` in the audit log).
 //                   decide: a live scoped grant for this exact action and session turns the
 //                   answer into approve instead (use_grant, `approval scoped-use`).
-//   approver side   pending (list, or watch: events as approvals arrive and close),
-//                   approve TOKEN: one store transaction claims it — exactly one approver
+//   approver side   pending (list, one by id, or watch: events as approvals arrive and close),
+//                   approve ID DIGEST: the approver answers the action they were shown (its
+//                   action_hash; another digest is E_APPROVAL_DIGEST, nothing recorded); one
+//                   store transaction claims it — exactly one approver
 //                   across the fleet; then the last mile (the rules in force decide the stored
 //                   action again, as its requester); a reject or a changed action means it is
 //                   not run (refused). A submit's action is then dispatched here; a decide's
@@ -120,6 +123,9 @@ class ApprovalService {
   static std::string result_event(const approvals::Approval& approval);
   // APPROVAL: an approval as the protocol shows it (never a token).
   static std::string approval_json(const approvals::Approval& approval);
+  // The same with "history": the requester session's recent history as this daemon's session
+  // memory holds it (empty when it holds none): what `pending` shows an approver.
+  std::string shown_json(const approvals::Approval& approval) const;
 
  private:
   struct Waiter {
@@ -140,7 +146,8 @@ class ApprovalService {
   void on_notification(std::string kind, std::string approval_id);
   void settle(const approvals::Approval& approval);  // ends the waits of a final approval
   void broadcast(std::string_view event, const approvals::Approval& approval);
-  Reply approve_now(const std::string& id_json, const Identity& identity, const std::string& token,
+  Reply approve_now(const std::string& id_json, const Identity& identity,
+                    const std::string& approval_id, const std::string& digest,
                     const std::string& note, int scope_minutes);
   // The last mile and what follows a claimed approval; returns the approve reply.
   Reply carry_out(const std::string& id_json, const Identity& identity,

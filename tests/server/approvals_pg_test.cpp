@@ -55,15 +55,15 @@ TEST_CASE("PostgreSQL: two daemons share approvals; the answer reaches the reque
   auto event = parse(alice.read());
   INFO(to_json_text(event));
   REQUIRE(str(event["payload"], "event") == "approval-required");
-  const std::string token = str(event["payload"]["approval"], "token");
-  const std::string id = str(event["payload"]["approval"], "id");
+  const ApprovalRef token = approval_ref(event["payload"]["approval"]);
+  const std::string id = token.id;
   auto list = payload_of(bob_on_b.call(make_request("l", "pending")));
   REQUIRE(list["approvals"].Size() == 1);
   CHECK(str(list["approvals"][0], "id") == id);
   CHECK(str(list["approvals"][0], "daemon_id") == "daemon-a");
 
   // Approved on B; A's waiting client hears it.
-  std::string ok = bob_on_b.call(make_request("a", "approve", "\"token\":" + json_string(token)));
+  std::string ok = bob_on_b.call(approve_request(token));
   INFO(ok);
   REQUIRE(error_code(ok) == "");
   CHECK(str(payload_of(ok), "status") == "granted");
@@ -74,14 +74,11 @@ TEST_CASE("PostgreSQL: two daemons share approvals; the answer reaches the reque
   // Self-approval and reuse are refused on either daemon.
   Party alice_approver(b.address(), t.alice_approver);
   Party carol_on_a(a.address(), t.carol);
-  CHECK(error_code(carol_on_a.call(make_request("a", "approve", "\"token\":" + json_string(token)))) ==
-        err::kApprovalClosed);
+  CHECK(error_code(carol_on_a.call(approve_request(token))) == err::kApprovalClosed);
   alice.send(make_request("w2", "decide", "\"proposal\":" + shell_action("touch other.txt")));
   std::string second = alice.read();
-  const std::string token2 = str(payload_of(second)["approval"], "token");
-  CHECK(error_code(alice_approver.call(
-            make_request("a", "approve", "\"token\":" + json_string(token2)))) ==
-        err::kSelfApproval);
+  const ApprovalRef token2 = approval_ref(payload_of(second)["approval"]);
+  CHECK(error_code(alice_approver.call(approve_request(token2))) == err::kSelfApproval);
 }
 
 TEST_CASE("PostgreSQL: approvers racing on two daemons, exactly one approves",
@@ -97,8 +94,8 @@ TEST_CASE("PostgreSQL: approvers racing on two daemons, exactly one approves",
   for (int round = 0; round < 8; ++round) {
     std::string reply = alice.call(decide_request(
         "d", shell_action("touch race" + std::to_string(round) + ".txt")));
-    const std::string token = str(payload_of(reply)["approval"], "token");
-    REQUIRE(!token.empty());
+    const ApprovalRef token = approval_ref(payload_of(reply)["approval"]);
+    REQUIRE(!token.hash.empty());
     std::atomic<int> ok{0}, refused{0};
     std::vector<std::thread> racers;
     int i = 0;
@@ -106,8 +103,7 @@ TEST_CASE("PostgreSQL: approvers racing on two daemons, exactly one approves",
       const std::string address = (i++ % 2 == 0) ? a.address() : b.address();
       racers.emplace_back([&, who, address] {
         Party approver(address, who);
-        std::string code = error_code(
-            approver.call(make_request("a", "approve", "\"token\":" + json_string(token))));
+        std::string code = error_code(approver.call(approve_request(token)));
         if (code.empty()) ++ok;
         if (code == err::kApprovalClosed || code == err::kAlreadyApproved) ++refused;
       });
