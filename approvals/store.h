@@ -120,9 +120,10 @@ struct Filter {
   std::size_t limit = 1000;
 };
 
-// "Approve this exact action for this session": identical proposals of the same principal
+// "Approve this exact request for this session": identical requests of the same principal
 // and session are approved without asking again until expires_ms (uses_left > 0: that many
-// uses; 0: any number until expiry).
+// uses; 0: any number until expiry). action_hash is the key the caller binds the grant to
+// (the daemon: a digest of the whole request as decided, server/approval_service.cpp).
 struct Grant {
   std::string approval_id;
   std::string principal, session, action_hash;

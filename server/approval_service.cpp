@@ -4,6 +4,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <exception>
 #include <future>
 
@@ -100,25 +101,34 @@ std::string agent_of(const std::string& action_json) {
                                     : std::string();
 }
 
-// What a scoped grant is bound to: the action's target, action and payload — what an actuator
-// does — without its id, explanation or context (they differ between two proposals of the
-// same action; the principal and session are matched on their own).
+// What a grant is bound to: the whole request as the rules decided it (the decided action
+// JSON: target, action, payload and context — which tool asked, from which agent and source —
+// and anything else the proposal carried), less the members that name one request rather
+// than what it asks for: its "id", the agent's "explanation" text and context.tool_use_id;
+// and less context.session, which the grant matches on its own beside the principal. The
+// members are taken from what was decided, not from a list of what matters, so a member a
+// rule may read is never left out; the few removed are per-request identifiers. Re-written
+// compactly in the member order it came in, then hashed. Not JSON: the text's own hash.
 std::string grant_key(const std::string& action_json) {
   rapidjson::Document d;
   d.Parse(action_json.data(), action_json.size());
   if (d.HasParseError() || !d.IsObject()) return approvals::action_hash(action_json);
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  writer.StartObject();
-  for (const char* name : {"target", "action", "payload"}) {
-    writer.Key(name);
-    if (const rapidjson::Value* v = find_member(d, name)) {
-      v->Accept(writer);
-    } else {
-      writer.Null();
+  // EraseMember keeps the other members' order; a name given twice is erased each time.
+  while (d.EraseMember("id")) {
+  }
+  while (d.EraseMember("explanation")) {
+  }
+  for (auto& m : d.GetObject()) {
+    if (m.name == "context" && m.value.IsObject()) {
+      while (m.value.EraseMember("tool_use_id")) {
+      }
+      while (m.value.EraseMember("session")) {
+      }
     }
   }
-  writer.EndObject();
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  d.Accept(writer);
   return approvals::action_hash(std::string_view(buffer.GetString(), buffer.GetSize()));
 }
 
