@@ -275,9 +275,11 @@ void register_approve(CLI::App& app, int* exit_code) {
                   "without the terminal prompt; refused unless it is this approval's");
   cmd->add_option("--note", a->note, "Why (recorded with your approval in the audit log)");
   auto* scope =
-      cmd->add_option("--scope-minutes", a->scope_minutes,
-                      "Also approve this exact request again for the requester's session for N "
-                      "minutes (1..1440; with two approvers the shorter of their scopes holds)")
+      cmd->add_option(
+             "--scope-minutes", a->scope_minutes,
+             "Also approve this exact request again for the requester's session for N "
+             "minutes (1..1440; with two approvers the strictest of their answers holds, and never "
+             "beyond the approval's own expiry)")
           ->check(CLI::Range(1, kMaxScopeMinutes));
   cmd->add_option("--format", a->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))

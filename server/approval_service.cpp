@@ -147,6 +147,15 @@ std::string result_json_of(std::string_view target, const actuators::Result& r, 
   return out;
 }
 
+// The scope a claimed approval grants: the smallest scope_minutes of its votes, 0 (one use)
+// when any vote asked for none. `claimer`: the completing vote's, when the votes are missing.
+int strictest_scope(const Approval& a, int claimer) {
+  if (a.votes.empty()) return claimer;
+  int out = a.votes.front().scope_minutes;
+  for (const approvals::Vote& v : a.votes) out = std::min(out, v.scope_minutes);
+  return std::max(out, 0);
+}
+
 }  // namespace
 
 Decision approved_by_grant(Decision decision, const approvals::Grant& grant) {
@@ -791,6 +800,9 @@ Reply ApprovalService::carry_out(const std::string& id_json, const Identity& app
     status = "granted";
     recorded = result = "{\"granted\":true}";
   }
+  // The strictest terms of all votes hold: one use when any approver asked for no scope,
+  // else the shortest scope asked for.
+  scope_minutes = strictest_scope(approval, scope_minutes);
   if (scope_minutes > 0 || approval.origin != "submit") {
     approvals::Grant g;
     g.approval_id = approval.id;
@@ -805,6 +817,9 @@ Reply ApprovalService::carry_out(const std::string& id_json, const Identity& app
       g.expires_ms = now_ms() + context_.config->approvals.expiry_seconds * 1000;
       g.uses_left = 1;
     }
+    // Never beyond the approval's own expiry (the rule's expires-in, else the daemon's
+    // expiry_seconds): what could not be approved after then is not approved after then.
+    g.expires_ms = std::min(g.expires_ms, approval.expires_ms);
     store_->add_grant(g);
     std::string grant = "{\"uses\":" + std::to_string(g.uses_left) +
                         ",\"expires_ms\":" + std::to_string(g.expires_ms) +

@@ -78,3 +78,66 @@ TEST_CASE("a grant is bound to the whole request: a Glob's grant is not a Grep's
     CHECK(outcome_of_decide(alice, file_tool("Grep", "toolu_3")) == "approve");
   }
 }
+
+TEST_CASE("two approvers: the shortest scope any of them asked for holds",
+          "[server][approvals][grants]") {
+  TempDir dir;
+  Config config = approvals_config(dir);
+  dir.write("rules/policy.clp", kGrantRules);
+  RunningDaemon d(config);
+  REQUIRE(d.ok());
+  ApprovalTokens t;
+  Party alice(d.address(), t.alice), bob(d.address(), t.bob), carol(d.address(), t.carol);
+
+  SECTION("the first asks for 5 minutes, the second for 24 hours: 5 minutes") {
+    ApprovalRef p = ask_for(alice, shell_action("chmod 600 a.txt"));
+    REQUIRE(error_code(bob.call(approve_request(p, ",\"scope_minutes\":5"))) == "");
+    std::string second = carol.call(approve_request(p, ",\"scope_minutes\":1440"));
+    INFO(second);
+    REQUIRE(error_code(second) == "");
+    auto r = payload_of(second);
+    const auto& grant = r["result"]["grant"];
+    CHECK(grant["scope_minutes"].GetInt() == 5);
+    CHECK(grant["uses"].GetInt() == 0);
+    const std::int64_t claimed = r["approval"]["closed_ms"].GetInt64();
+    CHECK(grant["expires_ms"].GetInt64() - claimed >= 5 * 60000);
+    CHECK(grant["expires_ms"].GetInt64() - claimed < 1440 * 60000);
+    CHECK(grant["expires_ms"].GetInt64() - claimed < 6 * 60000);
+  }
+  SECTION("the first asks for none: one use, whatever the second asks") {
+    ApprovalRef p = ask_for(alice, shell_action("chmod 600 b.txt"));
+    REQUIRE(error_code(bob.call(approve_request(p))) == "");
+    std::string second = carol.call(approve_request(p, ",\"scope_minutes\":1440"));
+    INFO(second);
+    REQUIRE(error_code(second) == "");
+    const auto& grant = payload_of(second)["result"]["grant"];
+    CHECK(grant["uses"].GetInt() == 1);
+    CHECK(grant["scope_minutes"].GetInt() == 0);
+    CHECK(outcome_of_decide(alice, shell_action("chmod 600 b.txt")) == "approve");
+    CHECK(outcome_of_decide(alice, shell_action("chmod 600 b.txt")) == "approval-required");
+  }
+}
+
+TEST_CASE("a grant never outlives the approval's own expiry", "[server][approvals][grants]") {
+  TempDir dir;
+  Config config = approvals_config(dir);
+  dir.write("rules/policy.clp", kGrantRules);
+  RunningDaemon d(config);
+  REQUIRE(d.ok());
+  ApprovalTokens t;
+  Party alice(d.address(), t.alice), bob(d.address(), t.bob);
+  // The rule gives the approval two minutes; the approver asks for a day.
+  ApprovalRef p = ask_for(alice, shell_action("chown bob c.txt"));
+  std::string ok = bob.call(approve_request(p, ",\"scope_minutes\":1440"));
+  INFO(ok);
+  REQUIRE(error_code(ok) == "");
+  auto r = payload_of(ok);
+  const std::int64_t approval_expires = r["approval"]["expires_ms"].GetInt64();
+  CHECK(approval_expires - r["approval"]["created_ms"].GetInt64() == 120 * 1000);
+  CHECK(r["result"]["grant"]["expires_ms"].GetInt64() == approval_expires);
+  // A one-use grant too.
+  ApprovalRef q = ask_for(alice, shell_action("chown bob d.txt"));
+  auto one = payload_of(bob.call(approve_request(q)));
+  CHECK(one["result"]["grant"]["expires_ms"].GetInt64() <=
+        one["approval"]["expires_ms"].GetInt64());
+}
