@@ -163,6 +163,9 @@ class PostgresStore final : public Store {
           "ALTER TABLE approval_votes ADD COLUMN IF NOT EXISTS scope_minutes INTEGER NOT NULL "
           "DEFAULT 0",
           {});
+      // ... and before claims named their daemon.
+      exec("ALTER TABLE approvals ADD COLUMN IF NOT EXISTS claimed_by TEXT NOT NULL DEFAULT ''",
+           {});
       for (std::size_t i = 0; i < detail::kSchemaProbeCount; ++i) {
         exec(detail::kSchemaProbes[i], {});
       }
@@ -244,7 +247,9 @@ class PostgresStore final : public Store {
 
   ApproveOutcome approve(std::string_view id_view, std::string_view digest_view,
                          std::string_view approver_view, std::string_view note_view,
-                         std::int64_t now_ms, int scope_minutes) override {
+                         std::int64_t now_ms, int scope_minutes,
+                         std::string_view daemon_view) override {
+    const std::string daemon(daemon_view);
     const std::string id(id_view), digest(digest_view);
     const std::string approver(approver_view), note(note_view);
     return with_connection([&] {
@@ -282,9 +287,10 @@ class PostgresStore final : public Store {
             {a.id, approver, note, num(now_ms), num(count + 1),
              num(scope_minutes < 0 ? 0 : scope_minutes)});
         if (count + 1 >= a.approvers_needed) {
-          Result up = exec("UPDATE approvals SET status = 'approved', closed_ms = $2 "
-                           "WHERE id = $1 AND status = 'pending'",
-                           {a.id, num(now_ms)});
+          Result up = exec(
+              "UPDATE approvals SET status = 'approved', closed_ms = $2, "
+              "claimed_by = $3 WHERE id = $1 AND status = 'pending'",
+              {a.id, num(now_ms), daemon});
           if (up.affected() != 1) fail(a.id + " left pending meanwhile");
           notify("closed", a.id);
           out.result = ApproveResult::Claimed;
@@ -366,6 +372,37 @@ class PostgresStore final : public Store {
         for (int i = 0; i < r.rows(); ++i) {
           ids.push_back(r.text(i, 0));
           notify("closed", ids.back());
+        }
+        tx.commit();
+      }
+      std::vector<Approval> out;
+      for (const auto& id : ids) {
+        if (auto a = load("id", id)) out.push_back(std::move(*a));
+      }
+      return out;
+    });
+  }
+
+  std::vector<Approval> recover_claimed(std::string_view daemon_view,
+                                        std::int64_t claimed_before_ms,
+                                        std::string_view result_view,
+                                        std::int64_t now_ms) override {
+    (void)now_ms;
+    const std::string daemon(daemon_view), result(result_view);
+    return with_connection([&] {
+      std::vector<std::string> ids;
+      {
+        Transaction tx(*this);
+        // As expire_due: a row another daemon recovered meanwhile is re-checked and skipped.
+        Result r = exec(
+            "UPDATE approvals SET status = 'refused', result_json = $3 "
+            "WHERE status = 'approved' AND (($1 <> '' AND claimed_by = $1) OR "
+            "closed_ms < $2::bigint) RETURNING id",
+            {daemon, num(claimed_before_ms), result});
+        for (int i = 0; i < r.rows(); ++i) {
+          ids.push_back(r.text(i, 0));
+          exec("UPDATE approval_grants SET uses_left = -1 WHERE approval_id = $1", {ids.back()});
+          notify("finished", ids.back());
         }
         tx.commit();
       }

@@ -113,6 +113,13 @@ class SqliteStore final : public Store {
                 "DEFAULT 0");
           }
         }
+        // ... and before claims named their daemon.
+        {
+          Statement has(db_,
+                        "SELECT 1 FROM pragma_table_info('approvals') WHERE name = 'claimed_by'");
+          if (!has.step())
+            exec("ALTER TABLE approvals ADD COLUMN claimed_by TEXT NOT NULL DEFAULT ''");
+        }
         for (std::size_t i = 0; i < detail::kSchemaProbeCount; ++i) {
           Statement(db_, detail::kSchemaProbes[i]).run();
         }
@@ -194,7 +201,8 @@ class SqliteStore final : public Store {
   }
 
   ApproveOutcome approve(std::string_view id, std::string_view digest, std::string_view approver,
-                         std::string_view note, std::int64_t now_ms, int scope_minutes) override {
+                         std::string_view note, std::int64_t now_ms, int scope_minutes,
+                         std::string_view daemon_id) override {
     ApproveOutcome out;
     Pending notes;
     {
@@ -225,9 +233,9 @@ class SqliteStore final : public Store {
         ins.run();
         if (count + 1 >= a->approvers_needed) {
           Statement up(db_,
-                       "UPDATE approvals SET status = 'approved', closed_ms = ?2 "
-                       "WHERE id = ?1 AND status = 'pending'");
-          up.bind(1, a->id).bind(2, now_ms);
+                       "UPDATE approvals SET status = 'approved', closed_ms = ?2, "
+                       "claimed_by = ?3 WHERE id = ?1 AND status = 'pending'");
+          up.bind(1, a->id).bind(2, now_ms).bind(3, daemon_id);
           up.run();
           if (sqlite3_changes(db_) != 1) {
             throw StoreError("approval store (sqlite): " + a->id + " left pending meanwhile");
@@ -318,6 +326,39 @@ class SqliteStore final : public Store {
       for (const auto& id : ids) {
         if (auto a = load("id", id)) out.push_back(std::move(*a));
         notes.emplace_back("closed", id);
+      }
+    }
+    deliver(notes);
+    return out;
+  }
+
+  std::vector<Approval> recover_claimed(std::string_view daemon_id, std::int64_t claimed_before_ms,
+                                        std::string_view result_json,
+                                        std::int64_t now_ms) override {
+    (void)now_ms;
+    std::vector<Approval> out;
+    Pending notes;
+    {
+      std::lock_guard lock(mu_);
+      Transaction tx(*this);
+      std::vector<std::string> ids;
+      {
+        Statement s(db_,
+                    "UPDATE approvals SET status = 'refused', result_json = ?3 "
+                    "WHERE status = 'approved' AND ((?1 <> '' AND claimed_by = ?1) OR "
+                    "closed_ms < ?2) RETURNING id");
+        s.bind(1, daemon_id).bind(2, claimed_before_ms).bind(3, result_json);
+        while (s.step()) ids.push_back(s.text(0));
+      }
+      for (const auto& id : ids) {
+        Statement g(db_, "UPDATE approval_grants SET uses_left = -1 WHERE approval_id = ?1");
+        g.bind(1, id);
+        g.run();
+      }
+      tx.commit();
+      for (const auto& id : ids) {
+        if (auto a = load("id", id)) out.push_back(std::move(*a));
+        notes.emplace_back("finished", id);
       }
     }
     deliver(notes);

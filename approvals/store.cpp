@@ -78,7 +78,8 @@ const char* const kSchema[] = {
     " closed_by TEXT NOT NULL DEFAULT '',"
     " close_note TEXT NOT NULL DEFAULT '',"
     " closed_ms BIGINT NOT NULL DEFAULT 0,"
-    " result_json TEXT NOT NULL DEFAULT '')",
+    " result_json TEXT NOT NULL DEFAULT '',"
+    " claimed_by TEXT NOT NULL DEFAULT '')",
     "CREATE INDEX IF NOT EXISTS approvals_status_expires ON approvals (status, expires_ms)",
     "CREATE TABLE IF NOT EXISTS approval_votes ("
     " approval_id TEXT NOT NULL REFERENCES approvals (id),"
@@ -105,8 +106,8 @@ const std::size_t kSchemaCount = sizeof(kSchema) / sizeof(kSchema[0]);
 const char* const kSchemaProbes[] = {
     "SELECT id, token_hash, status, action_hash, action_json, proposal_json, principal,"
     " groups_json, session, agent, rules_json, reason, decision_id, origin, daemon_id,"
-    " created_ms, expires_ms, approvers_needed, closed_by, close_note, closed_ms, result_json"
-    " FROM approvals WHERE 1 = 0",
+    " created_ms, expires_ms, approvers_needed, closed_by, close_note, closed_ms, result_json,"
+    " claimed_by FROM approvals WHERE 1 = 0",
     "SELECT approval_id, approver, note, at_ms, seq, scope_minutes FROM approval_votes"
     " WHERE 1 = 0",
     "SELECT id, approval_id, principal, session, action_hash, expires_ms, uses_left, approver"

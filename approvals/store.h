@@ -13,6 +13,7 @@
 // cannot both move an approval out of pending — exactly one gets ApproveResult::Claimed.
 //
 //   pending ──approve (enough distinct approvers)──▶ approved ──finish──▶ executed | refused
+//                                                      └──recover_claimed (interrupted)──▶ refused
 //      ├──deny──▶ denied
 //      └──expire_due (expires_ms passed)──▶ expired
 //
@@ -151,9 +152,12 @@ class Store {
   // One approver's vote on approval `id`, bound to `digest` (the action_hash the approver was
   // shown): checked in the same transaction that records the vote. scope_minutes: the scope
   // this approver asks for (0: one use), kept with the vote (Vote::scope_minutes).
+  // daemon_id: the daemon carrying out what this vote claims (kept with a claim, for
+  // recover_claimed).
   virtual ApproveOutcome approve(std::string_view id, std::string_view digest,
                                  std::string_view approver, std::string_view note,
-                                 std::int64_t now_ms, int scope_minutes = 0) = 0;
+                                 std::int64_t now_ms, int scope_minutes = 0,
+                                 std::string_view daemon_id = {}) = 0;
   // By token, or by id (denying is always safe). Self-denial is allowed (withdrawing).
   virtual DenyOutcome deny(std::string_view token_or_id, std::string_view by,
                            std::string_view note, std::int64_t now_ms) = 0;
@@ -161,6 +165,14 @@ class Store {
   // status is neither Executed nor Refused).
   virtual bool finish(std::string_view id, Status status, std::string_view result_json,
                       std::int64_t now_ms) = 0;
+  // Approvals stuck in approved (claimed, never finished: the daemon carrying them out
+  // stopped): those claimed by `daemon_id` (non-empty; called as that daemon starts, nothing
+  // of its can still be running) or claimed before `claimed_before_ms` move to refused with
+  // result_json, and the grants they left end. Returns them, each exactly once across a fleet.
+  virtual std::vector<Approval> recover_claimed(std::string_view daemon_id,
+                                                std::int64_t claimed_before_ms,
+                                                std::string_view result_json,
+                                                std::int64_t now_ms) = 0;
   // Moves every pending approval past its expiry to expired; returns those it moved (each
   // exactly once across a fleet).
   virtual std::vector<Approval> expire_due(std::int64_t now_ms) = 0;

@@ -33,7 +33,11 @@ constexpr std::size_t kMaxToken = 256;
 constexpr std::size_t kMaxNote = 4096;
 constexpr std::size_t kMaxFilter = 256;
 constexpr int kWorkers = 4;
-constexpr std::size_t kShownHistory = 20;  // history entries shown with a pending approval
+constexpr std::size_t kShownHistory = 20;
+// An approval claimed longer ago than this and still not finished was interrupted, whichever
+// daemon claimed it (its own claims a daemon recovers whatever their age as it starts).
+constexpr std::chrono::milliseconds kClaimBound =
+    std::chrono::hours(1);  // history entries shown with a pending approval
 constexpr auto kSweepEvery = std::chrono::milliseconds(200);
 constexpr auto kExpireEvery = std::chrono::milliseconds(1000);
 // A wait also asks the store now and then, in case a notification was lost (a PostgreSQL
@@ -207,7 +211,35 @@ std::string ApprovalService::start() {
     stop();
     return std::string("cannot start the approval threads: ") + e.what();
   }
+  try {
+    recover_interrupted();
+  } catch (const approvals::StoreError& e) {
+    stop();
+    return std::string("the approvals store cannot recover interrupted approvals: ") + e.what();
+  }
   return {};
+}
+
+void ApprovalService::recover_interrupted() {
+  static constexpr char kReason[] =
+      "interrupted: the daemon carrying it out stopped before it finished; it is not run again "
+      "(an action it had started may have run in part)";
+  std::string result = "{\"error_code\":";
+  append_json_string(result, err::kApprovalRefused);
+  member(result, "reason", kReason);
+  result += '}';
+  const std::int64_t now = now_ms();
+  std::vector<Approval> recovered = store_->recover_claimed(context_.config->audit.daemon_id,
+                                                            now - kClaimBound.count(), result, now);
+  for (const Approval& a : recovered) {
+    context_.log->warn("approvals: {} was approved but never finished (claimed by {}): refused",
+                       a.id, a.votes.empty() ? std::string("?") : a.votes.back().approver);
+    try {
+      record("refused", a, "warden", kReason, {}, result);
+    } catch (const std::exception& e) {
+      context_.log->error("approvals: {}", e.what());
+    }
+  }
 }
 
 void ApprovalService::stop() {
@@ -679,7 +711,8 @@ Reply ApprovalService::approve_now(const std::string& id_json, const Identity& i
                                    const std::string& approval_id, const std::string& digest,
                                    const std::string& note, int scope_minutes) {
   approvals::ApproveOutcome outcome =
-      store_->approve(approval_id, digest, identity.principal, note, now_ms(), scope_minutes);
+      store_->approve(approval_id, digest, identity.principal, note, now_ms(), scope_minutes,
+                      context_.config->audit.daemon_id);
   using R = approvals::ApproveResult;
   const std::string which = outcome.approval ? "approval " + outcome.approval->id : "approval";
   switch (outcome.result) {

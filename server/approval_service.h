@@ -141,6 +141,9 @@ class ApprovalService {
     std::string id_json;
   };
 
+  // As the daemon starts: approvals left in approved (claimed by this daemon before it
+  // stopped, or by any daemon longer ago than a bound) are refused, once, and recorded.
+  void recover_interrupted();
   void run_worker();
   void run_sweeper();
   void on_notification(std::string kind, std::string approval_id);
