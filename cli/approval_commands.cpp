@@ -355,12 +355,18 @@ void register_approve(CLI::App& app, int* exit_code) {
       return;
     }
     const std::string status = string_member(p, "status");
+    // Approved and run, but what ran failed: said, and not exit 0.
+    bool failed = status == "refused";
+    if (status == "executed" && p.HasMember("result") && p["result"].IsObject()) {
+      const rapidjson::Value& r = p["result"];
+      failed = r.HasMember("ok") && r["ok"].IsFalse();
+    }
     if (a->format == "json") {
       std::printf("%s\n", without_tokens(p).c_str());
     } else {
-      std::fputs(approve_reply_text(p).c_str(), status == "refused" ? stderr : stdout);
+      std::fputs(approve_reply_text(p).c_str(), failed ? stderr : stdout);
     }
-    *exit_code = status == "refused" ? kExitRejected : kExitOk;
+    *exit_code = failed ? kExitRejected : kExitOk;
   });
 }
 

@@ -361,7 +361,11 @@ std::string approve_reply_text(const rapidjson::Value& payload) {
     return "approved " + id + ": the requester may run it now\n  action " + action + "\n";
   }
   if (status == "executed") {
-    std::string out = "approved " + id + "; it ran\n  action " + action + "\n";
+    const rapidjson::Value* r = object_member(payload, "result");
+    auto ok = r ? r->FindMember("ok") : payload.MemberEnd();
+    const bool failed = r && ok != r->MemberEnd() && ok->value.IsFalse();
+    std::string out = "approved " + id + (failed ? "; it ran and failed" : "; it ran") +
+                      "\n  action " + action + "\n";
     if (const rapidjson::Value* result = object_member(payload, "result")) {
       auto code = result->FindMember("exit_code");
       if (code != result->MemberEnd() && code->value.IsInt())

@@ -8,6 +8,7 @@
 #include <exception>
 #include <future>
 
+#include "actuators/action.h"
 #include "audit/record.h"
 #include "audit/writer.h"
 #include "engine/json_writer.h"
@@ -158,6 +159,18 @@ int strictest_scope(const Approval& a, int claimer) {
   int out = a.votes.front().scope_minutes;
   for (const approvals::Vote& v : a.votes) out = std::min(out, v.scope_minutes);
   return std::max(out, 0);
+}
+
+// An actuator result that means the action never started: no actuator for its target, or
+// one that refused it before running it (malformed, needs a shell it was not granted, an
+// unknown tool, refused by its confinement).
+bool not_run(const actuators::Result& r) {
+  for (const char* code : {"E_ACT_NO_ACTUATOR", actuators::code::kBadAction,
+                           actuators::code::kShellSyntax, actuators::code::kUnknownTool,
+                           actuators::code::kDenied}) {
+    if (r.error_code == code) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -825,6 +838,22 @@ Reply ApprovalService::carry_out(const std::string& id_json, const Identity& app
         r.error = "the actuator threw";
       }
       record_act(context_, last.decision_id, resolved.target, approval.principal, r);
+    }
+    if (!actuator || not_run(r)) {
+      // Approved, but it never ran: closed refused, and said so to both sides.
+      const std::string what = r.error_code + (r.error.empty() ? "" : ": " + r.error);
+      std::string failed = result_json_of(resolved.target, r, false);
+      failed.insert(failed.size() - 1, ",\"reason\":" + json_string("it could not run: " + what));
+      store_->finish(approval.id, Status::Refused, failed, now_ms());
+      record("refused", approval, approver.principal, "it could not run: " + what,
+             last.decision_id, failed);
+      std::optional<Approval> now = store_->get(approval.id);
+      Stats::add(context_.stats.errors);
+      return Reply{error_response(
+          id_json, "approve",
+          {err::kApprovalRefused, "approved, but it could not run: " + what, {},
+           "\"approval\":" + approval_json(now ? *now : approval) +
+               ",\"decision\":" + decision_json + ",\"result\":" + failed})};
     }
     status = "executed";
     result = result_json_of(resolved.target, r, true);

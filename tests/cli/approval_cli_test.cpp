@@ -167,6 +167,8 @@ TEST_CASE("the approve reply in words, per status", "[cli][approval]") {
         "approved apr_9: the requester may run it now\n  action http POST: https://x.example/a\n");
   CHECK(approve_reply_text(parse(R"({"ok":true,"status":"executed","result":{"exit_code":0},)" + a + "}")) ==
         "approved apr_9; it ran\n  action http POST: https://x.example/a\n  exit 0\n");
+  CHECK(approve_reply_text(parse(R"({"ok":true,"status":"executed","result":{"ok":false,"exit_code":2},)" + a + "}")) ==
+        "approved apr_9; it ran and failed\n  action http POST: https://x.example/a\n  exit 2\n");
   CHECK(approve_reply_text(parse(R"({"ok":true,"status":"refused","decision":{"reason":"host blocked now"},)" + a +
                                  "}")) ==
         "approved apr_9, but the rules refused it at the last mile: not run (host blocked now)\n"
@@ -208,6 +210,13 @@ TEST_CASE("the requester sees how to get its action approved", "[cli][approval]"
         "  ✗ approved by bob, but the rules refused it at the last mile: not run\n");
   CHECK(render_event(R"({"event":"approval-result","approval_id":"apr_1","status":"expired"})") ==
         "  ✗ the approval expired: not run\n");
+  // What happened, not "it ran": an action that could not run, or ran and failed.
+  CHECK(render_event(R"({"event":"approval-result","approval_id":"apr_1","status":"refused","by":"bob",
+      "result":{"ok":false,"error_code":"E_ACT_SHELL_SYNTAX","reason":"it could not run: E_ACT_SHELL_SYNTAX: needs a shell"}})") ==
+        "  ✗ approved by bob, but not run: it could not run: E_ACT_SHELL_SYNTAX: needs a shell\n");
+  CHECK(render_event(R"({"event":"approval-result","approval_id":"apr_1","status":"executed","by":"bob",
+      "note":"","result":{"ok":false,"exit_code":2,"error_code":"E_ACT_FAILED"}})") ==
+        "  ✗ approved by bob; it ran and failed: E_ACT_FAILED\n");
 }
 
 TEST_CASE("duration_text", "[cli][approval]") {
