@@ -2,9 +2,8 @@
 // packages, started by the test on a loopback port). An approval created on one daemon is
 // listed and answered on the other; the requester waiting on the first daemon gets the answer
 // (LISTEN/NOTIFY); approvers racing on both daemons: exactly one approves.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <thread>
 #include <vector>
 
@@ -50,8 +49,8 @@ TEST_CASE("PostgreSQL: two daemons share approvals; the answer reaches the reque
   Party bob_on_b(b.address(), t.bob);
 
   // Created on A, listed on B.
-  alice.send(make_request("w", "decide", "\"proposal\":" + shell_action("touch fleet.txt") +
-                                             ",\"wait_s\":60"));
+  alice.send(make_request("w", "decide",
+                          "\"proposal\":" + shell_action("touch fleet.txt") + ",\"wait_s\":60"));
   auto event = parse(alice.read());
   INFO(to_json_text(event));
   REQUIRE(str(event["payload"], "event") == "approval-required");
@@ -92,8 +91,8 @@ TEST_CASE("PostgreSQL: approvers racing on two daemons, exactly one approves",
   ApprovalTokens t;
   Party alice(a.address(), t.alice);
   for (int round = 0; round < 8; ++round) {
-    std::string reply = alice.call(decide_request(
-        "d", shell_action("touch race" + std::to_string(round) + ".txt")));
+    std::string reply = alice.call(
+        decide_request("d", shell_action("touch race" + std::to_string(round) + ".txt")));
     const ApprovalRef token = approval_ref(payload_of(reply)["approval"]);
     REQUIRE(!token.hash.empty());
     std::atomic<int> ok{0}, refused{0};
@@ -117,8 +116,40 @@ TEST_CASE("PostgreSQL: approvers racing on two daemons, exactly one approves",
 TEST_CASE("PostgreSQL: an unreachable store stops the daemon at startup",
           "[server][approvals][postgres]") {
   TempDir dir;
-  RunningDaemon d(approvals_config(dir, "state", "host=127.0.0.1 port=1 dbname=none connect_timeout=2"));
+  RunningDaemon d(
+      approvals_config(dir, "state", "host=127.0.0.1 port=1 dbname=none connect_timeout=2"));
   CHECK_FALSE(d.ok());
   CHECK(d.start_result().step == "approvals");
   CHECK(d.start_result().exit_code == 4);
+}
+
+TEST_CASE("PostgreSQL: across daemons, an approver's answer is bound to the action shown",
+          "[server][approvals][postgres][digest]") {
+  TempDir dir;
+  const std::string conninfo = fresh_database();
+  RunningDaemon a(approvals_config(dir, "daemon-a", conninfo));
+  REQUIRE(a.ok());
+  RunningDaemon b(approvals_config(dir, "daemon-b", conninfo));
+  REQUIRE(b.ok());
+  ApprovalTokens t;
+  Party alice(a.address(), t.alice);
+  Party bob_on_b(b.address(), t.bob);
+  auto ask = [&](const std::string& command) {
+    return approval_ref(
+        payload_of(alice.call(decide_request("d", shell_action(command))))["approval"]);
+  };
+  const ApprovalRef preview = ask("touch docs-preview.txt");
+  const ApprovalRef drop = ask("touch drop-database.txt");
+  // bob, on the other daemon, looked at the preview; handed the other id, nothing is approved.
+  std::string swapped = bob_on_b.call(approve_request(ApprovalRef{drop.id, "", preview.hash}));
+  INFO(swapped);
+  CHECK(error_code(swapped) == err::kApprovalDigest);
+  auto shown =
+      payload_of(bob_on_b.call(make_request("s", "pending", "\"id\":" + json_string(drop.id))));
+  REQUIRE(shown["approvals"].Size() == 1);
+  CHECK(str(shown["approvals"][0], "status") == "pending");
+  CHECK(shown["approvals"][0]["votes"].Size() == 0);
+  CHECK(error_code(bob_on_b.call(approve_request(preview))) == "");
+  CHECK(outcome_of(alice.call(decide_request("r", shell_action("touch drop-database.txt")))) ==
+        "approval-required");
 }
