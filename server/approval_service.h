@@ -87,14 +87,15 @@ class ApprovalService {
   // Throws approvals::StoreError (or std::runtime_error when the audit log fails).
   approvals::Created create(const Requester& who, const Decision& decision,
                             const std::string& action_json, const std::string& origin);
-  // {"id","token","status":"pending","expires_ms","approvers_needed","how"}
+  // {"id","token","action_hash","status":"pending","expires_ms","approvers_needed","how"}:
+  // "how" is "warden approve ID"; the token only denies
   static std::string requester_json(const approvals::Created& created);
-  // A live grant for this principal, session and action, consumed (one use); appends
+  // A live grant for this principal, session and request (grant_key), consumed (one use); appends
   // `approval scoped-use` naming the decision it approved. Throws like create().
   std::optional<approvals::Grant> use_grant(const Requester& who, const std::string& action_json,
                                             const std::string& decision_id);
   // A submit's run reached approval-required (pipeline::Options::on_approval_required): stores
-  // the pending approval, sends the approval-required event with its token, waits for the
+  // the pending approval, sends the approval-required event with its id, waits for the
   // answer when the requester asked to (signal.approval_wait_s), and otherwise lets the
   // result reach the requester's connection later. Returns the run's final status.
   std::string suspend(const Identity& identity, std::shared_ptr<const std::atomic<bool>> closed,
