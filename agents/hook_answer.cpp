@@ -173,9 +173,11 @@ HookAnswer answer_verdict(HookAgent agent, const HookCall& call, std::string_vie
   const bool ask = agent == HookAgent::ClaudeCode &&
                    on_approval_required == OnApprovalRequired::Ask && prompts;
   // The daemon opened an approval a person can answer: how, in the agent's and user's words.
-  const bool approvable = !v.approval_token.empty() &&
+  // An approver looks the approval up by its id and answers what they see there.
+  const bool approvable = !v.approval_id.empty() && !v.approval_token.empty() &&
                           (v.approval_status.empty() || v.approval_status == "pending");
-  const std::string approve_with = approvable ? "approve with: warden approve " + token_text(v.approval_token) : "";
+  const std::string approve_with =
+      approvable ? "approve with: warden approve " + token_text(v.approval_id) : "";
   if (ask) {
     return make("ask", "Warden: approval required: " + described(v, v.reason) +
                            (approvable ? ". Or " + approve_with + " (then retry)" : ""),

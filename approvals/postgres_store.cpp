@@ -157,6 +157,15 @@ class PostgresStore final : public Store {
       Transaction tx(*this);
       exec(std::string("SELECT pg_advisory_xact_lock(") + kSchemaLockKey + ")", {});
       for (std::size_t i = 0; i < detail::kSchemaCount; ++i) exec(detail::kSchema[i], {});
+      // A store created before votes carried their scope gains the column (existing votes:
+      // 0, one use).
+      exec(
+          "ALTER TABLE approval_votes ADD COLUMN IF NOT EXISTS scope_minutes INTEGER NOT NULL "
+          "DEFAULT 0",
+          {});
+      // ... and before claims named their daemon.
+      exec("ALTER TABLE approvals ADD COLUMN IF NOT EXISTS claimed_by TEXT NOT NULL DEFAULT ''",
+           {});
       for (std::size_t i = 0; i < detail::kSchemaProbeCount; ++i) {
         exec(detail::kSchemaProbes[i], {});
       }
@@ -236,23 +245,28 @@ class PostgresStore final : public Store {
     });
   }
 
-  ApproveOutcome approve(std::string_view token, std::string_view approver_view,
-                         std::string_view note_view, std::int64_t now_ms) override {
-    const std::string hash = detail::token_hash(token);
+  ApproveOutcome approve(std::string_view id_view, std::string_view digest_view,
+                         std::string_view approver_view, std::string_view note_view,
+                         std::int64_t now_ms, int scope_minutes,
+                         std::string_view daemon_view) override {
+    const std::string daemon(daemon_view);
+    const std::string id(id_view), digest(digest_view);
     const std::string approver(approver_view), note(note_view);
     return with_connection([&] {
       ApproveOutcome out;
       Transaction tx(*this);
-      Result r = exec(std::string("SELECT ") + kApprovalColumns +
-                          " FROM approvals WHERE token_hash = $1 FOR UPDATE",
-                      {hash});
+      Result r = exec(
+          std::string("SELECT ") + kApprovalColumns + " FROM approvals WHERE id = $1 FOR UPDATE",
+          {id});
       if (r.rows() == 0) {
         tx.commit();
         out.result = ApproveResult::NotFound;
         return out;
       }
       const Approval a = row(r, 0);
-      if (a.status != Status::Pending) {
+      if (digest != a.action_hash) {
+        out.result = ApproveResult::DigestMismatch;
+      } else if (a.status != Status::Pending) {
         out.result = ApproveResult::Closed;
       } else if (now_ms >= a.expires_ms) {
         mark_expired(a.id, now_ms);
@@ -267,13 +281,16 @@ class PostgresStore final : public Store {
         std::int64_t count =
             exec("SELECT count(*) FROM approval_votes WHERE approval_id = $1", {a.id})
                 .integer(0, 0);
-        exec("INSERT INTO approval_votes (approval_id, approver, note, at_ms, seq) "
-             "VALUES ($1, $2, $3, $4, $5)",
-             {a.id, approver, note, num(now_ms), num(count + 1)});
+        exec(
+            "INSERT INTO approval_votes (approval_id, approver, note, at_ms, seq, "
+            "scope_minutes) VALUES ($1, $2, $3, $4, $5, $6)",
+            {a.id, approver, note, num(now_ms), num(count + 1),
+             num(scope_minutes < 0 ? 0 : scope_minutes)});
         if (count + 1 >= a.approvers_needed) {
-          Result up = exec("UPDATE approvals SET status = 'approved', closed_ms = $2 "
-                           "WHERE id = $1 AND status = 'pending'",
-                           {a.id, num(now_ms)});
+          Result up = exec(
+              "UPDATE approvals SET status = 'approved', closed_ms = $2, "
+              "claimed_by = $3 WHERE id = $1 AND status = 'pending'",
+              {a.id, num(now_ms), daemon});
           if (up.affected() != 1) fail(a.id + " left pending meanwhile");
           notify("closed", a.id);
           out.result = ApproveResult::Claimed;
@@ -355,6 +372,37 @@ class PostgresStore final : public Store {
         for (int i = 0; i < r.rows(); ++i) {
           ids.push_back(r.text(i, 0));
           notify("closed", ids.back());
+        }
+        tx.commit();
+      }
+      std::vector<Approval> out;
+      for (const auto& id : ids) {
+        if (auto a = load("id", id)) out.push_back(std::move(*a));
+      }
+      return out;
+    });
+  }
+
+  std::vector<Approval> recover_claimed(std::string_view daemon_view,
+                                        std::int64_t claimed_before_ms,
+                                        std::string_view result_view,
+                                        std::int64_t now_ms) override {
+    (void)now_ms;
+    const std::string daemon(daemon_view), result(result_view);
+    return with_connection([&] {
+      std::vector<std::string> ids;
+      {
+        Transaction tx(*this);
+        // As expire_due: a row another daemon recovered meanwhile is re-checked and skipped.
+        Result r = exec(
+            "UPDATE approvals SET status = 'refused', result_json = $3 "
+            "WHERE status = 'approved' AND (($1 <> '' AND claimed_by = $1) OR "
+            "closed_ms < $2::bigint) RETURNING id",
+            {daemon, num(claimed_before_ms), result});
+        for (int i = 0; i < r.rows(); ++i) {
+          ids.push_back(r.text(i, 0));
+          exec("UPDATE approval_grants SET uses_left = -1 WHERE approval_id = $1", {ids.back()});
+          notify("finished", ids.back());
         }
         tx.commit();
       }
@@ -513,11 +561,15 @@ class PostgresStore final : public Store {
   }
 
   std::vector<Vote> votes(const std::string& id) {
-    Result r = exec("SELECT approver, note, at_ms FROM approval_votes WHERE approval_id = $1 "
-                    "ORDER BY seq",
-                    {id});
+    Result r = exec(
+        "SELECT approver, note, at_ms, scope_minutes FROM approval_votes "
+        "WHERE approval_id = $1 ORDER BY seq",
+        {id});
     std::vector<Vote> out;
-    for (int i = 0; i < r.rows(); ++i) out.push_back(Vote{r.text(i, 0), r.text(i, 1), r.integer(i, 2)});
+    for (int i = 0; i < r.rows(); ++i) {
+      out.push_back(
+          Vote{r.text(i, 0), r.text(i, 1), r.integer(i, 2), static_cast<int>(r.integer(i, 3))});
+    }
     return out;
   }
 

@@ -101,6 +101,25 @@ class SqliteStore final : public Store {
       exec("BEGIN IMMEDIATE");
       try {
         for (std::size_t i = 0; i < detail::kSchemaCount; ++i) exec(detail::kSchema[i]);
+        // A store created before votes carried their scope gains the column (existing votes:
+        // 0, one use).
+        {
+          Statement has(db_,
+                        "SELECT 1 FROM pragma_table_info('approval_votes') "
+                        "WHERE name = 'scope_minutes'");
+          if (!has.step()) {
+            exec(
+                "ALTER TABLE approval_votes ADD COLUMN scope_minutes INTEGER NOT NULL "
+                "DEFAULT 0");
+          }
+        }
+        // ... and before claims named their daemon.
+        {
+          Statement has(db_,
+                        "SELECT 1 FROM pragma_table_info('approvals') WHERE name = 'claimed_by'");
+          if (!has.step())
+            exec("ALTER TABLE approvals ADD COLUMN claimed_by TEXT NOT NULL DEFAULT ''");
+        }
         for (std::size_t i = 0; i < detail::kSchemaProbeCount; ++i) {
           Statement(db_, detail::kSchemaProbes[i]).run();
         }
@@ -181,16 +200,19 @@ class SqliteStore final : public Store {
     return out;
   }
 
-  ApproveOutcome approve(std::string_view token, std::string_view approver,
-                         std::string_view note, std::int64_t now_ms) override {
+  ApproveOutcome approve(std::string_view id, std::string_view digest, std::string_view approver,
+                         std::string_view note, std::int64_t now_ms, int scope_minutes,
+                         std::string_view daemon_id) override {
     ApproveOutcome out;
     Pending notes;
     {
       std::lock_guard lock(mu_);
       Transaction tx(*this);
-      auto a = load_bare("token_hash", detail::token_hash(token));
+      auto a = load_bare("id", id);
       if (!a) {
         out.result = ApproveResult::NotFound;
+      } else if (digest != a->action_hash) {
+        out.result = ApproveResult::DigestMismatch;
       } else if (a->status != Status::Pending) {
         out.result = ApproveResult::Closed;
       } else if (now_ms >= a->expires_ms) {
@@ -204,15 +226,16 @@ class SqliteStore final : public Store {
       } else {
         std::int64_t count = vote_count(a->id);
         Statement ins(db_,
-                      "INSERT INTO approval_votes (approval_id, approver, note, at_ms, seq) "
-                      "VALUES (?1, ?2, ?3, ?4, ?5)");
+                      "INSERT INTO approval_votes (approval_id, approver, note, at_ms, seq, "
+                      "scope_minutes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
         ins.bind(1, a->id).bind(2, approver).bind(3, note).bind(4, now_ms).bind(5, count + 1);
+        ins.bind(6, static_cast<std::int64_t>(scope_minutes < 0 ? 0 : scope_minutes));
         ins.run();
         if (count + 1 >= a->approvers_needed) {
           Statement up(db_,
-                       "UPDATE approvals SET status = 'approved', closed_ms = ?2 "
-                       "WHERE id = ?1 AND status = 'pending'");
-          up.bind(1, a->id).bind(2, now_ms);
+                       "UPDATE approvals SET status = 'approved', closed_ms = ?2, "
+                       "claimed_by = ?3 WHERE id = ?1 AND status = 'pending'");
+          up.bind(1, a->id).bind(2, now_ms).bind(3, daemon_id);
           up.run();
           if (sqlite3_changes(db_) != 1) {
             throw StoreError("approval store (sqlite): " + a->id + " left pending meanwhile");
@@ -303,6 +326,39 @@ class SqliteStore final : public Store {
       for (const auto& id : ids) {
         if (auto a = load("id", id)) out.push_back(std::move(*a));
         notes.emplace_back("closed", id);
+      }
+    }
+    deliver(notes);
+    return out;
+  }
+
+  std::vector<Approval> recover_claimed(std::string_view daemon_id, std::int64_t claimed_before_ms,
+                                        std::string_view result_json,
+                                        std::int64_t now_ms) override {
+    (void)now_ms;
+    std::vector<Approval> out;
+    Pending notes;
+    {
+      std::lock_guard lock(mu_);
+      Transaction tx(*this);
+      std::vector<std::string> ids;
+      {
+        Statement s(db_,
+                    "UPDATE approvals SET status = 'refused', result_json = ?3 "
+                    "WHERE status = 'approved' AND ((?1 <> '' AND claimed_by = ?1) OR "
+                    "closed_ms < ?2) RETURNING id");
+        s.bind(1, daemon_id).bind(2, claimed_before_ms).bind(3, result_json);
+        while (s.step()) ids.push_back(s.text(0));
+      }
+      for (const auto& id : ids) {
+        Statement g(db_, "UPDATE approval_grants SET uses_left = -1 WHERE approval_id = ?1");
+        g.bind(1, id);
+        g.run();
+      }
+      tx.commit();
+      for (const auto& id : ids) {
+        if (auto a = load("id", id)) out.push_back(std::move(*a));
+        notes.emplace_back("finished", id);
       }
     }
     deliver(notes);
@@ -408,11 +464,13 @@ class SqliteStore final : public Store {
 
   std::vector<Vote> votes(const std::string& id) {
     Statement s(db_,
-                "SELECT approver, note, at_ms FROM approval_votes WHERE approval_id = ?1 "
-                "ORDER BY seq");
+                "SELECT approver, note, at_ms, scope_minutes FROM approval_votes "
+                "WHERE approval_id = ?1 ORDER BY seq");
     s.bind(1, id);
     std::vector<Vote> out;
-    while (s.step()) out.push_back(Vote{s.text(0), s.text(1), s.integer(2)});
+    while (s.step()) {
+      out.push_back(Vote{s.text(0), s.text(1), s.integer(2), static_cast<int>(s.integer(3))});
+    }
     return out;
   }
 

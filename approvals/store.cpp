@@ -43,6 +43,8 @@ std::string_view approve_result_name(ApproveResult result) {
     case ApproveResult::Expired: return "expired";
     case ApproveResult::SelfApproval: return "self-approval";
     case ApproveResult::AlreadyApproved: return "already-approved";
+    case ApproveResult::DigestMismatch:
+      return "digest-mismatch";
   }
   return "not-found";
 }
@@ -76,7 +78,8 @@ const char* const kSchema[] = {
     " closed_by TEXT NOT NULL DEFAULT '',"
     " close_note TEXT NOT NULL DEFAULT '',"
     " closed_ms BIGINT NOT NULL DEFAULT 0,"
-    " result_json TEXT NOT NULL DEFAULT '')",
+    " result_json TEXT NOT NULL DEFAULT '',"
+    " claimed_by TEXT NOT NULL DEFAULT '')",
     "CREATE INDEX IF NOT EXISTS approvals_status_expires ON approvals (status, expires_ms)",
     "CREATE TABLE IF NOT EXISTS approval_votes ("
     " approval_id TEXT NOT NULL REFERENCES approvals (id),"
@@ -84,6 +87,7 @@ const char* const kSchema[] = {
     " note TEXT NOT NULL,"
     " at_ms BIGINT NOT NULL,"
     " seq INTEGER NOT NULL,"
+    " scope_minutes INTEGER NOT NULL DEFAULT 0,"
     " PRIMARY KEY (approval_id, approver))",
     "CREATE TABLE IF NOT EXISTS approval_grants ("
     " id TEXT PRIMARY KEY,"
@@ -102,9 +106,10 @@ const std::size_t kSchemaCount = sizeof(kSchema) / sizeof(kSchema[0]);
 const char* const kSchemaProbes[] = {
     "SELECT id, token_hash, status, action_hash, action_json, proposal_json, principal,"
     " groups_json, session, agent, rules_json, reason, decision_id, origin, daemon_id,"
-    " created_ms, expires_ms, approvers_needed, closed_by, close_note, closed_ms, result_json"
-    " FROM approvals WHERE 1 = 0",
-    "SELECT approval_id, approver, note, at_ms, seq FROM approval_votes WHERE 1 = 0",
+    " created_ms, expires_ms, approvers_needed, closed_by, close_note, closed_ms, result_json,"
+    " claimed_by FROM approvals WHERE 1 = 0",
+    "SELECT approval_id, approver, note, at_ms, seq, scope_minutes FROM approval_votes"
+    " WHERE 1 = 0",
     "SELECT id, approval_id, principal, session, action_hash, expires_ms, uses_left, approver"
     " FROM approval_grants WHERE 1 = 0",
 };

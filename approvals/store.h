@@ -2,14 +2,18 @@
 // kept in a durable store every daemon of a fleet shares — SQLite (one file, WAL; the
 // default) or PostgreSQL (libpq) with the same schema and semantics.
 //
-// The secret an approver presents is a single-use token (32 bytes from the CSPRNG,
-// base64url); only its SHA-256 is stored. An approval also has a public id ("apr_…") that
-// may be listed and shown; the id never approves anything.
+// An approver answers an approval they have seen: approve() takes the approval's public id
+// ("apr_…") together with the action digest the approver was shown (action_hash), and
+// refuses the vote when the digest is not the stored action's (DigestMismatch). Whoever hands
+// an approver an id cannot swap the action behind it: the digest binds the answer to what was
+// shown. The requester also gets a token (32 bytes from the CSPRNG, base64url; only its
+// SHA-256 is stored): a handle that can deny (withdraw) its approval, never approve it.
 //
 // Every state change is one transaction: two approvers racing, on one daemon or on two,
 // cannot both move an approval out of pending — exactly one gets ApproveResult::Claimed.
 //
 //   pending ──approve (enough distinct approvers)──▶ approved ──finish──▶ executed | refused
+//                                                      └──recover_claimed (interrupted)──▶ refused
 //      ├──deny──▶ denied
 //      └──expire_due (expires_ms passed)──▶ expired
 //
@@ -59,6 +63,7 @@ struct Vote {
   std::string approver;
   std::string note;
   std::int64_t at_ms = 0;
+  int scope_minutes = 0;  // the scope this approver asked for (0: this one use only)
 };
 
 // A stored approval (never its token).
@@ -88,11 +93,12 @@ struct Created {
 enum class ApproveResult {
   Claimed,          // this vote completed it: pending → approved (exactly one caller sees this)
   NeedMore,         // vote recorded, more distinct approvers are needed
-  NotFound,         // no approval has this token
+  NotFound,         // no approval has this id
   Closed,           // no longer pending (approved, denied, expired, executed, refused): reuse
   Expired,          // still pending but past expires_ms (it is moved to expired)
   SelfApproval,     // the approver is the requester
   AlreadyApproved,  // this approver already voted on it
+  DigestMismatch,   // the digest given is not the stored action's: nothing was recorded
 };
 std::string_view approve_result_name(ApproveResult result);
 
@@ -115,9 +121,10 @@ struct Filter {
   std::size_t limit = 1000;
 };
 
-// "Approve this exact action for this session": identical proposals of the same principal
+// "Approve this exact request for this session": identical requests of the same principal
 // and session are approved without asking again until expires_ms (uses_left > 0: that many
-// uses; 0: any number until expiry).
+// uses; 0: any number until expiry). action_hash is the key the caller binds the grant to
+// (the daemon: a digest of the whole request as decided, server/approval_service.cpp).
 struct Grant {
   std::string approval_id;
   std::string principal, session, action_hash;
@@ -142,8 +149,15 @@ class Store {
   virtual std::optional<Approval> find_by_token(std::string_view token) = 0;
   virtual std::vector<Approval> list(const Filter& filter) = 0;  // oldest first
 
-  virtual ApproveOutcome approve(std::string_view token, std::string_view approver,
-                                 std::string_view note, std::int64_t now_ms) = 0;
+  // One approver's vote on approval `id`, bound to `digest` (the action_hash the approver was
+  // shown): checked in the same transaction that records the vote. scope_minutes: the scope
+  // this approver asks for (0: one use), kept with the vote (Vote::scope_minutes).
+  // daemon_id: the daemon carrying out what this vote claims (kept with a claim, for
+  // recover_claimed).
+  virtual ApproveOutcome approve(std::string_view id, std::string_view digest,
+                                 std::string_view approver, std::string_view note,
+                                 std::int64_t now_ms, int scope_minutes = 0,
+                                 std::string_view daemon_id = {}) = 0;
   // By token, or by id (denying is always safe). Self-denial is allowed (withdrawing).
   virtual DenyOutcome deny(std::string_view token_or_id, std::string_view by,
                            std::string_view note, std::int64_t now_ms) = 0;
@@ -151,6 +165,14 @@ class Store {
   // status is neither Executed nor Refused).
   virtual bool finish(std::string_view id, Status status, std::string_view result_json,
                       std::int64_t now_ms) = 0;
+  // Approvals stuck in approved (claimed, never finished: the daemon carrying them out
+  // stopped): those claimed by `daemon_id` (non-empty; called as that daemon starts, nothing
+  // of its can still be running) or claimed before `claimed_before_ms` move to refused with
+  // result_json, and the grants they left end. Returns them, each exactly once across a fleet.
+  virtual std::vector<Approval> recover_claimed(std::string_view daemon_id,
+                                                std::int64_t claimed_before_ms,
+                                                std::string_view result_json,
+                                                std::int64_t now_ms) = 0;
   // Moves every pending approval past its expiry to expired; returns those it moved (each
   // exactly once across a fleet).
   virtual std::vector<Approval> expire_due(std::int64_t now_ms) = 0;

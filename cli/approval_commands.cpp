@@ -3,6 +3,7 @@
 // daemon keeps the approvals and checks the approver's role.
 #include <rapidjson/document.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -152,7 +153,8 @@ void register_pending(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "pending",
       "List the approvals waiting for a person (role approver): id, age, requester, session, "
-      "agent, rules, reason and the action; never a token. --watch: print each approval as it "
+      "agent, rules, reason, the action as it will run and its digest, and the session's "
+      "recent history; never a token. --watch: print each approval as it "
       "is created or closed until interrupted. Exit: 0, 4 if the daemon failed us");
   struct Args {
     PendingQuery query;
@@ -200,15 +202,14 @@ void register_pending(CLI::App& app, int* exit_code) {
       std::size_t n = 0;
       if (p.HasMember("approvals") && p["approvals"].IsArray()) {
         for (const auto& approval : p["approvals"].GetArray()) {
-          std::printf("%s%s", n++ ? "\n" : "", approval_block(approval, now).c_str());
+          std::printf("%s%s", n++ ? "\n" : "", approval_detail(approval, now).c_str());
         }
       }
       if (n == 0) {
         std::printf("no pending approvals\n");
       } else {
         std::printf(
-            "\n%zu pending; approve with the token the requester was given: warden approve TOKEN\n",
-            n);
+            "\n%zu pending; look at one and answer it: warden approve ID (or warden deny ID)\n", n);
       }
     }
     *exit_code = kExitOk;
@@ -217,7 +218,7 @@ void register_pending(CLI::App& app, int* exit_code) {
 
 // ---- approve / deny ---------------------------------------------------------
 
-// "-": the token is the first line of stdin. False (printed, exit 2) when there is none.
+// "-": the token or id is the first line of stdin. False (printed, exit 2) when there is none.
 bool read_token_argument(std::string* token, int* exit_code) {
   if (*token != "-") return true;
   std::string line;
@@ -234,47 +235,118 @@ bool read_token_argument(std::string* token, int* exit_code) {
   return true;
 }
 
+// Asks on the terminal whether to approve what was just shown; true only for "yes" (or "y").
+bool confirm_on_terminal(const std::string& id, const std::string& digest) {
+  std::printf("\napprove %s, the action above (%s)? type yes to approve: ", id.c_str(),
+              printable(digest).c_str());
+  std::fflush(stdout);
+  std::string line;
+  int c;
+  while ((c = std::getchar()) != EOF && c != '\n' && line.size() < 64)
+    line.push_back(static_cast<char>(c));
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  return line == "yes" || line == "y";
+}
+
 void register_approve(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "approve",
-      "Approve the action a pending approval's TOKEN stands for (role approver): the rules "
-      "decide it once more (the last mile); a submitted action then runs, a decided one is "
-      "approved for its requester's session. Exit: 0 approved (or your vote counted), 1 the "
-      "last mile refused it, 4 an error (not found, closed, expired, your own request, …)");
+      "Approve a pending approval by its id (role approver) after looking at it: the approval "
+      "is fetched and shown (the action as it will run, its digest, rules, reasons, requester, "
+      "session history) and you confirm on the terminal; or give --digest (the action_hash "
+      "you were shown) to answer without a terminal. The daemon refuses a digest that is not "
+      "the action's (E_APPROVAL_DIGEST). The rules then decide it once more (the last mile); a "
+      "submitted action runs, a decided one is approved for its requester's session. Exit: 0 "
+      "approved (or your vote counted), 1 the last mile refused it or you said no, 2 no "
+      "terminal and no --digest (E_APPROVAL_UNSEEN) or a bad argument, 4 an error (not found, "
+      "closed, expired, your own request, …)");
   struct Args {
-    std::string token;
+    std::string id;
+    std::string digest;
     std::string note;
     int scope_minutes = 0;
     std::string format = "text";
     ClientFlags client;
   };
   auto a = std::make_shared<Args>();
-  cmd->add_option("TOKEN", a->token,
-                  "The approval's token, as the requester was given it; - reads it from stdin "
-                  "(keeps it out of ps)")
-      ->required();
+  cmd->add_option("ID", a->id, "The approval's id (apr_…), as warden pending lists it")->required();
+  cmd->add_option("--digest", a->digest,
+                  "The digest (action_hash, sha256:…) of the action you looked at: answer "
+                  "without the terminal prompt; refused unless it is this approval's");
   cmd->add_option("--note", a->note, "Why (recorded with your approval in the audit log)");
   auto* scope =
-      cmd->add_option("--scope-minutes", a->scope_minutes,
-                      "Also approve this exact action again for the requester's session for N "
-                      "minutes (1..1440)")
+      cmd->add_option(
+             "--scope-minutes", a->scope_minutes,
+             "Also approve this exact request again for the requester's session for N "
+             "minutes (1..1440; with two approvers the strictest of their answers holds, and never "
+             "beyond the approval's own expiry)")
           ->check(CLI::Range(1, kMaxScopeMinutes));
   cmd->add_option("--format", a->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   add_client_flags(cmd, &a->client);
   cmd->callback([a, scope, exit_code] {
-    std::string token = a->token;
-    if (!read_token_argument(&token, exit_code)) return;
+    if (!is_approval_id(a->id)) {
+      std::fprintf(stderr,
+                   "warden: E_BAD_REQUEST: %s is not an approval id (apr_ and 24 hex digits); "
+                   "approve by the id warden pending shows (a token never approves)\n",
+                   printable(a->id).c_str());
+      *exit_code = kExitUsage;
+      return;
+    }
+    if (!a->digest.empty() && !is_action_digest(a->digest)) {
+      std::fprintf(stderr, "warden: E_BAD_REQUEST: --digest must be sha256: and 64 hex digits\n");
+      *exit_code = kExitUsage;
+      return;
+    }
+    const bool interactive = a->digest.empty();
+    if (interactive && !(::isatty(STDIN_FILENO) && ::isatty(STDOUT_FILENO))) {
+      std::fprintf(stderr,
+                   "warden: E_APPROVAL_UNSEEN: no terminal to show %s and ask you: look at it "
+                   "(warden pending) and give its digest with --digest sha256:…\n",
+                   a->id.c_str());
+      *exit_code = kExitUsage;
+      return;
+    }
     Client client;
     if (!open_client(a->client, &client)) {
       *exit_code = kExitInternal;
       return;
     }
+    std::string digest = a->digest;
+    if (interactive) {
+      rapidjson::Document shown;
+      if (!call(client, a->client, "pending", show_fields(a->id), &shown, exit_code)) return;
+      const rapidjson::Value& p = shown["payload"];
+      if (!is_ok(p) && p.HasMember("error")) {
+        *exit_code = print_error(p);
+        return;
+      }
+      if (!p.HasMember("approvals") || !p["approvals"].IsArray() || p["approvals"].Size() != 1) {
+        std::fprintf(stderr, "warden: malformed reply from the daemon\n");
+        *exit_code = kExitInternal;
+        return;
+      }
+      const rapidjson::Value& approval = p["approvals"][0];
+      std::fputs(approval_detail(approval, now_ms()).c_str(), stdout);
+      const std::string status = string_member(approval, "status");
+      if (status != "pending") {
+        std::fprintf(stderr, "warden: E_APPROVAL_CLOSED: %s is %s: nothing to approve\n",
+                     a->id.c_str(), printable(status).c_str());
+        *exit_code = kExitInternal;
+        return;
+      }
+      digest = string_member(approval, "action_hash");
+      if (!confirm_on_terminal(a->id, digest)) {
+        std::printf("not approved\n");
+        *exit_code = kExitRejected;
+        return;
+      }
+    }
     std::optional<int> minutes;
     if (scope->count() > 0) minutes = a->scope_minutes;
     rapidjson::Document reply;
-    if (!call(client, a->client, "approve", approve_fields(token, a->note, minutes), &reply,
+    if (!call(client, a->client, "approve", approve_fields(a->id, digest, a->note, minutes), &reply,
               exit_code))
       return;
     const rapidjson::Value& p = reply["payload"];
@@ -283,12 +355,18 @@ void register_approve(CLI::App& app, int* exit_code) {
       return;
     }
     const std::string status = string_member(p, "status");
+    // Approved and run, but what ran failed: said, and not exit 0.
+    bool failed = status == "refused";
+    if (status == "executed" && p.HasMember("result") && p["result"].IsObject()) {
+      const rapidjson::Value& r = p["result"];
+      failed = r.HasMember("ok") && r["ok"].IsFalse();
+    }
     if (a->format == "json") {
       std::printf("%s\n", without_tokens(p).c_str());
     } else {
-      std::fputs(approve_reply_text(p).c_str(), status == "refused" ? stderr : stdout);
+      std::fputs(approve_reply_text(p).c_str(), failed ? stderr : stdout);
     }
-    *exit_code = status == "refused" ? kExitRejected : kExitOk;
+    *exit_code = failed ? kExitRejected : kExitOk;
   });
 }
 

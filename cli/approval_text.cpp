@@ -1,5 +1,6 @@
 #include "cli/approval_text.h"
 
+#include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -124,9 +125,14 @@ std::string pending_fields(const PendingQuery& q) {
   return out;
 }
 
-std::string approve_fields(std::string_view token, std::string_view note,
-                           std::optional<int> scope_minutes) {
-  std::string out = "\"token\":" + server::json_string(token);
+std::string show_fields(std::string_view approval_id) {
+  return "\"id\":" + server::json_string(approval_id);
+}
+
+std::string approve_fields(std::string_view approval_id, std::string_view digest,
+                           std::string_view note, std::optional<int> scope_minutes) {
+  std::string out =
+      "\"id\":" + server::json_string(approval_id) + ",\"digest\":" + server::json_string(digest);
   if (!note.empty()) out += ",\"note\":" + server::json_string(note);
   if (scope_minutes) out += ",\"scope_minutes\":" + std::to_string(*scope_minutes);
   return out;
@@ -135,6 +141,13 @@ std::string approve_fields(std::string_view token, std::string_view note,
 bool is_approval_id(std::string_view text) {
   if (text.size() != 4 + 24 || text.substr(0, 4) != "apr_") return false;
   for (char c : text.substr(4))
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+bool is_action_digest(std::string_view text) {
+  if (text.size() != 7 + 64 || text.substr(0, 7) != "sha256:") return false;
+  for (char c : text.substr(7))
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   return true;
 }
@@ -231,6 +244,45 @@ std::string approval_block(const rapidjson::Value& approval, std::int64_t now_ms
   return out;
 }
 
+std::string approval_detail(const rapidjson::Value& approval, std::int64_t now_ms) {
+  std::string out = approval_block(approval, now_ms);
+  out += "  digest " + printable(member(approval, "action_hash")) + "\n";
+  out += "  the action as it will run:\n";
+  auto action = approval.IsObject() ? approval.FindMember("action") : approval.MemberEnd();
+  if (approval.IsObject() && action != approval.MemberEnd()) {
+    rapidjson::StringBuffer buffer;
+    rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
+    w.SetIndent(' ', 2);
+    action->value.Accept(w);
+    const std::string pretty = json_for_terminal(std::string(buffer.GetString(), buffer.GetSize()));
+    std::size_t start = 0;
+    while (start <= pretty.size()) {
+      std::size_t end = pretty.find('\n', start);
+      if (end == std::string::npos) end = pretty.size();
+      out += "    " + printable(pretty.substr(start, end - start)) + "\n";
+      start = end + 1;
+    }
+  } else {
+    out += "    (none)\n";
+  }
+  const rapidjson::Value* history = array_member(approval, "history");
+  if (!history || history->Empty()) {
+    out += "  session history: none known to this daemon\n";
+  } else {
+    out += "  session history (oldest first):\n";
+    for (const auto& h : history->GetArray()) {
+      std::string line = printable(member(h, "kind")) + " " + printable(member(h, "object")) + " " +
+                         printable(member(h, "target"));
+      const std::string program = member(h, "program");
+      if (!program.empty()) line += "  by " + printable(program);
+      const std::int64_t at = int_member(h, "time");
+      if (at > 0) line += "  " + duration_text(now_ms - at * 1000) + " ago";
+      out += "    " + line + "\n";
+    }
+  }
+  return out;
+}
+
 std::string approval_line(const rapidjson::Value& approval, std::int64_t now_ms) {
   const std::string status = member(approval, "status");
   std::string out = printable(member(approval, "id")) + "  " + printable(status);
@@ -309,7 +361,11 @@ std::string approve_reply_text(const rapidjson::Value& payload) {
     return "approved " + id + ": the requester may run it now\n  action " + action + "\n";
   }
   if (status == "executed") {
-    std::string out = "approved " + id + "; it ran\n  action " + action + "\n";
+    const rapidjson::Value* r = object_member(payload, "result");
+    auto ok = r ? r->FindMember("ok") : payload.MemberEnd();
+    const bool failed = r && ok != r->MemberEnd() && ok->value.IsFalse();
+    std::string out = "approved " + id + (failed ? "; it ran and failed" : "; it ran") +
+                      "\n  action " + action + "\n";
     if (const rapidjson::Value* result = object_member(payload, "result")) {
       auto code = result->FindMember("exit_code");
       if (code != result->MemberEnd() && code->value.IsInt())
@@ -340,10 +396,10 @@ std::string deny_reply_text(const rapidjson::Value& payload) {
 }
 
 std::string approve_with_line(const rapidjson::Value& approval) {
-  const std::string token = member(approval, "token");
+  const std::string id = member(approval, "id");
   const std::string status = member(approval, "status");
-  if (token.empty() || (!status.empty() && status != "pending")) return "";
-  return "approve with: warden approve " + printable(token);
+  if (id.empty() || (!status.empty() && status != "pending")) return "";
+  return "approve with: warden approve " + printable(id);
 }
 
 std::string decide_approval_text(const rapidjson::Value& payload) {

@@ -1,10 +1,10 @@
 // Human approvals (SPEC §6) as the CLI speaks and shows them (docs/PROTOCOL.md: pending,
 // approve, deny; the "approval" member of decide replies and submit events): the request
-// payloads `warden pending|approve|deny` send, and the text a person reads. An approval's
-// token is the secret that approves it: nothing here ever shows one for a listed approval
-// (pending lists and watch events carry none; a token member there is dropped, not shown).
-// Only the requester's own approval request (decide, submit) shows its token, as the command
-// to run: "approve with: warden approve TOKEN". Every string from the daemon goes through
+// payloads `warden pending|approve|deny` send, and the text a person reads. An approver
+// answers an approval they have seen: `approve` sends its id and the digest of the action
+// shown (action_hash), never a token. A requester's token (a handle that can deny its own
+// approval) is never shown for a listed approval (pending lists and watch events carry none;
+// a token member there is dropped, not shown). Every string from the daemon goes through
 // printable(). Pure; thread-safe.
 #pragma once
 
@@ -28,8 +28,12 @@ struct PendingQuery {
 
 // The request payloads' fields (after "action"), as server::make_request takes them.
 std::string pending_fields(const PendingQuery& q);
-std::string approve_fields(std::string_view token, std::string_view note,
-                           std::optional<int> scope_minutes);
+// `pending` for one approval by its id (any state): what `warden approve ID` shows.
+std::string show_fields(std::string_view approval_id);
+std::string approve_fields(std::string_view approval_id, std::string_view digest,
+                           std::string_view note, std::optional<int> scope_minutes);
+// "sha256:" followed by 64 lowercase hex digits.
+bool is_action_digest(std::string_view text);
 // An approval id ("apr_" + 24 hex) is sent as "id", anything else as "token".
 std::string deny_fields(std::string_view token_or_id, std::string_view note);
 bool is_approval_id(std::string_view text);
@@ -48,6 +52,11 @@ std::string approval_action_text(const rapidjson::Value& action);
 //     action shell run: deploy prod
 // plus one line per vote already given ("approved by bob 1m ago: note").
 std::string approval_block(const rapidjson::Value& approval, std::int64_t now_ms);
+
+// Everything an approver looks at before answering (`warden approve ID`): approval_block, the
+// action's digest, the action exactly as it will run (its JSON, indented) and the requester
+// session's recent history as the daemon remembers it.
+std::string approval_detail(const rapidjson::Value& approval, std::int64_t now_ms);
 
 // One line for one approval (watch events, the initial list): "apr_…  pending  alice/s1/agent
 // [rules]  shell run: …  (expires in …)" or, closed, "apr_…  denied by bob: note".
@@ -71,8 +80,8 @@ std::string deny_reply_text(const rapidjson::Value& payload);
 std::string without_tokens(const rapidjson::Value& payload);
 
 // The requester's approval request (the "approval" member of a decide reply or an
-// approval-required event): "approve with: warden approve TOKEN" while it is pending and
-// carries a token, "" otherwise (no token, or a person already answered).
+// approval-required event): "approve with: warden approve ID" while it is pending, ""
+// otherwise (no id, or a person already answered). The approver looks it up by its id.
 std::string approve_with_line(const rapidjson::Value& approval);
 
 // What a decide reply's "approval" says once the wait is over, for text output:

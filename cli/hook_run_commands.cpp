@@ -169,12 +169,12 @@ void run(const Args& a, int* exit_code) {
       return;
     }
     agents::DeciderConfig config = a.decider;
-    // --wait: the person at the agent's terminal must learn the token while the hook waits.
+    // --wait: the person at the agent's terminal must learn the approval's id while the hook waits.
     // The agent reads the hook's stdout and stderr only once it returns, so the line goes to
     // the controlling terminal, when there is one, and to stderr.
-    config.on_pending = [](const std::string& id, const std::string& token) {
+    config.on_pending = [](const std::string& id, const std::string&) {
       const std::string line = "Warden: waiting for approval " + agents::token_text(id) +
-                                "; approve with: warden approve " + agents::token_text(token) + "\n";
+                               "; approve with: warden approve " + agents::token_text(id) + "\n";
       if (int tty = ::open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC); tty >= 0) {
         ssize_t ignored = ::write(tty, line.data(), line.size());
         (void)ignored;

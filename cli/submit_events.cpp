@@ -141,9 +141,21 @@ std::string render_event(std::string_view event_json, std::size_t max_output_lin
     const std::string status = member(e, "status"), by = member(e, "by"), note = member(e, "note");
     const std::string who = by.empty() ? std::string() : " by " + printable(by);
     const std::string because = note.empty() ? std::string() : ": " + short_text(note, 400);
-    if (status == "executed") return "  ✓ approved" + who + because + "; it ran\n";
-    if (status == "refused")
+    const rapidjson::Value* result = object_member(e, "result");
+    if (status == "executed") {
+      auto ok = result ? result->FindMember("ok") : e.MemberEnd();
+      if (result && ok != result->MemberEnd() && ok->value.IsFalse()) {
+        const std::string code = member(*result, "error_code");
+        return "  ✗ approved" + who + because + "; it ran and failed" +
+               (code.empty() ? std::string() : ": " + printable(code)) + "\n";
+      }
+      return "  ✓ approved" + who + because + "; it ran\n";
+    }
+    if (status == "refused") {
+      const std::string reason = result ? member(*result, "reason") : std::string();
+      if (!reason.empty()) return "  ✗ approved" + who + ", but not run: " + short_text(reason, 400) + "\n";
       return "  ✗ approved" + who + ", but the rules refused it at the last mile: not run\n";
+    }
     if (status == "denied") return "  ✗ denied" + who + because + "\n";
     if (status == "expired") return "  ✗ the approval expired: not run\n";
     return "  approval " + printable(status) + who + because + "\n";

@@ -82,6 +82,7 @@ inline constexpr const char* kApprovalExpired = "E_APPROVAL_EXPIRED";  // past i
 inline constexpr const char* kSelfApproval = "E_SELF_APPROVAL";        // the approver is the requester
 inline constexpr const char* kAlreadyApproved = "E_ALREADY_APPROVED";  // this approver already voted
 inline constexpr const char* kApprovalRefused = "E_APPROVAL_REFUSED";  // the rules now refuse it: not run
+inline constexpr const char* kApprovalDigest = "E_APPROVAL_DIGEST";    // not the digest of its action
 inline constexpr const char* kApprovalStore = "E_APPROVAL_STORE";      // the approvals store failed
 // Running a decided command under its envelope (`warden exec`, the `envelope` request).
 inline constexpr const char* kExecUnknown = "E_EXEC_UNKNOWN";          // no such shell decision of this principal
@@ -158,6 +159,7 @@ inline constexpr Entry kTable[] = {
     {kSelfApproval, "an approver cannot approve their own request"},
     {kAlreadyApproved, "this approver already approved it; another approver is needed"},
     {kApprovalRefused, "approved, but the rules in force now refuse the action: it was not run"},
+    {kApprovalDigest, "the digest given is not the digest of the approval's action: nothing was approved"},
     {kApprovalStore, "the approvals store cannot be read or written; nothing was approved"},
     {kExecUnknown, "exec: no shell decision with this id of this principal is known (never decided here, or forgotten)"},
     {kExecNotApproved, "exec: the decision rejected the command or requires an approval: nothing runs"},

@@ -4,12 +4,15 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <exception>
 #include <future>
 
+#include "actuators/action.h"
 #include "audit/record.h"
 #include "audit/writer.h"
 #include "engine/json_writer.h"
+#include "engine/session_memory.h"
 #include "pipeline/action_json.h"
 #include "pipeline/events.h"
 #include "server/act_record.h"
@@ -31,6 +34,11 @@ constexpr std::size_t kMaxToken = 256;
 constexpr std::size_t kMaxNote = 4096;
 constexpr std::size_t kMaxFilter = 256;
 constexpr int kWorkers = 4;
+constexpr std::size_t kShownHistory = 20;
+// An approval claimed longer ago than this and still not finished was interrupted, whichever
+// daemon claimed it (its own claims a daemon recovers whatever their age as it starts).
+constexpr std::chrono::milliseconds kClaimBound =
+    std::chrono::hours(1);  // history entries shown with a pending approval
 constexpr auto kSweepEvery = std::chrono::milliseconds(200);
 constexpr auto kExpireEvery = std::chrono::milliseconds(1000);
 // A wait also asks the store now and then, in case a notification was lost (a PostgreSQL
@@ -98,25 +106,34 @@ std::string agent_of(const std::string& action_json) {
                                     : std::string();
 }
 
-// What a scoped grant is bound to: the action's target, action and payload — what an actuator
-// does — without its id, explanation or context (they differ between two proposals of the
-// same action; the principal and session are matched on their own).
+// What a grant is bound to: the whole request as the rules decided it (the decided action
+// JSON: target, action, payload and context — which tool asked, from which agent and source —
+// and anything else the proposal carried), less the members that name one request rather
+// than what it asks for: its "id", the agent's "explanation" text and context.tool_use_id;
+// and less context.session, which the grant matches on its own beside the principal. The
+// members are taken from what was decided, not from a list of what matters, so a member a
+// rule may read is never left out; the few removed are per-request identifiers. Re-written
+// compactly in the member order it came in, then hashed. Not JSON: the text's own hash.
 std::string grant_key(const std::string& action_json) {
   rapidjson::Document d;
   d.Parse(action_json.data(), action_json.size());
   if (d.HasParseError() || !d.IsObject()) return approvals::action_hash(action_json);
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  writer.StartObject();
-  for (const char* name : {"target", "action", "payload"}) {
-    writer.Key(name);
-    if (const rapidjson::Value* v = find_member(d, name)) {
-      v->Accept(writer);
-    } else {
-      writer.Null();
+  // EraseMember keeps the other members' order; a name given twice is erased each time.
+  while (d.EraseMember("id")) {
+  }
+  while (d.EraseMember("explanation")) {
+  }
+  for (auto& m : d.GetObject()) {
+    if (m.name == "context" && m.value.IsObject()) {
+      while (m.value.EraseMember("tool_use_id")) {
+      }
+      while (m.value.EraseMember("session")) {
+      }
     }
   }
-  writer.EndObject();
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  d.Accept(writer);
   return approvals::action_hash(std::string_view(buffer.GetString(), buffer.GetSize()));
 }
 
@@ -133,6 +150,27 @@ std::string result_json_of(std::string_view target, const actuators::Result& r, 
   if (with_output) member(out, "output", r.output);
   out += '}';
   return out;
+}
+
+// The scope a claimed approval grants: the smallest scope_minutes of its votes, 0 (one use)
+// when any vote asked for none. `claimer`: the completing vote's, when the votes are missing.
+int strictest_scope(const Approval& a, int claimer) {
+  if (a.votes.empty()) return claimer;
+  int out = a.votes.front().scope_minutes;
+  for (const approvals::Vote& v : a.votes) out = std::min(out, v.scope_minutes);
+  return std::max(out, 0);
+}
+
+// An actuator result that means the action never started: no actuator for its target, or
+// one that refused it before running it (malformed, needs a shell it was not granted, an
+// unknown tool, refused by its confinement).
+bool not_run(const actuators::Result& r) {
+  for (const char* code : {"E_ACT_NO_ACTUATOR", actuators::code::kBadAction,
+                           actuators::code::kShellSyntax, actuators::code::kUnknownTool,
+                           actuators::code::kDenied}) {
+    if (r.error_code == code) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -186,7 +224,35 @@ std::string ApprovalService::start() {
     stop();
     return std::string("cannot start the approval threads: ") + e.what();
   }
+  try {
+    recover_interrupted();
+  } catch (const approvals::StoreError& e) {
+    stop();
+    return std::string("the approvals store cannot recover interrupted approvals: ") + e.what();
+  }
   return {};
+}
+
+void ApprovalService::recover_interrupted() {
+  static constexpr char kReason[] =
+      "interrupted: the daemon carrying it out stopped before it finished; it is not run again "
+      "(an action it had started may have run in part)";
+  std::string result = "{\"error_code\":";
+  append_json_string(result, err::kApprovalRefused);
+  member(result, "reason", kReason);
+  result += '}';
+  const std::int64_t now = now_ms();
+  std::vector<Approval> recovered = store_->recover_claimed(context_.config->audit.daemon_id,
+                                                            now - kClaimBound.count(), result, now);
+  for (const Approval& a : recovered) {
+    context_.log->warn("approvals: {} was approved but never finished (claimed by {}): refused",
+                       a.id, a.votes.empty() ? std::string("?") : a.votes.back().approver);
+    try {
+      record("refused", a, "warden", kReason, {}, result);
+    } catch (const std::exception& e) {
+      context_.log->error("approvals: {}", e.what());
+    }
+  }
 }
 
 void ApprovalService::stop() {
@@ -426,9 +492,10 @@ std::string ApprovalService::requester_json(const approvals::Created& created) {
   std::string out = "{\"id\":";
   append_json_string(out, created.approval.id);
   member(out, "token", created.token);
+  member(out, "action_hash", created.approval.action_hash);
   out += ",\"status\":\"pending\",\"expires_ms\":" + std::to_string(created.approval.expires_ms);
   out += ",\"approvers_needed\":" + std::to_string(created.approval.approvers_needed);
-  member(out, "how", "warden approve " + created.token);
+  member(out, "how", "warden approve " + created.approval.id);
   out += '}';
   return out;
 }
@@ -537,7 +604,9 @@ std::optional<Reply> ApprovalService::pending(const Request& request, const Iden
   std::string error;
   std::int64_t min_age_s = 0;
   bool watch = false;
-  if (!string_field(payload, "agent", kMaxFilter, &filter.agent, &error) ||
+  std::string only_id;
+  if (!string_field(payload, "id", kMaxToken, &only_id, &error) ||
+      !string_field(payload, "agent", kMaxFilter, &filter.agent, &error) ||
       !string_field(payload, "session", kMaxFilter, &filter.session, &error) ||
       !string_field(payload, "rule", kMaxFilter, &filter.rule, &error) ||
       !int_field(payload, "min_age_s", 0, 366LL * 86400, &min_age_s, &error)) {
@@ -549,14 +618,26 @@ std::optional<Reply> ApprovalService::pending(const Request& request, const Iden
     }
     watch = w->GetBool();
   }
+  if (!only_id.empty() && watch) {
+    return fail(request.id_json, "pending", err::kBadRequest,
+                "\"payload.id\" shows one approval; it cannot be watched");
+  }
   filter.min_age_ms = min_age_s * 1000;
   auto send = std::make_shared<ReplyFn>(std::move(later));
-  const bool queued = post([this, id = request.id_json, filter, watch, send, closed] {
+  const bool queued = post([this, id = request.id_json, filter, only_id, watch, send, closed] {
     approvals::Filter f = filter;
     f.now_ms = now_ms();
     std::vector<Approval> list;
     try {
-      list = store_->list(f);
+      if (only_id.empty()) {
+        list = store_->list(f);
+      } else if (std::optional<Approval> one = store_->get(only_id)) {
+        // One approval by its id, whatever its state: what `warden approve ID` shows.
+        list.push_back(std::move(*one));
+      } else {
+        (*send)(fail(id, "pending", err::kApprovalNotFound, "no approval has the id " + only_id));
+        return;
+      }
     } catch (const std::exception& e) {
       (*send)(fail(id, "pending", err::kApprovalStore, e.what()));
       return;
@@ -564,7 +645,7 @@ std::optional<Reply> ApprovalService::pending(const Request& request, const Iden
     std::string items = "[";
     for (std::size_t i = 0; i < list.size(); ++i) {
       if (i) items += ',';
-      items += approval_json(list[i]);
+      items += shown_json(list[i]);
     }
     items += ']';
     if (!watch) {
@@ -594,44 +675,68 @@ std::optional<Reply> ApprovalService::pending(const Request& request, const Iden
 std::optional<Reply> ApprovalService::approve(const Request& request, const Identity& identity,
                                               ReplyFn later) {
   const rapidjson::Value& payload = request.payload();
-  std::string token, note, error;
+  std::string approval_id, digest, note, error;
   std::int64_t scope_minutes = 0;
-  const rapidjson::Value* t = find_member(payload, "token");
-  if (!t || !t->IsString() || t->GetStringLength() == 0) {
+  if (find_member(payload, "token")) {
+    // The requester's token is a handle for withdrawing its request, never an approval: an
+    // approver answers what they were shown, by id and digest.
     return fail(request.id_json, "approve", err::kBadRequest,
-                "\"payload.token\" must be the approval's token (warden approve TOKEN)");
+                "a token does not approve: approve by the approval's id and the digest of the "
+                "action you were shown (warden approve ID)");
   }
-  if (!string_field(payload, "token", kMaxToken, &token, &error) ||
+  const rapidjson::Value* i = find_member(payload, "id");
+  if (!i || !i->IsString() || i->GetStringLength() == 0) {
+    return fail(request.id_json, "approve", err::kBadRequest,
+                "\"payload.id\" must be the approval's id (warden approve ID)");
+  }
+  const rapidjson::Value* g = find_member(payload, "digest");
+  if (!g || !g->IsString() || g->GetStringLength() == 0) {
+    return fail(request.id_json, "approve", err::kBadRequest,
+                "\"payload.digest\" must be the action_hash of the approval you were shown "
+                "(\"sha256:…\")");
+  }
+  if (!string_field(payload, "id", kMaxToken, &approval_id, &error) ||
+      !string_field(payload, "digest", kMaxToken, &digest, &error) ||
       !string_field(payload, "note", kMaxNote, &note, &error) ||
       !int_field(payload, "scope_minutes", 1, context_.config->approvals.max_scope_minutes,
                  &scope_minutes, &error)) {
     return fail(request.id_json, "approve", err::kBadRequest, error);
   }
   auto send = std::make_shared<ReplyFn>(std::move(later));
-  const bool queued = post([this, id = request.id_json, identity, token, note, scope_minutes, send] {
-    Reply reply;
-    try {
-      reply = approve_now(id, identity, token, note, static_cast<int>(scope_minutes));
-    } catch (const approvals::StoreError& e) {
-      reply = fail(id, "approve", err::kApprovalStore, e.what());
-    } catch (const std::exception& e) {
-      reply = fail(id, "approve", err::kAudit, e.what());
-    }
-    (*send)(std::move(reply));
-  });
+  const bool queued =
+      post([this, id = request.id_json, identity, approval_id, digest, note, scope_minutes, send] {
+        Reply reply;
+        try {
+          reply =
+              approve_now(id, identity, approval_id, digest, note, static_cast<int>(scope_minutes));
+        } catch (const approvals::StoreError& e) {
+          reply = fail(id, "approve", err::kApprovalStore, e.what());
+        } catch (const std::exception& e) {
+          reply = fail(id, "approve", err::kAudit, e.what());
+        }
+        (*send)(std::move(reply));
+      });
   if (!queued) return fail(request.id_json, "approve", err::kShuttingDown, "the daemon is shutting down");
   return std::nullopt;
 }
 
 Reply ApprovalService::approve_now(const std::string& id_json, const Identity& identity,
-                                   const std::string& token, const std::string& note,
-                                   int scope_minutes) {
-  approvals::ApproveOutcome outcome = store_->approve(token, identity.principal, note, now_ms());
+                                   const std::string& approval_id, const std::string& digest,
+                                   const std::string& note, int scope_minutes) {
+  approvals::ApproveOutcome outcome =
+      store_->approve(approval_id, digest, identity.principal, note, now_ms(), scope_minutes,
+                      context_.config->audit.daemon_id);
   using R = approvals::ApproveResult;
   const std::string which = outcome.approval ? "approval " + outcome.approval->id : "approval";
   switch (outcome.result) {
     case R::NotFound:
-      return fail(id_json, "approve", err::kApprovalNotFound, "no approval has this token");
+      return fail(id_json, "approve", err::kApprovalNotFound, "no approval has this id");
+    case R::DigestMismatch:
+      return fail(id_json, "approve", err::kApprovalDigest,
+                  which + ": " + digest +
+                      " is not the digest of its action: nothing was approved; look at it "
+                      "again (warden approve " +
+                      approval_id + ")");
     case R::Closed:
       if (outcome.approval->status == Status::Expired) {
         return fail(id_json, "approve", err::kApprovalExpired, which + " expired before it was approved");
@@ -639,7 +744,7 @@ Reply ApprovalService::approve_now(const std::string& id_json, const Identity& i
       return fail(id_json, "approve", err::kApprovalClosed,
                   which + " is already " +
                       std::string(approvals::status_name(outcome.approval->status)) +
-                      ": a token approves once");
+                      ": an approval is answered once");
     case R::Expired:
       record("expired", *outcome.approval, "expiry", "");
       return fail(id_json, "approve", err::kApprovalExpired, which + " expired before it was approved");
@@ -734,6 +839,22 @@ Reply ApprovalService::carry_out(const std::string& id_json, const Identity& app
       }
       record_act(context_, last.decision_id, resolved.target, approval.principal, r);
     }
+    if (!actuator || not_run(r)) {
+      // Approved, but it never ran: closed refused, and said so to both sides.
+      const std::string what = r.error_code + (r.error.empty() ? "" : ": " + r.error);
+      std::string failed = result_json_of(resolved.target, r, false);
+      failed.insert(failed.size() - 1, ",\"reason\":" + json_string("it could not run: " + what));
+      store_->finish(approval.id, Status::Refused, failed, now_ms());
+      record("refused", approval, approver.principal, "it could not run: " + what,
+             last.decision_id, failed);
+      std::optional<Approval> now = store_->get(approval.id);
+      Stats::add(context_.stats.errors);
+      return Reply{error_response(
+          id_json, "approve",
+          {err::kApprovalRefused, "approved, but it could not run: " + what, {},
+           "\"approval\":" + approval_json(now ? *now : approval) +
+               ",\"decision\":" + decision_json + ",\"result\":" + failed})};
+    }
     status = "executed";
     result = result_json_of(resolved.target, r, true);
     recorded = result_json_of(resolved.target, r, false);
@@ -741,6 +862,9 @@ Reply ApprovalService::carry_out(const std::string& id_json, const Identity& app
     status = "granted";
     recorded = result = "{\"granted\":true}";
   }
+  // The strictest terms of all votes hold: one use when any approver asked for no scope,
+  // else the shortest scope asked for.
+  scope_minutes = strictest_scope(approval, scope_minutes);
   if (scope_minutes > 0 || approval.origin != "submit") {
     approvals::Grant g;
     g.approval_id = approval.id;
@@ -755,6 +879,9 @@ Reply ApprovalService::carry_out(const std::string& id_json, const Identity& app
       g.expires_ms = now_ms() + context_.config->approvals.expiry_seconds * 1000;
       g.uses_left = 1;
     }
+    // Never beyond the approval's own expiry (the rule's expires-in, else the daemon's
+    // expiry_seconds): what could not be approved after then is not approved after then.
+    g.expires_ms = std::min(g.expires_ms, approval.expires_ms);
     store_->add_grant(g);
     std::string grant = "{\"uses\":" + std::to_string(g.uses_left) +
                         ",\"expires_ms\":" + std::to_string(g.expires_ms) +
@@ -862,6 +989,34 @@ std::string ApprovalService::approval_json(const Approval& a) {
   out += ",\"closed_ms\":" + std::to_string(a.closed_ms);
   append_result(out, a);
   out += '}';
+  return out;
+}
+
+std::string ApprovalService::shown_json(const Approval& a) const {
+  std::string out = approval_json(a);
+  // The requester session's recent history, as this daemon remembers it (the effects of its
+  // latest approved decisions): what the agent did before asking.
+  out.insert(out.size() - 1, ",\"history\":[");
+  if (context_.sessions && !a.session.empty()) {
+    std::vector<HistoryEntry> history =
+        context_.sessions->snapshot(a.principal, a.session, now_ms() / 1000);
+    const std::size_t from = history.size() > kShownHistory ? history.size() - kShownHistory : 0;
+    std::string items;
+    for (std::size_t i = from; i < history.size(); ++i) {
+      const HistoryEntry& h = history[i];
+      if (!items.empty()) items += ',';
+      items += "{\"decision_id\":";
+      append_json_string(items, h.decision_id);
+      items += ",\"time\":" + std::to_string(h.time);
+      member(items, "kind", h.effect.kind);
+      member(items, "object", h.effect.object);
+      member(items, "target", h.effect.target);
+      member(items, "program", h.effect.program);
+      items += '}';
+    }
+    out.insert(out.size() - 1, items);
+  }
+  out.insert(out.size() - 1, "]");
   return out;
 }
 

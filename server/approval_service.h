@@ -2,11 +2,14 @@
 // approval-required leaves behind, who may answer it and what happens then.
 //
 //   requester side  decide/submit → approval-required → create(): a pending approval in the
-//                   store (token to the requester, `approval created` in the audit log).
+//                   store (its id, action digest and a token to the requester — the token can
+//                   deny it, never approve it —, `approval created` in the audit log).
 //                   decide: a live scoped grant for this exact action and session turns the
 //                   answer into approve instead (use_grant, `approval scoped-use`).
-//   approver side   pending (list, or watch: events as approvals arrive and close),
-//                   approve TOKEN: one store transaction claims it — exactly one approver
+//   approver side   pending (list, one by id, or watch: events as approvals arrive and close),
+//                   approve ID DIGEST: the approver answers the action they were shown (its
+//                   action_hash; another digest is E_APPROVAL_DIGEST, nothing recorded); one
+//                   store transaction claims it — exactly one approver
 //                   across the fleet; then the last mile (the rules in force decide the stored
 //                   action again, as its requester); a reject or a changed action means it is
 //                   not run (refused). A submit's action is then dispatched here; a decide's
@@ -84,14 +87,15 @@ class ApprovalService {
   // Throws approvals::StoreError (or std::runtime_error when the audit log fails).
   approvals::Created create(const Requester& who, const Decision& decision,
                             const std::string& action_json, const std::string& origin);
-  // {"id","token","status":"pending","expires_ms","approvers_needed","how"}
+  // {"id","token","action_hash","status":"pending","expires_ms","approvers_needed","how"}:
+  // "how" is "warden approve ID"; the token only denies
   static std::string requester_json(const approvals::Created& created);
-  // A live grant for this principal, session and action, consumed (one use); appends
+  // A live grant for this principal, session and request (grant_key), consumed (one use); appends
   // `approval scoped-use` naming the decision it approved. Throws like create().
   std::optional<approvals::Grant> use_grant(const Requester& who, const std::string& action_json,
                                             const std::string& decision_id);
   // A submit's run reached approval-required (pipeline::Options::on_approval_required): stores
-  // the pending approval, sends the approval-required event with its token, waits for the
+  // the pending approval, sends the approval-required event with its id, waits for the
   // answer when the requester asked to (signal.approval_wait_s), and otherwise lets the
   // result reach the requester's connection later. Returns the run's final status.
   std::string suspend(const Identity& identity, std::shared_ptr<const std::atomic<bool>> closed,
@@ -120,6 +124,9 @@ class ApprovalService {
   static std::string result_event(const approvals::Approval& approval);
   // APPROVAL: an approval as the protocol shows it (never a token).
   static std::string approval_json(const approvals::Approval& approval);
+  // The same with "history": the requester session's recent history as this daemon's session
+  // memory holds it (empty when it holds none): what `pending` shows an approver.
+  std::string shown_json(const approvals::Approval& approval) const;
 
  private:
   struct Waiter {
@@ -135,12 +142,16 @@ class ApprovalService {
     std::string id_json;
   };
 
+  // As the daemon starts: approvals left in approved (claimed by this daemon before it
+  // stopped, or by any daemon longer ago than a bound) are refused, once, and recorded.
+  void recover_interrupted();
   void run_worker();
   void run_sweeper();
   void on_notification(std::string kind, std::string approval_id);
   void settle(const approvals::Approval& approval);  // ends the waits of a final approval
   void broadcast(std::string_view event, const approvals::Approval& approval);
-  Reply approve_now(const std::string& id_json, const Identity& identity, const std::string& token,
+  Reply approve_now(const std::string& id_json, const Identity& identity,
+                    const std::string& approval_id, const std::string& digest,
                     const std::string& note, int scope_minutes);
   // The last mile and what follows a claimed approval; returns the approve reply.
   Reply carry_out(const std::string& id_json, const Identity& identity,

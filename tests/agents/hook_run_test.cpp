@@ -274,7 +274,7 @@ TEST_CASE("hook: approval-required follows --on-approval-required and the agent"
     if (where == daemon) {
       // The daemon stored a pending approval: the agent is told how a person approves it.
       CHECK(codex.reason.find("it is waiting for one (approval apr_") != std::string::npos);
-      CHECK(codex.reason.find("approve with: warden approve wapr_") != std::string::npos);
+      CHECK(codex.reason.find("approve with: warden approve apr_") != std::string::npos);
     } else {
       CHECK(codex.reason.find("Codex cannot ask") != std::string::npos);
     }
@@ -412,8 +412,9 @@ TEST_CASE("hook: an agent that never finishes writing the input is denied at the
   CHECK(child.finish() == 2);
 }
 
-TEST_CASE("hook --wait: the person is shown the token, an approver approves, the call proceeds",
-          "[agents][hook_run][approvals]") {
+TEST_CASE(
+    "hook --wait: the person is shown the approval's id, an approver approves, the call proceeds",
+    "[agents][hook_run][approvals]") {
   TempDir dir;
   ServeChild serve(dir, {kShippedRules, kTestRules});
   const std::string marker = bash_input("echo needs-approval");
@@ -426,10 +427,23 @@ TEST_CASE("hook --wait: the person is shown the token, an approver approves, the
     REQUIRE(child.wait_stderr("approve with: warden approve "));
     const std::string err = child.err();
     const std::size_t at = err.find("warden approve ") + 15;
-    const std::string token = err.substr(at, err.find_first_of(" \n", at) - at);
-    REQUIRE(token.rfind("wapr_", 0) == 0);
-    Child approver({answer, token, "--addr", serve.address(), "--token",
-                    warden::server::testing::Tokens{}.approver});
+    const std::string id = err.substr(at, err.find_first_of(" \n", at) - at);
+    REQUIRE(id.rfind("apr_", 0) == 0);
+    const std::string approver_token = warden::server::testing::Tokens{}.approver;
+    std::vector<std::string> args{answer, id, "--addr", serve.address(), "--token", approver_token};
+    if (answer == "approve") {
+      // The approver looks at it first: the digest of the action shown is the answer.
+      Child shown(
+          {"pending", "--format", "json", "--addr", serve.address(), "--token", approver_token});
+      REQUIRE(shown.finish() == 0);
+      const std::string listed = shown.out();
+      const std::size_t h = listed.find("\"action_hash\":\"");
+      REQUIRE(h != std::string::npos);
+      const std::size_t from = h + 15;
+      args.push_back("--digest");
+      args.push_back(listed.substr(from, listed.find('"', from) - from));
+    }
+    Child approver(args);
     CHECK(approver.finish() == 0);
     const int code = child.finish();
     INFO(child.out());

@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -14,7 +15,6 @@
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -22,73 +22,13 @@
 #include <thread>
 #include <vector>
 
-#include "tests/support/postgres_server.h"
+#include "tests/approvals/store_backend.h"
 
 using namespace warden::approvals;
+using namespace warden::approvals::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr std::int64_t kNow = 1795148900000;  // 2026-11-20
-constexpr std::int64_t kHour = 3600 * 1000;
-
-warden::test::PostgresServer& pg_server() {
-  static warden::test::PostgresServer server;
-  return server;
-}
-
-// One backend's location for one test case: a fresh SQLite file or a fresh database.
-class Backend {
- public:
-  explicit Backend(std::string kind) : kind_(std::move(kind)) {
-    static int counter = 0;
-    ++counter;
-    if (kind_ == "sqlite") {
-      char tmpl[] = "/tmp/warden-approvals-XXXXXX";
-      REQUIRE(::mkdtemp(tmpl) != nullptr);
-      dir_ = tmpl;
-      location_ = dir_ + "/approvals.db";
-    } else {
-      location_ = pg_server().create_database("approvals_" + std::to_string(::getpid()) + "_" +
-                                              std::to_string(counter));
-    }
-  }
-  ~Backend() {
-    if (!dir_.empty()) {
-      std::error_code ec;
-      fs::remove_all(dir_, ec);
-    }
-  }
-  const std::string& kind() const { return kind_; }
-  const std::string& location() const { return location_; }
-  const std::string& dir() const { return dir_; }
-  std::unique_ptr<Store> open() const {
-    return kind_ == "sqlite" ? open_sqlite(location_) : open_postgres(location_);
-  }
-
- private:
-  std::string kind_, location_, dir_;
-};
-
-NewApproval request(std::string principal = "alice", std::string session = "s1",
-                    std::string agent = "claude", std::vector<std::string> rules = {"ask-rm"}) {
-  NewApproval n;
-  n.action_json = R"({"type":"shell","payload":{"command":"rm -rf build"}})";
-  n.proposal_json = R"({"agent":"claude","action":{"type":"shell"}})";
-  n.principal = std::move(principal);
-  n.groups = {"dev", "ops"};
-  n.session = std::move(session);
-  n.agent = std::move(agent);
-  n.rules = std::move(rules);
-  n.reason = "deleting a build tree needs a person";
-  n.decision_id = "dec_1";
-  n.origin = "decide";
-  n.daemon_id = "host-1:1";
-  n.created_ms = kNow;
-  n.expires_ms = kNow + kHour;
-  n.approvers_needed = 1;
-  return n;
-}
 
 std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -138,8 +78,6 @@ struct Recorder {
     });
   }
 };
-
-#define BACKENDS GENERATE(as<std::string>{}, "sqlite", "postgres")
 
 }  // namespace
 
@@ -273,7 +211,8 @@ TEST_CASE("the token is never stored, only its hash", "[approvals]") {
   Created c = store->create(request());
   store->add_grant(Grant{c.approval.id, "alice", "s1", c.approval.action_hash, kNow + kHour, 1,
                          "bob"});
-  REQUIRE(store->approve(c.token, "bob", "ok", kNow).result == ApproveResult::Claimed);
+  REQUIRE(store->approve(c.approval.id, c.approval.action_hash, "bob", "ok", kNow).result ==
+          ApproveResult::Claimed);
   const std::string secret = c.token.substr(5);  // without the "wapr_" prefix
   std::string everything;
   if (b.kind() == "sqlite") {
@@ -300,7 +239,8 @@ TEST_CASE("a pending approval survives closing and reopening the store", "[appro
   REQUIRE(a);
   CHECK(a->id == c.approval.id);
   CHECK(a->status == Status::Pending);
-  CHECK(store->approve(c.token, "bob", "", kNow).result == ApproveResult::Claimed);
+  CHECK(store->approve(c.approval.id, c.approval.action_hash, "bob", "", kNow).result ==
+        ApproveResult::Claimed);
 }
 
 TEST_CASE("approve: claimed once, then closed; denied stays closed", "[approvals]") {
@@ -309,7 +249,8 @@ TEST_CASE("approve: claimed once, then closed; denied stays closed", "[approvals
   Created c = store->create(request());
 
   SECTION("approve claims, reuse is closed") {
-    auto out = store->approve(c.token, "bob", "looks fine", kNow + 10);
+    auto out =
+        store->approve(c.approval.id, c.approval.action_hash, "bob", "looks fine", kNow + 10);
     CHECK(out.result == ApproveResult::Claimed);
     REQUIRE(out.approval);
     CHECK(out.approval->status == Status::Approved);
@@ -318,18 +259,22 @@ TEST_CASE("approve: claimed once, then closed; denied stays closed", "[approvals
     CHECK(out.approval->votes[0].approver == "bob");
     CHECK(out.approval->votes[0].note == "looks fine");
     CHECK(out.approval->votes[0].at_ms == kNow + 10);
-    auto again = store->approve(c.token, "carol", "", kNow + 20);
+    auto again = store->approve(c.approval.id, c.approval.action_hash, "carol", "", kNow + 20);
     CHECK(again.result == ApproveResult::Closed);
     REQUIRE(again.approval);
     CHECK(again.approval->status == Status::Approved);
-    CHECK(store->approve(c.token, "bob", "", kNow + 20).result == ApproveResult::Closed);
+    CHECK(store->approve(c.approval.id, c.approval.action_hash, "bob", "", kNow + 20).result ==
+          ApproveResult::Closed);
     CHECK(store->deny(c.token, "carol", "", kNow + 30).result == DenyResult::Closed);
   }
-  SECTION("an unknown token is not found") {
-    auto out = store->approve("wapr_" + std::string(43, 'A'), "bob", "", kNow);
+  SECTION("an unknown id is not found; a token never approves") {
+    auto out =
+        store->approve("apr_" + std::string(24, '0'), c.approval.action_hash, "bob", "", kNow);
     CHECK(out.result == ApproveResult::NotFound);
     CHECK_FALSE(out.approval);
-    CHECK(store->approve(c.approval.id, "bob", "", kNow).result == ApproveResult::NotFound);
+    CHECK(store->approve(c.token, c.approval.action_hash, "bob", "", kNow).result ==
+          ApproveResult::NotFound);
+    CHECK(store->get(c.approval.id)->status == Status::Pending);
     CHECK(store->deny("apr_nope", "bob", "", kNow).result == DenyResult::NotFound);
   }
   SECTION("deny by token, then approve is closed") {
@@ -340,14 +285,16 @@ TEST_CASE("approve: claimed once, then closed; denied stays closed", "[approvals
     CHECK(d.approval->closed_by == "bob");
     CHECK(d.approval->close_note == "no thanks");
     CHECK(d.approval->closed_ms == kNow + 5);
-    CHECK(store->approve(c.token, "carol", "", kNow + 6).result == ApproveResult::Closed);
+    CHECK(store->approve(c.approval.id, c.approval.action_hash, "carol", "", kNow + 6).result ==
+          ApproveResult::Closed);
     CHECK(store->deny(c.token, "carol", "", kNow + 6).result == DenyResult::Closed);
   }
   SECTION("deny by id; the requester may withdraw") {
     auto d = store->deny(c.approval.id, "alice", "withdrawn", kNow + 5);
     CHECK(d.result == DenyResult::Denied);
     CHECK(store->get(c.approval.id)->status == Status::Denied);
-    CHECK(store->approve(c.token, "bob", "", kNow + 6).result == ApproveResult::Closed);
+    CHECK(store->approve(c.approval.id, c.approval.action_hash, "bob", "", kNow + 6).result ==
+          ApproveResult::Closed);
   }
 }
 
@@ -363,13 +310,15 @@ TEST_CASE("expiry: approve past expires_ms is Expired; expire_due moves each onc
   Created live = store->create(later);
 
   CHECK(store->expire_due(kNow + 999).empty());
-  auto out = store->approve(a.token, "bob", "", kNow + 1000);  // now == expires_ms: expired
+  auto out = store->approve(a.approval.id, a.approval.action_hash, "bob", "",
+                            kNow + 1000);  // now == expires_ms: expired
   CHECK(out.result == ApproveResult::Expired);
   REQUIRE(out.approval);
   CHECK(out.approval->status == Status::Expired);
   CHECK(out.approval->closed_ms == kNow + 1000);
   CHECK(out.approval->votes.empty());
-  CHECK(store->approve(a.token, "bob", "", kNow + 1001).result == ApproveResult::Closed);
+  CHECK(store->approve(a.approval.id, a.approval.action_hash, "bob", "", kNow + 1001).result ==
+        ApproveResult::Closed);
   CHECK(store->deny(c.token, "bob", "", kNow + 2000).result == DenyResult::Expired);
 
   auto moved = store->expire_due(kNow + 3000);
@@ -379,8 +328,11 @@ TEST_CASE("expiry: approve past expires_ms is Expired; expire_due moves each onc
   CHECK(moved[0].closed_ms == kNow + 3000);
   CHECK(store->expire_due(kNow + 4000).empty());
   CHECK(store->get(live.approval.id)->status == Status::Pending);
-  CHECK(store->approve(d.token, "bob", "", kNow + 5000).result == ApproveResult::Closed);
-  CHECK(store->approve(live.token, "bob", "", kNow + 5000).result == ApproveResult::Claimed);
+  CHECK(store->approve(d.approval.id, d.approval.action_hash, "bob", "", kNow + 5000).result ==
+        ApproveResult::Closed);
+  CHECK(
+      store->approve(live.approval.id, live.approval.action_hash, "bob", "", kNow + 5000).result ==
+      ApproveResult::Claimed);
 }
 
 TEST_CASE("self approval, double votes and two distinct approvers", "[approvals]") {
@@ -389,26 +341,28 @@ TEST_CASE("self approval, double votes and two distinct approvers", "[approvals]
 
   SECTION("the requester cannot approve") {
     Created c = store->create(request("alice"));
-    auto out = store->approve(c.token, "alice", "", kNow);
+    auto out = store->approve(c.approval.id, c.approval.action_hash, "alice", "", kNow);
     CHECK(out.result == ApproveResult::SelfApproval);
     REQUIRE(out.approval);
     CHECK(out.approval->status == Status::Pending);
     CHECK(out.approval->votes.empty());
-    CHECK(store->approve(c.token, "bob", "", kNow).result == ApproveResult::Claimed);
+    CHECK(store->approve(c.approval.id, c.approval.action_hash, "bob", "", kNow).result ==
+          ApproveResult::Claimed);
   }
   SECTION("two approvers: NeedMore, AlreadyApproved, then Claimed") {
     auto n = request("alice");
     n.approvers_needed = 2;
     Created c = store->create(n);
-    auto first = store->approve(c.token, "bob", "one", kNow + 1);
+    auto first = store->approve(c.approval.id, c.approval.action_hash, "bob", "one", kNow + 1);
     CHECK(first.result == ApproveResult::NeedMore);
     REQUIRE(first.approval);
     CHECK(first.approval->status == Status::Pending);
     CHECK(first.approval->votes.size() == 1);
-    CHECK(store->approve(c.token, "bob", "again", kNow + 2).result ==
+    CHECK(store->approve(c.approval.id, c.approval.action_hash, "bob", "again", kNow + 2).result ==
           ApproveResult::AlreadyApproved);
-    CHECK(store->approve(c.token, "alice", "", kNow + 2).result == ApproveResult::SelfApproval);
-    auto second = store->approve(c.token, "carol", "two", kNow + 3);
+    CHECK(store->approve(c.approval.id, c.approval.action_hash, "alice", "", kNow + 2).result ==
+          ApproveResult::SelfApproval);
+    auto second = store->approve(c.approval.id, c.approval.action_hash, "carol", "two", kNow + 3);
     CHECK(second.result == ApproveResult::Claimed);
     REQUIRE(second.approval);
     CHECK(second.approval->status == Status::Approved);
@@ -417,7 +371,8 @@ TEST_CASE("self approval, double votes and two distinct approvers", "[approvals]
     CHECK(second.approval->votes[0].note == "one");
     CHECK(second.approval->votes[1].approver == "carol");
     CHECK(second.approval->votes[1].note == "two");
-    CHECK(store->approve(c.token, "dave", "", kNow + 4).result == ApproveResult::Closed);
+    CHECK(store->approve(c.approval.id, c.approval.action_hash, "dave", "", kNow + 4).result ==
+          ApproveResult::Closed);
   }
 }
 
@@ -425,8 +380,7 @@ namespace {
 
 // N callers approving the same token at once, spread over `stores` (several stores on one
 // location are several daemons). Returns how many of each result.
-std::map<ApproveResult, int> race(std::vector<std::unique_ptr<Store>>& stores,
-                                  const std::string& token,
+std::map<ApproveResult, int> race(std::vector<std::unique_ptr<Store>>& stores, const Created& c,
                                   const std::vector<std::string>& approvers) {
   std::mutex mu;
   std::map<ApproveResult, int> results;
@@ -438,7 +392,8 @@ std::map<ApproveResult, int> race(std::vector<std::unique_ptr<Store>>& stores,
       ready.fetch_add(1);
       while (ready.load() < static_cast<int>(approvers.size())) std::this_thread::yield();
       try {
-        auto out = stores[i % stores.size()]->approve(token, approvers[i], "", kNow + 1);
+        auto out = stores[i % stores.size()]->approve(c.approval.id, c.approval.action_hash,
+                                                      approvers[i], "", kNow + 1);
         std::lock_guard lock(mu);
         ++results[out.result];
       } catch (const std::exception& e) {
@@ -465,7 +420,7 @@ TEST_CASE("racing approvers: exactly one Claimed", "[approvals][race]") {
       Created c = stores[0]->create(request());
       std::vector<std::string> approvers;
       for (int i = 0; i < 8; ++i) approvers.push_back("approver" + std::to_string(i));
-      auto r = race(stores, c.token, approvers);
+      auto r = race(stores, c, approvers);
       CHECK(r[ApproveResult::Claimed] == 1);
       CHECK(r[ApproveResult::Closed] == 7);
       auto a = stores[1]->get(c.approval.id);
@@ -476,7 +431,7 @@ TEST_CASE("racing approvers: exactly one Claimed", "[approvals][race]") {
   }
   SECTION("the same approver eight times") {
     Created c = stores[0]->create(request());
-    auto r = race(stores, c.token, std::vector<std::string>(8, "bob"));
+    auto r = race(stores, c, std::vector<std::string>(8, "bob"));
     CHECK(r[ApproveResult::Claimed] == 1);
     CHECK(r[ApproveResult::Closed] == 7);
   }
@@ -485,7 +440,7 @@ TEST_CASE("racing approvers: exactly one Claimed", "[approvals][race]") {
       auto n = request();
       n.approvers_needed = 2;
       Created c = stores[1]->create(n);
-      auto r = race(stores, c.token, {"bob", "carol", "bob", "carol"});
+      auto r = race(stores, c, {"bob", "carol", "bob", "carol"});
       CHECK(r[ApproveResult::Claimed] == 1);
       CHECK(r[ApproveResult::NeedMore] == 1);
       // The other two: a repeated vote while pending, or after the claim: closed.
@@ -503,7 +458,8 @@ TEST_CASE("finish moves only an approved approval", "[approvals]") {
   auto store = b.open();
   Created c = store->create(request());
   CHECK_FALSE(store->finish(c.approval.id, Status::Executed, "{}", kNow));  // still pending
-  REQUIRE(store->approve(c.token, "bob", "", kNow).result == ApproveResult::Claimed);
+  REQUIRE(store->approve(c.approval.id, c.approval.action_hash, "bob", "", kNow).result ==
+          ApproveResult::Claimed);
   CHECK_FALSE(store->finish(c.approval.id, Status::Denied, "{}", kNow));  // not a finish state
   CHECK_FALSE(store->finish(c.approval.id, Status::Pending, "{}", kNow));
   CHECK(store->finish(c.approval.id, Status::Executed, R"({"exit":0,"stdout":"ok"})", kNow + 1));
@@ -516,7 +472,8 @@ TEST_CASE("finish moves only an approved approval", "[approvals]") {
   CHECK_FALSE(store->finish("apr_missing", Status::Executed, "{}", kNow));
 
   Created r = store->create(request());
-  REQUIRE(store->approve(r.token, "bob", "", kNow).result == ApproveResult::Claimed);
+  REQUIRE(store->approve(r.approval.id, r.approval.action_hash, "bob", "", kNow).result ==
+          ApproveResult::Claimed);
   CHECK(store->finish(r.approval.id, Status::Refused, R"({"why":"rules changed"})", kNow));
   CHECK(store->get(r.approval.id)->status == Status::Refused);
 
@@ -606,7 +563,8 @@ TEST_CASE("listeners hear created, closed and finished", "[approvals][listen]") 
   Created c = store->create(request());
   const std::string& id = c.approval.id;
   REQUIRE(here.wait_for("created:" + id));
-  REQUIRE(store->approve(c.token, "bob", "", kNow).result == ApproveResult::Claimed);
+  REQUIRE(store->approve(c.approval.id, c.approval.action_hash, "bob", "", kNow).result ==
+          ApproveResult::Claimed);
   REQUIRE(here.wait_for("closed:" + id));
   REQUIRE(store->finish(id, Status::Executed, "{}", kNow));
   REQUIRE(here.wait_for("finished:" + id));
@@ -681,7 +639,7 @@ TEST_CASE("hostile strings round-trip unchanged", "[approvals]") {
     f.principal = s;
     if (!s.empty()) CHECK(ids(store->list(f)) == std::vector<std::string>{c.approval.id});
     const std::string approver = s + "-approver";
-    auto out = store->approve(c.token, approver, s, kNow);
+    auto out = store->approve(c.approval.id, c.approval.action_hash, approver, s, kNow);
     REQUIRE(out.result == ApproveResult::Claimed);
     REQUIRE(out.approval->votes.size() == 1);
     CHECK(out.approval->votes[0].approver == approver);
@@ -846,7 +804,8 @@ TEST_CASE("postgres: a dropped connection is re-established once", "[approvals][
     });
   }
   CHECK(heard_after);
-  CHECK(store->approve(before.token, "bob", "", kNow).result == ApproveResult::Claimed);
+  CHECK(store->approve(before.approval.id, before.approval.action_hash, "bob", "", kNow).result ==
+        ApproveResult::Claimed);
 }
 
 TEST_CASE("a store whose tables have another shape is refused at open", "[approvals][errors]") {

@@ -59,11 +59,18 @@ TEST_CASE("pending, approve and deny send the protocol's payloads", "[cli][appro
   zero.min_age_s = 0;
   CHECK(fields(pending_fields(zero))["min_age_s"].GetInt64() == 0);
 
-  auto a = fields(approve_fields("tok_-AB", "", std::nullopt));
-  CHECK(std::string(a["token"].GetString()) == "tok_-AB");
+  auto a = fields(approve_fields("apr_0123456789abcdef01234567", "sha256:ab", "", std::nullopt));
+  CHECK(std::string(a["id"].GetString()) == "apr_0123456789abcdef01234567");
+  CHECK(std::string(a["digest"].GetString()) == "sha256:ab");
+  CHECK_FALSE(a.HasMember("token"));
   CHECK_FALSE(a.HasMember("note"));
   CHECK_FALSE(a.HasMember("scope_minutes"));
-  auto b = fields(approve_fields("tok", "ship it", 30));
+  CHECK(std::string(fields(show_fields("apr_1"))["id"].GetString()) == "apr_1");
+  CHECK(is_action_digest("sha256:" + std::string(64, 'f')));
+  CHECK_FALSE(is_action_digest("sha256:" + std::string(63, 'f')));
+  CHECK_FALSE(is_action_digest("sha256:" + std::string(64, 'F')));
+  CHECK_FALSE(is_action_digest("wapr_" + std::string(66, 'f')));
+  auto b = fields(approve_fields("apr_1", "sha256:ab", "ship it", 30));
   CHECK(std::string(b["note"].GetString()) == "ship it");
   CHECK(b["scope_minutes"].GetInt() == 30);
 
@@ -160,6 +167,8 @@ TEST_CASE("the approve reply in words, per status", "[cli][approval]") {
         "approved apr_9: the requester may run it now\n  action http POST: https://x.example/a\n");
   CHECK(approve_reply_text(parse(R"({"ok":true,"status":"executed","result":{"exit_code":0},)" + a + "}")) ==
         "approved apr_9; it ran\n  action http POST: https://x.example/a\n  exit 0\n");
+  CHECK(approve_reply_text(parse(R"({"ok":true,"status":"executed","result":{"ok":false,"exit_code":2},)" + a + "}")) ==
+        "approved apr_9; it ran and failed\n  action http POST: https://x.example/a\n  exit 2\n");
   CHECK(approve_reply_text(parse(R"({"ok":true,"status":"refused","decision":{"reason":"host blocked now"},)" + a +
                                  "}")) ==
         "approved apr_9, but the rules refused it at the last mile: not run (host blocked now)\n"
@@ -170,14 +179,17 @@ TEST_CASE("the approve reply in words, per status", "[cli][approval]") {
 TEST_CASE("the requester sees how to get its action approved", "[cli][approval]") {
   auto pending = parse(R"({"id":"apr_1","token":"TOK-abc_1","status":"pending","expires_ms":1,
       "approvers_needed":1,"how":"warden approve TOK-abc_1"})");
-  CHECK(approve_with_line(pending) == "approve with: warden approve TOK-abc_1");
+  CHECK(approve_with_line(pending) == "approve with: warden approve apr_1");
   auto answered = parse(R"({"id":"apr_1","token":"TOK-abc_1","status":"denied"})");
   CHECK(approve_with_line(answered).empty());
-  CHECK(approve_with_line(parse(R"({"id":"apr_1","status":"pending"})")).empty());
+  CHECK(approve_with_line(parse(R"({"id":"apr_1","status":"pending"})")) ==
+        "approve with: warden approve apr_1");
+  CHECK(approve_with_line(parse(R"({"token":"TOK","status":"pending"})")).empty());
 
   auto reply = parse(R"({"ok":true,"decision":{"outcome":"approval-required"},"approval":{"id":"apr_1",
       "token":"TOK-abc_1","status":"pending","expires_ms":1,"approvers_needed":2}})");
-  CHECK(decide_approval_text(reply) == "approval apr_1: pending (2 approvers); approve with: warden approve TOK-abc_1");
+  CHECK(decide_approval_text(reply) ==
+        "approval apr_1: pending (2 approvers); approve with: warden approve apr_1");
   auto waited = parse(R"({"ok":true,"decision":{"outcome":"approve"},"approval":{"id":"apr_1","token":"TOK",
       "status":"approved"}})");
   CHECK(decide_approval_text(waited) == "approval apr_1: approved");
@@ -187,7 +199,7 @@ TEST_CASE("the requester sees how to get its action approved", "[cli][approval]"
   CHECK(render_event(R"({"event":"approval-required","decision_id":"d-7","approval":{"id":"apr_1",
       "token":"TOK-abc_1","expires_ms":1,"approvers_needed":1,"how":"warden approve TOK-abc_1"}})") ==
         "  ⏸ suspended until an approver answers (decision d-7)\n"
-        "    approve with: warden approve TOK-abc_1\n");
+        "    approve with: warden approve apr_1\n");
   CHECK(render_event(R"({"event":"approval-required","decision_id":"d-7"})") ==
         "  ⏸ suspended until an approver answers (decision d-7)\n");
   CHECK(render_event(R"({"event":"approval-result","approval_id":"apr_1","status":"executed","by":"bob",
@@ -198,6 +210,13 @@ TEST_CASE("the requester sees how to get its action approved", "[cli][approval]"
         "  ✗ approved by bob, but the rules refused it at the last mile: not run\n");
   CHECK(render_event(R"({"event":"approval-result","approval_id":"apr_1","status":"expired"})") ==
         "  ✗ the approval expired: not run\n");
+  // What happened, not "it ran": an action that could not run, or ran and failed.
+  CHECK(render_event(R"({"event":"approval-result","approval_id":"apr_1","status":"refused","by":"bob",
+      "result":{"ok":false,"error_code":"E_ACT_SHELL_SYNTAX","reason":"it could not run: E_ACT_SHELL_SYNTAX: needs a shell"}})") ==
+        "  ✗ approved by bob, but not run: it could not run: E_ACT_SHELL_SYNTAX: needs a shell\n");
+  CHECK(render_event(R"({"event":"approval-result","approval_id":"apr_1","status":"executed","by":"bob",
+      "note":"","result":{"ok":false,"exit_code":2,"error_code":"E_ACT_FAILED"}})") ==
+        "  ✗ approved by bob; it ran and failed: E_ACT_FAILED\n");
 }
 
 TEST_CASE("duration_text", "[cli][approval]") {
@@ -208,6 +227,9 @@ TEST_CASE("duration_text", "[cli][approval]") {
   CHECK(duration_text(86400000LL * 3 + 3600000 * 4) == "3d04h");
 }
 
+const std::string kAprId = "apr_0123456789abcdef01234567";
+const std::string kAprDigest = "sha256:" + std::string(64, '0');
+
 // The flags parse (the command then fails to reach a daemon that is not there: exit 4, the
 // cause on stderr) or are refused as usage errors (exit 2) — no daemon needed.
 TEST_CASE("pending, approve and deny flags: parsed, ranges checked", "[cli][approval]") {
@@ -216,31 +238,31 @@ TEST_CASE("pending, approve and deny flags: parsed, ranges checked", "[cli][appr
     args.insert(args.end(), nowhere.begin(), nowhere.end());
     return args;
   };
-  for (const auto& args : {with({"pending"}),
-                           with({"pending", "--agent", "a", "--session", "s", "--rule", "r", "--min-age", "60",
-                                 "--format", "json"}),
-                           with({"pending", "--watch", "--format", "text"}),
-                           with({"approve", "TOKEN"}),
-                           with({"approve", "TOKEN", "--note", "ok", "--scope-minutes", "1"}),
-                           with({"approve", "TOKEN", "--scope-minutes", "1440", "--format", "json"}),
-                           with({"deny", "apr_0123456789abcdef01234567", "--note", "no"}),
-                           with({"deny", "TOKEN"})}) {
+  for (const auto& args :
+       {with({"pending"}),
+        with({"pending", "--agent", "a", "--session", "s", "--rule", "r", "--min-age", "60",
+              "--format", "json"}),
+        with({"pending", "--watch", "--format", "text"}),
+        with({"approve", kAprId, "--digest", kAprDigest}),
+        with({"approve", kAprId, "--digest", kAprDigest, "--note", "ok", "--scope-minutes", "1"}),
+        with({"approve", kAprId, "--digest", kAprDigest, "--scope-minutes", "1440", "--format",
+              "json"}),
+        with({"deny", "apr_0123456789abcdef01234567", "--note", "no"}), with({"deny", "TOKEN"})}) {
     INFO(args[0] << " " << (args.size() > 1 ? args[1] : ""));
     auto r = run_warden(args);
     CHECK(r.code == 4);
     CHECK(r.err.find("warden: ") == 0);
     CHECK(r.out.empty());
   }
-  for (const auto& args : {with({"approve", "TOKEN", "--scope-minutes", "0"}),
-                           with({"approve", "TOKEN", "--scope-minutes", "1441"}),
-                           with({"approve", "TOKEN", "--scope-minutes", "x"}),
-                           with({"approve"}),
-                           with({"deny"}),
-                           with({"pending", "--min-age", "-1"}),
-                           with({"pending", "--format", "yaml"}),
-                           with({"decide", "--wait", "3601"}),
-                           with({"decide", "--wait", "-1"}),
-                           with({"submit", "hello", "--wait", "4000"})}) {
+  for (const auto& args :
+       {with({"approve", kAprId, "--digest", kAprDigest, "--scope-minutes", "0"}),
+        with({"approve", kAprId, "--digest", kAprDigest, "--scope-minutes", "1441"}),
+        with({"approve", kAprId, "--digest", kAprDigest, "--scope-minutes", "x"}),
+        with({"approve", "TOKEN", "--digest", kAprDigest}),
+        with({"approve", kAprId, "--digest", "sha256:00"}), with({"approve", kAprId}),
+        with({"approve"}), with({"deny"}), with({"pending", "--min-age", "-1"}),
+        with({"pending", "--format", "yaml"}), with({"decide", "--wait", "3601"}),
+        with({"decide", "--wait", "-1"}), with({"submit", "hello", "--wait", "4000"})}) {
     INFO(args[0] << " " << (args.size() > 1 ? args[1] : ""));
     auto r = run_warden(args);
     CHECK(r.code == 2);
@@ -292,11 +314,15 @@ TEST_CASE("the hook's approval-required answer carries the approve command", "[c
                              std::pair{HookAgent::Codex, OnApprovalRequired::Deny}}) {
     HookAnswer a = answer_verdict(agent, call, proposal, v, mode);
     INFO(a.stdout_json);
-    CHECK(a.reason.find("approve with: warden approve Zm9v-YmFy_YmF6") != std::string::npos);
-    CHECK(a.stdout_json.find("approve with: warden approve Zm9v-YmFy_YmF6") != std::string::npos);
+    // An approver looks the approval up by its id; the token is never the way to approve.
+    CHECK(a.reason.find("approve with: warden approve apr_0123456789abcdef01234567") !=
+          std::string::npos);
+    CHECK(a.stdout_json.find("approve with: warden approve apr_0123456789abcdef01234567") !=
+          std::string::npos);
+    CHECK(a.reason.find("Zm9v-YmFy_YmF6") == std::string::npos);
     if (a.decision == "deny") {
       CHECK(a.exit_code == 2);
-      CHECK(a.stderr_text.find("warden approve Zm9v-YmFy_YmF6") != std::string::npos);
+      CHECK(a.stderr_text.find("warden approve apr_0123456789abcdef01234567") != std::string::npos);
     }
   }
   CHECK(answer_verdict(HookAgent::ClaudeCode, call, proposal, v, OnApprovalRequired::Ask).decision == "ask");
@@ -310,9 +336,9 @@ TEST_CASE("the hook's approval-required answer carries the approve command", "[c
   tokenless.approval_token.clear();
   CHECK(answer_verdict(HookAgent::ClaudeCode, call, proposal, tokenless, OnApprovalRequired::Deny)
             .reason.find("warden approve") == std::string::npos);
-  // A token with characters a token never has is not passed on as they are.
+  // An id with characters an id never has is not passed on as they are.
   Verdict odd = v;
-  odd.approval_token = "a b;rm -rf ~\n";
+  odd.approval_id = "a b;rm -rf ~\n";
   const std::string reason = answer_verdict(HookAgent::Codex, call, proposal, odd, OnApprovalRequired::Deny).reason;
   CHECK(reason.find("rm -rf") == std::string::npos);
   CHECK(reason.find("warden approve a?b?rm?-rf???") != std::string::npos);

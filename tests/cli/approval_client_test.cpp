@@ -198,24 +198,31 @@ TEST_CASE("pending lists approvals; a refused watch is an error", "[cli][approva
   }
 }
 
-TEST_CASE("approve sends the token, note and scope and prints the outcome", "[cli][approval][client]") {
-  const std::string a = approval_json("apr_0123456789abcdef01234567", "executed", false);
+const std::string kId = "apr_0123456789abcdef01234567";
+const std::string kDigest = "sha256:" + std::string(64, 'a');
+
+TEST_CASE("approve sends the id, the digest, note and scope and prints the outcome",
+          "[cli][approval][client]") {
+  const std::string a = approval_json(kId, "executed", false);
   {
     ScriptedDaemon daemon({response("approve", R"({"action":"approve","ok":true,"status":"executed","approval":)" + a +
                                                    R"(,"result":{"exit_code":0}})")});
-    auto r = run_warden({"approve", kToken, "--note", "ship it", "--scope-minutes", "30", "--unix", daemon.path()});
+    auto r = run_warden({"approve", kId, "--digest", kDigest, "--note", "ship it",
+                         "--scope-minutes", "30", "--unix", daemon.path()});
     CHECK(r.code == 0);
     CHECK(r.out == "approved apr_0123456789abcdef01234567; it ran\n  action shell run: deploy prod\n  exit 0\n");
     auto p = daemon.request_payload();
     CHECK(std::string(p["action"].GetString()) == "approve");
-    CHECK(std::string(p["token"].GetString()) == kToken);
+    CHECK(std::string(p["id"].GetString()) == kId);
+    CHECK(std::string(p["digest"].GetString()) == kDigest);
+    CHECK_FALSE(p.HasMember("token"));
     CHECK(std::string(p["note"].GetString()) == "ship it");
     CHECK(p["scope_minutes"].GetInt() == 30);
   }
   {
     ScriptedDaemon daemon({response("approve", R"({"action":"approve","ok":false,"error":{"code":"E_SELF_APPROVAL",)"
                                                R"("message":"you asked for this action"}})")});
-    auto r = run_warden({"approve", kToken, "--unix", daemon.path()});
+    auto r = run_warden({"approve", kId, "--digest", kDigest, "--unix", daemon.path()});
     CHECK(r.code == 4);
     CHECK(r.err == "warden: E_SELF_APPROVAL: you asked for this action\n");
     CHECK_FALSE(daemon.request_payload().HasMember("scope_minutes"));
@@ -223,10 +230,35 @@ TEST_CASE("approve sends the token, note and scope and prints the outcome", "[cl
   {
     ScriptedDaemon daemon({response("approve", R"({"action":"approve","ok":false,"error":{"code":"E_APPROVAL_REFUSED",)"
                                                R"("message":"the rules reject it now"}})")});
-    auto r = run_warden({"approve", kToken, "--unix", daemon.path()});
+    auto r = run_warden({"approve", kId, "--digest", kDigest, "--unix", daemon.path()});
     CHECK(r.code == 1);
     CHECK(r.err == "warden: E_APPROVAL_REFUSED: the rules reject it now\n");
   }
+  {
+    ScriptedDaemon daemon({response(
+        "approve", R"({"action":"approve","ok":false,"error":{"code":"E_APPROVAL_DIGEST",)"
+                   R"("message":"not the digest of its action"}})")});
+    auto r = run_warden({"approve", kId, "--digest", kDigest, "--unix", daemon.path()});
+    CHECK(r.code == 4);
+    CHECK(r.err == "warden: E_APPROVAL_DIGEST: not the digest of its action\n");
+  }
+}
+
+TEST_CASE("approve answers only what was seen: no token, no blind yes", "[cli][approval][client]") {
+  // A token (or anything but an approval id) is refused before any request.
+  for (const std::string& which : {kToken, std::string("-"), std::string("apr_0123")}) {
+    auto r = run_warden(
+        {"approve", which, "--digest", kDigest, "--unix", "/nonexistent/warden-test.sock"});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("E_BAD_REQUEST") != std::string::npos);
+  }
+  auto bad_digest = run_warden(
+      {"approve", kId, "--digest", "sha256:xyz", "--unix", "/nonexistent/warden-test.sock"});
+  CHECK(bad_digest.code == 2);
+  // Without --digest it must show the approval and ask on a terminal; with none, it refuses.
+  auto unseen = run_warden({"approve", kId, "--unix", "/nonexistent/warden-test.sock"}, "yes\n");
+  CHECK(unseen.code == 2);
+  CHECK(unseen.err.find("warden: E_APPROVAL_UNSEEN: ") == 0);
 }
 
 TEST_CASE("deny sends an id as id and a token as token", "[cli][approval][client]") {
@@ -249,9 +281,10 @@ TEST_CASE("decide --wait sends wait_s and prints how to approve a pending reques
       R"({"decision_id":"d-1","outcome":"approval-required","reason":"deploys need a person","rules":[{"rule":"deploys",)"
       R"("outcome":"approval-required","reason":"deploys need a person","mode":"enforce"}],)"
       R"("approval":{"expires_in_s":300,"approvers":1},"action":{"target":"shell"},"rules_digest":"sha256:x","elapsed_us":1})";
-  const std::string approval = R"({"id":"apr_0123456789abcdef01234567","token":")" + kToken +
-                               R"(","status":"pending","expires_ms":5,"approvers_needed":1,"how":"warden approve )" +
-                               kToken + R"("})";
+  const std::string approval =
+      R"({"id":"apr_0123456789abcdef01234567","token":")" + kToken +
+      R"(","status":"pending","expires_ms":5,"approvers_needed":1,"how":"warden approve )" +
+      "apr_0123456789abcdef01234567" + R"("})";
   const std::string reply = response("0", R"({"action":"decide","ok":true,"decision":)" + decision +
                                               R"(,"approval":)" + approval + "}");
   {
@@ -260,10 +293,11 @@ TEST_CASE("decide --wait sends wait_s and prints how to approve a pending reques
                         R"({"target":"shell","action":"run","payload":{"command":"deploy"}})"
                         "\n");
     CHECK(r.code == 3);
-    CHECK(r.out == "approval-required  deploys need a person\n"
-                   "  deploys: approval-required (deploys need a person)\n"
-                   "  approval apr_0123456789abcdef01234567: pending; approve with: warden approve " +
-                       kToken + "\n");
+    CHECK(r.out ==
+          "approval-required  deploys need a person\n"
+          "  deploys: approval-required (deploys need a person)\n"
+          "  approval apr_0123456789abcdef01234567: pending; approve with: warden approve "
+          "apr_0123456789abcdef01234567\n");
     auto p = daemon.request_payload();
     CHECK(p["wait_s"].GetInt() == 30);
   }
@@ -281,14 +315,12 @@ TEST_CASE("decide --wait sends wait_s and prints how to approve a pending reques
   }
 }
 
-TEST_CASE("approve - and deny - read the token from stdin", "[cli][approval][client]") {
+TEST_CASE("deny - reads the token from stdin", "[cli][approval][client]") {
   {
-    ScriptedDaemon daemon({response("approve", R"({"action":"approve","ok":true,"status":"granted","approval":)" +
-                                                   approval_json("apr_0123456789abcdef01234567", "approved", false) +
-                                                   "}")});
-    auto r = run_warden({"approve", "-", "--unix", daemon.path()}, kToken + "\n");
+    ScriptedDaemon daemon({response("deny", R"({"action":"deny","ok":true,"approval":)" +
+                                                approval_json(kId, "denied", false) + "}")});
+    auto r = run_warden({"deny", "-", "--unix", daemon.path()}, kToken + "\n");
     CHECK(r.code == 0);
-    CHECK(r.out.rfind("approved apr_0123456789abcdef01234567: the requester may run it now", 0) == 0);
     CHECK(std::string(daemon.request_payload()["token"].GetString()) == kToken);
   }
   auto none = run_warden({"deny", "-", "--unix", "/nonexistent/warden-test.sock"}, "");

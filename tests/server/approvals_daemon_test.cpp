@@ -24,6 +24,7 @@ struct Pending {
   std::string id;
   std::string token;
   std::string decision;  // the reply
+  std::string hash;      // the action's digest: what an approver is shown
 };
 
 // alice decides `command` in `session`: approval-required with a token.
@@ -35,15 +36,20 @@ Pending ask(Party& agent, const std::string& command, const std::string& session
   auto p = payload_of(reply);
   REQUIRE(str(p["decision"], "outcome") == "approval-required");
   REQUIRE(p.HasMember("approval"));
-  Pending out{str(p["approval"], "id"), str(p["approval"], "token"), reply};
+  Pending out{str(p["approval"], "id"), str(p["approval"], "token"), reply,
+              str(p["approval"], "action_hash")};
   REQUIRE(out.id.rfind("apr_", 0) == 0);
   REQUIRE(out.token.size() >= 40);  // 32 random bytes, base64url
-  CHECK(str(p["approval"], "how") == "warden approve " + out.token);
+  REQUIRE(out.hash.rfind("sha256:", 0) == 0);
+  CHECK(str(p["approval"], "how") == "warden approve " + out.id);
   return out;
 }
 
-std::string approve(Party& approver, const std::string& token, const std::string& extra = "") {
-  return approver.call(make_request("a", "approve", "\"token\":" + json_string(token) + extra));
+// An approver answers approval `p`, having been shown its action (its digest).
+std::string approve(Party& approver, const Pending& p, const std::string& extra = "") {
+  return approver.call(
+      make_request("a", "approve",
+                   "\"id\":" + json_string(p.id) + ",\"digest\":" + json_string(p.hash) + extra));
 }
 
 std::string outcome_of(const std::string& reply) {
@@ -123,11 +129,11 @@ TEST_CASE("an agent can never approve, and nothing in a proposal marks it approv
   Party alice(d.address(), t.alice), dave(d.address(), t.dave);
   Pending p = ask(alice, "touch a.txt");
   // Another agent holding the token: the agent role may not approve, deny or list.
-  CHECK(error_code(approve(dave, p.token)) == err::kForbidden);
+  CHECK(error_code(approve(dave, p)) == err::kForbidden);
   CHECK(error_code(dave.call(make_request("x", "deny", "\"id\":" + json_string(p.id)))) ==
         err::kForbidden);
   CHECK(error_code(dave.call(make_request("x", "pending"))) == err::kForbidden);
-  CHECK(error_code(approve(alice, p.token)) == err::kForbidden);
+  CHECK(error_code(approve(alice, p)) == err::kForbidden);
   // The token, an "approved" flag or an approval object inside the proposal change nothing.
   std::string forged =
       "{\"target\":\"shell\",\"action\":\"run\",\"payload\":{\"command\":\"touch a.txt\"},"
@@ -155,17 +161,27 @@ TEST_CASE("approve: self-approval, reuse, unknown tokens and denial are refused"
       alice_approver(d.address(), t.alice_approver);
   Pending p = ask(alice, "touch a.txt");
 
-  CHECK(error_code(approve(alice_approver, p.token)) == err::kSelfApproval);
-  CHECK(error_code(approve(bob, "wapr_not-a-real-token")) == err::kApprovalNotFound);
-  CHECK(error_code(approve(bob, p.id)) == err::kApprovalNotFound);  // the id never approves
-  std::string ok = approve(bob, p.token, ",\"note\":\"fine by me\"");
+  CHECK(error_code(approve(alice_approver, p)) == err::kSelfApproval);
+  CHECK(error_code(approve(bob, Pending{"apr_000000000000000000000000", "", "", p.hash})) ==
+        err::kApprovalNotFound);
+  // The token never approves, with or without the digest.
+  CHECK(error_code(bob.call(make_request("a", "approve", "\"token\":" + json_string(p.token)))) ==
+        err::kBadRequest);
+  CHECK(error_code(bob.call(make_request("a", "approve",
+                                         "\"token\":" + json_string(p.token) + ",\"digest\":" +
+                                             json_string(p.hash)))) == err::kBadRequest);
+  CHECK(error_code(approve(bob, Pending{p.token, "", "", p.hash})) == err::kApprovalNotFound);
+  // The id without the digest is not an answer.
+  CHECK(error_code(bob.call(make_request("a", "approve", "\"id\":" + json_string(p.id)))) ==
+        err::kBadRequest);
+  std::string ok = approve(bob, p, ",\"note\":\"fine by me\"");
   INFO(ok);
   REQUIRE(error_code(ok) == "");
   CHECK(str(payload_of(ok), "status") == "granted");
   // Reuse: a token approves once.
-  CHECK(error_code(approve(bob, p.token)) == err::kApprovalClosed);
+  CHECK(error_code(approve(bob, p)) == err::kApprovalClosed);
   Party carol(d.address(), t.carol);
-  CHECK(error_code(approve(carol, p.token)) == err::kApprovalClosed);
+  CHECK(error_code(approve(carol, p)) == err::kApprovalClosed);
 
   // Deny by id closes it; the token then approves nothing.
   Pending q = ask(alice, "touch b.txt");
@@ -174,7 +190,7 @@ TEST_CASE("approve: self-approval, reuse, unknown tokens and denial are refused"
   INFO(denied);
   REQUIRE(error_code(denied) == "");
   CHECK(str(payload_of(denied)["approval"], "status") == "denied");
-  CHECK(error_code(approve(carol, q.token)) == err::kApprovalClosed);
+  CHECK(error_code(approve(carol, q)) == err::kApprovalClosed);
   CHECK(error_code(bob.call(make_request("n", "deny", "\"token\":" + json_string(q.token)))) ==
         err::kApprovalClosed);
   CHECK(error_code(bob.call(make_request("n", "deny", "\"id\":\"apr_000\""))) ==
@@ -204,7 +220,7 @@ TEST_CASE("an expired approval cannot be approved", "[server][approvals]") {
   REQUIRE(eventually([&] {
     return payload_of(bob.call(make_request("l", "pending")))["approvals"].Size() == 0;
   }));
-  CHECK(error_code(approve(bob, p.token)) == err::kApprovalExpired);
+  CHECK(error_code(approve(bob, p)) == err::kApprovalExpired);
 }
 
 TEST_CASE("a decide approval grants one use of that exact action in that session",
@@ -215,7 +231,7 @@ TEST_CASE("a decide approval grants one use of that exact action in that session
   ApprovalTokens t;
   Party alice(d.address(), t.alice), bob(d.address(), t.bob);
   Pending p = ask(alice, "touch a.txt");
-  REQUIRE(error_code(approve(bob, p.token)) == "");
+  REQUIRE(error_code(approve(bob, p)) == "");
   // Another session, another action: still approval-required (and they do not use the grant).
   CHECK(outcome_of(alice.call(decide_request("1", shell_action("touch a.txt", "s2")))) ==
         "approval-required");
@@ -233,7 +249,7 @@ TEST_CASE("a decide approval grants one use of that exact action in that session
   // Another agent in the same session name is another requester.
   Party dave(d.address(), t.dave);
   Pending q = ask(alice, "touch c.txt");
-  REQUIRE(error_code(approve(bob, q.token)) == "");
+  REQUIRE(error_code(approve(bob, q)) == "");
   CHECK(outcome_of(dave.call(decide_request("5", shell_action("touch c.txt", "s1")))) ==
         "approval-required");
 }
@@ -247,9 +263,9 @@ TEST_CASE("scoped approval: the identical action in the same session, for N minu
   ApprovalTokens t;
   Party alice(d.address(), t.alice), bob(d.address(), t.bob);
   Pending p = ask(alice, "touch a.txt");
-  CHECK(error_code(approve(bob, p.token, ",\"scope_minutes\":0")) == err::kBadRequest);
-  CHECK(error_code(approve(bob, p.token, ",\"scope_minutes\":100000")) == err::kBadRequest);
-  std::string ok = approve(bob, p.token, ",\"scope_minutes\":5");
+  CHECK(error_code(approve(bob, p, ",\"scope_minutes\":0")) == err::kBadRequest);
+  CHECK(error_code(approve(bob, p, ",\"scope_minutes\":100000")) == err::kBadRequest);
+  std::string ok = approve(bob, p, ",\"scope_minutes\":5");
   INFO(ok);
   REQUIRE(error_code(ok) == "");
   const auto reply = payload_of(ok);
@@ -280,16 +296,16 @@ TEST_CASE("two-approver rule: two distinct approvers", "[server][approvals]") {
   Party alice(d.address(), t.alice), bob(d.address(), t.bob), carol(d.address(), t.carol);
   Pending p = ask(alice, "chmod 600 notes.txt");
   CHECK(payload_of(p.decision)["approval"]["approvers_needed"].GetInt() == 2);
-  std::string first = approve(bob, p.token);
+  std::string first = approve(bob, p);
   INFO(first);
   REQUIRE(error_code(first) == "");
   CHECK(str(payload_of(first), "status") == "pending");
-  CHECK(error_code(approve(bob, p.token)) == err::kAlreadyApproved);
+  CHECK(error_code(approve(bob, p)) == err::kAlreadyApproved);
   // Still pending, with one vote.
   auto list = payload_of(bob.call(make_request("l", "pending")));
   REQUIRE(list["approvals"].Size() == 1);
   CHECK(list["approvals"][0]["votes"].Size() == 1);
-  std::string second = approve(carol, p.token);
+  std::string second = approve(carol, p);
   INFO(second);
   REQUIRE(error_code(second) == "");
   CHECK(str(payload_of(second), "status") == "granted");
@@ -314,7 +330,7 @@ TEST_CASE("pending approvals survive a restart", "[server][approvals]") {
   auto list = payload_of(bob.call(make_request("l", "pending")));
   REQUIRE(list["approvals"].Size() == 1);
   CHECK(str(list["approvals"][0], "id") == p.id);
-  std::string ok = approve(bob, p.token);
+  std::string ok = approve(bob, p);
   INFO(ok);
   REQUIRE(error_code(ok) == "");
   CHECK(outcome_of(alice.call(decide_request("r", shell_action("touch kept.txt")))) == "approve");
@@ -333,12 +349,12 @@ TEST_CASE("rules changed to reject: approving does not let the action through",
   std::string reloaded = root.call(make_request("r", "reload"));
   INFO(reloaded);
   REQUIRE(error_code(reloaded) == "");
-  std::string refused = approve(bob, p.token);
+  std::string refused = approve(bob, p);
   INFO(refused);
   CHECK(error_code(refused) == err::kApprovalRefused);
   CHECK(refused.find("touch is no longer allowed") != std::string::npos);
   // Closed as refused; no grant: the action is still not approved.
-  CHECK(error_code(approve(bob, p.token)) == err::kApprovalClosed);
+  CHECK(error_code(approve(bob, p)) == err::kApprovalClosed);
   CHECK(outcome_of(alice.call(decide_request("x", shell_action("touch a.txt")))) == "reject");
   d.stop();
   CHECK(approval_records(config.state_dir + "/audit.jsonl", "refused") == 1);
@@ -360,11 +376,12 @@ TEST_CASE("a waiting client gets the answer: approve, deny, or still pending at 
     INFO(to_json_text(event));
     REQUIRE(str(event, "type") == "event");
     REQUIRE(str(event["payload"], "event") == "approval-required");
-    return str(event["payload"]["approval"], "token");
+    const auto& a = event["payload"]["approval"];
+    return Pending{str(a, "id"), str(a, "token"), "", str(a, "action_hash")};
   };
   SECTION("approved") {
-    std::string token = ask_waiting("touch w.txt");
-    REQUIRE(error_code(approve(bob, token)) == "");
+    Pending w = ask_waiting("touch w.txt");
+    REQUIRE(error_code(approve(bob, w)) == "");
     std::string reply = alice.read();
     INFO(reply);
     CHECK(outcome_of(reply) == "approve");
@@ -374,9 +391,9 @@ TEST_CASE("a waiting client gets the answer: approve, deny, or still pending at 
           "approval-required");
   }
   SECTION("denied") {
-    std::string token = ask_waiting("touch w.txt");
-    std::string denied = bob.call(make_request("n", "deny", "\"token\":" + json_string(token) +
-                                                            ",\"note\":\"not today\""));
+    Pending w = ask_waiting("touch w.txt");
+    std::string denied = bob.call(
+        make_request("n", "deny", "\"token\":" + json_string(w.token) + ",\"note\":\"not today\""));
     REQUIRE(error_code(denied) == "");
     std::string reply = alice.read();
     INFO(reply);
@@ -416,7 +433,7 @@ TEST_CASE("two approvers racing on one token: exactly one approves", "[server][a
     for (const std::string& token : {t.bob, t.carol, t.bob, t.carol}) {
       racers.emplace_back([&, token] {
         Party approver(d.address(), token);
-        std::string r = approve(approver, p.token);
+        std::string r = approve(approver, p);
         std::string code = error_code(r);
         if (code.empty()) ++ok;
         if (code == err::kApprovalClosed || code == err::kAlreadyApproved) ++closed;
@@ -448,7 +465,7 @@ TEST_CASE("pending --watch: connected approvers see approvals arrive and close",
   CHECK(str(created["payload"], "event") == "approval-created");
   CHECK(str(created["payload"]["approval"], "id") == p.id);
   CHECK(to_json_text(created).find(p.token) == std::string::npos);
-  REQUIRE(error_code(approve(bob, p.token)) == "");
+  REQUIRE(error_code(approve(bob, p)) == "");
   // It closes (approved), then is carried out (executed: granted).
   std::string last_status;
   REQUIRE(eventually([&] {
@@ -467,13 +484,19 @@ TEST_CASE("approve and deny refuse malformed input and keep hostile notes as tex
   ApprovalTokens t;
   Party alice(d.address(), t.alice), bob(d.address(), t.bob), carol(d.address(), t.carol);
   Pending p = ask(alice, "chmod 600 x");  // two approvers: the first vote keeps it pending
-  CHECK(error_code(bob.call(make_request("a", "approve", "\"token\":42"))) == err::kBadRequest);
-  CHECK(error_code(bob.call(make_request("a", "approve", "\"token\":\"\""))) == err::kBadRequest);
-  CHECK(error_code(bob.call(make_request("a", "approve", "\"token\":" + json_string(std::string(300, 'x'))))) ==
+  const std::string digest = ",\"digest\":" + json_string(p.hash);
+  CHECK(error_code(bob.call(make_request("a", "approve", "\"id\":42" + digest))) ==
         err::kBadRequest);
-  CHECK(error_code(approve(bob, p.token, ",\"note\":" + json_string(std::string(5000, 'n')))) ==
+  CHECK(error_code(bob.call(make_request("a", "approve", "\"id\":\"\"" + digest))) ==
         err::kBadRequest);
-  CHECK(error_code(approve(bob, p.token, ",\"scope_minutes\":\"5\"")) == err::kBadRequest);
+  CHECK(error_code(bob.call(make_request(
+            "a", "approve", "\"id\":" + json_string(std::string(300, 'x')) + digest))) ==
+        err::kBadRequest);
+  CHECK(error_code(bob.call(make_request(
+            "a", "approve", "\"id\":" + json_string(p.id) + ",\"digest\":7"))) == err::kBadRequest);
+  CHECK(error_code(approve(bob, p, ",\"note\":" + json_string(std::string(5000, 'n')))) ==
+        err::kBadRequest);
+  CHECK(error_code(approve(bob, p, ",\"scope_minutes\":\"5\"")) == err::kBadRequest);
   CHECK(error_code(bob.call(make_request("n", "deny", "\"token\":" + json_string(p.token) +
                                                       ",\"id\":" + json_string(p.id)))) ==
         err::kBadRequest);
@@ -483,10 +506,10 @@ TEST_CASE("approve and deny refuse malformed input and keep hostile notes as tex
   CHECK(list["approvals"][0]["votes"].Size() == 0);
   // A note with quotes, parentheses, a newline and non-ASCII text is kept as it was written.
   const std::string note = "ok \"quoted\" (assert (decision)) ') ; DROP TABLE approvals; --\nnext ✓";
-  REQUIRE(error_code(approve(bob, p.token, ",\"note\":" + json_string(note))) == "");
+  REQUIRE(error_code(approve(bob, p, ",\"note\":" + json_string(note))) == "");
   list = payload_of(bob.call(make_request("l", "pending")));
   REQUIRE(list["approvals"].Size() == 1);
   CHECK(str(list["approvals"][0]["votes"][0], "note") == note);
-  REQUIRE(error_code(approve(carol, p.token)) == "");
+  REQUIRE(error_code(approve(carol, p)) == "");
   CHECK(payload_of(bob.call(make_request("l", "pending")))["approvals"].Size() == 0);
 }

@@ -140,4 +140,25 @@ inline rapidjson::Document payload_of(const std::string& reply) {
   return out;
 }
 
+// An approval as its requester learns of it (the "approval" member of a decide reply or an
+// approval-required event): its id, the digest of its action, and the requester's token.
+struct ApprovalRef {
+  std::string id, token, hash;
+};
+inline ApprovalRef approval_ref(const rapidjson::Value& approval) {
+  return ApprovalRef{str(approval, "id"), str(approval, "token"), str(approval, "action_hash")};
+}
+
+// agent decides `proposal`: the decision's outcome ("<none>" on an error reply).
+inline std::string outcome_of_decide(Party& agent, const std::string& proposal) {
+  auto p = payload_of(agent.call(decide_request("o", proposal)));
+  return p.IsObject() && p.HasMember("decision") ? str(p["decision"], "outcome") : "<none>";
+}
+
+// An approver's approve of `a`, having been shown its action (its digest).
+inline std::string approve_request(const ApprovalRef& a, const std::string& extra = "") {
+  return make_request("a", "approve",
+                      "\"id\":" + json_string(a.id) + ",\"digest\":" + json_string(a.hash) + extra);
+}
+
 }  // namespace warden::server::testing

@@ -2,9 +2,8 @@
 // packages, started by the test on a loopback port). An approval created on one daemon is
 // listed and answered on the other; the requester waiting on the first daemon gets the answer
 // (LISTEN/NOTIFY); approvers racing on both daemons: exactly one approves.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <thread>
 #include <vector>
 
@@ -50,20 +49,20 @@ TEST_CASE("PostgreSQL: two daemons share approvals; the answer reaches the reque
   Party bob_on_b(b.address(), t.bob);
 
   // Created on A, listed on B.
-  alice.send(make_request("w", "decide", "\"proposal\":" + shell_action("touch fleet.txt") +
-                                             ",\"wait_s\":60"));
+  alice.send(make_request("w", "decide",
+                          "\"proposal\":" + shell_action("touch fleet.txt") + ",\"wait_s\":60"));
   auto event = parse(alice.read());
   INFO(to_json_text(event));
   REQUIRE(str(event["payload"], "event") == "approval-required");
-  const std::string token = str(event["payload"]["approval"], "token");
-  const std::string id = str(event["payload"]["approval"], "id");
+  const ApprovalRef token = approval_ref(event["payload"]["approval"]);
+  const std::string id = token.id;
   auto list = payload_of(bob_on_b.call(make_request("l", "pending")));
   REQUIRE(list["approvals"].Size() == 1);
   CHECK(str(list["approvals"][0], "id") == id);
   CHECK(str(list["approvals"][0], "daemon_id") == "daemon-a");
 
   // Approved on B; A's waiting client hears it.
-  std::string ok = bob_on_b.call(make_request("a", "approve", "\"token\":" + json_string(token)));
+  std::string ok = bob_on_b.call(approve_request(token));
   INFO(ok);
   REQUIRE(error_code(ok) == "");
   CHECK(str(payload_of(ok), "status") == "granted");
@@ -74,14 +73,11 @@ TEST_CASE("PostgreSQL: two daemons share approvals; the answer reaches the reque
   // Self-approval and reuse are refused on either daemon.
   Party alice_approver(b.address(), t.alice_approver);
   Party carol_on_a(a.address(), t.carol);
-  CHECK(error_code(carol_on_a.call(make_request("a", "approve", "\"token\":" + json_string(token)))) ==
-        err::kApprovalClosed);
+  CHECK(error_code(carol_on_a.call(approve_request(token))) == err::kApprovalClosed);
   alice.send(make_request("w2", "decide", "\"proposal\":" + shell_action("touch other.txt")));
   std::string second = alice.read();
-  const std::string token2 = str(payload_of(second)["approval"], "token");
-  CHECK(error_code(alice_approver.call(
-            make_request("a", "approve", "\"token\":" + json_string(token2)))) ==
-        err::kSelfApproval);
+  const ApprovalRef token2 = approval_ref(payload_of(second)["approval"]);
+  CHECK(error_code(alice_approver.call(approve_request(token2))) == err::kSelfApproval);
 }
 
 TEST_CASE("PostgreSQL: approvers racing on two daemons, exactly one approves",
@@ -95,10 +91,10 @@ TEST_CASE("PostgreSQL: approvers racing on two daemons, exactly one approves",
   ApprovalTokens t;
   Party alice(a.address(), t.alice);
   for (int round = 0; round < 8; ++round) {
-    std::string reply = alice.call(decide_request(
-        "d", shell_action("touch race" + std::to_string(round) + ".txt")));
-    const std::string token = str(payload_of(reply)["approval"], "token");
-    REQUIRE(!token.empty());
+    std::string reply = alice.call(
+        decide_request("d", shell_action("touch race" + std::to_string(round) + ".txt")));
+    const ApprovalRef token = approval_ref(payload_of(reply)["approval"]);
+    REQUIRE(!token.hash.empty());
     std::atomic<int> ok{0}, refused{0};
     std::vector<std::thread> racers;
     int i = 0;
@@ -106,8 +102,7 @@ TEST_CASE("PostgreSQL: approvers racing on two daemons, exactly one approves",
       const std::string address = (i++ % 2 == 0) ? a.address() : b.address();
       racers.emplace_back([&, who, address] {
         Party approver(address, who);
-        std::string code = error_code(
-            approver.call(make_request("a", "approve", "\"token\":" + json_string(token))));
+        std::string code = error_code(approver.call(approve_request(token)));
         if (code.empty()) ++ok;
         if (code == err::kApprovalClosed || code == err::kAlreadyApproved) ++refused;
       });
@@ -121,8 +116,40 @@ TEST_CASE("PostgreSQL: approvers racing on two daemons, exactly one approves",
 TEST_CASE("PostgreSQL: an unreachable store stops the daemon at startup",
           "[server][approvals][postgres]") {
   TempDir dir;
-  RunningDaemon d(approvals_config(dir, "state", "host=127.0.0.1 port=1 dbname=none connect_timeout=2"));
+  RunningDaemon d(
+      approvals_config(dir, "state", "host=127.0.0.1 port=1 dbname=none connect_timeout=2"));
   CHECK_FALSE(d.ok());
   CHECK(d.start_result().step == "approvals");
   CHECK(d.start_result().exit_code == 4);
+}
+
+TEST_CASE("PostgreSQL: across daemons, an approver's answer is bound to the action shown",
+          "[server][approvals][postgres][digest]") {
+  TempDir dir;
+  const std::string conninfo = fresh_database();
+  RunningDaemon a(approvals_config(dir, "daemon-a", conninfo));
+  REQUIRE(a.ok());
+  RunningDaemon b(approvals_config(dir, "daemon-b", conninfo));
+  REQUIRE(b.ok());
+  ApprovalTokens t;
+  Party alice(a.address(), t.alice);
+  Party bob_on_b(b.address(), t.bob);
+  auto ask = [&](const std::string& command) {
+    return approval_ref(
+        payload_of(alice.call(decide_request("d", shell_action(command))))["approval"]);
+  };
+  const ApprovalRef preview = ask("touch docs-preview.txt");
+  const ApprovalRef drop = ask("touch drop-database.txt");
+  // bob, on the other daemon, looked at the preview; handed the other id, nothing is approved.
+  std::string swapped = bob_on_b.call(approve_request(ApprovalRef{drop.id, "", preview.hash}));
+  INFO(swapped);
+  CHECK(error_code(swapped) == err::kApprovalDigest);
+  auto shown =
+      payload_of(bob_on_b.call(make_request("s", "pending", "\"id\":" + json_string(drop.id))));
+  REQUIRE(shown["approvals"].Size() == 1);
+  CHECK(str(shown["approvals"][0], "status") == "pending");
+  CHECK(shown["approvals"][0]["votes"].Size() == 0);
+  CHECK(error_code(bob_on_b.call(approve_request(preview))) == "");
+  CHECK(outcome_of(alice.call(decide_request("r", shell_action("touch drop-database.txt")))) ==
+        "approval-required");
 }

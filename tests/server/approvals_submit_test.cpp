@@ -44,8 +44,8 @@ struct Run {
   std::string status;
 };
 
-// Reads a submit's events until the approval-required one; returns its approval token.
-std::string read_until_approval(Party& agent, Run* run) {
+// Reads a submit's events until the approval-required one; returns its approval.
+ApprovalRef read_until_approval(Party& agent, Run* run) {
   for (;;) {
     std::string message = agent.read(60000ms);
     INFO(message);
@@ -57,7 +57,7 @@ std::string read_until_approval(Party& agent, Run* run) {
     run->events.push_back(std::move(payload));
     if (event == "approval-required") {
       REQUIRE(doc["payload"].HasMember("approval"));
-      return str(doc["payload"]["approval"], "token");
+      return approval_ref(doc["payload"]["approval"]);
     }
   }
 }
@@ -77,9 +77,9 @@ TEST_CASE("submit: approved in another terminal, the action runs and the agent s
   SECTION("the agent waits") {
     alice.send(make_request("run", "submit", "\"text\":\"make a file\",\"session\":\"s1\",\"wait_s\":60"));
     Run run;
-    std::string token = read_until_approval(alice, &run);
+    ApprovalRef token = read_until_approval(alice, &run);
     CHECK(!std::filesystem::exists(made));
-    std::string ok = bob.call(make_request("a", "approve", "\"token\":" + json_string(token)));
+    std::string ok = bob.call(approve_request(token));
     INFO(ok);
     REQUIRE(error_code(ok) == "");
     CHECK(str(payload_of(ok), "status") == "executed");
@@ -102,7 +102,7 @@ TEST_CASE("submit: approved in another terminal, the action runs and the agent s
   SECTION("the agent does not wait: the result still reaches its connection") {
     alice.send(make_request("run", "submit", "\"text\":\"make a file\",\"session\":\"s1\""));
     Run run;
-    std::string token = read_until_approval(alice, &run);
+    ApprovalRef token = read_until_approval(alice, &run);
     std::string final_message;
     for (;;) {
       final_message = alice.read();
@@ -110,7 +110,7 @@ TEST_CASE("submit: approved in another terminal, the action runs and the agent s
     }
     CHECK(str(payload_of(final_message), "status") == "suspended");
     CHECK(!std::filesystem::exists(made));
-    std::string ok = bob.call(make_request("a", "approve", "\"token\":" + json_string(token)));
+    std::string ok = bob.call(approve_request(token));
     INFO(ok);
     REQUIRE(error_code(ok) == "");
     CHECK(std::filesystem::exists(made));
@@ -124,9 +124,9 @@ TEST_CASE("submit: approved in another terminal, the action runs and the agent s
   SECTION("denied: nothing runs, the waiting run ends rejected") {
     alice.send(make_request("run", "submit", "\"text\":\"make a file\",\"session\":\"s1\",\"wait_s\":60"));
     Run run;
-    std::string token = read_until_approval(alice, &run);
-    REQUIRE(error_code(bob.call(make_request("n", "deny", "\"token\":" + json_string(token)))) ==
-            "");
+    ApprovalRef token = read_until_approval(alice, &run);
+    REQUIRE(error_code(bob.call(
+                make_request("n", "deny", "\"token\":" + json_string(token.token)))) == "");
     auto result = parse(alice.read());
     CHECK(str(result["payload"], "status") == "denied");
     std::string last;
@@ -152,7 +152,7 @@ TEST_CASE("submit: approvers racing run the action exactly once; changed rules r
   auto ask = [&] {
     alice.send(make_request("run", "submit", "\"text\":\"make a file\",\"session\":\"s1\""));
     Run run;
-    std::string token = read_until_approval(alice, &run);
+    ApprovalRef token = read_until_approval(alice, &run);
     for (;;) {
       if (str(parse(alice.read()), "type") == "response") break;
     }
@@ -167,13 +167,13 @@ TEST_CASE("submit: approvers racing run the action exactly once; changed rules r
   };
 
   SECTION("racing") {
-    const std::string token = ask();
+    const ApprovalRef token = ask();
     std::atomic<int> ok{0};
     std::vector<std::thread> racers;
     for (const std::string& who : {t.bob, t.carol, t.bob, t.carol}) {
       racers.emplace_back([&, who] {
         Party approver(d.address(), who);
-        if (error_code(approver.call(make_request("a", "approve", "\"token\":" + json_string(token)))).empty()) {
+        if (error_code(approver.call(approve_request(token))).empty()) {
           ++ok;
         }
       });
@@ -186,11 +186,11 @@ TEST_CASE("submit: approvers racing run the action exactly once; changed rules r
     CHECK(count("\"kind\":\"act\"") == 1);
   }
   SECTION("rules changed to reject before the approval") {
-    const std::string token = ask();
+    const ApprovalRef token = ask();
     dir.write("rules/policy.clp", kTouchRefusedRules);
     Party root(d.address(), t.admin), bob(d.address(), t.bob);
     REQUIRE(error_code(root.call(make_request("r", "reload"))) == "");
-    std::string refused = bob.call(make_request("a", "approve", "\"token\":" + json_string(token)));
+    std::string refused = bob.call(approve_request(token));
     INFO(refused);
     CHECK(error_code(refused) == err::kApprovalRefused);
     CHECK_FALSE(std::filesystem::exists(config.workspace_root + "/raced.txt"));

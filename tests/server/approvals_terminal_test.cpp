@@ -70,26 +70,43 @@ void flow(const TempDir& dir, const std::string& agent_daemon, const std::string
   ApprovalTokens t;
   Child agent({"submit", "--wait", "60", "--addr", agent_daemon, "--token", t.alice, "--session",
                "s1", "make a file"});
-  // The agent's terminal says how to get it approved.
-  std::string token;
-  for (int i = 0; i < 50 && token.empty(); ++i) {
+  // The agent's terminal says how to get it approved: the approval's id.
+  std::string id, token;
+  for (int i = 0; i < 50 && id.empty(); ++i) {
     std::string line = agent.read_line();
     INFO(agent.out() << agent.err());
     REQUIRE_FALSE(agent.timed_out);
     std::smatch m;
-    if (std::regex_search(line, m, std::regex("warden approve (wapr_[A-Za-z0-9_-]+)"))) token = m[1];
+    if (std::regex_search(line, m, std::regex("warden approve (apr_[0-9a-f]{24})"))) id = m[1];
+    if (std::regex_search(line, m, std::regex("(wapr_[A-Za-z0-9_-]+)"))) token = m[1];
   }
-  REQUIRE(!token.empty());
+  REQUIRE(!id.empty());
   CHECK_FALSE(std::filesystem::exists(dir.path() / "workspace" / "made.txt"));
 
-  // The approver's terminal: the pending list shows it (never the token), then approve.
+  // The approver's terminal: the pending list shows it (the action as it will run and its
+  // digest, never a token), then approve what was shown.
   auto listed = run_warden({"pending", "--addr", approver_daemon, "--token", t.bob});
   INFO(listed.out << listed.err);
   CHECK(listed.code == 0);
   CHECK(listed.out.find("touch made.txt") != std::string::npos);
-  CHECK(listed.out.find(token) == std::string::npos);
-  auto approved = run_warden({"approve", token, "--note", "go ahead", "--addr", approver_daemon,
-                              "--token", t.bob});
+  CHECK(listed.out.find("\"command\": \"touch made.txt\"") != std::string::npos);
+  if (!token.empty()) CHECK(listed.out.find(token) == std::string::npos);
+  std::smatch d;
+  REQUIRE(std::regex_search(listed.out, d, std::regex("digest (sha256:[0-9a-f]{64})")));
+  const std::string digest = d[1];
+  // Without a terminal to ask on and without the digest, nothing is approved.
+  auto unseen = run_warden({"approve", id, "--addr", approver_daemon, "--token", t.bob});
+  CHECK(unseen.code == 2);
+  CHECK(unseen.err.find("E_APPROVAL_UNSEEN") != std::string::npos);
+  // A token is not an approval's id.
+  if (!token.empty()) {
+    auto by_token = run_warden(
+        {"approve", token, "--digest", digest, "--addr", approver_daemon, "--token", t.bob});
+    CHECK(by_token.code == 2);
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "workspace" / "made.txt"));
+  auto approved = run_warden({"approve", id, "--digest", digest, "--note", "go ahead", "--addr",
+                              approver_daemon, "--token", t.bob});
   INFO(approved.out << approved.err);
   CHECK(approved.code == 0);
   CHECK(std::filesystem::exists(dir.path() / "workspace" / "made.txt"));
@@ -133,8 +150,13 @@ TEST_CASE("terminals: decide --wait is told how to get approved, then prints the
   REQUIRE(agent.wait_stderr("approve with: warden approve "));
   std::smatch m;
   const std::string err = agent.err();
-  REQUIRE(std::regex_search(err, m, std::regex("warden approve (wapr_[A-Za-z0-9_-]+)")));
-  auto approved = run_warden({"approve", m[1], "--addr", daemon.address(), "--token", t.bob});
+  REQUIRE(std::regex_search(err, m, std::regex("warden approve (apr_[0-9a-f]{24})")));
+  const std::string id = m[1];
+  auto shown =
+      run_warden({"pending", "--format", "json", "--addr", daemon.address(), "--token", t.bob});
+  REQUIRE(std::regex_search(shown.out, m, std::regex("\"action_hash\":\"(sha256:[0-9a-f]{64})\"")));
+  auto approved =
+      run_warden({"approve", id, "--digest", m[1], "--addr", daemon.address(), "--token", t.bob});
   INFO(approved.out << approved.err);
   CHECK(approved.code == 0);
   CHECK(agent.finish() == 0);  // approve

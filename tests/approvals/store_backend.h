@@ -1,0 +1,84 @@
+// What the approval store tests share: a fresh location per test case on either backend
+// (SQLite in a temporary file, or a database of the one real PostgreSQL server a test binary
+// run starts) and a typical new approval.
+#pragma once
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "approvals/store.h"
+#include "tests/support/postgres_server.h"
+
+namespace warden::approvals::testing {
+
+inline constexpr std::int64_t kNow = 1795148900000;  // 2026-11-20
+inline constexpr std::int64_t kHour = 3600 * 1000;
+
+inline warden::test::PostgresServer& pg_server() {
+  static warden::test::PostgresServer server;
+  return server;
+}
+
+// One backend's location for one test case: a fresh SQLite file or a fresh database.
+class Backend {
+ public:
+  explicit Backend(std::string kind) : kind_(std::move(kind)) {
+    static int counter = 0;
+    ++counter;
+    if (kind_ == "sqlite") {
+      char tmpl[] = "/tmp/warden-approvals-XXXXXX";
+      REQUIRE(::mkdtemp(tmpl) != nullptr);
+      dir_ = tmpl;
+      location_ = dir_ + "/approvals.db";
+    } else {
+      location_ = pg_server().create_database("approvals_" + std::to_string(::getpid()) + "_" +
+                                              std::to_string(counter));
+    }
+  }
+  ~Backend() {
+    if (!dir_.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir_, ec);
+    }
+  }
+  const std::string& kind() const { return kind_; }
+  const std::string& location() const { return location_; }
+  const std::string& dir() const { return dir_; }
+  std::unique_ptr<Store> open() const {
+    return kind_ == "sqlite" ? open_sqlite(location_) : open_postgres(location_);
+  }
+
+ private:
+  std::string kind_, location_, dir_;
+};
+
+inline NewApproval request(std::string principal = "alice", std::string session = "s1",
+                           std::string agent = "claude",
+                           std::vector<std::string> rules = {"ask-rm"}) {
+  NewApproval n;
+  n.action_json = R"({"type":"shell","payload":{"command":"rm -rf build"}})";
+  n.proposal_json = R"({"agent":"claude","action":{"type":"shell"}})";
+  n.principal = std::move(principal);
+  n.groups = {"dev", "ops"};
+  n.session = std::move(session);
+  n.agent = std::move(agent);
+  n.rules = std::move(rules);
+  n.reason = "deleting a build tree needs a person";
+  n.decision_id = "dec_1";
+  n.origin = "decide";
+  n.daemon_id = "host-1:1";
+  n.created_ms = kNow;
+  n.expires_ms = kNow + kHour;
+  n.approvers_needed = 1;
+  return n;
+}
+
+#define BACKENDS GENERATE(as<std::string>{}, "sqlite", "postgres")
+
+}  // namespace warden::approvals::testing
