@@ -24,19 +24,12 @@
 ;; own files: the command takes them with it (`tar czf x.tgz /var/lib`,
 ;; `tar czf x.tgz /var/lib/warden/..`, `grep -r token /etc`, `cp -r /var/lib x`,
 ;; `rm -rf /var/lib`), and so does a tool searching it (Grep or Glob over `/var/lib`).
+;; Listing and inspecting such a directory (`ls /var/lib`, `find / -name libssl.so`,
+;; `du -sh /var`, `stat /etc`, `cd /`) shows names and sizes, none of the files' contents:
+;; the other rules decide it (a program that `find -exec` runs is an effect of its own).
 (defrule own-files-directory
   (effect (proposal ?id) (class warden-own-dir) (kind ?k) (target ?p)
-          (program ?prog&~"ls"&~"stat"&~"du"&~"tree"&~"test"&~"["&~"realpath"&~"readlink"&~"dirname"&~"basename"&~"cd"&~"pwd"))
+          (program ?prog&~"ls"&~"stat"&~"du"&~"tree"&~"find"&~"fd"&~"fdfind"&~"test"&~"["&~"realpath"&~"readlink"&~"dirname"&~"basename"&~"cd"&~"pwd"))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule own-files-directory)
                     (reason (str-cat "takes Warden's own files with a directory holding them (" ?k "): " ?p)))))
-
-;; Asks a human before listing or inspecting a directory that holds Warden's own files
-;; (`ls /var/lib`, `du -sh /var/lib`, `stat /etc`): names and sizes only, but outside the
-;; workspace and next to the daemon's keys.
-(defrule own-files-directory-list
-  (effect (proposal ?id) (class warden-own-dir) (target ?p)
-          (program "ls"|"stat"|"du"|"tree"|"test"|"["|"realpath"|"readlink"|"dirname"|"basename"|"cd"|"pwd"))
-  =>
-  (assert (decision (proposal ?id) (outcome approval-required) (rule own-files-directory-list)
-                    (reason (str-cat "lists a directory holding Warden's own files: " ?p)))))

@@ -18,6 +18,7 @@
 #include "server/act_record.h"
 #include "server/audit_setup.h"
 #include "server/daemon_decider.h"
+#include "server/decision_record.h"
 #include "server/errors.h"
 #include "server/frame.h"
 #include "server/json_text.h"
@@ -856,6 +857,10 @@ Reply ApprovalService::carry_out(const std::string& id_json, const Identity& app
                ",\"decision\":" + decision_json + ",\"result\":" + failed})};
     }
     status = "executed";
+    // A person's yes made it run: its effects are now part of what its session did.
+    Decision ran = last;
+    ran.outcome = Outcome::Approve;
+    remember_granted(context_, approval.principal, approval.session, ran);
     result = result_json_of(resolved.target, r, true);
     recorded = result_json_of(resolved.target, r, false);
   } else {
