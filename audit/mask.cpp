@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
+#include <re2/re2.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,6 +41,12 @@ bool word(char c) { return alnum(c) || c == '_'; }
 bool dash_word(char c) { return word(c) || c == '-'; }
 bool hex_lower(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 bool lower(char c) { return c >= 'a' && c <= 'z'; }
+
+// "apr_" + 24 lowercase hex digits: the id of an approval (approvals/store.h).
+bool is_approval_id(std::string_view s) {
+  if (s.size() != 28 || !s.starts_with("apr_")) return false;
+  return std::all_of(s.begin() + 4, s.end(), hex_lower);
+}
 bool letter(char c) { return lower(c) || (c >= 'A' && c <= 'Z'); }
 bool space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
@@ -102,6 +109,62 @@ void keep_prefixes(std::string_view s, std::vector<char>& keep) {
       mark(i, 3);
     }
   }
+}
+
+// Secrets written into a command line or a header, whatever their format: a password or
+// token assigned to a variable (`PGPASSWORD=…`, `MYSQL_PWD=…`, `GITHUB_TOKEN=…`, `api_key=…`),
+// curl's `-u user:PASSWORD`, a MySQL client's `-pPASSWORD`, `--password=…`, `sshpass -p …`,
+// and `Authorization: Bearer|Basic|token …`, `X-Api-Key: …`, `PRIVATE-TOKEN: …` headers. The
+// finding is the value only (quotes excluded), at least 3 bytes.
+bool find_command_credentials(std::string_view s, std::vector<secrets::Finding>* out) {
+  struct Pattern {
+    const char* kind;
+    const char* regex;  // group 1: the secret
+  };
+  static const std::vector<std::pair<const char*, std::unique_ptr<RE2>>>* patterns = [] {
+    const Pattern list[] = {
+        {"assigned-secret",
+         R"((?i)(?:^|[^A-Za-z0-9_])[A-Za-z0-9_]*(?:PASSWORD|PASSWD|_PWD|_PASS|TOKEN|SECRET|API_?KEY|ACCESS_?KEY)=["']?([^\s"';&|]{3,}))"},
+        {"command-password", R"((?:^|\s)(?:-u\s*|--user[=\s]+)["']?[^\s:"']+:([^\s"';&|@]{3,}))"},
+        {"command-password",
+         R"((?:^|[\s;&|(])(?:mysql|mariadb|mysqldump|mysqladmin|mysqlimport)\b[^;&|\n]*?\s-p([^\s"';&|-][^\s"';&|]{2,}))"},
+        {"command-password", R"((?:^|\s)--password[=\s]["']?([^\s"';&|]{3,}))"},
+        {"command-password", R"(\bsshpass\s+(?:-[A-Za-oq-z]\S*\s+)*-p\s*["']?([^\s"';&|]{3,}))"},
+        {"authorization-header",
+         R"((?i)\bauthorization\s*:\s*(?:bearer|basic|token|digest)\s+([A-Za-z0-9._~+/=-]{3,}))"},
+        {"authorization-header",
+         R"((?i)\b(?:x-api-key|api-key|private-token|x-auth-token|x-access-token)\s*:\s*([^\s"';&|]{3,}))"},
+    };
+    auto* v = new std::vector<std::pair<const char*, std::unique_ptr<RE2>>>();
+    RE2::Options o;
+    o.set_log_errors(false);
+    o.set_encoding(RE2::Options::EncodingLatin1);  // byte-wise: any input
+    o.set_max_mem(8 << 20);
+    for (const Pattern& p : list) v->emplace_back(p.kind, std::make_unique<RE2>(p.regex, o));
+    return v;
+  }();
+  bool found = false;
+  const re2::StringPiece input(s.data(), s.size());
+  for (const auto& [kind, re] : *patterns) {
+    if (!re->ok()) continue;
+    re2::StringPiece groups[2];
+    std::size_t at = 0;
+    while (at < s.size() && re->Match(input, at, s.size(), RE2::UNANCHORED, groups, 2)) {
+      const std::size_t end = static_cast<std::size_t>(groups[0].data() - s.data()) + groups[0].size();
+      at = std::max(end, at + 1);
+      if (groups[1].data() == nullptr || groups[1].empty()) continue;
+      found = true;
+      if (!out) return true;
+      const std::size_t offset = static_cast<std::size_t>(groups[1].data() - s.data());
+      const std::size_t length = groups[1].size();
+      bool overlaps = false;
+      for (const secrets::Finding& f : *out) {
+        overlaps = overlaps || (offset < f.offset + f.length && f.offset < offset + length);
+      }
+      if (!overlaps) out->push_back({offset, length, kind});
+    }
+  }
+  return found;
 }
 
 // The secrets of secrets-other-format-p (rules/secrets_outbound.clp) — its regex, by hand:
@@ -178,6 +241,10 @@ bool find_other_formats(std::string_view s, std::vector<secrets::Finding>* out) 
       if (len >= 35 && word(s[i + 4 + 34]) != after(i + 4 + 35)) add(i + 4, 35, "google-api-key");
     }
     if (found && !out) return true;
+  }
+  if (find_command_credentials(s, out)) {
+    found = true;
+    if (!out) return true;
   }
   return found;
 }
@@ -335,6 +402,9 @@ bool create_key(const std::string& path, std::string* key, std::string* error) {
 
 std::vector<secrets::Finding> find_secrets(std::string_view text) {
   std::vector<secrets::Finding> all = secrets::find(text);
+  std::erase_if(all, [&](const secrets::Finding& f) {
+    return is_approval_id(text.substr(f.offset, f.length));
+  });
   find_other_formats(text, &all);
   std::stable_sort(all.begin(), all.end(),
                    [](const secrets::Finding& a, const secrets::Finding& b) {
@@ -356,7 +426,11 @@ bool holds_secret(std::string_view text) {
            (u == '-');
   }
   if (hex) return false;
-  return find_other_formats(text, nullptr) || !secrets::find(text).empty();
+  if (find_other_formats(text, nullptr)) return true;
+  for (const secrets::Finding& f : secrets::find(text)) {
+    if (!is_approval_id(text.substr(f.offset, f.length))) return true;
+  }
+  return false;
 }
 
 void append_pointer_token(std::string* out, std::string_view token) {
@@ -404,7 +478,12 @@ void Masker::mask_text(std::string* text, std::string_view field_pointer,
                        std::vector<Mask>* masks) const {
   // secrets::find's secrets first (their kind must still be found in the masked text); then
   // the other formats (found in the text as given), unless a secret masked already covers one.
-  const auto findings = secrets::find(*text);
+  auto findings = secrets::find(*text);
+  // The daemon's own approval ids (apr_ + 24 hex) are public names, not secrets: an auditor
+  // looks them up (`audit query --approval ID`).
+  std::erase_if(findings, [&](const secrets::Finding& f) {
+    return is_approval_id(std::string_view(*text).substr(f.offset, f.length));
+  });
   std::vector<secrets::Finding> others;
   find_other_formats(*text, &others);
   for (const secrets::Finding& f : findings) {
