@@ -52,9 +52,13 @@ class MonitoredStore final : public approvals::Store {
   std::vector<approvals::Approval> list(const approvals::Filter& filter) override {
     return call([&] { return inner_->list(filter); });
   }
-  approvals::ApproveOutcome approve(std::string_view token, std::string_view approver,
-                                    std::string_view note, std::int64_t now_ms) override {
-    return call([&] { return inner_->approve(token, approver, note, now_ms); });
+  approvals::ApproveOutcome approve(std::string_view id, std::string_view digest,
+                                    std::string_view approver, std::string_view note,
+                                    std::int64_t now_ms, int scope_minutes,
+                                    std::string_view daemon_id) override {
+    return call([&] {
+      return inner_->approve(id, digest, approver, note, now_ms, scope_minutes, daemon_id);
+    });
   }
   approvals::DenyOutcome deny(std::string_view token_or_id, std::string_view by,
                               std::string_view note, std::int64_t now_ms) override {
@@ -63,6 +67,14 @@ class MonitoredStore final : public approvals::Store {
   bool finish(std::string_view id, approvals::Status status, std::string_view result_json,
               std::int64_t now_ms) override {
     return call([&] { return inner_->finish(id, status, result_json, now_ms); });
+  }
+  std::vector<approvals::Approval> recover_claimed(std::string_view daemon_id,
+                                                   std::int64_t claimed_before_ms,
+                                                   std::string_view result_json,
+                                                   std::int64_t now_ms) override {
+    return call([&] {
+      return inner_->recover_claimed(daemon_id, claimed_before_ms, result_json, now_ms);
+    });
   }
   std::vector<approvals::Approval> expire_due(std::int64_t now_ms) override {
     return call([&] { return inner_->expire_due(now_ms); });
