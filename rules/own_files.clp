@@ -23,13 +23,24 @@
 ;; Stops reading, copying, searching, writing or deleting a directory that holds Warden's
 ;; own files: the command takes them with it (`tar czf x.tgz /var/lib`,
 ;; `tar czf x.tgz /var/lib/warden/..`, `grep -r token /etc`, `cp -r /var/lib x`,
-;; `rm -rf /var/lib`), and so does a tool searching it (Grep or Glob over `/var/lib`).
-;; Listing and inspecting such a directory (`ls /var/lib`, `find / -name libssl.so`,
-;; `du -sh /var`, `stat /etc`, `cd /`) shows names and sizes, none of the files' contents:
-;; the other rules decide it (a program that `find -exec` runs is an effect of its own).
+;; `rm -rf /var/lib`, `find /var/lib -delete`), and so does a tool searching it (Grep or Glob
+;; over `/var/lib`). Listing and inspecting such a directory (`ls /var/lib`,
+;; `find / -name libssl.so`, `du -sh /var`, `stat /etc`, `cd /`) reads names and sizes, none
+;; of the files' contents: the other rules decide it.
 (defrule own-files-directory
-  (effect (proposal ?id) (class warden-own-dir) (kind ?k) (target ?p)
-          (program ?prog&~"ls"&~"stat"&~"du"&~"tree"&~"find"&~"fd"&~"fdfind"&~"test"&~"["&~"realpath"&~"readlink"&~"dirname"&~"basename"&~"cd"&~"pwd"))
+  (effect (proposal ?id) (class warden-own-dir) (kind ?k) (target ?p) (program ?prog))
+  (test (or (neq ?k read)
+            (not (member$ ?prog (create$ "ls" "stat" "du" "tree" "find" "fd" "fdfind" "test" "["
+                                         "realpath" "readlink" "dirname" "basename" "cd" "pwd")))))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule own-files-directory)
                     (reason (str-cat "takes Warden's own files with a directory holding them (" ?k "): " ?p)))))
+
+;; Stops a command that find runs on what it selects in a directory holding Warden's own files
+;; (`find /var/lib -name '*.pem' -exec cat {} +`, `fd . /etc -x cat`): it reads them.
+(defrule own-files-directory-find-exec
+  (effect (proposal ?id) (class warden-own-dir) (program ?f&"find"|"fd"|"fdfind") (target ?p))
+  (shell-command (proposal ?id) (wrappers $? ?f $?) (program ?prog))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule own-files-directory-find-exec)
+                    (reason (str-cat ?prog " runs on files " ?f " selects in a directory holding Warden's own files: " ?p)))))
