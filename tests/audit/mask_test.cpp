@@ -299,7 +299,7 @@ TEST_CASE("passwords and tokens given on a command line or in a header are maske
       {"curl -u admin:hunter2pw https://example.com/api", "hunter2pw", "command-password"},
       {"curl --user=deploy:s3cr3tvalue https://x", "s3cr3tvalue", "command-password"},
       {"mysql -u root -pCorrectHorse db", "CorrectHorse", "command-password"},
-      {"mysqldump --password=Tr0ub4dor db", "Tr0ub4dor", "command-password"},
+      {"mysqldump --password=Tr0ub4dor db", "Tr0ub4dor", "assigned-secret"},
       {"sshpass -p 'letmein99' ssh host", "letmein99", "command-password"},
       {"PGPASSWORD=pgsecret42 psql -h db", "pgsecret42", "assigned-secret"},
       {"export GITHUB_TOKEN=0123456789abcdef0123456789abcdef01234567", 
