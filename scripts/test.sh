@@ -4,7 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh "$@"
+echo "test.sh: set up and built in ${SECONDS} s"
 BUILD_DIR=${BUILD_DIR:-build}
 # Most tests wait on daemons, child processes and agent CLIs rather than compute, so they run
 # several at a time even on two cores.
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j"${WARDEN_TEST_JOBS:-6}"
+start=$SECONDS
+status=0
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j"${WARDEN_TEST_JOBS:-6}" || status=$?
+echo "test.sh: the suite ran in $((SECONDS - start)) s (all: ${SECONDS} s)"
+exit "$status"
