@@ -212,10 +212,11 @@
 ;; (`git pull`, `git fetch`, `git submodule update`) and `docker compose build` pulling base
 ;; images, which are everyday work.
 (defrule egress-network-unnamed-host
-  (effect (proposal ?id) (index ~-1) (kind network) (target "") (program ?p) (subcommand ?s))
+  (effect (proposal ?id) (index ~-1) (kind network) (target "") (program ?p) (subcommand ?s) (via ?v))
   (test (not (or (and (eq ?p "git") (member$ ?s (create$ "fetch" "pull" "clone" "ls-remote" "submodule update" "remote-update")))
                  (and (eq ?p "docker") (eq ?s "compose build"))
-                 (member$ ?p (create$ "mvn" "mvnw" "gradle" "gradlew")))))
+                 ;; a build's own downloads, not its deploy/publish tasks (effects.toml matches)
+                 (and (member$ ?p (create$ "mvn" "mvnw" "gradle" "gradlew")) (eq ?v "program")))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-network-unnamed-host)
                     (reason (str-cat ?p " " ?s " reaches the network (host not named in the command)")))))

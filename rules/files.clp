@@ -242,8 +242,9 @@
 ;; itself or one of its ancestors from the shell (`grep -r password ~/.config`,
 ;; `cat ~/notes.txt`, `grep -r x /`): other projects and settings hold secrets the
 ;; credential class does not name.
+;; (A directory holding Warden's own files, `/` among them, is judged here like any other.)
 (defrule files-shell-read-home
-  (effect (proposal ?id) (index ~-1) (kind read) (in-workspace FALSE) (dynamic FALSE) (class none) (program ~"ln")
+  (effect (proposal ?id) (index ~-1) (kind read) (in-workspace FALSE) (dynamic FALSE) (class none|warden-own-dir) (program ~"ln")
           (target ?p&:(not (files-outside-read-ok ?p))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-read-home)

@@ -25,13 +25,14 @@
 ;; `tar czf x.tgz /var/lib/warden/..`, `grep -r token /etc`, `cp -r /var/lib x`,
 ;; `rm -rf /var/lib`, `find /var/lib -delete`), and so does a tool searching it (Grep or Glob
 ;; over `/var/lib`). Listing and inspecting such a directory (`ls /var/lib`,
-;; `find / -name libssl.so`, `du -sh /var`, `stat /etc`, `cd /`) reads names and sizes, none
+;; `find / -name libssl.so`, `locate libssl.so`, `du -sh /var`, `stat /etc`, `cd /`) reads names and sizes, none
 ;; of the files' contents: the other rules decide it.
 (defrule own-files-directory
   (effect (proposal ?id) (class warden-own-dir) (kind ?k) (target ?p) (program ?prog))
   (test (or (neq ?k read)
             (not (member$ ?prog (create$ "ls" "stat" "du" "tree" "find" "fd" "fdfind" "test" "["
-                                         "realpath" "readlink" "dirname" "basename" "cd" "pwd")))))
+                                         "realpath" "readlink" "dirname" "basename" "cd" "pwd"
+                                         "locate" "mlocate" "plocate")))))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule own-files-directory)
                     (reason (str-cat "takes Warden's own files with a directory holding them (" ?k "): " ?p)))))

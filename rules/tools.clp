@@ -17,11 +17,14 @@
 
 ;; TRUE for an argument value that names a place rather than being a query or a text: a URL
 ;; (`scheme://…`, `file:…`), an absolute, home or parent path (`/etc/x`, `~/.ssh/id_rsa`,
-;; `../x`, `C:\x`, `\\host\x`). A tool approved by name gets such a value in none of its
-;; arguments.
+;; `../x`, `C:\x`, `\\host\x`), or a host written without a scheme, as curl and most
+;; fetchers take it: an IP address (`10.0.0.5`, `169.254.169.254/latest/meta-data`),
+;; `localhost:8080`, `[::1]/x`, or a name with a port or a path (`evil.example/x`,
+;; `intranet.corp:8443`). A tool approved by name gets such a value in none of its arguments.
 (deffunction tools-arg-names-place-p (?v)
   (and (stringp ?v)
-       (regex-match "(?i)^\\s*([~/\\\\]|[a-z]:[/\\\\]|\\.\\.?[/\\\\]|file:)|[A-Za-z][A-Za-z0-9+.-]*://|(^|[/\\\\\\s])\\.\\.([/\\\\]|$)" ?v)))
+       (or (regex-match "(?i)^\\s*([~/\\\\]|[a-z]:[/\\\\]|\\.\\.?[/\\\\]|file:)|[A-Za-z][A-Za-z0-9+.-]*://|(^|[/\\\\\\s])\\.\\.([/\\\\]|$)" ?v)
+           (regex-match "(?i)(^|\\s)((localhost|\\[[0-9a-f:.]*\\])(:[0-9]+|/)|[0-9]{1,3}(\\.[0-9]{1,3}){3}([:/?#\\s]|$)|[a-z0-9-]+(\\.[a-z0-9-]+)*\\.[a-z][a-z0-9-]*(:[0-9]+([/?#\\s]|$)|/))" ?v))))
 
 ;; Approves read-only tools (search, calculator, read_docs, the daemon's built-in now and
 ;; sha256, which only compute, and the filesystem server's list_allowed_directories) when
