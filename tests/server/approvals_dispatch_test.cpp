@@ -67,7 +67,8 @@ TEST_CASE("an approved action that cannot run is reported as not run, with its c
     CHECK(error_code(reply) == err::kApprovalRefused);
     CHECK(reply.find("E_ACT_SHELL_SYNTAX") != std::string::npos);
     CHECK(reply.find("it ran") == std::string::npos);
-    auto error = parse(reply)["payload"]["error"].GetObject();
+    const auto doc = parse(reply);  // outlives `error`, a view into it
+    auto error = doc["payload"]["error"].GetObject();
     CHECK(str(error["approval"], "status") == "refused");
     CHECK(str(error["result"], "error_code") == "E_ACT_SHELL_SYNTAX");
     CHECK_FALSE(std::filesystem::exists(one));

@@ -110,7 +110,8 @@ TEST_CASE("two approvers: the shortest scope any of them asked for holds",
     std::string second = carol.call(approve_request(p, ",\"scope_minutes\":1440"));
     INFO(second);
     REQUIRE(error_code(second) == "");
-    const auto& grant = payload_of(second)["result"]["grant"];
+    const auto shown = payload_of(second);  // outlives `grant`, a view into it
+    const auto& grant = shown["result"]["grant"];
     CHECK(grant["uses"].GetInt() == 1);
     CHECK(grant["scope_minutes"].GetInt() == 0);
     CHECK(outcome_of_decide(alice, shell_action("chmod 600 b.txt")) == "approve");
