@@ -432,9 +432,10 @@ TEST_CASE("two approvers racing on one token: exactly one approves", "[server][a
     std::vector<std::thread> racers;
     for (const std::string& token : {t.bob, t.carol, t.bob, t.carol}) {
       racers.emplace_back([&, token] {
-        Party approver(d.address(), token);
-        std::string r = approve(approver, p);
-        std::string code = error_code(r);
+        const std::string request =
+            make_request("a", "approve", "\"id\":" + json_string(p.id) + ",\"digest\":" +
+                                             json_string(p.hash));
+        std::string code = reply_code(call_on_thread(d.address(), token, request));
         if (code.empty()) ++ok;
         if (code == err::kApprovalClosed || code == err::kAlreadyApproved) ++closed;
       });

@@ -121,6 +121,20 @@ struct Party {
   }
 };
 
+// One request on a connection of its own, for threads racing each other: no Catch assertion
+// (Catch is not thread-safe); a failure to connect, authenticate or send is the reply
+// "<unconnected: …>", which has no error code of the protocol's.
+inline std::string call_on_thread(const std::string& address, const std::string& token,
+                                  const std::string& message) {
+  Client client;
+  std::string error;
+  if (!client.connect(address, 5000ms, &error) || !client.authenticate(token, 5000ms, &error) ||
+      !client.send_message(message, &error)) {
+    return "<unconnected: " + error + ">";
+  }
+  return read_or_fail(client, 20000ms);
+}
+
 inline std::string shell_action(const std::string& command, const std::string& session = "s1",
                                 const std::string& explanation = "needed") {
   return "{\"target\":\"shell\",\"action\":\"run\",\"payload\":{\"command\":" +

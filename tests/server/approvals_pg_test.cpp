@@ -101,8 +101,7 @@ TEST_CASE("PostgreSQL: approvers racing on two daemons, exactly one approves",
     for (const std::string& who : {t.bob, t.carol, t.carol, t.bob}) {
       const std::string address = (i++ % 2 == 0) ? a.address() : b.address();
       racers.emplace_back([&, who, address] {
-        Party approver(address, who);
-        std::string code = error_code(approver.call(approve_request(token)));
+        std::string code = reply_code(call_on_thread(address, who, approve_request(token)));
         if (code.empty()) ++ok;
         if (code == err::kApprovalClosed || code == err::kAlreadyApproved) ++refused;
       });

@@ -172,8 +172,7 @@ TEST_CASE("submit: approvers racing run the action exactly once; changed rules r
     std::vector<std::thread> racers;
     for (const std::string& who : {t.bob, t.carol, t.bob, t.carol}) {
       racers.emplace_back([&, who] {
-        Party approver(d.address(), who);
-        if (error_code(approver.call(approve_request(token))).empty()) {
+        if (reply_code(call_on_thread(d.address(), who, approve_request(token))).empty()) {
           ++ok;
         }
       });

@@ -129,7 +129,7 @@ TEST_CASE("reload under load: no request fails and the digest changes", "[server
         }
         for (int k = 0; k < 8; ++k) {
           std::string reply = read_or_fail(c);
-          if (error_code(reply) != "" || reply_id(reply) != std::to_string(i + k)) {
+          if (reply_code(reply) != "" || reply_id(reply) != std::to_string(i + k)) {
             ++failures;
             return;
           }
