@@ -154,12 +154,30 @@ bool high_entropy(std::string_view tok) {
   return h >= kMinEntropyBits;
 }
 
+// Where a shell word, an option's value or a quoted string ends.
+bool word_break(char c) {
+  switch (c) {
+    case ' ': case '\t': case '\n': case '\r': case '\'': case '"': case '`': case '=':
+    case ':': case ';': case '|': case '&': case '(': case ')': case '<': case '>': case ',':
+      return true;
+    default:
+      return false;
+  }
+}
+
 void check_token(std::string_view text, std::size_t b, std::size_t e, std::vector<Candidate>& out) {
   std::string_view tok = text.substr(b, e - b);
   if (tok.size() < kMinTokenLength) return;
   // Absolute-path-like tokens ("/var/lib/…") are judged segment by segment, so a path made
-  // of ordinary names and one hex id is not one long "random" token.
-  if (tok[0] == '/') {
+  // of ordinary names and one hex id is not one long "random" token. So is the rest of a
+  // word that is an absolute or home path (`/tmp/run.iT1WyS/out/log`: the token after the
+  // dot): mktemp's random names would otherwise make paths look like secrets. A random
+  // segment of a secret's length is still one.
+  std::size_t word = b;
+  while (word > 0 && !word_break(text[word - 1])) --word;
+  const bool in_path = word < b && (text[word] == '/' || (text[word] == '~' && word + 1 < b &&
+                                                          text[word + 1] == '/'));
+  if (tok[0] == '/' || in_path) {
     std::size_t s = 0;
     while (s < tok.size()) {
       std::size_t t = tok.find('/', s);

@@ -134,6 +134,23 @@ TEST_CASE("high-entropy near misses are not flagged", "[secrets]") {
   CHECK_FALSE(secrets::looks_like_secret("ls -la /tmp && echo done"));
 }
 
+TEST_CASE("paths with random names from mktemp are not secrets; a secret in a path still is",
+          "[secrets]") {
+  // mktemp's suffixes after a dot start a token of their own: these were "secrets" before.
+  for (const char* suffix : {"iT1WyS", "Qz8kP2", "a9ZxW4", "R7tY3u", "mN5bV1", "Xk3jQ9"}) {
+    const std::string path = std::string("/tmp/warden-e2e.") + suffix + "/warden/home/dash-marker";
+    INFO(path);
+    CHECK(kinds(path) == "");
+    CHECK_FALSE(secrets::looks_like_secret("touch " + path));
+    CHECK_FALSE(secrets::looks_like_secret("cp x --target=" + path));
+    CHECK_FALSE(secrets::looks_like_secret("ls ~/.cache/run." + std::string(suffix) + "/objects/pack-data"));
+  }
+  // A secret's length of randomness in one segment is still found, in a path or after it.
+  const std::string key = random_base64(40, 11);
+  CHECK(kinds("/tmp/run.x/" + key + "/out") == "high-entropy");
+  CHECK(kinds("echo " + key) == "high-entropy");
+}
+
 TEST_CASE("overlapping candidates merge into one finding", "[secrets]") {
   // A known key embedded in a longer random token: the whole token is covered.
   const std::string tok = "AKIAIOSFODNN7EXAMPLE" + random_base64(30, 11);
