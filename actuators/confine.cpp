@@ -530,18 +530,7 @@ int set_writable(const char* target) {
 }
 
 void fd_path(char* out, int fd) {
-  static constexpr char kHead[] = "/proc/self/fd/";
-  char digits[16];
-  int n = 0;
-  unsigned v = static_cast<unsigned>(fd);
-  do {
-    digits[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v);
-  char* p = out;
-  for (const char* h = kHead; *h;) *p++ = *h++;
-  while (n) *p++ = digits[--n];
-  *p = 0;
+  write_proc_path(out, "/proc/self/fd/", static_cast<unsigned>(fd), "");
 }
 
 bool bring_up_loopback() {

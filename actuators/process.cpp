@@ -60,20 +60,7 @@ extern "C" void keeper_on_term(int) {
 
 // "/proc/self/task/TID/children" of the calling (single-threaded) process, without snprintf.
 void children_path(char* out, pid_t self) {
-  static constexpr char kHead[] = "/proc/self/task/";
-  static constexpr char kTail[] = "/children";
-  char digits[16];
-  int n = 0;
-  unsigned v = static_cast<unsigned>(self);
-  do {
-    digits[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v);
-  char* p = out;
-  for (const char* h = kHead; *h;) *p++ = *h++;
-  while (n) *p++ = digits[--n];
-  for (const char* t = kTail; *t;) *p++ = *t++;
-  *p = 0;
+  write_proc_path(out, "/proc/self/task/", static_cast<unsigned>(self), "/children");
 }
 
 // SIGKILLs the keeper's children: how many it could signal, or -1 when /proc does not list
@@ -420,6 +407,20 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
     outcome.exit_code = 128 + outcome.signal;
   }
   return outcome;
+}
+
+void write_proc_path(char* out, const char* head, unsigned n, const char* tail) {
+  char digits[16];
+  int count = 0;
+  do {
+    digits[count++] = static_cast<char>('0' + n % 10);
+    n /= 10;
+  } while (n);
+  char* p = out;
+  while (*head) *p++ = *head++;
+  while (count) *p++ = digits[--count];
+  while (*tail) *p++ = *tail++;
+  *p = 0;
 }
 
 }  // namespace warden::actuators

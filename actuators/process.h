@@ -13,6 +13,10 @@
 
 namespace warden::actuators {
 
+// out = head + the decimal digits of n + tail, without allocating or formatting (safe in a
+// cloned child before exec). out must hold strlen(head) + 10 + strlen(tail) + 1 bytes.
+void write_proc_path(char* out, const char* head, unsigned n, const char* tail);
+
 struct ProcessSpec {
   std::string program;            // passed to execve: absolute, or relative to cwd_fd
   std::vector<std::string> argv;  // argv[0] first
