@@ -448,8 +448,10 @@ std::unique_ptr<Decider> make_decider(const DeciderConfig& config, std::string* 
     EngineOptions options;
     if (!config.workspace.empty()) options.workspace_root = config.workspace;
     if (!config.home.empty()) options.home = config.home;
-    // The engine's own deadline (rules running) stays within the whole budget.
-    options.deadline = std::min<std::chrono::microseconds>(options.deadline, config.budget);
+    // In-process the rules running is the whole decision: its deadline is the budget
+    // (--timeout-ms), not the daemon's default, which a loaded machine passes for no fault of
+    // the rules.
+    options.deadline = config.budget;
     return std::make_unique<InProcessDecider>(loaded.policy, options, config);
   } catch (const std::exception& e) {
     if (error) *error = std::string("cannot build the in-process engine: ") + e.what() + "\n";

@@ -28,7 +28,8 @@ void add_decider_flags(CLI::App* cmd, agents::DeciderConfig* c) {
   cmd->add_option_function<int>(
          "--timeout-ms",
          [c](int ms) { c->budget = std::chrono::milliseconds(ms > 0 ? ms : 1); },
-         "Budget of one decision, connect to reply (default 5000)");
+         "Budget of one decision, connect to reply (default 5000); in-process, the "
+         "rules' deadline");
 }
 
 void register_agent_commands(CLI::App& app, int* exit_code) {
