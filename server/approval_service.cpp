@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <system_error>
 #include <future>
 
 #include "actuators/action.h"
@@ -35,6 +36,10 @@ constexpr std::size_t kMaxToken = 256;
 constexpr std::size_t kMaxNote = 4096;
 constexpr std::size_t kMaxFilter = 256;
 constexpr int kWorkers = 4;
+// Approved submit actions run on threads of their own, started as needed up to this many at
+// once (more wait their turn): a long action never holds a thread that decides, lists or
+// answers approvals.
+constexpr std::size_t kMaxRunners = 16;
 constexpr std::size_t kShownHistory = 20;
 // An approval claimed longer ago than this and still not finished was interrupted, whichever
 // daemon claimed it (its own claims a daemon recovers whatever their age as it starts).
@@ -261,13 +266,22 @@ void ApprovalService::stop() {
   std::vector<Watcher> watchers;
   {
     std::lock_guard lock(mutex_);
-    if (stopping_ && workers_.empty() && !sweeper_.joinable()) return;
+    if (stopping_ && workers_.empty() && runners_.empty() && !sweeper_.joinable()) return;
     stopping_ = true;
   }
   work_ready_.notify_all();
+  action_ready_.notify_all();
   sweeper_wake_.notify_all();
   for (std::thread& t : workers_) t.join();
   workers_.clear();
+  // Approved actions running finish (their actuators bound them); those still queued are
+  // refused, each answering its approver.
+  std::vector<std::thread> runners;
+  {
+    std::lock_guard lock(mutex_);
+    runners.swap(runners_);
+  }
+  for (std::thread& t : runners) t.join();
   if (sweeper_.joinable()) sweeper_.join();
   {
     std::lock_guard lock(mutex_);
@@ -314,6 +328,51 @@ bool ApprovalService::post(std::function<void()> fn) {
   }
   work_ready_.notify_one();
   return true;
+}
+
+bool ApprovalService::run_action(std::function<void(bool stopping)> fn) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return false;
+    actions_.push_back(std::move(fn));
+    if (idle_runners_ == 0 && runners_.size() < kMaxRunners) {
+      try {
+        runners_.emplace_back([this] { run_runner(); });
+      } catch (const std::system_error& e) {
+        // No new thread: a running one takes it when it is free.
+        context_.log->warn("approvals: cannot start a thread for an approved action: {}",
+                           e.what());
+        if (runners_.empty()) {
+          actions_.pop_back();
+          return false;
+        }
+      }
+    }
+  }
+  action_ready_.notify_one();
+  return true;
+}
+
+void ApprovalService::run_runner() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    ++idle_runners_;
+    action_ready_.wait(lock, [this] { return stopping_ || !actions_.empty(); });
+    --idle_runners_;
+    if (actions_.empty()) return;  // stopping, nothing left
+    std::function<void(bool)> fn = std::move(actions_.front());
+    actions_.pop_front();
+    const bool stopping = stopping_;  // queued, never started: refused, not run
+    lock.unlock();
+    try {
+      fn(stopping);
+    } catch (const std::exception& e) {
+      context_.log->error("approvals: {}", e.what());
+    } catch (...) {
+      context_.log->error("approvals: unknown error");
+    }
+    lock.lock();
+  }
 }
 
 void ApprovalService::run_worker() {
@@ -706,24 +765,27 @@ std::optional<Reply> ApprovalService::approve(const Request& request, const Iden
   auto send = std::make_shared<ReplyFn>(std::move(later));
   const bool queued =
       post([this, id = request.id_json, identity, approval_id, digest, note, scope_minutes, send] {
-        Reply reply;
+        std::optional<Reply> reply;
         try {
-          reply =
-              approve_now(id, identity, approval_id, digest, note, static_cast<int>(scope_minutes));
+          reply = approve_now(id, identity, approval_id, digest, note,
+                              static_cast<int>(scope_minutes), send);
         } catch (const approvals::StoreError& e) {
           reply = fail(id, "approve", err::kApprovalStore, e.what());
         } catch (const std::exception& e) {
           reply = fail(id, "approve", err::kAudit, e.what());
         }
-        (*send)(std::move(reply));
+        if (reply) (*send)(std::move(*reply));
       });
   if (!queued) return fail(request.id_json, "approve", err::kShuttingDown, "the daemon is shutting down");
   return std::nullopt;
 }
 
-Reply ApprovalService::approve_now(const std::string& id_json, const Identity& identity,
-                                   const std::string& approval_id, const std::string& digest,
-                                   const std::string& note, int scope_minutes) {
+std::optional<Reply> ApprovalService::approve_now(const std::string& id_json,
+                                                  const Identity& identity,
+                                                  const std::string& approval_id,
+                                                  const std::string& digest,
+                                                  const std::string& note, int scope_minutes,
+                                                  std::shared_ptr<ReplyFn> send) {
   approvals::ApproveOutcome outcome =
       store_->approve(approval_id, digest, identity.principal, note, now_ms(), scope_minutes,
                       context_.config->audit.daemon_id);
@@ -774,11 +836,13 @@ Reply ApprovalService::approve_now(const std::string& id_json, const Identity& i
                    now_ms());
     throw;
   }
-  return carry_out(id_json, identity, approval, scope_minutes);
+  return carry_out(id_json, identity, approval, scope_minutes, std::move(send));
 }
 
-Reply ApprovalService::carry_out(const std::string& id_json, const Identity& approver,
-                                 const Approval& approval, int scope_minutes) {
+std::optional<Reply> ApprovalService::carry_out(const std::string& id_json,
+                                                const Identity& approver,
+                                                const Approval& approval, int scope_minutes,
+                                                std::shared_ptr<ReplyFn> send) {
   // The last mile: the rules in force decide the stored action again, as its requester.
   Identity requester{approval.principal, Role::Agent, approval.groups};
   pipeline::Signal signal;
@@ -810,63 +874,106 @@ Reply ApprovalService::carry_out(const std::string& id_json, const Identity& app
                                  "\"approval\":" + approval_json(now ? *now : approval) +
                                      ",\"decision\":" + decision_json})};
   }
-  std::string status;
-  std::string result;  // stored, and delivered to the requester
-  std::string recorded;  // in the audit record (no output: it may carry anything)
-  if (approval.origin == "submit") {
-    pipeline::ResolvedTarget resolved = pipeline::resolve_target(last.action_json, "", "");
-    actuators::Actuator* actuator =
-        actuators_ && !resolved.target.empty() ? actuators_->find(resolved.target) : nullptr;
-    actuators::Result r;
-    if (!actuator) {
-      r.error_code = "E_ACT_NO_ACTUATOR";
-      r.error = "no actuator for target " + resolved.target + " on daemon " +
-                context_.config->audit.daemon_id;
-    } else {
-      actuators::Context c;
-      c.decision_id = last.decision_id;
-      c.principal = approval.principal;
-      c.session = approval.session;
-      c.agent = approval.agent;
-      c.source = "approval";
-      c.allowed = granted_capabilities(last);
-      c.effects = last.effects;
-      try {
-        r = actuator->act(last.action_json, c);
-      } catch (...) {
-        r = actuators::Result{};
-        r.error_code = "E_ACT_CRASHED";
-        r.error = "the actuator threw";
-      }
-      record_act(context_, last.decision_id, resolved.target, approval.principal, r);
-    }
-    if (!actuator || not_run(r)) {
-      // Approved, but it never ran: closed refused, and said so to both sides.
-      const std::string what = r.error_code + (r.error.empty() ? "" : ": " + r.error);
-      std::string failed = result_json_of(resolved.target, r, false);
-      failed.insert(failed.size() - 1, ",\"reason\":" + json_string("it could not run: " + what));
-      store_->finish(approval.id, Status::Refused, failed, now_ms());
-      record("refused", approval, approver.principal, "it could not run: " + what,
-             last.decision_id, failed);
-      std::optional<Approval> now = store_->get(approval.id);
-      Stats::add(context_.stats.errors);
-      return Reply{error_response(
-          id_json, "approve",
-          {err::kApprovalRefused, "approved, but it could not run: " + what, {},
-           "\"approval\":" + approval_json(now ? *now : approval) +
-               ",\"decision\":" + decision_json + ",\"result\":" + failed})};
-    }
-    status = "executed";
-    // A person's yes made it run: its effects are now part of what its session did.
-    Decision ran = last;
-    ran.outcome = Outcome::Approve;
-    remember_granted(context_, approval.principal, approval.session, ran);
-    result = result_json_of(resolved.target, r, true);
-    recorded = result_json_of(resolved.target, r, false);
-  } else {
-    status = "granted";
-    recorded = result = "{\"granted\":true}";
+  if (approval.origin != "submit") {
+    return conclude(id_json, approver, approval, scope_minutes, last, decision_json, "granted",
+                    "{\"granted\":true}", "{\"granted\":true}");
   }
+  // A submit's action runs on a runner thread, which answers the approver when it is done.
+  const bool queued = run_action([this, id_json, approver, approval, scope_minutes, last,
+                                  decision_json, send](bool stopping) {
+    Reply reply;
+    try {
+      reply = stopping ? refuse_stopped(id_json, approver, approval, last, decision_json)
+                       : dispatch(id_json, approver, approval, scope_minutes, last, decision_json);
+    } catch (const approvals::StoreError& e) {
+      reply = fail(id_json, "approve", err::kApprovalStore, e.what());
+    } catch (const std::exception& e) {
+      reply = fail(id_json, "approve", err::kAudit, e.what());
+    }
+    (*send)(std::move(reply));
+  });
+  if (!queued) {
+    return refuse_stopped(id_json, approver, approval, last, decision_json);
+  }
+  return std::nullopt;
+}
+
+Reply ApprovalService::refuse_stopped(const std::string& id_json, const Identity& approver,
+                                      const Approval& approval, const Decision& last,
+                                      const std::string& decision_json) {
+  pipeline::ResolvedTarget resolved = pipeline::resolve_target(last.action_json, "", "");
+  actuators::Result r;
+  r.error_code = err::kShuttingDown;
+  r.error = "the daemon stopped before it ran";
+  return refuse_unrun(id_json, approver, approval, last, decision_json, resolved.target, r);
+}
+
+Reply ApprovalService::refuse_unrun(const std::string& id_json, const Identity& approver,
+                                    const Approval& approval, const Decision& last,
+                                    const std::string& decision_json, const std::string& target,
+                                    const actuators::Result& r) {
+  // Approved, but it never ran: closed refused, and said so to both sides.
+  const std::string what = r.error_code + (r.error.empty() ? "" : ": " + r.error);
+  std::string failed = result_json_of(target, r, false);
+  failed.insert(failed.size() - 1, ",\"reason\":" + json_string("it could not run: " + what));
+  store_->finish(approval.id, Status::Refused, failed, now_ms());
+  record("refused", approval, approver.principal, "it could not run: " + what, last.decision_id,
+         failed);
+  std::optional<Approval> now = store_->get(approval.id);
+  Stats::add(context_.stats.errors);
+  return Reply{error_response(
+      id_json, "approve",
+      {err::kApprovalRefused, "approved, but it could not run: " + what, {},
+       "\"approval\":" + approval_json(now ? *now : approval) + ",\"decision\":" + decision_json +
+           ",\"result\":" + failed})};
+}
+
+Reply ApprovalService::dispatch(const std::string& id_json, const Identity& approver,
+                                const Approval& approval, int scope_minutes,
+                                const Decision& last, const std::string& decision_json) {
+  pipeline::ResolvedTarget resolved = pipeline::resolve_target(last.action_json, "", "");
+  actuators::Actuator* actuator =
+      actuators_ && !resolved.target.empty() ? actuators_->find(resolved.target) : nullptr;
+  actuators::Result r;
+  if (!actuator) {
+    r.error_code = "E_ACT_NO_ACTUATOR";
+    r.error = "no actuator for target " + resolved.target + " on daemon " +
+              context_.config->audit.daemon_id;
+  } else {
+    actuators::Context c;
+    c.decision_id = last.decision_id;
+    c.principal = approval.principal;
+    c.session = approval.session;
+    c.agent = approval.agent;
+    c.source = "approval";
+    c.allowed = granted_capabilities(last);
+    c.effects = last.effects;
+    try {
+      r = actuator->act(last.action_json, c);
+    } catch (...) {
+      r = actuators::Result{};
+      r.error_code = "E_ACT_CRASHED";
+      r.error = "the actuator threw";
+    }
+    record_act(context_, last.decision_id, resolved.target, approval.principal, r);
+  }
+  if (!actuator || not_run(r)) {
+    return refuse_unrun(id_json, approver, approval, last, decision_json, resolved.target, r);
+  }
+  // A person's yes made it run: its effects are now part of what its session did.
+  Decision ran = last;
+  ran.outcome = Outcome::Approve;
+  remember_granted(context_, approval.principal, approval.session, ran);
+  return conclude(id_json, approver, approval, scope_minutes, last, decision_json, "executed",
+                  result_json_of(resolved.target, r, true),
+                  result_json_of(resolved.target, r, false));
+}
+
+Reply ApprovalService::conclude(const std::string& id_json, const Identity& approver,
+                                const Approval& approval, int scope_minutes,
+                                const Decision& last, const std::string& decision_json,
+                                const std::string& status, std::string result,
+                                std::string recorded) {
   // The strictest terms of all votes hold: one use when any approver asked for no scope,
   // else the shortest scope asked for.
   scope_minutes = strictest_scope(approval, scope_minutes);

@@ -19,8 +19,10 @@
 //                   through the store's notifications — PostgreSQL's LISTEN/NOTIFY reaches the
 //                   requester's daemon wherever the approver answered.
 //
-// Store work and dispatches run on the service's own threads, never on the I/O thread; the
-// sweeper thread expires approvals and ends waits that ran out. Thread-safe.
+// Store work runs on the service's own threads, never on the I/O thread; approved submit
+// actions run on runner threads of their own, so a long one holds no thread that decides,
+// lists or answers; the sweeper thread expires approvals and ends waits that ran out.
+// Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -150,12 +152,39 @@ class ApprovalService {
   void on_notification(std::string kind, std::string approval_id);
   void settle(const approvals::Approval& approval);  // ends the waits of a final approval
   void broadcast(std::string_view event, const approvals::Approval& approval);
-  Reply approve_now(const std::string& id_json, const Identity& identity,
-                    const std::string& approval_id, const std::string& digest,
-                    const std::string& note, int scope_minutes);
-  // The last mile and what follows a claimed approval; returns the approve reply.
-  Reply carry_out(const std::string& id_json, const Identity& identity,
-                  const approvals::Approval& approval, int scope_minutes);
+  // The approve reply, or nullopt when a runner thread sends it through *send.
+  std::optional<Reply> approve_now(const std::string& id_json, const Identity& identity,
+                                   const std::string& approval_id, const std::string& digest,
+                                   const std::string& note, int scope_minutes,
+                                   std::shared_ptr<ReplyFn> send);
+  // The last mile and what follows a claimed approval: the approve reply, or nullopt when a
+  // submit's action was handed to a runner thread (run_action), which sends it.
+  std::optional<Reply> carry_out(const std::string& id_json, const Identity& identity,
+                                 const approvals::Approval& approval, int scope_minutes,
+                                 std::shared_ptr<ReplyFn> send);
+  // On a runner thread: the submit's approved action dispatched to its actuator.
+  Reply dispatch(const std::string& id_json, const Identity& approver,
+                 const approvals::Approval& approval, int scope_minutes, const Decision& last,
+                 const std::string& decision_json);
+  // Approved, never run (no actuator, the actuator did not start it, the daemon stopping):
+  // closed refused with what happened, said to both sides.
+  Reply refuse_unrun(const std::string& id_json, const Identity& approver,
+                     const approvals::Approval& approval, const Decision& last,
+                     const std::string& decision_json, const std::string& target,
+                     const actuators::Result& result);
+  Reply refuse_stopped(const std::string& id_json, const Identity& approver,
+                       const approvals::Approval& approval, const Decision& last,
+                       const std::string& decision_json);
+  // Closes a carried-out approval executed (granted, for a decide): its grant, the audit
+  // record, the reply.
+  Reply conclude(const std::string& id_json, const Identity& approver,
+                 const approvals::Approval& approval, int scope_minutes, const Decision& last,
+                 const std::string& decision_json, const std::string& status,
+                 std::string result, std::string recorded);
+  // Queues fn for a runner thread (started when none is idle, up to a bound); fn(true) when
+  // the daemon stops before it starts. False when stopping.
+  bool run_action(std::function<void(bool stopping)> fn);
+  void run_runner();
   void record(std::string_view event, const approvals::Approval& approval, std::string_view by,
               std::string_view note, std::string_view decision_id = {},
               std::string_view result_json = {});
@@ -171,6 +200,10 @@ class ApprovalService {
   std::condition_variable sweeper_wake_;
   std::deque<std::function<void()>> work_;
   std::vector<std::thread> workers_;
+  std::condition_variable action_ready_;
+  std::deque<std::function<void(bool)>> actions_;  // approved submit actions, to run
+  std::vector<std::thread> runners_;
+  std::size_t idle_runners_ = 0;
   std::thread sweeper_;
   bool stopping_ = false;
   std::multimap<std::string, Waiter> waiters_;  // by approval id
