@@ -34,13 +34,13 @@ struct ApprovalActuators {
 };
 using tcp = asio::ip::tcp;
 
-namespace {
-
 // Errors a step reports: the exit code says whose fault it is.
 struct StepError {
   int exit_code;
   std::string message;
 };
+
+namespace {
 
 EngineOptions engine_options(const Config& c) {
   EngineOptions o;
