@@ -18,6 +18,8 @@
 //   delivery        followers (connections still open, waiting clients) hear of the final state
 //                   through the store's notifications — PostgreSQL's LISTEN/NOTIFY reaches the
 //                   requester's daemon wherever the approver answered.
+//   notification    every transition recorded here is also posted to the webhook of
+//                   [approvals.notify] (server/notifier.h) by this daemon, the one that made it.
 //
 // Store work and dispatches run on the service's own threads, never on the I/O thread; the
 // sweeper thread expires approvals and ends waits that ran out. Thread-safe.
@@ -156,9 +158,14 @@ class ApprovalService {
   // The last mile and what follows a claimed approval; returns the approve reply.
   Reply carry_out(const std::string& id_json, const Identity& identity,
                   const approvals::Approval& approval, int scope_minutes);
+  // An approval transition: appended to the audit log (throws when it cannot be), then
+  // posted to the webhook when one is configured ([approvals.notify]).
   void record(std::string_view event, const approvals::Approval& approval, std::string_view by,
               std::string_view note, std::string_view decision_id = {},
               std::string_view result_json = {});
+  void append_record(std::string_view event, const approvals::Approval& approval,
+                     std::string_view by, std::string_view note, std::string_view decision_id,
+                     std::string_view result_json);
   Reply fail(const std::string& id_json, std::string_view action, std::string_view code,
              std::string message);
 
