@@ -472,49 +472,62 @@ void Notifier::run() {
     try {
       text = body(e);
     } catch (const std::exception& ex) {
-      std::lock_guard lock(mutex_);
-      ++counts_.failed;
-      counts_.last_error = std::string("the event could not be rendered: ") + ex.what();
-      log_->error("notify: {} of {} not posted: {}", e.event, e.approval.id, counts_.last_error);
+      // Never sent unmasked: not sent.
+      const std::string error = std::string("the event could not be rendered: ") + ex.what();
+      {
+        std::lock_guard lock(mutex_);
+        ++counts_.failed;
+        counts_.last_error = error;
+      }
+      log_->error("notify: {} of {} not posted: {}", e.event, e.approval.id, error);
       continue;
     }
     deliver(e, text);
   }
 }
 
+// The lock guards the counts and the queue only: nothing waits on the network or the log
+// while holding it, so notify() never does either.
 void Notifier::deliver(const Event& e, const std::string& text) {
   std::chrono::milliseconds delay = config_.backoff;
   for (int attempt = 1;; ++attempt) {
     bool retryable = false;
     std::chrono::milliseconds retry_after{0};
-    std::string error = post(text, &retryable, &retry_after);
-    std::unique_lock lock(mutex_);
+    const std::string error = post(text, &retryable, &retry_after);
+    const bool last = !retryable || attempt >= config_.max_attempts;
+    {
+      std::lock_guard lock(mutex_);
+      if (error.empty()) {
+        ++counts_.sent;
+      } else if (stopping_) {
+        ++counts_.dropped;
+        return;
+      } else {
+        counts_.last_error = error;
+        ++(last ? counts_.failed : counts_.retried);
+      }
+    }
     if (error.empty()) {
-      ++counts_.sent;
       log_->debug("notify: {} of {} posted to {}", e.event, e.approval.id, where_);
       return;
     }
-    if (stopping_) {
-      ++counts_.dropped;
-      return;
-    }
-    counts_.last_error = error;
-    if (!retryable || attempt >= config_.max_attempts) {
-      ++counts_.failed;
+    if (last) {
       log_->error("notify: {} of {} not posted to {}: {}{}", e.event, e.approval.id, where_,
                   error,
                   retryable ? " (" + std::to_string(attempt) + " attempts)"
                             : std::string(" (not retried)"));
       return;
     }
-    ++counts_.retried;
     const std::chrono::milliseconds wait =
         std::min(std::max(delay, retry_after), config_.backoff_max);
     log_->warn("notify: {} of {}: attempt {} of {} to {} failed: {}; again in {} ms", e.event,
                e.approval.id, attempt, config_.max_attempts, where_, error, wait.count());
-    if (wake_.wait_for(lock, wait, [this] { return stopping_; })) {
-      ++counts_.dropped;
-      return;
+    {
+      std::unique_lock lock(mutex_);
+      if (wake_.wait_for(lock, wait, [this] { return stopping_; })) {
+        ++counts_.dropped;
+        return;
+      }
     }
     delay = std::min(delay * 2, config_.backoff_max);
   }
