@@ -445,6 +445,20 @@ void register_status(CLI::App& app, int* exit_code) {
         if (!ok) {
           std::printf("approvals error  %s\n", printable(string_member(ap, "error")).c_str());
         }
+        if (ap.HasMember("notify") && ap["notify"].IsObject()) {
+          const auto& no = ap["notify"];
+          if (no.HasMember("enabled") && no["enabled"].IsBool() && no["enabled"].GetBool()) {
+            std::printf("notify       %s: %s sent, %s failed, %s retried, %s dropped, %s queued\n",
+                        printable(string_member(no, "where")).c_str(), u(no, "sent").c_str(),
+                        u(no, "failed").c_str(), u(no, "retried").c_str(),
+                        u(no, "dropped").c_str(), u(no, "queued").c_str());
+            if (!string_member(no, "last_error").empty()) {
+              std::printf("notify error %s\n", printable(string_member(no, "last_error")).c_str());
+            }
+          } else {
+            std::printf("notify       off\n");
+          }
+        }
       }
       if (p.HasMember("warnings") && p["warnings"].IsArray()) {
         for (const auto& w : p["warnings"].GetArray()) {

@@ -23,6 +23,7 @@
 #include "server/errors.h"
 #include "server/frame.h"
 #include "server/json_text.h"
+#include "server/notifier.h"
 #include "server/submit.h"
 
 namespace warden::server {
@@ -621,7 +622,15 @@ std::optional<approvals::Grant> ApprovalService::use_grant(const Requester& who,
 void ApprovalService::record(std::string_view event, const Approval& a, std::string_view by,
                              std::string_view note, std::string_view decision_id,
                              std::string_view result_json) {
-  if (!context_.audit) return;
+  if (context_.audit) append_record(event, a, by, note, decision_id, result_json);
+  // Recorded, so it happened: the webhook is told (queued; never waits for the network).
+  // Each transition is recorded by the one daemon that made it, so a fleet posts it once.
+  if (context_.notifier) context_.notifier->notify(event, a, by, note, result_json);
+}
+
+void ApprovalService::append_record(std::string_view event, const Approval& a,
+                                    std::string_view by, std::string_view note,
+                                    std::string_view decision_id, std::string_view result_json) {
   audit::ApprovalEvent e;
   e.event = std::string(event);
   e.approval_id = a.id;

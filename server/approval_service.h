@@ -18,6 +18,8 @@
 //   delivery        followers (connections still open, waiting clients) hear of the final state
 //                   through the store's notifications — PostgreSQL's LISTEN/NOTIFY reaches the
 //                   requester's daemon wherever the approver answered.
+//   notification    every transition recorded here is also posted to the webhook of
+//                   [approvals.notify] (server/notifier.h) by this daemon, the one that made it.
 //
 // Store work runs on the service's own threads, never on the I/O thread; approved submit
 // actions run on runner threads of their own, so a long one holds no thread that decides,
@@ -185,9 +187,14 @@ class ApprovalService {
   // the daemon stops before it starts. False when stopping.
   bool run_action(std::function<void(bool stopping)> fn);
   void run_runner();
+  // An approval transition: appended to the audit log (throws when it cannot be), then
+  // posted to the webhook when one is configured ([approvals.notify]).
   void record(std::string_view event, const approvals::Approval& approval, std::string_view by,
               std::string_view note, std::string_view decision_id = {},
               std::string_view result_json = {});
+  void append_record(std::string_view event, const approvals::Approval& approval,
+                     std::string_view by, std::string_view note, std::string_view decision_id,
+                     std::string_view result_json);
   Reply fail(const std::string& id_json, std::string_view action, std::string_view code,
              std::string message);
 

@@ -14,6 +14,7 @@
 #include "audit/mask.h"
 #include "engine/decision.h"
 #include "reasoning/config_check.h"
+#include "server/notifier.h"
 #include "server/own_files.h"
 #include <re2/re2.h>
 
@@ -59,15 +60,25 @@ class TableReader {
 
   void on(const std::string& name, Handler handler) { handlers_[name] = std::move(handler); }
 
+  // Errors of this table's keys name the line they are on, and *lines keeps each key's
+  // line, for the checks made after reading (validate_config).
+  void with_lines(std::map<std::string, int>* lines) { lines_ = lines; }
+
   void read(const toml::table& table) {
     for (auto&& [k, node] : table) {
       std::string key = prefix_ + std::string(k.str());
+      const std::size_t before = errors_->size();
       auto it = handlers_.find(std::string(k.str()));
       if (it == handlers_.end()) {
         errors_->push_back({key, "unknown key"});
-        continue;
+      } else {
+        it->second(node, key);
       }
-      it->second(node, key);
+      if (lines_) {
+        const int line = static_cast<int>(node.source().begin.line);
+        (*lines_)[key] = line;
+        for (std::size_t i = before; i < errors_->size(); ++i) (*errors_)[i].line = line;
+      }
     }
   }
 
@@ -167,6 +178,7 @@ class TableReader {
   ConfigErrors* errors_;
   std::string prefix_;
   std::map<std::string, Handler> handlers_;
+  std::map<std::string, int>* lines_ = nullptr;
 };
 
 std::string fmt_number(double v) {
@@ -190,6 +202,7 @@ bool env_name(std::string_view name) {
 
 std::string ConfigError::to_text(std::string_view source) const {
   std::string out(source.empty() ? "config" : source);
+  if (line > 0) out += ":" + std::to_string(line);
   out += ": ";
   if (!key.empty()) {
     out += key;
@@ -314,6 +327,29 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   approvals.on("expiry_seconds", approvals.integer(&ap.expiry_seconds, 1, 30LL * 86400));
   approvals.on("max_wait_seconds", approvals.integer(&ap.max_wait_seconds, 0, 86400));
   approvals.on("max_scope_minutes", approvals.integer(&ap.max_scope_minutes, 1, 30LL * 1440));
+  // [approvals.notify]: its errors name their line (the URL itself is never repeated: it is
+  // a secret).
+  std::map<std::string, int> lines;
+  TableReader notify(&errors, "approvals.notify.");
+  notify.with_lines(&lines);
+  NotifyConfig& nc = ap.notify;
+  notify.on("url", notify.string(&nc.url));
+  notify.on("url_env", notify.string(&nc.url_env));
+  notify.on("events", notify.string_array(&nc.events));
+  notify.on("format", notify.string(&nc.format));
+  notify.on("timeout_ms", notify.millis(&nc.timeout, 1, 600000));
+  notify.on("max_attempts", notify.integer(&nc.max_attempts, 1, 100));
+  notify.on("backoff_ms", notify.millis(&nc.backoff, 1, 3600000));
+  notify.on("backoff_max_ms", notify.millis(&nc.backoff_max, 1, 86400000));
+  notify.on("max_queue", notify.integer(&nc.max_queue, 1, 1000000));
+  approvals.on("notify", [&](const toml::node& node, const std::string& key) {
+    section(&notify)(node, key);
+    // The table is there: it asks for notifications, so it must say where to send them.
+    if (node.is_table() && nc.url.empty() && nc.url_env.empty()) {
+      errors.push_back({key, "needs url (or url_env, the variable holding it)",
+                        static_cast<int>(node.source().begin.line)});
+    }
+  });
   top.on("approvals", section(&approvals));
 
   TableReader audit(&errors, "audit.");
@@ -473,6 +509,10 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
 
   if (errors.empty()) {
     errors = validate_config(c);
+    for (ConfigError& e : errors) {
+      auto at = lines.find(e.key);
+      if (e.line == 0 && at != lines.end()) e.line = at->second;
+    }
   }
   if (errors.empty()) *config = std::move(c);
   return errors;
@@ -598,6 +638,45 @@ void validate_pipeline(const PipelineConfig& pc, ConfigErrors* errors) {
   }
 }
 
+void validate_notify(const NotifyConfig& n, ConfigErrors* errors) {
+  if (!n.url.empty() && !n.url_env.empty()) {
+    errors->push_back({"approvals.notify.url_env",
+                       "give url or url_env, not both (url_env: the variable holding the URL)"});
+  }
+  if (!n.url.empty()) {
+    if (std::string problem = notify_url_problem(n.url); !problem.empty()) {
+      errors->push_back({"approvals.notify.url", problem});
+    }
+  }
+  if (!n.url_env.empty() && !env_name(n.url_env)) {
+    errors->push_back({"approvals.notify.url_env",
+                       "must be the name of an environment variable (letters, digits, _), "
+                       "never the URL itself"});
+  }
+  std::string names;
+  for (std::string_view e : kNotifyEvents) names += (names.empty() ? "" : ", ") + std::string(e);
+  if (n.events.empty()) {
+    errors->push_back({"approvals.notify.events",
+                       "must name at least one event (" + names +
+                           "); remove [approvals.notify] to send none"});
+  }
+  for (std::size_t i = 0; i < n.events.size(); ++i) {
+    if (!is_notify_event(n.events[i])) {
+      errors->push_back({"approvals.notify.events",
+                         "'" + n.events[i] + "' is not an event: use " + names});
+    }
+  }
+  if (n.format != "slack" && n.format != "json") {
+    errors->push_back({"approvals.notify.format",
+                       "must be \"slack\" ({\"text\":…}, for Slack, Mattermost, Rocket.Chat and "
+                       "Google Chat incoming webhooks) or \"json\", not '" + n.format + "'"});
+  }
+  if (n.backoff_max < n.backoff) {
+    errors->push_back({"approvals.notify.backoff_max_ms",
+                       "must be at least backoff_ms (" + std::to_string(n.backoff.count()) + ")"});
+  }
+}
+
 }  // namespace
 
 actuators::ActuatorsConfig effective_actuators(const Config& config) {
@@ -644,6 +723,7 @@ ConfigErrors validate_config(const Config& c) {
       c.approvals.conninfo_env.empty()) {
     errors.push_back({"approvals.conninfo", "store = postgres needs conninfo or conninfo_env"});
   }
+  validate_notify(c.approvals.notify, &errors);
   for (std::size_t i = 0; i < c.rules.size(); ++i) {
     if (c.rules[i].empty()) {
       errors.push_back({"rules[" + std::to_string(i) + "]", "must not be empty"});

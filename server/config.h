@@ -82,6 +82,23 @@ struct AuditConfig {
   std::string daemon_id;             // [audit] daemon_id; empty: the host name, sanitized
 };
 
+// [approvals.notify]: a webhook told of approval events (server/notifier.h, docs/PROTOCOL.md
+// "Notifications"). Off while neither url nor url_env is set.
+struct NotifyConfig {
+  std::string url;      // [approvals.notify] url: https://…, or http:// to a loopback address only
+  std::string url_env;  // [approvals.notify] url_env: else the URL is read from this variable
+  // [approvals.notify] events: which events are posted (default all of them)
+  std::vector<std::string> events = {"created", "approved", "denied", "expired", "executed",
+                                     "refused"};
+  std::string format = "slack";  // [approvals.notify] format: "slack" ({"text":…}) or "json"
+  std::chrono::milliseconds timeout{5000};       // [approvals.notify] timeout_ms: one attempt
+  int max_attempts = 5;                           // [approvals.notify] max_attempts: per event
+  std::chrono::milliseconds backoff{1000};        // [approvals.notify] backoff_ms: first retry
+  std::chrono::milliseconds backoff_max{60000};   // [approvals.notify] backoff_max_ms: the cap
+  std::size_t max_queue = 1000;  // [approvals.notify] max_queue: events waiting; oldest dropped
+  bool enabled() const { return !url.empty() || !url_env.empty(); }
+};
+
 // [approvals]: pending approvals (approvals/store.h, docs/PROTOCOL.md "Approvals"). SQLite in
 // one file (default: state_db) for one daemon; PostgreSQL for a fleet sharing approvals.
 struct ApprovalsConfig {
@@ -92,6 +109,7 @@ struct ApprovalsConfig {
   std::int64_t expiry_seconds = 3600;    // [approvals] expiry_seconds: rules may ask for less
   std::int64_t max_wait_seconds = 3600;  // [approvals] max_wait_seconds: longest wait_s accepted
   std::int64_t max_scope_minutes = 1440;  // [approvals] max_scope_minutes: longest scoped approval
+  NotifyConfig notify;                    // [approvals.notify]
 };
 
 // [reasoning] and [actuators]: the perceive → reason → act pipeline behind `submit`
@@ -149,7 +167,9 @@ actuators::ActuatorsConfig effective_actuators(const Config& config);
 struct ConfigError {
   std::string key;  // dotted key, e.g. "limits.max_frame_bytes"; empty for syntax errors
   std::string message;
-  std::string to_text(std::string_view source) const;  // "warden.toml: limits.x: message"
+  int line = 0;     // the line of the file the value is on, when known (0: not known)
+  // "warden.toml: limits.x: message", or "warden.toml:12: limits.x: message" with a line
+  std::string to_text(std::string_view source) const;
 };
 using ConfigErrors = std::vector<ConfigError>;
 

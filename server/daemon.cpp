@@ -19,6 +19,7 @@
 #include "actuators/builtin.h"
 #include "approvals/store.h"
 #include "server/approval_service.h"
+#include "server/notifier.h"
 #include "server/pipeline_setup.h"
 #include "server/rule_loader.h"
 
@@ -336,6 +337,36 @@ Daemon::StartResult Daemon::start() {
          log->info("{} pipeline threads (submit)", config_.pipeline.threads);
          return std::nullopt;
        }},
+      {"notify",
+       [&]() -> std::optional<StepError> {
+         // Before the approvals: what they record from the start (interrupted approvals
+         // refused as they start) is posted too.
+         const NotifyConfig& nc = config_.approvals.notify;
+         if (!nc.enabled()) return std::nullopt;
+         std::string url = nc.url;
+         if (url.empty()) {
+           const char* value = std::getenv(nc.url_env.c_str());
+           if (!value || !*value) {
+             return StepError{2, "approvals.notify.url_env: $" + nc.url_env +
+                                     " is not set: it must hold the webhook URL"};
+           }
+           url = value;
+           // The value is not repeated: a chat webhook URL is a credential.
+           if (std::string problem = notify_url_problem(url); !problem.empty()) {
+             return StepError{2, "approvals.notify.url_env: the URL in $" + nc.url_env + " " +
+                                     problem};
+           }
+         }
+         notifier_ = std::make_unique<Notifier>(nc, url, context_.log, context_.masker,
+                                                config_.audit.daemon_id);
+         if (std::string error = notifier_->start(); !error.empty()) return StepError{4, error};
+         context_.notifier = notifier_.get();
+         std::string events;
+         for (const std::string& e : nc.events) events += (events.empty() ? "" : ",") + e;
+         log->info("approvals: events {} are posted to {} ({} format, {} attempts)", events,
+                   notifier_->where(), nc.format, nc.max_attempts);
+         return std::nullopt;
+       }},
       {"approvals",
        [&]() -> std::optional<StepError> {
          const ApprovalsConfig& ac = config_.approvals;
@@ -580,6 +611,9 @@ void Daemon::teardown() {
     pipelines_->stop();
   }
   if (pool_) pool_->stop();
+  // Nothing records approval events any more: the webhook's queue ends unsent (promptly: a
+  // transfer in flight is aborted, a backoff not waited out).
+  if (notifier_) notifier_->stop();
   // After the workers: their last records are written, then the stop record and the final
   // signed checkpoint.
   if (audit_.writer) {

@@ -28,6 +28,7 @@
 namespace warden::server {
 
 class ApprovalService;
+class Notifier;
 class Listener;
 struct PipelineParts;
 struct ApprovalActuators;
@@ -96,6 +97,7 @@ class Daemon {
   // or its own when no provider is configured.
   std::unique_ptr<ApprovalActuators> approval_actuators_;
   std::unique_ptr<StoreHealth> approvals_health_;  // before approvals_: its store reports here
+  std::unique_ptr<Notifier> notifier_;  // before approvals_: it posts what they record
   std::unique_ptr<ApprovalService> approvals_;
   std::unique_ptr<Reloader> reloader_;
   std::optional<boost::asio::ssl::context> tls_;

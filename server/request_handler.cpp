@@ -13,6 +13,7 @@
 #include "server/exec_request.h"
 #include "server/frame.h"
 #include "server/json_text.h"
+#include "server/notifier.h"
 #include "server/pipeline_workers.h"
 #include "server/protocol.h"
 #include "server/reloader.h"
@@ -521,7 +522,21 @@ std::string RequestHandler::status_fields() const {
   } else {
     out += ",\"ok\":true,\"error\":\"\",\"failures\":0";
   }
-  out += '}';
+  // The webhook approvers are told through ([approvals.notify]).
+  out += ",\"notify\":{\"enabled\":";
+  if (context_.notifier) {
+    Notifier::Counts c = context_.notifier->counts();
+    out += "true,\"where\":";
+    append_json_string(out, context_.notifier->where());
+    out += ",\"sent\":" + std::to_string(c.sent) + ",\"failed\":" + std::to_string(c.failed) +
+           ",\"retried\":" + std::to_string(c.retried) +
+           ",\"dropped\":" + std::to_string(c.dropped) + ",\"queued\":" + std::to_string(c.queued) +
+           ",\"last_error\":";
+    append_json_string(out, c.last_error);
+  } else {
+    out += "false";
+  }
+  out += "}}";
   out += confinement_fields(false);
   out += ",\"warnings\":[";
   auto warnings = config_warnings(*context_.config);

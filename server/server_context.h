@@ -31,6 +31,7 @@ class Writer;
 namespace warden::server {
 
 class ApprovalService;
+class Notifier;
 class StoreHealth;
 class DeciderPool;
 class PipelineWorkers;
@@ -62,6 +63,9 @@ struct ServerContext {
   // The approvals store's state as its last calls found it (server/store_health.h), for
   // health-check and status; null without a store.
   const StoreHealth* approvals_health = nullptr;
+  // [approvals.notify]: approval events posted to a webhook (server/notifier.h); null when
+  // not configured. Set before the approvals start, valid until the Daemon is destroyed.
+  Notifier* notifier = nullptr;
   // Audit records that could not be written: logged, a few lines a minute (audit_setup.h).
   ThrottledLog audit_failures{5, std::chrono::seconds(60)};
   // Shell decisions of `decide` requests, for `warden exec` (the `envelope` request).
