@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -285,7 +286,7 @@ class PostgresStore final : public Store {
         }
         if (static_cast<std::size_t>(r.rows()) < want) break;
       }
-      for (auto& a : out) a.votes = votes(a.id);
+      attach_votes(out);
       return out;
     });
   }
@@ -411,20 +412,16 @@ class PostgresStore final : public Store {
         Transaction tx(*this);
         // Under READ COMMITTED a row another daemon expired meanwhile is re-checked and
         // skipped, so each approval is returned by exactly one caller.
-        Result r = exec("UPDATE approvals SET status = 'expired', closed_ms = $1::bigint "
-                        "WHERE status = 'pending' AND expires_ms <= $1::bigint RETURNING id",
-                        {num(now_ms)});
-        for (int i = 0; i < r.rows(); ++i) {
-          ids.push_back(r.text(i, 0));
-          notify("closed", ids.back());
-        }
+        // The notifications go in the same statement: one round trip however many expire.
+        Result r = exec("WITH expired AS (UPDATE approvals SET status = 'expired', "
+                        "closed_ms = $1::bigint WHERE status = 'pending' AND "
+                        "expires_ms <= $1::bigint RETURNING id) "
+                        "SELECT id, pg_notify($2, 'closed:' || id) FROM expired",
+                        {num(now_ms), kChannel});
+        for (int i = 0; i < r.rows(); ++i) ids.push_back(r.text(i, 0));
         tx.commit();
       }
-      std::vector<Approval> out;
-      for (const auto& id : ids) {
-        if (auto a = load("id", id)) out.push_back(std::move(*a));
-      }
-      return out;
+      return load_many(ids);
     });
   }
 
@@ -493,11 +490,7 @@ class PostgresStore final : public Store {
         }
         tx.commit();
       }
-      std::vector<Approval> out;
-      for (const auto& id : ids) {
-        if (auto a = load("id", id)) out.push_back(std::move(*a));
-      }
-      return out;
+      return load_many(ids);
     });
   }
 
@@ -645,6 +638,57 @@ class PostgresStore final : public Store {
     Approval a = row(r, 0);
     a.votes = votes(a.id);
     return a;
+  }
+
+  // The approvals with these ids (those that exist, in this order) with their votes: a few
+  // queries for any number of them.
+  std::vector<Approval> load_many(const std::vector<std::string>& ids) {
+    std::vector<Approval> out;
+    constexpr std::size_t kChunk = 1000;
+    for (std::size_t from = 0; from < ids.size(); from += kChunk) {
+      const std::vector<std::string> chunk(
+          ids.begin() + static_cast<std::ptrdiff_t>(from),
+          ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), from + kChunk)));
+      Result r = exec(std::string("SELECT ") + kApprovalColumns +
+                          " FROM approvals WHERE id = ANY($1::text[])",
+                      {text_array(chunk)});
+      std::map<std::string, Approval> found;
+      for (int i = 0; i < r.rows(); ++i) {
+        Approval a = row(r, i);
+        std::string id = a.id;
+        found.emplace(std::move(id), std::move(a));
+      }
+      std::vector<Approval> part;
+      for (const auto& id : chunk) {
+        auto it = found.find(id);
+        if (it != found.end()) part.push_back(std::move(it->second));
+      }
+      attach_votes(part);
+      for (auto& a : part) out.push_back(std::move(a));
+    }
+    return out;
+  }
+
+  // Each approval's votes, in one query for all of them.
+  void attach_votes(std::vector<Approval>& approvals) {
+    if (approvals.empty()) return;
+    std::vector<std::string> ids;
+    std::map<std::string, Approval*> by_id;
+    for (auto& a : approvals) {
+      ids.push_back(a.id);
+      by_id[a.id] = &a;
+      a.votes.clear();
+    }
+    Result r = exec(
+        "SELECT approval_id, approver, note, at_ms, scope_minutes FROM approval_votes "
+        "WHERE approval_id = ANY($1::text[]) ORDER BY approval_id, seq",
+        {text_array(ids)});
+    for (int i = 0; i < r.rows(); ++i) {
+      auto it = by_id.find(r.text(i, 0));
+      if (it == by_id.end()) continue;
+      it->second->votes.push_back(
+          Vote{r.text(i, 1), r.text(i, 2), r.integer(i, 3), static_cast<int>(r.integer(i, 4))});
+    }
   }
 
   std::vector<Vote> votes(const std::string& id) {
