@@ -735,8 +735,10 @@ class PostgresStore final : public Store {
       while (PGnotify* note = PQnotifies(listen_conn_)) {
         std::string extra = note->extra ? note->extra : "";
         PQfreemem(note);
+        // Anyone who may connect to the database can NOTIFY on this channel: the payload is
+        // handed on as it came, for the listener to check and to re-read the store about.
         auto colon = extra.find(':');
-        if (colon == std::string::npos) continue;
+        if (colon == std::string::npos) colon = extra.size();
         Listener l;
         {
           std::lock_guard lock(listener_mu_);
@@ -744,7 +746,8 @@ class PostgresStore final : public Store {
         }
         if (!l) continue;
         try {
-          l(std::string_view(extra).substr(0, colon), std::string_view(extra).substr(colon + 1));
+          l(std::string_view(extra).substr(0, colon),
+            std::string_view(extra).substr(std::min(colon + 1, extra.size())));
         } catch (...) {
           // A listener's failure is its own.
         }
