@@ -446,7 +446,7 @@ class PostgresStore final : public Store {
         Result doomed = exec(
             "SELECT id FROM approvals WHERE status IN ('denied', 'expired', 'executed', "
             "'refused') AND closed_ms < $1::bigint AND NOT EXISTS (SELECT 1 FROM approval_grants "
-            "g WHERE g.approval_id = approvals.id) ORDER BY closed_ms, id LIMIT $2::bigint "
+            "g WHERE g.approval_id = approvals.id) LIMIT $2::bigint "
             "FOR UPDATE SKIP LOCKED",
             {num(closed_before_ms), num(detail::kPruneBatch)});
         Batch b;

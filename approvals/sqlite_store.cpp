@@ -380,26 +380,28 @@ class SqliteStore final : public Store {
       out.grants = sqlite3_changes(db_);
       tx.commit();
     }
-    // The same rows twice in one transaction (the write lock is held throughout): their votes,
-    // then them. A batch per transaction, so other calls get the lock in between.
-    static constexpr const char* kDoomed =
-        "SELECT id FROM approvals WHERE status IN ('denied', 'expired', 'executed', 'refused') "
-        "AND closed_ms < ?1 AND NOT EXISTS (SELECT 1 FROM approval_grants g WHERE "
-        "g.approval_id = approvals.id) ORDER BY closed_ms, id LIMIT ?2";
+    // A batch per transaction, so other calls get the lock in between: the batch's ids are
+    // picked once (into this connection's temporary table), then their votes and they go.
     for (;;) {
       std::lock_guard lock(mu_);
       Transaction tx(*this);
-      Statement v(db_, std::string("DELETE FROM approval_votes WHERE approval_id IN (") +
-                           kDoomed + ")");
-      v.bind(1, closed_before_ms).bind(2, detail::kPruneBatch);
-      v.run();
-      Statement a(db_, std::string("DELETE FROM approvals WHERE id IN (") + kDoomed + ")");
-      a.bind(1, closed_before_ms).bind(2, detail::kPruneBatch);
-      a.run();
+      exec("CREATE TEMP TABLE IF NOT EXISTS prune_batch (id TEXT PRIMARY KEY)");
+      exec("DELETE FROM prune_batch");
+      Statement pick(db_,
+                     "INSERT INTO prune_batch (id) SELECT id FROM approvals WHERE status IN "
+                     "('denied', 'expired', 'executed', 'refused') AND closed_ms < ?1 AND NOT "
+                     "EXISTS (SELECT 1 FROM approval_grants g WHERE g.approval_id = approvals.id) "
+                     "LIMIT ?2");
+      pick.bind(1, closed_before_ms).bind(2, detail::kPruneBatch);
+      pick.run();
+      const int picked = sqlite3_changes(db_);
+      exec("DELETE FROM approval_votes WHERE approval_id IN (SELECT id FROM prune_batch)");
+      exec("DELETE FROM approvals WHERE id IN (SELECT id FROM prune_batch)");
       const int deleted = sqlite3_changes(db_);
+      exec("DELETE FROM prune_batch");
       tx.commit();
       out.approvals += deleted;
-      if (deleted < detail::kPruneBatch) break;
+      if (picked < detail::kPruneBatch) break;
     }
     return out;
   }
