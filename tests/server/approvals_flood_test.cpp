@@ -587,3 +587,55 @@ TEST_CASE("PostgreSQL: a flood of 10,000 forged notifications does not stop an a
         counter(status, "notifications", "received") - 1000);
   CHECK(status["ok"].GetBool());
 }
+
+TEST_CASE("submit past the cap: approval-required, E_TOO_MANY_APPROVALS, the run ends rejected",
+          "[server][approvals][flood][submit]") {
+  TempDir dir;
+  Config config = approvals_config(dir);
+  config.approvals.max_pending_per_principal = 1;
+  const std::string script = dir.write(
+      "model.jsonl",
+      "{\"text\":" +
+          json_string("{\"target\":\"shell\",\"action\":\"run\",\"payload\":{\"command\":"
+                      "\"touch made.txt\"},\"explanation\":\"the user asked\"}") +
+          ",\"repeat\":true}\n");
+  REQUIRE(parse_config("[[reasoning.providers]]\nname = \"scripted\"\nkind = \"script\"\n"
+                       "script = " + json_string(script) + "\n",
+                       dir.str(), &config)
+              .empty());
+  RunningDaemon d(config);
+  REQUIRE(d.ok());
+  ApprovalTokens t;
+  Party alice(d.address(), t.alice);
+  // The run's events and its final status.
+  auto run = [&](const std::string& session) {
+    alice.send(make_request("run", "submit",
+                            "\"text\":\"make a file\",\"session\":" + json_string(session)));
+    std::vector<std::string> events;
+    for (;;) {
+      std::string message = alice.read(60000ms);
+      auto doc = parse(message);
+      if (str(doc, "type") == "response") {
+        events.push_back("final:" + str(doc["payload"], "status"));
+        return events;
+      }
+      const std::string event = str(doc["payload"], "event");
+      if (event == "approval-required") {
+        events.push_back(doc["payload"].HasMember("approval") ? "approval-required+approval"
+                                                              : "approval-required");
+      } else if (event == "error") {
+        events.push_back("error:" + str(doc["payload"], "code"));
+      }
+    }
+  };
+  const std::vector<std::string> first = run("s1");
+  CHECK(first == std::vector<std::string>{"approval-required+approval", "final:suspended"});
+  const std::vector<std::string> second = run("s2");
+  CHECK(second == std::vector<std::string>{"approval-required",
+                                           std::string("error:") + err::kTooManyApprovals,
+                                           "final:rejected"});
+  auto store = approvals::open_sqlite(config.state_dir + "/state.db");
+  approvals::Filter all;
+  all.status.reset();
+  CHECK(store->list(all).size() == 1);
+}
