@@ -46,4 +46,21 @@ std::vector<std::string> parse_json_array(std::string_view text);
 
 std::int64_t parse_int(std::string_view text, const char* what);
 
+// What a rule's name looks like inside rules_json (its JSON string, quotes included): a
+// listing filtered by rule asks the database for rows whose rules_json holds it, then keeps
+// those whose rules really name it (has_rule). "" for "".
+std::string rule_needle(std::string_view rule);
+bool has_rule(const Approval& a, std::string_view rule);  // true for ""
+
+// A 32-bit key for a principal (from its SHA-256): PostgreSQL's advisory lock that makes
+// counting a principal's pending approvals and inserting one atomic across daemons.
+std::int32_t principal_key(std::string_view principal);
+
+// Approvals deleted per prune transaction.
+inline constexpr std::int64_t kPruneBatch = 500;
+
+// Rows read per query while filling a listing filtered by rule (the database matches the
+// rule's text, has_rule the rule itself).
+inline constexpr std::size_t kListBatch = 256;
+
 }  // namespace warden::approvals::detail

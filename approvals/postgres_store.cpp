@@ -7,10 +7,12 @@
 #include <libpq-fe.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -28,6 +30,8 @@ using detail::kApprovalColumns;
 constexpr const char* kChannel = "warden_approvals";
 // Serializes schema creation between daemons starting at the same moment.
 constexpr const char* kSchemaLockKey = "727001";
+// With a principal's key: serializes counting and inserting that principal's approvals.
+constexpr const char* kPendingLockKey = "727002";
 
 [[noreturn]] void fail(const std::string& what) {
   throw StoreError("approval store (postgres): " + what);
@@ -63,6 +67,23 @@ class Result {
 };
 
 std::string num(std::int64_t v) { return std::to_string(v); }
+
+// A PostgreSQL array literal of texts ({"a","b"}), bound as one parameter: each element
+// quoted, with its quotes and backslashes escaped.
+std::string text_array(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
 
 // Defaults the operator's conninfo may override (it is expanded after them): a bounded
 // connection attempt, and TCP keepalives so a dead server is noticed by the listening
@@ -191,6 +212,19 @@ class PostgresStore final : public Store {
       out = detail::new_approval(n);
       Approval& a = out.approval;
       Transaction tx(*this);
+      if (n.max_pending > 0) {
+        // Every daemon creating for this principal takes the same transaction-scoped lock
+        // first, so the count below sees every insert that committed before this one and none
+        // can commit between the count and this insert.
+        exec("SELECT pg_advisory_xact_lock($1::integer, $2::integer)",
+             {kPendingLockKey, num(detail::principal_key(a.principal))});
+        const std::int64_t pending =
+            exec("SELECT count(*) FROM approvals WHERE principal = $1 AND status = 'pending' "
+                 "AND expires_ms > $2::bigint",
+                 {a.principal, num(a.created_ms)})
+                .integer(0, 0);
+        if (pending >= n.max_pending) throw PendingLimit(pending, n.max_pending);
+      }
       exec("INSERT INTO approvals (id, token_hash, status, action_hash, action_json, "
            "proposal_json, principal, groups_json, session, agent, rules_json, reason, "
            "decision_id, origin, daemon_id, created_ms, expires_ms, approvers_needed) "
@@ -215,32 +249,44 @@ class PostgresStore final : public Store {
   }
 
   std::vector<Approval> list(const Filter& f) override {
+    // Only the filters given become conditions (constant SQL; every value is bound), so the
+    // index on (status, created_ms, id) serves the page.
+    std::string sql = std::string("SELECT ") + kApprovalColumns + " FROM approvals WHERE true";
+    std::vector<std::string> params;
+    auto cond = [&](const char* before, std::string value, const char* after = "") {
+      params.push_back(std::move(value));
+      sql += before;
+      sql += "$" + std::to_string(params.size());
+      sql += after;
+    };
+    if (f.status) cond(" AND status = ", std::string(status_name(*f.status)));
+    if (!f.agent.empty()) cond(" AND agent = ", f.agent);
+    if (!f.session.empty()) cond(" AND session = ", f.session);
+    if (!f.principal.empty()) cond(" AND principal = ", f.principal);
+    if (f.min_age_ms > 0) cond(" AND created_ms <= ", num(f.now_ms - f.min_age_ms), "::bigint");
+    if (!f.rule.empty()) cond(" AND strpos(rules_json, ", detail::rule_needle(f.rule), ") > 0");
+    const std::size_t after_at = params.size();
+    cond(" AND (created_ms, id) > (", "", "::bigint, ");
+    cond("", "", ")");
+    cond(" ORDER BY created_ms, id LIMIT ", "", "::bigint");
+    Cursor after = f.after ? *f.after : Cursor{INT64_MIN, ""};
     return with_connection([&] {
-      // Without a rule filter the database applies the limit; with one it is applied after
-      // matching the rules array.
-      const std::int64_t db_limit =
-          f.rule.empty() ? static_cast<std::int64_t>(std::min<std::size_t>(f.limit, INT64_MAX))
-                         : INT64_MAX;
-      Result r = exec(std::string("SELECT ") + kApprovalColumns +
-                          " FROM approvals WHERE ($1 = '' OR status = $1) AND ($2 = '' OR "
-                          "agent = $2) AND ($3 = '' OR session = $3) AND ($4 = '' OR "
-                          "principal = $4) AND created_ms <= $5::bigint "
-                          "ORDER BY created_ms, id LIMIT $6::bigint",
-                      {f.status ? std::string(status_name(*f.status)) : std::string(), f.agent,
-                       f.session, f.principal,
-                       num(f.min_age_ms > 0 ? f.now_ms - f.min_age_ms : INT64_MAX),
-                       num(db_limit)});
       std::vector<Approval> out;
-      for (int i = 0; i < r.rows() && out.size() < f.limit; ++i) {
-        Approval a = row(r, i);
-        if (!f.rule.empty()) {
-          bool has = false;
-          for (const auto& rule : a.rules) has = has || rule == f.rule;
-          if (!has) continue;
+      Cursor at = after;
+      while (out.size() < f.limit) {
+        const std::size_t want = f.rule.empty() ? f.limit - out.size() : detail::kListBatch;
+        params[after_at] = num(at.created_ms);
+        params[after_at + 1] = at.id;
+        params[after_at + 2] = num(static_cast<std::int64_t>(std::min<std::size_t>(want, INT64_MAX)));
+        Result r = exec(sql, params);
+        for (int i = 0; i < r.rows() && out.size() < f.limit; ++i) {
+          Approval a = row(r, i);
+          at = Cursor{a.created_ms, a.id};
+          if (detail::has_rule(a, f.rule)) out.push_back(std::move(a));
         }
-        out.push_back(std::move(a));
+        if (static_cast<std::size_t>(r.rows()) < want) break;
       }
-      for (auto& a : out) a.votes = votes(a.id);
+      attach_votes(out);
       return out;
     });
   }
@@ -366,21 +412,59 @@ class PostgresStore final : public Store {
         Transaction tx(*this);
         // Under READ COMMITTED a row another daemon expired meanwhile is re-checked and
         // skipped, so each approval is returned by exactly one caller.
-        Result r = exec("UPDATE approvals SET status = 'expired', closed_ms = $1::bigint "
-                        "WHERE status = 'pending' AND expires_ms <= $1::bigint RETURNING id",
-                        {num(now_ms)});
-        for (int i = 0; i < r.rows(); ++i) {
-          ids.push_back(r.text(i, 0));
-          notify("closed", ids.back());
-        }
+        // The notifications go in the same statement: one round trip however many expire.
+        Result r = exec("WITH expired AS (UPDATE approvals SET status = 'expired', "
+                        "closed_ms = $1::bigint WHERE status = 'pending' AND "
+                        "expires_ms <= $1::bigint RETURNING id) "
+                        "SELECT id, pg_notify($2, 'closed:' || id) FROM expired",
+                        {num(now_ms), kChannel});
+        for (int i = 0; i < r.rows(); ++i) ids.push_back(r.text(i, 0));
         tx.commit();
       }
-      std::vector<Approval> out;
-      for (const auto& id : ids) {
-        if (auto a = load("id", id)) out.push_back(std::move(*a));
-      }
-      return out;
+      return load_many(ids);
     });
+  }
+
+  Pruned prune(std::int64_t closed_before_ms, std::int64_t now_ms) override {
+    Pruned out;
+    out.grants = with_connection([&] {
+      Transaction tx(*this);
+      Result g = exec("DELETE FROM approval_grants WHERE uses_left = -1 OR expires_ms <= $1::bigint",
+                      {num(now_ms)});
+      tx.commit();
+      return static_cast<std::int64_t>(g.affected());
+    });
+    struct Batch {
+      std::int64_t deleted = 0;
+      bool last = true;  // fewer than a whole batch were due: nothing more to do
+    };
+    for (;;) {
+      // A batch per transaction; rows another daemon is pruning at this moment are locked by
+      // it and skipped here, so daemons pruning at once never wait on or delete the same row.
+      const Batch batch = with_connection([&] {
+        Transaction tx(*this);
+        Result doomed = exec(
+            "SELECT id FROM approvals WHERE status IN ('denied', 'expired', 'executed', "
+            "'refused') AND closed_ms < $1::bigint AND NOT EXISTS (SELECT 1 FROM approval_grants "
+            "g WHERE g.approval_id = approvals.id) LIMIT $2::bigint "
+            "FOR UPDATE SKIP LOCKED",
+            {num(closed_before_ms), num(detail::kPruneBatch)});
+        Batch b;
+        b.last = doomed.rows() < detail::kPruneBatch;
+        if (doomed.rows() > 0) {
+          std::vector<std::string> ids;
+          for (int i = 0; i < doomed.rows(); ++i) ids.push_back(doomed.text(i, 0));
+          const std::string array = text_array(ids);
+          exec("DELETE FROM approval_votes WHERE approval_id = ANY($1::text[])", {array});
+          b.deleted = exec("DELETE FROM approvals WHERE id = ANY($1::text[])", {array}).affected();
+        }
+        tx.commit();
+        return b;
+      });
+      out.approvals += batch.deleted;
+      if (batch.last) break;
+    }
+    return out;
   }
 
   std::vector<Approval> recover_claimed(std::string_view daemon_view,
@@ -406,11 +490,7 @@ class PostgresStore final : public Store {
         }
         tx.commit();
       }
-      std::vector<Approval> out;
-      for (const auto& id : ids) {
-        if (auto a = load("id", id)) out.push_back(std::move(*a));
-      }
-      return out;
+      return load_many(ids);
     });
   }
 
@@ -560,6 +640,57 @@ class PostgresStore final : public Store {
     return a;
   }
 
+  // The approvals with these ids (those that exist, in this order) with their votes: a few
+  // queries for any number of them.
+  std::vector<Approval> load_many(const std::vector<std::string>& ids) {
+    std::vector<Approval> out;
+    constexpr std::size_t kChunk = 1000;
+    for (std::size_t from = 0; from < ids.size(); from += kChunk) {
+      const std::vector<std::string> chunk(
+          ids.begin() + static_cast<std::ptrdiff_t>(from),
+          ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), from + kChunk)));
+      Result r = exec(std::string("SELECT ") + kApprovalColumns +
+                          " FROM approvals WHERE id = ANY($1::text[])",
+                      {text_array(chunk)});
+      std::map<std::string, Approval> found;
+      for (int i = 0; i < r.rows(); ++i) {
+        Approval a = row(r, i);
+        std::string id = a.id;
+        found.emplace(std::move(id), std::move(a));
+      }
+      std::vector<Approval> part;
+      for (const auto& id : chunk) {
+        auto it = found.find(id);
+        if (it != found.end()) part.push_back(std::move(it->second));
+      }
+      attach_votes(part);
+      for (auto& a : part) out.push_back(std::move(a));
+    }
+    return out;
+  }
+
+  // Each approval's votes, in one query for all of them.
+  void attach_votes(std::vector<Approval>& approvals) {
+    if (approvals.empty()) return;
+    std::vector<std::string> ids;
+    std::map<std::string, Approval*> by_id;
+    for (auto& a : approvals) {
+      ids.push_back(a.id);
+      by_id[a.id] = &a;
+      a.votes.clear();
+    }
+    Result r = exec(
+        "SELECT approval_id, approver, note, at_ms, scope_minutes FROM approval_votes "
+        "WHERE approval_id = ANY($1::text[]) ORDER BY approval_id, seq",
+        {text_array(ids)});
+    for (int i = 0; i < r.rows(); ++i) {
+      auto it = by_id.find(r.text(i, 0));
+      if (it == by_id.end()) continue;
+      it->second->votes.push_back(
+          Vote{r.text(i, 1), r.text(i, 2), r.integer(i, 3), static_cast<int>(r.integer(i, 4))});
+    }
+  }
+
   std::vector<Vote> votes(const std::string& id) {
     Result r = exec(
         "SELECT approver, note, at_ms, scope_minutes FROM approval_votes "
@@ -604,8 +735,10 @@ class PostgresStore final : public Store {
       while (PGnotify* note = PQnotifies(listen_conn_)) {
         std::string extra = note->extra ? note->extra : "";
         PQfreemem(note);
+        // Anyone who may connect to the database can NOTIFY on this channel: the payload is
+        // handed on as it came, for the listener to check and to re-read the store about.
         auto colon = extra.find(':');
-        if (colon == std::string::npos) continue;
+        if (colon == std::string::npos) colon = extra.size();
         Listener l;
         {
           std::lock_guard lock(listener_mu_);
@@ -613,7 +746,8 @@ class PostgresStore final : public Store {
         }
         if (!l) continue;
         try {
-          l(std::string_view(extra).substr(0, colon), std::string_view(extra).substr(colon + 1));
+          l(std::string_view(extra).substr(0, colon),
+            std::string_view(extra).substr(std::min(colon + 1, extra.size())));
         } catch (...) {
           // A listener's failure is its own.
         }

@@ -6,6 +6,8 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -146,6 +148,16 @@ class SqliteStore final : public Store {
       out = detail::new_approval(n);
       Approval& a = out.approval;
       Transaction tx(*this);
+      if (n.max_pending > 0) {
+        // Counted under the write lock the insert takes (BEGIN IMMEDIATE): no other
+        // connection, in this process or another, inserts in between.
+        Statement c(db_,
+                    "SELECT count(*) FROM approvals WHERE principal = ?1 AND status = 'pending' "
+                    "AND expires_ms > ?2");
+        c.bind(1, a.principal).bind(2, a.created_ms);
+        const std::int64_t pending = c.step() ? c.integer(0) : 0;
+        if (pending >= n.max_pending) throw PendingLimit(pending, n.max_pending);
+      }
       Statement s(db_,
                   "INSERT INTO approvals (id, token_hash, status, action_hash, action_json, "
                   "proposal_json, principal, groups_json, session, agent, rules_json, reason, "
@@ -178,23 +190,47 @@ class SqliteStore final : public Store {
 
   std::vector<Approval> list(const Filter& f) override {
     std::lock_guard lock(mu_);
-    std::string sql = std::string("SELECT ") + kApprovalColumns +
-                      " FROM approvals WHERE (?1 = '' OR status = ?1) AND (?2 = '' OR agent = ?2)"
-                      " AND (?3 = '' OR session = ?3) AND (?4 = '' OR principal = ?4)"
-                      " AND created_ms <= ?5 ORDER BY created_ms, rowid";
-    Statement s(db_, sql);
-    s.bind(1, f.status ? status_name(*f.status) : std::string_view());
-    s.bind(2, f.agent).bind(3, f.session).bind(4, f.principal);
-    s.bind(5, f.min_age_ms > 0 ? f.now_ms - f.min_age_ms : INT64_MAX);
+    // Only the filters given become conditions (constant SQL; every value is bound), so the
+    // index on (status, created_ms, id) serves the page.
+    std::string sql = std::string("SELECT ") + kApprovalColumns + " FROM approvals WHERE 1 = 1";
+    int n = 0;
+    auto cond = [&](const char* before, const char* after = "") {
+      sql += before;
+      sql += "?" + std::to_string(++n);
+      sql += after;
+      return n;
+    };
+    const int status_at = f.status ? cond(" AND status = ") : 0;
+    const int agent_at = !f.agent.empty() ? cond(" AND agent = ") : 0;
+    const int session_at = !f.session.empty() ? cond(" AND session = ") : 0;
+    const int principal_at = !f.principal.empty() ? cond(" AND principal = ") : 0;
+    const int age_at = f.min_age_ms > 0 ? cond(" AND created_ms <= ") : 0;
+    const int rule_at = !f.rule.empty() ? cond(" AND instr(rules_json, ", ") > 0") : 0;
+    const int after_at = cond(" AND (created_ms, id) > (", ", ");
+    cond("", ")");
+    const int limit_at = cond(" ORDER BY created_ms, id LIMIT ");
+    const std::string needle = detail::rule_needle(f.rule);
+    Cursor after = f.after ? *f.after : Cursor{INT64_MIN, ""};
     std::vector<Approval> out;
-    while (out.size() < f.limit && s.step()) {
-      Approval a = row(s);
-      if (!f.rule.empty()) {
-        bool has = false;
-        for (const auto& r : a.rules) has = has || r == f.rule;
-        if (!has) continue;
+    while (out.size() < f.limit) {
+      const std::size_t want = f.rule.empty() ? f.limit - out.size() : detail::kListBatch;
+      Statement s(db_, sql);
+      if (status_at) s.bind(status_at, status_name(*f.status));
+      if (agent_at) s.bind(agent_at, f.agent);
+      if (session_at) s.bind(session_at, f.session);
+      if (principal_at) s.bind(principal_at, f.principal);
+      if (age_at) s.bind(age_at, f.now_ms - f.min_age_ms);
+      if (rule_at) s.bind(rule_at, needle);
+      s.bind(after_at, after.created_ms).bind(after_at + 1, after.id);
+      s.bind(limit_at, static_cast<std::int64_t>(std::min<std::size_t>(want, INT64_MAX)));
+      std::size_t rows = 0;
+      while (out.size() < f.limit && s.step()) {
+        ++rows;
+        Approval a = row(s);
+        after = Cursor{a.created_ms, a.id};
+        if (detail::has_rule(a, f.rule)) out.push_back(std::move(a));
       }
-      out.push_back(std::move(a));
+      if (rows < want) break;
     }
     for (auto& a : out) a.votes = votes(a.id);
     return out;
@@ -329,6 +365,44 @@ class SqliteStore final : public Store {
       }
     }
     deliver(notes);
+    return out;
+  }
+
+  Pruned prune(std::int64_t closed_before_ms, std::int64_t now_ms) override {
+    Pruned out;
+    {
+      std::lock_guard lock(mu_);
+      Transaction tx(*this);
+      Statement g(db_,
+                  "DELETE FROM approval_grants WHERE uses_left = -1 OR expires_ms <= ?1");
+      g.bind(1, now_ms);
+      g.run();
+      out.grants = sqlite3_changes(db_);
+      tx.commit();
+    }
+    // A batch per transaction, so other calls get the lock in between: the batch's ids are
+    // picked once (into this connection's temporary table), then their votes and they go.
+    for (;;) {
+      std::lock_guard lock(mu_);
+      Transaction tx(*this);
+      exec("CREATE TEMP TABLE IF NOT EXISTS prune_batch (id TEXT PRIMARY KEY)");
+      exec("DELETE FROM prune_batch");
+      Statement pick(db_,
+                     "INSERT INTO prune_batch (id) SELECT id FROM approvals WHERE status IN "
+                     "('denied', 'expired', 'executed', 'refused') AND closed_ms < ?1 AND NOT "
+                     "EXISTS (SELECT 1 FROM approval_grants g WHERE g.approval_id = approvals.id) "
+                     "LIMIT ?2");
+      pick.bind(1, closed_before_ms).bind(2, detail::kPruneBatch);
+      pick.run();
+      const int picked = sqlite3_changes(db_);
+      exec("DELETE FROM approval_votes WHERE approval_id IN (SELECT id FROM prune_batch)");
+      exec("DELETE FROM approvals WHERE id IN (SELECT id FROM prune_batch)");
+      const int deleted = sqlite3_changes(db_);
+      exec("DELETE FROM prune_batch");
+      tx.commit();
+      out.approvals += deleted;
+      if (picked < detail::kPruneBatch) break;
+    }
     return out;
   }
 

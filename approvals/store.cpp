@@ -100,6 +100,13 @@ const char* const kSchema[] = {
     " approver TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS approval_grants_match"
     " ON approval_grants (principal, session, action_hash)",
+    // Listing a page (status, then the list's order), counting a principal's pending ones
+    // against the limit, and finding closed ones to prune, without reading the whole table.
+    "CREATE INDEX IF NOT EXISTS approvals_status_created ON approvals (status, created_ms, id)",
+    "CREATE INDEX IF NOT EXISTS approvals_principal_status"
+    " ON approvals (principal, status, expires_ms)",
+    "CREATE INDEX IF NOT EXISTS approvals_status_closed ON approvals (status, closed_ms)",
+    "CREATE INDEX IF NOT EXISTS approval_grants_approval ON approval_grants (approval_id)",
 };
 const std::size_t kSchemaCount = sizeof(kSchema) / sizeof(kSchema[0]);
 
@@ -231,6 +238,30 @@ std::string sha256_hex(std::string_view data) {
     out += kHex[digest[i] & 0xf];
   }
   return out;
+}
+
+std::string rule_needle(std::string_view rule) {
+  if (rule.empty()) return {};
+  std::string one = json_array({std::string(rule)});
+  return one.substr(1, one.size() - 2);  // ["rule"] → "rule"
+}
+
+bool has_rule(const Approval& a, std::string_view rule) {
+  if (rule.empty()) return true;
+  for (const auto& r : a.rules) {
+    if (r == rule) return true;
+  }
+  return false;
+}
+
+std::int32_t principal_key(std::string_view principal) {
+  const std::string hex = sha256_hex(principal);
+  std::uint32_t v = 0;
+  for (int i = 0; i < 8; ++i) {
+    const char c = hex[static_cast<std::size_t>(i)];
+    v = (v << 4) | static_cast<std::uint32_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+  }
+  return static_cast<std::int32_t>(v);
 }
 
 std::string json_array(const std::vector<std::string>& items) {

@@ -18,7 +18,10 @@
 //      └──expire_due (expires_ms passed)──▶ expired
 //
 // Store errors (the file or server unreachable, a broken schema) throw StoreError: the
-// caller fails closed. All methods are thread-safe (each implementation serializes on its own
+// caller fails closed. One principal holds at most NewApproval::max_pending live pending
+// approvals: create() counts them in the transaction that inserts, so no number of daemons
+// racing on one store exceeds it (PendingLimit). Closed approvals are deleted some time after
+// they closed (prune), with their votes and the grants that ended. All methods are thread-safe (each implementation serializes on its own
 // connection). Times are Unix milliseconds.
 #pragma once
 
@@ -35,6 +38,19 @@ namespace warden::approvals {
 
 struct StoreError : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+// create() found the requester already holding max_pending live pending approvals: nothing
+// was stored. Not a store failure: the store answered.
+struct PendingLimit : std::runtime_error {
+  PendingLimit(std::int64_t pending_now, std::int64_t limit_now)
+      : std::runtime_error("the requester already has " + std::to_string(pending_now) +
+                           " pending approvals (the limit is " + std::to_string(limit_now) +
+                           ")"),
+        pending(pending_now),
+        limit(limit_now) {}
+  std::int64_t pending;  // live pending approvals of the requester, as counted
+  std::int64_t limit;
 };
 
 enum class Status { Pending, Approved, Denied, Expired, Executed, Refused };
@@ -57,6 +73,9 @@ struct NewApproval {
   std::int64_t created_ms = 0;
   std::int64_t expires_ms = 0;
   int approvers_needed = 1;  // distinct approvers (1 or 2)
+  // > 0: refused (PendingLimit, nothing stored) when `principal` already has this many
+  // pending approvals not yet past their expiry at created_ms; 0: no limit.
+  std::int64_t max_pending = 0;
 };
 
 struct Vote {
@@ -113,12 +132,26 @@ struct DenyOutcome {
   std::optional<Approval> approval;
 };
 
+// A place in a listing: list() is ordered by created_ms, then id; a cursor names the last
+// approval a page held, and the next page starts after it.
+struct Cursor {
+  std::int64_t created_ms = 0;
+  std::string id;
+};
+
 struct Filter {
   std::optional<Status> status = Status::Pending;  // nullopt: any
   std::string agent, session, rule, principal;     // "" : any
   std::int64_t min_age_ms = 0;                     // created at least this long before now
   std::int64_t now_ms = 0;
   std::size_t limit = 1000;
+  std::optional<Cursor> after;  // only approvals after this place (keyset paging)
+};
+
+// What one prune() deleted.
+struct Pruned {
+  std::int64_t approvals = 0;  // closed approvals (with their votes)
+  std::int64_t grants = 0;     // grants that had ended
 };
 
 // "Approve this exact request for this session": identical requests of the same principal
@@ -147,7 +180,9 @@ class Store {
   virtual std::optional<Approval> get(std::string_view id) = 0;
   // The approval a token opens, or nullopt; does not change it.
   virtual std::optional<Approval> find_by_token(std::string_view token) = 0;
-  virtual std::vector<Approval> list(const Filter& filter) = 0;  // oldest first
+  // Oldest first (created_ms, then id), at most filter.limit; the database's indexes serve
+  // every filter, so a page costs about the same whatever the table holds.
+  virtual std::vector<Approval> list(const Filter& filter) = 0;
 
   // One approver's vote on approval `id`, bound to `digest` (the action_hash the approver was
   // shown): checked in the same transaction that records the vote. scope_minutes: the scope
@@ -176,6 +211,13 @@ class Store {
   // Moves every pending approval past its expiry to expired; returns those it moved (each
   // exactly once across a fleet).
   virtual std::vector<Approval> expire_due(std::int64_t now_ms) = 0;
+  // Deletes every grant that ended (used up, or expired at now_ms), then every approval closed
+  // (denied, expired, executed, refused) before closed_before_ms that no live grant still
+  // names, with its votes. Pending and approved (being carried out) approvals are never
+  // deleted. Works in bounded transactions (a batch at a time), so the store stays answerable
+  // while a large backlog goes; any number of daemons may prune one store at once (each row is
+  // deleted once; a row another daemon is deleting is skipped).
+  virtual Pruned prune(std::int64_t closed_before_ms, std::int64_t now_ms) = 0;
 
   virtual void add_grant(const Grant& grant) = 0;
   // Consumes one use of a live grant for exactly this principal, session and action hash.

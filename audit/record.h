@@ -40,7 +40,7 @@ struct DecisionInput {
 std::string decision_fields(const DecisionInput& in, const Decision& d, const Masker* masker);
 
 // One event in the life of a human approval (SPEC §6): the `approval` record's input.
-//   event: created approved denied expired executed refused scoped-use vote
+//   event: created approved denied expired executed refused scoped-use vote limited
 struct ApprovalEvent {
   std::string event;
   std::string approval_id, action_hash, decision_id, by, note, requester, session, agent, origin;

@@ -5,9 +5,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <optional>
 
 #include "cli/approval_text.h"
@@ -149,16 +151,59 @@ void watch(Client& client, const PendingQuery& q, const ClientFlags& flags, bool
   *exit_code = kExitOk;
 }
 
+// The pages of `pending` the daemon answers, one request each, until the last page or
+// `limit` approvals (0: all): each approval is handed to `each` as it arrives. False (printed,
+// *exit_code set) when a request failed; *next is the cursor to go on from when `limit`
+// stopped it with more to come ("" otherwise).
+bool pending_pages(Client& client, const ClientFlags& flags, PendingQuery q, std::int64_t limit,
+                   const std::function<void(const rapidjson::Value&)>& each, std::size_t* count,
+                   std::string* next, int* exit_code) {
+  *count = 0;
+  next->clear();
+  for (;;) {
+    const std::int64_t left = limit > 0 ? limit - static_cast<std::int64_t>(*count) : 0;
+    q.limit = left > 0 ? std::min(left, kMaxPendingPage) : kMaxPendingPage;
+    rapidjson::Document reply;
+    if (!call(client, flags, "pending", pending_fields(q), &reply, exit_code)) return false;
+    const rapidjson::Value& p = reply["payload"];
+    if (!is_ok(p)) {
+      *exit_code = print_error(p);
+      return false;
+    }
+    if (p.HasMember("approvals") && p["approvals"].IsArray()) {
+      for (const auto& approval : p["approvals"].GetArray()) {
+        each(approval);
+        ++*count;
+      }
+    }
+    const bool more = p.HasMember("more") && p["more"].IsTrue();
+    const std::string after = string_member(p, "next");
+    if (!more) return true;
+    if (after.empty() || after == q.after) {
+      std::fprintf(stderr, "warden: the daemon said there is more but gave no next page\n");
+      *exit_code = kExitInternal;
+      return false;
+    }
+    if (limit > 0 && static_cast<std::int64_t>(*count) >= limit) {
+      *next = after;
+      return true;
+    }
+    q.after = after;
+  }
+}
+
 void register_pending(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "pending",
-      "List the approvals waiting for a person (role approver): id, age, requester, session, "
-      "agent, rules, reason, the action as it will run and its digest, and the session's "
-      "recent history; never a token. --watch: print each approval as it "
-      "is created or closed until interrupted. Exit: 0, 4 if the daemon failed us");
+      "List the approvals waiting for a person (role approver), oldest first: id, age, "
+      "requester, session, agent, rules, reason, the action as it will run and its digest, "
+      "and the session's recent history; never a token. All of them, page by page, or "
+      "--limit N. --watch: print each approval as it is created or closed until interrupted. "
+      "Exit: 0, 4 if the daemon failed us");
   struct Args {
     PendingQuery query;
     std::int64_t min_age_s = -1;
+    std::int64_t limit = 0;
     std::string format = "text";
     ClientFlags client;
   };
@@ -168,11 +213,18 @@ void register_pending(CLI::App& app, int* exit_code) {
   cmd->add_option("--rule", a->query.rule, "Only approvals this rule asked for");
   cmd->add_option("--min-age", a->min_age_s, "Only approvals waiting at least SECONDS")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{366} * 86400));
+  cmd->add_option("--limit", a->limit,
+                  "Show at most N approvals (default: all, fetched a page at a time); when more "
+                  "are pending, the last line says how to go on (--after)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{100000000}));
+  cmd->add_option("--after", a->query.after,
+                  "Start after this place in the list (the --after a --limit listing printed)");
   cmd->add_flag("--watch", a->query.watch,
-                "Print the pending approvals, then each one created or closed as it happens, until "
-                "interrupted");
+                "Print the pending approvals (the first page), then each one created or closed "
+                "as it happens, until interrupted");
   cmd->add_option("--format", a->format,
-                  "Output format (json: the reply, or with --watch each event, one per line)")
+                  "Output format (json: one object with every approval listed, or with --watch "
+                  "each event, one per line)")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   add_client_flags(cmd, &a->client);
@@ -185,31 +237,47 @@ void register_pending(CLI::App& app, int* exit_code) {
     }
     const bool json = a->format == "json";
     if (a->query.watch) {
+      if (a->limit > 0) a->query.limit = std::min(a->limit, kMaxPendingPage);
       watch(client, a->query, a->client, json, exit_code);
       return;
     }
-    rapidjson::Document reply;
-    if (!call(client, a->client, "pending", pending_fields(a->query), &reply, exit_code)) return;
-    const rapidjson::Value& p = reply["payload"];
-    if (!is_ok(p) && p.HasMember("error")) {
-      *exit_code = print_error(p);
+    const std::int64_t now = now_ms();
+    rapidjson::Document all(rapidjson::kObjectType);
+    rapidjson::Value list(rapidjson::kArrayType);
+    std::size_t n = 0;
+    std::string next;
+    auto each = [&](const rapidjson::Value& approval) {
+      if (json) {
+        list.PushBack(rapidjson::Value(approval, all.GetAllocator()), all.GetAllocator());
+        return;
+      }
+      // Printed as each page arrives: thousands need not wait for the last one.
+      std::printf("%s%s", n++ ? "\n" : "", approval_detail(approval, now).c_str());
+      std::fflush(stdout);
+    };
+    std::size_t count = 0;
+    if (!pending_pages(client, a->client, a->query, a->limit, each, &count, &next, exit_code)) {
       return;
     }
     if (json) {
-      std::printf("%s\n", without_tokens(p).c_str());
-    } else {
-      const std::int64_t now = now_ms();
-      std::size_t n = 0;
-      if (p.HasMember("approvals") && p["approvals"].IsArray()) {
-        for (const auto& approval : p["approvals"].GetArray()) {
-          std::printf("%s%s", n++ ? "\n" : "", approval_detail(approval, now).c_str());
-        }
+      auto& alloc = all.GetAllocator();
+      all.AddMember("action", "pending", alloc);
+      all.AddMember("ok", true, alloc);
+      all.AddMember("approvals", list, alloc);
+      all.AddMember("more", !next.empty(), alloc);
+      if (!next.empty()) {
+        all.AddMember("next", rapidjson::Value(next.c_str(), alloc), alloc);
       }
-      if (n == 0) {
-        std::printf("no pending approvals\n");
-      } else {
-        std::printf(
-            "\n%zu pending; look at one and answer it: warden approve ID (or warden deny ID)\n", n);
+      std::printf("%s\n", without_tokens(all).c_str());
+    } else if (count == 0) {
+      std::printf("no pending approvals\n");
+    } else {
+      std::printf(
+          "\n%zu pending; look at one and answer it: warden approve ID (or warden deny ID)\n",
+          count);
+      if (!next.empty()) {
+        std::printf("more are pending: warden pending --after %s%s\n", printable(next).c_str(),
+                    a->limit > 0 ? (" --limit " + std::to_string(a->limit)).c_str() : "");
       }
     }
     *exit_code = kExitOk;

@@ -122,6 +122,9 @@ std::string pending_fields(const PendingQuery& q) {
   if (q.min_age_s >= 0)
     out += std::string(out.empty() ? "" : ",") + "\"min_age_s\":" + std::to_string(q.min_age_s);
   if (q.watch) out += std::string(out.empty() ? "" : ",") + "\"watch\":true";
+  if (q.limit > 0)
+    out += std::string(out.empty() ? "" : ",") + "\"limit\":" + std::to_string(q.limit);
+  add("after", q.after);
   return out;
 }
 
@@ -207,6 +210,25 @@ std::string approval_action_text(const rapidjson::Value& action) {
   return detail.empty() ? head : head + ": " + printable(detail);
 }
 
+static bool is_truncated(const rapidjson::Value& approval) {
+  if (!approval.IsObject()) return false;
+  auto it = approval.FindMember("truncated");
+  return it != approval.MemberEnd() && it->value.IsTrue();
+}
+
+std::string listed_action_text(const rapidjson::Value& approval) {
+  static const rapidjson::Value kNull;
+  auto action = approval.IsObject() ? approval.FindMember("action") : approval.MemberEnd();
+  const bool has = approval.IsObject() && action != approval.MemberEnd() && !action->value.IsNull();
+  if (has || !is_truncated(approval)) return approval_action_text(has ? action->value : kNull);
+  std::string out = "(too large to list: " + std::to_string(int_member(approval, "action_bytes")) +
+                    " bytes; warden approve " + printable(member(approval, "id")) +
+                    " shows it in full)";
+  const std::string preview = member(approval, "action_preview");
+  if (!preview.empty()) out += " begins: " + printable(preview) + "…";
+  return out;
+}
+
 std::string approval_block(const rapidjson::Value& approval, std::int64_t now_ms) {
   std::string out =
       printable(member(approval, "id")) + "  " + printable(member(approval, "status"));
@@ -225,12 +247,7 @@ std::string approval_block(const rapidjson::Value& approval, std::int64_t now_ms
   const std::string reason = member(approval, "reason");
   if (!reason.empty()) out += ": " + printable(reason);
   out += "\n";
-  static const rapidjson::Value kNull;
-  auto action = approval.IsObject() ? approval.FindMember("action") : approval.MemberEnd();
-  out += "  action " +
-         approval_action_text(approval.IsObject() && action != approval.MemberEnd() ? action->value
-                                                                                    : kNull) +
-         "\n";
+  out += "  action " + listed_action_text(approval) + "\n";
   if (const rapidjson::Value* votes = array_member(approval, "votes")) {
     for (const auto& v : votes->GetArray()) {
       out += "  approved by " + printable(member(v, "approver"));
@@ -247,9 +264,15 @@ std::string approval_block(const rapidjson::Value& approval, std::int64_t now_ms
 std::string approval_detail(const rapidjson::Value& approval, std::int64_t now_ms) {
   std::string out = approval_block(approval, now_ms);
   out += "  digest " + printable(member(approval, "action_hash")) + "\n";
-  out += "  the action as it will run:\n";
   auto action = approval.IsObject() ? approval.FindMember("action") : approval.MemberEnd();
-  if (approval.IsObject() && action != approval.MemberEnd()) {
+  const bool has_action = approval.IsObject() && action != approval.MemberEnd();
+  if (is_truncated(approval) && (!has_action || action->value.IsNull())) {
+    // A listing left it out: never shown as if it were the action.
+    out += "  the action as it will run: left out of this list (" +
+           std::to_string(int_member(approval, "action_bytes")) + " bytes); warden approve " +
+           printable(member(approval, "id")) + " shows it in full\n";
+  } else if (has_action) {
+    out += "  the action as it will run:\n";
     rapidjson::StringBuffer buffer;
     rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
     w.SetIndent(' ', 2);
@@ -263,7 +286,7 @@ std::string approval_detail(const rapidjson::Value& approval, std::int64_t now_m
       start = end + 1;
     }
   } else {
-    out += "    (none)\n";
+    out += "  the action as it will run:\n    (none)\n";
   }
   const rapidjson::Value* history = array_member(approval, "history");
   if (!history || history->Empty()) {
@@ -288,11 +311,7 @@ std::string approval_line(const rapidjson::Value& approval, std::int64_t now_ms)
   std::string out = printable(member(approval, "id")) + "  " + printable(status);
   if (status.empty() || status == "pending") {
     out += "  " + who_text(approval) + "  [" + rules_text(approval) + "]";
-    static const rapidjson::Value kNull;
-    auto action = approval.IsObject() ? approval.FindMember("action") : approval.MemberEnd();
-    out += "  " + approval_action_text(approval.IsObject() && action != approval.MemberEnd()
-                                           ? action->value
-                                           : kNull);
+    out += "  " + listed_action_text(approval);
     const std::string expiry = expiry_text(approval, now_ms);
     out += "  (" + votes_text(approval) + (expiry.empty() ? "" : ", " + expiry) + ")";
     return out;
@@ -315,12 +334,20 @@ std::string watch_event_text(std::string_view event_json, std::int64_t now_ms) {
     if (const rapidjson::Value* list = array_member(e, "approvals")) {
       for (const auto& a : list->GetArray()) out += "= " + approval_line(a, now_ms) + "\n";
     }
+    auto more = e.FindMember("more");
+    if (more != e.MemberEnd() && more->value.IsTrue()) {
+      out += "= … more are pending than this first page: warden pending lists them all\n";
+    }
     return out;
   }
   const rapidjson::Value* approval = object_member(e, "approval");
-  if (kind == "approval-created" && approval) return "+ " + approval_line(*approval, now_ms) + "\n";
-  if (kind == "approval-closed" && approval) return "- " + approval_line(*approval, now_ms) + "\n";
-  return "";
+  if (!approval || (kind != "approval-created" && kind != "approval-closed")) return "";
+  // What the approval's own state says, whatever the event is called: one still pending is
+  // never shown as closed.
+  const std::string status = member(*approval, "status");
+  const bool open = status.empty() || status == "pending";
+  if (kind == "approval-closed" && open) return "";
+  return (open ? "+ " : "- ") + approval_line(*approval, now_ms) + "\n";
 }
 
 std::string watch_event_json(std::string_view event_json) {

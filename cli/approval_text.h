@@ -24,7 +24,12 @@ struct PendingQuery {
   std::string agent, session, rule;
   std::int64_t min_age_s = -1;  // < 0: not sent
   bool watch = false;
+  std::int64_t limit = 0;  // the page size asked for; 0: not sent (the daemon's default)
+  std::string after;       // the page after this cursor (a reply's "next"); "": the first
 };
+
+// `pending` pages hold at most this many approvals (the daemon's own limit).
+inline constexpr std::int64_t kMaxPendingPage = 500;
 
 // The request payloads' fields (after "action"), as server::make_request takes them.
 std::string pending_fields(const PendingQuery& q);
@@ -44,6 +49,11 @@ std::string duration_text(std::int64_t ms);
 // The action an approval is for, in full (a person approves exactly this): "shell run: CMD",
 // "file write: PATH", "http POST: URL", "tool call: NAME ARGS" …, else the compact JSON.
 std::string approval_action_text(const rapidjson::Value& action);
+
+// The action of a listed approval (an APPROVAL object): approval_action_text of its action,
+// or, when the listing left the action out ("truncated"), that it did, its size, its
+// preview, and how to see it whole ("warden approve ID").
+std::string listed_action_text(const rapidjson::Value& approval);
 
 // One approval (an APPROVAL object) as a block of lines for `warden pending`:
 //   apr_…  pending  age 4m12s  expires in 55m48s  approvals 0 of 2

@@ -343,7 +343,8 @@ void register_query(CLI::App* audit, int* exit_code, bool show) {
   cmd->add_option("--approval", a->approval_id, "Only the approval records of this approval id");
   cmd->add_option("--event", a->event, "Only approval records of this event")
       ->check(CLI::IsMember(
-          {"created", "approved", "denied", "expired", "executed", "refused", "scoped-use", "vote"}));
+          {"created", "approved", "denied", "expired", "executed", "refused", "scoped-use", "vote",
+           "limited"}));
   cmd->add_option(
       "--kind", a->kind,
       std::string("Record kind (decision, approval, start, reload, checkpoint, rotate, stop) or "

@@ -84,6 +84,7 @@ inline constexpr const char* kAlreadyApproved = "E_ALREADY_APPROVED";  // this a
 inline constexpr const char* kApprovalRefused = "E_APPROVAL_REFUSED";  // the rules now refuse it: not run
 inline constexpr const char* kApprovalDigest = "E_APPROVAL_DIGEST";    // not the digest of its action
 inline constexpr const char* kApprovalStore = "E_APPROVAL_STORE";      // the approvals store failed
+inline constexpr const char* kTooManyApprovals = "E_TOO_MANY_APPROVALS";  // the requester holds max_pending_per_principal
 // Running a decided command under its envelope (`warden exec`, the `envelope` request).
 inline constexpr const char* kExecUnknown = "E_EXEC_UNKNOWN";          // no such shell decision of this principal
 inline constexpr const char* kExecNotApproved = "E_EXEC_NOT_APPROVED"; // the decision did not approve it
@@ -161,6 +162,7 @@ inline constexpr Entry kTable[] = {
     {kApprovalRefused, "approved, but the rules in force now refuse the action: it was not run"},
     {kApprovalDigest, "the digest given is not the digest of the approval's action: nothing was approved"},
     {kApprovalStore, "the approvals store cannot be read or written; nothing was approved"},
+    {kTooManyApprovals, "approval required, but the requester already holds approvals.max_pending_per_principal pending approvals: rejected, nothing stored"},
     {kExecUnknown, "exec: no shell decision with this id of this principal is known (never decided here, or forgotten)"},
     {kExecNotApproved, "exec: the decision rejected the command or requires an approval: nothing runs"},
     {kExecExpired, "exec: the decision is too old to run; decide the command again"},

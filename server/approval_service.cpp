@@ -5,6 +5,7 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <climits>
 #include <exception>
 #include <system_error>
 #include <future>
@@ -49,13 +50,42 @@ constexpr std::chrono::milliseconds kClaimBound =
 constexpr auto kSweepEvery = std::chrono::milliseconds(200);
 constexpr auto kExpireEvery = std::chrono::milliseconds(1000);
 // A wait also asks the store now and then, in case a notification was lost (a PostgreSQL
-// listener reconnecting).
+// listener reconnecting, or notifications dropped in a flood of them).
 constexpr auto kPollEvery = std::chrono::milliseconds(2000);
+// Closed approvals are pruned this often (and once as the daemon starts).
+constexpr auto kPruneEvery = std::chrono::minutes(10);
+constexpr std::int64_t kDayMs = 86400LL * 1000;
+// Approvals re-read per batch after notifications; the next batch queues behind other work.
+constexpr std::size_t kRereadBatch = 32;
+// A notification about an approval that closed longer ago than this, and that watchers were
+// not told of lately, tells them nothing (it is stale, or not from a daemon).
+constexpr std::int64_t kStaleCloseMs = 3600LL * 1000;
+// What watchers were told of an approval is remembered this long.
+constexpr auto kForgetAnnounced = std::chrono::hours(2);
+// A listed action's preview, in bytes.
+constexpr std::size_t kPreviewBytes = 512;
 
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// "apr_" and 24 lowercase hex digits: the ids the store makes.
+bool is_approval_id(std::string_view text) {
+  if (text.size() != 4 + 24 || text.substr(0, 4) != "apr_") return false;
+  for (char c : text.substr(4)) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+// At most `max` bytes of `text`, not cutting a UTF-8 sequence.
+std::string_view utf8_prefix(std::string_view text, std::size_t max) {
+  if (text.size() <= max) return text;
+  std::size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return text.substr(0, n);
 }
 
 bool is_final(Status s) {
@@ -189,6 +219,19 @@ Decision approved_by_grant(Decision decision, const approvals::Grant& grant) {
   return decision;
 }
 
+Decision too_many_approvals(Decision decision, const approvals::PendingLimit& limit,
+                            const std::string& principal) {
+  decision.outcome = Outcome::Reject;
+  decision.error_code = err::kTooManyApprovals;
+  decision.reason = "approval required (" + decision.reason + "), but " + principal +
+                    " already has " + std::to_string(limit.pending) +
+                    " pending approvals, the most one principal may have ([approvals] "
+                    "max_pending_per_principal = " +
+                    std::to_string(limit.limit) +
+                    "): nothing was stored; wait for answers, or withdraw some (warden deny)";
+  return decision;
+}
+
 std::string answer_reason(const Approval& a) {
   switch (a.status) {
     case Status::Denied:
@@ -218,9 +261,8 @@ ApprovalService::~ApprovalService() { stop(); }
 
 std::string ApprovalService::start() {
   try {
-    store_->listen([this](std::string_view kind, std::string_view id) {
-      post([this, kind = std::string(kind), id = std::string(id)] { on_notification(kind, id); });
-    });
+    store_->listen(
+        [this](std::string_view kind, std::string_view id) { on_notification(kind, id); });
   } catch (const std::exception& e) {
     return std::string("the approvals store cannot notify: ") + e.what();
   }
@@ -398,6 +440,7 @@ void ApprovalService::run_worker() {
 
 void ApprovalService::run_sweeper() {
   auto next_expiry = Clock::now();
+  auto next_prune = Clock::now();
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     sweeper_wake_.wait_for(lock, kSweepEvery);
@@ -429,8 +472,12 @@ void ApprovalService::run_sweeper() {
       }
     }
     std::erase_if(connections_, [](const auto& entry) { return entry.first->load(); });
+    std::erase_if(announced_,
+                  [&](const auto& entry) { return now - entry.second.at > kForgetAnnounced; });
     const bool expire = now >= next_expiry;
     if (expire) next_expiry = now + kExpireEvery;
+    const bool prune = now >= next_prune;
+    if (prune) next_prune = now + kPruneEvery;
     lock.unlock();
     for (Waiter& w : ended) {
       try {
@@ -450,14 +497,116 @@ void ApprovalService::run_sweeper() {
     } catch (const std::exception& e) {
       context_.log->warn("approvals: the sweeper cannot reach the store: {}", e.what());
     }
+    if (prune) {
+      try {
+        const std::int64_t at = now_ms();
+        approvals::Pruned pruned =
+            store_->prune(at - context_.config->approvals.retain_days * kDayMs, at);
+        {
+          std::lock_guard c(counters_mutex_);
+          counters_.pruned_approvals += static_cast<std::uint64_t>(pruned.approvals);
+          counters_.pruned_grants += static_cast<std::uint64_t>(pruned.grants);
+        }
+        if (pruned.approvals > 0 || pruned.grants > 0) {
+          context_.log->info(
+              "approvals: pruned {} approval(s) closed over {} day(s) ago and {} grant(s) "
+              "that ended",
+              pruned.approvals, context_.config->approvals.retain_days, pruned.grants);
+        }
+      } catch (const std::exception& e) {
+        context_.log->warn("approvals: closed approvals cannot be pruned: {}", e.what());
+      }
+    }
     lock.lock();
   }
 }
 
-void ApprovalService::on_notification(std::string kind, std::string approval_id) {
+void ApprovalService::on_notification(std::string_view kind, std::string_view approval_id) {
+  bool start = false;
+  {
+    std::lock_guard c(counters_mutex_);
+    ++counters_.notes_received;
+    // Only what a daemon sends: anything else is not worth a read of the store.
+    if ((kind != "created" && kind != "closed" && kind != "finished") ||
+        !is_approval_id(approval_id)) {
+      ++counters_.notes_ignored;
+      return;
+    }
+  }
+  {
+    std::lock_guard lock(notes_mutex_);
+    std::string id(approval_id);
+    if (due_ids_.count(id)) {
+      std::lock_guard c(counters_mutex_);
+      ++counters_.notes_coalesced;
+      return;
+    }
+    if (due_ids_.size() >= kMaxDueNotes) {
+      std::lock_guard c(counters_mutex_);
+      ++counters_.notes_dropped;
+      return;
+    }
+    due_ids_.insert(id);
+    due_.push_back(std::move(id));
+    if (!rereading_) rereading_ = start = true;
+  }
+  if (start && !post([this] { reread_due(); })) {
+    std::lock_guard lock(notes_mutex_);
+    rereading_ = false;
+  }
+}
+
+void ApprovalService::reread_due() {
+  std::vector<std::string> batch;
+  {
+    std::lock_guard lock(notes_mutex_);
+    while (!due_.empty() && batch.size() < kRereadBatch) {
+      due_ids_.erase(due_.front());
+      batch.push_back(std::move(due_.front()));
+      due_.pop_front();
+    }
+  }
+  for (const std::string& id : batch) {
+    try {
+      refresh(id);
+    } catch (const std::exception& e) {
+      context_.log->warn("approvals: {} cannot be read after a notification: {}", id, e.what());
+    }
+  }
+  {
+    std::lock_guard lock(notes_mutex_);
+    if (due_.empty()) {
+      rereading_ = false;
+      return;
+    }
+  }
+  // More are due: behind whatever else is queued (answers, listings), one batch at a time.
+  if (!post([this] { reread_due(); })) {
+    std::lock_guard lock(notes_mutex_);
+    rereading_ = false;
+  }
+}
+
+void ApprovalService::refresh(const std::string& approval_id) {
+  {
+    std::lock_guard c(counters_mutex_);
+    ++counters_.rereads;
+  }
+  // The store is the truth; the notification only said where to look.
   std::optional<Approval> a = store_->get(approval_id);
   if (!a) return;
-  broadcast(kind == "created" ? "approval-created" : "approval-closed", *a);
+  bool tell = false;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = announced_.find(a->id);
+    if (it != announced_.end()) {
+      tell = it->second.status != a->status;
+    } else {
+      tell = a->status == Status::Pending || a->closed_ms >= now_ms() - kStaleCloseMs;
+    }
+    if (tell) announced_[a->id] = Announced{a->status, Clock::now()};
+  }
+  if (tell) broadcast(a->status == Status::Pending ? "approval-created" : "approval-closed", *a);
   if (is_final(a->status)) settle(*a);
 }
 
@@ -480,7 +629,7 @@ void ApprovalService::settle(const Approval& approval) {
 void ApprovalService::broadcast(std::string_view event, const Approval& approval) {
   std::string payload = "{\"event\":";
   append_json_string(payload, event);
-  payload += ",\"approval\":" + approval_json(approval) + "}";
+  payload += ",\"approval\":" + listed_json(approval) + "}";
   std::vector<Watcher> watchers;
   {
     std::lock_guard lock(mutex_);
@@ -534,7 +683,32 @@ approvals::Created ApprovalService::create(const Requester& who, const Decision&
   }
   n.expires_ms = n.created_ms + expiry_s * 1000;
   n.approvers_needed = std::clamp(decision.approvers_needed, 1, 2);
-  approvals::Created created = store_->create(n);
+  n.max_pending = config.approvals.max_pending_per_principal;
+  approvals::Created created;
+  try {
+    created = store_->create(n);
+  } catch (const approvals::PendingLimit& e) {
+    {
+      std::lock_guard c(counters_mutex_);
+      ++counters_.limited;
+    }
+    // Nothing stored; the log says why this approval-required decision went no further.
+    Approval refused;
+    refused.action_hash = approvals::action_hash(action_json);
+    refused.principal = who.principal;
+    refused.session = who.session;
+    refused.agent = n.agent;
+    refused.origin = origin;
+    refused.rules = n.rules;
+    refused.reason = decision.reason;
+    refused.decision_id = decision.decision_id;
+    refused.approvers_needed = n.approvers_needed;
+    record("limited", refused, "warden",
+           who.principal + " already has " + std::to_string(e.pending) +
+               " pending approvals ([approvals] max_pending_per_principal = " +
+               std::to_string(e.limit) + "): none stored");
+    throw;
+  }
   try {
     record("created", created.approval, who.principal, "", decision.decision_id);
   } catch (...) {
@@ -570,6 +744,11 @@ std::string ApprovalService::suspend(const Identity& identity,
   approvals::Created created;
   try {
     created = create(who, decision, action_json, "submit");
+  } catch (const approvals::PendingLimit& e) {
+    sink(pipeline::events::approval_required(decision));
+    sink(pipeline::events::error(err::kTooManyApprovals,
+                                 too_many_approvals(decision, e, identity.principal).reason));
+    return "rejected";
   } catch (const std::exception& e) {
     sink(pipeline::events::approval_required(decision));
     sink(pipeline::events::error(err::kApprovalStore,
@@ -672,13 +851,16 @@ std::optional<Reply> ApprovalService::pending(const Request& request, const Iden
   approvals::Filter filter;
   std::string error;
   std::int64_t min_age_s = 0;
+  std::int64_t limit = kDefaultPageLimit;
   bool watch = false;
-  std::string only_id;
+  std::string only_id, after;
   if (!string_field(payload, "id", kMaxToken, &only_id, &error) ||
       !string_field(payload, "agent", kMaxFilter, &filter.agent, &error) ||
       !string_field(payload, "session", kMaxFilter, &filter.session, &error) ||
       !string_field(payload, "rule", kMaxFilter, &filter.rule, &error) ||
-      !int_field(payload, "min_age_s", 0, 366LL * 86400, &min_age_s, &error)) {
+      !int_field(payload, "min_age_s", 0, 366LL * 86400, &min_age_s, &error) ||
+      !int_field(payload, "limit", 1, kMaxPageLimit, &limit, &error) ||
+      !string_field(payload, "after", kMaxFilter, &after, &error)) {
     return fail(request.id_json, "pending", err::kBadRequest, error);
   }
   if (const rapidjson::Value* w = find_member(payload, "watch")) {
@@ -691,9 +873,19 @@ std::optional<Reply> ApprovalService::pending(const Request& request, const Iden
     return fail(request.id_json, "pending", err::kBadRequest,
                 "\"payload.id\" shows one approval; it cannot be watched");
   }
+  if (!after.empty()) {
+    filter.after = parse_cursor(after);
+    if (!filter.after) {
+      return fail(request.id_json, "pending", err::kBadRequest,
+                  "\"payload.after\" must be the \"next\" of an earlier pending reply");
+    }
+  }
   filter.min_age_ms = min_age_s * 1000;
+  // One more than the page: whether there is more.
+  filter.limit = static_cast<std::size_t>(limit) + 1;
   auto send = std::make_shared<ReplyFn>(std::move(later));
-  const bool queued = post([this, id = request.id_json, filter, only_id, watch, send, closed] {
+  const bool queued = post([this, id = request.id_json, filter, limit, only_id, watch, send,
+                            closed] {
     approvals::Filter f = filter;
     f.now_ms = now_ms();
     std::vector<Approval> list;
@@ -701,8 +893,16 @@ std::optional<Reply> ApprovalService::pending(const Request& request, const Iden
       if (only_id.empty()) {
         list = store_->list(f);
       } else if (std::optional<Approval> one = store_->get(only_id)) {
-        // One approval by its id, whatever its state: what `warden approve ID` shows.
-        list.push_back(std::move(*one));
+        // One approval by its id, whatever its state, in full: what `warden approve ID` shows.
+        std::string reply =
+            ok_response(id, "pending", "\"approvals\":[" + shown_json(*one) + "],\"more\":false");
+        if (reply.size() > kMaxEncodableFrame) {
+          (*send)(fail(id, "pending", err::kResponseTooLarge,
+                       "approval " + only_id + " does not fit in one frame"));
+          return;
+        }
+        (*send)(Reply{std::move(reply)});
+        return;
       } else {
         (*send)(fail(id, "pending", err::kApprovalNotFound, "no approval has the id " + only_id));
         return;
@@ -711,30 +911,36 @@ std::optional<Reply> ApprovalService::pending(const Request& request, const Iden
       (*send)(fail(id, "pending", err::kApprovalStore, e.what()));
       return;
     }
+    // The page: at most `limit` approvals, within kListBudget bytes (each listed within
+    // kMaxListedBytes, so every page holds at least one).
+    bool more = list.size() > static_cast<std::size_t>(limit);
     std::string items = "[";
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (i) items += ',';
-      items += shown_json(list[i]);
+    std::size_t shown = 0;
+    for (std::size_t i = 0; i < list.size() && i < static_cast<std::size_t>(limit); ++i) {
+      std::string item = listed_json(list[i]);
+      if (shown > 0 && items.size() + item.size() + 512 > kListBudget) {
+        more = true;
+        break;
+      }
+      if (shown++) items += ',';
+      items += item;
     }
     items += ']';
+    std::string paging = ",\"more\":";
+    paging += more ? "true" : "false";
+    if (more && shown > 0) paging += ",\"next\":" + json_string(cursor_text(list[shown - 1]));
     if (!watch) {
-      std::string reply = ok_response(id, "pending", "\"approvals\":" + items);
-      if (reply.size() > kMaxEncodableFrame) {
-        (*send)(fail(id, "pending", err::kResponseTooLarge,
-                     "the list does not fit in one frame: filter it (agent, session, rule)"));
-        return;
-      }
-      (*send)(Reply{std::move(reply)});
+      (*send)(Reply{ok_response(id, "pending", "\"approvals\":" + items + paging)});
       return;
     }
-    // Watching: the list now, then every approval that arrives or closes (no response; the
-    // request ends with the connection).
-    std::string first = event_message(id, "{\"event\":\"approvals\",\"approvals\":" + items + "}");
-    if (first.size() > kMaxEncodableFrame) {
-      first = event_message(id, "{\"event\":\"approvals\",\"approvals\":[],\"truncated\":true}");
-    }
-    (*send)(Reply{std::move(first), false, true});
+    // Watching: the first page now, then every approval that arrives or closes (no response;
+    // the request ends with the connection).
+    (*send)(Reply{event_message(id, "{\"event\":\"approvals\",\"approvals\":" + items + paging + "}"),
+                  false, true});
     std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < shown; ++i) {
+      announced_.emplace(list[i].id, Announced{list[i].status, Clock::now()});
+    }
     watchers_.push_back(Watcher{closed, [send](Reply r) { (*send)(std::move(r)); }, id});
   });
   if (!queued) return fail(request.id_json, "pending", err::kShuttingDown, "the daemon is shutting down");
@@ -1111,6 +1317,56 @@ std::string ApprovalService::approval_json(const Approval& a) {
   append_result(out, a);
   out += '}';
   return out;
+}
+
+std::string ApprovalService::listed_json(const Approval& a) const {
+  if (a.action_json.size() <= kListedActionBytes) {
+    std::string whole = shown_json(a);
+    if (whole.size() <= kMaxListedBytes) return whole;
+  }
+  // The action too large to list: a preview of its JSON text instead. The digest stays the
+  // whole action's; `pending {"id"}` shows it in full.
+  Approval cut = a;
+  cut.action_json.clear();
+  std::string out = shown_json(cut);
+  std::string extra = ",\"truncated\":true,\"action_bytes\":" + std::to_string(a.action_json.size());
+  extra += ",\"action_preview\":" + json_string(utf8_prefix(a.action_json, kPreviewBytes));
+  out.insert(out.size() - 1, extra);
+  if (out.size() <= kMaxListedBytes) return out;
+  // Still too large (a huge reason, notes or history): only what names it.
+  out = "{\"id\":";
+  append_json_string(out, a.id);
+  member(out, "status", approvals::status_name(a.status));
+  member(out, "principal", utf8_prefix(a.principal, 256));
+  member(out, "action_hash", a.action_hash);
+  out += ",\"created_ms\":" + std::to_string(a.created_ms);
+  out += ",\"expires_ms\":" + std::to_string(a.expires_ms);
+  out += ",\"approvers_needed\":" + std::to_string(a.approvers_needed);
+  out += ",\"truncated\":true,\"action_bytes\":" + std::to_string(a.action_json.size()) + "}";
+  return out;
+}
+
+std::string ApprovalService::cursor_text(const Approval& a) {
+  return std::to_string(a.created_ms) + ":" + a.id;
+}
+
+std::optional<approvals::Cursor> ApprovalService::parse_cursor(std::string_view text) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon > 19) return std::nullopt;
+  approvals::Cursor c;
+  for (char ch : text.substr(0, colon)) {
+    if (ch < '0' || ch > '9') return std::nullopt;
+    if (c.created_ms > (INT64_MAX - (ch - '0')) / 10) return std::nullopt;
+    c.created_ms = c.created_ms * 10 + (ch - '0');
+  }
+  c.id = std::string(text.substr(colon + 1));
+  if (!is_approval_id(c.id)) return std::nullopt;
+  return c;
+}
+
+ApprovalService::Counters ApprovalService::counters() const {
+  std::lock_guard c(counters_mutex_);
+  return counters_;
 }
 
 std::string ApprovalService::shown_json(const Approval& a) const {

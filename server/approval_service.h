@@ -17,13 +17,25 @@
 //                   deny TOKEN|ID closes it. Every transition is an `approval` audit record.
 //   delivery        followers (connections still open, waiting clients) hear of the final state
 //                   through the store's notifications — PostgreSQL's LISTEN/NOTIFY reaches the
-//                   requester's daemon wherever the approver answered.
+//                   requester's daemon wherever the approver answered. A notification is only
+//                   a hint that an approval may have changed (anyone who may connect to the
+//                   database can send one): the approval is read from the store and what the
+//                   store says is acted on. Notifications for one approval coalesce while its
+//                   re-read is due, malformed ones are dropped, at most kMaxDueNotes approvals
+//                   wait for a re-read, and one worker at a time re-reads, a batch at a time.
+//   limits          one principal holds at most [approvals] max_pending_per_principal pending
+//                   approvals (counted by the store as it inserts); past it approval-required
+//                   becomes a reject, E_TOO_MANY_APPROVALS, nothing stored (`approval limited`
+//                   in the audit log). `pending` lists a page at a time (limit, after), each
+//                   reply within kListBudget bytes. Closed approvals are pruned [approvals]
+//                   retain_days after they closed.
 //   notification    every transition recorded here is also posted to the webhook of
 //                   [approvals.notify] (server/notifier.h) by this daemon, the one that made it.
 //
 // Store work runs on the service's own threads, never on the I/O thread; approved submit
 // actions run on runner threads of their own, so a long one holds no thread that decides,
-// lists or answers; the sweeper thread expires approvals and ends waits that ran out.
+// lists or answers; the sweeper thread expires approvals, prunes closed ones and ends waits
+// that ran out.
 // Thread-safe.
 #pragma once
 
@@ -37,6 +49,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,9 +79,39 @@ Decision approved_by_grant(Decision decision, const approvals::Grant& grant);
 // Why a final approval did not let its action through (denied by whom, expired, refused).
 std::string answer_reason(const approvals::Approval& approval);
 
+// The decision an approval-required decision becomes when its requester is at the limit of
+// pending approvals: a reject, E_TOO_MANY_APPROVALS, saying why and what to do.
+Decision too_many_approvals(Decision decision, const approvals::PendingLimit& limit,
+                            const std::string& principal);
+
 class ApprovalService {
  public:
   using Clock = std::chrono::steady_clock;
+
+  // What the service counted since it started (`status`: approvals).
+  struct Counters {
+    std::uint64_t notes_received = 0;   // store notifications heard
+    std::uint64_t notes_ignored = 0;    // not "created|closed|finished:apr_…": dropped unread
+    std::uint64_t notes_coalesced = 0;  // for an approval already due a re-read
+    std::uint64_t notes_dropped = 0;    // over kMaxDueNotes approvals due: dropped unread
+    std::uint64_t rereads = 0;          // approvals read back from the store for a notification
+    std::uint64_t limited = 0;          // approval-required refused at max_pending_per_principal
+    std::uint64_t pruned_approvals = 0, pruned_grants = 0;  // deleted by prune passes
+  };
+  Counters counters() const;
+
+  // `pending` pages: at most kMaxPageLimit approvals (default kDefaultPageLimit), and a reply
+  // of at most kListBudget bytes; a listed approval whose action's JSON is over
+  // kListedActionBytes shows a preview of it instead ("truncated"), one still over
+  // kMaxListedBytes only its id, state and digest: `pending {"id"}` shows either in full.
+  static constexpr std::int64_t kDefaultPageLimit = 100;
+  static constexpr std::int64_t kMaxPageLimit = 500;
+  static constexpr std::size_t kListBudget = 1000 * 1000;
+  static constexpr std::size_t kListedActionBytes = 8 * 1024;
+  static constexpr std::size_t kMaxListedBytes = 64 * 1024;
+  // Approvals waiting for a re-read after a notification; past it notifications are dropped
+  // (waits still poll the store, kPollEvery in the .cpp).
+  static constexpr std::size_t kMaxDueNotes = 16384;
   // Called once with the approval in a final state (denied, expired, executed, refused), or
   // with nullopt when the wait ran out or the follower's connection closed.
   using Answer = std::function<void(std::optional<approvals::Approval>)>;
@@ -88,7 +131,9 @@ class ApprovalService {
 
   // ---- requester side (any thread; blocking store calls) ----
   // Stores a pending approval of action_json for the decision; appends `approval created`.
-  // Throws approvals::StoreError (or std::runtime_error when the audit log fails).
+  // Throws approvals::StoreError (or std::runtime_error when the audit log fails), and
+  // approvals::PendingLimit when the requester holds max_pending_per_principal pending
+  // approvals (nothing stored; `approval limited` appended).
   approvals::Created create(const Requester& who, const Decision& decision,
                             const std::string& action_json, const std::string& origin);
   // {"id","token","action_hash","status":"pending","expires_ms","approvers_needed","how"}:
@@ -128,6 +173,12 @@ class ApprovalService {
   static std::string result_event(const approvals::Approval& approval);
   // APPROVAL: an approval as the protocol shows it (never a token).
   static std::string approval_json(const approvals::Approval& approval);
+  // The same as a listing shows it: within kMaxListedBytes, "truncated":true when something
+  // was left out (see kListedActionBytes).
+  std::string listed_json(const approvals::Approval& approval) const;
+  // The `after` of the page following `approval` ("CREATED_MS:ID"), and back.
+  static std::string cursor_text(const approvals::Approval& approval);
+  static std::optional<approvals::Cursor> parse_cursor(std::string_view text);
   // The same with "history": the requester session's recent history as this daemon's session
   // memory holds it (empty when it holds none): what `pending` shows an approver.
   std::string shown_json(const approvals::Approval& approval) const;
@@ -151,7 +202,10 @@ class ApprovalService {
   void recover_interrupted();
   void run_worker();
   void run_sweeper();
-  void on_notification(std::string kind, std::string approval_id);
+  // A store notification (any thread): checked, then the approval is due a re-read.
+  void on_notification(std::string_view kind, std::string_view approval_id);
+  void reread_due();                          // a batch of due re-reads (a worker)
+  void refresh(const std::string& approval_id);  // re-read; tell watchers and waits what changed
   void settle(const approvals::Approval& approval);  // ends the waits of a final approval
   void broadcast(std::string_view event, const approvals::Approval& approval);
   // The approve reply, or nullopt when a runner thread sends it through *send.
@@ -216,6 +270,22 @@ class ApprovalService {
   std::multimap<std::string, Waiter> waiters_;  // by approval id
   std::vector<Watcher> watchers_;
   std::vector<std::pair<std::shared_ptr<const std::atomic<bool>>, Push>> connections_;
+  // What watchers were last told of each approval (its status then), so a notification that
+  // changes nothing tells them nothing.
+  struct Announced {
+    approvals::Status status;
+    Clock::time_point at;
+  };
+  std::map<std::string, Announced> announced_;
+
+  // Notifications: approvals due a re-read, in arrival order, each once.
+  std::mutex notes_mutex_;
+  std::deque<std::string> due_;
+  std::set<std::string> due_ids_;
+  bool rereading_ = false;  // a reread_due() is queued or running
+
+  mutable std::mutex counters_mutex_;
+  Counters counters_;
 };
 
 }  // namespace warden::server

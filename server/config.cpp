@@ -327,6 +327,9 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   approvals.on("expiry_seconds", approvals.integer(&ap.expiry_seconds, 1, 30LL * 86400));
   approvals.on("max_wait_seconds", approvals.integer(&ap.max_wait_seconds, 0, 86400));
   approvals.on("max_scope_minutes", approvals.integer(&ap.max_scope_minutes, 1, 30LL * 1440));
+  approvals.on("max_pending_per_principal",
+               approvals.integer(&ap.max_pending_per_principal, 1, 1000000));
+  approvals.on("retain_days", approvals.integer(&ap.retain_days, 1, 36500));
   // [approvals.notify]: its errors name their line (the URL itself is never repeated: it is
   // a secret).
   std::map<std::string, int> lines;

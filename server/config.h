@@ -109,6 +109,12 @@ struct ApprovalsConfig {
   std::int64_t expiry_seconds = 3600;    // [approvals] expiry_seconds: rules may ask for less
   std::int64_t max_wait_seconds = 3600;  // [approvals] max_wait_seconds: longest wait_s accepted
   std::int64_t max_scope_minutes = 1440;  // [approvals] max_scope_minutes: longest scoped approval
+  // [approvals] max_pending_per_principal: live pending approvals one principal may hold; an
+  // approval-required decision past it is refused (E_TOO_MANY_APPROVALS), nothing stored
+  std::int64_t max_pending_per_principal = 100;
+  // [approvals] retain_days: closed approvals (denied, expired, executed, refused) are deleted
+  // this many days after they closed
+  std::int64_t retain_days = 30;
   NotifyConfig notify;                    // [approvals.notify]
 };
 

@@ -123,8 +123,14 @@ void on_approval_required(std::shared_ptr<DecideCall> call, Decision decision, S
       return;
     }
     turn.reset();  // nothing of this decision joins the session
-    approvals::Created created =
-        approvals.create(who, decision, decision.action_json, "decide");
+    approvals::Created created;
+    try {
+      created = approvals.create(who, decision, decision.action_json, "decide");
+    } catch (const approvals::PendingLimit& limit) {
+      // The requester holds as many pending approvals as one may: refused, nothing stored.
+      send_decision(*call, too_many_approvals(decision, limit, call->principal));
+      return;
+    }
     const std::string shown = ApprovalService::requester_json(created);
     if (call->wait_s <= 0) {
       send_decision(*call, decision, ",\"approval\":" + shown);
@@ -536,7 +542,18 @@ std::string RequestHandler::status_fields() const {
   } else {
     out += "false";
   }
-  out += "}}";
+  out += '}';
+  const ApprovalService::Counters ac =
+      context_.approvals ? context_.approvals->counters() : ApprovalService::Counters{};
+  out += ",\"notifications\":{\"received\":" + std::to_string(ac.notes_received) +
+         ",\"ignored\":" + std::to_string(ac.notes_ignored) +
+         ",\"coalesced\":" + std::to_string(ac.notes_coalesced) +
+         ",\"dropped\":" + std::to_string(ac.notes_dropped) +
+         ",\"rereads\":" + std::to_string(ac.rereads) + "}";
+  out += ",\"limited\":" + std::to_string(ac.limited);
+  out += ",\"pruned\":{\"approvals\":" + std::to_string(ac.pruned_approvals) +
+         ",\"grants\":" + std::to_string(ac.pruned_grants) + "}";
+  out += '}';
   out += confinement_fields(false);
   out += ",\"warnings\":[";
   auto warnings = config_warnings(*context_.config);

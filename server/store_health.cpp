@@ -79,6 +79,9 @@ class MonitoredStore final : public approvals::Store {
   std::vector<approvals::Approval> expire_due(std::int64_t now_ms) override {
     return call([&] { return inner_->expire_due(now_ms); });
   }
+  approvals::Pruned prune(std::int64_t closed_before_ms, std::int64_t now_ms) override {
+    return call([&] { return inner_->prune(closed_before_ms, now_ms); });
+  }
   void add_grant(const approvals::Grant& grant) override {
     call([&] {
       inner_->add_grant(grant);
@@ -99,6 +102,9 @@ class MonitoredStore final : public approvals::Store {
       auto result = f();
       health_->succeeded();
       return result;
+    } catch (const approvals::PendingLimit&) {
+      health_->succeeded();  // the store answered: the requester is at its limit
+      throw;
     } catch (const std::exception& e) {
       health_->failed(e.what());
       throw;

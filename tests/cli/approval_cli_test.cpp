@@ -108,7 +108,9 @@ TEST_CASE("the printers never show a token for a listed approval", "[cli][approv
   CHECK(approval_line(approval, kNow).find(secret) == std::string::npos);
   const std::string list = std::string(R"({"event":"approvals","approvals":[)") + kApproval + "]}";
   const std::string created = std::string(R"({"event":"approval-created","approval":)") + kApproval + "}";
-  const std::string closed = std::string(R"({"event":"approval-closed","approval":)") + kApproval + "}";
+  std::string denied = kApproval;
+  denied.replace(denied.find("\"pending\""), 9, "\"denied\"");
+  const std::string closed = std::string(R"({"event":"approval-closed","approval":)") + denied + "}";
   for (const std::string& event : {list, created, closed}) {
     INFO(event);
     const std::string text = watch_event_text(event, kNow);
@@ -342,4 +344,42 @@ TEST_CASE("the hook's approval-required answer carries the approve command", "[c
   const std::string reason = answer_verdict(HookAgent::Codex, call, proposal, odd, OnApprovalRequired::Deny).reason;
   CHECK(reason.find("rm -rf") == std::string::npos);
   CHECK(reason.find("warden approve a?b?rm?-rf???") != std::string::npos);
+}
+
+TEST_CASE("pending pages: limit and after are sent; a listing's truncated action is never shown as the action",
+          "[cli][approval]") {
+  PendingQuery q;
+  q.limit = 40;
+  q.after = "1795399748000:apr_0123456789abcdef01234567";
+  auto p = fields(pending_fields(q));
+  CHECK(p["limit"].GetInt64() == 40);
+  CHECK(std::string(p["after"].GetString()) == q.after);
+  CHECK_FALSE(fields(pending_fields(PendingQuery{})).HasMember("limit"));
+
+  const std::string cut = R"({"id":"apr_0123456789abcdef01234567","status":"pending","principal":"alice",
+      "session":"s","agent":"a","origin":"decide","action":null,"action_hash":"sha256:ab","rules":["r"],
+      "reason":"why","created_ms":1795399748000,"expires_ms":1795403348000,"approvers_needed":1,"votes":[],
+      "history":[],"truncated":true,"action_bytes":102400,"action_preview":"{\"target\":\"shell\",\"payload\":{\"command\":\"touch hhhh"})";
+  auto approval = parse(cut);
+  const std::string block = approval_block(approval, kNow);
+  CHECK(block.find("  action (too large to list: 102400 bytes; warden approve "
+                   "apr_0123456789abcdef01234567 shows it in full) begins: ") != std::string::npos);
+  const std::string detail = approval_detail(approval, kNow);
+  CHECK(detail.find("the action as it will run: left out of this list (102400 bytes); warden "
+                    "approve apr_0123456789abcdef01234567 shows it in full") != std::string::npos);
+  CHECK(detail.find("(none)") == std::string::npos);
+  CHECK(approval_line(approval, kNow).find("too large to list") != std::string::npos);
+}
+
+TEST_CASE("watch: an approval still pending is never shown as closed, whatever the event says",
+          "[cli][approval]") {
+  const std::string closed_but_pending =
+      std::string(R"({"event":"approval-closed","approval":)") + kApproval + "}";
+  CHECK(watch_event_text(closed_but_pending, kNow).empty());
+  const std::string more = std::string(R"({"event":"approvals","approvals":[)") + kApproval +
+                           R"(],"more":true,"next":"1:apr_0123456789abcdef01234567"})";
+  const std::string text = watch_event_text(more, kNow);
+  CHECK(text.rfind("= apr_0123456789abcdef01234567  pending", 0) == 0);
+  CHECK(text.find("more are pending than this first page: warden pending lists them all") !=
+        std::string::npos);
 }

@@ -502,16 +502,17 @@ TEST_CASE("a torn last line is cut at the next start and reported in its start r
 TEST_CASE("a log that cannot be written fails decisions closed and says so", "[audit]") {
   TempDir dir;
   ServeOptions options;
-  // The log's writes fail with EFBIG past 48 KiB (above the 32 KiB of the approvals store's
-  // SQLite WAL index, which the daemon creates at startup).
-  options.file_size_limit = 48 * 1024;
+  // The log's writes fail with EFBIG past 96 KiB (above the approvals store's SQLite WAL,
+  // about 57 KiB with its schema and indexes, and its 32 KiB WAL index, which the daemon
+  // creates at startup).
+  options.file_size_limit = 96 * 1024;
   Serve serve(dir, options);
   REQUIRE(serve.serving());
   Client agent;
   connect_as(agent, serve.address(), Tokens{}.agent);
   std::vector<DecisionReply> answered;
   bool failing = false;
-  for (int i = 0; i < 200 && !failing; ++i) {
+  for (int i = 0; i < 400 && !failing; ++i) {
     DecisionReply d = decision_of(request(agent, decide_request(std::to_string(i), kReplyProposal)));
     REQUIRE(d.ok);
     INFO(d.reason << " " << d.error_code);
@@ -556,7 +557,7 @@ TEST_CASE("a log that cannot be written fails decisions closed and says so", "[a
 TEST_CASE("audit write failures are in the daemon's log and fail the exit code", "[audit]") {
   TempDir dir;
   ServeOptions options;
-  options.file_size_limit = 48 * 1024;
+  options.file_size_limit = 96 * 1024;  // past the approvals store's WAL (see above)
   Serve serve(dir, options);
   REQUIRE(serve.serving());
   Client agent;
@@ -608,7 +609,7 @@ TEST_CASE("a shutdown that writes its stop record exits 0", "[audit]") {
 TEST_CASE("a reload the audit log cannot record fails and changes nothing", "[audit]") {
   TempDir dir;
   ServeOptions options;
-  options.file_size_limit = 48 * 1024;  // past the approvals store's 32 KiB WAL index
+  options.file_size_limit = 96 * 1024;  // past the approvals store's WAL (see above)
   Serve serve(dir, options);
   REQUIRE(serve.serving());
   Client agent, admin;

@@ -221,3 +221,28 @@ state_dir = "/var/lib/warden"
   for (const char* path : {"/etc/warden/tokens", "/etc/warden/rules", "/var/lib/warden"})
     CHECK(std::find(own.begin(), own.end(), path) != own.end());
 }
+
+TEST_CASE("[approvals] caps pending approvals per principal and keeps closed ones for days",
+          "[server][config]") {
+  Config defaults;
+  CHECK(defaults.approvals.max_pending_per_principal == 100);
+  CHECK(defaults.approvals.retain_days == 30);
+  Config c;
+  auto errors =
+      parse_config("[approvals]\nmax_pending_per_principal = 5\nretain_days = 7\n", "", &c);
+  for (const auto& e : errors) FAIL(e.to_text("t"));
+  CHECK(c.approvals.max_pending_per_principal == 5);
+  CHECK(c.approvals.retain_days == 7);
+  CHECK(error_keys("[approvals]\nmax_pending_per_principal = 0") ==
+        std::vector<std::string>{"approvals.max_pending_per_principal"});
+  CHECK(error_keys("[approvals]\nretain_days = 0") ==
+        std::vector<std::string>{"approvals.retain_days"});
+  CHECK(error_keys("[approvals]\nretain_days = \"a month\"") ==
+        std::vector<std::string>{"approvals.retain_days"});
+  // A wrong value's error names its key and the range.
+  Config bad;
+  auto named = parse_config("[approvals]\nstore = \"sqlite\"\nretain_days = -1\n", "", &bad);
+  REQUIRE(named.size() == 1);
+  CHECK(named[0].to_text("warden.toml") ==
+        "warden.toml: approvals.retain_days: must be between 1 and 36500, not -1");
+}
