@@ -98,25 +98,39 @@ DECLARE
   v_added BIGINT := coalesce((SELECT sum(z) FROM unnest(p_sizes) AS z), 0);
   v_sessions BIGINT;
   v_bytes BIGINT;
+  v_sessions0 BIGINT;
+  v_bytes0 BIGINT;
   v_created BOOLEAN;
   v_seq BIGINT;
   v_entries BIGINT;
   v_sbytes BIGINT;
   v_oldest BIGINT;
+  v_entries0 BIGINT;
+  v_sbytes0 BIGINT;
+  v_oldest0 BIGINT;
   v_gone_n BIGINT;
   v_gone_b BIGINT;
   v_victim RECORD;
   v_evicted BIGINT := 0;
 BEGIN
-  INSERT INTO warden_session_owners (principal) VALUES (p_principal) ON CONFLICT DO NOTHING;
   SELECT sessions, bytes INTO v_sessions, v_bytes FROM warden_session_owners
     WHERE principal = p_principal FOR UPDATE;
+  IF NOT FOUND THEN
+    INSERT INTO warden_session_owners (principal) VALUES (p_principal) ON CONFLICT DO NOTHING;
+    SELECT sessions, bytes INTO v_sessions, v_bytes FROM warden_session_owners
+      WHERE principal = p_principal FOR UPDATE;
+  END IF;
+  v_sessions0 := v_sessions;
+  v_bytes0 := v_bytes;
   INSERT INTO warden_sessions AS s (skey, principal, last_used, next_seq, entries, bytes, oldest)
     VALUES (p_skey, p_principal, p_time, v_n, 0, p_session_bytes, p_time)
     ON CONFLICT (skey) DO UPDATE SET last_used = greatest(s.last_used, EXCLUDED.last_used),
                                      next_seq = s.next_seq + v_n
     RETURNING (s.xmax = 0), s.next_seq, s.entries, s.bytes, s.oldest
     INTO v_created, v_seq, v_entries, v_sbytes, v_oldest;
+  v_entries0 := v_entries;
+  v_sbytes0 := v_sbytes;
+  v_oldest0 := v_oldest;
   IF v_created THEN
     v_sessions := v_sessions + 1;
     v_bytes := v_bytes + p_session_bytes;
@@ -180,10 +194,16 @@ BEGIN
       v_bytes := v_bytes - v_gone_b;
     END LOOP;
   END IF;
-  UPDATE warden_sessions SET entries = v_entries, bytes = v_sbytes, oldest = v_oldest
-    WHERE skey = p_skey;
-  UPDATE warden_session_owners SET sessions = v_sessions, bytes = v_bytes
-    WHERE principal = p_principal;
+  -- Rows are written only when they change: an effect the session already had, remembered
+  -- again, leaves the counters as they were.
+  IF v_created OR v_entries <> v_entries0 OR v_sbytes <> v_sbytes0 OR v_oldest <> v_oldest0 THEN
+    UPDATE warden_sessions SET entries = v_entries, bytes = v_sbytes, oldest = v_oldest
+      WHERE skey = p_skey;
+  END IF;
+  IF v_sessions <> v_sessions0 OR v_bytes <> v_bytes0 THEN
+    UPDATE warden_session_owners SET sessions = v_sessions, bytes = v_bytes
+      WHERE principal = p_principal;
+  END IF;
   RETURN v_evicted;
 END
 $fn$)SQL",
