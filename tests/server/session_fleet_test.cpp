@@ -369,6 +369,62 @@ TEST_CASE("fleet: with PostgreSQL down, decisions in a session fail closed (E_SE
   CHECK_FALSE(payload_of(alice.call(make_request("h", "health-check"))).HasMember("sessions"));
 }
 
+// Runs one statement on the shared database (the test's own hand on it).
+void exec_sql(const std::string& conninfo, const char* sql) {
+  PGconn* c = PQconnectdb(conninfo.c_str());
+  REQUIRE(PQstatus(c) == CONNECTION_OK);
+  PGresult* r = PQexec(c, sql);
+  bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+  std::string error = ok ? "" : PQresultErrorMessage(r);
+  PQclear(r);
+  PQfinish(c);
+  INFO(sql << ": " << error);
+  REQUIRE(ok);
+}
+
+TEST_CASE("fleet: effects that cannot be stored are owed: the session fails closed until paid",
+          "[server][session][postgres]") {
+  TempDir dir;
+  const std::string conninfo = fresh_database();
+  RunningDaemon a(fleet_config(dir, "daemon-a", conninfo));
+  REQUIRE(a.ok());
+  RunningDaemon b(fleet_config(dir, "daemon-b", conninfo));
+  REQUIRE(b.ok());
+  ApprovalTokens t;
+  Party alice_a(a.address(), t.alice);
+  Party alice_b(b.address(), t.alice);
+  Party admin_a(a.address(), t.admin);
+  // The database still answers reads but refuses every new entry.
+  exec_sql(conninfo,
+           "ALTER TABLE warden_session_effects ADD CONSTRAINT refuse_all CHECK (time < 0) NOT VALID");
+
+  // Approved and answered as approved (its audit record says so), but not stored: owed.
+  Decided read = decide(alice_a, read_file(kCredential));
+  REQUIRE(read.outcome == "approve");
+  auto status = payload_of(admin_a.call(make_request("st", "status")));
+  CHECK(status["session_store"]["remember_failures"].GetUint64() >= 1);
+  CHECK(status["session_store"]["owed"].GetUint64() == 1);
+  // While owed, the session's decisions on this daemon fail closed, not decided without it.
+  Decided owed = decide(alice_a, fetch());
+  CHECK(owed.outcome == "reject");
+  CHECK(owed.error_code == err::kSessionStore);
+  // Another session of the same principal is decided as usual (and owes its fetch now).
+  CHECK(decide(alice_a, fetch("other")).outcome == "approve");
+
+  exec_sql(conninfo, "ALTER TABLE warden_session_effects DROP CONSTRAINT refuse_all");
+  // Paid (by the session's next decision, or by the retry before it): the history is whole
+  // again, on this daemon and on the other.
+  Decided paid = decide(alice_a, fetch());
+  CHECK(paid.outcome == "reject");
+  CHECK(paid.error_code == "");
+  CHECK(paid.reason == read.decision_id);
+  CHECK(decide(alice_b, fetch()).reason == read.decision_id);
+  CHECK(decide(alice_a, fetch("other")).outcome == "approve");  // pays what "other" owed
+  status = payload_of(admin_a.call(make_request("st", "status")));
+  CHECK(status["session_store"]["owed"].GetUint64() == 0);
+  CHECK(status["session_store"]["lost"].GetUint64() == 0);
+}
+
 TEST_CASE("fleet: [session] store = memory keeps each daemon's history to itself",
           "[server][session][postgres]") {
   TempDir dir;
