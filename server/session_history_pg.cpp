@@ -26,6 +26,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -972,13 +973,24 @@ struct PgSessionHistory::Impl {
     return owed.count(skey) != 0;
   }
 
+  // Pays every session's debt; one session that cannot be paid does not hold up the others.
+  // Throws the first failure once all were tried (the connection's loss at once).
   void pay_all(Conn& conn) {
     std::vector<std::string> keys;
     {
       std::lock_guard lock(mu);
       keys.assign(owed_order.begin(), owed_order.end());
     }
-    for (const std::string& key : keys) pay(conn, key);
+    std::optional<SessionHistoryError> first;
+    for (const std::string& key : keys) {
+      try {
+        pay(conn, key);
+      } catch (const SessionHistoryError& e) {
+        if (!conn.ok()) throw;
+        if (!first) first = e;
+      }
+    }
+    if (first) throw *first;
   }
 
   // ---- writer threads ----
