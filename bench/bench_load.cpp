@@ -20,6 +20,12 @@
 //       the sync measures the disk's latency, not the daemon's throughput) on a daemon
 //       with the audit log on (group commit, default settings) and on one with it off,
 //       alternated for --rounds rounds; decisions/s of both and the ratio on/off
+//   (f) what PostgreSQL session memory costs per decision: two daemons sharing approvals in
+//       PostgreSQL, one with [session] store = "memory", one with "postgres" (the fleet's),
+//       under a session workload (every proposal in one of --sessions sessions, default 512),
+//       alternated for --rounds rounds: saturated decisions/s and CPU per decision (the
+//       daemon's and, with the server this bench starts, PostgreSQL's), then latency at a
+//       fixed 500 decisions/s. --pg CONNINFO uses that server instead of starting one.
 // Sections a-d run with the audit log on (the default), or off with --no-audit.
 // Bounded: about 70 s (about 30 s with --quick). Loopback only. --only abcd picks sections.
 #include <signal.h>
@@ -45,6 +51,7 @@
 #include <vector>
 
 #include "engine/rule_files.h"
+#include "tests/support/postgres_server.h"
 #include "server/asio.h"
 #include "server/client.h"
 #include "server/daemon.h"
@@ -73,11 +80,21 @@ const std::vector<std::string> kProposals = {
     R"({"target":"reply","payload":{"text":"The build passed."},"explanation":"tell the user"})",
 };
 
+// (f): every proposal in one of this many sessions (0: no session).
+std::uint64_t g_sessions = 0;
+
 std::string decide_frame(std::uint64_t id) {
-  std::string json =
-      "{\"type\":\"request\",\"id\":\"" + std::to_string(id) +
-      "\",\"payload\":{\"action\":\"decide\",\"proposal\":" + kProposals[id % kProposals.size()] +
-      "}}";
+  std::string proposal = kProposals[id % kProposals.size()];
+  if (g_sessions > 0) {
+    // Consecutive ids go to different sessions (one session's decisions wait for each other),
+    // and each round over the sessions shifts the proposal, so every session sees the mix.
+    proposal = kProposals[(id + id / g_sessions) % kProposals.size()];
+    proposal.pop_back();
+    proposal += ",\"context\":{\"session\":\"s" + std::to_string(id % g_sessions) +
+                "\",\"agent\":\"bench\"}}";
+  }
+  std::string json = "{\"type\":\"request\",\"id\":\"" + std::to_string(id) +
+                     "\",\"payload\":{\"action\":\"decide\",\"proposal\":" + proposal + "}}";
   return encode_frame(json);
 }
 
@@ -100,9 +117,13 @@ struct ServerProcess {
   ~ServerProcess() { stop(); }
 };
 
+// conninfo: approvals in that PostgreSQL database, and session memory in it unless
+// session_store says otherwise ("memory").
 std::unique_ptr<ServerProcess> spawn_server(const std::string& rules, const fs::path& dir,
                                             unsigned workers, bool audit = true,
-                                            std::size_t max_queue = 0) {
+                                            std::size_t max_queue = 0,
+                                            const std::string& conninfo = "",
+                                            const std::string& session_store = "auto") {
   auto server = std::make_unique<ServerProcess>();
   server->token = warden::server::generate_token();
   server->victim_token = warden::server::generate_token();
@@ -132,6 +153,11 @@ std::unique_ptr<ServerProcess> spawn_server(const std::string& rules, const fs::
     c.limits.idle_timeout = 600s;
     c.audit.enabled = audit;  // the log in STATE/audit.jsonl, group commit (the defaults)
     if (max_queue) c.limits.max_queue = c.limits.max_queue_per_principal = max_queue;
+    if (!conninfo.empty()) {
+      c.approvals.store = "postgres";
+      c.approvals.conninfo = conninfo;
+    }
+    c.session.store = session_store;
     warden::server::Daemon::Options options;
     options.handle_signals = true;
     warden::server::Daemon daemon(c, options);
@@ -177,6 +203,54 @@ double cpu_seconds(pid_t pid) {
     if (i == 15) stime = std::stod(field);
   }
   return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// CPU seconds of a PostgreSQL server (the postmaster listening on `port` and its backends),
+// or -1 when it is not found (a server this process did not start may be elsewhere).
+double postgres_cpu_seconds(int port) {
+  const std::string port_arg = std::to_string(port);
+  pid_t postmaster = -1;
+  std::vector<std::pair<pid_t, pid_t>> procs;  // (pid, parent)
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    pid_t pid = static_cast<pid_t>(std::stol(name));
+    std::ifstream stat(entry.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    auto close_paren = text.rfind(')');
+    if (close_paren == std::string::npos) continue;
+    std::istringstream rest(text.substr(close_paren + 2));
+    std::string state;
+    pid_t parent = 0;
+    rest >> state >> parent;
+    procs.emplace_back(pid, parent);
+    std::ifstream cmd(entry.path() / "cmdline");
+    std::string line((std::istreambuf_iterator<char>(cmd)), {});
+    std::vector<std::string> args;
+    std::string arg;
+    for (char c : line) {
+      if (c == '\0') {
+        args.push_back(arg);
+        arg.clear();
+      } else {
+        arg += c;
+      }
+    }
+    if (args.empty() || args[0].size() < 8 ||
+        args[0].compare(args[0].size() - 8, 8, "postgres") != 0) {
+      continue;
+    }
+    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == "-p" && args[i + 1] == port_arg) postmaster = pid;
+    }
+  }
+  if (postmaster < 0) return -1;
+  double total = cpu_seconds(postmaster);
+  for (auto [pid, parent] : procs) {
+    if (parent == postmaster) total += cpu_seconds(pid);
+  }
+  return total;
 }
 
 // ---- the load generator -----------------------------------------------------
@@ -535,6 +609,8 @@ int main(int argc, char** argv) {
   unsigned workers = 0;
   std::string only = "abcd";
   bool audit = true;
+  std::string pg_conninfo;
+  std::uint64_t sessions = 512;
   int rounds = 3;
   int audit_window = 64;
   for (int i = 1; i < argc; ++i) {
@@ -553,13 +629,20 @@ int main(int argc, char** argv) {
       only = "e";
     } else if (arg == "--audit-window" && i + 1 < argc) {
       audit_window = std::max(1, std::stoi(argv[++i]));
+    } else if (arg == "--session-compare") {
+      only = "f";
+    } else if (arg == "--pg" && i + 1 < argc) {
+      pg_conninfo = argv[++i];
+    } else if (arg == "--sessions" && i + 1 < argc) {
+      sessions = std::max<std::uint64_t>(1, std::stoull(argv[++i]));
     } else if (arg == "--rounds" && i + 1 < argc) {
       rounds = std::max(1, std::stoi(argv[++i]));
     } else if (arg == "-h" || arg == "--help") {
       std::printf(
-          "usage: bench_load [RULES_DIR] [--quick] [--seconds S] [--workers N] [--only abcde] "
+          "usage: bench_load [RULES_DIR] [--quick] [--seconds S] [--workers N] [--only abcdef] "
           "[--no-audit]\n       bench_load [RULES_DIR] --audit-compare [--seconds S] [--rounds N] "
-          "[--audit-window W]\n");
+          "[--audit-window W]\n       bench_load [RULES_DIR] --session-compare [--seconds S] "
+          "[--rounds N] [--sessions N] [--pg CONNINFO]\n");
       return 0;
     } else {
       rules = arg;
@@ -578,16 +661,21 @@ int main(int argc, char** argv) {
   auto measure = std::chrono::milliseconds(static_cast<long>(seconds * 1000));
   auto warmup = std::chrono::milliseconds(quick ? 300 : 700);
 
-  auto server = spawn_server(rules, tmp / "pack", workers, audit);
-  if (!server) {
-    std::fprintf(stderr, "bench_load: the daemon did not start with rules %s\n", rules.c_str());
-    return 4;
+  // (f) alone needs none of the daemon of (a)-(e).
+  std::unique_ptr<ServerProcess> server;
+  if (only != "f") {
+    server = spawn_server(rules, tmp / "pack", workers, audit);
+    if (!server) {
+      std::fprintf(stderr, "bench_load: the daemon did not start with rules %s\n", rules.c_str());
+      return 4;
+    }
   }
-  long rss_start = rss_kb(server->pid);
+  long rss_start = server ? rss_kb(server->pid) : 0;
   double loadavg[1] = {0};
   getloadavg(loadavg, 1);
   std::printf("bench_load: daemon (forked, %s workers) on %s, rules %s, audit log %s\n",
-              workers ? std::to_string(workers).c_str() : "auto", server->address().c_str(),
+              workers ? std::to_string(workers).c_str() : "auto",
+              server ? server->address().c_str() : "(per section)",
               rules.c_str(), audit ? "on" : "off");
   std::printf("machine: %ld CPUs, load average %.2f at start; load generator shares the CPUs\n",
               sysconf(_SC_NPROCESSORS_ONLN), loadavg[0]);
@@ -741,7 +829,7 @@ int main(int argc, char** argv) {
   }
   if (section('e')) {
     // Two daemons side by side, measured in turn so drift in the machine's load hits both.
-    server->stop();
+    if (server) server->stop();
     // Queues as deep as the window, so no request is refused with E_BUSY on either side.
     std::size_t queue = 8 * static_cast<std::size_t>(audit_window) + 64;
     auto on = spawn_server(rules, tmp / "audit-on", workers, true, queue);
@@ -784,7 +872,112 @@ int main(int argc, char** argv) {
     on->stop();
     off->stop();
   }
-  server->stop();
+  if (section('f')) {
+    // Both daemons share approvals in PostgreSQL; they differ only in [session] store.
+    if (server) server->stop();
+    std::unique_ptr<warden::test::PostgresServer> pg;
+    std::string conninfo_memory = pg_conninfo, conninfo_pg = pg_conninfo;
+    if (pg_conninfo.empty()) {
+      try {
+        pg = std::make_unique<warden::test::PostgresServer>();
+        conninfo_memory = pg->create_database("bench_memory");
+        conninfo_pg = pg->create_database("bench_sessions");
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_load: cannot start PostgreSQL (%s); give --pg CONNINFO\n",
+                     e.what());
+        return 4;
+      }
+    }
+    const int kWindow = 16;
+    std::size_t queue = 8 * kWindow + 64;
+    auto mem = spawn_server(rules, tmp / "sessions-memory", workers, audit, queue,
+                            conninfo_memory, "memory");
+    auto shared = spawn_server(rules, tmp / "sessions-postgres", workers, audit, queue,
+                               conninfo_pg, "postgres");
+    if (!mem || !shared) {
+      std::fprintf(stderr, "bench_load: the session memory daemons did not start\n");
+      return 4;
+    }
+    g_sessions = sessions;
+    const int pg_port = pg ? pg->port() : -1;
+    auto pg_cpu = [&] { return pg ? postgres_cpu_seconds(pg_port) : -1.0; };
+    std::printf(
+        "\n(f) session memory in memory vs in PostgreSQL (%s), %llu sessions, 8 connections, "
+        "window %d, %d round(s)\n"
+        "    round  memory dec/s  postgres dec/s  ratio    daemon CPU µs/dec (memory | postgres)"
+        "    PostgreSQL CPU µs/dec (memory | postgres)\n",
+        pg ? "started by the bench" : "--pg", static_cast<unsigned long long>(sessions), kWindow,
+        rounds);
+    double sum_mem = 0, sum_pg = 0, sum_mem_cpu = 0, sum_pg_cpu = 0, sum_server_cpu = 0;
+    std::uint64_t errors = 0;
+    // PostgreSQL's CPU over a run (warm-up and drain included) per decision, the decisions
+    // estimated from the measured rate: both daemons keep their approvals there, so the
+    // memory daemon's figure is the approvals' share and the difference is the sessions'.
+    const double seconds_run = std::chrono::duration<double>(warmup + measure).count();
+    auto server_us_per = [&](double before, double after, const Result& r) {
+      double decisions_run = r.per_sec * seconds_run;
+      return before >= 0 && after >= 0 && decisions_run > 0 ? (after - before) * 1e6 / decisions_run
+                                                            : -1.0;
+    };
+    double sum_mem_server = 0;
+    for (int round = 1; round <= rounds; ++round) {
+      double t0 = pg_cpu();
+      Result r_mem = saturate(*mem, 8, kWindow, warmup, measure);
+      double before = pg_cpu();
+      Result r_pg = saturate(*shared, 8, kWindow, warmup, measure);
+      double after = pg_cpu();
+      double mem_server_us = server_us_per(t0, before, r_mem);
+      double server_us = server_us_per(before, after, r_pg);
+      sum_mem_server += mem_server_us;
+      double mem_us = r_mem.per_sec > 0 ? r_mem.server_cpu * 1e6 / r_mem.per_sec : 0;
+      double pg_us = r_pg.per_sec > 0 ? r_pg.server_cpu * 1e6 / r_pg.per_sec : 0;
+      sum_mem += r_mem.per_sec;
+      sum_pg += r_pg.per_sec;
+      sum_mem_cpu += mem_us;
+      sum_pg_cpu += pg_us;
+      sum_server_cpu += server_us;
+      errors += r_mem.errors + r_pg.errors;
+      std::printf("    %5d  %12.0f  %14.0f  %5.3f  %18.1f | %-8.1f  %25.1f | %.1f\n", round,
+                  r_mem.per_sec, r_pg.per_sec, r_mem.per_sec > 0 ? r_pg.per_sec / r_mem.per_sec : 0,
+                  mem_us, pg_us, mem_server_us, server_us);
+      std::fflush(stdout);
+    }
+    double mean_mem = sum_mem / rounds, mean_pg = sum_pg / rounds;
+    double mem_cpu = sum_mem_cpu / rounds, pg_cpu_us = sum_pg_cpu / rounds;
+    double server_cpu_us = sum_server_cpu / rounds;
+    double mem_server_cpu_us = sum_mem_server / rounds;
+    std::printf("    mean   %12.0f  %14.0f  %5.3f  %18.1f | %-8.1f  %25.1f | %.1f  (%llu errors)\n",
+                mean_mem, mean_pg, mean_mem > 0 ? mean_pg / mean_mem : 0, mem_cpu, pg_cpu_us,
+                mem_server_cpu_us, server_cpu_us, static_cast<unsigned long long>(errors));
+    if (server_cpu_us >= 0 && mem_server_cpu_us >= 0) {
+      std::printf("    added CPU per decision: daemon %+.1f µs, PostgreSQL %+.1f µs\n",
+                  pg_cpu_us - mem_cpu, server_cpu_us - mem_server_cpu_us);
+    } else {
+      std::printf("    added CPU per decision: daemon %+.1f µs (PostgreSQL's: n/a with --pg)\n",
+                  pg_cpu_us - mem_cpu);
+    }
+    // Latency well below saturation: what one decision waits for its history.
+    std::printf("    fixed 500 decisions/s, 8 connections: p50 µs  p99 µs  (memory | postgres)\n");
+    Result l_mem = fixed_rate(*mem, 500, 8, warmup, measure);
+    Result l_pg = fixed_rate(*shared, 500, 8, warmup, measure);
+    std::printf("    %29.0f  %6.0f  | %6.0f  %6.0f   added p50 %+.0f µs\n", l_mem.p50, l_mem.p99,
+                l_pg.p50, l_pg.p99, l_pg.p50 - l_mem.p50);
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  ",\"sessions\":{\"rounds\":%d,\"sessions\":%llu,\"memory_per_sec\":%.0f,"
+                  "\"postgres_per_sec\":%.0f,\"memory_cpu_us\":%.1f,\"postgres_daemon_cpu_us\":%.1f,"
+                  "\"postgres_server_cpu_us\":%.1f,\"memory_server_cpu_us\":%.1f,"
+                  "\"p50_memory_us\":%.0f,\"p50_postgres_us\":%.0f,"
+                  "\"p99_memory_us\":%.0f,\"p99_postgres_us\":%.0f,\"errors\":%llu}",
+                  rounds, static_cast<unsigned long long>(sessions), mean_mem, mean_pg, mem_cpu,
+                  pg_cpu_us, server_cpu_us, mem_server_cpu_us, l_mem.p50, l_pg.p50, l_mem.p99, l_pg.p99,
+                  static_cast<unsigned long long>(errors + l_mem.errors + l_pg.errors));
+    json += buf;
+    g_sessions = 0;
+    mem->stop();
+    shared->stop();
+  }
+  if (server) server->stop();
   getloadavg(loadavg, 1);
   json += ",\"loadavg_end\":" + std::to_string(loadavg[0]) + "}";
   std::printf("\nload average %.2f at end\n%s\n", loadavg[0], json.c_str());

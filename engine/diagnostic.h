@@ -48,6 +48,7 @@ inline constexpr const char* kRuntime = "E_RUNTIME";                  // a rule 
 inline constexpr const char* kMemory = "E_MEMORY";                    // over the rule memory budget
 inline constexpr const char* kEngineBuild = "E_ENGINE_BUILD";         // a worker cannot build the rules in force
 inline constexpr const char* kAudit = "E_AUDIT";                      // the audit log cannot be written
+inline constexpr const char* kSessionStore = "E_SESSION_STORE";       // the session's history cannot be read
 // Daemon protocol: framing (the connection is closed after the reply).
 inline constexpr const char* kFramePrefix = "E_FRAME_PREFIX";         // length prefix is not 6 hex digits
 inline constexpr const char* kFrameTooLarge = "E_FRAME_TOO_LARGE";    // declared length over the limit
@@ -131,6 +132,7 @@ inline constexpr Entry kTable[] = {
     {kMemory, "decision failed closed: over the rule memory budget"},
     {kEngineBuild, "decision failed closed: the worker cannot build the rules in force (retried)"},
     {kAudit, "decision failed closed: the daemon's audit log cannot be written (disk full, permission)"},
+    {kSessionStore, "decision failed closed: the session's history cannot be read from its store (PostgreSQL unreachable)"},
     {kFramePrefix, "length prefix is not 6 hex digits (connection closed)"},
     {kFrameTooLarge, "declared length over limits.max_frame_bytes (connection closed)"},
     {kFrameTruncated, "the client closed inside a frame (connection closed)"},

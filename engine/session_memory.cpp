@@ -158,13 +158,6 @@ void SessionMemory::record(const std::string& principal, const std::string& sess
   enforce_caps(key);
 }
 
-bool SessionMemory::remember(const std::string& principal, const std::string& session, const Decision& decision,
-                             std::int64_t time) {
-  if (session.empty() || decision.outcome != Outcome::Approve || !decision.error_code.empty()) return false;
-  record(principal, session, decision.decision_id, time, decision.effects);
-  return true;
-}
-
 std::vector<HistoryEntry> SessionMemory::snapshot(const std::string& principal, const std::string& session,
                                                   std::int64_t now) {
   if (session.empty()) return {};
@@ -229,7 +222,7 @@ std::int64_t engine_now(const Engine& engine) {
       .count();
 }
 
-DecideResult decide_in_session(Engine& engine, SessionMemory& memory, DecideRequest request, const SessionKey& key,
+DecideResult decide_in_session(Engine& engine, SessionHistory& memory, DecideRequest request, const SessionKey& key,
                                bool record) {
   const std::int64_t now = engine_now(engine);
   std::vector<HistoryEntry> history = memory.snapshot(key.principal, key.session, now);

@@ -26,6 +26,8 @@
 //   each other; each sees what was approved before it started.
 //
 // Thread-safe: every member function may be called from any thread (one mutex).
+// The in-memory SessionHistory (engine/session_history.h); the daemon of a fleet keeps the
+// same history in PostgreSQL instead (server/session_history_pg.h).
 #pragma once
 
 #include <rapidjson/document.h>
@@ -41,6 +43,7 @@
 #include <vector>
 
 #include "engine/decision.h"
+#include "engine/session_history.h"
 
 namespace warden {
 
@@ -55,31 +58,31 @@ struct SessionMemoryOptions {
   std::size_t max_bytes = 64u << 20;     // strings held in all (targets, ids, keys)
 };
 
-class SessionMemory {
+class SessionMemory final : public SessionHistory {
  public:
   explicit SessionMemory(SessionMemoryOptions options = {});
   SessionMemory(const SessionMemory&) = delete;
   SessionMemory& operator=(const SessionMemory&) = delete;
 
+  std::string_view kind() const override { return "memory"; }
+
   // Remembers the effects of one decision, made at `time` (seconds since the epoch). The
-  // caller checks that it was approved; remember() does that check itself.
+  // caller checks that it was approved; remember() (SessionHistory) does that check itself.
+  // Never throws SessionHistoryError.
   void record(const std::string& principal, const std::string& session, const std::string& decision_id,
-              std::int64_t time, const std::vector<EffectRecord>& effects);
-  // Records the decision's effects when it was approved without an engine error; false
-  // (nothing recorded) otherwise, or when the session id is empty.
-  bool remember(const std::string& principal, const std::string& session, const Decision& decision,
-                std::int64_t time);
+              std::int64_t time, const std::vector<EffectRecord>& effects) override;
+  using SessionHistory::remember;
 
   // The session's entries younger than ttl_seconds at `now`, oldest first (entries dated
   // after `now` are kept). Empty for an unknown or empty session id.
   std::vector<HistoryEntry> snapshot(const std::string& principal, const std::string& session,
-                                     std::int64_t now);
+                                     std::int64_t now) override;
 
   // Forgets one session, or all of them.
-  void forget(const std::string& principal, const std::string& session);
+  void forget(const std::string& principal, const std::string& session) override;
   void clear();
 
-  std::size_t session_count() const;
+  std::size_t session_count() const override;
   std::size_t bytes() const;
   const SessionMemoryOptions& options() const { return options_; }
 
@@ -130,8 +133,9 @@ std::int64_t engine_now(const Engine& engine);
 // Decides one proposal within its session, as the daemon does: the session's history
 // (snapshot at the engine's clock) goes in request.history, and an approved decision's
 // effects are remembered. `record` false: decide with the history but remember nothing
-// (a dry run). request.history is replaced.
-DecideResult decide_in_session(Engine& engine, SessionMemory& memory, DecideRequest request,
+// (a dry run). request.history is replaced. A store that cannot be read throws
+// SessionHistoryError before anything is decided.
+DecideResult decide_in_session(Engine& engine, SessionHistory& memory, DecideRequest request,
                                const SessionKey& key, bool record = true);
 
 }  // namespace warden

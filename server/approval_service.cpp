@@ -1371,12 +1371,22 @@ ApprovalService::Counters ApprovalService::counters() const {
 
 std::string ApprovalService::shown_json(const Approval& a) const {
   std::string out = approval_json(a);
-  // The requester session's recent history, as this daemon remembers it (the effects of its
-  // latest approved decisions): what the agent did before asking.
-  out.insert(out.size() - 1, ",\"history\":[");
+  // The requester session's recent history, as the session memory holds it (the effects of
+  // its latest approved decisions; the fleet's, with [session] store = "postgres"): what the
+  // agent did before asking.
+  std::vector<HistoryEntry> history;
   if (context_.sessions && !a.session.empty()) {
-    std::vector<HistoryEntry> history =
-        context_.sessions->snapshot(a.principal, a.session, now_ms() / 1000);
+    try {
+      history = context_.sessions->snapshot(a.principal, a.session, now_ms() / 1000);
+    } catch (const SessionHistoryError& e) {
+      // The approver is told the history is unknown, not shown an empty one.
+      std::string note = ",\"history_error\":";
+      append_json_string(note, e.what());
+      out.insert(out.size() - 1, note);
+    }
+  }
+  out.insert(out.size() - 1, ",\"history\":[");
+  {
     const std::size_t from = history.size() > kShownHistory ? history.size() - kShownHistory : 0;
     std::string items;
     for (std::size_t i = from; i < history.size(); ++i) {

@@ -316,6 +316,7 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   session.on("max_entries", session.integer(&c.session.max_entries, 1, 100000));
   session.on("max_sessions", session.integer(&c.session.max_sessions, 1, 10000000));
   session.on("max_bytes", session.integer(&c.session.max_bytes, 65536, 1LL << 36));
+  session.on("store", session.string(&c.session.store));
   top.on("session", section(&session));
 
   TableReader approvals(&errors, "approvals.");
@@ -727,6 +728,15 @@ ConfigErrors validate_config(const Config& c) {
     errors.push_back({"approvals.conninfo", "store = postgres needs conninfo or conninfo_env"});
   }
   validate_notify(c.approvals.notify, &errors);
+  if (c.session.store != "auto" && c.session.store != "memory" && c.session.store != "postgres") {
+    errors.push_back(
+        {"session.store", "must be auto, memory or postgres, not '" + c.session.store + "'"});
+  }
+  if (c.session.store == "postgres" && c.approvals.store != "postgres") {
+    errors.push_back({"session.store",
+                      "postgres keeps session memory in the approvals store's database: it needs "
+                      "approvals.store = \"postgres\""});
+  }
   for (std::size_t i = 0; i < c.rules.size(); ++i) {
     if (c.rules[i].empty()) {
       errors.push_back({"rules[" + std::to_string(i) + "]", "must not be empty"});
@@ -820,7 +830,21 @@ std::vector<std::string> config_warnings(const Config& config) {
         "answered)");
   }
   if (!config.pipeline.actuators.shell.confine) out.push_back(kConfineOffWarning);
+  if (config.approvals.store == "postgres" && effective_session_store(config) == "memory") {
+    out.push_back(
+        "session.store is memory while approvals are shared in PostgreSQL: each daemon of the "
+        "fleet remembers only its own decisions, so history rules (\"no network after a "
+        "credential read\") do not hold across daemons or restarts");
+  }
   return out;
+}
+
+std::string effective_session_store(const Config& config) {
+  if (config.session.ttl_seconds <= 0) return "";
+  if (config.session.store == "auto") {
+    return config.approvals.store == "postgres" ? "postgres" : "memory";
+  }
+  return config.session.store;
 }
 
 bool split_host_port(std::string_view address, std::string* host, std::uint16_t* port) {

@@ -61,7 +61,13 @@ struct SessionConfig {
   std::size_t max_entries = 512;      // [session] max_entries: per session, oldest dropped first
   std::size_t max_sessions = 10000;   // [session] max_sessions: in all, least recently used dropped first
   std::size_t max_bytes = 64u << 20;  // [session] max_bytes: memory for all sessions' entries
+  // [session] store: where the memory lives. "memory": this daemon's process; "postgres":
+  // the approvals store's PostgreSQL database, shared by the fleet and kept across restarts
+  // (max_sessions and max_bytes are then each principal's share); "auto": postgres when
+  // [approvals] store = "postgres", else memory.
+  std::string store = "auto";
 };
+
 
 // [audit]: the hash-chained, signed audit log (audit/, docs/AUDIT.md). Its path is the
 // top-level `audit_log`. Paths here are resolved against the config file's directory; empty
@@ -169,6 +175,10 @@ struct Config {
 // The actuators' configuration with the workspace defaults filled in: an empty shell
 // workspace or file root becomes workspace_root.
 actuators::ActuatorsConfig effective_actuators(const Config& config);
+
+// The session store in effect ([session] store, "auto" resolved): "memory", "postgres", or
+// "" when [session] ttl_seconds = 0 (no session memory).
+std::string effective_session_store(const Config& config);
 
 struct ConfigError {
   std::string key;  // dotted key, e.g. "limits.max_frame_bytes"; empty for syntax errors

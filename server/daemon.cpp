@@ -22,6 +22,7 @@
 #include "server/notifier.h"
 #include "server/pipeline_setup.h"
 #include "server/rule_loader.h"
+#include "server/session_history_pg.h"
 
 namespace warden::server {
 
@@ -300,14 +301,20 @@ Daemon::StartResult Daemon::start() {
          pool.max_queue = config_.limits.max_queue;
          pool.max_queue_per_principal = config_.limits.max_queue_per_principal;
          pool.engine_factory = options_.engine_factory;
-         if (config_.session.ttl_seconds > 0) {
-           SessionMemoryOptions memory;
-           memory.ttl_seconds = config_.session.ttl_seconds;
-           memory.max_entries = config_.session.max_entries;
-           memory.max_sessions = config_.session.max_sessions;
-           memory.max_bytes = config_.session.max_bytes;
-           sessions_ = std::make_unique<SessionMemory>(memory);
-           context_.sessions = sessions_.get();
+         if (options_.clock_us) pool.clock_us = options_.clock_us;
+         // [session] store: this process, or the approvals store's PostgreSQL (a fleet),
+         // before the workers that use it start.
+         try {
+           sessions_ = open_session_history(config_, n, context_.log, options_.clock_us);
+         } catch (const SessionHistoryError& e) {
+           return StepError{4, e.what()};
+         }
+         context_.sessions = sessions_.get();
+         if (sessions_ && sessions_->kind() == "postgres") {
+           log->info("session memory in PostgreSQL (ttl {} s, {} entries per session, {} "
+                     "sessions and {} bytes per principal)",
+                     config_.session.ttl_seconds, config_.session.max_entries,
+                     config_.session.max_sessions, config_.session.max_bytes);
          }
          pool.sessions = sessions_.get();
          pool_ = std::make_unique<DeciderPool>(context_.policy, engine_options(config_), pool,
@@ -630,6 +637,8 @@ void Daemon::teardown() {
       context_.log->info("audit log closed at seq {}", health.last_seq);
     }
   }
+  // After the log's last records: their approved effects are stored (a bounded wait).
+  if (sessions_) sessions_->close();
   work_.reset();
 }
 

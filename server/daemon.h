@@ -43,6 +43,9 @@ class Daemon {
     // What `submit` runs; null: the pipeline built from [reasoning] and [actuators] (tests
     // inject runs of their own).
     PipelineRunner pipeline_runner;
+    // The decisions' clock, µs since the epoch; null: the system clock (tests set the time
+    // their decisions are made at, e.g. to let session memory expire).
+    std::function<std::int64_t()> clock_us;
   };
   struct StartResult {
     bool ok = false;
@@ -87,7 +90,7 @@ class Daemon {
   boost::asio::signal_set signals_{io_};
   boost::asio::steady_timer shutdown_timer_{io_};
   Connections connections_;
-  std::unique_ptr<SessionMemory> sessions_;  // before pool_: the workers use it until they stop
+  std::unique_ptr<SessionHistory> sessions_;  // before pool_: the workers use it until they stop
   AuditLog audit_;  // before pool_: decisions are appended until the workers stop
   std::unique_ptr<DeciderPool> pool_;
   // After pool_: pipeline threads wait for decisions, so they stop first.

@@ -382,8 +382,37 @@ DecideResult DeciderPool::decide(Worker* worker, const DecideJob& job, std::int6
     if (options_.sessions && !job.session.empty()) {
       // Snapshot before, remember after: workers share the memory, each decision sees what
       // was approved in its session before it started.
-      result = decide_in_session(*worker->engine, *options_.sessions, request,
-                                 SessionKey{job.principal, job.session}, !job.defer_remember);
+      try {
+        result = decide_in_session(*worker->engine, *options_.sessions, request,
+                                   SessionKey{job.principal, job.session}, /*record=*/false);
+      } catch (const SessionHistoryError& e) {
+        // Fail closed: without the session's history the rules could approve what it would
+        // refuse ("no network after a credential read"). Nothing was decided.
+        result = DecideResult{};
+        result.ok = true;
+        Decision& d = result.decision;
+        d.decision_id = new_decision_id();
+        d.outcome = Outcome::Reject;
+        d.error_code = code::kSessionStore;
+        d.reason = std::string("no decision: the session's history cannot be read (") +
+                   e.what() + ")";
+        d.action_json = job.proposal_json;
+        auto policy = policy_.get();
+        d.rules_digest = policy ? policy->digest() : "";
+        d.elapsed_us =
+            std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count();
+        return result;
+      }
+      if (!job.defer_remember && result.ok) {
+        try {
+          options_.sessions->remember(job.principal, job.session, result.decision,
+                                      engine_now(*worker->engine));
+        } catch (const SessionHistoryError& e) {
+          // Counted and retried by the store; the decision stands as decided.
+          log_->error("session memory: an approved decision's effects are not stored: {}",
+                      e.what());
+        }
+      }
     } else {
       result = worker->engine->decide(request);
     }

@@ -82,7 +82,8 @@ struct PoolOptions {
   std::chrono::milliseconds rebuild_retry_max{5000};
   EngineFactory engine_factory;  // empty: std::make_unique<Engine>
   // Session memory shared by every worker (thread-safe), owned by the daemon; null: none.
-  SessionMemory* sessions = nullptr;
+  // A history that cannot be read fails the decision closed (E_SESSION_STORE).
+  SessionHistory* sessions = nullptr;
   // The decisions' clock, µs since the epoch; empty: the system clock.
   std::function<std::int64_t()> clock_us;
 };

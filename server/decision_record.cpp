@@ -120,11 +120,22 @@ void record_decision(
       [c, pending, use = std::move(use), time_us](const audit::AppendResult& appended) {
         const DecisionOrigin& o = pending->origin;
         if (appended.ok) {
-          // Only a decision recorded and used as approved joins its session's history.
-          if (c->sessions && pending->result.ok && !o.session.empty()) {
+          // Only a decision recorded and used as approved joins its session's history. It is
+          // answered once its effects are stored (PostgreSQL: by a writer thread, so this
+          // thread never waits for the database): a client told "approve" on one daemon may
+          // go straight to another, which must see them. An approved decision whose effects
+          // cannot be stored stays approved (the log says so); the store logs and counts it,
+          // keeps the effects to retry and fails the session's next decisions closed here.
+          const Decision& d = pending->result.decision;
+          if (c->sessions && pending->result.ok && SessionHistory::rememberable(o.session, d)) {
             std::int64_t second =
                 time_us >= 0 ? time_us / 1000000 : -((-time_us + 999999) / 1000000);
-            c->sessions->remember(o.principal, o.session, pending->result.decision, second);
+            c->sessions->record_then(o.principal, o.session, d.decision_id, second, d.effects,
+                                     [pending, use](const std::string&) {
+                                       use(pending->result, std::move(pending->prepared),
+                                           std::move(pending->turn));
+                                     });
+            return;
           }
           use(pending->result, std::move(pending->prepared), std::move(pending->turn));
           return;
@@ -143,7 +154,12 @@ void remember_granted(ServerContext& ctx, const std::string& principal, const st
   const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count();
-  ctx.sessions->remember(principal, session, decision, now);
+  try {
+    ctx.sessions->remember(principal, session, decision, now);
+  } catch (const SessionHistoryError& e) {
+    // Counted, retried and failed closed by the store (engine/session_history.h).
+    ctx.log->error("session memory: the effects of an approved step are not stored: {}", e.what());
+  }
 }
 
 }  // namespace warden::server

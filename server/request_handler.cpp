@@ -274,10 +274,13 @@ std::optional<Reply> RequestHandler::handle(std::string_view payload, SessionAut
     // recorded nor answered.
     std::optional<StoreHealth::Snapshot> store;
     if (context_.approvals_health) store = context_.approvals_health->get();
+    // And while the session store fails: decisions in sessions fail closed.
+    std::optional<SessionHistoryHealth> sessions;
+    if (context_.sessions) sessions = context_.sessions->health();
+    const bool failing =
+        (audit && !audit->ok) || (store && !store->ok) || (sessions && !sessions->ok);
     std::string fields = "\"status\":";
-    fields += context_.draining.load()                         ? "\"draining\""
-              : (audit && !audit->ok) || (store && !store->ok) ? "\"degraded\""
-                                                               : "\"serving\"";
+    fields += context_.draining.load() ? "\"draining\"" : failing ? "\"degraded\"" : "\"serving\"";
     fields += ",\"version\":\"";
     fields += kProtocolVersion;
     fields += '"';
@@ -288,6 +291,10 @@ std::optional<Reply> RequestHandler::handle(std::string_view payload, SessionAut
     if (store && !store->ok) {
       fields += ",\"approvals\":";
       append_json_string(fields, "failing: " + store->error);
+    }
+    if (sessions && !sessions->ok) {
+      fields += ",\"sessions\":";
+      append_json_string(fields, "failing: " + sessions->error);
     }
     fields += confinement_fields(true);
     return Reply{ok_response(request.id_json, action, fields)};
@@ -482,6 +489,20 @@ std::string RequestHandler::status_fields() const {
   out += ",\"queue\":" + std::to_string(pool.queued);
   out += ",\"queue_principals\":" + std::to_string(pool.principals);
   out += ",\"sessions\":" + std::to_string(context_.sessions ? context_.sessions->session_count() : 0);
+  // Where session memory lives and how its calls went (PostgreSQL: fleet-wide sessions, as
+  // of the last prune).
+  out += ",\"session_store\":{\"store\":";
+  append_json_string(out, context_.sessions ? context_.sessions->kind() : "");
+  {
+    SessionHistoryHealth h = context_.sessions ? context_.sessions->health() : SessionHistoryHealth{};
+    out += ",\"ok\":";
+    out += h.ok ? "true" : "false";
+    out += ",\"error\":";
+    append_json_string(out, h.error);
+    out += ",\"read_failures\":" + std::to_string(h.read_failures) +
+           ",\"remember_failures\":" + std::to_string(h.remember_failures) +
+           ",\"owed\":" + std::to_string(h.owed) + ",\"lost\":" + std::to_string(h.lost) + "}";
+  }
   // submit: the pipeline threads (0 without a provider), runs running and waiting.
   out += ",\"pipelines\":{\"threads\":" +
          std::to_string(context_.pipelines ? context_.pipelines->size() : 0) +

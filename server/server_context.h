@@ -20,7 +20,7 @@
 #include "server/tokens.h"
 
 namespace warden {
-class SessionMemory;
+class SessionHistory;
 }  // namespace warden
 
 namespace warden::audit {
@@ -45,7 +45,9 @@ struct ServerContext {
   ActivePolicy policy;
   DeciderPool* pool = nullptr;
   Reloader* reloader = nullptr;
-  SessionMemory* sessions = nullptr;  // session memory; null when [session] ttl_seconds = 0
+  // Session memory (in this process, or in PostgreSQL for a fleet: [session] store); null
+  // when [session] ttl_seconds = 0.
+  SessionHistory* sessions = nullptr;
   // The audit log (thread-safe); null when audit.enabled is false. Every decision is
   // appended before it is answered. masker: secrets masked in records; null: not masked.
   audit::Writer* audit = nullptr;

@@ -199,4 +199,31 @@ std::string PostgresServer::create_database(const std::string& name) {
   return conninfo(port_, name);
 }
 
+void PostgresServer::stop() {
+  const std::string bin = find_bin_dir();
+  run({bin + "/pg_ctl", "-D", dir_ + "/data", "stop", "-m", "fast", "-w", "-t", "60"}, dir_,
+      dir_ + "/commands.log");
+}
+
+void PostgresServer::start() {
+  const std::string bin = find_bin_dir();
+  const std::string options = "-k " + dir_ + " -p " + std::to_string(port_) +
+                              " -c listen_addresses=127.0.0.1 -c fsync=off"
+                              " -c max_connections=200";
+  if (run({bin + "/pg_ctl", "-D", dir_ + "/data", "-l", dir_ + "/server.log", "-w", "-t", "60",
+           "-o", options, "start"},
+          dir_, dir_ + "/commands.log") != 0) {
+    throw std::runtime_error("PostgresServer: the server did not start again:\n" +
+                             read_file(dir_ + "/commands.log"));
+  }
+  for (int i = 0; i < 100; ++i) {
+    PGconn* c = PQconnectdb(conninfo(port_, "postgres").c_str());
+    bool ok = PQstatus(c) == CONNECTION_OK;
+    PQfinish(c);
+    if (ok) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  throw std::runtime_error("PostgresServer: the restarted server accepts no connection");
+}
+
 }  // namespace warden::test

@@ -20,6 +20,12 @@ class PostgresServer {
   // ("host=127.0.0.1 port=N user=postgres dbname=NAME").
   std::string create_database(const std::string& name);
 
+  // Stops the server (fast shutdown: clients are disconnected), and starts it again on the
+  // same port with the same data, for tests of a database that goes away and comes back.
+  // start() throws std::runtime_error when the server does not come back.
+  void stop();
+  void start();
+
  private:
   std::string dir_;
   int port_ = 0;
