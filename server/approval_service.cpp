@@ -176,10 +176,44 @@ bool not_run(const actuators::Result& r) {
 
 }  // namespace
 
-Decision approved_by_grant(Decision decision, const approvals::Grant& grant) {
+std::vector<approvals::CapabilityGrant> approval_grants(const Decision& decision) {
+  std::vector<approvals::CapabilityGrant> out;
+  if (!decision.error_code.empty()) return out;
+  for (const Grant& a : decision.allows) {
+    if (a.monitor) continue;  // reported, never granted
+    approvals::CapabilityGrant g{a.capability, a.rule, a.reason};
+    if (std::find(out.begin(), out.end(), g) == out.end()) out.push_back(std::move(g));
+  }
+  return out;
+}
+
+std::vector<std::string> capabilities_of(const std::vector<approvals::CapabilityGrant>& grants) {
+  std::vector<std::string> out;
+  for (const approvals::CapabilityGrant& g : grants) out.push_back(g.capability);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<std::string> intersect_capabilities(const std::vector<std::string>& approved,
+                                                const std::vector<std::string>& allowed) {
+  std::vector<std::string> out;
+  std::set_intersection(approved.begin(), approved.end(), allowed.begin(), allowed.end(),
+                        std::back_inserter(out));
+  return out;
+}
+
+Decision approved_by_grant(Decision decision, const approvals::Grant& grant,
+                           const std::vector<std::string>& approved) {
   decision.outcome = Outcome::Approve;
   decision.reason = "approved for this session by " + grant.approver + " (approval " +
                     grant.approval_id + (grant.uses_left == 0 ? ", scoped" : "") + ")";
+  // A capability is in force only when the approval a person answered granted it and the
+  // rules deciding now still allow it.
+  std::erase_if(decision.allows, [&](const Grant& a) {
+    return !a.monitor &&
+           std::find(approved.begin(), approved.end(), a.capability) == approved.end();
+  });
   return decision;
 }
 
@@ -474,6 +508,10 @@ approvals::Created ApprovalService::create(const Requester& who, const Decision&
   }
   n.expires_ms = n.created_ms + expiry_s * 1000;
   n.approvers_needed = std::clamp(decision.approvers_needed, 1, 2);
+  // What approving grants: the decision's enforcing allows, shown to the approver and bound
+  // into the digest they answer with.
+  n.grants = approval_grants(decision);
+  n.requester_token_id = who.token_id;
   approvals::Created created = store_->create(n);
   try {
     record("created", created.approval, who.principal, "", decision.decision_id);
@@ -494,6 +532,7 @@ std::string ApprovalService::requester_json(const approvals::Created& created) {
   append_json_string(out, created.approval.id);
   member(out, "token", created.token);
   member(out, "action_hash", created.approval.action_hash);
+  member(out, "digest", created.approval.digest);
   out += ",\"status\":\"pending\",\"expires_ms\":" + std::to_string(created.approval.expires_ms);
   out += ",\"approvers_needed\":" + std::to_string(created.approval.approvers_needed);
   member(out, "how", "warden approve " + created.approval.id);
@@ -506,7 +545,8 @@ std::string ApprovalService::suspend(const Identity& identity,
                                      const Decision& decision, const std::string& action_json,
                                      const pipeline::Signal& signal,
                                      const pipeline::EventSink& sink) {
-  Requester who{identity.principal, identity.groups, signal.session, signal.agent};
+  Requester who{identity.principal, identity.groups, signal.session, signal.agent,
+                identity.token_id};
   approvals::Created created;
   try {
     created = create(who, decision, action_json, "submit");
@@ -546,15 +586,59 @@ std::string ApprovalService::suspend(const Identity& identity,
 
 std::optional<approvals::Grant> ApprovalService::use_grant(const Requester& who,
                                                           const std::string& action_json,
-                                                          const std::string& decision_id) {
+                                                          const std::string& decision_id,
+                                                          std::vector<std::string>* capabilities) {
+  capabilities->clear();
   std::optional<approvals::Grant> grant =
       store_->use_grant(who.principal, who.session, grant_key(action_json), now_ms());
   if (!grant) return std::nullopt;
   std::optional<Approval> approval = store_->get(grant->approval_id);
+  if (approval && !requester_valid(approval->requester_token_id, approval->principal)) {
+    // Its requester's token was revoked (on this daemon, perhaps before the store heard of
+    // it): the grant approves nothing, and whatever else that token started ends with it.
+    cancel_requester(approval->requester_token_id, approval->principal);
+    return std::nullopt;
+  }
   Approval shown = approval ? *approval : Approval{};
   if (!approval) shown.id = grant->approval_id;
+  // No approval to read its grants from: the grant carries no capability.
+  if (approval) *capabilities = capabilities_of(approval->grants);
   record("scoped-use", shown, grant->approver, "", decision_id);
   return grant;
+}
+
+// ---- revoked tokens ----
+
+bool ApprovalService::requester_valid(std::string_view token_id, std::string_view principal) const {
+  if (token_id.empty()) return true;  // not asked for with a token
+  std::optional<Identity> now = context_.tokens()->find_by_id(token_id);
+  return now && now->principal == principal &&
+         (role_allows(now->role, "decide") || role_allows(now->role, "submit"));
+}
+
+std::size_t ApprovalService::cancel_requester(const std::string& token_id,
+                                              const std::string& principal) {
+  std::vector<Approval> cancelled =
+      store_->cancel_requester(token_id, principal, "warden", kRevokedNote, now_ms());
+  for (const Approval& a : cancelled) {
+    context_.log->warn("approvals: {} of {} cancelled: the token that asked for it ({}) is no "
+                       "longer valid",
+                       a.id, a.principal, a.requester_token_id);
+    try {
+      record("denied", a, "warden", kRevokedNote);
+    } catch (const std::exception& e) {
+      context_.log->error("approvals: {}", e.what());
+    }
+  }
+  return cancelled.size();
+}
+
+std::size_t ApprovalService::revoke_missing_tokens() {
+  std::size_t n = 0;
+  for (const approvals::TokenRequester& r : store_->open_requesters(now_ms())) {
+    if (!requester_valid(r.token_id, r.principal)) n += cancel_requester(r.token_id, r.principal);
+  }
+  return n;
 }
 
 // ---- records ----
@@ -581,6 +665,11 @@ void ApprovalService::record(std::string_view event, const Approval& a, std::str
   e.votes = static_cast<int>(a.votes.size());
   e.expires_ms = a.expires_ms;
   e.result_json = std::string(result_json);
+  if (!a.grants.empty()) {
+    e.grants_json = approvals::grants_json(a.grants);
+    e.digest = a.digest;
+  }
+  e.requester_token_id = a.requester_token_id;
   audit::AppendResult appended =
       context_.audit->append_wait("approval", audit_now_us(), audit::approval_fields(e, context_.masker));
   if (!appended.ok) {
@@ -724,6 +813,13 @@ std::optional<Reply> ApprovalService::approve(const Request& request, const Iden
 Reply ApprovalService::approve_now(const std::string& id_json, const Identity& identity,
                                    const std::string& approval_id, const std::string& digest,
                                    const std::string& note, int scope_minutes) {
+  // An approval whose requester's token this daemon no longer accepts is cancelled, not
+  // voted on (a reload here may not have reached the store yet).
+  if (std::optional<Approval> asked = store_->get(approval_id);
+      asked && asked->status == Status::Pending &&
+      !requester_valid(asked->requester_token_id, asked->principal)) {
+    cancel_requester(asked->requester_token_id, asked->principal);
+  }
   approvals::ApproveOutcome outcome =
       store_->approve(approval_id, digest, identity.principal, note, now_ms(), scope_minutes,
                       context_.config->audit.daemon_id);
@@ -735,8 +831,8 @@ Reply ApprovalService::approve_now(const std::string& id_json, const Identity& i
     case R::DigestMismatch:
       return fail(id_json, "approve", err::kApprovalDigest,
                   which + ": " + digest +
-                      " is not the digest of its action: nothing was approved; look at it "
-                      "again (warden approve " +
+                      " is not its digest (its action and what approving it grants): nothing "
+                      "was approved; look at it again (warden approve " +
                       approval_id + ")");
     case R::Closed:
       if (outcome.approval->status == Status::Expired) {
@@ -745,6 +841,10 @@ Reply ApprovalService::approve_now(const std::string& id_json, const Identity& i
       return fail(id_json, "approve", err::kApprovalClosed,
                   which + " is already " +
                       std::string(approvals::status_name(outcome.approval->status)) +
+                      (outcome.approval->closed_by == "warden" &&
+                               !outcome.approval->close_note.empty()
+                           ? " (" + outcome.approval->close_note + ")"
+                           : std::string()) +
                       ": an approval is answered once");
     case R::Expired:
       record("expired", *outcome.approval, "expiry", "");
@@ -779,8 +879,26 @@ Reply ApprovalService::approve_now(const std::string& id_json, const Identity& i
 
 Reply ApprovalService::carry_out(const std::string& id_json, const Identity& approver,
                                  const Approval& approval, int scope_minutes) {
+  if (!requester_valid(approval.requester_token_id, approval.principal)) {
+    // The token that asked was revoked after the vote was counted: claimed, never run.
+    static constexpr char kReason[] =
+        "the token that asked for it was revoked before it ran; it is not run";
+    std::string result = "{\"error_code\":";
+    append_json_string(result, err::kApprovalRefused);
+    member(result, "reason", kReason);
+    result += '}';
+    store_->finish(approval.id, Status::Refused, result, now_ms());
+    record("refused", approval, approver.principal, kReason, {}, result);
+    cancel_requester(approval.requester_token_id, approval.principal);
+    std::optional<Approval> now = store_->get(approval.id);
+    Stats::add(context_.stats.errors);
+    return Reply{error_response(id_json, "approve",
+                                {err::kApprovalRefused, std::string("not run: ") + kReason, {},
+                                 "\"approval\":" + approval_json(now ? *now : approval)})};
+  }
   // The last mile: the rules in force decide the stored action again, as its requester.
-  Identity requester{approval.principal, Role::Agent, approval.groups};
+  Identity requester{approval.principal, Role::Agent, approval.groups,
+                     approval.requester_token_id};
   pipeline::Signal signal;
   signal.principal = approval.principal;
   signal.session = approval.session;
@@ -813,6 +931,7 @@ Reply ApprovalService::carry_out(const std::string& id_json, const Identity& app
   std::string status;
   std::string result;  // stored, and delivered to the requester
   std::string recorded;  // in the audit record (no output: it may carry anything)
+  std::vector<std::string> capabilities;  // what a submit's action ran with
   if (approval.origin == "submit") {
     pipeline::ResolvedTarget resolved = pipeline::resolve_target(last.action_json, "", "");
     actuators::Actuator* actuator =
@@ -829,7 +948,11 @@ Reply ApprovalService::carry_out(const std::string& id_json, const Identity& app
       c.session = approval.session;
       c.agent = approval.agent;
       c.source = "approval";
-      c.allowed = granted_capabilities(last);
+      // What the approver saw granted, and only as far as the rules in force still allow it:
+      // a rule change narrows what a person approved, never widens it.
+      c.allowed = intersect_capabilities(capabilities_of(approval.grants),
+                                         allowed_capabilities(last));
+      capabilities = c.allowed;
       c.effects = last.effects;
       try {
         r = actuator->act(last.action_json, c);
@@ -863,6 +986,10 @@ Reply ApprovalService::carry_out(const std::string& id_json, const Identity& app
     remember_granted(context_, approval.principal, approval.session, ran);
     result = result_json_of(resolved.target, r, true);
     recorded = result_json_of(resolved.target, r, false);
+    std::string ran_with = ",\"capabilities\":";
+    append_strings(ran_with, capabilities);
+    result.insert(result.size() - 1, ran_with);
+    recorded.insert(recorded.size() - 1, ran_with);
   } else {
     status = "granted";
     recorded = result = "{\"granted\":true}";
@@ -972,11 +1099,15 @@ std::string ApprovalService::approval_json(const Approval& a) {
   out += ",\"action\":";
   append_object_or_null(out, a.action_json);
   member(out, "action_hash", a.action_hash);
+  member(out, "digest", a.digest);
+  // What approving grants, written exactly as the digest covers it.
+  out += ",\"grants\":" + approvals::grants_json(a.grants);
   out += ",\"rules\":";
   append_strings(out, a.rules);
   member(out, "reason", a.reason);
   member(out, "decision_id", a.decision_id);
   member(out, "daemon_id", a.daemon_id);
+  member(out, "requester_token_id", a.requester_token_id);
   out += ",\"created_ms\":" + std::to_string(a.created_ms);
   out += ",\"expires_ms\":" + std::to_string(a.expires_ms);
   out += ",\"approvers_needed\":" + std::to_string(a.approvers_needed);
