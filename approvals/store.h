@@ -3,8 +3,9 @@
 // default) or PostgreSQL (libpq) with the same schema and semantics.
 //
 // An approver answers an approval they have seen: approve() takes the approval's public id
-// ("apr_…") together with the action digest the approver was shown (action_hash), and
-// refuses the vote when the digest is not the stored action's (DigestMismatch). Whoever hands
+// ("apr_…") together with the digest the approver was shown (Approval::digest: the
+// action_hash, and what approving grants when it grants something), and refuses the vote when
+// the digest is not the stored approval's (DigestMismatch). Whoever hands
 // an approver an id cannot swap the action behind it: the digest binds the answer to what was
 // shown. The requester also gets a token (32 bytes from the CSPRNG, base64url; only its
 // SHA-256 is stored): a handle that can deny (withdraw) its approval, never approve it.
@@ -181,8 +182,8 @@ class Store {
   virtual std::optional<Approval> find_by_token(std::string_view token) = 0;
   virtual std::vector<Approval> list(const Filter& filter) = 0;  // oldest first
 
-  // One approver's vote on approval `id`, bound to `digest` (the action_hash the approver was
-  // shown): checked in the same transaction that records the vote. scope_minutes: the scope
+  // One approver's vote on approval `id`, bound to `digest` (the Approval::digest the approver
+  // was shown): checked in the same transaction that records the vote. scope_minutes: the scope
   // this approver asks for (0: one use), kept with the vote (Vote::scope_minutes).
   // daemon_id: the daemon carrying out what this vote claims (kept with a claim, for
   // recover_claimed).

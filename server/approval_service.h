@@ -7,13 +7,20 @@
 //                   decide: a live scoped grant for this exact action and session turns the
 //                   answer into approve instead (use_grant, `approval scoped-use`).
 //   approver side   pending (list, one by id, or watch: events as approvals arrive and close),
-//                   approve ID DIGEST: the approver answers the action they were shown (its
-//                   action_hash; another digest is E_APPROVAL_DIGEST, nothing recorded); one
+//                   approve ID DIGEST: the approver answers what they were shown (its digest:
+//                   the action, and the capabilities approving grants — the enforcing allows of
+//                   the decision that asked; another digest is E_APPROVAL_DIGEST, nothing
+//                   recorded); one
 //                   store transaction claims it — exactly one approver
 //                   across the fleet; then the last mile (the rules in force decide the stored
 //                   action again, as its requester); a reject or a changed action means it is
-//                   not run (refused). A submit's action is then dispatched here; a decide's
-//                   becomes a grant for its requester's session (one use, or scope_minutes).
+//                   not run (refused). A submit's action is then dispatched here, with the
+//                   capabilities both the approval and the last mile allow; a decide's becomes a
+//                   grant for its requester's session (one use, or scope_minutes), which
+//                   carries the same limit.
+//   revocation      the token that asked is recorded by its id: when the daemon's token set no
+//                   longer accepts it, its pending approvals are cancelled (revoke_missing_tokens
+//                   at reload and start), and nothing of it is approved, run or granted.
 //                   deny TOKEN|ID closes it. Every transition is an `approval` audit record.
 //   delivery        followers (connections still open, waiting clients) hear of the final state
 //                   through the store's notifications — PostgreSQL's LISTEN/NOTIFY reaches the
