@@ -26,7 +26,8 @@ extern const std::size_t kSchemaProbeCount;
 inline constexpr const char* kApprovalColumns =
     "id, status, action_hash, action_json, proposal_json, principal, groups_json, session, "
     "agent, rules_json, reason, decision_id, origin, daemon_id, created_ms, expires_ms, "
-    "approvers_needed, closed_by, close_note, closed_ms, result_json";
+    "approvers_needed, closed_by, close_note, closed_ms, result_json, grants_json, "
+    "requester_token_id";
 
 // Builds an approval (without votes) from kApprovalColumns read as text; column(i) is the
 // text of column i. Throws StoreError on a row that does not parse (a broken store).
@@ -43,6 +44,10 @@ std::string json_array(const std::vector<std::string>& items);
 // The strings of a JSON array; anything else (not JSON, not an array, non-string items)
 // is skipped rather than trusted.
 std::vector<std::string> parse_json_array(std::string_view text);
+// The grants_json column: "" (a row from before grants) or "[]" is none; anything that is not
+// an array of {"capability","rule","reason"} strings throws StoreError (what an approval
+// grants is never guessed).
+std::vector<CapabilityGrant> parse_grants(std::string_view text, const std::string& id);
 
 std::int64_t parse_int(std::string_view text, const char* what);
 

@@ -187,6 +187,14 @@ class PostgresStore final : public Store {
       // ... and before claims named their daemon.
       exec("ALTER TABLE approvals ADD COLUMN IF NOT EXISTS claimed_by TEXT NOT NULL DEFAULT ''",
            {});
+      // ... and before approvals kept what they grant and the token that asked (existing
+      // approvals: they grant nothing, asked by no known token).
+      exec("ALTER TABLE approvals ADD COLUMN IF NOT EXISTS grants_json TEXT NOT NULL DEFAULT ''",
+           {});
+      exec(
+          "ALTER TABLE approvals ADD COLUMN IF NOT EXISTS requester_token_id TEXT NOT NULL "
+          "DEFAULT ''",
+          {});
       for (std::size_t i = 0; i < detail::kSchemaProbeCount; ++i) {
         exec(detail::kSchemaProbes[i], {});
       }
@@ -227,13 +235,15 @@ class PostgresStore final : public Store {
       }
       exec("INSERT INTO approvals (id, token_hash, status, action_hash, action_json, "
            "proposal_json, principal, groups_json, session, agent, rules_json, reason, "
-           "decision_id, origin, daemon_id, created_ms, expires_ms, approvers_needed) "
+           "decision_id, origin, daemon_id, created_ms, expires_ms, approvers_needed, "
+           "grants_json, requester_token_id) "
            "VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, "
-           "$15, $16, $17)",
+           "$15, $16, $17, $18, $19)",
            {a.id, detail::token_hash(out.token), a.action_hash, a.action_json, a.proposal_json,
             a.principal, detail::json_array(a.groups), a.session, a.agent,
             detail::json_array(a.rules), a.reason, a.decision_id, a.origin, a.daemon_id,
-            num(a.created_ms), num(a.expires_ms), num(a.approvers_needed)});
+            num(a.created_ms), num(a.expires_ms), num(a.approvers_needed),
+            grants_json(a.grants), a.requester_token_id});
       notify("created", a.id);
       tx.commit();
       return out;
@@ -310,7 +320,7 @@ class PostgresStore final : public Store {
         return out;
       }
       const Approval a = row(r, 0);
-      if (digest != a.action_hash) {
+      if (digest != a.digest) {
         out.result = ApproveResult::DigestMismatch;
       } else if (a.status != Status::Pending) {
         out.result = ApproveResult::Closed;
@@ -557,6 +567,54 @@ class PostgresStore final : public Store {
       throw;
     }
     listen_thread_ = std::thread([this] { listen_loop(); });
+  }
+
+  std::vector<TokenRequester> open_requesters(std::int64_t now_ms) override {
+    return with_connection([&] {
+      Result r = exec(
+          "SELECT DISTINCT a.requester_token_id, a.principal FROM approvals a "
+          "WHERE a.requester_token_id <> '' AND (a.status = 'pending' OR EXISTS "
+          "(SELECT 1 FROM approval_grants g WHERE g.approval_id = a.id AND "
+          "g.uses_left >= 0 AND g.expires_ms > $1::bigint)) "
+          "ORDER BY a.requester_token_id, a.principal",
+          {num(now_ms)});
+      std::vector<TokenRequester> out;
+      for (int i = 0; i < r.rows(); ++i) out.push_back(TokenRequester{r.text(i, 0), r.text(i, 1)});
+      return out;
+    });
+  }
+
+  std::vector<Approval> cancel_requester(std::string_view token_view,
+                                         std::string_view principal_view, std::string_view by_view,
+                                         std::string_view note_view, std::int64_t now_ms) override {
+    const std::string token(token_view), principal(principal_view), by(by_view), note(note_view);
+    if (token.empty()) return {};
+    return with_connection([&] {
+      std::vector<std::string> ids;
+      {
+        Transaction tx(*this);
+        // As expire_due: a row another daemon cancelled (or answered) meanwhile is re-checked
+        // and skipped, so each approval is returned by exactly one caller.
+        Result r = exec(
+            "UPDATE approvals SET status = 'denied', closed_by = $3, close_note = $4, "
+            "closed_ms = $5::bigint WHERE status = 'pending' AND requester_token_id = $1 AND "
+            "principal = $2 RETURNING id",
+            {token, principal, by, note, num(now_ms)});
+        for (int i = 0; i < r.rows(); ++i) {
+          ids.push_back(r.text(i, 0));
+          notify("closed", ids.back());
+        }
+        exec("UPDATE approval_grants SET uses_left = -1 WHERE uses_left >= 0 AND approval_id IN "
+             "(SELECT id FROM approvals WHERE requester_token_id = $1 AND principal = $2)",
+             {token, principal});
+        tx.commit();
+      }
+      std::vector<Approval> out;
+      for (const auto& id : ids) {
+        if (auto a = load("id", id)) out.push_back(std::move(*a));
+      }
+      return out;
+    });
   }
 
  private:

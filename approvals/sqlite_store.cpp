@@ -122,6 +122,21 @@ class SqliteStore final : public Store {
           if (!has.step())
             exec("ALTER TABLE approvals ADD COLUMN claimed_by TEXT NOT NULL DEFAULT ''");
         }
+        // ... and before approvals kept what they grant and the token that asked (existing
+        // approvals: they grant nothing, asked by no known token).
+        {
+          Statement has(db_,
+                        "SELECT 1 FROM pragma_table_info('approvals') WHERE name = 'grants_json'");
+          if (!has.step())
+            exec("ALTER TABLE approvals ADD COLUMN grants_json TEXT NOT NULL DEFAULT ''");
+        }
+        {
+          Statement has(db_,
+                        "SELECT 1 FROM pragma_table_info('approvals') "
+                        "WHERE name = 'requester_token_id'");
+          if (!has.step())
+            exec("ALTER TABLE approvals ADD COLUMN requester_token_id TEXT NOT NULL DEFAULT ''");
+        }
         for (std::size_t i = 0; i < detail::kSchemaProbeCount; ++i) {
           Statement(db_, detail::kSchemaProbes[i]).run();
         }
@@ -161,15 +176,17 @@ class SqliteStore final : public Store {
       Statement s(db_,
                   "INSERT INTO approvals (id, token_hash, status, action_hash, action_json, "
                   "proposal_json, principal, groups_json, session, agent, rules_json, reason, "
-                  "decision_id, origin, daemon_id, created_ms, expires_ms, approvers_needed) "
+                  "decision_id, origin, daemon_id, created_ms, expires_ms, approvers_needed, "
+                  "grants_json, requester_token_id) "
                   "VALUES (?1, ?2, 'pending', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-                  "?14, ?15, ?16, ?17)");
+                  "?14, ?15, ?16, ?17, ?18, ?19)");
       s.bind(1, a.id).bind(2, detail::token_hash(out.token)).bind(3, a.action_hash);
       s.bind(4, a.action_json).bind(5, a.proposal_json).bind(6, a.principal);
       s.bind(7, detail::json_array(a.groups)).bind(8, a.session).bind(9, a.agent);
       s.bind(10, detail::json_array(a.rules)).bind(11, a.reason).bind(12, a.decision_id);
       s.bind(13, a.origin).bind(14, a.daemon_id).bind(15, a.created_ms).bind(16, a.expires_ms);
       s.bind(17, static_cast<std::int64_t>(a.approvers_needed));
+      s.bind(18, grants_json(a.grants)).bind(19, a.requester_token_id);
       s.run();
       tx.commit();
       notes.emplace_back("created", a.id);
@@ -247,7 +264,7 @@ class SqliteStore final : public Store {
       auto a = load_bare("id", id);
       if (!a) {
         out.result = ApproveResult::NotFound;
-      } else if (digest != a->action_hash) {
+      } else if (digest != a->digest) {
         out.result = ApproveResult::DigestMismatch;
       } else if (a->status != Status::Pending) {
         out.result = ApproveResult::Closed;
@@ -489,6 +506,56 @@ class SqliteStore final : public Store {
   void listen(Listener listener) override {
     std::lock_guard lock(listener_mu_);
     listener_ = std::move(listener);
+  }
+
+  std::vector<TokenRequester> open_requesters(std::int64_t now_ms) override {
+    std::lock_guard lock(mu_);
+    Statement s(db_,
+                "SELECT DISTINCT a.requester_token_id, a.principal FROM approvals a "
+                "WHERE a.requester_token_id <> '' AND (a.status = 'pending' OR EXISTS "
+                "(SELECT 1 FROM approval_grants g WHERE g.approval_id = a.id AND "
+                "g.uses_left >= 0 AND g.expires_ms > ?1)) "
+                "ORDER BY a.requester_token_id, a.principal");
+    s.bind(1, now_ms);
+    std::vector<TokenRequester> out;
+    while (s.step()) out.push_back(TokenRequester{s.text(0), s.text(1)});
+    return out;
+  }
+
+  std::vector<Approval> cancel_requester(std::string_view token_id, std::string_view principal,
+                                         std::string_view by, std::string_view note,
+                                         std::int64_t now_ms) override {
+    std::vector<Approval> out;
+    if (token_id.empty()) return out;
+    Pending notes;
+    {
+      std::lock_guard lock(mu_);
+      Transaction tx(*this);
+      std::vector<std::string> ids;
+      {
+        Statement s(db_,
+                    "UPDATE approvals SET status = 'denied', closed_by = ?3, close_note = ?4, "
+                    "closed_ms = ?5 WHERE status = 'pending' AND requester_token_id = ?1 AND "
+                    "principal = ?2 RETURNING id");
+        s.bind(1, token_id).bind(2, principal).bind(3, by).bind(4, note).bind(5, now_ms);
+        while (s.step()) ids.push_back(s.text(0));
+      }
+      {
+        Statement g(db_,
+                    "UPDATE approval_grants SET uses_left = -1 WHERE uses_left >= 0 AND "
+                    "approval_id IN (SELECT id FROM approvals WHERE requester_token_id = ?1 AND "
+                    "principal = ?2)");
+        g.bind(1, token_id).bind(2, principal);
+        g.run();
+      }
+      tx.commit();
+      for (const auto& id : ids) {
+        if (auto a = load("id", id)) out.push_back(std::move(*a));
+        notes.emplace_back("closed", id);
+      }
+    }
+    deliver(notes);
+    return out;
   }
 
  private:

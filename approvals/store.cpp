@@ -53,6 +53,36 @@ std::string action_hash(std::string_view action_json) {
   return "sha256:" + detail::sha256_hex(action_json);
 }
 
+std::string grants_json(const std::vector<CapabilityGrant>& grants) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  auto string = [&w](const std::string& s) {
+    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  };
+  w.StartArray();
+  for (const CapabilityGrant& g : grants) {
+    w.StartObject();
+    w.Key("capability");
+    string(g.capability);
+    w.Key("rule");
+    string(g.rule);
+    w.Key("reason");
+    string(g.reason);
+    w.EndObject();
+  }
+  w.EndArray();
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+std::string answer_digest(std::string_view action_hash,
+                          const std::vector<CapabilityGrant>& grants) {
+  if (grants.empty()) return std::string(action_hash);
+  std::string bound(action_hash);
+  bound += '\n';
+  bound += grants_json(grants);
+  return "sha256:" + detail::sha256_hex(bound);
+}
+
 namespace detail {
 
 const char* const kSchema[] = {
@@ -79,7 +109,9 @@ const char* const kSchema[] = {
     " close_note TEXT NOT NULL DEFAULT '',"
     " closed_ms BIGINT NOT NULL DEFAULT 0,"
     " result_json TEXT NOT NULL DEFAULT '',"
-    " claimed_by TEXT NOT NULL DEFAULT '')",
+    " claimed_by TEXT NOT NULL DEFAULT '',"
+    " grants_json TEXT NOT NULL DEFAULT '',"
+    " requester_token_id TEXT NOT NULL DEFAULT '')",
     "CREATE INDEX IF NOT EXISTS approvals_status_expires ON approvals (status, expires_ms)",
     "CREATE TABLE IF NOT EXISTS approval_votes ("
     " approval_id TEXT NOT NULL REFERENCES approvals (id),"
@@ -114,7 +146,7 @@ const char* const kSchemaProbes[] = {
     "SELECT id, token_hash, status, action_hash, action_json, proposal_json, principal,"
     " groups_json, session, agent, rules_json, reason, decision_id, origin, daemon_id,"
     " created_ms, expires_ms, approvers_needed, closed_by, close_note, closed_ms, result_json,"
-    " claimed_by FROM approvals WHERE 1 = 0",
+    " claimed_by, grants_json, requester_token_id FROM approvals WHERE 1 = 0",
     "SELECT approval_id, approver, note, at_ms, seq, scope_minutes FROM approval_votes"
     " WHERE 1 = 0",
     "SELECT id, approval_id, principal, session, action_hash, expires_ms, uses_left, approver"
@@ -157,7 +189,34 @@ Approval approval_from_row(const std::function<std::string(int)>& column) {
   a.close_note = column(18);
   a.closed_ms = parse_int(column(19), "closed_ms");
   a.result_json = column(20);
+  a.grants = parse_grants(column(21), a.id);
+  a.requester_token_id = column(22);
+  a.digest = answer_digest(a.action_hash, a.grants);
   return a;
+}
+
+std::vector<CapabilityGrant> parse_grants(std::string_view text, const std::string& id) {
+  std::vector<CapabilityGrant> out;
+  if (text.empty()) return out;
+  auto broken = [&id]() {
+    return StoreError("approval store: the grants of " + id + " are not a list of capabilities");
+  };
+  rapidjson::Document doc;
+  doc.Parse(text.data(), text.size());
+  if (doc.HasParseError() || !doc.IsArray()) throw broken();
+  for (const auto& v : doc.GetArray()) {
+    if (!v.IsObject()) throw broken();
+    CapabilityGrant g;
+    for (auto [name, field] : {std::pair{"capability", &g.capability}, std::pair{"rule", &g.rule},
+                               std::pair{"reason", &g.reason}}) {
+      auto m = v.FindMember(name);
+      if (m == v.MemberEnd() || !m->value.IsString()) throw broken();
+      field->assign(m->value.GetString(), m->value.GetStringLength());
+    }
+    if (g.capability.empty()) throw broken();
+    out.push_back(std::move(g));
+  }
+  return out;
 }
 
 namespace {
@@ -189,6 +248,9 @@ Created new_approval(const NewApproval& n) {
   a.created_ms = n.created_ms;
   a.expires_ms = n.expires_ms;
   a.approvers_needed = n.approvers_needed;
+  a.grants = n.grants;
+  a.requester_token_id = n.requester_token_id;
+  a.digest = answer_digest(a.action_hash, a.grants);
   return out;
 }
 

@@ -3,8 +3,9 @@
 // default) or PostgreSQL (libpq) with the same schema and semantics.
 //
 // An approver answers an approval they have seen: approve() takes the approval's public id
-// ("apr_…") together with the action digest the approver was shown (action_hash), and
-// refuses the vote when the digest is not the stored action's (DigestMismatch). Whoever hands
+// ("apr_…") together with the digest the approver was shown (Approval::digest: the
+// action_hash, and what approving grants when it grants something), and refuses the vote when
+// the digest is not the stored approval's (DigestMismatch). Whoever hands
 // an approver an id cannot swap the action behind it: the digest binds the answer to what was
 // shown. The requester also gets a token (32 bytes from the CSPRNG, base64url; only its
 // SHA-256 is stored): a handle that can deny (withdraw) its approval, never approve it.
@@ -16,6 +17,17 @@
 //                                                      └──recover_claimed (interrupted)──▶ refused
 //      ├──deny──▶ denied
 //      └──expire_due (expires_ms passed)──▶ expired
+//
+// What approving grants. An approval-required decision may carry enforcing `allow` facts
+// (docs/RULES.md "Capabilities": run through a shell, reach a private address): they are what
+// its approval grants if a person says yes, stored with it (Approval::grants) and shown to the
+// approver. The answer is then bound to the grants as well: an approver names the approval's
+// `digest` (answer_digest: its action_hash when it grants nothing, else a digest of the
+// action_hash and the grants), so grants other than those shown cannot be approved.
+//
+// Who asked. An approval keeps a derived id of the token its requester authenticated with
+// (requester_token_id, never the token nor its stored hash): when that token is revoked,
+// cancel_requester() closes what it started.
 //
 // Store errors (the file or server unreachable, a broken schema) throw StoreError: the
 // caller fails closed. One principal holds at most NewApproval::max_pending live pending
@@ -57,6 +69,15 @@ enum class Status { Pending, Approved, Denied, Expired, Executed, Refused };
 std::string_view status_name(Status status);  // "pending" "approved" "denied" "expired" "executed" "refused"
 std::optional<Status> parse_status(std::string_view name);
 
+// One capability an approval grants if approved: an enforcing `allow` fact of the
+// approval-required decision.
+struct CapabilityGrant {
+  std::string capability;  // "shell-syntax" or "private-network"
+  std::string rule;        // the rule that asserted the allow
+  std::string reason;
+  bool operator==(const CapabilityGrant&) const = default;
+};
+
 // What the daemon stores when a decision is approval-required.
 struct NewApproval {
   std::string action_json;    // the action exactly as the rules decided it (Decision::action_json)
@@ -76,6 +97,8 @@ struct NewApproval {
   // > 0: refused (PendingLimit, nothing stored) when `principal` already has this many
   // pending approvals not yet past their expiry at created_ms; 0: no limit.
   std::int64_t max_pending = 0;
+  std::vector<CapabilityGrant> grants;  // what approving grants, in assertion order
+  std::string requester_token_id;  // token_id() of the requester's token; "" when none
 };
 
 struct Vote {
@@ -102,6 +125,9 @@ struct Approval {
   std::string close_note;
   std::int64_t closed_ms = 0;  // when it left pending (0 while pending)
   std::string result_json;     // set by finish(): what happened on approval (a JSON object text)
+  std::vector<CapabilityGrant> grants;  // what approving grants ([] for approvals made before)
+  std::string requester_token_id;       // "" for approvals of callers without a token
+  std::string digest;  // answer_digest(action_hash, grants): what approve() must be given
 };
 
 struct Created {
@@ -117,7 +143,7 @@ enum class ApproveResult {
   Expired,          // still pending but past expires_ms (it is moved to expired)
   SelfApproval,     // the approver is the requester
   AlreadyApproved,  // this approver already voted on it
-  DigestMismatch,   // the digest given is not the stored action's: nothing was recorded
+  DigestMismatch,   // the digest given is not the approval's digest: nothing was recorded
 };
 std::string_view approve_result_name(ApproveResult result);
 
@@ -166,6 +192,13 @@ struct Grant {
   std::string approver;
 };
 
+// A requester token with something open (Store::open_requesters).
+struct TokenRequester {
+  std::string token_id;
+  std::string principal;
+  bool operator==(const TokenRequester&) const = default;
+};
+
 // Notification kinds: "created", "closed" (left pending: approved/denied/expired),
 // "finished" (executed/refused). PostgreSQL delivers them to every daemon (LISTEN/NOTIFY);
 // SQLite to this process only.
@@ -184,8 +217,8 @@ class Store {
   // every filter, so a page costs about the same whatever the table holds.
   virtual std::vector<Approval> list(const Filter& filter) = 0;
 
-  // One approver's vote on approval `id`, bound to `digest` (the action_hash the approver was
-  // shown): checked in the same transaction that records the vote. scope_minutes: the scope
+  // One approver's vote on approval `id`, bound to `digest` (the Approval::digest the approver
+  // was shown): checked in the same transaction that records the vote. scope_minutes: the scope
   // this approver asks for (0: one use), kept with the vote (Vote::scope_minutes).
   // daemon_id: the daemon carrying out what this vote claims (kept with a claim, for
   // recover_claimed).
@@ -227,6 +260,19 @@ class Store {
 
   // Starts delivering notifications to listener (from a store thread). Call once.
   virtual void listen(Listener listener) = 0;
+
+  // ---- requester tokens ----
+  // Every requester (token id and principal, each pair once) with something still open: a
+  // pending approval, or a live grant one of its approvals left. Approvals without a token id
+  // are never listed.
+  virtual std::vector<TokenRequester> open_requesters(std::int64_t now_ms) = 0;
+  // Cancels what one requester token started (token_id non-empty): its pending approvals of
+  // `principal` move to denied (closed_by `by`, close_note `note`) and every grant its
+  // approvals left ends. Returns the approvals it moved, each exactly once across a fleet (an
+  // approval another caller moved meanwhile is not returned). Idempotent.
+  virtual std::vector<Approval> cancel_requester(std::string_view token_id,
+                                                 std::string_view principal, std::string_view by,
+                                                 std::string_view note, std::int64_t now_ms) = 0;
 };
 
 // Opens (creating the file and schema when missing) the SQLite store at path.
@@ -236,5 +282,13 @@ std::unique_ptr<Store> open_postgres(const std::string& conninfo);
 
 // "sha256:" + hex SHA-256 of the action's JSON text.
 std::string action_hash(std::string_view action_json);
+
+// The grants as stored and hashed: a compact JSON array of
+// {"capability","rule","reason"} objects in their order.
+std::string grants_json(const std::vector<CapabilityGrant>& grants);
+// What an approver answers with: action_hash itself when the approval grants nothing (an
+// approval made before grants existed included), else "sha256:" + hex SHA-256 of
+// action_hash + "\n" + grants_json(grants).
+std::string answer_digest(std::string_view action_hash, const std::vector<CapabilityGrant>& grants);
 
 }  // namespace warden::approvals

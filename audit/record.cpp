@@ -433,6 +433,16 @@ std::string approval_fields(const ApprovalEvent& e, const Masker* masker) {
   append_int(out, e.expires_ms);
   out += ",\"result\":";
   json_or_null(e.result_json, "/result");
+  if (!e.grants_json.empty() && e.grants_json != "[]") {
+    out += ",\"grants\":";
+    append_json_value(out, e.grants_json, masker, "/grants", &masks);
+    out += ",\"digest\":";
+    str(e.digest, "/digest");
+  }
+  if (!e.requester_token_id.empty()) {
+    out += ",\"requester_token_id\":";
+    str(e.requester_token_id, "/requester_token_id");
+  }
   append_masks(out, masks);
   return out;
 }

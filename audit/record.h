@@ -50,12 +50,20 @@ struct ApprovalEvent {
   int approvers_needed = 0, votes = 0;
   std::int64_t expires_ms = 0;
   std::string result_json;  // an actuator's result (JSON object text), "" when none
+  // What approving grants (a JSON array text of {"capability","rule","reason"}), "" or "[]"
+  // when nothing; and the digest an approver answers with, recorded with the grants.
+  std::string grants_json;
+  std::string digest;
+  std::string requester_token_id;  // the requester's token id, "" when no token asked
 };
 
 // The approval record's FIELDS, members in this order:
 //   "event","approval_id","action_hash","decision_id","by","note","requester","session",
 //   "agent","origin","action":{…}|null,"rules":[…],"reason","approvers_needed","votes",
-//   "expires_ms","result":{…}|null,"masks":[{"field","offset","length","kind"}]
+//   "expires_ms","result":{…}|null,["grants":[…],"digest",]["requester_token_id",]
+//   "masks":[{"field","offset","length","kind"}]
+// "grants" and "digest" only when the approval grants something; "requester_token_id" only
+// when a token asked.
 // "action" and "result" are re-serialized like a decision's "input" (text that is not JSON
 // becomes a JSON string; "" becomes null). With a masker every string of the record (and every
 // member name in action and result) is masked for secrets, as in decision_fields: a note, a

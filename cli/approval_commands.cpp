@@ -320,10 +320,11 @@ void register_approve(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "approve",
       "Approve a pending approval by its id (role approver) after looking at it: the approval "
-      "is fetched and shown (the action as it will run, its digest, rules, reasons, requester, "
-      "session history) and you confirm on the terminal; or give --digest (the action_hash "
-      "you were shown) to answer without a terminal. The daemon refuses a digest that is not "
-      "the action's (E_APPROVAL_DIGEST). The rules then decide it once more (the last mile); a "
+      "is fetched and shown (the action as it will run, what approving it grants, its digest, "
+      "rules, reasons, requester, session history) and you confirm on the terminal; or give "
+      "--digest (the digest you were shown) to answer without a terminal. The daemon refuses "
+      "a digest that is not the approval's (E_APPROVAL_DIGEST): it covers the action and what "
+      "approving grants. The rules then decide it once more (the last mile); a "
       "submitted action runs, a decided one is approved for its requester's session. Exit: 0 "
       "approved (or your vote counted), 1 the last mile refused it or you said no, 2 no "
       "terminal and no --digest (E_APPROVAL_UNSEEN) or a bad argument, 4 an error (not found, "
@@ -339,8 +340,9 @@ void register_approve(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<Args>();
   cmd->add_option("ID", a->id, "The approval's id (apr_…), as warden pending lists it")->required();
   cmd->add_option("--digest", a->digest,
-                  "The digest (action_hash, sha256:…) of the action you looked at: answer "
-                  "without the terminal prompt; refused unless it is this approval's");
+                  "The digest (sha256:…) of the approval you looked at (its action and what "
+                  "approving grants): answer without the terminal prompt; refused unless it is "
+                  "this approval's");
   cmd->add_option("--note", a->note, "Why (recorded with your approval in the audit log)");
   auto* scope =
       cmd->add_option(
@@ -404,7 +406,7 @@ void register_approve(CLI::App& app, int* exit_code) {
         *exit_code = kExitInternal;
         return;
       }
-      digest = string_member(approval, "action_hash");
+      digest = answer_digest_of(approval);
       if (!confirm_on_terminal(a->id, digest)) {
         std::printf("not approved\n");
         *exit_code = kExitRejected;

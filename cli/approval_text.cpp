@@ -90,6 +90,32 @@ std::string closed_by(const rapidjson::Value& approval) {
   return "";
 }
 
+// "  if approved it may also:" and one line per grant, in words, then its name, rule and
+// reason; "" when the approval grants nothing.
+std::string grants_text(const rapidjson::Value& approval) {
+  const rapidjson::Value* grants = array_member(approval, "grants");
+  if (!grants || grants->Empty()) return "";
+  std::string out = "  if approved it may also:\n";
+  for (const auto& g : grants->GetArray()) {
+    const std::string capability = member(g, "capability");
+    out += "    " + capability_text(capability) + " (" + printable(capability);
+    const std::string rule = member(g, "rule"), reason = member(g, "reason");
+    if (!rule.empty()) out += ", rule " + printable(rule);
+    if (!reason.empty()) out += ": " + printable(reason);
+    out += ")\n";
+  }
+  return out;
+}
+
+// The capability names of an approval's grants, for one line: " +shell-syntax".
+std::string grants_short(const rapidjson::Value& approval) {
+  std::string out;
+  if (const rapidjson::Value* grants = array_member(approval, "grants")) {
+    for (const auto& g : grants->GetArray()) out += " +" + printable(member(g, "capability"));
+  }
+  return out;
+}
+
 void drop_tokens(rapidjson::Value& v) {
   if (v.IsObject()) {
     v.RemoveMember("token");
@@ -109,6 +135,22 @@ void strip(rapidjson::Value& doc) {
 }
 
 }  // namespace
+
+std::string capability_text(std::string_view capability) {
+  if (capability == "shell-syntax") {
+    return "run its command line through /bin/sh (pipes, redirects, globs, variables and "
+           "command substitution work)";
+  }
+  if (capability == "private-network") {
+    return "connect to private, loopback, link-local and cloud metadata addresses";
+  }
+  return "use the capability " + printable(capability);
+}
+
+std::string answer_digest_of(const rapidjson::Value& approval) {
+  const std::string digest = member(approval, "digest");
+  return digest.empty() ? member(approval, "action_hash") : digest;
+}
 
 std::string pending_fields(const PendingQuery& q) {
   std::string out;
@@ -248,6 +290,7 @@ std::string approval_block(const rapidjson::Value& approval, std::int64_t now_ms
   if (!reason.empty()) out += ": " + printable(reason);
   out += "\n";
   out += "  action " + listed_action_text(approval) + "\n";
+  out += grants_text(approval);
   if (const rapidjson::Value* votes = array_member(approval, "votes")) {
     for (const auto& v : votes->GetArray()) {
       out += "  approved by " + printable(member(v, "approver"));
@@ -263,7 +306,12 @@ std::string approval_block(const rapidjson::Value& approval, std::int64_t now_ms
 
 std::string approval_detail(const rapidjson::Value& approval, std::int64_t now_ms) {
   std::string out = approval_block(approval, now_ms);
-  out += "  digest " + printable(member(approval, "action_hash")) + "\n";
+  out += "  digest " + printable(answer_digest_of(approval));
+  if (answer_digest_of(approval) != member(approval, "action_hash")) {
+    out += " (the action and what approving it grants; the action alone " +
+           printable(member(approval, "action_hash")) + ")";
+  }
+  out += "\n";
   auto action = approval.IsObject() ? approval.FindMember("action") : approval.MemberEnd();
   const bool has_action = approval.IsObject() && action != approval.MemberEnd();
   if (is_truncated(approval) && (!has_action || action->value.IsNull())) {
@@ -312,6 +360,7 @@ std::string approval_line(const rapidjson::Value& approval, std::int64_t now_ms)
   if (status.empty() || status == "pending") {
     out += "  " + who_text(approval) + "  [" + rules_text(approval) + "]";
     out += "  " + listed_action_text(approval);
+    out += grants_short(approval);
     const std::string expiry = expiry_text(approval, now_ms);
     out += "  (" + votes_text(approval) + (expiry.empty() ? "" : ", " + expiry) + ")";
     return out;
@@ -399,6 +448,14 @@ std::string approve_reply_text(const rapidjson::Value& payload) {
         out += "  exit " + std::to_string(code->value.GetInt()) + "\n";
       const std::string error = member(*result, "error_code");
       if (!error.empty()) out += "  failed: " + printable(error) + "\n";
+      if (const rapidjson::Value* caps = array_member(*result, "capabilities");
+          caps && !caps->Empty()) {
+        std::string names;
+        for (const auto& c : caps->GetArray()) {
+          if (c.IsString()) names += (names.empty() ? "" : ", ") + printable(c.GetString());
+        }
+        out += "  ran with: " + names + "\n";
+      }
     }
     return out;
   }

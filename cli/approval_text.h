@@ -43,6 +43,13 @@ bool is_action_digest(std::string_view text);
 std::string deny_fields(std::string_view token_or_id, std::string_view note);
 bool is_approval_id(std::string_view text);
 
+// What a capability an approval grants lets its action do, in words: "run its command line
+// through /bin/sh (…)" for shell-syntax, … (docs/RULES.md "Capabilities").
+std::string capability_text(std::string_view capability);
+// The digest an approver answers an APPROVAL with: its "digest" (the action and what approving
+// it grants), else its "action_hash" (a daemon from before grants).
+std::string answer_digest_of(const rapidjson::Value& approval);
+
 // "4m12s", "2h05m", "3d04h" for a duration in ms (negative: "0s").
 std::string duration_text(std::int64_t ms);
 
@@ -60,6 +67,9 @@ std::string listed_action_text(const rapidjson::Value& approval);
 //     requested by alice  session s1  agent claude-code  via decide
 //     rules deploys-need-two: deploys need a person
 //     action shell run: deploy prod
+// then what approving it grants, in words, when it grants something:
+//     if approved it may also:
+//       run its command line through /bin/sh (…) (shell-syntax, rule build-pipelines: REASON)
 // plus one line per vote already given ("approved by bob 1m ago: note").
 std::string approval_block(const rapidjson::Value& approval, std::int64_t now_ms);
 

@@ -132,8 +132,13 @@ void append_fired_rules_json(std::string& out, const std::vector<FiredRule>& rul
 }
 
 std::vector<std::string> granted_capabilities(const Decision& decision) {
+  if (decision.outcome != Outcome::Approve) return {};
+  return allowed_capabilities(decision);
+}
+
+std::vector<std::string> allowed_capabilities(const Decision& decision) {
   std::vector<std::string> out;
-  if (decision.outcome != Outcome::Approve || !decision.error_code.empty()) return out;
+  if (!decision.error_code.empty()) return out;
   for (const Grant& g : decision.allows) {
     if (!g.monitor) out.push_back(g.capability);
   }

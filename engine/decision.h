@@ -102,6 +102,10 @@ struct Decision {
 // The capabilities the decision grants its action: those of enforcing `allow` facts, and
 // only when the outcome is approve. Sorted, unique.
 std::vector<std::string> granted_capabilities(const Decision& decision);
+// The capabilities the enforcing `allow` facts of the decision name, whatever its outcome
+// (none when it failed closed). Sorted, unique. For an approval-required decision: what a
+// person's approval of it would grant.
+std::vector<std::string> allowed_capabilities(const Decision& decision);
 
 // Exit status for a single decision (SPEC §1): 0 approve, 1 reject, 3 approval-required.
 int exit_code_for(Outcome outcome);

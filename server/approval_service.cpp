@@ -212,10 +212,44 @@ bool not_run(const actuators::Result& r) {
 
 }  // namespace
 
-Decision approved_by_grant(Decision decision, const approvals::Grant& grant) {
+std::vector<approvals::CapabilityGrant> approval_grants(const Decision& decision) {
+  std::vector<approvals::CapabilityGrant> out;
+  if (!decision.error_code.empty()) return out;
+  for (const Grant& a : decision.allows) {
+    if (a.monitor) continue;  // reported, never granted
+    approvals::CapabilityGrant g{a.capability, a.rule, a.reason};
+    if (std::find(out.begin(), out.end(), g) == out.end()) out.push_back(std::move(g));
+  }
+  return out;
+}
+
+std::vector<std::string> capabilities_of(const std::vector<approvals::CapabilityGrant>& grants) {
+  std::vector<std::string> out;
+  for (const approvals::CapabilityGrant& g : grants) out.push_back(g.capability);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<std::string> intersect_capabilities(const std::vector<std::string>& approved,
+                                                const std::vector<std::string>& allowed) {
+  std::vector<std::string> out;
+  std::set_intersection(approved.begin(), approved.end(), allowed.begin(), allowed.end(),
+                        std::back_inserter(out));
+  return out;
+}
+
+Decision approved_by_grant(Decision decision, const approvals::Grant& grant,
+                           const std::vector<std::string>& approved) {
   decision.outcome = Outcome::Approve;
   decision.reason = "approved for this session by " + grant.approver + " (approval " +
                     grant.approval_id + (grant.uses_left == 0 ? ", scoped" : "") + ")";
+  // A capability is in force only when the approval a person answered granted it and the
+  // rules deciding now still allow it.
+  std::erase_if(decision.allows, [&](const Grant& a) {
+    return !a.monitor &&
+           std::find(approved.begin(), approved.end(), a.capability) == approved.end();
+  });
   return decision;
 }
 
@@ -683,6 +717,10 @@ approvals::Created ApprovalService::create(const Requester& who, const Decision&
   }
   n.expires_ms = n.created_ms + expiry_s * 1000;
   n.approvers_needed = std::clamp(decision.approvers_needed, 1, 2);
+  // What approving grants: the decision's enforcing allows, shown to the approver and bound
+  // into the digest they answer with.
+  n.grants = approval_grants(decision);
+  n.requester_token_id = who.token_id;
   n.max_pending = config.approvals.max_pending_per_principal;
   approvals::Created created;
   try {
@@ -728,6 +766,7 @@ std::string ApprovalService::requester_json(const approvals::Created& created) {
   append_json_string(out, created.approval.id);
   member(out, "token", created.token);
   member(out, "action_hash", created.approval.action_hash);
+  member(out, "digest", created.approval.digest);
   out += ",\"status\":\"pending\",\"expires_ms\":" + std::to_string(created.approval.expires_ms);
   out += ",\"approvers_needed\":" + std::to_string(created.approval.approvers_needed);
   member(out, "how", "warden approve " + created.approval.id);
@@ -740,7 +779,8 @@ std::string ApprovalService::suspend(const Identity& identity,
                                      const Decision& decision, const std::string& action_json,
                                      const pipeline::Signal& signal,
                                      const pipeline::EventSink& sink) {
-  Requester who{identity.principal, identity.groups, signal.session, signal.agent};
+  Requester who{identity.principal, identity.groups, signal.session, signal.agent,
+                identity.token_id};
   approvals::Created created;
   try {
     created = create(who, decision, action_json, "submit");
@@ -785,15 +825,59 @@ std::string ApprovalService::suspend(const Identity& identity,
 
 std::optional<approvals::Grant> ApprovalService::use_grant(const Requester& who,
                                                           const std::string& action_json,
-                                                          const std::string& decision_id) {
+                                                          const std::string& decision_id,
+                                                          std::vector<std::string>* capabilities) {
+  capabilities->clear();
   std::optional<approvals::Grant> grant =
       store_->use_grant(who.principal, who.session, grant_key(action_json), now_ms());
   if (!grant) return std::nullopt;
   std::optional<Approval> approval = store_->get(grant->approval_id);
+  if (approval && !requester_valid(approval->requester_token_id, approval->principal)) {
+    // Its requester's token was revoked (on this daemon, perhaps before the store heard of
+    // it): the grant approves nothing, and whatever else that token started ends with it.
+    cancel_requester(approval->requester_token_id, approval->principal);
+    return std::nullopt;
+  }
   Approval shown = approval ? *approval : Approval{};
   if (!approval) shown.id = grant->approval_id;
+  // No approval to read its grants from: the grant carries no capability.
+  if (approval) *capabilities = capabilities_of(approval->grants);
   record("scoped-use", shown, grant->approver, "", decision_id);
   return grant;
+}
+
+// ---- revoked tokens ----
+
+bool ApprovalService::requester_valid(std::string_view token_id, std::string_view principal) const {
+  if (token_id.empty()) return true;  // not asked for with a token
+  std::optional<Identity> now = context_.tokens()->find_by_id(token_id);
+  return now && now->principal == principal &&
+         (role_allows(now->role, "decide") || role_allows(now->role, "submit"));
+}
+
+std::size_t ApprovalService::cancel_requester(const std::string& token_id,
+                                              const std::string& principal) {
+  std::vector<Approval> cancelled =
+      store_->cancel_requester(token_id, principal, "warden", kRevokedNote, now_ms());
+  for (const Approval& a : cancelled) {
+    context_.log->warn("approvals: {} of {} cancelled: the token that asked for it ({}) is no "
+                       "longer valid",
+                       a.id, a.principal, a.requester_token_id);
+    try {
+      record("denied", a, "warden", kRevokedNote);
+    } catch (const std::exception& e) {
+      context_.log->error("approvals: {}", e.what());
+    }
+  }
+  return cancelled.size();
+}
+
+std::size_t ApprovalService::revoke_missing_tokens() {
+  std::size_t n = 0;
+  for (const approvals::TokenRequester& r : store_->open_requesters(now_ms())) {
+    if (!requester_valid(r.token_id, r.principal)) n += cancel_requester(r.token_id, r.principal);
+  }
+  return n;
 }
 
 // ---- records ----
@@ -828,6 +912,11 @@ void ApprovalService::append_record(std::string_view event, const Approval& a,
   e.votes = static_cast<int>(a.votes.size());
   e.expires_ms = a.expires_ms;
   e.result_json = std::string(result_json);
+  if (!a.grants.empty()) {
+    e.grants_json = approvals::grants_json(a.grants);
+    e.digest = a.digest;
+  }
+  e.requester_token_id = a.requester_token_id;
   audit::AppendResult appended =
       context_.audit->append_wait("approval", audit_now_us(), audit::approval_fields(e, context_.masker));
   if (!appended.ok) {
@@ -1001,6 +1090,13 @@ std::optional<Reply> ApprovalService::approve_now(const std::string& id_json,
                                                   const std::string& digest,
                                                   const std::string& note, int scope_minutes,
                                                   std::shared_ptr<ReplyFn> send) {
+  // An approval whose requester's token this daemon no longer accepts is cancelled, not
+  // voted on (a reload here may not have reached the store yet).
+  if (std::optional<Approval> asked = store_->get(approval_id);
+      asked && asked->status == Status::Pending &&
+      !requester_valid(asked->requester_token_id, asked->principal)) {
+    cancel_requester(asked->requester_token_id, asked->principal);
+  }
   approvals::ApproveOutcome outcome =
       store_->approve(approval_id, digest, identity.principal, note, now_ms(), scope_minutes,
                       context_.config->audit.daemon_id);
@@ -1012,8 +1108,8 @@ std::optional<Reply> ApprovalService::approve_now(const std::string& id_json,
     case R::DigestMismatch:
       return fail(id_json, "approve", err::kApprovalDigest,
                   which + ": " + digest +
-                      " is not the digest of its action: nothing was approved; look at it "
-                      "again (warden approve " +
+                      " is not its digest (its action and what approving it grants): nothing "
+                      "was approved; look at it again (warden approve " +
                       approval_id + ")");
     case R::Closed:
       if (outcome.approval->status == Status::Expired) {
@@ -1022,6 +1118,10 @@ std::optional<Reply> ApprovalService::approve_now(const std::string& id_json,
       return fail(id_json, "approve", err::kApprovalClosed,
                   which + " is already " +
                       std::string(approvals::status_name(outcome.approval->status)) +
+                      (outcome.approval->closed_by == "warden" &&
+                               !outcome.approval->close_note.empty()
+                           ? " (" + outcome.approval->close_note + ")"
+                           : std::string()) +
                       ": an approval is answered once");
     case R::Expired:
       record("expired", *outcome.approval, "expiry", "");
@@ -1058,8 +1158,26 @@ std::optional<Reply> ApprovalService::carry_out(const std::string& id_json,
                                                 const Identity& approver,
                                                 const Approval& approval, int scope_minutes,
                                                 std::shared_ptr<ReplyFn> send) {
+  if (!requester_valid(approval.requester_token_id, approval.principal)) {
+    // The token that asked was revoked after the vote was counted: claimed, never run.
+    static constexpr char kReason[] =
+        "the token that asked for it was revoked before it ran; it is not run";
+    std::string result = "{\"error_code\":";
+    append_json_string(result, err::kApprovalRefused);
+    member(result, "reason", kReason);
+    result += '}';
+    store_->finish(approval.id, Status::Refused, result, now_ms());
+    record("refused", approval, approver.principal, kReason, {}, result);
+    cancel_requester(approval.requester_token_id, approval.principal);
+    std::optional<Approval> now = store_->get(approval.id);
+    Stats::add(context_.stats.errors);
+    return Reply{error_response(id_json, "approve",
+                                {err::kApprovalRefused, std::string("not run: ") + kReason, {},
+                                 "\"approval\":" + approval_json(now ? *now : approval)})};
+  }
   // The last mile: the rules in force decide the stored action again, as its requester.
-  Identity requester{approval.principal, Role::Agent, approval.groups};
+  Identity requester{approval.principal, Role::Agent, approval.groups,
+                     approval.requester_token_id};
   pipeline::Signal signal;
   signal.principal = approval.principal;
   signal.session = approval.session;
@@ -1150,6 +1268,7 @@ Reply ApprovalService::dispatch(const std::string& id_json, const Identity& appr
   actuators::Actuator* actuator =
       actuators_ && !resolved.target.empty() ? actuators_->find(resolved.target) : nullptr;
   actuators::Result r;
+  std::vector<std::string> capabilities;  // what the action ran with
   if (!actuator) {
     r.error_code = "E_ACT_NO_ACTUATOR";
     r.error = "no actuator for target " + resolved.target + " on daemon " +
@@ -1161,7 +1280,10 @@ Reply ApprovalService::dispatch(const std::string& id_json, const Identity& appr
     c.session = approval.session;
     c.agent = approval.agent;
     c.source = "approval";
-    c.allowed = granted_capabilities(last);
+    // What the approver saw granted, and only as far as the rules in force still allow it:
+    // a rule change narrows what a person approved, never widens it.
+    c.allowed = intersect_capabilities(capabilities_of(approval.grants), allowed_capabilities(last));
+    capabilities = c.allowed;
     c.effects = last.effects;
     try {
       r = actuator->act(last.action_json, c);
@@ -1179,9 +1301,14 @@ Reply ApprovalService::dispatch(const std::string& id_json, const Identity& appr
   Decision ran = last;
   ran.outcome = Outcome::Approve;
   remember_granted(context_, approval.principal, approval.session, ran);
+  std::string result = result_json_of(resolved.target, r, true);
+  std::string recorded = result_json_of(resolved.target, r, false);
+  std::string ran_with = ",\"capabilities\":";
+  append_strings(ran_with, capabilities);
+  result.insert(result.size() - 1, ran_with);
+  recorded.insert(recorded.size() - 1, ran_with);
   return conclude(id_json, approver, approval, scope_minutes, last, decision_json, "executed",
-                  result_json_of(resolved.target, r, true),
-                  result_json_of(resolved.target, r, false));
+                  std::move(result), std::move(recorded));
 }
 
 Reply ApprovalService::conclude(const std::string& id_json, const Identity& approver,
@@ -1294,11 +1421,15 @@ std::string ApprovalService::approval_json(const Approval& a) {
   out += ",\"action\":";
   append_object_or_null(out, a.action_json);
   member(out, "action_hash", a.action_hash);
+  member(out, "digest", a.digest);
+  // What approving grants, written exactly as the digest covers it.
+  out += ",\"grants\":" + approvals::grants_json(a.grants);
   out += ",\"rules\":";
   append_strings(out, a.rules);
   member(out, "reason", a.reason);
   member(out, "decision_id", a.decision_id);
   member(out, "daemon_id", a.daemon_id);
+  member(out, "requester_token_id", a.requester_token_id);
   out += ",\"created_ms\":" + std::to_string(a.created_ms);
   out += ",\"expires_ms\":" + std::to_string(a.expires_ms);
   out += ",\"approvers_needed\":" + std::to_string(a.approvers_needed);

@@ -7,13 +7,20 @@
 //                   decide: a live scoped grant for this exact action and session turns the
 //                   answer into approve instead (use_grant, `approval scoped-use`).
 //   approver side   pending (list, one by id, or watch: events as approvals arrive and close),
-//                   approve ID DIGEST: the approver answers the action they were shown (its
-//                   action_hash; another digest is E_APPROVAL_DIGEST, nothing recorded); one
+//                   approve ID DIGEST: the approver answers what they were shown (its digest:
+//                   the action, and the capabilities approving grants — the enforcing allows of
+//                   the decision that asked; another digest is E_APPROVAL_DIGEST, nothing
+//                   recorded); one
 //                   store transaction claims it — exactly one approver
 //                   across the fleet; then the last mile (the rules in force decide the stored
 //                   action again, as its requester); a reject or a changed action means it is
-//                   not run (refused). A submit's action is then dispatched here; a decide's
-//                   becomes a grant for its requester's session (one use, or scope_minutes).
+//                   not run (refused). A submit's action is then dispatched here, with the
+//                   capabilities both the approval and the last mile allow; a decide's becomes a
+//                   grant for its requester's session (one use, or scope_minutes), which
+//                   carries the same limit.
+//   revocation      the token that asked is recorded by its id: when the daemon's token set no
+//                   longer accepts it, its pending approvals are cancelled (revoke_missing_tokens
+//                   at reload and start), and nothing of it is approved, run or granted.
 //                   deny TOKEN|ID closes it. Every transition is an `approval` audit record.
 //   delivery        followers (connections still open, waiting clients) hear of the final state
 //                   through the store's notifications — PostgreSQL's LISTEN/NOTIFY reaches the
@@ -71,11 +78,25 @@ struct Requester {
   std::vector<std::string> groups;
   std::string session;
   std::string agent;
+  std::string token_id;  // the token it authenticated with (Identity::token_id), "" for none
 };
+
+// What an approval grants (approvals::Approval::grants) for an approval-required decision:
+// its enforcing `allow` facts, each (capability, rule, reason) once, in assertion order.
+std::vector<approvals::CapabilityGrant> approval_grants(const Decision& decision);
+// The capabilities a set of grants names. Sorted, unique.
+std::vector<std::string> capabilities_of(const std::vector<approvals::CapabilityGrant>& grants);
+// The capabilities both lists name (both sorted, unique): what a person approved and what the
+// rules in force allow. Sorted.
+std::vector<std::string> intersect_capabilities(const std::vector<std::string>& approved,
+                                                const std::vector<std::string>& allowed);
 
 // The decision a live scoped grant turns an approval-required decision into: approve, its
 // reason naming the approval and its approver (the rules' own decision stays in the log).
-Decision approved_by_grant(Decision decision, const approvals::Grant& grant);
+// Its enforcing allows keep only the capabilities in `approved` (what the approval granted):
+// the rules now may narrow what a person approved, never widen it.
+Decision approved_by_grant(Decision decision, const approvals::Grant& grant,
+                           const std::vector<std::string>& approved);
 // Why a final approval did not let its action through (denied by whom, expired, refused).
 std::string answer_reason(const approvals::Approval& approval);
 
@@ -140,9 +161,13 @@ class ApprovalService {
   // "how" is "warden approve ID"; the token only denies
   static std::string requester_json(const approvals::Created& created);
   // A live grant for this principal, session and request (grant_key), consumed (one use); appends
-  // `approval scoped-use` naming the decision it approved. Throws like create().
+  // `approval scoped-use` naming the decision it approved. *capabilities: what the approval
+  // that left the grant granted (capabilities_of its grants). A grant left by an approval whose
+  // requester's token is no longer valid approves nothing: what that token started is cancelled
+  // and nullopt returned. Throws like create().
   std::optional<approvals::Grant> use_grant(const Requester& who, const std::string& action_json,
-                                            const std::string& decision_id);
+                                            const std::string& decision_id,
+                                            std::vector<std::string>* capabilities);
   // A submit's run reached approval-required (pipeline::Options::on_approval_required): stores
   // the pending approval, sends the approval-required event with its id, waits for the
   // answer when the requester asked to (signal.approval_wait_s), and otherwise lets the
@@ -162,6 +187,19 @@ class ApprovalService {
   Push pusher(const std::atomic<bool>* closed);
   // Runs fn on a service thread (false when stopped).
   bool post(std::function<void()> fn);
+
+  // ---- revoked tokens ----
+  // Whether the token that asked for an approval (token_id, principal) is still one the
+  // daemon's token set accepts, for the same principal, with a role that may ask: an approval
+  // without a token id always is.
+  bool requester_valid(std::string_view token_id, std::string_view principal) const;
+  // Cancels what every token no longer valid started (the token set was replaced: a reload,
+  // a start): their pending approvals close denied by "warden" (kRevokedNote), each recorded
+  // once across a fleet, their waits answered; the grants their approvals left end. Returns
+  // how many approvals it closed. Throws approvals::StoreError.
+  std::size_t revoke_missing_tokens();
+  static constexpr const char* kRevokedNote =
+      "cancelled: the token that asked for it was revoked; it never runs";
 
   // ---- approver side: requests from the I/O thread; replies through later() ----
   std::optional<Reply> pending(const Request& request, const Identity& identity,
@@ -243,6 +281,8 @@ class ApprovalService {
   void run_runner();
   // An approval transition: appended to the audit log (throws when it cannot be), then
   // posted to the webhook when one is configured ([approvals.notify]).
+  // store_->cancel_requester, each approval it closed recorded; returns how many.
+  std::size_t cancel_requester(const std::string& token_id, const std::string& principal);
   void record(std::string_view event, const approvals::Approval& approval, std::string_view by,
               std::string_view note, std::string_view decision_id = {},
               std::string_view result_json = {});

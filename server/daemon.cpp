@@ -420,6 +420,20 @@ Daemon::StartResult Daemon::start() {
          approvals_ = std::make_unique<ApprovalService>(context_, std::move(store), registry);
          if (std::string error = approvals_->start(); !error.empty()) return StepError{4, error};
          context_.approvals = approvals_.get();
+         // Started with a token file: what a token no longer in it asked for is cancelled
+         // (it may have been removed while the daemon was down).
+         if (!config_.tokens.empty()) {
+           try {
+             if (std::size_t n = approvals_->revoke_missing_tokens()) {
+               log->warn("approvals: {} pending approval(s) of tokens no longer in {} cancelled",
+                         n, config_.tokens);
+             }
+           } catch (const std::exception& e) {
+             // Each is still refused when someone approves it, and its grants when used.
+             log->error("approvals: the approvals of revoked tokens cannot be cancelled now: {}",
+                        e.what());
+           }
+         }
          log->info("approvals: {} store {} (expiry {} s)", ac.store, where, ac.expiry_seconds);
          return std::nullopt;
        }},
@@ -691,6 +705,17 @@ ReloadReport Daemon::reload_now(const std::string& trigger) {
       // Sessions authenticated under the old set re-check their tokens now (and before
       // their next request, whichever comes first).
       asio::post(io_, [this] { connections_.recheck_auth_all(); });
+      // What a revoked token started does not outlive it: its pending approvals are
+      // cancelled (their waiting requesters answered), the grants its approvals left end.
+      if (approvals_) {
+        try {
+          report.approvals_cancelled = approvals_->revoke_missing_tokens();
+        } catch (const std::exception& e) {
+          // Each is still refused when someone approves it, and its grants when used.
+          log->error("reload: the approvals of revoked tokens cannot be cancelled now: {}",
+                     e.what());
+        }
+      }
     }
     report.ok = true;
     report.rules_digest = loaded.policy->digest();

@@ -78,9 +78,12 @@ pipeline::Decider make_daemon_decider(ServerContext& context, Identity identity,
         // A scoped approval of this exact action in this session stands for a person's yes.
         if (use_grants && d.outcome == Outcome::ApprovalRequired && ctx->approvals) {
           try {
-            Requester who{identity.principal, identity.groups, signal.session, signal.agent};
-            if (auto grant = ctx->approvals->use_grant(who, d.action_json, d.decision_id)) {
-              d = approved_by_grant(std::move(d), *grant);
+            Requester who{identity.principal, identity.groups, signal.session, signal.agent,
+                          identity.token_id};
+            std::vector<std::string> approved;
+            if (auto grant =
+                    ctx->approvals->use_grant(who, d.action_json, d.decision_id, &approved)) {
+              d = approved_by_grant(std::move(d), *grant, approved);
               remember_granted(*ctx, identity.principal, signal.session, d);
             }
           } catch (const std::exception& e) {

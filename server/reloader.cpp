@@ -24,6 +24,7 @@ std::string ReloadReport::fields_json(bool with_diagnostics) const {
   out += ",\"previous_digest\":";
   append_json_string(out, previous_digest);
   out += ",\"rule_count\":" + std::to_string(rule_count);
+  out += ",\"approvals_cancelled\":" + std::to_string(approvals_cancelled);
   if (with_diagnostics) out += ",\"diagnostics\":" + diagnostics_json();
   out += ",\"token_errors\":[";
   for (std::size_t i = 0; i < token_errors.size(); ++i) {

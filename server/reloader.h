@@ -25,6 +25,9 @@ struct ReloadReport {
   std::string previous_digest;
   std::size_t rule_count = 0;
   std::size_t token_count = 0;
+  // Pending approvals closed because the token that asked for them is no longer in the token
+  // file (ApprovalService::revoke_missing_tokens).
+  std::size_t approvals_cancelled = 0;
   Diagnostics diagnostics;  // every error and warning from the rule files
   std::vector<std::string> token_errors;
   // Non-empty when the new rules were valid but the audit log could not record the reload:

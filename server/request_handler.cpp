@@ -71,6 +71,7 @@ struct DecideCall {
   std::string principal;
   std::vector<std::string> groups;
   std::string session;
+  std::string token_id;  // the token the client authenticated with ("" for none)
   std::int64_t depth = 0;  // the envelope's "depth": where the client's loop is (SPEC §3)
   std::shared_ptr<const std::atomic<bool>> closed;
   ReplyFn later;
@@ -104,11 +105,12 @@ void send_decision(DecideCall& call, const Decision& decision, std::string_view 
 // for the answer.
 void on_approval_required(std::shared_ptr<DecideCall> call, Decision decision, SessionTurn turn) {
   ApprovalService& approvals = *call->ctx->approvals;
-  Requester who{call->principal, call->groups, call->session, {}};
+  Requester who{call->principal, call->groups, call->session, {}, call->token_id};
   try {
-    if (std::optional<approvals::Grant> grant =
-            approvals.use_grant(who, decision.action_json, decision.decision_id)) {
-      Decision approved = approved_by_grant(decision, *grant);
+    std::vector<std::string> approved_capabilities;
+    if (std::optional<approvals::Grant> grant = approvals.use_grant(
+            who, decision.action_json, decision.decision_id, &approved_capabilities)) {
+      Decision approved = approved_by_grant(decision, *grant, approved_capabilities);
       remember_granted(*call->ctx, call->principal, call->session, approved);
       turn.reset();  // the session's next decision sees this one
       send_decision(*call, approved,
@@ -413,6 +415,7 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
   // it in the `proposal` fact (principal, groups) and in the returned action.
   call->principal = identity.principal;
   call->groups = identity.groups;
+  call->token_id = identity.token_id;
   // Session memory is keyed by the authenticated principal and the proposal's session id.
   call->session = session_key(*proposal, identity.principal).session;
   call->closed = std::move(closed);

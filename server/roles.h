@@ -19,6 +19,9 @@ struct Identity {
   std::string principal;
   Role role = Role::Agent;
   std::vector<std::string> groups;  // from the token file; sorted, no duplicates
+  // token_id() of the token it authenticated with; "" when no token did (anonymous,
+  // --insecure-no-auth).
+  std::string token_id;
 };
 
 // agent: decide, submit, envelope · approver: pending, approve, deny · admin: reload, status.

@@ -44,7 +44,7 @@ void Session::start() {
   Stats::add(context_.stats.connections_accepted);
   Stats::add(context_.stats.connections_current);
   if (!context_.auth_required()) {
-    auth_.identity = Identity{"anonymous", Role::Agent, {}};
+    auth_.identity = Identity{"anonymous", Role::Agent, {}, {}};
   }
   // Called from handle() on this session's I/O thread, while the session is alive.
   auth_.admit = [this](const Identity& who) {

@@ -94,6 +94,15 @@ class MonitoredStore final : public approvals::Store {
     return call([&] { return inner_->use_grant(principal, session, action_hash, now_ms); });
   }
   void listen(approvals::Listener listener) override { inner_->listen(std::move(listener)); }
+  std::vector<approvals::TokenRequester> open_requesters(std::int64_t now_ms) override {
+    return call([&] { return inner_->open_requesters(now_ms); });
+  }
+  std::vector<approvals::Approval> cancel_requester(std::string_view token_id,
+                                                    std::string_view principal,
+                                                    std::string_view by, std::string_view note,
+                                                    std::int64_t now_ms) override {
+    return call([&] { return inner_->cancel_requester(token_id, principal, by, note, now_ms); });
+  }
 
  private:
   template <typename F>

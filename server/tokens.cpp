@@ -89,15 +89,31 @@ TokenHash hash_token(std::string_view token) {
   return hash;
 }
 
-std::string token_hash_text(std::string_view token) {
+namespace {
+
+std::string hex_of(const unsigned char* bytes, std::size_t n) {
   static constexpr char kHex[] = "0123456789abcdef";
-  TokenHash hash = hash_token(token);
-  std::string out = "sha256:";
-  for (unsigned char b : hash) {
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 0xF]);
+  std::string out;
+  out.reserve(2 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    out.push_back(kHex[bytes[i] >> 4]);
+    out.push_back(kHex[bytes[i] & 0xF]);
   }
   return out;
+}
+
+}  // namespace
+
+std::string token_hash_text(std::string_view token) {
+  TokenHash hash = hash_token(token);
+  return "sha256:" + hex_of(hash.data(), hash.size());
+}
+
+std::string token_id(const TokenHash& hash) {
+  const std::string line_form = "sha256:" + hex_of(hash.data(), hash.size());
+  unsigned char second[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(line_form.data()), line_form.size(), second);
+  return hex_of(second, 16);
 }
 
 std::string generate_token() {
@@ -208,7 +224,10 @@ bool TokenStore::parse(std::string_view text, std::string_view source, TokenStor
           }
         }
       }
-      if (ok) entries.push_back(std::move(entry));
+      if (ok) {
+        entry.id = token_id(entry.hash);
+        entries.push_back(std::move(entry));
+      }
     }
     if (end == text.size()) break;
   }
@@ -257,7 +276,15 @@ std::optional<Identity> TokenStore::identify(const TokenHash& presented) const {
     if (equal) match = &entry;
   }
   if (!match) return std::nullopt;
-  return Identity{match->principal, match->role, match->groups};
+  return Identity{match->principal, match->role, match->groups, match->id};
+}
+
+std::optional<Identity> TokenStore::find_by_id(std::string_view id) const {
+  if (id.empty()) return std::nullopt;
+  for (const Entry& entry : entries_) {
+    if (entry.id == id) return Identity{entry.principal, entry.role, entry.groups, entry.id};
+  }
+  return std::nullopt;
 }
 
 }  // namespace warden::server

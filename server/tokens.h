@@ -20,6 +20,12 @@ using TokenHash = std::array<unsigned char, 32>;
 
 TokenHash hash_token(std::string_view token);
 std::string token_hash_text(std::string_view token);  // "sha256:" + 64 lowercase hex digits
+// A token's public id: the first 32 hex digits (lowercase) of the SHA-256 of its token-file hash
+// as written there ("sha256:" + 64 lowercase hex digits). It names a token in records
+// (which token asked for an approval) without being the token or its stored hash, and
+// without revealing either; an operator computes it from a token file line with
+// `printf %s sha256:HEX | sha256sum | cut -c1-32`.
+std::string token_id(const TokenHash& hash);
 
 // A group name a token line may carry: 1-64 characters of A-Z a-z 0-9 . _ -
 bool valid_group_name(std::string_view name);
@@ -35,6 +41,7 @@ class TokenStore {
     std::string principal;
     TokenHash hash{};
     std::vector<std::string> groups;  // sorted
+    std::string id;                   // token_id(hash)
   };
 
   // Parses token file text; each problem is "SOURCE:LINE: message" in *errors.
@@ -53,6 +60,8 @@ class TokenStore {
   std::optional<Identity> authenticate(std::string_view token) const;
   // The same for a token already hashed (re-checking live sessions after a reload).
   std::optional<Identity> identify(const TokenHash& hash) const;
+  // The identity of the token whose token_id() is `id`, nullopt when this set has none.
+  std::optional<Identity> find_by_id(std::string_view id) const;
 
   std::size_t size() const { return entries_.size(); }
 

@@ -115,6 +115,32 @@ TEST_CASE("an approval's result is recorded as JSON; no action is null", "[recor
   CHECK(std::string(text["result"].GetString()) == "not \"json\"");
 }
 
+TEST_CASE("what an approval grants and the token that asked are recorded when there are some",
+          "[record][approval]") {
+  ApprovalEvent e = sample_event();
+  e.grants_json = R"([{"capability":"shell-syntax","rule":"build-pipelines","reason":"make | tee"}])";
+  e.digest = "sha256:beef";
+  e.requester_token_id = "0123456789abcdef0123456789abcdef";
+  const auto doc = parse_fields(approval_fields(e, nullptr));
+  CHECK(member_names(doc) ==
+        std::vector<std::string>{"event", "approval_id", "action_hash", "decision_id", "by", "note", "requester",
+                                 "session", "agent", "origin", "action", "rules", "reason", "approvers_needed",
+                                 "votes", "expires_ms", "result", "grants", "digest", "requester_token_id",
+                                 "masks"});
+  REQUIRE(doc["grants"].Size() == 1);
+  CHECK(std::string(doc["grants"][0]["capability"].GetString()) == "shell-syntax");
+  CHECK(std::string(doc["grants"][0]["rule"].GetString()) == "build-pipelines");
+  CHECK(std::string(doc["digest"].GetString()) == "sha256:beef");
+  CHECK(std::string(doc["requester_token_id"].GetString()) == "0123456789abcdef0123456789abcdef");
+  // A token id is a name, never masked as a secret.
+  const Masker masker(std::string(32, 'm'));
+  CHECK(approval_fields(e, &masker) == approval_fields(e, nullptr));
+  // Granting nothing: no grants, no digest (it is the action_hash).
+  e.grants_json = "[]";
+  CHECK_FALSE(parse_fields(approval_fields(e, nullptr)).HasMember("grants"));
+  CHECK_FALSE(parse_fields(approval_fields(e, nullptr)).HasMember("digest"));
+}
+
 TEST_CASE("secrets in an approval record are masked wherever they are, with their pointer", "[record][approval]") {
   const Masker masker(std::string(32, 'm'));
   const std::string token = kGithubToken;
