@@ -658,7 +658,8 @@ TEST_CASE("redteam: a decision that failed closed on the audit log still enters 
     dir.write("rules/effects.toml", es.str());
     dir.write("rules/paths.toml", ps.str());
   }
-  RtServe serve(dir, 48 * 1024);
+  // Past the approvals store's SQLite WAL (about 57 KiB with its indexes) and WAL index.
+  RtServe serve(dir, 96 * 1024);
   REQUIRE(serve.serving());
   warden::server::Client agent;
   std::string error;
@@ -669,9 +670,9 @@ TEST_CASE("redteam: a decision that failed closed on the audit log still enters 
   // Before: the session has no history, ls is approved and recorded.
   auto before = rt_decide(agent, "1", shell);
   REQUIRE(before.first == "approve");
-  // A write whose record (its 64 KiB content) does not fit under the file size limit: the
+  // A write whose record (its 128 KiB content) does not fit under the file size limit: the
   // engine approves, the append fails, the client gets reject E_AUDIT.
-  const std::string big(64 * 1024, 'a');
+  const std::string big(128 * 1024, 'a');
   auto write = rt_decide(agent, "2",
                          R"({"target":"file","action":"write","payload":{"path":"/tmp/rt-x.sh","content":")" + big +
                              R"("},"context":{"session":"s1"}})");
@@ -781,7 +782,7 @@ TEST_CASE("redteam: a rotated file duplicated under another name, a checkpoint f
 TEST_CASE("redteam: a reload that cannot be recorded still takes effect", "[redteam]") {
   st::TempDir dir;
   dir.write("rules/policy.clp", kApproveAll);
-  RtServe serve(dir, 48 * 1024);  // above the approvals store's 32 KiB WAL index
+  RtServe serve(dir, 96 * 1024);  // above the approvals store's WAL and its 32 KiB index
   REQUIRE(serve.serving());
   warden::server::Client agent, admin;
   std::string error;
@@ -791,7 +792,7 @@ TEST_CASE("redteam: a reload that cannot be recorded still takes effect", "[redt
   REQUIRE(admin.authenticate(st::Tokens{}.admin, std::chrono::milliseconds(5000), &error));
   // Fill the log up to its file size limit: small decisions until one cannot be written.
   bool failing = false;
-  for (int i = 0; i < 400 && !failing; ++i)
+  for (int i = 0; i < 800 && !failing; ++i)
     failing = rt_decide(agent, std::to_string(i), R"({"target":"reply","payload":{"text":"hi"}})").second == "E_AUDIT";
   REQUIRE(failing);
   dir.write("rules/policy.clp", R"CLP(

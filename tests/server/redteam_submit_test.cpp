@@ -488,8 +488,9 @@ TEST_CASE("redteam: nothing is dispatched while the audit log cannot be written"
     ::dup2(null, 0);
     ::dup2(null, 1);
     ::signal(SIGXFSZ, SIG_IGN);
-    // The log's writes fail with EFBIG past 48 KiB (above the approvals store's 32 KiB WAL index).
-    rlimit rl{48 * 1024, 48 * 1024};
+    // The log's writes fail with EFBIG past 96 KiB (above the approvals store's SQLite WAL,
+    // about 57 KiB with its schema and indexes, and its 32 KiB WAL index).
+    rlimit rl{96 * 1024, 96 * 1024};
     ::setrlimit(RLIMIT_FSIZE, &rl);
     std::vector<std::string> args{warden,        "serve",
                                   "--config",    config,
@@ -529,7 +530,7 @@ TEST_CASE("redteam: nothing is dispatched while the audit log cannot be written"
   REQUIRE(agent.authenticate(Tokens{}.agent, 5000ms, &error));
   // Fill the log with decisions until they fail closed.
   bool failing = false;
-  for (int i = 0; i < 400 && !failing; ++i) {
+  for (int i = 0; i < 800 && !failing; ++i) {
     REQUIRE(agent.send_message(decide_request(std::to_string(i), kReplyProposal), &error));
     failing = read_or_fail(agent).find("\"E_AUDIT\"") != std::string::npos;
   }
