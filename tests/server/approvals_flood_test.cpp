@@ -29,19 +29,9 @@
 using namespace warden;
 using namespace warden::server;
 using namespace warden::server::testing;
+using warden::test::fresh_database;
 
 namespace {
-
-warden::test::PostgresServer& postgres() {
-  static warden::test::PostgresServer server;  // throws (the test fails) when it cannot start
-  return server;
-}
-
-std::string fresh_database() {
-  static int n = 0;
-  return postgres().create_database("flood_" + std::to_string(::getpid()) + "_" +
-                                    std::to_string(++n));
-}
 
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -71,7 +61,7 @@ struct StoreUnderTest {
   std::string path;      // sqlite
   explicit StoreUnderTest(std::string k, const Config& config) : kind(std::move(k)) {
     if (kind == "postgres") {
-      conninfo = fresh_database();
+      conninfo = fresh_database("flood");
     } else {
       fs::create_directories(config.state_dir);
       fs::permissions(config.state_dir, fs::perms::owner_all, fs::perm_options::replace);
@@ -314,7 +304,7 @@ TEST_CASE("the 101st pending approval of one principal is refused; the rest carr
 TEST_CASE("PostgreSQL: two daemons racing for one principal never pass the cap",
           "[server][approvals][flood][postgres]") {
   TempDir dir;
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("flood");
   Config ca = approvals_config(dir, "daemon-a", conninfo), cb = approvals_config(dir, "daemon-b", conninfo);
   ca.approvals.max_pending_per_principal = cb.approvals.max_pending_per_principal = 10;
   RunningDaemon a(ca);
@@ -497,7 +487,7 @@ TEST_CASE("PostgreSQL: a forged 'closed' notification neither closes a pending a
           "watch nor ends a wait",
           "[server][approvals][flood][postgres]") {
   TempDir dir;
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("flood");
   RunningDaemon d(approvals_config(dir, "state", conninfo));
   REQUIRE(d.ok());
   ApprovalTokens t;
@@ -550,7 +540,7 @@ TEST_CASE("PostgreSQL: a forged 'closed' notification neither closes a pending a
 TEST_CASE("PostgreSQL: a flood of 10,000 forged notifications does not stop an answer",
           "[server][approvals][flood][postgres]") {
   TempDir dir;
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("flood");
   RunningDaemon d(approvals_config(dir, "state", conninfo));
   REQUIRE(d.ok());
   ApprovalTokens t;

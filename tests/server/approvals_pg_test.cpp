@@ -15,19 +15,9 @@
 using namespace warden;
 using namespace warden::server;
 using namespace warden::server::testing;
+using warden::test::fresh_database;
 
 namespace {
-
-warden::test::PostgresServer& postgres() {
-  static warden::test::PostgresServer server;  // throws (the test fails) when it cannot start
-  return server;
-}
-
-std::string fresh_database() {
-  static int n = 0;
-  return postgres().create_database("fleet_" + std::to_string(::getpid()) + "_" +
-                                    std::to_string(++n));
-}
 
 std::string outcome_of(const std::string& reply) {
   auto p = payload_of(reply);
@@ -39,7 +29,7 @@ std::string outcome_of(const std::string& reply) {
 TEST_CASE("PostgreSQL: two daemons share approvals; the answer reaches the requester's daemon",
           "[server][approvals][postgres]") {
   TempDir dir;
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("fleet");
   RunningDaemon a(approvals_config(dir, "daemon-a", conninfo));
   REQUIRE(a.ok());
   RunningDaemon b(approvals_config(dir, "daemon-b", conninfo));
@@ -83,7 +73,7 @@ TEST_CASE("PostgreSQL: two daemons share approvals; the answer reaches the reque
 TEST_CASE("PostgreSQL: approvers racing on two daemons, exactly one approves",
           "[server][approvals][postgres]") {
   TempDir dir;
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("fleet");
   RunningDaemon a(approvals_config(dir, "daemon-a", conninfo));
   REQUIRE(a.ok());
   RunningDaemon b(approvals_config(dir, "daemon-b", conninfo));
@@ -126,7 +116,7 @@ TEST_CASE("PostgreSQL: an unreachable store stops the daemon at startup",
 TEST_CASE("PostgreSQL: across daemons, an approver's answer is bound to the action shown",
           "[server][approvals][postgres][digest]") {
   TempDir dir;
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("fleet");
   RunningDaemon a(approvals_config(dir, "daemon-a", conninfo));
   REQUIRE(a.ok());
   RunningDaemon b(approvals_config(dir, "daemon-b", conninfo));

@@ -17,19 +17,9 @@
 using namespace warden;
 using namespace warden::server;
 using namespace warden::server::testing;
+using warden::test::fresh_database;
 
 namespace {
-
-warden::test::PostgresServer& postgres() {
-  static warden::test::PostgresServer server;  // throws (the test fails) when it cannot start
-  return server;
-}
-
-std::string fresh_database() {
-  static int n = 0;
-  return postgres().create_database("revoke_" + std::to_string(::getpid()) + "_" +
-                                    std::to_string(++n));
-}
 
 const std::string kAlice2 = "wdn_test_alice_agent_second";
 
@@ -80,7 +70,7 @@ TEST_CASE("PostgreSQL: every daemon reloads its token file; a revoked token's ap
           "cancelled once",
           "[server][approvals][postgres][revoke]") {
   TempDir dir;
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("revoke");
   Config a_config = fleet_config(dir, "daemon-a", conninfo);
   Config b_config = fleet_config(dir, "daemon-b", conninfo);
   RunningDaemon a(a_config);

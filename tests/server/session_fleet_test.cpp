@@ -20,19 +20,9 @@
 using namespace warden;
 using namespace warden::server;
 using namespace warden::server::testing;
+using warden::test::fresh_database;
 
 namespace {
-
-warden::test::PostgresServer& postgres() {
-  static warden::test::PostgresServer server;  // throws (the test fails) when it cannot start
-  return server;
-}
-
-std::string fresh_database(warden::test::PostgresServer& server = postgres()) {
-  static int n = 0;
-  return server.create_database("sessions_" + std::to_string(::getpid()) + "_" +
-                                std::to_string(++n));
-}
 
 // File reads and fetches are approved, except a fetch after this session read a credential
 // (the reason names the decision that read it).
@@ -132,7 +122,7 @@ struct TestClock {
 TEST_CASE("fleet: a credential read on one daemon is in the session's history on another",
           "[server][session][postgres]") {
   TempDir dir;
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("sessions");
   RunningDaemon a(fleet_config(dir, "daemon-a", conninfo));
   REQUIRE(a.ok());
   RunningDaemon b(fleet_config(dir, "daemon-b", conninfo));
@@ -163,7 +153,7 @@ TEST_CASE("fleet: a credential read on one daemon is in the session's history on
 TEST_CASE("fleet: a restarted daemon still has its sessions' history",
           "[server][session][postgres]") {
   TempDir dir;
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("sessions");
   ApprovalTokens t;
   std::string read_id;
   {
@@ -186,7 +176,7 @@ TEST_CASE("fleet: a restarted daemon still has its sessions' history",
 TEST_CASE("fleet: another principal's same session id neither sees nor adds to the history",
           "[server][session][postgres]") {
   TempDir dir;
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("sessions");
   RunningDaemon a(fleet_config(dir, "daemon-a", conninfo));
   REQUIRE(a.ok());
   RunningDaemon b(fleet_config(dir, "daemon-b", conninfo));
@@ -210,7 +200,7 @@ TEST_CASE("fleet: another principal's same session id neither sees nor adds to t
 TEST_CASE("fleet: history expires after ttl_seconds and expired rows are pruned",
           "[server][session][postgres]") {
   TempDir dir;
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("sessions");
   TestClock clock;
   const std::int64_t t0 = clock.seconds.load();
   Config ca = fleet_config(dir, "daemon-a", conninfo);
@@ -251,7 +241,7 @@ TEST_CASE("fleet: history expires after ttl_seconds and expired rows are pruned"
 TEST_CASE("fleet: a session keeps max_entries across daemons, an identical effect once (newest)",
           "[server][session][postgres]") {
   TempDir dir;
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("sessions");
   TestClock clock;
   const std::int64_t t0 = clock.seconds.load();
   Config ca = fleet_config(dir, "daemon-a", conninfo);
@@ -287,7 +277,7 @@ TEST_CASE("fleet: a session keeps max_entries across daemons, an identical effec
 TEST_CASE("fleet: past max_sessions a principal loses its own oldest session, never another's",
           "[server][session][postgres]") {
   TempDir dir;
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("sessions");
   TestClock clock;
   const std::int64_t t0 = clock.seconds.load();
   Config ca = fleet_config(dir, "daemon-a", conninfo);
@@ -327,7 +317,7 @@ TEST_CASE("fleet: with PostgreSQL down, decisions in a session fail closed (E_SE
   // A server of its own: this test stops it.
   warden::test::PostgresServer server;
   TempDir dir;
-  const std::string conninfo = fresh_database(server);
+  const std::string conninfo = fresh_database("sessions", server);
   RunningDaemon a(fleet_config(dir, "daemon-a", conninfo));
   REQUIRE(a.ok());
   ApprovalTokens t;
@@ -385,7 +375,7 @@ void exec_sql(const std::string& conninfo, const char* sql) {
 TEST_CASE("fleet: effects that cannot be stored are owed: the session fails closed until paid",
           "[server][session][postgres]") {
   TempDir dir;
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("sessions");
   RunningDaemon a(fleet_config(dir, "daemon-a", conninfo));
   REQUIRE(a.ok());
   RunningDaemon b(fleet_config(dir, "daemon-b", conninfo));
@@ -428,7 +418,7 @@ TEST_CASE("fleet: effects that cannot be stored are owed: the session fails clos
 TEST_CASE("fleet: [session] store = memory keeps each daemon's history to itself",
           "[server][session][postgres]") {
   TempDir dir;
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("sessions");
   Config ca = fleet_config(dir, "daemon-a", conninfo);
   ca.session.store = "memory";
   Config cb = fleet_config(dir, "daemon-b", conninfo);
@@ -455,7 +445,7 @@ TEST_CASE("fleet: [session] store = memory keeps each daemon's history to itself
 
 TEST_CASE("session store: effects of any bytes are stored as they are, once, in order",
           "[server][session][postgres]") {
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("sessions");
   PgSessionOptions o;
   o.conninfo = conninfo;
   o.prune_interval = std::chrono::milliseconds(0);
@@ -510,7 +500,7 @@ TEST_CASE("session store: effects of any bytes are stored as they are, once, in 
 
 TEST_CASE("session store: a principal over max_bytes loses its own oldest sessions, then entries",
           "[server][session][postgres]") {
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("sessions");
   PgSessionOptions o;
   o.conninfo = conninfo;
   o.prune_interval = std::chrono::milliseconds(0);
@@ -549,7 +539,7 @@ TEST_CASE("session store: a principal over max_bytes loses its own oldest sessio
 
 TEST_CASE("session store: concurrent remembers on two daemons keep the caps and the counters",
           "[server][session][postgres]") {
-  const std::string conninfo = fresh_database();
+  const std::string conninfo = fresh_database("sessions");
   PgSessionOptions o;
   o.conninfo = conninfo;
   o.prune_interval = std::chrono::milliseconds(0);

@@ -226,4 +226,15 @@ void PostgresServer::start() {
   throw std::runtime_error("PostgresServer: the restarted server accepts no connection");
 }
 
+PostgresServer& shared_postgres() {
+  static PostgresServer server;
+  return server;
+}
+
+std::string fresh_database(const std::string& prefix, PostgresServer& server) {
+  static int n = 0;
+  return server.create_database(prefix + "_" + std::to_string(::getpid()) + "_" +
+                                std::to_string(++n));
+}
+
 }  // namespace warden::test

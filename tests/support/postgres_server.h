@@ -31,4 +31,9 @@ class PostgresServer {
   int port_ = 0;
 };
 
+// The test process's one server, started on first use (when it cannot start the test fails).
+PostgresServer& shared_postgres();
+// A new, empty database on `server` named PREFIX_PID_N; its conninfo.
+std::string fresh_database(const std::string& prefix, PostgresServer& server = shared_postgres());
+
 }  // namespace warden::test
