@@ -51,18 +51,8 @@ const std::string kMonitorPipeAllow = R"CLP(
 
 // A daemon whose `script` model proposes kCommand; rules `rules`.
 Config capability_config(const TempDir& dir, const std::string& rules) {
-  Config c = approvals_config(dir);
+  Config c = scripted_config(dir, kCommand);
   dir.write("rules/policy.clp", rules);
-  const std::string proposal =
-      "{\"target\":\"shell\",\"action\":\"run\",\"payload\":{\"command\":" + json_string(kCommand) +
-      "},\"explanation\":\"the user asked\"}";
-  const std::string script =
-      dir.write("model.jsonl", "{\"text\":" + json_string(proposal) + ",\"repeat\":true}\n");
-  ConfigErrors errors =
-      parse_config("[[reasoning.providers]]\nname = \"scripted\"\nkind = \"script\"\nscript = " +
-                       json_string(script) + "\n",
-                   dir.str(), &c);
-  REQUIRE(errors.empty());
   return c;
 }
 
@@ -72,17 +62,9 @@ struct Asked {
 };
 
 // A submit's run up to its approval-required event.
-Asked submit_until_approval(Party& agent) {
-  agent.send(make_request("run", "submit", "\"text\":\"build it\",\"session\":\"s1\""));
-  for (;;) {
-    auto doc = parse(agent.read(60000ms));
-    INFO(to_json_text(doc));
-    REQUIRE(str(doc, "type") == "event");
-    if (str(doc["payload"], "event") == "approval-required") {
-      const auto& a = doc["payload"]["approval"];
-      return Asked{approval_ref(a), str(a, "digest")};
-    }
-  }
+Asked ask_by_submit(Party& agent) {
+  rapidjson::Document a = submit_until_approval(agent);
+  return Asked{approval_ref(a), str(a, "digest")};
 }
 
 rapidjson::Document shown(Party& approver, const std::string& id) {
@@ -134,7 +116,7 @@ TEST_CASE("an approval grants the enforcing allows it was asked with: shown, bou
   Party alice(d.address(), t.alice), bob(d.address(), t.bob);
   const std::filesystem::path built = std::filesystem::path(config.workspace_root) / "built.txt";
 
-  Asked asked = submit_until_approval(alice);
+  Asked asked = ask_by_submit(alice);
   REQUIRE(!asked.ref.id.empty());
   // The approval shows what approving grants, and its digest covers it.
   rapidjson::Document a = shown(bob, asked.ref.id);
@@ -222,7 +204,7 @@ TEST_CASE("a rule change narrows what an approval grants, never widens it",
     REQUIRE(d.ok());
     ApprovalTokens t;
     Party alice(d.address(), t.alice), bob(d.address(), t.bob), admin(d.address(), t.admin);
-    Asked asked = submit_until_approval(alice);
+    Asked asked = ask_by_submit(alice);
     dir.write("rules/policy.clp", kTeeRules);
     REQUIRE(error_code(reload(admin)) == "");
     std::string reply = approve_with(bob, asked.ref.id, asked.digest);
@@ -237,7 +219,7 @@ TEST_CASE("a rule change narrows what an approval grants, never widens it",
     REQUIRE(d.ok());
     ApprovalTokens t;
     Party alice(d.address(), t.alice), bob(d.address(), t.bob), admin(d.address(), t.admin);
-    Asked asked = submit_until_approval(alice);
+    Asked asked = ask_by_submit(alice);
     rapidjson::Document a = shown(bob, asked.ref.id);
     CHECK(a["grants"].Size() == 0);
     // Granting nothing, its digest is its action's, as before approvals had grants.
@@ -259,7 +241,7 @@ TEST_CASE("a monitor allow grants nothing to an approval", "[server][approvals][
   REQUIRE(d.ok());
   ApprovalTokens t;
   Party alice(d.address(), t.alice), bob(d.address(), t.bob);
-  Asked asked = submit_until_approval(alice);
+  Asked asked = ask_by_submit(alice);
   rapidjson::Document a = shown(bob, asked.ref.id);
   CHECK(a["grants"].Size() == 0);
   CHECK(str(a, "digest") == str(a, "action_hash"));

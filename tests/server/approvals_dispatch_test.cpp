@@ -19,41 +19,13 @@ using warden::cli::testing::run_warden;
 
 namespace {
 
-Config dispatch_config(const TempDir& dir, const std::string& command) {
-  Config c = approvals_config(dir);
-  const std::string proposal =
-      "{\"target\":\"shell\",\"action\":\"run\",\"payload\":{\"command\":" + json_string(command) +
-      "},\"explanation\":\"the user asked\"}";
-  const std::string script =
-      dir.write("model.jsonl", "{\"text\":" + json_string(proposal) + ",\"repeat\":true}\n");
-  ConfigErrors errors =
-      parse_config("[[reasoning.providers]]\nname = \"scripted\"\nkind = \"script\"\nscript = " +
-                       json_string(script) + "\n",
-                   dir.str(), &c);
-  REQUIRE(errors.empty());
-  return c;
-}
-
-// The approval a submit's run stops at (its approval-required event).
-ApprovalRef submit_until_approval(Party& agent, const std::string& wait) {
-  agent.send(make_request("run", "submit", "\"text\":\"make files\",\"session\":\"s1\"" + wait));
-  for (;;) {
-    auto doc = parse(agent.read(60000ms));
-    INFO(to_json_text(doc));
-    REQUIRE(str(doc, "type") == "event");
-    if (str(doc["payload"], "event") == "approval-required") {
-      return approval_ref(doc["payload"]["approval"]);
-    }
-  }
-}
-
 }  // namespace
 
 TEST_CASE("an approved action that cannot run is reported as not run, with its code",
           "[server][approvals][dispatch]") {
   TempDir dir;
   // Two commands joined by `;` need a shell; no rule granted one.
-  Config config = dispatch_config(dir, "touch one.txt; touch two.txt");
+  Config config = scripted_config(dir, "touch one.txt; touch two.txt");
   RunningDaemon d(config);
   REQUIRE(d.ok());
   ApprovalTokens t;
@@ -61,7 +33,7 @@ TEST_CASE("an approved action that cannot run is reported as not run, with its c
   const std::filesystem::path one = std::filesystem::path(config.workspace_root) / "one.txt";
 
   SECTION("the protocol, and the agent waiting") {
-    ApprovalRef p = submit_until_approval(alice, ",\"wait_s\":60");
+    ApprovalRef p = approval_ref(submit_until_approval(alice, "s1", ",\"wait_s\":60"));
     std::string reply = bob.call(approve_request(p));
     INFO(reply);
     CHECK(error_code(reply) == err::kApprovalRefused);
@@ -88,7 +60,7 @@ TEST_CASE("an approved action that cannot run is reported as not run, with its c
     CHECK(error_code(bob.call(approve_request(p))) == err::kApprovalClosed);
   }
   SECTION("warden approve exits non-zero and says why") {
-    ApprovalRef p = submit_until_approval(alice, "");
+    ApprovalRef p = approval_ref(submit_until_approval(alice));
     auto r =
         run_warden({"approve", p.id, "--digest", p.hash, "--addr", d.address(), "--token", t.bob});
     INFO(r.out << r.err);

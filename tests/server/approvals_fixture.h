@@ -175,4 +175,39 @@ inline std::string approve_request(const ApprovalRef& a, const std::string& extr
                       "\"id\":" + json_string(a.id) + ",\"digest\":" + json_string(a.hash) + extra);
 }
 
+// approvals_config whose `script` model proposes running `command`, every turn.
+inline Config scripted_config(const TempDir& dir, const std::string& command) {
+  Config c = approvals_config(dir);
+  const std::string proposal =
+      "{\"target\":\"shell\",\"action\":\"run\",\"payload\":{\"command\":" + json_string(command) +
+      "},\"explanation\":\"the user asked\"}";
+  const std::string script =
+      dir.write("model.jsonl", "{\"text\":" + json_string(proposal) + ",\"repeat\":true}\n");
+  ConfigErrors errors =
+      parse_config("[[reasoning.providers]]\nname = \"scripted\"\nkind = \"script\"\nscript = " +
+                       json_string(script) + "\n",
+                   dir.str(), &c);
+  REQUIRE(errors.empty());
+  return c;
+}
+
+// The approval a submit's run stops at (its approval-required event's `approval`). `fields`
+// follow the submit's text and session (e.g. ",\"wait_s\":60").
+inline rapidjson::Document submit_until_approval(Party& agent, const std::string& session = "s1",
+                                                 const std::string& fields = "",
+                                                 const std::string& id = "run") {
+  agent.send(make_request(id, "submit",
+                          "\"text\":\"go\",\"session\":" + json_string(session) + fields));
+  for (;;) {
+    auto doc = parse(agent.read(60000ms));
+    INFO(to_json_text(doc));
+    REQUIRE(str(doc, "type") == "event");
+    if (str(doc["payload"], "event") == "approval-required") {
+      rapidjson::Document approval;
+      approval.CopyFrom(doc["payload"]["approval"], approval.GetAllocator());
+      return approval;
+    }
+  }
+}
+
 }  // namespace warden::server::testing

@@ -39,31 +39,9 @@ const char* kRunnerRules = R"CLP(
 )CLP";
 
 Config runner_config(const TempDir& dir) {
-  Config c = approvals_config(dir);
+  Config c = scripted_config(dir, "cat gate.fifo");
   dir.write("rules/policy.clp", kRunnerRules);
-  const std::string proposal =
-      R"({"target":"shell","action":"run","payload":{"command":"cat gate.fifo"},"explanation":"wait for the gate"})";
-  const std::string script =
-      dir.write("model.jsonl", "{\"text\":" + json_string(proposal) + ",\"repeat\":true}\n");
-  ConfigErrors errors =
-      parse_config("[[reasoning.providers]]\nname = \"scripted\"\nkind = \"script\"\nscript = " +
-                       json_string(script) + "\n",
-                   dir.str(), &c);
-  REQUIRE(errors.empty());
   return c;
-}
-
-ApprovalRef submit_until_approval(Party& agent, int n) {
-  agent.send(make_request("run" + std::to_string(n), "submit",
-                          "\"text\":\"wait\",\"session\":\"s" + std::to_string(n) + "\""));
-  for (;;) {
-    auto doc = parse(agent.read(60000ms));
-    INFO(to_json_text(doc));
-    REQUIRE(str(doc, "type") == "event");
-    if (str(doc["payload"], "event") == "approval-required") {
-      return approval_ref(doc["payload"]["approval"]);
-    }
-  }
 }
 
 }  // namespace
@@ -87,7 +65,8 @@ TEST_CASE("approved actions still running hold no approval thread",
   std::vector<ApprovalRef> refs;
   for (int i = 0; i < kLongActions; ++i) {
     agents.push_back(std::make_unique<Party>(d.address(), t.alice));
-    refs.push_back(submit_until_approval(*agents.back(), i));
+    refs.push_back(approval_ref(
+        submit_until_approval(*agents.back(), "s" + std::to_string(i), "", "run" + std::to_string(i))));
   }
   // Every approval is answered; none can finish while the gate is held.
   for (const ApprovalRef& r : refs) bob.send(approve_request(r));
