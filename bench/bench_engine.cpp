@@ -17,6 +17,9 @@
 //   (c) load time of 1000 generated rules: Policy::compile + first Engine, median of 5
 //   (d) RSS and malloc heap before and after 1,000,000 decisions on the shipped pack
 //       (100,000 with --quick), after a 50,000 warm-up
+//   (e) the (a) workload decided within a session whose memory holds 0 / 10 / 100 / 512
+//       effects (the default cap), as the daemon decides: decide_in_session() with the
+//       session's snapshot; `--session N` measures N only (profiling runs)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -33,6 +36,7 @@
 
 #include "engine/engine.h"
 #include "engine/rule_files.h"
+#include "engine/session_memory.h"
 
 using namespace warden;
 using Clock = std::chrono::steady_clock;
@@ -705,22 +709,53 @@ RunResult run_corpus(Engine& engine, const std::vector<std::string>& jsons, std:
   return rr;
 }
 
+// What an agent's session has done after `n` approved effects, in the proportions of a coding
+// session: reads in the workspace (40%), writes in it (30%), programs run (20%) and hosts
+// reached (10%); every target distinct (identical effects are remembered once). One effect a
+// decision, as remembered by decide_in_session.
+std::vector<std::pair<std::string, std::vector<EffectRecord>>> session_steps(std::size_t n) {
+  std::vector<std::pair<std::string, std::vector<EffectRecord>>> steps;
+  const char* programs[] = {"cargo", "git", "ls", "grep", "python3", "npm", "make", "pytest"};
+  for (std::size_t i = 0; i < n; ++i) {
+    EffectRecord e;
+    const std::string file = "/home/user/project/src/module_" + std::to_string(i) + ".rs";
+    switch (i % 10) {
+      case 0: case 1: case 2: case 3:
+        e = {"read", "path", file, "cat", "none", true, "", "operand", false};
+        break;
+      case 4: case 5: case 6:
+        e = {"write", "path", file, "", "none", true, "", "payload.path", false};
+        break;
+      case 7: case 8:
+        e = {"exec", "program", programs[i % 8], programs[i % 8], "none", false, "", "argv0", false};
+        e.target += " #" + std::to_string(i);  // distinct, as each run's arguments differ
+        break;
+      default:
+        e = {"network", "host", "crate-mirror-" + std::to_string(i) + ".example.org", "curl", "none", false, "", "url", false};
+    }
+    steps.push_back({"d-" + std::to_string(i), {e}});
+  }
+  return steps;
+}
+
 struct Args {
   std::string rules;
   bool quick = false;
   bool show = false;
-  std::string only = "abcd";
+  std::string only = "abcde";
   long long decisions = 0;  // overrides the measured counts of (a), (b) and (d), e.g. for callgrind
+  long long session = -1;   // (e): only this many remembered effects
 };
 
 void usage() {
   std::fprintf(stderr,
-               "usage: bench_engine [--rules DIR] [--quick] [--only abcd] [--show] [--decisions N]\n"
+               "usage: bench_engine [--rules DIR] [--quick] [--only abcde] [--show] [--decisions N] [--session N]\n"
                "  --rules DIR  rule pack for (a) and (d) (default: the shipped pack)\n"
                "  --quick      about 10x fewer decisions (100k instead of 1M in (d))\n"
                "  --only SECT  run only these sections, e.g. --only ab\n"
                "  --show       first print every (a) proposal: outcome, rules, median CPU µs\n"
-               "  --decisions N  measure N decisions in (a), (b) and (d) (profiling runs)\n");
+               "  --decisions N  measure N decisions in (a), (b), (d) and (e) (profiling runs)\n"
+               "  --session N  (e) with N remembered effects only (default: 0, 10, 100 and 512)\n");
 }
 
 std::string mix_text(const std::map<std::string, std::size_t>& m, std::size_t total) {
@@ -790,6 +825,8 @@ int main(int argc, char** argv) {
         usage();
         return 2;
       }
+    } else if (a == "--session" && i + 1 < argc) {
+      args.session = std::atoll(argv[++i]);
     } else if (a == "-h" || a == "--help") {
       usage();
       return 0;
@@ -809,6 +846,8 @@ int main(int argc, char** argv) {
   const std::size_t host_count = n ? n : q ? 4000 : 20000;
   const std::size_t d_warm = n ? n : 50000;
   const std::size_t d_count = n ? n : q ? 100000 : 1000000;
+  const std::size_t e_count = n ? n : q ? 5000 : 20000;
+  const std::size_t e_warm = n ? std::min<std::size_t>(n, 1000) : 1000;
   const auto start = Clock::now();
   const std::uint64_t cpu_start = cpu_ns();
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -839,7 +878,7 @@ int main(int argc, char** argv) {
   std::vector<Proposal> corpus = realistic_corpus();
   std::vector<std::string> corpus_json;
   for (const auto& p : corpus) corpus_json.push_back(render(p));
-  if (want('a') || want('d') || args.show) {
+  if (want('a') || want('d') || want('e') || args.show) {
     std::string dir = args.rules.empty() ? shipped_rules_dir() : args.rules;
     Diagnostics diags;
     auto t0 = Clock::now();
@@ -1111,6 +1150,52 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < heap_marks.size(); ++i) json += (i ? "," : "") + std::to_string(heap_marks[i] / 1024);
     json += "],\"growth_kb\":" + std::to_string(growth) + ",\"latency\":" + lat_json(l) +
             ",\"error_codes\":" + json_mix(d_errors) + ",\"target_met\":" + (ok ? "true" : "false") + "}";
+  }
+
+  // ----- (e)
+  if (want('e')) {
+    std::printf("\n(e) shipped pack, the (a) proposals within one session (decide_in_session, as the daemon),\n"
+                "    %s decisions after %s warm-up; the session remembers N effects of earlier steps\n",
+                with_commas(static_cast<double>(e_count)).c_str(), with_commas(static_cast<double>(e_warm)).c_str());
+    print_lat_header("effects remembered");
+    json += ",\"e\":[";
+    std::vector<long long> sizes = {0, 10, 100, 512};
+    if (args.session >= 0) sizes = {args.session};
+    bool first_row = true;
+    for (long long n_effects : sizes) {
+      SessionMemoryOptions mo;
+      mo.max_entries = static_cast<std::size_t>(std::max<long long>(n_effects, 1));
+      SessionMemory memory(mo);
+      Engine engine(shipped, bench_options());
+      const std::int64_t now = engine_now(engine);
+      for (const auto& [decision, effects] : session_steps(static_cast<std::size_t>(n_effects)))
+        memory.record("alice", "s-42", decision, now - 60, effects);
+      const SessionKey key = session_key(corpus_json[0], std::nullopt);
+      auto decide = [&](const std::string& j) {
+        DecideRequest request;
+        request.proposal_json = j;
+        return decide_in_session(engine, memory, request, key, /*record=*/false);
+      };
+      for (std::size_t k = 0; k < e_warm; ++k) decide(corpus_json[k % corpus_json.size()]);
+      Samples s;
+      s.reserve(e_count);
+      std::map<std::string, std::size_t> outcomes, errors;
+      auto wall0 = Clock::now();
+      for (std::size_t k = 0; k < e_count; ++k) {
+        DecideResult res = timed(&s, [&] { return decide(corpus_json[k % corpus_json.size()]); });
+        outcomes[res.ok ? std::string(outcome_name(res.decision.outcome)) : "input-error"]++;
+        if (res.ok && !res.decision.error_code.empty()) errors[res.decision.error_code]++;
+      }
+      Latency l = summarize(s, seconds_since(wall0));
+      print_lat_row(std::to_string(n_effects) + " (" + std::to_string(memory.snapshot("alice", "s-42", now).size()) + " held)", l);
+      std::printf("\n");
+      if (!errors.empty()) std::printf("    failed closed: %s\n", json_mix(errors).c_str());
+      json += std::string(first_row ? "" : ",") + "{\"effects\":" + std::to_string(n_effects) +
+              ",\"latency\":" + lat_json(l) + ",\"outcomes\":" + json_mix(outcomes) +
+              ",\"error_codes\":" + json_mix(errors) + "}";
+      first_row = false;
+    }
+    json += "]";
   }
 
   double total_s = seconds_since(start);

@@ -268,6 +268,9 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
                            "initializing globals failed or ran past the deadline"});
     return loaded;
   }
+  // The spare is the first engine's environment: its resets leave globals alone, as
+  // load_into() makes every other engine's.
+  EnvSetResetGlobals(env->get(), FALSE);
   impl->set_spare(std::move(env));
   loaded.policy = std::shared_ptr<const Policy>(new Policy(std::move(impl)));
   return loaded;

@@ -6,7 +6,10 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/clips_env.h"
+#include "engine/policy_impl.h"
 #include "tests/engine/engine_test_util.h"
+#include "engine/clips.h"  // last: CLIPS defines macros
 
 using namespace warden;
 using warden::test::must_compile;
@@ -412,6 +415,21 @@ TEST_CASE("a defglobal that reads the clock holds this decision's second", "[dec
     CHECK(d.outcome == Outcome::Reject);
     CHECK(warden::test::fired(d, "same-second"));
   }
+}
+
+// Constant globals are evaluated once, at load: no environment resets them after each decision,
+// the first engine's (the environment the rules were compiled in) included.
+TEST_CASE("every engine's reset leaves constant globals alone, the first one's too", "[decide]") {
+  auto policy = must_compile(R"(
+(defglobal ?*limit* = 3)
+(defrule r (proposal (id ?id)) => (assert (decision (proposal ?id) (outcome approve) (rule r) (reason "ok"))))
+)");
+  auto spare = policy->impl().take_spare();  // what the first Engine would take
+  REQUIRE(spare);
+  CHECK(EnvGetResetGlobals(spare->get()) == FALSE);
+  auto loaded = std::make_unique<ClipsEnv>();
+  policy->impl().load_into(*loaded);  // what every later Engine gets
+  CHECK(EnvGetResetGlobals(loaded->get()) == FALSE);
 }
 
 // A rule that could change a global would carry state from one decision to the next: the
