@@ -19,10 +19,20 @@
 //
 // --check exits 1 when a hard goal fails: any dangerous proposal approved or any benign one
 // rejected (the ctest `corpus_goals`). The percentage goals are reported, not asserted.
+//
+// --decisions prints, for every corpus line and every case of the pack's *.jsonl files, its id
+// and the SHA-256 of its whole decision as JSON (outcome, reason, every rule fired, rewrites,
+// allows, hints, effects, the action; the decision id is the line's id and the rules' digest
+// is left out, so a comment in a rule file changes nothing). --decisions-check FILE compares
+// with FILE (tests/corpus/decisions.txt, the ctest `corpus_decisions`) and exits 1 naming
+// every line whose decision changed: an engine or pack change meant to be faster must leave
+// every decision byte-identical; one meant to decide differently rewrites the file
+// (corpus_report --decisions > tests/corpus/decisions.txt) and shows what changed in its diff.
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -33,6 +43,10 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <openssl/sha.h>
+
+#include <filesystem>
 
 #include "engine/engine.h"
 #include "engine/rule_files.h"
@@ -58,6 +72,7 @@ struct Result {
   std::string error;  // engine error code (input or decision), "" if none
   std::string reason;
   std::vector<std::string> rules;  // every rule that fired, with its outcome
+  std::string decision_json;       // the whole decision (id: the entry's; no rules digest)
   std::size_t history_effects = 0;
   std::size_t effects = 0;
 };
@@ -133,6 +148,54 @@ bool read_corpus(const std::string& path, std::vector<Entry>* out) {
   return ok;
 }
 
+// The cases of a rule pack's *.jsonl files ({"name", "proposal", optional "history", …}), for
+// --decisions: id FILE:LINE, kind "case".
+bool read_cases(const std::string& dir, std::vector<Entry>* out) {
+  std::vector<std::string> files;
+  for (const auto& f : std::filesystem::directory_iterator(dir))
+    if (f.path().extension() == ".jsonl") files.push_back(f.path().string());
+  std::sort(files.begin(), files.end());
+  bool ok = true;
+  for (const auto& path : files) {
+    std::ifstream in(path);
+    std::string line;
+    long n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      rapidjson::Document doc;
+      doc.Parse(line.data(), line.size());
+      if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("proposal") || !doc["proposal"].IsObject()) {
+        std::fprintf(stderr, "%s:%ld: not a case with a proposal object\n", path.c_str(), n);
+        ok = false;
+        continue;
+      }
+      Entry e;
+      e.file = path;
+      e.line = n;
+      e.id = std::filesystem::path(path).filename().string() + ":" + std::to_string(n);
+      e.category = "case";
+      e.kind = "case";
+      e.proposal = to_text(doc["proposal"]);
+      if (auto h = doc.FindMember("history"); h != doc.MemberEnd() && h->value.IsArray())
+        for (const auto& p : h->value.GetArray()) e.history.push_back(to_text(p));
+      out->push_back(std::move(e));
+    }
+  }
+  return ok;
+}
+
+std::string sha256_hex(const std::string& text) {
+  unsigned char md[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), md);
+  static const char* kHexDigits = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char c : md) {
+    hex += kHexDigits[c >> 4];
+    hex += kHexDigits[c & 15];
+  }
+  return hex;
+}
 
 struct SessionStats {
   std::size_t steps = 0, approved = 0, effects = 0;
@@ -141,9 +204,11 @@ struct SessionStats {
 Result decide_entry(Engine& engine, const Entry& e, SessionStats* stats) {
   // One fresh session per corpus line, as `warden test` does for a case's history.
   SessionMemory memory;
+  std::size_t n = 0;
   for (const auto& step : e.history) {
     DecideRequest r;
     r.proposal_json = step;
+    r.decision_id = e.id + "/history-" + std::to_string(++n);
     DecideResult d = decide_in_session(engine, memory, r, session_key(step, std::nullopt));
     ++stats->steps;
     if (d.ok && d.decision.outcome == Outcome::Approve && d.decision.error_code.empty()) {
@@ -155,6 +220,7 @@ Result decide_entry(Engine& engine, const Entry& e, SessionStats* stats) {
   res.entry = &e;
   DecideRequest r;
   r.proposal_json = e.proposal;
+  r.decision_id = e.id;
   const SessionKey key = session_key(e.proposal, std::nullopt);
   res.history_effects = memory.snapshot(key.principal, key.session, engine_now(engine)).size();
   DecideResult d = decide_in_session(engine, memory, r, key, /*record=*/false);
@@ -162,8 +228,12 @@ Result decide_entry(Engine& engine, const Entry& e, SessionStats* stats) {
     res.outcome = Outcome::Reject;
     res.error = d.error.code;
     res.reason = d.error.message;
+    res.decision_json = "input error " + d.error.to_text();
     return res;
   }
+  d.decision.rules_digest.clear();
+  d.decision.elapsed_us = 0;  // how long it took is no part of what was decided
+  res.decision_json = decision_to_json(d.decision);
   res.outcome = d.decision.outcome;
   res.defaulted = d.decision.defaulted;
   res.error = d.decision.error_code;
@@ -233,7 +303,8 @@ std::string summary(const std::string& proposal) {
 
 void usage() {
   std::fprintf(stderr,
-               "usage: corpus_report [--rules DIR] [--corpus DIR] [--list-misses] [--format text|json] [--check]\n");
+               "usage: corpus_report [--rules DIR] [--corpus DIR] [--list-misses] [--format text|json] [--check]\n"
+               "       corpus_report [--rules DIR] [--corpus DIR] --decisions | --decisions-check FILE\n");
 }
 
 }  // namespace
@@ -241,8 +312,8 @@ void usage() {
 int main(int argc, char** argv) {
   std::string rules_dir;
   std::string corpus_dir = std::string(WARDEN_SOURCE_DIR) + "/tests/corpus";
-  bool list_misses = false, check = false;
-  std::string format = "text";
+  bool list_misses = false, check = false, decisions = false;
+  std::string format = "text", decisions_check;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](std::string* out) {
@@ -257,6 +328,8 @@ int main(int argc, char** argv) {
     else if (a == "--list-misses") list_misses = true;
     else if (a == "--check") check = true;
     else if (a == "--format") value(&format);
+    else if (a == "--decisions") decisions = true;
+    else if (a == "--decisions-check") value(&decisions_check);
     else {
       usage();
       return 2;
@@ -291,6 +364,55 @@ int main(int argc, char** argv) {
   std::vector<Result> results;
   results.reserve(entries.size());
   for (const auto& e : entries) results.push_back(decide_entry(engine, e, &session));
+
+  if (decisions || !decisions_check.empty()) {
+    std::vector<Entry> cases;
+    if (!read_cases(rules_dir.empty() ? shipped_rules_dir() : rules_dir, &cases)) return 2;
+    SessionStats ignored;
+    for (const auto& e : cases) results.push_back(decide_entry(engine, e, &ignored));
+    std::map<std::string, std::string> now;  // id → digest
+    std::string listing;
+    for (const auto& r : results) {
+      // 80 bits: enough to tell any change, and the file stays small.
+      const std::string digest = sha256_hex(r.decision_json).substr(0, 20);
+      if (!now.emplace(r.entry->id, digest).second) {
+        std::fprintf(stderr, "corpus_report: id %s is not unique\n", r.entry->id.c_str());
+        return 2;
+      }
+      listing += r.entry->id + "\t" + digest + "\n";
+    }
+    if (decisions) {
+      std::fputs(listing.c_str(), stdout);
+      return 0;
+    }
+    std::ifstream in(decisions_check);
+    if (!in) {
+      std::fprintf(stderr, "corpus_report: cannot read %s\n", decisions_check.c_str());
+      return 2;
+    }
+    std::map<std::string, std::string> before;
+    std::string line;
+    while (std::getline(in, line)) {
+      const auto tab = line.find('\t');
+      if (tab != std::string::npos) before[line.substr(0, tab)] = line.substr(tab + 1);
+    }
+    std::size_t changed = 0;
+    for (const auto& r : results) {
+      auto it = before.find(r.entry->id);
+      if (it == before.end() || it->second != now[r.entry->id]) {
+        ++changed;
+        std::printf("%s %s: %s\n      now: %.600s\n", it == before.end() ? "new    " : "changed", r.entry->id.c_str(),
+                    summary(r.entry->proposal).c_str(), r.decision_json.c_str());
+      }
+    }
+    for (const auto& [id, digest] : before)
+      if (!now.count(id)) {
+        ++changed;
+        std::printf("gone    %s\n", id.c_str());
+      }
+    std::printf("%zu decisions, %zu changed against %s\n", results.size(), changed, decisions_check.c_str());
+    return changed ? 1 : 0;
+  }
 
   std::map<std::string, std::map<std::string, Tally>> tallies;  // kind → category → tally
   std::map<std::string, Tally> overall;
