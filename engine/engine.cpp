@@ -219,7 +219,8 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   // asserted, and must stop at the deadline like rule actions do.
   env_->arm_deadline(std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::steady_clock::now()));
   const bool asserted = !failed && codec_->assert_all(fields, doc, leaves, *policy_->impl().patterns, fact_limits,
-                                                      &fact_error, request.history, now_);
+                                                      &fact_error, request.history, now_,
+                                                      request.explain ? nullptr : policy_->impl().history_filter.get());
   if (!failed) d.effects = codec_->effects();
   if (failed) {
     env_->disarm_deadline();

@@ -567,15 +567,25 @@ bool is_one_of(std::string_view s, std::initializer_list<std::string_view> allow
 
 // An effect of an earlier approved decision of the session. Symbols come from the engine's
 // own records; anything else is shown as unknown/none rather than refused by CLIPS.
-bool FactCodec::assert_history(const HistoryEntry& h, std::int64_t now) {
+// With a filter, an entry no history pattern can match is left out (true: nothing failed).
+bool FactCodec::assert_history(const HistoryEntry& h, std::int64_t now, const HistoryFilter* filter) {
   const EffectRecord& e = h.effect;
-  void* f = fact(history_);
-  if (!f) return false;
   const bool kind_ok = is_one_of(e.kind, {"exec", "write", "delete", "read", "network", "env-dump", "privilege", "unknown"});
   const bool object_ok = is_one_of(e.object, {"path", "host", "program", "code", "none"});
   bool class_ok = !e.path_class.empty() && e.path_class[0] >= 'a' && e.path_class[0] <= 'z';
   for (char ch : e.path_class)
     class_ok &= (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+  HistoryValues v;
+  v.kind = kind_ok ? e.kind : std::string_view("unknown");
+  v.object = object_ok ? e.object : std::string_view("none");
+  v.path_class = class_ok ? e.path_class : std::string_view("none");
+  v.in_workspace = e.in_workspace;
+  v.target = e.target;
+  v.program = e.program;
+  v.decision = h.decision_id;
+  if (filter && !filter->may_match(v, live_)) return true;
+  void* f = fact(history_);
+  if (!f) return false;
   put(f, history_slots_.proposal, STRING, id_symbol_);
   put_string(f, history_slots_.decision, h.decision_id);
   put_integer(f, history_slots_.age, now > h.time ? now - h.time : 0);
@@ -730,7 +740,8 @@ bool FactCodec::assert_shell(const std::string& command,
 
 bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
                            const PatternIndex& patterns, const FactLimits& limits, FactError* error,
-                           const std::vector<HistoryEntry>* history, std::int64_t now) {
+                           const std::vector<HistoryEntry>* history, std::int64_t now,
+                           const HistoryFilter* history_filter) {
   failed_ = false;
   limits_ = &limits;
   patterns_ = &patterns;
@@ -742,9 +753,13 @@ bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc,
   IncrementSymbolCount(id_symbol_);
   effect_records_.clear();
   bool ok = assert_derived(p, doc, leaves, patterns, error);
-  if (ok && history) {
-    for (const auto& h : *history) {
-      if (!assert_history(h, now)) {
+  if (ok && history && !history->empty()) {
+    // Which history patterns can matter to this proposal, now that its own facts are in.
+    if (history_filter) live_ = history_filter->live(raw_);
+    const bool none_live =
+        history_filter && std::none_of(live_.begin(), live_.end(), [](char l) { return l != 0; });
+    for (const auto& h : none_live ? std::vector<HistoryEntry>{} : *history) {
+      if (!assert_history(h, now, history_filter)) {
         *error = FactError{code::kFacts, "cannot assert a history fact"};
         ok = false;
         break;

@@ -244,6 +244,7 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
   // Every indexed pattern compiles or is an error here: a rule set never loads with a
   // pattern-hit rule that could not fire.
   impl->patterns = std::make_unique<PatternIndex>(checked.patterns, &diagnostics);
+  impl->history_filter = std::make_unique<HistoryFilter>(std::move(checked.history_patterns));
   if (!has_errors(diagnostics)) check_class_names(impl->constructs, classes.get(), &diagnostics);
   if (!has_errors(diagnostics) && !effects) require_effects_table(*env, impl->constructs, &diagnostics);
 

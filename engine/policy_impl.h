@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/clips_env.h"
+#include "engine/history_filter.h"
 #include "engine/pattern_index.h"
 #include "engine/rule_checker.h"
 
@@ -23,6 +24,9 @@ class PolicyImpl {
   std::vector<std::string> rule_names;
   std::string digest;
   std::unique_ptr<PatternIndex> patterns;
+  // Which remembered effects the rules' `history` patterns can match: the others are never
+  // asserted (engine/history_filter.h).
+  std::unique_ptr<HistoryFilter> history_filter;
   // From the *.toml files of the set, merged in load order; null when the set has none
   // (no effects table: no effect facts; no path classes: every class is none).
   std::shared_ptr<const EffectsTable> effects;

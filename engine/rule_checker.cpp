@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -133,6 +134,16 @@ bool tokenize(std::string_view src, std::vector<Token>* tokens, long* error_line
     i = end;
   }
   return true;
+}
+
+bool ends_with(const std::string& s, std::string_view tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// An atom CLIPS may read as a number (1, -2, +3.5, .5, 1e3): never taken for a symbol here.
+bool looks_numeric(const std::string& atom) {
+  const char c = atom[0];
+  return (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
 }
 
 bool is_variable(const std::string& atom) {
@@ -377,14 +388,150 @@ struct FileChecker {
         for (std::size_t k = i + 2; k < close;) k = condition(k);
       } else {
         slots(i + 2, close);  // a pattern: (template (slot constraint…)…); calls follow : or =
+        if (c.kind == "defrule" && (head == "history" || ends_with(head, "::history"))) history_pattern(i, close);
       }
       return close + 1;
+    }
+
+    // A `history` pattern: the constants each slot's constraint accepts (engine/history_filter.h).
+    void history_pattern(std::size_t open, std::size_t close) {
+      HistoryPattern p;
+      p.rule = c.name;
+      p.file = c.file;
+      p.line = t[open].line;
+      p.slots = slot_constants(open, close);
+      fc.out->history_patterns.push_back(std::move(p));
+    }
+
+    // The constants each slot of the pattern at `open` accepts.
+    SlotConstants slot_constants(std::size_t open, std::size_t close) const {
+      SlotConstants slots;
+      for (std::size_t k = open + 2; k < close;) {
+        if (t[k].type == TokenType::Open && k + 1 < match[k] && head_is_name(k)) {
+          if (auto accepted = accepted_constants(k + 2, match[k]))
+            slots.emplace_back(t[k + 1].text, std::move(*accepted));
+          k = end_of(k);
+        } else {
+          k = end_of_token(k);
+        }
+      }
+      return slots;
+    }
+
+    // A plain pattern on a template only the engine asserts for the proposal: (name slots…).
+    std::optional<FactPattern> proposal_pattern(std::size_t open) const {
+      if (t[open].type != TokenType::Open || !head_is_name(open)) return std::nullopt;
+      const std::string& name = t[open + 1].text;
+      if (name == "test" || name == "declare" || name == "not" || name == "and" || name == "or" || name == "exists" ||
+          name == "forall" || name == "logical" || name == "history" || name.find("::") != std::string::npos ||
+          sandbox::may_assert(name))
+        return std::nullopt;
+      return FactPattern{name, slot_constants(open, match[open])};
+    }
+
+    // The gates of the rule's conditions [from, to): its positive patterns on the proposal's
+    // facts, in its top-level conjunction (through `and` and `logical`), and each `or` all of
+    // whose branches are such patterns.
+    void gates(std::size_t from, std::size_t to, std::vector<HistoryGate>* out) const {
+      for (std::size_t k = from; k < to; k = end_of_token(k)) {
+        if (t[k].type != TokenType::Open || !head_is_name(k)) continue;
+        const std::string& head = t[k + 1].text;
+        if (head == "and" || head == "logical") {
+          gates(k + 2, match[k], out);
+        } else if (head == "or") {
+          HistoryGate g;
+          bool plain = true;
+          for (std::size_t b = k + 2; b < match[k] && plain; b = end_of_token(b)) {
+            auto pattern = proposal_pattern(b);
+            if (pattern) g.any_of.push_back(std::move(*pattern));
+            else plain = false;
+          }
+          if (plain && !g.any_of.empty()) out->push_back(std::move(g));
+        } else if (auto pattern = proposal_pattern(k)) {
+          out->push_back(HistoryGate{{std::move(*pattern)}});
+        }
+      }
+    }
+    std::size_t end_of_token(std::size_t k) const { return t[k].type == TokenType::Open ? end_of(k) : k + 1; }
+
+    // The constants a single-field constraint (tokens [from, to)) accepts, by CLIPS's
+    // precedence: ~ binds tightest, then &, then |; a leading `?x&` only binds (?x&a|b is
+    // ?x&(a|b)). A conjunct that is one positive constant restricts its disjunct; anything else
+    // (variable, negation, predicate, return value, number, wildcard) restricts nothing.
+    // nullopt: the constraint accepts any value.
+    std::optional<std::vector<SlotConstant>> accepted_constants(std::size_t from, std::size_t to) const {
+      struct Item {
+        char connective = 0;  // '&', '|', '~' or 0 for a term
+        bool constant = false;
+        SlotConstant value;
+      };
+      std::vector<Item> items;
+      for (std::size_t k = from; k < to; k = end_of_token(k)) {
+        const Token& tok = t[k];
+        Item item;
+        if (tok.type == TokenType::Atom && (tok.text == "&" || tok.text == "|" || tok.text == "~")) {
+          item.connective = tok.text[0];
+        } else if (tok.type == TokenType::String) {
+          item.constant = true;
+          item.value = {true, tok.text};
+        } else if (tok.type == TokenType::Atom && !tok.text.empty() && tok.text[0] != '?' && tok.text[0] != '$' &&
+                   tok.text != ":" && tok.text != "=" && !looks_numeric(tok.text)) {
+          item.constant = true;
+          item.value = {false, tok.text};
+        } else if (tok.type == TokenType::Atom && (tok.text == ":" || tok.text == "=")) {
+          if (k + 1 < to && t[k + 1].type == TokenType::Open) k = k + 1;  // the call is part of this term
+        }
+        items.push_back(std::move(item));
+      }
+      std::size_t at = 0;
+      // ?x&… or ?&…: the first term only binds (or, a wildcard, accepts anything).
+      const bool variable_first = from < to && t[from].type == TokenType::Atom &&
+                                  (t[from].text[0] == '?' || t[from].text.rfind("$?", 0) == 0);
+      if (variable_first && items.size() > 1 && items[1].connective == '&') at = 2;
+      if (at == items.size()) return std::nullopt;
+      std::vector<SlotConstant> accepted;
+      // Disjuncts split at '|'; within one, conjuncts split at '&'.
+      for (std::size_t d = at; d <= items.size();) {
+        std::size_t d_end = d;
+        while (d_end < items.size() && items[d_end].connective != '|') ++d_end;
+        std::optional<SlotConstant> only;  // the disjunct's restriction: one constant
+        bool restricted = false, empty = false;
+        for (std::size_t q = d; q < d_end;) {
+          std::size_t q_end = q;
+          while (q_end < d_end && items[q_end].connective != '&') ++q_end;
+          if (q_end == q + 1 && items[q].constant) {
+            if (restricted && !(only->is_string == items[q].value.is_string && only->text == items[q].value.text))
+              empty = true;  // a&b of two different constants: nothing
+            only = items[q].value;
+            restricted = true;
+          }
+          q = q_end + 1;
+        }
+        if (d == d_end || !restricted) return std::nullopt;  // this disjunct accepts anything
+        if (!empty) accepted.push_back(*only);
+        d = d_end + 1;
+      }
+      return accepted;
     }
 
     void rule(std::size_t open) {
       const std::size_t close = match[open];
       std::size_t k = open + 3;  // after "(defrule name"
       if (k < close && t[k].type == TokenType::String) ++k;
+      const std::size_t first_history = fc.out->history_patterns.size();
+      std::size_t lhs_end = k;
+      while (lhs_end < close && !(t[lhs_end].type == TokenType::Atom && t[lhs_end].text == "=>")) lhs_end = end_of_token(lhs_end);
+      struct GatesOnExit {  // the rule's history patterns get its gates once they are all found
+        const Walk& w;
+        std::size_t first, from, to;
+        ~GatesOnExit() {
+          auto& patterns = w.fc.out->history_patterns;
+          if (patterns.size() == first) return;
+          std::vector<HistoryGate> g;
+          w.gates(from, to, &g);
+          for (std::size_t i = first; i < patterns.size(); ++i) patterns[i].gates = g;
+        }
+      } gates_on_exit{*this, first_history, k, lhs_end};
       bool rhs = false;
       while (k < close) {
         if (!rhs && t[k].type == TokenType::Atom && t[k].text == "=>") {

@@ -2,13 +2,14 @@
 // sources into constructs with their lines and finds what CLIPS would accept but Warden must
 // not: forbidden constructs and functions, duplicate names, global mutation, bad constant
 // regexes, decisions credited to another rule; it also gathers the indexed `pattern-hit`
-// patterns. Pure; thread-safe.
+// patterns and what each `history` pattern's constants accept. Pure; thread-safe.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "engine/diagnostic.h"
+#include "engine/history_filter.h"
 #include "engine/rule_source.h"
 
 namespace warden {
@@ -36,6 +37,7 @@ struct IndexedPattern {
 struct CheckedSources {
   std::vector<Construct> constructs;  // in source order
   std::vector<IndexedPattern> patterns;
+  std::vector<HistoryPattern> history_patterns;  // every `history` pattern of every rule
 };
 
 CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostics);

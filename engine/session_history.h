@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -45,6 +46,9 @@ struct SessionHistoryHealth {
   std::uint64_t owed = 0;                // effects not stored yet, retried (their sessions fail closed here)
   std::uint64_t lost = 0;                // effects given up on (past the retry buffer)
 };
+
+// A session's entries as one decision reads them: shared, immutable.
+using HistorySnapshot = std::shared_ptr<const std::vector<HistoryEntry>>;
 
 class SessionHistory {
  public:
@@ -81,6 +85,14 @@ class SessionHistory {
   // SessionHistoryError when the history cannot be read (never an empty one instead).
   virtual std::vector<HistoryEntry> snapshot(const std::string& principal,
                                              const std::string& session, std::int64_t now) = 0;
+  // The same, shared and never changed (what a decision reads); null when there are none.
+  // A store that keeps its entries in memory hands them out without copying.
+  virtual HistorySnapshot shared_snapshot(const std::string& principal, const std::string& session,
+                                          std::int64_t now) {
+    auto entries = snapshot(principal, session, now);
+    if (entries.empty()) return nullptr;
+    return std::make_shared<const std::vector<HistoryEntry>>(std::move(entries));
+  }
 
   // Forgets one session.
   virtual void forget(const std::string& principal, const std::string& session) = 0;

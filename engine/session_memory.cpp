@@ -49,17 +49,27 @@ void SessionMemory::touch(Session& s) {
   s.owner->lru.splice(s.owner->lru.end(), s.owner->lru, s.lru);
 }
 
+std::vector<HistoryEntry>& SessionMemory::writable(Session& s) {
+  // A decision may still hold the entries it was handed: it keeps them, and this session
+  // changes a copy of its own.
+  if (!s.entries) s.entries = std::make_shared<std::vector<HistoryEntry>>();
+  else if (s.entries.use_count() > 1) s.entries = std::make_shared<std::vector<HistoryEntry>>(*s.entries);
+  return *s.entries;
+}
+
 void SessionMemory::drop_entry(Session& s, std::size_t index) {
-  std::size_t n = entry_bytes(s.entries[index]);
+  auto& entries = writable(s);
+  std::size_t n = entry_bytes(entries[index]);
   s.bytes -= n;
   s.owner->bytes -= n;
   bytes_ -= n;
-  s.entries.erase(s.entries.begin() + static_cast<std::ptrdiff_t>(index));
+  entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(index));
 }
 
 void SessionMemory::expire(Session& s, std::int64_t now) {
-  for (std::size_t i = s.entries.size(); i-- > 0;) {
-    if (now - s.entries[i].time >= options_.ttl_seconds) drop_entry(s, i);
+  if (!s.entries) return;
+  for (std::size_t i = s.entries->size(); i-- > 0;) {
+    if (now - (*s.entries)[i].time >= options_.ttl_seconds) drop_entry(s, i);
   }
 }
 
@@ -112,7 +122,7 @@ void SessionMemory::enforce_caps(const Key& keep) {
     // Only `keep` is left and it alone is over the budget: its oldest entries go.
     auto it = sessions_.find(keep);
     if (it == sessions_.end()) break;
-    if (it->second.entries.empty()) {
+    if (!it->second.entries || it->second.entries->empty()) {
       erase(keep);
       break;
     }
@@ -139,40 +149,47 @@ void SessionMemory::record(const std::string& principal, const std::string& sess
   }
   Session& s = it->second;
   expire(s, time);
+  auto& entries = writable(s);
   for (const EffectRecord& effect : effects) {
-    for (std::size_t i = 0; i < s.entries.size(); ++i) {
-      if (same_effect(s.entries[i].effect, effect)) {
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (same_effect(entries[i].effect, effect)) {
         drop_entry(s, i);  // the newest copy is kept, at the end
         break;
       }
     }
     HistoryEntry entry{decision_id, time, effect};
     std::size_t n = entry_bytes(entry);
-    s.entries.push_back(std::move(entry));
+    entries.push_back(std::move(entry));
     s.bytes += n;
     s.owner->bytes += n;
     bytes_ += n;
-    while (s.entries.size() > options_.max_entries) drop_entry(s, 0);
+    while (entries.size() > options_.max_entries) drop_entry(s, 0);
   }
   touch(s);
   enforce_caps(key);
 }
 
-std::vector<HistoryEntry> SessionMemory::snapshot(const std::string& principal, const std::string& session,
-                                                  std::int64_t now) {
-  if (session.empty()) return {};
+HistorySnapshot SessionMemory::shared_snapshot(const std::string& principal, const std::string& session,
+                                               std::int64_t now) {
+  if (session.empty()) return nullptr;
   std::lock_guard lock(mutex_);
   Key key{principal, session};
   auto it = sessions_.find(key);
-  if (it == sessions_.end()) return {};
+  if (it == sessions_.end()) return nullptr;
   Session& s = it->second;
   expire(s, now);
-  if (s.entries.empty()) {
+  if (!s.entries || s.entries->empty()) {
     erase(key);
-    return {};
+    return nullptr;
   }
   touch(s);
-  return s.entries;
+  return s.entries;  // shared, never changed again: the next change copies
+}
+
+std::vector<HistoryEntry> SessionMemory::snapshot(const std::string& principal, const std::string& session,
+                                                  std::int64_t now) {
+  HistorySnapshot shared = shared_snapshot(principal, session, now);
+  return shared ? *shared : std::vector<HistoryEntry>{};
 }
 
 void SessionMemory::forget(const std::string& principal, const std::string& session) {
@@ -225,8 +242,8 @@ std::int64_t engine_now(const Engine& engine) {
 DecideResult decide_in_session(Engine& engine, SessionHistory& memory, DecideRequest request, const SessionKey& key,
                                bool record) {
   const std::int64_t now = engine_now(engine);
-  std::vector<HistoryEntry> history = memory.snapshot(key.principal, key.session, now);
-  request.history = history.empty() ? nullptr : &history;
+  const HistorySnapshot history = memory.shared_snapshot(key.principal, key.session, now);
+  request.history = history && !history->empty() ? history.get() : nullptr;
   DecideResult result = engine.decide(request);
   if (record && result.ok) memory.remember(key.principal, key.session, result.decision, now);
   return result;

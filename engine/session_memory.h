@@ -25,7 +25,8 @@
 // - Two decisions of one session decided at the same time on different workers do not see
 //   each other; each sees what was approved before it started.
 //
-// Thread-safe: every member function may be called from any thread (one mutex).
+// Thread-safe: every member function may be called from any thread (one mutex). A decision
+// holds its session's entries without a copy and without the lock (shared_snapshot).
 // The in-memory SessionHistory (engine/session_history.h); the daemon of a fleet keeps the
 // same history in PostgreSQL instead (server/session_history_pg.h).
 #pragma once
@@ -35,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -77,6 +79,10 @@ class SessionMemory final : public SessionHistory {
   // after `now` are kept). Empty for an unknown or empty session id.
   std::vector<HistoryEntry> snapshot(const std::string& principal, const std::string& session,
                                      std::int64_t now) override;
+  // The same entries without copying them: the session's own, which it never changes while
+  // they are shared (a change copies them first). One lookup under the lock.
+  HistorySnapshot shared_snapshot(const std::string& principal, const std::string& session,
+                                  std::int64_t now) override;
 
   // Forgets one session, or all of them.
   void forget(const std::string& principal, const std::string& session) override;
@@ -97,13 +103,14 @@ class SessionMemory final : public SessionHistory {
     std::size_t bytes = 0;  // what they hold
   };
   struct Session {
-    std::vector<HistoryEntry> entries;  // in the order recorded
+    std::shared_ptr<std::vector<HistoryEntry>> entries;  // in the order recorded; null: none yet
     std::size_t bytes = 0;
     Owner* owner = nullptr;  // stable: map nodes do not move
     Lru::iterator lru;
   };
 
   void touch(Session& s);                        // mutex_ held
+  std::vector<HistoryEntry>& writable(Session& s);  // mutex_ held; copies entries a decision holds
   void expire(Session& s, std::int64_t now);     // mutex_ held
   void drop_entry(Session& s, std::size_t index);  // mutex_ held
   void erase(const Key& key);                    // mutex_ held

@@ -325,18 +325,36 @@ TEST_CASE("history facts carry age from the engine clock and every slot", "[sess
   CHECK(d.facts_json.find("(age 110)") != std::string::npos);
 }
 
-TEST_CASE("history facts count against max_facts", "[session]") {
+TEST_CASE("history facts a rule may see count against max_facts; the others are never asserted", "[session]") {
   auto policy = must_compile(kHistoryRules);
   EngineOptions o = test_options();
   o.max_facts = 20;
   Engine engine(policy, o);
   std::vector<HistoryEntry> history;
-  for (int i = 0; i < 30; ++i) history.push_back({"d", 0, read_effect("/w/" + std::to_string(i), "none")});
+  for (int i = 0; i < 30; ++i) history.push_back({"d", 0, write_effect("/w/" + std::to_string(i))});
   DecideRequest request;
   request.proposal_json = kReply;
   request.history = &history;
   Decision d = decide_ok(engine, request);
   CHECK(d.outcome == Outcome::Reject);
+  CHECK(d.error_code == "E_INPUT_TOO_LARGE");
+  // Reads of unclassified files: no history pattern of these rules can match one (they want
+  // writes, or credential reads), so none is asserted and the cap is not reached.
+  history.clear();
+  for (int i = 0; i < 30; ++i) history.push_back({"d", 0, read_effect("/w/" + std::to_string(i), "none")});
+  d = decide_ok(engine, request);
+  CHECK(d.outcome == Outcome::Approve);
+  CHECK(d.error_code.empty());
+  // Credential reads match fresh-credential-read's constants, but that rule needs an http
+  // proposal: a reply sees none of them either.
+  history.clear();
+  for (int i = 0; i < 30; ++i) history.push_back({"d", 0, read_effect("/w/" + std::to_string(i))});
+  d = decide_ok(engine, request);
+  CHECK(d.outcome == Outcome::Approve);
+  CHECK(d.error_code.empty());
+  // An http proposal does: they are asserted, and count.
+  request.proposal_json = kFetch;
+  d = decide_ok(engine, request);
   CHECK(d.error_code == "E_INPUT_TOO_LARGE");
 }
 

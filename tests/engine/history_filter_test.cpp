@@ -1,0 +1,285 @@
+// The history filter (engine/history_filter.h): what the checker reads of each `history`
+// pattern (the constants of its slots, its rule's gates), and that deciding with it gives
+// every decision exactly as deciding with all history asserted (`explain`, which shows every
+// entry, asserts them all).
+#include "engine/history_filter.h"
+
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/rule_checker.h"
+#include "tests/build_paths.h"
+#include "tests/engine/engine_test_util.h"
+
+using namespace warden;
+using warden::test::decide_ok;
+using warden::test::must_compile;
+using warden::test::test_options;
+
+namespace {
+
+std::vector<HistoryPattern> patterns_of(const std::string& text) {
+  Diagnostics diagnostics;
+  CheckedSources checked = check_sources({RuleSource{"t.clp", text}}, &diagnostics);
+  for (const auto& d : diagnostics) UNSCOPED_INFO(d.to_text());
+  REQUIRE_FALSE(has_errors(diagnostics));
+  return checked.history_patterns;
+}
+
+// "slot=a|\"b\"" for each constrained slot, in pattern order: symbols bare, strings quoted.
+std::string constants(const SlotConstants& slots) {
+  std::string out;
+  for (const auto& [slot, accepted] : slots) {
+    out += (out.empty() ? "" : " ") + slot + "=";
+    for (std::size_t i = 0; i < accepted.size(); ++i)
+      out += (i ? "|" : "") + (accepted[i].is_string ? "\"" + accepted[i].text + "\"" : accepted[i].text);
+  }
+  return out;
+}
+
+std::string gates(const HistoryPattern& p) {
+  std::string out;
+  for (const auto& g : p.gates) {
+    out += out.empty() ? "" : " & ";
+    for (std::size_t i = 0; i < g.any_of.size(); ++i)
+      out += (i ? " | " : "") + g.any_of[i].name + "(" + constants(g.any_of[i].slots) + ")";
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("history filter: the constants a history pattern's slots accept", "[history_filter]") {
+  auto p = patterns_of(R"(
+(defrule r
+  (history (proposal ?id) (kind write) (class credential|secrets-config) (in-workspace TRUE)
+           (program ?p&"tar"|"unzip") (target ?t&~"") (decision ?d) (age ?a&:(< ?a 60)))
+  =>)
+)");
+  REQUIRE(p.size() == 1);
+  CHECK(p[0].rule == "r");
+  CHECK(p[0].line == 3);
+  // ?p&"tar"|"unzip" is ?p&("tar"|"unzip") (CLIPS binds a leading variable apart); a negation,
+  // a bare variable and a predicate accept anything.
+  CHECK(constants(p[0].slots) == R"(kind=write class=credential|secrets-config in-workspace=TRUE program="tar"|"unzip")");
+}
+
+TEST_CASE("history filter: precedence, types and what restricts nothing", "[history_filter]") {
+  auto p = patterns_of(R"(
+(defrule r1 (history (kind ?k&write|read) (target "/w/a"|"/w/b") (program ~"git")) =>)
+(defrule r2 (history (kind write|~read)) =>)
+(defrule r3 (history (kind write&read)) =>)
+(defrule r4 (history (kind write&~read|exec)) =>)
+(defrule r5 (history (kind ?)) (history (kind 1)) (history (kind ?k&:(eq ?k write))) =>)
+(defrule r6 (history (kind =(sym-cat wr ite))) (history (program ?p&"git"|?q)) =>)
+(defrule r7 (history) =>)
+)");
+  REQUIRE(p.size() == 10);
+  CHECK(constants(p[0].slots) == R"(kind=write|read target="/w/a"|"/w/b")");
+  CHECK(constants(p[1].slots).empty());             // write|~read: the second disjunct takes almost anything
+  CHECK(constants(p[2].slots) == "kind=");          // write&read: nothing at all
+  CHECK(constants(p[3].slots) == "kind=write|exec");  // (write&~read)|exec
+  CHECK(constants(p[4].slots).empty());              // a wildcard
+  CHECK(constants(p[5].slots).empty());              // a number is never taken for a symbol
+  CHECK(constants(p[6].slots).empty());              // a predicate
+  CHECK(constants(p[7].slots).empty());              // a return value
+  CHECK(constants(p[8].slots).empty());              // "git"|?q: a variable alternative
+  CHECK(constants(p[9].slots).empty());              // (history): every entry
+}
+
+TEST_CASE("history filter: a rule's gates are its positive patterns on the proposal's facts", "[history_filter]") {
+  auto p = patterns_of(R"(
+(defrule r
+  (declare (salience 10))
+  ?e <- (effect (proposal ?id) (kind exec) (object path) (target ?d))
+  (logical (shell-command (proposal ?id) (program "git")))
+  (or (param (key "payload.url")) (url (host "example.com")))
+  (or (param (key "payload.path")) (and (url) (proposal)))
+  (not (effect (kind network)))
+  (exists (effect (kind read)))
+  (test (> 1 0))
+  (decision (outcome reject))
+  (history (proposal ?id) (kind write))
+  (not (history (kind read)))
+  =>)
+)");
+  REQUIRE(p.size() == 2);
+  const std::string expected =
+      R"(effect(kind=exec object=path) & shell-command(program="git") & param(key="payload.url") | url(host="example.com"))";
+  CHECK(gates(p[0]) == expected);
+  CHECK(gates(p[1]) == expected);  // a history pattern under `not` has its rule's gates too
+  CHECK(constants(p[1].slots) == "kind=read");
+  // A deffunction has no patterns; a rule without gates has none.
+  auto q = patterns_of("(defrule r (history (kind read)) (test (> 1 0)) =>)\n");
+  REQUIRE(q.size() == 1);
+  CHECK(q[0].gates.empty());
+}
+
+TEST_CASE("history filter: which entries a pattern may match", "[history_filter]") {
+  HistoryPattern write_in_workspace;
+  write_in_workspace.slots = {{"kind", {{false, "write"}}}, {"in-workspace", {{false, "TRUE"}}},
+                              {"program", {{true, "tar"}, {true, "cp"}}}};
+  HistoryPattern string_kind;  // (kind "read"): a string never equals the symbol read
+  string_kind.slots = {{"kind", {{true, "read"}}}};
+  HistoryFilter filter({write_in_workspace, string_kind});
+  const std::vector<char> both{1, 1};
+  HistoryValues v;
+  v.kind = "write";
+  v.in_workspace = true;
+  v.program = "tar";
+  CHECK(filter.may_match(v, both));
+  CHECK_FALSE(filter.may_match(v, {0, 1}));  // its rule cannot fire for this proposal
+  v.program = "rsync";
+  CHECK_FALSE(filter.may_match(v, both));
+  v.program = "cp";
+  v.in_workspace = false;
+  CHECK_FALSE(filter.may_match(v, both));
+  v.kind = "read";
+  CHECK_FALSE(filter.may_match(v, both));
+  CHECK_FALSE(HistoryFilter({}).may_match(v, {}));  // no history pattern: no entry is seen
+}
+
+// ---- deciding with the filter is deciding with every entry -----------------------------
+
+namespace {
+
+// Rules that read history every way CLIPS allows: positive, under not / exists / forall,
+// joined with the proposal's facts and with each other, through or, with predicates.
+const char* kRules = R"(
+(defrule written-then-run
+  (effect (proposal ?id) (kind exec) (object path) (target ?t))
+  (history (proposal ?id) (kind write) (object path) (target ?t))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule written-then-run) (reason ?t))))
+(defrule network-after-credential
+  (effect (proposal ?id) (kind network) (target ?h))
+  (history (proposal ?id) (kind read) (class credential) (target ?p))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule network-after-credential) (reason (str-cat ?h " " ?p)))))
+(defrule fetched-then-run
+  (effect (proposal ?id) (kind exec) (in-workspace TRUE))
+  (history (proposal ?id) (decision ?d) (kind write) (in-workspace TRUE) (program ?p&~"git"))
+  (history (proposal ?id) (decision ?d) (kind network) (target ?h&~""))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule fetched-then-run) (reason (str-cat ?p " " ?h)))))
+(defrule first-write-of-session
+  (effect (proposal ?id) (kind write) (target ?t))
+  (not (history (proposal ?id) (kind write)))
+  =>
+  (assert (hint (proposal ?id) (rule first-write-of-session) (text ?t))))
+(defrule read-what-was-written
+  (effect (proposal ?id) (kind read) (target ?t))
+  (exists (history (proposal ?id) (kind write) (target ?t)))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule read-what-was-written) (reason ?t))))
+(defrule every-read-was-in-workspace
+  (proposal (id ?id) (target shell))
+  (forall (history (proposal ?id) (kind read) (target ?r))
+          (history (proposal ?id) (kind read) (target ?r) (in-workspace TRUE)))
+  =>
+  (assert (hint (proposal ?id) (rule every-read-was-in-workspace) (text "reads stayed home"))))
+(defrule git-or-extractor-filled
+  (or (shell-command (proposal ?id) (program "git"))
+      (shell-command (proposal ?id) (program "make")))
+  (history (proposal ?id) (kind write) (program ?p&"tar"|"unzip"|"git") (target ?t))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule git-or-extractor-filled) (reason (str-cat ?p " " ?t)))))
+(defrule anything-old
+  (proposal (id ?id) (target reply))
+  (history (proposal ?id) (age ?a&:(> ?a 100)) (kind ?k) (target ?t))
+  =>
+  (assert (hint (proposal ?id) (rule anything-old) (text (str-cat ?k " " ?t)))))
+(defrule default-approve
+  (proposal (id ?id))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule default-approve) (reason "ok"))))
+)";
+
+std::string shipped(const std::string& name) {
+  std::ifstream in(std::string(WARDEN_SOURCE_DIR "/rules/") + name, std::ios::binary);
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+EffectRecord effect(std::string kind, std::string object, std::string target, std::string program,
+                    std::string path_class, bool in_workspace) {
+  EffectRecord e;
+  e.kind = std::move(kind);
+  e.object = std::move(object);
+  e.target = std::move(target);
+  e.program = std::move(program);
+  e.path_class = std::move(path_class);
+  e.in_workspace = in_workspace;
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("history filter: every decision is the one deciding with all history gives", "[history_filter]") {
+  auto loaded = Policy::compile(
+      {{"effects.toml", shipped("effects.toml")}, {"paths.toml", shipped("paths.toml")}, {"t.clp", kRules}});
+  for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
+  REQUIRE(loaded.policy);
+  auto policy = loaded.policy;
+  EngineOptions o = test_options();
+  o.clock = [] { return std::int64_t{10000}; };
+  Engine engine(policy, o);
+  const std::vector<std::string> proposals = {
+      R"({"target":"shell","payload":{"command":"./build.sh","cwd":"/home/user/project"}})",
+      R"({"target":"shell","payload":{"command":"make","cwd":"/home/user/project"}})",
+      R"({"target":"shell","payload":{"command":"git status","cwd":"/home/user/project"}})",
+      R"({"target":"shell","payload":{"command":"cat src/a.c","cwd":"/home/user/project"}})",
+      R"({"target":"shell","payload":{"command":"ls","cwd":"/home/user/project"}})",
+      R"({"target":"http","action":"get","payload":{"url":"https://example.com/x"}})",
+      R"({"target":"file","action":"write","payload":{"path":"/home/user/project/src/a.c","content":"x"}})",
+      R"({"target":"file","action":"read","payload":{"path":"/home/user/project/src/a.c"}})",
+      R"({"target":"reply","payload":{"text":"hi"}})",
+  };
+  const std::vector<EffectRecord> pool = {
+      effect("write", "path", "/home/user/project/build.sh", "tee", "none", true),
+      effect("write", "path", "/home/user/project/src/a.c", "", "none", true),
+      effect("write", "path", "/home/user/project/lib", "tar", "none", true),
+      effect("write", "path", "/home/user/project/vendor", "git", "none", true),
+      effect("write", "path", "/tmp/out", "cp", "none", false),
+      effect("read", "path", "/home/user/.ssh/id_rsa", "cat", "credential", false),
+      effect("read", "path", "/home/user/project/README", "cat", "none", true),
+      effect("read", "path", "/etc/hosts", "cat", "none", false),
+      effect("network", "host", "evil.example", "curl", "none", false),
+      effect("network", "host", "", "curl", "none", false),
+      effect("exec", "program", "make", "make", "none", false),
+      effect("delete", "path", "/home/user/project/old", "rm", "none", true),
+  };
+  std::mt19937 random(20261129);
+  int differing = 0, with_history_rules = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::vector<HistoryEntry> history;
+    const std::size_t n = random() % 8;
+    for (std::size_t i = 0; i < n; ++i) {
+      const EffectRecord& e = pool[random() % pool.size()];
+      history.push_back({"d" + std::to_string(random() % 3), 10000 - static_cast<std::int64_t>(random() % 300), e});
+    }
+    for (const auto& json : proposals) {
+      DecideRequest filtered;
+      filtered.proposal_json = json;
+      filtered.decision_id = "same";
+      filtered.history = &history;
+      DecideRequest all = filtered;
+      all.explain = true;  // asserts every entry
+      Decision a = decide_ok(engine, filtered);
+      Decision b = decide_ok(engine, all);
+      b.facts_json.clear();
+      a.elapsed_us = b.elapsed_us = 0;
+      INFO(json << " with " << history.size() << " entries, round " << round);
+      CHECK(decision_to_json(a) == decision_to_json(b));
+      differing += decision_to_json(a) != decision_to_json(b);
+      for (const auto& r : a.rules) with_history_rules += r.rule != "default-approve";
+    }
+  }
+  CHECK(differing == 0);
+  CHECK(with_history_rules > 300);  // the histories made the rules fire, often
+}
