@@ -95,6 +95,11 @@ class EngineImpl {
   std::int64_t counter_ = 0;
   std::int64_t now_ = 0;         // this decision's clock, seconds since the epoch
   bool clock_globals_ = false;   // some defglobal may read the clock: evaluate them per decision
+  // The history filter's index of the last shared snapshot decided with (a session's next
+  // decisions reuse it while its history does not change); the snapshot is held with it.
+  std::shared_ptr<const std::vector<HistoryEntry>> indexed_history_;
+  std::shared_ptr<const HistoryFilter::Index> history_index_;
+  const HistoryFilter::Index* history_index(const DecideRequest& request);
   alignas(16) char json_pool_[16 * 1024];  // first block of each decision's JSON document
   std::string json_text_;                  // the proposal text the document is parsed in
 };
@@ -154,6 +159,24 @@ void EngineImpl::apply_rewrites(Decision* d, rapidjson::Document* doc, std::vect
       w.applied = true;
     }
   }
+}
+
+// The history filter's index of the request's history; null to assert every entry (an
+// explained decision shows them all).
+const HistoryFilter::Index* EngineImpl::history_index(const DecideRequest& request) {
+  const HistoryFilter* filter = policy_->impl().history_filter.get();
+  if (!filter || request.explain || !request.history || request.history->empty()) return nullptr;
+  if (request.shared_history && request.shared_history.get() == request.history) {
+    if (request.shared_history != indexed_history_) {
+      history_index_ = filter->index(*request.shared_history);
+      indexed_history_ = request.shared_history;
+    }
+    return history_index_.get();
+  }
+  // Entries of the caller's own: indexed for this decision only.
+  history_index_ = filter->index(*request.history);
+  indexed_history_.reset();
+  return history_index_.get();
 }
 
 DecideResult EngineImpl::decide(const DecideRequest& request) {
@@ -220,7 +243,7 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   env_->arm_deadline(std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::steady_clock::now()));
   const bool asserted = !failed && codec_->assert_all(fields, doc, leaves, *policy_->impl().patterns, fact_limits,
                                                       &fact_error, request.history, now_,
-                                                      request.explain ? nullptr : policy_->impl().history_filter.get());
+                                                      policy_->impl().history_filter.get(), history_index(request));
   if (!failed) d.effects = codec_->effects();
   if (failed) {
     env_->disarm_deadline();

@@ -91,6 +91,10 @@ struct DecideRequest {
   // Effects of earlier approved decisions of the same session (engine/session_memory.h),
   // asserted as `history` facts with `age` = now - time. Null or empty: no history.
   const std::vector<HistoryEntry>* history = nullptr;
+  // The same entries when they are a store's shared snapshot (decide_in_session): the engine
+  // then keeps what it learned of them (the history filter's index) for the session's next
+  // decisions, while the snapshot is the same.
+  std::shared_ptr<const std::vector<HistoryEntry>> shared_history;
 };
 
 struct DecideResult {

@@ -557,44 +557,24 @@ bool FactCodec::assert_proposal_effects(const ProposalFields& p, const rapidjson
 
 namespace {
 
-bool is_one_of(std::string_view s, std::initializer_list<std::string_view> allowed) {
-  for (auto a : allowed)
-    if (s == a) return true;
-  return false;
-}
 
 }  // namespace
 
 // An effect of an earlier approved decision of the session. Symbols come from the engine's
 // own records; anything else is shown as unknown/none rather than refused by CLIPS.
-// With a filter, an entry no history pattern can match is left out (true: nothing failed).
-bool FactCodec::assert_history(const HistoryEntry& h, std::int64_t now, const HistoryFilter* filter) {
-  const EffectRecord& e = h.effect;
-  const bool kind_ok = is_one_of(e.kind, {"exec", "write", "delete", "read", "network", "env-dump", "privilege", "unknown"});
-  const bool object_ok = is_one_of(e.object, {"path", "host", "program", "code", "none"});
-  bool class_ok = !e.path_class.empty() && e.path_class[0] >= 'a' && e.path_class[0] <= 'z';
-  for (char ch : e.path_class)
-    class_ok &= (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
-  HistoryValues v;
-  v.kind = kind_ok ? e.kind : std::string_view("unknown");
-  v.object = object_ok ? e.object : std::string_view("none");
-  v.path_class = class_ok ? e.path_class : std::string_view("none");
-  v.in_workspace = e.in_workspace;
-  v.target = e.target;
-  v.program = e.program;
-  v.decision = h.decision_id;
-  if (filter && !filter->may_match(v, live_)) return true;
+bool FactCodec::assert_history(const HistoryEntry& h, std::int64_t now) {
+  const HistoryValues v = history_values(h);  // views of whole strings or literals: NUL-terminated
   void* f = fact(history_);
   if (!f) return false;
   put(f, history_slots_.proposal, STRING, id_symbol_);
   put_string(f, history_slots_.decision, h.decision_id);
   put_integer(f, history_slots_.age, now > h.time ? now - h.time : 0);
-  put_symbol(f, history_slots_.kind, kind_ok ? e.kind.c_str() : "unknown");
-  put_symbol(f, history_slots_.object, object_ok ? e.object.c_str() : "none");
-  put_string(f, history_slots_.target, e.target);
-  put_string(f, history_slots_.program, e.program);
-  put_symbol(f, history_slots_.path_class, class_ok ? e.path_class.c_str() : "none");
-  put_symbol(f, history_slots_.in_workspace, e.in_workspace ? "TRUE" : "FALSE");
+  put_symbol(f, history_slots_.kind, v.kind.data());
+  put_symbol(f, history_slots_.object, v.object.data());
+  put_string(f, history_slots_.target, h.effect.target);
+  put_string(f, history_slots_.program, h.effect.program);
+  put_symbol(f, history_slots_.path_class, v.path_class.data());
+  put_symbol(f, history_slots_.in_workspace, v.in_workspace ? "TRUE" : "FALSE");
   return finish(f);
 }
 
@@ -741,7 +721,7 @@ bool FactCodec::assert_shell(const std::string& command,
 bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
                            const PatternIndex& patterns, const FactLimits& limits, FactError* error,
                            const std::vector<HistoryEntry>* history, std::int64_t now,
-                           const HistoryFilter* history_filter) {
+                           const HistoryFilter* filter, const HistoryFilter::Index* index) {
   failed_ = false;
   limits_ = &limits;
   patterns_ = &patterns;
@@ -754,12 +734,14 @@ bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc,
   effect_records_.clear();
   bool ok = assert_derived(p, doc, leaves, patterns, error);
   if (ok && history && !history->empty()) {
-    // Which history patterns can matter to this proposal, now that its own facts are in.
-    if (history_filter) live_ = history_filter->live(raw_);
-    const bool none_live =
-        history_filter && std::none_of(live_.begin(), live_.end(), [](char l) { return l != 0; });
-    for (const auto& h : none_live ? std::vector<HistoryEntry>{} : *history) {
-      if (!assert_history(h, now, history_filter)) {
+    // Only the entries a rule that can fire for this proposal may match, now that its own
+    // facts are in (engine/history_filter.h); every entry without a filter.
+    const bool filtered = filter && index;
+    std::vector<char> keep;
+    if (filtered) keep = filter->select(raw_, *index);
+    for (std::size_t i = 0; i < history->size(); ++i) {
+      if (filtered && !keep[i]) continue;
+      if (!assert_history((*history)[i], now)) {
         *error = FactError{code::kFacts, "cannot assert a history fact"};
         ok = false;
         break;

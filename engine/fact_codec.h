@@ -74,11 +74,12 @@ class FactCodec {
   // `leaves` its JSON leaves. Returns false with *error set when a fact cannot be asserted,
   // a cap is hit or the deadline passes (the caller fails closed; nothing is truncated).
   // `history` (may be null) becomes `history` facts, their age counted from `now`: those
-  // `history_filter` says some pattern may match, or all of them when it is null.
+  // `filter` selects for this proposal (with `index`, its index of `history`), or all of
+  // them when it is null.
   bool assert_all(const ProposalFields& fields, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
                   const PatternIndex& patterns, const FactLimits& limits, FactError* error,
                   const std::vector<HistoryEntry>* history = nullptr, std::int64_t now = 0,
-                  const HistoryFilter* history_filter = nullptr);
+                  const HistoryFilter* filter = nullptr, const HistoryFilter::Index* index = nullptr);
 
   // The effect facts the last assert_all asserted, in order.
   const std::vector<EffectRecord>& effects() const { return effect_records_; }
@@ -152,8 +153,7 @@ class FactCodec {
   bool assert_command_effects(long long index, const shell::SimpleCommand& cmd,
                               const std::string& cwd);
   bool assert_proposal_effects(const ProposalFields& p, const rapidjson::Value& doc, const std::string& cwd);
-  bool assert_history(const HistoryEntry& entry, std::int64_t now, const HistoryFilter* filter);
-  std::vector<char> live_;  // the history filter's live patterns for this proposal
+  bool assert_history(const HistoryEntry& entry, std::int64_t now);
   const char* path_class(const paths::Location& loc);
   void glob_class(const std::string& glob, EffectRecord* rec);
   const paths::Location& workspace_root();

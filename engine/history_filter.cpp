@@ -2,6 +2,9 @@
 #include "engine/history_filter.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
+#include <optional>
 
 #include "engine/clips.h"  // last: CLIPS defines macros
 
@@ -9,97 +12,242 @@ namespace warden {
 
 namespace {
 
-// The history fact's value of a slot, with its type; false for a slot the filter does not
-// judge (proposal, age: every entry has them, and patterns join or compare on them).
-bool slot_value(const HistoryValues& v, std::string_view slot, bool* is_string, std::string_view* value) {
-  if (slot == "kind") *value = v.kind;
-  else if (slot == "object") *value = v.object;
-  else if (slot == "class") *value = v.path_class;
-  else if (slot == "in-workspace") *value = v.in_workspace ? "TRUE" : "FALSE";
-  else if (slot == "target") *value = v.target;
-  else if (slot == "program") *value = v.program;
-  else if (slot == "decision") *value = v.decision;
-  else return false;
-  *is_string = slot == "target" || slot == "program" || slot == "decision";
-  return true;
+
+// A slot's value with its type: a string, or a symbol.
+struct Value {
+  bool is_string = false;
+  std::string_view text;
+};
+
+// The history slots the filter judges, as indexes into an entry's values; -1 for another slot
+// (proposal, age: every entry has them, and patterns join or compare on them).
+constexpr const char* kSlots[] = {"kind", "object", "class", "in-workspace", "target", "program", "decision"};
+constexpr int kSlotCount = 7;
+int slot_index(std::string_view slot) {
+  for (int i = 0; i < kSlotCount; ++i)
+    if (slot == kSlots[i]) return i;
+  return -1;
+}
+using EntryValues = std::array<Value, kSlotCount>;
+EntryValues entry_values(const HistoryValues& v) {
+  return {Value{false, v.kind},   Value{false, v.object},  Value{false, v.path_class},
+          Value{false, v.in_workspace ? "TRUE" : "FALSE"}, Value{true, v.target}, Value{true, v.program},
+          Value{true, v.decision}};
+}
+std::optional<Value> slot_value(const EntryValues& v, int slot) {
+  if (slot < 0) return std::nullopt;
+  return v[static_cast<std::size_t>(slot)];
 }
 
-bool accepts(const std::vector<SlotConstant>& accepted, bool is_string, std::string_view value) {
-  return std::any_of(accepted.begin(), accepted.end(),
-                     [&](const SlotConstant& c) { return c.is_string == is_string && c.text == value; });
+// A fact's slot value when it is a symbol or a string (CLIPS keeps the text while the fact
+// lives); nullopt otherwise (a number, a multifield: not judged, the pattern may match it).
+std::optional<Value> fact_value(void* env, void* f, const std::string& slot) {
+  DATA_OBJECT value;
+  if (!EnvGetFactSlot(env, f, slot.c_str(), &value)) return std::nullopt;
+  const int type = GetType(value);
+  if (type != SYMBOL && type != STRING) return std::nullopt;
+  return Value{type == STRING, ValueToString(GetValue(value))};
 }
 
-// Whether the fact `f` passes the constants of `p` (same template). A slot whose value is not
-// a symbol or a string (a number, a multifield) is not judged: the pattern may match it.
+bool accepts(const SlotConstraint& c, const Value& v) {
+  const bool listed = std::any_of(c.values.begin(), c.values.end(), [&](const SlotConstant& k) {
+    return k.is_string == v.is_string && k.text == v.text;
+  });
+  return c.excluding ? !listed : listed;
+}
+
 bool passes(void* env, void* f, const FactPattern& p) {
-  for (const auto& [slot, accepted] : p.slots) {
-    DATA_OBJECT value;
-    if (!EnvGetFactSlot(env, f, slot.c_str(), &value)) continue;
-    const int type = GetType(value);
-    if (type != SYMBOL && type != STRING) continue;
-    if (!accepts(accepted, type == STRING, ValueToString(GetValue(value)))) return false;
+  for (const auto& c : p.slots) {
+    auto value = fact_value(env, f, c.slot);
+    if (value && !accepts(c, *value)) return false;
   }
   return true;
+}
+
+
+
+// The values a join's other side offers; `any` when one of them cannot be judged. Views of
+// strings that outlive the selection (the entries, the facts' symbols); sorted once filled.
+struct JoinValues {
+  bool any = false;
+  std::vector<std::string_view> strings, symbols;
+  void add(const std::optional<Value>& v) {
+    if (!v) any = true;
+    else (v->is_string ? strings : symbols).push_back(v->text);
+  }
+  void seal() {
+    for (auto* list : {&strings, &symbols}) {
+      std::sort(list->begin(), list->end());
+      list->erase(std::unique(list->begin(), list->end()), list->end());
+    }
+  }
+  bool has(const std::optional<Value>& v) const {
+    if (any || !v) return true;
+    const auto& list = v->is_string ? strings : symbols;
+    return std::binary_search(list.begin(), list.end(), v->text);
+  }
+};
+
+}  // namespace
+
+bool SlotConstraint::accepts(const SlotConstant& value) const {
+  return warden::accepts(*this, Value{value.is_string, value.text});
+}
+
+bool HistoryFilter::Test::accepts(std::string_view text, bool is_string) const {
+  const auto& set = is_string ? strings : symbols;
+  return (set.find(text) != set.end()) != excluding;
+}
+
+namespace {
+
+// The kinds and objects the engine's effects have (engine/effects.h); anything else reads as
+// unknown / none. By length first: this runs for every entry of every decision.
+bool known_kind(std::string_view k) {
+  switch (k.size()) {
+    case 4: return k == "exec" || k == "read";
+    case 5: return k == "write";
+    case 6: return k == "delete";
+    case 7: return k == "network" || k == "unknown";
+    case 8: return k == "env-dump";
+    case 9: return k == "privilege";
+    default: return false;
+  }
+}
+bool known_object(std::string_view o) {
+  switch (o.size()) {
+    case 4: return o == "path" || o == "host" || o == "code" || o == "none";
+    case 7: return o == "program";
+    default: return false;
+  }
 }
 
 }  // namespace
 
+HistoryValues history_values(const HistoryEntry& h) {
+  const EffectRecord& e = h.effect;
+  bool class_ok = !e.path_class.empty() && e.path_class[0] >= 'a' && e.path_class[0] <= 'z';
+  for (char ch : e.path_class)
+    class_ok &= (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+  HistoryValues v;
+  v.kind = known_kind(e.kind) ? std::string_view(e.kind) : "unknown";
+  v.object = known_object(e.object) ? std::string_view(e.object) : "none";
+  v.path_class = class_ok ? std::string_view(e.path_class) : "none";
+  v.in_workspace = e.in_workspace;
+  v.target = e.target;
+  v.program = e.program;
+  v.decision = h.decision_id;
+  return v;
+}
+
 HistoryFilter::HistoryFilter(std::vector<HistoryPattern> patterns) : patterns_(std::move(patterns)) {
+  auto by_template = [&](const std::string& name) -> ByTemplate& {
+    for (auto& b : by_template_)
+      if (b.name == name) return b;
+    by_template_.push_back({name, {}, {}});
+    return by_template_.back();
+  };
   for (std::size_t p = 0; p < patterns_.size(); ++p) {
-    for (std::size_t g = 0; g < patterns_[p].gates.size(); ++g) {
-      ++gate_count_;
-      const auto& alternatives = patterns_[p].gates[g].any_of;
-      for (std::size_t a = 0; a < alternatives.size(); ++a) {
-        auto it = std::find_if(by_template_.begin(), by_template_.end(),
-                               [&](const auto& e) { return e.first == alternatives[a].name; });
-        if (it == by_template_.end()) it = by_template_.insert(by_template_.end(), {alternatives[a].name, {}});
-        it->second.push_back({p, g, a});
-      }
+    const HistoryPattern& hp = patterns_[p];
+    Compiled c;
+    for (const auto& t : hp.slots) {
+      const int slot = slot_index(t.slot);
+      if (slot < 0) continue;
+      Test test{slot, t.excluding, {}, {}};
+      for (const auto& v : t.values) (v.is_string ? test.strings : test.symbols).insert(v.text);
+      c.tests.push_back(std::move(test));
     }
+    for (std::size_t j = 0; j < hp.joins.size(); ++j) {
+      c.join_slots.push_back(slot_index(hp.joins[j].slot));
+      c.other_slots.push_back(hp.joins[j].with_history ? slot_index(hp.joins[j].other_slot) : -1);
+      if (!hp.joins[j].with_history) by_template(hp.joins[j].fact.name).joins.push_back({p, j});
+    }
+    for (std::size_t g = 0; g < hp.gates.size(); ++g)
+      for (std::size_t a = 0; a < hp.gates[g].any_of.size(); ++a)
+        by_template(hp.gates[g].any_of[a].name).gates.push_back({p, g, a});
+    compiled_.push_back(std::move(c));
   }
 }
 
-std::vector<char> HistoryFilter::live(void* env) const {
-  // held[p][g]: some fact of the proposal passes gate g of pattern p.
-  std::vector<std::vector<char>> held(patterns_.size());
-  for (std::size_t p = 0; p < patterns_.size(); ++p) held[p].assign(patterns_[p].gates.size(), 0);
-  std::size_t open = gate_count_;
-  for (void* f = EnvGetNextFact(env, nullptr); f && open > 0; f = EnvGetNextFact(env, f)) {
+struct HistoryFilter::Index {
+  std::size_t size = 0;
+  std::vector<EntryValues> values;                        // per entry
+  std::vector<std::vector<std::uint32_t>> passing;        // per pattern: entries its constants accept
+  std::vector<std::vector<JoinValues>> history_joins;     // per pattern, per join (history joins only)
+};
+
+std::shared_ptr<const HistoryFilter::Index> HistoryFilter::index(const std::vector<HistoryEntry>& entries) const {
+  auto index = std::make_shared<Index>();
+  const std::size_t n = patterns_.size();
+  index->size = entries.size();
+  index->values.reserve(entries.size());
+  for (const auto& h : entries) index->values.push_back(entry_values(history_values(h)));
+  auto passes_tests = [&](const EntryValues& v, std::size_t p) {
+    for (const Test& t : compiled_[p].tests)
+      if (const Value& x = v[static_cast<std::size_t>(t.slot)]; !t.accepts(x.text, x.is_string)) return false;
+    return true;
+  };
+  index->passing.resize(n);
+  for (std::size_t p = 0; p < n; ++p)
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      if (passes_tests(index->values[i], p)) index->passing[p].push_back(static_cast<std::uint32_t>(i));
+  index->history_joins.resize(n);
+  for (std::size_t p = 0; p < n; ++p) {
+    index->history_joins[p].resize(patterns_[p].joins.size());
+    for (std::size_t j = 0; j < patterns_[p].joins.size(); ++j) {
+      const HistoryJoin& join = patterns_[p].joins[j];
+      if (!join.with_history) continue;
+      JoinValues& values = index->history_joins[p][j];
+      for (std::uint32_t i : index->passing[join.history])
+        values.add(slot_value(index->values[i], compiled_[p].other_slots[j]));
+      values.seal();
+    }
+  }
+  return index;
+}
+
+std::vector<char> HistoryFilter::select(void* env, const Index& index) const {
+  const std::size_t n = patterns_.size();
+  std::vector<char> keep(index.size, 0);
+  if (n == 0 || index.size == 0) return keep;
+  // Gates and joins with the proposal's facts, in one pass over its facts.
+  std::vector<std::vector<char>> held(n);
+  std::vector<std::vector<JoinValues>> joined(n);
+  for (std::size_t p = 0; p < n; ++p) {
+    held[p].assign(patterns_[p].gates.size(), 0);
+    joined[p].resize(patterns_[p].joins.size());
+  }
+  for (void* f = EnvGetNextFact(env, nullptr); f; f = EnvGetNextFact(env, f)) {
     const char* name = EnvGetDeftemplateName(env, EnvFactDeftemplate(env, f));
-    auto it = std::find_if(by_template_.begin(), by_template_.end(),
-                           [&](const auto& e) { return e.first == name; });
-    if (it == by_template_.end()) continue;
-    for (const GateRef& r : it->second) {
-      char& h = held[r.pattern][r.gate];
-      if (h) continue;
-      if (passes(env, f, patterns_[r.pattern].gates[r.gate].any_of[r.alternative])) {
-        h = 1;
-        --open;
-      }
+    const ByTemplate* b = nullptr;
+    for (const auto& candidate : by_template_)
+      if (candidate.name == name) b = &candidate;
+    if (!b) continue;
+    for (const auto& [p, g, a] : b->gates) {
+      char& h = held[p][g];
+      if (!h && passes(env, f, patterns_[p].gates[g].any_of[a])) h = 1;
+    }
+    for (const auto& [p, j] : b->joins) {
+      const HistoryJoin& join = patterns_[p].joins[j];
+      if (passes(env, f, join.fact)) joined[p][j].add(fact_value(env, f, join.other_slot));
     }
   }
-  std::vector<char> live(patterns_.size(), 0);
-  for (std::size_t p = 0; p < patterns_.size(); ++p)
-    live[p] = std::all_of(held[p].begin(), held[p].end(), [](char h) { return h != 0; });
-  return live;
-}
-
-bool HistoryFilter::may_match(const HistoryValues& values, const std::vector<char>& live) const {
-  for (std::size_t p = 0; p < patterns_.size(); ++p) {
-    if (!live[p]) continue;
-    bool all = true;
-    for (const auto& [slot, accepted] : patterns_[p].slots) {
-      bool is_string = false;
-      std::string_view value;
-      if (!slot_value(values, slot, &is_string, &value)) continue;
-      if (!accepts(accepted, is_string, value)) {
-        all = false;
-        break;
+  // Each live pattern keeps the entries its constants accept and its joins allow.
+  for (std::size_t p = 0; p < n; ++p) {
+    if (!std::all_of(held[p].begin(), held[p].end(), [](char h) { return h != 0; })) continue;
+    for (auto& j : joined[p]) j.seal();
+    const auto& joins = patterns_[p].joins;
+    for (std::uint32_t i : index.passing[p]) {
+      if (keep[i]) continue;
+      bool ok = true;
+      for (std::size_t j = 0; j < joins.size() && ok; ++j) {
+        const auto value = slot_value(index.values[i], compiled_[p].join_slots[j]);
+        ok = joins[j].with_history ? index.history_joins[p][j].has(value) : joined[p][j].has(value);
       }
+      keep[i] = ok;
     }
-    if (all) return true;
   }
-  return false;
+  return keep;
 }
 
 }  // namespace warden

@@ -18,30 +18,48 @@
 // Immutable after construction; thread-safe.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <functional>
+#include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "engine/decision.h"
+
 namespace warden {
 
-// A history fact's slot values as the engine asserts them (engine/fact_codec.cpp).
+// A history fact's slot values as the engine asserts them: symbols for kind, object, class and
+// in-workspace (TRUE / FALSE), strings for target, program and decision.
 struct HistoryValues {
-  std::string_view kind, object, path_class;   // symbols
-  bool in_workspace = false;                   // the symbol TRUE or FALSE
-  std::string_view target, program, decision;  // strings
+  std::string_view kind, object, path_class;
+  bool in_workspace = false;
+  std::string_view target, program, decision;
 };
+// The values `entry` is asserted with (an unknown kind is `unknown`, an unknown object or a
+// malformed class `none`).
+HistoryValues history_values(const HistoryEntry& entry);
 
 // A constant of a pattern's slot constraint: a string ("tar") or a symbol (write).
 struct SlotConstant {
   bool is_string = false;
   std::string text;
+  bool operator==(const SlotConstant& o) const { return is_string == o.is_string && text == o.text; }
 };
 
-// For each constrained slot of a pattern, the constants it accepts (one of them must equal the
-// fact's value, of the same type). A slot not listed accepts any value.
-using SlotConstants = std::vector<std::pair<std::string, std::vector<SlotConstant>>>;
+// What a slot's constraint accepts, judged by its constants: one of `values` (write,
+// credential|secrets-config), or with `excluding` any value but them (?p&~"git"&~"").
+struct SlotConstraint {
+  std::string slot;
+  bool excluding = false;
+  std::vector<SlotConstant> values;
+  bool accepts(const SlotConstant& value) const;
+};
+// A pattern's constrained slots; a slot not listed accepts any value.
+using SlotConstants = std::vector<SlotConstraint>;
 
 // A pattern on a template the engine alone asserts for the proposal (effect, shell-command,
 // proposal, param …; not history, and none a rule may assert).
@@ -57,38 +75,74 @@ struct HistoryGate {
   std::vector<FactPattern> any_of;
 };
 
-// One `history` pattern: what its constants accept of a history fact, and the gates of its rule.
+// A variable a history pattern of the rule's conjunction shares with another pattern of it
+// (`(effect (target ?t)) (history (target ?t))`, `(history (decision ?d) …) (history
+// (decision ?d) (kind network))`): an entry can take part only when its `slot` equals
+// `other_slot` of something the other pattern's constants accept: a fact of the proposal
+// (`fact`), or another entry (`history`, an index into the filter's patterns).
+struct HistoryJoin {
+  std::string slot;
+  std::string other_slot;
+  bool with_history = false;
+  FactPattern fact;
+  std::size_t history = 0;
+};
+
+// One `history` pattern: what its constants accept of a history fact, its rule's gates, and
+// its joins (only for a pattern of the rule's own conjunction, never under not / exists /
+// forall / or, where a missing entry could make the rule fire).
 struct HistoryPattern {
   std::string rule;
   std::string file;
   long line = 0;
   SlotConstants slots;
   std::vector<HistoryGate> gates;
+  std::vector<HistoryJoin> joins;
 };
 
 class HistoryFilter {
  public:
   explicit HistoryFilter(std::vector<HistoryPattern> patterns);
 
-  // Which patterns are live for the decision whose facts are in `env` (a CLIPS environment
-  // holding the proposal's facts and no history yet): those whose rule's gates all hold. A rule
-  // that cannot fire for this proposal needs none of the session's history, whatever it
-  // tests of it (`not`, `exists`, `forall` included): its other conditions fail anyway.
-  std::vector<char> live(void* env) const;
+  // What the filter knows of one session's entries whatever the proposal: which entries each
+  // pattern's constants accept, and the values its joins with other history patterns offer.
+  // Built once for a snapshot and reused while it is the same (a session's snapshot changes
+  // only when the session records): a decision then costs only the entries its live rules
+  // may match. Refers to `entries`, which must outlive it.
+  struct Index;
+  std::shared_ptr<const Index> index(const std::vector<HistoryEntry>& entries) const;
 
-  // True when a live pattern may match a fact with these values; false when none can.
-  bool may_match(const HistoryValues& values, const std::vector<char>& live) const;
+  // Which entries of the indexed history to assert for the decision whose facts are in `env`
+  // (a CLIPS environment holding the proposal's facts and no history yet): those some pattern
+  // whose rule can fire (its gates hold) may match, by its constants and its joins. A rule
+  // that cannot fire for this proposal needs no history, whatever it tests of it.
+  std::vector<char> select(void* env, const Index& index) const;
 
   const std::vector<HistoryPattern>& patterns() const { return patterns_; }
 
  private:
-  std::vector<HistoryPattern> patterns_;
-  // Every gate's patterns by template name: (pattern index, gate index, alternative).
-  struct GateRef {
-    std::size_t pattern, gate, alternative;
+  // A history slot constraint with the slot as an index into an entry's values (slot_index).
+  struct Test {
+    int slot;
+    bool excluding;
+    std::set<std::string, std::less<>> strings, symbols;
+    bool accepts(std::string_view text, bool is_string) const;
   };
-  std::vector<std::pair<std::string, std::vector<GateRef>>> by_template_;
-  std::size_t gate_count_ = 0;
+  struct Compiled {
+    std::vector<Test> tests;
+    std::vector<int> join_slots;  // per join: this pattern's slot, or -1 when not judged
+    std::vector<int> other_slots;  // per history join: the other pattern's slot, or -1
+  };
+  // Where a template's facts count: gate alternatives and fact joins of each pattern.
+  struct ByTemplate {
+    std::string name;
+    std::vector<std::array<std::size_t, 3>> gates;  // (pattern, gate, alternative)
+    std::vector<std::array<std::size_t, 2>> joins;  // (pattern, join)
+  };
+
+  std::vector<HistoryPattern> patterns_;
+  std::vector<Compiled> compiled_;
+  std::vector<ByTemplate> by_template_;
 };
 
 }  // namespace warden

@@ -298,6 +298,7 @@ struct FileChecker {
     const std::vector<int>& level;          // parentheses open around each token
     const Construct& c;
     Nesting& nest;
+    std::vector<std::size_t> history_at = {};  // where each history pattern of this construct opens
 
     int level_at(const Token& tok) const { return level[static_cast<std::size_t>(&tok - t.data())]; }
 
@@ -401,6 +402,7 @@ struct FileChecker {
       p.line = t[open].line;
       p.slots = slot_constants(open, close);
       fc.out->history_patterns.push_back(std::move(p));
+      history_at.push_back(open);
     }
 
     // The constants each slot of the pattern at `open` accepts.
@@ -408,8 +410,10 @@ struct FileChecker {
       SlotConstants slots;
       for (std::size_t k = open + 2; k < close;) {
         if (t[k].type == TokenType::Open && k + 1 < match[k] && head_is_name(k)) {
-          if (auto accepted = accepted_constants(k + 2, match[k]))
-            slots.emplace_back(t[k + 1].text, std::move(*accepted));
+          if (auto accepted = accepted_constants(k + 2, match[k])) {
+            accepted->slot = t[k + 1].text;
+            slots.push_back(std::move(*accepted));
+          }
           k = end_of(k);
         } else {
           k = end_of_token(k);
@@ -454,12 +458,12 @@ struct FileChecker {
     }
     std::size_t end_of_token(std::size_t k) const { return t[k].type == TokenType::Open ? end_of(k) : k + 1; }
 
-    // The constants a single-field constraint (tokens [from, to)) accepts, by CLIPS's
-    // precedence: ~ binds tightest, then &, then |; a leading `?x&` only binds (?x&a|b is
-    // ?x&(a|b)). A conjunct that is one positive constant restricts its disjunct; anything else
-    // (variable, negation, predicate, return value, number, wildcard) restricts nothing.
-    // nullopt: the constraint accepts any value.
-    std::optional<std::vector<SlotConstant>> accepted_constants(std::size_t from, std::size_t to) const {
+    // What a single-field constraint (tokens [from, to)) accepts, judged by its constants, by
+    // CLIPS's precedence: ~ binds tightest, then &, then |; a leading `?x&` only binds (?x&a|b
+    // is ?x&(a|b)). In a disjunct, a conjunct that is one constant restricts it to that value, a
+    // `~constant` excludes the value; anything else (a variable, a predicate, a return value, a
+    // number, a wildcard) restricts nothing. nullopt: the constraint may accept any value.
+    std::optional<SlotConstraint> accepted_constants(std::size_t from, std::size_t to) const {
       struct Item {
         char connective = 0;  // '&', '|', '~' or 0 for a term
         bool constant = false;
@@ -489,29 +493,126 @@ struct FileChecker {
                                   (t[from].text[0] == '?' || t[from].text.rfind("$?", 0) == 0);
       if (variable_first && items.size() > 1 && items[1].connective == '&') at = 2;
       if (at == items.size()) return std::nullopt;
-      std::vector<SlotConstant> accepted;
-      // Disjuncts split at '|'; within one, conjuncts split at '&'.
+      auto contains = [](const std::vector<SlotConstant>& v, const SlotConstant& c) {
+        return std::find(v.begin(), v.end(), c) != v.end();
+      };
+      SlotConstraint all;  // the union of the disjuncts so far: starts as nothing
       for (std::size_t d = at; d <= items.size();) {
         std::size_t d_end = d;
         while (d_end < items.size() && items[d_end].connective != '|') ++d_end;
-        std::optional<SlotConstant> only;  // the disjunct's restriction: one constant
-        bool restricted = false, empty = false;
+        std::vector<SlotConstant> only, excluded;
         for (std::size_t q = d; q < d_end;) {
           std::size_t q_end = q;
           while (q_end < d_end && items[q_end].connective != '&') ++q_end;
-          if (q_end == q + 1 && items[q].constant) {
-            if (restricted && !(only->is_string == items[q].value.is_string && only->text == items[q].value.text))
-              empty = true;  // a&b of two different constants: nothing
-            only = items[q].value;
-            restricted = true;
-          }
+          if (q_end == q + 1 && items[q].constant && !contains(only, items[q].value)) only.push_back(items[q].value);
+          if (q_end == q + 2 && items[q].connective == '~' && items[q + 1].constant) excluded.push_back(items[q + 1].value);
           q = q_end + 1;
         }
-        if (d == d_end || !restricted) return std::nullopt;  // this disjunct accepts anything
-        if (!empty) accepted.push_back(*only);
+        if (d == d_end) return std::nullopt;
+        SlotConstraint one;  // this disjunct
+        if (!only.empty()) {
+          if (only.size() == 1 && !contains(excluded, only[0])) one.values = only;  // else: nothing
+        } else if (!excluded.empty()) {
+          one.excluding = true;
+          one.values = excluded;
+        } else {
+          return std::nullopt;  // this disjunct accepts anything
+        }
+        // all ∪ one
+        SlotConstraint u;
+        if (!all.excluding && !one.excluding) {
+          u.values = all.values;
+          for (const auto& v : one.values)
+            if (!contains(u.values, v)) u.values.push_back(v);
+        } else if (all.excluding && one.excluding) {
+          u.excluding = true;
+          for (const auto& v : all.values)
+            if (contains(one.values, v)) u.values.push_back(v);
+        } else {
+          const SlotConstraint& ex = all.excluding ? all : one;
+          const SlotConstraint& in = all.excluding ? one : all;
+          u.excluding = true;
+          for (const auto& v : ex.values)
+            if (!contains(in.values, v)) u.values.push_back(v);
+        }
+        all = std::move(u);
         d = d_end + 1;
       }
-      return accepted;
+      if (all.excluding && all.values.empty()) return std::nullopt;
+      return all;
+    }
+
+    // The variable a slot's constraint binds as its first term (?t, ?t&…); "" for none.
+    std::string bound_variable(std::size_t slot_open) const {
+      const std::size_t first = slot_open + 2;
+      if (first >= match[slot_open] || t[first].type != TokenType::Atom) return "";
+      const std::string& v = t[first].text;
+      if (v.size() < 2 || v[0] != '?' || v[1] == '*') return "";
+      return v;
+    }
+
+    // The plain patterns of the rule's conjunction [from, to): through `and` and `logical`,
+    // never under not, exists, forall or or.
+    void conjunction(std::size_t from, std::size_t to, std::vector<std::size_t>* out) const {
+      for (std::size_t k = from; k < to; k = end_of_token(k)) {
+        if (t[k].type != TokenType::Open || !head_is_name(k)) continue;
+        const std::string& head = t[k + 1].text;
+        if (head == "and" || head == "logical") conjunction(k + 2, match[k], out);
+        else if (head != "not" && head != "or" && head != "exists" && head != "forall" && head != "test" &&
+                 head != "declare")
+          out->push_back(k);
+      }
+    }
+
+    // The joins of the rule's history patterns (those at `first` on, found at history_at).
+    void joins(std::size_t first, std::size_t from, std::size_t to) const {
+      auto& patterns = fc.out->history_patterns;
+      std::vector<std::size_t> conj;
+      conjunction(from, to, &conj);
+      // Each plain pattern's bound variables: (variable, slot).
+      struct Bound {
+        std::size_t open;
+        std::size_t history;  // index into patterns, or npos for a pattern on the proposal's facts
+        std::vector<std::pair<std::string, std::string>> vars;
+      };
+      std::vector<Bound> bound;
+      for (std::size_t open : conj) {
+        Bound b{open, std::string::npos, {}};
+        const std::string& name = t[open + 1].text;
+        if (name == "history") {
+          auto at = std::find(history_at.begin(), history_at.end(), open);
+          if (at == history_at.end()) continue;
+          b.history = first + static_cast<std::size_t>(at - history_at.begin());
+        } else if (!proposal_pattern(open)) {
+          continue;  // a template rules assert, or one not known here
+        }
+        for (std::size_t k = open + 2; k < match[open]; k = end_of_token(k)) {
+          if (t[k].type != TokenType::Open || !head_is_name(k)) continue;
+          const std::string& slot = t[k + 1].text;
+          if (slot == "proposal" || slot == "age" || slot == "id") continue;
+          std::string v = bound_variable(k);
+          if (!v.empty()) b.vars.emplace_back(std::move(v), slot);
+        }
+        bound.push_back(std::move(b));
+      }
+      for (const auto& p : bound) {
+        if (p.history == std::string::npos) continue;
+        for (const auto& [var, slot] : p.vars) {
+          for (const auto& q : bound) {
+            if (q.open == p.open) continue;
+            for (const auto& [other_var, other_slot] : q.vars) {
+              if (other_var != var) continue;
+              HistoryJoin j;
+              j.slot = slot;
+              j.other_slot = other_slot;
+              j.with_history = q.history != std::string::npos;
+              if (j.with_history) j.history = q.history;
+              else j.fact = *proposal_pattern(q.open);
+              patterns[p.history].joins.push_back(std::move(j));
+            }
+          }
+        }
+      }
     }
 
     void rule(std::size_t open) {
@@ -521,7 +622,7 @@ struct FileChecker {
       const std::size_t first_history = fc.out->history_patterns.size();
       std::size_t lhs_end = k;
       while (lhs_end < close && !(t[lhs_end].type == TokenType::Atom && t[lhs_end].text == "=>")) lhs_end = end_of_token(lhs_end);
-      struct GatesOnExit {  // the rule's history patterns get its gates once they are all found
+      struct GatesOnExit {  // the rule's history patterns get its gates and joins once all are found
         const Walk& w;
         std::size_t first, from, to;
         ~GatesOnExit() {
@@ -530,6 +631,7 @@ struct FileChecker {
           std::vector<HistoryGate> g;
           w.gates(from, to, &g);
           for (std::size_t i = first; i < patterns.size(); ++i) patterns[i].gates = g;
+          w.joins(first, from, to);
         }
       } gates_on_exit{*this, first_history, k, lhs_end};
       bool rhs = false;

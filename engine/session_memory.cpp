@@ -244,6 +244,7 @@ DecideResult decide_in_session(Engine& engine, SessionHistory& memory, DecideReq
   const std::int64_t now = engine_now(engine);
   const HistorySnapshot history = memory.shared_snapshot(key.principal, key.session, now);
   request.history = history && !history->empty() ? history.get() : nullptr;
+  request.shared_history = request.history ? history : nullptr;
   DecideResult result = engine.decide(request);
   if (record && result.ok) memory.remember(key.principal, key.session, result.decision, now);
   return result;
