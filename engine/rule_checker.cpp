@@ -689,8 +689,15 @@ struct FileChecker {
   };
 
   void check_calls(const std::vector<Token>& t, std::size_t open, std::size_t close, const Construct& c) {
-    std::vector<std::size_t> match(close + 1, close);
-    std::vector<int> level(close + 1, 0);
+    // Indexed by token in the file, filled for this construct only: one pair of arrays for the
+    // whole file (sized per construct, they made checking a file quadratic in its length).
+    std::vector<std::size_t>& match = match_;
+    std::vector<int>& level = level_;
+    if (match.size() < t.size()) {
+      match.resize(t.size());
+      level.resize(t.size());
+    }
+    std::fill(match.begin() + static_cast<std::ptrdiff_t>(open), match.begin() + static_cast<std::ptrdiff_t>(close) + 1, close);
     std::vector<std::size_t> stack;
     Nesting& n = (*nesting)[out->constructs.size()];  // c is appended at this index
     for (std::size_t k = open; k <= close; ++k) {
@@ -841,6 +848,8 @@ struct FileChecker {
   }
 
   std::vector<std::size_t> starts_;
+  std::vector<std::size_t> match_;  // check_calls: the ')' closing each '(' of the construct
+  std::vector<int> level_;          // check_calls: parentheses open around each token
 };
 
 }  // namespace
