@@ -34,7 +34,10 @@
 #include "server/throttled_log.h"
 
 namespace warden::server {
-namespace {
+// Named, not anonymous: PgSessionHistory::Impl holds these types, and in the library's unity
+// build this file is included into another, where an anonymous namespace would give Impl's
+// members internal linkage (-Wsubobject-linkage).
+namespace session_pg {
 
 // Serializes schema creation between daemons starting at the same moment (the approvals
 // store uses 727001).
@@ -610,7 +613,8 @@ struct Job {
   SessionHistory::Done done;          // empty for owed jobs
 };
 
-}  // namespace
+}  // namespace session_pg
+using namespace session_pg;
 
 struct PgSessionHistory::Impl {
   PgSessionOptions options;
