@@ -210,26 +210,24 @@ std::string shipped(const std::string& name) {
   return text.str();
 }
 
-EffectRecord effect(std::string kind, std::string object, std::string target, std::string program,
-                    std::string path_class, bool in_workspace) {
-  EffectRecord e;
-  e.kind = std::move(kind);
-  e.object = std::move(object);
-  e.target = std::move(target);
-  e.program = std::move(program);
-  e.path_class = std::move(path_class);
-  e.in_workspace = in_workspace;
-  return e;
+EffectRecord effect(const char* kind, const char* object, const char* target, const char* program,
+                    const char* path_class, bool in_workspace) {
+  return EffectRecord{kind, object, target, program, path_class, in_workspace, "", "", false};
+}
+
+// kRules with the shipped effects table and path classes.
+std::shared_ptr<const Policy> rules_with_tables() {
+  auto loaded = Policy::compile(
+      {{"effects.toml", shipped("effects.toml")}, {"paths.toml", shipped("paths.toml")}, {"t.clp", kRules}});
+  for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
+  REQUIRE(loaded.policy);
+  return loaded.policy;
 }
 
 }  // namespace
 
 TEST_CASE("history filter: every decision is the one deciding with all history gives", "[history_filter]") {
-  auto loaded = Policy::compile(
-      {{"effects.toml", shipped("effects.toml")}, {"paths.toml", shipped("paths.toml")}, {"t.clp", kRules}});
-  for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
-  REQUIRE(loaded.policy);
-  auto policy = loaded.policy;
+  auto policy = rules_with_tables();
   EngineOptions o = test_options();
   o.clock = [] { return std::int64_t{10000}; };
   Engine engine(policy, o);
@@ -317,9 +315,7 @@ std::size_t history_facts(const std::shared_ptr<const Policy>& policy, const std
 }  // namespace
 
 TEST_CASE("history filter: a decision asserts only the entries its live rules can match", "[history_filter]") {
-  auto loaded = Policy::compile(
-      {{"effects.toml", shipped("effects.toml")}, {"paths.toml", shipped("paths.toml")}, {"t.clp", kRules}});
-  REQUIRE(loaded.policy);
+  auto policy = rules_with_tables();
   const std::vector<HistoryEntry> history = {
       {"d1", 10000, effect("write", "path", "/home/user/project/build.sh", "tee", "none", true)},
       {"d2", 10000, effect("write", "path", "/home/user/project/src/a.c", "", "none", true)},
@@ -331,13 +327,13 @@ TEST_CASE("history filter: a decision asserts only the entries its live rules ca
   // bash build.sh runs a path: written-then-run sees the write of build.sh (its target joins), and
   // fetched-then-run the write and the network access of one decision (d3); the write of
   // src/a.c, the other network access and the exec can match no rule that may fire.
-  CHECK(history_facts(loaded.policy,
+  CHECK(history_facts(policy,
                       R"({"target":"shell","payload":{"command":"bash build.sh","cwd":"/home/user/project"}})",
                       history) == 3);
   // A reply: only anything-old could fire, and every entry is younger than it wants... which
   // its predicate decides, not the filter: all six are asserted for it.
-  CHECK(history_facts(loaded.policy, R"({"target":"reply","payload":{"text":"hi"}})", history) == 6);
+  CHECK(history_facts(policy, R"({"target":"reply","payload":{"text":"hi"}})", history) == 6);
   // An http GET: network-after-credential wants credential reads; there are none.
-  CHECK(history_facts(loaded.policy, R"({"target":"http","action":"get","payload":{"url":"https://a.example/"}})",
+  CHECK(history_facts(policy, R"({"target":"http","action":"get","payload":{"url":"https://a.example/"}})",
                       history) == 0);
 }
