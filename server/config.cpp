@@ -313,7 +313,9 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
 
   TableReader session(&errors, "session.");
   session.on("ttl_seconds", session.integer(&c.session.ttl_seconds, 0, 30LL * 86400));
-  session.on("max_entries", session.integer(&c.session.max_entries, 1, 100000));
+  // Bounded so that a session's history stays a fraction of a decision's deadline: every entry
+  // a rule may match is a fact of the decision (engine/history_filter.h).
+  session.on("max_entries", session.integer(&c.session.max_entries, 1, kMaxSessionEntries));
   session.on("max_sessions", session.integer(&c.session.max_sessions, 1, 10000000));
   session.on("max_bytes", session.integer(&c.session.max_bytes, 65536, 1LL << 36));
   session.on("store", session.string(&c.session.store));

@@ -54,6 +54,9 @@ struct PreAuthLimits {
 };
 // ---- end of transports ----
 
+// The most entries `[session] max_entries` may keep per session.
+inline constexpr std::size_t kMaxSessionEntries = 4096;
+
 // [session]: session memory (engine/session_memory.h), what approved decisions of a session
 // did, shown to its later decisions as `history` facts.
 struct SessionConfig {

@@ -242,4 +242,12 @@ TEST_CASE("[session] keys are read from warden.toml and checked", "[server][sess
   CHECK(std::count(keys.begin(), keys.end(), "session.max_sessions") == 1);
   CHECK(std::count(keys.begin(), keys.end(), "session.bogus") == 1);
   CHECK(bad.session.ttl_seconds == 3600);  // an invalid file changes nothing
+
+  // A session keeps at most 4096 entries: each one a rule may match is a fact of a decision.
+  Config capped;
+  CHECK(parse_config("[session]\nmax_entries = 4096\n", "", &capped).empty());
+  CHECK(capped.session.max_entries == 4096);
+  errors = parse_config("[session]\nmax_entries = 4097\n", "", &capped);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].key == "session.max_entries");
 }
