@@ -84,6 +84,9 @@ struct Decision {
   std::string action_json;     // the proposal as approved, after rewrites (JSON object text)
   std::string rules_digest;    // "sha256:…"
   std::int64_t elapsed_us = 0;
+  // How many of the session's history entries were asserted as facts for the rules (the
+  // others no rule could match: engine/history_filter.h). Not part of the decision's JSON.
+  std::size_t history_asserted = 0;
   bool defaulted = false;      // no enforcing rule decided; default_outcome applied
   std::string error_code;      // set when the engine failed closed (E_RUN_LIMIT, E_DEADLINE, E_MEMORY, E_RUNTIME)
   std::string facts_json;      // derived facts, only with explain

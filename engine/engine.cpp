@@ -245,6 +245,7 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
                                                       &fact_error, request.history, now_,
                                                       policy_->impl().history_filter.get(), history_index(request));
   if (!failed) d.effects = codec_->effects();
+  d.history_asserted = codec_->history_asserted();
   if (failed) {
     env_->disarm_deadline();
   } else if (state.deadline_hit || (asserted && std::chrono::steady_clock::now() > deadline)) {

@@ -176,15 +176,16 @@ bool FactCodec::past_deadline() const {
   return limits_ && limits_->deadline && std::chrono::steady_clock::now() > *limits_->deadline;
 }
 
+bool FactCodec::count_fact() {
+  if (!failed_ && limits_ && ++asserted_ > limits_->max_facts)
+    stop(code::kInputTooLarge, "the proposal needs more than " + std::to_string(limits_->max_facts) +
+                                   " facts, the cap per proposal");
+  return !failed_;
+}
+
 bool FactCodec::finish(void* f) {
-  if (!failed_ && limits_) {
-    if (++asserted_ > limits_->max_facts) {
-      stop(code::kInputTooLarge, "the proposal needs more than " + std::to_string(limits_->max_facts) +
-                                     " facts, the cap per proposal");
-    } else if ((asserted_ & 15) == 0 && past_deadline()) {
-      stop(code::kDeadline, "the decision deadline passed while asserting facts");
-    }
-  }
+  if (count_fact() && limits_ && (asserted_ & 15) == 0 && past_deadline())
+    stop(code::kDeadline, "the decision deadline passed while asserting facts");
   if (failed_) {
     ReturnFact(raw_, static_cast<struct fact*>(f));
     return false;
@@ -733,6 +734,7 @@ bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc,
   IncrementSymbolCount(id_symbol_);
   effect_records_.clear();
   bool ok = assert_derived(p, doc, leaves, patterns, error);
+  history_asserted_ = 0;
   if (ok && history && !history->empty()) {
     // Only the entries a rule that can fire for this proposal may match, now that its own
     // facts are in (engine/history_filter.h); every entry without a filter.
@@ -740,7 +742,16 @@ bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc,
     std::vector<char> keep;
     if (filtered) keep = filter->select(raw_, *index);
     for (std::size_t i = 0; i < history->size(); ++i) {
-      if (filtered && !keep[i]) continue;
+      if (filtered && !keep[i]) {
+        // Not asserted, but counted: the fact cap refuses a history as it would with every
+        // entry asserted, so a decision is the same with the filter or without.
+        if (!count_fact()) {
+          ok = false;
+          break;
+        }
+        continue;
+      }
+      ++history_asserted_;
       if (!assert_history((*history)[i], now)) {
         *error = FactError{code::kFacts, "cannot assert a history fact"};
         ok = false;

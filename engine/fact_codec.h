@@ -93,6 +93,9 @@ class FactCodec {
   // *error, naming the rule, if it is still empty.
   void read_approval(Decision* decision, std::string* error);
 
+  // How many history facts the last assert_all() asserted.
+  std::size_t history_asserted() const { return history_asserted_; }
+
   // Every fact except decisions, in CLIPS syntax, as a JSON array (for --explain).
   std::string facts_json();
 
@@ -154,6 +157,8 @@ class FactCodec {
                               const std::string& cwd);
   bool assert_proposal_effects(const ProposalFields& p, const rapidjson::Value& doc, const std::string& cwd);
   bool assert_history(const HistoryEntry& entry, std::int64_t now);
+  bool count_fact();  // one more fact against the cap; false once stopped
+  std::size_t history_asserted_ = 0;  // by the last assert_all()
   const char* path_class(const paths::Location& loc);
   void glob_class(const std::string& glob, EffectRecord* rec);
   const paths::Location& workspace_root();

@@ -134,9 +134,10 @@ HistoryValues history_values(const HistoryEntry& h) {
   v.object = known_object(e.object) ? std::string_view(e.object) : "none";
   v.path_class = class_ok ? std::string_view(e.path_class) : "none";
   v.in_workspace = e.in_workspace;
-  v.target = e.target;
-  v.program = e.program;
-  v.decision = h.decision_id;
+  // CLIPS interns strings as C strings: a NUL ends what the rules see.
+  v.target = e.target.c_str();
+  v.program = e.program.c_str();
+  v.decision = h.decision_id.c_str();
   return v;
 }
 

@@ -98,6 +98,18 @@ struct HistoryPattern {
   SlotConstants slots;
   std::vector<HistoryGate> gates;
   std::vector<HistoryJoin> joins;
+  // The functions its constraints call (`:` and `=`), and the constants of its slots written
+  // before the first one that calls any. CLIPS evaluates those calls on every history fact
+  // that passes the slots before them, whether its rule can fire or not: unless each call is
+  // one that can neither fail nor print nor assert (check_sources decides), such a pattern
+  // keeps every entry `before_calls` accepts, with no gates and no joins.
+  std::vector<std::string> calls;
+  SlotConstants before_calls;
+  // Every function its rule's conditions call (its other patterns, its tests): CLIPS evaluates
+  // them on partial matches holding history facts even when a later condition fails, so the
+  // gates and joins hold only when all of them are total too.
+  std::vector<std::string> rule_calls;
+  std::vector<std::string> multifield_globals;  // member$ second arguments it relies on
 };
 
 class HistoryFilter {

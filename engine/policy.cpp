@@ -173,6 +173,35 @@ void check_class_names(const std::vector<Construct>& constructs, const PathClass
   }
 }
 
+// The history patterns as the filter may use them. A pattern whose constraints call what may
+// fail, print or assert (or member$ on a global that holds no list) has those calls evaluated
+// by CLIPS on every history fact reaching them, rule firing or not: it keeps every entry the
+// constants written before its first call accept, with no gates and no joins, so each
+// decision sees the same failures as with every entry asserted.
+std::vector<HistoryPattern> evaluated_patterns(std::vector<HistoryPattern> patterns,
+                                               const std::map<std::string, std::set<std::string>>& functions,
+                                               void* env) {
+  for (auto& p : patterns) {
+    auto all_total = [&](const std::vector<std::string>& calls) {
+      return std::all_of(calls.begin(), calls.end(), [&](const std::string& f) { return total_call(f, functions); });
+    };
+    bool total = all_total(p.calls) && all_total(p.rule_calls);
+    for (const auto& g : p.multifield_globals) {
+      const std::string name = g.size() > 3 ? g.substr(2, g.size() - 3) : "";  // ?*name*
+      void* global = name.empty() ? nullptr : EnvFindDefglobal(env, name.c_str());
+      DATA_OBJECT value;
+      total = total && global && (EnvGetDefglobalValue(env, name.c_str(), &value), GetType(value) == MULTIFIELD);
+    }
+    if (total) continue;
+    // Its own calls run on the facts its earlier constants pass; its rule's other calls on
+    // the facts it matches: those entries are asserted, whatever the proposal.
+    if (!p.calls.empty()) p.slots = p.before_calls;
+    p.gates.clear();
+    p.joins.clear();
+  }
+  return patterns;
+}
+
 }  // namespace
 
 void PolicyImpl::load_into(ClipsEnv& env) const {
@@ -244,7 +273,6 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
   // Every indexed pattern compiles or is an error here: a rule set never loads with a
   // pattern-hit rule that could not fire.
   impl->patterns = std::make_unique<PatternIndex>(checked.patterns, &diagnostics);
-  impl->history_filter = std::make_unique<HistoryFilter>(std::move(checked.history_patterns));
   if (!has_errors(diagnostics)) check_class_names(impl->constructs, classes.get(), &diagnostics);
   if (!has_errors(diagnostics) && !effects) require_effects_table(*env, impl->constructs, &diagnostics);
 
@@ -269,6 +297,8 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
                            "initializing globals failed or ran past the deadline"});
     return loaded;
   }
+  impl->history_filter = std::make_unique<HistoryFilter>(
+      evaluated_patterns(std::move(checked.history_patterns), checked.function_calls, env->get()));
   // The spare is the first engine's environment: its resets leave globals alone, as
   // load_into() makes every other engine's.
   EnvSetResetGlobals(env->get(), FALSE);

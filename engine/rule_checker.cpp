@@ -3,12 +3,14 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <string_view>
 
 #include "engine/sandbox.h"
+#include "engine/templates.h"
 
 namespace warden {
 namespace {
@@ -136,14 +138,63 @@ bool tokenize(std::string_view src, std::vector<Token>* tokens, long* error_line
   return true;
 }
 
+// Each template slot's value types, from the engine's own template text: template → slot →
+// (multislot, types). What a variable bound to a slot can hold.
+struct SlotType {
+  bool multislot = false;
+  std::set<std::string> types;
+};
+const std::map<std::string, std::map<std::string, SlotType>>& template_slots();
+
 bool ends_with(const std::string& s, std::string_view tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 // An atom CLIPS may read as a number (1, -2, +3.5, .5, 1e3): never taken for a symbol here.
+// An integer constant as CLIPS reads one: optional sign, digits.
+bool is_integer_constant(const std::string& atom) {
+  std::size_t i = atom[0] == '+' || atom[0] == '-' ? 1 : 0;
+  if (i >= atom.size()) return false;
+  for (; i < atom.size(); ++i)
+    if (atom[i] < '0' || atom[i] > '9') return false;
+  return true;
+}
+
 bool looks_numeric(const std::string& atom) {
   const char c = atom[0];
   return (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
+}
+
+const std::map<std::string, std::map<std::string, SlotType>>& template_slots() {
+  static const auto table = [] {
+    std::map<std::string, std::map<std::string, SlotType>> out;
+    std::vector<Token> t;
+    long line = 0;
+    std::string error;
+    if (!tokenize(kTemplates, &t, &line, &error)) return out;
+    // (deftemplate NAME (slot|multislot S (type T…) …) …)
+    for (std::size_t i = 0; i + 2 < t.size(); ++i) {
+      if (t[i].type != TokenType::Open || t[i + 1].text != "deftemplate") continue;
+      auto& slots = out[t[i + 2].text];
+      int depth = 1;
+      for (std::size_t k = i + 3; k < t.size() && depth > 0; ++k) {
+        if (t[k].type == TokenType::Close) --depth;
+        if (t[k].type != TokenType::Open) continue;
+        ++depth;
+        if (depth == 2 && k + 2 < t.size() && (t[k + 1].text == "slot" || t[k + 1].text == "multislot")) {
+          SlotType& st = slots[t[k + 2].text];
+          st.multislot = t[k + 1].text == "multislot";
+          for (std::size_t q = k + 3; q + 1 < t.size() && !(t[q].type == TokenType::Close && q > k + 3 &&
+                                                             t[q + 1].type == TokenType::Close);
+               ++q)
+            if (t[q].type == TokenType::Open && t[q + 1].text == "type")
+              for (std::size_t v = q + 2; v < t.size() && t[v].type == TokenType::Atom; ++v) st.types.insert(t[v].text);
+        }
+      }
+    }
+    return out;
+  }();
+  return table;
 }
 
 bool is_variable(const std::string& atom) {
@@ -299,6 +350,53 @@ struct FileChecker {
     const Construct& c;
     Nesting& nest;
     std::vector<std::size_t> history_at = {};  // where each history pattern of this construct opens
+    bool in_lhs = false;                         // walking a rule's conditions
+    std::set<std::string> age_vars = {};         // variables bound to a history pattern's age
+    std::set<std::string> lexeme_vars = {};      // variables bound only where strings or symbols are
+    std::vector<std::string> lhs_calls = {};     // what they call (member$ as checked below)
+    std::vector<std::string> lhs_globals = {};   // member$ second arguments among them
+
+    // A call in a rule's conditions, as total_call() judges it: its name; "(compare ages)" for
+    // a numeric comparison of history ages (integers) and integer constants, which cannot fail;
+    // for member$, whether its list is a global (noted in `globals`, checked once loaded).
+    std::string classified_call(std::size_t open, std::vector<std::string>* globals) const {
+      const std::string& name = t[open + 1].text;
+      static const std::set<std::string, std::less<>> kCompare = {"<", ">", "<=", ">=", "=", "<>", "!="};
+      if (kCompare.count(name)) {
+        bool numbers = true;
+        for (std::size_t a = open + 2; a < match[open] && numbers; a = end_of_token(a))
+          numbers = t[a].type == TokenType::Atom &&
+                    (age_vars.count(t[a].text) > 0 || is_integer_constant(t[a].text));
+        return numbers ? "(compare ages)" : name;
+      }
+      // Functions that fail only on an argument that is no string or symbol: total when each
+      // argument is a lexeme constant, a lexeme variable or a call returning a string.
+      static const std::set<std::string, std::less<>> kLexemeArgs = {"str-prefix", "str-suffix", "str-index",
+                                                                     "path-normalize", "str-cat", "sym-cat"};
+      if (kLexemeArgs.count(name)) {
+        bool lexemes = true;
+        for (std::size_t a = open + 2; a < match[open] && lexemes; a = end_of_token(a)) {
+          if (t[a].type == TokenType::String) continue;
+          if (t[a].type == TokenType::Open) {
+            lexemes = head_is_name(a) && (t[a + 1].text == "str-cat" || t[a + 1].text == "sym-cat" ||
+                                          t[a + 1].text == "path-normalize" || t[a + 1].text == "workspace-root");
+            continue;  // the call itself is classified on its own
+          }
+          const std::string& x = t[a].text;
+          lexemes = lexeme_vars.count(x) > 0 || (x[0] != '?' && x[0] != '$' && !looks_numeric(x));
+        }
+        return lexemes ? "(lexeme function)" : name;
+      }
+      if (name != "member$") return name;
+      const std::size_t second = end_of_token(open + 2);
+      if (second < match[open] && t[second].type == TokenType::Atom && t[second].text.rfind("?*", 0) == 0 &&
+          end_of_token(second) == match[open]) {
+        globals->push_back(t[second].text);
+        return name;
+      }
+      return "(member$ without a global list)";
+    }
+    void note_lhs_call(std::size_t open) { lhs_calls.push_back(classified_call(open, &lhs_globals)); }
 
     int level_at(const Token& tok) const { return level[static_cast<std::size_t>(&tok - t.data())]; }
 
@@ -324,6 +422,8 @@ struct FileChecker {
         return close + 1;
       }
       const Token& head = t[open + 1];
+      if (c.kind == "deffunction") fc.out->function_calls[c.name].insert(head.text);
+      if (in_lhs) note_lhs_call(open);
       if (!allowed(head)) return close + 1;  // reported; its arguments are not looked at
       if (head.text == "assert") {
         for (std::size_t k = open + 2; k < close;) k = t[k].type == TokenType::Open ? fact(k) : k + 1;
@@ -401,6 +501,21 @@ struct FileChecker {
       p.file = c.file;
       p.line = t[open].line;
       p.slots = slot_constants(open, close);
+      // The calls of its constraints, and the constant slots written before the first.
+      bool called = false;
+      for (std::size_t k = open + 2; k < close; k = end_of_token(k)) {
+        if (t[k].type != TokenType::Open || !head_is_name(k)) continue;
+        const std::size_t slot_close = match[k];
+        const std::size_t calls_before = p.calls.size();
+        for (std::size_t q = k + 2; q < slot_close; ++q) {
+          if (t[q].type != TokenType::Open || q + 1 >= slot_close || t[q + 1].type != TokenType::Atom) continue;
+          p.calls.push_back(classified_call(q, &p.multifield_globals));
+        }
+        if (p.calls.size() != calls_before) called = true;
+        if (!called)
+          for (const auto& constraint : p.slots)
+            if (constraint.slot == t[k + 1].text) p.before_calls.push_back(constraint);
+      }
       fc.out->history_patterns.push_back(std::move(p));
       history_at.push_back(open);
     }
@@ -542,12 +657,15 @@ struct FileChecker {
       return all;
     }
 
-    // The variable a slot's constraint binds as its first term (?t, ?t&…); "" for none.
+    // The variable a slot's constraint binds as its first term, when the slot's value must
+    // equal it: `?t` alone or `?t&…` (CLIPS reads ?t&a|b as ?t&(a|b)); "" for anything else
+    // (`?t|"x"` accepts values other than ?t).
     std::string bound_variable(std::size_t slot_open) const {
-      const std::size_t first = slot_open + 2;
-      if (first >= match[slot_open] || t[first].type != TokenType::Atom) return "";
+      const std::size_t first = slot_open + 2, close = match[slot_open];
+      if (first >= close || t[first].type != TokenType::Atom) return "";
       const std::string& v = t[first].text;
       if (v.size() < 2 || v[0] != '?' || v[1] == '*') return "";
+      if (first + 1 < close && !(t[first + 1].type == TokenType::Atom && t[first + 1].text == "&")) return "";
       return v;
     }
 
@@ -620,6 +738,40 @@ struct FileChecker {
       std::size_t k = open + 3;  // after "(defrule name"
       if (k < close && t[k].type == TokenType::String) ++k;
       const std::size_t first_history = fc.out->history_patterns.size();
+      // What the rule's variables hold, from the slots that bind them anywhere in it: a history
+      // age (an integer), or only strings and symbols. A variable bound where it could hold
+      // anything else is neither.
+      {
+        std::set<std::string> other;
+        const auto& templates = template_slots();
+        for (std::size_t h = k; h < close; ++h) {
+          if (t[h].type != TokenType::Open || !head_is_name(h)) continue;
+          auto tmpl = templates.find(t[h + 1].text);
+          if (tmpl == templates.end()) continue;
+          for (std::size_t q = h + 2; q < match[h]; q = end_of_token(q)) {
+            if (t[q].type != TokenType::Open || !head_is_name(q)) continue;
+            auto slot = tmpl->second.find(t[q + 1].text);
+            const bool lexeme = slot != tmpl->second.end() && !slot->second.types.empty() &&
+                                std::all_of(slot->second.types.begin(), slot->second.types.end(),
+                                            [](const std::string& ty) { return ty == "STRING" || ty == "SYMBOL"; });
+            const bool age = t[h + 1].text == "history" && t[q + 1].text == "age";
+            // Single-field variables of the slot: its first term in a slot, any ?v in a multislot.
+            for (std::size_t v = q + 2; v < match[q]; v = end_of_token(v)) {
+              if (t[v].type != TokenType::Atom || t[v].text.size() < 2 || t[v].text[0] != '?' || t[v].text[1] == '*')
+                continue;
+              const bool single = slot != tmpl->second.end() && (slot->second.multislot || v == q + 2);
+              if (single && age) age_vars.insert(t[v].text);
+              else if (single && lexeme) lexeme_vars.insert(t[v].text);
+              else other.insert(t[v].text);
+            }
+          }
+        }
+        for (const auto& v : other) {
+          age_vars.erase(v);
+          lexeme_vars.erase(v);
+        }
+        for (const auto& v : age_vars) lexeme_vars.erase(v);
+      }
       std::size_t lhs_end = k;
       while (lhs_end < close && !(t[lhs_end].type == TokenType::Atom && t[lhs_end].text == "=>")) lhs_end = end_of_token(lhs_end);
       struct GatesOnExit {  // the rule's history patterns get its gates and joins once all are found
@@ -630,14 +782,21 @@ struct FileChecker {
           if (patterns.size() == first) return;
           std::vector<HistoryGate> g;
           w.gates(from, to, &g);
-          for (std::size_t i = first; i < patterns.size(); ++i) patterns[i].gates = g;
+          for (std::size_t i = first; i < patterns.size(); ++i) {
+            patterns[i].gates = g;
+            patterns[i].rule_calls = w.lhs_calls;
+            patterns[i].multifield_globals.insert(patterns[i].multifield_globals.end(), w.lhs_globals.begin(),
+                                                  w.lhs_globals.end());
+          }
           w.joins(first, from, to);
         }
       } gates_on_exit{*this, first_history, k, lhs_end};
       bool rhs = false;
+      in_lhs = true;
       while (k < close) {
         if (!rhs && t[k].type == TokenType::Atom && t[k].text == "=>") {
           rhs = true;
+          in_lhs = false;
           ++k;
         } else if (rhs) {
           k = expression(k);
@@ -890,6 +1049,29 @@ static void check_nesting(std::map<std::size_t, Nesting>& nesting, CheckedSource
                                     " levels through the deffunctions '" + c.name + "' calls"});
     }
   }
+}
+
+bool total_call(const std::string& name, const std::map<std::string, std::set<std::string>>& functions) {
+  // Pure and defined for every argument: comparisons, logic, type tests, control forms, a
+  // constant (workspace-root), a list. member$ fails when its second argument is no list: the
+  // history pattern's caller checks that (a global it names).
+  static const std::set<std::string, std::less<>> kTotal = {
+      "eq", "neq", "not", "and", "or", "lexemep", "stringp", "symbolp", "numberp", "integerp", "floatp",
+      "multifieldp", "workspace-root", "create$", "if", "progn", "member$", "(compare ages)",
+      "(lexeme function)"};
+  if (kTotal.count(name)) return true;
+  // A deffunction: total when everything it calls is, member$ aside (its arguments are not
+  // looked at there). Recursion is refused by the checker; the depth bound is for safety.
+  std::function<bool(const std::string&, int)> function_total = [&](const std::string& f, int depth) {
+    auto it = functions.find(f);
+    if (it == functions.end() || depth > 32) return false;
+    for (const auto& callee : it->second) {
+      if (callee == "member$") return false;
+      if (!kTotal.count(callee) && !function_total(callee, depth + 1)) return false;
+    }
+    return true;
+  };
+  return function_total(name, 0);
 }
 
 CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostics) {

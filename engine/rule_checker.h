@@ -5,6 +5,8 @@
 // patterns and what each `history` pattern's constants accept. Pure; thread-safe.
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,7 +40,13 @@ struct CheckedSources {
   std::vector<Construct> constructs;  // in source order
   std::vector<IndexedPattern> patterns;
   std::vector<HistoryPattern> history_patterns;  // every `history` pattern of every rule
+  std::map<std::string, std::set<std::string>> function_calls;  // deffunction → what it calls
 };
+
+// Whether calling `name` from a history pattern can neither fail, print nor assert, whatever
+// its arguments (with `functions`, what each deffunction calls). member$ counts when its
+// second argument is a global the caller checks to be a multifield.
+bool total_call(const std::string& name, const std::map<std::string, std::set<std::string>>& functions);
 
 CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostics);
 

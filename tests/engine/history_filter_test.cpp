@@ -290,26 +290,14 @@ TEST_CASE("history filter: every decision is the one deciding with all history g
 
 namespace {
 
-// How many history facts deciding `json` asserts: the smallest fact cap it decides under, less
-// the smallest without history (max_facts counts every fact asserted).
+// How many history facts deciding `json` asserts.
 std::size_t history_facts(const std::shared_ptr<const Policy>& policy, const std::string& json,
                           const std::vector<HistoryEntry>& history) {
-  auto facts = [&](const std::vector<HistoryEntry>* h) {
-    std::size_t low = 1, high = 400;  // decides under `high`, not under `low - 1`
-    while (low < high) {
-      const std::size_t cap = (low + high) / 2;
-      EngineOptions o = test_options();
-      o.max_facts = cap;
-      Engine engine(policy, o);
-      DecideRequest r;
-      r.proposal_json = json;
-      r.history = h;
-      if (decide_ok(engine, r).error_code == "E_INPUT_TOO_LARGE") low = cap + 1;
-      else high = cap;
-    }
-    return low;
-  };
-  return facts(&history) - facts(nullptr);
+  Engine engine(policy, test_options());
+  DecideRequest r;
+  r.proposal_json = json;
+  r.history = &history;
+  return decide_ok(engine, r).history_asserted;
 }
 
 }  // namespace
@@ -336,4 +324,44 @@ TEST_CASE("history filter: a decision asserts only the entries its live rules ca
   // An http GET: network-after-credential wants credential reads; there are none.
   CHECK(history_facts(policy, R"({"target":"http","action":"get","payload":{"url":"https://a.example/"}})",
                       history) == 0);
+}
+
+TEST_CASE("history filter: a rule whose conditions call what may fail sees every entry its earlier constants pass",
+          "[history_filter]") {
+  // The same rule three ways: its history predicate is total (a member$ of a global list, an
+  // age comparison, string tests of strings), or may fail (member$ of a global that is no list,
+  // a division): CLIPS evaluates it on every history fact that reaches it, rule firing or not,
+  // so then every entry the constants before it pass is asserted, whatever the proposal.
+  const std::string common = R"(
+(defglobal ?*builders* = (create$ "make" "cargo"))
+(defglobal ?*not-a-list* = 5)
+)";
+  auto rule = [&](const std::string& predicate) {
+    return common + "(defrule r (effect (proposal ?id) (kind network))\n"
+                    "  (history (proposal ?id) (kind write) (age ?a) (program ?p&:" + predicate + "))\n"
+                    "  => (assert (decision (proposal ?id) (outcome reject) (rule r) (reason ?p))))\n";
+  };
+  auto compile = [](const std::string& text) {
+    auto loaded = Policy::compile({{"effects.toml", shipped("effects.toml")}, {"t.clp", text}});
+    for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
+    REQUIRE(loaded.policy);
+    return loaded.policy;
+  };
+  const std::vector<HistoryEntry> history = {
+      {"d1", 10000, effect("write", "path", "/home/user/project/a", "make", "none", true)},
+      {"d2", 10000, effect("write", "path", "/home/user/project/b", "tee", "none", true)},
+      {"d3", 10000, effect("read", "path", "/home/user/project/c", "cat", "none", true)},
+  };
+  const std::string reply = R"({"target":"reply","payload":{"text":"hi"}})";
+  // Total: the rule cannot fire for a reply (no network effect), so it sees nothing.
+  for (const char* total : {"(not (member$ ?p ?*builders*))", "(< ?a 60)", "(str-prefix \"ma\" ?p)"}) {
+    INFO(total);
+    CHECK(history_facts(compile(rule(total)), reply, history) == 0);
+  }
+  // May fail (or is not known not to: str-length is not on the list): both writes (the
+  // constant before the predicate), never the read.
+  for (const char* failing : {"(not (member$ ?p ?*not-a-list*))", "(< (div 60 ?a) 2)", "(> (str-length ?p) 2)"}) {
+    INFO(failing);
+    CHECK(history_facts(compile(rule(failing)), reply, history) == 2);
+  }
 }

@@ -325,7 +325,7 @@ TEST_CASE("history facts carry age from the engine clock and every slot", "[sess
   CHECK(d.facts_json.find("(age 110)") != std::string::npos);
 }
 
-TEST_CASE("history facts a rule may see count against max_facts; the others are never asserted", "[session]") {
+TEST_CASE("history facts count against max_facts, asserted or not; only those a rule may see are asserted", "[session]") {
   auto policy = must_compile(kHistoryRules);
   EngineOptions o = test_options();
   o.max_facts = 20;
@@ -338,24 +338,25 @@ TEST_CASE("history facts a rule may see count against max_facts; the others are 
   Decision d = decide_ok(engine, request);
   CHECK(d.outcome == Outcome::Reject);
   CHECK(d.error_code == "E_INPUT_TOO_LARGE");
-  // Reads of unclassified files: no history pattern of these rules can match one (they want
-  // writes, or credential reads), so none is asserted and the cap is not reached.
+  // Reads of unclassified files: no history pattern of these rules can match one, so none is
+  // asserted; the cap counts them all the same (a decision is the one every entry asserted
+  // would make).
   history.clear();
   for (int i = 0; i < 30; ++i) history.push_back({"d", 0, read_effect("/w/" + std::to_string(i), "none")});
   d = decide_ok(engine, request);
+  CHECK(d.error_code == "E_INPUT_TOO_LARGE");
+  EngineOptions roomy = test_options();
+  Engine unlimited(policy, roomy);
+  d = decide_ok(unlimited, request);
   CHECK(d.outcome == Outcome::Approve);
-  CHECK(d.error_code.empty());
+  CHECK(d.history_asserted == 0);
   // Credential reads match fresh-credential-read's constants, but that rule needs an http
-  // proposal: a reply sees none of them either.
+  // proposal: a reply sees none of them; an http proposal sees them all.
   history.clear();
   for (int i = 0; i < 30; ++i) history.push_back({"d", 0, read_effect("/w/" + std::to_string(i))});
-  d = decide_ok(engine, request);
-  CHECK(d.outcome == Outcome::Approve);
-  CHECK(d.error_code.empty());
-  // An http proposal does: they are asserted, and count.
+  CHECK(decide_ok(unlimited, request).history_asserted == 0);
   request.proposal_json = kFetch;
-  d = decide_ok(engine, request);
-  CHECK(d.error_code == "E_INPUT_TOO_LARGE");
+  CHECK(decide_ok(unlimited, request).history_asserted == 30);
 }
 
 TEST_CASE("decide_in_session feeds the session's history and remembers approvals", "[session]") {
