@@ -541,10 +541,9 @@ struct FileChecker {
     std::optional<FactPattern> proposal_pattern(std::size_t open) const {
       if (t[open].type != TokenType::Open || !head_is_name(open)) return std::nullopt;
       const std::string& name = t[open + 1].text;
-      if (name == "test" || name == "declare" || name == "not" || name == "and" || name == "or" || name == "exists" ||
-          name == "forall" || name == "logical" || name == "history" || name.find("::") != std::string::npos ||
-          sandbox::may_assert(name))
-        return std::nullopt;
+      // Only the engine's own templates: `object` patterns match instances (initial-object),
+      // and a name that is no template is none of the proposal's facts.
+      if (name == "history" || sandbox::may_assert(name) || !template_slots().count(name)) return std::nullopt;
       return FactPattern{name, slot_constants(open, match[open])};
     }
 

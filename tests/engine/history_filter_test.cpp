@@ -112,6 +112,7 @@ TEST_CASE("history filter: a rule's gates are its positive patterns on the propo
   (exists (effect (kind read)))
   (test (> 1 0))
   (decision (outcome reject))
+  (object (is-a INITIAL-OBJECT))
   (history (proposal ?id) (kind write))
   (not (history (kind read)))
   =>)
@@ -121,6 +122,7 @@ TEST_CASE("history filter: a rule's gates are its positive patterns on the propo
       R"(effect(kind=exec object=path) & shell-command(program="git") & param(key="payload.url") | url(host="example.com"))";
   CHECK(gates(p[0]) == expected);
   CHECK(gates(p[1]) == expected);  // a history pattern under `not` has its rule's gates too
+  // (object …) matches instances (initial-object), (decision …) what rules assert: no gates.
   CHECK(constants(p[1].slots) == "kind=read");
   // A deffunction has no patterns; a rule without gates has none.
   auto q = patterns_of("(defrule r (history (kind read)) (test (> 1 0)) =>)\n");
