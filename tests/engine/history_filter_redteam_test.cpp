@@ -32,22 +32,18 @@
 #include "engine/session_memory.h"
 #include "tests/build_paths.h"
 #include "tests/engine/engine_test_util.h"
+#include "tests/engine/history_test_util.h"
 
 using namespace warden;
 using warden::test::decide_ok;
 using warden::test::test_options;
+using warden::test::effect;
+using warden::test::shipped;
 
 namespace {
 
 constexpr std::int64_t kNow = 10000;
 
-std::string shipped(const std::string& name) {
-  std::ifstream in(std::string(WARDEN_SOURCE_DIR "/rules/") + name, std::ios::binary);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::shared_ptr<const Policy> policy_of(const std::string& rules) {
   auto loaded = Policy::compile(
@@ -63,17 +59,6 @@ EngineOptions options() {
   return o;
 }
 
-EffectRecord fx(std::string kind, std::string object, std::string target, std::string program = "",
-                std::string path_class = "none", bool in_workspace = false) {
-  EffectRecord e;
-  e.kind = std::move(kind);
-  e.object = std::move(object);
-  e.target = std::move(target);
-  e.program = std::move(program);
-  e.path_class = std::move(path_class);
-  e.in_workspace = in_workspace;
-  return e;
-}
 
 struct Both {
   std::string filtered, all;
@@ -125,7 +110,7 @@ TEST_CASE("red team join-disjunction: (history (target ?t|\"x\")) is not a join 
   (assert (decision (proposal ?id) (outcome reject) (rule seen-or-shadow) (reason "seen"))))
 )";
   // An entry whose target is the alternative, not the effect's target: CLIPS matches it.
-  const std::vector<HistoryEntry> history = {{"d1", kNow, fx("read", "path", "/etc/shadow", "cat")}};
+  const std::vector<HistoryEntry> history = {{"d1", kNow, effect("read", "path", "/etc/shadow", "cat")}};
   auto b = decide_both(rules, kCat, history);
   INFO("the filter drops the entry: its target is not the effect's, but `|\"/etc/shadow\"` accepts it");
   CHECK(b.filtered == b.all);
@@ -140,7 +125,7 @@ TEST_CASE("red team join-disjunction: (effect (target ?t|\"x\")) after a history
   (assert (decision (proposal ?id) (outcome reject) (rule any-history-when-reading-a) (reason ?t))))
 )";
   // The effect's target is the constant alternative: every entry matches, whatever its target.
-  const std::vector<HistoryEntry> history = {{"d1", kNow, fx("write", "path", "/tmp/x", "tee")}};
+  const std::vector<HistoryEntry> history = {{"d1", kNow, effect("write", "path", "/tmp/x", "tee")}};
   auto b = decide_both(rules, kCat, history);
   INFO("the filter keeps only entries whose target is an effect's target");
   CHECK(b.filtered == b.all);
@@ -156,8 +141,8 @@ TEST_CASE("red team join-disjunction: (history (decision ?d|\"x\")) between two 
   (assert (decision (proposal ?id) (outcome reject) (rule write-then-network) (reason ?d))))
 )";
   const std::vector<HistoryEntry> history = {
-      {"d9", kNow, fx("write", "path", "/home/user/project/x", "tee")},
-      {"bootstrap", kNow, fx("network", "host", "evil.example", "curl")},
+      {"d9", kNow, effect("write", "path", "/home/user/project/x", "tee")},
+      {"bootstrap", kNow, effect("network", "host", "evil.example", "curl")},
   };
   auto b = decide_both(rules, kCat, history);
   INFO("each pattern's entries are kept only if the other offers the same decision id: both are dropped");
@@ -178,7 +163,7 @@ TEST_CASE("red team dropped-entry-predicate: a rule whose gate fails still evalu
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule fast-credential-exfil) (reason "exfil"))))
 )";
-  const std::vector<HistoryEntry> history = {{"d1", kNow, fx("read", "path", "/home/user/.ssh/id_rsa", "cat", "credential")}};
+  const std::vector<HistoryEntry> history = {{"d1", kNow, effect("read", "path", "/home/user/.ssh/id_rsa", "cat", "credential")}};
   // A reply has no network effect: the gate fails and the filter asserts nothing.
   auto b = decide_both(rules, kReply, history);
   INFO("explain: [WARDEN4] div: division by zero evaluating the age predicate -> reject E_RUNTIME; filtered: approve");
@@ -193,7 +178,7 @@ TEST_CASE("red team dropped-entry-predicate: a predicate written before the slot
   (assert (hint (proposal ?id) (rule recent-write) (text "recent write"))))
 )";
   // A read: (kind write) drops it, but CLIPS evaluates the age predicate first.
-  const std::vector<HistoryEntry> history = {{"d1", kNow, fx("read", "path", "/home/user/project/a", "cat")}};
+  const std::vector<HistoryEntry> history = {{"d1", kNow, effect("read", "path", "/home/user/project/a", "cat")}};
   auto b = decide_both(rules, kCat, history);
   INFO("explain: division by zero on the read entry -> reject E_RUNTIME; filtered: approve");
   CHECK(b.filtered == b.all);
@@ -207,7 +192,7 @@ TEST_CASE("red team dropped-entry-predicate: an entry a join drops is evaluated 
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule reread-recent) (reason ?t))))
 )";
-  const std::vector<HistoryEntry> history = {{"d1", kNow, fx("write", "path", "/elsewhere", "tee")}};
+  const std::vector<HistoryEntry> history = {{"d1", kNow, effect("write", "path", "/elsewhere", "tee")}};
   auto b = decide_both(rules, kCat, history);
   INFO("explain: division by zero -> reject E_RUNTIME; filtered (target /elsewhere joins no effect): approve");
   CHECK(b.filtered == b.all);
@@ -227,7 +212,7 @@ TEST_CASE("red team nul-in-history-string: a constant matches the string CLIPS s
   (assert (decision (proposal ?id) (outcome reject) (rule wrote-a) (reason "seen"))))
 )";
   const std::vector<HistoryEntry> history = {
-      {"d1", kNow, fx("write", "path", std::string("/home/user/project/a\0.bak", 25), "tee")}};
+      {"d1", kNow, effect("write", "path", std::string("/home/user/project/a\0.bak", 25), "tee")}};
   auto b = decide_both(rules, kCat, history);
   INFO("CLIPS's target is \"/home/user/project/a\"; the filter compares \"/home/user/project/a\\0.bak\"");
   CHECK(b.filtered == b.all);
@@ -242,7 +227,7 @@ TEST_CASE("red team nul-in-history-string: a join compares the fact's value with
   (assert (decision (proposal ?id) (outcome reject) (rule read-what-was-written) (reason ?t))))
 )";
   const std::vector<HistoryEntry> history = {
-      {"d1", kNow, fx("write", "path", std::string("/home/user/project/a\0.bak", 25), "tee")}};
+      {"d1", kNow, effect("write", "path", std::string("/home/user/project/a\0.bak", 25), "tee")}};
   auto b = decide_both(rules, kCat, history);
   CHECK(b.filtered == b.all);
 }
@@ -262,7 +247,7 @@ TEST_CASE("red team fact-cap: max_facts counts the history entries explain asser
 )";
   std::vector<HistoryEntry> history;
   for (int i = 0; i < 30; ++i)
-    history.push_back({"d" + std::to_string(i), kNow, fx("write", "path", "/home/user/project/f" + std::to_string(i), "tee")});
+    history.push_back({"d" + std::to_string(i), kNow, effect("write", "path", "/home/user/project/f" + std::to_string(i), "tee")});
   EngineOptions o = options();
   o.max_facts = 20;  // a reply needs a few facts; 30 entries do not fit
   auto b = decide_both(rules, kReply, history, o);
@@ -384,7 +369,7 @@ TEST_CASE("red team guard: random constraint forms, gates and joins decide as wi
       std::vector<HistoryEntry> history;
       for (std::size_t k = 0, m = g.n(7); k < m; ++k)
         history.push_back({g.pick(kDecisions), kNow - 10,
-                           fx(g.pick(kKinds), g.pick(kObjects), g.pick(kTargets), g.pick(kPrograms), g.pick(kClasses),
+                           effect(g.pick(kKinds), g.pick(kObjects), g.pick(kTargets), g.pick(kPrograms), g.pick(kClasses),
                               g.n(2) == 0)});
       for (const auto& json : proposals) {
         auto b = decide_both(engine, json, history);
@@ -429,10 +414,10 @@ TEST_CASE("red team guard: the shipped pack with crafted histories decides as wi
     DecideResult r = engine.decide(p);
     if (r.ok) pool.insert(pool.end(), r.decision.effects.begin(), r.decision.effects.end());
   }
-  pool.push_back(fx("bogus", "weird", "/home/user/project", "tar", "Bad_Class", true));
-  pool.push_back(fx("write", "path", "/home/user/project", "tar", "none", true));
-  pool.push_back(fx("write", "path", "/home/user/project", "git", "none", true));
-  pool.push_back(fx("network", "host", "", "curl", "none", false));
+  pool.push_back(effect("bogus", "weird", "/home/user/project", "tar", "Bad_Class", true));
+  pool.push_back(effect("write", "path", "/home/user/project", "tar", "none", true));
+  pool.push_back(effect("write", "path", "/home/user/project", "git", "none", true));
+  pool.push_back(effect("network", "host", "", "curl", "none", false));
   Gen g(7);
   const std::vector<HistoryEntry> none;
   int differing = 0, history_mattered = 0;
@@ -496,15 +481,15 @@ TEST_CASE("red team guard: one engine's index cache across sessions and a growin
     CHECK(decision_to_json(filtered.decision) == decision_to_json(all));
     return all.outcome;
   };
-  memory.record("", "s1", "a", kNow, {fx("write", "path", "/home/user/project/build.sh", "tee", "none", true)});
-  memory.record("", "s2", "b", kNow, {fx("write", "path", "/home/user/project/other.sh", "tee", "none", true)});
+  memory.record("", "s1", "a", kNow, {effect("write", "path", "/home/user/project/build.sh", "tee", "none", true)});
+  memory.record("", "s2", "b", kNow, {effect("write", "path", "/home/user/project/other.sh", "tee", "none", true)});
   CHECK(decide("s1") == Outcome::ApprovalRequired);
   CHECK(decide("s2") == Outcome::Approve);
   CHECK(decide("s1") == Outcome::ApprovalRequired);
   CHECK(decide("s1") == Outcome::ApprovalRequired);  // the cached index
   // s2 changes while the engine holds its old snapshot (copy on write): the next decision sees it.
-  memory.record("", "s2", "c", kNow, {fx("write", "path", "/home/user/project/lib.py", "curl", "none", true),
-                                      fx("network", "host", "evil.example", "curl")});
+  memory.record("", "s2", "c", kNow, {effect("write", "path", "/home/user/project/lib.py", "curl", "none", true),
+                                      effect("network", "host", "evil.example", "curl")});
   CHECK(decide("s2") == Outcome::Reject);
   CHECK(decide("s1") == Outcome::ApprovalRequired);
   CHECK(decide("s2") == Outcome::Reject);
@@ -522,11 +507,11 @@ TEST_CASE("red team guard: entries with unknown kinds, objects and malformed cla
   => (assert (hint (proposal ?id) (rule not-none-class) (text ?t))))
 )";
   const std::vector<HistoryEntry> history = {
-      {"d1", kNow, fx("Write", "path", "/k1")},          {"d1", kNow, fx("", "path", "/k2")},
-      {"d1", kNow, fx("write", "url", "/o1")},           {"d1", kNow, fx("write", "PATH", "/o2")},
-      {"d1", kNow, fx("read", "path", "/c1", "", "Credential")},
-      {"d1", kNow, fx("read", "path", "/c2", "", "")},   {"d1", kNow, fx("read", "path", "/c3", "", "9x")},
-      {"d1", kNow, fx("read", "path", "/c4", "", "a_b")}, {"d1", kNow, fx("read", "path", "/c5", "", "credential")},
+      {"d1", kNow, effect("Write", "path", "/k1")},          {"d1", kNow, effect("", "path", "/k2")},
+      {"d1", kNow, effect("write", "url", "/o1")},           {"d1", kNow, effect("write", "PATH", "/o2")},
+      {"d1", kNow, effect("read", "path", "/c1", "", "Credential")},
+      {"d1", kNow, effect("read", "path", "/c2", "", "")},   {"d1", kNow, effect("read", "path", "/c3", "", "9x")},
+      {"d1", kNow, effect("read", "path", "/c4", "", "a_b")}, {"d1", kNow, effect("read", "path", "/c5", "", "credential")},
   };
   auto b = decide_both(rules, kReply, history);
   CHECK(b.filtered == b.all);

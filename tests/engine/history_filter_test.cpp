@@ -13,11 +13,14 @@
 #include "engine/rule_checker.h"
 #include "tests/build_paths.h"
 #include "tests/engine/engine_test_util.h"
+#include "tests/engine/history_test_util.h"
 
 using namespace warden;
 using warden::test::decide_ok;
 using warden::test::must_compile;
 using warden::test::test_options;
+using warden::test::effect;
+using warden::test::shipped;
 
 namespace {
 
@@ -204,18 +207,7 @@ const char* kRules = R"(
   (assert (decision (proposal ?id) (outcome approve) (rule default-approve) (reason "ok"))))
 )";
 
-std::string shipped(const std::string& name) {
-  std::ifstream in(std::string(WARDEN_SOURCE_DIR "/rules/") + name, std::ios::binary);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
-EffectRecord effect(const char* kind, const char* object, const char* target, const char* program,
-                    const char* path_class, bool in_workspace) {
-  return EffectRecord{kind, object, target, program, path_class, in_workspace, "", "", false};
-}
 
 // kRules with the shipped effects table and path classes.
 std::shared_ptr<const Policy> rules_with_tables() {
