@@ -1093,7 +1093,7 @@ CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostic
     }
   }
   for (const auto& source : sources) {
-    FileChecker checker{source, diagnostics, &out, &rule_names, &function_names, &deffunctions, &nesting, {}};
+    FileChecker checker{source, diagnostics, &out, &rule_names, &function_names, &deffunctions, &nesting, {}, {}, {}};
     checker.starts_ = checker.line_starts();
     checker.run();
   }
