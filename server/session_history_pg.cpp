@@ -769,6 +769,34 @@ struct PgSessionHistory::Impl {
             {job.sizes}};
   }
 
+  // One pipelined query's results, read up to the NULL that ends them, or up to the
+  // pipeline's sync when that comes first.
+  struct QueryResults {
+    bool succeeded = false;  // a result came back OK
+    bool failed = false;     // a result came back failed
+    std::string error;       // the last failed result's message
+    bool synced = false;     // the sync came instead
+  };
+  static QueryResults read_query(PGconn* pg) {
+    QueryResults q;
+    while (PGresult* raw = PQgetResult(pg)) {
+      Result r(raw);
+      ExecStatusType st = PQresultStatus(raw);
+      if (st == PGRES_PIPELINE_SYNC) {
+        q.synced = true;
+        break;
+      }
+      if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
+        q.succeeded = true;
+      } else {
+        q.failed = true;
+        q.error = trimmed(PQresultErrorMessage(raw));
+        if (q.error.empty()) q.error = trimmed(PQerrorMessage(pg));
+      }
+    }
+    return q;
+  }
+
   // Sends the jobs on conn as one transaction, pipelined (one round trip, one commit to wait
   // for). Sorted by principal, so two daemons' batches lock the principals' rows in the same
   // order (no deadlock); a principal's jobs keep their order. True when all were stored;
@@ -795,21 +823,9 @@ struct PgSessionHistory::Impl {
     bool all = ok && sync_sent;
     bool synced = false;
     for (std::size_t i = 0; i < queries && sync_sent && !synced; ++i) {
-      bool got = false;
-      while (PGresult* raw = PQgetResult(conn.pg)) {
-        Result r(raw);
-        ExecStatusType st = PQresultStatus(raw);
-        if (st == PGRES_PIPELINE_SYNC) {
-          synced = true;
-          break;
-        }
-        if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
-          got = true;
-        } else {
-          all = false;
-        }
-      }
-      all = all && got;
+      const QueryResults r = read_query(conn.pg);
+      synced = r.synced;
+      all = all && !r.failed && r.succeeded;
     }
     if (sync_sent && !synced) {
       Result sync(PQgetResult(conn.pg));
@@ -849,22 +865,10 @@ struct PgSessionHistory::Impl {
     }
     for (std::size_t i = 0; i < sent; ++i) {
       // The query's results up to a NULL, then its sync.
-      std::string error;
-      bool stored = false, synced = false;
-      while (PGresult* raw = PQgetResult(conn.pg)) {
-        Result r(raw);
-        ExecStatusType st = PQresultStatus(raw);
-        if (st == PGRES_PIPELINE_SYNC) {
-          synced = true;
-          break;
-        }
-        if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
-          stored = true;
-        } else {
-          error = trimmed(PQresultErrorMessage(raw));
-          if (error.empty()) error = trimmed(PQerrorMessage(conn.pg));
-        }
-      }
+      const QueryResults r = read_query(conn.pg);
+      const std::string& error = r.error;
+      const bool stored = r.succeeded;
+      bool synced = r.synced;
       if (!synced) {
         Result sync(PQgetResult(conn.pg));
         synced = sync.get() && PQresultStatus(sync.get()) == PGRES_PIPELINE_SYNC;
