@@ -184,11 +184,12 @@ const std::map<std::string, std::map<std::string, SlotType>>& template_slots() {
         if (depth == 2 && k + 2 < t.size() && (t[k + 1].text == "slot" || t[k + 1].text == "multislot")) {
           SlotType& st = slots[t[k + 2].text];
           st.multislot = t[k + 1].text == "multislot";
-          for (std::size_t q = k + 3; q + 1 < t.size() && !(t[q].type == TokenType::Close && q > k + 3 &&
-                                                             t[q + 1].type == TokenType::Close);
-               ++q)
+          std::size_t end = k + 1;  // the ')' closing this slot
+          for (int open = 1; end < t.size() && open > 0; ++end)
+            open += t[end].type == TokenType::Open ? 1 : t[end].type == TokenType::Close ? -1 : 0;
+          for (std::size_t q = k + 3; q + 1 < end; ++q)
             if (t[q].type == TokenType::Open && t[q + 1].text == "type")
-              for (std::size_t v = q + 2; v < t.size() && t[v].type == TokenType::Atom; ++v) st.types.insert(t[v].text);
+              for (std::size_t v = q + 2; v < end && t[v].type == TokenType::Atom; ++v) st.types.insert(t[v].text);
         }
       }
     }
