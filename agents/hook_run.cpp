@@ -8,8 +8,34 @@
 
 namespace warden::agents {
 
+namespace {
+
+// A decider owned by the caller, lent to one run.
+class BorrowedDecider : public Decider {
+ public:
+  explicit BorrowedDecider(Decider* d) : d_(d) {}
+  Verdict decide(std::string_view proposal) override { return d_->decide(proposal); }
+  std::string describe() const override { return d_->describe(); }
+
+ private:
+  Decider* d_;
+};
+
+}  // namespace
+
 HookAnswer run_hook(std::string_view input, Decider* decider, std::string_view decider_error,
                     const HookRunOptions& options) {
+  const std::string why(decider_error);
+  return run_hook(
+      input,
+      [&](std::string* error) -> std::unique_ptr<Decider> {
+        *error = why;
+        return decider ? std::unique_ptr<Decider>(new BorrowedDecider(decider)) : nullptr;
+      },
+      options);
+}
+
+HookAnswer run_hook(std::string_view input, const MakeDecider& make, const HookRunOptions& options) {
   try {
     HookCall call;
     HookError error;
@@ -26,6 +52,9 @@ HookAnswer run_hook(std::string_view input, Decider* decider, std::string_view d
         !complete_codex_bash_proposal(call, &proposal, &error)) {
       return answer_failure(error.code, error.message);
     }
+    std::string decider_error;
+    std::unique_ptr<Decider> decider = make(&decider_error);
+    while (!decider_error.empty() && decider_error.back() == '\n') decider_error.pop_back();
     if (!decider) {
       return answer_failure("E_DECIDER", decider_error.empty() ? "no decider" : decider_error);
     }

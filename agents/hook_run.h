@@ -4,6 +4,8 @@
 // every failure is a deny naming its cause. One thread at a time per Decider.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -25,5 +27,14 @@ struct HookRunOptions {
 // refused even when no decider exists.
 HookAnswer run_hook(std::string_view input, Decider* decider, std::string_view decider_error,
                     const HookRunOptions& options);
+
+// Builds the decider (loading rules, or connecting to the daemon); null with *error set when
+// it cannot.
+using MakeDecider = std::function<std::unique_ptr<Decider>(std::string* error)>;
+
+// The same run, building the decider only once the input has been parsed and mapped: a
+// malformed input is refused at once, never after a rule pack's load that may itself run
+// out the budget.
+HookAnswer run_hook(std::string_view input, const MakeDecider& make, const HookRunOptions& options);
 
 }  // namespace warden::agents

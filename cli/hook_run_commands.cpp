@@ -2,8 +2,6 @@
 // input on stdin, decides it (daemon or --rules in-process) and answers in the agent's
 // format. Fails closed: every error, a crash and running past the budget are a deny, exit 2.
 #include <fcntl.h>
-#include <signal.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +15,7 @@
 #include "agents/hook_stdin.h"
 #include "cli/agent_commands.h"
 #include "cli/commands.h"
+#include "cli/hook_guard.h"
 #include "server/own_files.h"
 
 namespace warden::cli {
@@ -27,68 +26,7 @@ using agents::HookAgent;
 using agents::HookAnswer;
 using agents::OnApprovalRequired;
 
-// Written by a signal handler when the hook crashes or overruns its budget: a deny, exit 2.
-// Built before the handlers are installed; the handler only calls write(2) and _exit(2).
-struct LastWord {
-  std::string out;  // stdout JSON line
-  std::string err;  // stderr line
-};
-LastWord g_crash;
-LastWord g_overrun;
-
-void write_all(int fd, const std::string& text) {
-  std::size_t at = 0;
-  while (at < text.size()) {
-    ssize_t n = ::write(fd, text.data() + at, text.size() - at);
-    if (n <= 0) return;
-    at += static_cast<std::size_t>(n);
-  }
-}
-
-void say_and_exit(const LastWord& w) {
-  write_all(STDOUT_FILENO, w.out);
-  write_all(STDERR_FILENO, w.err);
-  ::_exit(2);
-}
-
-extern "C" void on_crash(int) { say_and_exit(g_crash); }
-extern "C" void on_overrun(int) { say_and_exit(g_overrun); }
-
-LastWord last_word(const HookAnswer& a) { return {a.stdout_json + "\n", a.stderr_text + "\n"}; }
-
-// Crash signals and SIGTERM/SIGINT deny; SIGALRM fires when the whole run overran its budget
-// (by `grace`: the decider keeps to the budget itself; this catches what it cannot bound).
-void guard_process(std::chrono::milliseconds budget, std::chrono::milliseconds grace) {
-  g_crash = last_word(agents::answer_failure("E_INTERNAL", "the hook crashed or was stopped"));
-  g_overrun = last_word(agents::answer_failure(
-      "E_TIMEOUT", "the hook ran past its budget of " + std::to_string(budget.count()) + " ms"));
-  // The handlers run on their own stack: a stack overflow (deep recursion) is a SIGSEGV that
-  // could not run a handler on the exhausted stack, and dying by the signal is no exit 2.
-  static char alt_stack[64 * 1024];
-  stack_t ss{};
-  ss.ss_sp = alt_stack;
-  ss.ss_size = sizeof alt_stack;
-  sigaltstack(&ss, nullptr);
-  struct sigaction sa {};
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND | SA_ONSTACK;
-  sa.sa_handler = on_crash;
-  for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGHUP}) sigaction(s, &sa, nullptr);
-  sa.sa_handler = on_overrun;
-  sigaction(SIGALRM, &sa, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
-  auto total = budget + grace;
-  itimerval t{};
-  t.it_value.tv_sec = static_cast<time_t>(total.count() / 1000);
-  t.it_value.tv_usec = static_cast<suseconds_t>((total.count() % 1000) * 1000);
-  setitimer(ITIMER_REAL, &t, nullptr);
-}
-
-void print(const HookAnswer& a, int* exit_code) {
-  write_all(STDOUT_FILENO, a.stdout_json + "\n");
-  if (!a.stderr_text.empty()) write_all(STDERR_FILENO, a.stderr_text + "\n");
-  *exit_code = a.exit_code;
-}
+void print(const HookAnswer& a, int* exit_code) { *exit_code = give_hook_answer(a); }
 
 struct Args {
   HookAgent agent = HookAgent::ClaudeCode;
@@ -143,7 +81,13 @@ void run(const Args& a, int* exit_code) {
   // grows by it (the agent's own hook timeout must allow as much).
   const std::chrono::milliseconds wait = std::chrono::seconds(a.decider.wait_s);
   const auto deadline = start + a.decider.budget + wait;
-  guard_process(a.decider.budget + wait, std::chrono::milliseconds(500));
+  // The decider keeps to the budget itself; the guard catches what it cannot bound, 500 ms on.
+  guard_hook_process(
+      a.decider.budget + wait, std::chrono::milliseconds(500),
+      agents::answer_failure("E_INTERNAL", "the hook crashed or was stopped"),
+      agents::answer_failure("E_TIMEOUT", "the hook ran past its budget of " +
+                                              std::to_string((a.decider.budget + wait).count()) +
+                                              " ms"));
   try {
     agents::HookRunOptions options;
     options.agent = a.agent;
@@ -183,13 +127,15 @@ void run(const Args& a, int* exit_code) {
       std::fputs(line.c_str(), stderr);
       std::fflush(stderr);
     };
-    config.budget = std::max(std::chrono::milliseconds(1),
-                             std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()) - wait);
-    std::string decider_error;
-    auto decider = agents::make_decider(config, &decider_error);
-    while (!decider_error.empty() && decider_error.back() == '\n') decider_error.pop_back();
-    if (!decider && decider_error.empty()) decider_error = "the decider could not be built";
-    print(agents::run_hook(input, decider.get(), decider_error, options), exit_code);
+    // Built once the input has been parsed: its budget is what is left by then.
+    auto make = [&](std::string* error) {
+      config.budget = std::max(std::chrono::milliseconds(1),
+                               std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()) - wait);
+      auto decider = agents::make_decider(config, error);
+      if (!decider && error->empty()) *error = "the decider could not be built";
+      return decider;
+    };
+    print(agents::run_hook(input, make, options), exit_code);
   } catch (const std::exception& e) {
     print(agents::answer_failure("E_INTERNAL", std::string("the hook failed: ") + e.what()), exit_code);
   } catch (...) {

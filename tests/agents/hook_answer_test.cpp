@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "agents/hook_proposal.h"
+#include "agents/hook_run.h"
 
 using namespace warden;
 using namespace warden::agents;
@@ -194,4 +195,46 @@ TEST_CASE("answer: reasons with quotes and control characters stay valid JSON", 
   auto p = parse(answer_verdict(HookAgent::ClaudeCode, call, proposal_of(call),
                                 verdict(Outcome::Reject, "bad \"x\"\t\x01 end"), OnApprovalRequired::Ask));
   CHECK(p.reason.find("bad \"x\"\t\x01 end") != std::string::npos);
+}
+
+TEST_CASE("hook run: the decider is built only for an input that parsed and mapped",
+          "[agents][hook_run_unit]") {
+  // Building it loads a rule pack (seconds under the sanitizers) or reads a token: a
+  // malformed input is refused before that, so no load can make it run out the budget.
+  struct Fixed : Decider {
+    Verdict decide(std::string_view) override { return verdict(Outcome::Approve, "fine"); }
+    std::string describe() const override { return "fixed"; }
+  };
+  int built = 0;
+  MakeDecider make = [&](std::string*) -> std::unique_ptr<Decider> {
+    ++built;
+    return std::make_unique<Fixed>();
+  };
+  HookRunOptions options;
+  options.agent = HookAgent::Codex;
+  const std::string deep = std::string(200, '[') + std::string(200, ']');
+  for (const std::string& bad :
+       {std::string("not json"), std::string(R"({"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"}})"),
+        R"({"hook_event_name":"PreToolUse","tool_name":"mcp__a__b","tool_input":{"x":)" + deep + "}}"}) {
+    INFO(bad.substr(0, 80));
+    HookAnswer a = run_hook(bad, make, options);
+    CHECK(a.exit_code == 2);
+    CHECK(a.decision == "deny");
+  }
+  CHECK(built == 0);
+  // A well-formed call builds it once and is decided by it; one it cannot build is a deny
+  // naming why.
+  const std::string ok =
+      R"({"hook_event_name":"PreToolUse","cwd":"/home/user/project","tool_name":"Read","tool_input":{"file_path":"/home/user/project/a"}})";
+  HookAnswer allowed = run_hook(ok, make, options);
+  CHECK(built == 1);
+  CHECK(allowed.decision == "allow");
+  HookAnswer none = run_hook(
+      ok, [](std::string* error) -> std::unique_ptr<Decider> {
+        *error = "rules/x.clp:3: E_PARSE\n";
+        return nullptr;
+      },
+      options);
+  CHECK(none.decision == "deny");
+  CHECK(none.reason.find("E_DECIDER: rules/x.clp:3: E_PARSE)") != std::string::npos);
 }

@@ -36,7 +36,7 @@ struct Answer {
 // reason on stderr; allow and ask ⇔ exit 0.
 Answer hook(std::vector<std::string> args, const std::string& input,
             std::vector<std::string> env = {}) {
-  Child child(std::move(args), std::move(env));
+  Child child(with_test_budget(std::move(args)), std::move(env));
   child.write(input);
   Answer a;
   a.code = child.finish();
@@ -419,8 +419,8 @@ TEST_CASE(
   ServeChild serve(dir, {kShippedRules, kTestRules});
   const std::string marker = bash_input("echo needs-approval");
   for (const std::string& answer : {std::string("approve"), std::string("deny")}) {
-    Child child({"hook", "codex", "--addr", serve.address(), "--token-file", serve.token_file(),
-                 "--wait", "60"});
+    Child child(with_test_budget({"hook", "codex", "--addr", serve.address(), "--token-file",
+                                  serve.token_file(), "--wait", "60"}));
     child.write(marker);
     child.close_stdin();
     INFO(child.err());

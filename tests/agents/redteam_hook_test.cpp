@@ -24,8 +24,9 @@ struct Answer {
 
 Answer run(const std::string& agent, const std::string& input,
            const std::string& on_approval = "deny") {
-  Child child({"hook", agent, "--rules", testing::kShippedRules, "--workspace", "/home/u/proj",
-               "--home", "/home/u", "--on-approval-required", on_approval});
+  Child child(testing::with_test_budget({"hook", agent, "--rules", testing::kShippedRules,
+                                         "--workspace", "/home/u/proj", "--home", "/home/u",
+                                         "--on-approval-required", on_approval}));
   child.write(input);
   Answer a;
   a.code = child.finish();
@@ -39,6 +40,9 @@ Answer run(const std::string& agent, const std::string& input,
   a.decision = d["hookSpecificOutput"]["permissionDecision"].GetString();
   a.reason = d["hookSpecificOutput"]["permissionDecisionReason"].GetString();
   CHECK((a.decision == "deny") == (a.code == 2));
+  // A deny for the budget or a crash is no verdict on the case: never what a case expects.
+  CHECK(a.reason.find("(E_TIMEOUT") == std::string::npos);
+  CHECK(a.reason.find("(E_INTERNAL") == std::string::npos);
   return a;
 }
 
@@ -284,8 +288,8 @@ TEST_CASE("redteam hook: in plan mode an approve leaves the call to Claude's own
           "[agents][redteam]") {
   // Measured: Claude in plan mode refuses a Write by itself, but runs it when the hook answers
   // allow. An approve in plan mode is therefore no answer ({}, exit 0), never an allow.
-  Child child({"hook", "claude-code", "--rules", testing::kShippedRules, "--workspace",
-               "/home/u/proj", "--home", "/home/u"});
+  Child child(testing::with_test_budget({"hook", "claude-code", "--rules", testing::kShippedRules,
+                                         "--workspace", "/home/u/proj", "--home", "/home/u"}));
   child.write(input("Write", R"({"file_path":"/home/u/proj/a.txt","content":"x"})", "/home/u/proj",
                     "plan"));
   CHECK(child.finish() == 0);

@@ -25,6 +25,17 @@ using server::testing::Tokens;
 
 inline const std::string kShippedRules = WARDEN_SOURCE_DIR "/rules";
 
+// A `warden hook` command line with a budget no loaded machine runs out of (a sanitized
+// build beside the fuzzers loads the shipped pack in seconds), unless it sets its own: the
+// default 5 s would turn a slow load into an E_TIMEOUT deny a test could mistake for its rule's.
+inline std::vector<std::string> with_test_budget(std::vector<std::string> args) {
+  for (const auto& a : args) {
+    if (a == "--timeout-ms") return args;
+  }
+  args.insert(args.end(), {"--timeout-ms", "50000"});
+  return args;
+}
+
 // `warden serve` with the given rules; address() is its TCP address once started.
 class ServeChild {
  public:

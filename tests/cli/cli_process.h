@@ -92,10 +92,13 @@ class Child {
     return read_until(err_, &err_text_, text, deadline);
   }
 
-  // Closes stdin, reads stdout and stderr to their end and returns the exit status.
+  // Closes stdin, reads stdout and stderr to their end and returns the exit status. A child
+  // still writing or running when the drain's deadline passes is killed (timed_out set), so
+  // a hung binary fails its test instead of hanging the suite.
   int finish() {
     close_stdin();
     drain();
+    if (timed_out) ::kill(pid_, SIGKILL);
     int status = 0;
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
