@@ -1,7 +1,10 @@
 // PathClasses: the path classes table (TOML, [[class]] entries) and classification.
-// Every pattern and exception of every class is compiled into one RE2::Set per home
-// directory ("~/" depends on it), so classifying a path is one set match per reading
-// (normalized, resolved), whatever the number of classes and patterns.
+// Every pattern and exception of every class is compiled into one RE2::Set per table, once,
+// whatever the home directory: a "~/" pattern is compiled with a mark no path holds in
+// place of the home, and a path under the home is matched a second time as the mark
+// followed by its part after the home. Classifying a path is one or two set matches per
+// reading (normalized, resolved), whatever the number of classes and patterns; a new home
+// costs two small prefix expressions, not the table.
 #include "engine/path_classes.h"
 
 #include <re2/re2.h>
@@ -23,7 +26,7 @@ namespace warden {
 
 namespace {
 constexpr std::int64_t kSetMaxMem = 64 << 20;  // all patterns of all classes together
-constexpr std::size_t kMaxHomes = 16;          // compiled sets kept (one per home value)
+constexpr std::size_t kMaxHomes = 16;          // home prefixes kept (one per home value)
 constexpr std::string_view kNone = "none";
 
 std::atomic<std::uint64_t> next_generation{1};
@@ -61,6 +64,14 @@ std::string regex_for(std::string_view glob, bool case_insensitive) {
   return (case_insensitive ? "(?i)" : "") + glob::to_regex(glob);
 }
 
+// What "~" stands for in the compiled set: a NUL byte, which no path holds. A home pattern
+// "~/x" compiles as NUL "/x"; a path HOME/x is matched as NUL "/x". Every character of the
+// home is a literal in the glob (expand_home), so matching the home as a prefix and the
+// rest after the mark is the same as matching the expanded pattern.
+const std::string kHomeMark(1, '\0');
+
+bool is_home_pattern(std::string_view p) { return p.rfind("~/", 0) == 0; }
+
 }  // namespace
 
 struct PathClasses::Class {
@@ -72,80 +83,187 @@ struct PathClasses::Class {
 
 // The compiled form for one home: one set per encoding (valid UTF-8 text uses the UTF-8
 // set; anything else is matched byte-wise, so an invalid byte cannot slip past "*").
+namespace {
+// One RE2::Set of the expressions, in UTF-8 or Latin-1; null with *error (and *failed, the
+// index of an expression that did not parse, or -1) when it cannot be built.
+std::unique_ptr<RE2::Set> build_set(const std::vector<std::string>& alternations, bool latin1,
+                                    std::string* error, long* failed);
+}  // namespace
+
 struct ClassSets {
   struct Entry {
     std::size_t class_index;
     bool except;
+    bool home;              // "~/" patterns: matched only on a path's part after the home
+    bool case_insensitive;  // the class's: which home prefix (exact or folded) applies
   };
-  std::vector<Entry> entries;  // by set index
-  std::unique_ptr<RE2::Set> utf8, latin1;
-  std::string error;  // set when a set could not be compiled
+  std::vector<Entry> entries;            // by set index
+  std::vector<std::string> alternations;  // by set index: the expressions both sets hold
+  std::unique_ptr<RE2::Set> utf8;
+  bool home_exact = false, home_folded = false;  // some case-(in)sensitive class has "~/"
+  std::string error;  // set when the UTF-8 set could not be compiled
+
+  // The Latin-1 set, compiled once on first use; null if it could not be.
+  const RE2::Set* latin1() const {
+    std::call_once(latin1_once_, [this] {
+      std::string ignored;
+      long failed = -1;
+      latin1_ = build_set(alternations, true, &ignored, &failed);
+    });
+    return latin1_.get();
+  }
+
+ private:
+  mutable std::once_flag latin1_once_;
+  mutable std::unique_ptr<RE2::Set> latin1_;
+};
+
+// The home directory as a prefix, per encoding (UTF-8, Latin-1) and per case rule (exact,
+// folded as RE2's (?i) folds): HOME then the rest, captured.
+struct HomePrefix {
+  std::unique_ptr<RE2> re[2][2];  // [latin1][case_insensitive]
+  bool ok = true;  // all four compiled (a home that is not UTF-8 does not, in UTF-8)
 };
 
 namespace {
 
-std::shared_ptr<const ClassSets> compile(const std::vector<std::shared_ptr<const PathClasses::Class>>& classes,
-                                        std::string_view home) {
+std::unique_ptr<RE2::Set> build_set(const std::vector<std::string>& alternations, bool latin1,
+                                    std::string* error, long* failed) {
+  RE2::Options opts;
+  opts.set_log_errors(false);
+  opts.set_max_mem(kSetMaxMem);
+  opts.set_dot_nl(true);
+  opts.set_encoding(latin1 ? RE2::Options::EncodingLatin1 : RE2::Options::EncodingUTF8);
+  auto set = std::make_unique<RE2::Set>(opts, RE2::ANCHOR_BOTH);
+  for (std::size_t i = 0; i < alternations.size(); ++i) {
+    if (set->Add(alternations[i], error) < 0) {
+      *failed = static_cast<long>(i);
+      return nullptr;
+    }
+  }
+  if (!set->Compile()) {
+    *error = "the patterns are too large to compile together";
+    return nullptr;
+  }
+  return set;
+}
+
+std::shared_ptr<const ClassSets> compile(const std::vector<std::shared_ptr<const PathClasses::Class>>& classes) {
   auto c = std::make_shared<ClassSets>();
-  for (int pass = 0; pass < 2; ++pass) {
-    RE2::Options opts;
-    opts.set_log_errors(false);
-    opts.set_max_mem(kSetMaxMem);
-    opts.set_dot_nl(true);
-    opts.set_encoding(pass == 0 ? RE2::Options::EncodingUTF8 : RE2::Options::EncodingLatin1);
-    auto set = std::make_unique<RE2::Set>(opts, RE2::ANCHOR_BOTH);
-    // One set entry per class's patterns and one per its exceptions (an alternation): the
-    // set reports classes, not patterns, which keeps a match small.
-    for (std::size_t i = 0; i < classes.size(); ++i) {
-      const auto& k = *classes[i];
-      auto add = [&](const std::vector<std::string>& patterns, bool except) {
-        if (patterns.empty()) return;
-        std::string alternation;
-        for (const auto& p : patterns) {
-          if (!alternation.empty()) alternation += '|';
-          alternation += "(?:" + regex_for(expand_home(p, home), k.case_insensitive) + ")";
-        }
-        std::string error;
-        if (set->Add(alternation, &error) < 0) {
-          if (c->error.empty()) c->error = "the patterns of class " + k.name + ": " + error;
-          return;
-        }
-        if (pass == 0) c->entries.push_back({i, except});
-      };
-      add(k.patterns, false);
-      add(k.except, true);
+  // One set entry per class's patterns and one per its exceptions (an alternation), apart
+  // for "~/" ones: the set reports classes, not patterns, which keeps a match small.
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    const auto& k = *classes[i];
+    auto add = [&](const std::vector<std::string>& patterns, bool except, bool home) {
+      std::string alternation;
+      for (const auto& p : patterns) {
+        if (is_home_pattern(p) != home) continue;
+        if (!alternation.empty()) alternation += '|';
+        alternation += "(?:" + regex_for(expand_home(p, kHomeMark), k.case_insensitive) + ")";
+      }
+      if (alternation.empty()) return;
+      c->alternations.push_back(std::move(alternation));
+      c->entries.push_back({i, except, home, k.case_insensitive});
+      if (home) (k.case_insensitive ? c->home_folded : c->home_exact) = true;
+    };
+    for (bool home : {false, true}) {
+      add(k.patterns, false, home);
+      add(k.except, true, home);
     }
-    if (!c->error.empty()) return c;
-    if (!set->Compile()) {
-      c->error = "the patterns are too large to compile together";
-      return c;
-    }
-    (pass == 0 ? c->utf8 : c->latin1) = std::move(set);
+  }
+  // The UTF-8 set now (it is the larger: a Latin-1 set of the same expressions fits when
+  // it does); the Latin-1 one on the first path that is not UTF-8.
+  std::string error;
+  long failed = -1;
+  c->utf8 = build_set(c->alternations, false, &error, &failed);
+  if (!c->utf8) {
+    c->error = failed < 0 ? error
+                          : "the patterns of class " +
+                                classes[c->entries[static_cast<std::size_t>(failed)].class_index]->name +
+                                ": " + error;
   }
   return c;
 }
 
+std::shared_ptr<const HomePrefix> compile_prefix(std::string_view home) {
+  std::string h(home);
+  while (!h.empty() && h.back() == '/') h.pop_back();  // as expand_home
+  auto p = std::make_shared<HomePrefix>();
+  for (int latin1 = 0; latin1 < 2; ++latin1) {
+    for (int folded = 0; folded < 2; ++folded) {
+      RE2::Options opts;
+      opts.set_log_errors(false);
+      opts.set_dot_nl(true);
+      opts.set_case_sensitive(folded == 0);
+      opts.set_encoding(latin1 ? RE2::Options::EncodingLatin1 : RE2::Options::EncodingUTF8);
+      auto re = std::make_unique<RE2>(RE2::QuoteMeta(h) + "(.*)", opts);
+      if (re->ok()) p->re[latin1][folded] = std::move(re);
+      else p->ok = false;
+    }
+  }
+  return p;
+}
+
+// Which entries of a form of the path apply: the path as it is (no "~/" entries), or the
+// home mark and the path's part after the home (only "~/" entries, of exact or folded
+// classes or both).
+enum Form : unsigned { kAsIs = 1, kHomeExact = 2, kHomeFolded = 4 };
+
 // Which classes match `text`: bit i of *hit for a pattern of class i, of *excepted for an
-// exception. Returns false if the matcher failed (out of memory).
-bool match(const ClassSets& c, std::string_view text, std::vector<char>* hit, std::vector<char>* excepted) {
-  const RE2::Set& set = text::valid_utf8(text) ? *c.utf8 : *c.latin1;
+// exception, for the entries `forms` admits. The set is chosen by the whole path's encoding
+// (`utf8`). Returns false if the matcher failed (out of memory).
+bool match(const ClassSets& c, std::string_view text, bool utf8, unsigned forms,
+           std::vector<char>* hit, std::vector<char>* excepted) {
+  const RE2::Set* set = utf8 ? c.utf8.get() : c.latin1();
+  if (!set) return false;
   thread_local std::vector<int> ids;  // reused: classify runs for every path of every decision
   ids.clear();
   RE2::Set::ErrorInfo info;
-  if (!set.Match(text, &ids, &info)) return info.kind == RE2::Set::kNoError;
+  if (!set->Match(text, &ids, &info)) return info.kind == RE2::Set::kNoError;
   for (int id : ids) {
     const auto& e = c.entries[static_cast<std::size_t>(id)];
-    (e.except ? *excepted : *hit)[e.class_index] = 1;
+    const unsigned form = !e.home ? kAsIs : e.case_insensitive ? kHomeFolded : kHomeExact;
+    if (forms & form) (e.except ? *excepted : *hit)[e.class_index] = 1;
   }
+  return true;
+}
+
+// Every entry that matches `path`: as it is, and through the home prefixes.
+bool match_path(const ClassSets& c, const HomePrefix& prefix, std::string_view path,
+                std::vector<char>* hit, std::vector<char>* excepted) {
+  // A home some expression cannot hold fails every path while "~/" patterns exist: the
+  // table does not compile for that home.
+  if ((c.home_exact || c.home_folded) && !prefix.ok) return false;
+  const bool utf8 = text::valid_utf8(path);
+  if (!match(c, path, utf8, kAsIs, hit, excepted)) return false;
+  re2::StringPiece rest[2];
+  bool under[2] = {false, false};
+  for (int folded = 0; folded < 2; ++folded) {
+    if (!(folded ? c.home_folded : c.home_exact)) continue;
+    const RE2* re = prefix.re[utf8 ? 0 : 1][folded].get();
+    under[folded] = RE2::FullMatch(re2::StringPiece(path.data(), path.size()), *re, &rest[folded]);
+  }
+  thread_local std::string form;
+  auto match_rest = [&](re2::StringPiece r, unsigned forms) {
+    form.assign(kHomeMark);
+    form.append(r.data(), r.size());
+    return match(c, form, utf8, forms, hit, excepted);
+  };
+  if (under[0] && under[1] && rest[0].data() == rest[1].data())
+    return match_rest(rest[0], kHomeExact | kHomeFolded);
+  if (under[0] && !match_rest(rest[0], kHomeExact)) return false;
+  if (under[1] && !match_rest(rest[1], kHomeFolded)) return false;
   return true;
 }
 
 }  // namespace
 
-// Compiled sets by home, shared by every thread querying this table.
+// The compiled sets (built at parse, or on first use after a merge) and the home prefixes
+// by home, shared by every thread querying this table.
 struct PathClasses::Cache {
   std::mutex mu;
-  std::map<std::string, std::shared_ptr<const ClassSets>, std::less<>> by_home;
+  std::shared_ptr<const ClassSets> sets;
+  std::map<std::string, std::shared_ptr<const HomePrefix>, std::less<>> by_home;
 };
 
 namespace {
@@ -162,6 +280,7 @@ struct LastLookup {
   std::uint64_t generation = 0;
   std::string home;
   std::shared_ptr<const ClassSets> compiled;
+  std::shared_ptr<const HomePrefix> prefix;
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> memo;  // → class index
   std::string key;  // scratch: normalized "\0" resolved
 };
@@ -186,6 +305,24 @@ std::shared_ptr<PathClasses> PathClasses::parse(const RuleSource& source, Diagno
   }
   auto table = std::make_shared<PathClasses>();
   std::set<std::string, std::less<>> seen;
+  struct Glob {
+    std::string text;
+    long line;
+    bool case_insensitive;
+  };
+  std::vector<Glob> globs;  // every pattern and exception, for a bad one's own line
+  // Each glob alone, so a bad one is reported at its line: only when something failed (the
+  // set, compiled from the same expressions, refuses them all together otherwise).
+  auto report_bad_globs = [&] {
+    for (const auto& g : globs) {
+      RE2::Options opts;
+      opts.set_log_errors(false);
+      opts.set_max_mem(8 << 20);
+      RE2 re(regex_for(expand_home(g.text, kHomeMark), g.case_insensitive), opts);
+      if (!re.ok())
+        error(g.line, "pattern \"" + g.text.substr(0, 80) + "\" cannot be compiled: " + re.error());
+    }
+  };
   for (const auto& [key, node] : root) {
     if (key.str() != "class") {
       error(line_of(node), "unknown key \"" + std::string(key.str()) + "\" (a path classes file holds [[class]] entries)");
@@ -248,16 +385,7 @@ std::shared_ptr<PathClasses> PathClasses::parse(const RuleSource& source, Diagno
               error(pline, why);
               continue;
             }
-            // ClassSets alone here so a bad glob is reported at its own line ("~/" with a
-            // stand-in home: the real one is known only when the engine runs).
-            RE2::Options opts;
-            opts.set_log_errors(false);
-            opts.set_max_mem(8 << 20);
-            RE2 re(regex_for(expand_home(glob, "/home/user"), k->case_insensitive), opts);
-            if (!re.ok()) {
-              error(pline, "pattern \"" + glob.substr(0, 80) + "\" cannot be compiled: " + re.error());
-              continue;
-            }
+            globs.push_back({glob, pline, k->case_insensitive});
             out.push_back(std::move(glob));
           }
         } else {
@@ -272,21 +400,27 @@ std::shared_ptr<PathClasses> PathClasses::parse(const RuleSource& source, Diagno
       table->classes_.push_back(std::move(k));
     }
   }
-  if (diagnostics->size() != errors_before) return nullptr;
-  // All patterns together must fit the matcher (checked with a stand-in home).
-  auto compiled = compile(table->classes_, "/home/user");
-  if (!compiled->error.empty()) {
-    error(1, compiled->error);
+  if (diagnostics->size() != errors_before) {
+    report_bad_globs();
     return nullptr;
   }
+  // All patterns together must fit the matcher; the sets compiled here are the ones every
+  // engine uses, whatever its home.
+  auto compiled = compile(table->classes_);
+  if (!compiled->error.empty()) {
+    report_bad_globs();
+    if (diagnostics->size() == errors_before) error(1, compiled->error);
+    return nullptr;
+  }
+  table->cache_->sets = std::move(compiled);
   return table;
 }
 
 void PathClasses::merge(const PathClasses& other) {
   classes_.insert(classes_.end(), other.classes_.begin(), other.classes_.end());
-  // ClassSets sets are rebuilt for the merged table.
+  // The sets are rebuilt for the merged table, on first use.
   std::lock_guard<std::mutex> lock(cache_->mu);
-  cache_->by_home.clear();
+  cache_->sets.reset();
   generation_ = next_generation.fetch_add(1);
 }
 
@@ -320,25 +454,29 @@ std::string_view PathClasses::classify(std::string_view normalized, std::string_
   LastLookup& last = last_lookup;
   if (last.generation != generation_ || last.home != home) {
     std::shared_ptr<const ClassSets> compiled;
+    std::shared_ptr<const HomePrefix> prefix;
     {
       std::lock_guard<std::mutex> lock(cache_->mu);
+      if (!cache_->sets) cache_->sets = compile(classes_);
+      compiled = cache_->sets;
       auto it = cache_->by_home.find(home);
       if (it != cache_->by_home.end()) {
-        compiled = it->second;
+        prefix = it->second;
       } else {
-        compiled = compile(classes_, home);
+        prefix = compile_prefix(home);
         if (cache_->by_home.size() >= kMaxHomes) cache_->by_home.clear();
-        cache_->by_home.emplace(std::string(home), compiled);
+        cache_->by_home.emplace(std::string(home), prefix);
       }
     }
     last.generation = generation_;
     last.home.assign(home);
     last.compiled = std::move(compiled);
+    last.prefix = std::move(prefix);
     last.memo.clear();
   }
   const ClassSets& sets = *last.compiled;
-  // A table that does not compile for this home (it did at load with a stand-in) or a
-  // matcher failure classifies nothing as safe: the path gets the first class.
+  // A table that does not compile (after a merge: each file did alone) or a matcher
+  // failure classifies nothing as safe: the path gets the first class.
   if (!sets.error.empty()) return classes_.front()->name;
 
   const bool one_reading = resolved.empty() || resolved == normalized;
@@ -365,7 +503,7 @@ std::string_view PathClasses::classify(std::string_view normalized, std::string_
   auto consider = [&](std::string_view text) {
     hit.assign(classes_.size(), 0);
     excepted.assign(classes_.size(), 0);
-    if (!match(sets, text, &hit, &excepted)) {
+    if (!match_path(sets, *last.prefix, text, &hit, &excepted)) {
       best = 0;
       matcher_failed = true;
       return;

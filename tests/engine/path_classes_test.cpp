@@ -2,10 +2,19 @@
 // case-insensitivity, "~/" expansion and the resolved reading.
 #include <catch2/catch.hpp>
 
+#include <re2/re2.h>
+
+#include <algorithm>
 #include <atomic>
+#include <cctype>
+#include <memory>
+#include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 
+#include "bindings/glob.h"
+#include "bindings/text.h"
 #include "engine/path_classes.h"
 
 using namespace warden;
@@ -198,7 +207,8 @@ TEST_CASE("path classes: errors carry E_PATH_CLASSES and the line", "[path-class
     CHECK(d.size() == 3);
   }
   SECTION("a glob RE2 cannot compile (over the memory budget)") {
-    const std::string huge = "/" + std::string(100000, '?');
+    // Over the whole table's budget alone: the set refuses it, and the glob is named.
+    const std::string huge = "/" + std::string(300000, '?');
     auto d = parse_errors("[[class]]\nname = \"x\"\npatterns = [\"/ok\"]\nexcept = [\n  \"/a\",\n  \"" + huge + "\"]\n");
     REQUIRE(d.size() == 1);
     CHECK(d[0].line == 6);
@@ -223,4 +233,125 @@ TEST_CASE("path classes: errors carry E_PATH_CLASSES and the line", "[path-class
     auto d = parse_errors("class = \"x\"\n");
     CHECK(has_line(d, 1, "[[class]]"));
   }
+}
+
+namespace {
+
+// The meaning of a table, written the plain way: each class's patterns with "~/" expanded
+// to the home (its characters as glob literals), each compiled alone, matched against each
+// reading in the encoding of that reading; the first class with a pattern hit and no
+// exception hit on a reading, the earlier of the two readings' classes.
+struct Reference {
+  struct Class {
+    std::string name;
+    std::vector<std::unique_ptr<RE2>> patterns[2], except[2];  // [latin1]
+  };
+  std::vector<Class> classes;
+  bool broken = false;  // some expansion does not compile: every path gets the first class
+
+  Reference(const std::vector<std::tuple<std::string, bool, std::vector<std::string>, std::vector<std::string>>>& table,
+            const std::string& home) {
+    std::string h;
+    for (char c : home) {
+      if (c == '*' || c == '?' || c == '[' || c == '\\') h.push_back('\\');
+      h.push_back(c);
+    }
+    while (!h.empty() && h.back() == '/') h.pop_back();
+    for (const auto& [name, ci, patterns, except] : table) {
+      Class k;
+      k.name = name;
+      auto add = [&](const std::vector<std::string>& globs, std::vector<std::unique_ptr<RE2>>* out) {
+        for (std::string g : globs) {
+          if (g.rfind("~/", 0) == 0) g = h + g.substr(1);
+          for (int latin1 = 0; latin1 < 2; ++latin1) {
+            RE2::Options o;
+            o.set_log_errors(false);
+            o.set_dot_nl(true);
+            o.set_encoding(latin1 ? RE2::Options::EncodingLatin1 : RE2::Options::EncodingUTF8);
+            auto re = std::make_unique<RE2>((ci ? "(?i)" : "") + glob::to_regex(g), o);
+            if (!re->ok()) broken = true;  // a home that is not UTF-8 in a UTF-8 expression
+            out[latin1].push_back(std::move(re));
+          }
+        }
+      };
+      add(patterns, k.patterns);
+      add(except, k.except);
+      classes.push_back(std::move(k));
+    }
+  }
+
+  std::size_t first(std::string_view text) const {
+    const int latin1 = text::valid_utf8(text) ? 0 : 1;
+    auto any = [&](const std::vector<std::unique_ptr<RE2>>& res) {
+      for (const auto& re : res)
+        if (RE2::FullMatch(re2::StringPiece(text.data(), text.size()), *re)) return true;
+      return false;
+    };
+    for (std::size_t i = 0; i < classes.size(); ++i)
+      if (any(classes[i].patterns[latin1]) && !any(classes[i].except[latin1])) return i;
+    return classes.size();
+  }
+
+  std::string classify(std::string_view normalized, std::string_view resolved) const {
+    if (broken) return classes.front().name;
+    std::size_t best = first(normalized);
+    if (!resolved.empty() && resolved != normalized) best = std::min(best, first(resolved));
+    return best < classes.size() ? classes[best].name : "none";
+  }
+};
+
+}  // namespace
+
+TEST_CASE("path classes: one compiled table answers for every home as the home's own expansion would",
+          "[path-classes]") {
+  // "~/" patterns are compiled once with a mark for the home; the reference expands the
+  // home into every pattern. Homes and paths mix case, glob characters, NUL, invalid UTF-8,
+  // "~" and the mark's byte, trailing slashes and the root.
+  using Row = std::tuple<std::string, bool, std::vector<std::string>, std::vector<std::string>>;
+  const std::vector<Row> table = {
+      {"home-ssh", true, {"~/.ssh/**", "~/.aws/credentials"}, {"~/.ssh/*.pub"}},
+      {"home-exact", false, {"~/Secret*", "~/[ab]?/x"}, {"~/Secret-ok"}},
+      {"anywhere", true, {"**/.env", "**/~/x", "**/*.pem"}, {"~/keep/**", "**/ok.pem"}},
+      {"root-home", true, {"~/**"}, {"~/.cache/**", "/tmp/**"}},
+      {"system", false, {"/etc/**", "/home/*/x"}, {}},
+  };
+  std::string text = "";
+  for (const auto& [name, ci, patterns, except] : table) {
+    text += "[[class]]\nname = \"" + name + "\"\ncase-insensitive = " + (ci ? "true" : "false") + "\npatterns = [";
+    for (const auto& p : patterns) text += "\"" + p + "\",";
+    text += "]\nexcept = [";
+    for (const auto& p : except) text += "\"" + p + "\",";
+    text += "]\n";
+  }
+  auto classes = parse_ok(text);
+  const std::vector<std::string> homes = {"/home/user", "/home/user/", "/HOME/User", "/home/u[1]*?",
+                                          "/home/ü",    "/",           "",           "/home/a\\b",
+                                          "/home/~",    std::string("/home/\xff", 7)};
+  const std::vector<std::string> parts = {"/home",  "/user", "/USER", "/u[1]*?", "/ü", "/Ü",
+                                          "/.ssh",  "/id",   "/a.pub", "/.aws",  "/credentials",
+                                          "/Secret", "-ok",  "/a1",   "/x",     "/.env", "/k.pem",
+                                          "/ok.pem", "/keep", "/.cache", "/tmp",  "/etc",  "/~",
+                                          std::string("/\0", 2), "/\xff", "/a\\b", "/", "u", "~"};
+  std::mt19937 random(20261129);
+  std::size_t compared = 0;
+  for (const auto& home : homes) {
+    Reference ref(table, home);
+    std::vector<std::string> paths = {home, home + "/.ssh/id_rsa", home + "/Secret", home + "/.env"};
+    for (int n = 0; n < 400; ++n) {
+      std::string p;
+      if (random() % 2) p = home;
+      const int len = 1 + static_cast<int>(random() % 5);
+      for (int i = 0; i < len; ++i) p += parts[random() % parts.size()];
+      if (random() % 4 == 0)
+        for (char& c : p) c = static_cast<char>(random() % 2 ? std::toupper(static_cast<unsigned char>(c)) : c);
+      paths.push_back(p);
+    }
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      const std::string& resolved = i % 3 == 0 ? paths[(i * 7) % paths.size()] : std::string();
+      INFO("home \"" << home << "\" path \"" << paths[i] << "\" resolved \"" << resolved << "\"");
+      CHECK(std::string(classes->classify(paths[i], resolved, home)) == ref.classify(paths[i], resolved));
+      ++compared;
+    }
+  }
+  CHECK(compared == homes.size() * 404);
 }
