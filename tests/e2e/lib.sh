@@ -155,8 +155,12 @@ start_daemon() {
     require("fs").writeFileSync(process.argv[3], t.line + "\n", { mode: 0o600 });
   ' "$tokjson" "$WARDEN_TOKEN_FILE_E2E" "$S/tokens" || die "cannot read warden token new output"
   DAEMON_LOG="$S/daemon.log"
+  # The decision deadline (100 ms by default) is not what these tests check: a sanitizer build
+  # on a loaded machine must not turn a rule's deny into E_DEADLINE.
+  printf '[limits]\ndeadline_ms = 10000\n' > "$S/daemon.toml"
   "$WARDEN_BIN" serve --listen 127.0.0.1:0 --tokens "$S/tokens" --workspace "$S_PROJECT" \
-    --home "$S_HOME" --state-dir "$S/state" --workers 1 "${rules[@]}" 2> "$DAEMON_LOG" &
+    --home "$S_HOME" --state-dir "$S/state" --workers 1 --config "$S/daemon.toml" "${rules[@]}" \
+    2> "$DAEMON_LOG" &
   DAEMON_PID=$!
   E2E_PIDS+=("$DAEMON_PID")
   local i
