@@ -48,7 +48,7 @@ bool set_member(Value& obj, const char* key, Value value, rapidjson::Document::A
 
 }  // namespace
 
-SettingsEdit add_claude_hook(std::string_view text, const std::string& command) {
+SettingsEdit add_claude_hook(std::string_view text, const std::string& command, int timeout_seconds) {
   rapidjson::Document doc;
   if (blank(text)) {
     doc.SetObject();
@@ -91,7 +91,7 @@ SettingsEdit add_claude_hook(std::string_view text, const std::string& command) 
       found = true;
       edit.changed |= set_member(*h, "type", Value("command", a), a);
       edit.changed |= set_member(*h, "command", Value(command.c_str(), a), a);
-      edit.changed |= set_member(*h, "timeout", Value(kHookTimeoutSeconds), a);
+      edit.changed |= set_member(*h, "timeout", Value(timeout_seconds), a);
       ++h;
     }
     if (list.Empty()) {
@@ -106,7 +106,7 @@ SettingsEdit add_claude_hook(std::string_view text, const std::string& command) 
     Value hook(rapidjson::kObjectType);
     hook.AddMember("type", "command", a);
     hook.AddMember("command", Value(command.c_str(), a), a);
-    hook.AddMember("timeout", kHookTimeoutSeconds, a);
+    hook.AddMember("timeout", timeout_seconds, a);
     Value list(rapidjson::kArrayType);
     list.PushBack(hook, a);
     Value group(rapidjson::kObjectType);

@@ -14,10 +14,12 @@
 namespace warden::agents {
 
 // `text` is the file's content ("" for a missing file). The entry is
-// {"matcher": "*", "hooks": [{"type": "command", "command": COMMAND, "timeout": 30}]} under
-// hooks.PreToolUse; an existing Warden hook is updated in place (later duplicates removed).
-// Malformed JSON or a wrong shape (hooks not an object…) is an error naming the place.
-SettingsEdit add_claude_hook(std::string_view text, const std::string& command);
+// {"matcher": "*", "hooks": [{"type": "command", "command": COMMAND, "timeout": TIMEOUT}]}
+// under hooks.PreToolUse (TIMEOUT in seconds); an existing Warden hook is updated in place
+// (later duplicates removed). Malformed JSON or a wrong shape (hooks not an object…) is an
+// error naming the place.
+SettingsEdit add_claude_hook(std::string_view text, const std::string& command,
+                             int timeout_seconds = kHookTimeoutSeconds);
 
 // Every command hook under hooks.PreToolUse of a parsed settings object (none when the shape
 // is not the documented one).

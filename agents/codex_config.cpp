@@ -2,6 +2,7 @@
 #include "agents/codex_config.h"
 
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 namespace warden::agents {
@@ -84,9 +85,10 @@ std::optional<std::size_t> literal_end(std::string_view text, std::size_t at) {
   return std::nullopt;
 }
 
-bool holds_command(const toml::table& root, const std::string& command) {
+// The config holds Warden's entry with this command and this timeout (seconds).
+bool holds_command(const toml::table& root, const std::string& command, int timeout_seconds) {
   for (const auto& h : codex_pretooluse_hooks(root)) {
-    if (h.command == command) return true;
+    if (h.command == command && h.timeout_seconds == static_cast<double>(timeout_seconds)) return true;
   }
   return false;
 }
@@ -115,13 +117,14 @@ std::string toml_quote(std::string_view value) {
   return out + "\"";
 }
 
-SettingsEdit add_codex_hook(std::string_view text, const std::string& command) {
+SettingsEdit add_codex_hook(std::string_view text, const std::string& command, int timeout_seconds) {
   toml::table root;
   std::string error;
   if (!parse(text, &root, &error)) return fail("E_SETTINGS_PARSE", error);
 
   SettingsEdit edit;
-  // An existing Warden hook: its command string is replaced where it stands.
+  const std::string timeout_text = std::to_string(timeout_seconds);
+  // An existing Warden hook: its command string and its timeout are replaced where they stand.
   if (const toml::array* groups = root["hooks"]["PreToolUse"].as_array()) {
     for (const auto& g : *groups) {
       const toml::array* hooks = g.is_table() ? (*g.as_table())["hooks"].as_array() : nullptr;
@@ -131,7 +134,10 @@ SettingsEdit add_codex_hook(std::string_view text, const std::string& command) {
         if (!cmd || !cmd->is_string()) continue;
         const std::string& old = cmd->as_string()->get();
         if (!is_warden_hook_command(old, HookAgent::Codex)) continue;
-        if (old == command) {
+        const toml::node* timeout = h.as_table()->get("timeout");
+        const std::optional<double> old_timeout =
+            timeout && timeout->is_number() ? timeout->value<double>() : std::nullopt;
+        if (old == command && old_timeout == static_cast<double>(timeout_seconds)) {
           edit.ok = true;
           return edit;  // unchanged
         }
@@ -143,8 +149,27 @@ SettingsEdit add_codex_hook(std::string_view text, const std::string& command) {
                           std::to_string(cmd->source().begin.line) +
                           " is not a one-line string; edit it by hand");
         }
-        edit.text = std::string(text.substr(0, *begin)) + toml_quote(command) +
-                    std::string(text.substr(*end));
+        // The timeout's value: from its first character to the next space, comment, comma or
+        // brace on its line. Edited first when it comes after the command (offsets stay valid).
+        std::optional<std::size_t> t_begin, t_end;
+        if (timeout) {
+          t_begin = offset_of(text, timeout->source().begin);
+          if (!t_begin) {
+            return fail("E_SETTINGS_SHAPE", "the Warden hook's timeout at line " +
+                                                std::to_string(timeout->source().begin.line) +
+                                                " cannot be located; edit it by hand");
+          }
+          t_end = text.find_first_of(" \t\r\n#,}", *t_begin);
+          if (*t_end == std::string_view::npos) t_end = text.size();
+        }
+        std::string out(text);
+        auto replace_timeout = [&] {
+          if (t_begin) out.replace(*t_begin, *t_end - *t_begin, timeout_text);
+        };
+        if (t_begin && *t_begin > *begin) replace_timeout();
+        out.replace(*begin, *end - *begin, toml_quote(command) + (t_begin ? "" : "\ntimeout = " + timeout_text));
+        if (t_begin && *t_begin < *begin) replace_timeout();
+        edit.text = std::move(out);
         break;
       }
       if (!edit.text.empty()) break;
@@ -163,12 +188,12 @@ SettingsEdit add_codex_hook(std::string_view text, const std::string& command) {
         "[[hooks.PreToolUse.hooks]]\n"
         "type = \"command\"\n"
         "command = " + toml_quote(command) + "\n"
-        "timeout = " + std::to_string(kHookTimeoutSeconds) + "\n";
+        "timeout = " + timeout_text + "\n";
     edit.added = true;
   }
   // The result must read back with Warden's command where Codex looks for it.
   toml::table check;
-  if (!parse(edit.text, &check, &error) || !holds_command(check, command)) {
+  if (!parse(edit.text, &check, &error) || !holds_command(check, command, timeout_seconds)) {
     return fail("E_SETTINGS_SHAPE",
                 "adding Warden's entry would not give a valid hooks.PreToolUse (" +
                     (error.empty() ? std::string("the entry did not read back") : error) +

@@ -19,8 +19,11 @@ inline constexpr const char* kCodexMatcher = "*";
 
 // `text` is the file's content ("" for a missing file). Refuses (E_SETTINGS_SHAPE) a file
 // whose hooks or hooks.PreToolUse cannot take an appended [[hooks.PreToolUse]] table (an
-// inline table or array), and a Warden command written as a multi-line string.
-SettingsEdit add_codex_hook(std::string_view text, const std::string& command);
+// inline table or array), and a Warden command written as a multi-line string. The entry's
+// `timeout` (seconds) is set to `timeout_seconds`: replaced where it stands, or written on the
+// line after the command when an existing entry has none.
+SettingsEdit add_codex_hook(std::string_view text, const std::string& command,
+                            int timeout_seconds = kHookTimeoutSeconds);
 
 // Every command hook under hooks.PreToolUse of a parsed config.
 std::vector<HookEntry> codex_pretooluse_hooks(const toml::table& config);

@@ -148,23 +148,37 @@ void check_entry(const DoctorOptions& o, const std::vector<HookEntry>& hooks, Do
   const double hook_timeout = warden_entry->timeout_seconds.value_or(
       o.agent == HookAgent::ClaudeCode ? 60.0 : 600.0);
   const std::string budget_text = flag_value(words, "--timeout-ms");
-  long budget_ms = 5000;
+  const std::string wait_text = flag_value(words, "--wait");
+  long budget_ms = kHookDefaultBudgetMs;
+  long wait_s = 0;
   try {
     if (!budget_text.empty()) budget_ms = std::stol(budget_text);
   } catch (...) {
     add(r, CheckLevel::Fail, "--timeout-ms \"" + budget_text + "\" is not a number");
   }
+  try {
+    if (!wait_text.empty()) wait_s = std::stol(wait_text);
+  } catch (...) {
+    add(r, CheckLevel::Fail, "--wait \"" + wait_text + "\" is not a number");
+  }
+  // The hook may run its budget plus the wait (--wait: the daemon holds its reply for a
+  // person's answer), and the agent must not give up on it before.
   std::ostringstream t;
-  t << "decision budget " << budget_ms << " ms"
-    << (budget_text.empty() ? " (default)" : "") << " vs hook timeout " << hook_timeout << " s"
+  t << "decision budget " << budget_ms << " ms" << (budget_text.empty() ? " (default)" : "");
+  if (wait_s > 0) t << " + wait " << wait_s << " s";
+  t << " vs hook timeout " << hook_timeout << " s"
     << (warden_entry->timeout_seconds ? "" : " (agent default)");
-  if (budget_ms + kHookMarginMs <= hook_timeout * 1000) {
+  if (budget_ms + wait_s * 1000 + kHookMarginMs <= hook_timeout * 1000) {
     add(r, CheckLevel::Ok, t.str());
   } else {
-    add(r, CheckLevel::Fail, t.str() + ": the budget must leave the hook " +
-                                 std::to_string(kHookMarginMs) +
+    add(r, CheckLevel::Fail, t.str() + ": the budget" + (wait_s > 0 ? " and the wait" : "") +
+                                 " must leave the hook " + std::to_string(kHookMarginMs) +
                                  " ms to start and answer, else the agent may give up on the "
-                                 "hook before Warden answers, and a hook timeout is not a deny");
+                                 "hook before Warden answers, and a hook timeout is not a deny" +
+                                 " (reinstall with `warden hook install " +
+                                 std::string(agent_name(o.agent)) +
+                                 (wait_s > 0 ? " --wait " + std::to_string(wait_s) : std::string()) +
+                                 "`, which writes a timeout that fits)");
   }
 }
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -123,6 +124,7 @@ std::string hook_command(const std::string& warden_path, HookAgent agent, const 
   add("--workspace", f.workspace);
   add("--on-approval-required", f.on_approval_required);
   add("--timeout-ms", f.timeout_ms);
+  add("--wait", f.wait_s);
   std::string out;
   for (const auto& w : words) {
     if (!out.empty()) out += ' ';
@@ -191,8 +193,14 @@ bool write_file_atomically(const std::string& link_or_path, const std::string& t
   return ok;
 }
 
+int hook_timeout_seconds(long budget_ms, long wait_s) {
+  const long needed_ms = budget_ms + wait_s * 1000 + kHookMarginMs;
+  const long seconds = (needed_ms + 999) / 1000;
+  return static_cast<int>(std::max<long>(kHookTimeoutSeconds, seconds));
+}
+
 InstallResult install_hook(HookAgent agent, const std::string& settings_file,
-                           const std::string& command) {
+                           const std::string& command, int timeout_seconds) {
   InstallResult result;
   result.file = settings_file;
   result.command = command;
@@ -209,8 +217,9 @@ InstallResult install_hook(HookAgent agent, const std::string& settings_file,
     }
     text = buf.str();
   }
-  SettingsEdit edit = agent == HookAgent::ClaudeCode ? add_claude_hook(text, command)
-                                                     : add_codex_hook(text, command);
+  SettingsEdit edit = agent == HookAgent::ClaudeCode
+                          ? add_claude_hook(text, command, timeout_seconds)
+                          : add_codex_hook(text, command, timeout_seconds);
   if (!edit.ok) {
     result.error_code = edit.error_code;
     result.error = settings_file + ": " + edit.error + " (file left unchanged)";

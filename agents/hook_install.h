@@ -42,6 +42,7 @@ struct HookFlags {
   std::string workspace;
   std::string on_approval_required;  // "ask" | "deny" | "" (Codex: always "deny")
   std::string timeout_ms;
+  std::string wait_s;                // --wait SECONDS: the daemon may hold its reply that long
 };
 
 // "<warden> hook AGENT <flags>", every word shell-quoted.
@@ -49,6 +50,8 @@ std::string hook_command(const std::string& warden_path, HookAgent agent, const 
 
 // Seconds the agent gives the hook before it gives up on it (written as the entry's timeout).
 inline constexpr int kHookTimeoutSeconds = 30;
+// The hook's decision budget when the command gives no --timeout-ms.
+inline constexpr int kHookDefaultBudgetMs = 5000;
 // What a hook's decision budget (--timeout-ms) must leave of the agent's timeout: the hook's
 // own start-up and the grace of its overrun guard. A budget closer to the timeout lets the
 // agent give up first, and both agents treat a hook that timed out as no objection.
@@ -85,11 +88,15 @@ struct InstallResult {
 };
 std::string_view change_name(InstallResult::Change change);  // "added", "updated", "unchanged"
 
-// Writes the entry for `command` into `settings_file` (created with its directory when
-// missing). The file is replaced atomically (temporary file + rename, same mode) and only
-// when something changed; on any error it is left untouched.
+// The hook timeout (seconds) to write for a hook run of `budget_ms` that may wait `wait_s`
+// seconds for a person: kHookTimeoutSeconds, or more when budget + wait + kHookMarginMs needs it.
+int hook_timeout_seconds(long budget_ms, long wait_s);
+
+// Writes the entry for `command` with `timeout_seconds` into `settings_file` (created, with
+// its directory below the project, when missing). The file is replaced atomically (temporary
+// file + rename, same mode) and only when something changed; on any error it is left untouched.
 InstallResult install_hook(HookAgent agent, const std::string& settings_file,
-                           const std::string& command);
+                           const std::string& command, int timeout_seconds = kHookTimeoutSeconds);
 
 // Replaces `path` with `text` atomically, keeping the file's mode (0644 minus umask for a
 // new file); a symlink is kept and the file it points to replaced. false with *error on

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -829,6 +830,15 @@ std::string describe(const SessionMemoryOptions& m) {
          std::to_string(m.max_sessions) + " sessions, " + std::to_string(m.max_bytes) + " bytes";
 }
 
+// Two names of one file (as expand_log_paths tells them apart).
+bool same_file(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  std::error_code ea, eb;
+  const std::filesystem::path ca = std::filesystem::weakly_canonical(a, ea);
+  const std::filesystem::path cb = std::filesystem::weakly_canonical(b, eb);
+  return !ea && !eb && ca == cb;
+}
+
 }  // namespace
 
 bool is_widening(Outcome before, Outcome after) { return after < before; }
@@ -888,9 +898,12 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
   };
   std::vector<Segment> segments{{with_flags(SessionMemoryOptions{}), 0}};
   std::vector<std::uint64_t> unrecorded_session;  // start records without the session settings
+  // Per file: lines, and lines that are records (seq, prev and kind where a record has them).
+  std::vector<std::uint64_t> file_lines(rep.files.size()), file_records(rep.files.size());
   logs.for_each_line([&](const LogLine& line) {
     if (line.text.empty() && !line.terminated) return;  // nothing after the last '\n'
     ++rep.records;
+    ++file_lines[line.file];
     std::uint64_t seq = 0;
     std::string_view kind;
     if (!peek_seq_kind(line.text, &seq, &kind)) {
@@ -899,6 +912,7 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
         rep.problems.push_back({line.file, line.line, 0, "not a record: the line does not start with seq, prev and kind"});
       return;
     }
+    ++file_records[line.file];
     if (kind == "decision") {
       ++rep.decisions;
       std::size_t from = 0;
@@ -931,6 +945,27 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
       }
     }
   });
+
+  // A log given that holds no record (with its rotated siblings) is not a log replayed
+  // without change: a CI gate pointed at the wrong path, an empty file, a file of something
+  // else. It fails the replay, naming the log.
+  for (const std::string& given : options.logs) {
+    std::uint64_t lines = 0, records = 0;
+    std::size_t files = 0;
+    for (const std::string& f : log_files(given)) {
+      for (std::size_t i = 0; i < rep.files.size(); ++i) {
+        if (!same_file(rep.files[i], f)) continue;
+        ++files;
+        lines += file_lines[i];
+        records += file_records[i];
+      }
+    }
+    if (records == 0) {
+      *error = given + ": no audit record read (" + std::to_string(lines) + " line(s) in " + std::to_string(files) +
+               " file(s), none of them a record): not an audit log, or an empty one";
+      return false;
+    }
+  }
 
   EngineOptions eo;
   rep.options_from = start ? "start record seq " + std::to_string(start_seq) : "engine defaults";
@@ -1146,7 +1181,8 @@ std::string report_text(const ReplayReport& rep, std::size_t limit,
     ++shown;
     out += "\n";
     out += c.widening ? "WIDENING " : "narrowing ";
-    out += "seq " + std::to_string(c.seq) + " " + e(format_time_text(c.time_us)) + " principal " + e(c.principal) +
+    out += "seq " + std::to_string(c.seq) + " " + e(rep.files[c.file]) + ":" + std::to_string(c.line) + " " +
+           e(format_time_text(c.time_us)) + " principal " + e(c.principal) +
            " session " + e(c.session) + (c.masked ? " [input masked]" : "") + "\n";
     out += "  " + e(c.summary) + "\n";
     out += "  before: " + std::string(outcome_name(c.old_outcome)) +

@@ -231,8 +231,8 @@ void register_pending(CLI::App& app, int* exit_code) {
   cmd->callback([a, exit_code] {
     a->query.min_age_s = a->min_age_s;
     Client client;
-    if (!open_client(a->client, &client)) {
-      *exit_code = kExitInternal;
+    if (int rc = open_client(a->client, &client); rc != kExitOk) {
+      *exit_code = rc;
       return;
     }
     const bool json = a->format == "json";
@@ -379,8 +379,8 @@ void register_approve(CLI::App& app, int* exit_code) {
       return;
     }
     Client client;
-    if (!open_client(a->client, &client)) {
-      *exit_code = kExitInternal;
+    if (int rc = open_client(a->client, &client); rc != kExitOk) {
+      *exit_code = rc;
       return;
     }
     std::string digest = a->digest;
@@ -464,8 +464,8 @@ void register_deny(CLI::App& app, int* exit_code) {
     std::string which = a->which;
     if (!read_token_argument(&which, exit_code)) return;
     Client client;
-    if (!open_client(a->client, &client)) {
-      *exit_code = kExitInternal;
+    if (int rc = open_client(a->client, &client); rc != kExitOk) {
+      *exit_code = rc;
       return;
     }
     rapidjson::Document reply;

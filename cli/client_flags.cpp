@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/commands.h"
 #include "cli/terminal_text.h"
 #include "server/config.h"
 
@@ -75,14 +76,31 @@ std::string client_address(const ClientFlags& flags) {
   return "127.0.0.1:9105";
 }
 
-bool open_client(const ClientFlags& flags, Client* client) {
+int open_client(const ClientFlags& flags, Client* client) {
   std::string addr = client_address(flags);
+  // What the command line (or the environment standing in for it) got wrong is a usage
+  // error, exit 2, found before anything is sent: a malformed address or pin, TLS on a Unix
+  // socket, an unreadable token file, no token for a daemon that needs one.
+  if (addr.rfind("unix:", 0) == 0) {
+    if (addr.size() == 5) {
+      std::fprintf(stderr, "warden: the address unix: names no socket path\n");
+      return kExitUsage;
+    }
+  } else {
+    std::string host;
+    std::uint16_t port = 0;
+    if (!server::split_host_port(addr, &host, &port)) {
+      std::fprintf(stderr, "warden: the daemon address must be HOST:PORT or unix:PATH, not '%s'\n",
+                   printable(addr).c_str());
+      return kExitUsage;
+    }
+  }
   std::string token = flags.token.empty() ? env_or("WARDEN_TOKEN", "") : flags.token;
   if (!flags.token_file.empty()) {
     std::string text;
     if (!read_all(flags.token_file, &text)) {
-      std::fprintf(stderr, "warden: cannot read %s\n", printable(flags.token_file).c_str());
-      return false;
+      std::fprintf(stderr, "warden: cannot read the token file %s\n", printable(flags.token_file).c_str());
+      return kExitUsage;
     }
     token = text.substr(0, text.find_first_of("\r\n"));
   }
@@ -91,13 +109,13 @@ bool open_client(const ClientFlags& flags, Client* client) {
   if (tls) {
     if (addr.rfind("unix:", 0) == 0) {
       std::fprintf(stderr, "warden: --tls, --ca and --pin apply to TCP addresses, not unix:\n");
-      return false;
+      return kExitUsage;
     }
     if (!flags.pin.empty() &&
         (flags.pin.size() != 7 + 64 || flags.pin.rfind("sha256:", 0) != 0 ||
          flags.pin.find_first_not_of("0123456789abcdefABCDEF", 7) != std::string::npos)) {
       std::fprintf(stderr, "warden: --pin must be sha256: followed by 64 hex digits\n");
-      return false;
+      return kExitUsage;
     }
     client->set_tls({true, flags.ca, flags.server_name, flags.pin});
   }
@@ -105,23 +123,23 @@ bool open_client(const ClientFlags& flags, Client* client) {
   std::string error;
   if (!client->connect(addr, timeout, &error)) {
     std::fprintf(stderr, "warden: %s\n", printable(error).c_str());
-    return false;
+    return kExitInternal;
   }
   auto hs = rapidjson::Document();
   hs.Parse(client->handshake().c_str());
   bool auth_required = !(hs["payload"].HasMember("auth") && hs["payload"]["auth"].IsString() &&
                          std::string_view(hs["payload"]["auth"].GetString()) == "none");
   if (token.empty()) {
-    if (!auth_required) return true;
+    if (!auth_required) return kExitOk;
     std::fprintf(stderr,
                  "warden: the daemon needs a token: --token, --token-file or WARDEN_TOKEN\n");
-    return false;
+    return kExitUsage;
   }
   if (!client->authenticate(token, timeout, &error)) {
     std::fprintf(stderr, "warden: authentication failed: %s\n", printable(error).c_str());
-    return false;
+    return kExitInternal;
   }
-  return true;
+  return kExitOk;
 }
 
 std::string string_member(const rapidjson::Value& v, const char* key) {

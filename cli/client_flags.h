@@ -32,8 +32,11 @@ std::string client_address(const ClientFlags& flags);
 
 void add_client_flags(CLI::App* cmd, ClientFlags* flags);
 
-// Connects and authenticates; prints the reason and returns false on failure.
-bool open_client(const ClientFlags& flags, server::Client* client);
+// Connects and authenticates. 0 (kExitOk) when connected; on failure the reason is printed
+// and the exit status returned: 2 for what the caller got wrong (a malformed address or
+// --pin, TLS flags on a Unix socket, an unreadable token file, no token for a daemon that
+// needs one), 4 when the daemon could not be reached or refused the token.
+int open_client(const ClientFlags& flags, server::Client* client);
 
 // The member `key` of `v` when it is a string, else "".
 std::string string_member(const rapidjson::Value& v, const char* key);

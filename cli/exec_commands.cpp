@@ -110,7 +110,7 @@ int exec_plan_from_daemon(const ExecArgs& a, ExecPlanned* plan) {
     server::append_json_string(fields, server::exec_action_digest(text));
   }
   server::Client client;
-  if (!open_client(flags, &client)) {
+  if (open_client(flags, &client) != kExitOk) {
     return exec_refuse(code::kExecUnknown,
                        "no decision could be fetched from the daemon at " + flags.addr);
   }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "agents/decider.h"
 #include "agents/hook_doctor.h"
 #include "agents/hook_install.h"
 #include "cli/agent_commands.h"
@@ -50,16 +51,29 @@ std::string settings_file(HookAgent agent, const std::string& project, bool user
   return path;
 }
 
+// The daemon address a hook installed now must ask: the one the hook itself would find here
+// (--addr, --unix, $WARDEN_ADDR, the daemon's Unix socket, 127.0.0.1:9105), pinned so the
+// agent's environment cannot send it elsewhere; a Unix socket path is made absolute.
+std::string pinned_address(const agents::HookFlags& flags) {
+  if (!flags.unix_socket.empty()) return "unix:" + absolute(flags.unix_socket);
+  agents::DeciderConfig config;
+  config.addr = flags.addr;
+  std::string addr = agents::daemon_address(config);
+  if (addr.rfind("unix:", 0) == 0 && addr.size() > 5) addr = "unix:" + absolute(addr.substr(5));
+  return addr;
+}
+
 void register_install(CLI::App& hook, int* exit_code) {
   auto* cmd = hook.add_subcommand(
       "install", "Write Warden's PreToolUse hook into Claude Code's or Codex's settings");
   struct Args {
     std::string agent;
-    std::string project = ".";
+    std::string project;
     bool user = false;
     agents::HookFlags flags;
     std::string token;
     std::string warden;
+    int wait_s = 0;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("agent", a->agent, "claude-code or codex")
@@ -67,13 +81,18 @@ void register_install(CLI::App& hook, int* exit_code) {
       ->check(CLI::IsMember({"claude-code", "codex"}));
   auto* project = cmd->add_option(
       "--project", a->project,
-      "Project directory: DIR/.claude/settings.json or DIR/.codex/config.toml (default: .)");
+      "Project directory, which must exist: DIR/.claude/settings.json or DIR/.codex/config.toml "
+      "(this or --user is required)");
   cmd->add_flag("--user", a->user,
                 "The user's settings: ~/.claude/settings.json or $CODEX_HOME (~/.codex)/config.toml")
       ->excludes(project);
-  cmd->add_option("--addr", a->flags.addr, "Daemon HOST:PORT or unix:PATH the hook asks");
+  cmd->add_option("--addr", a->flags.addr,
+                  "Daemon HOST:PORT or unix:PATH the hook asks (default: what the hook would find "
+                  "now — $WARDEN_ADDR, else the daemon's Unix socket, else 127.0.0.1:9105 — "
+                  "written into the hook)");
   cmd->add_option("--unix", a->flags.unix_socket, "The daemon's Unix socket the hook asks");
-  cmd->add_option("--token-file", a->flags.token_file, "File holding the hook's token");
+  cmd->add_option("--token-file", a->flags.token_file,
+                  "File holding the hook's token (default: $WARDEN_TOKEN_FILE, written into the hook)");
   cmd->add_option("--token", a->token, "Refused: a token must not be written into settings");
   cmd->add_option("--rules", a->flags.rules,
                   "Decide in-process from these rule files or directories (no daemon)");
@@ -85,15 +104,42 @@ void register_install(CLI::App& hook, int* exit_code) {
   cmd->add_option("--timeout-ms", a->flags.timeout_ms,
                   "Budget of one hook run (at most 29000: the hook timeout is 30 s)")
       ->check(CLI::Range(1, agents::kHookTimeoutSeconds * 1000 - agents::kHookMarginMs));
+  cmd->add_option("--wait", a->wait_s,
+                  "The hook waits up to SECONDS (0..3600) for a person's answer to an "
+                  "approval-required call (hook --wait); the hook timeout written is raised to "
+                  "budget + wait + 1 s")
+      ->check(CLI::Range(0, 3600));
   cmd->add_option("--warden", a->warden,
                   "The warden binary the hook runs (default: this one)");
   cmd->callback([a, exit_code] {
     const HookAgent agent = *agents::parse_agent(a->agent);
+    const std::string agent_name(agents::agent_name(agent));
     if (!a->token.empty()) {
       std::cerr << "warden: --token would write the token into the settings file; put it in a "
                    "file only you can read and pass --token-file FILE\n";
       *exit_code = kExitUsage;
       return;
+    }
+    // Where the entry goes is said, never taken from the current directory.
+    if (a->project.empty() && !a->user) {
+      std::cerr << "warden: hook install needs where to write: --project DIR (DIR/"
+                << (agent == HookAgent::ClaudeCode ? ".claude/settings.json" : ".codex/config.toml")
+                << ") or --user ("
+                << (agent == HookAgent::ClaudeCode ? "~/.claude/settings.json"
+                                                   : "$CODEX_HOME/config.toml, default ~/.codex/config.toml")
+                << ")\n";
+      *exit_code = kExitUsage;
+      return;
+    }
+    if (!a->user) {
+      std::error_code ec;
+      if (!fs::is_directory(a->project, ec)) {
+        std::cerr << "warden: --project " << a->project
+                  << (fs::exists(a->project, ec) ? ": not a directory" : ": no such directory")
+                  << "; give the agent's project directory (it is not created)\n";
+        *exit_code = kExitUsage;
+        return;
+      }
     }
     if (agent == HookAgent::Codex) {
       if (a->flags.on_approval_required == "ask") {
@@ -104,13 +150,42 @@ void register_install(CLI::App& hook, int* exit_code) {
       }
       a->flags.on_approval_required = "deny";
     }
-    // The hook runs in the agent's working directory: every path it is given is absolute.
-    a->flags.unix_socket = absolute(a->flags.unix_socket);
+    const bool in_process = !a->flags.rules.empty();
+    if (in_process && a->wait_s > 0) {
+      std::cerr << "warden: --wait needs the daemon (it holds the approvals); in-process "
+                   "(--rules) there is nothing to wait for\n";
+      *exit_code = kExitUsage;
+      return;
+    }
+    if (a->wait_s > 0) a->flags.wait_s = std::to_string(a->wait_s);
+    // The hook runs in the agent's working directory and environment: every path it is given
+    // is absolute, and what it would otherwise take from the environment (the daemon's
+    // address, the token file) is resolved here, as the hook would resolve it, and written in.
     a->flags.token_file = absolute(a->flags.token_file);
     a->flags.workspace = absolute(a->flags.workspace);
     for (auto& r : a->flags.rules) r = absolute(r);
+    if (!in_process) {
+      a->flags.addr = pinned_address(a->flags);
+      a->flags.unix_socket.clear();
+      if (a->flags.token_file.empty()) {
+        if (const char* f = std::getenv("WARDEN_TOKEN_FILE"); f && *f) a->flags.token_file = absolute(f);
+      }
+      if (a->flags.token_file.empty()) {
+        const char* t = std::getenv("WARDEN_TOKEN");
+        std::cerr << "warden: WARNING: no token file for the hook"
+                  << (t && *t ? " ($WARDEN_TOKEN is set here, but a token is never written into "
+                                "settings)"
+                              : "")
+                  << ": unless the agent's environment sets WARDEN_TOKEN or WARDEN_TOKEN_FILE, a "
+                     "daemon that needs a token denies every call; pass --token-file FILE\n";
+      } else if (::access(a->flags.token_file.c_str(), R_OK) != 0) {
+        std::cerr << "warden: WARNING: the token file " << a->flags.token_file
+                  << " cannot be read here; the hook denies every call until the agent's user "
+                     "can read it\n";
+      }
+    }
     // In-process in a project: the project is the agent's workspace unless told otherwise.
-    if (!a->flags.rules.empty() && a->flags.workspace.empty() && !a->user) {
+    if (in_process && a->flags.workspace.empty() && !a->user) {
       a->flags.workspace = absolute(a->project);
     }
     std::string warden = a->warden.empty() ? this_binary() : absolute(a->warden);
@@ -124,8 +199,11 @@ void register_install(CLI::App& hook, int* exit_code) {
       *exit_code = kExitUsage;
       return;
     }
+    const long budget_ms =
+        a->flags.timeout_ms.empty() ? agents::kHookDefaultBudgetMs : std::stol(a->flags.timeout_ms);
+    const int timeout_s = agents::hook_timeout_seconds(budget_ms, a->wait_s);
     std::string command = agents::hook_command(warden, agent, a->flags);
-    auto result = agents::install_hook(agent, file, command);
+    auto result = agents::install_hook(agent, file, command, timeout_s);
     if (!result.ok) {
       std::cerr << "warden: error " << result.error_code << ": " << result.error << "\n";
       *exit_code = result.error_code == "E_IO" ? kExitInternal : kExitUsage;
@@ -135,7 +213,10 @@ void register_install(CLI::App& hook, int* exit_code) {
               << (result.change == agents::InstallResult::Change::Unchanged
                       ? " (already up to date; nothing written)"
                       : "")
-              << "\n  command: " << result.command << "\n";
+              << "\n  command: " << result.command << "\n  hook timeout: " << timeout_s
+              << " s (budget " << budget_ms << " ms"
+              << (a->wait_s > 0 ? " + wait " + std::to_string(a->wait_s) + " s" : std::string())
+              << ", and " << agents::kHookMarginMs << " ms to start and answer)\n";
     if (agent == HookAgent::Codex && result.change != agents::InstallResult::Change::Unchanged) {
       std::cout << "  Codex skips a hook silently until it is trusted, and again after it "
                    "changed: start `codex` in the project and trust it in its hook review, then "

@@ -150,7 +150,7 @@ void register_check(CLI::App& app, int* exit_code) {
   cmd->add_option("--default-outcome", a->default_outcome,
                   "Outcome when no rule decides (overrides --config; default approval-required)")
       ->check(CLI::IsMember({"approve", "reject", "approval-required"}));
-  cmd->add_flag("--strict", a->strict, "Warnings fail the check (exit 1), as errors do");
+  cmd->add_flag("--strict", a->strict, "Warnings fail the check (exit 1); errors always fail it (exit 2)");
   cmd->callback([=] {
     std::string default_outcome = "approval-required";
     if (!a->config.empty()) {
@@ -193,7 +193,9 @@ void register_check(CLI::App& app, int* exit_code) {
     }
     bool warned = fails_open;
     for (const auto& d : diagnostics) warned = warned || d.severity == Severity::Warning;
-    *exit_code = !loaded.policy || (a->strict && warned) ? kExitRejected : kExitOk;
+    // Rules that do not load are an input error in every command that reads rules (check,
+    // dry-run, test, replay): exit 2. Warnings under --strict fail the check itself: exit 1.
+    *exit_code = !loaded.policy ? kExitUsage : a->strict && warned ? kExitRejected : kExitOk;
   });
 }
 
@@ -201,8 +203,9 @@ void register_check(CLI::App& app, int* exit_code) {
 
 // The decision, the rules that fired and, with --explain, every fact the rules saw (effects,
 // path classes, history …), one per line.
-std::string text_line(const Decision& d, bool explain) {
-  std::string out = std::string(outcome_name(d.outcome)) + "  " + printable(d.reason);
+// `label` names the input the decision belongs to ("line 3"), as an input error's line does.
+std::string text_line(const std::string& label, const Decision& d, bool explain) {
+  std::string out = label + ": " + std::string(outcome_name(d.outcome)) + "  " + printable(d.reason);
   for (const auto& r : d.rules)
     out += "\n  " + std::string(r.monitor ? "[monitor] " : "") + printable(r.rule) + ": " +
            std::string(outcome_name(r.outcome)) + " (" + printable(r.reason) + ")";
@@ -341,7 +344,7 @@ void register_dry_run(CLI::App& app, int* exit_code) {
       } else {
         status.add(r.decision.outcome);
         std::printf("%s\n", (a->format == "json" ? json_for_terminal(decision_to_json(r.decision, a->explain))
-                                                 : text_line(r.decision, a->explain)).c_str());
+                                                 : text_line("line " + std::to_string(item.line), r.decision, a->explain)).c_str());
       }
       if (!input.ready()) std::fflush(stdout);
     }

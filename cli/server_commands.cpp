@@ -145,10 +145,11 @@ std::string text_line(const rapidjson::Value& d) {
   return out;
 }
 
-// A decide reply's decision as text, with the approval the daemon opened for it: its
-// state, and while pending the command that approves it.
-std::string decision_text(const rapidjson::Value& p) {
-  std::string out = text_line(p["decision"]);
+// A decide reply's decision as text, named by its input's line ("line 3: approve  …", as an
+// input error's line is), with the approval the daemon opened for it: its state, and while
+// pending the command that approves it.
+std::string decision_text(long line, const rapidjson::Value& p) {
+  std::string out = "line " + std::to_string(line) + ": " + text_line(p["decision"]);
   const std::string approval = decide_approval_text(p);
   if (!approval.empty()) out += "\n  " + approval;
   return out;
@@ -218,8 +219,8 @@ void register_decide(CLI::App& app, int* exit_code) {
       std::string local_error;  // error JSON when the proposal is not sent
     };
     Client client;
-    if (!open_client(a->client, &client)) {
-      *exit_code = kExitInternal;
+    if (int rc = open_client(a->client, &client); rc != kExitOk) {
+      *exit_code = rc;
       return;
     }
     const bool json = a->format == "json";
@@ -304,7 +305,7 @@ void register_decide(CLI::App& app, int* exit_code) {
         const auto& p = reply["payload"];
         if (p.HasMember("ok") && p["ok"].IsBool() && p["ok"].GetBool() && p.HasMember("decision")) {
           status.add(parse_outcome(string_member(p["decision"], "outcome")).value_or(Outcome::Reject));
-          std::printf("%s\n", json ? decision_json_line(p).c_str() : decision_text(p).c_str());
+          std::printf("%s\n", json ? decision_json_line(p).c_str() : decision_text(item.line, p).c_str());
           std::fflush(stdout);
           continue;
         }
@@ -362,8 +363,8 @@ void register_status(CLI::App& app, int* exit_code) {
   add_client_flags(cmd, &a->client);
   cmd->callback([a, exit_code] {
     Client client;
-    if (!open_client(a->client, &client)) {
-      *exit_code = kExitInternal;
+    if (int rc = open_client(a->client, &client); rc != kExitOk) {
+      *exit_code = rc;
       return;
     }
     std::string error;

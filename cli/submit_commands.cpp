@@ -145,8 +145,8 @@ void register_submit(CLI::App& app, int* exit_code) {
   add_submit_flags(cmd, &a->flags);
   cmd->callback([a, exit_code] {
     Client client;
-    if (!open_client(a->flags.client, &client)) {
-      *exit_code = kExitInternal;
+    if (int rc = open_client(a->flags.client, &client); rc != kExitOk) {
+      *exit_code = rc;
       return;
     }
     std::string session = a->flags.session.empty() ? random_session("submit") : a->flags.session;
@@ -174,8 +174,8 @@ void register_chat(CLI::App& app, int* exit_code) {
   cmd->callback([flags, exit_code] {
     std::setlocale(LC_CTYPE, "");  // libedit edits UTF-8 lines
     Client client;
-    if (!open_client(flags->client, &client)) {
-      *exit_code = kExitInternal;
+    if (int rc = open_client(flags->client, &client); rc != kExitOk) {
+      *exit_code = rc;
       return;
     }
     std::string session = flags->session.empty() ? random_session("chat") : flags->session;

@@ -227,3 +227,39 @@ TEST_CASE("the matcher semantics of each agent", "[agents][doctor]") {
   CHECK_FALSE(matcher_covers(HookAgent::Codex, true, "Bash", "apply_patch"));
   CHECK_FALSE(matcher_covers(HookAgent::Codex, true, "(", "Bash"));
 }
+
+// --wait lets the hook run its budget plus the wait: a hook timeout shorter than both (and
+// the margin to start and answer) lets the agent give up on the hook, which is no deny.
+TEST_CASE("doctor counts the hook's --wait in its budget", "[agents][doctor]") {
+  TempDir dir;
+  const std::string command = kWardenPath + " hook claude-code --addr 127.0.0.1:9 --wait 60";
+  dir.write(".claude/settings.json",
+            R"({"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":")" +
+                command + R"(","timeout":30}]}]}})");
+  auto r = doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
+  INFO(r.out);
+  CHECK(r.code == 1);
+  CHECK(line_with(r.out, "FAIL", "decision budget") ==
+        "FAIL  decision budget 5000 ms (default) + wait 60 s vs hook timeout 30 s: the budget and "
+        "the wait must leave the hook 1000 ms to start and answer, else the agent may give up on "
+        "the hook before Warden answers, and a hook timeout is not a deny (reinstall with `warden "
+        "hook install claude-code --wait 60`, which writes a timeout that fits)");
+  // Exactly budget + wait + margin fits; a second less does not.
+  for (auto [timeout, fails] : {std::pair{"66", false}, std::pair{"65", true}}) {
+    dir.write(".claude/settings.json",
+              R"({"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":")" +
+                  command + R"(","timeout":)" + timeout + "}]}]}}");
+    r = doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
+    INFO(timeout << "\n" << r.out);
+    CHECK(line_with(r.out, "FAIL", "decision budget").empty() == !fails);
+    CHECK(r.code == (fails ? 1 : 0));
+  }
+  // What `hook install --wait` writes passes.
+  install(dir, {"claude-code", "--project", dir.str(), "--addr", "127.0.0.1:9", "--token-file",
+                dir.str() + "/token", "--timeout-ms", "8000", "--wait", "90"});
+  r = doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK_FALSE(
+      line_with(r.out, "OK", "decision budget 8000 ms + wait 90 s vs hook timeout 99 s").empty());
+}

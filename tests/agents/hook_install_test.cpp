@@ -2,7 +2,14 @@
 // merged (other keys, hooks and key order kept), Codex's config.toml appended with comments
 // kept, idempotent runs, in-place updates, and refusals that leave the file untouched.
 #include <rapidjson/document.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
 #include <toml++/toml.h>
 
 #include "agents/claude_settings.h"
@@ -280,4 +287,218 @@ TEST_CASE("install writes through a settings symlink and keeps it", "[agents][in
   auto doc = parse_json(dir.read("dotfiles/claude.json"));
   CHECK(std::string(doc["model"].GetString()) == "opus");
   CHECK(warden_hooks(claude_pretooluse_hooks(doc), HookAgent::ClaudeCode).size() == 1);
+}
+
+namespace {
+
+// `warden ARGS` run in the working directory `cwd` (the test process moves there only while
+// the child is forked).
+warden::cli::testing::Run warden_cli_in(const std::string& cwd, std::vector<std::string> args,
+                                        std::vector<std::string> env = {}) {
+  const fs::path here = fs::current_path();
+  fs::current_path(cwd);
+  auto child = std::make_unique<warden::cli::testing::Child>(std::move(args), std::move(env));
+  fs::current_path(here);
+  int code = child->finish();
+  REQUIRE_FALSE(child->timed_out);
+  return {code, child->out(), child->err()};
+}
+
+// The words of Warden's hook command in a Claude Code settings file, and its timeout.
+std::pair<std::vector<std::string>, int> claude_entry(const TempDir& dir) {
+  auto doc = parse_json(dir.read(".claude/settings.json"));
+  auto ours = warden_hooks(claude_pretooluse_hooks(doc), HookAgent::ClaudeCode);
+  REQUIRE(ours.size() == 1);
+  auto words = split_shell_words(ours[0].command);
+  REQUIRE(words);
+  REQUIRE(ours[0].timeout_seconds);
+  return {*words, static_cast<int>(*ours[0].timeout_seconds)};
+}
+
+HookEntry codex_entry(const std::string& text) {
+  auto ours = warden_hooks(codex_pretooluse_hooks(toml::parse(text)), HookAgent::Codex);
+  REQUIRE(ours.size() == 1);
+  return ours[0];
+}
+
+// A Unix socket file at `path` (bound, not listening: what `stat` sees of a daemon's socket).
+struct SocketFile {
+  int fd = -1;
+  explicit SocketFile(const std::string& path) {
+    fs::create_directories(fs::path(path).parent_path());
+    fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    REQUIRE(path.size() < sizeof addr.sun_path);
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  }
+  ~SocketFile() { ::close(fd); }
+};
+
+}  // namespace
+
+TEST_CASE("install writes only where it is told: --project DIR (which must exist) or --user",
+          "[agents][install]") {
+  TempDir dir;
+  const std::vector<std::string> env{"HOME=" + dir.str() + "/home"};
+  auto codex = warden_cli_in(dir.str(), {"hook", "install", "codex", "--addr", "127.0.0.1:9105"}, env);
+  CHECK(codex.code == 2);
+  CHECK(codex.err ==
+        "warden: hook install needs where to write: --project DIR (DIR/.codex/config.toml) or "
+        "--user ($CODEX_HOME/config.toml, default ~/.codex/config.toml)\n");
+  CHECK(codex.out.empty());
+  CHECK_FALSE(fs::exists(dir.path() / ".codex"));
+  auto claude = warden_cli_in(dir.str(), {"hook", "install", "claude-code"}, env);
+  CHECK(claude.code == 2);
+  CHECK(claude.err ==
+        "warden: hook install needs where to write: --project DIR (DIR/.claude/settings.json) or "
+        "--user (~/.claude/settings.json)\n");
+  CHECK_FALSE(fs::exists(dir.path() / ".claude"));
+
+  // A project directory that is not there is not made: a typo must not get a settings file.
+  const std::string missing = dir.str() + "/no-such-project";
+  for (const char* agent : {"claude-code", "codex"}) {
+    INFO(agent);
+    auto r = warden_cli({"hook", "install", agent, "--project", missing}, env);
+    CHECK(r.code == 2);
+    CHECK(r.err == "warden: --project " + missing +
+                       ": no such directory; give the agent's project directory (it is not created)\n");
+    CHECK_FALSE(fs::exists(missing));
+  }
+  const std::string file = dir.write("a-file", "x");
+  auto not_dir = warden_cli({"hook", "install", "claude-code", "--project", file}, env);
+  CHECK(not_dir.code == 2);
+  CHECK(not_dir.err.find("warden: --project " + file + ": not a directory") == 0);
+  CHECK(dir.read("a-file") == "x");
+}
+
+TEST_CASE("install pins the daemon address and the token file the hook would use now",
+          "[agents][install]") {
+  TempDir dir;
+  const std::string token_file = dir.write("agent.token", "wdn_x\n", 0600);
+  fs::create_directories(dir.path() / "proj");
+  const std::string project = dir.str() + "/proj";
+  auto install = [&](std::vector<std::string> flags, std::vector<std::string> env) {
+    std::vector<std::string> args{"hook", "install", "claude-code", "--project", project};
+    args.insert(args.end(), flags.begin(), flags.end());
+    env.push_back("HOME=" + dir.str() + "/home");
+    env.push_back("XDG_STATE_HOME=" + dir.str() + "/state");
+    auto r = warden_cli(args, env);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    return r;
+  };
+  const std::string proj_settings = "proj/.claude/settings.json";
+  auto entry = [&] {
+    auto doc = parse_json(dir.read(proj_settings));
+    auto ours = warden_hooks(claude_pretooluse_hooks(doc), HookAgent::ClaudeCode);
+    REQUIRE(ours.size() == 1);
+    return *split_shell_words(ours[0].command);
+  };
+  // From the environment of the shell that installs: $WARDEN_ADDR and $WARDEN_TOKEN_FILE.
+  install({}, {"WARDEN_ADDR=127.0.0.1:9311", "WARDEN_TOKEN_FILE=" + token_file});
+  CHECK(entry() == std::vector<std::string>{kWardenPath, "hook", "claude-code", "--addr",
+                                            "127.0.0.1:9311", "--token-file", token_file});
+  // The flags win over the environment; --unix becomes an absolute unix: address.
+  install({"--unix", dir.str() + "/other.sock", "--token-file", token_file},
+          {"WARDEN_ADDR=127.0.0.1:9311", "WARDEN_TOKEN_FILE=/nowhere"});
+  CHECK(entry() == std::vector<std::string>{kWardenPath, "hook", "claude-code", "--addr",
+                                            "unix:" + dir.str() + "/other.sock", "--token-file",
+                                            token_file});
+  // Nothing set: the daemon's Unix socket when there is one, else 127.0.0.1:9105.
+  install({"--token-file", token_file}, {"WARDEN_ADDR=", "WARDEN_TOKEN_FILE="});
+  CHECK(entry() == std::vector<std::string>{kWardenPath, "hook", "claude-code", "--addr",
+                                            "127.0.0.1:9105", "--token-file", token_file});
+  {
+    SocketFile socket(dir.str() + "/state/warden/warden.sock");
+    install({"--token-file", token_file}, {"WARDEN_ADDR=", "WARDEN_TOKEN_FILE="});
+    CHECK(entry() == std::vector<std::string>{kWardenPath, "hook", "claude-code", "--addr",
+                                              "unix:" + dir.str() + "/state/warden/warden.sock",
+                                              "--token-file", token_file});
+  }
+  // A token only in $WARDEN_TOKEN is never written; the installer says the hook has none.
+  auto r = install({}, {"WARDEN_ADDR=127.0.0.1:9311", "WARDEN_TOKEN_FILE=", "WARDEN_TOKEN=wdn_secret_value"});
+  CHECK(dir.read(proj_settings).find("wdn_secret_value") == std::string::npos);
+  CHECK(entry() == std::vector<std::string>{kWardenPath, "hook", "claude-code", "--addr", "127.0.0.1:9311"});
+  CHECK(r.err.find("warden: WARNING: no token file for the hook ($WARDEN_TOKEN is set here, but a "
+                   "token is never written into settings)") == 0);
+  // In-process (--rules) there is no daemon to pin.
+  install({"--rules", kShippedRules}, {"WARDEN_ADDR=127.0.0.1:9311", "WARDEN_TOKEN_FILE=" + token_file});
+  CHECK(entry() == std::vector<std::string>{kWardenPath, "hook", "claude-code", "--rules",
+                                            kShippedRules, "--workspace", project});
+}
+
+TEST_CASE("install --wait writes the wait and a hook timeout that covers budget and wait",
+          "[agents][install]") {
+  TempDir dir;
+  const std::vector<std::string> env{"HOME=" + dir.str() + "/home"};
+  const std::vector<std::string> daemon{"--addr", "127.0.0.1:9105", "--token-file", "/etc/warden/agent.token"};
+  auto install = [&](const char* agent, std::vector<std::string> flags) {
+    std::vector<std::string> args{"hook", "install", agent, "--project", dir.str()};
+    args.insert(args.end(), daemon.begin(), daemon.end());
+    args.insert(args.end(), flags.begin(), flags.end());
+    return warden_cli(args, env);
+  };
+  auto r = install("claude-code", {"--wait", "120"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("hook timeout: 126 s (budget 5000 ms + wait 120 s, and 1000 ms to start and answer)") !=
+        std::string::npos);
+  auto [words, timeout] = claude_entry(dir);
+  CHECK(words == std::vector<std::string>{kWardenPath, "hook", "claude-code", "--addr", "127.0.0.1:9105",
+                                          "--token-file", "/etc/warden/agent.token", "--wait", "120"});
+  CHECK(timeout == 126);  // 5 s budget + 120 s wait + 1 s
+  REQUIRE(install("claude-code", {"--timeout-ms", "20000", "--wait", "100"}).code == 0);
+  CHECK(claude_entry(dir).second == 121);
+  // Without --wait: back to the plain entry and 30 s.
+  REQUIRE(install("claude-code", {}).code == 0);
+  auto [plain, plain_timeout] = claude_entry(dir);
+  CHECK(std::find(plain.begin(), plain.end(), "--wait") == plain.end());
+  CHECK(plain_timeout == kHookTimeoutSeconds);
+
+  // Codex: a new entry, then an existing one whose timeout is replaced where it stands, then
+  // one without a timeout, which gets one.
+  REQUIRE(install("codex", {"--wait", "120"}).code == 0);
+  auto added = codex_entry(dir.read(".codex/config.toml"));
+  CHECK(added.timeout_seconds == 126);
+  CHECK(added.command.find(" --wait 120") != std::string::npos);
+  const std::string before =
+      "model = \"gpt-5\"\n"
+      "[[hooks.PreToolUse]]\n"
+      "matcher = \"*\"\n"
+      "[[hooks.PreToolUse.hooks]]\n"
+      "timeout = 30 # seconds\n"
+      "type = \"command\"\n"
+      "command = \"/opt/warden hook codex --addr 127.0.0.1:1\"\n";
+  dir.write(".codex/config.toml", before);
+  r = install("codex", {"--wait", "300"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  std::string after = dir.read(".codex/config.toml");
+  auto updated = codex_entry(after);
+  CHECK(updated.timeout_seconds == 306);
+  CHECK(updated.command.find(" --wait 300") != std::string::npos);
+  CHECK(after.find("timeout = 306 # seconds\n") != std::string::npos);
+  CHECK(after.rfind("model = \"gpt-5\"\n[[hooks.PreToolUse]]\nmatcher = \"*\"\n", 0) == 0);
+  r = install("codex", {"--wait", "300"});
+  CHECK(r.out.find("unchanged") != std::string::npos);
+  dir.write(".codex/config.toml",
+            "[[hooks.PreToolUse]]\nmatcher = \"*\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\n"
+            "command = \"/opt/warden hook codex\" # ours\n");
+  r = install("codex", {"--wait", "60"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(codex_entry(dir.read(".codex/config.toml")).timeout_seconds == 66);
+
+  // In-process there are no approvals to wait for; past 3600 s is refused by the range.
+  auto in_process = warden_cli({"hook", "install", "claude-code", "--project", dir.str(), "--rules",
+                                kShippedRules, "--wait", "10"},
+                               env);
+  CHECK(in_process.code == 2);
+  CHECK(in_process.err ==
+        "warden: --wait needs the daemon (it holds the approvals); in-process (--rules) there is "
+        "nothing to wait for\n");
+  CHECK(install("claude-code", {"--wait", "3601"}).code == 2);
 }

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "audit/chain.h"
 #include "audit/mask.h"
@@ -784,4 +785,70 @@ TEST_CASE("approval records are counted, not re-decided and not skipped as unkno
   const std::string text = report_text(rep, 10, {});
   CHECK(text.find("approval records 2") != std::string::npos);
   CHECK(text.find("approval 2") == std::string::npos);
+}
+
+// A replay that read no record is no evidence that nothing widened: a CI gate pointed at the
+// wrong path, an empty file or a file of something else fails, naming the log.
+TEST_CASE("warden replay fails when a log given holds no record, naming it", "[replay]") {
+  using warden::cli::testing::Child;
+  Dir dir;
+  const std::string base = dir.write("base/base.clp", kBaseRules);
+  const std::string log = dir.path("audit.jsonl");
+  Recorder rec({base, kEffects, kPaths}, log);
+  rec.shell("alice", "s1", "cat README.md", at(9, 0));
+  const std::string empty = dir.write("empty.jsonl", "");
+  const std::string proposals =
+      dir.write("proposals.jsonl", "{\"target\":\"shell\",\"payload\":{\"command\":\"ls\"}}\n{\"target\":\"reply\"}\n");
+
+  auto run = [&](std::vector<std::string> args) {
+    Child child(std::move(args));
+    int status = child.finish();
+    return std::make_tuple(status, child.out(), child.err());
+  };
+  for (const auto& [file, why] : {std::pair{empty, "(0 line(s) in 1 file(s), none of them a record)"},
+                                  std::pair{proposals, "(2 line(s) in 1 file(s), none of them a record)"}}) {
+    for (const char* gate : {"--fail-on-widening", "--fail-on-change", "--no-progress"}) {
+      INFO(file << " " << gate);
+      auto [code, out, err] = run({"replay", file, "--rules", base, gate});
+      CHECK(code == 2);
+      CHECK(out.empty());
+      CHECK(err == "warden: replay: " + file + ": no audit record read " + why +
+                       ": not an audit log, or an empty one\n");
+    }
+  }
+  // One good log does not vouch for another given beside it.
+  auto [code, out, err] = run({"replay", log, empty, "--rules", base, "--fail-on-widening"});
+  CHECK(code == 2);
+  CHECK(err.find("warden: replay: " + empty + ": no audit record read") == 0);
+  // The good log alone replays.
+  auto [ok_code, ok_out, ok_err] = run({"replay", log, "--rules", base, "--rules", kEffects, "--rules", kPaths,
+                                        "--fail-on-widening"});
+  CHECK(ok_code == 0);
+  CHECK(ok_out.find("0 changed, 0 widening") != std::string::npos);
+}
+
+// Each changed record of the text report names where it is: its seq and its file:line.
+TEST_CASE("the text report names each changed record's file and line", "[replay]") {
+  Dir dir;
+  const std::string base = dir.write("base/base.clp", kBaseRules);
+  const std::string mixed = dir.write("mixed/mixed.clp", kMixedRules);
+  const std::string log = dir.path("audit.jsonl");
+  Recorder rec({base, kEffects, kPaths}, log);
+  rec.shell("alice", "s1", "ls", at(10, 0));
+  const auto rm = rec.shell("alice", "s1", "rm -rf build", at(10, 1));
+  ReplayReport rep = replay(log, {mixed, kEffects, kPaths});
+  REQUIRE(!rep.changes.empty());
+  REQUIRE(rep.changes[0].seq == rm);
+  // The line of record `rm` in the file, counted here.
+  std::ifstream in(log);
+  std::string line;
+  std::uint64_t number = 0, found = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.rfind("{\"seq\":" + std::to_string(rm) + ",", 0) == 0) found = number;
+  }
+  REQUIRE(found > 0);
+  const std::string text = report_text(rep);
+  CHECK(text.find("WIDENING seq " + std::to_string(rm) + " " + log + ":" + std::to_string(found) + " ") !=
+        std::string::npos);
 }

@@ -294,7 +294,7 @@ TEST_CASE("decide --wait sends wait_s and prints how to approve a pending reques
                         "\n");
     CHECK(r.code == 3);
     CHECK(r.out ==
-          "approval-required  deploys need a person\n"
+          "line 1: approval-required  deploys need a person\n"
           "  deploys: approval-required (deploys need a person)\n"
           "  approval apr_0123456789abcdef01234567: pending; approve with: warden approve "
           "apr_0123456789abcdef01234567\n");

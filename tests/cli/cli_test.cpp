@@ -74,16 +74,16 @@ TEST_CASE("check: clean rules exit 0 and report the digest", "[cli]") {
   CHECK(r.out.find("sha256:") != std::string::npos);
 }
 
-TEST_CASE("check: every error printed as file:line: error CODE, exit 1", "[cli]") {
+TEST_CASE("check: every error printed as file:line: error CODE, exit 2", "[cli]") {
   TempDir dir;
   std::string a = dir.write("a.clp", "(defrule a (proposal (id ?id))\n  =>\n  (system \"id\"))\n");
   std::string b = dir.write("b.clp", "\n(deftemplate mine (slot x))\n");
   Run r = run_cli("check " + dir.path.string());
-  CHECK(r.code == 1);
+  CHECK(r.code == 2);
   CHECK(r.out.find(a + ":3: error E_FORBIDDEN_FUNCTION") != std::string::npos);
   CHECK(r.out.find(b + ":2: error E_FORBIDDEN_CONSTRUCT") != std::string::npos);
   Run j = run_cli("check --format json " + dir.path.string());
-  CHECK(j.code == 1);
+  CHECK(j.code == 2);
   CHECK(j.out.find("\"ok\":false") != std::string::npos);
   CHECK(j.out.find("\"code\":\"E_FORBIDDEN_FUNCTION\"") != std::string::npos);
   CHECK(j.out.find("\"line\":3") != std::string::npos);
@@ -91,7 +91,7 @@ TEST_CASE("check: every error printed as file:line: error CODE, exit 1", "[cli]"
 
 TEST_CASE("check: a missing path is E_READ", "[cli]") {
   Run r = run_cli("check /nonexistent/rules");
-  CHECK(r.code == 1);
+  CHECK(r.code == 2);
   CHECK(r.out.find("E_READ") != std::string::npos);
 }
 
@@ -161,7 +161,7 @@ TEST_CASE("dry-run --explain shows effect facts from the directory's tables; che
 
   std::string bad = dir.write("paths.toml", "[[class]]\nname = \"credential\"\npatterns = [\"id_*\"]\n");
   Run check = run_cli("check " + dir.path.string());
-  CHECK(check.code == 1);
+  CHECK(check.code == 2);
   CHECK(check.out.find(bad + ":3: error E_PATH_CLASSES") != std::string::npos);
 }
 
@@ -300,4 +300,93 @@ TEST_CASE("dry-run --principal and --group decide as that principal, not as the 
   auto as_bob = run_warden({"dry-run", "--rules", rules, "--principal", "bob", "--group", "admins", "-"}, proposal);
   CHECK(as_bob.out.find("\"rule\":\"admins-may\"") == std::string::npos);
   CHECK(run_warden({"dry-run", "--rules", rules, "--group", "admins", "-"}, proposal).code == 2);
+}
+
+// SPEC §1: a rule file that does not load is an input error, exit 2, in every command that
+// reads rules; 1 is a reject, a failed test or a --strict check's warnings, never broken rules.
+TEST_CASE("a rule error exits 2 in check, test, dry-run and replay alike", "[cli][exit-codes]") {
+  using warden::cli::testing::run_warden;
+  TempDir dir;
+  const std::string bad = dir.write("bad.clp", "(defrule x (proposal (id ?id))\n  =>\n  (system \"id\"))\n");
+  dir.write("cases.jsonl",
+            R"({"name":"ls","proposal":{"target":"shell","payload":{"command":"ls"}},"expect":"approve"})" "\n");
+  const std::string log = dir.write("audit.jsonl", "");
+  const std::string where = bad + ":3: error E_FORBIDDEN_FUNCTION";
+
+  auto check = run_warden({"check", dir.path.string()});
+  CHECK(check.code == 2);
+  CHECK(check.out.find(where) != std::string::npos);
+  auto test = run_warden({"test", dir.path.string()});
+  CHECK(test.code == 2);
+  CHECK(test.err.find(where) != std::string::npos);
+  auto dry = run_warden({"dry-run", "--format", "text", "--rules", bad, "-"}, R"({"target":"reply"})");
+  CHECK(dry.code == 2);
+  CHECK(dry.err.find(where) != std::string::npos);
+  auto replay = run_warden({"replay", log, "--rules", bad, "--fail-on-widening"});
+  CHECK(replay.code == 2);
+  CHECK(replay.err.find(where) != std::string::npos);
+  CHECK(replay.err.find("warden: replay: the rules do not compile") != std::string::npos);
+}
+
+TEST_CASE("dry-run text output names each decision's input line", "[cli][exit-codes]") {
+  using warden::cli::testing::run_warden;
+  TempDir dir;
+  std::string rules = dir.write("a.clp", kRules);
+  const std::string input =
+      "{\"target\":\"shell\",\"payload\":{\"command\":\"ls\"}}\n"
+      "\n"
+      "not json\n"
+      "{\"target\":\"shell\",\"payload\":{\"command\":\"rm -r x\"}}\n";
+  auto r = run_warden({"dry-run", "--format", "text", "--rules", rules, "-"}, input);
+  CHECK(r.code == 2);
+  CHECK(r.out ==
+        "line 1: approve  listing\n"
+        "  ls-ok: approve (listing)\n"
+        "line 3: error E_INPUT_JSON: invalid JSON at byte 1: Invalid value.\n"
+        "line 4: reject  recursive rm\n"
+        "  no-rm: reject (recursive rm)\n");
+}
+
+// Client usage errors (what the command line got wrong) exit 2 in every client command;
+// an unreachable daemon stays 4.
+TEST_CASE("client commands: a bad address, pin, TLS flag or token file is a usage error (2)",
+          "[cli][exit-codes]") {
+  using warden::cli::testing::run_warden;
+  TempDir dir;
+  const std::string proposal = "{\"target\":\"reply\",\"payload\":{\"text\":\"hi\"}}\n";
+  struct Bad {
+    std::vector<std::string> flags;
+    std::string message;
+  };
+  const std::vector<Bad> bad{
+      {{"--addr", "no-port-here"}, "warden: the daemon address must be HOST:PORT or unix:PATH, not 'no-port-here'\n"},
+      {{"--addr", "unix:"}, "warden: the address unix: names no socket path\n"},
+      {{"--addr", "127.0.0.1:1", "--pin", "sha256:00"}, "warden: --pin must be sha256: followed by 64 hex digits\n"},
+      {{"--unix", dir.path.string() + "/sock", "--tls"},
+       "warden: --tls, --ca and --pin apply to TCP addresses, not unix:\n"},
+      {{"--addr", "127.0.0.1:1", "--token-file", dir.path.string() + "/missing"},
+       "warden: cannot read the token file " + dir.path.string() + "/missing\n"},
+  };
+  const std::vector<std::vector<std::string>> commands{
+      {"decide"}, {"status"}, {"pending"}, {"submit", "hello"},
+      {"approve", "apr_0123456789abcdef01234567", "--digest", "sha256:" + std::string(64, 'a')},
+      {"deny", "apr_0123456789abcdef01234567"}};
+  for (const auto& command : commands) {
+    for (const auto& b : bad) {
+      std::vector<std::string> args = command;
+      args.insert(args.end(), b.flags.begin(), b.flags.end());
+      INFO(args[0] << " " << b.flags[0] << " " << b.flags[1]);
+      auto r = run_warden(args, proposal);
+      CHECK(r.code == 2);
+      CHECK(r.err == b.message);
+      CHECK(r.out.empty());
+    }
+    // Nothing listens there: operational, 4.
+    std::vector<std::string> args = command;
+    args.insert(args.end(), {"--unix", dir.path.string() + "/no-daemon.sock"});
+    INFO(args[0] << " unreachable");
+    auto down = run_warden(args, proposal);
+    CHECK(down.code == 4);
+    CHECK(down.err.find("cannot connect to unix:" + dir.path.string() + "/no-daemon.sock") != std::string::npos);
+  }
 }

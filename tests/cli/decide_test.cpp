@@ -93,7 +93,7 @@ TEST_CASE("decide text output escapes what the agent wrote", "[cli][decide][esca
   Run r = run_warden({"decide", "--format", "text", "--addr", daemon.addr},
                      message("\\u001b[2K\\rapprove \\u202e\\u009b"));
   CHECK(r.code == 3);
-  CHECK(r.out.find("approval-required  said: \\x1b[2K\\rapprove \\u202e\\u009b") == 0);
+  CHECK(r.out.find("line 1: approval-required  said: \\x1b[2K\\rapprove \\u202e\\u009b") == 0);
   Run json = run_warden({"decide", "--addr", daemon.addr}, message("\\u202e\\u009b"));
   CHECK(json.out.find("said: \\u202e\\u009b") != std::string::npos);
   CHECK(json.out.find("\xe2\x80\xae") == std::string::npos);

@@ -89,7 +89,7 @@ TEST_CASE("dry-run text and JSON output cannot repaint a reject", "[cli][escape]
   Run text = run_warden({"dry-run", "--format", "text", "--rules", rules, "-"}, kHostileProposal);
   CHECK(text.code == 1);
   CHECK(terminal_safe(text.out));
-  CHECK(text.out.find("reject  said: \\x1b[2K\\rapprove\\b\\u202e\\u009b31m\\u2066x") == 0);
+  CHECK(text.out.find("line 1: reject  said: \\x1b[2K\\rapprove\\b\\u202e\\u009b31m\\u2066x") == 0);
 
   Run json = run_warden({"dry-run", "--rules", rules, "-"}, kHostileProposal);
   CHECK(json.code == 1);
@@ -107,7 +107,7 @@ TEST_CASE("check diagnostics and the test report escape file names and case name
   TempDir dir;
   std::string file = dir.write("bad\x1b[32m.clp", "(defrule x");
   Run check = run_warden({"check", dir.path.string()});
-  CHECK(check.code == 1);
+  CHECK(check.code == 2);
   CHECK(terminal_safe(check.out));
   CHECK(check.out.find("bad\\x1b[32m.clp") != std::string::npos);
   Run json = run_warden({"check", "--format", "json", dir.path.string()});
