@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -176,6 +177,29 @@ void register_check(CLI::App& app, int* exit_code) {
       if (loaded.policy) {
         out += ",\"rules\":" + std::to_string(loaded.policy->rule_count()) + ",\"rules_digest\":";
         append_json_string(out, loaded.policy->digest());
+        // The effective pack: each rule an overlay changes, what it asserts and what counts.
+        out += ",\"overlay\":[";
+        const auto& entries = loaded.policy->overlay();
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+          const OverlayEntry& e = entries[i];
+          out += i ? ",{\"rule\":" : "{\"rule\":";
+          append_json_string(out, e.rule);
+          out += ",\"at\":";
+          append_json_string(out, e.at());
+          out += ",\"declared\":";
+          append_json_string(out, e.declared);
+          if (e.disable) out += ",\"disabled\":true";
+          if (e.outcome) {
+            out += ",\"outcome\":";
+            append_json_string(out, outcome_name(*e.outcome));
+          }
+          if (e.reason) {
+            out += ",\"reason\":";
+            append_json_string(out, *e.reason);
+          }
+          out += '}';
+        }
+        out += ']';
       }
       out += ",\"default_outcome\":";
       append_json_string(out, default_outcome);
@@ -185,9 +209,14 @@ void register_check(CLI::App& app, int* exit_code) {
       std::printf("%s\n", json_for_terminal(out).c_str());
     } else {
       print_diagnostics(diagnostics, false, stdout);
-      if (loaded.policy)
+      if (loaded.policy) {
         std::printf("ok: %zu rules from %zu files, %s\n", loaded.policy->rule_count(), loaded.files,
                     loaded.policy->digest().c_str());
+        const auto& entries = loaded.policy->overlay();
+        if (!entries.empty()) std::printf("overlay: %zu rule(s) changed\n", entries.size());
+        for (const OverlayEntry& e : entries)
+          std::printf("  %s: %s\n", printable(e.rule).c_str(), printable(e.summary()).c_str());
+      }
       else
         std::printf("%zu error(s); nothing loaded\n", diagnostics.size());
     }
@@ -206,9 +235,14 @@ void register_check(CLI::App& app, int* exit_code) {
 // `label` names the input the decision belongs to ("line 3"), as an input error's line does.
 std::string text_line(const std::string& label, const Decision& d, bool explain) {
   std::string out = label + ": " + std::string(outcome_name(d.outcome)) + "  " + printable(d.reason);
-  for (const auto& r : d.rules)
+  for (const auto& r : d.rules) {
     out += "\n  " + std::string(r.monitor ? "[monitor] " : "") + printable(r.rule) + ": " +
-           std::string(outcome_name(r.outcome)) + " (" + printable(r.reason) + ")";
+           std::string(outcome_name(r.outcome));
+    if (!r.overlay.empty())
+      out += " (overlay " + printable(r.overlay) +
+             (r.disabled ? std::string("; disabled") : "; was " + std::string(outcome_name(r.asserted))) + ")";
+    out += " (" + printable(r.reason) + ")";
+  }
   if (!explain || d.facts_json.empty()) return out;
   rapidjson::Document facts;
   facts.Parse(d.facts_json.data(), d.facts_json.size());
@@ -367,19 +401,27 @@ void register_test(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("test", "Run rule test cases (*.jsonl, *.json beside the rules)");
   struct Args {
     std::vector<std::string> paths;
+    std::vector<std::string> rules;
     std::string format = "text";
     bool verbose = false;
     EngineFlags engine;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("paths", a->paths, "Directories or files holding rules and cases")->required();
+  cmd->add_option("--rules", a->rules,
+                  "Rules loaded first, beside PATHS, whose cases are not run (repeatable): a team's "
+                  "overlay and cases in PATHS are tested against the effective pack, e.g. "
+                  "--rules rules team/")
+      ->allow_extra_args(false);
   cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_flag("-v,--verbose", a->verbose, "Print passing cases too");
   add_engine_flags(cmd, &a->engine, 2000);
   cmd->callback([=] {
     const bool json = a->format == "json";
     warn_if_default_approve(a->engine.default_outcome);
-    auto policy = load_rules(a->paths, json);
+    std::vector<std::string> rule_paths = a->rules;
+    rule_paths.insert(rule_paths.end(), a->paths.begin(), a->paths.end());
+    auto policy = load_rules(rule_paths, json);
     if (!policy) { *exit_code = kExitUsage; return; }
     Diagnostics diagnostics;
     std::vector<RuleCase> cases;
@@ -399,6 +441,18 @@ void register_test(CLI::App& app, int* exit_code) {
       return;
     }
     CaseReport report = run_cases(policy, cases, options);
+    // Coverage is of the rules under test: with --rules, those of the files in PATHS.
+    std::size_t rule_count = policy->rule_count();
+    if (!a->rules.empty()) {
+      const std::vector<std::string> files = list_files(a->paths, {".clp"});
+      std::vector<std::string> tested = policy->rule_names(files);
+      std::sort(tested.begin(), tested.end());
+      rule_count = tested.size();
+      auto& u = report.uncovered_rules;
+      u.erase(std::remove_if(u.begin(), u.end(),
+                             [&](const std::string& n) { return !std::binary_search(tested.begin(), tested.end(), n); }),
+              u.end());
+    }
     if (json) {
       std::string out = "{\"passed\":" + std::to_string(report.passed) + ",\"failed\":" + std::to_string(report.failed) + ",\"cases\":[";
       for (std::size_t i = 0; i < report.results.size(); ++i) {
@@ -421,7 +475,7 @@ void register_test(CLI::App& app, int* exit_code) {
         if (!r.passed) std::printf("%s", printable_lines(r.failure).c_str());
       }
       std::printf("coverage: %zu of %zu rules fired by some case\n",
-                  policy->rule_count() - report.uncovered_rules.size(), policy->rule_count());
+                  rule_count - report.uncovered_rules.size(), rule_count);
       for (const auto& name : report.uncovered_rules) std::printf("  not covered: %s\n", printable(name).c_str());
       std::printf("%zu passed, %zu failed\n", report.passed, report.failed);
     }

@@ -57,6 +57,10 @@ std::string decision_to_json(const Decision& d, bool explain) {
       out += w.monitor ? "\"monitor\"" : "\"enforce\"";
       out += ",\"applied\":";
       out += w.applied ? "true" : "false";
+      if (!w.overlay.empty()) {
+        out += ",\"overlay\":";
+        append_json_string(out, w.overlay);
+      }
       out += '}';
     }
     out += ']';
@@ -74,6 +78,10 @@ std::string decision_to_json(const Decision& d, bool explain) {
       append_json_string(out, g.reason);
       out += ",\"mode\":";
       out += g.monitor ? "\"monitor\"" : "\"enforce\"";
+      if (!g.overlay.empty()) {
+        out += ",\"overlay\":";
+        append_json_string(out, g.overlay);
+      }
       out += '}';
     }
     out += ']';
@@ -126,6 +134,22 @@ void append_fired_rules_json(std::string& out, const std::vector<FiredRule>& rul
     append_json_string(out, r.reason);
     out += ",\"mode\":";
     out += r.monitor ? "\"monitor\"" : "\"enforce\"";
+    if (!r.overlay.empty()) {
+      // What the rule asserted before the overlay entry at `at` changed it.
+      out += ",\"overlay\":{\"at\":";
+      append_json_string(out, r.overlay);
+      if (r.disabled) {
+        out += ",\"disabled\":true";
+      } else {
+        out += ",\"was\":";
+        append_json_string(out, outcome_name(r.asserted));
+      }
+      if (r.asserted_reason) {
+        out += ",\"was_reason\":";
+        append_json_string(out, *r.asserted_reason);
+      }
+      out += '}';
+    }
     out += '}';
   }
   out += ']';

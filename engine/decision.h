@@ -23,6 +23,13 @@ struct FiredRule {
   Outcome outcome = Outcome::Reject;
   std::string reason;
   bool monitor = false;  // reported and recorded, never applied
+  // Set when a rule overlay (engine/overlay.h) changed this decision: where its entry is
+  // ("team/overlay.toml:3"), the outcome the rule asserted, the reason it asserted when the
+  // entry replaced it, and whether the entry disabled the rule (then `monitor` is set).
+  std::string overlay;
+  Outcome asserted = Outcome::Reject;
+  std::optional<std::string> asserted_reason;
+  bool disabled = false;
 };
 
 // One field a rule rewrote.
@@ -34,6 +41,7 @@ struct Rewrite {
   std::string reason;
   bool monitor = false;
   bool applied = false;
+  std::string overlay;  // the overlay entry that disabled its rule ("file:line"), if any
 };
 
 // One effect the engine derived for the proposal (an `effect` fact, see engine/effects.h):
@@ -67,6 +75,7 @@ struct Grant {
   std::string capability;
   std::string reason;
   bool monitor = false;
+  std::string overlay;  // the overlay entry that disabled its rule ("file:line"), if any
 };
 
 // Text a rule contributes to the model's next prompt (a `hint` fact).

@@ -36,6 +36,8 @@ inline constexpr const char* kCase = "E_CASE";                        // a rule 
 inline constexpr const char* kFileMode = "E_FILE_MODE";               // rule file others could change
 inline constexpr const char* kEffectsTable = "E_EFFECTS_TABLE";       // the command-effects table (*.toml) is malformed
 inline constexpr const char* kPathClasses = "E_PATH_CLASSES";         // the path classes table (*.toml) is malformed
+inline constexpr const char* kOverlay = "E_OVERLAY";                  // a rule overlay (*.toml with [[rule]]) is malformed
+inline constexpr const char* kOverlayRule = "E_OVERLAY_RULE";         // an overlay entry names no loaded rule (warning)
 // Reading a proposal (the request is refused; no decision).
 inline constexpr const char* kInputJson = "E_INPUT_JSON";             // proposal is not valid JSON / UTF-8
 inline constexpr const char* kInputShape = "E_INPUT_SHAPE";           // proposal JSON has the wrong shape
@@ -122,6 +124,8 @@ inline constexpr Entry kTable[] = {
     {kFileMode, "a rule, token or config file others could change (or read, for secrets)"},
     {kEffectsTable, "the command-effects table (a *.toml file with [program.*] entries) is malformed"},
     {kPathClasses, "the path classes table (a *.toml file with [[class]] entries) is malformed"},
+    {kOverlay, "a rule overlay (a *.toml file with [[rule]] entries) is malformed: the rules do not load"},
+    {kOverlayRule, "warning: a rule overlay entry names no loaded rule (an error with check --strict)"},
     {kInputJson, "the proposal is not valid JSON or not UTF-8"},
     {kInputShape, "the proposal JSON has the wrong shape"},
     {kInputTooLarge, "the proposal is over the size or nesting limit"},

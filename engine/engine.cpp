@@ -12,6 +12,7 @@
 
 #include "engine/clips_env.h"
 #include "engine/fact_codec.h"
+#include "engine/overlay.h"
 #include "engine/path_classes.h"
 #include "engine/policy_impl.h"
 #include "engine/proposal_reader.h"
@@ -266,7 +267,9 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     env_->disarm_deadline();
     std::string output = env_->take_output();
     codec_->read_results(&d.rules, &d.rewrites, &d.allows, &d.hints, &error);
-    codec_->read_approval(&d, &error);
+    const RuleOverlay* overlay = policy_->impl().overlay.get();
+    codec_->read_approval(&d, &error, overlay);
+    if (overlay) overlay->apply(&d);
     if (request.explain) d.facts_json = codec_->facts_json();
     if (state.deadline_hit) {
       fail_closed(&d, code::kDeadline, "rules ran past the deadline of " +

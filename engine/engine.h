@@ -21,6 +21,7 @@
 #include "engine/decision.h"
 #include "engine/defaults.h"
 #include "engine/diagnostic.h"
+#include "engine/overlay.h"
 #include "engine/rule_source.h"
 
 namespace warden {
@@ -66,7 +67,12 @@ class Policy {
 
   const std::string& digest() const;       // "sha256:…" over the sources
   std::vector<std::string> rule_names() const;  // every defrule, in load order
+  // The defrules read from these files (paths as the sources named them), in load order.
+  std::vector<std::string> rule_names(const std::vector<std::string>& files) const;
   std::size_t rule_count() const;
+  // The overlay entries in force (each names a loaded rule), in load order; empty when the
+  // set has no overlay file.
+  const std::vector<OverlayEntry>& overlay() const;
 
   ~Policy();
   const PolicyImpl& impl() const { return *impl_; }

@@ -12,6 +12,7 @@
 #include "engine/clips.h"  // last: CLIPS defines macros
 #include "engine/clips_env.h"
 #include "engine/json_writer.h"
+#include "engine/overlay.h"
 #include "engine/proposal_reader.h"
 #include "engine/script_effects.h"
 
@@ -898,10 +899,11 @@ void FactCodec::read_results(std::vector<FiredRule>* rules, std::vector<Rewrite>
   }
 }
 
-void FactCodec::read_approval(Decision* decision, std::string* error) {
+void FactCodec::read_approval(Decision* decision, std::string* error, const RuleOverlay* overlay) {
   for (void* f = EnvGetNextFactInTemplate(raw_, approval_, nullptr); f;
        f = EnvGetNextFactInTemplate(raw_, approval_, f)) {
     const std::string rule = slot_text(raw_, f, "rule");
+    if (overlay && !overlay->approval_counts(rule)) continue;  // a disabled rule sets no terms
     DATA_OBJECT expires, approvers;
     const bool have_expires = EnvGetFactSlot(raw_, f, "expires-in", &expires) && GetType(expires) == INTEGER;
     const bool have_approvers = EnvGetFactSlot(raw_, f, "approvers", &approvers) && GetType(approvers) == INTEGER;

@@ -25,6 +25,8 @@
 
 namespace warden {
 
+class RuleOverlay;  // engine/overlay.h
+
 class ClipsEnv;
 
 // A JSON leaf of the proposal: dotted key and the value in the document.
@@ -90,8 +92,9 @@ class FactCodec {
                     std::vector<Hint>* hints, std::string* error);
   // The `approval` facts' terms into decision->approval_*: the smallest expires-in (> 0) and
   // the largest approvers. A value out of range (expires-in < 0, approvers not 1 or 2) sets
-  // *error, naming the rule, if it is still empty.
-  void read_approval(Decision* decision, std::string* error);
+  // *error, naming the rule, if it is still empty. Those of a rule the overlay disables are
+  // left out.
+  void read_approval(Decision* decision, std::string* error, const RuleOverlay* overlay = nullptr);
 
   // How many history facts the last assert_all() asserted.
   std::size_t history_asserted() const { return history_asserted_; }

@@ -11,6 +11,7 @@
 
 #include "engine/effects.h"
 #include "engine/engine.h"
+#include "engine/overlay.h"
 #include "engine/path_classes.h"
 #include "engine/policy_impl.h"
 #include "engine/clips.h"  // last: CLIPS defines macros
@@ -51,40 +52,83 @@ bool is_table_file(const std::string& path) {
   return path.size() >= 5 && path.compare(path.size() - 5, 5, ".toml") == 0;
 }
 
-// A *.toml file is an effects table when it has [program.*] or [tool.*] tables and a path classes table
-// when it has [[class]] entries; both or neither is an error. The tables of several files
-// are merged in load order.
-void load_table(const RuleSource& source, std::shared_ptr<EffectsTable>* effects,
-                std::shared_ptr<PathClasses>* classes, Diagnostics* diagnostics) {
-  bool has_program = false, has_class = false;
+// A *.toml file is an effects table when it has [program.*] or [tool.*] tables, a path classes
+// table when it has [[class]] entries and a rule overlay when it has [[rule]] entries; more
+// than one kind or none is an error. The tables of several files are merged in load order.
+struct Tables {
+  std::shared_ptr<EffectsTable> effects;
+  std::shared_ptr<PathClasses> classes;
+  std::shared_ptr<RuleOverlay> overlay;
+};
+
+void load_table(const RuleSource& source, Tables* tables, Diagnostics* diagnostics) {
+  bool has_program = false, has_class = false, has_rule = false;
   try {
     toml::table root = toml::parse(source.text, source.path);
     has_program = root.contains("program") || root.contains("tool");
     has_class = root.contains("class");
+    has_rule = root.contains("rule");
   } catch (const toml::parse_error& e) {
     // Reported by the parser the file looks meant for, with its line.
     has_class = source.text.find("[[class]]") != std::string::npos;
-    has_program = !has_class;
+    has_rule = !has_class && source.text.find("[[rule]]") != std::string::npos;
+    has_program = !has_class && !has_rule;
   }
-  if (has_program == has_class) {
+  const int kinds = int(has_program) + int(has_class) + int(has_rule);
+  if (kinds != 1) {
     diagnostics->push_back({code::kEffectsTable, Severity::Error, source.path, 1, "",
-                            has_program ? "a .toml rules file holds either [program.*] and [tool.*] tables (an effects table) or "
-                                          "[[class]] entries (path classes), not both"
-                                        : "a .toml rules file must hold [program.*] or [tool.*] tables (an effects table) or "
-                                          "[[class]] entries (path classes)"});
+                            kinds > 1 ? "a .toml rules file holds one of [program.*] and [tool.*] tables (an effects table), "
+                                        "[[class]] entries (path classes) or [[rule]] entries (a rule overlay), not several"
+                                      : "a .toml rules file must hold [program.*] or [tool.*] tables (an effects table), "
+                                        "[[class]] entries (path classes) or [[rule]] entries (a rule overlay)"});
     return;
   }
   if (has_program) {
     auto table = EffectsTable::parse(source, diagnostics);
     if (!table) return;
-    if (!*effects) *effects = std::move(table);
-    else (*effects)->merge(*table, diagnostics);
-  } else {
+    if (!tables->effects) tables->effects = std::move(table);
+    else tables->effects->merge(*table, diagnostics);
+  } else if (has_class) {
     auto table = PathClasses::parse(source, diagnostics);
     if (!table) return;
-    if (!*classes) *classes = std::move(table);
-    else (*classes)->merge(*table);
+    if (!tables->classes) tables->classes = std::move(table);
+    else tables->classes->merge(*table);
+  } else {
+    auto overlay = RuleOverlay::parse(source, diagnostics);
+    if (!overlay) return;
+    if (!tables->overlay) tables->overlay = std::move(overlay);
+    else tables->overlay->merge(*overlay, diagnostics);
   }
+}
+
+// The outcomes a rule's actions assert in its decisions, as written: constants in order of
+// appearance joined by '|', "?" for one computed at run time, "" when it asserts none.
+std::string declared_outcomes(const Construct& rule) {
+  const std::string& t = rule.text;
+  std::vector<std::string> found;
+  bool actions = false;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const char ch = t[i];
+    if (ch == '"') {  // skip the string
+      for (++i; i < t.size() && t[i] != '"'; ++i)
+        if (t[i] == '\\') ++i;
+    } else if (ch == ';') {
+      while (i + 1 < t.size() && t[i + 1] != '\n') ++i;
+    } else if (!actions) {
+      actions = ch == '=' && i + 1 < t.size() && t[i + 1] == '>';
+    } else if (ch == '(' && t.compare(i + 1, 8, "outcome ") == 0) {
+      std::size_t j = i + 9;
+      while (j < t.size() && (t[j] == ' ' || t[j] == '\t' || t[j] == '\n')) ++j;
+      std::size_t end = j;
+      while (end < t.size() && t[end] != ')' && t[end] != ' ' && t[end] != '\n' && t[end] != '\t') ++end;
+      std::string word = t.substr(j, end - j);
+      if (!parse_outcome(word)) word = "?";
+      if (std::find(found.begin(), found.end(), word) == found.end()) found.push_back(std::move(word));
+    }
+  }
+  std::string out;
+  for (const auto& w : found) out += (out.empty() ? "" : "|") + w;
+  return out;
 }
 
 // A rule set whose rules match `effect` facts needs an effects table: without
@@ -231,6 +275,16 @@ Policy::~Policy() = default;
 const std::string& Policy::digest() const { return impl_->digest; }
 std::vector<std::string> Policy::rule_names() const { return impl_->rule_names; }
 std::size_t Policy::rule_count() const { return impl_->rule_names.size(); }
+std::vector<std::string> Policy::rule_names(const std::vector<std::string>& files) const {
+  std::vector<std::string> out;
+  for (const auto& c : impl_->constructs)
+    if (c.kind == "defrule" && std::find(files.begin(), files.end(), c.file) != files.end()) out.push_back(c.name);
+  return out;
+}
+const std::vector<OverlayEntry>& Policy::overlay() const {
+  static const std::vector<OverlayEntry>* none = new std::vector<OverlayEntry>();
+  return impl_->overlay ? impl_->overlay->entries() : *none;
+}
 
 Policy::Loaded Policy::compile(const RuleSources& sources) {
   Loaded loaded;
@@ -240,12 +294,13 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
     return loaded;
   }
   RuleSources rule_sources;
-  std::shared_ptr<EffectsTable> effects;
-  std::shared_ptr<PathClasses> classes;
+  Tables tables;
   for (const auto& s : sources) {
-    if (is_table_file(s.path)) load_table(s, &effects, &classes, &diagnostics);
+    if (is_table_file(s.path)) load_table(s, &tables, &diagnostics);
     else rule_sources.push_back(s);
   }
+  std::shared_ptr<EffectsTable>& effects = tables.effects;
+  std::shared_ptr<PathClasses>& classes = tables.classes;
   CheckedSources checked = check_sources(rule_sources, &diagnostics);
 
   auto impl = std::make_unique<PolicyImpl>();
@@ -275,6 +330,15 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
   impl->patterns = std::make_unique<PatternIndex>(checked.patterns, &diagnostics);
   if (!has_errors(diagnostics)) check_class_names(impl->constructs, classes.get(), &diagnostics);
   if (!has_errors(diagnostics) && !effects) require_effects_table(*env, impl->constructs, &diagnostics);
+  if (tables.overlay) {
+    std::vector<std::string> names;
+    for (const auto& c : impl->constructs)
+      if (c.kind == "defrule" && c.ok) names.push_back(c.name);
+    tables.overlay->keep_loaded(names, &diagnostics);
+    for (auto& e : tables.overlay->mutable_entries())
+      for (const auto& c : impl->constructs)
+        if (c.kind == "defrule" && c.name == e.rule) e.declared = declared_outcomes(c);
+  }
 
   std::stable_sort(diagnostics.begin(), diagnostics.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return a.file != b.file ? a.file < b.file : a.line < b.line;
@@ -292,6 +356,8 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
   impl->digest = sha256_of_sources(sources);  // the tables too: they change decisions
   impl->effects = std::move(effects);
   impl->path_classes = std::move(classes);
+  // An overlay whose every entry named no loaded rule changes nothing: no per-decision lookup.
+  if (tables.overlay && !tables.overlay->entries().empty()) impl->overlay = std::move(tables.overlay);
   if (!env->reset()) {
     diagnostics.push_back({code::kCompile, Severity::Error, "", 0, "",
                            "initializing globals failed or ran past the deadline"});

@@ -17,6 +17,7 @@ namespace warden {
 
 class EffectsTable;  // engine/effects.h
 class PathClasses;   // engine/path_classes.h
+class RuleOverlay;   // engine/overlay.h
 
 class PolicyImpl {
  public:
@@ -31,6 +32,9 @@ class PolicyImpl {
   // (no effects table: no effect facts; no path classes: every class is none).
   std::shared_ptr<const EffectsTable> effects;
   std::shared_ptr<const PathClasses> path_classes;
+  // The [[rule]] entries of the set's overlay files, merged; null when it has none (then
+  // decisions are read back as the rules asserted them, with no lookup).
+  std::shared_ptr<const RuleOverlay> overlay;
 
   // Loads the constructs into `env`. Throws if CLIPS refuses one (they compiled before).
   void load_into(ClipsEnv& env) const;

@@ -390,3 +390,90 @@ TEST_CASE("client commands: a bad address, pin, TLS flag or token file is a usag
     CHECK(down.err.find("cannot connect to unix:" + dir.path.string() + "/no-daemon.sock") != std::string::npos);
   }
 }
+
+// ---- rule overlays ----------------------------------------------------------
+
+TEST_CASE("check prints the effective pack: a line per rule an overlay changes", "[cli][overlay]") {
+  TempDir pack, team;
+  pack.write("a.clp", kRules);
+  const std::string overlay = team.write("overlay.toml", "# team\n[[rule]]\nname = \"no-rm\"\noutcome = \"approval-required\"\n");
+  Run r = run_cli("check " + pack.path.string() + " " + team.path.string());
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("overlay: 1 rule(s) changed\n  no-rm: reject \u2192 approval-required (" + overlay + ":3)\n") !=
+        std::string::npos);
+  Run json = run_cli("check --format json " + pack.path.string() + " " + team.path.string());
+  CHECK(json.out.find(R"("overlay":[{"rule":"no-rm","at":")" + overlay +
+                      R"(:3","declared":"reject","outcome":"approval-required"}])") != std::string::npos);
+  // The decision names the rule and the entry that changed it.
+  Run d = run_cli("dry-run --format text --rules " + pack.path.string() + " --rules " + team.path.string(),
+                  R"({"target":"shell","payload":{"command":"rm -r x"}})");
+  INFO(d.out);
+  CHECK(d.code == 3);
+  CHECK(d.out.find("no-rm: approval-required (overlay " + overlay + ":3; was reject) (recursive rm)") !=
+        std::string::npos);
+}
+
+TEST_CASE("check: an overlay entry naming no rule warns, and fails under --strict", "[cli][overlay]") {
+  TempDir pack, team;
+  pack.write("a.clp", kRules);
+  const std::string overlay = team.write("overlay.toml", "[[rule]]\nname = \"no-rmdir\"\ndisable = true\n");
+  Run r = run_cli("check " + pack.path.string() + " " + team.path.string());
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(r.out.find(overlay + ":2: warning E_OVERLAY_RULE: no loaded rule is named \"no-rmdir\"") != std::string::npos);
+  CHECK(run_cli("check --strict " + pack.path.string() + " " + team.path.string()).code == 1);
+}
+
+TEST_CASE("a malformed overlay means the rules do not load, in every command", "[cli][overlay]") {
+  TempDir pack, team;
+  pack.write("a.clp", kRules);
+  const std::string overlay = team.write("overlay.toml", "[[rule]]\nname = \"no-rm\"\noutcome = \"allow\"\n");
+  Run r = run_cli("check " + pack.path.string() + " " + team.path.string());
+  INFO(r.out);
+  CHECK(r.code == 2);  // rules that do not load: exit 2, in check as everywhere
+  CHECK(r.out.find(overlay + ":3: error E_OVERLAY: \"outcome\" must be") != std::string::npos);
+  CHECK(r.out.find("nothing loaded") != std::string::npos);
+  Run d = run_cli("dry-run --rules " + pack.path.string() + " --rules " + team.path.string(),
+                  R"({"target":"shell","payload":{"command":"ls"}})");
+  CHECK(d.code == 2);
+  CHECK(d.out.empty());
+  CHECK(run_cli("test --rules " + pack.path.string() + " " + team.path.string()).code == 2);
+}
+
+TEST_CASE("test --rules runs the cases of PATHS against the pack and PATHS together", "[cli][overlay]") {
+  TempDir pack, team;
+  pack.write("a.clp", kRules);
+  // The pack's own case expects the pack as shipped: not run with --rules.
+  pack.write("a.jsonl",
+             R"({"name":"rm -r rejected","proposal":{"target":"shell","payload":{"command":"rm -r x"}},"expect":"reject","rule":"no-rm"})" "\n");
+  team.write("overlay.toml", "[[rule]]\nname = \"no-rm\"\noutcome = \"approval-required\"\n");
+  team.write("team.clp", R"(
+(defrule team-no-rm-root (shell-command (proposal ?id) (program "rm") (args $? "/" $?))
+  => (assert (decision (proposal ?id) (outcome reject) (rule team-no-rm-root) (reason "root"))))
+)");
+  team.write("team.jsonl",
+             R"({"name":"rm -r asks","proposal":{"target":"shell","payload":{"command":"rm -r x"}},"expect":"approval-required","rule":"no-rm"})" "\n"
+             R"({"name":"rm / rejected","proposal":{"target":"shell","payload":{"command":"rm -r /"}},"expect":"reject","rule":"team-no-rm-root"})" "\n");
+  Run r = run_cli("test --rules " + pack.path.string() + " " + team.path.string());
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("2 passed, 0 failed") != std::string::npos);
+  CHECK(r.out.find("coverage: 1 of 1 rules fired by some case") != std::string::npos);
+  // Without the pack's cases left out, its case fails against the effective pack.
+  Run both = run_cli("test " + pack.path.string() + " " + team.path.string());
+  CHECK(both.code == 1);
+  CHECK(both.out.find("FAIL rm -r rejected") != std::string::npos);
+}
+
+TEST_CASE("examples/team-overlay: the team's cases pass against the shipped pack", "[cli][overlay]") {
+  const std::string src = WARDEN_SOURCE_DIR;
+  Run check = run_cli("check --strict " + src + "/rules " + src + "/examples/team-overlay");
+  INFO(check.out);
+  CHECK(check.code == 0);
+  CHECK(check.out.find("egress-shell-git-push: approval-required \u2192 approve") != std::string::npos);
+  Run r = run_cli("test --rules " + src + "/rules " + src + "/examples/team-overlay");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(r.out.find(" 0 failed") != std::string::npos);
+}
