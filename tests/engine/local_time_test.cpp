@@ -5,6 +5,7 @@
 #include "bindings/local_time.h"
 
 #include "engine/rule_inputs.h"
+#include "engine/session_memory.h"
 #include "tests/engine/engine_test_util.h"
 
 using namespace warden;
@@ -244,4 +245,33 @@ TEST_CASE("a global computed from local time is evaluated at each decision's tim
                 test_options());
   CHECK(decide_at(engine, at("2026-03-29T12:00:00+02:00")).reason == "sun");
   CHECK(decide_at(engine, at("2026-03-30T12:00:00+02:00")).reason == "mon");
+}
+
+TEST_CASE("a session's history is remembered and aged at the requests' times", "[time][session]") {
+  auto loaded = Policy::compile({RuleSource{"t.clp", R"CLP(
+(defrule write (proposal (id ?id) (target file))
+  => (assert (decision (proposal ?id) (outcome approve) (rule write))))
+(defrule aged
+  (proposal (id ?id) (target tool))
+  (history (proposal ?id) (age ?a))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule aged) (reason (str-cat "age " ?a " at " (now))))))
+)CLP"},
+                                 RuleSource{"effects.toml", "[program.ls]\noperands = [\"read...\"]\n"}});
+  for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
+  REQUIRE(loaded.policy);
+  Engine engine(loaded.policy, test_options());  // no clock: each request gives its time
+  SessionMemory memory;
+  const std::string write = R"({"target":"file","action":"write","payload":{"path":"a"},"context":{"session":"s"}})";
+  const std::string tool = R"({"target":"tool","payload":{"tool":"x"},"context":{"session":"s"}})";
+  DecideRequest first;
+  first.proposal_json = write;
+  first.now = 4102444700;  // 2099-12-31T23:58:20Z
+  REQUIRE(decide_in_session(engine, memory, first, session_key(write, std::nullopt)).ok);
+  DecideRequest second;
+  second.proposal_json = tool;
+  second.now = 4102444800;  // 2100-01-01T00:00:00Z
+  DecideResult r = decide_in_session(engine, memory, second, session_key(tool, std::nullopt));
+  REQUIRE(r.ok);
+  CHECK(r.decision.reason == "age 100 at 4102444800");
 }
