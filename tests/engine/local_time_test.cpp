@@ -2,6 +2,8 @@
 // local-minute, local-date): evaluated at the decision's time, in a named IANA zone with its
 // daylight saving; an unknown zone is a load error when written as a constant and fails the
 // decision closed otherwise. Every time here is given; no test reads the machine's clock.
+#include <thread>
+
 #include "bindings/local_time.h"
 
 #include "engine/rule_inputs.h"
@@ -274,4 +276,38 @@ TEST_CASE("a session's history is remembered and aged at the requests' times", "
   DecideResult r = decide_in_session(engine, memory, second, session_key(tool, std::nullopt));
   REQUIRE(r.ok);
   CHECK(r.decision.reason == "age 100 at 4102444800");
+}
+
+TEST_CASE("engines on several threads read local time in several zones at once", "[time][threads]") {
+  auto policy = must_compile(R"CLP(
+(defrule show (proposal (id ?id)) (param (proposal ?id) (key "payload.tz") (value ?tz)) =>
+  (assert (decision (proposal ?id) (outcome approve) (rule show)
+                    (reason (str-cat (local-date ?tz) " " (local-weekday ?tz) " " (local-hour ?tz) ":" (local-minute ?tz))))))
+)CLP");
+  const std::pair<const char*, const char*> zones[] = {
+      {"Europe/Berlin", "2026-03-29 sun 3:30"},   {"America/New_York", "2026-03-28 sat 21:30"},
+      {"Asia/Kathmandu", "2026-03-29 sun 7:15"},  {"Australia/Lord_Howe", "2026-03-29 sun 12:30"},
+      {"Pacific/Chatham", "2026-03-29 sun 15:15"}, {"America/St_Johns", "2026-03-28 sat 23:0"},
+  };
+  const std::int64_t now = 1774747800;  // 2026-03-29T01:30:00Z
+  std::vector<std::string> failures[2];
+  auto work = [&](int t) {
+    Engine engine(policy, test_options());
+    for (int round = 0; round < 50; ++round)
+      for (const auto& [zone, want] : zones) {
+        DecideRequest request;
+        const std::string json = std::string(R"({"target":"reply","payload":{"tz":")") + zone + "\"}}";
+        request.proposal_json = json;
+        request.now = now;
+        DecideResult r = engine.decide(request);
+        if (!r.ok || r.decision.reason != want) failures[t].push_back(std::string(zone) + ": " + r.decision.reason);
+      }
+  };
+  std::thread other(work, 1);
+  work(0);
+  other.join();
+  for (const auto& f : failures) {
+    INFO((f.empty() ? "" : f[0]));
+    CHECK(f.empty());
+  }
 }
