@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "bindings/glob.h"
+#include "bindings/local_time.h"
 #include "bindings/paths.h"
 #include "bindings/secrets.h"
 #include "bindings/text.h"
@@ -217,8 +218,7 @@ extern "C" void* HomeDirFn(void* env) {
                          [env](std::string_view, std::string_view) { return context(env).home; });
 }
 
-extern "C" long long NowFn(void* env) {
-  if (!check_count(env, "now", 0, 0)) return 0;
+std::int64_t decision_clock(void* env) {
   const BindingContext& c = context(env);
   if (c.clock) return c.clock();
   return std::chrono::duration_cast<std::chrono::seconds>(
@@ -226,12 +226,85 @@ extern "C" long long NowFn(void* env) {
       .count();
 }
 
+extern "C" long long NowFn(void* env) {
+  if (!check_count(env, "now", 0, 0)) return 0;
+  return decision_clock(env);
+}
+
+// (local-… ZONE [TIME]): the decision's clock (or TIME, seconds since the epoch) as the wall
+// clock of ZONE shows it. Computed when called, never per decision. False (with an evaluation
+// error naming the cause: an unknown zone, a TIME that is not an integer) when it cannot.
+bool local_fields(void* env, const char* name, local_time::Fields* out) {
+  if (!check_count(env, name, 1, 2)) return false;
+  std::string_view zone;
+  if (!lexeme_arg(env, name, 1, &zone)) return false;
+  std::int64_t at = 0;
+  if (EnvRtnArgCount(env) == 2) {
+    DATA_OBJECT arg;
+    EnvRtnUnknown(env, 2, &arg);
+    if (GetType(arg) != INTEGER) {
+      fail(env, name, "argument 2 must be an integer (seconds since the epoch)");
+      return false;
+    }
+    at = DOToLong(arg);
+  } else {
+    at = decision_clock(env);
+  }
+  std::string error;
+  auto fields = local_time::in_zone(zone, at, &error);
+  if (!fields) {
+    fail(env, name, error);
+    return false;
+  }
+  *out = *fields;
+  return true;
+}
+
+template <typename F>
+auto local_function(void* env, const char* name, F&& body, decltype(body(local_time::Fields{})) failed) {
+  try {
+    local_time::Fields f;
+    if (local_fields(env, name, &f)) return body(f);
+  } catch (const std::exception& e) {
+    fail(env, name, e.what());
+  } catch (...) {
+    fail(env, name, "internal error");
+  }
+  return failed;
+}
+
+// mon … sun, a SYMBOL: (eq (local-weekday "Europe/Berlin") sat).
+extern "C" void* LocalWeekdayFn(void* env) {
+  auto day = [env](const local_time::Fields& f) {
+    return EnvAddSymbol(env, std::string(local_time::weekday_name(f.weekday)).c_str());
+  };
+  return local_function(env, "local-weekday", day, EnvAddSymbol(env, "nil"));
+}
+
+extern "C" long long LocalHourFn(void* env) {
+  auto hour = [](const local_time::Fields& f) { return static_cast<long long>(f.hour); };
+  return local_function(env, "local-hour", hour, -1LL);
+}
+
+extern "C" long long LocalMinuteFn(void* env) {
+  auto minute = [](const local_time::Fields& f) { return static_cast<long long>(f.minute); };
+  return local_function(env, "local-minute", minute, -1LL);
+}
+
+// "YYYY-MM-DD", a STRING.
+extern "C" void* LocalDateFn(void* env) {
+  auto date = [env](const local_time::Fields& f) { return string_result(env, local_time::date_text(f)); };
+  return local_function(env, "local-date", date, empty_string(env));
+}
+
 struct FunctionEntry {
   const char* name;
-  int return_type;  // CLIPS codes: 'b' boolean, 's' string, 'g' long long
+  int return_type;  // CLIPS codes: 'b' boolean, 's' string, 'w' symbol, 'g' long long
   int (*function)(void*);
   const char* c_name;
-  const char* restrictions;  // min, max, argument types ("k" = string or symbol)
+  // min, max, the default argument type, then each argument's ("k" = string or symbol,
+  // "i" integer, "*" any)
+  const char* restrictions;
 };
 
 // The registration table: every function rule files can call.
@@ -254,6 +327,10 @@ const FunctionEntry kFunctions[] = {
     {"workspace-root", 's', PTIEF WorkspaceRootFn, "WorkspaceRootFn", "00"},
     {"home-dir", 's', PTIEF HomeDirFn, "HomeDirFn", "00"},
     {"now", 'g', PTIEF NowFn, "NowFn", "00"},
+    {"local-weekday", 'w', PTIEF LocalWeekdayFn, "LocalWeekdayFn", "12*ki"},
+    {"local-hour", 'g', PTIEF LocalHourFn, "LocalHourFn", "12*ki"},
+    {"local-minute", 'g', PTIEF LocalMinuteFn, "LocalMinuteFn", "12*ki"},
+    {"local-date", 's', PTIEF LocalDateFn, "LocalDateFn", "12*ki"},
 };
 
 }  // namespace

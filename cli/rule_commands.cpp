@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/proposal_stream.h"
 #include "cli/terminal_text.h"
+#include "bindings/local_time.h"
 #include "engine/case_runner.h"
 #include "engine/engine.h"
 #include "engine/json_writer.h"
@@ -309,11 +310,15 @@ void register_dry_run(CLI::App& app, int* exit_code) {
     std::optional<std::string> principal;
     std::vector<std::string> groups;
     std::string session;
+    std::string now;
     EngineFlags engine;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("--rules", a->rules, "Rule file or directory (repeatable; default: the shipped rules)")
       ->allow_extra_args(false);
+  cmd->add_option("--now", a->now,
+                  "Decide at this time (RFC 3339 with an offset, e.g. 2026-03-29T01:30:00+01:00) instead of "
+                  "the system clock: what (now), local-hour and the other time functions read");
   cmd->add_option("--session", a->session,
                   "Earlier proposals of the session (JSON lines), decided first in order: their approved "
                   "effects are the history the input is decided with, as the daemon's session memory "
@@ -331,10 +336,22 @@ void register_dry_run(CLI::App& app, int* exit_code) {
       *exit_code = kExitUsage;
       return;
     }
+    std::optional<std::int64_t> now;
+    if (!a->now.empty()) {
+      std::string why;
+      now = local_time::parse_rfc3339(a->now, &why);
+      if (!now) {
+        std::fprintf(stderr, "warden: --now %s: %s\n", printable(a->now).c_str(), printable(why).c_str());
+        *exit_code = kExitUsage;
+        return;
+      }
+    }
     warn_if_default_approve(a->engine.default_outcome);
     auto policy = load_rules(a->rules, a->format == "json");  // empty: the shipped rules
     if (!policy) { *exit_code = kExitUsage; return; }
     EngineOptions options = engine_options(a->engine);
+    // Every decision of the run, the --session ones included, is made at that one time.
+    if (now) options.clock = [t = *now] { return t; };
     if (!add_own_paths(a->engine, &options)) {
       *exit_code = kExitUsage;
       return;

@@ -8,6 +8,7 @@
 #include <set>
 #include <string_view>
 
+#include "bindings/local_time.h"
 #include "engine/session_memory.h"
 
 namespace warden {
@@ -112,7 +113,7 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
   // A misspelt field (say "expect_eror") must not quietly turn into a weaker test.
   static const std::set<std::string, std::less<>> kFields = {
       "name",  "proposal",  "expect", "expect_error", "rule",           "not_rule",    "workspace",
-      "depth", "principal", "groups", "history",      "expect_effects", "not_effects", "own_paths"};
+      "depth", "principal", "groups", "history",      "expect_effects", "not_effects", "own_paths", "now"};
   for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
     std::string_view field(m->name.GetString(), m->name.GetStringLength());
     if (!kFields.count(field)) return bad("unknown test case field \"" + std::string(field.substr(0, 40)) + "\"");
@@ -133,6 +134,12 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
   if (auto depth = v.FindMember("depth"); depth != v.MemberEnd()) {
     if (!depth->value.IsInt64() || depth->value.GetInt64() < 0) return bad("\"depth\" must be a whole number");
     c.depth = depth->value.GetInt64();
+  }
+  if (auto now = v.FindMember("now"); now != v.MemberEnd()) {
+    std::string why;
+    auto at = local_time::parse_rfc3339(std::string_view(now->value.GetString(), now->value.GetStringLength()), &why);
+    if (!at) return bad("test case '" + c.name + "': \"now\" is not a time: " + why);
+    c.now = *at;
   }
   if (auto principal = v.FindMember("principal"); principal != v.MemberEnd())
     c.principal = std::string(principal->value.GetString(), principal->value.GetStringLength());
@@ -268,6 +275,7 @@ CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vec
     request.depth = c.depth;
     request.principal = c.principal;
     request.groups = c.groups;
+    request.now = c.now;
     std::string history_failure;
     DecideResult d = c.history.empty() ? engine->decide(request) : decide_with_history(*engine, c, request, &history_failure);
     // The error the engine reported, if any: an input error or a decision it failed closed.

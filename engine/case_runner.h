@@ -4,6 +4,7 @@
 // error by code. A library so the CLI only reports. One thread.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +24,10 @@ struct EffectPattern {
   std::string to_text() const;  // {kind=write target=/w/x}
 };
 
+// A case's time when it gives no "now": 2026-01-01T00:00:00Z (a Thursday; 01:00 in
+// Europe/Berlin), so that what a case decides never depends on when it runs.
+inline constexpr std::int64_t kDefaultCaseTime = 1767225600;
+
 struct RuleCase {
   std::string file;
   long line = 0;
@@ -37,6 +42,9 @@ struct RuleCase {
   // added to the runner's
   std::vector<std::string> own_paths;
   long long depth = 0;     // optional: pipeline depth the proposal arrives at
+  // optional ("now", RFC 3339 with an offset): the decision's time, seconds since the epoch,
+  // for the proposal and its history; kDefaultCaseTime when not given
+  std::int64_t now = kDefaultCaseTime;
   // optional: the authenticated caller, as the daemon passes it (DecideRequest)
   std::optional<std::string> principal;
   std::vector<std::string> groups;

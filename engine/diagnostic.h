@@ -27,6 +27,7 @@ inline constexpr const char* kDuplicateFunction = "E_DUPLICATE_FUNCTION";
 inline constexpr const char* kGlobalMutation = "E_GLOBAL_MUTATION";   // bind of a ?*global* at run time
 inline constexpr const char* kBadRegex = "E_BAD_REGEX";               // constant pattern RE2 cannot compile
 inline constexpr const char* kBadPattern = "E_BAD_PATTERN";           // pattern-hit without constant kind/pattern
+inline constexpr const char* kTimeZone = "E_TIME_ZONE";               // a constant time zone the tz database does not know
 inline constexpr const char* kPatternTooLarge = "E_PATTERN_TOO_LARGE";  // indexed pattern over the matcher's memory budget
 inline constexpr const char* kRuleName = "E_RULE_NAME";               // decision/rewrite/allow/hint/approval credited to another rule
 inline constexpr const char* kCompile = "E_COMPILE";                  // any other CLIPS load error
@@ -117,6 +118,7 @@ inline constexpr Entry kTable[] = {
     {kGlobalMutation, "a rule changes a global variable at run time"},
     {kBadRegex, "a constant pattern RE2 cannot compile"},
     {kBadPattern, "pattern-hit without a constant kind and pattern"},
+    {kTimeZone, "a rule names a time zone the system tz database does not know (local-hour …)"},
     {kCompile, "any other error while compiling the rules"},
     {kNoRules, "nothing to load"},
     {kRead, "a rule file cannot be read"},

@@ -211,7 +211,9 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   fields.id = kProposalFactId;
   fields.depth = request.depth;
   fields.attempt = request.attempt;
-  now_ = options_.clock ? options_.clock() : static_cast<std::int64_t>(std::time(nullptr));
+  now_ = request.now         ? *request.now
+         : options_.clock ? options_.clock()
+                          : static_cast<std::int64_t>(std::time(nullptr));
 
   void* env = env_->get();
   EnvState& state = env_->state();

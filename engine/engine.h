@@ -50,7 +50,9 @@ struct EngineOptions {
   std::size_t max_shell_commands = 4096;        // simple commands in one shell line
   std::size_t max_shell_words = 4096;           // words, assignments and redirects of one simple command
   std::size_t max_shell_total_words = 1 << 18;  // the same over the whole line
-  // Clock for (now) in rules, seconds since the epoch; replay injects the recorded time.
+  // The decision clock, seconds since the epoch, read once at the start of each decision
+  // that has no DecideRequest::now; null: the system clock. The daemon sets it to the time
+  // it records in the audit log; replay to the recorded time.
   std::function<std::int64_t()> clock;
 };
 
@@ -88,6 +90,9 @@ struct DecideRequest {
   bool explain = false;      // also report the derived facts
   std::int64_t depth = 0;    // pipeline depth (SPEC §2)
   std::int64_t attempt = 0;  // retry number
+  // The decision's time, seconds since the epoch: what (now), the local-… time functions and
+  // history ages read. Unset: EngineOptions::clock, else the system clock.
+  std::optional<std::int64_t> now;
   // The authenticated principal (the daemon's token owner). When set it replaces
   // `context.principal` both in the `proposal` fact and in the returned action JSON.
   std::optional<std::string> principal;

@@ -9,6 +9,7 @@
 #include <set>
 #include <string_view>
 
+#include "bindings/local_time.h"
 #include "engine/sandbox.h"
 #include "engine/templates.h"
 
@@ -320,6 +321,8 @@ struct FileChecker {
               "globals are constants in Warden rules; cannot bind " + t[k + 2].text);
       } else if ((head == "regex-match") && k + 2 < close && t[k + 2].type == TokenType::String) {
         check_regex(t[k + 2], c.name);
+      } else if (is_local_time_function(head) && k + 2 < close) {
+        check_time_zone(t[k + 2], c.name);
       } else if (head == "pattern-hit" && c.kind == "defrule" && !in_rhs) {
         // Any depth: a pattern under not/or/and/exists/forall/logical must be indexed too,
         // or `(not (pattern-hit …))` would always hold and `(or (pattern-hit …) …)` never.
@@ -883,6 +886,20 @@ struct FileChecker {
       error(code, c.line, c.name,
             std::string(what) + " '" + c.name + "' is already defined at " + it->second.first + ":" +
                 std::to_string(it->second.second));
+  }
+
+  static bool is_local_time_function(const std::string& name) {
+    return name == "local-weekday" || name == "local-hour" || name == "local-minute" || name == "local-date";
+  }
+
+  // A constant zone (a string, or a symbol that is not a variable) must be one the tz
+  // database knows: a misspelt zone would otherwise fail every decision that reaches it.
+  void check_time_zone(const Token& zone, const std::string& rule) {
+    if (zone.type != TokenType::String &&
+        (zone.type != TokenType::Atom || zone.text.empty() || zone.text[0] == '?' || zone.text[0] == '$'))
+      return;
+    std::string why = local_time::zone_error(zone.text);
+    if (!why.empty()) error(code::kTimeZone, zone.line, rule, why);
   }
 
   void check_regex(const Token& pattern, const std::string& rule) {

@@ -291,7 +291,11 @@ class Scanner {
       return;
     }
     if (const std::string* head = n.head()) {
-      if (*head == "now") out_->uses_clock = true;
+      // The decision's clock: (now), and the local time functions, which read it when not
+      // given a time.
+      if (*head == "now" || *head == "local-weekday" || *head == "local-hour" || *head == "local-minute" ||
+          *head == "local-date")
+        out_->uses_clock = true;
       if (*head == "session") out_->uses_session = true;
       if (*head == "agent") out_->uses_agent = true;
       if (*head == "history") history_pattern(n, guards);

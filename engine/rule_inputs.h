@@ -5,7 +5,7 @@
 // input a decision can depend on.
 //
 // Why a scan is enough: rules run in the sandbox (engine/sandbox.h), so a rule reads facts
-// only through its patterns and time only through (now); fact queries, fact-slot-value,
+// only through its patterns and time only through (now) and the local-… time functions; fact queries, fact-slot-value,
 // (time) and the like are not callable. The scan is still conservative: a construct that
 // could read facts another way, or a history pattern it cannot read precisely, makes every
 // history fact (with its age and decision id) count.
@@ -35,7 +35,7 @@
 namespace warden {
 
 struct RuleInputs {
-  bool uses_clock = false;             // some list calls (now)
+  bool uses_clock = false;             // some list calls (now) or a local-… time function
   // Some pattern may read the proposal fact's session or agent slot (context.session and
   // context.agent reach rules only there: they get no param or pattern-hit facts).
   bool uses_session = false;

@@ -241,7 +241,9 @@ std::int64_t engine_now(const Engine& engine) {
 
 DecideResult decide_in_session(Engine& engine, SessionHistory& memory, DecideRequest request, const SessionKey& key,
                                bool record) {
-  const std::int64_t now = engine_now(engine);
+  // One reading of the clock: the history's snapshot, its ages and the rules see one second.
+  const std::int64_t now = request.now ? *request.now : engine_now(engine);
+  request.now = now;
   const HistorySnapshot history = memory.shared_snapshot(key.principal, key.session, now);
   request.history = history && !history->empty() ? history.get() : nullptr;
   request.shared_history = request.history ? history : nullptr;

@@ -138,7 +138,7 @@ SessionKey session_key(std::string_view proposal_json, const std::optional<std::
 std::int64_t engine_now(const Engine& engine);
 
 // Decides one proposal within its session, as the daemon does: the session's history
-// (snapshot at the engine's clock) goes in request.history, and an approved decision's
+// (snapshot at request.now, else the engine's clock, read once) goes in request.history, and an approved decision's
 // effects are remembered. `record` false: decide with the history but remember nothing
 // (a dry run). request.history is replaced. A store that cannot be read throws
 // SessionHistoryError before anything is decided.

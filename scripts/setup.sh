@@ -12,6 +12,7 @@ PACKAGES=(g++ cmake ninja-build pkg-config ccache libclips-dev rapidjson-dev cat
           libedit-dev  # warden chat: line editing and history (BSD editline, not GNU readline)
           clang libclang-rt-dev  # clang + libFuzzer: the fuzz targets (fuzz/run.sh, .ci/run)
           libseccomp-dev  # the shell actuator's confinement: its system-call filter
+          libhowardhinnant-date-dev tzdata  # the rule functions' local time (local-hour …): the tz database
           bubblewrap python3-pytest  # bench_confine compares with bwrap; the confinement tests run pytest
           iproute2 util-linux)  # the end-to-end tests: real agent CLIs in a network namespace (ip, unshare)
 missing=()

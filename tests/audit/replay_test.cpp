@@ -428,6 +428,39 @@ TEST_CASE("the recorded time is the engine's clock", "[replay]") {
   CHECK(replay(log2, {base, night, kEffects, kPaths}).changed == 0);
 }
 
+// Rejects outside 08:00-17:59 in Berlin, whatever the UTC offset of the day.
+const char* kBerlinHoursRule = R"CLP(
+(defrule t-berlin-hours
+  (proposal (id ?id))
+  (test (or (< (local-hour "Europe/Berlin") 8) (>= (local-hour "Europe/Berlin") 18)))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule t-berlin-hours)
+                    (reason (str-cat "outside hours: " (local-date "Europe/Berlin") " " (local-hour "Europe/Berlin"))))))
+)CLP";
+
+TEST_CASE("local time rules are replayed at each record's time, across a daylight saving change", "[replay][time]") {
+  Dir dir;
+  const std::string base = dir.write("base/base.clp", kBaseRules);
+  const std::string hours = dir.write("hours/hours.clp", kBerlinHoursRule);
+  const std::string log = dir.path("audit.jsonl");
+  Recorder rec({base, kEffects, kPaths}, log);
+  constexpr std::int64_t kUs = 1000000;
+  // The same proposal four times: 06:30 and 07:30 UTC on the Friday before the spring change
+  // (07:30 and 08:30 in Berlin) and on the Monday after it (08:30 and 09:30).
+  const auto fri_early = rec.shell("alice", "", "ls", 1774593000 * kUs);  // 2026-03-27T06:30:00Z
+  rec.shell("alice", "", "ls", 1774596600 * kUs);                          // 2026-03-27T07:30:00Z
+  rec.shell("alice", "", "ls", 1774852200 * kUs);                          // 2026-03-30T06:30:00Z
+  rec.shell("alice", "", "ls", 1774855800 * kUs);                          // 2026-03-30T07:30:00Z
+  for (bool cache : {true, false}) {
+    INFO("cache " << cache);
+    ReplayReport rep = replay(log, {base, hours, kEffects, kPaths}, 1, cache);
+    CHECK(rep.inputs.uses_clock);
+    REQUIRE(rep.changes.size() == 1);
+    CHECK(rep.changes[0].seq == fri_early);
+    CHECK(rep.changes[0].new_reason == "outside hours: 2026-03-27 7");
+  }
+}
+
 TEST_CASE("the recorded session history reaches history rules", "[replay]") {
   Dir dir;
   const std::string base = dir.write("base/base.clp", kBaseRules);

@@ -1,5 +1,7 @@
 // Rule test cases (`warden test`): an engine error passes only a case that names it, coverage
 // counts only decisions made without error, and cases carry the authenticated caller.
+#include <rapidjson/document.h>
+
 #include <algorithm>
 
 #include "engine/case_runner.h"
@@ -122,4 +124,78 @@ TEST_CASE("case files refuse unknown fields and contradictory expectations with 
     CHECK(diagnostics[i].line == static_cast<long>(i) + 2);
   }
   CHECK(diagnostics[0].message.find("expect_eror") != std::string::npos);
+}
+
+namespace {
+
+// Reports the decision's time, and the age of the session's earlier step, as its reason.
+const char* kClockRules = R"CLP(
+(defrule clock
+  (proposal (id ?id) (target reply))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule clock)
+                    (reason (str-cat (now) " " (local-weekday "Europe/Berlin") " " (local-hour "Europe/Berlin"))))))
+(defrule write (proposal (id ?id) (target file))
+  => (assert (decision (proposal ?id) (outcome approve) (rule write))))
+(defrule aged
+  (proposal (id ?id) (target tool))
+  (history (proposal ?id) (age ?a))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule aged) (reason (str-cat "age " ?a " at " (now))))))
+)CLP";
+
+}  // namespace
+
+TEST_CASE("a case's now is its decision's time; without one the time is fixed", "[cases][time]") {
+  static std::vector<RuleCase> cases;
+  cases = cases_from(
+      R"({"name":"spring","proposal":{"target":"reply"},"now":"2026-03-29T01:30:00+01:00","expect":"approve"})" "\n"
+      R"({"name":"after the change","proposal":{"target":"reply"},"now":"2026-03-29T03:30:00+02:00","expect":"approve"})" "\n"
+      R"({"name":"no now","proposal":{"target":"reply"},"expect":"approve"})" "\n"
+      R"({"name":"history","now":"2026-03-30T08:00:00Z","history":[{"target":"file","action":"write","payload":{"path":"a"},"context":{"session":"s"}}],"proposal":{"target":"tool","payload":{"tool":"x"},"context":{"session":"s"}},"expect":"approve","rule":"aged"})" "\n");
+  REQUIRE(cases.size() == 4);
+  CHECK(cases[0].now == 1774744200);
+  CHECK(cases[2].now == kDefaultCaseTime);
+  // An effects table, so that the file write has an effect the session remembers.
+  auto loaded = Policy::compile({RuleSource{"t.clp", kClockRules}, RuleSource{"effects.toml", "[program.ls]\noperands = [\"read...\"]\n"}});
+  for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
+  REQUIRE(loaded.policy);
+  CaseReport report = run_cases(loaded.policy, cases, test_options());
+  REQUIRE(report.results.size() == 4);
+  auto reason = [&](std::size_t i) {
+    INFO(report.results[i].failure);
+    REQUIRE(report.results[i].passed);
+    rapidjson::Document d;
+    d.Parse(report.results[i].decision_json.c_str());
+    return std::string(d["reason"].GetString());
+  };
+  CHECK(reason(0) == "1774744200 sun 1");
+  CHECK(reason(1) == "1774747800 sun 3");
+  CHECK(reason(2) == "1767225600 thu 1");  // 2026-01-01T00:00:00Z, whenever the case runs
+  CHECK(reason(3) == "age 0 at 1774857600");  // the history was decided at the case's time
+}
+
+TEST_CASE("a malformed now is E_CASE at the case's file and line", "[cases][time]") {
+  Diagnostics diagnostics;
+  auto cases = read_cases("team/time.jsonl",
+                          R"({"name":"ok","proposal":{"target":"reply"},"now":"2026-03-29T01:30:00Z","expect":"approve"})" "\n"
+                          R"({"name":"no offset","proposal":{"target":"reply"},"now":"2026-03-29T01:30:00","expect":"approve"})" "\n"
+                          "\n"
+                          R"({"name":"no such day","proposal":{"target":"reply"},"now":"2026-02-30T01:30:00Z","expect":"approve"})" "\n"
+                          R"({"name":"a number","proposal":{"target":"reply"},"now":1774744200,"expect":"approve"})" "\n",
+                          &diagnostics);
+  CHECK(cases.size() == 1);
+  REQUIRE(diagnostics.size() == 3);
+  for (const auto& d : diagnostics) {
+    CHECK(d.code == "E_CASE");
+    CHECK(d.file == "team/time.jsonl");
+  }
+  CHECK(diagnostics[0].line == 2);
+  CHECK(diagnostics[0].to_text() ==
+        "team/time.jsonl:2: error E_CASE: test case 'no offset': \"now\" is not a time: no offset: add Z or +HH:MM "
+        "(RFC 3339 with an offset, such as 2026-03-29T01:30:00+01:00 or 2026-03-29T00:30:00Z)");
+  CHECK(diagnostics[1].line == 4);
+  CHECK(diagnostics[1].message.find("no such date") != std::string::npos);
+  CHECK(diagnostics[2].line == 5);
+  CHECK(diagnostics[2].message == "test case field \"now\" must be a string");
 }
