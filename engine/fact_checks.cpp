@@ -181,6 +181,17 @@ void FactChecks::constraint(std::size_t from, std::size_t to, const TemplateSche
   for (std::size_t k = from; k < to;) {
     const Token& tok = t_[k];
     const bool connective = tok.type == TokenType::Atom && (tok.text == "&" || tok.text == "|");
+    if (tok.type == TokenType::Open) {  // a call without `:` or `=` before it
+      if (!reported)
+        report_(code::kParse, Severity::Error, tok,
+                "a call in a pattern's slot needs `:` before it to test the value (`?x&:(" +
+                    (t_[k + 1].type == TokenType::Atom ? t_[k + 1].text.substr(0, 40) : std::string("…")) +
+                    " …)`) or `=` to compute it (`=(…)`)");
+      reported = true;
+      k = match_[k] + 1;
+      expect_term = false;
+      continue;
+    }
     if (!expect_term) {
       if (connective) {
         expect_term = true;
@@ -210,8 +221,6 @@ void FactChecks::constraint(std::size_t from, std::size_t to, const TemplateSche
     if (tok.type == TokenType::Atom && (tok.text == ":" || tok.text == "=") && k + 1 < to &&
         t_[k + 1].type == TokenType::Open) {
       k = match_[k + 1] + 1;
-    } else if (tok.type == TokenType::Open) {
-      k = match_[k] + 1;
     } else {
       if (tok.type == TokenType::String || !is_variable(tok.text)) constant(tok, negated, tmpl, slot, true);
       ++k;
