@@ -471,15 +471,23 @@ bool ClipsEnv::load(const std::string& text, const std::string& file, long first
       column = at.column;
       message += " (CLIPS stopped at `" + (at.type == TokenType::String ? "\"" + at.text.substr(0, 40) + "\"" : at.text.substr(0, 40)) +
                  "` on line " + std::to_string(first_line + at.line - 1) + ")";
-      // A syntax error after a '(' the indentation says was left open is that '(''s doing.
+      // A syntax error after a '(' the indentation says was left open, or after a ')' it says
+      // closed a group early, is that parenthesis's doing.
       std::size_t evidence = stop + 1;
       const std::size_t open = code == code::kParse ? unclosed_by_indentation(tokens, 0, stop + 1, &evidence) : stop + 1;
+      const std::size_t extra =
+          code == code::kParse && open > stop ? extra_close_by_indentation(tokens, 0, stop + 1) : stop + 1;
       if (open <= stop) {
         line = tokens[open].line;
         column = tokens[open].column;
         message = quoted_group(tokens, open) + " opened on line " + std::to_string(first_line + line - 1) +
                   " is probably not closed: its `)` belongs before line " +
                   std::to_string(first_line + tokens[evidence].line - 1) + ", which is indented as its sibling. " + message;
+      } else if (extra <= stop) {
+        line = tokens[extra].line;
+        column = tokens[extra].column;
+        message = "this `)` is probably one too many: it closes a group early, and a later line is still indented "
+                  "as part of it. " + message;
       }
     }
     out->push_back({code, Severity::Error, file, first_line + line - 1, construct_name, message, column});

@@ -162,15 +162,37 @@ struct FileChecker {
         // The construct before was closed early: what follows still belongs to it.
         const auto [open, close] = constructs.back();
         constructs.pop_back();
-        error_at(code::kUnbalanced, tokens[close], "",
-                 "this `)` closes " + quoted_group(tokens, open) + " (opened on line " + std::to_string(tokens[open].line) +
-                     "), but line " + std::to_string(tokens[i].line) +
-                     " still reads as part of it: one `)` too many on this line or before it");
+        if (report_runaway_string(tokens, i)) return;
+        const std::size_t extra = extra_close_by_indentation(tokens, open, i);
+        if (extra != i)
+          error_at(code::kUnbalanced, tokens[extra], "",
+                   "this `)` is one too many: it closes " + quoted_group(tokens, open) + " (opened on line " +
+                       std::to_string(tokens[open].line) + ") early, and line " + std::to_string(tokens[i].line) +
+                       " is still indented as part of it");
+        else
+          error_at(code::kUnbalanced, tokens[close], "",
+                   "this `)` closes " + quoted_group(tokens, open) + " (opened on line " +
+                       std::to_string(tokens[open].line) + "), but line " + std::to_string(tokens[i].line) +
+                       " still reads as part of it: one `)` too many on this line or before it");
         while (i < tokens.size() && !starts_construct(tokens, i)) ++i;
         continue;
       }
       if (tokens[i].type == TokenType::Close) {
-        error_at(code::kUnbalanced, tokens[i], "", "this `)` closes nothing: one `)` too many");
+        if (report_runaway_string(tokens, i)) return;
+        // Right after a construct, the `)` too many may be inside it, where it closed a group
+        // early: then the construct is not what the author wrote, and is not checked.
+        const std::size_t extra = !constructs.empty() && constructs.back().second + 1 == i
+                                      ? extra_close_by_indentation(tokens, constructs.back().first, i)
+                                      : i;
+        if (extra != i) {
+          error_at(code::kUnbalanced, tokens[extra], "",
+                   "this `)` is one too many: it closes a group early, and the line after it is still indented as "
+                   "part of that group (so the `)` on line " +
+                       std::to_string(tokens[i].line) + " closes nothing)");
+          constructs.pop_back();
+        } else {
+          error_at(code::kUnbalanced, tokens[i], "", "this `)` closes nothing: one `)` too many");
+        }
         ++i;
         continue;
       }
@@ -191,6 +213,7 @@ struct FileChecker {
         else if (tokens[j].type == TokenType::Close && --depth == 0) break;
       }
       if (j == tokens.size() || nested < j) {
+        if (report_runaway_string(tokens, std::min(j, nested))) return;
         report_unclosed(tokens, start, nested);
         if (nested == tokens.size()) return;
         i = nested;  // go on with the construct that starts there
@@ -200,6 +223,23 @@ struct FileChecker {
       i = j + 1;
     }
     for (const auto& [open, close] : constructs) check_construct(tokens, open, close);
+  }
+
+  // A parenthesis that does not pair up after a string that ran on through code (its closing
+  // quote missing, and the quotes after it paired wrongly, a comment's among them) is that
+  // string's doing: reported instead, as the tokenizer reports one never closed.
+  bool report_runaway_string(const std::vector<Token>& t, std::size_t before) {
+    for (std::size_t k = 0; k < before && k < t.size(); ++k) {
+      if (t[k].type != TokenType::String || t[k].text.find('\n') == std::string::npos ||
+          !string_runs_through_code(t[k].text))
+        continue;
+      const long end = t[k].line + static_cast<long>(std::count(t[k].text.begin(), t[k].text.end(), '\n'));
+      error_at(code::kUnbalanced, t[k], "",
+               "this string opened on line " + std::to_string(t[k].line) + " runs on to line " + std::to_string(end) +
+                   " through lines that read as rules: its closing `\"` is probably missing");
+      return true;
+    }
+    return false;
   }
 
   // The construct at `start` is never closed before `end` (the next construct, or the end of
@@ -216,10 +256,13 @@ struct FileChecker {
                    std::to_string(t[evidence].line) + ", which is indented as its sibling");
       return;
     }
+    // Its `)` belongs after its last token: the one before the next construct (or the file's end).
+    const std::string last_line = std::to_string(t[end - 1].line);
     error_at(code::kUnbalanced, t[start], "",
-             "this " + quoted_group(t, start) + " opened on line " + line + " is never closed: its `)` is missing " +
-                 (end < t.size() ? "before " + quoted_group(t, end) + " on line " + std::to_string(t[end].line)
-                                 : std::string("at the end of the file")));
+             "this " + quoted_group(t, start) + " opened on line " + line +
+                 " is never closed: its `)` is missing at the end of line " + last_line +
+                 (end < t.size() ? ", before " + quoted_group(t, end) + " on line " + std::to_string(t[end].line)
+                                 : std::string(", the end of the file")));
   }
 
   void check_construct(const std::vector<Token>& t, std::size_t open, std::size_t close) {

@@ -27,19 +27,21 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
   return n;
 }
 
-// True if a string's text holds a line that reads as code: one starting with '(' or ';' after
-// its indentation. Rule strings (reasons, patterns) practically never do; a string whose
-// closing quote was left out runs on through the rules after it and does.
-bool runs_through_code(const std::string& text) {
-  for (std::size_t n = text.find('\n'); n != std::string::npos; n = text.find('\n', n + 1)) {
+}  // namespace
+
+// True if a multi-line string's text reads as code: a line starting with '(' or ';' after its
+// indentation, or a closing quote that starts its line (the opening quote of the next string
+// there). A rule's text (a reason wrapped over lines) practically never does; a string whose
+// closing quote was left out runs on through what follows, pairing the quotes after it wrongly.
+bool string_runs_through_code(const std::string& text) {
+  std::size_t n = text.find('\n');
+  for (; n != std::string::npos; n = text.find('\n', n + 1)) {
     std::size_t k = n + 1;
     while (k < text.size() && (text[k] == ' ' || text[k] == '\t')) ++k;
-    if (k < text.size() && (text[k] == '(' || text[k] == ';')) return true;
+    if (k == text.size() || text[k] == '(' || text[k] == ';') return true;
   }
   return false;
 }
-
-}  // namespace
 
 bool is_variable(const std::string& atom) {
   return !atom.empty() && (atom[0] == '?' || atom.rfind("$?", 0) == 0);
@@ -139,7 +141,7 @@ bool tokenize(std::string_view src, std::vector<Token>* tokens, TokenError* erro
         error->message = "this string opened on line " + std::to_string(start) + " is never closed: its closing `\"` is missing";
         return false;
       }
-      if (line != start && runs_through_code(value)) runaway.emplace_back(tokens->size(), line);
+      if (line != start && string_runs_through_code(value)) runaway.emplace_back(tokens->size(), line);
       tokens->push_back({TokenType::String, std::move(value), start, start_offset, start_column});
       continue;
     }

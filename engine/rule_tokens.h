@@ -36,6 +36,10 @@ struct TokenError {
 // code, else where it opened. Returns false with *error.
 bool tokenize(std::string_view src, std::vector<Token>* tokens, TokenError* error);
 
+// True if a string's text spans lines that read as code: a line starting with '(' or ';', or
+// the closing quote starting its line. The mark of a string whose closing quote is missing.
+bool string_runs_through_code(const std::string& text);
+
 // True for the atoms CLIPS reads as variables: ?x, $?x, ?*global*, and the wildcards ? and $?.
 bool is_variable(const std::string& atom);
 
