@@ -342,7 +342,9 @@ void FactChecks::variables(std::size_t body, std::size_t arrow) {
     else if ((head == "progn$" || head == "loop-for-count") && t_[k + 2].type == TokenType::Open) var = k + 3;
     if (var < close_ && t_[var].type == TokenType::Atom) {
       std::string name = variable_name(t_[var].text);
-      if (!name.empty()) bound.insert(std::move(name));
+      if (name.empty()) continue;
+      if (head != "bind" && head != "loop-for-count") bound.insert(name + "-index");  // the position, bound too
+      bound.insert(std::move(name));
     }
   }
   std::set<std::string> reported;

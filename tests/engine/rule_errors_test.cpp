@@ -77,6 +77,12 @@ TEST_CASE("a `)` too many is reported at the line that closes the rule early", "
   Diagnostic d = only(broken("(target shell))", "(target shell)))"), code::kUnbalanced);
   CHECK(d.line == 3);
   CHECK(says(d, "closes `(defrule block-rm` (opened on line 2)"));
+  // A continuation line says which group the `)` closed too early.
+  Diagnostic inner = only("(defrule r\n  (effect (proposal ?id) (kind read))\n          (target ?p))\n  =>\n"
+                          "  (assert (decision (proposal ?id) (outcome reject) (rule r))))\n",
+                          code::kUnbalanced);
+  CHECK(inner.line == 2);
+  CHECK(inner.column == 37);
   // A stray one after a whole rule closes nothing, and the rule is still checked.
   auto extra = compile_text(std::string(kRule) + ")\n");
   REQUIRE(extra.diagnostics.size() == 1);
@@ -103,6 +109,10 @@ TEST_CASE("a missing closing quote is reported where the string opened", "[rule_
   CHECK(d.line == 6);
   CHECK(d.column == 77);
   CHECK(says(d, "string opened on line 6"));
+  // Even when a quote in a comment further on pairs the quotes up again.
+  Diagnostic paired = only(broken("(reason \"no rm\")", "(reason \"no rm)") + ";; see \"the guide\n", code::kUnbalanced);
+  CHECK(paired.line == 6);
+  CHECK(says(paired, "string opened on line 6"));
   // The last string of a file.
   Diagnostic last = only(broken("(reason \"replies\")", "(reason \"replies)"), code::kUnbalanced);
   CHECK(last.line == 11);
@@ -189,7 +199,8 @@ TEST_CASE("a variable the conditions never bind is E_UNBOUND_VARIABLE at its use
   CHECK(local.line == 5);
   CHECK(says(local, "only inside `(not` on line 3"));
   // What the actions bind themselves is bound.
-  CHECK(compile_text("(defrule r (proposal (id ?id)) =>\n  (bind ?why \"x\")\n  (foreach ?w (create$ a) (bind ?n 1))\n"
+  CHECK(compile_text("(defrule r (proposal (id ?id)) =>\n  (bind ?why \"x\")\n  (foreach ?w (create$ a) (bind ?n ?w-index))\n"
+                     "  (progn$ (?v (create$ a)) (bind ?m ?v-index))\n"
                      "  (assert (decision (proposal ?id) (outcome reject) (rule r) (reason ?why))))\n")
             .policy);
 }
