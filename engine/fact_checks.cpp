@@ -348,12 +348,13 @@ void FactChecks::variables(std::size_t body, std::size_t arrow) {
     }
   }
   std::set<std::string> reported;
+  std::vector<std::string> names;  // ?x for each bound variable, when one is missing
   for (std::size_t k = arrow + 1; k < close_; ++k) {
     if (t_[k].type != TokenType::Atom) continue;
     const std::string name = variable_name(t_[k].text);
     if (name.empty() || bound.count(name) || !reported.insert(name).second) continue;
-    std::vector<std::string> names;
-    for (const auto& b : bound) names.push_back("?" + b);
+    if (names.empty())
+      for (const auto& b : bound) names.push_back("?" + b);
     std::string message = "`?" + name.substr(0, 60) + "` is used in the actions but never bound in the conditions" +
                           suggest_("?" + name, names);
     for (const auto& [local, ce] : locals)

@@ -111,6 +111,7 @@ struct FileChecker {
 
   // " — did you mean `x`?", within the set's budget of suggestions (a hostile file with a
   // million misspelt names gets the first suggestions, not a million searches).
+  bool can_suggest() const { return *suggestions_left > 0; }
   std::string suggest(std::string_view word, const std::vector<std::string>& names) {
     if (*suggestions_left == 0) return "";
     --*suggestions_left;
@@ -850,7 +851,8 @@ struct FileChecker {
                         (c.kind == "defrule" && !in_lhs ? std::string(": patterns go before `=>`") : std::string()));
       } else {
         fc.error_at(code::kUnknownFunction, head, c.name,
-                    "unknown function `" + name.substr(0, 60) + "`" + fc.suggest(name, fc.callable_names()));
+                    "unknown function `" + name.substr(0, 60) + "`" +
+                        (fc.can_suggest() ? fc.suggest(name, fc.callable_names()) : std::string()));
       }
       return false;
     }
