@@ -3,6 +3,7 @@
 #include <re2/re2.h>
 
 #include <atomic>
+#include <cctype>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -11,7 +12,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include "engine/rule_tokens.h"
 #include "engine/sandbox.h"
+#include "engine/source_layout.h"
 #include "engine/templates.h"
 #include "engine/clips.h"  // last: CLIPS defines macros
 
@@ -350,10 +353,39 @@ bool install_sandbox(void* env) {
 }
 
 // Stable code for a CLIPS error message such as "[EXPRNPSR3] Missing function declaration".
+// The checker finds these mistakes first, in the author's words; these are for what it misses.
 const char* code_for(const std::string& message) {
-  if (message.find("[EXPRNPSR3]") != std::string::npos) return code::kUnknownFunction;
-  if (message.find("[PRNTUTIL2]") != std::string::npos) return code::kParse;
+  auto has = [&](const char* id) { return message.find(id) != std::string::npos; };
+  if (has("[EXPRNPSR3]")) return code::kUnknownFunction;
+  if (has("[PRNTUTIL2]")) return code::kParse;
+  if (has("[TMPLTDEF1]")) return code::kUnknownSlot;                 // invalid slot
+  if (has("[PRCCODE3]")) return code::kUnboundVariable;              // undefined variable
+  if (has("[CSTRNCHK1]") || has("[TMPLTDEF2]")) return code::kSlotValue;  // type, allowed values, one value
   return code::kCompile;
+}
+
+// After an error CLIPS echoes the construct up to the token it stopped at ("ERROR:\n(defrule
+// MAIN::b\n   (test eq"). Split into tokens, the echo matches the construct's own tokens one
+// for one (its name gains the module, MAIN::), so the last one is where CLIPS stopped: its
+// index in `tokens`, or npos when the echo is missing or does not match.
+std::size_t stop_index(const std::string& captured, const std::vector<Token>& tokens) {
+  const std::size_t at = captured.rfind("ERROR:\n");
+  if (at == std::string::npos) return std::string::npos;
+  std::vector<Token> echo;
+  TokenError error;
+  if (!tokenize(std::string_view(captured).substr(at + 7), &echo, &error) || echo.empty() ||
+      echo.size() > tokens.size())
+    return std::string::npos;
+  for (std::size_t i = 0; i < echo.size(); ++i) {
+    const Token &e = echo[i], &s = tokens[i];
+    if (e.type != s.type) return std::string::npos;
+    const bool numbers = e.type == TokenType::Atom && !e.text.empty() && !s.text.empty() &&
+                         (std::isdigit(static_cast<unsigned char>(e.text.back())) != 0) ==
+                             (std::isdigit(static_cast<unsigned char>(s.text.back())) != 0) &&
+                         std::strchr("+-.0123456789", e.text[0]) && std::strchr("+-.0123456789", s.text[0]);
+    if (e.text != s.text && e.text != "MAIN::" + s.text && !numbers) return std::string::npos;
+  }
+  return echo.size() - 1;
 }
 
 // First meaningful line of what CLIPS printed, without the construct echo.
@@ -426,10 +458,39 @@ bool ClipsEnv::load(const std::string& text, const std::string& file, long first
   bool clean = ok && state_.error_lines.empty() && !has_error_message(state_.captured);
   if (!clean) {
     long line = state_.error_lines.empty() ? 1 : state_.error_lines.front();
+    long column = 0;
+    const char* code = code_for(state_.captured);
     std::string message = first_message(state_.captured);
     if (message.empty()) message = "CLIPS could not load this construct";
-    out->push_back({code_for(state_.captured), Severity::Error, file, first_line + line - 1,
-                    construct_name, message});
+    std::vector<Token> tokens;
+    TokenError error;
+    const std::size_t stop = tokenize(text, &tokens, &error) ? stop_index(state_.captured, tokens) : std::string::npos;
+    if (stop != std::string::npos) {
+      const Token& at = tokens[stop];
+      line = at.line;
+      column = at.column;
+      message += " (CLIPS stopped at `" + (at.type == TokenType::String ? "\"" + at.text.substr(0, 40) + "\"" : at.text.substr(0, 40)) +
+                 "` on line " + std::to_string(first_line + at.line - 1) + ")";
+      // A syntax error after a '(' the indentation says was left open, or after a ')' it says
+      // closed a group early, is that parenthesis's doing.
+      std::size_t evidence = stop + 1;
+      const std::size_t open = code == code::kParse ? unclosed_by_indentation(tokens, 0, stop + 1, &evidence) : stop + 1;
+      const std::size_t extra =
+          code == code::kParse && open > stop ? extra_close_by_indentation(tokens, 0, stop + 1) : stop + 1;
+      if (open <= stop) {
+        line = tokens[open].line;
+        column = tokens[open].column;
+        message = quoted_group(tokens, open) + " opened on line " + std::to_string(first_line + line - 1) +
+                  " is probably not closed: its `)` belongs before line " +
+                  std::to_string(first_line + tokens[evidence].line - 1) + ", which is indented as its sibling. " + message;
+      } else if (extra <= stop) {
+        line = tokens[extra].line;
+        column = tokens[extra].column;
+        message = "this `)` is probably one too many: it closes a group early, and a later line is still indented "
+                  "as part of it. " + message;
+      }
+    }
+    out->push_back({code, Severity::Error, file, first_line + line - 1, construct_name, message, column});
   }
   state_.captured.clear();
   state_.error_lines.clear();

@@ -29,6 +29,7 @@ std::string Diagnostic::to_json() const {
   out += ",\"file\":";
   append_json_string(out, file);
   out += ",\"line\":" + std::to_string(line);
+  if (column > 0) out += ",\"column\":" + std::to_string(column);
   out += ",\"rule\":";
   append_json_string(out, rule);
   out += ",\"message\":";

@@ -17,6 +17,13 @@ namespace code {
 inline constexpr const char* kParse = "E_PARSE";                      // CLIPS syntax error
 inline constexpr const char* kUnbalanced = "E_UNBALANCED";            // parentheses or string not closed
 inline constexpr const char* kUnknownFunction = "E_UNKNOWN_FUNCTION"; // call to an undefined function
+inline constexpr const char* kMissingArrow = "E_MISSING_ARROW";       // defrule without `=>`
+inline constexpr const char* kUnknownTemplate = "E_UNKNOWN_TEMPLATE"; // pattern on a template the engine does not define
+inline constexpr const char* kUnknownSlot = "E_UNKNOWN_SLOT";         // slot its template does not have
+inline constexpr const char* kSlotValue = "E_SLOT_VALUE";             // constant a slot cannot hold (type, allowed values, one value)
+inline constexpr const char* kUnknownOutcome = "E_UNKNOWN_OUTCOME";   // outcome other than approve, reject, approval-required
+inline constexpr const char* kUnboundVariable = "E_UNBOUND_VARIABLE"; // variable in the actions the conditions never bind
+inline constexpr const char* kDeadPattern = "E_DEAD_PATTERN";         // warning: a pattern constant no proposal can have
 inline constexpr const char* kForbiddenFunction = "E_FORBIDDEN_FUNCTION";  // a CLIPS function not on the allowlist
 inline constexpr const char* kForbiddenAssert = "E_FORBIDDEN_ASSERT";  // assert of a fact other than decision/rewrite/allow/hint/approval
 inline constexpr const char* kRecursion = "E_RECURSION";              // deffunction that calls itself
@@ -108,6 +115,13 @@ inline constexpr Entry kTable[] = {
     {kParse, "CLIPS syntax error in a rule file"},
     {kUnbalanced, "parenthesis or string not closed in a rule file"},
     {kUnknownFunction, "a rule calls an undefined function"},
+    {kMissingArrow, "a rule has no `=>` between its conditions and its actions"},
+    {kUnknownTemplate, "a rule's pattern names a template the engine does not define"},
+    {kUnknownSlot, "a pattern or an asserted fact names a slot its template does not have"},
+    {kSlotValue, "a constant a slot cannot hold: the wrong type, not among its allowed values, or two values in a one-value slot"},
+    {kUnknownOutcome, "an outcome other than approve, reject or approval-required"},
+    {kUnboundVariable, "a rule's actions use a variable its conditions never bind"},
+    {kDeadPattern, "warning: a pattern constant no proposal can have, so the pattern never matches (an error with check --strict)"},
     {kForbiddenFunction, "a rule calls a CLIPS function not on the allowlist"},
     {kForbiddenAssert, "a rule asserts a fact other than a decision, rewrite, allow, hint or approval"},
     {kRecursion, "a deffunction calls itself"},
@@ -198,10 +212,11 @@ struct Diagnostic {
   long line = 0;        // 1-based; 0 when unknown
   std::string rule;     // construct name when known
   std::string message;
+  long column = 0;      // 1-based, in characters, of the mistake on `line`; 0 when unknown
 
   // "rules/shell.clp:42: error E_PARSE: message"
   std::string to_text() const;
-  // {"code":…,"severity":…,"file":…,"line":…,"rule":…,"message":…}
+  // {"code":…,"severity":…,"file":…,"line":…[,"column":…],"rule":…,"message":…}
   std::string to_json() const;
 };
 

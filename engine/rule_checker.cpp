@@ -9,135 +9,17 @@
 #include <set>
 #include <string_view>
 
+#include "bindings/clips_functions.h"
 #include "bindings/local_time.h"
+#include "engine/fact_checks.h"
+#include "engine/nearest_name.h"
+#include "engine/rule_tokens.h"
 #include "engine/sandbox.h"
-#include "engine/templates.h"
+#include "engine/source_layout.h"
+#include "engine/template_schema.h"
 
 namespace warden {
 namespace {
-
-enum class TokenType { Open, Close, String, Atom };
-
-struct Token {
-  TokenType type;
-  std::string text;  // unescaped for strings
-  long line;
-  std::size_t offset = 0;  // byte offset of the token's first character
-};
-
-// Byte classes of the CLIPS 6.30 scanner (scanner.c), so that the checker splits source into
-// the same tokens CLIPS does: "(funcall<x" is "(" "funcall" "<x", and a comment ends at a
-// carriage return as well as a line feed.
-bool is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
-bool is_alpha(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_utf8_start(unsigned char c) { return c >= 0xC0 && c <= 0xF7; }
-// Ends a symbol or number: what ScanSymbol stops at (any non-printable ASCII byte included).
-bool is_delimiter(unsigned char c) {
-  return c == '<' || c == '"' || c == '(' || c == ')' || c == '&' || c == '|' || c == '~' ||
-         c == ' ' || c == ';' || c < 0x20 || c == 0x7F;
-}
-
-// Length of the valid UTF-8 sequence at s[i], or 0.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  std::size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  return n;
-}
-
-// Tokenizes CLIPS source: parentheses, strings (with CLIPS escapes), atoms (symbols,
-// numbers, variables, the constraint operators & | ~); skips comments. Outside strings,
-// control characters and invalid UTF-8 are refused (CLIPS reads them as odd tokens or as
-// the end of input); NUL is refused everywhere. Returns false with *error_line and *error.
-bool tokenize(std::string_view src, std::vector<Token>* tokens, long* error_line, std::string* error) {
-  long line = 1;
-  std::size_t i = 0;
-  auto fail = [&](long at, const char* why) {
-    *error_line = at;
-    *error = why;
-    return false;
-  };
-  // Scans symbol bytes from `from` (ScanSymbol); multi-byte characters must be valid UTF-8.
-  auto scan_symbol = [&](std::size_t from, std::size_t* to) {
-    std::size_t k = from;
-    while (k < src.size()) {
-      const auto d = static_cast<unsigned char>(src[k]);
-      if (d >= 0x80) {
-        std::size_t n = utf8_length(src, k);
-        if (n == 0) return false;
-        k += n;
-        continue;
-      }
-      if (is_delimiter(d)) break;
-      ++k;
-    }
-    *to = k;
-    return true;
-  };
-  while (i < src.size()) {
-    const auto c = static_cast<unsigned char>(src[i]);
-    if (c == '\n') { ++line; ++i; continue; }
-    if (is_space(c)) { ++i; continue; }
-    if (c == ';') {
-      while (i < src.size() && src[i] != '\n' && src[i] != '\r') {
-        if (src[i] == '\0') return fail(line, "NUL byte in a comment");
-        ++i;
-      }
-      continue;
-    }
-    if (c == '(') { tokens->push_back({TokenType::Open, "(", line, i}); ++i; continue; }
-    if (c == ')') { tokens->push_back({TokenType::Close, ")", line, i}); ++i; continue; }
-    if (c == '"') {
-      long start = line;
-      std::size_t start_offset = i;
-      std::string value;
-      ++i;
-      bool closed = false;
-      while (i < src.size()) {
-        char d = src[i];
-        if (d == '\0') return fail(line, "NUL byte in a string");
-        if (d == '\\' && i + 1 < src.size()) {
-          if (src[i + 1] == '\n') ++line;
-          if (src[i + 1] == '\0') return fail(line, "NUL byte in a string");
-          value.push_back(src[i + 1]);
-          i += 2;
-          continue;
-        }
-        if (d == '"') { closed = true; ++i; break; }
-        if (d == '\n') ++line;
-        value.push_back(d);
-        ++i;
-      }
-      if (!closed) return fail(start, "string is not closed");
-      tokens->push_back({TokenType::String, std::move(value), start, start_offset});
-      continue;
-    }
-    if (c < 0x20 || c == 0x7F) return fail(line, "control character outside a string");
-    if (c >= 0x80 && utf8_length(src, i) == 0) return fail(line, "invalid UTF-8 outside a string");
-    std::size_t begin = i, end = i;
-    if (c == '&' || c == '|' || c == '~') {
-      end = i + 1;
-    } else if (c == '?' || (c == '$' && i + 1 < src.size() && src[i + 1] == '?')) {
-      // ?name, $?name, ?*global*; a lone ? or $? is a wildcard and the next byte starts a token.
-      std::size_t name = i + (c == '?' ? 1 : 2);
-      const auto n = name < src.size() ? static_cast<unsigned char>(src[name]) : 0;
-      if (is_alpha(n) || is_utf8_start(n) || n == '*') {
-        if (!scan_symbol(name, &end)) return fail(line, "invalid UTF-8 outside a string");
-      } else {
-        end = name;
-      }
-    } else {
-      // '<' and '$' start a symbol and are not delimiters there; everything else scans alike.
-      std::size_t from = (c == '<' || c == '$') ? i + 1 : i;
-      if (!scan_symbol(from, &end)) return fail(line, "invalid UTF-8 outside a string");
-    }
-    tokens->push_back({TokenType::Atom, std::string(src.substr(begin, end - begin)), line, begin});
-    i = end;
-  }
-  return true;
-}
 
 // Each template slot's value types, from the engine's own template text: template → slot →
 // (multislot, types). What a variable bound to a slot can hold.
@@ -169,38 +51,15 @@ bool looks_numeric(const std::string& atom) {
 const std::map<std::string, std::map<std::string, SlotType>>& template_slots() {
   static const auto table = [] {
     std::map<std::string, std::map<std::string, SlotType>> out;
-    std::vector<Token> t;
-    long line = 0;
-    std::string error;
-    if (!tokenize(kTemplates, &t, &line, &error)) return out;
-    // (deftemplate NAME (slot|multislot S (type T…) …) …)
-    for (std::size_t i = 0; i + 2 < t.size(); ++i) {
-      if (t[i].type != TokenType::Open || t[i + 1].text != "deftemplate") continue;
-      auto& slots = out[t[i + 2].text];
-      int depth = 1;
-      for (std::size_t k = i + 3; k < t.size() && depth > 0; ++k) {
-        if (t[k].type == TokenType::Close) --depth;
-        if (t[k].type != TokenType::Open) continue;
-        ++depth;
-        if (depth == 2 && k + 2 < t.size() && (t[k + 1].text == "slot" || t[k + 1].text == "multislot")) {
-          SlotType& st = slots[t[k + 2].text];
-          st.multislot = t[k + 1].text == "multislot";
-          std::size_t end = k + 1;  // the ')' closing this slot
-          for (int open = 1; end < t.size() && open > 0; ++end)
-            open += t[end].type == TokenType::Open ? 1 : t[end].type == TokenType::Close ? -1 : 0;
-          for (std::size_t q = k + 3; q + 1 < end; ++q)
-            if (t[q].type == TokenType::Open && t[q + 1].text == "type")
-              for (std::size_t v = q + 2; v < end && t[v].type == TokenType::Atom; ++v) st.types.insert(t[v].text);
-        }
+    for (const TemplateSchema& t : engine_templates())
+      for (const SlotSchema& s : t.slots) {
+        SlotType& st = out[t.name][s.name];
+        st.multislot = s.multislot;
+        st.types.insert(s.types.begin(), s.types.end());
       }
-    }
     return out;
   }();
   return table;
-}
-
-bool is_variable(const std::string& atom) {
-  return !atom.empty() && (atom[0] == '?' || atom.rfind("$?", 0) == 0);
 }
 
 constexpr int kMaxNesting = 128;
@@ -228,9 +87,35 @@ struct FileChecker {
   std::map<std::string, std::pair<std::string, long>>* function_names;
   const std::set<std::string, std::less<>>* deffunctions;  // every deffunction in the set
   std::map<std::size_t, Nesting>* nesting;  // by index in out->constructs, for check_nesting
+  std::size_t* suggestions_left;            // "did you mean" searches this set may still make
 
   void error(const char* code, long line, const std::string& rule, std::string message) {
     diagnostics->push_back({code, Severity::Error, source.path, line, rule, std::move(message)});
+  }
+  // A problem at a token: its line and column.
+  void report(const char* code, Severity severity, const Token& at, const std::string& rule, std::string message) {
+    diagnostics->push_back({code, severity, source.path, at.line, rule, std::move(message), at.column});
+  }
+  void error_at(const char* code, const Token& at, const std::string& rule, std::string message) {
+    report(code, Severity::Error, at, rule, std::move(message));
+  }
+
+  // What a rule may call: the allowed built-ins, Warden's functions, the set's deffunctions.
+  std::vector<std::string> callable_names() const {
+    std::vector<std::string> names;
+    for (const auto& f : sandbox::allowed_builtins()) names.push_back(f.name);
+    for (const char* n : rule_function_names()) names.push_back(n);
+    names.insert(names.end(), deffunctions->begin(), deffunctions->end());
+    return names;
+  }
+
+  // " — did you mean `x`?", within the set's budget of suggestions (a hostile file with a
+  // million misspelt names gets the first suggestions, not a million searches).
+  bool can_suggest() const { return *suggestions_left > 0; }
+  std::string suggest(std::string_view word, const std::vector<std::string>& names) {
+    if (*suggestions_left == 0) return "";
+    --*suggestions_left;
+    return did_you_mean(word, names);
   }
 
   // Byte offset of each line start, to cut construct text out of the source.
@@ -241,17 +126,77 @@ struct FileChecker {
     return starts;
   }
 
+  static bool is_construct_keyword(const std::string& word) {
+    return kAllowedConstructs.count(word) > 0 || kKnownConstructs.count(word) > 0;
+  }
+  static bool starts_construct(const std::vector<Token>& t, std::size_t k) {
+    return t[k].type == TokenType::Open && k + 1 < t.size() && t[k + 1].type == TokenType::Atom &&
+           is_construct_keyword(t[k + 1].text);
+  }
+  // Whether the top-level tokens at k read as the rest of a rule rather than a construct of
+  // their own: `=>`, a condition, a pattern or a call, or anything indented.
+  bool reads_as_rule_body(const std::vector<Token>& t, std::size_t k) const {
+    if (t[k].type == TokenType::Close) return false;  // one `)` too many after a whole construct
+    if (t[k].type == TokenType::Atom && t[k].text == "=>") return true;
+    if (t[k].column > 1) return true;
+    if (t[k].type != TokenType::Open || k + 1 >= t.size() || t[k + 1].type != TokenType::Atom) return false;
+    const std::string& head = t[k + 1].text;
+    return find_template(head) || sandbox::may_call(head) || deffunctions->count(head) || head == "test" ||
+           head == "not" || head == "and" || head == "or" || head == "exists" || head == "forall" || head == "logical";
+  }
+
   void run() {
     std::vector<Token> tokens;
-    long bad_line = 0;
-    std::string why;
-    if (!tokenize(source.text, &tokens, &bad_line, &why)) {
-      error(why == "string is not closed" ? code::kUnbalanced : code::kParse, bad_line, "", why);
+    TokenError bad;
+    if (!tokenize(source.text, &tokens, &bad)) {
+      diagnostics->push_back({bad.code, Severity::Error, source.path, bad.line, "", bad.message, bad.column});
       return;
     }
-    // Split into top-level constructs by parenthesis depth.
+    // Split into top-level constructs by parenthesis depth, placing every parenthesis that
+    // does not pair up where the author most likely left it out or put one too many; then
+    // check each construct that is whole.
+    std::vector<std::pair<std::size_t, std::size_t>> constructs;
     std::size_t i = 0;
     while (i < tokens.size()) {
+      if (!constructs.empty() && constructs.back().second + 1 == i && !starts_construct(tokens, i) &&
+          reads_as_rule_body(tokens, i)) {
+        // The construct before was closed early: what follows still belongs to it.
+        const auto [open, close] = constructs.back();
+        constructs.pop_back();
+        if (report_runaway_string(tokens, i)) return;
+        const std::size_t extra = extra_close_by_indentation(tokens, open, i);
+        if (extra != i)
+          error_at(code::kUnbalanced, tokens[extra], "",
+                   "this `)` is one too many: it closes " + quoted_group(tokens, open) + " (opened on line " +
+                       std::to_string(tokens[open].line) + ") early, and line " + std::to_string(tokens[i].line) +
+                       " is still indented as part of it");
+        else
+          error_at(code::kUnbalanced, tokens[close], "",
+                   "this `)` closes " + quoted_group(tokens, open) + " (opened on line " +
+                       std::to_string(tokens[open].line) + "), but line " + std::to_string(tokens[i].line) +
+                       " still reads as part of it: one `)` too many on this line or before it");
+        while (i < tokens.size() && !starts_construct(tokens, i)) ++i;
+        continue;
+      }
+      if (tokens[i].type == TokenType::Close) {
+        if (report_runaway_string(tokens, i)) return;
+        // Right after a construct, the `)` too many may be inside it, where it closed a group
+        // early: then the construct is not what the author wrote, and is not checked.
+        const std::size_t extra = !constructs.empty() && constructs.back().second + 1 == i
+                                      ? extra_close_by_indentation(tokens, constructs.back().first, i)
+                                      : i;
+        if (extra != i) {
+          error_at(code::kUnbalanced, tokens[extra], "",
+                   "this `)` is one too many: it closes a group early, and the line after it is still indented as "
+                   "part of that group (so the `)` on line " +
+                       std::to_string(tokens[i].line) + " closes nothing)");
+          constructs.pop_back();
+        } else {
+          error_at(code::kUnbalanced, tokens[i], "", "this `)` closes nothing: one `)` too many");
+        }
+        ++i;
+        continue;
+      }
       if (tokens[i].type != TokenType::Open) {
         error(code::kParse, tokens[i].line, "",
               "expected a construct such as (defrule …), found '" + tokens[i].text.substr(0, 40) + "'");
@@ -259,20 +204,66 @@ struct FileChecker {
         while (i < tokens.size() && tokens[i].type != TokenType::Open) ++i;
         continue;
       }
-      std::size_t start = i;
+      const std::size_t start = i;
+      std::size_t nested = tokens.size();  // a construct keyword inside: this one was never closed
       int depth = 0;
       std::size_t j = i;
       for (; j < tokens.size(); ++j) {
-        if (tokens[j].type == TokenType::Open) ++depth;
+        if (tokens[j].type == TokenType::Open && ++depth > 1 && nested == tokens.size() && starts_construct(tokens, j))
+          nested = j;
         else if (tokens[j].type == TokenType::Close && --depth == 0) break;
       }
-      if (j == tokens.size()) {
-        error(code::kUnbalanced, tokens[start].line, "", "parenthesis opened here is not closed");
-        return;
+      if (j == tokens.size() || nested < j) {
+        if (report_runaway_string(tokens, std::min(j, nested))) return;
+        report_unclosed(tokens, start, nested);
+        if (nested == tokens.size()) return;
+        i = nested;  // go on with the construct that starts there
+        continue;
       }
-      check_construct(tokens, start, j);
+      constructs.emplace_back(start, j);
       i = j + 1;
     }
+    for (const auto& [open, close] : constructs) check_construct(tokens, open, close);
+  }
+
+  // A parenthesis that does not pair up after a string that ran on through code (its closing
+  // quote missing, and the quotes after it paired wrongly, a comment's among them) is that
+  // string's doing: reported instead, as the tokenizer reports one never closed.
+  bool report_runaway_string(const std::vector<Token>& t, std::size_t before) {
+    for (std::size_t k = 0; k < before && k < t.size(); ++k) {
+      if (t[k].type != TokenType::String || t[k].text.find('\n') == std::string::npos ||
+          !string_runs_through_code(t[k].text))
+        continue;
+      const long end = t[k].line + static_cast<long>(std::count(t[k].text.begin(), t[k].text.end(), '\n'));
+      error_at(code::kUnbalanced, t[k], "",
+               "this string opened on line " + std::to_string(t[k].line) + " runs on to line " + std::to_string(end) +
+                   " through lines that read as rules: its closing `\"` is probably missing");
+      return true;
+    }
+    return false;
+  }
+
+  // The construct at `start` is never closed before `end` (the next construct, or the end of
+  // the file): name the '(' the indentation says was left open, else the construct's own.
+  void report_unclosed(const std::vector<Token>& t, std::size_t start, std::size_t end) {
+    // The next construct's line is evidence too: it starts left of everything still open.
+    const std::size_t limit = std::min(end + 1, t.size());
+    std::size_t evidence = end;
+    const std::size_t open = unclosed_by_indentation(t, start, limit, &evidence);
+    const std::string line = std::to_string(open == limit ? t[start].line : t[open].line);
+    if (open != limit) {
+      error_at(code::kUnbalanced, t[open], "",
+               "this " + quoted_group(t, open) + " opened on line " + line + " is never closed: its `)` belongs before line " +
+                   std::to_string(t[evidence].line) + ", which is indented as its sibling");
+      return;
+    }
+    // Its `)` belongs after its last token: the one before the next construct (or the file's end).
+    const std::string last_line = std::to_string(t[end - 1].line);
+    error_at(code::kUnbalanced, t[start], "",
+             "this " + quoted_group(t, start) + " opened on line " + line +
+                 " is never closed: its `)` is missing at the end of line " + last_line +
+                 (end < t.size() ? ", before " + quoted_group(t, end) + " on line " + std::to_string(t[end].line)
+                                 : std::string(", the end of the file")));
   }
 
   void check_construct(const std::vector<Token>& t, std::size_t open, std::size_t close) {
@@ -289,7 +280,10 @@ struct FileChecker {
         error(code::kForbiddenConstruct, t[open].line, "",
               c.kind + " is not allowed in rule files: the engine defines the templates; use defrule, deffunction or defglobal");
       else
-        error(code::kParse, t[open].line, "", "unknown construct '" + c.kind.substr(0, 40) + "'");
+        error_at(code::kParse, t[open + 1], "",
+                 "unknown construct `" + c.kind.substr(0, 40) + "`" +
+                     suggest(c.kind, {"defrule", "deffunction", "defglobal"}) +
+                     " (rule files hold defrule, deffunction and defglobal)");
       return;
     }
     if (c.kind != "defglobal" && open + 2 < close && t[open + 2].type == TokenType::Atom)
@@ -332,7 +326,8 @@ struct FileChecker {
       }
     }
     if (!too_deep) check_calls(t, open, close, c);
-    c.ok = diagnostics->size() == errors_before;
+    c.ok = std::none_of(diagnostics->begin() + static_cast<std::ptrdiff_t>(errors_before), diagnostics->end(),
+                        [](const Diagnostic& d) { return d.severity == Severity::Error; });
     // Whole construct text, indented so that its first line keeps the source column; lines
     // inside map back to the file by adding c.line - 1.
     std::size_t begin = t[open].offset, end = t[close].offset + 1;
@@ -353,6 +348,7 @@ struct FileChecker {
     const std::vector<int>& level;          // parentheses open around each token
     const Construct& c;
     Nesting& nest;
+    FactChecks& facts;
     std::vector<std::size_t> history_at = {};  // where each history pattern of this construct opens
     bool in_lhs = false;                         // walking a rule's conditions
     std::set<std::string> age_vars = {};         // variables bound to a history pattern's age
@@ -457,10 +453,13 @@ struct FileChecker {
       }
       const Token& name = t[open + 1];
       if (!sandbox::may_assert(name.text)) {
-        fc.error(code::kForbiddenAssert, name.line, c.name,
-                 "rules may assert only decision, rewrite, allow, hint and approval facts, not '" + name.text.substr(0, 40) + "'");
+        fc.error_at(code::kForbiddenAssert, name, c.name,
+                    "rules may assert only decision, rewrite, allow, hint and approval facts, not '" +
+                        name.text.substr(0, 40) + "'" +
+                        fc.suggest(name.text, {"decision", "rewrite", "allow", "hint", "approval"}));
         return close + 1;
       }
+      facts.asserted(open);
       slots(open + 2, close);
       return close + 1;
     }
@@ -492,6 +491,7 @@ struct FileChecker {
                  head == "forall" || head == "logical") {
         for (std::size_t k = i + 2; k < close;) k = condition(k);
       } else {
+        facts.pattern(i);
         slots(i + 2, close);  // a pattern: (template (slot constraint…)…); calls follow : or =
         if (c.kind == "defrule" && (head == "history" || ends_with(head, "::history"))) history_pattern(i, close);
       }
@@ -740,6 +740,9 @@ struct FileChecker {
       const std::size_t close = match[open];
       std::size_t k = open + 3;  // after "(defrule name"
       if (k < close && t[k].type == TokenType::String) ++k;
+      const std::size_t arrow = facts.arrow(k);
+      if (arrow == std::string::npos) return;  // reported; nothing else reads right without it
+      facts.variables(k, arrow);
       const std::size_t first_history = fc.out->history_patterns.size();
       // What the rule's variables hold, from the slots that bind them anywhere in it: a history
       // age (an integer), or only strings and symbols. A variable bound where it could hold
@@ -840,12 +843,17 @@ struct FileChecker {
         site = std::max(site, level_at(head));
         return true;
       }
-      if (sandbox::is_clips_builtin(name))
-        fc.error(code::kForbiddenFunction, head.line, c.name,
-                 "function '" + name + "' is not allowed in rules");
-      else
-        fc.error(code::kUnknownFunction, head.line, c.name,
-                 "unknown function '" + name.substr(0, 60) + "'");
+      if (sandbox::is_clips_builtin(name)) {
+        fc.error_at(code::kForbiddenFunction, head, c.name, "function '" + name + "' is not allowed in rules");
+      } else if (find_template(name)) {
+        fc.error_at(code::kUnknownFunction, head, c.name,
+                    "`" + name + "` is a template, not a function" +
+                        (c.kind == "defrule" && !in_lhs ? std::string(": patterns go before `=>`") : std::string()));
+      } else {
+        fc.error_at(code::kUnknownFunction, head, c.name,
+                    "unknown function `" + name.substr(0, 60) + "`" +
+                        (fc.can_suggest() ? fc.suggest(name, fc.callable_names()) : std::string()));
+      }
       return false;
     }
   };
@@ -871,7 +879,13 @@ struct FileChecker {
       }
       n.own = std::max(n.own, static_cast<int>(stack.size()));
     }
-    Walk walk{*this, t, match, level, c, n};
+    FactChecks facts(
+        t, match, open, close, *deffunctions,
+        [&](const char* code, Severity severity, const Token& at, std::string message) {
+          report(code, severity, at, c.name, std::move(message));
+        },
+        [&](std::string_view word, const std::vector<std::string>& names) { return suggest(word, names); });
+    Walk walk{*this, t, match, level, c, n, facts};
     if (c.kind == "defrule") walk.rule(open);
     else if (c.kind == "deffunction") walk.function(open);
     else walk.expressions(open + 2, close);  // defglobal: [module] ?*name* = expression …
@@ -1097,11 +1111,11 @@ CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostic
   // Deffunction names first: a rule may call one defined in any file of the set.
   std::set<std::string, std::less<>> deffunctions;
   std::map<std::size_t, Nesting> nesting;
+  std::size_t suggestions_left = 1000;
   for (const auto& source : sources) {
     std::vector<Token> tokens;
-    long line = 0;
-    std::string why;
-    if (!tokenize(source.text, &tokens, &line, &why)) continue;  // reported by the checker
+    TokenError error;
+    if (!tokenize(source.text, &tokens, &error)) continue;  // reported by the checker
     int depth = 0;
     for (std::size_t k = 0; k + 2 < tokens.size(); ++k) {
       if (tokens[k].type == TokenType::Open && depth++ == 0 && tokens[k + 1].type == TokenType::Atom &&
@@ -1111,7 +1125,8 @@ CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostic
     }
   }
   for (const auto& source : sources) {
-    FileChecker checker{source, diagnostics, &out, &rule_names, &function_names, &deffunctions, &nesting, {}, {}, {}};
+    FileChecker checker{source,   diagnostics, &out, &rule_names, &function_names, &deffunctions, &nesting,
+                        &suggestions_left, {}, {}, {}};
     checker.starts_ = checker.line_starts();
     checker.run();
   }

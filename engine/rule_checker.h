@@ -1,8 +1,11 @@
 // RuleChecker: the "check" stage of loading rules (read → check → compile). Splits rule
-// sources into constructs with their lines and finds what CLIPS would accept but Warden must
-// not: forbidden constructs and functions, duplicate names, global mutation, bad constant
-// regexes, decisions credited to another rule; it also gathers the indexed `pattern-hit`
-// patterns and what each `history` pattern's constants accept. Pure; thread-safe.
+// sources into constructs with their lines, placing a parenthesis or quote that does not pair
+// up where the author left it out; finds what CLIPS would accept but Warden must not
+// (forbidden constructs and functions, duplicate names, global mutation, bad constant regexes,
+// decisions credited to another rule) and, in the author's words at the token of the mistake,
+// what CLIPS would refuse or load as a dead rule (engine/fact_checks.h). It also gathers the
+// indexed `pattern-hit` patterns and what each `history` pattern's constants accept. Pure;
+// thread-safe.
 #pragma once
 
 #include <map>

@@ -59,7 +59,7 @@ const char* kRules = R"(
   => (assert (decision (proposal ?id) (outcome reject) (rule no-rm) (reason "recursive rm"))))
 (defrule ls-ok (shell-command (proposal ?id) (program "ls"))
   => (assert (decision (proposal ?id) (outcome approve) (rule ls-ok) (reason "listing"))))
-(defrule unused (proposal (id ?id) (target never))
+(defrule unused (proposal (id ?id) (target system))
   => (assert (decision (proposal ?id) (outcome reject) (rule unused))))
 )";
 
@@ -87,6 +87,21 @@ TEST_CASE("check: every error printed as file:line: error CODE, exit 2", "[cli]"
   CHECK(j.out.find("\"ok\":false") != std::string::npos);
   CHECK(j.out.find("\"code\":\"E_FORBIDDEN_FUNCTION\"") != std::string::npos);
   CHECK(j.out.find("\"line\":3") != std::string::npos);
+}
+
+TEST_CASE("check: a dead rule is a warning at its line (exit 0, --strict 1); JSON gives the column", "[cli]") {
+  TempDir dir;
+  std::string a = dir.write("a.clp", "(defrule shell-only\n  (proposal (id ?id)\n            (target shel))\n  =>\n"
+                                     "  (assert (decision (proposal ?id) (outcome reject) (rule shell-only))))\n");
+  Run r = run_cli("check " + dir.path.string());
+  CHECK(r.code == 0);
+  CHECK(r.out.find(a + ":3: warning E_DEAD_PATTERN: in rule 'shell-only': no proposal has target `shel`") !=
+        std::string::npos);
+  CHECK(r.out.find("did you mean `shell`?") != std::string::npos);
+  CHECK(run_cli("check --strict " + dir.path.string()).code == 1);
+  Run j = run_cli("check --format json " + dir.path.string());
+  CHECK(j.out.find(R"("code":"E_DEAD_PATTERN","severity":"warning",)") != std::string::npos);
+  CHECK(j.out.find(R"("line":3,"column":21,)") != std::string::npos);
 }
 
 TEST_CASE("check: a missing path is E_READ", "[cli]") {

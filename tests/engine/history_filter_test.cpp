@@ -86,7 +86,7 @@ TEST_CASE("history filter: precedence, types and what restricts nothing", "[hist
 (defrule r2 (history (kind write|~read)) =>)
 (defrule r3 (history (kind write&read)) =>)
 (defrule r4 (history (kind write&~read|exec)) =>)
-(defrule r5 (history (kind ?)) (history (kind 1)) (history (kind ?k&:(eq ?k write))) =>)
+(defrule r5 (history (kind ?)) (history (age 1)) (history (kind ?k&:(eq ?k write))) =>)
 (defrule r6 (history (kind =(sym-cat wr ite))) (history (program ?p&"git"|?q)) =>)
 (defrule r7 (history) =>)
 )");

@@ -145,11 +145,12 @@ TEST_CASE("diagnostics print as file:line: error CODE: message and as JSON", "[l
   CHECK(d.to_json() == R"({"code":"E_PARSE","severity":"error","file":"rules/shell.clp","line":42,"rule":"r","message":"bad \"thing\""})");
 }
 
-TEST_CASE("CLIPS static checks catch an invalid outcome symbol at load", "[loader]") {
+TEST_CASE("an invalid outcome symbol is refused at load, at its line", "[loader]") {
   auto loaded = compile_text("(defrule a (proposal (id ?id))\n =>\n (assert (decision (proposal ?id) (outcome maybe) (rule a))))\n");
   CHECK_FALSE(loaded.policy);
   REQUIRE(!loaded.diagnostics.empty());
-  CHECK(loaded.diagnostics.front().code == code::kCompile);
+  CHECK(loaded.diagnostics.front().code == code::kUnknownOutcome);
+  CHECK(loaded.diagnostics.front().line == 3);
 }
 
 TEST_CASE("hostile rule files: deep nesting and endless globals are refused, not fatal", "[loader][hostile]") {
