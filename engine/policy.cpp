@@ -6,6 +6,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -14,6 +15,7 @@
 #include "engine/overlay.h"
 #include "engine/path_classes.h"
 #include "engine/policy_impl.h"
+#include "engine/toml_document.h"
 #include "engine/clips.h"  // last: CLIPS defines macros
 
 namespace warden {
@@ -62,18 +64,25 @@ struct Tables {
 };
 
 void load_table(const RuleSource& source, Tables* tables, Diagnostics* diagnostics) {
-  bool has_program = false, has_class = false, has_rule = false;
+  // Parsed once, here; the parser of its kind reads the parsed document.
+  std::optional<TomlDocument> document;
   try {
-    toml::table root = toml::parse(source.text, source.path);
-    has_program = root.contains("program") || root.contains("tool");
-    has_class = root.contains("class");
-    has_rule = root.contains("rule");
+    document.emplace(TomlDocument{source, toml::parse(source.text, source.path)});
   } catch (const toml::parse_error& e) {
-    // Reported by the parser the file looks meant for, with its line.
-    has_class = source.text.find("[[class]]") != std::string::npos;
-    has_rule = !has_class && source.text.find("[[rule]]") != std::string::npos;
-    has_program = !has_class && !has_rule;
+    // Reported as by the parser the file looks meant for, with its line.
+    const bool looks_class = source.text.find("[[class]]") != std::string::npos;
+    const bool looks_rule = !looks_class && source.text.find("[[rule]]") != std::string::npos;
+    const long line = static_cast<long>(e.source().begin.line);
+    const std::string description(e.description());
+    if (looks_class) diagnostics->push_back({code::kPathClasses, Severity::Error, source.path, line, "", description});
+    else if (looks_rule) diagnostics->push_back({code::kOverlay, Severity::Error, source.path, line, "", description});
+    else diagnostics->push_back({code::kEffectsTable, Severity::Error, source.path, line, "", "TOML: " + description});
+    return;
   }
+  const toml::table& root = document->root;
+  const bool has_program = root.contains("program") || root.contains("tool");
+  const bool has_class = root.contains("class");
+  const bool has_rule = root.contains("rule");
   const int kinds = int(has_program) + int(has_class) + int(has_rule);
   if (kinds != 1) {
     diagnostics->push_back({code::kEffectsTable, Severity::Error, source.path, 1, "",
@@ -84,17 +93,17 @@ void load_table(const RuleSource& source, Tables* tables, Diagnostics* diagnosti
     return;
   }
   if (has_program) {
-    auto table = EffectsTable::parse(source, diagnostics);
+    auto table = EffectsTable::parse(*document, diagnostics);
     if (!table) return;
     if (!tables->effects) tables->effects = std::move(table);
     else tables->effects->merge(*table, diagnostics);
   } else if (has_class) {
-    auto table = PathClasses::parse(source, diagnostics);
+    auto table = PathClasses::parse(*document, diagnostics);
     if (!table) return;
     if (!tables->classes) tables->classes = std::move(table);
     else tables->classes->merge(*table);
   } else {
-    auto overlay = RuleOverlay::parse(source, diagnostics);
+    auto overlay = RuleOverlay::parse(*document, diagnostics);
     if (!overlay) return;
     if (!tables->overlay) tables->overlay = std::move(overlay);
     else tables->overlay->merge(*overlay, diagnostics);
