@@ -1,7 +1,8 @@
 // Policy::compile: read → check → compile. The checker runs first over every file; every
 // construct that passed is then compiled in a fresh environment to collect CLIPS's own
 // errors, and the indexed patterns are compiled. *.toml files are the command-effects and
-// path classes tables. Any error anywhere means no policy: a set is never half-loaded.
+// path classes tables and overlays, *.data.toml and *.data.json files the data rules read.
+// Any error anywhere means no policy: a set is never half-loaded.
 #include <openssl/evp.h>
 #include <toml++/toml.h>
 
@@ -10,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "engine/data_files.h"
 #include "engine/effects.h"
 #include "engine/engine.h"
 #include "engine/overlay.h"
@@ -164,6 +166,30 @@ void require_effects_table(ClipsEnv& env, const std::vector<Construct>& construc
   }
 }
 
+// Every data set a construct names as a constant must be defined by a data file, and one
+// that data-value reads must be a map: otherwise each call would fail its decision closed
+// (a rule that only ever errs is a dead rule). E_DATA_SET at the name.
+void check_data_references(const std::vector<DataReference>& references, const DataSets& data,
+                           Diagnostics* diagnostics) {
+  for (const auto& r : references) {
+    const DataSets::Set* set = data.find(r.name);
+    if (set && (r.function != "data-value" || set->kind == DataSets::Kind::Map)) continue;
+    std::string message;
+    if (set) {
+      message = "data set \"" + r.name + "\" (" + set->at + ") is a list: data-value reads a map; use data-member";
+    } else {
+      std::string known;
+      for (const auto& n : data.names()) known += (known.empty() ? "" : ", ") + n;
+      if (known.size() > 200) known = known.substr(0, 200) + "…";
+      message = "no data file defines a data set named \"" + r.name.substr(0, 80) + "\" (" +
+                (known.empty() ? std::string("the rule set has no *.data.toml or *.data.json file")
+                               : "defined: " + known) +
+                ")";
+    }
+    diagnostics->push_back({code::kDataSet, Severity::Error, r.file, r.line, r.rule, message});
+  }
+}
+
 // Warns about a class constant in a rule's conditions (`(class credentials)` in a path,
 // effect or history pattern) that no loaded path classes table defines: such a condition
 // can never match, which for a rule that forbids something means it never fires.
@@ -258,6 +284,7 @@ std::vector<HistoryPattern> evaluated_patterns(std::vector<HistoryPattern> patte
 }  // namespace
 
 void PolicyImpl::load_into(ClipsEnv& env) const {
+  env.state().data = data;  // before the constructs: a defglobal may read it
   Diagnostics diagnostics;
   for (const auto& c : constructs)
     if (!env.load(c.text, c.file, c.line, c.name, &diagnostics))
@@ -290,6 +317,13 @@ std::vector<std::string> Policy::rule_names(const std::vector<std::string>& file
     if (c.kind == "defrule" && std::find(files.begin(), files.end(), c.file) != files.end()) out.push_back(c.name);
   return out;
 }
+std::vector<DataSetSummary> Policy::data_sets() const {
+  std::vector<DataSetSummary> out;
+  if (!impl_->data) return out;
+  for (const auto& [name, set] : impl_->data->sets())
+    out.push_back({name, set.kind == DataSets::Kind::Map ? "map" : "list", set.size(), set.at});
+  return out;
+}
 const std::vector<OverlayEntry>& Policy::overlay() const {
   static const std::vector<OverlayEntry>* none = new std::vector<OverlayEntry>();
   return impl_->overlay ? impl_->overlay->entries() : *none;
@@ -304,13 +338,23 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
   }
   RuleSources rule_sources;
   Tables tables;
+  std::shared_ptr<DataSets> data;
+  bool data_ok = true;
   for (const auto& s : sources) {
-    if (is_table_file(s.path)) load_table(s, &tables, &diagnostics);
-    else rule_sources.push_back(s);
+    if (is_data_file(s.path)) {
+      if (!data) data = std::make_shared<DataSets>();
+      data_ok &= read_data_file(s, data.get(), &diagnostics);
+    } else if (is_table_file(s.path)) {
+      load_table(s, &tables, &diagnostics);
+    } else {
+      rule_sources.push_back(s);
+    }
   }
   std::shared_ptr<EffectsTable>& effects = tables.effects;
   std::shared_ptr<PathClasses>& classes = tables.classes;
   CheckedSources checked = check_sources(rule_sources, &diagnostics);
+  // Names checked only against data that loaded: a broken file is its own error.
+  if (data_ok) check_data_references(checked.data_references, data ? *data : DataSets(), &diagnostics);
 
   auto impl = std::make_unique<PolicyImpl>();
   // Functions and globals first (rules call them), then rules; file order within each.
@@ -326,6 +370,7 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
     diagnostics.push_back({code::kCompile, Severity::Error, "", 0, "", e.what()});
     return loaded;
   }
+  env->state().data = data;  // before the constructs: a defglobal may read it
   for (const auto& c : impl->constructs) {
     if (!c.ok) continue;  // never hand CLIPS a construct that failed the checks
     env->load(c.text, c.file, c.line, c.name, &diagnostics);
@@ -365,6 +410,7 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
   impl->digest = sha256_of_sources(sources);  // the tables too: they change decisions
   impl->effects = std::move(effects);
   impl->path_classes = std::move(classes);
+  impl->data = std::move(data);
   // An overlay whose every entry named no loaded rule changes nothing: no per-decision lookup.
   if (tables.overlay && !tables.overlay->entries().empty()) impl->overlay = std::move(tables.overlay);
   if (!env->reset()) {
