@@ -2,7 +2,9 @@
 
 namespace warden {
 
-bool DataSets::add(std::string name, Set set) { return sets_.emplace(std::move(name), std::move(set)).second; }
+bool DataSets::add(std::string name, Set set) {
+  return sets_.emplace(std::move(name), std::move(set)).second;
+}
 
 const DataSets::Set* DataSets::find(std::string_view name) const {
   auto it = sets_.find(name);
@@ -19,7 +21,8 @@ bool DataSets::contains(std::string_view set, std::string_view value, bool* know
   const Set* s = find(set);
   *known = s != nullptr;
   if (!s) return false;
-  return s->kind == Kind::List ? s->members.find(value) != s->members.end() : s->map.find(value) != s->map.end();
+  return s->kind == Kind::List ? s->members.find(value) != s->members.end()
+                               : s->map.find(value) != s->map.end();
 }
 
 }  // namespace warden

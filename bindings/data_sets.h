@@ -26,8 +26,8 @@ class DataSets {
   struct Set {
     Kind kind = Kind::List;
     std::string at;  // where it is defined: "team/packages.data.toml:3"
-    std::unordered_set<std::string, Hash, std::equal_to<>> members;            // a list's values
-    std::unordered_map<std::string, std::string, Hash, std::equal_to<>> map;   // a map's entries
+    std::unordered_set<std::string, Hash, std::equal_to<>> members;           // a list's values
+    std::unordered_map<std::string, std::string, Hash, std::equal_to<>> map;  // a map's entries
     std::size_t size() const { return kind == Kind::List ? members.size() : map.size(); }
   };
 

@@ -24,7 +24,8 @@ constexpr std::string_view kJsonSuffix = ".data.json";
 constexpr std::size_t kMaxErrorsPerFile = 100;
 
 bool ends_with_stem(std::string_view path, std::string_view suffix) {
-  if (path.size() <= suffix.size() || path.substr(path.size() - suffix.size()) != suffix) return false;
+  if (path.size() <= suffix.size() || path.substr(path.size() - suffix.size()) != suffix)
+    return false;
   const char before = path[path.size() - suffix.size() - 1];
   return before != '/';
 }
@@ -91,13 +92,16 @@ class FileReader {
     current_ = nullptr;
     if (!valid_name(name)) {
       error(code::kData, line,
-            "\"" + shown(name) + "\" is not a data set name: lower-case letters, digits, '-' and '_', "
-                                 "starting with a letter, at most " + std::to_string(kMaxDataSetName) + " bytes");
+            "\"" + shown(name) +
+                "\" is not a data set name: lower-case letters, digits, '-' and '_', "
+                "starting with a letter, at most " +
+                std::to_string(kMaxDataSetName) + " bytes");
       return false;
     }
     for (const auto& other : sets_) {
       if (other.name == name) {
-        error(code::kData, line, "data set \"" + std::string(name) + "\" is already defined at " + other.set.at);
+        error(code::kData, line,
+              "data set \"" + std::string(name) + "\" is already defined at " + other.set.at);
         return false;
       }
     }
@@ -109,7 +113,8 @@ class FileReader {
   }
 
   void add_member(std::string_view value, long line) {
-    if (!current_ || !check_string(value, line, "a value of list \"" + current_->name + "\"") || !count(line))
+    if (!current_ || !check_string(value, line, "a value of list \"" + current_->name + "\"") ||
+        !count(line))
       return;
     current_->set.members.emplace(value);
   }
@@ -118,7 +123,8 @@ class FileReader {
     if (!current_) return;
     const std::string where = "map \"" + current_->name + "\"";
     const bool key_ok = check_string(key, line, "a key of " + where);
-    const bool value_ok = check_string(value, line, "the value of \"" + shown(key) + "\" in " + where);
+    const bool value_ok =
+        check_string(value, line, "the value of \"" + shown(key) + "\" in " + where);
     if (!key_ok || !value_ok || !count(line)) return;
     if (!current_->set.map.emplace(key, value).second)
       error(code::kData, line, "key \"" + shown(key) + "\" is given twice in " + where);
@@ -128,8 +134,9 @@ class FileReader {
   void wrong_type(long line, std::string_view what) {
     if (!current_) return;
     const bool list = current_->set.kind == DataSets::Kind::List;
-    error(code::kData, line, std::string(list ? "list \"" : "map \"") + current_->name +
-                                 "\": every value must be a string, not " + std::string(what));
+    error(code::kData, line,
+          std::string(list ? "list \"" : "map \"") + current_->name +
+              "\": every value must be a string, not " + std::string(what));
   }
 
   // Adds the file's sets to `sets` when nothing was wrong: a set defined by an earlier file
@@ -138,7 +145,8 @@ class FileReader {
     if (failed_) return false;
     for (const auto& s : sets_)
       if (const DataSets::Set* first = sets->find(s.name))
-        error(code::kData, s.line, "data set \"" + s.name + "\" is already defined at " + first->at);
+        error(code::kData, s.line,
+              "data set \"" + s.name + "\" is already defined at " + first->at);
     if (failed_) return false;
     for (auto& s : sets_) sets->add(std::move(s.name), std::move(s.set));
     return true;
@@ -149,7 +157,8 @@ class FileReader {
   // proposal string is), at most kMaxDataStringBytes.
   bool check_string(std::string_view s, long line, const std::string& what) {
     if (s.find('\0') != std::string_view::npos) {
-      error(code::kDataValue, line, what + " holds a NUL byte (\"" + shown(s) + "\"): rules cannot see one");
+      error(code::kDataValue, line,
+            what + " holds a NUL byte (\"" + shown(s) + "\"): rules cannot see one");
       return false;
     }
     if (!text::valid_utf8(s)) {
@@ -157,8 +166,9 @@ class FileReader {
       return false;
     }
     if (s.size() > kMaxDataStringBytes) {
-      error(code::kDataLimit, line, what + " is " + std::to_string(s.size()) + " bytes, over the limit of " +
-                                        std::to_string(kMaxDataStringBytes) + " (\"" + shown(s) + "\")");
+      error(code::kDataLimit, line,
+            what + " is " + std::to_string(s.size()) + " bytes, over the limit of " +
+                std::to_string(kMaxDataStringBytes) + " (\"" + shown(s) + "\")");
       return false;
     }
     return true;
@@ -167,8 +177,9 @@ class FileReader {
   bool count(long line) {
     if (++entries_ <= kMaxDataEntries) return true;
     if (!limit_reported_)
-      error(code::kDataLimit, line, "the data files of this rule set hold more than " +
-                                        std::to_string(kMaxDataEntries) + " entries (list values and map keys)");
+      error(code::kDataLimit, line,
+            "the data files of this rule set hold more than " + std::to_string(kMaxDataEntries) +
+                " entries (list values and map keys)");
     limit_reported_ = true;
     return false;
   }
@@ -242,23 +253,29 @@ void read_toml(const RuleSource& source, FileReader* reader, Diagnostics* diagno
   for (auto&& [key, node] : *root) {
     if (reader->stopped()) return;
     const std::string_view name = key.str();
-    const long line = key.source().begin.line != 0 ? static_cast<long>(key.source().begin.line) : toml_line(node);
+    const long line =
+        key.source().begin.line != 0 ? static_cast<long>(key.source().begin.line) : toml_line(node);
     if (const toml::array* list = node.as_array()) {
       if (!reader->begin_set(name, DataSets::Kind::List, line)) continue;
       for (const toml::node& item : *list) {
-        if (const auto* s = item.as_string()) reader->add_member(s->get(), toml_line(item));
-        else reader->wrong_type(toml_line(item), toml_type(item));
+        if (const auto* s = item.as_string())
+          reader->add_member(s->get(), toml_line(item));
+        else
+          reader->wrong_type(toml_line(item), toml_type(item));
       }
     } else if (const toml::table* map = node.as_table()) {
       if (!reader->begin_set(name, DataSets::Kind::Map, line)) continue;
       for (auto&& [k, v] : *map) {
-        if (const auto* s = v.as_string()) reader->add_entry(k.str(), s->get(), toml_line(v));
-        else reader->wrong_type(toml_line(v), toml_type(v));
+        if (const auto* s = v.as_string())
+          reader->add_entry(k.str(), s->get(), toml_line(v));
+        else
+          reader->wrong_type(toml_line(v), toml_type(v));
       }
     } else {
       reader->error(code::kData, line,
                     "\"" + shown(name) + "\" must be a list of strings (" + shown(name) +
-                        " = [\"a\", \"b\"]) or a table of strings ([" + shown(name) + "]), not " + toml_type(node));
+                        " = [\"a\", \"b\"]) or a table of strings ([" + shown(name) + "]), not " +
+                        toml_type(node));
     }
   }
 }
@@ -308,9 +325,12 @@ class JsonHandler {
   }
   bool String(const char* s, rapidjson::SizeType n, bool) {
     if (skip_ != 0) return true;
-    if (!frames_.empty() && frames_.back() == Frame::List) reader_->add_member(std::string_view(s, n), line());
-    else if (!frames_.empty() && frames_.back() == Frame::Map) reader_->add_entry(key_, std::string_view(s, n), line());
-    else scalar("a string");
+    if (!frames_.empty() && frames_.back() == Frame::List)
+      reader_->add_member(std::string_view(s, n), line());
+    else if (!frames_.empty() && frames_.back() == Frame::Map)
+      reader_->add_entry(key_, std::string_view(s, n), line());
+    else
+      scalar("a string");
     return go_on();
   }
   bool Null() { return scalar("null"); }
@@ -339,8 +359,10 @@ class JsonHandler {
         ++skip_;
       }
     } else if (frames_.back() == Frame::Top) {
-      if (reader_->begin_set(name_, kind, name_line_)) frames_.push_back(kind == DataSets::Kind::List ? Frame::List : Frame::Map);
-      else ++skip_;
+      if (reader_->begin_set(name_, kind, name_line_))
+        frames_.push_back(kind == DataSets::Kind::List ? Frame::List : Frame::Map);
+      else
+        ++skip_;
     } else {
       reader_->wrong_type(line(), what);
       ++skip_;
@@ -349,8 +371,10 @@ class JsonHandler {
   }
 
   bool close() {
-    if (skip_ != 0) --skip_;
-    else if (!frames_.empty()) frames_.pop_back();
+    if (skip_ != 0)
+      --skip_;
+    else if (!frames_.empty())
+      frames_.pop_back();
     return go_on();
   }
 
@@ -360,8 +384,10 @@ class JsonHandler {
       top_level_error(what);
     } else if (frames_.back() == Frame::Top) {
       reader_->error(code::kData, line(),
-                     "\"" + shown(name_) + "\" must be a list of strings ([\"a\", \"b\"]) or an object of strings "
-                     "({\"key\": \"value\"}), not " + std::string(what));
+                     "\"" + shown(name_) +
+                         "\" must be a list of strings ([\"a\", \"b\"]) or an object of strings "
+                         "({\"key\": \"value\"}), not " +
+                         std::string(what));
     } else {
       reader_->wrong_type(line(), what);
     }
@@ -371,7 +397,8 @@ class JsonHandler {
   void top_level_error(const char* what) {
     reader_->error(code::kData, line(),
                    std::string("a data file holds one JSON object of named lists and maps "
-                               "({\"name\": [\"a\", \"b\"]}), not ") + what);
+                               "({\"name\": [\"a\", \"b\"]}), not ") +
+                       what);
   }
 
   FileReader* reader_;
@@ -386,7 +413,8 @@ void read_json(const RuleSource& source, FileReader* reader) {
   LineStream stream(source.text.c_str());
   JsonHandler handler(reader, &stream);
   rapidjson::Reader json;
-  constexpr unsigned kFlags = rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag;
+  constexpr unsigned kFlags =
+      rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag;
   const rapidjson::ParseResult result = json.Parse<kFlags>(stream, handler);
   if (!result && !reader->stopped()) {
     const rapidjson::ParseErrorCode e = result.Code();
@@ -406,8 +434,10 @@ bool is_data_file(std::string_view path) {
 bool read_data_file(const RuleSource& source, DataSets* sets, Diagnostics* diagnostics) {
   FileReader reader(source, *sets, diagnostics);
   if (!check_text(source, &reader)) return false;
-  if (ends_with_stem(source.path, kJsonSuffix)) read_json(source, &reader);
-  else read_toml(source, &reader, diagnostics);
+  if (ends_with_stem(source.path, kJsonSuffix))
+    read_json(source, &reader);
+  else
+    read_toml(source, &reader, diagnostics);
   return reader.commit(sets);
 }
 

@@ -21,7 +21,7 @@ struct TomlDocument {
 
 // Parses source.text as TOML. A syntax error is one `code` error at the error's line, its
 // message toml++'s description after `prefix`; nullopt then.
-std::optional<toml::table> parse_toml(const RuleSource& source, const char* code, std::string_view prefix,
-                                      Diagnostics* diagnostics);
+std::optional<toml::table> parse_toml(const RuleSource& source, const char* code,
+                                      std::string_view prefix, Diagnostics* diagnostics);
 
 }  // namespace warden

@@ -3,7 +3,6 @@
 // cases with the data beside the rules, never reads a *.data.json as cases, and follows an
 // edit of the data; `dry-run` reads the data of its --rules paths.
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "tests/cli/cli_process.h"
@@ -40,13 +39,17 @@ const char* kCases =
 TEST_CASE("check: a bad data file is each problem at its file and line, exit 2", "[cli][data]") {
   TempDir dir;
   dir.write("r.clp", kRules);
-  const std::string data = dir.write("team/packages.data.json",
-                                     "{\"npm-packages\": [\"left-pad\",\n  42],\n \"owners\": {\"x\": \"\\u0000\"}}\n");
+  const std::string data =
+      dir.write("team/packages.data.json",
+                "{\"npm-packages\": [\"left-pad\",\n  42],\n \"owners\": {\"x\": \"\\u0000\"}}\n");
   auto r = run_warden({"check", dir.str()});
   INFO(r.out << r.err);
   CHECK(r.code == 2);
-  CHECK(r.out.find(data + ":2: error E_DATA: list \"npm-packages\": every value must be a string, not a number") !=
-        std::string::npos);
+  CHECK(
+      r.out.find(
+          data +
+          ":2: error E_DATA: list \"npm-packages\": every value must be a string, not a number") !=
+      std::string::npos);
   CHECK(r.out.find(data + ":3: error E_DATA_VALUE: ") != std::string::npos);
   CHECK(r.out.find("nothing loaded") != std::string::npos);
 
@@ -59,8 +62,10 @@ TEST_CASE("check: a bad data file is each problem at its file and line, exit 2",
   dir.write("team/packages.data.json", "{\"npm-packages\": [\"left-pad\"]}");
   auto missing = run_warden({"check", dir.str()});
   CHECK(missing.code == 2);
-  CHECK(missing.out.find(dir.str() + "/r.clp:6: error E_DATA_SET: in rule 'listed-install': no data file defines "
-                                     "a data set named \"owners\"") != std::string::npos);
+  CHECK(
+      missing.out.find(dir.str() +
+                       "/r.clp:6: error E_DATA_SET: in rule 'listed-install': no data file defines "
+                       "a data set named \"owners\"") != std::string::npos);
 }
 
 TEST_CASE("check: lists the data sets it loaded, in text and JSON", "[cli][data]") {
@@ -71,21 +76,23 @@ TEST_CASE("check: lists the data sets it loaded, in text and JSON", "[cli][data]
   INFO(r.out << r.err);
   CHECK(r.code == 0);
   CHECK(r.out.find("ok: 2 rules from 2 files, sha256:") != std::string::npos);
-  CHECK(r.out.find("data: 2 set(s)\n  npm-packages: list of 1 (" + data + ":1)\n  owners: map of 1 (" + data +
-                   ":3)\n") != std::string::npos);
+  CHECK(r.out.find("data: 2 set(s)\n  npm-packages: list of 1 (" + data +
+                   ":1)\n  owners: map of 1 (" + data + ":3)\n") != std::string::npos);
   auto json = run_warden({"check", "--format", "json", dir.str()});
   CHECK(json.code == 0);
   CHECK(json.out.find(R"("data":[{"name":"npm-packages","kind":"list","entries":1,"at":")" + data +
-                      R"(:1"},{"name":"owners","kind":"map","entries":1,"at":")" + data + R"(:3"}])") !=
-        std::string::npos);
+                      R"(:1"},{"name":"owners","kind":"map","entries":1,"at":")" + data +
+                      R"(:3"}])") != std::string::npos);
 }
 
-TEST_CASE("test: cases are decided with the data beside the rules, and follow an edit of it", "[cli][data]") {
+TEST_CASE("test: cases are decided with the data beside the rules, and follow an edit of it",
+          "[cli][data]") {
   TempDir dir;
   dir.write("r.clp", kRules);
   dir.write("cases.jsonl", kCases);
   // JSON data beside JSON cases: the data file is data, not a case file.
-  dir.write("packages.data.json", R"({"npm-packages": ["left-pad"], "owners": {"left-pad": "web"}})");
+  dir.write("packages.data.json",
+            R"({"npm-packages": ["left-pad"], "owners": {"left-pad": "web"}})");
   auto r = run_warden({"test", "--format", "json", dir.str()});
   INFO(r.out << r.err);
   CHECK(r.code == 0);
@@ -93,7 +100,8 @@ TEST_CASE("test: cases are decided with the data beside the rules, and follow an
   CHECK(r.err.empty());  // no E_CASE for the data file
 
   // lodash joins the list: the "unlisted" case now gets an approve.
-  dir.write("packages.data.json", R"({"npm-packages": ["left-pad", "lodash"], "owners": {"left-pad": "web"}})");
+  dir.write("packages.data.json",
+            R"({"npm-packages": ["left-pad", "lodash"], "owners": {"left-pad": "web"}})");
   auto edited = run_warden({"test", "--format", "json", dir.str()});
   INFO(edited.out << edited.err);
   CHECK(edited.code == 1);

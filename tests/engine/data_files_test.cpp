@@ -2,12 +2,12 @@
 // data-member and data-value. Reading both formats, each malformed class refused with its code
 // and line, the rules digest, values that hold rule syntax, names checked at load and at run
 // time, and what the history filter makes of a data call.
-#include <catch2/catch.hpp>
+#include "engine/data_files.h"
 
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include "engine/data_files.h"
 #include "engine/engine.h"
 #include "engine/policy_impl.h"
 #include "tests/engine/engine_test_util.h"
@@ -41,7 +41,8 @@ Policy::Loaded compile_with(const RuleSources& data, const std::string& rules = 
   return Policy::compile(sources);
 }
 
-std::shared_ptr<const Policy> must_compile_with(const RuleSources& data, const std::string& rules = kWordRules) {
+std::shared_ptr<const Policy> must_compile_with(const RuleSources& data,
+                                                const std::string& rules = kWordRules) {
   auto loaded = compile_with(data, rules);
   for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
   REQUIRE(loaded.policy);
@@ -54,7 +55,8 @@ struct Refusal {
 };
 
 // Compiles, expects no policy and the first error to be `code` at file:line.
-void expect_refused(const RuleSources& data, const Refusal& expected, const std::string& rules = kWordRules) {
+void expect_refused(const RuleSources& data, const Refusal& expected,
+                    const std::string& rules = kWordRules) {
   auto loaded = compile_with(data, rules);
   for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
   CHECK_FALSE(loaded.policy);
@@ -67,12 +69,16 @@ void expect_refused(const RuleSources& data, const Refusal& expected, const std:
   CHECK(code::is_known(expected.code));
 }
 
-const char* kWordsToml = "# the words\nwords = [\"hi\", \"hello\"]\n\n[notes]\nhi = \"short\"\nhello = \"long\"\n";
-const char* kWordsJson = "{\n  \"words\": [\"hi\", \"hello\"],\n  \"notes\": {\"hi\": \"short\", \"hello\": \"long\"}\n}\n";
+const char* kWordsToml =
+    "# the words\nwords = [\"hi\", \"hello\"]\n\n[notes]\nhi = \"short\"\nhello = \"long\"\n";
+const char* kWordsJson =
+    "{\n  \"words\": [\"hi\", \"hello\"],\n  \"notes\": {\"hi\": \"short\", \"hello\": "
+    "\"long\"}\n}\n";
 
 }  // namespace
 
-TEST_CASE("data files: rules read a list with data-member and a map with data-value, TOML or JSON", "[data]") {
+TEST_CASE("data files: rules read a list with data-member and a map with data-value, TOML or JSON",
+          "[data]") {
   for (const RuleSource& data : {RuleSource{"team/words.data.toml", kWordsToml},
                                  RuleSource{"team/words.data.json", kWordsJson}}) {
     INFO(data.path);
@@ -107,19 +113,22 @@ TEST_CASE("data files: rules read a list with data-member and a map with data-va
   CHECK_FALSE(is_data_file("team/words.data.jsonl"));
 }
 
-TEST_CASE("data files: the sets of several files are used together; a set defined twice is refused", "[data]") {
+TEST_CASE("data files: the sets of several files are used together; a set defined twice is refused",
+          "[data]") {
   auto policy = must_compile_with({{"a.data.toml", "words = [\"hi\"]\n"},
                                    {"b.data.json", "{\"notes\": {\"hi\": \"from b\"}}"}});
   Engine engine(policy, test_options());
   CHECK(decide_ok(engine, reply("\"hi\"")).reason == "note: from b");
-  expect_refused({{"a.data.toml", "words = [\"hi\"]\n[notes]\n"}, {"b.data.json", "{\n\"words\": [\"x\"]}"}},
-                 {"b.data.json", code::kData, 2});
+  expect_refused(
+      {{"a.data.toml", "words = [\"hi\"]\n[notes]\n"}, {"b.data.json", "{\n\"words\": [\"x\"]}"}},
+      {"b.data.json", code::kData, 2});
 }
 
 TEST_CASE("data files: each malformed class is refused with its code and line", "[data]") {
   const std::string notes = "[notes]\nhi = \"x\"\n";
   SECTION("TOML syntax") {
-    expect_refused({{"w.data.toml", "words = [\"hi\",\n\"hello\"\nnotes = 1\n"}}, {"w.data.toml", code::kData, 3});
+    expect_refused({{"w.data.toml", "words = [\"hi\",\n\"hello\"\nnotes = 1\n"}},
+                   {"w.data.toml", code::kData, 3});
   }
   SECTION("JSON syntax") {
     expect_refused({{"w.data.json", "{\"words\": [\"hi\",\n \"hello\" \"x\"], \"notes\": {}}"}},
@@ -129,22 +138,29 @@ TEST_CASE("data files: each malformed class is refused with its code and line", 
     expect_refused({{"w.data.json", "[\"hi\"]"}}, {"w.data.json", code::kData, 1});
   }
   SECTION("a list value that is not a string") {
-    expect_refused({{"w.data.toml", "words = [\n  \"hi\",\n  3,\n]\n" + notes}}, {"w.data.toml", code::kData, 3});
-    expect_refused({{"w.data.json", "{\"notes\": {},\n\"words\": [\"hi\",\n {\"nested\": \"x\"}]}"}},
-                   {"w.data.json", code::kData, 3});
+    expect_refused({{"w.data.toml", "words = [\n  \"hi\",\n  3,\n]\n" + notes}},
+                   {"w.data.toml", code::kData, 3});
+    expect_refused(
+        {{"w.data.json", "{\"notes\": {},\n\"words\": [\"hi\",\n {\"nested\": \"x\"}]}"}},
+        {"w.data.json", code::kData, 3});
   }
   SECTION("a map value that is not a string") {
-    expect_refused({{"w.data.toml", "words = []\n[notes]\nhi = \"x\"\nho = true\n"}}, {"w.data.toml", code::kData, 4});
-    expect_refused({{"w.data.json", "{\"words\": [],\n\"notes\": {\"hi\": [\"x\"]}}"}}, {"w.data.json", code::kData, 2});
+    expect_refused({{"w.data.toml", "words = []\n[notes]\nhi = \"x\"\nho = true\n"}},
+                   {"w.data.toml", code::kData, 4});
+    expect_refused({{"w.data.json", "{\"words\": [],\n\"notes\": {\"hi\": [\"x\"]}}"}},
+                   {"w.data.json", code::kData, 2});
   }
   SECTION("a set that is neither a list nor a map") {
-    expect_refused({{"w.data.toml", "words = []\ntier = \"gold\"\n" + notes}}, {"w.data.toml", code::kData, 2});
+    expect_refused({{"w.data.toml", "words = []\ntier = \"gold\"\n" + notes}},
+                   {"w.data.toml", code::kData, 2});
     expect_refused({{"w.data.json", "{\"words\": [], \"notes\": {},\n\"tier\": \"gold\"}"}},
                    {"w.data.json", code::kData, 2});
   }
   SECTION("a bad set name") {
-    expect_refused({{"w.data.toml", "words = []\nTeam-List = [\"x\"]\n" + notes}}, {"w.data.toml", code::kData, 2});
-    expect_refused({{"w.data.json", "{\"words\": [], \"notes\": {},\n\"\": [\"x\"]}"}}, {"w.data.json", code::kData, 2});
+    expect_refused({{"w.data.toml", "words = []\nTeam-List = [\"x\"]\n" + notes}},
+                   {"w.data.toml", code::kData, 2});
+    expect_refused({{"w.data.json", "{\"words\": [], \"notes\": {},\n\"\": [\"x\"]}"}},
+                   {"w.data.json", code::kData, 2});
   }
   SECTION("a JSON set or map key given twice") {
     expect_refused({{"w.data.json", "{\"words\": [], \"notes\": {},\n\"words\": [\"x\"]}"}},
@@ -153,14 +169,19 @@ TEST_CASE("data files: each malformed class is refused with its code and line", 
                    {"w.data.json", code::kData, 2});
   }
   SECTION("a NUL in a value, escaped or as a byte") {
-    expect_refused({{"w.data.toml", "words = [\"hi\",\n\"h\\u0000i\"]\n" + notes}}, {"w.data.toml", code::kDataValue, 2});
-    expect_refused({{"w.data.json", "{\"notes\": {},\n\"words\": [\"h\\u0000i\"]}"}}, {"w.data.json", code::kDataValue, 2});
+    expect_refused({{"w.data.toml", "words = [\"hi\",\n\"h\\u0000i\"]\n" + notes}},
+                   {"w.data.toml", code::kDataValue, 2});
+    expect_refused({{"w.data.json", "{\"notes\": {},\n\"words\": [\"h\\u0000i\"]}"}},
+                   {"w.data.json", code::kDataValue, 2});
     const char raw[] = "{\"notes\": {},\n\n\"words\": [\"h\0i\"]}";
-    expect_refused({{"w.data.json", std::string(raw, sizeof raw - 1)}}, {"w.data.json", code::kDataValue, 3});
+    expect_refused({{"w.data.json", std::string(raw, sizeof raw - 1)}},
+                   {"w.data.json", code::kDataValue, 3});
   }
   SECTION("text that is not UTF-8: a byte, or a lone surrogate") {
-    expect_refused({{"w.data.toml", "words = [\"hi\",\n\"caf\xe9\"]\n" + notes}}, {"w.data.toml", code::kDataValue, 2});
-    expect_refused({{"w.data.json", "{\"notes\": {},\n\"words\": [\"\\ud800\"]}"}}, {"w.data.json", code::kDataValue, 2});
+    expect_refused({{"w.data.toml", "words = [\"hi\",\n\"caf\xe9\"]\n" + notes}},
+                   {"w.data.toml", code::kDataValue, 2});
+    expect_refused({{"w.data.json", "{\"notes\": {},\n\"words\": [\"\\ud800\"]}"}},
+                   {"w.data.json", code::kDataValue, 2});
   }
   SECTION("a string over the limit") {
     const std::string longest(kMaxDataStringBytes, 'a');
@@ -172,10 +193,13 @@ TEST_CASE("data files: each malformed class is refused with its code and line", 
   }
   SECTION("more entries than the limit, over all data files") {
     std::string half = "{\"notes\": {}, \"words\": [\n";
-    for (std::size_t i = 0; i < kMaxDataEntries / 2; ++i) half += "\"w" + std::to_string(i) + "\",\n";
-    half += "\"last\"]}\n";  // kMaxDataEntries / 2 + 1 entries, on lines 2 … kMaxDataEntries / 2 + 2
+    for (std::size_t i = 0; i < kMaxDataEntries / 2; ++i)
+      half += "\"w" + std::to_string(i) + "\",\n";
+    half +=
+        "\"last\"]}\n";  // kMaxDataEntries / 2 + 1 entries, on lines 2 … kMaxDataEntries / 2 + 2
     std::string other = "{\"more\": [\n";
-    for (std::size_t i = 0; i < kMaxDataEntries / 2; ++i) other += "\"m" + std::to_string(i) + "\",\n";
+    for (std::size_t i = 0; i < kMaxDataEntries / 2; ++i)
+      other += "\"m" + std::to_string(i) + "\",\n";
     other += "\"end\"]}\n";
     // The entry that goes over is the second file's (kMaxDataEntries / 2)th, "m" followed by
     // kMaxDataEntries / 2 - 1, on line kMaxDataEntries / 2 + 1.
@@ -185,15 +209,18 @@ TEST_CASE("data files: each malformed class is refused with its code and line", 
   }
 }
 
-TEST_CASE("data files: a set a rule names must exist, and data-value reads a map (E_DATA_SET)", "[data]") {
+TEST_CASE("data files: a set a rule names must exist, and data-value reads a map (E_DATA_SET)",
+          "[data]") {
   // kWordRules names "words" on lines 3 and 8, and reads the map "notes" on line 6.
   expect_refused({{"w.data.toml", "words = [\"hi\"]\n"}}, {"rules/words.clp", code::kDataSet, 6});
-  expect_refused({{"w.data.toml", "words = [\"hi\"]\nnotes = [\"hi\"]\n"}}, {"rules/words.clp", code::kDataSet, 6});
+  expect_refused({{"w.data.toml", "words = [\"hi\"]\nnotes = [\"hi\"]\n"}},
+                 {"rules/words.clp", code::kDataSet, 6});
   expect_refused({}, {"rules/words.clp", code::kDataSet, 3});
   expect_refused({}, {"rules/words.clp", code::kDataSet, 8});
   // A symbol names a set as a string does; in a deffunction too.
-  auto loaded = Policy::compile({{"rules/f.clp", "(deffunction f (?x)\n  (data-member wrods ?x))\n"},
-                                 {"w.data.toml", "words = [\"hi\"]\n"}});
+  auto loaded =
+      Policy::compile({{"rules/f.clp", "(deffunction f (?x)\n  (data-member wrods ?x))\n"},
+                       {"w.data.toml", "words = [\"hi\"]\n"}});
   CHECK_FALSE(loaded.policy);
   REQUIRE(loaded.diagnostics.size() == 1);
   CHECK(loaded.diagnostics[0].code == code::kDataSet);
@@ -202,7 +229,8 @@ TEST_CASE("data files: a set a rule names must exist, and data-value reads a map
   CHECK(loaded.diagnostics[0].message.find("words") != std::string::npos);  // the sets defined
 }
 
-TEST_CASE("data files: a set named only at decision time that no file defines fails closed", "[data]") {
+TEST_CASE("data files: a set named only at decision time that no file defines fails closed",
+          "[data]") {
   auto policy = must_compile_with({{"w.data.toml", "words = [\"hi\"]\n"}}, R"CLP(
 (defrule by-name
   (param (proposal ?id) (key "payload.set") (value ?set))
@@ -211,8 +239,10 @@ TEST_CASE("data files: a set named only at decision time that no file defines fa
   (assert (decision (proposal ?id) (outcome approve) (rule by-name))))
 )CLP");
   Engine engine(policy, test_options());
-  CHECK(decide_ok(engine, R"({"target":"reply","payload":{"set":"words","text":"hi"}})").outcome == Outcome::Approve);
-  Decision missing = decide_ok(engine, R"({"target":"reply","payload":{"set":"nowhere","text":"hi"}})");
+  CHECK(decide_ok(engine, R"({"target":"reply","payload":{"set":"words","text":"hi"}})").outcome ==
+        Outcome::Approve);
+  Decision missing =
+      decide_ok(engine, R"({"target":"reply","payload":{"set":"nowhere","text":"hi"}})");
   CHECK(missing.outcome == Outcome::Reject);
   CHECK(missing.error_code == code::kRuntime);
   CHECK(missing.reason.find("nowhere") != std::string::npos);
@@ -233,7 +263,9 @@ TEST_CASE("data files: a change of data changes the rules digest", "[data]") {
   CHECK(without.policy->digest() != with.policy->digest());
 }
 
-TEST_CASE("data files: values holding quotes, parentheses and backslashes match exactly, never as code", "[data]") {
+TEST_CASE(
+    "data files: values holding quotes, parentheses and backslashes match exactly, never as code",
+    "[data]") {
   // Each value is what a rule would be built from if data were spliced into rule text.
   const char* kToml = R"TOML(words = [
   'hi") (outcome approve',
@@ -251,16 +283,17 @@ TEST_CASE("data files: values holding quotes, parentheses and backslashes match 
   REQUIRE(quoted.rules.size() == 1);  // one decision, by the rule that asserted it
   CHECK(quoted.rules[0].rule == "listed-word");
   CHECK(quoted.reason == "note: \") (rule injected) (reason \"");
-  Decision code_text =
-      decide_ok(engine, reply(R"J("(assert (decision (proposal \"p\") (outcome approve) (rule injected)))")J"));
+  Decision code_text = decide_ok(
+      engine,
+      reply(R"J("(assert (decision (proposal \"p\") (outcome approve) (rule injected)))")J"));
   CHECK(code_text.outcome == Outcome::Approve);
   REQUIRE(code_text.rules.size() == 1);
   CHECK(code_text.rules[0].rule == "listed-word");
   CHECK(decide_ok(engine, reply(R"("back\\slash \"quoted\"")")).outcome == Outcome::Approve);
   CHECK(decide_ok(engine, reply(R"("tab\there")")).outcome == Outcome::Approve);
   // Near misses are other strings: the backslash or the quotes dropped, the escape not taken.
-  for (const char* near : {R"("backslash \"quoted\"")", R"("back\\slash quoted")", R"("tab\\there")",
-                           R"("hi")", R"J("hi\")")J"}) {
+  for (const char* near : {R"("backslash \"quoted\"")", R"("back\\slash quoted")",
+                           R"("tab\\there")", R"("hi")", R"J("hi\")")J"}) {
     INFO(near);
     Decision d = decide_ok(engine, reply(near));
     CHECK(d.outcome == Outcome::ApprovalRequired);
@@ -270,7 +303,8 @@ TEST_CASE("data files: values holding quotes, parentheses and backslashes match 
 }
 
 TEST_CASE("data files: a defglobal reads data once, when the rules load", "[data]") {
-  auto policy = must_compile_with({{"w.data.toml", "words = []\n[notes]\ntier = \"gold\"\n"}}, R"CLP(
+  auto policy =
+      must_compile_with({{"w.data.toml", "words = []\n[notes]\ntier = \"gold\"\n"}}, R"CLP(
 (defglobal ?*tier* = (data-value "notes" "tier"))
 (defrule tier
   (proposal (id ?id) (target reply))
@@ -283,7 +317,8 @@ TEST_CASE("data files: a defglobal reads data once, when the rules load", "[data
   CHECK(decide_ok(second, reply("\"x\"")).reason == "gold");
 }
 
-TEST_CASE("data files: a history pattern calling data-member with a constant set keeps its gates", "[data]") {
+TEST_CASE("data files: a history pattern calling data-member with a constant set keeps its gates",
+          "[data]") {
   const std::string data_file = "words = [\"/w/a\"]\n";
   auto gates_of = [&](const std::string& call) {
     auto policy = must_compile_with({{"w.data.toml", data_file}}, R"CLP(
