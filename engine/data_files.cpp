@@ -3,8 +3,13 @@
 // names, strings and limits and hands the file's sets over only when all of it was right.
 #include "engine/data_files.h"
 
-#include <rapidjson/error/en.h>
+// reader.h first: it includes internal/stack.h by the path the fuzz build's sanitizer
+// ignore list names (fuzz/sanitizer_ignore.txt); error/en.h first would reach it as
+// error/../internal/stack.h.
+// clang-format off
 #include <rapidjson/reader.h>
+#include <rapidjson/error/en.h>
+// clang-format on
 
 #include <map>
 #include <optional>
