@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <stdexcept>
 #include <string_view>
 
 #include "bindings/glob.h"
@@ -297,6 +298,36 @@ extern "C" void* LocalDateFn(void* env) {
   return local_function(env, "local-date", date, empty_string(env));
 }
 
+// The data set a data-… call names; throws (failing the call) when the rule set has none so
+// named. `warden check` refuses a constant name no data file defines (E_DATA_SET), so this
+// is reached only by a name computed at run time.
+const DataSets::Set& data_set(void* env, std::string_view name) {
+  const DataSets* data = context(env).data.get();
+  const DataSets::Set* set = data ? data->find(name) : nullptr;
+  if (!set) throw std::runtime_error("no data file defines a data set named \"" + std::string(name.substr(0, 80)) + "\"");
+  return *set;
+}
+
+// (data-member SET VALUE): VALUE is on the list SET (a key of the map SET), byte for byte.
+extern "C" int DataMemberFn(void* env) {
+  return boolean_function(env, "data-member", 2, [env](std::string_view name, std::string_view value) {
+    const DataSets::Set& set = data_set(env, name);
+    return set.kind == DataSets::Kind::List ? set.members.find(value) != set.members.end()
+                                            : set.map.find(value) != set.map.end();
+  });
+}
+
+// (data-value MAP KEY): the string the map MAP holds for KEY, "" when it holds none.
+extern "C" void* DataValueFn(void* env) {
+  return string_function(env, "data-value", 2, 2, [env](std::string_view name, std::string_view key) {
+    const DataSets::Set& set = data_set(env, name);
+    if (set.kind != DataSets::Kind::Map)
+      throw std::runtime_error("data set \"" + std::string(name) + "\" is a list: data-value reads a map");
+    auto it = set.map.find(key);
+    return it == set.map.end() ? std::string() : it->second;
+  });
+}
+
 struct FunctionEntry {
   const char* name;
   int return_type;  // CLIPS codes: 'b' boolean, 's' string, 'w' symbol, 'g' long long
@@ -331,6 +362,8 @@ const FunctionEntry kFunctions[] = {
     {"local-hour", 'g', PTIEF LocalHourFn, "LocalHourFn", "12*ki"},
     {"local-minute", 'g', PTIEF LocalMinuteFn, "LocalMinuteFn", "12*ki"},
     {"local-date", 's', PTIEF LocalDateFn, "LocalDateFn", "12*ki"},
+    {"data-member", 'b', PTIEF DataMemberFn, "DataMemberFn", "22k"},
+    {"data-value", 's', PTIEF DataValueFn, "DataValueFn", "22k"},
 };
 
 }  // namespace

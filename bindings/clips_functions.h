@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "bindings/data_sets.h"
 #include "bindings/paths.h"
 #include "bindings/regex_cache.h"
 #include "bindings/urls.h"
@@ -22,6 +24,9 @@ struct BindingContext {
   std::string home;
   std::function<std::int64_t()> clock;  // seconds since the epoch; null = system clock
   std::string last_error;               // why the last function call failed
+  // The rule set's data files (data-member, data-value); set by the policy before its
+  // constructs load, since a defglobal may read them. Null: the set has none.
+  std::shared_ptr<const DataSets> data;
 
   // looks-like-secret results for one decision, keyed by the string's content (values up
   // to kMaxMemoBytes, at most kMaxMemoEntries). Cleared by begin_decision().

@@ -18,6 +18,7 @@
 #include "cli/terminal_text.h"
 #include "bindings/local_time.h"
 #include "engine/case_runner.h"
+#include "engine/data_files.h"
 #include "engine/engine.h"
 #include "engine/json_writer.h"
 #include "engine/rule_files.h"
@@ -201,6 +202,19 @@ void register_check(CLI::App& app, int* exit_code) {
           out += '}';
         }
         out += ']';
+        // The data rules read: each set of the data files, where it is defined, its size.
+        out += ",\"data\":[";
+        const auto sets = loaded.policy->data_sets();
+        for (std::size_t i = 0; i < sets.size(); ++i) {
+          out += i ? ",{\"name\":" : "{\"name\":";
+          append_json_string(out, sets[i].name);
+          out += ",\"kind\":";
+          append_json_string(out, sets[i].kind);
+          out += ",\"entries\":" + std::to_string(sets[i].entries) + ",\"at\":";
+          append_json_string(out, sets[i].at);
+          out += '}';
+        }
+        out += ']';
       }
       out += ",\"default_outcome\":";
       append_json_string(out, default_outcome);
@@ -217,6 +231,11 @@ void register_check(CLI::App& app, int* exit_code) {
         if (!entries.empty()) std::printf("overlay: %zu rule(s) changed\n", entries.size());
         for (const OverlayEntry& e : entries)
           std::printf("  %s: %s\n", printable(e.rule).c_str(), printable(e.summary()).c_str());
+        const auto sets = loaded.policy->data_sets();
+        if (!sets.empty()) std::printf("data: %zu set(s)\n", sets.size());
+        for (const auto& d : sets)
+          std::printf("  %s: %s of %zu (%s)\n", printable(d.name).c_str(), d.kind.c_str(), d.entries,
+                      printable(d.at).c_str());
       }
       else
         std::printf("%zu error(s); nothing loaded\n", diagnostics.size());
@@ -443,6 +462,7 @@ void register_test(CLI::App& app, int* exit_code) {
     Diagnostics diagnostics;
     std::vector<RuleCase> cases;
     for (const auto& file : list_files(a->paths, {".jsonl", ".json"})) {
+      if (is_data_file(file)) continue;  // a *.data.json file is the rules' data, not cases
       std::string text;
       if (!read_input(file, &text)) {
         diagnostics.push_back({code::kRead, Severity::Error, file, 0, "", "cannot read"});

@@ -46,6 +46,10 @@ inline constexpr const char* kEffectsTable = "E_EFFECTS_TABLE";       // the com
 inline constexpr const char* kPathClasses = "E_PATH_CLASSES";         // the path classes table (*.toml) is malformed
 inline constexpr const char* kOverlay = "E_OVERLAY";                  // a rule overlay (*.toml with [[rule]]) is malformed
 inline constexpr const char* kOverlayRule = "E_OVERLAY_RULE";         // an overlay entry names no loaded rule (warning)
+inline constexpr const char* kData = "E_DATA";                        // a data file (*.data.toml, *.data.json) is malformed
+inline constexpr const char* kDataValue = "E_DATA_VALUE";             // a data file holds a NUL byte or invalid UTF-8
+inline constexpr const char* kDataLimit = "E_DATA_LIMIT";             // a data string or the data entries over the limit
+inline constexpr const char* kDataSet = "E_DATA_SET";                 // a rule names a data set no data file defines
 // Reading a proposal (the request is refused; no decision).
 inline constexpr const char* kInputJson = "E_INPUT_JSON";             // proposal is not valid JSON / UTF-8
 inline constexpr const char* kInputShape = "E_INPUT_SHAPE";           // proposal JSON has the wrong shape
@@ -142,6 +146,10 @@ inline constexpr Entry kTable[] = {
     {kPathClasses, "the path classes table (a *.toml file with [[class]] entries) is malformed"},
     {kOverlay, "a rule overlay (a *.toml file with [[rule]] entries) is malformed: the rules do not load"},
     {kOverlayRule, "warning: a rule overlay entry names no loaded rule (an error with check --strict)"},
+    {kData, "a data file (*.data.toml, *.data.json) is malformed: syntax, shape, a value that is not a string, a bad or repeated set name"},
+    {kDataValue, "a data file holds a NUL byte or text that is not valid UTF-8"},
+    {kDataLimit, "a data string is over 4096 bytes, or the data files hold over 250000 entries"},
+    {kDataSet, "a rule names (as a constant) a data set no data file defines, or reads a list with data-value"},
     {kInputJson, "the proposal is not valid JSON or not UTF-8"},
     {kInputShape, "the proposal JSON has the wrong shape"},
     {kInputTooLarge, "the proposal is over the size or nesting limit"},

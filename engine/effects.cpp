@@ -16,6 +16,7 @@
 
 #include "bindings/paths.h"
 #include "bindings/urls.h"
+#include "engine/toml_document.h"
 
 namespace warden {
 
@@ -927,6 +928,18 @@ class Loader {
 
 std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
                                                   Diagnostics* diagnostics) {
+  Diagnostics syntax;
+  std::optional<toml::table> root = parse_toml(source, code::kEffectsTable, "TOML: ", &syntax);
+  if (!root) {
+    if (diagnostics != nullptr) diagnostics->insert(diagnostics->end(), syntax.begin(), syntax.end());
+    return nullptr;
+  }
+  return parse(TomlDocument{source, std::move(*root)}, diagnostics);
+}
+
+std::shared_ptr<EffectsTable> EffectsTable::parse(const TomlDocument& document, Diagnostics* diagnostics) {
+  const RuleSource& source = document.source;
+  const toml::table& root = document.root;
   // Problems are reported in line order (the TOML tables are read in key order).
   Diagnostics found;
   struct Report {
@@ -939,13 +952,6 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
     }
   } report{&found, diagnostics};
   Loader loader(source.path, &found);
-  toml::table root;
-  try {
-    root = toml::parse(source.text, source.path);
-  } catch (const toml::parse_error& e) {
-    loader.error(static_cast<long>(e.source().begin.line), "TOML: " + std::string(e.description()));
-    return nullptr;
-  }
 
   auto table = std::make_shared<EffectsTable>();
   // Every name (program or alias) → where it was defined, for clash messages.

@@ -21,6 +21,8 @@
 
 namespace warden {
 
+struct TomlDocument;  // engine/toml_document.h (internal): a *.toml file parsed once
+
 enum class EffectKind { Exec, Write, Delete, Read, Network, EnvDump, Privilege, Unknown };
 enum class EffectObject { Path, Host, Program, Code, None };
 
@@ -50,6 +52,8 @@ class EffectsTable {
   // argument names, an option listed both as a flag and with a value, an alias that is
   // already a name, sub tables no subcommand selects. Returns null if there was any.
   static std::shared_ptr<EffectsTable> parse(const RuleSource& source, Diagnostics* diagnostics);
+  // The same for a file already parsed as TOML (Policy::compile parses each file once).
+  static std::shared_ptr<EffectsTable> parse(const TomlDocument& document, Diagnostics* diagnostics);
   // Adds the programs and tools of `other` (a later file). A program (or alias) or a tool
   // defined in both is an E_EFFECTS_TABLE error at the later place naming the earlier one;
   // returns false then and adds nothing of `other`. Not thread-safe: merge while loading,

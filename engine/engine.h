@@ -58,6 +58,14 @@ struct EngineOptions {
 
 class PolicyImpl;
 
+// One set of the rule set's data files (docs/RULES.md, "Data files"), as `warden check` shows it.
+struct DataSetSummary {
+  std::string name;
+  std::string kind;     // "list" or "map"
+  std::size_t entries;  // values of a list, keys of a map
+  std::string at;       // "team/packages.data.toml:3"
+};
+
 // A checked and compiled rule set. Immutable; share it with shared_ptr.
 class Policy {
  public:
@@ -75,6 +83,8 @@ class Policy {
   // The overlay entries in force (each names a loaded rule), in load order; empty when the
   // set has no overlay file.
   const std::vector<OverlayEntry>& overlay() const;
+  // The sets of the set's data files, by name; empty when it has none.
+  std::vector<DataSetSummary> data_sets() const;
 
   ~Policy();
   const PolicyImpl& impl() const { return *impl_; }

@@ -2,9 +2,9 @@
 // to the decision facts as they are read back. Nothing here builds rule code.
 #include "engine/overlay.h"
 
-#include <toml++/toml.h>
-
 #include <algorithm>
+
+#include "engine/toml_document.h"
 
 namespace warden {
 namespace {
@@ -18,19 +18,14 @@ std::string OverlayEntry::summary() const {
   return out + " (" + at() + ")";
 }
 
-std::shared_ptr<RuleOverlay> RuleOverlay::parse(const RuleSource& source, Diagnostics* diagnostics) {
+std::shared_ptr<RuleOverlay> RuleOverlay::parse(const TomlDocument& document, Diagnostics* diagnostics) {
+  const RuleSource& source = document.source;
+  const toml::table& root = document.root;
   const std::size_t errors_before = diagnostics->size();
   auto error = [&](long line, std::string message) {
     diagnostics->push_back({code::kOverlay, Severity::Error, source.path, line, "", std::move(message)});
   };
   auto line_of = [](const toml::node& n) { return static_cast<long>(n.source().begin.line); };
-  toml::table root;
-  try {
-    root = toml::parse(source.text, source.path);
-  } catch (const toml::parse_error& e) {
-    error(static_cast<long>(e.source().begin.line), std::string(e.description()));
-    return nullptr;
-  }
   auto overlay = std::make_shared<RuleOverlay>();
   for (const auto& [key, node] : root) {
     if (key.str() != "rule") {

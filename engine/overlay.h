@@ -16,9 +16,10 @@
 
 #include "engine/decision.h"
 #include "engine/diagnostic.h"
-#include "engine/rule_source.h"
 
 namespace warden {
+
+struct TomlDocument;  // engine/toml_document.h (internal): a *.toml file parsed once
 
 struct OverlayEntry {
   std::string rule;                   // the rule's name
@@ -38,9 +39,10 @@ struct OverlayEntry {
 
 class RuleOverlay {
  public:
-  // Parses one overlay file. Every problem is an E_OVERLAY error with the file and line;
-  // null when there was one (a malformed overlay never half-applies).
-  static std::shared_ptr<RuleOverlay> parse(const RuleSource& source, Diagnostics* diagnostics);
+  // Reads one overlay file, parsed as TOML by Policy::compile (which reports its syntax
+  // errors as E_OVERLAY). Every problem is an E_OVERLAY error with the file and line; null
+  // when there was one (a malformed overlay never half-applies).
+  static std::shared_ptr<RuleOverlay> parse(const TomlDocument& document, Diagnostics* diagnostics);
   // Adds the entries of a later file; a rule named again is an E_OVERLAY error.
   void merge(const RuleOverlay& other, Diagnostics* diagnostics);
   // Warns (E_OVERLAY_RULE) about each entry naming no rule in `rule_names`, and drops it.

@@ -10,7 +10,6 @@
 #include <re2/re2.h>
 #include <re2/set.h>
 
-#include <toml++/toml.h>
 
 #include <atomic>
 #include <map>
@@ -21,6 +20,7 @@
 
 #include "bindings/glob.h"
 #include "bindings/text.h"
+#include "engine/toml_document.h"
 
 namespace warden {
 
@@ -291,18 +291,18 @@ PathClasses::PathClasses() : cache_(std::make_unique<Cache>()), generation_(next
 PathClasses::~PathClasses() = default;
 
 std::shared_ptr<PathClasses> PathClasses::parse(const RuleSource& source, Diagnostics* diagnostics) {
+  std::optional<toml::table> root = parse_toml(source, code::kPathClasses, "", diagnostics);
+  return root ? parse(TomlDocument{source, std::move(*root)}, diagnostics) : nullptr;
+}
+
+std::shared_ptr<PathClasses> PathClasses::parse(const TomlDocument& document, Diagnostics* diagnostics) {
+  const RuleSource& source = document.source;
+  const toml::table& root = document.root;
   const std::size_t errors_before = diagnostics->size();
   auto error = [&](long line, std::string message) {
     diagnostics->push_back({code::kPathClasses, Severity::Error, source.path, line, "", std::move(message)});
   };
   auto line_of = [](const toml::node& n) { return static_cast<long>(n.source().begin.line); };
-  toml::table root;
-  try {
-    root = toml::parse(source.text, source.path);
-  } catch (const toml::parse_error& e) {
-    error(static_cast<long>(e.source().begin.line), std::string(e.description()));
-    return nullptr;
-  }
   auto table = std::make_shared<PathClasses>();
   std::set<std::string, std::less<>> seen;
   struct Glob {

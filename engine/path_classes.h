@@ -16,6 +16,8 @@
 
 namespace warden {
 
+struct TomlDocument;  // engine/toml_document.h (internal): a *.toml file parsed once
+
 // Classes the engine gives the daemon's own paths (EngineOptions::own_paths) before the
 // table is consulted: `warden-own` for an own file or directory, a path inside one and a
 // glob that may name one; `warden-own-dir` for a directory that holds one (`/var/lib` of
@@ -28,6 +30,8 @@ class PathClasses {
   // Parses one classes file (TOML with [[class]] entries). Every problem is an
   // E_PATH_CLASSES diagnostic with the file and line; returns null if there was any.
   static std::shared_ptr<PathClasses> parse(const RuleSource& source, Diagnostics* diagnostics);
+  // The same for a file already parsed as TOML (Policy::compile parses each file once).
+  static std::shared_ptr<PathClasses> parse(const TomlDocument& document, Diagnostics* diagnostics);
   // Appends the classes of `other` (a later file), after this file's: first match wins.
   void merge(const PathClasses& other);
 

@@ -1,19 +1,23 @@
 // Policy::compile: read → check → compile. The checker runs first over every file; every
 // construct that passed is then compiled in a fresh environment to collect CLIPS's own
 // errors, and the indexed patterns are compiled. *.toml files are the command-effects and
-// path classes tables. Any error anywhere means no policy: a set is never half-loaded.
+// path classes tables and overlays, *.data.toml and *.data.json files the data rules read.
+// Any error anywhere means no policy: a set is never half-loaded.
 #include <openssl/evp.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
+#include "engine/data_files.h"
 #include "engine/effects.h"
 #include "engine/engine.h"
 #include "engine/overlay.h"
 #include "engine/path_classes.h"
 #include "engine/policy_impl.h"
+#include "engine/toml_document.h"
 #include "engine/clips.h"  // last: CLIPS defines macros
 
 namespace warden {
@@ -62,18 +66,25 @@ struct Tables {
 };
 
 void load_table(const RuleSource& source, Tables* tables, Diagnostics* diagnostics) {
-  bool has_program = false, has_class = false, has_rule = false;
+  // Parsed once, here; the parser of its kind reads the parsed document.
+  std::optional<TomlDocument> document;
   try {
-    toml::table root = toml::parse(source.text, source.path);
-    has_program = root.contains("program") || root.contains("tool");
-    has_class = root.contains("class");
-    has_rule = root.contains("rule");
+    document.emplace(TomlDocument{source, toml::parse(source.text, source.path)});
   } catch (const toml::parse_error& e) {
-    // Reported by the parser the file looks meant for, with its line.
-    has_class = source.text.find("[[class]]") != std::string::npos;
-    has_rule = !has_class && source.text.find("[[rule]]") != std::string::npos;
-    has_program = !has_class && !has_rule;
+    // Reported as by the parser the file looks meant for, with its line.
+    const bool looks_class = source.text.find("[[class]]") != std::string::npos;
+    const bool looks_rule = !looks_class && source.text.find("[[rule]]") != std::string::npos;
+    const long line = static_cast<long>(e.source().begin.line);
+    const std::string description(e.description());
+    if (looks_class) diagnostics->push_back({code::kPathClasses, Severity::Error, source.path, line, "", description});
+    else if (looks_rule) diagnostics->push_back({code::kOverlay, Severity::Error, source.path, line, "", description});
+    else diagnostics->push_back({code::kEffectsTable, Severity::Error, source.path, line, "", "TOML: " + description});
+    return;
   }
+  const toml::table& root = document->root;
+  const bool has_program = root.contains("program") || root.contains("tool");
+  const bool has_class = root.contains("class");
+  const bool has_rule = root.contains("rule");
   const int kinds = int(has_program) + int(has_class) + int(has_rule);
   if (kinds != 1) {
     diagnostics->push_back({code::kEffectsTable, Severity::Error, source.path, 1, "",
@@ -84,17 +95,17 @@ void load_table(const RuleSource& source, Tables* tables, Diagnostics* diagnosti
     return;
   }
   if (has_program) {
-    auto table = EffectsTable::parse(source, diagnostics);
+    auto table = EffectsTable::parse(*document, diagnostics);
     if (!table) return;
     if (!tables->effects) tables->effects = std::move(table);
     else tables->effects->merge(*table, diagnostics);
   } else if (has_class) {
-    auto table = PathClasses::parse(source, diagnostics);
+    auto table = PathClasses::parse(*document, diagnostics);
     if (!table) return;
     if (!tables->classes) tables->classes = std::move(table);
     else tables->classes->merge(*table);
   } else {
-    auto overlay = RuleOverlay::parse(source, diagnostics);
+    auto overlay = RuleOverlay::parse(*document, diagnostics);
     if (!overlay) return;
     if (!tables->overlay) tables->overlay = std::move(overlay);
     else tables->overlay->merge(*overlay, diagnostics);
@@ -152,6 +163,30 @@ void require_effects_table(ClipsEnv& env, const std::vector<Construct>& construc
                                 "` facts but no effects table (a .toml file with [program.*] tables) is loaded: "
                                 "no effect would ever be derived"});
     return;
+  }
+}
+
+// Every data set a construct names as a constant must be defined by a data file, and one
+// that data-value reads must be a map: otherwise each call would fail its decision closed
+// (a rule that only ever errs is a dead rule). E_DATA_SET at the name.
+void check_data_references(const std::vector<DataReference>& references, const DataSets& data,
+                           Diagnostics* diagnostics) {
+  for (const auto& r : references) {
+    const DataSets::Set* set = data.find(r.name);
+    if (set && (r.function != "data-value" || set->kind == DataSets::Kind::Map)) continue;
+    std::string message;
+    if (set) {
+      message = "data set \"" + r.name + "\" (" + set->at + ") is a list: data-value reads a map; use data-member";
+    } else {
+      std::string known;
+      for (const auto& n : data.names()) known += (known.empty() ? "" : ", ") + n;
+      if (known.size() > 200) known = known.substr(0, 200) + "…";
+      message = "no data file defines a data set named \"" + r.name.substr(0, 80) + "\" (" +
+                (known.empty() ? std::string("the rule set has no *.data.toml or *.data.json file")
+                               : "defined: " + known) +
+                ")";
+    }
+    diagnostics->push_back({code::kDataSet, Severity::Error, r.file, r.line, r.rule, message});
   }
 }
 
@@ -249,6 +284,7 @@ std::vector<HistoryPattern> evaluated_patterns(std::vector<HistoryPattern> patte
 }  // namespace
 
 void PolicyImpl::load_into(ClipsEnv& env) const {
+  env.state().data = data;  // before the constructs: a defglobal may read it
   Diagnostics diagnostics;
   for (const auto& c : constructs)
     if (!env.load(c.text, c.file, c.line, c.name, &diagnostics))
@@ -281,6 +317,13 @@ std::vector<std::string> Policy::rule_names(const std::vector<std::string>& file
     if (c.kind == "defrule" && std::find(files.begin(), files.end(), c.file) != files.end()) out.push_back(c.name);
   return out;
 }
+std::vector<DataSetSummary> Policy::data_sets() const {
+  std::vector<DataSetSummary> out;
+  if (!impl_->data) return out;
+  for (const auto& [name, set] : impl_->data->sets())
+    out.push_back({name, set.kind == DataSets::Kind::Map ? "map" : "list", set.size(), set.at});
+  return out;
+}
 const std::vector<OverlayEntry>& Policy::overlay() const {
   static const std::vector<OverlayEntry>* none = new std::vector<OverlayEntry>();
   return impl_->overlay ? impl_->overlay->entries() : *none;
@@ -295,13 +338,23 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
   }
   RuleSources rule_sources;
   Tables tables;
+  std::shared_ptr<DataSets> data;
+  bool data_ok = true;
   for (const auto& s : sources) {
-    if (is_table_file(s.path)) load_table(s, &tables, &diagnostics);
-    else rule_sources.push_back(s);
+    if (is_data_file(s.path)) {
+      if (!data) data = std::make_shared<DataSets>();
+      data_ok &= read_data_file(s, data.get(), &diagnostics);
+    } else if (is_table_file(s.path)) {
+      load_table(s, &tables, &diagnostics);
+    } else {
+      rule_sources.push_back(s);
+    }
   }
   std::shared_ptr<EffectsTable>& effects = tables.effects;
   std::shared_ptr<PathClasses>& classes = tables.classes;
   CheckedSources checked = check_sources(rule_sources, &diagnostics);
+  // Names checked only against data that loaded: a broken file is its own error.
+  if (data_ok) check_data_references(checked.data_references, data ? *data : DataSets(), &diagnostics);
 
   auto impl = std::make_unique<PolicyImpl>();
   // Functions and globals first (rules call them), then rules; file order within each.
@@ -317,6 +370,7 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
     diagnostics.push_back({code::kCompile, Severity::Error, "", 0, "", e.what()});
     return loaded;
   }
+  env->state().data = data;  // before the constructs: a defglobal may read it
   for (const auto& c : impl->constructs) {
     if (!c.ok) continue;  // never hand CLIPS a construct that failed the checks
     env->load(c.text, c.file, c.line, c.name, &diagnostics);
@@ -356,6 +410,7 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
   impl->digest = sha256_of_sources(sources);  // the tables too: they change decisions
   impl->effects = std::move(effects);
   impl->path_classes = std::move(classes);
+  impl->data = std::move(data);
   // An overlay whose every entry named no loaded rule changes nothing: no per-decision lookup.
   if (tables.overlay && !tables.overlay->entries().empty()) impl->overlay = std::move(tables.overlay);
   if (!env->reset()) {

@@ -1,5 +1,5 @@
 // PolicyImpl: what a compiled Policy holds (checked constructs in load order, digest, pattern
-// index, the command-effects and path classes tables) and a spare environment left over from compilation for the first Engine to take.
+// index, the command-effects and path classes tables, the data sets) and a spare environment left over from compilation for the first Engine to take.
 // Internal to the engine library. Immutable after compile except the spare, behind a mutex.
 #pragma once
 
@@ -18,6 +18,7 @@ namespace warden {
 class EffectsTable;  // engine/effects.h
 class PathClasses;   // engine/path_classes.h
 class RuleOverlay;   // engine/overlay.h
+class DataSets;      // bindings/data_sets.h
 
 class PolicyImpl {
  public:
@@ -35,6 +36,9 @@ class PolicyImpl {
   // The [[rule]] entries of the set's overlay files, merged; null when it has none (then
   // decisions are read back as the rules asserted them, with no lookup).
   std::shared_ptr<const RuleOverlay> overlay;
+  // The sets of the data files (*.data.toml, *.data.json), merged; null when it has none.
+  // Every environment of the policy reads them (BindingContext::data).
+  std::shared_ptr<const DataSets> data;
 
   // Loads the constructs into `env`. Throws if CLIPS refuses one (they compiled before).
   void load_into(ClipsEnv& env) const;

@@ -317,6 +317,8 @@ struct FileChecker {
         check_regex(t[k + 2], c.name);
       } else if (is_local_time_function(head) && k + 2 < close) {
         check_time_zone(t[k + 2], c.name);
+      } else if (is_data_function(head) && k + 2 < close) {
+        note_data_reference(head, t[k + 2], c.name);
       } else if (head == "pattern-hit" && c.kind == "defrule" && !in_rhs) {
         // Any depth: a pattern under not/or/and/exists/forall/logical must be indexed too,
         // or `(not (pattern-hit …))` would always hold and `(or (pattern-hit …) …)` never.
@@ -370,11 +372,14 @@ struct FileChecker {
         return numbers ? "(compare ages)" : name;
       }
       // Functions that fail only on an argument that is no string or symbol: total when each
-      // argument is a lexeme constant, a lexeme variable or a call returning a string.
+      // argument is a lexeme constant, a lexeme variable or a call returning a string. The
+      // data functions also fail on a set no data file defines: total only when the set is
+      // named by a constant, which Policy::compile checks (a list read by data-value too).
       static const std::set<std::string, std::less<>> kLexemeArgs = {"str-prefix", "str-suffix", "str-index",
-                                                                     "path-normalize", "str-cat", "sym-cat"};
+                                                                     "path-normalize", "str-cat", "sym-cat",
+                                                                     "data-member", "data-value"};
       if (kLexemeArgs.count(name)) {
-        bool lexemes = true;
+        bool lexemes = !is_data_function(name) || (open + 2 < match[open] && is_constant_lexeme(t[open + 2]));
         for (std::size_t a = open + 2; a < match[open] && lexemes; a = end_of_token(a)) {
           if (t[a].type == TokenType::String) continue;
           if (t[a].type == TokenType::Open) {
@@ -914,6 +919,21 @@ struct FileChecker {
       return;
     std::string why = local_time::zone_error(zone.text);
     if (!why.empty()) error(code::kTimeZone, zone.line, rule, why);
+  }
+
+  static bool is_data_function(const std::string& name) { return name == "data-member" || name == "data-value"; }
+
+  // A constant set name (a string, or a symbol that is not a variable): Policy::compile
+  // checks it against the data files, so a misspelt name cannot make a rule that never fires.
+  void note_data_reference(const std::string& function, const Token& name, const std::string& rule) {
+    if (!is_constant_lexeme(name)) return;
+    out->data_references.push_back({function, name.text, source.path, name.line, rule});
+  }
+
+  static bool is_constant_lexeme(const Token& t) {
+    return t.type == TokenType::String ||
+           (t.type == TokenType::Atom && !t.text.empty() && t.text[0] != '?' && t.text[0] != '$' &&
+            !looks_numeric(t.text));
   }
 
   void check_regex(const Token& pattern, const std::string& rule) {

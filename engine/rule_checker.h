@@ -4,8 +4,8 @@
 // (forbidden constructs and functions, duplicate names, global mutation, bad constant regexes,
 // decisions credited to another rule) and, in the author's words at the token of the mistake,
 // what CLIPS would refuse or load as a dead rule (engine/fact_checks.h). It also gathers the
-// indexed `pattern-hit` patterns and what each `history` pattern's constants accept. Pure;
-// thread-safe.
+// indexed `pattern-hit` patterns, what each `history` pattern's constants accept and the data
+// sets named as constants. Pure; thread-safe.
 #pragma once
 
 #include <map>
@@ -39,11 +39,22 @@ struct IndexedPattern {
   std::string rule;
 };
 
+// A data set a construct names as a constant (`(data-member "team-packages" ?p)`), checked
+// against the rule set's data files when it compiles (E_DATA_SET).
+struct DataReference {
+  std::string function;  // data-member or data-value
+  std::string name;
+  std::string file;
+  long line = 0;
+  std::string rule;  // the construct's name
+};
+
 struct CheckedSources {
   std::vector<Construct> constructs;  // in source order
   std::vector<IndexedPattern> patterns;
   std::vector<HistoryPattern> history_patterns;  // every `history` pattern of every rule
   std::map<std::string, std::set<std::string>> function_calls;  // deffunction → what it calls
+  std::vector<DataReference> data_references;
 };
 
 // Whether calling `name` from a history pattern can neither fail, print nor assert, whatever

@@ -23,7 +23,8 @@ bool has_extension(const fs::path& p, const std::vector<std::string>& extensions
 }  // namespace
 
 const std::vector<std::string>& rule_set_extensions() {
-  static const std::vector<std::string>* extensions = new std::vector<std::string>{".clp", ".toml"};
+  static const std::vector<std::string>* extensions =
+      new std::vector<std::string>{".clp", ".toml", ".data.json"};
   return *extensions;
 }
 

@@ -35,13 +35,15 @@ LoadedPolicy load_policy(const std::vector<std::string>& paths, const RuleLoadOp
 // The rule paths actually used: paths, or the shipped pack when empty.
 std::vector<std::string> effective_rule_paths(const std::vector<std::string>& paths);
 
-// Each path is a .clp or .toml file or a directory (its *.clp and *.toml files, recursively,
-// sorted by their names within the directory); sources come in that order, which is the load
-// order. *.toml files are the command-effects and path classes tables (Policy::compile).
+// Each path is a .clp, .toml or .data.json file or a directory (its *.clp, *.toml and
+// *.data.json files, recursively, sorted by their names within the directory); sources come in
+// that order, which is the load order. *.toml files are the command-effects and path classes
+// tables and overlays, *.data.toml and *.data.json files data (Policy::compile).
 // Unreadable paths become E_READ diagnostics. Files over 16 MiB are refused.
 RuleSources read_rule_files(const std::vector<std::string>& paths, Diagnostics* diagnostics);
 
-// The files a rule set is made of in a directory: ".clp" rules and ".toml" tables.
+// The files a rule set is made of in a directory: ".clp" rules, ".toml" tables and data,
+// ".data.json" data (engine/data_files.h).
 const std::vector<std::string>& rule_set_extensions();
 
 // Files with the given extensions under the paths (directories recursively, each sorted by

@@ -3,6 +3,8 @@
 #include <memory>
 #include <string_view>
 
+#include "engine/data_files.h"
+
 namespace warden {
 namespace {
 
@@ -484,7 +486,7 @@ RuleInputs scan_rule_inputs(const RuleSources& sources) {
   RuleInputs out;
   Scanner scanner(&out);
   for (const auto& s : sources) {
-    if (ends_with(s.path, ".toml")) continue;
+    if (ends_with(s.path, ".toml") || is_data_file(s.path)) continue;
     Node root;
     root.list = true;
     parse_source(s.text, &root);

@@ -86,7 +86,8 @@ struct RuleInputs {
   // all_history: every bit set in both.
 };
 
-// Scans the .clp sources (tables, *.toml, are skipped: they hold no rules).
+// Scans the .clp sources (tables and data, *.toml and *.data.json, are skipped: they hold no
+// rules).
 RuleInputs scan_rule_inputs(const RuleSources& sources);
 
 }  // namespace warden

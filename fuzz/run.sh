@@ -10,7 +10,7 @@
 set -eu
 DURATION=${1:-60}
 shift || true
-TARGETS=${*:-"fuzz_frame fuzz_request fuzz_proposal fuzz_shell fuzz_tables fuzz_audit fuzz_model_answer"}
+TARGETS=${*:-"fuzz_frame fuzz_request fuzz_proposal fuzz_shell fuzz_tables fuzz_data fuzz_audit fuzz_model_answer"}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${WARDEN_FUZZ_BUILD:-$ROOT/build-fuzz}
 

@@ -1,6 +1,7 @@
 // Time in the rule author's commands: `dry-run --now`, a case's "now" in `warden test`, an
 // unknown constant time zone in `warden check`, and the team-policy example's office-hours
-// cases across daylight saving changes. Every time is given; none is read from the clock.
+// cases across daylight saving changes (with its package-install cases, which read a data
+// file). Every time is given; none is read from the clock.
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
@@ -117,13 +118,22 @@ TEST_CASE("check: a constant unknown time zone is E_TIME_ZONE at its file and li
         std::string::npos);
 }
 
-TEST_CASE("the team-policy example: infrastructure changes in Berlin office hours, across DST",
-          "[cli][time][examples]") {
+TEST_CASE("the team-policy example: infrastructure changes in Berlin office hours, across DST, and "
+          "package installs only from the team's list (a data file)",
+          "[cli][time][data][examples]") {
   const std::string dir = WARDEN_SOURCE_DIR "/examples/team-policy";
   auto r = run_warden({"test", "--format", "json", dir});
   INFO(r.out << r.err);
   CHECK(r.code == 0);
   CHECK(r.out.find("\"failed\":0") != std::string::npos);
   CHECK(r.out.find("\"uncovered_rules\":[]") != std::string::npos);
-  CHECK(r.out.find("\"passed\":15") != std::string::npos);
+  // 15 office-hours cases, 13 install cases.
+  CHECK(r.out.find("\"passed\":28") != std::string::npos);
+  CHECK(r.out.find("office_hours.jsonl") != std::string::npos);
+  CHECK(r.out.find("team_installs.jsonl") != std::string::npos);
+  CHECK(r.out.find("packages.data.toml") == std::string::npos);  // data, not cases
+  auto check = run_warden({"check", dir});
+  CHECK(check.code == 0);
+  CHECK(check.out.find("  npm-packages: list of 6 (") != std::string::npos);
+  CHECK(check.out.find("  pip-packages: list of 4 (") != std::string::npos);
 }

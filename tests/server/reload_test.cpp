@@ -204,3 +204,81 @@ TEST_CASE("watched effects and path class tables reload on change", "[server][re
            Stats::get(d.daemon().context().stats.reloads) >= 2;
   }));
 }
+
+namespace {
+
+// Approves a reply whose text is on the data list "words"; others fall to the default.
+const char* kDataRules = R"CLP(
+(defrule listed-word
+  (param (proposal ?id) (key "payload.text") (value ?t&:(data-member "words" ?t)))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule listed-word))))
+)CLP";
+
+std::string outcome_of(Client& agent, const std::string& id, const std::string& text) {
+  std::string error;
+  REQUIRE(agent.send_message(decide_request(id, R"({"target":"reply","payload":{"text":")" + text + "\"}}"), &error));
+  auto doc = parse(read_or_fail(agent));
+  return doc["payload"]["decision"]["outcome"].GetString();
+}
+
+}  // namespace
+
+TEST_CASE("data files reload with the rules: the new list decides, under a new digest; a bad one keeps the old",
+          "[server][reload][data]") {
+  TempDir dir;
+  Config config = test_config(dir);
+  dir.write("rules/policy.clp", kDataRules);
+  dir.write("rules/words.data.toml", "words = [\"hi\"]\n");
+  RunningDaemon d(config);
+  REQUIRE(d.ok());
+  Client admin, agent;
+  std::string error;
+  REQUIRE(admin.connect(d.address(), 5000ms, &error));
+  REQUIRE(admin.authenticate(Tokens{}.admin, 5000ms, &error));
+  REQUIRE(agent.connect(d.address(), 5000ms, &error));
+  REQUIRE(agent.authenticate(Tokens{}.agent, 5000ms, &error));
+  CHECK(outcome_of(agent, "1", "hi") == "approve");
+  CHECK(outcome_of(agent, "2", "hello") == "approval-required");
+  const std::string before = status_digest(admin);
+
+  // The SIGHUP path: only the data changed.
+  dir.write("rules/words.data.toml", "words = [\"hello\"]\n");
+  d.daemon().request_reload("SIGHUP");
+  REQUIRE(eventually([&] { return d.daemon().context().policy.get()->digest() != before; }));
+  CHECK(outcome_of(agent, "3", "hello") == "approve");
+  CHECK(outcome_of(agent, "4", "hi") == "approval-required");
+  const std::string after = status_digest(admin);
+  CHECK(after != before);
+
+  // A data file with an error fails the reload with its code and line; the old data stays.
+  dir.write("rules/words.data.toml", "words = [\"hello\",\n  3]\n");
+  std::string reply = reload(admin, "bad-data");
+  INFO(reply);
+  CHECK(error_code(reply) == err::kReloadFailed);
+  auto doc = parse(reply);
+  const auto& diagnostics = doc["payload"]["error"]["diagnostics"];
+  REQUIRE(diagnostics.IsArray());
+  REQUIRE(diagnostics.Size() >= 1);
+  CHECK(std::string(diagnostics[0]["code"].GetString()) == "E_DATA");
+  CHECK(diagnostics[0]["line"].GetInt() == 2);
+  CHECK(status_digest(admin) == after);
+  CHECK(outcome_of(agent, "5", "hello") == "approve");
+}
+
+TEST_CASE("watched data files reload on change", "[server][reload][data]") {
+  TempDir dir;
+  Config config = test_config(dir);
+  config.watch_rules = true;
+  config.watch_interval = std::chrono::milliseconds(100);
+  dir.write("rules/policy.clp", kDataRules);
+  dir.write("rules/words.data.json", R"({"words": ["hi"]})");
+  RunningDaemon d(config);
+  REQUIRE(d.ok());
+  const std::string before = d.daemon().context().policy.get()->digest();
+  dir.write("rules/words.data.json", R"({"words": ["hi", "hello"]})");
+  CHECK(eventually([&] {
+    return d.daemon().context().policy.get()->digest() != before &&
+           Stats::get(d.daemon().context().stats.reloads) >= 1;
+  }));
+}
