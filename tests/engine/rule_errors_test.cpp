@@ -64,6 +64,7 @@ TEST_CASE("an unclosed parenthesis is reported where it opened, not where the co
   CHECK(d.line == 3);
   CHECK(d.column == 3);
   CHECK(says(d, "`(proposal` opened on line 3 is never closed"));
+  CHECK(d.rule == "block-rm");
   CHECK(says(d, "before line 4"));
 
   // The rule after an unclosed one is still checked: both mistakes at once.
