@@ -9,7 +9,8 @@
 namespace warden {
 namespace {
 
-const std::vector<std::string> kConditionKeywords = {"test", "not", "and", "or", "exists", "forall", "logical"};
+const std::vector<std::string> kConditionKeywords = {"test",   "not",    "and",    "or",
+                                                     "exists", "forall", "logical"};
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
@@ -37,7 +38,8 @@ std::string type_words(const std::vector<std::string>& types) {
   std::string out;
   for (std::size_t i = 0; i < types.size(); ++i) {
     std::string word = types[i];
-    std::transform(word.begin(), word.end(), word.begin(), [](char c) { return static_cast<char>(c - 'A' + 'a'); });
+    std::transform(word.begin(), word.end(), word.begin(),
+                   [](char c) { return static_cast<char>(c - 'A' + 'a'); });
     out += (i == 0 ? "" : i + 1 == types.size() ? " or " : ", ") + word + "s";
   }
   return out;
@@ -45,10 +47,16 @@ std::string type_words(const std::vector<std::string>& types) {
 
 }  // namespace
 
-FactChecks::FactChecks(const std::vector<Token>& t, const std::vector<std::size_t>& match, std::size_t open,
-                       std::size_t close, const std::set<std::string, std::less<>>& functions, Report report,
+FactChecks::FactChecks(const std::vector<Token>& t, const std::vector<std::size_t>& match,
+                       std::size_t open, std::size_t close,
+                       const std::set<std::string, std::less<>>& functions, Report report,
                        Suggest suggest)
-    : t_(t), match_(match), open_(open), close_(close), functions_(functions), report_(std::move(report)),
+    : t_(t),
+      match_(match),
+      open_(open),
+      close_(close),
+      functions_(functions),
+      report_(std::move(report)),
       suggest_(std::move(suggest)) {
   for (std::size_t k = open; k <= close; ++k)
     if (t[k].type == TokenType::Atom) {
@@ -68,24 +76,29 @@ std::size_t FactChecks::arrow(std::size_t body) {
   for (std::size_t k = body; k < close_; ++k) {
     if (t_[k].type != TokenType::Atom || t_[k].text != "=>") continue;
     std::size_t evidence = k;
-    std::size_t open = unclosed_by_indentation(t_, open_, k + 1, &evidence);  // `=>` itself is evidence
+    std::size_t open =
+        unclosed_by_indentation(t_, open_, k + 1, &evidence);  // `=>` itself is evidence
     if (open != k + 1) {
-      report_(code::kUnbalanced, Severity::Error, t_[open],
-              quoted_group(t_, open) + " opened on " + line_text(t_[open].line) + " is never closed: its `)` belongs before " +
-                  line_text(t_[evidence].line) + ", which is indented as its sibling" +
-                  (evidence == k ? "" : " (`=>` on " + line_text(t_[k].line) + " is read as part of it)"));
+      report_(
+          code::kUnbalanced, Severity::Error, t_[open],
+          quoted_group(t_, open) + " opened on " + line_text(t_[open].line) +
+              " is never closed: its `)` belongs before " + line_text(t_[evidence].line) +
+              ", which is indented as its sibling" +
+              (evidence == k ? ""
+                             : " (`=>` on " + line_text(t_[k].line) + " is read as part of it)"));
       return std::string::npos;
     }
     open = k;
     for (std::size_t g = body; g < k; g = end_of(g))  // the condition holding it
       if (t_[g].type == TokenType::Open && match_[g] > k) open = g;
     report_(code::kUnbalanced, Severity::Error, t_[open],
-            quoted_group(t_, open) + " opened on " + line_text(t_[open].line) + " is never closed: `=>` on " +
-                line_text(t_[k].line) + " is read as part of it");
+            quoted_group(t_, open) + " opened on " + line_text(t_[open].line) +
+                " is never closed: `=>` on " + line_text(t_[k].line) + " is read as part of it");
     return std::string::npos;
   }
   for (std::size_t g = body; g < close_; g = end_of(g)) {
-    if (t_[g].type != TokenType::Open || g + 1 >= match_[g] || t_[g + 1].type != TokenType::Atom) continue;
+    if (t_[g].type != TokenType::Open || g + 1 >= match_[g] || t_[g + 1].type != TokenType::Atom)
+      continue;
     const std::string& head = t_[g + 1].text;
     if (find_template(head) || contains(kConditionKeywords, head) || !is_function(head)) continue;
     report_(code::kMissingArrow, Severity::Error, t_[g],
@@ -94,7 +107,8 @@ std::size_t FactChecks::arrow(std::size_t body) {
     return std::string::npos;
   }
   report_(code::kMissingArrow, Severity::Error, t_[close_],
-          "this rule has no `=>` between its conditions and its actions (a rule without actions still needs it)");
+          "this rule has no `=>` between its conditions and its actions (a rule without actions "
+          "still needs it)");
   return std::string::npos;
 }
 
@@ -106,7 +120,9 @@ void FactChecks::pattern(std::size_t open) {
   if (!tmpl) {
     if (is_function(name)) {
       report_(code::kUnknownTemplate, Severity::Error, head,
-              "`" + name + "` is a function, not a template: a condition that calls a function is written `(test (" +
+              "`" + name +
+                  "` is a function, not a template: a condition that calls a function is written "
+                  "`(test (" +
                   name + " …))`");
       return;
     }
@@ -116,16 +132,17 @@ void FactChecks::pattern(std::size_t open) {
       all.insert(all.end(), kConditionKeywords.begin(), kConditionKeywords.end());
       return all;
     }());
-    report_(code::kUnknownTemplate, Severity::Error, head,
-            "unknown template `" + name.substr(0, 60) + "`" + hint +
-                (hint.empty() ? " (patterns match the engine's facts: " + name_list(names) + ")" : ""));
+    report_(
+        code::kUnknownTemplate, Severity::Error, head,
+        "unknown template `" + name.substr(0, 60) + "`" + hint +
+            (hint.empty() ? " (patterns match the engine's facts: " + name_list(names) + ")" : ""));
     return;
   }
   for (std::size_t k = open + 2; k < match_[open]; k = end_of(k)) {
     if (t_[k].type != TokenType::Open) {
       report_(code::kParse, Severity::Error, t_[k],
-              "a pattern on `" + tmpl->name + "` names each slot, as in `(" + tmpl->name + " (" + tmpl->slots[0].name +
-                  " ?x))`: `" + shown(t_[k]) + "` is not in a slot");
+              "a pattern on `" + tmpl->name + "` names each slot, as in `(" + tmpl->name + " (" +
+                  tmpl->slots[0].name + " ?x))`: `" + shown(t_[k]) + "` is not in a slot");
       return;
     }
     slot_group(open, k, *tmpl, true);
@@ -138,18 +155,20 @@ void FactChecks::asserted(std::size_t open) {
   for (std::size_t k = open + 2; k < match_[open]; k = end_of(k)) {
     if (t_[k].type != TokenType::Open) {
       report_(code::kParse, Severity::Error, t_[k],
-              "an asserted `" + tmpl->name + "` names each slot, as in `(" + tmpl->name + " (" + tmpl->slots[0].name +
-                  " ?id) …)`: `" + shown(t_[k]) + "` is not in a slot");
+              "an asserted `" + tmpl->name + "` names each slot, as in `(" + tmpl->name + " (" +
+                  tmpl->slots[0].name + " ?id) …)`: `" + shown(t_[k]) + "` is not in a slot");
       return;
     }
     slot_group(open, k, *tmpl, false);
   }
 }
 
-void FactChecks::slot_group(std::size_t owner, std::size_t group, const TemplateSchema& tmpl, bool in_pattern) {
+void FactChecks::slot_group(std::size_t owner, std::size_t group, const TemplateSchema& tmpl,
+                            bool in_pattern) {
   const std::size_t close = match_[group];
   if (group + 1 == close || t_[group + 1].type != TokenType::Atom) {
-    report_(code::kParse, Severity::Error, t_[group], "expected a slot name of `" + tmpl.name + "` after this `(`");
+    report_(code::kParse, Severity::Error, t_[group],
+            "expected a slot name of `" + tmpl.name + "` after this `(`");
     return;
   }
   const Token& name = t_[group + 1];
@@ -158,24 +177,28 @@ void FactChecks::slot_group(std::size_t owner, std::size_t group, const Template
     // A pattern or a condition read as a slot: the `)` of the pattern holding it is missing.
     if (in_pattern && (find_template(name.text) || contains(kConditionKeywords, name.text))) {
       report_(code::kUnbalanced, Severity::Error, t_[owner],
-              quoted_group(t_, owner) + " opened on " + line_text(t_[owner].line) + " is not closed before " +
-                  quoted_group(t_, group) + " on " + line_text(name.line) +
+              quoted_group(t_, owner) + " opened on " + line_text(t_[owner].line) +
+                  " is not closed before " + quoted_group(t_, group) + " on " +
+                  line_text(name.line) +
                   ", which is read as one of its slots: is its `)` missing?");
       return;
     }
     const std::vector<std::string> names = tmpl.slot_names();
     report_(code::kUnknownSlot, Severity::Error, name,
-            "slot `" + name.text.substr(0, 60) + "` is not a slot of `" + tmpl.name + "`" + suggest_(name.text, names) +
-                " (its slots: " + name_list(names) + ")");
+            "slot `" + name.text.substr(0, 60) + "` is not a slot of `" + tmpl.name + "`" +
+                suggest_(name.text, names) + " (its slots: " + name_list(names) + ")");
     return;
   }
-  if (in_pattern) constraint(group + 2, close, tmpl, *slot);
-  else values(group + 2, close, tmpl, *slot);
+  if (in_pattern)
+    constraint(group + 2, close, tmpl, *slot);
+  else
+    values(group + 2, close, tmpl, *slot);
 }
 
 // A pattern slot's constraint: fields (one in a slot, any number in a multislot), each terms
 // joined by & and |, a term a constant, a variable, ~term, or :(call) / =(call).
-void FactChecks::constraint(std::size_t from, std::size_t to, const TemplateSchema& tmpl, const SlotSchema& slot) {
+void FactChecks::constraint(std::size_t from, std::size_t to, const TemplateSchema& tmpl,
+                            const SlotSchema& slot) {
   bool expect_term = true, negated = false, reported = false;
   std::size_t previous = to;  // the last term's first token
   for (std::size_t k = from; k < to;) {
@@ -185,7 +208,8 @@ void FactChecks::constraint(std::size_t from, std::size_t to, const TemplateSche
       if (!reported)
         report_(code::kParse, Severity::Error, tok,
                 "a call in a pattern's slot needs `:` before it to test the value (`?x&:(" +
-                    (t_[k + 1].type == TokenType::Atom ? t_[k + 1].text.substr(0, 40) : std::string("…")) +
+                    (t_[k + 1].type == TokenType::Atom ? t_[k + 1].text.substr(0, 40)
+                                                       : std::string("…")) +
                     " …)`) or `=` to compute it (`=(…)`)");
       reported = true;
       k = match_[k] + 1;
@@ -202,9 +226,10 @@ void FactChecks::constraint(std::size_t from, std::size_t to, const TemplateSche
         reported = true;
         const Token& first = t_[previous];
         report_(code::kSlotValue, Severity::Error, tok,
-                "slot `" + slot.name + "` of `" + tmpl.name + "` holds one value, but this pattern gives it more (`" +
-                    shown(first) + "`, then `" + shown(tok) + "`): to accept either, write `" + shown(first) + "|" +
-                    shown(tok) + "`");
+                "slot `" + slot.name + "` of `" + tmpl.name +
+                    "` holds one value, but this pattern gives it more (`" + shown(first) +
+                    "`, then `" + shown(tok) + "`): to accept either, write `" + shown(first) +
+                    "|" + shown(tok) + "`");
       }
       expect_term = true;
     }
@@ -222,7 +247,8 @@ void FactChecks::constraint(std::size_t from, std::size_t to, const TemplateSche
         t_[k + 1].type == TokenType::Open) {
       k = match_[k + 1] + 1;
     } else {
-      if (tok.type == TokenType::String || !is_variable(tok.text)) constant(tok, negated, tmpl, slot, true);
+      if (tok.type == TokenType::String || !is_variable(tok.text))
+        constant(tok, negated, tmpl, slot, true);
       ++k;
     }
     expect_term = false;
@@ -231,15 +257,16 @@ void FactChecks::constraint(std::size_t from, std::size_t to, const TemplateSche
 }
 
 // An asserted slot's values: expressions, one in a slot.
-void FactChecks::values(std::size_t from, std::size_t to, const TemplateSchema& tmpl, const SlotSchema& slot) {
+void FactChecks::values(std::size_t from, std::size_t to, const TemplateSchema& tmpl,
+                        const SlotSchema& slot) {
   std::vector<std::size_t> items;
   for (std::size_t k = from; k < to; k = end_of(k)) items.push_back(k);
   if (!slot.multislot && items.size() > 1) {
     const bool words = std::all_of(items.begin(), items.end(), [&](std::size_t k) {
       return t_[k].type == TokenType::Atom && !is_variable(t_[k].text);
     });
-    std::string message = "slot `" + slot.name + "` of `" + tmpl.name + "` holds one value, but this gives it " +
-                          std::to_string(items.size());
+    std::string message = "slot `" + slot.name + "` of `" + tmpl.name +
+                          "` holds one value, but this gives it " + std::to_string(items.size());
     if (words && contains(slot.types, "STRING")) {
       std::string text;
       for (std::size_t k : items) text += (text.empty() ? "" : " ") + t_[k].text;
@@ -249,20 +276,23 @@ void FactChecks::values(std::size_t from, std::size_t to, const TemplateSchema& 
     return;
   }
   for (std::size_t k : items)
-    if (t_[k].type == TokenType::String || (t_[k].type == TokenType::Atom && !is_variable(t_[k].text)))
+    if (t_[k].type == TokenType::String ||
+        (t_[k].type == TokenType::Atom && !is_variable(t_[k].text)))
       constant(t_[k], false, tmpl, slot, false);
 }
 
-void FactChecks::constant(const Token& value, bool negated, const TemplateSchema& tmpl, const SlotSchema& slot,
-                          bool in_pattern) {
+void FactChecks::constant(const Token& value, bool negated, const TemplateSchema& tmpl,
+                          const SlotSchema& slot, bool in_pattern) {
   const std::string type = constant_type(value.text, value.type == TokenType::String);
   if (!slot.types.empty() && !contains(slot.types, type)) {
-    std::string message = "slot `" + slot.name + "` of `" + tmpl.name + "` holds " + type_words(slot.types);
+    std::string message =
+        "slot `" + slot.name + "` of `" + tmpl.name + "` holds " + type_words(slot.types);
     if (type == "SYMBOL" && contains(slot.types, "STRING")) {
       message += ": write `\"" + value.text.substr(0, 60) + "\"`";
       if (variables_.count(value.text)) message += ", or `?" + value.text + "` for the variable";
-    } else if (type == "STRING" && contains(slot.types, "SYMBOL") && constant_type(value.text, false) == "SYMBOL" &&
-               !value.text.empty() && value.text.find_first_of(" \t\n\"()&|~;<") == std::string::npos) {
+    } else if (type == "STRING" && contains(slot.types, "SYMBOL") &&
+               constant_type(value.text, false) == "SYMBOL" && !value.text.empty() &&
+               value.text.find_first_of(" \t\n\"()&|~;<") == std::string::npos) {
       message += ": write `" + value.text + "` without quotes";
     } else {
       message += ", not `" + shown(value) + "`";
@@ -270,16 +300,18 @@ void FactChecks::constant(const Token& value, bool negated, const TemplateSchema
     report_(code::kSlotValue, Severity::Error, value, message);
     return;
   }
-  if (type == "SYMBOL" && !slot.allowed_symbols.empty() && !contains(slot.allowed_symbols, value.text)) {
+  if (type == "SYMBOL" && !slot.allowed_symbols.empty() &&
+      !contains(slot.allowed_symbols, value.text)) {
     const std::string hint = suggest_(value.text, slot.allowed_symbols);
     if (tmpl.name == "decision" && slot.name == "outcome")
       report_(code::kUnknownOutcome, Severity::Error, value,
-              "`" + value.text.substr(0, 60) + "` is not an outcome" + hint + " (outcomes: " +
-                  name_list(slot.allowed_symbols) + ")");
+              "`" + value.text.substr(0, 60) + "` is not an outcome" + hint +
+                  " (outcomes: " + name_list(slot.allowed_symbols) + ")");
     else
       report_(code::kSlotValue, Severity::Error, value,
-              "`" + value.text.substr(0, 60) + "` is not a value of slot `" + slot.name + "` of `" + tmpl.name + "`" +
-                  hint + " (its values: " + name_list(slot.allowed_symbols) + ")");
+              "`" + value.text.substr(0, 60) + "` is not a value of slot `" + slot.name + "` of `" +
+                  tmpl.name + "`" + hint + " (its values: " + name_list(slot.allowed_symbols) +
+                  ")");
     return;
   }
   if (!in_pattern) return;
@@ -287,20 +319,24 @@ void FactChecks::constant(const Token& value, bool negated, const TemplateSchema
   if (known && type == "SYMBOL" && !contains(*known, value.text)) {
     report_(code::kDeadPattern, Severity::Warning, value,
             "no proposal has " + slot.name + " `" + value.text.substr(0, 60) + "`, so " +
-                (negated ? "`~" + value.text.substr(0, 60) + "` holds for every proposal" : "this pattern never matches") +
-                suggest_(value.text, *known) + " (" + slot.name + "s Warden knows: " + name_list(*known) +
-                "; an actuator of your own adds its name)");
+                (negated ? "`~" + value.text.substr(0, 60) + "` holds for every proposal"
+                         : "this pattern never matches") +
+                suggest_(value.text, *known) + " (" + slot.name + "s Warden knows: " +
+                name_list(*known) + "; an actuator of your own adds its name)");
     return;
   }
   // url facts hold the scheme and host lowercased (engine/fact_codec.cpp).
   if (type == "STRING" && tmpl.name == "url" && (slot.name == "host" || slot.name == "scheme") &&
-      std::any_of(value.text.begin(), value.text.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) {
+      std::any_of(value.text.begin(), value.text.end(),
+                  [](char c) { return c >= 'A' && c <= 'Z'; })) {
     std::string lower = value.text.substr(0, 60);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](char c) {
+      return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    });
     report_(code::kDeadPattern, Severity::Warning, value,
             "a url's " + slot.name + " is lowercase, so `" + shown(value) + "` " +
-                (negated ? "is never there and `~` excludes nothing" : "never matches") + ": write `\"" + lower + "\"`");
+                (negated ? "is never there and `~` excludes nothing" : "never matches") +
+                ": write `\"" + lower + "\"`");
   }
 }
 
@@ -322,8 +358,10 @@ void FactChecks::lhs_variables(std::size_t from, std::size_t to, std::set<std::s
         if (t_[v].type != TokenType::Atom) continue;
         std::string name = variable_name(t_[v].text);
         if (name.empty()) continue;
-        if (local) locals->emplace_back(std::move(name), k);
-        else bound->insert(std::move(name));
+        if (local)
+          locals->emplace_back(std::move(name), k);
+        else
+          bound->insert(std::move(name));
       }
     }
   }
@@ -338,12 +376,15 @@ void FactChecks::variables(std::size_t body, std::size_t arrow) {
     if (t_[k].type != TokenType::Open || t_[k + 1].type != TokenType::Atom) continue;
     const std::string& head = t_[k + 1].text;
     std::size_t var = std::string::npos;
-    if (head == "bind" || head == "foreach") var = k + 2;
-    else if ((head == "progn$" || head == "loop-for-count") && t_[k + 2].type == TokenType::Open) var = k + 3;
+    if (head == "bind" || head == "foreach")
+      var = k + 2;
+    else if ((head == "progn$" || head == "loop-for-count") && t_[k + 2].type == TokenType::Open)
+      var = k + 3;
     if (var < close_ && t_[var].type == TokenType::Atom) {
       std::string name = variable_name(t_[var].text);
       if (name.empty()) continue;
-      if (head != "bind" && head != "loop-for-count") bound.insert(name + "-index");  // the position, bound too
+      if (head != "bind" && head != "loop-for-count")
+        bound.insert(name + "-index");  // the position, bound too
       bound.insert(std::move(name));
     }
   }
@@ -355,12 +396,13 @@ void FactChecks::variables(std::size_t body, std::size_t arrow) {
     if (name.empty() || bound.count(name) || !reported.insert(name).second) continue;
     if (names.empty())
       for (const auto& b : bound) names.push_back("?" + b);
-    std::string message = "`?" + name.substr(0, 60) + "` is used in the actions but never bound in the conditions" +
+    std::string message = "`?" + name.substr(0, 60) +
+                          "` is used in the actions but never bound in the conditions" +
                           suggest_("?" + name, names);
     for (const auto& [local, ce] : locals)
       if (local == name) {
-        message += " (it is bound only inside " + quoted_group(t_, ce) + " on " + line_text(t_[ce].line) +
-                   ", whose variables the actions cannot see)";
+        message += " (it is bound only inside " + quoted_group(t_, ce) + " on " +
+                   line_text(t_[ce].line) + ", whose variables the actions cannot see)";
         break;
       }
     report_(code::kUnboundVariable, Severity::Error, t_[k], message);

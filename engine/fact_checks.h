@@ -21,14 +21,17 @@ namespace warden {
 
 class FactChecks {
  public:
-  using Report = std::function<void(const char* code, Severity severity, const Token& at, std::string message)>;
+  using Report = std::function<void(const char* code, Severity severity, const Token& at,
+                                    std::string message)>;
   // " — did you mean `x`?" for a misspelt word among `names`, or "" (the caller budgets it).
-  using Suggest = std::function<std::string(std::string_view word, const std::vector<std::string>& names)>;
+  using Suggest =
+      std::function<std::string(std::string_view word, const std::vector<std::string>& names)>;
 
   // The construct [open, close] of tokens `t`; `match` holds the ')' closing each '(' in it.
   // `functions` are the rule set's deffunctions.
   FactChecks(const std::vector<Token>& t, const std::vector<std::size_t>& match, std::size_t open,
-             std::size_t close, const std::set<std::string, std::less<>>& functions, Report report, Suggest suggest);
+             std::size_t close, const std::set<std::string, std::less<>>& functions, Report report,
+             Suggest suggest);
 
   // The index of the defrule's top-level `=>` (its conditions start at `body`), or npos after
   // reporting why there is none: E_MISSING_ARROW, or E_UNBALANCED when a `(` left open
@@ -44,11 +47,16 @@ class FactChecks {
 
  private:
   bool is_function(const std::string& name) const;
-  std::size_t end_of(std::size_t k) const { return t_[k].type == TokenType::Open ? match_[k] + 1 : k + 1; }
-  void slot_group(std::size_t owner, std::size_t group, const TemplateSchema& tmpl, bool in_pattern);
-  void constraint(std::size_t from, std::size_t to, const TemplateSchema& tmpl, const SlotSchema& slot);
+  std::size_t end_of(std::size_t k) const {
+    return t_[k].type == TokenType::Open ? match_[k] + 1 : k + 1;
+  }
+  void slot_group(std::size_t owner, std::size_t group, const TemplateSchema& tmpl,
+                  bool in_pattern);
+  void constraint(std::size_t from, std::size_t to, const TemplateSchema& tmpl,
+                  const SlotSchema& slot);
   void values(std::size_t from, std::size_t to, const TemplateSchema& tmpl, const SlotSchema& slot);
-  void constant(const Token& value, bool negated, const TemplateSchema& tmpl, const SlotSchema& slot, bool in_pattern);
+  void constant(const Token& value, bool negated, const TemplateSchema& tmpl,
+                const SlotSchema& slot, bool in_pattern);
   void lhs_variables(std::size_t from, std::size_t to, std::set<std::string>* bound,
                      std::vector<std::pair<std::string, std::size_t>>* locals) const;
 

@@ -25,7 +25,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t li
     for (std::size_t j = 1; j <= m; ++j) {
       const std::size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost});
-      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1]))
+      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+          lower(a[i - 2]) == lower(b[j - 1]))
         cur[j] = std::min(cur[j], before[j - 2] + 1);
       row_min = std::min(row_min, cur[j]);
     }

@@ -166,12 +166,12 @@ struct FileChecker {
         if (report_runaway_string(tokens, i)) return;
         const std::size_t extra = extra_close_by_indentation(tokens, open, i);
         if (extra != i)
-          error_at(code::kUnbalanced, tokens[extra], "",
+          error_at(code::kUnbalanced, tokens[extra], construct_name(tokens, open),
                    "this `)` is one too many: it closes " + quoted_group(tokens, open) + " (opened on line " +
                        std::to_string(tokens[open].line) + ") early, and line " + std::to_string(tokens[i].line) +
                        " is still indented as part of it");
         else
-          error_at(code::kUnbalanced, tokens[close], "",
+          error_at(code::kUnbalanced, tokens[close], construct_name(tokens, open),
                    "this `)` closes " + quoted_group(tokens, open) + " (opened on line " +
                        std::to_string(tokens[open].line) + "), but line " + std::to_string(tokens[i].line) +
                        " still reads as part of it: one `)` too many on this line or before it");
@@ -186,7 +186,7 @@ struct FileChecker {
                                       ? extra_close_by_indentation(tokens, constructs.back().first, i)
                                       : i;
         if (extra != i) {
-          error_at(code::kUnbalanced, tokens[extra], "",
+          error_at(code::kUnbalanced, tokens[extra], construct_name(tokens, constructs.back().first),
                    "this `)` is one too many: it closes a group early, and the line after it is still indented as "
                    "part of that group (so the `)` on line " +
                        std::to_string(tokens[i].line) + " closes nothing)");
@@ -226,6 +226,14 @@ struct FileChecker {
     for (const auto& [open, close] : constructs) check_construct(tokens, open, close);
   }
 
+  // The name of the rule or function the construct at `open` defines, for its diagnostics.
+  static std::string construct_name(const std::vector<Token>& t, std::size_t open) {
+    if (open + 2 >= t.size() || t[open + 1].type != TokenType::Atom || t[open + 2].type != TokenType::Atom ||
+        (t[open + 1].text != "defrule" && t[open + 1].text != "deffunction"))
+      return "";
+    return t[open + 2].text;
+  }
+
   // A parenthesis that does not pair up after a string that ran on through code (its closing
   // quote missing, and the quotes after it paired wrongly, a comment's among them) is that
   // string's doing: reported instead, as the tokenizer reports one never closed.
@@ -252,14 +260,14 @@ struct FileChecker {
     const std::size_t open = unclosed_by_indentation(t, start, limit, &evidence);
     const std::string line = std::to_string(open == limit ? t[start].line : t[open].line);
     if (open != limit) {
-      error_at(code::kUnbalanced, t[open], "",
+      error_at(code::kUnbalanced, t[open], construct_name(t, start),
                "this " + quoted_group(t, open) + " opened on line " + line + " is never closed: its `)` belongs before line " +
                    std::to_string(t[evidence].line) + ", which is indented as its sibling");
       return;
     }
     // Its `)` belongs after its last token: the one before the next construct (or the file's end).
     const std::string last_line = std::to_string(t[end - 1].line);
-    error_at(code::kUnbalanced, t[start], "",
+    error_at(code::kUnbalanced, t[start], construct_name(t, start),
              "this " + quoted_group(t, start) + " opened on line " + line +
                  " is never closed: its `)` is missing at the end of line " + last_line +
                  (end < t.size() ? ", before " + quoted_group(t, end) + " on line " + std::to_string(t[end].line)

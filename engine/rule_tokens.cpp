@@ -8,7 +8,9 @@ namespace {
 // Byte classes of the CLIPS 6.30 scanner (scanner.c), so that the checker splits source into
 // the same tokens CLIPS does: "(funcall<x" is "(" "funcall" "<x", and a comment ends at a
 // carriage return as well as a line feed.
-bool is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
+bool is_space(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
 bool is_alpha(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_utf8_start(unsigned char c) { return c >= 0xC0 && c <= 0xF7; }
 // Ends a symbol or number: what ScanSymbol stops at (any non-printable ASCII byte included).
@@ -20,7 +22,10 @@ bool is_delimiter(unsigned char c) {
 // Length of the valid UTF-8 sequence at s[i], or 0.
 std::size_t utf8_length(std::string_view s, std::size_t i) {
   const auto c = static_cast<unsigned char>(s[i]);
-  std::size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+  std::size_t n = c >= 0xF0 && c <= 0xF4  ? 4
+                  : c >= 0xE0 && c < 0xF0 ? 3
+                  : c >= 0xC2 && c < 0xE0 ? 2
+                                          : 0;
   if (n == 0 || i + n > s.size()) return 0;
   for (std::size_t k = 1; k < n; ++k)
     if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
@@ -91,8 +96,15 @@ bool tokenize(std::string_view src, std::vector<Token>* tokens, TokenError* erro
   };
   while (i < src.size()) {
     const auto c = static_cast<unsigned char>(src[i]);
-    if (c == '\n') { newline(i); ++i; continue; }
-    if (is_space(c)) { ++i; continue; }
+    if (c == '\n') {
+      newline(i);
+      ++i;
+      continue;
+    }
+    if (is_space(c)) {
+      ++i;
+      continue;
+    }
     if (c == ';') {
       while (i < src.size() && src[i] != '\n' && src[i] != '\r') {
         if (src[i] == '\0') return fail(line, i, code::kParse, "NUL byte in a comment");
@@ -100,8 +112,16 @@ bool tokenize(std::string_view src, std::vector<Token>* tokens, TokenError* erro
       }
       continue;
     }
-    if (c == '(') { tokens->push_back({TokenType::Open, "(", line, i, column(i)}); ++i; continue; }
-    if (c == ')') { tokens->push_back({TokenType::Close, ")", line, i, column(i)}); ++i; continue; }
+    if (c == '(') {
+      tokens->push_back({TokenType::Open, "(", line, i, column(i)});
+      ++i;
+      continue;
+    }
+    if (c == ')') {
+      tokens->push_back({TokenType::Close, ")", line, i, column(i)});
+      ++i;
+      continue;
+    }
     if (c == '"') {
       const long start = line;
       const std::size_t start_offset = i;
@@ -119,7 +139,11 @@ bool tokenize(std::string_view src, std::vector<Token>* tokens, TokenError* erro
           i += 2;
           continue;
         }
-        if (d == '"') { closed = true; ++i; break; }
+        if (d == '"') {
+          closed = true;
+          ++i;
+          break;
+        }
         if (d == '\n') newline(i);
         value.push_back(d);
         ++i;
@@ -130,23 +154,28 @@ bool tokenize(std::string_view src, std::vector<Token>* tokens, TokenError* erro
           error->code = code::kUnbalanced;
           error->line = s.line;
           error->column = s.column;
-          error->message = "this string opened on line " + std::to_string(s.line) + " runs on to line " +
-                           std::to_string(runaway.front().second) +
-                           " through lines that read as rules: its closing `\"` is probably missing";
+          error->message =
+              "this string opened on line " + std::to_string(s.line) + " runs on to line " +
+              std::to_string(runaway.front().second) +
+              " through lines that read as rules: its closing `\"` is probably missing";
           return false;
         }
         error->code = code::kUnbalanced;
         error->line = start;
         error->column = start_column;
-        error->message = "this string opened on line " + std::to_string(start) + " is never closed: its closing `\"` is missing";
+        error->message = "this string opened on line " + std::to_string(start) +
+                         " is never closed: its closing `\"` is missing";
         return false;
       }
-      if (line != start && string_runs_through_code(value)) runaway.emplace_back(tokens->size(), line);
+      if (line != start && string_runs_through_code(value))
+        runaway.emplace_back(tokens->size(), line);
       tokens->push_back({TokenType::String, std::move(value), start, start_offset, start_column});
       continue;
     }
-    if (c < 0x20 || c == 0x7F) return fail(line, i, code::kParse, "control character outside a string");
-    if (c >= 0x80 && utf8_length(src, i) == 0) return fail(line, i, code::kParse, "invalid UTF-8 outside a string");
+    if (c < 0x20 || c == 0x7F)
+      return fail(line, i, code::kParse, "control character outside a string");
+    if (c >= 0x80 && utf8_length(src, i) == 0)
+      return fail(line, i, code::kParse, "invalid UTF-8 outside a string");
     std::size_t begin = i, end = i;
     if (c == '&' || c == '|' || c == '~') {
       end = i + 1;
@@ -155,16 +184,19 @@ bool tokenize(std::string_view src, std::vector<Token>* tokens, TokenError* erro
       std::size_t name = i + (c == '?' ? 1 : 2);
       const auto n = name < src.size() ? static_cast<unsigned char>(src[name]) : 0;
       if (is_alpha(n) || is_utf8_start(n) || n == '*') {
-        if (!scan_symbol(name, &end)) return fail(line, i, code::kParse, "invalid UTF-8 outside a string");
+        if (!scan_symbol(name, &end))
+          return fail(line, i, code::kParse, "invalid UTF-8 outside a string");
       } else {
         end = name;
       }
     } else {
       // '<' and '$' start a symbol and are not delimiters there; everything else scans alike.
       std::size_t from = (c == '<' || c == '$') ? i + 1 : i;
-      if (!scan_symbol(from, &end)) return fail(line, i, code::kParse, "invalid UTF-8 outside a string");
+      if (!scan_symbol(from, &end))
+        return fail(line, i, code::kParse, "invalid UTF-8 outside a string");
     }
-    tokens->push_back({TokenType::Atom, std::string(src.substr(begin, end - begin)), line, begin, column(begin)});
+    tokens->push_back(
+        {TokenType::Atom, std::string(src.substr(begin, end - begin)), line, begin, column(begin)});
     i = end;
   }
   return true;

@@ -29,20 +29,24 @@ std::size_t unclosed_by_indentation(const std::vector<Token>& t, std::size_t fro
           const Token& o = t[stack[s].index];
           if (o.line == t[k].line) continue;
           const bool on_first_line = o.line == first_line;
-          if ((on_first_line && t[k].column < o.column) || (!on_first_line && stack[s].line_indent >= t[k].column)) {
+          if ((on_first_line && t[k].column < o.column) ||
+              (!on_first_line && stack[s].line_indent >= t[k].column)) {
             if (evidence) *evidence = k;
             return stack[s].index;
           }
         }
       }
     }
-    if (t[k].type == TokenType::Open) stack.push_back({k, indent});
-    else if (t[k].type == TokenType::Close && !stack.empty()) stack.pop_back();
+    if (t[k].type == TokenType::Open)
+      stack.push_back({k, indent});
+    else if (t[k].type == TokenType::Close && !stack.empty())
+      stack.pop_back();
   }
   return to;
 }
 
-std::size_t extra_close_by_indentation(const std::vector<Token>& t, std::size_t from, std::size_t to) {
+std::size_t extra_close_by_indentation(const std::vector<Token>& t, std::size_t from,
+                                       std::size_t to) {
   if (to >= t.size() || from >= to) return to;
   struct LineStart {
     std::size_t index;
@@ -52,19 +56,23 @@ std::size_t extra_close_by_indentation(const std::vector<Token>& t, std::size_t 
   auto first_close_to = [&](std::size_t start, int depth_at_start, int floor, std::size_t end) {
     int d = depth_at_start;
     for (std::size_t q = start; q < end; ++q) {
-      if (t[q].type == TokenType::Open) ++d;
-      else if (t[q].type == TokenType::Close && --d <= floor) return q;
+      if (t[q].type == TokenType::Open)
+        ++d;
+      else if (t[q].type == TokenType::Close && --d <= floor)
+        return q;
     }
     return to;
   };
-  std::map<long, LineStart> by_indent;  // column → the last line or group starting there, in the open blocks
-  LineStart previous{to, 0};            // the line before
+  std::map<long, LineStart>
+      by_indent;  // column → the last line or group starting there, in the open blocks
+  LineStart previous{to, 0};  // the line before
   int depth = 0;
   for (std::size_t k = from; k <= to; ++k) {
     if ((k == from || t[k].line != t[k - 1].line) && t[k].type != TokenType::Close) {
       // A line indented as a continuation of the one before, though that one left nothing open:
       // a ')' on it closed what the continuation belongs to.
-      if (previous.index != to && t[k].column > t[previous.index].column && depth <= previous.depth) {
+      if (previous.index != to && t[k].column > t[previous.index].column &&
+          depth <= previous.depth) {
         const std::size_t q = first_close_to(previous.index, previous.depth, previous.depth, k);
         if (q != to) return q;
       }
@@ -72,7 +80,8 @@ std::size_t extra_close_by_indentation(const std::vector<Token>& t, std::size_t 
       // further left between them: a ')' between them closed one group too many.
       auto alike = by_indent.find(t[k].column);
       if (alike != by_indent.end() && alike->second.depth > depth) {
-        const std::size_t q = first_close_to(alike->second.index, alike->second.depth, alike->second.depth - 1, k);
+        const std::size_t q =
+            first_close_to(alike->second.index, alike->second.depth, alike->second.depth - 1, k);
         if (q != to) return q;
       }
       // A line starting further left ends the blocks indented deeper: no line after it is
@@ -84,8 +93,10 @@ std::size_t extra_close_by_indentation(const std::vector<Token>& t, std::size_t 
       by_indent[t[k].column] = {k, depth};  // a later line may be aligned with it
     }
     if (k == to) break;
-    if (t[k].type == TokenType::Open) ++depth;
-    else if (t[k].type == TokenType::Close) --depth;
+    if (t[k].type == TokenType::Open)
+      ++depth;
+    else if (t[k].type == TokenType::Close)
+      --depth;
   }
   return to;
 }

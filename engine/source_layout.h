@@ -24,7 +24,8 @@ std::size_t unclosed_by_indentation(const std::vector<Token>& t, std::size_t fro
 // shallower than the last earlier line or group aligned with it (no line further left between).
 // `from` opens the outermost group (depth 0 before it). Returns its index, or `to` if no line
 // shows one.
-std::size_t extra_close_by_indentation(const std::vector<Token>& t, std::size_t from, std::size_t to);
+std::size_t extra_close_by_indentation(const std::vector<Token>& t, std::size_t from,
+                                       std::size_t to);
 
 // "`(proposal`" for the '(' at `open`: the parenthesis and the name after it, to quote.
 std::string quoted_group(const std::vector<Token>& t, std::size_t open);

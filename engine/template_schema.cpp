@@ -23,7 +23,9 @@ std::vector<TemplateSchema> parse_templates() {
       if (t[k].type == TokenType::Close) --depth;
       if (t[k].type != TokenType::Open) continue;
       ++depth;
-      if (depth != 2 || k + 2 >= t.size() || (t[k + 1].text != "slot" && t[k + 1].text != "multislot")) continue;
+      if (depth != 2 || k + 2 >= t.size() ||
+          (t[k + 1].text != "slot" && t[k + 1].text != "multislot"))
+        continue;
       SlotSchema& slot = tmpl.slots.emplace_back();
       slot.name = t[k + 2].text;
       slot.multislot = t[k + 1].text == "multislot";
@@ -32,11 +34,13 @@ std::vector<TemplateSchema> parse_templates() {
         open += t[end].type == TokenType::Open ? 1 : t[end].type == TokenType::Close ? -1 : 0;
       for (std::size_t q = k + 3; q + 1 < end; ++q) {
         if (t[q].type != TokenType::Open) continue;
-        std::vector<std::string>* into = t[q + 1].text == "type"              ? &slot.types
-                                         : t[q + 1].text == "allowed-symbols" ? &slot.allowed_symbols
-                                                                              : nullptr;
+        std::vector<std::string>* into = t[q + 1].text == "type" ? &slot.types
+                                         : t[q + 1].text == "allowed-symbols"
+                                             ? &slot.allowed_symbols
+                                             : nullptr;
         if (!into) continue;
-        for (std::size_t v = q + 2; v < end && t[v].type == TokenType::Atom; ++v) into->push_back(t[v].text);
+        for (std::size_t v = q + 2; v < end && t[v].type == TokenType::Atom; ++v)
+          into->push_back(t[v].text);
       }
     }
   }
@@ -75,12 +79,13 @@ std::vector<std::string> template_names() {
   return names;
 }
 
-const std::vector<std::string>* known_values(std::string_view template_name, std::string_view slot_name) {
+const std::vector<std::string>* known_values(std::string_view template_name,
+                                             std::string_view slot_name) {
   // The targets of the built-in actuators (actuators/builtin.cpp: shell, file, http, reply,
   // log, system, tool), the message target of SPEC §3, and the MCP gateway's own target
   // (agents/mcp_tool_gate.cpp: mcp). An operator's own actuator adds a name to this list.
-  static const std::vector<std::string> kTargets = {"shell", "file",  "http", "message", "tool",
-                                                    "reply", "system", "log", "mcp"};
+  static const std::vector<std::string> kTargets = {"shell", "file",   "http", "message", "tool",
+                                                    "reply", "system", "log",  "mcp"};
   if (template_name.rfind("MAIN::", 0) == 0) template_name.remove_prefix(6);
   if (template_name == "proposal" && slot_name == "target") return &kTargets;
   return nullptr;

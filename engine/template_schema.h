@@ -35,7 +35,8 @@ std::vector<std::string> template_names();
 // The symbols Warden, its actuators and its agents give a slot that the template leaves open,
 // or nullptr when the slot has no such list. A pattern constant outside the list matches only
 // a proposal no part of Warden makes: `(proposal (target shel))`.
-const std::vector<std::string>* known_values(std::string_view template_name, std::string_view slot_name);
+const std::vector<std::string>* known_values(std::string_view template_name,
+                                             std::string_view slot_name);
 
 // The value type CLIPS reads a constant token as: "STRING" for a string, "INTEGER" or
 // "FLOAT" for a number, "SYMBOL" for any other atom. `is_string` says which token it was.

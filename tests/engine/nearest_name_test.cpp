@@ -1,7 +1,7 @@
 // "Did you mean …?": the nearest name by edit distance, only when near enough.
-#include <catch2/catch.hpp>
-
 #include "engine/nearest_name.h"
+
+#include <catch2/catch.hpp>
 
 using namespace warden;
 
@@ -20,7 +20,7 @@ TEST_CASE("the nearest name is suggested only when near enough to be meant", "[n
   CHECK(nearest_name("approval-requird", outcomes) == "approval-required");
   CHECK(nearest_name("deny", outcomes).empty());
   CHECK(nearest_name("reject", outcomes).empty());  // right already
-  CHECK(nearest_name("x", {"y", "xyz"}).empty());    // one letter is no name's misspelling
+  CHECK(nearest_name("x", {"y", "xyz"}).empty());   // one letter is no name's misspelling
   CHECK(did_you_mean("rejct", outcomes) == " — did you mean `reject`?");
   CHECK(did_you_mean(std::string(100, 'a'), outcomes).empty());
 }

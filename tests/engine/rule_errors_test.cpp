@@ -57,12 +57,14 @@ TEST_CASE("the corpus rule itself loads cleanly", "[rule_errors]") {
   CHECK(loaded.diagnostics.empty());
 }
 
-TEST_CASE("an unclosed parenthesis is reported where it opened, not where the construct began", "[rule_errors]") {
+TEST_CASE("an unclosed parenthesis is reported where it opened, not where the construct began",
+          "[rule_errors]") {
   // Line 3 lacks its `)`: the file ends inside the second rule, which the first swallowed.
   Diagnostic d = only(broken("(target shell))", "(target shell)"), code::kUnbalanced);
   CHECK(d.line == 3);
   CHECK(d.column == 3);
   CHECK(says(d, "`(proposal` opened on line 3 is never closed"));
+  CHECK(d.rule == "block-rm");
   CHECK(says(d, "before line 4"));
 
   // The rule after an unclosed one is still checked: both mistakes at once.
@@ -70,7 +72,8 @@ TEST_CASE("an unclosed parenthesis is reported where it opened, not where the co
                              "(defrule c (proposal (id ?id)) => (no-such-function))\n");
   std::vector<std::pair<std::string, long>> got;
   for (const auto& d2 : loaded.diagnostics) got.emplace_back(d2.code, d2.line);
-  CHECK(got == std::vector<std::pair<std::string, long>>{{code::kUnbalanced, 2}, {code::kUnknownFunction, 12}});
+  CHECK(got == std::vector<std::pair<std::string, long>>{{code::kUnbalanced, 2},
+                                                         {code::kUnknownFunction, 12}});
 }
 
 TEST_CASE("a `)` too many is reported at the line that closes the rule early", "[rule_errors]") {
@@ -78,9 +81,10 @@ TEST_CASE("a `)` too many is reported at the line that closes the rule early", "
   CHECK(d.line == 3);
   CHECK(says(d, "closes `(defrule block-rm` (opened on line 2)"));
   // A continuation line says which group the `)` closed too early.
-  Diagnostic inner = only("(defrule r\n  (effect (proposal ?id) (kind read))\n          (target ?p))\n  =>\n"
-                          "  (assert (decision (proposal ?id) (outcome reject) (rule r))))\n",
-                          code::kUnbalanced);
+  Diagnostic inner = only(
+      "(defrule r\n  (effect (proposal ?id) (kind read))\n          (target ?p))\n  =>\n"
+      "  (assert (decision (proposal ?id) (outcome reject) (rule r))))\n",
+      code::kUnbalanced);
   CHECK(inner.line == 2);
   CHECK(inner.column == 37);
   // A stray one after a whole rule closes nothing, and the rule is still checked.
@@ -96,9 +100,10 @@ TEST_CASE("a `(` left open before `=>` is reported at its line", "[rule_errors]"
   CHECK(d.line == 4);
   CHECK(says(d, "`(shell-command` opened on line 4 is never closed"));
   // A pattern read as a slot of the one before it: the `)` missing on line 3.
-  Diagnostic slot = only(broken("(target shell))\n  (shell-command (proposal ?id) (program \"rm\"))",
-                                "(target shell)\n  (shell-command (proposal ?id) (program \"rm\")))"),
-                         code::kUnbalanced);
+  Diagnostic slot =
+      only(broken("(target shell))\n  (shell-command (proposal ?id) (program \"rm\"))",
+                  "(target shell)\n  (shell-command (proposal ?id) (program \"rm\")))"),
+           code::kUnbalanced);
   CHECK(slot.line == 3);
   CHECK(says(slot, "`(proposal` opened on line 3 is not closed before `(shell-command` on line 4"));
 }
@@ -110,7 +115,8 @@ TEST_CASE("a missing closing quote is reported where the string opened", "[rule_
   CHECK(d.column == 77);
   CHECK(says(d, "string opened on line 6"));
   // Even when a quote in a comment further on pairs the quotes up again.
-  Diagnostic paired = only(broken("(reason \"no rm\")", "(reason \"no rm)") + ";; see \"the guide\n", code::kUnbalanced);
+  Diagnostic paired = only(
+      broken("(reason \"no rm\")", "(reason \"no rm)") + ";; see \"the guide\n", code::kUnbalanced);
   CHECK(paired.line == 6);
   CHECK(says(paired, "string opened on line 6"));
   // The last string of a file.
@@ -119,7 +125,8 @@ TEST_CASE("a missing closing quote is reported where the string opened", "[rule_
 }
 
 TEST_CASE("a rule without `=>` is E_MISSING_ARROW at its first action", "[rule_errors]") {
-  Diagnostic d = only(broken("  =>\n  (assert (decision (proposal ?id) (outcome reject)", "  (assert (decision (proposal ?id) (outcome reject)"),
+  Diagnostic d = only(broken("  =>\n  (assert (decision (proposal ?id) (outcome reject)",
+                             "  (assert (decision (proposal ?id) (outcome reject)"),
                       code::kMissingArrow);
   CHECK(d.line == 5);
   CHECK(d.rule == "block-rm");
@@ -135,45 +142,55 @@ TEST_CASE("a misspelt construct keyword is E_PARSE with the keyword meant", "[ru
   CHECK(says(d, "did you mean `defrule`?"));
 }
 
-TEST_CASE("a misspelt conditional element is E_UNKNOWN_TEMPLATE with the element meant", "[rule_errors]") {
-  Diagnostic d = only(broken("  =>\n  (assert (decision (proposal ?id) (outcome reject)",
-                             "  (tset (eq ?id \"x\"))\n  =>\n  (assert (decision (proposal ?id) (outcome reject)"),
-                      code::kUnknownTemplate);
+TEST_CASE("a misspelt conditional element is E_UNKNOWN_TEMPLATE with the element meant",
+          "[rule_errors]") {
+  Diagnostic d = only(
+      broken("  =>\n  (assert (decision (proposal ?id) (outcome reject)",
+             "  (tset (eq ?id \"x\"))\n  =>\n  (assert (decision (proposal ?id) (outcome reject)"),
+      code::kUnknownTemplate);
   CHECK(d.line == 5);
   CHECK(says(d, "did you mean `test`?"));
   // A function called as a condition, without test.
-  Diagnostic call = only(broken("  =>\n  (assert (decision (proposal ?id) (outcome reject)",
-                                "  (eq ?id \"x\")\n  =>\n  (assert (decision (proposal ?id) (outcome reject)"),
-                         code::kUnknownTemplate);
+  Diagnostic call =
+      only(broken("  =>\n  (assert (decision (proposal ?id) (outcome reject)",
+                  "  (eq ?id \"x\")\n  =>\n  (assert (decision (proposal ?id) (outcome reject)"),
+           code::kUnknownTemplate);
   CHECK(call.line == 5);
   CHECK(says(call, "(test (eq …))"));
 }
 
 TEST_CASE("an unknown function is reported with the function meant", "[rule_errors]") {
-  Diagnostic d = only(broken("(program \"rm\")", "(program ?p&:(eq (str-lowr ?p) \"rm\"))"), code::kUnknownFunction);
+  Diagnostic d = only(broken("(program \"rm\")", "(program ?p&:(eq (str-lowr ?p) \"rm\"))"),
+                      code::kUnknownFunction);
   CHECK(d.line == 4);
   CHECK(d.column == 51);
   CHECK(says(d, "did you mean `str-lower`?"));
   // The rule set's own deffunctions are names it may have meant.
-  Diagnostic own = only("(deffunction risky-program (?p) (eq ?p \"rm\"))\n(defrule r\n  (proposal (id ?id))\n  (test (risky-progam \"x\"))\n  =>)\n",
-                        code::kUnknownFunction);
+  Diagnostic own = only(
+      "(deffunction risky-program (?p) (eq ?p \"rm\"))\n(defrule r\n  (proposal (id ?id))\n  (test "
+      "(risky-progam \"x\"))\n  =>)\n",
+      code::kUnknownFunction);
   CHECK(own.line == 4);
   CHECK(says(own, "did you mean `risky-program`?"));
 }
 
-TEST_CASE("a pattern on an unknown template is E_UNKNOWN_TEMPLATE with the template meant", "[rule_errors]") {
-  Diagnostic d = only(broken("(proposal (id ?id) (target shell))", "(proposl (id ?id) (target shell))"),
-                      code::kUnknownTemplate);
+TEST_CASE("a pattern on an unknown template is E_UNKNOWN_TEMPLATE with the template meant",
+          "[rule_errors]") {
+  Diagnostic d =
+      only(broken("(proposal (id ?id) (target shell))", "(proposl (id ?id) (target shell))"),
+           code::kUnknownTemplate);
   CHECK(d.line == 3);
   CHECK(d.column == 4);
   CHECK(says(d, "unknown template `proposl` — did you mean `proposal`?"));
   // An ordered pattern CLIPS would have loaded silently, never to match.
-  Diagnostic quiet = only(broken("(proposal (id ?id) (target shell))", "(shellcommand ?id)"), code::kUnknownTemplate);
+  Diagnostic quiet = only(broken("(proposal (id ?id) (target shell))", "(shellcommand ?id)"),
+                          code::kUnknownTemplate);
   CHECK(quiet.line == 3);
   CHECK(says(quiet, "did you mean `shell-command`?"));
 }
 
-TEST_CASE("a slot its template does not have is E_UNKNOWN_SLOT with the template's slots", "[rule_errors]") {
+TEST_CASE("a slot its template does not have is E_UNKNOWN_SLOT with the template's slots",
+          "[rule_errors]") {
   Diagnostic d = only(broken("(program \"rm\")", "(programm \"rm\")"), code::kUnknownSlot);
   CHECK(d.line == 4);
   CHECK(d.column == 34);
@@ -185,23 +202,29 @@ TEST_CASE("a slot its template does not have is E_UNKNOWN_SLOT with the template
   CHECK(says(asserted, "did you mean `reason`?"));
 }
 
-TEST_CASE("a variable the conditions never bind is E_UNBOUND_VARIABLE at its use", "[rule_errors]") {
-  Diagnostic d = only(broken("(decision (proposal ?id) (outcome reject)", "(decision (proposal ?pid) (outcome reject)"),
+TEST_CASE("a variable the conditions never bind is E_UNBOUND_VARIABLE at its use",
+          "[rule_errors]") {
+  Diagnostic d = only(broken("(decision (proposal ?id) (outcome reject)",
+                             "(decision (proposal ?pid) (outcome reject)"),
                       code::kUnboundVariable);
   CHECK(d.line == 6);
   CHECK(d.column == 31);
   CHECK(says(d, "`?pid`"));
   CHECK(says(d, "did you mean `?id`?"));
   // Bound only under not: the actions cannot see it.
-  Diagnostic local = only("(defrule r\n  (proposal (id ?id))\n  (not (shell-command (proposal ?id) (program ?p)))\n  =>\n"
-                          "  (assert (decision (proposal ?id) (outcome reject) (rule r) (reason ?p))))\n",
-                          code::kUnboundVariable);
+  Diagnostic local = only(
+      "(defrule r\n  (proposal (id ?id))\n  (not (shell-command (proposal ?id) (program ?p)))\n  "
+      "=>\n"
+      "  (assert (decision (proposal ?id) (outcome reject) (rule r) (reason ?p))))\n",
+      code::kUnboundVariable);
   CHECK(local.line == 5);
   CHECK(says(local, "only inside `(not` on line 3"));
   // What the actions bind themselves is bound.
-  CHECK(compile_text("(defrule r (proposal (id ?id)) =>\n  (bind ?why \"x\")\n  (foreach ?w (create$ a) (bind ?n ?w-index))\n"
-                     "  (progn$ (?v (create$ a)) (bind ?m ?v-index))\n"
-                     "  (assert (decision (proposal ?id) (outcome reject) (rule r) (reason ?why))))\n")
+  CHECK(compile_text(
+            "(defrule r (proposal (id ?id)) =>\n  (bind ?why \"x\")\n  (foreach ?w (create$ a) "
+            "(bind ?n ?w-index))\n"
+            "  (progn$ (?v (create$ a)) (bind ?m ?v-index))\n"
+            "  (assert (decision (proposal ?id) (outcome reject) (rule r) (reason ?why))))\n")
             .policy);
 }
 
@@ -211,7 +234,8 @@ TEST_CASE("a misspelt outcome is E_UNKNOWN_OUTCOME with the outcome meant", "[ru
   CHECK(d.column == 45);
   CHECK(says(d, "`rejct` is not an outcome — did you mean `reject`?"));
   // Matched in a pattern, too.
-  Diagnostic matched = only("(defrule r\n  (decision (proposal ?id) (outcome aprove))\n  =>)\n", code::kUnknownOutcome);
+  Diagnostic matched = only("(defrule r\n  (decision (proposal ?id) (outcome aprove))\n  =>)\n",
+                            code::kUnknownOutcome);
   CHECK(matched.line == 2);
   CHECK(says(matched, "did you mean `approve`?"));
 }
@@ -223,7 +247,8 @@ TEST_CASE("a constant its slot cannot hold is E_SLOT_VALUE with what to write", 
   Diagnostic symbol = only(broken("(target shell)", "(target \"shell\")"), code::kSlotValue);
   CHECK(symbol.line == 3);
   CHECK(says(symbol, "write `shell` without quotes"));
-  Diagnostic allowed = only("(defrule r\n  (effect (proposal ?id)\n          (kind exce))\n  =>)\n", code::kSlotValue);
+  Diagnostic allowed = only("(defrule r\n  (effect (proposal ?id)\n          (kind exce))\n  =>)\n",
+                            code::kSlotValue);
   CHECK(allowed.line == 3);
   CHECK(says(allowed, "did you mean `exec`?"));
   Diagnostic two = only(broken("(program \"rm\")", "(program \"rm\" \"rmdir\")"), code::kSlotValue);
@@ -233,8 +258,9 @@ TEST_CASE("a constant its slot cannot hold is E_SLOT_VALUE with what to write", 
   CHECK(says(text, "(reason \"no rm\")"));
 }
 
-TEST_CASE("a pattern constant no proposal can have is an E_DEAD_PATTERN warning; the rule still loads",
-          "[rule_errors]") {
+TEST_CASE(
+    "a pattern constant no proposal can have is an E_DEAD_PATTERN warning; the rule still loads",
+    "[rule_errors]") {
   Diagnostic d = only(broken("(target shell)", "(target shel)"), code::kDeadPattern);
   CHECK(d.severity == Severity::Warning);
   CHECK(d.line == 3);
@@ -243,17 +269,20 @@ TEST_CASE("a pattern constant no proposal can have is an E_DEAD_PATTERN warning;
   CHECK(says(d, "did you mean `shell`?"));
   auto loaded = compile_text(broken("(target shell)", "(target shel)"));
   CHECK(loaded.policy);  // a warning: `warden check --strict` fails on it
-  Diagnostic host = only("(defrule r\n  (url (proposal ?id) (host \"Example.com\"))\n  =>)\n", code::kDeadPattern);
+  Diagnostic host = only("(defrule r\n  (url (proposal ?id) (host \"Example.com\"))\n  =>)\n",
+                         code::kDeadPattern);
   CHECK(host.line == 2);
   CHECK(says(host, "write `\"example.com\"`"));
   // Known targets and variables raise nothing.
-  CHECK(compile_text("(defrule r (proposal (id ?id) (target ?t&mcp|tool|message)) =>)\n").diagnostics.empty());
+  CHECK(compile_text("(defrule r (proposal (id ?id) (target ?t&mcp|tool|message)) =>)\n")
+            .diagnostics.empty());
 }
 
 TEST_CASE("what only CLIPS finds is placed at the token it stopped at", "[rule_errors]") {
-  Diagnostic d = only(broken("  =>\n  (assert (decision (proposal ?id) (outcome reject)",
-                             "  (test eq ?id \"x\")\n  =>\n  (assert (decision (proposal ?id) (outcome reject)"),
-                      code::kParse);
+  Diagnostic d = only(
+      broken("  =>\n  (assert (decision (proposal ?id) (outcome reject)",
+             "  (test eq ?id \"x\")\n  =>\n  (assert (decision (proposal ?id) (outcome reject)"),
+      code::kParse);
   CHECK(d.line == 5);
   CHECK(d.column == 9);
   CHECK(says(d, "CLIPS stopped at `eq`"));
