@@ -237,8 +237,12 @@ void register_check(CLI::App& app, int* exit_code) {
           std::printf("  %s: %s of %zu (%s)\n", printable(d.name).c_str(), d.kind.c_str(), d.entries,
                       printable(d.at).c_str());
       }
-      else
-        std::printf("%zu error(s); nothing loaded\n", diagnostics.size());
+      else {
+        std::size_t errors = 0, warnings = 0;
+        for (const auto& d : diagnostics) ++(d.severity == Severity::Warning ? warnings : errors);
+        if (warnings) std::printf("%zu error(s), %zu warning(s); nothing loaded\n", errors, warnings);
+        else std::printf("%zu error(s); nothing loaded\n", errors);
+      }
     }
     bool warned = fails_open;
     for (const auto& d : diagnostics) warned = warned || d.severity == Severity::Warning;

@@ -104,6 +104,17 @@ TEST_CASE("check: a dead rule is a warning at its line (exit 0, --strict 1); JSO
   CHECK(j.out.find(R"("line":3,"column":21,)") != std::string::npos);
 }
 
+TEST_CASE("check: the summary of rules that do not load counts errors and warnings apart", "[cli]") {
+  TempDir dir;
+  dir.write("a.clp", "(defrule r1\n  (proposal (id ?id) (target shel))\n  =>\n"
+                     "  (assert (decision (proposal ?id) (outcome rejct) (rule r1) (reason \"x\"))))\n");
+  Run r = run_cli("check " + dir.path.string());
+  CHECK(r.code == 2);
+  CHECK(r.out.find(":2: warning E_DEAD_PATTERN") != std::string::npos);
+  CHECK(r.out.find(":4: error E_UNKNOWN_OUTCOME") != std::string::npos);
+  CHECK(r.out.find("\n1 error(s), 1 warning(s); nothing loaded\n") != std::string::npos);
+}
+
 TEST_CASE("check: a missing path is E_READ", "[cli]") {
   Run r = run_cli("check /nonexistent/rules");
   CHECK(r.code == 2);
