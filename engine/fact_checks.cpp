@@ -138,28 +138,24 @@ void FactChecks::pattern(std::size_t open) {
             (hint.empty() ? " (patterns match the engine's facts: " + name_list(names) + ")" : ""));
     return;
   }
-  for (std::size_t k = open + 2; k < match_[open]; k = end_of(k)) {
-    if (t_[k].type != TokenType::Open) {
-      report_(code::kParse, Severity::Error, t_[k],
-              "a pattern on `" + tmpl->name + "` names each slot, as in `(" + tmpl->name + " (" +
-                  tmpl->slots[0].name + " ?x))`: `" + shown(t_[k]) + "` is not in a slot");
-      return;
-    }
-    slot_group(open, k, *tmpl, true);
-  }
+  slot_groups(open, *tmpl, true);
 }
 
 void FactChecks::asserted(std::size_t open) {
   const TemplateSchema* tmpl = find_template(t_[open + 1].text);
-  if (!tmpl) return;
+  if (tmpl) slot_groups(open, *tmpl, false);
+}
+
+void FactChecks::slot_groups(std::size_t open, const TemplateSchema& tmpl, bool in_pattern) {
   for (std::size_t k = open + 2; k < match_[open]; k = end_of(k)) {
     if (t_[k].type != TokenType::Open) {
+      const std::string example = "(" + tmpl.name + " (" + tmpl.slots[0].name + (in_pattern ? " ?x))" : " ?id) …)");
       report_(code::kParse, Severity::Error, t_[k],
-              "an asserted `" + tmpl->name + "` names each slot, as in `(" + tmpl->name + " (" +
-                  tmpl->slots[0].name + " ?id) …)`: `" + shown(t_[k]) + "` is not in a slot");
+              (in_pattern ? "a pattern on `" : "an asserted `") + tmpl.name + "` names each slot, as in `" +
+                  example + "`: `" + shown(t_[k]) + "` is not in a slot");
       return;
     }
-    slot_group(open, k, *tmpl, false);
+    slot_group(open, k, tmpl, in_pattern);
   }
 }
 

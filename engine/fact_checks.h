@@ -50,6 +50,8 @@ class FactChecks {
   std::size_t end_of(std::size_t k) const {
     return t_[k].type == TokenType::Open ? match_[k] + 1 : k + 1;
   }
+  // Each slot group of the pattern or asserted fact at `open`; a token outside one is E_PARSE.
+  void slot_groups(std::size_t open, const TemplateSchema& tmpl, bool in_pattern);
   void slot_group(std::size_t owner, std::size_t group, const TemplateSchema& tmpl,
                   bool in_pattern);
   void constraint(std::size_t from, std::size_t to, const TemplateSchema& tmpl,
