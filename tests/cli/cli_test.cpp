@@ -115,6 +115,16 @@ TEST_CASE("check: the summary of rules that do not load counts errors and warnin
   CHECK(r.out.find("\n1 error(s), 1 warning(s); nothing loaded\n") != std::string::npos);
 }
 
+TEST_CASE("check: a value outside a slot group is E_PARSE at it, in a pattern and in an assert", "[cli]") {
+  TempDir dir;
+  dir.write("a.clp", "(defrule r1\n  (proposal shell)\n  =>\n  (assert (decision reject)))\n");
+  Run r = run_cli("check " + dir.path.string());
+  CHECK(r.code == 2);
+  CHECK(r.out.find(":2: error E_PARSE: in rule 'r1': a pattern on `proposal` names each slot, as in `(proposal (") !=
+        std::string::npos);
+  CHECK(r.out.find(":4: error E_PARSE: in rule 'r1': an asserted `decision` names each slot") != std::string::npos);
+}
+
 TEST_CASE("check: a missing path is E_READ", "[cli]") {
   Run r = run_cli("check /nonexistent/rules");
   CHECK(r.code == 2);
