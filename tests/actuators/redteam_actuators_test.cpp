@@ -43,7 +43,7 @@ struct RtDir {
   std::string operator/(const std::string& name) const { return path + "/" + name; }
 };
 
-std::string shell_action(const std::string& command, const std::string& extra = "") {
+std::string shell_request(const std::string& command, const std::string& extra = "") {
   std::string out = R"({"target":"shell","action":"run","payload":{"command":)";
   append_json_string(out, command);
   return out + extra + "}}";
@@ -90,7 +90,7 @@ TEST_CASE("redteam: a granted shell line runs what the parser read ($'...' quoti
   REQUIRE(parsed.ok);
   REQUIRE(parsed.commands.size() == 1);
   REQUIRE(parsed.commands.front().program == "echo");
-  Result r = shell.act(shell_action(line), granted({"shell-syntax"}));
+  Result r = shell.act(shell_request(line), granted({"shell-syntax"}));
   CHECK(r.ok);
   CHECK_FALSE(fs::exists(ws / "pwned"));
   CHECK(r.output == "' ; touch pwned ; # '\n");
@@ -109,7 +109,7 @@ TEST_CASE("redteam: a setsid descendant does not outlive a finished run", "[redt
   const std::string line =
       "setsid sh -c 'echo $$ > escaped.pid; exec sleep 60' >/dev/null 2>&1 & "
       "while [ ! -s escaped.pid ]; do :; done";
-  Result r = shell.act(shell_action(line), granted({"shell-syntax"}));
+  Result r = shell.act(shell_request(line), granted({"shell-syntax"}));
   REQUIRE(r.ok);
   CHECK_FALSE(outlived_the_run(ws / "escaped.pid"));
 }
@@ -124,7 +124,7 @@ TEST_CASE("redteam: a setsid descendant does not outlive the time limit", "[redt
   const std::string line =
       "setsid sh -c 'echo $$ > escaped.pid; exec sleep 60' >/dev/null 2>&1 & "
       "while [ ! -s escaped.pid ]; do :; done; exec sleep 60";
-  Result r = shell.act(shell_action(line, R"(,"timeout":1)"), granted({"shell-syntax"}));
+  Result r = shell.act(shell_request(line, R"(,"timeout":1)"), granted({"shell-syntax"}));
   REQUIRE_FALSE(r.ok);
   CHECK(r.error_code == "E_ACT_TIMEOUT");
   CHECK_FALSE(outlived_the_run(ws / "escaped.pid"));
@@ -142,7 +142,7 @@ TEST_CASE("redteam: a descendant in its own process group does not outlive the r
   const std::string line =
       "set -m; sh -c 'echo $$ > escaped.pid; exec sleep 60' >/dev/null 2>&1 & "
       "while [ ! -s escaped.pid ]; do :; done";
-  Result r = shell.act(shell_action(line), granted({"shell-syntax"}));
+  Result r = shell.act(shell_request(line), granted({"shell-syntax"}));
   REQUIRE(r.ok);
   CHECK_FALSE(outlived_the_run(ws / "escaped.pid"));
 }
@@ -155,7 +155,7 @@ TEST_CASE("redteam: a program that stops its parent does not stop the time limit
   ShellActuator shell(config, false);
   const std::string line = "echo $PPID > parent.pid; kill -STOP $PPID; exec sleep 60";
   auto run = std::async(std::launch::async, [&] {
-    return shell.act(shell_action(line, R"(,"timeout":1)"), granted({"shell-syntax"}));
+    return shell.act(shell_request(line, R"(,"timeout":1)"), granted({"shell-syntax"}));
   });
   const bool returned = run.wait_for(std::chrono::seconds(40)) == std::future_status::ready;
   CHECK(returned);
@@ -190,7 +190,7 @@ TEST_CASE("redteam: the child has no controlling terminal of the daemon's", "[re
     config.workspace = ws.path;
     ShellActuator shell(config, false);
     Result r = shell.act(
-        shell_action("if : 3</dev/tty; then echo has-tty; else echo no-tty; fi 2>/dev/null",
+        shell_request("if : 3</dev/tty; then echo has-tty; else echo no-tty; fi 2>/dev/null",
                      R"(,"timeout":20)"),
         granted({"shell-syntax"}));
     ::_exit(r.output == "no-tty\n" ? 0 : r.output == "has-tty\n" ? 1 : 2);
@@ -217,7 +217,7 @@ TEST_CASE("redteam: a descriptor the daemon holds without CLOEXEC is not inherit
   ShellConfig config;
   config.workspace = ws.path;
   ShellActuator shell(config, false);
-  Result r = shell.act(shell_action("cat /proc/self/fd/" + std::to_string(high)), Context{});
+  Result r = shell.act(shell_request("cat /proc/self/fd/" + std::to_string(high)), Context{});
   ::close(high);
   CHECK_FALSE((r.ok && r.exit_code == 0));
   CHECK(r.output.find("daemon secret") == std::string::npos);
@@ -230,7 +230,7 @@ TEST_CASE("redteam: the daemon's environment does not reach the child", "[redtea
   ShellConfig config;
   config.workspace = ws.path;
   ShellActuator shell(config, false);
-  Result r = shell.act(shell_action("env"), Context{});
+  Result r = shell.act(shell_request("env"), Context{});
   ::unsetenv("WARDEN_RT2_SECRET");
   REQUIRE(r.ok);
   CHECK(r.output.find("s3cr3t-value") == std::string::npos);
@@ -245,10 +245,10 @@ TEST_CASE("redteam: a program in the proposal's cwd is not found by its bare nam
   config.workspace = ws.path;
   config.path = {"", ".", "/usr/bin", "/bin"};  // even a careless configured path
   ShellActuator shell(config, false);
-  Result r = shell.act(shell_action("ls", R"(,"cwd":".")"), Context{});
+  Result r = shell.act(shell_request("ls", R"(,"cwd":".")"), Context{});
   CHECK(r.output.find("hijacked") == std::string::npos);
   // PATH assigned on the line does not steer the lookup either.
-  r = shell.act(shell_action("PATH=. ls"), Context{});
+  r = shell.act(shell_request("PATH=. ls"), Context{});
   CHECK(r.output.find("hijacked") == std::string::npos);
 }
 
@@ -270,15 +270,15 @@ TEST_CASE("redteam: a workspace file named like a known program does not run as 
         std::string("./cat -c 'echo pwned'"),
         std::string("../") + fs::path(ws.path).filename().string() + "/ls -c 'echo pwned'"}) {
     INFO(line);
-    Result r = shell.act(shell_action(line), Context{});
+    Result r = shell.act(shell_request(line), Context{});
     CHECK_FALSE(r.ok);
     CHECK(r.output.find("pwned") == std::string::npos);
   }
   // A workspace program of its own name, and the real one by its path, still run.
-  Result tool = shell.act(shell_action("./tool.sh"), Context{});
+  Result tool = shell.act(shell_request("./tool.sh"), Context{});
   CHECK(tool.ok);
   CHECK(tool.output == "workspace tool\n");
-  Result ls = shell.act(shell_action("/bin/ls -d ."), Context{});
+  Result ls = shell.act(shell_request("/bin/ls -d ."), Context{});
   CHECK(ls.ok);
   CHECK(ls.output == ".\n");
 }
@@ -289,7 +289,7 @@ TEST_CASE("redteam: output of a bomb is capped and the run ends at its limit", "
   config.workspace = ws.path;
   config.max_output_bytes = 4096;
   ShellActuator shell(config, false);
-  Result r = shell.act(shell_action("yes", R"(,"timeout":1)"), Context{});
+  Result r = shell.act(shell_request("yes", R"(,"timeout":1)"), Context{});
   CHECK(r.error_code == "E_ACT_TIMEOUT");
   CHECK(r.output.size() <= 4096);
   CHECK(r.truncated);
@@ -306,7 +306,7 @@ TEST_CASE("redteam: cwd escapes through .. and symlinks are refused", "[redteam]
     INFO(cwd);
     std::string extra = R"(,"cwd":)";
     append_json_string(extra, cwd);
-    Result r = shell.act(shell_action("pwd", extra), Context{});
+    Result r = shell.act(shell_request("pwd", extra), Context{});
     CHECK_FALSE(r.ok);
   }
 }
@@ -314,7 +314,7 @@ TEST_CASE("redteam: cwd escapes through .. and symlinks are refused", "[redteam]
 // --- file -------------------------------------------------------------------------------
 
 namespace {
-std::string file_action(const std::string& verb, const std::string& path,
+std::string file_request(const std::string& verb, const std::string& path,
                         const std::string& content = "") {
   std::string out = R"({"target":"file","action":)";
   append_json_string(out, verb);
@@ -337,9 +337,9 @@ TEST_CASE("redteam: reading a FIFO beneath the root fails instead of hanging", "
     FileConfig config;
     config.root = root.path;
     FileActuator file(config, false, how);
-    Result r = file.act(file_action("read", "pipe"), Context{});
+    Result r = file.act(file_request("read", "pipe"), Context{});
     CHECK_FALSE(r.ok);
-    r = file.act(file_action("write", "pipe", "x"), Context{});
+    r = file.act(file_request("write", "pipe", "x"), Context{});
     CHECK_FALSE(r.ok);
   }
 }
@@ -356,7 +356,7 @@ TEST_CASE("redteam: the root itself cannot be deleted or escaped", "[redteam][fi
                           outer / "root/.", std::string(".."),
                           "/" + (outer / "root/../outside.txt"), std::string("../outside.txt")}) {
       INFO(p);
-      Result r = file.act(file_action("delete", p), Context{});
+      Result r = file.act(file_request("delete", p), Context{});
       CHECK_FALSE(r.ok);
     }
     CHECK(fs::exists(outer / "root"));
@@ -372,16 +372,16 @@ TEST_CASE("redteam: /proc magic links beneath the root are refused", "[redteam][
     FileConfig config;
     config.root = root.path;
     FileActuator file(config, false, how);
-    CHECK_FALSE(file.act(file_action("read", "procetc/hostname"), Context{}).ok);
-    CHECK_FALSE(file.act(file_action("read", "fd0"), Context{}).ok);
-    CHECK_FALSE(file.act(file_action("write", "fd0", "x"), Context{}).ok);
+    CHECK_FALSE(file.act(file_request("read", "procetc/hostname"), Context{}).ok);
+    CHECK_FALSE(file.act(file_request("read", "fd0"), Context{}).ok);
+    CHECK_FALSE(file.act(file_request("write", "fd0", "x"), Context{}).ok);
   }
 }
 
 // --- http -------------------------------------------------------------------------------
 
 namespace {
-std::string http_action(const std::string& url, const std::string& extra = "") {
+std::string http_get(const std::string& url, const std::string& extra = "") {
   std::string out = R"({"target":"http","action":"GET","payload":{"url":)";
   append_json_string(out, url);
   return out + extra + "}}";
@@ -406,7 +406,7 @@ TEST_CASE("redteam: loopback spelled other ways is refused without private-netwo
         "http://rebind.example:" + port + "/", "http://zero.example:" + port + "/",
         "http://mapped.example:" + port + "/", "http://localhost:" + port + "/"}) {
     INFO(url);
-    Result r = http.act(http_action(url), Context{});
+    Result r = http.act(http_get(url), Context{});
     CHECK_FALSE(r.ok);
     CHECK(r.output.find("reached") == std::string::npos);
   }
@@ -425,7 +425,7 @@ TEST_CASE("redteam: private-network for a name does not reach the metadata endpo
   HttpActuator http(config, false);
   for (std::string host : {"build.internal", "build6.internal", "mapped.internal"}) {
     INFO(host);
-    Result r = http.act(http_action("http://" + host + ":8080/latest/meta-data/"),
+    Result r = http.act(http_get("http://" + host + ":8080/latest/meta-data/"),
                         granted({"private-network"}));
     CHECK_FALSE(r.ok);
     CHECK(r.error_code == "E_ACT_DENIED");
@@ -440,7 +440,7 @@ TEST_CASE("redteam: headers cannot redirect the request", "[redteam][http]") {
                         R"({"Transfer-Encoding":"chunked"})", R"({"Content-Length":"0"})",
                         R"({"Host ":"x"})", R"({"X":"a\r\nHost: evil"})"}) {
     INFO(h);
-    Result r = http.act(http_action(server.base_url() + "/", std::string(R"(,"headers":)") + h),
+    Result r = http.act(http_get(server.base_url() + "/", std::string(R"(,"headers":)") + h),
                         granted({"private-network"}));
     CHECK_FALSE(r.ok);
   }
@@ -455,10 +455,10 @@ TEST_CASE("redteam: a redirect is reported, not followed, and a body bomb is cap
   HttpConfig config;
   config.max_response_bytes = 1000;
   HttpActuator http(config, false);
-  Result r = http.act(http_action(server.base_url() + "/r"), granted({"private-network"}));
+  Result r = http.act(http_get(server.base_url() + "/r"), granted({"private-network"}));
   CHECK_FALSE(r.ok);
   CHECK(r.error_code == "E_ACT_REDIRECT");
-  r = http.act(http_action(server.base_url() + "/big"), granted({"private-network"}));
+  r = http.act(http_get(server.base_url() + "/big"), granted({"private-network"}));
   CHECK(r.output.size() <= 1000);
   CHECK(r.truncated);
   CHECK(server.request_count() == 2);
@@ -474,7 +474,7 @@ TEST_CASE("redteam: proxy variables in the environment are not used", "[redteam]
   config.connect_timeout = std::chrono::milliseconds(2000);
   config.timeout = std::chrono::milliseconds(3000);
   HttpActuator http(config, false);
-  Result r = http.act(http_action("http://127.0.0.2:1/"), granted({"private-network"}));
+  Result r = http.act(http_get("http://127.0.0.2:1/"), granted({"private-network"}));
   ::unsetenv("http_proxy");
   ::unsetenv("HTTP_PROXY");
   ::unsetenv("ALL_PROXY");

@@ -17,7 +17,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string kWardenPath = WARDEN_BINARY_DIR "/cli/warden";
 
 // The doctor's line starting with LEVEL and containing `text`, or "".
 std::string line_with(const std::string& out, const std::string& level, const std::string& text) {
@@ -29,11 +28,11 @@ std::string line_with(const std::string& out, const std::string& level, const st
   return "";
 }
 
-std::vector<std::string> env_for(const TempDir& dir) {
+std::vector<std::string> env_for(const HookHome& dir) {
   return {"HOME=" + dir.str() + "/home", "CODEX_HOME=" + dir.str() + "/home/.codex"};
 }
 
-void install(const TempDir& dir, std::vector<std::string> args) {
+void install(const HookHome& dir, std::vector<std::string> args) {
   std::vector<std::string> all{"hook", "install"};
   all.insert(all.end(), args.begin(), args.end());
   auto r = warden_cli(all, env_for(dir));
@@ -41,7 +40,7 @@ void install(const TempDir& dir, std::vector<std::string> args) {
   REQUIRE(r.code == 0);
 }
 
-warden::cli::testing::Run doctor(const TempDir& dir, std::vector<std::string> args) {
+warden::cli::testing::Run doctor(const HookHome& dir, std::vector<std::string> args) {
   std::vector<std::string> all{"hook", "doctor"};
   all.insert(all.end(), args.begin(), args.end());
   return warden_cli(all, env_for(dir));
@@ -51,7 +50,7 @@ warden::cli::testing::Run doctor(const TempDir& dir, std::vector<std::string> ar
 
 TEST_CASE("doctor passes a good Claude Code setup and its probe denies rm -rf /",
           "[agents][doctor]") {
-  TempDir dir;
+  HookHome dir;
   install(dir, {"claude-code", "--project", dir.str(), "--rules", kShippedRules});
   auto r = doctor(dir, {"claude-code", "--project", dir.str()});
   INFO(r.out << r.err);
@@ -65,7 +64,7 @@ TEST_CASE("doctor passes a good Claude Code setup and its probe denies rm -rf /"
 
 TEST_CASE("doctor probes through a real daemon, and names the cause when it is down",
           "[agents][doctor]") {
-  TempDir dir;
+  HookHome dir;
   // A daemon with the shipped rules and a token file for the hook.
   auto made = warden_cli({"token", "new", "--role", "agent", "--principal", "alice", "--format", "json"});
   INFO(made.out << made.err);
@@ -102,7 +101,7 @@ TEST_CASE("doctor probes through a real daemon, and names the cause when it is d
 
 TEST_CASE("doctor fails without a Warden entry and warns about a Bash-only matcher",
           "[agents][doctor]") {
-  TempDir dir;
+  HookHome dir;
   auto none = doctor(dir, {"claude-code", "--project", dir.str()});
   CHECK(none.code == 1);
   CHECK_FALSE(line_with(none.out, "FAIL", "not found").empty());
@@ -127,7 +126,7 @@ TEST_CASE("doctor fails without a Warden entry and warns about a Bash-only match
 
 TEST_CASE("doctor fails on settings that switch the hook off or outlast its timeout",
           "[agents][doctor]") {
-  TempDir dir;
+  HookHome dir;
   const std::string command = kWardenPath + " hook claude-code --rules " + kShippedRules;
   dir.write(".claude/settings.json",
             R"({"disableAllHooks": true, "permissions": {"defaultMode": "bypassPermissions"},
@@ -160,7 +159,7 @@ TEST_CASE("doctor fails on settings that switch the hook off or outlast its time
 
 TEST_CASE("doctor fails a Codex hook that answers ask, and one never trusted",
           "[agents][doctor][codex]") {
-  TempDir dir;
+  HookHome dir;
   dir.write(".codex/config.toml",
             "[[hooks.PreToolUse]]\nmatcher = \"*\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\n"
             "command = \"" + kWardenPath + " hook codex --rules " + kShippedRules +
@@ -173,7 +172,7 @@ TEST_CASE("doctor fails a Codex hook that answers ask, and one never trusted",
 
   // Installed properly: the only failure left is trust; a trust entry turns it into a warning
   // (the doctor cannot compute Codex's hash without Codex).
-  TempDir good;
+  HookHome good;
   install(good, {"codex", "--project", good.str(), "--rules", kShippedRules});
   auto untrusted = doctor(good, {"codex", "--project", good.str()});
   INFO(untrusted.out);
@@ -192,7 +191,7 @@ TEST_CASE("doctor fails a Codex hook that answers ask, and one never trusted",
 }
 
 TEST_CASE("doctor reads a hook's answer as the agent does", "[agents][doctor]") {
-  TempDir dir;
+  HookHome dir;
   // Stand-ins named warden: one allows everything, one prints nothing and exits 2.
   dir.write("allow/warden",
             "#!/bin/sh\ncat >/dev/null\necho '{\"hookSpecificOutput\":{\"hookEventName\":"
@@ -231,7 +230,7 @@ TEST_CASE("the matcher semantics of each agent", "[agents][doctor]") {
 // --wait lets the hook run its budget plus the wait: a hook timeout shorter than both (and
 // the margin to start and answer) lets the agent give up on the hook, which is no deny.
 TEST_CASE("doctor counts the hook's --wait in its budget", "[agents][doctor]") {
-  TempDir dir;
+  HookHome dir;
   const std::string command = kWardenPath + " hook claude-code --addr 127.0.0.1:9 --wait 60";
   dir.write(".claude/settings.json",
             R"({"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":")" +

@@ -78,7 +78,7 @@ const std::vector<std::string> kHostile = {
     "=x",
 };
 
-HookCall bash_call(const std::string& command, const std::string& mode = "default") {
+HookCall exec_bash_call(const std::string& command, const std::string& mode = "default") {
   HookCall call;
   call.session_id = "s";
   call.cwd = "/home/user/project";
@@ -95,7 +95,7 @@ HookCall bash_call(const std::string& command, const std::string& mode = "defaul
   return call;
 }
 
-std::string proposal_of(const HookCall& call) {
+std::string exec_proposal_of(const HookCall& call) {
   std::string p;
   HookError e;
   REQUIRE(hook_proposal(call, "claude-code", &p, &e));
@@ -199,8 +199,8 @@ TEST_CASE("hook exec: an approved Bash call is allowed with an updatedInput thro
           "[agents][hook][exec]") {
   for (const std::string& command : kHostile) {
     INFO("command: " << command);
-    auto call = bash_call(command);
-    HookAnswer a = answer_verdict(HookAgent::ClaudeCode, call, proposal_of(call), approve(),
+    auto call = exec_bash_call(command);
+    HookAnswer a = answer_verdict(HookAgent::ClaudeCode, call, exec_proposal_of(call), approve(),
                                   OnApprovalRequired::Ask, in_process_wrap());
     CHECK(a.decision == "allow");
     CHECK(a.exit_code == 0);
@@ -225,12 +225,12 @@ TEST_CASE("hook exec: an approved Bash call is allowed with an updatedInput thro
 
 TEST_CASE("hook exec: the daemon form runs the decision, and a rule's rewrite stays bound to it",
           "[agents][hook][exec]") {
-  auto call = bash_call("echo old");
+  auto call = exec_bash_call("echo old");
   Verdict v = approve("dec-42");
   v.rewritten = true;
   v.action_json =
       R"({"target":"shell","action":"run","payload":{"command":"echo new","cwd":"/home/user/project"}})";
-  HookAnswer a = answer_verdict(HookAgent::ClaudeCode, call, proposal_of(call), v,
+  HookAnswer a = answer_verdict(HookAgent::ClaudeCode, call, exec_proposal_of(call), v,
                                 OnApprovalRequired::Ask, daemon_wrap());
   REQUIRE(a.decision == "allow");
   rapidjson::Document d;
@@ -242,7 +242,7 @@ TEST_CASE("hook exec: the daemon form runs the decision, and a rule's rewrite st
   CHECK(words.back() == "dec-42");
 
   // In-process, the rewritten command is the one passed on.
-  HookAnswer b = answer_verdict(HookAgent::ClaudeCode, call, proposal_of(call), v,
+  HookAnswer b = answer_verdict(HookAgent::ClaudeCode, call, exec_proposal_of(call), v,
                                 OnApprovalRequired::Ask, in_process_wrap());
   d.Parse(b.stdout_json.c_str());
   CHECK(bash_words(d["hookSpecificOutput"]["updatedInput"]["command"].GetString()).back() ==
@@ -252,14 +252,14 @@ TEST_CASE("hook exec: the daemon form runs the decision, and a rule's rewrite st
 TEST_CASE("hook exec: where no rewrite applies, the answer is as without it",
           "[agents][hook][exec]") {
   // Codex cannot take a rewrite: allowed as it is (its own sandbox holds it).
-  auto call = bash_call("ls");
-  HookAnswer codex = answer_verdict(HookAgent::Codex, call, proposal_of(call), approve(),
+  auto call = exec_bash_call("ls");
+  HookAnswer codex = answer_verdict(HookAgent::Codex, call, exec_proposal_of(call), approve(),
                                     OnApprovalRequired::Deny, daemon_wrap());
   CHECK(codex.decision == "allow");
   CHECK(codex.stdout_json.find("updatedInput") == std::string::npos);
   // Plan mode: Claude's own check decides ({}), as before.
-  auto plan = bash_call("ls", "plan");
-  HookAnswer p = answer_verdict(HookAgent::ClaudeCode, plan, proposal_of(plan), approve(),
+  auto plan = exec_bash_call("ls", "plan");
+  HookAnswer p = answer_verdict(HookAgent::ClaudeCode, plan, exec_proposal_of(plan), approve(),
                                 OnApprovalRequired::Ask, daemon_wrap());
   CHECK(p.stdout_json == "{}");
   // Not a Bash call: no command to wrap.
@@ -269,14 +269,14 @@ TEST_CASE("hook exec: where no rewrite applies, the answer is as without it",
   read.cwd = "/home/user/project";
   read.tool_input.SetObject();
   read.tool_input.AddMember("file_path", "/home/user/project/a", read.tool_input.GetAllocator());
-  HookAnswer r = answer_verdict(HookAgent::ClaudeCode, read, proposal_of(read), approve(),
+  HookAnswer r = answer_verdict(HookAgent::ClaudeCode, read, exec_proposal_of(read), approve(),
                                 OnApprovalRequired::Ask, daemon_wrap());
   CHECK(r.decision == "allow");
   CHECK(r.stdout_json.find("updatedInput") == std::string::npos);
   // A reject stays a deny.
   Verdict no = approve();
   no.outcome = Outcome::Reject;
-  HookAnswer n = answer_verdict(HookAgent::ClaudeCode, call, proposal_of(call), no,
+  HookAnswer n = answer_verdict(HookAgent::ClaudeCode, call, exec_proposal_of(call), no,
                                 OnApprovalRequired::Ask, daemon_wrap());
   CHECK(n.decision == "deny");
   CHECK(n.stdout_json.find("updatedInput") == std::string::npos);
@@ -284,22 +284,22 @@ TEST_CASE("hook exec: where no rewrite applies, the answer is as without it",
 
 TEST_CASE("hook exec: an approved call that cannot be wrapped is denied, never run unconfined",
           "[agents][hook][exec]") {
-  auto call = bash_call("ls");
+  auto call = exec_bash_call("ls");
   ExecWrap wrap = daemon_wrap();
   wrap.unusable = "the hook was given --token";
-  HookAnswer a = answer_verdict(HookAgent::ClaudeCode, call, proposal_of(call), approve(),
+  HookAnswer a = answer_verdict(HookAgent::ClaudeCode, call, exec_proposal_of(call), approve(),
                                 OnApprovalRequired::Ask, wrap);
   CHECK(a.decision == "deny");
   CHECK(a.exit_code == 2);
   CHECK(a.reason.find(kHookExec) != std::string::npos);
   // A daemon decision without an id cannot be run under.
-  HookAnswer b = answer_verdict(HookAgent::ClaudeCode, call, proposal_of(call), approve(""),
+  HookAnswer b = answer_verdict(HookAgent::ClaudeCode, call, exec_proposal_of(call), approve(""),
                                 OnApprovalRequired::Ask, daemon_wrap());
   CHECK(b.decision == "deny");
   CHECK(b.reason.find(kHookExec) != std::string::npos);
   // In-process, a NUL byte in the command.
-  auto nul = bash_call(std::string("echo a\0b", 8));
-  HookAnswer c = answer_verdict(HookAgent::ClaudeCode, nul, proposal_of(nul), approve(),
+  auto nul = exec_bash_call(std::string("echo a\0b", 8));
+  HookAnswer c = answer_verdict(HookAgent::ClaudeCode, nul, exec_proposal_of(nul), approve(),
                                 OnApprovalRequired::Ask, in_process_wrap());
   CHECK(c.decision == "deny");
   CHECK(c.reason.find(kHookExec) != std::string::npos);

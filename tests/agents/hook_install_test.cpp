@@ -23,7 +23,6 @@ using namespace warden::agents::testing;
 
 namespace {
 
-const std::string kWardenPath = WARDEN_BINARY_DIR "/cli/warden";
 
 rapidjson::Document parse_json(const std::string& text) {
   rapidjson::Document doc;
@@ -50,7 +49,7 @@ ino_t inode(const std::string& path) {
 
 TEST_CASE("install claude-code into a project without settings creates the entry",
           "[agents][install]") {
-  TempDir dir;
+  HookHome dir;
   auto r = warden_cli({"hook", "install", "claude-code", "--project", dir.str(), "--addr",
                    "127.0.0.1:9105", "--token-file", dir.str() + "/token"},
                   {"HOME=" + dir.str() + "/home"});
@@ -72,7 +71,7 @@ TEST_CASE("install claude-code into a project without settings creates the entry
 }
 
 TEST_CASE("install keeps every other key and hook, in order", "[agents][install]") {
-  TempDir dir;
+  HookHome dir;
   const std::string before = R"J({
   "model": "opus",
   "permissions": {"allow": ["Bash(ls:*)"], "deny": []},
@@ -104,7 +103,7 @@ TEST_CASE("install keeps every other key and hook, in order", "[agents][install]
 }
 
 TEST_CASE("install twice changes nothing the second time", "[agents][install]") {
-  TempDir dir;
+  HookHome dir;
   std::vector<std::string> args{"hook", "install", "claude-code", "--project", dir.str(),
                                 "--token-file", "/etc/warden/agent.token"};
   REQUIRE(warden_cli(args).code == 0);
@@ -119,7 +118,7 @@ TEST_CASE("install twice changes nothing the second time", "[agents][install]") 
 }
 
 TEST_CASE("install updates an existing Warden entry in place", "[agents][install]") {
-  TempDir dir;
+  HookHome dir;
   dir.write(".claude/settings.json", R"({"hooks": {"PreToolUse": [
     {"matcher": "Bash", "hooks": [{"type": "command", "command": "/opt/old/warden hook claude-code --addr 10.0.0.1:1"}]},
     {"matcher": "Bash", "hooks": [{"type": "command", "command": "other.sh"}]}]}})");
@@ -140,7 +139,7 @@ TEST_CASE("install updates an existing Warden entry in place", "[agents][install
 }
 
 TEST_CASE("install refuses malformed settings and leaves them untouched", "[agents][install]") {
-  TempDir dir;
+  HookHome dir;
   const std::string broken = "{\"hooks\": {\"PreToolUse\": [\n";
   dir.write(".claude/settings.json", broken);
   auto r = warden_cli({"hook", "install", "claude-code", "--project", dir.str()});
@@ -156,7 +155,7 @@ TEST_CASE("install refuses malformed settings and leaves them untouched", "[agen
 }
 
 TEST_CASE("install refuses --token: no secret goes into a settings file", "[agents][install]") {
-  TempDir dir;
+  HookHome dir;
   auto r = warden_cli({"hook", "install", "claude-code", "--project", dir.str(), "--token", "wdn_x"});
   CHECK(r.code == 2);
   CHECK(r.err.find("--token-file") != std::string::npos);
@@ -164,7 +163,7 @@ TEST_CASE("install refuses --token: no secret goes into a settings file", "[agen
 }
 
 TEST_CASE("install --user writes the user's settings", "[agents][install]") {
-  TempDir dir;
+  HookHome dir;
   auto r = warden_cli({"hook", "install", "claude-code", "--user"}, {"HOME=" + dir.str()});
   INFO(r.err);
   REQUIRE(r.code == 0);
@@ -182,7 +181,7 @@ TEST_CASE("shell quoting round-trips through the word splitter and sh", "[agents
     REQUIRE(words->size() == 2);
     CHECK((*words)[1] == word);
   }
-  TempDir dir;
+  HookHome dir;
   const std::string odd = dir.str() + "/it's a $dir";
   fs::create_directories(odd);
   auto r = warden_cli({"hook", "install", "claude-code", "--project", dir.str(), "--token-file",
@@ -200,7 +199,7 @@ TEST_CASE("shell quoting round-trips through the word splitter and sh", "[agents
 
 TEST_CASE("install codex appends its block, keeps comments, and parses with toml++",
           "[agents][install][codex]") {
-  TempDir dir;
+  HookHome dir;
   const std::string before =
       "# my Codex settings\n"
       "model = \"gpt-5\" # the model\n"
@@ -253,7 +252,7 @@ TEST_CASE("install codex appends its block, keeps comments, and parses with toml
 }
 
 TEST_CASE("install codex refuses what it cannot append to, and ask", "[agents][install][codex]") {
-  TempDir dir;
+  HookHome dir;
   const std::string inline_array =
       "# hooks written inline\n"
       "hooks.PreToolUse = [{ matcher = \"Bash\", hooks = [{ type = \"command\", command = \"a.sh\" }] }]\n";
@@ -276,7 +275,7 @@ TEST_CASE("install codex refuses what it cannot append to, and ask", "[agents][i
 }
 
 TEST_CASE("install writes through a settings symlink and keeps it", "[agents][install]") {
-  TempDir dir;
+  HookHome dir;
   const std::string real = dir.write("dotfiles/claude.json", "{\"model\": \"opus\"}\n");
   fs::create_directories(dir.path() / ".claude");
   fs::create_symlink(real, dir.path() / ".claude/settings.json");
@@ -305,7 +304,7 @@ warden::cli::testing::Run warden_cli_in(const std::string& cwd, std::vector<std:
 }
 
 // The words of Warden's hook command in a Claude Code settings file, and its timeout.
-std::pair<std::vector<std::string>, int> claude_entry(const TempDir& dir) {
+std::pair<std::vector<std::string>, int> claude_entry(const HookHome& dir) {
   auto doc = parse_json(dir.read(".claude/settings.json"));
   auto ours = warden_hooks(claude_pretooluse_hooks(doc), HookAgent::ClaudeCode);
   REQUIRE(ours.size() == 1);
@@ -341,7 +340,7 @@ struct SocketFile {
 
 TEST_CASE("install writes only where it is told: --project DIR (which must exist) or --user",
           "[agents][install]") {
-  TempDir dir;
+  HookHome dir;
   const std::vector<std::string> env{"HOME=" + dir.str() + "/home"};
   auto codex = warden_cli_in(dir.str(), {"hook", "install", "codex", "--addr", "127.0.0.1:9105"}, env);
   CHECK(codex.code == 2);
@@ -376,7 +375,7 @@ TEST_CASE("install writes only where it is told: --project DIR (which must exist
 
 TEST_CASE("install pins the daemon address and the token file the hook would use now",
           "[agents][install]") {
-  TempDir dir;
+  HookHome dir;
   const std::string token_file = dir.write("agent.token", "wdn_x\n", 0600);
   fs::create_directories(dir.path() / "proj");
   const std::string project = dir.str() + "/proj";
@@ -432,7 +431,7 @@ TEST_CASE("install pins the daemon address and the token file the hook would use
 
 TEST_CASE("install --wait writes the wait and a hook timeout that covers budget and wait",
           "[agents][install]") {
-  TempDir dir;
+  HookHome dir;
   const std::vector<std::string> env{"HOME=" + dir.str() + "/home"};
   const std::vector<std::string> daemon{"--addr", "127.0.0.1:9105", "--token-file", "/etc/warden/agent.token"};
   auto install = [&](const char* agent, std::vector<std::string> flags) {

@@ -50,7 +50,7 @@ std::string target(const rapidjson::Document& d) {
   return std::string(d["target"].GetString()) + "/" + d["action"].GetString();
 }
 
-std::string refused(const HookCall& call) {
+std::string proposal_refused(const HookCall& call) {
   std::string json;
   HookError error;
   CHECK_FALSE(hook_proposal(call, "claude-code", &json, &error));
@@ -81,9 +81,9 @@ TEST_CASE("proposal: Bash is a shell run in the hook's cwd", "[agents][hook]") {
 }
 
 TEST_CASE("proposal: a Bash command that is not a string is refused", "[agents][hook]") {
-  CHECK(refused(call_of("Bash", R"({"command":["ls","-l"]})")) == kHookInputShape);
-  CHECK(refused(call_of("Bash", R"({"command":7})")) == kHookInputShape);
-  CHECK(refused(call_of("Bash", R"({})")) == kHookInputShape);
+  CHECK(proposal_refused(call_of("Bash", R"({"command":["ls","-l"]})")) == kHookInputShape);
+  CHECK(proposal_refused(call_of("Bash", R"({"command":7})")) == kHookInputShape);
+  CHECK(proposal_refused(call_of("Bash", R"({})")) == kHookInputShape);
 }
 
 TEST_CASE("proposal: the file writing tools", "[agents][hook]") {
@@ -105,12 +105,12 @@ TEST_CASE("proposal: the file writing tools", "[agents][hook]") {
   CHECK(payload(call_of("NotebookEdit", R"({"notebook_path":"/p/n.ipynb","cell_id":"c1","edit_mode":"delete"})")) ==
         R"({"cwd":"/home/user/project","action":"write","path":"/p/n.ipynb","content":"","cell_id":"c1","edit_mode":"delete"})");
 
-  CHECK(refused(call_of("Write", R"({"content":"x"})")) == kHookInputShape);
-  CHECK(refused(call_of("Write", R"({"file_path":"/a"})")) == kHookInputShape);
-  CHECK(refused(call_of("Edit", R"({"file_path":"/a","new_string":1})")) == kHookInputShape);
-  CHECK(refused(call_of("MultiEdit", R"({"file_path":"/a","edits":{}})")) == kHookInputShape);
-  CHECK(refused(call_of("MultiEdit", R"({"file_path":"/a","edits":[{"old_string":"a"}]})")) == kHookInputShape);
-  CHECK(refused(call_of("NotebookEdit", R"({"notebook_path":"/a","new_source":[]})")) == kHookInputShape);
+  CHECK(proposal_refused(call_of("Write", R"({"content":"x"})")) == kHookInputShape);
+  CHECK(proposal_refused(call_of("Write", R"({"file_path":"/a"})")) == kHookInputShape);
+  CHECK(proposal_refused(call_of("Edit", R"({"file_path":"/a","new_string":1})")) == kHookInputShape);
+  CHECK(proposal_refused(call_of("MultiEdit", R"({"file_path":"/a","edits":{}})")) == kHookInputShape);
+  CHECK(proposal_refused(call_of("MultiEdit", R"({"file_path":"/a","edits":[{"old_string":"a"}]})")) == kHookInputShape);
+  CHECK(proposal_refused(call_of("NotebookEdit", R"({"notebook_path":"/a","new_source":[]})")) == kHookInputShape);
 }
 
 TEST_CASE("proposal: the file reading tools", "[agents][hook]") {
@@ -126,9 +126,9 @@ TEST_CASE("proposal: the file reading tools", "[agents][hook]") {
         R"({"cwd":"/home/user/project","action":"read","pattern":"*.txt","path":"/home/user/project"})");
   CHECK(payload(call_of("LS", R"({"path":"/p","ignore":["*.o"]})")) ==
         R"({"cwd":"/home/user/project","action":"read","path":"/p","ignore":["*.o"]})");
-  CHECK(refused(call_of("Read", R"({"file_path":3})")) == kHookInputShape);
-  CHECK(refused(call_of("Grep", R"({"path":"/p"})")) == kHookInputShape);
-  CHECK(refused(call_of("Glob", R"({"pattern":"*","path":5})")) == kHookInputShape);
+  CHECK(proposal_refused(call_of("Read", R"({"file_path":3})")) == kHookInputShape);
+  CHECK(proposal_refused(call_of("Grep", R"({"path":"/p"})")) == kHookInputShape);
+  CHECK(proposal_refused(call_of("Glob", R"({"pattern":"*","path":5})")) == kHookInputShape);
 }
 
 TEST_CASE("proposal: WebFetch and WebSearch are http GETs", "[agents][hook]") {
@@ -139,8 +139,8 @@ TEST_CASE("proposal: WebFetch and WebSearch are http GETs", "[agents][hook]") {
   CHECK(target(s) == "http/get");
   CHECK(text(s["payload"]) == R"({"method":"GET","query":"warden","allowed_domains":["a.org"],"blocked_domains":[]})");
   CHECK_FALSE(s["payload"].HasMember("url"));
-  CHECK(refused(call_of("WebFetch", R"({"prompt":"x"})")) == kHookInputShape);
-  CHECK(refused(call_of("WebSearch", R"({})")) == kHookInputShape);
+  CHECK(proposal_refused(call_of("WebFetch", R"({"prompt":"x"})")) == kHookInputShape);
+  CHECK(proposal_refused(call_of("WebSearch", R"({})")) == kHookInputShape);
 }
 
 TEST_CASE("proposal: mcp__SERVER__TOOL is a tool call on that server", "[agents][hook]") {

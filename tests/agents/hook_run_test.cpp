@@ -122,7 +122,7 @@ std::string bash_input(const std::string& command, const std::string& mode = "de
   return with_rollout(b.GetString());
 }
 
-std::string sample(const std::string& name) {
+std::string sample_with_rollout(const std::string& name) {
   std::ifstream in(std::string(WARDEN_SOURCE_DIR "/tests/agents/data/") + name, std::ios::binary);
   REQUIRE(in);
   std::stringstream s;
@@ -152,7 +152,7 @@ TEST_CASE("hook, in-process: rm -rf / is denied with the rule's reason, ls is al
   CHECK(ls.decision == "allow");
   CHECK(ls.reason.find("everyday-shell") != std::string::npos);
   // Codex sends no description; with the test rules alone its ls is approved.
-  auto codex_ls = hook({"hook", "codex", "--rules", kTestRules}, sample("codex_Bash.json"));
+  auto codex_ls = hook({"hook", "codex", "--rules", kTestRules}, sample_with_rollout("codex_Bash.json"));
   CHECK(codex_ls.decision == "allow");
   CHECK(codex_ls.reason.find("hook-test-ls") != std::string::npos);
 }
@@ -344,18 +344,18 @@ TEST_CASE("hook: every captured real input gets a well-formed answer", "[agents]
         "claude_Read.json", "claude_TaskCreate.json", "claude_WebFetch.json",
         "claude_WebSearch.json", "claude_Write.json"}) {
     INFO(name);
-    auto a = hook(in_process("claude-code"), sample(name));
+    auto a = hook(in_process("claude-code"), sample_with_rollout(name));
     CHECK((a.decision == "allow" || a.decision == "deny" || a.decision == "ask"));
     CHECK(a.reason.find("E_HOOK") == std::string::npos);  // understood, then decided
   }
   for (const char* name : {"codex_Bash.json", "codex_apply_patch.json", "codex_view_image.json"}) {
     INFO(name);
-    auto a = hook(in_process("codex"), sample(name));
+    auto a = hook(in_process("codex"), sample_with_rollout(name));
     CHECK((a.decision == "allow" || a.decision == "deny"));
     CHECK(a.reason.find("E_HOOK") == std::string::npos);
   }
   // A Write outside the workspace (the real Claude Write input) is denied by the shipped rules.
-  auto w = hook(in_process("claude-code"), sample("claude_Write.json"));
+  auto w = hook(in_process("claude-code"), sample_with_rollout("claude_Write.json"));
   CHECK(w.decision == "deny");
   CHECK(w.reason.find("files-write-outside-workspace") != std::string::npos);
 }

@@ -20,8 +20,14 @@ namespace warden::agents::testing {
 
 namespace fs = std::filesystem;
 
-// The server tests' temporary directory; files written here get mode 0644 unless told.
-class TempDir : public server::testing::TempDir {
+using warden::testing::kShippedRules;
+
+// The `warden` binary this build made, as hooks are installed to run it.
+inline const std::string kWardenPath = WARDEN_BINARY_DIR "/cli/warden";
+
+// A temporary home for `warden hook install` and `doctor`; files written here get mode 0644
+// unless told.
+class HookHome : public server::testing::TempDir {
  public:
   std::string write(const std::string& name, const std::string& text, int mode = 0644) const {
     return server::testing::TempDir::write(name, text, mode);
@@ -35,7 +41,5 @@ inline cli::testing::Run warden_cli(std::vector<std::string> args, std::vector<s
   REQUIRE_FALSE(child.timed_out);
   return {code, child.out(), child.err()};
 }
-
-inline const std::string kShippedRules = WARDEN_SOURCE_DIR "/rules";
 
 }  // namespace warden::agents::testing

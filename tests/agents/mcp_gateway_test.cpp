@@ -23,7 +23,7 @@ const std::string kData = WARDEN_SOURCE_DIR "/tests/agents/data";
 
 using warden::server::testing::TempDir;
 
-rapidjson::Document parse(const std::string& line) {
+rapidjson::Document parse_reply(const std::string& line) {
   rapidjson::Document d;
   d.Parse(line.c_str(), line.size());
   INFO("line: " << line);
@@ -72,7 +72,7 @@ struct Gateway {
   }
   rapidjson::Document call(const std::string& line) {
     send(line);
-    return parse(read());
+    return parse_reply(read());
   }
   // What the server received so far (read after a round trip through it).
   std::string server_log() const {
@@ -87,7 +87,7 @@ struct Gateway {
   }
 };
 
-std::string call_line(const std::string& id, const std::string& tool,
+std::string tools_call_line(const std::string& id, const std::string& tool,
                       const std::string& args = "{}") {
   return R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"tools/call","params":{"name":")" + tool +
          R"(","arguments":)" + args + "}}";
@@ -99,13 +99,13 @@ TEST_CASE("mcp-gateway forwards an approved call unchanged and keeps its id", "[
   Gateway g;
   g.initialize();
   g.send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
-  const std::string line = call_line("\"call-1\"", "echo", R"({"path":"a b","n":1})");
+  const std::string line = tools_call_line("\"call-1\"", "echo", R"({"path":"a b","n":1})");
   auto r = g.call(line);
   REQUIRE(r["id"].IsString());
   CHECK(std::string(r["id"].GetString()) == "call-1");
   CHECK_FALSE(is_error_result(r));
   CHECK(text_of(r) == R"({"args": {"n": 1, "path": "a b"}, "tool": "echo"})");
-  auto r2 = g.call(call_line("17", "echo"));
+  auto r2 = g.call(tools_call_line("17", "echo"));
   REQUIRE(r2["id"].IsInt());
   CHECK(r2["id"].GetInt() == 17);
   // The notification and the call reached the server byte for byte.
@@ -119,31 +119,31 @@ TEST_CASE("mcp-gateway forwards an approved call unchanged and keeps its id", "[
 TEST_CASE("mcp-gateway refuses a rejected call with the reason and never forwards it", "[mcp]") {
   Gateway g;
   g.initialize();
-  auto r = g.call(call_line("5", "secret_tool", R"({"path":"/home/u/.ssh/id_rsa"})"));
+  auto r = g.call(tools_call_line("5", "secret_tool", R"({"path":"/home/u/.ssh/id_rsa"})"));
   CHECK(r["id"].GetInt() == 5);
   CHECK(is_error_result(r));
   CHECK(text_of(r) == "Warden: secret_tool reads credentials (rule fake-secret)");
-  g.call(call_line("6", "echo"));  // a round trip: the server has seen everything before it
+  g.call(tools_call_line("6", "echo"));  // a round trip: the server has seen everything before it
   CHECK(g.server_log().find("secret_tool") == std::string::npos);
   CHECK(g.child.finish() == 0);
 }
 
 TEST_CASE("mcp-gateway denies a call that needs approval (--on-approval-required deny)", "[mcp]") {
   Gateway g({"--on-approval-required", "deny"});
-  auto r = g.call(call_line("\"a\"", "ask_tool"));
+  auto r = g.call(tools_call_line("\"a\"", "ask_tool"));
   CHECK(is_error_result(r));
   const std::string text = text_of(r);
   CHECK(text.rfind("Warden: ", 0) == 0);
   CHECK(text.find("approval") != std::string::npos);
   CHECK(text.find("ask_tool sends mail (rule fake-ask)") != std::string::npos);
-  g.call(call_line("6", "echo"));
+  g.call(tools_call_line("6", "echo"));
   CHECK(g.server_log().find("ask_tool") == std::string::npos);
   CHECK(g.child.finish() == 0);
 }
 
 TEST_CASE("mcp-gateway forwards the arguments a rule rewrote", "[mcp]") {
   Gateway g;
-  auto r = g.call(call_line("1", "rewrite_me", R"({"text":"rm -rf ~","keep":true})"));
+  auto r = g.call(tools_call_line("1", "rewrite_me", R"({"text":"rm -rf ~","keep":true})"));
   CHECK_FALSE(is_error_result(r));
   CHECK(text_of(r) == R"({"args": {"keep": true, "text": "safe"}, "tool": "rewrite_me"})");
   CHECK(g.server_log().find("rm -rf") == std::string::npos);
@@ -167,9 +167,9 @@ TEST_CASE("mcp-gateway answers malformed client messages itself and forwards non
   CHECK(r["error"]["code"].GetInt() == -32602);  // no tool name: nothing to decide
   r = g.call("[]");
   CHECK(r["error"]["code"].GetInt() == -32600);
-  g.call(call_line("9", "echo"));
+  g.call(tools_call_line("9", "echo"));
   const std::string log = g.server_log();
-  CHECK(log == call_line("9", "echo") + "\n");  // only the good call reached the server
+  CHECK(log == tools_call_line("9", "echo") + "\n");  // only the good call reached the server
   CHECK(g.child.finish() == 0);
 }
 
@@ -181,23 +181,23 @@ TEST_CASE("mcp-gateway refuses a line over 16 MiB and reads on after it", "[mcp]
   auto r = g.call(huge);
   CHECK(r["error"]["code"].GetInt() == -32700);
   CHECK(r["id"].IsNull());
-  CHECK(g.call(call_line("2", "echo"))["id"].GetInt() == 2);
-  CHECK(g.server_log() == call_line("2", "echo") + "\n");
+  CHECK(g.call(tools_call_line("2", "echo"))["id"].GetInt() == 2);
+  CHECK(g.server_log() == tools_call_line("2", "echo") + "\n");
   CHECK(g.child.finish() == 0);
 }
 
 TEST_CASE("mcp-gateway decides each call of a batch", "[mcp]") {
   Gateway g;
-  g.send("[" + call_line("1", "echo") + "," + call_line("2", "secret_tool") +
+  g.send("[" + tools_call_line("1", "echo") + "," + tools_call_line("2", "secret_tool") +
          R"(,{"jsonrpc":"2.0","method":"notifications/progress","params":{}},)" +
-         call_line("\"3\"", "echo") + "]");
+         tools_call_line("\"3\"", "echo") + "]");
   // The gateway answers the refused call at once; the server answers the rest as a batch.
-  auto refused = parse(g.read());
+  auto refused = parse_reply(g.read());
   REQUIRE(refused.IsArray());
   REQUIRE(refused.Size() == 1);
   CHECK(refused[0]["id"].GetInt() == 2);
   CHECK(is_error_result(refused[0]));
-  auto answered = parse(g.read());
+  auto answered = parse_reply(g.read());
   REQUIRE(answered.IsArray());
   REQUIRE(answered.Size() == 2);
   CHECK(answered[0]["id"].GetInt() == 1);
@@ -233,8 +233,8 @@ TEST_CASE("mcp-gateway hides the tools a rule rejects from tools/list", "[mcp]")
 
 TEST_CASE("mcp-gateway relays a server-initiated request and the client's answer", "[mcp]") {
   Gateway g;
-  g.send(call_line("1", "ask_client"));
-  auto request = parse(g.read());
+  g.send(tools_call_line("1", "ask_client"));
+  auto request = parse_reply(g.read());
   CHECK(std::string(request["method"].GetString()) == "roots/list");
   CHECK(std::string(request["id"].GetString()) == "srv-1");
   auto r = g.call(R"({"jsonrpc":"2.0","id":"srv-1","result":{"roots":[]}})");
@@ -246,7 +246,7 @@ TEST_CASE("mcp-gateway relays a server-initiated request and the client's answer
 TEST_CASE("mcp-gateway answers pending requests when the server dies, then exits", "[mcp]") {
   Gateway g;
   g.initialize();
-  auto r = g.call(call_line("\"boom\"", "crash"));
+  auto r = g.call(tools_call_line("\"boom\"", "crash"));
   CHECK(std::string(r["id"].GetString()) == "boom");
   CHECK(r["error"]["code"].GetInt() == -32000);
   CHECK(std::string(r["error"]["message"].GetString()) == "MCP server exited: status 3");
@@ -257,13 +257,13 @@ TEST_CASE("mcp-gateway answers pending requests when the server dies, then exits
 
 TEST_CASE("mcp-gateway owes no answer for a cancelled request when the server dies", "[mcp]") {
   Gateway g;
-  g.send(call_line("1", "silent"));
+  g.send(tools_call_line("1", "silent"));
   g.send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})");
-  g.send(call_line("2", "silent"));
-  g.send(call_line("3", "crash"));
+  g.send(tools_call_line("2", "silent"));
+  g.send(tools_call_line("3", "crash"));
   std::set<int> ids;
   for (int i = 0; i < 2; ++i) {
-    auto r = parse(g.read());
+    auto r = parse_reply(g.read());
     CHECK(r["error"]["code"].GetInt() == -32000);
     ids.insert(r["id"].GetInt());
   }
@@ -275,11 +275,11 @@ TEST_CASE("mcp-gateway owes no answer for a cancelled request when the server di
 
 TEST_CASE("mcp-gateway reports a malformed server message to the request it answered", "[mcp]") {
   Gateway g;
-  auto r = g.call(call_line("8", "garbage"));
+  auto r = g.call(tools_call_line("8", "garbage"));
   CHECK(r["id"].GetInt() == 8);
   CHECK(r["error"]["code"].GetInt() == -32000);
   CHECK(std::string(r["error"]["message"].GetString()).find("malformed") != std::string::npos);
-  CHECK(text_of(g.call(call_line("9", "echo"))).find("echo") != std::string::npos);
+  CHECK(text_of(g.call(tools_call_line("9", "echo"))).find("echo") != std::string::npos);
   CHECK(g.child.finish() == 0);
   CHECK(g.child.err().find("malformed message from the MCP server") != std::string::npos);
 }
@@ -288,7 +288,7 @@ TEST_CASE("mcp-gateway fails closed without a decision", "[mcp]") {
   // No daemon listens at this socket: every call is refused with the cause, every tool hidden.
   TempDir nowhere;
   Gateway g({"--addr", "unix:" + nowhere.str() + "/none.sock", "--timeout-ms", "2000"});
-  auto r = g.call(call_line("1", "echo"));
+  auto r = g.call(tools_call_line("1", "echo"));
   CHECK(is_error_result(r));
   CHECK(text_of(r).rfind("Warden: no decision", 0) == 0);
   auto list = g.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})");
@@ -325,7 +325,7 @@ TEST_CASE("mcp-gateway stops a server that outlives its input, and exits 0", "[m
   const std::string log = dir.str() + "/server.log";
   Child child({"mcp-gateway", "--server-name", "fake", "--rules", kData + "/mcp_rules", "--",
                "python3", kData + "/mcp_fake_server.py", log, "--linger"});
-  child.write(call_line("1", "echo") + "\n");
+  child.write(tools_call_line("1", "echo") + "\n");
   CHECK(child.read_line().find("echo") != std::string::npos);
   CHECK(child.finish() == 0);  // stdin closed: grace, SIGTERM (ignored), SIGKILL
   CHECK(child.err().find("did not exit after its input closed") != std::string::npos);
@@ -346,10 +346,10 @@ TEST_CASE("mcp-gateway decides through a running daemon", "[mcp]") {
   TempDir state;
   warden::agents::testing::ServeChild serve(state, {kData + "/mcp_rules"});
   Gateway g({"--addr", serve.address(), "--token-file", serve.token_file()});
-  auto refused = g.call(call_line("1", "secret_tool"));
+  auto refused = g.call(tools_call_line("1", "secret_tool"));
   CHECK(is_error_result(refused));
   CHECK(text_of(refused) == "Warden: secret_tool reads credentials (rule fake-secret)");
-  auto rewritten = g.call(call_line("2", "rewrite_me", R"({"text":"rm -rf ~"})"));
+  auto rewritten = g.call(tools_call_line("2", "rewrite_me", R"({"text":"rm -rf ~"})"));
   CHECK(text_of(rewritten) == R"({"args": {"text": "safe"}, "tool": "rewrite_me"})");
   auto list = g.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
   CHECK(list["result"]["tools"].Size() == 8);
@@ -369,7 +369,7 @@ TEST_CASE("mcp-gateway passes lifecycle and list methods byte for byte", "[mcp]"
   };
   for (const auto& line : lines) g.call(line);  // the fake server answers each (an error or not)
   g.send(R"({"jsonrpc":"2.0","method":"notifications/roots/list_changed"})");
-  g.call(call_line("9", "echo"));
+  g.call(tools_call_line("9", "echo"));
   const std::string log = g.server_log();
   for (const auto& line : lines) CHECK(log.find(line + "\n") != std::string::npos);
   CHECK(log.find("notifications/roots/list_changed") != std::string::npos);
@@ -387,7 +387,7 @@ TEST_CASE("mcp-gateway decides prompts/get and forwards it as decided", "[mcp]")
   REQUIRE(r.HasMember("error"));
   CHECK(r["error"]["code"].GetInt() == -32001);
   CHECK(std::string(r["error"]["message"].GetString()).rfind("Warden: ", 0) == 0);
-  g.call(call_line("9", "echo"));
+  g.call(tools_call_line("9", "echo"));
   const std::string log = g.server_log();
   CHECK(
       log.find(

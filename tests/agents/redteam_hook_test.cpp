@@ -17,18 +17,18 @@ using warden::cli::testing::Child;
 
 namespace {
 
-struct Answer {
+struct HookAnswer {
   int code = -1;
   std::string decision, reason, out, err;
 };
 
-Answer run(const std::string& agent, const std::string& input,
+HookAnswer run(const std::string& agent, const std::string& input,
            const std::string& on_approval = "deny") {
-  Child child(testing::with_test_budget({"hook", agent, "--rules", testing::kShippedRules,
+  Child child(warden::agents::testing::with_test_budget({"hook", agent, "--rules", warden::agents::testing::kShippedRules,
                                          "--workspace", "/home/u/proj", "--home", "/home/u",
                                          "--on-approval-required", on_approval}));
   child.write(input);
-  Answer a;
+  HookAnswer a;
   a.code = child.finish();
   REQUIRE_FALSE(child.timed_out);
   a.out = child.out();
@@ -68,7 +68,7 @@ std::string input(const std::string& tool, const std::string& tool_input,
 }
 
 // The proposal's payload the mapping makes of a hook input.
-rapidjson::Document payload(const std::string& text) {
+rapidjson::Document hook_payload(const std::string& text) {
   HookCall call;
   HookError error;
   REQUIRE(parse_hook_call(text, &call, &error));
@@ -115,7 +115,7 @@ TEST_CASE("redteam hook: tool input keys never become the fields the rules deriv
           "[agents][redteam]") {
   // Bash: the agent runs `command` in the hook's cwd; a "path", "url", "content", "glob",
   // "pattern", "action", "method", "tool" in its input is nothing the agent acts on.
-  auto p = payload(input(
+  auto p = hook_payload(input(
       "Bash",
       R"({"command":"ls","path":"README.md","url":"https://example.com/","content":"x",)"
       R"("glob":"*.md","pattern":"x","action":"read","method":"GET","tool":"t","target":"file",)"
@@ -129,7 +129,7 @@ TEST_CASE("redteam hook: tool input keys never become the fields the rules deriv
   CHECK(p.HasMember("timeout"));  // the tool's own fields stay
   CHECK(p.HasMember("run_in_background"));
   // Read: file_path (and the hook's cwd); a "cwd" in the input does not move the path.
-  p = payload(input("Read",
+  p = hook_payload(input("Read",
                     R"({"file_path":"config","cwd":"/home/u/proj","url":"https://x/","offset":3})",
                     "/home/u/.ssh"));
   CHECK(str(p, "cwd") == "/home/u/.ssh");
@@ -137,13 +137,13 @@ TEST_CASE("redteam hook: tool input keys never become the fields the rules deriv
   CHECK_FALSE(p.HasMember("url"));
   CHECK(p.HasMember("offset"));
   // Grep: its real path, pattern and glob; no invented cwd or url.
-  p = payload(input(
+  p = hook_payload(input(
       "Grep", R"({"pattern":"x","path":"..","glob":"*.py","cwd":"/tmp/a/b","url":"https://x/"})"));
   CHECK(str(p, "cwd") == "/home/u/proj");
   CHECK(str(p, "glob") == "*.py");
   CHECK_FALSE(p.HasMember("url"));
   // WebFetch: url and prompt; no path, cwd or body.
-  p = payload(input(
+  p = hook_payload(input(
       "WebFetch",
       R"({"url":"https://example.com/","prompt":"p","path":"/etc/passwd","body":"b","cwd":"/"})"));
   CHECK(str(p, "url") == "https://example.com/");
@@ -194,7 +194,7 @@ TEST_CASE("redteam hook: relative paths resolve against the hook's cwd, not the 
 }
 
 TEST_CASE("redteam hook: MCP tools get no cwd (their server resolves paths)", "[agents][redteam]") {
-  auto p = payload(input("mcp__fs__read_text_file", R"({"path":"README.md"})", "/home/u/.ssh"));
+  auto p = hook_payload(input("mcp__fs__read_text_file", R"({"path":"README.md"})", "/home/u/.ssh"));
   CHECK_FALSE(p.HasMember("cwd"));
   CHECK(str(p, "server") == "fs");
   CHECK(str(p, "tool") == "read_text_file");
@@ -288,7 +288,7 @@ TEST_CASE("redteam hook: in plan mode an approve leaves the call to Claude's own
           "[agents][redteam]") {
   // Measured: Claude in plan mode refuses a Write by itself, but runs it when the hook answers
   // allow. An approve in plan mode is therefore no answer ({}, exit 0), never an allow.
-  Child child(testing::with_test_budget({"hook", "claude-code", "--rules", testing::kShippedRules,
+  Child child(warden::agents::testing::with_test_budget({"hook", "claude-code", "--rules", warden::agents::testing::kShippedRules,
                                          "--workspace", "/home/u/proj", "--home", "/home/u"}));
   child.write(input("Write", R"({"file_path":"/home/u/proj/a.txt","content":"x"})", "/home/u/proj",
                     "plan"));

@@ -18,12 +18,12 @@ namespace {
 
 using warden::cli::testing::Child;
 
-const std::string kData = WARDEN_SOURCE_DIR "/tests/agents/data";
+const std::string kAgentData = WARDEN_SOURCE_DIR "/tests/agents/data";
 const std::string kShipped = WARDEN_SOURCE_DIR "/rules";
 
 using warden::server::testing::TempDir;
 
-rapidjson::Document parse(const std::string& line) {
+rapidjson::Document parse_line(const std::string& line) {
   rapidjson::Document d;
   d.Parse(line.c_str(), line.size());
   INFO("line: " << line);
@@ -31,20 +31,20 @@ rapidjson::Document parse(const std::string& line) {
   return d;
 }
 
-bool is_error_result(const rapidjson::Value& r) {
+bool is_error_answer(const rapidjson::Value& r) {
   return r.IsObject() && r.HasMember("result") && r["result"].IsObject() &&
          r["result"].HasMember("isError") && r["result"]["isError"].GetBool();
 }
 
 bool is_jsonrpc_error(const rapidjson::Value& r) { return r.IsObject() && r.HasMember("error"); }
 
-struct Gateway {
+struct RedteamGateway {
   TempDir dir;
   std::string log = dir.str() + "/server.log";
   Child child;
 
   // shipped: decide with the shipped pack (server name "fs", workspace /home/u/proj).
-  explicit Gateway(bool shipped = false) : child(args(shipped, dir.str() + "/server.log")) {}
+  explicit RedteamGateway(bool shipped = false) : child(args(shipped, dir.str() + "/server.log")) {}
 
   static std::vector<std::string> args(bool shipped, const std::string& log) {
     std::vector<std::string> a{"mcp-gateway"};
@@ -52,9 +52,9 @@ struct Gateway {
       a.insert(a.end(), {"--server-name", "fs", "--rules", kShipped, "--workspace", "/home/u/proj",
                          "--home", "/home/u", "--on-approval-required", "deny"});
     } else {
-      a.insert(a.end(), {"--server-name", "fake", "--rules", kData + "/mcp_rules"});
+      a.insert(a.end(), {"--server-name", "fake", "--rules", kAgentData + "/mcp_rules"});
     }
-    a.insert(a.end(), {"--", "python3", kData + "/mcp_fake_server.py", log});
+    a.insert(a.end(), {"--", "python3", kAgentData + "/mcp_fake_server.py", log});
     return a;
   }
   void send(const std::string& line) { child.write(line + "\n"); }
@@ -66,7 +66,7 @@ struct Gateway {
   }
   rapidjson::Document call(const std::string& line) {
     send(line);
-    return parse(read());
+    return parse_line(read());
   }
   // A round trip through the server: everything sent before it has been logged.
   void sync(int id = 999) {
@@ -85,7 +85,7 @@ struct Gateway {
 }  // namespace
 
 TEST_CASE("redteam mcp: duplicate params.name is refused, not forwarded", "[mcp][redteam]") {
-  Gateway g;
+  RedteamGateway g;
   // The gateway (first name) would see echo; the server (last name) would run secret_tool.
   auto r = g.call(
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{},"name":"secret_tool"}})");
@@ -99,7 +99,7 @@ TEST_CASE("redteam mcp: duplicate params.name is refused, not forwarded", "[mcp]
 
 TEST_CASE("redteam mcp: duplicate arguments with the shipped pack: the credential read never runs",
           "[mcp][redteam]") {
-  Gateway g(true);
+  RedteamGateway g(true);
   auto r = g.call(
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"README.md"},"arguments":{"path":"/home/u/.ssh/id_rsa"}}})");
   CHECK(is_jsonrpc_error(r));
@@ -110,17 +110,17 @@ TEST_CASE("redteam mcp: duplicate arguments with the shipped pack: the credentia
   // Sanity: the same read alone is refused by the shipped pack, and README.md passes.
   r = g.call(
       R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"/home/u/.ssh/id_rsa"}}})");
-  CHECK(is_error_result(r));
+  CHECK(is_error_answer(r));
   r = g.call(
       R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"README.md"}}})");
-  CHECK_FALSE(is_error_result(r));
+  CHECK_FALSE(is_error_answer(r));
   CHECK_FALSE(is_jsonrpc_error(r));
   CHECK(g.server_log().find(".ssh") == std::string::npos);
   CHECK(g.child.finish() == 0);
 }
 
 TEST_CASE("redteam mcp: a duplicate method (ping, then tools/call) is refused", "[mcp][redteam]") {
-  Gateway g;
+  RedteamGateway g;
   auto r = g.call(
       R"({"jsonrpc":"2.0","id":7,"method":"ping","method":"tools/call","params":{"name":"secret_tool","arguments":{}}})");
   CHECK(is_jsonrpc_error(r));
@@ -136,7 +136,7 @@ TEST_CASE("redteam mcp: a duplicate method (ping, then tools/call) is refused", 
 
 TEST_CASE("redteam mcp: a decided call reaches the server as what was decided (canonical form)",
           "[mcp][redteam]") {
-  Gateway g;
+  RedteamGateway g;
   // Escapes, spacing and members the gateway does not decide: the server gets the canonical
   // serialization of jsonrpc, id, method and params {name, arguments, _meta}.
   auto r = g.call(
@@ -144,7 +144,7 @@ TEST_CASE("redteam mcp: a decided call reaches the server as what was decided (c
       "\"params\" : { \"name\" : \"ec\\u0068o\", \"arguments\" : {\"x\":\"\\u0041\"}, "
       "\"_meta\":{\"progressToken\":5}, \"args\": {\"x\": \"B\"} } }");
   CHECK(r["id"].GetInt() == 3);
-  CHECK_FALSE(is_error_result(r));
+  CHECK_FALSE(is_error_answer(r));
   const std::string log = g.server_log();
   CHECK(
       log ==
@@ -155,10 +155,10 @@ TEST_CASE("redteam mcp: a decided call reaches the server as what was decided (c
 
 TEST_CASE("redteam mcp: tools/call as a notification (no id) is not forwarded undecided",
           "[mcp][redteam]") {
-  Gateway g;
+  RedteamGateway g;
   g.send(
       R"({"jsonrpc":"2.0","method":"tools/call","params":{"name":"secret_tool","arguments":{}}})");
-  auto r = parse(g.read());  // an error for it (id null), not silence
+  auto r = parse_line(g.read());  // an error for it (id null), not silence
   CHECK(is_jsonrpc_error(r));
   CHECK(r["id"].IsNull());
   g.sync();
@@ -168,7 +168,7 @@ TEST_CASE("redteam mcp: tools/call as a notification (no id) is not forwarded un
 
 TEST_CASE("redteam mcp: a lone surrogate escape is refused (RapidJSON and Node decode it apart)",
           "[mcp][redteam]") {
-  Gateway g;
+  RedteamGateway g;
   auto r = g.call(
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"path":"a\udc00b"}}})");
   CHECK(is_jsonrpc_error(r));
@@ -182,23 +182,23 @@ TEST_CASE("redteam mcp: a lone surrogate escape is refused (RapidJSON and Node d
 }
 
 TEST_CASE("redteam mcp: shapes that were already refused or decided stay so", "[mcp][redteam]") {
-  Gateway g(true);
+  RedteamGateway g(true);
   // params as an array: nothing to decide → an error.
   auto r = g.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":["delete_repo",{}]})");
   CHECK(is_jsonrpc_error(r));
   // A tool the pack hides from tools/list, called directly: decided as a call, refused.
   r = g.call(
       R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"delete_repo","arguments":{}}})");
-  CHECK(is_error_result(r));
+  CHECK(is_error_answer(r));
   // An escaped method name is still tools/call.
   r = g.call(
       R"({"jsonrpc":"2.0","id":3,"method":"tools\/call","params":{"name":"read_text_file","arguments":{"path":"/home/u/.ssh/id_rsa"}}})");
-  CHECK(is_error_result(r));
+  CHECK(is_error_answer(r));
   // A batch member is decided like a single call.
   r = g.call(
       R"([{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"/home/u/.aws/credentials"}}}])");
   REQUIRE(r.IsArray());
-  CHECK(is_error_result(r[0]));
+  CHECK(is_error_answer(r[0]));
   // Odd ids: an object id is invalid.
   r = g.call(
       R"({"jsonrpc":"2.0","id":{"a":1},"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"x"}}})");
@@ -206,7 +206,7 @@ TEST_CASE("redteam mcp: shapes that were already refused or decided stay so", "[
   // A client line shaped like a response that also names a method is decided as a request.
   r = g.call(
       R"({"jsonrpc":"2.0","id":5,"result":{},"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"/home/u/.ssh/id_rsa"}}})");
-  CHECK(is_error_result(r));
+  CHECK(is_error_answer(r));
   r = g.call(
       R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{}}})");
   const std::string log = g.server_log();
@@ -217,7 +217,7 @@ TEST_CASE("redteam mcp: shapes that were already refused or decided stay so", "[
 }
 
 TEST_CASE("redteam mcp: deep nesting is refused and the gateway lives on", "[mcp][redteam]") {
-  Gateway g;
+  RedteamGateway g;
   for (int depth : {200, 300000}) {
     INFO(depth);
     auto r = g.call(
@@ -263,7 +263,7 @@ std::string read_uri(int id, const std::string& uri) {
 
 TEST_CASE("redteam mcp: resources/read of a credential is decided as a file read and refused",
           "[mcp][redteam]") {
-  Gateway g(true);
+  RedteamGateway g(true);
   for (const std::string uri : {
            "file:///home/u/.ssh/id_rsa", "file:///home/u/proj/.env",
            "file://localhost/home/u/.aws/credentials", "FILE:///home/u/.ssh/id_ed25519",
@@ -306,7 +306,7 @@ TEST_CASE("redteam mcp: resources/read of a credential is decided as a file read
 }
 
 TEST_CASE("redteam mcp: a web resource is decided as an HTTP GET", "[mcp][redteam]") {
-  Gateway g(true);
+  RedteamGateway g(true);
   auto r = g.call(read_uri(1, "http://169.254.169.254/latest/meta-data/iam/"));
   CHECK(error_code(r) == -32001);
   CHECK(error_message(r).find("169.254.169.254") != std::string::npos);
@@ -317,7 +317,7 @@ TEST_CASE("redteam mcp: a web resource is decided as an HTTP GET", "[mcp][redtea
 
 TEST_CASE("redteam mcp: prompts/get, completion/complete and other resources are decided",
           "[mcp][redteam]") {
-  Gateway g(true);
+  RedteamGateway g(true);
   // The shipped pack has no rule for them: the default (approval-required) → denied.
   auto r = g.call(request(1, R"("prompts/get")",
                           R"({"name":"summarize","arguments":{"file":"/home/u/.ssh/id_rsa"}})"));
@@ -337,7 +337,7 @@ TEST_CASE("redteam mcp: prompts/get, completion/complete and other resources are
   // As a notification (no id): refused, not forwarded.
   g.send(
       R"({"jsonrpc":"2.0","method":"resources/read","params":{"uri":"file:///home/u/.ssh/id_rsa"}})");
-  r = parse(g.read());
+  r = parse_line(g.read());
   CHECK((r.HasMember("id") && r["id"].IsNull()));
   CHECK(error_code(r) == -32600);
   g.sync();
@@ -351,7 +351,7 @@ TEST_CASE("redteam mcp: prompts/get, completion/complete and other resources are
 
 TEST_CASE("redteam mcp: near-miss and unknown method names are refused, never forwarded",
           "[mcp][redteam]") {
-  Gateway g;  // the test rules approve every call of the fake server but secret_tool
+  RedteamGateway g;  // the test rules approve every call of the fake server but secret_tool
   int id = 1;
   for (const std::string method : {
            R"("Tools/call")",
@@ -387,12 +387,12 @@ TEST_CASE("redteam mcp: near-miss and unknown method names are refused, never fo
 
 TEST_CASE("redteam mcp: the server's requests of unknown methods never reach the client",
           "[mcp][redteam]") {
-  Gateway g;
+  RedteamGateway g;
   g.send(
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_client_odd","arguments":{}}})");
   // The gateway answered shell/exec for the client (-32601) and dropped notifications/odd.
   const std::string line = g.read();
-  auto r = parse(line);
+  auto r = parse_line(line);
   CHECK(line.find("shell/exec") == std::string::npos);
   CHECK(line.find("notifications/odd") == std::string::npos);
   REQUIRE(id_of(r) == 1);

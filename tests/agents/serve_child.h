@@ -22,8 +22,7 @@ namespace warden::agents::testing {
 
 using server::testing::TempDir;
 using server::testing::Tokens;
-
-inline const std::string kShippedRules = WARDEN_SOURCE_DIR "/rules";
+using warden::testing::kShippedRules;
 
 // A `warden hook` command line with a budget no loaded machine runs out of (a sanitized
 // build beside the fuzzers loads the shipped pack in seconds), unless it sets its own: the

@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include <libpq-fe.h>
+#include <sqlite3.h>
+
 #include "approvals/store.h"
 #include "tests/support/postgres_server.h"
 
@@ -80,5 +83,36 @@ inline NewApproval request(std::string principal = "alice", std::string session 
 }
 
 #define BACKENDS GENERATE(as<std::string>{}, "sqlite", "postgres")
+
+// Runs one SQL statement on the backend's database directly (to tamper with or inspect a
+// store behind its back); fails the test when it does not succeed.
+inline void exec_sql(const Backend& b, const char* sql) {
+  if (b.kind() == "sqlite") {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(b.location().c_str(), &db) == SQLITE_OK);
+    char* err = nullptr;
+    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+    INFO((err ? err : ""));
+    sqlite3_free(err);
+    sqlite3_close(db);
+    REQUIRE(rc == SQLITE_OK);
+  } else {
+    PGconn* c = PQconnectdb(b.location().c_str());
+    REQUIRE(PQstatus(c) == CONNECTION_OK);
+    PGresult* r = PQexec(c, sql);
+    const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    INFO(PQresultErrorMessage(r));
+    PQclear(r);
+    PQfinish(c);
+    REQUIRE(ok);
+  }
+}
+
+// The ids of `list`, in order.
+inline std::vector<std::string> ids(const std::vector<Approval>& list) {
+  std::vector<std::string> out;
+  for (const auto& a : list) out.push_back(a.id);
+  return out;
+}
 
 }  // namespace warden::approvals::testing

@@ -22,28 +22,6 @@ NewApproval of_command(const std::string& command, int approvers = 1) {
   return n;
 }
 
-void exec_sql(const Backend& b, const char* sql) {
-  if (b.kind() == "sqlite") {
-    sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open(b.location().c_str(), &db) == SQLITE_OK);
-    char* err = nullptr;
-    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
-    INFO((err ? err : ""));
-    sqlite3_free(err);
-    sqlite3_close(db);
-    REQUIRE(rc == SQLITE_OK);
-  } else {
-    PGconn* c = PQconnectdb(b.location().c_str());
-    REQUIRE(PQstatus(c) == CONNECTION_OK);
-    PGresult* r = PQexec(c, sql);
-    const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-    INFO(PQresultErrorMessage(r));
-    PQclear(r);
-    PQfinish(c);
-    REQUIRE(ok);
-  }
-}
-
 }  // namespace
 
 TEST_CASE("approve: the digest an approver saw must be the action's; a token never approves",

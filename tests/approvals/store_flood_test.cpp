@@ -46,12 +46,6 @@ std::int64_t count_rows(const Backend& b, const std::string& sql) {
   return n;
 }
 
-std::vector<std::string> ids(const std::vector<Approval>& list) {
-  std::vector<std::string> out;
-  for (const auto& a : list) out.push_back(a.id);
-  return out;
-}
-
 // Every approval `f` matches, a page of `page` at a time, each page starting after the last.
 std::vector<Approval> all_pages(Store& store, Filter f, std::size_t page, int* pages) {
   std::vector<Approval> out;

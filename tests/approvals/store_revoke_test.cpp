@@ -31,28 +31,6 @@ NewApproval asked_with(const std::string& command, const std::string& token_id,
   return n;
 }
 
-void exec_sql(const Backend& b, const char* sql) {
-  if (b.kind() == "sqlite") {
-    sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open(b.location().c_str(), &db) == SQLITE_OK);
-    char* err = nullptr;
-    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
-    INFO((err ? err : ""));
-    sqlite3_free(err);
-    sqlite3_close(db);
-    REQUIRE(rc == SQLITE_OK);
-  } else {
-    PGconn* c = PQconnectdb(b.location().c_str());
-    REQUIRE(PQstatus(c) == CONNECTION_OK);
-    PGresult* r = PQexec(c, sql);
-    const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-    INFO(PQresultErrorMessage(r));
-    PQclear(r);
-    PQfinish(c);
-    REQUIRE(ok);
-  }
-}
-
 Grant grant_of(const Approval& a, const std::string& key) {
   Grant g;
   g.approval_id = a.id;

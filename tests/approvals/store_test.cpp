@@ -52,12 +52,6 @@ std::string pg_dump_rows(const std::string& conninfo) {
   return out;
 }
 
-std::vector<std::string> ids(const std::vector<Approval>& list) {
-  std::vector<std::string> out;
-  for (const auto& a : list) out.push_back(a.id);
-  return out;
-}
-
 // Collects notifications from a store thread.
 struct Recorder {
   std::mutex mu;

@@ -15,14 +15,14 @@
 #include "audit/writer.h"
 #include "bindings/secrets.h"
 #include "tests/support/temp_dir.h"
+#include "tests/audit/record_fields.h"
 
 using namespace warden;
 using namespace warden::audit;
+using namespace warden::audit::testing;
 using warden::server::testing::TempDir;
 
 namespace {
-
-const char* kGithubToken = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
 
 ApprovalEvent sample_event() {
   ApprovalEvent e;
@@ -43,19 +43,6 @@ ApprovalEvent sample_event() {
   return e;
 }
 
-rapidjson::Document parse_fields(const std::string& fields) {
-  rapidjson::Document doc;
-  const std::string text = "{" + fields + "}";
-  doc.Parse(text.c_str(), text.size());
-  REQUIRE_FALSE(doc.HasParseError());
-  return doc;
-}
-
-std::vector<std::string> member_names(const rapidjson::Value& v) {
-  std::vector<std::string> names;
-  for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) names.emplace_back(m->name.GetString());
-  return names;
-}
 
 }  // namespace
 

@@ -16,13 +16,13 @@
 #include "engine/json_writer.h"
 #include "engine/rule_files.h"
 #include "tests/build_paths.h"
+#include "tests/audit/record_fields.h"
 
 using namespace warden;
 using namespace warden::audit;
+using namespace warden::audit::testing;
 
 namespace {
-
-const char* kGithubToken = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
 
 Decision sample_decision() {
   Decision d;
@@ -51,19 +51,6 @@ Decision sample_decision() {
   return d;
 }
 
-rapidjson::Document parse_fields(const std::string& fields) {
-  rapidjson::Document doc;
-  const std::string text = "{" + fields + "}";
-  doc.Parse(text.c_str(), text.size());
-  REQUIRE_FALSE(doc.HasParseError());
-  return doc;
-}
-
-std::vector<std::string> member_names(const rapidjson::Value& v) {
-  std::vector<std::string> names;
-  for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) names.emplace_back(m->name.GetString());
-  return names;
-}
 
 std::string to_text(const rapidjson::Value& v) {
   rapidjson::StringBuffer buffer;

@@ -284,7 +284,7 @@ ReplayReport replay(const std::string& log, const std::vector<std::string>& rule
   return rep;
 }
 
-std::vector<std::uint64_t> seqs(const ReplayReport& rep, bool widening) {
+std::vector<std::uint64_t> replay_seqs(const ReplayReport& rep, bool widening) {
   std::vector<std::uint64_t> out;
   for (const auto& c : rep.changes)
     if (c.widening == widening) out.push_back(c.seq);
@@ -341,7 +341,7 @@ TEST_CASE("a stricter rule set: the report names exactly the decisions that chan
   ReplayReport strict = replay(log, {base, nocat, kEffects, kPaths});
   CHECK(strict.widenings == 0);
   std::vector<std::uint64_t> expected(cats.begin(), cats.end());
-  CHECK(seqs(strict, false) == expected);
+  CHECK(replay_seqs(strict, false) == expected);
   for (const auto& c : strict.changes) {
     CHECK(c.old_outcome == Outcome::Approve);
     CHECK(c.new_outcome == Outcome::Reject);
@@ -379,8 +379,8 @@ TEST_CASE("widenings come first and are flagged, then narrowings, each by seq", 
   ReplayReport rep = replay(log, {mixed, kEffects, kPaths});
   CHECK(rep.changed == 5);
   CHECK(rep.widenings == 3);
-  CHECK(seqs(rep, true) == std::vector<std::uint64_t>{rm1, make1, rm2});
-  CHECK(seqs(rep, false) == std::vector<std::uint64_t>{git1, git2});
+  CHECK(replay_seqs(rep, true) == std::vector<std::uint64_t>{rm1, make1, rm2});
+  CHECK(replay_seqs(rep, false) == std::vector<std::uint64_t>{git1, git2});
   REQUIRE(rep.changes.size() == 5);
   CHECK(rep.changes[0].widening);  // widenings first
   CHECK(rep.changes[0].seq == rm1);
@@ -416,7 +416,7 @@ TEST_CASE("the recorded time is the engine's clock", "[replay]") {
 
   ReplayReport rep = replay(log, {base, night, kEffects, kPaths});
   CHECK(rep.inputs.uses_clock);
-  CHECK(seqs(rep, false) == std::vector<std::uint64_t>{late1, late2});
+  CHECK(replay_seqs(rep, false) == std::vector<std::uint64_t>{late1, late2});
   for (const auto& c : rep.changes) CHECK(c.new_reason == "after 20:00 UTC");
   // Recorded under the night rule, replayed under it: nothing changes, whatever the time now.
   Dir dir2;
@@ -479,7 +479,7 @@ TEST_CASE("the recorded session history reaches history rules", "[replay]") {
     ReplayReport rep = replay(log, {base, written, kEffects, kPaths}, threads);
     CHECK(rep.inputs.uses_history);
     CHECK_FALSE(rep.inputs.uses_history_age);
-    CHECK(seqs(rep, false) == std::vector<std::uint64_t>{run, again});
+    CHECK(replay_seqs(rep, false) == std::vector<std::uint64_t>{run, again});
     REQUIRE(rep.changes.size() == 2);
     CHECK(rep.changes[0].new_reason == "runs /home/user/project/x.sh, which this session wrote");
   }
@@ -752,12 +752,12 @@ TEST_CASE("replay keeps each daemon run's session memory settings and starts it 
   ReplayReport rep;
   std::string error;
   REQUIRE(run_replay(o, &rep, &error));
-  CHECK(seqs(rep, false) == std::vector<std::uint64_t>{forgotten, dropped});
+  CHECK(replay_seqs(rep, false) == std::vector<std::uint64_t>{forgotten, dropped});
   // ttl 0: no session memory at all.
   o.session_ttl_seconds = 0;
   o.session_max_entries.reset();
   REQUIRE(run_replay(o, &rep, &error));
-  CHECK(seqs(rep, true) == std::vector<std::uint64_t>{seen});
+  CHECK(replay_seqs(rep, true) == std::vector<std::uint64_t>{seen});
 }
 
 // SessionMemory's caps over all sessions are not applied; replay says when they may have

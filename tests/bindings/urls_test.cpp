@@ -11,7 +11,7 @@
 #include "bindings/urls.h"
 
 using namespace std::string_literals;
-using warden::urls::parse;
+namespace urls = warden::urls;
 using warden::urls::Url;
 
 namespace {
@@ -31,7 +31,7 @@ std::string curl_host(const std::string& text) {
 
 void refused(const std::string& text) {
   INFO(text);
-  Url u = parse(text);
+  Url u = urls::parse(text);
   CHECK_FALSE(u.valid);
   CHECK_FALSE(u.error.empty());
   CHECK(u.host.empty());
@@ -40,7 +40,7 @@ void refused(const std::string& text) {
 }  // namespace
 
 TEST_CASE("URL parts come from libcurl's reading", "[urls]") {
-  Url u = parse("https://Example.COM/a/./b/../c?x=1&y=2#frag");
+  Url u = urls::parse("https://Example.COM/a/./b/../c?x=1&y=2#frag");
   REQUIRE(u.valid);
   CHECK(u.error.empty());
   CHECK(u.scheme == "https");
@@ -51,30 +51,30 @@ TEST_CASE("URL parts come from libcurl's reading", "[urls]") {
   CHECK(u.canonical == "https://Example.COM/a/c?x=1&y=2#frag");
   CHECK(u.ip.empty());
   CHECK(u.ip_class.empty());
-  CHECK(parse("http://example.com").port == 80);
-  CHECK(parse("http://example.com").path == "/");
-  CHECK(parse("https://h:8443/").port == 8443);
-  CHECK(parse("HTTP://h/").scheme == "http");
-  CHECK(parse("ws://h/").port == 80);  // unknown to libcurl: the scheme's default
-  Url g = parse("ssh://git@GitHub.com:22/o/r.git");
+  CHECK(urls::parse("http://example.com").port == 80);
+  CHECK(urls::parse("http://example.com").path == "/");
+  CHECK(urls::parse("https://h:8443/").port == 8443);
+  CHECK(urls::parse("HTTP://h/").scheme == "http");
+  CHECK(urls::parse("ws://h/").port == 80);  // unknown to libcurl: the scheme's default
+  Url g = urls::parse("ssh://git@GitHub.com:22/o/r.git");
   REQUIRE(g.valid);
   CHECK(g.host == "github.com");
   CHECK(g.userinfo == "git");
   CHECK(g.port == 22);
-  CHECK(parse("git://github.com/o/r").host == "github.com");
-  CHECK(parse("sftp://git@h/x").port == 22);  // libcurl's default where WHATWG has none
-  CHECK_FALSE(parse("sftp://h:0x16/x").valid);
-  Url f = parse("file:///etc/passwd");
+  CHECK(urls::parse("git://github.com/o/r").host == "github.com");
+  CHECK(urls::parse("sftp://git@h/x").port == 22);  // libcurl's default where WHATWG has none
+  CHECK_FALSE(urls::parse("sftp://h:0x16/x").valid);
+  Url f = urls::parse("file:///etc/passwd");
   REQUIRE(f.valid);
   CHECK(f.host.empty());
   CHECK(f.path == "/etc/passwd");
-  CHECK(parse("https://github.com./").host == "github.com");  // one trailing dot: same name
+  CHECK(urls::parse("https://github.com./").host == "github.com");  // one trailing dot: same name
 }
 
 TEST_CASE("the backslash userinfo trick is refused, not read as the forge", "[urls]") {
   // libcurl connects to evil.example; the WHATWG reading says github.com.
   REQUIRE(curl_host("https://github.com\\@evil.example/") == "evil.example");
-  Url u = parse("https://github.com\\@evil.example/");
+  Url u = urls::parse("https://github.com\\@evil.example/");
   CHECK_FALSE(u.valid);
   CHECK(u.host != "github.com");
   CHECK(u.error == "backslash in the URL");
@@ -121,15 +121,15 @@ TEST_CASE("control characters and whitespace anywhere are refused", "[urls]") {
 
 TEST_CASE("libcurl and the WHATWG reading must agree", "[urls]") {
   // Accepted by libcurl, read differently (or not at all) by WHATWG.
-  Url u = parse("http://08.0.0.1/");
+  Url u = urls::parse("http://08.0.0.1/");
   CHECK_FALSE(u.valid);
   refused("http://4294967296/");
   refused("https://h:0/");
   refused("https://h/a/%2e%2e/b");  // WHATWG resolves the encoded dot segment, libcurl sends it
   refused("https://h/a/.%2E/b");
-  u = parse("http://127.1./");      // libcurl keeps "127.1." for the resolver
+  u = urls::parse("http://127.1./");      // libcurl keeps "127.1." for the resolver
   CHECK_FALSE(u.valid);
-  CHECK(parse("https://h/a%2fb").path == "/a%2fb");  // encoding kept by both
+  CHECK(urls::parse("https://h/a%2fb").path == "/a%2fb");  // encoding kept by both
 }
 
 TEST_CASE("IPv4 literals are canonical and classified in every spelling", "[urls]") {
@@ -137,44 +137,44 @@ TEST_CASE("IPv4 literals are canonical and classified in every spelling", "[urls
                            "http://127.1/", "http://0177.0.0.1/", "http://0x7F000001/", "http://[::1]/",
                            "http://[::ffff:127.0.0.1]/", "http://localhost/", "http://app.localhost:3000/"}) {
     INFO(text);
-    Url u = parse(text);
+    Url u = urls::parse(text);
     REQUIRE(u.valid);
     CHECK(u.ip_class == "loopback");
   }
-  CHECK(parse("http://0x7f.1/").host == "127.0.0.1");
-  CHECK(parse("http://0x7f.1/").ip == "127.0.0.1");
-  CHECK(parse("http://[::1]:8080/x").host == "[::1]");
-  CHECK(parse("http://[::1]:8080/x").ip == "::1");
-  CHECK(parse("http://localhost/").ip.empty());
+  CHECK(urls::parse("http://0x7f.1/").host == "127.0.0.1");
+  CHECK(urls::parse("http://0x7f.1/").ip == "127.0.0.1");
+  CHECK(urls::parse("http://[::1]:8080/x").host == "[::1]");
+  CHECK(urls::parse("http://[::1]:8080/x").ip == "::1");
+  CHECK(urls::parse("http://localhost/").ip.empty());
   for (const char* text : {"http://169.254.169.254/latest", "http://0xa9.0xfe.0xa9.0xfe/", "http://2852039166/",
                            "http://[::ffff:a9fe:a9fe]/", "http://[::ffff:169.254.169.254]/",
                            "http://[0:0:0:0:0:ffff:a9fe:a9fe]/", "http://[::a9fe:a9fe]/",
                            "http://[64:ff9b::a9fe:a9fe]/", "http://[fd00:ec2::254]/", "http://169.254.170.2/",
                            "http://100.100.100.200/"}) {
     INFO(text);
-    Url u = parse(text);
+    Url u = urls::parse(text);
     REQUIRE(u.valid);
     CHECK(u.ip_class == "metadata");
   }
-  Url m = parse("http://[::ffff:a9fe:a9fe]/");
+  Url m = urls::parse("http://[::ffff:a9fe:a9fe]/");
   CHECK(m.ip == "169.254.169.254");
   CHECK(m.host == "[::ffff:169.254.169.254]");
-  CHECK(parse("http://10.1.2.3/").ip_class == "private");
-  CHECK(parse("http://172.31.255.255/").ip_class == "private");
-  CHECK(parse("http://172.32.0.1/").ip_class == "public");
-  CHECK(parse("http://192.168.0.1/").ip_class == "private");
-  CHECK(parse("http://100.64.0.1/").ip_class == "private");
-  CHECK(parse("http://[fc00::1]/").ip_class == "private");
-  CHECK(parse("http://169.254.1.1/").ip_class == "link-local");
-  CHECK(parse("http://[fe80::1]/").ip_class == "link-local");
-  CHECK(parse("http://0/").ip_class == "unspecified");
-  CHECK(parse("http://0.0.0.0/").ip == "0.0.0.0");
-  CHECK(parse("http://[::]/").ip_class == "unspecified");
-  CHECK(parse("http://224.0.0.1/").ip_class == "multicast");
-  CHECK(parse("http://255.255.255.255/").ip_class == "reserved");
-  CHECK(parse("http://8.8.8.8/").ip_class == "public");
-  CHECK(parse("http://[2606:4700::1111]/").ip_class == "public");
-  CHECK(parse("http://[ABCD::EF]/").host == "[abcd::ef]");
+  CHECK(urls::parse("http://10.1.2.3/").ip_class == "private");
+  CHECK(urls::parse("http://172.31.255.255/").ip_class == "private");
+  CHECK(urls::parse("http://172.32.0.1/").ip_class == "public");
+  CHECK(urls::parse("http://192.168.0.1/").ip_class == "private");
+  CHECK(urls::parse("http://100.64.0.1/").ip_class == "private");
+  CHECK(urls::parse("http://[fc00::1]/").ip_class == "private");
+  CHECK(urls::parse("http://169.254.1.1/").ip_class == "link-local");
+  CHECK(urls::parse("http://[fe80::1]/").ip_class == "link-local");
+  CHECK(urls::parse("http://0/").ip_class == "unspecified");
+  CHECK(urls::parse("http://0.0.0.0/").ip == "0.0.0.0");
+  CHECK(urls::parse("http://[::]/").ip_class == "unspecified");
+  CHECK(urls::parse("http://224.0.0.1/").ip_class == "multicast");
+  CHECK(urls::parse("http://255.255.255.255/").ip_class == "reserved");
+  CHECK(urls::parse("http://8.8.8.8/").ip_class == "public");
+  CHECK(urls::parse("http://[2606:4700::1111]/").ip_class == "public");
+  CHECK(urls::parse("http://[ABCD::EF]/").host == "[abcd::ef]");
 }
 
 TEST_CASE("ip::parse accepts only strict literals", "[urls]") {
@@ -193,7 +193,7 @@ TEST_CASE("ip::parse accepts only strict literals", "[urls]") {
 
 TEST_CASE("url parsing is safe on huge and hostile inputs", "[urls]") {
   const std::string host(60000, 'a');
-  CHECK(parse("https://" + host + "/").host == host);
+  CHECK(urls::parse("https://" + host + "/").host == host);
   refused("https://" + std::string(60000, '@') + "h/");
   refused("https://" + std::string(60000, '['));
   refused("https://" + std::string(60000, '%'));

@@ -13,7 +13,7 @@
 #include "cli_process.h"
 
 using namespace warden::server::testing;
-namespace cli = warden::cli::testing;
+namespace cli_testing = warden::cli::testing;
 
 namespace {
 
@@ -35,7 +35,7 @@ TEST_CASE("warden chat through a pipe: markers per decision, output, reply", "[c
   SubmitDaemon daemon(dir, provider(rm_then_ls_script(dir)));
   INFO(daemon.err());
   REQUIRE(daemon.serving());
-  cli::Run run = cli::run_warden({"chat", "--addr", daemon.address(), "--token", Tokens{}.agent},
+  cli_testing::Run run = cli_testing::run_warden({"chat", "--addr", daemon.address(), "--token", Tokens{}.agent},
                                  "tidy up my home directory\n/quit\nnot sent\n");
   INFO(run.out << run.err);
   CHECK(run.code == 0);
@@ -54,14 +54,14 @@ TEST_CASE("warden submit prints the events and exits by the final status", "[cli
   SubmitDaemon daemon(dir, provider(rm_then_ls_script(dir)));
   INFO(daemon.err());
   REQUIRE(daemon.serving());
-  cli::Run run =
-      cli::run_warden({"submit", "tidy up", "--addr", daemon.address(), "--token", Tokens{}.agent});
+  cli_testing::Run run =
+      cli_testing::run_warden({"submit", "tidy up", "--addr", daemon.address(), "--token", Tokens{}.agent});
   INFO(run.out << run.err);
   CHECK(run.code == 0);
   CHECK(run.out.find("✗ reject shell: rm -rf ~  [no-rm]") != std::string::npos);
   CHECK(run.out.find("» the workspace holds marker.txt") != std::string::npos);
   // JSON: one event per line, the response last (another session replays the script).
-  run = cli::run_warden({"submit", "again", "--format", "json", "--addr", daemon.address(),
+  run = cli_testing::run_warden({"submit", "again", "--format", "json", "--addr", daemon.address(),
                          "--token", Tokens{}.agent, "--session", "other"});
   INFO(run.out << run.err);
   CHECK(run.out.find("\"event\":\"decision\"") != std::string::npos);
@@ -70,7 +70,7 @@ TEST_CASE("warden submit prints the events and exits by the final status", "[cli
 }
 
 TEST_CASE("warden chat at a terminal: libedit prompt, line editing, /quit", "[cli][chat]") {
-  cli::require_binary();
+  cli_testing::require_binary();
   TempDir dir;
   // The model answers "hello from the model" only to the line as edited ("hello there").
   std::string script =
@@ -88,7 +88,7 @@ TEST_CASE("warden chat at a terminal: libedit prompt, line editing, /quit", "[cl
     ::setenv("TERM", "dumb", 1);
     std::string addr = daemon.address();
     std::string token = Tokens{}.agent;
-    ::execl(cli::kWarden.c_str(), cli::kWarden.c_str(), "chat", "--addr", addr.c_str(), "--token",
+    ::execl(cli_testing::kWarden.c_str(), cli_testing::kWarden.c_str(), "chat", "--addr", addr.c_str(), "--token",
             token.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }

@@ -16,19 +16,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
+struct CliRun {
   int code;
   std::string out;
 };
 
 // Runs `warden ARGS` with stdin from `input`, capturing stdout.
-Run run_cli(const std::string& args, const std::string& input = "") {
+CliRun run_cli(const std::string& args, const std::string& input = "") {
   warden::cli::testing::require_binary();
   static int counter = 0;
   fs::path in = fs::temp_directory_path() / ("warden-cli-in-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
   std::ofstream(in) << input;
   std::string cmd = std::string(WARDEN_BINARY_DIR) + "/cli/warden " + args + " < " + in.string() + " 2>/dev/null";
-  Run r{-1, ""};
+  CliRun r{-1, ""};
   FILE* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p);
   char buf[4096];
@@ -40,21 +40,21 @@ Run run_cli(const std::string& args, const std::string& input = "") {
   return r;
 }
 
-struct TempDir {
+struct CliDir {
   fs::path path;
-  TempDir() {
+  CliDir() {
     static int n = 0;
     path = fs::temp_directory_path() / ("warden-cli-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
     fs::create_directories(path);
   }
-  ~TempDir() { fs::remove_all(path); }
+  ~CliDir() { fs::remove_all(path); }
   std::string write(const std::string& name, const std::string& text) const {
     std::ofstream(path / name) << text;
     return (path / name).string();
   }
 };
 
-const char* kRules = R"(
+const char* kCliRules = R"(
 (defrule no-rm (shell-command (proposal ?id) (program "rm") (flags $? "-r" $?))
   => (assert (decision (proposal ?id) (outcome reject) (rule no-rm) (reason "recursive rm"))))
 (defrule ls-ok (shell-command (proposal ?id) (program "ls"))
@@ -66,23 +66,23 @@ const char* kRules = R"(
 }  // namespace
 
 TEST_CASE("check: clean rules exit 0 and report the digest", "[cli]") {
-  TempDir dir;
-  dir.write("a.clp", kRules);
-  Run r = run_cli("check " + dir.path.string());
+  CliDir dir;
+  dir.write("a.clp", kCliRules);
+  CliRun r = run_cli("check " + dir.path.string());
   CHECK(r.code == 0);
   CHECK(r.out.find("ok: 3 rules") != std::string::npos);
   CHECK(r.out.find("sha256:") != std::string::npos);
 }
 
 TEST_CASE("check: every error printed as file:line: error CODE, exit 2", "[cli]") {
-  TempDir dir;
+  CliDir dir;
   std::string a = dir.write("a.clp", "(defrule a (proposal (id ?id))\n  =>\n  (system \"id\"))\n");
   std::string b = dir.write("b.clp", "\n(deftemplate mine (slot x))\n");
-  Run r = run_cli("check " + dir.path.string());
+  CliRun r = run_cli("check " + dir.path.string());
   CHECK(r.code == 2);
   CHECK(r.out.find(a + ":3: error E_FORBIDDEN_FUNCTION") != std::string::npos);
   CHECK(r.out.find(b + ":2: error E_FORBIDDEN_CONSTRUCT") != std::string::npos);
-  Run j = run_cli("check --format json " + dir.path.string());
+  CliRun j = run_cli("check --format json " + dir.path.string());
   CHECK(j.code == 2);
   CHECK(j.out.find("\"ok\":false") != std::string::npos);
   CHECK(j.out.find("\"code\":\"E_FORBIDDEN_FUNCTION\"") != std::string::npos);
@@ -90,25 +90,25 @@ TEST_CASE("check: every error printed as file:line: error CODE, exit 2", "[cli]"
 }
 
 TEST_CASE("check: a dead rule is a warning at its line (exit 0, --strict 1); JSON gives the column", "[cli]") {
-  TempDir dir;
+  CliDir dir;
   std::string a = dir.write("a.clp", "(defrule shell-only\n  (proposal (id ?id)\n            (target shel))\n  =>\n"
                                      "  (assert (decision (proposal ?id) (outcome reject) (rule shell-only))))\n");
-  Run r = run_cli("check " + dir.path.string());
+  CliRun r = run_cli("check " + dir.path.string());
   CHECK(r.code == 0);
   CHECK(r.out.find(a + ":3: warning E_DEAD_PATTERN: in rule 'shell-only': no proposal has target `shel`") !=
         std::string::npos);
   CHECK(r.out.find("did you mean `shell`?") != std::string::npos);
   CHECK(run_cli("check --strict " + dir.path.string()).code == 1);
-  Run j = run_cli("check --format json " + dir.path.string());
+  CliRun j = run_cli("check --format json " + dir.path.string());
   CHECK(j.out.find(R"("code":"E_DEAD_PATTERN","severity":"warning",)") != std::string::npos);
   CHECK(j.out.find(R"("line":3,"column":21,)") != std::string::npos);
 }
 
 TEST_CASE("check: the summary of rules that do not load counts errors and warnings apart", "[cli]") {
-  TempDir dir;
+  CliDir dir;
   dir.write("a.clp", "(defrule r1\n  (proposal (id ?id) (target shel))\n  =>\n"
                      "  (assert (decision (proposal ?id) (outcome rejct) (rule r1) (reason \"x\"))))\n");
-  Run r = run_cli("check " + dir.path.string());
+  CliRun r = run_cli("check " + dir.path.string());
   CHECK(r.code == 2);
   CHECK(r.out.find(":2: warning E_DEAD_PATTERN") != std::string::npos);
   CHECK(r.out.find(":4: error E_UNKNOWN_OUTCOME") != std::string::npos);
@@ -116,9 +116,9 @@ TEST_CASE("check: the summary of rules that do not load counts errors and warnin
 }
 
 TEST_CASE("check: a value outside a slot group is E_PARSE at it, in a pattern and in an assert", "[cli]") {
-  TempDir dir;
+  CliDir dir;
   dir.write("a.clp", "(defrule r1\n  (proposal shell)\n  =>\n  (assert (decision reject)))\n");
-  Run r = run_cli("check " + dir.path.string());
+  CliRun r = run_cli("check " + dir.path.string());
   CHECK(r.code == 2);
   CHECK(r.out.find(":2: error E_PARSE: in rule 'r1': a pattern on `proposal` names each slot, as in `(proposal (") !=
         std::string::npos);
@@ -126,37 +126,37 @@ TEST_CASE("check: a value outside a slot group is E_PARSE at it, in a pattern an
 }
 
 TEST_CASE("check: a missing path is E_READ", "[cli]") {
-  Run r = run_cli("check /nonexistent/rules");
+  CliRun r = run_cli("check /nonexistent/rules");
   CHECK(r.code == 2);
   CHECK(r.out.find("E_READ") != std::string::npos);
 }
 
 TEST_CASE("dry-run: exit code follows the outcome of a single proposal", "[cli]") {
-  TempDir dir;
-  std::string rules = dir.write("a.clp", kRules);
-  Run reject = run_cli("dry-run --rules " + rules + " -", R"({"target":"shell","payload":{"command":"sudo rm -rf /"}})");
+  CliDir dir;
+  std::string rules = dir.write("a.clp", kCliRules);
+  CliRun reject = run_cli("dry-run --rules " + rules + " -", R"({"target":"shell","payload":{"command":"sudo rm -rf /"}})");
   CHECK(reject.code == 1);
   CHECK(reject.out.find("\"outcome\":\"reject\"") != std::string::npos);
   CHECK(reject.out.find("\"rule\":\"no-rm\"") != std::string::npos);
-  Run approve = run_cli("dry-run --rules " + rules, R"({"target":"shell","payload":{"command":"ls -la"}})");
+  CliRun approve = run_cli("dry-run --rules " + rules, R"({"target":"shell","payload":{"command":"ls -la"}})");
   CHECK(approve.code == 0);
-  Run ask = run_cli("dry-run --rules " + rules, R"({"target":"message","payload":{"text":"hi"}})");
+  CliRun ask = run_cli("dry-run --rules " + rules, R"({"target":"message","payload":{"text":"hi"}})");
   CHECK(ask.code == 3);
   CHECK(ask.out.find("\"outcome\":\"approval-required\"") != std::string::npos);
   // A single proposal may span several lines.
-  Run multi = run_cli("dry-run --rules " + rules, "{\n  \"target\": \"shell\",\n  \"payload\": {\"command\": \"ls\"}\n}\n");
+  CliRun multi = run_cli("dry-run --rules " + rules, "{\n  \"target\": \"shell\",\n  \"payload\": {\"command\": \"ls\"}\n}\n");
   CHECK(multi.code == 0);
 }
 
 TEST_CASE("dry-run: JSON lines, one decision per line, an error object for a bad line", "[cli]") {
-  TempDir dir;
-  std::string rules = dir.write("a.clp", kRules);
+  CliDir dir;
+  std::string rules = dir.write("a.clp", kCliRules);
   std::string input =
       "{\"target\":\"shell\",\"payload\":{\"command\":\"ls\"}}\n"
       "not json at all\n"
       "{\"target\":\"shell\",\"payload\":{\"command\":\"rm -r x\"}}\n"
       "{\"target\":\"she ll\"}\n";
-  Run r = run_cli("dry-run --rules " + rules + " -", input);
+  CliRun r = run_cli("dry-run --rules " + rules + " -", input);
   CHECK(r.code == 2);
   std::vector<std::string> lines;
   std::size_t pos = 0;
@@ -173,9 +173,9 @@ TEST_CASE("dry-run: JSON lines, one decision per line, an error object for a bad
 }
 
 TEST_CASE("dry-run: --explain shows the parsed shell command", "[cli]") {
-  TempDir dir;
-  std::string rules = dir.write("a.clp", kRules);
-  Run r = run_cli("dry-run --explain --rules " + rules, R"({"target":"shell","payload":{"command":"bash -c 'rm -fr /'"}})");
+  CliDir dir;
+  std::string rules = dir.write("a.clp", kCliRules);
+  CliRun r = run_cli("dry-run --explain --rules " + rules, R"({"target":"shell","payload":{"command":"bash -c 'rm -fr /'"}})");
   CHECK(r.code == 1);
   CHECK(r.out.find("shell-command") != std::string::npos);
   CHECK(r.out.find("\\\"-r\\\"") != std::string::npos);
@@ -183,11 +183,11 @@ TEST_CASE("dry-run: --explain shows the parsed shell command", "[cli]") {
 
 TEST_CASE("dry-run --explain shows effect facts from the directory's tables; check refuses a bad table at its line",
           "[cli][effect-facts]") {
-  TempDir dir;
-  dir.write("a.clp", kRules);
+  CliDir dir;
+  dir.write("a.clp", kCliRules);
   dir.write("effects.toml", "[program.sort]\noperands = [\"read...\"]\n[program.sort.options]\n\"-o\" = \"write\"\n");
   dir.write("paths.toml", "[[class]]\nname = \"credential\"\npatterns = [\"~/.ssh/id_*\"]\n");
-  Run r = run_cli("dry-run --explain --rules " + dir.path.string(),
+  CliRun r = run_cli("dry-run --explain --rules " + dir.path.string(),
                   R"({"target":"shell","payload":{"command":"sort -o ~/.ssh/id_rsa notes.txt"}})");
   INFO(r.out);
   CHECK(r.out.find("(effect (proposal") != std::string::npos);
@@ -196,63 +196,63 @@ TEST_CASE("dry-run --explain shows effect facts from the directory's tables; che
   CHECK(r.out.find("(kind read) (object path) (target \\\"/home/user/project/notes.txt\\\")") != std::string::npos);
 
   std::string bad = dir.write("paths.toml", "[[class]]\nname = \"credential\"\npatterns = [\"id_*\"]\n");
-  Run check = run_cli("check " + dir.path.string());
+  CliRun check = run_cli("check " + dir.path.string());
   CHECK(check.code == 2);
   CHECK(check.out.find(bad + ":3: error E_PATH_CLASSES") != std::string::npos);
 }
 
 TEST_CASE("dry-run --explain --format text lists the facts, effects included, one per line", "[cli][effect-facts]") {
-  TempDir dir;
-  dir.write("a.clp", kRules);
+  CliDir dir;
+  dir.write("a.clp", kCliRules);
   dir.write("effects.toml", "[program.sort]\noperands = [\"read...\"]\n[program.sort.options]\n\"-o\" = \"write\"\n");
-  Run r = run_cli("dry-run --explain --format text --rules " + dir.path.string(),
+  CliRun r = run_cli("dry-run --explain --format text --rules " + dir.path.string(),
                   R"({"target":"shell","payload":{"command":"sort -o out.txt in.txt"}})");
   INFO(r.out);
   CHECK(r.out.find("\n  facts:\n") != std::string::npos);
   CHECK(r.out.find("(effect (proposal \"p") != std::string::npos);
   CHECK(r.out.find("(kind write) (object path) (target \"/home/user/project/out.txt\")") != std::string::npos);
   // Without --explain the text output has no facts.
-  Run plain = run_cli("dry-run --format text --rules " + dir.path.string(),
+  CliRun plain = run_cli("dry-run --format text --rules " + dir.path.string(),
                       R"({"target":"shell","payload":{"command":"sort -o out.txt in.txt"}})");
   CHECK(plain.out.find("facts:") == std::string::npos);
 }
 
 TEST_CASE("dry-run: broken rules are a usage error (2), a missing input file too", "[cli]") {
-  TempDir dir;
+  CliDir dir;
   std::string rules = dir.write("a.clp", "(defrule x");
   CHECK(run_cli("dry-run --rules " + rules, R"({"target":"reply"})").code == 2);
-  std::string good = dir.write("b.clp", kRules);
+  std::string good = dir.write("b.clp", kCliRules);
   CHECK(run_cli("dry-run --rules " + good + " /nonexistent.json").code == 2);
   CHECK(run_cli("dry-run --rules " + good, "").code == 2);
 }
 
 TEST_CASE("test: passing cases, failing case diff, coverage and the closing line", "[cli]") {
-  TempDir dir;
-  dir.write("a.clp", kRules);
+  CliDir dir;
+  dir.write("a.clp", kCliRules);
   dir.write("a.jsonl",
             R"({"name":"rm is rejected","proposal":{"target":"shell","payload":{"command":"rm -rf /"}},"expect":"reject","rule":"no-rm"})" "\n"
             R"({"name":"ls is fine","proposal":{"target":"shell","payload":{"command":"ls"}},"expect":"approve","not_rule":"no-rm"})" "\n");
-  Run ok = run_cli("test " + dir.path.string());
+  CliRun ok = run_cli("test " + dir.path.string());
   CHECK(ok.code == 0);
   CHECK(ok.out.find("2 passed, 0 failed") != std::string::npos);
   CHECK(ok.out.find("not covered: unused") != std::string::npos);
 
   dir.write("b.json", R"([{"name":"wrong expectation","proposal":{"target":"shell","payload":{"command":"ls"}},"expect":"reject","rule":"no-rm"}])");
-  Run bad = run_cli("test " + dir.path.string());
+  CliRun bad = run_cli("test " + dir.path.string());
   CHECK(bad.code == 1);
   CHECK(bad.out.find("FAIL wrong expectation") != std::string::npos);
   CHECK(bad.out.find("- expect: reject") != std::string::npos);
   CHECK(bad.out.find("+ actual: approve") != std::string::npos);
   CHECK(bad.out.find("- rule no-rm should fire") != std::string::npos);
   CHECK(bad.out.find("2 passed, 1 failed") != std::string::npos);
-  Run json = run_cli("test --format json " + dir.path.string());
+  CliRun json = run_cli("test --format json " + dir.path.string());
   CHECK(json.out.find("\"failed\":1") != std::string::npos);
   CHECK(json.out.find("\"uncovered_rules\":[\"unused\"]") != std::string::npos);
 }
 
 TEST_CASE("--help works for every rule command", "[cli]") {
   for (const char* sub : {"check", "dry-run", "test"}) {
-    Run r = run_cli(std::string(sub) + " --help");
+    CliRun r = run_cli(std::string(sub) + " --help");
     INFO(sub);
     CHECK(r.code == 0);
     CHECK(r.out.find("Usage") != std::string::npos);
@@ -278,8 +278,8 @@ TEST_CASE("--version and version print Warden's, CLIPS's and the protocol's vers
 
 TEST_CASE("default_outcome approve: a loud warning on stderr, exit 0 unless --strict", "[cli][default-outcome]") {
   using warden::cli::testing::run_warden;
-  TempDir dir;
-  std::string rules = dir.write("a.clp", kRules);
+  CliDir dir;
+  std::string rules = dir.write("a.clp", kCliRules);
   const std::string kWarning = "WARNING: default_outcome is \"approve\"";
 
   auto plain = run_warden({"check", rules});
@@ -316,7 +316,7 @@ TEST_CASE("default_outcome approve: a loud warning on stderr, exit 0 unless --st
 TEST_CASE("dry-run --principal and --group decide as that principal, not as the proposal says",
           "[cli][principal]") {
   using warden::cli::testing::run_warden;
-  TempDir dir;
+  CliDir dir;
   std::string rules = dir.write("groups.clp", R"(
 (defrule admins-may (proposal (id ?id) (target shell) (principal "alice") (groups $? "admins" $?))
   => (assert (decision (proposal ?id) (outcome approve) (rule admins-may) (reason "admin"))))
@@ -342,7 +342,7 @@ TEST_CASE("dry-run --principal and --group decide as that principal, not as the 
 // reads rules; 1 is a reject, a failed test or a --strict check's warnings, never broken rules.
 TEST_CASE("a rule error exits 2 in check, test, dry-run and replay alike", "[cli][exit-codes]") {
   using warden::cli::testing::run_warden;
-  TempDir dir;
+  CliDir dir;
   const std::string bad = dir.write("bad.clp", "(defrule x (proposal (id ?id))\n  =>\n  (system \"id\"))\n");
   dir.write("cases.jsonl",
             R"({"name":"ls","proposal":{"target":"shell","payload":{"command":"ls"}},"expect":"approve"})" "\n");
@@ -366,8 +366,8 @@ TEST_CASE("a rule error exits 2 in check, test, dry-run and replay alike", "[cli
 
 TEST_CASE("dry-run text output names each decision's input line", "[cli][exit-codes]") {
   using warden::cli::testing::run_warden;
-  TempDir dir;
-  std::string rules = dir.write("a.clp", kRules);
+  CliDir dir;
+  std::string rules = dir.write("a.clp", kCliRules);
   const std::string input =
       "{\"target\":\"shell\",\"payload\":{\"command\":\"ls\"}}\n"
       "\n"
@@ -388,7 +388,7 @@ TEST_CASE("dry-run text output names each decision's input line", "[cli][exit-co
 TEST_CASE("client commands: a bad address, pin, TLS flag or token file is a usage error (2)",
           "[cli][exit-codes]") {
   using warden::cli::testing::run_warden;
-  TempDir dir;
+  CliDir dir;
   const std::string proposal = "{\"target\":\"reply\",\"payload\":{\"text\":\"hi\"}}\n";
   struct Bad {
     std::vector<std::string> flags;
@@ -430,19 +430,19 @@ TEST_CASE("client commands: a bad address, pin, TLS flag or token file is a usag
 // ---- rule overlays ----------------------------------------------------------
 
 TEST_CASE("check prints the effective pack: a line per rule an overlay changes", "[cli][overlay]") {
-  TempDir pack, team;
-  pack.write("a.clp", kRules);
+  CliDir pack, team;
+  pack.write("a.clp", kCliRules);
   const std::string overlay = team.write("overlay.toml", "# team\n[[rule]]\nname = \"no-rm\"\noutcome = \"approval-required\"\n");
-  Run r = run_cli("check " + pack.path.string() + " " + team.path.string());
+  CliRun r = run_cli("check " + pack.path.string() + " " + team.path.string());
   INFO(r.out);
   CHECK(r.code == 0);
   CHECK(r.out.find("overlay: 1 rule(s) changed\n  no-rm: reject \u2192 approval-required (" + overlay + ":3)\n") !=
         std::string::npos);
-  Run json = run_cli("check --format json " + pack.path.string() + " " + team.path.string());
+  CliRun json = run_cli("check --format json " + pack.path.string() + " " + team.path.string());
   CHECK(json.out.find(R"("overlay":[{"rule":"no-rm","at":")" + overlay +
                       R"(:3","declared":"reject","outcome":"approval-required"}])") != std::string::npos);
   // The decision names the rule and the entry that changed it.
-  Run d = run_cli("dry-run --format text --rules " + pack.path.string() + " --rules " + team.path.string(),
+  CliRun d = run_cli("dry-run --format text --rules " + pack.path.string() + " --rules " + team.path.string(),
                   R"({"target":"shell","payload":{"command":"rm -r x"}})");
   INFO(d.out);
   CHECK(d.code == 3);
@@ -451,10 +451,10 @@ TEST_CASE("check prints the effective pack: a line per rule an overlay changes",
 }
 
 TEST_CASE("check: an overlay entry naming no rule warns, and fails under --strict", "[cli][overlay]") {
-  TempDir pack, team;
-  pack.write("a.clp", kRules);
+  CliDir pack, team;
+  pack.write("a.clp", kCliRules);
   const std::string overlay = team.write("overlay.toml", "[[rule]]\nname = \"no-rmdir\"\ndisable = true\n");
-  Run r = run_cli("check " + pack.path.string() + " " + team.path.string());
+  CliRun r = run_cli("check " + pack.path.string() + " " + team.path.string());
   INFO(r.out);
   CHECK(r.code == 0);
   CHECK(r.out.find(overlay + ":2: warning E_OVERLAY_RULE: no loaded rule is named \"no-rmdir\"") != std::string::npos);
@@ -462,15 +462,15 @@ TEST_CASE("check: an overlay entry naming no rule warns, and fails under --stric
 }
 
 TEST_CASE("a malformed overlay means the rules do not load, in every command", "[cli][overlay]") {
-  TempDir pack, team;
-  pack.write("a.clp", kRules);
+  CliDir pack, team;
+  pack.write("a.clp", kCliRules);
   const std::string overlay = team.write("overlay.toml", "[[rule]]\nname = \"no-rm\"\noutcome = \"allow\"\n");
-  Run r = run_cli("check " + pack.path.string() + " " + team.path.string());
+  CliRun r = run_cli("check " + pack.path.string() + " " + team.path.string());
   INFO(r.out);
   CHECK(r.code == 2);  // rules that do not load: exit 2, in check as everywhere
   CHECK(r.out.find(overlay + ":3: error E_OVERLAY: \"outcome\" must be") != std::string::npos);
   CHECK(r.out.find("nothing loaded") != std::string::npos);
-  Run d = run_cli("dry-run --rules " + pack.path.string() + " --rules " + team.path.string(),
+  CliRun d = run_cli("dry-run --rules " + pack.path.string() + " --rules " + team.path.string(),
                   R"({"target":"shell","payload":{"command":"ls"}})");
   CHECK(d.code == 2);
   CHECK(d.out.empty());
@@ -478,8 +478,8 @@ TEST_CASE("a malformed overlay means the rules do not load, in every command", "
 }
 
 TEST_CASE("test --rules runs the cases of PATHS against the pack and PATHS together", "[cli][overlay]") {
-  TempDir pack, team;
-  pack.write("a.clp", kRules);
+  CliDir pack, team;
+  pack.write("a.clp", kCliRules);
   // The pack's own case expects the pack as shipped: not run with --rules.
   pack.write("a.jsonl",
              R"({"name":"rm -r rejected","proposal":{"target":"shell","payload":{"command":"rm -r x"}},"expect":"reject","rule":"no-rm"})" "\n");
@@ -491,24 +491,24 @@ TEST_CASE("test --rules runs the cases of PATHS against the pack and PATHS toget
   team.write("team.jsonl",
              R"({"name":"rm -r asks","proposal":{"target":"shell","payload":{"command":"rm -r x"}},"expect":"approval-required","rule":"no-rm"})" "\n"
              R"({"name":"rm / rejected","proposal":{"target":"shell","payload":{"command":"rm -r /"}},"expect":"reject","rule":"team-no-rm-root"})" "\n");
-  Run r = run_cli("test --rules " + pack.path.string() + " " + team.path.string());
+  CliRun r = run_cli("test --rules " + pack.path.string() + " " + team.path.string());
   INFO(r.out);
   CHECK(r.code == 0);
   CHECK(r.out.find("2 passed, 0 failed") != std::string::npos);
   CHECK(r.out.find("coverage: 1 of 1 rules fired by some case") != std::string::npos);
   // Without the pack's cases left out, its case fails against the effective pack.
-  Run both = run_cli("test " + pack.path.string() + " " + team.path.string());
+  CliRun both = run_cli("test " + pack.path.string() + " " + team.path.string());
   CHECK(both.code == 1);
   CHECK(both.out.find("FAIL rm -r rejected") != std::string::npos);
 }
 
 TEST_CASE("examples/team-overlay: the team's cases pass against the shipped pack", "[cli][overlay]") {
   const std::string src = WARDEN_SOURCE_DIR;
-  Run check = run_cli("check --strict " + src + "/rules " + src + "/examples/team-overlay");
+  CliRun check = run_cli("check --strict " + src + "/rules " + src + "/examples/team-overlay");
   INFO(check.out);
   CHECK(check.code == 0);
   CHECK(check.out.find("egress-shell-git-push: approval-required \u2192 approve") != std::string::npos);
-  Run r = run_cli("test --rules " + src + "/rules " + src + "/examples/team-overlay");
+  CliRun r = run_cli("test --rules " + src + "/rules " + src + "/examples/team-overlay");
   INFO(r.out);
   CHECK(r.code == 0);
   CHECK(r.out.find(" 0 failed") != std::string::npos);

@@ -14,7 +14,7 @@ using warden::testing::TempDir;
 namespace {
 
 // Approves an npm install of a package on the list "npm-packages"; asks for any other.
-const char* kRules = R"CLP(
+const char* kDataRules = R"CLP(
 (defrule listed-install
   (shell-command (proposal ?id) (program "npm") (args "install" ?p&:(data-member "npm-packages" ?p)))
   =>
@@ -38,7 +38,7 @@ const char* kCases =
 
 TEST_CASE("check: a bad data file is each problem at its file and line, exit 2", "[cli][data]") {
   TempDir dir;
-  dir.write("r.clp", kRules);
+  dir.write("r.clp", kDataRules);
   const std::string data =
       dir.write("team/packages.data.json",
                 "{\"npm-packages\": [\"left-pad\",\n  42],\n \"owners\": {\"x\": \"\\u0000\"}}\n");
@@ -70,7 +70,7 @@ TEST_CASE("check: a bad data file is each problem at its file and line, exit 2",
 
 TEST_CASE("check: lists the data sets it loaded, in text and JSON", "[cli][data]") {
   TempDir dir;
-  dir.write("r.clp", kRules);
+  dir.write("r.clp", kDataRules);
   const std::string data = dir.write("packages.data.toml", kData);
   auto r = run_warden({"check", dir.str()});
   INFO(r.out << r.err);
@@ -88,7 +88,7 @@ TEST_CASE("check: lists the data sets it loaded, in text and JSON", "[cli][data]
 TEST_CASE("test: cases are decided with the data beside the rules, and follow an edit of it",
           "[cli][data]") {
   TempDir dir;
-  dir.write("r.clp", kRules);
+  dir.write("r.clp", kDataRules);
   dir.write("cases.jsonl", kCases);
   // JSON data beside JSON cases: the data file is data, not a case file.
   dir.write("packages.data.json",

@@ -11,7 +11,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kRules = R"(
+const char* kDecideRules = R"(
 (defrule no-rm (shell-command (proposal ?id) (program "rm"))
   => (assert (decision (proposal ?id) (outcome reject) (rule no-rm) (reason "rm"))))
 (defrule ls-ok (shell-command (proposal ?id) (program "ls"))
@@ -21,7 +21,7 @@ const char* kRules = R"(
   => (assert (decision (proposal ?id) (outcome approval-required) (rule echo) (reason (str-cat "said: " ?t)))))
 )";
 
-std::string shell(const std::string& command) {
+std::string decide_shell(const std::string& command) {
   return R"({"target":"shell","payload":{"command":")" + command + "\"}}\n";
 }
 std::string message(const std::string& json_text) {
@@ -37,7 +37,7 @@ struct Daemon {
   explicit Daemon(std::vector<std::string> extra = {}) {
     fs::create_directories(dir / "rules");
     fs::create_directories(dir / "state");
-    std::ofstream(dir / "rules" / "policy.clp") << kRules;
+    std::ofstream(dir / "rules" / "policy.clp") << kDecideRules;
     fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
     std::vector<std::string> args{"serve", "--listen", "127.0.0.1:0", "--insecure-no-auth", "--rules",
                                   (dir / "rules").string(), "--state-dir", (dir / "state").string(),
@@ -62,12 +62,12 @@ struct Daemon {
 TEST_CASE("decide prints each decision before the next proposal is written", "[cli][decide]") {
   Daemon daemon;
   Child decide({"decide", "--addr", daemon.addr});
-  decide.write(shell("ls"));
+  decide.write(decide_shell("ls"));
   std::string first = decide.read_line();
   INFO(decide.err());
   REQUIRE_FALSE(decide.timed_out);
   CHECK(first.find("\"outcome\":\"approve\"") != std::string::npos);
-  decide.write(shell("rm x"));
+  decide.write(decide_shell("rm x"));
   std::string second = decide.read_line();
   REQUIRE_FALSE(decide.timed_out);
   CHECK(second.find("\"outcome\":\"reject\"") != std::string::npos);
@@ -81,11 +81,11 @@ TEST_CASE("decide on several proposals exits with the strictest outcome", "[cli]
     INFO(r.err);
     return r.code;
   };
-  CHECK(run(shell("ls") + shell("ls")) == 0);
-  CHECK(run(shell("ls") + message("hi") + shell("ls")) == 3);
-  CHECK(run(shell("ls") + shell("rm x") + shell("ls")) == 1);  // old code: 0
-  CHECK(run(message("hi") + shell("rm x") + message("hi")) == 1);
-  CHECK(run(shell("rm x") + "not json\n" + shell("ls")) == 2);
+  CHECK(run(decide_shell("ls") + decide_shell("ls")) == 0);
+  CHECK(run(decide_shell("ls") + message("hi") + decide_shell("ls")) == 3);
+  CHECK(run(decide_shell("ls") + decide_shell("rm x") + decide_shell("ls")) == 1);  // old code: 0
+  CHECK(run(message("hi") + decide_shell("rm x") + message("hi")) == 1);
+  CHECK(run(decide_shell("rm x") + "not json\n" + decide_shell("ls")) == 2);
 }
 
 TEST_CASE("decide text output escapes what the agent wrote", "[cli][decide][escape]") {

@@ -51,13 +51,13 @@ const char* kExecRules = R"CLIPS(
                     (reason "a person must look"))))
 )CLIPS";
 
-struct Ran {
+struct ExecRan {
   int code = -1;
   std::string out, err;
 };
 
 // Runs ARGV (argv[0] a path) in CWD with stdout and stderr captured.
-Ran run_in(const std::string& cwd, std::vector<std::string> argv) {
+ExecRan run_in(const std::string& cwd, std::vector<std::string> argv) {
   TempDir io;
   const std::string out = (io.path() / "out").string(), err = (io.path() / "err").string();
   pid_t pid = ::fork();
@@ -78,7 +78,7 @@ Ran run_in(const std::string& cwd, std::vector<std::string> argv) {
   }
   int status = 0;
   ::waitpid(pid, &status, 0);
-  Ran r;
+  ExecRan r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.out = io.read("out");
   r.err = io.read("err");
@@ -136,7 +136,7 @@ struct World {
   }
 };
 
-void require_refused(const Ran& r, const std::string& code) {
+void require_refused(const ExecRan& r, const std::string& code) {
   INFO("exit " << r.code << "\nstdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.code == 125);
   CHECK(r.err.find("warden exec: " + code + ":") != std::string::npos);
@@ -146,7 +146,7 @@ void require_refused(const Ran& r, const std::string& code) {
 
 TEST_CASE("exec: an unknown decision runs nothing", "[cli][exec]") {
   World w;
-  Ran r = run_in(w.workspace, with(w.exec("no-such-decision"), {"--", "touch", "made"}));
+  ExecRan r = run_in(w.workspace, with(w.exec("no-such-decision"), {"--", "touch", "made"}));
   require_refused(r, "E_EXEC_UNKNOWN");
   CHECK_FALSE(std::filesystem::exists(w.workspace + "/made"));
 }
@@ -181,7 +181,7 @@ TEST_CASE("exec: another command than the decided one is refused; the decided on
                   "E_EXEC_MISMATCH");
   CHECK_FALSE(std::filesystem::exists(w.workspace + "/other"));
   // The decided command, as an argv that bash reads as the same line.
-  Ran ok = run_in(w.workspace, with(w.exec(id), {"--", "touch", "decided"}));
+  ExecRan ok = run_in(w.workspace, with(w.exec(id), {"--", "touch", "decided"}));
   INFO("stderr: " << ok.err);
   CHECK(ok.code == 0);
   CHECK(std::filesystem::exists(w.workspace + "/decided"));
@@ -216,7 +216,7 @@ TEST_CASE("exec: in-process, only an approved command runs", "[cli][exec]") {
   require_refused(run_in(ws, with(exec, {"--", "printf", "\xff\xfe"})), "E_EXEC_COMMAND");
   require_refused(run_in(ws, {kWarden, "exec", "--", "true"}), "E_EXEC_COMMAND");
   CHECK_FALSE(std::filesystem::exists(ws + "/forbidden"));
-  Ran ok = run_in(ws, with(exec, {"--", "bash", "-c", "echo hello > greeting"}));
+  ExecRan ok = run_in(ws, with(exec, {"--", "bash", "-c", "echo hello > greeting"}));
   INFO("stderr: " << ok.err);
   CHECK(ok.code == 0);
   std::ifstream in(ws + "/greeting");
@@ -234,7 +234,7 @@ TEST_CASE("exec: an approved command runs confined to its decision", "[cli][exec
                            w.serve->token_file() + " > leaked.txt; echo status=$?";
   auto [outcome, id] = w.decide(line);
   REQUIRE(outcome == "approve");
-  Ran r = run_in(w.workspace, w.exec(id));
+  ExecRan r = run_in(w.workspace, w.exec(id));
   INFO("exit " << r.code << "\nstdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.code == 0);
   CHECK(std::filesystem::exists(w.workspace + "/inside.txt"));
@@ -268,7 +268,7 @@ TEST_CASE("exec: the hook's updatedInput, run by bash as Claude Code runs it, ru
   const std::string rewritten = h["updatedInput"]["command"].GetString();
   CHECK(rewritten.find(" exec ") != std::string::npos);
   CHECK(rewritten.find("--decision") != std::string::npos);
-  Ran r = run_in(w.workspace, {"/bin/bash", "-c", rewritten});
+  ExecRan r = run_in(w.workspace, {"/bin/bash", "-c", rewritten});
   INFO("exit " << r.code << "\nstdout: " << r.out << "\nstderr: " << r.err);
   std::ifstream in(w.workspace + "/in side.txt");
   std::string text;
@@ -278,6 +278,6 @@ TEST_CASE("exec: the hook's updatedInput, run by bash as Claude Code runs it, ru
   // test's directory is under /tmp): either way the host's file system never sees it.
   CHECK_FALSE(std::filesystem::exists(outside));
   // Run again (Claude retrying the same tool call): the decision was used.
-  Ran again = run_in(w.workspace, {"/bin/bash", "-c", rewritten});
+  ExecRan again = run_in(w.workspace, {"/bin/bash", "-c", rewritten});
   require_refused(again, "E_EXEC_USED");
 }

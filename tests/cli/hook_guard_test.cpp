@@ -21,7 +21,7 @@ using warden::cli::guard_hook_process;
 
 namespace {
 
-struct Ran {
+struct GuardRan {
   int code = -1;  // exit status, or 128 + signal
   std::string out, err;
 };
@@ -42,7 +42,7 @@ void sleep_ms(long ms) {
 }
 
 // The body in a child process whose stdout and stderr are read to their end.
-Ran in_child(const std::function<void()>& body) {
+GuardRan in_child(const std::function<void()>& body) {
   int out[2], err[2];
   REQUIRE(::pipe(out) == 0);
   REQUIRE(::pipe(err) == 0);
@@ -58,7 +58,7 @@ Ran in_child(const std::function<void()>& body) {
   }
   ::close(out[1]);
   ::close(err[1]);
-  Ran r;
+  GuardRan r;
   pollfd p[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
   std::string* into[2] = {&r.out, &r.err};
   for (int open = 2; open > 0;) {
@@ -96,7 +96,7 @@ TEST_CASE("hook guard: an answer stands when the process outlives its budget aft
   // printed after the allow, from a string already destroyed, and the process hung.
   for (int code : {0, 2}) {
     INFO(code);
-    Ran r = in_child([code] {
+    GuardRan r = in_child([code] {
       // SIGALRM held back until after the answer, so the order is fixed whatever the load:
       // the budget runs out either before the answer (pending) or never (disarmed).
       sigset_t alarm;
@@ -119,7 +119,7 @@ TEST_CASE("hook guard: a crash or a stop after the answer keeps the answer and i
           "[cli][hook_guard]") {
   for (int sig : {SIGSEGV, SIGTERM, SIGABRT}) {
     INFO(sig);
-    Ran r = in_child([sig] {
+    GuardRan r = in_child([sig] {
       guard(milliseconds(60000));
       give_hook_answer(answer("allow", 0));
       ::raise(sig);
@@ -129,7 +129,7 @@ TEST_CASE("hook guard: a crash or a stop after the answer keeps the answer and i
     CHECK(r.code == 0);
   }
   // Only the first answer is given.
-  Ran twice = in_child([] {
+  GuardRan twice = in_child([] {
     guard(milliseconds(60000));
     CHECK(give_hook_answer(answer("allow", 0)) == 0);
     const int second = give_hook_answer(answer("deny", 2));
@@ -141,7 +141,7 @@ TEST_CASE("hook guard: a crash or a stop after the answer keeps the answer and i
 
 TEST_CASE("hook guard: no answer within the budget, or a crash before it, is a deny with exit 2",
           "[cli][hook_guard]") {
-  Ran overran = in_child([] {
+  GuardRan overran = in_child([] {
     guard(milliseconds(20));
     sleep_ms(60000);  // ended by the budget's SIGALRM
   });
@@ -150,7 +150,7 @@ TEST_CASE("hook guard: no answer within the budget, or a crash before it, is a d
   CHECK(overran.code == 2);
   for (int sig : {SIGSEGV, SIGTERM, SIGINT, SIGHUP}) {
     INFO(sig);
-    Ran crashed = in_child([sig] {
+    GuardRan crashed = in_child([sig] {
       guard(milliseconds(60000));
       ::raise(sig);
     });

@@ -42,21 +42,21 @@ std::vector<ProposalStream::Item> all(const std::string& input) {
   return items;
 }
 
-const char* kRules = R"(
+const char* kStreamRules = R"(
 (defrule no-rm (shell-command (proposal ?id) (program "rm"))
   => (assert (decision (proposal ?id) (outcome reject) (rule no-rm) (reason "rm"))))
 (defrule ls-ok (shell-command (proposal ?id) (program "ls"))
   => (assert (decision (proposal ?id) (outcome approve) (rule ls-ok) (reason "listing"))))
 )";
 
-std::string shell(const std::string& command) {
+std::string stream_shell(const std::string& command) {
   return R"({"target":"shell","payload":{"command":")" + command + "\"}}\n";
 }
 const std::string kAsk = "{\"target\":\"message\",\"payload\":{\"text\":\"hi\"}}\n";
 
 struct RulesFile {
   fs::path path = fs::temp_directory_path() / ("warden-ps-" + std::to_string(::getpid()) + ".clp");
-  RulesFile() { std::ofstream(path) << kRules; }
+  RulesFile() { std::ofstream(path) << kStreamRules; }
   ~RulesFile() { fs::remove(path); }
 };
 
@@ -143,12 +143,12 @@ TEST_CASE("dry-run decides each line before the next one is written", "[cli][str
   RulesFile rules;
   // The child keeps stdin open: a dry-run that reads all input before deciding never answers.
   Child child({"dry-run", "--rules", rules.path.string(), "-"});
-  child.write(shell("ls -la"));
+  child.write(stream_shell("ls -la"));
   std::string first = child.read_line();
   INFO(child.err());
   REQUIRE_FALSE(child.timed_out);
   CHECK(first.find("\"outcome\":\"approve\"") != std::string::npos);
-  child.write(shell("rm x"));
+  child.write(stream_shell("rm x"));
   std::string second = child.read_line();
   REQUIRE_FALSE(child.timed_out);
   CHECK(second.find("\"outcome\":\"reject\"") != std::string::npos);
@@ -163,11 +163,11 @@ TEST_CASE("dry-run on several proposals exits with the strictest outcome", "[cli
   auto run = [&](const std::string& input) {
     return run_warden({"dry-run", "--rules", rules.path.string(), "-"}, input).code;
   };
-  CHECK(run(shell("ls") + shell("ls")) == 0);
-  CHECK(run(shell("ls") + kAsk + shell("ls")) == 3);
-  CHECK(run(shell("ls") + shell("rm x") + shell("ls")) == 1);  // old code: 0
-  CHECK(run(kAsk + shell("rm x") + kAsk) == 1);
-  CHECK(run(shell("rm x") + "not json\n" + shell("ls")) == 2);
-  CHECK(run(shell("rm x")) == 1);
+  CHECK(run(stream_shell("ls") + stream_shell("ls")) == 0);
+  CHECK(run(stream_shell("ls") + kAsk + stream_shell("ls")) == 3);
+  CHECK(run(stream_shell("ls") + stream_shell("rm x") + stream_shell("ls")) == 1);  // old code: 0
+  CHECK(run(kAsk + stream_shell("rm x") + kAsk) == 1);
+  CHECK(run(stream_shell("rm x") + "not json\n" + stream_shell("ls")) == 2);
+  CHECK(run(stream_shell("rm x")) == 1);
   CHECK(run(kAsk) == 3);
 }

@@ -19,20 +19,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
+struct SessionRun {
   int code;
   std::string out;
   std::string err;
 };
 
-struct TempDir {
+struct SessionDir {
   fs::path path;
-  TempDir() {
+  SessionDir() {
     static int n = 0;
     path = fs::temp_directory_path() / ("warden-cli-session-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
     fs::create_directories(path);
   }
-  ~TempDir() { fs::remove_all(path); }
+  ~SessionDir() { fs::remove_all(path); }
   std::string write(const std::string& name, const std::string& text) const {
     std::ofstream(path / name) << text;
     return (path / name).string();
@@ -40,12 +40,12 @@ struct TempDir {
 };
 
 // Runs `warden ARGS` with stdin from `input`, capturing stdout and stderr.
-Run run_cli(const TempDir& dir, const std::string& args, const std::string& input) {
+SessionRun session_run_cli(const SessionDir& dir, const std::string& args, const std::string& input) {
   warden::cli::testing::require_binary();
   std::string in = dir.write("stdin", input);
   std::string err = (dir.path / "stderr").string();
   std::string cmd = std::string(WARDEN_BINARY_DIR) + "/cli/warden " + args + " < " + in + " 2>" + err;
-  Run r{-1, "", ""};
+  SessionRun r{-1, "", ""};
   FILE* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p);
   char buf[4096];
@@ -60,7 +60,7 @@ Run run_cli(const TempDir& dir, const std::string& args, const std::string& inpu
   return r;
 }
 
-const char* kRules = R"(
+const char* kSessionRules = R"(
 (defrule writes-ok (proposal (id ?id) (target file) (action write))
   => (assert (decision (proposal ?id) (outcome approve) (rule writes-ok))))
 (defrule reads-ok (proposal (id ?id) (target file) (action read))
@@ -74,9 +74,9 @@ const char* kRules = R"(
 const char* kWrite = R"({"target":"file","action":"write","payload":{"path":"/w/Makefile"},"context":{"session":"s"}})";
 const char* kRead = R"({"target":"file","action":"read","payload":{"path":"/w/Makefile"},"context":{"session":"s"}})";
 
-std::string rules_dir(const TempDir& dir) {
+std::string rules_dir(const SessionDir& dir) {
   fs::create_directories(dir.path / "rules");
-  dir.write("rules/rules.clp", kRules);
+  dir.write("rules/rules.clp", kSessionRules);
   dir.write("rules/effects.toml", "[program.true]\noperands = []\n");
   return (dir.path / "rules").string();
 }
@@ -84,16 +84,16 @@ std::string rules_dir(const TempDir& dir) {
 }  // namespace
 
 TEST_CASE("dry-run --session decides the input with the session's history", "[cli][session]") {
-  TempDir dir;
+  SessionDir dir;
   const std::string rules = rules_dir(dir);
   const std::string flags = "dry-run --workspace /w --rules " + rules;
   // Without a history the read is approved.
-  Run plain = run_cli(dir, flags + " -", kRead);
+  SessionRun plain = session_run_cli(dir, flags + " -", kRead);
   INFO(plain.out << plain.err);
   CHECK(plain.code == 0);
 
   const std::string session = dir.write("session.jsonl", std::string(kWrite) + "\n");
-  Run r = run_cli(dir, flags + " --session " + session + " -", kRead);
+  SessionRun r = session_run_cli(dir, flags + " --session " + session + " -", kRead);
   INFO(r.out << r.err);
   CHECK(r.code == 1);
   CHECK(r.out.find("read-after-write") != std::string::npos);
@@ -101,21 +101,21 @@ TEST_CASE("dry-run --session decides the input with the session's history", "[cl
   CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
 
   // --explain shows the history facts the rules saw.
-  Run explained = run_cli(dir, flags + " --explain --session " + session + " -", kRead);
+  SessionRun explained = session_run_cli(dir, flags + " --explain --session " + session + " -", kRead);
   CHECK(explained.out.find("(history ") != std::string::npos);
   CHECK(explained.out.find("(target \\\"/w/Makefile\\\")") != std::string::npos);
 
   // Another session id in the input has no history.
   std::string other = kRead;
   other.replace(other.find("\"s\""), 3, "\"t\"");
-  CHECK(run_cli(dir, flags + " --session " + session + " -", other).code == 0);
+  CHECK(session_run_cli(dir, flags + " --session " + session + " -", other).code == 0);
 }
 
 TEST_CASE("dry-run --session: approved input proposals join the history", "[cli][session]") {
-  TempDir dir;
+  SessionDir dir;
   const std::string rules = rules_dir(dir);
   const std::string empty = dir.write("empty.jsonl", "");
-  Run r = run_cli(dir, "dry-run --workspace /w --rules " + rules + " --session " + empty + " -",
+  SessionRun r = session_run_cli(dir, "dry-run --workspace /w --rules " + rules + " --session " + empty + " -",
                   std::string(kRead) + "\n" + kWrite + "\n" + kRead + "\n");
   INFO(r.out << r.err);
   CHECK(r.code == 1);
@@ -132,21 +132,21 @@ TEST_CASE("dry-run --session: approved input proposals join the history", "[cli]
   }
   CHECK(outcomes == std::vector<std::string>{"approve", "approve", "reject"});
   // Without --session each proposal stands alone.
-  Run alone = run_cli(dir, "dry-run --workspace /w --rules " + rules + " -",
+  SessionRun alone = session_run_cli(dir, "dry-run --workspace /w --rules " + rules + " -",
                       std::string(kRead) + "\n" + kWrite + "\n" + kRead + "\n");
   CHECK(alone.code == 0);
 }
 
 TEST_CASE("dry-run --session: an unreadable file or a bad line is a usage error naming it", "[cli][session]") {
-  TempDir dir;
+  SessionDir dir;
   const std::string rules = rules_dir(dir);
   const std::string bad = dir.write("bad.jsonl", std::string(kWrite) + "\n{\"no\":\"target\"}\n");
-  Run r = run_cli(dir, "dry-run --workspace /w --rules " + rules + " --session " + bad + " -", kRead);
+  SessionRun r = session_run_cli(dir, "dry-run --workspace /w --rules " + rules + " --session " + bad + " -", kRead);
   CHECK(r.code == 2);
   CHECK(r.out.empty());
   CHECK(r.err.find(bad + ":2:") != std::string::npos);
   CHECK(r.err.find("E_INPUT_SHAPE") != std::string::npos);
-  Run missing = run_cli(dir, "dry-run --rules " + rules + " --session " + (dir.path / "nope").string() + " -", kRead);
+  SessionRun missing = session_run_cli(dir, "dry-run --rules " + rules + " --session " + (dir.path / "nope").string() + " -", kRead);
   CHECK(missing.code == 2);
   CHECK(missing.err.find("cannot read") != std::string::npos);
 }

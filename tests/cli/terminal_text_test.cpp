@@ -28,14 +28,14 @@ bool terminal_safe(const std::string& s) {
   return true;
 }
 
-struct TempDir {
+struct TextDir {
   fs::path path;
-  TempDir() {
+  TextDir() {
     static int n = 0;
     path = fs::temp_directory_path() / ("warden-tt-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
     fs::create_directories(path);
   }
-  ~TempDir() { fs::remove_all(path); }
+  ~TextDir() { fs::remove_all(path); }
   std::string write(const std::string& name, const std::string& text) const {
     std::ofstream(path / name) << text;
     return (path / name).string();
@@ -84,7 +84,7 @@ TEST_CASE("json_for_terminal: the same JSON value with bidi, DEL and C1 escaped"
 }
 
 TEST_CASE("dry-run text and JSON output cannot repaint a reject", "[cli][escape]") {
-  TempDir dir;
+  TextDir dir;
   std::string rules = dir.write("echo.clp", kEchoRule);
   Run text = run_warden({"dry-run", "--format", "text", "--rules", rules, "-"}, kHostileProposal);
   CHECK(text.code == 1);
@@ -104,7 +104,7 @@ TEST_CASE("dry-run text and JSON output cannot repaint a reject", "[cli][escape]
 }
 
 TEST_CASE("check diagnostics and the test report escape file names and case names", "[cli][escape]") {
-  TempDir dir;
+  TextDir dir;
   std::string file = dir.write("bad\x1b[32m.clp", "(defrule x");
   Run check = run_warden({"check", dir.path.string()});
   CHECK(check.code == 2);

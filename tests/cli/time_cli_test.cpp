@@ -17,15 +17,15 @@ using warden::cli::testing::run_warden;
 
 namespace {
 
-struct TempDir {
+struct TimeDir {
   fs::path path;
-  TempDir() {
+  TimeDir() {
     static int n = 0;
     path = fs::temp_directory_path() /
            ("warden-time-cli-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
     fs::create_directories(path);
   }
-  ~TempDir() { fs::remove_all(path); }
+  ~TimeDir() { fs::remove_all(path); }
   std::string write(const std::string& name, const std::string& text) const {
     std::ofstream(path / name) << text;
     return (path / name).string();
@@ -33,7 +33,7 @@ struct TempDir {
 };
 
 // Approves before 08:00 in Berlin, asks after; reports the local time it saw.
-const char* kRules = R"CLP(
+const char* kTimeRules = R"CLP(
 (defrule early
   (proposal (id ?id) (target reply))
   (test (< (local-hour "Europe/Berlin") 8))
@@ -54,8 +54,8 @@ const std::string kReply = R"({"target":"reply","payload":{"text":"hi"}})";
 }  // namespace
 
 TEST_CASE("dry-run --now decides at that time, in the zone's local time", "[cli][time]") {
-  TempDir dir;
-  const std::string rules = dir.write("t.clp", kRules);
+  TimeDir dir;
+  const std::string rules = dir.write("t.clp", kTimeRules);
   // 06:30 UTC is 07:30 in Berlin before the spring change and 08:30 after it.
   auto before = run_warden({"dry-run", "--rules", rules, "--now", "2026-03-27T06:30:00Z", "-"}, kReply);
   CHECK(before.code == 0);
@@ -69,8 +69,8 @@ TEST_CASE("dry-run --now decides at that time, in the zone's local time", "[cli]
 }
 
 TEST_CASE("dry-run --now refuses a time that is not RFC 3339 with an offset: exit 2", "[cli][time]") {
-  TempDir dir;
-  const std::string rules = dir.write("t.clp", kRules);
+  TimeDir dir;
+  const std::string rules = dir.write("t.clp", kTimeRules);
   auto bad = run_warden({"dry-run", "--rules", rules, "--now", "2026-03-29T01:30:00", "-"}, kReply);
   CHECK(bad.code == 2);
   CHECK(bad.out.empty());
@@ -82,8 +82,8 @@ TEST_CASE("dry-run --now refuses a time that is not RFC 3339 with an offset: exi
 
 TEST_CASE("test: a case's now decides it; a malformed now is an error at its file and line",
           "[cli][time]") {
-  TempDir dir;
-  dir.write("t.clp", kRules);
+  TimeDir dir;
+  dir.write("t.clp", kTimeRules);
   const std::string cases = dir.write(
       "t.jsonl",
       R"({"name":"early","now":"2026-03-27T06:30:00Z","proposal":{"target":"reply"},"expect":"approve","rule":"early"})"
@@ -109,7 +109,7 @@ TEST_CASE("test: a case's now decides it; a malformed now is an error at its fil
 
 TEST_CASE("check: a constant unknown time zone is E_TIME_ZONE at its file and line, exit 2",
           "[cli][time]") {
-  TempDir dir;
+  TimeDir dir;
   const std::string rules = dir.write(
       "t.clp", "(defrule a\n  (proposal (id ?id))\n  (test (< (local-hour \"Europe/Berln\") 8))\n  =>)\n");
   auto r = run_warden({"check", rules});

@@ -17,27 +17,27 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
+struct FactsDir {
   fs::path path;
-  TempDir() {
+  FactsDir() {
     std::string tmpl = (fs::temp_directory_path() / "warden-effects-XXXXXX").string();
     REQUIRE(mkdtemp(tmpl.data()));
     path = tmpl;
   }
-  ~TempDir() {
+  ~FactsDir() {
     std::error_code ec;
     fs::remove_all(path, ec);
   }
 };
 
-void write(const fs::path& file, const std::string& text) {
+void write_file(const fs::path& file, const std::string& text) {
   fs::create_directories(file.parent_path());
   std::ofstream out(file, std::ios::binary);
   out << text;
   REQUIRE(out.good());
 }
 
-const char* kRules = R"((defrule effects-write-credential
+const char* kFactRules = R"((defrule effects-write-credential
   (effect (proposal ?id) (kind write) (class credential))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule effects-write-credential) (reason "credential"))))
@@ -72,7 +72,7 @@ operands = ["read..."]
 [program.echo]
 )";
 
-const char* kClasses = R"([[class]]
+const char* kClassesToml = R"([[class]]
 name = "credential"
 patterns = ["~/.ssh/id_*", "**/.env"]
 
@@ -89,7 +89,7 @@ std::shared_ptr<const Policy> compile_ok(const RuleSources& sources) {
 }
 
 std::shared_ptr<const Policy> full_policy() {
-  return compile_ok({{"effects.toml", kEffects}, {"paths.toml", kClasses}, {"rules.clp", kRules}});
+  return compile_ok({{"effects.toml", kEffects}, {"paths.toml", kClassesToml}, {"rules.clp", kFactRules}});
 }
 
 Decision decide_explained(Engine& engine, const std::string& json) {
@@ -252,13 +252,13 @@ TEST_CASE("effect facts: no effects table, no effect facts; no classes table, cl
     CHECK(has_fact(f, "(class none)"));
   }
   SECTION("classes without effects: path facts are classified, still no effect facts") {
-    Engine engine(compile_ok({{"paths.toml", kClasses}, {"rules.clp", kPlainRules}}), test_options());
+    Engine engine(compile_ok({{"paths.toml", kClassesToml}, {"rules.clp", kPlainRules}}), test_options());
     Decision f = decide_explained(engine, R"({"target":"file","action":"write","payload":{"path":"~/.ssh/id_rsa"}})");
     CHECK(f.effects.empty());
     CHECK(has_fact(f, "(class credential)"));
   }
   SECTION("effects without classes: every class is none") {
-    Engine engine(compile_ok({{"effects.toml", kEffects}, {"rules.clp", kRules}}), test_options());
+    Engine engine(compile_ok({{"effects.toml", kEffects}, {"rules.clp", kFactRules}}), test_options());
     Decision d = decide_ok(engine, shell_line("cp a ~/.ssh/id_rsa"));
     const EffectRecord* key = find(d, "write", "/home/user/.ssh/id_rsa");
     REQUIRE(key);
@@ -269,7 +269,7 @@ TEST_CASE("effect facts: no effects table, no effect facts; no classes table, cl
 
 TEST_CASE("effect facts: a table error refuses the rule set with file and line", "[effect-facts]") {
   SECTION("path classes") {
-    auto loaded = Policy::compile({{"rules.clp", kRules}, {"paths.toml", "[[class]]\nname = \"x\"\npatterns = [\"*.pem\"]\n"}});
+    auto loaded = Policy::compile({{"rules.clp", kFactRules}, {"paths.toml", "[[class]]\nname = \"x\"\npatterns = [\"*.pem\"]\n"}});
     CHECK_FALSE(loaded.policy);
     REQUIRE(loaded.diagnostics.size() == 1);
     CHECK(loaded.diagnostics[0].code == code::kPathClasses);
@@ -277,7 +277,7 @@ TEST_CASE("effect facts: a table error refuses the rule set with file and line",
     CHECK(loaded.diagnostics[0].line == 3);
   }
   SECTION("effects") {
-    auto loaded = Policy::compile({{"rules.clp", kRules}, {"effects.toml", "[program.sort]\noperands = [\"read...\"]\nbogus-key = 1\n"}});
+    auto loaded = Policy::compile({{"rules.clp", kFactRules}, {"effects.toml", "[program.sort]\noperands = [\"read...\"]\nbogus-key = 1\n"}});
     CHECK_FALSE(loaded.policy);
     REQUIRE_FALSE(loaded.diagnostics.empty());
     CHECK(loaded.diagnostics[0].code == code::kEffectsTable);
@@ -285,26 +285,26 @@ TEST_CASE("effect facts: a table error refuses the rule set with file and line",
     CHECK(loaded.diagnostics[0].line == 3);
   }
   SECTION("TOML syntax") {
-    auto loaded = Policy::compile({{"rules.clp", kRules}, {"paths.toml", "[[class]]\nname = \"x\npatterns = []\n"}});
+    auto loaded = Policy::compile({{"rules.clp", kFactRules}, {"paths.toml", "[[class]]\nname = \"x\npatterns = []\n"}});
     CHECK_FALSE(loaded.policy);
     REQUIRE_FALSE(loaded.diagnostics.empty());
     CHECK(loaded.diagnostics[0].code == code::kPathClasses);
     CHECK(loaded.diagnostics[0].line == 2);
   }
   SECTION("both kinds of table in one file, or neither") {
-    auto both = Policy::compile({{"rules.clp", kRules}, {"t.toml", std::string(kEffects) + kClasses}});
+    auto both = Policy::compile({{"rules.clp", kFactRules}, {"t.toml", std::string(kEffects) + kClassesToml}});
     CHECK_FALSE(both.policy);
     REQUIRE(both.diagnostics.size() == 1);
     CHECK(both.diagnostics[0].code == code::kEffectsTable);
     CHECK(both.diagnostics[0].file == "t.toml");
     CHECK(both.diagnostics[0].line == 1);
-    auto neither = Policy::compile({{"rules.clp", kRules}, {"t.toml", "title = \"x\"\n"}});
+    auto neither = Policy::compile({{"rules.clp", kFactRules}, {"t.toml", "title = \"x\"\n"}});
     CHECK_FALSE(neither.policy);
     REQUIRE(neither.diagnostics.size() == 1);
     CHECK(neither.diagnostics[0].code == code::kEffectsTable);
   }
   SECTION("a class defined in two files is merged in load order; a program in two files is an error") {
-    auto classes = Policy::compile({{"a.toml", kClasses},
+    auto classes = Policy::compile({{"a.toml", kClassesToml},
                                     {"b.toml", "[[class]]\nname = \"system\"\npatterns = [\"/etc/**\"]\n"},
                                     {"rules.clp", kPlainRules}});
     REQUIRE(classes.policy);
@@ -312,7 +312,7 @@ TEST_CASE("effect facts: a table error refuses the rule set with file and line",
     Decision d = decide_explained(engine, R"({"target":"file","action":"read","payload":{"path":"/etc/passwd"}})");
     CHECK(has_fact(d, "(class system)"));
     auto programs = Policy::compile({{"a.toml", kEffects}, {"b.toml", "[program.cat]\noperands = [\"read...\"]\n"},
-                                     {"rules.clp", kRules}});
+                                     {"rules.clp", kFactRules}});
     CHECK_FALSE(programs.policy);
     REQUIRE_FALSE(programs.diagnostics.empty());
     CHECK(programs.diagnostics[0].code == code::kEffectsTable);
@@ -337,7 +337,7 @@ TEST_CASE("effect facts: a class no table defines is a warning at its line", "[e
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule two))))
 )";
-  auto loaded = Policy::compile({{"effects.toml", kEffects}, {"paths.toml", kClasses}, {"rules.clp", rules}});
+  auto loaded = Policy::compile({{"effects.toml", kEffects}, {"paths.toml", kClassesToml}, {"rules.clp", rules}});
   for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
   REQUIRE(loaded.policy);  // a warning, not an error
   REQUIRE(loaded.diagnostics.size() == 2);
@@ -357,10 +357,10 @@ TEST_CASE("effect facts: a class no table defines is a warning at its line", "[e
 }
 
 TEST_CASE("effect facts: the rules directory's tables are loaded and part of the digest", "[effect-facts][digest]") {
-  TempDir tmp;
-  write(tmp.path / "rules" / "rules.clp", kRules);
-  write(tmp.path / "rules" / "effects.toml", kEffects);
-  write(tmp.path / "rules" / "sub" / "paths.toml", kClasses);
+  FactsDir tmp;
+  write_file(tmp.path / "rules" / "rules.clp", kFactRules);
+  write_file(tmp.path / "rules" / "effects.toml", kEffects);
+  write_file(tmp.path / "rules" / "sub" / "paths.toml", kClassesToml);
   const std::string dir = (tmp.path / "rules").string();
   LoadedPolicy first = load_policy({dir});
   for (const auto& d : first.diagnostics) UNSCOPED_INFO(d.to_text());
@@ -373,17 +373,17 @@ TEST_CASE("effect facts: the rules directory's tables are loaded and part of the
     REQUIRE(e);
     CHECK(e->path_class == "credential");
   }
-  write(tmp.path / "rules" / "sub" / "paths.toml", std::string(kClasses) + "\n[[class]]\nname = \"system\"\npatterns = [\"/etc/**\"]\n");
+  write_file(tmp.path / "rules" / "sub" / "paths.toml", std::string(kClassesToml) + "\n[[class]]\nname = \"system\"\npatterns = [\"/etc/**\"]\n");
   LoadedPolicy second = load_policy({dir});
   REQUIRE(second.policy);
   CHECK(second.policy->digest() != first.policy->digest());
-  write(tmp.path / "rules" / "effects.toml", std::string(kEffects) + "\n[program.ls]\noperands = [\"read...\"]\n");
+  write_file(tmp.path / "rules" / "effects.toml", std::string(kEffects) + "\n[program.ls]\noperands = [\"read...\"]\n");
   LoadedPolicy third = load_policy({dir});
   REQUIRE(third.policy);
   CHECK(third.policy->digest() != second.policy->digest());
 
   // A broken table in the directory refuses the whole set, naming the file and line.
-  write(tmp.path / "rules" / "sub" / "paths.toml", "[[class]]\nname = \"ok\"\npatterns = [\"/a\"]\nexcept = [\"b\"]\n");
+  write_file(tmp.path / "rules" / "sub" / "paths.toml", "[[class]]\nname = \"ok\"\npatterns = [\"/a\"]\nexcept = [\"b\"]\n");
   LoadedPolicy broken = load_policy({dir});
   CHECK_FALSE(broken.policy);
   REQUIRE_FALSE(broken.diagnostics.empty());
@@ -406,7 +406,7 @@ TEST_CASE("effect facts: rules on effect facts without an effects table are refu
   =>
   (assert (decision (proposal ?id) (outcome approve) (rule everyday))))
 )";
-  auto without = Policy::compile({{"paths.toml", kClasses}, {"rules.clp", rules}});
+  auto without = Policy::compile({{"paths.toml", kClassesToml}, {"rules.clp", rules}});
   CHECK_FALSE(without.policy);
   REQUIRE(without.diagnostics.size() == 1);
   CHECK(without.diagnostics[0].code == code::kEffectsTable);

@@ -13,7 +13,7 @@ namespace {
 
 using V = std::vector<std::string>;
 
-const char* const kTable = R"toml(
+const char* const kClosedTable = R"toml(
 [program.ls]
 operands = ["read..."]
 values = ["-w"]
@@ -85,10 +85,10 @@ safe-code = '(?:bt|info [a-z]+)'
 "-ex" = "exec-code"
 )toml";
 
-const EffectsTable& table() {
+const EffectsTable& closed_table() {
   static std::shared_ptr<EffectsTable> t = [] {
     Diagnostics d;
-    auto parsed = EffectsTable::parse(RuleSource{"closed.toml", kTable}, &d);
+    auto parsed = EffectsTable::parse(RuleSource{"closed.toml", kClosedTable}, &d);
     for (const auto& x : d) UNSCOPED_INFO(x.to_text());
     return parsed;
   }();
@@ -97,13 +97,13 @@ const EffectsTable& table() {
 }
 
 // The effects of argv (one simple command, run in /w) as "kind object target via".
-V fx(V argv, V wrappers = {}) {
+V closed_fx(V argv, V wrappers = {}) {
   shell::SimpleCommand c;
   c.program = argv.empty() ? "" : argv[0];
   c.argv = std::move(argv);
   c.wrappers = std::move(wrappers);
   std::vector<Effect> out;
-  table().effects_of(c, "/w", "/home/u", &out);
+  closed_table().effects_of(c, "/w", "/home/u", &out);
   V text;
   for (const Effect& e : out) {
     text.push_back(std::string(effect_kind_name(e.kind)) + " " +
@@ -119,95 +119,95 @@ Diagnostics warnings_of(const std::string& toml) {
 }
 
 TEST_CASE("closed world: an option no spec lists is an unknown effect", "[effects][closed]") {
-  CHECK(fx({"ls", "--frobnicate", "src"}) ==
+  CHECK(closed_fx({"ls", "--frobnicate", "src"}) ==
         V{"unknown none --frobnicate option", "read path /w/src operand"});
-  CHECK(fx({"ls", "--frobnicate=x"}) == V{"unknown none --frobnicate option"});
+  CHECK(closed_fx({"ls", "--frobnicate=x"}) == V{"unknown none --frobnicate option"});
 }
 
 TEST_CASE("closed world: listed harmless options and values have no effect", "[effects][closed]") {
-  CHECK(fx({"ls", "-lah", "--all", "--color=always", "-w", "80", "src"}) ==
+  CHECK(closed_fx({"ls", "-lah", "--all", "--color=always", "-w", "80", "src"}) ==
         V{"read path /w/src operand"});
 }
 
 TEST_CASE("closed world: each letter of a cluster is looked up", "[effects][closed]") {
-  CHECK(fx({"ls", "-laZ", "src"}) == V{"unknown none -Z option", "read path /w/src operand"});
+  CHECK(closed_fx({"ls", "-laZ", "src"}) == V{"unknown none -Z option", "read path /w/src operand"});
 }
 
 TEST_CASE("closed world: other-options none opts a reviewed program out", "[effects][closed]") {
-  CHECK(fx({"uname", "-a", "--processor", "-X"}).empty());
+  CHECK(closed_fx({"uname", "-a", "--processor", "-X"}).empty());
 }
 
 TEST_CASE("closed world: a sub's unlisted option is unknown, its parent's harmless ones are not",
           "[effects][closed]") {
-  CHECK(fx({"git", "--no-pager", "log", "--oneline", "-n", "5"}) == V{});
-  CHECK(fx({"git", "log", "--frobnicate"}) == V{"unknown none --frobnicate option"});
+  CHECK(closed_fx({"git", "--no-pager", "log", "--oneline", "-n", "5"}) == V{});
+  CHECK(closed_fx({"git", "log", "--frobnicate"}) == V{"unknown none --frobnicate option"});
 }
 
 TEST_CASE("closed world: a short unknown long option (no abbreviation possible) is unknown",
           "[effects][closed]") {
-  CHECK(fx({"ls", "--ab"}) == V{"unknown none --ab option"});
+  CHECK(closed_fx({"ls", "--ab"}) == V{"unknown none --ab option"});
 }
 
 TEST_CASE("input: a shell with no program named reads it from standard input",
           "[effects][closed]") {
-  CHECK(fx({"yash"}) == V{"exec code  input"});
-  CHECK(fx({"sh", "-x"}) == V{"exec code  input"});
-  CHECK(fx({"sh", "x.sh"}) == V{"exec path /w/x.sh operand"});
-  CHECK(fx({"sh", "-c", "id"}) == V{"exec code id -c"});
-  CHECK(fx({"sh", "--version"}).empty());
+  CHECK(closed_fx({"yash"}) == V{"exec code  input"});
+  CHECK(closed_fx({"sh", "-x"}) == V{"exec code  input"});
+  CHECK(closed_fx({"sh", "x.sh"}) == V{"exec path /w/x.sh operand"});
+  CHECK(closed_fx({"sh", "-c", "id"}) == V{"exec code id -c"});
+  CHECK(closed_fx({"sh", "--version"}).empty());
 }
 
 TEST_CASE("input: gdb in batch mode reads no commands; safe-code words are not code",
           "[effects][closed]") {
-  CHECK(fx({"gdb", "./app"}) == V{"read path /w/app operand", "exec code  input"});
-  CHECK(fx({"gdb", "-batch", "-ex", "bt", "./app"}) == V{"read path /w/app operand"});
-  CHECK(fx({"gdb", "-batch", "-ex", "info registers", "./app"}) == V{"read path /w/app operand"});
-  CHECK(fx({"gdb", "-batch", "-ex", "shell id", "./app"}) ==
+  CHECK(closed_fx({"gdb", "./app"}) == V{"read path /w/app operand", "exec code  input"});
+  CHECK(closed_fx({"gdb", "-batch", "-ex", "bt", "./app"}) == V{"read path /w/app operand"});
+  CHECK(closed_fx({"gdb", "-batch", "-ex", "info registers", "./app"}) == V{"read path /w/app operand"});
+  CHECK(closed_fx({"gdb", "-batch", "-ex", "shell id", "./app"}) ==
         V{"exec code shell id -ex", "read path /w/app operand"});
   // safe-code is a full match: a read-only command followed by another is code
-  CHECK(fx({"gdb", "-batch", "-ex", "bt\nshell id"}) == V{"exec code bt\nshell id -ex"});
+  CHECK(closed_fx({"gdb", "-batch", "-ex", "bt\nshell id"}) == V{"exec code bt\nshell id -ex"});
 }
 
 TEST_CASE("a program read from standard input through an exec option is code",
           "[effects][closed]") {
-  CHECK(fx({"make", "-f", "-"}) == V{"exec code - -f"});
-  CHECK(fx({"make", "-f", "Makefile.ci"}) == V{"exec path /w/Makefile.ci -f"});
+  CHECK(closed_fx({"make", "-f", "-"}) == V{"exec code - -f"});
+  CHECK(closed_fx({"make", "-f", "Makefile.ci"}) == V{"exec path /w/Makefile.ci -f"});
 }
 
 TEST_CASE("list kind: the list file is read and what it names is unknown", "[effects][closed]") {
-  CHECK(fx({"curl", "-K", "cfg.txt"}) == V{"read path /w/cfg.txt -K", "unknown none -K -K"});
-  CHECK(fx({"curl", "--config=-"}) == V{"unknown none --config --config"});
+  CHECK(closed_fx({"curl", "-K", "cfg.txt"}) == V{"read path /w/cfg.txt -K", "unknown none -K -K"});
+  CHECK(closed_fx({"curl", "--config=-"}) == V{"unknown none --config --config"});
 }
 
 TEST_CASE("xargs: words appended at run time are unknown unless the program's operands are data",
           "[effects][closed]") {
-  CHECK(fx({"cat"}, {"xargs"}) == V{"unknown none xargs wrapper"});
-  CHECK(fx({"uname"}, {"xargs"}).empty());
-  CHECK(fx({"nproc"}, {"xargs"}) == V{"unknown none xargs wrapper"});
+  CHECK(closed_fx({"cat"}, {"xargs"}) == V{"unknown none xargs wrapper"});
+  CHECK(closed_fx({"uname"}, {"xargs"}).empty());
+  CHECK(closed_fx({"nproc"}, {"xargs"}) == V{"unknown none xargs wrapper"});
 }
 
 TEST_CASE("operands the spec does not describe are unknown, not data", "[effects][closed]") {
   // `operands = []`: the program takes none; a word there is not accounted for.
-  CHECK(fx({"nproc"}).empty());
-  CHECK(fx({"nproc", "/etc/shadow"}) == V{"unknown none  operand"});
+  CHECK(closed_fx({"nproc"}).empty());
+  CHECK(closed_fx({"nproc", "/etc/shadow"}) == V{"unknown none  operand"});
   // "none..." says every operand is data.
-  CHECK(fx({"uname", "/etc/shadow", "x"}).empty());
+  CHECK(closed_fx({"uname", "/etc/shadow", "x"}).empty());
   // Past the listed positions: `cat` lists "read..." (repeats), `git log` too; a spec
   // with fixed positions leaves the rest unknown (effects_test: git clone URL DIR EXTRA).
-  CHECK(fx({"cat", "a", "b"}) == V{"read path /w/a operand", "read path /w/b operand"});
+  CHECK(closed_fx({"cat", "a", "b"}) == V{"read path /w/a operand", "read path /w/b operand"});
 }
 
 TEST_CASE("one-dash-long: -eval is --eval, other one-dash words are clusters",
           "[effects][closed]") {
-  CHECK(fx({"emacs", "-eval", "(kill-emacs)"}) == V{"exec code (kill-emacs) --eval"});
-  CHECK(fx({"emacs", "--batch", "-e"}).empty());
-  CHECK(fx({"emacs", "-ex", "f.el"}) == V{"exec path /w/f.el -x"});
+  CHECK(closed_fx({"emacs", "-eval", "(kill-emacs)"}) == V{"exec code (kill-emacs) --eval"});
+  CHECK(closed_fx({"emacs", "--batch", "-e"}).empty());
+  CHECK(closed_fx({"emacs", "-ex", "f.el"}) == V{"exec path /w/f.el -x"});
 }
 
 TEST_CASE("harmless-match: whole option words of a family are harmless", "[effects][closed]") {
-  CHECK(fx({"cc", "-O2", "-Wall", "-Wno-unused", "-c", "a.c", "-o", "a.o"}) ==
+  CHECK(closed_fx({"cc", "-O2", "-Wall", "-Wno-unused", "-c", "a.c", "-o", "a.o"}) ==
         V{"write path /w/a.o -o", "read path /w/a.c operand"});
-  CHECK(fx({"cc", "-Wl,-T,x.ld", "a.c"}) ==
+  CHECK(closed_fx({"cc", "-Wl,-T,x.ld", "a.c"}) ==
         V{"unknown none -Wl,-T,x.ld option", "read path /w/a.c operand"});
 }
 

@@ -54,6 +54,13 @@ inline Decision decide_ok(Engine& engine, const std::string& json) {
   return decide_ok(engine, request);
 }
 
+// The first diagnostic with CODE, or nullptr.
+inline const Diagnostic* find_code(const Diagnostics& diagnostics, const std::string& code) {
+  for (const auto& d : diagnostics)
+    if (d.code == code) return &d;
+  return nullptr;
+}
+
 // Whether the decision reports `rule` among the rules that fired.
 inline bool fired(const Decision& d, const std::string& rule) {
   for (const auto& f : d.rules)

@@ -32,7 +32,7 @@ const char* const kGrantRules = R"(
   (assert (decision (proposal ?id) (outcome reject) (rule reject-rm) (reason "no rm"))))
 )";
 
-std::string shell(const std::string& command) {
+std::string grants_shell(const std::string& command) {
   return R"({"target":"shell","action":"run","payload":{"command":")" + command + R"("}})";
 }
 
@@ -40,7 +40,7 @@ std::string shell(const std::string& command) {
 
 TEST_CASE("an enforcing allow of an approved decision grants its capability", "[grants]") {
   Engine engine(test::must_compile(kGrantRules), test::test_options());
-  Decision d = test::decide_ok(engine, shell("cat a | sort"));
+  Decision d = test::decide_ok(engine, grants_shell("cat a | sort"));
   REQUIRE(d.outcome == Outcome::Approve);
   REQUIRE(d.allows.size() == 1);
   CHECK(d.allows[0].rule == "pipes-allowed");
@@ -53,7 +53,7 @@ TEST_CASE("an enforcing allow of an approved decision grants its capability", "[
 
 TEST_CASE("a monitor allow is reported and grants nothing", "[grants]") {
   Engine engine(test::must_compile(kGrantRules), test::test_options());
-  Decision d = test::decide_ok(engine, shell("curl http://10.0.0.1/"));
+  Decision d = test::decide_ok(engine, grants_shell("curl http://10.0.0.1/"));
   REQUIRE(d.outcome == Outcome::Approve);
   REQUIRE(d.allows.size() == 1);
   CHECK(d.allows[0].monitor);
@@ -62,7 +62,7 @@ TEST_CASE("a monitor allow is reported and grants nothing", "[grants]") {
 
 TEST_CASE("a rejected decision grants nothing and carries its hints", "[grants]") {
   Engine engine(test::must_compile(kGrantRules), test::test_options());
-  Decision d = test::decide_ok(engine, shell("rm -rf build"));
+  Decision d = test::decide_ok(engine, grants_shell("rm -rf build"));
   REQUIRE(d.outcome == Outcome::Reject);
   CHECK(d.allows.size() == 1);
   CHECK(granted_capabilities(d).empty());
@@ -70,7 +70,7 @@ TEST_CASE("a rejected decision grants nothing and carries its hints", "[grants]"
   CHECK(d.hints[0].rule == "reject-rm");
   CHECK(d.hints[0].text == "use git clean -n to preview");
   // Nothing of one decision reaches the next.
-  Decision next = test::decide_ok(engine, shell("ls"));
+  Decision next = test::decide_ok(engine, grants_shell("ls"));
   CHECK(next.allows.empty());
   CHECK(next.hints.empty());
 }

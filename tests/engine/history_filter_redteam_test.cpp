@@ -86,8 +86,8 @@ Both decide_both(const std::string& rules, const std::string& json, const std::v
 }
 
 // `cat /home/user/project/a`: one effect, (effect (kind read) (object path) (target "/home/user/project/a")).
-const char* kCat = R"({"target":"shell","payload":{"command":"cat /home/user/project/a","cwd":"/home/user/project"}})";
-const char* kReply = R"({"target":"reply","payload":{"text":"hi"}})";
+const char* kCatRules = R"({"target":"shell","payload":{"command":"cat /home/user/project/a","cwd":"/home/user/project"}})";
+const char* kRedteamReply = R"({"target":"reply","payload":{"text":"hi"}})";
 
 const char* kApprove = R"(
 (defrule approve-all
@@ -111,7 +111,7 @@ TEST_CASE("red team join-disjunction: (history (target ?t|\"x\")) is not a join 
 )";
   // An entry whose target is the alternative, not the effect's target: CLIPS matches it.
   const std::vector<HistoryEntry> history = {{"d1", kNow, effect("read", "path", "/etc/shadow", "cat")}};
-  auto b = decide_both(rules, kCat, history);
+  auto b = decide_both(rules, kCatRules, history);
   INFO("the filter drops the entry: its target is not the effect's, but `|\"/etc/shadow\"` accepts it");
   CHECK(b.filtered == b.all);
 }
@@ -126,7 +126,7 @@ TEST_CASE("red team join-disjunction: (effect (target ?t|\"x\")) after a history
 )";
   // The effect's target is the constant alternative: every entry matches, whatever its target.
   const std::vector<HistoryEntry> history = {{"d1", kNow, effect("write", "path", "/tmp/x", "tee")}};
-  auto b = decide_both(rules, kCat, history);
+  auto b = decide_both(rules, kCatRules, history);
   INFO("the filter keeps only entries whose target is an effect's target");
   CHECK(b.filtered == b.all);
 }
@@ -144,7 +144,7 @@ TEST_CASE("red team join-disjunction: (history (decision ?d|\"x\")) between two 
       {"d9", kNow, effect("write", "path", "/home/user/project/x", "tee")},
       {"bootstrap", kNow, effect("network", "host", "evil.example", "curl")},
   };
-  auto b = decide_both(rules, kCat, history);
+  auto b = decide_both(rules, kCatRules, history);
   INFO("each pattern's entries are kept only if the other offers the same decision id: both are dropped");
   CHECK(b.filtered == b.all);
 }
@@ -165,7 +165,7 @@ TEST_CASE("red team dropped-entry-predicate: a rule whose gate fails still evalu
 )";
   const std::vector<HistoryEntry> history = {{"d1", kNow, effect("read", "path", "/home/user/.ssh/id_rsa", "cat", "credential")}};
   // A reply has no network effect: the gate fails and the filter asserts nothing.
-  auto b = decide_both(rules, kReply, history);
+  auto b = decide_both(rules, kRedteamReply, history);
   INFO("explain: [WARDEN4] div: division by zero evaluating the age predicate -> reject E_RUNTIME; filtered: approve");
   CHECK(b.filtered == b.all);
 }
@@ -179,7 +179,7 @@ TEST_CASE("red team dropped-entry-predicate: a predicate written before the slot
 )";
   // A read: (kind write) drops it, but CLIPS evaluates the age predicate first.
   const std::vector<HistoryEntry> history = {{"d1", kNow, effect("read", "path", "/home/user/project/a", "cat")}};
-  auto b = decide_both(rules, kCat, history);
+  auto b = decide_both(rules, kCatRules, history);
   INFO("explain: division by zero on the read entry -> reject E_RUNTIME; filtered: approve");
   CHECK(b.filtered == b.all);
 }
@@ -193,7 +193,7 @@ TEST_CASE("red team dropped-entry-predicate: an entry a join drops is evaluated 
   (assert (decision (proposal ?id) (outcome reject) (rule reread-recent) (reason ?t))))
 )";
   const std::vector<HistoryEntry> history = {{"d1", kNow, effect("write", "path", "/elsewhere", "tee")}};
-  auto b = decide_both(rules, kCat, history);
+  auto b = decide_both(rules, kCatRules, history);
   INFO("explain: division by zero -> reject E_RUNTIME; filtered (target /elsewhere joins no effect): approve");
   CHECK(b.filtered == b.all);
 }
@@ -213,7 +213,7 @@ TEST_CASE("red team nul-in-history-string: a constant matches the string CLIPS s
 )";
   const std::vector<HistoryEntry> history = {
       {"d1", kNow, effect("write", "path", std::string("/home/user/project/a\0.bak", 25), "tee")}};
-  auto b = decide_both(rules, kCat, history);
+  auto b = decide_both(rules, kCatRules, history);
   INFO("CLIPS's target is \"/home/user/project/a\"; the filter compares \"/home/user/project/a\\0.bak\"");
   CHECK(b.filtered == b.all);
 }
@@ -228,7 +228,7 @@ TEST_CASE("red team nul-in-history-string: a join compares the fact's value with
 )";
   const std::vector<HistoryEntry> history = {
       {"d1", kNow, effect("write", "path", std::string("/home/user/project/a\0.bak", 25), "tee")}};
-  auto b = decide_both(rules, kCat, history);
+  auto b = decide_both(rules, kCatRules, history);
   CHECK(b.filtered == b.all);
 }
 
@@ -250,7 +250,7 @@ TEST_CASE("red team fact-cap: max_facts counts the history entries explain asser
     history.push_back({"d" + std::to_string(i), kNow, effect("write", "path", "/home/user/project/f" + std::to_string(i), "tee")});
   EngineOptions o = options();
   o.max_facts = 20;  // a reply needs a few facts; 30 entries do not fit
-  auto b = decide_both(rules, kReply, history, o);
+  auto b = decide_both(rules, kRedteamReply, history, o);
   INFO("explain: reject E_INPUT_TOO_LARGE (more than 20 facts); filtered: approve");
   CHECK(b.filtered == b.all);
 }
@@ -269,7 +269,7 @@ struct Gen {
 
 const std::vector<std::string> kKinds = {"write", "read", "network", "exec", "unknown", "delete"};
 const std::vector<std::string> kObjects = {"path", "host", "none", "program"};
-const std::vector<std::string> kClasses = {"none", "credential", "build-config"};
+const std::vector<std::string> kClassNames = {"none", "credential", "build-config"};
 const std::vector<std::string> kTargets = {"/home/user/project/a", "/home/user/project/b", "", "example.com",
                                            "/etc/passwd"};
 const std::vector<std::string> kPrograms = {"tar", "git", "", "cat", "curl"};
@@ -310,7 +310,7 @@ std::string random_history_pattern(Gen& g, std::vector<std::string>* vars) {
   };
   slot("kind", kKinds, false);
   slot("object", kObjects, false);
-  slot("class", kClasses, false);
+  slot("class", kClassNames, false);
   slot("target", kTargets, true);
   slot("program", kPrograms, true);
   slot("decision", kDecisions, true);
@@ -351,7 +351,7 @@ std::string random_rule(Gen& g, int i) {
 TEST_CASE("red team guard: random constraint forms, gates and joins decide as with every entry", "[history_filter][redteam]") {
   Gen g(20261130);
   const std::vector<std::string> proposals = {
-      kCat,
+      kCatRules,
       R"({"target":"shell","payload":{"command":"tar xf /home/user/project/b","cwd":"/home/user/project"}})",
       R"({"target":"http","action":"get","payload":{"url":"https://example.com/x"}})",
       R"({"target":"file","action":"write","payload":{"path":"/home/user/project/a","content":"x"}})",
@@ -369,7 +369,7 @@ TEST_CASE("red team guard: random constraint forms, gates and joins decide as wi
       std::vector<HistoryEntry> history;
       for (std::size_t k = 0, m = g.n(7); k < m; ++k)
         history.push_back({g.pick(kDecisions), kNow - 10,
-                           effect(g.pick(kKinds), g.pick(kObjects), g.pick(kTargets), g.pick(kPrograms), g.pick(kClasses),
+                           effect(g.pick(kKinds), g.pick(kObjects), g.pick(kTargets), g.pick(kPrograms), g.pick(kClassNames),
                               g.n(2) == 0)});
       for (const auto& json : proposals) {
         auto b = decide_both(engine, json, history);
@@ -513,7 +513,7 @@ TEST_CASE("red team guard: entries with unknown kinds, objects and malformed cla
       {"d1", kNow, effect("read", "path", "/c2", "", "")},   {"d1", kNow, effect("read", "path", "/c3", "", "9x")},
       {"d1", kNow, effect("read", "path", "/c4", "", "a_b")}, {"d1", kNow, effect("read", "path", "/c5", "", "credential")},
   };
-  auto b = decide_both(rules, kReply, history);
+  auto b = decide_both(rules, kRedteamReply, history);
   CHECK(b.filtered == b.all);
   CHECK(b.all.find("/k1") != std::string::npos);
   CHECK(b.all.find("/o1") != std::string::npos);

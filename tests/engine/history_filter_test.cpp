@@ -157,7 +157,7 @@ namespace {
 
 // Rules that read history every way CLIPS allows: positive, under not / exists / forall,
 // joined with the proposal's facts and with each other, through or, with predicates.
-const char* kRules = R"(
+const char* kFilterRules = R"(
 (defrule written-then-run
   (effect (proposal ?id) (kind exec) (object path) (target ?t))
   (history (proposal ?id) (kind write) (object path) (target ?t))
@@ -212,7 +212,7 @@ const char* kRules = R"(
 // kRules with the shipped effects table and path classes.
 std::shared_ptr<const Policy> rules_with_tables() {
   auto loaded = Policy::compile(
-      {{"effects.toml", shipped("effects.toml")}, {"paths.toml", shipped("paths.toml")}, {"t.clp", kRules}});
+      {{"effects.toml", shipped("effects.toml")}, {"paths.toml", shipped("paths.toml")}, {"t.clp", kFilterRules}});
   for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
   REQUIRE(loaded.policy);
   return loaded.policy;

@@ -4,14 +4,7 @@
 
 using namespace warden;
 using warden::test::compile_text;
-
-namespace {
-const Diagnostic* find_code(const Diagnostics& ds, const std::string& code) {
-  for (const auto& d : ds)
-    if (d.code == code) return &d;
-  return nullptr;
-}
-}  // namespace
+using warden::test::find_code;
 
 TEST_CASE("a clean rule set compiles with a digest and rule names", "[loader]") {
   auto loaded = compile_text(warden::test::kSimpleRules);

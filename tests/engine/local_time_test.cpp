@@ -12,6 +12,7 @@
 
 using namespace warden;
 using warden::test::compile_text;
+using warden::test::find_code;
 using warden::test::decide_ok;
 using warden::test::must_compile;
 using warden::test::test_options;
@@ -42,12 +43,6 @@ Decision decide_at(Engine& engine, std::int64_t now,
   request.proposal_json = json;
   request.now = now;
   return decide_ok(engine, request);
-}
-
-const Diagnostic* find_code(const Diagnostics& ds, const std::string& code) {
-  for (const auto& d : ds)
-    if (d.code == code) return &d;
-  return nullptr;
 }
 
 }  // namespace

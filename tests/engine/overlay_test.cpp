@@ -43,14 +43,14 @@ const char* kPack = R"(
 const char* kPush = R"({"target":"shell","action":"run","payload":{"command":"git push origin feature"}})";
 const char* kLs = R"({"target":"shell","action":"run","payload":{"command":"ls"}})";
 const char* kRm = R"({"target":"shell","action":"run","payload":{"command":"rm x"}})";
-const char* kCat = R"({"target":"shell","action":"run","payload":{"command":"cat x"}})";
+const char* kCatOverlay = R"({"target":"shell","action":"run","payload":{"command":"cat x"}})";
 
-Policy::Loaded compile_with(const std::string& overlay, const std::string& path = "team/overlay.toml") {
+Policy::Loaded overlay_compile_with(const std::string& overlay, const std::string& path = "team/overlay.toml") {
   return Policy::compile({RuleSource{"rules/pack.clp", kPack}, RuleSource{path, overlay}});
 }
 
-std::shared_ptr<const Policy> must_compile_with(const std::string& overlay) {
-  auto loaded = compile_with(overlay);
+std::shared_ptr<const Policy> overlay_must_compile(const std::string& overlay) {
+  auto loaded = overlay_compile_with(overlay);
   for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
   REQUIRE(loaded.policy);
   return loaded.policy;
@@ -74,7 +74,7 @@ Diagnostic only_error(const Policy::Loaded& loaded) {
 
 TEST_CASE("overlay: outcome makes a rule's decisions count as another outcome, the rule stays visible",
           "[overlay]") {
-  auto policy = must_compile_with(
+  auto policy = overlay_must_compile(
       "# the team's changes\n[[rule]]\nname = \"ask-push\"\noutcome = \"approve\"\nreason = \"our agents may push\"\n");
   Engine engine(policy, test_options());
   Decision d = decide_ok(engine, kPush);
@@ -104,7 +104,7 @@ TEST_CASE("overlay: outcome makes a rule's decisions count as another outcome, t
 }
 
 TEST_CASE("overlay: an outcome can tighten a rule, and the strictest outcome still wins", "[overlay]") {
-  auto policy = must_compile_with("[[rule]]\nname = \"approve-ls\"\noutcome = \"reject\"\n");
+  auto policy = overlay_must_compile("[[rule]]\nname = \"approve-ls\"\noutcome = \"reject\"\n");
   Engine engine(policy, test_options());
   Decision d = decide_ok(engine, kLs);
   CHECK(d.outcome == Outcome::Reject);
@@ -114,14 +114,14 @@ TEST_CASE("overlay: an outcome can tighten a rule, and the strictest outcome sti
   CHECK(r->asserted == Outcome::Approve);
   CHECK_FALSE(r->asserted_reason);
   // Loosening one rule does not loosen another rule that decides the same proposal.
-  auto loose = must_compile_with("[[rule]]\nname = \"reject-rm\"\noutcome = \"approve\"\n");
+  auto loose = overlay_must_compile("[[rule]]\nname = \"reject-rm\"\noutcome = \"approve\"\n");
   Engine e2(loose, test_options());
   CHECK(decide_ok(e2, R"({"target":"shell","action":"run","payload":{"command":"rm x; git push"}})").outcome ==
         Outcome::ApprovalRequired);
 }
 
 TEST_CASE("overlay: disable reports the rule as monitor and applies nothing of it", "[overlay]") {
-  auto policy = must_compile_with("[[rule]]\nname = \"approve-ls\"\ndisable = true\n\n[[rule]]\nname = \"ask-push\"\ndisable = true\n");
+  auto policy = overlay_must_compile("[[rule]]\nname = \"approve-ls\"\ndisable = true\n\n[[rule]]\nname = \"ask-push\"\ndisable = true\n");
   Engine engine(policy, test_options());
   Decision ls = decide_ok(engine, kLs);
   // No enforcing decision is left: the default outcome applies, not approve.
@@ -154,9 +154,9 @@ TEST_CASE("overlay: disable reports the rule as monitor and applies nothing of i
 }
 
 TEST_CASE("overlay: a monitor decision keeps its mode under a changed outcome", "[overlay]") {
-  auto policy = must_compile_with("[[rule]]\nname = \"monitor-cat\"\noutcome = \"approval-required\"\n");
+  auto policy = overlay_must_compile("[[rule]]\nname = \"monitor-cat\"\noutcome = \"approval-required\"\n");
   Engine engine(policy, test_options());
-  Decision d = decide_ok(engine, kCat);
+  Decision d = decide_ok(engine, kCatOverlay);
   CHECK(d.defaulted);
   const FiredRule* r = find_rule(d, "monitor-cat");
   REQUIRE(r);
@@ -166,7 +166,7 @@ TEST_CASE("overlay: a monitor decision keeps its mode under a changed outcome", 
 }
 
 TEST_CASE("overlay: the approval terms of a rule with a changed outcome still count", "[overlay]") {
-  auto policy = must_compile_with("[[rule]]\nname = \"ask-push\"\nreason = \"the team watches pushes\"\n");
+  auto policy = overlay_must_compile("[[rule]]\nname = \"ask-push\"\nreason = \"the team watches pushes\"\n");
   Engine engine(policy, test_options());
   Decision d = decide_ok(engine, kPush);
   CHECK(d.outcome == Outcome::ApprovalRequired);
@@ -176,7 +176,7 @@ TEST_CASE("overlay: the approval terms of a rule with a changed outcome still co
 }
 
 TEST_CASE("overlay: the entries in force, with what each rule declares", "[overlay]") {
-  auto policy = must_compile_with("[[rule]]\nname = \"ask-push\"\noutcome = \"approve\"\n[[rule]]\nname = \"reject-rm\"\ndisable = true\n");
+  auto policy = overlay_must_compile("[[rule]]\nname = \"ask-push\"\noutcome = \"approve\"\n[[rule]]\nname = \"reject-rm\"\ndisable = true\n");
   const auto& entries = policy->overlay();
   REQUIRE(entries.size() == 2);
   CHECK(entries[0].rule == "ask-push");
@@ -188,15 +188,15 @@ TEST_CASE("overlay: the entries in force, with what each rule declares", "[overl
 
 TEST_CASE("overlay: the digest covers the overlay", "[overlay][digest]") {
   auto plain = must_compile(kPack);
-  auto a = must_compile_with("[[rule]]\nname = \"ask-push\"\noutcome = \"approve\"\n");
-  auto b = must_compile_with("[[rule]]\nname = \"ask-push\"\noutcome = \"reject\"\n");
+  auto a = overlay_must_compile("[[rule]]\nname = \"ask-push\"\noutcome = \"approve\"\n");
+  auto b = overlay_must_compile("[[rule]]\nname = \"ask-push\"\noutcome = \"reject\"\n");
   CHECK(plain->digest() != a->digest());
   CHECK(a->digest() != b->digest());
 }
 
 TEST_CASE("overlay: an entry naming no loaded rule is a warning with its line, and changes nothing",
           "[overlay]") {
-  auto loaded = compile_with("[[rule]]\nname = \"ask-push\"\noutcome = \"approve\"\n\n[[rule]]\nname = \"ask-pull\"\ndisable = true\n");
+  auto loaded = overlay_compile_with("[[rule]]\nname = \"ask-push\"\noutcome = \"approve\"\n\n[[rule]]\nname = \"ask-pull\"\ndisable = true\n");
   REQUIRE(loaded.policy);
   REQUIRE(loaded.diagnostics.size() == 1);
   const Diagnostic& w = loaded.diagnostics.front();
@@ -206,7 +206,7 @@ TEST_CASE("overlay: an entry naming no loaded rule is a warning with its line, a
   CHECK(w.line == 6);
   CHECK(loaded.policy->overlay().size() == 1);
   // Only unknown names: no overlay is left, decisions read back unchanged.
-  auto none = compile_with("[[rule]]\nname = \"nope\"\ndisable = true\n");
+  auto none = overlay_compile_with("[[rule]]\nname = \"nope\"\ndisable = true\n");
   REQUIRE(none.policy);
   CHECK(none.policy->overlay().empty());
   CHECK(code::is_known(code::kOverlay));
@@ -238,7 +238,7 @@ TEST_CASE("overlay: malformed entries are E_OVERLAY errors at their line and not
   };
   for (const Bad& b : cases) {
     INFO(b.text);
-    Diagnostic e = only_error(compile_with(b.text));
+    Diagnostic e = only_error(overlay_compile_with(b.text));
     CHECK(e.code == code::kOverlay);
     CHECK(e.severity == Severity::Error);
     CHECK(e.file == "team/overlay.toml");
@@ -259,14 +259,14 @@ TEST_CASE("overlay: a rule changed in two overlay files is an error at the secon
 }
 
 TEST_CASE("overlay: a .toml file holds one kind of table", "[overlay]") {
-  Diagnostic e = only_error(compile_with("[[rule]]\nname = \"ask-push\"\ndisable = true\n[[class]]\nname = \"x\"\npatterns = [\"/x\"]\n"));
+  Diagnostic e = only_error(overlay_compile_with("[[rule]]\nname = \"ask-push\"\ndisable = true\n[[class]]\nname = \"x\"\npatterns = [\"/x\"]\n"));
   CHECK(e.code == code::kEffectsTable);
   CHECK(e.message.find("not several") != std::string::npos);
 }
 
 TEST_CASE("overlay: a reason is data, never rule code", "[overlay]") {
   const std::string reason = R"(x") (outcome approve)) (assert (decision (rule evil) \\ ;)";
-  auto policy = must_compile_with("[[rule]]\nname = \"reject-rm\"\nreason = '''" + reason + "'''\n");
+  auto policy = overlay_must_compile("[[rule]]\nname = \"reject-rm\"\nreason = '''" + reason + "'''\n");
   Engine engine(policy, test_options());
   Decision d = decide_ok(engine, kRm);
   CHECK(d.outcome == Outcome::Reject);

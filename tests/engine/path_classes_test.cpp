@@ -51,9 +51,9 @@ bool has_line(const Diagnostics& diagnostics, long line, const std::string& text
   return false;
 }
 
-const char* kHome = "/home/user";
+const char* kHomeDir = "/home/user";
 
-const char* kTable = R"([[class]]
+const char* kPathTable = R"([[class]]
 name = "credential"
 patterns = ["~/.ssh/id_*", "**/.env", "**/.env.*", "**/*.pem"]
 except = ["**/.env.example", "**/*.pub"]
@@ -71,40 +71,40 @@ patterns = ["/etc/**", "/usr/**"]
 }  // namespace
 
 TEST_CASE("path classes: the first class in file order wins; none when no class matches", "[path-classes]") {
-  auto t = parse_ok(kTable);
+  auto t = parse_ok(kPathTable);
   CHECK(t->names() == std::vector<std::string>{"credential", "persistence", "system"});
-  CHECK(t->classify("/home/user/project/.env", "", kHome) == "credential");
-  CHECK(t->classify("/home/user/project/a/b/server.pem", "", kHome) == "credential");
-  CHECK(t->classify("/home/user/project/.git/hooks/pre-commit", "", kHome) == "persistence");
-  CHECK(t->classify("/home/user/project/sub/.git/hooks/x", "", kHome) == "persistence");
-  CHECK(t->classify("/etc/passwd", "", kHome) == "system");
-  CHECK(t->classify("/home/user/project/src/main.cpp", "", kHome) == "none");
-  CHECK(t->classify("/home/user/project/.envrc", "", kHome) == "none");
+  CHECK(t->classify("/home/user/project/.env", "", kHomeDir) == "credential");
+  CHECK(t->classify("/home/user/project/a/b/server.pem", "", kHomeDir) == "credential");
+  CHECK(t->classify("/home/user/project/.git/hooks/pre-commit", "", kHomeDir) == "persistence");
+  CHECK(t->classify("/home/user/project/sub/.git/hooks/x", "", kHomeDir) == "persistence");
+  CHECK(t->classify("/etc/passwd", "", kHomeDir) == "system");
+  CHECK(t->classify("/home/user/project/src/main.cpp", "", kHomeDir) == "none");
+  CHECK(t->classify("/home/user/project/.envrc", "", kHomeDir) == "none");
   // "*" does not cross "/": ~/.ssh/id_* is only directly in ~/.ssh.
-  CHECK(t->classify("/home/user/.ssh/sub/id_rsa", "", kHome) == "none");
+  CHECK(t->classify("/home/user/.ssh/sub/id_rsa", "", kHomeDir) == "none");
 }
 
 TEST_CASE("path classes: an exception removes its class only, and a later class may match", "[path-classes]") {
-  auto t = parse_ok(kTable);
-  CHECK(t->classify("/home/user/project/.env.local", "", kHome) == "credential");
+  auto t = parse_ok(kPathTable);
+  CHECK(t->classify("/home/user/project/.env.local", "", kHomeDir) == "credential");
   // excepted from credential, but persistence lists it: the next class wins
-  CHECK(t->classify("/home/user/project/.env.example", "", kHome) == "persistence");
-  CHECK(t->classify("/home/user/.ssh/id_rsa.pub", "", kHome) == "none");
-  CHECK(t->classify("/home/user/.ssh/id_rsa", "", kHome) == "credential");
+  CHECK(t->classify("/home/user/project/.env.example", "", kHomeDir) == "persistence");
+  CHECK(t->classify("/home/user/.ssh/id_rsa.pub", "", kHomeDir) == "none");
+  CHECK(t->classify("/home/user/.ssh/id_rsa", "", kHomeDir) == "credential");
 }
 
 TEST_CASE("path classes: case-insensitive by default, case-sensitive when asked", "[path-classes]") {
-  auto t = parse_ok(kTable);
-  CHECK(t->classify("/home/user/project/.ENV", "", kHome) == "credential");
-  CHECK(t->classify("/home/user/project/KEY.PEM", "", kHome) == "credential");
-  CHECK(t->classify("/home/user/.SSH/ID_RSA", "", kHome) == "credential");
-  CHECK(t->classify("/home/user/project/.ENV.EXAMPLE", "", kHome) == "persistence");
-  CHECK(t->classify("/etc/hosts", "", kHome) == "system");
-  CHECK(t->classify("/ETC/hosts", "", kHome) == "none");  // system is case-sensitive
+  auto t = parse_ok(kPathTable);
+  CHECK(t->classify("/home/user/project/.ENV", "", kHomeDir) == "credential");
+  CHECK(t->classify("/home/user/project/KEY.PEM", "", kHomeDir) == "credential");
+  CHECK(t->classify("/home/user/.SSH/ID_RSA", "", kHomeDir) == "credential");
+  CHECK(t->classify("/home/user/project/.ENV.EXAMPLE", "", kHomeDir) == "persistence");
+  CHECK(t->classify("/etc/hosts", "", kHomeDir) == "system");
+  CHECK(t->classify("/ETC/hosts", "", kHomeDir) == "none");  // system is case-sensitive
 }
 
 TEST_CASE("path classes: ~/ means the home given to classify", "[path-classes]") {
-  auto t = parse_ok(kTable);
+  auto t = parse_ok(kPathTable);
   CHECK(t->classify("/home/user/.bashrc", "", "/home/user") == "persistence");
   CHECK(t->classify("/home/user/.bashrc", "", "/home/other") == "none");
   CHECK(t->classify("/home/other/.bashrc", "", "/home/other") == "persistence");
@@ -131,33 +131,33 @@ TEST_CASE("path classes: ~/ means the home given to classify", "[path-classes]")
 
 TEST_CASE("path classes: the resolved path is classified too; an exception on one reading does not clear the other",
           "[path-classes]") {
-  auto t = parse_ok(kTable);
+  auto t = parse_ok(kPathTable);
   // ws/link -> ~/.ssh/id_rsa
-  CHECK(t->classify("/home/user/project/link", "/home/user/.ssh/id_rsa", kHome) == "credential");
+  CHECK(t->classify("/home/user/project/link", "/home/user/.ssh/id_rsa", kHomeDir) == "credential");
   // The name is an excepted one, but what it resolves to is a credential.
-  CHECK(t->classify("/home/user/project/x.pub", "/home/user/.ssh/id_rsa", kHome) == "credential");
+  CHECK(t->classify("/home/user/project/x.pub", "/home/user/.ssh/id_rsa", kHomeDir) == "credential");
   // Of the two readings' classes, the earlier in file order wins.
-  CHECK(t->classify("/etc/link", "/home/user/project/.env", kHome) == "credential");
-  CHECK(t->classify("/home/user/project/.git/hooks/a", "/etc/x", kHome) == "persistence");
-  CHECK(t->classify("/home/user/project/a", "/home/user/project/b", kHome) == "none");
+  CHECK(t->classify("/etc/link", "/home/user/project/.env", kHomeDir) == "credential");
+  CHECK(t->classify("/home/user/project/.git/hooks/a", "/etc/x", kHomeDir) == "persistence");
+  CHECK(t->classify("/home/user/project/a", "/home/user/project/b", kHomeDir) == "none");
 }
 
 TEST_CASE("path classes: invalid UTF-8 does not slip past a glob", "[path-classes]") {
-  auto t = parse_ok(kTable);
-  CHECK(t->classify(std::string("/home/user/.ssh/id_\xff"), "", kHome) == "credential");
-  CHECK(t->classify(std::string("/etc/\xfe\xff"), "", kHome) == "system");
+  auto t = parse_ok(kPathTable);
+  CHECK(t->classify(std::string("/home/user/.ssh/id_\xff"), "", kHomeDir) == "credential");
+  CHECK(t->classify(std::string("/etc/\xfe\xff"), "", kHomeDir) == "system");
 }
 
 TEST_CASE("path classes: answers stay the same when asked again, past the remembered ones", "[path-classes]") {
-  auto t = parse_ok(kTable);
+  auto t = parse_ok(kPathTable);
   for (int round = 0; round < 2; ++round) {
     int wrong = 0;
     for (int i = 0; i < 5000; ++i) {
       const std::string dir = "/home/user/project/d" + std::to_string(i);
-      if (t->classify(dir + "/.env", "", kHome) != "credential") ++wrong;
-      if (t->classify(dir + "/a.txt", "", kHome) != "none") ++wrong;
-      if (t->classify(dir + "/link", "/etc/x" + std::to_string(i), kHome) != "system") ++wrong;
-      if (t->classify(dir + "/link", "", kHome) != "none") ++wrong;
+      if (t->classify(dir + "/.env", "", kHomeDir) != "credential") ++wrong;
+      if (t->classify(dir + "/a.txt", "", kHomeDir) != "none") ++wrong;
+      if (t->classify(dir + "/link", "/etc/x" + std::to_string(i), kHomeDir) != "system") ++wrong;
+      if (t->classify(dir + "/link", "", kHomeDir) != "none") ++wrong;
     }
     CHECK(wrong == 0);
   }
@@ -166,11 +166,11 @@ TEST_CASE("path classes: answers stay the same when asked again, past the rememb
 TEST_CASE("path classes: merged tables keep file order", "[path-classes]") {
   auto a = parse_ok("[[class]]\nname = \"first\"\npatterns = [\"/a/**\"]\n");
   auto b = parse_ok("[[class]]\nname = \"second\"\npatterns = [\"/a/b/**\", \"/b/**\"]\n");
-  CHECK(a->classify("/b/x", "", kHome) == "none");  // compiled before the merge
+  CHECK(a->classify("/b/x", "", kHomeDir) == "none");  // compiled before the merge
   a->merge(*b);
   CHECK(a->names() == std::vector<std::string>{"first", "second"});
-  CHECK(a->classify("/a/b/c", "", kHome) == "first");
-  CHECK(a->classify("/b/x", "", kHome) == "second");
+  CHECK(a->classify("/a/b/c", "", kHomeDir) == "first");
+  CHECK(a->classify("/b/x", "", kHomeDir) == "second");
 }
 
 TEST_CASE("path classes: errors carry E_PATH_CLASSES and the line", "[path-classes]") {

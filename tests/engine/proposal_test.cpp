@@ -25,7 +25,7 @@ std::string error_code(Engine& engine, const std::string& json) {
   return r.error.code;
 }
 
-rapidjson::Document parse(const std::string& json) {
+rapidjson::Document parse_json(const std::string& json) {
   rapidjson::Document d;
   d.Parse(json.c_str());
   REQUIRE_FALSE(d.HasParseError());
@@ -126,7 +126,7 @@ TEST_CASE("one verb per proposal: action and payload.action must agree", "[propo
   // Given only in the payload, it is the verb, for the rules and in the action carried on.
   Decision only = decide_ok(engine, R"({"target":"file","payload":{"path":"a","action":"Delete"}})");
   CHECK(only.reason == "delete");
-  rapidjson::Document action = parse(only.action_json);
+  rapidjson::Document action = parse_json(only.action_json);
   CHECK(std::string(action["action"].GetString()) == "delete");
   CHECK(std::string(action["payload"]["action"].GetString()) == "delete");
 }
@@ -157,7 +157,7 @@ TEST_CASE("the authenticated principal replaces the proposal's claim for rules a
   request.principal = "alice";
   Decision d = decide_ok(engine, request);
   CHECK(d.reason == "alice");
-  rapidjson::Document action = parse(d.action_json);
+  rapidjson::Document action = parse_json(d.action_json);
   CHECK(std::string(action["context"]["principal"].GetString()) == "alice");
   CHECK(std::string(action["context"]["agent"].GetString()) == "a");
 
@@ -165,13 +165,13 @@ TEST_CASE("the authenticated principal replaces the proposal's claim for rules a
   request.proposal_json = bare;
   Decision e = decide_ok(engine, request);
   CHECK(e.reason == "alice");
-  CHECK(std::string(parse(e.action_json)["context"]["principal"].GetString()) == "alice");
+  CHECK(std::string(parse_json(e.action_json)["context"]["principal"].GetString()) == "alice");
 
   std::string cased = R"({"target":"reply","context":{"Principal":"mallory"}})";
   request.proposal_json = cased;
   Decision c = decide_ok(engine, request);
   CHECK(c.reason == "alice");
-  rapidjson::Document cased_action = parse(c.action_json);
+  rapidjson::Document cased_action = parse_json(c.action_json);
   CHECK_FALSE(cased_action["context"].HasMember("Principal"));
   CHECK(std::string(cased_action["context"]["principal"].GetString()) == "alice");
 
@@ -326,13 +326,13 @@ TEST_CASE("the shipped pack redacts a secret in any string of a message or reply
   CHECK(m.outcome == Outcome::ApprovalRequired);
   REQUIRE(m.rewrites.size() == 1);
   CHECK(m.rewrites[0].key == "payload.attachments.0.content");
-  rapidjson::Document action = parse(m.action_json);
+  rapidjson::Document action = parse_json(m.action_json);
   CHECK(std::string(action["payload"]["attachments"][0]["content"].GetString()) == "token: [REDACTED]");
   CHECK(std::string(action["payload"]["text"].GetString()) == "see attached");
 
   Decision r = decide_ok(engine, R"({"target":"reply","payload":{"text":"done","meta":{"note":"AKIAIOSFODNN7EXAMPLE"}}})");
   CHECK(r.outcome == Outcome::ApprovalRequired);
-  CHECK(std::string(parse(r.action_json)["payload"]["meta"]["note"].GetString()) == "[REDACTED]");
+  CHECK(std::string(parse_json(r.action_json)["payload"]["meta"]["note"].GetString()) == "[REDACTED]");
 
   Decision clean = decide_ok(engine, R"({"target":"reply","payload":{"text":"done","meta":{"note":"all tests pass"}}})");
   CHECK(clean.rewrites.empty());

@@ -14,16 +14,11 @@
 
 using namespace warden;
 using warden::test::compile_text;
+using warden::test::find_code;
 using warden::test::must_compile;
 using warden::test::test_options;
 
 namespace {
-
-const Diagnostic* find_code(const Diagnostics& ds, const std::string& code) {
-  for (const auto& d : ds)
-    if (d.code == code) return &d;
-  return nullptr;
-}
 
 // A rule whose right-hand side is `rhs` (on line 4 of the file).
 std::string rule_with(const std::string& rhs) {
@@ -31,7 +26,7 @@ std::string rule_with(const std::string& rhs) {
 }
 
 // Expects the checker to refuse `text` with `code` at `line`.
-void expect_refused(const std::string& text, const std::string& code, long line) {
+void expect_sandbox_refused(const std::string& text, const std::string& code, long line) {
   auto loaded = compile_text(text);
   INFO(text);
   for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
@@ -108,14 +103,14 @@ TEST_CASE("every CLIPS function in a real environment is allowlisted or disabled
 
 TEST_CASE("indirect calls pass neither the checker nor the environment", "[sandbox]") {
   // Each of these passed the old checker.
-  expect_refused(rule_with("(sort retract ?id ?id)"), code::kForbiddenFunction, 4);
-  expect_refused(rule_with("(sort funcall undefrule r)"), code::kForbiddenFunction, 4);
-  expect_refused(rule_with("(sort funcall assert-string \"(decision (outcome approve))\")"),
+  expect_sandbox_refused(rule_with("(sort retract ?id ?id)"), code::kForbiddenFunction, 4);
+  expect_sandbox_refused(rule_with("(sort funcall undefrule r)"), code::kForbiddenFunction, 4);
+  expect_sandbox_refused(rule_with("(sort funcall assert-string \"(decision (outcome approve))\")"),
                  code::kForbiddenFunction, 4);
-  expect_refused(rule_with("(constructs-to-c \"/tmp/warden-c\" 7)"), code::kForbiddenFunction, 4);
-  expect_refused(rule_with("(fetch \"/dev/zero\")"), code::kForbiddenFunction, 4);
-  expect_refused(rule_with("(active-make-instance of INITIAL-OBJECT)"), code::kForbiddenFunction, 4);
-  expect_refused(rule_with("(get-function-list)"), code::kForbiddenFunction, 4);
+  expect_sandbox_refused(rule_with("(constructs-to-c \"/tmp/warden-c\" 7)"), code::kForbiddenFunction, 4);
+  expect_sandbox_refused(rule_with("(fetch \"/dev/zero\")"), code::kForbiddenFunction, 4);
+  expect_sandbox_refused(rule_with("(active-make-instance of INITIAL-OBJECT)"), code::kForbiddenFunction, 4);
+  expect_sandbox_refused(rule_with("(get-function-list)"), code::kForbiddenFunction, 4);
 
   SECTION("sort retract cannot remove another rule's reject") {
     Unchecked u(R"(
@@ -171,18 +166,18 @@ TEST_CASE("indirect calls pass neither the checker nor the environment", "[sandb
 
 TEST_CASE("the checker splits names exactly where CLIPS does", "[sandbox][checker]") {
   // CLIPS reads "(funcall<x" as the call "funcall" with the argument "<x".
-  expect_refused(rule_with("(funcall<x)"), code::kForbiddenFunction, 4);
-  expect_refused(rule_with("(sort<x)"), code::kForbiddenFunction, 4);
-  expect_refused(rule_with("(system&x)"), code::kForbiddenFunction, 4);
-  expect_refused(rule_with("(system|x)"), code::kForbiddenFunction, 4);
-  expect_refused(rule_with("(exit~)"), code::kForbiddenFunction, 4);
-  expect_refused(rule_with("(str-cat \"a\")(exit)"), code::kForbiddenFunction, 4);
+  expect_sandbox_refused(rule_with("(funcall<x)"), code::kForbiddenFunction, 4);
+  expect_sandbox_refused(rule_with("(sort<x)"), code::kForbiddenFunction, 4);
+  expect_sandbox_refused(rule_with("(system&x)"), code::kForbiddenFunction, 4);
+  expect_sandbox_refused(rule_with("(system|x)"), code::kForbiddenFunction, 4);
+  expect_sandbox_refused(rule_with("(exit~)"), code::kForbiddenFunction, 4);
+  expect_sandbox_refused(rule_with("(str-cat \"a\")(exit)"), code::kForbiddenFunction, 4);
   // A comment ends at a carriage return: the call after it is code.
-  expect_refused(rule_with("; note\r(sort retract ?id ?id)"), code::kForbiddenFunction, 4);
+  expect_sandbox_refused(rule_with("; note\r(sort retract ?id ?id)"), code::kForbiddenFunction, 4);
   // Control characters and invalid UTF-8 outside strings are refused, NUL everywhere.
-  expect_refused(rule_with("(str-cat \"a\"\v)"), code::kParse, 4);
-  expect_refused(rule_with(std::string("(str-cat \"a\0b\")", 15)), code::kParse, 4);
-  expect_refused(rule_with("(str-cat \xff)"), code::kParse, 4);
+  expect_sandbox_refused(rule_with("(str-cat \"a\"\v)"), code::kParse, 4);
+  expect_sandbox_refused(rule_with(std::string("(str-cat \"a\0b\")", 15)), code::kParse, 4);
+  expect_sandbox_refused(rule_with("(str-cat \xff)"), code::kParse, 4);
   // Odd but valid: UTF-8 symbols, '<' and '$' inside names, wildcards.
   auto ok = compile_text(
       "(defrule r (proposal (id ?id) (explanation ?e&:(< (str-length ?e) 5)))\n"
@@ -207,30 +202,30 @@ TEST_CASE("names in data positions are not calls; calls in them are checked", "[
 )");
   for (const auto& d : ok.diagnostics) UNSCOPED_INFO(d.to_text());
   CHECK(ok.policy);
-  expect_refused("(defrule r (proposal (id ?id&:(retract 1))) =>)\n", code::kForbiddenFunction, 1);
-  expect_refused("(defrule r (declare (salience (random))) (proposal (id ?id)) =>)\n", code::kForbiddenFunction, 1);
-  expect_refused("(defrule r (proposal (id ?id))\n =>\n (assert (decision (proposal ?id) (reason (eval \"x\")))))\n",
+  expect_sandbox_refused("(defrule r (proposal (id ?id&:(retract 1))) =>)\n", code::kForbiddenFunction, 1);
+  expect_sandbox_refused("(defrule r (declare (salience (random))) (proposal (id ?id)) =>)\n", code::kForbiddenFunction, 1);
+  expect_sandbox_refused("(defrule r (proposal (id ?id))\n =>\n (assert (decision (proposal ?id) (reason (eval \"x\")))))\n",
                  code::kForbiddenFunction, 3);
-  expect_refused("(defrule r (proposal (id ?id)) =>\n (switch 1 (case 1 then (halt))))\n", code::kForbiddenFunction, 2);
-  expect_refused("(defglobal ?*x* = (time))\n", code::kForbiddenFunction, 1);
-  expect_refused("(deffunction f ()\n (gensym))\n", code::kForbiddenFunction, 2);
+  expect_sandbox_refused("(defrule r (proposal (id ?id)) =>\n (switch 1 (case 1 then (halt))))\n", code::kForbiddenFunction, 2);
+  expect_sandbox_refused("(defglobal ?*x* = (time))\n", code::kForbiddenFunction, 1);
+  expect_sandbox_refused("(deffunction f ()\n (gensym))\n", code::kForbiddenFunction, 2);
 }
 
 TEST_CASE("rules assert only decisions and rewrites", "[sandbox][checker]") {
   for (const char* t : {"proposal", "param", "shell-command", "path", "url", "pattern-hit", "signal", "mine"}) {
     INFO(t);
-    expect_refused(rule_with(std::string("(assert (") + t + " (proposal ?id)))"), code::kForbiddenAssert, 4);
+    expect_sandbox_refused(rule_with(std::string("(assert (") + t + " (proposal ?id)))"), code::kForbiddenAssert, 4);
   }
 }
 
 TEST_CASE("deffunctions cannot recurse or take wildcard parameters", "[sandbox][checker]") {
-  expect_refused("(deffunction f (?n)\n  (f ?n))\n", code::kRecursion, 2);
-  expect_refused("(deffunction f (?a $?rest)\n  ?a)\n", code::kWildcardParameter, 1);
+  expect_sandbox_refused("(deffunction f (?n)\n  (f ?n))\n", code::kRecursion, 2);
+  expect_sandbox_refused("(deffunction f (?a $?rest)\n  ?a)\n", code::kWildcardParameter, 1);
 }
 
 TEST_CASE("a rule set cannot carry state from one decision to the next", "[sandbox][state]") {
   // Object state: the rule set that flipped reject to approve after a few decisions is refused.
-  expect_refused(R"((defrule count (proposal (id ?id))
+  expect_sandbox_refused(R"((defrule count (proposal (id ?id))
   =>
   (active-make-instance of INITIAL-OBJECT)))
 )", code::kForbiddenFunction, 3);
@@ -334,10 +329,10 @@ TEST_CASE("rules call the set's deffunctions from any file; other names are refu
   for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
   CHECK(loaded.policy);
   // A built-in not on the list is forbidden; a name nothing defines is unknown.
-  expect_refused(rule_with("(upcase (get-focus))"), code::kForbiddenFunction, 4);
-  expect_refused(rule_with("(upcase (no-such-helper))"), code::kUnknownFunction, 4);
+  expect_sandbox_refused(rule_with("(upcase (get-focus))"), code::kForbiddenFunction, 4);
+  expect_sandbox_refused(rule_with("(upcase (no-such-helper))"), code::kUnknownFunction, 4);
   // Module-qualified names are not a way around the list.
-  expect_refused(rule_with("(MAIN::exit)"), code::kUnknownFunction, 4);
+  expect_sandbox_refused(rule_with("(MAIN::exit)"), code::kUnknownFunction, 4);
 }
 
 TEST_CASE("nesting through deffunction calls is bounded (CLIPS evaluates it by C recursion)", "[sandbox][checker]") {

@@ -14,7 +14,7 @@ using warden::test::test_options;
 
 namespace {
 
-std::shared_ptr<const Policy> shipped_pack() {
+std::shared_ptr<const Policy> shipped_policy() {
   Diagnostics diagnostics;
   RuleSources sources = read_rule_files({WARDEN_SOURCE_DIR "/rules"}, &diagnostics);
   auto loaded = Policy::compile(sources);
@@ -67,7 +67,7 @@ void check_approved(Engine& engine, const std::vector<std::string>& lines) {
 }  // namespace
 
 TEST_CASE("the working directory is followed at every nesting level", "[shell-semantics][cwd]") {
-  Engine engine(shipped_pack(), test_options());
+  Engine engine(shipped_policy(), test_options());
   check_not_approved(engine, {
                                  "bash -c 'cd ~ && rm -rf .ssh'",
                                  "sh -c 'cd ~; rm -rf .ssh'",
@@ -102,7 +102,7 @@ TEST_CASE("the working directory is followed at every nesting level", "[shell-se
 }
 
 TEST_CASE("text bash evaluates as code needs a human", "[shell-semantics][code]") {
-  Engine engine(shipped_pack(), test_options());
+  Engine engine(shipped_policy(), test_options());
   check_not_approved(engine, {
                                  "test -v 'a[$(touch /tmp/pwned)]'",
                                  "[ -v 'a[$(touch /tmp/pwned)]' ]",
@@ -133,7 +133,7 @@ TEST_CASE("text bash evaluates as code needs a human", "[shell-semantics][code]"
 }
 
 TEST_CASE("awk and sed program text is read", "[shell-semantics][awk-sed]") {
-  Engine engine(shipped_pack(), test_options());
+  Engine engine(shipped_policy(), test_options());
   check_not_approved(
       engine, {
                   "awk 'BEGIN { while ((getline l < \"/home/user/.ssh/id_rsa\") > 0) print l }'",
@@ -169,7 +169,7 @@ TEST_CASE("awk and sed program text is read", "[shell-semantics][awk-sed]") {
 
 TEST_CASE("a glob is as sensitive as the most sensitive name it may match",
           "[shell-semantics][glob]") {
-  Engine engine(shipped_pack(), test_options());
+  Engine engine(shipped_policy(), test_options());
   check_not_approved(engine, {
                                  "cat .en?",
                                  "cat .[e]nv",

@@ -12,10 +12,10 @@
 namespace warden {
 namespace {
 
-const char* const kCwd = "/home/user/project";
-const char* const kHome = "/home/user";
+const char* const kToolCwd = "/home/user/project";
+const char* const kToolHome = "/home/user";
 
-const char* const kTable = R"toml(
+const char* const kToolTable = R"toml(
 [program.cat]
 operands = ["read..."]
 
@@ -51,21 +51,21 @@ none = ["query", "options.limit"]
 patch = ["command"]
 )toml";
 
-std::shared_ptr<EffectsTable> parse_text(const std::string& text, Diagnostics* d,
+std::shared_ptr<EffectsTable> parse_tool_text(const std::string& text, Diagnostics* d,
                                          const std::string& file = "t.toml") {
   return EffectsTable::parse(RuleSource{file, text}, d);
 }
 
-std::shared_ptr<EffectsTable> table() {
+std::shared_ptr<EffectsTable> tool_table() {
   Diagnostics d;
-  auto t = parse_text(kTable, &d);
+  auto t = parse_tool_text(kToolTable, &d);
   for (const auto& x : d) UNSCOPED_INFO(x.to_text());
   REQUIRE(t);
   return t;
 }
 
 // "KIND OBJECT TARGET VIA" per effect, for short comparisons.
-std::vector<std::string> effects(const EffectsTable& t, const std::string& server, const std::string& tool,
+std::vector<std::string> tool_effects_of(const EffectsTable& t, const std::string& server, const std::string& tool,
                                  const char* args_json) {
   rapidjson::Document doc;
   const rapidjson::Value* args = nullptr;
@@ -75,7 +75,7 @@ std::vector<std::string> effects(const EffectsTable& t, const std::string& serve
     args = &doc;
   }
   std::vector<Effect> out;
-  t.tool_effects(server, tool, args, kCwd, kHome, &out);
+  t.tool_effects(server, tool, args, kToolCwd, kToolHome, &out);
   std::vector<std::string> lines;
   for (const Effect& e : out) {
     CHECK(e.program == tool);
@@ -88,129 +88,129 @@ std::vector<std::string> effects(const EffectsTable& t, const std::string& serve
 using V = std::vector<std::string>;
 
 TEST_CASE("tool effects: a path argument, relative to the workspace", "[tool-effects]") {
-  auto t = table();
-  CHECK(effects(*t, "fs", "read_text_file", R"({"path": ".env"})") ==
+  auto t = tool_table();
+  CHECK(tool_effects_of(*t, "fs", "read_text_file", R"({"path": ".env"})") ==
         V{"read path /home/user/project/.env payload.args.path"});
-  CHECK(effects(*t, "", "read_text_file", R"({"path": "~/.ssh/id_rsa"})") ==
+  CHECK(tool_effects_of(*t, "", "read_text_file", R"({"path": "~/.ssh/id_rsa"})") ==
         V{"read path /home/user/.ssh/id_rsa payload.args.path"});
-  CHECK(effects(*t, "fs", "read_text_file", R"({"path": "/etc/../etc/hosts", "head": 3})") ==
+  CHECK(tool_effects_of(*t, "fs", "read_text_file", R"({"path": "/etc/../etc/hosts", "head": 3})") ==
         V{"read path /etc/hosts payload.args.path"});
 }
 
 TEST_CASE("tool effects: the exact server entry wins over the bare tool name", "[tool-effects]") {
-  auto t = table();
-  CHECK(effects(*t, "other", "read_text_file", R"({"path": ".env"})").empty());
+  auto t = tool_table();
+  CHECK(tool_effects_of(*t, "other", "read_text_file", R"({"path": ".env"})").empty());
   CHECK(t->knows_tool("other", "read_text_file"));
   CHECK(t->knows_tool("fs", "read_text_file"));
   CHECK_FALSE(t->knows_tool("fs", "write_file"));
 }
 
 TEST_CASE("tool effects: an array of strings gives one effect per element", "[tool-effects]") {
-  auto t = table();
-  CHECK(effects(*t, "fs", "read_multiple_files", R"({"paths": ["a.txt", "/etc/passwd"]})") ==
+  auto t = tool_table();
+  CHECK(tool_effects_of(*t, "fs", "read_multiple_files", R"({"paths": ["a.txt", "/etc/passwd"]})") ==
         V{"read path /home/user/project/a.txt payload.args.paths", "read path /etc/passwd payload.args.paths"});
-  CHECK(effects(*t, "fs", "read_multiple_files", R"({"paths": []})").empty());
+  CHECK(tool_effects_of(*t, "fs", "read_multiple_files", R"({"paths": []})").empty());
 }
 
 TEST_CASE("tool effects: several kinds of one argument, in table order", "[tool-effects]") {
-  auto t = table();
-  CHECK(effects(*t, "fs", "move_file", R"({"source": "a", "destination": "/tmp/b"})") ==
+  auto t = tool_table();
+  CHECK(tool_effects_of(*t, "fs", "move_file", R"({"source": "a", "destination": "/tmp/b"})") ==
         V{"read path /home/user/project/a payload.args.source", "delete path /home/user/project/a payload.args.source",
           "write path /tmp/b payload.args.destination"});
 }
 
 TEST_CASE("tool effects: a dotted argument name reaches into objects", "[tool-effects]") {
-  auto t = table();
-  CHECK(effects(*t, "", "nested", R"({"options": {"target": "out.txt"}})") ==
+  auto t = tool_table();
+  CHECK(tool_effects_of(*t, "", "nested", R"({"options": {"target": "out.txt"}})") ==
         V{"write path /home/user/project/out.txt payload.args.options.target"});
 }
 
 TEST_CASE("tool effects: programs, code and hosts", "[tool-effects]") {
-  auto t = table();
-  CHECK(effects(*t, "", "runner", R"j({"command": "/usr/bin/curl -s x", "script": "print(1)", "url": "https://Example.COM:8443/x"})j") ==
+  auto t = tool_table();
+  CHECK(tool_effects_of(*t, "", "runner", R"j({"command": "/usr/bin/curl -s x", "script": "print(1)", "url": "https://Example.COM:8443/x"})j") ==
         V{"exec program curl payload.args.command", "exec code print(1) payload.args.script",
           "network host example.com payload.args.url"});
   // A file: URL or a local path is a read of that file.
-  CHECK(effects(*t, "", "runner", R"({"command": "ls", "script": "x", "url": "file:///etc/shadow"})")[2] ==
+  CHECK(tool_effects_of(*t, "", "runner", R"({"command": "ls", "script": "x", "url": "file:///etc/shadow"})")[2] ==
         "read path /etc/shadow payload.args.url");
 }
 
 TEST_CASE("tool effects: an unknown tool has one unknown effect", "[tool-effects]") {
-  auto t = table();
-  CHECK(effects(*t, "fs", "frobnicate", R"({"path": "x"})") == V{"unknown program frobnicate payload.tool"});
-  CHECK(effects(*t, "", "frobnicate", nullptr) == V{"unknown program frobnicate payload.tool"});
+  auto t = tool_table();
+  CHECK(tool_effects_of(*t, "fs", "frobnicate", R"({"path": "x"})") == V{"unknown program frobnicate payload.tool"});
+  CHECK(tool_effects_of(*t, "", "frobnicate", nullptr) == V{"unknown program frobnicate payload.tool"});
 }
 
 TEST_CASE("tool effects: a known tool without effects has none", "[tool-effects]") {
-  auto t = table();
-  CHECK(effects(*t, "fs", "list_allowed_directories", R"({})").empty());
-  CHECK(effects(*t, "fs", "list_allowed_directories", nullptr).empty());
+  auto t = tool_table();
+  CHECK(tool_effects_of(*t, "fs", "list_allowed_directories", R"({})").empty());
+  CHECK(tool_effects_of(*t, "fs", "list_allowed_directories", nullptr).empty());
 }
 
 TEST_CASE("tool effects: a missing or non-text argument is unknown (fail closed)", "[tool-effects]") {
-  auto t = table();
+  auto t = tool_table();
   const V unknown{"unknown program read_text_file payload.args.path"};
-  CHECK(effects(*t, "fs", "read_text_file", R"({})") == unknown);
-  CHECK(effects(*t, "fs", "read_text_file", nullptr) == unknown);
-  CHECK(effects(*t, "fs", "read_text_file", R"({"path": null})") == unknown);
-  CHECK(effects(*t, "fs", "read_text_file", R"({"path": 3})") == unknown);
-  CHECK(effects(*t, "fs", "read_text_file", R"({"path": {"p": "x"}})") == unknown);
-  CHECK(effects(*t, "fs", "read_text_file", R"(["x"])") == unknown);
-  CHECK(effects(*t, "fs", "read_multiple_files", R"({"paths": ["a", 1]})") ==
+  CHECK(tool_effects_of(*t, "fs", "read_text_file", R"({})") == unknown);
+  CHECK(tool_effects_of(*t, "fs", "read_text_file", nullptr) == unknown);
+  CHECK(tool_effects_of(*t, "fs", "read_text_file", R"({"path": null})") == unknown);
+  CHECK(tool_effects_of(*t, "fs", "read_text_file", R"({"path": 3})") == unknown);
+  CHECK(tool_effects_of(*t, "fs", "read_text_file", R"({"path": {"p": "x"}})") == unknown);
+  CHECK(tool_effects_of(*t, "fs", "read_text_file", R"(["x"])") == unknown);
+  CHECK(tool_effects_of(*t, "fs", "read_multiple_files", R"({"paths": ["a", 1]})") ==
         V{"unknown program read_multiple_files payload.args.paths"});
-  CHECK(effects(*t, "", "nested", R"({"options": "x"})") == V{"unknown program nested payload.args.options.target"});
+  CHECK(tool_effects_of(*t, "", "nested", R"({"options": "x"})") == V{"unknown program nested payload.args.options.target"});
 }
 
 TEST_CASE("tool effects: a patch writes and deletes the files it names", "[tool-effects]") {
-  auto t = table();
-  CHECK(effects(*t, "", "apply_patch",
+  auto t = tool_table();
+  CHECK(tool_effects_of(*t, "", "apply_patch",
                 R"({"command": "*** Begin Patch\n*** Add File: a.txt\n+x\n*** Update File: b.txt  \n*** Move to: /tmp/c.txt\n@@\n-y\n+z\n*** Delete File: d.txt\n*** End Patch\n"})") ==
         V{"write path /home/user/project/a.txt payload.args.command", "write path /home/user/project/b.txt payload.args.command",
           "write path /tmp/c.txt payload.args.command", "delete path /home/user/project/b.txt payload.args.command",
           "delete path /home/user/project/d.txt payload.args.command"});
   // A patch line inside the added text is data: only lines starting with the markers count.
-  CHECK(effects(*t, "", "apply_patch", R"({"command": "*** Begin Patch\n*** Add File: a\n+*** Add File: /etc/x\n"})") ==
+  CHECK(tool_effects_of(*t, "", "apply_patch", R"({"command": "*** Begin Patch\n*** Add File: a\n+*** Add File: /etc/x\n"})") ==
         V{"write path /home/user/project/a payload.args.command"});
   // Naming no file: not known.
-  CHECK(effects(*t, "", "apply_patch", R"({"command": "rm -rf /"})") ==
+  CHECK(tool_effects_of(*t, "", "apply_patch", R"({"command": "rm -rf /"})") ==
         V{"unknown program apply_patch payload.args.command"});
-  CHECK(effects(*t, "", "apply_patch", R"({"command": "*** Add File: \n"})") ==
+  CHECK(tool_effects_of(*t, "", "apply_patch", R"({"command": "*** Add File: \n"})") ==
         V{"unknown program apply_patch payload.args.command"});
 }
 
 TEST_CASE("tool effects: an argument the entry does not name is unknown (closed world)", "[tool-effects]") {
-  auto t = table();
+  auto t = tool_table();
   // A registered tool's other arguments: a URL, a key, a command are not known to be data.
-  CHECK(effects(*t, "", "search", R"({"query": "x", "url": "http://169.254.169.254/latest/meta-data/"})") ==
+  CHECK(tool_effects_of(*t, "", "search", R"({"query": "x", "url": "http://169.254.169.254/latest/meta-data/"})") ==
         V{"unknown program search payload.args.url"});
-  CHECK(effects(*t, "", "search", R"({"query": "x", "path": "~/.ssh/id_rsa"})") ==
+  CHECK(tool_effects_of(*t, "", "search", R"({"query": "x", "path": "~/.ssh/id_rsa"})") ==
         V{"unknown program search payload.args.path"});
-  CHECK(effects(*t, "fs", "read_text_file", R"({"path": "a", "head": 3, "file": "/etc/shadow"})") ==
+  CHECK(tool_effects_of(*t, "fs", "read_text_file", R"({"path": "a", "head": 3, "file": "/etc/shadow"})") ==
         V{"read path /home/user/project/a payload.args.path", "unknown program read_text_file payload.args.file"});
-  CHECK(effects(*t, "fs", "list_allowed_directories", R"({"path": "/"})") ==
+  CHECK(tool_effects_of(*t, "fs", "list_allowed_directories", R"({"path": "/"})") ==
         V{"unknown program list_allowed_directories payload.args.path"});
   // Below a dotted name: only the named members are covered.
-  CHECK(effects(*t, "", "search", R"({"query": "x", "options": {"limit": 3, "proxy": "http://10.0.0.1"}})") ==
+  CHECK(tool_effects_of(*t, "", "search", R"({"query": "x", "options": {"limit": 3, "proxy": "http://10.0.0.1"}})") ==
         V{"unknown program search payload.args.options.proxy"});
-  CHECK(effects(*t, "", "nested", R"({"options": {"target": "o", "mode": "x"}})") ==
+  CHECK(tool_effects_of(*t, "", "nested", R"({"options": {"target": "o", "mode": "x"}})") ==
         V{"write path /home/user/project/o payload.args.options.target", "unknown program nested payload.args.options.mode"});
   // A member name holding a dot is not the dotted argument.
-  CHECK(effects(*t, "", "search", R"({"query": "x", "options.limit": "y"})") ==
+  CHECK(tool_effects_of(*t, "", "search", R"({"query": "x", "options.limit": "y"})") ==
         V{"unknown program search payload.args.options.limit"});
   // `none` arguments are data of any shape, and may be absent.
-  CHECK(effects(*t, "", "search", R"({"query": {"q": ["a", 1]}, "options": {"limit": null}})").empty());
-  CHECK(effects(*t, "", "search", R"({})").empty());
-  CHECK(effects(*t, "", "search", nullptr).empty());
+  CHECK(tool_effects_of(*t, "", "search", R"({"query": {"q": ["a", 1]}, "options": {"limit": null}})").empty());
+  CHECK(tool_effects_of(*t, "", "search", R"({})").empty());
+  CHECK(tool_effects_of(*t, "", "search", nullptr).empty());
   // Arguments that are not an object: one unknown effect.
-  CHECK(effects(*t, "", "search", R"(["~/.ssh/id_rsa"])") == V{"unknown program search payload.args"});
-  CHECK(effects(*t, "", "search", R"("x")") == V{"unknown program search payload.args"});
+  CHECK(tool_effects_of(*t, "", "search", R"(["~/.ssh/id_rsa"])") == V{"unknown program search payload.args"});
+  CHECK(tool_effects_of(*t, "", "search", R"("x")") == V{"unknown program search payload.args"});
 }
 
 // ---------------------------------------------------------------- parse errors
 
 void expect_error(const std::string& toml, const std::string& part, long line) {
   Diagnostics d;
-  auto t = parse_text(toml, &d);
+  auto t = parse_tool_text(toml, &d);
   CHECK(t == nullptr);
   for (const auto& x : d) UNSCOPED_INFO(x.to_text());
   REQUIRE(d.size() == 1);
@@ -249,8 +249,8 @@ TEST_CASE("tool table error: bad tool names", "[tool-effects]") {
 
 TEST_CASE("tool table: a tools-only table parses; merge refuses a tool in both", "[tool-effects]") {
   Diagnostics d;
-  auto a = parse_text("[tool.a]\nread = [\"p\"]\n", &d, "a.toml");
-  auto b = parse_text("\n[tool.b]\n[tool.a]\nwrite = [\"p\"]\n", &d, "b.toml");
+  auto a = parse_tool_text("[tool.a]\nread = [\"p\"]\n", &d, "a.toml");
+  auto b = parse_tool_text("\n[tool.b]\n[tool.a]\nwrite = [\"p\"]\n", &d, "b.toml");
   REQUIRE(a);
   REQUIRE(b);
   CHECK(a->tool_count() == 1);

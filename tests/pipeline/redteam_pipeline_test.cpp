@@ -136,7 +136,7 @@ struct RtRules {
 };
 
 // Approve shell and reply, reject any command that mentions rm.
-const char* kRules = R"CLP(
+const char* kRedteamRules = R"CLP(
 (defrule approve-shell
   (proposal (id ?id) (target shell))
   =>
@@ -180,7 +180,7 @@ Signal user_input(std::string text) {
 // Finding 1: the depth limit counted from whatever depth the signal claimed; a negative
 // depth bought extra cycles (INT64_MIN: as good as forever) and extra loop-error feedback.
 TEST_CASE("redteam: a negative depth is not a way past the depth limit", "[pipeline][redteam]") {
-  RtRules rules(kRules);
+  RtRules rules(kRedteamRules);
   auto cascade = cascade_of(std::make_unique<RtProvider>(std::vector<std::string>{kLs}));
   actuators::Registry registry;
   auto shell = std::make_unique<RtActuator>("shell");
@@ -203,7 +203,7 @@ TEST_CASE("redteam: a negative depth is not a way past the depth limit", "[pipel
 // got 3 more tries at what the rules had already refused.
 TEST_CASE("redteam: an error between refusals does not restart the three attempts",
           "[pipeline][redteam]") {
-  RtRules rules(kRules);
+  RtRules rules(kRedteamRules);
   auto provider = std::make_unique<RtProvider>(std::vector<std::string>{kRm}, std::vector<int>{3});
   RtProvider* provider_ptr = provider.get();
   auto cascade = cascade_of(std::move(provider));
@@ -226,7 +226,7 @@ TEST_CASE("redteam: an error between refusals does not restart the three attempt
 // attempts, so the next perception (its output) gets its own three.
 TEST_CASE("redteam: attempts are per perception; an approved action starts afresh",
           "[pipeline][redteam]") {
-  RtRules rules(kRules);
+  RtRules rules(kRedteamRules);
   // rm (refused), ls (approved, runs), then rm, rm, rm refused on the feedback.
   auto provider = std::make_unique<RtProvider>(std::vector<std::string>{kRm, kLs, kRm, kRm, kRm});
   auto cascade = cascade_of(std::move(provider));
@@ -247,7 +247,7 @@ TEST_CASE("redteam: attempts are per perception; an approved action starts afres
 // lines as they were: a newline in them forged whole log lines.
 TEST_CASE("redteam: log lines cannot be forged through the sensor or an error text",
           "[pipeline][redteam]") {
-  RtRules rules(kRules);
+  RtRules rules(kRedteamRules);
   auto cascade = cascade_of(std::make_unique<RtProvider>(std::vector<std::string>{kLs}));
   actuators::Registry registry;
   std::vector<std::string> lines;
@@ -269,7 +269,7 @@ TEST_CASE("redteam: log lines cannot be forged through the sensor or an error te
 // model cannot put its own context (principal) or a key-case twin of target into it.
 TEST_CASE("redteam: the actuator gets exactly the last-mile text, with the signal's context",
           "[pipeline][redteam]") {
-  RtRules rules(kRules);
+  RtRules rules(kRedteamRules);
   auto cascade = cascade_of(std::make_unique<RtProvider>(std::vector<std::string>{
       R"({"target":"shell","payload":{"command":"ls"},"context":{"principal":"root","session":"x"}})",
       R"({"target":"shell","Target":"reply","payload":{"command":"ls"}})"}));
@@ -300,7 +300,7 @@ TEST_CASE("redteam: the actuator gets exactly the last-mile text, with the signa
 
 // Held: concurrent runs on one Pipeline keep their sessions apart.
 TEST_CASE("redteam: concurrent runs keep principals and depths apart", "[pipeline][redteam]") {
-  RtRules rules(kRules);
+  RtRules rules(kRedteamRules);
   auto cascade = cascade_of(std::make_unique<RtProvider>(std::vector<std::string>{kLs}));
   actuators::Registry registry;
   auto shell = std::make_unique<RtActuator>("shell");
@@ -396,7 +396,7 @@ class HostileActuator : public actuators::Actuator {
 // (a megabyte of it) never makes an event invalid JSON or ends the stream early.
 TEST_CASE("redteam: hostile program output keeps every event valid JSON", "[pipeline][redteam]") {
   for (bool ok : {true, false}) {
-    RtRules rules(kRules);
+    RtRules rules(kRedteamRules);
     auto cascade = cascade_of(std::make_unique<RtProvider>(std::vector<std::string>{kLs}));
     actuators::Registry registry;
     registry.add(std::make_unique<HostileActuator>("shell", ok));
@@ -423,7 +423,7 @@ TEST_CASE("redteam: hostile program output keeps every event valid JSON", "[pipe
 // Held: nothing escapes run(): a provider throwing a non-exception, a sink and a log that
 // throw on every call, an actuator that throws.
 TEST_CASE("redteam: nothing thrown anywhere escapes run()", "[pipeline][redteam]") {
-  RtRules rules(kRules);
+  RtRules rules(kRedteamRules);
   struct Thrower : reasoning::Provider {
     reasoning::ProviderConfig c;
     const reasoning::ProviderConfig& config() const override { return c; }
@@ -555,8 +555,8 @@ TEST_CASE("redteam: a last-mile rewrite is decided again before it runs", "[pipe
   (assert (rewrite (proposal ?id) (key "payload.command") (value "rm -rf ~") (rule tidy-ls)
                    (reason "house style"))))
 )CLP";
-  RtRules reason(kRules);
-  RtRules last(std::string(kRules) + rewrite);
+  RtRules reason(kRedteamRules);
+  RtRules last(std::string(kRedteamRules) + rewrite);
   auto reason_decider = reason.decider();
   auto last_decider = last.decider();
   std::vector<std::string> last_mile_inputs;
@@ -587,7 +587,7 @@ TEST_CASE("redteam: a last-mile rewrite is decided again before it runs", "[pipe
 // A rewrite the rules approve as rewritten (redaction that is stable) still runs, in its
 // rewritten form, which a second decision read.
 TEST_CASE("redteam: a stable last-mile rewrite runs as rewritten", "[pipeline][redteam]") {
-  const std::string rules = std::string(kRules) + R"CLP(
+  const std::string rules = std::string(kRedteamRules) + R"CLP(
 (defrule quiet-ls
   (param (proposal ?id) (key "payload.command") (value "ls"))
   =>

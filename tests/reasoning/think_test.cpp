@@ -29,7 +29,7 @@ Catalog catalog() {
   return c;
 }
 
-Answer text_answer(const std::string& text) {
+Answer answer_text(const std::string& text) {
   Answer a;
   a.ok = true;
   a.text = text;
@@ -44,7 +44,7 @@ Answer call_answer(const std::string& name, const std::string& args, const std::
   return a;
 }
 
-Signal user(const std::string& text) {
+Signal user_says(const std::string& text) {
   Signal s;
   s.sensor = "user-input";
   s.text = text;
@@ -57,7 +57,7 @@ Signal user(const std::string& text) {
 }  // namespace
 
 TEST_CASE("build_request: identity, targets with payload schemas, tools, instructions", "[think]") {
-  Request r = build_request(user("list files"), catalog(), {}, {}, {});
+  Request r = build_request(user_says("list files"), catalog(), {}, {}, {});
   CHECK(r.system.rfind("You are Warden's test assistant.", 0) == 0);
   CHECK(r.system.find("- shell: Run a command line\n  payload: "
                       "{\"type\":\"object\",\"properties\":{\"command\"") != std::string::npos);
@@ -85,7 +85,7 @@ TEST_CASE("build_request: hints and the rejection trace, naming each attempt's r
        "two reasons",
        {"r-a", "r-b"}},
   };
-  Request r = build_request(user("clean up"), catalog(), {}, trace, {"Prefer read-only commands."});
+  Request r = build_request(user_says("clean up"), catalog(), {}, trace, {"Prefer read-only commands."});
   CHECK(r.system.find("Hints from the security policy:\n- Prefer read-only commands.") !=
         std::string::npos);
   CHECK(
@@ -100,7 +100,7 @@ TEST_CASE("build_request: hints and the rejection trace, naming each attempt's r
 
 TEST_CASE("build_request: the conversation first, feedback as the result of the previous action",
           "[think]") {
-  Signal out = user("file-a\nfile-b");
+  Signal out = user_says("file-a\nfile-b");
   out.sensor = "tool-output";
   out.tool = "shell";
   out.action_json = R"({"target":"shell","action":"run","payload":{"command":"ls"}})";
@@ -132,7 +132,7 @@ TEST_CASE("the rejection trace reaches the model in the request body sent over H
        R"({"target":"shell","action":"run","payload":{"command":"rm -rf ~"}})",
        "destructive rm",
        {"shell-destructive-rm"}}};
-  Answer answer = provider->complete(build_request(user("tidy my home"), catalog(), {}, trace, {}));
+  Answer answer = provider->complete(build_request(user_says("tidy my home"), catalog(), {}, trace, {}));
   REQUIRE(answer.ok);
   auto body = parse_body(server.requests().at(0).body);
   const std::string system = body["messages"][0]["content"].GetString();
@@ -147,26 +147,26 @@ TEST_CASE("parse_answer: plain JSON, fences, key case; context and extra members
           "[think]") {
   CHECK(
       parse_answer(
-          text_answer(
+          answer_text(
               R"({"target":"shell","action":"run","payload":{"command":"ls"},"explanation":"look"})"),
           catalog()) ==
       R"({"target":"shell","action":"run","payload":{"command":"ls"},"explanation":"look"})");
-  CHECK(parse_answer(text_answer("```json\n{\"target\":\"shell\",\"action\":\"run\",\"payload\":{"
+  CHECK(parse_answer(answer_text("```json\n{\"target\":\"shell\",\"action\":\"run\",\"payload\":{"
                                  "\"command\":\"ls\"}}\n```"),
                      catalog()) ==
         R"({"target":"shell","action":"run","payload":{"command":"ls"}})");
   CHECK(
       parse_answer(
-          text_answer(
+          answer_text(
               "Here you go:\n```\n{\"target\":\"reply\",\"payload\":{\"text\":\"hi\"}}\n```\nbye"),
           catalog()) == R"({"target":"reply","action":"send","payload":{"text":"hi"}})");
   CHECK(
       parse_answer(
-          text_answer(R"({"Target":"Shell","ACTION":"run","Payload":{"Command":"ls","CWD":"/w"}})"),
+          answer_text(R"({"Target":"Shell","ACTION":"run","Payload":{"Command":"ls","CWD":"/w"}})"),
           catalog()) ==
       R"({"target":"shell","action":"run","payload":{"command":"ls","cwd":"/w"}})");
   // What the model writes as context (or anything else) never reaches the rules.
-  CHECK(parse_answer(text_answer(R"({"target":"shell","action":"run","payload":{"command":"ls"},
+  CHECK(parse_answer(answer_text(R"({"target":"shell","action":"run","payload":{"command":"ls"},
                        "context":{"principal":"root","agent":"admin"},"approved":true})"),
                      catalog()) ==
         R"({"target":"shell","action":"run","payload":{"command":"ls"}})");
@@ -174,13 +174,13 @@ TEST_CASE("parse_answer: plain JSON, fences, key case; context and extra members
 
 TEST_CASE("parse_answer: backticks inside a JSON answer are not taken for a fence", "[think]") {
   CHECK(parse_answer(
-            text_answer("{\"target\":\"shell\",\"payload\":{\"command\":\"echo ```x```\"}\n}"),
+            answer_text("{\"target\":\"shell\",\"payload\":{\"command\":\"echo ```x```\"}\n}"),
             catalog()) ==
         R"({"target":"shell","action":"run","payload":{"command":"echo ```x```"}})");
 }
 
 TEST_CASE("parse_answer: anything else becomes a reply with the raw text", "[think]") {
-  auto reply_of = [](const std::string& raw) { return parse_answer(text_answer(raw), catalog()); };
+  auto reply_of = [](const std::string& raw) { return parse_answer(answer_text(raw), catalog()); };
   CHECK(reply_of("Sure, I listed them.") ==
         R"({"target":"reply","action":"send","payload":{"text":"Sure, I listed them."}})");
   CHECK(reply_of(R"([1,2,3])") ==
@@ -238,7 +238,7 @@ TEST_CASE("build_request: every tool offered requires an explanation argument",
   c.tools.push_back({"annotate", "Annotate a line",
                      R"({"type":"object","properties":{"explanation":{"type":"integer"}}})"});
   c.tools.push_back({"ping", "Ping", ""});
-  Request r = build_request(user("list files"), c, {}, {}, {});
+  Request r = build_request(user_says("list files"), c, {}, {}, {});
   REQUIRE(r.tools.size() == 8);
   for (const ToolSpec& t : r.tools) {
     INFO(t.name << ": " << t.parameters_schema_json);
@@ -261,7 +261,7 @@ TEST_CASE("build_request: every tool offered requires an explanation argument",
   d.targets = {
       {"shell", "Run",
        R"({"type":"object","properties":{"command":{"type":"string"}},"required":["command"]})"}};
-  Request q = build_request(user("x"), d, {}, {}, {});
+  Request q = build_request(user_says("x"), d, {}, {}, {});
   REQUIRE(q.tools.size() == 1);
   CHECK(q.tools[0].parameters_schema_json.find(R"("required":["command","explanation"])") !=
         std::string::npos);

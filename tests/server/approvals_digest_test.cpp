@@ -21,7 +21,7 @@ using namespace warden::server::testing;
 
 namespace {
 
-ApprovalRef ask(Party& agent, const std::string& command, const std::string& id) {
+ApprovalRef digest_ask(Party& agent, const std::string& command, const std::string& id) {
   std::string reply = agent.call(decide_request(id, shell_action(command)));
   INFO(reply);
   auto p = payload_of(reply);
@@ -33,7 +33,7 @@ ApprovalRef ask(Party& agent, const std::string& command, const std::string& id)
 }
 
 // What `warden approve ID` shows an approver: the one approval, by its id.
-rapidjson::Document shown(Party& approver, const std::string& id) {
+rapidjson::Document digest_shown(Party& approver, const std::string& id) {
   std::string reply = approver.call(make_request("s", "pending", "\"id\":" + json_string(id)));
   INFO(reply);
   REQUIRE(error_code(reply) == "");
@@ -95,7 +95,7 @@ TEST_CASE("warden approve ID on a terminal shows the action and its digest, then
   REQUIRE(d.ok());
   ApprovalTokens t;
   Party alice(d.address(), t.alice);
-  ApprovalRef p = ask(alice, "touch asked.txt", "1");
+  ApprovalRef p = digest_ask(alice, "touch asked.txt", "1");
   const std::vector<std::string> args{"approve", p.id, "--addr", d.address(), "--token", t.bob};
   // "no": nothing is approved.
   TerminalRun no = on_terminal(args, "type yes to approve: ", "no");
@@ -125,12 +125,12 @@ TEST_CASE("approve: the digest of another approval's action approves nothing (th
   ApprovalTokens t;
   Party alice(d.address(), t.alice), bob(d.address(), t.bob), carol(d.address(), t.carol);
   // The agent is shown the ids, tokens and digests of both approvals.
-  ApprovalRef preview = ask(alice, "touch docs-preview.txt", "1");
-  ApprovalRef drop = ask(alice, "touch drop-database.txt", "2");
+  ApprovalRef preview = digest_ask(alice, "touch docs-preview.txt", "1");
+  ApprovalRef drop = digest_ask(alice, "touch drop-database.txt", "2");
   REQUIRE(preview.hash != drop.hash);
 
   // bob looks at the preview: its action as it will run, and its digest.
-  auto seen = shown(bob, preview.id);
+  auto seen = digest_shown(bob, preview.id);
   CHECK(str(seen["action"]["payload"], "command") == "touch docs-preview.txt");
   CHECK(str(seen, "action_hash") == preview.hash);
   CHECK(seen["history"].IsArray());
@@ -140,7 +140,7 @@ TEST_CASE("approve: the digest of another approval's action approves nothing (th
   std::string swapped = bob.call(approve_request(ApprovalRef{drop.id, "", preview.hash}));
   INFO(swapped);
   CHECK(error_code(swapped) == err::kApprovalDigest);
-  auto after = shown(bob, drop.id);
+  auto after = digest_shown(bob, drop.id);
   CHECK(str(after, "status") == "pending");
   CHECK(after["votes"].Size() == 0);
   CHECK(outcome_of_decide(alice, shell_action("touch drop-database.txt")) == "approval-required");
@@ -153,7 +153,7 @@ TEST_CASE("approve: the digest of another approval's action approves nothing (th
                                              json_string(drop.hash)))) == err::kBadRequest);
   CHECK(error_code(bob.call(approve_request(ApprovalRef{drop.token, "", drop.hash}))) ==
         err::kApprovalNotFound);
-  CHECK(str(shown(carol, drop.id), "status") == "pending");
+  CHECK(str(digest_shown(carol, drop.id), "status") == "pending");
 
   // What bob saw is approved by its id and its digest.
   std::string ok = bob.call(approve_request(preview));
@@ -166,7 +166,7 @@ TEST_CASE("approve: the digest of another approval's action approves nothing (th
   // pending by id: an unknown id, and a closed approval is still shown (with its state).
   CHECK(error_code(bob.call(make_request(
             "s", "pending", "\"id\":\"apr_000000000000000000000000\""))) == err::kApprovalNotFound);
-  CHECK(str(shown(bob, preview.id), "status") == "executed");
+  CHECK(str(digest_shown(bob, preview.id), "status") == "executed");
   CHECK(error_code(bob.call(
             make_request("s", "pending", "\"id\":" + json_string(drop.id) + ",\"watch\":true"))) ==
         err::kBadRequest);
@@ -192,8 +192,8 @@ TEST_CASE("pending shows an approval with its session's recent history",
   REQUIRE(outcome_of_decide(alice,
                             R"({"target":"file","action":"write","payload":{"path":"notes.txt",)"
                             R"("content":"x"},"context":{"session":"s1"}})") == "approve");
-  ApprovalRef p = ask(alice, "touch after-ls.txt", "1");
-  auto seen = shown(bob, p.id);
+  ApprovalRef p = digest_ask(alice, "touch after-ls.txt", "1");
+  auto seen = digest_shown(bob, p.id);
   INFO(to_json_text(seen));
   REQUIRE(seen["history"].IsArray());
   REQUIRE(seen["history"].Size() >= 1);

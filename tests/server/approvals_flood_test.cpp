@@ -206,7 +206,7 @@ std::uint64_t counter(const rapidjson::Value& v, const char* a, const char* b = 
 const std::string kWarden = WARDEN_BINARY_DIR "/cli/warden";
 
 // `warden ARGS…` to completion: its stdout and exit status (stderr to the test's).
-int run_warden(const std::vector<std::string>& args, std::string* out) {
+int flood_run_warden(const std::vector<std::string>& args, std::string* out) {
   int pipe_fd[2];
   REQUIRE(::pipe2(pipe_fd, O_CLOEXEC) == 0);
   pid_t pid = ::fork();
@@ -411,7 +411,7 @@ TEST_CASE("pending pages: hundreds of approvals, each listed once, replies withi
   // warden pending follows the pages; --limit stops and says where to go on.
   REQUIRE(access(kWarden.c_str(), X_OK) == 0);
   std::string out;
-  REQUIRE(run_warden({"pending", "--addr", d.address(), "--token", t.bob, "--format", "json"},
+  REQUIRE(flood_run_warden({"pending", "--addr", d.address(), "--token", t.bob, "--format", "json"},
                      &out) == 0);
   rapidjson::Document doc = parse(out);
   REQUIRE(doc["approvals"].IsArray());
@@ -420,7 +420,7 @@ TEST_CASE("pending pages: hundreds of approvals, each listed once, replies withi
   CHECK(cli_ids == listed.ids);
   CHECK_FALSE(doc["more"].GetBool());
   out.clear();
-  REQUIRE(run_warden({"pending", "--addr", d.address(), "--token", t.bob, "--limit", "5"}, &out) == 0);
+  REQUIRE(flood_run_warden({"pending", "--addr", d.address(), "--token", t.bob, "--limit", "5"}, &out) == 0);
   CHECK(out.find("\n5 pending;") != std::string::npos);
   CHECK(out.find("more are pending: warden pending --after ") != std::string::npos);
   CHECK(out.find(all[6]) == std::string::npos);  // created after the first five

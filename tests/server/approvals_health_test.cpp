@@ -26,7 +26,7 @@ void sql(const std::string& db, const std::string& statement) {
   REQUIRE(rc == SQLITE_OK);
 }
 
-rapidjson::Document ask(Client& client, const std::string& action) {
+rapidjson::Document health_ask(Client& client, const std::string& action) {
   std::string error;
   REQUIRE(client.send_message(make_request("q", action), &error));
   return parse(read_or_fail(client, 20000ms));
@@ -54,9 +54,9 @@ TEST_CASE("health-check and status report a failing approvals store",
   REQUIRE(admin.authenticate(Tokens{}.admin, 5000ms, &error));
   connect_agent(agent, d);
 
-  auto health = ask(admin, "health-check");
+  auto health = health_ask(admin, "health-check");
   CHECK(std::string(health["payload"]["status"].GetString()) == "serving");
-  auto status = ask(admin, "status");
+  auto status = health_ask(admin, "status");
   CHECK(status["payload"]["approvals"]["ok"].GetBool());
   CHECK(std::string(status["payload"]["approvals"]["store"].GetString()) == "sqlite");
 
@@ -66,13 +66,13 @@ TEST_CASE("health-check and status report a failing approvals store",
   std::string reply = read_or_fail(agent, 20000ms);
   INFO(reply);
   REQUIRE(eventually([&] {
-    return std::string(ask(admin, "health-check")["payload"]["status"].GetString()) == "degraded";
+    return std::string(health_ask(admin, "health-check")["payload"]["status"].GetString()) == "degraded";
   }));
-  health = ask(admin, "health-check");
+  health = health_ask(admin, "health-check");
   CHECK(std::string(health["payload"]["approvals"].GetString()).rfind("failing: ", 0) == 0);
   CHECK(std::string(health["payload"]["approvals"].GetString()).find("approvals") !=
         std::string::npos);
-  status = ask(admin, "status");
+  status = health_ask(admin, "status");
   const auto& approvals = status["payload"]["approvals"];
   CHECK_FALSE(approvals["ok"].GetBool());
   CHECK(approvals["failures"].GetUint64() >= 1);
@@ -84,9 +84,9 @@ TEST_CASE("health-check and status report a failing approvals store",
     std::string e;
     agent.send_message(decide_request("2", kNeedsApproval), &e);
     read_or_fail(agent, 20000ms);
-    return std::string(ask(admin, "health-check")["payload"]["status"].GetString()) == "serving";
+    return std::string(health_ask(admin, "health-check")["payload"]["status"].GetString()) == "serving";
   }));
-  CHECK(ask(admin, "status")["payload"]["approvals"]["ok"].GetBool());
+  CHECK(health_ask(admin, "status")["payload"]["approvals"]["ok"].GetBool());
   d.stop();
   const std::string logged = log_text->str();
   INFO(logged);

@@ -19,7 +19,7 @@ using warden::test::fresh_database;
 
 namespace {
 
-std::string outcome_of(const std::string& reply) {
+std::string pg_outcome_of(const std::string& reply) {
   auto p = payload_of(reply);
   return p.IsObject() && p.HasMember("decision") ? str(p["decision"], "outcome") : "<none>";
 }
@@ -58,7 +58,7 @@ TEST_CASE("PostgreSQL: two daemons share approvals; the answer reaches the reque
   CHECK(str(payload_of(ok), "status") == "granted");
   std::string reply = alice.read(30000ms);
   INFO(reply);
-  CHECK(outcome_of(reply) == "approve");
+  CHECK(pg_outcome_of(reply) == "approve");
 
   // Self-approval and reuse are refused on either daemon.
   Party alice_approver(b.address(), t.alice_approver);
@@ -140,6 +140,6 @@ TEST_CASE("PostgreSQL: across daemons, an approver's answer is bound to the acti
   CHECK(str(shown["approvals"][0], "status") == "pending");
   CHECK(shown["approvals"][0]["votes"].Size() == 0);
   CHECK(error_code(bob_on_b.call(approve_request(preview))) == "");
-  CHECK(outcome_of(alice.call(decide_request("r", shell_action("touch drop-database.txt")))) ==
+  CHECK(pg_outcome_of(alice.call(decide_request("r", shell_action("touch drop-database.txt")))) ==
         "approval-required");
 }

@@ -27,7 +27,7 @@ int records(const std::string& log, const std::string& needle_a, const std::stri
   return n;
 }
 
-std::int64_t now_ms() {
+std::int64_t recover_now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -63,12 +63,12 @@ TEST_CASE("an approval interrupted after its claim is refused once as its daemon
     REQUIRE(stuck);
     REQUIRE(
         store
-            ->approve(stuck_id, stuck->action_hash, "bob", "", now_ms(), 60, config.audit.daemon_id)
+            ->approve(stuck_id, stuck->action_hash, "bob", "", recover_now_ms(), 60, config.audit.daemon_id)
             .result == approvals::ApproveResult::Claimed);
     // Another daemon's claim of a moment ago is its own business: not recovered here.
     auto other = store->get(other_id);
     REQUIRE(
-        store->approve(other_id, other->action_hash, "carol", "", now_ms(), 0, "daemon-b").result ==
+        store->approve(other_id, other->action_hash, "carol", "", recover_now_ms(), 0, "daemon-b").result ==
         approvals::ApproveResult::Claimed);
   }
   RunningDaemon d(config);

@@ -40,7 +40,7 @@ Config fleet_config(const TempDir& dir, const std::string& name, const std::stri
   return c;
 }
 
-int approval_records(const std::string& log, const std::string& event, const std::string& by) {
+int revoke_pg_approval_records(const std::string& log, const std::string& event, const std::string& by) {
   std::ifstream in(log);
   std::string line;
   int n = 0;
@@ -116,8 +116,8 @@ TEST_CASE("PostgreSQL: every daemon reloads its token file; a revoked token's ap
   REQUIRE(cancelled_of(reply_b) >= 0);
   // Two pending approvals of the revoked token, each cancelled by exactly one daemon.
   CHECK(cancelled_of(reply_a) + cancelled_of(reply_b) == 2);
-  CHECK(approval_records(a_config.state_dir + "/audit.jsonl", "denied", "warden") +
-            approval_records(b_config.state_dir + "/audit.jsonl", "denied", "warden") ==
+  CHECK(revoke_pg_approval_records(a_config.state_dir + "/audit.jsonl", "denied", "warden") +
+            revoke_pg_approval_records(b_config.state_dir + "/audit.jsonl", "denied", "warden") ==
         2);
 
   // Approving them on either daemon: closed.
@@ -138,7 +138,7 @@ TEST_CASE("PostgreSQL: every daemon reloads its token file; a revoked token's ap
   Party admin_a(a.address(), t.admin), admin_b(b.address(), t.admin);
   CHECK(cancelled_of(admin_a.call(make_request("r2", "reload"))) == 0);
   CHECK(cancelled_of(admin_b.call(make_request("r2", "reload"))) == 0);
-  CHECK(approval_records(a_config.state_dir + "/audit.jsonl", "denied", "warden") +
-            approval_records(b_config.state_dir + "/audit.jsonl", "denied", "warden") ==
+  CHECK(revoke_pg_approval_records(a_config.state_dir + "/audit.jsonl", "denied", "warden") +
+            revoke_pg_approval_records(b_config.state_dir + "/audit.jsonl", "denied", "warden") ==
         2);
 }

@@ -18,10 +18,10 @@ using namespace warden::server::testing;
 namespace {
 
 // alice's second agent token (another terminal of the same person).
-const std::string kAlice2 = "wdn_test_alice_agent_second";
+const std::string kRevokeAlice2 = "wdn_test_alice_agent_second";
 
 std::string tokens_with_both() {
-  return ApprovalTokens{}.file_text() + "agent alice " + token_hash_text(kAlice2) + "\n";
+  return ApprovalTokens{}.file_text() + "agent alice " + token_hash_text(kRevokeAlice2) + "\n";
 }
 
 // The same without alice's first token: it is revoked.
@@ -29,7 +29,7 @@ std::string tokens_without_first() {
   ApprovalTokens t;
   return "agent dave " + token_hash_text(t.dave) + "\napprover bob " + token_hash_text(t.bob) +
          "\napprover carol " + token_hash_text(t.carol) + "\nadmin root " +
-         token_hash_text(t.admin) + "\nagent alice " + token_hash_text(kAlice2) + "\n";
+         token_hash_text(t.admin) + "\nagent alice " + token_hash_text(kRevokeAlice2) + "\n";
 }
 
 Config revoke_config(const TempDir& dir, const std::string& state = "state") {
@@ -40,7 +40,7 @@ Config revoke_config(const TempDir& dir, const std::string& state = "state") {
 
 void revoke_first(const TempDir& dir) { dir.write("tokens", tokens_without_first(), 0600); }
 
-ApprovalRef ask(Party& agent, const std::string& command) {
+ApprovalRef revoke_ask(Party& agent, const std::string& command) {
   std::string reply = agent.call(decide_request("q", shell_action(command)));
   INFO(reply);
   auto p = payload_of(reply);
@@ -48,7 +48,7 @@ ApprovalRef ask(Party& agent, const std::string& command) {
   return approval_ref(p["approval"]);
 }
 
-rapidjson::Document shown(Party& approver, const std::string& id) {
+rapidjson::Document revoke_shown(Party& approver, const std::string& id) {
   rapidjson::Document p =
       payload_of(approver.call(make_request("s", "pending", "\"id\":" + json_string(id))));
   REQUIRE(p.HasMember("approvals"));
@@ -59,7 +59,7 @@ rapidjson::Document shown(Party& approver, const std::string& id) {
 }
 
 // The `approval` records of `event` by `by` in the audit log.
-int approval_records(const std::string& log, const std::string& event, const std::string& by) {
+int revoke_approval_records(const std::string& log, const std::string& event, const std::string& by) {
   std::ifstream in(log);
   std::string line;
   int n = 0;
@@ -82,12 +82,12 @@ TEST_CASE("a reload that revokes a token cancels its pending approvals",
   RunningDaemon d(config);
   REQUIRE(d.ok());
   ApprovalTokens t;
-  Party alice(d.address(), t.alice), alice2(d.address(), kAlice2), bob(d.address(), t.bob),
+  Party alice(d.address(), t.alice), alice2(d.address(), kRevokeAlice2), bob(d.address(), t.bob),
       admin(d.address(), t.admin);
-  const ApprovalRef first = ask(alice, "touch first.txt");
-  const ApprovalRef second = ask(alice2, "touch second.txt");
-  CHECK(str(shown(bob, first.id), "requester_token_id") == token_id(hash_token(t.alice)));
-  CHECK(str(shown(bob, second.id), "requester_token_id") == token_id(hash_token(kAlice2)));
+  const ApprovalRef first = revoke_ask(alice, "touch first.txt");
+  const ApprovalRef second = revoke_ask(alice2, "touch second.txt");
+  CHECK(str(revoke_shown(bob, first.id), "requester_token_id") == token_id(hash_token(t.alice)));
+  CHECK(str(revoke_shown(bob, second.id), "requester_token_id") == token_id(hash_token(kRevokeAlice2)));
 
   revoke_first(dir);
   std::string reloaded = admin.call(make_request("r", "reload"));
@@ -96,7 +96,7 @@ TEST_CASE("a reload that revokes a token cancels its pending approvals",
   CHECK(payload_of(reloaded)["approvals_cancelled"].GetInt() == 1);
 
   // The revoked token's approval: closed, by warden, saying why; it cannot be approved.
-  rapidjson::Document a = shown(bob, first.id);
+  rapidjson::Document a = revoke_shown(bob, first.id);
   CHECK(str(a, "status") == "denied");
   CHECK(str(a, "closed_by") == "warden");
   CHECK(str(a, "close_note").find("revoked") != std::string::npos);
@@ -106,10 +106,10 @@ TEST_CASE("a reload that revokes a token cancels its pending approvals",
   CHECK(late.find("revoked") != std::string::npos);
   // Recorded once, as denied by warden.
   const std::string log = config.state_dir + "/audit.jsonl";
-  CHECK(approval_records(log, "denied", "warden") == 1);
+  CHECK(revoke_approval_records(log, "denied", "warden") == 1);
 
   // The other token of the same principal keeps its approval.
-  CHECK(str(shown(bob, second.id), "status") == "pending");
+  CHECK(str(revoke_shown(bob, second.id), "status") == "pending");
   std::string ok = bob.call(approve_request(second));
   INFO(ok);
   CHECK(error_code(ok) == "");
@@ -119,7 +119,7 @@ TEST_CASE("a reload that revokes a token cancels its pending approvals",
   std::string again = admin.call(make_request("r2", "reload"));
   REQUIRE(error_code(again) == "");
   CHECK(payload_of(again)["approvals_cancelled"].GetInt() == 0);
-  CHECK(approval_records(log, "denied", "warden") == 1);
+  CHECK(revoke_approval_records(log, "denied", "warden") == 1);
 }
 
 TEST_CASE("a decide waiting on an approval of a revoked token never gets approve",
@@ -163,12 +163,12 @@ TEST_CASE("the grants a revoked token's approvals left end; another token's stay
   RunningDaemon d(config);
   REQUIRE(d.ok());
   ApprovalTokens t;
-  Party alice(d.address(), t.alice), alice2(d.address(), kAlice2), bob(d.address(), t.bob),
+  Party alice(d.address(), t.alice), alice2(d.address(), kRevokeAlice2), bob(d.address(), t.bob),
       admin(d.address(), t.admin);
   // Scoped grants for alice's session s1: one asked for with each of her tokens.
-  const ApprovalRef first = ask(alice, "touch scoped-first.txt");
+  const ApprovalRef first = revoke_ask(alice, "touch scoped-first.txt");
   REQUIRE(error_code(bob.call(approve_request(first, ",\"scope_minutes\":30"))) == "");
-  const ApprovalRef second = ask(alice2, "touch scoped-second.txt");
+  const ApprovalRef second = revoke_ask(alice2, "touch scoped-second.txt");
   REQUIRE(error_code(bob.call(approve_request(second, ",\"scope_minutes\":30"))) == "");
   // Either token of alice's uses either grant (a grant is the principal's and session's).
   CHECK(outcome_of_decide(alice2, shell_action("touch scoped-first.txt")) == "approve");
@@ -191,13 +191,13 @@ TEST_CASE("a daemon started with a token file without the token cancels what it 
     RunningDaemon d(config);
     REQUIRE(d.ok());
     Party alice(d.address(), t.alice);
-    asked = ask(alice, "touch before-restart.txt");
+    asked = revoke_ask(alice, "touch before-restart.txt");
   }
   revoke_first(dir);
   RunningDaemon d(config);
   REQUIRE(d.ok());
   Party bob(d.address(), t.bob);
-  rapidjson::Document a = shown(bob, asked.id);
+  rapidjson::Document a = revoke_shown(bob, asked.id);
   CHECK(str(a, "status") == "denied");
   CHECK(str(a, "closed_by") == "warden");
   CHECK(error_code(bob.call(approve_request(asked))) == err::kApprovalClosed);
@@ -219,17 +219,17 @@ TEST_CASE("a daemon that does not accept the requester's token refuses to approv
   REQUIRE(a.ok());
   ApprovalTokens t;
   Party alice(a.address(), t.alice), bob_on_b(b.address(), t.bob);
-  const ApprovalRef asked = ask(alice, "touch elsewhere.txt");
+  const ApprovalRef asked = revoke_ask(alice, "touch elsewhere.txt");
   std::string reply = bob_on_b.call(approve_request(asked));
   INFO(reply);
   CHECK(error_code(reply) == err::kApprovalClosed);
   CHECK(reply.find("revoked") != std::string::npos);
-  rapidjson::Document shown_a = shown(bob_on_b, asked.id);
+  rapidjson::Document shown_a = revoke_shown(bob_on_b, asked.id);
   CHECK(str(shown_a, "status") == "denied");
   CHECK(shown_a["votes"].Size() == 0);
   // Nothing was granted: alice asks again on A.
   CHECK(outcome_of_decide(alice, shell_action("touch elsewhere.txt")) == "approval-required");
   // Recorded once, on the daemon that cancelled it.
-  CHECK(approval_records(b_config.state_dir + "/audit.jsonl", "denied", "warden") == 1);
-  CHECK(approval_records(a_config.state_dir + "/audit.jsonl", "denied", "warden") == 0);
+  CHECK(revoke_approval_records(b_config.state_dir + "/audit.jsonl", "denied", "warden") == 1);
+  CHECK(revoke_approval_records(a_config.state_dir + "/audit.jsonl", "denied", "warden") == 0);
 }

@@ -20,7 +20,7 @@ using namespace warden::server::testing;
 
 namespace {
 
-std::string script_line(const std::string& proposal) {
+std::string approval_script_line(const std::string& proposal) {
   return "{\"text\":" + json_string(proposal) + "}\n";
 }
 
@@ -67,7 +67,7 @@ ApprovalRef read_until_approval(Party& agent, Run* run) {
 TEST_CASE("submit: approved in another terminal, the action runs and the agent sees the result",
           "[server][approvals][submit]") {
   TempDir dir;
-  Config config = submit_config(dir, script_line(touch_proposal("made.txt")));
+  Config config = submit_config(dir, approval_script_line(touch_proposal("made.txt")));
   RunningDaemon d(config);
   REQUIRE(d.ok());
   ApprovalTokens t;

@@ -19,7 +19,7 @@ using warden::cli::testing::run_warden;
 
 namespace {
 
-warden::test::PostgresServer& postgres() {
+warden::test::PostgresServer& terminal_postgres() {
   static warden::test::PostgresServer server;  // throws (the test fails) when it cannot start
   return server;
 }
@@ -130,7 +130,7 @@ TEST_CASE("terminals, SQLite: an agent submits, an approver approves, the action
 TEST_CASE("terminals, PostgreSQL: submitted on one daemon, approved on another",
           "[server][approvals][terminal][postgres]") {
   TempDir dir;
-  const std::string conninfo = postgres().create_database("terminals_" + std::to_string(::getpid()));
+  const std::string conninfo = terminal_postgres().create_database("terminals_" + std::to_string(::getpid()));
   const std::string store = "[approvals]\nstore = \"postgres\"\nconninfo = " + json_string(conninfo) + "\n";
   Serve a(dir, "daemon-a", store);
   Serve b(dir, "daemon-b", store);

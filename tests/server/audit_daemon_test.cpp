@@ -32,7 +32,7 @@ using namespace warden::server::testing;
 
 namespace {
 
-const std::string kWarden = WARDEN_BINARY_DIR "/cli/warden";
+const std::string kAuditWarden = WARDEN_BINARY_DIR "/cli/warden";
 
 struct ServeOptions {
   std::vector<std::string> extra;  // more serve arguments
@@ -41,11 +41,11 @@ struct ServeOptions {
 
 // `warden serve` as a child on an ephemeral port, rules kRulesA, the fixture's tokens, its
 // state directory STATE (the audit log is STATE/audit.jsonl). stderr is read on a thread.
-class Serve {
+class AuditServe {
  public:
-  Serve(const TempDir& dir, const ServeOptions& options = {}) {
-    INFO(kWarden << " must be built (a dependency of server_tests)");
-    REQUIRE(::access(kWarden.c_str(), X_OK) == 0);
+  AuditServe(const TempDir& dir, const ServeOptions& options = {}) {
+    INFO(kAuditWarden << " must be built (a dependency of server_tests)");
+    REQUIRE(::access(kAuditWarden.c_str(), X_OK) == 0);
     std::signal(SIGPIPE, SIG_IGN);
     if (!fs::exists(dir.path() / "rules/policy.clp")) dir.write("rules/policy.clp", kRulesA);
     std::string tokens = dir.write("tokens", Tokens{}.file_text(), 0600);
@@ -69,10 +69,10 @@ class Serve {
         rlimit rl{options.file_size_limit, options.file_size_limit};
         ::setrlimit(RLIMIT_FSIZE, &rl);
       }
-      std::vector<char*> argv{const_cast<char*>(kWarden.c_str())};
+      std::vector<char*> argv{const_cast<char*>(kAuditWarden.c_str())};
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
-      ::execv(kWarden.c_str(), argv.data());
+      ::execv(kAuditWarden.c_str(), argv.data());
       ::_exit(127);
     }
     ::close(err[1]);
@@ -87,7 +87,7 @@ class Serve {
       }
     });
   }
-  ~Serve() {
+  ~AuditServe() {
     kill9();
     if (reader_.joinable()) reader_.join();
     if (err_fd_ >= 0) ::close(err_fd_);
@@ -264,13 +264,13 @@ std::set<std::string> decision_ids(const std::vector<LogRecord>& records) {
 // every checkpoint's signature.
 void require_verifies(const TempDir& dir) {
   std::string error;
-  auto key = warden::audit::VerifyKey::load(Serve::state(dir) + "/audit-signing.pem.pub", &error);
+  auto key = warden::audit::VerifyKey::load(AuditServe::state(dir) + "/audit-signing.pem.pub", &error);
   INFO(error);
   REQUIRE(key);
   warden::audit::VerifyOptions options;
   options.key = key.get();
   options.threads = 1;
-  auto report = warden::audit::verify_paths({Serve::log(dir)}, options);
+  auto report = warden::audit::verify_paths({AuditServe::log(dir)}, options);
   INFO(warden::audit::report_to_json(report));
   REQUIRE(report.ok);
   REQUIRE(report.checkpoints >= 1);
@@ -294,7 +294,7 @@ std::string health_of(const std::string& address) {
 TEST_CASE("every decision is in the audit log before its reply, with the reply's id",
           "[audit]") {
   TempDir dir;
-  Serve serve(dir);
+  AuditServe serve(dir);
   REQUIRE(serve.serving());
   Client agent;
   connect_as(agent, serve.address(), Tokens{}.agent);
@@ -304,7 +304,7 @@ TEST_CASE("every decision is in the audit log before its reply, with the reply's
     DecisionReply d = decision_of(request(agent, decide_request(std::to_string(i), proposal)));
     REQUIRE(d.ok);
     // Answered, so recorded: the reply was sent only after the record was durable.
-    auto records = read_chain({Serve::log(dir)});
+    auto records = read_chain({AuditServe::log(dir)});
     REQUIRE(decision_ids(records).count(d.decision_id) == 1);
     replies.push_back(d);
   }
@@ -313,7 +313,7 @@ TEST_CASE("every decision is in the audit log before its reply, with the reply's
   std::string bad_code = error_code(bad);
   REQUIRE_FALSE(bad_code.empty());
 
-  auto records = read_chain({Serve::log(dir)});
+  auto records = read_chain({AuditServe::log(dir)});
   REQUIRE(records.size() == 7);  // start, 5 decisions, the bad input
   CHECK(records[0].kind == "start");
   auto start = parse(records[0].line);
@@ -348,7 +348,7 @@ TEST_CASE("every decision is in the audit log before its reply, with the reply's
   const auto& audit = status["payload"]["audit"];
   CHECK(audit["enabled"].GetBool());
   CHECK(audit["ok"].GetBool());
-  CHECK(std::string(audit["path"].GetString()) == Serve::log(dir));
+  CHECK(std::string(audit["path"].GetString()) == AuditServe::log(dir));
   CHECK(audit["last_seq"].GetUint64() == 7);
   CHECK(std::string(parse(health_of(serve.address()))["payload"]["status"].GetString()) ==
         "serving");
@@ -359,7 +359,7 @@ TEST_CASE("every decision is in the audit log before its reply, with the reply's
   connect_as(admin, serve.address(), Tokens{}.admin);
   std::string reloaded = request(admin, make_request("r", "reload"));
   REQUIRE(error_code(reloaded) == "");
-  records = read_chain({Serve::log(dir)});
+  records = read_chain({AuditServe::log(dir)});
   REQUIRE(records.back().kind == "reload");
   CHECK(member(records.back().line, "by") == "request:root");
   CHECK(member(records.back().line, "previous_digest") == member(records[0].line, "rules_digest"));
@@ -369,7 +369,7 @@ TEST_CASE("every decision is in the audit log before its reply, with the reply's
   agent.close();
   admin.close();
   REQUIRE(serve.terminate() == 0);
-  records = read_chain({Serve::log(dir)});
+  records = read_chain({AuditServe::log(dir)});
   bool stopped = false;
   for (const auto& r : records) stopped = stopped || r.kind == "stop";
   CHECK(stopped);
@@ -383,7 +383,7 @@ TEST_CASE("kill -9 under load leaves every acknowledged decision in the log; a r
   std::set<std::string> acknowledged;
   std::mutex mutex;
   {
-    Serve serve(dir);
+    AuditServe serve(dir);
     REQUIRE(serve.serving());
     std::atomic<bool> stop{false};
     std::atomic<std::size_t> count{0};
@@ -434,7 +434,7 @@ TEST_CASE("kill -9 under load leaves every acknowledged decision in the log; a r
   }
   REQUIRE(acknowledged.size() >= 400);
   std::string torn;
-  auto records = read_chain({Serve::log(dir)}, &torn);
+  auto records = read_chain({AuditServe::log(dir)}, &torn);
   auto logged = decision_ids(records);
   std::size_t missing = 0;
   for (const auto& id : acknowledged) missing += logged.count(id) ? 0 : 1;
@@ -445,13 +445,13 @@ TEST_CASE("kill -9 under load leaves every acknowledged decision in the log; a r
   // The next start continues the chain (a torn tail is cut and reported in the start record).
   std::uint64_t before = records.size();
   {
-    Serve again(dir);
+    AuditServe again(dir);
     REQUIRE(again.serving());
     Client agent;
     connect_as(agent, again.address(), Tokens{}.agent);
     DecisionReply d = decision_of(request(agent, decide_request("after", kReplyProposal)));
     REQUIRE(d.ok);
-    records = read_chain({Serve::log(dir)});
+    records = read_chain({AuditServe::log(dir)});
     REQUIRE(records.size() == before + 2);
     CHECK(records[before].kind == "start");
     CHECK(member(records[before + 1].line, "decision_id") == d.decision_id);
@@ -466,7 +466,7 @@ TEST_CASE("a torn last line is cut at the next start and reported in its start r
   TempDir dir;
   std::string id;
   {
-    Serve serve(dir);
+    AuditServe serve(dir);
     REQUIRE(serve.serving());
     Client agent;
     connect_as(agent, serve.address(), Tokens{}.agent);
@@ -478,15 +478,15 @@ TEST_CASE("a torn last line is cut at the next start and reported in its start r
   // What a crash in the middle of a write leaves: part of a line, no '\n'.
   const std::string partial = R"({"seq":99,"prev":"00)";
   {
-    std::ofstream out(Serve::log(dir), std::ios::binary | std::ios::app);
+    std::ofstream out(AuditServe::log(dir), std::ios::binary | std::ios::app);
     out << partial;
   }
   std::string torn;
-  std::size_t before = read_chain({Serve::log(dir)}, &torn).size();
+  std::size_t before = read_chain({AuditServe::log(dir)}, &torn).size();
   REQUIRE(torn == partial);
-  Serve serve(dir);
+  AuditServe serve(dir);
   REQUIRE(serve.serving());
-  auto records = read_chain({Serve::log(dir)});  // whole lines only: the tail was cut
+  auto records = read_chain({AuditServe::log(dir)});  // whole lines only: the tail was cut
   REQUIRE(records.size() == before + 1);
   CHECK(records[before].kind == "start");
   auto start = parse(records[before].line);
@@ -506,7 +506,7 @@ TEST_CASE("a log that cannot be written fails decisions closed and says so", "[a
   // about 57 KiB with its schema and indexes, and its 32 KiB WAL index, which the daemon
   // creates at startup).
   options.file_size_limit = 96 * 1024;
-  Serve serve(dir, options);
+  AuditServe serve(dir, options);
   REQUIRE(serve.serving());
   Client agent;
   connect_as(agent, serve.address(), Tokens{}.agent);
@@ -546,7 +546,7 @@ TEST_CASE("a log that cannot be written fails decisions closed and says so", "[a
   CHECK(status["payload"]["counters"]["failed_closed"].GetUint64() >= 6);
   // The log holds exactly the approved decisions, whole lines, and a chain that verifies.
   serve.kill9();
-  auto records = read_chain({Serve::log(dir)});
+  auto records = read_chain({AuditServe::log(dir)});
   auto logged = decision_ids(records);
   for (const auto& d : answered) CHECK(logged.count(d.decision_id) == 1);
   CHECK(logged.size() == answered.size());
@@ -558,7 +558,7 @@ TEST_CASE("audit write failures are in the daemon's log and fail the exit code",
   TempDir dir;
   ServeOptions options;
   options.file_size_limit = 96 * 1024;  // past the approvals store's WAL (see above)
-  Serve serve(dir, options);
+  AuditServe serve(dir, options);
   REQUIRE(serve.serving());
   Client agent;
   connect_as(agent, serve.address(), Tokens{}.agent);
@@ -593,11 +593,11 @@ TEST_CASE("audit write failures are in the daemon's log and fail the exit code",
 
 TEST_CASE("a shutdown that writes its stop record exits 0", "[audit]") {
   TempDir dir;
-  Serve serve(dir);
+  AuditServe serve(dir);
   REQUIRE(serve.serving());
   CHECK(serve.terminate() == 0);
   CHECK(serve.err().find("the stop record cannot be written") == std::string::npos);
-  auto records = read_chain({Serve::log(dir)});
+  auto records = read_chain({AuditServe::log(dir)});
   bool stopped = false;
   for (const auto& r : records) stopped = stopped || r.kind == "stop";
   CHECK(stopped);
@@ -610,12 +610,12 @@ TEST_CASE("a reload the audit log cannot record fails and changes nothing", "[au
   TempDir dir;
   ServeOptions options;
   options.file_size_limit = 96 * 1024;  // past the approvals store's WAL (see above)
-  Serve serve(dir, options);
+  AuditServe serve(dir, options);
   REQUIRE(serve.serving());
   Client agent, admin;
   connect_as(agent, serve.address(), Tokens{}.agent);
   connect_as(admin, serve.address(), Tokens{}.admin);
-  std::string before = member(read_chain({Serve::log(dir)})[0].line, "rules_digest");
+  std::string before = member(read_chain({AuditServe::log(dir)})[0].line, "rules_digest");
   bool failing = false;
   for (int i = 0; i < 400 && !failing; ++i) {
     failing = decision_of(request(agent, decide_request(std::to_string(i), kReplyProposal)))
@@ -644,7 +644,7 @@ TEST_CASE("a reload the audit log cannot record fails and changes nothing", "[au
     CHECK(std::string(digest.GetString()) == before);
   }
   serve.kill9();
-  for (const auto& r : read_chain({Serve::log(dir)})) {
+  for (const auto& r : read_chain({AuditServe::log(dir)})) {
     CHECK(r.kind != "reload");
     if (r.kind == "decision") CHECK(member(r.line, "rules_digest") == before);
   }
@@ -658,10 +658,10 @@ TEST_CASE("the start record holds the [session] config", "[audit]") {
       "warden.toml",
       "[session]\nttl_seconds = 120\nmax_entries = 7\nmax_sessions = 33\nmax_bytes = 65536\n",
       0600);
-  Serve serve(dir, {{"--config", config}});
+  AuditServe serve(dir, {{"--config", config}});
   REQUIRE(serve.serving());
   serve.kill9();
-  auto records = read_chain({Serve::log(dir)});
+  auto records = read_chain({AuditServe::log(dir)});
   REQUIRE(!records.empty());
   auto start = parse(records[0].line);
   INFO(records[0].line);
@@ -676,7 +676,7 @@ TEST_CASE("the start record holds the [session] config", "[audit]") {
 TEST_CASE("rotation by size keeps one chain across the files", "[audit]") {
   TempDir dir;
   std::string config = dir.write("warden.toml", "[audit]\nrotate_bytes = 4096\n", 0600);
-  Serve serve(dir, {{"--config", config}});
+  AuditServe serve(dir, {{"--config", config}});
   REQUIRE(serve.serving());
   Client agent;
   connect_as(agent, serve.address(), Tokens{}.agent);
@@ -688,7 +688,7 @@ TEST_CASE("rotation by size keeps one chain across the files", "[audit]") {
   }
   agent.close();
   REQUIRE(serve.terminate() == 0);
-  auto files = log_files(Serve::log(dir));
+  auto files = log_files(AuditServe::log(dir));
   REQUIRE(files.size() >= 3);
   auto records = read_chain(files);
   CHECK(decision_ids(records) == ids);
@@ -704,7 +704,7 @@ TEST_CASE("rotation by size keeps one chain across the files", "[audit]") {
 
 TEST_CASE("secrets in a proposal do not reach the audit log", "[audit]") {
   TempDir dir;
-  Serve serve(dir);
+  AuditServe serve(dir);
   REQUIRE(serve.serving());
   const std::string secret = "ghp_" + std::string("aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6");
   REQUIRE(secret.size() == 40);
@@ -715,9 +715,9 @@ TEST_CASE("secrets in a proposal do not reach the audit log", "[audit]") {
       R"(@github.com/x/y"}})";
   DecisionReply d = decision_of(request(agent, decide_request("s", proposal)));
   REQUIRE(d.ok);
-  auto records = read_chain({Serve::log(dir)});
+  auto records = read_chain({AuditServe::log(dir)});
   REQUIRE(decision_ids(records).count(d.decision_id) == 1);
-  std::string text = read_file(Serve::log(dir));
+  std::string text = read_file(AuditServe::log(dir));
   CHECK(text.find(secret) == std::string::npos);
   CHECK(text.find(secret.substr(4)) == std::string::npos);
   auto rec = parse(records.back().line);
@@ -729,7 +729,7 @@ TEST_CASE("secrets in a proposal do not reach the audit log", "[audit]") {
 
 TEST_CASE("audit.enabled = false records nothing and status warns", "[audit]") {
   TempDir dir;
-  Serve serve(dir, {{"--no-audit"}});
+  AuditServe serve(dir, {{"--no-audit"}});
   REQUIRE(serve.serving());
   Client agent;
   connect_as(agent, serve.address(), Tokens{}.agent);
@@ -742,43 +742,43 @@ TEST_CASE("audit.enabled = false records nothing and status warns", "[audit]") {
     warned = warned || std::string(w.GetString()).find("audit.enabled is false") != std::string::npos;
   }
   CHECK(warned);
-  CHECK_FALSE(fs::exists(Serve::log(dir)));
-  CHECK_FALSE(fs::exists(Serve::state(dir) + "/audit-signing.pem"));
-  CHECK_FALSE(fs::exists(Serve::state(dir) + "/audit-mask.key"));
+  CHECK_FALSE(fs::exists(AuditServe::log(dir)));
+  CHECK_FALSE(fs::exists(AuditServe::state(dir) + "/audit-signing.pem"));
+  CHECK_FALSE(fs::exists(AuditServe::state(dir) + "/audit-mask.key"));
 }
 
 TEST_CASE("the audit step: keys made once, a configured key must exist and be private",
           "[audit]") {
   TempDir dir;
   {
-    Serve serve(dir);
+    AuditServe serve(dir);
     REQUIRE(serve.serving());
     struct stat st {};
-    REQUIRE(::stat((Serve::state(dir) + "/audit-signing.pem").c_str(), &st) == 0);
+    REQUIRE(::stat((AuditServe::state(dir) + "/audit-signing.pem").c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
-    REQUIRE(::stat((Serve::state(dir) + "/audit-mask.key").c_str(), &st) == 0);
+    REQUIRE(::stat((AuditServe::state(dir) + "/audit-mask.key").c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
-    CHECK(fs::exists(Serve::state(dir) + "/audit-signing.pem.pub"));
+    CHECK(fs::exists(AuditServe::state(dir) + "/audit-signing.pem.pub"));
     CHECK(serve.terminate() == 0);
   }
-  std::string key = read_file(Serve::state(dir) + "/audit-signing.pem");
+  std::string key = read_file(AuditServe::state(dir) + "/audit-signing.pem");
   {
     // The second start uses the same key.
-    Serve serve(dir);
+    AuditServe serve(dir);
     REQUIRE(serve.serving());
-    CHECK(read_file(Serve::state(dir) + "/audit-signing.pem") == key);
+    CHECK(read_file(AuditServe::state(dir) + "/audit-signing.pem") == key);
   }
   {
     std::string config = dir.write("missing.toml", "[audit]\nsigning_key = \"nokey.pem\"\n", 0600);
-    Serve serve(dir, {{"--config", config}});
+    AuditServe serve(dir, {{"--config", config}});
     CHECK_FALSE(serve.serving());
     CHECK(serve.wait_exit() == 2);
     CHECK(serve.err().find("cannot start (audit): audit.signing_key: " + dir.str() +
                            "/nokey.pem does not exist") != std::string::npos);
   }
   {
-    ::chmod((Serve::state(dir) + "/audit-signing.pem").c_str(), 0644);
-    Serve serve(dir);
+    ::chmod((AuditServe::state(dir) + "/audit-signing.pem").c_str(), 0644);
+    AuditServe serve(dir);
     CHECK_FALSE(serve.serving());
     CHECK(serve.wait_exit() == 2);
     CHECK(serve.err().find("cannot start (audit): audit.signing_key: ") != std::string::npos);

@@ -17,14 +17,14 @@ using namespace warden::server::testing;
 
 namespace {
 
-const std::string kWarden = WARDEN_BINARY_DIR "/cli/warden";
+const std::string kBinaryWarden = WARDEN_BINARY_DIR "/cli/warden";
 
 void require_binary() {
-  INFO(kWarden << " is not built (it is a dependency of server_tests)");
-  REQUIRE(access(kWarden.c_str(), X_OK) == 0);
+  INFO(kBinaryWarden << " is not built (it is a dependency of server_tests)");
+  REQUIRE(access(kBinaryWarden.c_str(), X_OK) == 0);
 }
 
-struct Child {
+struct BinaryChild {
   pid_t pid = -1;
   int err_fd = -1;  // the child's stderr
   std::string err;
@@ -51,7 +51,7 @@ struct Child {
     pid = -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
-  ~Child() {
+  ~BinaryChild() {
     if (pid > 0) {
       kill(pid, SIGKILL);
       wait_exit();
@@ -60,13 +60,13 @@ struct Child {
   }
 };
 
-Child spawn(std::vector<std::string> args, const std::string& stdin_text = {},
+BinaryChild spawn(std::vector<std::string> args, const std::string& stdin_text = {},
             const std::vector<std::string>& env = {}, std::string* out = nullptr) {
   int err_pipe[2], in_pipe[2], out_pipe[2];
   REQUIRE(pipe(err_pipe) == 0);
   REQUIRE(pipe(in_pipe) == 0);
   REQUIRE(pipe(out_pipe) == 0);
-  Child child;
+  BinaryChild child;
   child.pid = fork();
   if (child.pid == 0) {
     dup2(in_pipe[0], 0);
@@ -75,10 +75,10 @@ Child spawn(std::vector<std::string> args, const std::string& stdin_text = {},
     for (int fd : {err_pipe[0], err_pipe[1], in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1]})
       close(fd);
     for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
-    std::vector<char*> argv{const_cast<char*>(kWarden.c_str())};
+    std::vector<char*> argv{const_cast<char*>(kBinaryWarden.c_str())};
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    execv(kWarden.c_str(), argv.data());
+    execv(kBinaryWarden.c_str(), argv.data());
     _exit(127);
   }
   close(err_pipe[1]);
@@ -103,7 +103,7 @@ TEST_CASE("warden serve, decide, status, SIGHUP and SIGTERM as processes", "[ser
   require_binary();
   TempDir dir;
   Config config = test_config(dir);
-  Child serve = spawn({"serve", "--listen", "127.0.0.1:0", "--rules", config.rules[0], "--tokens",
+  BinaryChild serve = spawn({"serve", "--listen", "127.0.0.1:0", "--rules", config.rules[0], "--tokens",
                        config.tokens, "--state-dir", config.state_dir, "--workers", "1"});
   REQUIRE(serve.wait_for("serving on ", 10000ms));
   REQUIRE(serve.wait_for(" (protocol", 2000ms));
@@ -112,24 +112,24 @@ TEST_CASE("warden serve, decide, status, SIGHUP and SIGTERM as processes", "[ser
   Tokens t;
 
   std::string out;
-  Child decide = spawn({"decide", "--addr", addr}, std::string(kShellProposal) + "\n",
+  BinaryChild decide = spawn({"decide", "--addr", addr}, std::string(kShellProposal) + "\n",
                        {"WARDEN_TOKEN=" + t.agent}, &out);
   CHECK(decide.wait_exit() == 1);  // reject
   CHECK(out.find("\"outcome\":\"reject\"") != std::string::npos);
 
   out.clear();
-  Child lines =
+  BinaryChild lines =
       spawn({"decide", "--addr", addr, "--token", t.agent, "--format", "text"},
             std::string(kReplyProposal) + "\nnot json\n" + kShellProposal + "\n", {}, &out);
   CHECK(lines.wait_exit() == 2);  // one line was not a proposal
   CHECK(out.find("line 2: error E_INPUT_JSON") != std::string::npos);
 
   out.clear();
-  Child forbidden = spawn({"status", "--addr", addr, "--token", t.agent}, {}, {}, &out);
+  BinaryChild forbidden = spawn({"status", "--addr", addr, "--token", t.agent}, {}, {}, &out);
   CHECK(forbidden.wait_exit() == 4);
 
   out.clear();
-  Child status =
+  BinaryChild status =
       spawn({"status", "--addr", addr, "--token", t.admin, "--format", "json"}, {}, {}, &out);
   CHECK(status.wait_exit() == 0);
   CHECK(parse(out)["counters"]["decisions"].GetUint64() == 3);
@@ -146,11 +146,11 @@ TEST_CASE("warden serve stops with exit 2 and names the key of a wrong config va
   require_binary();
   TempDir dir;
   std::string path = dir.write("warden.toml", "[limits]\nidle_timeout_ms = \"soon\"\n");
-  Child serve = spawn({"serve", "--config", path});
+  BinaryChild serve = spawn({"serve", "--config", path});
   CHECK(serve.wait_exit() == 2);
   CHECK(serve.wait_for("limits.idle_timeout_ms: must be an integer", 2000ms));
 
-  Child no_tokens =
+  BinaryChild no_tokens =
       spawn({"serve", "--listen", "127.0.0.1:0", "--state-dir", (dir.path() / "s").string()});
   CHECK(no_tokens.wait_exit() == 2);
 }

@@ -49,7 +49,7 @@ struct ForeignOwner {
 // Runs the real `warden` with the arguments (and shell redirections) in `cwd`; returns the
 // exit code, stderr in *err.
 // `timeout` bounds a daemon that would otherwise keep serving.
-int run_warden(const fs::path& cwd, const std::string& args, std::string* err) {
+int files_run_warden(const fs::path& cwd, const std::string& args, std::string* err) {
   const fs::path err_file = cwd / "warden.err";
   std::string command = "cd '" + cwd.string() + "' && timeout 30 '" WARDEN_BINARY_DIR
                         "/cli/warden' " + args + " </dev/null 2>'" +
@@ -172,7 +172,7 @@ TEST_CASE("warden serve has no workspace or state in the current directory", "[s
   // Started in the directory holding the rules and tokens: the workspace is not that
   // directory, so startup gets past the workspace check (and stops at the listener, the
   // last step: 192.0.2.1 is a documentation address no host has, in plain TCP).
-  int code = run_warden(dir.path(),
+  int code = files_run_warden(dir.path(),
                         "serve --listen 192.0.2.1:0 --rules rules --tokens tokens --state-dir state"
                         " --log-level info >/dev/null",
                         &err);
@@ -182,7 +182,7 @@ TEST_CASE("warden serve has no workspace or state in the current directory", "[s
   CHECK(mentions(err, "cannot start (listener)"));
 
   // Asked for the workspace that holds them, it refuses with exit 2 and names the file.
-  code = run_warden(dir.path(),
+  code = files_run_warden(dir.path(),
                     "serve --listen 127.0.0.1:0 --rules rules --tokens tokens --state-dir state"
                     " --workspace " + dir.path().string() + " >/dev/null",
                     &err);
@@ -206,7 +206,7 @@ TEST_CASE("warden dry-run judges paths with the same workspace and home as serve
                 "\n");
   const fs::path out = dir.path() / "out.jsonl";
   std::string err;
-  run_warden(dir.path(), "dry-run --explain proposals.jsonl >'" + out.string() + "'", &err);
+  files_run_warden(dir.path(), "dry-run --explain proposals.jsonl >'" + out.string() + "'", &err);
   INFO(err);
   std::ifstream in(out);
   std::string line;
@@ -519,7 +519,7 @@ TEST_CASE("warden serve exits 2 on a world-writable approvals database", "[serve
   const std::string db = dir.write("state/state.db", "");
   chmod_or_fail(db, 0666);
   std::string err;
-  int code = run_warden(dir.path(),
+  int code = files_run_warden(dir.path(),
                         "serve --listen 127.0.0.1:0 --rules rules --tokens tokens --state-dir state"
                         " >/dev/null",
                         &err);
@@ -641,7 +641,7 @@ TEST_CASE("warden serve warns at startup when default_outcome is approve", "[ser
   std::string path = dir.write("warden.toml", "default_outcome = \"approve\"\n");
   chmod_or_fail(path, 0644);
   std::string err;
-  int code = run_warden(dir.path(),
+  int code = files_run_warden(dir.path(),
                         "serve --config warden.toml --listen 192.0.2.1:0 --rules rules --tokens "
                         "tokens --state-dir state --log-level warn >/dev/null",
                         &err);
@@ -659,7 +659,7 @@ TEST_CASE("warden token new prints a token-file line with the principal's groups
   TempDir dir;
   const fs::path out = dir.path() / "out.json";
   std::string err;
-  int code = run_warden(dir.path(),
+  int code = files_run_warden(dir.path(),
                         "token new --role agent --principal alice --group ops --group dev "
                         "--format json >'" + out.string() + "'",
                         &err);
@@ -682,7 +682,7 @@ TEST_CASE("warden token new prints a token-file line with the principal's groups
   CHECK(identity->principal == "alice");
   CHECK(identity->groups == std::vector<std::string>{"dev", "ops"});
 
-  CHECK(run_warden(dir.path(), "token new --role agent --principal alice --group 'a,b'", &err) ==
+  CHECK(files_run_warden(dir.path(), "token new --role agent --principal alice --group 'a,b'", &err) ==
         2);
   CHECK(mentions(err, "--group 'a,b' must be"));
 }

@@ -31,7 +31,7 @@ const char* kApproveAll = R"CLP(
 
 const std::string kCarolToken = "wdn_test_second_agent_token";
 
-Config submit_config(const TempDir& dir) {
+Config redteam_submit_config(const TempDir& dir) {
   Config c = test_config(dir);
   dir.write("rules/policy.clp", kApproveAll);
   fs::create_directories(dir.path() / "ws");
@@ -124,7 +124,7 @@ class WatchSink final : public spdlog::sinks::base_sink<std::mutex> {
 TEST_CASE("redteam: model text in the daemon log cannot forge lines or drive the terminal",
           "[redteam][submit]") {
   TempDir dir;
-  Config c = submit_config(dir);
+  Config c = redteam_submit_config(dir);
   c.log_level = "info";
   // The log actuator writes "a line to the daemon's log": the model picks the line.
   add_script_provider(
@@ -171,7 +171,7 @@ TEST_CASE("redteam: a hang-up during the model call ends the run before any deci
         R"({"choices":[{"message":{"role":"assistant","content":"{\"target\":\"shell\",\"action\":\"run\",\"payload\":{\"command\":\"touch marker\"}}"}}]})";
     return r;
   });
-  Config c = submit_config(dir);
+  Config c = redteam_submit_config(dir);
   reasoning::ProviderConfig p;
   p.name = "fake";
   p.kind = "openai";
@@ -224,7 +224,7 @@ TEST_CASE("redteam: a hang-up during the model call ends the run before any deci
 TEST_CASE("redteam: one agent's submits cannot take the whole pipeline queue",
           "[redteam][submit]") {
   TempDir dir;
-  Config c = submit_config(dir);
+  Config c = redteam_submit_config(dir);
   c.tokens = dir.write("tokens",
                        Tokens{}.file_text() + "agent carol " + token_hash_text(kCarolToken) + "\n");
   fs::permissions(c.tokens, fs::perms::owner_read | fs::perms::owner_write,
@@ -291,7 +291,7 @@ TEST_CASE(
     "the token's",
     "[redteam][submit]") {
   TempDir dir;
-  Config c = submit_config(dir);
+  Config c = redteam_submit_config(dir);
   std::mutex mutex;
   std::vector<pipeline::Signal> seen;
   Daemon::Options options;
@@ -342,7 +342,7 @@ TEST_CASE(
 TEST_CASE("redteam: events of pipelined submits do not interleave with other replies",
           "[redteam][submit]") {
   TempDir dir;
-  Config c = submit_config(dir);
+  Config c = redteam_submit_config(dir);
   Gate release_first;
   Daemon::Options options;
   options.pipeline_runner = [&](const pipeline::Signal& signal, const Identity&,
@@ -398,7 +398,7 @@ TEST_CASE("redteam: a revoked token's run in flight stops before its next step",
         R"({"choices":[{"message":{"role":"assistant","content":"{\"target\":\"shell\",\"action\":\"run\",\"payload\":{\"command\":\"touch marker\"}}"}}]})";
     return r;
   });
-  Config c = submit_config(dir);
+  Config c = redteam_submit_config(dir);
   reasoning::ProviderConfig p;
   p.name = "fake";
   p.kind = "openai";
@@ -446,7 +446,7 @@ TEST_CASE("redteam: a revoked token's run in flight stops before its next step",
 // holds it is accepted and an approved `cat`/file read hands the model the daemon's key.
 TEST_CASE("redteam: a workspace holding the daemon's TLS key is refused", "[redteam][submit]") {
   TempDir dir;
-  Config c = submit_config(dir);
+  Config c = redteam_submit_config(dir);
   c.tls.cert = (dir.path() / "ws/server.crt").string();
   c.tls.key = (dir.path() / "ws/server.key").string();
   auto conflicts = workspace_conflicts(c.workspace_root, own_files(c));

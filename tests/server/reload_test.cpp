@@ -17,13 +17,13 @@ std::string digest_of_decision(const std::string& reply) {
   return doc["payload"]["decision"]["rules_digest"].GetString();
 }
 
-std::string reload(Client& admin, const std::string& id) {
+std::string reload_daemon(Client& admin, const std::string& id) {
   std::string error;
   REQUIRE(admin.send_message(make_request(id, "reload"), &error));
   return read_or_fail(admin, 20000ms);
 }
 
-std::string status_digest(Client& admin) {
+std::string reload_status_digest(Client& admin) {
   std::string error;
   REQUIRE(admin.send_message(make_request("s", "status"), &error));
   return parse(read_or_fail(admin))["payload"]["rules_digest"].GetString();
@@ -44,10 +44,10 @@ TEST_CASE("reload swaps the rules and decisions name the new digest", "[server][
 
   REQUIRE(agent.send_message(decide_request("1", kShellProposal), &error));
   std::string before = digest_of_decision(read_or_fail(agent));
-  CHECK(status_digest(admin) == before);
+  CHECK(reload_status_digest(admin) == before);
 
   dir.write("rules/policy.clp", kRulesB);
-  std::string reply = reload(admin, "r1");
+  std::string reply = reload_daemon(admin, "r1");
   INFO(reply);
   REQUIRE(error_code(reply) == "");
   auto doc = parse(reply);
@@ -71,10 +71,10 @@ TEST_CASE("a failed reload keeps the old rules and reports every diagnostic", "[
   std::string error;
   REQUIRE(admin.connect(d.address(), 5000ms, &error));
   REQUIRE(admin.authenticate(Tokens{}.admin, 5000ms, &error));
-  std::string before = status_digest(admin);
+  std::string before = reload_status_digest(admin);
 
   dir.write("rules/zz_broken.clp", kBrokenRules);
-  std::string reply = reload(admin, "bad");
+  std::string reply = reload_daemon(admin, "bad");
   INFO(reply);
   CHECK(error_code(reply) == err::kReloadFailed);
   auto doc = parse(reply);
@@ -84,13 +84,13 @@ TEST_CASE("a failed reload keeps the old rules and reports every diagnostic", "[
   CHECK(std::string(e["diagnostics"][0]["file"].GetString()).find("zz_broken.clp") !=
         std::string::npos);
   CHECK(std::string(e["rules_digest"].GetString()) == before);
-  CHECK(status_digest(admin) == before);
+  CHECK(reload_status_digest(admin) == before);
 
   // A bad token file also fails the reload as a whole.
   std::filesystem::remove(dir.path() / "rules/zz_broken.clp");
   dir.write("tokens", "agent alice sha256:nothex\n");
-  CHECK(error_code(reload(admin, "bad-tokens")) == err::kReloadFailed);
-  CHECK(status_digest(admin) == before);
+  CHECK(error_code(reload_daemon(admin, "bad-tokens")) == err::kReloadFailed);
+  CHECK(reload_status_digest(admin) == before);
 }
 
 TEST_CASE("reload under load: no request fails and the digest changes", "[server][reload]") {
@@ -102,7 +102,7 @@ TEST_CASE("reload under load: no request fails and the digest changes", "[server
   Client admin;
   REQUIRE(admin.connect(d.address(), 5000ms, &error));
   REQUIRE(admin.authenticate(Tokens{}.admin, 5000ms, &error));
-  std::string digest_a = status_digest(admin);
+  std::string digest_a = reload_status_digest(admin);
 
   std::atomic<bool> stop{false};
   std::atomic<int> failures{0};
@@ -143,7 +143,7 @@ TEST_CASE("reload under load: no request fails and the digest changes", "[server
   REQUIRE(eventually([&] { return decided >= 200 || failures > 0; }));
   for (int round = 0; round < 6; ++round) {
     dir.write("rules/policy.clp", round % 2 == 0 ? kRulesB : kRulesA);
-    CHECK(error_code(reload(admin, "r" + std::to_string(round))) == "");
+    CHECK(error_code(reload_daemon(admin, "r" + std::to_string(round))) == "");
   }
   int at_end = decided;
   CHECK(eventually([&] { return decided >= at_end + 200 || failures > 0; }));
@@ -215,7 +215,7 @@ const char* kDataRules = R"CLP(
   (assert (decision (proposal ?id) (outcome approve) (rule listed-word))))
 )CLP";
 
-std::string outcome_of(Client& agent, const std::string& id, const std::string& text) {
+std::string reload_outcome_of(Client& agent, const std::string& id, const std::string& text) {
   std::string error;
   REQUIRE(agent.send_message(decide_request(id, R"({"target":"reply","payload":{"text":")" + text + "\"}}"), &error));
   auto doc = parse(read_or_fail(agent));
@@ -238,22 +238,22 @@ TEST_CASE("data files reload with the rules: the new list decides, under a new d
   REQUIRE(admin.authenticate(Tokens{}.admin, 5000ms, &error));
   REQUIRE(agent.connect(d.address(), 5000ms, &error));
   REQUIRE(agent.authenticate(Tokens{}.agent, 5000ms, &error));
-  CHECK(outcome_of(agent, "1", "hi") == "approve");
-  CHECK(outcome_of(agent, "2", "hello") == "approval-required");
-  const std::string before = status_digest(admin);
+  CHECK(reload_outcome_of(agent, "1", "hi") == "approve");
+  CHECK(reload_outcome_of(agent, "2", "hello") == "approval-required");
+  const std::string before = reload_status_digest(admin);
 
   // The SIGHUP path: only the data changed.
   dir.write("rules/words.data.toml", "words = [\"hello\"]\n");
   d.daemon().request_reload("SIGHUP");
   REQUIRE(eventually([&] { return d.daemon().context().policy.get()->digest() != before; }));
-  CHECK(outcome_of(agent, "3", "hello") == "approve");
-  CHECK(outcome_of(agent, "4", "hi") == "approval-required");
-  const std::string after = status_digest(admin);
+  CHECK(reload_outcome_of(agent, "3", "hello") == "approve");
+  CHECK(reload_outcome_of(agent, "4", "hi") == "approval-required");
+  const std::string after = reload_status_digest(admin);
   CHECK(after != before);
 
   // A data file with an error fails the reload with its code and line; the old data stays.
   dir.write("rules/words.data.toml", "words = [\"hello\",\n  3]\n");
-  std::string reply = reload(admin, "bad-data");
+  std::string reply = reload_daemon(admin, "bad-data");
   INFO(reply);
   CHECK(error_code(reply) == err::kReloadFailed);
   auto doc = parse(reply);
@@ -262,8 +262,8 @@ TEST_CASE("data files reload with the rules: the new list decides, under a new d
   REQUIRE(diagnostics.Size() >= 1);
   CHECK(std::string(diagnostics[0]["code"].GetString()) == "E_DATA");
   CHECK(diagnostics[0]["line"].GetInt() == 2);
-  CHECK(status_digest(admin) == after);
-  CHECK(outcome_of(agent, "5", "hello") == "approve");
+  CHECK(reload_status_digest(admin) == after);
+  CHECK(reload_outcome_of(agent, "5", "hello") == "approve");
 }
 
 TEST_CASE("watched data files reload on change", "[server][reload][data]") {

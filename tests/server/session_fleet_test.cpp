@@ -50,7 +50,7 @@ std::string session_json(const std::string& session) {
   return session.empty() ? "" : ",\"context\":{\"session\":" + json_string(session) + "}";
 }
 
-std::string read_file(const std::string& path, const std::string& session = "s1") {
+std::string fleet_read_file(const std::string& path, const std::string& session = "s1") {
   return "{\"target\":\"file\",\"action\":\"read\",\"payload\":{\"path\":" + json_string(path) +
          "}" + session_json(session) + "}";
 }
@@ -63,7 +63,7 @@ std::string fetch(const std::string& session = "s1") {
 
 const std::string kCredential = "/srv/app/credentials.json";
 
-Config fleet_config(const TempDir& dir, const std::string& state, const std::string& conninfo) {
+Config session_fleet_config(const TempDir& dir, const std::string& state, const std::string& conninfo) {
   Config c = approvals_config(dir, state, conninfo);
   dir.write("rules/flow.clp", kFlowRules);
   dir.write("rules/effects.toml", kEffectsTable);
@@ -123,9 +123,9 @@ TEST_CASE("fleet: a credential read on one daemon is in the session's history on
           "[server][session][postgres]") {
   TempDir dir;
   const std::string conninfo = fresh_database("sessions");
-  RunningDaemon a(fleet_config(dir, "daemon-a", conninfo));
+  RunningDaemon a(session_fleet_config(dir, "daemon-a", conninfo));
   REQUIRE(a.ok());
-  RunningDaemon b(fleet_config(dir, "daemon-b", conninfo));
+  RunningDaemon b(session_fleet_config(dir, "daemon-b", conninfo));
   REQUIRE(b.ok());
   ApprovalTokens t;
   Party alice_a(a.address(), t.alice);
@@ -135,7 +135,7 @@ TEST_CASE("fleet: a credential read on one daemon is in the session's history on
   // Before any credential read, the fetch is fine anywhere.
   CHECK(decide(alice_b, fetch("s0")).outcome == "approve");
 
-  Decided read = decide(alice_a, read_file(kCredential));
+  Decided read = decide(alice_a, fleet_read_file(kCredential));
   REQUIRE(read.outcome == "approve");
   // The reply on A came after the effects were stored: B, asked next, sees the read.
   Decided sent = decide(alice_b, fetch());
@@ -157,15 +157,15 @@ TEST_CASE("fleet: a restarted daemon still has its sessions' history",
   ApprovalTokens t;
   std::string read_id;
   {
-    RunningDaemon a(fleet_config(dir, "daemon-a", conninfo));
+    RunningDaemon a(session_fleet_config(dir, "daemon-a", conninfo));
     REQUIRE(a.ok());
     Party alice(a.address(), t.alice);
-    Decided read = decide(alice, read_file(kCredential, "long-session"));
+    Decided read = decide(alice, fleet_read_file(kCredential, "long-session"));
     REQUIRE(read.outcome == "approve");
     read_id = read.decision_id;
     REQUIRE(a.stop() == 0);
   }
-  RunningDaemon again(fleet_config(dir, "daemon-a", conninfo));
+  RunningDaemon again(session_fleet_config(dir, "daemon-a", conninfo));
   REQUIRE(again.ok());
   Party alice(again.address(), t.alice);
   Decided sent = decide(alice, fetch("long-session"));
@@ -177,9 +177,9 @@ TEST_CASE("fleet: another principal's same session id neither sees nor adds to t
           "[server][session][postgres]") {
   TempDir dir;
   const std::string conninfo = fresh_database("sessions");
-  RunningDaemon a(fleet_config(dir, "daemon-a", conninfo));
+  RunningDaemon a(session_fleet_config(dir, "daemon-a", conninfo));
   REQUIRE(a.ok());
-  RunningDaemon b(fleet_config(dir, "daemon-b", conninfo));
+  RunningDaemon b(session_fleet_config(dir, "daemon-b", conninfo));
   REQUIRE(b.ok());
   ApprovalTokens t;
   Party alice_a(a.address(), t.alice);
@@ -203,9 +203,9 @@ TEST_CASE("fleet: history expires after ttl_seconds and expired rows are pruned"
   const std::string conninfo = fresh_database("sessions");
   TestClock clock;
   const std::int64_t t0 = clock.seconds.load();
-  Config ca = fleet_config(dir, "daemon-a", conninfo);
+  Config ca = session_fleet_config(dir, "daemon-a", conninfo);
   ca.session.ttl_seconds = 60;
-  Config cb = fleet_config(dir, "daemon-b", conninfo);
+  Config cb = session_fleet_config(dir, "daemon-b", conninfo);
   cb.session.ttl_seconds = 60;
   RunningDaemon a(ca, clock.options());
   REQUIRE(a.ok());
@@ -215,8 +215,8 @@ TEST_CASE("fleet: history expires after ttl_seconds and expired rows are pruned"
   Party alice_a(a.address(), t.alice);
   Party alice_b(b.address(), t.alice);
 
-  REQUIRE(decide(alice_a, read_file(kCredential, "exp")).outcome == "approve");
-  REQUIRE(decide(alice_a, read_file(kCredential, "other")).outcome == "approve");
+  REQUIRE(decide(alice_a, fleet_read_file(kCredential, "exp")).outcome == "approve");
+  REQUIRE(decide(alice_a, fleet_read_file(kCredential, "other")).outcome == "approve");
   clock.set(t0 + 59);
   CHECK(decide(alice_b, fetch("exp")).outcome == "reject");
   clock.set(t0 + 60);
@@ -244,9 +244,9 @@ TEST_CASE("fleet: a session keeps max_entries across daemons, an identical effec
   const std::string conninfo = fresh_database("sessions");
   TestClock clock;
   const std::int64_t t0 = clock.seconds.load();
-  Config ca = fleet_config(dir, "daemon-a", conninfo);
+  Config ca = session_fleet_config(dir, "daemon-a", conninfo);
   ca.session.max_entries = 3;
-  Config cb = fleet_config(dir, "daemon-b", conninfo);
+  Config cb = session_fleet_config(dir, "daemon-b", conninfo);
   cb.session.max_entries = 3;
   RunningDaemon a(ca, clock.options());
   REQUIRE(a.ok());
@@ -256,20 +256,20 @@ TEST_CASE("fleet: a session keeps max_entries across daemons, an identical effec
   Party alice_a(a.address(), t.alice);
   Party alice_b(b.address(), t.alice);
 
-  REQUIRE(decide(alice_a, read_file(kCredential)).outcome == "approve");  // [cred]
+  REQUIRE(decide(alice_a, fleet_read_file(kCredential)).outcome == "approve");  // [cred]
   clock.set(t0 + 1);
-  REQUIRE(decide(alice_b, read_file("/srv/app/a.txt")).outcome == "approve");  // [cred a]
+  REQUIRE(decide(alice_b, fleet_read_file("/srv/app/a.txt")).outcome == "approve");  // [cred a]
   clock.set(t0 + 2);
-  Decided again = decide(alice_a, read_file(kCredential));  // [a cred]: once, the newest
+  Decided again = decide(alice_a, fleet_read_file(kCredential));  // [a cred]: once, the newest
   REQUIRE(again.outcome == "approve");
   clock.set(t0 + 3);
-  REQUIRE(decide(alice_b, read_file("/srv/app/b.txt")).outcome == "approve");  // [a cred b]
-  REQUIRE(decide(alice_b, read_file("/srv/app/c.txt")).outcome == "approve");  // [cred b c]
+  REQUIRE(decide(alice_b, fleet_read_file("/srv/app/b.txt")).outcome == "approve");  // [a cred b]
+  REQUIRE(decide(alice_b, fleet_read_file("/srv/app/c.txt")).outcome == "approve");  // [cred b c]
   Decided sent = decide(alice_a, fetch());
   CHECK(sent.outcome == "reject");
   CHECK(sent.reason == again.decision_id);  // the newer of the two reads
   CHECK(count_of(conninfo, "SELECT count(*) FROM warden_session_effects") == 3);
-  REQUIRE(decide(alice_b, read_file("/srv/app/d.txt")).outcome == "approve");  // [b c d]
+  REQUIRE(decide(alice_b, fleet_read_file("/srv/app/d.txt")).outcome == "approve");  // [b c d]
   CHECK(decide(alice_a, fetch()).outcome == "approve");
   CHECK(count_of(conninfo, "SELECT count(*) FROM warden_session_effects") == 3);
 }
@@ -280,9 +280,9 @@ TEST_CASE("fleet: past max_sessions a principal loses its own oldest session, ne
   const std::string conninfo = fresh_database("sessions");
   TestClock clock;
   const std::int64_t t0 = clock.seconds.load();
-  Config ca = fleet_config(dir, "daemon-a", conninfo);
+  Config ca = session_fleet_config(dir, "daemon-a", conninfo);
   ca.session.max_sessions = 2;
-  Config cb = fleet_config(dir, "daemon-b", conninfo);
+  Config cb = session_fleet_config(dir, "daemon-b", conninfo);
   cb.session.max_sessions = 2;
   RunningDaemon a(ca, clock.options());
   REQUIRE(a.ok());
@@ -293,14 +293,14 @@ TEST_CASE("fleet: past max_sessions a principal loses its own oldest session, ne
   Party alice_b(b.address(), t.alice);
   Party dave_a(a.address(), t.dave);
 
-  REQUIRE(decide(dave_a, read_file(kCredential, "d1")).outcome == "approve");
+  REQUIRE(decide(dave_a, fleet_read_file(kCredential, "d1")).outcome == "approve");
   clock.set(t0 + 1);
-  REQUIRE(decide(alice_a, read_file(kCredential, "s1")).outcome == "approve");
+  REQUIRE(decide(alice_a, fleet_read_file(kCredential, "s1")).outcome == "approve");
   clock.set(t0 + 2);
-  REQUIRE(decide(alice_b, read_file(kCredential, "s2")).outcome == "approve");
+  REQUIRE(decide(alice_b, fleet_read_file(kCredential, "s2")).outcome == "approve");
   clock.set(t0 + 3);
   // A third session of alice: her least recently remembered one (s1) goes, not dave's.
-  REQUIRE(decide(alice_b, read_file("/srv/app/notes.txt", "s3")).outcome == "approve");
+  REQUIRE(decide(alice_b, fleet_read_file("/srv/app/notes.txt", "s3")).outcome == "approve");
   CHECK(decide(alice_a, fetch("s2")).outcome == "reject");
   CHECK(decide(dave_a, fetch("d1")).outcome == "reject");
   // (This approved fetch starts s1 afresh, which in turn evicts s2.)
@@ -318,12 +318,12 @@ TEST_CASE("fleet: with PostgreSQL down, decisions in a session fail closed (E_SE
   warden::test::PostgresServer server;
   TempDir dir;
   const std::string conninfo = fresh_database("sessions", server);
-  RunningDaemon a(fleet_config(dir, "daemon-a", conninfo));
+  RunningDaemon a(session_fleet_config(dir, "daemon-a", conninfo));
   REQUIRE(a.ok());
   ApprovalTokens t;
   Party alice(a.address(), t.alice);
   Party admin(a.address(), t.admin);
-  Decided read = decide(alice, read_file(kCredential));
+  Decided read = decide(alice, fleet_read_file(kCredential));
   REQUIRE(read.outcome == "approve");
 
   server.stop();
@@ -376,9 +376,9 @@ TEST_CASE("fleet: effects that cannot be stored are owed: the session fails clos
           "[server][session][postgres]") {
   TempDir dir;
   const std::string conninfo = fresh_database("sessions");
-  RunningDaemon a(fleet_config(dir, "daemon-a", conninfo));
+  RunningDaemon a(session_fleet_config(dir, "daemon-a", conninfo));
   REQUIRE(a.ok());
-  RunningDaemon b(fleet_config(dir, "daemon-b", conninfo));
+  RunningDaemon b(session_fleet_config(dir, "daemon-b", conninfo));
   REQUIRE(b.ok());
   ApprovalTokens t;
   Party alice_a(a.address(), t.alice);
@@ -389,7 +389,7 @@ TEST_CASE("fleet: effects that cannot be stored are owed: the session fails clos
            "ALTER TABLE warden_session_effects ADD CONSTRAINT refuse_all CHECK (time < 0) NOT VALID");
 
   // Approved and answered as approved (its audit record says so), but not stored: owed.
-  Decided read = decide(alice_a, read_file(kCredential));
+  Decided read = decide(alice_a, fleet_read_file(kCredential));
   REQUIRE(read.outcome == "approve");
   auto status = payload_of(admin_a.call(make_request("st", "status")));
   CHECK(status["session_store"]["remember_failures"].GetUint64() >= 1);
@@ -419,9 +419,9 @@ TEST_CASE("fleet: [session] store = memory keeps each daemon's history to itself
           "[server][session][postgres]") {
   TempDir dir;
   const std::string conninfo = fresh_database("sessions");
-  Config ca = fleet_config(dir, "daemon-a", conninfo);
+  Config ca = session_fleet_config(dir, "daemon-a", conninfo);
   ca.session.store = "memory";
-  Config cb = fleet_config(dir, "daemon-b", conninfo);
+  Config cb = session_fleet_config(dir, "daemon-b", conninfo);
   cb.session.store = "memory";
   RunningDaemon a(ca);
   REQUIRE(a.ok());
@@ -431,7 +431,7 @@ TEST_CASE("fleet: [session] store = memory keeps each daemon's history to itself
   Party alice_a(a.address(), t.alice);
   Party alice_b(b.address(), t.alice);
   Party admin(a.address(), t.admin);
-  REQUIRE(decide(alice_a, read_file(kCredential)).outcome == "approve");
+  REQUIRE(decide(alice_a, fleet_read_file(kCredential)).outcome == "approve");
   CHECK(decide(alice_a, fetch()).outcome == "reject");
   CHECK(decide(alice_b, fetch()).outcome == "approve");  // what the operator chose
   auto status = payload_of(admin.call(make_request("st", "status")));

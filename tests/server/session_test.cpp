@@ -32,7 +32,7 @@ const char* kSessionRules = R"CLP(
 )CLP";
 
 // Any effects table turns on effect facts; file and http proposals need no program entry.
-const char* kEffectsTable = R"TOML(
+const char* kSessionEffects = R"TOML(
 [program.true]
 operands = []
 )TOML";
@@ -85,7 +85,7 @@ Config session_config(const TempDir& dir) {
   Config c = test_config(dir);
   c.workspace_root = "/work/ws";
   dir.write("rules/policy.clp", kSessionRules);
-  dir.write("rules/effects.toml", kEffectsTable);
+  dir.write("rules/effects.toml", kSessionEffects);
   // alice (the fixture's agent) and a second agent, carol.
   c.tokens = dir.write(
       "tokens", Tokens{}.file_text() + "agent carol " + token_hash_text(kSecondAgent) + "\n");

@@ -10,7 +10,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::vector<std::string> error_keys(const std::string& toml, std::string* text = nullptr) {
+std::vector<std::string> submit_error_keys(const std::string& toml, std::string* text = nullptr) {
   Config c;
   std::vector<std::string> keys;
   for (const auto& e : parse_config(toml, "/etc/warden", &c)) {
@@ -155,52 +155,52 @@ resolve = ["api.example.com:443:203.0.113.7"]
 }
 
 TEST_CASE("wrong [reasoning] and [actuators] values name their key", "[server][config][submit]") {
-  CHECK(error_keys("[reasoning]\nthreads = 0") == std::vector<std::string>{"reasoning.threads"});
-  CHECK(error_keys("[reasoning]\nconsensus = 1") ==
+  CHECK(submit_error_keys("[reasoning]\nthreads = 0") == std::vector<std::string>{"reasoning.threads"});
+  CHECK(submit_error_keys("[reasoning]\nconsensus = 1") ==
         std::vector<std::string>{"reasoning.consensus"});
-  CHECK(error_keys("[reasoning]\nconsensus = 2\n[[reasoning.providers]]\nname = \"a\"\nkind = "
+  CHECK(submit_error_keys("[reasoning]\nconsensus = 2\n[[reasoning.providers]]\nname = \"a\"\nkind = "
                    "\"script\"\nscript = \"a\"") ==
         std::vector<std::string>{"reasoning.consensus"});
-  CHECK(error_keys("[reasoning]\nbudget_per_session_usd = -1") ==
+  CHECK(submit_error_keys("[reasoning]\nbudget_per_session_usd = -1") ==
         std::vector<std::string>{"reasoning.budget_per_session_usd"});
-  CHECK(error_keys("[reasoning]\nproviders = 3") ==
+  CHECK(submit_error_keys("[reasoning]\nproviders = 3") ==
         std::vector<std::string>{"reasoning.providers"});
-  CHECK(error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"gpt\"\nbase_url = "
+  CHECK(submit_error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"gpt\"\nbase_url = "
                    "\"https://x\"") == std::vector<std::string>{"reasoning.providers[0].kind"});
-  CHECK(error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"openai\"\nbase_url = "
+  CHECK(submit_error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"openai\"\nbase_url = "
                    "\"ftp://x\"") == std::vector<std::string>{"reasoning.providers[0].base_url"});
-  CHECK(error_keys("[[reasoning.providers]]\nkind = \"script\"\nscript = \"s\"") ==
+  CHECK(submit_error_keys("[[reasoning.providers]]\nkind = \"script\"\nscript = \"s\"") ==
         std::vector<std::string>{"reasoning.providers[0].name"});
-  CHECK(error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"") ==
+  CHECK(submit_error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"") ==
         std::vector<std::string>{"reasoning.providers[0].script"});
-  CHECK(error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
+  CHECK(submit_error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
                    "\"s\"\n[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
                    "\"t\"") == std::vector<std::string>{"reasoning.providers[1].name"});
-  CHECK(error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
+  CHECK(submit_error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
                    "\"s\"\ntimeout_ms = \"fast\"") ==
         std::vector<std::string>{"reasoning.providers[0].timeout_ms"});
-  CHECK(error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
+  CHECK(submit_error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
                    "\"s\"\nsurprise = 1") ==
         std::vector<std::string>{"reasoning.providers[0].surprise"});
-  CHECK(error_keys("[[reasoning.selector]]\nprovider = \"nobody\"") ==
+  CHECK(submit_error_keys("[[reasoning.selector]]\nprovider = \"nobody\"") ==
         std::vector<std::string>{"reasoning.selector[0].provider"});
-  CHECK(error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
+  CHECK(submit_error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
                    "\"s\"\n[[reasoning.selector]]\nprovider = \"a\"\ntext_regex = \"(\"") ==
         std::vector<std::string>{"reasoning.selector[0].text_regex"});
-  CHECK(error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
+  CHECK(submit_error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
                    "\"s\"\n[[reasoning.selector]]\nprovider = \"a\"\nsensor = \"tool-output\"") ==
         std::vector<std::string>{"reasoning.selector[0].sensor"});
-  CHECK(error_keys("[actuators.shell]\ntimeout_ms = 0") ==
+  CHECK(submit_error_keys("[actuators.shell]\ntimeout_ms = 0") ==
         std::vector<std::string>{"actuators.shell.timeout_ms"});
-  CHECK(error_keys("[actuators.shell]\npath = [\"bin\"]") ==
+  CHECK(submit_error_keys("[actuators.shell]\npath = [\"bin\"]") ==
         std::vector<std::string>{"actuators.shell.path[0]"});
-  CHECK(error_keys("[actuators.shell]\nshell = \"sh\"") ==
+  CHECK(submit_error_keys("[actuators.shell]\nshell = \"sh\"") ==
         std::vector<std::string>{"actuators.shell.shell"});
-  CHECK(error_keys("[actuators.file]\nmax_read_bytes = 0") ==
+  CHECK(submit_error_keys("[actuators.file]\nmax_read_bytes = 0") ==
         std::vector<std::string>{"actuators.file.max_read_bytes"});
-  CHECK(error_keys("[actuators.http]\nsurprise = true") ==
+  CHECK(submit_error_keys("[actuators.http]\nsurprise = true") ==
         std::vector<std::string>{"actuators.http.surprise"});
-  CHECK(error_keys("[actuators]\ndefault_target = \"\"") ==
+  CHECK(submit_error_keys("[actuators]\ndefault_target = \"\"") ==
         std::vector<std::string>{"actuators.default_target"});
 }
 
@@ -208,7 +208,7 @@ TEST_CASE("an API key in the config file is refused and never repeated",
           "[server][config][submit]") {
   const std::string key = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCd";
   std::string text;
-  auto keys = error_keys(
+  auto keys = submit_error_keys(
       "[[reasoning.providers]]\nname = \"a\"\nkind = \"openai\"\nbase_url = "
       "\"https://api.openai.com\"\napi_key = \"" +
           key + "\"",
@@ -216,21 +216,21 @@ TEST_CASE("an API key in the config file is refused and never repeated",
   CHECK(keys == std::vector<std::string>{"reasoning.providers[0].api_key"});
   CHECK(text.find("api_key_env") != std::string::npos);
   // The key itself in api_key_env: not a variable name, refused without echo.
-  keys = error_keys(
+  keys = submit_error_keys(
       "[[reasoning.providers]]\nname = \"a\"\nkind = \"openai\"\nbase_url = "
       "\"https://api.openai.com\"\napi_key_env = \"" +
           key + "\"",
       &text);
   CHECK(keys == std::vector<std::string>{"reasoning.providers[0].api_key_env"});
   // A key-shaped value that is also a valid variable name is caught by the secret detector.
-  keys = error_keys(
+  keys = submit_error_keys(
       "[[reasoning.providers]]\nname = \"a\"\nkind = \"openai\"\nbase_url = "
       "\"https://api.openai.com\"\napi_key_env = "
       "\"ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789\"",
       &text);
   CHECK(keys == std::vector<std::string>{"reasoning.providers[0].api_key_env"});
   // A key in the base URL's query.
-  keys = error_keys(
+  keys = submit_error_keys(
       "[[reasoning.providers]]\nname = \"a\"\nkind = \"openai\"\nbase_url = "
       "\"https://user:" +
           key + "@api.example.com\"",
@@ -253,10 +253,10 @@ TEST_CASE("the budget keys of [reasoning] are read and checked", "[server][confi
   CHECK(c.pipeline.reasoning.budget_per_principal_usd == 2.5);
   CHECK(c.pipeline.reasoning.budget_window == std::chrono::seconds(3600));
   CHECK(c.pipeline.reasoning.budget_max_entries == 500);
-  CHECK(error_keys("[reasoning]\nbudget_per_principal_usd = -1\n") ==
+  CHECK(submit_error_keys("[reasoning]\nbudget_per_principal_usd = -1\n") ==
         std::vector<std::string>{"reasoning.budget_per_principal_usd"});
-  CHECK(error_keys("[reasoning]\nbudget_window_seconds = 0\n") ==
+  CHECK(submit_error_keys("[reasoning]\nbudget_window_seconds = 0\n") ==
         std::vector<std::string>{"reasoning.budget_window_seconds"});
-  CHECK(error_keys("[reasoning]\nbudget_max_entries = 0\n") ==
+  CHECK(submit_error_keys("[reasoning]\nbudget_max_entries = 0\n") ==
         std::vector<std::string>{"reasoning.budget_max_entries"});
 }

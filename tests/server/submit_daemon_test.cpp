@@ -65,7 +65,7 @@ std::vector<std::string> kinds(const RunResult& run) {
 }
 
 // The events of a kind, parsed.
-std::vector<rapidjson::Document> events_of(const RunResult& run, const std::string& kind) {
+std::vector<rapidjson::Document> submit_events_of(const RunResult& run, const std::string& kind) {
   std::vector<rapidjson::Document> out;
   for (const auto& e : run.events) {
     auto doc = parse(e);
@@ -86,7 +86,7 @@ std::string script_provider(const std::string& path) {
 }
 
 // `warden ARGS…` to completion; stdout and the exit status.
-int run_warden(const std::vector<std::string>& args, std::string* out) {
+int submit_run_warden(const std::vector<std::string>& args, std::string* out) {
   int pipe_fd[2];
   REQUIRE(::pipe2(pipe_fd, O_CLOEXEC) == 0);
   pid_t pid = ::fork();
@@ -123,7 +123,7 @@ void check_rm_then_ls(const RunResult& run, const SubmitDaemon& daemon) {
   INFO(dump(run));
   CHECK(run.status == "done");
   CHECK(error_code(run.response) == "");
-  auto decisions = events_of(run, "decision");
+  auto decisions = submit_events_of(run, "decision");
   REQUIRE(decisions.size() >= 3);
   // 1: rm -rf ~ refused by its rule; 2: ls approved; its last-mile check approved.
   CHECK(member_of(decisions[0], "outcome") == "reject");
@@ -134,7 +134,7 @@ void check_rm_then_ls(const RunResult& run, const SubmitDaemon& daemon) {
   CHECK(member_of(decisions[2], "stage") == "last-mile");
   CHECK(member_of(decisions[2], "outcome") == "approve");
   // ls ran in the workspace: its output is the workspace's file.
-  auto outputs = events_of(run, "tool-output");
+  auto outputs = submit_events_of(run, "tool-output");
   REQUIRE(outputs.size() == 1);
   CHECK(member_of(outputs[0], "target") == "shell");
   CHECK(member_of(outputs[0], "output").find("marker.txt") != std::string::npos);
@@ -162,16 +162,16 @@ TEST_CASE("submit end to end with the script provider: rm -rf ~ refused, ls run,
   REQUIRE(daemon.serving());
   RunResult run = submit_text(daemon.address(), "tidy up my home directory");
   check_rm_then_ls(run, daemon);
-  auto replies = events_of(run, "reply");
+  auto replies = submit_events_of(run, "reply");
   REQUIRE_FALSE(replies.empty());
   CHECK(member_of(replies.back(), "text") == "the workspace holds marker.txt");
 
   // The audit log holds every decision of the run and the dispatch, and verifies.
   std::string log = dir.read("state/audit.jsonl");
-  for (const auto& d : events_of(run, "decision")) {
+  for (const auto& d : submit_events_of(run, "decision")) {
     CHECK(log.find("\"decision_id\":\"" + member_of(d, "decision_id") + "\"") != std::string::npos);
   }
-  auto outputs = events_of(run, "tool-output");
+  auto outputs = submit_events_of(run, "tool-output");
   REQUIRE(outputs.size() == 1);
   CHECK(log.find("\"kind\":\"act\"") != std::string::npos);
   CHECK(log.find("\"decision_id\":\"" + member_of(outputs[0], "decision_id") +
@@ -179,12 +179,12 @@ TEST_CASE("submit end to end with the script provider: rm -rf ~ refused, ls run,
                  "\"exit_code\":0,\"truncated\":false") != std::string::npos);
   CHECK(daemon.terminate() == 0);
   std::string out;
-  CHECK(run_warden(
+  CHECK(submit_run_warden(
             {"audit", "verify", daemon.log(), "--key", daemon.state() + "/audit-signing.pem.pub"},
             &out) == 0);
   INFO(out);
   out.clear();
-  CHECK(run_warden({"replay", daemon.log(), "--rules", dir.str() + "/rules", "--format", "json"},
+  CHECK(submit_run_warden({"replay", daemon.log(), "--rules", dir.str() + "/rules", "--format", "json"},
                    &out) == 0);
 }
 
@@ -226,9 +226,9 @@ TEST_CASE("submit: the depth limit stops a model that never stops acting",
   RunResult run = submit_text(daemon.address(), "list forever");
   INFO(dump(run));
   CHECK(run.status == "dropped");
-  CHECK(events_of(run, "dropped").size() == 1);
+  CHECK(submit_events_of(run, "dropped").size() == 1);
   // depth 0, 1, 2 ran; depth 3 was dropped.
-  CHECK(events_of(run, "tool-output").size() == 3);
+  CHECK(submit_events_of(run, "tool-output").size() == 3);
 }
 
 TEST_CASE("submit: a heartbeat never reaches the model nor an actuator", "[server][submit][e2e]") {
@@ -242,8 +242,8 @@ TEST_CASE("submit: a heartbeat never reaches the model nor an actuator", "[serve
   RunResult run = submit_text(daemon.address(), "tick", ",\"sensor\":\"heartbeat\"");
   INFO(dump(run));
   CHECK(error_code(run.response) == "");
-  CHECK(events_of(run, "decision").empty());
-  CHECK(events_of(run, "tool-output").empty());
+  CHECK(submit_events_of(run, "decision").empty());
+  CHECK(submit_events_of(run, "tool-output").empty());
   CHECK(dir.read("state/audit.jsonl").find("\"kind\":\"act\"") == std::string::npos);
 }
 
@@ -265,7 +265,7 @@ TEST_CASE("submit: E_NO_PROVIDER without providers, agent role required", "[serv
   CHECK(error_code(read_or_fail(admin)) == err::kForbidden);
   // warden submit says so and exits 4.
   std::string out;
-  CHECK(run_warden({"submit", "hi", "--addr", daemon.address(), "--token", Tokens{}.agent}, &out) ==
+  CHECK(submit_run_warden({"submit", "hi", "--addr", daemon.address(), "--token", Tokens{}.agent}, &out) ==
         4);
   CHECK(out.find("E_NO_PROVIDER") != std::string::npos);
 }
@@ -288,13 +288,13 @@ TEST_CASE("submit: every provider down is a cascade failure reply, not a crash",
   RunResult run = submit_text(daemon.address(), "hello");
   INFO(dump(run));
   CHECK(run.status == "failed");
-  auto errors = events_of(run, "error");
+  auto errors = submit_events_of(run, "error");
   REQUIRE(errors.size() == 1);
   std::string message = member_of(errors[0], "message");
   CHECK(message.find("cascade failure") != std::string::npos);
   CHECK(message.find("first") != std::string::npos);
   CHECK(message.find("second") != std::string::npos);
-  CHECK_FALSE(events_of(run, "reply").empty());
+  CHECK_FALSE(submit_events_of(run, "reply").empty());
   // The daemon still serves.
   RunResult again = submit_text(daemon.address(), "hello again");
   CHECK(again.status == "failed");

@@ -16,11 +16,11 @@ using namespace warden::server::testing;
 
 namespace {
 
-std::string member_of(const rapidjson::Value& v, const char* key) {
+std::string depth_member_of(const rapidjson::Value& v, const char* key) {
   return v.IsObject() && v.HasMember(key) && v[key].IsString() ? v[key].GetString() : "";
 }
 
-struct Run {
+struct DepthRun {
   std::vector<std::string> events;  // event payloads, in order
   std::string status;
   std::string dump() const {
@@ -32,42 +32,42 @@ struct Run {
     std::vector<rapidjson::Document> out;
     for (const auto& e : events) {
       auto doc = parse(e);
-      if (member_of(doc, "event") == "decision") out.push_back(std::move(doc));
+      if (depth_member_of(doc, "event") == "decision") out.push_back(std::move(doc));
     }
     return out;
   }
 };
 
-Run submit(const std::string& address, const std::string& fields) {
+DepthRun submit(const std::string& address, const std::string& fields) {
   Client client;
   std::string error;
   REQUIRE(client.connect(address, 5000ms, &error));
   REQUIRE(client.authenticate(Tokens{}.agent, 5000ms, &error));
   REQUIRE(client.send_message(make_request("run", "submit", fields), &error));
-  Run out;
+  DepthRun out;
   for (;;) {
     std::string message = read_or_fail(client, 60000ms);
     auto doc = parse(message);
     INFO(message);
     REQUIRE(doc.IsObject());
-    if (member_of(doc, "type") == "event") {
+    if (depth_member_of(doc, "type") == "event") {
       out.events.push_back(to_json_text(doc["payload"]));
       continue;
     }
     REQUIRE(error_code(message) == "");
-    out.status = member_of(doc["payload"], "status");
+    out.status = depth_member_of(doc["payload"], "status");
     return out;
   }
 }
 
-std::string read_file(const std::string& path) {
+std::string depth_read_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
 }
 
-std::string script_provider(const std::string& path) {
+std::string depth_script_provider(const std::string& path) {
   return "[[reasoning.providers]]\nname = \"scripted\"\nkind = \"script\"\nscript = " +
          json_string(path) + "\n";
 }
@@ -81,7 +81,7 @@ std::string file_write_proposal(const std::string& path, const std::string& cont
 std::string rules_of(const rapidjson::Value& decision) {
   std::string out;
   for (const auto& r : decision["rules"].GetArray())
-    out += (out.empty() ? "" : "|") + member_of(r, "rule") + ":" + member_of(r, "reason");
+    out += (out.empty() ? "" : "|") + depth_member_of(r, "rule") + ":" + depth_member_of(r, "reason");
   return out;
 }
 
@@ -91,7 +91,7 @@ TEST_CASE("submit without a session: the run has session memory of its own",
           "[server][submit][session]") {
   TempDir dir;
   // File writes and bash are approved; running a file this session wrote is refused.
-  dir.write("rules/effects.toml", read_file(WARDEN_SOURCE_DIR "/rules/effects.toml"));
+  dir.write("rules/effects.toml", depth_read_file(WARDEN_SOURCE_DIR "/rules/effects.toml"));
   dir.write("rules/session.clp", R"CLP(
 (defrule writes-ok
   (proposal (id ?id) (target file) (action write))
@@ -116,28 +116,28 @@ TEST_CASE("submit without a session: the run has session memory of its own",
                                  "\"match\":\"write a build script\"") +
                          script_line(shell_proposal("bash build.sh")) +
                          script_line(reply_proposal("done")));
-  SubmitDaemon daemon(dir, script_provider(script));
+  SubmitDaemon daemon(dir, depth_script_provider(script));
   INFO(daemon.err());
   REQUIRE(daemon.serving());
 
   // No "session" in the request.
-  Run run = submit(daemon.address(), "\"text\":\"write a build script and run it\"");
+  DepthRun run = submit(daemon.address(), "\"text\":\"write a build script and run it\"");
   INFO(run.dump());
   auto decisions = run.decisions();
   REQUIRE(decisions.size() >= 3);
   // The write was approved and done; running it in the same run is refused, naming the rule.
-  CHECK(member_of(decisions[0], "outcome") == "approve");
+  CHECK(depth_member_of(decisions[0], "outcome") == "approve");
   CHECK(fs::exists(fs::path(daemon.workspace()) / "build.sh"));
   bool refused = false;
   std::set<std::string> sessions;
   for (const auto& d : decisions) {
-    const std::string command = member_of(d["action"]["payload"], "command");
+    const std::string command = depth_member_of(d["action"]["payload"], "command");
     if (command == "bash build.sh") {
-      CHECK(member_of(d, "outcome") == "reject");
+      CHECK(depth_member_of(d, "outcome") == "reject");
       CHECK(rules_of(d).find("runs-what-this-session-wrote") != std::string::npos);
       refused = true;
     }
-    sessions.insert(member_of(d["action"]["context"], "session"));
+    sessions.insert(depth_member_of(d["action"]["context"], "session"));
   }
   CHECK(refused);
   CHECK_FALSE(fs::exists(fs::path(daemon.workspace()) / "built.txt"));
@@ -150,13 +150,13 @@ TEST_CASE("submit without a session: the run has session memory of its own",
 
   // The next run without a session gets another id, and nothing of the first run is its
   // history: running the script it did not write is approved, and runs.
-  Run second = submit(daemon.address(), "\"text\":\"run the build script\"");
+  DepthRun second = submit(daemon.address(), "\"text\":\"run the build script\"");
   INFO(second.dump());
   auto later = second.decisions();
   REQUIRE_FALSE(later.empty());
-  CHECK(member_of(later[0]["action"]["payload"], "command") == "bash build.sh");
-  CHECK(member_of(later[0], "outcome") == "approve");
-  const std::string other = member_of(later[0]["action"]["context"], "session");
+  CHECK(depth_member_of(later[0]["action"]["payload"], "command") == "bash build.sh");
+  CHECK(depth_member_of(later[0], "outcome") == "approve");
+  const std::string other = depth_member_of(later[0]["action"]["context"], "session");
   CHECK(other.rfind("run-", 0) == 0);
   CHECK(other != session);
   CHECK(second.status == "done");
@@ -183,10 +183,10 @@ TEST_CASE("submit: the rules see each proposal's real depth and model attempt",
       "model.jsonl", script_line(shell_proposal("rm -rf ~")) + script_line(shell_proposal("ls")) +
                          script_line(shell_proposal("ls")) +
                          script_line(shell_proposal("ls"), "\"repeat\":true"));
-  SubmitDaemon daemon(dir, script_provider(script));
+  SubmitDaemon daemon(dir, depth_script_provider(script));
   INFO(daemon.err());
   REQUIRE(daemon.serving());
-  Run run = submit(daemon.address(), "\"text\":\"list\",\"session\":\"s1\"");
+  DepthRun run = submit(daemon.address(), "\"text\":\"list\",\"session\":\"s1\"");
   INFO(run.dump());
   CHECK(run.status == "rejected");
   std::vector<std::string> seen;
@@ -194,9 +194,9 @@ TEST_CASE("submit: the rules see each proposal's real depth and model attempt",
     const std::string rules = rules_of(d);
     const auto at = rules.find("where:");
     REQUIRE(at != std::string::npos);
-    seen.push_back(member_of(d, "stage") + " " +
+    seen.push_back(depth_member_of(d, "stage") + " " +
                    rules.substr(at + 6, rules.find('|', at) - at - 6) + " " +
-                   member_of(d, "outcome"));
+                   depth_member_of(d, "outcome"));
   }
   CHECK(seen == std::vector<std::string>{
                     "reason depth 0 attempt 1 reject",   // rm -rf ~
@@ -214,7 +214,7 @@ TEST_CASE("decide: the envelope's depth reaches the rules; the shipped malformed
           "[server][decide][depth]") {
   TempDir dir;
   Config config = test_config(dir);
-  dir.write("rules/policy.clp", read_file(WARDEN_SOURCE_DIR "/rules/malformed.clp") + R"CLP(
+  dir.write("rules/policy.clp", depth_read_file(WARDEN_SOURCE_DIR "/rules/malformed.clp") + R"CLP(
 (defrule replies-ok
   (proposal (id ?id) (target reply))
   =>
@@ -236,7 +236,7 @@ TEST_CASE("decide: the envelope's depth reaches the rules; the shipped malformed
   auto outcome_rules = [](const std::string& reply) {
     auto doc = parse(reply);
     const auto& decision = doc["payload"]["decision"];
-    return member_of(decision, "outcome") + " " + rules_of(decision);
+    return depth_member_of(decision, "outcome") + " " + rules_of(decision);
   };
   CHECK(outcome_rules(decide_at("")) == "approve replies-ok:fine");
   CHECK(outcome_rules(decide_at("10")) == "approve replies-ok:fine");

@@ -72,7 +72,7 @@ std::string pin_of(const std::string& cert_pem) {
   return "sha256:" + std::string(buffer, 64);
 }
 
-std::vector<std::string> codes_until_closed(Client& c) {
+std::vector<std::string> transport_codes_until_closed(Client& c) {
   std::vector<std::string> codes;
   std::string payload;
   Client::ReadStatus status;
@@ -128,7 +128,7 @@ TEST_CASE("a uid outside unix.allow_uids is refused", "[server][transport]") {
   Client c;
   std::string error;
   REQUIRE(c.connect_raw("unix:" + d.daemon().unix_path(), 5000ms, &error));
-  CHECK(codes_until_closed(c) == std::vector<std::string>{err::kPeerNotAllowed});
+  CHECK(transport_codes_until_closed(c) == std::vector<std::string>{err::kPeerNotAllowed});
 }
 
 TEST_CASE("the Unix socket path is checked before binding", "[server][transport]") {
@@ -364,7 +364,7 @@ TEST_CASE("one uid's unauthenticated sockets are capped per peer; its oldest mak
   Client fifth;
   REQUIRE(fifth.connect(address, 5000ms, &error));
   // The oldest was closed to make room (with E_TOO_MANY_CONNECTIONS); the others are open.
-  CHECK(codes_until_closed(*held[0]) == std::vector<std::string>{err::kTooManyConnections});
+  CHECK(transport_codes_until_closed(*held[0]) == std::vector<std::string>{err::kTooManyConnections});
   CHECK(d.daemon().context().stats.connections_current.load() == 4);
   REQUIRE(fifth.authenticate(Tokens{}.agent, 5000ms, &error));
   REQUIRE(held[1]->authenticate(Tokens{}.agent, 5000ms, &error));
@@ -460,7 +460,7 @@ TEST_CASE("before auth, frames over the small pre-auth limit get E_FRAME_TOO_LAR
     CHECK(parse(c.handshake())["payload"]["max_preauth_frame_bytes"].GetUint64() == 4096);
     // 8 KiB announced before auth: refused at the prefix, whatever follows.
     REQUIRE(c.send_bytes("002000" + std::string(100, ' '), &error));
-    CHECK(codes_until_closed(c) == std::vector<std::string>{err::kFrameTooLarge});
+    CHECK(transport_codes_until_closed(c) == std::vector<std::string>{err::kFrameTooLarge});
   }
   {
     // After auth the full limit applies.
