@@ -88,7 +88,7 @@ std::string upper(std::string s) {
   return s;
 }
 
-bool same_ignoring_case(std::string_view a, std::string_view b) {
+bool header_name_equal(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
     if (std::tolower(static_cast<unsigned char>(a[i])) !=
@@ -176,10 +176,10 @@ Result HttpActuator::act(std::string_view action_json, const Context& context) {
         return failure(code::kBadAction, "header \"" + name + "\" holds CR, LF or NUL");
       for (const char* framing :
            {"host", "content-length", "transfer-encoding", "connection", "expect"})
-        if (same_ignoring_case(name, framing))
+        if (header_name_equal(name, framing))
           return failure(code::kBadAction,
                          "header \"" + name + "\" is set by the client, not the action");
-      if (same_ignoring_case(name, "content-type")) has_content_type = true;
+      if (header_name_equal(name, "content-type")) has_content_type = true;
       // "Name;" sends an empty value (libcurl reads "Name:" as "remove the header").
       if (!add_header(value.empty() ? name + ";" : name + ": " + value))
         return failure(code::kFailed, "out of memory building the headers");

@@ -90,7 +90,7 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   return out;
 }
 
-std::string absolute(const std::string& path) {
+std::string shell_absolute(const std::string& path) {
   if (!path.empty() && path.front() == '/') return path;
   char buf[PATH_MAX];
   if (!::getcwd(buf, sizeof buf)) return path;
@@ -99,9 +99,9 @@ std::string absolute(const std::string& path) {
   return base + "/" + path;
 }
 
-std::string real(const std::string& path) {
+std::string shell_real(const std::string& path) {
   char buf[PATH_MAX];
-  return ::realpath(path.c_str(), buf) ? std::string(buf) : absolute(path);
+  return ::realpath(path.c_str(), buf) ? std::string(buf) : shell_absolute(path);
 }
 
 bool executable_file(int dir_fd, const std::string& path) {
@@ -201,8 +201,8 @@ Result ShellActuator::act(std::string_view action_json, const Context& context) 
   }
 
   // The workspace and the working directory beneath it.
-  const std::string workspace = absolute(config_.workspace);
-  const std::string workspace_real = real(config_.workspace);
+  const std::string workspace = shell_absolute(config_.workspace);
+  const std::string workspace_real = shell_real(config_.workspace);
   Fd root(::open(config_.workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root)
     return failure(code::kFailed, "the workspace " + config_.workspace +

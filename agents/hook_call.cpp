@@ -11,7 +11,7 @@ std::string_view agent_name(HookAgent agent) {
 
 namespace {
 
-bool fail(HookError* error, const char* code, std::string message) {
+bool hook_call_failed(HookError* error, const char* code, std::string message) {
   *error = {code, std::move(message)};
   return false;
 }
@@ -32,7 +32,7 @@ bool optional_string(const rapidjson::Value& doc, const char* key, std::string* 
 
 bool parse_hook_call(std::string_view text, HookCall* call, HookError* error) {
   if (text.size() > kMaxHookInputBytes) {
-    return fail(error, kHookInputTooLarge,
+    return hook_call_failed(error, kHookInputTooLarge,
                 "hook input of " + std::to_string(text.size()) + " bytes is over the limit of " +
                     std::to_string(kMaxHookInputBytes));
   }
@@ -40,28 +40,28 @@ bool parse_hook_call(std::string_view text, HookCall* call, HookError* error) {
   doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(text.data(),
                                                                                   text.size());
   if (doc.HasParseError()) {
-    return fail(error, kHookInputJson,
+    return hook_call_failed(error, kHookInputJson,
                 doc.GetParseError() == rapidjson::kParseErrorStringInvalidEncoding
                     ? "hook input is not valid UTF-8"
                     : "hook input is not valid JSON (at byte " +
                           std::to_string(doc.GetErrorOffset()) + ")");
   }
-  if (!doc.IsObject()) return fail(error, kHookInputShape, "hook input is not a JSON object");
+  if (!doc.IsObject()) return hook_call_failed(error, kHookInputShape, "hook input is not a JSON object");
   // The agent read its own JSON one way; the mapping must not read another (a duplicate name:
   // first here, last in JSON.parse; a lone surrogate escape: different bytes on each side).
   if (std::string problem; !json_unambiguous(doc, &problem)) {
-    return fail(error, kHookInputJson, "hook input is ambiguous: " + problem);
+    return hook_call_failed(error, kHookInputJson, "hook input is ambiguous: " + problem);
   }
   auto name = doc.FindMember("tool_name");
   if (name == doc.MemberEnd() || !name->value.IsString() || name->value.GetStringLength() == 0) {
-    return fail(error, kHookInputShape, "hook input has no tool_name string");
+    return hook_call_failed(error, kHookInputShape, "hook input has no tool_name string");
   }
   std::string event;
   if (!optional_string(doc, "hook_event_name", &event)) {
-    return fail(error, kHookInputShape, "hook_event_name is not a string");
+    return hook_call_failed(error, kHookInputShape, "hook_event_name is not a string");
   }
   if (event != "PreToolUse") {
-    return fail(error, kHookEvent,
+    return hook_call_failed(error, kHookEvent,
                 "hook_event_name is '" + event + "', not PreToolUse: install this hook for "
                 "PreToolUse only");
   }
@@ -69,18 +69,18 @@ bool parse_hook_call(std::string_view text, HookCall* call, HookError* error) {
                           {"tool_use_id", &call->tool_use_id},
                           {"permission_mode", &call->permission_mode}}) {
     if (!optional_string(doc, key, out)) {
-      return fail(error, kHookInputShape, std::string(key) + " is not a string");
+      return hook_call_failed(error, kHookInputShape, std::string(key) + " is not a string");
     }
   }
   // transcript_path: Codex sends null when it keeps no rollout (codex exec --ephemeral).
   if (auto t = doc.FindMember("transcript_path"); t != doc.MemberEnd() && t->value.IsNull()) {
     call->transcript_path.clear();
   } else if (!optional_string(doc, "transcript_path", &call->transcript_path)) {
-    return fail(error, kHookInputShape, "transcript_path is not a string");
+    return hook_call_failed(error, kHookInputShape, "transcript_path is not a string");
   }
   auto input = doc.FindMember("tool_input");
   if (input == doc.MemberEnd() || !input->value.IsObject()) {
-    return fail(error, kHookInputShape, "hook input has no tool_input object");
+    return hook_call_failed(error, kHookInputShape, "hook input has no tool_input object");
   }
   call->hook_event_name = event;
   call->tool_name.assign(name->value.GetString(), name->value.GetStringLength());

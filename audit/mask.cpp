@@ -33,7 +33,7 @@ bool alnum(char c) {
 enum : char {
   kRedraw = 0,  // a letter or digit becomes one of the same class (A-Z, a-z, 0-9)
   kKeep = 1,    // kept (a known prefix)
-  kHex = 2,     // a lowercase hex digit stays one (0-9a-f)
+  kKeepHex = 2,     // a lowercase hex digit stays one (0-9a-f)
   kAny = 3,     // as kRedraw, and a non-ASCII byte becomes a lowercase letter
 };
 
@@ -79,7 +79,7 @@ void keep_prefixes(std::string_view s, std::vector<char>& keep) {
       mark(i, 8);
     } else if (rest.starts_with("dop_v1_")) {
       mark(i, 7);
-      for (std::size_t j = i + 7; j < s.size() && hex_lower(s[j]); ++j) keep[j] = kHex;
+      for (std::size_t j = i + 7; j < s.size() && hex_lower(s[j]); ++j) keep[j] = kKeepHex;
     } else if (rest.starts_with("glpat-")) {
       mark(i, 6);
     } else if (rest.starts_with("npm_") || rest.starts_with("AIza")) {
@@ -286,7 +286,7 @@ std::string draw(std::string_view key, std::string_view secret, const std::vecto
       used = 0;
     }
     const unsigned r = block[used++];
-    if (how == kHex && hex_lower(c)) {
+    if (how == kKeepHex && hex_lower(c)) {
       out[i] = "0123456789abcdef"[r % 16];
     } else if (c >= 'A' && c <= 'Z') {
       out[i] = static_cast<char>('A' + r % 26);
@@ -500,7 +500,7 @@ void Masker::mask_text(std::string* text, std::string_view field_pointer,
     if (covered) continue;
     const std::string_view secret = std::string_view(*text).substr(o.offset, o.length);
     std::vector<char> keep(secret.size(), o.kind == "url-password" ? kAny : kRedraw);
-    if (o.kind == "digitalocean-token") std::fill(keep.begin(), keep.end(), kHex);
+    if (o.kind == "digitalocean-token") std::fill(keep.begin(), keep.end(), kKeepHex);
     std::string masked;
     for (int attempt = 0; attempt < kAttempts; ++attempt) {
       masked = draw(key_, secret, keep, attempt);

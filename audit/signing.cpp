@@ -43,7 +43,7 @@ std::string openssl_error(const char* fallback) {
   return out;
 }
 
-std::string mode_text(mode_t mode) {
+std::string signing_mode_text(mode_t mode) {
   char buf[8];
   std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
   return buf;
@@ -70,7 +70,7 @@ bool read_key_file(const std::string& path, bool private_key, std::string* text,
   }
   if (private_key) {
     if ((st.st_mode & 077) != 0) {
-      *error = "the signing key " + path + " has mode " + mode_text(st.st_mode) +
+      *error = "the signing key " + path + " has mode " + signing_mode_text(st.st_mode) +
                ": group or others may access it (chmod 600 " + path + ")";
       ::close(fd);
       return false;

@@ -43,7 +43,7 @@ void call_done(const Writer::Done& done, const AppendResult& result) {
   }
 }
 
-void append_u64(std::string& out, std::uint64_t v) {
+void writer_append_u64(std::string& out, std::uint64_t v) {
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
   out.append(buf, r.ptr);
@@ -276,13 +276,13 @@ void seal_checkpoint(std::string& buffer, ChainPos& pos, const WriterOptions& o,
   fields += "\"key_id\":\"";
   fields += o.key->key_id();
   fields += "\",\"first_seq\":";
-  append_u64(fields, pos.checkpoint_first);
+  writer_append_u64(fields, pos.checkpoint_first);
   fields += ",\"last_seq\":";
-  append_u64(fields, pos.next_seq - 1);
+  writer_append_u64(fields, pos.next_seq - 1);
   fields += ",\"every_records\":";
-  append_u64(fields, o.checkpoint_records);
+  writer_append_u64(fields, o.checkpoint_records);
   fields += ",\"every_seconds\":";
-  append_u64(fields, static_cast<std::uint64_t>(o.checkpoint_age.count()));
+  writer_append_u64(fields, static_cast<std::uint64_t>(o.checkpoint_age.count()));
   fields += ",\"reason\":\"";
   fields += reason;
   fields += '"';

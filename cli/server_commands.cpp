@@ -133,7 +133,7 @@ void register_serve(CLI::App& app, int* exit_code) {
   });
 }
 
-std::string text_line(const rapidjson::Value& d) {
+std::string server_text_line(const rapidjson::Value& d) {
   std::string out = printable(string_member(d, "outcome")) + "  " + printable(string_member(d, "reason"));
   if (d.HasMember("rules") && d["rules"].IsArray()) {
     for (const auto& r : d["rules"].GetArray()) {
@@ -149,7 +149,7 @@ std::string text_line(const rapidjson::Value& d) {
 // input error's line is), with the approval the daemon opened for it: its state, and while
 // pending the command that approves it.
 std::string decision_text(long line, const rapidjson::Value& p) {
-  std::string out = "line " + std::to_string(line) + ": " + text_line(p["decision"]);
+  std::string out = "line " + std::to_string(line) + ": " + server_text_line(p["decision"]);
   const std::string approval = decide_approval_text(p);
   if (!approval.empty()) out += "\n  " + approval;
   return out;

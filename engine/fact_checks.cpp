@@ -25,7 +25,7 @@ std::string variable_name(const std::string& atom) {
 }
 
 // A token as the author wrote it, shortened: "rm" with its quotes, a symbol as is.
-std::string shown(const Token& tok) {
+std::string fact_shown(const Token& tok) {
   std::string text = tok.text.substr(0, 40);
   if (tok.text.size() > 40) text += "…";
   return tok.type == TokenType::String ? "\"" + text + "\"" : text;
@@ -152,7 +152,7 @@ void FactChecks::slot_groups(std::size_t open, const TemplateSchema& tmpl, bool 
       const std::string example = "(" + tmpl.name + " (" + tmpl.slots[0].name + (in_pattern ? " ?x))" : " ?id) …)");
       report_(code::kParse, Severity::Error, t_[k],
               (in_pattern ? "a pattern on `" : "an asserted `") + tmpl.name + "` names each slot, as in `" +
-                  example + "`: `" + shown(t_[k]) + "` is not in a slot");
+                  example + "`: `" + fact_shown(t_[k]) + "` is not in a slot");
       return;
     }
     slot_group(open, k, tmpl, in_pattern);
@@ -223,9 +223,9 @@ void FactChecks::constraint(std::size_t from, std::size_t to, const TemplateSche
         const Token& first = t_[previous];
         report_(code::kSlotValue, Severity::Error, tok,
                 "slot `" + slot.name + "` of `" + tmpl.name +
-                    "` holds one value, but this pattern gives it more (`" + shown(first) +
-                    "`, then `" + shown(tok) + "`): to accept either, write `" + shown(first) +
-                    "|" + shown(tok) + "`");
+                    "` holds one value, but this pattern gives it more (`" + fact_shown(first) +
+                    "`, then `" + fact_shown(tok) + "`): to accept either, write `" + fact_shown(first) +
+                    "|" + fact_shown(tok) + "`");
       }
       expect_term = true;
     }
@@ -291,7 +291,7 @@ void FactChecks::constant(const Token& value, bool negated, const TemplateSchema
                value.text.find_first_of(" \t\n\"()&|~;<") == std::string::npos) {
       message += ": write `" + value.text + "` without quotes";
     } else {
-      message += ", not `" + shown(value) + "`";
+      message += ", not `" + fact_shown(value) + "`";
     }
     report_(code::kSlotValue, Severity::Error, value, message);
     return;
@@ -330,7 +330,7 @@ void FactChecks::constant(const Token& value, bool negated, const TemplateSchema
       return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
     });
     report_(code::kDeadPattern, Severity::Warning, value,
-            "a url's " + slot.name + " is lowercase, so `" + shown(value) + "` " +
+            "a url's " + slot.name + " is lowercase, so `" + fact_shown(value) + "` " +
                 (negated ? "is never there and `~` excludes nothing" : "never matches") +
                 ": write `\"" + lower + "\"`");
   }

@@ -31,7 +31,7 @@ constexpr std::string_view kNone = "none";
 
 std::atomic<std::uint64_t> next_generation{1};
 
-bool valid_name(std::string_view name) {
+bool valid_class_name(std::string_view name) {
   if (name.empty() || name.size() > 64 || name[0] < 'a' || name[0] > 'z') return false;
   for (char c : name)
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
@@ -352,7 +352,7 @@ std::shared_ptr<PathClasses> PathClasses::parse(const TomlDocument& document, Di
           else if (k->name == kOwnPathClass || k->name == kOwnDirClass)
             error(line, "class name \"" + k->name +
                             "\" is reserved: the engine gives it to the daemon's own files");
-          else if (!valid_name(k->name))
+          else if (!valid_class_name(k->name))
             error(line, "class name \"" + k->name.substr(0, 80) +
                             "\" is not a symbol of lower-case letters, digits and '-' starting with a letter");
           else if (!seen.insert(k->name).second)

@@ -58,7 +58,7 @@ class SuffixTrie {
   std::vector<Node> nodes_ = std::vector<Node>(1);
 };
 
-struct StringHash {
+struct PatternKeyHash {
   using is_transparent = void;
   std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
@@ -72,7 +72,7 @@ struct PatternIndex::Set {
   std::string kind;
   std::vector<std::string> patterns;  // by set index
   std::unique_ptr<RE2::Set> set;      // regex, substring, prefix, glob, path-within
-  std::unordered_map<std::string, int, StringHash, std::equal_to<>> exact;  // pattern → index
+  std::unordered_map<std::string, int, PatternKeyHash, std::equal_to<>> exact;  // pattern → index
   SuffixTrie suffix;
 };
 
@@ -90,7 +90,7 @@ RE2::Anchor anchor_for(const std::string& kind) {
 }
 
 // The same translation the rule functions use: an indexed glob means what glob-match means.
-std::string regex_for(const std::string& kind, const std::string& pattern) {
+std::string pattern_regex_for(const std::string& kind, const std::string& pattern) {
   if (kind == "regex") return pattern;
   if (kind == "glob") return glob::to_regex(pattern);
   if (kind == "path-within") {
@@ -203,7 +203,7 @@ PatternIndex::PatternIndex(const std::vector<IndexedPattern>& patterns, Diagnost
     std::vector<std::string> regexes;
     std::vector<std::size_t> members;
     for (std::size_t i = 0; i < g.patterns.size(); ++i) {
-      regexes.push_back(regex_for(kind, g.patterns[i]));
+      regexes.push_back(pattern_regex_for(kind, g.patterns[i]));
       if (!text::valid_utf8(g.patterns[i])) {
         builder.report(g.uses[i], code::kBadPattern, "it is not valid UTF-8");
         continue;

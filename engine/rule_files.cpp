@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 namespace {
 constexpr std::uintmax_t kMaxRuleFileBytes = 16u << 20;
 
-bool has_extension(const fs::path& p, const std::vector<std::string>& extensions) {
+bool has_rule_extension(const fs::path& p, const std::vector<std::string>& extensions) {
   const std::string name = p.filename().string();
   for (const auto& ext : extensions) {
     if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0)
@@ -38,12 +38,12 @@ std::vector<std::string> list_files(const std::vector<std::string>& paths,
       // rules digest) does not depend on how the directory itself was named.
       std::vector<std::pair<std::string, std::string>> found;  // (relative name, path)
       for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
-        if (it->is_regular_file(ec) && has_extension(it->path(), extensions))
+        if (it->is_regular_file(ec) && has_rule_extension(it->path(), extensions))
           found.emplace_back(it->path().lexically_relative(path).generic_string(), it->path().string());
       }
       std::sort(found.begin(), found.end());
       for (auto& f : found) out.push_back(std::move(f.second));
-    } else if (has_extension(path, extensions)) {
+    } else if (has_rule_extension(path, extensions)) {
       out.push_back(path);
     }
   }

@@ -69,7 +69,7 @@ void parse_source(std::string_view text, Node* root) {
   }
 }
 
-bool ends_with(std::string_view s, std::string_view suffix) {
+bool input_ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
@@ -279,11 +279,11 @@ class Scanner {
         if (a.find("context.agent") != std::string::npos) out_->uses_agent = true;
         return;
       }
-      if (ends_with(a, ":session")) out_->uses_session = true;
-      if (ends_with(a, ":agent")) out_->uses_agent = true;
+      if (input_ends_with(a, ":session")) out_->uses_session = true;
+      if (input_ends_with(a, ":agent")) out_->uses_agent = true;
       if (a == "<-") all("a rule binds a fact address (<-)");
-      if (ends_with(a, ":age")) out_->uses_history_age = true;
-      if (ends_with(a, ":decision")) out_->uses_history_decision = true;
+      if (input_ends_with(a, ":age")) out_->uses_history_age = true;
+      if (input_ends_with(a, ":decision")) out_->uses_history_decision = true;
       if (reads_outside_patterns(a)) {
         all("the rules name " + a);
         out_->uses_clock = true;
@@ -389,7 +389,7 @@ bool one_of(std::string_view s, std::initializer_list<std::string_view> names) {
 
 // The value a slot of a history fact (history true) or of the effect fact (false) built from
 // `e` holds, as the engine sets it (engine/fact_codec.cpp: assert_history, assert_effect).
-std::string_view slot_value(const EffectRecord& e, std::string_view slot, bool history) {
+std::string_view input_slot_value(const EffectRecord& e, std::string_view slot, bool history) {
   if (!history) {
     if (slot == "kind") return e.kind;
     if (slot == "object") return e.object;
@@ -416,9 +416,9 @@ std::string_view slot_value(const EffectRecord& e, std::string_view slot, bool h
   return {};
 }
 
-bool passes(const RuleInputs::Filter& f, const EffectRecord& e, bool history) {
+bool input_passes(const RuleInputs::Filter& f, const EffectRecord& e, bool history) {
   for (const auto& [slot, allowed] : f.slots)
-    if (!allowed.count(slot_value(e, slot, history))) return false;
+    if (!allowed.count(input_slot_value(e, slot, history))) return false;
   return true;
 }
 
@@ -428,7 +428,7 @@ std::uint64_t RuleInputs::history_mask(const EffectRecord& effect) const {
   if (all_history) return ~std::uint64_t(0);
   std::uint64_t mask = 0;
   for (std::size_t i = 0; i < history_patterns.size(); ++i)
-    if (passes(history_patterns[i].filter, effect, true)) mask |= std::uint64_t(1) << i;
+    if (input_passes(history_patterns[i].filter, effect, true)) mask |= std::uint64_t(1) << i;
   return mask;
 }
 
@@ -439,7 +439,7 @@ std::uint64_t RuleInputs::active_mask(const std::vector<EffectRecord>& effects) 
     bool active = true;
     for (const auto& guard : history_patterns[i].guards) {
       bool any = false;
-      for (const auto& e : effects) any = any || passes(guard, e, false);
+      for (const auto& e : effects) any = any || input_passes(guard, e, false);
       if (!any) {
         active = false;
         break;
@@ -462,7 +462,7 @@ RuleInputs::Reach RuleInputs::reach(const std::vector<EffectRecord>& effects) co
     for (const Join& j : p.joins) {
       Values values;
       for (const auto& e : effects)
-        if (passes(p.guards[j.guard], e, false)) values.insert(std::string(slot_value(e, j.effect_slot, false)));
+        if (input_passes(p.guards[j.guard], e, false)) values.insert(std::string(input_slot_value(e, j.effect_slot, false)));
       r.values[i].emplace_back(j.slot, std::move(values));
     }
   }
@@ -476,7 +476,7 @@ bool RuleInputs::reaches(const Reach& r, std::uint64_t mask, const EffectRecord&
   for (std::size_t i = 0; i < history_patterns.size(); ++i) {
     if (!(m >> i & 1)) continue;
     bool all = true;
-    for (const auto& [slot, values] : r.values[i]) all = all && values.count(slot_value(effect, slot, true));
+    for (const auto& [slot, values] : r.values[i]) all = all && values.count(input_slot_value(effect, slot, true));
     if (all) return true;
   }
   return false;
@@ -486,7 +486,7 @@ RuleInputs scan_rule_inputs(const RuleSources& sources) {
   RuleInputs out;
   Scanner scanner(&out);
   for (const auto& s : sources) {
-    if (ends_with(s.path, ".toml") || is_data_file(s.path)) continue;
+    if (input_ends_with(s.path, ".toml") || is_data_file(s.path)) continue;
     Node root;
     root.list = true;
     parse_source(s.text, &root);

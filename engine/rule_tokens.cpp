@@ -8,7 +8,7 @@ namespace {
 // Byte classes of the CLIPS 6.30 scanner (scanner.c), so that the checker splits source into
 // the same tokens CLIPS does: "(funcall<x" is "(" "funcall" "<x", and a comment ends at a
 // carriage return as well as a line feed.
-bool is_space(unsigned char c) {
+bool token_space(unsigned char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
 }
 bool is_alpha(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
@@ -101,7 +101,7 @@ bool tokenize(std::string_view src, std::vector<Token>* tokens, TokenError* erro
       ++i;
       continue;
     }
-    if (is_space(c)) {
+    if (token_space(c)) {
       ++i;
       continue;
     }

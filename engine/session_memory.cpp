@@ -25,7 +25,7 @@ bool same_effect(const EffectRecord& a, const EffectRecord& b) {
   return a.kind == b.kind && a.object == b.object && a.target == b.target && a.program == b.program;
 }
 
-std::string string_member(const rapidjson::Value& object, const char* name) {
+std::string memory_string_member(const rapidjson::Value& object, const char* name) {
   auto it = object.FindMember(name);
   if (it == object.MemberEnd() || !it->value.IsString()) return {};
   return std::string(it->value.GetString(), it->value.GetStringLength());
@@ -220,8 +220,8 @@ SessionKey session_key(const rapidjson::Value& proposal, const std::optional<std
   if (!proposal.IsObject()) return key;
   auto context = proposal.FindMember("context");
   if (context == proposal.MemberEnd() || !context->value.IsObject()) return key;
-  key.session = string_member(context->value, "session");
-  if (!principal) key.principal = string_member(context->value, "principal");
+  key.session = memory_string_member(context->value, "session");
+  if (!principal) key.principal = memory_string_member(context->value, "principal");
   return key;
 }
 

@@ -20,7 +20,7 @@ std::string ascii_lower(std::string s) {
   return s;
 }
 
-std::string trim(std::string_view s) {
+std::string trim_text(std::string_view s) {
   const char* space = " \t\r\n";
   auto begin = s.find_first_not_of(space);
   if (begin == std::string_view::npos) return {};
@@ -104,7 +104,7 @@ bool declares_explanation(const ToolSpec& spec) {
 // A schema that is not a JSON object is offered as it is.
 ToolSpec with_explanation(ToolSpec spec) {
   Document schema;
-  const std::string text = trim(spec.parameters_schema_json).empty() ? "{\"type\":\"object\"}"
+  const std::string text = trim_text(spec.parameters_schema_json).empty() ? "{\"type\":\"object\"}"
                                                                      : spec.parameters_schema_json;
   if (!json::parse(text, &schema).empty() || !schema.IsObject()) return spec;
   Alloc& a = schema.GetAllocator();
@@ -141,7 +141,7 @@ std::string take_explanation(Value& args, const ToolSpec& spec) {
                          ? std::string(it->value.GetString(), it->value.GetStringLength())
                          : std::string();
   args.EraseMember(it);  // keeps the order of the other arguments
-  return trim(text);
+  return trim_text(text);
 }
 
 std::string reply_proposal(const std::string& raw) {
@@ -184,12 +184,12 @@ std::string proposal(const std::string& target, const std::string& action, const
 // The JSON inside the first Markdown fence, or the whole text.
 std::string strip_fences(const std::string& text) {
   const auto open = text.find("```");
-  if (open == std::string::npos) return trim(text);
+  if (open == std::string::npos) return trim_text(text);
   auto body = text.find('\n', open);
-  if (body == std::string::npos) return trim(text);
+  if (body == std::string::npos) return trim_text(text);
   ++body;
   const auto close = text.find("```", body);
-  return trim(std::string_view(text).substr(
+  return trim_text(std::string_view(text).substr(
       body, close == std::string::npos ? std::string::npos : close - body));
 }
 
@@ -197,13 +197,13 @@ std::string from_tool_call(const Answer& answer, const Catalog& catalog) {
   const ToolCall& call = *answer.tool_call;
   const std::string raw = answer.text.empty() ? call.name + " " + call.arguments_json : answer.text;
   Document args;
-  const std::string arguments = trim(call.arguments_json).empty() ? "{}" : call.arguments_json;
+  const std::string arguments = trim_text(call.arguments_json).empty() ? "{}" : call.arguments_json;
   if (!json::parse(arguments, &args).empty() || !args.IsObject()) return reply_proposal(raw);
   Alloc& a = args.GetAllocator();
   // The explanation: the call's `explanation` argument, else the text the model wrote with
   // the call (providers that send both).
   auto explained = [&](std::string argument) {
-    return argument.empty() ? trim(answer.text) : argument;
+    return argument.empty() ? trim_text(answer.text) : argument;
   };
   if (const std::string target = ascii_lower(call.name); has_spec(catalog.targets, target)) {
     Value payload;
@@ -306,7 +306,7 @@ std::string parse_answer(const Answer& answer, const Catalog& catalog) {
   if (answer.tool_call) return from_tool_call(answer, catalog);
   // The whole text first (a command may hold backticks), then the first fenced block.
   Document doc;
-  if (!json::parse(trim(answer.text), &doc).empty() &&
+  if (!json::parse(trim_text(answer.text), &doc).empty() &&
       !json::parse(strip_fences(answer.text), &doc).empty())
     return reply_proposal(answer.text);
   if (!doc.IsObject()) return reply_proposal(answer.text);

@@ -8,7 +8,7 @@ namespace warden::server {
 
 namespace {
 
-void member(std::string& out, const char* key, std::string_view value) {
+void wire_member(std::string& out, const char* key, std::string_view value) {
   out += '"';
   out += key;
   out += "\":";
@@ -66,36 +66,36 @@ bool get_bool(const rapidjson::Value& v, const char* key, bool* out, std::string
 std::string exec_envelope_fields(const ExecEnvelopeWire& w) {
   const Decision& d = w.decision;
   std::string out = "\"envelope\":{";
-  member(out, "decision_id", d.decision_id);
+  wire_member(out, "decision_id", d.decision_id);
   out += ',';
-  member(out, "outcome", outcome_name(d.outcome));
+  wire_member(out, "outcome", outcome_name(d.outcome));
   out += ',';
-  member(out, "reason", d.reason);
+  wire_member(out, "reason", d.reason);
   out += ',';
-  member(out, "error_code", d.error_code);
+  wire_member(out, "error_code", d.error_code);
   out += ",\"action\":";
   out += d.action_json.empty() ? "{}" : d.action_json;
   out += ',';
-  member(out, "rules_digest", d.rules_digest);
+  wire_member(out, "rules_digest", d.rules_digest);
   out += ",\"effects\":[";
   for (std::size_t i = 0; i < d.effects.size(); ++i) {
     const EffectRecord& e = d.effects[i];
     out += i ? ",{" : "{";
-    member(out, "kind", e.kind);
+    wire_member(out, "kind", e.kind);
     out += ',';
-    member(out, "object", e.object);
+    wire_member(out, "object", e.object);
     out += ',';
-    member(out, "target", e.target);
+    wire_member(out, "target", e.target);
     out += ',';
-    member(out, "program", e.program);
+    wire_member(out, "program", e.program);
     out += ',';
-    member(out, "class", e.path_class);
+    wire_member(out, "class", e.path_class);
     out += ",\"in_workspace\":";
     out += e.in_workspace ? "true" : "false";
     out += ',';
-    member(out, "subcommand", e.subcommand);
+    wire_member(out, "subcommand", e.subcommand);
     out += ',';
-    member(out, "via", e.via);
+    wire_member(out, "via", e.via);
     out += ",\"dynamic\":";
     out += e.dynamic ? "true" : "false";
     out += '}';
@@ -104,24 +104,24 @@ std::string exec_envelope_fields(const ExecEnvelopeWire& w) {
   for (std::size_t i = 0; i < d.allows.size(); ++i) {
     const Grant& g = d.allows[i];
     out += i ? ",{" : "{";
-    member(out, "rule", g.rule);
+    wire_member(out, "rule", g.rule);
     out += ',';
-    member(out, "capability", g.capability);
+    wire_member(out, "capability", g.capability);
     out += ',';
-    member(out, "mode", g.monitor ? "monitor" : "enforce");
+    wire_member(out, "mode", g.monitor ? "monitor" : "enforce");
     out += '}';
   }
   out += "],";
-  member(out, "command", w.command);
+  wire_member(out, "command", w.command);
   out += ',';
-  member(out, "cwd", w.cwd);
+  wire_member(out, "cwd", w.cwd);
   out += ',';
-  member(out, "workspace_root", w.workspace_root);
+  wire_member(out, "workspace_root", w.workspace_root);
   out += ',';
-  member(out, "home", w.home);
+  wire_member(out, "home", w.home);
   const actuators::confine::Inputs& in = w.inputs;
   out += ",\"inputs\":{";
-  member(out, "workspace", in.workspace);
+  wire_member(out, "workspace", in.workspace);
   out += ',';
   strings(out, "own_files", in.own_files);
   out += ',';
@@ -131,7 +131,7 @@ std::string exec_envelope_fields(const ExecEnvelopeWire& w) {
   out += ',';
   strings(out, "read", in.read);
   out += ',';
-  member(out, "cache_dir", in.cache_dir);
+  wire_member(out, "cache_dir", in.cache_dir);
   out += ',';
   strings(out, "path", in.path);
   out += ",\"max_processes\":";

@@ -16,7 +16,7 @@ namespace {
 constexpr std::size_t kMaxText = 256 * 1024;  // a perception's text, bytes
 constexpr std::size_t kMaxName = 256;         // session, agent, source
 
-Reply error_reply(ServerContext& ctx, const std::string& id_json, const ErrorBody& body) {
+Reply submit_error_reply(ServerContext& ctx, const std::string& id_json, const ErrorBody& body) {
   Stats::add(ctx.stats.errors);
   return Reply{error_response(id_json, "submit", body)};
 }
@@ -59,31 +59,31 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
   std::string error;
   const rapidjson::Value* text = find_member(payload, "text");
   if (!text || !text->IsString()) {
-    return error_reply(context, id, {err::kBadRequest, "\"payload.text\" must be a string"});
+    return submit_error_reply(context, id, {err::kBadRequest, "\"payload.text\" must be a string"});
   }
   if (!string_field(payload, "text", kMaxText, &signal.text, &error) ||
       !string_field(payload, "sensor", kMaxName, &signal.sensor, &error) ||
       !string_field(payload, "session", kMaxName, &signal.session, &error) ||
       !string_field(payload, "agent", kMaxName, &signal.agent, &error) ||
       !string_field(payload, "source", kMaxName, &signal.source, &error)) {
-    return error_reply(context, id, {err::kBadRequest, error});
+    return submit_error_reply(context, id, {err::kBadRequest, error});
   }
   if (!int_field(payload, "wait_s", 0, context.config->approvals.max_wait_seconds,
                  &signal.approval_wait_s, &error)) {
-    return error_reply(context, id, {err::kBadRequest, error});
+    return submit_error_reply(context, id, {err::kBadRequest, error});
   }
   // A client starts a conversation or sends a heartbeat; feedback signals (tool-output,
   // tool-error, loop-error) come only from the pipeline itself.
   if (signal.sensor != "user-input" && signal.sensor != "chat-message" &&
       signal.sensor != "heartbeat") {
-    return error_reply(context, id,
+    return submit_error_reply(context, id,
                        {err::kBadRequest,
                         "\"payload.sensor\" must be user-input, chat-message "
                         "or heartbeat, not '" +
                             signal.sensor + "'"});
   }
   if (!context.run_pipeline || !context.pipelines) {
-    return error_reply(context, id,
+    return submit_error_reply(context, id,
                        {err::kNoProvider,
                         "submit needs a model provider: configure [[reasoning.providers]] in "
                         "warden.toml (docs/REASONING.md); decide works without one"});
@@ -99,7 +99,7 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
   if (signal.session.empty()) {
     signal.session = private_session_id();
     if (signal.session.empty()) {
-      return error_reply(context, id,
+      return submit_error_reply(context, id,
                          {err::kInternal, "no session id could be drawn (the CSPRNG failed)"});
     }
   }
@@ -126,10 +126,10 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
     } catch (const std::exception& e) {
       ctx->log->error("submit {}: the pipeline failed: {}", id, e.what());
       send(
-          error_reply(*ctx, id, {err::kInternal, std::string("the pipeline failed: ") + e.what()}));
+          submit_error_reply(*ctx, id, {err::kInternal, std::string("the pipeline failed: ") + e.what()}));
       return;
     } catch (...) {
-      send(error_reply(*ctx, id, {err::kInternal, "the pipeline failed"}));
+      send(submit_error_reply(*ctx, id, {err::kInternal, "the pipeline failed"}));
       return;
     }
     std::string fields = "\"status\":";
@@ -142,20 +142,20 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
       (*shared_later)(Reply{});  // nobody reads it; it releases the session
       return;
     }
-    (*shared_later)(error_reply(*ctx, id, {err::kShuttingDown, "the daemon is shutting down"}));
+    (*shared_later)(submit_error_reply(*ctx, id, {err::kShuttingDown, "the daemon is shutting down"}));
   };
   switch (context.pipelines->submit(std::move(job))) {
     case PipelineWorkers::Submitted::Queued:
       return std::nullopt;
     case PipelineWorkers::Submitted::Busy:
-      return error_reply(context, id,
+      return submit_error_reply(context, id,
                          {err::kBusy,
                           "every pipeline thread is busy and the queue is full, or this "
                           "principal's share of it ([reasoning] threads, max_queue); retry later"});
     case PipelineWorkers::Submitted::Stopped:
       break;
   }
-  return error_reply(context, id, {err::kShuttingDown, "the daemon is shutting down"});
+  return submit_error_reply(context, id, {err::kShuttingDown, "the daemon is shutting down"});
 }
 
 }  // namespace warden::server

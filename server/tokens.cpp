@@ -52,7 +52,7 @@ bool parse_groups(std::string_view word, std::vector<std::string>* groups, std::
   return true;
 }
 
-int hex_value(char c) {
+int token_hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
@@ -189,8 +189,8 @@ bool TokenStore::parse(std::string_view text, std::string_view source, TokenStor
         ok = false;
       } else {
         for (std::size_t i = 0; i < 32 && ok; ++i) {
-          int hi = hex_value(digest[7 + 2 * i]);
-          int lo = hex_value(digest[8 + 2 * i]);
+          int hi = token_hex_value(digest[7 + 2 * i]);
+          int lo = token_hex_value(digest[8 + 2 * i]);
           if (hi < 0 || lo < 0) {
             fail(line_no, "token hash must be sha256: followed by 64 hex digits");
             ok = false;
