@@ -15,7 +15,10 @@ struct ShellConfig {
   std::chrono::milliseconds timeout{30000};    // default; payload.timeout (seconds) may lower it
   std::size_t max_output_bytes = 64 * 1024;    // stdout and stderr together; the rest is dropped
   std::uint64_t cpu_seconds = 30;              // RLIMIT_CPU
-  std::uint64_t memory_bytes = 1ull << 30;     // RLIMIT_AS
+  // RLIMIT_AS bounds address space reserved, not memory used: Node's V8 and glibc's per-thread
+  // arenas reserve far more than they touch, and at 1 GiB an approved `npm ci` died out of heap
+  // about one run in eight.
+  std::uint64_t memory_bytes = 4ull << 30;
   std::uint64_t max_processes = 64;            // RLIMIT_NPROC
   std::uint64_t max_file_bytes = 64ull << 20;  // RLIMIT_FSIZE
   // Used only when a rule allowed shell syntax. bash, because the rules' parser reads lines as

@@ -324,6 +324,33 @@ TEST_CASE("shell: resource limits apply to the child", "[shell]") {
         std::to_string(c.max_processes) + " " + std::to_string(c.max_processes));
 }
 
+// RLIMIT_AS bounds the address space a program reserves, not the memory it uses. Runtimes
+// reserve far more than they touch (Node's V8, glibc's per-thread arenas): at the old default of
+// 1 GiB an approved `npm ci` died out of heap now and then. The default leaves a 3 GiB
+// reservation (PROT_NONE, as V8 reserves) room and still refuses 5 GiB.
+TEST_CASE("shell: the default address-space limit leaves room for a runtime's reservations",
+          "[shell]") {
+  TempDir ws;
+  ShellActuator shell(config_for(ws), false);
+  auto reserve = [&](const std::string& gib) {
+    return shell.act(shell_action("python3 -c \"import mmap; mmap.mmap(-1, " + gib +
+                                  " << 30, flags=mmap.MAP_PRIVATE, prot=0); "
+                                  "print('reserved')\""),
+                     with_shell_syntax());
+  };
+  Result three = reserve("3");
+  REQUIRE(three.ok);
+  INFO(three.output);
+  CHECK(three.exit_code == 0);
+  CHECK(three.output == "reserved\n");
+  Result five = reserve("5");
+  REQUIRE(five.ok);
+  INFO(five.output);
+  CHECK(five.exit_code != 0);  // the limit still holds: mmap fails with ENOMEM
+  CHECK(five.output.find("[Errno 12] Cannot allocate memory") != std::string::npos);
+  CHECK(five.output.find("reserved") == std::string::npos);
+}
+
 TEST_CASE("shell: concurrent runs keep their own output", "[shell]") {
   TempDir ws;
   ShellActuator shell(config_for(ws), false);
