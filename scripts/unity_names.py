@@ -74,8 +74,9 @@ def internal_functions(text):
             else:
                 at_namespace_scope = all(k == 'anon' or k.startswith('ns:') for k in stack)
                 internal = 'anon' in stack or re.match(r'(static\b|.*\bstatic\s)', head)
-                m = re.search(r'(?:^|[\s*&>:])(~?[A-Za-z_]\w*)\s*\((?:[^()]|\([^()]*\))*\)[^()=]*$', head)
-                if (at_namespace_scope and internal and m and '::' not in head.split('(')[0][-len(m.group(1)) - 2:]
+                # NAME(PARAMS) QUALIFIERS, NAME not qualified (Class::member is defined elsewhere).
+                m = re.search(r'(?:^|[\s*&>])([A-Za-z_]\w*)\s*\((?:[^()]|\([^()]*\))*\)[^()=]*$', head)
+                if (at_namespace_scope and internal and m
                         and not re.match(r'(struct|class|union|enum)\b', head)
                         and not m.group(1).isupper()  # a macro: TEST_CASE("…") {
                         and m.group(1) not in ('if', 'for', 'while', 'switch', 'catch', 'return', 'operator')):
