@@ -32,13 +32,29 @@ TARGETS=${WARDEN_TARGETS:-}
 # installed again only when the lockfile changed; not needed to build and run the daemon.
 stamp=tests/e2e/node_modules/.warden-lock.sha256
 want=$(sha256sum tests/e2e/package-lock.json | cut -d' ' -f1)
+# npm mostly waits on the network and the disk, so it runs beside the build; its output is
+# shown if it fails, and the script fails after the build.
+npm_pid=""
+npm_log=tests/e2e/npm-ci.log
 if [ -z "$TARGETS" ] && { [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; }; then
-  (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
-  echo "$want" > "$stamp"
+  (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error) > "$npm_log" 2>&1 &
+  npm_pid=$!
 fi
 # A cache large enough for the three builds CI makes (release, sanitizers, fuzzers).
 if [ "$(ccache --get-config max_size 2>/dev/null)" != "10.0G" ]; then ccache --max-size=10G >/dev/null; fi
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} "$@" >/dev/null
+build_status=0
 # shellcheck disable=SC2086
-ninja -C "$BUILD_DIR" $TARGETS
+ninja -C "$BUILD_DIR" $TARGETS || build_status=$?
+if [ -n "$npm_pid" ]; then
+  if wait "$npm_pid"; then
+    echo "$want" > "$stamp"
+    rm -f "$npm_log"
+  else
+    cat "$npm_log" >&2
+    echo "setup.sh: npm ci in tests/e2e failed (the end-to-end tests need its packages)" >&2
+    exit 1
+  fi
+fi
+exit "$build_status"

@@ -40,131 +40,144 @@ STEPS=(ls rm-victim write-unit write-bashrc rewrite approval down)
 RULES="$(rules_dir)" || die "cannot assemble the rules directory"
 
 # ---- 1. control: the same steps under an allow-all hook all take effect --------------------
-scenario control
-setup_world
-claude_script "$S/script.json" "${STEPS[@]}"
-start_fake_server "$S/script.json"
-run_claude "$(control_hook)"
-assert_count_results 7
-assert_control_hook_calls 7
-assert_result 0 "visible-e2e-file" "control: ls output reached the model"
-assert_missing "$S_HOME/victim" "control: rm -rf of the victim directory ran (so the deny test can fail)"
-assert_exists "$UNIT" "control: the Write of a systemd user unit ran (so the deny test can fail)"
-# Claude Code refuses a Write to ~/.bashrc by itself, whatever the hook says: not asserted
-# here; the Warden run asserts that the refusal the model sees is Warden's.
-log "control: ~/.bashrc Write → $(tool_result 3 | cut -c1-120)"
-assert_file_is "$S_PROJECT/out.txt" "original" "control: echo original > out.txt ran unchanged"
-assert_exists "$S_PROJECT/approval-marker" "control: touch approval-marker ran"
-assert_exists "$S_PROJECT/down-marker" "control: touch down-marker ran"
-stop_pid "$FAKE_PID"
+scenario_control() {
+  scenario control
+  setup_world
+  claude_script "$S/script.json" "${STEPS[@]}"
+  start_fake_server "$S/script.json"
+  run_claude "$(control_hook)"
+  assert_count_results 7
+  assert_control_hook_calls 7
+  assert_result 0 "visible-e2e-file" "control: ls output reached the model"
+  assert_missing "$S_HOME/victim" "control: rm -rf of the victim directory ran (so the deny test can fail)"
+  assert_exists "$UNIT" "control: the Write of a systemd user unit ran (so the deny test can fail)"
+  # Claude Code refuses a Write to ~/.bashrc by itself, whatever the hook says: not asserted
+  # here; the Warden run asserts that the refusal the model sees is Warden's.
+  log "control: ~/.bashrc Write → $(tool_result 3 | cut -c1-120)"
+  assert_file_is "$S_PROJECT/out.txt" "original" "control: echo original > out.txt ran unchanged"
+  assert_exists "$S_PROJECT/approval-marker" "control: touch approval-marker ran"
+  assert_exists "$S_PROJECT/down-marker" "control: touch down-marker ran"
+  stop_pid "$FAKE_PID"
+}
 
 # ---- 2. Warden: deny, allow, rewrite, approval-required → ask (a deny in -p) ---------------
-scenario warden
-setup_world
-claude_script "$S/script.json" ls rm-victim write-unit write-bashrc rewrite approval
-start_fake_server "$S/script.json"
-start_daemon "$RULES"
-run_claude "$(warden_hook claude-code)"
-assert_count_results 6
-assert_result 0 "visible-e2e-file" "ls is allowed and its output reached the model"
-assert_exists "$S_HOME/victim/sub/data.txt" "rm -rf of the victim directory was denied: it survives"
-assert_result_is_error 1
-assert_result 1 "Warden: rm deletes outside the workspace" "the model received the rule's reason for the rm"
-assert_missing "$UNIT" "the systemd user unit was not written"
-assert_result_is_error 2
-assert_result 2 "Warden: write outside the workspace" "the model received the rule's reason for the unit Write"
-assert_missing "$S_HOME/.bashrc" "~/.bashrc was not written"
-assert_result_is_error 3
-assert_result 3 "Warden: write outside the workspace" "the model received the rule's reason for the ~/.bashrc Write (not Claude's own refusal)"
-assert_file_is "$S_PROJECT/out.txt" "rewritten" "the rule's rewrite is what ran"
-assert_missing "$S_PROJECT/approval-marker" "approval-required with the default ask did not run in -p mode"
-assert_result_is_error 5
-stop_pid "$FAKE_PID"
-# The daemon's audit log holds every decision the agent's hook asked for, chained and signed.
-stop_pid "$DAEMON_PID"
-AUDIT_LOG="$S/state/audit.jsonl"
-if "$WARDEN_BIN" audit verify "$AUDIT_LOG" --key "$S/state/audit-signing.pem.pub" > "$S/verify.out" 2>&1; then
-  pass "the audit log verifies with the daemon's public key"
-else
-  fail "the audit log does not verify: $(cat "$S/verify.out")"
-fi
-"$WARDEN_BIN" audit query "$AUDIT_LOG" --principal e2e-agent --format json > "$S/query.out" 2>&1 \
-  || fail "warden audit query failed: $(cat "$S/query.out")"
-n_decisions=$(grep -c '"kind":"decision"' "$S/query.out" || true)
-[[ "$n_decisions" -eq 6 ]] && pass "6 decisions of e2e-agent recorded (one per tool call)" \
-  || fail "expected 6 decisions of e2e-agent in the audit log, found $n_decisions"
-# Matched by the step's explanation, not its path: a random temporary directory name can look
-# like a high-entropy secret to the detector (the shipped secrets-shell-command fires on it
-# too), and is then stored masked.
-grep '"outcome":"reject"' "$S/query.out" | grep '"explanation":"Remove the old directory"' | grep -q '"command":"rm -rf ' \
-  && pass "the denied rm -rf of the victim directory is in the audit log as a reject" \
-  || fail "no reject of the rm -rf in the audit log: $(head -c 2000 "$S/query.out")"
-grep -q '"source":"hook"' "$S/query.out" && pass "the records name the hook as the source" \
-  || fail "no record with context.source hook"
+scenario_warden() {
+  scenario warden
+  setup_world
+  claude_script "$S/script.json" ls rm-victim write-unit write-bashrc rewrite approval
+  start_fake_server "$S/script.json"
+  start_daemon "$RULES"
+  run_claude "$(warden_hook claude-code)"
+  assert_count_results 6
+  assert_result 0 "visible-e2e-file" "ls is allowed and its output reached the model"
+  assert_exists "$S_HOME/victim/sub/data.txt" "rm -rf of the victim directory was denied: it survives"
+  assert_result_is_error 1
+  assert_result 1 "Warden: rm deletes outside the workspace" "the model received the rule's reason for the rm"
+  assert_missing "$UNIT" "the systemd user unit was not written"
+  assert_result_is_error 2
+  assert_result 2 "Warden: write outside the workspace" "the model received the rule's reason for the unit Write"
+  assert_missing "$S_HOME/.bashrc" "~/.bashrc was not written"
+  assert_result_is_error 3
+  assert_result 3 "Warden: write outside the workspace" "the model received the rule's reason for the ~/.bashrc Write (not Claude's own refusal)"
+  assert_file_is "$S_PROJECT/out.txt" "rewritten" "the rule's rewrite is what ran"
+  assert_missing "$S_PROJECT/approval-marker" "approval-required with the default ask did not run in -p mode"
+  assert_result_is_error 5
+  stop_pid "$FAKE_PID"
+  # The daemon's audit log holds every decision the agent's hook asked for, chained and signed.
+  stop_pid "$DAEMON_PID"
+  AUDIT_LOG="$S/state/audit.jsonl"
+  if "$WARDEN_BIN" audit verify "$AUDIT_LOG" --key "$S/state/audit-signing.pem.pub" > "$S/verify.out" 2>&1; then
+    pass "the audit log verifies with the daemon's public key"
+  else
+    fail "the audit log does not verify: $(cat "$S/verify.out")"
+  fi
+  "$WARDEN_BIN" audit query "$AUDIT_LOG" --principal e2e-agent --format json > "$S/query.out" 2>&1 \
+    || fail "warden audit query failed: $(cat "$S/query.out")"
+  n_decisions=$(grep -c '"kind":"decision"' "$S/query.out" || true)
+  [[ "$n_decisions" -eq 6 ]] && pass "6 decisions of e2e-agent recorded (one per tool call)" \
+    || fail "expected 6 decisions of e2e-agent in the audit log, found $n_decisions"
+  # Matched by the step's explanation, not its path: a random temporary directory name can look
+  # like a high-entropy secret to the detector (the shipped secrets-shell-command fires on it
+  # too), and is then stored masked.
+  grep '"outcome":"reject"' "$S/query.out" | grep '"explanation":"Remove the old directory"' | grep -q '"command":"rm -rf ' \
+    && pass "the denied rm -rf of the victim directory is in the audit log as a reject" \
+    || fail "no reject of the rm -rf in the audit log: $(head -c 2000 "$S/query.out")"
+  grep -q '"source":"hook"' "$S/query.out" && pass "the records name the hook as the source" \
+    || fail "no record with context.source hook"
+}
 
 # ---- 3. approval-required with --on-approval-required deny → denied with instructions ------
-scenario approval-deny
-setup_world
-claude_script "$S/script.json" approval
-start_fake_server "$S/script.json"
-start_daemon "$RULES"
-run_claude "$(warden_hook claude-code --on-approval-required deny)"
-assert_count_results 1
-assert_missing "$S_PROJECT/approval-marker" "the approval-required command did not run"
-assert_result_is_error 0
-assert_result 0 "Warden: approval required: the e2e approval marker needs a human" "the model received the rule's reason"
-assert_result 0 "it is waiting for one (approval apr_" "the model was told a pending approval waits for a person"
-stop_pid "$FAKE_PID"
+scenario_approval_deny() {
+  scenario approval-deny
+  setup_world
+  claude_script "$S/script.json" approval
+  start_fake_server "$S/script.json"
+  start_daemon "$RULES"
+  run_claude "$(warden_hook claude-code --on-approval-required deny)"
+  assert_count_results 1
+  assert_missing "$S_PROJECT/approval-marker" "the approval-required command did not run"
+  assert_result_is_error 0
+  assert_result 0 "Warden: approval required: the e2e approval marker needs a human" "the model received the rule's reason"
+  assert_result 0 "it is waiting for one (approval apr_" "the model was told a pending approval waits for a person"
+  stop_pid "$FAKE_PID"
+}
 
 # ---- 4. daemon down → denied, the command does not run, the reason names the cause ---------
-scenario daemon-down
-setup_world
-claude_script "$S/script.json" down
-start_fake_server "$S/script.json"
-start_daemon "$RULES"
-stop_pid "$DAEMON_PID"
-run_claude "$(warden_hook claude-code)"
-assert_count_results 1
-assert_missing "$S_PROJECT/down-marker" "with the daemon down the command did not run"
-assert_result_is_error 0
-assert_result 0 "Warden: denied, no decision could be made (E_UNAVAILABLE" "the model was told the daemon is unavailable"
-stop_pid "$FAKE_PID"
+scenario_daemon_down() {
+  scenario daemon-down
+  setup_world
+  claude_script "$S/script.json" down
+  start_fake_server "$S/script.json"
+  start_daemon "$RULES"
+  stop_pid "$DAEMON_PID"
+  run_claude "$(warden_hook claude-code)"
+  assert_count_results 1
+  assert_missing "$S_PROJECT/down-marker" "with the daemon down the command did not run"
+  assert_result_is_error 0
+  assert_result 0 "Warden: denied, no decision could be made (E_UNAVAILABLE" "the model was told the daemon is unavailable"
+  stop_pid "$FAKE_PID"
 
-# ---- 5. bypassPermissions: a deny still wins, and approval-required (ask) becomes a deny -------
-# (As root, Claude Code accepts --permission-mode bypassPermissions only with IS_SANDBOX=1.)
-scenario bypass-permissions
-setup_world
-claude_script "$S/script.json" ls rm-victim approval
-start_fake_server "$S/script.json"
-start_daemon "$RULES"
-CLAUDE_ENV_EXTRA=(IS_SANDBOX=1)
-run_claude "$(warden_hook claude-code)" --permission-mode bypassPermissions
-CLAUDE_ENV_EXTRA=()
-assert_count_results 3
-assert_result 0 "visible-e2e-file" "ls is allowed"
-assert_exists "$S_HOME/victim/sub/data.txt" "the rm is denied even when the session bypasses permissions"
-assert_result 1 "Warden: rm deletes outside the workspace" "the model received the rule's reason"
-assert_missing "$S_PROJECT/approval-marker" "approval-required did not run"
-assert_result 2 "it is waiting for one (approval apr_" "ask became a deny: a pending approval waits for a person"
-stop_pid "$FAKE_PID"
+  # ---- 5. bypassPermissions: a deny still wins, and approval-required (ask) becomes a deny -------
+  # (As root, Claude Code accepts --permission-mode bypassPermissions only with IS_SANDBOX=1.)
+}
+
+scenario_bypass_permissions() {
+  scenario bypass-permissions
+  setup_world
+  claude_script "$S/script.json" ls rm-victim approval
+  start_fake_server "$S/script.json"
+  start_daemon "$RULES"
+  CLAUDE_ENV_EXTRA=(IS_SANDBOX=1)
+  run_claude "$(warden_hook claude-code)" --permission-mode bypassPermissions
+  CLAUDE_ENV_EXTRA=()
+  assert_count_results 3
+  assert_result 0 "visible-e2e-file" "ls is allowed"
+  assert_exists "$S_HOME/victim/sub/data.txt" "the rm is denied even when the session bypasses permissions"
+  assert_result 1 "Warden: rm deletes outside the workspace" "the model received the rule's reason"
+  assert_missing "$S_PROJECT/approval-marker" "approval-required did not run"
+  assert_result 2 "it is waiting for one (approval apr_" "ask became a deny: a pending approval waits for a person"
+  stop_pid "$FAKE_PID"
+}
 
 # ---- 6. installed by `warden hook install` into the project settings; doctor agrees -------
-scenario installed
-setup_world
-claude_script "$S/script.json" ls rm-victim
-start_fake_server "$S/script.json"
-start_daemon "$RULES"
-in_user_env "$WARDEN_BIN" hook install claude-code --project "$S_PROJECT" --addr "$WARDEN_ADDR_E2E" \
-  --token-file "$WARDEN_TOKEN_FILE_E2E" > "$S/install.out" 2>&1 || fail "warden hook install claude-code failed: $(cat "$S/install.out")"
-in_user_env "$WARDEN_BIN" hook doctor claude-code --project "$S_PROJECT" > "$S/doctor.out" 2>&1 \
-  && pass "warden hook doctor claude-code is satisfied" \
-  || fail "warden hook doctor claude-code: $(cat "$S/doctor.out")"
-run_claude ""
-assert_count_results 2
-assert_result 0 "visible-e2e-file" "ls is allowed through the installed hook"
-assert_exists "$S_HOME/victim/sub/data.txt" "the installed hook denied the rm: the victim survives"
-assert_result 1 "Warden: rm deletes outside the workspace" "the model received the rule's reason"
-stop_pid "$FAKE_PID"
+scenario_installed() {
+  scenario installed
+  setup_world
+  claude_script "$S/script.json" ls rm-victim
+  start_fake_server "$S/script.json"
+  start_daemon "$RULES"
+  in_user_env "$WARDEN_BIN" hook install claude-code --project "$S_PROJECT" --addr "$WARDEN_ADDR_E2E" \
+    --token-file "$WARDEN_TOKEN_FILE_E2E" > "$S/install.out" 2>&1 || fail "warden hook install claude-code failed: $(cat "$S/install.out")"
+  in_user_env "$WARDEN_BIN" hook doctor claude-code --project "$S_PROJECT" > "$S/doctor.out" 2>&1 \
+    && pass "warden hook doctor claude-code is satisfied" \
+    || fail "warden hook doctor claude-code: $(cat "$S/doctor.out")"
+  run_claude ""
+  assert_count_results 2
+  assert_result 0 "visible-e2e-file" "ls is allowed through the installed hook"
+  assert_exists "$S_HOME/victim/sub/data.txt" "the installed hook denied the rm: the victim survives"
+  assert_result 1 "Warden: rm deletes outside the workspace" "the model received the rule's reason"
+  stop_pid "$FAKE_PID"
+}
 
 # ---- 7. confinement: with rules that approve everything, the kernel envelope still holds ----
 # The approved Bash call reaches Claude Code as `warden exec --decision ID` (updatedInput) and
@@ -175,31 +188,36 @@ confined_world() {
   echo "E2E-SECRET-$RANDOM$RANDOM" > "$S/secret.txt"
   SECRET="$(cat "$S/secret.txt")"
 }
-scenario confined-control
-confined_world
-claude_script "$S/script.json" confined
-start_fake_server "$S/script.json"
-run_claude "$(control_hook)"
-assert_count_results 1
-assert_file_is "$S_PROJECT/confined-in.txt" "inside" "control: the write in the project ran"
-assert_file_is "$S_HOME/confined-out.txt" "outside" "control: the write to the home ran (so the confined run can fail)"
-assert_result 0 "$SECRET" "control: the file outside the workspace was read (so the confined run can fail)"
-stop_pid "$FAKE_PID"
 
-scenario confined
-confined_world
-claude_script "$S/script.json" confined
-start_fake_server "$S/script.json"
-start_daemon "$E2E_DIR/fixtures/approve_all"
-run_claude "$(warden_hook claude-code)"
-assert_count_results 1
-assert_file_is "$S_PROJECT/confined-in.txt" "inside" "the approved command ran: its write in the project happened"
-assert_missing "$S_HOME/confined-out.txt" "the envelope refused the write to the home directory"
-assert_result_lacks 0 "$SECRET" "the envelope kept the file outside the workspace from the model"
-assert_result 0 "it's done" "the command's output reached the model"
-grep -q "exec: decision .* released to e2e-agent for one run" "$DAEMON_LOG" \
-  && pass "the command ran through warden exec under its decision" \
-  || fail "the daemon released no decision to warden exec: $(tail -5 "$DAEMON_LOG")"
-stop_pid "$FAKE_PID"
+scenario_confined_control() {
+  scenario confined-control
+  confined_world
+  claude_script "$S/script.json" confined
+  start_fake_server "$S/script.json"
+  run_claude "$(control_hook)"
+  assert_count_results 1
+  assert_file_is "$S_PROJECT/confined-in.txt" "inside" "control: the write in the project ran"
+  assert_file_is "$S_HOME/confined-out.txt" "outside" "control: the write to the home ran (so the confined run can fail)"
+  assert_result 0 "$SECRET" "control: the file outside the workspace was read (so the confined run can fail)"
+  stop_pid "$FAKE_PID"
+}
 
-finish
+scenario_confined() {
+  scenario confined
+  confined_world
+  claude_script "$S/script.json" confined
+  start_fake_server "$S/script.json"
+  start_daemon "$E2E_DIR/fixtures/approve_all"
+  run_claude "$(warden_hook claude-code)"
+  assert_count_results 1
+  assert_file_is "$S_PROJECT/confined-in.txt" "inside" "the approved command ran: its write in the project happened"
+  assert_missing "$S_HOME/confined-out.txt" "the envelope refused the write to the home directory"
+  assert_result_lacks 0 "$SECRET" "the envelope kept the file outside the workspace from the model"
+  assert_result 0 "it's done" "the command's output reached the model"
+  grep -q "exec: decision .* released to e2e-agent for one run" "$DAEMON_LOG" \
+    && pass "the command ran through warden exec under its decision" \
+    || fail "the daemon released no decision to warden exec: $(tail -5 "$DAEMON_LOG")"
+  stop_pid "$FAKE_PID"
+}
+
+run_scenarios

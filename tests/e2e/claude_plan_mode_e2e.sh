@@ -15,24 +15,28 @@ plan_script() {
 }
 
 # ---- 1. control: an allow in plan mode lets the Write run -----------------------------------
-scenario control
-plan_script
-start_fake_server "$S/script.json"
-run_claude "$(control_hook)" --permission-mode plan
-assert_count_results 2
-assert_exists "$S_PROJECT/plan-marker" "control: an allowed Write runs in plan mode (so the test can fail)"
-stop_pid "$FAKE_PID"
+scenario_control() {
+  scenario control
+  plan_script
+  start_fake_server "$S/script.json"
+  run_claude "$(control_hook)" --permission-mode plan
+  assert_count_results 2
+  assert_exists "$S_PROJECT/plan-marker" "control: an allowed Write runs in plan mode (so the test can fail)"
+  stop_pid "$FAKE_PID"
+}
 
 # ---- 2. Warden: the approve leaves the Write to Claude's plan-mode check ---------------------
-scenario warden
-start_daemon "$SHIPPED_RULES"
-plan_script
-start_fake_server "$S/script.json"
-run_claude "$(warden_hook claude-code)" --permission-mode plan
-assert_count_results 2
-assert_missing "$S_PROJECT/plan-marker" "Warden's approve did not lift plan mode: the Write did not run"
-assert_result 0 "plan mode" "the model was told why (Claude's own plan-mode refusal)"
-assert_result 1 "hello" "a Read still runs in plan mode"
-stop_pid "$FAKE_PID"
+scenario_warden() {
+  scenario warden
+  start_daemon "$SHIPPED_RULES"
+  plan_script
+  start_fake_server "$S/script.json"
+  run_claude "$(warden_hook claude-code)" --permission-mode plan
+  assert_count_results 2
+  assert_missing "$S_PROJECT/plan-marker" "Warden's approve did not lift plan mode: the Write did not run"
+  assert_result 0 "plan mode" "the model was told why (Claude's own plan-mode refusal)"
+  assert_result 1 "hello" "a Read still runs in plan mode"
+  stop_pid "$FAKE_PID"
+}
 
-finish
+run_scenarios

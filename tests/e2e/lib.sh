@@ -42,6 +42,7 @@ SHIPPED_RULES="$WARDEN_SOURCE_DIR/rules"
 
 E2E_ROOT="$(mktemp -d /tmp/warden-e2e.XXXXXX)" || die "mktemp failed"
 E2E_FAILURES=0
+E2E_PASSES=0
 E2E_PIDS=()
 E2E_T0=$SECONDS
 
@@ -91,6 +92,27 @@ scenario() {
   AGENT_OUT=""; AGENT_ERR=""; DAEMON_LOG=""; FAKE_LOG="$S/model_requests.jsonl"
   rm -f "$S/tool_results.tsv"
   log "---- scenario $1"
+}
+
+# run_scenarios: runs the script's scenarios (its functions scenario_NAME, in file order) and
+# finishes; with E2E_ONLY=NAME only that one. ctest runs each scenario as its own test
+# (SCRIPT/NAME, tests/CMakeLists.txt), side by side: every scenario sets up its own world.
+run_scenarios() {
+  local names=() name
+  mapfile -t names < <(sed -n 's/^scenario_\([a-z0-9_]*\)() {$/\1/p' "$E2E_SCRIPT")
+  [[ ${#names[@]} -gt 0 ]] || die "$E2E_SCRIPT defines no scenario_NAME function"
+  if [[ -n "${E2E_ONLY:-}" ]]; then
+    printf '%s\n' "${names[@]}" | grep -qxF -- "$E2E_ONLY" \
+      || die "$E2E_SCRIPT has no scenario $E2E_ONLY (it has: ${names[*]})"
+    names=("$E2E_ONLY")
+  fi
+  local before
+  for name in "${names[@]}"; do
+    before=$E2E_PASSES
+    "scenario_$name"
+    [[ $E2E_PASSES -gt $before ]] || fail "scenario $name checked nothing"
+  done
+  finish
 }
 
 # The rules the daemon loads: the shipped rules plus tests/e2e/fixtures/*.clp, in one directory.
@@ -357,7 +379,7 @@ fail() {
     [[ -n "${DAEMON_LOG:-}" ]] && { echo "  --- daemon log (tail):"; tail -n 8 "$DAEMON_LOG" | sed 's/^/    /'; }
   } >&2
 }
-pass() { log "ok: $*"; }
+pass() { E2E_PASSES=$((E2E_PASSES + 1)); log "ok: $*"; }
 
 assert_exists() { [[ -e "$1" ]] && pass "${2:-$1 exists}" || fail "${2:-expected $1 to exist}"; }
 assert_missing() { [[ ! -e "$1" ]] && pass "${2:-$1 absent}" || fail "${2:-expected $1 not to exist}"; }
