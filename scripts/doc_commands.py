@@ -276,8 +276,14 @@ def run_file(path, blocks, source, warden, keep):
                 if at is not None:
                     command = (f"\n{block.path}:{at}: this command failed: "
                                f"{block.text.split(chr(10))[at - block.line - 1].strip()}")
+                logs = ""  # what a background process (a daemon) wrote to a log beside it
+                for name in sorted(os.listdir(home)):
+                    if name.endswith(".log") and os.path.isfile(os.path.join(home, name)):
+                        with open(os.path.join(home, name), "rb") as f:
+                            tail = f.read()[-3000:].decode("utf-8", "replace")
+                        logs += f"--- {name} (the end)\n{tail}"
                 return ran, (f"{block.where()}: the block failed (exit {rc}){command}\n"
-                             f"--- the block\n{block.text}\n--- its output\n{output}---")
+                             f"--- the block\n{block.text}\n--- its output\n{output}{logs}---")
         return ran, None
     finally:
         stop_groups(groups)
