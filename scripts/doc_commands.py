@@ -14,6 +14,10 @@ from an output):
   ```text, ```toml, ```json, ```jsonl, ```clips, ```cpp
                              not commands: output, synopses, configuration, rule code
 
+Lines of `text` and `sh skip-test` blocks are not run, but a line showing a `warden` command
+(a synopsis, `$ warden …` in a transcript) is checked: every --option on it (before a `#`)
+must be listed by that subcommand's --help, so a renamed or removed option fails here too.
+
 `bash`, `shell`, `console` and `sh` with any other word are refused, so a command block
 cannot slip past by its spelling.
 
@@ -98,7 +102,8 @@ def parse_markdown(path, text):
                         errors.append(f"{path}:{start}: unknown sh fence `{info}`: write `sh` or "
                                       f"`sh skip-test: REASON`")
             elif word in NOT_COMMANDS:
-                pass
+                if word == "text":
+                    blocks.append(Block(path, start, "text", "", "\n".join(body)))
             else:
                 errors.append(f"{path}:{start}: fence `{info}`: commands are `sh` blocks, other "
                               f"blocks one of {', '.join(sorted(NOT_COMMANDS))}")
@@ -188,6 +193,46 @@ def failing_line(err_path, lines):
         return None
     script_line = int(records[-2])
     return lines[script_line - 1] if 0 < script_line <= len(lines) else None
+
+
+WARDEN_LINE = re.compile(r"^(?:\$\s+)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:build/cli/)?warden\s+(.*)$")
+
+
+def check_options(blocks, warden):
+    """The lines of `text` and `sh skip-test` blocks that are not run but show a `warden`
+    command (synopses, transcripts): each --option before a comment must be one the
+    subcommand's --help lists. Returns the problems."""
+    helps, problems = {}, []
+
+    def help_of(words):
+        key = " ".join(words)
+        if key not in helps:
+            r = subprocess.run([warden] + words + ["--help"], capture_output=True, text=True)
+            helps[key] = r.stdout + r.stderr if r.returncode == 0 else None
+        return helps[key]
+
+    for block in blocks:
+        if block.kind not in ("text", "skip"):
+            continue
+        for n, line in enumerate(block.text.split("\n")):
+            m = WARDEN_LINE.match(line.strip())
+            if not m:
+                continue
+            words = m.group(1).split("#")[0].split()
+            sub = []  # the longest run of subcommand words warden knows
+            for w in words:
+                if not re.match(r"^[a-z][a-z-]*$", w) or help_of(sub + [w]) is None \
+                        or help_of(sub + [w]) == help_of(sub):
+                    break
+                sub.append(w)
+            if not sub:
+                continue
+            text = help_of(sub)
+            for option in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", " ".join(words)):
+                if option not in text:
+                    problems.append(f"{block.path}:{block.line + 1 + n}: `warden {' '.join(sub)}` "
+                                    f"has no option {option} (warden {' '.join(sub)} --help)")
+    return problems
 
 
 def prepare_scratch(root, source, warden):
@@ -343,6 +388,7 @@ def main(argv=None):
         enter_network_namespace()
 
     failures = list(errors)
+    failures += check_options([b for _, bl in parsed for b in bl], warden)
     ran = 0
     for path, blocks in parsed:
         if not any(b.kind == "run" for b in blocks):

@@ -128,6 +128,36 @@ class DocCommandsTest(unittest.TestCase):
                 self.assertEqual(rc, 1, out + err)
                 self.assertIn(message, err)
 
+    def test_options_of_warden_commands_not_run_must_exist(self):
+        self.warden_help("check", "--strict --format")
+        rc, out, err = self.run_doc("""\
+            ```sh
+            true
+            ```
+            ```text
+            warden check [--strict] [--format text|json] DIR   # --anything in a comment
+            $ warden check --stritc rules/
+            ok: 3 rules
+            ```
+            ```sh skip-test: a reason
+            WARDEN_TOKEN=x warden check --fromat json rules/
+            ```
+            """)
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("doc.md:6: `warden check` has no option --stritc", err)
+        self.assertIn("doc.md:10: `warden check` has no option --fromat", err)
+        self.assertNotIn("--strict", err.replace("--stritc", ""))
+        self.assertNotIn("--anything", err)
+
+    def warden_help(self, sub, options):
+        """The stand-in `warden` answers `SUB --help` with these options, other words fail."""
+        with open(self.warden, "w") as f:
+            f.write("#!/bin/sh\n"
+                    f"if [ \"$1 $2\" = \"{sub} --help\" ]; then echo 'options: {options}'; exit 0; fi\n"
+                    "[ \"$2\" = --help ] && exit 109\n"
+                    "[ \"$1\" = --help ] && { echo 'subcommands'; exit 0; }\n"
+                    "exit 0\n")
+
     def test_a_list_continuation_is_no_code_block(self):
         rc, out, err = self.run_doc("""\
             ```sh
