@@ -137,6 +137,8 @@ inline constexpr Entry kTable[] = {
     {kBadRegex, "a constant pattern RE2 cannot compile"},
     {kBadPattern, "pattern-hit without a constant kind and pattern"},
     {kTimeZone, "a rule names a time zone the system tz database does not know (local-hour …)"},
+    {kPatternTooLarge, "an indexed pattern-hit pattern does not fit the matcher's memory budget even alone"},
+    {kRuleName, "a decision, rewrite, allow, hint or approval credits another rule than the one asserting it, has no (rule NAME), or is asserted outside a defrule"},
     {kCompile, "any other error while compiling the rules"},
     {kNoRules, "nothing to load"},
     {kRead, "a rule file cannot be read"},

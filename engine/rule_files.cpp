@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace warden {
@@ -52,6 +53,10 @@ std::vector<std::string> list_files(const std::vector<std::string>& paths,
 
 RuleSources read_rule_files(const std::vector<std::string>& paths, Diagnostics* diagnostics) {
   RuleSources sources;
+  // Each file once, at its first place: a path given twice, a directory and a file inside it,
+  // or a symlink to a file already read (a team directory linking the pack's tables, loaded
+  // beside the pack) would otherwise define everything in it twice.
+  std::set<std::string> read;
   for (const auto& path : paths) {
     std::error_code ec;
     if (!fs::exists(path, ec)) {
@@ -61,6 +66,8 @@ RuleSources read_rule_files(const std::vector<std::string>& paths, Diagnostics* 
     std::vector<std::string> files =
         fs::is_directory(path, ec) ? list_files({path}, rule_set_extensions()) : std::vector<std::string>{path};
     for (const auto& file : files) {
+      const fs::path real = fs::canonical(file, ec);
+      if (!ec && !read.insert(real.string()).second) continue;
       auto size = fs::file_size(file, ec);
       if (ec) {
         diagnostics->push_back({code::kRead, Severity::Error, file, 0, "", ec.message()});

@@ -39,7 +39,9 @@ std::vector<std::string> effective_rule_paths(const std::vector<std::string>& pa
 // *.data.json files, recursively, sorted by their names within the directory); sources come in
 // that order, which is the load order. *.toml files are the command-effects and path classes
 // tables and overlays, *.data.toml and *.data.json files data (Policy::compile).
-// Unreadable paths become E_READ diagnostics. Files over 16 MiB are refused.
+// A file reached twice (the same path again, or a symlink to a file already read) is read
+// once, at its first place. Unreadable paths become E_READ diagnostics. Files over 16 MiB are
+// refused.
 RuleSources read_rule_files(const std::vector<std::string>& paths, Diagnostics* diagnostics);
 
 // The files a rule set is made of in a directory: ".clp" rules, ".toml" tables and data,

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, builds, and runs the Warden daemon with the shipped rules on 127.0.0.1:9105.
-# Its state — an agent and an admin token made on first run, and the token file (only
-# hashes) — lives outside the checkout, in ${XDG_STATE_HOME:-~/.local/state}/warden, so an
-# agent working in the checkout cannot read the tokens. The agent's workspace is
+# Its state — an agent, an admin and an approver token made on first run, and the token file
+# (only hashes) — lives outside the checkout, in ${XDG_STATE_HOME:-~/.local/state}/warden, so
+# an agent working in the checkout cannot read the tokens. The agent's workspace is
 # $WARDEN_WORKSPACE, by default the examples' /home/user/project; never the checkout, which
 # holds the rules and the binary (the daemon refuses to start if it would). `warden submit`
 # and `warden chat` use a scripted model (examples/model-script.jsonl) configured in
@@ -15,13 +15,14 @@ state="${XDG_STATE_HOME:-$HOME/.local/state}/warden"
 umask 077
 mkdir -p "$state"
 chmod 700 "$state"
-if [ ! -s "$state/tokens" ]; then
-  for role in agent admin; do
+# A token per role: the agent's, an admin's (status), an approver's (pending, approve, deny).
+for role in agent admin approver; do
+  if [ ! -s "$state/$role.token" ]; then
     out=$(build/cli/warden token new --role "$role" --principal "local-$role" 2>/dev/null)
     printf '%s\n' "$out" | sed -n 's/^token: //p' > "$state/$role.token"
     printf '%s\n' "$out" | grep -E "^$role " >> "$state/tokens"
-  done
-fi
+  fi
+done
 chmod 600 "$state"/*.token "$state/tokens"
 # The rules must not be writable by others (the daemon checks, as sshd does).
 chmod -R go-w rules
@@ -48,6 +49,8 @@ Try, from another terminal in $(pwd):
   WARDEN_TOKEN=\$(cat $state/admin.token) build/cli/warden status
   WARDEN_TOKEN=\$(cat $state/agent.token) build/cli/warden submit "tidy up my home directory"
   WARDEN_TOKEN=\$(cat $state/agent.token) build/cli/warden chat
+  WARDEN_TOKEN=\$(cat $state/agent.token) build/cli/warden submit "create the release notes"
+  WARDEN_TOKEN=\$(cat $state/approver.token) build/cli/warden pending   # then: warden approve ID
   WARDEN_TOKEN=\$(cat $state/agent.token) python3 examples/client.py '{"target":"shell","payload":{"command":"ls"},"explanation":"look"}'
 Every decision is recorded in $state/audit.jsonl (chained, signed); check and read it with:
   build/cli/warden audit verify $state/audit.jsonl --key $state/audit-signing.pem.pub

@@ -118,8 +118,9 @@ TEST_CASE("check: a constant unknown time zone is E_TIME_ZONE at its file and li
         std::string::npos);
 }
 
-TEST_CASE("the team-policy example: infrastructure changes in Berlin office hours, across DST, and "
-          "package installs only from the team's list (a data file)",
+TEST_CASE("the team-policy example: infrastructure changes in Berlin office hours, across DST, "
+          "package installs only from the team's list (a data file), no reads of keys and .env "
+          "files, HTTP only to the team's hosts",
           "[cli][time][data][examples]") {
   const std::string dir = WARDEN_SOURCE_DIR "/examples/team-policy";
   auto r = run_warden({"test", "--format", "json", dir});
@@ -127,13 +128,16 @@ TEST_CASE("the team-policy example: infrastructure changes in Berlin office hour
   CHECK(r.code == 0);
   CHECK(r.out.find("\"failed\":0") != std::string::npos);
   CHECK(r.out.find("\"uncovered_rules\":[]") != std::string::npos);
-  // 15 office-hours cases, 13 install cases.
-  CHECK(r.out.find("\"passed\":28") != std::string::npos);
+  // 15 office-hours cases, 13 install cases, 43 secret-file cases, 29 HTTP cases.
+  CHECK(r.out.find("\"passed\":100") != std::string::npos);
   CHECK(r.out.find("office_hours.jsonl") != std::string::npos);
   CHECK(r.out.find("team_installs.jsonl") != std::string::npos);
+  CHECK(r.out.find("secret_files.jsonl") != std::string::npos);
+  CHECK(r.out.find("http_allowlist.jsonl") != std::string::npos);
   CHECK(r.out.find("packages.data.toml") == std::string::npos);  // data, not cases
   auto check = run_warden({"check", dir});
   CHECK(check.code == 0);
   CHECK(check.out.find("  npm-packages: list of 6 (") != std::string::npos);
   CHECK(check.out.find("  pip-packages: list of 4 (") != std::string::npos);
+  CHECK(check.out.find("  http-hosts: list of 4 (") != std::string::npos);
 }

@@ -82,3 +82,27 @@ TEST_CASE("a one-byte change to any rule file changes the rules digest", "[loade
   write(other.path / "rules" / "a.clp", std::string(kA) + kB);
   CHECK(digest_of((other.path / "rules").string()) != before);
 }
+
+TEST_CASE("a rule file reached twice (again, or through a symlink) is read once, at its first place",
+          "[loader][digest]") {
+  TempDir tmp;
+  write(tmp.path / "rules" / "a.clp", kA);
+  write(tmp.path / "team" / "b.clp", kB);
+  fs::create_symlink(tmp.path / "rules" / "a.clp", tmp.path / "team" / "linked-a.clp");
+  const std::string rules = (tmp.path / "rules").string();
+  const std::string team = (tmp.path / "team").string();
+
+  Diagnostics diagnostics;
+  RuleSources sources = read_rule_files({rules, team, rules + "/a.clp", rules}, &diagnostics);
+  CHECK(diagnostics.empty());
+  REQUIRE(sources.size() == 2);
+  CHECK(sources[0].path == rules + "/a.clp");
+  CHECK(sources[1].path == team + "/b.clp");
+  // Alone, the team directory reads the linked file as its own.
+  RuleSources alone = read_rule_files({team}, &diagnostics);
+  REQUIRE(alone.size() == 2);
+  CHECK(alone[0].path == team + "/b.clp");
+  CHECK(alone[1].path == team + "/linked-a.clp");
+  auto loaded = Policy::compile(sources);
+  CHECK(loaded.policy);
+}
