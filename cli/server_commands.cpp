@@ -41,6 +41,7 @@ void register_serve(CLI::App& app, int* exit_code) {
   struct Args {
     std::string config;
     std::string listen;
+    std::string metrics_listen;
     std::vector<std::string> rules;
     std::string tokens;
     bool insecure_no_auth = false;
@@ -57,6 +58,9 @@ void register_serve(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<Args>();
   cmd->add_option("-c,--config", a->config, "warden.toml (every key has a default; none needed)");
   cmd->add_option("--listen", a->listen, "HOST:PORT to listen on (default 127.0.0.1:9105)");
+  cmd->add_option("--metrics-listen", a->metrics_listen,
+                  "HOST:PORT of the HTTP listener for /metrics and /health (default: off; "
+                  "[metrics] listen)");
   cmd->add_option("--rules", a->rules,
                   "Rule file or directory (repeatable; default: the shipped rules)")
       ->allow_extra_args(false);
@@ -93,6 +97,7 @@ void register_serve(CLI::App& app, int* exit_code) {
     }
     // Command-line flags override the file.
     if (!a->listen.empty()) config.listen = a->listen;
+    if (!a->metrics_listen.empty()) config.metrics.listen = a->metrics_listen;
     if (!a->rules.empty()) config.rules = a->rules;
     if (!a->tokens.empty()) config.tokens = a->tokens;
     if (a->insecure_no_auth) config.insecure_no_auth = true;

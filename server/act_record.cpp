@@ -32,8 +32,10 @@ void record_act(ServerContext& context, std::string_view decision_id, std::strin
       log->append_wait("act", audit_now_us(), act_fields(decision_id, target, principal, result));
   if (!appended.ok) {
     // The action already ran; its decision is in the log. Say loudly what is missing.
-    context.log->error("audit: the act record of decision {} ({}) cannot be written: {}",
-                       decision_id, target, appended.error);
+    log_with(context.log, spdlog::level::err,
+             LogFields().add("decision_id", decision_id).add("principal", principal),
+             "audit: the act record of decision {} ({}) cannot be written: {}",
+             log_text(decision_id), log_text(target), appended.error);
   }
 }
 

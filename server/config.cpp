@@ -311,6 +311,12 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   top.on("preauth", section(&preauth));
   // ---- end of transports ----
 
+  TableReader metrics(&errors, "metrics.");
+  metrics.on("listen", metrics.string(&c.metrics.listen));
+  metrics.on("max_connections", metrics.integer(&c.metrics.max_connections, 1, 1024));
+  metrics.on("timeout_ms", metrics.millis(&c.metrics.timeout, 1, 600000));
+  top.on("metrics", section(&metrics));
+
   TableReader session(&errors, "session.");
   session.on("ttl_seconds", session.integer(&c.session.ttl_seconds, 0, 30LL * 86400));
   // Bounded so that a session's history stays a fraction of a decision's deadline: every entry
@@ -753,6 +759,10 @@ ConfigErrors validate_config(const Config& c) {
                       "tls.cert and tls.key must be given together"});
   }
   // ---- end of transports ----
+  if (c.metrics.enabled() && !split_host_port(c.metrics.listen, &host, &port)) {
+    errors.push_back({"metrics.listen", "must be HOST:PORT (e.g. 127.0.0.1:9106), not '" +
+                                            c.metrics.listen + "'"});
+  }
   validate_pipeline(c.pipeline, &errors);
   const AuditConfig& a = c.audit;
   if (a.durability != "fsync" && a.durability != "group" && a.durability != "write") {

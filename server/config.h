@@ -54,6 +54,16 @@ struct PreAuthLimits {
 };
 // ---- end of transports ----
 
+// [metrics]: the operations listener (server/metrics_http.h, docs/OPERATIONS.md): plain HTTP,
+// GET /metrics (Prometheus) and GET /health. Off while listen is empty.
+struct MetricsConfig {
+  std::string listen;  // [metrics] listen: HOST:PORT (e.g. 127.0.0.1:9106); empty: off
+  std::size_t max_connections = 16;  // [metrics] max_connections: more are closed unanswered
+  // [metrics] timeout_ms: a request must arrive, and its answer leave, within this
+  std::chrono::milliseconds timeout{5000};
+  bool enabled() const { return !listen.empty(); }
+};
+
 // The most entries `[session] max_entries` may keep per session.
 inline constexpr std::size_t kMaxSessionEntries = 4096;
 
@@ -169,6 +179,7 @@ struct Config {
   UnixSocketConfig unix_socket;
   TlsConfig tls;
   PreAuthLimits preauth;
+  MetricsConfig metrics;
   SessionConfig session;
   AuditConfig audit;
   ApprovalsConfig approvals;

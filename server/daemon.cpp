@@ -13,6 +13,7 @@
 #include "engine/file_modes.h"
 #include "server/audit_setup.h"
 #include "server/listener.h"
+#include "server/metrics_http.h"
 #include "server/errors.h"
 #include "actuators/confine.h"
 #include "server/own_files.h"
@@ -70,11 +71,12 @@ std::string join(const std::vector<FileModeProblem>& problems) {
   return join(parts);
 }
 
-std::optional<tcp::endpoint> resolve_listen(const std::string& listen, std::string* error) {
+std::optional<tcp::endpoint> resolve_listen(const std::string& listen, std::string* error,
+                                            const std::string& key = "listen") {
   std::string host;
   std::uint16_t port = 0;
   if (!split_host_port(listen, &host, &port)) {
-    *error = "listen: must be HOST:PORT, not '" + listen + "'";
+    *error = key + ": must be HOST:PORT, not '" + listen + "'";
     return std::nullopt;
   }
   boost::system::error_code ec;
@@ -84,7 +86,7 @@ std::optional<tcp::endpoint> resolve_listen(const std::string& listen, std::stri
   tcp::resolver resolver(io);
   auto results = resolver.resolve(host, std::to_string(port), ec);
   if (ec || results.empty()) {
-    *error = "listen: cannot resolve '" + host + "': " + ec.message();
+    *error = key + ": cannot resolve '" + host + "': " + ec.message();
     return std::nullopt;
   }
   return results.begin()->endpoint();
@@ -238,6 +240,7 @@ Daemon::StartResult Daemon::start() {
            return StepError{2, "rules in " + where + " have errors: " + join(errors)};
          }
          context_.policy.set(loaded.policy);
+         context_.stats.rules.loaded(loaded.policy->rule_names());
          log->info("rules: {} rules, {}", loaded.policy->rule_count(), loaded.policy->digest());
          return std::nullopt;
        }},
@@ -501,6 +504,28 @@ Daemon::StartResult Daemon::start() {
          for (auto& listener : listeners_) listener->start();
          return std::nullopt;
        }},
+      {"metrics",
+       [&]() -> std::optional<StepError> {
+         if (!config_.metrics.enabled()) return std::nullopt;
+         std::string error;
+         auto endpoint = resolve_listen(config_.metrics.listen, &error, "metrics.listen");
+         if (!endpoint) return StepError{2, error};
+         metrics_ = std::make_shared<MetricsServer>(io_, context_, config_.metrics);
+         if (error = metrics_->open(*endpoint); !error.empty()) return StepError{4, error};
+         auto bound = metrics_->local_endpoint();
+         metrics_address_ = bound.address().is_v6() ? "[" + bound.address().to_string() + "]"
+                                                    : bound.address().to_string();
+         metrics_address_ += ":" + std::to_string(bound.port());
+         if (!bound.address().is_loopback()) {
+           // Nothing secret is served, but the counters say how busy the daemon is.
+           log->warn("metrics on {}, not a loopback address: anyone who can reach it can "
+                     "read the daemon's counters and health (plain HTTP)",
+                     metrics_address_);
+         }
+         metrics_->start();
+         log->info("metrics on http://{}/metrics and /health", metrics_address_);
+         return std::nullopt;
+       }},
       {"signals",
        [&]() -> std::optional<StepError> {
          if (options_.handle_signals) {
@@ -605,6 +630,8 @@ void Daemon::begin_shutdown(const std::string& reason) {
 }
 
 void Daemon::finish_shutdown() {
+  // The metrics listener said "draining" on /health until now.
+  if (metrics_) metrics_->stop();
   boost::system::error_code ec;
   shutdown_timer_.cancel();
   signals_.cancel(ec);
@@ -619,6 +646,7 @@ void Daemon::teardown() {
   boost::system::error_code ec;
   signals_.cancel(ec);
   // Only safe while the I/O loop is not running, which is the case here.
+  if (metrics_) metrics_->stop();
   for (auto& listener : listeners_) listener->stop();
   connections_.close_all();
   connections_.throttled().flush(context_.log);
@@ -699,6 +727,7 @@ ReloadReport Daemon::reload_now(const std::string& trigger) {
   if (loaded.policy && report.token_errors.empty() && state_ok && report.audit_error.empty()) {
     // Swap both or neither.
     context_.policy.set(loaded.policy);
+    context_.stats.rules.loaded(loaded.policy->rule_names());
     if (tokens) {
       report.token_count = tokens->size();
       context_.set_tokens(std::move(tokens));

@@ -30,6 +30,7 @@ namespace warden::server {
 class ApprovalService;
 class Notifier;
 class Listener;
+class MetricsServer;
 struct PipelineParts;
 struct ApprovalActuators;
 
@@ -71,6 +72,9 @@ class Daemon {
   std::string address() const { return address_; }
   // The Unix socket's path, or empty when there is none.
   std::string unix_path() const { return unix_path_; }
+  // The metrics listener's HOST:PORT (its port when metrics.listen asked for port 0), or
+  // empty when it is off.
+  std::string metrics_address() const { return metrics_address_; }
   ServerContext& context() { return context_; }
   const Config& config() const { return config_; }
 
@@ -105,6 +109,8 @@ class Daemon {
   std::unique_ptr<Reloader> reloader_;
   std::optional<boost::asio::ssl::context> tls_;
   std::vector<std::shared_ptr<Listener>> listeners_;  // TCP (plain or TLS), Unix socket
+  std::shared_ptr<MetricsServer> metrics_;            // [metrics] listen; null when off
+  std::string metrics_address_;
   std::uint16_t port_ = 0;
   std::string address_;
   std::string unix_path_;

@@ -56,12 +56,15 @@ pipeline::Decider make_daemon_decider(ServerContext& context, Identity identity,
     job.defer_remember = ctx->audit != nullptr;
     job.done = [ctx, promise,
                 origin = DecisionOrigin{proposal_json, identity.principal, identity.groups,
-                                        signal.session}](
+                                        signal.session},
+                principal = identity.principal, session = signal.session](
                    DecideResult&& result, std::int64_t time_us, SessionTurn turn) mutable {
       record_decision(*ctx, std::move(origin), std::move(result), time_us, std::move(turn), {},
-                      [ctx, promise](const DecideResult& r, std::string, SessionTurn turn) {
+                      [ctx, promise, principal = std::move(principal),
+                       session = std::move(session)](const DecideResult& r, std::string,
+                                                     SessionTurn turn) {
                         Decision d = r.ok ? r.decision : reject_for(*ctx, r);
-                        count_outcome(ctx->stats, d);
+                        note_decision(*ctx, d, principal, session);
                         promise->set_value({std::move(d), std::move(turn)});
                       });
     };
@@ -93,7 +96,7 @@ pipeline::Decider make_daemon_decider(ServerContext& context, Identity identity,
         return d;
       }
       case DeciderPool::Submitted::Busy:
-        Stats::add(ctx->stats.failed_closed);
+        ctx->stats.add_failed_closed(err::kBusy);
         return not_decided(*ctx, proposal_json, err::kBusy,
                            "not decided: the decision queue is full (limits.max_queue, "
                            "limits.max_queue_per_principal)");

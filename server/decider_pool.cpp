@@ -301,9 +301,11 @@ void DeciderPool::run(Worker* worker) {
       });
     }
     std::int64_t time_us = 0;
+    deciding_.fetch_add(1, std::memory_order_relaxed);
     DecideResult result = decide(worker, job, &time_us);
     call_quietly(log_, "completion",
                  [&] { job.done(std::move(result), time_us, std::move(turn)); });
+    deciding_.fetch_sub(1, std::memory_order_relaxed);
   }
 }
 

@@ -121,6 +121,8 @@ class DeciderPool {
 
   Status status() const;
   std::size_t queue_depth() const;
+  // Workers deciding right now (a gauge; relaxed).
+  unsigned deciding() const { return deciding_.load(std::memory_order_relaxed); }
   unsigned size() const { return options_.workers; }
   const PoolOptions& options() const { return options_; }
 
@@ -151,6 +153,7 @@ class DeciderPool {
   std::vector<std::unique_ptr<Worker>> pool_;
   std::atomic<std::uint64_t> busy_{0};
   std::atomic<std::uint64_t> abandoned_{0};
+  std::atomic<unsigned> deciding_{0};
 };
 
 }  // namespace warden::server

@@ -61,7 +61,40 @@ void count_outcome(Stats& stats, const Decision& decision) {
       Stats::add(stats.approval_required);
       break;
   }
-  if (!decision.error_code.empty()) Stats::add(stats.failed_closed);
+  if (!decision.error_code.empty()) stats.add_failed_closed(decision.error_code);
+  if (decision.defaulted) Stats::add(stats.defaulted);
+  // Each rule once per decision and mode, however many decision facts it asserted.
+  const std::vector<FiredRule>& rules = decision.rules;
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    bool seen = false;
+    for (std::size_t j = 0; j < i && !seen; ++j) {
+      seen = rules[j].monitor == rules[i].monitor && rules[j].rule == rules[i].rule;
+    }
+    if (!seen) stats.rules.add(rules[i].rule, rules[i].monitor);
+  }
+  stats.decision_seconds.observe(
+      decision.elapsed_us > 0 ? static_cast<std::uint64_t>(decision.elapsed_us) : 0);
+}
+
+void note_decision(ServerContext& ctx, const Decision& decision, std::string_view principal,
+                   std::string_view session) {
+  count_outcome(ctx.stats, decision);
+  if (!ctx.log->should_log(spdlog::level::debug)) return;
+  LogFields fields;
+  fields.add("decision_id", decision.decision_id);
+  fields.add("principal", principal);
+  if (!session.empty()) fields.add("session", session);
+  fields.add("outcome", outcome_name(decision.outcome));
+  // The rule that decided: the first enforcing one that asserted the outcome (none when the
+  // default outcome applied or the decision failed closed).
+  for (const FiredRule& r : decision.rules) {
+    if (!r.monitor && r.outcome == decision.outcome && decision.error_code.empty()) {
+      fields.add("rule", r.rule);
+      break;
+    }
+  }
+  if (!decision.error_code.empty()) fields.add("error_code", decision.error_code);
+  log_with(ctx.log, spdlog::level::debug, fields, "decision");
 }
 
 void record_decision(

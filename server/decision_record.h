@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/engine.h"
@@ -44,7 +45,13 @@ void remember_granted(ServerContext& ctx, const std::string& principal, const st
 // message (what `decide` records for input that was not a proposal).
 Decision reject_for(ServerContext& ctx, const DecideResult& result);
 
-// Counts a decision in the daemon's status counters.
+// Counts a decision in the daemon's counters (status, /metrics): its outcome, the loaded rules
+// that asserted its decision facts, its error code when it failed closed, the rules' time.
 void count_outcome(Stats& stats, const Decision& decision);
+
+// A decision given to its requester: counted (count_outcome) and logged at debug level with
+// its fields (decision_id, principal, session, outcome, rule, error_code).
+void note_decision(ServerContext& ctx, const Decision& decision, std::string_view principal,
+                   std::string_view session);
 
 }  // namespace warden::server

@@ -66,8 +66,10 @@ Reply envelope_request(ServerContext& ctx, const Request& request, const std::st
   wire.home = r.home;
   wire.inputs = exec_inputs(*ctx.config);
   if (ctx.log) {
-    ctx.log->info("exec: decision {} released to {} for one run", log_text(r.decision_id),
-                  log_text(principal));
+    log_with(ctx.log, spdlog::level::info,
+             LogFields().add("decision_id", r.decision_id).add("principal", principal),
+             "exec: decision {} released to {} for one run", log_text(r.decision_id),
+             log_text(principal));
   }
   return Reply{ok_response(request.id_json, request.action, exec_envelope_fields(wire))};
 }

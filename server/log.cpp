@@ -13,7 +13,10 @@ namespace warden::server {
 
 namespace {
 
-// {"time":"2024-01-01T12:00:00.123Z","level":"info","logger":"warden","msg":"…"}
+// The fields of the line being logged on this thread (log_with), or null.
+thread_local const LogFields* t_log_fields = nullptr;
+
+// {"time":"2024-01-01T12:00:00.123Z","level":"info","msg":"…", then log_with's fields}
 class JsonFormatter final : public spdlog::formatter {
  public:
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
@@ -34,6 +37,14 @@ class JsonFormatter final : public spdlog::formatter {
     append_json_string(line, std::string_view(level.data(), level.size()));
     line += ",\"msg\":";
     append_json_string(line, std::string_view(msg.payload.data(), msg.payload.size()));
+    if (const LogFields* fields = t_log_fields) {
+      for (const auto& [key, value] : fields->items()) {
+        line += ',';
+        append_json_string(line, key);
+        line += ':';
+        append_json_string(line, value);
+      }
+    }
     line += "}\n";
     dest.append(line.data(), line.data() + line.size());
   }
@@ -42,7 +53,48 @@ class JsonFormatter final : public spdlog::formatter {
   }
 };
 
+// `%*` in the text pattern: log_with's fields as ` key=value`, the value made safe by
+// log_text and quoted ("…", with \" and \\) when empty or holding a space, quote, = or \.
+class TextFieldsFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg&, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    const LogFields* fields = t_log_fields;
+    if (!fields) return;
+    std::string out;
+    for (const auto& [key, value] : fields->items()) {
+      out += ' ';
+      out += key;
+      out += '=';
+      std::string safe = log_text(value);
+      if (!safe.empty() && safe.find_first_of(" \"=\\") == std::string::npos) {
+        out += safe;
+        continue;
+      }
+      out += '"';
+      for (char c : safe) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+      }
+      out += '"';
+    }
+    dest.append(out.data(), out.data() + out.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<TextFieldsFlag>();
+  }
+};
+
 }  // namespace
+
+namespace log_detail {
+
+FieldsScope::FieldsScope(const LogFields* fields) : previous_(t_log_fields) {
+  t_log_fields = fields;
+}
+FieldsScope::~FieldsScope() { t_log_fields = previous_; }
+
+}  // namespace log_detail
 
 std::string log_text(std::string_view text) {
   std::string out;
@@ -109,12 +161,17 @@ std::string log_text(std::string_view text) {
 }
 
 Logger make_logger(const std::string& level, bool json) {
-  auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
-  auto logger = std::make_shared<spdlog::logger>("warden", sink);
+  return make_logger(level, json, std::make_shared<spdlog::sinks::stderr_sink_mt>());
+}
+
+Logger make_logger(const std::string& level, bool json, spdlog::sink_ptr sink) {
+  auto logger = std::make_shared<spdlog::logger>("warden", std::move(sink));
   if (json) {
     logger->set_formatter(std::make_unique<JsonFormatter>());
   } else {
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+    auto text = std::make_unique<spdlog::pattern_formatter>();
+    text->add_flag<TextFieldsFlag>('*').set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v%*");
+    logger->set_formatter(std::move(text));
   }
   logger->set_level(spdlog::level::from_str(level));
   logger->flush_on(spdlog::level::warn);

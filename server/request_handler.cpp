@@ -90,7 +90,7 @@ void keep_for_exec(const DecideCall& call, const Decision& decision) {
 
 void send_decision(DecideCall& call, const Decision& decision, std::string_view extra = {}) {
   keep_for_exec(call, decision);
-  count_outcome(call.ctx->stats, decision);
+  note_decision(*call.ctx, decision, call.principal, call.session);
   std::string json = decision_reply(call.id_json, decision, call.explain, extra);
   if (json.size() > kMaxEncodableFrame) {
     call.later(error_reply(call.ctx->stats, call.id_json, "decide",
@@ -220,7 +220,7 @@ DeciderPool::Submitted queue_decide(std::shared_ptr<DecideCall> call) {
           return;
         }
         keep_for_exec(*call, result.decision);
-        count_outcome(ctx->stats, result.decision);
+        note_decision(*ctx, result.decision, call->principal, call->session);
         if (json.size() > kMaxEncodableFrame) {
           call->later(
               error_reply(ctx->stats, call->id_json, "decide",
