@@ -879,3 +879,48 @@ TEST_CASE("a JSON-log daemon writes only JSON lines, and decision lines carry th
   // The raw escape byte never reaches the log.
   CHECK(log.find('\x1b') == std::string::npos);
 }
+
+TEST_CASE("/health says draining while the daemon shuts down, and the listener closes with it",
+          "[server][metrics]") {
+  TempDir dir;
+  Config config = metrics_config(dir);
+  config.workers = 1;
+  config.limits.shutdown_timeout = 60000ms;  // the drain, not the deadline, must end it
+  // The only worker is held inside a rebuild: a decision stays in flight during the stop.
+  HeldRebuild held;
+  RunningDaemon d(config, held.options());
+  REQUIRE(d.ok());
+  const std::string metrics = d.daemon().metrics_address();
+  Client agent;
+  connect_agent(agent, d);
+  held.arm(d);
+  std::string error;
+  REQUIRE(agent.send_message(decide_request("1", kShellProposal), &error));
+  REQUIRE(held.entered.wait());
+  int exit_code = -1;
+  std::thread stopper([&] { exit_code = d.stop(); });
+  REQUIRE(eventually([&] { return d.daemon().context().draining.load(); }));
+  std::string answer = http_get(metrics, "/health");
+  INFO(answer);
+  CHECK(http_status(answer) == 503);
+  auto health = parse(http_body(answer));
+  REQUIRE(health.IsObject());
+  CHECK(std::string(health["status"].GetString()) == "draining");
+  CHECK_FALSE(health.HasMember("failing"));  // every part works: it is only stopping
+  held.release.open();
+  CHECK(error_code(read_or_fail(agent, 20000ms)) == "");
+  stopper.join();
+  CHECK(exit_code == 0);
+  // The listener went with the daemon.
+  std::string host;
+  std::uint16_t port = 0;
+  REQUIRE(split_host_port(metrics, &host, &port));
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  REQUIRE(::inet_pton(AF_INET, host.c_str(), &sa.sin_addr) == 1);
+  CHECK(::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0);
+  ::close(fd);
+}
