@@ -14,7 +14,7 @@ PACKAGES=(g++ cmake ninja-build pkg-config ccache libclips-dev rapidjson-dev cat
           libseccomp-dev  # the shell actuator's confinement: its system-call filter
           libhowardhinnant-date-dev tzdata  # the rule functions' local time (local-hour …): the tz database
           bubblewrap python3-pytest  # bench_confine compares with bwrap; the confinement tests run pytest
-          python3-prometheus-client  # the metrics tests read /metrics with Prometheus' own parser
+          python3-prometheus-client curl  # /metrics read by Prometheus' own parser (tests), by curl (docs/OPERATIONS.md)
           iproute2 util-linux)  # the end-to-end tests: real agent CLIs in a network namespace (ip, unshare)
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
