@@ -1,8 +1,9 @@
 // `warden completion bash|zsh|fish` and `warden man DIR` against the binary's own help: every
 // command and every long option `warden … --help` lists is completed by bash (sourced in a
-// real bash, its function called with COMP_WORDS/COMP_CWORD set) and fish, named in zsh's
-// script, and documented in a manual page that groff renders without a warning. The files the
-// build generated (packaging/) are what the binary prints now.
+// real bash, its function called with COMP_WORDS/COMP_CWORD set), by zsh (typed with a Tab
+// into an interactive zsh in a pseudo-terminal) and by fish (complete -C), and documented in a
+// manual page that groff renders without a warning. The files the build generated
+// (packaging/) are what the binary prints now.
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
@@ -271,6 +272,35 @@ TEST_CASE("fish completes subcommands, options and choices", "[cli][completion]"
     INFO("complete -C '" << cases[i].first << "'");
     CHECK(got[i] == cases[i].second);
   }
+}
+
+TEST_CASE("zsh completes every subcommand and long option, prefixes and choices", "[cli][completion]") {
+  ScratchDir dir;
+  Run script = run_warden({"completion", "zsh"});
+  REQUIRE(script.code == 0);
+  put_file(dir.path / "_warden", script.out);
+  // LINE typed into an interactive zsh in a pseudo-terminal, then a Tab (tests/cli/zsh_complete.zsh).
+  auto complete = [&](const std::string& line) {
+    Run r = run_shell("timeout 60 zsh -f '" WARDEN_SOURCE_DIR "/tests/cli/zsh_complete.zsh' '" + dir.path.string() +
+                      "' '" + line + "'");
+    INFO("zsh: " << line << ": " << r.err);
+    REQUIRE(r.code == 0);
+    std::set<std::string> matches;
+    std::istringstream lines(r.out);
+    for (std::string m; std::getline(lines, m);) matches.insert(m);
+    return matches;
+  };
+  for (const auto& h : all_help()) {
+    const std::string line = joined(h.path, " ") + " ";
+    INFO(line);
+    if (!h.subcommands.empty()) CHECK(complete(line) == h.subcommands);
+    CHECK(complete(line + "--") == h.long_options);
+  }
+  CHECK(complete("warden se") == std::set<std::string>{"serve"});
+  CHECK(complete("warden serve --wor") == std::set<std::string>{"--workers", "--workspace"});
+  CHECK(complete("warden version --format ") == std::set<std::string>{"text", "json"});
+  CHECK(complete("warden audit query --outcome appr") == std::set<std::string>{"approve", "approval-required"});
+  CHECK(complete("warden completion ") == std::set<std::string>{"bash", "zsh", "fish"});
 }
 
 TEST_CASE("the zsh script parses, defines a function per command and names every option", "[cli][completion]") {
