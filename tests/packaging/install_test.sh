@@ -7,6 +7,7 @@
 #   unit         systemd-analyze verify accepts the installed unit and has nothing to say
 #                about it; its exposure score stays where it is
 #   unit_broken  ... and the same check fails on deliberately broken copies of it
+#   sandbox      the unit's sandbox, emulated (unshare, setpriv), leaves the envelope working
 set -euo pipefail
 case_name=${1:?case} build=$(cd "${2:?build dir}" && pwd)
 cmake=${CMAKE:-cmake}
@@ -149,6 +150,85 @@ unit_broken)
   break_unit "s|^ExecStart=$p/bin/warden|ExecStart=$p/bin/warden-missing|" "an ExecStart= that does not exist (exit 1)"
   break_unit 's/^Documentation=man:warden-serve(1)/Documentation=man:warden-serves(1)/' "a man page that does not exist"
   break_unit '/^ExecStart=/d' "no ExecStart="
+  ;;
+sandbox)
+  # The unit's file-system and credential settings, rebuilt with unshare and setpriv (no
+  # systemd runs here), must leave the shell actuator's envelope working: the installed
+  # binary runs a command confined, as an unprivileged user, the workspace writable, the
+  # system read-only. Every [Service] setting is either emulated, known not to touch what the
+  # envelope needs, or known to break it (then the test fails and says why).
+  [[ $(id -u) -eq 0 ]] || fail "needs root (unshare -m, mount), as the other confinement tests"
+  p=$work/usr
+  install_to "$p" runtime systemd
+  unit=$p/lib/systemd/system/warden.service
+  emulate=()
+  while IFS='=' read -r key value; do
+    case $key in
+      Type | ExecStart | ExecReload | EnvironmentFile | Restart | RestartPreventExitStatus | TimeoutStopSec | \
+        LimitNOFILE | Group | AmbientCapabilities | RestrictSUIDSGID | PrivateMounts | StateDirectory | \
+        StateDirectoryMode | ConfigurationDirectory | ConfigurationDirectoryMode | RuntimeDirectory | \
+        RuntimeDirectoryMode | UMask | ProtectKernelModules | ProtectClock | LockPersonality | RestrictRealtime | \
+        RemoveIPC | SystemCallArchitectures | SystemCallFilter | SystemCallErrorNumber | RestrictAddressFamilies) ;;
+      User | CapabilityBoundingSet | NoNewPrivileges) ;;  # setpriv, below
+      ProtectSystem) [[ $value == strict ]] || fail "ProtectSystem=$value: emulated as strict only"; emulate+=(system) ;;
+      ProtectHome) [[ $value == tmpfs ]] || fail "ProtectHome=$value: emulated as tmpfs only"; emulate+=(home) ;;
+      PrivateTmp) emulate+=(tmp) ;;
+      PrivateDevices) emulate+=(dev) ;;
+      ProtectControlGroups) emulate+=(cgroup) ;;
+      ProtectKernelTunables | ProtectKernelLogs | ProtectProc | ProcSubset | ProtectHostname)
+        fail "$key= covers or remounts /proc: the keeper's fresh /proc in its PID namespace is refused (EPERM)" ;;
+      RestrictNamespaces | PrivateUsers) fail "$key=: the keeper creates user, mount, PID, network, IPC, UTS and cgroup namespaces" ;;
+      MemoryDenyWriteExecute) fail "$key=: approved commands (node, java) map writable executable memory" ;;
+      *) fail "$key= is not known to this test: emulate it here, or say why it cannot matter" ;;
+    esac
+  done < <(sed -n '/^\[Service\]/,/^\[/{/^[A-Za-z]/p}' "$unit")
+  [[ ${#emulate[@]} -eq 5 ]] || fail "expected ProtectSystem, ProtectHome, PrivateTmp, PrivateDevices, ProtectControlGroups: ${emulate[*]}"
+  pass
+  # What the confined command may do: everything, by the rules (the envelope is what limits it).
+  mkdir -p "$work/rules" "$work/workspace"
+  cp "$WARDEN_SOURCE_DIR/tests/effects_cases/approve_all.clp" "$WARDEN_SOURCE_DIR/rules/effects.toml" \
+     "$WARDEN_SOURCE_DIR/rules/paths.toml" "$work/rules/"
+  chmod 755 "$work" "$work/rules"
+  chmod 644 "$work/rules"/*
+  chown nobody "$work/workspace"
+  # sandboxed EXTRA_SETUP: runs the installed binary's `exec` under the emulated unit; EXTRA_SETUP
+  # runs (as root) just before the user switch.
+  sandboxed() {
+    local w=/mnt/warden-test
+    unshare -m --propagation private sh -euc '
+      work=$1 w=$2 extra=$3
+      # The test tree, reachable whatever ProtectHome= hides (the checkout may be in a home).
+      mount -t tmpfs -o mode=755 tmpfs /mnt && mkdir "$w" && mount --bind "$work" "$w"
+      mount --bind "$w/workspace" "$w/workspace"                    # ReadWritePaths= (StateDirectory=)
+      mount -t tmpfs -o mode=755,nosuid tmpfs /dev                   # PrivateDevices=
+      for d in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
+        IFS=: read -r n major minor <<EOF
+$d
+EOF
+        mknod -m 666 "/dev/$n" c "$major" "$minor"
+      done
+      mount -o remount,bind,ro /                                     # ProtectSystem=strict
+      mount -o remount,bind,ro "$w"
+      mount -t tmpfs -o mode=1777 tmpfs /tmp                         # PrivateTmp=
+      mount -t tmpfs -o mode=1777 tmpfs /var/tmp
+      for h in /home /root; do mount -t tmpfs -o ro,mode=755 tmpfs "$h"; done   # ProtectHome=tmpfs
+      mount --bind -o ro /sys/fs/cgroup /sys/fs/cgroup               # ProtectControlGroups=
+      eval "$extra"
+      cd "$w/workspace"
+      exec setpriv --reuid=nobody --regid=nogroup --clear-groups --no-new-privs --bounding-set=-all --inh-caps=-all \
+        "$w/usr/bin/warden" exec --rules "$w/rules" --workspace "$w/workspace" --home "$w/workspace" -- \
+        sh -c "touch $w/workspace/written && echo workspace-writable; touch /usr/warden-test 2>/dev/null || echo system-read-only"
+    ' sandboxed "$work" "$w" "${1:-}"
+  }
+  out=$(sandboxed 2>&1) || fail "the envelope does not work under the unit's sandbox: $out"
+  [[ $out == *workspace-writable*system-read-only* && -e $work/workspace/written ]] || fail "confined run: $out"
+  pass
+  # The control: what ProtectKernelTunables= does (a read-only /proc/sys) stops the envelope.
+  rc=0
+  out=$(sandboxed 'mount --bind -o ro /proc/sys /proc/sys' 2>&1) || rc=$?
+  [[ $rc -eq 125 && $out == *"mounting /proc failed"* ]] ||
+    fail "a covered /proc did not stop the envelope (exit $rc): $out"
+  pass
   ;;
 *)
   fail "unknown case"
