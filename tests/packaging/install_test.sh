@@ -57,9 +57,12 @@ tree)
   inst_rules=$(cd "$p/share/warden/rules" && find . -type f | sort)
   [[ -n $src_rules && $src_rules == "$inst_rules" ]] || fail "share/warden/rules differs from rules/"
   pass
-  # The daemon refuses rules that others can write: nothing installed is group- or world-writable.
-  writable=$(find "$p" -perm /022 -print)
-  [[ -z $writable ]] || fail "group- or world-writable: $writable"
+  # The daemon refuses rules that others can write: nothing installed is group- or world-writable,
+  # and nothing is a link (a link's target may not be installed).
+  writable=$(find "$p" \( -perm /022 -o -type l \) -print)
+  [[ -z $writable ]] || fail "group- or world-writable, or a link: $writable"
+  cmp -s "$WARDEN_SOURCE_DIR/rules/effects.toml" "$p/share/doc/warden/examples/team-policy/effects.toml" ||
+    fail "the team policy example's link to the effects table is not installed as the table"
   pass
   for f in lib/systemd/system/warden.service lib/sysusers.d/warden.conf share/warden/warden.toml \
            share/doc/warden/README.md share/doc/warden/docs/ACTUATORS.md share/doc/warden/docs/CLI.md \
