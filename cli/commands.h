@@ -28,5 +28,7 @@ void register_replay_command(CLI::App& app, int* exit_code);    // replay (repla
 void register_submit_commands(CLI::App& app, int* exit_code);  // submit, chat (submit_commands.cpp)
 void register_approval_commands(CLI::App& app, int* exit_code);  // pending, approve, deny (approval_commands.cpp)
 void register_exec_commands(CLI::App& app, int* exit_code);      // exec (exec_commands.cpp)
+// completion, man (completion_commands.cpp): they read every command registered in `app`.
+void register_completion_commands(CLI::App& app, int* exit_code);
 
 }  // namespace warden::cli

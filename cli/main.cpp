@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   warden::cli::register_approval_commands(app, &exit_code);
   warden::cli::register_exec_commands(app, &exit_code);
   register_version(app, &exit_code);
+  warden::cli::register_completion_commands(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

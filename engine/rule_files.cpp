@@ -119,6 +119,16 @@ LoadedPolicy load_policy(const std::vector<std::string>& paths, const RuleLoadOp
 
 std::string shipped_rules_dir() {
   if (const char* env = std::getenv("WARDEN_RULES"); env && *env) return env;
+#ifdef WARDEN_INSTALLED_RULES
+  // An installed binary (cmake --install): the rules installed beside it, found from where the
+  // running binary is (BINDIR/../share/warden/rules), so a staged or relocated tree works too.
+  std::error_code ec;
+  const fs::path binary = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = (binary.parent_path() / WARDEN_INSTALLED_RULES).lexically_normal();
+    if (fs::is_directory(installed, ec)) return installed.string();
+  }
+#endif
 #ifdef WARDEN_SHIPPED_RULES
   return WARDEN_SHIPPED_RULES;
 #else

@@ -53,8 +53,9 @@ const std::vector<std::string>& rule_set_extensions();
 std::vector<std::string> list_files(const std::vector<std::string>& paths,
                                     const std::vector<std::string>& extensions);
 
-// The rule pack shipped with Warden (the source tree's rules/ at build time, or
-// $WARDEN_RULES when set).
+// The rule pack shipped with Warden: $WARDEN_RULES when set; else, for an installed binary,
+// the rules installed with it (BINDIR/../share/warden/rules, GNUInstallDirs' layout, when that
+// directory exists); else the source tree's rules/ the binary was built from.
 std::string shipped_rules_dir();
 
 }  // namespace warden

@@ -15,7 +15,10 @@ PACKAGES=(g++ cmake ninja-build pkg-config ccache libclips-dev rapidjson-dev cat
           libhowardhinnant-date-dev tzdata  # the rule functions' local time (local-hour …): the tz database
           bubblewrap python3-pytest  # bench_confine compares with bwrap; the confinement tests run pytest
           python3-prometheus-client curl  # /metrics read by Prometheus' own parser (tests), by curl (docs/OPERATIONS.md)
-          iproute2 util-linux)  # the end-to-end tests: real agent CLIs in a network namespace (ip, unshare)
+          iproute2 util-linux  # the end-to-end tests: real agent CLIs in a network namespace (ip, unshare)
+          # the install and CLI tests: systemd-analyze verify on the installed unit, the manual
+          # pages rendered (groff, lexgrog), the zsh and fish completions run
+          systemd groff-base man-db zsh fish)
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 # Node and npm for the end-to-end tests: Debian's, unless the machine already has both (a

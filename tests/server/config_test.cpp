@@ -164,6 +164,20 @@ TEST_CASE("the documented example config parses and matches the defaults", "[ser
   CHECK(c.home == defaults.home);
 }
 
+TEST_CASE("the systemd service's example config parses and validates", "[server][config]") {
+  Config c;
+  auto errors = load_config_file(WARDEN_SOURCE_DIR "/packaging/warden.toml", &c);
+  for (const auto& e : errors) FAIL(e.to_text("packaging/warden.toml"));
+  errors = validate_config(c);
+  for (const auto& e : errors) FAIL(e.to_text("packaging/warden.toml"));
+  // What warden.service provides: its RuntimeDirectory= and StateDirectory=.
+  CHECK(c.unix_socket.path == "/run/warden/warden.sock");
+  CHECK(c.unix_socket.mode == 0660u);
+  CHECK(c.workspace_root == "/var/lib/warden-workspace");
+  CHECK(c.tokens == WARDEN_SOURCE_DIR "/packaging/tokens");  // beside the file: /etc/warden/tokens
+  CHECK(c.rules.empty());                                    // the installed rule pack
+}
+
 TEST_CASE("the workspace and home default to the engine's, not the current directory",
           "[server][config]") {
   Config c;
