@@ -27,6 +27,7 @@
 #include "server/metrics.h"
 #include "server_fixture.h"
 #include "tests/build_paths.h"
+#include "warden_child.h"
 
 using namespace warden::server;
 using namespace warden::server::testing;
@@ -682,86 +683,13 @@ TEST_CASE("log lines carry structured fields: JSON members, text key=value, esca
 
 namespace {
 
-const std::string kJsonLogWarden = WARDEN_BINARY_DIR "/cli/warden";
-
-// `warden serve` as a child; its stderr is read on a thread.
-class JsonLogServe {
- public:
-  explicit JsonLogServe(const std::vector<std::string>& args) {
-    INFO(kJsonLogWarden << " must be built (a dependency of server_tests)");
-    REQUIRE(::access(kJsonLogWarden.c_str(), X_OK) == 0);
-    std::signal(SIGPIPE, SIG_IGN);
-    int err[2];
-    REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
-    pid_ = ::fork();
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      ::dup2(err[1], 2);
-      int null = ::open("/dev/null", O_RDWR);
-      ::dup2(null, 0);
-      ::dup2(null, 1);
-      std::vector<char*> argv{const_cast<char*>(kJsonLogWarden.c_str())};
-      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      ::execv(kJsonLogWarden.c_str(), argv.data());
-      ::_exit(127);
-    }
-    ::close(err[1]);
-    fd_ = err[0];
-    reader_ = std::thread([this] {
-      char buf[4096];
-      for (;;) {
-        ssize_t n = ::read(fd_, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
-        std::lock_guard lock(mutex_);
-        err_.append(buf, static_cast<std::size_t>(n));
-      }
-    });
-  }
-  ~JsonLogServe() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    if (reader_.joinable()) reader_.join();
-    if (fd_ >= 0) ::close(fd_);
-  }
-  std::string err() {
-    std::lock_guard lock(mutex_);
-    return err_;
-  }
-  bool exited() {
-    if (pid_ <= 0) return true;
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) != pid_) return false;
-    code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    pid_ = -1;
-    return true;
-  }
-  // The text after `prefix` up to the next space or quote, in the first line holding it.
-  std::string after(const std::string& prefix) {
-    std::string e = err();
-    std::size_t at = e.find(prefix);
-    if (at == std::string::npos) return "";
-    at += prefix.size();
-    return e.substr(at, e.find_first_of(" \"/", at) - at);
-  }
-  int terminate() {
-    if (pid_ > 0) ::kill(pid_, SIGTERM);
-    REQUIRE(eventually([&] { return exited(); }, 30000ms));
-    if (reader_.joinable()) reader_.join();  // the pipe closed with the daemon
-    return code_;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int fd_ = -1;
-  int code_ = -1;
-  std::thread reader_;
-  std::mutex mutex_;
-  std::string err_;
-};
+// The text after `prefix` up to the next space, quote or slash, in the first line holding it.
+std::string text_after(const std::string& text, const std::string& prefix) {
+  std::size_t at = text.find(prefix);
+  if (at == std::string::npos) return "";
+  at += prefix.size();
+  return text.substr(at, text.find_first_of(" \"/", at) - at);
+}
 
 struct JsonLogDecided {
   std::string decision_id, outcome, error;
@@ -790,14 +718,14 @@ TEST_CASE("a JSON-log daemon writes only JSON lines, and decision lines carry th
                                  "[log]\njson = true\nlevel = \"debug\"\n"
                                  "[approvals]\nmax_pending_per_principal = 1\n",
                                  0600);
-  JsonLogServe serve({"serve", "--config", config, "--listen", "127.0.0.1:0", "--tokens", tokens,
+  WardenChild serve({"serve", "--config", config, "--listen", "127.0.0.1:0", "--tokens", tokens,
                       "--rules", dir.str() + "/rules", "--state-dir", dir.str() + "/state",
                       "--workers", "2", "--metrics-listen", "127.0.0.1:0"});
   REQUIRE(eventually([&] {
     return serve.err().find("warden serving on ") != std::string::npos || serve.exited();
   }));
-  const std::string address = serve.after("warden serving on ");
-  const std::string metrics = serve.after("metrics on http://");
+  const std::string address = text_after(serve.err(), "warden serving on ");
+  const std::string metrics = text_after(serve.err(), "metrics on http://");
   INFO(serve.err());
   REQUIRE_FALSE(address.empty());
   REQUIRE_FALSE(metrics.empty());
@@ -829,7 +757,7 @@ TEST_CASE("a JSON-log daemon writes only JSON lines, and decision lines carry th
   REQUIRE(serve.terminate() == 0);
 
   // Every line of stderr is one JSON object with time, level and msg.
-  const std::string log = serve.err();
+  const std::string log = serve.err_to_end();
   INFO(log);
   REQUIRE_FALSE(log.empty());
   REQUIRE(log.back() == '\n');
