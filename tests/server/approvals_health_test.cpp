@@ -1,30 +1,18 @@
 // Operators are told when the approvals store fails: health-check says degraded (not
 // serving), status says failing with the cause, the daemon's log says so once, and all of it
 // clears when the store works again. A real daemon with its real SQLite store, broken under it.
-#include <sqlite3.h>
 
 #include <catch2/catch.hpp>
 
 #include "server/errors.h"
 #include "server_fixture.h"
+#include "sqlite_exec.h"
 
 using namespace warden;
 using namespace warden::server;
 using namespace warden::server::testing;
 
 namespace {
-
-void sql(const std::string& db, const std::string& statement) {
-  sqlite3* handle = nullptr;
-  REQUIRE(sqlite3_open(db.c_str(), &handle) == SQLITE_OK);
-  sqlite3_busy_timeout(handle, 5000);
-  char* message = nullptr;
-  int rc = sqlite3_exec(handle, statement.c_str(), nullptr, nullptr, &message);
-  INFO(statement << ": " << (message ? message : ""));
-  sqlite3_free(message);
-  sqlite3_close(handle);
-  REQUIRE(rc == SQLITE_OK);
-}
 
 rapidjson::Document health_ask(Client& client, const std::string& action) {
   std::string error;
@@ -61,7 +49,7 @@ TEST_CASE("health-check and status report a failing approvals store",
   CHECK(std::string(status["payload"]["approvals"]["store"].GetString()) == "sqlite");
 
   // The store's table goes away under the daemon: every call fails.
-  sql(db, "ALTER TABLE approvals RENAME TO approvals_moved");
+  sqlite_exec(db, "ALTER TABLE approvals RENAME TO approvals_moved");
   REQUIRE(agent.send_message(decide_request("1", kNeedsApproval), &error));
   std::string reply = read_or_fail(agent, 20000ms);
   INFO(reply);
@@ -79,7 +67,7 @@ TEST_CASE("health-check and status report a failing approvals store",
   CHECK(std::string(approvals["error"].GetString()).find("no such table") != std::string::npos);
 
   // Back: the next call succeeds and the state clears.
-  sql(db, "ALTER TABLE approvals_moved RENAME TO approvals");
+  sqlite_exec(db, "ALTER TABLE approvals_moved RENAME TO approvals");
   REQUIRE(eventually([&] {
     std::string e;
     agent.send_message(decide_request("2", kNeedsApproval), &e);

@@ -26,13 +26,12 @@
 #include "server/own_files.h"
 #include "server_fixture.h"
 #include "tests/build_paths.h"
+#include "warden_child.h"
 
 using namespace warden::server;
 using namespace warden::server::testing;
 
 namespace {
-
-const std::string kAuditWarden = WARDEN_BINARY_DIR "/cli/warden";
 
 struct ServeOptions {
   std::vector<std::string> extra;  // more serve arguments
@@ -41,12 +40,16 @@ struct ServeOptions {
 
 // `warden serve` as a child on an ephemeral port, rules kRulesA, the fixture's tokens, its
 // state directory STATE (the audit log is STATE/audit.jsonl). stderr is read on a thread.
-class AuditServe {
+class AuditServe : public WardenChild {
  public:
-  AuditServe(const TempDir& dir, const ServeOptions& options = {}) {
-    INFO(kAuditWarden << " must be built (a dependency of server_tests)");
-    REQUIRE(::access(kAuditWarden.c_str(), X_OK) == 0);
-    std::signal(SIGPIPE, SIG_IGN);
+  AuditServe(const TempDir& dir, const ServeOptions& options = {})
+      : WardenChild(arguments(dir, options), options.file_size_limit) {}
+
+  static std::string state(const TempDir& dir) { return dir.str() + "/state"; }
+  static std::string log(const TempDir& dir) { return state(dir) + "/audit.jsonl"; }
+
+ private:
+  static std::vector<std::string> arguments(const TempDir& dir, const ServeOptions& options) {
     if (!fs::exists(dir.path() / "rules/policy.clp")) dir.write("rules/policy.clp", kRulesA);
     std::string tokens = dir.write("tokens", Tokens{}.file_text(), 0600);
     std::vector<std::string> args{"serve",     "--listen", "127.0.0.1:0",
@@ -54,101 +57,8 @@ class AuditServe {
                                   dir.str() + "/rules",    "--state-dir",
                                   state(dir),  "--workers", "2"};
     for (const auto& e : options.extra) args.push_back(e);
-    int err[2];
-    REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
-    pid_ = ::fork();
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      ::dup2(err[1], 2);
-      int null = ::open("/dev/null", O_RDWR);
-      ::dup2(null, 0);
-      ::dup2(null, 1);
-      if (options.file_size_limit) {
-        // Writes past the limit fail with EFBIG instead of killing the daemon.
-        ::signal(SIGXFSZ, SIG_IGN);
-        rlimit rl{options.file_size_limit, options.file_size_limit};
-        ::setrlimit(RLIMIT_FSIZE, &rl);
-      }
-      std::vector<char*> argv{const_cast<char*>(kAuditWarden.c_str())};
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(kAuditWarden.c_str(), argv.data());
-      ::_exit(127);
-    }
-    ::close(err[1]);
-    err_fd_ = err[0];
-    reader_ = std::thread([this] {
-      char buf[4096];
-      for (;;) {
-        ssize_t n = ::read(err_fd_, buf, sizeof buf);
-        if (n <= 0) return;
-        std::lock_guard lock(mutex_);
-        err_.append(buf, static_cast<std::size_t>(n));
-      }
-    });
+    return args;
   }
-  ~AuditServe() {
-    kill9();
-    if (reader_.joinable()) reader_.join();
-    if (err_fd_ >= 0) ::close(err_fd_);
-  }
-
-  static std::string state(const TempDir& dir) { return dir.str() + "/state"; }
-  static std::string log(const TempDir& dir) { return state(dir) + "/audit.jsonl"; }
-
-  std::string err() {
-    std::lock_guard lock(mutex_);
-    return err_;
-  }
-  // Waits until the daemon serves (true, address() set) or exits (false, exit_code()).
-  bool serving() {
-    bool up = eventually([&] {
-      std::string e = err();
-      return e.find(" (protocol") != std::string::npos || exited();
-    });
-    std::string e = err();
-    std::size_t at = e.find("serving on ");
-    if (!up || at == std::string::npos) return false;
-    at += 11;
-    address_ = e.substr(at, e.find(' ', at) - at);
-    return true;
-  }
-  const std::string& address() const { return address_; }
-  bool exited() {
-    if (pid_ <= 0) return true;
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) != pid_) return false;
-    code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    pid_ = -1;
-    return true;
-  }
-  int wait_exit() {
-    REQUIRE(eventually([&] { return exited(); }, 30000ms));
-    return code_;
-  }
-  int terminate() {
-    if (pid_ > 0) ::kill(pid_, SIGTERM);
-    return wait_exit();
-  }
-  void hup() {
-    if (pid_ > 0) ::kill(pid_, SIGHUP);
-  }
-  void kill9() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-      pid_ = -1;
-    }
-  }
-
- private:
-  pid_t pid_ = -1;
-  int err_fd_ = -1;
-  int code_ = -1;
-  std::thread reader_;
-  std::mutex mutex_;
-  std::string err_;
-  std::string address_;
 };
 
 void connect_as(Client& client, const std::string& address, const std::string& token) {

@@ -9,7 +9,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +25,7 @@
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server_fixture.h"
+#include "sqlite_exec.h"
 #include "tests/build_paths.h"
 #include "warden_child.h"
 
@@ -181,10 +181,8 @@ MetricsScrape scrape_metrics(const std::string& address) {
   return s;
 }
 
-// One HTTP exchange over a plain socket: `request` is sent as is (then our side is shut), and
-// everything the server sends until it closes is returned. Bounded: 20 s at most.
-std::string http_exchange(const std::string& address, const std::string& request,
-                          bool shut_write = true) {
+// A TCP connection to HOST:PORT (IPv4), as a plain descriptor.
+int connect_to(const std::string& address) {
   std::string host;
   std::uint16_t port = 0;
   REQUIRE(split_host_port(address, &host, &port));
@@ -195,6 +193,14 @@ std::string http_exchange(const std::string& address, const std::string& request
   sa.sin_port = htons(port);
   REQUIRE(::inet_pton(AF_INET, host.c_str(), &sa.sin_addr) == 1);
   REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+  return fd;
+}
+
+// One HTTP exchange over a plain socket: `request` is sent as is (then our side is shut), and
+// everything the server sends until it closes is returned. Bounded: 20 s at most.
+std::string http_exchange(const std::string& address, const std::string& request,
+                          bool shut_write = true) {
+  int fd = connect_to(address);
   std::size_t sent = 0;
   while (sent < request.size()) {
     ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
@@ -282,18 +288,6 @@ std::string metrics_decide(Client& client, const std::string& id, const std::str
   const auto& d = doc["payload"]["decision"];
   if (error_code_out) *error_code_out = d.HasMember("error") ? d["error"].GetString() : "";
   return d["outcome"].GetString();
-}
-
-void metrics_sql(const std::string& db, const std::string& statement) {
-  sqlite3* handle = nullptr;
-  REQUIRE(sqlite3_open(db.c_str(), &handle) == SQLITE_OK);
-  sqlite3_busy_timeout(handle, 5000);
-  char* message = nullptr;
-  int rc = sqlite3_exec(handle, statement.c_str(), nullptr, nullptr, &message);
-  INFO(statement << ": " << (message ? message : ""));
-  sqlite3_free(message);
-  sqlite3_close(handle);
-  REQUIRE(rc == SQLITE_OK);
 }
 
 Config metrics_config(const TempDir& dir) {
@@ -438,7 +432,7 @@ TEST_CASE("/health is 200 while the daemon can decide and 503 naming a failing a
 
   // The approvals table goes away under the daemon: its next call fails.
   const std::string db = (dir.path() / "state/state.db").string();
-  metrics_sql(db, "ALTER TABLE approvals RENAME TO approvals_moved");
+  sqlite_exec(db, "ALTER TABLE approvals RENAME TO approvals_moved");
   Client agent;
   connect_agent(agent, d);
   std::string error;
@@ -465,7 +459,7 @@ TEST_CASE("/health is 200 while the daemon can decide and 503 naming a failing a
   CHECK(metrics_decide(agent, "2", kReplyProposal) == "approve");
 
   // Back: the next call succeeds, /health is 200 again.
-  metrics_sql(db, "ALTER TABLE approvals_moved RENAME TO approvals");
+  sqlite_exec(db, "ALTER TABLE approvals_moved RENAME TO approvals");
   REQUIRE(eventually([&] {
     std::string e;
     agent.send_message(decide_request("3", kDeployProposal), &e);
@@ -544,18 +538,9 @@ TEST_CASE("slow clients of the metrics listener are cut off and cannot hold it o
   RunningDaemon d(config);
   REQUIRE(d.ok());
   const std::string metrics = d.daemon().metrics_address();
-  std::string host;
-  std::uint16_t port = 0;
-  REQUIRE(split_host_port(metrics, &host, &port));
   // Two clients that start a request and never finish it.
   auto slow = [&] {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(port);
-    REQUIRE(::inet_pton(AF_INET, host.c_str(), &sa.sin_addr) == 1);
-    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+    int fd = connect_to(metrics);
     REQUIRE(::send(fd, "GET /metr", 9, MSG_NOSIGNAL) == 9);
     return fd;
   };
@@ -587,16 +572,7 @@ TEST_CASE("connections over metrics.max_connections are closed unanswered", "[se
   RunningDaemon d(config);
   REQUIRE(d.ok());
   const std::string metrics = d.daemon().metrics_address();
-  std::string host;
-  std::uint16_t port = 0;
-  REQUIRE(split_host_port(metrics, &host, &port));
-  int holder = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  REQUIRE(holder >= 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(port);
-  REQUIRE(::inet_pton(AF_INET, host.c_str(), &sa.sin_addr) == 1);
-  REQUIRE(::connect(holder, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+  int holder = connect_to(metrics);
   // Accepted in order: the holder has the one slot once the listener took it. A second
   // connection is closed without an answer.
   std::string refused = http_get(metrics, "/health");

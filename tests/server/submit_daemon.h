@@ -88,19 +88,8 @@ class SubmitDaemon {
   std::string workspace() const { return dir_.str() + "/workspace"; }
   std::string err() { return child_->err(); }
   // Waits until the daemon serves (true, address() set) or exits (false).
-  bool serving() {
-    bool up = eventually([&] {
-      std::string e = err();
-      return e.find(" (protocol") != std::string::npos || exited();
-    });
-    std::string e = err();
-    std::size_t at = e.find("serving on ");
-    if (!up || at == std::string::npos) return false;
-    at += 11;
-    address_ = e.substr(at, e.find(' ', at) - at);
-    return true;
-  }
-  const std::string& address() const { return address_; }
+  bool serving() { return child_->serving(); }
+  const std::string& address() const { return child_->address(); }
   bool exited() { return child_->exited(); }
   int exit_code() const { return child_->exit_code(); }
   // SIGTERM and wait: the audit log gets its stop record and final checkpoint.
@@ -110,7 +99,6 @@ class SubmitDaemon {
  private:
   const TempDir& dir_;
   std::unique_ptr<WardenChild> child_;
-  std::string address_;
 };
 
 }  // namespace warden::server::testing

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,7 +26,9 @@ inline const std::string kWardenBinary = WARDEN_BINARY_DIR "/cli/warden";
 
 class WardenChild {
  public:
-  explicit WardenChild(const std::vector<std::string>& args) {
+  // file_size_limit: the child's RLIMIT_FSIZE (SIGXFSZ ignored, so writes past it fail with
+  // EFBIG instead of killing it); 0: none.
+  explicit WardenChild(const std::vector<std::string>& args, rlim_t file_size_limit = 0) {
     INFO(kWardenBinary << " must be built (a dependency of server_tests and cli_tests)");
     REQUIRE(::access(kWardenBinary.c_str(), X_OK) == 0);
     std::signal(SIGPIPE, SIG_IGN);
@@ -38,6 +41,11 @@ class WardenChild {
       int null = ::open("/dev/null", O_RDWR);
       ::dup2(null, 0);
       ::dup2(null, 1);
+      if (file_size_limit) {
+        ::signal(SIGXFSZ, SIG_IGN);
+        rlimit rl{file_size_limit, file_size_limit};
+        ::setrlimit(RLIMIT_FSIZE, &rl);
+      }
       std::vector<char*> argv{const_cast<char*>(kWardenBinary.c_str())};
       for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);
@@ -80,12 +88,33 @@ class WardenChild {
     return true;
   }
   int exit_code() const { return code_; }
-  // SIGTERM, then waits (a daemon drains, and its audit log gets its stop record).
-  int terminate() {
+  // For `warden serve`: waits until it serves (true, address() set to the protocol
+  // listener's HOST:PORT) or exits (false, exit_code()).
+  bool serving() {
+    bool up = eventually([&] {
+      std::string e = err();
+      return e.find(" (protocol") != std::string::npos || exited();
+    });
+    std::string e = err();
+    std::size_t at = e.find("serving on ");
+    if (!up || at == std::string::npos) return false;
+    at += 11;
+    address_ = e.substr(at, e.find(' ', at) - at);
+    return true;
+  }
+  const std::string& address() const { return address_; }
+  int wait_exit() {
     using namespace std::chrono_literals;
-    if (pid_ > 0) ::kill(pid_, SIGTERM);
     REQUIRE(eventually([&] { return exited(); }, 30000ms));
     return code_;
+  }
+  // SIGTERM, then waits (a daemon drains, and its audit log gets its stop record).
+  int terminate() {
+    if (pid_ > 0) ::kill(pid_, SIGTERM);
+    return wait_exit();
+  }
+  void hup() {
+    if (pid_ > 0) ::kill(pid_, SIGHUP);
   }
   // After the process exited: all it wrote to stderr (waits for the pipe to close, so a
   // process it started must not hold the pipe open).
@@ -109,6 +138,7 @@ class WardenChild {
   std::thread reader_;
   std::mutex mutex_;
   std::string err_;
+  std::string address_;
 };
 
 }  // namespace warden::server::testing
