@@ -444,6 +444,7 @@ void register_test(CLI::App& app, int* exit_code) {
     std::vector<std::string> rules;
     std::string format = "text";
     bool verbose = false;
+    bool fail_uncovered = false;
     EngineFlags engine;
   };
   auto a = std::make_shared<Args>();
@@ -455,6 +456,9 @@ void register_test(CLI::App& app, int* exit_code) {
       ->allow_extra_args(false);
   cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_flag("-v,--verbose", a->verbose, "Print passing cases too");
+  cmd->add_flag("--fail-uncovered", a->fail_uncovered,
+                "Fail (exit 1) when a rule under test fired in no case: a rule no case reaches is "
+                "untested, or can never fire");
   add_engine_flags(cmd, &a->engine, 2000);
   cmd->callback([=] {
     const bool json = a->format == "json";
@@ -520,7 +524,10 @@ void register_test(CLI::App& app, int* exit_code) {
       for (const auto& name : report.uncovered_rules) std::printf("  not covered: %s\n", printable(name).c_str());
       std::printf("%zu passed, %zu failed\n", report.passed, report.failed);
     }
-    *exit_code = report.failed || !diagnostics.empty() || cases.empty() ? kExitRejected : kExitOk;
+    const bool uncovered = a->fail_uncovered && !report.uncovered_rules.empty();
+    if (uncovered && !json)
+      std::printf("--fail-uncovered: %zu rule(s) fired in no case\n", report.uncovered_rules.size());
+    *exit_code = report.failed || uncovered || !diagnostics.empty() || cases.empty() ? kExitRejected : kExitOk;
   });
 }
 

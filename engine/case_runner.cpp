@@ -26,36 +26,6 @@ std::string member(const rapidjson::Value& v, const char* name) {
   return it != v.MemberEnd() && it->value.IsString() ? it->value.GetString() : "";
 }
 
-// "history": earlier proposals of the case's session. The case's proposal must name its
-// session (context.session), or no history could reach it. Returns why it is invalid.
-std::string read_history(const rapidjson::Value& v, const rapidjson::Value& proposal, RuleCase* c) {
-  auto history = v.FindMember("history");
-  if (history == v.MemberEnd()) return {};
-  if (!history->value.IsArray()) return "\"history\" must be an array of proposals";
-  for (const auto& p : history->value.GetArray()) {
-    if (!p.IsObject()) return "\"history\" must be an array of proposals";
-    c->history.push_back(to_text(p));
-  }
-  if (session_key(proposal, std::nullopt).session.empty())
-    return "has a \"history\" but its proposal has no context.session (no session, no history)";
-  return {};
-}
-
-// Decides the case's history in order, in one fresh session memory, then the case's proposal
-// with what the memory holds, as the daemon would. Input errors in the history are reported
-// in *failure (the proposal is then decided without that step).
-DecideResult decide_with_history(Engine& engine, const RuleCase& c, const DecideRequest& request,
-                                 std::string* failure) {
-  SessionMemory memory;
-  for (std::size_t i = 0; i < c.history.size(); ++i) {
-    DecideRequest step = request;
-    step.proposal_json = c.history[i];
-    DecideResult r = decide_in_session(engine, memory, step, session_key(c.history[i], c.principal));
-    if (!r.ok) *failure += "- history[" + std::to_string(i) + "] is not a valid proposal\n+ " + r.error.code + ": " + r.error.message + "\n";
-  }
-  return decide_in_session(engine, memory, request, session_key(c.proposal_json, c.principal));
-}
-
 bool valid_symbol(std::string_view s) {
   if (s.empty() || s[0] < 'a' || s[0] > 'z') return false;
   for (char c : s)
@@ -102,6 +72,84 @@ std::string read_effect_patterns(const rapidjson::Value& v, const char* field, s
     out->push_back(std::move(p));
   }
   return "";
+}
+
+// A remembered step: {"remembered": [effects], "age": seconds}. Each effect is written as in
+// "expect_effects" (the same names, checked the same way) and must give kind, object and
+// target, the fields every entry of a session's memory has; class defaults to none.
+std::string read_remembered(const rapidjson::Value& item, std::size_t index, HistoryStep* step) {
+  const std::string where = "history[" + std::to_string(index) + "]";
+  for (auto m = item.MemberBegin(); m != item.MemberEnd(); ++m) {
+    std::string_view name(m->name.GetString(), m->name.GetStringLength());
+    if (name != "remembered" && name != "age")
+      return where + ": a remembered step has only \"remembered\" and \"age\", not \"" +
+             std::string(name.substr(0, 40)) + "\"";
+  }
+  if (auto age = item.FindMember("age"); age != item.MemberEnd()) {
+    if (!age->value.IsInt64() || age->value.GetInt64() < 0) return where + ": \"age\" must be a whole number of seconds";
+    step->age = age->value.GetInt64();
+  }
+  std::vector<EffectPattern> effects;
+  const std::string field = where + ".remembered";
+  if (std::string why = read_effect_patterns(item["remembered"], field.c_str(), &effects); !why.empty()) return why;
+  if (effects.empty()) return where + ": \"remembered\" holds no effect";
+  for (const EffectPattern& e : effects) {
+    if (!e.kind || !e.object || !e.target) return where + ": a remembered effect needs kind, object and target";
+    EffectRecord r;
+    r.kind = *e.kind;
+    r.object = *e.object;
+    r.target = *e.target;
+    r.program = e.program.value_or("");
+    r.path_class = e.path_class.value_or("none");
+    r.subcommand = e.subcommand.value_or("");
+    r.via = e.via.value_or("");
+    r.in_workspace = e.in_workspace.value_or(false);
+    r.dynamic = e.dynamic.value_or(false);
+    step->remembered.push_back(std::move(r));
+  }
+  return {};
+}
+
+// "history": earlier steps of the case's session, proposals or remembered effects. The
+// case's proposal must name its session (context.session), or no history could reach it.
+// Returns why it is invalid.
+std::string read_history(const rapidjson::Value& v, const rapidjson::Value& proposal, RuleCase* c) {
+  auto history = v.FindMember("history");
+  if (history == v.MemberEnd()) return {};
+  const char* shape = "\"history\" must be an array of proposals and remembered steps";
+  if (!history->value.IsArray()) return shape;
+  for (const auto& p : history->value.GetArray()) {
+    if (!p.IsObject()) return shape;
+    HistoryStep step;
+    if (std::string why = read_history_step(p, c->history.size(), &step); !why.empty()) return why;
+    c->history.push_back(std::move(step));
+  }
+  if (session_key(proposal, std::nullopt).session.empty())
+    return "has a \"history\" but its proposal has no context.session (no session, no history)";
+  return {};
+}
+
+// Plays the case's history in order into one fresh session memory, then decides the case's
+// proposal with what the memory holds, as the daemon would. A proposal step is decided and
+// remembered if approved; a remembered step is stored as it is, for the case's session.
+// Input errors in the history are reported in *failure (the proposal is then decided
+// without that step).
+DecideResult decide_with_history(Engine& engine, const RuleCase& c, const DecideRequest& request,
+                                 std::string* failure) {
+  SessionMemory memory;
+  const SessionKey key = session_key(c.proposal_json, c.principal);
+  for (std::size_t i = 0; i < c.history.size(); ++i) {
+    const HistoryStep& h = c.history[i];
+    if (h.proposal_json.empty()) {
+      memory.record(key.principal, key.session, "remembered-" + std::to_string(i), c.now - h.age, h.remembered);
+      continue;
+    }
+    DecideRequest step = request;
+    step.proposal_json = h.proposal_json;
+    DecideResult r = decide_in_session(engine, memory, step, session_key(h.proposal_json, c.principal));
+    if (!r.ok) *failure += "- history[" + std::to_string(i) + "] is not a valid proposal\n+ " + r.error.code + ": " + r.error.message + "\n";
+  }
+  return decide_in_session(engine, memory, request, key);
 }
 
 void read_case(const std::string& file, long line, const rapidjson::Value& v, std::vector<RuleCase>* out,
@@ -331,6 +379,13 @@ CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vec
   for (const auto& name : policy->rule_names())
     if (!fired.count(name)) report.uncovered_rules.push_back(name);
   return report;
+}
+
+std::string read_history_step(const rapidjson::Value& item, std::size_t index, HistoryStep* step) {
+  if (!item.IsObject()) return "history[" + std::to_string(index) + "] is neither a proposal nor a remembered step";
+  if (item.HasMember("remembered")) return read_remembered(item, index, step);
+  step->proposal_json = to_text(item);
+  return {};
 }
 
 }  // namespace warden

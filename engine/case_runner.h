@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <rapidjson/fwd.h>
+
 #include "engine/engine.h"
 
 namespace warden {
@@ -27,6 +29,16 @@ struct EffectPattern {
 // A case's time when it gives no "now": 2026-01-01T00:00:00Z (a Thursday; 01:00 in
 // Europe/Berlin), so that what a case decides never depends on when it runs.
 inline constexpr std::int64_t kDefaultCaseTime = 1767225600;
+
+// One step of a case's "history": a proposal, decided, whose effects the session remembers if
+// it is approved; or effects the session already remembers (`remembered`, `age` seconds
+// before the case's time) whatever the rules would decide of them now: what a session holds
+// after a reload to stricter rules, or from a fleet's daemon that ran other rules.
+struct HistoryStep {
+  std::string proposal_json;           // empty for a remembered step
+  std::vector<EffectRecord> remembered;
+  std::int64_t age = 0;
+};
 
 struct RuleCase {
   std::string file;
@@ -48,10 +60,9 @@ struct RuleCase {
   // optional: the authenticated caller, as the daemon passes it (DecideRequest)
   std::optional<std::string> principal;
   std::vector<std::string> groups;
-  // optional: earlier proposals of the same session, decided first in order with one fresh
-  // session memory (engine/session_memory.h); their approved effects are the history the
-  // case's proposal is decided with.
-  std::vector<std::string> history;
+  // optional: earlier steps of the same session, in order, in one fresh session memory
+  // (engine/session_memory.h): the history the case's proposal is decided with.
+  std::vector<HistoryStep> history;
   std::vector<EffectPattern> expect_effects;  // optional: each must match a derived effect
   std::vector<EffectPattern> not_effects;     // optional: none may match a derived effect
 };
@@ -70,6 +81,10 @@ struct CaseReport {
   std::vector<std::string> uncovered_rules;
   std::size_t passed = 0, failed = 0;
 };
+
+// Reads one element of a case's "history" (index: its place, for the message): a proposal
+// object or a remembered step. Returns why it is invalid, "" when *step is filled.
+std::string read_history_step(const rapidjson::Value& item, std::size_t index, HistoryStep* step);
 
 // Reads cases from .jsonl (one per line) and .json (an object or an array) files.
 std::vector<RuleCase> read_cases(const std::string& file, const std::string& text, Diagnostics* diagnostics);

@@ -236,6 +236,12 @@ TEST_CASE("test: passing cases, failing case diff, coverage and the closing line
   CHECK(ok.code == 0);
   CHECK(ok.out.find("2 passed, 0 failed") != std::string::npos);
   CHECK(ok.out.find("not covered: unused") != std::string::npos);
+  // --fail-uncovered: the same passing cases fail the run, because rule `unused` fired in none.
+  CliRun strict = run_cli("test --fail-uncovered " + dir.path.string());
+  CHECK(strict.code == 1);
+  CHECK(strict.out.find("2 passed, 0 failed") != std::string::npos);
+  CHECK(strict.out.find("--fail-uncovered: 1 rule(s) fired in no case") != std::string::npos);
+  CHECK(run_cli("test --fail-uncovered --format json " + dir.path.string()).code == 1);
 
   dir.write("b.json", R"([{"name":"wrong expectation","proposal":{"target":"shell","payload":{"command":"ls"}},"expect":"reject","rule":"no-rm"}])");
   CliRun bad = run_cli("test " + dir.path.string());

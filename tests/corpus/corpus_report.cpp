@@ -48,6 +48,7 @@
 
 #include <filesystem>
 
+#include "engine/case_runner.h"
 #include "engine/engine.h"
 #include "engine/rule_files.h"
 #include "engine/session_memory.h"
@@ -62,7 +63,7 @@ struct Entry {
   long line = 0;
   std::string id, category, kind;
   std::string proposal;
-  std::vector<std::string> history;
+  std::vector<HistoryStep> history;  // proposals, or effects remembered as they are
 };
 
 struct Result {
@@ -133,7 +134,7 @@ bool read_corpus(const std::string& path, std::vector<Entry>* out) {
         fail("history must be an array of proposals");
         continue;
       }
-      for (const auto& p : h->value.GetArray()) e.history.push_back(to_text(p));
+      for (const auto& p : h->value.GetArray()) e.history.push_back(HistoryStep{to_text(p), {}, 0});
     }
     for (auto m = doc.MemberBegin(); m != doc.MemberEnd(); ++m) {
       std::string name = m->name.GetString();
@@ -177,8 +178,16 @@ bool read_cases(const std::string& dir, std::vector<Entry>* out) {
       e.category = "case";
       e.kind = "case";
       e.proposal = to_text(doc["proposal"]);
-      if (auto h = doc.FindMember("history"); h != doc.MemberEnd() && h->value.IsArray())
-        for (const auto& p : h->value.GetArray()) e.history.push_back(to_text(p));
+      if (auto h = doc.FindMember("history"); h != doc.MemberEnd() && h->value.IsArray()) {
+        for (const auto& p : h->value.GetArray()) {
+          HistoryStep step;
+          if (std::string why = read_history_step(p, e.history.size(), &step); !why.empty()) {
+            std::fprintf(stderr, "%s:%ld: %s\n", path.c_str(), n, why.c_str());
+            ok = false;
+          }
+          e.history.push_back(std::move(step));
+        }
+      }
       out->push_back(std::move(e));
     }
   }
@@ -204,8 +213,15 @@ struct SessionStats {
 Result decide_entry(Engine& engine, const Entry& e, SessionStats* stats) {
   // One fresh session per corpus line, as `warden test` does for a case's history.
   SessionMemory memory;
+  const SessionKey key = session_key(e.proposal, std::nullopt);
   std::size_t n = 0;
-  for (const auto& step : e.history) {
+  for (const auto& h : e.history) {
+    if (h.proposal_json.empty()) {  // a remembered step: in the memory as it is
+      memory.record(key.principal, key.session, e.id + "/history-" + std::to_string(++n), engine_now(engine) - h.age,
+                    h.remembered);
+      continue;
+    }
+    const std::string& step = h.proposal_json;
     DecideRequest r;
     r.proposal_json = step;
     r.decision_id = e.id + "/history-" + std::to_string(++n);
@@ -221,7 +237,6 @@ Result decide_entry(Engine& engine, const Entry& e, SessionStats* stats) {
   DecideRequest r;
   r.proposal_json = e.proposal;
   r.decision_id = e.id;
-  const SessionKey key = session_key(e.proposal, std::nullopt);
   res.history_effects = memory.snapshot(key.principal, key.session, engine_now(engine)).size();
   DecideResult d = decide_in_session(engine, memory, r, key, /*record=*/false);
   if (!d.ok) {

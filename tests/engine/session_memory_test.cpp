@@ -459,6 +459,68 @@ TEST_CASE("a case's history is decided first, in one session, fresh for each cas
   }
 }
 
+TEST_CASE("a case's remembered step is history as it is, whatever the rules would decide of it now", "[session][cases]") {
+  CaseDir dir;
+  LoadedPolicy loaded = load_policy({dir.path.string()});
+  REQUIRE(loaded.policy);
+  const std::string r = file_proposal("read", "secret", "s");
+  const std::string write_secret =
+      R"({"remembered":[{"kind":"write","object":"path","target":"/home/user/project/secret"}],"age":60})";
+  const std::string jsonl =
+      // The rules reject this write today (no-write-of-secrets), so as a proposal step it
+      // would leave no history; remembered, it is in the session's memory all the same.
+      R"({"name":"remembered write","history":[)" + write_secret + R"(],"proposal":)" + r +
+      R"(,"expect":"reject","rule":"read-after-write"})" "\n" +
+      R"({"name":"the same write as a proposal step","history":[)" + file_proposal("write", "secret", "s") +
+      R"(],"proposal":)" + r + R"(,"expect":"approve","not_rule":"read-after-write"})" "\n" +
+      // Older than the memory keeps (SessionMemory's ttl): not shown.
+      R"({"name":"too old","history":[{"remembered":[{"kind":"write","object":"path","target":"/home/user/project/secret"}],"age":100000000}],"proposal":)" +
+      r + R"(,"expect":"approve","not_rule":"read-after-write"})" "\n";
+  Diagnostics diagnostics;
+  auto cases = read_cases("remembered.jsonl", jsonl, &diagnostics);
+  for (const auto& d : diagnostics) UNSCOPED_INFO(d.to_text());
+  REQUIRE(diagnostics.empty());
+  REQUIRE(cases.size() == 3);
+  REQUIRE(cases[0].history.size() == 1);
+  CHECK(cases[0].history[0].proposal_json.empty());
+  CHECK(cases[0].history[0].age == 60);
+  REQUIRE(cases[0].history[0].remembered.size() == 1);
+  CHECK(cases[0].history[0].remembered[0].path_class == "none");  // the default
+  CaseReport report = run_cases(loaded.policy, cases, test_options());
+  for (const auto& res : report.results) {
+    INFO(res.test->name << "\n" << res.failure);
+    CHECK(res.passed);
+  }
+}
+
+TEST_CASE("a malformed remembered step is E_CASE at its line, naming what is wrong", "[session][cases]") {
+  const std::string proposal = R"(,"proposal":{"target":"reply","context":{"session":"s"}},"expect":"approve"})";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"([{"remembered":[{"kind":"read","object":"path"}]}])", "needs kind, object and target"},
+      {R"([{"remembered":[{"kind":"raed","object":"path","target":"/x"}]}])", "unknown effect kind \"raed\""},
+      {R"([{"remembered":[{"kind":"read","object":"path","target":"/x","class":"Bad Class"}]}])", "class name"},
+      {R"([{"remembered":[]}])", "holds no effect"},
+      {R"([{"remembered":{"kind":"read"}}])", "must be an array of effect objects"},
+      {R"([{"remembered":[{"kind":"read","object":"path","target":"/x"}],"age":-1}])", "whole number of seconds"},
+      {R"([{"remembered":[{"kind":"read","object":"path","target":"/x"}],"target":"shell"}])",
+       "only \"remembered\" and \"age\""},
+  };
+  std::string jsonl = R"({"name":"ok","history":[{"remembered":[{"kind":"read","object":"path","target":"/x"}]}])" +
+                      proposal + "\n";
+  for (const auto& [history, why] : bad) jsonl += R"({"name":"bad","history":)" + history + proposal + "\n";
+  Diagnostics diagnostics;
+  auto cases = read_cases("c.jsonl", jsonl, &diagnostics);
+  CHECK(cases.size() == 1);
+  REQUIRE(diagnostics.size() == bad.size());
+  for (std::size_t i = 0; i < bad.size(); ++i) {
+    INFO(diagnostics[i].to_text());
+    CHECK(diagnostics[i].code == "E_CASE");
+    CHECK(diagnostics[i].line == static_cast<long>(i) + 2);
+    CHECK(diagnostics[i].message.find(bad[i].second) != std::string::npos);
+    CHECK(diagnostics[i].message.find("history[0]") != std::string::npos);
+  }
+}
+
 TEST_CASE("a case's history must be proposals and needs a session, errors name the line", "[session][cases]") {
   Diagnostics diagnostics;
   auto cases = read_cases("c.jsonl",
@@ -473,7 +535,7 @@ TEST_CASE("a case's history must be proposals and needs a session, errors name t
     CHECK(diagnostics[i].code == "E_CASE");
     CHECK(diagnostics[i].line == static_cast<long>(i) + 2);
   }
-  CHECK(diagnostics[0].message.find("must be an array of proposals") != std::string::npos);
+  CHECK(diagnostics[0].message.find("must be an array of proposals and remembered steps") != std::string::npos);
   CHECK(diagnostics[2].message.find("context.session") != std::string::npos);
 }
 
