@@ -246,9 +246,11 @@ struct Nfa {
   struct Edge {
     Bytes on;
     int to;
+    int count = 0;  // on.count(), set by seal()
   };
   std::vector<std::vector<Edge>> edges;
   std::vector<std::vector<int>> eps;
+  std::vector<std::vector<int>> closures;  // per state: it and what its epsilon edges reach (seal())
   int start = 0;
   int accept = 0;
   int add() {
@@ -451,6 +453,17 @@ void closure(const Nfa& a, std::vector<int>* states) {
   }
 }
 
+// What product_accepts reads of a built automaton, computed once: each state's closure and
+// each edge's byte count.
+void seal(Nfa* a) {
+  a->closures.resize(a->edges.size());
+  for (std::size_t p = 0; p < a->edges.size(); ++p) {
+    a->closures[p] = {static_cast<int>(p)};
+    closure(*a, &a->closures[p]);
+    for (auto& e : a->edges[p]) e.count = static_cast<int>(e.on.count());
+  }
+}
+
 // Whether the two automata accept a common string. Scored: only a common string where the
 // shell glob spells the pattern's literal text itself counts, i.e. for which
 // 2 × (pattern letters produced by a glob wildcard) ≤ (pattern letters matched by glob
@@ -462,11 +475,8 @@ bool product_accepts(const Nfa& x, const Nfa& y, bool scored) {
   std::vector<int> best(x.edges.size() * ny, kUnseen);
   std::vector<std::pair<int, int>> work;
   auto push = [&](int p, int q, int score) {
-    std::vector<int> ps{p}, qs{q};
-    closure(x, &ps);
-    closure(y, &qs);
-    for (int a : ps)
-      for (int b : qs) {
+    for (int a : x.closures[static_cast<std::size_t>(p)])
+      for (int b : y.closures[static_cast<std::size_t>(q)]) {
         int& s = best[static_cast<std::size_t>(a) * ny + static_cast<std::size_t>(b)];
         if (score > s) {
           s = score;
@@ -484,7 +494,7 @@ bool product_accepts(const Nfa& x, const Nfa& y, bool scored) {
       for (const auto& ey : y.edges[static_cast<std::size_t>(q)]) {
         if (!(ex.on & ey.on).any()) continue;
         int delta = 0;
-        if (scored && ey.on.count() <= 2) delta = ex.on.count() <= 2 ? 1 : -2;
+        if (scored && ey.count <= 2) delta = ex.count <= 2 ? 1 : -2;
         if (score + delta > -10000) push(ex.to, ey.to, score + delta);
       }
   }
@@ -557,26 +567,59 @@ bool has_shell_glob(std::string_view p) {
   return false;
 }
 
+// The automata of one side: one per brace alternative of a shell glob, one for a pattern.
+// `unreadable`: some automaton could not be built (too many states), so the side may
+// overlap anything.
+struct OverlapGlob::Automata {
+  std::vector<Nfa> alternatives;
+  bool unreadable = false;
+};
+
+OverlapGlob::OverlapGlob(std::string_view glob, bool shell, bool case_insensitive, bool dotglob) {
+  auto a = std::make_unique<Automata>();
+  std::vector<std::string> texts;
+  if (shell) {
+    bool overflow = false;
+    expand_braces(std::string(glob), &texts, &overflow);
+    if (overflow) {
+      // Too many alternatives: every group read as `*` (matches more).
+      std::string wide(glob);
+      for (char& c : wide)
+        if (c == '{' || c == '}' || c == ',') c = '*';
+      texts = {wide};
+    }
+  } else {
+    texts.emplace_back(glob);
+  }
+  for (const std::string& text : texts) {
+    Nfa n;
+    if (!build(text, shell, case_insensitive, shell && dotglob, &n)) {
+      a->unreadable = true;
+      break;
+    }
+    seal(&n);
+    a->alternatives.push_back(std::move(n));
+  }
+  automata_ = std::move(a);
+}
+
+OverlapGlob::~OverlapGlob() = default;
+OverlapGlob::OverlapGlob(OverlapGlob&&) noexcept = default;
+OverlapGlob& OverlapGlob::operator=(OverlapGlob&&) noexcept = default;
+
+bool may_overlap(const OverlapGlob& shell_glob, const OverlapGlob& pattern, bool strict) {
+  const auto& y = *pattern.automata_;
+  const auto& x = *shell_glob.automata_;
+  if (y.unreadable || x.unreadable) return true;
+  for (const Nfa& alt : x.alternatives)
+    if (product_accepts(alt, y.alternatives.front(), !strict)) return true;
+  return false;
+}
+
 bool may_overlap(std::string_view shell_glob, std::string_view pattern, bool case_insensitive,
                  bool dotglob, bool strict) {
-  std::vector<std::string> alternatives;
-  bool overflow = false;
-  expand_braces(std::string(shell_glob), &alternatives, &overflow);
-  if (overflow) {
-    // Too many alternatives: every group read as `*` (matches more).
-    std::string wide(shell_glob);
-    for (char& c : wide)
-      if (c == '{' || c == '}' || c == ',') c = '*';
-    alternatives = {wide};
-  }
-  Nfa y;
-  if (!build(pattern, false, case_insensitive, false, &y)) return true;
-  for (const std::string& alt : alternatives) {
-    Nfa x;
-    if (!build(alt, true, case_insensitive, dotglob, &x)) return true;
-    if (product_accepts(x, y, !strict)) return true;
-  }
-  return false;
+  return may_overlap(OverlapGlob(shell_glob, true, case_insensitive, dotglob),
+                     OverlapGlob(pattern, false, case_insensitive, false), strict);
 }
 
 }  // namespace warden::glob

@@ -2,6 +2,7 @@
 // Whole-string match, linear time (translated to RE2). Thread-safe.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -29,5 +30,27 @@ bool has_shell_glob(std::string_view path);
 // `~/.aws/credentials`; `*.c` does not name `api_key*`).
 bool may_overlap(std::string_view shell_glob, std::string_view pattern, bool case_insensitive,
                  bool dotglob, bool strict);
+
+// One side of may_overlap read once, for comparing with many: a shell glob's brace
+// alternatives, or a pattern, as automata. Immutable: one may be shared between threads.
+class OverlapGlob {
+ public:
+  // shell: `glob` is a shell glob (as may_overlap's first argument); else a pattern in
+  // match()'s syntax (its second; `dotglob` is then ignored).
+  OverlapGlob(std::string_view glob, bool shell, bool case_insensitive, bool dotglob);
+  ~OverlapGlob();
+  OverlapGlob(OverlapGlob&&) noexcept;
+  OverlapGlob& operator=(OverlapGlob&&) noexcept;
+
+  struct Automata;  // defined in glob.cpp
+
+ private:
+  friend bool may_overlap(const OverlapGlob& shell_glob, const OverlapGlob& pattern, bool strict);
+  std::unique_ptr<const Automata> automata_;
+};
+
+// may_overlap on globs read once: the same answer as may_overlap(shell_glob, pattern, …)
+// given the text, case rule and dotglob both were read with.
+bool may_overlap(const OverlapGlob& shell_glob, const OverlapGlob& pattern, bool strict);
 
 }  // namespace warden::glob

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <sstream>
@@ -264,6 +265,10 @@ struct PathClasses::Cache {
   std::mutex mu;
   std::shared_ptr<const ClassSets> sets;
   std::map<std::string, std::shared_ptr<const HomePrefix>, std::less<>> by_home;
+  // For classify_glob, by home: every class's patterns (with "~/" expanded) read once as
+  // automata, in class and pattern order.
+  using GlobPatterns = std::vector<std::vector<glob::OverlapGlob>>;
+  std::map<std::string, std::shared_ptr<const GlobPatterns>, std::less<>> globs_by_home;
 };
 
 namespace {
@@ -421,6 +426,7 @@ void PathClasses::merge(const PathClasses& other) {
   // The sets are rebuilt for the merged table, on first use.
   std::lock_guard<std::mutex> lock(cache_->mu);
   cache_->sets.reset();
+  cache_->globs_by_home.clear();
   generation_ = next_generation.fetch_add(1);
 }
 
@@ -431,12 +437,34 @@ std::string_view PathClasses::classify_glob(std::string_view glob, std::string_v
     const std::size_t end = glob.find('/', at + 1);
     hidden = glob::has_shell_glob(glob.substr(at + 1, end == std::string_view::npos ? end : end - at - 1));
   }
-  for (const auto& k : classes_) {
-    for (const auto& p : k->patterns) {
+  std::shared_ptr<const Cache::GlobPatterns> patterns;
+  {
+    std::lock_guard<std::mutex> lock(cache_->mu);
+    auto it = cache_->globs_by_home.find(home);
+    if (it != cache_->globs_by_home.end()) {
+      patterns = it->second;
+    } else {
+      auto built = std::make_shared<Cache::GlobPatterns>();
+      for (const auto& k : classes_) {
+        auto& read = built->emplace_back();
+        for (const auto& p : k->patterns) read.emplace_back(expand_home(p, home), false, k->case_insensitive, false);
+      }
+      if (cache_->globs_by_home.size() >= kMaxHomes) cache_->globs_by_home.clear();
+      cache_->globs_by_home.emplace(std::string(home), built);
+      patterns = std::move(built);
+    }
+  }
+  // The glob read once with letters as written, once without case, as the classes need.
+  std::optional<glob::OverlapGlob> as_written, any_case;
+  for (std::size_t i = 0; i < classes_.size(); ++i) {
+    const Class& k = *classes_[i];
+    auto& read = k.case_insensitive ? any_case : as_written;
+    if (!read) read.emplace(glob, true, k.case_insensitive, dotglob);
+    for (std::size_t j = 0; j < k.patterns.size(); ++j) {
       // Outside the workspace a pattern of one place (`/etc/shadow`, `~/.aws/credentials`)
       // counts for any common path; a name found anywhere (`**/api_key*`) must be spelled.
-      const bool strict = hidden || (outside && !p.starts_with("**/"));
-      if (glob::may_overlap(glob, expand_home(p, home), k->case_insensitive, dotglob, strict)) return k->name;
+      const bool strict = hidden || (outside && !k.patterns[j].starts_with("**/"));
+      if (glob::may_overlap(*read, (*patterns)[i][j], strict)) return k.name;
     }
   }
   return kNone;

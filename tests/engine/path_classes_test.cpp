@@ -129,6 +129,36 @@ TEST_CASE("path classes: ~/ means the home given to classify", "[path-classes]")
   CHECK(wrong == 0);
 }
 
+TEST_CASE("path classes: a glob's class reads ~/ as the home given, per home and per thread", "[path-classes][glob]") {
+  auto t = parse_ok(kPathTable);
+  // The patterns are read once per home: each home's answers stay its own, in any order.
+  for (int round = 0; round < 2; ++round) {
+    CHECK(t->classify_glob("/home/user/.ssh/id_*", "/home/user", false, true) == "credential");
+    CHECK(t->classify_glob("/home/user/.ssh/id_*", "/home/other", false, true) == "none");
+    CHECK(t->classify_glob("/home/other/.ssh/id_*", "/home/other", false, true) == "credential");
+    CHECK(t->classify_glob("/home/other/.bash{rc,_profile}", "/home/other", false, true) == "persistence");
+    CHECK(t->classify_glob("/home/user/.bash{rc,_profile}", "/home/other", false, true) == "none");
+  }
+  // Case: credential reads without case, system with it.
+  CHECK(t->classify_glob("/home/user/project/*.PEM", kHomeDir, false, false) == "credential");
+  CHECK(t->classify_glob("/ETC/pass*", kHomeDir, false, true) == "none");
+  CHECK(t->classify_glob("/etc/pass*", kHomeDir, false, true) == "system");
+  // Several threads, several homes, the same table.
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      const std::string home = "/home/u" + std::to_string(i);
+      for (int n = 0; n < 50; ++n) {
+        if (t->classify_glob(home + "/.ssh/id_*", home, false, true) != "credential") ++wrong;
+        if (t->classify_glob("/home/user/.ssh/id_*", home, false, true) != "none") ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("path classes: the resolved path is classified too; an exception on one reading does not clear the other",
           "[path-classes]") {
   auto t = parse_ok(kPathTable);
