@@ -546,7 +546,7 @@ bool FactCodec::assert_proposal_effects(const ProposalFields& p, const rapidjson
   } else if (p.target == "http") {
     const char* raw_url = payload_string(doc, "url");
     if (!raw_url) return true;
-    urls::Url url = urls::parse(raw_url);
+    const urls::Url& url = env_.state().url(raw_url);  // read once for the url fact too
     Effect e;
     e.kind = EffectKind::Network;
     e.object = EffectObject::Host;
@@ -583,7 +583,8 @@ bool FactCodec::assert_history(const HistoryEntry& h, std::int64_t now) {
 // Every slot comes from urls::parse, the same reading `url-host` and `url-ip-class` use.
 bool FactCodec::assert_url(const std::string& key, const std::string& raw,
                            const PatternIndex& patterns) {
-  urls::Url url = urls::parse(raw);
+  // A copy: the rules' url-* functions, run while the fact is matched, may refill the memo.
+  const urls::Url url = env_.state().url(raw);
   void* f = fact(url_);
   if (!f) return false;
   put(f, url_slots_.proposal, STRING, id_symbol_);
