@@ -171,13 +171,7 @@ extern "C" void* PathResolveFn(void* env) {
 
 // One reading per URL text and decision: a rule often asks url-host, url-ip-class and
 // url-error about the same word.
-const urls::Url& parsed_url(void* env, std::string_view text) {
-  auto& memo = context(env).url_memo;
-  std::string key(text);
-  if (auto it = memo.find(key); it != memo.end()) return it->second;
-  if (memo.size() >= 1024) memo.clear();
-  return memo.emplace(std::move(key), urls::parse(text)).first->second;
-}
+const urls::Url& parsed_url(void* env, std::string_view text) { return context(env).url(text); }
 
 // The url fact's host, ip-class and error for the same text: all three read urls::parse.
 extern "C" void* UrlHostFn(void* env) {
@@ -367,6 +361,12 @@ const FunctionEntry kFunctions[] = {
 };
 
 }  // namespace
+
+const urls::Url& BindingContext::url(std::string_view text) {
+  if (auto it = url_memo.find(text); it != url_memo.end()) return it->second;
+  if (url_memo.size() >= 1024) url_memo.clear();
+  return url_memo.emplace(std::string(text), urls::parse(text)).first->second;
+}
 
 std::vector<const char*> rule_function_names() {
   std::vector<const char*> names;

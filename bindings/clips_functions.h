@@ -38,7 +38,10 @@ struct BindingContext {
   };
   std::unordered_map<std::string, bool, StringHash, std::equal_to<>> secret_memo;
   paths::Resolver resolver;  // symlink resolutions, valid for one decision
-  std::unordered_map<std::string, urls::Url> url_memo;  // url-* functions, keyed by text
+  // URL readings for one decision, keyed by text: the url fact, the network effect and the
+  // url-* functions read payload.url once.
+  std::unordered_map<std::string, urls::Url, StringHash, std::equal_to<>> url_memo;
+  const urls::Url& url(std::string_view text);
   void begin_decision() {
     secret_memo.clear();
     resolver.clear();

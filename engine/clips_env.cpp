@@ -531,7 +531,62 @@ bool ClipsEnv::reset() {
   bool timed_out = disarm_deadline();
   bool ok = !timed_out && !GetEvaluationError(env_) && !has_error_message(state_.captured);
   clear_errors();
+  if (ok) mark_baseline();
+  else baseline_.usable = false;
   return ok;
+}
+
+// A reset (EnvReset) runs every construct's reset function: the rules' (time tag back to 1,
+// focus stack back to MAIN, "prime" joins of rules that start with `not`, `test` or no
+// pattern at all retracted and matched again), the facts' (every fact retracted, oldest
+// first; fact index back to 0), the deffacts' ((initial-fact) asserted), the globals' (off:
+// they are constants). When the reset left nothing but (initial-fact), the rules have no
+// prime join, and no pattern matches (initial-fact), every alpha and beta memory of the
+// network is empty and the agenda holds nothing: a fact only ever matches patterns and
+// joins through the decision's own facts. Retracting exactly the decision's facts, in the
+// reset's order, then empties every memory and removes every activation the same way
+// (each activation rests on a partial match, which rests on a decision fact), and what
+// else the reset would change is put back by hand: focus stack, current module, time tag,
+// next fact index. (initial-fact) itself, matched by nothing, stays instead of being
+// retracted and asserted again with the same index and time tag.
+void ClipsEnv::mark_baseline() {
+  baseline_ = Baseline{};
+  void* first = EnvGetNextFact(env_, nullptr);
+  if (!first || EnvGetNextFact(env_, first)) return;
+  auto* tmpl = static_cast<struct deftemplate*>(EnvFactDeftemplate(env_, first));
+  if (!tmpl || std::strcmp(EnvGetDeftemplateName(env_, tmpl), "initial-fact") != 0 || tmpl->patternNetwork) return;
+  if (EnvGetNextActivation(env_, nullptr)) return;
+  if (DefruleData(env_)->LeftPrimeJoins || DefruleData(env_)->RightPrimeJoins) return;
+  void* main_module = EnvFindDefmodule(env_, "MAIN");
+  if (!main_module) return;
+  baseline_.initial_fact = first;
+  baseline_.next_fact_index = FactData(env_)->NextFactIndex;
+  baseline_.time_tag = DefruleData(env_)->CurrentEntityTimeTag;
+  baseline_.main_module = main_module;
+  baseline_.usable = true;
+}
+
+bool ClipsEnv::end_decision() {
+  // Anything unusual (an error, the memory budget, a state the baseline does not describe)
+  // takes the full reset.
+  if (!baseline_.usable || state_.memory_hit || GetEvaluationError(env_) || GetHaltExecution(env_) ||
+      EnvGetNextFact(env_, nullptr) != baseline_.initial_fact)
+    return reset();
+  arm_deadline(kLoadDeadline);
+  // Oldest first, as the reset's RemoveAllFacts does.
+  for (void* f = EnvGetNextFact(env_, baseline_.initial_fact); f; f = EnvGetNextFact(env_, baseline_.initial_fact))
+    if (!EnvRetract(env_, f)) break;
+  const bool timed_out = disarm_deadline();
+  if (timed_out || GetEvaluationError(env_) || has_error_message(state_.captured) ||
+      EnvGetNextFact(env_, baseline_.initial_fact) || EnvGetNextActivation(env_, nullptr))
+    return reset();
+  EnvClearFocusStack(env_);
+  EnvFocus(env_, baseline_.main_module);
+  EnvSetCurrentModule(env_, baseline_.main_module);
+  DefruleData(env_)->CurrentEntityTimeTag = baseline_.time_tag;
+  FactData(env_)->NextFactIndex = baseline_.next_fact_index;
+  clear_errors();
+  return true;
 }
 
 bool has_error_message(const std::string& output) {

@@ -51,9 +51,16 @@ class ClipsEnv {
   std::string take_output();  // and clear it
 
   // Resets the environment: every fact, the agenda and focus stack gone, globals restored
-  // (re-evaluated under a deadline). Run after every decision so that nothing a rule did
-  // reaches the next one. False on any error.
+  // (re-evaluated under a deadline). False on any error.
   bool reset();
+  // After a decision: back to exactly the state the last reset() left, so that nothing a
+  // rule did reaches the next decision. When that reset left only (initial-fact), which no
+  // pattern matches, and no rule starts without a pattern (see the definition), this is the
+  // decision's facts retracted as a reset retracts them, minus the rest of a reset's work;
+  // otherwise, and after any error, it is reset(). False on any error.
+  bool end_decision();
+  // Whether end_decision() retracts (the last reset left a state it can return to).
+  bool retracts_after_decisions() const { return baseline_.usable; }
   // The deadline (and the memory budget) checked after every rule firing, deffunction
   // return and loop iteration. Arming also sets the memory ceiling from current use.
   void arm_deadline(std::chrono::microseconds budget);
@@ -64,8 +71,19 @@ class ClipsEnv {
   void clear_errors();
 
  private:
+  // What the last reset() left, when end_decision() can return to it by retraction.
+  struct Baseline {
+    bool usable = false;
+    void* initial_fact = nullptr;
+    long long next_fact_index = 0;
+    long long time_tag = 0;
+    void* main_module = nullptr;
+  };
+  void mark_baseline();
+
   void* env_ = nullptr;
   EnvState state_;
+  Baseline baseline_;
 };
 
 }  // namespace warden

@@ -292,9 +292,9 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     failed = !d.error_code.empty();
   }
   // Nothing a rule did may reach the next decision: every fact, global, activation and the
-  // focus stack go back to their state after load.
+  // focus stack go back to their state after load (a failed decision takes the full reset).
   env_->clear_errors();
-  if (!env_->reset() && !failed) {
+  if (!(failed ? env_->reset() : env_->end_decision()) && !failed) {
     fail_closed(&d, code::kRuntime, "the rule engine could not be reset after the decision");
     failed = true;
   }

@@ -97,7 +97,14 @@ FactCodec::FactCodec(ClipsEnv& env, const EffectsTable* effects, const PathClass
       rewrite_(find_template(raw_, "rewrite")),
       allow_(find_template(raw_, "allow")),
       hint_(find_template(raw_, "hint")),
-      approval_(find_template(raw_, "approval")) {}
+      approval_(find_template(raw_, "approval")) {
+  const Template decision = bind_template("decision"), rewrite = bind_template("rewrite"),
+                 allow = bind_template("allow"), hint = bind_template("hint");
+  result_slots_ = {decision["rule"], decision["reason"], decision["outcome"], decision["mode"],
+                   rewrite["rule"],  rewrite["key"],     rewrite["value"],    rewrite["reason"],  rewrite["mode"],
+                   allow["rule"],    allow["capability"], allow["reason"],    allow["mode"],
+                   hint["rule"],     hint["text"]};
+}
 
 FactCodec::~FactCodec() {
   for (auto& [text, sym] : pinned_) DecrementSymbolCount(raw_, static_cast<SYMBOL_HN*>(sym));
@@ -546,7 +553,7 @@ bool FactCodec::assert_proposal_effects(const ProposalFields& p, const rapidjson
   } else if (p.target == "http") {
     const char* raw_url = payload_string(doc, "url");
     if (!raw_url) return true;
-    urls::Url url = urls::parse(raw_url);
+    const urls::Url& url = env_.state().url(raw_url);  // read once for the url fact too
     Effect e;
     e.kind = EffectKind::Network;
     e.object = EffectObject::Host;
@@ -583,7 +590,8 @@ bool FactCodec::assert_history(const HistoryEntry& h, std::int64_t now) {
 // Every slot comes from urls::parse, the same reading `url-host` and `url-ip-class` use.
 bool FactCodec::assert_url(const std::string& key, const std::string& raw,
                            const PatternIndex& patterns) {
-  urls::Url url = urls::parse(raw);
+  // A copy: the rules' url-* functions, run while the fact is matched, may refill the memo.
+  const urls::Url url = env_.state().url(raw);
   void* f = fact(url_);
   if (!f) return false;
   put(f, url_slots_.proposal, STRING, id_symbol_);
@@ -849,17 +857,25 @@ std::string slot_text(void* env, void* f, const char* slot) {
   return {};
 }
 
+// The same for the slot at `slot` (its position in the template), as EnvGetFactSlot reads it.
+std::string slot_text(void* f, int slot) {
+  const struct field& v = static_cast<struct fact*>(f)->theProposition.theFields[slot];
+  if (v.type == STRING || v.type == SYMBOL) return ValueToString(v.value);
+  return {};
+}
+
 }  // namespace
 
 void FactCodec::read_results(std::vector<FiredRule>* rules, std::vector<Rewrite>* rewrites,
                              std::vector<Grant>* allows, std::vector<Hint>* hints, std::string* error) {
+  const auto& k = result_slots_;
   for (void* f = EnvGetNextFactInTemplate(raw_, decision_, nullptr); f;
        f = EnvGetNextFactInTemplate(raw_, decision_, f)) {
     FiredRule r;
-    r.rule = slot_text(raw_, f, "rule");
-    r.reason = slot_text(raw_, f, "reason");
-    std::string outcome = slot_text(raw_, f, "outcome");
-    std::string mode = slot_text(raw_, f, "mode");
+    r.rule = slot_text(f, k.decision_rule);
+    r.reason = slot_text(f, k.decision_reason);
+    std::string outcome = slot_text(f, k.decision_outcome);
+    std::string mode = slot_text(f, k.decision_mode);
     auto parsed = parse_outcome(outcome);
     if (!parsed && error->empty()) *error = "rule '" + r.rule + "' asserted an invalid outcome '" + outcome + "'";
     if (mode != "enforce" && mode != "monitor" && error->empty())
@@ -871,11 +887,11 @@ void FactCodec::read_results(std::vector<FiredRule>* rules, std::vector<Rewrite>
   for (void* f = EnvGetNextFactInTemplate(raw_, rewrite_, nullptr); f;
        f = EnvGetNextFactInTemplate(raw_, rewrite_, f)) {
     Rewrite w;
-    w.rule = slot_text(raw_, f, "rule");
-    w.key = slot_text(raw_, f, "key");
-    w.new_value = slot_text(raw_, f, "value");
-    w.reason = slot_text(raw_, f, "reason");
-    std::string mode = slot_text(raw_, f, "mode");
+    w.rule = slot_text(f, k.rewrite_rule);
+    w.key = slot_text(f, k.rewrite_key);
+    w.new_value = slot_text(f, k.rewrite_value);
+    w.reason = slot_text(f, k.rewrite_reason);
+    std::string mode = slot_text(f, k.rewrite_mode);
     if (mode != "enforce" && mode != "monitor" && error->empty())
       *error = "rule '" + w.rule + "' asserted an invalid mode '" + mode + "'";
     w.monitor = mode == "monitor";
@@ -884,10 +900,10 @@ void FactCodec::read_results(std::vector<FiredRule>* rules, std::vector<Rewrite>
   for (void* f = EnvGetNextFactInTemplate(raw_, allow_, nullptr); f;
        f = EnvGetNextFactInTemplate(raw_, allow_, f)) {
     Grant g;
-    g.rule = slot_text(raw_, f, "rule");
-    g.capability = slot_text(raw_, f, "capability");
-    g.reason = slot_text(raw_, f, "reason");
-    std::string mode = slot_text(raw_, f, "mode");
+    g.rule = slot_text(f, k.allow_rule);
+    g.capability = slot_text(f, k.allow_capability);
+    g.reason = slot_text(f, k.allow_reason);
+    std::string mode = slot_text(f, k.allow_mode);
     if (mode != "enforce" && mode != "monitor" && error->empty())
       *error = "rule '" + g.rule + "' asserted an invalid mode '" + mode + "'";
     g.monitor = mode == "monitor";
@@ -895,7 +911,7 @@ void FactCodec::read_results(std::vector<FiredRule>* rules, std::vector<Rewrite>
   }
   for (void* f = EnvGetNextFactInTemplate(raw_, hint_, nullptr); f;
        f = EnvGetNextFactInTemplate(raw_, hint_, f)) {
-    hints->push_back(Hint{slot_text(raw_, f, "rule"), slot_text(raw_, f, "text")});
+    hints->push_back(Hint{slot_text(f, k.hint_rule), slot_text(f, k.hint_text)});
   }
 }
 

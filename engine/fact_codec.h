@@ -219,6 +219,14 @@ class FactCodec {
   void* allow_;
   void* hint_;
   void* approval_;
+  // Slot positions of the facts rules assert, read back by index after every run (by name,
+  // CLIPS would intern and look up the slot's name for every read).
+  struct {
+    int decision_rule, decision_reason, decision_outcome, decision_mode;
+    int rewrite_rule, rewrite_key, rewrite_value, rewrite_reason, rewrite_mode;
+    int allow_rule, allow_capability, allow_reason, allow_mode;
+    int hint_rule, hint_text;
+  } result_slots_;
   TextMap<void*> pinned_;  // symbol cache, bounded
   bool failed_ = false;
   const FactLimits* limits_ = nullptr;  // set during assert_all

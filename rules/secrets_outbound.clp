@@ -117,10 +117,11 @@
 ;; `looks-like-secret` does not know (see secrets-other-format-p).
 (defrule secrets-outbound-other-format
   (proposal (id ?id) (target ?tg&reply|message|tool))
-  (param (proposal ?id) (key ?k&:(str-prefix "payload." ?k)) (value ?v))
-  ;; A test of its own, after the target: the big regex runs only for these targets' strings
-  ;; (in the pattern above it would run on every string of every proposal).
-  (test (secrets-other-format-p ?v))
+  (param (proposal ?id) (key ?k) (value ?v))
+  ;; A test of its own, after the target: the key's prefix and the big regex are checked only
+  ;; for these targets' strings (in the param pattern they would run on every string of
+  ;; every proposal).
+  (test (and (str-prefix "payload." ?k) (secrets-other-format-p ?v)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule secrets-outbound-other-format)
                     (reason (str-cat "outgoing " ?tg " holds a secret (" ?k ")")))))
@@ -128,8 +129,8 @@
 ;; Stops an HTTP request whose body holds a secret of such a format.
 (defrule secrets-http-body-other-format
   (proposal (id ?id) (target http))
-  (param (proposal ?id) (key ?k&:(str-prefix "payload.body" ?k)) (value ?v))
-  (test (secrets-other-format-p ?v))
+  (param (proposal ?id) (key ?k) (value ?v))
+  (test (and (str-prefix "payload.body" ?k) (secrets-other-format-p ?v)))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule secrets-http-body-other-format)
                     (reason (str-cat "secret in HTTP body (" ?k ")")))))
@@ -139,8 +140,12 @@
 ;; documentation host allowed for reading gets no session cookie.
 (defrule secrets-http-credential-header-untrusted-host
   (proposal (id ?id) (target http))
-  (param (proposal ?id)
-         (key ?k&"payload.headers.Authorization"|"payload.headers.authorization"|"payload.headers.Cookie"|"payload.headers.cookie"|"payload.headers.Proxy-Authorization"|"payload.headers.proxy-authorization"|"payload.headers.X-Api-Key"|"payload.headers.x-api-key"|"payload.headers.X-API-Key"))
+  (param (proposal ?id) (key ?k))
+  ;; The header names in a test after the target, not in the param pattern, where every
+  ;; string of every proposal would be compared with each of them.
+  (test (not (neq ?k "payload.headers.Authorization" "payload.headers.authorization" "payload.headers.Cookie"
+                  "payload.headers.cookie" "payload.headers.Proxy-Authorization" "payload.headers.proxy-authorization"
+                  "payload.headers.X-Api-Key" "payload.headers.x-api-key" "payload.headers.X-API-Key")))
   (url (proposal ?id) (key "payload.url") (host ?h&:(not (secrets-trusted-host-p ?h))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule secrets-http-credential-header-untrusted-host)

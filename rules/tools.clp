@@ -76,9 +76,12 @@
 ;; (Not when the effects table says what the argument does: Codex's apply_patch gets its
 ;; patch in `command`, and its files are judged by their effects.)
 (defrule tools-runs-commands-by-argument
-  (param (proposal ?id)
-         (key ?k&"payload.args.command"|"payload.args.cmd"|"payload.args.script"|"payload.args.code"|"payload.args.shell_command"))
   (proposal (id ?id) (target tool))
+  (param (proposal ?id) (key ?k))
+  ;; The argument names in a test after the target (in the param pattern every string of
+  ;; every proposal would be compared with each of them).
+  (test (not (neq ?k "payload.args.command" "payload.args.cmd" "payload.args.script" "payload.args.code"
+                  "payload.args.shell_command")))
   (not (effect (proposal ?id) (index -1) (via ?k) (kind ~unknown)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule tools-runs-commands-by-argument)
