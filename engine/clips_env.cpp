@@ -446,7 +446,23 @@ bool ClipsEnv::load(const std::string& text, const std::string& file, long first
                     "cannot open a string source"});
     return false;
   }
+  // The parser reads the text a character at a time. Through the routers each character
+  // asks every router whether it serves the name and then finds the string source by name;
+  // CLIPS's own "fast string get" (what it uses to parse text it generates) reads the same
+  // characters straight from the text, with the same end, unget and line counting (the load
+  // counts lines of the name it was given, this very pointer). The string source stays open
+  // for anything that asks the routers about the name.
+  struct routerData* routers = RouterData(env_);
+  const char* const saved_router = routers->FastCharGetRouter;
+  char* const saved_string = routers->FastCharGetString;
+  const long saved_index = routers->FastCharGetIndex;
+  routers->FastCharGetRouter = kSourceName;
+  routers->FastCharGetString = const_cast<char*>(text.c_str());  // only read
+  routers->FastCharGetIndex = 0;
   int ok = LoadConstructsFromLogicalName(env_, kSourceName);
+  routers->FastCharGetRouter = saved_router;
+  routers->FastCharGetString = saved_string;
+  routers->FastCharGetIndex = saved_index;
   CloseStringSource(env_, kSourceName);
   const bool timed_out = disarm_deadline();
   if (timed_out) {
