@@ -145,13 +145,13 @@ struct FileChecker {
            head == "not" || head == "and" || head == "or" || head == "exists" || head == "forall" || head == "logical";
   }
 
-  void run() {
-    std::vector<Token> tokens;
-    TokenError bad;
-    if (!tokenize(source.text, &tokens, &bad)) {
+  // `file_tokens`: the file's tokens, or null when it did not tokenize (`bad` says why).
+  void run(const std::vector<Token>* file_tokens, const TokenError& bad) {
+    if (!file_tokens) {
       diagnostics->push_back({bad.code, Severity::Error, source.path, bad.line, "", bad.message, bad.column});
       return;
     }
+    const std::vector<Token>& tokens = *file_tokens;
     // Split into top-level constructs by parenthesis depth, placing every parenthesis that
     // does not pair up where the author most likely left it out or put one too many; then
     // check each construct that is whole.
@@ -1140,10 +1140,15 @@ CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostic
   std::set<std::string, std::less<>> deffunctions;
   std::map<std::size_t, Nesting> nesting;
   std::size_t suggestions_left = 1000;
-  for (const auto& source : sources) {
-    std::vector<Token> tokens;
-    TokenError error;
-    if (!tokenize(source.text, &tokens, &error)) continue;  // reported by the checker
+  // Each file is tokenized once, here: the checker below reads the same tokens.
+  std::vector<std::vector<Token>> file_tokens(sources.size());
+  std::vector<TokenError> file_errors(sources.size());
+  std::vector<char> tokenized(sources.size(), 0);
+  for (std::size_t f = 0; f < sources.size(); ++f) {
+    const auto& source = sources[f];
+    std::vector<Token>& tokens = file_tokens[f];
+    tokenized[f] = tokenize(source.text, &tokens, &file_errors[f]);
+    if (!tokenized[f]) continue;  // reported by the checker
     int depth = 0;
     for (std::size_t k = 0; k + 2 < tokens.size(); ++k) {
       if (tokens[k].type == TokenType::Open && depth++ == 0 && tokens[k + 1].type == TokenType::Atom &&
@@ -1152,11 +1157,12 @@ CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostic
       if (tokens[k].type == TokenType::Close) --depth;
     }
   }
-  for (const auto& source : sources) {
-    FileChecker checker{source,   diagnostics, &out, &rule_names, &function_names, &deffunctions, &nesting,
+  for (std::size_t f = 0; f < sources.size(); ++f) {
+    FileChecker checker{sources[f], diagnostics, &out, &rule_names, &function_names, &deffunctions, &nesting,
                         &suggestions_left, {}, {}, {}};
     checker.starts_ = checker.line_starts();
-    checker.run();
+    checker.run(tokenized[f] ? &file_tokens[f] : nullptr, file_errors[f]);
+    std::vector<Token>().swap(file_tokens[f]);  // done with this file
   }
   check_nesting(nesting, &out, diagnostics);
   return out;
