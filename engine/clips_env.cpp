@@ -435,17 +435,12 @@ ClipsEnv::~ClipsEnv() {
   if (env_) DestroyEnvironment(env_);
 }
 
-bool ClipsEnv::load(const std::string& text, const std::string& file, long first_line,
-                    const std::string& construct_name, Diagnostics* out) {
+bool ClipsEnv::read_constructs(const std::string& text, bool pretty_print, int* ok, bool* timed_out) {
   state_.captured.clear();
   state_.error_lines.clear();
   // Globals' initial values are evaluated while loading: bound them like a decision.
   arm_deadline(kLoadDeadline);
-  if (!OpenStringSource(env_, kSourceName, text.c_str(), 0)) {
-    out->push_back({code::kCompile, Severity::Error, file, first_line, construct_name,
-                    "cannot open a string source"});
-    return false;
-  }
+  if (!OpenStringSource(env_, kSourceName, text.c_str(), 0)) return false;
   // The parser reads the text a character at a time. Through the routers each character
   // asks every router whether it serves the name and then finds the string source by name;
   // CLIPS's own "fast string get" (what it uses to parse text it generates) reads the same
@@ -459,12 +454,49 @@ bool ClipsEnv::load(const std::string& text, const std::string& file, long first
   routers->FastCharGetRouter = kSourceName;
   routers->FastCharGetString = const_cast<char*>(text.c_str());  // only read
   routers->FastCharGetIndex = 0;
-  int ok = LoadConstructsFromLogicalName(env_, kSourceName);
+  // Without pretty-printing the buffer still exists, empty: CLIPS copies it into each
+  // construct it defines and echoes it after an error, and would read a null one.
+  const int saved_pretty = SetPPBufferEnabled(env_, TRUE);
+  if (!pretty_print) {
+    const int saved_status = GetPPBufferStatus(env_);
+    SetPPBufferStatus(env_, ON);
+    SavePPBuffer(env_, " ");
+    FlushPPBuffer(env_);
+    SetPPBufferStatus(env_, saved_status);
+    SetPPBufferEnabled(env_, FALSE);
+  }
+  *ok = LoadConstructsFromLogicalName(env_, kSourceName);
+  SetPPBufferEnabled(env_, saved_pretty);
   routers->FastCharGetRouter = saved_router;
   routers->FastCharGetString = saved_string;
   routers->FastCharGetIndex = saved_index;
   CloseStringSource(env_, kSourceName);
-  const bool timed_out = disarm_deadline();
+  *timed_out = disarm_deadline();
+  return true;
+}
+
+bool ClipsEnv::load(const std::string& text, const std::string& file, long first_line,
+                    const std::string& construct_name, Diagnostics* out) {
+  // Most constructs load cleanly, and CLIPS's pretty-print buffer (each construct's text as
+  // CLIPS would print it back, which Warden never asks for) is then of no use: read without
+  // it. One that does not load is read again with it, as it always was: CLIPS echoes that
+  // buffer up to where it stopped, which places the diagnostic below. A failed read defines
+  // no rule or function (CLIPS adds one only once it parsed whole; the globals a defglobal
+  // defined before its error are defined again alike), so the second read says what a
+  // single read would.
+  int ok = 0;
+  bool timed_out = false;
+  if (!read_constructs(text, false, &ok, &timed_out)) {
+    out->push_back({code::kCompile, Severity::Error, file, first_line, construct_name,
+                    "cannot open a string source"});
+    return false;
+  }
+  if (!timed_out && !(ok && state_.error_lines.empty() && !has_error_message(state_.captured)) &&
+      !read_constructs(text, true, &ok, &timed_out)) {
+    out->push_back({code::kCompile, Severity::Error, file, first_line, construct_name,
+                    "cannot open a string source"});
+    return false;
+  }
   if (timed_out) {
     out->push_back({code::kCompile, Severity::Error, file, first_line, construct_name,
                     "evaluating this construct at load ran past the deadline"});

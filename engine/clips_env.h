@@ -64,6 +64,11 @@ class ClipsEnv {
   void clear_errors();
 
  private:
+  // One LoadConstructsFromLogicalName of `text`, with or without CLIPS's pretty-print buffer;
+  // the output and error lines it produced are in state_. False if the text could not be
+  // opened as a source.
+  bool read_constructs(const std::string& text, bool pretty_print, int* ok, bool* timed_out);
+
   void* env_ = nullptr;
   EnvState state_;
 };
