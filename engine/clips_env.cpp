@@ -412,6 +412,7 @@ std::string first_message(const std::string& captured) {
 ClipsEnv::ClipsEnv() {
   env_ = CreateEnvironment();
   if (!env_) throw std::runtime_error("cannot create a CLIPS environment");
+  sandbox::note_builtins(env_);  // before anything is registered or disabled in it
   SetEnvironmentContext(env_, static_cast<BindingContext*>(&state_));
   if (!EnvAddRouter(env_, kRouterName, 40, CaptureQuery, CapturePrint, nullptr, nullptr, nullptr))
     throw std::runtime_error("cannot add the CLIPS output router");
