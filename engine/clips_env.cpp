@@ -25,6 +25,7 @@ constexpr std::size_t kMaxCapturedBytes = 64 * 1024;
 constexpr const char* kRouterName = "warden-capture";
 constexpr const char* kSourceName = "warden-source";
 constexpr std::chrono::microseconds kLoadDeadline{1000000};
+constexpr std::size_t kSourcePad = 4096;  // NULs after a construct's text (ClipsEnv::read_constructs)
 
 EnvState& state_of(void* env) {
   return *static_cast<EnvState*>(static_cast<BindingContext*>(GetEnvironmentContext(env)));
@@ -436,7 +437,8 @@ ClipsEnv::~ClipsEnv() {
   if (env_) DestroyEnvironment(env_);
 }
 
-bool ClipsEnv::read_constructs(const std::string& text, bool pretty_print, int* ok, bool* timed_out) {
+bool ClipsEnv::read_constructs(const std::string& text, bool pretty_print, int* ok, bool* timed_out,
+                               bool* overran) {
   state_.captured.clear();
   state_.error_lines.clear();
   // Globals' initial values are evaluated while loading: bound them like a decision.
@@ -447,13 +449,18 @@ bool ClipsEnv::read_constructs(const std::string& text, bool pretty_print, int* 
   // CLIPS's own "fast string get" (what it uses to parse text it generates) reads the same
   // characters straight from the text, with the same end, unget and line counting (the load
   // counts lines of the name it was given, this very pointer). The string source stays open
-  // for anything that asks the routers about the name.
+  // for anything that asks the routers about the name. Unlike the string source, which
+  // answers "end" again to every read after the end, the fast get reads on past it: the text
+  // is followed by NULs (each one the end again), far more than a parse reads after the end
+  // (each read there returns the end, on which every parser level returns), checked after.
+  source_.assign(text);
+  source_.append(kSourcePad, '\0');
   struct routerData* routers = RouterData(env_);
   const char* const saved_router = routers->FastCharGetRouter;
   char* const saved_string = routers->FastCharGetString;
   const long saved_index = routers->FastCharGetIndex;
   routers->FastCharGetRouter = kSourceName;
-  routers->FastCharGetString = const_cast<char*>(text.c_str());  // only read
+  routers->FastCharGetString = source_.data();
   routers->FastCharGetIndex = 0;
   // Without pretty-printing the buffer still exists, empty: CLIPS copies it into each
   // construct it defines and echoes it after an error, and would read a null one.
@@ -467,6 +474,7 @@ bool ClipsEnv::read_constructs(const std::string& text, bool pretty_print, int* 
     SetPPBufferEnabled(env_, FALSE);
   }
   *ok = LoadConstructsFromLogicalName(env_, kSourceName);
+  *overran = routers->FastCharGetIndex > static_cast<long>(text.size() + kSourcePad / 2);
   SetPPBufferEnabled(env_, saved_pretty);
   routers->FastCharGetRouter = saved_router;
   routers->FastCharGetString = saved_string;
@@ -486,16 +494,22 @@ bool ClipsEnv::load(const std::string& text, const std::string& file, long first
   // defined before its error are defined again alike), so the second read says what a
   // single read would.
   int ok = 0;
-  bool timed_out = false;
-  if (!read_constructs(text, false, &ok, &timed_out)) {
+  bool timed_out = false, overran = false;
+  if (!read_constructs(text, false, &ok, &timed_out, &overran)) {
     out->push_back({code::kCompile, Severity::Error, file, first_line, construct_name,
                     "cannot open a string source"});
     return false;
   }
-  if (!timed_out && !(ok && state_.error_lines.empty() && !has_error_message(state_.captured)) &&
-      !read_constructs(text, true, &ok, &timed_out)) {
+  if (!timed_out && !overran && !(ok && state_.error_lines.empty() && !has_error_message(state_.captured)) &&
+      !read_constructs(text, true, &ok, &timed_out, &overran)) {
     out->push_back({code::kCompile, Severity::Error, file, first_line, construct_name,
                     "cannot open a string source"});
+    return false;
+  }
+  if (overran) {
+    out->push_back({code::kCompile, Severity::Error, file, first_line, construct_name,
+                    "CLIPS read on past the end of this construct"});
+    clear_errors();
     return false;
   }
   if (timed_out) {
