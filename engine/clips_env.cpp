@@ -25,6 +25,7 @@ constexpr std::size_t kMaxCapturedBytes = 64 * 1024;
 constexpr const char* kRouterName = "warden-capture";
 constexpr const char* kSourceName = "warden-source";
 constexpr std::chrono::microseconds kLoadDeadline{1000000};
+constexpr std::size_t kSourcePad = 4096;  // NULs after a construct's text (ClipsEnv::read_constructs)
 
 EnvState& state_of(void* env) {
   return *static_cast<EnvState*>(static_cast<BindingContext*>(GetEnvironmentContext(env)));
@@ -412,6 +413,7 @@ std::string first_message(const std::string& captured) {
 ClipsEnv::ClipsEnv() {
   env_ = CreateEnvironment();
   if (!env_) throw std::runtime_error("cannot create a CLIPS environment");
+  sandbox::note_builtins(env_);  // before anything is registered or disabled in it
   SetEnvironmentContext(env_, static_cast<BindingContext*>(&state_));
   if (!EnvAddRouter(env_, kRouterName, 40, CaptureQuery, CapturePrint, nullptr, nullptr, nullptr))
     throw std::runtime_error("cannot add the CLIPS output router");
@@ -435,20 +437,81 @@ ClipsEnv::~ClipsEnv() {
   if (env_) DestroyEnvironment(env_);
 }
 
-bool ClipsEnv::load(const std::string& text, const std::string& file, long first_line,
-                    const std::string& construct_name, Diagnostics* out) {
+bool ClipsEnv::read_constructs(const std::string& text, bool pretty_print, int* ok, bool* timed_out,
+                               bool* overran) {
   state_.captured.clear();
   state_.error_lines.clear();
   // Globals' initial values are evaluated while loading: bound them like a decision.
   arm_deadline(kLoadDeadline);
-  if (!OpenStringSource(env_, kSourceName, text.c_str(), 0)) {
+  if (!OpenStringSource(env_, kSourceName, text.c_str(), 0)) return false;
+  // The parser reads the text a character at a time. Through the routers each character
+  // asks every router whether it serves the name and then finds the string source by name;
+  // CLIPS's own "fast string get" (what it uses to parse text it generates) reads the same
+  // characters straight from the text, with the same end, unget and line counting (the load
+  // counts lines of the name it was given, this very pointer). The string source stays open
+  // for anything that asks the routers about the name. Unlike the string source, which
+  // answers "end" again to every read after the end, the fast get reads on past it: the text
+  // is followed by NULs (each one the end again), far more than a parse reads after the end
+  // (each read there returns the end, on which every parser level returns), checked after.
+  source_.assign(text);
+  source_.append(kSourcePad, '\0');
+  struct routerData* routers = RouterData(env_);
+  const char* const saved_router = routers->FastCharGetRouter;
+  char* const saved_string = routers->FastCharGetString;
+  const long saved_index = routers->FastCharGetIndex;
+  routers->FastCharGetRouter = kSourceName;
+  routers->FastCharGetString = source_.data();
+  routers->FastCharGetIndex = 0;
+  // Without pretty-printing the buffer still exists, empty: CLIPS copies it into each
+  // construct it defines and echoes it after an error, and would read a null one.
+  const int saved_pretty = SetPPBufferEnabled(env_, TRUE);
+  if (!pretty_print) {
+    const int saved_status = GetPPBufferStatus(env_);
+    SetPPBufferStatus(env_, ON);
+    SavePPBuffer(env_, " ");
+    FlushPPBuffer(env_);
+    SetPPBufferStatus(env_, saved_status);
+    SetPPBufferEnabled(env_, FALSE);
+  }
+  *ok = LoadConstructsFromLogicalName(env_, kSourceName);
+  *overran = routers->FastCharGetIndex > static_cast<long>(text.size() + kSourcePad / 2);
+  SetPPBufferEnabled(env_, saved_pretty);
+  routers->FastCharGetRouter = saved_router;
+  routers->FastCharGetString = saved_string;
+  routers->FastCharGetIndex = saved_index;
+  CloseStringSource(env_, kSourceName);
+  *timed_out = disarm_deadline();
+  return true;
+}
+
+bool ClipsEnv::load(const std::string& text, const std::string& file, long first_line,
+                    const std::string& construct_name, Diagnostics* out) {
+  // Most constructs load cleanly, and CLIPS's pretty-print buffer (each construct's text as
+  // CLIPS would print it back, which Warden never asks for) is then of no use: read without
+  // it. One that does not load is read again with it, as it always was: CLIPS echoes that
+  // buffer up to where it stopped, which places the diagnostic below. A failed read defines
+  // no rule or function (CLIPS adds one only once it parsed whole; the globals a defglobal
+  // defined before its error are defined again alike), so the second read says what a
+  // single read would.
+  int ok = 0;
+  bool timed_out = false, overran = false;
+  if (!read_constructs(text, false, &ok, &timed_out, &overran)) {
     out->push_back({code::kCompile, Severity::Error, file, first_line, construct_name,
                     "cannot open a string source"});
     return false;
   }
-  int ok = LoadConstructsFromLogicalName(env_, kSourceName);
-  CloseStringSource(env_, kSourceName);
-  const bool timed_out = disarm_deadline();
+  if (!timed_out && !overran && !(ok && state_.error_lines.empty() && !has_error_message(state_.captured)) &&
+      !read_constructs(text, true, &ok, &timed_out, &overran)) {
+    out->push_back({code::kCompile, Severity::Error, file, first_line, construct_name,
+                    "cannot open a string source"});
+    return false;
+  }
+  if (overran) {
+    out->push_back({code::kCompile, Severity::Error, file, first_line, construct_name,
+                    "CLIPS read on past the end of this construct"});
+    clear_errors();
+    return false;
+  }
   if (timed_out) {
     out->push_back({code::kCompile, Severity::Error, file, first_line, construct_name,
                     "evaluating this construct at load ran past the deadline"});

@@ -80,10 +80,15 @@ class ClipsEnv {
     void* main_module = nullptr;
   };
   void mark_baseline();
+  // One LoadConstructsFromLogicalName of `text`, with or without CLIPS's pretty-print buffer;
+  // the output and error lines it produced are in state_. False if the text could not be
+  // opened as a source. *overran: the parser read far past the text's end (it never should).
+  bool read_constructs(const std::string& text, bool pretty_print, int* ok, bool* timed_out, bool* overran);
 
   void* env_ = nullptr;
   EnvState state_;
   Baseline baseline_;
+  std::string source_;  // read_constructs: the text the parser reads, NULs after it
 };
 
 }  // namespace warden

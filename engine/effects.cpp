@@ -151,7 +151,8 @@ struct Spec {
   std::vector<Match> matches;
   // The match regexes over argv and over operands as one RE2 set each, so a word is
   // scanned once whatever their number; `ids` maps a set index to its `matches` index.
-  // A set that could not be built (memory) is null: the regexes are then tried one by one.
+  // A set that could not be built (memory) is null: the regexes are then tried one by one;
+  // so is the set of a single regex, which that regex (compiled already) matches alone.
   struct MatchSet {
     std::unique_ptr<re2::RE2::Set> set;
     std::vector<std::uint32_t> ids;
@@ -676,14 +677,13 @@ class Loader {
       RE2::Options opts;
       opts.set_log_errors(false);
       opts.set_max_mem(kRegexMaxMem);
+      for (std::size_t i = 0; i < spec->matches.size(); ++i)
+        if (spec->matches[i].argv == argv) ms.ids.push_back(static_cast<std::uint32_t>(i));
+      if (ms.ids.size() < 2) continue;  // no set to scan once: the regex is tried alone
       auto set = std::make_unique<re2::RE2::Set>(opts, RE2::UNANCHORED);
       bool ok = true;
-      for (std::size_t i = 0; i < spec->matches.size(); ++i) {
-        if (spec->matches[i].argv != argv) continue;
-        ms.ids.push_back(static_cast<std::uint32_t>(i));
-        ok = ok && set->Add(spec->matches[i].pattern, nullptr) >= 0;
-      }
-      if (!ms.ids.empty() && ok && set->Compile()) ms.set = std::move(set);
+      for (std::uint32_t i : ms.ids) ok = ok && set->Add(spec->matches[i].pattern, nullptr) >= 0;
+      if (ok && set->Compile()) ms.set = std::move(set);
     }
   }
 

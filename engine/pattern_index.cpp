@@ -142,6 +142,14 @@ class Builder {
       emit(std::move(set), members);
       return;
     }
+    split(kind, g, regexes, members, emit);
+  }
+
+  // `members` did not compile together: each half is built alone, down to single patterns,
+  // one of which that does not compile alone is reported.
+  template <typename Emit>
+  void split(const std::string& kind, const Group& g, const std::vector<std::string>& regexes,
+             const std::vector<std::size_t>& members, Emit emit) {
     if (members.size() == 1) {
       report(g.uses[members[0]], code::kPatternTooLarge,
              "it does not fit the matcher's memory budget of " + std::to_string(options_.max_mem >> 20) +
@@ -202,29 +210,34 @@ PatternIndex::PatternIndex(const std::vector<IndexedPattern>& patterns, Diagnost
     }
     std::vector<std::string> regexes;
     std::vector<std::size_t> members;
+    // Each pattern is parsed into the group's set as it is added: one that does not parse is
+    // reported and left out (a failed Add adds nothing), the rest are the members.
+    auto whole = std::make_unique<RE2::Set>(builder.re2_options(), anchor_for(kind));
     for (std::size_t i = 0; i < g.patterns.size(); ++i) {
       regexes.push_back(pattern_regex_for(kind, g.patterns[i]));
       if (!text::valid_utf8(g.patterns[i])) {
         builder.report(g.uses[i], code::kBadPattern, "it is not valid UTF-8");
         continue;
       }
-      RE2::Set probe(builder.re2_options(), anchor_for(kind));
       std::string error;
-      if (probe.Add(regexes.back(), &error) < 0) {
+      if (whole->Add(regexes.back(), &error) < 0) {
         builder.report(g.uses[i], kind == "regex" ? code::kBadRegex : code::kBadPattern, error);
         continue;
       }
       members.push_back(i);
     }
     if (members.empty()) continue;
-    builder.build(kind, g, regexes, members, [&](std::unique_ptr<RE2::Set> set, const std::vector<std::size_t>& in) {
+    auto emit = [&](std::unique_ptr<RE2::Set> set, const std::vector<std::size_t>& in) {
       auto s = std::make_unique<Set>();
       s->key = key;
       s->kind = kind;
       for (std::size_t m : in) s->patterns.push_back(g.patterns[m]);
       s->set = std::move(set);
       sets_.push_back(std::move(s));
-    });
+    };
+    // Usually the whole group fits one set: compiled as parsed. Otherwise split as build() does.
+    if (whole->Compile()) emit(std::move(whole), members);
+    else builder.split(kind, g, regexes, members, emit);
   }
   for (const auto& s : sets_) {
     if (is_derived_key(s->key)) {

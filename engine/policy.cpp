@@ -352,6 +352,15 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
   }
   std::shared_ptr<EffectsTable>& effects = tables.effects;
   std::shared_ptr<PathClasses>& classes = tables.classes;
+  // The environment first: made fresh, it tells the checker CLIPS's own function names
+  // (sandbox::note_builtins), which it would otherwise read from an environment of its own.
+  std::unique_ptr<ClipsEnv> env;
+  std::string env_error;
+  try {
+    env = std::make_unique<ClipsEnv>();
+  } catch (const std::exception& e) {
+    env_error = e.what();
+  }
   CheckedSources checked = check_sources(rule_sources, &diagnostics);
   // Names checked only against data that loaded: a broken file is its own error.
   if (data_ok) check_data_references(checked.data_references, data ? *data : DataSets(), &diagnostics);
@@ -363,11 +372,8 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
   for (const auto& c : checked.constructs)
     if (c.kind == "defrule") impl->constructs.push_back(c);
 
-  std::unique_ptr<ClipsEnv> env;
-  try {
-    env = std::make_unique<ClipsEnv>();
-  } catch (const std::exception& e) {
-    diagnostics.push_back({code::kCompile, Severity::Error, "", 0, "", e.what()});
+  if (!env) {
+    diagnostics.push_back({code::kCompile, Severity::Error, "", 0, "", env_error});
     return loaded;
   }
   env->state().data = data;  // before the constructs: a defglobal may read it

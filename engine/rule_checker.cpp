@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <unordered_map>
 
 #include "bindings/clips_functions.h"
 #include "bindings/local_time.h"
@@ -88,6 +89,7 @@ struct FileChecker {
   const std::set<std::string, std::less<>>* deffunctions;  // every deffunction in the set
   std::map<std::size_t, Nesting>* nesting;  // by index in out->constructs, for check_nesting
   std::size_t* suggestions_left;            // "did you mean" searches this set may still make
+  std::unordered_map<std::string, std::string>* regex_verdicts;  // check_regex: pattern → error or ""
 
   void error(const char* code, long line, const std::string& rule, std::string message) {
     diagnostics->push_back({code, Severity::Error, source.path, line, rule, std::move(message)});
@@ -145,13 +147,13 @@ struct FileChecker {
            head == "not" || head == "and" || head == "or" || head == "exists" || head == "forall" || head == "logical";
   }
 
-  void run() {
-    std::vector<Token> tokens;
-    TokenError bad;
-    if (!tokenize(source.text, &tokens, &bad)) {
+  // `file_tokens`: the file's tokens, or null when it did not tokenize (`bad` says why).
+  void run(const std::vector<Token>* file_tokens, const TokenError& bad) {
+    if (!file_tokens) {
       diagnostics->push_back({bad.code, Severity::Error, source.path, bad.line, "", bad.message, bad.column});
       return;
     }
+    const std::vector<Token>& tokens = *file_tokens;
     // Split into top-level constructs by parenthesis depth, placing every parenthesis that
     // does not pair up where the author most likely left it out or put one too many; then
     // check each construct that is whole.
@@ -305,6 +307,8 @@ struct FileChecker {
     bool in_rhs = false;
     int depth = 0;
     bool too_deep = false;
+    const bool is_rule = c.kind == "defrule";
+    using namespace std::string_view_literals;  // heads compared as views: a length test first
     for (std::size_t k = open + 1; k < close; ++k) {
       const Token& tok = t[k];
       if (tok.type == TokenType::Open && ++depth > kMaxNesting && !too_deep) {
@@ -313,25 +317,25 @@ struct FileChecker {
         too_deep = true;
       }
       if (tok.type == TokenType::Close) --depth;
-      if (c.kind == "defrule" && depth == 0 && tok.type == TokenType::Atom && tok.text == "=>")
+      if (is_rule && depth == 0 && tok.type == TokenType::Atom && std::string_view(tok.text) == "=>"sv)
         in_rhs = true;
       if (tok.type != TokenType::Open || k + 1 >= close || t[k + 1].type != TokenType::Atom) continue;
-      const std::string& head = t[k + 1].text;
-      if (head == "bind" && k + 2 < close && t[k + 2].type == TokenType::Atom &&
+      const std::string_view head = t[k + 1].text;
+      if (head == "bind"sv && k + 2 < close && t[k + 2].type == TokenType::Atom &&
                  t[k + 2].text.rfind("?*", 0) == 0) {
         error(code::kGlobalMutation, t[k + 2].line, c.name,
               "globals are constants in Warden rules; cannot bind " + t[k + 2].text);
-      } else if ((head == "regex-match") && k + 2 < close && t[k + 2].type == TokenType::String) {
+      } else if (head == "regex-match"sv && k + 2 < close && t[k + 2].type == TokenType::String) {
         check_regex(t[k + 2], c.name);
       } else if (is_local_time_function(head) && k + 2 < close) {
         check_time_zone(t[k + 2], c.name);
       } else if (is_data_function(head) && k + 2 < close) {
-        note_data_reference(head, t[k + 2], c.name);
-      } else if (head == "pattern-hit" && c.kind == "defrule" && !in_rhs) {
+        note_data_reference(t[k + 1].text, t[k + 2], c.name);
+      } else if (head == "pattern-hit"sv && is_rule && !in_rhs) {
         // Any depth: a pattern under not/or/and/exists/forall/logical must be indexed too,
         // or `(not (pattern-hit …))` would always hold and `(or (pattern-hit …) …)` never.
         collect_pattern(t, k, c);
-      } else if (head == "assert") {
+      } else if (head == "assert"sv) {
         check_asserted_rule_names(t, k, c);
       }
     }
@@ -915,7 +919,7 @@ struct FileChecker {
                 std::to_string(it->second.second));
   }
 
-  static bool is_local_time_function(const std::string& name) {
+  static bool is_local_time_function(std::string_view name) {
     return name == "local-weekday" || name == "local-hour" || name == "local-minute" || name == "local-date";
   }
 
@@ -929,7 +933,7 @@ struct FileChecker {
     if (!why.empty()) error(code::kTimeZone, zone.line, rule, why);
   }
 
-  static bool is_data_function(const std::string& name) { return name == "data-member" || name == "data-value"; }
+  static bool is_data_function(std::string_view name) { return name == "data-member" || name == "data-value"; }
 
   // A constant set name (a string, or a symbol that is not a variable): Policy::compile
   // checks it against the data files, so a misspelt name cannot make a rule that never fires.
@@ -945,10 +949,16 @@ struct FileChecker {
   }
 
   void check_regex(const Token& pattern, const std::string& rule) {
-    RE2::Options options;
-    options.set_log_errors(false);
-    RE2 re(pattern.text, options);
-    if (!re.ok()) error(code::kBadRegex, pattern.line, rule, "regex does not compile: " + re.error());
+    // A pack repeats its regexes (the same constant in several rules): each is compiled once
+    // per check, its verdict ("" when it compiles) reused at every place it is written.
+    auto [verdict, fresh] = regex_verdicts->try_emplace(pattern.text);
+    if (fresh) {
+      RE2::Options options;
+      options.set_log_errors(false);
+      RE2 re(pattern.text, options);
+      if (!re.ok()) verdict->second = "regex does not compile: " + re.error();
+    }
+    if (!verdict->second.empty()) error(code::kBadRegex, pattern.line, rule, verdict->second);
   }
 
   // Index of the ')' closing the '(' at `open` (t.size() if unbalanced).
@@ -1140,10 +1150,16 @@ CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostic
   std::set<std::string, std::less<>> deffunctions;
   std::map<std::size_t, Nesting> nesting;
   std::size_t suggestions_left = 1000;
-  for (const auto& source : sources) {
-    std::vector<Token> tokens;
-    TokenError error;
-    if (!tokenize(source.text, &tokens, &error)) continue;  // reported by the checker
+  std::unordered_map<std::string, std::string> regex_verdicts;
+  // Each file is tokenized once, here: the checker below reads the same tokens.
+  std::vector<std::vector<Token>> file_tokens(sources.size());
+  std::vector<TokenError> file_errors(sources.size());
+  std::vector<char> tokenized(sources.size(), 0);
+  for (std::size_t f = 0; f < sources.size(); ++f) {
+    const auto& source = sources[f];
+    std::vector<Token>& tokens = file_tokens[f];
+    tokenized[f] = tokenize(source.text, &tokens, &file_errors[f]);
+    if (!tokenized[f]) continue;  // reported by the checker
     int depth = 0;
     for (std::size_t k = 0; k + 2 < tokens.size(); ++k) {
       if (tokens[k].type == TokenType::Open && depth++ == 0 && tokens[k + 1].type == TokenType::Atom &&
@@ -1152,11 +1168,12 @@ CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostic
       if (tokens[k].type == TokenType::Close) --depth;
     }
   }
-  for (const auto& source : sources) {
-    FileChecker checker{source,   diagnostics, &out, &rule_names, &function_names, &deffunctions, &nesting,
-                        &suggestions_left, {}, {}, {}};
+  for (std::size_t f = 0; f < sources.size(); ++f) {
+    FileChecker checker{sources[f], diagnostics,       &out,           &rule_names, &function_names, &deffunctions,
+                        &nesting,   &suggestions_left, &regex_verdicts, {},          {},              {}};
     checker.starts_ = checker.line_starts();
-    checker.run();
+    checker.run(tokenized[f] ? &file_tokens[f] : nullptr, file_errors[f]);
+    std::vector<Token>().swap(file_tokens[f]);  // done with this file
   }
   check_nesting(nesting, &out, diagnostics);
   return out;

@@ -1,7 +1,8 @@
 // The sandbox tables (see sandbox.h). The built-in names CLIPS defines are read once from a
-// scratch environment, so the check matches the linked CLIPS build exactly.
+// fresh environment, so the check matches the linked CLIPS build exactly.
 #include "engine/sandbox.h"
 
+#include <mutex>
 #include <set>
 #include <string>
 
@@ -85,17 +86,38 @@ bool keep_enabled(std::string_view name) {
   return false;
 }
 
+namespace {
+
+// CLIPS's own function names, read from the first fresh environment: one note_builtins() is
+// given, or else a scratch environment made for it.
+std::mutex builtins_mutex;
+const NameSet* builtins = nullptr;  // set once, never freed
+
+NameSet function_names(void* env) {
+  NameSet s;
+  for (FunctionDefinition* f = GetFunctionList(env); f; f = f->next) s.insert(ValueToString(f->callFunctionName));
+  return s;
+}
+
+}  // namespace
+
+void note_builtins(void* fresh_env) {
+  std::lock_guard<std::mutex> lock(builtins_mutex);
+  if (!builtins) builtins = new NameSet(function_names(fresh_env));
+}
+
 bool is_clips_builtin(std::string_view name) {
-  static const NameSet names = [] {
-    NameSet s;
-    void* env = CreateEnvironment();
-    if (!env) return s;
-    for (FunctionDefinition* f = GetFunctionList(env); f; f = f->next)
-      s.insert(ValueToString(f->callFunctionName));
-    DestroyEnvironment(env);
-    return s;
-  }();
-  return names.count(name) > 0;
+  const NameSet* names;
+  {
+    std::lock_guard<std::mutex> lock(builtins_mutex);
+    if (!builtins) {
+      void* env = CreateEnvironment();
+      builtins = new NameSet(env ? function_names(env) : NameSet());
+      if (env) DestroyEnvironment(env);
+    }
+    names = builtins;
+  }
+  return names->count(name) > 0;
 }
 
 bool may_assert(std::string_view template_name) {

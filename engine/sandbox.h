@@ -28,6 +28,9 @@ bool may_call(std::string_view name);
 bool keep_enabled(std::string_view name);
 // True if this CLIPS build defines a function called `name` (allowed or not).
 bool is_clips_builtin(std::string_view name);
+// Hands is_clips_builtin the functions of an environment just created (nothing registered or
+// disabled in it yet), which spares it making a scratch environment of its own.
+void note_builtins(void* fresh_env);
 // Templates a rule may assert: decision and rewrite. Everything else is the engine's input.
 bool may_assert(std::string_view template_name);
 

@@ -91,6 +91,32 @@ TEST_CASE("duplicate rule names across files are reported with both places", "[l
   CHECK(d->message.find("a.clp:1") != std::string::npos);
 }
 
+TEST_CASE("duplicates far apart in a large file are each reported at their own line", "[loader]") {
+  // 2000 rules of 4 lines each: rule 3 is defined again as rule 1990, function f-7 again at
+  // the end; every other name is unique. Each duplicate names the first definition's line.
+  std::string text = "(deffunction f-7 (?x) ?x)\n";
+  auto rule = [](const std::string& name) {
+    return "(defrule " + name + "\n  (proposal (id ?id))\n  =>\n  (assert (decision (proposal ?id) (rule " + name +
+           "))))\n";
+  };
+  for (int i = 0; i < 2000; ++i) text += rule(i == 1990 ? "r-3" : "r-" + std::to_string(i));
+  text += "(deffunction f-7 (?y) ?y)\n";
+  auto loaded = compile_text(text);
+  CHECK_FALSE(loaded.policy);
+  std::vector<const Diagnostic*> rules, functions;
+  for (const auto& d : loaded.diagnostics) {
+    if (d.code == code::kDuplicateRule) rules.push_back(&d);
+    if (d.code == code::kDuplicateFunction) functions.push_back(&d);
+  }
+  REQUIRE(rules.size() == 1);
+  CHECK(rules[0]->line == 2 + 4 * 1990);
+  CHECK(rules[0]->rule == "r-3");
+  CHECK(rules[0]->message.find("t.clp:" + std::to_string(2 + 4 * 3)) != std::string::npos);
+  REQUIRE(functions.size() == 1);
+  CHECK(functions[0]->line == 2 + 4 * 2000);
+  CHECK(functions[0]->message.find("t.clp:1") != std::string::npos);
+}
+
 TEST_CASE("binding a global at run time is E_GLOBAL_MUTATION", "[loader]") {
   auto loaded = compile_text("(defglobal ?*n* = 0)\n(defrule a (proposal (id ?id))\n =>\n (bind ?*n* (+ ?*n* 1)))\n");
   CHECK_FALSE(loaded.policy);

@@ -110,6 +110,35 @@ TEST_CASE("the pattern index refuses a pattern it cannot parse, naming every rul
   CHECK(diagnostics[1].line == 9);
 }
 
+TEST_CASE("a regex that does not parse is left out of its group's set, the others hit as themselves", "[patterns][failclosed]") {
+  // The group's patterns are parsed into the set they are compiled in: a failed one must not
+  // shift the patterns after it (each hit names its own pattern).
+  std::vector<IndexedPattern> patterns;
+  for (int i = 0; i < 12; ++i) {
+    const std::string p = i % 4 == 1 ? "bad(" + std::to_string(i) : "tok" + std::to_string(i) + "\\b";
+    patterns.push_back({"payload.command", "regex", p, "t.clp", 10 * i + 1, "r" + std::to_string(i)});
+  }
+  Diagnostics diagnostics;
+  PatternIndex index(patterns, &diagnostics);
+  REQUIRE(diagnostics.size() == 3);
+  for (std::size_t k = 0; k < 3; ++k) {
+    CHECK(diagnostics[k].code == "E_BAD_REGEX");
+    CHECK(diagnostics[k].line == static_cast<long>(10 * (4 * k + 1) + 1));
+    CHECK(diagnostics[k].rule == "r" + std::to_string(4 * k + 1));
+  }
+  for (int i = 0; i < 12; ++i) {
+    std::vector<std::string> hits;
+    REQUIRE(index.match_value("payload.command", "run tok" + std::to_string(i) + " now",
+                              [&](const PatternIndex::Hit& h) { hits.emplace_back(h.pattern); }));
+    if (i % 4 == 1) {
+      CHECK(hits.empty());
+    } else {
+      REQUIRE(hits.size() == 1);
+      CHECK(hits[0] == patterns[static_cast<std::size_t>(i)].pattern);
+    }
+  }
+}
+
 TEST_CASE("a value that is not UTF-8 fails a regex or glob matcher instead of missing", "[patterns][failclosed]") {
   Diagnostics diagnostics;
   PatternIndex index({{"", "regex", "rm\\s", "t.clp", 1, "r"},
