@@ -14,7 +14,7 @@
 #include "bindings/secrets.h"
 #include "bindings/text.h"
 #include "bindings/urls.h"
-#include "engine/clips.h"  // last: CLIPS defines macros
+#include "bindings/clips.h"  // last: CLIPS defines macros
 
 namespace warden {
 namespace {

@@ -3,7 +3,7 @@
 #include "engine/json_writer.h"
 #include "server/protocol.h"
 // Last: the CLIPS headers define macros that clash with RapidJSON's names.
-#include "engine/clips.h"
+#include "bindings/clips.h"
 
 #ifndef WARDEN_VERSION
 #error "WARDEN_VERSION is defined by cli/CMakeLists.txt"

@@ -16,7 +16,7 @@
 #include "engine/sandbox.h"
 #include "engine/source_layout.h"
 #include "engine/templates.h"
-#include "engine/clips.h"  // last: CLIPS defines macros
+#include "bindings/clips.h"  // last: CLIPS defines macros
 
 namespace warden {
 namespace {

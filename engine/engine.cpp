@@ -17,7 +17,7 @@
 #include "engine/policy_impl.h"
 #include "engine/proposal_reader.h"
 #include "engine/rule_inputs.h"
-#include "engine/clips.h"  // last: CLIPS defines macros
+#include "bindings/clips.h"  // last: CLIPS defines macros
 
 namespace warden {
 

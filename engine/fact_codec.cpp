@@ -9,7 +9,7 @@
 #include "bindings/paths.h"
 #include "bindings/shell_parser.h"
 #include "bindings/urls.h"
-#include "engine/clips.h"  // last: CLIPS defines macros
+#include "bindings/clips.h"  // last: CLIPS defines macros
 #include "engine/clips_env.h"
 #include "engine/json_writer.h"
 #include "engine/overlay.h"

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "engine/clips.h"  // last: CLIPS defines macros
+#include "bindings/clips.h"  // last: CLIPS defines macros
 
 namespace warden {
 

@@ -18,7 +18,7 @@
 #include "engine/path_classes.h"
 #include "engine/policy_impl.h"
 #include "engine/toml_document.h"
-#include "engine/clips.h"  // last: CLIPS defines macros
+#include "bindings/clips.h"  // last: CLIPS defines macros
 
 namespace warden {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "bindings/clips_functions.h"
-#include "engine/clips.h"  // last: CLIPS defines macros
+#include "bindings/clips.h"  // last: CLIPS defines macros
 
 namespace warden::sandbox {
 namespace {

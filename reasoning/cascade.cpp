@@ -34,7 +34,7 @@ double cost_of(const Answer& answer, const ProviderConfig& config) {
   return cost > 0 ? cost : 0;
 }
 
-bool selector_matches(const SelectorRule& rule, const pipeline::Signal& signal) {
+bool selector_matches(const SelectorRule& rule, const Signal& signal) {
   if (!rule.sensor.empty() && rule.sensor != signal.sensor) return false;
   if (rule.min_chars > 0 && utf8_chars(signal.text) < rule.min_chars) return false;
   if (!rule.text_regex.empty()) {
@@ -136,7 +136,7 @@ void Cascade::prune(TimePoint now) {
   }
 }
 
-CascadeResult Cascade::ask(Request request, const pipeline::Signal& signal) {
+CascadeResult Cascade::ask(Request request, const Signal& signal) {
   CascadeResult result;
   if (providers_.empty()) {
     result.status = CascadeResult::Status::NoProviders;

@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pipeline/signal.h"
+#include "reasoning/signal.h"
 #include "reasoning/config.h"
 #include "reasoning/provider.h"
 
@@ -36,7 +36,7 @@ class Cascade {
   // normalized_action). clock/sleep: injectable for tests (defaults: steady_clock, sleep_for).
   Cascade(std::vector<std::unique_ptr<Provider>> providers, ReasoningConfig config,
           std::function<std::string(const Answer&)> normalize, Clock clock = {}, Sleep sleep = {});
-  CascadeResult ask(Request request, const pipeline::Signal& signal);
+  CascadeResult ask(Request request, const Signal& signal);
   // Current order (names), cooled-off providers last: for status and tests.
   std::vector<std::string> order() const;
   // The spending of a session (key: principal + '\x1f' + session) and the current level of

@@ -38,7 +38,7 @@ const char* kOutputInstructions =
     "Every action is checked by a security policy before it runs; a refused action is not run.";
 
 // The text of the newest perception as the model reads it.
-std::string perception_text(const pipeline::Signal& signal) {
+std::string perception_text(const Signal& signal) {
   auto about = [&]() {
     std::string s;
     if (!signal.tool.empty()) s += signal.tool;
@@ -255,7 +255,7 @@ void write_sorted(const Value& v, std::string& out) {
 
 }  // namespace
 
-Request build_request(const pipeline::Signal& signal, const Catalog& catalog,
+Request build_request(const Signal& signal, const Catalog& catalog,
                       const std::vector<Message>& conversation, const std::vector<Rejection>& trace,
                       const std::vector<std::string>& hints) {
   Request request;

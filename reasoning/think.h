@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/signal.h"
+#include "reasoning/signal.h"
 #include "reasoning/provider.h"
 
 namespace warden::reasoning {
@@ -28,7 +28,7 @@ struct Rejection {
 
 // conversation: the earlier turns of this run (the user's input, the model's proposals,
 // the tool results fed back), oldest first; the signal is the newest perception.
-Request build_request(const pipeline::Signal& signal, const Catalog& catalog,
+Request build_request(const Signal& signal, const Catalog& catalog,
                       const std::vector<Message>& conversation,
                       const std::vector<Rejection>& trace, const std::vector<std::string>& hints);
 

@@ -9,7 +9,7 @@
 #include "engine/clips_env.h"
 #include "engine/policy_impl.h"
 #include "tests/engine/engine_test_util.h"
-#include "engine/clips.h"  // last: CLIPS defines macros
+#include "bindings/clips.h"  // last: CLIPS defines macros
 
 using namespace warden;
 using warden::test::must_compile;

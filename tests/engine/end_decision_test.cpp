@@ -13,7 +13,7 @@
 #include "engine/rule_files.h"
 #include "tests/build_paths.h"
 #include "tests/engine/engine_test_util.h"
-#include "engine/clips.h"  // last: CLIPS defines macros
+#include "bindings/clips.h"  // last: CLIPS defines macros
 
 using warden::test::decide_ok;
 using warden::test::must_compile;

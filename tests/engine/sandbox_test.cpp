@@ -10,7 +10,7 @@
 #include "engine/clips_env.h"
 #include "engine/sandbox.h"
 #include "tests/engine/engine_test_util.h"
-#include "engine/clips.h"  // last: CLIPS defines macros
+#include "bindings/clips.h"  // last: CLIPS defines macros
 
 using namespace warden;
 using warden::test::compile_text;

@@ -14,7 +14,7 @@
 
 using namespace warden::reasoning;
 using namespace warden::reasoning::testing;
-using warden::pipeline::Signal;
+using warden::reasoning::Signal;
 using warden::testing::HttpFake;
 using warden::testing::HttpReply;
 using Status = CascadeResult::Status;

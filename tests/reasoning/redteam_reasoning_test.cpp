@@ -165,7 +165,7 @@ TEST_CASE("redteam: negative token usage does not refund the session's budget",
   std::vector<std::unique_ptr<Provider>> one;
   one.push_back(std::make_unique<FixedProvider>("honest", honest));
   Cascade honest_cascade(std::move(one), config, {});
-  warden::pipeline::Signal signal;
+  warden::reasoning::Signal signal;
   signal.principal = "p";
   signal.session = "s";
   signal.sensor = "user-input";
@@ -264,7 +264,7 @@ TEST_CASE("redteam held: a 429 forever ends after max_retries_429", "[reasoning]
   providers.push_back(std::move(fixed));
   Cascade cascade(std::move(providers), ReasoningConfig{}, {}, {},
                   [](std::chrono::milliseconds) {});
-  warden::pipeline::Signal signal;
+  warden::reasoning::Signal signal;
   signal.sensor = "user-input";
   CascadeResult r = cascade.ask(Request{}, signal);
   CHECK(r.status == CascadeResult::Status::AllFailed);
@@ -334,7 +334,7 @@ TEST_CASE("redteam: concurrent asks of one session cannot spend past its budget 
   std::vector<std::unique_ptr<Provider>> providers;
   providers.push_back(std::move(gathering));
   Cascade cascade(std::move(providers), config, {});
-  warden::pipeline::Signal signal;
+  warden::reasoning::Signal signal;
   signal.principal = "p";
   signal.session = "s";
   signal.sensor = "user-input";

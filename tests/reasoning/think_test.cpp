@@ -8,7 +8,7 @@
 
 using namespace warden::reasoning;
 using namespace warden::reasoning::testing;
-using warden::pipeline::Signal;
+using warden::reasoning::Signal;
 
 namespace {
 
