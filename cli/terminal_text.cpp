@@ -74,6 +74,19 @@ std::string json_for_terminal(std::string_view json) {
   std::string out;
   out.reserve(json.size());
   for (std::size_t i = 0; i < json.size();) {
+    // A run of printable ASCII (and JSON's whitespace), the bulk of any JSON text, is copied
+    // as it is in one go.
+    std::size_t plain = i;
+    while (plain < json.size()) {
+      const auto c = static_cast<unsigned char>(json[plain]);
+      if ((c < 0x20 && c != '\n' && c != '\r' && c != '\t') || c >= 0x7F) break;
+      ++plain;
+    }
+    if (plain > i) {
+      out.append(json.data() + i, plain - i);
+      i = plain;
+      continue;
+    }
     const std::size_t n = text::utf8_sequence_length(json, i);
     if (n == 0) {  // not UTF-8 (not valid JSON text either): never a raw byte on the terminal
       out += "\\ufffd";

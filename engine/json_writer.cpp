@@ -9,6 +9,18 @@ namespace warden {
 void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
   for (std::size_t i = 0; i < s.size();) {
+    // A run of ASCII that needs no escape is copied in one go.
+    std::size_t plain = i;
+    while (plain < s.size()) {
+      const auto b = static_cast<unsigned char>(s[plain]);
+      if (b < 0x20 || b >= 0x80 || b == '"' || b == '\\') break;
+      ++plain;
+    }
+    if (plain > i) {
+      out.append(s.data() + i, plain - i);
+      i = plain;
+      continue;
+    }
     unsigned char c = static_cast<unsigned char>(s[i]);
     switch (c) {
       case '"': out += "\\\""; ++i; continue;
