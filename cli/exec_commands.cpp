@@ -31,6 +31,7 @@
 #include "engine/engine.h"
 #include "engine/rule_files.h"
 #include "protocol/message.h"
+#include "protocol/reply.h"
 #include "server/errors.h"
 #include "server/exec_envelopes.h"
 #include "server/exec_wire.h"
@@ -118,22 +119,21 @@ int exec_plan_from_daemon(const ExecArgs& a, ExecPlanned* plan) {
   if (!client.send_message(protocol::make_request("exec", "envelope", fields), &error)) {
     return exec_refuse(code::kExecUnknown, "the daemon at " + flags.addr + ": " + error);
   }
-  std::string reply;
-  if (client.read_message(&reply, std::chrono::milliseconds(flags.timeout_ms)) !=
-      protocol::Client::ReadStatus::Ok) {
-    return exec_refuse(code::kExecUnknown, "no reply from the daemon at " + flags.addr);
+  protocol::Message reply;
+  const auto timeout = std::chrono::milliseconds(flags.timeout_ms);
+  switch (protocol::read_reply(client, [&] { return timeout; }, {}, &reply)) {
+    case protocol::ReplyStatus::Ok:
+      break;
+    case protocol::ReplyStatus::Malformed:
+      return exec_refuse(code::kExecUnknown, "the daemon's reply is not a response");
+    case protocol::ReplyStatus::Timeout:
+    case protocol::ReplyStatus::Closed:
+      return exec_refuse(code::kExecUnknown, "no reply from the daemon at " + flags.addr);
   }
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseValidateEncodingFlag>(reply.data(), reply.size());
-  const rapidjson::Value* payload = doc.IsObject() ? protocol::find_member(doc, "payload") : nullptr;
-  if (!payload || !payload->IsObject()) {
-    return exec_refuse(code::kExecUnknown, "the daemon's reply is not a response");
-  }
-  const rapidjson::Value* ok = protocol::find_member(*payload, "ok");
-  if (!ok || !ok->IsBool() || !ok->GetBool()) {
-    const rapidjson::Value* e = protocol::find_member(*payload, "error");
-    std::string c_code = e ? string_member(*e, "code") : "";
-    std::string message = e ? string_member(*e, "message") : "";
+  const rapidjson::Value* payload = &reply.payload();
+  if (!reply.ok()) {
+    const std::string c_code = reply.error_code();
+    const std::string message = reply.error_message();
     return exec_refuse(c_code.rfind("E_", 0) == 0 ? c_code : code::kExecUnknown,
                        message.empty() ? "the daemon refused" : message);
   }

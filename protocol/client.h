@@ -1,8 +1,8 @@
 // A blocking client for the daemon protocol: connect (TCP, TLS or a Unix socket), read the
-// handshake, authenticate, send framed requests and read framed replies with timeouts. With
-// TLS the server certificate is verified (CA file and host name, optionally a SHA-256 pin)
-// before anything, the token included, is sent. Used by `warden decide` and `warden status`,
-// the server tests and the load generator's setup. One thread per Client.
+// handshake, authenticate, send framed requests and read framed replies (read_reply in
+// protocol/reply.h) with timeouts. With TLS the server certificate is verified (CA file and
+// host name, optionally a SHA-256 pin) before anything, the token included, is sent. Used by
+// every `warden` client command, the agents' decider, the tests and the bench. One thread each.
 #pragma once
 
 #include <chrono>

@@ -1,6 +1,6 @@
 // Framing of the daemon protocol (SPEC §5): 6 ASCII hex digits giving the payload length in
 // bytes, then exactly that many bytes of payload. FrameDecoder is an incremental parser fed
-// by a session's reads; encode_frame builds outgoing frames. Not thread-safe: one per session.
+// by a connection's reads; encode_frame builds frames. Not thread-safe: one per connection.
 #pragma once
 
 #include <array>

@@ -1,5 +1,5 @@
-// Small JSON text helpers for the daemon: escaping strings into hand-built messages and a
-// nesting-depth check run before RapidJSON builds a DOM. Pure functions: thread-safe.
+// JSON text helpers for the daemon and its clients: escaping strings into hand-built messages
+// and a nesting-depth check run before RapidJSON builds a DOM. Pure functions: thread-safe.
 #pragma once
 
 #include <cstddef>
