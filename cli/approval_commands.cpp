@@ -40,17 +40,12 @@ int exit_for_error(const std::string& code) {
 }
 
 // Prints the error of a reply that is not ok to stderr; returns its exit status.
-int print_error(const rapidjson::Value& p) {
-  const rapidjson::Value& e = p.HasMember("error") && p["error"].IsObject() ? p["error"] : p;
-  std::string code = string_member(e, "code");
+int print_error(const protocol::Message& reply) {
+  std::string code = reply.error_code();
   if (code.empty()) code = "E_INTERNAL";
   std::fprintf(stderr, "warden: %s: %s\n", printable(code).c_str(),
-               printable(string_member(e, "message")).c_str());
+               printable(reply.error_message()).c_str());
   return exit_for_error(code);
-}
-
-bool is_ok(const rapidjson::Value& p) {
-  return p.HasMember("ok") && p["ok"].IsBool() && p["ok"].GetBool();
 }
 
 // Sends one request and reads its response into *reply; false (printed, *exit_code set) when
@@ -127,8 +122,8 @@ void watch(Client& client, const PendingQuery& q, const ClientFlags& flags, bool
     const std::string type = message.type();
     if (type == "response") {
       // A watch is answered with events only; a response is the daemon refusing it.
-      if (!is_ok(p)) {
-        *exit_code = print_error(p);
+      if (!message.ok()) {
+        *exit_code = print_error(message);
         return;
       }
       continue;
@@ -161,8 +156,8 @@ bool pending_pages(Client& client, const ClientFlags& flags, PendingQuery q, std
     protocol::Message reply;
     if (!call(client, flags, "pending", pending_fields(q), &reply, exit_code)) return false;
     const rapidjson::Value& p = reply.payload();
-    if (!is_ok(p)) {
-      *exit_code = print_error(p);
+    if (!reply.ok()) {
+      *exit_code = print_error(reply);
       return false;
     }
     if (p.HasMember("approvals") && p["approvals"].IsArray()) {
@@ -383,8 +378,8 @@ void register_approve(CLI::App& app, int* exit_code) {
       protocol::Message shown;
       if (!call(client, a->client, "pending", show_fields(a->id), &shown, exit_code)) return;
       const rapidjson::Value& p = shown.payload();
-      if (!is_ok(p) && p.HasMember("error")) {
-        *exit_code = print_error(p);
+      if (!shown.ok() && p.HasMember("error")) {
+        *exit_code = print_error(shown);
         return;
       }
       if (!p.HasMember("approvals") || !p["approvals"].IsArray() || p["approvals"].Size() != 1) {
@@ -415,8 +410,8 @@ void register_approve(CLI::App& app, int* exit_code) {
               exit_code))
       return;
     const rapidjson::Value& p = reply.payload();
-    if (!is_ok(p) && p.HasMember("error")) {
-      *exit_code = print_error(p);
+    if (!reply.ok() && p.HasMember("error")) {
+      *exit_code = print_error(reply);
       return;
     }
     const std::string status = string_member(p, "status");
@@ -466,8 +461,8 @@ void register_deny(CLI::App& app, int* exit_code) {
     protocol::Message reply;
     if (!call(client, a->client, "deny", deny_fields(which, a->note), &reply, exit_code)) return;
     const rapidjson::Value& p = reply.payload();
-    if (!is_ok(p) && p.HasMember("error")) {
-      *exit_code = print_error(p);
+    if (!reply.ok() && p.HasMember("error")) {
+      *exit_code = print_error(reply);
       return;
     }
     if (a->format == "json") {
