@@ -15,7 +15,7 @@
 
 #include "agents/hook_shell.h"
 #include "agents/json_strict.h"
-#include "server/protocol.h"
+#include "protocol/message.h"
 
 namespace warden::agents {
 
@@ -213,7 +213,7 @@ bool read_codex_shell_call(const std::string& transcript_path, std::string_view 
       return codex_call_failed(error, kCodexCallMismatch,
                   "Codex's transcript holds two different calls with id " + std::string(call_id));
     }
-    found = server::to_json_text(*item);
+    found = protocol::to_json_text(*item);
     name = this_name;
     arguments = this_args;
     if (a == item->MemberEnd() || !a->value.IsString()) {
@@ -302,7 +302,7 @@ bool apply_codex_shell_call(const HookCall& call, const CodexShellCall& real,
       e->value = str(*real.justification);
     }
   }
-  *proposal_json = server::to_json_text(doc);
+  *proposal_json = protocol::to_json_text(doc);
   return true;
 }
 

@@ -15,9 +15,9 @@
 
 #include "engine/engine.h"
 #include "engine/rule_files.h"
-#include "server/client.h"
-#include "server/config.h"
-#include "server/protocol.h"
+#include "protocol/client.h"
+#include "protocol/message.h"
+#include "protocol/reply.h"
 
 namespace warden::agents {
 
@@ -51,7 +51,7 @@ Verdict failure(std::string code, std::string message) {
 Verdict verdict_from_json(const rapidjson::Value& d) {
   if (!d.IsObject()) return failure(kBadReply, "the decision is not a JSON object");
   auto str = [&](const rapidjson::Value& v, const char* key) -> std::optional<std::string> {
-    const rapidjson::Value* m = server::find_member(v, key);
+    const rapidjson::Value* m = protocol::find_member(v, key);
     if (!m || !m->IsString()) return std::nullopt;
     return std::string(m->GetString(), m->GetStringLength());
   };
@@ -63,7 +63,7 @@ Verdict verdict_from_json(const rapidjson::Value& d) {
   v.outcome = *outcome;
   v.reason = str(d, "reason").value_or("");
   v.decision_id = str(d, "decision_id").value_or("");
-  if (const auto* rules = server::find_member(d, "rules"); rules && rules->IsArray()) {
+  if (const auto* rules = protocol::find_member(d, "rules"); rules && rules->IsArray()) {
     for (const auto& r : rules->GetArray()) {
       auto mode = str(r, "mode");
       auto name = str(r, "rule");
@@ -72,19 +72,19 @@ Verdict verdict_from_json(const rapidjson::Value& d) {
       if (parse_outcome(*o) == v.outcome) v.rules.push_back(*name);
     }
   }
-  if (const auto* rewrites = server::find_member(d, "rewrites"); rewrites && rewrites->IsArray()) {
+  if (const auto* rewrites = protocol::find_member(d, "rewrites"); rewrites && rewrites->IsArray()) {
     for (const auto& w : rewrites->GetArray()) {
-      const auto* applied = server::find_member(w, "applied");
+      const auto* applied = protocol::find_member(w, "applied");
       if (str(w, "mode").value_or("enforce") == "enforce" && applied && applied->IsBool() &&
           applied->GetBool()) {
         v.rewritten = true;
       }
     }
   }
-  if (const auto* action = server::find_member(d, "action"); action && action->IsObject()) {
-    v.action_json = server::to_json_text(*action);
+  if (const auto* action = protocol::find_member(d, "action"); action && action->IsObject()) {
+    v.action_json = protocol::to_json_text(*action);
   }
-  v.decision_json = server::to_json_text(d);
+  v.decision_json = protocol::to_json_text(d);
   return v;
 }
 
@@ -139,13 +139,6 @@ class InProcessDecider final : public Decider {
 // ---- daemon ---------------------------------------------------------------
 
 std::string resolve_daemon_address(const DeciderConfig& config);
-
-// The daemon's default Unix socket: STATE_DIR/warden.sock, STATE_DIR as the daemon derives it.
-std::string default_socket_path() {
-  server::Config c;
-  if (!server::resolve_state_paths(&c).empty()) return "";
-  return (std::filesystem::path(c.state_dir) / "warden.sock").string();
-}
 
 class DaemonDecider final : public Decider {
  public:
@@ -237,14 +230,7 @@ class DaemonDecider final : public Decider {
       *v = lost(deadline, error);
       return false;
     }
-    rapidjson::Document hs;
-    hs.Parse(client_.handshake().c_str(), client_.handshake().size());
-    const rapidjson::Value* p = hs.IsObject() ? server::find_member(hs, "payload") : nullptr;
-    const rapidjson::Value* auth = p ? server::find_member(*p, "auth") : nullptr;
-    const bool auth_required = !(auth && auth->IsString() && std::string_view(auth->GetString()) == "none");
-    const rapidjson::Value* frame = p ? server::find_member(*p, "max_frame_bytes") : nullptr;
-    max_frame_bytes_ = frame && frame->IsUint64() ? frame->GetUint64() : 0;
-    if (auth_required) {
+    if (client_.auth_required()) {
       if (token_.empty()) {
         client_.close();
         *v = failure(kConfig, "the daemon at " + address_ +
@@ -271,14 +257,11 @@ class DaemonDecider final : public Decider {
   Verdict decide_once_or_twice(std::string_view proposal_json) {
     const auto deadline = Clock::now() + config_.budget + std::chrono::seconds(std::max(0, config_.wait_s));
     if (!config_error_.empty()) return failure(kConfig, config_error_);
-    // The proposal goes out as its own re-serialized JSON (one line, valid UTF-8).
     rapidjson::Document proposal;
     proposal.Parse<rapidjson::kParseValidateEncodingFlag>(proposal_json.data(), proposal_json.size());
     if (proposal.HasParseError() || !proposal.IsObject()) {
       return failure("E_INPUT_JSON", "the proposal is not a JSON object");
     }
-    std::string fields = "\"proposal\":" + server::to_json_text(proposal);
-    if (config_.wait_s > 0) fields += ",\"wait_s\":" + std::to_string(config_.wait_s);
     for (int attempt = 0;; ++attempt) {
       if (connected_ && stale()) {
         client_.close();
@@ -288,61 +271,48 @@ class DaemonDecider final : public Decider {
       Verdict v;
       if (!connected_ && !open(deadline, &v)) return v;
       const std::string id = std::to_string(++next_id_);
-      const std::string request = server::make_request(id, "decide", fields);
-      if (max_frame_bytes_ && request.size() > max_frame_bytes_) {
+      const std::string request = protocol::decide_request(id, proposal, false, config_.wait_s);
+      if (const std::uint64_t limit = client_.max_frame_bytes(); limit && request.size() > limit) {
         return failure("E_INPUT_TOO_LARGE", "the proposal (" + std::to_string(request.size()) +
                                                 " bytes) is over the daemon's frame limit of " +
-                                                std::to_string(max_frame_bytes_) + " bytes");
+                                                std::to_string(limit) + " bytes");
       }
       std::string error;
-      std::string payload;
-      Client::ReadStatus status = Client::ReadStatus::Closed;
+      protocol::Message reply;
+      protocol::ReplyStatus status = protocol::ReplyStatus::Closed;
       if (client_.send_message(request, &error)) {
-        status = client_.read_message(&payload, left(deadline));
-        // With wait_s the daemon first names the approval it waits for (an event), then
-        // answers once a person did or the wait ran out (a reply still pending carries the
-        // approval again): the event is passed over.
-        while (status == Client::ReadStatus::Ok && is_event(payload, id)) {
-          status = client_.read_message(&payload, left(deadline));
-        }
+        // With wait_s the daemon first names the approval it waits for (an event, handed to
+        // on_pending), then answers once a person did or the wait ran out (a reply still
+        // pending carries the approval again).
+        status = protocol::read_reply(
+            client_, [&] { return left(deadline); },
+            [&](const protocol::Message& event) { on_event(event, id); }, &reply);
       }
-      if (status == Client::ReadStatus::Ok) return parse_reply(payload, id);
+      if (status == protocol::ReplyStatus::Ok) return verdict_of_reply(reply, id);
+      if (status == protocol::ReplyStatus::Malformed) return malformed_reply();
       // A kept connection may have been closed by the daemon (idle timeout, reload): once
       // more on a fresh one, within the same budget.
-      if (reused && attempt == 0 && status != Client::ReadStatus::Timeout &&
+      if (reused && attempt == 0 && status != protocol::ReplyStatus::Timeout &&
           Clock::now() < deadline) {
         client_.close();
         connected_ = false;
         continue;
       }
-      return lost(deadline, status == Client::ReadStatus::Timeout ? "no reply"
-                            : error.empty()                      ? "connection lost"
-                                                                 : error);
+      return lost(deadline, status == protocol::ReplyStatus::Timeout ? "no reply"
+                            : error.empty()                          ? "connection lost"
+                                                                     : error);
     }
   }
 
-  // {"type":"event","id":ID,…}: a message on the way to the reply of request ID (with
-  // wait_s: the pending approval, handed to on_pending).
-  bool is_event(const std::string& payload, const std::string& id) {
-    rapidjson::Document message;
-    message.Parse<rapidjson::kParseValidateEncodingFlag>(payload.c_str(), payload.size());
-    if (message.HasParseError() || !message.IsObject()) return false;
-    const rapidjson::Value* type = server::find_member(message, "type");
-    const rapidjson::Value* rid = server::find_member(message, "id");
-    if (!type || !type->IsString() || std::string_view(type->GetString()) != "event" || !rid ||
-        !rid->IsString() || id != rid->GetString()) {
-      return false;
+  // An event on the way to the reply of request `id`: with wait_s, the pending approval.
+  void on_event(const protocol::Message& event, const std::string& id) {
+    const rapidjson::Value* approval = event.waiting_approval();
+    if (event.id() != id || !approval || !config_.on_pending) return;
+    const rapidjson::Value* aid = protocol::find_member(*approval, "id");
+    const rapidjson::Value* token = protocol::find_member(*approval, "token");
+    if (aid && aid->IsString() && token && token->IsString()) {
+      config_.on_pending(aid->GetString(), token->GetString());
     }
-    const rapidjson::Value* p = server::find_member(message, "payload");
-    const rapidjson::Value* approval = p && p->IsObject() ? server::find_member(*p, "approval") : nullptr;
-    if (config_.on_pending && approval && approval->IsObject()) {
-      const rapidjson::Value* aid = server::find_member(*approval, "id");
-      const rapidjson::Value* token = server::find_member(*approval, "token");
-      if (aid && aid->IsString() && token && token->IsString()) {
-        config_.on_pending(aid->GetString(), token->GetString());
-      }
-    }
-    return true;
   }
 
   // A kept connection with something to read before we asked (the daemon's idle-timeout
@@ -352,61 +322,50 @@ class DaemonDecider final : public Decider {
     return client_.fd() < 0 || ::poll(&p, 1, 0) != 0;
   }
 
-  Verdict parse_reply(const std::string& payload, const std::string& id) {
-    rapidjson::Document reply;
-    reply.Parse<rapidjson::kParseValidateEncodingFlag>(payload.c_str(), payload.size());
-    const rapidjson::Value* p = nullptr;
-    const rapidjson::Value* rid = nullptr;
-    if (!reply.HasParseError() && reply.IsObject()) {
-      p = server::find_member(reply, "payload");
-      rid = server::find_member(reply, "id");
-    }
-    if (!p || !p->IsObject() || !rid || !rid->IsString() || id != rid->GetString()) {
-      client_.close();
-      connected_ = false;
+  Verdict malformed_reply() {
+    client_.close();
+    connected_ = false;
+    return failure(kBadReply, "malformed reply from the daemon at " + address_);
+  }
+
+  Verdict verdict_of_reply(const protocol::Message& reply, const std::string& id) {
+    if (reply.id() != id) {
       // Not the reply to this request: the daemon's notice before it closed (a frame over
       // its limit, an idle timeout …) names the cause when there is one.
-      const rapidjson::Value* e = p && p->IsObject() ? server::find_member(*p, "error") : nullptr;
-      const rapidjson::Value* code = e ? server::find_member(*e, "code") : nullptr;
-      const rapidjson::Value* message = e ? server::find_member(*e, "message") : nullptr;
-      if (code && code->IsString()) {
-        return failure(code->GetString(), message && message->IsString() ? message->GetString()
-                                                                         : "the daemon refused the request");
-      }
-      return failure(kBadReply, "malformed reply from the daemon at " + address_);
+      const rapidjson::Value* e = protocol::find_member(reply.payload(), "error");
+      const rapidjson::Value* code = e ? protocol::find_member(*e, "code") : nullptr;
+      if (!code || !code->IsString()) return malformed_reply();
+      client_.close();
+      connected_ = false;
+      const rapidjson::Value* message = protocol::find_member(*e, "message");
+      return failure(code->GetString(), message && message->IsString() ? message->GetString()
+                                                                       : "the daemon refused the request");
     }
-    const rapidjson::Value* ok = server::find_member(*p, "ok");
-    const rapidjson::Value* decision = server::find_member(*p, "decision");
-    if (ok && ok->IsBool() && ok->GetBool() && decision) {
+    const rapidjson::Value* decision = protocol::find_member(reply.payload(), "decision");
+    if (reply.ok() && decision) {
       Verdict v = verdict_from_json(*decision);
-      const rapidjson::Value* approval = server::find_member(*p, "approval");
-      if (v.ok && approval && approval->IsObject()) {
-        auto text = [&](const char* key) {
-          const rapidjson::Value* m = server::find_member(*approval, key);
-          return m && m->IsString() ? std::string(m->GetString(), m->GetStringLength()) : std::string();
-        };
-        v.approval_id = text("id");
-        v.approval_token = text("token");
-        v.approval_status = text("status");
+      if (const rapidjson::Value* approval = reply.waiting_approval(); v.ok && approval) {
+        v.approval_id = protocol::string_member(*approval, "id");
+        v.approval_token = protocol::string_member(*approval, "token");
+        v.approval_status = protocol::string_member(*approval, "status");
       }
       return v;
     }
-    const rapidjson::Value* e = server::find_member(*p, "error");
-    const rapidjson::Value* code = e ? server::find_member(*e, "code") : nullptr;
-    const rapidjson::Value* message = e ? server::find_member(*e, "message") : nullptr;
+    const rapidjson::Value* e = protocol::find_member(reply.payload(), "error");
+    const rapidjson::Value* code = e ? protocol::find_member(*e, "code") : nullptr;
+    const rapidjson::Value* message = e ? protocol::find_member(*e, "message") : nullptr;
     return failure(code && code->IsString() ? code->GetString() : kBadReply,
                    message && message->IsString() ? message->GetString()
                                                   : "the daemon gave no decision");
   }
 
-  using Client = server::Client;
+  using Client = protocol::Client;
   DeciderConfig config_;
   std::string address_;
   std::string token_;
   std::string config_error_;
   Client client_;
   bool connected_ = false;
-  std::uint64_t max_frame_bytes_ = 0;  // from the handshake; 0: unknown
   unsigned long next_id_ = 0;
 };
 
@@ -414,11 +373,11 @@ class DaemonDecider final : public Decider {
 std::string resolve_daemon_address(const DeciderConfig& config) {
   if (!config.addr.empty()) return config.addr;
   if (std::string a = env("WARDEN_ADDR"); !a.empty()) return a;
-  if (std::string sock = default_socket_path(); !sock.empty()) {
+  if (std::string sock = protocol::default_socket_path(); !sock.empty()) {
     std::error_code ec;
     if (std::filesystem::is_socket(sock, ec)) return "unix:" + sock;
   }
-  return server::Config{}.listen;
+  return protocol::kDefaultAddress;
 }
 
 }  // namespace

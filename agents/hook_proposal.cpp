@@ -3,7 +3,7 @@
 
 #include <initializer_list>
 
-#include "server/protocol.h"
+#include "protocol/message.h"
 
 namespace warden::agents {
 
@@ -312,7 +312,7 @@ bool hook_proposal(const HookCall& call, std::string_view agent, std::string* pr
   doc.AddMember("explanation", string_value(explanation, a), a);
   doc.AddMember("context", context, a);
   doc.AddMember("payload", b.payload_, a);
-  *proposal_json = server::to_json_text(doc);
+  *proposal_json = protocol::to_json_text(doc);
   return true;
 }
 
@@ -355,7 +355,7 @@ bool updated_tool_input(const HookCall& call, std::string_view proposal_json,
       input.AddMember(Value(to.c_str(), a), Value(m.value, a), a);
     }
   }
-  *input_json = server::to_json_text(input);
+  *input_json = protocol::to_json_text(input);
   return true;
 }
 

@@ -2,7 +2,7 @@
 #include "agents/mcp_message.h"
 
 #include "agents/json_strict.h"
-#include "server/protocol.h"
+#include "protocol/message.h"
 
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
@@ -35,7 +35,7 @@ Message classify(const rapidjson::Value& m) {
   }
   auto id = m.FindMember("id");
   const bool has_id = id != m.MemberEnd();
-  out.id = has_id && valid_id(id->value) ? server::to_json_text(id->value) : "null";
+  out.id = has_id && valid_id(id->value) ? protocol::to_json_text(id->value) : "null";
   auto version = m.FindMember("jsonrpc");
   if (version == m.MemberEnd() || !version->value.IsString() ||
       std::string_view(version->value.GetString(), version->value.GetStringLength()) != "2.0") {

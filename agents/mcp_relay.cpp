@@ -3,7 +3,7 @@
 
 #include "agents/mcp_message.h"
 #include "agents/mcp_methods.h"
-#include "server/protocol.h"
+#include "protocol/message.h"
 
 namespace warden::agents::mcp {
 
@@ -78,7 +78,7 @@ void Relay::forget_cancelled(const rapidjson::Value& notification) {
   auto id = params->value.FindMember("requestId");
   if (id == params->value.MemberEnd()) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  pending_.erase(server::to_json_text(id->value));
+  pending_.erase(protocol::to_json_text(id->value));
 }
 
 void Relay::client_line_too_long() {
@@ -125,13 +125,13 @@ void Relay::from_client(const std::string& line) {
             "null", kInvalidRequest, m.method + " must be a request with an id; it was not run"));
       } else {
         log_("dropped a client notification of a method the gateway does not relay: " +
-             server::to_json_text(
+             protocol::to_json_text(
                  rapidjson::Value(rapidjson::StringRef(m.method.data(), m.method.size()))));
       }
       continue;
     }
     if (method == ClientMethod::Unknown) {
-      const std::string name = server::to_json_text(
+      const std::string name = protocol::to_json_text(
           rapidjson::Value(rapidjson::StringRef(m.method.data(), m.method.size())));
       log_("refused a request of an unknown method " + name);
       answers.push_back(error_response(
@@ -171,7 +171,7 @@ void Relay::from_client(const std::string& line) {
     bool dropped = false;
     for (bool k : keep) dropped = dropped || !k;
     if (!parsed.batch) {
-      forward(changed ? server::to_json_text(parsed.doc) : line, ids);
+      forward(changed ? protocol::to_json_text(parsed.doc) : line, ids);
     } else if (!changed && !dropped) {
       forward(line, ids);
     } else {
@@ -182,7 +182,7 @@ void Relay::from_client(const std::string& line) {
         copy.CopyFrom(parsed.doc[static_cast<rapidjson::SizeType>(i)], out.GetAllocator());
         out.PushBack(copy, out.GetAllocator());
       }
-      forward(server::to_json_text(out), ids);
+      forward(protocol::to_json_text(out), ids);
     }
   }
   if (answers.empty()) return;
@@ -232,7 +232,7 @@ void Relay::from_server(const std::string& line) {
       continue;
     }
     if (m.kind == Kind::Request && !server_request_passes(m.method)) {
-      const std::string name = server::to_json_text(
+      const std::string name = protocol::to_json_text(
           rapidjson::Value(rapidjson::StringRef(m.method.data(), m.method.size())));
       log_("refused a server request of a method the gateway does not relay: " + name);
       keep[i] = false;
@@ -281,7 +281,7 @@ void Relay::from_server(const std::string& line) {
   if (!changed && !dropped) {
     to_client_(line);
   } else if (!parsed.batch) {
-    to_client_(server::to_json_text(parsed.doc));
+    to_client_(protocol::to_json_text(parsed.doc));
   } else {
     rapidjson::Document out(rapidjson::kArrayType);
     for (std::size_t i = 0; i < keep.size(); ++i) {
@@ -290,7 +290,7 @@ void Relay::from_server(const std::string& line) {
       copy.CopyFrom(parsed.doc[static_cast<rapidjson::SizeType>(i)], out.GetAllocator());
       out.PushBack(copy, out.GetAllocator());
     }
-    to_client_(server::to_json_text(out));
+    to_client_(protocol::to_json_text(out));
   }
 }
 

@@ -7,7 +7,7 @@
 
 #include "agents/mcp_message.h"
 #include "agents/mcp_methods.h"
-#include "server/protocol.h"
+#include "protocol/message.h"
 
 namespace warden::agents::mcp {
 
@@ -98,7 +98,7 @@ std::string ToolGate::proposal(bool call, std::string_view tool, const Value* ar
   d.AddMember("payload", payload, a);
   d.AddMember("explanation", "", a);
   d.AddMember("context", context, a);
-  return server::to_json_text(d);
+  return protocol::to_json_text(d);
 }
 
 std::string ToolGate::call_proposal(std::string_view tool, const Value* args) const {
@@ -228,7 +228,7 @@ std::string ToolGate::request_proposal(std::string_view method, const Value& par
   d.AddMember("payload", payload, a);
   d.AddMember("explanation", "", a);
   d.AddMember("context", context, a);
-  return server::to_json_text(d);
+  return protocol::to_json_text(d);
 }
 
 CallAnswer ToolGate::decide_request(Value& request, rapidjson::Document::AllocatorType& alloc) {

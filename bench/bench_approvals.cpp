@@ -29,11 +29,11 @@
 #include <vector>
 
 #include "approvals/store.h"
+#include "protocol/client.h"
+#include "protocol/json_text.h"
+#include "protocol/message.h"
 #include "server/approval_service.h"
-#include "server/client.h"
 #include "server/daemon.h"
-#include "server/json_text.h"
-#include "server/protocol.h"
 #include "server/tokens.h"
 #ifdef WARDEN_BENCH_PG_SERVER
 #include "tests/support/postgres_server.h"
@@ -114,20 +114,20 @@ std::size_t list_pages(warden::approvals::Store& store, warden::approvals::Filte
 }
 
 // Every page of `pending` at `limit` from a daemon, as an approver: rows, pages, bytes.
-bool daemon_pages(warden::server::Client& client, int limit, std::size_t* rows, int* pages,
+bool daemon_pages(warden::protocol::Client& client, int limit, std::size_t* rows, int* pages,
                   std::size_t* bytes, std::size_t* max_reply) {
   std::string after;
   *rows = 0;
   *pages = 0;
   for (;;) {
     std::string fields = "\"limit\":" + std::to_string(limit);
-    if (!after.empty()) fields += ",\"after\":" + warden::server::json_string(after);
+    if (!after.empty()) fields += ",\"after\":" + warden::protocol::json_string(after);
     std::string error, reply;
-    if (!client.send_message(warden::server::make_request("p", "pending", fields), &error)) {
+    if (!client.send_message(warden::protocol::make_request("p", "pending", fields), &error)) {
       std::fprintf(stderr, "bench_approvals: %s\n", error.c_str());
       return false;
     }
-    if (client.read_message(&reply, 60s) != warden::server::Client::ReadStatus::Ok) {
+    if (client.read_message(&reply, 60s) != warden::protocol::Client::ReadStatus::Ok) {
       std::fprintf(stderr, "bench_approvals: no reply to pending\n");
       return false;
     }
@@ -226,7 +226,7 @@ bool run(const std::string& kind, const std::string& conninfo, int count, std::s
     std::thread io([&] { daemon.run(); });
     bool ok = true;
     {
-      warden::server::Client client;
+      warden::protocol::Client client;
       std::string error;
       ok = client.connect(daemon.address(), 5s, &error) &&
            client.authenticate(token, 5s, &error);

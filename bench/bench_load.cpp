@@ -51,12 +51,12 @@
 #include <vector>
 
 #include "engine/rule_files.h"
-#include "tests/support/postgres_server.h"
+#include "protocol/client.h"
+#include "protocol/frame.h"
 #include "server/asio.h"
-#include "server/client.h"
 #include "server/daemon.h"
-#include "server/frame.h"
 #include "server/tokens.h"
+#include "tests/support/postgres_server.h"
 
 namespace {
 
@@ -65,8 +65,8 @@ namespace fs = std::filesystem;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-using warden::server::encode_frame;
-using warden::server::FrameDecoder;
+using warden::protocol::encode_frame;
+using warden::protocol::FrameDecoder;
 
 // Realistic proposals for the shipped pack, cycled.
 const std::vector<std::string> kProposals = {
@@ -264,7 +264,7 @@ struct Stats {
 // One pipelined connection driven by the shared io_context.
 class Conn : public std::enable_shared_from_this<Conn> {
  public:
-  Conn(asio::io_context& io, int fd) : socket_(io), decoder_(warden::server::kMaxEncodableFrame) {
+  Conn(asio::io_context& io, int fd) : socket_(io), decoder_(warden::protocol::kMaxEncodableFrame) {
     socket_.assign(tcp::v4(), fd);
   }
 
@@ -331,7 +331,7 @@ std::vector<std::shared_ptr<Conn>> open_conns(asio::io_context& io, const Server
                                               int n, const std::string* token = nullptr) {
   std::vector<std::shared_ptr<Conn>> conns;
   for (int i = 0; i < n; ++i) {
-    warden::server::Client client;
+    warden::protocol::Client client;
     std::string error;
     if (!client.connect(server.address(), 5000ms, &error) ||
         !client.authenticate(token ? *token : server.token, 5000ms, &error)) {
@@ -761,10 +761,10 @@ int main(int argc, char** argv) {
   // (c) idle connections
   if (section('c')) {
     long rss_before = rss_kb(server->pid);
-    std::vector<std::unique_ptr<warden::server::Client>> idle;
+    std::vector<std::unique_ptr<warden::protocol::Client>> idle;
     const int kIdle = 1000;
     for (int i = 0; i < kIdle; ++i) {
-      auto c = std::make_unique<warden::server::Client>();
+      auto c = std::make_unique<warden::protocol::Client>();
       std::string error;
       if (!c->connect(server->address(), 5000ms, &error) ||
           !c->authenticate(server->token, 5000ms, &error)) {

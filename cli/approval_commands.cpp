@@ -1,5 +1,5 @@
 // `warden pending`, `warden approve`, `warden deny`: an approver's side of human approvals
-// (SPEC §6, docs/PROTOCOL.md). Thin wiring over server::Client and approval_text.h; the
+// (SPEC §6, docs/PROTOCOL.md). Thin wiring over protocol::Client and approval_text.h; the
 // daemon keeps the approvals and checks the approver's role.
 #include <rapidjson/document.h>
 #include <signal.h>
@@ -16,14 +16,15 @@
 #include "cli/client_flags.h"
 #include "cli/commands.h"
 #include "cli/terminal_text.h"
-#include "server/client.h"
-#include "server/json_text.h"
-#include "server/protocol.h"
+#include "protocol/client.h"
+#include "protocol/json_text.h"
+#include "protocol/message.h"
+#include "protocol/reply.h"
 
 namespace warden::cli {
 namespace {
 
-using server::Client;
+using protocol::Client;
 
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -39,48 +40,39 @@ int exit_for_error(const std::string& code) {
 }
 
 // Prints the error of a reply that is not ok to stderr; returns its exit status.
-int print_error(const rapidjson::Value& p) {
-  const rapidjson::Value& e = p.HasMember("error") && p["error"].IsObject() ? p["error"] : p;
-  std::string code = string_member(e, "code");
+int print_error(const protocol::Message& reply) {
+  std::string code = reply.error_code();
   if (code.empty()) code = "E_INTERNAL";
   std::fprintf(stderr, "warden: %s: %s\n", printable(code).c_str(),
-               printable(string_member(e, "message")).c_str());
+               printable(reply.error_message()).c_str());
   return exit_for_error(code);
 }
 
-bool is_ok(const rapidjson::Value& p) {
-  return p.HasMember("ok") && p["ok"].IsBool() && p["ok"].GetBool();
-}
-
-// Sends one request and reads its response into *reply (the whole message); false (printed,
-// *exit_code set) when the connection failed or the reply is malformed.
+// Sends one request and reads its response into *reply; false (printed, *exit_code set) when
+// the connection failed or the reply is malformed. Events before the response (none
+// expected) are not ours to show.
 bool call(Client& client, const ClientFlags& flags, const char* action, const std::string& fields,
-          rapidjson::Document* reply, int* exit_code) {
+          protocol::Message* reply, int* exit_code) {
   std::string error;
-  std::string payload;
-  if (!client.send_message(server::make_request(action, action, fields), &error)) {
+  if (!client.send_message(protocol::make_request(action, action, fields), &error)) {
     std::fprintf(stderr, "warden: %s\n", printable(error).c_str());
     *exit_code = kExitInternal;
     return false;
   }
-  for (;;) {
-    Client::ReadStatus status =
-        client.read_message(&payload, std::chrono::milliseconds(flags.timeout_ms));
-    if (status != Client::ReadStatus::Ok) {
-      std::fprintf(stderr, "warden: no reply from the daemon (connection closed or timed out)\n");
-      *exit_code = kExitInternal;
-      return false;
-    }
-    reply->Parse(payload.c_str(), payload.size());
-    if (reply->HasParseError() || !reply->IsObject() || !reply->HasMember("payload") ||
-        !(*reply)["payload"].IsObject()) {
+  const auto timeout = std::chrono::milliseconds(flags.timeout_ms);
+  switch (protocol::read_reply(client, [&] { return timeout; }, {}, reply)) {
+    case protocol::ReplyStatus::Ok:
+      return true;
+    case protocol::ReplyStatus::Malformed:
       std::fprintf(stderr, "warden: malformed reply from the daemon\n");
-      *exit_code = kExitInternal;
-      return false;
-    }
-    if (string_member(*reply, "type") == "response") return true;
-    // Events before the response (none expected) are not ours to show.
+      break;
+    case protocol::ReplyStatus::Timeout:
+    case protocol::ReplyStatus::Closed:
+      std::fprintf(stderr, "warden: no reply from the daemon (connection closed or timed out)\n");
+      break;
   }
+  *exit_code = kExitInternal;
+  return false;
 }
 
 // ---- pending ----------------------------------------------------------------
@@ -96,7 +88,7 @@ void watch(Client& client, const PendingQuery& q, const ClientFlags& flags, bool
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   std::string error;
-  if (!client.send_message(server::make_request("pending", "pending", pending_fields(q)), &error)) {
+  if (!client.send_message(protocol::make_request("pending", "pending", pending_fields(q)), &error)) {
     std::fprintf(stderr, "warden: %s\n", printable(error).c_str());
     *exit_code = kExitInternal;
     return;
@@ -120,27 +112,25 @@ void watch(Client& client, const PendingQuery& q, const ClientFlags& flags, bool
       *exit_code = kExitInternal;
       return;
     }
-    rapidjson::Document message;
-    message.Parse(payload.c_str(), payload.size());
-    if (message.HasParseError() || !message.IsObject() || !message.HasMember("payload") ||
-        !message["payload"].IsObject()) {
+    protocol::Message message;
+    if (!message.parse(payload)) {
       std::fprintf(stderr, "warden: malformed message from the daemon\n");
       *exit_code = kExitInternal;
       return;
     }
-    const rapidjson::Value& p = message["payload"];
-    const std::string type = string_member(message, "type");
+    const rapidjson::Value& p = message.payload();
+    const std::string type = message.type();
     if (type == "response") {
       // A watch is answered with events only; a response is the daemon refusing it.
-      if (!is_ok(p)) {
-        *exit_code = print_error(p);
+      if (!message.ok()) {
+        *exit_code = print_error(message);
         return;
       }
       continue;
     }
     if (type != "event") continue;
     first = false;
-    const std::string text = server::to_json_text(p);
+    const std::string text = protocol::to_json_text(p);
     if (json) {
       std::printf("%s\n", watch_event_json(text).c_str());
     } else {
@@ -163,11 +153,11 @@ bool pending_pages(Client& client, const ClientFlags& flags, PendingQuery q, std
   for (;;) {
     const std::int64_t left = limit > 0 ? limit - static_cast<std::int64_t>(*count) : 0;
     q.limit = left > 0 ? std::min(left, kMaxPendingPage) : kMaxPendingPage;
-    rapidjson::Document reply;
+    protocol::Message reply;
     if (!call(client, flags, "pending", pending_fields(q), &reply, exit_code)) return false;
-    const rapidjson::Value& p = reply["payload"];
-    if (!is_ok(p)) {
-      *exit_code = print_error(p);
+    const rapidjson::Value& p = reply.payload();
+    if (!reply.ok()) {
+      *exit_code = print_error(reply);
       return false;
     }
     if (p.HasMember("approvals") && p["approvals"].IsArray()) {
@@ -385,11 +375,11 @@ void register_approve(CLI::App& app, int* exit_code) {
     }
     std::string digest = a->digest;
     if (interactive) {
-      rapidjson::Document shown;
+      protocol::Message shown;
       if (!call(client, a->client, "pending", show_fields(a->id), &shown, exit_code)) return;
-      const rapidjson::Value& p = shown["payload"];
-      if (!is_ok(p) && p.HasMember("error")) {
-        *exit_code = print_error(p);
+      const rapidjson::Value& p = shown.payload();
+      if (!shown.ok() && p.HasMember("error")) {
+        *exit_code = print_error(shown);
         return;
       }
       if (!p.HasMember("approvals") || !p["approvals"].IsArray() || p["approvals"].Size() != 1) {
@@ -415,13 +405,13 @@ void register_approve(CLI::App& app, int* exit_code) {
     }
     std::optional<int> minutes;
     if (scope->count() > 0) minutes = a->scope_minutes;
-    rapidjson::Document reply;
+    protocol::Message reply;
     if (!call(client, a->client, "approve", approve_fields(a->id, digest, a->note, minutes), &reply,
               exit_code))
       return;
-    const rapidjson::Value& p = reply["payload"];
-    if (!is_ok(p) && p.HasMember("error")) {
-      *exit_code = print_error(p);
+    const rapidjson::Value& p = reply.payload();
+    if (!reply.ok() && p.HasMember("error")) {
+      *exit_code = print_error(reply);
       return;
     }
     const std::string status = string_member(p, "status");
@@ -468,11 +458,11 @@ void register_deny(CLI::App& app, int* exit_code) {
       *exit_code = rc;
       return;
     }
-    rapidjson::Document reply;
+    protocol::Message reply;
     if (!call(client, a->client, "deny", deny_fields(which, a->note), &reply, exit_code)) return;
-    const rapidjson::Value& p = reply["payload"];
-    if (!is_ok(p) && p.HasMember("error")) {
-      *exit_code = print_error(p);
+    const rapidjson::Value& p = reply.payload();
+    if (!reply.ok() && p.HasMember("error")) {
+      *exit_code = print_error(reply);
       return;
     }
     if (a->format == "json") {

@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "cli/terminal_text.h"
-#include "server/json_text.h"
+#include "protocol/json_text.h"
 
 namespace warden::cli {
 
@@ -156,7 +156,7 @@ std::string pending_fields(const PendingQuery& q) {
   std::string out;
   auto add = [&](const char* key, const std::string& value) {
     if (value.empty()) return;
-    out += std::string(out.empty() ? "" : ",") + "\"" + key + "\":" + server::json_string(value);
+    out += std::string(out.empty() ? "" : ",") + "\"" + key + "\":" + protocol::json_string(value);
   };
   add("agent", q.agent);
   add("session", q.session);
@@ -171,14 +171,14 @@ std::string pending_fields(const PendingQuery& q) {
 }
 
 std::string show_fields(std::string_view approval_id) {
-  return "\"id\":" + server::json_string(approval_id);
+  return "\"id\":" + protocol::json_string(approval_id);
 }
 
 std::string approve_fields(std::string_view approval_id, std::string_view digest,
                            std::string_view note, std::optional<int> scope_minutes) {
   std::string out =
-      "\"id\":" + server::json_string(approval_id) + ",\"digest\":" + server::json_string(digest);
-  if (!note.empty()) out += ",\"note\":" + server::json_string(note);
+      "\"id\":" + protocol::json_string(approval_id) + ",\"digest\":" + protocol::json_string(digest);
+  if (!note.empty()) out += ",\"note\":" + protocol::json_string(note);
   if (scope_minutes) out += ",\"scope_minutes\":" + std::to_string(*scope_minutes);
   return out;
 }
@@ -199,8 +199,8 @@ bool is_action_digest(std::string_view text) {
 
 std::string deny_fields(std::string_view token_or_id, std::string_view note) {
   std::string out = std::string(is_approval_id(token_or_id) ? "\"id\":" : "\"token\":") +
-                    server::json_string(token_or_id);
-  if (!note.empty()) out += ",\"note\":" + server::json_string(note);
+                    protocol::json_string(token_or_id);
+  if (!note.empty()) out += ",\"note\":" + protocol::json_string(note);
   return out;
 }
 

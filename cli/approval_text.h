@@ -31,7 +31,7 @@ struct PendingQuery {
 // `pending` pages hold at most this many approvals (the daemon's own limit).
 inline constexpr std::int64_t kMaxPendingPage = 500;
 
-// The request payloads' fields (after "action"), as server::make_request takes them.
+// The request payloads' fields (after "action"), as protocol::make_request takes them.
 std::string pending_fields(const PendingQuery& q);
 // `pending` for one approval by its id (any state): what `warden approve ID` shows.
 std::string show_fields(std::string_view approval_id);

@@ -10,11 +10,11 @@
 
 #include "cli/commands.h"
 #include "cli/terminal_text.h"
-#include "server/config.h"
+#include "protocol/address.h"
 
 namespace warden::cli {
 
-using server::Client;
+using protocol::Client;
 
 namespace {
 
@@ -66,14 +66,12 @@ std::string client_address(const ClientFlags& flags) {
   if (const char* value = std::getenv("WARDEN_ADDR"); value && *value) return value;
   // Locally the Unix socket: the kernel says who is at the other end, and no port on the
   // host can pretend to be the daemon.
-  server::Config defaults;
   const bool tls = flags.tls || !flags.ca.empty() || !flags.pin.empty();
-  if (!tls && server::resolve_state_paths(&defaults).empty() && !defaults.state_dir.empty()) {
-    const std::string path = defaults.state_dir + "/warden.sock";
+  if (const std::string path = protocol::default_socket_path(); !tls && !path.empty()) {
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) return "unix:" + path;
   }
-  return "127.0.0.1:9105";
+  return protocol::kDefaultAddress;
 }
 
 int open_client(const ClientFlags& flags, Client* client) {
@@ -89,7 +87,7 @@ int open_client(const ClientFlags& flags, Client* client) {
   } else {
     std::string host;
     std::uint16_t port = 0;
-    if (!server::split_host_port(addr, &host, &port)) {
+    if (!protocol::split_host_port(addr, &host, &port)) {
       std::fprintf(stderr, "warden: the daemon address must be HOST:PORT or unix:PATH, not '%s'\n",
                    printable(addr).c_str());
       return kExitUsage;
@@ -125,12 +123,8 @@ int open_client(const ClientFlags& flags, Client* client) {
     std::fprintf(stderr, "warden: %s\n", printable(error).c_str());
     return kExitInternal;
   }
-  auto hs = rapidjson::Document();
-  hs.Parse(client->handshake().c_str());
-  bool auth_required = !(hs["payload"].HasMember("auth") && hs["payload"]["auth"].IsString() &&
-                         std::string_view(hs["payload"]["auth"].GetString()) == "none");
   if (token.empty()) {
-    if (!auth_required) return kExitOk;
+    if (!client->auth_required()) return kExitOk;
     std::fprintf(stderr,
                  "warden: the daemon needs a token: --token, --token-file or WARDEN_TOKEN\n");
     return kExitUsage;
@@ -140,14 +134,6 @@ int open_client(const ClientFlags& flags, Client* client) {
     return kExitInternal;
   }
   return kExitOk;
-}
-
-std::string string_member(const rapidjson::Value& v, const char* key) {
-  if (!v.IsObject()) return "";
-  auto it = v.FindMember(key);
-  return it != v.MemberEnd() && it->value.IsString()
-             ? std::string(it->value.GetString(), it->value.GetStringLength())
-             : std::string();
 }
 
 }  // namespace warden::cli

@@ -1,6 +1,6 @@
 // Options every daemon client command shares (decide, status, submit, chat): address, Unix
 // socket, TLS checks, token; and connecting + authenticating with them. Thin wiring over
-// server::Client; used on the command's thread only.
+// protocol::Client; used on the command's thread only.
 #pragma once
 
 #include <rapidjson/document.h>
@@ -8,7 +8,8 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "server/client.h"
+#include "protocol/client.h"
+#include "protocol/reply.h"
 
 namespace warden::cli {
 
@@ -36,9 +37,9 @@ void add_client_flags(CLI::App* cmd, ClientFlags* flags);
 // and the exit status returned: 2 for what the caller got wrong (a malformed address or
 // --pin, TLS flags on a Unix socket, an unreadable token file, no token for a daemon that
 // needs one), 4 when the daemon could not be reached or refused the token.
-int open_client(const ClientFlags& flags, server::Client* client);
+int open_client(const ClientFlags& flags, protocol::Client* client);
 
-// The member `key` of `v` when it is a string, else "".
-std::string string_member(const rapidjson::Value& v, const char* key);
+// The member `key` of `v` when it is a string, else "" (protocol/reply.h).
+using protocol::string_member;
 
 }  // namespace warden::cli

@@ -30,10 +30,11 @@
 #include "cli/terminal_text.h"
 #include "engine/engine.h"
 #include "engine/rule_files.h"
+#include "protocol/message.h"
+#include "protocol/reply.h"
 #include "server/errors.h"
 #include "server/exec_envelopes.h"
 #include "server/exec_wire.h"
-#include "server/protocol.h"
 
 namespace warden::cli {
 
@@ -104,36 +105,35 @@ int exec_plan_from_daemon(const ExecArgs& a, ExecPlanned* plan) {
   std::string text;
   if (!a.command.empty()) text = agents::exec_command_text(a.command);
   std::string fields = "\"decision_id\":";
-  server::append_json_string(fields, a.decision_id);
+  protocol::append_json_string(fields, a.decision_id);
   if (!a.command.empty()) {
     fields += ",\"action_digest\":";
-    server::append_json_string(fields, server::exec_action_digest(text));
+    protocol::append_json_string(fields, server::exec_action_digest(text));
   }
-  server::Client client;
+  protocol::Client client;
   if (open_client(flags, &client) != kExitOk) {
     return exec_refuse(code::kExecUnknown,
                        "no decision could be fetched from the daemon at " + flags.addr);
   }
   std::string error;
-  if (!client.send_message(server::make_request("exec", "envelope", fields), &error)) {
+  if (!client.send_message(protocol::make_request("exec", "envelope", fields), &error)) {
     return exec_refuse(code::kExecUnknown, "the daemon at " + flags.addr + ": " + error);
   }
-  std::string reply;
-  if (client.read_message(&reply, std::chrono::milliseconds(flags.timeout_ms)) !=
-      server::Client::ReadStatus::Ok) {
-    return exec_refuse(code::kExecUnknown, "no reply from the daemon at " + flags.addr);
+  protocol::Message reply;
+  const auto timeout = std::chrono::milliseconds(flags.timeout_ms);
+  switch (protocol::read_reply(client, [&] { return timeout; }, {}, &reply)) {
+    case protocol::ReplyStatus::Ok:
+      break;
+    case protocol::ReplyStatus::Malformed:
+      return exec_refuse(code::kExecUnknown, "the daemon's reply is not a response");
+    case protocol::ReplyStatus::Timeout:
+    case protocol::ReplyStatus::Closed:
+      return exec_refuse(code::kExecUnknown, "no reply from the daemon at " + flags.addr);
   }
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseValidateEncodingFlag>(reply.data(), reply.size());
-  const rapidjson::Value* payload = doc.IsObject() ? server::find_member(doc, "payload") : nullptr;
-  if (!payload || !payload->IsObject()) {
-    return exec_refuse(code::kExecUnknown, "the daemon's reply is not a response");
-  }
-  const rapidjson::Value* ok = server::find_member(*payload, "ok");
-  if (!ok || !ok->IsBool() || !ok->GetBool()) {
-    const rapidjson::Value* e = server::find_member(*payload, "error");
-    std::string c_code = e ? string_member(*e, "code") : "";
-    std::string message = e ? string_member(*e, "message") : "";
+  const rapidjson::Value* payload = &reply.payload();
+  if (!reply.ok()) {
+    const std::string c_code = reply.error_code();
+    const std::string message = reply.error_message();
     return exec_refuse(c_code.rfind("E_", 0) == 0 ? c_code : code::kExecUnknown,
                        message.empty() ? "the daemon refused" : message);
   }
@@ -231,7 +231,7 @@ int exec_plan_in_process(const ExecArgs& a, ExecPlanned* plan) {
   // A rule that rewrote the command approved another command than this one.
   rapidjson::Document action;
   action.Parse(d.action_json.data(), d.action_json.size());
-  const rapidjson::Value* p = action.IsObject() ? server::find_member(action, "payload") : nullptr;
+  const rapidjson::Value* p = action.IsObject() ? protocol::find_member(action, "payload") : nullptr;
   if (!p || string_member(*p, "command") != line) {
     return exec_refuse(code::kExecMismatch,
                        "a rule rewrote the command: run the approved form instead");

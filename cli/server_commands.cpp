@@ -1,5 +1,5 @@
 // `warden serve`, `warden decide`, `warden status`, `warden token new`: the daemon and its
-// clients. Thin wiring: options → server::Config / server::Client; the work is in server/.
+// clients. Thin wiring: options → server::Config / protocol::Client; the work is in server/.
 #include <fcntl.h>
 #include <rapidjson/document.h>
 #include <unistd.h>
@@ -20,17 +20,18 @@
 #include "cli/version.h"
 #include "engine/decision.h"
 #include "engine/defaults.h"
-#include "server/client.h"
+#include "protocol/client.h"
+#include "protocol/json_text.h"
+#include "protocol/message.h"
+#include "protocol/reply.h"
 #include "server/config.h"
 #include "server/daemon.h"
-#include "server/json_text.h"
-#include "server/protocol.h"
 #include "server/tokens.h"
 
 namespace warden::cli {
 namespace {
 
-using server::Client;
+using protocol::Client;
 using namespace std::chrono_literals;
 
 // ---- serve ----------------------------------------------------------------
@@ -166,18 +167,180 @@ std::string decision_text(long line, const rapidjson::Value& p) {
 std::string decision_json_line(const rapidjson::Value& p) {
   auto approval = p.FindMember("approval");
   if (approval == p.MemberEnd() || !approval->value.IsObject())
-    return json_for_terminal(server::to_json_text(p["decision"]));
+    return json_for_terminal(protocol::to_json_text(p["decision"]));
   rapidjson::Document d;
   d.CopyFrom(p["decision"], d.GetAllocator());
-  if (!d.IsObject()) return json_for_terminal(server::to_json_text(p["decision"]));
+  if (!d.IsObject()) return json_for_terminal(protocol::to_json_text(p["decision"]));
   rapidjson::Value request;
   request.CopyFrom(approval->value, d.GetAllocator());
   d.RemoveMember("approval_request");
   d.AddMember("approval_request", request, d.GetAllocator());
-  return json_for_terminal(server::to_json_text(d));
+  return json_for_terminal(protocol::to_json_text(d));
 }
 
 // ---- decide ---------------------------------------------------------------
+
+struct DecideArgs {
+  std::string input = "-";
+  std::string format = "json";
+  bool explain = false;
+  int wait_s = 0;
+  ClientFlags client;
+};
+
+// A proposal of the input: sent to the daemon, or refused here (error_json set; then it never
+// goes to the daemon).
+struct DecideItem {
+  long line = 0;
+  std::string error_json;  // {"code":…,"message":…}
+};
+
+// {"code":CODE,"message":MESSAGE}: an input line's error as `decide` prints it.
+std::string input_error_json(std::string_view code, std::string_view message) {
+  return "{\"code\":" + protocol::json_string(code) +
+         ",\"message\":" + protocol::json_string(message) + "}";
+}
+
+// An invalid input line: {"line":N,"error":…} or "line N: error CODE: MESSAGE".
+void print_invalid(long line, const std::string& error_json, bool json) {
+  if (json) {
+    std::printf("{\"line\":%ld,\"error\":%s}\n", line, json_for_terminal(error_json).c_str());
+  } else {
+    rapidjson::Document e;
+    e.Parse(error_json.c_str());
+    std::printf("line %ld: error %s: %s\n", line, printable(string_member(e, "code")).c_str(),
+                printable(string_member(e, "message")).c_str());
+  }
+  std::fflush(stdout);
+}
+
+// Reads the reply to the oldest decide in flight. A decision is printed and counted in
+// *status; an error that is the proposal's fault becomes *error_json. Any other outcome is the
+// daemon failing us: printed, and its exit status returned (kExitOk otherwise).
+int take_decide_reply(protocol::Client& client, protocol::Client::ms timeout, long line,
+                      bool json, RunStatus* status, std::string* error_json) {
+  protocol::Message reply;
+  // --wait: the daemon first says which approval the decision waits for, so a person can take
+  // its token to an approver; the decision follows once they answered.
+  auto on_event = [](const protocol::Message& event) {
+    if (const rapidjson::Value* approval = event.waiting_approval()) {
+      std::fprintf(stderr, "approval %s: waiting for an approver; approve with: %s\n",
+                   printable(string_member(*approval, "id")).c_str(),
+                   printable(string_member(*approval, "how")).c_str());
+      std::fflush(stderr);
+    }
+  };
+  switch (protocol::read_reply(client, [&] { return timeout; }, on_event, &reply)) {
+    case protocol::ReplyStatus::Ok:
+      break;
+    case protocol::ReplyStatus::Malformed:
+      std::fprintf(stderr, "warden: malformed reply from the daemon\n");
+      return kExitInternal;
+    case protocol::ReplyStatus::Timeout:
+    case protocol::ReplyStatus::Closed:
+      std::fprintf(stderr, "warden: no reply from the daemon (connection closed or timed out)\n");
+      return kExitInternal;
+  }
+  const rapidjson::Value& p = reply.payload();
+  if (reply.ok() && p.HasMember("decision")) {
+    status->add(parse_outcome(string_member(p["decision"], "outcome")).value_or(Outcome::Reject));
+    std::printf("%s\n", json ? decision_json_line(p).c_str() : decision_text(line, p).c_str());
+    std::fflush(stdout);
+    return kExitOk;
+  }
+  const rapidjson::Value& e = reply.error();
+  std::string code = string_member(e, "code");
+  if (code.empty()) code = code::kInternal;
+  if (code.rfind("E_INPUT", 0) != 0 && code != code::kBadRequest && code != code::kTooDeep) {
+    // Not the proposal's fault: the daemon refused us (role, shutdown, ...).
+    std::fprintf(stderr, "warden: %s: %s\n", printable(code).c_str(),
+                 printable(string_member(e, "message")).c_str());
+    return kExitInternal;
+  }
+  *error_json = e.HasMember("diagnostics") && e["diagnostics"].IsArray() && !e["diagnostics"].Empty()
+                    ? protocol::to_json_text(e["diagnostics"][0])
+                    : protocol::to_json_text(e);
+  return kExitOk;
+}
+
+// Streams the input's proposals to the daemon, pipelined, and prints each reply in input order.
+int run_decide(const DecideArgs& a) {
+  int fd = a.input == "-" ? STDIN_FILENO : ::open(a.input.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    std::fprintf(stderr, "warden: cannot read %s\n", printable(a.input).c_str());
+    return kExitUsage;
+  }
+  struct CloseInput {
+    int fd;
+    ~CloseInput() {
+      if (fd != STDIN_FILENO) ::close(fd);
+    }
+  } close_input{fd};
+  ProposalStream input(fd, std::size_t{1} << 20);
+  protocol::Client client;
+  if (int rc = open_client(a.client, &client); rc != kExitOk) return rc;
+  const bool json = a.format == "json";
+  // Pipelined requests in flight (below the daemon's cap). With --wait a reply may wait for
+  // a person: one proposal at a time, so each answer is printed as soon as it is given.
+  const std::size_t window = a.wait_s > 0 ? 1 : 32;
+  std::deque<DecideItem> waiting;
+  std::size_t sent = 0;
+  bool input_done = false;
+  RunStatus status;
+  bool any = false;
+  const auto timeout = std::chrono::milliseconds(a.client.timeout_ms) + std::chrono::seconds(a.wait_s);
+  for (;;) {
+    // Send what has arrived (and, with nothing in flight, wait for input); each reply is
+    // printed before waiting for more input, so a caller can answer decision by decision.
+    while (!input_done && waiting.size() < window && (waiting.empty() || input.ready())) {
+      ProposalStream::Item next;
+      if (!input.next(&next)) {
+        input_done = true;
+        break;
+      }
+      any = true;
+      DecideItem item{next.line, ""};
+      rapidjson::Document doc;
+      doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(
+          next.text.data(), next.text.size());
+      if (doc.HasParseError()) {
+        item.error_json = input_error_json("E_INPUT_JSON", "not valid JSON");
+      } else if (!doc.IsObject()) {
+        item.error_json = input_error_json("E_INPUT_SHAPE", "a proposal must be a JSON object");
+      } else {
+        std::string error;
+        const std::string request =
+            protocol::decide_request(std::to_string(sent++), doc, a.explain, a.wait_s);
+        if (!client.send_message(request, &error)) {
+          std::fprintf(stderr, "warden: %s\n", printable(error).c_str());
+          return kExitInternal;
+        }
+      }
+      waiting.push_back(std::move(item));
+    }
+    if (waiting.empty()) break;
+    DecideItem item = std::move(waiting.front());
+    waiting.pop_front();
+    if (item.error_json.empty()) {
+      if (int rc = take_decide_reply(client, timeout, item.line, json, &status, &item.error_json);
+          rc != kExitOk) {
+        return rc;
+      }
+      if (item.error_json.empty()) continue;  // a decision, printed
+    }
+    status.add_invalid();
+    print_invalid(item.line, item.error_json, json);
+  }
+  if (input.read_error()) {
+    std::fprintf(stderr, "warden: cannot read %s\n", printable(a.input).c_str());
+    return kExitUsage;
+  }
+  if (!any) {
+    std::fprintf(stderr, "warden: no proposal in input\n");
+    return kExitUsage;
+  }
+  return status.exit_code();
+}
 
 void register_decide(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
@@ -185,14 +348,7 @@ void register_decide(CLI::App& app, int* exit_code) {
       "Send proposals (one JSON or JSON lines) to a running daemon as they are read; print "
       "decisions in input order. Exit: 2 if any input was invalid, else 1 if any reject, else 3 "
       "if any approval-required, else 0; 4 if the daemon failed us");
-  struct Args {
-    std::string input = "-";
-    std::string format = "json";
-    bool explain = false;
-    int wait_s = 0;
-    ClientFlags client;
-  };
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<DecideArgs>();
   cmd->add_option("input", a->input, "Proposal file (JSON or JSON lines), - for stdin")
       ->capture_default_str();
   cmd->add_flag("--explain", a->explain, "Also print the facts the rules saw");
@@ -204,152 +360,7 @@ void register_decide(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   add_client_flags(cmd, &a->client);
-  cmd->callback([a, exit_code] {
-    int fd = a->input == "-" ? STDIN_FILENO : ::open(a->input.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      std::fprintf(stderr, "warden: cannot read %s\n", printable(a->input).c_str());
-      *exit_code = kExitUsage;
-      return;
-    }
-    struct CloseInput {
-      int fd;
-      ~CloseInput() {
-        if (fd != STDIN_FILENO) ::close(fd);
-      }
-    } close_input{fd};
-    ProposalStream input(fd, std::size_t{1} << 20);
-    // A proposal in flight (or refused locally: then it never goes to the daemon).
-    struct Item {
-      long line;
-      std::string local_error;  // error JSON when the proposal is not sent
-    };
-    Client client;
-    if (int rc = open_client(a->client, &client); rc != kExitOk) {
-      *exit_code = rc;
-      return;
-    }
-    const bool json = a->format == "json";
-    // Pipelined requests in flight (below the daemon's cap). With --wait a reply may wait for
-    // a person: one proposal at a time, so each answer is printed as soon as it is given.
-    const std::size_t window = a->wait_s > 0 ? 1 : 32;
-    std::deque<Item> waiting;
-    std::size_t sent = 0;
-    bool input_done = false;
-    RunStatus status;
-    bool any = false;
-    auto timeout = std::chrono::milliseconds(a->client.timeout_ms) + std::chrono::seconds(a->wait_s);
-    std::string error;
-    for (;;) {
-      // Send what has arrived (and, with nothing in flight, wait for input); each reply is
-      // printed before waiting for more input, so a caller can answer decision by decision.
-      while (!input_done && waiting.size() < window && (waiting.empty() || input.ready())) {
-        ProposalStream::Item next;
-        if (!input.next(&next)) {
-          input_done = true;
-          break;
-        }
-        any = true;
-        Item item{next.line, ""};
-        rapidjson::Document doc;
-        doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(
-            next.text.data(), next.text.size());
-        if (doc.HasParseError()) {
-          item.local_error = "{\"code\":\"E_INPUT_JSON\",\"message\":\"not valid JSON\"}";
-        } else if (!doc.IsObject()) {
-          item.local_error =
-              "{\"code\":\"E_INPUT_SHAPE\",\"message\":\"a proposal must be a JSON object\"}";
-        } else {
-          std::string fields = "\"proposal\":" + server::to_json_text(doc);  // one line, re-validated
-          if (a->explain) fields += ",\"explain\":true";
-          if (a->wait_s > 0) fields += ",\"wait_s\":" + std::to_string(a->wait_s);
-          if (!client.send_message(server::make_request(std::to_string(sent++), "decide", fields),
-                                   &error)) {
-            std::fprintf(stderr, "warden: %s\n", printable(error).c_str());
-            *exit_code = kExitInternal;
-            return;
-          }
-        }
-        waiting.push_back(std::move(item));
-      }
-      if (waiting.empty()) break;
-      Item item = std::move(waiting.front());
-      waiting.pop_front();
-      std::string error_json = item.local_error;
-      if (error_json.empty()) {
-        std::string payload;
-        rapidjson::Document reply;
-        for (;;) {
-          if (client.read_message(&payload, timeout) != Client::ReadStatus::Ok) {
-            std::fprintf(stderr,
-                         "warden: no reply from the daemon (connection closed or timed out)\n");
-            *exit_code = kExitInternal;
-            return;
-          }
-          reply.Parse(payload.c_str(), payload.size());
-          // --wait: the daemon first says which approval the decision waits for, so a person
-          // can take its token to an approver; the decision follows once they answered.
-          if (reply.IsObject() && string_member(reply, "type") == "event" &&
-              reply.HasMember("payload") && reply["payload"].IsObject()) {
-            const auto& event = reply["payload"];
-            if (event.HasMember("approval") && event["approval"].IsObject()) {
-              std::fprintf(stderr, "approval %s: waiting for an approver; approve with: %s\n",
-                           printable(string_member(event["approval"], "id")).c_str(),
-                           printable(string_member(event["approval"], "how")).c_str());
-              std::fflush(stderr);
-            }
-            continue;
-          }
-          break;
-        }
-        if (reply.HasParseError() || !reply.IsObject() || !reply.HasMember("payload") ||
-            !reply["payload"].IsObject()) {
-          std::fprintf(stderr, "warden: malformed reply from the daemon\n");
-          *exit_code = kExitInternal;
-          return;
-        }
-        const auto& p = reply["payload"];
-        if (p.HasMember("ok") && p["ok"].IsBool() && p["ok"].GetBool() && p.HasMember("decision")) {
-          status.add(parse_outcome(string_member(p["decision"], "outcome")).value_or(Outcome::Reject));
-          std::printf("%s\n", json ? decision_json_line(p).c_str() : decision_text(item.line, p).c_str());
-          std::fflush(stdout);
-          continue;
-        }
-        const rapidjson::Value& e = p.HasMember("error") ? p["error"] : p;
-        std::string code = string_member(e, "code");
-        if (code.empty()) code = code::kInternal;
-        if (code.rfind("E_INPUT", 0) != 0 && code != code::kBadRequest && code != code::kTooDeep) {
-          // Not the proposal's fault: the daemon refused us (role, shutdown, ...).
-          std::fprintf(stderr, "warden: %s: %s\n", printable(code).c_str(),
-                       printable(string_member(e, "message")).c_str());
-          *exit_code = kExitInternal;
-          return;
-        }
-        error_json =
-            e.HasMember("diagnostics") && e["diagnostics"].IsArray() && !e["diagnostics"].Empty()
-                ? server::to_json_text(e["diagnostics"][0])
-                : server::to_json_text(e);
-      }
-      status.add_invalid();
-      if (json) {
-        std::printf("{\"line\":%ld,\"error\":%s}\n", item.line, json_for_terminal(error_json).c_str());
-      } else {
-        rapidjson::Document e;
-        e.Parse(error_json.c_str());
-        std::printf("line %ld: error %s: %s\n", item.line, printable(string_member(e, "code")).c_str(),
-                    printable(string_member(e, "message")).c_str());
-      }
-      std::fflush(stdout);
-    }
-    if (input.read_error()) {
-      std::fprintf(stderr, "warden: cannot read %s\n", printable(a->input).c_str());
-      *exit_code = kExitUsage;
-    } else if (!any) {
-      std::fprintf(stderr, "warden: no proposal in input\n");
-      *exit_code = kExitUsage;
-    } else {
-      *exit_code = status.exit_code();
-    }
-  });
+  cmd->callback([a, exit_code] { *exit_code = run_decide(*a); });
 }
 
 // ---- status ---------------------------------------------------------------
@@ -373,32 +384,31 @@ void register_status(CLI::App& app, int* exit_code) {
       return;
     }
     std::string error;
-    std::string payload;
-    if (!client.send_message(server::make_request("status", "status"), &error) ||
-        client.read_message(&payload, std::chrono::milliseconds(a->client.timeout_ms)) !=
-            Client::ReadStatus::Ok) {
-      std::fprintf(stderr, "warden: no reply from the daemon\n");
-      *exit_code = kExitInternal;
-      return;
+    protocol::Message reply;
+    protocol::ReplyStatus replied = protocol::ReplyStatus::Closed;
+    if (client.send_message(protocol::make_request("status", "status"), &error)) {
+      const auto timeout = std::chrono::milliseconds(a->client.timeout_ms);
+      replied = protocol::read_reply(client, [&] { return timeout; }, {}, &reply);
     }
-    rapidjson::Document reply;
-    reply.Parse(payload.c_str(), payload.size());
-    if (reply.HasParseError() || !reply.IsObject() || !reply.HasMember("payload") ||
-        !reply["payload"].IsObject()) {
+    if (replied == protocol::ReplyStatus::Malformed) {
       std::fprintf(stderr, "warden: malformed reply from the daemon\n");
       *exit_code = kExitInternal;
       return;
     }
-    const auto& p = reply["payload"];
-    if (!p.HasMember("ok") || !p["ok"].IsBool() || !p["ok"].GetBool()) {
-      const rapidjson::Value& e = p.HasMember("error") ? p["error"] : p;
-      std::fprintf(stderr, "warden: %s: %s\n", printable(string_member(e, "code")).c_str(),
-                   printable(string_member(e, "message")).c_str());
+    if (replied != protocol::ReplyStatus::Ok) {
+      std::fprintf(stderr, "warden: no reply from the daemon\n");
+      *exit_code = kExitInternal;
+      return;
+    }
+    const auto& p = reply.payload();
+    if (!reply.ok()) {
+      std::fprintf(stderr, "warden: %s: %s\n", printable(reply.error_code()).c_str(),
+                   printable(reply.error_message()).c_str());
       *exit_code = kExitInternal;
       return;
     }
     if (a->format == "json") {
-      std::printf("%s\n", json_for_terminal(server::to_json_text(p)).c_str());
+      std::printf("%s\n", json_for_terminal(protocol::to_json_text(p)).c_str());
     } else {
       auto u = [&](const rapidjson::Value& v, const char* k) {
         auto it = v.IsObject() ? v.FindMember(k) : v.MemberEnd();
@@ -521,7 +531,7 @@ void register_token(CLI::App& app, int* exit_code) {
     std::string groups_json = "[";
     for (std::size_t i = 0; i < a->groups.size(); ++i) {
       line += (i == 0 ? " groups=" : ",") + a->groups[i];
-      groups_json += (i == 0 ? "" : ",") + server::json_string(a->groups[i]);
+      groups_json += (i == 0 ? "" : ",") + protocol::json_string(a->groups[i]);
     }
     groups_json += "]";
     // The line must read back exactly as the daemon will read it.
@@ -534,9 +544,9 @@ void register_token(CLI::App& app, int* exit_code) {
     }
     if (a->format == "json") {
       std::printf("{\"token\":%s,\"role\":%s,\"principal\":%s,\"groups\":%s,\"line\":%s}\n",
-                  server::json_string(token).c_str(), server::json_string(a->role).c_str(),
-                  server::json_string(a->principal).c_str(), groups_json.c_str(),
-                  server::json_string(line).c_str());
+                  protocol::json_string(token).c_str(), protocol::json_string(a->role).c_str(),
+                  protocol::json_string(a->principal).c_str(), groups_json.c_str(),
+                  protocol::json_string(line).c_str());
     } else {
       std::printf("token: %s\n", token.c_str());
       std::printf("add this line to the token file (warden serve --tokens FILE):\n%s\n",

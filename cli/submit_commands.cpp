@@ -1,6 +1,6 @@
 // `warden submit "text"` and `warden chat`: a signal into a running daemon's pipeline (the
 // model proposes, the rules decide, actuators act), its events printed as they arrive.
-// Thin wiring over server::Client and submit_events.h; the work is in the daemon.
+// Thin wiring over protocol::Client and submit_events.h; the work is in the daemon.
 #include <rapidjson/document.h>
 #include <unistd.h>
 
@@ -14,14 +14,15 @@
 #include "cli/line_editor.h"
 #include "cli/submit_events.h"
 #include "cli/terminal_text.h"
-#include "server/client.h"
-#include "server/json_text.h"
-#include "server/protocol.h"
+#include "protocol/client.h"
+#include "protocol/json_text.h"
+#include "protocol/message.h"
+#include "protocol/reply.h"
 
 namespace warden::cli {
 namespace {
 
-using server::Client;
+using protocol::Client;
 
 struct SubmitFlags {
   ClientFlags client;
@@ -68,66 +69,60 @@ struct Outcome {
 Outcome run_one(Client& client, const SubmitFlags& flags, const std::string& id,
                 const std::string& text, const char* sensor, const std::string& session) {
   Outcome result;
-  std::string fields = "\"text\":" + server::json_string(text) +
-                       ",\"sensor\":" + server::json_string(sensor) +
-                       ",\"session\":" + server::json_string(session);
-  if (!flags.agent.empty()) fields += ",\"agent\":" + server::json_string(flags.agent);
+  std::string fields = "\"text\":" + protocol::json_string(text) +
+                       ",\"sensor\":" + protocol::json_string(sensor) +
+                       ",\"session\":" + protocol::json_string(session);
+  if (!flags.agent.empty()) fields += ",\"agent\":" + protocol::json_string(flags.agent);
   if (flags.wait_s > 0) fields += ",\"wait_s\":" + std::to_string(flags.wait_s);
   std::string error;
-  if (!client.send_message(server::make_request(id, "submit", fields), &error)) {
+  if (!client.send_message(protocol::make_request(id, "submit", fields), &error)) {
     std::fprintf(stderr, "warden: %s\n", printable(error).c_str());
     result.connection = false;
     return result;
   }
   const bool json = flags.format == "json";
-  for (;;) {
-    std::string payload;
-    // With --wait the next event may be a person's answer, up to wait_s later.
-    Client::ReadStatus status = client.read_message(
-        &payload, std::chrono::milliseconds(flags.wait_ms) + std::chrono::seconds(flags.wait_s));
-    if (status != Client::ReadStatus::Ok) {
-      std::fprintf(stderr, "warden: %s\n",
-                   status == Client::ReadStatus::Timeout
-                       ? "no event from the daemon within --wait-ms"
-                       : "the daemon closed the connection before the run ended");
-      result.connection = false;
-      return result;
+  auto on_event = [json](const protocol::Message& event) {
+    const std::string text = protocol::to_json_text(event.payload());
+    if (json) {
+      std::printf("%s\n", json_for_terminal(text).c_str());
+    } else {
+      std::fputs(render_event(text).c_str(), stdout);
     }
-    rapidjson::Document message;
-    message.Parse(payload.c_str(), payload.size());
-    if (message.HasParseError() || !message.IsObject() || !message.HasMember("payload") ||
-        !message["payload"].IsObject()) {
+    std::fflush(stdout);
+  };
+  // With --wait the next event may be a person's answer, up to wait_s later.
+  const auto timeout = std::chrono::milliseconds(flags.wait_ms) + std::chrono::seconds(flags.wait_s);
+  protocol::Message reply;
+  switch (protocol::read_reply(client, [&] { return timeout; }, on_event, &reply)) {
+    case protocol::ReplyStatus::Ok:
+      break;
+    case protocol::ReplyStatus::Malformed:
       std::fprintf(stderr, "warden: malformed message from the daemon\n");
       result.connection = false;
       return result;
-    }
-    const std::string type = string_member(message, "type");
-    const rapidjson::Value& p = message["payload"];
-    if (type == "event") {
-      if (json) {
-        std::printf("%s\n", json_for_terminal(server::to_json_text(p)).c_str());
-      } else {
-        std::fputs(render_event(server::to_json_text(p)).c_str(), stdout);
-      }
-      std::fflush(stdout);
-      continue;
-    }
-    if (type != "response") continue;
-    if (p.HasMember("ok") && p["ok"].IsBool() && p["ok"].GetBool()) {
-      result.ok = true;
-      result.status = string_member(p, "status");
-      result.cycles = p.HasMember("cycles") && p["cycles"].IsInt() ? p["cycles"].GetInt() : 0;
-      if (json) {
-        std::printf("%s\n", json_for_terminal(server::to_json_text(p)).c_str());
-        std::fflush(stdout);
-      }
+    case protocol::ReplyStatus::Timeout:
+      std::fprintf(stderr, "warden: no event from the daemon within --wait-ms\n");
+      result.connection = false;
       return result;
+    case protocol::ReplyStatus::Closed:
+      std::fprintf(stderr, "warden: the daemon closed the connection before the run ended\n");
+      result.connection = false;
+      return result;
+  }
+  const rapidjson::Value& p = reply.payload();
+  if (reply.ok()) {
+    result.ok = true;
+    result.status = string_member(p, "status");
+    result.cycles = p.HasMember("cycles") && p["cycles"].IsInt() ? p["cycles"].GetInt() : 0;
+    if (json) {
+      std::printf("%s\n", json_for_terminal(protocol::to_json_text(p)).c_str());
+      std::fflush(stdout);
     }
-    const rapidjson::Value& e = p.HasMember("error") ? p["error"] : p;
-    std::fprintf(stderr, "warden: %s: %s\n", printable(string_member(e, "code")).c_str(),
-                 printable(string_member(e, "message")).c_str());
     return result;
   }
+  std::fprintf(stderr, "warden: %s: %s\n", printable(reply.error_code()).c_str(),
+               printable(reply.error_message()).c_str());
+  return result;
 }
 
 void register_submit(CLI::App& app, int* exit_code) {

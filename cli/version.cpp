@@ -1,7 +1,7 @@
 #include "cli/version.h"
 
 #include "engine/json_writer.h"
-#include "server/protocol.h"
+#include "protocol/message.h"
 // Last: the CLIPS headers define macros that clash with RapidJSON's names.
 #include "bindings/clips.h"
 
@@ -13,12 +13,12 @@ namespace warden::cli {
 
 std::string version_text() {
   return std::string("warden ") + WARDEN_VERSION + "\nCLIPS " + VERSION_STRING + "\nprotocol " +
-         server::kProtocolVersion;
+         protocol::kProtocolVersion;
 }
 
 std::string version_json() {
   return "{\"warden\":" + json_string(WARDEN_VERSION) + ",\"clips\":" + json_string(VERSION_STRING) +
-         ",\"protocol\":" + json_string(server::kProtocolVersion) + "}";
+         ",\"protocol\":" + json_string(protocol::kProtocolVersion) + "}";
 }
 
 }  // namespace warden::cli

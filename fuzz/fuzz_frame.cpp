@@ -5,10 +5,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "server/frame.h"
-#include "server/protocol.h"
+#include "protocol/frame.h"
+#include "protocol/message.h"
 
-using warden::server::FrameDecoder;
+using warden::protocol::FrameDecoder;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 2) return 0;
@@ -33,19 +33,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       if (r.payload.size() > max_frame) std::abort();
       // The payload must be exactly the bytes after the prefix in the input.
-      if (consumed + warden::server::kPrefixBytes + r.payload.size() > size) std::abort();
+      if (consumed + warden::protocol::kPrefixBytes + r.payload.size() > size) std::abort();
       if (std::string_view(reinterpret_cast<const char*>(data) + consumed + 6, r.payload.size()) !=
           r.payload) {
         std::abort();
       }
-      consumed += warden::server::kPrefixBytes + r.payload.size();
-      warden::server::Request request;
-      warden::server::parse_request(r.payload, 66, &request);
+      consumed += warden::protocol::kPrefixBytes + r.payload.size();
+      warden::protocol::Request request;
+      warden::protocol::parse_request(r.payload, 66, &request);
     }
   }
   // Round trip: what encode_frame writes, the decoder reads back.
   std::string payload(reinterpret_cast<const char*>(data), std::min<std::size_t>(size, 4096));
-  std::string frame = warden::server::encode_frame(payload);
+  std::string frame = warden::protocol::encode_frame(payload);
   FrameDecoder again(1 << 20);
   again.feed(frame.data(), frame.size());
   FrameDecoder::Result r = again.next();

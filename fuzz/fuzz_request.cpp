@@ -8,16 +8,16 @@
 #include <cstdlib>
 #include <string>
 
-#include "server/json_text.h"
-#include "server/protocol.h"
+#include "protocol/json_text.h"
+#include "protocol/message.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  warden::server::Request request;
-  warden::server::ProtocolError e = warden::server::parse_request(text, 66, &request);
+  warden::protocol::Request request;
+  warden::protocol::ProtocolError e = warden::protocol::parse_request(text, 66, &request);
   std::string reply;
   if (e) {
-    reply = warden::server::error_response(request.id_json, request.action, {e.code, e.message});
+    reply = warden::protocol::error_response(request.id_json, request.action, {e.code, e.message});
   } else {
     const rapidjson::Value& payload = request.payload();
     auto proposal = payload.FindMember("proposal");
@@ -25,13 +25,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (proposal != payload.MemberEnd()) {
       std::string json;
       // As the decide path: a proposal that cannot be written back as UTF-8 is refused.
-      if (!warden::server::to_valid_json_text(proposal->value, &json)) return 0;
+      if (!warden::protocol::to_valid_json_text(proposal->value, &json)) return 0;
       rapidjson::Document again;
       again.Parse<rapidjson::kParseValidateEncodingFlag>(json.c_str(), json.size());
       if (again.HasParseError()) std::abort();
       fields = "\"proposal\":" + json;
     }
-    reply = warden::server::ok_response(request.id_json, request.action, fields);
+    reply = warden::protocol::ok_response(request.id_json, request.action, fields);
   }
   // Every reply the daemon builds must itself be valid JSON.
   rapidjson::Document check;

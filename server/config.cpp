@@ -783,13 +783,8 @@ ConfigErrors validate_config(const Config& c) {
 
 ConfigErrors resolve_state_paths(Config* config) {
   if (config->state_dir.empty()) {
-    const char* xdg = std::getenv("XDG_STATE_HOME");
-    const char* home = std::getenv("HOME");
-    if (xdg && *xdg == '/') {
-      config->state_dir = (fs::path(xdg) / "warden").string();
-    } else if (home && *home == '/') {
-      config->state_dir = (fs::path(home) / ".local" / "state" / "warden").string();
-    } else {
+    config->state_dir = protocol::default_state_dir();
+    if (config->state_dir.empty()) {
       return {{"state_dir",
                "not set, and neither $XDG_STATE_HOME nor $HOME is an absolute path: give "
                "state_dir (--state-dir)"}};
@@ -857,36 +852,6 @@ std::string effective_session_store(const Config& config) {
     return config.approvals.store == "postgres" ? "postgres" : "memory";
   }
   return config.session.store;
-}
-
-bool split_host_port(std::string_view address, std::string* host, std::uint16_t* port) {
-  std::string_view h;
-  std::string_view p;
-  if (!address.empty() && address.front() == '[') {
-    std::size_t close = address.find(']');
-    if (close == std::string_view::npos || close + 1 >= address.size() ||
-        address[close + 1] != ':') {
-      return false;
-    }
-    h = address.substr(1, close - 1);
-    p = address.substr(close + 2);
-  } else {
-    std::size_t colon = address.rfind(':');
-    if (colon == std::string_view::npos) return false;
-    h = address.substr(0, colon);
-    p = address.substr(colon + 1);
-    if (h.find(':') != std::string_view::npos) return false;  // bare IPv6 needs brackets
-  }
-  if (h.empty() || p.empty() || p.size() > 5) return false;
-  unsigned value = 0;
-  for (char ch : p) {
-    if (ch < '0' || ch > '9') return false;
-    value = value * 10 + static_cast<unsigned>(ch - '0');
-  }
-  if (value > 65535) return false;
-  *host = std::string(h);
-  *port = static_cast<std::uint16_t>(value);
-  return true;
 }
 
 }  // namespace warden::server

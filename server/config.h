@@ -12,6 +12,7 @@
 
 #include "actuators/config.h"
 #include "engine/defaults.h"
+#include "protocol/address.h"
 #include "reasoning/config.h"
 
 namespace warden::server {
@@ -158,7 +159,7 @@ struct PipelineConfig {
 
 struct Config {
   std::string source;                     // the file read, or empty for defaults only
-  std::string listen = "127.0.0.1:9105";  // HOST:PORT ([v6]:PORT); port 0 = ephemeral
+  std::string listen = protocol::kDefaultAddress;  // HOST:PORT ([v6]:PORT); port 0 = ephemeral
   std::vector<std::string> rules;         // empty: the shipped rule pack
   std::string tokens;                     // token file; empty: refuse to start (fail closed)
   bool insecure_no_auth = false;          // command line only: no tokens, role agent for all
@@ -234,7 +235,7 @@ bool valid_daemon_id(std::string_view id);
 // The host name made a valid daemon id (other characters become '-'; "warden" if empty).
 std::string default_daemon_id();
 
-// Splits "HOST:PORT" / "[V6]:PORT". False when malformed.
-bool split_host_port(std::string_view address, std::string* host, std::uint16_t* port);
+// HOST:PORT parsing is the clients' own (protocol/address.h).
+using protocol::split_host_port;
 
 }  // namespace warden::server

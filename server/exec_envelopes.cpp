@@ -8,7 +8,8 @@
 #include <array>
 
 #include "bindings/paths.h"
-#include "server/protocol.h"
+#include "protocol/message.h"
+#include "server/errors.h"
 
 namespace warden::server {
 

@@ -1,11 +1,11 @@
 // The `envelope` request (server/exec_request.h).
 #include "server/exec_request.h"
 
+#include "protocol/json_text.h"
+#include "protocol/message.h"
 #include "server/errors.h"
 #include "server/exec_wire.h"
-#include "server/json_text.h"
 #include "server/log.h"
-#include "server/protocol.h"
 
 namespace warden::server {
 

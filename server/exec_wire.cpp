@@ -1,8 +1,9 @@
 // The `envelope` reply body, written and read (server/exec_wire.h).
 #include "server/exec_wire.h"
 
-#include "server/json_text.h"
-#include "server/protocol.h"
+#include "protocol/json_text.h"
+#include "protocol/message.h"
+#include "server/errors.h"
 
 namespace warden::server {
 

@@ -10,9 +10,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include "protocol/frame.h"
+#include "protocol/message.h"
 #include "server/errors.h"
-#include "server/frame.h"
-#include "server/protocol.h"
 #include "server/session.h"
 
 namespace warden::server {

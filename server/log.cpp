@@ -7,7 +7,8 @@
 #include <cstdio>
 #include <ctime>
 
-#include "server/json_text.h"
+#include "protocol/json_text.h"
+#include "server/errors.h"
 
 namespace warden::server {
 

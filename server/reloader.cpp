@@ -2,7 +2,8 @@
 
 #include <exception>
 
-#include "server/json_text.h"
+#include "protocol/json_text.h"
+#include "server/errors.h"
 
 namespace warden::server {
 

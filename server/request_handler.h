@@ -12,7 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "server/protocol.h"
+#include "protocol/message.h"
+#include "server/errors.h"
 #include "server/roles.h"
 #include "server/server_context.h"
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "protocol/message.h"
 #include "server/connections.h"
 #include "server/errors.h"
-#include "server/protocol.h"
 
 namespace warden::server {
 

@@ -16,8 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "protocol/frame.h"
 #include "server/asio.h"
-#include "server/frame.h"
+#include "server/errors.h"
 #include "server/request_handler.h"
 #include "server/server_context.h"
 #include "server/transport.h"

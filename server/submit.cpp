@@ -4,9 +4,9 @@
 
 #include <exception>
 
+#include "protocol/frame.h"
+#include "protocol/json_text.h"
 #include "server/errors.h"
-#include "server/frame.h"
-#include "server/json_text.h"
 #include "server/pipeline_workers.h"
 
 namespace warden::server {

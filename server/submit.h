@@ -14,7 +14,8 @@
 #include <string>
 
 #include "pipeline/pipeline.h"
-#include "server/protocol.h"
+#include "protocol/message.h"
+#include "server/errors.h"
 #include "server/request_handler.h"
 #include "server/roles.h"
 #include "server/server_context.h"

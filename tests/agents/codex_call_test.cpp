@@ -13,8 +13,8 @@
 #include "agents/hook_proposal.h"
 #include "agents/hook_run.h"
 #include "agents/hook_shell.h"
+#include "protocol/message.h"
 #include "serve_child.h"
-#include "server/protocol.h"
 #include "tests/support/temp_dir.h"
 
 using namespace warden::agents;
@@ -36,7 +36,7 @@ std::string call_line(const std::string& call_id, const std::string& arguments_j
   p.AddMember("name", rapidjson::Value(name.c_str(), a), a);
   p.AddMember("arguments", rapidjson::Value(arguments_json.c_str(), a), a);
   p.AddMember("call_id", rapidjson::Value(call_id.c_str(), a), a);
-  return warden::server::to_json_text(d);
+  return warden::protocol::to_json_text(d);
 }
 
 // Lines Codex writes around the calls.
@@ -479,7 +479,7 @@ TEST_CASE("codex hook with the shipped rules: a hidden workdir is judged where i
     ti.AddMember("command", s(command), a);
     d.AddMember("tool_input", ti, a);
     d.AddMember("tool_use_id", s(id), a);
-    return warden::server::to_json_text(d);
+    return warden::protocol::to_json_text(d);
   };
   auto trap = run_hook(input("touch warden-unit.service", "trap"), decider.get(), "", options);
   INFO(trap.stdout_json);

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "agents/mcp_tool_gate.h"
-#include "server/protocol.h"
+#include "protocol/message.h"
 
 using namespace warden::agents;
 using namespace warden::agents::mcp;
@@ -127,7 +127,7 @@ TEST_CASE("a rewrite that moves the call to another server is refused", "[mcp]")
   CHECK(a.action == CallAnswer::Action::Forward);
   CHECK(a.changed);
   CHECK(
-      warden::server::to_json_text(req) ==
+      warden::protocol::to_json_text(req) ==
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read2","arguments":{"p":"safe"}}})");
 }
 
@@ -148,6 +148,6 @@ TEST_CASE("no decision: calls refused with the cause, listed tools hidden", "[mc
       R"({"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a"},{"name":"b"}],"nextCursor":"c"}})");
   std::string log;
   CHECK(gate.filter_list(res, res.GetAllocator(), &log) == 2);
-  CHECK(warden::server::to_json_text(res) == R"({"jsonrpc":"2.0","id":2,"result":{"tools":[],"nextCursor":"c"}})");
+  CHECK(warden::protocol::to_json_text(res) == R"({"jsonrpc":"2.0","id":2,"result":{"tools":[],"nextCursor":"c"}})");
   CHECK(log.find("E_UNAVAILABLE") != std::string::npos);
 }

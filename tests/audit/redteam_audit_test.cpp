@@ -614,7 +614,7 @@ class RtServe {
   std::string address_;
 };
 
-std::pair<std::string, std::string> rt_decide(warden::server::Client& client, const std::string& id,
+std::pair<std::string, std::string> rt_decide(warden::protocol::Client& client, const std::string& id,
                                               const std::string& proposal) {
   std::string error;
   REQUIRE(client.send_message(st::decide_request(id, proposal), &error));
@@ -661,7 +661,7 @@ TEST_CASE("redteam: a decision that failed closed on the audit log still enters 
   // Past the approvals store's SQLite WAL (about 57 KiB with its indexes) and WAL index.
   RtServe serve(dir, 96 * 1024);
   REQUIRE(serve.serving());
-  warden::server::Client agent;
+  warden::protocol::Client agent;
   std::string error;
   REQUIRE(agent.connect(serve.address(), std::chrono::milliseconds(5000), &error));
   REQUIRE(agent.authenticate(st::Tokens{}.agent, std::chrono::milliseconds(5000), &error));
@@ -784,7 +784,7 @@ TEST_CASE("redteam: a reload that cannot be recorded still takes effect", "[redt
   dir.write("rules/policy.clp", kApproveAll);
   RtServe serve(dir, 96 * 1024);  // above the approvals store's WAL and its 32 KiB index
   REQUIRE(serve.serving());
-  warden::server::Client agent, admin;
+  warden::protocol::Client agent, admin;
   std::string error;
   REQUIRE(agent.connect(serve.address(), std::chrono::milliseconds(5000), &error));
   REQUIRE(agent.authenticate(st::Tokens{}.agent, std::chrono::milliseconds(5000), &error));
@@ -801,7 +801,7 @@ TEST_CASE("redteam: a reload that cannot be recorded still takes effect", "[redt
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule rt-none) (reason "new rules"))))
 )CLP");
-  REQUIRE(admin.send_message(warden::server::make_request("r", "reload"), &error));
+  REQUIRE(admin.send_message(warden::protocol::make_request("r", "reload"), &error));
   const std::string reloaded = st::read_or_fail(admin, std::chrono::milliseconds(20000));
   INFO(reloaded);
   // The reload cannot be recorded: it must not be in force (an error reply, old rules kept).

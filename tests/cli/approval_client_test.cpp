@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/frame.h"
+#include "protocol/frame.h"
 #include "tests/cli/cli_process.h"
 
 using namespace warden;
@@ -81,23 +81,23 @@ class ScriptedDaemon {
   void serve() {
     int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (c < 0) return;
-    send_all(c, server::encode_frame(R"({"type":"event","payload":{"action":"handshake","auth":"none"}})"));
-    server::FrameDecoder decoder(1 << 20);
+    send_all(c, protocol::encode_frame(R"({"type":"event","payload":{"action":"handshake","auth":"none"}})"));
+    protocol::FrameDecoder decoder(1 << 20);
     char buffer[4096];
     bool answered = false;
     for (;;) {
       auto r = decoder.next();
-      if (r.status == server::FrameDecoder::Status::Good && !answered) {
+      if (r.status == protocol::FrameDecoder::Status::Good && !answered) {
         {
           std::lock_guard<std::mutex> lock(mutex_);
           request_.assign(r.payload.data(), r.payload.size());
         }
-        for (const auto& reply : replies_) send_all(c, server::encode_frame(reply));
+        for (const auto& reply : replies_) send_all(c, protocol::encode_frame(reply));
         answered = true;
         if (!hold_open_) break;
         continue;
       }
-      if (r.status == server::FrameDecoder::Status::Bad) break;
+      if (r.status == protocol::FrameDecoder::Status::Bad) break;
       ssize_t n = ::recv(c, buffer, sizeof buffer, 0);
       if (n <= 0) break;
       decoder.feed(buffer, static_cast<std::size_t>(n));

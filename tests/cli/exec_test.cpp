@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "server/client.h"
-#include "server/json_text.h"
+#include "protocol/client.h"
+#include "protocol/json_text.h"
 #include "tests/agents/serve_child.h"
 #include "tests/build_paths.h"
 
@@ -109,18 +109,18 @@ struct World {
 
   // Decides a shell command (cwd: the workspace); returns {outcome, decision_id}.
   std::pair<std::string, std::string> decide(const std::string& command) {
-    server::Client client;
+    protocol::Client client;
     std::string error;
     REQUIRE(client.connect(serve->address(), std::chrono::seconds(10), &error));
     REQUIRE(client.authenticate(server::testing::Tokens{}.agent, std::chrono::seconds(10), &error));
     std::string proposal = R"({"target":"shell","action":"run","payload":{"command":)" +
-                           server::json_string(command) + R"(,"cwd":)" +
-                           server::json_string(workspace) + R"(},"context":{"agent":"exec-test"}})";
-    REQUIRE(client.send_message(server::make_request("1", "decide", "\"proposal\":" + proposal),
+                           protocol::json_string(command) + R"(,"cwd":)" +
+                           protocol::json_string(workspace) + R"(},"context":{"agent":"exec-test"}})";
+    REQUIRE(client.send_message(protocol::make_request("1", "decide", "\"proposal\":" + proposal),
                                 &error));
     std::string reply;
     REQUIRE(client.read_message(&reply, std::chrono::seconds(10)) ==
-            server::Client::ReadStatus::Ok);
+            protocol::Client::ReadStatus::Ok);
     rapidjson::Document d;
     d.Parse(reply.c_str());
     INFO(reply);
@@ -253,8 +253,8 @@ TEST_CASE("exec: the hook's updatedInput, run by bash as Claude Code runs it, ru
   const std::string command = "echo \"it's\" $(echo inside) > 'in side.txt'\necho x > " + outside;
   std::string input =
       R"({"hook_event_name":"PreToolUse","tool_name":"Bash","session_id":"s1","cwd":)" +
-      server::json_string(w.workspace) + R"(,"tool_input":{"command":)" +
-      server::json_string(command) + R"(,"description":"d"}})";
+      protocol::json_string(w.workspace) + R"(,"tool_input":{"command":)" +
+      protocol::json_string(command) + R"(,"description":"d"}})";
   Child hook(
       {"hook", "claude-code", "--addr", w.serve->address(), "--token-file", w.serve->token_file()});
   hook.write(input);

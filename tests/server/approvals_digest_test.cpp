@@ -11,8 +11,8 @@
 #include <chrono>
 
 #include "approvals_fixture.h"
+#include "protocol/message.h"
 #include "server/errors.h"
-#include "server/protocol.h"
 #include "tests/cli/cli_process.h"
 
 using namespace warden;

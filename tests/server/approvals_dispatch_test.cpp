@@ -8,8 +8,8 @@
 #include <regex>
 
 #include "approvals_fixture.h"
+#include "protocol/message.h"
 #include "server/errors.h"
-#include "server/protocol.h"
 #include "tests/cli/cli_process.h"
 
 using namespace warden;

@@ -20,9 +20,9 @@
 
 #include "approvals/store.h"
 #include "approvals_fixture.h"
+#include "protocol/message.h"
 #include "server/approval_service.h"
 #include "server/errors.h"
-#include "server/protocol.h"
 #include "tests/build_paths.h"
 #include "tests/support/postgres_server.h"
 

@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include "approvals_fixture.h"
+#include "protocol/message.h"
 #include "server/errors.h"
-#include "server/protocol.h"
 
 using namespace warden;
 using namespace warden::server;

@@ -15,9 +15,9 @@
 #include <cstdlib>
 
 #include "approvals_fixture.h"
+#include "protocol/message.h"
 #include "server/errors.h"
 #include "server/notifier.h"
-#include "server/protocol.h"
 #include "tests/build_paths.h"
 #include "tests/support/http_fake.h"
 #include "tests/support/postgres_server.h"

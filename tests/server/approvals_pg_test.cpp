@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "approvals_fixture.h"
+#include "protocol/message.h"
 #include "server/errors.h"
-#include "server/protocol.h"
 #include "tests/support/postgres_server.h"
 
 using namespace warden;

@@ -8,8 +8,8 @@
 
 #include "approvals/store.h"
 #include "approvals_fixture.h"
+#include "protocol/message.h"
 #include "server/errors.h"
-#include "server/protocol.h"
 
 using namespace warden;
 using namespace warden::server;

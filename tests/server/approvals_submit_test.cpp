@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "approvals_fixture.h"
+#include "protocol/message.h"
 #include "server/errors.h"
-#include "server/protocol.h"
 
 using namespace warden;
 using namespace warden::server;

@@ -17,8 +17,8 @@
 #include <sstream>
 #include <thread>
 
+#include "protocol/frame.h"
 #include "server/errors.h"
-#include "server/frame.h"
 #include "server_fixture.h"
 #include "tests/build_paths.h"
 

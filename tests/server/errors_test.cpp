@@ -6,7 +6,7 @@
 #include <set>
 
 #include "engine/engine.h"
-#include "server/protocol.h"
+#include "protocol/message.h"
 #include "server_fixture.h"
 
 using namespace warden;

@@ -7,8 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "protocol/json_text.h"
 #include "server/exec_wire.h"
-#include "server/json_text.h"
 
 using namespace warden;
 using namespace warden::server;

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "protocol/json_text.h"
 #include "server/errors.h"
-#include "server/json_text.h"
 #include "server/own_files.h"
 #include "server_fixture.h"
 #include "tests/build_paths.h"

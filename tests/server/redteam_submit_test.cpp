@@ -12,11 +12,11 @@
 #include <set>
 #include <vector>
 
-#include "server/json_text.h"
+#include "protocol/json_text.h"
 #include "server/own_files.h"
 #include "server_fixture.h"
-#include "tests/support/http_fake.h"
 #include "tests/build_paths.h"
+#include "tests/support/http_fake.h"
 
 namespace warden::server::testing {
 namespace {

@@ -21,7 +21,7 @@
 #include <string>
 #include <thread>
 
-#include "server/client.h"
+#include "protocol/client.h"
 #include "server/daemon.h"
 #include "server/tokens.h"
 #include "tests/server/test_tokens.h"

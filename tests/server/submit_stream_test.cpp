@@ -8,10 +8,10 @@
 
 #include "audit/signing.h"
 #include "audit/verify.h"
+#include "protocol/json_text.h"
 #include "server/act_record.h"
 #include "server/daemon_decider.h"
 #include "server/errors.h"
-#include "server/json_text.h"
 #include "server_fixture.h"
 
 using namespace warden;

@@ -1,13 +1,13 @@
 // FrameDecoder and encode_frame: good / need-more / bad, byte by byte and in bulk.
-#include "server/frame.h"
+#include "protocol/frame.h"
 
 #include <catch2/catch.hpp>
 
-#include "server/errors.h"
+#include "engine/diagnostic.h"
 
-using warden::server::encode_frame;
-using warden::server::FrameDecoder;
-namespace err = warden::server::err;
+using warden::protocol::encode_frame;
+using warden::protocol::FrameDecoder;
+namespace err = warden::code;
 using Status = FrameDecoder::Status;
 
 TEST_CASE("encode_frame writes a 6-digit hex length", "[server][frame]") {

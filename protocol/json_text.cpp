@@ -1,6 +1,6 @@
-#include "server/json_text.h"
+#include "protocol/json_text.h"
 
-namespace warden::server {
+namespace warden::protocol {
 
 bool nesting_exceeds(std::string_view text, std::size_t max_depth) {
   std::size_t depth = 0;
@@ -34,4 +34,4 @@ bool nesting_exceeds(std::string_view text, std::size_t max_depth) {
   return false;
 }
 
-}  // namespace warden::server
+}  // namespace warden::protocol

@@ -1,10 +1,10 @@
-#include "server/frame.h"
+#include "protocol/frame.h"
 
 #include <algorithm>
 
-#include "server/errors.h"
+#include "engine/diagnostic.h"
 
-namespace warden::server {
+namespace warden::protocol {
 
 namespace {
 
@@ -65,7 +65,7 @@ FrameDecoder::Result FrameDecoder::next() {
     if (v < 0) {
       bad_ = true;
       bad_result_ = {
-          Status::Bad, {}, err::kFramePrefix, "length prefix must be 6 ASCII hex digits"};
+          Status::Bad, {}, code::kFramePrefix, "length prefix must be 6 ASCII hex digits"};
       buffer_.clear();
       consumed_ = 0;
       return bad_result_;
@@ -77,7 +77,7 @@ FrameDecoder::Result FrameDecoder::next() {
     bad_ = true;
     bad_result_ = {Status::Bad,
                    {},
-                   err::kFrameTooLarge,
+                   code::kFrameTooLarge,
                    "frame of " + std::to_string(length) + " bytes is over the limit of " +
                        std::to_string(max_frame_bytes_)};
     buffer_.clear();
@@ -111,4 +111,4 @@ void FrameDecoder::release() {
   consumed_ = 0;
 }
 
-}  // namespace warden::server
+}  // namespace warden::protocol

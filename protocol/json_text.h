@@ -1,5 +1,5 @@
-// Small JSON text helpers for the daemon: escaping strings into hand-built messages and a
-// nesting-depth check run before RapidJSON builds a DOM. Pure functions: thread-safe.
+// JSON text helpers for the daemon and its clients: escaping strings into hand-built messages
+// and a nesting-depth check run before RapidJSON builds a DOM. Pure functions: thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -9,7 +9,7 @@
 #include "bindings/text.h"
 #include "engine/json_writer.h"
 
-namespace warden::server {
+namespace warden::protocol {
 
 // JSON string literals (invalid UTF-8, which a JSON "\udc00" escape can produce, becomes
 // U+FFFD, so every reply stays valid UTF-8) and strict UTF-8 checks: the engine's own.
@@ -21,4 +21,4 @@ using warden::text::valid_utf8;
 // Cheap linear scan, so hostile input never reaches a recursive walk.
 bool nesting_exceeds(std::string_view text, std::size_t max_depth);
 
-}  // namespace warden::server
+}  // namespace warden::protocol

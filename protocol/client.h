@@ -1,20 +1,22 @@
 // A blocking client for the daemon protocol: connect (TCP, TLS or a Unix socket), read the
-// handshake, authenticate, send framed requests and read framed replies with timeouts. With
-// TLS the server certificate is verified (CA file and host name, optionally a SHA-256 pin)
-// before anything, the token included, is sent. Used by `warden decide` and `warden status`,
-// the server tests and the load generator's setup. One thread per Client.
+// handshake, authenticate, send framed requests and read framed replies (read_reply in
+// protocol/reply.h) with timeouts. With TLS the server certificate is verified (CA file and
+// host name, optionally a SHA-256 pin) before anything, the token included, is sent. Used by
+// every `warden` client command, the agents' decider, the tests and the bench. One thread each.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "server/frame.h"
+#include "protocol/address.h"
+#include "protocol/frame.h"
 
 struct ssl_st;
 struct ssl_ctx_st;
 
-namespace warden::server {
+namespace warden::protocol {
 
 // How to check the server's certificate on a TLS connection.
 struct ClientTls {
@@ -64,6 +66,10 @@ class Client {
   int release();
   int fd() const { return fd_; }
   const std::string& handshake() const { return handshake_; }
+  // What the handshake said: whether the daemon wants a token (any "auth" but "none"), and
+  // its frame limit for an authenticated connection (0 when it did not say).
+  bool auth_required() const { return auth_required_; }
+  std::uint64_t max_frame_bytes() const { return max_frame_bytes_; }
   // SHA-256 of the server certificate's DER ("sha256:HEX"), or empty without TLS.
   const std::string& peer_certificate_sha256() const { return peer_sha256_; }
 
@@ -82,14 +88,12 @@ class Client {
   std::string peer_sha256_;
   FrameDecoder decoder_{kMaxEncodableFrame};
   std::string handshake_;
+  bool auth_required_ = true;
+  std::uint64_t max_frame_bytes_ = 0;
 };
-
-// True for a loopback address in text form: 127.0.0.0/8, ::1, and IPv4-mapped 127.x
-// (::ffff:127.0.0.1). Anything else, a name included, is not.
-bool is_loopback_ip(std::string_view ip);
 
 // {"type":"request","id":ID,"payload":{"action":ACTION<,fields>}}; id is JSON-escaped.
 std::string make_request(std::string_view id, std::string_view action,
                          std::string_view fields = {});
 
-}  // namespace warden::server
+}  // namespace warden::protocol

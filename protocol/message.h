@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace warden::server {
+namespace warden::protocol {
 
 inline constexpr const char* kProtocolVersion = "1";
 
@@ -79,4 +79,4 @@ std::string to_json_text(const rapidjson::Value& value);
 // cannot be written back). False on such a string.
 bool to_valid_json_text(const rapidjson::Value& value, std::string* out);
 
-}  // namespace warden::server
+}  // namespace warden::protocol

@@ -1,6 +1,6 @@
 // Framing of the daemon protocol (SPEC §5): 6 ASCII hex digits giving the payload length in
 // bytes, then exactly that many bytes of payload. FrameDecoder is an incremental parser fed
-// by a session's reads; encode_frame builds outgoing frames. Not thread-safe: one per session.
+// by a connection's reads; encode_frame builds frames. Not thread-safe: one per connection.
 #pragma once
 
 #include <array>
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace warden::server {
+namespace warden::protocol {
 
 inline constexpr std::size_t kPrefixBytes = 6;
 inline constexpr std::size_t kMaxEncodableFrame = 0xFFFFFF;  // what 6 hex digits can say
@@ -30,7 +30,7 @@ class FrameDecoder {
   struct Result {
     Status status = Status::NeedMore;
     std::string_view payload;    // Good: valid until the next feed() or next()
-    const char* code = nullptr;  // Bad: err::kFramePrefix or err::kFrameTooLarge
+    const char* code = nullptr;  // Bad: code::kFramePrefix or code::kFrameTooLarge
     std::string message;         // Bad: what was wrong
   };
 
@@ -63,4 +63,4 @@ class FrameDecoder {
   Result bad_result_;
 };
 
-}  // namespace warden::server
+}  // namespace warden::protocol

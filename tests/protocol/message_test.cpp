@@ -1,12 +1,13 @@
 // Request envelope parsing and the reply builders.
-#include "server/protocol.h"
+#include "protocol/message.h"
 
 #include <catch2/catch.hpp>
 
-#include "server/errors.h"
-#include "server/json_text.h"
+#include "engine/diagnostic.h"
+#include "protocol/json_text.h"
 
-using namespace warden::server;
+using namespace warden::protocol;
+namespace err = warden::code;
 
 namespace {
 std::string code_of(const std::string& text, Request* request = nullptr) {

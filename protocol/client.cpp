@@ -1,4 +1,4 @@
-#include "server/client.h"
+#include "protocol/client.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -22,10 +22,9 @@
 #include <cstring>
 
 #include "engine/diagnostic.h"
-#include "server/config.h"
-#include "server/json_text.h"
+#include "protocol/json_text.h"
 
-namespace warden::server {
+namespace warden::protocol {
 
 namespace {
 
@@ -332,6 +331,13 @@ bool Client::connect(const std::string& address, ms timeout, std::string* error)
     return false;
   }
   handshake_ = payload;
+  const rapidjson::Value& p = doc["payload"];
+  auto auth = p.FindMember("auth");
+  auth_required_ = !(auth != p.MemberEnd() && auth->value.IsString() &&
+                     std::string_view(auth->value.GetString()) == "none");
+  auto frame = p.FindMember("max_frame_bytes");
+  max_frame_bytes_ =
+      frame != p.MemberEnd() && frame->value.IsUint64() ? frame->value.GetUint64() : 0;
   return true;
 }
 
@@ -487,18 +493,11 @@ int Client::release() {
   return fd;
 }
 
-bool is_loopback_ip(std::string_view ip) {
-  std::string text(ip);
-  in_addr v4{};
-  if (::inet_pton(AF_INET, text.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  in6_addr v6{};
-  if (::inet_pton(AF_INET6, text.c_str(), &v6) != 1) return false;
-  if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
-  return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
-}
 
 void Client::close() {
   plaintext_remote_ = false;
+  auth_required_ = true;
+  max_frame_bytes_ = 0;
   if (ssl_) SSL_free(ssl_);
   ssl_ = nullptr;
   if (ssl_ctx_) SSL_CTX_free(ssl_ctx_);
@@ -508,4 +507,4 @@ void Client::close() {
   peer_sha256_.clear();
 }
 
-}  // namespace warden::server
+}  // namespace warden::protocol

@@ -1,4 +1,4 @@
-#include "server/protocol.h"
+#include "protocol/message.h"
 
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
@@ -7,10 +7,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "server/errors.h"
-#include "server/json_text.h"
+#include "engine/diagnostic.h"
+#include "protocol/json_text.h"
 
-namespace warden::server {
+namespace warden::protocol {
 
 namespace {
 
@@ -61,9 +61,9 @@ ProtocolError check_keys(const rapidjson::Value& root) {
         auto [it, inserted] = seen.emplace(std::move(lower), name);
         if (!inserted) {
           if (it->second == name) {
-            return {err::kBadRequest, "duplicate key " + quoted(name) + " in " + path_of(nodes, i)};
+            return {code::kBadRequest, "duplicate key " + quoted(name) + " in " + path_of(nodes, i)};
           }
-          return {err::kBadRequest, "keys " + quoted(it->second) + " and " + quoted(name) + " in " +
+          return {code::kBadRequest, "keys " + quoted(it->second) + " and " + quoted(name) + " in " +
                                         path_of(nodes, i) + " differ only in letter case"};
         }
         if (member.value.IsObject() || member.value.IsArray()) {
@@ -83,51 +83,51 @@ ProtocolError parse_request(std::string_view text, std::size_t max_depth, Reques
   request->id_json = "null";
   request->action.clear();
   if (nesting_exceeds(text, max_depth)) {
-    return {err::kTooDeep, "JSON nests deeper than " + std::to_string(max_depth) + " levels"};
+    return {code::kTooDeep, "JSON nests deeper than " + std::to_string(max_depth) + " levels"};
   }
   // RapidJSON takes a NUL as the end of input; JSON text never contains a raw one.
   if (text.find('\0') != std::string_view::npos) {
-    return {err::kBadJson, "invalid JSON: NUL byte"};
+    return {code::kBadJson, "invalid JSON: NUL byte"};
   }
   constexpr unsigned kFlags =
       rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag;
   rapidjson::Document& doc = request->document;
   doc.Parse<kFlags>(text.data(), text.size());
   if (doc.HasParseError()) {
-    return {err::kBadJson, std::string("invalid JSON at byte ") +
+    return {code::kBadJson, std::string("invalid JSON at byte ") +
                                std::to_string(doc.GetErrorOffset()) + ": " +
                                rapidjson::GetParseError_En(doc.GetParseError())};
   }
-  if (!doc.IsObject()) return {err::kBadRequest, "a request must be a JSON object"};
+  if (!doc.IsObject()) return {code::kBadRequest, "a request must be a JSON object"};
   if (ProtocolError e = check_keys(doc)) return e;
   if (const rapidjson::Value* id = find_member(doc, "id")) {
     if (id->IsString() || id->IsNumber() || id->IsNull()) {
       if (id->IsString() && id->GetStringLength() > 256) {
-        return {err::kBadRequest, "\"id\" is longer than 256 bytes"};
+        return {code::kBadRequest, "\"id\" is longer than 256 bytes"};
       }
       if (!to_valid_json_text(*id, &request->id_json)) {
         request->id_json = "null";
-        return {err::kBadJson, "\"id\" is not valid UTF-8 (lone surrogate escape)"};
+        return {code::kBadJson, "\"id\" is not valid UTF-8 (lone surrogate escape)"};
       }
     } else {
-      return {err::kBadRequest, "\"id\" must be a string, a number or null"};
+      return {code::kBadRequest, "\"id\" must be a string, a number or null"};
     }
   }
   const rapidjson::Value* type = find_member(doc, "type");
   if (!type || !type->IsString() ||
       std::string_view(type->GetString(), type->GetStringLength()) != "request") {
-    return {err::kBadRequest, "\"type\" must be \"request\""};
+    return {code::kBadRequest, "\"type\" must be \"request\""};
   }
   const rapidjson::Value* payload = find_member(doc, "payload");
   if (!payload || !payload->IsObject()) {
-    return {err::kBadRequest, "\"payload\" must be an object"};
+    return {code::kBadRequest, "\"payload\" must be an object"};
   }
   const rapidjson::Value* action = find_member(*payload, "action");
   if (!action || !action->IsString()) {
-    return {err::kBadRequest, "\"payload.action\" must be a string"};
+    return {code::kBadRequest, "\"payload.action\" must be a string"};
   }
   std::string_view name(action->GetString(), action->GetStringLength());
-  if (!valid_utf8(name)) return {err::kBadJson, "\"payload.action\" is not valid UTF-8"};
+  if (!valid_utf8(name)) return {code::kBadJson, "\"payload.action\" is not valid UTF-8"};
   request->action.assign(name);
   return {};
 }
@@ -254,4 +254,4 @@ std::string to_json_text(const rapidjson::Value& value) {
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
-}  // namespace warden::server
+}  // namespace warden::protocol

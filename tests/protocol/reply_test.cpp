@@ -1,0 +1,157 @@
+// What a client reads: Message's views of a reply or an event, read_reply over a real Unix
+// socket (events handed over, the response returned, malformed and closed streams), and the
+// decide request's bytes.
+#include "protocol/reply.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "protocol/frame.h"
+#include "tests/support/temp_dir.h"
+
+using namespace warden::protocol;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A listening Unix socket in a temporary directory, and the accepted end of one connection.
+class ReplyPeer {
+ public:
+  ReplyPeer() {
+    path_ = dir_.str() + "/s.sock";
+    listener_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
+    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(listener_, 1) == 0);
+  }
+  ~ReplyPeer() {
+    if (peer_ >= 0) ::close(peer_);
+    ::close(listener_);
+  }
+  // Connects `client` and accepts its connection.
+  void connect(Client* client) {
+    std::string error;
+    REQUIRE(client->connect_raw("unix:" + path_, 2000ms, &error));
+    peer_ = ::accept(listener_, nullptr, nullptr);
+    REQUIRE(peer_ >= 0);
+  }
+  void send(const std::string& message) {
+    const std::string frame = encode_frame(message);
+    REQUIRE(::write(peer_, frame.data(), frame.size()) == static_cast<ssize_t>(frame.size()));
+  }
+  void close() {
+    ::close(peer_);
+    peer_ = -1;
+  }
+
+ private:
+  warden::testing::TempDir dir_;
+  std::string path_;
+  int listener_ = -1;
+  int peer_ = -1;
+};
+
+ReplyStatus read_with_events(Client& client, std::vector<std::string>* events, Message* reply) {
+  return read_reply(
+      client, [] { return Client::ms(2000); },
+      [&](const Message& event) { events->push_back(to_json_text(event.payload())); }, reply);
+}
+
+}  // namespace
+
+TEST_CASE("a message is a JSON object with an object payload", "[protocol][reply]") {
+  Message m;
+  REQUIRE(m.parse(R"({"type":"response","id":"3","payload":{"action":"decide","ok":true}})"));
+  CHECK(m.type() == "response");
+  CHECK(m.id() == "3");
+  CHECK(m.ok());
+  CHECK_FALSE(m.parse("[1]"));
+  CHECK_FALSE(m.parse(R"({"type":"response","payload":[]})"));
+  CHECK_FALSE(m.parse(R"({"type":"response"})"));
+  CHECK_FALSE(m.parse("{\"type\":\"r\xff\",\"payload\":{}}"));  // not UTF-8
+  REQUIRE(m.parse(R"({"type":"response","id":7,"payload":{"ok":"yes"}})"));
+  CHECK(m.id().empty());  // only a string id is one of ours
+  CHECK_FALSE(m.ok());
+}
+
+TEST_CASE("the error of a reply: payload.error, else the payload", "[protocol][reply]") {
+  Message m;
+  REQUIRE(m.parse(
+      R"({"type":"response","id":null,"payload":{"ok":false,"error":{"code":"E_BUSY","message":"full"}}})"));
+  CHECK(m.error_code() == "E_BUSY");
+  CHECK(m.error_message() == "full");
+  REQUIRE(m.parse(R"({"type":"response","payload":{"ok":false,"code":"E_X","message":"m"}})"));
+  CHECK(m.error_code() == "E_X");
+  REQUIRE(m.parse(R"({"type":"response","payload":{"ok":false,"error":"E_Y"}})"));
+  CHECK(m.error_code().empty());
+}
+
+TEST_CASE("the approval a waiting decide names", "[protocol][reply]") {
+  Message m;
+  REQUIRE(m.parse(
+      R"({"type":"event","id":"1","payload":{"event":"approval-required","approval":{"id":"apr_1","token":"t","how":"warden approve apr_1"}}})"));
+  REQUIRE(m.waiting_approval());
+  CHECK(string_member(*m.waiting_approval(), "how") == "warden approve apr_1");
+  REQUIRE(m.parse(R"({"type":"event","id":"1","payload":{"approval":"apr_1"}})"));
+  CHECK(m.waiting_approval() == nullptr);
+}
+
+TEST_CASE("decide_request: the proposal re-serialized, then explain and wait_s", "[protocol][reply]") {
+  rapidjson::Document proposal;
+  proposal.Parse(R"({ "target" : "shell", "action" : {"command":"ls"} })");
+  CHECK(decide_request("4", proposal, false, 0) ==
+        R"({"type":"request","id":"4","payload":{"action":"decide","proposal":{"target":"shell","action":{"command":"ls"}}}})");
+  CHECK(decide_request("5", proposal, true, 30) ==
+        R"({"type":"request","id":"5","payload":{"action":"decide","proposal":{"target":"shell","action":{"command":"ls"}},"explain":true,"wait_s":30}})");
+}
+
+TEST_CASE("read_reply hands over the events and returns the response", "[protocol][reply]") {
+  ReplyPeer peer;
+  Client client;
+  peer.connect(&client);
+  peer.send(R"({"type":"event","id":"1","payload":{"event":"approval-required"}})");
+  peer.send(R"({"type":"handshake","payload":{}})");  // neither: passed over
+  peer.send(R"({"type":"response","id":"1","payload":{"action":"decide","ok":true}})");
+  std::vector<std::string> events;
+  Message reply;
+  REQUIRE(read_with_events(client, &events, &reply) == ReplyStatus::Ok);
+  CHECK(reply.id() == "1");
+  CHECK(reply.ok());
+  REQUIRE(events.size() == 1);
+  CHECK(events[0] == R"({"event":"approval-required"})");
+}
+
+TEST_CASE("read_reply: a malformed message, a closed stream, silence", "[protocol][reply]") {
+  std::vector<std::string> events;
+  Message reply;
+  SECTION("malformed") {
+    ReplyPeer peer;
+    Client client;
+    peer.connect(&client);
+    peer.send(R"({"type":"response","payload":"no"})");
+    CHECK(read_with_events(client, &events, &reply) == ReplyStatus::Malformed);
+  }
+  SECTION("closed after an event") {
+    ReplyPeer peer;
+    Client client;
+    peer.connect(&client);
+    peer.send(R"({"type":"event","id":"1","payload":{}})");
+    peer.close();
+    CHECK(read_with_events(client, &events, &reply) == ReplyStatus::Closed);
+    CHECK(events.size() == 1);
+  }
+  SECTION("silence") {
+    ReplyPeer peer;
+    Client client;
+    peer.connect(&client);
+    CHECK(read_reply(client, [] { return Client::ms(50); }, {}, &reply) == ReplyStatus::Timeout);
+  }
+}
