@@ -6,7 +6,9 @@
 //   DecideResult r = engine.decide(proposal_json);      // prepare once, decide many
 //
 // A Policy is immutable and may be shared between threads. An Engine owns one CLIPS
-// environment and must be used by one thread at a time. No I/O happens inside.
+// environment and must be used by one thread at a time. Deciding opens no file and writes
+// nothing; it does look paths up on the host (lstat, readlink: bindings/paths.h resolve),
+// so a path's `resolved` form is what the file system says when the decision is made.
 #pragma once
 
 #include <chrono>

@@ -28,9 +28,13 @@ LAYERS = {
     "actuators": ["bindings", "engine"],
     "audit": ["bindings", "engine"],
     "pipeline": ["bindings", "engine", "reasoning", "actuators"],
-    "server": ["bindings", "engine", "approvals", "audit", "reasoning", "actuators", "pipeline"],
-    "agents": ["bindings", "engine", "server"],
-    "cli": ["bindings", "engine", "approvals", "audit", "reasoning", "actuators", "pipeline", "server", "agents"],
+    # The wire: frames, messages, the client. Below the daemon, the agents and the CLI.
+    "protocol": ["bindings", "engine"],
+    "server": ["bindings", "engine", "approvals", "audit", "reasoning", "actuators", "pipeline", "protocol"],
+    # The agents reach the daemon through the protocol only, never the daemon's code.
+    "agents": ["bindings", "engine", "protocol"],
+    "cli": ["bindings", "engine", "approvals", "audit", "reasoning", "actuators", "pipeline", "protocol",
+            "server", "agents"],
 }
 # Folders of the checkout that are not production libraries.
 NOT_LIBRARIES = {"tests", "bench", "fuzz", "docs", "examples", "rules", "scripts", "packaging", "build"}
