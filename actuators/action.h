@@ -12,19 +12,20 @@
 #include <string_view>
 
 #include "actuators/actuator.h"
+#include "engine/diagnostic.h"
 
 namespace warden::actuators {
 
 // Error codes of actuator results (docs/ACTUATORS.md).
 namespace code {
-inline constexpr const char* kBadAction = "E_ACT_BAD_ACTION";      // the payload is malformed
-inline constexpr const char* kDenied = "E_ACT_DENIED";             // confinement refused it
-inline constexpr const char* kFailed = "E_ACT_FAILED";             // it could not be carried out
-inline constexpr const char* kTimeout = "E_ACT_TIMEOUT";           // it ran past its time limit
-inline constexpr const char* kShellSyntax = "E_ACT_SHELL_SYNTAX";  // needs a shell; not granted
-inline constexpr const char* kRedirect = "E_ACT_REDIRECT";         // an HTTP redirect, not followed
-inline constexpr const char* kTooLarge = "E_ACT_TOO_LARGE";        // over a size cap
-inline constexpr const char* kUnknownTool = "E_ACT_UNKNOWN_TOOL";  // no tool of that name
+inline constexpr const char* kBadAction = ::warden::code::kActBadAction;      // the payload is malformed
+inline constexpr const char* kDenied = ::warden::code::kActDenied;             // confinement refused it
+inline constexpr const char* kFailed = ::warden::code::kActFailed;             // it could not be carried out
+inline constexpr const char* kTimeout = ::warden::code::kActTimeout;           // it ran past its time limit
+inline constexpr const char* kShellSyntax = ::warden::code::kActShellSyntax;   // needs a shell; not granted
+inline constexpr const char* kRedirect = ::warden::code::kActRedirect;         // an HTTP redirect, not followed
+inline constexpr const char* kTooLarge = ::warden::code::kActTooLarge;         // over a size cap
+inline constexpr const char* kUnknownTool = ::warden::code::kActUnknownTool;   // no tool of that name
 }  // namespace code
 
 Result failure(const char* error_code, std::string message);

@@ -55,19 +55,19 @@ SettingsEdit add_claude_hook(std::string_view text, const std::string& command, 
   } else {
     doc.Parse(text.data(), text.size());
     if (doc.HasParseError()) {
-      return fail("E_SETTINGS_PARSE",
+      return fail(code::kSettingsParse,
                   std::string("not valid JSON at offset ") + std::to_string(doc.GetErrorOffset()) +
                       ": " + rapidjson::GetParseError_En(doc.GetParseError()));
     }
-    if (!doc.IsObject()) return fail("E_SETTINGS_SHAPE", "the settings are not a JSON object");
+    if (!doc.IsObject()) return fail(code::kSettingsShape, "the settings are not a JSON object");
   }
   auto& a = doc.GetAllocator();
   if (!doc.HasMember("hooks")) doc.AddMember("hooks", Value(rapidjson::kObjectType), a);
   Value& hooks = doc["hooks"];
-  if (!hooks.IsObject()) return fail("E_SETTINGS_SHAPE", "\"hooks\" is not an object");
+  if (!hooks.IsObject()) return fail(code::kSettingsShape, "\"hooks\" is not an object");
   if (!hooks.HasMember("PreToolUse")) hooks.AddMember("PreToolUse", Value(rapidjson::kArrayType), a);
   Value& groups = hooks["PreToolUse"];
-  if (!groups.IsArray()) return fail("E_SETTINGS_SHAPE", "\"hooks.PreToolUse\" is not an array");
+  if (!groups.IsArray()) return fail(code::kSettingsShape, "\"hooks.PreToolUse\" is not an array");
 
   SettingsEdit edit;
   edit.ok = true;

@@ -279,7 +279,7 @@ bool apply_codex_shell_call(const HookCall& call, const CodexShellCall& real,
   doc.Parse(proposal_json->data(), proposal_json->size());
   if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("payload") ||
       !doc["payload"].IsObject()) {
-    return codex_call_failed(error, "E_INTERNAL", "the Bash proposal has no payload");
+    return codex_call_failed(error, code::kInternal, "the Bash proposal has no payload");
   }
   auto& alloc = doc.GetAllocator();
   Value& payload = doc["payload"];

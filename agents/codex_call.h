@@ -33,16 +33,12 @@
 namespace warden::agents {
 
 // Why the real call could not be established; every one is a deny.
-inline constexpr const char* kCodexTranscript =
-    "E_CODEX_TRANSCRIPT";  // no path, not a regular file, unreadable
-inline constexpr const char* kCodexCallMissing =
-    "E_CODEX_CALL_MISSING";  // no function_call with this call_id
-inline constexpr const char* kCodexCallArguments =
-    "E_CODEX_CALL_ARGUMENTS";  // unknown tool, bad JSON, bad or unknown field
-inline constexpr const char* kCodexCallMismatch =
-    "E_CODEX_CALL_MISMATCH";                                 // the rollout and the hook disagree
-inline constexpr const char* kCodexShell = "E_CODEX_SHELL";  // the shell that would run is not bash
-inline constexpr const char* kCodexTty = "E_CODEX_TTY";  // tty: true (input the hook never sees)
+using ::warden::code::kCodexTranscript;     // no path, not a regular file, unreadable
+using ::warden::code::kCodexCallMissing;    // no function_call with this call_id
+using ::warden::code::kCodexCallArguments;  // unknown tool, bad JSON, bad or unknown field
+using ::warden::code::kCodexCallMismatch;   // the rollout and the hook disagree
+using ::warden::code::kCodexShell;          // the shell that would run is not bash
+using ::warden::code::kCodexTty;            // tty: true (input the hook never sees)
 
 // Only the end of the rollout is read: the call being decided was written just before the hook ran.
 inline constexpr std::size_t kCodexTranscriptTailBytes = std::size_t{4} << 20;

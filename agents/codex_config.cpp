@@ -120,7 +120,7 @@ std::string toml_quote(std::string_view value) {
 SettingsEdit add_codex_hook(std::string_view text, const std::string& command, int timeout_seconds) {
   toml::table root;
   std::string error;
-  if (!parse(text, &root, &error)) return codex_edit_failed("E_SETTINGS_PARSE", error);
+  if (!parse(text, &root, &error)) return codex_edit_failed(code::kSettingsParse, error);
 
   SettingsEdit edit;
   const std::string timeout_text = std::to_string(timeout_seconds);
@@ -144,7 +144,7 @@ SettingsEdit add_codex_hook(std::string_view text, const std::string& command, i
         auto begin = offset_of(text, cmd->source().begin);
         auto end = begin ? literal_end(text, *begin) : std::nullopt;
         if (!end) {
-          return codex_edit_failed("E_SETTINGS_SHAPE",
+          return codex_edit_failed(code::kSettingsShape,
                       "the Warden hook's command at line " +
                           std::to_string(cmd->source().begin.line) +
                           " is not a one-line string; edit it by hand");
@@ -155,7 +155,7 @@ SettingsEdit add_codex_hook(std::string_view text, const std::string& command, i
         if (timeout) {
           t_begin = offset_of(text, timeout->source().begin);
           if (!t_begin) {
-            return codex_edit_failed("E_SETTINGS_SHAPE", "the Warden hook's timeout at line " +
+            return codex_edit_failed(code::kSettingsShape, "the Warden hook's timeout at line " +
                                                 std::to_string(timeout->source().begin.line) +
                                                 " cannot be located; edit it by hand");
           }
@@ -177,7 +177,7 @@ SettingsEdit add_codex_hook(std::string_view text, const std::string& command, i
   }
   if (edit.text.empty()) {
     std::string obstacle = append_obstacle(root);
-    if (!obstacle.empty()) return codex_edit_failed("E_SETTINGS_SHAPE", obstacle);
+    if (!obstacle.empty()) return codex_edit_failed(code::kSettingsShape, obstacle);
     edit.text = std::string(text);
     if (!edit.text.empty() && edit.text.back() != '\n') edit.text += '\n';
     if (!edit.text.empty()) edit.text += '\n';
@@ -194,7 +194,7 @@ SettingsEdit add_codex_hook(std::string_view text, const std::string& command, i
   // The result must read back with Warden's command where Codex looks for it.
   toml::table check;
   if (!parse(edit.text, &check, &error) || !holds_command(check, command, timeout_seconds)) {
-    return codex_edit_failed("E_SETTINGS_SHAPE",
+    return codex_edit_failed(code::kSettingsShape,
                 "adding Warden's entry would not give a valid hooks.PreToolUse (" +
                     (error.empty() ? std::string("the entry did not read back") : error) +
                     "); add it by hand");

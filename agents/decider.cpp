@@ -27,12 +27,12 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 // Causes of a missing decision that are not the daemon's or the engine's own codes.
-constexpr const char* kUnavailable = "E_UNAVAILABLE";  // cannot connect, or the connection broke
-constexpr const char* kTimeout = "E_TIMEOUT";          // the budget ran out before the reply
-constexpr const char* kConfig = "E_CONFIG";            // token or TLS settings unusable
-constexpr const char* kTls = "E_TLS";                  // the daemon's certificate failed the checks
-constexpr const char* kBadReply = "E_BAD_REPLY";       // the daemon's reply is not a decision
-constexpr const char* kInternal = "E_INTERNAL";        // a bug; failed closed
+using ::warden::code::kUnavailable;             // cannot connect, or the connection broke
+using ::warden::code::kTimeout;                 // the budget ran out before the reply
+constexpr const char* kConfig = ::warden::code::kClientConfig;  // token or TLS settings unusable
+using ::warden::code::kTls;                     // the daemon's certificate failed the checks
+using ::warden::code::kBadReply;                // the daemon's reply is not a decision
+using ::warden::code::kInternal;                // a bug; failed closed
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -260,7 +260,7 @@ class DaemonDecider final : public Decider {
     rapidjson::Document proposal;
     proposal.Parse<rapidjson::kParseValidateEncodingFlag>(proposal_json.data(), proposal_json.size());
     if (proposal.HasParseError() || !proposal.IsObject()) {
-      return failure("E_INPUT_JSON", "the proposal is not a JSON object");
+      return failure(code::kInputJson, "the proposal is not a JSON object");
     }
     for (int attempt = 0;; ++attempt) {
       if (connected_ && stale()) {
@@ -273,7 +273,7 @@ class DaemonDecider final : public Decider {
       const std::string id = std::to_string(++next_id_);
       const std::string request = protocol::decide_request(id, proposal, false, config_.wait_s);
       if (const std::uint64_t limit = client_.max_frame_bytes(); limit && request.size() > limit) {
-        return failure("E_INPUT_TOO_LARGE", "the proposal (" + std::to_string(request.size()) +
+        return failure(code::kInputTooLarge, "the proposal (" + std::to_string(request.size()) +
                                                 " bytes) is over the daemon's frame limit of " +
                                                 std::to_string(limit) + " bytes");
       }

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "engine/diagnostic.h"
+
 namespace warden::agents {
 
 enum class HookAgent { ClaudeCode, Codex };
@@ -21,10 +23,10 @@ std::string_view agent_name(HookAgent agent);
 inline constexpr std::size_t kMaxHookInputBytes = std::size_t{8} << 20;
 
 // Why a hook input was refused; every one of these becomes a deny.
-inline constexpr const char* kHookInputTooLarge = "E_HOOK_INPUT_TOO_LARGE";
-inline constexpr const char* kHookInputJson = "E_HOOK_INPUT_JSON";    // not JSON, or not UTF-8
-inline constexpr const char* kHookInputShape = "E_HOOK_INPUT_SHAPE";  // missing or mistyped field
-inline constexpr const char* kHookEvent = "E_HOOK_EVENT";             // not a PreToolUse call
+using ::warden::code::kHookInputTooLarge;
+using ::warden::code::kHookInputJson;   // not JSON, or not UTF-8
+using ::warden::code::kHookInputShape;  // missing or mistyped field
+using ::warden::code::kHookEvent;       // not a PreToolUse call
 
 struct HookError {
   std::string code;

@@ -8,10 +8,12 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/diagnostic.h"
+
 namespace warden::agents {
 
 // Why an approved call could not be rewritten; the hook then denies (fail closed).
-inline constexpr const char* kHookExec = "E_HOOK_EXEC";
+using ::warden::code::kHookExec;
 
 // How `warden exec` is invoked for an approved Bash call.
 struct ExecWrap {

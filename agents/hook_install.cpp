@@ -211,7 +211,7 @@ InstallResult install_hook(HookAgent agent, const std::string& settings_file,
     std::ostringstream buf;
     buf << in.rdbuf();
     if (!in) {
-      result.error_code = "E_IO";
+      result.error_code = code::kIo;
       result.error = "cannot read " + settings_file;
       return result;
     }
@@ -231,7 +231,7 @@ InstallResult install_hook(HookAgent agent, const std::string& settings_file,
     return result;
   }
   if (!write_file_atomically(settings_file, edit.text, &result.error)) {
-    result.error_code = "E_IO";
+    result.error_code = code::kIo;
     return result;
   }
   result.ok = true;

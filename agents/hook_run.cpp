@@ -56,15 +56,15 @@ HookAnswer run_hook(std::string_view input, const MakeDecider& make, const HookR
     std::unique_ptr<Decider> decider = make(&decider_error);
     while (!decider_error.empty() && decider_error.back() == '\n') decider_error.pop_back();
     if (!decider) {
-      return answer_failure("E_DECIDER", decider_error.empty() ? "no decider" : decider_error);
+      return answer_failure(code::kDecider, decider_error.empty() ? "no decider" : decider_error);
     }
     Verdict verdict = decider->decide(proposal);
     return answer_verdict(options.agent, call, proposal, verdict, options.on_approval_required,
                           options.exec);
   } catch (const std::exception& e) {
-    return answer_failure("E_INTERNAL", std::string("the hook failed: ") + e.what());
+    return answer_failure(code::kInternal, std::string("the hook failed: ") + e.what());
   } catch (...) {
-    return answer_failure("E_INTERNAL", "the hook failed");
+    return answer_failure(code::kInternal, "the hook failed");
   }
 }
 

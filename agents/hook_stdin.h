@@ -11,8 +11,8 @@
 
 namespace warden::agents {
 
-inline constexpr const char* kHookInputRead = "E_HOOK_INPUT_READ";        // read(2) failed
-inline constexpr const char* kHookInputTimeout = "E_HOOK_INPUT_TIMEOUT";  // no complete input in time
+using ::warden::code::kHookInputRead;     // read(2) failed
+using ::warden::code::kHookInputTimeout;  // no complete input in time
 
 // Reads fd until end of file, or until what was read is one complete JSON object (the agent
 // may keep the pipe open). False with *error: more than max_bytes

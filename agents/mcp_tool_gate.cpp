@@ -7,6 +7,7 @@
 
 #include "agents/mcp_message.h"
 #include "agents/mcp_methods.h"
+#include "engine/diagnostic.h"
 #include "protocol/message.h"
 
 namespace warden::agents::mcp {
@@ -30,7 +31,7 @@ std::string because(const Verdict& v) {
 
 std::string no_decision(const Verdict& v) {
   return "Warden: no decision, so the call was not run (" +
-         (v.error_code.empty() ? std::string("E_INTERNAL") : v.error_code) + ": " +
+         (v.error_code.empty() ? std::string(code::kInternal) : v.error_code) + ": " +
          v.error_message + ")";
 }
 

@@ -16,6 +16,7 @@
 #include "cli/client_flags.h"
 #include "cli/commands.h"
 #include "cli/terminal_text.h"
+#include "engine/diagnostic.h"
 #include "protocol/client.h"
 #include "protocol/json_text.h"
 #include "protocol/message.h"
@@ -36,13 +37,13 @@ std::int64_t now_ms() {
 // (E_APPROVAL_REFUSED) is a reject, 1; anything else (not found, closed, expired, self
 // approval, a second vote, the role, the store) is 4, as for the other client commands.
 int exit_for_error(const std::string& code) {
-  return code == "E_APPROVAL_REFUSED" ? kExitRejected : kExitInternal;
+  return code == ::warden::code::kApprovalRefused ? kExitRejected : kExitInternal;
 }
 
 // Prints the error of a reply that is not ok to stderr; returns its exit status.
 int print_error(const protocol::Message& reply) {
   std::string code = reply.error_code();
-  if (code.empty()) code = "E_INTERNAL";
+  if (code.empty()) code = ::warden::code::kInternal;
   std::fprintf(stderr, "warden: %s: %s\n", printable(code).c_str(),
                printable(reply.error_message()).c_str());
   return exit_for_error(code);

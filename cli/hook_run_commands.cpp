@@ -84,8 +84,8 @@ void run(const Args& a, int* exit_code) {
   // The decider keeps to the budget itself; the guard catches what it cannot bound, 500 ms on.
   guard_hook_process(
       a.decider.budget + wait, std::chrono::milliseconds(500),
-      agents::answer_failure("E_INTERNAL", "the hook crashed or was stopped"),
-      agents::answer_failure("E_TIMEOUT", "the hook ran past its budget of " +
+      agents::answer_failure(code::kInternal, "the hook crashed or was stopped"),
+      agents::answer_failure(code::kTimeout, "the hook ran past its budget of " +
                                               std::to_string((a.decider.budget + wait).count()) +
                                               " ms"));
   try {
@@ -98,7 +98,7 @@ void run(const Args& a, int* exit_code) {
                                  : a.on_approval_required;
     if (a.agent == HookAgent::Codex && mode == "ask") {
       print(agents::answer_failure(
-                "E_USAGE",
+                code::kUsage,
                 "--on-approval-required ask is not possible for Codex: Codex runs a command its "
                 "hook answers with ask. Use --on-approval-required deny (the default)"),
             exit_code);
@@ -137,9 +137,9 @@ void run(const Args& a, int* exit_code) {
     };
     print(agents::run_hook(input, make, options), exit_code);
   } catch (const std::exception& e) {
-    print(agents::answer_failure("E_INTERNAL", std::string("the hook failed: ") + e.what()), exit_code);
+    print(agents::answer_failure(code::kInternal, std::string("the hook failed: ") + e.what()), exit_code);
   } catch (...) {
-    print(agents::answer_failure("E_INTERNAL", "the hook failed"), exit_code);
+    print(agents::answer_failure(code::kInternal, "the hook failed"), exit_code);
   }
 }
 

@@ -206,7 +206,7 @@ void register_install(CLI::App& hook, int* exit_code) {
     auto result = agents::install_hook(agent, file, command, timeout_s);
     if (!result.ok) {
       std::cerr << "warden: error " << result.error_code << ": " << result.error << "\n";
-      *exit_code = result.error_code == "E_IO" ? kExitInternal : kExitUsage;
+      *exit_code = result.error_code == code::kIo ? kExitInternal : kExitUsage;
       return;
     }
     std::cout << result.file << ": Warden's PreToolUse entry " << agents::change_name(result.change)

@@ -251,7 +251,7 @@ int take_decide_reply(protocol::Client& client, protocol::Client::ms timeout, lo
   const rapidjson::Value& e = reply.error();
   std::string code = string_member(e, "code");
   if (code.empty()) code = code::kInternal;
-  if (code.rfind("E_INPUT", 0) != 0 && code != code::kBadRequest && code != code::kTooDeep) {
+  if (!code::is_input_error(code) && code != code::kBadRequest && code != code::kTooDeep) {
     // Not the proposal's fault: the daemon refused us (role, shutdown, ...).
     std::fprintf(stderr, "warden: %s: %s\n", printable(code).c_str(),
                  printable(string_member(e, "message")).c_str());
@@ -304,9 +304,9 @@ int run_decide(const DecideArgs& a) {
       doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(
           next.text.data(), next.text.size());
       if (doc.HasParseError()) {
-        item.error_json = input_error_json("E_INPUT_JSON", "not valid JSON");
+        item.error_json = input_error_json(code::kInputJson, "not valid JSON");
       } else if (!doc.IsObject()) {
-        item.error_json = input_error_json("E_INPUT_SHAPE", "a proposal must be a JSON object");
+        item.error_json = input_error_json(code::kInputShape, "a proposal must be a JSON object");
       } else {
         std::string error;
         const std::string request =

@@ -108,6 +108,51 @@ inline constexpr const char* kExecUsed = "E_EXEC_USED";                // alread
 inline constexpr const char* kExecMismatch = "E_EXEC_MISMATCH";        // not the command that was decided
 inline constexpr const char* kExecCommand = "E_EXEC_COMMAND";          // the command cannot be run as decided
 inline constexpr const char* kExecConfine = "E_EXEC_CONFINE";          // no confinement could be built or applied
+// Actuators: an approved action that did not run, or did not finish (a result's error_code).
+inline constexpr const char* kActBadAction = "E_ACT_BAD_ACTION";
+inline constexpr const char* kActDenied = "E_ACT_DENIED";
+inline constexpr const char* kActFailed = "E_ACT_FAILED";
+inline constexpr const char* kActTimeout = "E_ACT_TIMEOUT";
+inline constexpr const char* kActShellSyntax = "E_ACT_SHELL_SYNTAX";
+inline constexpr const char* kActRedirect = "E_ACT_REDIRECT";
+inline constexpr const char* kActTooLarge = "E_ACT_TOO_LARGE";
+inline constexpr const char* kActUnknownTool = "E_ACT_UNKNOWN_TOOL";
+inline constexpr const char* kActNoActuator = "E_ACT_NO_ACTUATOR";
+inline constexpr const char* kActCrashed = "E_ACT_CRASHED";
+inline constexpr const char* kConfineUnsupported = "E_CONFINE_UNSUPPORTED";
+inline constexpr const char* kConfineSetup = "E_CONFINE_SETUP";
+// The pipeline (`submit`, `chat`): error events of a run.
+inline constexpr const char* kAction = "E_ACTION";
+inline constexpr const char* kModelOutput = "E_MODEL_OUTPUT";
+inline constexpr const char* kNoDecider = "E_NO_DECIDER";
+inline constexpr const char* kLoop = "E_LOOP";
+inline constexpr const char* kBudget = "E_BUDGET";
+inline constexpr const char* kDisagreement = "E_DISAGREEMENT";
+inline constexpr const char* kCascade = "E_CASCADE";
+// Agent hooks (`warden hook`), the agent-setup commands and their decider: a hook's deny reason.
+inline constexpr const char* kHookInputTooLarge = "E_HOOK_INPUT_TOO_LARGE";
+inline constexpr const char* kHookInputJson = "E_HOOK_INPUT_JSON";
+inline constexpr const char* kHookInputShape = "E_HOOK_INPUT_SHAPE";
+inline constexpr const char* kHookInputRead = "E_HOOK_INPUT_READ";
+inline constexpr const char* kHookInputTimeout = "E_HOOK_INPUT_TIMEOUT";
+inline constexpr const char* kHookEvent = "E_HOOK_EVENT";
+inline constexpr const char* kHookExec = "E_HOOK_EXEC";
+inline constexpr const char* kCodexTranscript = "E_CODEX_TRANSCRIPT";
+inline constexpr const char* kCodexCallMissing = "E_CODEX_CALL_MISSING";
+inline constexpr const char* kCodexCallArguments = "E_CODEX_CALL_ARGUMENTS";
+inline constexpr const char* kCodexCallMismatch = "E_CODEX_CALL_MISMATCH";
+inline constexpr const char* kCodexShell = "E_CODEX_SHELL";
+inline constexpr const char* kCodexTty = "E_CODEX_TTY";
+inline constexpr const char* kDecider = "E_DECIDER";
+inline constexpr const char* kUnavailable = "E_UNAVAILABLE";
+inline constexpr const char* kTimeout = "E_TIMEOUT";
+inline constexpr const char* kClientConfig = "E_CONFIG";
+inline constexpr const char* kTls = "E_TLS";
+inline constexpr const char* kBadReply = "E_BAD_REPLY";
+inline constexpr const char* kUsage = "E_USAGE";
+inline constexpr const char* kSettingsParse = "E_SETTINGS_PARSE";
+inline constexpr const char* kSettingsShape = "E_SETTINGS_SHAPE";
+inline constexpr const char* kIo = "E_IO";
 
 struct Entry {
   const char* code;
@@ -202,7 +247,52 @@ inline constexpr Entry kTable[] = {
     {kExecMismatch, "exec: the command to run is not byte for byte the command that was decided"},
     {kExecCommand, "exec: the command cannot run as decided (a NUL byte, not a shell run, no such cwd)"},
     {kExecConfine, "exec: the decision's confinement cannot be built or applied: nothing runs"},
+    {kActBadAction, "the action's payload is malformed for its actuator: not run"},
+    {kActDenied, "the actuator's confinement refused the action (a path, host or size it does not allow)"},
+    {kActFailed, "the action could not be carried out (the command could not start, the file or host could not be reached)"},
+    {kActTimeout, "the action ran past its time limit and was stopped"},
+    {kActShellSyntax, "the command needs a shell (pipes, redirections, expansions) and no rule granted `shell-syntax`: not run"},
+    {kActRedirect, "the HTTP server answered with a redirect, which is not followed"},
+    {kActTooLarge, "the action's input or output is over a size cap"},
+    {kActUnknownTool, "no tool of that name is registered: not run"},
+    {kActNoActuator, "no actuator serves the action's target: not run"},
+    {kActCrashed, "the actuator failed unexpectedly (a bug): the action's outcome is unknown"},
+    {kConfineUnsupported, "the kernel lacks a part of the confinement the run requires (Landlock, seccomp, namespaces): not run"},
+    {kConfineSetup, "the run's confinement could not be built: not run"},
+    {kAction, "the model's action cannot be dispatched to an actuator, so it is not decided or run"},
+    {kModelOutput, "the model's answer is not an action the pipeline can read"},
+    {kNoDecider, "no rules are available to decide the run's proposals"},
+    {kLoop, "the run stopped: its feedback went past the depth limit or its step budget"},
+    {kBudget, "the provider cascade spent its budget before a provider answered"},
+    {kDisagreement, "the providers asked for agreement gave different answers"},
+    {kCascade, "every model provider of the cascade failed"},
+    {kHookInputTooLarge, "the hook's input is over its size limit: denied"},
+    {kHookInputJson, "the hook's input is not JSON, or not UTF-8: denied"},
+    {kHookInputShape, "the hook's input lacks a field or has one of the wrong type: denied"},
+    {kHookInputRead, "the hook's input could not be read: denied"},
+    {kHookInputTimeout, "no complete hook input arrived in time: denied"},
+    {kHookEvent, "the hook was called for an event other than PreToolUse: denied"},
+    {kHookExec, "an approved command could not be handed to `warden exec` to run confined: denied"},
+    {kCodexTranscript, "Codex: the rollout file is missing, not a regular file or unreadable: denied"},
+    {kCodexCallMissing, "Codex: the rollout has no function call with the hook's call id: denied"},
+    {kCodexCallArguments, "Codex: the call's arguments are not JSON, or name an unknown tool or field: denied"},
+    {kCodexCallMismatch, "Codex: the rollout's call and the hook's input disagree: denied"},
+    {kCodexShell, "Codex: the shell that would run the command is not bash: denied"},
+    {kCodexTty, "Codex: the call asks for a terminal (tty: true), whose input the hook never sees: denied"},
+    {kDecider, "the hook has no decider: neither a daemon address nor rules it can load"},
+    {kUnavailable, "the daemon cannot be reached, or the connection broke"},
+    {kTimeout, "the time budget ran out before the daemon's reply"},
+    {kClientConfig, "the client's token or TLS settings cannot be used"},
+    {kTls, "the daemon's certificate failed the checks"},
+    {kBadReply, "the daemon's reply is not a decision"},
+    {kUsage, "the hook's options cannot work for this agent (e.g. `--on-approval-required ask` for Codex)"},
+    {kSettingsParse, "`warden hook install`: the agent's settings file is not valid JSON (or TOML): left unchanged"},
+    {kSettingsShape, "`warden hook install`: the agent's settings are not shaped as the agent defines them: left unchanged"},
+    {kIo, "`warden hook install`: the settings file cannot be read or written"},
 };
+
+// Whether `c` is one of the input errors (E_INPUT_…: the proposal itself is not valid).
+constexpr bool is_input_error(std::string_view c) { return c.substr(0, 8) == "E_INPUT_"; }
 
 // True when `c` is in kTable.
 constexpr bool is_known(std::string_view c) {

@@ -25,17 +25,17 @@ const char* cascade_error_code(reasoning::CascadeResult::Status status) {
   using S = reasoning::CascadeResult::Status;
   switch (status) {
     case S::BudgetSpent:
-      return "E_BUDGET";
+      return code::kBudget;
     case S::Disagreement:
-      return "E_DISAGREEMENT";
+      return code::kDisagreement;
     case S::NoProviders:
-      return "E_NO_PROVIDER";
+      return code::kNoProvider;
     case S::AllFailed:
-      return "E_CASCADE";
+      return code::kCascade;
     case S::Ok:
       break;
   }
-  return "E_CASCADE";
+  return code::kCascade;
 }
 
 std::vector<std::string> rejecting_rules(const Decision& d) {
@@ -242,12 +242,12 @@ class Run {
     }
     if (!decider_) {
       // Nothing can be decided, so nothing may run.
-      emit(events::error("E_NO_DECIDER", "no rules are available to decide proposals"));
+      emit(events::error(code::kNoDecider, "no rules are available to decide proposals"));
       return done("failed");
     }
     if (!cascade_) {
       std::string message = "no model provider is configured";
-      emit(events::error("E_NO_PROVIDER", message));
+      emit(events::error(code::kNoProvider, message));
       emit(events::reply(message));
       return done("failed");
     }
@@ -287,7 +287,7 @@ class Run {
       const std::string proposal_json = with_context(proposal, signal, &error);
       if (proposal_json.empty()) {
         std::string message = "the model's answer is not a proposal: " + error;
-        emit(events::error("E_MODEL_OUTPUT", message));
+        emit(events::error(code::kModelOutput, message));
         emit(events::reply(message));
         return done("failed");
       }
@@ -335,7 +335,7 @@ class Run {
         resolve_target(action_json, signal.source, options_.default_target);
     if (resolved.target.empty()) {
       emit(events::approval_required(decision));
-      emit(events::error("E_ACTION", "the action cannot be dispatched, so it cannot be approved: " +
+      emit(events::error(code::kAction, "the action cannot be dispatched, so it cannot be approved: " +
                                          resolved.error));
       return done("failed");
     }
@@ -344,7 +344,7 @@ class Run {
     try {
       status = options_.on_approval_required(decision, resolved.action_json, signal, safe);
     } catch (...) {
-      emit(events::error("E_APPROVAL_STORE", "the pending approval could not be stored"));
+      emit(events::error(code::kApprovalStore, "the pending approval could not be stored"));
       status = "failed";
     }
     return done(status.empty() ? "failed" : status);
@@ -363,7 +363,7 @@ class Run {
         resolve_target(decision.action_json, signal.source, options_.default_target);
     if (resolved.target.empty()) {
       emit(
-          events::error("E_ACTION", "the approved action cannot be dispatched: " + resolved.error));
+          events::error(code::kAction, "the approved action cannot be dispatched: " + resolved.error));
       return done("failed");
     }
     if (is_cancelled()) return done("cancelled");
@@ -386,7 +386,7 @@ class Run {
             "read it (decision " +
             last.decision_id + ")";
         log("pipeline: " + message);
-        emit(events::error("E_ACTION", message));
+        emit(events::error(code::kAction, message));
         return done("rejected");
       }
     }
@@ -402,7 +402,7 @@ class Run {
     const std::string& action_json = last.action_json;
     ResolvedTarget approved = resolve_target(action_json, "", "");
     if (approved.target.empty()) {
-      emit(events::error("E_ACTION",
+      emit(events::error(code::kAction,
                          "the approved action cannot be dispatched: " +
                              (approved.error.empty() ? "it names no target" : approved.error)));
       return done("failed");
@@ -414,7 +414,7 @@ class Run {
     bool silent = false;
     if (!actuator) {
       result.ok = false;
-      result.error_code = "E_ACT_NO_ACTUATOR";
+      result.error_code = code::kActNoActuator;
       result.error = "no actuator for target " + target;
     } else {
       actuators::Context context;
@@ -437,7 +437,7 @@ class Run {
       } catch (...) {
         // Recorded as a failed dispatch, then handled as a loop error.
         actuators::Result crashed;
-        crashed.error_code = "E_ACT_CRASHED";
+        crashed.error_code = code::kActCrashed;
         crashed.error = "the actuator threw";
         if (options_.on_dispatch) options_.on_dispatch(last, target, crashed);
         throw;
@@ -470,7 +470,7 @@ class Run {
                                    std::string* status) {
     log("pipeline: error in a " + signal.sensor + " cycle at depth " +
         std::to_string(signal.depth) + ": " + what);
-    emit(events::error("E_LOOP", what));
+    emit(events::error(code::kLoop, what));
     if (signal.depth > 2 || signal.sensor == "tool-error" || signal.sensor == "loop-error") {
       emit(events::dropped("the error is not fed back (" + signal.sensor + " signal at depth " +
                            std::to_string(signal.depth) + ")"));

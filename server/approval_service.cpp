@@ -202,7 +202,7 @@ int strictest_scope(const Approval& a, int claimer) {
 // one that refused it before running it (malformed, needs a shell it was not granted, an
 // unknown tool, refused by its confinement).
 bool not_run(const actuators::Result& r) {
-  for (const char* code : {"E_ACT_NO_ACTUATOR", actuators::code::kBadAction,
+  for (const char* code : {code::kActNoActuator, actuators::code::kBadAction,
                            actuators::code::kShellSyntax, actuators::code::kUnknownTool,
                            actuators::code::kDenied}) {
     if (r.error_code == code) return true;
@@ -1147,7 +1147,7 @@ std::optional<Reply> ApprovalService::approve_now(const std::string& id_json,
   } catch (const std::exception& e) {
     // Not recorded, so not run.
     store_->finish(approval.id, Status::Refused,
-                   "{\"error_code\":\"E_AUDIT\",\"reason\":\"the approval could not be recorded\"}",
+                   std::string("{\"error_code\":\"") + err::kAudit + "\",\"reason\":\"the approval could not be recorded\"}",
                    now_ms());
     throw;
   }
@@ -1270,7 +1270,7 @@ Reply ApprovalService::dispatch(const std::string& id_json, const Identity& appr
   actuators::Result r;
   std::vector<std::string> capabilities;  // what the action ran with
   if (!actuator) {
-    r.error_code = "E_ACT_NO_ACTUATOR";
+    r.error_code = code::kActNoActuator;
     r.error = "no actuator for target " + resolved.target + " on daemon " +
               context_.config->audit.daemon_id;
   } else {
@@ -1289,7 +1289,7 @@ Reply ApprovalService::dispatch(const std::string& id_json, const Identity& appr
       r = actuator->act(last.action_json, c);
     } catch (...) {
       r = actuators::Result{};
-      r.error_code = "E_ACT_CRASHED";
+      r.error_code = code::kActCrashed;
       r.error = "the actuator threw";
     }
     record_act(context_, last.decision_id, resolved.target, approval.principal, r);

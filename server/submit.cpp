@@ -115,8 +115,8 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
       if (message.size() > kMaxEncodableFrame) {
         message = event_message(
             id,
-            "{\"event\":\"error\",\"code\":\"E_RESPONSE_TOO_LARGE\",\"message\":\"an event "
-            "did not fit in one frame and was dropped\"}");
+            std::string("{\"event\":\"error\",\"code\":\"") + err::kResponseTooLarge +
+                "\",\"message\":\"an event did not fit in one frame and was dropped\"}");
       }
       send(Reply{std::move(message), false, true});
     };
