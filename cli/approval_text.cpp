@@ -8,18 +8,13 @@
 
 #include "cli/terminal_text.h"
 #include "protocol/json_text.h"
+#include "protocol/reply.h"
 
 namespace warden::cli {
 
 namespace {
 
-std::string member(const rapidjson::Value& v, const char* key) {
-  if (!v.IsObject()) return "";
-  auto it = v.FindMember(key);
-  return it != v.MemberEnd() && it->value.IsString()
-             ? std::string(it->value.GetString(), it->value.GetStringLength())
-             : std::string();
-}
+using protocol::string_member;  // "" when absent or not a string
 
 std::int64_t int_member(const rapidjson::Value& v, const char* key, std::int64_t fallback = 0) {
   if (!v.IsObject()) return fallback;
@@ -51,7 +46,7 @@ std::string rules_text(const rapidjson::Value& approval) {
   if (const rapidjson::Value* rules = array_member(approval, "rules")) {
     for (const auto& r : rules->GetArray()) {
       std::string name =
-          r.IsString() ? std::string(r.GetString(), r.GetStringLength()) : member(r, "rule");
+          r.IsString() ? std::string(r.GetString(), r.GetStringLength()) : string_member(r, "rule");
       if (!name.empty()) out += (out.empty() ? "" : ", ") + printable(name);
     }
   }
@@ -73,8 +68,8 @@ std::string expiry_text(const rapidjson::Value& approval, std::int64_t now_ms) {
 }
 
 std::string who_text(const rapidjson::Value& approval) {
-  std::string out = printable(member(approval, "principal"));
-  const std::string session = member(approval, "session"), agent = member(approval, "agent");
+  std::string out = printable(string_member(approval, "principal"));
+  const std::string session = string_member(approval, "session"), agent = string_member(approval, "agent");
   out += "/" + (session.empty() ? std::string("-") : printable(session));
   out += "/" + (agent.empty() ? std::string("-") : printable(agent));
   return out;
@@ -82,10 +77,10 @@ std::string who_text(const rapidjson::Value& approval) {
 
 // Who closed it: the denier, else the last approver.
 std::string closed_by(const rapidjson::Value& approval) {
-  std::string by = member(approval, "closed_by");
+  std::string by = string_member(approval, "closed_by");
   if (!by.empty()) return by;
   if (const rapidjson::Value* votes = array_member(approval, "votes")) {
-    if (!votes->Empty()) return member((*votes)[votes->Size() - 1], "approver");
+    if (!votes->Empty()) return string_member((*votes)[votes->Size() - 1], "approver");
   }
   return "";
 }
@@ -97,9 +92,9 @@ std::string grants_text(const rapidjson::Value& approval) {
   if (!grants || grants->Empty()) return "";
   std::string out = "  if approved it may also:\n";
   for (const auto& g : grants->GetArray()) {
-    const std::string capability = member(g, "capability");
+    const std::string capability = string_member(g, "capability");
     out += "    " + capability_text(capability) + " (" + printable(capability);
-    const std::string rule = member(g, "rule"), reason = member(g, "reason");
+    const std::string rule = string_member(g, "rule"), reason = string_member(g, "reason");
     if (!rule.empty()) out += ", rule " + printable(rule);
     if (!reason.empty()) out += ": " + printable(reason);
     out += ")\n";
@@ -111,7 +106,7 @@ std::string grants_text(const rapidjson::Value& approval) {
 std::string grants_short(const rapidjson::Value& approval) {
   std::string out;
   if (const rapidjson::Value* grants = array_member(approval, "grants")) {
-    for (const auto& g : grants->GetArray()) out += " +" + printable(member(g, "capability"));
+    for (const auto& g : grants->GetArray()) out += " +" + printable(string_member(g, "capability"));
   }
   return out;
 }
@@ -148,8 +143,8 @@ std::string capability_text(std::string_view capability) {
 }
 
 std::string answer_digest_of(const rapidjson::Value& approval) {
-  const std::string digest = member(approval, "digest");
-  return digest.empty() ? member(approval, "action_hash") : digest;
+  const std::string digest = string_member(approval, "digest");
+  return digest.empty() ? string_member(approval, "action_hash") : digest;
 }
 
 std::string pending_fields(const PendingQuery& q) {
@@ -225,23 +220,23 @@ std::string duration_text(std::int64_t ms) {
 
 std::string approval_action_text(const rapidjson::Value& action) {
   if (!action.IsObject()) return action.IsNull() ? "(none)" : printable(compact(action));
-  const std::string target = member(action, "target");
-  std::string verb = member(action, "action");
+  const std::string target = string_member(action, "target");
+  std::string verb = string_member(action, "action");
   const rapidjson::Value* payload = object_member(action, "payload");
   std::string detail;
   if (payload) {
     if (target == "http") {
-      const std::string method = member(*payload, "method");
+      const std::string method = string_member(*payload, "method");
       if (!method.empty()) verb = method;
-      detail = member(*payload, "url");
+      detail = string_member(*payload, "url");
     } else if (target == "tool") {
-      detail = member(*payload, "tool");
+      detail = string_member(*payload, "tool");
       auto args = payload->FindMember("args");
       if (args != payload->MemberEnd())
         detail += (detail.empty() ? "" : " ") + compact(args->value);
     } else {
       for (const char* key : {"command", "path", "url", "text", "message"}) {
-        detail = member(*payload, key);
+        detail = string_member(*payload, key);
         if (!detail.empty()) break;
       }
     }
@@ -264,39 +259,39 @@ std::string listed_action_text(const rapidjson::Value& approval) {
   const bool has = approval.IsObject() && action != approval.MemberEnd() && !action->value.IsNull();
   if (has || !is_truncated(approval)) return approval_action_text(has ? action->value : kNull);
   std::string out = "(too large to list: " + std::to_string(int_member(approval, "action_bytes")) +
-                    " bytes; warden approve " + printable(member(approval, "id")) +
+                    " bytes; warden approve " + printable(string_member(approval, "id")) +
                     " shows it in full)";
-  const std::string preview = member(approval, "action_preview");
+  const std::string preview = string_member(approval, "action_preview");
   if (!preview.empty()) out += " begins: " + printable(preview) + "…";
   return out;
 }
 
 std::string approval_block(const rapidjson::Value& approval, std::int64_t now_ms) {
   std::string out =
-      printable(member(approval, "id")) + "  " + printable(member(approval, "status"));
+      printable(string_member(approval, "id")) + "  " + printable(string_member(approval, "status"));
   const std::int64_t created = int_member(approval, "created_ms");
   if (created > 0) out += "  age " + duration_text(now_ms - created);
   const std::string expiry = expiry_text(approval, now_ms);
   if (!expiry.empty()) out += "  " + expiry;
   out += "  " + votes_text(approval) + "\n";
-  out += "  requested by " + printable(member(approval, "principal"));
-  const std::string session = member(approval, "session"), agent = member(approval, "agent"),
-                    origin = member(approval, "origin");
+  out += "  requested by " + printable(string_member(approval, "principal"));
+  const std::string session = string_member(approval, "session"), agent = string_member(approval, "agent"),
+                    origin = string_member(approval, "origin");
   if (!session.empty()) out += "  session " + printable(session);
   if (!agent.empty()) out += "  agent " + printable(agent);
   if (!origin.empty()) out += "  via " + printable(origin);
   out += "\n  rules " + rules_text(approval);
-  const std::string reason = member(approval, "reason");
+  const std::string reason = string_member(approval, "reason");
   if (!reason.empty()) out += ": " + printable(reason);
   out += "\n";
   out += "  action " + listed_action_text(approval) + "\n";
   out += grants_text(approval);
   if (const rapidjson::Value* votes = array_member(approval, "votes")) {
     for (const auto& v : votes->GetArray()) {
-      out += "  approved by " + printable(member(v, "approver"));
+      out += "  approved by " + printable(string_member(v, "approver"));
       const std::int64_t at = int_member(v, "at_ms");
       if (at > 0) out += " " + duration_text(now_ms - at) + " ago";
-      const std::string note = member(v, "note");
+      const std::string note = string_member(v, "note");
       if (!note.empty()) out += ": " + printable(note);
       out += "\n";
     }
@@ -307,9 +302,9 @@ std::string approval_block(const rapidjson::Value& approval, std::int64_t now_ms
 std::string approval_detail(const rapidjson::Value& approval, std::int64_t now_ms) {
   std::string out = approval_block(approval, now_ms);
   out += "  digest " + printable(answer_digest_of(approval));
-  if (answer_digest_of(approval) != member(approval, "action_hash")) {
+  if (answer_digest_of(approval) != string_member(approval, "action_hash")) {
     out += " (the action and what approving it grants; the action alone " +
-           printable(member(approval, "action_hash")) + ")";
+           printable(string_member(approval, "action_hash")) + ")";
   }
   out += "\n";
   auto action = approval.IsObject() ? approval.FindMember("action") : approval.MemberEnd();
@@ -318,7 +313,7 @@ std::string approval_detail(const rapidjson::Value& approval, std::int64_t now_m
     // A listing left it out: never shown as if it were the action.
     out += "  the action as it will run: left out of this list (" +
            std::to_string(int_member(approval, "action_bytes")) + " bytes); warden approve " +
-           printable(member(approval, "id")) + " shows it in full\n";
+           printable(string_member(approval, "id")) + " shows it in full\n";
   } else if (has_action) {
     out += "  the action as it will run:\n";
     rapidjson::StringBuffer buffer;
@@ -342,9 +337,9 @@ std::string approval_detail(const rapidjson::Value& approval, std::int64_t now_m
   } else {
     out += "  session history (oldest first):\n";
     for (const auto& h : history->GetArray()) {
-      std::string line = printable(member(h, "kind")) + " " + printable(member(h, "object")) + " " +
-                         printable(member(h, "target"));
-      const std::string program = member(h, "program");
+      std::string line = printable(string_member(h, "kind")) + " " + printable(string_member(h, "object")) + " " +
+                         printable(string_member(h, "target"));
+      const std::string program = string_member(h, "program");
       if (!program.empty()) line += "  by " + printable(program);
       const std::int64_t at = int_member(h, "time");
       if (at > 0) line += "  " + duration_text(now_ms - at * 1000) + " ago";
@@ -355,8 +350,8 @@ std::string approval_detail(const rapidjson::Value& approval, std::int64_t now_m
 }
 
 std::string approval_line(const rapidjson::Value& approval, std::int64_t now_ms) {
-  const std::string status = member(approval, "status");
-  std::string out = printable(member(approval, "id")) + "  " + printable(status);
+  const std::string status = string_member(approval, "status");
+  std::string out = printable(string_member(approval, "id")) + "  " + printable(status);
   if (status.empty() || status == "pending") {
     out += "  " + who_text(approval) + "  [" + rules_text(approval) + "]";
     out += "  " + listed_action_text(approval);
@@ -367,7 +362,7 @@ std::string approval_line(const rapidjson::Value& approval, std::int64_t now_ms)
   }
   const std::string by = closed_by(approval);
   if (!by.empty() && status != "expired") out += " by " + printable(by);
-  const std::string note = member(approval, "close_note");
+  const std::string note = string_member(approval, "close_note");
   if (!note.empty()) out += ": " + printable(note);
   out += "  (" + who_text(approval) + ")";
   return out;
@@ -377,7 +372,7 @@ std::string watch_event_text(std::string_view event_json, std::int64_t now_ms) {
   rapidjson::Document e;
   e.Parse(event_json.data(), event_json.size());
   if (e.HasParseError() || !e.IsObject()) return "(an event that is not a JSON object)\n";
-  const std::string kind = member(e, "event");
+  const std::string kind = string_member(e, "event");
   if (kind == "approvals") {
     std::string out;
     if (const rapidjson::Value* list = array_member(e, "approvals")) {
@@ -393,7 +388,7 @@ std::string watch_event_text(std::string_view event_json, std::int64_t now_ms) {
   if (!approval || (kind != "approval-created" && kind != "approval-closed")) return "";
   // What the approval's own state says, whatever the event is called: one still pending is
   // never shown as closed.
-  const std::string status = member(*approval, "status");
+  const std::string status = string_member(*approval, "status");
   const bool open = status.empty() || status == "pending";
   if (kind == "approval-closed" && open) return "";
   return (open ? "+ " : "- ") + approval_line(*approval, now_ms) + "\n";
@@ -418,8 +413,8 @@ std::string approve_reply_text(const rapidjson::Value& payload) {
   static const rapidjson::Value kEmpty(rapidjson::kObjectType);
   const rapidjson::Value* a = object_member(payload, "approval");
   const rapidjson::Value& approval = a ? *a : kEmpty;
-  const std::string id = printable(member(approval, "id"));
-  const std::string status = member(payload, "status");
+  const std::string id = printable(string_member(approval, "id"));
+  const std::string status = string_member(payload, "status");
   static const rapidjson::Value kNull;
   auto action_it = approval.FindMember("action");
   const std::string action =
@@ -446,7 +441,7 @@ std::string approve_reply_text(const rapidjson::Value& payload) {
       auto code = result->FindMember("exit_code");
       if (code != result->MemberEnd() && code->value.IsInt())
         out += "  exit " + std::to_string(code->value.GetInt()) + "\n";
-      const std::string error = member(*result, "error_code");
+      const std::string error = string_member(*result, "error_code");
       if (!error.empty()) out += "  failed: " + printable(error) + "\n";
       if (const rapidjson::Value* caps = array_member(*result, "capabilities");
           caps && !caps->Empty()) {
@@ -461,7 +456,7 @@ std::string approve_reply_text(const rapidjson::Value& payload) {
   }
   if (status == "refused") {
     std::string why;
-    if (const rapidjson::Value* d = object_member(payload, "decision")) why = member(*d, "reason");
+    if (const rapidjson::Value* d = object_member(payload, "decision")) why = string_member(*d, "reason");
     return "approved " + id + ", but the rules refused it at the last mile: not run" +
            (why.empty() ? std::string() : " (" + printable(why) + ")") + "\n  action " + action +
            "\n";
@@ -475,13 +470,13 @@ std::string deny_reply_text(const rapidjson::Value& payload) {
   const rapidjson::Value& approval = a ? *a : kEmpty;
   static const rapidjson::Value kNull;
   auto action_it = approval.FindMember("action");
-  return "denied " + printable(member(approval, "id")) + "\n  action " +
+  return "denied " + printable(string_member(approval, "id")) + "\n  action " +
          approval_action_text(action_it != approval.MemberEnd() ? action_it->value : kNull) + "\n";
 }
 
 std::string approve_with_line(const rapidjson::Value& approval) {
-  const std::string id = member(approval, "id");
-  const std::string status = member(approval, "status");
+  const std::string id = string_member(approval, "id");
+  const std::string status = string_member(approval, "status");
   if (id.empty() || (!status.empty() && status != "pending")) return "";
   return "approve with: warden approve " + printable(id);
 }
@@ -489,8 +484,8 @@ std::string approve_with_line(const rapidjson::Value& approval) {
 std::string decide_approval_text(const rapidjson::Value& payload) {
   const rapidjson::Value* approval = object_member(payload, "approval");
   if (!approval) return "";
-  const std::string id = printable(member(*approval, "id"));
-  const std::string status = member(*approval, "status");
+  const std::string id = printable(string_member(*approval, "id"));
+  const std::string status = string_member(*approval, "status");
   const std::string with = approve_with_line(*approval);
   if (status.empty() || status == "pending") {
     std::string out = "approval " + id + ": pending";

@@ -3,18 +3,13 @@
 #include "cli/approval_text.h"
 #include "cli/commands.h"
 #include "cli/terminal_text.h"
+#include "protocol/reply.h"
 
 namespace warden::cli {
 
 namespace {
 
-std::string event_member(const rapidjson::Value& v, const char* key) {
-  if (!v.IsObject()) return "";
-  auto it = v.FindMember(key);
-  return it != v.MemberEnd() && it->value.IsString()
-             ? std::string(it->value.GetString(), it->value.GetStringLength())
-             : std::string();
-}
+using protocol::string_member;  // "" when absent or not a string
 
 const rapidjson::Value* event_object(const rapidjson::Value& v, const char* key) {
   if (!v.IsObject()) return nullptr;
@@ -66,20 +61,20 @@ std::string rules_part(const rapidjson::Value& event, bool with_reason) {
   if (it != event.MemberEnd() && it->value.IsArray()) {
     for (const auto& r : it->value.GetArray()) {
       std::string name =
-          r.IsString() ? std::string(r.GetString(), r.GetStringLength()) : event_member(r, "rule");
+          r.IsString() ? std::string(r.GetString(), r.GetStringLength()) : string_member(r, "rule");
       if (name.empty()) continue;
       names += (names.empty() ? "" : ", ") + printable(name);
     }
   }
   std::string out = "  [" + (names.empty() ? std::string("default outcome") : names) + "]";
-  std::string reason = event_member(event, "reason");
+  std::string reason = string_member(event, "reason");
   if (with_reason && !reason.empty()) out += ": " + short_text(reason, 200);
   return out;
 }
 
 std::string decision_line(const rapidjson::Value& e) {
-  const std::string outcome = event_member(e, "outcome");
-  const std::string stage = event_member(e, "stage") == "last-mile" ? " (last mile)" : "";
+  const std::string outcome = string_member(e, "outcome");
+  const std::string stage = string_member(e, "stage") == "last-mile" ? " (last mile)" : "";
   std::string what;
   if (const rapidjson::Value* action = event_object(e, "action"))
     what = " " + action_summary(*action);
@@ -94,26 +89,26 @@ std::string decision_line(const rapidjson::Value& e) {
 }  // namespace
 
 std::string action_summary(const rapidjson::Value& action) {
-  const std::string target = event_member(action, "target");
+  const std::string target = string_member(action, "target");
   static const rapidjson::Value kEmpty(rapidjson::kObjectType);
   const rapidjson::Value* p = event_object(action, "payload");
   const rapidjson::Value& payload = p ? *p : kEmpty;
   std::string detail;
   if (target == "shell") {
-    detail = event_member(payload, "command");
+    detail = string_member(payload, "command");
   } else if (target == "file") {
-    detail = event_member(payload, "action") + " " + event_member(payload, "path");
+    detail = string_member(payload, "action") + " " + string_member(payload, "path");
   } else if (target == "http") {
-    std::string method = event_member(payload, "method");
-    detail = (method.empty() ? std::string("GET") : method) + " " + event_member(payload, "url");
+    std::string method = string_member(payload, "method");
+    detail = (method.empty() ? std::string("GET") : method) + " " + string_member(payload, "url");
   } else if (target == "reply") {
-    detail = event_member(payload, "text");
+    detail = string_member(payload, "text");
   } else if (target == "system") {
-    detail = event_member(payload, "message");
+    detail = string_member(payload, "message");
   } else if (target == "tool") {
-    detail = event_member(payload, "tool");
+    detail = string_member(payload, "tool");
   } else {
-    detail = event_member(action, "action");
+    detail = string_member(action, "action");
   }
   std::string out = target.empty() ? std::string("(no target)") : printable(target);
   if (!detail.empty()) out += ": " + short_text(detail);
@@ -124,11 +119,11 @@ std::string render_event(std::string_view event_json, std::size_t max_output_lin
   rapidjson::Document e;
   e.Parse(event_json.data(), event_json.size());
   if (e.HasParseError() || !e.IsObject()) return "(an event that is not a JSON object)\n";
-  const std::string kind = event_member(e, "event");
+  const std::string kind = string_member(e, "event");
   if (kind == "decision") return decision_line(e);
-  if (kind == "reply") return block(event_member(e, "text"), "» ", SIZE_MAX);
+  if (kind == "reply") return block(string_member(e, "text"), "» ", SIZE_MAX);
   if (kind == "approval-required") {
-    std::string id = event_member(e, "decision_id");
+    std::string id = string_member(e, "decision_id");
     std::string out = "  ⏸ suspended until an approver answers" +
                       (id.empty() ? std::string() : " (decision " + printable(id) + ")") + "\n";
     if (const rapidjson::Value* approval = event_object(e, "approval")) {
@@ -138,21 +133,21 @@ std::string render_event(std::string_view event_json, std::size_t max_output_lin
     return out;
   }
   if (kind == "approval-result") {
-    const std::string status = event_member(e, "status"), by = event_member(e, "by"), note = event_member(e, "note");
+    const std::string status = string_member(e, "status"), by = string_member(e, "by"), note = string_member(e, "note");
     const std::string who = by.empty() ? std::string() : " by " + printable(by);
     const std::string because = note.empty() ? std::string() : ": " + short_text(note, 400);
     const rapidjson::Value* result = event_object(e, "result");
     if (status == "executed") {
       auto ok = result ? result->FindMember("ok") : e.MemberEnd();
       if (result && ok != result->MemberEnd() && ok->value.IsFalse()) {
-        const std::string code = event_member(*result, "error_code");
+        const std::string code = string_member(*result, "error_code");
         return "  ✗ approved" + who + because + "; it ran and failed" +
                (code.empty() ? std::string() : ": " + printable(code)) + "\n";
       }
       return "  ✓ approved" + who + because + "; it ran\n";
     }
     if (status == "refused") {
-      const std::string reason = result ? event_member(*result, "reason") : std::string();
+      const std::string reason = result ? string_member(*result, "reason") : std::string();
       if (!reason.empty()) return "  ✗ approved" + who + ", but not run: " + short_text(reason, 400) + "\n";
       return "  ✗ approved" + who + ", but the rules refused it at the last mile: not run\n";
     }
@@ -161,7 +156,7 @@ std::string render_event(std::string_view event_json, std::size_t max_output_lin
     return "  approval " + printable(status) + who + because + "\n";
   }
   if (kind == "tool-output") {
-    std::string out = "  ⎿ " + printable(event_member(e, "target"));
+    std::string out = "  ⎿ " + printable(string_member(e, "target"));
     auto code = e.FindMember("exit_code");
     if (code != e.MemberEnd() && code->value.IsInt()) {
       out += " exit " + std::to_string(code->value.GetInt());
@@ -170,18 +165,18 @@ std::string render_event(std::string_view event_json, std::size_t max_output_lin
     const bool cut =
         truncated != e.MemberEnd() && truncated->value.IsBool() && truncated->value.GetBool();
     out += cut ? " (output truncated)\n" : "\n";
-    return out + block(event_member(e, "output"), "    ", max_output_lines);
+    return out + block(string_member(e, "output"), "    ", max_output_lines);
   }
   if (kind == "tool-error") {
-    std::string code = event_member(e, "error_code");
-    return "  ⎿ " + printable(event_member(e, "target")) + " failed" +
+    std::string code = string_member(e, "error_code");
+    return "  ⎿ " + printable(string_member(e, "target")) + " failed" +
            (code.empty() ? std::string() : ": " + printable(code)) + ": " +
-           short_text(event_member(e, "error"), 400) + "\n";
+           short_text(string_member(e, "error"), 400) + "\n";
   }
-  if (kind == "dropped") return "  ⊘ dropped: " + short_text(event_member(e, "reason"), 400) + "\n";
+  if (kind == "dropped") return "  ⊘ dropped: " + short_text(string_member(e, "reason"), 400) + "\n";
   if (kind == "error") {
-    return "✗ error " + printable(event_member(e, "code")) + ": " +
-           short_text(event_member(e, "message"), 1000) + "\n";
+    return "✗ error " + printable(string_member(e, "code")) + ": " +
+           short_text(string_member(e, "message"), 1000) + "\n";
   }
   if (kind == "final") return {};  // the response that follows says it
   return "  (" + printable(kind) + ")\n";
