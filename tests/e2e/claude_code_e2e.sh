@@ -99,7 +99,7 @@ scenario_warden() {
   # Matched by the step's explanation, not its path: a random temporary directory name can look
   # like a high-entropy secret to the detector (the shipped secrets-shell-command fires on it
   # too), and is then stored masked.
-  grep '"outcome":"reject"' "$S/query.out" | grep '"explanation":"Remove the old directory"' | grep -q '"command":"rm -rf ' \
+  grep '"outcome":"reject"' "$S/query.out" | grep '"explanation":"Remove the old directory"' | grep '"command":"rm -rf ' >/dev/null \
     && pass "the denied rm -rf of the victim directory is in the audit log as a reject" \
     || fail "no reject of the rm -rf in the audit log: $(head -c 2000 "$S/query.out")"
   grep -q '"source":"hook"' "$S/query.out" && pass "the records name the hook as the source" \

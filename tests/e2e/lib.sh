@@ -5,6 +5,10 @@
 # Single-threaded bash; every process it starts is stopped by PID on exit.
 
 set -uo pipefail
+# Under pipefail a pipeline fails when any command in it does, so no `… | grep -q`: grep -q
+# quits at its first match, and the writer before it may then die of SIGPIPE, failing (or,
+# in an `if`, passing) the check by chance. The scripts use `grep … >/dev/null`, which reads
+# to the end, or compare in the shell.
 
 E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 E2E_SCRIPT="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
@@ -24,10 +28,10 @@ if [[ -z "${E2E_IN_NETNS:-}" ]]; then
                                exec bash "$0" "$@"' "$E2E_SCRIPT" "$@"
 fi
 # Inside: only loopback may exist, and it must be up.
-if ip -o link show | grep -v ': lo:' | grep -q .; then
+if ip -o link show | grep -v ': lo:' | grep . >/dev/null; then
   die "network namespace has interfaces other than lo: $(ip -o link show | tr '\n' ' ')"
 fi
-ip -o link show lo | grep -q 'UP' || die "loopback is not up in the private network namespace"
+ip -o link show lo | grep 'UP' >/dev/null || die "loopback is not up in the private network namespace"
 
 # ---- inputs --------------------------------------------------------------------------------
 : "${WARDEN_BIN:?WARDEN_BIN must name the warden binary (ctest sets it)}"
@@ -102,8 +106,11 @@ run_scenarios() {
   mapfile -t names < <(sed -n 's/^scenario_\([a-z0-9_]*\)() {$/\1/p' "$E2E_SCRIPT")
   [[ ${#names[@]} -gt 0 ]] || die "$E2E_SCRIPT defines no scenario_NAME function"
   if [[ -n "${E2E_ONLY:-}" ]]; then
-    printf '%s\n' "${names[@]}" | grep -qxF -- "$E2E_ONLY" \
-      || die "$E2E_SCRIPT has no scenario $E2E_ONLY (it has: ${names[*]})"
+    # Compared in the shell, not through `printf | grep -q`: grep quits at its first match,
+    # and under pipefail the SIGPIPE printf may then get fails the lookup of the first name.
+    local known=0
+    for name in "${names[@]}"; do [[ "$name" == "$E2E_ONLY" ]] && known=1; done
+    [[ $known -eq 1 ]] || die "$E2E_SCRIPT has no scenario $E2E_ONLY (it has: ${names[*]})"
     names=("$E2E_ONLY")
   fi
   local before

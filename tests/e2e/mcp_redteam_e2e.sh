@@ -47,8 +47,8 @@ gated="$(python3 "$here/mcp/raw_lines.py" "$work/lines" -- "$WARDEN_BIN" mcp-gat
   --rules "$WARDEN_SOURCE_DIR/rules" --workspace "$dir" --home "$dir/home" --on-approval-required deny \
   -- node "$server_js" "$dir" 2>"$work/gateway.err")"
 echo "--- through the gateway ---"; echo "$gated"
-if echo "$gated" | grep -q sk-redteam-secret-marker; then cat "$work/gateway.err"; fail "the secret came back through the gateway"; fi
-echo "$gated" | sed -n 2p | grep -q '"error".*duplicate member name' || fail "line 1 was not refused as ambiguous"
-echo "$gated" | sed -n 3p | grep -q '"error".*duplicate member name' || fail "line 2 was not refused as ambiguous"
-echo "$gated" | sed -n 4p | grep -q 'readme-marker' || fail "the plain README.md read did not pass"
+if echo "$gated" | grep sk-redteam-secret-marker >/dev/null; then cat "$work/gateway.err"; fail "the secret came back through the gateway"; fi
+echo "$gated" | sed -n 2p | grep '"error".*duplicate member name' >/dev/null || fail "line 1 was not refused as ambiguous"
+echo "$gated" | sed -n 3p | grep '"error".*duplicate member name' >/dev/null || fail "line 2 was not refused as ambiguous"
+echo "$gated" | sed -n 4p | grep 'readme-marker' >/dev/null || fail "the plain README.md read did not pass"
 echo "OK"

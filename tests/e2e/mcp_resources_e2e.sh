@@ -44,16 +44,16 @@ for n in 2 3 4; do
   [ "$(echo "$control" | sed -n "${n}p" | grep -c sk-resource-secret-marker)" = 1 ] ||
     fail "control: the server alone did not hand out .env on answer $n; the test cannot show anything"
 done
-echo "$control" | sed -n 6p | grep -q readme-marker || fail "control: README.md was not read"
+echo "$control" | sed -n 6p | grep readme-marker >/dev/null || fail "control: README.md was not read"
 
 gated="$(python3 "$here/mcp/raw_lines.py" "$work/lines" -- "$WARDEN_BIN" mcp-gateway --server-name files \
   --rules "$WARDEN_SOURCE_DIR/rules" --workspace "$dir" --home "$dir/home" --on-approval-required deny \
   -- node "$server_js" 2>"$work/gateway.err")"
 echo "--- through the gateway ---"; echo "$gated"
-if echo "$gated" | grep -q sk-resource-secret-marker; then cat "$work/gateway.err"; fail "the secret came back through the gateway"; fi
-echo "$gated" | sed -n 2p | grep -q '"code":-32001.*credential' || fail "resources/read of .env was not refused as a credential read"
-echo "$gated" | sed -n 3p | grep -q '"code":-32001' || fail "prompts/get was not decided"
-echo "$gated" | sed -n 4p | grep -q '"code":-32001.*credential' || fail "resources/read of an escaped .env was not refused"
-echo "$gated" | sed -n 5p | grep -q '"code":-32601' || fail "the near-miss method Resources/read was not refused"
-echo "$gated" | sed -n 6p | grep -q readme-marker || fail "the workspace README.md did not read through the gateway"
+if echo "$gated" | grep sk-resource-secret-marker >/dev/null; then cat "$work/gateway.err"; fail "the secret came back through the gateway"; fi
+echo "$gated" | sed -n 2p | grep '"code":-32001.*credential' >/dev/null || fail "resources/read of .env was not refused as a credential read"
+echo "$gated" | sed -n 3p | grep '"code":-32001' >/dev/null || fail "prompts/get was not decided"
+echo "$gated" | sed -n 4p | grep '"code":-32001.*credential' >/dev/null || fail "resources/read of an escaped .env was not refused"
+echo "$gated" | sed -n 5p | grep '"code":-32601' >/dev/null || fail "the near-miss method Resources/read was not refused"
+echo "$gated" | sed -n 6p | grep readme-marker >/dev/null || fail "the workspace README.md did not read through the gateway"
 echo "OK"
