@@ -168,9 +168,12 @@ std::shared_ptr<const RE2> get(std::string_view glob, bool utf8) {
 // matches "a/b" and "**/x" matches "x" (globstar). "*", "?" and brackets never match "/".
 // Newlines are matched like any other character; the "s" flag is part of the translation,
 // so every user of it (glob-match and the pattern index) gets the same meaning.
-std::string to_regex(std::string_view glob) {
-  std::string out = "(?s)^(?:";
-  std::string lit;
+namespace {
+
+// Reads `glob` as to_regex translates it: each literal character to on_literal, each
+// wildcard or bracket to on_wildcard with its RE2 translation.
+template <class Literal, class Wildcard>
+void walk(std::string_view glob, Literal on_literal, Wildcard on_wildcard) {
   const std::size_t n = glob.size();
   bool no_close = false;  // once a '[' has no ']', no later '[' has one either
   std::size_t i = 0;
@@ -179,44 +182,65 @@ std::string to_regex(std::string_view glob) {
     if (c == '*') {
       std::size_t j = i;
       while (j < n && glob[j] == '*') ++j;
-      flush_literal(out, lit);
       if (j - i == 1) {
-        out += "[^/]*";
+        on_wildcard("[^/]*");
         i = j;
       } else if (j < n && glob[j] == '/') {
-        out += "(?:.*/)?";
+        on_wildcard("(?:.*/)?");
         i = j + 1;
       } else {
-        out += ".*";
+        on_wildcard(".*");
         i = j;
       }
     } else if (c == '?') {
-      flush_literal(out, lit);
-      out += "[^/]";
+      on_wildcard("[^/]");
       ++i;
     } else if (c == '[' && !no_close) {
       std::string cls;
       std::size_t next = translate_class(glob, i, cls);
       if (next == 0) {
         no_close = true;
-        lit.push_back('[');
+        on_literal('[');
         ++i;
       } else {
-        flush_literal(out, lit);
-        out += cls;
+        on_wildcard(cls);
         i = next;
       }
     } else if (c == '\\' && i + 1 < n) {
-      lit.push_back(glob[i + 1]);
+      on_literal(glob[i + 1]);
       i += 2;
     } else {
-      lit.push_back(c);
+      on_literal(c);
       ++i;
     }
   }
+}
+
+}  // namespace
+
+std::string to_regex(std::string_view glob) {
+  std::string out = "(?s)^(?:";
+  std::string lit;
+  walk(
+      glob, [&](char c) { lit.push_back(c); },
+      [&](std::string_view regex) {
+        flush_literal(out, lit);
+        out += regex;
+      });
   flush_literal(out, lit);
   out += ")$";
   return out;
+}
+
+std::vector<std::string> literal_runs(std::string_view glob) {
+  std::vector<std::string> runs(1);
+  walk(
+      glob, [&](char c) { runs.back().push_back(c); },
+      [&](std::string_view) {
+        if (!runs.back().empty()) runs.emplace_back();
+      });
+  if (runs.back().empty()) runs.pop_back();
+  return runs;
 }
 
 // Text that is not valid UTF-8 is matched byte-wise (Latin-1 mode): in UTF-8 mode RE2's

@@ -5,12 +5,16 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace warden::glob {
 
 // The RE2 pattern equivalent to `glob` (anchored; carries its own flags, so it means the
 // same under any RE2 options). Never fails: unmatched "[" is literal.
 std::string to_regex(std::string_view glob);
+// The glob's runs of literal characters, in order (escapes read): the text any path it
+// matches holds, whatever its wildcards match. `/etc/cron*/**` gives {"/etc/cron", "/"}.
+std::vector<std::string> literal_runs(std::string_view glob);
 // Throws std::runtime_error if the glob cannot be compiled (never reports that as "no match").
 bool match(std::string_view glob, std::string_view text);
 

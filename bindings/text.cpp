@@ -46,6 +46,12 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   return len;
 }
 
+bool is_ascii(std::string_view s) {
+  for (char c : s)
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  return true;
+}
+
 bool valid_utf8(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     std::size_t len = utf8_sequence_length(s, i);

@@ -1,16 +1,22 @@
 // PathClasses: the path classes table (TOML, [[class]] entries) and classification.
-// Every pattern and exception of every class is compiled into one RE2::Set per table, once,
-// whatever the home directory: a "~/" pattern is compiled with a mark no path holds in
-// place of the home, and a path under the home is matched a second time as the mark
-// followed by its part after the home. Classifying a path is one or two set matches per
-// reading (normalized, resolved), whatever the number of classes and patterns; a new home
-// costs two small prefix expressions, not the table.
+// Every pattern and exception of every class is compiled once per table, whatever the home
+// directory: a "~/" pattern is compiled with a mark no path holds in place of the home, and
+// a path under the home is matched a second time as the mark followed by its part after the
+// home; a new home costs two small prefix expressions, not the table.
+//
+// A path of ASCII characters (nearly every path) is matched through a prefilter: each
+// pattern and exception is its own expression, run only when the path holds the longest run
+// of literal characters its glob has (`.ssh/id_`, `.pem`, `/etc/cron` …), and compiled on
+// first use. Any other path is matched by one RE2::Set of every class's patterns. Both give
+// the same answer; the prefilter exists for cost. The set's automaton holds every pattern at
+// once (over 150 of them begin with `**/`), so each path it has not seen builds new states,
+// about two million instructions a path, where the prefilter runs a few small expressions.
 #include "engine/path_classes.h"
 
 #include <re2/re2.h>
 #include <re2/set.h>
 
-
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -29,6 +35,7 @@ namespace {
 constexpr std::int64_t kSetMaxMem = 64 << 20;  // all patterns of all classes together
 constexpr std::size_t kMaxHomes = 16;          // home prefixes kept (one per home value)
 constexpr std::string_view kNone = "none";
+constexpr std::size_t kMinAtomLength = 2;  // a pattern with no longer literal run is always run
 
 std::atomic<std::uint64_t> next_generation{1};
 
@@ -101,6 +108,28 @@ struct ClassSets {
   std::vector<Entry> entries;            // by set index
   std::vector<std::string> alternations;  // by set index: the expressions both sets hold
   std::unique_ptr<RE2::Set> utf8;
+  // Every pattern and exception as its own expression (UTF-8: the prefilter takes ASCII
+  // paths only), behind the prefilter; null when there is none.
+  struct Filtered {
+    struct Pattern {
+      std::string expression;  // anchored by the glob's translation
+      Entry entry;
+      mutable std::once_flag once;
+      mutable std::unique_ptr<RE2> re;  // compiled on first use
+    };
+    std::vector<std::unique_ptr<Pattern>> patterns;
+    std::vector<std::uint32_t> always;  // patterns with no literal run of kMinAtomLength
+    // The lower-case atoms (each pattern's longest literal run), by their first two bytes:
+    // a bit per pair, and the atoms sorted by pair; each atom's patterns.
+    std::vector<bool> pair_seen = std::vector<bool>(1 << 16);
+    struct Atom {
+      std::uint16_t pair;
+      std::string text;
+      std::vector<std::uint32_t> patterns;
+    };
+    std::vector<Atom> atoms;  // sorted by pair
+  };
+  std::unique_ptr<const Filtered> filtered;
   bool home_exact = false, home_folded = false;  // some case-(in)sensitive class has "~/"
   std::string error;  // set when the UTF-8 set could not be compiled
 
@@ -149,6 +178,53 @@ std::unique_ptr<RE2::Set> build_set(const std::vector<std::string>& alternations
   return set;
 }
 
+std::uint16_t byte_pair(char a, char b) {
+  return static_cast<std::uint16_t>(static_cast<unsigned char>(a) << 8 | static_cast<unsigned char>(b));
+}
+
+// Each pattern and exception as its own expression with its atom: the longest run of
+// literal ASCII characters of its glob, lowered. A non-ASCII character ends a run: folded,
+// it may match an ASCII letter (the Kelvin sign matches "k").
+std::unique_ptr<const ClassSets::Filtered> build_filtered(
+    const std::vector<std::shared_ptr<const PathClasses::Class>>& classes) {
+  auto f = std::make_unique<ClassSets::Filtered>();
+  std::map<std::string, std::vector<std::uint32_t>> by_atom;
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    const auto& k = *classes[i];
+    for (bool except : {false, true}) {
+      for (const auto& p : except ? k.except : k.patterns) {
+        const std::string glob = expand_home(p, kHomeMark);
+        const auto index = static_cast<std::uint32_t>(f->patterns.size());
+        auto pattern = std::make_unique<ClassSets::Filtered::Pattern>();
+        pattern->expression = regex_for(glob, k.case_insensitive);
+        pattern->entry = {i, except, is_home_pattern(p), k.case_insensitive};
+        f->patterns.push_back(std::move(pattern));
+        std::string atom, run;
+        auto take = [&] {
+          if (run.size() > atom.size()) atom = run;
+          run.clear();
+        };
+        for (const std::string& literal : glob::literal_runs(glob)) {
+          for (char c : literal) {
+            if (static_cast<unsigned char>(c) >= 0x80) take();
+            else run.push_back(c);
+          }
+          take();
+        }
+        if (atom.size() < kMinAtomLength) f->always.push_back(index);
+        else by_atom[text::ascii_lower(atom)].push_back(index);
+      }
+    }
+  }
+  if (f->patterns.empty()) return nullptr;
+  for (auto& [text, patterns] : by_atom)
+    f->atoms.push_back({byte_pair(text[0], text[1]), text, std::move(patterns)});
+  std::stable_sort(f->atoms.begin(), f->atoms.end(),
+                   [](const auto& a, const auto& b) { return a.pair < b.pair; });
+  for (const auto& a : f->atoms) f->pair_seen[a.pair] = true;
+  return f;
+}
+
 std::shared_ptr<const ClassSets> compile(const std::vector<std::shared_ptr<const PathClasses::Class>>& classes) {
   auto c = std::make_shared<ClassSets>();
   // One set entry per class's patterns and one per its exceptions (an alternation), apart
@@ -172,6 +248,7 @@ std::shared_ptr<const ClassSets> compile(const std::vector<std::shared_ptr<const
       add(k.except, true, home);
     }
   }
+  c->filtered = build_filtered(classes);
   // The UTF-8 set now (it is the larger: a Latin-1 set of the same expressions fits when
   // it does); the Latin-1 one on the first path that is not UTF-8.
   std::string error;
@@ -213,30 +290,67 @@ enum Form : unsigned { kAsIs = 1, kHomeExact = 2, kHomeFolded = 4 };
 // Which classes match `text`: bit i of *hit for a pattern of class i, of *excepted for an
 // exception, for the entries `forms` admits. The set is chosen by the whole path's encoding
 // (`utf8`). Returns false if the matcher failed (out of memory).
-bool match(const ClassSets& c, std::string_view text, bool utf8, unsigned forms,
+bool match(const ClassSets& c, std::string_view text, bool utf8, bool prefilter, unsigned forms,
            std::vector<char>* hit, std::vector<char>* excepted) {
+  auto mark = [&](const ClassSets::Entry& e) {
+    const unsigned form = !e.home ? kAsIs : e.case_insensitive ? kHomeFolded : kHomeExact;
+    if (forms & form) (e.except ? *excepted : *hit)[e.class_index] = 1;
+  };
+  if (prefilter && c.filtered && text::is_ascii(text)) {
+    // Atoms are lower case and looked for in the path lowered. For ASCII text that is exact:
+    // an ASCII letter of a pattern that folds case matches only its two ASCII forms, one
+    // that does not fold only itself.
+    const ClassSets::Filtered& f = *c.filtered;
+    thread_local std::string lowered;
+    thread_local std::vector<std::uint32_t> candidates;
+    lowered.assign(text);
+    for (char& ch : lowered)
+      if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+    candidates.assign(f.always.begin(), f.always.end());
+    for (std::size_t at = 0; at + 1 < lowered.size(); ++at) {
+      const std::uint16_t pair = byte_pair(lowered[at], lowered[at + 1]);
+      if (!f.pair_seen[pair]) continue;
+      auto it = std::lower_bound(f.atoms.begin(), f.atoms.end(), pair,
+                                 [](const auto& a, std::uint16_t p) { return a.pair < p; });
+      for (; it != f.atoms.end() && it->pair == pair; ++it)
+        if (lowered.compare(at, it->text.size(), it->text) == 0)
+          candidates.insert(candidates.end(), it->patterns.begin(), it->patterns.end());
+    }
+    std::sort(candidates.begin(), candidates.end());  // an atom found twice adds its patterns twice
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    for (std::uint32_t id : candidates) {
+      const auto& p = *f.patterns[id];
+      std::call_once(p.once, [&p] {
+        RE2::Options opts;
+        opts.set_log_errors(false);
+        opts.set_max_mem(kSetMaxMem);
+        opts.set_dot_nl(true);
+        opts.set_encoding(RE2::Options::EncodingUTF8);
+        p.re = std::make_unique<RE2>(p.expression, opts);
+      });
+      if (!p.re->ok()) return false;
+      if (RE2::FullMatch(re2::StringPiece(text.data(), text.size()), *p.re)) mark(p.entry);
+    }
+    return true;
+  }
   const RE2::Set* set = utf8 ? c.utf8.get() : c.latin1();
   if (!set) return false;
   thread_local std::vector<int> ids;  // reused: classify runs for every path of every decision
   ids.clear();
   RE2::Set::ErrorInfo info;
   if (!set->Match(text, &ids, &info)) return info.kind == RE2::Set::kNoError;
-  for (int id : ids) {
-    const auto& e = c.entries[static_cast<std::size_t>(id)];
-    const unsigned form = !e.home ? kAsIs : e.case_insensitive ? kHomeFolded : kHomeExact;
-    if (forms & form) (e.except ? *excepted : *hit)[e.class_index] = 1;
-  }
+  for (int id : ids) mark(c.entries[static_cast<std::size_t>(id)]);
   return true;
 }
 
 // Every entry that matches `path`: as it is, and through the home prefixes.
-bool match_path(const ClassSets& c, const HomePrefix& prefix, std::string_view path,
+bool match_path(const ClassSets& c, const HomePrefix& prefix, std::string_view path, bool prefilter,
                 std::vector<char>* hit, std::vector<char>* excepted) {
   // A home some expression cannot hold fails every path while "~/" patterns exist: the
   // table does not compile for that home.
   if ((c.home_exact || c.home_folded) && !prefix.ok) return false;
   const bool utf8 = text::valid_utf8(path);
-  if (!match(c, path, utf8, kAsIs, hit, excepted)) return false;
+  if (!match(c, path, utf8, prefilter, kAsIs, hit, excepted)) return false;
   re2::StringPiece rest[2];
   bool under[2] = {false, false};
   for (int folded = 0; folded < 2; ++folded) {
@@ -248,7 +362,7 @@ bool match_path(const ClassSets& c, const HomePrefix& prefix, std::string_view p
   auto match_rest = [&](re2::StringPiece r, unsigned forms) {
     form.assign(kHomeMark);
     form.append(r.data(), r.size());
-    return match(c, form, utf8, forms, hit, excepted);
+    return match(c, form, utf8, prefilter, forms, hit, excepted);
   };
   if (under[0] && under[1] && rest[0].data() == rest[1].data())
     return match_rest(rest[0], kHomeExact | kHomeFolded);
@@ -290,6 +404,16 @@ struct LastLookup {
   std::string key;  // scratch: normalized "\0" resolved
 };
 thread_local LastLookup last_lookup;
+
+// Per thread, recent answers of classify_glob for the last (table, home): an agent repeats
+// its globs, and each answer compares the glob with every pattern of the table.
+struct GlobLookup {
+  std::uint64_t generation = 0;
+  std::string home;
+  std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> memo;  // → class index
+  std::string key;  // scratch: the glob, then its two flags
+};
+thread_local GlobLookup glob_lookup;
 }  // namespace
 
 PathClasses::PathClasses() : cache_(std::make_unique<Cache>()), generation_(next_generation.fetch_add(1)) {}
@@ -432,6 +556,30 @@ void PathClasses::merge(const PathClasses& other) {
 
 std::string_view PathClasses::classify_glob(std::string_view glob, std::string_view home,
                                             bool dotglob, bool outside) const {
+  GlobLookup& last = glob_lookup;
+  if (last.generation != generation_ || last.home != home) {
+    last.generation = generation_;
+    last.home.assign(home);
+    last.memo.clear();
+  }
+  const bool memoize = glob.size() <= kMemoKeyBytes;
+  if (memoize) {
+    last.key.assign(glob);
+    last.key.push_back(dotglob ? '1' : '0');
+    last.key.push_back(outside ? '1' : '0');
+    if (auto it = last.memo.find(last.key); it != last.memo.end())
+      return it->second < classes_.size() ? std::string_view(classes_[it->second]->name) : kNone;
+  }
+  const std::size_t index = glob_class_index(glob, home, dotglob, outside);
+  if (memoize) {
+    if (last.memo.size() >= kMemoEntries) last.memo.clear();
+    last.memo.emplace(last.key, static_cast<std::uint32_t>(index));
+  }
+  return index < classes_.size() ? std::string_view(classes_[index]->name) : kNone;
+}
+
+std::size_t PathClasses::glob_class_index(std::string_view glob, std::string_view home,
+                                          bool dotglob, bool outside) const {
   bool hidden = dotglob;  // a hidden name with a wildcard: `.en?`, `.*`, `~/.ss*`
   for (std::size_t at = glob.find("/."); at != std::string_view::npos && !hidden; at = glob.find("/.", at + 1)) {
     const std::size_t end = glob.find('/', at + 1);
@@ -464,10 +612,10 @@ std::string_view PathClasses::classify_glob(std::string_view glob, std::string_v
       // Outside the workspace a pattern of one place (`/etc/shadow`, `~/.aws/credentials`)
       // counts for any common path; a name found anywhere (`**/api_key*`) must be spelled.
       const bool strict = hidden || (outside && !k.patterns[j].starts_with("**/"));
-      if (glob::may_overlap(*read, (*patterns)[i][j], strict)) return k.name;
+      if (glob::may_overlap(*read, (*patterns)[i][j], strict)) return i;
     }
   }
-  return kNone;
+  return classes_.size();
 }
 
 std::vector<std::string> PathClasses::names() const {
@@ -478,6 +626,16 @@ std::vector<std::string> PathClasses::names() const {
 
 std::string_view PathClasses::classify(std::string_view normalized, std::string_view resolved,
                                        std::string_view home) const {
+  return classify(normalized, resolved, home, false);
+}
+
+std::string_view PathClasses::classify_by_set(std::string_view normalized, std::string_view resolved,
+                                              std::string_view home) const {
+  return classify(normalized, resolved, home, true);
+}
+
+std::string_view PathClasses::classify(std::string_view normalized, std::string_view resolved,
+                                       std::string_view home, bool reference) const {
   if (classes_.empty()) return kNone;
   LastLookup& last = last_lookup;
   if (last.generation != generation_ || last.home != home) {
@@ -515,7 +673,7 @@ std::string_view PathClasses::classify(std::string_view normalized, std::string_
     last.key.append(resolved);
     key = last.key;
   }
-  const bool memoize = key.size() <= kMemoKeyBytes;
+  const bool memoize = !reference && key.size() <= kMemoKeyBytes;
   if (memoize) {
     auto it = last.memo.find(key);
     if (it != last.memo.end())
@@ -531,7 +689,7 @@ std::string_view PathClasses::classify(std::string_view normalized, std::string_
   auto consider = [&](std::string_view text) {
     hit.assign(classes_.size(), 0);
     excepted.assign(classes_.size(), 0);
-    if (!match_path(sets, *last.prefix, text, &hit, &excepted)) {
+    if (!match_path(sets, *last.prefix, text, !reference, &hit, &excepted)) {
       best = 0;
       matcher_failed = true;
       return;

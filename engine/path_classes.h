@@ -40,6 +40,10 @@ class PathClasses {
   // matches. `home` is what "~/" in a pattern means.
   std::string_view classify(std::string_view normalized, std::string_view resolved,
                             std::string_view home) const;
+  // The same answer, always from the one set of every pattern: no prefilter, nothing
+  // remembered. The reference classify's prefilter is checked against (tests, fuzzing).
+  std::string_view classify_by_set(std::string_view normalized, std::string_view resolved,
+                                   std::string_view home) const;
 
   // The class of a shell glob (`~/.ss*/id_*`, `.en?`, `*key.p?m`): the first class (in file
   // order) one of whose patterns matches a path the glob may name (glob::may_overlap;
@@ -57,6 +61,12 @@ class PathClasses {
   ~PathClasses();
 
  private:
+  std::string_view classify(std::string_view normalized, std::string_view resolved,
+                            std::string_view home, bool reference) const;
+  // classify_glob's answer as a class index (classes_.size() for "none"), not remembered.
+  std::size_t glob_class_index(std::string_view glob, std::string_view home, bool dotglob,
+                               bool outside) const;
+
   std::vector<std::shared_ptr<const Class>> classes_;
   struct Cache;  // the patterns compiled per home ("~/"), built on first use
   std::unique_ptr<Cache> cache_;

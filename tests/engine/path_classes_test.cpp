@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <random>
 #include <string>
@@ -16,6 +18,7 @@
 #include "bindings/glob.h"
 #include "bindings/text.h"
 #include "engine/path_classes.h"
+#include "tests/build_paths.h"
 
 using namespace warden;
 
@@ -384,4 +387,137 @@ TEST_CASE("path classes: one compiled table answers for every home as the home's
     }
   }
   CHECK(compared == homes.size() * 404);
+}
+
+namespace {
+
+// Paths a pattern names, spelled several ways: `**` as no directory, one and two, `*` as
+// nothing and a word, `?` and a class as one letter, `~` as the home, in the case written,
+// upper and lower; each also with a name added, a directory added and its last letter cut.
+std::vector<std::string> spellings(const std::string& glob, const std::string& home) {
+  std::vector<std::string> out;
+  for (int variant = 0; variant < 3; ++variant) {
+    std::string p;
+    for (std::size_t i = 0; i < glob.size(); ++i) {
+      const char c = glob[i];
+      if (i == 0 && c == '~') {
+        p += home;
+      } else if (c == '*' && i + 1 < glob.size() && glob[i + 1] == '*') {
+        p += variant == 0 ? "" : variant == 1 ? "a" : "Deep/er";
+        ++i;
+        if (variant == 0 && i + 1 < glob.size() && glob[i + 1] == '/' && !p.empty() && p.back() == '/') ++i;
+      } else if (c == '*') {
+        p += variant == 0 ? "" : variant == 1 ? "x" : "Key.Pem";
+      } else if (c == '?') {
+        p += variant == 2 ? "Q" : "q";
+      } else if (c == '[') {
+        const std::size_t close = glob.find(']', i + 2);
+        if (close == std::string::npos) {
+          p += c;
+          continue;
+        }
+        const char first = glob[i + 1] == '!' || glob[i + 1] == '^' ? glob[i + 2] : glob[i + 1];
+        p += variant == 1 ? 'z' : first;
+        i = close;
+      } else if (c == '\\' && i + 1 < glob.size()) {
+        p += glob[++i];
+      } else {
+        p += c;
+      }
+    }
+    if (p.empty() || p[0] != '/') p = "/" + p;
+    for (std::string spelled : {p, text::ascii_lower(p)}) {
+      out.push_back(spelled);
+      std::string upper = spelled;
+      for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      out.push_back(upper);
+      out.push_back(spelled + ".bak");
+      out.push_back(spelled + "/inner");
+      out.push_back(spelled.size() > 1 ? spelled.substr(0, spelled.size() - 1) : spelled);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("path classes: the shipped table answers through the prefilter as through the one set",
+          "[path-classes]") {
+  // An ASCII path is matched by the patterns whose literal pieces it holds; every other path
+  // by one set of every pattern. The two must agree on every path: here every pattern and
+  // exception of rules/paths.toml spelled many ways, for two homes, as the normalized and as
+  // the resolved reading, and the same paths with a non-ASCII letter (the set's side alone).
+  std::ifstream in(WARDEN_SOURCE_DIR "/rules/paths.toml");
+  REQUIRE(in);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto classes = parse_ok(text);
+  std::vector<std::string> globs;
+  const RE2 quoted("\"([^\"]+)\"");
+  re2::StringPiece rest(text);
+  std::string glob;
+  while (RE2::FindAndConsume(&rest, quoted, &glob))
+    if (glob[0] == '/' || glob[0] == '~' || glob.rfind("**/", 0) == 0) globs.push_back(glob);
+  REQUIRE(globs.size() > 400);
+  std::size_t compared = 0, classified = 0, ascii = 0;
+  for (const std::string home : {"/home/user", "/Users/Dev"}) {
+    std::vector<std::string> paths;
+    for (const auto& g : globs)
+      for (auto& p : spellings(g, home)) paths.push_back(std::move(p));
+    paths.insert(paths.end(), {"/", home, home + "/project/src/main.c", "/etc/passwd",
+                               "/tmp/x", "/var/run/docker.sock", home + "/.ssh"});
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      const std::string& p = paths[i];
+      const std::string resolved = i % 5 == 0 ? paths[(i * 7) % paths.size()] : std::string();
+      INFO("home " << home << " path \"" << p << "\" resolved \"" << resolved << "\"");
+      const std::string_view by_set = classes->classify_by_set(p, resolved, home);
+      CHECK(classes->classify(p, resolved, home) == by_set);
+      CHECK(classes->classify(p + "\xc3\xa9", "", home) == classes->classify_by_set(p + "\xc3\xa9", "", home));
+      if (by_set != "none") ++classified;
+      if (text::is_ascii(p)) ++ascii;
+      ++compared;
+    }
+  }
+  // The spellings reach most classes' patterns, and nearly all of them are ASCII.
+  CHECK(compared > 20000);
+  CHECK(classified > compared / 2);
+  CHECK(ascii > compared * 9 / 10);
+}
+
+TEST_CASE("path classes: a glob's class is remembered per glob and per reading", "[path-classes][glob]") {
+  // The same glob answers by its flags: `.en?` with dot files matched or not, a one-place
+  // pattern inside or outside the workspace. Asked in turn, each keeps its own answer.
+  auto t = parse_ok(R"([[class]]
+name = "credential"
+patterns = ["**/.env", "/srv/keys/*.key"]
+)");
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    CHECK(t->classify_glob("/home/user/project/*", kHomeDir, true, false) == "credential");
+    CHECK(t->classify_glob("/home/user/project/*", kHomeDir, false, false) == "none");
+    CHECK(t->classify_glob("/srv/*/x*", kHomeDir, false, true) == "credential");
+    CHECK(t->classify_glob("/srv/*/x*", kHomeDir, false, false) == "none");
+  }
+}
+
+TEST_CASE("path classes: a non-ASCII letter that folds to an ASCII one matches through the prefilter",
+          "[path-classes]") {
+  // Folded, the Kelvin sign matches "k" and the long s matches "s": an ASCII path must still
+  // reach these patterns, though their literal text holds no such ASCII letter.
+  auto t = parse_ok(R"([[class]]
+name = "credential"
+patterns = ["**/\u212Aey.pem", "/srv/\u017Fecret/**"]
+
+[[class]]
+name = "exact"
+case-insensitive = false
+patterns = ["/opt/\u212Aey"]
+)");
+  for (const std::string p : {"/home/user/key.pem", "/home/user/KEY.PEM", "/srv/secret/a", "/srv/SECRET/b/c"}) {
+    INFO(p);
+    CHECK(t->classify(p, "", kHomeDir) == "credential");
+    CHECK(t->classify_by_set(p, "", kHomeDir) == "credential");
+  }
+  CHECK(t->classify("/opt/key", "", kHomeDir) == "none");
+  CHECK(t->classify("/opt/\u212Aey", "", kHomeDir) == "exact");
+  CHECK(t->classify("/srv/secre/a", "", kHomeDir) == "none");
 }
