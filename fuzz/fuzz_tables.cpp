@@ -68,8 +68,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       check_refusal(diagnostics, "E_PATH_CLASSES");
       return 0;
     }
-    for (const char* p : {"/home/user/.ssh/id_rsa", "/home/user/project/.env", "/etc/passwd", "/", ""})
-      if (classes->classify(p, p, "/home/user").empty()) fail("an empty class name");
+    for (const char* p : {"/home/user/.ssh/id_rsa", "/home/user/project/.env", "/etc/passwd", "/", "",
+                          "/HOME/USER/.SSH/ID_RSA", "/srv/Key.PEM.bak", "/proc/1/environ"}) {
+      const std::string_view by_prefilter = classes->classify(p, "", "/home/user");
+      if (by_prefilter.empty()) fail("an empty class name");
+      // The prefilter (ASCII paths) must answer as the one set of every pattern does.
+      if (by_prefilter != classes->classify_by_set(p, "", "/home/user")) fail("the prefilter and the set disagree");
+    }
   }
   return 0;
 }
