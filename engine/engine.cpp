@@ -49,10 +49,10 @@ class EngineImpl {
  public:
   EngineImpl(std::shared_ptr<const Policy> policy, EngineOptions options)
       : policy_(std::move(policy)), options_(std::move(options)), random_(std::random_device{}()) {
-    env_ = policy_->impl().take_spare();
+    env_ = policy_impl(*policy_).take_spare();
     if (!env_) {
       env_ = std::make_unique<ClipsEnv>();
-      policy_->impl().load_into(*env_);
+      policy_impl(*policy_).load_into(*env_);
     }
     EnvState& s = env_->state();
     s.workspace_root = options_.workspace_root;
@@ -60,8 +60,8 @@ class EngineImpl {
     // (now) answers the second read once at the start of each decision (decide()): every
     // call of one decision, and its history's ages, see the same second.
     s.clock = [this] { return now_; };
-    clock_globals_ = globals_read_clock(policy_->impl());
-    codec_ = std::make_unique<FactCodec>(*env_, policy_->impl().effects.get(), policy_->impl().path_classes.get());
+    clock_globals_ = globals_read_clock(policy_impl(*policy_));
+    codec_ = std::make_unique<FactCodec>(*env_, policy_impl(*policy_).effects.get(), policy_impl(*policy_).path_classes.get());
     if (!options_.own_paths.empty()) {
       std::vector<paths::Location> own;
       for (const std::string& path : options_.own_paths) {
@@ -76,7 +76,7 @@ class EngineImpl {
     }
     // The path classes compile their matchers per home on first use: do it here, not inside
     // the first decision's deadline.
-    if (const auto& classes = policy_->impl().path_classes) classes->classify("/", "", options_.home);
+    if (const auto& classes = policy_impl(*policy_).path_classes) classes->classify("/", "", options_.home);
   }
 
   DecideResult decide(const DecideRequest& request);
@@ -165,7 +165,7 @@ void EngineImpl::apply_rewrites(Decision* d, rapidjson::Document* doc, std::vect
 // The history filter's index of the request's history; null to assert every entry (an
 // explained decision shows them all).
 const HistoryFilter::Index* EngineImpl::history_index(const DecideRequest& request) {
-  const HistoryFilter* filter = policy_->impl().history_filter.get();
+  const HistoryFilter* filter = policy_impl(*policy_).history_filter.get();
   if (!filter || request.explain || !request.history || request.history->empty()) return nullptr;
   if (request.shared_history && request.shared_history.get() == request.history) {
     if (request.shared_history != indexed_history_) {
@@ -245,9 +245,9 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   // asserted, and must stop at the deadline like rule actions do.
   env_->arm_deadline(std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::steady_clock::now()));
   codec_->set_assert_unobserved(request.explain);
-  const bool asserted = !failed && codec_->assert_all(fields, doc, leaves, *policy_->impl().patterns, fact_limits,
+  const bool asserted = !failed && codec_->assert_all(fields, doc, leaves, *policy_impl(*policy_).patterns, fact_limits,
                                                       &fact_error, request.history, now_,
-                                                      policy_->impl().history_filter.get(), history_index(request));
+                                                      policy_impl(*policy_).history_filter.get(), history_index(request));
   if (!failed) d.effects = codec_->effects();
   d.history_asserted = codec_->history_asserted();
   if (failed) {
@@ -270,7 +270,7 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     env_->disarm_deadline();
     std::string output = env_->take_output();
     codec_->read_results(&d.rules, &d.rewrites, &d.allows, &d.hints, &error);
-    const RuleOverlay* overlay = policy_->impl().overlay.get();
+    const RuleOverlay* overlay = policy_impl(*policy_).overlay.get();
     codec_->read_approval(&d, &error, overlay);
     if (overlay) overlay->apply(&d);
     if (request.explain) d.facts_json = codec_->facts_json();

@@ -89,9 +89,10 @@ class Policy {
   std::vector<DataSetSummary> data_sets() const;
 
   ~Policy();
-  const PolicyImpl& impl() const { return *impl_; }
 
  private:
+  // What the policy holds, for the engine's own units (engine/policy_impl.h).
+  friend const PolicyImpl& policy_impl(const Policy& policy);
   explicit Policy(std::unique_ptr<PolicyImpl> impl);
   std::unique_ptr<PolicyImpl> impl_;
 };

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/clips_env.h"
+#include "engine/engine.h"
 #include "engine/history_filter.h"
 #include "engine/pattern_index.h"
 #include "engine/rule_checker.h"
@@ -49,5 +50,9 @@ class PolicyImpl {
   mutable std::mutex spare_mutex_;
   mutable std::unique_ptr<ClipsEnv> spare_;
 };
+
+// A compiled policy's PolicyImpl: not part of Policy's interface, reached only by the units
+// that include this header.
+inline const PolicyImpl& policy_impl(const Policy& policy) { return *policy.impl_; }
 
 }  // namespace warden

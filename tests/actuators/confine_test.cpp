@@ -482,7 +482,7 @@ TEST_CASE("confine: derive builds the envelope from the approved effects", "[con
   SECTION("an approved write beneath a writable root is granted; elsewhere it is not") {
     confine::Envelope e = confine::derive(
         {effect("write", "path", out + "/a.txt"), effect("write", "path", "/etc/passwd", "system"),
-         effect("delete", "path", root.path() + "/elsewhere")},
+         effect("delete", "path", root.str() + "/elsewhere")},
         in);
     REQUIRE(e.writable.size() == 1);
     CHECK(e.writable[0] == std::filesystem::canonical(out).string());
@@ -587,7 +587,7 @@ TEST_CASE("confine: approved hosts only, through the egress proxy", "[confine]")
   host.object = "host";
   host.target = "localhost";
   confine::Inputs in;
-  in.workspace = ws.path();
+  in.workspace = ws.str();
   confine::Envelope e = confine::derive({host}, in);
   REQUIRE(e.network);
   SECTION("the approved host, with private-network (it is loopback)") {

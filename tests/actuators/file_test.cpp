@@ -31,7 +31,7 @@ std::string file_action(const std::string& verb, const std::string& path,
 
 FileConfig root_at(const TempDir& dir) {
   FileConfig c;
-  c.root = dir.path();
+  c.root = dir.str();
   return c;
 }
 
@@ -71,7 +71,7 @@ TEST_CASE("file: '..' and symlink escapes fail at the system call", "[file]") {
   write_file(outside / "secret", "outside secret\n");
   std::filesystem::create_directories(root / "sub");
   std::filesystem::create_symlink(outside / "secret", root / "link-to-secret");
-  std::filesystem::create_directory_symlink(outside.path(), root / "sub/link-dir");
+  std::filesystem::create_directory_symlink(outside.str(), root / "sub/link-dir");
   std::string evil = "overwritten\n";
 
   struct Case {
@@ -79,7 +79,7 @@ TEST_CASE("file: '..' and symlink escapes fail at the system call", "[file]") {
     const char* errno_name;
   };
   const std::string up =
-      "../" + std::filesystem::path(outside.path()).filename().string() + "/secret";
+      "../" + std::filesystem::path(outside.str()).filename().string() + "/secret";
   for (const Case& c :
        {Case{up, "EXDEV"}, Case{"sub/../../x", "EXDEV"}, Case{"link-to-secret", "ELOOP"},
         Case{"sub/link-dir/secret", "ELOOP"}, Case{root / "sub/link-dir/secret", "ELOOP"}}) {
@@ -103,7 +103,7 @@ TEST_CASE("file: an absolute path outside the root is refused", "[file]") {
   TempDir root, outside;
   FileActuator file(root_at(root), false);
   write_file(outside / "x", "x");
-  for (std::string path : {std::string("/etc/passwd"), outside / "x", root.path() + "-sibling/x"}) {
+  for (std::string path : {std::string("/etc/passwd"), outside / "x", root.str() + "-sibling/x"}) {
     INFO(path);
     Result r = file.act(file_action("read", path), Context{});
     CHECK_FALSE(r.ok);
@@ -186,7 +186,7 @@ TEST_CASE("file: a relative path is read against payload.cwd, as the rules read 
   REQUIRE(abs.ok);
   CHECK(abs.output == "in sub\n");
   Result out = file.act(R"({"target":"file","payload":{"action":"read","path":"x","cwd":)" +
-                            json_string(outside.path()) + "}}",
+                            json_string(outside.str()) + "}}",
                         Context{});
   CHECK(out.error_code == "E_ACT_DENIED");
   Result up = file.act(

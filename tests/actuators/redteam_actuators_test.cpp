@@ -22,26 +22,14 @@
 #include "bindings/shell_parser.h"
 #include "engine/json_writer.h"
 #include "tests/support/http_fake.h"
+#include "tests/support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace warden::actuators;
 using warden::append_json_string;
+using warden::testing::TempDir;
 
 namespace {
-
-struct RtDir {
-  std::string path;
-  RtDir() {
-    char tmpl[] = "/tmp/warden-rt2-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~RtDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return path + "/" + name; }
-};
 
 std::string shell_request(const std::string& command, const std::string& extra = "") {
   std::string out = R"({"target":"shell","action":"run","payload":{"command":)";
@@ -79,9 +67,9 @@ bool outlived_the_run(const std::string& file) {
 
 TEST_CASE("redteam: a granted shell line runs what the parser read ($'...' quoting)",
           "[redteam][shell]") {
-  RtDir ws;
+  TempDir ws;
   ShellConfig config;
-  config.workspace = ws.path;
+  config.workspace = ws.str();
   ShellActuator shell(config, false);
   // bash (and the parser) read one `echo` with one ANSI-C quoted word; a POSIX sh without
   // $'…' reads `echo $\ ; touch pwned ; # …` and runs `touch`.
@@ -99,9 +87,9 @@ TEST_CASE("redteam: a granted shell line runs what the parser read ($'...' quoti
 // --- shell: nothing the command started outlives the run -------------------------------
 
 TEST_CASE("redteam: a setsid descendant does not outlive a finished run", "[redteam][shell]") {
-  RtDir ws;
+  TempDir ws;
   ShellConfig config;
-  config.workspace = ws.path;
+  config.workspace = ws.str();
   // Host pids: the keeper of the unconfined mode (confined runs: confine_test.cpp).
   config.confine = false;
   ShellActuator shell(config, false);
@@ -115,9 +103,9 @@ TEST_CASE("redteam: a setsid descendant does not outlive a finished run", "[redt
 }
 
 TEST_CASE("redteam: a setsid descendant does not outlive the time limit", "[redteam][shell]") {
-  RtDir ws;
+  TempDir ws;
   ShellConfig config;
-  config.workspace = ws.path;
+  config.workspace = ws.str();
   // Host pids: the keeper of the unconfined mode (confined runs: confine_test.cpp).
   config.confine = false;
   ShellActuator shell(config, false);
@@ -132,9 +120,9 @@ TEST_CASE("redteam: a setsid descendant does not outlive the time limit", "[redt
 
 TEST_CASE("redteam: a descendant in its own process group does not outlive the run",
           "[redteam][shell]") {
-  RtDir ws;
+  TempDir ws;
   ShellConfig config;
-  config.workspace = ws.path;
+  config.workspace = ws.str();
   // Host pids: the keeper of the unconfined mode (confined runs: confine_test.cpp).
   config.confine = false;
   ShellActuator shell(config, false);
@@ -149,9 +137,9 @@ TEST_CASE("redteam: a descendant in its own process group does not outlive the r
 
 TEST_CASE("redteam: a program that stops its parent does not stop the time limit",
           "[redteam][shell]") {
-  RtDir ws;
+  TempDir ws;
   ShellConfig config;
-  config.workspace = ws.path;
+  config.workspace = ws.str();
   ShellActuator shell(config, false);
   const std::string line = "echo $PPID > parent.pid; kill -STOP $PPID; exec sleep 60";
   auto run = std::async(std::launch::async, [&] {
@@ -171,7 +159,7 @@ TEST_CASE("redteam: the child has no controlling terminal of the daemon's", "[re
   // `warden chat` runs at a person's terminal: a program with that terminal as its
   // controlling tty can write to it, read it, or push input into it (TIOCSTI). A helper
   // process plays the daemon in a session whose controlling tty is a fresh pty.
-  RtDir ws;
+  TempDir ws;
   int master = ::posix_openpt(O_RDWR | O_NOCTTY);
   REQUIRE(master >= 0);
   REQUIRE(::grantpt(master) == 0);
@@ -187,7 +175,7 @@ TEST_CASE("redteam: the child has no controlling terminal of the daemon's", "[re
     if (probe < 0) ::_exit(3);  // the helper itself must have it
     ::close(probe);
     ShellConfig config;
-    config.workspace = ws.path;
+    config.workspace = ws.str();
     ShellActuator shell(config, false);
     Result r = shell.act(
         shell_request("if : 3</dev/tty; then echo has-tty; else echo no-tty; fi 2>/dev/null",
@@ -207,7 +195,7 @@ TEST_CASE("redteam: the child has no controlling terminal of the daemon's", "[re
 
 TEST_CASE("redteam: a descriptor the daemon holds without CLOEXEC is not inherited",
           "[redteam][shell]") {
-  RtDir ws;
+  TempDir ws;
   { std::ofstream(ws / "secret.txt") << "daemon secret\n"; }
   int fd = ::open((ws / "secret.txt").c_str(), O_RDONLY);  // no O_CLOEXEC on purpose
   REQUIRE(fd >= 0);
@@ -215,7 +203,7 @@ TEST_CASE("redteam: a descriptor the daemon holds without CLOEXEC is not inherit
   ::close(fd);
   REQUIRE(high >= 40);
   ShellConfig config;
-  config.workspace = ws.path;
+  config.workspace = ws.str();
   ShellActuator shell(config, false);
   Result r = shell.act(shell_request("cat /proc/self/fd/" + std::to_string(high)), Context{});
   ::close(high);
@@ -224,11 +212,11 @@ TEST_CASE("redteam: a descriptor the daemon holds without CLOEXEC is not inherit
 }
 
 TEST_CASE("redteam: the daemon's environment does not reach the child", "[redteam][shell]") {
-  RtDir ws;
+  TempDir ws;
   ::setenv("WARDEN_RT2_SECRET", "s3cr3t-value", 1);
   ::setenv("LD_PRELOAD", "", 0);
   ShellConfig config;
-  config.workspace = ws.path;
+  config.workspace = ws.str();
   ShellActuator shell(config, false);
   Result r = shell.act(shell_request("env"), Context{});
   ::unsetenv("WARDEN_RT2_SECRET");
@@ -238,11 +226,11 @@ TEST_CASE("redteam: the daemon's environment does not reach the child", "[redtea
 
 TEST_CASE("redteam: a program in the proposal's cwd is not found by its bare name",
           "[redteam][shell]") {
-  RtDir ws;
+  TempDir ws;
   { std::ofstream(ws / "ls") << "#!/bin/sh\necho hijacked\n"; }
   ::chmod((ws / "ls").c_str(), 0755);
   ShellConfig config;
-  config.workspace = ws.path;
+  config.workspace = ws.str();
   config.path = {"", ".", "/usr/bin", "/bin"};  // even a careless configured path
   ShellActuator shell(config, false);
   Result r = shell.act(shell_request("ls", R"(,"cwd":".")"), Context{});
@@ -256,19 +244,19 @@ TEST_CASE("redteam: a workspace file named like a known program does not run as 
           "[redteam][shell]") {
   // The rules see `program` "ls" for `./ls -c …` and judge it as ls (the shipped pack
   // approves it, and `cp /bin/sh ./ls` before it); the file is a shell.
-  RtDir ws;
+  TempDir ws;
   fs::copy_file("/bin/sh", ws / "ls");
   ::chmod((ws / "ls").c_str(), 0755);
   fs::create_symlink("/bin/sh", ws / "cat");
   { std::ofstream(ws / "tool.sh") << "#!/bin/sh\necho workspace tool\n"; }
   ::chmod((ws / "tool.sh").c_str(), 0755);
   ShellConfig config;
-  config.workspace = ws.path;
+  config.workspace = ws.str();
   ShellActuator shell(config, false);
   for (std::string line :
        {std::string("./ls -c 'echo pwned'"), ws / "ls -c 'echo pwned'",
         std::string("./cat -c 'echo pwned'"),
-        std::string("../") + fs::path(ws.path).filename().string() + "/ls -c 'echo pwned'"}) {
+        std::string("../") + fs::path(ws.str()).filename().string() + "/ls -c 'echo pwned'"}) {
     INFO(line);
     Result r = shell.act(shell_request(line), Context{});
     CHECK_FALSE(r.ok);
@@ -284,9 +272,9 @@ TEST_CASE("redteam: a workspace file named like a known program does not run as 
 }
 
 TEST_CASE("redteam: output of a bomb is capped and the run ends at its limit", "[redteam][shell]") {
-  RtDir ws;
+  TempDir ws;
   ShellConfig config;
-  config.workspace = ws.path;
+  config.workspace = ws.str();
   config.max_output_bytes = 4096;
   ShellActuator shell(config, false);
   Result r = shell.act(shell_request("yes", R"(,"timeout":1)"), Context{});
@@ -296,7 +284,7 @@ TEST_CASE("redteam: output of a bomb is capped and the run ends at its limit", "
 }
 
 TEST_CASE("redteam: cwd escapes through .. and symlinks are refused", "[redteam][shell]") {
-  RtDir ws;
+  TempDir ws;
   fs::create_directory(ws / "w");
   fs::create_directory_symlink("/etc", ws / "w/etc");
   ShellConfig config;
@@ -331,11 +319,11 @@ std::string file_request(const std::string& verb, const std::string& path,
 }  // namespace
 
 TEST_CASE("redteam: reading a FIFO beneath the root fails instead of hanging", "[redteam][file]") {
-  RtDir root;
+  TempDir root;
   REQUIRE(::mkfifo((root / "pipe").c_str(), 0600) == 0);
   for (Resolve how : {Resolve::Auto, Resolve::Walk}) {
     FileConfig config;
-    config.root = root.path;
+    config.root = root.str();
     FileActuator file(config, false, how);
     Result r = file.act(file_request("read", "pipe"), Context{});
     CHECK_FALSE(r.ok);
@@ -345,7 +333,7 @@ TEST_CASE("redteam: reading a FIFO beneath the root fails instead of hanging", "
 }
 
 TEST_CASE("redteam: the root itself cannot be deleted or escaped", "[redteam][file]") {
-  RtDir outer;
+  TempDir outer;
   fs::create_directory(outer / "root");
   { std::ofstream(outer / "outside.txt") << "outside\n"; }
   for (Resolve how : {Resolve::Auto, Resolve::Walk}) {
@@ -365,12 +353,12 @@ TEST_CASE("redteam: the root itself cannot be deleted or escaped", "[redteam][fi
 }
 
 TEST_CASE("redteam: /proc magic links beneath the root are refused", "[redteam][file]") {
-  RtDir root;
+  TempDir root;
   fs::create_directory_symlink("/proc/self/root/etc", root / "procetc");
   fs::create_symlink("/proc/self/fd/0", root / "fd0");
   for (Resolve how : {Resolve::Auto, Resolve::Walk}) {
     FileConfig config;
-    config.root = root.path;
+    config.root = root.str();
     FileActuator file(config, false, how);
     CHECK_FALSE(file.act(file_request("read", "procetc/hostname"), Context{}).ok);
     CHECK_FALSE(file.act(file_request("read", "fd0"), Context{}).ok);

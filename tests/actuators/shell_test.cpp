@@ -31,7 +31,7 @@ std::string shell_action(const std::string& command, const std::string& extra = 
 
 ShellConfig config_for(const TempDir& ws) {
   ShellConfig c;
-  c.workspace = ws.path();
+  c.workspace = ws.str();
   c.timeout = std::chrono::milliseconds(10000);
   return c;
 }
@@ -117,7 +117,7 @@ TEST_CASE("shell: the environment is scrubbed to PATH, HOME, LANG and the approv
   CHECK(r.output.find("/tmp/elsewhere") == std::string::npos);
   CHECK(r.output.find("LANG=C.UTF-8\n") != std::string::npos);
   char real[PATH_MAX];
-  REQUIRE(::realpath(ws.path().c_str(), real));
+  REQUIRE(::realpath(ws.str().c_str(), real));
   // Confined (the default), HOME is the private home, never the workspace.
   CHECK(r.output.find("HOME=/home/agent\n") != std::string::npos);
   CHECK(r.output.find("HOME=" + std::string(real) + "\n") == std::string::npos);
@@ -140,13 +140,13 @@ TEST_CASE("shell: the program is looked up in the configured path only", "[shell
   warden::testing::write_file(evil / "ls", "#!/bin/sh\necho evil\n", true);
   warden::testing::write_file(tools / "mytool", "#!/bin/sh\necho configured\n", true);
   ShellConfig c = config_for(ws);
-  c.path = {tools.path(), "/usr/bin", "/bin"};
+  c.path = {tools.str(), "/usr/bin", "/bin"};
   ShellActuator shell(c, false);
-  Result mine = shell.act(shell_action("PATH=" + evil.path() + " mytool"), Context{});
+  Result mine = shell.act(shell_action("PATH=" + evil.str() + " mytool"), Context{});
   REQUIRE(mine.ok);
   CHECK(mine.output == "configured\n");
   CHECK(mine.details["program"] == tools / "mytool");
-  Result ls = shell.act(shell_action("PATH=" + evil.path() + " ls"), Context{});
+  Result ls = shell.act(shell_action("PATH=" + evil.str() + " ls"), Context{});
   REQUIRE(ls.ok);
   CHECK(ls.output.find("evil") == std::string::npos);
 
@@ -168,17 +168,17 @@ TEST_CASE("shell: a program with a slash is resolved against the working directo
   Result r = shell.act(shell_action("./hello.sh", R"(,"cwd":"sub")"), Context{});
   REQUIRE(r.ok);
   char real[PATH_MAX];
-  REQUIRE(::realpath(ws.path().c_str(), real));
+  REQUIRE(::realpath(ws.str().c_str(), real));
   CHECK(r.output == "hi from " + std::string(real) + "/sub\n");
 }
 
 TEST_CASE("shell: a working directory outside the workspace is refused", "[shell]") {
   TempDir ws, outside;
   std::filesystem::create_directories(ws / "sub");
-  std::filesystem::create_directory_symlink(outside.path(), ws / "link");
+  std::filesystem::create_directory_symlink(outside.str(), ws / "link");
   ShellActuator shell(config_for(ws), false);
   for (std::string cwd : {std::string("/etc"), std::string(".."), std::string("sub/../.."),
-                          std::string("link"), outside.path(), ws.path() + "/../"}) {
+                          std::string("link"), outside.str(), ws.str() + "/../"}) {
     INFO(cwd);
     Result r = shell.act(shell_action("pwd", ",\"cwd\":" + json_string(cwd)), Context{});
     CHECK_FALSE(r.ok);

@@ -1,5 +1,5 @@
-// A temporary directory for actuator tests (removed with its contents on destruction), and
-// small helpers to write files, read files and see whether a process is still alive.
+// For actuator tests: the tests' temporary directory (tests/support/temp_dir.h), and small
+// helpers to write files, read files and see whether a process is still alive.
 // Single-threaded use per test.
 #pragma once
 
@@ -16,25 +16,9 @@
 #include <string>
 #include <thread>
 
+#include "tests/support/temp_dir.h"
+
 namespace warden::testing {
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "warden-act-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 inline void write_file(const std::string& path, const std::string& text, bool executable = false) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());

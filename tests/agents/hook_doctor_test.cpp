@@ -9,6 +9,7 @@
 #include "agents/hook_doctor.h"
 #include "agents/hook_install.h"
 #include "tests/agents/hook_setup_fixture.h"
+#include "tests/server/warden_child.h"
 #include "tests/build_paths.h"
 
 using namespace warden::agents;
@@ -75,12 +76,11 @@ TEST_CASE("doctor probes through a real daemon, and names the cause when it is d
   dir.write("token", std::string(token["token"].GetString()) + "\n", 0600);
   const std::string tokens_file =
       dir.write("tokens", std::string(token["line"].GetString()) + "\n", 0600);
-  warden::cli::testing::Child serve({"serve", "--listen", "127.0.0.1:0", "--rules", kShippedRules,
-                             "--tokens", tokens_file, "--state-dir", dir.str() + "/state"});
-  REQUIRE(serve.wait_stderr(" (protocol"));
-  std::string err = serve.err();
-  std::size_t at = err.find("serving on ") + 11;
-  const std::string addr = err.substr(at, err.find(' ', at) - at);
+  warden::server::testing::WardenChild serve({"serve", "--listen", "127.0.0.1:0", "--rules", kShippedRules,
+                                              "--tokens", tokens_file, "--state-dir", dir.str() + "/state"});
+  INFO(serve.err());
+  REQUIRE(serve.serving());
+  const std::string addr = serve.address();
 
   install(dir, {"claude-code", "--project", dir.str(), "--addr", addr, "--token-file",
                 dir.str() + "/token"});
@@ -89,8 +89,7 @@ TEST_CASE("doctor probes through a real daemon, and names the cause when it is d
   CHECK(good.code == 0);
   CHECK_FALSE(line_with(good.out, "OK", "probe `rm -rf /` denied: Warden: ").empty());
 
-  serve.terminate();
-  CHECK(serve.finish() == 0);
+  CHECK(serve.terminate() == 0);
   auto down = doctor(dir, {"claude-code", "--project", dir.str()});
   INFO(down.out);
   CHECK(down.code == 1);

@@ -71,24 +71,15 @@ Answer hook(std::vector<std::string> args, const std::string& input,
 // a Bash input gets a one-line rollout for its tool_use_id and command as transcript_path
 // (Claude Code ignores it). The files live in one directory removed at exit.
 std::string with_rollout(const std::string& text) {
-  static struct Dir {
-    std::string path;
-    Dir() {
-      std::string t = "/tmp/warden-hook-run-test.XXXXXX";
-      path = ::mkdtemp(t.data()) ? t : "";
-    }
-    ~Dir() {
-      if (!path.empty()) std::filesystem::remove_all(path);
-    }
-  } dir;
+  static const warden::testing::TempDir dir{"warden-hook-run-test"};
   static int n = 0;
   rapidjson::Document d;
   d.Parse(text.c_str());
   if (!d.IsObject() || !d.HasMember("tool_name") || std::string(d["tool_name"].GetString()) != "Bash" ||
-      !d.HasMember("tool_input") || !d["tool_input"].HasMember("command") || dir.path.empty()) {
+      !d.HasMember("tool_input") || !d["tool_input"].HasMember("command")) {
     return text;
   }
-  const std::string path = dir.path + "/rollout-" + std::to_string(++n) + ".jsonl";
+  const std::string path = dir / "rollout-" + std::to_string(++n) + ".jsonl";
   std::ofstream(path, std::ios::binary)
       << warden::agents::codex_exec_command_line(d["tool_use_id"].GetString(),
                                                  d["tool_input"]["command"].GetString());

@@ -15,6 +15,7 @@
 #include "server/tokens.h"
 #include "tests/cli/cli_process.h"
 #include "tests/server/test_tokens.h"
+#include "tests/server/warden_child.h"
 #include "tests/support/temp_dir.h"
 #include "tests/build_paths.h"
 
@@ -53,14 +54,10 @@ class ServeChild {
       args.push_back(r);
     }
     for (auto& e : extra) args.push_back(e);
-    child_ = std::make_unique<cli::testing::Child>(args);
+    child_ = std::make_unique<server::testing::WardenChild>(args);
     INFO(child_->err());
-    REQUIRE(child_->wait_stderr(" (protocol"));
-    const std::string& err = child_->err();
-    std::size_t at = err.find("serving on ");
-    REQUIRE(at != std::string::npos);
-    at += 11;
-    address_ = err.substr(at, err.find(' ', at) - at);
+    REQUIRE(child_->serving());
+    address_ = child_->address();
   }
   const std::string& address() const { return address_; }
   const std::string& token_file() const { return token_file_; }
@@ -69,7 +66,7 @@ class ServeChild {
   void stop() { child_.reset(); }
 
  private:
-  std::unique_ptr<cli::testing::Child> child_;
+  std::unique_ptr<server::testing::WardenChild> child_;
   std::string address_, token_file_, tokens_, state_dir_;
 };
 

@@ -17,6 +17,7 @@
 
 #include "approvals/store.h"
 #include "tests/support/postgres_server.h"
+#include "tests/support/temp_dir.h"
 
 namespace warden::approvals::testing {
 
@@ -35,19 +36,12 @@ class Backend {
     static int counter = 0;
     ++counter;
     if (kind_ == "sqlite") {
-      char tmpl[] = "/tmp/warden-approvals-XXXXXX";
-      REQUIRE(::mkdtemp(tmpl) != nullptr);
-      dir_ = tmpl;
+      tmp_ = std::make_unique<warden::testing::TempDir>("warden-approvals");
+      dir_ = tmp_->str();
       location_ = dir_ + "/approvals.db";
     } else {
       location_ = pg_server().create_database("approvals_" + std::to_string(::getpid()) + "_" +
                                               std::to_string(counter));
-    }
-  }
-  ~Backend() {
-    if (!dir_.empty()) {
-      std::error_code ec;
-      std::filesystem::remove_all(dir_, ec);
     }
   }
   const std::string& kind() const { return kind_; }
@@ -59,6 +53,7 @@ class Backend {
 
  private:
   std::string kind_, location_, dir_;
+  std::unique_ptr<warden::testing::TempDir> tmp_;  // sqlite: the file's directory
 };
 
 inline NewApproval request(std::string principal = "alice", std::string session = "s1",

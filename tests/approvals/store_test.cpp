@@ -656,18 +656,13 @@ TEST_CASE("an unusable store throws StoreError", "[approvals][errors]") {
     CHECK_THROWS_AS(open_sqlite("/nonexistent-warden-dir/sub/approvals.db"), StoreError);
   }
   SECTION("sqlite: a directory instead of a file") {
-    char tmpl[] = "/tmp/warden-approvals-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    CHECK_THROWS_AS(open_sqlite(tmpl), StoreError);
-    fs::remove_all(tmpl);
+    warden::testing::TempDir tmp{"warden-approvals"};
+    CHECK_THROWS_AS(open_sqlite(tmp.str()), StoreError);
   }
   SECTION("sqlite: a file that is not a database") {
-    char tmpl[] = "/tmp/warden-approvals-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    const std::string path = std::string(tmpl) + "/junk.db";
-    std::ofstream(path) << std::string(4096, 'x');
+    warden::testing::TempDir tmp{"warden-approvals"};
+    const std::string path = tmp.write("junk.db", std::string(4096, 'x'));
     CHECK_THROWS_AS(open_sqlite(path), StoreError);
-    fs::remove_all(tmpl);
   }
   SECTION("postgres: nothing listens there") {
     // A port that was free a moment ago: nothing accepts connections on it.

@@ -24,40 +24,15 @@
 #include "engine/session_memory.h"
 #include "tests/audit/log_builder.h"
 #include "tests/server/server_fixture.h"
-
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
+#include "tests/server/warden_child.h"
 #include "tests/build_paths.h"
 
 namespace fs = std::filesystem;
 using namespace warden;
 using namespace warden::audit;
+using warden::testing::TempDir;
 
 namespace {
-
-class RtDir {
- public:
-  RtDir() {
-    std::string pattern = (fs::temp_directory_path() / "warden-redteam-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~RtDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    fs::path p = path_ / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
-  std::string path(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 const std::string kRtEffects = WARDEN_SOURCE_DIR "/rules/effects.toml";
 const std::string kRtPaths = WARDEN_SOURCE_DIR "/rules/paths.toml";
@@ -222,8 +197,8 @@ const char* kToken = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
 // read like any slot. The cache key leaves it out, so a rule that reads it decides once for
 // identical proposals; without the cache each record gets the engine's next id.
 TEST_CASE("redteam: rules that read the proposal id (an engine counter) defeat the cache", "[redteam]") {
-  RtDir dir;
-  const std::string log = dir.path("audit.jsonl");
+  TempDir dir{"warden-redteam"};
+  const std::string log = dir / "audit.jsonl";
   const std::string base = dir.write("base/base.clp", kApproveAll);
   RtRecorder rec({base, kRtEffects, kRtPaths}, log);
   rec.shell("", "ls", rt_at(0));
@@ -245,11 +220,11 @@ TEST_CASE("redteam: rules that read the proposal id (an engine counter) defeat t
 // every_records 0 and every_seconds 0, and then any number of forged records verify.
 TEST_CASE("redteam: a forged start record in the unsigned tail lifts the checkpoint bounds", "[redteam]") {
   using namespace warden::audit::testing;
-  RtDir dir;
+  TempDir dir{"warden-redteam"};
   TestKey key;
-  key.write_public(dir.path("audit.pub"));
+  key.write_public(dir / "audit.pub");
   std::string error;
-  auto verify_key = VerifyKey::load(dir.path("audit.pub"), &error);
+  auto verify_key = VerifyKey::load(dir / "audit.pub", &error);
   REQUIRE(verify_key);
   VerifyOptions o;
   o.key = verify_key.get();
@@ -283,11 +258,11 @@ TEST_CASE("redteam: a forged start record in the unsigned tail lifts the checkpo
 // A forged start record can also raise the bounds (every_records 10^9) instead of zeroing.
 TEST_CASE("redteam: a forged start record raising every_records hides an unsigned tail", "[redteam]") {
   using namespace warden::audit::testing;
-  RtDir dir;
+  TempDir dir{"warden-redteam"};
   TestKey key;
-  key.write_public(dir.path("audit.pub"));
+  key.write_public(dir / "audit.pub");
   std::string error;
-  auto verify_key = VerifyKey::load(dir.path("audit.pub"), &error);
+  auto verify_key = VerifyKey::load(dir / "audit.pub", &error);
   REQUIRE(verify_key);
   VerifyOptions o;
   o.key = verify_key.get();
@@ -396,11 +371,11 @@ TEST_CASE("redteam: an escaped token in an unparseable proposal is stored recove
 // verifier holds the public key yet accepts a log that no signature covers at all.
 TEST_CASE("redteam: a rewritten log with no checkpoint and zero bounds verifies with the key", "[redteam]") {
   using namespace warden::audit::testing;
-  RtDir dir;
+  TempDir dir{"warden-redteam"};
   TestKey key;
-  key.write_public(dir.path("audit.pub"));
+  key.write_public(dir / "audit.pub");
   std::string error;
-  auto verify_key = VerifyKey::load(dir.path("audit.pub"), &error);
+  auto verify_key = VerifyKey::load(dir / "audit.pub", &error);
   REQUIRE(verify_key);
   VerifyOptions o;
   o.key = verify_key.get();
@@ -418,11 +393,11 @@ TEST_CASE("redteam: a rewritten log with no checkpoint and zero bounds verifies 
 // which says another file follows. Verified on its own, the remaining file passes.
 TEST_CASE("redteam: a log whose files after a rotation were deleted verifies", "[redteam]") {
   using namespace warden::audit::testing;
-  RtDir dir;
+  TempDir dir{"warden-redteam"};
   TestKey key;
-  key.write_public(dir.path("audit.pub"));
+  key.write_public(dir / "audit.pub");
   std::string error;
-  auto verify_key = VerifyKey::load(dir.path("audit.pub"), &error);
+  auto verify_key = VerifyKey::load(dir / "audit.pub", &error);
   REQUIRE(verify_key);
   VerifyOptions o;
   o.key = verify_key.get();
@@ -541,78 +516,14 @@ TEST_CASE("redteam: a password in a URL, found by the shipped rules, is stored u
 namespace {
 
 namespace st = warden::server::testing;
-const std::string kRtWarden = WARDEN_BINARY_DIR "/cli/warden";
 
-// `warden serve` as a child process whose file writes past `fsize` bytes fail with EFBIG.
-class RtServe {
- public:
-  RtServe(const st::TempDir& dir, rlim_t fsize) {
-    REQUIRE(::access(kRtWarden.c_str(), X_OK) == 0);
-    std::signal(SIGPIPE, SIG_IGN);
-    std::string tokens = dir.write("tokens", st::Tokens{}.file_text(), 0600);
-    std::vector<std::string> args{"serve", "--listen", "127.0.0.1:0", "--tokens", tokens, "--rules",
-                                  dir.str() + "/rules", "--state-dir", dir.str() + "/state", "--workers", "1"};
-    int err[2];
-    REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
-    pid_ = ::fork();
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      ::dup2(err[1], 2);
-      int null = ::open("/dev/null", O_RDWR);
-      ::dup2(null, 0);
-      ::dup2(null, 1);
-      ::signal(SIGXFSZ, SIG_IGN);
-      rlimit rl{fsize, fsize};
-      ::setrlimit(RLIMIT_FSIZE, &rl);
-      std::vector<char*> argv{const_cast<char*>(kRtWarden.c_str())};
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(kRtWarden.c_str(), argv.data());
-      ::_exit(127);
-    }
-    ::close(err[1]);
-    err_fd_ = err[0];
-    reader_ = std::thread([this] {
-      char buf[4096];
-      for (;;) {
-        ssize_t n = ::read(err_fd_, buf, sizeof buf);
-        if (n <= 0) return;
-        std::lock_guard lock(mutex_);
-        err_.append(buf, static_cast<std::size_t>(n));
-      }
-    });
-  }
-  ~RtServe() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    if (reader_.joinable()) reader_.join();
-    if (err_fd_ >= 0) ::close(err_fd_);
-  }
-  std::string err() {
-    std::lock_guard lock(mutex_);
-    return err_;
-  }
-  bool serving() {
-    bool up = st::eventually([&] { return err().find(" (protocol") != std::string::npos; });
-    std::string e = err();
-    std::size_t at = e.find("serving on ");
-    if (!up || at == std::string::npos) return false;
-    at += 11;
-    address_ = e.substr(at, e.find(' ', at) - at);
-    return true;
-  }
-  const std::string& address() const { return address_; }
-
- private:
-  pid_t pid_ = -1;
-  int err_fd_ = -1;
-  std::thread reader_;
-  std::mutex mutex_;
-  std::string err_;
-  std::string address_;
-};
+// `warden serve`'s arguments: DIR's rules and the test tokens, state in DIR/state, one worker.
+std::vector<std::string> rt_serve_args(const st::TempDir& dir) {
+  std::string tokens = dir.write("tokens", st::Tokens{}.file_text(), 0600);
+  return {"serve",   "--listen", "127.0.0.1:0", "--tokens",  tokens,
+          "--rules", dir.str() + "/rules",      "--state-dir", dir.str() + "/state",
+          "--workers", "1"};
+}
 
 std::pair<std::string, std::string> rt_decide(warden::protocol::Client& client, const std::string& id,
                                               const std::string& proposal) {
@@ -658,8 +569,9 @@ TEST_CASE("redteam: a decision that failed closed on the audit log still enters 
     dir.write("rules/effects.toml", es.str());
     dir.write("rules/paths.toml", ps.str());
   }
-  // Past the approvals store's SQLite WAL (about 57 KiB with its indexes) and WAL index.
-  RtServe serve(dir, 96 * 1024);
+  // Writes past 96 KiB fail with EFBIG: past the approvals store's SQLite WAL (about 57 KiB
+  // with its indexes) and WAL index.
+  st::WardenChild serve(rt_serve_args(dir), 96 * 1024);
   REQUIRE(serve.serving());
   warden::protocol::Client agent;
   std::string error;
@@ -691,8 +603,8 @@ TEST_CASE("redteam: a decision that failed closed on the audit log still enters 
 // the previous decision's second. The cache key holds only the current second, so an engine
 // state (which decision ran before, on which engine) leaks into the decision.
 TEST_CASE("redteam: a defglobal initialised with (now) carries the previous decision's clock", "[redteam]") {
-  RtDir dir;
-  const std::string log = dir.path("audit.jsonl");
+  TempDir dir{"warden-redteam"};
+  const std::string log = dir / "audit.jsonl";
   const std::string base = dir.write("base/base.clp", kApproveAll);
   RtRecorder rec({base, kRtEffects, kRtPaths}, log);
   rec.shell("", "ls", rt_at(0));
@@ -714,8 +626,8 @@ TEST_CASE("redteam: a defglobal initialised with (now) carries the previous deci
 // daemon configured with a 60 s ttl forgot a write that replay still shows to the rules:
 // replayed under the very rules it was recorded with, the log reports a change.
 TEST_CASE("redteam: replay assumes the default session ttl, not the daemon's", "[redteam]") {
-  RtDir dir;
-  const std::string log = dir.path("audit.jsonl");
+  TempDir dir{"warden-redteam"};
+  const std::string log = dir / "audit.jsonl";
   const std::string rules = dir.write("rules/rules.clp", std::string(kApproveAll) + R"CLP(
 (defrule rt-after-write
   (proposal (id ?id) (target shell))
@@ -739,11 +651,11 @@ TEST_CASE("redteam: replay assumes the default session ttl, not the daemon's", "
 // names, and a checkpoint line copied from another log of the same key at the same seq.
 TEST_CASE("redteam: a rotated file duplicated under another name, a checkpoint from another log", "[redteam-held]") {
   using namespace warden::audit::testing;
-  RtDir dir;
+  TempDir dir{"warden-redteam"};
   TestKey key;
-  key.write_public(dir.path("audit.pub"));
+  key.write_public(dir / "audit.pub");
   std::string error;
-  auto verify_key = VerifyKey::load(dir.path("audit.pub"), &error);
+  auto verify_key = VerifyKey::load(dir / "audit.pub", &error);
   REQUIRE(verify_key);
   VerifyOptions o;
   o.key = verify_key.get();
@@ -756,7 +668,7 @@ TEST_CASE("redteam: a rotated file duplicated under another name, a checkpoint f
   dir.write("a/audit.000000000001-000000000007.jsonl", b.text(0, at));
   dir.write("a/audit.000000000001-000000000008.jsonl", b.text(0, at));
   dir.write("a/audit.jsonl", b.text(at));
-  CHECK_FALSE(verify_paths({dir.path("a/audit.jsonl")}, o).ok);
+  CHECK_FALSE(verify_paths({dir / "a/audit.jsonl"}, o).ok);
 
   // Another log, same key, same length: its checkpoint at seq 7 replaces ours.
   LogBuilder other(key);
@@ -782,7 +694,7 @@ TEST_CASE("redteam: a rotated file duplicated under another name, a checkpoint f
 TEST_CASE("redteam: a reload that cannot be recorded still takes effect", "[redteam]") {
   st::TempDir dir;
   dir.write("rules/policy.clp", kApproveAll);
-  RtServe serve(dir, 96 * 1024);  // above the approvals store's WAL and its 32 KiB index
+  st::WardenChild serve(rt_serve_args(dir), 96 * 1024);  // above the approvals store's WAL and its 32 KiB index
   REQUIRE(serve.serving());
   warden::protocol::Client agent, admin;
   std::string error;
@@ -833,8 +745,8 @@ TEST_CASE("redteam: a reload that cannot be recorded still takes effect", "[redt
 // (E_INPUT_SHAPE). Such a record shares its key with the same proposal in a normal session
 // and replay with the cache reports a widening (reject → approve) the rules never made.
 TEST_CASE("redteam: a session value the engine refuses shares the cache key of a valid one", "[redteam]") {
-  RtDir dir;
-  const std::string log = dir.path("audit.jsonl");
+  TempDir dir{"warden-redteam"};
+  const std::string log = dir / "audit.jsonl";
   const std::string base = dir.write("base/base.clp", kApproveAll);
   RtRecorder rec({base, kRtEffects, kRtPaths}, log);
   rec.decide_any("s1", R"({"target":"shell","action":"run","payload":{"command":"ls"},"context":{"session":"s1"}})",

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "bindings/paths.h"
+#include "tests/support/temp_dir.h"
 
 using namespace std::string_literals;
 namespace paths = warden::paths;
@@ -148,16 +149,8 @@ namespace {
 
 // A fresh directory under the system temp dir, removed at scope exit. `root` is its real path.
 struct TempTree {
-  std::string root;
-  TempTree() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "warden-paths-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    root = std::filesystem::canonical(tmpl).string();
-  }
-  ~TempTree() {
-    std::error_code ec;
-    std::filesystem::remove_all(root, ec);
-  }
+  warden::testing::TempDir tmp{"warden-paths"};
+  std::string root = std::filesystem::canonical(tmp.path()).string();
   std::string operator/(std::string_view rel) const { return root + "/" + std::string(rel); }
   void dir(std::string_view rel) const { std::filesystem::create_directories(*this / rel); }
   void file(std::string_view rel) const { std::ofstream(*this / rel) << "x"; }

@@ -19,6 +19,7 @@
 
 #include "protocol/frame.h"
 #include "tests/cli/cli_process.h"
+#include "tests/support/temp_dir.h"
 
 using namespace warden;
 using warden::cli::testing::Child;
@@ -33,10 +34,7 @@ class ScriptedDaemon {
  public:
   ScriptedDaemon(std::vector<std::string> replies, bool hold_open = false)
       : replies_(std::move(replies)), hold_open_(hold_open) {
-    char pattern[] = "/tmp/warden-approval-XXXXXX";
-    REQUIRE(::mkdtemp(pattern));
-    dir_ = pattern;
-    path_ = dir_ + "/d.sock";
+    path_ = dir_ / "d.sock";
     fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     REQUIRE(fd_ >= 0);
     sockaddr_un addr{};
@@ -50,8 +48,6 @@ class ScriptedDaemon {
     ::shutdown(fd_, SHUT_RDWR);
     ::close(fd_);
     if (thread_.joinable()) thread_.join();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
   }
   const std::string& path() const { return path_; }
   std::string request() {
@@ -107,7 +103,8 @@ class ScriptedDaemon {
 
   std::vector<std::string> replies_;
   bool hold_open_;
-  std::string dir_, path_;
+  warden::testing::TempDir dir_{"warden-approval"};
+  std::string path_;
   int fd_ = -1;
   std::thread thread_;
   std::mutex mutex_;

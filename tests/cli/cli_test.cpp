@@ -10,9 +10,11 @@
 #include <string>
 
 #include "tests/cli/cli_process.h"
+#include "tests/support/temp_dir.h"
 #include "tests/build_paths.h"
 
 namespace fs = std::filesystem;
+using warden::testing::TempDir;
 
 namespace {
 
@@ -40,20 +42,6 @@ CliRun run_cli(const std::string& args, const std::string& input = "") {
   return r;
 }
 
-struct CliDir {
-  fs::path path;
-  CliDir() {
-    static int n = 0;
-    path = fs::temp_directory_path() / ("warden-cli-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    fs::create_directories(path);
-  }
-  ~CliDir() { fs::remove_all(path); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return (path / name).string();
-  }
-};
-
 const char* kCliRules = R"(
 (defrule no-rm (shell-command (proposal ?id) (program "rm") (flags $? "-r" $?))
   => (assert (decision (proposal ?id) (outcome reject) (rule no-rm) (reason "recursive rm"))))
@@ -66,23 +54,23 @@ const char* kCliRules = R"(
 }  // namespace
 
 TEST_CASE("check: clean rules exit 0 and report the digest", "[cli]") {
-  CliDir dir;
+  TempDir dir{"warden-cli"};
   dir.write("a.clp", kCliRules);
-  CliRun r = run_cli("check " + dir.path.string());
+  CliRun r = run_cli("check " + dir.path().string());
   CHECK(r.code == 0);
   CHECK(r.out.find("ok: 3 rules") != std::string::npos);
   CHECK(r.out.find("sha256:") != std::string::npos);
 }
 
 TEST_CASE("check: every error printed as file:line: error CODE, exit 2", "[cli]") {
-  CliDir dir;
+  TempDir dir{"warden-cli"};
   std::string a = dir.write("a.clp", "(defrule a (proposal (id ?id))\n  =>\n  (system \"id\"))\n");
   std::string b = dir.write("b.clp", "\n(deftemplate mine (slot x))\n");
-  CliRun r = run_cli("check " + dir.path.string());
+  CliRun r = run_cli("check " + dir.path().string());
   CHECK(r.code == 2);
   CHECK(r.out.find(a + ":3: error E_FORBIDDEN_FUNCTION") != std::string::npos);
   CHECK(r.out.find(b + ":2: error E_FORBIDDEN_CONSTRUCT") != std::string::npos);
-  CliRun j = run_cli("check --format json " + dir.path.string());
+  CliRun j = run_cli("check --format json " + dir.path().string());
   CHECK(j.code == 2);
   CHECK(j.out.find("\"ok\":false") != std::string::npos);
   CHECK(j.out.find("\"code\":\"E_FORBIDDEN_FUNCTION\"") != std::string::npos);
@@ -90,25 +78,25 @@ TEST_CASE("check: every error printed as file:line: error CODE, exit 2", "[cli]"
 }
 
 TEST_CASE("check: a dead rule is a warning at its line (exit 0, --strict 1); JSON gives the column", "[cli]") {
-  CliDir dir;
+  TempDir dir{"warden-cli"};
   std::string a = dir.write("a.clp", "(defrule shell-only\n  (proposal (id ?id)\n            (target shel))\n  =>\n"
                                      "  (assert (decision (proposal ?id) (outcome reject) (rule shell-only))))\n");
-  CliRun r = run_cli("check " + dir.path.string());
+  CliRun r = run_cli("check " + dir.path().string());
   CHECK(r.code == 0);
   CHECK(r.out.find(a + ":3: warning E_DEAD_PATTERN: in rule 'shell-only': no proposal has target `shel`") !=
         std::string::npos);
   CHECK(r.out.find("did you mean `shell`?") != std::string::npos);
-  CHECK(run_cli("check --strict " + dir.path.string()).code == 1);
-  CliRun j = run_cli("check --format json " + dir.path.string());
+  CHECK(run_cli("check --strict " + dir.path().string()).code == 1);
+  CliRun j = run_cli("check --format json " + dir.path().string());
   CHECK(j.out.find(R"("code":"E_DEAD_PATTERN","severity":"warning",)") != std::string::npos);
   CHECK(j.out.find(R"("line":3,"column":21,)") != std::string::npos);
 }
 
 TEST_CASE("check: the summary of rules that do not load counts errors and warnings apart", "[cli]") {
-  CliDir dir;
+  TempDir dir{"warden-cli"};
   dir.write("a.clp", "(defrule r1\n  (proposal (id ?id) (target shel))\n  =>\n"
                      "  (assert (decision (proposal ?id) (outcome rejct) (rule r1) (reason \"x\"))))\n");
-  CliRun r = run_cli("check " + dir.path.string());
+  CliRun r = run_cli("check " + dir.path().string());
   CHECK(r.code == 2);
   CHECK(r.out.find(":2: warning E_DEAD_PATTERN") != std::string::npos);
   CHECK(r.out.find(":4: error E_UNKNOWN_OUTCOME") != std::string::npos);
@@ -116,9 +104,9 @@ TEST_CASE("check: the summary of rules that do not load counts errors and warnin
 }
 
 TEST_CASE("check: a value outside a slot group is E_PARSE at it, in a pattern and in an assert", "[cli]") {
-  CliDir dir;
+  TempDir dir{"warden-cli"};
   dir.write("a.clp", "(defrule r1\n  (proposal shell)\n  =>\n  (assert (decision reject)))\n");
-  CliRun r = run_cli("check " + dir.path.string());
+  CliRun r = run_cli("check " + dir.path().string());
   CHECK(r.code == 2);
   CHECK(r.out.find(":2: error E_PARSE: in rule 'r1': a pattern on `proposal` names each slot, as in `(proposal (") !=
         std::string::npos);
@@ -132,7 +120,7 @@ TEST_CASE("check: a missing path is E_READ", "[cli]") {
 }
 
 TEST_CASE("dry-run: exit code follows the outcome of a single proposal", "[cli]") {
-  CliDir dir;
+  TempDir dir{"warden-cli"};
   std::string rules = dir.write("a.clp", kCliRules);
   CliRun reject = run_cli("dry-run --rules " + rules + " -", R"({"target":"shell","payload":{"command":"sudo rm -rf /"}})");
   CHECK(reject.code == 1);
@@ -149,7 +137,7 @@ TEST_CASE("dry-run: exit code follows the outcome of a single proposal", "[cli]"
 }
 
 TEST_CASE("dry-run: JSON lines, one decision per line, an error object for a bad line", "[cli]") {
-  CliDir dir;
+  TempDir dir{"warden-cli"};
   std::string rules = dir.write("a.clp", kCliRules);
   std::string input =
       "{\"target\":\"shell\",\"payload\":{\"command\":\"ls\"}}\n"
@@ -173,7 +161,7 @@ TEST_CASE("dry-run: JSON lines, one decision per line, an error object for a bad
 }
 
 TEST_CASE("dry-run: --explain shows the parsed shell command", "[cli]") {
-  CliDir dir;
+  TempDir dir{"warden-cli"};
   std::string rules = dir.write("a.clp", kCliRules);
   CliRun r = run_cli("dry-run --explain --rules " + rules, R"({"target":"shell","payload":{"command":"bash -c 'rm -fr /'"}})");
   CHECK(r.code == 1);
@@ -183,11 +171,11 @@ TEST_CASE("dry-run: --explain shows the parsed shell command", "[cli]") {
 
 TEST_CASE("dry-run --explain shows effect facts from the directory's tables; check refuses a bad table at its line",
           "[cli][effect-facts]") {
-  CliDir dir;
+  TempDir dir{"warden-cli"};
   dir.write("a.clp", kCliRules);
   dir.write("effects.toml", "[program.sort]\noperands = [\"read...\"]\n[program.sort.options]\n\"-o\" = \"write\"\n");
   dir.write("paths.toml", "[[class]]\nname = \"credential\"\npatterns = [\"~/.ssh/id_*\"]\n");
-  CliRun r = run_cli("dry-run --explain --rules " + dir.path.string(),
+  CliRun r = run_cli("dry-run --explain --rules " + dir.path().string(),
                   R"({"target":"shell","payload":{"command":"sort -o ~/.ssh/id_rsa notes.txt"}})");
   INFO(r.out);
   CHECK(r.out.find("(effect (proposal") != std::string::npos);
@@ -196,29 +184,29 @@ TEST_CASE("dry-run --explain shows effect facts from the directory's tables; che
   CHECK(r.out.find("(kind read) (object path) (target \\\"/home/user/project/notes.txt\\\")") != std::string::npos);
 
   std::string bad = dir.write("paths.toml", "[[class]]\nname = \"credential\"\npatterns = [\"id_*\"]\n");
-  CliRun check = run_cli("check " + dir.path.string());
+  CliRun check = run_cli("check " + dir.path().string());
   CHECK(check.code == 2);
   CHECK(check.out.find(bad + ":3: error E_PATH_CLASSES") != std::string::npos);
 }
 
 TEST_CASE("dry-run --explain --format text lists the facts, effects included, one per line", "[cli][effect-facts]") {
-  CliDir dir;
+  TempDir dir{"warden-cli"};
   dir.write("a.clp", kCliRules);
   dir.write("effects.toml", "[program.sort]\noperands = [\"read...\"]\n[program.sort.options]\n\"-o\" = \"write\"\n");
-  CliRun r = run_cli("dry-run --explain --format text --rules " + dir.path.string(),
+  CliRun r = run_cli("dry-run --explain --format text --rules " + dir.path().string(),
                   R"({"target":"shell","payload":{"command":"sort -o out.txt in.txt"}})");
   INFO(r.out);
   CHECK(r.out.find("\n  facts:\n") != std::string::npos);
   CHECK(r.out.find("(effect (proposal \"p") != std::string::npos);
   CHECK(r.out.find("(kind write) (object path) (target \"/home/user/project/out.txt\")") != std::string::npos);
   // Without --explain the text output has no facts.
-  CliRun plain = run_cli("dry-run --format text --rules " + dir.path.string(),
+  CliRun plain = run_cli("dry-run --format text --rules " + dir.path().string(),
                       R"({"target":"shell","payload":{"command":"sort -o out.txt in.txt"}})");
   CHECK(plain.out.find("facts:") == std::string::npos);
 }
 
 TEST_CASE("dry-run: broken rules are a usage error (2), a missing input file too", "[cli]") {
-  CliDir dir;
+  TempDir dir{"warden-cli"};
   std::string rules = dir.write("a.clp", "(defrule x");
   CHECK(run_cli("dry-run --rules " + rules, R"({"target":"reply"})").code == 2);
   std::string good = dir.write("b.clp", kCliRules);
@@ -227,31 +215,31 @@ TEST_CASE("dry-run: broken rules are a usage error (2), a missing input file too
 }
 
 TEST_CASE("test: passing cases, failing case diff, coverage and the closing line", "[cli]") {
-  CliDir dir;
+  TempDir dir{"warden-cli"};
   dir.write("a.clp", kCliRules);
   dir.write("a.jsonl",
             R"({"name":"rm is rejected","proposal":{"target":"shell","payload":{"command":"rm -rf /"}},"expect":"reject","rule":"no-rm"})" "\n"
             R"({"name":"ls is fine","proposal":{"target":"shell","payload":{"command":"ls"}},"expect":"approve","not_rule":"no-rm"})" "\n");
-  CliRun ok = run_cli("test " + dir.path.string());
+  CliRun ok = run_cli("test " + dir.path().string());
   CHECK(ok.code == 0);
   CHECK(ok.out.find("2 passed, 0 failed") != std::string::npos);
   CHECK(ok.out.find("not covered: unused") != std::string::npos);
   // --fail-uncovered: the same passing cases fail the run, because rule `unused` fired in none.
-  CliRun strict = run_cli("test --fail-uncovered " + dir.path.string());
+  CliRun strict = run_cli("test --fail-uncovered " + dir.path().string());
   CHECK(strict.code == 1);
   CHECK(strict.out.find("2 passed, 0 failed") != std::string::npos);
   CHECK(strict.out.find("--fail-uncovered: 1 rule(s) fired in no case") != std::string::npos);
-  CHECK(run_cli("test --fail-uncovered --format json " + dir.path.string()).code == 1);
+  CHECK(run_cli("test --fail-uncovered --format json " + dir.path().string()).code == 1);
 
   dir.write("b.json", R"([{"name":"wrong expectation","proposal":{"target":"shell","payload":{"command":"ls"}},"expect":"reject","rule":"no-rm"}])");
-  CliRun bad = run_cli("test " + dir.path.string());
+  CliRun bad = run_cli("test " + dir.path().string());
   CHECK(bad.code == 1);
   CHECK(bad.out.find("FAIL wrong expectation") != std::string::npos);
   CHECK(bad.out.find("- expect: reject") != std::string::npos);
   CHECK(bad.out.find("+ actual: approve") != std::string::npos);
   CHECK(bad.out.find("- rule no-rm should fire") != std::string::npos);
   CHECK(bad.out.find("2 passed, 1 failed") != std::string::npos);
-  CliRun json = run_cli("test --format json " + dir.path.string());
+  CliRun json = run_cli("test --format json " + dir.path().string());
   CHECK(json.out.find("\"failed\":1") != std::string::npos);
   CHECK(json.out.find("\"uncovered_rules\":[\"unused\"]") != std::string::npos);
 }
@@ -284,7 +272,7 @@ TEST_CASE("--version and version print Warden's, CLIPS's and the protocol's vers
 
 TEST_CASE("default_outcome approve: a loud warning on stderr, exit 0 unless --strict", "[cli][default-outcome]") {
   using warden::cli::testing::run_warden;
-  CliDir dir;
+  TempDir dir{"warden-cli"};
   std::string rules = dir.write("a.clp", kCliRules);
   const std::string kWarning = "WARNING: default_outcome is \"approve\"";
 
@@ -315,14 +303,14 @@ TEST_CASE("default_outcome approve: a loud warning on stderr, exit 0 unless --st
   CHECK(dry.code == 0);
   CHECK(dry.err.find(kWarning) != std::string::npos);
   dir.write("a.jsonl", R"({"name":"ls","proposal":{"target":"shell","payload":{"command":"ls"}},"expect":"approve"})" "\n");
-  auto test = run_warden({"test", "--default-outcome", "approve", dir.path.string()});
+  auto test = run_warden({"test", "--default-outcome", "approve", dir.path().string()});
   CHECK(test.err.find(kWarning) != std::string::npos);
 }
 
 TEST_CASE("dry-run --principal and --group decide as that principal, not as the proposal says",
           "[cli][principal]") {
   using warden::cli::testing::run_warden;
-  CliDir dir;
+  TempDir dir{"warden-cli"};
   std::string rules = dir.write("groups.clp", R"(
 (defrule admins-may (proposal (id ?id) (target shell) (principal "alice") (groups $? "admins" $?))
   => (assert (decision (proposal ?id) (outcome approve) (rule admins-may) (reason "admin"))))
@@ -348,17 +336,17 @@ TEST_CASE("dry-run --principal and --group decide as that principal, not as the 
 // reads rules; 1 is a reject, a failed test or a --strict check's warnings, never broken rules.
 TEST_CASE("a rule error exits 2 in check, test, dry-run and replay alike", "[cli][exit-codes]") {
   using warden::cli::testing::run_warden;
-  CliDir dir;
+  TempDir dir{"warden-cli"};
   const std::string bad = dir.write("bad.clp", "(defrule x (proposal (id ?id))\n  =>\n  (system \"id\"))\n");
   dir.write("cases.jsonl",
             R"({"name":"ls","proposal":{"target":"shell","payload":{"command":"ls"}},"expect":"approve"})" "\n");
   const std::string log = dir.write("audit.jsonl", "");
   const std::string where = bad + ":3: error E_FORBIDDEN_FUNCTION";
 
-  auto check = run_warden({"check", dir.path.string()});
+  auto check = run_warden({"check", dir.path().string()});
   CHECK(check.code == 2);
   CHECK(check.out.find(where) != std::string::npos);
-  auto test = run_warden({"test", dir.path.string()});
+  auto test = run_warden({"test", dir.path().string()});
   CHECK(test.code == 2);
   CHECK(test.err.find(where) != std::string::npos);
   auto dry = run_warden({"dry-run", "--format", "text", "--rules", bad, "-"}, R"({"target":"reply"})");
@@ -372,7 +360,7 @@ TEST_CASE("a rule error exits 2 in check, test, dry-run and replay alike", "[cli
 
 TEST_CASE("dry-run text output names each decision's input line", "[cli][exit-codes]") {
   using warden::cli::testing::run_warden;
-  CliDir dir;
+  TempDir dir{"warden-cli"};
   std::string rules = dir.write("a.clp", kCliRules);
   const std::string input =
       "{\"target\":\"shell\",\"payload\":{\"command\":\"ls\"}}\n"
@@ -394,7 +382,7 @@ TEST_CASE("dry-run text output names each decision's input line", "[cli][exit-co
 TEST_CASE("client commands: a bad address, pin, TLS flag or token file is a usage error (2)",
           "[cli][exit-codes]") {
   using warden::cli::testing::run_warden;
-  CliDir dir;
+  TempDir dir{"warden-cli"};
   const std::string proposal = "{\"target\":\"reply\",\"payload\":{\"text\":\"hi\"}}\n";
   struct Bad {
     std::vector<std::string> flags;
@@ -404,10 +392,10 @@ TEST_CASE("client commands: a bad address, pin, TLS flag or token file is a usag
       {{"--addr", "no-port-here"}, "warden: the daemon address must be HOST:PORT or unix:PATH, not 'no-port-here'\n"},
       {{"--addr", "unix:"}, "warden: the address unix: names no socket path\n"},
       {{"--addr", "127.0.0.1:1", "--pin", "sha256:00"}, "warden: --pin must be sha256: followed by 64 hex digits\n"},
-      {{"--unix", dir.path.string() + "/sock", "--tls"},
+      {{"--unix", dir.path().string() + "/sock", "--tls"},
        "warden: --tls, --ca and --pin apply to TCP addresses, not unix:\n"},
-      {{"--addr", "127.0.0.1:1", "--token-file", dir.path.string() + "/missing"},
-       "warden: cannot read the token file " + dir.path.string() + "/missing\n"},
+      {{"--addr", "127.0.0.1:1", "--token-file", dir.path().string() + "/missing"},
+       "warden: cannot read the token file " + dir.path().string() + "/missing\n"},
   };
   const std::vector<std::vector<std::string>> commands{
       {"decide"}, {"status"}, {"pending"}, {"submit", "hello"},
@@ -425,30 +413,30 @@ TEST_CASE("client commands: a bad address, pin, TLS flag or token file is a usag
     }
     // Nothing listens there: operational, 4.
     std::vector<std::string> args = command;
-    args.insert(args.end(), {"--unix", dir.path.string() + "/no-daemon.sock"});
+    args.insert(args.end(), {"--unix", dir.path().string() + "/no-daemon.sock"});
     INFO(args[0] << " unreachable");
     auto down = run_warden(args, proposal);
     CHECK(down.code == 4);
-    CHECK(down.err.find("cannot connect to unix:" + dir.path.string() + "/no-daemon.sock") != std::string::npos);
+    CHECK(down.err.find("cannot connect to unix:" + dir.path().string() + "/no-daemon.sock") != std::string::npos);
   }
 }
 
 // ---- rule overlays ----------------------------------------------------------
 
 TEST_CASE("check prints the effective pack: a line per rule an overlay changes", "[cli][overlay]") {
-  CliDir pack, team;
+  TempDir pack{"warden-cli"}, team{"warden-cli"};
   pack.write("a.clp", kCliRules);
   const std::string overlay = team.write("overlay.toml", "# team\n[[rule]]\nname = \"no-rm\"\noutcome = \"approval-required\"\n");
-  CliRun r = run_cli("check " + pack.path.string() + " " + team.path.string());
+  CliRun r = run_cli("check " + pack.path().string() + " " + team.path().string());
   INFO(r.out);
   CHECK(r.code == 0);
   CHECK(r.out.find("overlay: 1 rule(s) changed\n  no-rm: reject \u2192 approval-required (" + overlay + ":3)\n") !=
         std::string::npos);
-  CliRun json = run_cli("check --format json " + pack.path.string() + " " + team.path.string());
+  CliRun json = run_cli("check --format json " + pack.path().string() + " " + team.path().string());
   CHECK(json.out.find(R"("overlay":[{"rule":"no-rm","at":")" + overlay +
                       R"(:3","declared":"reject","outcome":"approval-required"}])") != std::string::npos);
   // The decision names the rule and the entry that changed it.
-  CliRun d = run_cli("dry-run --format text --rules " + pack.path.string() + " --rules " + team.path.string(),
+  CliRun d = run_cli("dry-run --format text --rules " + pack.path().string() + " --rules " + team.path().string(),
                   R"({"target":"shell","payload":{"command":"rm -r x"}})");
   INFO(d.out);
   CHECK(d.code == 3);
@@ -457,34 +445,34 @@ TEST_CASE("check prints the effective pack: a line per rule an overlay changes",
 }
 
 TEST_CASE("check: an overlay entry naming no rule warns, and fails under --strict", "[cli][overlay]") {
-  CliDir pack, team;
+  TempDir pack{"warden-cli"}, team{"warden-cli"};
   pack.write("a.clp", kCliRules);
   const std::string overlay = team.write("overlay.toml", "[[rule]]\nname = \"no-rmdir\"\ndisable = true\n");
-  CliRun r = run_cli("check " + pack.path.string() + " " + team.path.string());
+  CliRun r = run_cli("check " + pack.path().string() + " " + team.path().string());
   INFO(r.out);
   CHECK(r.code == 0);
   CHECK(r.out.find(overlay + ":2: warning E_OVERLAY_RULE: no loaded rule is named \"no-rmdir\"") != std::string::npos);
-  CHECK(run_cli("check --strict " + pack.path.string() + " " + team.path.string()).code == 1);
+  CHECK(run_cli("check --strict " + pack.path().string() + " " + team.path().string()).code == 1);
 }
 
 TEST_CASE("a malformed overlay means the rules do not load, in every command", "[cli][overlay]") {
-  CliDir pack, team;
+  TempDir pack{"warden-cli"}, team{"warden-cli"};
   pack.write("a.clp", kCliRules);
   const std::string overlay = team.write("overlay.toml", "[[rule]]\nname = \"no-rm\"\noutcome = \"allow\"\n");
-  CliRun r = run_cli("check " + pack.path.string() + " " + team.path.string());
+  CliRun r = run_cli("check " + pack.path().string() + " " + team.path().string());
   INFO(r.out);
   CHECK(r.code == 2);  // rules that do not load: exit 2, in check as everywhere
   CHECK(r.out.find(overlay + ":3: error E_OVERLAY: \"outcome\" must be") != std::string::npos);
   CHECK(r.out.find("nothing loaded") != std::string::npos);
-  CliRun d = run_cli("dry-run --rules " + pack.path.string() + " --rules " + team.path.string(),
+  CliRun d = run_cli("dry-run --rules " + pack.path().string() + " --rules " + team.path().string(),
                   R"({"target":"shell","payload":{"command":"ls"}})");
   CHECK(d.code == 2);
   CHECK(d.out.empty());
-  CHECK(run_cli("test --rules " + pack.path.string() + " " + team.path.string()).code == 2);
+  CHECK(run_cli("test --rules " + pack.path().string() + " " + team.path().string()).code == 2);
 }
 
 TEST_CASE("test --rules runs the cases of PATHS against the pack and PATHS together", "[cli][overlay]") {
-  CliDir pack, team;
+  TempDir pack{"warden-cli"}, team{"warden-cli"};
   pack.write("a.clp", kCliRules);
   // The pack's own case expects the pack as shipped: not run with --rules.
   pack.write("a.jsonl",
@@ -497,13 +485,13 @@ TEST_CASE("test --rules runs the cases of PATHS against the pack and PATHS toget
   team.write("team.jsonl",
              R"({"name":"rm -r asks","proposal":{"target":"shell","payload":{"command":"rm -r x"}},"expect":"approval-required","rule":"no-rm"})" "\n"
              R"({"name":"rm / rejected","proposal":{"target":"shell","payload":{"command":"rm -r /"}},"expect":"reject","rule":"team-no-rm-root"})" "\n");
-  CliRun r = run_cli("test --rules " + pack.path.string() + " " + team.path.string());
+  CliRun r = run_cli("test --rules " + pack.path().string() + " " + team.path().string());
   INFO(r.out);
   CHECK(r.code == 0);
   CHECK(r.out.find("2 passed, 0 failed") != std::string::npos);
   CHECK(r.out.find("coverage: 1 of 1 rules fired by some case") != std::string::npos);
   // Without the pack's cases left out, its case fails against the effective pack.
-  CliRun both = run_cli("test " + pack.path.string() + " " + team.path.string());
+  CliRun both = run_cli("test " + pack.path().string() + " " + team.path().string());
   CHECK(both.code == 1);
   CHECK(both.out.find("FAIL rm -r rejected") != std::string::npos);
 }

@@ -18,9 +18,11 @@
 
 #include "tests/build_paths.h"
 #include "tests/cli/cli_process.h"
+#include "tests/support/temp_dir.h"
 
 using namespace warden::cli::testing;
 namespace fs = std::filesystem;
+using warden::testing::TempDir;
 
 namespace {
 
@@ -115,35 +117,22 @@ const std::vector<HelpCommand>& all_help() {
   return all;
 }
 
-struct ScratchDir {
-  fs::path path;
-  ScratchDir() {
-    std::string pattern = (fs::temp_directory_path() / "warden-completion-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
 // Completes each word list in one bash process: COMP_WORDS is the list (the last word is the
 // one being completed), COMP_CWORD its index, and _warden fills COMPREPLY.
 std::vector<std::set<std::string>> bash_complete(const std::vector<std::vector<std::string>>& cases) {
-  ScratchDir dir;
+  TempDir dir{"warden-completion"};
   Run script = run_warden({"completion", "bash"});
   REQUIRE(script.code == 0);
-  put_file(dir.path / "warden.bash", script.out);
-  std::string driver = "source '" + (dir.path / "warden.bash").string() + "' || exit 9\n";
+  put_file(dir.path() / "warden.bash", script.out);
+  std::string driver = "source '" + (dir.path() / "warden.bash").string() + "' || exit 9\n";
   for (std::size_t i = 0; i < cases.size(); ++i) {
     driver += "COMP_WORDS=(";
     for (const auto& w : cases[i]) driver += "'" + w + "' ";
     driver += ")\nCOMP_CWORD=" + std::to_string(cases[i].size() - 1) + "\nCOMPREPLY=()\n_warden\n";
     driver += "echo '@@ " + std::to_string(i) + "'\nfor w in \"${COMPREPLY[@]}\"; do echo \"$w\"; done\n";
   }
-  put_file(dir.path / "driver.bash", driver);
-  Run r = run_shell("bash --norc --noprofile '" + (dir.path / "driver.bash").string() + "'");
+  put_file(dir.path() / "driver.bash", driver);
+  Run r = run_shell("bash --norc --noprofile '" + (dir.path() / "driver.bash").string() + "'");
   INFO(r.err);
   REQUIRE(r.code == 0);
   REQUIRE(r.err.empty());
@@ -235,12 +224,12 @@ TEST_CASE("bash completes prefixes of subcommands, options and option values", "
 }
 
 TEST_CASE("fish completes subcommands, options and choices", "[cli][completion]") {
-  ScratchDir dir;
+  TempDir dir{"warden-completion"};
   Run script = run_warden({"completion", "fish"});
   REQUIRE(script.code == 0);
-  put_file(dir.path / "warden.fish", script.out);
+  put_file(dir.path() / "warden.fish", script.out);
   const auto& all = all_help();
-  std::string driver = "source '" + (dir.path / "warden.fish").string() + "'; or exit 9\n";
+  std::string driver = "source '" + (dir.path() / "warden.fish").string() + "'; or exit 9\n";
   std::vector<std::pair<std::string, std::set<std::string>>> cases;
   for (const auto& h : all) {
     const std::string line = joined(h.path, " ") + " ";
@@ -252,8 +241,8 @@ TEST_CASE("fish completes subcommands, options and choices", "[cli][completion]"
   cases.push_back({"warden completion ", {"bash", "zsh", "fish"}});
   for (std::size_t i = 0; i < cases.size(); ++i)
     driver += "echo '@@ " + std::to_string(i) + "'\ncomplete -C '" + cases[i].first + "'\n";
-  put_file(dir.path / "driver.fish", driver);
-  Run r = run_shell("HOME='" + dir.path.string() + "' fish --no-config '" + (dir.path / "driver.fish").string() + "'");
+  put_file(dir.path() / "driver.fish", driver);
+  Run r = run_shell("HOME='" + dir.path().string() + "' fish --no-config '" + (dir.path() / "driver.fish").string() + "'");
   INFO(r.err);
   REQUIRE(r.code == 0);
   std::vector<std::set<std::string>> got(cases.size());
@@ -275,13 +264,13 @@ TEST_CASE("fish completes subcommands, options and choices", "[cli][completion]"
 }
 
 TEST_CASE("zsh completes every subcommand and long option, prefixes and choices", "[cli][completion]") {
-  ScratchDir dir;
+  TempDir dir{"warden-completion"};
   Run script = run_warden({"completion", "zsh"});
   REQUIRE(script.code == 0);
-  put_file(dir.path / "_warden", script.out);
+  put_file(dir.path() / "_warden", script.out);
   // LINE typed into an interactive zsh in a pseudo-terminal, then a Tab (tests/cli/zsh_complete.zsh).
   auto complete = [&](const std::string& line) {
-    Run r = run_shell("timeout 60 zsh -f '" WARDEN_SOURCE_DIR "/tests/cli/zsh_complete.zsh' '" + dir.path.string() +
+    Run r = run_shell("timeout 60 zsh -f '" WARDEN_SOURCE_DIR "/tests/cli/zsh_complete.zsh' '" + dir.path().string() +
                       "' '" + line + "'");
     INFO("zsh: " << line << ": " << r.err);
     REQUIRE(r.code == 0);
@@ -304,17 +293,17 @@ TEST_CASE("zsh completes every subcommand and long option, prefixes and choices"
 }
 
 TEST_CASE("the zsh script parses, defines a function per command and names every option", "[cli][completion]") {
-  ScratchDir dir;
+  TempDir dir{"warden-completion"};
   Run script = run_warden({"completion", "zsh"});
   REQUIRE(script.code == 0);
   REQUIRE(script.out.rfind("#compdef warden\n", 0) == 0);
-  put_file(dir.path / "_warden", script.out);
-  Run syntax = run_shell("zsh -n '" + (dir.path / "_warden").string() + "'");
+  put_file(dir.path() / "_warden", script.out);
+  Run syntax = run_shell("zsh -n '" + (dir.path() / "_warden").string() + "'");
   INFO(syntax.err);
   REQUIRE(syntax.code == 0);
   // Sourced after compinit, as a user would: it registers itself and defines its functions.
-  Run loaded = run_shell("HOME='" + dir.path.string() + "' zsh -f -c 'autoload -Uz compinit && compinit -u -d " +
-                         (dir.path / "zcompdump").string() + " && source " + (dir.path / "_warden").string() +
+  Run loaded = run_shell("HOME='" + dir.path().string() + "' zsh -f -c 'autoload -Uz compinit && compinit -u -d " +
+                         (dir.path() / "zcompdump").string() + " && source " + (dir.path() / "_warden").string() +
                          " && print -r -- $_comps[warden] && print -rl -- ${(k)functions}'");
   INFO(loaded.err);
   REQUIRE(loaded.code == 0);
@@ -336,16 +325,16 @@ TEST_CASE("the zsh script parses, defines a function per command and names every
 }
 
 TEST_CASE("a manual page per command, rendered by groff without a warning, with its options", "[cli][man]") {
-  ScratchDir dir;
-  Run r = run_warden({"man", (dir.path / "man").string()});
+  TempDir dir{"warden-completion"};
+  Run r = run_warden({"man", (dir.path() / "man").string()});
   INFO(r.err);
   REQUIRE(r.code == 0);
   std::set<std::string> pages, expected;
-  for (const auto& entry : fs::directory_iterator(dir.path / "man")) pages.insert(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(dir.path() / "man")) pages.insert(entry.path().filename().string());
   for (const auto& h : all_help()) expected.insert(page_of(h));
   CHECK(pages == expected);
   for (const auto& h : all_help()) {
-    const fs::path page = dir.path / "man" / page_of(h);
+    const fs::path page = dir.path() / "man" / page_of(h);
     INFO(page.string());
     REQUIRE(fs::exists(page));
     const std::string roff = contents_of(page);
@@ -376,11 +365,11 @@ TEST_CASE("the completions and pages the build generated are the binary's", "[cl
     REQUIRE(r.code == 0);
     CHECK(contents_of(generated / "completions" / file) == r.out);
   }
-  ScratchDir dir;
-  REQUIRE(run_warden({"man", dir.path.string()}).code == 0);
+  TempDir dir{"warden-completion"};
+  REQUIRE(run_warden({"man", dir.path().string()}).code == 0);
   std::set<std::string> built, fresh;
   for (const auto& entry : fs::directory_iterator(generated / "man")) built.insert(entry.path().filename().string());
-  for (const auto& entry : fs::directory_iterator(dir.path)) {
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
     fresh.insert(entry.path().filename().string());
     INFO(entry.path().filename().string());
     CHECK(contents_of(entry.path()) == contents_of(generated / "man" / entry.path().filename()));
@@ -394,16 +383,16 @@ TEST_CASE("completion and man fail loudly", "[cli][completion][man]") {
   CHECK(unknown.out.empty());
   Run missing = run_warden({"completion"});
   CHECK(missing.code == 2);
-  ScratchDir dir;
-  put_file(dir.path / "file", "x");
-  Run not_a_dir = run_warden({"man", (dir.path / "file" / "man").string()});
+  TempDir dir{"warden-completion"};
+  put_file(dir.path() / "file", "x");
+  Run not_a_dir = run_warden({"man", (dir.path() / "file" / "man").string()});
   CHECK(not_a_dir.code == 4);
   CHECK(not_a_dir.err.find("warden: man: cannot create") != std::string::npos);
-  Run unwritable = run_warden({"completion", "bash", "--output", (dir.path / "file" / "x.bash").string()});
+  Run unwritable = run_warden({"completion", "bash", "--output", (dir.path() / "file" / "x.bash").string()});
   CHECK(unwritable.code == 4);
   CHECK(unwritable.err.find("warden: completion: cannot open") != std::string::npos);
-  Run written = run_warden({"completion", "bash", "--output", (dir.path / "warden.bash").string()});
+  Run written = run_warden({"completion", "bash", "--output", (dir.path() / "warden.bash").string()});
   CHECK(written.code == 0);
   CHECK(written.out.empty());
-  CHECK(contents_of(dir.path / "warden.bash") == run_warden({"completion", "bash"}).out);
+  CHECK(contents_of(dir.path() / "warden.bash") == run_warden({"completion", "bash"}).out);
 }

@@ -5,6 +5,8 @@
 #include <fstream>
 
 #include "tests/cli/cli_process.h"
+#include "tests/server/warden_child.h"
+#include "tests/support/temp_dir.h"
 
 using namespace warden::cli::testing;
 namespace fs = std::filesystem;
@@ -31,8 +33,9 @@ std::string message(const std::string& json_text) {
 // A daemon on an ephemeral loopback port, without tokens, with the rules above (and the
 // extra serve flags given).
 struct Daemon {
-  fs::path dir = fs::temp_directory_path() / ("warden-decide-" + std::to_string(::getpid()));
-  std::unique_ptr<Child> child;
+  warden::testing::TempDir tmp{"warden-decide"};
+  const fs::path& dir = tmp.path();
+  std::unique_ptr<warden::server::testing::WardenChild> child;
   std::string addr;
   explicit Daemon(std::vector<std::string> extra = {}) {
     fs::create_directories(dir / "rules");
@@ -43,18 +46,13 @@ struct Daemon {
                                   (dir / "rules").string(), "--state-dir", (dir / "state").string(),
                                   "--workers", "1"};
     args.insert(args.end(), extra.begin(), extra.end());
-    child = std::make_unique<Child>(args);
-    bool started = child->wait_stderr("serving on ") && child->wait_stderr(" (protocol");
+    child = std::make_unique<warden::server::testing::WardenChild>(args);
+    bool started = child->serving();
     INFO(child->err());
     REQUIRE(started);
-    std::size_t at = child->err().find("serving on ") + 11;
-    addr = child->err().substr(at, child->err().find(' ', at) - at);
+    addr = child->address();
   }
-  ~Daemon() {
-    child->terminate();
-    child->finish();
-    fs::remove_all(dir);
-  }
+  ~Daemon() { child->stop(); }
 };
 
 }  // namespace

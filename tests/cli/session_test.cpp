@@ -13,9 +13,11 @@
 #include <vector>
 
 #include "tests/cli/cli_process.h"
+#include "tests/support/temp_dir.h"
 #include "tests/build_paths.h"
 
 namespace fs = std::filesystem;
+using warden::testing::TempDir;
 
 namespace {
 
@@ -25,25 +27,11 @@ struct SessionRun {
   std::string err;
 };
 
-struct SessionDir {
-  fs::path path;
-  SessionDir() {
-    static int n = 0;
-    path = fs::temp_directory_path() / ("warden-cli-session-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    fs::create_directories(path);
-  }
-  ~SessionDir() { fs::remove_all(path); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return (path / name).string();
-  }
-};
-
 // Runs `warden ARGS` with stdin from `input`, capturing stdout and stderr.
-SessionRun session_run_cli(const SessionDir& dir, const std::string& args, const std::string& input) {
+SessionRun session_run_cli(const TempDir& dir, const std::string& args, const std::string& input) {
   warden::cli::testing::require_binary();
   std::string in = dir.write("stdin", input);
-  std::string err = (dir.path / "stderr").string();
+  std::string err = (dir.path() / "stderr").string();
   std::string cmd = std::string(WARDEN_BINARY_DIR) + "/cli/warden " + args + " < " + in + " 2>" + err;
   SessionRun r{-1, "", ""};
   FILE* p = ::popen(cmd.c_str(), "r");
@@ -74,17 +62,17 @@ const char* kSessionRules = R"(
 const char* kWrite = R"({"target":"file","action":"write","payload":{"path":"/w/Makefile"},"context":{"session":"s"}})";
 const char* kRead = R"({"target":"file","action":"read","payload":{"path":"/w/Makefile"},"context":{"session":"s"}})";
 
-std::string rules_dir(const SessionDir& dir) {
-  fs::create_directories(dir.path / "rules");
+std::string rules_dir(const TempDir& dir) {
+  fs::create_directories(dir.path() / "rules");
   dir.write("rules/rules.clp", kSessionRules);
   dir.write("rules/effects.toml", "[program.true]\noperands = []\n");
-  return (dir.path / "rules").string();
+  return (dir.path() / "rules").string();
 }
 
 }  // namespace
 
 TEST_CASE("dry-run --session decides the input with the session's history", "[cli][session]") {
-  SessionDir dir;
+  TempDir dir{"warden-cli-session"};
   const std::string rules = rules_dir(dir);
   const std::string flags = "dry-run --workspace /w --rules " + rules;
   // Without a history the read is approved.
@@ -112,7 +100,7 @@ TEST_CASE("dry-run --session decides the input with the session's history", "[cl
 }
 
 TEST_CASE("dry-run --session: approved input proposals join the history", "[cli][session]") {
-  SessionDir dir;
+  TempDir dir{"warden-cli-session"};
   const std::string rules = rules_dir(dir);
   const std::string empty = dir.write("empty.jsonl", "");
   SessionRun r = session_run_cli(dir, "dry-run --workspace /w --rules " + rules + " --session " + empty + " -",
@@ -138,7 +126,7 @@ TEST_CASE("dry-run --session: approved input proposals join the history", "[cli]
 }
 
 TEST_CASE("dry-run --session: an unreadable file or a bad line is a usage error naming it", "[cli][session]") {
-  SessionDir dir;
+  TempDir dir{"warden-cli-session"};
   const std::string rules = rules_dir(dir);
   const std::string bad = dir.write("bad.jsonl", std::string(kWrite) + "\n{\"no\":\"target\"}\n");
   SessionRun r = session_run_cli(dir, "dry-run --workspace /w --rules " + rules + " --session " + bad + " -", kRead);
@@ -146,7 +134,7 @@ TEST_CASE("dry-run --session: an unreadable file or a bad line is a usage error 
   CHECK(r.out.empty());
   CHECK(r.err.find(bad + ":2:") != std::string::npos);
   CHECK(r.err.find("E_INPUT_SHAPE") != std::string::npos);
-  SessionRun missing = session_run_cli(dir, "dry-run --rules " + rules + " --session " + (dir.path / "nope").string() + " -", kRead);
+  SessionRun missing = session_run_cli(dir, "dry-run --rules " + rules + " --session " + (dir.path() / "nope").string() + " -", kRead);
   CHECK(missing.code == 2);
   CHECK(missing.err.find("cannot read") != std::string::npos);
 }

@@ -7,11 +7,13 @@
 #include <fstream>
 
 #include "tests/cli/cli_process.h"
+#include "tests/support/temp_dir.h"
 
 using warden::cli::json_for_terminal;
 using warden::cli::printable;
 using namespace warden::cli::testing;
 namespace fs = std::filesystem;
+using warden::testing::TempDir;
 
 namespace {
 
@@ -27,20 +29,6 @@ bool terminal_safe(const std::string& s) {
   }
   return true;
 }
-
-struct TextDir {
-  fs::path path;
-  TextDir() {
-    static int n = 0;
-    path = fs::temp_directory_path() / ("warden-tt-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    fs::create_directories(path);
-  }
-  ~TextDir() { fs::remove_all(path); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return (path / name).string();
-  }
-};
 
 // A rule whose reason echoes what the agent wrote.
 const char* kEchoRule = R"(
@@ -84,7 +72,7 @@ TEST_CASE("json_for_terminal: the same JSON value with bidi, DEL and C1 escaped"
 }
 
 TEST_CASE("dry-run text and JSON output cannot repaint a reject", "[cli][escape]") {
-  TextDir dir;
+  TempDir dir{"warden-tt"};
   std::string rules = dir.write("echo.clp", kEchoRule);
   Run text = run_warden({"dry-run", "--format", "text", "--rules", rules, "-"}, kHostileProposal);
   CHECK(text.code == 1);
@@ -104,20 +92,20 @@ TEST_CASE("dry-run text and JSON output cannot repaint a reject", "[cli][escape]
 }
 
 TEST_CASE("check diagnostics and the test report escape file names and case names", "[cli][escape]") {
-  TextDir dir;
+  TempDir dir{"warden-tt"};
   std::string file = dir.write("bad\x1b[32m.clp", "(defrule x");
-  Run check = run_warden({"check", dir.path.string()});
+  Run check = run_warden({"check", dir.path().string()});
   CHECK(check.code == 2);
   CHECK(terminal_safe(check.out));
   CHECK(check.out.find("bad\\x1b[32m.clp") != std::string::npos);
-  Run json = run_warden({"check", "--format", "json", dir.path.string()});
+  Run json = run_warden({"check", "--format", "json", dir.path().string()});
   CHECK(terminal_safe(json.out));
   fs::remove(file);
 
   dir.write("echo.clp", kEchoRule);
   dir.write("cases.jsonl", std::string(R"({"name":"\u001b[2K\rPASS \u202e","proposal":)") + kHostileProposal +
                                R"(,"expect":"approve"})" "\n");
-  Run test = run_warden({"test", dir.path.string()});
+  Run test = run_warden({"test", dir.path().string()});
   CHECK(test.code == 1);
   CHECK(terminal_safe(test.out));
   CHECK(test.out.find("FAIL \\x1b[2K\\rPASS \\u202e") != std::string::npos);

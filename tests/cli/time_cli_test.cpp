@@ -11,26 +11,13 @@
 
 #include "tests/build_paths.h"
 #include "tests/cli/cli_process.h"
+#include "tests/support/temp_dir.h"
 
 namespace fs = std::filesystem;
+using warden::testing::TempDir;
 using warden::cli::testing::run_warden;
 
 namespace {
-
-struct TimeDir {
-  fs::path path;
-  TimeDir() {
-    static int n = 0;
-    path = fs::temp_directory_path() /
-           ("warden-time-cli-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    fs::create_directories(path);
-  }
-  ~TimeDir() { fs::remove_all(path); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return (path / name).string();
-  }
-};
 
 // Approves before 08:00 in Berlin, asks after; reports the local time it saw.
 const char* kTimeRules = R"CLP(
@@ -54,7 +41,7 @@ const std::string kReply = R"({"target":"reply","payload":{"text":"hi"}})";
 }  // namespace
 
 TEST_CASE("dry-run --now decides at that time, in the zone's local time", "[cli][time]") {
-  TimeDir dir;
+  TempDir dir{"warden-time-cli"};
   const std::string rules = dir.write("t.clp", kTimeRules);
   // 06:30 UTC is 07:30 in Berlin before the spring change and 08:30 after it.
   auto before = run_warden({"dry-run", "--rules", rules, "--now", "2026-03-27T06:30:00Z", "-"}, kReply);
@@ -69,7 +56,7 @@ TEST_CASE("dry-run --now decides at that time, in the zone's local time", "[cli]
 }
 
 TEST_CASE("dry-run --now refuses a time that is not RFC 3339 with an offset: exit 2", "[cli][time]") {
-  TimeDir dir;
+  TempDir dir{"warden-time-cli"};
   const std::string rules = dir.write("t.clp", kTimeRules);
   auto bad = run_warden({"dry-run", "--rules", rules, "--now", "2026-03-29T01:30:00", "-"}, kReply);
   CHECK(bad.code == 2);
@@ -82,7 +69,7 @@ TEST_CASE("dry-run --now refuses a time that is not RFC 3339 with an offset: exi
 
 TEST_CASE("test: a case's now decides it; a malformed now is an error at its file and line",
           "[cli][time]") {
-  TimeDir dir;
+  TempDir dir{"warden-time-cli"};
   dir.write("t.clp", kTimeRules);
   const std::string cases = dir.write(
       "t.jsonl",
@@ -92,7 +79,7 @@ TEST_CASE("test: a case's now decides it; a malformed now is an error at its fil
       "\n"
       R"({"name":"default time","proposal":{"target":"reply"},"expect":"approve","rule":"early"})"
       "\n");
-  auto ok = run_warden({"test", dir.path.string()});
+  auto ok = run_warden({"test", dir.path().string()});
   INFO(ok.out << ok.err);
   CHECK(ok.code == 0);
   CHECK(ok.out.find("3 passed, 0 failed") != std::string::npos);
@@ -101,7 +88,7 @@ TEST_CASE("test: a case's now decides it; a malformed now is an error at its fil
                        "\n"
                        R"({"name":"typo","now":"2026-03-27T06:30:00","proposal":{"target":"reply"},"expect":"approve"})"
                        "\n");
-  auto bad = run_warden({"test", dir.path.string()});
+  auto bad = run_warden({"test", dir.path().string()});
   CHECK(bad.code == 1);
   CHECK(bad.err.find(cases + ":2: error E_CASE: test case 'typo': \"now\" is not a time: no offset") !=
         std::string::npos);
@@ -109,7 +96,7 @@ TEST_CASE("test: a case's now decides it; a malformed now is an error at its fil
 
 TEST_CASE("check: a constant unknown time zone is E_TIME_ZONE at its file and line, exit 2",
           "[cli][time]") {
-  TimeDir dir;
+  TempDir dir{"warden-time-cli"};
   const std::string rules = dir.write(
       "t.clp", "(defrule a\n  (proposal (id ?id))\n  (test (< (local-hour \"Europe/Berln\") 8))\n  =>)\n");
   auto r = run_warden({"check", rules});

@@ -328,7 +328,7 @@ TEST_CASE("data files: a history pattern calling data-member with a constant set
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule watched))))
 )CLP");
-    const auto& patterns = policy->impl().history_filter->patterns();
+    const auto& patterns = policy_impl(*policy).history_filter->patterns();
     REQUIRE(patterns.size() == 1);
     return patterns[0].gates.size();
   };

@@ -424,11 +424,11 @@ TEST_CASE("every engine's reset leaves constant globals alone, the first one's t
 (defglobal ?*limit* = 3)
 (defrule r (proposal (id ?id)) => (assert (decision (proposal ?id) (outcome approve) (rule r) (reason "ok"))))
 )");
-  auto spare = policy->impl().take_spare();  // what the first Engine would take
+  auto spare = policy_impl(*policy).take_spare();  // what the first Engine would take
   REQUIRE(spare);
   CHECK(EnvGetResetGlobals(spare->get()) == FALSE);
   auto loaded = std::make_unique<ClipsEnv>();
-  policy->impl().load_into(*loaded);  // what every later Engine gets
+  policy_impl(*policy).load_into(*loaded);  // what every later Engine gets
   CHECK(EnvGetResetGlobals(loaded->get()) == FALSE);
 }
 

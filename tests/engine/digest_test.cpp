@@ -6,24 +6,13 @@
 
 #include "engine/rule_files.h"
 #include "tests/engine/engine_test_util.h"
+#include "tests/support/temp_dir.h"
 
 using namespace warden;
 namespace fs = std::filesystem;
+using warden::testing::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "warden-digest-XXXXXX").string();
-    REQUIRE(mkdtemp(tmpl.data()));
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 void write(const fs::path& file, const std::string& text) {
   fs::create_directories(file.parent_path());
@@ -52,45 +41,45 @@ const char* kB = R"((defrule b (proposal (id ?id) (target reply))
 }  // namespace
 
 TEST_CASE("the rules digest is the same however the rules path is written, and for a copy", "[loader][digest]") {
-  TempDir tmp;
-  write(tmp.path / "rules" / "a.clp", kA);
-  write(tmp.path / "rules" / "sub" / "b.clp", kB);
-  write(tmp.path / "copy" / "elsewhere" / "a.clp", kA);
-  write(tmp.path / "copy" / "elsewhere" / "sub" / "b.clp", kB);
+  TempDir tmp{"warden-digest"};
+  write(tmp.path() / "rules" / "a.clp", kA);
+  write(tmp.path() / "rules" / "sub" / "b.clp", kB);
+  write(tmp.path() / "copy" / "elsewhere" / "a.clp", kA);
+  write(tmp.path() / "copy" / "elsewhere" / "sub" / "b.clp", kB);
 
-  const std::string absolute = digest_of((tmp.path / "rules").string());
-  const std::string relative = fs::relative(tmp.path / "rules", fs::current_path()).string();
+  const std::string absolute = digest_of((tmp.path() / "rules").string());
+  const std::string relative = fs::relative(tmp.path() / "rules", fs::current_path()).string();
   REQUIRE(relative.rfind("/", 0) != 0);
   CHECK(digest_of(relative) == absolute);
   CHECK(digest_of(relative + "/") == absolute);
-  CHECK(digest_of((tmp.path / "copy" / ".." / "rules").string()) == absolute);
-  CHECK(digest_of((tmp.path / "copy" / "elsewhere").string()) == absolute);
+  CHECK(digest_of((tmp.path() / "copy" / ".." / "rules").string()) == absolute);
+  CHECK(digest_of((tmp.path() / "copy" / "elsewhere").string()) == absolute);
   CHECK(absolute.rfind("sha256:", 0) == 0);
 }
 
 TEST_CASE("a one-byte change to any rule file changes the rules digest", "[loader][digest]") {
-  TempDir tmp;
-  write(tmp.path / "rules" / "a.clp", kA);
-  write(tmp.path / "rules" / "sub" / "b.clp", kB);
-  const std::string before = digest_of((tmp.path / "rules").string());
+  TempDir tmp{"warden-digest"};
+  write(tmp.path() / "rules" / "a.clp", kA);
+  write(tmp.path() / "rules" / "sub" / "b.clp", kB);
+  const std::string before = digest_of((tmp.path() / "rules").string());
   std::string changed = kB;
   changed.back() = ' ';  // the final newline becomes a space: same rules, other bytes
-  write(tmp.path / "rules" / "sub" / "b.clp", changed);
-  CHECK(digest_of((tmp.path / "rules").string()) != before);
+  write(tmp.path() / "rules" / "sub" / "b.clp", changed);
+  CHECK(digest_of((tmp.path() / "rules").string()) != before);
   // The same two texts split differently over files hash differently too.
-  TempDir other;
-  write(other.path / "rules" / "a.clp", std::string(kA) + kB);
-  CHECK(digest_of((other.path / "rules").string()) != before);
+  TempDir other{"warden-digest"};
+  write(other.path() / "rules" / "a.clp", std::string(kA) + kB);
+  CHECK(digest_of((other.path() / "rules").string()) != before);
 }
 
 TEST_CASE("a rule file reached twice (again, or through a symlink) is read once, at its first place",
           "[loader][digest]") {
-  TempDir tmp;
-  write(tmp.path / "rules" / "a.clp", kA);
-  write(tmp.path / "team" / "b.clp", kB);
-  fs::create_symlink(tmp.path / "rules" / "a.clp", tmp.path / "team" / "linked-a.clp");
-  const std::string rules = (tmp.path / "rules").string();
-  const std::string team = (tmp.path / "team").string();
+  TempDir tmp{"warden-digest"};
+  write(tmp.path() / "rules" / "a.clp", kA);
+  write(tmp.path() / "team" / "b.clp", kB);
+  fs::create_symlink(tmp.path() / "rules" / "a.clp", tmp.path() / "team" / "linked-a.clp");
+  const std::string rules = (tmp.path() / "rules").string();
+  const std::string team = (tmp.path() / "team").string();
 
   Diagnostics diagnostics;
   RuleSources sources = read_rule_files({rules, team, rules + "/a.clp", rules}, &diagnostics);

@@ -10,25 +10,14 @@
 #include "engine/case_runner.h"
 #include "engine/rule_files.h"
 #include "tests/engine/engine_test_util.h"
+#include "tests/support/temp_dir.h"
 
 using namespace warden;
 using namespace warden::test;
 namespace fs = std::filesystem;
+using warden::testing::TempDir;
 
 namespace {
-
-struct FactsDir {
-  fs::path path;
-  FactsDir() {
-    std::string tmpl = (fs::temp_directory_path() / "warden-effects-XXXXXX").string();
-    REQUIRE(mkdtemp(tmpl.data()));
-    path = tmpl;
-  }
-  ~FactsDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 void write_file(const fs::path& file, const std::string& text) {
   fs::create_directories(file.parent_path());
@@ -357,11 +346,11 @@ TEST_CASE("effect facts: a class no table defines is a warning at its line", "[e
 }
 
 TEST_CASE("effect facts: the rules directory's tables are loaded and part of the digest", "[effect-facts][digest]") {
-  FactsDir tmp;
-  write_file(tmp.path / "rules" / "rules.clp", kFactRules);
-  write_file(tmp.path / "rules" / "effects.toml", kEffects);
-  write_file(tmp.path / "rules" / "sub" / "paths.toml", kClassesToml);
-  const std::string dir = (tmp.path / "rules").string();
+  TempDir tmp{"warden-effects"};
+  write_file(tmp.path() / "rules" / "rules.clp", kFactRules);
+  write_file(tmp.path() / "rules" / "effects.toml", kEffects);
+  write_file(tmp.path() / "rules" / "sub" / "paths.toml", kClassesToml);
+  const std::string dir = (tmp.path() / "rules").string();
   LoadedPolicy first = load_policy({dir});
   for (const auto& d : first.diagnostics) UNSCOPED_INFO(d.to_text());
   REQUIRE(first.policy);
@@ -373,17 +362,17 @@ TEST_CASE("effect facts: the rules directory's tables are loaded and part of the
     REQUIRE(e);
     CHECK(e->path_class == "credential");
   }
-  write_file(tmp.path / "rules" / "sub" / "paths.toml", std::string(kClassesToml) + "\n[[class]]\nname = \"system\"\npatterns = [\"/etc/**\"]\n");
+  write_file(tmp.path() / "rules" / "sub" / "paths.toml", std::string(kClassesToml) + "\n[[class]]\nname = \"system\"\npatterns = [\"/etc/**\"]\n");
   LoadedPolicy second = load_policy({dir});
   REQUIRE(second.policy);
   CHECK(second.policy->digest() != first.policy->digest());
-  write_file(tmp.path / "rules" / "effects.toml", std::string(kEffects) + "\n[program.ls]\noperands = [\"read...\"]\n");
+  write_file(tmp.path() / "rules" / "effects.toml", std::string(kEffects) + "\n[program.ls]\noperands = [\"read...\"]\n");
   LoadedPolicy third = load_policy({dir});
   REQUIRE(third.policy);
   CHECK(third.policy->digest() != second.policy->digest());
 
   // A broken table in the directory refuses the whole set, naming the file and line.
-  write_file(tmp.path / "rules" / "sub" / "paths.toml", "[[class]]\nname = \"ok\"\npatterns = [\"/a\"]\nexcept = [\"b\"]\n");
+  write_file(tmp.path() / "rules" / "sub" / "paths.toml", "[[class]]\nname = \"ok\"\npatterns = [\"/a\"]\nexcept = [\"b\"]\n");
   LoadedPolicy broken = load_policy({dir});
   CHECK_FALSE(broken.policy);
   REQUIRE_FALSE(broken.diagnostics.empty());

@@ -86,7 +86,7 @@ void decide_by_hand(ClipsEnv& env, long long run_limit) {
 TEST_CASE("after a decision the environment holds exactly what a reset leaves", "[decide][reset]") {
   auto policy = must_compile(kTwoRules);
   ClipsEnv env;
-  policy->impl().load_into(env);
+  policy_impl(*policy).load_into(env);
   REQUIRE(env.retracts_after_decisions());
   const EndState after_load = end_state_of(env);
   REQUIRE(after_load.facts.size() == 1);  // (initial-fact)
@@ -130,7 +130,7 @@ TEST_CASE("a rule set a reset must prime again is reset after every decision", "
   (assert (decision (proposal ?id) (outcome reject) (rule r) (reason "r"))))
 )");
     ClipsEnv env;
-    policy->impl().load_into(env);
+    policy_impl(*policy).load_into(env);
     CHECK_FALSE(env.retracts_after_decisions());
     Engine engine(policy, test_options());
     for (int i = 0; i < 3; ++i) {
@@ -151,7 +151,7 @@ TEST_CASE("an engine decides the shipped pack's proposals as a fresh engine does
   REQUIRE(loaded.policy);
   {
     ClipsEnv env;
-    loaded.policy->impl().load_into(env);
+    policy_impl(*loaded.policy).load_into(env);
     CHECK(env.retracts_after_decisions());  // the pack takes the retracting path
   }
   const std::vector<std::string> proposals = {

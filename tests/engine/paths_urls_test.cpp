@@ -8,6 +8,7 @@
 
 #include "engine/rule_files.h"
 #include "tests/engine/engine_test_util.h"
+#include "tests/support/temp_dir.h"
 #include "tests/build_paths.h"
 
 using namespace warden;
@@ -28,18 +29,12 @@ std::shared_ptr<const Policy> shipped_pack() {
 
 // A workspace in a fresh temporary directory with `etc_link -> /etc` and `src/` inside.
 struct Workspace {
-  std::string root;
+  warden::testing::TempDir dir{"warden-ws"};
+  std::string root = std::filesystem::canonical(dir.path()).string();
   Workspace() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "warden-ws-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    root = std::filesystem::canonical(tmpl).string();
     std::filesystem::create_directories(root + "/src");
     std::ofstream(root + "/src/main.c") << "int main(){}";
     std::filesystem::create_symlink("/etc", root + "/etc_link");
-  }
-  ~Workspace() {
-    std::error_code ec;
-    std::filesystem::remove_all(root, ec);
   }
 };
 

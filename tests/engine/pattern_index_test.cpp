@@ -54,7 +54,7 @@ const char* kRmRule = R"(
 
 TEST_CASE("a pattern-hit rule keeps firing when 40 large regex rules share its set", "[patterns][failclosed]") {
   auto policy = must_compile(forty_large_regex_rules() + kRmRule);
-  CHECK(policy->impl().patterns->set_count() > 1);  // the group was split, not dropped
+  CHECK(policy_impl(*policy).patterns->set_count() > 1);  // the group was split, not dropped
   Engine engine(policy, test_options());
   Decision rm = decide_ok(engine, shell_json("rm -rf /"));
   CHECK(rm.outcome == Outcome::Reject);
@@ -455,7 +455,7 @@ TEST_CASE("derived keys no rule uses produce no hits", "[patterns][derived][deci
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule keyless))))
 )");
-  const PatternIndex& index = *policy->impl().patterns;
+  const PatternIndex& index = *policy_impl(*policy).patterns;
   CHECK(index.uses("url.host"));
   CHECK_FALSE(index.uses("shell-command.program"));
   CHECK_FALSE(index.uses("path.normalized"));
@@ -521,7 +521,7 @@ TEST_CASE("effect.target hits come from the effect facts of a shell line", "[pat
 )"}});
   for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
   REQUIRE(loaded.policy);
-  CHECK(loaded.policy->impl().patterns->uses("effect.target"));
+  CHECK(policy_impl(*loaded.policy).patterns->uses("effect.target"));
   Engine engine(loaded.policy, test_options());
   Decision cp;
   CHECK(hit_facts(engine, shell_json("cp notes.txt ~/.bashrc"), &cp) == Hits{"effect.target suffix /.bashrc"});

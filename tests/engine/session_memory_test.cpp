@@ -15,6 +15,7 @@
 #include "engine/rule_files.h"
 
 #include "tests/engine/engine_test_util.h"
+#include "tests/support/temp_dir.h"
 
 using namespace warden;
 using warden::test::decide_ok;
@@ -410,16 +411,12 @@ const char* kCaseRules = R"(
 )";
 
 struct CaseDir {
-  std::filesystem::path path;
+  warden::testing::TempDir dir{"warden-session-cases"};
+  const std::filesystem::path& path = dir.path();
   CaseDir() {
-    static int n = 0;
-    path = std::filesystem::temp_directory_path() /
-           ("warden-session-cases-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    std::filesystem::create_directories(path);
     std::ofstream(path / "rules.clp") << kCaseRules;
     std::ofstream(path / "effects.toml") << "[program.true]\noperands = []\n";
   }
-  ~CaseDir() { std::filesystem::remove_all(path); }
 };
 
 std::string file_proposal(const std::string& action, const std::string& path, const std::string& session) {

@@ -8,6 +8,7 @@
 #include "actuators/builtin.h"
 #include "actuators/tools.h"
 #include "tests/pipeline/pipeline_fixture.h"
+#include "tests/support/temp_dir.h"
 
 using namespace warden;
 using namespace warden::pipeline;
@@ -19,21 +20,12 @@ namespace {
 
 struct Workspace {
   Workspace() {
-    path = fs::temp_directory_path() /
-           ("warden-pipeline-ws-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
     fs::create_directories(path / "victim");
     std::ofstream(path / "a.txt") << "alpha\n";
     std::ofstream(path / "b.txt") << "beta\n";
   }
-  ~Workspace() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-  fs::path path;
+  warden::testing::TempDir dir{"warden-pipeline-ws"};
+  const fs::path& path = dir.path();
 };
 
 // A harness whose registry holds the built-in actuators, confined to the workspace.

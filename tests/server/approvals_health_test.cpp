@@ -48,11 +48,13 @@ TEST_CASE("health-check and status report a failing approvals store",
   CHECK(status["payload"]["approvals"]["ok"].GetBool());
   CHECK(std::string(status["payload"]["approvals"]["store"].GetString()) == "sqlite");
 
-  // The store's table goes away under the daemon: every call fails.
+  // The store's table goes away under the daemon: every call fails, and the decision that
+  // needed it is answered with the store's error.
   sqlite_exec(db, "ALTER TABLE approvals RENAME TO approvals_moved");
   REQUIRE(agent.send_message(decide_request("1", kNeedsApproval), &error));
   std::string reply = read_or_fail(agent, 20000ms);
   INFO(reply);
+  CHECK(error_code(reply) == err::kApprovalStore);
   REQUIRE(eventually([&] {
     return std::string(health_ask(admin, "health-check")["payload"]["status"].GetString()) == "degraded";
   }));
@@ -66,12 +68,13 @@ TEST_CASE("health-check and status report a failing approvals store",
   CHECK(approvals["failures"].GetUint64() >= 1);
   CHECK(std::string(approvals["error"].GetString()).find("no such table") != std::string::npos);
 
-  // Back: the next call succeeds and the state clears.
+  // Back: the next call succeeds and the state clears. Each decision is answered (a read
+  // that gets no reply fails the wait).
   sqlite_exec(db, "ALTER TABLE approvals_moved RENAME TO approvals");
   REQUIRE(eventually([&] {
     std::string e;
     agent.send_message(decide_request("2", kNeedsApproval), &e);
-    read_or_fail(agent, 20000ms);
+    if (reply_code(read_or_fail(agent, 20000ms)) == "<not json>") return false;
     return std::string(health_ask(admin, "health-check")["payload"]["status"].GetString()) == "serving";
   }));
   CHECK(health_ask(admin, "status")["payload"]["approvals"]["ok"].GetBool());

@@ -9,6 +9,7 @@
 
 #include "approvals_fixture.h"
 #include "tests/cli/cli_process.h"
+#include "tests/server/warden_child.h"
 #include "tests/support/postgres_server.h"
 
 using namespace warden;
@@ -42,26 +43,18 @@ class Serve {
         "[[reasoning.providers]]\nname = \"scripted\"\nkind = \"script\"\nscript = " +
             json_string(script) + "\n[audit]\ndaemon_id = " + json_string(name) + "\n" + extra_toml,
         0600);
-    child_ = std::make_unique<Child>(std::vector<std::string>{
+    child_ = std::make_unique<WardenChild>(std::vector<std::string>{
         "serve", "--config", config, "--listen", "127.0.0.1:0", "--tokens", tokens, "--rules",
         dir.str() + "/rules", "--state-dir", dir.str() + "/" + name, "--workspace",
         dir.str() + "/workspace", "--home", dir.str() + "/home", "--workers", "2"});
     INFO(child_->err());
-    REQUIRE(child_->wait_stderr(" (protocol"));
-    std::smatch m;
-    const std::string& err = child_->err();
-    REQUIRE(std::regex_search(err, m, std::regex("serving on ([0-9.:]+) ")));
-    address_ = m[1];
+    REQUIRE(child_->serving());
   }
-  ~Serve() {
-    child_->terminate();
-    child_->finish();
-  }
-  const std::string& address() const { return address_; }
+  ~Serve() { child_->stop(); }
+  const std::string& address() const { return child_->address(); }
 
  private:
-  std::unique_ptr<Child> child_;
-  std::string address_;
+  std::unique_ptr<WardenChild> child_;
 };
 
 // The agent's terminal: submit, wait for the approval; the approver's terminal: pending,

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "server_fixture.h"
+#include "warden_child.h"
 #include "tests/build_paths.h"
 
 using namespace warden::server;
@@ -103,12 +104,11 @@ TEST_CASE("warden serve, decide, status, SIGHUP and SIGTERM as processes", "[ser
   require_binary();
   TempDir dir;
   Config config = test_config(dir);
-  BinaryChild serve = spawn({"serve", "--listen", "127.0.0.1:0", "--rules", config.rules[0], "--tokens",
-                       config.tokens, "--state-dir", config.state_dir, "--workers", "1"});
-  REQUIRE(serve.wait_for("serving on ", 10000ms));
-  REQUIRE(serve.wait_for(" (protocol", 2000ms));
-  std::size_t at = serve.err.find("serving on ") + 11;
-  std::string addr = serve.err.substr(at, serve.err.find(' ', at) - at);
+  WardenChild serve({"serve", "--listen", "127.0.0.1:0", "--rules", config.rules[0], "--tokens",
+                     config.tokens, "--state-dir", config.state_dir, "--workers", "1"});
+  INFO(serve.err());
+  REQUIRE(serve.serving());
+  const std::string addr = serve.address();
   Tokens t;
 
   std::string out;
@@ -135,10 +135,9 @@ TEST_CASE("warden serve, decide, status, SIGHUP and SIGTERM as processes", "[ser
   CHECK(parse(out)["counters"]["decisions"].GetUint64() == 3);
 
   dir.write("rules/policy.clp", kRulesB);
-  kill(serve.pid, SIGHUP);
-  CHECK(serve.wait_for("reload (SIGHUP) succeeded", 10000ms));
-  kill(serve.pid, SIGTERM);
-  CHECK(serve.wait_exit() == 0);
+  serve.hup();
+  CHECK(eventually([&] { return serve.err().find("reload (SIGHUP) succeeded") != std::string::npos; }));
+  CHECK(serve.terminate() == 0);
 }
 
 TEST_CASE("warden serve stops with exit 2 and names the key of a wrong config value",

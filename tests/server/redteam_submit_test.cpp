@@ -2,11 +2,9 @@
 // hostile model against the pipeline behind the daemon. Each finding has a test here that
 // failed before its fix; the rest pin what held.
 #include <spdlog/sinks/base_sink.h>
-#include <sys/wait.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
-#include <csignal>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -15,7 +13,7 @@
 #include "protocol/json_text.h"
 #include "server/own_files.h"
 #include "server_fixture.h"
-#include "tests/build_paths.h"
+#include "warden_child.h"
 #include "tests/support/http_fake.h"
 
 namespace warden::server::testing {
@@ -476,54 +474,15 @@ TEST_CASE("redteam: nothing is dispatched while the audit log cannot be written"
                                                     "/ws\"\n[[reasoning.providers]]\n"
                                                     "name = \"s\"\nkind = \"script\"\nscript = \"" +
                                                     dir.str() + "/model.jsonl\"\n");
-  const std::string warden = WARDEN_BINARY_DIR "/cli/warden";
-  const std::string err_path = dir.str() + "/serve.err";
-  std::signal(SIGPIPE, SIG_IGN);
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(err, 2);
-    int null = ::open("/dev/null", O_RDWR);
-    ::dup2(null, 0);
-    ::dup2(null, 1);
-    ::signal(SIGXFSZ, SIG_IGN);
-    // The log's writes fail with EFBIG past 96 KiB (above the approvals store's SQLite WAL,
-    // about 57 KiB with its schema and indexes, and its 32 KiB WAL index).
-    rlimit rl{96 * 1024, 96 * 1024};
-    ::setrlimit(RLIMIT_FSIZE, &rl);
-    std::vector<std::string> args{warden,        "serve",
-                                  "--config",    config,
-                                  "--listen",    "127.0.0.1:0",
-                                  "--tokens",    tokens,
-                                  "--rules",     dir.str() + "/rules",
-                                  "--state-dir", dir.str() + "/state",
-                                  "--workers",   "2"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(warden.c_str(), argv.data());
-    ::_exit(127);
-  }
-  struct Reap {
-    pid_t pid;
-    ~Reap() {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  } reap{pid};
-  std::string address;
-  REQUIRE(eventually([&] {
-    std::ifstream in(err_path);
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string e = text.str();
-    std::size_t at = e.find("serving on ");
-    if (at == std::string::npos || e.find(" (protocol", at) == std::string::npos) return false;
-    at += 11;
-    address = e.substr(at, e.find(' ', at) - at);
-    return true;
-  }));
+  // The log's writes fail with EFBIG past 96 KiB (above the approvals store's SQLite WAL,
+  // about 57 KiB with its schema and indexes, and its 32 KiB WAL index).
+  WardenChild serve({"serve", "--config", config, "--listen", "127.0.0.1:0", "--tokens", tokens,
+                     "--rules", dir.str() + "/rules", "--state-dir", dir.str() + "/state",
+                     "--workers", "2"},
+                    96 * 1024);
+  INFO(serve.err());
+  REQUIRE(serve.serving());
+  const std::string address = serve.address();
   Client agent;
   std::string error;
   REQUIRE(agent.connect(address, 5000ms, &error));

@@ -29,7 +29,7 @@ class WardenChild {
   // file_size_limit: the child's RLIMIT_FSIZE (SIGXFSZ ignored, so writes past it fail with
   // EFBIG instead of killing it); 0: none.
   explicit WardenChild(const std::vector<std::string>& args, rlim_t file_size_limit = 0) {
-    INFO(kWardenBinary << " must be built (a dependency of server_tests and cli_tests)");
+    INFO(kWardenBinary << " must be built (a build dependency of every test binary that runs it)");
     REQUIRE(::access(kWardenBinary.c_str(), X_OK) == 0);
     std::signal(SIGPIPE, SIG_IGN);
     int err[2];
@@ -112,6 +112,13 @@ class WardenChild {
   int terminate() {
     if (pid_ > 0) ::kill(pid_, SIGTERM);
     return wait_exit();
+  }
+  // As terminate(), without a test assertion (a destructor may call it): SIGKILLed when it
+  // has not exited by the time terminate() would fail.
+  void stop() {
+    using namespace std::chrono_literals;
+    if (pid_ > 0) ::kill(pid_, SIGTERM);
+    if (!eventually([&] { return exited(); }, 30000ms)) kill9();
   }
   void hup() {
     if (pid_ > 0) ::kill(pid_, SIGHUP);
