@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "audit/mask.h"
+#include "bindings/http_client.h"
 
 namespace warden::server {
 
@@ -36,11 +37,6 @@ std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
 // The length of the UTF-8 sequence at s[i] and its code point; 0 when it is not UTF-8.
@@ -374,7 +370,7 @@ std::string Notifier::start() {
   if (std::string problem = notify_url_problem(url_); !problem.empty()) {
     return "approvals.notify: the webhook URL " + problem;
   }
-  global_init();
+  http_client::global_init();
   multi_ = curl_multi_init();
   if (!multi_) return "approvals.notify: cannot create an HTTP client (libcurl)";
   try {
@@ -545,19 +541,13 @@ std::string Notifier::post(const std::string& text, bool* retryable,
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json; charset=utf-8");
   headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
   char error_buffer[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
+  http_client::harden(curl, error_buffer, config_.timeout, config_.timeout);
   curl_easy_setopt(curl, CURLOPT_URL, url_.c_str());
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(curl, CURLOPT_PROXY, "");  // never a proxy from the environment
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_USERAGENT, "warden (approval notifications)");
   curl_easy_setopt(curl, CURLOPT_POST, 1L);
   curl_easy_setopt(curl, CURLOPT_POSTFIELDS, text.data());
   curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(text.size()));
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout.count()));
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
