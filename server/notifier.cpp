@@ -17,6 +17,7 @@
 
 #include "audit/mask.h"
 #include "bindings/http_client.h"
+#include "bindings/text.h"
 
 namespace warden::server {
 
@@ -83,7 +84,6 @@ bool invisible(char32_t cp) {
 // that are not UTF-8, \uNNNN for C1, bidi, zero-width and separator characters. One line that
 // cannot be re-ordered, split or hidden in a chat message.
 std::string visible(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
@@ -92,8 +92,7 @@ std::string visible(std::string_view text) {
     if (n == 0) {
       const auto c = static_cast<unsigned char>(text[i]);
       out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
+      warden::text::append_hex(out, c);
       ++i;
       continue;
     }
@@ -106,12 +105,11 @@ std::string visible(std::string_view text) {
         out += "\\t";
       } else {
         out += "\\x";
-        out += kHex[cp >> 4];
-        out += kHex[cp & 15];
+        warden::text::append_hex(out, static_cast<unsigned char>(cp));
       }
     } else if (invisible(cp)) {
       out += "\\u";
-      for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 15];
+      for (int shift = 12; shift >= 0; shift -= 4) out += warden::text::hex_digit(cp >> shift);
     } else {
       out.append(text.substr(i, n));
     }
