@@ -113,13 +113,10 @@ struct KeeperArgs {
   const bool confined = spec.clone_flags != 0;
   if (::getppid() != (confined ? 0 : parent)) ::_exit(127);
   // Default dispositions and an empty mask: the daemon's ignored SIGPIPE must not leak.
+  spawn::default_dispositions();
   struct sigaction dfl;
   ::memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
-  for (int s = 1; s < NSIG; ++s) {
-    if (s == SIGKILL || s == SIGSTOP) continue;
-    ::sigaction(s, &dfl, nullptr);
-  }
   sigset_t none, term_only;
   ::sigemptyset(&none);
   ::sigemptyset(&term_only);

@@ -49,6 +49,16 @@ void fail(int report, int step) {
   ::_exit(127);
 }
 
+void default_dispositions() {
+  struct sigaction dfl;
+  ::memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int s = 1; s < NSIG; ++s) {
+    if (s == SIGKILL || s == SIGSTOP) continue;
+    ::sigaction(s, &dfl, nullptr);
+  }
+}
+
 Started start(const Start& spec) {
   Started s;
   Fd report_read, report_write;
@@ -111,13 +121,7 @@ void program_child(const void* data, int report) {
   const auto* c = static_cast<const ProgramChild*>(data);
   ::setpgid(0, 0);  // its own group: stopping it stops whatever it started
   if (c->spec->death_signal) ::prctl(PR_SET_PDEATHSIG, c->spec->death_signal);
-  struct sigaction dfl;
-  ::memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  for (int s = 1; s < NSIG; ++s) {
-    if (s == SIGKILL || s == SIGSTOP) continue;
-    ::sigaction(s, &dfl, nullptr);
-  }
+  default_dispositions();
   sigset_t none;
   ::sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -50,6 +50,9 @@ constexpr int kStepFork = -2;  // fork or clone failed
 // In the child: sends `step` and errno to the parent through `report` and exits 127.
 // Async-signal-safe.
 [[noreturn]] void fail(int report, int step);
+// In the child: every signal's disposition back to the default (a signal the caller ignores
+// would stay ignored across execve). Async-signal-safe.
+void default_dispositions();
 
 struct Start {
   // The child's side, called in the child with every signal blocked: async-signal-safe calls
