@@ -1,4 +1,4 @@
-// Small text helpers (UTF-8 validation, ASCII lowercasing, prefix/suffix tests, hexadecimal).
+// Small text functions (UTF-8 validation, ASCII lowercasing, prefix/suffix tests, hexadecimal).
 // Called by the engine, the CLIPS function table, the other bindings and the folders above.
 // Pure functions, no shared state: thread-safe.
 #include "bindings/text.h"

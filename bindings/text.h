@@ -1,4 +1,4 @@
-// Small text helpers shared by every folder: UTF-8, ASCII case, prefixes, and lowercase
+// Small text functions shared by every folder: UTF-8, ASCII case, prefixes, and lowercase
 // hexadecimal (digests, random ids, \xNN escapes). Pure and thread-safe.
 #pragma once
 
