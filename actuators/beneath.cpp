@@ -12,18 +12,6 @@
 
 namespace warden::actuators {
 
-Fd& Fd::operator=(Fd&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = o.release();
-  }
-  return *this;
-}
-
-Fd::~Fd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 namespace {
 
 int open_with_openat2(int root_fd, const std::string& relative, int flags, mode_t mode) {

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "bindings/spawn.h"
+
 namespace warden::actuators {
 
 // How open_beneath resolves a path: openat2 when the kernel has it (falling back to the walk
@@ -17,26 +19,7 @@ namespace warden::actuators {
 enum class Resolve { Auto, Walk };
 
 // A file descriptor closed on destruction.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.release()) {}
-  Fd& operator=(Fd&& o) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd();
-  int get() const { return fd_; }
-  int release() {
-    int f = fd_;
-    fd_ = -1;
-    return f;
-  }
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
+using Fd = spawn::Fd;
 
 // Opens `relative` (no leading '/') beneath the directory `root_fd` with `flags` (O_CLOEXEC is
 // added) and `mode`. Returns the descriptor, or -1 with errno set: EXDEV for a `..` that

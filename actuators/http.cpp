@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include <memory>
-#include <mutex>
 
 #include "actuators/action.h"
+#include "bindings/http_client.h"
 #include "bindings/ip_address.h"
 #include "bindings/urls.h"
 
@@ -101,8 +101,7 @@ bool header_name_equal(std::string_view a, std::string_view b) {
 
 HttpActuator::HttpActuator(HttpConfig config, bool silent)
     : config_(std::move(config)), silent_(silent) {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  http_client::global_init();
 }
 
 std::string HttpActuator::description() const {
@@ -228,21 +227,8 @@ Result HttpActuator::act(std::string_view action_json, const Context& context) {
   x.url_ip = url.ip;
   char curl_error[CURL_ERROR_SIZE] = {0};
   CURL* c = curl.get();
+  http_client::harden(c, curl_error, config_.connect_timeout, config_.timeout);
   curl_easy_setopt(c, CURLOPT_CURLU, handle.get());
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_error);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-#else
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-  curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(c, CURLOPT_PROXY, "");  // never a proxy from the environment
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(config_.connect_timeout.count()));
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout.count()));
   curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_checked_socket);
   curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, &x);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);

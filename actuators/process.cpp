@@ -15,26 +15,10 @@
 #include <algorithm>
 
 #include "actuators/beneath.h"
+#include "bindings/spawn.h"
 
 namespace warden::actuators {
 namespace {
-
-// A descriptor numbered 3 or above (so the child's dup2 onto 0, 1, 2 never clobbers it),
-// close-on-exec.
-int high_fd(int fd) {
-  if (fd < 0 || fd > 2) return fd;
-  int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
-  ::close(fd);
-  return moved;
-}
-
-bool make_pipe(Fd* read_end, Fd* write_end) {
-  int p[2];
-  if (::pipe2(p, O_CLOEXEC) != 0) return false;
-  *read_end = Fd(high_fd(p[0]));
-  *write_end = Fd(high_fd(p[1]));
-  return *read_end && *write_end;
-}
 
 std::vector<char*> pointers(const std::vector<std::string>& strings) {
   std::vector<char*> out;
@@ -92,23 +76,35 @@ int kill_children(const char* path) {
   return signalled;
 }
 
+// What the child is given, prepared before the fork.
+struct KeeperArgs {
+  const ProcessSpec* spec;
+  const char* program;
+  char* const* argv;
+  char* const* envp;
+  pid_t parent;
+  int devnull, out, cwd_fd, max_fd;
+  volatile int* program_status;
+};
+
 // The child: only async-signal-safe calls from here to execve. On any failure the errno
 // and the step number go to `report` and the child exits 127. It starts with every signal
-// blocked (run_process forks so).
+// blocked (spawn::start forks so).
 //
 // It is the program's keeper: a child subreaper that forks the program, waits for it, then
 // kills and reaps everything the program started — a descendant that left the process group
 // (setsid, a job of its own) is reparented to the keeper, not to init, so it cannot outlive
 // the run. The daemon's SIGTERM (the time limit) makes it kill the program. Its exit status
 // is the program's.
-[[noreturn]] void child(const ProcessSpec& spec, const char* program, char* const* argv,
-                        char* const* envp, pid_t parent, int devnull, int out, int report,
-                        int cwd_fd, int max_fd, volatile int* program_status) {
-  auto fail = [&](int step) {
-    int msg[2] = {step, errno};
-    (void)!::write(report, msg, sizeof msg);
-    ::_exit(127);
-  };
+[[noreturn]] void keeper(const KeeperArgs& a, int report) {
+  const ProcessSpec& spec = *a.spec;
+  const char* program = a.program;
+  char* const* argv = a.argv;
+  char* const* envp = a.envp;
+  const pid_t parent = a.parent;
+  const int devnull = a.devnull, out = a.out, cwd_fd = a.cwd_fd, max_fd = a.max_fd;
+  volatile int* program_status = a.program_status;
+  auto fail = [&](int step) { spawn::fail(report, step); };
   // A session of its own: its own process group, and no controlling terminal (the daemon's,
   // at `warden chat`, could be written, read or fed input with TIOCSTI).
   if (::setsid() < 0) fail(1);
@@ -117,13 +113,10 @@ int kill_children(const char* path) {
   const bool confined = spec.clone_flags != 0;
   if (::getppid() != (confined ? 0 : parent)) ::_exit(127);
   // Default dispositions and an empty mask: the daemon's ignored SIGPIPE must not leak.
+  spawn::default_dispositions();
   struct sigaction dfl;
   ::memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
-  for (int s = 1; s < NSIG; ++s) {
-    if (s == SIGKILL || s == SIGSTOP) continue;
-    ::sigaction(s, &dfl, nullptr);
-  }
   sigset_t none, term_only;
   ::sigemptyset(&none);
   ::sigemptyset(&term_only);
@@ -221,6 +214,10 @@ int kill_children(const char* path) {
   ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
 }
 
+void keeper_child(const void* data, int report) {
+  keeper(*static_cast<const KeeperArgs*>(data), report);
+}
+
 const char* step_name(int step) {
   switch (step) {
     case 1:
@@ -281,9 +278,9 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
     outcome.error = "no program";
     return outcome;
   }
-  Fd devnull(high_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC)));
-  Fd out_read, out_write, report_read, report_write;
-  if (!devnull || !make_pipe(&out_read, &out_write) || !make_pipe(&report_read, &report_write)) {
+  Fd devnull(spawn::high_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC)));
+  Fd out_read, out_write;
+  if (!devnull || !spawn::make_pipe(&out_read, &out_write)) {
     outcome.error = "cannot prepare the child's descriptors: " + errno_text(errno);
     return outcome;
   }
@@ -294,48 +291,44 @@ ProcessOutcome run_process(const ProcessSpec& spec) {
   const int max_fd = nofile.rlim_cur == RLIM_INFINITY || nofile.rlim_cur > 65536
                          ? 65536
                          : static_cast<int>(nofile.rlim_cur);
-  const pid_t parent = ::getpid();
   const auto deadline = std::chrono::steady_clock::now() + spec.timeout;
   StatusPage shared(spec.clone_flags != 0);
 
-  // The child starts with every signal blocked: no handler of the daemon's runs in it.
-  sigset_t all, saved;
-  ::sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &saved);
+  const KeeperArgs args{.spec = &spec,
+                        .program = spec.program.c_str(),
+                        .argv = argv.data(),
+                        .envp = envp.data(),
+                        .parent = ::getpid(),
+                        .devnull = devnull.get(),
+                        .out = out_write.get(),
+                        .cwd_fd = spec.cwd_fd,
+                        .max_fd = max_fd,
+                        .program_status = shared.status()};
   // A confined keeper starts in its namespaces: clone(2) as fork(2) does, plus their flags.
-  pid_t pid = spec.clone_flags ? static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD | spec.clone_flags,
-                                                              nullptr, nullptr, nullptr, nullptr))
-                               : ::fork();
-  if (pid != 0) ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-  if (pid < 0) {
-    outcome.error = "fork failed: " + errno_text(errno);
-    return outcome;
-  }
-  if (pid == 0)
-    child(spec, spec.program.c_str(), argv.data(), envp.data(), parent, devnull.get(),
-          out_write.get(), report_write.get(), spec.cwd_fd, max_fd, shared.status());
-  outcome.pid = pid;
-  // The group exists once the child has called setsid(), before it reports or execs: the
-  // group is killed only after that (setpgid here would make the child's setsid() fail).
+  spawn::Start start;
+  start.child = keeper_child;
+  start.data = &args;
+  start.exec_step = 6;
+  start.clone_flags = spec.clone_flags;
+  const spawn::Started started = spawn::start(start);
+  // The child calls setsid() before it reports or execs, so its group exists once it has
+  // started (setpgid here would make the child's setsid() fail).
+  outcome.pid = started.pid;
   out_write = Fd();
-  report_write = Fd();
-
-  // execve succeeded when the report pipe closes without a message.
-  int msg[2] = {0, 0};
-  ssize_t n;
-  do {
-    n = ::read(report_read.get(), msg, sizeof msg);
-  } while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof msg)) {
-    int status;
-    ::kill(-pid, SIGKILL);
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  if (!started.started) {
+    if (started.step == spawn::kStepPipe) {
+      outcome.error = "cannot prepare the child's descriptors: " + errno_text(started.error);
+    } else if (started.step == spawn::kStepFork) {
+      outcome.error = "fork failed: " + errno_text(started.error);
+    } else {
+      const char* what = started.step >= 100 && spec.step_name ? spec.step_name(started.step)
+                                                               : step_name(started.step);
+      outcome.error = std::string(what) + " failed: " + errno_text(started.error);
+      outcome.failed_step = started.step;
     }
-    const char* what = msg[0] >= 100 && spec.step_name ? spec.step_name(msg[0]) : step_name(msg[0]);
-    outcome.error = std::string(what) + " failed: " + errno_text(msg[1]);
-    outcome.failed_step = msg[0];
     return outcome;
   }
+  const pid_t pid = started.pid;
   outcome.started = true;
 
   // Read until the output closes, the program ends, or the deadline passes.

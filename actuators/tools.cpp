@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "actuators/action.h"
+#include "bindings/text.h"
 
 namespace warden::actuators {
 
@@ -44,13 +45,7 @@ Result sha256_of(std::string_view args_json) {
   if (EVP_Digest(text->GetString(), text->GetStringLength(), digest, &length, EVP_sha256(),
                  nullptr) != 1)
     return failure(code::kFailed, "SHA-256 failed");
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex.push_back(kHex[digest[i] >> 4]);
-    hex.push_back(kHex[digest[i] & 15]);
-  }
-  return ok(hex);
+  return ok(warden::text::hex(digest, length));
 }
 
 }  // namespace

@@ -10,11 +10,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 
 #include "agents/codex_call.h"
 #include "agents/hook_doctor_checks.h"
+#include "bindings/spawn.h"
 
 namespace warden::agents {
 
@@ -94,41 +95,35 @@ ChildOutput run_child(const std::vector<std::string>& argv, const std::string& c
                       const std::string& input, std::chrono::milliseconds deadline,
                       const std::function<bool(const std::string&)>& done) {
   ChildOutput r;
-  int in[2], out[2], err[2];
-  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
-    r.failure = std::string("pipe: ") + std::strerror(errno);
+  spawn::Program program;
+  program.argv = argv;
+  program.cwd = cwd;
+  program.pipe_stdin = program.pipe_stdout = program.pipe_stderr = true;
+  spawn::Child child = spawn::program(program);
+  const spawn::Started& s = child.started;
+  if (!s.started && (s.step == spawn::kStepPipe || s.step == spawn::kStepFork)) {
+    r.failure =
+        std::string(s.step == spawn::kStepPipe ? "pipe: " : "fork: ") + std::strerror(s.error);
     return r;
   }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    r.failure = std::string("fork: ") + std::strerror(errno);
+  if (!s.started) {
+    // As the agent's shell would report it: 126 when the directory cannot be entered, 127
+    // when the program cannot be run.
+    r.ran = true;
+    r.exit_code = s.step == spawn::kStepChdir ? 126 : 127;
     return r;
   }
-  if (pid == 0) {
-    ::setpgid(0, 0);  // its own group: stopping it stops whatever it started
-    ::dup2(in[0], 0);
-    ::dup2(out[1], 1);
-    ::dup2(err[1], 2);
-    if (::chdir(cwd.c_str()) != 0) ::_exit(126);
-    ::execvp(args[0], args.data());
-    ::_exit(127);
-  }
-  ::close(in[0]);
-  ::close(out[1]);
-  ::close(err[1]);
+  const pid_t pid = s.pid;
   void (*old_pipe)(int) = ::signal(SIGPIPE, SIG_IGN);
   for (std::size_t at = 0; at < input.size();) {  // a few hundred bytes: fits the pipe
-    ssize_t n = ::write(in[1], input.data() + at, input.size() - at);
+    ssize_t n = ::write(child.in.get(), input.data() + at, input.size() - at);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // it stopped reading; its answer says why
     at += static_cast<std::size_t>(n);
   }
-  if (!done) ::close(in[1]);  // a server keeps its stdin open until we stop it
+  if (!done) child.in = spawn::Fd();  // a server keeps its stdin open until we stop it
 
-  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  pollfd fds[2] = {{child.out.get(), POLLIN, 0}, {child.err.get(), POLLIN, 0}};
   std::string* into[2] = {&r.out, &r.err};
   int open = 2;
   const auto until = std::chrono::steady_clock::now() + deadline;
@@ -155,14 +150,12 @@ ChildOutput run_child(const std::vector<std::string>& argv, const std::string& c
       }
     }
   }
-  if (done) ::close(in[1]);
+  if (done) child.in = spawn::Fd();
   ::signal(SIGPIPE, old_pipe);
   if (r.timed_out || stop) ::kill(-pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  ::close(out[0]);
-  ::close(err[0]);
   if (r.timed_out) {
     r.failure = "no answer within " + std::to_string(deadline.count()) + " ms";
     return r;

@@ -5,11 +5,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <thread>
+
+#include "bindings/spawn.h"
 
 namespace warden::agents::mcp {
 
@@ -33,59 +34,26 @@ bool ChildProcess::start(const std::vector<std::string>& argv, std::string* erro
     *error = "no command to start";
     return false;
   }
-  int in[2], out[2], report[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) return *error = strerror(errno), false;
-  if (::pipe2(out, O_CLOEXEC) != 0) return *error = strerror(errno), false;
-  if (::pipe2(report, O_CLOEXEC) != 0) return *error = strerror(errno), false;
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    *error = std::string("fork: ") + strerror(errno);
-    for (int fd : {in[0], in[1], out[0], out[1], report[0], report[1]}) ::close(fd);
+  spawn::Program program;
+  program.argv = argv;
+  program.pipe_stdin = true;
+  program.pipe_stdout = true;
+  program.death_signal = SIGTERM;
+  spawn::Child child = spawn::program(program);
+  const spawn::Started& s = child.started;
+  if (!s.started) {
+    if (s.step == spawn::kStepPipe)
+      *error = strerror(s.error);
+    else if (s.step == spawn::kStepFork)
+      *error = std::string("fork: ") + strerror(s.error);
+    else
+      *error = "cannot run " + argv[0] + ": " + strerror(s.error);
     return false;
   }
-  if (pid == 0) {
-    // Only async-signal-safe calls from here to exec.
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    struct sigaction dfl = {};
-    dfl.sa_handler = SIG_DFL;
-    for (int s : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD}) ::sigaction(s, &dfl, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::dup2(in[0], 0);
-    ::dup2(out[1], 1);
-    ::execvp(args[0], args.data());
-    int e = errno;
-    ssize_t ignored = ::write(report[1], &e, sizeof e);
-    (void)ignored;
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);  // also from here, so the group exists before anyone signals it
-  ::close(in[0]);
-  ::close(out[1]);
-  ::close(report[1]);
-  pid_ = pid;
-  in_ = in[1];
-  out_ = out[0];
+  pid_ = s.pid;
+  in_ = child.in.release();
+  out_ = child.out.release();
   ::fcntl(in_, F_SETFL, ::fcntl(in_, F_GETFL) | O_NONBLOCK);
-
-  int e = 0;
-  ssize_t n;
-  do n = ::read(report[0], &e, sizeof e);
-  while (n < 0 && errno == EINTR);
-  ::close(report[0]);
-  if (n == static_cast<ssize_t>(sizeof e)) {
-    *error = "cannot run " + argv[0] + ": " + strerror(e);
-    wait_exit(std::chrono::milliseconds(5000));
-    close_stdin();
-    close_fd(&out_);
-    return false;
-  }
   return true;
 }
 

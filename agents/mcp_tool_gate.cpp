@@ -7,6 +7,7 @@
 
 #include "agents/mcp_message.h"
 #include "agents/mcp_methods.h"
+#include "bindings/text.h"
 #include "engine/diagnostic.h"
 #include "protocol/message.h"
 
@@ -360,13 +361,7 @@ std::string random_session_id() {
     std::random_device rd;
     for (auto& b : bytes) b = static_cast<unsigned char>(rd());
   }
-  static const char* kHex = "0123456789abcdef";
-  std::string id;
-  for (unsigned char b : bytes) {
-    id += kHex[b >> 4];
-    id += kHex[b & 15];
-  }
-  return id;
+  return text::hex(bytes, sizeof bytes);
 }
 
 }  // namespace warden::agents::mcp

@@ -11,6 +11,7 @@
 #include <charconv>
 
 #include "approvals/internal.h"
+#include "bindings/text.h"
 
 namespace warden::approvals {
 
@@ -277,13 +278,7 @@ std::string new_token() {
 std::string new_id(std::string_view prefix) {
   unsigned char raw[12];
   random_bytes(raw, sizeof raw);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(prefix);
-  for (unsigned char c : raw) {
-    out += kHex[c >> 4];
-    out += kHex[c & 0xf];
-  }
-  return out;
+  return std::string(prefix) + text::hex(raw, sizeof raw);
 }
 
 std::string sha256_hex(std::string_view data) {
@@ -292,14 +287,7 @@ std::string sha256_hex(std::string_view data) {
   if (EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr) != 1) {
     throw StoreError("approval store: SHA-256 failed");
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(len * 2);
-  for (unsigned int i = 0; i < len; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 0xf];
-  }
-  return out;
+  return text::hex(digest, len);
 }
 
 std::string rule_needle(std::string_view rule) {

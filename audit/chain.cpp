@@ -9,10 +9,11 @@
 #include <memory>
 #include <stdexcept>
 
+#include "bindings/text.h"
+
 namespace warden::audit {
 namespace {
 
-constexpr char kHex[] = "0123456789abcdef";
 constexpr std::string_view kHashSuffixStart = ",\"hash\":\"";  // then 64 hex, then "}
 constexpr std::size_t kHashSuffixLength = kHashSuffixStart.size() + 64 + 2;
 constexpr std::string_view kSigStart = ",\"sig\":\"";  // then 128 hex, then "
@@ -39,13 +40,6 @@ void sha256(std::string_view bytes, unsigned char out[32]) {
       !EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size()) ||
       !EVP_DigestFinal_ex(ctx.get(), out, &n) || n != 32) {
     throw std::runtime_error("SHA-256 failed (OpenSSL)");
-  }
-}
-
-void append_hex(std::string& out, const unsigned char* p, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
-    out.push_back(kHex[p[i] >> 4]);
-    out.push_back(kHex[p[i] & 15]);
   }
 }
 
@@ -127,7 +121,7 @@ bool take_string(std::string_view line, std::size_t* pos, std::string_view membe
 std::string hex_encode(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size() * 2);
-  append_hex(out, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+  text::append_hex(out, bytes.data(), bytes.size());
   return out;
 }
 
@@ -136,7 +130,7 @@ std::string sha256_hex(std::string_view bytes) {
   sha256(bytes, md);
   std::string out;
   out.reserve(64);
-  append_hex(out, md, 32);
+  text::append_hex(out, md, 32);
   return out;
 }
 
@@ -251,7 +245,7 @@ void seal_append(std::string* out, std::uint64_t seq, std::string_view prev,
   sha256(std::string_view(line).substr(start), md);
   line.append(kHashSuffixStart);
   const std::size_t h = line.size();
-  append_hex(line, md, 32);
+  text::append_hex(line, md, 32);
   if (hash_out) std::memcpy(hash_out, line.data() + h, 64);
   line.append("\"}\n");
 }
@@ -340,13 +334,7 @@ bool parse_head(std::string_view line, Head* head, std::string* error) {
 bool hash_matches(const Head& head) {
   unsigned char md[32];
   sha256(head.sealed, md);
-  if (head.hash.size() != 64) return false;
-  for (std::size_t i = 0; i < 32; ++i) {
-    if (head.hash[2 * i] != kHex[md[i] >> 4] || head.hash[2 * i + 1] != kHex[md[i] & 15]) {
-      return false;
-    }
-  }
-  return true;
+  return head.hash == text::hex(md, sizeof md);
 }
 
 bool split_signature(std::string_view line, std::string_view* signed_bytes,

@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "bindings/secrets.h"
+#include "bindings/text.h"
 
 namespace warden::audit {
 namespace {
@@ -287,7 +288,7 @@ std::string draw(std::string_view key, std::string_view secret, const std::vecto
     }
     const unsigned r = block[used++];
     if (how == kKeepHex && hex_lower(c)) {
-      out[i] = "0123456789abcdef"[r % 16];
+      out[i] = text::hex_digit(r);
     } else if (c >= 'A' && c <= 'Z') {
       out[i] = static_cast<char>('A' + r % 26);
     } else if ((c >= 'a' && c <= 'z') || high) {

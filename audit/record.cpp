@@ -37,9 +37,8 @@ void append_json(std::string& out, std::string_view s) {
         case '\r': out += "\\r"; break;
         case '\t': out += "\\t"; break;
         default: {
-          static constexpr char kHex[] = "0123456789abcdef";
-          const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-          out.append(esc, 6);
+          out += "\\u00";
+          text::append_hex(out, c);
         }
       }
       i = j + 1;

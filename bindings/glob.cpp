@@ -49,17 +49,13 @@ bool is_alnum(unsigned char c) {
 void append_class_char(std::string& out, std::string_view raw) {
   const auto c = static_cast<unsigned char>(raw[0]);
   if (raw.size() == 1 && c < 0x80 && !is_alnum(c)) {
-    static const char* hex = "0123456789abcdef";
     out += "\\x{";
-    out.push_back(hex[c >> 4]);
-    out.push_back(hex[c & 15]);
+    text::append_hex(out, c);
     out.push_back('}');
   } else if (raw.size() == 1 && c >= 0x80) {
     // Invalid UTF-8 byte (only meaningful in Latin-1 mode); escape it by value.
-    static const char* hex = "0123456789abcdef";
     out += "\\x{";
-    out.push_back(hex[c >> 4]);
-    out.push_back(hex[c & 15]);
+    text::append_hex(out, c);
     out.push_back('}');
   } else {
     out.append(raw);

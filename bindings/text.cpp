@@ -1,5 +1,5 @@
-// Small text helpers (UTF-8 validation, ASCII lowercasing, prefix/suffix tests).
-// Called by the engine, the CLIPS function table and the other bindings.
+// Small text functions (UTF-8 validation, ASCII lowercasing, prefix/suffix tests, hexadecimal).
+// Called by the engine, the CLIPS function table, the other bindings and the folders above.
 // Pure functions, no shared state: thread-safe.
 #include "bindings/text.h"
 
@@ -72,5 +72,17 @@ std::string ascii_lower(std::string_view s) {
 bool starts_with(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
 
 bool ends_with(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
+
+void append_hex(std::string& out, const void* data, std::size_t size) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  out.reserve(out.size() + 2 * size);
+  for (std::size_t i = 0; i < size; ++i) append_hex(out, p[i]);
+}
+
+std::string hex(const void* data, std::size_t size) {
+  std::string out;
+  append_hex(out, data, size);
+  return out;
+}
 
 }  // namespace warden::text

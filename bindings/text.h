@@ -1,4 +1,5 @@
-// Small text helpers shared by the engine and bindings. Pure and thread-safe.
+// Small text functions shared by every folder: UTF-8, ASCII case, prefixes, and lowercase
+// hexadecimal (digests, random ids, \xNN escapes). Pure and thread-safe.
 #pragma once
 
 #include <string>
@@ -14,5 +15,18 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
 std::string ascii_lower(std::string_view s);
 bool starts_with(std::string_view s, std::string_view prefix);
 bool ends_with(std::string_view s, std::string_view suffix);
+
+// The lowercase hexadecimal digit of v's lowest four bits.
+inline char hex_digit(unsigned v) { return "0123456789abcdef"[v & 15]; }
+// Appends `byte` to `out` as two lowercase hexadecimal digits.
+inline void append_hex(std::string& out, unsigned char byte) {
+  out += hex_digit(byte >> 4);
+  out += hex_digit(byte);
+}
+// Appends the `size` bytes at `data` to `out` as lowercase hexadecimal, two digits a byte.
+void append_hex(std::string& out, const void* data, std::size_t size);
+// The `size` bytes at `data` as lowercase hexadecimal, two digits a byte.
+std::string hex(const void* data, std::size_t size);
+inline std::string hex(std::string_view bytes) { return hex(bytes.data(), bytes.size()); }
 
 }  // namespace warden::text

@@ -31,9 +31,8 @@ void append_u(std::string& out, std::uint32_t cp) {
 }
 
 void append_x(std::string& out, unsigned char byte) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "\\x%02x", byte);
-  out += buf;
+  out += "\\x";
+  text::append_hex(out, byte);
 }
 
 }  // namespace

@@ -45,7 +45,6 @@ bool valid_name(std::string_view name) {
 // A name or value as a message shows it: its first 80 bytes, a NUL as \0 and a byte that is
 // not UTF-8 as \xNN (the terminal escapes control characters when it prints).
 std::string shown(std::string_view s) {
-  static const char* hex = "0123456789abcdef";
   std::string out;
   std::size_t i = 0;
   while (i < s.size() && i < 80) {
@@ -55,8 +54,7 @@ std::string shown(std::string_view s) {
       out += "\\0";
     } else if (n == 0) {
       out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
+      text::append_hex(out, c);
     } else {
       out.append(s.substr(i, n));
       i += n;

@@ -10,6 +10,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "bindings/text.h"
 #include "engine/clips_env.h"
 #include "engine/fact_codec.h"
 #include "engine/overlay.h"
@@ -106,12 +107,11 @@ class EngineImpl {
 };
 
 std::string EngineImpl::new_decision_id() {
-  static const char* hex = "0123456789abcdef";
   std::string id(32, '0');
   std::uint64_t a = random_(), b = random_() ^ static_cast<std::uint64_t>(++counter_);
   for (int i = 0; i < 16; ++i) {
-    id[i] = hex[(a >> (i * 4)) & 15];
-    id[16 + i] = hex[(b >> (i * 4)) & 15];
+    id[i] = text::hex_digit(static_cast<unsigned>(a >> (i * 4)));
+    id[16 + i] = text::hex_digit(static_cast<unsigned>(b >> (i * 4)));
   }
   return id;
 }

@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "bindings/text.h"
 #include "engine/data_files.h"
 #include "engine/effects.h"
 #include "engine/engine.h"
@@ -43,13 +44,7 @@ std::string sha256_of_sources(const RuleSources& sources) {
   unsigned int len = 0;
   EVP_DigestFinal_ex(ctx, md, &len);
   EVP_MD_CTX_free(ctx);
-  static const char* hex = "0123456789abcdef";
-  std::string out = "sha256:";
-  for (unsigned i = 0; i < len; ++i) {
-    out += hex[md[i] >> 4];
-    out += hex[md[i] & 15];
-  }
-  return out;
+  return "sha256:" + text::hex(md, len);
 }
 
 bool is_table_file(const std::string& path) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "bindings/text.h"
 #include "pipeline/action_json.h"
 #include "pipeline/events.h"
 
@@ -206,10 +207,8 @@ class Run {
       for (char c : line) {
         const auto u = static_cast<unsigned char>(c);
         if (u < 0x20 || u == 0x7f) {
-          static const char hex[] = "0123456789abcdef";
           safe += "\\x";
-          safe += hex[u >> 4];
-          safe += hex[u & 0xf];
+          text::append_hex(safe, u);
         } else {
           safe += c;
         }

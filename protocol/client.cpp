@@ -21,6 +21,7 @@
 #include <csignal>
 #include <cstring>
 
+#include "bindings/text.h"
 #include "engine/diagnostic.h"
 #include "protocol/json_text.h"
 
@@ -88,16 +89,6 @@ std::string openssl_error() {
   ERR_error_string_n(e, text, sizeof text);
   ERR_clear_error();
   return text;
-}
-
-std::string hex(const unsigned char* data, std::size_t size) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (std::size_t i = 0; i < size; ++i) {
-    out += kDigits[data[i] >> 4];
-    out += kDigits[data[i] & 0xF];
-  }
-  return out;
 }
 
 // Waits for the socket; false on timeout or error.
@@ -297,7 +288,7 @@ bool Client::start_tls(const std::string& host, std::chrono::steady_clock::time_
   unsigned int digest_size = 0;
   EVP_Digest(der, static_cast<std::size_t>(der_size), digest, &digest_size, EVP_sha256(), nullptr);
   OPENSSL_free(der);
-  peer_sha256_ = "sha256:" + hex(digest, digest_size);
+  peer_sha256_ = "sha256:" + text::hex(digest, digest_size);
   if (pinned) {
     std::string want = tls_.pin;
     for (char& c : want) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

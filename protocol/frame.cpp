@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "bindings/text.h"
 #include "engine/diagnostic.h"
 
 namespace warden::protocol {
@@ -21,11 +22,10 @@ int hex_value(char c) {
 }  // namespace
 
 std::string encode_frame(std::string_view payload) {
-  static constexpr char kDigits[] = "0123456789abcdef";
   std::string frame(kPrefixBytes + payload.size(), '\0');
   std::size_t n = payload.size();
   for (std::size_t i = kPrefixBytes; i-- > 0;) {
-    frame[i] = kDigits[n & 0xF];
+    frame[i] = text::hex_digit(static_cast<unsigned>(n));
     n >>= 4;
   }
   frame.replace(kPrefixBytes, payload.size(), payload);
@@ -33,11 +33,10 @@ std::string encode_frame(std::string_view payload) {
 }
 
 OutFrame make_frame(std::string payload) {
-  static constexpr char kDigits[] = "0123456789abcdef";
   OutFrame frame;
   std::size_t n = payload.size();
   for (std::size_t i = kPrefixBytes; i-- > 0;) {
-    frame.prefix[i] = kDigits[n & 0xF];
+    frame.prefix[i] = text::hex_digit(static_cast<unsigned>(n));
     n >>= 4;
   }
   frame.payload = std::move(payload);

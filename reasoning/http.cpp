@@ -3,7 +3,8 @@
 #include <curl/curl.h>
 
 #include <algorithm>
-#include <mutex>
+
+#include "bindings/http_client.h"
 
 namespace warden::reasoning {
 namespace {
@@ -52,11 +53,6 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   return n;
 }
 
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
 }  // namespace
 
 std::string HttpResponse::header(const std::string& name) const {
@@ -74,7 +70,7 @@ std::string redact(std::string text, const std::string& secret) {
 }
 
 HttpResponse http_post(const HttpPost& post) {
-  global_init();
+  http_client::global_init();
   HttpResponse response;
   CURL* curl = curl_easy_init();
   if (!curl) {
@@ -98,20 +94,12 @@ HttpResponse http_post(const HttpPost& post) {
     headers = curl_slist_append(headers, line.c_str());
   }
   char error_buffer[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
+  http_client::harden(curl, error_buffer, post.connect_timeout, post.timeout);
   curl_easy_setopt(curl, CURLOPT_URL, post.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(curl, CURLOPT_PROXY, "");  // never a proxy from the environment
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_POST, 1L);
   curl_easy_setopt(curl, CURLOPT_POSTFIELDS, post.body.data());
   curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(post.body.size()));
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(post.connect_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(post.timeout.count()));
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &exchange);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);

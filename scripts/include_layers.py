@@ -23,7 +23,7 @@ import sys
 LAYERS = {
     "bindings": [],
     "engine": ["bindings"],
-    "approvals": [],
+    "approvals": ["bindings"],
     "reasoning": ["bindings"],
     "actuators": ["bindings", "engine"],
     "audit": ["bindings", "engine"],

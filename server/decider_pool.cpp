@@ -5,6 +5,7 @@
 #include <random>
 #include <unordered_set>
 
+#include "bindings/text.h"
 #include "engine/diagnostic.h"
 
 namespace warden::server {
@@ -32,12 +33,11 @@ bool is_abandoned(const DecideJob& job) {
 
 std::string new_decision_id() {
   thread_local std::mt19937_64 random{std::random_device{}()};
-  static const char* hex = "0123456789abcdef";
   std::string id(32, '0');
   std::uint64_t a = random(), b = random();
   for (int i = 0; i < 16; ++i) {
-    id[i] = hex[(a >> (i * 4)) & 15];
-    id[16 + i] = hex[(b >> (i * 4)) & 15];
+    id[i] = text::hex_digit(static_cast<unsigned>(a >> (i * 4)));
+    id[16 + i] = text::hex_digit(static_cast<unsigned>(b >> (i * 4)));
   }
   return id;
 }

@@ -8,6 +8,7 @@
 #include <array>
 
 #include "bindings/paths.h"
+#include "bindings/text.h"
 #include "protocol/message.h"
 #include "server/errors.h"
 
@@ -16,13 +17,7 @@ namespace warden::server {
 std::string exec_action_digest(std::string_view command) {
   std::array<unsigned char, SHA256_DIGEST_LENGTH> hash{};
   SHA256(reinterpret_cast<const unsigned char*>(command.data()), command.size(), hash.data());
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "sha256:";
-  for (unsigned char b : hash) {
-    out += kHex[b >> 4];
-    out += kHex[b & 0xf];
-  }
-  return out;
+  return "sha256:" + text::hex(hash.data(), hash.size());
 }
 
 void ExecEnvelopes::remember(const std::string& principal, const Decision& decision,

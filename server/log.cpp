@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "bindings/text.h"
 #include "protocol/json_text.h"
 #include "server/errors.h"
 
@@ -115,8 +116,8 @@ std::string log_text(std::string_view text) {
           out += "\\t";
           break;
         default:
-          std::snprintf(buf, sizeof buf, "\\x%02x", c);
-          out += buf;
+          out += "\\x";
+          text::append_hex(out, c);
       }
       ++i;
       continue;
@@ -144,8 +145,8 @@ std::string log_text(std::string_view text) {
       ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
     }
     if (!ok) {
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
+      out += "\\x";
+      text::append_hex(out, c);
       ++i;
       continue;
     }

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "audit/mask.h"
+#include "bindings/http_client.h"
+#include "bindings/text.h"
 
 namespace warden::server {
 
@@ -36,11 +38,6 @@ std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
 // The length of the UTF-8 sequence at s[i] and its code point; 0 when it is not UTF-8.
@@ -87,7 +84,6 @@ bool invisible(char32_t cp) {
 // that are not UTF-8, \uNNNN for C1, bidi, zero-width and separator characters. One line that
 // cannot be re-ordered, split or hidden in a chat message.
 std::string visible(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
@@ -96,8 +92,7 @@ std::string visible(std::string_view text) {
     if (n == 0) {
       const auto c = static_cast<unsigned char>(text[i]);
       out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
+      warden::text::append_hex(out, c);
       ++i;
       continue;
     }
@@ -110,12 +105,11 @@ std::string visible(std::string_view text) {
         out += "\\t";
       } else {
         out += "\\x";
-        out += kHex[cp >> 4];
-        out += kHex[cp & 15];
+        warden::text::append_hex(out, static_cast<unsigned char>(cp));
       }
     } else if (invisible(cp)) {
       out += "\\u";
-      for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 15];
+      for (int shift = 12; shift >= 0; shift -= 4) out += warden::text::hex_digit(cp >> shift);
     } else {
       out.append(text.substr(i, n));
     }
@@ -374,7 +368,7 @@ std::string Notifier::start() {
   if (std::string problem = notify_url_problem(url_); !problem.empty()) {
     return "approvals.notify: the webhook URL " + problem;
   }
-  global_init();
+  http_client::global_init();
   multi_ = curl_multi_init();
   if (!multi_) return "approvals.notify: cannot create an HTTP client (libcurl)";
   try {
@@ -545,19 +539,13 @@ std::string Notifier::post(const std::string& text, bool* retryable,
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json; charset=utf-8");
   headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
   char error_buffer[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
+  http_client::harden(curl, error_buffer, config_.timeout, config_.timeout);
   curl_easy_setopt(curl, CURLOPT_URL, url_.c_str());
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(curl, CURLOPT_PROXY, "");  // never a proxy from the environment
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_USERAGENT, "warden (approval notifications)");
   curl_easy_setopt(curl, CURLOPT_POST, 1L);
   curl_easy_setopt(curl, CURLOPT_POSTFIELDS, text.data());
   curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(text.size()));
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout.count()));
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);

@@ -31,6 +31,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "bindings/text.h"
 #include "server/throttled_log.h"
 
 namespace warden::server {
@@ -375,8 +376,6 @@ std::int64_t entry_bytes(const std::string& decision_id, const EffectRecord& f) 
                                    f.path_class.size() + f.subcommand.size() + f.via.size());
 }
 
-const char kHex[] = "0123456789abcdef";
-
 // A PostgreSQL array literal of bytea values in hex ({"\\x0a1b",...}): only hex digits
 // inside, so nothing needs escaping beyond the backslash.
 std::string bytea_array(const std::vector<std::string>& items) {
@@ -384,10 +383,7 @@ std::string bytea_array(const std::vector<std::string>& items) {
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i) out += ',';
     out += "\"\\\\x";
-    for (unsigned char c : items[i]) {
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
+    text::append_hex(out, items[i].data(), items[i].size());
     out += '"';
   }
   out += '}';

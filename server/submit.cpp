@@ -4,6 +4,7 @@
 
 #include <exception>
 
+#include "bindings/text.h"
 #include "protocol/frame.h"
 #include "protocol/json_text.h"
 #include "server/errors.h"
@@ -27,13 +28,7 @@ Reply submit_error_reply(ServerContext& ctx, const std::string& id_json, const E
 std::string private_session_id() {
   unsigned char bytes[16];
   if (RAND_bytes(bytes, sizeof bytes) != 1) return {};
-  static const char* hex = "0123456789abcdef";
-  std::string id = "run-";
-  for (unsigned char b : bytes) {
-    id += hex[b >> 4];
-    id += hex[b & 15];
-  }
-  return id;
+  return "run-" + text::hex(bytes, sizeof bytes);
 }
 
 }  // namespace

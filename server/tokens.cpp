@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "bindings/text.h"
+
 namespace warden::server {
 
 namespace {
@@ -89,31 +91,16 @@ TokenHash hash_token(std::string_view token) {
   return hash;
 }
 
-namespace {
-
-std::string hex_of(const unsigned char* bytes, std::size_t n) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * n);
-  for (std::size_t i = 0; i < n; ++i) {
-    out.push_back(kHex[bytes[i] >> 4]);
-    out.push_back(kHex[bytes[i] & 0xF]);
-  }
-  return out;
-}
-
-}  // namespace
-
 std::string token_hash_text(std::string_view token) {
   TokenHash hash = hash_token(token);
-  return "sha256:" + hex_of(hash.data(), hash.size());
+  return "sha256:" + text::hex(hash.data(), hash.size());
 }
 
 std::string token_id(const TokenHash& hash) {
-  const std::string line_form = "sha256:" + hex_of(hash.data(), hash.size());
+  const std::string line_form = "sha256:" + text::hex(hash.data(), hash.size());
   unsigned char second[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(line_form.data()), line_form.size(), second);
-  return hex_of(second, 16);
+  return text::hex(second, 16);
 }
 
 std::string generate_token() {

@@ -41,7 +41,7 @@ void install(const HookHome& dir, std::vector<std::string> args) {
   REQUIRE(r.code == 0);
 }
 
-warden::cli::testing::Run doctor(const HookHome& dir, std::vector<std::string> args) {
+warden::cli::testing::Run run_doctor(const HookHome& dir, std::vector<std::string> args) {
   std::vector<std::string> all{"hook", "doctor"};
   all.insert(all.end(), args.begin(), args.end());
   return warden_cli(all, env_for(dir));
@@ -53,7 +53,7 @@ TEST_CASE("doctor passes a good Claude Code setup and its probe denies rm -rf /"
           "[agents][doctor]") {
   HookHome dir;
   install(dir, {"claude-code", "--project", dir.str(), "--rules", kShippedRules});
-  auto r = doctor(dir, {"claude-code", "--project", dir.str()});
+  auto r = run_doctor(dir, {"claude-code", "--project", dir.str()});
   INFO(r.out << r.err);
   CHECK(r.code == 0);
   CHECK(line_with(r.out, "FAIL", "").empty());
@@ -84,13 +84,13 @@ TEST_CASE("doctor probes through a real daemon, and names the cause when it is d
 
   install(dir, {"claude-code", "--project", dir.str(), "--addr", addr, "--token-file",
                 dir.str() + "/token"});
-  auto good = doctor(dir, {"claude-code", "--project", dir.str()});
+  auto good = run_doctor(dir, {"claude-code", "--project", dir.str()});
   INFO(good.out << good.err);
   CHECK(good.code == 0);
   CHECK_FALSE(line_with(good.out, "OK", "probe `rm -rf /` denied: Warden: ").empty());
 
   CHECK(serve.terminate() == 0);
-  auto down = doctor(dir, {"claude-code", "--project", dir.str()});
+  auto down = run_doctor(dir, {"claude-code", "--project", dir.str()});
   INFO(down.out);
   CHECK(down.code == 1);
   std::string fail = line_with(down.out, "FAIL", "could not decide");
@@ -101,20 +101,20 @@ TEST_CASE("doctor probes through a real daemon, and names the cause when it is d
 TEST_CASE("doctor fails without a Warden entry and warns about a Bash-only matcher",
           "[agents][doctor]") {
   HookHome dir;
-  auto none = doctor(dir, {"claude-code", "--project", dir.str()});
+  auto none = run_doctor(dir, {"claude-code", "--project", dir.str()});
   CHECK(none.code == 1);
   CHECK_FALSE(line_with(none.out, "FAIL", "not found").empty());
 
   dir.write(".claude/settings.json",
             R"({"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"audit.sh"}]}]}})");
-  auto missing = doctor(dir, {"claude-code", "--project", dir.str()});
+  auto missing = run_doctor(dir, {"claude-code", "--project", dir.str()});
   CHECK(missing.code == 1);
   CHECK_FALSE(line_with(missing.out, "FAIL", "no Warden PreToolUse entry").empty());
 
   dir.write(".claude/settings.json",
             R"({"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":")" +
                 kWardenPath + " hook claude-code --rules " + kShippedRules + R"(","timeout":30}]}]}})");
-  auto bash_only = doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
+  auto bash_only = run_doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
   INFO(bash_only.out);
   CHECK(bash_only.code == 0);  // a warning, not a failure
   std::string warn = line_with(bash_only.out, "WARN", "matcher \"Bash\" leaves");
@@ -131,7 +131,7 @@ TEST_CASE("doctor fails on settings that switch the hook off or outlast its time
             R"({"disableAllHooks": true, "permissions": {"defaultMode": "bypassPermissions"},
                 "hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":")" +
                 command + R"( --timeout-ms 9000","timeout":5}]}]}})");
-  auto r = doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
+  auto r = run_doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
   INFO(r.out);
   CHECK(r.code == 1);
   CHECK_FALSE(line_with(r.out, "FAIL", "disableAllHooks").empty());
@@ -143,7 +143,7 @@ TEST_CASE("doctor fails on settings that switch the hook off or outlast its time
     dir.write(".claude/settings.json",
               R"({"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":")" +
                   command + " --timeout-ms " + budget + R"(","timeout":30}]}]}})");
-    r = doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
+    r = run_doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
     INFO(r.out);
     CHECK(line_with(r.out, "FAIL", std::string("decision budget ") + budget).empty() == !fails);
     CHECK(r.code == (fails ? 1 : 0));
@@ -151,7 +151,7 @@ TEST_CASE("doctor fails on settings that switch the hook off or outlast its time
 
   dir.write(".claude/settings.json",
             R"({"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"/nonexistent/warden hook claude-code"}]}]}})");
-  r = doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
+  r = run_doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
   CHECK(r.code == 1);
   CHECK_FALSE(line_with(r.out, "FAIL", "/nonexistent/warden does not exist").empty());
 }
@@ -163,7 +163,7 @@ TEST_CASE("doctor fails a Codex hook that answers ask, and one never trusted",
             "[[hooks.PreToolUse]]\nmatcher = \"*\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\n"
             "command = \"" + kWardenPath + " hook codex --rules " + kShippedRules +
                 " --on-approval-required ask\"\ntimeout = 30\n");
-  auto r = doctor(dir, {"codex", "--project", dir.str(), "--no-probe"});
+  auto r = run_doctor(dir, {"codex", "--project", dir.str(), "--no-probe"});
   INFO(r.out);
   CHECK(r.code == 1);
   CHECK_FALSE(line_with(r.out, "FAIL", "--on-approval-required ask").empty());
@@ -173,7 +173,7 @@ TEST_CASE("doctor fails a Codex hook that answers ask, and one never trusted",
   // (the doctor cannot compute Codex's hash without Codex).
   HookHome good;
   install(good, {"codex", "--project", good.str(), "--rules", kShippedRules});
-  auto untrusted = doctor(good, {"codex", "--project", good.str()});
+  auto untrusted = run_doctor(good, {"codex", "--project", good.str()});
   INFO(untrusted.out);
   CHECK(untrusted.code == 1);
   CHECK_FALSE(line_with(untrusted.out, "OK", "approval-required answers deny").empty());
@@ -183,7 +183,7 @@ TEST_CASE("doctor fails a Codex hook that answers ask, and one never trusted",
   good.write("home/.codex/config.toml",
              "[projects.\"" + good.str() + "\"]\ntrust_level = \"trusted\"\n"
              "[hooks.state.\"" + key + "\"]\ntrusted_hash = \"sha256:00\"\n");
-  auto trusted_once = doctor(good, {"codex", "--project", good.str()});
+  auto trusted_once = run_doctor(good, {"codex", "--project", good.str()});
   INFO(trusted_once.out);
   CHECK(trusted_once.code == 0);
   CHECK_FALSE(line_with(trusted_once.out, "WARN", "trusted once").empty());
@@ -200,7 +200,7 @@ TEST_CASE("doctor reads a hook's answer as the agent does", "[agents][doctor]") 
   dir.write(".claude/settings.json",
             R"({"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":")" +
                 dir.str() + R"(/allow/warden hook claude-code","timeout":30}]}]}})");
-  auto allow_all = doctor(dir, {"claude-code", "--project", dir.str()});
+  auto allow_all = run_doctor(dir, {"claude-code", "--project", dir.str()});
   INFO(allow_all.out);
   CHECK(allow_all.code == 1);
   CHECK_FALSE(line_with(allow_all.out, "FAIL", "probe `rm -rf /` answered allow").empty());
@@ -208,7 +208,7 @@ TEST_CASE("doctor reads a hook's answer as the agent does", "[agents][doctor]") 
   dir.write(".claude/settings.json",
             R"({"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":")" +
                 dir.str() + R"(/silent/warden hook claude-code","timeout":30}]}]}})");
-  auto silent = doctor(dir, {"claude-code", "--project", dir.str()});
+  auto silent = run_doctor(dir, {"claude-code", "--project", dir.str()});
   INFO(silent.out);
   CHECK(silent.code == 1);
   CHECK_FALSE(line_with(silent.out, "FAIL", "no decision of Warden's").empty());
@@ -234,7 +234,7 @@ TEST_CASE("doctor counts the hook's --wait in its budget", "[agents][doctor]") {
   dir.write(".claude/settings.json",
             R"({"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":")" +
                 command + R"(","timeout":30}]}]}})");
-  auto r = doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
+  auto r = run_doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
   INFO(r.out);
   CHECK(r.code == 1);
   CHECK(line_with(r.out, "FAIL", "decision budget") ==
@@ -247,7 +247,7 @@ TEST_CASE("doctor counts the hook's --wait in its budget", "[agents][doctor]") {
     dir.write(".claude/settings.json",
               R"({"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":")" +
                   command + R"(","timeout":)" + timeout + "}]}]}}");
-    r = doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
+    r = run_doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
     INFO(timeout << "\n" << r.out);
     CHECK(line_with(r.out, "FAIL", "decision budget").empty() == !fails);
     CHECK(r.code == (fails ? 1 : 0));
@@ -255,7 +255,7 @@ TEST_CASE("doctor counts the hook's --wait in its budget", "[agents][doctor]") {
   // What `hook install --wait` writes passes.
   install(dir, {"claude-code", "--project", dir.str(), "--addr", "127.0.0.1:9", "--token-file",
                 dir.str() + "/token", "--timeout-ms", "8000", "--wait", "90"});
-  r = doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
+  r = run_doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
   INFO(r.out);
   CHECK(r.code == 0);
   CHECK_FALSE(

@@ -75,3 +75,26 @@ TEST_CASE("text helpers handle 1 MB inputs", "[text]") {
   std::string upper(1 << 20, 'Q');
   CHECK(text::ascii_lower(upper) == std::string(1 << 20, 'q'));
 }
+
+TEST_CASE("hex writes bytes as lowercase hexadecimal, two digits a byte", "[text]") {
+  CHECK(text::hex("") == "");
+  CHECK(text::hex("\x00\x01\x7f\x80\xff"s) == "00017f80ff");
+  CHECK(text::hex("Warden") == "57617264656e");
+  const unsigned char digest[4] = {0xde, 0xad, 0xbe, 0xef};
+  CHECK(text::hex(digest, sizeof digest) == "deadbeef");
+  std::string out = "sha256:";
+  text::append_hex(out, digest, 2);
+  CHECK(out == "sha256:dead");
+  out = "\\x";
+  text::append_hex(out, static_cast<unsigned char>(0x0a));
+  CHECK(out == "\\x0a");
+  std::string all;
+  for (unsigned v = 0; v < 16; ++v) all += text::hex_digit(v);
+  CHECK(all == "0123456789abcdef");
+  CHECK(text::hex_digit(0x1234) == '4');  // the lowest four bits only
+  std::string every;
+  for (int b = 0; b < 256; ++b) every += static_cast<char>(b);
+  const std::string h = text::hex(every);
+  REQUIRE(h.size() == 512);
+  for (int b = 0; b < 256; ++b) CHECK(std::stoi(h.substr(2 * b, 2), nullptr, 16) == b);
+}
