@@ -14,7 +14,12 @@ Each side runs twice, with N and 2N requests; the CPU time of the difference div
 a decision's cost without the load. Prints decisions per CPU-second and their ratio
 (Warden / CLIPS). Needs the `clips` package (apt-get install clips) and a built `warden`.
 
-  bench/compare_clips.py [--warden build/cli/warden] [--decisions 20000]
+With --instructions each side runs under valgrind (callgrind) instead, and a decision's
+cost is the instructions of the difference: exact, and the same on a busy machine, where CPU
+seconds of runs this short move by tens of percent. Use N of 2000 or so (valgrind is ~50x
+slower).
+
+  bench/compare_clips.py [--warden build/cli/warden] [--decisions 20000] [--instructions]
 """
 import argparse
 import json
@@ -109,6 +114,21 @@ def cpu_of(cmd, out_path):
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def instructions_of(cmd, out_path, tmp):
+    """Runs cmd under callgrind with stdout into out_path; returns the instructions it ran."""
+    counts = os.path.join(tmp, "callgrind.out")
+    with open(os.devnull, "rb") as stdin, open(out_path, "wb") as out:
+        done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + counts] + cmd,
+                              stdin=stdin, stdout=out, stderr=subprocess.PIPE)
+    if done.returncode not in (0, 1):
+        sys.exit("%s failed (%d): %s" % (cmd[0], done.returncode, done.stderr.decode(errors="replace")[-400:]))
+    with open(counts) as f:
+        for line in f:
+            if line.startswith("summary:") or line.startswith("totals:"):
+                return int(line.split()[1])
+    sys.exit("compare_clips: no instruction count in %s" % counts)
+
+
 def warden_hits(path):
     with open(path) as f:
         return [json.loads(line)["outcome"] == "reject" for line in f if line.strip()]
@@ -129,7 +149,11 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--warden", default=os.path.join(here, "..", "build", "cli", "warden"))
     ap.add_argument("--decisions", type=int, default=20000)
+    ap.add_argument("--instructions", action="store_true",
+                    help="count instructions under valgrind instead of CPU seconds")
     args = ap.parse_args()
+    if args.instructions and not shutil.which("valgrind"):
+        sys.exit("compare_clips: --instructions needs valgrind (apt-get install valgrind)")
     if not shutil.which("clips"):
         sys.exit("compare_clips: the clips interpreter is not installed (apt-get install clips)")
     if not os.access(args.warden, os.X_OK):
@@ -168,9 +192,14 @@ def main():
                                                             clips_string(host)))
                     f.write("(exit)\n")
                 w_out, c_out = jsonl + ".out", batch + ".out"
-                cost[("warden", count)] = cpu_of([args.warden, "dry-run", "--rules", rules_dir,
-                                                  "--format", "json", jsonl], w_out)
-                cost[("clips", count)] = cpu_of(["clips", "-f2", batch], c_out)
+                w_cmd = [args.warden, "dry-run", "--rules", rules_dir, "--format", "json", jsonl]
+                c_cmd = ["clips", "-f2", batch]
+                if args.instructions:
+                    cost[("warden", count)] = instructions_of(w_cmd, w_out, tmp)
+                    cost[("clips", count)] = instructions_of(c_cmd, c_out, tmp)
+                else:
+                    cost[("warden", count)] = cpu_of(w_cmd, w_out)
+                    cost[("clips", count)] = cpu_of(c_cmd, c_out)
                 # Both decided alike, or the figures compare nothing.
                 w_hits, c_hits = warden_hits(w_out), clips_hits(c_out)
                 if len(w_hits) != count or w_hits != c_hits:
@@ -179,12 +208,22 @@ def main():
             w = (cost[("warden", 2 * n)] - cost[("warden", n)]) / n
             c = (cost[("clips", 2 * n)] - cost[("clips", n)]) / n
             rows.append((n_rules, 1 / w if w > 0 else float("inf"), 1 / c if c > 0 else float("inf")))
-    print("generated rules, %d decisions (the CPU time of 2N minus N requests)" % n)
-    print("%6s %16s %16s %8s" % ("rules", "warden dec/CPU-s", "clips dec/CPU-s", "ratio"))
-    for n_rules, w, c in rows:
-        print("%6d %16.0f %16.0f %7.2fx" % (n_rules, w, c, w / c))
-    print(json.dumps({"decisions": n, "rows": [{"rules": r, "warden": round(w), "clips": round(c),
-                                                 "ratio": round(w / c, 3)} for r, w, c in rows]}))
+    if args.instructions:
+        print("generated rules, %d decisions (the instructions of 2N minus N requests)" % n)
+        print("%6s %18s %18s %8s" % ("rules", "warden instr/dec", "clips instr/dec", "ratio"))
+        for n_rules, w, c in rows:
+            print("%6d %18.0f %18.0f %7.2fx" % (n_rules, 1 / w, 1 / c, w / c))
+        unit = "instructions"
+    else:
+        print("generated rules, %d decisions (the CPU time of 2N minus N requests)" % n)
+        print("%6s %16s %16s %8s" % ("rules", "warden dec/CPU-s", "clips dec/CPU-s", "ratio"))
+        for n_rules, w, c in rows:
+            print("%6d %16.0f %16.0f %7.2fx" % (n_rules, w, c, w / c))
+        unit = "cpu-seconds"
+    print(json.dumps({"decisions": n, "unit": unit,
+                      "rows": [{"rules": r, "warden": round(w, 9 if args.instructions else 0),
+                                "clips": round(c, 9 if args.instructions else 0), "ratio": round(w / c, 3)}
+                               for r, w, c in rows]}))
 
 
 if __name__ == "__main__":

@@ -43,21 +43,25 @@ bool ProposalStream::read_line(std::string* line) {
   for (;;) {
     std::size_t nl = buffer_.find('\n', scan_from_);
     if (nl != std::string::npos) {
-      line->assign(buffer_, 0, nl);
-      buffer_.erase(0, nl + 1);
-      scan_from_ = 0;
+      line->assign(buffer_, start_, nl - start_);
+      start_ = scan_from_ = nl + 1;
       ++line_no_;
       return true;
     }
     scan_from_ = buffer_.size();
     if (eof_) {
-      if (buffer_.empty()) return false;
-      line->swap(buffer_);
+      if (start_ == buffer_.size()) return false;
+      line->assign(buffer_, start_);
       buffer_.clear();
-      scan_from_ = 0;
+      start_ = scan_from_ = 0;
       ++line_no_;
       return true;
     }
+    // The lines handed out leave the buffer before it grows: one move per read, not one
+    // per line (a 64 KiB read holds hundreds of lines).
+    buffer_.erase(0, start_);
+    scan_from_ -= start_;
+    start_ = 0;
     char chunk[65536];
     ssize_t n = ::read(fd_, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;

@@ -38,8 +38,9 @@ class ProposalStream {
   int fd_;
   std::size_t max_document_bytes_;
   bool after_first_ = false;  // a non-blank line was seen: only the first may open a document
-  std::string buffer_;        // bytes read, not yet split into lines
-  std::size_t scan_from_ = 0; // buffer_ before this has no '\n'
+  std::string buffer_;        // bytes read; from start_ on, not yet split into lines
+  std::size_t start_ = 0;     // where the next line starts
+  std::size_t scan_from_ = 0; // buffer_ from start_ to before this has no '\n'
   bool eof_ = false;
   bool read_error_ = false;
   long line_no_ = 0;

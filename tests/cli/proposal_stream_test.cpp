@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "tests/cli/cli_process.h"
 
@@ -70,6 +72,37 @@ TEST_CASE("ProposalStream: JSON lines with their line numbers, blank lines skipp
   CHECK(items[1].line == 4);
   CHECK(items[1].text == "not json");
   CHECK(items[2].line == 5);  // last line without '\n'
+}
+
+TEST_CASE("ProposalStream: lines over many reads, some across a read's end, each whole and numbered",
+          "[cli][stream]") {
+  // About 1.2 MB in lines of 1 to 3,000 bytes: lines end inside a read, across one and
+  // exactly at one, and the buffer drops the lines handed out as it reads more.
+  std::vector<std::string> lines;
+  std::string input;
+  for (int i = 0; input.size() < 1200000; ++i) {
+    std::string line = "{\"n\":" + std::to_string(i) + ",\"pad\":\"" +
+                       std::string(static_cast<std::size_t>((i * 7919) % 3000), 'x') + "\"}";
+    input += line + "\n";
+    lines.push_back(std::move(line));
+  }
+  Pipe p;
+  std::thread writer([&] {
+    p.put(input);
+    p.close_write();
+  });
+  ProposalStream stream(p.r, 1 << 20);
+  std::vector<ProposalStream::Item> items;
+  ProposalStream::Item item;
+  while (stream.next(&item)) items.push_back(item);
+  writer.join();
+  CHECK_FALSE(stream.read_error());
+  REQUIRE(items.size() == lines.size());
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    INFO("line " << i + 1);
+    CHECK(items[i].line == static_cast<long>(i + 1));
+    CHECK(items[i].text == lines[i]);
+  }
 }
 
 TEST_CASE("ProposalStream: one JSON document over several lines is one item", "[cli][stream]") {
