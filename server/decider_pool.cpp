@@ -85,7 +85,8 @@ DeciderPool::DeciderPool(ActivePolicy& policy, EngineOptions engine_options, Poo
       log_(std::move(log)),
       turns_state_(std::make_shared<Turns>()),
       mutex_(turns_state_->mutex),
-      wake_(turns_state_->wake) {
+      wake_(turns_state_->wake),
+      queue_(options_.max_queue, options_.max_queue_per_principal) {
   options_.workers = std::max(1u, options_.workers);
   options_.max_queue = std::max<std::size_t>(1, options_.max_queue);
   options_.max_queue_per_principal = std::max<std::size_t>(1, options_.max_queue_per_principal);
@@ -140,21 +141,10 @@ DeciderPool::Submitted DeciderPool::submit(DecideJob job) {
   {
     std::lock_guard lock(mutex_);
     if (stopping_) return Submitted::Stopped;
-    auto full = [&] {
-      auto it = queues_.find(job.principal);
-      std::size_t mine = it == queues_.end() ? 0 : it->second.size();
-      return queued_ >= options_.max_queue || mine >= options_.max_queue_per_principal;
-    };
     // Jobs of closed connections do not hold places: drop them before refusing anyone.
-    if (full()) purge_abandoned(&abandoned);
-    if (full()) {
-      result = Submitted::Busy;
-    } else {
-      auto& queue = queues_[job.principal];
-      if (queue.empty()) turns_.push_back(job.principal);
-      queue.push_back(std::move(job));
-      ++queued_;
-    }
+    if (queue_.full(job.principal)) purge_abandoned(&abandoned);
+    const std::string principal = job.principal;
+    if (!queue_.push(principal, job)) result = Submitted::Busy;
   }
   if (result == Submitted::Busy) busy_.fetch_add(1, std::memory_order_relaxed);
   if (result == Submitted::Queued) wake_.notify_one();
@@ -165,22 +155,7 @@ DeciderPool::Submitted DeciderPool::submit(DecideJob job) {
 }
 
 void DeciderPool::purge_abandoned(std::vector<DecideJob>* abandoned) {
-  for (auto it = queues_.begin(); it != queues_.end();) {
-    auto& queue = it->second;
-    auto keep = std::stable_partition(queue.begin(), queue.end(),
-                                      [](const DecideJob& j) { return !is_abandoned(j); });
-    for (auto j = keep; j != queue.end(); ++j) abandoned->push_back(std::move(*j));
-    std::size_t removed = static_cast<std::size_t>(queue.end() - keep);
-    queue.erase(keep, queue.end());
-    queued_ -= removed;
-    abandoned_.fetch_add(removed, std::memory_order_relaxed);
-    if (queue.empty()) {
-      turns_.erase(std::find(turns_.begin(), turns_.end(), it->first));
-      it = queues_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  abandoned_.fetch_add(queue_.remove_if(is_abandoned, abandoned), std::memory_order_relaxed);
 }
 
 void DeciderPool::stop() {
@@ -188,12 +163,7 @@ void DeciderPool::stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
-    for (auto& [principal, queue] : queues_) {
-      for (DecideJob& job : queue) dropped.push_back(std::move(job));
-    }
-    queues_.clear();
-    turns_.clear();
-    queued_ = 0;
+    queue_.drain(&dropped);
   }
   wake_.notify_all();
   for (auto& worker : pool_) {
@@ -207,8 +177,8 @@ void DeciderPool::stop() {
 DeciderPool::Status DeciderPool::status() const {
   Status s;
   std::lock_guard lock(mutex_);
-  s.queued = queued_;
-  s.principals = queues_.size();
+  s.queued = queue_.size();
+  s.principals = queue_.keys();
   for (const auto& worker : pool_) {
     s.worker_digests.push_back(worker->digest);
     s.behind += worker->behind ? 1 : 0;
@@ -220,59 +190,38 @@ DeciderPool::Status DeciderPool::status() const {
 
 std::size_t DeciderPool::queue_depth() const {
   std::lock_guard lock(mutex_);
-  return queued_;
+  return queue_.size();
 }
 
 bool DeciderPool::take(DecideJob* job, std::vector<DecideJob>* abandoned) {
   // Round-robin: the first principal in turn with a job that may start gives it and goes to
   // the back. A job may start unless a decision of its session is in progress; jobs of one
   // session start in the order they were queued.
-  for (std::size_t n = turns_.size(), i = 0; i < n; ++i) {
-    auto it = queues_.find(turns_[i]);
-    auto& queue = it->second;
-    std::unordered_set<std::string> waiting;  // sessions with an earlier job still queued
-    for (auto j = queue.begin(); j != queue.end();) {
-      if (is_abandoned(*j)) {
-        abandoned_.fetch_add(1, std::memory_order_relaxed);
-        abandoned->push_back(std::move(*j));
-        j = queue.erase(j);
-        --queued_;
-        continue;
-      }
-      std::string key = turn_key(*j);
-      if (!key.empty() && (turns_state_->held.count(key) || waiting.count(key))) {
-        waiting.insert(std::move(key));
-        ++j;
-        continue;
-      }
-      if (!key.empty()) turns_state_->held.insert(std::move(key));
-      *job = std::move(*j);
-      queue.erase(j);
-      --queued_;
-      std::string principal = std::move(turns_[i]);
-      turns_.erase(turns_.begin() + static_cast<std::ptrdiff_t>(i));
-      if (queue.empty()) {
-        queues_.erase(it);
-      } else {
-        turns_.push_back(std::move(principal));
-      }
-      return true;
-    }
-    if (queue.empty()) {
-      queues_.erase(it);
-      turns_.erase(turns_.begin() + static_cast<std::ptrdiff_t>(i));
-      --i;
-      --n;
-    }
-  }
-  return false;
+  using Choice = FairQueue<DecideJob>::Choice;
+  std::unordered_set<std::string> waiting;  // sessions with an earlier job still queued
+  return queue_.take(
+      job, [&](const std::string&) { waiting.clear(); },
+      [&](const DecideJob& j) {
+        if (is_abandoned(j)) {
+          abandoned_.fetch_add(1, std::memory_order_relaxed);
+          return Choice::Drop;
+        }
+        std::string key = turn_key(j);
+        if (!key.empty() && (turns_state_->held.count(key) || waiting.count(key))) {
+          waiting.insert(std::move(key));
+          return Choice::Skip;
+        }
+        if (!key.empty()) turns_state_->held.insert(std::move(key));
+        return Choice::Take;
+      },
+      abandoned);
 }
 
 DeciderPool::Next DeciderPool::next_job(DecideJob* job, std::vector<DecideJob>* abandoned) {
   std::unique_lock lock(mutex_);
   for (;;) {
     if (stopping_) return Next::Stopping;
-    if (queued_ > 0 && take(job, abandoned)) return Next::Job;
+    if (queue_.size() > 0 && take(job, abandoned)) return Next::Job;
     // Their connection is gone: released outside the lock, then look again.
     if (!abandoned->empty()) return Next::Abandoned;
     wake_.wait(lock);

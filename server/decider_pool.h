@@ -25,6 +25,7 @@
 #include "engine/engine.h"
 #include "engine/session_memory.h"
 #include "server/active_policy.h"
+#include "server/fair_queue.h"
 #include "server/log.h"
 
 namespace warden::server {
@@ -145,10 +146,7 @@ class DeciderPool {
   std::shared_ptr<Turns> turns_state_;  // before mutex_: holds it
   std::mutex& mutex_;
   std::condition_variable& wake_;
-  // One FIFO per principal; `turns` lists the principals with jobs, in round-robin order.
-  std::unordered_map<std::string, std::deque<DecideJob>> queues_;
-  std::deque<std::string> turns_;
-  std::size_t queued_ = 0;
+  FairQueue<DecideJob> queue_;  // one line per principal
   bool stopping_ = false;
   std::vector<std::unique_ptr<Worker>> pool_;
   std::atomic<std::uint64_t> busy_{0};

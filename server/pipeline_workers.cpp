@@ -7,8 +7,7 @@ namespace warden::server {
 
 PipelineWorkers::PipelineWorkers(unsigned threads, std::size_t max_queue, Logger log)
     : threads_(threads ? threads : 1),
-      max_queue_(max_queue),
-      per_principal_(std::max<std::size_t>(1, max_queue / 4)),
+      waiting_(max_queue, max_queue / 4),
       log_(std::move(log)) {}
 
 PipelineWorkers::~PipelineWorkers() { stop(); }
@@ -27,28 +26,19 @@ PipelineWorkers::Submitted PipelineWorkers::submit(PipelineJob job) {
   {
     std::lock_guard lock(mutex_);
     if (stopping_) return Submitted::Stopped;
-    if (queued_ >= max_queue_) return Submitted::Busy;
-    std::deque<PipelineJob>& line = waiting_[job.principal];
-    if (line.size() >= per_principal_) return Submitted::Busy;
-    if (line.empty()) turns_.push_back(job.principal);
-    line.push_back(std::move(job));
-    ++queued_;
+    const std::string principal = job.principal;
+    if (!waiting_.push(principal, job)) return Submitted::Busy;
   }
   wake_.notify_one();
   return Submitted::Queued;
 }
 
 void PipelineWorkers::stop() {
-  std::deque<PipelineJob> left;
+  std::vector<PipelineJob> left;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
-    for (auto& [principal, line] : waiting_) {
-      for (PipelineJob& job : line) left.push_back(std::move(job));
-    }
-    waiting_.clear();
-    turns_.clear();
-    queued_ = 0;
+    waiting_.drain(&left);
   }
   wake_.notify_all();
   for (PipelineJob& job : left) {
@@ -66,7 +56,7 @@ void PipelineWorkers::stop() {
 
 std::size_t PipelineWorkers::queued() const {
   std::lock_guard lock(mutex_);
-  return queued_;
+  return waiting_.size();
 }
 
 std::size_t PipelineWorkers::running() const {
@@ -79,21 +69,9 @@ void PipelineWorkers::loop() {
     PipelineJob job;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || queued_ > 0; });
+      wake_.wait(lock, [&] { return stopping_ || waiting_.size() > 0; });
       if (stopping_) return;  // stop() cancels what is queued
-      // Round-robin: the next principal's oldest run; the principal goes to the back of
-      // the turns while it has more waiting.
-      std::string principal = std::move(turns_.front());
-      turns_.pop_front();
-      auto it = waiting_.find(principal);
-      job = std::move(it->second.front());
-      it->second.pop_front();
-      --queued_;
-      if (it->second.empty()) {
-        waiting_.erase(it);
-      } else {
-        turns_.push_back(std::move(principal));
-      }
+      waiting_.take(&job);  // round-robin: the next principal's oldest run
       ++running_;
     }
     try {

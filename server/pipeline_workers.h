@@ -11,14 +11,13 @@
 
 #include <condition_variable>
 #include <cstddef>
-#include <deque>
 #include <functional>
-#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "server/fair_queue.h"
 #include "server/log.h"
 
 namespace warden::server {
@@ -49,7 +48,7 @@ class PipelineWorkers {
 
   std::size_t queued() const;
   // Runs one principal may have waiting: a quarter of max_queue, at least 1.
-  std::size_t max_queued_per_principal() const { return per_principal_; }
+  std::size_t max_queued_per_principal() const { return waiting_.max_per_key(); }
   std::size_t running() const;
   unsigned size() const { return threads_; }
 
@@ -57,14 +56,10 @@ class PipelineWorkers {
   void loop();
 
   const unsigned threads_;
-  const std::size_t max_queue_;
-  const std::size_t per_principal_;
   Logger log_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  std::map<std::string, std::deque<PipelineJob>> waiting_;  // per principal, oldest first
-  std::deque<std::string> turns_;  // principals with waiting runs, next to be served first
-  std::size_t queued_ = 0;
+  FairQueue<PipelineJob> waiting_;  // one line per principal
   std::size_t running_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> pool_;
