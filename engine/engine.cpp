@@ -244,7 +244,6 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   // Armed before asserting: patterns' conditions (test CEs, deffunctions) run as facts are
   // asserted, and must stop at the deadline like rule actions do.
   env_->arm_deadline(std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::steady_clock::now()));
-  codec_->set_assert_unobserved(request.explain);
   const bool asserted = !failed && codec_->assert_all(fields, doc, leaves, *policy_impl(*policy_).patterns, fact_limits,
                                                       &fact_error, request.history, now_,
                                                       policy_impl(*policy_).history_filter.get(), history_index(request));

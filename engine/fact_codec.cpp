@@ -198,14 +198,6 @@ bool FactCodec::finish(void* f) {
     ReturnFact(raw_, static_cast<struct fact*>(f));
     return false;
   }
-  // A fact of a template no rule's pattern names can change nothing: rules see facts only
-  // through patterns (the sandbox refuses every function that reads them otherwise), and
-  // time tags keep their order. It is counted above, not asserted, unless the decision
-  // lists its facts.
-  if (!assert_unobserved_ && !static_cast<struct fact*>(f)->whichDeftemplate->patternNetwork) {
-    ReturnFact(raw_, static_cast<struct fact*>(f));
-    return true;
-  }
   EnvAssignFactSlotDefaults(raw_, f);
   EnvAssert(raw_, f);  // NULL for a duplicate fact, which is not an error
   return true;

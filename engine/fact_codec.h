@@ -96,10 +96,6 @@ class FactCodec {
   // left out.
   void read_approval(Decision* decision, std::string* error, const RuleOverlay* overlay = nullptr);
 
-  // Whether assert_all asserts the facts of templates no rule's pattern names (by default
-  // they are only counted against the cap): on when the decision lists its facts.
-  void set_assert_unobserved(bool on) { assert_unobserved_ = on; }
-
   // How many history facts the last assert_all() asserted.
   std::size_t history_asserted() const { return history_asserted_; }
 
@@ -166,7 +162,6 @@ class FactCodec {
   bool assert_history(const HistoryEntry& entry, std::int64_t now);
   bool count_fact();  // one more fact against the cap; false once stopped
   std::size_t history_asserted_ = 0;  // by the last assert_all()
-  bool assert_unobserved_ = false;
   const char* path_class(const paths::Location& loc);
   void glob_class(const std::string& glob, EffectRecord* rec);
   const paths::Location& workspace_root();
