@@ -296,7 +296,9 @@ bool match(const ClassSets& c, std::string_view text, bool utf8, bool prefilter,
     const unsigned form = !e.home ? kAsIs : e.case_insensitive ? kHomeFolded : kHomeExact;
     if (forms & form) (e.except ? *excepted : *hit)[e.class_index] = 1;
   };
-  if (prefilter && c.filtered && text::is_ascii(text)) {
+  // Only when the whole path is UTF-8 (`utf8`): the part after a home that is not is matched
+  // by the Latin-1 set, where letters fold otherwise (no Kelvin sign folds to "k" there).
+  if (prefilter && utf8 && c.filtered && text::is_ascii(text)) {
     // Atoms are lower case and looked for in the path lowered. For ASCII text that is exact:
     // an ASCII letter of a pattern that folds case matches only its two ASCII forms, one
     // that does not fold only itself.
@@ -401,7 +403,7 @@ struct LastLookup {
   std::shared_ptr<const ClassSets> compiled;
   std::shared_ptr<const HomePrefix> prefix;
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> memo;  // → class index
-  std::string key;  // scratch: normalized "\0" resolved
+  std::string key;  // scratch: the normalized reading's length, then both readings
 };
 thread_local LastLookup last_lookup;
 
@@ -665,14 +667,14 @@ std::string_view PathClasses::classify(std::string_view normalized, std::string_
   // failure classifies nothing as safe: the path gets the first class.
   if (!sets.error.empty()) return classes_.front()->name;
 
+  // The remembered answer's key: the normalized reading's length, then both readings, so
+  // no pair of readings spells another's key (a NUL in a path included).
   const bool one_reading = resolved.empty() || resolved == normalized;
-  std::string_view key = normalized;
-  if (!one_reading) {
-    last.key.assign(normalized);
-    last.key.push_back('\0');
-    last.key.append(resolved);
-    key = last.key;
-  }
+  const std::size_t length = normalized.size();
+  last.key.assign(reinterpret_cast<const char*>(&length), sizeof length);
+  last.key.append(normalized);
+  if (!one_reading) last.key.append(resolved);
+  const std::string_view key = last.key;
   const bool memoize = !reference && key.size() <= kMemoKeyBytes;
   if (memoize) {
     auto it = last.memo.find(key);
