@@ -199,6 +199,21 @@ bool bool_or_false(const rapidjson::Value& obj, const char* name) {
   return it != obj.MemberEnd() && it->value.IsBool() && it->value.GetBool();
 }
 
+// One entry of a record's "effects" (an object).
+EffectRecord effect_record(const rapidjson::Value& e) {
+  EffectRecord effect;
+  effect.kind = warden::json::string_member(e, "kind");
+  effect.object = warden::json::string_member(e, "object");
+  effect.target = warden::json::string_member(e, "target");
+  effect.program = warden::json::string_member(e, "program");
+  effect.path_class = warden::json::string_member(e, "class");
+  effect.in_workspace = bool_or_false(e, "in_workspace");
+  effect.subcommand = warden::json::string_member(e, "subcommand");
+  effect.via = warden::json::string_member(e, "via");
+  effect.dynamic = bool_or_false(e, "dynamic");
+  return effect;
+}
+
 bool parse_outcome_member(const rapidjson::Value& obj, Outcome* out, std::string* error) {
   std::string name;
   if (!get_string(obj, "outcome", &name, error)) return false;
@@ -299,17 +314,7 @@ bool parse_decision(std::string_view line, DecisionRecord* out, std::string* err
   if (effects != doc.MemberEnd() && effects->value.IsArray()) {
     for (const auto& e : effects->value.GetArray()) {
       if (!e.IsObject()) continue;
-      EffectRecord effect;
-      effect.kind = warden::json::string_member(e, "kind");
-      effect.object = warden::json::string_member(e, "object");
-      effect.target = warden::json::string_member(e, "target");
-      effect.program = warden::json::string_member(e, "program");
-      effect.path_class = warden::json::string_member(e, "class");
-      effect.in_workspace = bool_or_false(e, "in_workspace");
-      effect.subcommand = warden::json::string_member(e, "subcommand");
-      effect.via = warden::json::string_member(e, "via");
-      effect.dynamic = bool_or_false(e, "dynamic");
-      r.effects.push_back(std::move(effect));
+      r.effects.push_back(effect_record(e));
     }
   }
   auto elapsed = doc.FindMember("elapsed_us");
@@ -399,24 +404,9 @@ bool read_decision_lean(std::string_view line, DecisionRecord* r) {
     rapidjson::Document doc;
     doc.ParseInsitu(buffer.data());
     if (doc.HasParseError() || !doc.IsArray()) return false;
-    const auto str = warden::json::string_member;
-    auto flag = [](const rapidjson::Value& o, const char* name) {
-      auto it = o.FindMember(name);
-      return it != o.MemberEnd() && it->value.IsBool() && it->value.GetBool();
-    };
     for (const auto& e : doc.GetArray()) {
       if (!e.IsObject()) continue;
-      EffectRecord f;
-      f.kind = str(e, "kind");
-      f.object = str(e, "object");
-      f.target = str(e, "target");
-      f.program = str(e, "program");
-      f.path_class = str(e, "class");
-      f.in_workspace = flag(e, "in_workspace");
-      f.subcommand = str(e, "subcommand");
-      f.via = str(e, "via");
-      f.dynamic = flag(e, "dynamic");
-      r->effects.push_back(std::move(f));
+      r->effects.push_back(effect_record(e));
     }
   }
   return true;
