@@ -15,6 +15,7 @@
 
 #include "agents/hook_shell.h"
 #include "agents/json_strict.h"
+#include "bindings/json.h"
 #include "protocol/message.h"
 
 namespace warden::agents {
@@ -113,9 +114,8 @@ bool bool_field(const Value& v, const char* key, std::optional<bool>* out, HookE
 // exec_command's arguments (the JSON text of the function_call) into *out.
 bool parse_exec_command(std::string_view arguments, CodexShellCall* out, HookError* error) {
   rapidjson::Document args;
-  args.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(
-      arguments.data(), arguments.size());
-  if (args.HasParseError() || !args.IsObject()) {
+  // The depth is json_unambiguous's to refuse (kMaxJsonDepth), after an iterative parse.
+  if (json::parse(arguments, &args, json::Limits::any_depth()) || !args.IsObject()) {
     return codex_call_failed(error, kCodexCallArguments,
                 "exec_command arguments in Codex's transcript are not a JSON object");
   }
@@ -198,9 +198,8 @@ bool read_codex_shell_call(const std::string& transcript_path, std::string_view 
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     if (plain_id && line.find(call_id) == std::string_view::npos) continue;
     rapidjson::Document doc;
-    doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(line.data(),
-                                                                                      line.size());
-    if (doc.HasParseError()) continue;  // a malformed or half-written line is not the call
+    // A malformed or half-written line is not the call.
+    if (json::parse(line, &doc, json::Limits::any_depth())) continue;
     const Value* item = function_call_item(doc, call_id);
     if (!item) continue;
     auto n = item->FindMember("name");

@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 
+#include "bindings/json.h"
 #include "engine/engine.h"
 #include "engine/rule_files.h"
 #include "protocol/client.h"
@@ -258,8 +259,8 @@ class DaemonDecider final : public Decider {
     const auto deadline = Clock::now() + config_.budget + std::chrono::seconds(std::max(0, config_.wait_s));
     if (!config_error_.empty()) return failure(kConfig, config_error_);
     rapidjson::Document proposal;
-    proposal.Parse<rapidjson::kParseValidateEncodingFlag>(proposal_json.data(), proposal_json.size());
-    if (proposal.HasParseError() || !proposal.IsObject()) {
+    // The daemon checks the depth against its own limit.
+    if (json::parse(proposal_json, &proposal, json::Limits::any_depth()) || !proposal.IsObject()) {
       return failure(code::kInputJson, "the proposal is not a JSON object");
     }
     for (int attempt = 0;; ++attempt) {

@@ -2,6 +2,7 @@
 #include "agents/hook_call.h"
 
 #include "agents/json_strict.h"
+#include "bindings/json.h"
 
 namespace warden::agents {
 
@@ -37,14 +38,13 @@ bool parse_hook_call(std::string_view text, HookCall* call, HookError* error) {
                     std::to_string(kMaxHookInputBytes));
   }
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(text.data(),
-                                                                                  text.size());
-  if (doc.HasParseError()) {
+  // The depth is json_unambiguous's to refuse (kMaxJsonDepth), after an iterative parse.
+  if (const json::Error e = json::parse(text, &doc, json::Limits::any_depth())) {
     return hook_call_failed(error, kHookInputJson,
-                doc.GetParseError() == rapidjson::kParseErrorStringInvalidEncoding
+                e.code == rapidjson::kParseErrorStringInvalidEncoding
                     ? "hook input is not valid UTF-8"
                     : "hook input is not valid JSON (at byte " +
-                          std::to_string(doc.GetErrorOffset()) + ")");
+                          std::to_string(e.offset) + ")");
   }
   if (!doc.IsObject()) return hook_call_failed(error, kHookInputShape, "hook input is not a JSON object");
   // The agent read its own JSON one way; the mapping must not read another (a duplicate name:

@@ -2,6 +2,7 @@
 #include "agents/mcp_message.h"
 
 #include "agents/json_strict.h"
+#include "bindings/json.h"
 #include "protocol/message.h"
 
 #include <rapidjson/error/en.h>
@@ -72,14 +73,11 @@ Message classify(const rapidjson::Value& m) {
 
 Line parse_line(std::string_view text) {
   Line line;
-  constexpr unsigned kFlags =
-      rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag;
-  line.doc.Parse<kFlags>(text.data(), text.size());
-  if (line.doc.HasParseError()) {
+  // The depth is json_unambiguous's to refuse (kMaxJsonDepth), after an iterative parse.
+  if (const warden::json::Error e = warden::json::parse(text, &line.doc, warden::json::Limits::any_depth())) {
     line.error_code = kParseError;
-    line.problem = std::string("not JSON: ") +
-                   rapidjson::GetParseError_En(line.doc.GetParseError()) + " at byte " +
-                   std::to_string(line.doc.GetErrorOffset());
+    const char* why = e.refusal == warden::json::Refusal::kNulByte ? "NUL byte" : e.syntax();
+    line.problem = std::string("not JSON: ") + why + " at byte " + std::to_string(e.offset);
     return line;
   }
   // One line, one reading: the server's JSON parser (JSON.parse, Python's json) keeps the

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "bindings/json.h"
 #include "audit/chain.h"
 
 namespace warden::audit {
@@ -70,14 +71,6 @@ bool parse_rfc3339(std::string_view text, std::int64_t* out) {
   return true;
 }
 
-std::string member(const rapidjson::Value& obj, const char* name) {
-  if (!obj.IsObject()) return {};
-  auto it = obj.FindMember(name);
-  if (it == obj.MemberEnd()) return {};
-  if (it->value.IsString()) return std::string(it->value.GetString(), it->value.GetStringLength());
-  return {};
-}
-
 // Filters only decisions can match; only decisions and approval records; only approvals.
 bool has_decision_filter(const QueryFilter& f) { return f.outcome.has_value(); }
 bool has_shared_filter(const QueryFilter& f) {
@@ -95,11 +88,11 @@ bool approval_row(std::string_view fields, const QueryFilter& filter, QueryRow* 
     *unreadable = true;
     return false;
   }
-  const std::string id = member(doc, "approval_id"), event = member(doc, "event");
+  const std::string id = warden::json::string_member(doc, "approval_id"), event = warden::json::string_member(doc, "event");
   if (!filter.approval_id.empty() && id != filter.approval_id) return false;
   if (!filter.event.empty() && event != filter.event) return false;
-  r->principal = member(doc, "requester");
-  r->session = member(doc, "session");
+  r->principal = warden::json::string_member(doc, "requester");
+  r->session = warden::json::string_member(doc, "session");
   if (!filter.principal.empty() && r->principal != filter.principal) return false;
   if (!filter.session.empty() && r->session != filter.session) return false;
   auto rules = doc.FindMember("rules");
@@ -112,7 +105,7 @@ bool approval_row(std::string_view fields, const QueryFilter& filter, QueryRow* 
   std::string action;
   auto a = doc.FindMember("action");
   if (a != doc.MemberEnd() && a->value.IsObject()) {
-    if (!filter.target.empty() && member(a->value, "target") != filter.target) return false;
+    if (!filter.target.empty() && warden::json::string_member(a->value, "target") != filter.target) return false;
     rapidjson::StringBuffer buffer;
     rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
     a->value.Accept(w);
@@ -120,7 +113,7 @@ bool approval_row(std::string_view fields, const QueryFilter& filter, QueryRow* 
   } else if (!filter.target.empty()) {
     return false;
   }
-  const std::string by = member(doc, "by");
+  const std::string by = warden::json::string_member(doc, "by");
   r->outcome = event;
   r->summary = id + " " + event + (by.empty() ? "" : " by " + by) + (action.empty() ? "" : ": " + action);
   auto masks = doc.FindMember("masks");
@@ -160,13 +153,13 @@ std::string proposal_summary(std::string_view proposal_json) {
   rapidjson::Document doc;
   doc.Parse(proposal_json.data(), proposal_json.size());
   if (doc.HasParseError() || !doc.IsObject()) return std::string(proposal_json);
-  std::string head = member(doc, "target");
-  const std::string action = member(doc, "action");
+  std::string head = warden::json::string_member(doc, "target");
+  const std::string action = warden::json::string_member(doc, "action");
   if (!action.empty()) head += (head.empty() ? "" : " ") + action;
   auto payload = doc.FindMember("payload");
   if (payload != doc.MemberEnd() && payload->value.IsObject()) {
     for (const char* key : {"command", "path", "url", "tool", "name", "text"}) {
-      std::string value = member(payload->value, key);
+      std::string value = warden::json::string_member(payload->value, key);
       if (!value.empty()) return head + ": " + value;
     }
     rapidjson::StringBuffer buffer;
@@ -228,7 +221,7 @@ QueryStats run_query(const LogSet& set, const QueryFilter& filter,
       if (!filter.target.empty()) {
         rapidjson::Document input;
         input.Parse(d.proposal_json.data(), d.proposal_json.size());
-        if (member(input, "target") != filter.target) return true;
+        if (warden::json::string_member(input, "target") != filter.target) return true;
       }
       r.principal = d.principal;
       r.session = d.session;

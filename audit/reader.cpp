@@ -17,6 +17,8 @@
 #include <system_error>
 
 #include "audit/chain.h"
+#include "audit/line_scan.h"
+#include "bindings/json.h"
 
 namespace warden::audit {
 namespace fs = std::filesystem;
@@ -34,13 +36,6 @@ bool is_rotated_name(std::string_view name, std::string_view stem, std::string_v
   if (name.substr(name.size() - ext.size()) != ext) return false;
   std::string_view range = name.substr(stem.size() + 1, 25);
   return is_digits(range.substr(0, 12)) && range[12] == '-' && is_digits(range.substr(13, 12));
-}
-
-std::string to_json(const rapidjson::Value& v) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  v.Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
 }
 
 }  // namespace
@@ -199,16 +194,24 @@ bool get_string(const rapidjson::Value& obj, const char* name, std::string* out,
   return true;
 }
 
-std::string string_or_empty(const rapidjson::Value& obj, const char* name) {
-  auto it = obj.FindMember(name);
-  return it != obj.MemberEnd() && it->value.IsString()
-             ? std::string(it->value.GetString(), it->value.GetStringLength())
-             : std::string();
-}
-
 bool bool_or_false(const rapidjson::Value& obj, const char* name) {
   auto it = obj.FindMember(name);
   return it != obj.MemberEnd() && it->value.IsBool() && it->value.GetBool();
+}
+
+// One entry of a record's "effects" (an object).
+EffectRecord effect_record(const rapidjson::Value& e) {
+  EffectRecord effect;
+  effect.kind = warden::json::string_member(e, "kind");
+  effect.object = warden::json::string_member(e, "object");
+  effect.target = warden::json::string_member(e, "target");
+  effect.program = warden::json::string_member(e, "program");
+  effect.path_class = warden::json::string_member(e, "class");
+  effect.in_workspace = bool_or_false(e, "in_workspace");
+  effect.subcommand = warden::json::string_member(e, "subcommand");
+  effect.via = warden::json::string_member(e, "via");
+  effect.dynamic = bool_or_false(e, "dynamic");
+  return effect;
 }
 
 bool parse_outcome_member(const rapidjson::Value& obj, Outcome* out, std::string* error) {
@@ -274,20 +277,20 @@ bool parse_decision(std::string_view line, DecisionRecord* out, std::string* err
       !get_string(doc, "session", &r.session, error) ||
       !get_string(doc, "reason", &r.reason, error) || !parse_outcome_member(doc, &r.outcome, error))
     return false;
-  r.error_code = string_or_empty(doc, "error_code");
+  r.error_code = warden::json::string_member(doc, "error_code");
   r.defaulted = bool_or_false(doc, "defaulted");
   auto input = doc.FindMember("input");
   if (input != doc.MemberEnd() && input->value.IsString()) {
     // What the client sent was not JSON: the record holds its text.
     r.proposal_json.assign(input->value.GetString(), input->value.GetStringLength());
   } else if (input != doc.MemberEnd() && input->value.IsObject()) {
-    r.proposal_json = to_json(input->value);
+    r.proposal_json = warden::json::to_text(input->value);
   } else {
     *error = "member \"input\" is missing or not an object";
     return false;
   }
   auto action = doc.FindMember("action");
-  if (action != doc.MemberEnd() && action->value.IsObject()) r.action_json = to_json(action->value);
+  if (action != doc.MemberEnd() && action->value.IsObject()) r.action_json = warden::json::to_text(action->value);
   auto groups = doc.FindMember("groups");
   if (groups != doc.MemberEnd() && groups->value.IsArray())
     for (const auto& g : groups->value.GetArray())
@@ -297,9 +300,9 @@ bool parse_decision(std::string_view line, DecisionRecord* out, std::string* err
     for (const auto& f : rules->value.GetArray()) {
       if (!f.IsObject()) continue;
       FiredRule fired;
-      fired.rule = string_or_empty(f, "rule");
-      fired.reason = string_or_empty(f, "reason");
-      fired.monitor = string_or_empty(f, "mode") == "monitor";
+      fired.rule = warden::json::string_member(f, "rule");
+      fired.reason = warden::json::string_member(f, "reason");
+      fired.monitor = warden::json::string_member(f, "mode") == "monitor";
       if (!parse_outcome_member(f, &fired.outcome, error)) {
         *error = "rule \"" + fired.rule + "\": " + *error;
         return false;
@@ -311,17 +314,7 @@ bool parse_decision(std::string_view line, DecisionRecord* out, std::string* err
   if (effects != doc.MemberEnd() && effects->value.IsArray()) {
     for (const auto& e : effects->value.GetArray()) {
       if (!e.IsObject()) continue;
-      EffectRecord effect;
-      effect.kind = string_or_empty(e, "kind");
-      effect.object = string_or_empty(e, "object");
-      effect.target = string_or_empty(e, "target");
-      effect.program = string_or_empty(e, "program");
-      effect.path_class = string_or_empty(e, "class");
-      effect.in_workspace = bool_or_false(e, "in_workspace");
-      effect.subcommand = string_or_empty(e, "subcommand");
-      effect.via = string_or_empty(e, "via");
-      effect.dynamic = bool_or_false(e, "dynamic");
-      r.effects.push_back(std::move(effect));
+      r.effects.push_back(effect_record(e));
     }
   }
   auto elapsed = doc.FindMember("elapsed_us");
@@ -330,6 +323,92 @@ bool parse_decision(std::string_view line, DecisionRecord* out, std::string* err
   auto masks = doc.FindMember("masks");
   r.masked = masks != doc.MemberEnd() && masks->value.IsArray() && !masks->value.Empty();
   *out = std::move(r);
+  return true;
+}
+
+bool read_decision_lean(std::string_view line, DecisionRecord* r) {
+  std::size_t spans[12][2] = {};
+  static const std::string_view names[12] = {"seq", "kind", "time", "daemon", "decision_id", "rules_digest",
+                                             "principal", "groups", "session", "input", "outcome", "masks"};
+  std::size_t effects_b = 0, effects_e = 0, error_b = 0, error_e = 0;
+  unsigned seen = 0;
+  bool plain_keys = true;
+  bool ok = scan::for_each_member(line, 0, [&](std::string_view key, std::size_t b, std::size_t e) {
+    // An escaped key ("se\u0071") is a name of its own here but "seq" to a JSON parser.
+    if (key.find('\\') != std::string_view::npos) plain_keys = false;
+    for (int i = 0; i < 12; ++i) {
+      if (key == names[i]) {
+        if (!(seen >> i & 1)) spans[i][0] = b, spans[i][1] = e;
+        seen |= 1u << i;
+        return;
+      }
+    }
+    if (key == "effects" && !effects_e) effects_b = b, effects_e = e;
+    if (key == "error_code" && !error_e) error_b = b, error_e = e;
+  });
+  if (!ok || !plain_keys || seen != 0xfff || !error_e) return false;
+  std::string_view v;
+  // seq
+  std::string_view seq = line.substr(spans[0][0], spans[0][1] - spans[0][0]);
+  if (seq.empty() || seq.size() > 19) return false;
+  std::uint64_t n = 0;
+  for (char c : seq) {
+    if (c < '0' || c > '9') return false;
+    n = n * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  r->seq = n;
+  if (!scan::plain_string(line, spans[1][0], spans[1][1], &v) || v != "decision") return false;
+  if (!scan::plain_string(line, spans[2][0], spans[2][1], &v) || !parse_time(v, &r->time_us)) return false;
+  if (!scan::plain_string(line, spans[3][0], spans[3][1], &v)) return false;
+  r->daemon.assign(v);
+  if (!scan::plain_string(line, spans[4][0], spans[4][1], &v)) return false;
+  r->decision_id.assign(v);
+  if (!scan::plain_string(line, spans[5][0], spans[5][1], &v)) return false;
+  r->rules_digest.assign(v);
+  if (!scan::plain_string(line, spans[6][0], spans[6][1], &v)) return false;
+  r->principal.assign(v);
+  if (!scan::plain_string(line, spans[8][0], spans[8][1], &v)) return false;
+  r->session.assign(v);
+  if (!scan::plain_string(line, spans[10][0], spans[10][1], &v)) return false;
+  auto outcome = parse_outcome(v);
+  if (!outcome) return false;
+  r->outcome = *outcome;
+  if (!scan::plain_string(line, error_b, error_e, &v)) return false;
+  r->error_code.assign(v);
+  // groups: ["a","b"] with no escapes
+  std::string_view groups = line.substr(spans[7][0], spans[7][1] - spans[7][0]);
+  if (groups.size() < 2 || groups.front() != '[' || groups.back() != ']' || groups.find('\\') != std::string_view::npos)
+    return false;
+  r->groups.clear();
+  for (std::size_t at = 1; at + 1 < groups.size();) {
+    if (groups[at] != '"') return false;
+    std::size_t end = groups.find('"', at + 1);
+    if (end == std::string_view::npos) return false;
+    r->groups.emplace_back(groups.substr(at + 1, end - at - 1));
+    at = end + 1;
+    if (at < groups.size() - 1) {
+      if (groups[at] != ',') return false;
+      ++at;
+    }
+  }
+  if (line[spans[9][0]] != '{') return false;
+  r->proposal_json.assign(line.substr(spans[9][0], spans[9][1] - spans[9][0]));
+  std::string_view masks = line.substr(spans[11][0], spans[11][1] - spans[11][0]);
+  // parse_decision's reading: a non-empty array ("[ ]" is empty; a string or object is not masked).
+  if (masks.empty() || masks.front() != '[') return false;
+  r->masked = scan::skip_ws(masks, 1) + 1 < masks.size();
+  r->effects.clear();
+  if (r->outcome == Outcome::Approve && r->error_code.empty() && !r->session.empty() && effects_e > effects_b + 2) {
+    thread_local std::string buffer;
+    buffer.assign(line.substr(effects_b, effects_e - effects_b));
+    rapidjson::Document doc;
+    doc.ParseInsitu(buffer.data());
+    if (doc.HasParseError() || !doc.IsArray()) return false;
+    for (const auto& e : doc.GetArray()) {
+      if (!e.IsObject()) continue;
+      r->effects.push_back(effect_record(e));
+    }
+  }
   return true;
 }
 

@@ -114,4 +114,14 @@ struct DecisionRecord {
 inline constexpr std::uint64_t kMaxParsedLine = std::uint64_t{1} << 32;
 bool parse_decision(std::string_view line, DecisionRecord* out, std::string* error);
 
+// What replay needs of a decision record, read without building a DOM: the members' spans
+// by one structural pass, the input object's bytes as they are (the daemon's own compact
+// serialization), and the effects parsed only when the session will remember them. False
+// when the record has an unusual shape (an escaped string, a missing member): the caller
+// then reads it with parse_decision, which names any problem. rules and reason are left
+// empty (a changed record is read again in full).
+// A record it reads, parse_decision reads alike: the same members (the input as the daemon
+// wrote it, not re-serialized; the effects only when replay needs them).
+bool read_decision_lean(std::string_view line, DecisionRecord* out);
+
 }  // namespace warden::audit

@@ -15,7 +15,9 @@
 #include <unordered_map>
 
 #include "audit/chain.h"
+#include "audit/line_scan.h"
 #include "audit/reader.h"
+#include "bindings/json.h"
 #include "engine/engine.h"
 #include "engine/proposal_reader.h"
 #include "engine/rule_files.h"
@@ -25,22 +27,6 @@ namespace warden::audit {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// ---- reading the envelope without a JSON parser ------------------------------------------
-
-// The raw bytes (escapes kept) of the first `,"<name>":"…"` string member at or after `from`;
-// npos when absent. A `"` inside a JSON string is always escaped, so the first raw match of
-// `,"name":"` in a record is the member itself as long as no earlier member is an object
-// holding one: in a decision record principal and session come before input.
-std::string_view raw_string_member(std::string_view line, std::string_view marker, std::size_t* from) {
-  std::size_t at = line.find(marker, *from);
-  if (at == std::string_view::npos) return {};
-  std::size_t start = at + marker.size(), i = start;
-  while (i < line.size() && line[i] != '"') i += line[i] == '\\' ? 2 : 1;
-  if (i > line.size()) i = line.size();
-  *from = i;
-  return line.substr(start, i - start);
-}
 
 std::uint64_t fnv1a(std::string_view a, std::string_view b) {
   std::uint64_t h = 1469598103934665603ull;
@@ -96,74 +82,6 @@ class KeyBuilder {
 
 // ---- the parts of a proposal rules cannot see ------------------------------------------
 
-std::size_t skip_ws(std::string_view j, std::size_t i) {
-  while (i < j.size() && (j[i] == ' ' || j[i] == '\t' || j[i] == '\n' || j[i] == '\r')) ++i;
-  return i;
-}
-
-// The end of the string starting at j[i] == '"' (one past its closing quote), npos if none.
-std::size_t skip_string(std::string_view j, std::size_t i) {
-  for (++i; i < j.size(); ++i) {
-    if (j[i] == '\\') ++i;
-    else if (j[i] == '"') return i + 1;
-  }
-  return std::string_view::npos;
-}
-
-// One past the JSON value at j[i], npos if it is cut short.
-std::size_t skip_value(std::string_view j, std::size_t i) {
-  if (i >= j.size()) return std::string_view::npos;
-  if (j[i] == '"') return skip_string(j, i);
-  if (j[i] == '{' || j[i] == '[') {
-    int depth = 0;
-    while (i < j.size()) {
-      char c = j[i];
-      if (c == '"') {
-        i = skip_string(j, i);
-        if (i == std::string_view::npos) return i;
-        continue;
-      }
-      if (c == '{' || c == '[') ++depth;
-      if (c == '}' || c == ']') {
-        if (--depth == 0) return i + 1;
-      }
-      ++i;
-    }
-    return std::string_view::npos;
-  }
-  while (i < j.size() && j[i] != ',' && j[i] != '}' && j[i] != ']' && j[i] != ' ') ++i;
-  return i;
-}
-
-// Calls f(key, value_begin, value_end) for each member of the object at j[i] == '{'; the key
-// is raw (escapes kept). False when the text is not an object of that shape.
-template <class F>
-bool for_each_member(std::string_view j, std::size_t i, F&& f) {
-  i = skip_ws(j, i);
-  if (i >= j.size() || j[i] != '{') return false;
-  i = skip_ws(j, i + 1);
-  if (i < j.size() && j[i] == '}') return true;
-  while (i < j.size()) {
-    if (j[i] != '"') return false;
-    std::size_t key_end = skip_string(j, i);
-    if (key_end == std::string_view::npos) return false;
-    std::string_view key = j.substr(i + 1, key_end - i - 2);
-    i = skip_ws(j, key_end);
-    if (i >= j.size() || j[i] != ':') return false;
-    i = skip_ws(j, i + 1);
-    std::size_t end = skip_value(j, i);
-    if (end == std::string_view::npos) return false;
-    f(key, i, end);
-    i = skip_ws(j, end);
-    if (i < j.size() && j[i] == ',') {
-      i = skip_ws(j, i + 1);
-      continue;
-    }
-    return i < j.size() && j[i] == '}';
-  }
-  return false;
-}
-
 // The byte ranges of the string values of context.session and context.agent (those asked
 // for): values that reach rules only through the proposal fact's slots of the same names.
 // The engine also inspects each of them as it reads the proposal (a NUL, an invalid escape
@@ -176,9 +94,9 @@ void unseen_ranges(std::string_view j, bool session, bool agent, Accepted&& acce
                    std::vector<std::pair<std::size_t, std::size_t>>* out) {
   out->clear();
   if (!session && !agent) return;
-  for_each_member(j, 0, [&](std::string_view key, std::size_t begin, std::size_t) {
+  scan::for_each_member(j, 0, [&](std::string_view key, std::size_t begin, std::size_t) {
     if (key != "context" || j[begin] != '{') return;
-    for_each_member(j, begin, [&](std::string_view k, std::size_t b, std::size_t e) {
+    scan::for_each_member(j, begin, [&](std::string_view k, std::size_t b, std::size_t e) {
       if (j[b] != '"') return;
       if (((session && k == "session") || (agent && k == "agent")) && accepted(j.substr(b, e - b), k))
         out->emplace_back(b, e);
@@ -204,123 +122,6 @@ bool engine_accepts_context_value(std::string_view raw, std::string_view name) {
   return !read_proposal(text, limits, &doc, &fields, &leaves).has_value();
 }
 
-
-// ---- reading a decision record for replay -------------------------------------------------
-
-// A string member's value without its quotes, when it holds no escape; false otherwise.
-bool plain_string(std::string_view j, std::size_t b, std::size_t e, std::string_view* out) {
-  if (e - b < 2 || j[b] != '"' || j[e - 1] != '"') return false;
-  std::string_view v = j.substr(b + 1, e - b - 2);
-  if (v.find('\\') != std::string_view::npos) return false;
-  *out = v;
-  return true;
-}
-
-// What replay needs of a decision record, read without building a DOM: the members' spans
-// by one structural pass, the input object's bytes as they are (the daemon's own compact
-// serialization), and the effects parsed only when the session will remember them. False
-// when the record has an unusual shape (an escaped string, a missing member): the caller
-// then reads it with parse_decision, which names any problem. rules and reason are left
-// empty (a changed record is read again in full).
-bool lean_decision(std::string_view line, DecisionRecord* r) {
-  std::size_t spans[12][2] = {};
-  static const std::string_view names[12] = {"seq", "kind", "time", "daemon", "decision_id", "rules_digest",
-                                             "principal", "groups", "session", "input", "outcome", "masks"};
-  std::size_t effects_b = 0, effects_e = 0, error_b = 0, error_e = 0;
-  unsigned seen = 0;
-  bool ok = for_each_member(line, 0, [&](std::string_view key, std::size_t b, std::size_t e) {
-    for (int i = 0; i < 12; ++i) {
-      if (key == names[i]) {
-        if (!(seen >> i & 1)) spans[i][0] = b, spans[i][1] = e;
-        seen |= 1u << i;
-        return;
-      }
-    }
-    if (key == "effects" && !effects_e) effects_b = b, effects_e = e;
-    if (key == "error_code" && !error_e) error_b = b, error_e = e;
-  });
-  if (!ok || seen != 0xfff || !error_e) return false;
-  std::string_view v;
-  // seq
-  std::string_view seq = line.substr(spans[0][0], spans[0][1] - spans[0][0]);
-  if (seq.empty() || seq.size() > 19) return false;
-  std::uint64_t n = 0;
-  for (char c : seq) {
-    if (c < '0' || c > '9') return false;
-    n = n * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  r->seq = n;
-  if (!plain_string(line, spans[1][0], spans[1][1], &v) || v != "decision") return false;
-  if (!plain_string(line, spans[2][0], spans[2][1], &v) || !parse_time(v, &r->time_us)) return false;
-  if (!plain_string(line, spans[3][0], spans[3][1], &v)) return false;
-  r->daemon.assign(v);
-  if (!plain_string(line, spans[4][0], spans[4][1], &v)) return false;
-  r->decision_id.assign(v);
-  if (!plain_string(line, spans[5][0], spans[5][1], &v)) return false;
-  r->rules_digest.assign(v);
-  if (!plain_string(line, spans[6][0], spans[6][1], &v)) return false;
-  r->principal.assign(v);
-  if (!plain_string(line, spans[8][0], spans[8][1], &v)) return false;
-  r->session.assign(v);
-  if (!plain_string(line, spans[10][0], spans[10][1], &v)) return false;
-  auto outcome = parse_outcome(v);
-  if (!outcome) return false;
-  r->outcome = *outcome;
-  if (!plain_string(line, error_b, error_e, &v)) return false;
-  r->error_code.assign(v);
-  // groups: ["a","b"] with no escapes
-  std::string_view groups = line.substr(spans[7][0], spans[7][1] - spans[7][0]);
-  if (groups.size() < 2 || groups.front() != '[' || groups.back() != ']' || groups.find('\\') != std::string_view::npos)
-    return false;
-  r->groups.clear();
-  for (std::size_t at = 1; at + 1 < groups.size();) {
-    if (groups[at] != '"') return false;
-    std::size_t end = groups.find('"', at + 1);
-    if (end == std::string_view::npos) return false;
-    r->groups.emplace_back(groups.substr(at + 1, end - at - 1));
-    at = end + 1;
-    if (at < groups.size() - 1) {
-      if (groups[at] != ',') return false;
-      ++at;
-    }
-  }
-  if (line[spans[9][0]] != '{') return false;
-  r->proposal_json.assign(line.substr(spans[9][0], spans[9][1] - spans[9][0]));
-  std::string_view masks = line.substr(spans[11][0], spans[11][1] - spans[11][0]);
-  r->masked = masks != "[]";
-  r->effects.clear();
-  if (r->outcome == Outcome::Approve && r->error_code.empty() && !r->session.empty() && effects_e > effects_b + 2) {
-    thread_local std::string buffer;
-    buffer.assign(line.substr(effects_b, effects_e - effects_b));
-    rapidjson::Document doc;
-    doc.ParseInsitu(buffer.data());
-    if (doc.HasParseError() || !doc.IsArray()) return false;
-    auto str = [](const rapidjson::Value& o, const char* name) {
-      auto it = o.FindMember(name);
-      return it != o.MemberEnd() && it->value.IsString() ? std::string(it->value.GetString(), it->value.GetStringLength())
-                                                        : std::string();
-    };
-    auto flag = [](const rapidjson::Value& o, const char* name) {
-      auto it = o.FindMember(name);
-      return it != o.MemberEnd() && it->value.IsBool() && it->value.GetBool();
-    };
-    for (const auto& e : doc.GetArray()) {
-      if (!e.IsObject()) continue;
-      EffectRecord f;
-      f.kind = str(e, "kind");
-      f.object = str(e, "object");
-      f.target = str(e, "target");
-      f.program = str(e, "program");
-      f.path_class = str(e, "class");
-      f.in_workspace = flag(e, "in_workspace");
-      f.subcommand = str(e, "subcommand");
-      f.via = str(e, "via");
-      f.dynamic = flag(e, "dynamic");
-      r->effects.push_back(std::move(f));
-    }
-  }
-  return true;
-}
 
 // ---- work items and per-thread results ---------------------------------------------------
 
@@ -513,7 +314,7 @@ class Worker {
       rec.rules.clear();
       rec.reason.clear();
       full_ = false;
-      if (lean_decision(item.text, &rec)) {
+      if (read_decision_lean(item.text, &rec)) {
         decide(rec, item);
         continue;
       }
@@ -916,8 +717,8 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
     if (kind == "decision") {
       ++rep.decisions;
       std::size_t from = 0;
-      std::string_view principal = raw_string_member(line.text, ",\"principal\":\"", &from);
-      std::string_view session = raw_string_member(line.text, ",\"session\":\"", &from);
+      std::string_view principal = scan::raw_string_member(line.text, ",\"principal\":\"", &from);
+      std::string_view session = scan::raw_string_member(line.text, ",\"session\":\"", &from);
       std::size_t owner = session.empty() ? (round_robin++ % threads) : fnv1a(principal, session) % threads;
       work[owner].push_back({line.text, static_cast<std::uint32_t>(line.file), line.line,
                              static_cast<std::uint32_t>(segments.size() - 1)});

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "bindings/json.h"
 #include "cli/terminal_text.h"
 #include "protocol/json_text.h"
 #include "protocol/reply.h"
@@ -32,13 +33,6 @@ const rapidjson::Value* array_member(const rapidjson::Value& v, const char* key)
   if (!v.IsObject()) return nullptr;
   auto it = v.FindMember(key);
   return it != v.MemberEnd() && it->value.IsArray() ? &it->value : nullptr;
-}
-
-std::string compact(const rapidjson::Value& v) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  v.Accept(w);
-  return std::string(buffer.GetString(), buffer.GetSize());
 }
 
 std::string rules_text(const rapidjson::Value& approval) {
@@ -219,7 +213,7 @@ std::string duration_text(std::int64_t ms) {
 }
 
 std::string approval_action_text(const rapidjson::Value& action) {
-  if (!action.IsObject()) return action.IsNull() ? "(none)" : printable(compact(action));
+  if (!action.IsObject()) return action.IsNull() ? "(none)" : printable(warden::json::to_text(action));
   const std::string target = string_member(action, "target");
   std::string verb = string_member(action, "action");
   const rapidjson::Value* payload = object_member(action, "payload");
@@ -233,14 +227,14 @@ std::string approval_action_text(const rapidjson::Value& action) {
       detail = string_member(*payload, "tool");
       auto args = payload->FindMember("args");
       if (args != payload->MemberEnd())
-        detail += (detail.empty() ? "" : " ") + compact(args->value);
+        detail += (detail.empty() ? "" : " ") + warden::json::to_text(args->value);
     } else {
       for (const char* key : {"command", "path", "url", "text", "message"}) {
         detail = string_member(*payload, key);
         if (!detail.empty()) break;
       }
     }
-    if (detail.empty()) detail = compact(*payload);
+    if (detail.empty()) detail = warden::json::to_text(*payload);
   }
   std::string head = printable(target.empty() ? std::string("(no target)") : target);
   if (!verb.empty()) head += " " + printable(verb);
@@ -399,14 +393,14 @@ std::string watch_event_json(std::string_view event_json) {
   e.Parse(event_json.data(), event_json.size());
   if (e.HasParseError()) return "{}";
   strip(e);
-  return json_for_terminal(compact(e));
+  return json_for_terminal(warden::json::to_text(e));
 }
 
 std::string without_tokens(const rapidjson::Value& payload) {
   rapidjson::Document copy;
   copy.CopyFrom(payload, copy.GetAllocator());
   strip(copy);
-  return json_for_terminal(compact(copy));
+  return json_for_terminal(warden::json::to_text(copy));
 }
 
 std::string approve_reply_text(const rapidjson::Value& payload) {

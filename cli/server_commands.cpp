@@ -12,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "bindings/json.h"
 #include "cli/approval_text.h"
 #include "cli/client_flags.h"
 #include "cli/commands.h"
@@ -301,9 +302,8 @@ int run_decide(const DecideArgs& a) {
       any = true;
       DecideItem item{next.line, ""};
       rapidjson::Document doc;
-      doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(
-          next.text.data(), next.text.size());
-      if (doc.HasParseError()) {
+      // The daemon checks the depth against its own limit.
+      if (json::parse(next.text, &doc, json::Limits::any_depth())) {
         item.error_json = input_error_json(code::kInputJson, "not valid JSON");
       } else if (!doc.IsObject()) {
         item.error_json = input_error_json(code::kInputShape, "a proposal must be a JSON object");

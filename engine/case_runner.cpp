@@ -8,18 +8,12 @@
 #include <set>
 #include <string_view>
 
+#include "bindings/json.h"
 #include "bindings/local_time.h"
 #include "engine/session_memory.h"
 
 namespace warden {
 namespace {
-
-std::string to_text(const rapidjson::Value& v) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  v.Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
 
 std::string member(const rapidjson::Value& v, const char* name) {
   auto it = v.FindMember(name);
@@ -224,7 +218,7 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
       return bad("test case '" + c.name + "' expects error " + c.expect_error + ", which always rejects, but \"expect\" is " + c.expect);
   }
   if (!parse_outcome(c.expect)) return bad("test case '" + c.name + "' has no valid \"expect\" (approve, reject, approval-required)");
-  c.proposal_json = to_text(proposal->value);
+  c.proposal_json = warden::json::to_text(proposal->value);
   out->push_back(std::move(c));
 }
 
@@ -266,12 +260,10 @@ std::string EffectPattern::to_text() const {
 
 std::vector<RuleCase> read_cases(const std::string& file, const std::string& text, Diagnostics* diagnostics) {
   std::vector<RuleCase> cases;
-  constexpr unsigned kFlags = rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag;
   const bool lines = file.size() >= 6 && file.compare(file.size() - 6, 6, ".jsonl") == 0;
   if (!lines) {
     rapidjson::Document doc;
-    doc.Parse<kFlags>(text.data(), text.size());
-    if (doc.HasParseError() || text.find('\0') != std::string::npos) {  // NUL ends RapidJSON's input
+    if (warden::json::parse(text, &doc, warden::json::Limits::any_depth())) {
       diagnostics->push_back({code::kCase, Severity::Error, file, 0, "", "invalid JSON"});
     } else if (doc.IsArray()) {
       for (auto& v : doc.GetArray()) read_case(file, 0, v, &cases, diagnostics);
@@ -293,8 +285,7 @@ std::vector<RuleCase> read_cases(const std::string& file, const std::string& tex
       continue;
     }
     rapidjson::Document doc;
-    doc.Parse<kFlags>(line.data(), line.size());
-    if (doc.HasParseError() || line.find('\0') != std::string::npos)
+    if (warden::json::parse(line, &doc, warden::json::Limits::any_depth()))
       diagnostics->push_back({code::kCase, Severity::Error, file, line_no, "", "invalid JSON"});
     else
       read_case(file, line_no, doc, &cases, diagnostics);
@@ -384,7 +375,7 @@ CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vec
 std::string read_history_step(const rapidjson::Value& item, std::size_t index, HistoryStep* step) {
   if (!item.IsObject()) return "history[" + std::to_string(index) + "] is neither a proposal nor a remembered step";
   if (item.HasMember("remembered")) return read_remembered(item, index, step);
-  step->proposal_json = to_text(item);
+  step->proposal_json = warden::json::to_text(item);
   return {};
 }
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <unordered_set>
 
+#include "bindings/json.h"
 #include "bindings/text.h"
 
 namespace warden {
@@ -103,12 +104,6 @@ bool is_http_method(std::string_view s) {
   return false;
 }
 
-std::string string_member(const rapidjson::Value& obj, const char* name) {
-  auto it = obj.FindMember(name);
-  if (it == obj.MemberEnd() || !it->value.IsString()) return {};
-  return std::string(it->value.GetString(), it->value.GetStringLength());
-}
-
 // `parent.name`, built in one allocation.
 std::string child_key(const std::string& parent, std::string_view name) {
   std::string key;
@@ -192,8 +187,8 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
   if (json.size() > limits.max_bytes)
     return input_error(code::kInputTooLarge, "proposal is " + std::to_string(json.size()) +
                                                  " bytes, over the limit of " + std::to_string(limits.max_bytes));
-  constexpr unsigned kFlags = rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag |
-                              rapidjson::kParseFullPrecisionFlag;
+  // The shared flags (bindings/json.h); valid UTF-8 skips the check that cannot fail.
+  constexpr unsigned kFlags = warden::json::kParseFlags;
   // RapidJSON takes a NUL byte as the end of input, so `{…}\0anything` would parse as `{…}`
   // while the text handed on holds more. JSON text never contains a raw NUL.
   if (std::size_t nul = json.find('\0'); nul != std::string_view::npos)
@@ -283,14 +278,14 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
   auto explanation = doc->FindMember("explanation");
   if (explanation != doc->MemberEnd() && !explanation->value.IsString() && !explanation->value.IsNull())
     return input_error(code::kInputShape, "\"explanation\" must be a string");
-  fields->explanation = string_member(*doc, "explanation");
+  fields->explanation = warden::json::string_member(*doc, "explanation");
   auto context = doc->FindMember("context");
   if (context != doc->MemberEnd()) {
     if (!context->value.IsObject()) return input_error(code::kInputShape, "\"context\" must be an object");
     rapidjson::Value& ctx = context->value;
-    fields->agent = string_member(ctx, "agent");
-    fields->session = string_member(ctx, "session");
-    fields->principal = string_member(ctx, "principal");
+    fields->agent = warden::json::string_member(ctx, "agent");
+    fields->session = warden::json::string_member(ctx, "session");
+    fields->principal = warden::json::string_member(ctx, "principal");
     auto source = ctx.FindMember("source");
     if (source != ctx.MemberEnd() && !source->value.IsNull() &&
         !normalize_name(source->value, alloc, &fields->source, &fields->renamed))

@@ -5,6 +5,7 @@
 #include <functional>
 #include <iterator>
 
+#include "bindings/json.h"
 #include "engine/engine.h"
 
 namespace warden {
@@ -23,12 +24,6 @@ std::size_t entry_bytes(const HistoryEntry& e) {
 
 bool same_effect(const EffectRecord& a, const EffectRecord& b) {
   return a.kind == b.kind && a.object == b.object && a.target == b.target && a.program == b.program;
-}
-
-std::string memory_string_member(const rapidjson::Value& object, const char* name) {
-  auto it = object.FindMember(name);
-  if (it == object.MemberEnd() || !it->value.IsString()) return {};
-  return std::string(it->value.GetString(), it->value.GetStringLength());
 }
 
 }  // namespace
@@ -220,16 +215,14 @@ SessionKey session_key(const rapidjson::Value& proposal, const std::optional<std
   if (!proposal.IsObject()) return key;
   auto context = proposal.FindMember("context");
   if (context == proposal.MemberEnd() || !context->value.IsObject()) return key;
-  key.session = memory_string_member(context->value, "session");
-  if (!principal) key.principal = memory_string_member(context->value, "principal");
+  key.session = warden::json::string_member(context->value, "session");
+  if (!principal) key.principal = warden::json::string_member(context->value, "principal");
   return key;
 }
 
 SessionKey session_key(std::string_view proposal_json, const std::optional<std::string>& principal) {
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(proposal_json.data(),
-                                                                                    proposal_json.size());
-  if (doc.HasParseError() || !doc.IsObject()) return SessionKey{principal.value_or(""), ""};
+  if (json::parse(proposal_json, &doc, json::Limits::any_depth()) || !doc.IsObject()) return SessionKey{principal.value_or(""), ""};
   return session_key(doc, principal);
 }
 

@@ -2,7 +2,9 @@
 // anyone with write access to the log directory may have edited. The envelope parser, the
 // checkpoint signature splitter, the decision reader, the proposal summary and the time
 // parsers must reject or read any bytes without crashing; a line the envelope parser
-// accepts re-seals to itself (one line, one interpretation of its envelope).
+// accepts re-seals to itself (one line, one interpretation of its envelope), and a decision
+// line replay's lean reader accepts reads the same through parse_decision (one record, one
+// reading).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -33,9 +35,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::uint64_t seq = 0;
   std::string_view kind;
   (void)warden::audit::peek_seq_kind(line, &seq, &kind);
-  warden::audit::DecisionRecord record;
-  if (warden::audit::parse_decision(line, &record, &error)) {
-    (void)warden::audit::proposal_summary(record.proposal_json);
+  warden::audit::DecisionRecord record, lean;
+  const bool parsed = warden::audit::parse_decision(line, &record, &error);
+  if (parsed) (void)warden::audit::proposal_summary(record.proposal_json);
+  if (warden::audit::read_decision_lean(line, &lean) && parsed) {
+    if (lean.seq != record.seq || lean.time_us != record.time_us || lean.daemon != record.daemon ||
+        lean.decision_id != record.decision_id || lean.rules_digest != record.rules_digest ||
+        lean.principal != record.principal || lean.session != record.session || lean.groups != record.groups ||
+        lean.outcome != record.outcome || lean.error_code != record.error_code || lean.masked != record.masked)
+      __builtin_trap();
+    if (!lean.effects.empty() && lean.effects.size() != record.effects.size()) __builtin_trap();
   }
   (void)warden::audit::proposal_summary(line);
   std::int64_t t = 0;

@@ -1,5 +1,7 @@
 #include "pipeline/action_json.h"
 
+#include "bindings/json.h"
+
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -7,18 +9,12 @@
 namespace warden::pipeline {
 namespace {
 
-constexpr unsigned kParseFlags = rapidjson::kParseValidateEncodingFlag |
-                                 rapidjson::kParseIterativeFlag |
-                                 rapidjson::kParseFullPrecisionFlag;
-
 bool parse_object(std::string_view text, rapidjson::Document* doc, std::string* error) {
-  if (text.find('\0') != std::string_view::npos) {
-    *error = "action is not JSON: NUL byte";
-    return false;
-  }
-  doc->Parse<kParseFlags>(text.data(), text.size());
-  if (doc->HasParseError()) {
-    *error = "action is not JSON (offset " + std::to_string(doc->GetErrorOffset()) + ")";
+  // The engine wrote this text after reading the proposal against its configured depth.
+  if (const warden::json::Error e = warden::json::parse(text, doc, warden::json::Limits::any_depth())) {
+    *error = e.refusal == warden::json::Refusal::kNulByte
+                 ? "action is not JSON: NUL byte"
+                 : "action is not JSON (offset " + std::to_string(e.offset) + ")";
     return false;
   }
   if (!doc->IsObject()) {
@@ -26,13 +22,6 @@ bool parse_object(std::string_view text, rapidjson::Document* doc, std::string* 
     return false;
   }
   return true;
-}
-
-std::string to_text(const rapidjson::Value& value) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  value.Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
 }
 
 // Member lookup ignoring ASCII case, as the engine reads proposal keys ("Target" is the
@@ -99,7 +88,7 @@ std::string with_context(std::string_view proposal_json, const Signal& signal, s
   for (const auto& [name, value] : members)
     if (!value->empty()) set_string(context, name, *value, alloc);
   doc.AddMember("context", context, alloc);
-  return to_text(doc);
+  return warden::json::to_text(doc);
 }
 
 ResolvedTarget resolve_target(std::string_view action_json, std::string_view source,
@@ -111,7 +100,7 @@ ResolvedTarget resolve_target(std::string_view action_json, std::string_view sou
   if (out.target.empty()) out.target = std::string(source);
   if (out.target.empty()) out.target = std::string(default_target);
   set_string(doc, "target", out.target, doc.GetAllocator());
-  out.action_json = to_text(doc);
+  out.action_json = warden::json::to_text(doc);
   return out;
 }
 
@@ -142,7 +131,7 @@ std::string describe_action(std::string_view action_json) {
   } else if (target == "tool") {
     detail = string_member(*payload, "tool");
   }
-  if (detail.empty() || detail == " ") detail = to_text(*payload);
+  if (detail.empty() || detail == " ") detail = warden::json::to_text(*payload);
   return shorten(head + ": " + detail, 160);
 }
 

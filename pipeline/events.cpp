@@ -2,6 +2,7 @@
 
 #include <rapidjson/document.h>
 
+#include "bindings/json.h"
 #include "engine/json_writer.h"
 
 namespace warden::pipeline::events {
@@ -10,14 +11,8 @@ namespace {
 // Embeds a JSON object text produced by the engine; anything that does not parse as an
 // object (an engine input error leaves the action empty) is written as null.
 void append_object(std::string& out, std::string_view json) {
-  if (json.empty() || json.find('\0') != std::string_view::npos) {
-    out += "null";
-    return;
-  }
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag |
-            rapidjson::kParseFullPrecisionFlag>(json.data(), json.size());
-  if (doc.HasParseError() || !doc.IsObject()) {
+  if (json.empty() || warden::json::parse(json, &doc, warden::json::Limits::any_depth()) || !doc.IsObject()) {
     out += "null";
     return;
   }

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "bindings/json.h"
 #include "bindings/text.h"
 #include "engine/json_writer.h"
 
@@ -17,8 +18,12 @@ using warden::append_json_string;
 using warden::json_string;
 using warden::text::valid_utf8;
 
-// True when arrays/objects in text nest deeper than max_depth (strings are skipped).
-// Cheap linear scan, so hostile input never reaches a recursive walk.
-bool nesting_exceeds(std::string_view text, std::size_t max_depth);
+// True when arrays/objects in text nest deeper than max_depth (strings are skipped): the
+// shared parser's own pre-check (bindings/json.h).
+inline bool nesting_exceeds(std::string_view text, std::size_t max_depth) {
+  json::Limits limits;
+  limits.max_depth = max_depth;
+  return json::scan(text, limits).refusal == json::Refusal::kTooDeep;
+}
 
 }  // namespace warden::protocol

@@ -82,21 +82,18 @@ ProtocolError check_keys(const rapidjson::Value& root) {
 ProtocolError parse_request(std::string_view text, std::size_t max_depth, Request* request) {
   request->id_json = "null";
   request->action.clear();
-  if (nesting_exceeds(text, max_depth)) {
-    return {code::kTooDeep, "JSON nests deeper than " + std::to_string(max_depth) + " levels"};
-  }
-  // RapidJSON takes a NUL as the end of input; JSON text never contains a raw one.
-  if (text.find('\0') != std::string_view::npos) {
-    return {code::kBadJson, "invalid JSON: NUL byte"};
-  }
-  constexpr unsigned kFlags =
-      rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag;
+  json::Limits limits;
+  limits.max_depth = max_depth;
   rapidjson::Document& doc = request->document;
-  doc.Parse<kFlags>(text.data(), text.size());
-  if (doc.HasParseError()) {
-    return {code::kBadJson, std::string("invalid JSON at byte ") +
-                               std::to_string(doc.GetErrorOffset()) + ": " +
-                               rapidjson::GetParseError_En(doc.GetParseError())};
+  if (const json::Error e = json::parse(text, &doc, limits)) {
+    switch (e.refusal) {
+      case json::Refusal::kTooDeep:
+        return {code::kTooDeep, "JSON nests deeper than " + std::to_string(max_depth) + " levels"};
+      case json::Refusal::kNulByte:
+        return {code::kBadJson, "invalid JSON: NUL byte"};
+      default:
+        return {code::kBadJson, "invalid JSON at byte " + std::to_string(e.offset) + ": " + e.syntax()};
+    }
   }
   if (!doc.IsObject()) return {code::kBadRequest, "a request must be a JSON object"};
   if (ProtocolError e = check_keys(doc)) return e;
@@ -247,11 +244,6 @@ bool to_valid_json_text(const rapidjson::Value& value, std::string* out) {
   return true;
 }
 
-std::string to_json_text(const rapidjson::Value& value) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  value.Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
+std::string to_json_text(const rapidjson::Value& value) { return json::to_text(value); }
 
 }  // namespace warden::protocol

@@ -5,17 +5,9 @@
 
 namespace warden::protocol {
 
-std::string string_member(const rapidjson::Value& v, const char* key) {
-  if (!v.IsObject()) return "";
-  auto it = v.FindMember(key);
-  return it != v.MemberEnd() && it->value.IsString()
-             ? std::string(it->value.GetString(), it->value.GetStringLength())
-             : std::string();
-}
-
 bool Message::parse(std::string_view text) {
-  document_.Parse<rapidjson::kParseValidateEncodingFlag>(text.data(), text.size());
-  if (document_.HasParseError() || !document_.IsObject()) return false;
+  // The daemon bounds what it echoes itself (limits.max_json_depth): no depth limit here.
+  if (json::parse(text, &document_, json::Limits::any_depth()) || !document_.IsObject()) return false;
   const rapidjson::Value* p = find_member(document_, "payload");
   return p && p->IsObject();
 }

@@ -12,12 +12,13 @@
 #include <string>
 #include <string_view>
 
+#include "bindings/json.h"
 #include "protocol/client.h"
 
 namespace warden::protocol {
 
 // The member `key` of `v` when it is a string, else "" (also when `v` is not an object).
-std::string string_member(const rapidjson::Value& v, const char* key);
+using warden::json::string_member;
 
 class Message {
  public:

@@ -3,67 +3,54 @@
 #pragma once
 
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <string>
 #include <string_view>
 
+#include "bindings/json.h"
 #include "bindings/text.h"
 
 namespace warden::reasoning::json {
 
 // Deeper JSON than this is refused before parsing: RapidJSON's parser, copies and writers
 // recurse once per level, and a hostile model or server can send megabytes of brackets.
-constexpr int kMaxDepth = 128;
+constexpr int kMaxDepth = static_cast<int>(warden::json::kMaxDepth);
+
+// The limits of every text the providers and Think read: the shared ones, and lone
+// surrogate escapes refused before parsing (the values are handed on unchecked).
+inline warden::json::Limits limits() {
+  warden::json::Limits l;
+  l.refuse_lone_surrogates = true;
+  return l;
+}
+
+// Why `error` (not a syntax error) refused a text: "<what> at offset N".
+inline std::string refusal_text(std::string_view text, const warden::json::Error& error) {
+  using warden::json::Refusal;
+  const std::string at = " at offset " + std::to_string(error.offset);
+  switch (error.refusal) {
+    case Refusal::kTooDeep:
+      return "nested deeper than " + std::to_string(kMaxDepth) + " levels" + at;
+    case Refusal::kLoneSurrogate:
+      return "lone surrogate \\u" + std::string(text.substr(error.offset + 2, 4)) + at;
+    case Refusal::kNulByte:
+      return "NUL byte" + at;
+    case Refusal::kTooLarge:
+      return "text too large" + at;
+    case Refusal::kSyntax:
+      return std::string(error.syntax()) + at;
+    case Refusal::kNone:
+      break;
+  }
+  return {};
+}
 
 // What RapidJSON would accept but must not be parsed: nesting deeper than kMaxDepth, or a
 // \u escape of a low surrogate without its high one (RapidJSON decodes it into bytes that
 // are not UTF-8). "" when neither.
 inline std::string refused(std::string_view text) {
-  auto hex4 = [&](std::size_t at) {
-    unsigned v = 0;
-    for (std::size_t k = at; k < at + 4 && k < text.size(); ++k) {
-      const char c = text[k];
-      v = v * 16 + (c >= '0' && c <= '9'   ? unsigned(c - '0')
-                    : c >= 'a' && c <= 'f' ? unsigned(c - 'a' + 10)
-                    : c >= 'A' && c <= 'F' ? unsigned(c - 'A' + 10)
-                                           : 0u);
-    }
-    return v;
-  };
-  int depth = 0;
-  bool in_string = false;
-  std::size_t high_end = std::string_view::npos;  // where a high-surrogate escape ended
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '"') {
-        in_string = false;
-      } else if (c == '\\' && i + 1 < text.size()) {
-        if (text[i + 1] == 'u' && i + 5 < text.size()) {
-          const unsigned unit = hex4(i + 2);
-          if (unit >= 0xDC00 && unit <= 0xDFFF && high_end != i)
-            return "lone surrogate \\u" + std::string(text.substr(i + 2, 4)) + " at offset " +
-                   std::to_string(i);
-          high_end = unit >= 0xD800 && unit <= 0xDBFF ? i + 6 : std::string_view::npos;
-          i += 5;
-        } else {
-          ++i;
-        }
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxDepth)
-        return "nested deeper than " + std::to_string(kMaxDepth) + " levels at offset " +
-               std::to_string(i);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return {};
+  const warden::json::Error error = warden::json::scan(text, limits());
+  return error ? refusal_text(text, error) : std::string();
 }
 
 // `text` as valid UTF-8: each invalid byte becomes U+FFFD.
@@ -85,35 +72,17 @@ inline std::string valid_utf8(std::string_view text) {
 }
 
 // Parses `text` into *doc; "" on success, else "<error> at offset N". Refuses invalid
-// UTF-8 (also lone surrogates written as \u escapes) and nesting deeper than kMaxDepth.
+// UTF-8 (also lone surrogates written as \u escapes), NUL bytes and nesting deeper than
+// kMaxDepth.
 inline std::string parse(std::string_view text, rapidjson::Document* doc) {
-  if (std::string error = refused(text); !error.empty()) {
-    doc->SetNull();
-    return error;
-  }
-  doc->Parse<rapidjson::kParseValidateEncodingFlag>(text.data(), text.size());
-  if (!doc->HasParseError()) return {};
-  return std::string(rapidjson::GetParseError_En(doc->GetParseError())) + " at offset " +
-         std::to_string(doc->GetErrorOffset());
+  const warden::json::Error error = warden::json::parse(text, doc, limits());
+  return error ? refusal_text(text, error) : std::string();
 }
 
-inline std::string write(const rapidjson::Value& value) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  value.Accept(writer);
-  return {buffer.GetString(), buffer.GetSize()};
-}
+inline std::string write(const rapidjson::Value& value) { return warden::json::to_text(value); }
 
-inline const rapidjson::Value* member(const rapidjson::Value& object, const char* name) {
-  if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(name);
-  return it == object.MemberEnd() ? nullptr : &it->value;
-}
-
-inline std::string string_member(const rapidjson::Value& object, const char* name) {
-  const rapidjson::Value* v = member(object, name);
-  return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
-}
+using warden::json::member;
+using warden::json::string_member;
 
 // A count such as token usage: 0 when absent, negative or not a number; capped at 2^62.
 inline long long int_member(const rapidjson::Value& object, const char* name) {

@@ -17,6 +17,7 @@
 
 #include "audit/mask.h"
 #include "bindings/http_client.h"
+#include "bindings/json.h"
 #include "bindings/text.h"
 
 namespace warden::server {
@@ -213,13 +214,6 @@ void mask_value(rapidjson::Value& v, rapidjson::Document::AllocatorType& a,
   }
 }
 
-std::string compact(const rapidjson::Value& v) {
-  rapidjson::StringBuffer buffer;
-  Writer writer(buffer);
-  v.Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
-
 std::string masked(std::string_view text, const audit::Masker& masker) {
   std::string s(text);
   mask_all(&s, masker);
@@ -240,15 +234,6 @@ std::string utc(std::int64_t ms) {
 std::string_view status_after(std::string_view event) {
   if (event == "created") return "pending";
   return event;
-}
-
-// A result_json object's string and integer members, or "" / nullopt.
-std::string result_string(const rapidjson::Document& d, const char* name) {
-  if (!d.IsObject()) return {};
-  auto it = d.FindMember(name);
-  return it != d.MemberEnd() && it->value.IsString()
-             ? std::string(it->value.GetString(), it->value.GetStringLength())
-             : std::string();
 }
 
 struct Transfer {
@@ -626,7 +611,7 @@ std::string Notifier::body(const Event& e) const {
     d.Parse(a.action_json.data(), a.action_json.size());
     if (!d.HasParseError()) {
       mask_value(d, d.GetAllocator(), masker, 0);
-      action = compact(d);
+      action = warden::json::to_text(d);
     } else {
       action = masked(a.action_json, masker);
     }
@@ -681,7 +666,7 @@ std::string Notifier::body(const Event& e) const {
       }
     }
   } else if (e.event == "refused") {
-    const std::string why = result_string(result, "reason");
+    const std::string why = warden::json::string_member(result, "reason");
     headline += "approval " + id + " approved, but not run" + (why.empty() ? "" : ": " + why);
   }
 

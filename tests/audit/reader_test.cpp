@@ -175,3 +175,83 @@ TEST_CASE("parse_decision over a large log", "[.bench-parse]") {
               << " s: " << static_cast<std::uint64_t>(parsed / seconds) << "/s");
   CHECK(parsed > 0);
 }
+
+namespace {
+
+// The members both readers fill, compared.
+void check_same_reading(const DecisionRecord& lean, const DecisionRecord& full) {
+  CHECK(lean.seq == full.seq);
+  CHECK(lean.time_us == full.time_us);
+  CHECK(lean.daemon == full.daemon);
+  CHECK(lean.decision_id == full.decision_id);
+  CHECK(lean.rules_digest == full.rules_digest);
+  CHECK(lean.principal == full.principal);
+  CHECK(lean.session == full.session);
+  CHECK(lean.groups == full.groups);
+  CHECK(lean.outcome == full.outcome);
+  CHECK(lean.error_code == full.error_code);
+  CHECK(lean.masked == full.masked);
+  CHECK(lean.proposal_json == full.proposal_json);  // the daemon writes the input compact
+}
+
+}  // namespace
+
+TEST_CASE("read_decision_lean reads a record as parse_decision does, or leaves it to it", "[lean]") {
+  TestKey key;
+  LogBuilder b(key);
+  b.start();
+  DecisionSpec d;
+  d.principal = "agent-x";
+  d.session = "sess-9";
+  d.command = "ls";
+  d.outcome = "approve";
+  d.rule = "shell-ls";
+  b.decision(d);
+  d.mask_field = "/input/payload/command";
+  d.outcome = "reject";
+  b.decision(d);
+  for (std::size_t i : {1u, 2u}) {
+    std::string line = b.lines[i];
+    line.pop_back();
+    DecisionRecord lean, full;
+    std::string error;
+    REQUIRE(read_decision_lean(line, &lean));
+    REQUIRE(parse_decision(line, &full, &error));
+    check_same_reading(lean, full);
+    CHECK(lean.rules.empty());  // rules and reason are read again in full when needed
+  }
+  std::string line = b.lines[1];
+  line.pop_back();
+  DecisionRecord lean, full;
+  std::string error;
+  REQUIRE(read_decision_lean(line, &lean));
+  CHECK(lean.outcome == Outcome::Approve);
+  REQUIRE(lean.effects.size() == 1);  // an approved decision in a session: replay remembers it
+  CHECK(lean.effects[0].program == "ls");
+
+  // An escaped key is the same name to a JSON parser: the lean reader does not read it.
+  const std::size_t seq_at = line.find("\"seq\":");
+  REQUIRE(seq_at == 1);
+  std::string escaped = line;
+  escaped.replace(seq_at, 5, "\"se\\u0071\":7,\"seq\"");
+  REQUIRE(parse_decision(escaped, &full, &error));
+  CHECK(full.seq == 7);
+  CHECK_FALSE(read_decision_lean(escaped, &lean));
+
+  // "masks" of another shape than the daemon's array: parse_decision's reading or none.
+  const std::size_t masks_at = line.find("\"masks\":[]");
+  REQUIRE(masks_at != std::string::npos);
+  for (const char* masks : {"\"masks\":[ ]", "\"masks\":{}", "\"masks\":\"x\""}) {
+    std::string other = line;
+    other.replace(masks_at, 10, masks);
+    REQUIRE(parse_decision(other, &full, &error));
+    CHECK_FALSE(full.masked);
+    if (read_decision_lean(other, &lean)) CHECK_FALSE(lean.masked);
+  }
+  // Not a decision, not an object, cut short: refused.
+  std::string start = b.lines[0];
+  start.pop_back();
+  CHECK_FALSE(read_decision_lean(start, &lean));
+  CHECK_FALSE(read_decision_lean("", &lean));
+  CHECK_FALSE(read_decision_lean(line.substr(0, line.size() / 2), &lean));
+}

@@ -1,0 +1,141 @@
+// Tests for warden::json (bindings/json.h): the one parser of outside JSON text, its limits
+// and refusals in order, and the member helpers. Run with: bindings_tests "[json]".
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "bindings/json.h"
+
+using namespace std::string_literals;
+namespace wjson = warden::json;
+using warden::json::Refusal;
+
+namespace {
+
+wjson::Error parse_text(const std::string& text, const wjson::Limits& limits = {}) {
+  rapidjson::Document doc;
+  return wjson::parse(text, &doc, limits);
+}
+
+}  // namespace
+
+TEST_CASE("wjson::parse reads valid text into the document", "[json]") {
+  rapidjson::Document doc;
+  const wjson::Error e = wjson::parse(R"({"a":[1,2,{"b":"c"}],"n":null})", &doc);
+  CHECK_FALSE(e);
+  CHECK(e.refusal == Refusal::kNone);
+  REQUIRE(doc.IsObject());
+  CHECK(doc["a"].Size() == 3);
+  CHECK(std::string(e.syntax()).empty());
+}
+
+TEST_CASE("wjson::parse refuses invalid UTF-8 as a syntax error at its offset", "[json]") {
+  for (const std::string& bad : {"{\"a\":\"\xC0\xAF\"}"s, "{\"a\":\"\xFF\"}"s, "\"\xED\xA0\x80\""s,
+                                 "{\"a\":\"\xE2\x82\"}"s}) {
+    const wjson::Error e = parse_text(bad);
+    CHECK(e.refusal == Refusal::kSyntax);
+    CHECK(e.code == rapidjson::kParseErrorStringInvalidEncoding);
+    CHECK(std::string(e.syntax()) == rapidjson::GetParseError_En(rapidjson::kParseErrorStringInvalidEncoding));
+  }
+  CHECK(parse_text("{\"a\":\"caf\xC3\xA9\"}").refusal == Refusal::kNone);
+}
+
+TEST_CASE("wjson::parse refuses a NUL byte, which RapidJSON would take as the end", "[json]") {
+  const wjson::Error e = parse_text("{\"a\":1}\0{\"b\":2}"s);
+  CHECK(e.refusal == Refusal::kNulByte);
+  CHECK(e.offset == 7);
+  CHECK(parse_text("\0"s).refusal == Refusal::kNulByte);
+  // A NUL written as an escape is text, not the end of input.
+  CHECK(parse_text(R"({"a":"\u0000"})").refusal == Refusal::kNone);
+}
+
+TEST_CASE("wjson::parse refuses nesting deeper than the limit before parsing", "[json]") {
+  CHECK(parse_text(std::string(wjson::kMaxDepth, '[') + std::string(wjson::kMaxDepth, ']')).refusal == Refusal::kNone);
+  const wjson::Error e = parse_text(std::string(wjson::kMaxDepth + 1, '[') + std::string(wjson::kMaxDepth + 1, ']'));
+  CHECK(e.refusal == Refusal::kTooDeep);
+  CHECK(e.offset == wjson::kMaxDepth);
+  // Megabytes of brackets: refused at the first level too many, no stack used.
+  CHECK(parse_text(std::string(4 << 20, '{')).refusal == Refusal::kTooDeep);
+  CHECK(parse_text(std::string(4 << 20, '[')).offset == wjson::kMaxDepth);
+  // Objects and arrays count alike; brackets inside strings do not count.
+  CHECK(parse_text(R"({"a":[{"b":[1]}]})", wjson::Limits{3}).refusal == Refusal::kTooDeep);
+  CHECK(parse_text(R"({"a":[{"b":[1]}]})", wjson::Limits{4}).refusal == Refusal::kNone);
+  CHECK(parse_text(R"(["[[[[[[", "\"[[[["])", wjson::Limits{1}).refusal == Refusal::kNone);
+  // Stray closing brackets do not buy depth.
+  CHECK(parse_text("]]]]" + std::string(wjson::kMaxDepth + 1, '[')).refusal == Refusal::kTooDeep);
+}
+
+TEST_CASE("wjson::Limits::any_depth leaves the depth to the caller, still without recursion", "[json]") {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  rapidjson::Document doc;
+  CHECK_FALSE(wjson::parse(deep, &doc, wjson::Limits::any_depth()));
+  CHECK(doc.IsArray());
+  CHECK(parse_text("[1]\0"s, wjson::Limits::any_depth()).refusal == Refusal::kNulByte);
+  CHECK(parse_text("[\"\xFF\"]", wjson::Limits::any_depth()).refusal == Refusal::kSyntax);
+}
+
+TEST_CASE("wjson::parse refuses text over max_bytes", "[json]") {
+  wjson::Limits limits;
+  limits.max_bytes = 8;
+  CHECK(parse_text("[1,2,3]", limits).refusal == Refusal::kNone);
+  CHECK(parse_text("[1,2,3,4]", limits).refusal == Refusal::kTooLarge);
+}
+
+TEST_CASE("wjson::parse refuses lone low surrogate escapes when asked", "[json]") {
+  wjson::Limits strict;
+  strict.refuse_lone_surrogates = true;
+  const wjson::Error e = parse_text(R"({"a":"x\udc3a"})", strict);
+  CHECK(e.refusal == Refusal::kLoneSurrogate);
+  CHECK(e.offset == 7);
+  CHECK(parse_text(R"({"a":"\uD83D\uDE00"})", strict).refusal == Refusal::kNone);  // a pair
+  CHECK(parse_text(R"({"a":"\ud83dx\ude00"})", strict).refusal == Refusal::kLoneSurrogate);
+  CHECK(parse_text(R"({"a":"\\udc3a"})", strict).refusal == Refusal::kNone);  // an escaped backslash
+  // A high surrogate alone is RapidJSON's own error.
+  CHECK(parse_text(R"({"a":"\ud83d"})", strict).code == rapidjson::kParseErrorStringUnicodeSurrogateInvalid);
+  // Without the option RapidJSON decodes it; the caller checks its strings itself.
+  CHECK(parse_text(R"({"a":"\udc3a"})").refusal == Refusal::kNone);
+  // Whichever comes first in the text is named.
+  strict.max_depth = 2;
+  CHECK(parse_text(R"([["\udc3a",[1]]])", strict).refusal == Refusal::kLoneSurrogate);
+  CHECK(parse_text(R"([[[1],"\udc3a"]])", strict).refusal == Refusal::kTooDeep);
+}
+
+TEST_CASE("wjson::parse keeps huge numbers and duplicate keys as RapidJSON reads them", "[json]") {
+  rapidjson::Document doc;
+  REQUIRE_FALSE(wjson::parse(R"({"n":123456789012345678901234567890,"k":1,"k":2})", &doc));
+  CHECK(doc["n"].IsDouble());
+  CHECK(wjson::to_text(doc["n"]) == "1.2345678901234568e29");
+  CHECK(doc.MemberCount() == 3);  // duplicates are the caller's to refuse (json_unambiguous, check_keys)
+  CHECK(wjson::parse("[1e400]", &doc).code == rapidjson::kParseErrorNumberTooBig);
+  // Full precision: the value written is the value read.
+  REQUIRE_FALSE(wjson::parse("[1.5e-30,0.1,9007199254740993]", &doc));
+  CHECK(wjson::to_text(doc) == "[1.5e-30,0.1,9007199254740993]");
+}
+
+TEST_CASE("wjson::parse reports syntax errors with RapidJSON's code and offset", "[json]") {
+  const wjson::Error e = parse_text(R"({"a":})");
+  CHECK(e.refusal == Refusal::kSyntax);
+  CHECK(e.code == rapidjson::kParseErrorValueInvalid);
+  CHECK(e.offset == 5);
+  CHECK(parse_text("").code == rapidjson::kParseErrorDocumentEmpty);
+  CHECK(parse_text("{} {}").code == rapidjson::kParseErrorDocumentRootNotSingular);
+}
+
+TEST_CASE("wjson::member and string_member read optional members without throwing", "[json]") {
+  rapidjson::Document doc;
+  REQUIRE_FALSE(wjson::parse(R"({"s":"a\u0000b","n":1,"o":{}})", &doc));
+  CHECK(wjson::string_member(doc, "s") == "a\0b"s);
+  CHECK(wjson::string_member(doc, "n").empty());
+  CHECK(wjson::string_member(doc, "missing").empty());
+  CHECK(wjson::string_member(doc["n"], "s").empty());  // not an object
+  CHECK(wjson::member(doc, "o") == &doc["o"]);
+  CHECK(wjson::member(doc, "missing") == nullptr);
+  CHECK(wjson::member(doc["s"], "x") == nullptr);
+}
+
+TEST_CASE("wjson::to_text writes compact JSON", "[json]") {
+  rapidjson::Document doc;
+  REQUIRE_FALSE(wjson::parse(R"( { "a" : [ 1 , "x\"y" , null , true ] , "b" : { } } )", &doc));
+  CHECK(wjson::to_text(doc) == R"({"a":[1,"x\"y",null,true],"b":{}})");
+  CHECK(wjson::to_text(doc["a"][1]) == R"("x\"y")");
+}
