@@ -14,6 +14,7 @@ PACKAGES=(g++ cmake ninja-build pkg-config ccache libclips-dev rapidjson-dev cat
           libseccomp-dev  # the shell actuator's confinement: its system-call filter
           libhowardhinnant-date-dev tzdata  # the rule functions' local time (local-hour …): the tz database
           bubblewrap python3-pytest  # bench_confine compares with bwrap; the confinement tests run pytest
+          clang-format  # the ctest clang_format: every tracked C++ file formatted (scripts/format_check.py)
           python3-prometheus-client curl  # /metrics read by Prometheus' own parser (tests), by curl (docs/OPERATIONS.md)
           iproute2 util-linux  # the end-to-end tests: real agent CLIs in a network namespace (ip, unshare)
           # the install and CLI tests: systemd-analyze verify on the installed unit, the manual
