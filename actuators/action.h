@@ -18,14 +18,18 @@ namespace warden::actuators {
 
 // Error codes of actuator results (docs/ACTUATORS.md).
 namespace code {
-inline constexpr const char* kBadAction = ::warden::code::kActBadAction;      // the payload is malformed
-inline constexpr const char* kDenied = ::warden::code::kActDenied;             // confinement refused it
-inline constexpr const char* kFailed = ::warden::code::kActFailed;             // it could not be carried out
-inline constexpr const char* kTimeout = ::warden::code::kActTimeout;           // it ran past its time limit
-inline constexpr const char* kShellSyntax = ::warden::code::kActShellSyntax;   // needs a shell; not granted
-inline constexpr const char* kRedirect = ::warden::code::kActRedirect;         // an HTTP redirect, not followed
-inline constexpr const char* kTooLarge = ::warden::code::kActTooLarge;         // over a size cap
-inline constexpr const char* kUnknownTool = ::warden::code::kActUnknownTool;   // no tool of that name
+inline constexpr const char* kBadAction =
+    ::warden::code::kActBadAction;                                    // the payload is malformed
+inline constexpr const char* kDenied = ::warden::code::kActDenied;    // confinement refused it
+inline constexpr const char* kFailed = ::warden::code::kActFailed;    // it could not be carried out
+inline constexpr const char* kTimeout = ::warden::code::kActTimeout;  // it ran past its time limit
+inline constexpr const char* kShellSyntax =
+    ::warden::code::kActShellSyntax;  // needs a shell; not granted
+inline constexpr const char* kRedirect =
+    ::warden::code::kActRedirect;  // an HTTP redirect, not followed
+inline constexpr const char* kTooLarge = ::warden::code::kActTooLarge;  // over a size cap
+inline constexpr const char* kUnknownTool =
+    ::warden::code::kActUnknownTool;  // no tool of that name
 }  // namespace code
 
 Result failure(const char* error_code, std::string message);

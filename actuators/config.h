@@ -11,10 +11,10 @@ namespace warden::actuators {
 struct ShellConfig {
   std::string workspace = ".";  // working directory root; payload.cwd must lie in it
   std::vector<std::string> path = {"/usr/local/bin", "/usr/bin",
-                                   "/bin"};    // program lookup; never the proposal's PATH
-  std::chrono::milliseconds timeout{30000};    // default; payload.timeout (seconds) may lower it
-  std::size_t max_output_bytes = 64 * 1024;    // stdout and stderr together; the rest is dropped
-  std::uint64_t cpu_seconds = 30;              // RLIMIT_CPU
+                                   "/bin"};  // program lookup; never the proposal's PATH
+  std::chrono::milliseconds timeout{30000};  // default; payload.timeout (seconds) may lower it
+  std::size_t max_output_bytes = 64 * 1024;  // stdout and stderr together; the rest is dropped
+  std::uint64_t cpu_seconds = 30;            // RLIMIT_CPU
   // RLIMIT_AS bounds address space reserved, not memory used: Node's V8 and glibc's per-thread
   // arenas reserve far more than they touch, and at 1 GiB an approved `npm ci` died out of heap
   // about one run in eight.

@@ -22,8 +22,10 @@
 namespace warden::actuators::confine {
 
 // Error codes (docs/ACTUATORS.md).
-inline constexpr const char* kUnsupported = ::warden::code::kConfineUnsupported;  // the kernel lacks a part
-inline constexpr const char* kSetup = ::warden::code::kConfineSetup;  // a run's envelope could not be built
+inline constexpr const char* kUnsupported =
+    ::warden::code::kConfineUnsupported;  // the kernel lacks a part
+inline constexpr const char* kSetup =
+    ::warden::code::kConfineSetup;  // a run's envelope could not be built
 
 // The uid and gid a confined program has (its user namespace maps them to the daemon's).
 inline constexpr unsigned kSandboxId = 1000;

@@ -48,16 +48,17 @@ bool set_member(Value& obj, const char* key, Value value, rapidjson::Document::A
 
 }  // namespace
 
-SettingsEdit add_claude_hook(std::string_view text, const std::string& command, int timeout_seconds) {
+SettingsEdit add_claude_hook(std::string_view text, const std::string& command,
+                             int timeout_seconds) {
   rapidjson::Document doc;
   if (blank(text)) {
     doc.SetObject();
   } else {
     doc.Parse(text.data(), text.size());
     if (doc.HasParseError()) {
-      return fail(code::kSettingsParse,
-                  std::string("not valid JSON at offset ") + std::to_string(doc.GetErrorOffset()) +
-                      ": " + rapidjson::GetParseError_En(doc.GetParseError()));
+      return fail(code::kSettingsParse, std::string("not valid JSON at offset ") +
+                                            std::to_string(doc.GetErrorOffset()) + ": " +
+                                            rapidjson::GetParseError_En(doc.GetParseError()));
     }
     if (!doc.IsObject()) return fail(code::kSettingsShape, "the settings are not a JSON object");
   }
@@ -65,7 +66,8 @@ SettingsEdit add_claude_hook(std::string_view text, const std::string& command, 
   if (!doc.HasMember("hooks")) doc.AddMember("hooks", Value(rapidjson::kObjectType), a);
   Value& hooks = doc["hooks"];
   if (!hooks.IsObject()) return fail(code::kSettingsShape, "\"hooks\" is not an object");
-  if (!hooks.HasMember("PreToolUse")) hooks.AddMember("PreToolUse", Value(rapidjson::kArrayType), a);
+  if (!hooks.HasMember("PreToolUse"))
+    hooks.AddMember("PreToolUse", Value(rapidjson::kArrayType), a);
   Value& groups = hooks["PreToolUse"];
   if (!groups.IsArray()) return fail(code::kSettingsShape, "\"hooks.PreToolUse\" is not an array");
 
@@ -149,7 +151,8 @@ std::vector<HookEntry> claude_pretooluse_hooks(const rapidjson::Value& settings)
       e.handler = hi;
       if (h.HasMember("type") && h["type"].IsString()) e.type = h["type"].GetString();
       if (h.HasMember("command") && h["command"].IsString()) e.command = h["command"].GetString();
-      if (h.HasMember("timeout") && h["timeout"].IsNumber()) e.timeout_seconds = h["timeout"].GetDouble();
+      if (h.HasMember("timeout") && h["timeout"].IsNumber())
+        e.timeout_seconds = h["timeout"].GetDouble();
       out.push_back(std::move(e));
     }
   }

@@ -37,8 +37,9 @@ bool read_tail(const std::string& path, std::size_t tail_bytes, std::string* out
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
-    return codex_call_failed(error, kCodexTranscript,
-                "cannot open Codex's transcript " + path + ": " + std::strerror(errno));
+    return codex_call_failed(
+        error, kCodexTranscript,
+        "cannot open Codex's transcript " + path + ": " + std::strerror(errno));
   }
   struct Closer {
     int fd;
@@ -46,11 +47,13 @@ bool read_tail(const std::string& path, std::size_t tail_bytes, std::string* out
   } closer{fd};
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
-    return codex_call_failed(error, kCodexTranscript,
-                "cannot stat Codex's transcript " + path + ": " + std::strerror(errno));
+    return codex_call_failed(
+        error, kCodexTranscript,
+        "cannot stat Codex's transcript " + path + ": " + std::strerror(errno));
   }
   if (!S_ISREG(st.st_mode)) {
-    return codex_call_failed(error, kCodexTranscript, "Codex's transcript " + path + " is not a regular file");
+    return codex_call_failed(error, kCodexTranscript,
+                             "Codex's transcript " + path + " is not a regular file");
   }
   const auto size = static_cast<std::size_t>(st.st_size);
   const std::size_t start = size > tail_bytes ? size - tail_bytes : 0;
@@ -62,8 +65,9 @@ bool read_tail(const std::string& path, std::size_t tail_bytes, std::string* out
         ::pread(fd, out->data() + have, out->size() - have, static_cast<off_t>(start + have));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      return codex_call_failed(error, kCodexTranscript,
-                  "cannot read Codex's transcript " + path + ": " + std::strerror(errno));
+      return codex_call_failed(
+          error, kCodexTranscript,
+          "cannot read Codex's transcript " + path + ": " + std::strerror(errno));
     }
     if (n == 0) break;  // the file shrank meanwhile: what was read is what there is
     have += static_cast<std::size_t>(n);
@@ -98,7 +102,7 @@ bool string_field(const Value& v, const char* key, std::optional<std::string>* o
                   HookError* error) {
   if (!v.IsString())
     return codex_call_failed(error, kCodexCallArguments,
-                std::string("exec_command argument ") + key + " is not a string");
+                             std::string("exec_command argument ") + key + " is not a string");
   *out = std::string(text_of(v));
   return true;
 }
@@ -106,7 +110,7 @@ bool string_field(const Value& v, const char* key, std::optional<std::string>* o
 bool bool_field(const Value& v, const char* key, std::optional<bool>* out, HookError* error) {
   if (!v.IsBool())
     return codex_call_failed(error, kCodexCallArguments,
-                std::string("exec_command argument ") + key + " is not a boolean");
+                             std::string("exec_command argument ") + key + " is not a boolean");
   *out = v.GetBool();
   return true;
 }
@@ -117,13 +121,14 @@ bool parse_exec_command(std::string_view arguments, CodexShellCall* out, HookErr
   // The depth is json_unambiguous's to refuse (kMaxJsonDepth), after an iterative parse.
   if (json::parse(arguments, &args, json::Limits::any_depth()) || !args.IsObject()) {
     return codex_call_failed(error, kCodexCallArguments,
-                "exec_command arguments in Codex's transcript are not a JSON object");
+                             "exec_command arguments in Codex's transcript are not a JSON object");
   }
   // The model wrote this text: a duplicate name ("cmd" twice) is read last-wins here and may
   // be read otherwise by Codex, so it is refused, as is any other ambiguity.
   if (std::string problem; !json_unambiguous(args, &problem)) {
-    return codex_call_failed(error, kCodexCallArguments,
-                "exec_command arguments in Codex's transcript are ambiguous: " + problem);
+    return codex_call_failed(
+        error, kCodexCallArguments,
+        "exec_command arguments in Codex's transcript are ambiguous: " + problem);
   }
   bool have_cmd = false;
   for (const auto& m : args.GetObject()) {
@@ -132,7 +137,8 @@ bool parse_exec_command(std::string_view arguments, CodexShellCall* out, HookErr
     bool ok = true;
     if (k == "cmd") {
       if (!v.IsString())
-        return codex_call_failed(error, kCodexCallArguments, "exec_command argument cmd is not a string");
+        return codex_call_failed(error, kCodexCallArguments,
+                                 "exec_command argument cmd is not a string");
       out->cmd.assign(text_of(v));
       have_cmd = true;
     } else if (k == "workdir") {
@@ -152,12 +158,13 @@ bool parse_exec_command(std::string_view arguments, CodexShellCall* out, HookErr
     } else {
       // A field Warden does not know might change what runs (a new Codex version): refuse.
       return codex_call_failed(error, kCodexCallArguments,
-                  "exec_command argument '" + std::string(k) +
-                      "' is unknown to Warden; it may change what runs");
+                               "exec_command argument '" + std::string(k) +
+                                   "' is unknown to Warden; it may change what runs");
     }
     if (!ok) return false;
   }
-  if (!have_cmd) return codex_call_failed(error, kCodexCallArguments, "exec_command arguments have no cmd");
+  if (!have_cmd)
+    return codex_call_failed(error, kCodexCallArguments, "exec_command arguments have no cmd");
   return true;
 }
 
@@ -166,13 +173,15 @@ bool parse_exec_command(std::string_view arguments, CodexShellCall* out, HookErr
 bool read_codex_shell_call(const std::string& transcript_path, std::string_view call_id,
                            std::size_t tail_bytes, CodexShellCall* out, HookError* error) {
   if (transcript_path.empty()) {
-    return codex_call_failed(error, kCodexTranscript,
-                "the hook input has no transcript_path (Codex keeps no rollout, e.g. codex exec "
-                "--ephemeral): Warden cannot see the shell call's workdir, shell and tty");
+    return codex_call_failed(
+        error, kCodexTranscript,
+        "the hook input has no transcript_path (Codex keeps no rollout, e.g. codex exec "
+        "--ephemeral): Warden cannot see the shell call's workdir, shell and tty");
   }
   if (call_id.empty()) {
-    return codex_call_failed(error, kCodexCallMissing,
-                "the hook input has no tool_use_id: Warden cannot find the shell call");
+    return codex_call_failed(
+        error, kCodexCallMissing,
+        "the hook input has no tool_use_id: Warden cannot find the shell call");
   }
   std::string text;
   bool cut = false;
@@ -209,26 +218,29 @@ bool read_codex_shell_call(const std::string& transcript_path, std::string_view 
     const std::string this_args =
         a != item->MemberEnd() && a->value.IsString() ? std::string(text_of(a->value)) : "";
     if (!found.empty() && (this_name != name || this_args != arguments)) {
-      return codex_call_failed(error, kCodexCallMismatch,
-                  "Codex's transcript holds two different calls with id " + std::string(call_id));
+      return codex_call_failed(
+          error, kCodexCallMismatch,
+          "Codex's transcript holds two different calls with id " + std::string(call_id));
     }
     found = protocol::to_json_text(*item);
     name = this_name;
     arguments = this_args;
     if (a == item->MemberEnd() || !a->value.IsString()) {
-      return codex_call_failed(error, kCodexCallArguments,
-                  "the function_call " + std::string(call_id) + " has no arguments string");
+      return codex_call_failed(
+          error, kCodexCallArguments,
+          "the function_call " + std::string(call_id) + " has no arguments string");
     }
   }
   if (found.empty()) {
     return codex_call_failed(error, kCodexCallMissing,
-                "no function_call with id " + std::string(call_id) + " in the last " +
-                    std::to_string(tail_bytes) + " bytes of Codex's transcript " + transcript_path);
+                             "no function_call with id " + std::string(call_id) + " in the last " +
+                                 std::to_string(tail_bytes) + " bytes of Codex's transcript " +
+                                 transcript_path);
   }
   if (name != "exec_command") {
     return codex_call_failed(error, kCodexCallArguments,
-                "the call " + std::string(call_id) + " is Codex's '" + name +
-                    "', not exec_command: Warden does not know what it runs");
+                             "the call " + std::string(call_id) + " is Codex's '" + name +
+                                 "', not exec_command: Warden does not know what it runs");
   }
   *out = CodexShellCall{};
   out->tool = name;
@@ -243,21 +255,23 @@ bool apply_codex_shell_call(const HookCall& call, const CodexShellCall& real,
   }
   if (text_of(hook_cmd->value) != real.cmd) {
     return codex_call_failed(error, kCodexCallMismatch,
-                "the hook's command differs from the cmd in Codex's transcript: two "
-                "interpretations of one call");
+                             "the hook's command differs from the cmd in Codex's transcript: two "
+                             "interpretations of one call");
   }
   if (std::string why;
       !codex_shell_is_bash(real.shell, call.cwd, ShellEnvironment::current(), &why)) {
-    return codex_call_failed(error, kCodexShell,
-                why +
-                    "; Warden reads command lines as bash does, and another shell reads them "
-                    "otherwise (call again with shell \"bash\", or without shell where the "
-                    "user's shell is bash)");
+    return codex_call_failed(
+        error, kCodexShell,
+        why +
+            "; Warden reads command lines as bash does, and another shell reads them "
+            "otherwise (call again with shell \"bash\", or without shell where the "
+            "user's shell is bash)");
   }
   if (real.tty && *real.tty) {
-    return codex_call_failed(error, kCodexTty,
-                "exec_command with tty: true lets later input (write_stdin) reach the program "
-                "without passing Warden; call again without tty");
+    return codex_call_failed(
+        error, kCodexTty,
+        "exec_command with tty: true lets later input (write_stdin) reach the program "
+        "without passing Warden; call again without tty");
   }
   std::string cwd = call.cwd;
   if (real.workdir && !real.workdir->empty()) {
@@ -265,8 +279,8 @@ bool apply_codex_shell_call(const HookCall& call, const CodexShellCall& real,
     if (w.is_relative()) {
       if (call.cwd.empty()) {
         return codex_call_failed(error, kCodexCallArguments,
-                    "exec_command workdir '" + *real.workdir +
-                        "' is relative and the hook input has no cwd");
+                                 "exec_command workdir '" + *real.workdir +
+                                     "' is relative and the hook input has no cwd");
       }
       w = std::filesystem::path(call.cwd) / w;
     }

@@ -33,11 +33,11 @@
 namespace warden::agents {
 
 // Why the real call could not be established; every one is a deny.
-using ::warden::code::kCodexTranscript;     // no path, not a regular file, unreadable
-using ::warden::code::kCodexCallMissing;    // no function_call with this call_id
 using ::warden::code::kCodexCallArguments;  // unknown tool, bad JSON, bad or unknown field
 using ::warden::code::kCodexCallMismatch;   // the rollout and the hook disagree
+using ::warden::code::kCodexCallMissing;    // no function_call with this call_id
 using ::warden::code::kCodexShell;          // the shell that would run is not bash
+using ::warden::code::kCodexTranscript;     // no path, not a regular file, unreadable
 using ::warden::code::kCodexTty;            // tty: true (input the hook never sees)
 
 // Only the end of the rollout is read: the call being decided was written just before the hook ran.

@@ -88,7 +88,8 @@ std::optional<std::size_t> literal_end(std::string_view text, std::size_t at) {
 // The config holds Warden's entry with this command and this timeout (seconds).
 bool holds_command(const toml::table& root, const std::string& command, int timeout_seconds) {
   for (const auto& h : codex_pretooluse_hooks(root)) {
-    if (h.command == command && h.timeout_seconds == static_cast<double>(timeout_seconds)) return true;
+    if (h.command == command && h.timeout_seconds == static_cast<double>(timeout_seconds))
+      return true;
   }
   return false;
 }
@@ -99,11 +100,21 @@ std::string toml_quote(std::string_view value) {
   std::string out = "\"";
   for (unsigned char c : value) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           char buf[8];
@@ -117,7 +128,8 @@ std::string toml_quote(std::string_view value) {
   return out + "\"";
 }
 
-SettingsEdit add_codex_hook(std::string_view text, const std::string& command, int timeout_seconds) {
+SettingsEdit add_codex_hook(std::string_view text, const std::string& command,
+                            int timeout_seconds) {
   toml::table root;
   std::string error;
   if (!parse(text, &root, &error)) return codex_edit_failed(code::kSettingsParse, error);
@@ -145,9 +157,9 @@ SettingsEdit add_codex_hook(std::string_view text, const std::string& command, i
         auto end = begin ? literal_end(text, *begin) : std::nullopt;
         if (!end) {
           return codex_edit_failed(code::kSettingsShape,
-                      "the Warden hook's command at line " +
-                          std::to_string(cmd->source().begin.line) +
-                          " is not a one-line string; edit it by hand");
+                                   "the Warden hook's command at line " +
+                                       std::to_string(cmd->source().begin.line) +
+                                       " is not a one-line string; edit it by hand");
         }
         // The timeout's value: from its first character to the next space, comment, comma or
         // brace on its line. Edited first when it comes after the command (offsets stay valid).
@@ -155,9 +167,10 @@ SettingsEdit add_codex_hook(std::string_view text, const std::string& command, i
         if (timeout) {
           t_begin = offset_of(text, timeout->source().begin);
           if (!t_begin) {
-            return codex_edit_failed(code::kSettingsShape, "the Warden hook's timeout at line " +
-                                                std::to_string(timeout->source().begin.line) +
-                                                " cannot be located; edit it by hand");
+            return codex_edit_failed(code::kSettingsShape,
+                                     "the Warden hook's timeout at line " +
+                                         std::to_string(timeout->source().begin.line) +
+                                         " cannot be located; edit it by hand");
           }
           t_end = text.find_first_of(" \t\r\n#,}", *t_begin);
           if (*t_end == std::string_view::npos) t_end = text.size();
@@ -167,7 +180,8 @@ SettingsEdit add_codex_hook(std::string_view text, const std::string& command, i
           if (t_begin) out.replace(*t_begin, *t_end - *t_begin, timeout_text);
         };
         if (t_begin && *t_begin > *begin) replace_timeout();
-        out.replace(*begin, *end - *begin, toml_quote(command) + (t_begin ? "" : "\ntimeout = " + timeout_text));
+        out.replace(*begin, *end - *begin,
+                    toml_quote(command) + (t_begin ? "" : "\ntimeout = " + timeout_text));
         if (t_begin && *t_begin < *begin) replace_timeout();
         edit.text = std::move(out);
         break;
@@ -184,20 +198,26 @@ SettingsEdit add_codex_hook(std::string_view text, const std::string& command, i
     edit.text +=
         "# Warden decides every tool call before Codex runs it (`warden hook install codex`).\n"
         "[[hooks.PreToolUse]]\n"
-        "matcher = " + toml_quote(kCodexMatcher) + "\n\n"
+        "matcher = " +
+        toml_quote(kCodexMatcher) +
+        "\n\n"
         "[[hooks.PreToolUse.hooks]]\n"
         "type = \"command\"\n"
-        "command = " + toml_quote(command) + "\n"
-        "timeout = " + timeout_text + "\n";
+        "command = " +
+        toml_quote(command) +
+        "\n"
+        "timeout = " +
+        timeout_text + "\n";
     edit.added = true;
   }
   // The result must read back with Warden's command where Codex looks for it.
   toml::table check;
   if (!parse(edit.text, &check, &error) || !holds_command(check, command, timeout_seconds)) {
-    return codex_edit_failed(code::kSettingsShape,
-                "adding Warden's entry would not give a valid hooks.PreToolUse (" +
-                    (error.empty() ? std::string("the entry did not read back") : error) +
-                    "); add it by hand");
+    return codex_edit_failed(
+        code::kSettingsShape,
+        "adding Warden's entry would not give a valid hooks.PreToolUse (" +
+            (error.empty() ? std::string("the entry did not read back") : error) +
+            "); add it by hand");
   }
   edit.ok = edit.changed = true;
   return edit;

@@ -1,8 +1,8 @@
 // Daemon and in-process deciders (agents/decider.h).
 #include "agents/decider.h"
 
-#include <rapidjson/document.h>
 #include <poll.h>
+#include <rapidjson/document.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -28,12 +28,12 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 // Causes of a missing decision that are not the daemon's or the engine's own codes.
-using ::warden::code::kUnavailable;             // cannot connect, or the connection broke
-using ::warden::code::kTimeout;                 // the budget ran out before the reply
+using ::warden::code::kTimeout;      // the budget ran out before the reply
+using ::warden::code::kUnavailable;  // cannot connect, or the connection broke
 constexpr const char* kConfig = ::warden::code::kClientConfig;  // token or TLS settings unusable
-using ::warden::code::kTls;                     // the daemon's certificate failed the checks
-using ::warden::code::kBadReply;                // the daemon's reply is not a decision
-using ::warden::code::kInternal;                // a bug; failed closed
+using ::warden::code::kBadReply;  // the daemon's reply is not a decision
+using ::warden::code::kInternal;  // a bug; failed closed
+using ::warden::code::kTls;       // the daemon's certificate failed the checks
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -73,7 +73,8 @@ Verdict verdict_from_json(const rapidjson::Value& d) {
       if (parse_outcome(*o) == v.outcome) v.rules.push_back(*name);
     }
   }
-  if (const auto* rewrites = protocol::find_member(d, "rewrites"); rewrites && rewrites->IsArray()) {
+  if (const auto* rewrites = protocol::find_member(d, "rewrites");
+      rewrites && rewrites->IsArray()) {
     for (const auto& w : rewrites->GetArray()) {
       const auto* applied = protocol::find_member(w, "applied");
       if (str(w, "mode").value_or("enforce") == "enforce" && applied && applied->IsBool() &&
@@ -256,7 +257,8 @@ class DaemonDecider final : public Decider {
   }
 
   Verdict decide_once_or_twice(std::string_view proposal_json) {
-    const auto deadline = Clock::now() + config_.budget + std::chrono::seconds(std::max(0, config_.wait_s));
+    const auto deadline =
+        Clock::now() + config_.budget + std::chrono::seconds(std::max(0, config_.wait_s));
     if (!config_error_.empty()) return failure(kConfig, config_error_);
     rapidjson::Document proposal;
     // The daemon checks the depth against its own limit.
@@ -275,8 +277,8 @@ class DaemonDecider final : public Decider {
       const std::string request = protocol::decide_request(id, proposal, false, config_.wait_s);
       if (const std::uint64_t limit = client_.max_frame_bytes(); limit && request.size() > limit) {
         return failure(code::kInputTooLarge, "the proposal (" + std::to_string(request.size()) +
-                                                " bytes) is over the daemon's frame limit of " +
-                                                std::to_string(limit) + " bytes");
+                                                 " bytes) is over the daemon's frame limit of " +
+                                                 std::to_string(limit) + " bytes");
       }
       std::string error;
       protocol::Message reply;
@@ -339,8 +341,9 @@ class DaemonDecider final : public Decider {
       client_.close();
       connected_ = false;
       const rapidjson::Value* message = protocol::find_member(*e, "message");
-      return failure(code->GetString(), message && message->IsString() ? message->GetString()
-                                                                       : "the daemon refused the request");
+      return failure(code->GetString(), message && message->IsString()
+                                            ? message->GetString()
+                                            : "the daemon refused the request");
     }
     const rapidjson::Value* decision = protocol::find_member(reply.payload(), "decision");
     if (reply.ok() && decision) {
@@ -355,9 +358,9 @@ class DaemonDecider final : public Decider {
     const rapidjson::Value* e = protocol::find_member(reply.payload(), "error");
     const rapidjson::Value* code = e ? protocol::find_member(*e, "code") : nullptr;
     const rapidjson::Value* message = e ? protocol::find_member(*e, "message") : nullptr;
-    return failure(code && code->IsString() ? code->GetString() : kBadReply,
-                   message && message->IsString() ? message->GetString()
-                                                  : "the daemon gave no decision");
+    return failure(
+        code && code->IsString() ? code->GetString() : kBadReply,
+        message && message->IsString() ? message->GetString() : "the daemon gave no decision");
   }
 
   using Client = protocol::Client;

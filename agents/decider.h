@@ -20,11 +20,11 @@ struct DeciderConfig {
   // Daemon. addr: HOST:PORT, [v6]:PORT or unix:PATH. Empty: $WARDEN_ADDR, else the daemon's
   // default Unix socket when it exists (STATE_DIR/warden.sock), else 127.0.0.1:9105.
   std::string addr;
-  std::string token;       // empty: $WARDEN_TOKEN, else token_file, else $WARDEN_TOKEN_FILE
+  std::string token;  // empty: $WARDEN_TOKEN, else token_file, else $WARDEN_TOKEN_FILE
   std::string token_file;
-  bool tls = false;        // TCP only; implied by ca or pin
+  bool tls = false;  // TCP only; implied by ca or pin
   std::string ca;
-  std::string pin;         // "sha256:HEX" of the daemon's certificate
+  std::string pin;  // "sha256:HEX" of the daemon's certificate
   std::string server_name;
   // In-process: non-empty rules decide here, with no daemon (no session memory between
   // processes). workspace and home as for `warden dry-run`; principal and groups stand for
@@ -47,16 +47,16 @@ struct DeciderConfig {
 
 // What a front end needs of one decision.
 struct Verdict {
-  bool ok = false;           // false: no decision (error_code, error_message say why)
-  std::string error_code;    // E_… (the daemon's or the engine's, or E_UNAVAILABLE, E_TIMEOUT)
+  bool ok = false;         // false: no decision (error_code, error_message say why)
+  std::string error_code;  // E_… (the daemon's or the engine's, or E_UNAVAILABLE, E_TIMEOUT)
   std::string error_message;
   Outcome outcome = Outcome::Reject;  // meaningful when ok
-  std::string reason;        // the decision's reason
+  std::string reason;                 // the decision's reason
   std::vector<std::string> rules;     // enforcing rules that decided, in firing order
-  std::string action_json;   // the action as approved, after rewrites (JSON object text)
-  bool rewritten = false;    // an enforcing rule rewrote the action
+  std::string action_json;            // the action as approved, after rewrites (JSON object text)
+  bool rewritten = false;             // an enforcing rule rewrote the action
   std::string decision_id;
-  std::string decision_json; // the whole decision, as the daemon or engine gave it
+  std::string decision_json;  // the whole decision, as the daemon or engine gave it
   // The approval the daemon opened for an approval-required decision (the reply's
   // "approval"): its id, the token that approves it and its state ("pending", or after a
   // wait "approved", "denied", "expired", "refused"). Empty when there is none.

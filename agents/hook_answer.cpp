@@ -39,7 +39,8 @@ HookAnswer make(std::string_view decision, const std::string& reason,
   w.Key("hookEventName");
   w.String("PreToolUse");
   w.Key("permissionDecision");
-  w.String(decision.data() ? decision.data() : "", static_cast<rapidjson::SizeType>(decision.size()));
+  w.String(decision.data() ? decision.data() : "",
+           static_cast<rapidjson::SizeType>(decision.size()));
   w.Key("permissionDecisionReason");
   w.String(reason.data() ? reason.data() : "", static_cast<rapidjson::SizeType>(reason.size()));
   if (updated_input_json) {
@@ -98,8 +99,8 @@ bool exec_input(const HookCall& call, const std::string& rewritten_input, const 
 std::string token_text(std::string_view text) {
   std::string out;
   for (char c : text.substr(0, 128)) {
-    const bool safe = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-                      c == '_';
+    const bool safe = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '_';
     out += safe ? c : '?';
   }
   return out;
@@ -120,8 +121,9 @@ HookAnswer answer_verdict(HookAgent agent, const HookCall& call, std::string_vie
   std::string updated;
   const bool rewritten = v.rewritten;
   if (rewritten && agent == HookAgent::Codex) {
-    return make("deny", "Warden: a rule rewrote this action; Codex cannot run the rewritten form (" +
-                            described(v, v.reason) + ")");
+    return make("deny",
+                "Warden: a rule rewrote this action; Codex cannot run the rewritten form (" +
+                    described(v, v.reason) + ")");
   }
   if (rewritten) {
     std::string error;
@@ -137,9 +139,10 @@ HookAnswer answer_verdict(HookAgent agent, const HookCall& call, std::string_vie
   if (v.outcome == Outcome::Approve && agent == HookAgent::ClaudeCode &&
       call.permission_mode == "plan") {
     if (rewritten) {
-      return make("deny", "Warden: a rule rewrote this action, and in plan mode Warden leaves "
-                          "the call to Claude's own check, which cannot run the rewritten form (" +
-                              described(v, v.reason) + ")");
+      return make("deny",
+                  "Warden: a rule rewrote this action, and in plan mode Warden leaves "
+                  "the call to Claude's own check, which cannot run the rewritten form (" +
+                      described(v, v.reason) + ")");
     }
     HookAnswer none;
     none.decision = "none";
@@ -170,8 +173,8 @@ HookAnswer answer_verdict(HookAgent agent, const HookCall& call, std::string_vie
   // sub-agent the model starts may run in any of them (Agent's `mode`). Anything else: deny.
   const bool prompts = call.permission_mode.empty() || call.permission_mode == "default" ||
                        call.permission_mode == "plan";
-  const bool ask = agent == HookAgent::ClaudeCode &&
-                   on_approval_required == OnApprovalRequired::Ask && prompts;
+  const bool ask =
+      agent == HookAgent::ClaudeCode && on_approval_required == OnApprovalRequired::Ask && prompts;
   // The daemon opened an approval a person can answer: how, in the agent's and user's words.
   // An approver looks the approval up by its id and answers what they see there.
   const bool approvable = !v.approval_id.empty() && !v.approval_token.empty() &&
@@ -179,15 +182,18 @@ HookAnswer answer_verdict(HookAgent agent, const HookCall& call, std::string_vie
   const std::string approve_with =
       approvable ? "approve with: warden approve " + token_text(v.approval_id) : "";
   if (ask) {
-    return make("ask", "Warden: approval required: " + described(v, v.reason) +
-                           (approvable ? ". Or " + approve_with + " (then retry)" : ""),
+    return make("ask",
+                "Warden: approval required: " + described(v, v.reason) +
+                    (approvable ? ". Or " + approve_with + " (then retry)" : ""),
                 updated_input);
   }
   if (approvable) {
-    return make("deny", "Warden: approval required: " + described(v, v.reason) +
-                            ". This action needs a human's approval; it is waiting for one (approval " +
-                            token_text(v.approval_id) + "). Tell the user what you wanted to run and why; they can " +
-                            approve_with + " — then retry the same call, which will be approved.");
+    return make("deny",
+                "Warden: approval required: " + described(v, v.reason) +
+                    ". This action needs a human's approval; it is waiting for one (approval " +
+                    token_text(v.approval_id) +
+                    "). Tell the user what you wanted to run and why; they can " + approve_with +
+                    " — then retry the same call, which will be approved.");
   }
   std::string why = agent == HookAgent::Codex ? "Codex cannot ask a human, so Warden denies it"
                     : call.permission_mode == "bypassPermissions"
@@ -195,10 +201,11 @@ HookAnswer answer_verdict(HookAgent agent, const HookCall& call, std::string_vie
                     : !prompts ? "this session's permission mode (" + call.permission_mode +
                                      ") may settle a prompt without a human, so Warden denies it"
                                : "the hook is configured to deny it (--on-approval-required deny)";
-  return make("deny", "Warden: approval required: " + described(v, v.reason) +
-                          ". This action needs a human's approval; " + why +
-                          ". Do not retry it: tell the user what you wanted to run and why, so they "
-                          "can run it themselves or change the policy.");
+  return make("deny",
+              "Warden: approval required: " + described(v, v.reason) +
+                  ". This action needs a human's approval; " + why +
+                  ". Do not retry it: tell the user what you wanted to run and why, so they "
+                  "can run it themselves or change the policy.");
 }
 
 }  // namespace warden::agents

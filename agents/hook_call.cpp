@@ -34,19 +34,21 @@ bool optional_string(const rapidjson::Value& doc, const char* key, std::string* 
 bool parse_hook_call(std::string_view text, HookCall* call, HookError* error) {
   if (text.size() > kMaxHookInputBytes) {
     return hook_call_failed(error, kHookInputTooLarge,
-                "hook input of " + std::to_string(text.size()) + " bytes is over the limit of " +
-                    std::to_string(kMaxHookInputBytes));
+                            "hook input of " + std::to_string(text.size()) +
+                                " bytes is over the limit of " +
+                                std::to_string(kMaxHookInputBytes));
   }
   rapidjson::Document doc;
   // The depth is json_unambiguous's to refuse (kMaxJsonDepth), after an iterative parse.
   if (const json::Error e = json::parse(text, &doc, json::Limits::any_depth())) {
-    return hook_call_failed(error, kHookInputJson,
-                e.code == rapidjson::kParseErrorStringInvalidEncoding
-                    ? "hook input is not valid UTF-8"
-                    : "hook input is not valid JSON (at byte " +
-                          std::to_string(e.offset) + ")");
+    return hook_call_failed(
+        error, kHookInputJson,
+        e.code == rapidjson::kParseErrorStringInvalidEncoding
+            ? "hook input is not valid UTF-8"
+            : "hook input is not valid JSON (at byte " + std::to_string(e.offset) + ")");
   }
-  if (!doc.IsObject()) return hook_call_failed(error, kHookInputShape, "hook input is not a JSON object");
+  if (!doc.IsObject())
+    return hook_call_failed(error, kHookInputShape, "hook input is not a JSON object");
   // The agent read its own JSON one way; the mapping must not read another (a duplicate name:
   // first here, last in JSON.parse; a lone surrogate escape: different bytes on each side).
   if (std::string problem; !json_unambiguous(doc, &problem)) {
@@ -62,10 +64,12 @@ bool parse_hook_call(std::string_view text, HookCall* call, HookError* error) {
   }
   if (event != "PreToolUse") {
     return hook_call_failed(error, kHookEvent,
-                "hook_event_name is '" + event + "', not PreToolUse: install this hook for "
-                "PreToolUse only");
+                            "hook_event_name is '" + event +
+                                "', not PreToolUse: install this hook for "
+                                "PreToolUse only");
   }
-  for (auto [key, out] : {std::pair{"session_id", &call->session_id}, {"cwd", &call->cwd},
+  for (auto [key, out] : {std::pair{"session_id", &call->session_id},
+                          {"cwd", &call->cwd},
                           {"tool_use_id", &call->tool_use_id},
                           {"permission_mode", &call->permission_mode}}) {
     if (!optional_string(doc, key, out)) {

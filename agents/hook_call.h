@@ -23,10 +23,10 @@ std::string_view agent_name(HookAgent agent);
 inline constexpr std::size_t kMaxHookInputBytes = std::size_t{8} << 20;
 
 // Why a hook input was refused; every one of these becomes a deny.
-using ::warden::code::kHookInputTooLarge;
+using ::warden::code::kHookEvent;       // not a PreToolUse call
 using ::warden::code::kHookInputJson;   // not JSON, or not UTF-8
 using ::warden::code::kHookInputShape;  // missing or mistyped field
-using ::warden::code::kHookEvent;       // not a PreToolUse call
+using ::warden::code::kHookInputTooLarge;
 
 struct HookError {
   std::string code;
@@ -39,8 +39,10 @@ struct HookCall {
   std::string hook_event_name;  // always "PreToolUse" once parsed
   std::string tool_name;        // non-empty
   std::string tool_use_id;      // "" when absent
-  std::string permission_mode;  // "default", "plan", "acceptEdits", "bypassPermissions", …; "" when absent
-  std::string transcript_path;  // "" when absent or null; Codex's rollout, read by agents/codex_call.h
+  std::string
+      permission_mode;  // "default", "plan", "acceptEdits", "bypassPermissions", …; "" when absent
+  std::string
+      transcript_path;  // "" when absent or null; Codex's rollout, read by agents/codex_call.h
   rapidjson::Document tool_input;  // always an object
 };
 

@@ -21,10 +21,14 @@ namespace fs = std::filesystem;
 
 std::string_view level_name(CheckLevel level) {
   switch (level) {
-    case CheckLevel::Ok: return "OK";
-    case CheckLevel::Info: return "INFO";
-    case CheckLevel::Warn: return "WARN";
-    case CheckLevel::Fail: return "FAIL";
+    case CheckLevel::Ok:
+      return "OK";
+    case CheckLevel::Info:
+      return "INFO";
+    case CheckLevel::Warn:
+      return "WARN";
+    case CheckLevel::Fail:
+      return "FAIL";
   }
   return "FAIL";
 }
@@ -40,7 +44,8 @@ bool matcher_covers(HookAgent agent, bool has_matcher, const std::string& matche
                     const std::string& tool) {
   if (!has_matcher || matcher.empty() || matcher == "*") return true;
   if (agent == HookAgent::ClaudeCode &&
-      matcher.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_- ,|") ==
+      matcher.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_- ,|") ==
           std::string::npos) {
     // Claude Code: plain names (separated by | or ,) match exactly.
     std::string name;
@@ -97,8 +102,7 @@ void check_entry(const DoctorOptions& o, const std::vector<HookEntry>& hooks, Do
     add(r, CheckLevel::Fail,
         "no Warden PreToolUse entry (" + std::to_string(hooks.size()) +
             " other hook(s)): run `warden hook install " + std::string(agent_name(o.agent)) +
-            (o.project_dir.empty() ? " --user" : " --project " + shell_quote(o.project_dir)) +
-            "`");
+            (o.project_dir.empty() ? " --user" : " --project " + shell_quote(o.project_dir)) + "`");
     return;
   }
   *warden_entry = ours.front();
@@ -108,15 +112,16 @@ void check_entry(const DoctorOptions& o, const std::vector<HookEntry>& hooks, Do
         std::to_string(ours.size()) + " Warden entries: each call is decided once per entry");
   }
   if (warden_entry->type != "command") {
-    add(r, CheckLevel::Fail, "the Warden hook's type is \"" + warden_entry->type +
-                                 "\", not \"command\": the agent does not run it");
+    add(r, CheckLevel::Fail,
+        "the Warden hook's type is \"" + warden_entry->type +
+            "\", not \"command\": the agent does not run it");
   }
 
   const std::vector<std::string> tools =
       o.agent == HookAgent::ClaudeCode
-          ? std::vector<std::string>{"Bash", "Write", "Edit", "MultiEdit", "NotebookEdit", "Read",
-                                     "Grep", "Glob", "WebFetch", "WebSearch", "Task",
-                                     "mcp__server__tool"}
+          ? std::vector<std::string>{"Bash",         "Write",     "Edit", "MultiEdit",
+                                     "NotebookEdit", "Read",      "Grep", "Glob",
+                                     "WebFetch",     "WebSearch", "Task", "mcp__server__tool"}
           : std::vector<std::string>{"Bash", "apply_patch", "mcp__server__tool"};
   std::string uncovered;
   for (const auto& t : tools) {
@@ -128,9 +133,10 @@ void check_entry(const DoctorOptions& o, const std::vector<HookEntry>& hooks, Do
   if (uncovered.empty()) {
     add(r, CheckLevel::Ok, "matcher " + matcher + " covers every tool");
   } else {
-    add(r, CheckLevel::Warn, "matcher " + matcher + " leaves " + uncovered +
-                                 " unguarded: Warden never sees those calls (use \"" +
-                                 (o.agent == HookAgent::ClaudeCode ? "*" : kCodexMatcher) + "\")");
+    add(r, CheckLevel::Warn,
+        "matcher " + matcher + " leaves " + uncovered +
+            " unguarded: Warden never sees those calls (use \"" +
+            (o.agent == HookAgent::ClaudeCode ? "*" : kCodexMatcher) + "\")");
   }
 
   auto words = split_shell_words(warden_entry->command).value_or(std::vector<std::string>{});
@@ -139,14 +145,14 @@ void check_entry(const DoctorOptions& o, const std::vector<HookEntry>& hooks, Do
       fs::is_regular_file(binary)) {
     add(r, CheckLevel::Ok, "binary " + binary + " is executable");
   } else if (!binary.empty() && binary.front() != '/') {
-    add(r, CheckLevel::Warn, "binary \"" + binary +
-                                 "\" is not an absolute path: it depends on the agent's PATH");
+    add(r, CheckLevel::Warn,
+        "binary \"" + binary + "\" is not an absolute path: it depends on the agent's PATH");
   } else {
     add(r, CheckLevel::Fail, "binary " + binary + " does not exist or is not executable");
   }
 
-  const double hook_timeout = warden_entry->timeout_seconds.value_or(
-      o.agent == HookAgent::ClaudeCode ? 60.0 : 600.0);
+  const double hook_timeout =
+      warden_entry->timeout_seconds.value_or(o.agent == HookAgent::ClaudeCode ? 60.0 : 600.0);
   const std::string budget_text = flag_value(words, "--timeout-ms");
   const std::string wait_text = flag_value(words, "--wait");
   long budget_ms = kHookDefaultBudgetMs;
@@ -171,14 +177,14 @@ void check_entry(const DoctorOptions& o, const std::vector<HookEntry>& hooks, Do
   if (budget_ms + wait_s * 1000 + kHookMarginMs <= hook_timeout * 1000) {
     add(r, CheckLevel::Ok, t.str());
   } else {
-    add(r, CheckLevel::Fail, t.str() + ": the budget" + (wait_s > 0 ? " and the wait" : "") +
-                                 " must leave the hook " + std::to_string(kHookMarginMs) +
-                                 " ms to start and answer, else the agent may give up on the "
-                                 "hook before Warden answers, and a hook timeout is not a deny" +
-                                 " (reinstall with `warden hook install " +
-                                 std::string(agent_name(o.agent)) +
-                                 (wait_s > 0 ? " --wait " + std::to_string(wait_s) : std::string()) +
-                                 "`, which writes a timeout that fits)");
+    add(r, CheckLevel::Fail,
+        t.str() + ": the budget" + (wait_s > 0 ? " and the wait" : "") + " must leave the hook " +
+            std::to_string(kHookMarginMs) +
+            " ms to start and answer, else the agent may give up on the "
+            "hook before Warden answers, and a hook timeout is not a deny" +
+            " (reinstall with `warden hook install " + std::string(agent_name(o.agent)) +
+            (wait_s > 0 ? " --wait " + std::to_string(wait_s) : std::string()) +
+            "`, which writes a timeout that fits)");
   }
 }
 
@@ -191,16 +197,18 @@ void probe(const DoctorOptions& o, const HookEntry& entry, DoctorReport* r) {
   static const std::regex error_code(R"(\bE_[A-Z0-9_]+\b)");
   ProbeAnswer rm = probe_hook(o.agent, entry.command, cwd, "rm -rf /", o.probe_deadline);
   if (!rm.ran || rm.decision.empty()) {
-    add(r, CheckLevel::Fail, "probe `rm -rf /` got no valid answer: " +
-                                 (rm.ran ? "exit " + std::to_string(rm.exit_code) + ", stdout \"" +
-                                               rm.stdout_text + "\", stderr \"" + rm.stderr_text + "\""
-                                         : rm.failure));
+    add(r, CheckLevel::Fail,
+        "probe `rm -rf /` got no valid answer: " +
+            (rm.ran ? "exit " + std::to_string(rm.exit_code) + ", stdout \"" + rm.stdout_text +
+                          "\", stderr \"" + rm.stderr_text + "\""
+                    : rm.failure));
     return;
   }
   if (!rm.json) {
-    add(r, CheckLevel::Fail, "probe `rm -rf /`: the hook answered no decision of Warden's (exit " +
-                                 std::to_string(rm.exit_code) + ": " + rm.reason +
-                                 "); the agent denies, but nothing was decided");
+    add(r, CheckLevel::Fail,
+        "probe `rm -rf /`: the hook answered no decision of Warden's (exit " +
+            std::to_string(rm.exit_code) + ": " + rm.reason +
+            "); the agent denies, but nothing was decided");
     return;
   }
   if (rm.decision == "deny" && std::regex_search(rm.reason, error_code)) {
@@ -210,20 +218,22 @@ void probe(const DoctorOptions& o, const HookEntry& entry, DoctorReport* r) {
   if (rm.decision == "deny") {
     add(r, CheckLevel::Ok, "probe `rm -rf /` denied: " + rm.reason);
   } else {
-    add(r, CheckLevel::Fail, "probe `rm -rf /` answered " + describe(rm) +
-                                 ": the rules in force do not deny it");
+    add(r, CheckLevel::Fail,
+        "probe `rm -rf /` answered " + describe(rm) + ": the rules in force do not deny it");
   }
   ProbeAnswer ls = probe_hook(o.agent, entry.command, cwd, "ls", o.probe_deadline);
   if (!ls.ran || ls.decision.empty()) {
-    add(r, CheckLevel::Fail, "probe `ls` got no valid answer: " +
-                                 (ls.ran ? "exit " + std::to_string(ls.exit_code) : ls.failure));
+    add(r, CheckLevel::Fail,
+        "probe `ls` got no valid answer: " +
+            (ls.ran ? "exit " + std::to_string(ls.exit_code) : ls.failure));
   } else if (!ls.json || (ls.decision == "deny" && std::regex_search(ls.reason, error_code))) {
     add(r, CheckLevel::Fail, "probe `ls`: the hook could not decide: " + ls.reason);
   } else if (ls.decision == "allow") {
     add(r, CheckLevel::Ok, "probe `ls` allowed");
   } else {
-    add(r, CheckLevel::Warn, "probe `ls` answered " + describe(ls) +
-                                 ": an everyday command is not allowed by the rules in force");
+    add(r, CheckLevel::Warn,
+        "probe `ls` answered " + describe(ls) +
+            ": an everyday command is not allowed by the rules in force");
   }
 }
 
@@ -235,7 +245,8 @@ DoctorReport run_doctor(const DoctorOptions& o) {
   auto text = read_text(o.settings_file);
   if (!text) {
     add(&r, CheckLevel::Fail,
-        o.settings_file + " not found: run `warden hook install " + std::string(agent_name(o.agent)) +
+        o.settings_file + " not found: run `warden hook install " +
+            std::string(agent_name(o.agent)) +
             (o.project_dir.empty() ? " --user" : " --project " + shell_quote(o.project_dir)) + "`");
     return r;
   }
@@ -245,8 +256,9 @@ DoctorReport run_doctor(const DoctorOptions& o) {
   if (o.agent == HookAgent::ClaudeCode) {
     json.Parse(text->data(), text->size());
     if (json.HasParseError() || !json.IsObject()) {
-      add(&r, CheckLevel::Fail, o.settings_file + " is not a valid JSON object (offset " +
-                                    std::to_string(json.GetErrorOffset()) + ")");
+      add(&r, CheckLevel::Fail,
+          o.settings_file + " is not a valid JSON object (offset " +
+              std::to_string(json.GetErrorOffset()) + ")");
       return r;
     }
     hooks = claude_pretooluse_hooks(json);
@@ -254,9 +266,9 @@ DoctorReport run_doctor(const DoctorOptions& o) {
     try {
       config = toml::parse(*text);
     } catch (const toml::parse_error& e) {
-      add(&r, CheckLevel::Fail, o.settings_file + " is not valid TOML (line " +
-                                    std::to_string(e.source().begin.line) + "): " +
-                                    std::string(e.description()));
+      add(&r, CheckLevel::Fail,
+          o.settings_file + " is not valid TOML (line " + std::to_string(e.source().begin.line) +
+              "): " + std::string(e.description()));
       return r;
     }
     hooks = codex_pretooluse_hooks(config);

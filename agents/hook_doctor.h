@@ -47,11 +47,11 @@ DoctorReport run_doctor(const DoctorOptions& options);
 
 // What a hook command answered to one synthetic PreToolUse call.
 struct ProbeAnswer {
-  bool ran = false;         // false: could not start, or no answer before the deadline
-  std::string failure;      // why there is no answer
+  bool ran = false;     // false: could not start, or no answer before the deadline
+  std::string failure;  // why there is no answer
   int exit_code = -1;
-  bool json = false;        // stdout held a hookSpecificOutput with a permissionDecision
-  std::string decision;     // "allow" | "deny" | "ask" | "" (no valid answer)
+  bool json = false;     // stdout held a hookSpecificOutput with a permissionDecision
+  std::string decision;  // "allow" | "deny" | "ask" | "" (no valid answer)
   std::string reason;
   std::string stdout_text, stderr_text;
 };
@@ -59,7 +59,7 @@ struct ProbeAnswer {
 // Runs `command` with /bin/sh -c in `cwd`, a PreToolUse JSON for Bash `shell_command` on
 // stdin, and reads the answer as the agent would (JSON on stdout; exit 2 denies).
 ProbeAnswer probe_hook(HookAgent agent, const std::string& command, const std::string& cwd,
-                      const std::string& shell_command, std::chrono::milliseconds deadline);
+                       const std::string& shell_command, std::chrono::milliseconds deadline);
 
 // True when `matcher` (Claude Code / Codex semantics) selects tool `tool`.
 bool matcher_covers(HookAgent agent, bool has_matcher, const std::string& matcher,

@@ -22,9 +22,10 @@ struct Layer {
 std::vector<Layer> layers(const DoctorOptions& o) {
   std::vector<Layer> out;
   const char* home = std::getenv("HOME");
-  std::string user = !o.claude_user_settings.empty()
-                         ? o.claude_user_settings
-                         : (home && *home ? (fs::path(home) / ".claude/settings.json").string() : "");
+  std::string user =
+      !o.claude_user_settings.empty()
+          ? o.claude_user_settings
+          : (home && *home ? (fs::path(home) / ".claude/settings.json").string() : "");
   if (!o.claude_managed_settings.empty()) out.push_back({"managed", o.claude_managed_settings});
   if (!user.empty()) out.push_back({"user", user});
   if (!o.project_dir.empty()) {
@@ -73,9 +74,10 @@ void check_claude_layers(const DoctorOptions& o, const rapidjson::Document& chec
       if (p.HasMember("defaultMode") && p["defaultMode"].IsString() &&
           std::string(p["defaultMode"].GetString()) == "bypassPermissions") {
         add(r, CheckLevel::Warn,
-            where + " set permissions.defaultMode bypassPermissions: Claude asks nothing itself, "
-                    "so Warden is the only check and approval-required must answer deny "
-                    "(`warden hook claude-code` does so in this mode)");
+            where +
+                " set permissions.defaultMode bypassPermissions: Claude asks nothing itself, "
+                "so Warden is the only check and approval-required must answer deny "
+                "(`warden hook claude-code` does so in this mode)");
       }
       if (p.HasMember("allow") && p["allow"].IsArray() && !p["allow"].Empty()) {
         add(r, CheckLevel::Info,
@@ -99,13 +101,16 @@ void check_claude_layers(const DoctorOptions& o, const rapidjson::Document& chec
     }
     if (layer.name == "managed" && wardens > 0) warden_in_managed = true;
     if (others > 0) {
-      add(r, CheckLevel::Info, where + " hold " + std::to_string(others) +
-                                   " other PreToolUse hook(s): they run next to Warden's, and "
-                                   "any deny among them wins");
+      add(r, CheckLevel::Info,
+          where + " hold " + std::to_string(others) +
+              " other PreToolUse hook(s): they run next to Warden's, and "
+              "any deny among them wins");
     }
     if (!is_checked && wardens > 0) {
-      add(r, CheckLevel::Warn, where + " hold a Warden hook too: Claude runs both, each call is "
-                                       "decided twice");
+      add(r, CheckLevel::Warn,
+          where +
+              " hold a Warden hook too: Claude runs both, each call is "
+              "decided twice");
     }
   }
   if (managed_only && !warden_in_managed) {

@@ -13,8 +13,8 @@ void check_codex(const DoctorOptions& o, const toml::table& config, const HookEn
                  DoctorReport* r) {
   for (const char* key : {"hooks", "codex_hooks"}) {
     if (config["features"][key].value<bool>() == false) {
-      add(r, CheckLevel::Fail, std::string("[features] ") + key +
-                                   " = false: Codex runs no hook, Warden's included");
+      add(r, CheckLevel::Fail,
+          std::string("[features] ") + key + " = false: Codex runs no hook, Warden's included");
     }
   }
   if (entry) {
@@ -25,8 +25,9 @@ void check_codex(const DoctorOptions& o, const toml::table& config, const HookEn
           "--on-approval-required ask: Codex does not support an ask answer and runs the "
           "command; use deny");
     } else {
-      add(r, CheckLevel::Ok, "approval-required answers deny" +
-                                 std::string(mapping.empty() ? " (the Codex hook's default)" : ""));
+      add(r, CheckLevel::Ok,
+          "approval-required answers deny" +
+              std::string(mapping.empty() ? " (the Codex hook's default)" : ""));
     }
     check_codex_trust(o, *entry, r);
   }
@@ -41,8 +42,8 @@ void check_codex(const DoctorOptions& o, const toml::table& config, const HookEn
       add(r, CheckLevel::Warn,
           "sandbox_mode = \"danger-full-access\": a command Warden allows runs with no sandbox");
     } else {
-      add(r, CheckLevel::Info, "sandbox_mode = \"" + *sandbox +
-                                   "\": Codex's sandbox still confines what Warden allows");
+      add(r, CheckLevel::Info,
+          "sandbox_mode = \"" + *sandbox + "\": Codex's sandbox still confines what Warden allows");
     }
   }
   if (auto req = read_text(o.codex_requirements)) {
@@ -50,9 +51,11 @@ void check_codex(const DoctorOptions& o, const toml::table& config, const HookEn
       toml::table t = toml::parse(*req);
       if (t["allow_managed_hooks_only"].value_or(false) &&
           o.settings_file.rfind("/etc/codex/", 0) != 0) {
-        add(r, CheckLevel::Fail, o.codex_requirements +
-                                     " sets allow_managed_hooks_only: Codex ignores Warden's hook "
-                                     "in " + o.settings_file + "; install it in /etc/codex/config.toml");
+        add(r, CheckLevel::Fail,
+            o.codex_requirements +
+                " sets allow_managed_hooks_only: Codex ignores Warden's hook "
+                "in " +
+                o.settings_file + "; install it in /etc/codex/config.toml");
       }
     } catch (const toml::parse_error&) {
       add(r, CheckLevel::Warn, o.codex_requirements + " is not valid TOML");
@@ -61,9 +64,10 @@ void check_codex(const DoctorOptions& o, const toml::table& config, const HookEn
   fs::path hooks_json = fs::path(o.settings_file).parent_path() / "hooks.json";
   std::error_code ec;
   if (fs::exists(hooks_json, ec)) {
-    add(r, CheckLevel::Info, hooks_json.string() +
-                                 " exists: its hooks run next to Warden's (all matching hooks "
-                                 "run; any deny wins)");
+    add(r, CheckLevel::Info,
+        hooks_json.string() +
+            " exists: its hooks run next to Warden's (all matching hooks "
+            "run; any deny wins)");
   }
 }
 

@@ -82,13 +82,15 @@ std::string trust_status(const rapidjson::Value& reply, const std::string& key,
     for (const auto& h : d["hooks"].GetArray()) {
       if (!h.IsObject() || !h.HasMember("trustStatus") || !h["trustStatus"].IsString()) continue;
       std::string status = h["trustStatus"].GetString();
-      const bool ours_by_key = h.HasMember("key") && h["key"].IsString() && h["key"].GetString() == key;
-      const bool ours_by_command =
-          h.HasMember("command") && h["command"].IsString() && h["command"].GetString() == command &&
-          h.HasMember("eventName") && h["eventName"].IsString() &&
-          std::string(h["eventName"].GetString()) == "preToolUse";
+      const bool ours_by_key =
+          h.HasMember("key") && h["key"].IsString() && h["key"].GetString() == key;
+      const bool ours_by_command = h.HasMember("command") && h["command"].IsString() &&
+                                   h["command"].GetString() == command &&
+                                   h.HasMember("eventName") && h["eventName"].IsString() &&
+                                   std::string(h["eventName"].GetString()) == "preToolUse";
       if (!ours_by_key && !ours_by_command) continue;
-      if (h.HasMember("currentHash") && h["currentHash"].IsString()) *hash = h["currentHash"].GetString();
+      if (h.HasMember("currentHash") && h["currentHash"].IsString())
+        *hash = h["currentHash"].GetString();
       if (ours_by_key) return status;
       by_command = status;
     }
@@ -110,8 +112,9 @@ void check_codex_trust(const DoctorOptions& o, const HookEntry& entry, DoctorRep
     const char* home = std::getenv("HOME");
     std::string cwd = !o.project_dir.empty() ? o.project_dir : (home ? home : "/");
     std::string input =
-        request(1, "initialize",
-                R"({"clientInfo":{"name":"warden-hook-doctor","version":"0"},"capabilities":{"experimentalApi":true}})") +
+        request(
+            1, "initialize",
+            R"({"clientInfo":{"name":"warden-hook-doctor","version":"0"},"capabilities":{"experimentalApi":true}})") +
         request(-1, "initialized", nullptr) + request(2, "hooks/list", "{}");
     auto run = run_child({o.codex_binary, "app-server"}, cwd, input, o.probe_deadline,
                          [](const std::string& out) { return reply_2(out).IsObject(); });
@@ -128,16 +131,19 @@ void check_codex_trust(const DoctorOptions& o, const HookEntry& entry, DoctorRep
                 "project's .codex/config.toml is read only in a trusted project), so every "
                 "command runs unchecked");
       } else {
-        add(r, CheckLevel::Fail, "hook trust: Codex reports Warden's hook \"" + status +
-                                     "\": Codex skips it silently and runs every command. " +
-                                     kTrustHelp + ". Codex records a trust in its user config as "
-                                     "[hooks.state.\"" + key + "\"] trusted_hash = \"" + hash + "\"");
+        add(r, CheckLevel::Fail,
+            "hook trust: Codex reports Warden's hook \"" + status +
+                "\": Codex skips it silently and runs every command. " + kTrustHelp +
+                ". Codex records a trust in its user config as "
+                "[hooks.state.\"" +
+                key + "\"] trusted_hash = \"" + hash + "\"");
       }
       return;
     }
-    add(r, CheckLevel::Warn, "hook trust: could not ask " + o.codex_binary + " app-server (" +
-                                 (run.ran ? "exit " + std::to_string(run.exit_code) : run.failure) +
-                                 "); reading the trust table instead");
+    add(r, CheckLevel::Warn,
+        "hook trust: could not ask " + o.codex_binary + " app-server (" +
+            (run.ran ? "exit " + std::to_string(run.exit_code) : run.failure) +
+            "); reading the trust table instead");
   }
   const std::string home = codex_home();
   const std::string user_config = home.empty() ? "" : (fs::path(home) / "config.toml").string();
@@ -174,9 +180,9 @@ void check_codex_trust(const DoctorOptions& o, const HookEntry& entry, DoctorRep
     }
   }
   if (!hash) {
-    add(r, CheckLevel::Fail, "hook trust: Warden's hook was never trusted (no [hooks.state.\"" +
-                                 key + "\"] in " + user_config +
-                                 "): Codex skips it silently and runs every command. " + kTrustHelp);
+    add(r, CheckLevel::Fail,
+        "hook trust: Warden's hook was never trusted (no [hooks.state.\"" + key + "\"] in " +
+            user_config + "): Codex skips it silently and runs every command. " + kTrustHelp);
   } else {
     add(r, CheckLevel::Warn,
         "hook trust: Warden's hook was trusted once (" + *hash +

@@ -135,9 +135,12 @@ std::string hook_command(const std::string& warden_path, HookAgent agent, const 
 
 std::string_view change_name(InstallResult::Change change) {
   switch (change) {
-    case InstallResult::Change::Added: return "added";
-    case InstallResult::Change::Updated: return "updated";
-    case InstallResult::Change::Unchanged: return "unchanged";
+    case InstallResult::Change::Added:
+      return "added";
+    case InstallResult::Change::Updated:
+      return "updated";
+    case InstallResult::Change::Unchanged:
+      return "unchanged";
   }
   return "unchanged";
 }
@@ -176,8 +179,10 @@ bool write_file_atomically(const std::string& link_or_path, const std::string& t
   for (std::size_t at = 0; ok && at < text.size();) {
     ssize_t n = ::write(fd, text.data() + at, text.size() - at);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) ok = false;
-    else at += static_cast<std::size_t>(n);
+    if (n <= 0)
+      ok = false;
+    else
+      at += static_cast<std::size_t>(n);
   }
   ok = ok && ::fsync(fd) == 0;
   int saved = errno;

@@ -42,7 +42,7 @@ struct HookFlags {
   std::string workspace;
   std::string on_approval_required;  // "ask" | "deny" | "" (Codex: always "deny")
   std::string timeout_ms;
-  std::string wait_s;                // --wait SECONDS: the daemon may hold its reply that long
+  std::string wait_s;  // --wait SECONDS: the daemon may hold its reply that long
 };
 
 // "<warden> hook AGENT <flags>", every word shell-quoted.
@@ -61,7 +61,7 @@ inline constexpr int kHookMarginMs = 1000;
 struct HookEntry {
   bool has_matcher = false;  // a group without a matcher matches every tool
   std::string matcher;
-  std::string type;          // "command" for a hook Warden wrote
+  std::string type;  // "command" for a hook Warden wrote
   std::string command;
   std::optional<double> timeout_seconds;
   int group = -1;    // index of its matcher group under PreToolUse

@@ -180,11 +180,15 @@ ProbeAnswer probe_hook(HookAgent agent, const std::string& command, const std::s
       const std::string line = codex_exec_command_line("warden-hook-doctor-probe", shell_command);
       bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
       ::close(fd);
-      if (ok) transcript = path; else ::unlink(path.c_str());
+      if (ok)
+        transcript = path;
+      else
+        ::unlink(path.c_str());
     }
   }
-  auto run = doctor::run_child({"/bin/sh", "-c", command}, cwd,
-                               probe_input(agent, cwd, shell_command, transcript), deadline, nullptr);
+  auto run =
+      doctor::run_child({"/bin/sh", "-c", command}, cwd,
+                        probe_input(agent, cwd, shell_command, transcript), deadline, nullptr);
   if (!transcript.empty()) ::unlink(transcript.c_str());
   ProbeAnswer a;
   a.ran = run.ran;

@@ -21,9 +21,9 @@ Value string_value(std::string_view s, Alloc& a) {
 // method) or the shipped rules read by name (content, query, headers, body, text, channel),
 // and the proposal's own top-level names. Only the mapping sets them, from the tool's fields.
 constexpr std::string_view kDerived[] = {
-    "cwd",    "path", "url",  "command", "content", "action",  "method",  "glob",
-    "pattern", "target", "tool", "server", "args",   "query",  "headers", "body",
-    "text",   "channel", "explanation", "context", "payload"};
+    "cwd",     "path",    "url",    "command", "content",     "action",  "method",
+    "glob",    "pattern", "target", "tool",    "server",      "args",    "query",
+    "headers", "body",    "text",   "channel", "explanation", "context", "payload"};
 
 // Builds one payload from the tool's input.
 class PayloadBuilder {
@@ -111,12 +111,14 @@ Mapped map_tool(const HookCall& call, ToolKind kind, PayloadBuilder& b, Alloc& a
     case ToolKind::Write:
       b.cwd(call.cwd);
       b.put_string("action", "write");
-      if (!b.required_string("file_path", "path") || !b.required_string("content", "content")) return {};
+      if (!b.required_string("file_path", "path") || !b.required_string("content", "content"))
+        return {};
       return {"file", "write"};
     case ToolKind::Edit:
       b.cwd(call.cwd);
       b.put_string("action", "write");
-      if (!b.required_string("file_path", "path") || !b.required_string("new_string", "content")) return {};
+      if (!b.required_string("file_path", "path") || !b.required_string("new_string", "content"))
+        return {};
       b.optional("old_string", "old_string");
       b.optional("replace_all", "replace_all");
       return {"file", "write"};
@@ -134,7 +136,8 @@ Mapped map_tool(const HookCall& call, ToolKind kind, PayloadBuilder& b, Alloc& a
         const Value& e = (*edits)[i];
         auto ns = e.IsObject() ? e.FindMember("new_string") : e.MemberEnd();
         if (!e.IsObject() || ns == e.MemberEnd() || !ns->value.IsString()) {
-          b.fail("MultiEdit tool_input.edits[" + std::to_string(i) + "].new_string must be a string");
+          b.fail("MultiEdit tool_input.edits[" + std::to_string(i) +
+                 "].new_string must be a string");
           return {};
         }
         if (i) content += '\n';
@@ -222,15 +225,15 @@ std::string input_key(ToolKind kind, std::string_view k) {
     case ToolKind::Write:
       return k == "path" ? "file_path" : is({"content"}) ? std::string(k) : "";
     case ToolKind::Edit:
-      return k == "path"    ? "file_path"
-             : k == "content" ? "new_string"
+      return k == "path"                         ? "file_path"
+             : k == "content"                    ? "new_string"
              : is({"old_string", "replace_all"}) ? std::string(k)
                                                  : "";
     case ToolKind::MultiEdit:
       return k == "path" ? "file_path" : k == "edits" ? "edits" : "";
     case ToolKind::NotebookEdit:
-      return k == "path"    ? "notebook_path"
-             : k == "content" ? "new_source"
+      return k == "path"                                 ? "notebook_path"
+             : k == "content"                            ? "new_source"
              : is({"cell_id", "edit_mode", "cell_type"}) ? std::string(k)
                                                          : "";
     case ToolKind::Read:
@@ -258,11 +261,16 @@ const Value* payload_of(const rapidjson::Document& doc) {
 
 ToolKind tool_kind(std::string_view name) {
   static const std::pair<std::string_view, ToolKind> kKnown[] = {
-      {"Bash", ToolKind::Bash},           {"Write", ToolKind::Write},
-      {"Edit", ToolKind::Edit},           {"MultiEdit", ToolKind::MultiEdit},
-      {"NotebookEdit", ToolKind::NotebookEdit}, {"Read", ToolKind::Read},
-      {"Grep", ToolKind::Grep},           {"Glob", ToolKind::Glob},
-      {"LS", ToolKind::LS},               {"WebFetch", ToolKind::WebFetch},
+      {"Bash", ToolKind::Bash},
+      {"Write", ToolKind::Write},
+      {"Edit", ToolKind::Edit},
+      {"MultiEdit", ToolKind::MultiEdit},
+      {"NotebookEdit", ToolKind::NotebookEdit},
+      {"Read", ToolKind::Read},
+      {"Grep", ToolKind::Grep},
+      {"Glob", ToolKind::Glob},
+      {"LS", ToolKind::LS},
+      {"WebFetch", ToolKind::WebFetch},
       {"WebSearch", ToolKind::WebSearch},
   };
   for (const auto& [n, k] : kKnown)
@@ -291,7 +299,8 @@ bool hook_proposal(const HookCall& call, std::string_view agent, std::string* pr
   PayloadBuilder b(call, a);
   Mapped m = map_tool(call, kind, b, a);
   if (!m.target) {
-    *error = {kHookInputShape, b.error_.empty() ? call.tool_name + " input not understood" : b.error_};
+    *error = {kHookInputShape,
+              b.error_.empty() ? call.tool_name + " input not understood" : b.error_};
     return false;
   }
   std::string_view explanation;
@@ -337,8 +346,8 @@ bool updated_tool_input(const HookCall& call, std::string_view proposal_json,
     std::string k(m.name.GetString(), m.name.GetStringLength());
     std::string to = input_key(kind, k);
     if (to.empty()) {
-      *error = "a rule rewrote payload." + k + ", which " + call.tool_name +
-               "'s input has no field for";
+      *error =
+          "a rule rewrote payload." + k + ", which " + call.tool_name + "'s input has no field for";
       return false;
     }
     if (to == "*") {

@@ -26,7 +26,17 @@
 namespace warden::agents {
 
 enum class ToolKind {
-  Bash, Write, Edit, MultiEdit, NotebookEdit, Read, Grep, Glob, LS, WebFetch, WebSearch,
+  Bash,
+  Write,
+  Edit,
+  MultiEdit,
+  NotebookEdit,
+  Read,
+  Grep,
+  Glob,
+  LS,
+  WebFetch,
+  WebSearch,
   Mcp,    // mcp__SERVER__TOOL
   Other,  // any other tool name: a tool proposal without a server
 };

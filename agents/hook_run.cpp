@@ -35,14 +35,16 @@ HookAnswer run_hook(std::string_view input, Decider* decider, std::string_view d
       options);
 }
 
-HookAnswer run_hook(std::string_view input, const MakeDecider& make, const HookRunOptions& options) {
+HookAnswer run_hook(std::string_view input, const MakeDecider& make,
+                    const HookRunOptions& options) {
   try {
     HookCall call;
     HookError error;
     if (!parse_hook_call(input, &call, &error)) return answer_failure(error.code, error.message);
     std::string proposal;
-    const std::string_view label =
-        options.agent_label.empty() ? agent_name(options.agent) : std::string_view(options.agent_label);
+    const std::string_view label = options.agent_label.empty()
+                                       ? agent_name(options.agent)
+                                       : std::string_view(options.agent_label);
     if (!hook_proposal(call, label, &proposal, &error)) {
       return answer_failure(error.code, error.message);
     }

@@ -52,7 +52,8 @@ bool read_hook_input(int fd, std::size_t max_bytes, std::chrono::steady_clock::t
   char buffer[65536];
   JsonEnd end;
   for (;;) {
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       *error = {kHookInputTimeout, "the agent did not finish writing the hook input in time"};
       return false;

@@ -74,7 +74,8 @@ Message classify(const rapidjson::Value& m) {
 Line parse_line(std::string_view text) {
   Line line;
   // The depth is json_unambiguous's to refuse (kMaxJsonDepth), after an iterative parse.
-  if (const warden::json::Error e = warden::json::parse(text, &line.doc, warden::json::Limits::any_depth())) {
+  if (const warden::json::Error e =
+          warden::json::parse(text, &line.doc, warden::json::Limits::any_depth())) {
     line.error_code = kParseError;
     const char* why = e.refusal == warden::json::Refusal::kNulByte ? "NUL byte" : e.syntax();
     line.problem = std::string("not JSON: ") + why + " at byte " + std::to_string(e.offset);
@@ -83,8 +84,8 @@ Line parse_line(std::string_view text) {
   // One line, one reading: the server's JSON parser (JSON.parse, Python's json) keeps the
   // last of duplicate names where FindMember finds the first, and decodes a lone surrogate
   // escape to other bytes. Such a line is refused whole.
-  if (std::string why; (line.doc.IsObject() || line.doc.IsArray()) &&
-                       !json_unambiguous(line.doc, &why)) {
+  if (std::string why;
+      (line.doc.IsObject() || line.doc.IsArray()) && !json_unambiguous(line.doc, &why)) {
     line.error_code = kInvalidRequest;
     line.problem = "ambiguous message: " + why;
     if (line.doc.IsObject()) line.id = classify(line.doc).id;

@@ -35,7 +35,7 @@ Approval approval_from_row(const std::function<std::string(int)>& column);
 
 // A new pending approval of n with a fresh id and token (not stored yet).
 Created new_approval(const NewApproval& n);
-std::string new_token();  // "wapr_" + base64url(32 random bytes), no padding
+std::string new_token();                      // "wapr_" + base64url(32 random bytes), no padding
 std::string new_id(std::string_view prefix);  // prefix + 24 hex characters (12 random bytes)
 std::string sha256_hex(std::string_view data);
 inline std::string token_hash(std::string_view token) { return sha256_hex(token); }

@@ -88,9 +88,9 @@ std::string text_array(const std::vector<std::string>& items) {
 // Defaults the operator's conninfo may override (it is expanded after them): a bounded
 // connection attempt, and TCP keepalives so a dead server is noticed by the listening
 // connection too.
-constexpr const char* kDefaultKeys[] = {"connect_timeout", "keepalives_idle",
-                                        "keepalives_interval", "keepalives_count", "dbname",
-                                        nullptr};
+constexpr const char* kDefaultKeys[] = {
+    "connect_timeout",  "keepalives_idle", "keepalives_interval",
+    "keepalives_count", "dbname",          nullptr};
 
 PGconn* start_connect(const std::string& conninfo, bool blocking) {
   const char* values[] = {"10", "30", "10", "3", conninfo.c_str(), nullptr};
@@ -98,7 +98,8 @@ PGconn* start_connect(const std::string& conninfo, bool blocking) {
                        : PQconnectStartParams(kDefaultKeys, values, 1);
   if (!c) fail("out of memory connecting");
   // Server notices ("relation already exists, skipping") are not the daemon's output.
-  PQsetNoticeProcessor(c, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      c, [](void*, const char*) {}, nullptr);
   return c;
 }
 
@@ -227,23 +228,25 @@ class PostgresStore final : public Store {
         exec("SELECT pg_advisory_xact_lock($1::integer, $2::integer)",
              {kPendingLockKey, num(detail::principal_key(a.principal))});
         const std::int64_t pending =
-            exec("SELECT count(*) FROM approvals WHERE principal = $1 AND status = 'pending' "
-                 "AND expires_ms > $2::bigint",
-                 {a.principal, num(a.created_ms)})
+            exec(
+                "SELECT count(*) FROM approvals WHERE principal = $1 AND status = 'pending' "
+                "AND expires_ms > $2::bigint",
+                {a.principal, num(a.created_ms)})
                 .integer(0, 0);
         if (pending >= n.max_pending) throw PendingLimit(pending, n.max_pending);
       }
-      exec("INSERT INTO approvals (id, token_hash, status, action_hash, action_json, "
-           "proposal_json, principal, groups_json, session, agent, rules_json, reason, "
-           "decision_id, origin, daemon_id, created_ms, expires_ms, approvers_needed, "
-           "grants_json, requester_token_id) "
-           "VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, "
-           "$15, $16, $17, $18, $19)",
-           {a.id, detail::token_hash(out.token), a.action_hash, a.action_json, a.proposal_json,
-            a.principal, detail::json_array(a.groups), a.session, a.agent,
-            detail::json_array(a.rules), a.reason, a.decision_id, a.origin, a.daemon_id,
-            num(a.created_ms), num(a.expires_ms), num(a.approvers_needed),
-            grants_json(a.grants), a.requester_token_id});
+      exec(
+          "INSERT INTO approvals (id, token_hash, status, action_hash, action_json, "
+          "proposal_json, principal, groups_json, session, agent, rules_json, reason, "
+          "decision_id, origin, daemon_id, created_ms, expires_ms, approvers_needed, "
+          "grants_json, requester_token_id) "
+          "VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, "
+          "$15, $16, $17, $18, $19)",
+          {a.id, detail::token_hash(out.token), a.action_hash, a.action_json, a.proposal_json,
+           a.principal, detail::json_array(a.groups), a.session, a.agent,
+           detail::json_array(a.rules), a.reason, a.decision_id, a.origin, a.daemon_id,
+           num(a.created_ms), num(a.expires_ms), num(a.approvers_needed), grants_json(a.grants),
+           a.requester_token_id});
       notify("created", a.id);
       tx.commit();
       return out;
@@ -287,7 +290,8 @@ class PostgresStore final : public Store {
         const std::size_t want = f.rule.empty() ? f.limit - out.size() : detail::kListBatch;
         params[after_at] = num(at.created_ms);
         params[after_at + 1] = at.id;
-        params[after_at + 2] = num(static_cast<std::int64_t>(std::min<std::size_t>(want, INT64_MAX)));
+        params[after_at + 2] =
+            num(static_cast<std::int64_t>(std::min<std::size_t>(want, INT64_MAX)));
         Result r = exec(sql, params);
         for (int i = 0; i < r.rows() && out.size() < f.limit; ++i) {
           Approval a = row(r, i);
@@ -382,9 +386,10 @@ class PostgresStore final : public Store {
         mark_expired(a.id, now_ms);
         out.result = DenyResult::Expired;
       } else {
-        Result up = exec("UPDATE approvals SET status = 'denied', closed_by = $2, "
-                         "close_note = $3, closed_ms = $4 WHERE id = $1 AND status = 'pending'",
-                         {a.id, by, note, num(now_ms)});
+        Result up = exec(
+            "UPDATE approvals SET status = 'denied', closed_by = $2, "
+            "close_note = $3, closed_ms = $4 WHERE id = $1 AND status = 'pending'",
+            {a.id, by, note, num(now_ms)});
         if (up.affected() == 1) {
           notify("closed", a.id);
           out.result = DenyResult::Denied;
@@ -405,9 +410,10 @@ class PostgresStore final : public Store {
     const std::string id(id_view), result(result_view);
     return with_connection([&] {
       Transaction tx(*this);
-      Result up = exec("UPDATE approvals SET status = $2, result_json = $3 "
-                       "WHERE id = $1 AND status = 'approved'",
-                       {id, std::string(status_name(status)), result});
+      Result up = exec(
+          "UPDATE approvals SET status = $2, result_json = $3 "
+          "WHERE id = $1 AND status = 'approved'",
+          {id, std::string(status_name(status)), result});
       const bool done = up.affected() == 1;
       if (done) notify("finished", id);
       tx.commit();
@@ -423,11 +429,12 @@ class PostgresStore final : public Store {
         // Under READ COMMITTED a row another daemon expired meanwhile is re-checked and
         // skipped, so each approval is returned by exactly one caller.
         // The notifications go in the same statement: one round trip however many expire.
-        Result r = exec("WITH expired AS (UPDATE approvals SET status = 'expired', "
-                        "closed_ms = $1::bigint WHERE status = 'pending' AND "
-                        "expires_ms <= $1::bigint RETURNING id) "
-                        "SELECT id, pg_notify($2, 'closed:' || id) FROM expired",
-                        {num(now_ms), kChannel});
+        Result r = exec(
+            "WITH expired AS (UPDATE approvals SET status = 'expired', "
+            "closed_ms = $1::bigint WHERE status = 'pending' AND "
+            "expires_ms <= $1::bigint RETURNING id) "
+            "SELECT id, pg_notify($2, 'closed:' || id) FROM expired",
+            {num(now_ms), kChannel});
         for (int i = 0; i < r.rows(); ++i) ids.push_back(r.text(i, 0));
         tx.commit();
       }
@@ -439,8 +446,9 @@ class PostgresStore final : public Store {
     Pruned out;
     out.grants = with_connection([&] {
       Transaction tx(*this);
-      Result g = exec("DELETE FROM approval_grants WHERE uses_left = -1 OR expires_ms <= $1::bigint",
-                      {num(now_ms)});
+      Result g =
+          exec("DELETE FROM approval_grants WHERE uses_left = -1 OR expires_ms <= $1::bigint",
+               {num(now_ms)});
       tx.commit();
       return static_cast<std::int64_t>(g.affected());
     });
@@ -507,10 +515,11 @@ class PostgresStore final : public Store {
   void add_grant(const Grant& g) override {
     with_connection([&] {
       Transaction tx(*this);
-      exec("INSERT INTO approval_grants (id, approval_id, principal, session, action_hash, "
-           "expires_ms, uses_left, approver) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-           {detail::new_id("grt_"), g.approval_id, g.principal, g.session, g.action_hash,
-            num(g.expires_ms), num(g.uses_left < 0 ? 1 : g.uses_left), g.approver});
+      exec(
+          "INSERT INTO approval_grants (id, approval_id, principal, session, action_hash, "
+          "expires_ms, uses_left, approver) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+          {detail::new_id("grt_"), g.approval_id, g.principal, g.session, g.action_hash,
+           num(g.expires_ms), num(g.uses_left < 0 ? 1 : g.uses_left), g.approver});
       tx.commit();
       return 0;
     });
@@ -521,11 +530,12 @@ class PostgresStore final : public Store {
     const std::string principal(principal_view), session(session_view), hash(hash_view);
     return with_connection([&]() -> std::optional<Grant> {
       Transaction tx(*this);
-      Result r = exec("SELECT id, approval_id, principal, session, action_hash, expires_ms, "
-                      "uses_left, approver FROM approval_grants WHERE principal = $1 AND "
-                      "session = $2 AND action_hash = $3 AND expires_ms > $4::bigint AND "
-                      "uses_left >= 0 ORDER BY expires_ms, id LIMIT 1 FOR UPDATE",
-                      {principal, session, hash, num(now_ms)});
+      Result r = exec(
+          "SELECT id, approval_id, principal, session, action_hash, expires_ms, "
+          "uses_left, approver FROM approval_grants WHERE principal = $1 AND "
+          "session = $2 AND action_hash = $3 AND expires_ms > $4::bigint AND "
+          "uses_left >= 0 ORDER BY expires_ms, id LIMIT 1 FOR UPDATE",
+          {principal, session, hash, num(now_ms)});
       if (r.rows() == 0) {
         tx.commit();
         return std::nullopt;
@@ -539,10 +549,11 @@ class PostgresStore final : public Store {
       g.expires_ms = r.integer(0, 5);
       g.uses_left = static_cast<int>(r.integer(0, 6));
       g.approver = r.text(0, 7);
-      Result up = exec("UPDATE approval_grants SET uses_left = CASE WHEN uses_left = 1 THEN -1 "
-                       "WHEN uses_left > 1 THEN uses_left - 1 ELSE uses_left END "
-                       "WHERE id = $1 AND uses_left >= 0 AND expires_ms > $2::bigint",
-                       {id, num(now_ms)});
+      Result up = exec(
+          "UPDATE approval_grants SET uses_left = CASE WHEN uses_left = 1 THEN -1 "
+          "WHEN uses_left > 1 THEN uses_left - 1 ELSE uses_left END "
+          "WHERE id = $1 AND uses_left >= 0 AND expires_ms > $2::bigint",
+          {id, num(now_ms)});
       if (up.affected() != 1) {
         tx.commit();
         return std::nullopt;
@@ -604,9 +615,10 @@ class PostgresStore final : public Store {
           ids.push_back(r.text(i, 0));
           notify("closed", ids.back());
         }
-        exec("UPDATE approval_grants SET uses_left = -1 WHERE uses_left >= 0 AND approval_id IN "
-             "(SELECT id FROM approvals WHERE requester_token_id = $1 AND principal = $2)",
-             {token, principal});
+        exec(
+            "UPDATE approval_grants SET uses_left = -1 WHERE uses_left >= 0 AND approval_id IN "
+            "(SELECT id FROM approvals WHERE requester_token_id = $1 AND principal = $2)",
+            {token, principal});
         tx.commit();
       }
       std::vector<Approval> out;
@@ -658,7 +670,8 @@ class PostgresStore final : public Store {
       reset();
       if (commit_sent_) {
         fail(std::string("the connection was lost after a change was sent; it may or may not "
-                         "have been made: ") + e.what());
+                         "have been made: ") +
+             e.what());
       }
       return f();
     }
@@ -677,9 +690,10 @@ class PostgresStore final : public Store {
   }
 
   void mark_expired(const std::string& id, std::int64_t now_ms) {
-    Result up = exec("UPDATE approvals SET status = 'expired', closed_ms = $2 "
-                     "WHERE id = $1 AND status = 'pending'",
-                     {id, num(now_ms)});
+    Result up = exec(
+        "UPDATE approvals SET status = 'expired', closed_ms = $2 "
+        "WHERE id = $1 AND status = 'pending'",
+        {id, num(now_ms)});
     if (up.affected() == 1) notify("closed", id);
   }
 
@@ -689,9 +703,9 @@ class PostgresStore final : public Store {
 
   // column is a constant column name, never data.
   std::optional<Approval> load(const char* column, const std::string& value) {
-    Result r = exec(std::string("SELECT ") + kApprovalColumns + " FROM approvals WHERE " +
-                        column + " = $1",
-                    {value});
+    Result r = exec(
+        std::string("SELECT ") + kApprovalColumns + " FROM approvals WHERE " + column + " = $1",
+        {value});
     if (r.rows() == 0) return std::nullopt;
     Approval a = row(r, 0);
     a.votes = votes(a.id);
@@ -707,9 +721,9 @@ class PostgresStore final : public Store {
       const std::vector<std::string> chunk(
           ids.begin() + static_cast<std::ptrdiff_t>(from),
           ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), from + kChunk)));
-      Result r = exec(std::string("SELECT ") + kApprovalColumns +
-                          " FROM approvals WHERE id = ANY($1::text[])",
-                      {text_array(chunk)});
+      Result r = exec(
+          std::string("SELECT ") + kApprovalColumns + " FROM approvals WHERE id = ANY($1::text[])",
+          {text_array(chunk)});
       std::map<std::string, Approval> found;
       for (int i = 0; i < r.rows(); ++i) {
         Approval a = row(r, i);

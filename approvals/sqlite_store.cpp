@@ -34,8 +34,8 @@ class Statement {
 
   Statement& bind(int i, std::string_view text) {
     // A null data pointer would bind SQL NULL; an empty string stays an empty string.
-    check(sqlite3_bind_text(stmt_, i, text.data() ? text.data() : "",
-                            static_cast<int>(text.size()), SQLITE_TRANSIENT));
+    check(sqlite3_bind_text(stmt_, i, text.data() ? text.data() : "", static_cast<int>(text.size()),
+                            SQLITE_TRANSIENT));
     return *this;
   }
   Statement& bind(int i, std::int64_t v) {
@@ -82,9 +82,9 @@ class SqliteStore final : public Store {
       int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
       if (fd >= 0) ::close(fd);  // on failure sqlite3_open_v2 reports why below
     }
-    int rc = sqlite3_open_v2(path.c_str(), &db_,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             nullptr);
+    int rc =
+        sqlite3_open_v2(path.c_str(), &db_,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) {
       std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
       sqlite3_close(db_);
@@ -390,8 +390,7 @@ class SqliteStore final : public Store {
     {
       std::lock_guard lock(mu_);
       Transaction tx(*this);
-      Statement g(db_,
-                  "DELETE FROM approval_grants WHERE uses_left = -1 OR expires_ms <= ?1");
+      Statement g(db_, "DELETE FROM approval_grants WHERE uses_left = -1 OR expires_ms <= ?1");
       g.bind(1, now_ms);
       g.run();
       out.grants = sqlite3_changes(db_);
@@ -590,8 +589,8 @@ class SqliteStore final : public Store {
 
   // column is a constant column name, never data.
   std::optional<Approval> load_bare(const char* column, std::string_view value) {
-    Statement s(db_, std::string("SELECT ") + kApprovalColumns + " FROM approvals WHERE " +
-                         column + " = ?1");
+    Statement s(db_, std::string("SELECT ") + kApprovalColumns + " FROM approvals WHERE " + column +
+                         " = ?1");
     s.bind(1, value);
     if (!s.step()) return std::nullopt;
     return row(s);

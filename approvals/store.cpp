@@ -17,12 +17,18 @@ namespace warden::approvals {
 
 std::string_view status_name(Status status) {
   switch (status) {
-    case Status::Pending: return "pending";
-    case Status::Approved: return "approved";
-    case Status::Denied: return "denied";
-    case Status::Expired: return "expired";
-    case Status::Executed: return "executed";
-    case Status::Refused: return "refused";
+    case Status::Pending:
+      return "pending";
+    case Status::Approved:
+      return "approved";
+    case Status::Denied:
+      return "denied";
+    case Status::Expired:
+      return "expired";
+    case Status::Executed:
+      return "executed";
+    case Status::Refused:
+      return "refused";
   }
   return "pending";
 }
@@ -37,13 +43,20 @@ std::optional<Status> parse_status(std::string_view name) {
 
 std::string_view approve_result_name(ApproveResult result) {
   switch (result) {
-    case ApproveResult::Claimed: return "claimed";
-    case ApproveResult::NeedMore: return "need-more";
-    case ApproveResult::NotFound: return "not-found";
-    case ApproveResult::Closed: return "closed";
-    case ApproveResult::Expired: return "expired";
-    case ApproveResult::SelfApproval: return "self-approval";
-    case ApproveResult::AlreadyApproved: return "already-approved";
+    case ApproveResult::Claimed:
+      return "claimed";
+    case ApproveResult::NeedMore:
+      return "need-more";
+    case ApproveResult::NotFound:
+      return "not-found";
+    case ApproveResult::Closed:
+      return "closed";
+    case ApproveResult::Expired:
+      return "expired";
+    case ApproveResult::SelfApproval:
+      return "self-approval";
+    case ApproveResult::AlreadyApproved:
+      return "already-approved";
     case ApproveResult::DigestMismatch:
       return "digest-mismatch";
   }

@@ -57,8 +57,7 @@ struct StoreError : std::runtime_error {
 struct PendingLimit : std::runtime_error {
   PendingLimit(std::int64_t pending_now, std::int64_t limit_now)
       : std::runtime_error("the requester already has " + std::to_string(pending_now) +
-                           " pending approvals (the limit is " + std::to_string(limit_now) +
-                           ")"),
+                           " pending approvals (the limit is " + std::to_string(limit_now) + ")"),
         pending(pending_now),
         limit(limit_now) {}
   std::int64_t pending;  // live pending approvals of the requester, as counted
@@ -66,7 +65,8 @@ struct PendingLimit : std::runtime_error {
 };
 
 enum class Status { Pending, Approved, Denied, Expired, Executed, Refused };
-std::string_view status_name(Status status);  // "pending" "approved" "denied" "expired" "executed" "refused"
+std::string_view status_name(
+    Status status);  // "pending" "approved" "denied" "expired" "executed" "refused"
 std::optional<Status> parse_status(std::string_view name);
 
 // One capability an approval grants if approved: an enforcing `allow` fact of the
@@ -84,8 +84,8 @@ struct NewApproval {
   std::string proposal_json;  // the proposal as decided (re-decided on approve: the last mile)
   std::string principal;      // the requester (authenticated identity)
   std::vector<std::string> groups;
-  std::string session;        // the requester's session id ("" when none)
-  std::string agent;          // the proposal's agent ("" when none)
+  std::string session;             // the requester's session id ("" when none)
+  std::string agent;               // the proposal's agent ("" when none)
   std::vector<std::string> rules;  // the rules that asked for approval
   std::string reason;
   std::string decision_id;
@@ -98,7 +98,7 @@ struct NewApproval {
   // pending approvals not yet past their expiry at created_ms; 0: no limit.
   std::int64_t max_pending = 0;
   std::vector<CapabilityGrant> grants;  // what approving grants, in assertion order
-  std::string requester_token_id;  // token_id() of the requester's token; "" when none
+  std::string requester_token_id;       // token_id() of the requester's token; "" when none
 };
 
 struct Vote {
@@ -110,7 +110,7 @@ struct Vote {
 
 // A stored approval (never its token).
 struct Approval {
-  std::string id;           // "apr_" + 24 hex characters
+  std::string id;  // "apr_" + 24 hex characters
   Status status = Status::Pending;
   std::string action_hash;  // "sha256:" + hex of action_json
   std::string action_json, proposal_json, principal;
@@ -120,8 +120,8 @@ struct Approval {
   std::string reason, decision_id, origin, daemon_id;
   std::int64_t created_ms = 0, expires_ms = 0;
   int approvers_needed = 1;
-  std::vector<Vote> votes;   // in the order they were given
-  std::string closed_by;     // who denied it ("" otherwise)
+  std::vector<Vote> votes;  // in the order they were given
+  std::string closed_by;    // who denied it ("" otherwise)
   std::string close_note;
   std::int64_t closed_ms = 0;  // when it left pending (0 while pending)
   std::string result_json;     // set by finish(): what happened on approval (a JSON object text)
@@ -227,8 +227,8 @@ class Store {
                                  std::int64_t now_ms, int scope_minutes = 0,
                                  std::string_view daemon_id = {}) = 0;
   // By token, or by id (denying is always safe). Self-denial is allowed (withdrawing).
-  virtual DenyOutcome deny(std::string_view token_or_id, std::string_view by,
-                           std::string_view note, std::int64_t now_ms) = 0;
+  virtual DenyOutcome deny(std::string_view token_or_id, std::string_view by, std::string_view note,
+                           std::int64_t now_ms) = 0;
   // approved → executed | refused with what happened; false when it was not approved (or
   // status is neither Executed nor Refused).
   virtual bool finish(std::string_view id, Status status, std::string_view result_json,

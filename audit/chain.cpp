@@ -226,9 +226,9 @@ bool valid_kind(std::string_view kind) {
   return true;
 }
 
-void seal_append(std::string* out, std::uint64_t seq, std::string_view prev,
-                 std::string_view kind, std::int64_t time_us, std::string_view daemon,
-                 std::string_view fields, char hash_out[64]) {
+void seal_append(std::string* out, std::uint64_t seq, std::string_view prev, std::string_view kind,
+                 std::int64_t time_us, std::string_view daemon, std::string_view fields,
+                 char hash_out[64]) {
   std::string& line = *out;
   const std::size_t start = line.size();
   char time[27];

@@ -49,9 +49,9 @@ struct Envelope {
 std::string seal(const Envelope& e, std::string_view fields, std::string* hash_out);
 // The same line appended to *out (no intermediate strings); the hash's 64 hex digits to
 // hash_out when not null.
-void seal_append(std::string* out, std::uint64_t seq, std::string_view prev,
-                 std::string_view kind, std::int64_t time_us, std::string_view daemon,
-                 std::string_view fields, char hash_out[64]);
+void seal_append(std::string* out, std::uint64_t seq, std::string_view prev, std::string_view kind,
+                 std::int64_t time_us, std::string_view daemon, std::string_view fields,
+                 char hash_out[64]);
 
 // The envelope of one line, as views into it.
 struct Head {

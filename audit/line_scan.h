@@ -18,8 +18,10 @@ inline std::size_t skip_ws(std::string_view j, std::size_t i) {
 // The end of the string starting at j[i] == '"' (one past its closing quote), npos if none.
 inline std::size_t skip_string(std::string_view j, std::size_t i) {
   for (++i; i < j.size(); ++i) {
-    if (j[i] == '\\') ++i;
-    else if (j[i] == '"') return i + 1;
+    if (j[i] == '\\')
+      ++i;
+    else if (j[i] == '"')
+      return i + 1;
   }
   return std::string_view::npos;
 }
@@ -82,7 +84,8 @@ bool for_each_member(std::string_view j, std::size_t i, F&& f) {
 // npos when absent. A `"` inside a JSON string is always escaped, so the first raw match of
 // `,"name":"` in a record is the member itself as long as no earlier member is an object
 // holding one: in a decision record principal and session come before input.
-inline std::string_view raw_string_member(std::string_view line, std::string_view marker, std::size_t* from) {
+inline std::string_view raw_string_member(std::string_view line, std::string_view marker,
+                                          std::size_t* from) {
   std::size_t at = line.find(marker, *from);
   if (at == std::string_view::npos) return {};
   std::size_t start = at + marker.size(), i = start;

@@ -32,10 +32,10 @@ bool alnum(char c) {
 
 // What draw() does with each byte of a secret.
 enum : char {
-  kRedraw = 0,  // a letter or digit becomes one of the same class (A-Z, a-z, 0-9)
-  kKeep = 1,    // kept (a known prefix)
-  kKeepHex = 2,     // a lowercase hex digit stays one (0-9a-f)
-  kAny = 3,     // as kRedraw, and a non-ASCII byte becomes a lowercase letter
+  kRedraw = 0,   // a letter or digit becomes one of the same class (A-Z, a-z, 0-9)
+  kKeep = 1,     // kept (a known prefix)
+  kKeepHex = 2,  // a lowercase hex digit stays one (0-9a-f)
+  kAny = 3,      // as kRedraw, and a non-ASCII byte becomes a lowercase letter
 };
 
 bool word(char c) { return alnum(c) || c == '_'; }
@@ -49,7 +49,9 @@ bool is_approval_id(std::string_view s) {
   return std::all_of(s.begin() + 4, s.end(), hex_lower);
 }
 bool letter(char c) { return lower(c) || (c >= 'A' && c <= 'Z'); }
-bool space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 std::size_t run(std::string_view s, std::size_t at, bool (*in)(char)) {
   std::size_t j = at;
@@ -151,7 +153,8 @@ bool find_command_credentials(std::string_view s, std::vector<secrets::Finding>*
     re2::StringPiece groups[2];
     std::size_t at = 0;
     while (at < s.size() && re->Match(input, at, s.size(), RE2::UNANCHORED, groups, 2)) {
-      const std::size_t end = static_cast<std::size_t>(groups[0].data() - s.data()) + groups[0].size();
+      const std::size_t end =
+          static_cast<std::size_t>(groups[0].data() - s.data()) + groups[0].size();
       at = std::max(end, at + 1);
       if (groups[1].data() == nullptr || groups[1].empty()) continue;
       found = true;
@@ -407,10 +410,9 @@ std::vector<secrets::Finding> find_secrets(std::string_view text) {
     return is_approval_id(text.substr(f.offset, f.length));
   });
   find_other_formats(text, &all);
-  std::stable_sort(all.begin(), all.end(),
-                   [](const secrets::Finding& a, const secrets::Finding& b) {
-                     return a.offset < b.offset;
-                   });
+  std::stable_sort(
+      all.begin(), all.end(),
+      [](const secrets::Finding& a, const secrets::Finding& b) { return a.offset < b.offset; });
   return all;
 }
 

@@ -50,8 +50,7 @@ class Masker {
 
   // Replaces each secret (find_secrets) in *text in place (same length) and appends one Mask
   // per finding.
-  void mask_text(std::string* text, std::string_view field_pointer,
-                 std::vector<Mask>* masks) const;
+  void mask_text(std::string* text, std::string_view field_pointer, std::vector<Mask>* masks) const;
   // The masked form of one secret (`kind` as the detector named it): what mask_text puts in
   // its place.
   std::string mask_secret(std::string_view secret, std::string_view kind) const;

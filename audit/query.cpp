@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <charconv>
 
-#include "bindings/json.h"
 #include "audit/chain.h"
+#include "bindings/json.h"
 
 namespace warden::audit {
 
@@ -76,11 +76,14 @@ bool has_decision_filter(const QueryFilter& f) { return f.outcome.has_value(); }
 bool has_shared_filter(const QueryFilter& f) {
   return !f.rule.empty() || !f.principal.empty() || !f.session.empty() || !f.target.empty();
 }
-bool has_approval_filter(const QueryFilter& f) { return !f.approval_id.empty() || !f.event.empty(); }
+bool has_approval_filter(const QueryFilter& f) {
+  return !f.approval_id.empty() || !f.event.empty();
+}
 
 // An approval record's row; false when it does not match the filter (or is not readable:
 // *unreadable set).
-bool approval_row(std::string_view fields, const QueryFilter& filter, QueryRow* r, bool* unreadable) {
+bool approval_row(std::string_view fields, const QueryFilter& filter, QueryRow* r,
+                  bool* unreadable) {
   rapidjson::Document doc;
   const std::string text = "{" + std::string(fields) + "}";
   doc.Parse(text.data(), text.size());
@@ -88,7 +91,8 @@ bool approval_row(std::string_view fields, const QueryFilter& filter, QueryRow* 
     *unreadable = true;
     return false;
   }
-  const std::string id = warden::json::string_member(doc, "approval_id"), event = warden::json::string_member(doc, "event");
+  const std::string id = warden::json::string_member(doc, "approval_id"),
+                    event = warden::json::string_member(doc, "event");
   if (!filter.approval_id.empty() && id != filter.approval_id) return false;
   if (!filter.event.empty() && event != filter.event) return false;
   r->principal = warden::json::string_member(doc, "requester");
@@ -100,12 +104,14 @@ bool approval_row(std::string_view fields, const QueryFilter& filter, QueryRow* 
     for (const auto& rule : rules->value.GetArray())
       if (rule.IsString()) r->rules.emplace_back(rule.GetString(), rule.GetStringLength());
   }
-  if (!filter.rule.empty() && std::find(r->rules.begin(), r->rules.end(), filter.rule) == r->rules.end())
+  if (!filter.rule.empty() &&
+      std::find(r->rules.begin(), r->rules.end(), filter.rule) == r->rules.end())
     return false;
   std::string action;
   auto a = doc.FindMember("action");
   if (a != doc.MemberEnd() && a->value.IsObject()) {
-    if (!filter.target.empty() && warden::json::string_member(a->value, "target") != filter.target) return false;
+    if (!filter.target.empty() && warden::json::string_member(a->value, "target") != filter.target)
+      return false;
     rapidjson::StringBuffer buffer;
     rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
     a->value.Accept(w);
@@ -115,7 +121,8 @@ bool approval_row(std::string_view fields, const QueryFilter& filter, QueryRow* 
   }
   const std::string by = warden::json::string_member(doc, "by");
   r->outcome = event;
-  r->summary = id + " " + event + (by.empty() ? "" : " by " + by) + (action.empty() ? "" : ": " + action);
+  r->summary =
+      id + " " + event + (by.empty() ? "" : " by " + by) + (action.empty() ? "" : ": " + action);
   auto masks = doc.FindMember("masks");
   r->masked = masks != doc.MemberEnd() && masks->value.IsArray() && !masks->value.Empty();
   return true;

@@ -23,9 +23,9 @@ struct QueryFilter {
   std::optional<Outcome> outcome;  // decisions only
   // The filters below match decisions and approval records (rule: one of the rules that
   // asked for the approval; principal: its requester; target: its action's target).
-  std::string rule;                // a rule that fired (any outcome, any mode)
+  std::string rule;  // a rule that fired (any outcome, any mode)
   std::string principal, session;
-  std::string target;                // the proposal's "target" (shell, file, http …)
+  std::string target;  // the proposal's "target" (shell, file, http …)
   // Approval records only: this approval's id, this event (created, approved, denied …).
   std::string approval_id, event;
   std::optional<std::uint64_t> seq;  // exactly this record

@@ -290,7 +290,8 @@ bool parse_decision(std::string_view line, DecisionRecord* out, std::string* err
     return false;
   }
   auto action = doc.FindMember("action");
-  if (action != doc.MemberEnd() && action->value.IsObject()) r.action_json = warden::json::to_text(action->value);
+  if (action != doc.MemberEnd() && action->value.IsObject())
+    r.action_json = warden::json::to_text(action->value);
   auto groups = doc.FindMember("groups");
   if (groups != doc.MemberEnd() && groups->value.IsArray())
     for (const auto& g : groups->value.GetArray())
@@ -328,8 +329,9 @@ bool parse_decision(std::string_view line, DecisionRecord* out, std::string* err
 
 bool read_decision_lean(std::string_view line, DecisionRecord* r) {
   std::size_t spans[12][2] = {};
-  static const std::string_view names[12] = {"seq", "kind", "time", "daemon", "decision_id", "rules_digest",
-                                             "principal", "groups", "session", "input", "outcome", "masks"};
+  static const std::string_view names[12] = {"seq",         "kind",         "time",      "daemon",
+                                             "decision_id", "rules_digest", "principal", "groups",
+                                             "session",     "input",        "outcome",   "masks"};
   std::size_t effects_b = 0, effects_e = 0, error_b = 0, error_e = 0;
   unsigned seen = 0;
   bool plain_keys = true;
@@ -358,7 +360,8 @@ bool read_decision_lean(std::string_view line, DecisionRecord* r) {
   }
   r->seq = n;
   if (!scan::plain_string(line, spans[1][0], spans[1][1], &v) || v != "decision") return false;
-  if (!scan::plain_string(line, spans[2][0], spans[2][1], &v) || !parse_time(v, &r->time_us)) return false;
+  if (!scan::plain_string(line, spans[2][0], spans[2][1], &v) || !parse_time(v, &r->time_us))
+    return false;
   if (!scan::plain_string(line, spans[3][0], spans[3][1], &v)) return false;
   r->daemon.assign(v);
   if (!scan::plain_string(line, spans[4][0], spans[4][1], &v)) return false;
@@ -377,7 +380,8 @@ bool read_decision_lean(std::string_view line, DecisionRecord* r) {
   r->error_code.assign(v);
   // groups: ["a","b"] with no escapes
   std::string_view groups = line.substr(spans[7][0], spans[7][1] - spans[7][0]);
-  if (groups.size() < 2 || groups.front() != '[' || groups.back() != ']' || groups.find('\\') != std::string_view::npos)
+  if (groups.size() < 2 || groups.front() != '[' || groups.back() != ']' ||
+      groups.find('\\') != std::string_view::npos)
     return false;
   r->groups.clear();
   for (std::size_t at = 1; at + 1 < groups.size();) {
@@ -398,7 +402,8 @@ bool read_decision_lean(std::string_view line, DecisionRecord* r) {
   if (masks.empty() || masks.front() != '[') return false;
   r->masked = scan::skip_ws(masks, 1) + 1 < masks.size();
   r->effects.clear();
-  if (r->outcome == Outcome::Approve && r->error_code.empty() && !r->session.empty() && effects_e > effects_b + 2) {
+  if (r->outcome == Outcome::Approve && r->error_code.empty() && !r->session.empty() &&
+      effects_e > effects_b + 2) {
     thread_local std::string buffer;
     buffer.assign(line.substr(effects_b, effects_e - effects_b));
     rapidjson::Document doc;

@@ -31,11 +31,21 @@ void append_json(std::string& out, std::string_view s) {
     const auto c = static_cast<unsigned char>(s[j]);
     if (c < 0x80) {
       switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
         default: {
           out += "\\u00";
           text::append_hex(out, c);
@@ -93,8 +103,7 @@ void append_masked(std::string& out, std::string_view s, const Masker* masker, c
 // and keeping the JSON pointer of the value in hand (built only when a secret needs it).
 class MaskingWriter {
  public:
-  MaskingWriter(std::string& out, const Masker* masker, std::string base,
-                std::vector<Mask>* masks)
+  MaskingWriter(std::string& out, const Masker* masker, std::string base, std::vector<Mask>* masks)
       : out_(out), masker_(masker), base_(std::move(base)), masks_(masks) {
     levels_.push_back({});  // the root
   }
@@ -106,9 +115,7 @@ class MaskingWriter {
   bool Int64(std::int64_t) { return false; }
   bool Uint64(std::uint64_t) { return false; }
   bool Double(double) { return false; }
-  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
-    return raw(std::string_view(s, n));
-  }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) { return raw(std::string_view(s, n)); }
   bool String(const char* s, rapidjson::SizeType n, bool) {
     prefix();
     const std::string_view text(s, n);
@@ -210,7 +217,8 @@ void append_json_value(std::string& out, std::string_view json, const Masker* ma
   const std::size_t start = out.size();
   const std::size_t masks_start = masks->size();
   // No UTF-8 validation here: append_json writes invalid bytes as U+FFFD.
-  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
+  constexpr unsigned kFlags =
+      rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
   rapidjson::MemoryStream stream(json.data(), json.size());
   rapidjson::Reader reader;
   MaskingWriter writer(out, masker, pointer, masks);
@@ -237,7 +245,6 @@ void append_masks(std::string& out, const std::vector<Mask>& masks) {
   }
   out += ']';
 }
-
 
 const char* mode_name(bool monitor) { return monitor ? "\"monitor\"" : "\"enforce\""; }
 

@@ -79,7 +79,6 @@ class KeyBuilder {
   EVP_MD_CTX* ctx_;
 };
 
-
 // ---- the parts of a proposal rules cannot see ------------------------------------------
 
 // The byte ranges of the string values of context.session and context.agent (those asked
@@ -98,7 +97,8 @@ void unseen_ranges(std::string_view j, bool session, bool agent, Accepted&& acce
     if (key != "context" || j[begin] != '{') return;
     scan::for_each_member(j, begin, [&](std::string_view k, std::size_t b, std::size_t e) {
       if (j[b] != '"') return;
-      if (((session && k == "session") || (agent && k == "agent")) && accepted(j.substr(b, e - b), k))
+      if (((session && k == "session") || (agent && k == "agent")) &&
+          accepted(j.substr(b, e - b), k))
         out->emplace_back(b, e);
     });
   });
@@ -121,7 +121,6 @@ bool engine_accepts_context_value(std::string_view raw, std::string_view name) {
   std::vector<Leaf> leaves;
   return !read_proposal(text, limits, &doc, &fields, &leaves).has_value();
 }
-
 
 // ---- work items and per-thread results ---------------------------------------------------
 
@@ -162,7 +161,8 @@ std::string summarize_proposal(std::string_view json) {
     if (!o.IsObject()) return {};
     auto it = o.FindMember(name);
     if (it == o.MemberEnd()) return {};
-    if (it->value.IsString()) return std::string(it->value.GetString(), it->value.GetStringLength());
+    if (it->value.IsString())
+      return std::string(it->value.GetString(), it->value.GetStringLength());
     return {};
   };
   std::string out = str(doc, "target");
@@ -199,8 +199,9 @@ std::size_t session_overhead(std::string_view principal, std::string_view sessio
 }
 std::size_t entry_bytes(const HistoryEntry& e) {
   const EffectRecord& f = e.effect;
-  return sizeof(HistoryEntry) + e.decision_id.size() + f.kind.size() + f.object.size() + f.target.size() +
-         f.program.size() + f.path_class.size() + f.subcommand.size() + f.via.size();
+  return sizeof(HistoryEntry) + e.decision_id.size() + f.kind.size() + f.object.size() +
+         f.target.size() + f.program.size() + f.path_class.size() + f.subcommand.size() +
+         f.via.size();
 }
 
 struct SessionHistory {
@@ -214,14 +215,16 @@ struct SessionHistory {
     bytes = overhead;
     for (const auto& h : items) bytes += entry_bytes(h.entry);
   }
-  void record(const std::string& decision_id, std::int64_t time, const std::vector<EffectRecord>& effects,
-              const RuleInputs& inputs, const SessionMemoryOptions& o) {
+  void record(const std::string& decision_id, std::int64_t time,
+              const std::vector<EffectRecord>& effects, const RuleInputs& inputs,
+              const SessionMemoryOptions& o) {
     if (effects.empty()) return;
     expire(time, o.ttl_seconds);
     for (const EffectRecord& e : effects) {
       for (std::size_t i = 0; i < items.size(); ++i) {
         const EffectRecord& f = items[i].entry.effect;
-        if (f.kind == e.kind && f.object == e.object && f.target == e.target && f.program == e.program) {
+        if (f.kind == e.kind && f.object == e.object && f.target == e.target &&
+            f.program == e.program) {
           items.erase(items.begin() + static_cast<std::ptrdiff_t>(i));
           break;
         }
@@ -278,9 +281,13 @@ class SharedCache {
 
 class Worker {
  public:
-  Worker(std::shared_ptr<const Policy> policy, EngineOptions options, const RuleInputs& inputs, SharedCache* cache,
-         const std::vector<Segment>& segments, std::atomic<std::uint64_t>* done)
-      : inputs_(inputs), cache_enabled_(cache != nullptr), shared_(cache), done_(done), segments_(segments) {
+  Worker(std::shared_ptr<const Policy> policy, EngineOptions options, const RuleInputs& inputs,
+         SharedCache* cache, const std::vector<Segment>& segments, std::atomic<std::uint64_t>* done)
+      : inputs_(inputs),
+        cache_enabled_(cache != nullptr),
+        shared_(cache),
+        done_(done),
+        segments_(segments) {
     options.clock = [this] { return now_; };
     memory_options_ = segments_[0].memory;
     result.caps.resize(segments_.size());
@@ -293,7 +300,8 @@ class Worker {
     probe.max_facts = options.max_facts > max_history ? options.max_facts - max_history : 0;
     max_input_bytes_ = options.max_input_bytes;
     engine_ = std::make_unique<Engine>(policy, std::move(options));
-    if (cache_enabled_) probe_engine_ = std::make_unique<Engine>(std::move(policy), std::move(probe));
+    if (cache_enabled_)
+      probe_engine_ = std::make_unique<Engine>(std::move(policy), std::move(probe));
   }
 
   void run(const std::vector<Item>& items) {
@@ -325,7 +333,8 @@ class Worker {
         std::uint64_t seq = 0;
         std::string_view kind;
         peek_seq_kind(item.text, &seq, &kind);
-        if (result.problems.size() < 20) result.problems.push_back({item.file, item.line, seq, error});
+        if (result.problems.size() < 20)
+          result.problems.push_back({item.file, item.line, seq, error});
         continue;
       }
       decide(rec, item);
@@ -360,7 +369,8 @@ class Worker {
   // Decides with the session's history: all of it (reach null), or only the facts that can
   // match a pattern some partial match reaches — leaving the others out changes nothing
   // (the probe engine showed the fact cap has room for all of them).
-  Cached decide_full(const DecisionRecord& rec, SessionHistory* session, const RuleInputs::Reach* reach = nullptr) {
+  Cached decide_full(const DecisionRecord& rec, SessionHistory* session,
+                     const RuleInputs::Reach* reach = nullptr) {
     ++result.misses;
     history_.clear();
     if (session)
@@ -406,8 +416,10 @@ class Worker {
       keys_.begin();
       // The proposal's text, without the values rules cannot see; its size decides alone
       // whether the input is too large.
-      unseen_ranges(rec.proposal_json, !inputs_.uses_session, !inputs_.uses_agent,
-                    [this](std::string_view raw, std::string_view name) { return accepted(raw, name); }, &ranges_);
+      unseen_ranges(
+          rec.proposal_json, !inputs_.uses_session, !inputs_.uses_agent,
+          [this](std::string_view raw, std::string_view name) { return accepted(raw, name); },
+          &ranges_);
       std::string_view text = rec.proposal_json;
       std::size_t at = 0;
       for (const auto& [b, e] : ranges_) {
@@ -497,7 +509,8 @@ class Worker {
       // The rules that fired before and the reason: read in full now.
       DecisionRecord whole;
       std::string error;
-      const DecisionRecord& before = full_ || !parse_decision(item.text, &whole, &error) ? rec : whole;
+      const DecisionRecord& before =
+          full_ || !parse_decision(item.text, &whole, &error) ? rec : whole;
       ReplayChange c;
       c.seq = rec.seq;
       c.time_us = rec.time_us;
@@ -520,8 +533,8 @@ class Worker {
       result.changes.push_back(std::move(c));
     }
     // What the daemon remembered: the recorded effects of a recorded approval.
-    if (remembers && rec.outcome == Outcome::Approve && rec.error_code.empty() && !rec.session.empty() &&
-        !rec.effects.empty()) {
+    if (remembers && rec.outcome == Outcome::Approve && rec.error_code.empty() &&
+        !rec.session.empty() && !rec.effects.empty()) {
       CapBound& bound = result.caps[segment_];
       if (!session) {
         session_key_.assign(rec.principal);
@@ -530,7 +543,8 @@ class Worker {
         auto [it, created] = sessions_.try_emplace(session_key_);
         session = &it->second;
         if (created || session->overhead == 0) {
-          session->overhead = session->bytes = session->peak = session_overhead(rec.principal, rec.session);
+          session->overhead = session->bytes = session->peak =
+              session_overhead(rec.principal, rec.session);
           ++bound.sessions;
           bound.bytes += session->peak;
         }
@@ -569,7 +583,8 @@ class Worker {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  std::unordered_map<std::string, bool, StringHash, std::equal_to<>> accepted_sessions_, accepted_agents_;
+  std::unordered_map<std::string, bool, StringHash, std::equal_to<>> accepted_sessions_,
+      accepted_agents_;
   std::unordered_map<std::string, SessionHistory> sessions_;
   std::string session_key_;
   std::vector<HistoryEntry> history_;
@@ -599,8 +614,9 @@ bool read_session_settings(const rapidjson::Value& doc, SessionMemoryOptions* ou
     return true;
   };
   std::uint64_t ttl = 0, entries = 0, sessions = 0, bytes = 0;
-  if (!num("ttl_seconds", &ttl) || !num("max_entries", &entries) || !num("max_sessions", &sessions) ||
-      !num("max_bytes", &bytes) || ttl > (std::uint64_t(1) << 62))
+  if (!num("ttl_seconds", &ttl) || !num("max_entries", &entries) ||
+      !num("max_sessions", &sessions) || !num("max_bytes", &bytes) ||
+      ttl > (std::uint64_t(1) << 62))
     return false;
   out->ttl_seconds = static_cast<std::int64_t>(ttl);
   out->max_entries = entries;
@@ -622,13 +638,15 @@ bool read_start(std::string_view line, StartSettings* out) {
   SessionMemoryOptions session;
   if (read_session_settings(doc, &session)) out->session = session;
   return get("workspace_root", &out->workspace_root) && get("home", &out->home) &&
-         get("default_outcome", &out->default_outcome) && parse_outcome(out->default_outcome).has_value();
+         get("default_outcome", &out->default_outcome) &&
+         parse_outcome(out->default_outcome).has_value();
 }
 
 std::string describe(const SessionMemoryOptions& m) {
   if (m.ttl_seconds <= 0) return "off (ttl 0)";
-  return "ttl " + std::to_string(m.ttl_seconds) + " s, " + std::to_string(m.max_entries) + " entries per session, " +
-         std::to_string(m.max_sessions) + " sessions, " + std::to_string(m.max_bytes) + " bytes";
+  return "ttl " + std::to_string(m.ttl_seconds) + " s, " + std::to_string(m.max_entries) +
+         " entries per session, " + std::to_string(m.max_sessions) + " sessions, " +
+         std::to_string(m.max_bytes) + " bytes";
 }
 
 // Two names of one file (as expand_log_paths tells them apart).
@@ -678,7 +696,8 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
   rep.files = logs.files();
   rep.bytes = logs.total_bytes();
 
-  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads =
+      options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   rep.threads = threads;
   rep.cache = options.cache;
 
@@ -710,7 +729,8 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
     if (!peek_seq_kind(line.text, &seq, &kind)) {
       ++rep.parse_errors;
       if (rep.problems.size() < 20)
-        rep.problems.push_back({line.file, line.line, 0, "not a record: the line does not start with seq, prev and kind"});
+        rep.problems.push_back({line.file, line.line, 0,
+                                "not a record: the line does not start with seq, prev and kind"});
       return;
     }
     ++file_records[line.file];
@@ -719,7 +739,8 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
       std::size_t from = 0;
       std::string_view principal = scan::raw_string_member(line.text, ",\"principal\":\"", &from);
       std::string_view session = scan::raw_string_member(line.text, ",\"session\":\"", &from);
-      std::size_t owner = session.empty() ? (round_robin++ % threads) : fnv1a(principal, session) % threads;
+      std::size_t owner =
+          session.empty() ? (round_robin++ % threads) : fnv1a(principal, session) % threads;
       work[owner].push_back({line.text, static_cast<std::uint32_t>(line.file), line.line,
                              static_cast<std::uint32_t>(segments.size() - 1)});
       return;
@@ -762,7 +783,8 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
       }
     }
     if (records == 0) {
-      *error = given + ": no audit record read (" + std::to_string(lines) + " line(s) in " + std::to_string(files) +
+      *error = given + ": no audit record read (" + std::to_string(lines) + " line(s) in " +
+               std::to_string(files) +
                " file(s), none of them a record): not an audit log, or an empty one";
       return false;
     }
@@ -775,36 +797,42 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
     eo.home = start->home;
     eo.default_outcome = *parse_outcome(start->default_outcome);
   }
-  if (options.workspace_root || options.home || options.default_outcome) rep.options_from += ", flags";
+  if (options.workspace_root || options.home || options.default_outcome)
+    rep.options_from += ", flags";
   if (options.workspace_root) eo.workspace_root = *options.workspace_root;
   if (options.home) eo.home = *options.home;
   if (options.default_outcome) eo.default_outcome = *options.default_outcome;
   if (starts_differ)
-    rep.warnings.push_back("the log's start records name different workspace, home or default outcome; "
-                           "every record is replayed with one setting (" + rep.options_from + ")");
+    rep.warnings.push_back(
+        "the log's start records name different workspace, home or default outcome; "
+        "every record is replayed with one setting (" +
+        rep.options_from + ")");
   {
-    bool flags = options.session_ttl_seconds || options.session_max_entries || options.session_max_sessions ||
-                 options.session_max_bytes;
+    bool flags = options.session_ttl_seconds || options.session_max_entries ||
+                 options.session_max_sessions || options.session_max_bytes;
     // ttl and max_entries shape each session's history; the caps over all sessions only the
     // warning below.
-    if (!unrecorded_session.empty() && !(options.session_ttl_seconds && options.session_max_entries))
-      rep.warnings.push_back(std::to_string(unrecorded_session.size()) + " start record(s) (the first seq " +
-                             std::to_string(unrecorded_session.front()) +
-                             ") do not record the daemon's session memory settings; the defaults (" +
-                             describe(SessionMemoryOptions{}) + ") are assumed for the records after them");
+    if (!unrecorded_session.empty() &&
+        !(options.session_ttl_seconds && options.session_max_entries))
+      rep.warnings.push_back(
+          std::to_string(unrecorded_session.size()) + " start record(s) (the first seq " +
+          std::to_string(unrecorded_session.front()) +
+          ") do not record the daemon's session memory settings; the defaults (" +
+          describe(SessionMemoryOptions{}) + ") are assumed for the records after them");
     // The runs the records are in (segment 0 only holds records before any start record).
     std::size_t first = segments.size() > 1 ? 1 : 0;
     rep.session = segments[first].memory;
-    rep.session_from = (segments[first].start_seq ? "start record seq " + std::to_string(segments[first].start_seq)
-                                                  : std::string("defaults")) +
-                       (flags ? ", flags" : "");
+    rep.session_from =
+        (segments[first].start_seq ? "start record seq " + std::to_string(segments[first].start_seq)
+                                   : std::string("defaults")) +
+        (flags ? ", flags" : "");
     for (std::size_t i = first + 1; i < segments.size(); ++i) {
       const auto& a = segments[i - 1].memory;
       const auto& b = segments[i].memory;
-      if (a.ttl_seconds != b.ttl_seconds || a.max_entries != b.max_entries || a.max_sessions != b.max_sessions ||
-          a.max_bytes != b.max_bytes)
-        rep.warnings.push_back("session memory from start record seq " + std::to_string(segments[i].start_seq) +
-                               " on: " + describe(b));
+      if (a.ttl_seconds != b.ttl_seconds || a.max_entries != b.max_entries ||
+          a.max_sessions != b.max_sessions || a.max_bytes != b.max_bytes)
+        rep.warnings.push_back("session memory from start record seq " +
+                               std::to_string(segments[i].start_seq) + " on: " + describe(b));
     }
   }
   eo.deadline = options.deadline;
@@ -817,8 +845,8 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
   std::vector<std::unique_ptr<Worker>> workers;
   SharedCache cache;
   for (unsigned i = 0; i < threads; ++i)
-    workers.push_back(
-        std::make_unique<Worker>(loaded.policy, eo, rep.inputs, options.cache ? &cache : nullptr, segments, &done));
+    workers.push_back(std::make_unique<Worker>(loaded.policy, eo, rep.inputs,
+                                               options.cache ? &cache : nullptr, segments, &done));
   std::vector<std::thread> pool;
   std::atomic<unsigned> running{threads};
   for (unsigned i = 0; i < threads; ++i) {
@@ -830,7 +858,8 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
   if (options.progress) {
     while (running.load() > 0) {
       options.progress(done.load(std::memory_order_relaxed), rep.decisions);
-      for (int k = 0; k < 20 && running.load() > 0; ++k) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      for (int k = 0; k < 20 && running.load() > 0; ++k)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
   for (auto& t : pool) t.join();
@@ -861,24 +890,29 @@ bool run_replay(const ReplayOptions& options, ReplayReport* report, std::string*
     const auto& m = segments[i].memory;
     if (bound.sessions > m.max_sessions || bound.bytes > m.max_bytes)
       rep.warnings.push_back(
-          "the daemon's session memory may have reached its caps over all sessions (" + std::to_string(m.max_sessions) +
-          " sessions, " + std::to_string(m.max_bytes) + " bytes) " +
-          (segments[i].start_seq ? "after start record seq " + std::to_string(segments[i].start_seq) : "in the log") +
-          ": up to " + std::to_string(bound.sessions) + " sessions and " + std::to_string(bound.bytes) +
+          "the daemon's session memory may have reached its caps over all sessions (" +
+          std::to_string(m.max_sessions) + " sessions, " + std::to_string(m.max_bytes) +
+          " bytes) " +
+          (segments[i].start_seq ? "after start record seq " + std::to_string(segments[i].start_seq)
+                                 : "in the log") +
+          ": up to " + std::to_string(bound.sessions) + " sessions and " +
+          std::to_string(bound.bytes) +
           " bytes were held; replay does not evict for them, so a session the daemon evicted still has its "
           "history here");
   }
   if (!options.cache) rep.cache_hits = rep.cache_misses = 0;
-  std::sort(rep.problems.begin(), rep.problems.end(), [](const ReplayProblem& a, const ReplayProblem& b) {
-    return std::tie(a.file, a.line) < std::tie(b.file, b.line);
-  });
-  std::sort(rep.changes.begin(), rep.changes.end(), [](const ReplayChange& a, const ReplayChange& b) {
-    if (a.widening != b.widening) return a.widening;
-    return a.seq < b.seq;
-  });
+  std::sort(rep.problems.begin(), rep.problems.end(),
+            [](const ReplayProblem& a, const ReplayProblem& b) {
+              return std::tie(a.file, a.line) < std::tie(b.file, b.line);
+            });
+  std::sort(rep.changes.begin(), rep.changes.end(),
+            [](const ReplayChange& a, const ReplayChange& b) {
+              if (a.widening != b.widening) return a.widening;
+              return a.seq < b.seq;
+            });
   rep.changed = rep.changes.size();
-  rep.widenings = static_cast<std::uint64_t>(
-      std::count_if(rep.changes.begin(), rep.changes.end(), [](const ReplayChange& c) { return c.widening; }));
+  rep.widenings = static_cast<std::uint64_t>(std::count_if(
+      rep.changes.begin(), rep.changes.end(), [](const ReplayChange& c) { return c.widening; }));
   rep.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return true;
 }
@@ -906,8 +940,9 @@ std::string format_time_text(std::int64_t us) {
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[48];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(frac));
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<long long>(frac));
   return buf;
 }
 
@@ -924,38 +959,47 @@ std::string report_text(const ReplayReport& rep, std::size_t limit,
                         const std::function<std::string(std::string_view)>& esc) {
   auto e = [&](std::string_view s) { return esc ? esc(s) : std::string(s); };
   std::string out;
-  out += "replay of " + std::to_string(rep.files.size()) + " file(s), " + std::to_string(rep.bytes) + " bytes, under " +
-         e(rep.rules_digest) + "\n";
-  out += "  records " + std::to_string(rep.records) + ", decisions " + std::to_string(rep.decisions) + ", replayed " +
-         std::to_string(rep.replayed) + ", unreadable " + std::to_string(rep.parse_errors);
-  if (rep.approvals) out += ", approval records " + std::to_string(rep.approvals) + " (a person decided: not re-decided)";
+  out += "replay of " + std::to_string(rep.files.size()) + " file(s), " +
+         std::to_string(rep.bytes) + " bytes, under " + e(rep.rules_digest) + "\n";
+  out += "  records " + std::to_string(rep.records) + ", decisions " +
+         std::to_string(rep.decisions) + ", replayed " + std::to_string(rep.replayed) +
+         ", unreadable " + std::to_string(rep.parse_errors);
+  if (rep.approvals)
+    out += ", approval records " + std::to_string(rep.approvals) +
+           " (a person decided: not re-decided)";
   std::string skipped;
-  for (const auto& [kind, n] : rep.skipped_kinds) skipped += (skipped.empty() ? "" : ", ") + e(kind) + " " + std::to_string(n);
+  for (const auto& [kind, n] : rep.skipped_kinds)
+    skipped += (skipped.empty() ? "" : ", ") + e(kind) + " " + std::to_string(n);
   out += skipped.empty() ? "\n" : "; skipped: " + skipped + "\n";
-  out += "  engine: workspace " + e(rep.workspace_root) + ", home " + e(rep.home) + ", default outcome " +
-         std::string(outcome_name(rep.default_outcome)) + " (from " + rep.options_from + ")\n";
+  out += "  engine: workspace " + e(rep.workspace_root) + ", home " + e(rep.home) +
+         ", default outcome " + std::string(outcome_name(rep.default_outcome)) + " (from " +
+         rep.options_from + ")\n";
   out += "  session memory: " + describe(rep.session) + " (from " + rep.session_from + ")\n";
-  out += "  the rules see: the clock " + std::string(rep.inputs.uses_clock ? "yes" : "no") + ", context.session " +
-         (rep.inputs.uses_session ? "yes" : "no") + ", context.agent " + (rep.inputs.uses_agent ? "yes" : "no") +
-         ", session history " +
+  out += "  the rules see: the clock " + std::string(rep.inputs.uses_clock ? "yes" : "no") +
+         ", context.session " + (rep.inputs.uses_session ? "yes" : "no") + ", context.agent " +
+         (rep.inputs.uses_agent ? "yes" : "no") + ", session history " +
          std::string(rep.inputs.uses_history ? "yes" : "no");
   if (rep.inputs.uses_history)
     out += std::string(" (age ") + (rep.inputs.uses_history_age ? "yes" : "no") + ", decision id " +
            (rep.inputs.uses_history_decision ? "yes" : "no") + ")";
-  if (rep.inputs.all_history) out += "; every history fact counts: " + e(rep.inputs.why_all_history);
+  if (rep.inputs.all_history)
+    out += "; every history fact counts: " + e(rep.inputs.why_all_history);
   out += "\n";
   out += "  " + std::to_string(rep.threads) + " thread(s), " + fixed(rep.seconds, 2) + " s, " +
-         fixed(rep.seconds > 0 ? static_cast<double>(rep.replayed) / rep.seconds : 0, 0) + " records/s";
+         fixed(rep.seconds > 0 ? static_cast<double>(rep.replayed) / rep.seconds : 0, 0) +
+         " records/s";
   if (rep.cache) {
     const std::uint64_t n = rep.cache_hits + rep.cache_misses;
     out += ", cache hits " + std::to_string(rep.cache_hits) + " (" +
-           fixed(n ? 100.0 * static_cast<double>(rep.cache_hits) / static_cast<double>(n) : 0, 1) + "%), " +
-           std::to_string(rep.cache_new_proposals) + " distinct proposals";
+           fixed(n ? 100.0 * static_cast<double>(rep.cache_hits) / static_cast<double>(n) : 0, 1) +
+           "%), " + std::to_string(rep.cache_new_proposals) + " distinct proposals";
   } else {
     out += ", no cache";
   }
   out += "\n";
-  if (rep.masked) out += "  " + std::to_string(rep.masked) + " replayed record(s) had secrets masked in their input\n";
+  if (rep.masked)
+    out += "  " + std::to_string(rep.masked) +
+           " replayed record(s) had secrets masked in their input\n";
   for (const auto& w : rep.warnings) out += "warning: " + e(w) + "\n";
   for (const auto& p : rep.problems)
     out += "unreadable: " + e(rep.files[p.file]) + ":" + std::to_string(p.line) +
@@ -971,20 +1015,22 @@ std::string report_text(const ReplayReport& rep, std::size_t limit,
     for (int b = 0; b < 3; ++b) out += pad(std::to_string(rep.matrix[a][b]), 19);
     out += "\n";
   }
-  out += "\n" + std::to_string(rep.changed) + " changed, " + std::to_string(rep.widenings) + " widening\n";
+  out += "\n" + std::to_string(rep.changed) + " changed, " + std::to_string(rep.widenings) +
+         " widening\n";
 
   std::size_t shown = 0;
   for (const auto& c : rep.changes) {
     if (limit && shown == limit) {
-      out += "… " + std::to_string(rep.changes.size() - shown) + " more change(s) not shown (--limit-changes)\n";
+      out += "… " + std::to_string(rep.changes.size() - shown) +
+             " more change(s) not shown (--limit-changes)\n";
       break;
     }
     ++shown;
     out += "\n";
     out += c.widening ? "WIDENING " : "narrowing ";
-    out += "seq " + std::to_string(c.seq) + " " + e(rep.files[c.file]) + ":" + std::to_string(c.line) + " " +
-           e(format_time_text(c.time_us)) + " principal " + e(c.principal) +
-           " session " + e(c.session) + (c.masked ? " [input masked]" : "") + "\n";
+    out += "seq " + std::to_string(c.seq) + " " + e(rep.files[c.file]) + ":" +
+           std::to_string(c.line) + " " + e(format_time_text(c.time_us)) + " principal " +
+           e(c.principal) + " session " + e(c.session) + (c.masked ? " [input masked]" : "") + "\n";
     out += "  " + e(c.summary) + "\n";
     out += "  before: " + std::string(outcome_name(c.old_outcome)) +
            (c.old_error.empty() ? "" : " (" + e(c.old_error) + ")") + ": " + e(c.old_reason) + "\n";
@@ -999,7 +1045,9 @@ std::string report_text(const ReplayReport& rep, std::size_t limit,
 std::string report_json(const ReplayReport& rep, std::size_t limit) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  auto str = [&](std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); };
+  auto str = [&](std::string_view s) {
+    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  };
   auto rules = [&](const std::vector<FiredRule>& list) {
     w.StartArray();
     for (const auto& r : list) {

@@ -59,11 +59,11 @@ bool is_widening(Outcome before, Outcome after);
 struct ReplayChange {
   std::uint64_t seq = 0;
   std::int64_t time_us = 0;
-  std::size_t file = 0;     // index in ReplayReport::files
-  std::uint64_t line = 0;   // 1-based line in that file
+  std::size_t file = 0;    // index in ReplayReport::files
+  std::uint64_t line = 0;  // 1-based line in that file
   std::string principal, session, decision_id;
-  std::string summary;      // target/action and the command, path or URL (not escaped)
-  bool masked = false;      // the recorded input had secrets masked
+  std::string summary;  // target/action and the command, path or URL (not escaped)
+  bool masked = false;  // the recorded input had secrets masked
   bool widening = false;
   Outcome old_outcome = Outcome::Reject, new_outcome = Outcome::Reject;
   std::string old_reason, new_reason, old_error, new_error;
@@ -80,16 +80,16 @@ struct ReplayProblem {
 struct ReplayReport {
   std::vector<std::string> files;
   std::uint64_t bytes = 0;
-  std::uint64_t records = 0;        // lines read
-  std::uint64_t decisions = 0;      // decision records found
-  std::uint64_t replayed = 0;       // decision records re-decided
-  std::uint64_t parse_errors = 0;   // lines or decision records that could not be read
+  std::uint64_t records = 0;            // lines read
+  std::uint64_t decisions = 0;          // decision records found
+  std::uint64_t replayed = 0;           // decision records re-decided
+  std::uint64_t parse_errors = 0;       // lines or decision records that could not be read
   std::vector<ReplayProblem> problems;  // the first 20 of them
   // Approval records: what people decided about approval-required actions (SPEC §6). Not
   // re-decided — no rule decided them — and not skipped as an unknown kind either.
   std::uint64_t approvals = 0;
-  std::map<std::string, std::uint64_t> skipped_kinds;  // other records that are not decisions
-  std::uint64_t masked = 0;         // replayed records whose input was masked
+  std::map<std::string, std::uint64_t> skipped_kinds;    // other records that are not decisions
+  std::uint64_t masked = 0;                              // replayed records whose input was masked
   std::array<std::array<std::uint64_t, 3>, 3> matrix{};  // [old][new], Outcome order
   std::uint64_t changed = 0, widenings = 0;
   std::vector<ReplayChange> changes;  // widenings first, then narrowings; each by seq
@@ -100,12 +100,12 @@ struct ReplayReport {
   std::string rules_digest;
   std::string workspace_root, home;
   Outcome default_outcome = Outcome::ApprovalRequired;
-  std::string options_from;  // "start record seq N", "defaults", plus "flags" when overridden
+  std::string options_from;      // "start record seq N", "defaults", plus "flags" when overridden
   SessionMemoryOptions session;  // of the first daemon run (later runs' differences: warnings)
   std::string session_from;
-  RuleInputs inputs;         // what the rules can see besides the proposal
+  RuleInputs inputs;  // what the rules can see besides the proposal
   std::vector<std::string> warnings;
-  double seconds = 0;        // wall time of the replay (reading to report)
+  double seconds = 0;  // wall time of the replay (reading to report)
 };
 
 // Loads the rules and the logs and replays. False (*error says why, *diagnostics holds the

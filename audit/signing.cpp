@@ -115,9 +115,9 @@ PkeyPtr read_pem(std::string_view pem, bool want_private) {
 std::string pem_text(EVP_PKEY* key, bool private_key) {
   std::unique_ptr<BIO, BioFree> bio(BIO_new(BIO_s_mem()));
   if (!bio) throw std::bad_alloc();
-  const int ok = private_key ? PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0,
-                                                        nullptr, nullptr)
-                             : PEM_write_bio_PUBKEY(bio.get(), key);
+  const int ok =
+      private_key ? PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr)
+                  : PEM_write_bio_PUBKEY(bio.get(), key);
   if (!ok) throw std::runtime_error(openssl_error("cannot write the key as PEM"));
   char* data = nullptr;
   const long n = BIO_get_mem_data(bio.get(), &data);
@@ -258,9 +258,9 @@ bool VerifyKey::verify_hex(std::string_view message, std::string_view sig_hex) c
     ERR_clear_error();
     return false;
   }
-  const int r = EVP_DigestVerify(ctx.get(), sig, sizeof sig,
-                                 reinterpret_cast<const unsigned char*>(message.data()),
-                                 message.size());
+  const int r =
+      EVP_DigestVerify(ctx.get(), sig, sizeof sig,
+                       reinterpret_cast<const unsigned char*>(message.data()), message.size());
   ERR_clear_error();
   return r == 1;
 }

@@ -65,8 +65,9 @@ struct LineInfo {
   std::uint32_t file = 0;
   std::uint16_t prev_at = 0, fields_at = 0, daemon_at = 0;
   std::uint8_t daemon_size = 0;  // daemon ids are 1..64 characters
-  bool links_previous = false;  // a record whose prev is the hash of the record on the line before
-  bool same_daemon_previous = false;  // a record with the daemon id of the record on the line before
+  bool links_previous = false;   // a record whose prev is the hash of the record on the line before
+  bool same_daemon_previous =
+      false;  // a record with the daemon id of the record on the line before
   Kind kind = Kind::Other;
   LineState state = LineState::Record;
   bool hash_ok = false;
@@ -596,9 +597,10 @@ class Linker {
                    ? "the checkpoint at seq " + std::to_string(last_checkpoint_seq_)
                    : std::string("the start of the log")) +
               " without a " + (have_trusted_ ? "" : "valid ") + "checkpoint (" +
-              (ceiling_ ? "the verifier's ceiling on records no signature covers, --max-unsigned: " +
-                              std::to_string(record_limit_)
-                        : "the log's bound: " + std::to_string(record_limit_ - kRecordSlack)) +
+              (ceiling_
+                   ? "the verifier's ceiling on records no signature covers, --max-unsigned: " +
+                         std::to_string(record_limit_)
+                   : "the log's bound: " + std::to_string(record_limit_ - kRecordSlack)) +
               ")");
       cadence_reported_ = true;
       return;
@@ -676,13 +678,13 @@ class Linker {
   std::set<std::uint64_t> edited_, reordered_;
 
   static constexpr std::uint64_t kNoLimit = ~std::uint64_t{0};
-  const bool chain_only_ = options_.key == nullptr && std::none_of(options_.other_keys.begin(),
-                                                                    options_.other_keys.end(),
-                                                                    [](auto* k) { return k; });
+  const bool chain_only_ =
+      options_.key == nullptr && std::none_of(options_.other_keys.begin(),
+                                              options_.other_keys.end(), [](auto* k) { return k; });
   bool have_trusted_ = false;
   std::size_t last_trusted_index_ = 0;
-  std::size_t run_index_ = 0;    // the record that set the current run's daemon id (its start)
-  bool daemon_matches_ = true;   // the last record adopted has the run's daemon id
+  std::size_t run_index_ = 0;   // the record that set the current run's daemon id (its start)
+  bool daemon_matches_ = true;  // the last record adopted has the run's daemon id
   bool daemon_reported_ = false;
   std::uint64_t record_limit_ = kNoLimit;  // run_count_ above this is a missing checkpoint
   bool ceiling_ = false;                   // record_limit_ is the verifier's max_unsigned

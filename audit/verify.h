@@ -16,15 +16,15 @@
 namespace warden::audit {
 
 enum class FindingKind {
-  Edited,        // a record's bytes no longer match its hash, or the next record's prev, or
-                 // its daemon id differs from the record before without a `start`
-  Deleted,       // seqs are missing (named in the message)
-  Reordered,     // seq not increasing
-  Truncated,     // a file lost its tail: a rotated file without its rotation checkpoint, a log
-                 // whose last file ends with one (the next file is not given), or, with
-                 // require_closed, a log that ends at an interval checkpoint
-  Torn,          // a last line without '\n' (an interrupted write)
-  BadSignature,  // a checkpoint's signature is invalid or made with another key
+  Edited,             // a record's bytes no longer match its hash, or the next record's prev, or
+                      // its daemon id differs from the record before without a `start`
+  Deleted,            // seqs are missing (named in the message)
+  Reordered,          // seq not increasing
+  Truncated,          // a file lost its tail: a rotated file without its rotation checkpoint, a log
+                      // whose last file ends with one (the next file is not given), or, with
+                      // require_closed, a log that ends at an interval checkpoint
+  Torn,               // a last line without '\n' (an interrupted write)
+  BadSignature,       // a checkpoint's signature is invalid or made with another key
   MissingCheckpoint,  // more records or more time between checkpoints than the signed bounds
                       // (or the verifier's max_unsigned where nothing signed gives one)
   Malformed,          // a line that is not a record of the v1 format
@@ -46,7 +46,7 @@ struct Finding {
 inline constexpr std::uint64_t kDefaultMaxUnsigned = 1100;
 
 struct VerifyOptions {
-  const VerifyKey* key = nullptr;    // null: chain only, signatures are not checked
+  const VerifyKey* key = nullptr;  // null: chain only, signatures are not checked
   // Further public keys a checkpoint may be signed with (the daemon's key was replaced): each
   // checkpoint is checked with the key its key_id names, among `key` and these.
   std::vector<const VerifyKey*> other_keys;
@@ -63,7 +63,7 @@ struct VerifyOptions {
   // bounds them (no valid checkpoint yet, or its every_records is 0). Unsigned records never
   // raise or disable a bound; they may only lower it.
   std::uint64_t max_unsigned = kDefaultMaxUnsigned;
-  std::size_t max_findings = 100;    // findings kept in the report (all are counted)
+  std::size_t max_findings = 100;  // findings kept in the report (all are counted)
 };
 
 struct VerifyReport {

@@ -231,8 +231,8 @@ std::string rotated_name(const std::string& live_path, std::uint64_t first_seq,
 struct ChainPos {
   std::uint64_t next_seq = 1;
   std::string prev = std::string(kGenesis);
-  std::uint64_t since_checkpoint = 0;    // records since the last checkpoint
-  std::uint64_t checkpoint_first = 1;    // first seq since the last checkpoint
+  std::uint64_t since_checkpoint = 0;  // records since the last checkpoint
+  std::uint64_t checkpoint_first = 1;  // first seq since the last checkpoint
 };
 
 struct Writer::State {
@@ -242,8 +242,8 @@ struct Writer::State {
   std::uint64_t file_first_seq = 1;
   std::int64_t file_start_us = 0;
   std::int64_t last_checkpoint_us = 0;
-  std::size_t last_batch = 0;  // records in the previous batch (group commit's hint)
-  std::string torn;            // "torn" member of the start record, when a line was cut
+  std::size_t last_batch = 0;        // records in the previous batch (group commit's hint)
+  std::string torn;                  // "torn" member of the start record, when a line was cut
   std::int64_t rotate_retry_us = 0;  // after a failed rotation, not before this time
   // A rotation renamed the old file but the new one's first record, `rotate`, is not written
   // yet (its batch failed): its FIELDS and time. The next batch that succeeds writes it first.
@@ -339,8 +339,7 @@ std::unique_ptr<Writer> Writer::open(WriterOptions options, std::string* error) 
     return nullptr;
   }
   if (!valid_daemon_id(options.daemon_id)) {
-    *error = "the audit daemon id '" + options.daemon_id +
-             "' is not 1 to 64 of [A-Za-z0-9._:-]";
+    *error = "the audit daemon id '" + options.daemon_id + "' is not 1 to 64 of [A-Za-z0-9._:-]";
     return nullptr;
   }
   if (!options.key) {
@@ -474,8 +473,8 @@ void Writer::append(std::string kind, std::int64_t time_us, std::string fields, 
   } else if (fields.find('\n') != std::string::npos) {
     refused.error = "the audit record's fields hold a newline";
   } else if (time_us < 0 || time_us > kLastTimeUs) {
-    refused.error = "the audit record's time " + std::to_string(time_us) +
-                    " is outside 1970-01-01..9999-12-31";
+    refused.error =
+        "the audit record's time " + std::to_string(time_us) + " is outside 1970-01-01..9999-12-31";
   }
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -571,8 +570,8 @@ void Writer::run() {
       }
       std::lock_guard<std::mutex> g(mu_);
       health_.ok = false;
-      health_.error = "cannot write the closing checkpoint to " + options_.path + ": " +
-                      errno_text(err);
+      health_.error =
+          "cannot write the closing checkpoint to " + options_.path + ": " + errno_text(err);
     }
     ::close(s.fd);
     s.fd = -1;
@@ -585,8 +584,7 @@ void Writer::write_batch(std::vector<Pending>& batch) {
   // Fsync: each record its own group, durable before its done; otherwise one group.
   // (An empty batch only writes a pending `rotate`.)
   if (batch.empty() && s.pending_rotate.empty()) return;
-  const std::size_t group =
-      o.durability == Durability::Fsync || batch.empty() ? 1 : batch.size();
+  const std::size_t group = o.durability == Durability::Fsync || batch.empty() ? 1 : batch.size();
   std::string& buffer = s.buffer;
   std::vector<AppendResult>& results = s.results;
   results.clear();
@@ -731,7 +729,8 @@ void Writer::maintain() {
   }
   if (s.fd < 0) return;
   const std::int64_t now = o.clock_us();
-  const bool rotate_size = o.rotate_bytes > 0 && static_cast<std::uint64_t>(s.size) >= o.rotate_bytes;
+  const bool rotate_size =
+      o.rotate_bytes > 0 && static_cast<std::uint64_t>(s.size) >= o.rotate_bytes;
   const bool rotate_time = o.rotate_age.count() > 0 &&
                            now - s.file_start_us >= o.rotate_age.count() * 1000000 &&
                            s.pos.next_seq - s.file_first_seq > 1;
@@ -788,8 +787,8 @@ void Writer::maintain() {
     ChainPos pos = s.pos;
     std::string buffer;
     seal_checkpoint(buffer, pos, o, now, "interval");
-    const bool ok = write_all(s.fd, buffer) &&
-                    (o.durability == Durability::Write || ::fdatasync(s.fd) == 0);
+    const bool ok =
+        write_all(s.fd, buffer) && (o.durability == Durability::Write || ::fdatasync(s.fd) == 0);
     const int err = errno;
     std::lock_guard<std::mutex> lock(mu_);
     if (ok) {

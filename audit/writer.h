@@ -46,8 +46,8 @@ struct WriterOptions {
   std::string path;
   std::string daemon_id;  // [A-Za-z0-9._:-]{1,64}
   Durability durability = Durability::Group;
-  std::chrono::milliseconds group_commit{2};  // a batch waits at most this long for company
-  std::uint64_t rotate_bytes = 64ull << 20;   // 0: never
+  std::chrono::milliseconds group_commit{2};   // a batch waits at most this long for company
+  std::uint64_t rotate_bytes = 64ull << 20;    // 0: never
   std::chrono::seconds rotate_age{24 * 3600};  // 0: never
   std::uint64_t checkpoint_records = 1000;     // 0: not by count
   std::chrono::seconds checkpoint_age{60};     // 0: not by age

@@ -75,11 +75,12 @@ struct Figures {
 // another rule (the filters' targets).
 warden::approvals::NewApproval flood_item(int i, std::int64_t now) {
   warden::approvals::NewApproval n;
-  n.action_json = "{\"target\":\"shell\",\"action\":\"run\",\"payload\":{\"command\":\"touch "
-                  "/tmp/flood/file-" +
-                  std::to_string(i) +
-                  ".txt\"},\"explanation\":\"needed\",\"context\":{\"session\":\"s1\","
-                  "\"agent\":\"coder\"}}";
+  n.action_json =
+      "{\"target\":\"shell\",\"action\":\"run\",\"payload\":{\"command\":\"touch "
+      "/tmp/flood/file-" +
+      std::to_string(i) +
+      ".txt\"},\"explanation\":\"needed\",\"context\":{\"session\":\"s1\","
+      "\"agent\":\"coder\"}}";
   n.proposal_json = n.action_json;
   n.principal = "flooder";
   n.groups = {"dev"};
@@ -136,7 +137,8 @@ bool daemon_pages(warden::protocol::Client& client, int limit, std::size_t* rows
     *max_reply = std::max(*max_reply, reply.size());
     rapidjson::Document doc;
     doc.Parse(reply.c_str(), reply.size());
-    if (doc.HasParseError() || !doc["payload"].IsObject() || !doc["payload"]["approvals"].IsArray()) {
+    if (doc.HasParseError() || !doc["payload"].IsObject() ||
+        !doc["payload"]["approvals"].IsArray()) {
       std::fprintf(stderr, "bench_approvals: a bad reply: %.200s\n", reply.c_str());
       return false;
     }
@@ -228,19 +230,19 @@ bool run(const std::string& kind, const std::string& conninfo, int count, std::s
     {
       warden::protocol::Client client;
       std::string error;
-      ok = client.connect(daemon.address(), 5s, &error) &&
-           client.authenticate(token, 5s, &error);
+      ok = client.connect(daemon.address(), 5s, &error) && client.authenticate(token, 5s, &error);
       if (!ok) std::fprintf(stderr, "bench_approvals: %s\n", error.c_str());
       std::size_t rows = 0, bytes = 0;
       auto t = Clock::now();
-      ok = ok && daemon_pages(client, 100, &rows, &out->daemon100_pages, &bytes,
-                              &out->daemon_max_reply);
+      ok = ok &&
+           daemon_pages(client, 100, &rows, &out->daemon100_pages, &bytes, &out->daemon_max_reply);
       out->daemon100_ms = ms_since(t);
       ok = ok && rows == static_cast<std::size_t>(count);
       bytes = 0;
       t = Clock::now();
-      ok = ok && daemon_pages(client, static_cast<int>(warden::server::ApprovalService::kMaxPageLimit),
-                              &rows, &out->daemon500_pages, &bytes, &out->daemon_max_reply);
+      ok = ok &&
+           daemon_pages(client, static_cast<int>(warden::server::ApprovalService::kMaxPageLimit),
+                        &rows, &out->daemon500_pages, &bytes, &out->daemon_max_reply);
       out->daemon500_ms = ms_since(t);
       out->daemon_bytes = bytes;
       ok = ok && rows == static_cast<std::size_t>(count);
@@ -282,8 +284,7 @@ void print(const Figures& f, std::size_t page) {
               f.list_pages, page, f.list_page_max_ms);
   std::printf("  list --agent      %9.1f ms  (%zu rows)\n", f.agent_ms, f.agent_rows);
   std::printf("  list --rule       %9.1f ms  (%zu rows)\n", f.rule_ms, f.rule_rows);
-  std::printf("  pending (daemon)  %9.1f ms  %d pages of 100\n", f.daemon100_ms,
-              f.daemon100_pages);
+  std::printf("  pending (daemon)  %9.1f ms  %d pages of 100\n", f.daemon100_ms, f.daemon100_pages);
   std::printf("  pending (daemon)  %9.1f ms  %d pages of up to 500; %zu bytes, largest reply %zu\n",
               f.daemon500_ms, f.daemon500_pages, f.daemon_bytes, f.daemon_max_reply);
   std::printf("  expire all        %9.1f ms\n", f.expire_ms);

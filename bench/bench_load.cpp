@@ -675,8 +675,8 @@ int main(int argc, char** argv) {
   getloadavg(loadavg, 1);
   std::printf("bench_load: daemon (forked, %s workers) on %s, rules %s, audit log %s\n",
               workers ? std::to_string(workers).c_str() : "auto",
-              server ? server->address().c_str() : "(per section)",
-              rules.c_str(), audit ? "on" : "off");
+              server ? server->address().c_str() : "(per section)", rules.c_str(),
+              audit ? "on" : "off");
   std::printf("machine: %ld CPUs, load average %.2f at start; load generator shares the CPUs\n",
               sysconf(_SC_NPROCESSORS_ONLN), loadavg[0]);
   std::printf("each figure: %.1f s measured after %.1f s warm-up\n\n", seconds,
@@ -890,10 +890,10 @@ int main(int argc, char** argv) {
     }
     const int kWindow = 16;
     std::size_t queue = 8 * kWindow + 64;
-    auto mem = spawn_server(rules, tmp / "sessions-memory", workers, audit, queue,
-                            conninfo_memory, "memory");
-    auto shared = spawn_server(rules, tmp / "sessions-postgres", workers, audit, queue,
-                               conninfo_pg, "postgres");
+    auto mem = spawn_server(rules, tmp / "sessions-memory", workers, audit, queue, conninfo_memory,
+                            "memory");
+    auto shared = spawn_server(rules, tmp / "sessions-postgres", workers, audit, queue, conninfo_pg,
+                               "postgres");
     if (!mem || !shared) {
       std::fprintf(stderr, "bench_load: the session memory daemons did not start\n");
       return 4;
@@ -963,15 +963,16 @@ int main(int argc, char** argv) {
     std::printf("    %29.0f  %6.0f  | %6.0f  %6.0f   added p50 %+.0f µs\n", l_mem.p50, l_mem.p99,
                 l_pg.p50, l_pg.p99, l_pg.p50 - l_mem.p50);
     char buf[512];
-    std::snprintf(buf, sizeof buf,
-                  ",\"sessions\":{\"rounds\":%d,\"sessions\":%llu,\"memory_per_sec\":%.0f,"
-                  "\"postgres_per_sec\":%.0f,\"memory_cpu_us\":%.1f,\"postgres_daemon_cpu_us\":%.1f,"
-                  "\"postgres_server_cpu_us\":%.1f,\"memory_server_cpu_us\":%.1f,"
-                  "\"p50_memory_us\":%.0f,\"p50_postgres_us\":%.0f,"
-                  "\"p99_memory_us\":%.0f,\"p99_postgres_us\":%.0f,\"errors\":%llu}",
-                  rounds, static_cast<unsigned long long>(sessions), mean_mem, mean_pg, mem_cpu,
-                  pg_cpu_us, server_cpu_us, mem_server_cpu_us, l_mem.p50, l_pg.p50, l_mem.p99, l_pg.p99,
-                  static_cast<unsigned long long>(errors + l_mem.errors + l_pg.errors));
+    std::snprintf(
+        buf, sizeof buf,
+        ",\"sessions\":{\"rounds\":%d,\"sessions\":%llu,\"memory_per_sec\":%.0f,"
+        "\"postgres_per_sec\":%.0f,\"memory_cpu_us\":%.1f,\"postgres_daemon_cpu_us\":%.1f,"
+        "\"postgres_server_cpu_us\":%.1f,\"memory_server_cpu_us\":%.1f,"
+        "\"p50_memory_us\":%.0f,\"p50_postgres_us\":%.0f,"
+        "\"p99_memory_us\":%.0f,\"p99_postgres_us\":%.0f,\"errors\":%llu}",
+        rounds, static_cast<unsigned long long>(sessions), mean_mem, mean_pg, mem_cpu, pg_cpu_us,
+        server_cpu_us, mem_server_cpu_us, l_mem.p50, l_pg.p50, l_mem.p99, l_pg.p99,
+        static_cast<unsigned long long>(errors + l_mem.errors + l_pg.errors));
     json += buf;
     g_sessions = 0;
     mem->stop();

@@ -19,7 +19,9 @@
 namespace warden {
 namespace {
 
-BindingContext& context(void* env) { return *static_cast<BindingContext*>(GetEnvironmentContext(env)); }
+BindingContext& context(void* env) {
+  return *static_cast<BindingContext*>(GetEnvironmentContext(env));
+}
 
 void fail(void* env, const char* function, const std::string& why) {
   context(env).last_error = std::string(function) + ": " + why;
@@ -91,13 +93,14 @@ void* string_function(void* env, const char* name, int min, int max, F&& body) {
 }
 
 extern "C" int RegexMatchFn(void* env) {
-  return boolean_function(env, "regex-match", 2, [env](std::string_view pattern, std::string_view s) {
-    bool matched = false;
-    std::string error;
-    if (!context(env).regexes.search(pattern, s, &matched, &error))
-      throw std::runtime_error("bad regex: " + error);
-    return matched;
-  });
+  return boolean_function(env, "regex-match", 2,
+                          [env](std::string_view pattern, std::string_view s) {
+                            bool matched = false;
+                            std::string error;
+                            if (!context(env).regexes.search(pattern, s, &matched, &error))
+                              throw std::runtime_error("bad regex: " + error);
+                            return matched;
+                          });
 }
 
 extern "C" int GlobMatchFn(void* env) {
@@ -132,7 +135,8 @@ extern "C" int LooksLikeSecretFn(void* env) {
       if (auto it = memo.find(s); it != memo.end()) return it->second;
     }
     const bool found = secrets::looks_like_secret(s);  // throws on internal errors
-    if (cacheable && memo.size() < BindingContext::kMaxMemoEntries) memo.emplace(std::string(s), found);
+    if (cacheable && memo.size() < BindingContext::kMaxMemoEntries)
+      memo.emplace(std::string(s), found);
     return found;
   });
 }
@@ -144,29 +148,35 @@ extern "C" int StrContainsFn(void* env) {
 }
 
 extern "C" int StrPrefixFn(void* env) {
-  return boolean_function(env, "str-prefix", 2,
-                          [](std::string_view p, std::string_view s) { return text::starts_with(s, p); });
+  return boolean_function(env, "str-prefix", 2, [](std::string_view p, std::string_view s) {
+    return text::starts_with(s, p);
+  });
 }
 
 extern "C" int StrSuffixFn(void* env) {
-  return boolean_function(env, "str-suffix", 2,
-                          [](std::string_view p, std::string_view s) { return text::ends_with(s, p); });
+  return boolean_function(env, "str-suffix", 2, [](std::string_view p, std::string_view s) {
+    return text::ends_with(s, p);
+  });
 }
 
 extern "C" void* PathNormalizeFn(void* env) {
-  return string_function(env, "path-normalize", 1, 2, [env](std::string_view p, std::string_view cwd) {
-    const BindingContext& c = context(env);
-    std::string base = cwd.empty() ? c.workspace_root : paths::normalize(cwd, c.workspace_root, c.home);
-    return paths::normalize(p, base, c.home);
-  });
+  return string_function(
+      env, "path-normalize", 1, 2, [env](std::string_view p, std::string_view cwd) {
+        const BindingContext& c = context(env);
+        std::string base =
+            cwd.empty() ? c.workspace_root : paths::normalize(cwd, c.workspace_root, c.home);
+        return paths::normalize(p, base, c.home);
+      });
 }
 
 extern "C" void* PathResolveFn(void* env) {
-  return string_function(env, "path-resolve", 1, 2, [env](std::string_view p, std::string_view cwd) {
-    BindingContext& c = context(env);
-    std::string base = cwd.empty() ? c.workspace_root : paths::normalize(cwd, c.workspace_root, c.home);
-    return c.resolver.locate(p, base, c.home).resolved;
-  });
+  return string_function(
+      env, "path-resolve", 1, 2, [env](std::string_view p, std::string_view cwd) {
+        BindingContext& c = context(env);
+        std::string base =
+            cwd.empty() ? c.workspace_root : paths::normalize(cwd, c.workspace_root, c.home);
+        return c.resolver.locate(p, base, c.home).resolved;
+      });
 }
 
 // One reading per URL text and decision: a rule often asks url-host, url-ip-class and
@@ -189,8 +199,9 @@ extern "C" void* UrlIpClassFn(void* env) {
 }
 
 extern "C" void* UrlErrorFn(void* env) {
-  return string_function(env, "url-error", 1, 1,
-                         [env](std::string_view u, std::string_view) { return parsed_url(env, u).error; });
+  return string_function(env, "url-error", 1, 1, [env](std::string_view u, std::string_view) {
+    return parsed_url(env, u).error;
+  });
 }
 
 extern "C" void* RedactSecretsFn(void* env) {
@@ -204,8 +215,9 @@ extern "C" void* StrLowerFn(void* env) {
 }
 
 extern "C" void* WorkspaceRootFn(void* env) {
-  return string_function(env, "workspace-root", 0, 0,
-                         [env](std::string_view, std::string_view) { return context(env).workspace_root; });
+  return string_function(env, "workspace-root", 0, 0, [env](std::string_view, std::string_view) {
+    return context(env).workspace_root;
+  });
 }
 
 extern "C" void* HomeDirFn(void* env) {
@@ -256,7 +268,8 @@ bool local_fields(void* env, const char* name, local_time::Fields* out) {
 }
 
 template <typename F>
-auto local_function(void* env, const char* name, F&& body, decltype(body(local_time::Fields{})) failed) {
+auto local_function(void* env, const char* name, F&& body,
+                    decltype(body(local_time::Fields{})) failed) {
   try {
     local_time::Fields f;
     if (local_fields(env, name, &f)) return body(f);
@@ -288,7 +301,9 @@ extern "C" long long LocalMinuteFn(void* env) {
 
 // "YYYY-MM-DD", a STRING.
 extern "C" void* LocalDateFn(void* env) {
-  auto date = [env](const local_time::Fields& f) { return string_result(env, local_time::date_text(f)); };
+  auto date = [env](const local_time::Fields& f) {
+    return string_result(env, local_time::date_text(f));
+  };
   return local_function(env, "local-date", date, empty_string(env));
 }
 
@@ -298,28 +313,33 @@ extern "C" void* LocalDateFn(void* env) {
 const DataSets::Set& data_set(void* env, std::string_view name) {
   const DataSets* data = context(env).data.get();
   const DataSets::Set* set = data ? data->find(name) : nullptr;
-  if (!set) throw std::runtime_error("no data file defines a data set named \"" + std::string(name.substr(0, 80)) + "\"");
+  if (!set)
+    throw std::runtime_error("no data file defines a data set named \"" +
+                             std::string(name.substr(0, 80)) + "\"");
   return *set;
 }
 
 // (data-member SET VALUE): VALUE is on the list SET (a key of the map SET), byte for byte.
 extern "C" int DataMemberFn(void* env) {
-  return boolean_function(env, "data-member", 2, [env](std::string_view name, std::string_view value) {
-    const DataSets::Set& set = data_set(env, name);
-    return set.kind == DataSets::Kind::List ? set.members.find(value) != set.members.end()
-                                            : set.map.find(value) != set.map.end();
-  });
+  return boolean_function(
+      env, "data-member", 2, [env](std::string_view name, std::string_view value) {
+        const DataSets::Set& set = data_set(env, name);
+        return set.kind == DataSets::Kind::List ? set.members.find(value) != set.members.end()
+                                                : set.map.find(value) != set.map.end();
+      });
 }
 
 // (data-value MAP KEY): the string the map MAP holds for KEY, "" when it holds none.
 extern "C" void* DataValueFn(void* env) {
-  return string_function(env, "data-value", 2, 2, [env](std::string_view name, std::string_view key) {
-    const DataSets::Set& set = data_set(env, name);
-    if (set.kind != DataSets::Kind::Map)
-      throw std::runtime_error("data set \"" + std::string(name) + "\" is a list: data-value reads a map");
-    auto it = set.map.find(key);
-    return it == set.map.end() ? std::string() : it->second;
-  });
+  return string_function(env, "data-value", 2, 2,
+                         [env](std::string_view name, std::string_view key) {
+                           const DataSets::Set& set = data_set(env, name);
+                           if (set.kind != DataSets::Kind::Map)
+                             throw std::runtime_error("data set \"" + std::string(name) +
+                                                      "\" is a list: data-value reads a map");
+                           auto it = set.map.find(key);
+                           return it == set.map.end() ? std::string() : it->second;
+                         });
 }
 
 struct FunctionEntry {

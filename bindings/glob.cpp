@@ -270,7 +270,8 @@ struct Nfa {
   };
   std::vector<std::vector<Edge>> edges;
   std::vector<std::vector<int>> eps;
-  std::vector<std::vector<int>> closures;  // per state: it and what its epsilon edges reach (seal())
+  std::vector<std::vector<int>>
+      closures;  // per state: it and what its epsilon edges reach (seal())
   int start = 0;
   int accept = 0;
   int add() {

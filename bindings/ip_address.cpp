@@ -54,18 +54,19 @@ std::string classify_v4(std::uint32_t a) {
 }
 
 std::string classify_v6(const unsigned char b[16]) {
-  static const unsigned char kEc2Metadata[16] = {0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0,
+  static const unsigned char kEc2Metadata[16] = {0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0,    0,
                                                  0,    0,    0,    0,    0, 0, 0x02, 0x54};
   if (std::memcmp(b, kEc2Metadata, 16) == 0) return "metadata";
   bool zero15 = true;
   for (int i = 0; i < 15; ++i) zero15 = zero15 && b[i] == 0;
   if (zero15 && b[15] == 0) return "unspecified";
   if (zero15 && b[15] == 1) return "loopback";
-  if ((b[0] & 0xfe) == 0xfc) return "private";                    // fc00::/7 unique local
+  if ((b[0] & 0xfe) == 0xfc) return "private";                     // fc00::/7 unique local
   if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return "link-local";  // fe80::/10
   if (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0) return "private";     // fec0::/10 site-local
   if (b[0] == 0xff) return "multicast";
-  if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8) return "reserved";  // 2001:db8::/32
+  if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8)
+    return "reserved";  // 2001:db8::/32
   if (b[0] == 0x01 && b[1] == 0 && b[2] == 0 && b[3] == 0 && b[4] == 0 && b[5] == 0 && b[6] == 0 &&
       b[7] == 0)
     return "reserved";  // 100::/64 discard
@@ -133,10 +134,12 @@ std::string classify(std::string_view canonical) {
   const std::string s(canonical);
   unsigned char b[16];
   if (inet_pton(AF_INET, s.c_str(), b) == 1)
-    return classify_v4((std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) | b[3]);
+    return classify_v4((std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) |
+                       (std::uint32_t{b[2]} << 8) | b[3]);
   if (inet_pton(AF_INET6, s.c_str(), b) == 1) {
-    if (embeds_v4(b)) return classify_v4((std::uint32_t{b[12]} << 24) | (std::uint32_t{b[13]} << 16) |
-                                         (std::uint32_t{b[14]} << 8) | b[15]);
+    if (embeds_v4(b))
+      return classify_v4((std::uint32_t{b[12]} << 24) | (std::uint32_t{b[13]} << 16) |
+                         (std::uint32_t{b[14]} << 8) | b[15]);
     return classify_v6(b);
   }
   return "";

@@ -32,7 +32,8 @@ Error scan(std::string_view text, const Limits& limits) {
       } else if (c == '\\' && i + 1 < text.size()) {
         if (limits.refuse_lone_surrogates && text[i + 1] == 'u' && i + 5 < text.size()) {
           const unsigned unit = hex4_at(text, i + 2);
-          if (unit >= 0xDC00 && unit <= 0xDFFF && high_end != i) return {Refusal::kLoneSurrogate, i};
+          if (unit >= 0xDC00 && unit <= 0xDFFF && high_end != i)
+            return {Refusal::kLoneSurrogate, i};
           high_end = unit >= 0xD800 && unit <= 0xDBFF ? i + 6 : std::string_view::npos;
           i += 5;
         } else {
@@ -63,11 +64,13 @@ Error scan(std::string_view text, const Limits& limits) {
 Error parse(std::string_view text, rapidjson::Document* doc, const Limits& limits) {
   doc->SetNull();
   if (text.size() > limits.max_bytes) return {Refusal::kTooLarge, limits.max_bytes};
-  const bool any = limits.max_depth == std::numeric_limits<std::size_t>::max() && !limits.refuse_lone_surrogates;
+  const bool any =
+      limits.max_depth == std::numeric_limits<std::size_t>::max() && !limits.refuse_lone_surrogates;
   if (!any) {
     if (Error e = scan(text, limits)) return e;
   }
-  if (std::size_t nul = text.find('\0'); nul != std::string_view::npos) return {Refusal::kNulByte, nul};
+  if (std::size_t nul = text.find('\0'); nul != std::string_view::npos)
+    return {Refusal::kNulByte, nul};
   doc->Parse<kParseFlags>(text.data(), text.size());
   if (doc->HasParseError()) return {Refusal::kSyntax, doc->GetErrorOffset(), doc->GetParseError()};
   return {};

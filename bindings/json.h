@@ -25,7 +25,8 @@ namespace warden::json {
 
 // Every parse of outside text: bytes are checked to be UTF-8; the parser keeps its own stack
 // (no recursion, however deep the text); numbers keep their full precision.
-constexpr unsigned kParseFlags = rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag |
+constexpr unsigned kParseFlags = rapidjson::kParseValidateEncodingFlag |
+                                 rapidjson::kParseIterativeFlag |
                                  rapidjson::kParseFullPrecisionFlag;
 
 // Deeper than this is refused unless the caller says otherwise: RapidJSON's copies, writers
@@ -56,7 +57,9 @@ struct Error {
   rapidjson::ParseErrorCode code = rapidjson::kParseErrorNone;  // kSyntax: RapidJSON's reason
   explicit operator bool() const { return refusal != Refusal::kNone; }
   // kSyntax: RapidJSON's English text for `code` ("Invalid value."); else "".
-  const char* syntax() const { return refusal == Refusal::kSyntax ? rapidjson::GetParseError_En(code) : ""; }
+  const char* syntax() const {
+    return refusal == Refusal::kSyntax ? rapidjson::GetParseError_En(code) : "";
+  }
 };
 
 // The checks before parsing (depth, lone surrogates), one linear pass that skips strings:

@@ -73,8 +73,10 @@ std::size_t home_prefix_len(std::string_view path) {
 // inputs: "~user/x" (other users' homes are unknown), any other "$"/"`"
 // expansion, embedded NUL, a home prefix when `home` is empty/relative/unresolved, or a
 // relative path whose cwd cannot be resolved.
-bool expand(std::string_view path, std::string_view cwd, std::string_view home, bool collapse, std::string* out) {
-  if (path.find('\0') != std::string_view::npos || path.find('`') != std::string_view::npos) return false;
+bool expand(std::string_view path, std::string_view cwd, std::string_view home, bool collapse,
+            std::string* out) {
+  if (path.find('\0') != std::string_view::npos || path.find('`') != std::string_view::npos)
+    return false;
   std::string expanded;
   if (std::size_t k = home_prefix_len(path); k != 0) {
     if (home.empty() || home[0] != '/' || has_unresolved(home)) return false;
@@ -136,8 +138,10 @@ bool within(std::string_view path, std::string_view root) {
     if (has_unresolved(path) || has_unresolved(root)) return false;
     // Normalized input (the usual case) is compared as it is, without a copy.
     std::string path_buffer, root_buffer;
-    const std::string_view p = is_resolved_absolute(path) ? path : std::string_view(path_buffer = resolve_absolute(path));
-    const std::string_view r = is_resolved_absolute(root) ? root : std::string_view(root_buffer = resolve_absolute(root));
+    const std::string_view p =
+        is_resolved_absolute(path) ? path : std::string_view(path_buffer = resolve_absolute(path));
+    const std::string_view r =
+        is_resolved_absolute(root) ? root : std::string_view(root_buffer = resolve_absolute(root));
     if (r == "/") return true;
     if (p.size() < r.size()) return false;
     if (p.substr(0, r.size()) != r) return false;
@@ -149,8 +153,8 @@ bool within(std::string_view path, std::string_view root) {
 
 namespace {
 
-constexpr int kMaxLinks = 40;              // Linux's limit for one lookup
-constexpr std::size_t kMaxSteps = 4096;    // components walked, links included
+constexpr int kMaxLinks = 40;            // Linux's limit for one lookup
+constexpr std::size_t kMaxSteps = 4096;  // components walked, links included
 constexpr std::size_t kMaxCacheEntries = 4096;
 
 // Pushes the components of `p` onto `stack` so that the first component is on top.
@@ -191,9 +195,9 @@ std::string resolve(std::string_view joined) {
     if (joined.find('\0') != std::string_view::npos) return {};
     std::vector<std::string> todo;
     push_components(joined, &todo);
-    std::string cur;            // what was reached, without symlinks; "" is "/"
-    std::size_t depth = 0;      // components in cur
-    std::size_t missing_at = 0; // depth at which the walk left the filesystem; 0: not left
+    std::string cur;             // what was reached, without symlinks; "" is "/"
+    std::size_t depth = 0;       // components in cur
+    std::size_t missing_at = 0;  // depth at which the walk left the filesystem; 0: not left
     int links = 0;
     std::size_t steps = 0;
     while (!todo.empty()) {
@@ -219,7 +223,8 @@ std::string resolve(std::string_view joined) {
         } else if (S_ISLNK(st.st_mode)) {
           if (++links > kMaxLinks) return {};
           std::string target;
-          if (!read_link(next, static_cast<std::size_t>(st.st_size), &target) || target.empty()) return {};
+          if (!read_link(next, static_cast<std::size_t>(st.st_size), &target) || target.empty())
+            return {};
           if (target[0] == '/') {
             cur.clear();
             depth = 0;

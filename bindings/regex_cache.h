@@ -7,7 +7,9 @@
 #include <string_view>
 #include <unordered_map>
 
-namespace re2 { class RE2; }
+namespace re2 {
+class RE2;
+}
 
 namespace warden {
 

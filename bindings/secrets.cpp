@@ -79,13 +79,14 @@ void find_known(std::string_view text, std::vector<Candidate>& out) {
   const auto& patterns = kind_patterns();
   for (int k = 0; k < static_cast<int>(patterns.size()); ++k) {
     const RE2& re = *patterns[k];
-    if (!re.ok()) throw std::runtime_error(std::string("secret pattern does not compile: ") + kKinds[k].name);
+    if (!re.ok())
+      throw std::runtime_error(std::string("secret pattern does not compile: ") + kKinds[k].name);
     std::size_t pos = 0;
     bool no_end = false;  // no END line after the last BEGIN searched: don't rescan (linear)
     re2::StringPiece m[2];
-    while (pos <= text.size() &&
-           re.Match(input, pos, text.size(), RE2::UNANCHORED, m, 2)) {
-      const std::size_t whole_end = static_cast<std::size_t>(m[0].data() - text.data()) + m[0].size();
+    while (pos <= text.size() && re.Match(input, pos, text.size(), RE2::UNANCHORED, m, 2)) {
+      const std::size_t whole_end =
+          static_cast<std::size_t>(m[0].data() - text.data()) + m[0].size();
       const std::size_t b = static_cast<std::size_t>(m[1].data() - text.data());
       std::size_t e = b + m[1].size();
       pos = std::max(whole_end, pos + 1);
@@ -157,8 +158,23 @@ bool high_entropy(std::string_view tok) {
 // Where a shell word, an option's value or a quoted string ends.
 bool word_break(char c) {
   switch (c) {
-    case ' ': case '\t': case '\n': case '\r': case '\'': case '"': case '`': case '=':
-    case ':': case ';': case '|': case '&': case '(': case ')': case '<': case '>': case ',':
+    case ' ':
+    case '\t':
+    case '\n':
+    case '\r':
+    case '\'':
+    case '"':
+    case '`':
+    case '=':
+    case ':':
+    case ';':
+    case '|':
+    case '&':
+    case '(':
+    case ')':
+    case '<':
+    case '>':
+    case ',':
       return true;
     default:
       return false;
@@ -175,8 +191,8 @@ void check_token(std::string_view text, std::size_t b, std::size_t e, std::vecto
   // segment of a secret's length is still one.
   std::size_t word = b;
   while (word > 0 && !word_break(text[word - 1])) --word;
-  const bool in_path = word < b && (text[word] == '/' || (text[word] == '~' && word + 1 < b &&
-                                                          text[word + 1] == '/'));
+  const bool in_path = word < b && (text[word] == '/' ||
+                                    (text[word] == '~' && word + 1 < b && text[word + 1] == '/'));
   if (tok[0] == '/' || in_path) {
     std::size_t s = 0;
     while (s < tok.size()) {

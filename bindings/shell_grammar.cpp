@@ -316,8 +316,7 @@ void Parser::parse_function_body() {
   skip_newlines();
   const Token& t = peek();
   if (!is_compound_start(t)) {
-    throw ShellError{"syntax error: function body must be a compound command, not " +
-                     t.describe()};
+    throw ShellError{"syntax error: function body must be a compound command, not " + t.describe()};
   }
   NestGuard guard(ctx_);
   parse_command({});
@@ -452,8 +451,9 @@ void Parser::parse_for() {
         risky = risky || w.dynamic || w.value.find_first_of("[$`") != std::string::npos;
         loop.value += (loop.value.empty() ? "" : " ") + w.value;
         if (++count > ctx_.limits.max_words) {
-          throw ShellError{"a loop has more than " + std::to_string(ctx_.limits.max_words) + " words",
-                           Failure::Limit};
+          throw ShellError{
+              "a loop has more than " + std::to_string(ctx_.limits.max_words) + " words",
+              Failure::Limit};
         }
       }
     } else {

@@ -36,12 +36,12 @@ struct ShellError {
 // One shell word as lexed: source text plus the value after quote removal. Expansions the
 // parser cannot resolve ($VAR, ${…}, $(…), `…`, $((…))) are kept as written in `value`.
 struct Word {
-  std::string raw;        // exact source text
-  std::string value;      // after quote removal
-  bool quoted = false;    // had quotes or backslash escapes
-  bool dynamic = false;   // holds an unresolved expansion or an unquoted glob
-  bool glob = false;      // holds an unquoted glob character
-  bool expansion = false; // holds an unresolved expansion
+  std::string raw;         // exact source text
+  std::string value;       // after quote removal
+  bool quoted = false;     // had quotes or backslash escapes
+  bool dynamic = false;    // holds an unresolved expansion or an unquoted glob
+  bool glob = false;       // holds an unquoted glob character
+  bool expansion = false;  // holds an unresolved expansion
   void set_expansion() { dynamic = expansion = true; }
   void set_glob() { dynamic = glob = true; }
   void merge(const Word& o) {
@@ -70,16 +70,30 @@ struct Unknowns {
 };
 
 enum class Tok {
-  End, Newline, Word, Semi, Amp, AndIf, OrIf, Pipe, PipeAmp,
-  DSemi, SemiAmp, DSemiAmp, LParen, DLParen, RParen, Redir
+  End,
+  Newline,
+  Word,
+  Semi,
+  Amp,
+  AndIf,
+  OrIf,
+  Pipe,
+  PipeAmp,
+  DSemi,
+  SemiAmp,
+  DSemiAmp,
+  LParen,
+  DLParen,
+  RParen,
+  Redir
 };
 
 struct Token {
   Tok type = Tok::End;
-  Word word;           // Tok::Word
-  std::string op;      // Tok::Redir: ">", ">>", "<<-", …
-  int fd = -1;         // Tok::Redir: explicit fd prefix, -1 if none
-  std::size_t start = 0;  // offset in the parser's text
+  Word word;                     // Tok::Word
+  std::string op;                // Tok::Redir: ">", ">>", "<<-", …
+  int fd = -1;                   // Tok::Redir: explicit fd prefix, -1 if none
+  std::size_t start = 0;         // offset in the parser's text
   std::string describe() const;  // for error messages
 };
 
@@ -111,9 +125,9 @@ struct Context {
   Cwds cd_before;
   Cwds cd_oldpwd;  // OLDPWD when that cd succeeded
   std::size_t cd_index = 0;
-  bool moved = false;         // some cd of the line may have changed the directory
-  int runtime = 0;  // inside a command string whose words come at run time (xargs, parallel)
-  bool home_set = false;      // HOME assigned in the line: `cd` alone goes who knows where
+  bool moved = false;     // some cd of the line may have changed the directory
+  int runtime = 0;        // inside a command string whose words come at run time (xargs, parallel)
+  bool home_set = false;  // HOME assigned in the line: `cd` alone goes who knows where
   bool cdpath_set = false;    // CDPATH assigned: `cd name` may go elsewhere
   bool cdable_vars = false;   // shopt -s cdable_vars: `cd name` may go to $name
   bool cd_untrusted = false;  // an alias, a sourced file or `enable` may have replaced cd
@@ -122,10 +136,10 @@ struct Context {
   std::vector<std::string> tainted;        // variables whose value may hold code (a[$(…)])
   std::vector<std::string> integers;       // variables declared -i: assigning evaluates
   bool has(const std::vector<std::string>& names, const std::string& n) const;
-  int max_nest = 64;   // structural nesting (subshells, groups, if, ${…}, …) bound
+  int max_nest = 64;  // structural nesting (subshells, groups, if, ${…}, …) bound
   int nest = 0;
-  unsigned ticks = 0;  // tokens lexed, for the periodic deadline check
-  std::size_t total_words = 0;  // words + assignments + redirects over all emitted commands
+  unsigned ticks = 0;               // tokens lexed, for the periodic deadline check
+  std::size_t total_words = 0;      // words + assignments + redirects over all emitted commands
   void count_words(std::size_t n);  // adds n; throws past limits.max_total_words
   std::vector<SimpleCommand> out;
 };
@@ -163,7 +177,7 @@ class Parser {
   Parser(Context& ctx, std::string_view text, int depth, std::vector<std::string> wrappers)
       : ctx_(ctx), text_(text), depth_(depth), wrappers_(std::move(wrappers)) {}
 
-  void parse_all();  // the whole text as a command list
+  void parse_all();          // the whole text as a command list
   void scan_heredoc_body();  // the whole text as an unquoted here-document body
 
  private:
@@ -187,22 +201,22 @@ class Parser {
   Token lex_operator();
   Word read_word();
   void read_single_quote(Word& w);
-  void read_double_quote(Word& w);  // pos_ just after the opening quote
-  void read_ansi_c(Word& w);        // pos_ at `$'`
+  void read_double_quote(Word& w);            // pos_ just after the opening quote
+  void read_ansi_c(Word& w);                  // pos_ at `$'`
   void read_dollar(Word& w, bool in_dquote);  // pos_ at `$`
   void read_brace_param(Word& w, bool in_dquote);
   void read_command_subst(Word& w);  // pos_ at `$(`, `<(` or `>(`
   void read_backquote(Word& w, bool in_dquote);
-  void read_array(Word& w);         // pos_ at `(` of `name=(…)`
+  void read_array(Word& w);                       // pos_ at `(` of `name=(…)`
   void check_brace_param(std::string_view body);  // the text between `${` and `}`
-  bool scan_arith();                // pos_ after `((`; false if it is not `…))`
+  bool scan_arith();                              // pos_ after `((`; false if it is not `…))`
   // Whether a bracket expression opened just before `i` closes with `]` within the word
   // (`[ab]`, `[!a]`, `[]a]`), which makes the `[` a glob.
   bool closes_bracket(std::size_t i) const;
   // Whether the text from `i` (just after `((`) closes as `))` (arithmetic) rather than as
   // nested parentheses `( … ) … )`. A cheap pre-scan, so nothing is parsed twice.
   bool closes_as_arith(std::size_t i) const;
-  void read_heredocs();              // when the newline before the bodies is consumed
+  void read_heredocs();                 // when the newline before the bodies is consumed
   void enter_depth(int inc = 1) const;  // throws if depth_ + inc exceeds the limit
 
   // ---- grammar (shell_grammar.cpp) ----
@@ -243,13 +257,13 @@ class Parser {
   void emit(std::vector<std::string> argv, std::vector<std::string> wrappers,
             std::vector<Assignment> assignments, std::vector<Redirect> redirects, Unknowns dyn);
   void parse_nested(const std::string& text, std::vector<std::string> wrappers, int depth_inc,
-                    const std::vector<Assignment>& assignments, const std::vector<Redirect>& redirects,
-                    Unknowns dyn);
+                    const std::vector<Assignment>& assignments,
+                    const std::vector<Redirect>& redirects, Unknowns dyn);
   // A shell at `depth` with these wrappers (its own name last) reads this command's stdin:
   // parse the here-documents (from first_heredoc) and here-strings feeding fd 0 as scripts.
   void feed_stdin(const std::vector<std::string>& shell_wrappers, int depth,
-                  const std::vector<Assignment>& assignments, const std::vector<Redirect>& redirects,
-                  Unknowns dyn, std::size_t first_heredoc);
+                  const std::vector<Assignment>& assignments,
+                  const std::vector<Redirect>& redirects, Unknowns dyn, std::size_t first_heredoc);
 
   // ---- shell state and evaluated text (shell_state.cpp) ----
   // After the command argv[i…] was emitted: what it changes in the shell state (cd, pushd,

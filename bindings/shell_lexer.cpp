@@ -28,23 +28,38 @@ NestGuard::NestGuard(Context& ctx) : ctx_(ctx) {
 
 std::string Token::describe() const {
   switch (type) {
-    case Tok::End: return "end of input";
-    case Tok::Newline: return "newline";
+    case Tok::End:
+      return "end of input";
+    case Tok::Newline:
+      return "newline";
     case Tok::Word:
       return "`" + (word.raw.size() > 40 ? word.raw.substr(0, 40) + "…" : word.raw) + "`";
-    case Tok::Redir: return "`" + op + "`";
-    case Tok::Semi: return "`;`";
-    case Tok::Amp: return "`&`";
-    case Tok::AndIf: return "`&&`";
-    case Tok::OrIf: return "`||`";
-    case Tok::Pipe: return "`|`";
-    case Tok::PipeAmp: return "`|&`";
-    case Tok::DSemi: return "`;;`";
-    case Tok::SemiAmp: return "`;&`";
-    case Tok::DSemiAmp: return "`;;&`";
-    case Tok::LParen: return "`(`";
-    case Tok::DLParen: return "`((`";
-    case Tok::RParen: return "`)`";
+    case Tok::Redir:
+      return "`" + op + "`";
+    case Tok::Semi:
+      return "`;`";
+    case Tok::Amp:
+      return "`&`";
+    case Tok::AndIf:
+      return "`&&`";
+    case Tok::OrIf:
+      return "`||`";
+    case Tok::Pipe:
+      return "`|`";
+    case Tok::PipeAmp:
+      return "`|&`";
+    case Tok::DSemi:
+      return "`;;`";
+    case Tok::SemiAmp:
+      return "`;&`";
+    case Tok::DSemiAmp:
+      return "`;;&`";
+    case Tok::LParen:
+      return "`(`";
+    case Tok::DLParen:
+      return "`((`";
+    case Tok::RParen:
+      return "`)`";
   }
   return "token";
 }
@@ -144,13 +159,12 @@ Token Parser::lex_operator() {
   };
   // Longest first where one is a prefix of another.
   static constexpr Op kOps[] = {
-      {";;&", Tok::DSemiAmp}, {";;", Tok::DSemi}, {";&", Tok::SemiAmp}, {";", Tok::Semi},
-      {"&&", Tok::AndIf},     {"&>>", Tok::Redir}, {"&>", Tok::Redir},  {"&", Tok::Amp},
-      {"||", Tok::OrIf},      {"|&", Tok::PipeAmp}, {"|", Tok::Pipe},
-      {"((", Tok::DLParen},   {"(", Tok::LParen},  {")", Tok::RParen},
-      {"<<<", Tok::Redir},    {"<<-", Tok::Redir}, {"<<", Tok::Redir},  {"<&", Tok::Redir},
-      {"<>", Tok::Redir},     {"<", Tok::Redir},   {">>", Tok::Redir},  {">&", Tok::Redir},
-      {">|", Tok::Redir},     {">", Tok::Redir},
+      {";;&", Tok::DSemiAmp}, {";;", Tok::DSemi},   {";&", Tok::SemiAmp}, {";", Tok::Semi},
+      {"&&", Tok::AndIf},     {"&>>", Tok::Redir},  {"&>", Tok::Redir},   {"&", Tok::Amp},
+      {"||", Tok::OrIf},      {"|&", Tok::PipeAmp}, {"|", Tok::Pipe},     {"((", Tok::DLParen},
+      {"(", Tok::LParen},     {")", Tok::RParen},   {"<<<", Tok::Redir},  {"<<-", Tok::Redir},
+      {"<<", Tok::Redir},     {"<&", Tok::Redir},   {"<>", Tok::Redir},   {"<", Tok::Redir},
+      {">>", Tok::Redir},     {">&", Tok::Redir},   {">|", Tok::Redir},   {">", Tok::Redir},
   };
   Token t;
   t.start = pos_;

@@ -32,9 +32,8 @@ bool is_env_assignment(const std::string& w) {
   const std::size_t eq = w.find('=');
   if (eq == std::string::npos || eq == 0) return false;
   if (!(is_alpha(w[0]) || w[0] == '_')) return false;
-  return std::all_of(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(eq), [](char c) {
-    return is_alpha(c) || c == '_' || (c >= '0' && c <= '9');
-  });
+  return std::all_of(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(eq),
+                     [](char c) { return is_alpha(c) || c == '_' || (c >= '0' && c <= '9'); });
 }
 
 // Options of a wrapper, read up to its first operand.
@@ -109,15 +108,17 @@ bool has(const Options& o, std::string_view shorts, std::initializer_list<std::s
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   out += '\'';
   return out;
 }
 
 bool is_shell(const std::string& p) {
-  static constexpr std::string_view kShells[] = {"bash", "sh",   "zsh",  "dash", "ksh",
+  static constexpr std::string_view kShells[] = {"bash", "sh",   "zsh",   "dash", "ksh",
                                                  "ash",  "mksh", "rbash", "yash", "posh",
                                                  "fish", "csh",  "tcsh"};
   return std::find(std::begin(kShells), std::end(kShells), p) != std::end(kShells);
@@ -126,12 +127,12 @@ bool is_shell(const std::string& p) {
 // What to do with argv[i] when it names a wrapper.
 struct Step {
   enum Kind { Stop, Next, Recurse } kind = Stop;
-  std::size_t next = 0;            // Next: index of the wrapped command
-  std::vector<std::string> texts;  // Recurse: command strings, each parsed as shell
-  int depth_inc = 0;               // Recurse: depth added to the inner commands
-  bool stdin_script = false;       // Stop: a shell that reads its commands from stdin
-  bool runtime = false;            // the wrapped command gets operands at run time
-  bool expansion = false;          // the wrapped words are expanded once more (sudo -s)
+  std::size_t next = 0;                  // Next: index of the wrapped command
+  std::vector<std::string> texts;        // Recurse: command strings, each parsed as shell
+  int depth_inc = 0;                     // Recurse: depth added to the inner commands
+  bool stdin_script = false;             // Stop: a shell that reads its commands from stdin
+  bool runtime = false;                  // the wrapped command gets operands at run time
+  bool expansion = false;                // the wrapped words are expanded once more (sudo -s)
   std::vector<std::size_t> assignments;  // argv indices of NAME=value operands (env, sudo)
   // argv indices of the words that stay a command of their own besides the wrapped one
   // (`ssh -p 22 HOST`, `script FILE`): what the wrapper itself does. Empty: none.
@@ -287,8 +288,10 @@ Step unwrap_env(const Args& a, std::size_t i) {
       for (std::size_t c = 1; c < w.size(); ++c) {
         if (w[c] == 'S' || w[c] == 'u' || w[c] == 'C') {
           std::string value;
-          if (c + 1 < w.size()) value = w.substr(c + 1);
-          else if (k < a.size()) value = a[k++];
+          if (c + 1 < w.size())
+            value = w.substr(c + 1);
+          else if (k < a.size())
+            value = a[k++];
           if (w[c] == 'S') split = value;
           break;
         }
@@ -354,8 +357,10 @@ Step unwrap_ssh(const Args& a, std::size_t i) {
       for (std::size_t c = 1; c < w.size(); ++c) {
         if (kTakesValue.find(w[c]) != std::string_view::npos) {
           std::optional<std::string> value;
-          if (c + 1 < w.size()) value = w.substr(c + 1);
-          else if (k < a.size()) value = a[k];
+          if (c + 1 < w.size())
+            value = w.substr(c + 1);
+          else if (k < a.size())
+            value = a[k];
           if (c + 1 == w.size()) ++k;
           if (w[c] == 'o' && value) {
             if (auto cmd = ssh_option_command(*value)) local.push_back(std::move(*cmd));
@@ -393,17 +398,64 @@ Step unwrap_sshpass(const Args& a, std::size_t i) {
 // template run by a shell with operands filled in at run time; without them, each `:::`
 // argument is itself a command line.
 Step unwrap_parallel(const Args& a, std::size_t i) {
-  static constexpr std::string_view kLongVal[] = {
-      "arg-file",  "colsep",      "delimiter",    "replace",       "jobs",        "max-procs",
-      "max-lines", "max-args",    "max-replace-args", "max-chars", "sshlogin",    "sshloginfile",
-      "slf",       "results",     "res",          "joblog",        "tmpdir",      "workdir",
-      "wd",        "tagstring",   "timeout",      "delay",         "retries",     "env",
-      "basefile",  "bf",          "return",       "transferfile",  "tf",          "load",
-      "memfree",   "nice",        "halt",         "halt-on-error", "sshdelay",    "termseq",
-      "arg-sep",   "arg-file-sep", "header",      "limit",         "rpl",         "block",
-      "block-size", "recstart",   "recend",       "sql",           "sqlmaster",   "sqlworker",
-      "compress-program", "decompress-program", "ssh", "profile", "filter", "seqreplace",
-      "group-by", "memsuspend", "tmpl", "slotreplace"};
+  static constexpr std::string_view kLongVal[] = {"arg-file",
+                                                  "colsep",
+                                                  "delimiter",
+                                                  "replace",
+                                                  "jobs",
+                                                  "max-procs",
+                                                  "max-lines",
+                                                  "max-args",
+                                                  "max-replace-args",
+                                                  "max-chars",
+                                                  "sshlogin",
+                                                  "sshloginfile",
+                                                  "slf",
+                                                  "results",
+                                                  "res",
+                                                  "joblog",
+                                                  "tmpdir",
+                                                  "workdir",
+                                                  "wd",
+                                                  "tagstring",
+                                                  "timeout",
+                                                  "delay",
+                                                  "retries",
+                                                  "env",
+                                                  "basefile",
+                                                  "bf",
+                                                  "return",
+                                                  "transferfile",
+                                                  "tf",
+                                                  "load",
+                                                  "memfree",
+                                                  "nice",
+                                                  "halt",
+                                                  "halt-on-error",
+                                                  "sshdelay",
+                                                  "termseq",
+                                                  "arg-sep",
+                                                  "arg-file-sep",
+                                                  "header",
+                                                  "limit",
+                                                  "rpl",
+                                                  "block",
+                                                  "block-size",
+                                                  "recstart",
+                                                  "recend",
+                                                  "sql",
+                                                  "sqlmaster",
+                                                  "sqlworker",
+                                                  "compress-program",
+                                                  "decompress-program",
+                                                  "ssh",
+                                                  "profile",
+                                                  "filter",
+                                                  "seqreplace",
+                                                  "group-by",
+                                                  "memsuspend",
+                                                  "tmpl",
+                                                  "slotreplace"};
   const Options o = read_options(a, i + 1, "aCdEIjLnNPsSJ", std::span(kLongVal), "eil");
   static constexpr std::string_view kSeparators[] = {":::", "::::", ":::+", "::::+"};
   auto is_sep = [&](const std::string& w) {
@@ -442,12 +494,11 @@ Step unwrap_parallel(const Args& a, std::size_t i) {
 
 // Every program name unwrap_one handles, sorted: most commands are none of them.
 constexpr std::string_view kWrapperNames[] = {
-    "ash",     "bash",    "builtin", "busybox", "chroot",  "chrt",    "command", "csh",
-    "dash",    "doas",    "env",     "eval",    "exec",    "fish",    "flock",   "ionice",
-    "ksh",     "mksh",    "nice",    "nohup",   "nsenter", "parallel", "pkexec", "posh",
-    "rbash",   "runuser", "script",  "setsid",  "sg",      "sh",      "ssh",     "sshpass",
-    "stdbuf",  "su",      "sudo",    "taskset", "tcsh",    "time",    "timeout", "toybox",
-    "unshare", "watch",   "xargs",   "yash",    "zsh"};
+    "ash",    "bash",  "builtin", "busybox",  "chroot",  "chrt",   "command", "csh",     "dash",
+    "doas",   "env",   "eval",    "exec",     "fish",    "flock",  "ionice",  "ksh",     "mksh",
+    "nice",   "nohup", "nsenter", "parallel", "pkexec",  "posh",   "rbash",   "runuser", "script",
+    "setsid", "sg",    "sh",      "ssh",      "sshpass", "stdbuf", "su",      "sudo",    "taskset",
+    "tcsh",   "time",  "timeout", "toybox",   "unshare", "watch",  "xargs",   "yash",    "zsh"};
 static_assert(std::is_sorted(std::begin(kWrapperNames), std::end(kWrapperNames)));
 
 Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
@@ -461,9 +512,9 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
                         short_opt);
   };
   if (prog == "sudo"sv) {
-    const Options o = opts("ugCDhprtUTR", {"user", "group", "close-from", "chdir", "host",
-                                           "prompt", "role", "type", "other-user", "chroot",
-                                           "command-timeout"});
+    const Options o =
+        opts("ugCDhprtUTR", {"user", "group", "close-from", "chdir", "host", "prompt", "role",
+                             "type", "other-user", "chroot", "command-timeout"});
     if (has(o, "elvVK", {"edit", "list", "validate", "version", "remove-timestamp"})) return {};
     std::size_t k = o.next;
     std::vector<std::size_t> assignments;
@@ -502,11 +553,11 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
   if (prog == "stdbuf"sv) return step_next(opts("ioe", {"input", "output", "error"}).next);
   if (prog == "time"sv) return step_next(opts("fo", {"format", "output"}).next);
   if (prog == "xargs"sv) {
-    Step s = step_next(opts("adEILnPs",
-                            {"arg-file", "delimiter", "max-args", "max-procs", "max-chars",
-                             "process-slot-var"},
-                            "eil")
-                           .next);
+    Step s = step_next(
+        opts("adEILnPs",
+             {"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"},
+             "eil")
+            .next);
     s.runtime = true;
     return s;
   }
@@ -536,11 +587,12 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
   }
   // runuser -u USER [--] CMD… runs CMD; runuser [options] [-] USER -c CMD like su.
   if (prog == "runuser"sv) {  // -u and -c exclude each other; with -u the words after are CMD's
-    const Options o = opts("cgGsuw", {"command", "session-command", "group", "supp-group",
-                                      "shell", "user", "whitelist-environment"});
+    const Options o = opts("cgGsuw", {"command", "session-command", "group", "supp-group", "shell",
+                                      "user", "whitelist-environment"});
     if (has(o, "u", {"user"})) return step_next(o.next);
-    const auto c = command_option(a, i, 'c', {"command", "session-command"}, "gGsuw",
-                                  {"group", "supp-group", "shell", "user", "whitelist-environment"});
+    const auto c =
+        command_option(a, i, 'c', {"command", "session-command"}, "gGsuw",
+                       {"group", "supp-group", "shell", "user", "whitelist-environment"});
     if (c) return step_recurse(c->value, 1);
     Step s;  // a shell reading stdin, like su
     s.stdin_script = true;
@@ -559,12 +611,12 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
         opts("tNGSW", {"target", "net-socket", "setgid", "setuid", "wd-ns"}, "muinpCUTrw").next);
   }
   if (prog == "unshare"sv) {
-    return step_next(opts("RwSGl",
-                          {"map-user", "map-group", "map-users", "map-groups", "propagation",
-                           "setgroups", "root", "wd", "setuid", "setgid", "load-interp",
-                           "monotonic", "boottime"},
-                          "muinpUCT")
-                         .next);
+    return step_next(
+        opts("RwSGl",
+             {"map-user", "map-group", "map-users", "map-groups", "propagation", "setgroups",
+              "root", "wd", "setuid", "setgid", "load-interp", "monotonic", "boottime"},
+             "muinpUCT")
+            .next);
   }
   if (prog == "chrt"sv) {  // chrt [options] [PRIORITY] CMD…; -p PID and -m do not run one
     const Options o = opts("TPD", {"sched-runtime", "sched-period", "sched-deadline"});
@@ -609,9 +661,9 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
   if (prog == "sshpass"sv) return unwrap_sshpass(a, i);
   // script [options] -c CMD [FILE]: CMD runs in a shell, the session is written to FILE.
   if (prog == "script"sv) {
-    const auto c = command_option(a, i, 'c', {"command"}, "EIOBTmo",
-                                  {"echo", "log-in", "log-out", "log-io", "log-timing",
-                                   "logging-format", "output-limit"});
+    const auto c = command_option(
+        a, i, 'c', {"command"}, "EIOBTmo",
+        {"echo", "log-in", "log-out", "log-io", "log-timing", "logging-format", "output-limit"});
     if (!c) {  // a shell reading stdin, its session written to FILE
       Step s;
       s.stdin_script = true;
@@ -781,7 +833,8 @@ Args find_roots(const Args& a, std::size_t i) {
 void place_found_file(std::vector<Word>* words, const std::string& root) {
   const std::string found = (root.empty() || root.back() != '/' ? root + "/" : root) + "{}";
   for (Word& w : *words) {
-    for (std::size_t at = w.value.find("{}"); at != std::string::npos; at = w.value.find("{}", at + found.size())) {
+    for (std::size_t at = w.value.find("{}"); at != std::string::npos;
+         at = w.value.find("{}", at + found.size())) {
       w.value.replace(at, 2, found);
     }
   }
@@ -790,7 +843,8 @@ void place_found_file(std::vector<Word>* words, const std::string& root) {
 }  // namespace
 
 void Parser::finish_simple(std::vector<Word> words, std::vector<Assignment> assignments,
-                           std::vector<Redirect> redirects, Unknowns dyn, std::size_t first_heredoc) {
+                           std::vector<Redirect> redirects, Unknowns dyn,
+                           std::size_t first_heredoc) {
   for (const Word& w : words) dyn.add(w);
   if (words.empty()) {
     if (!redirects.empty() || !assignments.empty()) {
@@ -984,7 +1038,8 @@ void Context::count_words(std::size_t n) {
 }
 
 void Parser::emit(std::vector<std::string> argv, std::vector<std::string> wrappers,
-                  std::vector<Assignment> assignments, std::vector<Redirect> redirects, Unknowns dyn) {
+                  std::vector<Assignment> assignments, std::vector<Redirect> redirects,
+                  Unknowns dyn) {
   if (ctx_.out.size() >= ctx_.limits.max_commands) {
     throw ShellError{"more than " + std::to_string(ctx_.limits.max_commands) + " commands",
                      Failure::Limit};
@@ -1020,8 +1075,8 @@ void Parser::emit(std::vector<std::string> argv, std::vector<std::string> wrappe
   ctx_.out.push_back(std::move(c));
 }
 
-void Parser::parse_nested(const std::string& text, std::vector<std::string> wrappers,
-                          int depth_inc, const std::vector<Assignment>& assignments,
+void Parser::parse_nested(const std::string& text, std::vector<std::string> wrappers, int depth_inc,
+                          const std::vector<Assignment>& assignments,
                           const std::vector<Redirect>& redirects, Unknowns dyn) {
   if (depth_inc > 0) enter_depth(depth_inc);
   NestGuard guard(ctx_);

@@ -28,8 +28,8 @@ struct Redirect {
 // environment (`env A=1 cmd`, `sudo A=1 cmd`), alone (`X=1`), or as an operand of a
 // declaration builtin (`export A=1`, `declare`, `typeset`, `local`, `readonly`).
 struct Assignment {
-  std::string name;    // NAME, without `+` or `[index]`
-  std::string value;   // after quote removal; expansions kept as written ("$(id)")
+  std::string name;      // NAME, without `+` or `[index]`
+  std::string value;     // after quote removal; expansions kept as written ("$(id)")
   bool dynamic = false;  // the value holds $…, `…` or $(…) (whose commands are their own facts)
 };
 
@@ -45,15 +45,16 @@ struct WorkingDir {
 };
 
 struct SimpleCommand {
-  std::string program;                 // basename of argv[0], quotes removed ("/bin/rm" -> "rm")
-  std::vector<std::string> argv;       // every word after quote removal, program word first
-  std::vector<std::string> flags;      // canonical: "-rf" -> "-r","-f"; "--force" as written
-  std::vector<std::string> args;       // operands (words that are not flags), in order
-  std::vector<std::string> wrappers;   // unwrapped wrappers, outermost first: "sudo", "timeout", "bash"
-  std::vector<Assignment> assignments; // in order; those of wrappers and enclosing `bash -c` too
+  std::string program;             // basename of argv[0], quotes removed ("/bin/rm" -> "rm")
+  std::vector<std::string> argv;   // every word after quote removal, program word first
+  std::vector<std::string> flags;  // canonical: "-rf" -> "-r","-f"; "--force" as written
+  std::vector<std::string> args;   // operands (words that are not flags), in order
+  std::vector<std::string>
+      wrappers;  // unwrapped wrappers, outermost first: "sudo", "timeout", "bash"
+  std::vector<Assignment> assignments;  // in order; those of wrappers and enclosing `bash -c` too
   std::vector<Redirect> redirects;
-  int depth = 0;                       // 0 top level; +1 per $(…), `…`, <(…), bash -c, eval, a
-                                       // command string run by a shell (su -c, ssh, watch, …)
+  int depth = 0;  // 0 top level; +1 per $(…), `…`, <(…), bash -c, eval, a
+                  // command string run by a shell (su -c, ssh, watch, …)
   // Something in the command is known only at run time: any of the three reasons below. Kept
   // TRUE for globs so that every check written against `dynamic` still sees `rm -rf *`.
   bool dynamic = false;
@@ -62,7 +63,7 @@ struct SimpleCommand {
                            // or a brace expansion ({a,b}, {1..9})
   // The command gets its operands at run time: unwrapped from `find -exec`, `xargs`, `parallel`.
   bool runtime_operands = false;
-  bool background = false;             // ended by '&'
+  bool background = false;  // ended by '&'
   // Per argv word: it holds an unresolved expansion ($VAR, $(…) …). Empty when not
   // recorded (then `expansion` tells for the whole command).
   std::vector<bool> expanded;
@@ -78,12 +79,13 @@ struct SimpleCommand {
 };
 
 struct Limits {
-  std::size_t max_commands = 4096;     // more simple commands than this: Failure::Limit
-  std::size_t max_words = 4096;        // more words + assignments + redirects in one simple command: Failure::Limit
+  std::size_t max_commands = 4096;  // more simple commands than this: Failure::Limit
+  std::size_t max_words =
+      4096;  // more words + assignments + redirects in one simple command: Failure::Limit
   // More words + assignments + redirects over all simple commands (after the assignments and
   // redirects of `A=1 bash -c '…'` are copied to every inner command): Failure::Limit.
   std::size_t max_total_words = 1 << 18;
-  int max_depth = 16;                  // deeper nesting than this: Failure::Syntax
+  int max_depth = 16;  // deeper nesting than this: Failure::Syntax
   // Past this point in time the parse stops with Failure::Deadline (checked as it lexes).
   std::optional<std::chrono::steady_clock::time_point> deadline;
 };
@@ -99,8 +101,8 @@ enum class Failure {
 struct ParseResult {
   bool ok = false;
   Failure failure = Failure::None;
-  std::string error;                   // why it could not be parsed (fail closed on it)
-  std::vector<SimpleCommand> commands; // in execution order of appearance
+  std::string error;                    // why it could not be parsed (fail closed on it)
+  std::vector<SimpleCommand> commands;  // in execution order of appearance
 };
 
 ParseResult parse(std::string_view line, const Limits& limits = {});

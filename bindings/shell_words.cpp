@@ -91,8 +91,10 @@ void Parser::read_ansi_c(Word& w) {
     const char c = text_[pos_];
     if (c == '\'') {
       ++pos_;
-      if (!nul) w.value += out;
-      else w.value += out.substr(0, out.find('\0'));
+      if (!nul)
+        w.value += out;
+      else
+        w.value += out.substr(0, out.find('\0'));
       return;
     }
     if (c != '\\' || pos_ + 1 >= n) {
@@ -103,19 +105,43 @@ void Parser::read_ansi_c(Word& w) {
     const char e = text_[pos_ + 1];
     pos_ += 2;
     switch (e) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
-      case 'a': out += '\a'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'v': out += '\v'; break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 'a':
+        out += '\a';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'v':
+        out += '\v';
+        break;
       case 'e':
-      case 'E': out += '\x1b'; break;
-      case '\\': out += '\\'; break;
-      case '\'': out += '\''; break;
-      case '"': out += '"'; break;
-      case '?': out += '?'; break;
+      case 'E':
+        out += '\x1b';
+        break;
+      case '\\':
+        out += '\\';
+        break;
+      case '\'':
+        out += '\'';
+        break;
+      case '"':
+        out += '"';
+        break;
+      case '?':
+        out += '?';
+        break;
       case 'c':
         if (pos_ < n) out += static_cast<char>(text_[pos_++] & 0x1F);
         break;
@@ -204,7 +230,7 @@ void Parser::read_brace_param(Word& w, bool in_dquote) {
   NestGuard guard(ctx_);
   const std::size_t n = text_.size();
   const std::size_t start = pos_;
-  pos_ += 2;  // ${
+  pos_ += 2;   // ${
   Word inner;  // collects nothing useful; substitutions inside are parsed for their commands
   while (pos_ < n) {
     const char c = text_[pos_];
@@ -238,7 +264,7 @@ void Parser::read_command_subst(Word& w) {
   NestGuard guard(ctx_);
   const std::size_t start = pos_;
   const char kind = text_[pos_];
-  pos_ += 2;  // $( or <( or >(
+  pos_ += 2;        // $( or <( or >(
   peeked_.reset();  // empty here: we are in the middle of lexing a token
   ++depth_;
   std::vector<std::string> outer_code = std::move(pending_code_);

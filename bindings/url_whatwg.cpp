@@ -57,8 +57,19 @@ std::string percent_decode(std::string_view s) {
 bool forbidden_domain_char(unsigned char c) {
   if (c <= 0x20 || c == 0x7F) return true;
   switch (c) {
-    case '#': case '%': case '/': case ':': case '<': case '>': case '?': case '@':
-    case '[': case '\\': case ']': case '^': case '|':
+    case '#':
+    case '%':
+    case '/':
+    case ':':
+    case '<':
+    case '>':
+    case '?':
+    case '@':
+    case '[':
+    case '\\':
+    case ']':
+    case '^':
+    case '|':
       return true;
     default:
       return false;
@@ -168,9 +179,9 @@ bool parse_host(std::string_view raw, std::string* out) {
   if (non_ascii) {
     if (decoded.find('\0') != std::string::npos) return false;
     char* result = nullptr;
-    const int rc = idn2_lookup_u8(reinterpret_cast<const uint8_t*>(decoded.c_str()),
-                                  reinterpret_cast<uint8_t**>(&result),
-                                  IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
+    const int rc =
+        idn2_lookup_u8(reinterpret_cast<const uint8_t*>(decoded.c_str()),
+                       reinterpret_cast<uint8_t**>(&result), IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
     if (rc != IDN2_OK || result == nullptr) {
       std::free(result);
       return false;
@@ -192,9 +203,7 @@ bool parse_host(std::string_view raw, std::string* out) {
   return true;
 }
 
-bool is_single_dot(std::string_view s) {
-  return s == "." || s == "%2e" || s == "%2E";
-}
+bool is_single_dot(std::string_view s) { return s == "." || s == "%2e" || s == "%2E"; }
 
 bool is_double_dot(std::string_view s) {
   if (s.size() == 2) return s == "..";

@@ -10,11 +10,11 @@ namespace warden::urls::whatwg {
 
 struct Parts {
   bool valid = false;
-  std::string scheme;    // lowercased, without ":"
-  std::string host;      // lowercased; IDNA to punycode; IPv4 dotted quad; IPv6 in brackets
-  int port = 0;          // explicit or the scheme default (http 80, https 443, ftp 21, ws 80, wss 443)
-  std::string path;      // dot segments resolved ("%2e" too); "/" when empty
-  std::string query;     // without "?"
+  std::string scheme;  // lowercased, without ":"
+  std::string host;    // lowercased; IDNA to punycode; IPv4 dotted quad; IPv6 in brackets
+  int port = 0;       // explicit or the scheme default (http 80, https 443, ftp 21, ws 80, wss 443)
+  std::string path;   // dot segments resolved ("%2e" too); "/" when empty
+  std::string query;  // without "?"
   std::string userinfo;  // as written
 };
 

@@ -25,7 +25,9 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 bool is_host_char(char c) { return is_alpha(c) || is_digit(c) || c == '-' || c == '_' || c == '.'; }
 
-bool web_scheme(std::string_view s) { return s == "http" || s == "https" || s == "ws" || s == "wss"; }
+bool web_scheme(std::string_view s) {
+  return s == "http" || s == "https" || s == "ws" || s == "wss";
+}
 
 struct CurlHandle {
   void operator()(CURLU* h) const { curl_url_cleanup(h); }
@@ -61,8 +63,8 @@ bool check_syntax(std::string_view text, std::string* scheme, std::string* error
   }
   std::size_t i = 0;
   if (text.empty() || !is_alpha(text[0])) return fail("no scheme");
-  while (i < text.size() && (is_alpha(text[i]) || is_digit(text[i]) || text[i] == '+' || text[i] == '-' ||
-                             text[i] == '.'))
+  while (i < text.size() && (is_alpha(text[i]) || is_digit(text[i]) || text[i] == '+' ||
+                             text[i] == '-' || text[i] == '.'))
     ++i;
   if (i >= text.size() || text[i] != ':') return fail("no scheme");
   *scheme = text::ascii_lower(text.substr(0, i));
@@ -73,7 +75,8 @@ bool check_syntax(std::string_view text, std::string* scheme, std::string* error
 
   std::string_view hostport = authority;
   if (std::size_t at = authority.find('@'); at != std::string_view::npos) {
-    if (authority.find('@', at + 1) != std::string_view::npos) return fail("several '@' in the authority");
+    if (authority.find('@', at + 1) != std::string_view::npos)
+      return fail("several '@' in the authority");
     if (web_scheme(*scheme)) return fail("user name or password in an " + *scheme + " URL");
     std::string_view user = authority.substr(0, at);
     if (user.empty()) return fail("empty user name");
@@ -89,18 +92,20 @@ bool check_syntax(std::string_view text, std::string* scheme, std::string* error
     if (close == std::string_view::npos) return fail("unterminated IPv6 address");
     host = hostport.substr(0, close + 1);
     for (char c : host.substr(1, host.size() - 2))
-      if (!(is_hex(c) || c == ':' || c == '.')) return fail("IPv6 address with a zone or other characters");
+      if (!(is_hex(c) || c == ':' || c == '.'))
+        return fail("IPv6 address with a zone or other characters");
   } else {
     host = hostport.substr(0, hostport.find(':'));
     for (char c : host) {
-      if (static_cast<unsigned char>(c) >= 0x80) return fail("non-ASCII host (write it as punycode, xn--…)");
+      if (static_cast<unsigned char>(c) >= 0x80)
+        return fail("non-ASCII host (write it as punycode, xn--…)");
       if (c == '%') return fail("percent-encoded host");
       if (!is_host_char(c)) return fail(std::string("character '") + c + "' in the host");
     }
     std::string_view labels = host;
     if (labels.ends_with('.')) labels.remove_suffix(1);
-    if (!host.empty() && (labels.empty() || labels.front() == '.' || labels.find("..") != std::string_view::npos ||
-                          labels.ends_with('.')))
+    if (!host.empty() && (labels.empty() || labels.front() == '.' ||
+                          labels.find("..") != std::string_view::npos || labels.ends_with('.')))
       return fail("empty label in the host");
   }
   if (host.empty() && *scheme != "file") return fail("empty host");
@@ -130,7 +135,8 @@ Url parse_impl(std::string_view text) {
   std::unique_ptr<CURLU, CurlHandle> h(curl_url());
   if (!h) return refuse("out of memory");
   const std::string input(text);
-  if (CURLUcode rc = curl_url_set(h.get(), CURLUPART_URL, input.c_str(), kCurlUrlFlags); rc != CURLUE_OK)
+  if (CURLUcode rc = curl_url_set(h.get(), CURLUPART_URL, input.c_str(), kCurlUrlFlags);
+      rc != CURLUE_OK)
     return refuse(std::string("libcurl cannot read it: ") + curl_url_strerror(rc));
   const whatwg::Parts w = whatwg::parse(text);
   if (!w.valid) return refuse("not a valid URL by the WHATWG rules");
@@ -154,7 +160,8 @@ Url parse_impl(std::string_view text) {
     int p = 0;
     for (char c : curl_port) p = is_digit(c) && p < 100000 ? p * 10 + (c - '0') : 100000;
     // WHATWG knows no default for most schemes (sftp, ldap …): 0 means "none written".
-    if (p != w.port && w.port != 0) return refuse("libcurl reads port " + curl_port + ", WHATWG reads " + std::to_string(w.port));
+    if (p != w.port && w.port != 0)
+      return refuse("libcurl reads port " + curl_port + ", WHATWG reads " + std::to_string(w.port));
     url.port = p;
   }
   if (url.path != w.path)

@@ -17,16 +17,18 @@ inline constexpr unsigned kCurlUrlFlags = 1u << 3;
 
 struct Url {
   bool valid = false;
-  std::string error;     // why the URL was refused; "" when valid
-  std::string scheme;    // lowercased, without ":"
-  std::string host;      // lowercased ASCII, one trailing "." dropped; IPv4 dotted quad; IPv6 "[…]"; "" for file:
-  int port = 0;          // explicit or the scheme's default (http 80, https 443, ftp 21 …); 0 unknown
-  std::string path;      // as sent: dot segments resolved, percent-encoding kept; "/" when empty
+  std::string error;   // why the URL was refused; "" when valid
+  std::string scheme;  // lowercased, without ":"
+  std::string
+      host;  // lowercased ASCII, one trailing "." dropped; IPv4 dotted quad; IPv6 "[…]"; "" for file:
+  int port = 0;      // explicit or the scheme's default (http 80, https 443, ftp 21 …); 0 unknown
+  std::string path;  // as sent: dot segments resolved, percent-encoding kept; "/" when empty
   std::string query;     // without "?"
   std::string userinfo;  // as written ("git" in ssh://git@host/); never for http(s)/ws(s)
-  std::string ip;        // the IP address the host is, canonical (IPv4-mapped IPv6 → IPv4); "" for names
-  std::string ip_class;  // ip::classify of `ip`; "loopback" for localhost and *.localhost; "" for other names
-  std::string canonical; // the URL as libcurl serializes it
+  std::string ip;  // the IP address the host is, canonical (IPv4-mapped IPv6 → IPv4); "" for names
+  std::string
+      ip_class;  // ip::classify of `ip`; "loopback" for localhost and *.localhost; "" for other names
+  std::string canonical;  // the URL as libcurl serializes it
 };
 
 // Valid only when the URL has the form scheme://authority[/path][?query][#fragment] and:

@@ -26,10 +26,9 @@ void add_decider_flags(CLI::App* cmd, agents::DeciderConfig* c) {
   cmd->add_option("--principal", c->principal, "In-process: the principal deciding as");
   cmd->add_option("--group", c->groups, "In-process: a group of the principal (repeatable)");
   cmd->add_option_function<int>(
-         "--timeout-ms",
-         [c](int ms) { c->budget = std::chrono::milliseconds(ms > 0 ? ms : 1); },
-         "Budget of one decision, connect to reply (default 5000); in-process, the "
-         "rules' deadline");
+      "--timeout-ms", [c](int ms) { c->budget = std::chrono::milliseconds(ms > 0 ? ms : 1); },
+      "Budget of one decision, connect to reply (default 5000); in-process, the "
+      "rules' deadline");
 }
 
 void register_agent_commands(CLI::App& app, int* exit_code) {

@@ -14,8 +14,11 @@ namespace warden::cli {
 // --workspace, --home, --principal, --group, --timeout-ms into *config.
 void add_decider_flags(CLI::App* cmd, agents::DeciderConfig* config);
 
-void register_hook_run(CLI::App& hook, int* exit_code);    // hook claude-code|codex (hook_run_commands.cpp)
-void register_hook_setup(CLI::App& hook, int* exit_code);  // hook install|doctor (hook_setup_commands.cpp)
-void register_gateway_commands(CLI::App& app, int* exit_code);  // mcp-gateway (gateway_commands.cpp)
+void register_hook_run(CLI::App& hook,
+                       int* exit_code);  // hook claude-code|codex (hook_run_commands.cpp)
+void register_hook_setup(CLI::App& hook,
+                         int* exit_code);  // hook install|doctor (hook_setup_commands.cpp)
+void register_gateway_commands(CLI::App& app,
+                               int* exit_code);  // mcp-gateway (gateway_commands.cpp)
 
 }  // namespace warden::cli

@@ -61,7 +61,8 @@ bool call(Client& client, const ClientFlags& flags, const char* action, const st
     return false;
   }
   const auto timeout = std::chrono::milliseconds(flags.timeout_ms);
-  switch (protocol::read_reply(client, [&] { return timeout; }, {}, reply)) {
+  switch (protocol::read_reply(
+      client, [&] { return timeout; }, {}, reply)) {
     case protocol::ReplyStatus::Ok:
       return true;
     case protocol::ReplyStatus::Malformed:
@@ -89,7 +90,8 @@ void watch(Client& client, const PendingQuery& q, const ClientFlags& flags, bool
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   std::string error;
-  if (!client.send_message(protocol::make_request("pending", "pending", pending_fields(q)), &error)) {
+  if (!client.send_message(protocol::make_request("pending", "pending", pending_fields(q)),
+                           &error)) {
     std::fprintf(stderr, "warden: %s\n", printable(error).c_str());
     *exit_code = kExitInternal;
     return;

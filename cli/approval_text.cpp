@@ -63,7 +63,8 @@ std::string expiry_text(const rapidjson::Value& approval, std::int64_t now_ms) {
 
 std::string who_text(const rapidjson::Value& approval) {
   std::string out = printable(string_member(approval, "principal"));
-  const std::string session = string_member(approval, "session"), agent = string_member(approval, "agent");
+  const std::string session = string_member(approval, "session"),
+                    agent = string_member(approval, "agent");
   out += "/" + (session.empty() ? std::string("-") : printable(session));
   out += "/" + (agent.empty() ? std::string("-") : printable(agent));
   return out;
@@ -100,7 +101,8 @@ std::string grants_text(const rapidjson::Value& approval) {
 std::string grants_short(const rapidjson::Value& approval) {
   std::string out;
   if (const rapidjson::Value* grants = array_member(approval, "grants")) {
-    for (const auto& g : grants->GetArray()) out += " +" + printable(string_member(g, "capability"));
+    for (const auto& g : grants->GetArray())
+      out += " +" + printable(string_member(g, "capability"));
   }
   return out;
 }
@@ -165,8 +167,8 @@ std::string show_fields(std::string_view approval_id) {
 
 std::string approve_fields(std::string_view approval_id, std::string_view digest,
                            std::string_view note, std::optional<int> scope_minutes) {
-  std::string out =
-      "\"id\":" + protocol::json_string(approval_id) + ",\"digest\":" + protocol::json_string(digest);
+  std::string out = "\"id\":" + protocol::json_string(approval_id) +
+                    ",\"digest\":" + protocol::json_string(digest);
   if (!note.empty()) out += ",\"note\":" + protocol::json_string(note);
   if (scope_minutes) out += ",\"scope_minutes\":" + std::to_string(*scope_minutes);
   return out;
@@ -213,7 +215,8 @@ std::string duration_text(std::int64_t ms) {
 }
 
 std::string approval_action_text(const rapidjson::Value& action) {
-  if (!action.IsObject()) return action.IsNull() ? "(none)" : printable(warden::json::to_text(action));
+  if (!action.IsObject())
+    return action.IsNull() ? "(none)" : printable(warden::json::to_text(action));
   const std::string target = string_member(action, "target");
   std::string verb = string_member(action, "action");
   const rapidjson::Value* payload = object_member(action, "payload");
@@ -261,15 +264,16 @@ std::string listed_action_text(const rapidjson::Value& approval) {
 }
 
 std::string approval_block(const rapidjson::Value& approval, std::int64_t now_ms) {
-  std::string out =
-      printable(string_member(approval, "id")) + "  " + printable(string_member(approval, "status"));
+  std::string out = printable(string_member(approval, "id")) + "  " +
+                    printable(string_member(approval, "status"));
   const std::int64_t created = int_member(approval, "created_ms");
   if (created > 0) out += "  age " + duration_text(now_ms - created);
   const std::string expiry = expiry_text(approval, now_ms);
   if (!expiry.empty()) out += "  " + expiry;
   out += "  " + votes_text(approval) + "\n";
   out += "  requested by " + printable(string_member(approval, "principal"));
-  const std::string session = string_member(approval, "session"), agent = string_member(approval, "agent"),
+  const std::string session = string_member(approval, "session"),
+                    agent = string_member(approval, "agent"),
                     origin = string_member(approval, "origin");
   if (!session.empty()) out += "  session " + printable(session);
   if (!agent.empty()) out += "  agent " + printable(agent);
@@ -331,7 +335,8 @@ std::string approval_detail(const rapidjson::Value& approval, std::int64_t now_m
   } else {
     out += "  session history (oldest first):\n";
     for (const auto& h : history->GetArray()) {
-      std::string line = printable(string_member(h, "kind")) + " " + printable(string_member(h, "object")) + " " +
+      std::string line = printable(string_member(h, "kind")) + " " +
+                         printable(string_member(h, "object")) + " " +
                          printable(string_member(h, "target"));
       const std::string program = string_member(h, "program");
       if (!program.empty()) line += "  by " + printable(program);
@@ -450,7 +455,8 @@ std::string approve_reply_text(const rapidjson::Value& payload) {
   }
   if (status == "refused") {
     std::string why;
-    if (const rapidjson::Value* d = object_member(payload, "decision")) why = string_member(*d, "reason");
+    if (const rapidjson::Value* d = object_member(payload, "decision"))
+      why = string_member(*d, "reason");
     return "approved " + id + ", but the rules refused it at the last mile: not run" +
            (why.empty() ? std::string() : " (" + printable(why) + ")") + "\n  action " + action +
            "\n";

@@ -126,9 +126,10 @@ void register_verify(CLI::App* audit, int* exit_code) {
   cmd->add_option("LOG", a->logs,
                   "The live log file (its rotated siblings are included) or log files")
       ->required();
-  cmd->add_option("--key", a->keys,
-                  "Public key (PEM) that verifies the checkpoints (warden audit keygen); repeat it for a "
-                  "log signed with successive keys")
+  cmd->add_option(
+         "--key", a->keys,
+         "Public key (PEM) that verifies the checkpoints (warden audit keygen); repeat it for a "
+         "log signed with successive keys")
       ->allow_extra_args(false);
   cmd->add_flag("--chain-only", a->chain_only,
                 "Check the hash chain only, without a key (a rewrite of the whole log passes)");
@@ -179,7 +180,8 @@ void register_verify(CLI::App* audit, int* exit_code) {
       }
     }
     audit::VerifyOptions options;
-    for (const auto& k : keys) (options.key ? options.other_keys.push_back(k.get()) : void(options.key = k.get()));
+    for (const auto& k : keys)
+      (options.key ? options.other_keys.push_back(k.get()) : void(options.key = k.get()));
     options.threads = a->threads;
     options.require_signed_tail = a->require_signed_tail;
     options.partial = a->partial;
@@ -239,7 +241,9 @@ void run_query_command(const QueryArgs& a, bool show, int* exit_code) {
   audit::QueryFilter filter;
   // --approval and --event only match approval records: they imply --kind approval.
   const bool approval_filter = !a.approval_id.empty() || !a.event.empty();
-  filter.kind = !a.kind.empty() ? a.kind : approval_filter ? "approval" : (show ? "all" : "decision");
+  filter.kind = !a.kind.empty()   ? a.kind
+                : approval_filter ? "approval"
+                                  : (show ? "all" : "decision");
   filter.rule = a.rule;
   filter.principal = a.principal;
   filter.session = a.session;
@@ -333,8 +337,9 @@ void register_query(CLI::App* audit, int* exit_code, bool show) {
   cmd->add_option("--until", a->until, "Before this time: RFC 3339 or a duration before now");
   cmd->add_option("--outcome", a->outcome, "Only decisions with this outcome")
       ->check(CLI::IsMember({"approve", "reject", "approval-required"}));
-  cmd->add_option("--rule", a->rule,
-                  "Only decisions where this rule fired (any outcome), approvals this rule asked for");
+  cmd->add_option(
+      "--rule", a->rule,
+      "Only decisions where this rule fired (any outcome), approvals this rule asked for");
   cmd->add_option("--principal", a->principal,
                   "Only decisions for this authenticated principal, approvals it requested");
   cmd->add_option("--session", a->session, "Only decisions and approvals of this session");
@@ -342,9 +347,8 @@ void register_query(CLI::App* audit, int* exit_code, bool show) {
                   "Only proposals and approvals' actions with this target (shell, file, http, …)");
   cmd->add_option("--approval", a->approval_id, "Only the approval records of this approval id");
   cmd->add_option("--event", a->event, "Only approval records of this event")
-      ->check(CLI::IsMember(
-          {"created", "approved", "denied", "expired", "executed", "refused", "scoped-use", "vote",
-           "limited"}));
+      ->check(CLI::IsMember({"created", "approved", "denied", "expired", "executed", "refused",
+                             "scoped-use", "vote", "limited"}));
   cmd->add_option(
       "--kind", a->kind,
       std::string("Record kind (decision, approval, start, reload, checkpoint, rotate, stop) or "

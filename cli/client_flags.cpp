@@ -97,7 +97,8 @@ int open_client(const ClientFlags& flags, Client* client) {
   if (!flags.token_file.empty()) {
     std::string text;
     if (!read_all(flags.token_file, &text)) {
-      std::fprintf(stderr, "warden: cannot read the token file %s\n", printable(flags.token_file).c_str());
+      std::fprintf(stderr, "warden: cannot read the token file %s\n",
+                   printable(flags.token_file).c_str());
       return kExitUsage;
     }
     token = text.substr(0, text.find_first_of("\r\n"));

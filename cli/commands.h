@@ -20,14 +20,19 @@ inline constexpr int kExitInternal = 4;
 bool warn_if_default_approve(std::string_view default_outcome);
 
 // Each register function adds its subcommands; the callback stores the exit code in *exit_code.
-void register_rule_commands(CLI::App& app, int* exit_code);    // check, dry-run, test (rule_commands.cpp)
-void register_server_commands(CLI::App& app, int* exit_code);  // serve, decide, status, token (server_commands.cpp)
-void register_agent_commands(CLI::App& app, int* exit_code);   // hook, mcp-gateway (agent_commands.cpp)
-void register_audit_commands(CLI::App& app, int* exit_code);   // audit verify|show|query|keygen (audit_commands.cpp)
-void register_replay_command(CLI::App& app, int* exit_code);    // replay (replay_commands.cpp)
+void register_rule_commands(CLI::App& app,
+                            int* exit_code);  // check, dry-run, test (rule_commands.cpp)
+void register_server_commands(
+    CLI::App& app, int* exit_code);  // serve, decide, status, token (server_commands.cpp)
+void register_agent_commands(CLI::App& app,
+                             int* exit_code);  // hook, mcp-gateway (agent_commands.cpp)
+void register_audit_commands(
+    CLI::App& app, int* exit_code);  // audit verify|show|query|keygen (audit_commands.cpp)
+void register_replay_command(CLI::App& app, int* exit_code);   // replay (replay_commands.cpp)
 void register_submit_commands(CLI::App& app, int* exit_code);  // submit, chat (submit_commands.cpp)
-void register_approval_commands(CLI::App& app, int* exit_code);  // pending, approve, deny (approval_commands.cpp)
-void register_exec_commands(CLI::App& app, int* exit_code);      // exec (exec_commands.cpp)
+void register_approval_commands(CLI::App& app,
+                                int* exit_code);  // pending, approve, deny (approval_commands.cpp)
+void register_exec_commands(CLI::App& app, int* exit_code);  // exec (exec_commands.cpp)
 // completion, man (completion_commands.cpp): they read every command registered in `app`.
 void register_completion_commands(CLI::App& app, int* exit_code);
 

@@ -45,11 +45,13 @@ void register_completion(CLI::App& app, int* exit_code) {
     std::string output;
   };
   auto a = std::make_shared<Args>();
-  cmd->add_option("shell", a->shell, "The shell")->required()->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  cmd->add_option("shell", a->shell, "The shell")
+      ->required()
+      ->check(CLI::IsMember({"bash", "zsh", "fish"}));
   cmd->add_option("-o,--output", a->output, "Write the script to this file instead of stdout");
   cmd->callback([&app, a, exit_code] {
     const CommandDoc root = describe_command(app, kProgram);
-    const std::string script = a->shell == "bash" ? bash_completion(root)
+    const std::string script = a->shell == "bash"  ? bash_completion(root)
                                : a->shell == "zsh" ? zsh_completion(root)
                                                    : fish_completion(root);
     if (a->output.empty()) {
@@ -72,7 +74,8 @@ void register_man(CLI::App& app, int* exit_code) {
       "Write the manual pages of warden and of each of its commands (warden.1, warden-serve.1, "
       "warden-audit-query.1 …) into a directory, generated from the command-line definitions");
   auto dir = std::make_shared<std::string>();
-  cmd->add_option("dir", *dir, "The directory (created when missing); pages of the same name are replaced")
+  cmd->add_option("dir", *dir,
+                  "The directory (created when missing); pages of the same name are replaced")
       ->required();
   cmd->callback([&app, dir, exit_code] {
     std::error_code ec;
@@ -86,7 +89,8 @@ void register_man(CLI::App& app, int* exit_code) {
     std::string version = version_text();
     version = version.substr(0, version.find('\n'));  // "warden 0.1.0"
     for (const ManPage& page : man_pages(describe_command(app, kProgram), version)) {
-      if (std::string error = write_whole_file(fs::path(*dir) / page.file_name, page.text); !error.empty()) {
+      if (std::string error = write_whole_file(fs::path(*dir) / page.file_name, page.text);
+          !error.empty()) {
         std::fprintf(stderr, "warden: man: %s\n", printable(error).c_str());
         *exit_code = kExitInternal;
         return;

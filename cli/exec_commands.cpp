@@ -121,7 +121,8 @@ int exec_plan_from_daemon(const ExecArgs& a, ExecPlanned* plan) {
   }
   protocol::Message reply;
   const auto timeout = std::chrono::milliseconds(flags.timeout_ms);
-  switch (protocol::read_reply(client, [&] { return timeout; }, {}, &reply)) {
+  switch (protocol::read_reply(
+      client, [&] { return timeout; }, {}, &reply)) {
     case protocol::ReplyStatus::Ok:
       break;
     case protocol::ReplyStatus::Malformed:
@@ -231,7 +232,8 @@ int exec_plan_in_process(const ExecArgs& a, ExecPlanned* plan) {
   // A rule that rewrote the command approved another command than this one.
   rapidjson::Document action;
   action.Parse(d.action_json.data(), d.action_json.size());
-  const rapidjson::Value* p = action.IsObject() ? protocol::find_member(action, "payload") : nullptr;
+  const rapidjson::Value* p =
+      action.IsObject() ? protocol::find_member(action, "payload") : nullptr;
   if (!p || string_member(*p, "command") != line) {
     return exec_refuse(code::kExecMismatch,
                        "a rule rewrote the command: run the approved form instead");
@@ -263,8 +265,8 @@ int exec_run(const ExecArgs& a) {
   }
   confine::Envelope envelope = confine::derive(plan.effects, plan.inputs);
   // As the shell actuator: the proxy reaches a private address only when the rules granted it.
-  envelope.private_network = std::find(plan.granted.begin(), plan.granted.end(),
-                                       "private-network") != plan.granted.end();
+  envelope.private_network =
+      std::find(plan.granted.begin(), plan.granted.end(), "private-network") != plan.granted.end();
   std::string error;
   int status = confine::run_attached(envelope, plan.argv, exec_real_path(plan.cwd),
                                      std::chrono::seconds(a.time_limit_s), &error);

@@ -75,7 +75,8 @@ void guard_hook_process(std::chrono::milliseconds budget, std::chrono::milliseco
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESETHAND | SA_ONSTACK;
   sa.sa_handler = on_crash;
-  for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGHUP}) sigaction(s, &sa, nullptr);
+  for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGHUP})
+    sigaction(s, &sa, nullptr);
   sa.sa_handler = on_overrun;
   sigaction(SIGALRM, &sa, nullptr);
   ::signal(SIGPIPE, SIG_IGN);

@@ -86,8 +86,8 @@ void run(const Args& a, int* exit_code) {
       a.decider.budget + wait, std::chrono::milliseconds(500),
       agents::answer_failure(code::kInternal, "the hook crashed or was stopped"),
       agents::answer_failure(code::kTimeout, "the hook ran past its budget of " +
-                                              std::to_string((a.decider.budget + wait).count()) +
-                                              " ms"));
+                                                 std::to_string((a.decider.budget + wait).count()) +
+                                                 " ms"));
   try {
     agents::HookRunOptions options;
     options.agent = a.agent;
@@ -104,11 +104,13 @@ void run(const Args& a, int* exit_code) {
             exit_code);
       return;
     }
-    options.on_approval_required = mode == "ask" ? OnApprovalRequired::Ask : OnApprovalRequired::Deny;
+    options.on_approval_required =
+        mode == "ask" ? OnApprovalRequired::Ask : OnApprovalRequired::Deny;
 
     std::string input;
     agents::HookError error;
-    if (!agents::read_hook_input(STDIN_FILENO, agents::kMaxHookInputBytes, deadline, &input, &error)) {
+    if (!agents::read_hook_input(STDIN_FILENO, agents::kMaxHookInputBytes, deadline, &input,
+                                 &error)) {
       print(agents::answer_failure(error.code, error.message), exit_code);
       return;
     }
@@ -129,15 +131,17 @@ void run(const Args& a, int* exit_code) {
     };
     // Built once the input has been parsed: its budget is what is left by then.
     auto make = [&](std::string* error) {
-      config.budget = std::max(std::chrono::milliseconds(1),
-                               std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()) - wait);
+      config.budget =
+          std::max(std::chrono::milliseconds(1),
+                   std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()) - wait);
       auto decider = agents::make_decider(config, error);
       if (!decider && error->empty()) *error = "the decider could not be built";
       return decider;
     };
     print(agents::run_hook(input, make, options), exit_code);
   } catch (const std::exception& e) {
-    print(agents::answer_failure(code::kInternal, std::string("the hook failed: ") + e.what()), exit_code);
+    print(agents::answer_failure(code::kInternal, std::string("the hook failed: ") + e.what()),
+          exit_code);
   } catch (...) {
     print(agents::answer_failure(code::kInternal, "the hook failed"), exit_code);
   }
@@ -194,8 +198,9 @@ void add_hook(CLI::App& hook, int* exit_code, HookAgent agent) {
   a->agent = agent;
   add_decider_flags(cmd, &a->decider);
   cmd->get_option("--timeout-ms")
-      ->description("Budget of the whole run, reading stdin to answering (default 5000; far "
-                    "under the agents' 60 s hook timeout). Past it: deny, E_TIMEOUT");
+      ->description(
+          "Budget of the whole run, reading stdin to answering (default 5000; far "
+          "under the agents' 60 s hook timeout). Past it: deny, E_TIMEOUT");
   cmd->add_option("--on-approval-required", a->on_approval_required,
                   codex ? "What approval-required becomes: deny (the only choice: Codex runs a "
                           "command answered ask, so ask is refused)"
@@ -203,12 +208,13 @@ void add_hook(CLI::App& hook, int* exit_code, HookAgent agent) {
                           "prompt; a deny in headless -p runs and when permission_mode is "
                           "bypassPermissions) or deny (with instructions for the model)")
       ->check(CLI::IsMember({"ask", "deny"}));
-  cmd->add_option("--wait", a->decider.wait_s,
-                  "When the daemon finds an action needs a person's approval, it waits up to SECONDS "
-                  "(0..3600) for the answer: approved → allow, denied or expired → deny. Still "
-                  "pending: as approval-required, with the command that approves it. The run's "
-                  "budget grows by SECONDS: the agent's hook timeout must allow it (Claude Code "
-                  "and Codex: 60 s unless the hook entry sets \"timeout\")")
+  cmd->add_option(
+         "--wait", a->decider.wait_s,
+         "When the daemon finds an action needs a person's approval, it waits up to SECONDS "
+         "(0..3600) for the answer: approved → allow, denied or expired → deny. Still "
+         "pending: as approval-required, with the command that approves it. The run's "
+         "budget grows by SECONDS: the agent's hook timeout must allow it (Claude Code "
+         "and Codex: 60 s unless the hook entry sets \"timeout\")")
       ->check(CLI::Range(0, 3600));
   if (!codex) {
     cmd->add_option("--confine", a->confine,

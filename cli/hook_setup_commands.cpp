@@ -83,16 +83,18 @@ void register_install(CLI::App& hook, int* exit_code) {
       "--project", a->project,
       "Project directory, which must exist: DIR/.claude/settings.json or DIR/.codex/config.toml "
       "(this or --user is required)");
-  cmd->add_flag("--user", a->user,
-                "The user's settings: ~/.claude/settings.json or $CODEX_HOME (~/.codex)/config.toml")
+  cmd->add_flag(
+         "--user", a->user,
+         "The user's settings: ~/.claude/settings.json or $CODEX_HOME (~/.codex)/config.toml")
       ->excludes(project);
   cmd->add_option("--addr", a->flags.addr,
                   "Daemon HOST:PORT or unix:PATH the hook asks (default: what the hook would find "
                   "now — $WARDEN_ADDR, else the daemon's Unix socket, else 127.0.0.1:9105 — "
                   "written into the hook)");
   cmd->add_option("--unix", a->flags.unix_socket, "The daemon's Unix socket the hook asks");
-  cmd->add_option("--token-file", a->flags.token_file,
-                  "File holding the hook's token (default: $WARDEN_TOKEN_FILE, written into the hook)");
+  cmd->add_option(
+      "--token-file", a->flags.token_file,
+      "File holding the hook's token (default: $WARDEN_TOKEN_FILE, written into the hook)");
   cmd->add_option("--token", a->token, "Refused: a token must not be written into settings");
   cmd->add_option("--rules", a->flags.rules,
                   "Decide in-process from these rule files or directories (no daemon)");
@@ -109,8 +111,7 @@ void register_install(CLI::App& hook, int* exit_code) {
                   "approval-required call (hook --wait); the hook timeout written is raised to "
                   "budget + wait + 1 s")
       ->check(CLI::Range(0, 3600));
-  cmd->add_option("--warden", a->warden,
-                  "The warden binary the hook runs (default: this one)");
+  cmd->add_option("--warden", a->warden, "The warden binary the hook runs (default: this one)");
   cmd->callback([a, exit_code] {
     const HookAgent agent = *agents::parse_agent(a->agent);
     const std::string agent_name(agents::agent_name(agent));
@@ -125,8 +126,9 @@ void register_install(CLI::App& hook, int* exit_code) {
       std::cerr << "warden: hook install needs where to write: --project DIR (DIR/"
                 << (agent == HookAgent::ClaudeCode ? ".claude/settings.json" : ".codex/config.toml")
                 << ") or --user ("
-                << (agent == HookAgent::ClaudeCode ? "~/.claude/settings.json"
-                                                   : "$CODEX_HOME/config.toml, default ~/.codex/config.toml")
+                << (agent == HookAgent::ClaudeCode
+                        ? "~/.claude/settings.json"
+                        : "$CODEX_HOME/config.toml, default ~/.codex/config.toml")
                 << ")\n";
       *exit_code = kExitUsage;
       return;
@@ -168,7 +170,8 @@ void register_install(CLI::App& hook, int* exit_code) {
       a->flags.addr = pinned_address(a->flags);
       a->flags.unix_socket.clear();
       if (a->flags.token_file.empty()) {
-        if (const char* f = std::getenv("WARDEN_TOKEN_FILE"); f && *f) a->flags.token_file = absolute(f);
+        if (const char* f = std::getenv("WARDEN_TOKEN_FILE"); f && *f)
+          a->flags.token_file = absolute(f);
       }
       if (a->flags.token_file.empty()) {
         const char* t = std::getenv("WARDEN_TOKEN");
@@ -221,7 +224,8 @@ void register_install(CLI::App& hook, int* exit_code) {
       std::cout << "  Codex skips a hook silently until it is trusted, and again after it "
                    "changed: start `codex` in the project and trust it in its hook review, then "
                    "check with `warden hook doctor codex"
-                << (a->user ? std::string(" --user") : " --project " + agents::shell_quote(a->project))
+                << (a->user ? std::string(" --user")
+                            : " --project " + agents::shell_quote(a->project))
                 << "`.\n";
     }
     *exit_code = kExitOk;
@@ -257,8 +261,7 @@ void register_doctor(CLI::App& hook, int* exit_code) {
       }
       if (agents_to_check.empty()) {
         std::cout << "FAIL  no Claude Code or Codex settings found ("
-                  << agents::settings_path(HookAgent::ClaudeCode, a->user ? "" : a->project)
-                  << ", "
+                  << agents::settings_path(HookAgent::ClaudeCode, a->user ? "" : a->project) << ", "
                   << agents::settings_path(HookAgent::Codex, a->user ? "" : a->project)
                   << "): run `warden hook install claude-code|codex`\n";
         *exit_code = kExitRejected;

@@ -10,9 +10,13 @@ namespace {
 void register_version(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("version", "Print Warden's, CLIPS's and the protocol's versions");
   auto format = std::make_shared<std::string>("text");
-  cmd->add_option("--format", *format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--format", *format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->callback([format, exit_code] {
-    std::printf("%s\n", (*format == "json" ? warden::cli::version_json() : warden::cli::version_text()).c_str());
+    std::printf(
+        "%s\n",
+        (*format == "json" ? warden::cli::version_json() : warden::cli::version_text()).c_str());
     *exit_code = warden::cli::kExitOk;
   });
 }

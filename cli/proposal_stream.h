@@ -37,14 +37,14 @@ class ProposalStream {
 
   int fd_;
   std::size_t max_document_bytes_;
-  bool after_first_ = false;  // a non-blank line was seen: only the first may open a document
-  std::string buffer_;        // bytes read; from start_ on, not yet split into lines
-  std::size_t start_ = 0;     // where the next line starts
-  std::size_t scan_from_ = 0; // buffer_ from start_ to before this has no '\n'
+  bool after_first_ = false;   // a non-blank line was seen: only the first may open a document
+  std::string buffer_;         // bytes read; from start_ on, not yet split into lines
+  std::size_t start_ = 0;      // where the next line starts
+  std::size_t scan_from_ = 0;  // buffer_ from start_ to before this has no '\n'
   bool eof_ = false;
   bool read_error_ = false;
   long line_no_ = 0;
-  std::deque<Item> queued_;   // lines buffered while looking for one document
+  std::deque<Item> queued_;  // lines buffered while looking for one document
 };
 
 // Exit status of dry-run or decide over any number of proposals (SPEC §1 codes):

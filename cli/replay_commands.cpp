@@ -21,7 +21,8 @@ namespace {
 class ProgressBar {
  public:
   void update(std::uint64_t done, std::uint64_t total) {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
     const double fraction = total ? static_cast<double>(done) / static_cast<double>(total) : 1;
     constexpr int kWidth = 30;
@@ -50,7 +51,8 @@ class ProgressBar {
 }  // namespace
 
 void register_replay_command(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("replay", "Re-decide a log's recorded decisions under other rules and report what changes");
+  auto* cmd = app.add_subcommand(
+      "replay", "Re-decide a log's recorded decisions under other rules and report what changes");
   struct Args {
     std::vector<std::string> logs;
     std::vector<std::string> rules;
@@ -60,25 +62,36 @@ void register_replay_command(CLI::App& app, int* exit_code) {
     std::size_t limit_changes = 0;
     long long deadline_ms = 1000;
     // -1: not given
-    long long session_ttl = -1, session_max_entries = -1, session_max_sessions = -1, session_max_bytes = -1;
+    long long session_ttl = -1, session_max_entries = -1, session_max_sessions = -1,
+              session_max_bytes = -1;
   };
   auto a = std::make_shared<Args>();
-  cmd->add_option("logs", a->logs, "Audit log files (a live file brings its rotated siblings)")->required();
+  cmd->add_option("logs", a->logs, "Audit log files (a live file brings its rotated siblings)")
+      ->required();
   cmd->add_option("--rules", a->rules, "Rule files or directories to replay under")->required();
   cmd->add_option("--workspace", a->workspace, "Workspace root (default: the log's start record)");
   cmd->add_option("--home", a->home, "What ~ and $HOME mean (default: the log's start record)");
-  cmd->add_option("--default-outcome", a->default_outcome, "Outcome when no rule decides (default: the log's start record)")
+  cmd->add_option("--default-outcome", a->default_outcome,
+                  "Outcome when no rule decides (default: the log's start record)")
       ->check(CLI::IsMember({"approve", "reject", "approval-required"}));
-  cmd->add_option("--threads", a->threads, "Worker threads, one engine each (default: the number of cores)")
+  cmd->add_option("--threads", a->threads,
+                  "Worker threads, one engine each (default: the number of cores)")
       ->check(CLI::Range(1u, 256u));
-  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--format", a->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->add_flag("--fail-on-change", a->fail_on_change, "Exit 1 when any outcome changed");
-  cmd->add_flag("--fail-on-widening", a->fail_on_widening, "Exit 1 when any outcome became less strict");
-  cmd->add_flag("--no-progress", a->no_progress, "No progress bar (there is none unless stderr is a terminal)");
-  cmd->add_flag("--no-cache", a->no_cache, "Decide every record, even one whose inputs were already decided");
-  cmd->add_option("--limit-changes", a->limit_changes, "Print at most N changed records (0: all; counts stay exact)");
-  cmd->add_option("--session-ttl", a->session_ttl,
-                  "Session memory ttl in seconds, 0: off (default: each start record's [session] settings)")
+  cmd->add_flag("--fail-on-widening", a->fail_on_widening,
+                "Exit 1 when any outcome became less strict");
+  cmd->add_flag("--no-progress", a->no_progress,
+                "No progress bar (there is none unless stderr is a terminal)");
+  cmd->add_flag("--no-cache", a->no_cache,
+                "Decide every record, even one whose inputs were already decided");
+  cmd->add_option("--limit-changes", a->limit_changes,
+                  "Print at most N changed records (0: all; counts stay exact)");
+  cmd->add_option(
+         "--session-ttl", a->session_ttl,
+         "Session memory ttl in seconds, 0: off (default: each start record's [session] settings)")
       ->check(CLI::Range(0LL, 1LL << 40));
   cmd->add_option("--session-max-entries", a->session_max_entries,
                   "Session memory entries per session (default: each start record's)")
@@ -89,7 +102,8 @@ void register_replay_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--session-max-bytes", a->session_max_bytes,
                   "Session memory bytes in all (default: each start record's)")
       ->check(CLI::Range(0LL, 1LL << 50));
-  cmd->add_option("--deadline-ms", a->deadline_ms, "Wall time one decision may take before it fails closed")
+  cmd->add_option("--deadline-ms", a->deadline_ms,
+                  "Wall time one decision may take before it fails closed")
       ->check(CLI::Range(1LL, 600000LL))
       ->capture_default_str();
   cmd->callback([=] {
@@ -100,9 +114,12 @@ void register_replay_command(CLI::App& app, int* exit_code) {
     if (!a->home.empty()) o.home = a->home;
     if (!a->default_outcome.empty()) o.default_outcome = parse_outcome(a->default_outcome);
     if (a->session_ttl >= 0) o.session_ttl_seconds = a->session_ttl;
-    if (a->session_max_entries >= 0) o.session_max_entries = static_cast<std::size_t>(a->session_max_entries);
-    if (a->session_max_sessions >= 0) o.session_max_sessions = static_cast<std::size_t>(a->session_max_sessions);
-    if (a->session_max_bytes >= 0) o.session_max_bytes = static_cast<std::size_t>(a->session_max_bytes);
+    if (a->session_max_entries >= 0)
+      o.session_max_entries = static_cast<std::size_t>(a->session_max_entries);
+    if (a->session_max_sessions >= 0)
+      o.session_max_sessions = static_cast<std::size_t>(a->session_max_sessions);
+    if (a->session_max_bytes >= 0)
+      o.session_max_bytes = static_cast<std::size_t>(a->session_max_bytes);
     o.threads = a->threads;
     o.cache = !a->no_cache;
     o.deadline = std::chrono::milliseconds(a->deadline_ms);
@@ -125,7 +142,9 @@ void register_replay_command(CLI::App& app, int* exit_code) {
     if (a->format == "json") {
       std::printf("%s\n", json_for_terminal(audit::report_json(report, a->limit_changes)).c_str());
     } else {
-      std::fputs(audit::report_text(report, a->limit_changes, [](std::string_view s) { return printable(s); }).c_str(),
+      std::fputs(audit::report_text(report, a->limit_changes,
+                                    [](std::string_view s) { return printable(s); })
+                     .c_str(),
                  stdout);
     }
     std::fflush(stdout);

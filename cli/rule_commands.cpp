@@ -13,10 +13,10 @@
 #include <optional>
 #include <sstream>
 
+#include "bindings/local_time.h"
 #include "cli/commands.h"
 #include "cli/proposal_stream.h"
 #include "cli/terminal_text.h"
-#include "bindings/local_time.h"
 #include "engine/case_runner.h"
 #include "engine/data_files.h"
 #include "engine/engine.h"
@@ -42,12 +42,14 @@ struct EngineFlags {
 // what the rules decide, not how fast a loaded machine runs them: its deadline is longer.
 void add_engine_flags(CLI::App* cmd, EngineFlags* flags, long long deadline_ms = 100) {
   flags->deadline_ms = deadline_ms;
-  cmd->add_option("--deadline-ms", flags->deadline_ms, "Wall time a decision may take before it fails closed (E_DEADLINE)")
+  cmd->add_option("--deadline-ms", flags->deadline_ms,
+                  "Wall time a decision may take before it fails closed (E_DEADLINE)")
       ->check(CLI::Range(1LL, 60000LL))
       ->capture_default_str();
   flags->workspace = kDefaultWorkspaceRoot;
   flags->home = kDefaultHome;
-  cmd->add_option("--workspace", flags->workspace, "Workspace root: paths inside it are in the workspace")
+  cmd->add_option("--workspace", flags->workspace,
+                  "Workspace root: paths inside it are in the workspace")
       ->capture_default_str();
   cmd->add_option("--home", flags->home, "What ~ and $HOME mean in paths")->capture_default_str();
   cmd->add_option("--default-outcome", flags->default_outcome, "Outcome when no rule decides")
@@ -97,7 +99,8 @@ EngineOptions engine_options(const EngineFlags& flags) {
 
 void print_diagnostics(const Diagnostics& diagnostics, bool json, std::FILE* out) {
   for (const auto& d : diagnostics)
-    std::fprintf(out, "%s\n", (json ? json_for_terminal(d.to_json()) : printable(d.to_text())).c_str());
+    std::fprintf(out, "%s\n",
+                 (json ? json_for_terminal(d.to_json()) : printable(d.to_text())).c_str());
 }
 
 // Loads rules; prints diagnostics to stderr on failure and returns null.
@@ -138,7 +141,8 @@ std::string printable_lines(std::string_view text) {
 // ---- check ----------------------------------------------------------------
 
 void register_check(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("check", "Compile rule files or directories and print every diagnostic");
+  auto* cmd =
+      app.add_subcommand("check", "Compile rule files or directories and print every diagnostic");
   struct Args {
     std::vector<std::string> paths;
     std::string format = "text";
@@ -149,11 +153,13 @@ void register_check(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<Args>();
   cmd->add_option("paths", a->paths, "Rule files (.clp) or directories")->required();
   cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("-c,--config", a->config, "warden.toml whose default_outcome the rules will run with");
+  cmd->add_option("-c,--config", a->config,
+                  "warden.toml whose default_outcome the rules will run with");
   cmd->add_option("--default-outcome", a->default_outcome,
                   "Outcome when no rule decides (overrides --config; default approval-required)")
       ->check(CLI::IsMember({"approve", "reject", "approval-required"}));
-  cmd->add_flag("--strict", a->strict, "Warnings fail the check (exit 1); errors always fail it (exit 2)");
+  cmd->add_flag("--strict", a->strict,
+                "Warnings fail the check (exit 1); errors always fail it (exit 2)");
   cmd->callback([=] {
     std::string default_outcome = "approval-required";
     if (!a->config.empty()) {
@@ -219,7 +225,8 @@ void register_check(CLI::App& app, int* exit_code) {
       out += ",\"default_outcome\":";
       append_json_string(out, default_outcome);
       out += ",\"diagnostics\":[";
-      for (std::size_t i = 0; i < diagnostics.size(); ++i) out += (i ? "," : "") + diagnostics[i].to_json();
+      for (std::size_t i = 0; i < diagnostics.size(); ++i)
+        out += (i ? "," : "") + diagnostics[i].to_json();
       out += "]}";
       std::printf("%s\n", json_for_terminal(out).c_str());
     } else {
@@ -234,14 +241,15 @@ void register_check(CLI::App& app, int* exit_code) {
         const auto sets = loaded.policy->data_sets();
         if (!sets.empty()) std::printf("data: %zu set(s)\n", sets.size());
         for (const auto& d : sets)
-          std::printf("  %s: %s of %zu (%s)\n", printable(d.name).c_str(), d.kind.c_str(), d.entries,
-                      printable(d.at).c_str());
-      }
-      else {
+          std::printf("  %s: %s of %zu (%s)\n", printable(d.name).c_str(), d.kind.c_str(),
+                      d.entries, printable(d.at).c_str());
+      } else {
         std::size_t errors = 0, warnings = 0;
         for (const auto& d : diagnostics) ++(d.severity == Severity::Warning ? warnings : errors);
-        if (warnings) std::printf("%zu error(s), %zu warning(s); nothing loaded\n", errors, warnings);
-        else std::printf("%zu error(s); nothing loaded\n", errors);
+        if (warnings)
+          std::printf("%zu error(s), %zu warning(s); nothing loaded\n", errors, warnings);
+        else
+          std::printf("%zu error(s); nothing loaded\n", errors);
       }
     }
     bool warned = fails_open;
@@ -258,13 +266,16 @@ void register_check(CLI::App& app, int* exit_code) {
 // path classes, history …), one per line.
 // `label` names the input the decision belongs to ("line 3"), as an input error's line does.
 std::string text_line(const std::string& label, const Decision& d, bool explain) {
-  std::string out = label + ": " + std::string(outcome_name(d.outcome)) + "  " + printable(d.reason);
+  std::string out =
+      label + ": " + std::string(outcome_name(d.outcome)) + "  " + printable(d.reason);
   for (const auto& r : d.rules) {
     out += "\n  " + std::string(r.monitor ? "[monitor] " : "") + printable(r.rule) + ": " +
            std::string(outcome_name(r.outcome));
     if (!r.overlay.empty())
       out += " (overlay " + printable(r.overlay) +
-             (r.disabled ? std::string("; disabled") : "; was " + std::string(outcome_name(r.asserted))) + ")";
+             (r.disabled ? std::string("; disabled")
+                         : "; was " + std::string(outcome_name(r.asserted))) +
+             ")";
     out += " (" + printable(r.reason) + ")";
   }
   if (!explain || d.facts_json.empty()) return out;
@@ -273,7 +284,8 @@ std::string text_line(const std::string& label, const Decision& d, bool explain)
   if (facts.HasParseError() || !facts.IsArray()) return out + "\n  facts: (unreadable)";
   out += "\n  facts:";
   for (const auto& f : facts.GetArray())
-    if (f.IsString()) out += "\n    " + printable(std::string_view(f.GetString(), f.GetStringLength()));
+    if (f.IsString())
+      out += "\n    " + printable(std::string_view(f.GetString(), f.GetStringLength()));
   return out;
 }
 
@@ -289,7 +301,8 @@ int open_input(const std::string& path) {
 // False (after a message naming the line) when the file cannot be read or holds an input
 // that is not a proposal: a history that silently lost a step would test the wrong thing.
 bool replay_session(Engine& engine, SessionMemory& memory, const std::string& path,
-                    const std::optional<std::string>& principal, const std::vector<std::string>& groups) {
+                    const std::optional<std::string>& principal,
+                    const std::vector<std::string>& groups) {
   if (path == "-") {
     std::fprintf(stderr, "warden: --session must name a file (stdin holds the proposals)\n");
     return false;
@@ -306,8 +319,8 @@ bool replay_session(Engine& engine, SessionMemory& memory, const std::string& pa
     req.groups = groups;
     DecideResult r = decide_in_session(engine, memory, req, session_key(item.text, principal));
     if (!r.ok) {
-      std::fprintf(stderr, "warden: %s:%ld: not a proposal: %s: %s\n", printable(path).c_str(), item.line,
-                   printable(r.error.code).c_str(), printable(r.error.message).c_str());
+      std::fprintf(stderr, "warden: %s:%ld: not a proposal: %s: %s\n", printable(path).c_str(),
+                   item.line, printable(r.error.code).c_str(), printable(r.error.message).c_str());
       ok = false;
     }
   }
@@ -337,21 +350,29 @@ void register_dry_run(CLI::App& app, int* exit_code) {
     EngineFlags engine;
   };
   auto a = std::make_shared<Args>();
-  cmd->add_option("--rules", a->rules, "Rule file or directory (repeatable; default: the shipped rules)")
+  cmd->add_option("--rules", a->rules,
+                  "Rule file or directory (repeatable; default: the shipped rules)")
       ->allow_extra_args(false);
-  cmd->add_option("--now", a->now,
-                  "Decide at this time (RFC 3339 with an offset, e.g. 2026-03-29T01:30:00+01:00) instead of "
-                  "the system clock: what (now), local-hour and the other time functions read");
-  cmd->add_option("--session", a->session,
-                  "Earlier proposals of the session (JSON lines), decided first in order: their approved "
-                  "effects are the history the input is decided with, as the daemon's session memory "
-                  "keeps it; approved input proposals join the history too");
-  cmd->add_option("input", a->input, "Proposal file (JSON or JSON lines), - for stdin")->capture_default_str();
-  cmd->add_option("--principal", a->principal,
-                  "Decide as this authenticated principal (as the daemon does for a token's owner)");
-  cmd->add_option("--group", a->groups, "A group of that principal (repeatable)")->allow_extra_args(false);
+  cmd->add_option(
+      "--now", a->now,
+      "Decide at this time (RFC 3339 with an offset, e.g. 2026-03-29T01:30:00+01:00) instead of "
+      "the system clock: what (now), local-hour and the other time functions read");
+  cmd->add_option(
+      "--session", a->session,
+      "Earlier proposals of the session (JSON lines), decided first in order: their approved "
+      "effects are the history the input is decided with, as the daemon's session memory "
+      "keeps it; approved input proposals join the history too");
+  cmd->add_option("input", a->input, "Proposal file (JSON or JSON lines), - for stdin")
+      ->capture_default_str();
+  cmd->add_option(
+      "--principal", a->principal,
+      "Decide as this authenticated principal (as the daemon does for a token's owner)");
+  cmd->add_option("--group", a->groups, "A group of that principal (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_flag("--explain", a->explain, "Also print the facts the rules saw");
-  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--format", a->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   add_engine_flags(cmd, &a->engine);
   cmd->callback([=] {
     if (!a->groups.empty() && !a->principal) {
@@ -364,14 +385,18 @@ void register_dry_run(CLI::App& app, int* exit_code) {
       std::string why;
       now = local_time::parse_rfc3339(a->now, &why);
       if (!now) {
-        std::fprintf(stderr, "warden: --now %s: %s\n", printable(a->now).c_str(), printable(why).c_str());
+        std::fprintf(stderr, "warden: --now %s: %s\n", printable(a->now).c_str(),
+                     printable(why).c_str());
         *exit_code = kExitUsage;
         return;
       }
     }
     warn_if_default_approve(a->engine.default_outcome);
     auto policy = load_rules(a->rules, a->format == "json");  // empty: the shipped rules
-    if (!policy) { *exit_code = kExitUsage; return; }
+    if (!policy) {
+      *exit_code = kExitUsage;
+      return;
+    }
     EngineOptions options = engine_options(a->engine);
     // Every decision of the run, the --session ones included, is made at that one time.
     if (now) options.clock = [t = *now] { return t; };
@@ -380,7 +405,10 @@ void register_dry_run(CLI::App& app, int* exit_code) {
       return;
     }
     int fd = open_input(a->input);
-    if (fd < 0) { *exit_code = kExitUsage; return; }
+    if (fd < 0) {
+      *exit_code = kExitUsage;
+      return;
+    }
     Engine engine(policy, options);
     // With --session, every proposal is decided in its session (principal, context.session).
     SessionMemory memory;
@@ -404,12 +432,14 @@ void register_dry_run(CLI::App& app, int* exit_code) {
       req.explain = a->explain;
       req.principal = a->principal;
       req.groups = a->groups;
-      DecideResult r = in_session ? decide_in_session(engine, memory, req, session_key(item.text, a->principal))
-                                  : engine.decide(req);
+      DecideResult r =
+          in_session ? decide_in_session(engine, memory, req, session_key(item.text, a->principal))
+                     : engine.decide(req);
       if (!r.ok) {
         status.add_invalid();
         if (a->format == "json") {
-          std::string out = "{\"line\":" + std::to_string(item.line) + ",\"error\":" + r.error.to_json() + "}";
+          std::string out =
+              "{\"line\":" + std::to_string(item.line) + ",\"error\":" + r.error.to_json() + "}";
           std::printf("%s\n", json_for_terminal(out).c_str());
         } else {
           std::printf("line %ld: error %s: %s\n", item.line, printable(r.error.code).c_str(),
@@ -417,8 +447,11 @@ void register_dry_run(CLI::App& app, int* exit_code) {
         }
       } else {
         status.add(r.decision.outcome);
-        std::printf("%s\n", (a->format == "json" ? json_for_terminal(decision_to_json(r.decision, a->explain))
-                                                 : text_line("line " + std::to_string(item.line), r.decision, a->explain)).c_str());
+        std::printf("%s\n",
+                    (a->format == "json"
+                         ? json_for_terminal(decision_to_json(r.decision, a->explain))
+                         : text_line("line " + std::to_string(item.line), r.decision, a->explain))
+                        .c_str());
       }
       if (!input.ready()) std::fflush(stdout);
     }
@@ -449,12 +482,15 @@ void register_test(CLI::App& app, int* exit_code) {
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("paths", a->paths, "Directories or files holding rules and cases")->required();
-  cmd->add_option("--rules", a->rules,
-                  "Rules loaded first, beside PATHS, whose cases are not run (repeatable): a team's "
-                  "overlay and cases in PATHS are tested against the effective pack, e.g. "
-                  "--rules rules team/")
+  cmd->add_option(
+         "--rules", a->rules,
+         "Rules loaded first, beside PATHS, whose cases are not run (repeatable): a team's "
+         "overlay and cases in PATHS are tested against the effective pack, e.g. "
+         "--rules rules team/")
       ->allow_extra_args(false);
-  cmd->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--format", a->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->add_flag("-v,--verbose", a->verbose, "Print passing cases too");
   cmd->add_flag("--fail-uncovered", a->fail_uncovered,
                 "Fail (exit 1) when a rule under test fired in no case: a rule no case reaches is "
@@ -466,7 +502,10 @@ void register_test(CLI::App& app, int* exit_code) {
     std::vector<std::string> rule_paths = a->rules;
     rule_paths.insert(rule_paths.end(), a->paths.begin(), a->paths.end());
     auto policy = load_rules(rule_paths, json);
-    if (!policy) { *exit_code = kExitUsage; return; }
+    if (!policy) {
+      *exit_code = kExitUsage;
+      return;
+    }
     Diagnostics diagnostics;
     std::vector<RuleCase> cases;
     for (const auto& file : list_files(a->paths, {".jsonl", ".json"})) {
@@ -495,16 +534,20 @@ void register_test(CLI::App& app, int* exit_code) {
       rule_count = tested.size();
       auto& u = report.uncovered_rules;
       u.erase(std::remove_if(u.begin(), u.end(),
-                             [&](const std::string& n) { return !std::binary_search(tested.begin(), tested.end(), n); }),
+                             [&](const std::string& n) {
+                               return !std::binary_search(tested.begin(), tested.end(), n);
+                             }),
               u.end());
     }
     if (json) {
-      std::string out = "{\"passed\":" + std::to_string(report.passed) + ",\"failed\":" + std::to_string(report.failed) + ",\"cases\":[";
+      std::string out = "{\"passed\":" + std::to_string(report.passed) +
+                        ",\"failed\":" + std::to_string(report.failed) + ",\"cases\":[";
       for (std::size_t i = 0; i < report.results.size(); ++i) {
         const auto& r = report.results[i];
         out += i ? "," : "";
         out += "{\"name\":" + json_string(r.test->name) + ",\"file\":" + json_string(r.test->file) +
-               ",\"line\":" + std::to_string(r.test->line) + ",\"passed\":" + (r.passed ? "true" : "false") +
+               ",\"line\":" + std::to_string(r.test->line) +
+               ",\"passed\":" + (r.passed ? "true" : "false") +
                ",\"failure\":" + json_string(r.failure) + "}";
       }
       out += "],\"uncovered_rules\":[";
@@ -521,13 +564,16 @@ void register_test(CLI::App& app, int* exit_code) {
       }
       std::printf("coverage: %zu of %zu rules fired by some case\n",
                   rule_count - report.uncovered_rules.size(), rule_count);
-      for (const auto& name : report.uncovered_rules) std::printf("  not covered: %s\n", printable(name).c_str());
+      for (const auto& name : report.uncovered_rules)
+        std::printf("  not covered: %s\n", printable(name).c_str());
       std::printf("%zu passed, %zu failed\n", report.passed, report.failed);
     }
     const bool uncovered = a->fail_uncovered && !report.uncovered_rules.empty();
     if (uncovered && !json)
-      std::printf("--fail-uncovered: %zu rule(s) fired in no case\n", report.uncovered_rules.size());
-    *exit_code = report.failed || uncovered || !diagnostics.empty() || cases.empty() ? kExitRejected : kExitOk;
+      std::printf("--fail-uncovered: %zu rule(s) fired in no case\n",
+                  report.uncovered_rules.size());
+    *exit_code = report.failed || uncovered || !diagnostics.empty() || cases.empty() ? kExitRejected
+                                                                                     : kExitOk;
   });
 }
 
@@ -535,9 +581,10 @@ void register_test(CLI::App& app, int* exit_code) {
 
 bool warn_if_default_approve(std::string_view default_outcome) {
   if (default_outcome != "approve") return false;
-  std::fprintf(stderr,
-               "warden: WARNING: default_outcome is \"approve\": every proposal that no rule decides "
-               "is APPROVED (fail open). Use \"approval-required\" or \"reject\".\n");
+  std::fprintf(
+      stderr,
+      "warden: WARNING: default_outcome is \"approve\": every proposal that no rule decides "
+      "is APPROVED (fail open). Use \"approval-required\" or \"reject\".\n");
   return true;
 }
 

@@ -79,7 +79,8 @@ void register_serve(CLI::App& app, int* exit_code) {
                   "State directory (default $XDG_STATE_HOME/warden or ~/.local/state/warden)");
   cmd->add_option("--workspace", a->workspace,
                   std::string("The agent's workspace root: paths inside it are in the workspace "
-                              "(default ") + kDefaultWorkspaceRoot + "; never warden's own files)");
+                              "(default ") +
+                      kDefaultWorkspaceRoot + "; never warden's own files)");
   cmd->add_option("--audit-log", a->audit_log,
                   "The audit log (default STATE_DIR/audit.jsonl; [audit] in warden.toml)");
   cmd->add_flag("--no-audit", a->no_audit,
@@ -141,12 +142,14 @@ void register_serve(CLI::App& app, int* exit_code) {
 }
 
 std::string server_text_line(const rapidjson::Value& d) {
-  std::string out = printable(string_member(d, "outcome")) + "  " + printable(string_member(d, "reason"));
+  std::string out =
+      printable(string_member(d, "outcome")) + "  " + printable(string_member(d, "reason"));
   if (d.HasMember("rules") && d["rules"].IsArray()) {
     for (const auto& r : d["rules"].GetArray()) {
       bool monitor = string_member(r, "mode") == "monitor";
-      out += "\n  " + std::string(monitor ? "[monitor] " : "") + printable(string_member(r, "rule")) + ": " +
-             printable(string_member(r, "outcome")) + " (" + printable(string_member(r, "reason")) + ")";
+      out += "\n  " + std::string(monitor ? "[monitor] " : "") +
+             printable(string_member(r, "rule")) + ": " + printable(string_member(r, "outcome")) +
+             " (" + printable(string_member(r, "reason")) + ")";
     }
   }
   return out;
@@ -218,8 +221,8 @@ void print_invalid(long line, const std::string& error_json, bool json) {
 // Reads the reply to the oldest decide in flight. A decision is printed and counted in
 // *status; an error that is the proposal's fault becomes *error_json. Any other outcome is the
 // daemon failing us: printed, and its exit status returned (kExitOk otherwise).
-int take_decide_reply(protocol::Client& client, protocol::Client::ms timeout, long line,
-                      bool json, RunStatus* status, std::string* error_json) {
+int take_decide_reply(protocol::Client& client, protocol::Client::ms timeout, long line, bool json,
+                      RunStatus* status, std::string* error_json) {
   protocol::Message reply;
   // --wait: the daemon first says which approval the decision waits for, so a person can take
   // its token to an approver; the decision follows once they answered.
@@ -231,7 +234,8 @@ int take_decide_reply(protocol::Client& client, protocol::Client::ms timeout, lo
       std::fflush(stderr);
     }
   };
-  switch (protocol::read_reply(client, [&] { return timeout; }, on_event, &reply)) {
+  switch (protocol::read_reply(
+      client, [&] { return timeout; }, on_event, &reply)) {
     case protocol::ReplyStatus::Ok:
       break;
     case protocol::ReplyStatus::Malformed:
@@ -258,9 +262,10 @@ int take_decide_reply(protocol::Client& client, protocol::Client::ms timeout, lo
                  printable(string_member(e, "message")).c_str());
     return kExitInternal;
   }
-  *error_json = e.HasMember("diagnostics") && e["diagnostics"].IsArray() && !e["diagnostics"].Empty()
-                    ? protocol::to_json_text(e["diagnostics"][0])
-                    : protocol::to_json_text(e);
+  *error_json =
+      e.HasMember("diagnostics") && e["diagnostics"].IsArray() && !e["diagnostics"].Empty()
+          ? protocol::to_json_text(e["diagnostics"][0])
+          : protocol::to_json_text(e);
   return kExitOk;
 }
 
@@ -289,7 +294,8 @@ int run_decide(const DecideArgs& a) {
   bool input_done = false;
   RunStatus status;
   bool any = false;
-  const auto timeout = std::chrono::milliseconds(a.client.timeout_ms) + std::chrono::seconds(a.wait_s);
+  const auto timeout =
+      std::chrono::milliseconds(a.client.timeout_ms) + std::chrono::seconds(a.wait_s);
   for (;;) {
     // Send what has arrived (and, with nothing in flight, wait for input); each reply is
     // printed before waiting for more input, so a caller can answer decision by decision.
@@ -388,7 +394,8 @@ void register_status(CLI::App& app, int* exit_code) {
     protocol::ReplyStatus replied = protocol::ReplyStatus::Closed;
     if (client.send_message(protocol::make_request("status", "status"), &error)) {
       const auto timeout = std::chrono::milliseconds(a->client.timeout_ms);
-      replied = protocol::read_reply(client, [&] { return timeout; }, {}, &reply);
+      replied = protocol::read_reply(
+          client, [&] { return timeout; }, {}, &reply);
     }
     if (replied == protocol::ReplyStatus::Malformed) {
       std::fprintf(stderr, "warden: malformed reply from the daemon\n");
@@ -420,8 +427,8 @@ void register_status(CLI::App& app, int* exit_code) {
       const auto& c = p.HasMember("counters") ? p["counters"] : kNone;
       const auto& n = p.HasMember("connections") ? p["connections"] : kNone;
       std::printf("status       %s\n", printable(string_member(p, "status")).c_str());
-      std::printf("rules        %s (%s rules)\n", printable(string_member(p, "rules_digest")).c_str(),
-                  u(p, "rule_count").c_str());
+      std::printf("rules        %s (%s rules)\n",
+                  printable(string_member(p, "rules_digest")).c_str(), u(p, "rule_count").c_str());
       std::printf("uptime       %s s\n", u(p, "uptime_s").c_str());
       std::printf("connections  %s open, %s accepted, %s refused\n", u(n, "current").c_str(),
                   u(n, "accepted").c_str(), u(n, "refused").c_str());
@@ -466,8 +473,8 @@ void register_status(CLI::App& app, int* exit_code) {
           if (no.HasMember("enabled") && no["enabled"].IsBool() && no["enabled"].GetBool()) {
             std::printf("notify       %s: %s sent, %s failed, %s retried, %s dropped, %s queued\n",
                         printable(string_member(no, "where")).c_str(), u(no, "sent").c_str(),
-                        u(no, "failed").c_str(), u(no, "retried").c_str(),
-                        u(no, "dropped").c_str(), u(no, "queued").c_str());
+                        u(no, "failed").c_str(), u(no, "retried").c_str(), u(no, "dropped").c_str(),
+                        u(no, "queued").c_str());
             if (!string_member(no, "last_error").empty()) {
               std::printf("notify error %s\n", printable(string_member(no, "last_error")).c_str());
             }

@@ -91,9 +91,11 @@ Outcome run_one(Client& client, const SubmitFlags& flags, const std::string& id,
     std::fflush(stdout);
   };
   // With --wait the next event may be a person's answer, up to wait_s later.
-  const auto timeout = std::chrono::milliseconds(flags.wait_ms) + std::chrono::seconds(flags.wait_s);
+  const auto timeout =
+      std::chrono::milliseconds(flags.wait_ms) + std::chrono::seconds(flags.wait_s);
   protocol::Message reply;
-  switch (protocol::read_reply(client, [&] { return timeout; }, on_event, &reply)) {
+  switch (protocol::read_reply(
+      client, [&] { return timeout; }, on_event, &reply)) {
     case protocol::ReplyStatus::Ok:
       break;
     case protocol::ReplyStatus::Malformed:

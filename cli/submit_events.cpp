@@ -133,7 +133,8 @@ std::string render_event(std::string_view event_json, std::size_t max_output_lin
     return out;
   }
   if (kind == "approval-result") {
-    const std::string status = string_member(e, "status"), by = string_member(e, "by"), note = string_member(e, "note");
+    const std::string status = string_member(e, "status"), by = string_member(e, "by"),
+                      note = string_member(e, "note");
     const std::string who = by.empty() ? std::string() : " by " + printable(by);
     const std::string because = note.empty() ? std::string() : ": " + short_text(note, 400);
     const rapidjson::Value* result = event_object(e, "result");
@@ -148,7 +149,8 @@ std::string render_event(std::string_view event_json, std::size_t max_output_lin
     }
     if (status == "refused") {
       const std::string reason = result ? string_member(*result, "reason") : std::string();
-      if (!reason.empty()) return "  ✗ approved" + who + ", but not run: " + short_text(reason, 400) + "\n";
+      if (!reason.empty())
+        return "  ✗ approved" + who + ", but not run: " + short_text(reason, 400) + "\n";
       return "  ✗ approved" + who + ", but the rules refused it at the last mile: not run\n";
     }
     if (status == "denied") return "  ✗ denied" + who + because + "\n";
@@ -173,7 +175,8 @@ std::string render_event(std::string_view event_json, std::size_t max_output_lin
            (code.empty() ? std::string() : ": " + printable(code)) + ": " +
            short_text(string_member(e, "error"), 400) + "\n";
   }
-  if (kind == "dropped") return "  ⊘ dropped: " + short_text(string_member(e, "reason"), 400) + "\n";
+  if (kind == "dropped")
+    return "  ⊘ dropped: " + short_text(string_member(e, "reason"), 400) + "\n";
   if (kind == "error") {
     return "✗ error " + printable(string_member(e, "code")) + ": " +
            short_text(string_member(e, "message"), 1000) + "\n";

@@ -17,7 +17,8 @@ std::string version_text() {
 }
 
 std::string version_json() {
-  return "{\"warden\":" + json_string(WARDEN_VERSION) + ",\"clips\":" + json_string(VERSION_STRING) +
+  return "{\"warden\":" + json_string(WARDEN_VERSION) +
+         ",\"clips\":" + json_string(VERSION_STRING) +
          ",\"protocol\":" + json_string(protocol::kProtocolVersion) + "}";
 }
 

@@ -29,10 +29,12 @@ bool valid_symbol(std::string_view s) {
 
 // Reads "expect_effects" / "not_effects": an array of objects with effect fields. Kinds,
 // objects and classes are checked, so a misspelt one never makes a not_effects vacuous.
-std::string read_effect_patterns(const rapidjson::Value& v, const char* field, std::vector<EffectPattern>* out) {
+std::string read_effect_patterns(const rapidjson::Value& v, const char* field,
+                                 std::vector<EffectPattern>* out) {
   const std::string where = std::string("\"") + field + "\"";
   if (!v.IsArray()) return where + " must be an array of effect objects";
-  static const std::set<std::string_view> kKinds = {"exec", "write", "delete", "read", "network", "env-dump", "privilege", "unknown"};
+  static const std::set<std::string_view> kKinds = {"exec",    "write",    "delete",    "read",
+                                                    "network", "env-dump", "privilege", "unknown"};
   static const std::set<std::string_view> kObjects = {"path", "host", "program", "code", "none"};
   for (const auto& e : v.GetArray()) {
     if (!e.IsObject()) return where + " must be an array of effect objects";
@@ -40,7 +42,8 @@ std::string read_effect_patterns(const rapidjson::Value& v, const char* field, s
     for (auto m = e.MemberBegin(); m != e.MemberEnd(); ++m) {
       std::string_view name(m->name.GetString(), m->name.GetStringLength());
       if (name == "in_workspace" || name == "dynamic") {
-        if (!m->value.IsBool()) return where + ": \"" + std::string(name) + "\" must be true or false";
+        if (!m->value.IsBool())
+          return where + ": \"" + std::string(name) + "\" must be true or false";
         (name == "dynamic" ? p.dynamic : p.in_workspace) = m->value.GetBool();
         continue;
       }
@@ -58,7 +61,8 @@ std::string read_effect_patterns(const rapidjson::Value& v, const char* field, s
       if (!m->value.IsString()) return where + ": \"" + std::string(name) + "\" must be a string";
       *slot = std::string(m->value.GetString(), m->value.GetStringLength());
     }
-    if (p.kind && !kKinds.count(*p.kind)) return where + ": unknown effect kind \"" + p.kind->substr(0, 40) + "\"";
+    if (p.kind && !kKinds.count(*p.kind))
+      return where + ": unknown effect kind \"" + p.kind->substr(0, 40) + "\"";
     if (p.object && !kObjects.count(*p.object))
       return where + ": unknown effect object \"" + p.object->substr(0, 40) + "\"";
     if (p.path_class && !valid_symbol(*p.path_class))
@@ -80,15 +84,19 @@ std::string read_remembered(const rapidjson::Value& item, std::size_t index, His
              std::string(name.substr(0, 40)) + "\"";
   }
   if (auto age = item.FindMember("age"); age != item.MemberEnd()) {
-    if (!age->value.IsInt64() || age->value.GetInt64() < 0) return where + ": \"age\" must be a whole number of seconds";
+    if (!age->value.IsInt64() || age->value.GetInt64() < 0)
+      return where + ": \"age\" must be a whole number of seconds";
     step->age = age->value.GetInt64();
   }
   std::vector<EffectPattern> effects;
   const std::string field = where + ".remembered";
-  if (std::string why = read_effect_patterns(item["remembered"], field.c_str(), &effects); !why.empty()) return why;
+  if (std::string why = read_effect_patterns(item["remembered"], field.c_str(), &effects);
+      !why.empty())
+    return why;
   if (effects.empty()) return where + ": \"remembered\" holds no effect";
   for (const EffectPattern& e : effects) {
-    if (!e.kind || !e.object || !e.target) return where + ": a remembered effect needs kind, object and target";
+    if (!e.kind || !e.object || !e.target)
+      return where + ": a remembered effect needs kind, object and target";
     EffectRecord r;
     r.kind = *e.kind;
     r.object = *e.object;
@@ -135,30 +143,36 @@ DecideResult decide_with_history(Engine& engine, const RuleCase& c, const Decide
   for (std::size_t i = 0; i < c.history.size(); ++i) {
     const HistoryStep& h = c.history[i];
     if (h.proposal_json.empty()) {
-      memory.record(key.principal, key.session, "remembered-" + std::to_string(i), c.now - h.age, h.remembered);
+      memory.record(key.principal, key.session, "remembered-" + std::to_string(i), c.now - h.age,
+                    h.remembered);
       continue;
     }
     DecideRequest step = request;
     step.proposal_json = h.proposal_json;
-    DecideResult r = decide_in_session(engine, memory, step, session_key(h.proposal_json, c.principal));
-    if (!r.ok) *failure += "- history[" + std::to_string(i) + "] is not a valid proposal\n+ " + r.error.code + ": " + r.error.message + "\n";
+    DecideResult r =
+        decide_in_session(engine, memory, step, session_key(h.proposal_json, c.principal));
+    if (!r.ok)
+      *failure += "- history[" + std::to_string(i) + "] is not a valid proposal\n+ " +
+                  r.error.code + ": " + r.error.message + "\n";
   }
   return decide_in_session(engine, memory, request, key);
 }
 
-void read_case(const std::string& file, long line, const rapidjson::Value& v, std::vector<RuleCase>* out,
-               Diagnostics* diagnostics) {
+void read_case(const std::string& file, long line, const rapidjson::Value& v,
+               std::vector<RuleCase>* out, Diagnostics* diagnostics) {
   auto bad = [&](const std::string& why) {
     diagnostics->push_back({code::kCase, Severity::Error, file, line, "", why});
   };
   if (!v.IsObject()) return bad("a test case must be a JSON object");
   // A misspelt field (say "expect_eror") must not quietly turn into a weaker test.
   static const std::set<std::string, std::less<>> kFields = {
-      "name",  "proposal",  "expect", "expect_error", "rule",           "not_rule",    "workspace",
-      "depth", "principal", "groups", "history",      "expect_effects", "not_effects", "own_paths", "now"};
+      "name",     "proposal",       "expect",      "expect_error", "rule",
+      "not_rule", "workspace",      "depth",       "principal",    "groups",
+      "history",  "expect_effects", "not_effects", "own_paths",    "now"};
   for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
     std::string_view field(m->name.GetString(), m->name.GetStringLength());
-    if (!kFields.count(field)) return bad("unknown test case field \"" + std::string(field.substr(0, 40)) + "\"");
+    if (!kFields.count(field))
+      return bad("unknown test case field \"" + std::string(field.substr(0, 40)) + "\"");
     if (field != "proposal" && field != "depth" && field != "groups" && field != "history" &&
         field != "own_paths" && field != "expect_effects" && field != "not_effects" &&
         !m->value.IsString())
@@ -174,12 +188,14 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
   c.not_rule = member(v, "not_rule");
   c.workspace = member(v, "workspace");
   if (auto depth = v.FindMember("depth"); depth != v.MemberEnd()) {
-    if (!depth->value.IsInt64() || depth->value.GetInt64() < 0) return bad("\"depth\" must be a whole number");
+    if (!depth->value.IsInt64() || depth->value.GetInt64() < 0)
+      return bad("\"depth\" must be a whole number");
     c.depth = depth->value.GetInt64();
   }
   if (auto now = v.FindMember("now"); now != v.MemberEnd()) {
     std::string why;
-    auto at = local_time::parse_rfc3339(std::string_view(now->value.GetString(), now->value.GetStringLength()), &why);
+    auto at = local_time::parse_rfc3339(
+        std::string_view(now->value.GetString(), now->value.GetStringLength()), &why);
     if (!at) return bad("test case '" + c.name + "': \"now\" is not a time: " + why);
     c.now = *at;
   }
@@ -203,7 +219,8 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
   for (const char* field : {"expect_effects", "not_effects"}) {
     auto it = v.FindMember(field);
     if (it == v.MemberEnd()) continue;
-    std::string why = read_effect_patterns(it->value, field, field[0] == 'e' ? &c.expect_effects : &c.not_effects);
+    std::string why = read_effect_patterns(it->value, field,
+                                           field[0] == 'e' ? &c.expect_effects : &c.not_effects);
     if (!why.empty()) return bad(why);
   }
   auto proposal = v.FindMember("proposal");
@@ -215,9 +232,12 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v, st
     // An engine error always rejects; saying otherwise is a mistake in the case.
     if (c.expect.empty()) c.expect = "reject";
     if (c.expect != "reject")
-      return bad("test case '" + c.name + "' expects error " + c.expect_error + ", which always rejects, but \"expect\" is " + c.expect);
+      return bad("test case '" + c.name + "' expects error " + c.expect_error +
+                 ", which always rejects, but \"expect\" is " + c.expect);
   }
-  if (!parse_outcome(c.expect)) return bad("test case '" + c.name + "' has no valid \"expect\" (approve, reject, approval-required)");
+  if (!parse_outcome(c.expect))
+    return bad("test case '" + c.name +
+               "' has no valid \"expect\" (approve, reject, approval-required)");
   c.proposal_json = warden::json::to_text(proposal->value);
   out->push_back(std::move(c));
 }
@@ -227,7 +247,8 @@ std::string effect_text(const EffectRecord& e) {
   if (!e.program.empty()) out += " program=" + e.program;
   if (!e.subcommand.empty()) out += " subcommand=" + e.subcommand;
   if (!e.via.empty()) out += " via=" + e.via;
-  if (e.object == "path") out += std::string(" class=") + e.path_class + (e.in_workspace ? " in-workspace" : "");
+  if (e.object == "path")
+    out += std::string(" class=") + e.path_class + (e.in_workspace ? " in-workspace" : "");
   if (e.dynamic) out += " dynamic";
   return out;
 }
@@ -235,8 +256,9 @@ std::string effect_text(const EffectRecord& e) {
 }  // namespace
 
 bool EffectPattern::matches(const EffectRecord& e) const {
-  return (!kind || *kind == e.kind) && (!object || *object == e.object) && (!target || *target == e.target) &&
-         (!program || *program == e.program) && (!path_class || *path_class == e.path_class) &&
+  return (!kind || *kind == e.kind) && (!object || *object == e.object) &&
+         (!target || *target == e.target) && (!program || *program == e.program) &&
+         (!path_class || *path_class == e.path_class) &&
          (!subcommand || *subcommand == e.subcommand) && (!via || *via == e.via) &&
          (!in_workspace || *in_workspace == e.in_workspace) && (!dynamic || *dynamic == e.dynamic);
 }
@@ -253,12 +275,16 @@ std::string EffectPattern::to_text() const {
   add("class", path_class);
   add("subcommand", subcommand);
   add("via", via);
-  if (in_workspace) out += std::string(out.empty() ? "" : " ") + "in_workspace=" + (*in_workspace ? "true" : "false");
-  if (dynamic) out += std::string(out.empty() ? "" : " ") + "dynamic=" + (*dynamic ? "true" : "false");
+  if (in_workspace)
+    out +=
+        std::string(out.empty() ? "" : " ") + "in_workspace=" + (*in_workspace ? "true" : "false");
+  if (dynamic)
+    out += std::string(out.empty() ? "" : " ") + "dynamic=" + (*dynamic ? "true" : "false");
   return "{" + out + "}";
 }
 
-std::vector<RuleCase> read_cases(const std::string& file, const std::string& text, Diagnostics* diagnostics) {
+std::vector<RuleCase> read_cases(const std::string& file, const std::string& text,
+                                 Diagnostics* diagnostics) {
   std::vector<RuleCase> cases;
   const bool lines = file.size() >= 6 && file.compare(file.size() - 6, 6, ".jsonl") == 0;
   if (!lines) {
@@ -280,7 +306,8 @@ std::vector<RuleCase> read_cases(const std::string& file, const std::string& tex
     std::string line = text.substr(pos, end - pos);
     ++line_no;
     pos = end + 1;
-    if (line.find_first_not_of(" \t\r") == std::string::npos || line[line.find_first_not_of(" \t\r")] == '#') {
+    if (line.find_first_not_of(" \t\r") == std::string::npos ||
+        line[line.find_first_not_of(" \t\r")] == '#') {
       if (end == text.size()) break;
       continue;
     }
@@ -294,8 +321,8 @@ std::vector<RuleCase> read_cases(const std::string& file, const std::string& tex
   return cases;
 }
 
-CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vector<RuleCase>& cases,
-                     const EngineOptions& options) {
+CaseReport run_cases(const std::shared_ptr<const Policy>& policy,
+                     const std::vector<RuleCase>& cases, const EngineOptions& options) {
   CaseReport report;
   std::map<std::string, std::unique_ptr<Engine>> engines;  // by workspace
   std::set<std::string> fired;
@@ -316,17 +343,20 @@ CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vec
     request.groups = c.groups;
     request.now = c.now;
     std::string history_failure;
-    DecideResult d = c.history.empty() ? engine->decide(request) : decide_with_history(*engine, c, request, &history_failure);
+    DecideResult d = c.history.empty() ? engine->decide(request)
+                                       : decide_with_history(*engine, c, request, &history_failure);
     // The error the engine reported, if any: an input error or a decision it failed closed.
     const std::string error_code = !d.ok ? d.error.code : d.decision.error_code;
     const std::string error_text = !d.ok ? d.error.message : d.decision.reason;
     if (!error_code.empty() && c.expect_error.empty()) {
-      r.failure = "- expect: " + c.expect + "\n+ engine error: " + error_code + ": " + error_text + "\n";
+      r.failure =
+          "- expect: " + c.expect + "\n+ engine error: " + error_code + ": " + error_text + "\n";
     } else if (error_code != c.expect_error) {
-      r.failure = "- expect error: " + c.expect_error + "\n+ actual: " +
-                  (error_code.empty() ? std::string(outcome_name(d.decision.outcome)) + " without error"
-                                      : error_code + ": " + error_text) +
-                  "\n";
+      r.failure =
+          "- expect error: " + c.expect_error + "\n+ actual: " +
+          (error_code.empty() ? std::string(outcome_name(d.decision.outcome)) + " without error"
+                              : error_code + ": " + error_text) +
+          "\n";
     } else if (d.ok) {
       r.decision_json = decision_to_json(d.decision);
       std::string actual = std::string(outcome_name(d.decision.outcome));
@@ -335,11 +365,14 @@ CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vec
         names.push_back(f.rule);
         if (error_code.empty()) fired.insert(f.rule);  // a decision that failed covers nothing
       }
-      auto fired_here = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+      auto fired_here = [&](const std::string& n) {
+        return std::find(names.begin(), names.end(), n) != names.end();
+      };
       std::string list;
       for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
       if (actual != c.expect)
-        r.failure += "- expect: " + c.expect + "\n+ actual: " + actual + " (" + d.decision.reason + ")\n";
+        r.failure +=
+            "- expect: " + c.expect + "\n+ actual: " + actual + " (" + d.decision.reason + ")\n";
       if (!c.rule.empty() && !fired_here(c.rule))
         r.failure += "- rule " + c.rule + " should fire\n+ fired: [" + list + "]\n";
       if (!c.not_rule.empty() && fired_here(c.not_rule))
@@ -354,11 +387,16 @@ CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vec
                            [&](const EffectRecord& e) { return p.matches(e); });
       };
       for (const auto& p : c.expect_effects)
-        if (!any_match(p)) r.failure += "- effect " + p.to_text() + " should be derived\n+ derived:" + derived() + "\n";
+        if (!any_match(p))
+          r.failure +=
+              "- effect " + p.to_text() + " should be derived\n+ derived:" + derived() + "\n";
       for (const auto& p : c.not_effects)
-        if (any_match(p)) r.failure += "- effect " + p.to_text() + " should not be derived\n+ derived:" + derived() + "\n";
+        if (any_match(p))
+          r.failure +=
+              "- effect " + p.to_text() + " should not be derived\n+ derived:" + derived() + "\n";
     } else if (!c.rule.empty()) {
-      r.failure = "- rule " + c.rule + " should fire\n+ the proposal was refused before any rule ran\n";
+      r.failure =
+          "- rule " + c.rule + " should fire\n+ the proposal was refused before any rule ran\n";
     } else if (!c.expect_effects.empty()) {
       r.failure = "- effects expected\n+ the proposal was refused before any effect was derived\n";
     }
@@ -373,7 +411,8 @@ CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vec
 }
 
 std::string read_history_step(const rapidjson::Value& item, std::size_t index, HistoryStep* step) {
-  if (!item.IsObject()) return "history[" + std::to_string(index) + "] is neither a proposal nor a remembered step";
+  if (!item.IsObject())
+    return "history[" + std::to_string(index) + "] is neither a proposal nor a remembered step";
   if (item.HasMember("remembered")) return read_remembered(item, index, step);
   step->proposal_json = warden::json::to_text(item);
   return {};

@@ -35,7 +35,7 @@ inline constexpr std::int64_t kDefaultCaseTime = 1767225600;
 // before the case's time) whatever the rules would decide of them now: what a session holds
 // after a reload to stricter rules, or from a fleet's daemon that ran other rules.
 struct HistoryStep {
-  std::string proposal_json;           // empty for a remembered step
+  std::string proposal_json;  // empty for a remembered step
   std::vector<EffectRecord> remembered;
   std::int64_t age = 0;
 };
@@ -45,15 +45,16 @@ struct RuleCase {
   long line = 0;
   std::string name;
   std::string proposal_json;
-  std::string expect;      // outcome name ("reject" when only expect_error is given)
-  std::string expect_error;  // optional: the engine must fail with this code (E_RUNTIME, E_INPUT_SHAPE …)
-  std::string rule;        // optional: must fire
-  std::string not_rule;    // optional: must not fire
-  std::string workspace;   // optional override
+  std::string expect;  // outcome name ("reject" when only expect_error is given)
+  std::string
+      expect_error;  // optional: the engine must fail with this code (E_RUNTIME, E_INPUT_SHAPE …)
+  std::string rule;  // optional: must fire
+  std::string not_rule;   // optional: must not fire
+  std::string workspace;  // optional override
   // optional: the daemon's own paths the case is decided with (EngineOptions::own_paths),
   // added to the runner's
   std::vector<std::string> own_paths;
-  long long depth = 0;     // optional: pipeline depth the proposal arrives at
+  long long depth = 0;  // optional: pipeline depth the proposal arrives at
   // optional ("now", RFC 3339 with an offset): the decision's time, seconds since the epoch,
   // for the proposal and its history; kDefaultCaseTime when not given
   std::int64_t now = kDefaultCaseTime;
@@ -70,7 +71,7 @@ struct RuleCase {
 struct CaseResult {
   const RuleCase* test = nullptr;
   bool passed = false;
-  std::string failure;     // what differed, one line per difference
+  std::string failure;  // what differed, one line per difference
   std::string decision_json;
 };
 
@@ -87,9 +88,10 @@ struct CaseReport {
 std::string read_history_step(const rapidjson::Value& item, std::size_t index, HistoryStep* step);
 
 // Reads cases from .jsonl (one per line) and .json (an object or an array) files.
-std::vector<RuleCase> read_cases(const std::string& file, const std::string& text, Diagnostics* diagnostics);
+std::vector<RuleCase> read_cases(const std::string& file, const std::string& text,
+                                 Diagnostics* diagnostics);
 
-CaseReport run_cases(const std::shared_ptr<const Policy>& policy, const std::vector<RuleCase>& cases,
-                     const EngineOptions& options);
+CaseReport run_cases(const std::shared_ptr<const Policy>& policy,
+                     const std::vector<RuleCase>& cases, const EngineOptions& options);
 
 }  // namespace warden

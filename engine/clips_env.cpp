@@ -25,7 +25,8 @@ constexpr std::size_t kMaxCapturedBytes = 64 * 1024;
 constexpr const char* kRouterName = "warden-capture";
 constexpr const char* kSourceName = "warden-source";
 constexpr std::chrono::microseconds kLoadDeadline{1000000};
-constexpr std::size_t kSourcePad = 4096;  // NULs after a construct's text (ClipsEnv::read_constructs)
+constexpr std::size_t kSourcePad =
+    4096;  // NULs after a construct's text (ClipsEnv::read_constructs)
 
 EnvState& state_of(void* env) {
   return *static_cast<EnvState*>(static_cast<BindingContext*>(GetEnvironmentContext(env)));
@@ -34,7 +35,7 @@ EnvState& state_of(void* env) {
 // CLIPS's own output channels. String destinations (pretty-printing a fact into a buffer)
 // use other names and must not be captured.
 extern "C" int CaptureQuery(void*, const char* logical_name) {
-  static const std::string_view kNames[] = {"t", "stdout", "werror", "wwarning", "wdisplay",
+  static const std::string_view kNames[] = {"t",       "stdout", "werror",  "wwarning", "wdisplay",
                                             "wdialog", "wtrace", "wprompt", "wclips"};
   for (auto name : kNames)
     if (name == logical_name) return TRUE;
@@ -43,7 +44,8 @@ extern "C" int CaptureQuery(void*, const char* logical_name) {
 
 extern "C" int CapturePrint(void* env, const char*, const char* text) {
   std::string& out = state_of(env).captured;
-  if (out.size() < kMaxCapturedBytes) out.append(text, std::min(std::strlen(text), kMaxCapturedBytes - out.size()));
+  if (out.size() < kMaxCapturedBytes)
+    out.append(text, std::min(std::strlen(text), kMaxCapturedBytes - out.size()));
   return TRUE;
 }
 
@@ -73,7 +75,8 @@ extern "C" void DeadlineCheck(void* env) {
     EnvSetHaltRules(env, TRUE);
     SetHaltExecution(env, TRUE);
   }
-  if (s.deadline_armed && !s.memory_hit && EnvMemUsed(env) > s.memory_limit) fail_memory(env, nullptr);
+  if (s.deadline_armed && !s.memory_hit && EnvMemUsed(env) > s.memory_limit)
+    fail_memory(env, nullptr);
 }
 
 // CLIPS calls this when malloc fails; its default calls exit(). CLIPS cannot continue after a
@@ -103,7 +106,8 @@ extern "C" void DisabledFunction(void* env, DATA_OBJECT_PTR result) {
 bool may_allocate(void* env, std::size_t extra, const char* function) {
   EnvState& s = state_of(env);
   const bool over_limit = extra > kMaxRuleStringBytes;
-  const bool over_budget = s.deadline_armed && EnvMemUsed(env) + static_cast<long>(extra) > s.memory_limit;
+  const bool over_budget =
+      s.deadline_armed && EnvMemUsed(env) + static_cast<long>(extra) > s.memory_limit;
   if (over_limit || over_budget) {
     fail_memory(env, function);
     return false;
@@ -315,7 +319,9 @@ extern "C" void GuardedAssert(void* env, DATA_OBJECT_PTR result) {
   if (forged.empty()) return;
   const std::string name = EnvGetDeftemplateName(env, EnvFactDeftemplate(env, forged.front()));
   for (void* f : forged) EnvRetract(env, f);
-  EnvPrintRouter(env, WERROR, "[WARDEN5] rules may assert only decision, rewrite, allow, hint and approval facts, not '");
+  EnvPrintRouter(
+      env, WERROR,
+      "[WARDEN5] rules may assert only decision, rewrite, allow, hint and approval facts, not '");
   EnvPrintRouter(env, WERROR, name.c_str());
   EnvPrintRouter(env, WERROR, "'\n");
   SetEvaluationError(env, TRUE);
@@ -339,14 +345,16 @@ bool install_sandbox(void* env) {
   }
   ok &= EnvDefineFunction2(env, "str-cat", 'u', PTIEF BudgetedStrCat, "BudgetedStrCat", "1*") != 0;
   ok &= EnvDefineFunction2(env, "sym-cat", 'u', PTIEF BudgetedSymCat, "BudgetedSymCat", "1*") != 0;
-  ok &= EnvDefineFunction2(env, "create$", 'm', PTIEF BudgetedCreate, "BudgetedCreate", nullptr) != 0;
+  ok &=
+      EnvDefineFunction2(env, "create$", 'm', PTIEF BudgetedCreate, "BudgetedCreate", nullptr) != 0;
   ok &= EnvDefineFunction2(env, "div", 'g', PTIEF SafeDiv, "SafeDiv", "2*n") != 0;
   // assert keeps its parser (the template syntax); only the function it runs is wrapped.
   FunctionDefinition* assert_fn = FindFunction(env, "assert");
   if (!assert_fn || !assert_fn->environmentAware) return false;
   if (assert_fn->functionPointer != PTIF GuardedAssert) {
     // CLIPS stores every function as int (*)(void) and calls it by its declared type ('u').
-    clips_assert.store(reinterpret_cast<AssertFunction>(reinterpret_cast<void (*)()>(assert_fn->functionPointer)));
+    clips_assert.store(
+        reinterpret_cast<AssertFunction>(reinterpret_cast<void (*)()>(assert_fn->functionPointer)));
     assert_fn->functionPointer = PTIF GuardedAssert;
   }
   ok &= EnvDefineFunction2(env, "mod", 'n', PTIEF SafeMod, "SafeMod", "22n") != 0;
@@ -359,9 +367,10 @@ const char* code_for(const std::string& message) {
   auto has = [&](const char* id) { return message.find(id) != std::string::npos; };
   if (has("[EXPRNPSR3]")) return code::kUnknownFunction;
   if (has("[PRNTUTIL2]")) return code::kParse;
-  if (has("[TMPLTDEF1]")) return code::kUnknownSlot;                 // invalid slot
-  if (has("[PRCCODE3]")) return code::kUnboundVariable;              // undefined variable
-  if (has("[CSTRNCHK1]") || has("[TMPLTDEF2]")) return code::kSlotValue;  // type, allowed values, one value
+  if (has("[TMPLTDEF1]")) return code::kUnknownSlot;     // invalid slot
+  if (has("[PRCCODE3]")) return code::kUnboundVariable;  // undefined variable
+  if (has("[CSTRNCHK1]") || has("[TMPLTDEF2]"))
+    return code::kSlotValue;  // type, allowed values, one value
   return code::kCompile;
 }
 
@@ -383,7 +392,8 @@ std::size_t stop_index(const std::string& captured, const std::vector<Token>& to
     const bool numbers = e.type == TokenType::Atom && !e.text.empty() && !s.text.empty() &&
                          (std::isdigit(static_cast<unsigned char>(e.text.back())) != 0) ==
                              (std::isdigit(static_cast<unsigned char>(s.text.back())) != 0) &&
-                         std::strchr("+-.0123456789", e.text[0]) && std::strchr("+-.0123456789", s.text[0]);
+                         std::strchr("+-.0123456789", e.text[0]) &&
+                         std::strchr("+-.0123456789", s.text[0]);
     if (e.text != s.text && e.text != "MAIN::" + s.text && !numbers) return std::string::npos;
   }
   return echo.size() - 1;
@@ -399,7 +409,8 @@ std::string first_message(const std::string& captured) {
   std::size_t next = captured.find('\n', start);
   if (next != std::string::npos) {
     std::size_t end = captured.find('\n', next + 1);
-    std::string detail = captured.substr(next + 1, end == std::string::npos ? std::string::npos : end - next - 1);
+    std::string detail =
+        captured.substr(next + 1, end == std::string::npos ? std::string::npos : end - next - 1);
     if (!detail.empty() && detail.size() < 120 && detail.find("ERROR:") == std::string::npos &&
         detail[0] != '(')
       line += " " + detail;
@@ -500,7 +511,8 @@ bool ClipsEnv::load(const std::string& text, const std::string& file, long first
                     "cannot open a string source"});
     return false;
   }
-  if (!timed_out && !overran && !(ok && state_.error_lines.empty() && !has_error_message(state_.captured)) &&
+  if (!timed_out && !overran &&
+      !(ok && state_.error_lines.empty() && !has_error_message(state_.captured)) &&
       !read_constructs(text, true, &ok, &timed_out, &overran)) {
     out->push_back({code::kCompile, Severity::Error, file, first_line, construct_name,
                     "cannot open a string source"});
@@ -527,33 +539,43 @@ bool ClipsEnv::load(const std::string& text, const std::string& file, long first
     if (message.empty()) message = "CLIPS could not load this construct";
     std::vector<Token> tokens;
     TokenError error;
-    const std::size_t stop = tokenize(text, &tokens, &error) ? stop_index(state_.captured, tokens) : std::string::npos;
+    const std::size_t stop =
+        tokenize(text, &tokens, &error) ? stop_index(state_.captured, tokens) : std::string::npos;
     if (stop != std::string::npos) {
       const Token& at = tokens[stop];
       line = at.line;
       column = at.column;
-      message += " (CLIPS stopped at `" + (at.type == TokenType::String ? "\"" + at.text.substr(0, 40) + "\"" : at.text.substr(0, 40)) +
+      message += " (CLIPS stopped at `" +
+                 (at.type == TokenType::String ? "\"" + at.text.substr(0, 40) + "\""
+                                               : at.text.substr(0, 40)) +
                  "` on line " + std::to_string(first_line + at.line - 1) + ")";
       // A syntax error after a '(' the indentation says was left open, or after a ')' it says
       // closed a group early, is that parenthesis's doing.
       std::size_t evidence = stop + 1;
-      const std::size_t open = code == code::kParse ? unclosed_by_indentation(tokens, 0, stop + 1, &evidence) : stop + 1;
-      const std::size_t extra =
-          code == code::kParse && open > stop ? extra_close_by_indentation(tokens, 0, stop + 1) : stop + 1;
+      const std::size_t open =
+          code == code::kParse ? unclosed_by_indentation(tokens, 0, stop + 1, &evidence) : stop + 1;
+      const std::size_t extra = code == code::kParse && open > stop
+                                    ? extra_close_by_indentation(tokens, 0, stop + 1)
+                                    : stop + 1;
       if (open <= stop) {
         line = tokens[open].line;
         column = tokens[open].column;
-        message = quoted_group(tokens, open) + " opened on line " + std::to_string(first_line + line - 1) +
+        message = quoted_group(tokens, open) + " opened on line " +
+                  std::to_string(first_line + line - 1) +
                   " is probably not closed: its `)` belongs before line " +
-                  std::to_string(first_line + tokens[evidence].line - 1) + ", which is indented as its sibling. " + message;
+                  std::to_string(first_line + tokens[evidence].line - 1) +
+                  ", which is indented as its sibling. " + message;
       } else if (extra <= stop) {
         line = tokens[extra].line;
         column = tokens[extra].column;
-        message = "this `)` is probably one too many: it closes a group early, and a later line is still indented "
-                  "as part of it. " + message;
+        message =
+            "this `)` is probably one too many: it closes a group early, and a later line is still indented "
+            "as part of it. " +
+            message;
       }
     }
-    out->push_back({code, Severity::Error, file, first_line + line - 1, construct_name, message, column});
+    out->push_back(
+        {code, Severity::Error, file, first_line + line - 1, construct_name, message, column});
   }
   state_.captured.clear();
   state_.error_lines.clear();
@@ -594,8 +616,10 @@ bool ClipsEnv::reset() {
   bool timed_out = disarm_deadline();
   bool ok = !timed_out && !GetEvaluationError(env_) && !has_error_message(state_.captured);
   clear_errors();
-  if (ok) mark_baseline();
-  else baseline_.usable = false;
+  if (ok)
+    mark_baseline();
+  else
+    baseline_.usable = false;
   return ok;
 }
 
@@ -617,7 +641,9 @@ void ClipsEnv::mark_baseline() {
   void* first = EnvGetNextFact(env_, nullptr);
   if (!first || EnvGetNextFact(env_, first)) return;
   auto* tmpl = static_cast<struct deftemplate*>(EnvFactDeftemplate(env_, first));
-  if (!tmpl || std::strcmp(EnvGetDeftemplateName(env_, tmpl), "initial-fact") != 0 || tmpl->patternNetwork) return;
+  if (!tmpl || std::strcmp(EnvGetDeftemplateName(env_, tmpl), "initial-fact") != 0 ||
+      tmpl->patternNetwork)
+    return;
   if (EnvGetNextActivation(env_, nullptr)) return;
   if (DefruleData(env_)->LeftPrimeJoins || DefruleData(env_)->RightPrimeJoins) return;
   void* main_module = EnvFindDefmodule(env_, "MAIN");
@@ -632,12 +658,13 @@ void ClipsEnv::mark_baseline() {
 bool ClipsEnv::end_decision() {
   // Anything unusual (an error, the memory budget, a state the baseline does not describe)
   // takes the full reset.
-  if (!baseline_.usable || state_.memory_hit || GetEvaluationError(env_) || GetHaltExecution(env_) ||
-      EnvGetNextFact(env_, nullptr) != baseline_.initial_fact)
+  if (!baseline_.usable || state_.memory_hit || GetEvaluationError(env_) ||
+      GetHaltExecution(env_) || EnvGetNextFact(env_, nullptr) != baseline_.initial_fact)
     return reset();
   arm_deadline(kLoadDeadline);
   // Oldest first, as the reset's RemoveAllFacts does.
-  for (void* f = EnvGetNextFact(env_, baseline_.initial_fact); f; f = EnvGetNextFact(env_, baseline_.initial_fact))
+  for (void* f = EnvGetNextFact(env_, baseline_.initial_fact); f;
+       f = EnvGetNextFact(env_, baseline_.initial_fact))
     if (!EnvRetract(env_, f)) break;
   const bool timed_out = disarm_deadline();
   if (timed_out || GetEvaluationError(env_) || has_error_message(state_.captured) ||

@@ -14,13 +14,13 @@ namespace warden {
 
 // Per-environment state, reachable from CLIPS callbacks through the environment context.
 struct EnvState : BindingContext {
-  std::string captured;              // what CLIPS printed since the last take_output()
-  std::vector<long> error_lines;     // lines the parser reported errors at (current load)
+  std::string captured;           // what CLIPS printed since the last take_output()
+  std::vector<long> error_lines;  // lines the parser reported errors at (current load)
   std::chrono::steady_clock::time_point deadline{};
   bool deadline_armed = false;
   bool deadline_hit = false;
-  long memory_limit = 0;             // EnvMemUsed ceiling while rules run (set when armed)
-  bool memory_hit = false;           // rules went over the memory budget
+  long memory_limit = 0;    // EnvMemUsed ceiling while rules run (set when armed)
+  bool memory_hit = false;  // rules went over the memory budget
 };
 
 // Memory rules may allocate in one decision (or one load/reset) above what the environment
@@ -83,7 +83,8 @@ class ClipsEnv {
   // One LoadConstructsFromLogicalName of `text`, with or without CLIPS's pretty-print buffer;
   // the output and error lines it produced are in state_. False if the text could not be
   // opened as a source. *overran: the parser read far past the text's end (it never should).
-  bool read_constructs(const std::string& text, bool pretty_print, int* ok, bool* timed_out, bool* overran);
+  bool read_constructs(const std::string& text, bool pretty_print, int* ok, bool* timed_out,
+                       bool* overran);
 
   void* env_ = nullptr;
   EnvState state_;

@@ -8,9 +8,12 @@ namespace warden {
 
 std::string_view outcome_name(Outcome outcome) {
   switch (outcome) {
-    case Outcome::Approve: return "approve";
-    case Outcome::ApprovalRequired: return "approval-required";
-    case Outcome::Reject: return "reject";
+    case Outcome::Approve:
+      return "approve";
+    case Outcome::ApprovalRequired:
+      return "approval-required";
+    case Outcome::Reject:
+      return "reject";
   }
   return "reject";
 }
@@ -24,9 +27,12 @@ std::optional<Outcome> parse_outcome(std::string_view name) {
 
 int exit_code_for(Outcome outcome) {
   switch (outcome) {
-    case Outcome::Approve: return 0;
-    case Outcome::Reject: return 1;
-    case Outcome::ApprovalRequired: return 3;
+    case Outcome::Approve:
+      return 0;
+    case Outcome::Reject:
+      return 1;
+    case Outcome::ApprovalRequired:
+      return 3;
   }
   return 1;
 }

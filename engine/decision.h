@@ -62,7 +62,7 @@ struct EffectRecord {
 // An effect of an earlier approved decision of the same session, as `history` facts show it.
 struct HistoryEntry {
   std::string decision_id;
-  std::int64_t time = 0;   // seconds since the epoch when it was decided
+  std::int64_t time = 0;  // seconds since the epoch when it was decided
   EffectRecord effect;
 };
 
@@ -90,18 +90,19 @@ struct Decision {
   std::string reason;
   std::vector<FiredRule> rules;
   std::vector<Rewrite> rewrites;
-  std::string action_json;     // the proposal as approved, after rewrites (JSON object text)
-  std::string rules_digest;    // "sha256:…"
+  std::string action_json;   // the proposal as approved, after rewrites (JSON object text)
+  std::string rules_digest;  // "sha256:…"
   std::int64_t elapsed_us = 0;
   // How many of the session's history entries were asserted as facts for the rules (the
   // others no rule could match: engine/history_filter.h). Not part of the decision's JSON.
   std::size_t history_asserted = 0;
-  bool defaulted = false;      // no enforcing rule decided; default_outcome applied
-  std::string error_code;      // set when the engine failed closed (E_RUN_LIMIT, E_DEADLINE, E_MEMORY, E_RUNTIME)
-  std::string facts_json;      // derived facts, only with explain
+  bool defaulted = false;  // no enforcing rule decided; default_outcome applied
+  std::string
+      error_code;  // set when the engine failed closed (E_RUN_LIMIT, E_DEADLINE, E_MEMORY, E_RUNTIME)
+  std::string facts_json;             // derived facts, only with explain
   std::vector<EffectRecord> effects;  // every `effect` fact derived for the proposal
-  std::vector<Grant> allows;  // every `allow` fact, in assertion order
-  std::vector<Hint> hints;    // every `hint` fact, in assertion order
+  std::vector<Grant> allows;          // every `allow` fact, in assertion order
+  std::vector<Hint> hints;            // every `hint` fact, in assertion order
   // The terms of the human approval an approval-required outcome asks for (`approval`
   // facts). Only rules set them; nothing in the proposal can. approval_set: some rule asserted
   // one. approval_expires_s: the smallest expires-in asserted (> 0), 0 when the rules named

@@ -26,7 +26,7 @@ struct TomlDocument;  // engine/toml_document.h (internal): a *.toml file parsed
 enum class EffectKind { Exec, Write, Delete, Read, Network, EnvDump, Privilege, Unknown };
 enum class EffectObject { Path, Host, Program, Code, None };
 
-std::string_view effect_kind_name(EffectKind kind);      // "exec" "write" … "env-dump" … "unknown"
+std::string_view effect_kind_name(EffectKind kind);  // "exec" "write" … "env-dump" … "unknown"
 std::string_view effect_object_name(EffectObject object);  // "path" "host" "program" "code" "none"
 
 struct Effect {
@@ -36,12 +36,14 @@ struct Effect {
   // the engine adds class, resolved path and in-workspace. Host: lower-case host name or IP
   // (no port, no user). Program: the program name run. Code: the code text as written.
   std::string target;
-  std::string program;     // the command's program ("git"), as in the shell-command fact
-  std::string subcommand;  // "status" (git status), "rm" (cmake -E rm), "pytest" (python -m pytest); "" if none
+  std::string program;  // the command's program ("git"), as in the shell-command fact
+  std::string
+      subcommand;  // "status" (git status), "rm" (cmake -E rm), "pytest" (python -m pytest); "" if none
   // Where it came from: "operand", "-o", "--compress-program", "program", "wrapper",
   // "subcommand", "redirect", "match"; an option as the table lists it, also when abbreviated.
   std::string via;
-  bool dynamic = false;    // the word holds an expansion or glob whose value is known only at run time
+  bool dynamic =
+      false;  // the word holds an expansion or glob whose value is known only at run time
 };
 
 class EffectsTable {
@@ -53,7 +55,8 @@ class EffectsTable {
   // already a name, sub tables no subcommand selects. Returns null if there was any.
   static std::shared_ptr<EffectsTable> parse(const RuleSource& source, Diagnostics* diagnostics);
   // The same for a file already parsed as TOML (Policy::compile parses each file once).
-  static std::shared_ptr<EffectsTable> parse(const TomlDocument& document, Diagnostics* diagnostics);
+  static std::shared_ptr<EffectsTable> parse(const TomlDocument& document,
+                                             Diagnostics* diagnostics);
   // Adds the programs and tools of `other` (a later file). A program (or alias) or a tool
   // defined in both is an E_EFFECTS_TABLE error at the later place naming the earlier one;
   // returns false then and adds nothing of `other`. Not thread-safe: merge while loading,
@@ -113,7 +116,8 @@ class EffectsTable {
   // argument, called without arguments, gives no effect at all. `args` may be null (no
   // arguments).
   void tool_effects(std::string_view server, std::string_view tool, const rapidjson::Value* args,
-                    const std::string& cwd, const std::string& home, std::vector<Effect>* out) const;
+                    const std::string& cwd, const std::string& home,
+                    std::vector<Effect>* out) const;
 
   bool knows(std::string_view program) const;
   bool knows_tool(std::string_view server, std::string_view tool) const;

@@ -22,7 +22,6 @@ using namespace effect_words;
 
 namespace {
 
-
 // paths::normalize(w, cwd, home), without its work for clean words under a clean cwd.
 // `cwd_dynamic`: the cwd was set by an option to a value known only at run time.
 std::string normalize(std::string_view w, const std::string& cwd, bool cwd_clean, bool cwd_dynamic,

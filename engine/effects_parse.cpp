@@ -8,9 +8,9 @@
 
 #include <algorithm>
 #include <array>
-#include <tuple>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/effects_spec.h"
@@ -665,13 +665,15 @@ std::shared_ptr<EffectsTable> EffectsTable::parse(const RuleSource& source,
   Diagnostics syntax;
   std::optional<toml::table> root = parse_toml(source, code::kEffectsTable, "TOML: ", &syntax);
   if (!root) {
-    if (diagnostics != nullptr) diagnostics->insert(diagnostics->end(), syntax.begin(), syntax.end());
+    if (diagnostics != nullptr)
+      diagnostics->insert(diagnostics->end(), syntax.begin(), syntax.end());
     return nullptr;
   }
   return parse(TomlDocument{source, std::move(*root)}, diagnostics);
 }
 
-std::shared_ptr<EffectsTable> EffectsTable::parse(const TomlDocument& document, Diagnostics* diagnostics) {
+std::shared_ptr<EffectsTable> EffectsTable::parse(const TomlDocument& document,
+                                                  Diagnostics* diagnostics) {
   const RuleSource& source = document.source;
   const toml::table& root = document.root;
   // Problems are reported in line order (the TOML tables are read in key order).

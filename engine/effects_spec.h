@@ -67,7 +67,9 @@ inline bool kind_from_name(std::string_view name, K* kind) {
   return false;
 }
 
-inline bool is_path_kind(K k) { return k == K::Read || k == K::Write || k == K::Delete || k == K::Exec; }
+inline bool is_path_kind(K k) {
+  return k == K::Read || k == K::Write || k == K::Delete || k == K::Exec;
+}
 
 inline EffectKind effect_kind(K k) {
   switch (k) {
@@ -181,7 +183,6 @@ struct Spec {
     return K::Unknown;
   }
 };
-
 
 }  // namespace effects_spec
 

@@ -156,5 +156,4 @@ void EffectsTable::tool_effects(std::string_view server, std::string_view tool,
   walk(walk, *args);
 }
 
-
 }  // namespace warden

@@ -62,7 +62,8 @@ class EngineImpl {
     // call of one decision, and its history's ages, see the same second.
     s.clock = [this] { return now_; };
     clock_globals_ = globals_read_clock(policy_impl(*policy_));
-    codec_ = std::make_unique<FactCodec>(*env_, policy_impl(*policy_).effects.get(), policy_impl(*policy_).path_classes.get());
+    codec_ = std::make_unique<FactCodec>(*env_, policy_impl(*policy_).effects.get(),
+                                         policy_impl(*policy_).path_classes.get());
     if (!options_.own_paths.empty()) {
       std::vector<paths::Location> own;
       for (const std::string& path : options_.own_paths) {
@@ -77,7 +78,8 @@ class EngineImpl {
     }
     // The path classes compile their matchers per home on first use: do it here, not inside
     // the first decision's deadline.
-    if (const auto& classes = policy_impl(*policy_).path_classes) classes->classify("/", "", options_.home);
+    if (const auto& classes = policy_impl(*policy_).path_classes)
+      classes->classify("/", "", options_.home);
   }
 
   DecideResult decide(const DecideRequest& request);
@@ -95,8 +97,8 @@ class EngineImpl {
   std::unique_ptr<FactCodec> codec_;
   std::mt19937_64 random_;
   std::int64_t counter_ = 0;
-  std::int64_t now_ = 0;         // this decision's clock, seconds since the epoch
-  bool clock_globals_ = false;   // some defglobal may read the clock: evaluate them per decision
+  std::int64_t now_ = 0;        // this decision's clock, seconds since the epoch
+  bool clock_globals_ = false;  // some defglobal may read the clock: evaluate them per decision
   // The history filter's index of the last shared snapshot decided with (a session's next
   // decisions reuse it while its history does not change); the snapshot is held with it.
   std::shared_ptr<const std::vector<HistoryEntry>> indexed_history_;
@@ -149,13 +151,15 @@ void EngineImpl::combine(Decision* d) const {
   }
 }
 
-void EngineImpl::apply_rewrites(Decision* d, rapidjson::Document* doc, std::vector<Leaf>* leaves) const {
+void EngineImpl::apply_rewrites(Decision* d, rapidjson::Document* doc,
+                                std::vector<Leaf>* leaves) const {
   for (auto& w : d->rewrites) {
     if (w.monitor || w.key.rfind("payload.", 0) != 0) continue;  // only payload fields change
     for (auto& leaf : *leaves) {
       if (leaf.key != w.key || !leaf.value->IsString()) continue;
       w.old_value.assign(leaf.value->GetString(), leaf.value->GetStringLength());
-      leaf.value->SetString(w.new_value.data(), static_cast<rapidjson::SizeType>(w.new_value.size()),
+      leaf.value->SetString(w.new_value.data(),
+                            static_cast<rapidjson::SizeType>(w.new_value.size()),
                             doc->GetAllocator());
       w.applied = true;
     }
@@ -193,7 +197,8 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   limits.max_bytes = options_.max_input_bytes;
   limits.max_depth = options_.max_depth;
   limits.max_leaves = options_.max_leaves;
-  if (auto error = read_proposal(request.proposal_json, limits, &doc, &fields, &leaves, &json_text_)) {
+  if (auto error =
+          read_proposal(request.proposal_json, limits, &doc, &fields, &leaves, &json_text_)) {
     result.error = std::move(*error);
     return result;
   }
@@ -211,7 +216,7 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   fields.id = kProposalFactId;
   fields.depth = request.depth;
   fields.attempt = request.attempt;
-  now_ = request.now         ? *request.now
+  now_ = request.now      ? *request.now
          : options_.clock ? options_.clock()
                           : static_cast<std::int64_t>(std::time(nullptr));
 
@@ -229,7 +234,8 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     const bool reset = env_->reset();
     EnvSetResetGlobals(env, FALSE);
     if (!reset) {
-      fail_closed(&d, code::kRuntime, "the rule engine's globals could not be evaluated for this decision");
+      fail_closed(&d, code::kRuntime,
+                  "the rule engine's globals could not be evaluated for this decision");
       failed = true;
     }
   }
@@ -243,26 +249,32 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   FactError fact_error;
   // Armed before asserting: patterns' conditions (test CEs, deffunctions) run as facts are
   // asserted, and must stop at the deadline like rule actions do.
-  env_->arm_deadline(std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::steady_clock::now()));
-  const bool asserted = !failed && codec_->assert_all(fields, doc, leaves, *policy_impl(*policy_).patterns, fact_limits,
-                                                      &fact_error, request.history, now_,
-                                                      policy_impl(*policy_).history_filter.get(), history_index(request));
+  env_->arm_deadline(std::chrono::duration_cast<std::chrono::microseconds>(
+      deadline - std::chrono::steady_clock::now()));
+  const bool asserted =
+      !failed &&
+      codec_->assert_all(fields, doc, leaves, *policy_impl(*policy_).patterns, fact_limits,
+                         &fact_error, request.history, now_,
+                         policy_impl(*policy_).history_filter.get(), history_index(request));
   if (!failed) d.effects = codec_->effects();
   d.history_asserted = codec_->history_asserted();
   if (failed) {
     env_->disarm_deadline();
   } else if (state.deadline_hit || (asserted && std::chrono::steady_clock::now() > deadline)) {
     env_->disarm_deadline();
-    fail_closed(&d, code::kDeadline, "the decision deadline of " + std::to_string(options_.deadline.count()) +
-                                      " us passed before the rules ran");
+    fail_closed(&d, code::kDeadline,
+                "the decision deadline of " + std::to_string(options_.deadline.count()) +
+                    " us passed before the rules ran");
     failed = true;
   } else if (!asserted) {
     env_->disarm_deadline();
-    const std::string prefix = fact_error.code == code::kFacts ? "cannot present the proposal to the rules: " : "";
+    const std::string prefix =
+        fact_error.code == code::kFacts ? "cannot present the proposal to the rules: " : "";
     fail_closed(&d, fact_error.code.c_str(), prefix + fact_error.message);
     failed = true;
   } else if (env_->over_memory()) {
-    fail_closed(&d, code::kMemory, "matching the proposal's facts went over the rule memory budget");
+    fail_closed(&d, code::kMemory,
+                "matching the proposal's facts went over the rule memory budget");
     failed = true;
   } else {
     long long fired = EnvRun(env, options_.run_limit);
@@ -274,16 +286,21 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     if (overlay) overlay->apply(&d);
     if (request.explain) d.facts_json = codec_->facts_json();
     if (state.deadline_hit) {
-      fail_closed(&d, code::kDeadline, "rules ran past the deadline of " +
-                                        std::to_string(options_.deadline.count()) + " us");
+      fail_closed(
+          &d, code::kDeadline,
+          "rules ran past the deadline of " + std::to_string(options_.deadline.count()) + " us");
     } else if (state.memory_hit) {
-      fail_closed(&d, code::kMemory, "rules went over the memory budget of " +
-                                      std::to_string(kRuleMemoryBudget >> 20) + " MiB");
+      fail_closed(&d, code::kMemory,
+                  "rules went over the memory budget of " +
+                      std::to_string(kRuleMemoryBudget >> 20) + " MiB");
     } else if (fired >= options_.run_limit && EnvGetNextActivation(env, nullptr)) {
-      fail_closed(&d, code::kRunLimit, "rules fired " + std::to_string(fired) + " times, the run limit");
+      fail_closed(&d, code::kRunLimit,
+                  "rules fired " + std::to_string(fired) + " times, the run limit");
     } else if (GetEvaluationError(env) || GetHaltExecution(env) || has_error_message(output)) {
       std::string first = output.substr(0, output.find('\n'));
-      fail_closed(&d, code::kRuntime, "rule runtime error: " + (first.empty() ? std::string("evaluation error") : first));
+      fail_closed(
+          &d, code::kRuntime,
+          "rule runtime error: " + (first.empty() ? std::string("evaluation error") : first));
     } else if (!error.empty()) {
       fail_closed(&d, code::kRuntime, error);
     } else {
@@ -311,7 +328,9 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
     doc.Accept(writer);
     d.action_json.assign(buffer.GetString(), buffer.GetSize());
   }
-  d.elapsed_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+  d.elapsed_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                     std::chrono::steady_clock::now() - start)
+                     .count();
   return result;
 }
 

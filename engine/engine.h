@@ -38,19 +38,19 @@ struct EngineOptions {
   // never from a proposal.
   std::vector<std::string> own_paths;
   Outcome default_outcome = Outcome::ApprovalRequired;
-  long long run_limit = 10000;                  // maximum rule firings per decision
+  long long run_limit = 10000;  // maximum rule firings per decision
   // Maximum wall time per decision, from the start of decide(): reading the proposal,
   // parsing its shell line, asserting facts and running rules all count. Past it the
   // decision fails closed with E_DEADLINE.
   std::chrono::microseconds deadline{100000};
-  std::size_t max_input_bytes = 1 << 20;        // proposal JSON size limit
-  unsigned max_depth = 64;                      // JSON nesting limit
-  std::size_t max_leaves = 10000;               // JSON values per proposal (E_INPUT_TOO_LARGE)
+  std::size_t max_input_bytes = 1 << 20;  // proposal JSON size limit
+  unsigned max_depth = 64;                // JSON nesting limit
+  std::size_t max_leaves = 10000;         // JSON values per proposal (E_INPUT_TOO_LARGE)
   // Caps on derived facts; a cap hit fails the decision closed with E_INPUT_TOO_LARGE and
   // names the cap (never a silent truncation).
-  std::size_t max_facts = 50000;                // facts asserted for one proposal
-  std::size_t max_shell_commands = 4096;        // simple commands in one shell line
-  std::size_t max_shell_words = 4096;           // words, assignments and redirects of one simple command
+  std::size_t max_facts = 50000;          // facts asserted for one proposal
+  std::size_t max_shell_commands = 4096;  // simple commands in one shell line
+  std::size_t max_shell_words = 4096;     // words, assignments and redirects of one simple command
   std::size_t max_shell_total_words = 1 << 18;  // the same over the whole line
   // The decision clock, seconds since the epoch, read once at the start of each decision
   // that has no DecideRequest::now; null: the system clock. The daemon sets it to the time
@@ -77,7 +77,7 @@ class Policy {
   };
   static Loaded compile(const RuleSources& sources);
 
-  const std::string& digest() const;       // "sha256:…" over the sources
+  const std::string& digest() const;            // "sha256:…" over the sources
   std::vector<std::string> rule_names() const;  // every defrule, in load order
   // The defrules read from these files (paths as the sources named them), in load order.
   std::vector<std::string> rule_names(const std::vector<std::string>& files) const;
@@ -122,9 +122,9 @@ struct DecideRequest {
 };
 
 struct DecideResult {
-  bool ok = false;           // false: the input was not a proposal (see error)
-  Decision decision;         // valid when ok
-  Diagnostic error;          // E_INPUT_* when !ok
+  bool ok = false;    // false: the input was not a proposal (see error)
+  Decision decision;  // valid when ok
+  Diagnostic error;   // E_INPUT_* when !ok
 };
 
 class EngineImpl;

@@ -149,10 +149,12 @@ void FactChecks::asserted(std::size_t open) {
 void FactChecks::slot_groups(std::size_t open, const TemplateSchema& tmpl, bool in_pattern) {
   for (std::size_t k = open + 2; k < match_[open]; k = end_of(k)) {
     if (t_[k].type != TokenType::Open) {
-      const std::string example = "(" + tmpl.name + " (" + tmpl.slots[0].name + (in_pattern ? " ?x))" : " ?id) …)");
+      const std::string example =
+          "(" + tmpl.name + " (" + tmpl.slots[0].name + (in_pattern ? " ?x))" : " ?id) …)");
       report_(code::kParse, Severity::Error, t_[k],
-              (in_pattern ? "a pattern on `" : "an asserted `") + tmpl.name + "` names each slot, as in `" +
-                  example + "`: `" + fact_shown(t_[k]) + "` is not in a slot");
+              (in_pattern ? "a pattern on `" : "an asserted `") + tmpl.name +
+                  "` names each slot, as in `" + example + "`: `" + fact_shown(t_[k]) +
+                  "` is not in a slot");
       return;
     }
     slot_group(open, k, tmpl, in_pattern);
@@ -224,8 +226,8 @@ void FactChecks::constraint(std::size_t from, std::size_t to, const TemplateSche
         report_(code::kSlotValue, Severity::Error, tok,
                 "slot `" + slot.name + "` of `" + tmpl.name +
                     "` holds one value, but this pattern gives it more (`" + fact_shown(first) +
-                    "`, then `" + fact_shown(tok) + "`): to accept either, write `" + fact_shown(first) +
-                    "|" + fact_shown(tok) + "`");
+                    "`, then `" + fact_shown(tok) + "`): to accept either, write `" +
+                    fact_shown(first) + "|" + fact_shown(tok) + "`");
       }
       expect_term = true;
     }

@@ -9,12 +9,12 @@
 #include "bindings/paths.h"
 #include "bindings/shell_parser.h"
 #include "bindings/urls.h"
-#include "bindings/clips.h"  // last: CLIPS defines macros
 #include "engine/clips_env.h"
 #include "engine/json_writer.h"
 #include "engine/overlay.h"
 #include "engine/proposal_reader.h"
 #include "engine/script_effects.h"
+#include "bindings/clips.h"  // last: CLIPS defines macros
 
 namespace warden {
 
@@ -37,7 +37,6 @@ bool in_proposal_fact(std::string_view key) {
   return key == "target" || key == "action" || key == "explanation" || key == "context.agent" ||
          key == "context.session" || key == "context.source" || key == "context.principal";
 }
-
 
 }  // namespace
 
@@ -79,18 +78,36 @@ FactCodec::FactCodec(ClipsEnv& env, const EffectsTable* effects, const PathClass
       effect_(bind_template("effect")),
       history_(bind_template("history")),
       param_slots_{param_["proposal"], param_["key"], param_["value"]},
-      pattern_hit_slots_{pattern_hit_["proposal"], pattern_hit_["key"], pattern_hit_["kind"], pattern_hit_["pattern"]},
-      path_slots_{path_["proposal"], path_["key"], path_["raw"], path_["normalized"], path_["resolved"], path_["in-workspace"], path_["class"]},
-      history_slots_{history_["proposal"], history_["decision"], history_["age"], history_["kind"], history_["object"], history_["target"], history_["program"], history_["class"], history_["in-workspace"]},
-      url_slots_{url_["proposal"], url_["key"], url_["raw"], url_["valid"], url_["scheme"], url_["host"], url_["port"], url_["path"], url_["ip"], url_["ip-class"], url_["error"]},
-      shell_command_slots_{shell_command_["proposal"], shell_command_["index"], shell_command_["program"], shell_command_["argv"], shell_command_["flags"], shell_command_["args"], shell_command_["paths"], shell_command_["wrappers"], shell_command_["assignments"], shell_command_["depth"], shell_command_["cwd"], shell_command_["dynamic"]},
-      shell_assignment_slots_{shell_assignment_["proposal"], shell_assignment_["index"], shell_assignment_["name"], shell_assignment_["value"], shell_assignment_["dynamic"]},
-      shell_redirect_slots_{shell_redirect_["proposal"], shell_redirect_["index"], shell_redirect_["op"], shell_redirect_["fd"], shell_redirect_["target"], shell_redirect_["path"]},
+      pattern_hit_slots_{pattern_hit_["proposal"], pattern_hit_["key"], pattern_hit_["kind"],
+                         pattern_hit_["pattern"]},
+      path_slots_{path_["proposal"], path_["key"],          path_["raw"],  path_["normalized"],
+                  path_["resolved"], path_["in-workspace"], path_["class"]},
+      history_slots_{history_["proposal"], history_["decision"], history_["age"],
+                     history_["kind"],     history_["object"],   history_["target"],
+                     history_["program"],  history_["class"],    history_["in-workspace"]},
+      url_slots_{url_["proposal"], url_["key"],      url_["raw"],  url_["valid"],
+                 url_["scheme"],   url_["host"],     url_["port"], url_["path"],
+                 url_["ip"],       url_["ip-class"], url_["error"]},
+      shell_command_slots_{
+          shell_command_["proposal"], shell_command_["index"],    shell_command_["program"],
+          shell_command_["argv"],     shell_command_["flags"],    shell_command_["args"],
+          shell_command_["paths"],    shell_command_["wrappers"], shell_command_["assignments"],
+          shell_command_["depth"],    shell_command_["cwd"],      shell_command_["dynamic"]},
+      shell_assignment_slots_{shell_assignment_["proposal"], shell_assignment_["index"],
+                              shell_assignment_["name"], shell_assignment_["value"],
+                              shell_assignment_["dynamic"]},
+      shell_redirect_slots_{shell_redirect_["proposal"], shell_redirect_["index"],
+                            shell_redirect_["op"],       shell_redirect_["fd"],
+                            shell_redirect_["target"],   shell_redirect_["path"]},
       shell_error_slots_{shell_error_["proposal"], shell_error_["message"]},
-      proposal_slots_{proposal_["id"], proposal_["target"], proposal_["action"], proposal_["explanation"], proposal_["agent"], proposal_["session"], proposal_["source"], proposal_["principal"], proposal_["groups"], proposal_["depth"], proposal_["attempt"]},
-      effect_slots_{effect_["proposal"], effect_["index"],      effect_["kind"],       effect_["object"],
-                    effect_["target"],   effect_["program"],    effect_["subcommand"], effect_["via"],
-                    effect_["class"],    effect_["in-workspace"], effect_["dynamic"]},
+      proposal_slots_{proposal_["id"],          proposal_["target"],    proposal_["action"],
+                      proposal_["explanation"], proposal_["agent"],     proposal_["session"],
+                      proposal_["source"],      proposal_["principal"], proposal_["groups"],
+                      proposal_["depth"],       proposal_["attempt"]},
+      effect_slots_{effect_["proposal"],     effect_["index"],  effect_["kind"],
+                    effect_["object"],       effect_["target"], effect_["program"],
+                    effect_["subcommand"],   effect_["via"],    effect_["class"],
+                    effect_["in-workspace"], effect_["dynamic"]},
       effects_(effects),
       classes_(classes),
       decision_(find_template(raw_, "decision")),
@@ -101,9 +118,9 @@ FactCodec::FactCodec(ClipsEnv& env, const EffectsTable* effects, const PathClass
   const Template decision = bind_template("decision"), rewrite = bind_template("rewrite"),
                  allow = bind_template("allow"), hint = bind_template("hint");
   result_slots_ = {decision["rule"], decision["reason"], decision["outcome"], decision["mode"],
-                   rewrite["rule"],  rewrite["key"],     rewrite["value"],    rewrite["reason"],  rewrite["mode"],
-                   allow["rule"],    allow["capability"], allow["reason"],    allow["mode"],
-                   hint["rule"],     hint["text"]};
+                   rewrite["rule"],  rewrite["key"],     rewrite["value"],    rewrite["reason"],
+                   rewrite["mode"],  allow["rule"],      allow["capability"], allow["reason"],
+                   allow["mode"],    hint["rule"],       hint["text"]};
 }
 
 FactCodec::~FactCodec() {
@@ -162,12 +179,15 @@ void FactCodec::put(void* f, int slot, unsigned short type, void* value) {
   theFact->theProposition.theFields[slot].value = value;
 }
 
-void FactCodec::put_integer(void* f, int slot, long long n) { put(f, slot, INTEGER, EnvAddLong(raw_, n)); }
+void FactCodec::put_integer(void* f, int slot, long long n) {
+  put(f, slot, INTEGER, EnvAddLong(raw_, n));
+}
 
 // What EnvPutFactSlot does for a multislot (a fresh multifield owned by the fact, never on
 // CLIPS's garbage list), without the slot lookup by name and the intermediate copy.
 void FactCodec::put_strings(void* f, int slot, const std::vector<std::string>& items) {
-  auto* mf = static_cast<struct multifield*>(CreateMultifield2(raw_, static_cast<long>(items.size())));
+  auto* mf =
+      static_cast<struct multifield*>(CreateMultifield2(raw_, static_cast<long>(items.size())));
   for (std::size_t i = 0; i < items.size(); ++i) {
     mf->theFields[i].type = STRING;
     mf->theFields[i].value = symbol(items[i]);
@@ -186,7 +206,8 @@ bool FactCodec::past_deadline() const {
 
 bool FactCodec::count_fact() {
   if (!failed_ && limits_ && ++asserted_ > limits_->max_facts)
-    stop(code::kInputTooLarge, "the proposal needs more than " + std::to_string(limits_->max_facts) +
+    stop(code::kInputTooLarge, "the proposal needs more than " +
+                                   std::to_string(limits_->max_facts) +
                                    " facts, the cap per proposal");
   return !failed_;
 }
@@ -244,7 +265,8 @@ bool FactCodec::assert_derived_hits(std::string_view key, std::string_view value
                                     const PatternIndex& patterns) {
   if (!patterns.uses(key)) return true;
   bool ok = true;
-  if (!patterns.match_derived(key, value, [&](const PatternIndex::Hit& hit) { ok &= assert_hit(key, hit); })) {
+  if (!patterns.match_derived(key, value,
+                              [&](const PatternIndex::Hit& hit) { ok &= assert_hit(key, hit); })) {
     stop(code::kFacts, "the pattern matcher failed on " + std::string(key));
     return false;
   }
@@ -254,8 +276,8 @@ bool FactCodec::assert_derived_hits(std::string_view key, std::string_view value
 // `normalized` is lexical; `resolved` follows symlinks on the host (see paths::resolve);
 // in-workspace needs both inside the workspace root (itself resolved). Indexed path-within
 // patterns run on both, so a forbidden directory is hit through a symlink too.
-bool FactCodec::assert_path(const std::string& key, const std::string& raw,
-                            const std::string& cwd, const PatternIndex& patterns) {
+bool FactCodec::assert_path(const std::string& key, const std::string& raw, const std::string& cwd,
+                            const PatternIndex& patterns) {
   BindingContext& c = env_.state();
   const paths::Location loc = c.resolver.locate(raw, cwd, c.home);
   const paths::Location& root = workspace_root();
@@ -409,7 +431,8 @@ void FactCodec::glob_class(const std::string& glob, EffectRecord* rec) {
     }
     end = slash;
   }
-  const std::string_view by_glob = classes_->classify_glob(pattern, env_.state().home, dotglob_, !rec->in_workspace);
+  const std::string_view by_glob =
+      classes_->classify_glob(pattern, env_.state().home, dotglob_, !rec->in_workspace);
   if (by_glob == "none") return;
   const std::vector<std::string> order = classes_->names();
   auto rank = [&](std::string_view name) {
@@ -463,7 +486,6 @@ bool FactCodec::assert_effect(long long index, const Effect& e, const std::strin
   return true;
 }
 
-
 // The effects table's effects of one simple command, and its redirections: output to a
 // file is a write, input from one a read (`<>` both); descriptor duplications (`2>&1`,
 // `>&-`) and here-documents touch no file. (EffectsTable::effects_of may already list the
@@ -497,16 +519,20 @@ bool FactCodec::assert_command_effects(long long index, const shell::SimpleComma
 // read with a file-name glob reads what it names; the HTTP actuator reaches the host of
 // payload.url; a tool call (action `call` or none) has the effects the table gives its
 // arguments (EffectsTable::tool_effects).
-bool FactCodec::assert_proposal_effects(const ProposalFields& p, const rapidjson::Value& doc, const std::string& cwd) {
+bool FactCodec::assert_proposal_effects(const ProposalFields& p, const rapidjson::Value& doc,
+                                        const std::string& cwd) {
   const BindingContext& c = env_.state();
   if (p.target == "file") {
     const char* raw_path = payload_string(doc, "path");
     if (!raw_path) return true;
     bool kinds[3] = {false, false, false};  // read, write, delete
     auto add = [&](std::string_view verb) {
-      if (verb == "read") kinds[0] = true;
-      else if (verb == "write" || verb == "append") kinds[1] = true;
-      else if (verb == "delete") kinds[2] = true;
+      if (verb == "read")
+        kinds[0] = true;
+      else if (verb == "write" || verb == "append")
+        kinds[1] = true;
+      else if (verb == "delete")
+        kinds[2] = true;
     };
     add(p.action);
     if (const char* verb = payload_string(doc, "action")) add(verb);
@@ -527,7 +553,8 @@ bool FactCodec::assert_proposal_effects(const ProposalFields& p, const rapidjson
     // name, relative to payload.path (an exclusion, "!GLOB", reads nothing).
     if (kinds[0]) {
       const rapidjson::Value* tool = value_at(doc, {"context", "tool"});
-      const bool content_search = tool && tool->IsString() && std::string_view(tool->GetString()) == "Grep";
+      const bool content_search =
+          tool && tool->IsString() && std::string_view(tool->GetString()) == "Grep";
       for (const char* field : {"glob", "pattern"}) {
         if (content_search && std::string_view(field) == "pattern") continue;
         const char* glob = payload_string(doc, field);
@@ -546,8 +573,8 @@ bool FactCodec::assert_proposal_effects(const ProposalFields& p, const rapidjson
     if (!tool) return true;
     const char* server = payload_string(doc, "server");
     effect_buffer_.clear();
-    effects_->tool_effects(server ? server : "", tool, value_at(doc, {"payload", "args"}), cwd, c.home,
-                           &effect_buffer_);
+    effects_->tool_effects(server ? server : "", tool, value_at(doc, {"payload", "args"}), cwd,
+                           c.home, &effect_buffer_);
     for (const auto& e : effect_buffer_)
       if (!assert_effect(-1, e, cwd)) return false;
   } else if (p.target == "http") {
@@ -564,10 +591,7 @@ bool FactCodec::assert_proposal_effects(const ProposalFields& p, const rapidjson
   return true;
 }
 
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 // An effect of an earlier approved decision of the session. Symbols come from the engine's
 // own records; anything else is shown as unknown/none rather than refused by CLIPS.
@@ -612,9 +636,8 @@ bool FactCodec::assert_url(const std::string& key, const std::string& raw,
   return !url.valid || assert_derived_hits(derived_key::kUrlHost, url.host, patterns);
 }
 
-bool FactCodec::assert_shell_command(long long index,
-                                     const shell::SimpleCommand& cmd, const std::string& cwd,
-                                     const PatternIndex& patterns) {
+bool FactCodec::assert_shell_command(long long index, const shell::SimpleCommand& cmd,
+                                     const std::string& cwd, const PatternIndex& patterns) {
   const BindingContext& c = env_.state();
   std::vector<std::string> normalized;
   normalized.reserve(cmd.args.size());
@@ -656,15 +679,16 @@ bool FactCodec::assert_shell_command(long long index,
     put_string(rf, shell_redirect_slots_.op, r.op);
     put_integer(rf, shell_redirect_slots_.fd, r.fd);
     put_string(rf, shell_redirect_slots_.target, r.target);
-    put_string(rf, shell_redirect_slots_.path, r.duplicates_fd() ? "" : paths::normalize(r.target, cwd, c.home).c_str());
+    put_string(rf, shell_redirect_slots_.path,
+               r.duplicates_fd() ? "" : paths::normalize(r.target, cwd, c.home).c_str());
     if (!finish(rf)) return false;
   }
   if (effects_ && !assert_command_effects(index, cmd, cwd)) return false;
   return true;
 }
 
-bool FactCodec::assert_shell(const std::string& command,
-                             const std::string& start_cwd, const PatternIndex& patterns) {
+bool FactCodec::assert_shell(const std::string& command, const std::string& start_cwd,
+                             const PatternIndex& patterns) {
   const BindingContext& c = env_.state();
   shell::ParseResult parsed = shell::parse(command, limits_->shell);
   if (!parsed.ok) {
@@ -728,8 +752,9 @@ bool FactCodec::assert_shell(const std::string& command,
   return true;
 }
 
-bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
-                           const PatternIndex& patterns, const FactLimits& limits, FactError* error,
+bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc,
+                           const std::vector<Leaf>& leaves, const PatternIndex& patterns,
+                           const FactLimits& limits, FactError* error,
                            const std::vector<HistoryEntry>* history, std::int64_t now,
                            const HistoryFilter* filter, const HistoryFilter::Index* index) {
   failed_ = false;
@@ -776,8 +801,9 @@ bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc,
   return ok;
 }
 
-bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
-                               const PatternIndex& patterns, FactError* error) {
+bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& doc,
+                               const std::vector<Leaf>& leaves, const PatternIndex& patterns,
+                               FactError* error) {
   auto fail = [&](std::string why) {
     *error = FactError{code::kFacts, std::move(why)};
     return false;
@@ -806,13 +832,18 @@ bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& 
       // A leaf named like a derived key ("url.host" from a top-level "url" object) gets no
       // hit: it would read as the derived value's hit, which an exception may wait for.
       const bool reserved = is_derived_key(leaf.key);
-      bool ran = patterns.match_value(leaf.key, std::string_view(leaf.value->GetString(), leaf.value->GetStringLength()),
-                                      [&](const PatternIndex::Hit& hit) {
-                                        if (reserved) forged = true;
-                                        else hit_ok &= assert_hit(leaf.key, hit);
-                                      });
+      bool ran = patterns.match_value(
+          leaf.key, std::string_view(leaf.value->GetString(), leaf.value->GetStringLength()),
+          [&](const PatternIndex::Hit& hit) {
+            if (reserved)
+              forged = true;
+            else
+              hit_ok &= assert_hit(leaf.key, hit);
+          });
       if (!ran) return fail("pattern matcher ran out of memory");
-      if (forged) return fail("the proposal field \"" + leaf.key + "\" has the name of a derived value and matches an indexed pattern");
+      if (forged)
+        return fail("the proposal field \"" + leaf.key +
+                    "\" has the name of a derived value and matches an indexed pattern");
       if (!hit_ok) return fail("cannot assert a pattern-hit fact");
       if (past_deadline()) {
         stop(code::kDeadline, "the decision deadline passed while matching indexed patterns");
@@ -827,15 +858,18 @@ bool FactCodec::assert_derived(const ProposalFields& p, const rapidjson::Value& 
   if (const char* raw_cwd = payload_string(doc, "cwd")) {
     cwd = paths::normalize(raw_cwd, c.workspace_root, c.home);
     if (cwd.empty() || cwd[0] != '/') cwd = "/";
-    if (!assert_path("payload.cwd", raw_cwd, c.workspace_root, patterns)) return fail("cannot assert a path fact");
+    if (!assert_path("payload.cwd", raw_cwd, c.workspace_root, patterns))
+      return fail("cannot assert a path fact");
   }
   if (const char* raw_path = payload_string(doc, "path")) {
-    if (!assert_path("payload.path", raw_path, cwd, patterns)) return fail("cannot assert a path fact");
+    if (!assert_path("payload.path", raw_path, cwd, patterns))
+      return fail("cannot assert a path fact");
   }
   if (const char* raw_url = payload_string(doc, "url")) {
     if (!assert_url("payload.url", raw_url, patterns)) return fail("cannot assert a url fact");
   }
-  if (effects_ && !assert_proposal_effects(p, doc, cwd)) return fail("cannot assert an effect fact");
+  if (effects_ && !assert_proposal_effects(p, doc, cwd))
+    return fail("cannot assert an effect fact");
   if (p.target == "shell") {
     if (const char* command = payload_string(doc, "command")) {
       if (past_deadline()) {
@@ -867,7 +901,8 @@ std::string slot_text(void* f, int slot) {
 }  // namespace
 
 void FactCodec::read_results(std::vector<FiredRule>* rules, std::vector<Rewrite>* rewrites,
-                             std::vector<Grant>* allows, std::vector<Hint>* hints, std::string* error) {
+                             std::vector<Grant>* allows, std::vector<Hint>* hints,
+                             std::string* error) {
   const auto& k = result_slots_;
   for (void* f = EnvGetNextFactInTemplate(raw_, decision_, nullptr); f;
        f = EnvGetNextFactInTemplate(raw_, decision_, f)) {
@@ -877,7 +912,8 @@ void FactCodec::read_results(std::vector<FiredRule>* rules, std::vector<Rewrite>
     std::string outcome = slot_text(f, k.decision_outcome);
     std::string mode = slot_text(f, k.decision_mode);
     auto parsed = parse_outcome(outcome);
-    if (!parsed && error->empty()) *error = "rule '" + r.rule + "' asserted an invalid outcome '" + outcome + "'";
+    if (!parsed && error->empty())
+      *error = "rule '" + r.rule + "' asserted an invalid outcome '" + outcome + "'";
     if (mode != "enforce" && mode != "monitor" && error->empty())
       *error = "rule '" + r.rule + "' asserted an invalid mode '" + mode + "'";
     r.outcome = parsed.value_or(Outcome::Reject);
@@ -921,22 +957,27 @@ void FactCodec::read_approval(Decision* decision, std::string* error, const Rule
     const std::string rule = slot_text(raw_, f, "rule");
     if (overlay && !overlay->approval_counts(rule)) continue;  // a disabled rule sets no terms
     DATA_OBJECT expires, approvers;
-    const bool have_expires = EnvGetFactSlot(raw_, f, "expires-in", &expires) && GetType(expires) == INTEGER;
-    const bool have_approvers = EnvGetFactSlot(raw_, f, "approvers", &approvers) && GetType(approvers) == INTEGER;
+    const bool have_expires =
+        EnvGetFactSlot(raw_, f, "expires-in", &expires) && GetType(expires) == INTEGER;
+    const bool have_approvers =
+        EnvGetFactSlot(raw_, f, "approvers", &approvers) && GetType(approvers) == INTEGER;
     const long long expires_in = have_expires ? DOToLong(expires) : -1;
     const long long needed = have_approvers ? DOToLong(approvers) : 0;
     if (expires_in < 0) {
-      if (error->empty()) *error = "rule '" + rule + "' asserted an approval with expires-in " +
-                                   std::to_string(expires_in) + "; it must be a positive number of seconds";
+      if (error->empty())
+        *error = "rule '" + rule + "' asserted an approval with expires-in " +
+                 std::to_string(expires_in) + "; it must be a positive number of seconds";
       continue;
     }
     if (needed < 1 || needed > 2) {
-      if (error->empty()) *error = "rule '" + rule + "' asserted an approval with approvers " +
-                                   std::to_string(needed) + "; it must be 1 or 2";
+      if (error->empty())
+        *error = "rule '" + rule + "' asserted an approval with approvers " +
+                 std::to_string(needed) + "; it must be 1 or 2";
       continue;
     }
     decision->approval_set = true;
-    if (expires_in > 0 && (decision->approval_expires_s == 0 || expires_in < decision->approval_expires_s))
+    if (expires_in > 0 &&
+        (decision->approval_expires_s == 0 || expires_in < decision->approval_expires_s))
       decision->approval_expires_s = expires_in;
     if (needed > decision->approvers_needed) decision->approvers_needed = static_cast<int>(needed);
   }
@@ -948,7 +989,9 @@ std::string FactCodec::facts_json() {
   bool first = true;
   for (void* f = EnvGetNextFact(raw_, nullptr); f; f = EnvGetNextFact(raw_, f)) {
     void* tmpl = EnvFactDeftemplate(raw_, f);
-    if (tmpl == decision_ || tmpl == rewrite_ || tmpl == allow_ || tmpl == hint_ || tmpl == approval_) continue;
+    if (tmpl == decision_ || tmpl == rewrite_ || tmpl == allow_ || tmpl == hint_ ||
+        tmpl == approval_)
+      continue;
     const char* name = EnvGetDeftemplateName(raw_, tmpl);
     if (name && std::strcmp(name, "initial-fact") == 0) continue;
     EnvGetFactPPForm(raw_, buffer.data(), buffer.size(), f);

@@ -64,7 +64,8 @@ class FactCodec {
   // `effects` and `classes` are the policy's tables (either may be null: no effects table
   // means no effect facts, no classes table means every class is none); they must outlive
   // the codec.
-  explicit FactCodec(ClipsEnv& env, const EffectsTable* effects = nullptr, const PathClasses* classes = nullptr);
+  explicit FactCodec(ClipsEnv& env, const EffectsTable* effects = nullptr,
+                     const PathClasses* classes = nullptr);
 
   // The daemon's own paths (EngineOptions::own_paths), located once: their class overrides
   // the table's (kOwnPathClass, kOwnDirClass in engine/path_classes.h).
@@ -78,18 +79,20 @@ class FactCodec {
   // `history` (may be null) becomes `history` facts, their age counted from `now`: those
   // `filter` selects for this proposal (with `index`, its index of `history`), or all of
   // them when it is null.
-  bool assert_all(const ProposalFields& fields, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
-                  const PatternIndex& patterns, const FactLimits& limits, FactError* error,
+  bool assert_all(const ProposalFields& fields, const rapidjson::Value& doc,
+                  const std::vector<Leaf>& leaves, const PatternIndex& patterns,
+                  const FactLimits& limits, FactError* error,
                   const std::vector<HistoryEntry>* history = nullptr, std::int64_t now = 0,
-                  const HistoryFilter* filter = nullptr, const HistoryFilter::Index* index = nullptr);
+                  const HistoryFilter* filter = nullptr,
+                  const HistoryFilter::Index* index = nullptr);
 
   // The effect facts the last assert_all asserted, in order.
   const std::vector<EffectRecord>& effects() const { return effect_records_; }
 
   // Decision and rewrite facts, in the order rules asserted them. Invalid outcome or mode
   // symbols are reported in *error.
-  void read_results(std::vector<FiredRule>* rules, std::vector<Rewrite>* rewrites, std::vector<Grant>* allows,
-                    std::vector<Hint>* hints, std::string* error);
+  void read_results(std::vector<FiredRule>* rules, std::vector<Rewrite>* rewrites,
+                    std::vector<Grant>* allows, std::vector<Hint>* hints, std::string* error);
   // The `approval` facts' terms into decision->approval_*: the smallest expires-in (> 0) and
   // the largest approvers. A value out of range (expires-in < 0, approvers not 1 or 2) sets
   // *error, naming the rule, if it is still empty. Those of a rule the overlay disables are
@@ -136,14 +139,14 @@ class FactCodec {
   bool assert_param(const Leaf& leaf);
   bool assert_shell(const std::string& command, const std::string& cwd,
                     const PatternIndex& patterns);
-  bool assert_derived(const ProposalFields& p, const rapidjson::Value& doc, const std::vector<Leaf>& leaves,
-                      const PatternIndex& patterns, FactError* error);
+  bool assert_derived(const ProposalFields& p, const rapidjson::Value& doc,
+                      const std::vector<Leaf>& leaves, const PatternIndex& patterns,
+                      FactError* error);
   bool assert_shell_command(long long index, const shell::SimpleCommand& cmd,
                             const std::string& cwd, const PatternIndex& patterns);
-  bool assert_path(const std::string& key, const std::string& raw,
-                   const std::string& cwd, const PatternIndex& patterns);
-  bool assert_url(const std::string& key, const std::string& raw,
-                  const PatternIndex& patterns);
+  bool assert_path(const std::string& key, const std::string& raw, const std::string& cwd,
+                   const PatternIndex& patterns);
+  bool assert_url(const std::string& key, const std::string& raw, const PatternIndex& patterns);
   bool assert_hit(std::string_view key, const PatternIndex::Hit& hit);
   // The pattern-hit facts of one derived value under its derived key (see derived_key in
   // engine/pattern_index.h; e.g. derived_key::kEffectTarget with an effect's target, once
@@ -158,9 +161,10 @@ class FactCodec {
   bool assert_effect(long long index, const Effect& effect, const std::string& cwd);
   bool assert_command_effects(long long index, const shell::SimpleCommand& cmd,
                               const std::string& cwd);
-  bool assert_proposal_effects(const ProposalFields& p, const rapidjson::Value& doc, const std::string& cwd);
+  bool assert_proposal_effects(const ProposalFields& p, const rapidjson::Value& doc,
+                               const std::string& cwd);
   bool assert_history(const HistoryEntry& entry, std::int64_t now);
-  bool count_fact();  // one more fact against the cap; false once stopped
+  bool count_fact();                  // one more fact against the cap; false once stopped
   std::size_t history_asserted_ = 0;  // by the last assert_all()
   const char* path_class(const paths::Location& loc);
   void glob_class(const std::string& glob, EffectRecord* rec);
@@ -168,8 +172,8 @@ class FactCodec {
 
   ClipsEnv& env_;
   void* raw_;
-  Template proposal_, param_, shell_command_, shell_assignment_, shell_redirect_, shell_error_, path_, url_,
-      pattern_hit_, effect_, history_;
+  Template proposal_, param_, shell_command_, shell_assignment_, shell_redirect_, shell_error_,
+      path_, url_, pattern_hit_, effect_, history_;
   // Slot positions of each template, resolved once: facts are filled by index.
   struct {
     int proposal, key, value;
@@ -187,7 +191,8 @@ class FactCodec {
     int proposal, key, raw, valid, scheme, host, port, path, ip, ip_class, error;
   } url_slots_;
   struct {
-    int proposal, index, program, argv, flags, args, paths, wrappers, assignments, depth, cwd, dynamic;
+    int proposal, index, program, argv, flags, args, paths, wrappers, assignments, depth, cwd,
+        dynamic;
   } shell_command_slots_;
   struct {
     int proposal, index, name, value, dynamic;
@@ -202,7 +207,8 @@ class FactCodec {
     int id, target, action, explanation, agent, session, source, principal, groups, depth, attempt;
   } proposal_slots_;
   struct EffectSlots {
-    int proposal, index, kind, object, target, program, subcommand, via, path_class, in_workspace, dynamic;
+    int proposal, index, kind, object, target, program, subcommand, via, path_class, in_workspace,
+        dynamic;
   } effect_slots_;  // resolved once: effect facts are the most numerous derived facts
   const EffectsTable* effects_;
   const PathClasses* classes_;
@@ -212,8 +218,8 @@ class FactCodec {
   const char* own_class(const paths::Location& loc) const;
   const char* own_glob_class(const paths::Location& loc) const;
   std::vector<EffectRecord> effect_records_;  // effect facts of the current proposal
-  bool dotglob_ = false;  // the shell line turns dotglob on (or sets GLOBIGNORE)
-  std::vector<Effect> effect_buffer_;         // reused per command
+  bool dotglob_ = false;               // the shell line turns dotglob on (or sets GLOBIGNORE)
+  std::vector<Effect> effect_buffer_;  // reused per command
   void* decision_;
   void* rewrite_;
   void* allow_;
@@ -229,12 +235,12 @@ class FactCodec {
   } result_slots_;
   TextMap<void*> pinned_;  // symbol cache, bounded
   bool failed_ = false;
-  const FactLimits* limits_ = nullptr;  // set during assert_all
+  const FactLimits* limits_ = nullptr;      // set during assert_all
   const PatternIndex* patterns_ = nullptr;  // set during assert_all
-  std::size_t asserted_ = 0;            // facts asserted for the current proposal
-  FactError stop_;                      // set when a cap or the deadline stopped the derivation
-  void* id_symbol_ = nullptr;            // the proposal id, during assert_all
-  std::optional<paths::Location> root_;  // the workspace root, located for the current proposal
+  std::size_t asserted_ = 0;                // facts asserted for the current proposal
+  FactError stop_;                          // set when a cap or the deadline stopped the derivation
+  void* id_symbol_ = nullptr;               // the proposal id, during assert_all
+  std::optional<paths::Location> root_;     // the workspace root, located for the current proposal
 };
 
 }  // namespace warden

@@ -70,7 +70,8 @@ void check_above(const fs::path& resolved, const FileModePolicy& policy,
 std::string resolve(const std::string& path, std::string* error) {
   std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr), &std::free);
   if (!real) {
-    if (errno != ENOENT && errno != ENOTDIR) *error = std::string("cannot resolve: ") + std::strerror(errno);
+    if (errno != ENOENT && errno != ENOTDIR)
+      *error = std::string("cannot resolve: ") + std::strerror(errno);
     return {};
   }
   return real.get();

@@ -12,7 +12,6 @@ namespace warden {
 
 namespace {
 
-
 // A slot's value with its type: a string, or a symbol.
 struct Value {
   bool is_string = false;
@@ -21,7 +20,8 @@ struct Value {
 
 // The history slots the filter judges, as indexes into an entry's values; -1 for another slot
 // (proposal, age: every entry has them, and patterns join or compare on them).
-constexpr const char* kSlots[] = {"kind", "object", "class", "in-workspace", "target", "program", "decision"};
+constexpr const char* kSlots[] = {"kind",   "object",  "class",   "in-workspace",
+                                  "target", "program", "decision"};
 constexpr int kSlotCount = 7;
 int slot_index(std::string_view slot) {
   for (int i = 0; i < kSlotCount; ++i)
@@ -30,8 +30,9 @@ int slot_index(std::string_view slot) {
 }
 using EntryValues = std::array<Value, kSlotCount>;
 EntryValues entry_values(const HistoryValues& v) {
-  return {Value{false, v.kind},   Value{false, v.object},  Value{false, v.path_class},
-          Value{false, v.in_workspace ? "TRUE" : "FALSE"}, Value{true, v.target}, Value{true, v.program},
+  return {Value{false, v.kind},       Value{false, v.object},
+          Value{false, v.path_class}, Value{false, v.in_workspace ? "TRUE" : "FALSE"},
+          Value{true, v.target},      Value{true, v.program},
           Value{true, v.decision}};
 }
 std::optional<Value> slot_value(const EntryValues& v, int slot) {
@@ -64,16 +65,16 @@ bool passes(void* env, void* f, const FactPattern& p) {
   return true;
 }
 
-
-
 // The values a join's other side offers; `any` when one of them cannot be judged. Views of
 // strings that outlive the selection (the entries, the facts' symbols); sorted once filled.
 struct JoinValues {
   bool any = false;
   std::vector<std::string_view> strings, symbols;
   void add(const std::optional<Value>& v) {
-    if (!v) any = true;
-    else (v->is_string ? strings : symbols).push_back(v->text);
+    if (!v)
+      any = true;
+    else
+      (v->is_string ? strings : symbols).push_back(v->text);
   }
   void seal() {
     for (auto* list : {&strings, &symbols}) {
@@ -105,20 +106,30 @@ namespace {
 // unknown / none. By length first: this runs for every entry of every decision.
 bool known_kind(std::string_view k) {
   switch (k.size()) {
-    case 4: return k == "exec" || k == "read";
-    case 5: return k == "write";
-    case 6: return k == "delete";
-    case 7: return k == "network" || k == "unknown";
-    case 8: return k == "env-dump";
-    case 9: return k == "privilege";
-    default: return false;
+    case 4:
+      return k == "exec" || k == "read";
+    case 5:
+      return k == "write";
+    case 6:
+      return k == "delete";
+    case 7:
+      return k == "network" || k == "unknown";
+    case 8:
+      return k == "env-dump";
+    case 9:
+      return k == "privilege";
+    default:
+      return false;
   }
 }
 bool known_object(std::string_view o) {
   switch (o.size()) {
-    case 4: return o == "path" || o == "host" || o == "code" || o == "none";
-    case 7: return o == "program";
-    default: return false;
+    case 4:
+      return o == "path" || o == "host" || o == "code" || o == "none";
+    case 7:
+      return o == "program";
+    default:
+      return false;
   }
 }
 
@@ -141,7 +152,8 @@ HistoryValues history_values(const HistoryEntry& h) {
   return v;
 }
 
-HistoryFilter::HistoryFilter(std::vector<HistoryPattern> patterns) : patterns_(std::move(patterns)) {
+HistoryFilter::HistoryFilter(std::vector<HistoryPattern> patterns)
+    : patterns_(std::move(patterns)) {
   auto by_template = [&](const std::string& name) -> ByTemplate& {
     for (auto& b : by_template_)
       if (b.name == name) return b;
@@ -172,12 +184,13 @@ HistoryFilter::HistoryFilter(std::vector<HistoryPattern> patterns) : patterns_(s
 
 struct HistoryFilter::Index {
   std::size_t size = 0;
-  std::vector<EntryValues> values;                        // per entry
-  std::vector<std::vector<std::uint32_t>> passing;        // per pattern: entries its constants accept
-  std::vector<std::vector<JoinValues>> history_joins;     // per pattern, per join (history joins only)
+  std::vector<EntryValues> values;                     // per entry
+  std::vector<std::vector<std::uint32_t>> passing;     // per pattern: entries its constants accept
+  std::vector<std::vector<JoinValues>> history_joins;  // per pattern, per join (history joins only)
 };
 
-std::shared_ptr<const HistoryFilter::Index> HistoryFilter::index(const std::vector<HistoryEntry>& entries) const {
+std::shared_ptr<const HistoryFilter::Index> HistoryFilter::index(
+    const std::vector<HistoryEntry>& entries) const {
   auto index = std::make_shared<Index>();
   const std::size_t n = patterns_.size();
   index->size = entries.size();
@@ -185,13 +198,15 @@ std::shared_ptr<const HistoryFilter::Index> HistoryFilter::index(const std::vect
   for (const auto& h : entries) index->values.push_back(entry_values(history_values(h)));
   auto passes_tests = [&](const EntryValues& v, std::size_t p) {
     for (const Test& t : compiled_[p].tests)
-      if (const Value& x = v[static_cast<std::size_t>(t.slot)]; !t.accepts(x.text, x.is_string)) return false;
+      if (const Value& x = v[static_cast<std::size_t>(t.slot)]; !t.accepts(x.text, x.is_string))
+        return false;
     return true;
   };
   index->passing.resize(n);
   for (std::size_t p = 0; p < n; ++p)
     for (std::size_t i = 0; i < entries.size(); ++i)
-      if (passes_tests(index->values[i], p)) index->passing[p].push_back(static_cast<std::uint32_t>(i));
+      if (passes_tests(index->values[i], p))
+        index->passing[p].push_back(static_cast<std::uint32_t>(i));
   index->history_joins.resize(n);
   for (std::size_t p = 0; p < n; ++p) {
     index->history_joins[p].resize(patterns_[p].joins.size());

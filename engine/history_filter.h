@@ -47,7 +47,9 @@ HistoryValues history_values(const HistoryEntry& entry);
 struct SlotConstant {
   bool is_string = false;
   std::string text;
-  bool operator==(const SlotConstant& o) const { return is_string == o.is_string && text == o.text; }
+  bool operator==(const SlotConstant& o) const {
+    return is_string == o.is_string && text == o.text;
+  }
 };
 
 // What a slot's constraint accepts, judged by its constants: one of `values` (write,
@@ -142,7 +144,7 @@ class HistoryFilter {
   };
   struct Compiled {
     std::vector<Test> tests;
-    std::vector<int> join_slots;  // per join: this pattern's slot, or -1 when not judged
+    std::vector<int> join_slots;   // per join: this pattern's slot, or -1 when not judged
     std::vector<int> other_slots;  // per history join: the other pattern's slot, or -1
   };
   // Where a template's facts count: gate alternatives and fact joins of each pattern.

@@ -12,18 +12,22 @@ constexpr std::size_t kMaxReasonBytes = 4096;
 }  // namespace
 
 std::string OverlayEntry::summary() const {
-  const std::string now = disable ? "disabled" : outcome ? std::string(outcome_name(*outcome)) : declared;
+  const std::string now = disable   ? "disabled"
+                          : outcome ? std::string(outcome_name(*outcome))
+                                    : declared;
   std::string out = declared + " \u2192 " + now;
   if (reason) out += " \"" + reason->substr(0, 80) + (reason->size() > 80 ? "…" : "") + "\"";
   return out + " (" + at() + ")";
 }
 
-std::shared_ptr<RuleOverlay> RuleOverlay::parse(const TomlDocument& document, Diagnostics* diagnostics) {
+std::shared_ptr<RuleOverlay> RuleOverlay::parse(const TomlDocument& document,
+                                                Diagnostics* diagnostics) {
   const RuleSource& source = document.source;
   const toml::table& root = document.root;
   const std::size_t errors_before = diagnostics->size();
   auto error = [&](long line, std::string message) {
-    diagnostics->push_back({code::kOverlay, Severity::Error, source.path, line, "", std::move(message)});
+    diagnostics->push_back(
+        {code::kOverlay, Severity::Error, source.path, line, "", std::move(message)});
   };
   auto line_of = [](const toml::node& n) { return static_cast<long>(n.source().begin.line); };
   auto overlay = std::make_shared<RuleOverlay>();
@@ -97,12 +101,16 @@ std::shared_ptr<RuleOverlay> RuleOverlay::parse(const TomlDocument& document, Di
         continue;
       }
       if (has_disable && (e.outcome || e.reason)) {
-        error(entry_line, "rule \"" + e.rule.substr(0, 80) +
-                              "\": \"disable\" cannot be given with \"outcome\" or \"reason\" (a disabled rule decides nothing)");
+        error(
+            entry_line,
+            "rule \"" + e.rule.substr(0, 80) +
+                "\": \"disable\" cannot be given with \"outcome\" or \"reason\" (a disabled rule decides nothing)");
         continue;
       }
       if (!has_disable && !e.outcome && !e.reason) {
-        error(entry_line, "rule \"" + e.rule.substr(0, 80) + "\": the entry changes nothing (give outcome, reason or disable = true)");
+        error(entry_line,
+              "rule \"" + e.rule.substr(0, 80) +
+                  "\": the entry changes nothing (give outcome, reason or disable = true)");
         continue;
       }
       if (const OverlayEntry* first = overlay->find(e.rule)) {
@@ -125,8 +133,9 @@ void RuleOverlay::reindex() {
 void RuleOverlay::merge(const RuleOverlay& other, Diagnostics* diagnostics) {
   for (const auto& e : other.entries_) {
     if (const OverlayEntry* first = find(e.rule)) {
-      diagnostics->push_back({code::kOverlay, Severity::Error, e.file, e.line, "",
-                              "rule \"" + e.rule.substr(0, 80) + "\" is already changed at " + first->at()});
+      diagnostics->push_back(
+          {code::kOverlay, Severity::Error, e.file, e.line, "",
+           "rule \"" + e.rule.substr(0, 80) + "\" is already changed at " + first->at()});
       continue;
     }
     entries_.push_back(e);
@@ -134,16 +143,21 @@ void RuleOverlay::merge(const RuleOverlay& other, Diagnostics* diagnostics) {
   }
 }
 
-void RuleOverlay::keep_loaded(const std::vector<std::string>& rule_names, Diagnostics* diagnostics) {
+void RuleOverlay::keep_loaded(const std::vector<std::string>& rule_names,
+                              Diagnostics* diagnostics) {
   std::vector<std::string> sorted = rule_names;
   std::sort(sorted.begin(), sorted.end());
-  auto known = [&](const std::string& n) { return std::binary_search(sorted.begin(), sorted.end(), n); };
+  auto known = [&](const std::string& n) {
+    return std::binary_search(sorted.begin(), sorted.end(), n);
+  };
   for (const auto& e : entries_) {
     if (known(e.rule)) continue;
-    diagnostics->push_back({code::kOverlayRule, Severity::Warning, e.file, e.line, "",
-                            "no loaded rule is named \"" + e.rule.substr(0, 80) + "\": this entry changes nothing"});
+    diagnostics->push_back(
+        {code::kOverlayRule, Severity::Warning, e.file, e.line, "",
+         "no loaded rule is named \"" + e.rule.substr(0, 80) + "\": this entry changes nothing"});
   }
-  entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [&](const OverlayEntry& e) { return !known(e.rule); }),
+  entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
+                                [&](const OverlayEntry& e) { return !known(e.rule); }),
                  entries_.end());
   reindex();
 }

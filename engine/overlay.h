@@ -7,11 +7,11 @@
 // Nothing of an overlay is ever turned into rule code. Immutable after compile.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <map>
 #include <vector>
 
 #include "engine/decision.h"

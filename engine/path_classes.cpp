@@ -22,8 +22,8 @@
 #include <mutex>
 #include <optional>
 #include <set>
-#include <unordered_map>
 #include <sstream>
+#include <unordered_map>
 
 #include "bindings/glob.h"
 #include "bindings/text.h"
@@ -105,7 +105,7 @@ struct ClassSets {
     bool home;              // "~/" patterns: matched only on a path's part after the home
     bool case_insensitive;  // the class's: which home prefix (exact or folded) applies
   };
-  std::vector<Entry> entries;            // by set index
+  std::vector<Entry> entries;             // by set index
   std::vector<std::string> alternations;  // by set index: the expressions both sets hold
   std::unique_ptr<RE2::Set> utf8;
   // Every pattern and exception as its own expression (UTF-8: the prefilter takes ASCII
@@ -131,7 +131,7 @@ struct ClassSets {
   };
   std::unique_ptr<const Filtered> filtered;
   bool home_exact = false, home_folded = false;  // some case-(in)sensitive class has "~/"
-  std::string error;  // set when the UTF-8 set could not be compiled
+  std::string error;                             // set when the UTF-8 set could not be compiled
 
   // The Latin-1 set, compiled once on first use; null if it could not be.
   const RE2::Set* latin1() const {
@@ -152,7 +152,7 @@ struct ClassSets {
 // folded as RE2's (?i) folds): HOME then the rest, captured.
 struct HomePrefix {
   std::unique_ptr<RE2> re[2][2];  // [latin1][case_insensitive]
-  bool ok = true;  // all four compiled (a home that is not UTF-8 does not, in UTF-8)
+  bool ok = true;                 // all four compiled (a home that is not UTF-8 does not, in UTF-8)
 };
 
 namespace {
@@ -179,7 +179,8 @@ std::unique_ptr<RE2::Set> build_set(const std::vector<std::string>& alternations
 }
 
 std::uint16_t byte_pair(char a, char b) {
-  return static_cast<std::uint16_t>(static_cast<unsigned char>(a) << 8 | static_cast<unsigned char>(b));
+  return static_cast<std::uint16_t>(static_cast<unsigned char>(a) << 8 |
+                                    static_cast<unsigned char>(b));
 }
 
 // Each pattern and exception as its own expression with its atom: the longest run of
@@ -206,13 +207,17 @@ std::unique_ptr<const ClassSets::Filtered> build_filtered(
         };
         for (const std::string& literal : glob::literal_runs(glob)) {
           for (char c : literal) {
-            if (static_cast<unsigned char>(c) >= 0x80) take();
-            else run.push_back(c);
+            if (static_cast<unsigned char>(c) >= 0x80)
+              take();
+            else
+              run.push_back(c);
           }
           take();
         }
-        if (atom.size() < kMinAtomLength) f->always.push_back(index);
-        else by_atom[text::ascii_lower(atom)].push_back(index);
+        if (atom.size() < kMinAtomLength)
+          f->always.push_back(index);
+        else
+          by_atom[text::ascii_lower(atom)].push_back(index);
       }
     }
   }
@@ -225,7 +230,8 @@ std::unique_ptr<const ClassSets::Filtered> build_filtered(
   return f;
 }
 
-std::shared_ptr<const ClassSets> compile(const std::vector<std::shared_ptr<const PathClasses::Class>>& classes) {
+std::shared_ptr<const ClassSets> compile(
+    const std::vector<std::shared_ptr<const PathClasses::Class>>& classes) {
   auto c = std::make_shared<ClassSets>();
   // One set entry per class's patterns and one per its exceptions (an alternation), apart
   // for "~/" ones: the set reports classes, not patterns, which keeps a match small.
@@ -255,10 +261,11 @@ std::shared_ptr<const ClassSets> compile(const std::vector<std::shared_ptr<const
   long failed = -1;
   c->utf8 = build_set(c->alternations, false, &error, &failed);
   if (!c->utf8) {
-    c->error = failed < 0 ? error
-                          : "the patterns of class " +
-                                classes[c->entries[static_cast<std::size_t>(failed)].class_index]->name +
-                                ": " + error;
+    c->error = failed < 0
+                   ? error
+                   : "the patterns of class " +
+                         classes[c->entries[static_cast<std::size_t>(failed)].class_index]->name +
+                         ": " + error;
   }
   return c;
 }
@@ -275,8 +282,10 @@ std::shared_ptr<const HomePrefix> compile_prefix(std::string_view home) {
       opts.set_case_sensitive(folded == 0);
       opts.set_encoding(latin1 ? RE2::Options::EncodingLatin1 : RE2::Options::EncodingUTF8);
       auto re = std::make_unique<RE2>(RE2::QuoteMeta(h) + "(.*)", opts);
-      if (re->ok()) p->re[latin1][folded] = std::move(re);
-      else p->ok = false;
+      if (re->ok())
+        p->re[latin1][folded] = std::move(re);
+      else
+        p->ok = false;
     }
   }
   return p;
@@ -395,14 +404,15 @@ struct StringHash {
   using is_transparent = void;
   std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
-constexpr std::size_t kMemoEntries = 4096;  // answers kept per thread (cleared when full)
-constexpr std::size_t kMemoKeyBytes = 1024; // longer paths are not remembered
+constexpr std::size_t kMemoEntries = 4096;   // answers kept per thread (cleared when full)
+constexpr std::size_t kMemoKeyBytes = 1024;  // longer paths are not remembered
 struct LastLookup {
   std::uint64_t generation = 0;
   std::string home;
   std::shared_ptr<const ClassSets> compiled;
   std::shared_ptr<const HomePrefix> prefix;
-  std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> memo;  // → class index
+  std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>>
+      memo;         // → class index
   std::string key;  // scratch: the normalized reading's length, then both readings
 };
 thread_local LastLookup last_lookup;
@@ -412,26 +422,31 @@ thread_local LastLookup last_lookup;
 struct GlobLookup {
   std::uint64_t generation = 0;
   std::string home;
-  std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> memo;  // → class index
+  std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>>
+      memo;         // → class index
   std::string key;  // scratch: the glob, then its two flags
 };
 thread_local GlobLookup glob_lookup;
 }  // namespace
 
-PathClasses::PathClasses() : cache_(std::make_unique<Cache>()), generation_(next_generation.fetch_add(1)) {}
+PathClasses::PathClasses()
+    : cache_(std::make_unique<Cache>()), generation_(next_generation.fetch_add(1)) {}
 PathClasses::~PathClasses() = default;
 
-std::shared_ptr<PathClasses> PathClasses::parse(const RuleSource& source, Diagnostics* diagnostics) {
+std::shared_ptr<PathClasses> PathClasses::parse(const RuleSource& source,
+                                                Diagnostics* diagnostics) {
   std::optional<toml::table> root = parse_toml(source, code::kPathClasses, "", diagnostics);
   return root ? parse(TomlDocument{source, std::move(*root)}, diagnostics) : nullptr;
 }
 
-std::shared_ptr<PathClasses> PathClasses::parse(const TomlDocument& document, Diagnostics* diagnostics) {
+std::shared_ptr<PathClasses> PathClasses::parse(const TomlDocument& document,
+                                                Diagnostics* diagnostics) {
   const RuleSource& source = document.source;
   const toml::table& root = document.root;
   const std::size_t errors_before = diagnostics->size();
   auto error = [&](long line, std::string message) {
-    diagnostics->push_back({code::kPathClasses, Severity::Error, source.path, line, "", std::move(message)});
+    diagnostics->push_back(
+        {code::kPathClasses, Severity::Error, source.path, line, "", std::move(message)});
   };
   auto line_of = [](const toml::node& n) { return static_cast<long>(n.source().begin.line); };
   auto table = std::make_shared<PathClasses>();
@@ -456,7 +471,8 @@ std::shared_ptr<PathClasses> PathClasses::parse(const TomlDocument& document, Di
   };
   for (const auto& [key, node] : root) {
     if (key.str() != "class") {
-      error(line_of(node), "unknown key \"" + std::string(key.str()) + "\" (a path classes file holds [[class]] entries)");
+      error(line_of(node), "unknown key \"" + std::string(key.str()) +
+                               "\" (a path classes file holds [[class]] entries)");
       continue;
     }
     const toml::array* entries = node.as_array();
@@ -484,8 +500,10 @@ std::shared_ptr<PathClasses> PathClasses::parse(const TomlDocument& document, Di
             error(line, "class name \"" + k->name +
                             "\" is reserved: the engine gives it to the daemon's own files");
           else if (!valid_class_name(k->name))
-            error(line, "class name \"" + k->name.substr(0, 80) +
-                            "\" is not a symbol of lower-case letters, digits and '-' starting with a letter");
+            error(
+                line,
+                "class name \"" + k->name.substr(0, 80) +
+                    "\" is not a symbol of lower-case letters, digits and '-' starting with a letter");
           else if (!seen.insert(k->name).second)
             error(line, "class \"" + k->name + "\" is defined twice");
         } else if (name == "case-insensitive") {
@@ -525,7 +543,8 @@ std::shared_ptr<PathClasses> PathClasses::parse(const TomlDocument& document, Di
         }
       }
       if (k->name.empty()) error(entry_line, "a class has no \"name\"");
-      if (!has_patterns) error(entry_line, "class \"" + k->name + "\" has no \"patterns\"");
+      if (!has_patterns)
+        error(entry_line, "class \"" + k->name + "\" has no \"patterns\"");
       else if (empty_patterns)
         error(entry_line, "class \"" + k->name + "\" has an empty \"patterns\" list");
       table->classes_.push_back(std::move(k));
@@ -583,9 +602,11 @@ std::string_view PathClasses::classify_glob(std::string_view glob, std::string_v
 std::size_t PathClasses::glob_class_index(std::string_view glob, std::string_view home,
                                           bool dotglob, bool outside) const {
   bool hidden = dotglob;  // a hidden name with a wildcard: `.en?`, `.*`, `~/.ss*`
-  for (std::size_t at = glob.find("/."); at != std::string_view::npos && !hidden; at = glob.find("/.", at + 1)) {
+  for (std::size_t at = glob.find("/."); at != std::string_view::npos && !hidden;
+       at = glob.find("/.", at + 1)) {
     const std::size_t end = glob.find('/', at + 1);
-    hidden = glob::has_shell_glob(glob.substr(at + 1, end == std::string_view::npos ? end : end - at - 1));
+    hidden = glob::has_shell_glob(
+        glob.substr(at + 1, end == std::string_view::npos ? end : end - at - 1));
   }
   std::shared_ptr<const Cache::GlobPatterns> patterns;
   {
@@ -597,7 +618,8 @@ std::size_t PathClasses::glob_class_index(std::string_view glob, std::string_vie
       auto built = std::make_shared<Cache::GlobPatterns>();
       for (const auto& k : classes_) {
         auto& read = built->emplace_back();
-        for (const auto& p : k->patterns) read.emplace_back(expand_home(p, home), false, k->case_insensitive, false);
+        for (const auto& p : k->patterns)
+          read.emplace_back(expand_home(p, home), false, k->case_insensitive, false);
       }
       if (cache_->globs_by_home.size() >= kMaxHomes) cache_->globs_by_home.clear();
       cache_->globs_by_home.emplace(std::string(home), built);
@@ -631,7 +653,8 @@ std::string_view PathClasses::classify(std::string_view normalized, std::string_
   return classify(normalized, resolved, home, false);
 }
 
-std::string_view PathClasses::classify_by_set(std::string_view normalized, std::string_view resolved,
+std::string_view PathClasses::classify_by_set(std::string_view normalized,
+                                              std::string_view resolved,
                                               std::string_view home) const {
   return classify(normalized, resolved, home, true);
 }

@@ -23,7 +23,8 @@ class SuffixTrie {
     for (auto it = suffix.rbegin(); it != suffix.rend(); ++it) {
       const auto c = static_cast<unsigned char>(*it);
       auto& next = nodes_[n].next;
-      auto pos = std::lower_bound(next.begin(), next.end(), c, [](const Edge& e, unsigned char b) { return e.first < b; });
+      auto pos = std::lower_bound(next.begin(), next.end(), c,
+                                  [](const Edge& e, unsigned char b) { return e.first < b; });
       if (pos != next.end() && pos->first == c) {
         n = pos->second;
       } else {
@@ -42,7 +43,8 @@ class SuffixTrie {
     for (auto it = value.rbegin(); it != value.rend(); ++it) {
       const auto c = static_cast<unsigned char>(*it);
       const auto& next = nodes_[n].next;
-      auto pos = std::lower_bound(next.begin(), next.end(), c, [](const Edge& e, unsigned char b) { return e.first < b; });
+      auto pos = std::lower_bound(next.begin(), next.end(), c,
+                                  [](const Edge& e, unsigned char b) { return e.first < b; });
       if (pos == next.end() || pos->first != c) return;
       n = pos->second;
       if (nodes_[n].pattern >= 0) on_index(nodes_[n].pattern);
@@ -68,7 +70,7 @@ bool literal_kind(const std::string& kind) { return kind == "exact" || kind == "
 }  // namespace
 
 struct PatternIndex::Set {
-  std::string key;   // empty: any param key
+  std::string key;  // empty: any param key
   std::string kind;
   std::vector<std::string> patterns;  // by set index
   std::unique_ptr<RE2::Set> set;      // regex, substring, prefix, glob, path-within
@@ -77,8 +79,8 @@ struct PatternIndex::Set {
 };
 
 bool is_derived_key(std::string_view key) {
-  return key == derived_key::kUrlHost || key == derived_key::kEffectTarget || key == derived_key::kShellProgram ||
-         key == derived_key::kPathNormalized;
+  return key == derived_key::kUrlHost || key == derived_key::kEffectTarget ||
+         key == derived_key::kShellProgram || key == derived_key::kPathNormalized;
 }
 
 namespace {
@@ -110,7 +112,8 @@ struct Group {
 
 class Builder {
  public:
-  Builder(PatternIndex::Options options, Diagnostics* diagnostics) : options_(options), diagnostics_(diagnostics) {}
+  Builder(PatternIndex::Options options, Diagnostics* diagnostics)
+      : options_(options), diagnostics_(diagnostics) {}
 
   RE2::Options re2_options() const {
     RE2::Options o;
@@ -119,7 +122,8 @@ class Builder {
     return o;
   }
 
-  void report(const std::vector<const IndexedPattern*>& uses, const char* code, const std::string& why) {
+  void report(const std::vector<const IndexedPattern*>& uses, const char* code,
+              const std::string& why) {
     for (const auto* p : uses)
       diagnostics_->push_back({code, Severity::Error, p->file, p->line, p->rule,
                                "indexed " + p->kind + " pattern cannot be used: " + why});
@@ -152,7 +156,8 @@ class Builder {
              const std::vector<std::size_t>& members, Emit emit) {
     if (members.size() == 1) {
       report(g.uses[members[0]], code::kPatternTooLarge,
-             "it does not fit the matcher's memory budget of " + std::to_string(options_.max_mem >> 20) +
+             "it does not fit the matcher's memory budget of " +
+                 std::to_string(options_.max_mem >> 20) +
                  " MiB even alone (simplify it: fewer or smaller repetitions, shorter literals)");
       return;
     }
@@ -177,7 +182,8 @@ PatternIndex::PatternIndex(const std::vector<IndexedPattern>& patterns, Diagnost
   std::map<std::pair<const Group*, std::string_view>, std::size_t> seen;
   for (const auto& p : patterns) {
     Group& g = groups[{p.key, p.kind}];
-    auto [it, inserted] = seen.emplace(std::make_pair(&g, std::string_view(p.pattern)), g.patterns.size());
+    auto [it, inserted] =
+        seen.emplace(std::make_pair(&g, std::string_view(p.pattern)), g.patterns.size());
     if (inserted) {
       g.patterns.push_back(p.pattern);
       g.uses.emplace_back();
@@ -202,8 +208,10 @@ PatternIndex::PatternIndex(const std::vector<IndexedPattern>& patterns, Diagnost
         }
         const int index = static_cast<int>(s->patterns.size());
         s->patterns.push_back(g.patterns[i]);
-        if (kind == "exact") s->exact.emplace(g.patterns[i], index);
-        else s->suffix.add(g.patterns[i], index);
+        if (kind == "exact")
+          s->exact.emplace(g.patterns[i], index);
+        else
+          s->suffix.add(g.patterns[i], index);
       }
       if (!s->patterns.empty()) sets_.push_back(std::move(s));
       continue;
@@ -236,8 +244,10 @@ PatternIndex::PatternIndex(const std::vector<IndexedPattern>& patterns, Diagnost
       sets_.push_back(std::move(s));
     };
     // Usually the whole group fits one set: compiled as parsed. Otherwise split as build() does.
-    if (whole->Compile()) emit(std::move(whole), members);
-    else builder.split(kind, g, regexes, members, emit);
+    if (whole->Compile())
+      emit(std::move(whole), members);
+    else
+      builder.split(kind, g, regexes, members, emit);
   }
   for (const auto& s : sets_) {
     if (is_derived_key(s->key)) {
@@ -255,7 +265,8 @@ PatternIndex::PatternIndex(const std::vector<IndexedPattern>& patterns, Diagnost
 PatternIndex::~PatternIndex() = default;
 
 bool PatternIndex::run(const std::vector<const Set*>& sets, std::string_view key, bool any_key,
-                       std::string_view value, const std::function<void(const Hit&)>& on_hit) const {
+                       std::string_view value,
+                       const std::function<void(const Hit&)>& on_hit) const {
   // Sets are compiled for UTF-8. Literal kinds match bytes alike either way; a regex or glob
   // would read text that is not UTF-8 differently from the rule functions (which switch to
   // bytes): refuse it. Proposals are UTF-8; a resolved path read from the disk may not be.
@@ -265,11 +276,14 @@ bool PatternIndex::run(const std::vector<const Set*>& sets, std::string_view key
     if (s->key != key && !(any_key && s->key.empty())) continue;
     if (s->kind == "exact") {
       auto it = s->exact.find(value);
-      if (it != s->exact.end()) on_hit(Hit{s->kind, s->patterns[static_cast<std::size_t>(it->second)]});
+      if (it != s->exact.end())
+        on_hit(Hit{s->kind, s->patterns[static_cast<std::size_t>(it->second)]});
       continue;
     }
     if (s->kind == "suffix") {
-      s->suffix.match(value, [&](int index) { on_hit(Hit{s->kind, s->patterns[static_cast<std::size_t>(index)]}); });
+      s->suffix.match(value, [&](int index) {
+        on_hit(Hit{s->kind, s->patterns[static_cast<std::size_t>(index)]});
+      });
       continue;
     }
     if (s->kind == "regex" || s->kind == "glob") {

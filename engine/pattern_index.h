@@ -23,10 +23,12 @@ namespace warden {
 // top-level "url" object in a proposal) never produces a hit under a derived key: the fact
 // codec fails the decision if a keyless pattern matches one.
 namespace derived_key {
-inline constexpr std::string_view kUrlHost = "url.host";                  // host of every valid url fact
-inline constexpr std::string_view kEffectTarget = "effect.target";        // target of every effect fact
-inline constexpr std::string_view kShellProgram = "shell-command.program";  // program of every shell-command fact
-inline constexpr std::string_view kPathNormalized = "path.normalized";    // normalized of every path fact
+inline constexpr std::string_view kUrlHost = "url.host";            // host of every valid url fact
+inline constexpr std::string_view kEffectTarget = "effect.target";  // target of every effect fact
+inline constexpr std::string_view kShellProgram =
+    "shell-command.program";  // program of every shell-command fact
+inline constexpr std::string_view kPathNormalized =
+    "path.normalized";  // normalized of every path fact
 }  // namespace derived_key
 
 bool is_derived_key(std::string_view key);
@@ -44,7 +46,8 @@ class PatternIndex {
   // in *diagnostics (E_PATTERN_TOO_LARGE, E_BAD_REGEX, E_BAD_PATTERN) naming each rule
   // that uses it; the caller must then refuse the rule set.
   PatternIndex(const std::vector<IndexedPattern>& patterns, Diagnostics* diagnostics);
-  PatternIndex(const std::vector<IndexedPattern>& patterns, Diagnostics* diagnostics, Options options);
+  PatternIndex(const std::vector<IndexedPattern>& patterns, Diagnostics* diagnostics,
+               Options options);
   ~PatternIndex();
 
   bool empty() const { return sets_.empty(); }
@@ -74,8 +77,8 @@ class PatternIndex {
 
  private:
   struct Set;
-  bool run(const std::vector<const Set*>& sets, std::string_view key, bool any_key, std::string_view value,
-           const std::function<void(const Hit&)>& on_hit) const;
+  bool run(const std::vector<const Set*>& sets, std::string_view key, bool any_key,
+           std::string_view value, const std::function<void(const Hit&)>& on_hit) const;
   std::vector<std::unique_ptr<Set>> sets_;
   std::vector<const Set*> value_sets_, path_sets_, derived_sets_;  // views of sets_
   std::vector<std::string> derived_used_;  // derived keys some pattern names

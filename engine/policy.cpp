@@ -71,9 +71,14 @@ void load_table(const RuleSource& source, Tables* tables, Diagnostics* diagnosti
     const bool looks_rule = !looks_class && source.text.find("[[rule]]") != std::string::npos;
     const long line = static_cast<long>(e.source().begin.line);
     const std::string description(e.description());
-    if (looks_class) diagnostics->push_back({code::kPathClasses, Severity::Error, source.path, line, "", description});
-    else if (looks_rule) diagnostics->push_back({code::kOverlay, Severity::Error, source.path, line, "", description});
-    else diagnostics->push_back({code::kEffectsTable, Severity::Error, source.path, line, "", "TOML: " + description});
+    if (looks_class)
+      diagnostics->push_back(
+          {code::kPathClasses, Severity::Error, source.path, line, "", description});
+    else if (looks_rule)
+      diagnostics->push_back({code::kOverlay, Severity::Error, source.path, line, "", description});
+    else
+      diagnostics->push_back(
+          {code::kEffectsTable, Severity::Error, source.path, line, "", "TOML: " + description});
     return;
   }
   const toml::table& root = document->root;
@@ -82,28 +87,36 @@ void load_table(const RuleSource& source, Tables* tables, Diagnostics* diagnosti
   const bool has_rule = root.contains("rule");
   const int kinds = int(has_program) + int(has_class) + int(has_rule);
   if (kinds != 1) {
-    diagnostics->push_back({code::kEffectsTable, Severity::Error, source.path, 1, "",
-                            kinds > 1 ? "a .toml rules file holds one of [program.*] and [tool.*] tables (an effects table), "
-                                        "[[class]] entries (path classes) or [[rule]] entries (a rule overlay), not several"
-                                      : "a .toml rules file must hold [program.*] or [tool.*] tables (an effects table), "
-                                        "[[class]] entries (path classes) or [[rule]] entries (a rule overlay)"});
+    diagnostics->push_back(
+        {code::kEffectsTable, Severity::Error, source.path, 1, "",
+         kinds > 1
+             ? "a .toml rules file holds one of [program.*] and [tool.*] tables (an effects table), "
+               "[[class]] entries (path classes) or [[rule]] entries (a rule overlay), not several"
+             : "a .toml rules file must hold [program.*] or [tool.*] tables (an effects table), "
+               "[[class]] entries (path classes) or [[rule]] entries (a rule overlay)"});
     return;
   }
   if (has_program) {
     auto table = EffectsTable::parse(*document, diagnostics);
     if (!table) return;
-    if (!tables->effects) tables->effects = std::move(table);
-    else tables->effects->merge(*table, diagnostics);
+    if (!tables->effects)
+      tables->effects = std::move(table);
+    else
+      tables->effects->merge(*table, diagnostics);
   } else if (has_class) {
     auto table = PathClasses::parse(*document, diagnostics);
     if (!table) return;
-    if (!tables->classes) tables->classes = std::move(table);
-    else tables->classes->merge(*table);
+    if (!tables->classes)
+      tables->classes = std::move(table);
+    else
+      tables->classes->merge(*table);
   } else {
     auto overlay = RuleOverlay::parse(*document, diagnostics);
     if (!overlay) return;
-    if (!tables->overlay) tables->overlay = std::move(overlay);
-    else tables->overlay->merge(*overlay, diagnostics);
+    if (!tables->overlay)
+      tables->overlay = std::move(overlay);
+    else
+      tables->overlay->merge(*overlay, diagnostics);
   }
 }
 
@@ -126,10 +139,12 @@ std::string declared_outcomes(const Construct& rule) {
       std::size_t j = i + 9;
       while (j < t.size() && (t[j] == ' ' || t[j] == '\t' || t[j] == '\n')) ++j;
       std::size_t end = j;
-      while (end < t.size() && t[end] != ')' && t[end] != ' ' && t[end] != '\n' && t[end] != '\t') ++end;
+      while (end < t.size() && t[end] != ')' && t[end] != ' ' && t[end] != '\n' && t[end] != '\t')
+        ++end;
       std::string word = t.substr(j, end - j);
       if (!parse_outcome(word)) word = "?";
-      if (std::find(found.begin(), found.end(), word) == found.end()) found.push_back(std::move(word));
+      if (std::find(found.begin(), found.end(), word) == found.end())
+        found.push_back(std::move(word));
     }
   }
   std::string out;
@@ -141,7 +156,8 @@ std::string declared_outcomes(const Construct& rule) {
 // one no effect is ever derived, and a rule like "approve when no effect is harmful" would
 // approve every command. Refused (E_EFFECTS_TABLE) at the first such rule. CLIPS knows
 // which templates rule patterns use: a template's pattern network is empty otherwise.
-void require_effects_table(ClipsEnv& env, const std::vector<Construct>& constructs, Diagnostics* diagnostics) {
+void require_effects_table(ClipsEnv& env, const std::vector<Construct>& constructs,
+                           Diagnostics* diagnostics) {
   for (const char* name : {"effect"}) {
     auto* tmpl = static_cast<struct deftemplate*>(EnvFindDeftemplate(env.get(), name));
     if (!tmpl || !tmpl->patternNetwork) continue;
@@ -152,11 +168,12 @@ void require_effects_table(ClipsEnv& env, const std::vector<Construct>& construc
         first = &c;
         break;
       }
-    diagnostics->push_back({code::kEffectsTable, Severity::Error, first ? first->file : "", first ? first->line : 0,
-                            first ? first->name : "",
-                            std::string("rules match `") + name +
-                                "` facts but no effects table (a .toml file with [program.*] tables) is loaded: "
-                                "no effect would ever be derived"});
+    diagnostics->push_back(
+        {code::kEffectsTable, Severity::Error, first ? first->file : "", first ? first->line : 0,
+         first ? first->name : "",
+         std::string("rules match `") + name +
+             "` facts but no effects table (a .toml file with [program.*] tables) is loaded: "
+             "no effect would ever be derived"});
     return;
   }
 }
@@ -171,7 +188,8 @@ void check_data_references(const std::vector<DataReference>& references, const D
     if (set && (r.function != "data-value" || set->kind == DataSets::Kind::Map)) continue;
     std::string message;
     if (set) {
-      message = "data set \"" + r.name + "\" (" + set->at + ") is a list: data-value reads a map; use data-member";
+      message = "data set \"" + r.name + "\" (" + set->at +
+                ") is a list: data-value reads a map; use data-member";
     } else {
       std::string known;
       for (const auto& n : data.names()) known += (known.empty() ? "" : ", ") + n;
@@ -193,7 +211,9 @@ void check_class_names(const std::vector<Construct>& constructs, const PathClass
   std::set<std::string, std::less<>> known = {"none", kOwnPathClass, kOwnDirClass};
   if (classes)
     for (auto& n : classes->names()) known.insert(std::move(n));
-  auto is_space = [](char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f'; };
+  auto is_space = [](char ch) {
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f';
+  };
   for (const auto& c : constructs) {
     if (c.kind != "defrule" || !c.ok) continue;
     const std::string& t = c.text;
@@ -205,8 +225,10 @@ void check_class_names(const std::vector<Construct>& constructs, const PathClass
         ++line;
       } else if (ch == '"') {  // skip the string
         for (++i; i < t.size() && t[i] != '"'; ++i) {
-          if (t[i] == '\\') ++i;
-          else if (t[i] == '\n') ++line;
+          if (t[i] == '\\')
+            ++i;
+          else if (t[i] == '\n')
+            ++line;
         }
       } else if (ch == ';') {  // comment to the end of the line
         while (i + 1 < t.size() && t[i + 1] != '\n') ++i;
@@ -223,7 +245,9 @@ void check_class_names(const std::vector<Construct>& constructs, const PathClass
         long at = line;
         while (j < t.size() && is_space(t[j])) at += t[j++] == '\n';
         std::size_t end = j;
-        while (end < t.size() && !is_space(t[end]) && t[end] != '(' && t[end] != ')' && t[end] != '"') ++end;
+        while (end < t.size() && !is_space(t[end]) && t[end] != '(' && t[end] != ')' &&
+               t[end] != '"')
+          ++end;
         // A constraint: constants joined by | & ~, variables and :(…) / =(…) tests.
         const std::string constraint = t.substr(j, end - j);
         std::size_t k = 0;
@@ -231,14 +255,14 @@ void check_class_names(const std::vector<Construct>& constructs, const PathClass
           std::size_t stop = constraint.find_first_of("|&~", k);
           if (stop == std::string::npos) stop = constraint.size();
           const std::string word = constraint.substr(k, stop - k);
-          if (!word.empty() && word[0] != '?' && word[0] != '$' && word[0] != ':' && word[0] != '=' &&
-              !known.count(word)) {
+          if (!word.empty() && word[0] != '?' && word[0] != '$' && word[0] != ':' &&
+              word[0] != '=' && !known.count(word)) {
             std::string list;
             for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
             diagnostics->push_back({code::kPathClasses, Severity::Warning, c.file, at, c.name,
                                     "class \"" + word.substr(0, 60) +
-                                        "\" is not defined by any path classes table (known: " + list +
-                                        "): this condition never matches"});
+                                        "\" is not defined by any path classes table (known: " +
+                                        list + "): this condition never matches"});
           }
           k = stop + 1;
         }
@@ -252,19 +276,21 @@ void check_class_names(const std::vector<Construct>& constructs, const PathClass
 // by CLIPS on every history fact reaching them, rule firing or not: it keeps every entry the
 // constants written before its first call accept, with no gates and no joins, so each
 // decision sees the same failures as with every entry asserted.
-std::vector<HistoryPattern> evaluated_patterns(std::vector<HistoryPattern> patterns,
-                                               const std::map<std::string, std::set<std::string>>& functions,
-                                               void* env) {
+std::vector<HistoryPattern> evaluated_patterns(
+    std::vector<HistoryPattern> patterns,
+    const std::map<std::string, std::set<std::string>>& functions, void* env) {
   for (auto& p : patterns) {
     auto all_total = [&](const std::vector<std::string>& calls) {
-      return std::all_of(calls.begin(), calls.end(), [&](const std::string& f) { return total_call(f, functions); });
+      return std::all_of(calls.begin(), calls.end(),
+                         [&](const std::string& f) { return total_call(f, functions); });
     };
     bool total = all_total(p.calls) && all_total(p.rule_calls);
     for (const auto& g : p.multifield_globals) {
       const std::string name = g.size() > 3 ? g.substr(2, g.size() - 3) : "";  // ?*name*
       void* global = name.empty() ? nullptr : EnvFindDefglobal(env, name.c_str());
       DATA_OBJECT value;
-      total = total && global && (EnvGetDefglobalValue(env, name.c_str(), &value), GetType(value) == MULTIFIELD);
+      total = total && global &&
+              (EnvGetDefglobalValue(env, name.c_str(), &value), GetType(value) == MULTIFIELD);
     }
     if (total) continue;
     // Its own calls run on the facts its earlier constants pass; its rule's other calls on
@@ -309,7 +335,8 @@ std::size_t Policy::rule_count() const { return impl_->rule_names.size(); }
 std::vector<std::string> Policy::rule_names(const std::vector<std::string>& files) const {
   std::vector<std::string> out;
   for (const auto& c : impl_->constructs)
-    if (c.kind == "defrule" && std::find(files.begin(), files.end(), c.file) != files.end()) out.push_back(c.name);
+    if (c.kind == "defrule" && std::find(files.begin(), files.end(), c.file) != files.end())
+      out.push_back(c.name);
   return out;
 }
 std::vector<DataSetSummary> Policy::data_sets() const {
@@ -358,7 +385,8 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
   }
   CheckedSources checked = check_sources(rule_sources, &diagnostics);
   // Names checked only against data that loaded: a broken file is its own error.
-  if (data_ok) check_data_references(checked.data_references, data ? *data : DataSets(), &diagnostics);
+  if (data_ok)
+    check_data_references(checked.data_references, data ? *data : DataSets(), &diagnostics);
 
   auto impl = std::make_unique<PolicyImpl>();
   // Functions and globals first (rules call them), then rules; file order within each.
@@ -378,13 +406,14 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
   }
   if (checked.constructs.empty() && !has_errors(diagnostics))
     diagnostics.push_back({code::kNoRules, Severity::Error,
-                           rule_sources.empty() ? sources.front().path : rule_sources.front().path, 0, "",
-                           "no constructs found"});
+                           rule_sources.empty() ? sources.front().path : rule_sources.front().path,
+                           0, "", "no constructs found"});
   // Every indexed pattern compiles or is an error here: a rule set never loads with a
   // pattern-hit rule that could not fire.
   impl->patterns = std::make_unique<PatternIndex>(checked.patterns, &diagnostics);
   if (!has_errors(diagnostics)) check_class_names(impl->constructs, classes.get(), &diagnostics);
-  if (!has_errors(diagnostics) && !effects) require_effects_table(*env, impl->constructs, &diagnostics);
+  if (!has_errors(diagnostics) && !effects)
+    require_effects_table(*env, impl->constructs, &diagnostics);
   if (tables.overlay) {
     std::vector<std::string> names;
     for (const auto& c : impl->constructs)
@@ -395,13 +424,15 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
         if (c.kind == "defrule" && c.name == e.rule) e.declared = declared_outcomes(c);
   }
 
-  std::stable_sort(diagnostics.begin(), diagnostics.end(), [](const Diagnostic& a, const Diagnostic& b) {
-    return a.file != b.file ? a.file < b.file : a.line < b.line;
-  });
+  std::stable_sort(diagnostics.begin(), diagnostics.end(),
+                   [](const Diagnostic& a, const Diagnostic& b) {
+                     return a.file != b.file ? a.file < b.file : a.line < b.line;
+                   });
   // The checker and the index may both refuse the same bad regex at the same place.
   diagnostics.erase(std::unique(diagnostics.begin(), diagnostics.end(),
                                 [](const Diagnostic& a, const Diagnostic& b) {
-                                  return a.code == b.code && a.file == b.file && a.line == b.line && a.rule == b.rule;
+                                  return a.code == b.code && a.file == b.file && a.line == b.line &&
+                                         a.rule == b.rule;
                                 }),
                     diagnostics.end());
   if (has_errors(diagnostics)) return loaded;
@@ -413,7 +444,8 @@ Policy::Loaded Policy::compile(const RuleSources& sources) {
   impl->path_classes = std::move(classes);
   impl->data = std::move(data);
   // An overlay whose every entry named no loaded rule changes nothing: no per-decision lookup.
-  if (tables.overlay && !tables.overlay->entries().empty()) impl->overlay = std::move(tables.overlay);
+  if (tables.overlay && !tables.overlay->entries().empty())
+    impl->overlay = std::move(tables.overlay);
   if (!env->reset()) {
     diagnostics.push_back({code::kCompile, Severity::Error, "", 0, "",
                            "initializing globals failed or ran past the deadline"});

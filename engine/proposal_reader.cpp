@@ -19,8 +19,8 @@ Diagnostic input_error(const char* code, std::string message) {
 }
 
 // Names that become CLIPS symbols: letters, digits and _ . : - ; lowercased.
-bool normalize_name(rapidjson::Value& v, rapidjson::Document::AllocatorType& alloc, std::string* out,
-                    bool* renamed) {
+bool normalize_name(rapidjson::Value& v, rapidjson::Document::AllocatorType& alloc,
+                    std::string* out, bool* renamed) {
   if (!v.IsString()) return false;
   std::string s(v.GetString(), v.GetStringLength());
   if (s.empty() || s.size() > 64 || !std::isalpha(static_cast<unsigned char>(s[0]))) return false;
@@ -68,17 +68,20 @@ std::string ambiguous_key(const rapidjson::Value& obj) {
   for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
     std::string_view name(it->name.GetString(), it->name.GetStringLength());
     if (name.find('\0') != std::string_view::npos) return "NUL character in a key";
-    if (name.find('.') != std::string_view::npos) return "key " + quoted_key(name) + " contains a '.'";
+    if (name.find('.') != std::string_view::npos)
+      return "key " + quoted_key(name) + " contains a '.'";
     bool duplicate = false;
     if (pairwise) {
       for (auto prev = obj.MemberBegin(); prev != it && !duplicate; ++prev)
-        duplicate = equal_ignoring_ascii_case(name, {prev->name.GetString(), prev->name.GetStringLength()});
+        duplicate =
+            equal_ignoring_ascii_case(name, {prev->name.GetString(), prev->name.GetStringLength()});
     } else {
       std::string folded(name);
       for (char& c : folded) c = ascii_lower(c);
       duplicate = !seen.insert(std::move(folded)).second;
     }
-    if (duplicate) return "duplicate key " + quoted_key(name) + " (keys must differ by more than ASCII case)";
+    if (duplicate)
+      return "duplicate key " + quoted_key(name) + " (keys must differ by more than ASCII case)";
   }
   return {};
 }
@@ -97,7 +100,7 @@ bool is_valid_utf8(std::string_view s) {
 
 // HTTP methods, lowercased: an `action` naming one must agree with `payload.method`.
 bool is_http_method(std::string_view s) {
-  static constexpr std::string_view kMethods[] = {"get",     "head",  "post",    "put",  "delete",
+  static constexpr std::string_view kMethods[] = {"get",     "head",    "post",  "put",  "delete",
                                                   "connect", "options", "trace", "patch"};
   for (auto m : kMethods)
     if (s == m) return true;
@@ -127,8 +130,8 @@ std::string_view index_text(rapidjson::SizeType i, char (&buffer)[16]) {
 
 // Checks every key and value of the document and lists its leaves, depth-first in document
 // order, with an explicit stack (no recursion on input). Keys join with `.` (no key holds one).
-std::optional<Diagnostic> collect_leaves(rapidjson::Value& doc, const ReadLimits& limits, bool check_escapes,
-                                         std::vector<Leaf>* leaves) {
+std::optional<Diagnostic> collect_leaves(rapidjson::Value& doc, const ReadLimits& limits,
+                                         bool check_escapes, std::vector<Leaf>* leaves) {
   struct Frame {
     rapidjson::Value* value;
     std::string key;
@@ -150,7 +153,8 @@ std::optional<Diagnostic> collect_leaves(rapidjson::Value& doc, const ReadLimits
     Frame frame = std::move(stack.back());
     stack.pop_back();
     if (frame.depth > limits.max_depth)
-      return input_error(code::kInputTooLarge, "proposal nests deeper than " + std::to_string(limits.max_depth));
+      return input_error(code::kInputTooLarge,
+                         "proposal nests deeper than " + std::to_string(limits.max_depth));
     rapidjson::Value& v = *frame.value;
     if (v.IsObject()) {
       if (std::string why = ambiguous_key(v); !why.empty())
@@ -159,20 +163,25 @@ std::optional<Diagnostic> collect_leaves(rapidjson::Value& doc, const ReadLimits
         --it;
         if (check_escapes && !text::valid_utf8({it->name.GetString(), it->name.GetStringLength()}))
           return input_error(code::kInputJson, "invalid Unicode escape in a key");
-        stack.push_back({&it->value, child_key(frame.key, {it->name.GetString(), it->name.GetStringLength()}),
+        stack.push_back({&it->value,
+                         child_key(frame.key, {it->name.GetString(), it->name.GetStringLength()}),
                          frame.depth + 1});
       }
     } else if (v.IsArray()) {
       char digits[16];
       for (rapidjson::SizeType i = v.Size(); i > 0; --i)
-        stack.push_back({&v[i - 1], child_key(frame.key, index_text(i - 1, digits)), frame.depth + 1});
+        stack.push_back(
+            {&v[i - 1], child_key(frame.key, index_text(i - 1, digits)), frame.depth + 1});
     } else {
       if (v.IsString() && std::memchr(v.GetString(), '\0', v.GetStringLength()))
-        return input_error(code::kInputShape, "NUL character in the value of " + quoted_key(frame.key));
+        return input_error(code::kInputShape,
+                           "NUL character in the value of " + quoted_key(frame.key));
       if (check_escapes && v.IsString() && !text::valid_utf8({v.GetString(), v.GetStringLength()}))
-        return input_error(code::kInputJson, "invalid Unicode escape in the value of " + quoted_key(frame.key));
+        return input_error(code::kInputJson,
+                           "invalid Unicode escape in the value of " + quoted_key(frame.key));
       if (leaves->size() >= limits.max_leaves)
-        return input_error(code::kInputTooLarge, "proposal has more than " + std::to_string(limits.max_leaves) + " values");
+        return input_error(code::kInputTooLarge, "proposal has more than " +
+                                                     std::to_string(limits.max_leaves) + " values");
       leaves->push_back({std::move(frame.key), &v});
     }
   }
@@ -186,13 +195,15 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
                                         std::vector<Leaf>* leaves, std::string* buffer) {
   if (json.size() > limits.max_bytes)
     return input_error(code::kInputTooLarge, "proposal is " + std::to_string(json.size()) +
-                                                 " bytes, over the limit of " + std::to_string(limits.max_bytes));
+                                                 " bytes, over the limit of " +
+                                                 std::to_string(limits.max_bytes));
   // The shared flags (bindings/json.h); valid UTF-8 skips the check that cannot fail.
   constexpr unsigned kFlags = warden::json::kParseFlags;
   // RapidJSON takes a NUL byte as the end of input, so `{…}\0anything` would parse as `{…}`
   // while the text handed on holds more. JSON text never contains a raw NUL.
   if (std::size_t nul = json.find('\0'); nul != std::string_view::npos)
-    return input_error(code::kInputJson, "invalid JSON at byte " + std::to_string(nul) + ": NUL byte");
+    return input_error(code::kInputJson,
+                       "invalid JSON at byte " + std::to_string(nul) + ": NUL byte");
   // Valid UTF-8 text (nearly every proposal) is parsed without RapidJSON's per-character
   // check, which can then not fail; anything else goes through the checking parse, which
   // reports the error and its offset.
@@ -220,7 +231,8 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
   if (auto error = collect_leaves(*doc, limits, check_escapes, leaves)) return error;
 
   auto target = doc->FindMember("target");
-  if (target == doc->MemberEnd()) return input_error(code::kInputShape, "proposal has no \"target\"");
+  if (target == doc->MemberEnd())
+    return input_error(code::kInputShape, "proposal has no \"target\"");
   if (!normalize_name(target->value, alloc, &fields->target, &fields->renamed))
     return input_error(code::kInputShape, "\"target\" must be a name (letters, digits, _ . : -)");
   auto action = doc->FindMember("action");
@@ -237,19 +249,24 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
     if (verb != payload->value.MemberEnd() && !verb->value.IsNull()) {
       std::string payload_action;
       if (!normalize_name(verb->value, alloc, &payload_action, &fields->renamed))
-        return input_error(code::kInputShape, "\"payload.action\" must be a name (letters, digits, _ . : -)");
+        return input_error(code::kInputShape,
+                           "\"payload.action\" must be a name (letters, digits, _ . : -)");
       if (fields->action.empty()) {
         fields->action = payload_action;
-        rapidjson::Value name(payload_action.c_str(), static_cast<rapidjson::SizeType>(payload_action.size()), alloc);
+        rapidjson::Value name(payload_action.c_str(),
+                              static_cast<rapidjson::SizeType>(payload_action.size()), alloc);
         auto existing = doc->FindMember("action");  // present but null
-        if (existing != doc->MemberEnd()) existing->value = name;
-        else doc->AddMember("action", name, alloc);
+        if (existing != doc->MemberEnd())
+          existing->value = name;
+        else
+          doc->AddMember("action", name, alloc);
         fields->renamed = true;
         payload = doc->FindMember("payload");  // AddMember may have moved the members
         // The added member may have moved the others: list the leaves again.
         if (auto error = collect_leaves(*doc, limits, check_escapes, leaves)) return error;
       } else if (payload_action != fields->action) {
-        return input_error(code::kInputShape, "\"action\" is \"" + fields->action + "\" but \"payload.action\" is \"" +
+        return input_error(code::kInputShape, "\"action\" is \"" + fields->action +
+                                                  "\" but \"payload.action\" is \"" +
                                                   payload_action + "\": one verb per proposal");
       }
     }
@@ -258,7 +275,8 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
       std::string method = "get";
       auto m = payload->value.FindMember("method");
       if (m != payload->value.MemberEnd() && !m->value.IsNull()) {
-        if (!m->value.IsString() || m->value.GetStringLength() == 0 || m->value.GetStringLength() > 32)
+        if (!m->value.IsString() || m->value.GetStringLength() == 0 ||
+            m->value.GetStringLength() > 32)
           return input_error(code::kInputShape, "\"payload.method\" must be an HTTP method name");
         method.assign(m->value.GetString(), m->value.GetStringLength());
         for (char& c : method) {
@@ -268,20 +286,25 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
         }
       }
       if (is_http_method(fields->action) && fields->action != method)
-        return input_error(code::kInputShape, "\"action\" is \"" + fields->action + "\" but the HTTP method is \"" +
-                                                  method + "\": one verb per proposal");
+        return input_error(code::kInputShape, "\"action\" is \"" + fields->action +
+                                                  "\" but the HTTP method is \"" + method +
+                                                  "\": one verb per proposal");
     }
-  } else if (fields->target == "http" && is_http_method(fields->action) && fields->action != "get") {
-    return input_error(code::kInputShape, "\"action\" is \"" + fields->action +
-                                              "\" but the HTTP method is \"get\": one verb per proposal");
+  } else if (fields->target == "http" && is_http_method(fields->action) &&
+             fields->action != "get") {
+    return input_error(code::kInputShape,
+                       "\"action\" is \"" + fields->action +
+                           "\" but the HTTP method is \"get\": one verb per proposal");
   }
   auto explanation = doc->FindMember("explanation");
-  if (explanation != doc->MemberEnd() && !explanation->value.IsString() && !explanation->value.IsNull())
+  if (explanation != doc->MemberEnd() && !explanation->value.IsString() &&
+      !explanation->value.IsNull())
     return input_error(code::kInputShape, "\"explanation\" must be a string");
   fields->explanation = warden::json::string_member(*doc, "explanation");
   auto context = doc->FindMember("context");
   if (context != doc->MemberEnd()) {
-    if (!context->value.IsObject()) return input_error(code::kInputShape, "\"context\" must be an object");
+    if (!context->value.IsObject())
+      return input_error(code::kInputShape, "\"context\" must be an object");
     rapidjson::Value& ctx = context->value;
     fields->agent = warden::json::string_member(ctx, "agent");
     fields->session = warden::json::string_member(ctx, "session");
@@ -294,16 +317,18 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
   return std::nullopt;
 }
 
-void override_principal(const std::string& principal, rapidjson::Document* doc, ProposalFields* fields,
-                        std::vector<Leaf>* leaves) {
+void override_principal(const std::string& principal, rapidjson::Document* doc,
+                        ProposalFields* fields, std::vector<Leaf>* leaves) {
   auto& alloc = doc->GetAllocator();
   fields->principal = principal;
   if (const rapidjson::Value* claimed = value_at(*doc, {"context", "principal"});
-      claimed && claimed->IsString() && std::string_view(claimed->GetString(), claimed->GetStringLength()) == principal) {
+      claimed && claimed->IsString() &&
+      std::string_view(claimed->GetString(), claimed->GetStringLength()) == principal) {
     return;  // already exactly this (no `Principal` can sit beside it: read_proposal)
   }
   fields->renamed = true;  // the action JSON is written again, with the new value
-  rapidjson::Value value(principal.c_str(), static_cast<rapidjson::SizeType>(principal.size()), alloc);
+  rapidjson::Value value(principal.c_str(), static_cast<rapidjson::SizeType>(principal.size()),
+                         alloc);
   auto context = doc->FindMember("context");
   if (context == doc->MemberEnd()) {
     rapidjson::Value ctx(rapidjson::kObjectType);
@@ -318,8 +343,10 @@ void override_principal(const std::string& principal, rapidjson::Document* doc, 
     for (auto it = ctx.MemberBegin(); it != ctx.MemberEnd();) {
       std::string name(it->name.GetString(), it->name.GetStringLength());
       for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (name == "principal") it = ctx.EraseMember(it);
-      else ++it;
+      if (name == "principal")
+        it = ctx.EraseMember(it);
+      else
+        ++it;
     }
     ctx.AddMember("principal", value, alloc);
   }
@@ -331,11 +358,13 @@ void override_principal(const std::string& principal, rapidjson::Document* doc, 
   collect_leaves(*doc, unlimited, false, leaves);
 }
 
-const rapidjson::Value* value_at(const rapidjson::Value& doc, std::initializer_list<std::string_view> path) {
+const rapidjson::Value* value_at(const rapidjson::Value& doc,
+                                 std::initializer_list<std::string_view> path) {
   const rapidjson::Value* v = &doc;
   for (std::string_view name : path) {
     if (!v->IsObject()) return nullptr;
-    auto it = v->FindMember(rapidjson::Value(rapidjson::StringRef(name.data(), static_cast<rapidjson::SizeType>(name.size()))));
+    auto it = v->FindMember(rapidjson::Value(
+        rapidjson::StringRef(name.data(), static_cast<rapidjson::SizeType>(name.size()))));
     if (it == v->MemberEnd()) return nullptr;
     v = &it->value;
   }

@@ -35,11 +35,12 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
 // Sets `context.principal` in *doc to `principal` (creating `context` when absent) and in
 // *fields: the authenticated identity replaces whatever the proposal claimed. Lists
 // *leaves again (their pointers into *doc may have moved).
-void override_principal(const std::string& principal, rapidjson::Document* doc, ProposalFields* fields,
-                        std::vector<Leaf>* leaves);
+void override_principal(const std::string& principal, rapidjson::Document* doc,
+                        ProposalFields* fields, std::vector<Leaf>* leaves);
 
 // The value at doc[k1][k2]… following object members only, or null. Fact derivation reads
 // the document through this, never through joined key strings.
-const rapidjson::Value* value_at(const rapidjson::Value& doc, std::initializer_list<std::string_view> path);
+const rapidjson::Value* value_at(const rapidjson::Value& doc,
+                                 std::initializer_list<std::string_view> path);
 
 }  // namespace warden

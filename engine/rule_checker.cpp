@@ -65,12 +65,13 @@ const std::map<std::string, std::map<std::string, SlotType>>& template_slots() {
 
 constexpr int kMaxNesting = 128;
 
-const std::set<std::string, std::less<>> kAllowedConstructs = {"defrule", "deffunction", "defglobal"};
+const std::set<std::string, std::less<>> kAllowedConstructs = {"defrule", "deffunction",
+                                                               "defglobal"};
 const std::set<std::string, std::less<>> kKnownConstructs = {
-    "deftemplate", "deffacts", "defmodule", "defclass", "definstances", "defmessage-handler",
-    "defgeneric", "defmethod"};
-const std::set<std::string, std::less<>> kPatternKinds = {"regex", "substring", "prefix", "suffix",
-                                                          "exact", "glob", "path-within"};
+    "deftemplate",  "deffacts",           "defmodule",  "defclass",
+    "definstances", "defmessage-handler", "defgeneric", "defmethod"};
+const std::set<std::string, std::less<>> kPatternKinds = {
+    "regex", "substring", "prefix", "suffix", "exact", "glob", "path-within"};
 
 // How deeply a construct nests expressions, and the deffunctions it calls with the nesting
 // at the call. Evaluation recurses in C once per level, and a deffunction call continues
@@ -89,14 +90,17 @@ struct FileChecker {
   const std::set<std::string, std::less<>>* deffunctions;  // every deffunction in the set
   std::map<std::size_t, Nesting>* nesting;  // by index in out->constructs, for check_nesting
   std::size_t* suggestions_left;            // "did you mean" searches this set may still make
-  std::unordered_map<std::string, std::string>* regex_verdicts;  // check_regex: pattern → error or ""
+  std::unordered_map<std::string, std::string>*
+      regex_verdicts;  // check_regex: pattern → error or ""
 
   void error(const char* code, long line, const std::string& rule, std::string message) {
     diagnostics->push_back({code, Severity::Error, source.path, line, rule, std::move(message)});
   }
   // A problem at a token: its line and column.
-  void report(const char* code, Severity severity, const Token& at, const std::string& rule, std::string message) {
-    diagnostics->push_back({code, severity, source.path, at.line, rule, std::move(message), at.column});
+  void report(const char* code, Severity severity, const Token& at, const std::string& rule,
+              std::string message) {
+    diagnostics->push_back(
+        {code, severity, source.path, at.line, rule, std::move(message), at.column});
   }
   void error_at(const char* code, const Token& at, const std::string& rule, std::string message) {
     report(code, Severity::Error, at, rule, std::move(message));
@@ -141,16 +145,19 @@ struct FileChecker {
     if (t[k].type == TokenType::Close) return false;  // one `)` too many after a whole construct
     if (t[k].type == TokenType::Atom && t[k].text == "=>") return true;
     if (t[k].column > 1) return true;
-    if (t[k].type != TokenType::Open || k + 1 >= t.size() || t[k + 1].type != TokenType::Atom) return false;
+    if (t[k].type != TokenType::Open || k + 1 >= t.size() || t[k + 1].type != TokenType::Atom)
+      return false;
     const std::string& head = t[k + 1].text;
-    return find_template(head) || sandbox::may_call(head) || deffunctions->count(head) || head == "test" ||
-           head == "not" || head == "and" || head == "or" || head == "exists" || head == "forall" || head == "logical";
+    return find_template(head) || sandbox::may_call(head) || deffunctions->count(head) ||
+           head == "test" || head == "not" || head == "and" || head == "or" || head == "exists" ||
+           head == "forall" || head == "logical";
   }
 
   // `file_tokens`: the file's tokens, or null when it did not tokenize (`bad` says why).
   void run(const std::vector<Token>* file_tokens, const TokenError& bad) {
     if (!file_tokens) {
-      diagnostics->push_back({bad.code, Severity::Error, source.path, bad.line, "", bad.message, bad.column});
+      diagnostics->push_back(
+          {bad.code, Severity::Error, source.path, bad.line, "", bad.message, bad.column});
       return;
     }
     const std::vector<Token>& tokens = *file_tokens;
@@ -160,8 +167,8 @@ struct FileChecker {
     std::vector<std::pair<std::size_t, std::size_t>> constructs;
     std::size_t i = 0;
     while (i < tokens.size()) {
-      if (!constructs.empty() && constructs.back().second + 1 == i && !starts_construct(tokens, i) &&
-          reads_as_rule_body(tokens, i)) {
+      if (!constructs.empty() && constructs.back().second + 1 == i &&
+          !starts_construct(tokens, i) && reads_as_rule_body(tokens, i)) {
         // The construct before was closed early: what follows still belongs to it.
         const auto [open, close] = constructs.back();
         constructs.pop_back();
@@ -169,13 +176,15 @@ struct FileChecker {
         const std::size_t extra = extra_close_by_indentation(tokens, open, i);
         if (extra != i)
           error_at(code::kUnbalanced, tokens[extra], construct_name(tokens, open),
-                   "this `)` is one too many: it closes " + quoted_group(tokens, open) + " (opened on line " +
-                       std::to_string(tokens[open].line) + ") early, and line " + std::to_string(tokens[i].line) +
+                   "this `)` is one too many: it closes " + quoted_group(tokens, open) +
+                       " (opened on line " + std::to_string(tokens[open].line) +
+                       ") early, and line " + std::to_string(tokens[i].line) +
                        " is still indented as part of it");
         else
           error_at(code::kUnbalanced, tokens[close], construct_name(tokens, open),
                    "this `)` closes " + quoted_group(tokens, open) + " (opened on line " +
-                       std::to_string(tokens[open].line) + "), but line " + std::to_string(tokens[i].line) +
+                       std::to_string(tokens[open].line) + "), but line " +
+                       std::to_string(tokens[i].line) +
                        " still reads as part of it: one `)` too many on this line or before it");
         while (i < tokens.size() && !starts_construct(tokens, i)) ++i;
         continue;
@@ -184,14 +193,16 @@ struct FileChecker {
         if (report_runaway_string(tokens, i)) return;
         // Right after a construct, the `)` too many may be inside it, where it closed a group
         // early: then the construct is not what the author wrote, and is not checked.
-        const std::size_t extra = !constructs.empty() && constructs.back().second + 1 == i
-                                      ? extra_close_by_indentation(tokens, constructs.back().first, i)
-                                      : i;
+        const std::size_t extra =
+            !constructs.empty() && constructs.back().second + 1 == i
+                ? extra_close_by_indentation(tokens, constructs.back().first, i)
+                : i;
         if (extra != i) {
-          error_at(code::kUnbalanced, tokens[extra], construct_name(tokens, constructs.back().first),
-                   "this `)` is one too many: it closes a group early, and the line after it is still indented as "
-                   "part of that group (so the `)` on line " +
-                       std::to_string(tokens[i].line) + " closes nothing)");
+          error_at(
+              code::kUnbalanced, tokens[extra], construct_name(tokens, constructs.back().first),
+              "this `)` is one too many: it closes a group early, and the line after it is still indented as "
+              "part of that group (so the `)` on line " +
+                  std::to_string(tokens[i].line) + " closes nothing)");
           constructs.pop_back();
         } else {
           error_at(code::kUnbalanced, tokens[i], "", "this `)` closes nothing: one `)` too many");
@@ -201,7 +212,8 @@ struct FileChecker {
       }
       if (tokens[i].type != TokenType::Open) {
         error(code::kParse, tokens[i].line, "",
-              "expected a construct such as (defrule …), found '" + tokens[i].text.substr(0, 40) + "'");
+              "expected a construct such as (defrule …), found '" + tokens[i].text.substr(0, 40) +
+                  "'");
         // Skip to the next top-level '(' to keep reporting.
         while (i < tokens.size() && tokens[i].type != TokenType::Open) ++i;
         continue;
@@ -211,9 +223,11 @@ struct FileChecker {
       int depth = 0;
       std::size_t j = i;
       for (; j < tokens.size(); ++j) {
-        if (tokens[j].type == TokenType::Open && ++depth > 1 && nested == tokens.size() && starts_construct(tokens, j))
+        if (tokens[j].type == TokenType::Open && ++depth > 1 && nested == tokens.size() &&
+            starts_construct(tokens, j))
           nested = j;
-        else if (tokens[j].type == TokenType::Close && --depth == 0) break;
+        else if (tokens[j].type == TokenType::Close && --depth == 0)
+          break;
       }
       if (j == tokens.size() || nested < j) {
         if (report_runaway_string(tokens, std::min(j, nested))) return;
@@ -230,7 +244,8 @@ struct FileChecker {
 
   // The name of the rule or function the construct at `open` defines, for its diagnostics.
   static std::string construct_name(const std::vector<Token>& t, std::size_t open) {
-    if (open + 2 >= t.size() || t[open + 1].type != TokenType::Atom || t[open + 2].type != TokenType::Atom ||
+    if (open + 2 >= t.size() || t[open + 1].type != TokenType::Atom ||
+        t[open + 2].type != TokenType::Atom ||
         (t[open + 1].text != "defrule" && t[open + 1].text != "deffunction"))
       return "";
     return t[open + 2].text;
@@ -244,9 +259,11 @@ struct FileChecker {
       if (t[k].type != TokenType::String || t[k].text.find('\n') == std::string::npos ||
           !string_runs_through_code(t[k].text))
         continue;
-      const long end = t[k].line + static_cast<long>(std::count(t[k].text.begin(), t[k].text.end(), '\n'));
+      const long end =
+          t[k].line + static_cast<long>(std::count(t[k].text.begin(), t[k].text.end(), '\n'));
       error_at(code::kUnbalanced, t[k], "",
-               "this string opened on line " + std::to_string(t[k].line) + " runs on to line " + std::to_string(end) +
+               "this string opened on line " + std::to_string(t[k].line) + " runs on to line " +
+                   std::to_string(end) +
                    " through lines that read as rules: its closing `\"` is probably missing");
       return true;
     }
@@ -263,7 +280,8 @@ struct FileChecker {
     const std::string line = std::to_string(open == limit ? t[start].line : t[open].line);
     if (open != limit) {
       error_at(code::kUnbalanced, t[open], construct_name(t, start),
-               "this " + quoted_group(t, open) + " opened on line " + line + " is never closed: its `)` belongs before line " +
+               "this " + quoted_group(t, open) + " opened on line " + line +
+                   " is never closed: its `)` belongs before line " +
                    std::to_string(t[evidence].line) + ", which is indented as its sibling");
       return;
     }
@@ -272,7 +290,8 @@ struct FileChecker {
     error_at(code::kUnbalanced, t[start], construct_name(t, start),
              "this " + quoted_group(t, start) + " opened on line " + line +
                  " is never closed: its `)` is missing at the end of line " + last_line +
-                 (end < t.size() ? ", before " + quoted_group(t, end) + " on line " + std::to_string(t[end].line)
+                 (end < t.size() ? ", before " + quoted_group(t, end) + " on line " +
+                                       std::to_string(t[end].line)
                                  : std::string(", the end of the file")));
   }
 
@@ -287,8 +306,10 @@ struct FileChecker {
     c.kind = t[open + 1].text;
     if (!kAllowedConstructs.count(c.kind)) {
       if (kKnownConstructs.count(c.kind))
-        error(code::kForbiddenConstruct, t[open].line, "",
-              c.kind + " is not allowed in rule files: the engine defines the templates; use defrule, deffunction or defglobal");
+        error(
+            code::kForbiddenConstruct, t[open].line, "",
+            c.kind +
+                " is not allowed in rule files: the engine defines the templates; use defrule, deffunction or defglobal");
       else
         error_at(code::kParse, t[open + 1], "",
                  "unknown construct `" + c.kind.substr(0, 40) + "`" +
@@ -300,7 +321,8 @@ struct FileChecker {
       c.name = t[open + 2].text;
     const std::size_t errors_before = diagnostics->size();
 
-    if (c.kind == "defrule" && !c.name.empty()) note_name(rule_names, c, code::kDuplicateRule, "rule");
+    if (c.kind == "defrule" && !c.name.empty())
+      note_name(rule_names, c, code::kDuplicateRule, "rule");
     if (c.kind == "deffunction" && !c.name.empty())
       note_name(function_names, c, code::kDuplicateFunction, "function");
 
@@ -313,16 +335,19 @@ struct FileChecker {
       const Token& tok = t[k];
       if (tok.type == TokenType::Open && ++depth > kMaxNesting && !too_deep) {
         // CLIPS parses expressions recursively: refuse what could exhaust its stack.
-        error(code::kParse, tok.line, c.name, "expressions nest deeper than " + std::to_string(kMaxNesting));
+        error(code::kParse, tok.line, c.name,
+              "expressions nest deeper than " + std::to_string(kMaxNesting));
         too_deep = true;
       }
       if (tok.type == TokenType::Close) --depth;
-      if (is_rule && depth == 0 && tok.type == TokenType::Atom && std::string_view(tok.text) == "=>"sv)
+      if (is_rule && depth == 0 && tok.type == TokenType::Atom &&
+          std::string_view(tok.text) == "=>"sv)
         in_rhs = true;
-      if (tok.type != TokenType::Open || k + 1 >= close || t[k + 1].type != TokenType::Atom) continue;
+      if (tok.type != TokenType::Open || k + 1 >= close || t[k + 1].type != TokenType::Atom)
+        continue;
       const std::string_view head = t[k + 1].text;
       if (head == "bind"sv && k + 2 < close && t[k + 2].type == TokenType::Atom &&
-                 t[k + 2].text.rfind("?*", 0) == 0) {
+          t[k + 2].text.rfind("?*", 0) == 0) {
         error(code::kGlobalMutation, t[k + 2].line, c.name,
               "globals are constants in Warden rules; cannot bind " + t[k + 2].text);
       } else if (head == "regex-match"sv && k + 2 < close && t[k + 2].type == TokenType::String) {
@@ -340,7 +365,8 @@ struct FileChecker {
       }
     }
     if (!too_deep) check_calls(t, open, close, c);
-    c.ok = std::none_of(diagnostics->begin() + static_cast<std::ptrdiff_t>(errors_before), diagnostics->end(),
+    c.ok = std::none_of(diagnostics->begin() + static_cast<std::ptrdiff_t>(errors_before),
+                        diagnostics->end(),
                         [](const Diagnostic& d) { return d.severity == Severity::Error; });
     // Whole construct text, indented so that its first line keeps the source column; lines
     // inside map back to the file by adding c.line - 1.
@@ -364,18 +390,19 @@ struct FileChecker {
     Nesting& nest;
     FactChecks& facts;
     std::vector<std::size_t> history_at = {};  // where each history pattern of this construct opens
-    bool in_lhs = false;                         // walking a rule's conditions
-    std::set<std::string> age_vars = {};         // variables bound to a history pattern's age
-    std::set<std::string> lexeme_vars = {};      // variables bound only where strings or symbols are
-    std::vector<std::string> lhs_calls = {};     // what they call (member$ as checked below)
-    std::vector<std::string> lhs_globals = {};   // member$ second arguments among them
+    bool in_lhs = false;                       // walking a rule's conditions
+    std::set<std::string> age_vars = {};       // variables bound to a history pattern's age
+    std::set<std::string> lexeme_vars = {};    // variables bound only where strings or symbols are
+    std::vector<std::string> lhs_calls = {};   // what they call (member$ as checked below)
+    std::vector<std::string> lhs_globals = {};  // member$ second arguments among them
 
     // A call in a rule's conditions, as total_call() judges it: its name; "(compare ages)" for
     // a numeric comparison of history ages (integers) and integer constants, which cannot fail;
     // for member$, whether its list is a global (noted in `globals`, checked once loaded).
     std::string classified_call(std::size_t open, std::vector<std::string>* globals) const {
       const std::string& name = t[open + 1].text;
-      static const std::set<std::string, std::less<>> kCompare = {"<", ">", "<=", ">=", "=", "<>", "!="};
+      static const std::set<std::string, std::less<>> kCompare = {
+          "<", ">", "<=", ">=", "=", "<>", "!="};
       if (kCompare.count(name)) {
         bool numbers = true;
         for (std::size_t a = open + 2; a < match[open] && numbers; a = end_of_token(a))
@@ -387,16 +414,18 @@ struct FileChecker {
       // argument is a lexeme constant, a lexeme variable or a call returning a string. The
       // data functions also fail on a set no data file defines: total only when the set is
       // named by a constant, which Policy::compile checks (a list read by data-value too).
-      static const std::set<std::string, std::less<>> kLexemeArgs = {"str-prefix", "str-suffix", "str-index",
-                                                                     "path-normalize", "str-cat", "sym-cat",
-                                                                     "data-member", "data-value"};
+      static const std::set<std::string, std::less<>> kLexemeArgs = {
+          "str-prefix", "str-suffix", "str-index",   "path-normalize",
+          "str-cat",    "sym-cat",    "data-member", "data-value"};
       if (kLexemeArgs.count(name)) {
-        bool lexemes = !is_data_function(name) || (open + 2 < match[open] && is_constant_lexeme(t[open + 2]));
+        bool lexemes =
+            !is_data_function(name) || (open + 2 < match[open] && is_constant_lexeme(t[open + 2]));
         for (std::size_t a = open + 2; a < match[open] && lexemes; a = end_of_token(a)) {
           if (t[a].type == TokenType::String) continue;
           if (t[a].type == TokenType::Open) {
-            lexemes = head_is_name(a) && (t[a + 1].text == "str-cat" || t[a + 1].text == "sym-cat" ||
-                                          t[a + 1].text == "path-normalize" || t[a + 1].text == "workspace-root");
+            lexemes = head_is_name(a) &&
+                      (t[a + 1].text == "str-cat" || t[a + 1].text == "sym-cat" ||
+                       t[a + 1].text == "path-normalize" || t[a + 1].text == "workspace-root");
             continue;  // the call itself is classified on its own
           }
           const std::string& x = t[a].text;
@@ -406,16 +435,20 @@ struct FileChecker {
       }
       if (name != "member$") return name;
       const std::size_t second = end_of_token(open + 2);
-      if (second < match[open] && t[second].type == TokenType::Atom && t[second].text.rfind("?*", 0) == 0 &&
-          end_of_token(second) == match[open]) {
+      if (second < match[open] && t[second].type == TokenType::Atom &&
+          t[second].text.rfind("?*", 0) == 0 && end_of_token(second) == match[open]) {
         globals->push_back(t[second].text);
         return name;
       }
       return "(member$ without a global list)";
     }
-    void note_lhs_call(std::size_t open) { lhs_calls.push_back(classified_call(open, &lhs_globals)); }
+    void note_lhs_call(std::size_t open) {
+      lhs_calls.push_back(classified_call(open, &lhs_globals));
+    }
 
-    int level_at(const Token& tok) const { return level[static_cast<std::size_t>(&tok - t.data())]; }
+    int level_at(const Token& tok) const {
+      return level[static_cast<std::size_t>(&tok - t.data())];
+    }
 
     bool head_is_name(std::size_t open) const {
       return t[open + 1].type == TokenType::Atom && !is_variable(t[open + 1].text);
@@ -443,7 +476,8 @@ struct FileChecker {
       if (in_lhs) note_lhs_call(open);
       if (!allowed(head)) return close + 1;  // reported; its arguments are not looked at
       if (head.text == "assert") {
-        for (std::size_t k = open + 2; k < close;) k = t[k].type == TokenType::Open ? fact(k) : k + 1;
+        for (std::size_t k = open + 2; k < close;)
+          k = t[k].type == TokenType::Open ? fact(k) : k + 1;
       } else if (head.text == "switch") {
         std::size_t k = open + 2 < close ? expression(open + 2) : close;
         while (k < close) {
@@ -470,10 +504,11 @@ struct FileChecker {
       }
       const Token& name = t[open + 1];
       if (!sandbox::may_assert(name.text)) {
-        fc.error_at(code::kForbiddenAssert, name, c.name,
-                    "rules may assert only decision, rewrite, allow, hint and approval facts, not '" +
-                        name.text.substr(0, 40) + "'" +
-                        fc.suggest(name.text, {"decision", "rewrite", "allow", "hint", "approval"}));
+        fc.error_at(
+            code::kForbiddenAssert, name, c.name,
+            "rules may assert only decision, rewrite, allow, hint and approval facts, not '" +
+                name.text.substr(0, 40) + "'" +
+                fc.suggest(name.text, {"decision", "rewrite", "allow", "hint", "approval"}));
         return close + 1;
       }
       facts.asserted(open);
@@ -510,7 +545,8 @@ struct FileChecker {
       } else {
         facts.pattern(i);
         slots(i + 2, close);  // a pattern: (template (slot constraint…)…); calls follow : or =
-        if (c.kind == "defrule" && (head == "history" || ends_with(head, "::history"))) history_pattern(i, close);
+        if (c.kind == "defrule" && (head == "history" || ends_with(head, "::history")))
+          history_pattern(i, close);
       }
       return close + 1;
     }
@@ -529,7 +565,9 @@ struct FileChecker {
         const std::size_t slot_close = match[k];
         const std::size_t calls_before = p.calls.size();
         for (std::size_t q = k + 2; q < slot_close; ++q) {
-          if (t[q].type != TokenType::Open || q + 1 >= slot_close || t[q + 1].type != TokenType::Atom) continue;
+          if (t[q].type != TokenType::Open || q + 1 >= slot_close ||
+              t[q + 1].type != TokenType::Atom)
+            continue;
           p.calls.push_back(classified_call(q, &p.multifield_globals));
         }
         if (p.calls.size() != calls_before) called = true;
@@ -564,7 +602,8 @@ struct FileChecker {
       const std::string& name = t[open + 1].text;
       // Only the engine's own templates: `object` patterns match instances (initial-object),
       // and a name that is no template is none of the proposal's facts.
-      if (name == "history" || sandbox::may_assert(name) || !template_slots().count(name)) return std::nullopt;
+      if (name == "history" || sandbox::may_assert(name) || !template_slots().count(name))
+        return std::nullopt;
       return FactPattern{name, slot_constants(open, match[open])};
     }
 
@@ -582,8 +621,10 @@ struct FileChecker {
           bool plain = true;
           for (std::size_t b = k + 2; b < match[k] && plain; b = end_of_token(b)) {
             auto pattern = proposal_pattern(b);
-            if (pattern) g.any_of.push_back(std::move(*pattern));
-            else plain = false;
+            if (pattern)
+              g.any_of.push_back(std::move(*pattern));
+            else
+              plain = false;
           }
           if (plain && !g.any_of.empty()) out->push_back(std::move(g));
         } else if (auto pattern = proposal_pattern(k)) {
@@ -591,7 +632,9 @@ struct FileChecker {
         }
       }
     }
-    std::size_t end_of_token(std::size_t k) const { return t[k].type == TokenType::Open ? end_of(k) : k + 1; }
+    std::size_t end_of_token(std::size_t k) const {
+      return t[k].type == TokenType::Open ? end_of(k) : k + 1;
+    }
 
     // What a single-field constraint (tokens [from, to)) accepts, judged by its constants, by
     // CLIPS's precedence: ~ binds tightest, then &, then |; a leading `?x&` only binds (?x&a|b
@@ -608,17 +651,20 @@ struct FileChecker {
       for (std::size_t k = from; k < to; k = end_of_token(k)) {
         const Token& tok = t[k];
         Item item;
-        if (tok.type == TokenType::Atom && (tok.text == "&" || tok.text == "|" || tok.text == "~")) {
+        if (tok.type == TokenType::Atom &&
+            (tok.text == "&" || tok.text == "|" || tok.text == "~")) {
           item.connective = tok.text[0];
         } else if (tok.type == TokenType::String) {
           item.constant = true;
           item.value = {true, tok.text};
-        } else if (tok.type == TokenType::Atom && !tok.text.empty() && tok.text[0] != '?' && tok.text[0] != '$' &&
-                   tok.text != ":" && tok.text != "=" && !looks_numeric(tok.text)) {
+        } else if (tok.type == TokenType::Atom && !tok.text.empty() && tok.text[0] != '?' &&
+                   tok.text[0] != '$' && tok.text != ":" && tok.text != "=" &&
+                   !looks_numeric(tok.text)) {
           item.constant = true;
           item.value = {false, tok.text};
         } else if (tok.type == TokenType::Atom && (tok.text == ":" || tok.text == "=")) {
-          if (k + 1 < to && t[k + 1].type == TokenType::Open) k = k + 1;  // the call is part of this term
+          if (k + 1 < to && t[k + 1].type == TokenType::Open)
+            k = k + 1;  // the call is part of this term
         }
         items.push_back(std::move(item));
       }
@@ -639,8 +685,10 @@ struct FileChecker {
         for (std::size_t q = d; q < d_end;) {
           std::size_t q_end = q;
           while (q_end < d_end && items[q_end].connective != '&') ++q_end;
-          if (q_end == q + 1 && items[q].constant && !contains(only, items[q].value)) only.push_back(items[q].value);
-          if (q_end == q + 2 && items[q].connective == '~' && items[q + 1].constant) excluded.push_back(items[q + 1].value);
+          if (q_end == q + 1 && items[q].constant && !contains(only, items[q].value))
+            only.push_back(items[q].value);
+          if (q_end == q + 2 && items[q].connective == '~' && items[q + 1].constant)
+            excluded.push_back(items[q + 1].value);
           q = q_end + 1;
         }
         if (d == d_end) return std::nullopt;
@@ -685,7 +733,8 @@ struct FileChecker {
       if (first >= close || t[first].type != TokenType::Atom) return "";
       const std::string& v = t[first].text;
       if (v.size() < 2 || v[0] != '?' || v[1] == '*') return "";
-      if (first + 1 < close && !(t[first + 1].type == TokenType::Atom && t[first + 1].text == "&")) return "";
+      if (first + 1 < close && !(t[first + 1].type == TokenType::Atom && t[first + 1].text == "&"))
+        return "";
       return v;
     }
 
@@ -695,9 +744,10 @@ struct FileChecker {
       for (std::size_t k = from; k < to; k = end_of_token(k)) {
         if (t[k].type != TokenType::Open || !head_is_name(k)) continue;
         const std::string& head = t[k + 1].text;
-        if (head == "and" || head == "logical") conjunction(k + 2, match[k], out);
-        else if (head != "not" && head != "or" && head != "exists" && head != "forall" && head != "test" &&
-                 head != "declare")
+        if (head == "and" || head == "logical")
+          conjunction(k + 2, match[k], out);
+        else if (head != "not" && head != "or" && head != "exists" && head != "forall" &&
+                 head != "test" && head != "declare")
           out->push_back(k);
       }
     }
@@ -744,8 +794,10 @@ struct FileChecker {
               j.slot = slot;
               j.other_slot = other_slot;
               j.with_history = q.history != std::string::npos;
-              if (j.with_history) j.history = q.history;
-              else j.fact = *proposal_pattern(q.open);
+              if (j.with_history)
+                j.history = q.history;
+              else
+                j.fact = *proposal_pattern(q.open);
               patterns[p.history].joins.push_back(std::move(j));
             }
           }
@@ -774,18 +826,24 @@ struct FileChecker {
           for (std::size_t q = h + 2; q < match[h]; q = end_of_token(q)) {
             if (t[q].type != TokenType::Open || !head_is_name(q)) continue;
             auto slot = tmpl->second.find(t[q + 1].text);
-            const bool lexeme = slot != tmpl->second.end() && !slot->second.types.empty() &&
-                                std::all_of(slot->second.types.begin(), slot->second.types.end(),
-                                            [](const std::string& ty) { return ty == "STRING" || ty == "SYMBOL"; });
+            const bool lexeme =
+                slot != tmpl->second.end() && !slot->second.types.empty() &&
+                std::all_of(slot->second.types.begin(), slot->second.types.end(),
+                            [](const std::string& ty) { return ty == "STRING" || ty == "SYMBOL"; });
             const bool age = t[h + 1].text == "history" && t[q + 1].text == "age";
             // Single-field variables of the slot: its first term in a slot, any ?v in a multislot.
             for (std::size_t v = q + 2; v < match[q]; v = end_of_token(v)) {
-              if (t[v].type != TokenType::Atom || t[v].text.size() < 2 || t[v].text[0] != '?' || t[v].text[1] == '*')
+              if (t[v].type != TokenType::Atom || t[v].text.size() < 2 || t[v].text[0] != '?' ||
+                  t[v].text[1] == '*')
                 continue;
-              const bool single = slot != tmpl->second.end() && (slot->second.multislot || v == q + 2);
-              if (single && age) age_vars.insert(t[v].text);
-              else if (single && lexeme) lexeme_vars.insert(t[v].text);
-              else other.insert(t[v].text);
+              const bool single =
+                  slot != tmpl->second.end() && (slot->second.multislot || v == q + 2);
+              if (single && age)
+                age_vars.insert(t[v].text);
+              else if (single && lexeme)
+                lexeme_vars.insert(t[v].text);
+              else
+                other.insert(t[v].text);
             }
           }
         }
@@ -796,8 +854,10 @@ struct FileChecker {
         for (const auto& v : age_vars) lexeme_vars.erase(v);
       }
       std::size_t lhs_end = k;
-      while (lhs_end < close && !(t[lhs_end].type == TokenType::Atom && t[lhs_end].text == "=>")) lhs_end = end_of_token(lhs_end);
-      struct GatesOnExit {  // the rule's history patterns get its gates and joins once all are found
+      while (lhs_end < close && !(t[lhs_end].type == TokenType::Atom && t[lhs_end].text == "=>"))
+        lhs_end = end_of_token(lhs_end);
+      struct
+          GatesOnExit {  // the rule's history patterns get its gates and joins once all are found
         const Walk& w;
         std::size_t first, from, to;
         ~GatesOnExit() {
@@ -808,8 +868,8 @@ struct FileChecker {
           for (std::size_t i = first; i < patterns.size(); ++i) {
             patterns[i].gates = g;
             patterns[i].rule_calls = w.lhs_calls;
-            patterns[i].multifield_globals.insert(patterns[i].multifield_globals.end(), w.lhs_globals.begin(),
-                                                  w.lhs_globals.end());
+            patterns[i].multifield_globals.insert(patterns[i].multifield_globals.end(),
+                                                  w.lhs_globals.begin(), w.lhs_globals.end());
           }
           w.joins(first, from, to);
         }
@@ -861,11 +921,13 @@ struct FileChecker {
         return true;
       }
       if (sandbox::is_clips_builtin(name)) {
-        fc.error_at(code::kForbiddenFunction, head, c.name, "function '" + name + "' is not allowed in rules");
+        fc.error_at(code::kForbiddenFunction, head, c.name,
+                    "function '" + name + "' is not allowed in rules");
       } else if (find_template(name)) {
         fc.error_at(code::kUnknownFunction, head, c.name,
                     "`" + name + "` is a template, not a function" +
-                        (c.kind == "defrule" && !in_lhs ? std::string(": patterns go before `=>`") : std::string()));
+                        (c.kind == "defrule" && !in_lhs ? std::string(": patterns go before `=>`")
+                                                        : std::string()));
       } else {
         fc.error_at(code::kUnknownFunction, head, c.name,
                     "unknown function `" + name.substr(0, 60) + "`" +
@@ -875,7 +937,8 @@ struct FileChecker {
     }
   };
 
-  void check_calls(const std::vector<Token>& t, std::size_t open, std::size_t close, const Construct& c) {
+  void check_calls(const std::vector<Token>& t, std::size_t open, std::size_t close,
+                   const Construct& c) {
     // Indexed by token in the file, filled for this construct only: one pair of arrays for the
     // whole file (sized per construct, they made checking a file quadratic in its length).
     std::vector<std::size_t>& match = match_;
@@ -884,7 +947,8 @@ struct FileChecker {
       match.resize(t.size());
       level.resize(t.size());
     }
-    std::fill(match.begin() + static_cast<std::ptrdiff_t>(open), match.begin() + static_cast<std::ptrdiff_t>(close) + 1, close);
+    std::fill(match.begin() + static_cast<std::ptrdiff_t>(open),
+              match.begin() + static_cast<std::ptrdiff_t>(close) + 1, close);
     std::vector<std::size_t> stack;
     Nesting& n = (*nesting)[out->constructs.size()];  // c is appended at this index
     for (std::size_t k = open; k <= close; ++k) {
@@ -901,11 +965,16 @@ struct FileChecker {
         [&](const char* code, Severity severity, const Token& at, std::string message) {
           report(code, severity, at, c.name, std::move(message));
         },
-        [&](std::string_view word, const std::vector<std::string>& names) { return suggest(word, names); });
+        [&](std::string_view word, const std::vector<std::string>& names) {
+          return suggest(word, names);
+        });
     Walk walk{*this, t, match, level, c, n, facts};
-    if (c.kind == "defrule") walk.rule(open);
-    else if (c.kind == "deffunction") walk.function(open);
-    else walk.expressions(open + 2, close);  // defglobal: [module] ?*name* = expression …
+    if (c.kind == "defrule")
+      walk.rule(open);
+    else if (c.kind == "deffunction")
+      walk.function(open);
+    else
+      walk.expressions(open + 2, close);  // defglobal: [module] ?*name* = expression …
   }
 
   std::size_t line_start(long line) const { return starts_[static_cast<std::size_t>(line - 1)]; }
@@ -915,29 +984,33 @@ struct FileChecker {
     auto [it, inserted] = names->emplace(c.name, std::make_pair(c.file, c.line));
     if (!inserted)
       error(code, c.line, c.name,
-            std::string(what) + " '" + c.name + "' is already defined at " + it->second.first + ":" +
-                std::to_string(it->second.second));
+            std::string(what) + " '" + c.name + "' is already defined at " + it->second.first +
+                ":" + std::to_string(it->second.second));
   }
 
   static bool is_local_time_function(std::string_view name) {
-    return name == "local-weekday" || name == "local-hour" || name == "local-minute" || name == "local-date";
+    return name == "local-weekday" || name == "local-hour" || name == "local-minute" ||
+           name == "local-date";
   }
 
   // A constant zone (a string, or a symbol that is not a variable) must be one the tz
   // database knows: a misspelt zone would otherwise fail every decision that reaches it.
   void check_time_zone(const Token& zone, const std::string& rule) {
-    if (zone.type != TokenType::String &&
-        (zone.type != TokenType::Atom || zone.text.empty() || zone.text[0] == '?' || zone.text[0] == '$'))
+    if (zone.type != TokenType::String && (zone.type != TokenType::Atom || zone.text.empty() ||
+                                           zone.text[0] == '?' || zone.text[0] == '$'))
       return;
     std::string why = local_time::zone_error(zone.text);
     if (!why.empty()) error(code::kTimeZone, zone.line, rule, why);
   }
 
-  static bool is_data_function(std::string_view name) { return name == "data-member" || name == "data-value"; }
+  static bool is_data_function(std::string_view name) {
+    return name == "data-member" || name == "data-value";
+  }
 
   // A constant set name (a string, or a symbol that is not a variable): Policy::compile
   // checks it against the data files, so a misspelt name cannot make a rule that never fires.
-  void note_data_reference(const std::string& function, const Token& name, const std::string& rule) {
+  void note_data_reference(const std::string& function, const Token& name,
+                           const std::string& rule) {
     if (!is_constant_lexeme(name)) return;
     out->data_references.push_back({function, name.text, source.path, name.line, rule});
   }
@@ -965,8 +1038,10 @@ struct FileChecker {
   static std::size_t closing(const std::vector<Token>& t, std::size_t open) {
     int depth = 0;
     for (std::size_t k = open; k < t.size(); ++k) {
-      if (t[k].type == TokenType::Open) ++depth;
-      else if (t[k].type == TokenType::Close && --depth == 0) return k;
+      if (t[k].type == TokenType::Open)
+        ++depth;
+      else if (t[k].type == TokenType::Close && --depth == 0)
+        return k;
     }
     return t.size();
   }
@@ -980,7 +1055,8 @@ struct FileChecker {
   // (rule NAME) slot of each (decision …) and (rewrite …) in an (assert …) must be the
   // constant name of the enclosing defrule. Only rules may assert them: a function or a
   // global initializer has no rule whose name could be checked.
-  void check_asserted_rule_names(const std::vector<Token>& t, std::size_t assert_open, const Construct& c) {
+  void check_asserted_rule_names(const std::vector<Token>& t, std::size_t assert_open,
+                                 const Construct& c) {
     const std::size_t end = closing(t, assert_open);
     for (std::size_t f = assert_open + 2; f < end; f = next_sibling(t, f)) {
       if (t[f].type != TokenType::Open) continue;
@@ -992,27 +1068,30 @@ struct FileChecker {
       const long line = t[f].line;
       if (c.kind != "defrule") {
         error(code::kRuleName, line, c.name,
-              "a " + tmpl + " may only be asserted on the right-hand side of a defrule, not in a " + c.kind);
+              "a " + tmpl + " may only be asserted on the right-hand side of a defrule, not in a " +
+                  c.kind);
         continue;
       }
       const std::size_t fact_end = closing(t, f);
       int slots = 0;
       for (std::size_t s = f + 2; s < fact_end; s = next_sibling(t, s)) {
         if (t[s].type != TokenType::Open) continue;
-        if (s + 1 >= fact_end || t[s + 1].type != TokenType::Atom || t[s + 1].text != "rule") continue;
+        if (s + 1 >= fact_end || t[s + 1].type != TokenType::Atom || t[s + 1].text != "rule")
+          continue;
         ++slots;
         const std::size_t slot_end = closing(t, s);
-        const bool constant = slot_end == s + 3 &&
-                              (t[s + 2].type == TokenType::String ||
-                               (t[s + 2].type == TokenType::Atom && t[s + 2].text[0] != '?' &&
-                                t[s + 2].text[0] != '$'));
+        const bool constant =
+            slot_end == s + 3 && (t[s + 2].type == TokenType::String ||
+                                  (t[s + 2].type == TokenType::Atom && t[s + 2].text[0] != '?' &&
+                                   t[s + 2].text[0] != '$'));
         if (!constant) {
           error(code::kRuleName, t[s].line, c.name,
-                "the (rule …) slot of a " + tmpl + " must be the constant name of its rule, '" + c.name + "'");
+                "the (rule …) slot of a " + tmpl + " must be the constant name of its rule, '" +
+                    c.name + "'");
         } else if (t[s + 2].text != c.name) {
           error(code::kRuleName, t[s].line, c.name,
-                "this " + tmpl + " credits rule '" + t[s + 2].text.substr(0, 80) + "' but is asserted by rule '" +
-                    c.name + "'");
+                "this " + tmpl + " credits rule '" + t[s + 2].text.substr(0, 80) +
+                    "' but is asserted by rule '" + c.name + "'");
         }
       }
       if (slots == 0)
@@ -1057,9 +1136,10 @@ struct FileChecker {
       }
     }
     if (bad || !have_kind || !have_pattern) {
-      error(code::kBadPattern, t[open].line, rule,
-            "pattern-hit needs a constant (kind regex|substring|prefix|suffix|exact|glob|path-within) and a constant "
-            "(pattern \"…\")");
+      error(
+          code::kBadPattern, t[open].line, rule,
+          "pattern-hit needs a constant (kind regex|substring|prefix|suffix|exact|glob|path-within) and a constant "
+          "(pattern \"…\")");
       return;
     }
     if (p.kind == "regex") check_regex(Token{TokenType::String, p.pattern, t[open].line}, rule);
@@ -1067,9 +1147,11 @@ struct FileChecker {
     // would never hit, and a forbid written that way would silently never fire.
     if (p.key == "url.host" &&
         (p.kind == "exact" || p.kind == "suffix" || p.kind == "prefix" || p.kind == "substring") &&
-        std::any_of(p.pattern.begin(), p.pattern.end(), [](char ch) { return ch >= 'A' && ch <= 'Z'; })) {
+        std::any_of(p.pattern.begin(), p.pattern.end(),
+                    [](char ch) { return ch >= 'A' && ch <= 'Z'; })) {
       error(code::kBadPattern, t[open].line, rule,
-            "url.host values are lowercase, so this " + p.kind + " pattern with an uppercase letter never hits: write it in lowercase");
+            "url.host values are lowercase, so this " + p.kind +
+                " pattern with an uppercase letter never hits: write it in lowercase");
       return;
     }
     out->patterns.push_back(std::move(p));
@@ -1081,7 +1163,6 @@ struct FileChecker {
 };
 
 }  // namespace
-
 
 // CLIPS evaluates nested expressions and deffunction calls by C recursion with no limit, so
 // the nesting a rule reaches through the deffunctions it calls must be bounded, or a deep
@@ -1095,7 +1176,7 @@ constexpr int kCallCost = 2;
 static void check_nesting(std::map<std::size_t, Nesting>& nesting, CheckedSources* out,
                           Diagnostics* diagnostics) {
   std::map<std::string, int, std::less<>> depth;  // deffunction -> effective nesting
-  for (int pass = 0; pass < 2; ++pass) {           // deffunctions first (load order), then rules
+  for (int pass = 0; pass < 2; ++pass) {          // deffunctions first (load order), then rules
     for (std::size_t i = 0; i < out->constructs.size(); ++i) {
       Construct& c = out->constructs[i];
       if ((c.kind == "deffunction") != (pass == 0)) continue;
@@ -1114,24 +1195,42 @@ static void check_nesting(std::map<std::size_t, Nesting>& nesting, CheckedSource
       c.ok = false;
       if (!deep_callee)  // report where nesting first gets too deep, not every caller above
         diagnostics->push_back({code::kRecursion, Severity::Error, c.file, c.line, c.name,
-                                "expressions nest deeper than " + std::to_string(kMaxEffectiveNesting) +
+                                "expressions nest deeper than " +
+                                    std::to_string(kMaxEffectiveNesting) +
                                     " levels through the deffunctions '" + c.name + "' calls"});
     }
   }
 }
 
-bool total_call(const std::string& name, const std::map<std::string, std::set<std::string>>& functions) {
+bool total_call(const std::string& name,
+                const std::map<std::string, std::set<std::string>>& functions) {
   // Pure and defined for every argument: comparisons, logic, type tests, control forms, a
   // constant (workspace-root), a list. member$ fails when its second argument is no list: the
   // history pattern's caller checks that (a global it names).
-  static const std::set<std::string, std::less<>> kTotal = {
-      "eq", "neq", "not", "and", "or", "lexemep", "stringp", "symbolp", "numberp", "integerp", "floatp",
-      "multifieldp", "workspace-root", "create$", "if", "progn", "member$", "(compare ages)",
-      "(lexeme function)"};
+  static const std::set<std::string, std::less<>> kTotal = {"eq",
+                                                            "neq",
+                                                            "not",
+                                                            "and",
+                                                            "or",
+                                                            "lexemep",
+                                                            "stringp",
+                                                            "symbolp",
+                                                            "numberp",
+                                                            "integerp",
+                                                            "floatp",
+                                                            "multifieldp",
+                                                            "workspace-root",
+                                                            "create$",
+                                                            "if",
+                                                            "progn",
+                                                            "member$",
+                                                            "(compare ages)",
+                                                            "(lexeme function)"};
   if (kTotal.count(name)) return true;
   // A deffunction: total when everything it calls is, member$ aside (its arguments are not
   // looked at there). Recursion is refused by the checker; the depth bound is for safety.
-  std::function<bool(const std::string&, int)> function_total = [&](const std::string& f, int depth) {
+  std::function<bool(const std::string&, int)> function_total = [&](const std::string& f,
+                                                                    int depth) {
     auto it = functions.find(f);
     if (it == functions.end() || depth > 32) return false;
     for (const auto& callee : it->second) {
@@ -1162,15 +1261,26 @@ CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostic
     if (!tokenized[f]) continue;  // reported by the checker
     int depth = 0;
     for (std::size_t k = 0; k + 2 < tokens.size(); ++k) {
-      if (tokens[k].type == TokenType::Open && depth++ == 0 && tokens[k + 1].type == TokenType::Atom &&
-          tokens[k + 1].text == "deffunction" && tokens[k + 2].type == TokenType::Atom)
+      if (tokens[k].type == TokenType::Open && depth++ == 0 &&
+          tokens[k + 1].type == TokenType::Atom && tokens[k + 1].text == "deffunction" &&
+          tokens[k + 2].type == TokenType::Atom)
         deffunctions.insert(tokens[k + 2].text);
       if (tokens[k].type == TokenType::Close) --depth;
     }
   }
   for (std::size_t f = 0; f < sources.size(); ++f) {
-    FileChecker checker{sources[f], diagnostics,       &out,           &rule_names, &function_names, &deffunctions,
-                        &nesting,   &suggestions_left, &regex_verdicts, {},          {},              {}};
+    FileChecker checker{sources[f],
+                        diagnostics,
+                        &out,
+                        &rule_names,
+                        &function_names,
+                        &deffunctions,
+                        &nesting,
+                        &suggestions_left,
+                        &regex_verdicts,
+                        {},
+                        {},
+                        {}};
     checker.starts_ = checker.line_starts();
     checker.run(tokenized[f] ? &file_tokens[f] : nullptr, file_errors[f]);
     std::vector<Token>().swap(file_tokens[f]);  // done with this file
@@ -1180,4 +1290,3 @@ CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostic
 }
 
 }  // namespace warden
-

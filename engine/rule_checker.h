@@ -60,7 +60,8 @@ struct CheckedSources {
 // Whether calling `name` from a history pattern can neither fail, print nor assert, whatever
 // its arguments (with `functions`, what each deffunction calls). member$ counts when its
 // second argument is a global the caller checks to be a multifield.
-bool total_call(const std::string& name, const std::map<std::string, std::set<std::string>>& functions);
+bool total_call(const std::string& name,
+                const std::map<std::string, std::set<std::string>>& functions);
 
 CheckedSources check_sources(const RuleSources& sources, Diagnostics* diagnostics);
 

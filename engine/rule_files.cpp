@@ -40,7 +40,8 @@ std::vector<std::string> list_files(const std::vector<std::string>& paths,
       std::vector<std::pair<std::string, std::string>> found;  // (relative name, path)
       for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
         if (it->is_regular_file(ec) && has_rule_extension(it->path(), extensions))
-          found.emplace_back(it->path().lexically_relative(path).generic_string(), it->path().string());
+          found.emplace_back(it->path().lexically_relative(path).generic_string(),
+                             it->path().string());
       }
       std::sort(found.begin(), found.end());
       for (auto& f : found) out.push_back(std::move(f.second));
@@ -60,11 +61,13 @@ RuleSources read_rule_files(const std::vector<std::string>& paths, Diagnostics* 
   for (const auto& path : paths) {
     std::error_code ec;
     if (!fs::exists(path, ec)) {
-      diagnostics->push_back({code::kRead, Severity::Error, path, 0, "", "no such file or directory"});
+      diagnostics->push_back(
+          {code::kRead, Severity::Error, path, 0, "", "no such file or directory"});
       continue;
     }
-    std::vector<std::string> files =
-        fs::is_directory(path, ec) ? list_files({path}, rule_set_extensions()) : std::vector<std::string>{path};
+    std::vector<std::string> files = fs::is_directory(path, ec)
+                                         ? list_files({path}, rule_set_extensions())
+                                         : std::vector<std::string>{path};
     for (const auto& file : files) {
       const fs::path real = fs::canonical(file, ec);
       if (!ec && !read.insert(real.string()).second) continue;
@@ -74,7 +77,8 @@ RuleSources read_rule_files(const std::vector<std::string>& paths, Diagnostics* 
         continue;
       }
       if (size > kMaxRuleFileBytes) {
-        diagnostics->push_back({code::kRead, Severity::Error, file, 0, "", "rule file larger than 16 MiB"});
+        diagnostics->push_back(
+            {code::kRead, Severity::Error, file, 0, "", "rule file larger than 16 MiB"});
         continue;
       }
       std::ifstream in(file, std::ios::binary);
@@ -101,8 +105,9 @@ LoadedPolicy load_policy(const std::vector<std::string>& paths, const RuleLoadOp
   if (options.check_modes) {
     for (const auto& path : effective) {
       std::error_code ec;
-      auto problems = fs::is_directory(path, ec) ? check_tree_modes(path, rule_set_extensions(), options.modes)
-                                                 : check_file_modes(path, options.modes);
+      auto problems = fs::is_directory(path, ec)
+                          ? check_tree_modes(path, rule_set_extensions(), options.modes)
+                          : check_file_modes(path, options.modes);
       for (const auto& p : problems)
         out.diagnostics.push_back({code::kFileMode, Severity::Error, p.path, 0, "", p.message});
     }

@@ -30,7 +30,8 @@ struct LoadedPolicy {
 
 // paths (empty: the shipped rule pack) → read_rule_files → Policy::compile. Nothing is
 // compiled when reading (or a mode check) failed.
-LoadedPolicy load_policy(const std::vector<std::string>& paths, const RuleLoadOptions& options = {});
+LoadedPolicy load_policy(const std::vector<std::string>& paths,
+                         const RuleLoadOptions& options = {});
 
 // The rule paths actually used: paths, or the shipped pack when empty.
 std::vector<std::string> effective_rule_paths(const std::vector<std::string>& paths);

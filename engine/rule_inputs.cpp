@@ -24,7 +24,9 @@ struct Node {
   }
 };
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 void parse_source(std::string_view text, Node* root) {
   std::vector<Node*> stack{root};
@@ -61,8 +63,8 @@ void parse_source(std::string_view text, Node* root) {
       if (stack.size() > 1) stack.pop_back();  // an unbalanced file does not compile anyway
     } else {
       std::size_t start = i;
-      while (i < text.size() && !is_space(text[i]) && text[i] != '(' && text[i] != ')' && text[i] != '"' &&
-             text[i] != ';')
+      while (i < text.size() && !is_space(text[i]) && text[i] != '(' && text[i] != ')' &&
+             text[i] != '"' && text[i] != ';')
         ++i;
       add_atom(std::string(text.substr(start, i - start)));
     }
@@ -77,11 +79,36 @@ bool input_ends_with(std::string_view s, std::string_view suffix) {
 // every one of them; the scan refuses to trust a rule set that names them anyway.
 bool reads_outside_patterns(std::string_view name) {
   static const char* const names[] = {
-      "fact-slot-value", "fact-slot-names", "fact-relation", "fact-index", "fact-existp",
-      "find-fact", "find-all-facts", "do-for-fact", "do-for-all-facts", "delayed-do-for-all-facts",
-      "any-factp", "facts", "ppfact", "get-fact-list", "save-facts", "fact-set-query",
-      "funcall", "eval", "build", "modify", "duplicate", "retract", "assert-string",
-      "gensym", "gensym*", "random", "time", "local-time", "gm-time", "systime",
+      "fact-slot-value",
+      "fact-slot-names",
+      "fact-relation",
+      "fact-index",
+      "fact-existp",
+      "find-fact",
+      "find-all-facts",
+      "do-for-fact",
+      "do-for-all-facts",
+      "delayed-do-for-all-facts",
+      "any-factp",
+      "facts",
+      "ppfact",
+      "get-fact-list",
+      "save-facts",
+      "fact-set-query",
+      "funcall",
+      "eval",
+      "build",
+      "modify",
+      "duplicate",
+      "retract",
+      "assert-string",
+      "gensym",
+      "gensym*",
+      "random",
+      "time",
+      "local-time",
+      "gm-time",
+      "systime",
   };
   for (const char* n : names)
     if (name == n) return true;
@@ -101,7 +128,8 @@ bool effect_string_slot(std::string_view slot) {
 // `?name`: a variable with no constraint attached.
 bool plain_variable(std::string_view s) {
   for (std::size_t i = 1; i < s.size(); ++i)
-    if (s[i] == '&' || s[i] == '|' || s[i] == ':' || s[i] == '~' || s[i] == '=' || s[i] == '?' || s[i] == '$')
+    if (s[i] == '&' || s[i] == '|' || s[i] == ':' || s[i] == '~' || s[i] == '=' || s[i] == '?' ||
+        s[i] == '$')
       return false;
   return true;
 }
@@ -109,7 +137,9 @@ bool plain_variable(std::string_view s) {
 bool is_constant_symbol(std::string_view s) {
   if (s.empty() || s[0] == '"') return false;
   for (char c : s)
-    if (c == '?' || c == '$' || c == '~' || c == '&' || c == ':' || c == '=' || c == '<' || c == '|') return false;
+    if (c == '?' || c == '$' || c == '~' || c == '&' || c == ':' || c == '=' || c == '<' ||
+        c == '|')
+      return false;
   return true;
 }
 
@@ -144,7 +174,8 @@ bool constant_set(const Node& slot, bool symbols, bool strings, Values* out) {
       if (slot.items.size() != 2 || !symbols) return false;
       return symbol_constants(first, out);
     }
-  } else if (slot.items.size() == 2 && symbols && !slot.items[1]->list && !slot.items[1]->is_string()) {
+  } else if (slot.items.size() == 2 && symbols && !slot.items[1]->list &&
+             !slot.items[1]->is_string()) {
     return symbol_constants(first, out);
   }
   if (!strings) return false;
@@ -172,7 +203,9 @@ void collect_variables(const Node& n, std::set<std::string>* vars) {
     for (std::size_t i = 0; i < a.size(); ++i) {
       if (a[i] != '?') continue;
       std::size_t j = i + 1;
-      while (j < a.size() && a[j] != '&' && a[j] != '|' && a[j] != ':' && a[j] != '~' && a[j] != '=') ++j;
+      while (j < a.size() && a[j] != '&' && a[j] != '|' && a[j] != ':' && a[j] != '~' &&
+             a[j] != '=')
+        ++j;
       if (j > i + 1) vars->insert(a.substr(i + 1, j - i - 1));
       i = j;
     }
@@ -191,9 +224,10 @@ void collect_calls(const Node& n, std::set<std::string>* calls) {
 // Functions that return a value for arguments of any type, never an error: a test made of
 // them alone, run on a history fact no pattern matches, changes nothing.
 bool total_function(std::string_view name) {
-  static const char* const names[] = {"eq", "neq", "and", "or", "not", "str-cat", "sym-cat", "workspace-root",
-                                      "home-dir", "stringp", "symbolp", "lexemep", "numberp", "integerp",
-                                      "floatp", "multifieldp"};
+  static const char* const names[] = {"eq",       "neq",      "and",     "or",
+                                      "not",      "str-cat",  "sym-cat", "workspace-root",
+                                      "home-dir", "stringp",  "symbolp", "lexemep",
+                                      "numberp",  "integerp", "floatp",  "multifieldp"};
   for (const char* n : names)
     if (name == n) return true;
   return false;
@@ -242,7 +276,9 @@ class Scanner {
           for (std::size_t k = 1; k < item.items.size(); ++k) {
             const Node& slot = *item.items[k];
             const std::string* name = slot.head();
-            if (!name || !effect_string_slot(*name) || slot.items.size() != 2 || slot.items[1]->list) continue;
+            if (!name || !effect_string_slot(*name) || slot.items.size() != 2 ||
+                slot.items[1]->list)
+              continue;
             const std::string& v = slot.items[1]->atom;
             if (v.size() > 1 && v[0] == '?' && plain_variable(v) && !guard_vars_.count(v))
               guard_vars_[v] = {guards.size() - 1, *name};
@@ -295,8 +331,8 @@ class Scanner {
     if (const std::string* head = n.head()) {
       // The decision's clock: (now), and the local time functions, which read it when not
       // given a time.
-      if (*head == "now" || *head == "local-weekday" || *head == "local-hour" || *head == "local-minute" ||
-          *head == "local-date")
+      if (*head == "now" || *head == "local-weekday" || *head == "local-hour" ||
+          *head == "local-minute" || *head == "local-date")
         out_->uses_clock = true;
       if (*head == "session") out_->uses_session = true;
       if (*head == "agent") out_->uses_agent = true;
@@ -327,7 +363,8 @@ class Scanner {
         std::size_t q = a.find('?');
         if (q == std::string::npos) continue;
         std::size_t end = q + 1;
-        while (end < a.size() && a[end] != '&' && a[end] != '|' && a[end] != ':' && a[end] != '~' && a[end] != '=')
+        while (end < a.size() && a[end] != '&' && a[end] != '|' && a[end] != ':' && a[end] != '~' &&
+               a[end] != '=')
           ++end;
         own.insert(a.substr(q + 1, end - q - 1));
       }
@@ -344,28 +381,33 @@ class Scanner {
         std::set<std::string> vars;
         collect_variables(*slot.items[k], &vars);
         bool joins = false;
-        for (const auto& v : vars) joins |= !v.empty() && v[0] != '*' && !own.count(v);  // ?*global* is no join
+        for (const auto& v : vars)
+          joins |= !v.empty() && v[0] != '*' && !own.count(v);  // ?*global* is no join
         if (joins) continue;
         std::set<std::string> calls;
         collect_calls(*slot.items[k], &calls);
         for (const auto& c : calls) {
           if (!total_function(c)) {
-            all("a history pattern tests its own slots with " + c + ", which may fail on any history fact");
+            all("a history pattern tests its own slots with " + c +
+                ", which may fail on any history fact");
             return;
           }
         }
       }
       Values allowed;
-      if (constant_set(slot, history_symbol_slot(name), name == "target" || name == "program", &allowed))
+      if (constant_set(slot, history_symbol_slot(name), name == "target" || name == "program",
+                       &allowed))
         p.filter.slots[name] = std::move(allowed);
     }
     bool has_function = false;
     for (std::size_t i = 1; i < n.items.size(); ++i)
-      for (std::size_t k = 1; k < n.items[i]->items.size(); ++k) has_function |= n.items[i]->items[k]->list;
+      for (std::size_t k = 1; k < n.items[i]->items.size(); ++k)
+        has_function |= n.items[i]->items[k]->list;
     for (std::size_t i = 1; i < n.items.size() && !has_function; ++i) {
       const Node& slot = *n.items[i];
       const std::string& name = *slot.head();
-      if ((name != "target" && name != "program") || slot.items.size() != 2 || slot.items[1]->list) continue;
+      if ((name != "target" && name != "program") || slot.items.size() != 2 || slot.items[1]->list)
+        continue;
       auto g = guard_vars_.find(slot.items[1]->atom);
       if (g == guard_vars_.end() || g->second.first >= p.guards.size()) continue;
       p.joins.push_back({name, g->second.first, g->second.second});
@@ -378,7 +420,8 @@ class Scanner {
   }
 
   RuleInputs* out_;
-  std::map<std::string, std::pair<std::size_t, std::string>> guard_vars_;  // ?v → (guard, effect slot)
+  std::map<std::string, std::pair<std::size_t, std::string>>
+      guard_vars_;  // ?v → (guard, effect slot)
 };
 
 bool one_of(std::string_view s, std::initializer_list<std::string_view> names) {
@@ -396,15 +439,18 @@ std::string_view input_slot_value(const EffectRecord& e, std::string_view slot, 
     if (slot == "class") return e.path_class;
   }
   if (slot == "kind")
-    return one_of(e.kind, {"exec", "write", "delete", "read", "network", "env-dump", "privilege", "unknown"})
+    return one_of(e.kind, {"exec", "write", "delete", "read", "network", "env-dump", "privilege",
+                           "unknown"})
                ? std::string_view(e.kind)
                : std::string_view("unknown");
   if (slot == "object")
-    return one_of(e.object, {"path", "host", "program", "code", "none"}) ? std::string_view(e.object)
-                                                                          : std::string_view("none");
+    return one_of(e.object, {"path", "host", "program", "code", "none"})
+               ? std::string_view(e.object)
+               : std::string_view("none");
   if (slot == "class") {
     bool ok = !e.path_class.empty() && e.path_class[0] >= 'a' && e.path_class[0] <= 'z';
-    for (char ch : e.path_class) ok &= (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+    for (char ch : e.path_class)
+      ok &= (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
     return ok ? std::string_view(e.path_class) : std::string_view("none");
   }
   if (slot == "in-workspace") return e.in_workspace ? "TRUE" : "FALSE";
@@ -462,7 +508,8 @@ RuleInputs::Reach RuleInputs::reach(const std::vector<EffectRecord>& effects) co
     for (const Join& j : p.joins) {
       Values values;
       for (const auto& e : effects)
-        if (input_passes(p.guards[j.guard], e, false)) values.insert(std::string(input_slot_value(e, j.effect_slot, false)));
+        if (input_passes(p.guards[j.guard], e, false))
+          values.insert(std::string(input_slot_value(e, j.effect_slot, false)));
       r.values[i].emplace_back(j.slot, std::move(values));
     }
   }
@@ -476,7 +523,8 @@ bool RuleInputs::reaches(const Reach& r, std::uint64_t mask, const EffectRecord&
   for (std::size_t i = 0; i < history_patterns.size(); ++i) {
     if (!(m >> i & 1)) continue;
     bool all = true;
-    for (const auto& [slot, values] : r.values[i]) all = all && values.count(input_slot_value(effect, slot, true));
+    for (const auto& [slot, values] : r.values[i])
+      all = all && values.count(input_slot_value(effect, slot, true));
     if (all) return true;
   }
   return false;

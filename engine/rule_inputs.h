@@ -35,7 +35,7 @@
 namespace warden {
 
 struct RuleInputs {
-  bool uses_clock = false;             // some list calls (now) or a local-… time function
+  bool uses_clock = false;  // some list calls (now) or a local-… time function
   // Some pattern may read the proposal fact's session or agent slot (context.session and
   // context.agent reach rules only there: they get no param or pattern-hit facts).
   bool uses_session = false;
@@ -62,8 +62,8 @@ struct RuleInputs {
     std::string effect_slot;  // "target", "program", "subcommand" or "via"
   };
   struct HistoryPattern {
-    Filter filter;                // on the history fact
-    std::vector<Filter> guards;   // effect patterns before it at the top of its rule
+    Filter filter;               // on the history fact
+    std::vector<Filter> guards;  // effect patterns before it at the top of its rule
     std::vector<Join> joins;
   };
   std::vector<HistoryPattern> history_patterns;  // at most 64 (else all_history)
@@ -76,7 +76,7 @@ struct RuleInputs {
   // history slot may hold.
   struct Reach {
     std::uint64_t active = 0;
-    std::uint64_t joined = 0;  // active patterns with joins
+    std::uint64_t joined = 0;                                         // active patterns with joins
     std::vector<std::vector<std::pair<std::string, Values>>> values;  // per pattern
   };
   Reach reach(const std::vector<EffectRecord>& effects) const;

@@ -39,12 +39,13 @@ class SessionHistoryError : public std::runtime_error {
 
 // How the store's calls have gone, for `status` and `health-check`.
 struct SessionHistoryHealth {
-  bool ok = true;                        // the last call succeeded
-  std::string error;                     // why the last failing call failed (while not ok)
-  std::uint64_t read_failures = 0;       // snapshots that failed (their decisions failed closed)
-  std::uint64_t remember_failures = 0;   // approved decisions whose effects could not be stored at once
-  std::uint64_t owed = 0;                // effects not stored yet, retried (their sessions fail closed here)
-  std::uint64_t lost = 0;                // effects given up on (past the retry buffer)
+  bool ok = true;                   // the last call succeeded
+  std::string error;                // why the last failing call failed (while not ok)
+  std::uint64_t read_failures = 0;  // snapshots that failed (their decisions failed closed)
+  std::uint64_t remember_failures =
+      0;                   // approved decisions whose effects could not be stored at once
+  std::uint64_t owed = 0;  // effects not stored yet, retried (their sessions fail closed here)
+  std::uint64_t lost = 0;  // effects given up on (past the retry buffer)
 };
 
 // A session's entries as one decision reads them: shared, immutable.
@@ -111,14 +112,13 @@ class SessionHistory {
   // True when the decision is one whose effects join its session: approved without an
   // engine error, in a session.
   static bool rememberable(const std::string& session, const Decision& decision) {
-    return !session.empty() && decision.outcome == Outcome::Approve &&
-           decision.error_code.empty();
+    return !session.empty() && decision.outcome == Outcome::Approve && decision.error_code.empty();
   }
 
   // Records the decision's effects when it was approved without an engine error; false
   // (nothing recorded) otherwise, or when the session id is empty. Throws as record().
-  bool remember(const std::string& principal, const std::string& session,
-                const Decision& decision, std::int64_t time) {
+  bool remember(const std::string& principal, const std::string& session, const Decision& decision,
+                std::int64_t time) {
     if (!rememberable(session, decision)) return false;
     record(principal, session, decision.decision_id, time, decision.effects);
     return true;

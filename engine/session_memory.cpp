@@ -47,8 +47,10 @@ void SessionMemory::touch(Session& s) {
 std::vector<HistoryEntry>& SessionMemory::writable(Session& s) {
   // A decision may still hold the entries it was handed: it keeps them, and this session
   // changes a copy of its own.
-  if (!s.entries) s.entries = std::make_shared<std::vector<HistoryEntry>>();
-  else if (s.entries.use_count() > 1) s.entries = std::make_shared<std::vector<HistoryEntry>>(*s.entries);
+  if (!s.entries)
+    s.entries = std::make_shared<std::vector<HistoryEntry>>();
+  else if (s.entries.use_count() > 1)
+    s.entries = std::make_shared<std::vector<HistoryEntry>>(*s.entries);
   return *s.entries;
 }
 
@@ -138,7 +140,8 @@ void SessionMemory::record(const std::string& principal, const std::string& sess
     Owner& owner = owners_[principal];
     s.owner = &owner;
     s.lru = owner.lru.insert(owner.lru.end(), key);
-    s.bytes = kSessionOverhead + 2 * (principal.size() + session.size());  // the map key and the LRU node
+    s.bytes =
+        kSessionOverhead + 2 * (principal.size() + session.size());  // the map key and the LRU node
     owner.bytes += s.bytes;
     bytes_ += s.bytes;
   }
@@ -164,8 +167,8 @@ void SessionMemory::record(const std::string& principal, const std::string& sess
   enforce_caps(key);
 }
 
-HistorySnapshot SessionMemory::shared_snapshot(const std::string& principal, const std::string& session,
-                                               std::int64_t now) {
+HistorySnapshot SessionMemory::shared_snapshot(const std::string& principal,
+                                               const std::string& session, std::int64_t now) {
   if (session.empty()) return nullptr;
   std::lock_guard lock(mutex_);
   Key key{principal, session};
@@ -181,8 +184,8 @@ HistorySnapshot SessionMemory::shared_snapshot(const std::string& principal, con
   return s.entries;  // shared, never changed again: the next change copies
 }
 
-std::vector<HistoryEntry> SessionMemory::snapshot(const std::string& principal, const std::string& session,
-                                                  std::int64_t now) {
+std::vector<HistoryEntry> SessionMemory::snapshot(const std::string& principal,
+                                                  const std::string& session, std::int64_t now) {
   HistorySnapshot shared = shared_snapshot(principal, session, now);
   return shared ? *shared : std::vector<HistoryEntry>{};
 }
@@ -209,7 +212,8 @@ std::size_t SessionMemory::bytes() const {
   return bytes_;
 }
 
-SessionKey session_key(const rapidjson::Value& proposal, const std::optional<std::string>& principal) {
+SessionKey session_key(const rapidjson::Value& proposal,
+                       const std::optional<std::string>& principal) {
   SessionKey key;
   if (principal) key.principal = *principal;
   if (!proposal.IsObject()) return key;
@@ -220,20 +224,23 @@ SessionKey session_key(const rapidjson::Value& proposal, const std::optional<std
   return key;
 }
 
-SessionKey session_key(std::string_view proposal_json, const std::optional<std::string>& principal) {
+SessionKey session_key(std::string_view proposal_json,
+                       const std::optional<std::string>& principal) {
   rapidjson::Document doc;
-  if (json::parse(proposal_json, &doc, json::Limits::any_depth()) || !doc.IsObject()) return SessionKey{principal.value_or(""), ""};
+  if (json::parse(proposal_json, &doc, json::Limits::any_depth()) || !doc.IsObject())
+    return SessionKey{principal.value_or(""), ""};
   return session_key(doc, principal);
 }
 
 std::int64_t engine_now(const Engine& engine) {
   if (engine.options().clock) return engine.options().clock();
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
-DecideResult decide_in_session(Engine& engine, SessionHistory& memory, DecideRequest request, const SessionKey& key,
-                               bool record) {
+DecideResult decide_in_session(Engine& engine, SessionHistory& memory, DecideRequest request,
+                               const SessionKey& key, bool record) {
   // One reading of the clock: the history's snapshot, its ages and the rules see one second.
   const std::int64_t now = request.now ? *request.now : engine_now(engine);
   request.now = now;

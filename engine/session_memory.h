@@ -54,10 +54,10 @@ struct DecideRequest;
 struct DecideResult;
 
 struct SessionMemoryOptions {
-  std::int64_t ttl_seconds = 3600;       // entries older than this are forgotten
-  std::size_t max_entries = 512;         // per session; the oldest are dropped first
-  std::size_t max_sessions = 10000;      // in all; least recently used dropped first
-  std::size_t max_bytes = 64u << 20;     // strings held in all (targets, ids, keys)
+  std::int64_t ttl_seconds = 3600;    // entries older than this are forgotten
+  std::size_t max_entries = 512;      // per session; the oldest are dropped first
+  std::size_t max_sessions = 10000;   // in all; least recently used dropped first
+  std::size_t max_bytes = 64u << 20;  // strings held in all (targets, ids, keys)
 };
 
 class SessionMemory final : public SessionHistory {
@@ -71,8 +71,9 @@ class SessionMemory final : public SessionHistory {
   // Remembers the effects of one decision, made at `time` (seconds since the epoch). The
   // caller checks that it was approved; remember() (SessionHistory) does that check itself.
   // Never throws SessionHistoryError.
-  void record(const std::string& principal, const std::string& session, const std::string& decision_id,
-              std::int64_t time, const std::vector<EffectRecord>& effects) override;
+  void record(const std::string& principal, const std::string& session,
+              const std::string& decision_id, std::int64_t time,
+              const std::vector<EffectRecord>& effects) override;
   using SessionHistory::remember;
 
   // The session's entries younger than ttl_seconds at `now`, oldest first (entries dated
@@ -109,12 +110,12 @@ class SessionMemory final : public SessionHistory {
     Lru::iterator lru;
   };
 
-  void touch(Session& s);                        // mutex_ held
+  void touch(Session& s);                           // mutex_ held
   std::vector<HistoryEntry>& writable(Session& s);  // mutex_ held; copies entries a decision holds
-  void expire(Session& s, std::int64_t now);     // mutex_ held
-  void drop_entry(Session& s, std::size_t index);  // mutex_ held
-  void erase(const Key& key);                    // mutex_ held
-  void enforce_caps(const Key& keep);            // mutex_ held
+  void expire(Session& s, std::int64_t now);        // mutex_ held
+  void drop_entry(Session& s, std::size_t index);   // mutex_ held
+  void erase(const Key& key);                       // mutex_ held
+  void enforce_caps(const Key& keep);               // mutex_ held
 
   SessionMemoryOptions options_;
   mutable std::mutex mutex_;
@@ -130,7 +131,8 @@ struct SessionKey {
   std::string principal;
   std::string session;
 };
-SessionKey session_key(const rapidjson::Value& proposal, const std::optional<std::string>& principal);
+SessionKey session_key(const rapidjson::Value& proposal,
+                       const std::optional<std::string>& principal);
 // The same from JSON text; an empty key when the text is not a JSON object.
 SessionKey session_key(std::string_view proposal_json, const std::optional<std::string>& principal);
 

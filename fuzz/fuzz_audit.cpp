@@ -41,8 +41,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (warden::audit::read_decision_lean(line, &lean) && parsed) {
     if (lean.seq != record.seq || lean.time_us != record.time_us || lean.daemon != record.daemon ||
         lean.decision_id != record.decision_id || lean.rules_digest != record.rules_digest ||
-        lean.principal != record.principal || lean.session != record.session || lean.groups != record.groups ||
-        lean.outcome != record.outcome || lean.error_code != record.error_code || lean.masked != record.masked)
+        lean.principal != record.principal || lean.session != record.session ||
+        lean.groups != record.groups || lean.outcome != record.outcome ||
+        lean.error_code != record.error_code || lean.masked != record.masked)
       __builtin_trap();
     if (!lean.effects.empty() && lean.effects.size() != record.effects.size()) __builtin_trap();
   }

@@ -21,7 +21,8 @@ warden::Engine* engine = nullptr;
 
 bool valid_json(const std::string& text) {
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(text.data(), text.size());
+  doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(text.data(),
+                                                                                    text.size());
   return !doc.HasParseError();
 }
 
@@ -35,7 +36,8 @@ void fail(const char* what, const std::uint8_t* data, std::size_t size) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   warden::Diagnostics diagnostics;
-  warden::RuleSources sources = warden::read_rule_files({warden::shipped_rules_dir()}, &diagnostics);
+  warden::RuleSources sources =
+      warden::read_rule_files({warden::shipped_rules_dir()}, &diagnostics);
   auto loaded = warden::Policy::compile(sources);
   if (!loaded.policy) {
     for (const auto& d : loaded.diagnostics) std::fprintf(stderr, "%s\n", d.to_text().c_str());
@@ -75,7 +77,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const warden::Decision& d = result.decision;
   if (d.outcome == warden::Outcome::Approve && !d.error_code.empty())
     fail("approved although the engine failed", data, size);
-  if (!valid_json(warden::decision_to_json(d, request.explain))) fail("decision JSON is not valid", data, size);
-  if (!d.action_json.empty() && !valid_json(d.action_json)) fail("action JSON is not valid", data, size);
+  if (!valid_json(warden::decision_to_json(d, request.explain)))
+    fail("decision JSON is not valid", data, size);
+  if (!d.action_json.empty() && !valid_json(d.action_json))
+    fail("action JSON is not valid", data, size);
   return 0;
 }

@@ -35,9 +35,11 @@ void check_refusal(const warden::Diagnostics& diagnostics, const char* code) {
 const std::vector<warden::shell::SimpleCommand>& commands() {
   static const std::vector<warden::shell::SimpleCommand> parsed = [] {
     std::vector<warden::shell::SimpleCommand> out;
-    for (const char* line : {"git -C sub log --ext-diff -p", "sort -uo out.txt in.txt", "cmake -E rm -rf build",
-                             "python3 -m pytest -k x tests/", "curl -o x https://h.example/a", "sudo make -f $M install",
-                             "find . -name '*.o' -delete", "scp -P 22 a user@host:/tmp/", "rm -- -x ./*.log"}) {
+    for (const char* line :
+         {"git -C sub log --ext-diff -p", "sort -uo out.txt in.txt", "cmake -E rm -rf build",
+          "python3 -m pytest -k x tests/", "curl -o x https://h.example/a",
+          "sudo make -f $M install", "find . -name '*.o' -delete", "scp -P 22 a user@host:/tmp/",
+          "rm -- -x ./*.log"}) {
       auto r = warden::shell::parse(line);
       for (auto& c : r.commands) out.push_back(std::move(c));
     }
@@ -61,19 +63,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       return 0;
     }
     std::vector<warden::Effect> out;
-    for (const auto& cmd : commands()) table->effects_of(cmd, "/home/user/project", "/home/user", &out);
+    for (const auto& cmd : commands())
+      table->effects_of(cmd, "/home/user/project", "/home/user", &out);
   } else {
     auto classes = warden::PathClasses::parse(source, &diagnostics);
     if (!classes) {
       check_refusal(diagnostics, "E_PATH_CLASSES");
       return 0;
     }
-    for (const char* p : {"/home/user/.ssh/id_rsa", "/home/user/project/.env", "/etc/passwd", "/", "",
-                          "/HOME/USER/.SSH/ID_RSA", "/srv/Key.PEM.bak", "/proc/1/environ"}) {
+    for (const char* p : {"/home/user/.ssh/id_rsa", "/home/user/project/.env", "/etc/passwd", "/",
+                          "", "/HOME/USER/.SSH/ID_RSA", "/srv/Key.PEM.bak", "/proc/1/environ"}) {
       const std::string_view by_prefilter = classes->classify(p, "", "/home/user");
       if (by_prefilter.empty()) fail("an empty class name");
       // The prefilter (ASCII paths) must answer as the one set of every pattern does.
-      if (by_prefilter != classes->classify_by_set(p, "", "/home/user")) fail("the prefilter and the set disagree");
+      if (by_prefilter != classes->classify_by_set(p, "", "/home/user"))
+        fail("the prefilter and the set disagree");
     }
   }
   return 0;

@@ -11,7 +11,8 @@ namespace {
 
 bool parse_object(std::string_view text, rapidjson::Document* doc, std::string* error) {
   // The engine wrote this text after reading the proposal against its configured depth.
-  if (const warden::json::Error e = warden::json::parse(text, doc, warden::json::Limits::any_depth())) {
+  if (const warden::json::Error e =
+          warden::json::parse(text, doc, warden::json::Limits::any_depth())) {
     *error = e.refusal == warden::json::Refusal::kNulByte
                  ? "action is not JSON: NUL byte"
                  : "action is not JSON (offset " + std::to_string(e.offset) + ")";

@@ -12,7 +12,8 @@ namespace {
 // object (an engine input error leaves the action empty) is written as null.
 void append_object(std::string& out, std::string_view json) {
   rapidjson::Document doc;
-  if (json.empty() || warden::json::parse(json, &doc, warden::json::Limits::any_depth()) || !doc.IsObject()) {
+  if (json.empty() || warden::json::parse(json, &doc, warden::json::Limits::any_depth()) ||
+      !doc.IsObject()) {
     out += "null";
     return;
   }

@@ -330,12 +330,12 @@ class Run {
       emit(events::approval_required(decision));
       return done("suspended");
     }
-    ResolvedTarget resolved =
-        resolve_target(action_json, signal.source, options_.default_target);
+    ResolvedTarget resolved = resolve_target(action_json, signal.source, options_.default_target);
     if (resolved.target.empty()) {
       emit(events::approval_required(decision));
-      emit(events::error(code::kAction, "the action cannot be dispatched, so it cannot be approved: " +
-                                         resolved.error));
+      emit(events::error(
+          code::kAction,
+          "the action cannot be dispatched, so it cannot be approved: " + resolved.error));
       return done("failed");
     }
     const EventSink safe = [this](std::string_view event) { emit(std::string(event)); };
@@ -361,8 +361,8 @@ class Run {
     ResolvedTarget resolved =
         resolve_target(decision.action_json, signal.source, options_.default_target);
     if (resolved.target.empty()) {
-      emit(
-          events::error(code::kAction, "the approved action cannot be dispatched: " + resolved.error));
+      emit(events::error(code::kAction,
+                         "the approved action cannot be dispatched: " + resolved.error));
       return done("failed");
     }
     if (is_cancelled()) return done("cancelled");

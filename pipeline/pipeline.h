@@ -52,13 +52,14 @@ using Decider = std::function<Decision(const std::string& proposal_json, const S
 using EventSink = std::function<void(std::string_view event_json)>;
 
 struct Options {
-  int max_depth = 10;    // feedback deeper than this is dropped
-  int max_retries = 3;   // model attempts per perception; the last refusal ends the run
+  int max_depth = 10;   // feedback deeper than this is dropped
+  int max_retries = 3;  // model attempts per perception; the last refusal ends the run
   std::string default_target = "reply";
   std::vector<std::string> silent = {"reply", "log", "system"};
   // Called after every dispatch with the approving (last-mile) decision, the target and the
   // actuator's result: the daemon's audit `act` record. May be empty; must not throw.
-  std::function<void(const Decision&, std::string_view target, const actuators::Result&)> on_dispatch;
+  std::function<void(const Decision&, std::string_view target, const actuators::Result&)>
+      on_dispatch;
   // Called instead of emitting the plain approval-required event: the daemon stores a pending
   // approval of action_json (the action resolved to its target, as it would be dispatched),
   // emits the event with the approval's id and token, and — when the requester waits —
@@ -87,6 +88,7 @@ class Pipeline {
   // becomes true (the requester went away) no further model call or dispatch starts.
   RunSummary run(const Signal& signal, const EventSink& sink,
                  const std::atomic<bool>* cancelled = nullptr);
+
  private:
   reasoning::Cascade* cascade_;
   actuators::Registry* registry_;

@@ -5,12 +5,12 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
-#include <rapidjson/document.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <poll.h>
+#include <rapidjson/document.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -241,8 +241,8 @@ bool Client::start_tls(const std::string& host, std::chrono::steady_clock::time_
   SSL_set_mode(ssl_, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   const std::string name = tls_.server_name.empty() ? host : tls_.server_name;
   unsigned char ip[16];
-  const bool is_ip = inet_pton(AF_INET, name.c_str(), ip) == 1 ||
-                     inet_pton(AF_INET6, name.c_str(), ip) == 1;
+  const bool is_ip =
+      inet_pton(AF_INET, name.c_str(), ip) == 1 || inet_pton(AF_INET6, name.c_str(), ip) == 1;
   if (!is_ip) SSL_set_tlsext_host_name(ssl_, name.c_str());
   if (verify_chain) {
     int ok = is_ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_), name.c_str())
@@ -266,10 +266,9 @@ bool Client::start_tls(const std::string& host, std::chrono::steady_clock::time_
       continue;
     }
     long verify = SSL_get_verify_result(ssl_);
-    *error = verify != X509_V_OK
-                 ? std::string("TLS: the server certificate is not trusted: ") +
-                       X509_verify_cert_error_string(verify)
-                 : "TLS handshake failed: " + openssl_error();
+    *error = verify != X509_V_OK ? std::string("TLS: the server certificate is not trusted: ") +
+                                       X509_verify_cert_error_string(verify)
+                                 : "TLS handshake failed: " + openssl_error();
     return false;
   }
   X509* cert = SSL_get1_peer_certificate(ssl_);
@@ -293,8 +292,8 @@ bool Client::start_tls(const std::string& host, std::chrono::steady_clock::time_
     std::string want = tls_.pin;
     for (char& c : want) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (want != peer_sha256_) {
-      *error = "TLS: the server certificate (" + peer_sha256_ + ") does not match the pin " +
-               tls_.pin;
+      *error =
+          "TLS: the server certificate (" + peer_sha256_ + ") does not match the pin " + tls_.pin;
       return false;
     }
   }
@@ -345,7 +344,8 @@ bool Client::authenticate(const std::string& token, ms timeout, std::string* err
   if (!send_message(make_request("auth", "auth", fields), error)) return false;
   std::string payload;
   if (ReadStatus status = read_message(&payload, timeout); status != ReadStatus::Ok) {
-    *error = status == ReadStatus::Timeout ? "timed out waiting for the reply to auth" : "no reply to auth";
+    *error = status == ReadStatus::Timeout ? "timed out waiting for the reply to auth"
+                                           : "no reply to auth";
     return false;
   }
   rapidjson::Document doc;
@@ -483,7 +483,6 @@ int Client::release() {
   fd_ = -1;
   return fd;
 }
-
 
 void Client::close() {
   plaintext_remote_ = false;

@@ -61,10 +61,12 @@ ProtocolError check_keys(const rapidjson::Value& root) {
         auto [it, inserted] = seen.emplace(std::move(lower), name);
         if (!inserted) {
           if (it->second == name) {
-            return {code::kBadRequest, "duplicate key " + quoted(name) + " in " + path_of(nodes, i)};
+            return {code::kBadRequest,
+                    "duplicate key " + quoted(name) + " in " + path_of(nodes, i)};
           }
-          return {code::kBadRequest, "keys " + quoted(it->second) + " and " + quoted(name) + " in " +
-                                        path_of(nodes, i) + " differ only in letter case"};
+          return {code::kBadRequest, "keys " + quoted(it->second) + " and " + quoted(name) +
+                                         " in " + path_of(nodes, i) +
+                                         " differ only in letter case"};
         }
         if (member.value.IsObject() || member.value.IsArray()) {
           nodes.push_back({&member.value, i, name});
@@ -92,7 +94,8 @@ ProtocolError parse_request(std::string_view text, std::size_t max_depth, Reques
       case json::Refusal::kNulByte:
         return {code::kBadJson, "invalid JSON: NUL byte"};
       default:
-        return {code::kBadJson, "invalid JSON at byte " + std::to_string(e.offset) + ": " + e.syntax()};
+        return {code::kBadJson,
+                "invalid JSON at byte " + std::to_string(e.offset) + ": " + e.syntax()};
     }
   }
   if (!doc.IsObject()) return {code::kBadRequest, "a request must be a JSON object"};
@@ -221,8 +224,8 @@ bool int_field(const rapidjson::Value& payload, const char* name, std::int64_t l
   const rapidjson::Value* v = find_member(payload, name);
   if (!v) return true;
   if (!v->IsInt64() || v->GetInt64() < lo || v->GetInt64() > hi) {
-    *error = std::string("\"payload.") + name + "\" must be an integer from " +
-             std::to_string(lo) + " to " + std::to_string(hi);
+    *error = std::string("\"payload.") + name + "\" must be an integer from " + std::to_string(lo) +
+             " to " + std::to_string(hi);
     return false;
   }
   *out = v->GetInt64();

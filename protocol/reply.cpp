@@ -7,7 +7,8 @@ namespace warden::protocol {
 
 bool Message::parse(std::string_view text) {
   // The daemon bounds what it echoes itself (limits.max_json_depth): no depth limit here.
-  if (json::parse(text, &document_, json::Limits::any_depth()) || !document_.IsObject()) return false;
+  if (json::parse(text, &document_, json::Limits::any_depth()) || !document_.IsObject())
+    return false;
   const rapidjson::Value* p = find_member(document_, "payload");
   return p && p->IsObject();
 }

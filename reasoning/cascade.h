@@ -13,19 +13,19 @@
 #include <unordered_map>
 #include <vector>
 
-#include "reasoning/signal.h"
 #include "reasoning/config.h"
 #include "reasoning/provider.h"
+#include "reasoning/signal.h"
 
 namespace warden::reasoning {
 
 struct CascadeResult {
   enum class Status { Ok, AllFailed, BudgetSpent, Disagreement, NoProviders };
   Status status = Status::AllFailed;
-  Answer answer;                 // the answer used (Ok)
-  std::vector<Answer> answers;   // every answer received, in order (consensus, failures)
-  std::string message;           // for the user when not Ok: "cascade failure: a: HTTP 500; b: timeout …"
-  double spent_usd = 0;          // the session's spending after this call
+  Answer answer;                // the answer used (Ok)
+  std::vector<Answer> answers;  // every answer received, in order (consensus, failures)
+  std::string message;   // for the user when not Ok: "cascade failure: a: HTTP 500; b: timeout …"
+  double spent_usd = 0;  // the session's spending after this call
 };
 
 class Cascade {

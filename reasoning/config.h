@@ -12,7 +12,7 @@
 namespace warden::reasoning {
 
 struct ProviderConfig {
-  std::string name;   // unique, as it appears in errors, events and the audit log ("local-vllm")
+  std::string name;  // unique, as it appears in errors, events and the audit log ("local-vllm")
   // "openai" (OpenAI-compatible /v1/chat/completions: OpenAI, OpenRouter, vLLM, llama.cpp
   // server, LM Studio), "openai-responses" (/v1/responses), "ollama" (/api/chat),
   // "anthropic" (/v1/messages), "script" (answers from a JSON-lines file, offline).
@@ -25,24 +25,24 @@ struct ProviderConfig {
                             // logs, errors, events or the audit log.
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds timeout{60000};  // whole request, including reading the answer
-  int max_retries_429 = 2;                   // retries after 429 (waiting Retry-After) before moving on
+  int max_retries_429 = 2;  // retries after 429 (waiting Retry-After) before moving on
   std::chrono::milliseconds retry_after_max{10000};  // a longer Retry-After moves on at once
-  std::size_t max_response_bytes = 4 << 20;  // a larger answer is an error (moves on)
-  double price_input_per_mtok = 0;   // USD per million input tokens (budget)
-  double price_output_per_mtok = 0;  // USD per million output tokens
-  bool native_tools = true;          // send the catalog as native tools where the API has them
-  std::string script_path;           // kind "script": the JSON-lines file
+  std::size_t max_response_bytes = 4 << 20;          // a larger answer is an error (moves on)
+  double price_input_per_mtok = 0;                   // USD per million input tokens (budget)
+  double price_output_per_mtok = 0;                  // USD per million output tokens
+  bool native_tools = true;  // send the catalog as native tools where the API has them
+  std::string script_path;   // kind "script": the JSON-lines file
   int max_tokens = 1024;
 };
 
 // A selector rule: the first rule that matches a request picks the provider (moved to the
 // front of the cascade for this request) and optionally its model.
 struct SelectorRule {
-  std::string sensor;        // match the signal's sensor ("" = any)
-  std::string text_regex;    // RE2 pattern searched in the signal text ("" = any)
-  std::size_t min_chars = 0; // the text has at least this many characters
-  std::string provider;      // provider name to put first
-  std::string model;         // model to use with it ("" = the provider's own)
+  std::string sensor;         // match the signal's sensor ("" = any)
+  std::string text_regex;     // RE2 pattern searched in the signal text ("" = any)
+  std::size_t min_chars = 0;  // the text has at least this many characters
+  std::string provider;       // provider name to put first
+  std::string model;          // model to use with it ("" = the provider's own)
 };
 
 struct ReasoningConfig {

@@ -14,23 +14,23 @@
 namespace warden::reasoning {
 
 struct Message {
-  std::string role;     // "user", "assistant", "tool" (the system prompt is Request::system)
+  std::string role;  // "user", "assistant", "tool" (the system prompt is Request::system)
   std::string content;
 };
 
 // A target or tool the model may use, as native tool definitions or as text in the prompt.
 struct ToolSpec {
-  std::string name;         // "shell", "file", "http", "reply", … or a registered tool's name
+  std::string name;  // "shell", "file", "http", "reply", … or a registered tool's name
   std::string description;
   std::string parameters_schema_json;  // JSON Schema object of its payload / arguments
 };
 
 struct Request {
-  std::string system;                 // identity, catalog, rules' hints, rejection trace
-  std::vector<Message> messages;      // the conversation, last one the current perception
-  std::vector<ToolSpec> tools;        // native tools (providers that have them)
-  std::string model;                  // "" = the provider's configured model
-  std::string session;                // for budgets and script matching; never sent
+  std::string system;             // identity, catalog, rules' hints, rejection trace
+  std::vector<Message> messages;  // the conversation, last one the current perception
+  std::vector<ToolSpec> tools;    // native tools (providers that have them)
+  std::string model;              // "" = the provider's configured model
+  std::string session;            // for budgets and script matching; never sent
 };
 
 struct ToolCall {
@@ -45,15 +45,16 @@ struct Usage {
 
 struct Answer {
   bool ok = false;
-  std::string error;      // why it failed: "HTTP 500", "timeout after 60000 ms", "unparseable answer: …"
-  int http_status = 0;    // 0 when no HTTP answer was read
+  std::string
+      error;  // why it failed: "HTTP 500", "timeout after 60000 ms", "unparseable answer: …"
+  int http_status = 0;       // 0 when no HTTP answer was read
   bool retry_later = false;  // 429: the cascade may retry after retry_after
   std::chrono::milliseconds retry_after{0};
-  std::string text;                    // assistant text (JSON output mode), "" with a tool call
-  std::optional<ToolCall> tool_call;   // the first native tool call, if any
+  std::string text;                   // assistant text (JSON output mode), "" with a tool call
+  std::optional<ToolCall> tool_call;  // the first native tool call, if any
   Usage usage;
-  std::string provider;   // the provider's configured name
-  std::string model;      // the model that answered
+  std::string provider;  // the provider's configured name
+  std::string model;     // the model that answered
 };
 
 class Provider {

@@ -13,12 +13,12 @@ struct Signal {
   // "user-input", "chat-message", "tool-output", "tool-error", "heartbeat", "loop-error".
   // Only user-input and chat-message reach the model.
   std::string sensor = "user-input";
-  std::string text;           // what was said, or the output / error text fed back
-  std::string source;         // where it came from ("cli", "chat", …): the reply target
-  std::string session;        // the requester's session id
-  std::string agent;          // the requesting agent, if any
-  std::string principal;      // the authenticated principal (never taken from the signal)
-  std::int64_t depth = 0;     // 0 for a new signal; feedback is depth + 1
+  std::string text;        // what was said, or the output / error text fed back
+  std::string source;      // where it came from ("cli", "chat", …): the reply target
+  std::string session;     // the requester's session id
+  std::string agent;       // the requesting agent, if any
+  std::string principal;   // the authenticated principal (never taken from the signal)
+  std::int64_t depth = 0;  // 0 for a new signal; feedback is depth + 1
   // For feedback signals: the target and action JSON whose result this is ("" otherwise).
   std::string tool;
   std::string action_json;

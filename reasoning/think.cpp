@@ -104,8 +104,9 @@ bool declares_explanation(const ToolSpec& spec) {
 // A schema that is not a JSON object is offered as it is.
 ToolSpec with_explanation(ToolSpec spec) {
   Document schema;
-  const std::string text = trim_text(spec.parameters_schema_json).empty() ? "{\"type\":\"object\"}"
-                                                                     : spec.parameters_schema_json;
+  const std::string text = trim_text(spec.parameters_schema_json).empty()
+                               ? "{\"type\":\"object\"}"
+                               : spec.parameters_schema_json;
   if (!json::parse(text, &schema).empty() || !schema.IsObject()) return spec;
   Alloc& a = schema.GetAllocator();
   if (!json::member(schema, "type")) schema.AddMember("type", "object", a);

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <climits>
 #include <exception>
-#include <system_error>
 #include <future>
+#include <system_error>
 
 #include "actuators/action.h"
 #include "audit/record.h"
@@ -202,9 +202,9 @@ int strictest_scope(const Approval& a, int claimer) {
 // one that refused it before running it (malformed, needs a shell it was not granted, an
 // unknown tool, refused by its confinement).
 bool not_run(const actuators::Result& r) {
-  for (const char* code : {code::kActNoActuator, actuators::code::kBadAction,
-                           actuators::code::kShellSyntax, actuators::code::kUnknownTool,
-                           actuators::code::kDenied}) {
+  for (const char* code :
+       {code::kActNoActuator, actuators::code::kBadAction, actuators::code::kShellSyntax,
+        actuators::code::kUnknownTool, actuators::code::kDenied}) {
     if (r.error_code == code) return true;
   }
   return false;
@@ -417,8 +417,7 @@ bool ApprovalService::run_action(std::function<void(bool stopping)> fn) {
         runners_.emplace_back([this] { run_runner(); });
       } catch (const std::system_error& e) {
         // No new thread: a running one takes it when it is free.
-        context_.log->warn("approvals: cannot start a thread for an approved action: {}",
-                           e.what());
+        context_.log->warn("approvals: cannot start a thread for an approved action: {}", e.what());
         if (runners_.empty()) {
           actions_.pop_back();
           return false;
@@ -824,9 +823,9 @@ std::string ApprovalService::suspend(const Identity& identity,
 }
 
 std::optional<approvals::Grant> ApprovalService::use_grant(const Requester& who,
-                                                          const std::string& action_json,
-                                                          const std::string& decision_id,
-                                                          std::vector<std::string>* capabilities) {
+                                                           const std::string& action_json,
+                                                           const std::string& decision_id,
+                                                           std::vector<std::string>* capabilities) {
   capabilities->clear();
   std::optional<approvals::Grant> grant =
       store_->use_grant(who.principal, who.session, grant_key(action_json), now_ms());
@@ -860,9 +859,10 @@ std::size_t ApprovalService::cancel_requester(const std::string& token_id,
   std::vector<Approval> cancelled =
       store_->cancel_requester(token_id, principal, "warden", kRevokedNote, now_ms());
   for (const Approval& a : cancelled) {
-    context_.log->warn("approvals: {} of {} cancelled: the token that asked for it ({}) is no "
-                       "longer valid",
-                       a.id, a.principal, a.requester_token_id);
+    context_.log->warn(
+        "approvals: {} of {} cancelled: the token that asked for it ({}) is no "
+        "longer valid",
+        a.id, a.principal, a.requester_token_id);
     try {
       record("denied", a, "warden", kRevokedNote);
     } catch (const std::exception& e) {
@@ -891,9 +891,9 @@ void ApprovalService::record(std::string_view event, const Approval& a, std::str
   if (context_.notifier) context_.notifier->notify(event, a, by, note, result_json);
 }
 
-void ApprovalService::append_record(std::string_view event, const Approval& a,
-                                    std::string_view by, std::string_view note,
-                                    std::string_view decision_id, std::string_view result_json) {
+void ApprovalService::append_record(std::string_view event, const Approval& a, std::string_view by,
+                                    std::string_view note, std::string_view decision_id,
+                                    std::string_view result_json) {
   audit::ApprovalEvent e;
   e.event = std::string(event);
   e.approval_id = a.id;
@@ -917,8 +917,8 @@ void ApprovalService::append_record(std::string_view event, const Approval& a,
     e.digest = a.digest;
   }
   e.requester_token_id = a.requester_token_id;
-  audit::AppendResult appended =
-      context_.audit->append_wait("approval", audit_now_us(), audit::approval_fields(e, context_.masker));
+  audit::AppendResult appended = context_.audit->append_wait(
+      "approval", audit_now_us(), audit::approval_fields(e, context_.masker));
   if (!appended.ok) {
     throw std::runtime_error("the audit log cannot record approval " + a.id + " " +
                              std::string(event) + ": " + appended.error);
@@ -954,7 +954,8 @@ std::optional<Reply> ApprovalService::pending(const Request& request, const Iden
   }
   if (const rapidjson::Value* w = find_member(payload, "watch")) {
     if (!w->IsBool()) {
-      return fail(request.id_json, "pending", err::kBadRequest, "\"payload.watch\" must be a boolean");
+      return fail(request.id_json, "pending", err::kBadRequest,
+                  "\"payload.watch\" must be a boolean");
     }
     watch = w->GetBool();
   }
@@ -1024,15 +1025,17 @@ std::optional<Reply> ApprovalService::pending(const Request& request, const Iden
     }
     // Watching: the first page now, then every approval that arrives or closes (no response;
     // the request ends with the connection).
-    (*send)(Reply{event_message(id, "{\"event\":\"approvals\",\"approvals\":" + items + paging + "}"),
-                  false, true});
+    (*send)(
+        Reply{event_message(id, "{\"event\":\"approvals\",\"approvals\":" + items + paging + "}"),
+              false, true});
     std::lock_guard lock(mutex_);
     for (std::size_t i = 0; i < shown; ++i) {
       announced_.emplace(list[i].id, Announced{list[i].status, Clock::now()});
     }
     watchers_.push_back(Watcher{closed, [send](Reply r) { (*send)(std::move(r)); }, id});
   });
-  if (!queued) return fail(request.id_json, "pending", err::kShuttingDown, "the daemon is shutting down");
+  if (!queued)
+    return fail(request.id_json, "pending", err::kShuttingDown, "the daemon is shutting down");
   return std::nullopt;
 }
 
@@ -1080,7 +1083,8 @@ std::optional<Reply> ApprovalService::approve(const Request& request, const Iden
         }
         if (reply) (*send)(std::move(*reply));
       });
-  if (!queued) return fail(request.id_json, "approve", err::kShuttingDown, "the daemon is shutting down");
+  if (!queued)
+    return fail(request.id_json, "approve", err::kShuttingDown, "the daemon is shutting down");
   return std::nullopt;
 }
 
@@ -1113,29 +1117,31 @@ std::optional<Reply> ApprovalService::approve_now(const std::string& id_json,
                       approval_id + ")");
     case R::Closed:
       if (outcome.approval->status == Status::Expired) {
-        return fail(id_json, "approve", err::kApprovalExpired, which + " expired before it was approved");
+        return fail(id_json, "approve", err::kApprovalExpired,
+                    which + " expired before it was approved");
       }
-      return fail(id_json, "approve", err::kApprovalClosed,
-                  which + " is already " +
-                      std::string(approvals::status_name(outcome.approval->status)) +
-                      (outcome.approval->closed_by == "warden" &&
-                               !outcome.approval->close_note.empty()
-                           ? " (" + outcome.approval->close_note + ")"
-                           : std::string()) +
-                      ": an approval is answered once");
+      return fail(
+          id_json, "approve", err::kApprovalClosed,
+          which + " is already " + std::string(approvals::status_name(outcome.approval->status)) +
+              (outcome.approval->closed_by == "warden" && !outcome.approval->close_note.empty()
+                   ? " (" + outcome.approval->close_note + ")"
+                   : std::string()) +
+              ": an approval is answered once");
     case R::Expired:
       record("expired", *outcome.approval, "expiry", "");
-      return fail(id_json, "approve", err::kApprovalExpired, which + " expired before it was approved");
+      return fail(id_json, "approve", err::kApprovalExpired,
+                  which + " expired before it was approved");
     case R::SelfApproval:
-      return fail(id_json, "approve", err::kSelfApproval,
-                  which + " was requested by " + identity.principal +
-                      ": another approver must answer it");
+      return fail(
+          id_json, "approve", err::kSelfApproval,
+          which + " was requested by " + identity.principal + ": another approver must answer it");
     case R::AlreadyApproved:
       return fail(id_json, "approve", err::kAlreadyApproved,
                   which + ": you already approved it; it needs another approver");
     case R::NeedMore: {
       record("vote", *outcome.approval, identity.principal, note);
-      std::string fields = "\"status\":\"pending\",\"approval\":" + approval_json(*outcome.approval);
+      std::string fields =
+          "\"status\":\"pending\",\"approval\":" + approval_json(*outcome.approval);
       return Reply{ok_response(id_json, "approve", fields)};
     }
     case R::Claimed:
@@ -1147,7 +1153,8 @@ std::optional<Reply> ApprovalService::approve_now(const std::string& id_json,
   } catch (const std::exception& e) {
     // Not recorded, so not run.
     store_->finish(approval.id, Status::Refused,
-                   std::string("{\"error_code\":\"") + err::kAudit + "\",\"reason\":\"the approval could not be recorded\"}",
+                   std::string("{\"error_code\":\"") + err::kAudit +
+                       "\",\"reason\":\"the approval could not be recorded\"}",
                    now_ms());
     throw;
   }
@@ -1155,9 +1162,8 @@ std::optional<Reply> ApprovalService::approve_now(const std::string& id_json,
 }
 
 std::optional<Reply> ApprovalService::carry_out(const std::string& id_json,
-                                                const Identity& approver,
-                                                const Approval& approval, int scope_minutes,
-                                                std::shared_ptr<ReplyFn> send) {
+                                                const Identity& approver, const Approval& approval,
+                                                int scope_minutes, std::shared_ptr<ReplyFn> send) {
   if (!requester_valid(approval.requester_token_id, approval.principal)) {
     // The token that asked was revoked after the vote was counted: claimed, never run.
     static constexpr char kReason[] =
@@ -1172,12 +1178,13 @@ std::optional<Reply> ApprovalService::carry_out(const std::string& id_json,
     std::optional<Approval> now = store_->get(approval.id);
     Stats::add(context_.stats.errors);
     return Reply{error_response(id_json, "approve",
-                                {err::kApprovalRefused, std::string("not run: ") + kReason, {},
+                                {err::kApprovalRefused,
+                                 std::string("not run: ") + kReason,
+                                 {},
                                  "\"approval\":" + approval_json(now ? *now : approval)})};
   }
   // The last mile: the rules in force decide the stored action again, as its requester.
-  Identity requester{approval.principal, Role::Agent, approval.groups,
-                     approval.requester_token_id};
+  Identity requester{approval.principal, Role::Agent, approval.groups, approval.requester_token_id};
   pipeline::Signal signal;
   signal.principal = approval.principal;
   signal.session = approval.session;
@@ -1203,7 +1210,9 @@ std::optional<Reply> ApprovalService::carry_out(const std::string& id_json,
     std::optional<Approval> now = store_->get(approval.id);
     Stats::add(context_.stats.errors);
     return Reply{error_response(id_json, "approve",
-                                {err::kApprovalRefused, "not run: " + refusal, {},
+                                {err::kApprovalRefused,
+                                 "not run: " + refusal,
+                                 {},
                                  "\"approval\":" + approval_json(now ? *now : approval) +
                                      ",\"decision\":" + decision_json})};
   }
@@ -1254,16 +1263,17 @@ Reply ApprovalService::refuse_unrun(const std::string& id_json, const Identity& 
          failed);
   std::optional<Approval> now = store_->get(approval.id);
   Stats::add(context_.stats.errors);
-  return Reply{error_response(
-      id_json, "approve",
-      {err::kApprovalRefused, "approved, but it could not run: " + what, {},
-       "\"approval\":" + approval_json(now ? *now : approval) + ",\"decision\":" + decision_json +
-           ",\"result\":" + failed})};
+  return Reply{error_response(id_json, "approve",
+                              {err::kApprovalRefused,
+                               "approved, but it could not run: " + what,
+                               {},
+                               "\"approval\":" + approval_json(now ? *now : approval) +
+                                   ",\"decision\":" + decision_json + ",\"result\":" + failed})};
 }
 
 Reply ApprovalService::dispatch(const std::string& id_json, const Identity& approver,
-                                const Approval& approval, int scope_minutes,
-                                const Decision& last, const std::string& decision_json) {
+                                const Approval& approval, int scope_minutes, const Decision& last,
+                                const std::string& decision_json) {
   pipeline::ResolvedTarget resolved = pipeline::resolve_target(last.action_json, "", "");
   actuators::Actuator* actuator =
       actuators_ && !resolved.target.empty() ? actuators_->find(resolved.target) : nullptr;
@@ -1282,7 +1292,8 @@ Reply ApprovalService::dispatch(const std::string& id_json, const Identity& appr
     c.source = "approval";
     // What the approver saw granted, and only as far as the rules in force still allow it:
     // a rule change narrows what a person approved, never widens it.
-    c.allowed = intersect_capabilities(capabilities_of(approval.grants), allowed_capabilities(last));
+    c.allowed =
+        intersect_capabilities(capabilities_of(approval.grants), allowed_capabilities(last));
     capabilities = c.allowed;
     c.effects = last.effects;
     try {
@@ -1312,10 +1323,9 @@ Reply ApprovalService::dispatch(const std::string& id_json, const Identity& appr
 }
 
 Reply ApprovalService::conclude(const std::string& id_json, const Identity& approver,
-                                const Approval& approval, int scope_minutes,
-                                const Decision& last, const std::string& decision_json,
-                                const std::string& status, std::string result,
-                                std::string recorded) {
+                                const Approval& approval, int scope_minutes, const Decision& last,
+                                const std::string& decision_json, const std::string& status,
+                                std::string result, std::string recorded) {
   // The strictest terms of all votes hold: one use when any approver asked for no scope,
   // else the shortest scope asked for.
   scope_minutes = strictest_scope(approval, scope_minutes);
@@ -1375,8 +1385,8 @@ std::optional<Reply> ApprovalService::deny(const Request& request, const Identit
                 "give exactly one of \"payload.token\" and \"payload.id\"");
   }
   auto send = std::make_shared<ReplyFn>(std::move(later));
-  const bool queued = post([this, rid = request.id_json, identity, which = token.empty() ? id : token,
-                            note, send] {
+  const bool queued = post([this, rid = request.id_json, identity,
+                            which = token.empty() ? id : token, note, send] {
     try {
       approvals::DenyOutcome outcome = store_->deny(which, identity.principal, note, now_ms());
       switch (outcome.result) {
@@ -1404,7 +1414,8 @@ std::optional<Reply> ApprovalService::deny(const Request& request, const Identit
       (*send)(fail(rid, "deny", err::kAudit, e.what()));
     }
   });
-  if (!queued) return fail(request.id_json, "deny", err::kShuttingDown, "the daemon is shutting down");
+  if (!queued)
+    return fail(request.id_json, "deny", err::kShuttingDown, "the daemon is shutting down");
   return std::nullopt;
 }
 
@@ -1460,7 +1471,8 @@ std::string ApprovalService::listed_json(const Approval& a) const {
   Approval cut = a;
   cut.action_json.clear();
   std::string out = shown_json(cut);
-  std::string extra = ",\"truncated\":true,\"action_bytes\":" + std::to_string(a.action_json.size());
+  std::string extra =
+      ",\"truncated\":true,\"action_bytes\":" + std::to_string(a.action_json.size());
   extra += ",\"action_preview\":" + json_string(utf8_prefix(a.action_json, kPreviewBytes));
   out.insert(out.size() - 1, extra);
   if (out.size() <= kMaxListedBytes) return out;

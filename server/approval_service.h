@@ -243,7 +243,7 @@ class ApprovalService {
   void run_sweeper();
   // A store notification (any thread): checked, then the approval is due a re-read.
   void on_notification(std::string_view kind, std::string_view approval_id);
-  void reread_due();                          // a batch of due re-reads (a worker)
+  void reread_due();                             // a batch of due re-reads (a worker)
   void refresh(const std::string& approval_id);  // re-read; tell watchers and waits what changed
   void settle(const approvals::Approval& approval);  // ends the waits of a final approval
   void broadcast(std::string_view event, const approvals::Approval& approval);
@@ -274,8 +274,8 @@ class ApprovalService {
   // record, the reply.
   Reply conclude(const std::string& id_json, const Identity& approver,
                  const approvals::Approval& approval, int scope_minutes, const Decision& last,
-                 const std::string& decision_json, const std::string& status,
-                 std::string result, std::string recorded);
+                 const std::string& decision_json, const std::string& status, std::string result,
+                 std::string recorded);
   // Queues fn for a runner thread (started when none is idle, up to a bound); fn(true) when
   // the daemon stops before it starts. False when stopping.
   bool run_action(std::function<void(bool stopping)> fn);

@@ -75,8 +75,8 @@ std::string audit_start_fields(const Config& config, const AuditStart& start,
   return audit::start_fields(info);
 }
 
-std::string audit_reload_fields(const std::string& rules_digest,
-                                const std::string& previous_digest, const std::string& by) {
+std::string audit_reload_fields(const std::string& rules_digest, const std::string& previous_digest,
+                                const std::string& by) {
   return audit::reload_fields(rules_digest, previous_digest, by);
 }
 

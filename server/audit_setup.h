@@ -43,8 +43,8 @@ std::string audit_start_fields(const Config& config, const AuditStart& start,
                                const std::string& key_id);
 
 // The reload record's FIELDS: rules_digest, previous_digest, by (what asked for the reload).
-std::string audit_reload_fields(const std::string& rules_digest,
-                                const std::string& previous_digest, const std::string& by);
+std::string audit_reload_fields(const std::string& rules_digest, const std::string& previous_digest,
+                                const std::string& by);
 
 // Logs that an audit record of `kind` ("decision", "act" …) could not be written, at error
 // level and throttled (ServerContext::audit_failures): every such decision fails closed with

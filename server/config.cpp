@@ -10,13 +10,13 @@
 #include <map>
 #include <sstream>
 
+#include <re2/re2.h>
 #include "audit/chain.h"
 #include "audit/mask.h"
 #include "engine/decision.h"
 #include "reasoning/config_check.h"
 #include "server/notifier.h"
 #include "server/own_files.h"
-#include <re2/re2.h>
 
 namespace warden::server {
 
@@ -138,8 +138,8 @@ class TableReader {
       if (!v) {
         wrong_type(node, key, "a number");
       } else if (!(*v >= min && *v <= max)) {
-        errors_->push_back({key, "must be between " + fmt_number(min) + " and " +
-                                     fmt_number(max) + ", not " + fmt_number(*v)});
+        errors_->push_back({key, "must be between " + fmt_number(min) + " and " + fmt_number(max) +
+                                     ", not " + fmt_number(*v)});
       } else {
         *out = *v;
       }
@@ -355,7 +355,7 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   notify.on("backoff_max_ms", notify.millis(&nc.backoff_max, 1, 86400000));
   notify.on("max_queue", notify.integer(&nc.max_queue, 1, 1000000));
   approvals.on("notify", [&](const toml::node& node, const std::string& key) {
-    section(&notify)(node, key);
+    section (&notify)(node, key);
     // The table is there: it asks for notifications, so it must say where to send them.
     if (node.is_table() && nc.url.empty() && nc.url_env.empty()) {
       errors.push_back({key, "needs url (or url_env, the variable holding it)",
@@ -391,8 +391,7 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
   reasoning.on("max_queue", reasoning.integer(&pc.max_queue, 1, 100000));
   reasoning.on("cool_off_seconds", reasoning.seconds(&rc.cool_off, 0, 86400));
   reasoning.on("consensus", reasoning.integer(&rc.consensus, 0, 16));
-  reasoning.on("budget_per_session_usd",
-               reasoning.number(&rc.budget_per_session_usd, 0, 1e9));
+  reasoning.on("budget_per_session_usd", reasoning.number(&rc.budget_per_session_usd, 0, 1e9));
   reasoning.on("budget_per_principal_usd", reasoning.number(&rc.budget_per_principal_usd, 0, 1e9));
   reasoning.on("budget_window_seconds", reasoning.seconds(&rc.budget_window, 1, 366LL * 86400));
   reasoning.on("budget_max_entries", reasoning.integer(&rc.budget_max_entries, 1, 10000000));
@@ -402,8 +401,8 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
     return [&errors, fill](const toml::node& node, const std::string& key) {
       const toml::array* array = node.as_array();
       if (!array) {
-        errors.push_back({key, std::string("must be an array of tables ([[") + key +
-                                   "]]), not " + type_name(node)});
+        errors.push_back({key, std::string("must be an array of tables ([[") + key + "]]), not " +
+                                   type_name(node)});
         return;
       }
       for (std::size_t i = 0; i < array->size(); ++i) {
@@ -417,48 +416,50 @@ ConfigErrors parse_config(std::string_view text, std::string_view base_dir, Conf
     };
   };
   rc.providers.clear();
-  reasoning.on("providers", table_array([&](const toml::table& t, const std::string& at) {
-    reasoning::ProviderConfig p;
-    TableReader r(&errors, at + ".");
-    r.on("name", r.string(&p.name));
-    r.on("kind", r.string(&p.kind));
-    r.on("base_url", r.string(&p.base_url));
-    r.on("model", r.string(&p.model));
-    r.on("api_key_env", r.string(&p.api_key_env));
-    r.on("connect_timeout_ms", r.millis(&p.connect_timeout, 1, 600000));
-    r.on("timeout_ms", r.millis(&p.timeout, 1, 3600000));
-    r.on("max_retries_429", r.integer(&p.max_retries_429, 0, 100));
-    r.on("retry_after_max_ms", r.millis(&p.retry_after_max, 1, 3600000));
-    r.on("max_response_bytes", r.integer(&p.max_response_bytes, 1024, 1LL << 30));
-    r.on("price_input_per_mtok", r.number(&p.price_input_per_mtok, 0, 1e6));
-    r.on("price_output_per_mtok", r.number(&p.price_output_per_mtok, 0, 1e6));
-    r.on("native_tools", r.boolean(&p.native_tools));
-    r.on("script", r.string(&p.script_path));
-    r.on("max_tokens", r.integer(&p.max_tokens, 1, 10000000));
-    // A key in the config file would sit in a file many people read and copy: refused,
-    // without repeating it.
-    for (const char* name : {"api_key", "key", "apikey", "token", "authorization"}) {
-      r.on(name, [&errors](const toml::node&, const std::string& key) {
-        errors.push_back({key, "an API key is never read from the config file: put it in an "
-                               "environment variable and name that variable with api_key_env"});
-      });
-    }
-    r.read(t);
-    p.script_path = resolve(base_dir, p.script_path);
-    rc.providers.push_back(std::move(p));
-  }));
+  reasoning.on(
+      "providers", table_array([&](const toml::table& t, const std::string& at) {
+        reasoning::ProviderConfig p;
+        TableReader r(&errors, at + ".");
+        r.on("name", r.string(&p.name));
+        r.on("kind", r.string(&p.kind));
+        r.on("base_url", r.string(&p.base_url));
+        r.on("model", r.string(&p.model));
+        r.on("api_key_env", r.string(&p.api_key_env));
+        r.on("connect_timeout_ms", r.millis(&p.connect_timeout, 1, 600000));
+        r.on("timeout_ms", r.millis(&p.timeout, 1, 3600000));
+        r.on("max_retries_429", r.integer(&p.max_retries_429, 0, 100));
+        r.on("retry_after_max_ms", r.millis(&p.retry_after_max, 1, 3600000));
+        r.on("max_response_bytes", r.integer(&p.max_response_bytes, 1024, 1LL << 30));
+        r.on("price_input_per_mtok", r.number(&p.price_input_per_mtok, 0, 1e6));
+        r.on("price_output_per_mtok", r.number(&p.price_output_per_mtok, 0, 1e6));
+        r.on("native_tools", r.boolean(&p.native_tools));
+        r.on("script", r.string(&p.script_path));
+        r.on("max_tokens", r.integer(&p.max_tokens, 1, 10000000));
+        // A key in the config file would sit in a file many people read and copy: refused,
+        // without repeating it.
+        for (const char* name : {"api_key", "key", "apikey", "token", "authorization"}) {
+          r.on(name, [&errors](const toml::node&, const std::string& key) {
+            errors.push_back({key,
+                              "an API key is never read from the config file: put it in an "
+                              "environment variable and name that variable with api_key_env"});
+          });
+        }
+        r.read(t);
+        p.script_path = resolve(base_dir, p.script_path);
+        rc.providers.push_back(std::move(p));
+      }));
   rc.selector.clear();
   reasoning.on("selector", table_array([&](const toml::table& t, const std::string& at) {
-    reasoning::SelectorRule rule;
-    TableReader r(&errors, at + ".");
-    r.on("sensor", r.string(&rule.sensor));
-    r.on("text_regex", r.string(&rule.text_regex));
-    r.on("min_chars", r.integer(&rule.min_chars, 0, 100000000));
-    r.on("provider", r.string(&rule.provider));
-    r.on("model", r.string(&rule.model));
-    r.read(t);
-    rc.selector.push_back(std::move(rule));
-  }));
+                 reasoning::SelectorRule rule;
+                 TableReader r(&errors, at + ".");
+                 r.on("sensor", r.string(&rule.sensor));
+                 r.on("text_regex", r.string(&rule.text_regex));
+                 r.on("min_chars", r.integer(&rule.min_chars, 0, 100000000));
+                 r.on("provider", r.string(&rule.provider));
+                 r.on("model", r.string(&rule.model));
+                 r.read(t);
+                 rc.selector.push_back(std::move(rule));
+               }));
   top.on("reasoning", section(&reasoning));
 
   actuators::ActuatorsConfig& ac = pc.actuators;
@@ -550,7 +551,9 @@ void validate_pipeline(const PipelineConfig& pc, ConfigErrors* errors) {
   for (std::size_t i = 0; i < providers.size(); ++i) {
     const reasoning::ProviderConfig& p = providers[i];
     const std::string at = "reasoning.providers[" + std::to_string(i) + "].";
-    if (p.name.empty()) errors->push_back({at + "name", "must be given (names the provider in errors, events and the audit log)"});
+    if (p.name.empty())
+      errors->push_back(
+          {at + "name", "must be given (names the provider in errors, events and the audit log)"});
     for (std::size_t j = 0; j < i; ++j) {
       if (!p.name.empty() && providers[j].name == p.name) {
         errors->push_back({at + "name", "'" + p.name + "' is the name of providers[" +
@@ -560,11 +563,14 @@ void validate_pipeline(const PipelineConfig& pc, ConfigErrors* errors) {
     bool kind_ok = false;
     for (const char* k : kKinds) kind_ok = kind_ok || p.kind == k;
     if (!kind_ok) {
-      errors->push_back({at + "kind", "must be openai, openai-responses, ollama, anthropic or "
-                                      "script, not '" + p.kind + "'"});
+      errors->push_back({at + "kind",
+                         "must be openai, openai-responses, ollama, anthropic or "
+                         "script, not '" +
+                             p.kind + "'"});
     }
     if (p.kind == "script") {
-      if (p.script_path.empty()) errors->push_back({at + "script", "must name the JSON-lines file of a script provider"});
+      if (p.script_path.empty())
+        errors->push_back({at + "script", "must name the JSON-lines file of a script provider"});
     } else if (kind_ok) {
       if (p.base_url.rfind("http://", 0) != 0 && p.base_url.rfind("https://", 0) != 0) {
         errors->push_back({at + "base_url", "must be an http:// or https:// URL"});
@@ -572,12 +578,15 @@ void validate_pipeline(const PipelineConfig& pc, ConfigErrors* errors) {
     }
     // Values are not repeated in these errors: they may hold the key.
     if (audit::holds_secret(p.base_url)) {
-      errors->push_back({at + "base_url", "holds what looks like a secret: keep API keys in "
-                                          "the environment and name the variable with api_key_env"});
+      errors->push_back({at + "base_url",
+                         "holds what looks like a secret: keep API keys in "
+                         "the environment and name the variable with api_key_env"});
     }
-    if (!p.api_key_env.empty() && (!env_name(p.api_key_env) || audit::holds_secret(p.api_key_env))) {
-      errors->push_back({at + "api_key_env", "must be the name of an environment variable "
-                                             "(letters, digits, _), never the key itself"});
+    if (!p.api_key_env.empty() &&
+        (!env_name(p.api_key_env) || audit::holds_secret(p.api_key_env))) {
+      errors->push_back({at + "api_key_env",
+                         "must be the name of an environment variable "
+                         "(letters, digits, _), never the key itself"});
     }
   }
   for (std::size_t i = 0; i < pc.reasoning.selector.size(); ++i) {
@@ -590,24 +599,27 @@ void validate_pipeline(const PipelineConfig& pc, ConfigErrors* errors) {
                                               rule.provider + "'"});
     }
     if (!rule.sensor.empty() && rule.sensor != "user-input" && rule.sensor != "chat-message") {
-      errors->push_back({at + "sensor", "must be user-input or chat-message (only they reach "
-                                        "the model), not '" + rule.sensor + "'"});
+      errors->push_back({at + "sensor",
+                         "must be user-input or chat-message (only they reach "
+                         "the model), not '" +
+                             rule.sensor + "'"});
     }
     if (!rule.text_regex.empty()) {
       re2::RE2::Options options;
       options.set_log_errors(false);
       re2::RE2 re(rule.text_regex, options);
-      if (!re.ok()) errors->push_back({at + "text_regex", "is not a valid RE2 pattern: " + re.error()});
+      if (!re.ok())
+        errors->push_back({at + "text_regex", "is not a valid RE2 pattern: " + re.error()});
     }
   }
   if (pc.reasoning.consensus == 1) {
     errors->push_back({"reasoning.consensus", "must be 0 (off) or at least 2"});
   } else if (pc.reasoning.consensus > 1 &&
              static_cast<std::size_t>(pc.reasoning.consensus) > providers.size()) {
-    errors->push_back({"reasoning.consensus",
-                       "asks " + std::to_string(pc.reasoning.consensus) +
-                           " providers to agree, but only " + std::to_string(providers.size()) +
-                           " are configured"});
+    errors->push_back({"reasoning.consensus", "asks " + std::to_string(pc.reasoning.consensus) +
+                                                  " providers to agree, but only " +
+                                                  std::to_string(providers.size()) +
+                                                  " are configured"});
   }
   if (errors->empty()) {
     // The reasoning layer's own checks (the same the daemon's cascade is built with).
@@ -627,8 +639,8 @@ void validate_pipeline(const PipelineConfig& pc, ConfigErrors* errors) {
   }
   for (std::size_t i = 0; i < ac.shell.path.size(); ++i) {
     if (ac.shell.path[i].empty() || ac.shell.path[i][0] != '/') {
-      errors->push_back({"actuators.shell.path[" + std::to_string(i) + "]",
-                         "must be an absolute directory"});
+      errors->push_back(
+          {"actuators.shell.path[" + std::to_string(i) + "]", "must be an absolute directory"});
     }
   }
   for (const auto& [key, list] :
@@ -668,20 +680,20 @@ void validate_notify(const NotifyConfig& n, ConfigErrors* errors) {
   std::string names;
   for (std::string_view e : kNotifyEvents) names += (names.empty() ? "" : ", ") + std::string(e);
   if (n.events.empty()) {
-    errors->push_back({"approvals.notify.events",
-                       "must name at least one event (" + names +
-                           "); remove [approvals.notify] to send none"});
+    errors->push_back({"approvals.notify.events", "must name at least one event (" + names +
+                                                      "); remove [approvals.notify] to send none"});
   }
   for (std::size_t i = 0; i < n.events.size(); ++i) {
     if (!is_notify_event(n.events[i])) {
-      errors->push_back({"approvals.notify.events",
-                         "'" + n.events[i] + "' is not an event: use " + names});
+      errors->push_back(
+          {"approvals.notify.events", "'" + n.events[i] + "' is not an event: use " + names});
     }
   }
   if (n.format != "slack" && n.format != "json") {
     errors->push_back({"approvals.notify.format",
                        "must be \"slack\" ({\"text\":…}, for Slack, Mattermost, Rocket.Chat and "
-                       "Google Chat incoming webhooks) or \"json\", not '" + n.format + "'"});
+                       "Google Chat incoming webhooks) or \"json\", not '" +
+                           n.format + "'"});
   }
   if (n.backoff_max < n.backoff) {
     errors->push_back({"approvals.notify.backoff_max_ms",
@@ -760,8 +772,8 @@ ConfigErrors validate_config(const Config& c) {
   }
   // ---- end of transports ----
   if (c.metrics.enabled() && !split_host_port(c.metrics.listen, &host, &port)) {
-    errors.push_back({"metrics.listen", "must be HOST:PORT (e.g. 127.0.0.1:9106), not '" +
-                                            c.metrics.listen + "'"});
+    errors.push_back({"metrics.listen",
+                      "must be HOST:PORT (e.g. 127.0.0.1:9106), not '" + c.metrics.listen + "'"});
   }
   validate_pipeline(c.pipeline, &errors);
   const AuditConfig& a = c.audit;
@@ -770,13 +782,13 @@ ConfigErrors validate_config(const Config& c) {
         {"audit.durability", "must be fsync, group or write, not '" + a.durability + "'"});
   }
   if (!a.daemon_id.empty() && !valid_daemon_id(a.daemon_id)) {
-    errors.push_back({"audit.daemon_id",
-                      "must be 1 to 64 characters of A-Z a-z 0-9 . _ : -, not '" + a.daemon_id +
-                          "'"});
+    errors.push_back(
+        {"audit.daemon_id",
+         "must be 1 to 64 characters of A-Z a-z 0-9 . _ : -, not '" + a.daemon_id + "'"});
   }
   if (a.rotate_bytes != 0 && a.rotate_bytes < 4096) {
-    errors.push_back({"audit.rotate_bytes", "must be 0 (never) or at least 4096, not " +
-                                                std::to_string(a.rotate_bytes)});
+    errors.push_back({"audit.rotate_bytes",
+                      "must be 0 (never) or at least 4096, not " + std::to_string(a.rotate_bytes)});
   }
   return errors;
 }

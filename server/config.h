@@ -37,20 +37,20 @@ struct Limits {
 
 // ---- transports and pre-auth budgets (docs/PROTOCOL.md "Transports") ----
 struct UnixSocketConfig {
-  bool enabled = true;              // [unix] enabled
-  std::string path;                 // [unix] path; empty: STATE_DIR/warden.sock
-  unsigned mode = 0600;             // [unix] mode: 0600 or 0660 (never world-accessible)
+  bool enabled = true;               // [unix] enabled
+  std::string path;                  // [unix] path; empty: STATE_DIR/warden.sock
+  unsigned mode = 0600;              // [unix] mode: 0600 or 0660 (never world-accessible)
   std::vector<unsigned> allow_uids;  // [unix] allow_uids; empty: any uid may connect
 };
 struct TlsConfig {
-  std::string cert;                 // [tls] cert: PEM certificate chain; with key, TCP is TLS
-  std::string key;                  // [tls] key: PEM private key
-  bool allow_plaintext = false;     // [tls] allow_plaintext: plain TCP on a non-loopback address
+  std::string cert;              // [tls] cert: PEM certificate chain; with key, TCP is TLS
+  std::string key;               // [tls] key: PEM private key
+  bool allow_plaintext = false;  // [tls] allow_plaintext: plain TCP on a non-loopback address
   bool enabled() const { return !cert.empty() || !key.empty(); }
 };
 struct PreAuthLimits {
-  std::size_t max_connections = 512;  // [preauth] connections not yet authenticated, in all
-  std::size_t max_per_peer = 64;      // [preauth] per peer address or uid (not loopback TCP)
+  std::size_t max_connections = 512;   // [preauth] connections not yet authenticated, in all
+  std::size_t max_per_peer = 64;       // [preauth] per peer address or uid (not loopback TCP)
   std::size_t max_frame_bytes = 4096;  // [preauth] frame limit until auth succeeds
 };
 // ---- end of transports ----
@@ -71,9 +71,11 @@ inline constexpr std::size_t kMaxSessionEntries = 4096;
 // [session]: session memory (engine/session_memory.h), what approved decisions of a session
 // did, shown to its later decisions as `history` facts.
 struct SessionConfig {
-  std::int64_t ttl_seconds = 3600;    // [session] ttl_seconds: how long an effect is remembered; 0 = off
-  std::size_t max_entries = 512;      // [session] max_entries: per session, oldest dropped first
-  std::size_t max_sessions = 10000;   // [session] max_sessions: in all, least recently used dropped first
+  std::int64_t ttl_seconds =
+      3600;  // [session] ttl_seconds: how long an effect is remembered; 0 = off
+  std::size_t max_entries = 512;  // [session] max_entries: per session, oldest dropped first
+  std::size_t max_sessions =
+      10000;  // [session] max_sessions: in all, least recently used dropped first
   std::size_t max_bytes = 64u << 20;  // [session] max_bytes: memory for all sessions' entries
   // [session] store: where the memory lives. "memory": this daemon's process; "postgres":
   // the approvals store's PostgreSQL database, shared by the fleet and kept across restarts
@@ -82,19 +84,18 @@ struct SessionConfig {
   std::string store = "auto";
 };
 
-
 // [audit]: the hash-chained, signed audit log (audit/, docs/AUDIT.md). Its path is the
 // top-level `audit_log`. Paths here are resolved against the config file's directory; empty
 // paths get their defaults in the state directory (resolve_state_paths).
 struct AuditConfig {
-  bool enabled = true;                      // [audit] enabled: false = no log (status warns)
-  std::string durability = "group";         // [audit] durability: fsync, group or write
+  bool enabled = true;                        // [audit] enabled: false = no log (status warns)
+  std::string durability = "group";           // [audit] durability: fsync, group or write
   std::chrono::milliseconds group_commit{2};  // [audit] group_commit_ms: a batch waits this long
   std::uint64_t rotate_bytes = 64ull << 20;   // [audit] rotate_bytes: 0 = never
   std::int64_t rotate_seconds = 86400;        // [audit] rotate_seconds: 0 = never
   std::uint64_t checkpoint_records = 1000;    // [audit] checkpoint_records
   std::int64_t checkpoint_seconds = 60;       // [audit] checkpoint_seconds
-  std::string signing_key;  // [audit] signing_key; empty: STATE_DIR/audit-signing.pem
+  std::string signing_key;           // [audit] signing_key; empty: STATE_DIR/audit-signing.pem
   bool signing_key_default = false;  // set by resolve_state_paths: created (with .pub) when missing
   bool mask_secrets = true;          // [audit] mask_secrets
   std::string mask_key;              // [audit] mask_key; empty: STATE_DIR/audit-mask.key
@@ -105,16 +106,16 @@ struct AuditConfig {
 // [approvals.notify]: a webhook told of approval events (server/notifier.h, docs/PROTOCOL.md
 // "Notifications"). Off while neither url nor url_env is set.
 struct NotifyConfig {
-  std::string url;      // [approvals.notify] url: https://…, or http:// to a loopback address only
+  std::string url;  // [approvals.notify] url: https://…, or http:// to a loopback address only
   std::string url_env;  // [approvals.notify] url_env: else the URL is read from this variable
   // [approvals.notify] events: which events are posted (default all of them)
-  std::vector<std::string> events = {"created", "approved", "denied", "expired", "executed",
-                                     "refused"};
+  std::vector<std::string> events = {"created", "approved", "denied",
+                                     "expired", "executed", "refused"};
   std::string format = "slack";  // [approvals.notify] format: "slack" ({"text":…}) or "json"
   std::chrono::milliseconds timeout{5000};       // [approvals.notify] timeout_ms: one attempt
-  int max_attempts = 5;                           // [approvals.notify] max_attempts: per event
-  std::chrono::milliseconds backoff{1000};        // [approvals.notify] backoff_ms: first retry
-  std::chrono::milliseconds backoff_max{60000};   // [approvals.notify] backoff_max_ms: the cap
+  int max_attempts = 5;                          // [approvals.notify] max_attempts: per event
+  std::chrono::milliseconds backoff{1000};       // [approvals.notify] backoff_ms: first retry
+  std::chrono::milliseconds backoff_max{60000};  // [approvals.notify] backoff_max_ms: the cap
   std::size_t max_queue = 1000;  // [approvals.notify] max_queue: events waiting; oldest dropped
   bool enabled() const { return !url.empty() || !url_env.empty(); }
 };
@@ -125,9 +126,10 @@ struct ApprovalsConfig {
   std::string store = "sqlite";  // [approvals] store: sqlite or postgres
   std::string path;              // [approvals] path: the SQLite file; empty: state_db
   std::string conninfo;          // [approvals] conninfo: libpq conninfo (no password here)
-  std::string conninfo_env = "WARDEN_APPROVALS_CONNINFO";  // [approvals] conninfo_env: else read from this variable
-  std::int64_t expiry_seconds = 3600;    // [approvals] expiry_seconds: rules may ask for less
-  std::int64_t max_wait_seconds = 3600;  // [approvals] max_wait_seconds: longest wait_s accepted
+  std::string conninfo_env =
+      "WARDEN_APPROVALS_CONNINFO";        // [approvals] conninfo_env: else read from this variable
+  std::int64_t expiry_seconds = 3600;     // [approvals] expiry_seconds: rules may ask for less
+  std::int64_t max_wait_seconds = 3600;   // [approvals] max_wait_seconds: longest wait_s accepted
   std::int64_t max_scope_minutes = 1440;  // [approvals] max_scope_minutes: longest scoped approval
   // [approvals] max_pending_per_principal: live pending approvals one principal may hold; an
   // approval-required decision past it is refused (E_TOO_MANY_APPROVALS), nothing stored
@@ -135,16 +137,17 @@ struct ApprovalsConfig {
   // [approvals] retain_days: closed approvals (denied, expired, executed, refused) are deleted
   // this many days after they closed
   std::int64_t retain_days = 30;
-  NotifyConfig notify;                    // [approvals.notify]
+  NotifyConfig notify;  // [approvals.notify]
 };
 
 // [reasoning] and [actuators]: the perceive → reason → act pipeline behind `submit`
 // (docs/REASONING.md, docs/ACTUATORS.md, docs/PIPELINE.md). Without providers, `submit`
 // answers E_NO_PROVIDER; `decide` never needs them.
 struct PipelineConfig {
-  reasoning::ReasoningConfig reasoning;  // [reasoning], [[reasoning.providers]], [[reasoning.selector]]
-  unsigned threads = 2;                  // [reasoning] threads: pipeline runs at once
-  std::size_t max_queue = 64;            // [reasoning] max_queue: submits waiting for a thread
+  reasoning::ReasoningConfig
+      reasoning;               // [reasoning], [[reasoning.providers]], [[reasoning.selector]]
+  unsigned threads = 2;        // [reasoning] threads: pipeline runs at once
+  std::size_t max_queue = 64;  // [reasoning] max_queue: submits waiting for a thread
   // [actuators], [actuators.shell|file|http]. An empty shell workspace or file root means
   // workspace_root (resolved when the daemon starts, after command-line flags).
   actuators::ActuatorsConfig actuators = default_actuators();
@@ -158,11 +161,11 @@ struct PipelineConfig {
 };
 
 struct Config {
-  std::string source;                     // the file read, or empty for defaults only
+  std::string source;                              // the file read, or empty for defaults only
   std::string listen = protocol::kDefaultAddress;  // HOST:PORT ([v6]:PORT); port 0 = ephemeral
-  std::vector<std::string> rules;         // empty: the shipped rule pack
-  std::string tokens;                     // token file; empty: refuse to start (fail closed)
-  bool insecure_no_auth = false;          // command line only: no tokens, role agent for all
+  std::vector<std::string> rules;                  // empty: the shipped rule pack
+  std::string tokens;             // token file; empty: refuse to start (fail closed)
+  bool insecure_no_auth = false;  // command line only: no tokens, role agent for all
   // The agent's workspace and home (engine/defaults.h when not configured; never the
   // daemon's cwd). The daemon refuses to start when the workspace holds its own files.
   std::string workspace_root = kDefaultWorkspaceRoot;
@@ -198,7 +201,7 @@ std::string effective_session_store(const Config& config);
 struct ConfigError {
   std::string key;  // dotted key, e.g. "limits.max_frame_bytes"; empty for syntax errors
   std::string message;
-  int line = 0;     // the line of the file the value is on, when known (0: not known)
+  int line = 0;  // the line of the file the value is on, when known (0: not known)
   // "warden.toml: limits.x: message", or "warden.toml:12: limits.x: message" with a line
   std::string to_text(std::string_view source) const;
 };

@@ -9,18 +9,18 @@
 #include <thread>
 #include <vector>
 
+#include "actuators/builtin.h"
+#include "actuators/confine.h"
+#include "approvals/store.h"
 #include "engine/decision.h"
 #include "engine/file_modes.h"
+#include "server/approval_service.h"
 #include "server/audit_setup.h"
+#include "server/errors.h"
 #include "server/listener.h"
 #include "server/metrics_http.h"
-#include "server/errors.h"
-#include "actuators/confine.h"
-#include "server/own_files.h"
-#include "actuators/builtin.h"
-#include "approvals/store.h"
-#include "server/approval_service.h"
 #include "server/notifier.h"
+#include "server/own_files.h"
 #include "server/pipeline_setup.h"
 #include "server/rule_loader.h"
 #include "server/session_history_pg.h"
@@ -314,10 +314,11 @@ Daemon::StartResult Daemon::start() {
          }
          context_.sessions = sessions_.get();
          if (sessions_ && sessions_->kind() == "postgres") {
-           log->info("session memory in PostgreSQL (ttl {} s, {} entries per session, {} "
-                     "sessions and {} bytes per principal)",
-                     config_.session.ttl_seconds, config_.session.max_entries,
-                     config_.session.max_sessions, config_.session.max_bytes);
+           log->info(
+               "session memory in PostgreSQL (ttl {} s, {} entries per session, {} "
+               "sessions and {} bytes per principal)",
+               config_.session.ttl_seconds, config_.session.max_entries,
+               config_.session.max_sessions, config_.session.max_bytes);
          }
          pool.sessions = sessions_.get();
          pool_ = std::make_unique<DeciderPool>(context_.policy, engine_options(config_), pool,
@@ -363,8 +364,8 @@ Daemon::StartResult Daemon::start() {
            url = value;
            // The value is not repeated: a chat webhook URL is a credential.
            if (std::string problem = notify_url_problem(url); !problem.empty()) {
-             return StepError{2, "approvals.notify.url_env: the URL in $" + nc.url_env + " " +
-                                     problem};
+             return StepError{
+                 2, "approvals.notify.url_env: the URL in $" + nc.url_env + " " + problem};
            }
          }
          notifier_ = std::make_unique<Notifier>(nc, url, context_.log, context_.masker,
@@ -409,8 +410,7 @@ Daemon::StartResult Daemon::start() {
            approval_actuators_ = std::make_unique<ApprovalActuators>();
            actuators::add_builtin_tools(approval_actuators_->tools);
            actuators::register_builtin(approval_actuators_->actuators, effective_actuators(config_),
-                                       &approval_actuators_->tools,
-                                       [log](std::string_view line) {
+                                       &approval_actuators_->tools, [log](std::string_view line) {
                                          log->info("actuator: {}", log_text(line));
                                        });
            registry = &approval_actuators_->actuators;
@@ -428,8 +428,8 @@ Daemon::StartResult Daemon::start() {
          if (!config_.tokens.empty()) {
            try {
              if (std::size_t n = approvals_->revoke_missing_tokens()) {
-               log->warn("approvals: {} pending approval(s) of tokens no longer in {} cancelled",
-                         n, config_.tokens);
+               log->warn("approvals: {} pending approval(s) of tokens no longer in {} cancelled", n,
+                         config_.tokens);
              }
            } catch (const std::exception& e) {
              // Each is still refused when someone approves it, and its grants when used.
@@ -518,9 +518,10 @@ Daemon::StartResult Daemon::start() {
          metrics_address_ += ":" + std::to_string(bound.port());
          if (!bound.address().is_loopback()) {
            // Nothing secret is served, but the counters say how busy the daemon is.
-           log->warn("metrics on {}, not a loopback address: anyone who can reach it can "
-                     "read the daemon's counters and health (plain HTTP)",
-                     metrics_address_);
+           log->warn(
+               "metrics on {}, not a loopback address: anyone who can reach it can "
+               "read the daemon's counters and health (plain HTTP)",
+               metrics_address_);
          }
          metrics_->start();
          log->info("metrics on http://{}/metrics and /health", metrics_address_);

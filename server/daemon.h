@@ -37,8 +37,8 @@ struct ApprovalActuators;
 class Daemon {
  public:
   struct Options {
-    bool handle_signals = false;  // install SIGTERM/SIGINT/SIGHUP handlers (the CLI does)
-    Logger logger;                // null: make one from config.log_level / log_json
+    bool handle_signals = false;   // install SIGTERM/SIGINT/SIGHUP handlers (the CLI does)
+    Logger logger;                 // null: make one from config.log_level / log_json
     EngineFactory engine_factory;  // null: the real Engine (tests inject build failures)
     std::string version;           // Warden's version, for the audit log's start record
     // What `submit` runs; null: the pipeline built from [reasoning] and [actuators] (tests
@@ -104,7 +104,7 @@ class Daemon {
   // or its own when no provider is configured.
   std::unique_ptr<ApprovalActuators> approval_actuators_;
   std::unique_ptr<StoreHealth> approvals_health_;  // before approvals_: its store reports here
-  std::unique_ptr<Notifier> notifier_;  // before approvals_: it posts what they record
+  std::unique_ptr<Notifier> notifier_;             // before approvals_: it posts what they record
   std::unique_ptr<ApprovalService> approvals_;
   std::unique_ptr<Reloader> reloader_;
   std::optional<boost::asio::ssl::context> tls_;

@@ -59,14 +59,14 @@ pipeline::Decider make_daemon_decider(ServerContext& context, Identity identity,
                                         signal.session},
                 principal = identity.principal, session = signal.session](
                    DecideResult&& result, std::int64_t time_us, SessionTurn turn) mutable {
-      record_decision(*ctx, std::move(origin), std::move(result), time_us, std::move(turn), {},
-                      [ctx, promise, principal = std::move(principal),
-                       session = std::move(session)](const DecideResult& r, std::string,
-                                                     SessionTurn turn) {
-                        Decision d = r.ok ? r.decision : reject_for(*ctx, r);
-                        note_decision(*ctx, d, principal, session);
-                        promise->set_value({std::move(d), std::move(turn)});
-                      });
+      record_decision(
+          *ctx, std::move(origin), std::move(result), time_us, std::move(turn), {},
+          [ctx, promise, principal = std::move(principal), session = std::move(session)](
+              const DecideResult& r, std::string, SessionTurn turn) {
+            Decision d = r.ok ? r.decision : reject_for(*ctx, r);
+            note_decision(*ctx, d, principal, session);
+            promise->set_value({std::move(d), std::move(turn)});
+          });
     };
     job.cancelled = [ctx, promise, closed = closed, proposal_json] {
       const bool gone = closed && closed->load();

@@ -345,8 +345,8 @@ DecideResult DeciderPool::decide(Worker* worker, const DecideJob& job, std::int6
         d.decision_id = new_decision_id();
         d.outcome = Outcome::Reject;
         d.error_code = code::kSessionStore;
-        d.reason = std::string("no decision: the session's history cannot be read (") +
-                   e.what() + ")";
+        d.reason =
+            std::string("no decision: the session's history cannot be read (") + e.what() + ")";
         d.action_json = job.proposal_json;
         auto policy = policy_.get();
         d.rules_digest = policy ? policy->digest() : "";

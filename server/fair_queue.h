@@ -19,7 +19,8 @@ class FairQueue {
  public:
   // At most max_total jobs together and max_per_key of one key (each at least 1).
   FairQueue(std::size_t max_total, std::size_t max_per_key)
-      : max_total_(std::max<std::size_t>(1, max_total)), max_per_key_(std::max<std::size_t>(1, max_per_key)) {}
+      : max_total_(std::max<std::size_t>(1, max_total)),
+        max_per_key_(std::max<std::size_t>(1, max_per_key)) {}
 
   // Whether a job of `key` would be refused now.
   bool full(const std::string& key) const {
@@ -70,8 +71,10 @@ class FairQueue {
         --size_;
         std::string key = std::move(turns_[i]);
         turns_.erase(turns_.begin() + static_cast<std::ptrdiff_t>(i));
-        if (line.empty()) lines_.erase(it);
-        else turns_.push_back(std::move(key));
+        if (line.empty())
+          lines_.erase(it);
+        else
+          turns_.push_back(std::move(key));
         return true;
       }
       if (line.empty()) {
@@ -86,7 +89,8 @@ class FairQueue {
 
   // The oldest job of the next key in turn; false when empty.
   bool take(Job* out) {
-    return take(out, [](const std::string&) {}, [](const Job&) { return Choice::Take; }, nullptr);
+    return take(
+        out, [](const std::string&) {}, [](const Job&) { return Choice::Take; }, nullptr);
   }
 
   // Moves every job `drop` says into *dropped, oldest first per line; returns how many.
@@ -95,7 +99,8 @@ class FairQueue {
     std::size_t removed = 0;
     for (auto it = lines_.begin(); it != lines_.end();) {
       auto& line = it->second;
-      auto keep = std::stable_partition(line.begin(), line.end(), [&](const Job& j) { return !drop(j); });
+      auto keep =
+          std::stable_partition(line.begin(), line.end(), [&](const Job& j) { return !drop(j); });
       for (auto j = keep; j != line.end(); ++j) dropped->push_back(std::move(*j));
       removed += static_cast<std::size_t>(line.end() - keep);
       line.erase(keep, line.end());

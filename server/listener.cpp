@@ -33,8 +33,8 @@ std::string check_socket_directory(const std::string& path) {
   }
   if (!S_ISDIR(st.st_mode)) return "unix.path: " + dir.string() + " is not a directory";
   if (st.st_uid != ::geteuid() && st.st_uid != 0) {
-    return "unix.path: directory " + dir.string() + " belongs to uid " +
-           std::to_string(st.st_uid) + ", not to us; put the socket in a directory we own";
+    return "unix.path: directory " + dir.string() + " belongs to uid " + std::to_string(st.st_uid) +
+           ", not to us; put the socket in a directory we own";
   }
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     return "unix.path: directory " + dir.string() +
@@ -159,8 +159,7 @@ void Listener::stop() {
   if (!unix_path_.empty()) {
     // Remove the socket file only if it is still the one we made.
     struct stat st {};
-    if (::lstat(unix_path_.c_str(), &st) == 0 && st.st_dev == unix_dev_ &&
-        st.st_ino == unix_ino_) {
+    if (::lstat(unix_path_.c_str(), &st) == 0 && st.st_dev == unix_dev_ && st.st_ino == unix_ino_) {
       ::unlink(unix_path_.c_str());
     }
     unix_path_.clear();
@@ -170,15 +169,15 @@ void Listener::stop() {
 void Listener::do_accept() {
   if (stopped_) return;
   if (tcp_) {
-    tcp_->async_accept(io_, [self = shared_from_this()](boost::system::error_code ec,
-                                                        tcp::socket socket) {
-      self->on_accept_tcp(ec, std::move(socket));
-    });
+    tcp_->async_accept(
+        io_, [self = shared_from_this()](boost::system::error_code ec, tcp::socket socket) {
+          self->on_accept_tcp(ec, std::move(socket));
+        });
   } else if (unix_) {
-    unix_->async_accept(io_, [self = shared_from_this()](boost::system::error_code ec,
-                                                         local::socket socket) {
-      self->on_accept_unix(ec, std::move(socket));
-    });
+    unix_->async_accept(
+        io_, [self = shared_from_this()](boost::system::error_code ec, local::socket socket) {
+          self->on_accept_unix(ec, std::move(socket));
+        });
   }
 }
 

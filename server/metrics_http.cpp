@@ -52,10 +52,9 @@ class MetricsServer::Connection : public std::enable_shared_from_this<Connection
     parser_->header_limit(kMaxHeaderBytes);
     parser_->body_limit(0);  // GET has no body
     stream_.expires_after(server_->config_.timeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                       self->on_read(ec);
-                     });
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
   }
 
   void on_read(beast::error_code ec) {
@@ -66,14 +65,13 @@ class MetricsServer::Connection : public std::enable_shared_from_this<Connection
       return;
     }
     if (ec == http::error::body_limit || ec == http::error::unexpected_body) {
-      answer(http::status::bad_request, "text/plain; charset=utf-8",
-             "a request here has no body\n", false);
+      answer(http::status::bad_request, "text/plain; charset=utf-8", "a request here has no body\n",
+             false);
       return;
     }
     if (ec && is_http_error(ec) && ec != http::error::end_of_stream &&
         ec != http::error::partial_message) {
-      answer(http::status::bad_request, "text/plain; charset=utf-8", "malformed request\n",
-             false);
+      answer(http::status::bad_request, "text/plain; charset=utf-8", "malformed request\n", false);
       return;
     }
     if (ec) {

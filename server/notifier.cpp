@@ -155,9 +155,8 @@ std::string slack_escaped(std::string_view text, bool in_code = false) {
     } else if (c == '>') {
       out += "&gt;";
     } else if (c == '@') {
-      const bool word_start =
-          i == 0 || !(std::isalnum(static_cast<unsigned char>(text[i - 1])) ||
-                      std::strchr("._%+-", text[i - 1]) != nullptr);
+      const bool word_start = i == 0 || !(std::isalnum(static_cast<unsigned char>(text[i - 1])) ||
+                                          std::strchr("._%+-", text[i - 1]) != nullptr);
       out += c;
       if (word_start && !in_code) out += kZeroWidthSpace;
     } else if (c == '`') {
@@ -272,7 +271,8 @@ bool is_notify_event(std::string_view name) {
 std::string notify_url_problem(std::string_view url) {
   static constexpr char kWhich[] =
       "must be an https:// URL, or http:// to a loopback address (127.0.0.1, [::1], localhost)";
-  if (url.find_first_of(" \t\r\n") != std::string_view::npos || url.find('\0') != std::string_view::npos) {
+  if (url.find_first_of(" \t\r\n") != std::string_view::npos ||
+      url.find('\0') != std::string_view::npos) {
     return std::string("is not a URL (it holds white space): it ") + kWhich;
   }
   CURLU* u = curl_url();
@@ -301,12 +301,12 @@ std::string notify_url_problem(std::string_view url) {
   if (inet_pton(AF_INET, host.c_str(), &v4) == 1) {
     loopback = (ntohl(v4.s_addr) >> 24) == 127;
   } else if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
-    loopback = IN6_IS_ADDR_LOOPBACK(&v6) ||
-               (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+    loopback = IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
   }
   if (!loopback) {
     return "plain http:// is allowed only to a loopback address (127.0.0.1, [::1], "
-           "localhost), not to " + host +
+           "localhost), not to " +
+           host +
            ": what the webhook carries (the actions waiting for approval) must not cross a "
            "network in the clear; use https://";
   }
@@ -404,7 +404,10 @@ bool Notifier::notify(std::string_view event, const approvals::Approval& approva
   if (std::find(config_.events.begin(), config_.events.end(), name) == config_.events.end()) {
     return false;
   }
-  Event e{std::string(name), approval, std::string(by), std::string(note),
+  Event e{std::string(name),
+          approval,
+          std::string(by),
+          std::string(note),
           std::string(result_json),
           std::chrono::duration_cast<std::chrono::milliseconds>(
               std::chrono::system_clock::now().time_since_epoch())
@@ -491,8 +494,7 @@ void Notifier::deliver(const Event& e, const std::string& text) {
       return;
     }
     if (last) {
-      log_->error("notify: {} of {} not posted to {}: {}{}", e.event, e.approval.id, where_,
-                  error,
+      log_->error("notify: {} of {} not posted to {}: {}{}", e.event, e.approval.id, where_, error,
                   retryable ? " (" + std::to_string(attempt) + " attempts)"
                             : std::string(" (not retried)"));
       return;
@@ -594,7 +596,8 @@ std::string Notifier::post(const std::string& text, bool* retryable,
     }
   }
   std::string error = "the webhook answered " + std::to_string(status);
-  if (status >= 300 && status < 400) error += " (redirects are not followed: configure the URL it names)";
+  if (status >= 300 && status < 400)
+    error += " (redirects are not followed: configure the URL it names)";
   if (!transfer.response.empty()) error += ": " + shown(transfer.response, kMaxResponseKept);
   return error;
 }
@@ -660,7 +663,8 @@ std::string Notifier::body(const Event& e) const {
     } else {
       const bool ok = result.IsObject() && result.HasMember("ok") && result["ok"].IsBool() &&
                       result["ok"].GetBool();
-      headline += "approval " + id + (ok ? " carried out: the action ran" : " carried out: the action ran and failed");
+      headline += "approval " + id +
+                  (ok ? " carried out: the action ran" : " carried out: the action ran and failed");
       if (result.IsObject() && result.HasMember("exit_code") && result["exit_code"].IsInt()) {
         headline += " (exit " + std::to_string(result["exit_code"].GetInt()) + ")";
       }

@@ -47,8 +47,8 @@ class Masker;
 namespace warden::server {
 
 // The events a webhook can be told of, in the order an approval lives them.
-inline constexpr std::array<std::string_view, 6> kNotifyEvents = {
-    "created", "approved", "denied", "expired", "executed", "refused"};
+inline constexpr std::array<std::string_view, 6> kNotifyEvents = {"created", "approved", "denied",
+                                                                  "expired", "executed", "refused"};
 bool is_notify_event(std::string_view name);
 
 // Why `url` cannot be a webhook URL ("" when it can): it must be an absolute https:// URL, or
@@ -60,12 +60,12 @@ class Notifier {
  public:
   // What `status` reports (approvals.notify).
   struct Counts {
-    std::uint64_t sent = 0;      // events the webhook accepted (2xx)
-    std::uint64_t failed = 0;    // events given up on (a 4xx other than 429, or attempts spent)
-    std::uint64_t retried = 0;   // failed attempts that were tried again
-    std::uint64_t dropped = 0;   // events dropped unsent: the queue was full, or at stop
-    std::uint64_t queued = 0;    // events waiting now
-    std::string last_error;      // the last failed attempt's error ("" before any)
+    std::uint64_t sent = 0;     // events the webhook accepted (2xx)
+    std::uint64_t failed = 0;   // events given up on (a 4xx other than 429, or attempts spent)
+    std::uint64_t retried = 0;  // failed attempts that were tried again
+    std::uint64_t dropped = 0;  // events dropped unsent: the queue was full, or at stop
+    std::uint64_t queued = 0;   // events waiting now
+    std::string last_error;     // the last failed attempt's error ("" before any)
   };
 
   // url: the webhook (checked: notify_url_problem). masker: the audit log's masker; null

@@ -2,8 +2,8 @@
 
 #include "actuators/builtin.h"
 #include "pipeline/catalog.h"
-#include "reasoning/make_cascade.h"
 #include "pipeline/events.h"
+#include "reasoning/make_cascade.h"
 #include "server/act_record.h"
 #include "server/approval_service.h"
 #include "server/daemon_decider.h"
@@ -47,16 +47,15 @@ std::string build_pipeline(const Config& config, ServerContext& context,
                                                                 const actuators::Result& result) {
       record_act(*ctx, decision.decision_id, target, principal, result);
     };
-    options.on_approval_required = [ctx, identity, closed](const Decision& decision,
-                                                           const std::string& action_json,
-                                                           const pipeline::Signal& signal,
-                                                           const pipeline::EventSink& sink) {
-      if (!ctx->approvals) {
-        sink(pipeline::events::approval_required(decision));
-        return std::string("suspended");
-      }
-      return ctx->approvals->suspend(identity, closed, decision, action_json, signal, sink);
-    };
+    options.on_approval_required =
+        [ctx, identity, closed](const Decision& decision, const std::string& action_json,
+                                const pipeline::Signal& signal, const pipeline::EventSink& sink) {
+          if (!ctx->approvals) {
+            sink(pipeline::events::approval_required(decision));
+            return std::string("suspended");
+          }
+          return ctx->approvals->suspend(identity, closed, decision, action_json, signal, sink);
+        };
     pipeline::Pipeline run(
         p->cascade.get(), &p->actuators, make_daemon_decider(*ctx, identity, closed), p->catalog,
         std::move(options), [ctx](std::string_view line) { ctx->log->info("{}", log_text(line)); });

@@ -6,9 +6,7 @@
 namespace warden::server {
 
 PipelineWorkers::PipelineWorkers(unsigned threads, std::size_t max_queue, Logger log)
-    : threads_(threads ? threads : 1),
-      waiting_(max_queue, max_queue / 4),
-      log_(std::move(log)) {}
+    : threads_(threads ? threads : 1), waiting_(max_queue, max_queue / 4), log_(std::move(log)) {}
 
 PipelineWorkers::~PipelineWorkers() { stop(); }
 
@@ -71,7 +69,7 @@ void PipelineWorkers::loop() {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || waiting_.size() > 0; });
       if (stopping_) return;  // stop() cancels what is queued
-      waiting_.take(&job);  // round-robin: the next principal's oldest run
+      waiting_.take(&job);    // round-robin: the next principal's oldest run
       ++running_;
     }
     try {

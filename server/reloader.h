@@ -38,7 +38,7 @@ struct ReloadReport {
   // (without "diagnostics" when with_diagnostics is false: an error reply carries them).
   std::string fields_json(bool with_diagnostics = true) const;
   std::string diagnostics_json() const;  // [{…},…]
-  std::string summary() const;  // one line for messages and the log
+  std::string summary() const;           // one line for messages and the log
 };
 
 class Reloader {

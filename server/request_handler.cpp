@@ -29,9 +29,9 @@ namespace {
 constexpr std::int64_t kMaxEnvelopeDepth = 1000000;
 
 bool is_known_action(std::string_view action) {
-  static constexpr std::string_view kActions[] = {
-      "decide", "submit", "envelope", "pending", "approve", "deny", "reload", "status",
-      "health-check", "auth"};
+  static constexpr std::string_view kActions[] = {"decide",       "submit", "envelope", "pending",
+                                                  "approve",      "deny",   "reload",   "status",
+                                                  "health-check", "auth"};
   for (std::string_view known : kActions) {
     if (known == action) return true;
   }
@@ -71,7 +71,7 @@ struct DecideCall {
   std::string principal;
   std::vector<std::string> groups;
   std::string session;
-  std::string token_id;  // the token the client authenticated with ("" for none)
+  std::string token_id;    // the token the client authenticated with ("" for none)
   std::int64_t depth = 0;  // the envelope's "depth": where the client's loop is (SPEC §3)
   std::shared_ptr<const std::atomic<bool>> closed;
   ReplyFn later;
@@ -140,16 +140,15 @@ void on_approval_required(std::shared_ptr<DecideCall> call, Decision decision, S
     }
     // The client waits: it learns the token now (someone must take it to an approver), the
     // decision once a person answered or the wait ran out.
-    call->later(Reply{event_message(call->id_json,
-                                    "{\"event\":\"approval-required\",\"decision_id\":" +
-                                        json_string(decision.decision_id) +
-                                        ",\"reason\":" + json_string(decision.reason) +
-                                        ",\"approval\":" + shown + "}"),
-                      false, true});
+    call->later(
+        Reply{event_message(call->id_json, "{\"event\":\"approval-required\",\"decision_id\":" +
+                                               json_string(decision.decision_id) +
+                                               ",\"reason\":" + json_string(decision.reason) +
+                                               ",\"approval\":" + shown + "}"),
+              false, true});
     approvals.wait(
-        created.approval.id,
-        ApprovalService::Clock::now() + std::chrono::seconds(call->wait_s), call->closed,
-        [call, decision, shown](std::optional<approvals::Approval> answered) {
+        created.approval.id, ApprovalService::Clock::now() + std::chrono::seconds(call->wait_s),
+        call->closed, [call, decision, shown](std::optional<approvals::Approval> answered) {
           if (call->closed && call->closed->load()) {
             call->later(Reply{});  // nobody reads it; it releases the session
             return;
@@ -163,8 +162,9 @@ void on_approval_required(std::shared_ptr<DecideCall> call, Decision decision, S
             call->after_approval = true;
             if (queue_decide(call) != DeciderPool::Submitted::Queued) {
               call->later(error_reply(call->ctx->stats, call->id_json, "decide",
-                                      {err::kBusy, "approved, but the decision queue is full; "
-                                                   "send the proposal again"}));
+                                      {err::kBusy,
+                                       "approved, but the decision queue is full; "
+                                       "send the proposal again"}));
             }
             return;
           }
@@ -176,10 +176,10 @@ void on_approval_required(std::shared_ptr<DecideCall> call, Decision decision, S
                             json_string(approvals::status_name(answered->status)) + "}");
         });
   } catch (const std::exception& e) {
-    call->later(error_reply(call->ctx->stats, call->id_json, "decide",
-                            {err::kApprovalStore,
-                             std::string("approval required, but no approval could be stored: ") +
-                                 e.what()}));
+    call->later(error_reply(
+        call->ctx->stats, call->id_json, "decide",
+        {err::kApprovalStore,
+         std::string("approval required, but no approval could be stored: ") + e.what()}));
   }
 }
 
@@ -197,9 +197,8 @@ DeciderPool::Submitted queue_decide(std::shared_ptr<DecideCall> call) {
   // its record is written (an E_AUDIT reject must not leave effects behind).
   job.defer_remember = ctx->audit != nullptr;
   job.done = [call, origin = DecisionOrigin{call->proposal_json, call->principal, call->groups,
-                                            call->session}](DecideResult&& result,
-                                                            std::int64_t time_us,
-                                                            SessionTurn turn) mutable {
+                                            call->session}](
+                 DecideResult&& result, std::int64_t time_us, SessionTurn turn) mutable {
     ServerContext* ctx = call->ctx;
     // The reply's JSON is built on the worker; the audit writer's thread only sends it.
     auto prepare = [call](const DecideResult& r) {
@@ -330,7 +329,8 @@ std::optional<Reply> RequestHandler::handle(std::string_view payload, SessionAut
     if (action == "pending") {
       return context_.approvals->pending(request, identity, auth->closed, std::move(later));
     }
-    if (action == "approve") return context_.approvals->approve(request, identity, std::move(later));
+    if (action == "approve")
+      return context_.approvals->approve(request, identity, std::move(later));
     return context_.approvals->deny(request, identity, std::move(later));
   }
   return error(request, err::kNotImplemented,
@@ -436,18 +436,17 @@ std::optional<Reply> RequestHandler::decide(Request& request, const Identity& id
 std::optional<Reply> RequestHandler::reload(const Request& request, const Identity& identity,
                                             ReplyFn later) {
   ServerContext* ctx = &context_;
-  context_.reloader->request(
-      "request:" + identity.principal,
-      [ctx, later = std::move(later), id = request.id_json](const ReloadReport& report) {
-        if (report.ok) {
-          later(Reply{ok_response(id, "reload", report.fields_json())});
-        } else {
-          later(error_reply(ctx->stats, id, "reload",
-                            {report.audit_error.empty() ? err::kReloadFailed : err::kAudit,
-                             report.summary(), report.diagnostics_json(),
-                             report.fields_json(false)}));
-        }
-      });
+  context_.reloader->request("request:" + identity.principal, [ctx, later = std::move(later),
+                                                               id = request.id_json](
+                                                                  const ReloadReport& report) {
+    if (report.ok) {
+      later(Reply{ok_response(id, "reload", report.fields_json())});
+    } else {
+      later(error_reply(ctx->stats, id, "reload",
+                        {report.audit_error.empty() ? err::kReloadFailed : err::kAudit,
+                         report.summary(), report.diagnostics_json(), report.fields_json(false)}));
+    }
+  });
   return std::nullopt;
 }
 
@@ -491,13 +490,15 @@ std::string RequestHandler::status_fields() const {
   out += "]";
   out += ",\"queue\":" + std::to_string(pool.queued);
   out += ",\"queue_principals\":" + std::to_string(pool.principals);
-  out += ",\"sessions\":" + std::to_string(context_.sessions ? context_.sessions->session_count() : 0);
+  out +=
+      ",\"sessions\":" + std::to_string(context_.sessions ? context_.sessions->session_count() : 0);
   // Where session memory lives and how its calls went (PostgreSQL: fleet-wide sessions, as
   // of the last prune).
   out += ",\"session_store\":{\"store\":";
   append_json_string(out, context_.sessions ? context_.sessions->kind() : "");
   {
-    SessionHistoryHealth h = context_.sessions ? context_.sessions->health() : SessionHistoryHealth{};
+    SessionHistoryHealth h =
+        context_.sessions ? context_.sessions->health() : SessionHistoryHealth{};
     out += ",\"ok\":";
     out += h.ok ? "true" : "false";
     out += ",\"error\":";
@@ -510,7 +511,8 @@ std::string RequestHandler::status_fields() const {
   out += ",\"pipelines\":{\"threads\":" +
          std::to_string(context_.pipelines ? context_.pipelines->size() : 0) +
          ",\"running\":" + std::to_string(context_.pipelines ? context_.pipelines->running() : 0) +
-         ",\"queued\":" + std::to_string(context_.pipelines ? context_.pipelines->queued() : 0) + "}";
+         ",\"queued\":" + std::to_string(context_.pipelines ? context_.pipelines->queued() : 0) +
+         "}";
   out += ",\"connections\":{\"current\":" + n(s.connections_current) +
          ",\"accepted\":" + n(s.connections_accepted) + ",\"refused\":" + n(s.connections_refused) +
          "}";
@@ -535,8 +537,9 @@ std::string RequestHandler::status_fields() const {
     out += ",\"records\":" + std::to_string(h.records);
     out += ",\"failures\":" + std::to_string(h.failures);
   } else {
-    out += "false,\"ok\":true,\"error\":\"\",\"path\":\"\",\"last_seq\":0,\"records\":0,"
-           "\"failures\":0";
+    out +=
+        "false,\"ok\":true,\"error\":\"\",\"path\":\"\",\"last_seq\":0,\"records\":0,"
+        "\"failures\":0";
   }
   out += '}';
   // The approvals store as its last calls found it.

@@ -20,8 +20,8 @@
 namespace warden::server {
 
 struct Reply {
-  std::string json;      // the message (not yet framed)
-  bool close = false;    // close the connection once this reply is written
+  std::string json;    // the message (not yet framed)
+  bool close = false;  // close the connection once this reply is written
   // An event on the way to the final reply (submit streams the pipeline's events): written
   // as soon as its request is the oldest unanswered one; the request stays open.
   bool partial = false;

@@ -73,16 +73,16 @@ void Session::on_started(boost::system::error_code ec) {
   if (closed_) return;
   if (ec) {
     Stats::add(context_.stats.protocol_errors);
-    connections_.throttled().log(
-        context_.log, spdlog::level::info, "TLS handshake failed",
-        fmt::format("connection {} from {}: TLS handshake failed: {}", id_, peer_.text,
-                    ec.message()));
+    connections_.throttled().log(context_.log, spdlog::level::info, "TLS handshake failed",
+                                 fmt::format("connection {} from {}: TLS handshake failed: {}", id_,
+                                             peer_.text, ec.message()));
     close();
     return;
   }
   started_ = true;
-  write_queue_.push_back(make_frame(handshake_event(
-      context_.auth_required(), context_.config->limits.max_frame_bytes, decoder_.max_frame_bytes())));
+  write_queue_.push_back(
+      make_frame(handshake_event(context_.auth_required(), context_.config->limits.max_frame_bytes,
+                                 decoder_.max_frame_bytes())));
   do_write();
   do_read();
 }
@@ -98,7 +98,7 @@ void Session::drain() {
 void Session::close() {
   if (closed_) return;
   closed_ = true;
-  auth_.closed->store(true, std::memory_order_release);  // queued decisions are dropped
+  auth_.closed->store(true, std::memory_order_release);   // queued decisions are dropped
   auth_.hung_up->store(true, std::memory_order_release);  // runs in flight stop
   timer_.cancel();
   transport_->close();
@@ -120,8 +120,9 @@ void Session::evict() {
                   id_, peer_.text));
   if (started_ && writing_.empty() && write_queue_.empty()) {
     transport_->write_now(encode_frame(error_response(
-        "null", "", {err::kTooManyConnections,
-                     "closed before authenticating: the daemon needs the slot for other clients"})));
+        "null", "",
+        {err::kTooManyConnections,
+         "closed before authenticating: the daemon needs the slot for other clients"})));
   }
   close();
 }
@@ -188,9 +189,10 @@ void Session::on_read(boost::system::error_code ec, std::size_t bytes) {
     peer_eof_ = true;
     auth_.hung_up->store(true, std::memory_order_release);  // runs in flight stop
     if (!slots_.empty()) {
-      context_.log->debug("connection {}: peer closed its side with {} request(s) in flight; "
-                          "runs stop at their next step",
-                          id_, slots_.size());
+      context_.log->debug(
+          "connection {}: peer closed its side with {} request(s) in flight; "
+          "runs stop at their next step",
+          id_, slots_.size());
     }
     if (!read_closed_) {
       read_closed_ = true;

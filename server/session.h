@@ -103,9 +103,9 @@ class Session : public std::enable_shared_from_this<Session> {
   bool no_linger_ = false;  // draining for shutdown: close as soon as replies are written
   bool lingering_ = false;  // final reply sent; discarding input until the peer closes
   bool closed_ = false;
-  bool started_ = false;  // transport ready (TLS handshake done); handshake event sent
+  bool started_ = false;            // transport ready (TLS handshake done); handshake event sent
   bool admission_refused_ = false;  // its token was accepted but its principal is at a limit
-  bool in_drain_ = false;  // ReplyInbox::drain: already listed for its flush
+  bool in_drain_ = false;           // ReplyInbox::drain: already listed for its flush
 
   Clock::time_point auth_deadline_;
   Clock::time_point last_activity_;

@@ -20,8 +20,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <future>
 #include <map>
@@ -274,7 +274,8 @@ std::string sha256(std::string_view data) {
 }
 
 void put_u32(std::string& out, std::uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out.push_back(static_cast<char>((v >> shift) & 0xff));
 }
 
 void put_str(std::string& out, std::string_view s) {
@@ -422,7 +423,8 @@ class Result {
   PGresult* get() const { return r_; }
   int rows() const { return PQntuples(r_); }
   std::string text(int row, int col) const {
-    return std::string(PQgetvalue(r_, row, col), static_cast<std::size_t>(PQgetlength(r_, row, col)));
+    return std::string(PQgetvalue(r_, row, col),
+                       static_cast<std::size_t>(PQgetlength(r_, row, col)));
   }
 
  private:
@@ -438,11 +440,10 @@ struct Param {
 // Defaults the operator's conninfo may override (it is expanded after them): bounded
 // connection attempts and statements, and TCP keepalives and a user timeout, so a dead
 // server or network fails a call within seconds instead of holding a decision worker.
-constexpr const char* kDefaultKeys[] = {"connect_timeout",     "keepalives_idle",
-                                        "keepalives_interval", "keepalives_count",
-                                        "tcp_user_timeout",    "options",
-                                        "application_name",    "dbname",
-                                        nullptr};
+constexpr const char* kDefaultKeys[] = {
+    "connect_timeout",  "keepalives_idle",  "keepalives_interval",
+    "keepalives_count", "tcp_user_timeout", "options",
+    "application_name", "dbname",           nullptr};
 
 struct Conn {
   PGconn* pg = nullptr;
@@ -457,7 +458,8 @@ Result run_sql(PGconn* c, const char* sql, const std::vector<Param>& params = {}
   std::vector<int> lengths, formats;
   for (const Param& p : params) {
     // libpq passes text parameters as C strings: a NUL would silently cut the value.
-    if (!p.binary && p.value.find('\0') != std::string::npos) fail("a value contains a NUL character");
+    if (!p.binary && p.value.find('\0') != std::string::npos)
+      fail("a value contains a NUL character");
     values.push_back(p.value.data());
     lengths.push_back(static_cast<int>(p.value.size()));
     formats.push_back(p.binary ? 1 : 0);
@@ -480,7 +482,8 @@ struct Bound {
   std::vector<int> lengths, formats;
   explicit Bound(const std::vector<Param>& params) {
     for (const Param& p : params) {
-      if (!p.binary && p.value.find('\0') != std::string::npos) fail("a value contains a NUL character");
+      if (!p.binary && p.value.find('\0') != std::string::npos)
+        fail("a value contains a NUL character");
       values.push_back(p.value.data());
       lengths.push_back(static_cast<int>(p.value.size()));
       formats.push_back(p.binary ? 1 : 0);
@@ -505,13 +508,22 @@ Result run_prepared(PGconn* c, const char* name, const std::vector<Param>& param
 }
 
 std::unique_ptr<Conn> connect(const std::string& conninfo) {
-  const char* values[] = {"5",  "30", "10", "3", "10000", "-c statement_timeout=10000",
-                          "warden-sessions", conninfo.c_str(), nullptr};
+  const char* values[] = {"5",
+                          "30",
+                          "10",
+                          "3",
+                          "10000",
+                          "-c statement_timeout=10000",
+                          "warden-sessions",
+                          conninfo.c_str(),
+                          nullptr};
   auto conn = std::make_unique<Conn>();
   conn->pg = PQconnectdbParams(kDefaultKeys, values, 1);
   if (!conn->pg) fail("out of memory connecting");
-  PQsetNoticeProcessor(conn->pg, [](void*, const char*) {}, nullptr);
-  if (PQstatus(conn->pg) != CONNECTION_OK) fail("cannot connect: " + trimmed(PQerrorMessage(conn->pg)));
+  PQsetNoticeProcessor(
+      conn->pg, [](void*, const char*) {}, nullptr);
+  if (PQstatus(conn->pg) != CONNECTION_OK)
+    fail("cannot connect: " + trimmed(PQerrorMessage(conn->pg)));
   if (PQsetClientEncoding(conn->pg, "UTF8") != 0) {
     fail("cannot set the client encoding: " + trimmed(PQerrorMessage(conn->pg)));
   }
@@ -519,8 +531,9 @@ std::unique_ptr<Conn> connect(const std::string& conninfo) {
 }
 
 void prepare(Conn& conn) {
-  for (auto [name, sql] : {std::pair{"ws_snapshot", kSnapshotSql}, std::pair{"ws_remember", kRememberSql},
-                           std::pair{"ws_forget", kForgetSql}}) {
+  for (auto [name, sql] :
+       {std::pair{"ws_snapshot", kSnapshotSql}, std::pair{"ws_remember", kRememberSql},
+        std::pair{"ws_forget", kForgetSql}}) {
     Result r(PQprepare(conn.pg, name, sql, 0, nullptr));
     if (!r.get() || PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
       fail(std::string("cannot prepare ") + name + ": " +
@@ -539,7 +552,8 @@ std::unique_ptr<Conn> connect_prepared(const std::string& conninfo) {
 // at most `max` open, idle ones kept.
 class Pool {
  public:
-  Pool(std::string conninfo, unsigned max) : conninfo_(std::move(conninfo)), max_(std::max(1u, max)) {}
+  Pool(std::string conninfo, unsigned max)
+      : conninfo_(std::move(conninfo)), max_(std::max(1u, max)) {}
 
   std::unique_ptr<Conn> take() {
     std::unique_lock lock(mu_);
@@ -689,7 +703,8 @@ struct PgSessionHistory::Impl {
   void create_schema() {
     auto conn = connect(options.conninfo);
     run_sql(conn->pg, "BEGIN");
-    run_sql(conn->pg, (std::string("SELECT pg_advisory_xact_lock(") + kSchemaLockKey + ")").c_str());
+    run_sql(conn->pg,
+            (std::string("SELECT pg_advisory_xact_lock(") + kSchemaLockKey + ")").c_str());
     for (const char* statement : kSchema) run_sql(conn->pg, statement);
     run_sql(conn->pg, "COMMIT");
     refresh_count(*conn);
@@ -1076,7 +1091,8 @@ struct PgSessionHistory::Impl {
               "the connection was lost: " + trimmed(PQerrorMessage(conn->pg));
         }
       }
-      bool any_failed = std::any_of(errors.begin(), errors.end(), [](const std::string& e) { return !e.empty(); });
+      bool any_failed = std::any_of(errors.begin(), errors.end(),
+                                    [](const std::string& e) { return !e.empty(); });
       if (!any_failed) break;
       if (conn && conn->ok()) break;  // the statements failed, not the connection: no retry
     }
@@ -1092,7 +1108,8 @@ struct PgSessionHistory::Impl {
         failed(what);
         log(spdlog::level::err, "session-remember",
             "session store (postgres): the effects of an approved decision could not be stored "
-            "(owed, retried; the session's decisions fail closed here until they are): " + error);
+            "(owed, retried; the session's decisions fail closed here until they are): " +
+                error);
         std::lock_guard lock(mu);
         owe_locked(std::move(job));
       }
@@ -1113,7 +1130,8 @@ struct PgSessionHistory::Impl {
       try {
         prune(options.clock());
       } catch (const std::exception& e) {
-        log(spdlog::level::warn, "session-prune", std::string("session store: pruning failed: ") + e.what());
+        log(spdlog::level::warn, "session-prune",
+            std::string("session store: pruning failed: ") + e.what());
       }
       lock.lock();
     }
@@ -1229,8 +1247,7 @@ void PgSessionHistory::record(const std::string& principal, const std::string& s
 }
 
 std::vector<HistoryEntry> PgSessionHistory::snapshot(const std::string& principal,
-                                                     const std::string& session,
-                                                     std::int64_t now) {
+                                                     const std::string& session, std::int64_t now) {
   if (session.empty()) return {};
   Impl& d = *impl_;
   const std::string skey = session_key_of(principal, session);
@@ -1239,8 +1256,10 @@ std::vector<HistoryEntry> PgSessionHistory::snapshot(const std::string& principa
       std::lock_guard lock(d.mu);
       auto lost = d.lost.find(skey);
       if (lost != d.lost.end() && lost->second > now) {
-        fail("effects of this session could not be stored and were given up on; its decisions "
-             "on this daemon fail closed until " + std::to_string(lost->second));
+        fail(
+            "effects of this session could not be stored and were given up on; its decisions "
+            "on this daemon fail closed until " +
+            std::to_string(lost->second));
       }
     }
     auto entries = d.with_conn([&](Conn& conn) {

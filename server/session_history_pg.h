@@ -49,7 +49,7 @@ struct PgSessionOptions {
   unsigned max_connections = 4;  // connections for reads (one per decision worker in use)
   unsigned writers = 1;          // threads storing effects, one connection each
   std::chrono::milliseconds prune_interval{60000};  // 0: no pruning thread (tests prune())
-  std::size_t max_owed = 10000;  // effects kept for retry while they cannot be stored
+  std::size_t max_owed = 10000;         // effects kept for retry while they cannot be stored
   std::function<std::int64_t()> clock;  // seconds since the epoch; empty: the system clock
   Logger log;                           // null: nothing is logged
 };

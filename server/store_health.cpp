@@ -72,9 +72,8 @@ class MonitoredStore final : public approvals::Store {
                                                    std::int64_t claimed_before_ms,
                                                    std::string_view result_json,
                                                    std::int64_t now_ms) override {
-    return call([&] {
-      return inner_->recover_claimed(daemon_id, claimed_before_ms, result_json, now_ms);
-    });
+    return call(
+        [&] { return inner_->recover_claimed(daemon_id, claimed_before_ms, result_json, now_ms); });
   }
   std::vector<approvals::Approval> expire_due(std::int64_t now_ms) override {
     return call([&] { return inner_->expire_due(now_ms); });
@@ -98,8 +97,8 @@ class MonitoredStore final : public approvals::Store {
     return call([&] { return inner_->open_requesters(now_ms); });
   }
   std::vector<approvals::Approval> cancel_requester(std::string_view token_id,
-                                                    std::string_view principal,
-                                                    std::string_view by, std::string_view note,
+                                                    std::string_view principal, std::string_view by,
+                                                    std::string_view note,
                                                     std::int64_t now_ms) override {
     return call([&] { return inner_->cancel_requester(token_id, principal, by, note, now_ms); });
   }

@@ -72,16 +72,17 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
   if (signal.sensor != "user-input" && signal.sensor != "chat-message" &&
       signal.sensor != "heartbeat") {
     return submit_error_reply(context, id,
-                       {err::kBadRequest,
-                        "\"payload.sensor\" must be user-input, chat-message "
-                        "or heartbeat, not '" +
-                            signal.sensor + "'"});
+                              {err::kBadRequest,
+                               "\"payload.sensor\" must be user-input, chat-message "
+                               "or heartbeat, not '" +
+                                   signal.sensor + "'"});
   }
   if (!context.run_pipeline || !context.pipelines) {
-    return submit_error_reply(context, id,
-                       {err::kNoProvider,
-                        "submit needs a model provider: configure [[reasoning.providers]] in "
-                        "warden.toml (docs/REASONING.md); decide works without one"});
+    return submit_error_reply(
+        context, id,
+        {err::kNoProvider,
+         "submit needs a model provider: configure [[reasoning.providers]] in "
+         "warden.toml (docs/REASONING.md); decide works without one"});
   }
   // Replies go back on this connection: a proposal naming no target goes to the reply
   // actuator unless the client named another channel.
@@ -94,8 +95,8 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
   if (signal.session.empty()) {
     signal.session = private_session_id();
     if (signal.session.empty()) {
-      return submit_error_reply(context, id,
-                         {err::kInternal, "no session id could be drawn (the CSPRNG failed)"});
+      return submit_error_reply(
+          context, id, {err::kInternal, "no session id could be drawn (the CSPRNG failed)"});
     }
   }
 
@@ -109,9 +110,8 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
       std::string message = event_message(id, event);
       if (message.size() > kMaxEncodableFrame) {
         message = event_message(
-            id,
-            std::string("{\"event\":\"error\",\"code\":\"") + err::kResponseTooLarge +
-                "\",\"message\":\"an event did not fit in one frame and was dropped\"}");
+            id, std::string("{\"event\":\"error\",\"code\":\"") + err::kResponseTooLarge +
+                    "\",\"message\":\"an event did not fit in one frame and was dropped\"}");
       }
       send(Reply{std::move(message), false, true});
     };
@@ -120,8 +120,8 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
       summary = ctx->run_pipeline(signal, identity, closed, sink);
     } catch (const std::exception& e) {
       ctx->log->error("submit {}: the pipeline failed: {}", id, e.what());
-      send(
-          submit_error_reply(*ctx, id, {err::kInternal, std::string("the pipeline failed: ") + e.what()}));
+      send(submit_error_reply(*ctx, id,
+                              {err::kInternal, std::string("the pipeline failed: ") + e.what()}));
       return;
     } catch (...) {
       send(submit_error_reply(*ctx, id, {err::kInternal, "the pipeline failed"}));
@@ -137,16 +137,18 @@ std::optional<Reply> submit_request(ServerContext& context, const Request& reque
       (*shared_later)(Reply{});  // nobody reads it; it releases the session
       return;
     }
-    (*shared_later)(submit_error_reply(*ctx, id, {err::kShuttingDown, "the daemon is shutting down"}));
+    (*shared_later)(
+        submit_error_reply(*ctx, id, {err::kShuttingDown, "the daemon is shutting down"}));
   };
   switch (context.pipelines->submit(std::move(job))) {
     case PipelineWorkers::Submitted::Queued:
       return std::nullopt;
     case PipelineWorkers::Submitted::Busy:
-      return submit_error_reply(context, id,
-                         {err::kBusy,
-                          "every pipeline thread is busy and the queue is full, or this "
-                          "principal's share of it ([reasoning] threads, max_queue); retry later"});
+      return submit_error_reply(
+          context, id,
+          {err::kBusy,
+           "every pipeline thread is busy and the queue is full, or this "
+           "principal's share of it ([reasoning] threads, max_queue); retry later"});
     case PipelineWorkers::Submitted::Stopped:
       break;
   }

@@ -2,8 +2,8 @@
 
 namespace warden::server {
 
-void ThrottledLog::log(const Logger& logger, spdlog::level::level_enum level,
-                       std::string_view kind, const std::string& message) {
+void ThrottledLog::log(const Logger& logger, spdlog::level::level_enum level, std::string_view kind,
+                       const std::string& message) {
   if (!logger) return;
   std::lock_guard lock(mutex_);
   auto now = Clock::now();

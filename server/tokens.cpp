@@ -35,8 +35,8 @@ bool parse_groups(std::string_view word, std::vector<std::string>* groups, std::
     if (comma == std::string_view::npos) comma = list.size();
     std::string_view name = list.substr(pos, comma - pos);
     if (!valid_group_name(name)) {
-      *error = "group name '" + std::string(name) +
-               "' must be 1-64 characters of A-Z a-z 0-9 . _ -";
+      *error =
+          "group name '" + std::string(name) + "' must be 1-64 characters of A-Z a-z 0-9 . _ -";
       return false;
     }
     groups->emplace_back(name);
@@ -130,7 +130,8 @@ std::string generate_token() {
 bool TokenStore::parse(std::string_view text, std::string_view source, TokenStore* store,
                        std::vector<std::string>* errors) {
   std::vector<Entry> entries;
-  std::map<std::string, std::pair<std::vector<std::string>, long>> groups_of;  // principal → groups, line
+  std::map<std::string, std::pair<std::vector<std::string>, long>>
+      groups_of;  // principal → groups, line
   std::size_t before = errors->size();
   auto fail = [&](long line, const std::string& message) {
     errors->push_back(std::string(source) + ":" + std::to_string(line) + ": " + message);
@@ -196,8 +197,8 @@ bool TokenStore::parse(std::string_view text, std::string_view source, TokenStor
       if (ok) {
         auto [it, fresh] = groups_of.try_emplace(entry.principal, entry.groups, line_no);
         if (!fresh && it->second.first != entry.groups) {
-          fail(line_no, "principal '" + entry.principal +
-                            "' has other groups on line " + std::to_string(it->second.second) +
+          fail(line_no, "principal '" + entry.principal + "' has other groups on line " +
+                            std::to_string(it->second.second) +
                             " (every token of a principal names the same groups)");
           ok = false;
         }

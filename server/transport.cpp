@@ -101,8 +101,8 @@ PeerInfo peer_info(const local_socket& socket) {
   peer.transport = "unix";
   ucred cred{};
   socklen_t len = sizeof cred;
-  if (getsockopt(const_cast<local_socket&>(socket).native_handle(), SOL_SOCKET, SO_PEERCRED,
-                 &cred, &len) == 0 &&
+  if (getsockopt(const_cast<local_socket&>(socket).native_handle(), SOL_SOCKET, SO_PEERCRED, &cred,
+                 &len) == 0 &&
       len == sizeof cred) {
     peer.credentials = PeerInfo::UnixCredentials{cred.uid, cred.gid, cred.pid};
     peer.text = "unix uid=" + std::to_string(cred.uid) + " gid=" + std::to_string(cred.gid) +

@@ -179,7 +179,7 @@ TEST_CASE("redteam: the child has no controlling terminal of the daemon's", "[re
     ShellActuator shell(config, false);
     Result r = shell.act(
         shell_request("if : 3</dev/tty; then echo has-tty; else echo no-tty; fi 2>/dev/null",
-                     R"(,"timeout":20)"),
+                      R"(,"timeout":20)"),
         granted({"shell-syntax"}));
     ::_exit(r.output == "no-tty\n" ? 0 : r.output == "has-tty\n" ? 1 : 2);
   }
@@ -303,7 +303,7 @@ TEST_CASE("redteam: cwd escapes through .. and symlinks are refused", "[redteam]
 
 namespace {
 std::string file_request(const std::string& verb, const std::string& path,
-                        const std::string& content = "") {
+                         const std::string& content = "") {
   std::string out = R"({"target":"file","action":)";
   append_json_string(out, verb);
   out += R"(,"payload":{"action":)";

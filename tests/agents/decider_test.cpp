@@ -17,14 +17,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const char* kLs =
-    R"({"target":"shell","action":"run","explanation":"list the files",)"
-    R"("context":{"agent":"claude-code","session":"s1","source":"hook"},)"
-    R"("payload":{"command":"ls","cwd":"/home/user/project"}})";
-const char* kRmRf =
-    R"({"target":"shell","action":"run","explanation":"clean up",)"
-    R"("context":{"agent":"claude-code","session":"s1","source":"hook"},)"
-    R"("payload":{"command":"rm -rf /","cwd":"/home/user/project"}})";
+const char* kLs = R"({"target":"shell","action":"run","explanation":"list the files",)"
+                  R"("context":{"agent":"claude-code","session":"s1","source":"hook"},)"
+                  R"("payload":{"command":"ls","cwd":"/home/user/project"}})";
+const char* kRmRf = R"({"target":"shell","action":"run","explanation":"clean up",)"
+                    R"("context":{"agent":"claude-code","session":"s1","source":"hook"},)"
+                    R"("payload":{"command":"rm -rf /","cwd":"/home/user/project"}})";
 
 // A rule that rewrites `echo old` into `echo new` and approves it.
 const char* kRewriteRules = R"CLP(
@@ -172,7 +170,10 @@ TEST_CASE("daemon: the default address is the daemon's Unix socket in its state 
   DeciderConfig c;
   c.token_file = serve.token_file();
   auto d = make(c);
-  if (old_xdg) ::setenv("XDG_STATE_HOME", saved.c_str(), 1); else ::unsetenv("XDG_STATE_HOME");
+  if (old_xdg)
+    ::setenv("XDG_STATE_HOME", saved.c_str(), 1);
+  else
+    ::unsetenv("XDG_STATE_HOME");
   CHECK(d->describe() == "daemon unix:" + serve.socket_path());
   Verdict ls = d->decide(kLs);
   INFO(ls.error_code << " " << ls.error_message);
@@ -280,7 +281,8 @@ struct TestPki {
     const std::string p = (dir.path() / "pki").string();
     std::filesystem::create_directories(p);
     const std::string ec = "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes ";
-    run_ok(ec + "-x509 -keyout '" + p + "/ca.key' -out '" + p + "/ca.pem' -subj /CN=test-ca -days 2");
+    run_ok(ec + "-x509 -keyout '" + p + "/ca.key' -out '" + p +
+           "/ca.pem' -subj /CN=test-ca -days 2");
     run_ok(ec + "-x509 -keyout '" + p + "/o.key' -out '" + p + "/o.pem' -subj /CN=other -days 2");
     run_ok(ec + "-keyout '" + p + "/d.key' -out '" + p + "/d.csr' -subj /CN=localhost");
     std::ofstream(p + "/ext.cnf") << "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
@@ -290,8 +292,9 @@ struct TestPki {
     other_ca = p + "/o.pem";
     cert = p + "/d.pem";
     key = p + "/d.key";
-    std::filesystem::permissions(key, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
-                                 std::filesystem::perm_options::replace);
+    std::filesystem::permissions(
+        key, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+        std::filesystem::perm_options::replace);
   }
 };
 

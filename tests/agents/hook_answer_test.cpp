@@ -22,7 +22,8 @@ HookCall bash_call(const std::string& command, const std::string& mode = "defaul
   call.tool_name = "Bash";
   call.permission_mode = mode;
   call.tool_input.SetObject();
-  call.tool_input.AddMember("command", rapidjson::Value(command.c_str(), call.tool_input.GetAllocator()),
+  call.tool_input.AddMember("command",
+                            rapidjson::Value(command.c_str(), call.tool_input.GetAllocator()),
                             call.tool_input.GetAllocator());
   return call;
 }
@@ -88,8 +89,8 @@ Parsed parse(const HookAnswer& a) {
 TEST_CASE("answer: approve is allow, for both agents", "[agents][hook]") {
   auto call = bash_call("ls");
   for (auto agent : {HookAgent::ClaudeCode, HookAgent::Codex}) {
-    auto p = parse(answer_verdict(agent, call, proposal_of(call), verdict(Outcome::Approve, "everyday"),
-                                  OnApprovalRequired::Deny));
+    auto p = parse(answer_verdict(agent, call, proposal_of(call),
+                                  verdict(Outcome::Approve, "everyday"), OnApprovalRequired::Deny));
     CHECK(p.decision == "allow");
     CHECK(p.reason.find("everyday") != std::string::npos);
     CHECK_FALSE(p.has_updated);
@@ -99,9 +100,10 @@ TEST_CASE("answer: approve is allow, for both agents", "[agents][hook]") {
 TEST_CASE("answer: reject is deny with the rule's reason, exit 2", "[agents][hook]") {
   auto call = bash_call("rm -rf /");
   for (auto agent : {HookAgent::ClaudeCode, HookAgent::Codex}) {
-    auto a = answer_verdict(agent, call, proposal_of(call),
-                            verdict(Outcome::Reject, "recursive delete of /", {"shell-destructive-rm"}),
-                            OnApprovalRequired::Ask);
+    auto a =
+        answer_verdict(agent, call, proposal_of(call),
+                       verdict(Outcome::Reject, "recursive delete of /", {"shell-destructive-rm"}),
+                       OnApprovalRequired::Ask);
     auto p = parse(a);
     CHECK(p.decision == "deny");
     CHECK(p.reason.find("recursive delete of /") != std::string::npos);
@@ -113,18 +115,21 @@ TEST_CASE("answer: reject is deny with the rule's reason, exit 2", "[agents][hoo
 TEST_CASE("answer: approval-required for Claude Code", "[agents][hook]") {
   auto call = bash_call("curl x");
   auto v = verdict(Outcome::ApprovalRequired, "host not allowlisted");
-  auto ask = parse(answer_verdict(HookAgent::ClaudeCode, call, proposal_of(call), v, OnApprovalRequired::Ask));
+  auto ask = parse(
+      answer_verdict(HookAgent::ClaudeCode, call, proposal_of(call), v, OnApprovalRequired::Ask));
   CHECK(ask.decision == "ask");
   CHECK(ask.reason.find("approval required") != std::string::npos);
   CHECK(ask.reason.find("host not allowlisted") != std::string::npos);
 
-  auto deny = parse(answer_verdict(HookAgent::ClaudeCode, call, proposal_of(call), v, OnApprovalRequired::Deny));
+  auto deny = parse(
+      answer_verdict(HookAgent::ClaudeCode, call, proposal_of(call), v, OnApprovalRequired::Deny));
   CHECK(deny.decision == "deny");
   CHECK(deny.reason.find("--on-approval-required deny") != std::string::npos);
 
   // A session that bypasses permissions would run an ask: deny instead.
   auto bypass = bash_call("curl x", "bypassPermissions");
-  auto b = parse(answer_verdict(HookAgent::ClaudeCode, bypass, proposal_of(bypass), v, OnApprovalRequired::Ask));
+  auto b = parse(answer_verdict(HookAgent::ClaudeCode, bypass, proposal_of(bypass), v,
+                                OnApprovalRequired::Ask));
   CHECK(b.decision == "deny");
   CHECK(b.reason.find("bypasses permission") != std::string::npos);
 }
@@ -148,9 +153,11 @@ TEST_CASE("answer: a rewrite is Claude's updatedInput and Codex's deny", "[agent
   rapidjson::Document action;
   action.Parse(proposal.c_str());
   action["payload"]["command"].SetString("rm -r build");
-  v.action_json = R"({"target":"shell","action":"run","payload":{"command":"rm -r build","cwd":"/home/user/project"}})";
+  v.action_json =
+      R"({"target":"shell","action":"run","payload":{"command":"rm -r build","cwd":"/home/user/project"}})";
 
-  auto claude = parse(answer_verdict(HookAgent::ClaudeCode, call, proposal, v, OnApprovalRequired::Ask));
+  auto claude =
+      parse(answer_verdict(HookAgent::ClaudeCode, call, proposal, v, OnApprovalRequired::Ask));
   CHECK(claude.decision == "allow");
   REQUIRE(claude.has_updated);
   CHECK(claude.updated_command == "rm -r build");
@@ -161,14 +168,17 @@ TEST_CASE("answer: a rewrite is Claude's updatedInput and Codex's deny", "[agent
 
   // approval-required with a rewrite: Claude asks about the rewritten form.
   v.outcome = Outcome::ApprovalRequired;
-  auto ask = parse(answer_verdict(HookAgent::ClaudeCode, call, proposal, v, OnApprovalRequired::Ask));
+  auto ask =
+      parse(answer_verdict(HookAgent::ClaudeCode, call, proposal, v, OnApprovalRequired::Ask));
   CHECK(ask.decision == "ask");
   CHECK(ask.has_updated);
 
   // A rewrite that cannot go back into the tool input: deny.
   v.outcome = Outcome::Approve;
-  v.action_json = R"({"target":"shell","action":"run","payload":{"command":"rm -rf build","cwd":"/"}})";
-  auto bad = parse(answer_verdict(HookAgent::ClaudeCode, call, proposal, v, OnApprovalRequired::Ask));
+  v.action_json =
+      R"({"target":"shell","action":"run","payload":{"command":"rm -rf build","cwd":"/"}})";
+  auto bad =
+      parse(answer_verdict(HookAgent::ClaudeCode, call, proposal, v, OnApprovalRequired::Ask));
   CHECK(bad.decision == "deny");
   CHECK(bad.reason.find("cannot be applied") != std::string::npos);
 }
@@ -187,13 +197,15 @@ TEST_CASE("answer: no decision is deny naming the code", "[agents][hook]") {
   auto f = parse(answer_failure("E_HOOK_INPUT_JSON", "not JSON\nat all"));
   CHECK(f.decision == "deny");
   CHECK(f.reason.find("E_HOOK_INPUT_JSON") != std::string::npos);
-  CHECK(answer_failure("E_X", "a\nb").stderr_text == "Warden: denied, no decision could be made (E_X: a b)");
+  CHECK(answer_failure("E_X", "a\nb").stderr_text ==
+        "Warden: denied, no decision could be made (E_X: a b)");
 }
 
 TEST_CASE("answer: reasons with quotes and control characters stay valid JSON", "[agents][hook]") {
   auto call = bash_call("ls");
   auto p = parse(answer_verdict(HookAgent::ClaudeCode, call, proposal_of(call),
-                                verdict(Outcome::Reject, "bad \"x\"\t\x01 end"), OnApprovalRequired::Ask));
+                                verdict(Outcome::Reject, "bad \"x\"\t\x01 end"),
+                                OnApprovalRequired::Ask));
   CHECK(p.reason.find("bad \"x\"\t\x01 end") != std::string::npos);
 }
 
@@ -213,9 +225,13 @@ TEST_CASE("hook run: the decider is built only for an input that parsed and mapp
   HookRunOptions options;
   options.agent = HookAgent::Codex;
   const std::string deep = std::string(200, '[') + std::string(200, ']');
-  for (const std::string& bad :
-       {std::string("not json"), std::string(R"({"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"}})"),
-        R"({"hook_event_name":"PreToolUse","tool_name":"mcp__a__b","tool_input":{"x":)" + deep + "}}"}) {
+  for (
+      const std::string& bad :
+      {std::string("not json"),
+       std::string(
+           R"({"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"}})"),
+       R"({"hook_event_name":"PreToolUse","tool_name":"mcp__a__b","tool_input":{"x":)" + deep +
+           "}}"}) {
     INFO(bad.substr(0, 80));
     HookAnswer a = run_hook(bad, make, options);
     CHECK(a.exit_code == 2);
@@ -230,7 +246,8 @@ TEST_CASE("hook run: the decider is built only for an input that parsed and mapp
   CHECK(built == 1);
   CHECK(allowed.decision == "allow");
   HookAnswer none = run_hook(
-      ok, [](std::string* error) -> std::unique_ptr<Decider> {
+      ok,
+      [](std::string* error) -> std::unique_ptr<Decider> {
         *error = "rules/x.clp:3: E_PARSE\n";
         return nullptr;
       },

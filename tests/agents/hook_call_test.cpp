@@ -64,11 +64,10 @@ TEST_CASE("hook input: Codex's calls as it sent them", "[agents][hook]") {
 }
 
 TEST_CASE("hook input: every sample parses", "[agents][hook]") {
-  for (const char* name :
-       {"claude_Bash.json", "claude_Edit.json", "claude_Glob.json", "claude_Grep.json",
-        "claude_Read.json", "claude_TaskCreate.json", "claude_WebFetch.json",
-        "claude_WebSearch.json", "claude_Write.json", "codex_Bash.json", "codex_apply_patch.json",
-        "codex_view_image.json"}) {
+  for (const char* name : {"claude_Bash.json", "claude_Edit.json", "claude_Glob.json",
+                           "claude_Grep.json", "claude_Read.json", "claude_TaskCreate.json",
+                           "claude_WebFetch.json", "claude_WebSearch.json", "claude_Write.json",
+                           "codex_Bash.json", "codex_apply_patch.json", "codex_view_image.json"}) {
     HookCall call;
     HookError error;
     INFO(name << ": " << error.message);
@@ -106,10 +105,13 @@ TEST_CASE("hook input: refusals, each with its code", "[agents][hook]") {
         kHookEvent);
   CHECK(refused(R"({"tool_name":"Bash","tool_input":{}})") == kHookEvent);
   CHECK(refused(R"({"hook_event_name":1,"tool_name":"Bash","tool_input":{}})") == kHookInputShape);
-  CHECK(refused(R"({"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{},"cwd":[]})") ==
-        kHookInputShape);
-  CHECK(refused(R"({"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{},"session_id":1})") ==
-        kHookInputShape);
+  CHECK(
+      refused(R"({"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{},"cwd":[]})") ==
+      kHookInputShape);
+  CHECK(
+      refused(
+          R"({"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{},"session_id":1})") ==
+      kHookInputShape);
   std::string big(kMaxHookInputBytes + 1, ' ');
   CHECK(refused(big) == kHookInputTooLarge);
 }
@@ -159,7 +161,8 @@ TEST_CASE("hook stdin: braces and quotes inside strings do not end the input ear
   const std::string rest = R"(\\","b":[1,{"c":"]"}]})";
   REQUIRE(::write(p[1], first.data(), first.size()) == static_cast<ssize_t>(first.size()));
   std::thread writer([&] {
-    std::this_thread::sleep_for(50ms);  // the reader has seen the first part by now, or not: either way
+    std::this_thread::sleep_for(
+        50ms);  // the reader has seen the first part by now, or not: either way
     for (char c : rest) REQUIRE(::write(p[1], &c, 1) == 1);
   });
   std::string got;
@@ -188,7 +191,8 @@ TEST_CASE("hook stdin: 8 MiB of whitespace is read to the cap quickly, in any ch
   });
   std::string got;
   HookError error;
-  CHECK_FALSE(read_hook_input(p[0], kMaxHookInputBytes, std::chrono::steady_clock::now() + 60s, &got, &error));
+  CHECK_FALSE(read_hook_input(p[0], kMaxHookInputBytes, std::chrono::steady_clock::now() + 60s,
+                              &got, &error));
   CHECK(error.code == kHookInputTooLarge);
   ::close(p[0]);
   writer.join();

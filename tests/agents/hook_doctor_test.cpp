@@ -9,15 +9,14 @@
 #include "agents/hook_doctor.h"
 #include "agents/hook_install.h"
 #include "tests/agents/hook_setup_fixture.h"
-#include "tests/server/warden_child.h"
 #include "tests/build_paths.h"
+#include "tests/server/warden_child.h"
 
 using namespace warden::agents;
 using namespace warden::agents::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
 
 // The doctor's line starting with LEVEL and containing `text`, or "".
 std::string line_with(const std::string& out, const std::string& level, const std::string& text) {
@@ -67,7 +66,8 @@ TEST_CASE("doctor probes through a real daemon, and names the cause when it is d
           "[agents][doctor]") {
   HookHome dir;
   // A daemon with the shipped rules and a token file for the hook.
-  auto made = warden_cli({"token", "new", "--role", "agent", "--principal", "alice", "--format", "json"});
+  auto made =
+      warden_cli({"token", "new", "--role", "agent", "--principal", "alice", "--format", "json"});
   INFO(made.out << made.err);
   REQUIRE(made.code == 0);
   rapidjson::Document token;
@@ -76,8 +76,9 @@ TEST_CASE("doctor probes through a real daemon, and names the cause when it is d
   dir.write("token", std::string(token["token"].GetString()) + "\n", 0600);
   const std::string tokens_file =
       dir.write("tokens", std::string(token["line"].GetString()) + "\n", 0600);
-  warden::server::testing::WardenChild serve({"serve", "--listen", "127.0.0.1:0", "--rules", kShippedRules,
-                                              "--tokens", tokens_file, "--state-dir", dir.str() + "/state"});
+  warden::server::testing::WardenChild serve({"serve", "--listen", "127.0.0.1:0", "--rules",
+                                              kShippedRules, "--tokens", tokens_file, "--state-dir",
+                                              dir.str() + "/state"});
   INFO(serve.err());
   REQUIRE(serve.serving());
   const std::string addr = serve.address();
@@ -105,15 +106,17 @@ TEST_CASE("doctor fails without a Warden entry and warns about a Bash-only match
   CHECK(none.code == 1);
   CHECK_FALSE(line_with(none.out, "FAIL", "not found").empty());
 
-  dir.write(".claude/settings.json",
-            R"({"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"audit.sh"}]}]}})");
+  dir.write(
+      ".claude/settings.json",
+      R"({"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"audit.sh"}]}]}})");
   auto missing = run_doctor(dir, {"claude-code", "--project", dir.str()});
   CHECK(missing.code == 1);
   CHECK_FALSE(line_with(missing.out, "FAIL", "no Warden PreToolUse entry").empty());
 
   dir.write(".claude/settings.json",
             R"({"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":")" +
-                kWardenPath + " hook claude-code --rules " + kShippedRules + R"(","timeout":30}]}]}})");
+                kWardenPath + " hook claude-code --rules " + kShippedRules +
+                R"(","timeout":30}]}]}})");
   auto bash_only = run_doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
   INFO(bash_only.out);
   CHECK(bash_only.code == 0);  // a warning, not a failure
@@ -149,8 +152,9 @@ TEST_CASE("doctor fails on settings that switch the hook off or outlast its time
     CHECK(r.code == (fails ? 1 : 0));
   }
 
-  dir.write(".claude/settings.json",
-            R"({"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"/nonexistent/warden hook claude-code"}]}]}})");
+  dir.write(
+      ".claude/settings.json",
+      R"({"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"/nonexistent/warden hook claude-code"}]}]}})");
   r = run_doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
   CHECK(r.code == 1);
   CHECK_FALSE(line_with(r.out, "FAIL", "/nonexistent/warden does not exist").empty());
@@ -159,10 +163,12 @@ TEST_CASE("doctor fails on settings that switch the hook off or outlast its time
 TEST_CASE("doctor fails a Codex hook that answers ask, and one never trusted",
           "[agents][doctor][codex]") {
   HookHome dir;
-  dir.write(".codex/config.toml",
-            "[[hooks.PreToolUse]]\nmatcher = \"*\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\n"
-            "command = \"" + kWardenPath + " hook codex --rules " + kShippedRules +
-                " --on-approval-required ask\"\ntimeout = 30\n");
+  dir.write(
+      ".codex/config.toml",
+      "[[hooks.PreToolUse]]\nmatcher = \"*\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\n"
+      "command = \"" +
+          kWardenPath + " hook codex --rules " + kShippedRules +
+          " --on-approval-required ask\"\ntimeout = 30\n");
   auto r = run_doctor(dir, {"codex", "--project", dir.str(), "--no-probe"});
   INFO(r.out);
   CHECK(r.code == 1);
@@ -180,9 +186,10 @@ TEST_CASE("doctor fails a Codex hook that answers ask, and one never trusted",
   CHECK_FALSE(line_with(untrusted.out, "OK", "probe `rm -rf /` denied").empty());
   const std::string key = good.str() + "/.codex/config.toml:pre_tool_use:0:0";
   CHECK_FALSE(line_with(untrusted.out, "FAIL", "only in a trusted project").empty());
-  good.write("home/.codex/config.toml",
-             "[projects.\"" + good.str() + "\"]\ntrust_level = \"trusted\"\n"
-             "[hooks.state.\"" + key + "\"]\ntrusted_hash = \"sha256:00\"\n");
+  good.write("home/.codex/config.toml", "[projects.\"" + good.str() +
+                                            "\"]\ntrust_level = \"trusted\"\n"
+                                            "[hooks.state.\"" +
+                                            key + "\"]\ntrusted_hash = \"sha256:00\"\n");
   auto trusted_once = run_doctor(good, {"codex", "--project", good.str()});
   INFO(trusted_once.out);
   CHECK(trusted_once.code == 0);

@@ -7,10 +7,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <toml++/toml.h>
 
 #include "agents/claude_settings.h"
 #include "agents/codex_config.h"
@@ -22,7 +22,6 @@ using namespace warden::agents;
 using namespace warden::agents::testing;
 
 namespace {
-
 
 rapidjson::Document parse_json(const std::string& text) {
   rapidjson::Document doc;
@@ -51,8 +50,8 @@ TEST_CASE("install claude-code into a project without settings creates the entry
           "[agents][install]") {
   HookHome dir;
   auto r = warden_cli({"hook", "install", "claude-code", "--project", dir.str(), "--addr",
-                   "127.0.0.1:9105", "--token-file", dir.str() + "/token"},
-                  {"HOME=" + dir.str() + "/home"});
+                       "127.0.0.1:9105", "--token-file", dir.str() + "/token"},
+                      {"HOME=" + dir.str() + "/home"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("added") != std::string::npos);
@@ -65,8 +64,7 @@ TEST_CASE("install claude-code into a project without settings creates the entry
   auto words = split_shell_words(hook["command"].GetString());
   REQUIRE(words);
   CHECK(*words == std::vector<std::string>{kWardenPath, "hook", "claude-code", "--addr",
-                                           "127.0.0.1:9105", "--token-file",
-                                           dir.str() + "/token"});
+                                           "127.0.0.1:9105", "--token-file", dir.str() + "/token"});
   CHECK(r.out.find(hook["command"].GetString()) != std::string::npos);
 }
 
@@ -82,8 +80,8 @@ TEST_CASE("install keeps every other key and hook, in order", "[agents][install]
   "zeta": 1
 })J";
   dir.write(".claude/settings.json", before, 0600);
-  auto r = warden_cli({"hook", "install", "claude-code", "--project", dir.str(), "--rules",
-                   kShippedRules});
+  auto r = warden_cli(
+      {"hook", "install", "claude-code", "--project", dir.str(), "--rules", kShippedRules});
   INFO(r.err);
   REQUIRE(r.code == 0);
   auto doc = parse_json(dir.read(".claude/settings.json"));
@@ -104,8 +102,13 @@ TEST_CASE("install keeps every other key and hook, in order", "[agents][install]
 
 TEST_CASE("install twice changes nothing the second time", "[agents][install]") {
   HookHome dir;
-  std::vector<std::string> args{"hook", "install", "claude-code", "--project", dir.str(),
-                                "--token-file", "/etc/warden/agent.token"};
+  std::vector<std::string> args{"hook",
+                                "install",
+                                "claude-code",
+                                "--project",
+                                dir.str(),
+                                "--token-file",
+                                "/etc/warden/agent.token"};
   REQUIRE(warden_cli(args).code == 0);
   const std::string file = (dir.path() / ".claude/settings.json").string();
   const std::string first = dir.read(".claude/settings.json");
@@ -122,8 +125,8 @@ TEST_CASE("install updates an existing Warden entry in place", "[agents][install
   dir.write(".claude/settings.json", R"({"hooks": {"PreToolUse": [
     {"matcher": "Bash", "hooks": [{"type": "command", "command": "/opt/old/warden hook claude-code --addr 10.0.0.1:1"}]},
     {"matcher": "Bash", "hooks": [{"type": "command", "command": "other.sh"}]}]}})");
-  auto r = warden_cli({"hook", "install", "claude-code", "--project", dir.str(), "--addr",
-                   "127.0.0.1:9200"});
+  auto r = warden_cli(
+      {"hook", "install", "claude-code", "--project", dir.str(), "--addr", "127.0.0.1:9200"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("updated") != std::string::npos);
@@ -156,7 +159,8 @@ TEST_CASE("install refuses malformed settings and leaves them untouched", "[agen
 
 TEST_CASE("install refuses --token: no secret goes into a settings file", "[agents][install]") {
   HookHome dir;
-  auto r = warden_cli({"hook", "install", "claude-code", "--project", dir.str(), "--token", "wdn_x"});
+  auto r =
+      warden_cli({"hook", "install", "claude-code", "--project", dir.str(), "--token", "wdn_x"});
   CHECK(r.code == 2);
   CHECK(r.err.find("--token-file") != std::string::npos);
   CHECK_FALSE(fs::exists(dir.path() / ".claude/settings.json"));
@@ -169,7 +173,7 @@ TEST_CASE("install --user writes the user's settings", "[agents][install]") {
   REQUIRE(r.code == 0);
   CHECK(fs::exists(dir.path() / ".claude/settings.json"));
   r = warden_cli({"hook", "install", "codex", "--user"},
-             {"HOME=" + dir.str(), "CODEX_HOME=" + dir.str() + "/codex-home"});
+                 {"HOME=" + dir.str(), "CODEX_HOME=" + dir.str() + "/codex-home"});
   REQUIRE(r.code == 0);
   CHECK(fs::exists(dir.path() / "codex-home/config.toml"));
 }
@@ -184,8 +188,8 @@ TEST_CASE("shell quoting round-trips through the word splitter and sh", "[agents
   HookHome dir;
   const std::string odd = dir.str() + "/it's a $dir";
   fs::create_directories(odd);
-  auto r = warden_cli({"hook", "install", "claude-code", "--project", dir.str(), "--token-file",
-                   odd + "/token"});
+  auto r = warden_cli(
+      {"hook", "install", "claude-code", "--project", dir.str(), "--token-file", odd + "/token"});
   REQUIRE(r.code == 0);
   auto doc = parse_json(dir.read(".claude/settings.json"));
   std::string command = doc["hooks"]["PreToolUse"][0]["hooks"][0]["command"].GetString();
@@ -214,7 +218,8 @@ TEST_CASE("install codex appends its block, keeps comments, and parses with toml
       "type = \"command\"\n"
       "command = \"audit.sh\"";  // no final newline
   dir.write(".codex/config.toml", before);
-  auto r = warden_cli({"hook", "install", "codex", "--project", dir.str(), "--rules", kShippedRules});
+  auto r =
+      warden_cli({"hook", "install", "codex", "--project", dir.str(), "--rules", kShippedRules});
   INFO(r.err);
   REQUIRE(r.code == 0);
   const std::string after = dir.read(".codex/config.toml");
@@ -236,10 +241,12 @@ TEST_CASE("install codex appends its block, keeps comments, and parses with toml
                                            "deny"});
 
   // Twice: unchanged. Other flags: the command is replaced where it stands.
-  auto again = warden_cli({"hook", "install", "codex", "--project", dir.str(), "--rules", kShippedRules});
+  auto again =
+      warden_cli({"hook", "install", "codex", "--project", dir.str(), "--rules", kShippedRules});
   CHECK(again.out.find("unchanged") != std::string::npos);
   CHECK(dir.read(".codex/config.toml") == after);
-  auto update = warden_cli({"hook", "install", "codex", "--project", dir.str(), "--addr", "127.0.0.1:9300"});
+  auto update =
+      warden_cli({"hook", "install", "codex", "--project", dir.str(), "--addr", "127.0.0.1:9300"});
   INFO(update.err);
   REQUIRE(update.code == 0);
   CHECK(update.out.find("updated") != std::string::npos);
@@ -269,7 +276,8 @@ TEST_CASE("install codex refuses what it cannot append to, and ask", "[agents][i
   CHECK(r.err.find("E_SETTINGS_PARSE") != std::string::npos);
   CHECK(dir.read(".codex/config.toml") == "model = \n");
 
-  r = warden_cli({"hook", "install", "codex", "--project", dir.str(), "--on-approval-required", "ask"});
+  r = warden_cli(
+      {"hook", "install", "codex", "--project", dir.str(), "--on-approval-required", "ask"});
   CHECK(r.code == 2);
   CHECK(r.err.find("runs the command") != std::string::npos);
 }
@@ -342,7 +350,8 @@ TEST_CASE("install writes only where it is told: --project DIR (which must exist
           "[agents][install]") {
   HookHome dir;
   const std::vector<std::string> env{"HOME=" + dir.str() + "/home"};
-  auto codex = warden_cli_in(dir.str(), {"hook", "install", "codex", "--addr", "127.0.0.1:9105"}, env);
+  auto codex =
+      warden_cli_in(dir.str(), {"hook", "install", "codex", "--addr", "127.0.0.1:9105"}, env);
   CHECK(codex.code == 2);
   CHECK(codex.err ==
         "warden: hook install needs where to write: --project DIR (DIR/.codex/config.toml) or "
@@ -362,8 +371,9 @@ TEST_CASE("install writes only where it is told: --project DIR (which must exist
     INFO(agent);
     auto r = warden_cli({"hook", "install", agent, "--project", missing}, env);
     CHECK(r.code == 2);
-    CHECK(r.err == "warden: --project " + missing +
-                       ": no such directory; give the agent's project directory (it is not created)\n");
+    CHECK(r.err ==
+          "warden: --project " + missing +
+              ": no such directory; give the agent's project directory (it is not created)\n");
     CHECK_FALSE(fs::exists(missing));
   }
   const std::string file = dir.write("a-file", "x");
@@ -418,13 +428,16 @@ TEST_CASE("install pins the daemon address and the token file the hook would use
                                               "--token-file", token_file});
   }
   // A token only in $WARDEN_TOKEN is never written; the installer says the hook has none.
-  auto r = install({}, {"WARDEN_ADDR=127.0.0.1:9311", "WARDEN_TOKEN_FILE=", "WARDEN_TOKEN=wdn_secret_value"});
+  auto r = install(
+      {}, {"WARDEN_ADDR=127.0.0.1:9311", "WARDEN_TOKEN_FILE=", "WARDEN_TOKEN=wdn_secret_value"});
   CHECK(dir.read(proj_settings).find("wdn_secret_value") == std::string::npos);
-  CHECK(entry() == std::vector<std::string>{kWardenPath, "hook", "claude-code", "--addr", "127.0.0.1:9311"});
+  CHECK(entry() ==
+        std::vector<std::string>{kWardenPath, "hook", "claude-code", "--addr", "127.0.0.1:9311"});
   CHECK(r.err.find("warden: WARNING: no token file for the hook ($WARDEN_TOKEN is set here, but a "
                    "token is never written into settings)") == 0);
   // In-process (--rules) there is no daemon to pin.
-  install({"--rules", kShippedRules}, {"WARDEN_ADDR=127.0.0.1:9311", "WARDEN_TOKEN_FILE=" + token_file});
+  install({"--rules", kShippedRules},
+          {"WARDEN_ADDR=127.0.0.1:9311", "WARDEN_TOKEN_FILE=" + token_file});
   CHECK(entry() == std::vector<std::string>{kWardenPath, "hook", "claude-code", "--rules",
                                             kShippedRules, "--workspace", project});
 }
@@ -433,7 +446,8 @@ TEST_CASE("install --wait writes the wait and a hook timeout that covers budget 
           "[agents][install]") {
   HookHome dir;
   const std::vector<std::string> env{"HOME=" + dir.str() + "/home"};
-  const std::vector<std::string> daemon{"--addr", "127.0.0.1:9105", "--token-file", "/etc/warden/agent.token"};
+  const std::vector<std::string> daemon{"--addr", "127.0.0.1:9105", "--token-file",
+                                        "/etc/warden/agent.token"};
   auto install = [&](const char* agent, std::vector<std::string> flags) {
     std::vector<std::string> args{"hook", "install", agent, "--project", dir.str()};
     args.insert(args.end(), daemon.begin(), daemon.end());
@@ -443,11 +457,13 @@ TEST_CASE("install --wait writes the wait and a hook timeout that covers budget 
   auto r = install("claude-code", {"--wait", "120"});
   INFO(r.err);
   REQUIRE(r.code == 0);
-  CHECK(r.out.find("hook timeout: 126 s (budget 5000 ms + wait 120 s, and 1000 ms to start and answer)") !=
+  CHECK(r.out.find(
+            "hook timeout: 126 s (budget 5000 ms + wait 120 s, and 1000 ms to start and answer)") !=
         std::string::npos);
   auto [words, timeout] = claude_entry(dir);
-  CHECK(words == std::vector<std::string>{kWardenPath, "hook", "claude-code", "--addr", "127.0.0.1:9105",
-                                          "--token-file", "/etc/warden/agent.token", "--wait", "120"});
+  CHECK(words == std::vector<std::string>{kWardenPath, "hook", "claude-code", "--addr",
+                                          "127.0.0.1:9105", "--token-file",
+                                          "/etc/warden/agent.token", "--wait", "120"});
   CHECK(timeout == 126);  // 5 s budget + 120 s wait + 1 s
   REQUIRE(install("claude-code", {"--timeout-ms", "20000", "--wait", "100"}).code == 0);
   CHECK(claude_entry(dir).second == 121);
@@ -483,9 +499,10 @@ TEST_CASE("install --wait writes the wait and a hook timeout that covers budget 
   CHECK(after.rfind("model = \"gpt-5\"\n[[hooks.PreToolUse]]\nmatcher = \"*\"\n", 0) == 0);
   r = install("codex", {"--wait", "300"});
   CHECK(r.out.find("unchanged") != std::string::npos);
-  dir.write(".codex/config.toml",
-            "[[hooks.PreToolUse]]\nmatcher = \"*\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\n"
-            "command = \"/opt/warden hook codex\" # ours\n");
+  dir.write(
+      ".codex/config.toml",
+      "[[hooks.PreToolUse]]\nmatcher = \"*\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\n"
+      "command = \"/opt/warden hook codex\" # ours\n");
   r = install("codex", {"--wait", "60"});
   INFO(r.err);
   REQUIRE(r.code == 0);

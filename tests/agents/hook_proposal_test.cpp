@@ -62,19 +62,22 @@ std::string proposal_refused(const HookCall& call) {
 
 TEST_CASE("proposal: context and explanation", "[agents][hook]") {
   auto d = mapped(call_of("Bash", R"({"command":"ls","description":"List files"})"), "coder-7");
-  CHECK(text(d["context"]) ==
-        R"({"agent":"coder-7","session":"s-1","source":"hook","tool_use_id":"toolu_1","tool":"Bash"})");
+  CHECK(
+      text(d["context"]) ==
+      R"({"agent":"coder-7","session":"s-1","source":"hook","tool_use_id":"toolu_1","tool":"Bash"})");
   CHECK(std::string(d["explanation"].GetString()) == "List files");
   auto w = mapped(call_of("Write", R"({"file_path":"/a","content":"x"})"));
   CHECK(std::string(w["explanation"].GetString()).empty());
 }
 
 TEST_CASE("proposal: Bash is a shell run in the hook's cwd", "[agents][hook]") {
-  auto c = call_of("Bash", R"({"command":"ls -la","description":"d","timeout":1000,"run_in_background":true})");
+  auto c = call_of(
+      "Bash", R"({"command":"ls -la","description":"d","timeout":1000,"run_in_background":true})");
   auto d = mapped(c);
   CHECK(target(d) == "shell/run");
-  CHECK(text(d["payload"]) ==
-        R"({"command":"ls -la","cwd":"/home/user/project","timeout":1000,"run_in_background":true})");
+  CHECK(
+      text(d["payload"]) ==
+      R"({"command":"ls -la","cwd":"/home/user/project","timeout":1000,"run_in_background":true})");
   // A cwd inside the input does not override the hook's.
   CHECK(payload(call_of("Bash", R"({"command":"ls","cwd":"/"})")) ==
         R"({"command":"ls","cwd":"/home/user/project"})");
@@ -89,41 +92,61 @@ TEST_CASE("proposal: a Bash command that is not a string is refused", "[agents][
 TEST_CASE("proposal: the file writing tools", "[agents][hook]") {
   auto w = mapped(call_of("Write", R"({"file_path":"/p/a.txt","content":"hi\n"})"));
   CHECK(target(w) == "file/write");
-  CHECK(text(w["payload"]) == R"({"cwd":"/home/user/project","action":"write","path":"/p/a.txt","content":"hi\n"})");
+  CHECK(text(w["payload"]) ==
+        R"({"cwd":"/home/user/project","action":"write","path":"/p/a.txt","content":"hi\n"})");
 
-  CHECK(payload(call_of("Edit", R"({"file_path":"/p/a","old_string":"a","new_string":"b","replace_all":false})")) ==
-        R"({"cwd":"/home/user/project","action":"write","path":"/p/a","content":"b","old_string":"a","replace_all":false})");
+  CHECK(
+      payload(call_of(
+          "Edit",
+          R"({"file_path":"/p/a","old_string":"a","new_string":"b","replace_all":false})")) ==
+      R"({"cwd":"/home/user/project","action":"write","path":"/p/a","content":"b","old_string":"a","replace_all":false})");
 
   auto m = mapped(call_of(
-      "MultiEdit", R"({"file_path":"/p/a","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d"}]})"));
+      "MultiEdit",
+      R"({"file_path":"/p/a","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d"}]})"));
   CHECK(target(m) == "file/write");
-  CHECK(text(m["payload"]) ==
-        R"({"cwd":"/home/user/project","action":"write","path":"/p/a","content":"b\nd","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d"}]})");
+  CHECK(
+      text(m["payload"]) ==
+      R"({"cwd":"/home/user/project","action":"write","path":"/p/a","content":"b\nd","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d"}]})");
 
-  CHECK(payload(call_of("NotebookEdit", R"J({"notebook_path":"/p/n.ipynb","new_source":"print(1)","cell_id":"c1","edit_mode":"replace"})J")) ==
-        R"J({"cwd":"/home/user/project","action":"write","path":"/p/n.ipynb","content":"print(1)","cell_id":"c1","edit_mode":"replace"})J");
-  CHECK(payload(call_of("NotebookEdit", R"({"notebook_path":"/p/n.ipynb","cell_id":"c1","edit_mode":"delete"})")) ==
-        R"({"cwd":"/home/user/project","action":"write","path":"/p/n.ipynb","content":"","cell_id":"c1","edit_mode":"delete"})");
+  CHECK(
+      payload(call_of(
+          "NotebookEdit",
+          R"J({"notebook_path":"/p/n.ipynb","new_source":"print(1)","cell_id":"c1","edit_mode":"replace"})J")) ==
+      R"J({"cwd":"/home/user/project","action":"write","path":"/p/n.ipynb","content":"print(1)","cell_id":"c1","edit_mode":"replace"})J");
+  CHECK(
+      payload(call_of("NotebookEdit",
+                      R"({"notebook_path":"/p/n.ipynb","cell_id":"c1","edit_mode":"delete"})")) ==
+      R"({"cwd":"/home/user/project","action":"write","path":"/p/n.ipynb","content":"","cell_id":"c1","edit_mode":"delete"})");
 
   CHECK(proposal_refused(call_of("Write", R"({"content":"x"})")) == kHookInputShape);
   CHECK(proposal_refused(call_of("Write", R"({"file_path":"/a"})")) == kHookInputShape);
-  CHECK(proposal_refused(call_of("Edit", R"({"file_path":"/a","new_string":1})")) == kHookInputShape);
-  CHECK(proposal_refused(call_of("MultiEdit", R"({"file_path":"/a","edits":{}})")) == kHookInputShape);
-  CHECK(proposal_refused(call_of("MultiEdit", R"({"file_path":"/a","edits":[{"old_string":"a"}]})")) == kHookInputShape);
-  CHECK(proposal_refused(call_of("NotebookEdit", R"({"notebook_path":"/a","new_source":[]})")) == kHookInputShape);
+  CHECK(proposal_refused(call_of("Edit", R"({"file_path":"/a","new_string":1})")) ==
+        kHookInputShape);
+  CHECK(proposal_refused(call_of("MultiEdit", R"({"file_path":"/a","edits":{}})")) ==
+        kHookInputShape);
+  CHECK(proposal_refused(call_of(
+            "MultiEdit", R"({"file_path":"/a","edits":[{"old_string":"a"}]})")) == kHookInputShape);
+  CHECK(proposal_refused(call_of("NotebookEdit", R"({"notebook_path":"/a","new_source":[]})")) ==
+        kHookInputShape);
 }
 
 TEST_CASE("proposal: the file reading tools", "[agents][hook]") {
   auto r = mapped(call_of("Read", R"({"file_path":"/p/a.txt","offset":2,"limit":10})"));
   CHECK(target(r) == "file/read");
-  CHECK(text(r["payload"]) == R"({"cwd":"/home/user/project","action":"read","path":"/p/a.txt","offset":2,"limit":10})");
-  CHECK(payload(call_of("Grep", R"({"pattern":"bye","path":"/p/src","glob":"*.c","type":"c","-i":true})")) ==
-        R"({"cwd":"/home/user/project","action":"read","pattern":"bye","path":"/p/src","glob":"*.c","type":"c","-i":true})");
+  CHECK(text(r["payload"]) ==
+        R"({"cwd":"/home/user/project","action":"read","path":"/p/a.txt","offset":2,"limit":10})");
+  CHECK(
+      payload(call_of("Grep",
+                      R"({"pattern":"bye","path":"/p/src","glob":"*.c","type":"c","-i":true})")) ==
+      R"({"cwd":"/home/user/project","action":"read","pattern":"bye","path":"/p/src","glob":"*.c","type":"c","-i":true})");
   // No path: the hook's cwd.
-  CHECK(payload(call_of("Grep", R"({"pattern":"bye"})")) ==
-        R"({"cwd":"/home/user/project","action":"read","pattern":"bye","path":"/home/user/project"})");
-  CHECK(payload(call_of("Glob", R"({"pattern":"*.txt"})")) ==
-        R"({"cwd":"/home/user/project","action":"read","pattern":"*.txt","path":"/home/user/project"})");
+  CHECK(
+      payload(call_of("Grep", R"({"pattern":"bye"})")) ==
+      R"({"cwd":"/home/user/project","action":"read","pattern":"bye","path":"/home/user/project"})");
+  CHECK(
+      payload(call_of("Glob", R"({"pattern":"*.txt"})")) ==
+      R"({"cwd":"/home/user/project","action":"read","pattern":"*.txt","path":"/home/user/project"})");
   CHECK(payload(call_of("LS", R"({"path":"/p","ignore":["*.o"]})")) ==
         R"({"cwd":"/home/user/project","action":"read","path":"/p","ignore":["*.o"]})");
   CHECK(proposal_refused(call_of("Read", R"({"file_path":3})")) == kHookInputShape);
@@ -134,10 +157,13 @@ TEST_CASE("proposal: the file reading tools", "[agents][hook]") {
 TEST_CASE("proposal: WebFetch and WebSearch are http GETs", "[agents][hook]") {
   auto f = mapped(call_of("WebFetch", R"({"url":"https://example.com/","prompt":"summarize"})"));
   CHECK(target(f) == "http/get");
-  CHECK(text(f["payload"]) == R"({"method":"GET","url":"https://example.com/","prompt":"summarize"})");
-  auto s = mapped(call_of("WebSearch", R"({"query":"warden","allowed_domains":["a.org"],"blocked_domains":[]})"));
+  CHECK(text(f["payload"]) ==
+        R"({"method":"GET","url":"https://example.com/","prompt":"summarize"})");
+  auto s = mapped(call_of(
+      "WebSearch", R"({"query":"warden","allowed_domains":["a.org"],"blocked_domains":[]})"));
   CHECK(target(s) == "http/get");
-  CHECK(text(s["payload"]) == R"({"method":"GET","query":"warden","allowed_domains":["a.org"],"blocked_domains":[]})");
+  CHECK(text(s["payload"]) ==
+        R"({"method":"GET","query":"warden","allowed_domains":["a.org"],"blocked_domains":[]})");
   CHECK_FALSE(s["payload"].HasMember("url"));
   CHECK(proposal_refused(call_of("WebFetch", R"({"prompt":"x"})")) == kHookInputShape);
   CHECK(proposal_refused(call_of("WebSearch", R"({})")) == kHookInputShape);
@@ -146,7 +172,8 @@ TEST_CASE("proposal: WebFetch and WebSearch are http GETs", "[agents][hook]") {
 TEST_CASE("proposal: mcp__SERVER__TOOL is a tool call on that server", "[agents][hook]") {
   auto d = mapped(call_of("mcp__files__read_file", R"({"path":"/etc/passwd"})"));
   CHECK(target(d) == "tool/call");
-  CHECK(text(d["payload"]) == R"({"server":"files","tool":"read_file","args":{"path":"/etc/passwd"}})");
+  CHECK(text(d["payload"]) ==
+        R"({"server":"files","tool":"read_file","args":{"path":"/etc/passwd"}})");
   // SERVER is up to the next "__"; the tool keeps the rest.
   CHECK(payload(call_of("mcp__git_hub__create__issue", "{}")) ==
         R"({"server":"git_hub","tool":"create__issue","args":{}})");
@@ -156,15 +183,18 @@ TEST_CASE("proposal: mcp__SERVER__TOOL is a tool call on that server", "[agents]
   CHECK_FALSE(split_mcp_tool("mcp__s__", &server, &tool));
   CHECK_FALSE(split_mcp_tool("MCP__s__t", &server, &tool));
   // Not a well-formed MCP name: an agent's own tool, still decided.
-  CHECK(payload(call_of("mcp__files", R"({"a":1})")) == R"({"cwd":"/home/user/project","tool":"mcp__files","args":{"a":1}})");
+  CHECK(payload(call_of("mcp__files", R"({"a":1})")) ==
+        R"({"cwd":"/home/user/project","tool":"mcp__files","args":{"a":1}})");
 }
 
 TEST_CASE("proposal: any other tool is a tool call the rules see", "[agents][hook]") {
-  for (const char* tool : {"TodoWrite", "Task", "ExitPlanMode", "apply_patch", "view_image", "bash"}) {
+  for (const char* tool :
+       {"TodoWrite", "Task", "ExitPlanMode", "apply_patch", "view_image", "bash"}) {
     INFO(tool);
     auto d = mapped(call_of(tool, R"({"command":"*** Begin Patch"})"));
     CHECK(target(d) == "tool/call");
-    CHECK(text(d["payload"]) == std::string(R"({"cwd":"/home/user/project","tool":")") + tool + R"(","args":{"command":"*** Begin Patch"}})");
+    CHECK(text(d["payload"]) == std::string(R"({"cwd":"/home/user/project","tool":")") + tool +
+                                    R"(","args":{"command":"*** Begin Patch"}})");
   }
   CHECK(tool_kind("Bash") == ToolKind::Bash);
   CHECK(tool_kind("bash") == ToolKind::Other);  // names are exact
@@ -183,14 +213,14 @@ TEST_CASE("updatedInput: the rewritten fields go back under the tool's names", "
     REQUIRE(updated_tool_input(call, proposal, text(action), &input, &error));
     CHECK(input == want);
   };
-  check(call_of("Bash", R"({"command":"rm -rf build","description":"clean"})"), "command", "rm -r build",
-        R"({"command":"rm -r build","description":"clean"})");
-  check(call_of("Write", R"({"file_path":"/p/a","content":"key=SECRET"})"), "content", "key=[REDACTED]",
-        R"({"file_path":"/p/a","content":"key=[REDACTED]"})");
+  check(call_of("Bash", R"({"command":"rm -rf build","description":"clean"})"), "command",
+        "rm -r build", R"({"command":"rm -r build","description":"clean"})");
+  check(call_of("Write", R"({"file_path":"/p/a","content":"key=SECRET"})"), "content",
+        "key=[REDACTED]", R"({"file_path":"/p/a","content":"key=[REDACTED]"})");
   check(call_of("Write", R"({"file_path":"/p/a","content":"x"})"), "path", "/p/b",
         R"({"file_path":"/p/b","content":"x"})");
-  check(call_of("Edit", R"({"file_path":"/p/a","old_string":"a","new_string":"b"})"), "content", "c",
-        R"({"file_path":"/p/a","old_string":"a","new_string":"c"})");
+  check(call_of("Edit", R"({"file_path":"/p/a","old_string":"a","new_string":"b"})"), "content",
+        "c", R"({"file_path":"/p/a","old_string":"a","new_string":"c"})");
   check(call_of("NotebookEdit", R"({"notebook_path":"/p/n","new_source":"x"})"), "content", "y",
         R"({"notebook_path":"/p/n","new_source":"y"})");
   check(call_of("Read", R"({"file_path":"/p/a"})"), "path", "/p/b", R"({"file_path":"/p/b"})");
@@ -223,7 +253,9 @@ TEST_CASE("updatedInput: a rewrite with no place in the tool's input is refused"
     CHECK(error.find(key) != std::string::npos);
   };
   refuse(call_of("Bash", R"({"command":"ls"})"), "cwd");
-  refuse(call_of("MultiEdit", R"({"file_path":"/a","edits":[{"old_string":"a","new_string":"b"}]})"), "content");
+  refuse(
+      call_of("MultiEdit", R"({"file_path":"/a","edits":[{"old_string":"a","new_string":"b"}]})"),
+      "content");
   refuse(call_of("WebFetch", R"({"url":"http://a/"})"), "method");
   refuse(call_of("mcp__s__t", R"({})"), "server");
   refuse(call_of("TodoWrite", R"({})"), "tool");

@@ -13,8 +13,8 @@
 
 #include "agents/codex_call.h"
 #include "tests/agents/serve_child.h"
-#include "tests/server/server_fixture.h"
 #include "tests/build_paths.h"
+#include "tests/server/server_fixture.h"
 
 using namespace warden::agents::testing;
 using warden::cli::testing::Child;
@@ -75,14 +75,14 @@ std::string with_rollout(const std::string& text) {
   static int n = 0;
   rapidjson::Document d;
   d.Parse(text.c_str());
-  if (!d.IsObject() || !d.HasMember("tool_name") || std::string(d["tool_name"].GetString()) != "Bash" ||
-      !d.HasMember("tool_input") || !d["tool_input"].HasMember("command")) {
+  if (!d.IsObject() || !d.HasMember("tool_name") ||
+      std::string(d["tool_name"].GetString()) != "Bash" || !d.HasMember("tool_input") ||
+      !d["tool_input"].HasMember("command")) {
     return text;
   }
   const std::string path = dir / "rollout-" + std::to_string(++n) + ".jsonl";
-  std::ofstream(path, std::ios::binary)
-      << warden::agents::codex_exec_command_line(d["tool_use_id"].GetString(),
-                                                 d["tool_input"]["command"].GetString());
+  std::ofstream(path, std::ios::binary) << warden::agents::codex_exec_command_line(
+      d["tool_use_id"].GetString(), d["tool_input"]["command"].GetString());
   auto& al = d.GetAllocator();
   if (d.HasMember("transcript_path")) d.RemoveMember("transcript_path");
   d.AddMember("transcript_path", rapidjson::Value(path.c_str(), al), al);
@@ -135,7 +135,8 @@ TEST_CASE("hook, in-process: rm -rf / is denied with the rule's reason, ls is al
     INFO(agent);
     auto rm = hook(in_process(agent), bash_input("rm -rf /"));
     CHECK(rm.decision == "deny");
-    CHECK(rm.reason.find("deletes outside the workspace: /") != std::string::npos);  // the decision's reason
+    CHECK(rm.reason.find("deletes outside the workspace: /") !=
+          std::string::npos);  // the decision's reason
     CHECK(rm.reason.find("shell-destructive-rm") != std::string::npos);
     CHECK(rm.err.find("shell-destructive-rm") != std::string::npos);
   }
@@ -143,7 +144,8 @@ TEST_CASE("hook, in-process: rm -rf / is denied with the rule's reason, ls is al
   CHECK(ls.decision == "allow");
   CHECK(ls.reason.find("everyday-shell") != std::string::npos);
   // Codex sends no description; with the test rules alone its ls is approved.
-  auto codex_ls = hook({"hook", "codex", "--rules", kTestRules}, sample_with_rollout("codex_Bash.json"));
+  auto codex_ls =
+      hook({"hook", "codex", "--rules", kTestRules}, sample_with_rollout("codex_Bash.json"));
   CHECK(codex_ls.decision == "allow");
   CHECK(codex_ls.reason.find("hook-test-ls") != std::string::npos);
 }
@@ -154,8 +156,8 @@ TEST_CASE("hook, daemon: rm -rf / denied, ls allowed, over TCP with a token file
   ServeChild serve(dir, {kShippedRules, kTestRules});
   for (std::string agent : {"claude-code", "codex"}) {
     INFO(agent);
-    std::vector<std::string> args{"hook", agent, "--addr", serve.address(), "--token-file",
-                                  serve.token_file()};
+    std::vector<std::string> args{"hook",          agent,          "--addr",
+                                  serve.address(), "--token-file", serve.token_file()};
     auto rm = hook(args, bash_input("rm -rf /"));
     CHECK(rm.decision == "deny");
     CHECK(rm.reason.find("shell-destructive-rm") != std::string::npos);
@@ -176,15 +178,19 @@ TEST_CASE("hook: malformed input is denied, exit 2, naming the cause", "[agents]
   struct Case {
     std::string input, code;
   };
-  for (const auto& c : std::vector<Case>{
-           {"", "E_HOOK_INPUT_JSON"},
-           {"not json", "E_HOOK_INPUT_JSON"},
-           {"{\"tool_name\":\"Bash\xff\"}", "E_HOOK_INPUT_JSON"},
-           {"[1]", "E_HOOK_INPUT_SHAPE"},
-           {R"({"hook_event_name":"PreToolUse","tool_input":{"command":"ls"}})", "E_HOOK_INPUT_SHAPE"},
-           {R"({"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"}})", "E_HOOK_EVENT"},
-           {R"({"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":["ls"]}})", "E_HOOK_INPUT_SHAPE"},
-       }) {
+  for (
+      const auto& c : std::vector<Case>{
+          {"", "E_HOOK_INPUT_JSON"},
+          {"not json", "E_HOOK_INPUT_JSON"},
+          {"{\"tool_name\":\"Bash\xff\"}", "E_HOOK_INPUT_JSON"},
+          {"[1]", "E_HOOK_INPUT_SHAPE"},
+          {R"({"hook_event_name":"PreToolUse","tool_input":{"command":"ls"}})",
+           "E_HOOK_INPUT_SHAPE"},
+          {R"({"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"}})",
+           "E_HOOK_EVENT"},
+          {R"({"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":["ls"]}})",
+           "E_HOOK_INPUT_SHAPE"},
+      }) {
     for (std::string agent : {"claude-code", "codex"}) {
       INFO(agent << " " << c.input);
       auto a = hook(in_process(agent), c.input);
@@ -207,9 +213,9 @@ TEST_CASE("hook: the daemon down, or silent past the budget, is a deny", "[agent
     CHECK(down.reason.find(closed) != std::string::npos);
   }
   SilentListener silent;
-  auto slow = hook({"hook", "claude-code", "--addr", silent.address(), "--token", "t",
-                    "--timeout-ms", "300"},
-                   bash_input("ls"));
+  auto slow = hook(
+      {"hook", "claude-code", "--addr", silent.address(), "--token", "t", "--timeout-ms", "300"},
+      bash_input("ls"));
   CHECK(slow.decision == "deny");
   CHECK(slow.reason.find("E_TIMEOUT") != std::string::npos);
 }
@@ -223,8 +229,8 @@ TEST_CASE("hook: a wrong token, broken rules and bad flags are a deny", "[agents
   CHECK(wrong.reason.find("E_AUTH_FAILED") != std::string::npos);
 
   dir.write("broken/broken.clp", warden::server::testing::kBrokenRules);
-  auto broken = hook({"hook", "claude-code", "--rules", (dir.path() / "broken").string()},
-                     bash_input("ls"));
+  auto broken =
+      hook({"hook", "claude-code", "--rules", (dir.path() / "broken").string()}, bash_input("ls"));
   CHECK(broken.decision == "deny");
   CHECK(broken.reason.find("E_DECIDER") != std::string::npos);
 
@@ -243,8 +249,10 @@ TEST_CASE("hook: approval-required follows --on-approval-required and the agent"
           "[agents][hook_run]") {
   TempDir dir;
   ServeChild serve(dir, {kShippedRules, kTestRules});
-  const std::vector<std::string> daemon{"--addr", serve.address(), "--token-file", serve.token_file()};
-  for (const auto& where : {std::vector<std::string>{"--rules", kShippedRules, "--rules", kTestRules}, daemon}) {
+  const std::vector<std::string> daemon{"--addr", serve.address(), "--token-file",
+                                        serve.token_file()};
+  for (const auto& where :
+       {std::vector<std::string>{"--rules", kShippedRules, "--rules", kTestRules}, daemon}) {
     auto with = [&](std::string agent, std::vector<std::string> more) {
       std::vector<std::string> args{"hook", agent};
       args.insert(args.end(), where.begin(), where.end());
@@ -258,7 +266,8 @@ TEST_CASE("hook: approval-required follows --on-approval-required and the agent"
     auto deny = hook(with("claude-code", {"--on-approval-required", "deny"}), marker);
     CHECK(deny.decision == "deny");
     CHECK(deny.reason.find("a human must look at this") != std::string::npos);
-    auto bypass = hook(with("claude-code", {}), bash_input("echo needs-approval", "bypassPermissions"));
+    auto bypass =
+        hook(with("claude-code", {}), bash_input("echo needs-approval", "bypassPermissions"));
     CHECK(bypass.decision == "deny");
     auto codex = hook(with("codex", {}), marker);
     CHECK(codex.decision == "deny");
@@ -272,7 +281,8 @@ TEST_CASE("hook: approval-required follows --on-approval-required and the agent"
   }
 }
 
-TEST_CASE("hook: a rule's rewrite is Claude's updatedInput and a Codex deny", "[agents][hook_run]") {
+TEST_CASE("hook: a rule's rewrite is Claude's updatedInput and a Codex deny",
+          "[agents][hook_run]") {
   TempDir dir;
   ServeChild serve(dir, {kShippedRules, kTestRules});
   for (const auto& where :
@@ -330,10 +340,9 @@ TEST_CASE("hook: by default an approved Bash call runs through warden exec", "[a
 }
 
 TEST_CASE("hook: every captured real input gets a well-formed answer", "[agents][hook_run]") {
-  for (const char* name :
-       {"claude_Bash.json", "claude_Edit.json", "claude_Glob.json", "claude_Grep.json",
-        "claude_Read.json", "claude_TaskCreate.json", "claude_WebFetch.json",
-        "claude_WebSearch.json", "claude_Write.json"}) {
+  for (const char* name : {"claude_Bash.json", "claude_Edit.json", "claude_Glob.json",
+                           "claude_Grep.json", "claude_Read.json", "claude_TaskCreate.json",
+                           "claude_WebFetch.json", "claude_WebSearch.json", "claude_Write.json"}) {
     INFO(name);
     auto a = hook(in_process("claude-code"), sample_with_rollout(name));
     CHECK((a.decision == "allow" || a.decision == "deny" || a.decision == "ask"));
@@ -386,7 +395,8 @@ TEST_CASE("hook: a tool call too large for a proposal is denied as such", "[agen
 
   TempDir dir;
   ServeChild serve(dir, {kTestRules});
-  auto remote = hook({"hook", "claude-code", "--addr", serve.address(), "--token-file", serve.token_file()}, big);
+  auto remote = hook(
+      {"hook", "claude-code", "--addr", serve.address(), "--token-file", serve.token_file()}, big);
   CHECK(remote.decision == "deny");
   CHECK(remote.reason.find("E_INPUT_TOO_LARGE") != std::string::npos);
   CHECK(remote.reason.find("frame limit") != std::string::npos);

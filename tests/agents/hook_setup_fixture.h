@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/build_paths.h"
 #include "tests/cli/cli_process.h"
 #include "tests/support/temp_dir.h"
-#include "tests/build_paths.h"
 
 namespace warden::agents::testing {
 
@@ -35,7 +35,8 @@ class HookHome : public server::testing::TempDir {
 };
 
 // `warden ARGS` with HOME (and more) set for the child; stdin closed.
-inline cli::testing::Run warden_cli(std::vector<std::string> args, std::vector<std::string> env = {}) {
+inline cli::testing::Run warden_cli(std::vector<std::string> args,
+                                    std::vector<std::string> env = {}) {
   cli::testing::Child child(std::move(args), std::move(env));
   int code = child.finish();
   REQUIRE_FALSE(child.timed_out);

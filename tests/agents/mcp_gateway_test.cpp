@@ -88,7 +88,7 @@ struct Gateway {
 };
 
 std::string tools_call_line(const std::string& id, const std::string& tool,
-                      const std::string& args = "{}") {
+                            const std::string& args = "{}") {
   return R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"tools/call","params":{"name":")" + tool +
          R"(","arguments":)" + args + "}}";
 }

@@ -49,9 +49,10 @@ TEST_CASE("lines that are not JSON-RPC are refused with the right code", "[mcp]"
   CHECK(l.error_code == kInvalidRequest);
   CHECK(l.problem.find("nested deeper") != std::string::npos);
   // Duplicate names at any depth, and a lone surrogate escape: refused whole.
-  CHECK(parse_line(R"({"jsonrpc":"2.0","id":1,"method":"a","method":"b"})").error_code == kInvalidRequest);
-  CHECK(parse_line(R"([{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":{"y":1,"y":2}}}])").error_code ==
+  CHECK(parse_line(R"({"jsonrpc":"2.0","id":1,"method":"a","method":"b"})").error_code ==
         kInvalidRequest);
+  CHECK(parse_line(R"([{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":{"y":1,"y":2}}}])")
+            .error_code == kInvalidRequest);
   CHECK(parse_line(R"({"jsonrpc":"2.0","id":1,"method":"a\udc00"})").error_code == kInvalidRequest);
   CHECK(parse_line(R"({"jsonrpc":"2.0","id":1,"method":"a","params":{"y":1,"z":{"y":2}}})").ok);
 }
@@ -148,6 +149,7 @@ TEST_CASE("no decision: calls refused with the cause, listed tools hidden", "[mc
       R"({"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a"},{"name":"b"}],"nextCursor":"c"}})");
   std::string log;
   CHECK(gate.filter_list(res, res.GetAllocator(), &log) == 2);
-  CHECK(warden::protocol::to_json_text(res) == R"({"jsonrpc":"2.0","id":2,"result":{"tools":[],"nextCursor":"c"}})");
+  CHECK(warden::protocol::to_json_text(res) ==
+        R"({"jsonrpc":"2.0","id":2,"result":{"tools":[],"nextCursor":"c"}})");
   CHECK(log.find("E_UNAVAILABLE") != std::string::npos);
 }

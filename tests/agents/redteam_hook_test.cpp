@@ -23,10 +23,10 @@ struct HookAnswer {
 };
 
 HookAnswer run(const std::string& agent, const std::string& input,
-           const std::string& on_approval = "deny") {
-  Child child(warden::agents::testing::with_test_budget({"hook", agent, "--rules", warden::agents::testing::kShippedRules,
-                                         "--workspace", "/home/u/proj", "--home", "/home/u",
-                                         "--on-approval-required", on_approval}));
+               const std::string& on_approval = "deny") {
+  Child child(warden::agents::testing::with_test_budget(
+      {"hook", agent, "--rules", warden::agents::testing::kShippedRules, "--workspace",
+       "/home/u/proj", "--home", "/home/u", "--on-approval-required", on_approval}));
   child.write(input);
   HookAnswer a;
   a.code = child.finish();
@@ -129,9 +129,9 @@ TEST_CASE("redteam hook: tool input keys never become the fields the rules deriv
   CHECK(p.HasMember("timeout"));  // the tool's own fields stay
   CHECK(p.HasMember("run_in_background"));
   // Read: file_path (and the hook's cwd); a "cwd" in the input does not move the path.
-  p = hook_payload(input("Read",
-                    R"({"file_path":"config","cwd":"/home/u/proj","url":"https://x/","offset":3})",
-                    "/home/u/.ssh"));
+  p = hook_payload(
+      input("Read", R"({"file_path":"config","cwd":"/home/u/proj","url":"https://x/","offset":3})",
+            "/home/u/.ssh"));
   CHECK(str(p, "cwd") == "/home/u/.ssh");
   CHECK(str(p, "path") == "config");
   CHECK_FALSE(p.HasMember("url"));
@@ -194,7 +194,8 @@ TEST_CASE("redteam hook: relative paths resolve against the hook's cwd, not the 
 }
 
 TEST_CASE("redteam hook: MCP tools get no cwd (their server resolves paths)", "[agents][redteam]") {
-  auto p = hook_payload(input("mcp__fs__read_text_file", R"({"path":"README.md"})", "/home/u/.ssh"));
+  auto p =
+      hook_payload(input("mcp__fs__read_text_file", R"({"path":"README.md"})", "/home/u/.ssh"));
   CHECK_FALSE(p.HasMember("cwd"));
   CHECK(str(p, "server") == "fs");
   CHECK(str(p, "tool") == "read_text_file");
@@ -277,19 +278,21 @@ TEST_CASE("redteam hook: a Bash command out of Claude's sandbox is not allowed b
           "[agents][redteam]") {
   // Claude asks its user before running a command with dangerouslyDisableSandbox; a Warden
   // allow skips that prompt. `ls` is everyday work, but not unsandboxed without a human.
-  auto a = run("claude-code", input("Bash", R"({"command":"ls","dangerouslyDisableSandbox":true})"), "ask");
+  auto a = run("claude-code", input("Bash", R"({"command":"ls","dangerouslyDisableSandbox":true})"),
+               "ask");
   CHECK(a.decision == "ask");
   CHECK(a.reason.find("agent-bash-unsandboxed") != std::string::npos);
-  CHECK(run("claude-code", input("Bash", R"({"command":"ls","dangerouslyDisableSandbox":false})")).decision ==
-        "allow");
+  CHECK(run("claude-code", input("Bash", R"({"command":"ls","dangerouslyDisableSandbox":false})"))
+            .decision == "allow");
 }
 
 TEST_CASE("redteam hook: in plan mode an approve leaves the call to Claude's own check",
           "[agents][redteam]") {
   // Measured: Claude in plan mode refuses a Write by itself, but runs it when the hook answers
   // allow. An approve in plan mode is therefore no answer ({}, exit 0), never an allow.
-  Child child(warden::agents::testing::with_test_budget({"hook", "claude-code", "--rules", warden::agents::testing::kShippedRules,
-                                         "--workspace", "/home/u/proj", "--home", "/home/u"}));
+  Child child(warden::agents::testing::with_test_budget(
+      {"hook", "claude-code", "--rules", warden::agents::testing::kShippedRules, "--workspace",
+       "/home/u/proj", "--home", "/home/u"}));
   child.write(input("Write", R"({"file_path":"/home/u/proj/a.txt","content":"x"})", "/home/u/proj",
                     "plan"));
   CHECK(child.finish() == 0);

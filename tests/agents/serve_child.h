@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "server/tokens.h"
+#include "tests/build_paths.h"
 #include "tests/cli/cli_process.h"
 #include "tests/server/test_tokens.h"
 #include "tests/server/warden_child.h"
 #include "tests/support/temp_dir.h"
-#include "tests/build_paths.h"
 
 namespace warden::agents::testing {
 
@@ -43,9 +43,9 @@ class ServeChild {
              std::vector<std::string> extra = {}) {
     token_file_ = dir.write("agent.token", Tokens{}.agent + "\n");
     tokens_ = dir.write("tokens", Tokens{}.file_text());
-    std::filesystem::permissions(tokens_, std::filesystem::perms::owner_read |
-                                              std::filesystem::perms::owner_write,
-                                 std::filesystem::perm_options::replace);
+    std::filesystem::permissions(
+        tokens_, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+        std::filesystem::perm_options::replace);
     state_dir_ = (dir.path() / "state" / "warden").string();
     std::vector<std::string> args{"serve",       "--listen", "127.0.0.1:0", "--tokens", tokens_,
                                   "--state-dir", state_dir_, "--workers",   "1"};

@@ -98,7 +98,8 @@ TEST_CASE("one principal's pending approvals are capped; nothing is stored past 
   CHECK_NOTHROW(store->create(capped("alice", kNow + 2 * kHour)));
 }
 
-TEST_CASE("daemons racing to create for one principal never pass the cap", "[approvals][flood][race]") {
+TEST_CASE("daemons racing to create for one principal never pass the cap",
+          "[approvals][flood][race]") {
   Backend b(BACKENDS);
   b.open();  // the schema
   constexpr int kStores = 4, kEach = 10, kCap = 7;
@@ -217,32 +218,35 @@ TEST_CASE("prune deletes closed approvals past their retention and grants that e
   NewApproval two = at(kNow);
   two.approvers_needed = 2;
   Created old_denied = store->create(two);
-  REQUIRE(store->approve(old_denied.approval.id, old_denied.approval.action_hash, "bob", "",
-                         kNow + 1)
-              .result == ApproveResult::NeedMore);
+  REQUIRE(
+      store->approve(old_denied.approval.id, old_denied.approval.action_hash, "bob", "", kNow + 1)
+          .result == ApproveResult::NeedMore);
   REQUIRE(store->deny(old_denied.approval.id, "carol", "", kNow + 2).result == DenyResult::Denied);
   Created old_expired = store->create(at(kNow));
   REQUIRE(store->expire_due(kNow + 2 * kHour).size() == 1);
   Created old_executed = store->create(at(kNow));
-  REQUIRE(store->approve(old_executed.approval.id, old_executed.approval.action_hash, "bob", "",
-                         kNow + 5)
+  REQUIRE(store
+              ->approve(old_executed.approval.id, old_executed.approval.action_hash, "bob", "",
+                        kNow + 5)
               .result == ApproveResult::Claimed);
   REQUIRE(store->finish(old_executed.approval.id, Status::Executed, "{}", kNow + 6));
   // Its grant: used up, so it ended.
-  store->add_grant(Grant{old_executed.approval.id, "alice", "s1", "sha256:x", kNow + kHour, 1, "bob"});
+  store->add_grant(
+      Grant{old_executed.approval.id, "alice", "s1", "sha256:x", kNow + kHour, 1, "bob"});
   REQUIRE(store->use_grant("alice", "s1", "sha256:x", kNow + 7));
   // Closed 40 days ago, but a grant still live names it: kept while it lives.
   Created old_granted = store->create(at(kNow));
-  REQUIRE(store->approve(old_granted.approval.id, old_granted.approval.action_hash, "bob", "",
-                         kNow + 5)
-              .result == ApproveResult::Claimed);
+  REQUIRE(
+      store->approve(old_granted.approval.id, old_granted.approval.action_hash, "bob", "", kNow + 5)
+          .result == ApproveResult::Claimed);
   REQUIRE(store->finish(old_granted.approval.id, Status::Executed, "{}", kNow + 6));
-  store->add_grant(Grant{old_granted.approval.id, "alice", "s9", "sha256:live", now + kHour, 0, "bob"});
+  store->add_grant(
+      Grant{old_granted.approval.id, "alice", "s9", "sha256:live", now + kHour, 0, "bob"});
   // Claimed 40 days ago and never finished: not closed, never pruned.
   Created old_claimed = store->create(at(kNow));
-  REQUIRE(store->approve(old_claimed.approval.id, old_claimed.approval.action_hash, "bob", "",
-                         kNow + 5)
-              .result == ApproveResult::Claimed);
+  REQUIRE(
+      store->approve(old_claimed.approval.id, old_claimed.approval.action_hash, "bob", "", kNow + 5)
+          .result == ApproveResult::Claimed);
   // Pending since 40 days ago with a long expiry: pending is never pruned.
   NewApproval long_lived = at(kNow);
   long_lived.expires_ms = now + kDay;
@@ -302,8 +306,9 @@ TEST_CASE("daemons pruning one store at once delete each row once", "[approvals]
   for (int i = 0; i < kDaemons; ++i) {
     threads.emplace_back([&, i] {
       try {
-        seen[static_cast<std::size_t>(i)].first =
-            stores[static_cast<std::size_t>(i)]->prune(kNow + kRows + 10, kNow + kRows + 10).approvals;
+        seen[static_cast<std::size_t>(i)].first = stores[static_cast<std::size_t>(i)]
+                                                      ->prune(kNow + kRows + 10, kNow + kRows + 10)
+                                                      .approvals;
       } catch (const std::exception& e) {
         seen[static_cast<std::size_t>(i)].second = e.what();
       }

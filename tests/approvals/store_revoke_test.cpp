@@ -164,7 +164,8 @@ TEST_CASE("cancel_requester raced by several daemons returns each approval once"
   constexpr int kDaemons = 4;
   {
     auto store = b.open();
-    for (int i = 0; i < kApprovals; ++i) store->create(asked_with("touch " + std::to_string(i), "t1"));
+    for (int i = 0; i < kApprovals; ++i)
+      store->create(asked_with("touch " + std::to_string(i), "t1"));
   }
   std::vector<std::unique_ptr<Store>> stores;
   for (int i = 0; i < kDaemons; ++i) stores.push_back(b.open());
@@ -174,7 +175,8 @@ TEST_CASE("cancel_requester raced by several daemons returns each approval once"
   for (int i = 0; i < kDaemons; ++i) {
     threads.emplace_back([&, i] {
       try {
-        for (const auto& a : stores[i]->cancel_requester("t1", "alice", "warden", "revoked", kNow)) {
+        for (const auto& a :
+             stores[i]->cancel_requester("t1", "alice", "warden", "revoked", kNow)) {
           seen[i].push_back(a.id);
         }
       } catch (const std::exception& e) {

@@ -203,8 +203,8 @@ TEST_CASE("the token is never stored, only its hash", "[approvals]") {
   Backend b(BACKENDS);
   auto store = b.open();
   Created c = store->create(request());
-  store->add_grant(Grant{c.approval.id, "alice", "s1", c.approval.action_hash, kNow + kHour, 1,
-                         "bob"});
+  store->add_grant(
+      Grant{c.approval.id, "alice", "s1", c.approval.action_hash, kNow + kHour, 1, "bob"});
   REQUIRE(store->approve(c.approval.id, c.approval.action_hash, "bob", "ok", kNow).result ==
           ApproveResult::Claimed);
   const std::string secret = c.token.substr(5);  // without the "wapr_" prefix
@@ -292,8 +292,7 @@ TEST_CASE("approve: claimed once, then closed; denied stays closed", "[approvals
   }
 }
 
-TEST_CASE("expiry: approve past expires_ms is Expired; expire_due moves each once",
-          "[approvals]") {
+TEST_CASE("expiry: approve past expires_ms is Expired; expire_due moves each once", "[approvals]") {
   Backend b(BACKENDS);
   auto store = b.open();
   auto n = request();
@@ -667,9 +666,8 @@ TEST_CASE("an unusable store throws StoreError", "[approvals][errors]") {
   SECTION("postgres: nothing listens there") {
     // A port that was free a moment ago: nothing accepts connections on it.
     auto& server = pg_server();
-    const std::string info =
-        "host=127.0.0.1 port=" + std::to_string(server.port() == 1 ? 2 : 1) +
-        " user=postgres dbname=postgres connect_timeout=5";
+    const std::string info = "host=127.0.0.1 port=" + std::to_string(server.port() == 1 ? 2 : 1) +
+                             " user=postgres dbname=postgres connect_timeout=5";
     CHECK_THROWS_AS(open_postgres(info), StoreError);
   }
   SECTION("postgres: a database that does not exist") {
@@ -710,8 +708,7 @@ TEST_CASE("daemons starting at once create the schema once", "[approvals][race]"
   for (auto& s : stores) CHECK(s->find_by_token(c.token).has_value());
 }
 
-TEST_CASE("expire_due raced by several daemons returns each approval once",
-          "[approvals][race]") {
+TEST_CASE("expire_due raced by several daemons returns each approval once", "[approvals][race]") {
   Backend b(BACKENDS);
   std::vector<std::unique_ptr<Store>> stores;
   for (int i = 0; i < 3; ++i) stores.push_back(b.open());
@@ -788,8 +785,8 @@ TEST_CASE("postgres: a dropped connection is re-established once", "[approvals][
     Created c = store->create(request());
     std::unique_lock lock(heard.mu);
     heard_after = heard.cv.wait_for(lock, std::chrono::milliseconds(200), [&] {
-      return std::find(heard.events.begin(), heard.events.end(),
-                       "created:" + c.approval.id) != heard.events.end();
+      return std::find(heard.events.begin(), heard.events.end(), "created:" + c.approval.id) !=
+             heard.events.end();
     });
   }
   CHECK(heard_after);

@@ -14,8 +14,8 @@
 #include "audit/verify.h"
 #include "audit/writer.h"
 #include "bindings/secrets.h"
-#include "tests/support/temp_dir.h"
 #include "tests/audit/record_fields.h"
+#include "tests/support/temp_dir.h"
 
 using namespace warden;
 using namespace warden::audit;
@@ -43,16 +43,17 @@ ApprovalEvent sample_event() {
   return e;
 }
 
-
 }  // namespace
 
-TEST_CASE("approval_fields writes every member in order with the event's values", "[record][approval]") {
+TEST_CASE("approval_fields writes every member in order with the event's values",
+          "[record][approval]") {
   const std::string fields = approval_fields(sample_event(), nullptr);
   const auto doc = parse_fields(fields);
-  CHECK(member_names(doc) ==
-        std::vector<std::string>{"event", "approval_id", "action_hash", "decision_id", "by", "note", "requester",
-                                 "session", "agent", "origin", "action", "rules", "reason", "approvers_needed",
-                                 "votes", "expires_ms", "result", "masks"});
+  CHECK(member_names(doc) == std::vector<std::string>{"event", "approval_id", "action_hash",
+                                                      "decision_id", "by", "note", "requester",
+                                                      "session", "agent", "origin", "action",
+                                                      "rules", "reason", "approvers_needed",
+                                                      "votes", "expires_ms", "result", "masks"});
   CHECK(std::string(doc["event"].GetString()) == "created");
   CHECK(std::string(doc["approval_id"].GetString()) == "ap-7");
   CHECK(std::string(doc["action_hash"].GetString()) == "sha256:feed");
@@ -105,15 +106,22 @@ TEST_CASE("an approval's result is recorded as JSON; no action is null", "[recor
 TEST_CASE("what an approval grants and the token that asked are recorded when there are some",
           "[record][approval]") {
   ApprovalEvent e = sample_event();
-  e.grants_json = R"([{"capability":"shell-syntax","rule":"build-pipelines","reason":"make | tee"}])";
+  e.grants_json =
+      R"([{"capability":"shell-syntax","rule":"build-pipelines","reason":"make | tee"}])";
   e.digest = "sha256:beef";
   e.requester_token_id = "0123456789abcdef0123456789abcdef";
   const auto doc = parse_fields(approval_fields(e, nullptr));
-  CHECK(member_names(doc) ==
-        std::vector<std::string>{"event", "approval_id", "action_hash", "decision_id", "by", "note", "requester",
-                                 "session", "agent", "origin", "action", "rules", "reason", "approvers_needed",
-                                 "votes", "expires_ms", "result", "grants", "digest", "requester_token_id",
-                                 "masks"});
+  CHECK(member_names(doc) == std::vector<std::string>{"event",       "approval_id",
+                                                      "action_hash", "decision_id",
+                                                      "by",          "note",
+                                                      "requester",   "session",
+                                                      "agent",       "origin",
+                                                      "action",      "rules",
+                                                      "reason",      "approvers_needed",
+                                                      "votes",       "expires_ms",
+                                                      "result",      "grants",
+                                                      "digest",      "requester_token_id",
+                                                      "masks"});
   REQUIRE(doc["grants"].Size() == 1);
   CHECK(std::string(doc["grants"][0]["capability"].GetString()) == "shell-syntax");
   CHECK(std::string(doc["grants"][0]["rule"].GetString()) == "build-pipelines");
@@ -128,7 +136,8 @@ TEST_CASE("what an approval grants and the token that asked are recorded when th
   CHECK_FALSE(parse_fields(approval_fields(e, nullptr)).HasMember("digest"));
 }
 
-TEST_CASE("secrets in an approval record are masked wherever they are, with their pointer", "[record][approval]") {
+TEST_CASE("secrets in an approval record are masked wherever they are, with their pointer",
+          "[record][approval]") {
   const Masker masker(std::string(32, 'm'));
   const std::string token = kGithubToken;
   ApprovalEvent e = sample_event();
@@ -136,8 +145,8 @@ TEST_CASE("secrets in an approval record are masked wherever they are, with thei
   e.by = "bob";
   e.note = "never paste " + token + " in a command";
   e.reason = "pushing with " + token;
-  e.action_json = R"({"target":"shell","action":"run","payload":{"command":"git push https://x:)" + token +
-                  R"(@github.com/y"}})";
+  e.action_json = R"({"target":"shell","action":"run","payload":{"command":"git push https://x:)" +
+                  token + R"(@github.com/y"}})";
   e.rules = {"rule-" + token};
   e.result_json = R"({"stdout":")" + token + R"("})";
   e.session = "s-" + token;
@@ -146,8 +155,8 @@ TEST_CASE("secrets in an approval record are masked wherever they are, with thei
   const auto doc = parse_fields(fields);
   std::vector<std::string> where;
   for (const auto& m : doc["masks"].GetArray()) where.emplace_back(m["field"].GetString());
-  CHECK(where == std::vector<std::string>{"/note", "/session", "/action/payload/command", "/rules/0", "/reason",
-                                          "/result/stdout"});
+  CHECK(where == std::vector<std::string>{"/note", "/session", "/action/payload/command",
+                                          "/rules/0", "/reason", "/result/stdout"});
   // Masked in place: the same length, still found as a token of the same kind.
   const std::string note = doc["note"].GetString();
   CHECK(note.size() == e.note.size());
@@ -347,7 +356,8 @@ TEST_CASE("a log with approval records verifies, and query finds them", "[approv
   CHECK(parsed == 2);
 }
 
-TEST_CASE("a decision record carries the rules' approval terms only when a rule set them", "[record][approval]") {
+TEST_CASE("a decision record carries the rules' approval terms only when a rule set them",
+          "[record][approval]") {
   DecisionInput in;
   in.proposal_json = R"({"target":"shell","payload":{"command":"deploy"}})";
   Decision d;

@@ -48,16 +48,16 @@ TEST_CASE("format_time and parse_time are exact inverses", "[chain]") {
     CHECK(back == t);
   }
   std::int64_t t = 0;
-  CHECK_FALSE(parse_time("2026-11-19T00:28:20.12345Z", &t));     // 5 fraction digits
-  CHECK_FALSE(parse_time("2026-11-19T00:28:20.1234567Z", &t));   // 7
-  CHECK_FALSE(parse_time("2026-11-19T00:28:20.123456", &t));     // no Z
+  CHECK_FALSE(parse_time("2026-11-19T00:28:20.12345Z", &t));    // 5 fraction digits
+  CHECK_FALSE(parse_time("2026-11-19T00:28:20.1234567Z", &t));  // 7
+  CHECK_FALSE(parse_time("2026-11-19T00:28:20.123456", &t));    // no Z
   CHECK_FALSE(parse_time("2026-11-19T00:28:20.123456+", &t));
   CHECK_FALSE(parse_time("2026-11-19 00:28:20.123456Z", &t));
-  CHECK_FALSE(parse_time("2026-02-29T00:00:00.000000Z", &t));    // not a leap year
+  CHECK_FALSE(parse_time("2026-02-29T00:00:00.000000Z", &t));  // not a leap year
   CHECK_FALSE(parse_time("2026-13-01T00:00:00.000000Z", &t));
   CHECK_FALSE(parse_time("2026-11-19T24:00:00.000000Z", &t));
   CHECK_FALSE(parse_time("2026-11-19T00:60:00.000000Z", &t));
-  CHECK_FALSE(parse_time("2026-11-19T00:00:60.000000Z", &t));    // no leap seconds
+  CHECK_FALSE(parse_time("2026-11-19T00:00:60.000000Z", &t));  // no leap seconds
   CHECK_FALSE(parse_time("2026-11-19T00:00:0a.000000Z", &t));
   CHECK_FALSE(parse_time("", &t));
   CHECK(parse_time("2024-02-29T23:59:59.999999Z", &t));
@@ -67,8 +67,9 @@ TEST_CASE("seal then parse_head round trips with and without fields", "[chain]")
   std::string hash;
   const std::string line = seal(envelope(), R"("a":1,"b":"x")", &hash);
   REQUIRE(line.back() == '\n');
-  CHECK(line.starts_with(R"({"seq":7,"prev":")" + std::string(kGenesis) +
-                         R"(","kind":"decision","time":"2026-11-20T04:28:20.123456Z","daemon":"host-1.example:a_b","a":1,"b":"x","hash":")"));
+  CHECK(line.starts_with(
+      R"({"seq":7,"prev":")" + std::string(kGenesis) +
+      R"(","kind":"decision","time":"2026-11-20T04:28:20.123456Z","daemon":"host-1.example:a_b","a":1,"b":"x","hash":")"));
   CHECK(line.ends_with("\"hash\":\"" + hash + "\"}\n"));
   const std::string text = unterminated(line);
   Head h;
@@ -130,8 +131,7 @@ TEST_CASE("parse_head refuses each off-shape part with its cause", "[chain]") {
   CHECK(parse_error(with("\"kind\":\"decision\"", "\"kind\":\"\"")) ==
         "\"kind\" is not a kind name ([a-z][a-z_-]{0,31})");
   CHECK(parse_error(with(",\"kind\"", ",\"knd\"")) == "expected \"kind\":\" at byte 82");
-  CHECK(parse_error(with(".123456Z", ".123456")) ==
-        "\"time\" is not YYYY-MM-DDTHH:MM:SS.ffffffZ");
+  CHECK(parse_error(with(".123456Z", ".123456")) == "\"time\" is not YYYY-MM-DDTHH:MM:SS.ffffffZ");
   CHECK(parse_error(with("\"daemon\":\"host", "\"daemon\":\"ho st")) ==
         "\"daemon\" is not a daemon id ([A-Za-z0-9._:-]{1,64})");
   CHECK(parse_error(with("\"daemon\":\"host-1.example:a_b\"", "\"daemon\":\"\"")) ==
@@ -142,7 +142,8 @@ TEST_CASE("parse_head refuses each off-shape part with its cause", "[chain]") {
   std::string upper = good;
   upper[upper.size() - 3] = 'A';
   CHECK(parse_error(upper) == "\"hash\" is not 64 lowercase hex digits");
-  CHECK(parse_error(with("\"daemon\":\"host-1.example:a_b\",", "\"daemon\":\"host-1.example:a_b\"")) ==
+  CHECK(parse_error(
+            with("\"daemon\":\"host-1.example:a_b\",", "\"daemon\":\"host-1.example:a_b\"")) ==
         "unexpected bytes after \"daemon\" at byte 167");
   CHECK(parse_error(with(",\"x\":1", ",")) == "unexpected bytes after \"daemon\" at byte 167");
   CHECK(parse_error(R"({"seq":1,"prev":"abc)") == "unterminated \"prev\" value");

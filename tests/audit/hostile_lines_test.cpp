@@ -29,7 +29,8 @@ TEST_CASE("peek_seq_kind refuses a seq that does not fit in 64 bits", "[audit][h
   std::uint64_t seq = 0;
   std::string_view kind;
   // 2^64 + 1 would wrap around to 1.
-  std::string wrapped = "{\"seq\":18446744073709551617,\"prev\":\"" + prev + "\",\"kind\":\"decision\"";
+  std::string wrapped =
+      "{\"seq\":18446744073709551617,\"prev\":\"" + prev + "\",\"kind\":\"decision\"";
   CHECK_FALSE(peek_seq_kind(wrapped, &seq, &kind));
   std::string fine = "{\"seq\":9223372036854775807,\"prev\":\"" + prev + "\",\"kind\":\"decision\"";
   REQUIRE(peek_seq_kind(fine, &seq, &kind));

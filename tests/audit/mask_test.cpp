@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "bindings/secrets.h"
-#include "tests/support/temp_dir.h"
 #include "tests/build_paths.h"
+#include "tests/support/temp_dir.h"
 
 using namespace warden::audit;
 using warden::server::testing::TempDir;
@@ -48,7 +48,8 @@ std::vector<Sample> samples() {
 
 }  // namespace
 
-TEST_CASE("each kind masks to a same-kind secret of the same length, without the secret", "[mask]") {
+TEST_CASE("each kind masks to a same-kind secret of the same length, without the secret",
+          "[mask]") {
   const Masker masker(std::string(32, 'k'));
   for (const Sample& s : samples()) {
     INFO(s.kind << ": " << s.secret);
@@ -76,10 +77,14 @@ TEST_CASE("each kind masks to a same-kind secret of the same length, without the
     for (std::size_t i = 0; i < masked.size(); ++i) {
       const char a = s.secret[i], b = masked[i];
       INFO("byte " << i);
-      if (std::isupper(static_cast<unsigned char>(a))) CHECK(std::isupper(static_cast<unsigned char>(b)));
-      else if (std::islower(static_cast<unsigned char>(a))) CHECK(std::islower(static_cast<unsigned char>(b)));
-      else if (std::isdigit(static_cast<unsigned char>(a))) CHECK(std::isdigit(static_cast<unsigned char>(b)));
-      else CHECK(a == b);
+      if (std::isupper(static_cast<unsigned char>(a)))
+        CHECK(std::isupper(static_cast<unsigned char>(b)));
+      else if (std::islower(static_cast<unsigned char>(a)))
+        CHECK(std::islower(static_cast<unsigned char>(b)));
+      else if (std::isdigit(static_cast<unsigned char>(a)))
+        CHECK(std::isdigit(static_cast<unsigned char>(b)));
+      else
+        CHECK(a == b);
     }
     const auto again = warden::secrets::find(text);
     REQUIRE(again.size() == 1);
@@ -113,7 +118,8 @@ TEST_CASE("text without secrets is left alone; several secrets are each masked",
   CHECK(plain == "git status && ls -la /home/user/project-2024-final");
   CHECK(masks.empty());
 
-  const std::string two_before = "A=AKIAIOSFODNN7EXAMPLE B=ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
+  const std::string two_before =
+      "A=AKIAIOSFODNN7EXAMPLE B=ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
   std::string two = two_before;
   masker.mask_text(&two, "/p", &masks);
   REQUIRE(masks.size() == 2);
@@ -131,9 +137,10 @@ TEST_CASE("text without secrets is left alone; several secrets are each masked",
 TEST_CASE("mask_value masks strings and member names with JSON pointers", "[mask]") {
   const Masker masker(std::string(32, 'k'));
   rapidjson::Document doc;
-  doc.Parse(R"({"payload":{"command":"curl -H 'Authorization: token ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5'",)"
-            R"("args":["x","AKIAIOSFODNN7EXAMPLE"],"a/b~c":"sk-ant-api03-Qx7Lm2Np9Rt4Vw6Yb1Cd3Ef5Gh8Jk0MnPqRsTuVwXyZ",)"
-            R"("AKIAIOSFODNN7EXAMPLE":1}})");
+  doc.Parse(
+      R"({"payload":{"command":"curl -H 'Authorization: token ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5'",)"
+      R"("args":["x","AKIAIOSFODNN7EXAMPLE"],"a/b~c":"sk-ant-api03-Qx7Lm2Np9Rt4Vw6Yb1Cd3Ef5Gh8Jk0MnPqRsTuVwXyZ",)"
+      R"("AKIAIOSFODNN7EXAMPLE":1}})");
   REQUIRE_FALSE(doc.HasParseError());
   std::vector<Mask> masks;
   masker.mask_value(doc, doc.GetAllocator(), "/input", &masks);
@@ -155,7 +162,8 @@ TEST_CASE("mask_value masks strings and member names with JSON pointers", "[mask
   CHECK(doc["payload"]["args"][0] == "x");
 }
 
-TEST_CASE("the mask key is created 0600 once, then read; a readable or short key is refused", "[mask]") {
+TEST_CASE("the mask key is created 0600 once, then read; a readable or short key is refused",
+          "[mask]") {
   TempDir dir;
   const std::string path = dir.str() + "/mask.key";
   std::string error;
@@ -173,7 +181,8 @@ TEST_CASE("the mask key is created 0600 once, then read; a readable or short key
   CHECK(x == y);
   REQUIRE(::chmod(path.c_str(), 0644) == 0);
   CHECK_FALSE(Masker::load_or_create(path, &error));
-  CHECK(error == "the mask key " + path + " has mode 0644: group or others may access it (chmod 600 " + path + ")");
+  CHECK(error == "the mask key " + path +
+                     " has mode 0644: group or others may access it (chmod 600 " + path + ")");
   dir.write("short.key", "0123456789", 0600);
   CHECK_FALSE(Masker::load_or_create(dir.str() + "/short.key", &error));
   CHECK(error == "the mask key " + dir.str() + "/short.key is not 32 bytes (it has 10)");
@@ -219,7 +228,8 @@ std::vector<Other> other_formats() {
       {"rk_live_51H8zQ2eZvKYlo2C8dTq3mWx", "51H8zQ2eZvKYlo2C8dTq3mWx"},
       {"glpat-abcdefghijklmnopqrstuvwx", "abcdefghijklmnopqrstuvwx"},
       {"npm_abcdefghijklmnopqrstuvwxyzabcdefghij", "abcdefghijklmnopqrstuvwxyzabcdefghij"},
-      {"pypi-AgEabcdefghijklmnopqrstuvwxyzabcdefghijklmnop", "abcdefghijklmnopqrstuvwxyzabcdefghijklmnop"},
+      {"pypi-AgEabcdefghijklmnopqrstuvwxyzabcdefghijklmnop",
+       "abcdefghijklmnopqrstuvwxyzabcdefghijklmnop"},
       {"hf_abcdefghijklmnopqrstuvwxyzabcdefgh", "abcdefghijklmnopqrstuvwxyzabcdefgh"},
       {"dop_v1_" + std::string("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
@@ -233,7 +243,8 @@ std::vector<Other> other_formats() {
 
 // Secrets the shipped rules find (secrets-other-format-p) and secrets::find may not: each is
 // masked, keeps its length and prefix, and the rule's own regex still matches the masked text.
-TEST_CASE("the formats the shipped rules find are masked, and the rule still finds them", "[mask]") {
+TEST_CASE("the formats the shipped rules find are masked, and the rule still finds them",
+          "[mask]") {
   const std::regex rule(other_format_regex());
   const Masker masker(std::string(32, 'k'));
   for (const Other& o : other_formats()) {
@@ -278,7 +289,8 @@ TEST_CASE("URL-like text without a password is left alone", "[mask]") {
 // detector: the daemon's ids and digests are never secrets.
 TEST_CASE("hex ids and digests hold no secret, by the fast path and by the detector", "[mask]") {
   for (const std::string text :
-       {std::string("9f86d081884c7d659a2feaa0c55ad015"), std::string("8f14e45f-ceea-467f-a0e6-d2bbfe3b5b8e"),
+       {std::string("9f86d081884c7d659a2feaa0c55ad015"),
+        std::string("8f14e45f-ceea-467f-a0e6-d2bbfe3b5b8e"),
         "sha256:" + std::string("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"),
         std::string(200, 'a'), std::string("")}) {
     INFO(text);
@@ -302,7 +314,7 @@ TEST_CASE("passwords and tokens given on a command line or in a header are maske
       {"mysqldump --password=Tr0ub4dor db", "Tr0ub4dor", "assigned-secret"},
       {"sshpass -p 'letmein99' ssh host", "letmein99", "command-password"},
       {"PGPASSWORD=pgsecret42 psql -h db", "pgsecret42", "assigned-secret"},
-      {"export GITHUB_TOKEN=0123456789abcdef0123456789abcdef01234567", 
+      {"export GITHUB_TOKEN=0123456789abcdef0123456789abcdef01234567",
        "0123456789abcdef0123456789abcdef01234567", "assigned-secret"},
       {"curl -H 'Authorization: Bearer 9f86d081884c7d659a2feaa0c55ad015' https://x",
        "9f86d081884c7d659a2feaa0c55ad015", "authorization-header"},

@@ -2,10 +2,10 @@
 // number, and decision records parsed for query and replay.
 #include "audit/reader.h"
 
+#include <sys/mman.h>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
-#include <sys/mman.h>
 
 #include "tests/audit/log_builder.h"
 #include "tests/support/temp_dir.h"
@@ -147,7 +147,8 @@ TEST_CASE("parse_decision refuses a line of 4 GiB or more without reading it") {
   const std::size_t size = (std::size_t{1} << 32) + 4096;
   void* p = ::mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
-    FAIL("cannot reserve 4 GiB of address space (PROT_NONE, MAP_NORESERVE): the refusal is untested");
+    FAIL(
+        "cannot reserve 4 GiB of address space (PROT_NONE, MAP_NORESERVE): the refusal is untested");
   }
   DecisionRecord r;
   std::string error;
@@ -196,7 +197,8 @@ void check_same_reading(const DecisionRecord& lean, const DecisionRecord& full) 
 
 }  // namespace
 
-TEST_CASE("read_decision_lean reads a record as parse_decision does, or leaves it to it", "[lean]") {
+TEST_CASE("read_decision_lean reads a record as parse_decision does, or leaves it to it",
+          "[lean]") {
   TestKey key;
   LogBuilder b(key);
   b.start();

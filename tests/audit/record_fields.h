@@ -2,8 +2,8 @@
 // `approval_fields` write, without braces) parsed back, and a secret they plant in them.
 #pragma once
 
-#include <catch2/catch.hpp>
 #include <rapidjson/document.h>
+#include <catch2/catch.hpp>
 
 #include <string>
 #include <vector>

@@ -15,8 +15,8 @@
 #include "engine/engine.h"
 #include "engine/json_writer.h"
 #include "engine/rule_files.h"
-#include "tests/build_paths.h"
 #include "tests/audit/record_fields.h"
+#include "tests/build_paths.h"
 
 using namespace warden;
 using namespace warden::audit;
@@ -31,7 +31,8 @@ Decision sample_decision() {
   d.reason = "pushing with token ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5 needs a human";
   d.rules = {{"git-push", Outcome::ApprovalRequired, "push needs approval", false},
              {"watch-tokens", Outcome::Reject, "token in command", true}};
-  d.rewrites = {{"strip-flag", "payload.command", "git push --force", "git push", "no force", false, true}};
+  d.rewrites = {
+      {"strip-flag", "payload.command", "git push --force", "git push", "no force", false, true}};
   d.action_json = R"({"target":"shell","payload":{"command":"git push"}})";
   d.rules_digest = "sha256:abc";
   d.elapsed_us = 137;
@@ -51,7 +52,6 @@ Decision sample_decision() {
   return d;
 }
 
-
 std::string to_text(const rapidjson::Value& v) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
@@ -63,7 +63,8 @@ std::string to_text(const rapidjson::Value& v) {
 
 TEST_CASE("decision_fields writes every member in order with the decision's values", "[record]") {
   DecisionInput in;
-  in.proposal_json = R"( {"target":"shell", "payload":{"command":"git push --force","n":1.50e3,"ok":true,"none":null},"list":[1,"a",[]]} )";
+  in.proposal_json =
+      R"( {"target":"shell", "payload":{"command":"git push --force","n":1.50e3,"ok":true,"none":null},"list":[1,"a",[]]} )";
   in.principal = "agent-7";
   in.groups = {"agents", "ci"};
   in.session = "s-1";
@@ -83,13 +84,17 @@ TEST_CASE("decision_fields writes every member in order with the decision's valu
   CHECK(doc["groups"][1] == "ci");
   CHECK(doc["session"] == "s-1");
   // The input as sent, whitespace dropped, numbers verbatim.
-  CHECK(fields.find(R"("input":{"target":"shell","payload":{"command":"git push --force","n":1.50e3,"ok":true,"none":null},"list":[1,"a",[]]},)") != std::string::npos);
+  CHECK(
+      fields.find(
+          R"("input":{"target":"shell","payload":{"command":"git push --force","n":1.50e3,"ok":true,"none":null},"list":[1,"a",[]]},)") !=
+      std::string::npos);
   CHECK(doc["outcome"] == "approval-required");
   CHECK(std::string(doc["reason"].GetString()) == d.reason);  // no masker: as decided
   CHECK(doc["defaulted"].IsFalse());
   CHECK(doc["error_code"] == "");
   REQUIRE(doc["rules"].Size() == 2);
-  CHECK(member_names(doc["rules"][0]) == std::vector<std::string>{"rule", "outcome", "reason", "mode"});
+  CHECK(member_names(doc["rules"][0]) ==
+        std::vector<std::string>{"rule", "outcome", "reason", "mode"});
   CHECK(doc["rules"][0]["rule"] == "git-push");
   CHECK(doc["rules"][0]["outcome"] == "approval-required");
   CHECK(doc["rules"][0]["reason"] == "push needs approval");
@@ -135,7 +140,8 @@ TEST_CASE("decision_fields writes every member in order with the decision's valu
   CHECK(hash_matches(h));
 }
 
-TEST_CASE("action only when a rewrite was applied; error_code and defaulted as decided", "[record]") {
+TEST_CASE("action only when a rewrite was applied; error_code and defaulted as decided",
+          "[record]") {
   DecisionInput in;
   in.proposal_json = R"({"target":"reply"})";
   Decision d = sample_decision();
@@ -170,7 +176,8 @@ TEST_CASE("secrets from the proposal are masked everywhere and listed in masks",
   Decision d = sample_decision();
   d.rewrites[0].old_value = command;
   d.rewrites[0].new_value = "curl x";
-  d.action_json = R"({"target":"shell","payload":{"command":"curl x","t":")" + std::string(kGithubToken) + R"("}})";
+  d.action_json = R"({"target":"shell","payload":{"command":"curl x","t":")" +
+                  std::string(kGithubToken) + R"("}})";
   d.effects[0].target = "https://x/?t=" + std::string(kGithubToken);
   const std::string fields = decision_fields(in, d, &masker);
   CHECK(fields.find("aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5") == std::string::npos);
@@ -179,8 +186,9 @@ TEST_CASE("secrets from the proposal are masked everywhere and listed in masks",
   const auto& masks = doc["masks"];
   std::vector<std::string> where;
   for (const auto& m : masks.GetArray()) {
-    where.push_back(std::string(m["field"].GetString()) + "@" + std::to_string(m["offset"].GetUint()) +
-                    ":" + std::to_string(m["length"].GetUint()) + "=" + m["kind"].GetString());
+    where.push_back(std::string(m["field"].GetString()) + "@" +
+                    std::to_string(m["offset"].GetUint()) + ":" +
+                    std::to_string(m["length"].GetUint()) + "=" + m["kind"].GetString());
   }
   CHECK(where == std::vector<std::string>{
                      "/input/payload/command@30:40=github-token",
@@ -240,11 +248,12 @@ TEST_CASE("start and reload FIELDS in the format's order", "[record]") {
   info.every_records = 1000;
   info.every_seconds = 60;
   info.session = {3600, 200, 10000, 67108864};
-  CHECK(start_fields(info) ==
-        R"("version":"0.9.0","pid":4242,"rules_digest":"sha256:ab","workspace_root":"/work/\"q\"",)"
-        R"("home":"/root","default_outcome":"approval-required","key_id":"ed25519:0123",)"
-        R"("every_records":1000,"every_seconds":60,)"
-        R"("session":{"ttl_seconds":3600,"max_entries":200,"max_sessions":10000,"max_bytes":67108864})");
+  CHECK(
+      start_fields(info) ==
+      R"("version":"0.9.0","pid":4242,"rules_digest":"sha256:ab","workspace_root":"/work/\"q\"",)"
+      R"("home":"/root","default_outcome":"approval-required","key_id":"ed25519:0123",)"
+      R"("every_records":1000,"every_seconds":60,)"
+      R"("session":{"ttl_seconds":3600,"max_entries":200,"max_sessions":10000,"max_bytes":67108864})");
   CHECK(reload_fields("sha256:new", "sha256:old", "sighup") ==
         R"("rules_digest":"sha256:new","previous_digest":"sha256:old","by":"sighup")");
 }
@@ -267,9 +276,9 @@ TEST_CASE("decision_fields cost per record (measured, not asserted)", "[.bench]"
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < n; ++i) bytes += decision_fields(in, d, m).size();
     const auto t1 = std::chrono::steady_clock::now();
-    std::cout << "decision_fields " << (m ? "with" : "without") << " masking: "
-              << std::chrono::duration<double, std::micro>(t1 - t0).count() / n << " us/record ("
-              << bytes / n << " bytes)\n";
+    std::cout << "decision_fields " << (m ? "with" : "without")
+              << " masking: " << std::chrono::duration<double, std::micro>(t1 - t0).count() / n
+              << " us/record (" << bytes / n << " bytes)\n";
   }
 }
 
@@ -308,12 +317,17 @@ TEST_CASE("a secret in any string member of the record is masked, with its point
   const auto doc = parse_fields(fields);
   std::vector<std::string> pointers;
   for (const auto& m : doc["masks"].GetArray()) pointers.emplace_back(m["field"].GetString());
-  const std::vector<std::string> expected = {
-      "/decision_id", "/rules_digest", "/principal", "/groups/1", "/session", "/reason",
-      "/error_code", "/rules/0/rule", "/rules/0/reason", "/rewrites/0/rule", "/rewrites/0/key",
-      "/rewrites/0/old", "/rewrites/0/new", "/rewrites/0/reason", "/effects/0/kind",
-      "/effects/0/object", "/effects/0/target", "/effects/0/program", "/effects/0/class",
-      "/effects/0/subcommand", "/effects/0/via"};
+  const std::vector<std::string> expected = {"/decision_id",      "/rules_digest",
+                                             "/principal",        "/groups/1",
+                                             "/session",          "/reason",
+                                             "/error_code",       "/rules/0/rule",
+                                             "/rules/0/reason",   "/rewrites/0/rule",
+                                             "/rewrites/0/key",   "/rewrites/0/old",
+                                             "/rewrites/0/new",   "/rewrites/0/reason",
+                                             "/effects/0/kind",   "/effects/0/object",
+                                             "/effects/0/target", "/effects/0/program",
+                                             "/effects/0/class",  "/effects/0/subcommand",
+                                             "/effects/0/via"};
   CHECK(pointers == expected);
   // Each mask's offset/length points at a same-length masked secret in that member.
   CHECK(std::string(doc["session"].GetString()).size() == t.size());

@@ -23,9 +23,9 @@
 #include "engine/rule_files.h"
 #include "engine/session_memory.h"
 #include "tests/audit/log_builder.h"
+#include "tests/build_paths.h"
 #include "tests/server/server_fixture.h"
 #include "tests/server/warden_child.h"
-#include "tests/build_paths.h"
 
 namespace fs = std::filesystem;
 using namespace warden;
@@ -50,7 +50,8 @@ const char* kApproveAll = R"CLP(
 // decision_fields, sealed into a chained log.
 class RtRecorder {
  public:
-  RtRecorder(const std::vector<std::string>& rules, std::string path, SessionMemoryOptions memory = {})
+  RtRecorder(const std::vector<std::string>& rules, std::string path,
+             SessionMemoryOptions memory = {})
       : path_(std::move(path)), memory_(memory) {
     LoadedPolicy loaded = load_policy(rules);
     INFO((loaded.diagnostics.empty() ? "" : loaded.diagnostics[0].to_text()));
@@ -62,38 +63,45 @@ class RtRecorder {
     o.deadline = std::chrono::seconds(2);
     o.clock = [this] { return now_ / 1000000; };
     engine_ = std::make_unique<Engine>(loaded.policy, o);
-    append("start", R"("version":"test","pid":1,"rules_digest":")" + loaded.policy->digest() +
-                        R"(","workspace_root":"/home/user/project","home":"/home/user","default_outcome":"approval-required","key_id":"none","every_records":1000,"every_seconds":60)" +
-                        // The daemon records its [session] settings in the start record (fix of
-                        // finding 7, audit/record.h start_fields): so does this recorder.
-                        R"(,"session":{"ttl_seconds":)" + std::to_string(memory.ttl_seconds) +
-                        R"(,"max_entries":)" + std::to_string(memory.max_entries) + R"(,"max_sessions":)" +
-                        std::to_string(memory.max_sessions) + R"(,"max_bytes":)" +
-                        std::to_string(memory.max_bytes) + "}");
+    append(
+        "start",
+        R"("version":"test","pid":1,"rules_digest":")" + loaded.policy->digest() +
+            R"(","workspace_root":"/home/user/project","home":"/home/user","default_outcome":"approval-required","key_id":"none","every_records":1000,"every_seconds":60)" +
+            // The daemon records its [session] settings in the start record (fix of
+            // finding 7, audit/record.h start_fields): so does this recorder.
+            R"(,"session":{"ttl_seconds":)" + std::to_string(memory.ttl_seconds) +
+            R"(,"max_entries":)" + std::to_string(memory.max_entries) + R"(,"max_sessions":)" +
+            std::to_string(memory.max_sessions) + R"(,"max_bytes":)" +
+            std::to_string(memory.max_bytes) + "}");
   }
 
-  std::uint64_t shell(const std::string& session, const std::string& command, std::int64_t time_us) {
-    return decide(session,
-                  R"({"target":"shell","action":"run","payload":{"command":")" + command +
-                      R"(","cwd":"/home/user/project"},"explanation":"the task","context":{"session":")" + session +
-                      R"("}})",
-                  time_us);
+  std::uint64_t shell(const std::string& session, const std::string& command,
+                      std::int64_t time_us) {
+    return decide(
+        session,
+        R"({"target":"shell","action":"run","payload":{"command":")" + command +
+            R"(","cwd":"/home/user/project"},"explanation":"the task","context":{"session":")" +
+            session + R"("}})",
+        time_us);
   }
-  std::uint64_t write_file(const std::string& session, const std::string& path, std::int64_t time_us) {
+  std::uint64_t write_file(const std::string& session, const std::string& path,
+                           std::int64_t time_us) {
     return decide(session,
                   R"({"target":"file","action":"write","payload":{"path":")" + path +
-                      R"(","content":"echo hi"},"explanation":"the task","context":{"session":")" + session +
-                      R"("}})",
+                      R"(","content":"echo hi"},"explanation":"the task","context":{"session":")" +
+                      session + R"("}})",
                   time_us);
   }
 
-  std::uint64_t decide(const std::string& session, const std::string& proposal, std::int64_t time_us) {
+  std::uint64_t decide(const std::string& session, const std::string& proposal,
+                       std::int64_t time_us) {
     now_ = time_us;
     DecideRequest req;
     req.proposal_json = proposal;
     req.principal = std::string("alice");
     req.groups = {"dev"};
-    DecideResult r = decide_in_session(*engine_, memory_, req, session_key(proposal, req.principal));
+    DecideResult r =
+        decide_in_session(*engine_, memory_, req, session_key(proposal, req.principal));
     REQUIRE(r.ok);
     DecisionInput in;
     in.proposal_json = proposal;
@@ -106,13 +114,15 @@ class RtRecorder {
 
   // Records whatever the engine answers, a refused input as the daemon records it (a reject
   // with the error's code and message).
-  std::uint64_t decide_any(const std::string& session, const std::string& proposal, std::int64_t time_us) {
+  std::uint64_t decide_any(const std::string& session, const std::string& proposal,
+                           std::int64_t time_us) {
     now_ = time_us;
     DecideRequest req;
     req.proposal_json = proposal;
     req.principal = std::string("alice");
     req.groups = {"dev"};
-    DecideResult r = decide_in_session(*engine_, memory_, req, session_key(proposal, req.principal));
+    DecideResult r =
+        decide_in_session(*engine_, memory_, req, session_key(proposal, req.principal));
     Decision d = r.decision;
     if (!r.ok) {
       d = Decision();
@@ -151,9 +161,12 @@ class RtRecorder {
   std::string prev_ = std::string(kGenesis);
 };
 
-std::int64_t rt_at(int minute, int second = 0) { return (1795046400LL + 11 * 3600 + minute * 60 + second) * 1000000LL; }
+std::int64_t rt_at(int minute, int second = 0) {
+  return (1795046400LL + 11 * 3600 + minute * 60 + second) * 1000000LL;
+}
 
-ReplayReport rt_replay(const std::string& log, const std::vector<std::string>& rules, bool cache, unsigned threads = 1) {
+ReplayReport rt_replay(const std::string& log, const std::vector<std::string>& rules, bool cache,
+                       unsigned threads = 1) {
   ReplayOptions o;
   o.logs = {log};
   o.rules = rules;
@@ -173,7 +186,8 @@ std::vector<std::string> rt_changes(const ReplayReport& rep) {
   std::map<std::uint64_t, Outcome> by_seq;
   for (const auto& c : rep.changes) by_seq[c.seq] = c.new_outcome;
   std::vector<std::string> out;
-  for (const auto& [seq, o] : by_seq) out.push_back(std::to_string(seq) + ":" + std::string(outcome_name(o)));
+  for (const auto& [seq, o] : by_seq)
+    out.push_back(std::to_string(seq) + ":" + std::string(outcome_name(o)));
   return out;
 }
 
@@ -181,7 +195,8 @@ std::vector<std::string> rt_changes(const ReplayReport& rep) {
 void check_cache_faithful(const std::string& log, const std::string& rules_file) {
   ReplayReport uncached = rt_replay(log, {rules_file, kRtEffects, kRtPaths}, false);
   ReplayReport cached = rt_replay(log, {rules_file, kRtEffects, kRtPaths}, true);
-  INFO("uncached changes: " << uncached.changes.size() << ", cached changes: " << cached.changes.size()
+  INFO("uncached changes: " << uncached.changes.size()
+                            << ", cached changes: " << cached.changes.size()
                             << ", scan all_history=" << cached.inputs.all_history
                             << " uses_history=" << cached.inputs.uses_history);
   CHECK(rt_changes(cached) == rt_changes(uncached));
@@ -196,7 +211,8 @@ const char* kToken = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
 // The proposal fact's id is the engine's own decision counter (p1, p2, …), which rules can
 // read like any slot. The cache key leaves it out, so a rule that reads it decides once for
 // identical proposals; without the cache each record gets the engine's next id.
-TEST_CASE("redteam: rules that read the proposal id (an engine counter) defeat the cache", "[redteam]") {
+TEST_CASE("redteam: rules that read the proposal id (an engine counter) defeat the cache",
+          "[redteam]") {
   TempDir dir{"warden-redteam"};
   const std::string log = dir / "audit.jsonl";
   const std::string base = dir.write("base/base.clp", kApproveAll);
@@ -218,7 +234,8 @@ TEST_CASE("redteam: rules that read the proposal id (an engine counter) defeat t
 // The cadence bounds (every_records, every_seconds) are read from any start record, signed or
 // not. Someone who appends to the unsigned tail writes a start record of their own with
 // every_records 0 and every_seconds 0, and then any number of forged records verify.
-TEST_CASE("redteam: a forged start record in the unsigned tail lifts the checkpoint bounds", "[redteam]") {
+TEST_CASE("redteam: a forged start record in the unsigned tail lifts the checkpoint bounds",
+          "[redteam]") {
   using namespace warden::audit::testing;
   TempDir dir{"warden-redteam"};
   TestKey key;
@@ -237,10 +254,11 @@ TEST_CASE("redteam: a forged start record in the unsigned tail lifts the checkpo
     b.checkpoint();
     // The attacker's part: nothing after the checkpoint is signed.
     if (forged_start)
-      b.record("start",
-               "\"version\":\"0.1.0\",\"pid\":43,\"rules_digest\":\"sha256:aa\",\"workspace_root\":\"/w\","
-               "\"home\":\"/h\",\"default_outcome\":\"reject\",\"key_id\":\"" +
-                   key.id() + "\",\"every_records\":0,\"every_seconds\":0");
+      b.record(
+          "start",
+          "\"version\":\"0.1.0\",\"pid\":43,\"rules_digest\":\"sha256:aa\",\"workspace_root\":\"/w\","
+          "\"home\":\"/h\",\"default_outcome\":\"reject\",\"key_id\":\"" +
+              key.id() + "\",\"every_records\":0,\"every_seconds\":0");
     for (int i = 0; i < 5000; ++i) b.decision();
     return b.text();
   };
@@ -256,7 +274,8 @@ TEST_CASE("redteam: a forged start record in the unsigned tail lifts the checkpo
 }
 
 // A forged start record can also raise the bounds (every_records 10^9) instead of zeroing.
-TEST_CASE("redteam: a forged start record raising every_records hides an unsigned tail", "[redteam]") {
+TEST_CASE("redteam: a forged start record raising every_records hides an unsigned tail",
+          "[redteam]") {
   using namespace warden::audit::testing;
   TempDir dir{"warden-redteam"};
   TestKey key;
@@ -270,10 +289,11 @@ TEST_CASE("redteam: a forged start record raising every_records hides an unsigne
   b.start();
   for (int i = 0; i < 10; ++i) b.decision();
   b.checkpoint();
-  b.record("start",
-           "\"version\":\"0.1.0\",\"pid\":43,\"rules_digest\":\"sha256:aa\",\"workspace_root\":\"/w\","
-           "\"home\":\"/h\",\"default_outcome\":\"reject\",\"key_id\":\"" +
-               key.id() + "\",\"every_records\":1000000000,\"every_seconds\":1000000000");
+  b.record(
+      "start",
+      "\"version\":\"0.1.0\",\"pid\":43,\"rules_digest\":\"sha256:aa\",\"workspace_root\":\"/w\","
+      "\"home\":\"/h\",\"default_outcome\":\"reject\",\"key_id\":\"" +
+          key.id() + "\",\"every_records\":1000000000,\"every_seconds\":1000000000");
   for (int i = 0; i < 3000; ++i) b.decision();
   const std::string log = dir.write("audit.jsonl", b.text());
   VerifyReport r = verify_paths({log}, o);
@@ -284,12 +304,14 @@ TEST_CASE("redteam: a forged start record raising every_records hides an unsigne
 
 // The record's `session` member is the proposal's context.session, the agent's own text: a
 // token there reaches the file unmasked even though the same text in /input is masked.
-TEST_CASE("redteam: a secret in context.session reaches the record's session member unmasked", "[redteam]") {
+TEST_CASE("redteam: a secret in context.session reaches the record's session member unmasked",
+          "[redteam]") {
   const Masker masker(std::string(32, 'm'));
   // DecisionInput holds a view: the text lives as long as the test.
   const std::string proposal =
-      std::string(R"({"target":"shell","action":"run","payload":{"command":"ls"},"context":{"session":")") + kToken +
-      R"("}})";
+      std::string(
+          R"({"target":"shell","action":"run","payload":{"command":"ls"},"context":{"session":")") +
+      kToken + R"("}})";
   DecisionInput in;
   in.proposal_json = proposal;
   in.principal = "alice";
@@ -333,11 +355,13 @@ TEST_CASE("redteam: rewrite keys and rule names are written unmasked", "[redteam
 // A proposal that is not valid JSON is recorded as its raw text in a JSON string. The
 // detector runs on that raw text, so a token written with a JSON escape (\u0067hp_…) is not
 // found, and the file holds the token behind one escape anyone can undo.
-TEST_CASE("redteam: an escaped token in an unparseable proposal is stored recoverable", "[redteam-held]") {
+TEST_CASE("redteam: an escaped token in an unparseable proposal is stored recoverable",
+          "[redteam-held]") {
   const Masker masker(std::string(32, 'm'));
   const std::string tail = std::string(kToken).substr(1);  // "hp_…"
   // Not JSON (the closing brace is missing): the engine answers E_INPUT, the record keeps the text.
-  const std::string proposal = R"({"target":"shell","action":"run","payload":{"command":"echo \u0067)" + tail + R"("})";
+  const std::string proposal =
+      R"({"target":"shell","action":"run","payload":{"command":"echo \u0067)" + tail + R"("})";
   DecisionInput in;
   in.proposal_json = proposal;
   in.principal = "alice";
@@ -369,7 +393,8 @@ TEST_CASE("redteam: an escaped token in an unparseable proposal is stored recove
 // A whole log rewritten by someone without the signing key: every checkpoint dropped, the
 // hashes recomputed, and a start record that names every_records 0 and every_seconds 0. The
 // verifier holds the public key yet accepts a log that no signature covers at all.
-TEST_CASE("redteam: a rewritten log with no checkpoint and zero bounds verifies with the key", "[redteam]") {
+TEST_CASE("redteam: a rewritten log with no checkpoint and zero bounds verifies with the key",
+          "[redteam]") {
   using namespace warden::audit::testing;
   TempDir dir{"warden-redteam"};
   TestKey key;
@@ -416,7 +441,8 @@ TEST_CASE("redteam: a log whose files after a rotation were deleted verifies", "
 // sk_live_, GitLab glpat-, npm_, hf_, AIza, SG., dop_v1_) that the detector still flags (high
 // entropy) loses the letters of its prefix, so the shipped rule no longer fires on the
 // recorded input and replay reports a change the rules never made.
-TEST_CASE("redteam: masking changes the shipped pack's decision on a recorded proposal", "[redteam-held]") {
+TEST_CASE("redteam: masking changes the shipped pack's decision on a recorded proposal",
+          "[redteam-held]") {
   const Masker masker(std::string(32, 'm'));
   LoadedPolicy loaded = load_policy({WARDEN_SOURCE_DIR "/rules"});
   REQUIRE(loaded.policy);
@@ -436,9 +462,9 @@ TEST_CASE("redteam: masking changes the shipped pack's decision on a recorded pr
       "postgres://admin:Zq8vK2mP9xL4tR7w@db.internal:5432/prod",
   };
   for (const auto& token : tokens) {
-    const std::string proposal =
-        R"({"target":"reply","action":"send","payload":{"text":"use )" + token +
-        R"("},"explanation":"doing the task","context":{"session":"s1"}})";
+    const std::string proposal = R"({"target":"reply","action":"send","payload":{"text":"use )" +
+                                 token +
+                                 R"("},"explanation":"doing the task","context":{"session":"s1"}})";
     DecisionInput in;
     in.proposal_json = proposal;
     in.principal = "alice";
@@ -473,7 +499,8 @@ TEST_CASE("redteam: masking changes the shipped pack's decision on a recorded pr
 // (secrets-outbound-other-format asks a human for it), but the masker knows only
 // secrets::find's formats, so the password reaches the file as it is. (The other formats of
 // secrets-other-format-p listed here are masked: held.)
-TEST_CASE("redteam: a password in a URL, found by the shipped rules, is stored unmasked", "[redteam]") {
+TEST_CASE("redteam: a password in a URL, found by the shipped rules, is stored unmasked",
+          "[redteam]") {
   const Masker masker(std::string(32, 'm'));
   LoadedPolicy loaded = load_policy({WARDEN_SOURCE_DIR "/rules"});
   REQUIRE(loaded.policy);
@@ -490,16 +517,17 @@ TEST_CASE("redteam: a password in a URL, found by the shipped rules, is stored u
       "redis://default:hunter2hunter2@cache.internal:6379/0",
   };
   for (const auto& token : tokens) {
-    const std::string proposal =
-        R"({"target":"reply","action":"send","payload":{"text":"use )" + token +
-        R"("},"explanation":"doing the task","context":{"session":"s1"}})";
+    const std::string proposal = R"({"target":"reply","action":"send","payload":{"text":"use )" +
+                                 token +
+                                 R"("},"explanation":"doing the task","context":{"session":"s1"}})";
     DecideRequest req;
     req.proposal_json = proposal;
     req.principal = std::string("alice");
     DecideResult r = engine.decide(req);
     REQUIRE(r.ok);
     bool found_by_rules = false;
-    for (const auto& f : r.decision.rules) found_by_rules |= f.rule == "secrets-outbound-other-format";
+    for (const auto& f : r.decision.rules)
+      found_by_rules |= f.rule == "secrets-outbound-other-format";
     INFO("token " << token);
     REQUIRE(found_by_rules);
     DecisionInput in;
@@ -520,13 +548,13 @@ namespace st = warden::server::testing;
 // `warden serve`'s arguments: DIR's rules and the test tokens, state in DIR/state, one worker.
 std::vector<std::string> rt_serve_args(const st::TempDir& dir) {
   std::string tokens = dir.write("tokens", st::Tokens{}.file_text(), 0600);
-  return {"serve",   "--listen", "127.0.0.1:0", "--tokens",  tokens,
-          "--rules", dir.str() + "/rules",      "--state-dir", dir.str() + "/state",
-          "--workers", "1"};
+  return {"serve",   "--listen",           "127.0.0.1:0", "--tokens",           tokens,
+          "--rules", dir.str() + "/rules", "--state-dir", dir.str() + "/state", "--workers",
+          "1"};
 }
 
-std::pair<std::string, std::string> rt_decide(warden::protocol::Client& client, const std::string& id,
-                                              const std::string& proposal) {
+std::pair<std::string, std::string> rt_decide(warden::protocol::Client& client,
+                                              const std::string& id, const std::string& proposal) {
   std::string error;
   REQUIRE(client.send_message(st::decide_request(id, proposal), &error));
   auto doc = st::parse(st::read_or_fail(client, std::chrono::milliseconds(20000)));
@@ -544,7 +572,9 @@ std::pair<std::string, std::string> rt_decide(warden::protocol::Client& client, 
 // (E_AUDIT) and the log has no record, yet the session history keeps the "approved" write:
 // the next decision of the session, answered and recorded normally, is decided on history
 // that no record in the log explains (and that the client was told was rejected).
-TEST_CASE("redteam: a decision that failed closed on the audit log still enters the session history", "[redteam]") {
+TEST_CASE(
+    "redteam: a decision that failed closed on the audit log still enters the session history",
+    "[redteam]") {
   st::TempDir dir;
   dir.write("rules/policy.clp", R"CLP(
 (defrule rt-write
@@ -585,9 +615,10 @@ TEST_CASE("redteam: a decision that failed closed on the audit log still enters 
   // A write whose record (its 128 KiB content) does not fit under the file size limit: the
   // engine approves, the append fails, the client gets reject E_AUDIT.
   const std::string big(128 * 1024, 'a');
-  auto write = rt_decide(agent, "2",
-                         R"({"target":"file","action":"write","payload":{"path":"/tmp/rt-x.sh","content":")" + big +
-                             R"("},"context":{"session":"s1"}})");
+  auto write = rt_decide(
+      agent, "2",
+      R"({"target":"file","action":"write","payload":{"path":"/tmp/rt-x.sh","content":")" + big +
+          R"("},"context":{"session":"s1"}})");
   REQUIRE(write.first == "reject");
   REQUIRE(write.second == "E_AUDIT");
   // The log works again for small records: the next ls is recorded. Nothing the client
@@ -602,7 +633,8 @@ TEST_CASE("redteam: a decision that failed closed on the audit log still enters 
 // every decision, by the engine's clock of that decision: `(defglobal ?*prev* = (now))` holds
 // the previous decision's second. The cache key holds only the current second, so an engine
 // state (which decision ran before, on which engine) leaks into the decision.
-TEST_CASE("redteam: a defglobal initialised with (now) carries the previous decision's clock", "[redteam]") {
+TEST_CASE("redteam: a defglobal initialised with (now) carries the previous decision's clock",
+          "[redteam]") {
   TempDir dir{"warden-redteam"};
   const std::string log = dir / "audit.jsonl";
   const std::string base = dir.write("base/base.clp", kApproveAll);
@@ -649,7 +681,8 @@ TEST_CASE("redteam: replay assumes the default session ttl, not the daemon's", "
 
 // Probes that held when written: the same rotated file present twice under two rotated
 // names, and a checkpoint line copied from another log of the same key at the same seq.
-TEST_CASE("redteam: a rotated file duplicated under another name, a checkpoint from another log", "[redteam-held]") {
+TEST_CASE("redteam: a rotated file duplicated under another name, a checkpoint from another log",
+          "[redteam-held]") {
   using namespace warden::audit::testing;
   TempDir dir{"warden-redteam"};
   TestKey key;
@@ -694,7 +727,8 @@ TEST_CASE("redteam: a rotated file duplicated under another name, a checkpoint f
 TEST_CASE("redteam: a reload that cannot be recorded still takes effect", "[redteam]") {
   st::TempDir dir;
   dir.write("rules/policy.clp", kApproveAll);
-  st::WardenChild serve(rt_serve_args(dir), 96 * 1024);  // above the approvals store's WAL and its 32 KiB index
+  st::WardenChild serve(rt_serve_args(dir),
+                        96 * 1024);  // above the approvals store's WAL and its 32 KiB index
   REQUIRE(serve.serving());
   warden::protocol::Client agent, admin;
   std::string error;
@@ -705,7 +739,8 @@ TEST_CASE("redteam: a reload that cannot be recorded still takes effect", "[redt
   // Fill the log up to its file size limit: small decisions until one cannot be written.
   bool failing = false;
   for (int i = 0; i < 800 && !failing; ++i)
-    failing = rt_decide(agent, std::to_string(i), R"({"target":"reply","payload":{"text":"hi"}})").second == "E_AUDIT";
+    failing = rt_decide(agent, std::to_string(i), R"({"target":"reply","payload":{"text":"hi"}})")
+                  .second == "E_AUDIT";
   REQUIRE(failing);
   dir.write("rules/policy.clp", R"CLP(
 (defrule rt-none
@@ -744,16 +779,20 @@ TEST_CASE("redteam: a reload that cannot be recorded still takes effect", "[redt
 // value still decides whether the proposal is accepted at all: a NUL in it is refused
 // (E_INPUT_SHAPE). Such a record shares its key with the same proposal in a normal session
 // and replay with the cache reports a widening (reject → approve) the rules never made.
-TEST_CASE("redteam: a session value the engine refuses shares the cache key of a valid one", "[redteam]") {
+TEST_CASE("redteam: a session value the engine refuses shares the cache key of a valid one",
+          "[redteam]") {
   TempDir dir{"warden-redteam"};
   const std::string log = dir / "audit.jsonl";
   const std::string base = dir.write("base/base.clp", kApproveAll);
   RtRecorder rec({base, kRtEffects, kRtPaths}, log);
-  rec.decide_any("s1", R"({"target":"shell","action":"run","payload":{"command":"ls"},"context":{"session":"s1"}})",
-                 rt_at(0));
+  rec.decide_any(
+      "s1",
+      R"({"target":"shell","action":"run","payload":{"command":"ls"},"context":{"session":"s1"}})",
+      rt_at(0));
   const auto refused = rec.decide_any(
       std::string("s\0x", 3),
-      R"({"target":"shell","action":"run","payload":{"command":"ls"},"context":{"session":"s\u0000x"}})", rt_at(1));
+      R"({"target":"shell","action":"run","payload":{"command":"ls"},"context":{"session":"s\u0000x"}})",
+      rt_at(1));
   // Replayed under the rules it was recorded with: nothing changes.
   for (bool cache : {false, true}) {
     ReplayReport rep = rt_replay(log, {base, kRtEffects, kRtPaths}, cache);

@@ -23,7 +23,8 @@ unsigned file_mode(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("generate_key writes a 0600 private and a 0644 public PEM, never overwriting", "[signing]") {
+TEST_CASE("generate_key writes a 0600 private and a 0644 public PEM, never overwriting",
+          "[signing]") {
   TempDir dir;
   const std::string priv = dir.str() + "/k.pem", pub = dir.str() + "/k.pub";
   std::string error;
@@ -89,7 +90,8 @@ TEST_CASE("a private key file group or others may read is refused with its mode"
   REQUIRE(generate_key(priv, dir.str() + "/k.pub", &error));
   REQUIRE(::chmod(priv.c_str(), 0640) == 0);
   CHECK_FALSE(SigningKey::load(priv, &error));
-  CHECK(error == "the signing key " + priv + " has mode 0640: group or others may access it (chmod 600 " + priv + ")");
+  CHECK(error == "the signing key " + priv +
+                     " has mode 0640: group or others may access it (chmod 600 " + priv + ")");
   REQUIRE(::chmod(priv.c_str(), 0604) == 0);
   CHECK_FALSE(SigningKey::load(priv, &error));
   CHECK(error.find("has mode 0604") != std::string::npos);
@@ -106,9 +108,11 @@ TEST_CASE("key files that are not Ed25519 keys are refused with the cause", "[si
   CHECK_FALSE(SigningKey::load(dir.str() + "/junk.pem", &error));
   CHECK(error.starts_with("the signing key " + dir.str() + "/junk.pem: not a PEM private key"));
   CHECK_FALSE(VerifyKey::load(dir.str() + "/junk.pem", &error));
-  CHECK(error.starts_with("the verification key " + dir.str() + "/junk.pem: not a PEM public or private key"));
+  CHECK(error.starts_with("the verification key " + dir.str() +
+                          "/junk.pem: not a PEM public or private key"));
   CHECK_FALSE(SigningKey::load(dir.str() + "/missing.pem", &error));
-  CHECK(error == "cannot open the key file " + dir.str() + "/missing.pem: No such file or directory");
+  CHECK(error ==
+        "cannot open the key file " + dir.str() + "/missing.pem: No such file or directory");
   // A public key is not a signing key.
   REQUIRE(generate_key(dir.str() + "/k.pem", dir.str() + "/k.pub", &error));
   REQUIRE(::chmod((dir.str() + "/k.pub").c_str(), 0600) == 0);

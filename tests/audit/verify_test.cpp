@@ -441,11 +441,12 @@ namespace {
 // A start record with the given bounds (LogBuilder::start() writes its constructor's).
 void start_with(LogBuilder& b, const TestKey& key, std::uint64_t every_records,
                 std::uint64_t every_seconds) {
-  b.record("start",
-           "\"version\":\"0.1.0\",\"pid\":43,\"rules_digest\":\"sha256:aa\",\"workspace_root\":\"/w\","
-           "\"home\":\"/h\",\"default_outcome\":\"reject\",\"key_id\":\"" +
-               key.id() + "\",\"every_records\":" + std::to_string(every_records) +
-               ",\"every_seconds\":" + std::to_string(every_seconds));
+  b.record(
+      "start",
+      "\"version\":\"0.1.0\",\"pid\":43,\"rules_digest\":\"sha256:aa\",\"workspace_root\":\"/w\","
+      "\"home\":\"/h\",\"default_outcome\":\"reject\",\"key_id\":\"" +
+          key.id() + "\",\"every_records\":" + std::to_string(every_records) +
+          ",\"every_seconds\":" + std::to_string(every_seconds));
 }
 
 VerifyReport verify_with(const Fixture& f, VerifyOptions o) {
@@ -479,9 +480,9 @@ TEST_CASE("bounds from unsigned records may lower the signed ones, never raise o
   // A start a later valid checkpoint covers is signed: its larger bound holds before it.
   Fixture raised;
   add_records(raised.b, 9, &raised.since);
-  start_with(raised.b, raised.key, 30, 60);               // 12
-  for (int i = 0; i < 25; ++i) raised.b.decision();       // 13..37: 26 records
-  raised.b.checkpoint();                                  // 38
+  start_with(raised.b, raised.key, 30, 60);          // 12
+  for (int i = 0; i < 25; ++i) raised.b.decision();  // 13..37: 26 records
+  raised.b.checkpoint();                             // 38
   raised.dir.write("audit.jsonl", raised.b.text());
   VerifyReport r = raised.verify({raised.live()});
   INFO(report_to_json(r));
@@ -493,7 +494,8 @@ TEST_CASE("bounds from unsigned records may lower the signed ones, never raise o
               24);
 }
 
-TEST_CASE("records no signature covers are bounded by --max-unsigned when nothing signed bounds them") {
+TEST_CASE(
+    "records no signature covers are bounded by --max-unsigned when nothing signed bounds them") {
   Fixture f;
   {
     LogBuilder b(f.key, 0, 0);  // a log with no checkpoint at all, its start saying "no bounds"
@@ -514,8 +516,8 @@ TEST_CASE("records no signature covers are bounded by --max-unsigned when nothin
     for (std::uint64_t i = 1; i < kDefaultMaxUnsigned + 5; ++i) b.decision();
     f.dir.write("audit.jsonl", b.text());
   }
-  require_one(verify_with(f, {}), FindingKind::MissingCheckpoint, kDefaultMaxUnsigned + 1,
-              f.live(), kDefaultMaxUnsigned + 1);
+  require_one(verify_with(f, {}), FindingKind::MissingCheckpoint, kDefaultMaxUnsigned + 1, f.live(),
+              kDefaultMaxUnsigned + 1);
 
   // A signed every_records of 0 turns the count off where signatures cover the records, not in
   // the unsigned tail after them.
@@ -555,7 +557,7 @@ TEST_CASE("the daemon id is checked after a line that is not a record too") {
     Fixture f;
     add_records(f.b, 9, &f.since);  // checkpoint at 11
     if (other) f.b.daemon = "other-host";
-    for (int i = 0; i < 3; ++i) f.b.decision();  // 12..14
+    for (int i = 0; i < 3; ++i) f.b.decision();                  // 12..14
     f.b.lines.insert(f.b.lines.begin() + 11, "not a record\n");  // line 12
     f.dir.write("audit.jsonl", f.b.text());
     VerifyReport r = f.verify({f.live()});
@@ -572,7 +574,7 @@ TEST_CASE("the daemon id is checked after a line that is not a record too") {
 
 TEST_CASE("a log ending with a rotation checkpoint continues in a file not given") {
   Fixture f;
-  add_records(f.b, 9, &f.since);                   // checkpoint at 11
+  add_records(f.b, 9, &f.since);                                               // checkpoint at 11
   const std::size_t at = f.b.rotate("audit.000000000001-000000000012.jsonl");  // 12; rotate 13
   const std::string rotated = f.dir.write("audit.000000000001-000000000012.jsonl", f.b.text(0, at));
   VerifyOptions o;

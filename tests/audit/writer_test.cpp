@@ -85,8 +85,8 @@ struct Line {
 
 // Checks the chain over `files` in order (seq +1, prev = previous hash, every hash matches,
 // every checkpoint's signature verifies and covers first_seq..seq-1) and returns the records.
-std::vector<std::pair<std::uint64_t, std::string>> verify_chain(const std::vector<std::string>& files,
-                                                                const VerifyKey& key) {
+std::vector<std::pair<std::uint64_t, std::string>> verify_chain(
+    const std::vector<std::string>& files, const VerifyKey& key) {
   std::vector<std::pair<std::uint64_t, std::string>> records;  // seq, kind
   std::string prev(kGenesis);
   std::uint64_t seq = 0, last_checkpoint = 0;
@@ -147,11 +147,14 @@ std::string kind_of(const std::string& line) {
   return std::string(h.kind);
 }
 
-std::string decision(int i) { return R"("decision_id":"d-)" + std::to_string(i) + R"(","outcome":"approve")"; }
+std::string decision(int i) {
+  return R"("decision_id":"d-)" + std::to_string(i) + R"(","outcome":"approve")";
+}
 
 }  // namespace
 
-TEST_CASE("10k appends from 4 threads: every done once, unique seqs, one unbroken chain", "[writer]") {
+TEST_CASE("10k appends from 4 threads: every done once, unique seqs, one unbroken chain",
+          "[writer]") {
   TempDir dir;
   const Keys keys = make_keys(dir);
   WriterOptions o = options(dir, keys);
@@ -313,10 +316,10 @@ TEST_CASE("rotation by size keeps the chain across files named by their seqs", "
   for (const auto& file : rotated) {
     INFO(file);
     const auto lines = lines_of(file);
-    const std::string expected =
-        rotated_name(o.path, seq_of(lines.front()), seq_of(lines.back()));
+    const std::string expected = rotated_name(o.path, seq_of(lines.front()), seq_of(lines.back()));
     CHECK(file == expected);
-    CHECK(fs::path(file).filename().string().size() == std::string("audit.000000000001-000000000024.jsonl").size());
+    CHECK(fs::path(file).filename().string().size() ==
+          std::string("audit.000000000001-000000000024.jsonl").size());
     CHECK(kind_of(lines.back()) == "checkpoint");
     CHECK(fields_of(lines.back())["reason"] == "rotate");
     if (previous_name.empty()) {
@@ -372,7 +375,8 @@ TEST_CASE("rotation by age, with a test clock", "[writer]") {
   CHECK(fields_of(live[0])["reason"] == "time");
 }
 
-TEST_CASE("reopening resumes the chain; an empty live file continues the newest rotated one", "[writer]") {
+TEST_CASE("reopening resumes the chain; an empty live file continues the newest rotated one",
+          "[writer]") {
   TempDir dir;
   const Keys keys = make_keys(dir);
   WriterOptions o = options(dir, keys);
@@ -577,7 +581,8 @@ TEST_CASE("writer throughput (measured, not asserted)", "[.bench]") {
     const std::string fields = R"("decision_id":"d","pad":")" + std::string(800, 'x') + "\"";
     const int threads = 4, each = mode == Durability::Fsync ? 250 : 2500;
     std::atomic<int> failed{0};
-    if (const char* g = std::getenv("WARDEN_BENCH_GROUP_MS")) o.group_commit = std::chrono::milliseconds(std::atoi(g));
+    if (const char* g = std::getenv("WARDEN_BENCH_GROUP_MS"))
+      o.group_commit = std::chrono::milliseconds(std::atoi(g));
     std::string error;
     auto w = Writer::open(o, &error);
     REQUIRE(w);
@@ -594,9 +599,12 @@ TEST_CASE("writer throughput (measured, not asserted)", "[.bench]") {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto h = w->health();
     CHECK(failed.load() == 0);
-    std::cout << "writer " << (mode == Durability::Group ? "group" : mode == Durability::Fsync ? "fsync" : "write")
-              << ": " << threads * each / s << " records/s with 4 waiting threads, "
-              << h.batches << " batches\n";
+    std::cout << "writer "
+              << (mode == Durability::Group   ? "group"
+                  : mode == Durability::Fsync ? "fsync"
+                                              : "write")
+              << ": " << threads * each / s << " records/s with 4 waiting threads, " << h.batches
+              << " batches\n";
   }
 }
 
@@ -609,7 +617,8 @@ TEST_CASE("decision records written with a masker keep the secret out of the fil
   REQUIRE(w);
   const Masker masker(std::string(32, 's'));
   const std::string secret = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
-  const std::string proposal = R"({"target":"shell","payload":{"command":"git push https://x:)" + secret + R"(@github.com/o/r"}})";
+  const std::string proposal = R"({"target":"shell","payload":{"command":"git push https://x:)" +
+                               secret + R"(@github.com/o/r"}})";
   DecisionInput in;
   in.proposal_json = proposal;
   in.principal = "agent";

@@ -4,8 +4,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <string>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -58,12 +58,12 @@ TEST_CASE("glob question mark and brackets", "[glob]") {
   CHECK(glob::match("[]]", "]"));             // "]" first is literal
   CHECK(glob::match("[!]]", "a"));
   CHECK_FALSE(glob::match("[!]]", "]"));
-  CHECK(glob::match("[a-]", "-"));            // trailing "-" is literal
+  CHECK(glob::match("[a-]", "-"));  // trailing "-" is literal
   CHECK(glob::match("[\\]]", "]"));
   CHECK(glob::match("[.*+?(){}|$^\\\\]", "\\"));
   CHECK(glob::match("[.*+?(){}|$^\\\\]", "$"));
   CHECK_FALSE(glob::match("[.*+?(){}|$^\\\\]", "a"));
-  CHECK_FALSE(glob::match("[z-a]", "m"));     // reversed range matches nothing
+  CHECK_FALSE(glob::match("[z-a]", "m"));  // reversed range matches nothing
   CHECK(glob::match("[\xC3\xA9\xC3\xA8]", "\xC3\xA8"));
   CHECK(glob::match("[\xC3\xA0-\xC3\xBF]", "\xC3\xA9"));
 }
@@ -73,16 +73,16 @@ TEST_CASE("glob escapes and literal metacharacters", "[glob]") {
   CHECK_FALSE(glob::match("\\*", "a"));
   CHECK(glob::match("a\\?", "a?"));
   CHECK(glob::match("\\[x]", "[x]"));
-  CHECK(glob::match("a\\", "a\\"));           // trailing backslash literal
-  CHECK(glob::match("[abc", "[abc"));         // unmatched "[" literal
+  CHECK(glob::match("a\\", "a\\"));    // trailing backslash literal
+  CHECK(glob::match("[abc", "[abc"));  // unmatched "[" literal
   CHECK(glob::match("[[[[", "[[[["));
   CHECK(glob::match("a.b", "a.b"));
-  CHECK_FALSE(glob::match("a.b", "axb"));     // "." is literal
+  CHECK_FALSE(glob::match("a.b", "axb"));  // "." is literal
   CHECK(glob::match("(a|b)+$^{2}", "(a|b)+$^{2}"));
   CHECK_FALSE(glob::match("(a|b)", "a"));
   CHECK(glob::match("x\0y"s, "x\0y"s));
   CHECK_FALSE(glob::match("x\0y"s, "x"));
-  CHECK(glob::match("*", "line1\nline2"));    // newlines are ordinary characters
+  CHECK(glob::match("*", "line1\nline2"));  // newlines are ordinary characters
 }
 
 TEST_CASE("glob to_regex output", "[glob]") {
@@ -123,7 +123,8 @@ TEST_CASE("glob matching handles 1 MB inputs", "[glob]") {
 
 TEST_CASE("a glob too large to compile throws instead of reporting no match", "[glob]") {
   // "No match" would let a rule that forbids what the glob describes fail open.
-  CHECK_THROWS_AS(glob::match(std::string(1 << 16, '?'), std::string(1 << 16, 'a')), std::runtime_error);
+  CHECK_THROWS_AS(glob::match(std::string(1 << 16, '?'), std::string(1 << 16, 'a')),
+                  std::runtime_error);
   CHECK_THROWS_AS(glob::match(std::string(1 << 16, '?'), "a"), std::runtime_error);
 }
 

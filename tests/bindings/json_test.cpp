@@ -35,7 +35,8 @@ TEST_CASE("wjson::parse refuses invalid UTF-8 as a syntax error at its offset", 
     const wjson::Error e = parse_text(bad);
     CHECK(e.refusal == Refusal::kSyntax);
     CHECK(e.code == rapidjson::kParseErrorStringInvalidEncoding);
-    CHECK(std::string(e.syntax()) == rapidjson::GetParseError_En(rapidjson::kParseErrorStringInvalidEncoding));
+    CHECK(std::string(e.syntax()) ==
+          rapidjson::GetParseError_En(rapidjson::kParseErrorStringInvalidEncoding));
   }
   CHECK(parse_text("{\"a\":\"caf\xC3\xA9\"}").refusal == Refusal::kNone);
 }
@@ -50,8 +51,11 @@ TEST_CASE("wjson::parse refuses a NUL byte, which RapidJSON would take as the en
 }
 
 TEST_CASE("wjson::parse refuses nesting deeper than the limit before parsing", "[json]") {
-  CHECK(parse_text(std::string(wjson::kMaxDepth, '[') + std::string(wjson::kMaxDepth, ']')).refusal == Refusal::kNone);
-  const wjson::Error e = parse_text(std::string(wjson::kMaxDepth + 1, '[') + std::string(wjson::kMaxDepth + 1, ']'));
+  CHECK(
+      parse_text(std::string(wjson::kMaxDepth, '[') + std::string(wjson::kMaxDepth, ']')).refusal ==
+      Refusal::kNone);
+  const wjson::Error e =
+      parse_text(std::string(wjson::kMaxDepth + 1, '[') + std::string(wjson::kMaxDepth + 1, ']'));
   CHECK(e.refusal == Refusal::kTooDeep);
   CHECK(e.offset == wjson::kMaxDepth);
   // Megabytes of brackets: refused at the first level too many, no stack used.
@@ -65,7 +69,8 @@ TEST_CASE("wjson::parse refuses nesting deeper than the limit before parsing", "
   CHECK(parse_text("]]]]" + std::string(wjson::kMaxDepth + 1, '[')).refusal == Refusal::kTooDeep);
 }
 
-TEST_CASE("wjson::Limits::any_depth leaves the depth to the caller, still without recursion", "[json]") {
+TEST_CASE("wjson::Limits::any_depth leaves the depth to the caller, still without recursion",
+          "[json]") {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   rapidjson::Document doc;
   CHECK_FALSE(wjson::parse(deep, &doc, wjson::Limits::any_depth()));
@@ -89,9 +94,11 @@ TEST_CASE("wjson::parse refuses lone low surrogate escapes when asked", "[json]"
   CHECK(e.offset == 7);
   CHECK(parse_text(R"({"a":"\uD83D\uDE00"})", strict).refusal == Refusal::kNone);  // a pair
   CHECK(parse_text(R"({"a":"\ud83dx\ude00"})", strict).refusal == Refusal::kLoneSurrogate);
-  CHECK(parse_text(R"({"a":"\\udc3a"})", strict).refusal == Refusal::kNone);  // an escaped backslash
+  CHECK(parse_text(R"({"a":"\\udc3a"})", strict).refusal ==
+        Refusal::kNone);  // an escaped backslash
   // A high surrogate alone is RapidJSON's own error.
-  CHECK(parse_text(R"({"a":"\ud83d"})", strict).code == rapidjson::kParseErrorStringUnicodeSurrogateInvalid);
+  CHECK(parse_text(R"({"a":"\ud83d"})", strict).code ==
+        rapidjson::kParseErrorStringUnicodeSurrogateInvalid);
   // Without the option RapidJSON decodes it; the caller checks its strings itself.
   CHECK(parse_text(R"({"a":"\udc3a"})").refusal == Refusal::kNone);
   // Whichever comes first in the text is named.
@@ -105,7 +112,8 @@ TEST_CASE("wjson::parse keeps huge numbers and duplicate keys as RapidJSON reads
   REQUIRE_FALSE(wjson::parse(R"({"n":123456789012345678901234567890,"k":1,"k":2})", &doc));
   CHECK(doc["n"].IsDouble());
   CHECK(wjson::to_text(doc["n"]) == "1.2345678901234568e29");
-  CHECK(doc.MemberCount() == 3);  // duplicates are the caller's to refuse (json_unambiguous, check_keys)
+  CHECK(doc.MemberCount() ==
+        3);  // duplicates are the caller's to refuse (json_unambiguous, check_keys)
   CHECK(wjson::parse("[1e400]", &doc).code == rapidjson::kParseErrorNumberTooBig);
   // Full precision: the value written is the value read.
   REQUIRE_FALSE(wjson::parse("[1.5e-30,0.1,9007199254740993]", &doc));

@@ -17,7 +17,8 @@ using namespace std::string_literals;
 namespace paths = warden::paths;
 
 namespace {
-std::string norm(std::string_view p, std::string_view cwd = "/work", std::string_view home = "/home/u") {
+std::string norm(std::string_view p, std::string_view cwd = "/work",
+                 std::string_view home = "/home/u") {
   return paths::normalize(p, cwd, home);
 }
 }  // namespace
@@ -34,7 +35,7 @@ TEST_CASE("normalize resolves absolute paths lexically", "[paths]") {
   CHECK(norm("/a/b/c/../../..") == "/");
   CHECK(norm("/a/.") == "/a");
   CHECK(norm("/a/..") == "/");
-  CHECK(norm("/a/...") == "/a/...");       // "..." is an ordinary name
+  CHECK(norm("/a/...") == "/a/...");  // "..." is an ordinary name
   CHECK(norm("/a/..b/.c") == "/a/..b/.c");
   CHECK(norm("/a\\..\\b") == "/a\\..\\b");  // backslash is an ordinary byte on POSIX
 }
@@ -46,7 +47,7 @@ TEST_CASE("normalize joins relative paths to cwd", "[paths]") {
   CHECK(norm("../../../../etc/shadow") == "/etc/shadow");
   CHECK(norm("") == "/work");
   CHECK(norm(".") == "/work");
-  CHECK(norm("x", "") == "/x");                   // empty cwd = "/"
+  CHECK(norm("x", "") == "/x");                    // empty cwd = "/"
   CHECK(norm("x", "/a/b/../c/") == "/a/c/x");      // cwd normalized too
   CHECK(norm("x", "rel") == "/rel/x");             // relative cwd taken from "/"
   CHECK(norm("x", "~/proj") == "/home/u/proj/x");  // cwd may use "~"
@@ -170,15 +171,16 @@ TEST_CASE("join keeps dot segments for the kernel walk", "[paths][resolve]") {
   CHECK(paths::join("~root/x", "/w", "/h").empty());
 }
 
-TEST_CASE("resolve follows symlinks of the existing part and appends the rest", "[paths][resolve]") {
+TEST_CASE("resolve follows symlinks of the existing part and appends the rest",
+          "[paths][resolve]") {
   TempTree t;
   t.dir("ws/src");
   t.dir("outside/secret");
   t.file("outside/secret/key");
-  t.link("ws/out_link", t / "outside");          // absolute target
-  t.link("ws/rel_link", "../outside/secret");      // relative target
+  t.link("ws/out_link", t / "outside");        // absolute target
+  t.link("ws/rel_link", "../outside/secret");  // relative target
   t.link("ws/file_link", t / "outside/secret/key");
-  t.link("ws/chain", "out_link");                  // link to a link
+  t.link("ws/chain", "out_link");  // link to a link
   t.link("ws/loop_a", "loop_b");
   t.link("ws/loop_b", "loop_a");
 
@@ -206,7 +208,8 @@ TEST_CASE("resolve follows symlinks of the existing part and appends the rest", 
   CHECK(paths::resolve("/") == "/");
 }
 
-TEST_CASE("a symlink inside the workspace does not make its target in the workspace", "[paths][resolve]") {
+TEST_CASE("a symlink inside the workspace does not make its target in the workspace",
+          "[paths][resolve]") {
   TempTree t;
   t.dir("ws/src");
   t.dir("etc");
@@ -247,7 +250,8 @@ TEST_CASE("a workspace root reached through a symlink is resolved too", "[paths]
   CHECK_FALSE(paths::within(r.locate(t / "real_ws/src/x", "", "/h"), root));  // lexically outside
 }
 
-TEST_CASE("Resolver caches until cleared; a changed symlink is seen after clear", "[paths][resolve]") {
+TEST_CASE("Resolver caches until cleared; a changed symlink is seen after clear",
+          "[paths][resolve]") {
   TempTree t;
   t.dir("a");
   t.dir("b");
@@ -261,11 +265,14 @@ TEST_CASE("Resolver caches until cleared; a changed symlink is seen after clear"
   CHECK(r.locate(t / "l/x", "", "/h").resolved == t / "b/x");
 }
 
-TEST_CASE("Resolver::locate's normalized reading is normalize() of the same input", "[paths][resolve]") {
+TEST_CASE("Resolver::locate's normalized reading is normalize() of the same input",
+          "[paths][resolve]") {
   // locate expands a path once and resolves it lexically; it must agree with normalize on
   // every kind of input, unresolvable ones included.
-  const char* inputs[] = {"/a/b/../c", "a/./b//c/", "../../..", "..", ".", "", "/", "//", "/./..", "~/x/../y",
-                          "~", "~user/x", "$HOME/.ssh", "${HOME}", "$X/y", "a`b`", "/a/b/..", "x/..", "a/b/.."};
+  const char* inputs[] = {"/a/b/../c", "a/./b//c/", "../../..",   "..",      ".",
+                          "",          "/",         "//",         "/./..",   "~/x/../y",
+                          "~",         "~user/x",   "$HOME/.ssh", "${HOME}", "$X/y",
+                          "a`b`",      "/a/b/..",   "x/..",       "a/b/.."};
   const char* cwds[] = {"/work", "", "/", "/w/../x/./y/", "rel/dir", "~/proj", "$X", "/a//b"};
   const char* homes[] = {"/home/u", "", "rel", "/h/$X", "/h/"};
   paths::Resolver resolver;

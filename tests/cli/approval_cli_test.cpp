@@ -87,7 +87,8 @@ TEST_CASE("pending, approve and deny send the protocol's payloads", "[cli][appro
   CHECK(is_approval_id("apr_0123456789abcdef01234567"));
 }
 
-TEST_CASE("a pending approval shows id, age, requester, rules, reason and the action", "[cli][approval]") {
+TEST_CASE("a pending approval shows id, age, requester, rules, reason and the action",
+          "[cli][approval]") {
   auto approval = parse(kApproval);
   const std::string block = approval_block(approval, kNow);
   CHECK(block ==
@@ -96,9 +97,10 @@ TEST_CASE("a pending approval shows id, age, requester, rules, reason and the ac
         "  rules deploys-need-two, prod-is-special: deploys need a person\n"
         "  action shell run: deploy prod --force\n"
         "  approved by bob 1m00s ago: looks fine\n");
-  CHECK(approval_line(approval, kNow) ==
-        "apr_0123456789abcdef01234567  pending  alice/s-41/claude-code  [deploys-need-two, prod-is-special]  "
-        "shell run: deploy prod --force  (approvals 1 of 2, expires in 55m48s)");
+  CHECK(
+      approval_line(approval, kNow) ==
+      "apr_0123456789abcdef01234567  pending  alice/s-41/claude-code  [deploys-need-two, prod-is-special]  "
+      "shell run: deploy prod --force  (approvals 1 of 2, expires in 55m48s)");
 }
 
 TEST_CASE("the printers never show a token for a listed approval", "[cli][approval]") {
@@ -107,10 +109,12 @@ TEST_CASE("the printers never show a token for a listed approval", "[cli][approv
   CHECK(approval_block(approval, kNow).find(secret) == std::string::npos);
   CHECK(approval_line(approval, kNow).find(secret) == std::string::npos);
   const std::string list = std::string(R"({"event":"approvals","approvals":[)") + kApproval + "]}";
-  const std::string created = std::string(R"({"event":"approval-created","approval":)") + kApproval + "}";
+  const std::string created =
+      std::string(R"({"event":"approval-created","approval":)") + kApproval + "}";
   std::string denied = kApproval;
   denied.replace(denied.find("\"pending\""), 9, "\"denied\"");
-  const std::string closed = std::string(R"({"event":"approval-closed","approval":)") + denied + "}";
+  const std::string closed =
+      std::string(R"({"event":"approval-closed","approval":)") + denied + "}";
   for (const std::string& event : {list, created, closed}) {
     INFO(event);
     const std::string text = watch_event_text(event, kNow);
@@ -124,22 +128,28 @@ TEST_CASE("the printers never show a token for a listed approval", "[cli][approv
   const std::string json = without_tokens(reply);
   CHECK(json.find(secret) == std::string::npos);
   CHECK(parse(json)["approvals"].Size() == 2);
-  auto approved = parse(std::string(R"({"ok":true,"status":"granted","approval":)") + kApproval + "}");
+  auto approved =
+      parse(std::string(R"({"ok":true,"status":"granted","approval":)") + kApproval + "}");
   CHECK(approve_reply_text(approved).find(secret) == std::string::npos);
   CHECK(without_tokens(approved).find(secret) == std::string::npos);
   CHECK(deny_reply_text(approved).find(secret) == std::string::npos);
 }
 
 TEST_CASE("watch events: one line per approval created or closed", "[cli][approval]") {
-  const std::string created = std::string(R"({"event":"approval-created","approval":)") + kApproval + "}";
-  CHECK(watch_event_text(created, kNow).rfind("+ apr_0123456789abcdef01234567  pending  alice/s-41/claude-code", 0) == 0);
-  const std::string denied = R"({"event":"approval-closed","approval":{"id":"apr_1","status":"denied",
+  const std::string created =
+      std::string(R"({"event":"approval-created","approval":)") + kApproval + "}";
+  CHECK(watch_event_text(created, kNow)
+            .rfind("+ apr_0123456789abcdef01234567  pending  alice/s-41/claude-code", 0) == 0);
+  const std::string denied =
+      R"({"event":"approval-closed","approval":{"id":"apr_1","status":"denied",
       "principal":"alice","session":"s","agent":"","closed_by":"carol","close_note":"not today","votes":[]}})";
   CHECK(watch_event_text(denied, kNow) == "- apr_1  denied by carol: not today  (alice/s/-)\n");
-  const std::string approved = R"({"event":"approval-closed","approval":{"id":"apr_2","status":"executed",
+  const std::string approved =
+      R"({"event":"approval-closed","approval":{"id":"apr_2","status":"executed",
       "principal":"alice","session":"","agent":"x","closed_by":"","votes":[{"approver":"bob"}]}})";
   CHECK(watch_event_text(approved, kNow) == "- apr_2  executed by bob  (alice/-/x)\n");
-  const std::string expired = R"({"event":"approval-closed","approval":{"id":"apr_3","status":"expired",
+  const std::string expired =
+      R"({"event":"approval-closed","approval":{"id":"apr_3","status":"expired",
       "principal":"alice","votes":[]}})";
   CHECK(watch_event_text(expired, kNow) == "- apr_3  expired  (alice/-/-)\n");
   CHECK(watch_event_text(R"({"event":"approvals","approvals":[]})", kNow).empty());
@@ -160,22 +170,27 @@ TEST_CASE("text from the daemon cannot drive the terminal", "[cli][approval]") {
 }
 
 TEST_CASE("the approve reply in words, per status", "[cli][approval]") {
-  const std::string a = R"("approval":{"id":"apr_9","approvers_needed":2,"votes":[{"approver":"bob"}],
+  const std::string a =
+      R"("approval":{"id":"apr_9","approvers_needed":2,"votes":[{"approver":"bob"}],
       "action":{"target":"http","action":"post","payload":{"method":"POST","url":"https://x.example/a"}}})";
   CHECK(approve_reply_text(parse(R"({"ok":true,"status":"pending",)" + a + "}")) ==
         "your approval of apr_9 is counted: 1 of 2; 1 more approver must approve\n"
         "  action http POST: https://x.example/a\n");
   CHECK(approve_reply_text(parse(R"({"ok":true,"status":"granted",)" + a + "}")) ==
         "approved apr_9: the requester may run it now\n  action http POST: https://x.example/a\n");
-  CHECK(approve_reply_text(parse(R"({"ok":true,"status":"executed","result":{"exit_code":0},)" + a + "}")) ==
+  CHECK(approve_reply_text(
+            parse(R"({"ok":true,"status":"executed","result":{"exit_code":0},)" + a + "}")) ==
         "approved apr_9; it ran\n  action http POST: https://x.example/a\n  exit 0\n");
-  CHECK(approve_reply_text(parse(R"({"ok":true,"status":"executed","result":{"ok":false,"exit_code":2},)" + a + "}")) ==
+  CHECK(approve_reply_text(parse(
+            R"({"ok":true,"status":"executed","result":{"ok":false,"exit_code":2},)" + a + "}")) ==
         "approved apr_9; it ran and failed\n  action http POST: https://x.example/a\n  exit 2\n");
-  CHECK(approve_reply_text(parse(R"({"ok":true,"status":"refused","decision":{"reason":"host blocked now"},)" + a +
-                                 "}")) ==
+  CHECK(approve_reply_text(
+            parse(R"({"ok":true,"status":"refused","decision":{"reason":"host blocked now"},)" + a +
+                  "}")) ==
         "approved apr_9, but the rules refused it at the last mile: not run (host blocked now)\n"
         "  action http POST: https://x.example/a\n");
-  CHECK(deny_reply_text(parse(R"({"ok":true,)" + a + "}")) == "denied apr_9\n  action http POST: https://x.example/a\n");
+  CHECK(deny_reply_text(parse(R"({"ok":true,)" + a + "}")) ==
+        "denied apr_9\n  action http POST: https://x.example/a\n");
 }
 
 TEST_CASE("the requester sees how to get its action approved", "[cli][approval]") {
@@ -188,11 +203,13 @@ TEST_CASE("the requester sees how to get its action approved", "[cli][approval]"
         "approve with: warden approve apr_1");
   CHECK(approve_with_line(parse(R"({"token":"TOK","status":"pending"})")).empty());
 
-  auto reply = parse(R"({"ok":true,"decision":{"outcome":"approval-required"},"approval":{"id":"apr_1",
+  auto reply =
+      parse(R"({"ok":true,"decision":{"outcome":"approval-required"},"approval":{"id":"apr_1",
       "token":"TOK-abc_1","status":"pending","expires_ms":1,"approvers_needed":2}})");
   CHECK(decide_approval_text(reply) ==
         "approval apr_1: pending (2 approvers); approve with: warden approve apr_1");
-  auto waited = parse(R"({"ok":true,"decision":{"outcome":"approve"},"approval":{"id":"apr_1","token":"TOK",
+  auto waited =
+      parse(R"({"ok":true,"decision":{"outcome":"approve"},"approval":{"id":"apr_1","token":"TOK",
       "status":"approved"}})");
   CHECK(decide_approval_text(waited) == "approval apr_1: approved");
   CHECK(decide_approval_text(parse(R"({"ok":true,"decision":{}})")).empty());
@@ -204,19 +221,24 @@ TEST_CASE("the requester sees how to get its action approved", "[cli][approval]"
         "    approve with: warden approve apr_1\n");
   CHECK(render_event(R"({"event":"approval-required","decision_id":"d-7"})") ==
         "  ⏸ suspended until an approver answers (decision d-7)\n");
-  CHECK(render_event(R"({"event":"approval-result","approval_id":"apr_1","status":"executed","by":"bob",
+  CHECK(render_event(
+            R"({"event":"approval-result","approval_id":"apr_1","status":"executed","by":"bob",
       "note":"","result":{"exit_code":0}})") == "  ✓ approved by bob; it ran\n");
-  CHECK(render_event(R"({"event":"approval-result","approval_id":"apr_1","status":"denied","by":"bob",
+  CHECK(
+      render_event(R"({"event":"approval-result","approval_id":"apr_1","status":"denied","by":"bob",
       "note":"not now"})") == "  ✗ denied by bob: not now\n");
-  CHECK(render_event(R"({"event":"approval-result","approval_id":"apr_1","status":"refused","by":"bob"})") ==
+  CHECK(render_event(
+            R"({"event":"approval-result","approval_id":"apr_1","status":"refused","by":"bob"})") ==
         "  ✗ approved by bob, but the rules refused it at the last mile: not run\n");
   CHECK(render_event(R"({"event":"approval-result","approval_id":"apr_1","status":"expired"})") ==
         "  ✗ the approval expired: not run\n");
   // What happened, not "it ran": an action that could not run, or ran and failed.
-  CHECK(render_event(R"({"event":"approval-result","approval_id":"apr_1","status":"refused","by":"bob",
+  CHECK(render_event(
+            R"({"event":"approval-result","approval_id":"apr_1","status":"refused","by":"bob",
       "result":{"ok":false,"error_code":"E_ACT_SHELL_SYNTAX","reason":"it could not run: E_ACT_SHELL_SYNTAX: needs a shell"}})") ==
         "  ✗ approved by bob, but not run: it could not run: E_ACT_SHELL_SYNTAX: needs a shell\n");
-  CHECK(render_event(R"({"event":"approval-result","approval_id":"apr_1","status":"executed","by":"bob",
+  CHECK(render_event(
+            R"({"event":"approval-result","approval_id":"apr_1","status":"executed","by":"bob",
       "note":"","result":{"ok":false,"exit_code":2,"error_code":"E_ACT_FAILED"}})") ==
         "  ✗ approved by bob; it ran and failed: E_ACT_FAILED\n");
 }
@@ -235,7 +257,8 @@ const std::string kAprDigest = "sha256:" + std::string(64, '0');
 // The flags parse (the command then fails to reach a daemon that is not there: exit 4, the
 // cause on stderr) or are refused as usage errors (exit 2) — no daemon needed.
 TEST_CASE("pending, approve and deny flags: parsed, ranges checked", "[cli][approval]") {
-  const std::vector<std::string> nowhere = {"--unix", "/nonexistent/warden-test.sock", "--timeout-ms", "500"};
+  const std::vector<std::string> nowhere = {"--unix", "/nonexistent/warden-test.sock",
+                                            "--timeout-ms", "500"};
   auto with = [&](std::vector<std::string> args) {
     args.insert(args.end(), nowhere.begin(), nowhere.end());
     return args;
@@ -280,7 +303,8 @@ TEST_CASE("pending, approve and deny flags: parsed, ranges checked", "[cli][appr
 TEST_CASE("the hooks take --wait and fail closed without a daemon", "[cli][approval]") {
   const std::string input =
       R"({"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_input":{"command":"ls"},"cwd":"/tmp"})";
-  auto r = run_warden({"hook", "claude-code", "--wait", "30", "--unix", "/nonexistent/warden-test.sock"}, input);
+  auto r = run_warden(
+      {"hook", "claude-code", "--wait", "30", "--unix", "/nonexistent/warden-test.sock"}, input);
   CHECK(r.code == 2);
   CHECK(r.out.find("\"permissionDecision\":\"deny\"") != std::string::npos);
   CHECK(r.out.find("E_UNAVAILABLE") != std::string::npos);
@@ -290,7 +314,8 @@ TEST_CASE("the hooks take --wait and fail closed without a daemon", "[cli][appro
 
 // The hook's answer when the daemon opened an approval: the agent and the user are told the
 // command that approves it; once a person answered (or with no token) they are not.
-TEST_CASE("the hook's approval-required answer carries the approve command", "[cli][approval][hook]") {
+TEST_CASE("the hook's approval-required answer carries the approve command",
+          "[cli][approval][hook]") {
   using namespace warden;
   using namespace warden::agents;
   HookCall call;
@@ -301,7 +326,8 @@ TEST_CASE("the hook's approval-required answer carries the approve command", "[c
   call.permission_mode = "default";
   call.tool_input.SetObject();
   call.tool_input.AddMember("command", "deploy prod", call.tool_input.GetAllocator());
-  const std::string proposal = R"({"target":"shell","action":"run","payload":{"command":"deploy prod"}})";
+  const std::string proposal =
+      R"({"target":"shell","action":"run","payload":{"command":"deploy prod"}})";
   Verdict v;
   v.ok = true;
   v.outcome = Outcome::ApprovalRequired;
@@ -327,8 +353,11 @@ TEST_CASE("the hook's approval-required answer carries the approve command", "[c
       CHECK(a.stderr_text.find("warden approve apr_0123456789abcdef01234567") != std::string::npos);
     }
   }
-  CHECK(answer_verdict(HookAgent::ClaudeCode, call, proposal, v, OnApprovalRequired::Ask).decision == "ask");
-  CHECK(answer_verdict(HookAgent::Codex, call, proposal, v, OnApprovalRequired::Deny).decision == "deny");
+  CHECK(
+      answer_verdict(HookAgent::ClaudeCode, call, proposal, v, OnApprovalRequired::Ask).decision ==
+      "ask");
+  CHECK(answer_verdict(HookAgent::Codex, call, proposal, v, OnApprovalRequired::Deny).decision ==
+        "deny");
 
   Verdict answered = v;
   answered.approval_status = "expired";
@@ -341,13 +370,15 @@ TEST_CASE("the hook's approval-required answer carries the approve command", "[c
   // An id with characters an id never has is not passed on as they are.
   Verdict odd = v;
   odd.approval_id = "a b;rm -rf ~\n";
-  const std::string reason = answer_verdict(HookAgent::Codex, call, proposal, odd, OnApprovalRequired::Deny).reason;
+  const std::string reason =
+      answer_verdict(HookAgent::Codex, call, proposal, odd, OnApprovalRequired::Deny).reason;
   CHECK(reason.find("rm -rf") == std::string::npos);
   CHECK(reason.find("warden approve a?b?rm?-rf???") != std::string::npos);
 }
 
-TEST_CASE("pending pages: limit and after are sent; a listing's truncated action is never shown as the action",
-          "[cli][approval]") {
+TEST_CASE(
+    "pending pages: limit and after are sent; a listing's truncated action is never shown as the action",
+    "[cli][approval]") {
   PendingQuery q;
   q.limit = 40;
   q.after = "1795399748000:apr_0123456789abcdef01234567";
@@ -356,7 +387,8 @@ TEST_CASE("pending pages: limit and after are sent; a listing's truncated action
   CHECK(std::string(p["after"].GetString()) == q.after);
   CHECK_FALSE(fields(pending_fields(PendingQuery{})).HasMember("limit"));
 
-  const std::string cut = R"({"id":"apr_0123456789abcdef01234567","status":"pending","principal":"alice",
+  const std::string cut =
+      R"({"id":"apr_0123456789abcdef01234567","status":"pending","principal":"alice",
       "session":"s","agent":"a","origin":"decide","action":null,"action_hash":"sha256:ab","rules":["r"],
       "reason":"why","created_ms":1795399748000,"expires_ms":1795403348000,"approvers_needed":1,"votes":[],
       "history":[],"truncated":true,"action_bytes":102400,"action_preview":"{\"target\":\"shell\",\"payload\":{\"command\":\"touch hhhh"})";

@@ -77,7 +77,8 @@ class ScriptedDaemon {
   void serve() {
     int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (c < 0) return;
-    send_all(c, protocol::encode_frame(R"({"type":"event","payload":{"action":"handshake","auth":"none"}})"));
+    send_all(c, protocol::encode_frame(
+                    R"({"type":"event","payload":{"action":"handshake","auth":"none"}})"));
     protocol::FrameDecoder decoder(1 << 20);
     char buffer[4096];
     bool answered = false;
@@ -123,23 +124,31 @@ std::string approval_json(const std::string& id, const std::string& status, bool
          (with_token ? R"(,"token":")" + kToken + R"(")" : std::string()) + "}";
 }
 
-std::string event(const std::string& payload) { return R"({"type":"event","payload":)" + payload + "}"; }
+std::string event(const std::string& payload) {
+  return R"({"type":"event","payload":)" + payload + "}";
+}
 std::string response(const std::string& id, const std::string& payload) {
   return R"({"type":"response","id":")" + id + R"(","payload":)" + payload + "}";
 }
 
 }  // namespace
 
-TEST_CASE("pending --watch prints each event as it arrives until interrupted", "[cli][approval][client]") {
+TEST_CASE("pending --watch prints each event as it arrives until interrupted",
+          "[cli][approval][client]") {
   const std::string a = "apr_0123456789abcdef01234567", b = "apr_fedcba9876543210fedcba98";
-  ScriptedDaemon daemon({event(R"({"event":"approvals","approvals":[)" + approval_json(a, "pending", true) + "]}"),
-                         event(R"({"event":"approval-created","approval":)" + approval_json(b, "pending", true) + "}"),
-                         event(R"({"event":"approval-closed","approval":)" + approval_json(a, "denied", true) + "}")},
-                        true);
+  ScriptedDaemon daemon(
+      {event(R"({"event":"approvals","approvals":[)" + approval_json(a, "pending", true) + "]}"),
+       event(R"({"event":"approval-created","approval":)" + approval_json(b, "pending", true) +
+             "}"),
+       event(R"({"event":"approval-closed","approval":)" + approval_json(a, "denied", true) + "}")},
+      true);
   Child child({"pending", "--watch", "--agent", "claude-code", "--unix", daemon.path()});
-  const std::string first = child.read_line(), second = child.read_line(), third = child.read_line();
+  const std::string first = child.read_line(), second = child.read_line(),
+                    third = child.read_line();
   REQUIRE_FALSE(child.timed_out);
-  CHECK(first.rfind("= " + a + "  pending  alice/s-41/claude-code  [deploys]  shell run: deploy prod", 0) == 0);
+  CHECK(first.rfind(
+            "= " + a + "  pending  alice/s-41/claude-code  [deploys]  shell run: deploy prod", 0) ==
+        0);
   CHECK(second.rfind("+ " + b + "  pending", 0) == 0);
   CHECK(third == "- " + a + "  denied  (alice/s-41/claude-code)");
   child.terminate();  // the user's Ctrl-C
@@ -151,10 +160,12 @@ TEST_CASE("pending --watch prints each event as it arrives until interrupted", "
   CHECK(std::string(p["agent"].GetString()) == "claude-code");
 }
 
-TEST_CASE("pending --watch --format json prints the event JSON per line, without tokens", "[cli][approval][client]") {
+TEST_CASE("pending --watch --format json prints the event JSON per line, without tokens",
+          "[cli][approval][client]") {
   const std::string a = "apr_0123456789abcdef01234567";
   ScriptedDaemon daemon({event(R"({"event":"approvals","approvals":[]})"),
-                         event(R"({"event":"approval-created","approval":)" + approval_json(a, "pending", true) + "}")},
+                         event(R"({"event":"approval-created","approval":)" +
+                               approval_json(a, "pending", true) + "}")},
                         true);
   Child child({"pending", "--watch", "--format", "json", "--unix", daemon.path()});
   const std::string first = child.read_line(), second = child.read_line();
@@ -172,10 +183,11 @@ TEST_CASE("pending --watch --format json prints the event JSON per line, without
 
 TEST_CASE("pending lists approvals; a refused watch is an error", "[cli][approval][client]") {
   {
-    ScriptedDaemon daemon({response("pending", R"({"action":"pending","ok":true,"approvals":[)" +
-                                                   approval_json("apr_0123456789abcdef01234567", "pending", true) +
-                                                   "]}")});
-    auto r = run_warden({"pending", "--min-age", "60", "--rule", "deploys", "--unix", daemon.path()});
+    ScriptedDaemon daemon({response(
+        "pending", R"({"action":"pending","ok":true,"approvals":[)" +
+                       approval_json("apr_0123456789abcdef01234567", "pending", true) + "]}")});
+    auto r =
+        run_warden({"pending", "--min-age", "60", "--rule", "deploys", "--unix", daemon.path()});
     CHECK(r.code == 0);
     CHECK(r.out.find("apr_0123456789abcdef01234567  pending") == 0);
     CHECK(r.out.find("  action shell run: deploy prod\n") != std::string::npos);
@@ -186,9 +198,10 @@ TEST_CASE("pending lists approvals; a refused watch is an error", "[cli][approva
     CHECK_FALSE(p.HasMember("watch"));
   }
   {
-    ScriptedDaemon daemon({response("pending", R"({"action":"pending","ok":false,"error":{"code":"E_FORBIDDEN",)"
-                                               R"("message":"pending needs the approver role"}})")},
-                          true);
+    ScriptedDaemon daemon(
+        {response("pending", R"({"action":"pending","ok":false,"error":{"code":"E_FORBIDDEN",)"
+                             R"("message":"pending needs the approver role"}})")},
+        true);
     auto r = run_warden({"pending", "--watch", "--unix", daemon.path()});
     CHECK(r.code == 4);
     CHECK(r.err.find("warden: E_FORBIDDEN: pending needs the approver role") == 0);
@@ -202,12 +215,15 @@ TEST_CASE("approve sends the id, the digest, note and scope and prints the outco
           "[cli][approval][client]") {
   const std::string a = approval_json(kId, "executed", false);
   {
-    ScriptedDaemon daemon({response("approve", R"({"action":"approve","ok":true,"status":"executed","approval":)" + a +
-                                                   R"(,"result":{"exit_code":0}})")});
+    ScriptedDaemon daemon(
+        {response("approve", R"({"action":"approve","ok":true,"status":"executed","approval":)" +
+                                 a + R"(,"result":{"exit_code":0}})")});
     auto r = run_warden({"approve", kId, "--digest", kDigest, "--note", "ship it",
                          "--scope-minutes", "30", "--unix", daemon.path()});
     CHECK(r.code == 0);
-    CHECK(r.out == "approved apr_0123456789abcdef01234567; it ran\n  action shell run: deploy prod\n  exit 0\n");
+    CHECK(
+        r.out ==
+        "approved apr_0123456789abcdef01234567; it ran\n  action shell run: deploy prod\n  exit 0\n");
     auto p = daemon.request_payload();
     CHECK(std::string(p["action"].GetString()) == "approve");
     CHECK(std::string(p["id"].GetString()) == kId);
@@ -217,16 +233,18 @@ TEST_CASE("approve sends the id, the digest, note and scope and prints the outco
     CHECK(p["scope_minutes"].GetInt() == 30);
   }
   {
-    ScriptedDaemon daemon({response("approve", R"({"action":"approve","ok":false,"error":{"code":"E_SELF_APPROVAL",)"
-                                               R"("message":"you asked for this action"}})")});
+    ScriptedDaemon daemon(
+        {response("approve", R"({"action":"approve","ok":false,"error":{"code":"E_SELF_APPROVAL",)"
+                             R"("message":"you asked for this action"}})")});
     auto r = run_warden({"approve", kId, "--digest", kDigest, "--unix", daemon.path()});
     CHECK(r.code == 4);
     CHECK(r.err == "warden: E_SELF_APPROVAL: you asked for this action\n");
     CHECK_FALSE(daemon.request_payload().HasMember("scope_minutes"));
   }
   {
-    ScriptedDaemon daemon({response("approve", R"({"action":"approve","ok":false,"error":{"code":"E_APPROVAL_REFUSED",)"
-                                               R"("message":"the rules reject it now"}})")});
+    ScriptedDaemon daemon({response(
+        "approve", R"({"action":"approve","ok":false,"error":{"code":"E_APPROVAL_REFUSED",)"
+                   R"("message":"the rules reject it now"}})")});
     auto r = run_warden({"approve", kId, "--digest", kDigest, "--unix", daemon.path()});
     CHECK(r.code == 1);
     CHECK(r.err == "warden: E_APPROVAL_REFUSED: the rules reject it now\n");
@@ -261,7 +279,8 @@ TEST_CASE("approve answers only what was seen: no token, no blind yes", "[cli][a
 TEST_CASE("deny sends an id as id and a token as token", "[cli][approval][client]") {
   const std::string a = approval_json("apr_0123456789abcdef01234567", "denied", false);
   for (const std::string& which : {std::string("apr_0123456789abcdef01234567"), kToken}) {
-    ScriptedDaemon daemon({response("deny", R"({"action":"deny","ok":true,"approval":)" + a + "}")});
+    ScriptedDaemon daemon(
+        {response("deny", R"({"action":"deny","ok":true,"approval":)" + a + "}")});
     auto r = run_warden({"deny", which, "--note", "not today", "--unix", daemon.path()});
     CHECK(r.code == 0);
     CHECK(r.out == "denied apr_0123456789abcdef01234567\n  action shell run: deploy prod\n");
@@ -273,7 +292,8 @@ TEST_CASE("deny sends an id as id and a token as token", "[cli][approval][client
   }
 }
 
-TEST_CASE("decide --wait sends wait_s and prints how to approve a pending request", "[cli][approval][client]") {
+TEST_CASE("decide --wait sends wait_s and prints how to approve a pending request",
+          "[cli][approval][client]") {
   const std::string decision =
       R"({"decision_id":"d-1","outcome":"approval-required","reason":"deploys need a person","rules":[{"rule":"deploys",)"
       R"("outcome":"approval-required","reason":"deploys need a person","mode":"enforce"}],)"

@@ -85,11 +85,13 @@ TEST_CASE(
   // --key before LOG takes one value; --key may repeat (a log signed with successive keys).
   TestKey other;
   other.write_public(log.dir.str() + "/other.pub");
-  auto two = run_warden({"audit", "verify", "--key", log.dir.str() + "/other.pub", "--key", log.pub, log.live});
+  auto two = run_warden(
+      {"audit", "verify", "--key", log.dir.str() + "/other.pub", "--key", log.pub, log.live});
   INFO(two.out << two.err);
   CHECK(two.code == 0);
   CHECK(two.out.find(other.id() + "," + log.key.id()) != std::string::npos);
-  auto other_only = run_warden({"audit", "verify", "--key", log.dir.str() + "/other.pub", log.live});
+  auto other_only =
+      run_warden({"audit", "verify", "--key", log.dir.str() + "/other.pub", log.live});
   CHECK(other_only.code == 1);
   CHECK(other_only.out.find("bad-signature") != std::string::npos);
 
@@ -241,6 +243,7 @@ TEST_CASE("audit verify --require-closed, --partial at the end, --max-unsigned")
   INFO(ceiling.out << ceiling.err);
   CHECK(ceiling.code == 1);
   CHECK(ceiling.out.find("missing-checkpoint") != std::string::npos);
-  CHECK(run_warden({"audit", "verify", unsigned_log, "--key", log.pub, "--max-unsigned", "0"})
-            .code == 2);
+  CHECK(
+      run_warden({"audit", "verify", unsigned_log, "--key", log.pub, "--max-unsigned", "0"}).code ==
+      2);
 }

@@ -5,8 +5,8 @@
 #include <pty.h>
 #include <sys/wait.h>
 
-#include <catch2/catch.hpp>
 #include <termios.h>
+#include <catch2/catch.hpp>
 #include <thread>
 
 #include "../server/submit_daemon.h"
@@ -35,8 +35,9 @@ TEST_CASE("warden chat through a pipe: markers per decision, output, reply", "[c
   SubmitDaemon daemon(dir, provider(rm_then_ls_script(dir)));
   INFO(daemon.err());
   REQUIRE(daemon.serving());
-  cli_testing::Run run = cli_testing::run_warden({"chat", "--addr", daemon.address(), "--token", Tokens{}.agent},
-                                 "tidy up my home directory\n/quit\nnot sent\n");
+  cli_testing::Run run =
+      cli_testing::run_warden({"chat", "--addr", daemon.address(), "--token", Tokens{}.agent},
+                              "tidy up my home directory\n/quit\nnot sent\n");
   INFO(run.out << run.err);
   CHECK(run.code == 0);
   CHECK(run.out.find("✗ reject shell: rm -rf ~  [no-rm]: rm deletes files") != std::string::npos);
@@ -54,15 +55,15 @@ TEST_CASE("warden submit prints the events and exits by the final status", "[cli
   SubmitDaemon daemon(dir, provider(rm_then_ls_script(dir)));
   INFO(daemon.err());
   REQUIRE(daemon.serving());
-  cli_testing::Run run =
-      cli_testing::run_warden({"submit", "tidy up", "--addr", daemon.address(), "--token", Tokens{}.agent});
+  cli_testing::Run run = cli_testing::run_warden(
+      {"submit", "tidy up", "--addr", daemon.address(), "--token", Tokens{}.agent});
   INFO(run.out << run.err);
   CHECK(run.code == 0);
   CHECK(run.out.find("✗ reject shell: rm -rf ~  [no-rm]") != std::string::npos);
   CHECK(run.out.find("» the workspace holds marker.txt") != std::string::npos);
   // JSON: one event per line, the response last (another session replays the script).
   run = cli_testing::run_warden({"submit", "again", "--format", "json", "--addr", daemon.address(),
-                         "--token", Tokens{}.agent, "--session", "other"});
+                                 "--token", Tokens{}.agent, "--session", "other"});
   INFO(run.out << run.err);
   CHECK(run.out.find("\"event\":\"decision\"") != std::string::npos);
   CHECK(run.out.find("\"action\":\"submit\"") != std::string::npos);
@@ -88,8 +89,8 @@ TEST_CASE("warden chat at a terminal: libedit prompt, line editing, /quit", "[cl
     ::setenv("TERM", "dumb", 1);
     std::string addr = daemon.address();
     std::string token = Tokens{}.agent;
-    ::execl(cli_testing::kWarden.c_str(), cli_testing::kWarden.c_str(), "chat", "--addr", addr.c_str(), "--token",
-            token.c_str(), static_cast<char*>(nullptr));
+    ::execl(cli_testing::kWarden.c_str(), cli_testing::kWarden.c_str(), "chat", "--addr",
+            addr.c_str(), "--token", token.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   std::string screen;

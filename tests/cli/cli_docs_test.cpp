@@ -3,8 +3,8 @@
 // application built here.
 #include "cli/cli_docs.h"
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <string>
 
 using namespace warden::cli;
@@ -19,7 +19,9 @@ struct Sample {
   Sample() {
     app.add_flag("-q,--quiet", quiet, "Say less");
     auto* run = app.add_subcommand("run", "Run it. Exit: 0 done");
-    run->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+    run->add_option("--format", format, "Output format")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
     run->add_option("-c,--config", config, "The file, e.g. a.toml. Optional");
     run->add_option("--rules", rules, "Rule paths (repeatable)");
     run->add_option("--secret", secret, "Hidden")->group("");
@@ -37,13 +39,15 @@ struct Sample {
 
 const OptionDoc* find_option(const CommandDoc& c, const std::string& long_name) {
   for (const auto& o : c.options)
-    if (std::find(o.long_names.begin(), o.long_names.end(), long_name) != o.long_names.end()) return &o;
+    if (std::find(o.long_names.begin(), o.long_names.end(), long_name) != o.long_names.end())
+      return &o;
   return nullptr;
 }
 
 }  // namespace
 
-TEST_CASE("describe_command reads what the parser accepts and leaves out what is hidden", "[cli][completion]") {
+TEST_CASE("describe_command reads what the parser accepts and leaves out what is hidden",
+          "[cli][completion]") {
   Sample s;
   const CommandDoc root = describe_command(s.app, "sample");
   REQUIRE(root.path == std::vector<std::string>{"sample"});
@@ -83,24 +87,31 @@ TEST_CASE("man pages: one per command, ASCII roff, escapes where roff needs them
   const auto pages = man_pages(describe_command(s.app, "sample"), "sample 1.0");
   std::vector<std::string> names;
   for (const auto& p : pages) names.push_back(p.file_name);
-  CHECK(names == std::vector<std::string>{"sample.1", "sample-run.1", "sample-db.1", "sample-db-migrate.1"});
+  CHECK(names ==
+        std::vector<std::string>{"sample.1", "sample-run.1", "sample-db.1", "sample-db-migrate.1"});
   const std::string& run = pages[1].text;
-  CHECK(run.find(".TH SAMPLE\\-RUN 1 \"\" \"sample 1.0\" \"Warden Manual\"\n") != std::string::npos);
+  CHECK(run.find(".TH SAMPLE\\-RUN 1 \"\" \"sample 1.0\" \"Warden Manual\"\n") !=
+        std::string::npos);
   CHECK(run.find(".SH NAME\nsample\\-run \\- Run it\n") != std::string::npos);
-  CHECK(run.find("\\fB\\-\\-format\\fR \\fITEXT\\fR\nOutput format. One of: text, json.") != std::string::npos);
+  CHECK(run.find("\\fB\\-\\-format\\fR \\fITEXT\\fR\nOutput format. One of: text, json.") !=
+        std::string::npos);
   CHECK(run.find("The input \\[u2026] \\e \\-.") != std::string::npos);
   CHECK(run.find("$SAMPLE_TOKEN") != std::string::npos);
   CHECK(run.find("secret") == std::string::npos);
   CHECK(pages[2].text.find("\\fICOMMAND\\fR\n") != std::string::npos);  // db requires one
   CHECK(pages[3].text.find("\n\\&.starts with a dot\n") != std::string::npos);
   for (const auto& p : pages)
-    CHECK(std::all_of(p.text.begin(), p.text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }));
+    CHECK(std::all_of(p.text.begin(), p.text.end(),
+                      [](char c) { return static_cast<unsigned char>(c) < 0x80; }));
 }
 
-TEST_CASE("a name or choice the scripts could not list unquoted stops the generators", "[cli][completion]") {
+TEST_CASE("a name or choice the scripts could not list unquoted stops the generators",
+          "[cli][completion]") {
   CLI::App app{"x"};
   std::string v;
-  app.add_subcommand("go")->add_option("--mode", v, "Mode")->check(CLI::IsMember({"fast", "very slow"}));
+  app.add_subcommand("go")
+      ->add_option("--mode", v, "Mode")
+      ->check(CLI::IsMember({"fast", "very slow"}));
   const CommandDoc root = describe_command(app, "x");
   CHECK_THROWS_WITH(bash_completion(root), Catch::Contains("very slow"));
   CHECK_THROWS_WITH(zsh_completion(root), Catch::Contains("very slow"));

@@ -88,7 +88,8 @@ class Child {
     return read_until(out_, &out_text_, "\n", deadline) ? take_line() : std::string();
   }
   // Reads stderr until it contains `text`.
-  bool wait_stderr(const std::string& text, std::chrono::milliseconds deadline = std::chrono::seconds(30)) {
+  bool wait_stderr(const std::string& text,
+                   std::chrono::milliseconds deadline = std::chrono::seconds(30)) {
     return read_until(err_, &err_text_, text, deadline);
   }
 
@@ -120,10 +121,12 @@ class Child {
     return line;
   }
 
-  bool read_until(int fd, std::string* into, const std::string& text, std::chrono::milliseconds within) {
+  bool read_until(int fd, std::string* into, const std::string& text,
+                  std::chrono::milliseconds within) {
     const auto deadline = std::chrono::steady_clock::now() + within;
     while (into->find(text) == std::string::npos) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
       pollfd p{fd, POLLIN, 0};
       if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
         timed_out = true;
@@ -143,7 +146,8 @@ class Child {
     int open = 2;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (open > 0) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0 || ::poll(p, 2, static_cast<int>(left.count())) <= 0) {
         timed_out = true;
         return;

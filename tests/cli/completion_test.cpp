@@ -4,8 +4,8 @@
 // into an interactive zsh in a pseudo-terminal) and by fish (complete -C), and documented in a
 // manual page that groff renders without a warning. The files the build generated
 // (packaging/) are what the binary prints now.
-#include <catch2/catch.hpp>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -40,7 +40,8 @@ std::string joined(const std::vector<std::string>& words, const std::string& sep
 
 // Runs `sh -c SCRIPT` and returns its exit status and output.
 Run run_shell(const std::string& script) {
-  const fs::path out = fs::temp_directory_path() / ("warden-completion-out-" + std::to_string(::getpid()));
+  const fs::path out =
+      fs::temp_directory_path() / ("warden-completion-out-" + std::to_string(::getpid()));
   const fs::path err = fs::path(out.string() + ".err");
   const std::string command = "(" + script + ") > '" + out.string() + "' 2> '" + err.string() + "'";
   int status = std::system(command.c_str());
@@ -119,7 +120,8 @@ const std::vector<HelpCommand>& all_help() {
 
 // Completes each word list in one bash process: COMP_WORDS is the list (the last word is the
 // one being completed), COMP_CWORD its index, and _warden fills COMPREPLY.
-std::vector<std::set<std::string>> bash_complete(const std::vector<std::vector<std::string>>& cases) {
+std::vector<std::set<std::string>> bash_complete(
+    const std::vector<std::vector<std::string>>& cases) {
   TempDir dir{"warden-completion"};
   Run script = run_warden({"completion", "bash"});
   REQUIRE(script.code == 0);
@@ -129,7 +131,8 @@ std::vector<std::set<std::string>> bash_complete(const std::vector<std::vector<s
     driver += "COMP_WORDS=(";
     for (const auto& w : cases[i]) driver += "'" + w + "' ";
     driver += ")\nCOMP_CWORD=" + std::to_string(cases[i].size() - 1) + "\nCOMPREPLY=()\n_warden\n";
-    driver += "echo '@@ " + std::to_string(i) + "'\nfor w in \"${COMPREPLY[@]}\"; do echo \"$w\"; done\n";
+    driver +=
+        "echo '@@ " + std::to_string(i) + "'\nfor w in \"${COMPREPLY[@]}\"; do echo \"$w\"; done\n";
   }
   put_file(dir.path() / "driver.bash", driver);
   Run r = run_shell("bash --norc --noprofile '" + (dir.path() / "driver.bash").string() + "'");
@@ -151,7 +154,8 @@ std::vector<std::set<std::string>> bash_complete(const std::vector<std::vector<s
   return out;
 }
 
-std::vector<std::string> extended(std::vector<std::string> words, const std::vector<std::string>& more) {
+std::vector<std::string> extended(std::vector<std::string> words,
+                                  const std::vector<std::string>& more) {
   words.insert(words.end(), more.begin(), more.end());
   return words;
 }
@@ -160,13 +164,15 @@ std::string page_of(const HelpCommand& h) { return joined(h.path, "-") + ".1"; }
 
 }  // namespace
 
-TEST_CASE("the help tree the completions are checked against is the whole CLI", "[cli][completion]") {
+TEST_CASE("the help tree the completions are checked against is the whole CLI",
+          "[cli][completion]") {
   const auto& all = all_help();
   std::set<std::string> names;
   for (const auto& h : all) names.insert(joined(h.path, " "));
   // Commands of every family, and nested ones, so a parse of the help that found nothing fails.
-  for (const char* expected : {"warden", "warden serve", "warden audit query", "warden token new",
-                               "warden hook claude-code", "warden completion", "warden man", "warden version"})
+  for (const char* expected :
+       {"warden", "warden serve", "warden audit query", "warden token new",
+        "warden hook claude-code", "warden completion", "warden man", "warden version"})
     CHECK(names.count(expected) == 1);
   CHECK(all.size() > 25);
   for (const auto& h : all) {
@@ -175,7 +181,8 @@ TEST_CASE("the help tree the completions are checked against is the whole CLI", 
   }
 }
 
-TEST_CASE("bash completes every subcommand and every long option of every command", "[cli][completion]") {
+TEST_CASE("bash completes every subcommand and every long option of every command",
+          "[cli][completion]") {
   const auto& all = all_help();
   std::vector<std::vector<std::string>> cases;
   for (const auto& h : all) {
@@ -190,7 +197,8 @@ TEST_CASE("bash completes every subcommand and every long option of every comman
   }
 }
 
-TEST_CASE("bash completes prefixes of subcommands, options and option values", "[cli][completion]") {
+TEST_CASE("bash completes prefixes of subcommands, options and option values",
+          "[cli][completion]") {
   const std::vector<std::pair<std::vector<std::string>, std::set<std::string>>> expected{
       {{"warden", "se"}, {"serve"}},
       {{"warden", "audit", "q"}, {"query"}},
@@ -205,7 +213,7 @@ TEST_CASE("bash completes prefixes of subcommands, options and option values", "
       // An option's value is not a subcommand, and options before a subcommand are passed over.
       {{"warden", "serve", "--log-level", "info", "--log-j"}, {"--log-json"}},
       {{"warden", "serve", "--config", ""}, {}},  // a file: left to readline's file names
-      {{"warden", "exec", "--", "--"}, {}},        // a command's own words
+      {{"warden", "exec", "--", "--"}, {}},       // a command's own words
       {{"warden", "nonesuch", "--he"}, {"--help"}},
   };
   std::vector<std::vector<std::string>> cases;
@@ -242,7 +250,8 @@ TEST_CASE("fish completes subcommands, options and choices", "[cli][completion]"
   for (std::size_t i = 0; i < cases.size(); ++i)
     driver += "echo '@@ " + std::to_string(i) + "'\ncomplete -C '" + cases[i].first + "'\n";
   put_file(dir.path() / "driver.fish", driver);
-  Run r = run_shell("HOME='" + dir.path().string() + "' fish --no-config '" + (dir.path() / "driver.fish").string() + "'");
+  Run r = run_shell("HOME='" + dir.path().string() + "' fish --no-config '" +
+                    (dir.path() / "driver.fish").string() + "'");
   INFO(r.err);
   REQUIRE(r.code == 0);
   std::vector<std::set<std::string>> got(cases.size());
@@ -263,15 +272,16 @@ TEST_CASE("fish completes subcommands, options and choices", "[cli][completion]"
   }
 }
 
-TEST_CASE("zsh completes every subcommand and long option, prefixes and choices", "[cli][completion]") {
+TEST_CASE("zsh completes every subcommand and long option, prefixes and choices",
+          "[cli][completion]") {
   TempDir dir{"warden-completion"};
   Run script = run_warden({"completion", "zsh"});
   REQUIRE(script.code == 0);
   put_file(dir.path() / "_warden", script.out);
   // LINE typed into an interactive zsh in a pseudo-terminal, then a Tab (tests/cli/zsh_complete.zsh).
   auto complete = [&](const std::string& line) {
-    Run r = run_shell("timeout 60 zsh -f '" WARDEN_SOURCE_DIR "/tests/cli/zsh_complete.zsh' '" + dir.path().string() +
-                      "' '" + line + "'");
+    Run r = run_shell("timeout 60 zsh -f '" WARDEN_SOURCE_DIR "/tests/cli/zsh_complete.zsh' '" +
+                      dir.path().string() + "' '" + line + "'");
     INFO("zsh: " << line << ": " << r.err);
     REQUIRE(r.code == 0);
     std::set<std::string> matches;
@@ -288,11 +298,13 @@ TEST_CASE("zsh completes every subcommand and long option, prefixes and choices"
   CHECK(complete("warden se") == std::set<std::string>{"serve"});
   CHECK(complete("warden serve --wor") == std::set<std::string>{"--workers", "--workspace"});
   CHECK(complete("warden version --format ") == std::set<std::string>{"text", "json"});
-  CHECK(complete("warden audit query --outcome appr") == std::set<std::string>{"approve", "approval-required"});
+  CHECK(complete("warden audit query --outcome appr") ==
+        std::set<std::string>{"approve", "approval-required"});
   CHECK(complete("warden completion ") == std::set<std::string>{"bash", "zsh", "fish"});
 }
 
-TEST_CASE("the zsh script parses, defines a function per command and names every option", "[cli][completion]") {
+TEST_CASE("the zsh script parses, defines a function per command and names every option",
+          "[cli][completion]") {
   TempDir dir{"warden-completion"};
   Run script = run_warden({"completion", "zsh"});
   REQUIRE(script.code == 0);
@@ -302,9 +314,10 @@ TEST_CASE("the zsh script parses, defines a function per command and names every
   INFO(syntax.err);
   REQUIRE(syntax.code == 0);
   // Sourced after compinit, as a user would: it registers itself and defines its functions.
-  Run loaded = run_shell("HOME='" + dir.path().string() + "' zsh -f -c 'autoload -Uz compinit && compinit -u -d " +
-                         (dir.path() / "zcompdump").string() + " && source " + (dir.path() / "_warden").string() +
-                         " && print -r -- $_comps[warden] && print -rl -- ${(k)functions}'");
+  Run loaded = run_shell(
+      "HOME='" + dir.path().string() + "' zsh -f -c 'autoload -Uz compinit && compinit -u -d " +
+      (dir.path() / "zcompdump").string() + " && source " + (dir.path() / "_warden").string() +
+      " && print -r -- $_comps[warden] && print -rl -- ${(k)functions}'");
   INFO(loaded.err);
   REQUIRE(loaded.code == 0);
   std::istringstream lines(loaded.out);
@@ -319,18 +332,22 @@ TEST_CASE("the zsh script parses, defines a function per command and names every
       if (c == '-') c = '_';
     INFO(joined(h.path, " "));
     CHECK(functions.count(fn) == 1);
-    for (const auto& option : h.long_options) CHECK(script.out.find(option + "[") != std::string::npos);
-    for (const auto& sub : h.subcommands) CHECK(script.out.find("'" + sub + ":") != std::string::npos);
+    for (const auto& option : h.long_options)
+      CHECK(script.out.find(option + "[") != std::string::npos);
+    for (const auto& sub : h.subcommands)
+      CHECK(script.out.find("'" + sub + ":") != std::string::npos);
   }
 }
 
-TEST_CASE("a manual page per command, rendered by groff without a warning, with its options", "[cli][man]") {
+TEST_CASE("a manual page per command, rendered by groff without a warning, with its options",
+          "[cli][man]") {
   TempDir dir{"warden-completion"};
   Run r = run_warden({"man", (dir.path() / "man").string()});
   INFO(r.err);
   REQUIRE(r.code == 0);
   std::set<std::string> pages, expected;
-  for (const auto& entry : fs::directory_iterator(dir.path() / "man")) pages.insert(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(dir.path() / "man"))
+    pages.insert(entry.path().filename().string());
   for (const auto& h : all_help()) expected.insert(page_of(h));
   CHECK(pages == expected);
   for (const auto& h : all_help()) {
@@ -338,7 +355,8 @@ TEST_CASE("a manual page per command, rendered by groff without a warning, with 
     INFO(page.string());
     REQUIRE(fs::exists(page));
     const std::string roff = contents_of(page);
-    CHECK(std::all_of(roff.begin(), roff.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }));
+    CHECK(std::all_of(roff.begin(), roff.end(),
+                      [](char c) { return static_cast<unsigned char>(c) < 0x80; }));
     // -ww: every warning; -P-cbou: plain text, no overstriking, to search.
     Run rendered = run_shell("groff -man -Tutf8 -ww -P-cbou '" + page.string() + "'");
     CHECK(rendered.code == 0);
@@ -356,7 +374,8 @@ TEST_CASE("a manual page per command, rendered by groff without a warning, with 
   }
 }
 
-TEST_CASE("the completions and pages the build generated are the binary's", "[cli][completion][man]") {
+TEST_CASE("the completions and pages the build generated are the binary's",
+          "[cli][completion][man]") {
   const fs::path generated = fs::path(WARDEN_BINARY_DIR) / "packaging";
   for (const auto& [shell, file] : std::vector<std::pair<std::string, std::string>>{
            {"bash", "warden.bash"}, {"zsh", "_warden"}, {"fish", "warden.fish"}}) {
@@ -368,7 +387,8 @@ TEST_CASE("the completions and pages the build generated are the binary's", "[cl
   TempDir dir{"warden-completion"};
   REQUIRE(run_warden({"man", dir.path().string()}).code == 0);
   std::set<std::string> built, fresh;
-  for (const auto& entry : fs::directory_iterator(generated / "man")) built.insert(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(generated / "man"))
+    built.insert(entry.path().filename().string());
   for (const auto& entry : fs::directory_iterator(dir.path())) {
     fresh.insert(entry.path().filename().string());
     INFO(entry.path().filename().string());
@@ -388,10 +408,12 @@ TEST_CASE("completion and man fail loudly", "[cli][completion][man]") {
   Run not_a_dir = run_warden({"man", (dir.path() / "file" / "man").string()});
   CHECK(not_a_dir.code == 4);
   CHECK(not_a_dir.err.find("warden: man: cannot create") != std::string::npos);
-  Run unwritable = run_warden({"completion", "bash", "--output", (dir.path() / "file" / "x.bash").string()});
+  Run unwritable =
+      run_warden({"completion", "bash", "--output", (dir.path() / "file" / "x.bash").string()});
   CHECK(unwritable.code == 4);
   CHECK(unwritable.err.find("warden: completion: cannot open") != std::string::npos);
-  Run written = run_warden({"completion", "bash", "--output", (dir.path() / "warden.bash").string()});
+  Run written =
+      run_warden({"completion", "bash", "--output", (dir.path() / "warden.bash").string()});
   CHECK(written.code == 0);
   CHECK(written.out.empty());
   CHECK(contents_of(dir.path() / "warden.bash") == run_warden({"completion", "bash"}).out);

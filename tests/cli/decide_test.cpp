@@ -42,9 +42,11 @@ struct Daemon {
     fs::create_directories(dir / "state");
     std::ofstream(dir / "rules" / "policy.clp") << kDecideRules;
     fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
-    std::vector<std::string> args{"serve", "--listen", "127.0.0.1:0", "--insecure-no-auth", "--rules",
-                                  (dir / "rules").string(), "--state-dir", (dir / "state").string(),
-                                  "--workers", "1"};
+    std::vector<std::string> args{"serve",       "--listen",
+                                  "127.0.0.1:0", "--insecure-no-auth",
+                                  "--rules",     (dir / "rules").string(),
+                                  "--state-dir", (dir / "state").string(),
+                                  "--workers",   "1"};
     args.insert(args.end(), extra.begin(), extra.end());
     child = std::make_unique<warden::server::testing::WardenChild>(args);
     bool started = child->serving();
@@ -98,7 +100,8 @@ TEST_CASE("decide text output escapes what the agent wrote", "[cli][decide][esca
 }
 
 TEST_CASE("serve warns on stderr when default_outcome is approve", "[cli][default-outcome]") {
-  fs::path config = fs::temp_directory_path() / ("warden-approve-" + std::to_string(::getpid()) + ".toml");
+  fs::path config =
+      fs::temp_directory_path() / ("warden-approve-" + std::to_string(::getpid()) + ".toml");
   std::ofstream(config) << "default_outcome = \"approve\"\n";
   {
     Daemon daemon({"--config", config.string()});

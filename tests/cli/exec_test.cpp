@@ -115,7 +115,8 @@ struct World {
     REQUIRE(client.authenticate(server::testing::Tokens{}.agent, std::chrono::seconds(10), &error));
     std::string proposal = R"({"target":"shell","action":"run","payload":{"command":)" +
                            protocol::json_string(command) + R"(,"cwd":)" +
-                           protocol::json_string(workspace) + R"(},"context":{"agent":"exec-test"}})";
+                           protocol::json_string(workspace) +
+                           R"(},"context":{"agent":"exec-test"}})";
     REQUIRE(client.send_message(protocol::make_request("1", "decide", "\"proposal\":" + proposal),
                                 &error));
     std::string reply;

@@ -105,7 +105,7 @@ TEST_CASE("hook guard: an answer stands when the process outlives its budget aft
       sigprocmask(SIG_BLOCK, &alarm, nullptr);
       guard(milliseconds(20));
       give_hook_answer(answer(code == 0 ? "allow" : "deny", code));
-      sleep_ms(300);  // far past the budget
+      sleep_ms(300);                              // far past the budget
       sigprocmask(SIG_UNBLOCK, &alarm, nullptr);  // a pending overrun would be handled here
       std::exit(code);
     });

@@ -25,7 +25,9 @@ struct Pipe {
     close_write();
     ::close(r);
   }
-  void put(const std::string& s) { REQUIRE(::write(w, s.data(), s.size()) == static_cast<ssize_t>(s.size())); }
+  void put(const std::string& s) {
+    REQUIRE(::write(w, s.data(), s.size()) == static_cast<ssize_t>(s.size()));
+  }
   void close_write() {
     if (w >= 0) ::close(w);
     w = -1;
@@ -64,7 +66,8 @@ struct RulesFile {
 
 }  // namespace
 
-TEST_CASE("ProposalStream: JSON lines with their line numbers, blank lines skipped", "[cli][stream]") {
+TEST_CASE("ProposalStream: JSON lines with their line numbers, blank lines skipped",
+          "[cli][stream]") {
   auto items = all("{\"a\":1}\n\n  \nnot json\n{\"b\":2}");
   REQUIRE(items.size() == 3);
   CHECK(items[0].line == 1);
@@ -74,8 +77,9 @@ TEST_CASE("ProposalStream: JSON lines with their line numbers, blank lines skipp
   CHECK(items[2].line == 5);  // last line without '\n'
 }
 
-TEST_CASE("ProposalStream: lines over many reads, some across a read's end, each whole and numbered",
-          "[cli][stream]") {
+TEST_CASE(
+    "ProposalStream: lines over many reads, some across a read's end, each whole and numbered",
+    "[cli][stream]") {
   // About 1.2 MB in lines of 1 to 3,000 bytes: lines end inside a read, across one and
   // exactly at one, and the buffer drops the lines handed out as it reads more.
   std::vector<std::string> lines;
@@ -130,7 +134,8 @@ TEST_CASE("ProposalStream: an unfinished first line that is not one document fal
   CHECK(lines == std::vector<long>{1, 2, 3, 4});
 }
 
-TEST_CASE("ProposalStream: a line is handed out before the writer sends the next", "[cli][stream]") {
+TEST_CASE("ProposalStream: a line is handed out before the writer sends the next",
+          "[cli][stream]") {
   Pipe p;
   ProposalStream s(p.r, 1 << 20);
   CHECK_FALSE(s.ready());  // nothing written yet: next() would wait

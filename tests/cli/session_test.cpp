@@ -1,8 +1,8 @@
 // `warden dry-run --session FILE`: earlier proposals of the session decided first, their
 // approved effects the history the input is decided with (as the daemon's session memory).
-#include <catch2/catch.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/build_paths.h"
 #include "tests/cli/cli_process.h"
 #include "tests/support/temp_dir.h"
-#include "tests/build_paths.h"
 
 namespace fs = std::filesystem;
 using warden::testing::TempDir;
@@ -32,7 +32,8 @@ SessionRun session_run_cli(const TempDir& dir, const std::string& args, const st
   warden::cli::testing::require_binary();
   std::string in = dir.write("stdin", input);
   std::string err = (dir.path() / "stderr").string();
-  std::string cmd = std::string(WARDEN_BINARY_DIR) + "/cli/warden " + args + " < " + in + " 2>" + err;
+  std::string cmd =
+      std::string(WARDEN_BINARY_DIR) + "/cli/warden " + args + " < " + in + " 2>" + err;
   SessionRun r{-1, "", ""};
   FILE* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p);
@@ -59,8 +60,10 @@ const char* kSessionRules = R"(
   => (assert (decision (proposal ?id) (outcome reject) (rule read-after-write))))
 )";
 
-const char* kWrite = R"({"target":"file","action":"write","payload":{"path":"/w/Makefile"},"context":{"session":"s"}})";
-const char* kRead = R"({"target":"file","action":"read","payload":{"path":"/w/Makefile"},"context":{"session":"s"}})";
+const char* kWrite =
+    R"({"target":"file","action":"write","payload":{"path":"/w/Makefile"},"context":{"session":"s"}})";
+const char* kRead =
+    R"({"target":"file","action":"read","payload":{"path":"/w/Makefile"},"context":{"session":"s"}})";
 
 std::string rules_dir(const TempDir& dir) {
   fs::create_directories(dir.path() / "rules");
@@ -89,7 +92,8 @@ TEST_CASE("dry-run --session decides the input with the session's history", "[cl
   CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
 
   // --explain shows the history facts the rules saw.
-  SessionRun explained = session_run_cli(dir, flags + " --explain --session " + session + " -", kRead);
+  SessionRun explained =
+      session_run_cli(dir, flags + " --explain --session " + session + " -", kRead);
   CHECK(explained.out.find("(history ") != std::string::npos);
   CHECK(explained.out.find("(target \\\"/w/Makefile\\\")") != std::string::npos);
 
@@ -103,8 +107,9 @@ TEST_CASE("dry-run --session: approved input proposals join the history", "[cli]
   TempDir dir{"warden-cli-session"};
   const std::string rules = rules_dir(dir);
   const std::string empty = dir.write("empty.jsonl", "");
-  SessionRun r = session_run_cli(dir, "dry-run --workspace /w --rules " + rules + " --session " + empty + " -",
-                  std::string(kRead) + "\n" + kWrite + "\n" + kRead + "\n");
+  SessionRun r =
+      session_run_cli(dir, "dry-run --workspace /w --rules " + rules + " --session " + empty + " -",
+                      std::string(kRead) + "\n" + kWrite + "\n" + kRead + "\n");
   INFO(r.out << r.err);
   CHECK(r.code == 1);
   std::istringstream lines(r.out);
@@ -121,20 +126,24 @@ TEST_CASE("dry-run --session: approved input proposals join the history", "[cli]
   CHECK(outcomes == std::vector<std::string>{"approve", "approve", "reject"});
   // Without --session each proposal stands alone.
   SessionRun alone = session_run_cli(dir, "dry-run --workspace /w --rules " + rules + " -",
-                      std::string(kRead) + "\n" + kWrite + "\n" + kRead + "\n");
+                                     std::string(kRead) + "\n" + kWrite + "\n" + kRead + "\n");
   CHECK(alone.code == 0);
 }
 
-TEST_CASE("dry-run --session: an unreadable file or a bad line is a usage error naming it", "[cli][session]") {
+TEST_CASE("dry-run --session: an unreadable file or a bad line is a usage error naming it",
+          "[cli][session]") {
   TempDir dir{"warden-cli-session"};
   const std::string rules = rules_dir(dir);
   const std::string bad = dir.write("bad.jsonl", std::string(kWrite) + "\n{\"no\":\"target\"}\n");
-  SessionRun r = session_run_cli(dir, "dry-run --workspace /w --rules " + rules + " --session " + bad + " -", kRead);
+  SessionRun r = session_run_cli(
+      dir, "dry-run --workspace /w --rules " + rules + " --session " + bad + " -", kRead);
   CHECK(r.code == 2);
   CHECK(r.out.empty());
   CHECK(r.err.find(bad + ":2:") != std::string::npos);
   CHECK(r.err.find("E_INPUT_SHAPE") != std::string::npos);
-  SessionRun missing = session_run_cli(dir, "dry-run --rules " + rules + " --session " + (dir.path() / "nope").string() + " -", kRead);
+  SessionRun missing = session_run_cli(
+      dir, "dry-run --rules " + rules + " --session " + (dir.path() / "nope").string() + " -",
+      kRead);
   CHECK(missing.code == 2);
   CHECK(missing.err.find("cannot read") != std::string::npos);
 }

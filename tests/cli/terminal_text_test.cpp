@@ -49,12 +49,16 @@ TEST_CASE("printable: every control a terminal acts on becomes a visible escape"
   CHECK(printable("a\nb\tc\bd\fe\vf") == "a\\nb\\tc\\bd\\fe\\vf");
   CHECK(printable(std::string("nul\0x", 5)) == "nul\\x00x");
   CHECK(printable("del\x7f") == "del\\x7f");
-  CHECK(printable("csi\xc2\x9b" "31m") == "csi\\u009b31m");           // C1 as UTF-8
-  CHECK(printable("raw\x9b" "31m") == "raw\\x9b31m");                 // C1 as a raw byte
-  CHECK(printable("\xe2\x80\xae" "evil") == "\\u202eevil");          // RLO
-  for (const char* bidi : {"\xe2\x80\xaa", "\xe2\x80\xab", "\xe2\x80\xac", "\xe2\x80\xad", "\xe2\x81\xa6",
-                           "\xe2\x81\xa7", "\xe2\x81\xa8", "\xe2\x81\xa9", "\xe2\x80\x8e", "\xe2\x80\x8f",
-                           "\xd8\x9c", "\xe2\x80\xa8", "\xe2\x80\xa9"}) {
+  CHECK(printable("csi\xc2\x9b"
+                  "31m") == "csi\\u009b31m");  // C1 as UTF-8
+  CHECK(printable("raw\x9b"
+                  "31m") == "raw\\x9b31m");  // C1 as a raw byte
+  CHECK(printable("\xe2\x80\xae"
+                  "evil") == "\\u202eevil");  // RLO
+  for (const char* bidi :
+       {"\xe2\x80\xaa", "\xe2\x80\xab", "\xe2\x80\xac", "\xe2\x80\xad", "\xe2\x81\xa6",
+        "\xe2\x81\xa7", "\xe2\x81\xa8", "\xe2\x81\xa9", "\xe2\x80\x8e", "\xe2\x80\x8f", "\xd8\x9c",
+        "\xe2\x80\xa8", "\xe2\x80\xa9"}) {
     INFO(bidi);
     CHECK(terminal_safe(printable(bidi)));
     CHECK(printable(bidi).rfind("\\u", 0) == 0);
@@ -65,7 +69,8 @@ TEST_CASE("printable: every control a terminal acts on becomes a visible escape"
 
 TEST_CASE("json_for_terminal: the same JSON value with bidi, DEL and C1 escaped", "[cli][escape]") {
   CHECK(json_for_terminal(R"({"a":"x"})") == R"({"a":"x"})");
-  CHECK(json_for_terminal("{\"a\":\"\xe2\x80\xae" "b\xc2\x9b\x7f\"}") == R"({"a":"\u202eb\u009b\u007f"})");
+  CHECK(json_for_terminal("{\"a\":\"\xe2\x80\xae"
+                          "b\xc2\x9b\x7f\"}") == R"({"a":"\u202eb\u009b\u007f"})");
   CHECK(json_for_terminal("{\n\t\"a\": 1\r\n}") == "{\n\t\"a\": 1\r\n}");  // JSON whitespace kept
   CHECK(json_for_terminal("\"\x1b\"") == R"("\u001b")");
   CHECK(json_for_terminal("\"\xff\"") == R"("\ufffd")");
@@ -82,7 +87,8 @@ TEST_CASE("dry-run text and JSON output cannot repaint a reject", "[cli][escape]
   Run json = run_warden({"dry-run", "--rules", rules, "-"}, kHostileProposal);
   CHECK(json.code == 1);
   CHECK(terminal_safe(json.out));
-  CHECK(json.out.find(R"(said: \u001b[2K\rapprove\u0008\u202e\u009b31m\u2066x)") != std::string::npos);
+  CHECK(json.out.find(R"(said: \u001b[2K\rapprove\u0008\u202e\u009b31m\u2066x)") !=
+        std::string::npos);
 
   // An input error that echoes input is escaped too.
   Run bad = run_warden({"dry-run", "--format", "text", "--rules", rules, "-"},
@@ -91,7 +97,8 @@ TEST_CASE("dry-run text and JSON output cannot repaint a reject", "[cli][escape]
   CHECK(terminal_safe(bad.out));
 }
 
-TEST_CASE("check diagnostics and the test report escape file names and case names", "[cli][escape]") {
+TEST_CASE("check diagnostics and the test report escape file names and case names",
+          "[cli][escape]") {
   TempDir dir{"warden-tt"};
   std::string file = dir.write("bad\x1b[32m.clp", "(defrule x");
   Run check = run_warden({"check", dir.path().string()});
@@ -103,8 +110,10 @@ TEST_CASE("check diagnostics and the test report escape file names and case name
   fs::remove(file);
 
   dir.write("echo.clp", kEchoRule);
-  dir.write("cases.jsonl", std::string(R"({"name":"\u001b[2K\rPASS \u202e","proposal":)") + kHostileProposal +
-                               R"(,"expect":"approve"})" "\n");
+  dir.write("cases.jsonl", std::string(R"({"name":"\u001b[2K\rPASS \u202e","proposal":)") +
+                               kHostileProposal +
+                               R"(,"expect":"approve"})"
+                               "\n");
   Run test = run_warden({"test", dir.path().string()});
   CHECK(test.code == 1);
   CHECK(terminal_safe(test.out));

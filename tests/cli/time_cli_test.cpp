@@ -2,8 +2,8 @@
 // unknown constant time zone in `warden check`, and the team-policy example's office-hours
 // cases across daylight saving changes (with its package-install cases, which read a data
 // file). Every time is given; none is read from the clock.
-#include <catch2/catch.hpp>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -14,8 +14,8 @@
 #include "tests/support/temp_dir.h"
 
 namespace fs = std::filesystem;
-using warden::testing::TempDir;
 using warden::cli::testing::run_warden;
+using warden::testing::TempDir;
 
 namespace {
 
@@ -44,25 +44,31 @@ TEST_CASE("dry-run --now decides at that time, in the zone's local time", "[cli]
   TempDir dir{"warden-time-cli"};
   const std::string rules = dir.write("t.clp", kTimeRules);
   // 06:30 UTC is 07:30 in Berlin before the spring change and 08:30 after it.
-  auto before = run_warden({"dry-run", "--rules", rules, "--now", "2026-03-27T06:30:00Z", "-"}, kReply);
+  auto before =
+      run_warden({"dry-run", "--rules", rules, "--now", "2026-03-27T06:30:00Z", "-"}, kReply);
   CHECK(before.code == 0);
   CHECK(before.out.find("\"reason\":\"early: 2026-03-27 7:30\"") != std::string::npos);
-  auto after = run_warden({"dry-run", "--rules", rules, "--now", "2026-03-30T06:30:00Z", "-"}, kReply);
+  auto after =
+      run_warden({"dry-run", "--rules", rules, "--now", "2026-03-30T06:30:00Z", "-"}, kReply);
   CHECK(after.code == 3);
   CHECK(after.out.find("\"reason\":\"late: mon\"") != std::string::npos);
-  auto offset = run_warden({"dry-run", "--rules", rules, "--now", "2026-03-29T01:30:00+01:00", "-"}, kReply);
+  auto offset =
+      run_warden({"dry-run", "--rules", rules, "--now", "2026-03-29T01:30:00+01:00", "-"}, kReply);
   CHECK(offset.code == 0);
   CHECK(offset.out.find("\"reason\":\"early: 2026-03-29 1:30\"") != std::string::npos);
 }
 
-TEST_CASE("dry-run --now refuses a time that is not RFC 3339 with an offset: exit 2", "[cli][time]") {
+TEST_CASE("dry-run --now refuses a time that is not RFC 3339 with an offset: exit 2",
+          "[cli][time]") {
   TempDir dir{"warden-time-cli"};
   const std::string rules = dir.write("t.clp", kTimeRules);
   auto bad = run_warden({"dry-run", "--rules", rules, "--now", "2026-03-29T01:30:00", "-"}, kReply);
   CHECK(bad.code == 2);
   CHECK(bad.out.empty());
-  CHECK(bad.err.find("warden: --now 2026-03-29T01:30:00: no offset: add Z or +HH:MM") != std::string::npos);
-  auto no_day = run_warden({"dry-run", "--rules", rules, "--now", "2026-02-29T10:00:00Z", "-"}, kReply);
+  CHECK(bad.err.find("warden: --now 2026-03-29T01:30:00: no offset: add Z or +HH:MM") !=
+        std::string::npos);
+  auto no_day =
+      run_warden({"dry-run", "--rules", rules, "--now", "2026-02-29T10:00:00Z", "-"}, kReply);
   CHECK(no_day.code == 2);
   CHECK(no_day.err.find("no such date") != std::string::npos);
 }
@@ -84,13 +90,16 @@ TEST_CASE("test: a case's now decides it; a malformed now is an error at its fil
   CHECK(ok.code == 0);
   CHECK(ok.out.find("3 passed, 0 failed") != std::string::npos);
 
-  dir.write("t.jsonl", R"({"name":"early","now":"2026-03-27T06:30:00Z","proposal":{"target":"reply"},"expect":"approve"})"
-                       "\n"
-                       R"({"name":"typo","now":"2026-03-27T06:30:00","proposal":{"target":"reply"},"expect":"approve"})"
-                       "\n");
+  dir.write(
+      "t.jsonl",
+      R"({"name":"early","now":"2026-03-27T06:30:00Z","proposal":{"target":"reply"},"expect":"approve"})"
+      "\n"
+      R"({"name":"typo","now":"2026-03-27T06:30:00","proposal":{"target":"reply"},"expect":"approve"})"
+      "\n");
   auto bad = run_warden({"test", dir.path().string()});
   CHECK(bad.code == 1);
-  CHECK(bad.err.find(cases + ":2: error E_CASE: test case 'typo': \"now\" is not a time: no offset") !=
+  CHECK(bad.err.find(cases +
+                     ":2: error E_CASE: test case 'typo': \"now\" is not a time: no offset") !=
         std::string::npos);
 }
 
@@ -98,17 +107,20 @@ TEST_CASE("check: a constant unknown time zone is E_TIME_ZONE at its file and li
           "[cli][time]") {
   TempDir dir{"warden-time-cli"};
   const std::string rules = dir.write(
-      "t.clp", "(defrule a\n  (proposal (id ?id))\n  (test (< (local-hour \"Europe/Berln\") 8))\n  =>)\n");
+      "t.clp",
+      "(defrule a\n  (proposal (id ?id))\n  (test (< (local-hour \"Europe/Berln\") 8))\n  =>)\n");
   auto r = run_warden({"check", rules});
   CHECK(r.code == 2);  // rules that do not load
-  CHECK(r.out.find(rules + ":3: error E_TIME_ZONE: in rule 'a': unknown time zone \"Europe/Berln\"") !=
+  CHECK(r.out.find(rules +
+                   ":3: error E_TIME_ZONE: in rule 'a': unknown time zone \"Europe/Berln\"") !=
         std::string::npos);
 }
 
-TEST_CASE("the team-policy example: infrastructure changes in Berlin office hours, across DST, "
-          "package installs only from the team's list (a data file), no reads of keys and .env "
-          "files, HTTP only to the team's hosts",
-          "[cli][time][data][examples]") {
+TEST_CASE(
+    "the team-policy example: infrastructure changes in Berlin office hours, across DST, "
+    "package installs only from the team's list (a data file), no reads of keys and .env "
+    "files, HTTP only to the team's hosts",
+    "[cli][time][data][examples]") {
   const std::string dir = WARDEN_SOURCE_DIR "/examples/team-policy";
   auto r = run_warden({"test", "--format", "json", dir});
   INFO(r.out << r.err);

@@ -69,10 +69,12 @@ TEST_CASE("an approval fact sets the decision's approval terms", "[approval-term
   CHECK(d.approval_expires_s == 300);
   CHECK(d.approvers_needed == 2);
   CHECK(approval_member(d) == "300/2");
-  CHECK(decision_to_json(d).find(R"("approval":{"expires_in_s":300,"approvers":2})") != std::string::npos);
+  CHECK(decision_to_json(d).find(R"("approval":{"expires_in_s":300,"approvers":2})") !=
+        std::string::npos);
 }
 
-TEST_CASE("several approval facts: the smallest expiry and the most approvers", "[approval-terms]") {
+TEST_CASE("several approval facts: the smallest expiry and the most approvers",
+          "[approval-terms]") {
   Engine engine(test::must_compile(kApprovalRules), test::test_options());
   Decision d = test::decide_ok(engine, shell("deploy prod"));
   REQUIRE(d.error_code.empty());
@@ -87,7 +89,8 @@ TEST_CASE("several approval facts: the smallest expiry and the most approvers", 
   CHECK(approval_member(three) == "60/2");
 }
 
-TEST_CASE("an approval fact with no terms: the daemon's default expiry, one approver", "[approval-terms]") {
+TEST_CASE("an approval fact with no terms: the daemon's default expiry, one approver",
+          "[approval-terms]") {
   Engine engine(test::must_compile(kApprovalRules), test::test_options());
   Decision d = test::decide_ok(engine, shell("restart web"));
   REQUIRE(d.error_code.empty());
@@ -98,7 +101,8 @@ TEST_CASE("an approval fact with no terms: the daemon's default expiry, one appr
   CHECK(approval_member(d) == "0/1");
 }
 
-TEST_CASE("a decision no approval fact was asserted for has no approval member", "[approval-terms]") {
+TEST_CASE("a decision no approval fact was asserted for has no approval member",
+          "[approval-terms]") {
   Engine engine(test::must_compile(kApprovalRules), test::test_options());
   Decision d = test::decide_ok(engine, shell("ls"));
   CHECK(d.outcome == Outcome::Approve);
@@ -139,7 +143,8 @@ TEST_CASE("nothing in the proposal sets or changes the approval terms", "[approv
   CHECK(doc["action"].HasMember("approval"));
 }
 
-TEST_CASE("an approval naming another rule, a variable or no rule is E_RULE_NAME", "[approval-terms][rule-name]") {
+TEST_CASE("an approval naming another rule, a variable or no rule is E_RULE_NAME",
+          "[approval-terms][rule-name]") {
   auto loaded = test::compile_text(R"(
 (defrule ask
   (proposal (id ?id))
@@ -181,7 +186,8 @@ TEST_CASE("approval facts may not be asserted from functions", "[approval-terms]
   CHECK(found);
 }
 
-TEST_CASE("approval terms out of range fail the decision closed, naming the rule", "[approval-terms]") {
+TEST_CASE("approval terms out of range fail the decision closed, naming the rule",
+          "[approval-terms]") {
   const char* const kBadRules = R"(
 (defrule ask
   (proposal (id ?id) (target shell))
@@ -209,7 +215,8 @@ TEST_CASE("approval terms out of range fail the decision closed, naming the rule
     const char* rule;
     const char* value;
   };
-  for (const Case& c : {Case{"three", "three-approvers", "approvers 3"}, Case{"zero", "no-approvers", "approvers 0"},
+  for (const Case& c : {Case{"three", "three-approvers", "approvers 3"},
+                        Case{"zero", "no-approvers", "approvers 0"},
                         Case{"negative", "negative-expiry", "expires-in -5"}}) {
     INFO(c.command);
     Decision d = test::decide_ok(engine, shell(c.command));

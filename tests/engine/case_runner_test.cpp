@@ -45,15 +45,19 @@ CaseReport run(const std::string& jsonl) {
 }
 
 bool covered(const CaseReport& report, const std::string& rule) {
-  return std::find(report.uncovered_rules.begin(), report.uncovered_rules.end(), rule) == report.uncovered_rules.end();
+  return std::find(report.uncovered_rules.begin(), report.uncovered_rules.end(), rule) ==
+         report.uncovered_rules.end();
 }
 
 }  // namespace
 
-TEST_CASE("a case expecting reject fails when the engine failed instead of deciding", "[cases][failclosed]") {
+TEST_CASE("a case expecting reject fails when the engine failed instead of deciding",
+          "[cases][failclosed]") {
   CaseReport report = run(
-      R"({"name":"runtime error","proposal":{"target":"tool","action":"crash"},"expect":"reject","rule":"crash"})" "\n"
-      R"({"name":"run limit","proposal":{"target":"tool","action":"chain"},"expect":"reject"})" "\n");
+      R"({"name":"runtime error","proposal":{"target":"tool","action":"crash"},"expect":"reject","rule":"crash"})"
+      "\n"
+      R"({"name":"run limit","proposal":{"target":"tool","action":"chain"},"expect":"reject"})"
+      "\n");
   REQUIRE(report.results.size() == 2);
   CHECK_FALSE(report.results[0].passed);
   CHECK(report.results[0].failure.find("E_RUNTIME") != std::string::npos);
@@ -65,12 +69,18 @@ TEST_CASE("a case expecting reject fails when the engine failed instead of decid
 
 TEST_CASE("expect_error passes only the named engine error", "[cases][failclosed]") {
   CaseReport report = run(
-      R"({"name":"named","proposal":{"target":"tool","action":"crash"},"expect_error":"E_RUNTIME"})" "\n"
-      R"({"name":"named, with reject","proposal":{"target":"tool","action":"chain"},"expect":"reject","expect_error":"E_RUN_LIMIT"})" "\n"
-      R"({"name":"another error","proposal":{"target":"tool","action":"crash"},"expect_error":"E_DEADLINE"})" "\n"
-      R"({"name":"no error at all","proposal":{"target":"reply"},"expect_error":"E_RUNTIME"})" "\n"
-      R"({"name":"input error","proposal":["not","an","object"],"expect_error":"E_INPUT_SHAPE"})" "\n"
-      R"({"name":"input error unexpected","proposal":["x"],"expect":"reject"})" "\n");
+      R"({"name":"named","proposal":{"target":"tool","action":"crash"},"expect_error":"E_RUNTIME"})"
+      "\n"
+      R"({"name":"named, with reject","proposal":{"target":"tool","action":"chain"},"expect":"reject","expect_error":"E_RUN_LIMIT"})"
+      "\n"
+      R"({"name":"another error","proposal":{"target":"tool","action":"crash"},"expect_error":"E_DEADLINE"})"
+      "\n"
+      R"({"name":"no error at all","proposal":{"target":"reply"},"expect_error":"E_RUNTIME"})"
+      "\n"
+      R"({"name":"input error","proposal":["not","an","object"],"expect_error":"E_INPUT_SHAPE"})"
+      "\n"
+      R"({"name":"input error unexpected","proposal":["x"],"expect":"reject"})"
+      "\n");
   REQUIRE(report.results.size() == 6);
   CHECK(report.results[0].passed);
   CHECK(report.results[1].passed);
@@ -83,11 +93,15 @@ TEST_CASE("expect_error passes only the named engine error", "[cases][failclosed
   CHECK(report.results[5].failure.find("E_INPUT_SHAPE") != std::string::npos);
 }
 
-TEST_CASE("a rule that fires only on the way to an engine error is not covered", "[cases][coverage]") {
+TEST_CASE("a rule that fires only on the way to an engine error is not covered",
+          "[cases][coverage]") {
   CaseReport report = run(
-      R"({"name":"crash","proposal":{"target":"tool","action":"crash"},"expect_error":"E_RUNTIME"})" "\n"
-      R"({"name":"chain","proposal":{"target":"tool","action":"chain"},"expect_error":"E_RUN_LIMIT"})" "\n"
-      R"({"name":"reply","proposal":{"target":"reply"},"expect":"approve","rule":"fine"})" "\n");
+      R"({"name":"crash","proposal":{"target":"tool","action":"crash"},"expect_error":"E_RUNTIME"})"
+      "\n"
+      R"({"name":"chain","proposal":{"target":"tool","action":"chain"},"expect_error":"E_RUN_LIMIT"})"
+      "\n"
+      R"({"name":"reply","proposal":{"target":"reply"},"expect":"approve","rule":"fine"})"
+      "\n");
   CHECK(report.failed == 0);
   CHECK_FALSE(covered(report, "crash"));
   CHECK_FALSE(covered(report, "chain"));
@@ -97,9 +111,12 @@ TEST_CASE("a rule that fires only on the way to an engine error is not covered",
 
 TEST_CASE("cases pass principal and groups as the authenticated caller", "[cases]") {
   CaseReport report = run(
-      R"({"name":"admin","proposal":{"target":"tool","action":"admin"},"principal":"alice","groups":["dev","admins"],"expect":"approve","rule":"admins-may"})" "\n"
-      R"({"name":"not in the group","proposal":{"target":"tool","action":"admin"},"principal":"alice","groups":["dev"],"expect":"approval-required","not_rule":"admins-may"})" "\n"
-      R"({"name":"groups in context are not the caller's","proposal":{"target":"tool","action":"admin","context":{"principal":"alice","groups":["admins"]}},"expect":"approval-required"})" "\n");
+      R"({"name":"admin","proposal":{"target":"tool","action":"admin"},"principal":"alice","groups":["dev","admins"],"expect":"approve","rule":"admins-may"})"
+      "\n"
+      R"({"name":"not in the group","proposal":{"target":"tool","action":"admin"},"principal":"alice","groups":["dev"],"expect":"approval-required","not_rule":"admins-may"})"
+      "\n"
+      R"({"name":"groups in context are not the caller's","proposal":{"target":"tool","action":"admin","context":{"principal":"alice","groups":["admins"]}},"expect":"approval-required"})"
+      "\n");
   REQUIRE(report.results.size() == 3);
   for (const auto& r : report.results) {
     INFO(r.test->name << "\n" << r.failure);
@@ -108,15 +125,22 @@ TEST_CASE("cases pass principal and groups as the authenticated caller", "[cases
   CHECK(covered(report, "admins-may"));
 }
 
-TEST_CASE("case files refuse unknown fields and contradictory expectations with their line", "[cases]") {
+TEST_CASE("case files refuse unknown fields and contradictory expectations with their line",
+          "[cases]") {
   Diagnostics diagnostics;
-  auto cases = read_cases("c.jsonl",
-                          R"({"name":"ok","proposal":{"target":"reply"},"expect":"approve"})" "\n"
-                          R"({"name":"typo","proposal":{"target":"reply"},"expect":"reject","expect_eror":"E_RUNTIME"})" "\n"
-                          R"({"name":"contradiction","proposal":{"target":"reply"},"expect":"approve","expect_error":"E_RUNTIME"})" "\n"
-                          R"({"name":"groups","proposal":{"target":"reply"},"expect":"approve","groups":"admins"})" "\n"
-                          R"({"name":"principal","proposal":{"target":"reply"},"expect":"approve","principal":7})" "\n",
-                          &diagnostics);
+  auto cases = read_cases(
+      "c.jsonl",
+      R"({"name":"ok","proposal":{"target":"reply"},"expect":"approve"})"
+      "\n"
+      R"({"name":"typo","proposal":{"target":"reply"},"expect":"reject","expect_eror":"E_RUNTIME"})"
+      "\n"
+      R"({"name":"contradiction","proposal":{"target":"reply"},"expect":"approve","expect_error":"E_RUNTIME"})"
+      "\n"
+      R"({"name":"groups","proposal":{"target":"reply"},"expect":"approve","groups":"admins"})"
+      "\n"
+      R"({"name":"principal","proposal":{"target":"reply"},"expect":"approve","principal":7})"
+      "\n",
+      &diagnostics);
   CHECK(cases.size() == 1);
   REQUIRE(diagnostics.size() == 4);
   for (std::size_t i = 0; i < diagnostics.size(); ++i) {
@@ -149,15 +173,21 @@ const char* kClockRules = R"CLP(
 TEST_CASE("a case's now is its decision's time; without one the time is fixed", "[cases][time]") {
   static std::vector<RuleCase> cases;
   cases = cases_from(
-      R"({"name":"spring","proposal":{"target":"reply"},"now":"2026-03-29T01:30:00+01:00","expect":"approve"})" "\n"
-      R"({"name":"after the change","proposal":{"target":"reply"},"now":"2026-03-29T03:30:00+02:00","expect":"approve"})" "\n"
-      R"({"name":"no now","proposal":{"target":"reply"},"expect":"approve"})" "\n"
-      R"({"name":"history","now":"2026-03-30T08:00:00Z","history":[{"target":"file","action":"write","payload":{"path":"a"},"context":{"session":"s"}}],"proposal":{"target":"tool","payload":{"tool":"x"},"context":{"session":"s"}},"expect":"approve","rule":"aged"})" "\n");
+      R"({"name":"spring","proposal":{"target":"reply"},"now":"2026-03-29T01:30:00+01:00","expect":"approve"})"
+      "\n"
+      R"({"name":"after the change","proposal":{"target":"reply"},"now":"2026-03-29T03:30:00+02:00","expect":"approve"})"
+      "\n"
+      R"({"name":"no now","proposal":{"target":"reply"},"expect":"approve"})"
+      "\n"
+      R"({"name":"history","now":"2026-03-30T08:00:00Z","history":[{"target":"file","action":"write","payload":{"path":"a"},"context":{"session":"s"}}],"proposal":{"target":"tool","payload":{"tool":"x"},"context":{"session":"s"}},"expect":"approve","rule":"aged"})"
+      "\n");
   REQUIRE(cases.size() == 4);
   CHECK(cases[0].now == 1774744200);
   CHECK(cases[2].now == kDefaultCaseTime);
   // An effects table, so that the file write has an effect the session remembers.
-  auto loaded = Policy::compile({RuleSource{"t.clp", kClockRules}, RuleSource{"effects.toml", "[program.ls]\noperands = [\"read...\"]\n"}});
+  auto loaded =
+      Policy::compile({RuleSource{"t.clp", kClockRules},
+                       RuleSource{"effects.toml", "[program.ls]\noperands = [\"read...\"]\n"}});
   for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
   REQUIRE(loaded.policy);
   CaseReport report = run_cases(loaded.policy, cases, test_options());
@@ -171,19 +201,24 @@ TEST_CASE("a case's now is its decision's time; without one the time is fixed", 
   };
   CHECK(reason(0) == "1774744200 sun 1");
   CHECK(reason(1) == "1774747800 sun 3");
-  CHECK(reason(2) == "1767225600 thu 1");  // 2026-01-01T00:00:00Z, whenever the case runs
+  CHECK(reason(2) == "1767225600 thu 1");     // 2026-01-01T00:00:00Z, whenever the case runs
   CHECK(reason(3) == "age 0 at 1774857600");  // the history was decided at the case's time
 }
 
 TEST_CASE("a malformed now is E_CASE at the case's file and line", "[cases][time]") {
   Diagnostics diagnostics;
-  auto cases = read_cases("team/time.jsonl",
-                          R"({"name":"ok","proposal":{"target":"reply"},"now":"2026-03-29T01:30:00Z","expect":"approve"})" "\n"
-                          R"({"name":"no offset","proposal":{"target":"reply"},"now":"2026-03-29T01:30:00","expect":"approve"})" "\n"
-                          "\n"
-                          R"({"name":"no such day","proposal":{"target":"reply"},"now":"2026-02-30T01:30:00Z","expect":"approve"})" "\n"
-                          R"({"name":"a number","proposal":{"target":"reply"},"now":1774744200,"expect":"approve"})" "\n",
-                          &diagnostics);
+  auto cases = read_cases(
+      "team/time.jsonl",
+      R"({"name":"ok","proposal":{"target":"reply"},"now":"2026-03-29T01:30:00Z","expect":"approve"})"
+      "\n"
+      R"({"name":"no offset","proposal":{"target":"reply"},"now":"2026-03-29T01:30:00","expect":"approve"})"
+      "\n"
+      "\n"
+      R"({"name":"no such day","proposal":{"target":"reply"},"now":"2026-02-30T01:30:00Z","expect":"approve"})"
+      "\n"
+      R"({"name":"a number","proposal":{"target":"reply"},"now":1774744200,"expect":"approve"})"
+      "\n",
+      &diagnostics);
   CHECK(cases.size() == 1);
   REQUIRE(diagnostics.size() == 3);
   for (const auto& d : diagnostics) {
@@ -191,9 +226,10 @@ TEST_CASE("a malformed now is E_CASE at the case's file and line", "[cases][time
     CHECK(d.file == "team/time.jsonl");
   }
   CHECK(diagnostics[0].line == 2);
-  CHECK(diagnostics[0].to_text() ==
-        "team/time.jsonl:2: error E_CASE: test case 'no offset': \"now\" is not a time: no offset: add Z or +HH:MM "
-        "(RFC 3339 with an offset, such as 2026-03-29T01:30:00+01:00 or 2026-03-29T00:30:00Z)");
+  CHECK(
+      diagnostics[0].to_text() ==
+      "team/time.jsonl:2: error E_CASE: test case 'no offset': \"now\" is not a time: no offset: add Z or +HH:MM "
+      "(RFC 3339 with an offset, such as 2026-03-29T01:30:00+01:00 or 2026-03-29T00:30:00Z)");
   CHECK(diagnostics[1].line == 4);
   CHECK(diagnostics[1].message.find("no such date") != std::string::npos);
   CHECK(diagnostics[2].line == 5);

@@ -12,9 +12,9 @@
 #include "bindings/clips.h"  // last: CLIPS defines macros
 
 using namespace warden;
+using warden::test::decide_ok;
 using warden::test::must_compile;
 using warden::test::test_options;
-using warden::test::decide_ok;
 
 namespace {
 
@@ -38,7 +38,8 @@ const char* kCombination = R"(
 
 }  // namespace
 
-TEST_CASE("reject beats approval-required beats approve; all fired rules are reported", "[decide]") {
+TEST_CASE("reject beats approval-required beats approve; all fired rules are reported",
+          "[decide]") {
   Engine engine(must_compile(kCombination), test_options());
   Decision a = decide_ok(engine, R"({"target":"tool","action":"run"})");
   CHECK(a.outcome == Outcome::Approve);
@@ -77,7 +78,8 @@ TEST_CASE("monitor decisions are reported but never applied", "[decide]") {
   CHECK(d.outcome == Outcome::Approve);  // say-approve applies; watch-only only reports
   REQUIRE(d.rules.size() == 2);
   bool saw_monitor = false;
-  for (const auto& r : d.rules) saw_monitor |= (r.rule == "watch-only" && r.monitor && r.outcome == Outcome::Reject);
+  for (const auto& r : d.rules)
+    saw_monitor |= (r.rule == "watch-only" && r.monitor && r.outcome == Outcome::Reject);
   CHECK(saw_monitor);
   std::string json = decision_to_json(d);
   CHECK(json.find("\"mode\":\"monitor\"") != std::string::npos);
@@ -93,27 +95,33 @@ TEST_CASE("decisions are independent: facts are cleaned up between proposals", "
   }
 }
 
-TEST_CASE("strings with quotes, parentheses and backslashes reach rules verbatim", "[decide][hostile]") {
+TEST_CASE("strings with quotes, parentheses and backslashes reach rules verbatim",
+          "[decide][hostile]") {
   Engine engine(must_compile(R"(
 (defrule exact (param (proposal ?id) (key "payload.text") (value "a\") (target \"evil\" C:\\temp\\new"))
   => (assert (decision (proposal ?id) (outcome reject) (rule exact) (reason "matched verbatim"))))
 (defrule evil-target (proposal (id ?id) (target evil))
   => (assert (decision (proposal ?id) (outcome approve) (rule evil-target))))
-)"), test_options());
-  Decision d = decide_ok(engine, R"({"target":"message","payload":{"text":"a\") (target \"evil\" C:\\temp\\new"}})");
+)"),
+                test_options());
+  Decision d = decide_ok(
+      engine, R"({"target":"message","payload":{"text":"a\") (target \"evil\" C:\\temp\\new"}})");
   CHECK(d.outcome == Outcome::Reject);
   REQUIRE(d.rules.size() == 1);
   CHECK(d.rules[0].rule == "exact");
 }
 
-TEST_CASE("target, action and source are names, lowercased for rules and in the action", "[decide]") {
+TEST_CASE("target, action and source are names, lowercased for rules and in the action",
+          "[decide]") {
   Engine engine(must_compile(warden::test::kSimpleRules), test_options());
   Decision d = decide_ok(engine, R"({"target":"SHELL","payload":{"command":"ls"}})");
   CHECK(d.outcome == Outcome::Reject);
   CHECK(parse(d.action_json)["target"].GetString() == std::string("shell"));
-  for (const char* bad : {R"({"target":"she ll"})", R"J({"target":"(x)"})J", R"({"target":""})", R"({"target":5})",
-                          R"({"payload":{}})", R"({"target":"shell","action":"a\"b"})",
-                          R"({"target":"shell","payload":"x"})", R"({"target":"shell","context":{"source":"a b"}})"}) {
+  for (const char* bad :
+       {R"({"target":"she ll"})", R"J({"target":"(x)"})J", R"({"target":""})", R"({"target":5})",
+        R"({"payload":{}})", R"({"target":"shell","action":"a\"b"})",
+        R"({"target":"shell","payload":"x"})",
+        R"({"target":"shell","context":{"source":"a b"}})"}) {
     DecideResult r = engine.decide(std::string(bad));
     INFO(bad);
     CHECK_FALSE(r.ok);
@@ -123,16 +131,19 @@ TEST_CASE("target, action and source are names, lowercased for rules and in the 
 
 TEST_CASE("hostile input is an input error, never a crash", "[decide][hostile]") {
   Engine engine(must_compile(warden::test::kSimpleRules), test_options());
-  CHECK(engine.decide(std::string("{\"target\":\"reply\",\"payload\":{\"text\":\"\xff\xfe\"}}")).error.code == code::kInputJson);
+  CHECK(engine.decide(std::string("{\"target\":\"reply\",\"payload\":{\"text\":\"\xff\xfe\"}}"))
+            .error.code == code::kInputJson);
   CHECK(engine.decide(std::string("{\"target\":\"reply\"")).error.code == code::kInputJson);
   CHECK(engine.decide(std::string("[1,2]")).error.code == code::kInputShape);
-  CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"text":"a\u0000b"}})")).error.code == code::kInputShape);
+  CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"text":"a\u0000b"}})"))
+            .error.code == code::kInputShape);
   std::string deep = "{\"target\":\"reply\",\"payload\":";
   for (int i = 0; i < 1000; ++i) deep += "[";
   for (int i = 0; i < 1000; ++i) deep += "]";
   deep += "}";
   CHECK(engine.decide(deep).error.code == code::kInputTooLarge);
-  std::string huge = "{\"target\":\"reply\",\"payload\":{\"text\":\"" + std::string(2 << 20, 'a') + "\"}}";
+  std::string huge =
+      "{\"target\":\"reply\",\"payload\":{\"text\":\"" + std::string(2 << 20, 'a') + "\"}}";
   CHECK(engine.decide(huge).error.code == code::kInputTooLarge);
   // Still healthy afterwards.
   CHECK(engine.decide(std::string(R"({"target":"reply"})")).decision.outcome == Outcome::Approve);
@@ -142,12 +153,15 @@ TEST_CASE("a 1 MB string value is decided", "[decide][hostile]") {
   Engine engine(must_compile(R"(
 (defrule long-text (param (proposal ?id) (key "payload.text") (value ?v&:(> (str-length ?v) 900000)))
   => (assert (decision (proposal ?id) (outcome reject) (rule long-text) (reason "too long"))))
-)"), test_options());
-  std::string big = "{\"target\":\"message\",\"payload\":{\"text\":\"" + std::string(1000000, 'x') + "\"}}";
+)"),
+                test_options());
+  std::string big =
+      "{\"target\":\"message\",\"payload\":{\"text\":\"" + std::string(1000000, 'x') + "\"}}";
   CHECK(decide_ok(engine, big).outcome == Outcome::Reject);
 }
 
-TEST_CASE("a runtime error in a rule fails closed, names the cause, and does not stick", "[decide][failclosed]") {
+TEST_CASE("a runtime error in a rule fails closed, names the cause, and does not stick",
+          "[decide][failclosed]") {
   Engine engine(must_compile(R"(
 (defrule divide (proposal (id ?id) (target tool) (action divide))
   => (assert (decision (proposal ?id) (outcome approve) (rule divide) (reason (str-cat (/ 1 (- 1 1)))))))
@@ -155,7 +169,8 @@ TEST_CASE("a runtime error in a rule fails closed, names the cause, and does not
   => (assert (decision (proposal ?id) (outcome approve) (rule bad-regex))))
 (defrule fine (proposal (id ?id) (target reply))
   => (assert (decision (proposal ?id) (outcome approve) (rule fine))))
-)"), test_options());
+)"),
+                test_options());
   Decision d = decide_ok(engine, R"({"target":"tool","action":"divide"})");
   CHECK(d.outcome == Outcome::Reject);
   CHECK(d.error_code == "E_RUNTIME");
@@ -169,7 +184,8 @@ TEST_CASE("a runtime error in a rule fails closed, names the cause, and does not
   CHECK(ok.error_code.empty());
 }
 
-TEST_CASE("an endless rule chain hits the run limit; an endless loop hits the deadline", "[decide][failclosed]") {
+TEST_CASE("an endless rule chain hits the run limit; an endless loop hits the deadline",
+          "[decide][failclosed]") {
   auto policy = must_compile(R"(
 (defrule chain (proposal (id ?id) (target tool) (action chain))
   => (assert (decision (proposal ?id) (outcome approve) (rule chain) (reason "start"))))
@@ -202,8 +218,10 @@ TEST_CASE("rewrites change the approved action and name their rule", "[decide][r
      (assert (decision (proposal ?id) (outcome approve) (rule redact) (reason "redacted"))))
 (defrule try-target (proposal (id ?id) (target message))
   => (assert (rewrite (proposal ?id) (key "target") (value "shell") (rule try-target))))
-)"), test_options());
-  Decision d = decide_ok(engine, R"({"target":"message","payload":{"text":"my secret","to":"bob"}})");
+)"),
+                test_options());
+  Decision d =
+      decide_ok(engine, R"({"target":"message","payload":{"text":"my secret","to":"bob"}})");
   CHECK(d.outcome == Outcome::Approve);
   auto action = parse(d.action_json);
   CHECK(action["payload"]["text"].GetString() == std::string("[removed]"));
@@ -219,7 +237,8 @@ TEST_CASE("rewrites change the approved action and name their rule", "[decide][r
   CHECK(refused);
   std::string json = decision_to_json(d);
   CHECK(json.find("\"rewrites\"") != std::string::npos);
-  CHECK(json.find("my secret") == std::string::npos);  // the old value never leaks into the decision
+  CHECK(json.find("my secret") ==
+        std::string::npos);  // the old value never leaks into the decision
 }
 
 TEST_CASE("param facts cover every leaf with dotted keys and JSON types", "[decide][facts]") {
@@ -232,8 +251,11 @@ TEST_CASE("param facts cover every leaf with dotted keys and JSON types", "[deci
   (param (proposal ?id) (key "payload.ratio") (value 0.5))
   (proposal (id ?id) (agent "coder-1") (principal "alice") (source cli) (session "s1"))
   => (assert (decision (proposal ?id) (outcome approve) (rule types))))
-)"), test_options());
-  Decision d = decide_ok(engine, R"({"target":"tool","payload":{"args":["a",42],"flag":true,"none":null,"nested":{"deep":"x"},"ratio":0.5},
+)"),
+                test_options());
+  Decision d = decide_ok(
+      engine,
+      R"({"target":"tool","payload":{"args":["a",42],"flag":true,"none":null,"nested":{"deep":"x"},"ratio":0.5},
     "context":{"agent":"coder-1","principal":"alice","source":"CLI","session":"s1"}})");
   CHECK(d.outcome == Outcome::Approve);
   CHECK(d.rules.size() == 1);
@@ -249,14 +271,27 @@ TEST_CASE("indexed patterns become pattern-hit facts only for what matched", "[d
   => (assert (decision (proposal ?id) (outcome reject) (rule p-prefix))))
 (defrule p-glob (pattern-hit (proposal ?id) (key "payload.name") (kind glob) (pattern "*.pem"))
   => (assert (decision (proposal ?id) (outcome reject) (rule p-glob))))
-)"), test_options());
-  CHECK(decide_ok(engine, R"({"target":"tool","payload":{"command":"curl  http://x.internal.corp/"}})").rules.at(0).rule == "p-regex");
-  CHECK(decide_ok(engine, R"({"target":"tool","payload":{"anything":"a tok123 b"}})").rules.at(0).rule == "p-sub");
-  CHECK(decide_ok(engine, R"({"target":"file","payload":{"path":"/etc/x/../secret/key"}})").rules.at(0).rule == "p-prefix");
-  CHECK(decide_ok(engine, R"({"target":"file","payload":{"path":"/etc/secretive"}})").rules.empty());
-  CHECK(decide_ok(engine, R"({"target":"tool","payload":{"name":"server.pem"}})").rules.at(0).rule == "p-glob");
-  CHECK(decide_ok(engine, R"({"target":"tool","payload":{"name":"dir/server.pem"}})").rules.empty());
-  CHECK(decide_ok(engine, R"({"target":"tool","payload":{"command":"curl http://example.com"}})").rules.empty());
+)"),
+                test_options());
+  CHECK(decide_ok(engine,
+                  R"({"target":"tool","payload":{"command":"curl  http://x.internal.corp/"}})")
+            .rules.at(0)
+            .rule == "p-regex");
+  CHECK(decide_ok(engine, R"({"target":"tool","payload":{"anything":"a tok123 b"}})")
+            .rules.at(0)
+            .rule == "p-sub");
+  CHECK(decide_ok(engine, R"({"target":"file","payload":{"path":"/etc/x/../secret/key"}})")
+            .rules.at(0)
+            .rule == "p-prefix");
+  CHECK(
+      decide_ok(engine, R"({"target":"file","payload":{"path":"/etc/secretive"}})").rules.empty());
+  CHECK(
+      decide_ok(engine, R"({"target":"tool","payload":{"name":"server.pem"}})").rules.at(0).rule ==
+      "p-glob");
+  CHECK(
+      decide_ok(engine, R"({"target":"tool","payload":{"name":"dir/server.pem"}})").rules.empty());
+  CHECK(decide_ok(engine, R"({"target":"tool","payload":{"command":"curl http://example.com"}})")
+            .rules.empty());
 }
 
 TEST_CASE("explain lists the facts the rules saw", "[decide][explain]") {
@@ -297,7 +332,8 @@ TEST_CASE("the clock binding uses the injected clock", "[decide]") {
   Engine engine(must_compile(R"(
 (defrule clock (proposal (id ?id)) (test (= (now) 1700000000))
   => (assert (decision (proposal ?id) (outcome approve) (rule clock))))
-)"), o);
+)"),
+                o);
   CHECK(decide_ok(engine, R"({"target":"reply"})").outcome == Outcome::Approve);
 }
 
@@ -311,10 +347,13 @@ TEST_CASE("engines on separate threads decide independently", "[decide][threads]
     threads.emplace_back([&] {
       Engine engine(policy, test_options());
       for (int i = 0; i < 500; ++i) {
-        auto r = engine.decide(std::string(i % 2 ? R"({"target":"tool","action":"bad"})" : R"({"target":"tool"})"));
+        auto r = engine.decide(
+            std::string(i % 2 ? R"({"target":"tool","action":"bad"})" : R"({"target":"tool"})"));
         if (!r.ok || r.decision.outcome != (i % 2 ? Outcome::Reject : Outcome::Approve)) {
           std::lock_guard<std::mutex> lock(mutex);
-          if (!wrong++) first_wrong = r.ok ? r.decision.reason + " " + r.decision.error_code : r.error.to_text();
+          if (!wrong++)
+            first_wrong =
+                r.ok ? r.decision.reason + " " + r.decision.error_code : r.error.to_text();
         }
       }
     });
@@ -329,25 +368,35 @@ TEST_CASE("printout from a rule is captured and is not mistaken for an error", "
 (defrule chatty (proposal (id ?id) (target reply))
   => (printout t "[note] replying" crlf)
      (assert (decision (proposal ?id) (outcome approve) (rule chatty))))
-)"), test_options());
+)"),
+                test_options());
   Decision d = decide_ok(engine, R"({"target":"reply"})");
   CHECK(d.outcome == Outcome::Approve);
   CHECK(d.error_code.empty());
 }
 
-TEST_CASE("a lone surrogate escape is an input error, not invalid UTF-8 in a fact", "[decide][hostile]") {
+TEST_CASE("a lone surrogate escape is an input error, not invalid UTF-8 in a fact",
+          "[decide][hostile]") {
   Engine engine(must_compile(warden::test::kSimpleRules), test_options());
-  CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"text":"a\udc3ab"}})")).error.code == code::kInputJson);
-  CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"\ud800":"x"}})")).error.code == code::kInputJson);
+  CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"text":"a\udc3ab"}})"))
+            .error.code == code::kInputJson);
+  CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"\ud800":"x"}})")).error.code ==
+        code::kInputJson);
   // A proper pair is fine.
   CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"text":"\ud83d\ude00"}})")).ok);
 }
 
-TEST_CASE("duplicate keys are refused: rules and actuators must see the same value", "[decide][hostile]") {
+TEST_CASE("duplicate keys are refused: rules and actuators must see the same value",
+          "[decide][hostile]") {
   Engine engine(must_compile(warden::test::kSimpleRules), test_options());
-  CHECK(engine.decide(std::string(R"({"target":"reply","target":"shell"})")).error.code == code::kInputShape);
-  CHECK(engine.decide(std::string(R"({"target":"shell","payload":{"command":"ls","command":"rm -rf /"}})")).error.code == code::kInputShape);
-  CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"a":{"b":1,"b":2}}})")).error.code == code::kInputShape);
+  CHECK(engine.decide(std::string(R"({"target":"reply","target":"shell"})")).error.code ==
+        code::kInputShape);
+  CHECK(engine
+            .decide(std::string(
+                R"({"target":"shell","payload":{"command":"ls","command":"rm -rf /"}})"))
+            .error.code == code::kInputShape);
+  CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"a":{"b":1,"b":2}}})"))
+            .error.code == code::kInputShape);
   CHECK(engine.decide(std::string(R"({"target":"reply","payload":{"a":{"b":1},"c":{"b":2}}})")).ok);
 }
 
@@ -356,7 +405,8 @@ TEST_CASE("duplicate keys are refused: rules and actuators must see the same val
 // The proposal fact's id is readable by rules: it must not count decisions, or a decision
 // would depend on which engine made it and how many it made before (the daemon's workers
 // and replay's cache would disagree).
-TEST_CASE("two engines with different histories decide one request identically, facts included", "[decide]") {
+TEST_CASE("two engines with different histories decide one request identically, facts included",
+          "[decide]") {
   auto policy = must_compile(std::string(warden::test::kSimpleRules) + R"(
 (defrule by-id
   (proposal (id ?id&:(neq ?id "p")))
@@ -372,7 +422,8 @@ TEST_CASE("two engines with different histories decide one request identically, 
   Engine fresh(policy, o), used(policy, o);
   for (int i = 0; i < 7; ++i) decide_ok(used, R"({"target":"reply","payload":{"text":"warm up"}})");
   DecideRequest req;
-  req.proposal_json = R"({"target":"shell","action":"run","payload":{"command":"ls"},"context":{"session":"s1"}})";
+  req.proposal_json =
+      R"({"target":"shell","action":"run","payload":{"command":"ls"},"context":{"session":"s1"}})";
   req.decision_id = "d-1";
   req.explain = true;
   Decision a = decide_ok(fresh, req), b = decide_ok(used, req);
@@ -435,9 +486,10 @@ TEST_CASE("every engine's reset leaves constant globals alone, the first one's t
 // A rule that could change a global would carry state from one decision to the next: the
 // checker refuses every `bind ?*x*`, however it is spelled.
 TEST_CASE("a rule cannot change a global, so none carries state across decisions", "[decide]") {
-  for (const char* rhs : {"(bind ?*count* (+ ?*count* 1))", "( bind   ?*count* 2)", "(bind ?*MAIN::count* 3)",
-                          "(progn (bind ?*count* 4))"}) {
-    std::string text = std::string("(defglobal ?*count* = 0)\n(defrule r (proposal (id ?id)) => ") + rhs + ")\n";
+  for (const char* rhs : {"(bind ?*count* (+ ?*count* 1))", "( bind   ?*count* 2)",
+                          "(bind ?*MAIN::count* 3)", "(progn (bind ?*count* 4))"}) {
+    std::string text =
+        std::string("(defglobal ?*count* = 0)\n(defrule r (proposal (id ?id)) => ") + rhs + ")\n";
     auto loaded = warden::test::compile_text(text);
     INFO(rhs);
     CHECK_FALSE(loaded.policy);

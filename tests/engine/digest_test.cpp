@@ -40,7 +40,8 @@ const char* kB = R"((defrule b (proposal (id ?id) (target reply))
 
 }  // namespace
 
-TEST_CASE("the rules digest is the same however the rules path is written, and for a copy", "[loader][digest]") {
+TEST_CASE("the rules digest is the same however the rules path is written, and for a copy",
+          "[loader][digest]") {
   TempDir tmp{"warden-digest"};
   write(tmp.path() / "rules" / "a.clp", kA);
   write(tmp.path() / "rules" / "sub" / "b.clp", kB);
@@ -72,8 +73,9 @@ TEST_CASE("a one-byte change to any rule file changes the rules digest", "[loade
   CHECK(digest_of((other.path() / "rules").string()) != before);
 }
 
-TEST_CASE("a rule file reached twice (again, or through a symlink) is read once, at its first place",
-          "[loader][digest]") {
+TEST_CASE(
+    "a rule file reached twice (again, or through a symlink) is read once, at its first place",
+    "[loader][digest]") {
   TempDir tmp{"warden-digest"};
   write(tmp.path() / "rules" / "a.clp", kA);
   write(tmp.path() / "team" / "b.clp", kB);

@@ -78,7 +78,8 @@ std::shared_ptr<const Policy> compile_ok(const RuleSources& sources) {
 }
 
 std::shared_ptr<const Policy> full_policy() {
-  return compile_ok({{"effects.toml", kEffects}, {"paths.toml", kClassesToml}, {"rules.clp", kFactRules}});
+  return compile_ok(
+      {{"effects.toml", kEffects}, {"paths.toml", kClassesToml}, {"rules.clp", kFactRules}});
 }
 
 Decision decide_explained(Engine& engine, const std::string& json) {
@@ -98,10 +99,13 @@ std::string shell_line(const std::string& command) {
 }
 
 // Effects matching every given field ("" = any).
-std::size_t count(const Decision& d, const std::string& kind, const std::string& target, const std::string& via = "") {
-  return static_cast<std::size_t>(std::count_if(d.effects.begin(), d.effects.end(), [&](const EffectRecord& e) {
-    return (kind.empty() || e.kind == kind) && (target.empty() || e.target == target) && (via.empty() || e.via == via);
-  }));
+std::size_t count(const Decision& d, const std::string& kind, const std::string& target,
+                  const std::string& via = "") {
+  return static_cast<std::size_t>(
+      std::count_if(d.effects.begin(), d.effects.end(), [&](const EffectRecord& e) {
+        return (kind.empty() || e.kind == kind) && (target.empty() || e.target == target) &&
+               (via.empty() || e.via == via);
+      }));
 }
 
 const EffectRecord* find(const Decision& d, const std::string& kind, const std::string& target) {
@@ -110,14 +114,19 @@ const EffectRecord* find(const Decision& d, const std::string& kind, const std::
   return nullptr;
 }
 
-bool has_fact(const Decision& d, const std::string& text) { return d.facts_json.find(text) != std::string::npos; }
+bool has_fact(const Decision& d, const std::string& text) {
+  return d.facts_json.find(text) != std::string::npos;
+}
 
 }  // namespace
 
-TEST_CASE("effect facts: a shell line's effects from the table, with class and in-workspace", "[effect-facts]") {
+TEST_CASE("effect facts: a shell line's effects from the table, with class and in-workspace",
+          "[effect-facts]") {
   Engine engine(full_policy(), test_options());
-  Decision d = decide_explained(engine, shell_line("sort -o out.txt in.txt && cp a.txt ~/.ssh/id_rsa"));
-  for (const auto& e : d.effects) UNSCOPED_INFO(e.kind + " " + e.object + " " + e.target + " via " + e.via);
+  Decision d =
+      decide_explained(engine, shell_line("sort -o out.txt in.txt && cp a.txt ~/.ssh/id_rsa"));
+  for (const auto& e : d.effects)
+    UNSCOPED_INFO(e.kind + " " + e.object + " " + e.target + " via " + e.via);
 
   const EffectRecord* out = find(d, "write", "/home/user/project/out.txt");
   REQUIRE(out);
@@ -140,14 +149,18 @@ TEST_CASE("effect facts: a shell line's effects from the table, with class and i
 
   // The facts rules see, with the shell-command index.
   CHECK(has_fact(d, "(effect (proposal \\\""));
-  CHECK(has_fact(d, "(index 1) (kind write) (object path) (target \\\"/home/user/.ssh/id_rsa\\\") (program \\\"cp\\\")"));
+  CHECK(has_fact(
+      d,
+      "(index 1) (kind write) (object path) (target \\\"/home/user/.ssh/id_rsa\\\") (program \\\"cp\\\")"));
   CHECK(has_fact(d, "(class credential) (in-workspace FALSE)"));
-  CHECK(has_fact(d, "(index 0) (kind write) (object path) (target \\\"/home/user/project/out.txt\\\")"));
+  CHECK(has_fact(
+      d, "(index 0) (kind write) (object path) (target \\\"/home/user/project/out.txt\\\")"));
   CHECK(fired(d, "effects-write-credential"));
   CHECK(d.outcome == Outcome::Reject);
 }
 
-TEST_CASE("effect facts: cd changes the directory later effects are relative to", "[effect-facts]") {
+TEST_CASE("effect facts: cd changes the directory later effects are relative to",
+          "[effect-facts]") {
   Engine engine(full_policy(), test_options());
   Decision d = decide_ok(engine, shell_line("cd sub && cat x.txt"));
   CHECK(find(d, "read", "/home/user/project/sub/x.txt"));
@@ -162,10 +175,13 @@ TEST_CASE("effect facts: an unknown program has one unknown effect", "[effect-fa
   CHECK(d.effects[0].target == "frobnicate");
 }
 
-TEST_CASE("effect facts: redirects write and read files, descriptor duplications do not", "[effect-facts]") {
+TEST_CASE("effect facts: redirects write and read files, descriptor duplications do not",
+          "[effect-facts]") {
   Engine engine(full_policy(), test_options());
-  Decision d = decide_explained(engine, shell_line("echo hi > out.log 2>&1 < in.txt >> ~/.ssh/id_ed25519 >&-"));
-  for (const auto& e : d.effects) UNSCOPED_INFO(e.kind + " " + e.object + " " + e.target + " via " + e.via);
+  Decision d = decide_explained(
+      engine, shell_line("echo hi > out.log 2>&1 < in.txt >> ~/.ssh/id_ed25519 >&-"));
+  for (const auto& e : d.effects)
+    UNSCOPED_INFO(e.kind + " " + e.object + " " + e.target + " via " + e.via);
   CHECK(count(d, "write", "/home/user/project/out.log", "redirect") == 1);
   CHECK(count(d, "read", "/home/user/project/in.txt", "redirect") == 1);
   const EffectRecord* key = find(d, "write", "/home/user/.ssh/id_ed25519");
@@ -183,7 +199,8 @@ TEST_CASE("effect facts: redirects write and read files, descriptor duplications
 
 TEST_CASE("effect facts: file proposals read, write or delete payload.path", "[effect-facts]") {
   Engine engine(full_policy(), test_options());
-  Decision w = decide_explained(engine, R"({"target":"file","action":"write","payload":{"path":"../other/.env"}})");
+  Decision w = decide_explained(
+      engine, R"({"target":"file","action":"write","payload":{"path":"../other/.env"}})");
   REQUIRE(w.effects.size() == 1);
   CHECK(w.effects[0].kind == "write");
   CHECK(w.effects[0].object == "path");
@@ -198,7 +215,8 @@ TEST_CASE("effect facts: file proposals read, write or delete payload.path", "[e
   CHECK(has_fact(w, "(in-workspace FALSE) (class credential))"));
   CHECK(w.outcome == Outcome::Reject);
 
-  Decision a = decide_ok(engine, R"({"target":"file","action":"append","payload":{"path":"notes.md"}})");
+  Decision a =
+      decide_ok(engine, R"({"target":"file","action":"append","payload":{"path":"notes.md"}})");
   REQUIRE(a.effects.size() == 1);
   CHECK(a.effects[0].kind == "write");
   CHECK(a.effects[0].in_workspace);
@@ -208,7 +226,8 @@ TEST_CASE("effect facts: file proposals read, write or delete payload.path", "[e
   REQUIRE(del.effects.size() == 1);
   CHECK(count(del, "delete", "/home/user/project/x") == 1);
   // payload.action is the verb when the proposal has no action.
-  Decision payload_only = decide_ok(engine, R"({"target":"file","payload":{"path":"x","action":"write"}})");
+  Decision payload_only =
+      decide_ok(engine, R"({"target":"file","payload":{"path":"x","action":"write"}})");
   CHECK(count(payload_only, "write", "/home/user/project/x") == 1);
   Decision no_verb = decide_ok(engine, R"({"target":"file","payload":{"path":"x"}})");
   CHECK(no_verb.effects.empty());
@@ -216,7 +235,8 @@ TEST_CASE("effect facts: file proposals read, write or delete payload.path", "[e
 
 TEST_CASE("effect facts: http proposals reach the url's host", "[effect-facts]") {
   Engine engine(full_policy(), test_options());
-  Decision d = decide_ok(engine, R"({"target":"http","payload":{"url":"https://API.Example.com.:8443/x?y=1"}})");
+  Decision d = decide_ok(
+      engine, R"({"target":"http","payload":{"url":"https://API.Example.com.:8443/x?y=1"}})");
   REQUIRE(d.effects.size() == 1);
   CHECK(d.effects[0].kind == "network");
   CHECK(d.effects[0].object == "host");
@@ -224,30 +244,36 @@ TEST_CASE("effect facts: http proposals reach the url's host", "[effect-facts]")
   CHECK(d.effects[0].via == "payload.url");
   CHECK(d.effects[0].path_class == "none");
   // A URL that is not valid still reaches the network: an unknown host.
-  Decision bad = decide_ok(engine, R"({"target":"http","payload":{"url":"https://user@example.com/"}})");
+  Decision bad =
+      decide_ok(engine, R"({"target":"http","payload":{"url":"https://user@example.com/"}})");
   REQUIRE(bad.effects.size() == 1);
   CHECK(bad.effects[0].kind == "network");
   CHECK(bad.effects[0].target == "");
 }
 
-TEST_CASE("effect facts: no effects table, no effect facts; no classes table, class none", "[effect-facts]") {
+TEST_CASE("effect facts: no effects table, no effect facts; no classes table, class none",
+          "[effect-facts]") {
   SECTION("rules only") {
     Engine engine(compile_ok({{"rules.clp", kPlainRules}}), test_options());
     Decision d = decide_explained(engine, shell_line("cp a ~/.ssh/id_rsa > out"));
     CHECK(d.effects.empty());
     CHECK_FALSE(has_fact(d, "(effect "));
-    Decision f = decide_explained(engine, R"({"target":"file","action":"write","payload":{"path":"~/.ssh/id_rsa"}})");
+    Decision f = decide_explained(
+        engine, R"({"target":"file","action":"write","payload":{"path":"~/.ssh/id_rsa"}})");
     CHECK(f.effects.empty());
     CHECK(has_fact(f, "(class none)"));
   }
   SECTION("classes without effects: path facts are classified, still no effect facts") {
-    Engine engine(compile_ok({{"paths.toml", kClassesToml}, {"rules.clp", kPlainRules}}), test_options());
-    Decision f = decide_explained(engine, R"({"target":"file","action":"write","payload":{"path":"~/.ssh/id_rsa"}})");
+    Engine engine(compile_ok({{"paths.toml", kClassesToml}, {"rules.clp", kPlainRules}}),
+                  test_options());
+    Decision f = decide_explained(
+        engine, R"({"target":"file","action":"write","payload":{"path":"~/.ssh/id_rsa"}})");
     CHECK(f.effects.empty());
     CHECK(has_fact(f, "(class credential)"));
   }
   SECTION("effects without classes: every class is none") {
-    Engine engine(compile_ok({{"effects.toml", kEffects}, {"rules.clp", kFactRules}}), test_options());
+    Engine engine(compile_ok({{"effects.toml", kEffects}, {"rules.clp", kFactRules}}),
+                  test_options());
     Decision d = decide_ok(engine, shell_line("cp a ~/.ssh/id_rsa"));
     const EffectRecord* key = find(d, "write", "/home/user/.ssh/id_rsa");
     REQUIRE(key);
@@ -258,7 +284,9 @@ TEST_CASE("effect facts: no effects table, no effect facts; no classes table, cl
 
 TEST_CASE("effect facts: a table error refuses the rule set with file and line", "[effect-facts]") {
   SECTION("path classes") {
-    auto loaded = Policy::compile({{"rules.clp", kFactRules}, {"paths.toml", "[[class]]\nname = \"x\"\npatterns = [\"*.pem\"]\n"}});
+    auto loaded =
+        Policy::compile({{"rules.clp", kFactRules},
+                         {"paths.toml", "[[class]]\nname = \"x\"\npatterns = [\"*.pem\"]\n"}});
     CHECK_FALSE(loaded.policy);
     REQUIRE(loaded.diagnostics.size() == 1);
     CHECK(loaded.diagnostics[0].code == code::kPathClasses);
@@ -266,7 +294,9 @@ TEST_CASE("effect facts: a table error refuses the rule set with file and line",
     CHECK(loaded.diagnostics[0].line == 3);
   }
   SECTION("effects") {
-    auto loaded = Policy::compile({{"rules.clp", kFactRules}, {"effects.toml", "[program.sort]\noperands = [\"read...\"]\nbogus-key = 1\n"}});
+    auto loaded = Policy::compile(
+        {{"rules.clp", kFactRules},
+         {"effects.toml", "[program.sort]\noperands = [\"read...\"]\nbogus-key = 1\n"}});
     CHECK_FALSE(loaded.policy);
     REQUIRE_FALSE(loaded.diagnostics.empty());
     CHECK(loaded.diagnostics[0].code == code::kEffectsTable);
@@ -274,14 +304,16 @@ TEST_CASE("effect facts: a table error refuses the rule set with file and line",
     CHECK(loaded.diagnostics[0].line == 3);
   }
   SECTION("TOML syntax") {
-    auto loaded = Policy::compile({{"rules.clp", kFactRules}, {"paths.toml", "[[class]]\nname = \"x\npatterns = []\n"}});
+    auto loaded = Policy::compile(
+        {{"rules.clp", kFactRules}, {"paths.toml", "[[class]]\nname = \"x\npatterns = []\n"}});
     CHECK_FALSE(loaded.policy);
     REQUIRE_FALSE(loaded.diagnostics.empty());
     CHECK(loaded.diagnostics[0].code == code::kPathClasses);
     CHECK(loaded.diagnostics[0].line == 2);
   }
   SECTION("both kinds of table in one file, or neither") {
-    auto both = Policy::compile({{"rules.clp", kFactRules}, {"t.toml", std::string(kEffects) + kClassesToml}});
+    auto both = Policy::compile(
+        {{"rules.clp", kFactRules}, {"t.toml", std::string(kEffects) + kClassesToml}});
     CHECK_FALSE(both.policy);
     REQUIRE(both.diagnostics.size() == 1);
     CHECK(both.diagnostics[0].code == code::kEffectsTable);
@@ -292,15 +324,19 @@ TEST_CASE("effect facts: a table error refuses the rule set with file and line",
     REQUIRE(neither.diagnostics.size() == 1);
     CHECK(neither.diagnostics[0].code == code::kEffectsTable);
   }
-  SECTION("a class defined in two files is merged in load order; a program in two files is an error") {
-    auto classes = Policy::compile({{"a.toml", kClassesToml},
-                                    {"b.toml", "[[class]]\nname = \"system\"\npatterns = [\"/etc/**\"]\n"},
-                                    {"rules.clp", kPlainRules}});
+  SECTION(
+      "a class defined in two files is merged in load order; a program in two files is an error") {
+    auto classes =
+        Policy::compile({{"a.toml", kClassesToml},
+                         {"b.toml", "[[class]]\nname = \"system\"\npatterns = [\"/etc/**\"]\n"},
+                         {"rules.clp", kPlainRules}});
     REQUIRE(classes.policy);
     Engine engine(classes.policy, test_options());
-    Decision d = decide_explained(engine, R"({"target":"file","action":"read","payload":{"path":"/etc/passwd"}})");
+    Decision d = decide_explained(
+        engine, R"({"target":"file","action":"read","payload":{"path":"/etc/passwd"}})");
     CHECK(has_fact(d, "(class system)"));
-    auto programs = Policy::compile({{"a.toml", kEffects}, {"b.toml", "[program.cat]\noperands = [\"read...\"]\n"},
+    auto programs = Policy::compile({{"a.toml", kEffects},
+                                     {"b.toml", "[program.cat]\noperands = [\"read...\"]\n"},
                                      {"rules.clp", kFactRules}});
     CHECK_FALSE(programs.policy);
     REQUIRE_FALSE(programs.diagnostics.empty());
@@ -326,7 +362,8 @@ TEST_CASE("effect facts: a class no table defines is a warning at its line", "[e
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule two))))
 )";
-  auto loaded = Policy::compile({{"effects.toml", kEffects}, {"paths.toml", kClassesToml}, {"rules.clp", rules}});
+  auto loaded = Policy::compile(
+      {{"effects.toml", kEffects}, {"paths.toml", kClassesToml}, {"rules.clp", rules}});
   for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
   REQUIRE(loaded.policy);  // a warning, not an error
   REQUIRE(loaded.diagnostics.size() == 2);
@@ -339,13 +376,15 @@ TEST_CASE("effect facts: a class no table defines is a warning at its line", "[e
   CHECK(loaded.diagnostics[1].line == 14);
   CHECK(loaded.diagnostics[1].message.find("\"secret\"") != std::string::npos);
   // Without a classes table only none is a class.
-  auto bare = Policy::compile({{"rules.clp", "(defrule r (path (proposal ?id) (class system)) => )\n"}});
+  auto bare =
+      Policy::compile({{"rules.clp", "(defrule r (path (proposal ?id) (class system)) => )\n"}});
   REQUIRE(bare.policy);
   REQUIRE(bare.diagnostics.size() == 1);
   CHECK(bare.diagnostics[0].severity == Severity::Warning);
 }
 
-TEST_CASE("effect facts: the rules directory's tables are loaded and part of the digest", "[effect-facts][digest]") {
+TEST_CASE("effect facts: the rules directory's tables are loaded and part of the digest",
+          "[effect-facts][digest]") {
   TempDir tmp{"warden-effects"};
   write_file(tmp.path() / "rules" / "rules.clp", kFactRules);
   write_file(tmp.path() / "rules" / "effects.toml", kEffects);
@@ -362,17 +401,21 @@ TEST_CASE("effect facts: the rules directory's tables are loaded and part of the
     REQUIRE(e);
     CHECK(e->path_class == "credential");
   }
-  write_file(tmp.path() / "rules" / "sub" / "paths.toml", std::string(kClassesToml) + "\n[[class]]\nname = \"system\"\npatterns = [\"/etc/**\"]\n");
+  write_file(
+      tmp.path() / "rules" / "sub" / "paths.toml",
+      std::string(kClassesToml) + "\n[[class]]\nname = \"system\"\npatterns = [\"/etc/**\"]\n");
   LoadedPolicy second = load_policy({dir});
   REQUIRE(second.policy);
   CHECK(second.policy->digest() != first.policy->digest());
-  write_file(tmp.path() / "rules" / "effects.toml", std::string(kEffects) + "\n[program.ls]\noperands = [\"read...\"]\n");
+  write_file(tmp.path() / "rules" / "effects.toml",
+             std::string(kEffects) + "\n[program.ls]\noperands = [\"read...\"]\n");
   LoadedPolicy third = load_policy({dir});
   REQUIRE(third.policy);
   CHECK(third.policy->digest() != second.policy->digest());
 
   // A broken table in the directory refuses the whole set, naming the file and line.
-  write_file(tmp.path() / "rules" / "sub" / "paths.toml", "[[class]]\nname = \"ok\"\npatterns = [\"/a\"]\nexcept = [\"b\"]\n");
+  write_file(tmp.path() / "rules" / "sub" / "paths.toml",
+             "[[class]]\nname = \"ok\"\npatterns = [\"/a\"]\nexcept = [\"b\"]\n");
   LoadedPolicy broken = load_policy({dir});
   CHECK_FALSE(broken.policy);
   REQUIRE_FALSE(broken.diagnostics.empty());
@@ -436,7 +479,8 @@ TEST_CASE("effect facts: effects count against the fact cap", "[effect-facts]") 
   CHECK(decide_ok(one_short, line).error_code == code::kInputTooLarge);
 }
 
-TEST_CASE("effect facts: history entries become history facts with their age", "[effect-facts][history]") {
+TEST_CASE("effect facts: history entries become history facts with their age",
+          "[effect-facts][history]") {
   EngineOptions o = test_options();
   o.clock = [] { return std::int64_t{1000}; };
   Engine engine(compile_ok({{"rules.clp", R"((defrule after-credential-read
@@ -449,10 +493,12 @@ TEST_CASE("effect facts: history entries become history facts with their age", "
   std::vector<HistoryEntry> history(2);
   history[0].decision_id = "d1";
   history[0].time = 900;
-  history[0].effect = {"read", "path", "/home/user/.ssh/id_rsa", "cat", "credential", false, "", "", false};
+  history[0].effect = {"read", "path", "/home/user/.ssh/id_rsa", "cat", "credential", false, "",
+                       "",     false};
   history[1].decision_id = "d2";
   history[1].time = 100;  // too old for the rule
-  history[1].effect = {"read", "path", "/home/user/.aws/credentials", "cat", "credential", false, "", "", false};
+  history[1].effect = {
+      "read", "path", "/home/user/.aws/credentials", "cat", "credential", false, "", "", false};
   DecideRequest request;
   request.proposal_json = R"({"target":"http","payload":{"url":"https://example.com"}})";
   request.history = &history;
@@ -468,15 +514,17 @@ TEST_CASE("effect facts: history entries become history facts with their age", "
   CHECK_FALSE(fired(none, "after-credential-read"));
 }
 
-TEST_CASE("cases: expect_effects and not_effects match derived effects by the fields given", "[effect-facts][cases]") {
+TEST_CASE("cases: expect_effects and not_effects match derived effects by the fields given",
+          "[effect-facts][cases]") {
   auto policy = full_policy();
   Diagnostics diagnostics;
-  auto cases = read_cases("effects_cases.jsonl",
-                          R"({"name":"sort -o","proposal":{"target":"shell","payload":{"command":"sort -o ~/.ssh/id_rsa x"}},"expect":"reject","expect_effects":[{"kind":"write","target":"/home/user/.ssh/id_rsa","object":"path","class":"credential"},{"kind":"read","in_workspace":true,"via":"operand","program":"sort"}],"not_effects":[{"kind":"delete"}]}
+  auto cases = read_cases(
+      "effects_cases.jsonl",
+      R"({"name":"sort -o","proposal":{"target":"shell","payload":{"command":"sort -o ~/.ssh/id_rsa x"}},"expect":"reject","expect_effects":[{"kind":"write","target":"/home/user/.ssh/id_rsa","object":"path","class":"credential"},{"kind":"read","in_workspace":true,"via":"operand","program":"sort"}],"not_effects":[{"kind":"delete"}]}
 {"name":"missing","proposal":{"target":"shell","payload":{"command":"cat x"}},"expect":"approve","expect_effects":[{"kind":"write"}]}
 {"name":"forbidden","proposal":{"target":"shell","payload":{"command":"cat x"}},"expect":"approve","not_effects":[{"kind":"read","target":"/home/user/project/x"}]}
 )",
-                          &diagnostics);
+      &diagnostics);
   for (const auto& d : diagnostics) UNSCOPED_INFO(d.to_text());
   REQUIRE(diagnostics.empty());
   REQUIRE(cases.size() == 3);
@@ -485,13 +533,15 @@ TEST_CASE("cases: expect_effects and not_effects match derived effects by the fi
   INFO(report.results[0].failure);
   CHECK(report.results[0].passed);
   CHECK_FALSE(report.results[1].passed);
-  CHECK(report.results[1].failure.find("- effect {kind=write} should be derived") != std::string::npos);
+  CHECK(report.results[1].failure.find("- effect {kind=write} should be derived") !=
+        std::string::npos);
   CHECK(report.results[1].failure.find("read path \"/home/user/project/x\"") != std::string::npos);
   CHECK_FALSE(report.results[2].passed);
   CHECK(report.results[2].failure.find("should not be derived") != std::string::npos);
 }
 
-TEST_CASE("cases: malformed effect expectations are E_CASE errors with their line", "[effect-facts][cases]") {
+TEST_CASE("cases: malformed effect expectations are E_CASE errors with their line",
+          "[effect-facts][cases]") {
   const char* bad[] = {
       R"({"name":"a","proposal":{"target":"reply"},"expect":"approve","expect_effects":[{"kind":"write","colour":"red"}]})",
       R"({"name":"b","proposal":{"target":"reply"},"expect":"approve","not_effects":[{"kind":"wrte"}]})",

@@ -130,7 +130,8 @@ TEST_CASE("closed world: listed harmless options and values have no effect", "[e
 }
 
 TEST_CASE("closed world: each letter of a cluster is looked up", "[effects][closed]") {
-  CHECK(closed_fx({"ls", "-laZ", "src"}) == V{"unknown none -Z option", "read path /w/src operand"});
+  CHECK(closed_fx({"ls", "-laZ", "src"}) ==
+        V{"unknown none -Z option", "read path /w/src operand"});
 }
 
 TEST_CASE("closed world: other-options none opts a reviewed program out", "[effects][closed]") {
@@ -161,7 +162,8 @@ TEST_CASE("input: gdb in batch mode reads no commands; safe-code words are not c
           "[effects][closed]") {
   CHECK(closed_fx({"gdb", "./app"}) == V{"read path /w/app operand", "exec code  input"});
   CHECK(closed_fx({"gdb", "-batch", "-ex", "bt", "./app"}) == V{"read path /w/app operand"});
-  CHECK(closed_fx({"gdb", "-batch", "-ex", "info registers", "./app"}) == V{"read path /w/app operand"});
+  CHECK(closed_fx({"gdb", "-batch", "-ex", "info registers", "./app"}) ==
+        V{"read path /w/app operand"});
   CHECK(closed_fx({"gdb", "-batch", "-ex", "shell id", "./app"}) ==
         V{"exec code shell id -ex", "read path /w/app operand"});
   // safe-code is a full match: a read-only command followed by another is code

@@ -122,7 +122,8 @@ TEST_CASE("after a decision the environment holds exactly what a reset leaves", 
 TEST_CASE("a rule set a reset must prime again is reset after every decision", "[decide][reset]") {
   // A rule that starts with `not` has a join CLIPS primes at every reset; one that matches
   // (initial-fact) keeps partial matches on it. Neither environment is left by retraction.
-  for (const char* first : {"(not (param (proposal \"p\") (key \"payload.skip\")))", "(initial-fact)"}) {
+  for (const char* first :
+       {"(not (param (proposal \"p\") (key \"payload.skip\")))", "(initial-fact)"}) {
     INFO(first);
     auto policy = must_compile(std::string("(defrule r ") + first + R"(
   (proposal (id ?id) (target shell))
@@ -144,7 +145,8 @@ TEST_CASE("a rule set a reset must prime again is reset after every decision", "
 
 // The shipped pack, decided by one engine in sequence and by a fresh engine per proposal:
 // the same decisions, byte for byte, whatever came before.
-TEST_CASE("an engine decides the shipped pack's proposals as a fresh engine does", "[decide][reset]") {
+TEST_CASE("an engine decides the shipped pack's proposals as a fresh engine does",
+          "[decide][reset]") {
   Diagnostics diagnostics;
   RuleSources sources = read_rule_files({WARDEN_SOURCE_DIR "/rules"}, &diagnostics);
   auto loaded = Policy::compile(sources);

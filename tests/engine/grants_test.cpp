@@ -47,7 +47,8 @@ TEST_CASE("an enforcing allow of an approved decision grants its capability", "[
   CHECK(d.allows[0].capability == "shell-syntax");
   CHECK(d.allows[0].reason == "sort pipelines");
   CHECK(granted_capabilities(d) == std::vector<std::string>{"shell-syntax"});
-  CHECK(decision_to_json(d).find(R"("allows":[{"rule":"pipes-allowed","capability":"shell-syntax")") !=
+  CHECK(decision_to_json(d).find(
+            R"("allows":[{"rule":"pipes-allowed","capability":"shell-syntax")") !=
         std::string::npos);
 }
 

@@ -36,18 +36,18 @@
 
 using namespace warden;
 using warden::test::decide_ok;
-using warden::test::test_options;
 using warden::test::effect;
 using warden::test::shipped;
+using warden::test::test_options;
 
 namespace {
 
 constexpr std::int64_t kNow = 10000;
 
-
 std::shared_ptr<const Policy> policy_of(const std::string& rules) {
-  auto loaded = Policy::compile(
-      {{"effects.toml", shipped("effects.toml")}, {"paths.toml", shipped("paths.toml")}, {"t.clp", rules}});
+  auto loaded = Policy::compile({{"effects.toml", shipped("effects.toml")},
+                                 {"paths.toml", shipped("paths.toml")},
+                                 {"t.clp", rules}});
   for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
   REQUIRE(loaded.policy);
   return loaded.policy;
@@ -59,13 +59,13 @@ EngineOptions options() {
   return o;
 }
 
-
 struct Both {
   std::string filtered, all;
 };
 
 // The decision with the filter, and with every entry asserted (explain).
-Both decide_both(Engine& engine, const std::string& json, const std::vector<HistoryEntry>& history) {
+Both decide_both(Engine& engine, const std::string& json,
+                 const std::vector<HistoryEntry>& history) {
   DecideRequest filtered;
   filtered.proposal_json = json;
   filtered.decision_id = "same";
@@ -79,14 +79,15 @@ Both decide_both(Engine& engine, const std::string& json, const std::vector<Hist
   return {decision_to_json(a), decision_to_json(b)};
 }
 
-Both decide_both(const std::string& rules, const std::string& json, const std::vector<HistoryEntry>& history,
-                 EngineOptions o = options()) {
+Both decide_both(const std::string& rules, const std::string& json,
+                 const std::vector<HistoryEntry>& history, EngineOptions o = options()) {
   Engine engine(policy_of(rules), o);
   return decide_both(engine, json, history);
 }
 
 // `cat /home/user/project/a`: one effect, (effect (kind read) (object path) (target "/home/user/project/a")).
-const char* kCatRules = R"({"target":"shell","payload":{"command":"cat /home/user/project/a","cwd":"/home/user/project"}})";
+const char* kCatRules =
+    R"({"target":"shell","payload":{"command":"cat /home/user/project/a","cwd":"/home/user/project"}})";
 const char* kRedteamReply = R"({"target":"reply","payload":{"text":"hi"}})";
 
 const char* kApprove = R"(
@@ -101,7 +102,8 @@ const char* kApprove = R"(
 // HistoryJoin is built from bound_variable(), the first term of a slot's constraint, whatever
 // follows it. `?t|"x"` with ?t bound elsewhere means "equal to ?t, or x": no join.
 
-TEST_CASE("red team join-disjunction: (history (target ?t|\"x\")) is not a join on ?t", "[history_filter][redteam]") {
+TEST_CASE("red team join-disjunction: (history (target ?t|\"x\")) is not a join on ?t",
+          "[history_filter][redteam]") {
   const std::string rules = R"(
 (defrule seen-or-shadow
   (effect (proposal ?id) (kind read) (target ?t))
@@ -110,13 +112,16 @@ TEST_CASE("red team join-disjunction: (history (target ?t|\"x\")) is not a join 
   (assert (decision (proposal ?id) (outcome reject) (rule seen-or-shadow) (reason "seen"))))
 )";
   // An entry whose target is the alternative, not the effect's target: CLIPS matches it.
-  const std::vector<HistoryEntry> history = {{"d1", kNow, effect("read", "path", "/etc/shadow", "cat")}};
+  const std::vector<HistoryEntry> history = {
+      {"d1", kNow, effect("read", "path", "/etc/shadow", "cat")}};
   auto b = decide_both(rules, kCatRules, history);
-  INFO("the filter drops the entry: its target is not the effect's, but `|\"/etc/shadow\"` accepts it");
+  INFO(
+      "the filter drops the entry: its target is not the effect's, but `|\"/etc/shadow\"` accepts it");
   CHECK(b.filtered == b.all);
 }
 
-TEST_CASE("red team join-disjunction: (effect (target ?t|\"x\")) after a history binding ?t", "[history_filter][redteam]") {
+TEST_CASE("red team join-disjunction: (effect (target ?t|\"x\")) after a history binding ?t",
+          "[history_filter][redteam]") {
   const std::string rules = R"(
 (defrule any-history-when-reading-a
   (history (proposal ?id) (target ?t))
@@ -125,13 +130,15 @@ TEST_CASE("red team join-disjunction: (effect (target ?t|\"x\")) after a history
   (assert (decision (proposal ?id) (outcome reject) (rule any-history-when-reading-a) (reason ?t))))
 )";
   // The effect's target is the constant alternative: every entry matches, whatever its target.
-  const std::vector<HistoryEntry> history = {{"d1", kNow, effect("write", "path", "/tmp/x", "tee")}};
+  const std::vector<HistoryEntry> history = {
+      {"d1", kNow, effect("write", "path", "/tmp/x", "tee")}};
   auto b = decide_both(rules, kCatRules, history);
   INFO("the filter keeps only entries whose target is an effect's target");
   CHECK(b.filtered == b.all);
 }
 
-TEST_CASE("red team join-disjunction: (history (decision ?d|\"x\")) between two history patterns", "[history_filter][redteam]") {
+TEST_CASE("red team join-disjunction: (history (decision ?d|\"x\")) between two history patterns",
+          "[history_filter][redteam]") {
   const std::string rules = R"(
 (defrule write-then-network
   (effect (proposal ?id) (kind read))
@@ -145,7 +152,8 @@ TEST_CASE("red team join-disjunction: (history (decision ?d|\"x\")) between two 
       {"bootstrap", kNow, effect("network", "host", "evil.example", "curl")},
   };
   auto b = decide_both(rules, kCatRules, history);
-  INFO("each pattern's entries are kept only if the other offers the same decision id: both are dropped");
+  INFO(
+      "each pattern's entries are kept only if the other offers the same decision id: both are dropped");
   CHECK(b.filtered == b.all);
 }
 
@@ -155,7 +163,9 @@ TEST_CASE("red team join-disjunction: (history (decision ?d|\"x\")) between two 
 // is never evaluated: a predicate that errors on it fails the explained decision closed
 // (E_RUNTIME, reject) while the filtered one approves. Age 0 (decided this second) divides by 0.
 
-TEST_CASE("red team dropped-entry-predicate: a rule whose gate fails still evaluates its history predicates", "[history_filter][redteam]") {
+TEST_CASE(
+    "red team dropped-entry-predicate: a rule whose gate fails still evaluates its history predicates",
+    "[history_filter][redteam]") {
   const std::string rules = std::string(kApprove) + R"(
 (defrule fast-credential-exfil
   (effect (proposal ?id) (kind network))
@@ -163,14 +173,18 @@ TEST_CASE("red team dropped-entry-predicate: a rule whose gate fails still evalu
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule fast-credential-exfil) (reason "exfil"))))
 )";
-  const std::vector<HistoryEntry> history = {{"d1", kNow, effect("read", "path", "/home/user/.ssh/id_rsa", "cat", "credential")}};
+  const std::vector<HistoryEntry> history = {
+      {"d1", kNow, effect("read", "path", "/home/user/.ssh/id_rsa", "cat", "credential")}};
   // A reply has no network effect: the gate fails and the filter asserts nothing.
   auto b = decide_both(rules, kRedteamReply, history);
-  INFO("explain: [WARDEN4] div: division by zero evaluating the age predicate -> reject E_RUNTIME; filtered: approve");
+  INFO(
+      "explain: [WARDEN4] div: division by zero evaluating the age predicate -> reject E_RUNTIME; filtered: approve");
   CHECK(b.filtered == b.all);
 }
 
-TEST_CASE("red team dropped-entry-predicate: a predicate written before the slot whose constant drops the entry", "[history_filter][redteam]") {
+TEST_CASE(
+    "red team dropped-entry-predicate: a predicate written before the slot whose constant drops the entry",
+    "[history_filter][redteam]") {
   const std::string rules = std::string(kApprove) + R"(
 (defrule recent-write
   (history (proposal ?id) (age ?a&:(< (div 60 ?a) 2)) (kind write))
@@ -178,13 +192,16 @@ TEST_CASE("red team dropped-entry-predicate: a predicate written before the slot
   (assert (hint (proposal ?id) (rule recent-write) (text "recent write"))))
 )";
   // A read: (kind write) drops it, but CLIPS evaluates the age predicate first.
-  const std::vector<HistoryEntry> history = {{"d1", kNow, effect("read", "path", "/home/user/project/a", "cat")}};
+  const std::vector<HistoryEntry> history = {
+      {"d1", kNow, effect("read", "path", "/home/user/project/a", "cat")}};
   auto b = decide_both(rules, kCatRules, history);
   INFO("explain: division by zero on the read entry -> reject E_RUNTIME; filtered: approve");
   CHECK(b.filtered == b.all);
 }
 
-TEST_CASE("red team dropped-entry-predicate: an entry a join drops is evaluated by the pattern's predicate", "[history_filter][redteam]") {
+TEST_CASE(
+    "red team dropped-entry-predicate: an entry a join drops is evaluated by the pattern's predicate",
+    "[history_filter][redteam]") {
   const std::string rules = std::string(kApprove) + R"(
 (defrule reread-recent
   (effect (proposal ?id) (kind read) (target ?t))
@@ -192,9 +209,11 @@ TEST_CASE("red team dropped-entry-predicate: an entry a join drops is evaluated 
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule reread-recent) (reason ?t))))
 )";
-  const std::vector<HistoryEntry> history = {{"d1", kNow, effect("write", "path", "/elsewhere", "tee")}};
+  const std::vector<HistoryEntry> history = {
+      {"d1", kNow, effect("write", "path", "/elsewhere", "tee")}};
   auto b = decide_both(rules, kCatRules, history);
-  INFO("explain: division by zero -> reject E_RUNTIME; filtered (target /elsewhere joins no effect): approve");
+  INFO(
+      "explain: division by zero -> reject E_RUNTIME; filtered (target /elsewhere joins no effect): approve");
   CHECK(b.filtered == b.all);
 }
 
@@ -203,7 +222,9 @@ TEST_CASE("red team dropped-entry-predicate: an entry a join drops is evaluated 
 // interns it with EnvAddSymbol(c_str()), which stops at the first NUL. (Proposals with NUL
 // are refused by the reader, so only a history from elsewhere holds one.)
 
-TEST_CASE("red team nul-in-history-string: a constant matches the string CLIPS sees, not the entry's", "[history_filter][redteam]") {
+TEST_CASE(
+    "red team nul-in-history-string: a constant matches the string CLIPS sees, not the entry's",
+    "[history_filter][redteam]") {
   const std::string rules = R"(
 (defrule wrote-a
   (effect (proposal ?id) (kind read))
@@ -214,11 +235,13 @@ TEST_CASE("red team nul-in-history-string: a constant matches the string CLIPS s
   const std::vector<HistoryEntry> history = {
       {"d1", kNow, effect("write", "path", std::string("/home/user/project/a\0.bak", 25), "tee")}};
   auto b = decide_both(rules, kCatRules, history);
-  INFO("CLIPS's target is \"/home/user/project/a\"; the filter compares \"/home/user/project/a\\0.bak\"");
+  INFO(
+      "CLIPS's target is \"/home/user/project/a\"; the filter compares \"/home/user/project/a\\0.bak\"");
   CHECK(b.filtered == b.all);
 }
 
-TEST_CASE("red team nul-in-history-string: a join compares the fact's value with the uncut entry", "[history_filter][redteam]") {
+TEST_CASE("red team nul-in-history-string: a join compares the fact's value with the uncut entry",
+          "[history_filter][redteam]") {
   const std::string rules = R"(
 (defrule read-what-was-written
   (effect (proposal ?id) (kind read) (target ?t))
@@ -237,7 +260,9 @@ TEST_CASE("red team nul-in-history-string: a join compares the fact's value with
 // with every entry asserted the proposal is refused (E_INPUT_TOO_LARGE), with the filter it
 // is decided.
 
-TEST_CASE("red team fact-cap: max_facts counts the history entries explain asserts and the filter drops", "[history_filter][redteam]") {
+TEST_CASE(
+    "red team fact-cap: max_facts counts the history entries explain asserts and the filter drops",
+    "[history_filter][redteam]") {
   const std::string rules = std::string(kApprove) + R"(
 (defrule network-after-credential
   (effect (proposal ?id) (kind network))
@@ -247,7 +272,8 @@ TEST_CASE("red team fact-cap: max_facts counts the history entries explain asser
 )";
   std::vector<HistoryEntry> history;
   for (int i = 0; i < 30; ++i)
-    history.push_back({"d" + std::to_string(i), kNow, effect("write", "path", "/home/user/project/f" + std::to_string(i), "tee")});
+    history.push_back({"d" + std::to_string(i), kNow,
+                       effect("write", "path", "/home/user/project/f" + std::to_string(i), "tee")});
   EngineOptions o = options();
   o.max_facts = 20;  // a reply needs a few facts; 30 entries do not fit
   auto b = decide_both(rules, kRedteamReply, history, o);
@@ -264,21 +290,23 @@ struct Gen {
   explicit Gen(unsigned seed) : r(seed) {}
   std::size_t n(std::size_t k) { return r() % k; }
   template <class T>
-  const T& pick(const std::vector<T>& v) { return v[n(v.size())]; }
+  const T& pick(const std::vector<T>& v) {
+    return v[n(v.size())];
+  }
 };
 
 const std::vector<std::string> kKinds = {"write", "read", "network", "exec", "unknown", "delete"};
 const std::vector<std::string> kObjects = {"path", "host", "none", "program"};
 const std::vector<std::string> kClassNames = {"none", "credential", "build-config"};
-const std::vector<std::string> kTargets = {"/home/user/project/a", "/home/user/project/b", "", "example.com",
-                                           "/etc/passwd"};
+const std::vector<std::string> kTargets = {"/home/user/project/a", "/home/user/project/b", "",
+                                           "example.com", "/etc/passwd"};
 const std::vector<std::string> kPrograms = {"tar", "git", "", "cat", "curl"};
 const std::vector<std::string> kDecisions = {"d1", "d2", "d3"};
 
 // One slot's constraint: constants, alternatives, exclusions, precedence mixes, variables
 // (joins: ?js*/?jy* are shared across slots and patterns), never `?v|x` (join-disjunction).
-std::string constraint(Gen& g, const std::vector<std::string>& pool, bool str, const std::string& slot,
-                       std::vector<std::string>* vars) {
+std::string constraint(Gen& g, const std::vector<std::string>& pool, bool str,
+                       const std::string& slot, std::vector<std::string>* vars) {
   auto c = [&](const std::string& v) { return str ? "\"" + v + "\"" : v; };
   auto var = [&](const std::string& v) {
     vars->push_back(v);
@@ -286,18 +314,30 @@ std::string constraint(Gen& g, const std::vector<std::string>& pool, bool str, c
   };
   const std::string own = "?v" + slot + std::to_string(g.n(2));
   switch (g.n(12)) {
-    case 0: return c(g.pick(pool));
-    case 1: return c(g.pick(pool)) + "|" + c(g.pick(pool));
-    case 2: return "~" + c(g.pick(pool));
-    case 3: return "~" + c(g.pick(pool)) + "&~" + c(g.pick(pool));
-    case 4: return var(own);
-    case 5: return var(own) + "&" + c(g.pick(pool)) + "|" + c(g.pick(pool));
-    case 6: return var(own) + "&~" + c(g.pick(pool));
-    case 7: return c(g.pick(pool)) + "|~" + c(g.pick(pool));
-    case 8: return "~" + c(g.pick(pool)) + "|" + c(g.pick(pool));
-    case 9: return c(g.pick(pool)) + "&~" + c(g.pick(pool)) + "|" + c(g.pick(pool));
-    case 10: return var("?j" + std::string(str ? "s" : "y") + std::to_string(g.n(2)));
-    default: return "?";
+    case 0:
+      return c(g.pick(pool));
+    case 1:
+      return c(g.pick(pool)) + "|" + c(g.pick(pool));
+    case 2:
+      return "~" + c(g.pick(pool));
+    case 3:
+      return "~" + c(g.pick(pool)) + "&~" + c(g.pick(pool));
+    case 4:
+      return var(own);
+    case 5:
+      return var(own) + "&" + c(g.pick(pool)) + "|" + c(g.pick(pool));
+    case 6:
+      return var(own) + "&~" + c(g.pick(pool));
+    case 7:
+      return c(g.pick(pool)) + "|~" + c(g.pick(pool));
+    case 8:
+      return "~" + c(g.pick(pool)) + "|" + c(g.pick(pool));
+    case 9:
+      return c(g.pick(pool)) + "&~" + c(g.pick(pool)) + "|" + c(g.pick(pool));
+    case 10:
+      return var("?j" + std::string(str ? "s" : "y") + std::to_string(g.n(2)));
+    default:
+      return "?";
   }
 }
 
@@ -322,33 +362,51 @@ std::string random_rule(Gen& g, int i) {
   const std::string name = "r" + std::to_string(i);
   std::string lhs;
   switch (g.n(5)) {
-    case 0: lhs += "(effect (proposal ?id) (kind " + g.pick(kKinds) + ") (target ?js0))\n"; break;
-    case 1: lhs += "(effect (proposal ?id) (target ?js" + std::to_string(g.n(2)) + ") (program ?js1))\n"; break;
-    case 2: lhs += std::string("(proposal (id ?id) (target ") + (g.n(2) ? "shell" : "file") + "))\n"; break;
-    case 3: lhs += "(or (effect (proposal ?id) (kind write)) (effect (proposal ?id) (kind read)))\n"; break;
-    default: lhs += "(proposal (id ?id))\n"; break;
+    case 0:
+      lhs += "(effect (proposal ?id) (kind " + g.pick(kKinds) + ") (target ?js0))\n";
+      break;
+    case 1:
+      lhs += "(effect (proposal ?id) (target ?js" + std::to_string(g.n(2)) + ") (program ?js1))\n";
+      break;
+    case 2:
+      lhs += std::string("(proposal (id ?id) (target ") + (g.n(2) ? "shell" : "file") + "))\n";
+      break;
+    case 3:
+      lhs += "(or (effect (proposal ?id) (kind write)) (effect (proposal ?id) (kind read)))\n";
+      break;
+    default:
+      lhs += "(proposal (id ?id))\n";
+      break;
   }
   std::vector<std::string> shown;
   for (int k = 0, patterns = 1 + static_cast<int>(g.n(2)); k < patterns; ++k) {
     std::vector<std::string> vars;
     const std::string p = random_history_pattern(g, &vars);
     switch (g.n(5)) {
-      case 0: lhs += "(not " + p + ")\n"; break;
-      case 1: lhs += "(exists " + p + ")\n"; break;
-      default: lhs += p + "\n"; shown.insert(shown.end(), vars.begin(), vars.end()); break;
+      case 0:
+        lhs += "(not " + p + ")\n";
+        break;
+      case 1:
+        lhs += "(exists " + p + ")\n";
+        break;
+      default:
+        lhs += p + "\n";
+        shown.insert(shown.end(), vars.begin(), vars.end());
+        break;
     }
   }
   std::sort(shown.begin(), shown.end());
   shown.erase(std::unique(shown.begin(), shown.end()), shown.end());
   std::string text = "(str-cat \"" + name + "\"";
   for (const auto& v : shown) text += " \" \" " + v;
-  return "(defrule " + name + "\n" + lhs + "=>\n(assert (hint (proposal ?id) (rule " + name + ") (text " + text +
-         ")))))\n";
+  return "(defrule " + name + "\n" + lhs + "=>\n(assert (hint (proposal ?id) (rule " + name +
+         ") (text " + text + ")))))\n";
 }
 
 }  // namespace
 
-TEST_CASE("red team guard: random constraint forms, gates and joins decide as with every entry", "[history_filter][redteam]") {
+TEST_CASE("red team guard: random constraint forms, gates and joins decide as with every entry",
+          "[history_filter][redteam]") {
   Gen g(20261130);
   const std::vector<std::string> proposals = {
       kCatRules,
@@ -360,8 +418,9 @@ TEST_CASE("red team guard: random constraint forms, gates and joins decide as wi
   for (int it = 0; it < 60; ++it) {
     std::string rules;
     for (int i = 0, n = 1 + static_cast<int>(g.n(4)); i < n; ++i) rules += random_rule(g, i);
-    auto loaded = Policy::compile(
-        {{"effects.toml", shipped("effects.toml")}, {"paths.toml", shipped("paths.toml")}, {"t.clp", rules}});
+    auto loaded = Policy::compile({{"effects.toml", shipped("effects.toml")},
+                                   {"paths.toml", shipped("paths.toml")},
+                                   {"t.clp", rules}});
     if (!loaded.policy) continue;  // CLIPS refuses some (a duplicate constant, an unmatchable slot)
     ++compiled;
     Engine engine(loaded.policy, options());
@@ -369,8 +428,8 @@ TEST_CASE("red team guard: random constraint forms, gates and joins decide as wi
       std::vector<HistoryEntry> history;
       for (std::size_t k = 0, m = g.n(7); k < m; ++k)
         history.push_back({g.pick(kDecisions), kNow - 10,
-                           effect(g.pick(kKinds), g.pick(kObjects), g.pick(kTargets), g.pick(kPrograms), g.pick(kClassNames),
-                              g.n(2) == 0)});
+                           effect(g.pick(kKinds), g.pick(kObjects), g.pick(kTargets),
+                                  g.pick(kPrograms), g.pick(kClassNames), g.n(2) == 0)});
       for (const auto& json : proposals) {
         auto b = decide_both(engine, json, history);
         hinted += b.all.find("\"hints\"") != std::string::npos;
@@ -387,7 +446,8 @@ TEST_CASE("red team guard: random constraint forms, gates and joins decide as wi
   CHECK(hinted > 500);
 }
 
-TEST_CASE("red team guard: the shipped pack with crafted histories decides as with every entry", "[history_filter][redteam]") {
+TEST_CASE("red team guard: the shipped pack with crafted histories decides as with every entry",
+          "[history_filter][redteam]") {
   LoadedPolicy loaded = load_policy({WARDEN_SOURCE_DIR "/rules"});
   for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
   REQUIRE(loaded.policy);
@@ -426,7 +486,8 @@ TEST_CASE("red team guard: the shipped pack with crafted histories decides as wi
       std::vector<HistoryEntry> history;
       for (std::size_t k = 0, m = 1 + g.n(12); k < m; ++k) {
         // Half from anywhere, half from the effects of proposals near this one (the same topic).
-        const std::size_t near = std::min(pool.size() - 1, i * pool.size() / proposals.size() + g.n(20));
+        const std::size_t near =
+            std::min(pool.size() - 1, i * pool.size() / proposals.size() + g.n(20));
         history.push_back({"d" + std::to_string(g.n(4)), kNow - static_cast<std::int64_t>(g.n(100)),
                            pool[g.n(2) ? g.n(pool.size()) : near]});
       }
@@ -443,7 +504,8 @@ TEST_CASE("red team guard: the shipped pack with crafted histories decides as wi
   CHECK(history_mattered > 50);
 }
 
-TEST_CASE("red team guard: one engine's index cache across sessions and a growing session", "[history_filter][redteam]") {
+TEST_CASE("red team guard: one engine's index cache across sessions and a growing session",
+          "[history_filter][redteam]") {
   const std::string rules = std::string(kApprove) + R"(
 (defrule runs-what-was-written
   (effect (proposal ?id) (kind exec) (object path) (target ?t))
@@ -459,7 +521,8 @@ TEST_CASE("red team guard: one engine's index cache across sessions and a growin
 )";
   Engine engine(policy_of(rules), options());
   SessionMemory memory;
-  const std::string run = R"({"target":"shell","payload":{"command":"bash build.sh","cwd":"/home/user/project"},"context":{"session":"S"}})";
+  const std::string run =
+      R"({"target":"shell","payload":{"command":"bash build.sh","cwd":"/home/user/project"},"context":{"session":"S"}})";
   auto proposal_in = [&](const std::string& session) {
     std::string json = run;
     json.replace(json.find("\"S\""), 3, "\"" + session + "\"");
@@ -470,7 +533,8 @@ TEST_CASE("red team guard: one engine's index cache across sessions and a growin
     DecideRequest r;
     r.proposal_json = json;
     r.decision_id = "same";
-    DecideResult filtered = decide_in_session(engine, memory, r, session_key(json, std::nullopt), false);
+    DecideResult filtered =
+        decide_in_session(engine, memory, r, session_key(json, std::nullopt), false);
     REQUIRE(filtered.ok);
     HistorySnapshot snapshot = memory.shared_snapshot("", session, kNow);
     r.history = snapshot.get();
@@ -481,21 +545,25 @@ TEST_CASE("red team guard: one engine's index cache across sessions and a growin
     CHECK(decision_to_json(filtered.decision) == decision_to_json(all));
     return all.outcome;
   };
-  memory.record("", "s1", "a", kNow, {effect("write", "path", "/home/user/project/build.sh", "tee", "none", true)});
-  memory.record("", "s2", "b", kNow, {effect("write", "path", "/home/user/project/other.sh", "tee", "none", true)});
+  memory.record("", "s1", "a", kNow,
+                {effect("write", "path", "/home/user/project/build.sh", "tee", "none", true)});
+  memory.record("", "s2", "b", kNow,
+                {effect("write", "path", "/home/user/project/other.sh", "tee", "none", true)});
   CHECK(decide("s1") == Outcome::ApprovalRequired);
   CHECK(decide("s2") == Outcome::Approve);
   CHECK(decide("s1") == Outcome::ApprovalRequired);
   CHECK(decide("s1") == Outcome::ApprovalRequired);  // the cached index
   // s2 changes while the engine holds its old snapshot (copy on write): the next decision sees it.
-  memory.record("", "s2", "c", kNow, {effect("write", "path", "/home/user/project/lib.py", "curl", "none", true),
-                                      effect("network", "host", "evil.example", "curl")});
+  memory.record("", "s2", "c", kNow,
+                {effect("write", "path", "/home/user/project/lib.py", "curl", "none", true),
+                 effect("network", "host", "evil.example", "curl")});
   CHECK(decide("s2") == Outcome::Reject);
   CHECK(decide("s1") == Outcome::ApprovalRequired);
   CHECK(decide("s2") == Outcome::Reject);
 }
 
-TEST_CASE("red team guard: entries with unknown kinds, objects and malformed classes", "[history_filter][redteam]") {
+TEST_CASE("red team guard: entries with unknown kinds, objects and malformed classes",
+          "[history_filter][redteam]") {
   const std::string rules = std::string(kApprove) + R"(
 (defrule unknown-kind (history (proposal ?id) (kind unknown) (target ?t))
   => (assert (hint (proposal ?id) (rule unknown-kind) (text ?t))))
@@ -507,11 +575,15 @@ TEST_CASE("red team guard: entries with unknown kinds, objects and malformed cla
   => (assert (hint (proposal ?id) (rule not-none-class) (text ?t))))
 )";
   const std::vector<HistoryEntry> history = {
-      {"d1", kNow, effect("Write", "path", "/k1")},          {"d1", kNow, effect("", "path", "/k2")},
-      {"d1", kNow, effect("write", "url", "/o1")},           {"d1", kNow, effect("write", "PATH", "/o2")},
+      {"d1", kNow, effect("Write", "path", "/k1")},
+      {"d1", kNow, effect("", "path", "/k2")},
+      {"d1", kNow, effect("write", "url", "/o1")},
+      {"d1", kNow, effect("write", "PATH", "/o2")},
       {"d1", kNow, effect("read", "path", "/c1", "", "Credential")},
-      {"d1", kNow, effect("read", "path", "/c2", "", "")},   {"d1", kNow, effect("read", "path", "/c3", "", "9x")},
-      {"d1", kNow, effect("read", "path", "/c4", "", "a_b")}, {"d1", kNow, effect("read", "path", "/c5", "", "credential")},
+      {"d1", kNow, effect("read", "path", "/c2", "", "")},
+      {"d1", kNow, effect("read", "path", "/c3", "", "9x")},
+      {"d1", kNow, effect("read", "path", "/c4", "", "a_b")},
+      {"d1", kNow, effect("read", "path", "/c5", "", "credential")},
   };
   auto b = decide_both(rules, kRedteamReply, history);
   CHECK(b.filtered == b.all);

@@ -17,10 +17,10 @@
 
 using namespace warden;
 using warden::test::decide_ok;
-using warden::test::must_compile;
-using warden::test::test_options;
 using warden::test::effect;
+using warden::test::must_compile;
 using warden::test::shipped;
+using warden::test::test_options;
 
 namespace {
 
@@ -39,7 +39,8 @@ std::string constants(const SlotConstants& slots) {
   for (const auto& c : slots) {
     out += (out.empty() ? "" : " ") + c.slot + (c.excluding ? "!=" : "=");
     for (std::size_t i = 0; i < c.values.size(); ++i)
-      out += (i ? "|" : "") + (c.values[i].is_string ? "\"" + c.values[i].text + "\"" : c.values[i].text);
+      out += (i ? "|" : "") +
+             (c.values[i].is_string ? "\"" + c.values[i].text + "\"" : c.values[i].text);
   }
   return out;
 }
@@ -48,7 +49,8 @@ std::string joins(const HistoryPattern& p) {
   std::string out;
   for (const auto& j : p.joins)
     out += (out.empty() ? "" : " ") + j.slot + "=" +
-           (j.with_history ? "history#" + std::to_string(j.history) : j.fact.name) + "." + j.other_slot;
+           (j.with_history ? "history#" + std::to_string(j.history) : j.fact.name) + "." +
+           j.other_slot;
   return out;
 }
 
@@ -76,8 +78,9 @@ TEST_CASE("history filter: the constants a history pattern's slots accept", "[hi
   CHECK(p[0].line == 3);
   // ?p&"tar"|"unzip" is ?p&("tar"|"unzip") (CLIPS binds a leading variable apart); a bare
   // variable and a predicate accept anything.
-  CHECK(constants(p[0].slots) ==
-        R"(kind=write class=credential|secrets-config in-workspace=TRUE program="tar"|"unzip" target!="")");
+  CHECK(
+      constants(p[0].slots) ==
+      R"(kind=write class=credential|secrets-config in-workspace=TRUE program="tar"|"unzip" target!="")");
 }
 
 TEST_CASE("history filter: precedence, types and what restricts nothing", "[history_filter]") {
@@ -92,18 +95,19 @@ TEST_CASE("history filter: precedence, types and what restricts nothing", "[hist
 )");
   REQUIRE(p.size() == 10);
   CHECK(constants(p[0].slots) == R"(kind=write|read target="/w/a"|"/w/b" program!="git")");
-  CHECK(constants(p[1].slots) == "kind!=read");      // write|~read
-  CHECK(constants(p[2].slots) == "kind=");          // write&read: nothing at all
+  CHECK(constants(p[1].slots) == "kind!=read");       // write|~read
+  CHECK(constants(p[2].slots) == "kind=");            // write&read: nothing at all
   CHECK(constants(p[3].slots) == "kind=write|exec");  // (write&~read)|exec
-  CHECK(constants(p[4].slots).empty());              // a wildcard
-  CHECK(constants(p[5].slots).empty());              // a number is never taken for a symbol
-  CHECK(constants(p[6].slots).empty());              // a predicate
-  CHECK(constants(p[7].slots).empty());              // a return value
-  CHECK(constants(p[8].slots).empty());              // "git"|?q: a variable alternative
-  CHECK(constants(p[9].slots).empty());              // (history): every entry
+  CHECK(constants(p[4].slots).empty());               // a wildcard
+  CHECK(constants(p[5].slots).empty());               // a number is never taken for a symbol
+  CHECK(constants(p[6].slots).empty());               // a predicate
+  CHECK(constants(p[7].slots).empty());               // a return value
+  CHECK(constants(p[8].slots).empty());               // "git"|?q: a variable alternative
+  CHECK(constants(p[9].slots).empty());               // (history): every entry
 }
 
-TEST_CASE("history filter: a rule's gates are its positive patterns on the proposal's facts", "[history_filter]") {
+TEST_CASE("history filter: a rule's gates are its positive patterns on the proposal's facts",
+          "[history_filter]") {
   auto p = patterns_of(R"(
 (defrule r
   (declare (salience 10))
@@ -133,7 +137,8 @@ TEST_CASE("history filter: a rule's gates are its positive patterns on the propo
   CHECK(q[0].gates.empty());
 }
 
-TEST_CASE("history filter: joins with the proposal's facts and between history patterns", "[history_filter]") {
+TEST_CASE("history filter: joins with the proposal's facts and between history patterns",
+          "[history_filter]") {
   auto p = patterns_of(R"(
 (defrule r
   (effect (proposal ?id) (kind exec) (target ?t))
@@ -207,12 +212,11 @@ const char* kFilterRules = R"(
   (assert (decision (proposal ?id) (outcome approve) (rule default-approve) (reason "ok"))))
 )";
 
-
-
 // kRules with the shipped effects table and path classes.
 std::shared_ptr<const Policy> rules_with_tables() {
-  auto loaded = Policy::compile(
-      {{"effects.toml", shipped("effects.toml")}, {"paths.toml", shipped("paths.toml")}, {"t.clp", kFilterRules}});
+  auto loaded = Policy::compile({{"effects.toml", shipped("effects.toml")},
+                                 {"paths.toml", shipped("paths.toml")},
+                                 {"t.clp", kFilterRules}});
   for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
   REQUIRE(loaded.policy);
   return loaded.policy;
@@ -220,7 +224,8 @@ std::shared_ptr<const Policy> rules_with_tables() {
 
 }  // namespace
 
-TEST_CASE("history filter: every decision is the one deciding with all history gives", "[history_filter]") {
+TEST_CASE("history filter: every decision is the one deciding with all history gives",
+          "[history_filter]") {
   auto policy = rules_with_tables();
   EngineOptions o = test_options();
   o.clock = [] { return std::int64_t{10000}; };
@@ -259,7 +264,8 @@ TEST_CASE("history filter: every decision is the one deciding with all history g
     const std::size_t n = random() % 8;
     for (std::size_t i = 0; i < n; ++i) {
       const EffectRecord& e = pool[random() % pool.size()];
-      history.push_back({"d" + std::to_string(random() % 3), 10000 - static_cast<std::int64_t>(random() % 300), e});
+      history.push_back({"d" + std::to_string(random() % 3),
+                         10000 - static_cast<std::int64_t>(random() % 300), e});
     }
     for (const auto& json : proposals) {
       DecideRequest filtered;
@@ -296,7 +302,8 @@ std::size_t history_facts(const std::shared_ptr<const Policy>& policy, const std
 
 }  // namespace
 
-TEST_CASE("history filter: a decision asserts only the entries its live rules can match", "[history_filter]") {
+TEST_CASE("history filter: a decision asserts only the entries its live rules can match",
+          "[history_filter]") {
   auto policy = rules_with_tables();
   const std::vector<HistoryEntry> history = {
       {"d1", 10000, effect("write", "path", "/home/user/project/build.sh", "tee", "none", true)},
@@ -309,19 +316,23 @@ TEST_CASE("history filter: a decision asserts only the entries its live rules ca
   // bash build.sh runs a path: written-then-run sees the write of build.sh (its target joins), and
   // fetched-then-run the write and the network access of one decision (d3); the write of
   // src/a.c, the other network access and the exec can match no rule that may fire.
-  CHECK(history_facts(policy,
-                      R"({"target":"shell","payload":{"command":"bash build.sh","cwd":"/home/user/project"}})",
-                      history) == 3);
+  CHECK(
+      history_facts(
+          policy,
+          R"({"target":"shell","payload":{"command":"bash build.sh","cwd":"/home/user/project"}})",
+          history) == 3);
   // A reply: only anything-old could fire, and every entry is younger than it wants... which
   // its predicate decides, not the filter: all six are asserted for it.
   CHECK(history_facts(policy, R"({"target":"reply","payload":{"text":"hi"}})", history) == 6);
   // An http GET: network-after-credential wants credential reads; there are none.
-  CHECK(history_facts(policy, R"({"target":"http","action":"get","payload":{"url":"https://a.example/"}})",
+  CHECK(history_facts(policy,
+                      R"({"target":"http","action":"get","payload":{"url":"https://a.example/"}})",
                       history) == 0);
 }
 
-TEST_CASE("history filter: a rule whose conditions call what may fail sees every entry its earlier constants pass",
-          "[history_filter]") {
+TEST_CASE(
+    "history filter: a rule whose conditions call what may fail sees every entry its earlier constants pass",
+    "[history_filter]") {
   // The same rule three ways: its history predicate is total (a member$ of a global list, an
   // age comparison, string tests of strings), or may fail (member$ of a global that is no list,
   // a division): CLIPS evaluates it on every history fact that reaches it, rule firing or not,
@@ -331,9 +342,12 @@ TEST_CASE("history filter: a rule whose conditions call what may fail sees every
 (defglobal ?*not-a-list* = 5)
 )";
   auto rule = [&](const std::string& predicate) {
-    return common + "(defrule r (effect (proposal ?id) (kind network))\n"
-                    "  (history (proposal ?id) (kind write) (age ?a) (program ?p&:" + predicate + "))\n"
-                    "  => (assert (decision (proposal ?id) (outcome reject) (rule r) (reason ?p))))\n";
+    return common +
+           "(defrule r (effect (proposal ?id) (kind network))\n"
+           "  (history (proposal ?id) (kind write) (age ?a) (program ?p&:" +
+           predicate +
+           "))\n"
+           "  => (assert (decision (proposal ?id) (outcome reject) (rule r) (reason ?p))))\n";
   };
   auto compile = [](const std::string& text) {
     auto loaded = Policy::compile({{"effects.toml", shipped("effects.toml")}, {"t.clp", text}});
@@ -348,13 +362,15 @@ TEST_CASE("history filter: a rule whose conditions call what may fail sees every
   };
   const std::string reply = R"({"target":"reply","payload":{"text":"hi"}})";
   // Total: the rule cannot fire for a reply (no network effect), so it sees nothing.
-  for (const char* total : {"(not (member$ ?p ?*builders*))", "(< ?a 60)", "(str-prefix \"ma\" ?p)"}) {
+  for (const char* total :
+       {"(not (member$ ?p ?*builders*))", "(< ?a 60)", "(str-prefix \"ma\" ?p)"}) {
     INFO(total);
     CHECK(history_facts(compile(rule(total)), reply, history) == 0);
   }
   // May fail (or is not known not to: str-length is not on the list): both writes (the
   // constant before the predicate), never the read.
-  for (const char* failing : {"(not (member$ ?p ?*not-a-list*))", "(< (div 60 ?a) 2)", "(> (str-length ?p) 2)"}) {
+  for (const char* failing :
+       {"(not (member$ ?p ?*not-a-list*))", "(< (div 60 ?a) 2)", "(> (str-length ?p) 2)"}) {
     INFO(failing);
     CHECK(history_facts(compile(rule(failing)), reply, history) == 2);
   }

@@ -22,10 +22,18 @@ inline std::string shipped(const std::string& name) {
 }
 
 // A remembered effect.
-inline EffectRecord effect(std::string kind, std::string object, std::string target, std::string program = "",
-                           std::string path_class = "none", bool in_workspace = false) {
-  return EffectRecord{std::move(kind), std::move(object), std::move(target), std::move(program),
-                      std::move(path_class), in_workspace, "", "", false};
+inline EffectRecord effect(std::string kind, std::string object, std::string target,
+                           std::string program = "", std::string path_class = "none",
+                           bool in_workspace = false) {
+  return EffectRecord{std::move(kind),
+                      std::move(object),
+                      std::move(target),
+                      std::move(program),
+                      std::move(path_class),
+                      in_workspace,
+                      "",
+                      "",
+                      false};
 }
 
 }  // namespace warden::test

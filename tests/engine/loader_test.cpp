@@ -18,7 +18,9 @@ TEST_CASE("a clean rule set compiles with a digest and rule names", "[loader]") 
 }
 
 TEST_CASE("syntax error reports E_PARSE with file and line", "[loader]") {
-  auto loaded = compile_text("(defrule ok (proposal (id ?id)) => )\n\n(defrule broken\n  (proposal (id ?id)\n  =>\n  (assert (decision (proposal ?id))))\n", "rules/x.clp");
+  auto loaded = compile_text(
+      "(defrule ok (proposal (id ?id)) => )\n\n(defrule broken\n  (proposal (id ?id)\n  =>\n  (assert (decision (proposal ?id))))\n",
+      "rules/x.clp");
   CHECK_FALSE(loaded.policy);
   REQUIRE(!loaded.diagnostics.empty());
   const Diagnostic& d = loaded.diagnostics.front();
@@ -29,7 +31,8 @@ TEST_CASE("syntax error reports E_PARSE with file and line", "[loader]") {
 }
 
 TEST_CASE("unbalanced parentheses report E_UNBALANCED at the opening line", "[loader]") {
-  auto loaded = compile_text("(defrule a (proposal (id ?id)) => )\n\n(defrule b\n  (proposal (id ?id))\n  =>\n", "u.clp");
+  auto loaded = compile_text(
+      "(defrule a (proposal (id ?id)) => )\n\n(defrule b\n  (proposal (id ?id))\n  =>\n", "u.clp");
   CHECK_FALSE(loaded.policy);
   const Diagnostic* d = find_code(loaded.diagnostics, code::kUnbalanced);
   REQUIRE(d);
@@ -40,7 +43,8 @@ TEST_CASE("unbalanced parentheses report E_UNBALANCED at the opening line", "[lo
 }
 
 TEST_CASE("unknown function is E_UNKNOWN_FUNCTION at its line", "[loader]") {
-  auto loaded = compile_text("; header\n(defrule a\n  (proposal (id ?id))\n  =>\n  (no-such-function ?id))\n");
+  auto loaded = compile_text(
+      "; header\n(defrule a\n  (proposal (id ?id))\n  =>\n  (no-such-function ?id))\n");
   CHECK_FALSE(loaded.policy);
   const Diagnostic* d = find_code(loaded.diagnostics, code::kUnknownFunction);
   REQUIRE(d);
@@ -48,11 +52,16 @@ TEST_CASE("unknown function is E_UNKNOWN_FUNCTION at its line", "[loader]") {
   CHECK(d->rule == "a");
 }
 
-TEST_CASE("forbidden functions are refused with their line, including in deffunctions and globals", "[loader]") {
-  for (const char* fn : {"exit", "system", "eval", "build", "load", "open", "readline", "seed", "funcall",
-                         "assert-string", "retract", "sort", "fetch", "constructs-to-c", "active-make-instance",
-                         "make-instance", "send", "format", "explode$", "string-to-field", "check-syntax"}) {
-    std::string text = "(defrule a\n  (proposal (id ?id))\n  =>\n  (" + std::string(fn) + " \"x\"))\n";
+TEST_CASE("forbidden functions are refused with their line, including in deffunctions and globals",
+          "[loader]") {
+  for (const char* fn :
+       {"exit",          "system",   "eval",   "build",           "load",
+        "open",          "readline", "seed",   "funcall",         "assert-string",
+        "retract",       "sort",     "fetch",  "constructs-to-c", "active-make-instance",
+        "make-instance", "send",     "format", "explode$",        "string-to-field",
+        "check-syntax"}) {
+    std::string text =
+        "(defrule a\n  (proposal (id ?id))\n  =>\n  (" + std::string(fn) + " \"x\"))\n";
     auto loaded = compile_text(text);
     INFO(fn);
     CHECK_FALSE(loaded.policy);
@@ -69,8 +78,8 @@ TEST_CASE("forbidden functions are refused with their line, including in deffunc
 }
 
 TEST_CASE("rule files cannot define templates, facts or modules", "[loader]") {
-  for (const char* c : {"deftemplate", "deffacts", "defmodule", "defclass", "definstances", "defgeneric",
-                        "defmethod", "defmessage-handler"}) {
+  for (const char* c : {"deftemplate", "deffacts", "defmodule", "defclass", "definstances",
+                        "defgeneric", "defmethod", "defmessage-handler"}) {
     auto loaded = compile_text(std::string("\n(") + c + " foo (slot x))\n");
     INFO(c);
     CHECK_FALSE(loaded.policy);
@@ -81,8 +90,9 @@ TEST_CASE("rule files cannot define templates, facts or modules", "[loader]") {
 }
 
 TEST_CASE("duplicate rule names across files are reported with both places", "[loader]") {
-  auto loaded = Policy::compile({RuleSource{"a.clp", "(defrule same (proposal (id ?id)) => )\n"},
-                                 RuleSource{"b.clp", "\n\n(defrule same (proposal (id ?id)) => )\n"}});
+  auto loaded =
+      Policy::compile({RuleSource{"a.clp", "(defrule same (proposal (id ?id)) => )\n"},
+                       RuleSource{"b.clp", "\n\n(defrule same (proposal (id ?id)) => )\n"}});
   CHECK_FALSE(loaded.policy);
   const Diagnostic* d = find_code(loaded.diagnostics, code::kDuplicateRule);
   REQUIRE(d);
@@ -96,7 +106,8 @@ TEST_CASE("duplicates far apart in a large file are each reported at their own l
   // the end; every other name is unique. Each duplicate names the first definition's line.
   std::string text = "(deffunction f-7 (?x) ?x)\n";
   auto rule = [](const std::string& name) {
-    return "(defrule " + name + "\n  (proposal (id ?id))\n  =>\n  (assert (decision (proposal ?id) (rule " + name +
+    return "(defrule " + name +
+           "\n  (proposal (id ?id))\n  =>\n  (assert (decision (proposal ?id) (rule " + name +
            "))))\n";
   };
   for (int i = 0; i < 2000; ++i) text += rule(i == 1990 ? "r-3" : "r-" + std::to_string(i));
@@ -118,7 +129,8 @@ TEST_CASE("duplicates far apart in a large file are each reported at their own l
 }
 
 TEST_CASE("binding a global at run time is E_GLOBAL_MUTATION", "[loader]") {
-  auto loaded = compile_text("(defglobal ?*n* = 0)\n(defrule a (proposal (id ?id))\n =>\n (bind ?*n* (+ ?*n* 1)))\n");
+  auto loaded = compile_text(
+      "(defglobal ?*n* = 0)\n(defrule a (proposal (id ?id))\n =>\n (bind ?*n* (+ ?*n* 1)))\n");
   CHECK_FALSE(loaded.policy);
   const Diagnostic* d = find_code(loaded.diagnostics, code::kGlobalMutation);
   REQUIRE(d);
@@ -126,7 +138,8 @@ TEST_CASE("binding a global at run time is E_GLOBAL_MUTATION", "[loader]") {
 }
 
 TEST_CASE("a constant regex RE2 cannot compile is E_BAD_REGEX", "[loader]") {
-  auto loaded = compile_text("(defrule a\n (param (value ?v&:(regex-match \"(unclosed\" ?v)))\n =>)\n");
+  auto loaded =
+      compile_text("(defrule a\n (param (value ?v&:(regex-match \"(unclosed\" ?v)))\n =>)\n");
   CHECK_FALSE(loaded.policy);
   const Diagnostic* d = find_code(loaded.diagnostics, code::kBadRegex);
   REQUIRE(d);
@@ -134,15 +147,19 @@ TEST_CASE("a constant regex RE2 cannot compile is E_BAD_REGEX", "[loader]") {
 }
 
 TEST_CASE("pattern-hit needs constant kind and pattern", "[loader]") {
-  auto loaded = compile_text("(defrule a\n (pattern-hit (proposal ?id) (kind regex) (pattern ?p))\n =>)\n");
+  auto loaded =
+      compile_text("(defrule a\n (pattern-hit (proposal ?id) (kind regex) (pattern ?p))\n =>)\n");
   CHECK_FALSE(loaded.policy);
   REQUIRE(find_code(loaded.diagnostics, code::kBadPattern));
   CHECK(find_code(loaded.diagnostics, code::kBadPattern)->line == 2);
 }
 
 TEST_CASE("all errors are collected at once, and a good construct never half-loads", "[loader]") {
-  auto loaded = Policy::compile({RuleSource{"a.clp", "(defrule good (proposal (id ?id)) => )\n(defrule bad1 (proposal (id ?id)) => (exit))\n"},
-                                 RuleSource{"b.clp", "(deftemplate t (slot x))\n(defrule bad2 (proposal) => (nope))\n"}});
+  auto loaded = Policy::compile(
+      {RuleSource{
+           "a.clp",
+           "(defrule good (proposal (id ?id)) => )\n(defrule bad1 (proposal (id ?id)) => (exit))\n"},
+       RuleSource{"b.clp", "(deftemplate t (slot x))\n(defrule bad2 (proposal) => (nope))\n"}});
   CHECK_FALSE(loaded.policy);
   CHECK(loaded.diagnostics.size() >= 3);
   CHECK(find_code(loaded.diagnostics, code::kForbiddenFunction));
@@ -161,18 +178,22 @@ TEST_CASE("text outside a construct and an empty set are errors", "[loader]") {
 TEST_CASE("diagnostics print as file:line: error CODE: message and as JSON", "[loader]") {
   Diagnostic d{code::kParse, Severity::Error, "rules/shell.clp", 42, "r", "bad \"thing\""};
   CHECK(d.to_text() == "rules/shell.clp:42: error E_PARSE: in rule 'r': bad \"thing\"");
-  CHECK(d.to_json() == R"({"code":"E_PARSE","severity":"error","file":"rules/shell.clp","line":42,"rule":"r","message":"bad \"thing\""})");
+  CHECK(
+      d.to_json() ==
+      R"({"code":"E_PARSE","severity":"error","file":"rules/shell.clp","line":42,"rule":"r","message":"bad \"thing\""})");
 }
 
 TEST_CASE("an invalid outcome symbol is refused at load, at its line", "[loader]") {
-  auto loaded = compile_text("(defrule a (proposal (id ?id))\n =>\n (assert (decision (proposal ?id) (outcome maybe) (rule a))))\n");
+  auto loaded = compile_text(
+      "(defrule a (proposal (id ?id))\n =>\n (assert (decision (proposal ?id) (outcome maybe) (rule a))))\n");
   CHECK_FALSE(loaded.policy);
   REQUIRE(!loaded.diagnostics.empty());
   CHECK(loaded.diagnostics.front().code == code::kUnknownOutcome);
   CHECK(loaded.diagnostics.front().line == 3);
 }
 
-TEST_CASE("hostile rule files: deep nesting and endless globals are refused, not fatal", "[loader][hostile]") {
+TEST_CASE("hostile rule files: deep nesting and endless globals are refused, not fatal",
+          "[loader][hostile]") {
   std::string deep = "(defrule a (proposal (id ?id)) (test ";
   for (int i = 0; i < 100000; ++i) deep += "(+ 1 ";
   for (int i = 0; i < 100000; ++i) deep += ")";
@@ -181,7 +202,8 @@ TEST_CASE("hostile rule files: deep nesting and endless globals are refused, not
   CHECK_FALSE(nested.policy);
   REQUIRE(find_code(nested.diagnostics, code::kParse));
 
-  auto spin = compile_text("(deffunction forever () (while TRUE do (+ 1 1)))\n(defglobal ?*x* = (forever))\n");
+  auto spin = compile_text(
+      "(deffunction forever () (while TRUE do (+ 1 1)))\n(defglobal ?*x* = (forever))\n");
   CHECK_FALSE(spin.policy);
   REQUIRE(!spin.diagnostics.empty());
   CHECK(spin.diagnostics.front().code == code::kCompile);

@@ -12,8 +12,8 @@
 
 using namespace warden;
 using warden::test::compile_text;
-using warden::test::find_code;
 using warden::test::decide_ok;
+using warden::test::find_code;
 using warden::test::must_compile;
 using warden::test::test_options;
 
@@ -245,7 +245,8 @@ TEST_CASE("a global computed from local time is evaluated at each decision's tim
 }
 
 TEST_CASE("a session's history is remembered and aged at the requests' times", "[time][session]") {
-  auto loaded = Policy::compile({RuleSource{"t.clp", R"CLP(
+  auto loaded =
+      Policy::compile({RuleSource{"t.clp", R"CLP(
 (defrule write (proposal (id ?id) (target file))
   => (assert (decision (proposal ?id) (outcome approve) (rule write))))
 (defrule aged
@@ -254,12 +255,13 @@ TEST_CASE("a session's history is remembered and aged at the requests' times", "
   =>
   (assert (decision (proposal ?id) (outcome approve) (rule aged) (reason (str-cat "age " ?a " at " (now))))))
 )CLP"},
-                                 RuleSource{"effects.toml", "[program.ls]\noperands = [\"read...\"]\n"}});
+                       RuleSource{"effects.toml", "[program.ls]\noperands = [\"read...\"]\n"}});
   for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
   REQUIRE(loaded.policy);
   Engine engine(loaded.policy, test_options());  // no clock: each request gives its time
   SessionMemory memory;
-  const std::string write = R"({"target":"file","action":"write","payload":{"path":"a"},"context":{"session":"s"}})";
+  const std::string write =
+      R"({"target":"file","action":"write","payload":{"path":"a"},"context":{"session":"s"}})";
   const std::string tool = R"({"target":"tool","payload":{"tool":"x"},"context":{"session":"s"}})";
   DecideRequest first;
   first.proposal_json = write;
@@ -273,15 +275,16 @@ TEST_CASE("a session's history is remembered and aged at the requests' times", "
   CHECK(r.decision.reason == "age 100 at 4102444800");
 }
 
-TEST_CASE("engines on several threads read local time in several zones at once", "[time][threads]") {
+TEST_CASE("engines on several threads read local time in several zones at once",
+          "[time][threads]") {
   auto policy = must_compile(R"CLP(
 (defrule show (proposal (id ?id)) (param (proposal ?id) (key "payload.tz") (value ?tz)) =>
   (assert (decision (proposal ?id) (outcome approve) (rule show)
                     (reason (str-cat (local-date ?tz) " " (local-weekday ?tz) " " (local-hour ?tz) ":" (local-minute ?tz))))))
 )CLP");
   const std::pair<const char*, const char*> zones[] = {
-      {"Europe/Berlin", "2026-03-29 sun 3:30"},   {"America/New_York", "2026-03-28 sat 21:30"},
-      {"Asia/Kathmandu", "2026-03-29 sun 7:15"},  {"Australia/Lord_Howe", "2026-03-29 sun 12:30"},
+      {"Europe/Berlin", "2026-03-29 sun 3:30"},    {"America/New_York", "2026-03-28 sat 21:30"},
+      {"Asia/Kathmandu", "2026-03-29 sun 7:15"},   {"Australia/Lord_Howe", "2026-03-29 sun 12:30"},
       {"Pacific/Chatham", "2026-03-29 sun 15:15"}, {"America/St_Johns", "2026-03-28 sat 23:0"},
   };
   const std::int64_t now = 1774747800;  // 2026-03-29T01:30:00Z
@@ -291,11 +294,13 @@ TEST_CASE("engines on several threads read local time in several zones at once",
     for (int round = 0; round < 50; ++round)
       for (const auto& [zone, want] : zones) {
         DecideRequest request;
-        const std::string json = std::string(R"({"target":"reply","payload":{"tz":")") + zone + "\"}}";
+        const std::string json =
+            std::string(R"({"target":"reply","payload":{"tz":")") + zone + "\"}}";
         request.proposal_json = json;
         request.now = now;
         DecideResult r = engine.decide(request);
-        if (!r.ok || r.decision.reason != want) failures[t].push_back(std::string(zone) + ": " + r.decision.reason);
+        if (!r.ok || r.decision.reason != want)
+          failures[t].push_back(std::string(zone) + ": " + r.decision.reason);
       }
   };
   std::thread other(work, 1);

@@ -40,12 +40,14 @@ const char* kPack = R"(
   (assert (decision (proposal ?id) (outcome reject) (rule monitor-cat) (reason "cat watched") (mode monitor))))
 )";
 
-const char* kPush = R"({"target":"shell","action":"run","payload":{"command":"git push origin feature"}})";
+const char* kPush =
+    R"({"target":"shell","action":"run","payload":{"command":"git push origin feature"}})";
 const char* kLs = R"({"target":"shell","action":"run","payload":{"command":"ls"}})";
 const char* kRm = R"({"target":"shell","action":"run","payload":{"command":"rm x"}})";
 const char* kCatOverlay = R"({"target":"shell","action":"run","payload":{"command":"cat x"}})";
 
-Policy::Loaded overlay_compile_with(const std::string& overlay, const std::string& path = "team/overlay.toml") {
+Policy::Loaded overlay_compile_with(const std::string& overlay,
+                                    const std::string& path = "team/overlay.toml") {
   return Policy::compile({RuleSource{"rules/pack.clp", kPack}, RuleSource{path, overlay}});
 }
 
@@ -72,8 +74,9 @@ Diagnostic only_error(const Policy::Loaded& loaded) {
 
 }  // namespace
 
-TEST_CASE("overlay: outcome makes a rule's decisions count as another outcome, the rule stays visible",
-          "[overlay]") {
+TEST_CASE(
+    "overlay: outcome makes a rule's decisions count as another outcome, the rule stays visible",
+    "[overlay]") {
   auto policy = overlay_must_compile(
       "# the team's changes\n[[rule]]\nname = \"ask-push\"\noutcome = \"approve\"\nreason = \"our agents may push\"\n");
   Engine engine(policy, test_options());
@@ -93,9 +96,11 @@ TEST_CASE("overlay: outcome makes a rule's decisions count as another outcome, t
   CHECK(d.hints.front().rule == "watch-push");
   const std::string json = decision_to_json(d);
   INFO(json);
-  CHECK(json.find(R"({"rule":"ask-push","outcome":"approve","reason":"our agents may push","mode":"enforce",)"
-                  R"("overlay":{"at":"team/overlay.toml:3","was":"approval-required","was_reason":"git push publishes"}})") !=
-        std::string::npos);
+  CHECK(
+      json.find(
+          R"({"rule":"ask-push","outcome":"approve","reason":"our agents may push","mode":"enforce",)"
+          R"("overlay":{"at":"team/overlay.toml:3","was":"approval-required","was_reason":"git push publishes"}})") !=
+      std::string::npos);
   // Rules the overlay does not name decide as before, with no mark.
   Decision rm = decide_ok(engine, kRm);
   CHECK(rm.outcome == Outcome::Reject);
@@ -103,7 +108,8 @@ TEST_CASE("overlay: outcome makes a rule's decisions count as another outcome, t
   CHECK(decision_to_json(rm).find("overlay") == std::string::npos);
 }
 
-TEST_CASE("overlay: an outcome can tighten a rule, and the strictest outcome still wins", "[overlay]") {
+TEST_CASE("overlay: an outcome can tighten a rule, and the strictest outcome still wins",
+          "[overlay]") {
   auto policy = overlay_must_compile("[[rule]]\nname = \"approve-ls\"\noutcome = \"reject\"\n");
   Engine engine(policy, test_options());
   Decision d = decide_ok(engine, kLs);
@@ -116,12 +122,13 @@ TEST_CASE("overlay: an outcome can tighten a rule, and the strictest outcome sti
   // Loosening one rule does not loosen another rule that decides the same proposal.
   auto loose = overlay_must_compile("[[rule]]\nname = \"reject-rm\"\noutcome = \"approve\"\n");
   Engine e2(loose, test_options());
-  CHECK(decide_ok(e2, R"({"target":"shell","action":"run","payload":{"command":"rm x; git push"}})").outcome ==
-        Outcome::ApprovalRequired);
+  CHECK(decide_ok(e2, R"({"target":"shell","action":"run","payload":{"command":"rm x; git push"}})")
+            .outcome == Outcome::ApprovalRequired);
 }
 
 TEST_CASE("overlay: disable reports the rule as monitor and applies nothing of it", "[overlay]") {
-  auto policy = overlay_must_compile("[[rule]]\nname = \"approve-ls\"\ndisable = true\n\n[[rule]]\nname = \"ask-push\"\ndisable = true\n");
+  auto policy = overlay_must_compile(
+      "[[rule]]\nname = \"approve-ls\"\ndisable = true\n\n[[rule]]\nname = \"ask-push\"\ndisable = true\n");
   Engine engine(policy, test_options());
   Decision ls = decide_ok(engine, kLs);
   // No enforcing decision is left: the default outcome applies, not approve.
@@ -137,7 +144,8 @@ TEST_CASE("overlay: disable reports the rule as monitor and applies nothing of i
   CHECK(ls.allows.front().overlay == "team/overlay.toml:2");
   CHECK(allowed_capabilities(ls).empty());
   CHECK(ls.hints.empty());
-  CHECK(decision_to_json(ls).find(R"("mode":"monitor","overlay":{"at":"team/overlay.toml:2","disabled":true}})") !=
+  CHECK(decision_to_json(ls).find(
+            R"("mode":"monitor","overlay":{"at":"team/overlay.toml:2","disabled":true}})") !=
         std::string::npos);
   // A disabled rule's approval terms are not the decision's.
   Decision push = decide_ok(engine, kPush);
@@ -154,7 +162,8 @@ TEST_CASE("overlay: disable reports the rule as monitor and applies nothing of i
 }
 
 TEST_CASE("overlay: a monitor decision keeps its mode under a changed outcome", "[overlay]") {
-  auto policy = overlay_must_compile("[[rule]]\nname = \"monitor-cat\"\noutcome = \"approval-required\"\n");
+  auto policy =
+      overlay_must_compile("[[rule]]\nname = \"monitor-cat\"\noutcome = \"approval-required\"\n");
   Engine engine(policy, test_options());
   Decision d = decide_ok(engine, kCatOverlay);
   CHECK(d.defaulted);
@@ -166,7 +175,8 @@ TEST_CASE("overlay: a monitor decision keeps its mode under a changed outcome", 
 }
 
 TEST_CASE("overlay: the approval terms of a rule with a changed outcome still count", "[overlay]") {
-  auto policy = overlay_must_compile("[[rule]]\nname = \"ask-push\"\nreason = \"the team watches pushes\"\n");
+  auto policy =
+      overlay_must_compile("[[rule]]\nname = \"ask-push\"\nreason = \"the team watches pushes\"\n");
   Engine engine(policy, test_options());
   Decision d = decide_ok(engine, kPush);
   CHECK(d.outcome == Outcome::ApprovalRequired);
@@ -176,7 +186,8 @@ TEST_CASE("overlay: the approval terms of a rule with a changed outcome still co
 }
 
 TEST_CASE("overlay: the entries in force, with what each rule declares", "[overlay]") {
-  auto policy = overlay_must_compile("[[rule]]\nname = \"ask-push\"\noutcome = \"approve\"\n[[rule]]\nname = \"reject-rm\"\ndisable = true\n");
+  auto policy = overlay_must_compile(
+      "[[rule]]\nname = \"ask-push\"\noutcome = \"approve\"\n[[rule]]\nname = \"reject-rm\"\ndisable = true\n");
   const auto& entries = policy->overlay();
   REQUIRE(entries.size() == 2);
   CHECK(entries[0].rule == "ask-push");
@@ -196,7 +207,8 @@ TEST_CASE("overlay: the digest covers the overlay", "[overlay][digest]") {
 
 TEST_CASE("overlay: an entry naming no loaded rule is a warning with its line, and changes nothing",
           "[overlay]") {
-  auto loaded = overlay_compile_with("[[rule]]\nname = \"ask-push\"\noutcome = \"approve\"\n\n[[rule]]\nname = \"ask-pull\"\ndisable = true\n");
+  auto loaded = overlay_compile_with(
+      "[[rule]]\nname = \"ask-push\"\noutcome = \"approve\"\n\n[[rule]]\nname = \"ask-pull\"\ndisable = true\n");
   REQUIRE(loaded.policy);
   REQUIRE(loaded.diagnostics.size() == 1);
   const Diagnostic& w = loaded.diagnostics.front();
@@ -213,7 +225,8 @@ TEST_CASE("overlay: an entry naming no loaded rule is a warning with its line, a
   CHECK(code::is_known(code::kOverlayRule));
 }
 
-TEST_CASE("overlay: malformed entries are E_OVERLAY errors at their line and nothing loads", "[overlay]") {
+TEST_CASE("overlay: malformed entries are E_OVERLAY errors at their line and nothing loads",
+          "[overlay]") {
   struct Bad {
     const char* text;
     long line;
@@ -229,9 +242,10 @@ TEST_CASE("overlay: malformed entries are E_OVERLAY errors at their line and not
       {"[[rule]]\nname = 7\ndisable = true\n", 2, "\"name\" must be"},
       {"[[rule]]\noutcome = \"approve\"\n", 1, "needs the \"name\""},
       {"[[rule]]\nname = \"ask-push\"\n", 1, "changes nothing"},
-      {"[[rule]]\nname = \"ask-push\"\ndisable = true\noutcome = \"approve\"\n", 1, "cannot be given with"},
-      {"[[rule]]\nname = \"ask-push\"\ndisable = true\n[[rule]]\nname = \"ask-push\"\noutcome = \"reject\"\n", 5,
-       "already changed at team/overlay.toml:2"},
+      {"[[rule]]\nname = \"ask-push\"\ndisable = true\noutcome = \"approve\"\n", 1,
+       "cannot be given with"},
+      {"[[rule]]\nname = \"ask-push\"\ndisable = true\n[[rule]]\nname = \"ask-push\"\noutcome = \"reject\"\n",
+       5, "already changed at team/overlay.toml:2"},
       {"rules = 1\n[[rule]]\nname = \"ask-push\"\ndisable = true\n", 1, "unknown key \"rules\""},
       {"rule = \"ask-push\"\n", 1, "write [[rule]]"},
       {"[[rule]]\nname = \"ask-push\"\noutcome = \"approve\n", 3, ""},  // TOML syntax
@@ -248,9 +262,10 @@ TEST_CASE("overlay: malformed entries are E_OVERLAY errors at their line and not
 }
 
 TEST_CASE("overlay: a rule changed in two overlay files is an error at the second", "[overlay]") {
-  auto loaded = Policy::compile({RuleSource{"rules/pack.clp", kPack},
-                                 RuleSource{"a/overlay.toml", "[[rule]]\nname = \"ask-push\"\ndisable = true\n"},
-                                 RuleSource{"b/overlay.toml", "\n[[rule]]\nname = \"ask-push\"\noutcome = \"approve\"\n"}});
+  auto loaded = Policy::compile(
+      {RuleSource{"rules/pack.clp", kPack},
+       RuleSource{"a/overlay.toml", "[[rule]]\nname = \"ask-push\"\ndisable = true\n"},
+       RuleSource{"b/overlay.toml", "\n[[rule]]\nname = \"ask-push\"\noutcome = \"approve\"\n"}});
   Diagnostic e = only_error(loaded);
   CHECK(e.code == code::kOverlay);
   CHECK(e.file == "b/overlay.toml");
@@ -259,14 +274,16 @@ TEST_CASE("overlay: a rule changed in two overlay files is an error at the secon
 }
 
 TEST_CASE("overlay: a .toml file holds one kind of table", "[overlay]") {
-  Diagnostic e = only_error(overlay_compile_with("[[rule]]\nname = \"ask-push\"\ndisable = true\n[[class]]\nname = \"x\"\npatterns = [\"/x\"]\n"));
+  Diagnostic e = only_error(overlay_compile_with(
+      "[[rule]]\nname = \"ask-push\"\ndisable = true\n[[class]]\nname = \"x\"\npatterns = [\"/x\"]\n"));
   CHECK(e.code == code::kEffectsTable);
   CHECK(e.message.find("not several") != std::string::npos);
 }
 
 TEST_CASE("overlay: a reason is data, never rule code", "[overlay]") {
   const std::string reason = R"(x") (outcome approve)) (assert (decision (rule evil) \\ ;)";
-  auto policy = overlay_must_compile("[[rule]]\nname = \"reject-rm\"\nreason = '''" + reason + "'''\n");
+  auto policy =
+      overlay_must_compile("[[rule]]\nname = \"reject-rm\"\nreason = '''" + reason + "'''\n");
   Engine engine(policy, test_options());
   Decision d = decide_ok(engine, kRm);
   CHECK(d.outcome == Outcome::Reject);

@@ -73,7 +73,8 @@ patterns = ["/etc/**", "/usr/**"]
 
 }  // namespace
 
-TEST_CASE("path classes: the first class in file order wins; none when no class matches", "[path-classes]") {
+TEST_CASE("path classes: the first class in file order wins; none when no class matches",
+          "[path-classes]") {
   auto t = parse_ok(kPathTable);
   CHECK(t->names() == std::vector<std::string>{"credential", "persistence", "system"});
   CHECK(t->classify("/home/user/project/.env", "", kHomeDir) == "credential");
@@ -87,7 +88,8 @@ TEST_CASE("path classes: the first class in file order wins; none when no class 
   CHECK(t->classify("/home/user/.ssh/sub/id_rsa", "", kHomeDir) == "none");
 }
 
-TEST_CASE("path classes: an exception removes its class only, and a later class may match", "[path-classes]") {
+TEST_CASE("path classes: an exception removes its class only, and a later class may match",
+          "[path-classes]") {
   auto t = parse_ok(kPathTable);
   CHECK(t->classify("/home/user/project/.env.local", "", kHomeDir) == "credential");
   // excepted from credential, but persistence lists it: the next class wins
@@ -96,7 +98,8 @@ TEST_CASE("path classes: an exception removes its class only, and a later class 
   CHECK(t->classify("/home/user/.ssh/id_rsa", "", kHomeDir) == "credential");
 }
 
-TEST_CASE("path classes: case-insensitive by default, case-sensitive when asked", "[path-classes]") {
+TEST_CASE("path classes: case-insensitive by default, case-sensitive when asked",
+          "[path-classes]") {
   auto t = parse_ok(kPathTable);
   CHECK(t->classify("/home/user/project/.ENV", "", kHomeDir) == "credential");
   CHECK(t->classify("/home/user/project/KEY.PEM", "", kHomeDir) == "credential");
@@ -132,14 +135,16 @@ TEST_CASE("path classes: ~/ means the home given to classify", "[path-classes]")
   CHECK(wrong == 0);
 }
 
-TEST_CASE("path classes: a glob's class reads ~/ as the home given, per home and per thread", "[path-classes][glob]") {
+TEST_CASE("path classes: a glob's class reads ~/ as the home given, per home and per thread",
+          "[path-classes][glob]") {
   auto t = parse_ok(kPathTable);
   // The patterns are read once per home: each home's answers stay its own, in any order.
   for (int round = 0; round < 2; ++round) {
     CHECK(t->classify_glob("/home/user/.ssh/id_*", "/home/user", false, true) == "credential");
     CHECK(t->classify_glob("/home/user/.ssh/id_*", "/home/other", false, true) == "none");
     CHECK(t->classify_glob("/home/other/.ssh/id_*", "/home/other", false, true) == "credential");
-    CHECK(t->classify_glob("/home/other/.bash{rc,_profile}", "/home/other", false, true) == "persistence");
+    CHECK(t->classify_glob("/home/other/.bash{rc,_profile}", "/home/other", false, true) ==
+          "persistence");
     CHECK(t->classify_glob("/home/user/.bash{rc,_profile}", "/home/other", false, true) == "none");
   }
   // Case: credential reads without case, system with it.
@@ -162,13 +167,15 @@ TEST_CASE("path classes: a glob's class reads ~/ as the home given, per home and
   CHECK(wrong == 0);
 }
 
-TEST_CASE("path classes: the resolved path is classified too; an exception on one reading does not clear the other",
-          "[path-classes]") {
+TEST_CASE(
+    "path classes: the resolved path is classified too; an exception on one reading does not clear the other",
+    "[path-classes]") {
   auto t = parse_ok(kPathTable);
   // ws/link -> ~/.ssh/id_rsa
   CHECK(t->classify("/home/user/project/link", "/home/user/.ssh/id_rsa", kHomeDir) == "credential");
   // The name is an excepted one, but what it resolves to is a credential.
-  CHECK(t->classify("/home/user/project/x.pub", "/home/user/.ssh/id_rsa", kHomeDir) == "credential");
+  CHECK(t->classify("/home/user/project/x.pub", "/home/user/.ssh/id_rsa", kHomeDir) ==
+        "credential");
   // Of the two readings' classes, the earlier in file order wins.
   CHECK(t->classify("/etc/link", "/home/user/project/.env", kHomeDir) == "credential");
   CHECK(t->classify("/home/user/project/.git/hooks/a", "/etc/x", kHomeDir) == "persistence");
@@ -181,7 +188,8 @@ TEST_CASE("path classes: invalid UTF-8 does not slip past a glob", "[path-classe
   CHECK(t->classify(std::string("/etc/\xfe\xff"), "", kHomeDir) == "system");
 }
 
-TEST_CASE("path classes: answers stay the same when asked again, past the remembered ones", "[path-classes]") {
+TEST_CASE("path classes: answers stay the same when asked again, past the remembered ones",
+          "[path-classes]") {
   auto t = parse_ok(kPathTable);
   for (int round = 0; round < 2; ++round) {
     int wrong = 0;
@@ -232,8 +240,9 @@ TEST_CASE("path classes: errors carry E_PATH_CLASSES and the line", "[path-class
     CHECK(has_line(d, 14, "must be a string"));
   }
   SECTION("a pattern not anchored at /, ~/ or **/") {
-    auto d = parse_errors("[[class]]\nname = \"x\"\npatterns = [\n  \"/ok\",\n  \"*.pem\",\n  \"~user/x\",\n]\n"
-                          "except = [\"relative/x\"]\n");
+    auto d = parse_errors(
+        "[[class]]\nname = \"x\"\npatterns = [\n  \"/ok\",\n  \"*.pem\",\n  \"~user/x\",\n]\n"
+        "except = [\"relative/x\"]\n");
     CHECK(has_line(d, 5, "\"*.pem\" is not anchored"));
     CHECK(has_line(d, 6, "\"~user/x\" is not anchored"));
     CHECK(has_line(d, 8, "\"relative/x\" is not anchored"));
@@ -242,19 +251,21 @@ TEST_CASE("path classes: errors carry E_PATH_CLASSES and the line", "[path-class
   SECTION("a glob RE2 cannot compile (over the memory budget)") {
     // Over the whole table's budget alone: the set refuses it, and the glob is named.
     const std::string huge = "/" + std::string(300000, '?');
-    auto d = parse_errors("[[class]]\nname = \"x\"\npatterns = [\"/ok\"]\nexcept = [\n  \"/a\",\n  \"" + huge + "\"]\n");
+    auto d =
+        parse_errors("[[class]]\nname = \"x\"\npatterns = [\"/ok\"]\nexcept = [\n  \"/a\",\n  \"" +
+                     huge + "\"]\n");
     REQUIRE(d.size() == 1);
     CHECK(d[0].line == 6);
     CHECK(d[0].message.find("cannot be compiled") != std::string::npos);
   }
   SECTION("wrong types and missing fields") {
     auto d = parse_errors(
-        "[[class]]\nname = \"a\"\npatterns = \"/a\"\n"                       // 1-3
-        "[[class]]\nname = \"b\"\npatterns = [\"/b\", 2]\n"                  // 4-6
+        "[[class]]\nname = \"a\"\npatterns = \"/a\"\n"                                // 1-3
+        "[[class]]\nname = \"b\"\npatterns = [\"/b\", 2]\n"                           // 4-6
         "[[class]]\nname = \"c\"\ncase-insensitive = \"yes\"\npatterns = [\"/c\"]\n"  // 7-10
-        "[[class]]\npatterns = [\"/d\"]\n"                                   // 11-12
-        "[[class]]\nname = \"e\"\n"                                          // 13-14
-        "[[class]]\nname = \"f\"\npatterns = []\n");                          // 15-17
+        "[[class]]\npatterns = [\"/d\"]\n"                                            // 11-12
+        "[[class]]\nname = \"e\"\n"                                                   // 13-14
+        "[[class]]\nname = \"f\"\npatterns = []\n");                                  // 15-17
     CHECK(has_line(d, 3, "must be a list"));
     CHECK(has_line(d, 6, "only strings"));
     CHECK(has_line(d, 9, "true or false"));
@@ -282,7 +293,8 @@ struct Reference {
   std::vector<Class> classes;
   bool broken = false;  // some expansion does not compile: every path gets the first class
 
-  Reference(const std::vector<std::tuple<std::string, bool, std::vector<std::string>, std::vector<std::string>>>& table,
+  Reference(const std::vector<std::tuple<std::string, bool, std::vector<std::string>,
+                                         std::vector<std::string>>>& table,
             const std::string& home) {
     std::string h;
     for (char c : home) {
@@ -293,7 +305,8 @@ struct Reference {
     for (const auto& [name, ci, patterns, except] : table) {
       Class k;
       k.name = name;
-      auto add = [&](const std::vector<std::string>& globs, std::vector<std::unique_ptr<RE2>>* out) {
+      auto add = [&](const std::vector<std::string>& globs,
+                     std::vector<std::unique_ptr<RE2>>* out) {
         for (std::string g : globs) {
           if (g.rfind("~/", 0) == 0) g = h + g.substr(1);
           for (int latin1 = 0; latin1 < 2; ++latin1) {
@@ -335,8 +348,9 @@ struct Reference {
 
 }  // namespace
 
-TEST_CASE("path classes: one compiled table answers for every home as the home's own expansion would",
-          "[path-classes]") {
+TEST_CASE(
+    "path classes: one compiled table answers for every home as the home's own expansion would",
+    "[path-classes]") {
   // "~/" patterns are compiled once with a mark for the home; the reference expands the
   // home into every pattern. Homes and paths mix case, glob characters, NUL, invalid UTF-8,
   // "~" and the mark's byte, trailing slashes and the root.
@@ -350,39 +364,69 @@ TEST_CASE("path classes: one compiled table answers for every home as the home's
   };
   std::string text = "";
   for (const auto& [name, ci, patterns, except] : table) {
-    text += "[[class]]\nname = \"" + name + "\"\ncase-insensitive = " + (ci ? "true" : "false") + "\npatterns = [";
+    text += "[[class]]\nname = \"" + name + "\"\ncase-insensitive = " + (ci ? "true" : "false") +
+            "\npatterns = [";
     for (const auto& p : patterns) text += "\"" + p + "\",";
     text += "]\nexcept = [";
     for (const auto& p : except) text += "\"" + p + "\",";
     text += "]\n";
   }
   auto classes = parse_ok(text);
-  const std::vector<std::string> homes = {"/home/user", "/home/user/", "/HOME/User", "/home/u[1]*?",
-                                          "/home/ü",    "/",           "",           "/home/a\\b",
+  const std::vector<std::string> homes = {"/home/user", "/home/user/",
+                                          "/HOME/User", "/home/u[1]*?",
+                                          "/home/ü",    "/",
+                                          "",           "/home/a\\b",
                                           "/home/~",    std::string("/home/\xff", 7)};
-  const std::vector<std::string> parts = {"/home",  "/user", "/USER", "/u[1]*?", "/ü", "/Ü",
-                                          "/.ssh",  "/id",   "/a.pub", "/.aws",  "/credentials",
-                                          "/Secret", "-ok",  "/a1",   "/x",     "/.env", "/k.pem",
-                                          "/ok.pem", "/keep", "/.cache", "/tmp",  "/etc",  "/~",
-                                          std::string("/\0", 2), "/\xff", "/a\\b", "/", "u", "~"};
+  const std::vector<std::string> parts = {"/home",
+                                          "/user",
+                                          "/USER",
+                                          "/u[1]*?",
+                                          "/ü",
+                                          "/Ü",
+                                          "/.ssh",
+                                          "/id",
+                                          "/a.pub",
+                                          "/.aws",
+                                          "/credentials",
+                                          "/Secret",
+                                          "-ok",
+                                          "/a1",
+                                          "/x",
+                                          "/.env",
+                                          "/k.pem",
+                                          "/ok.pem",
+                                          "/keep",
+                                          "/.cache",
+                                          "/tmp",
+                                          "/etc",
+                                          "/~",
+                                          std::string("/\0", 2),
+                                          "/\xff",
+                                          "/a\\b",
+                                          "/",
+                                          "u",
+                                          "~"};
   std::mt19937 random(20261129);
   std::size_t compared = 0;
   for (const auto& home : homes) {
     Reference ref(table, home);
-    std::vector<std::string> paths = {home, home + "/.ssh/id_rsa", home + "/Secret", home + "/.env"};
+    std::vector<std::string> paths = {home, home + "/.ssh/id_rsa", home + "/Secret",
+                                      home + "/.env"};
     for (int n = 0; n < 400; ++n) {
       std::string p;
       if (random() % 2) p = home;
       const int len = 1 + static_cast<int>(random() % 5);
       for (int i = 0; i < len; ++i) p += parts[random() % parts.size()];
       if (random() % 4 == 0)
-        for (char& c : p) c = static_cast<char>(random() % 2 ? std::toupper(static_cast<unsigned char>(c)) : c);
+        for (char& c : p)
+          c = static_cast<char>(random() % 2 ? std::toupper(static_cast<unsigned char>(c)) : c);
       paths.push_back(p);
     }
     for (std::size_t i = 0; i < paths.size(); ++i) {
       const std::string& resolved = i % 3 == 0 ? paths[(i * 7) % paths.size()] : std::string();
       INFO("home \"" << home << "\" path \"" << paths[i] << "\" resolved \"" << resolved << "\"");
-      CHECK(std::string(classes->classify(paths[i], resolved, home)) == ref.classify(paths[i], resolved));
+      CHECK(std::string(classes->classify(paths[i], resolved, home)) ==
+            ref.classify(paths[i], resolved));
       ++compared;
     }
   }
@@ -405,7 +449,9 @@ std::vector<std::string> spellings(const std::string& glob, const std::string& h
       } else if (c == '*' && i + 1 < glob.size() && glob[i + 1] == '*') {
         p += variant == 0 ? "" : variant == 1 ? "a" : "Deep/er";
         ++i;
-        if (variant == 0 && i + 1 < glob.size() && glob[i + 1] == '/' && !p.empty() && p.back() == '/') ++i;
+        if (variant == 0 && i + 1 < glob.size() && glob[i + 1] == '/' && !p.empty() &&
+            p.back() == '/')
+          ++i;
       } else if (c == '*') {
         p += variant == 0 ? "" : variant == 1 ? "x" : "Key.Pem";
       } else if (c == '?') {
@@ -463,15 +509,16 @@ TEST_CASE("path classes: the shipped table answers through the prefilter as thro
     std::vector<std::string> paths;
     for (const auto& g : globs)
       for (auto& p : spellings(g, home)) paths.push_back(std::move(p));
-    paths.insert(paths.end(), {"/", home, home + "/project/src/main.c", "/etc/passwd",
-                               "/tmp/x", "/var/run/docker.sock", home + "/.ssh"});
+    paths.insert(paths.end(), {"/", home, home + "/project/src/main.c", "/etc/passwd", "/tmp/x",
+                               "/var/run/docker.sock", home + "/.ssh"});
     for (std::size_t i = 0; i < paths.size(); ++i) {
       const std::string& p = paths[i];
       const std::string resolved = i % 5 == 0 ? paths[(i * 7) % paths.size()] : std::string();
       INFO("home " << home << " path \"" << p << "\" resolved \"" << resolved << "\"");
       const std::string_view by_set = classes->classify_by_set(p, resolved, home);
       CHECK(classes->classify(p, resolved, home) == by_set);
-      CHECK(classes->classify(p + "\xc3\xa9", "", home) == classes->classify_by_set(p + "\xc3\xa9", "", home));
+      CHECK(classes->classify(p + "\xc3\xa9", "", home) ==
+            classes->classify_by_set(p + "\xc3\xa9", "", home));
       if (by_set != "none") ++classified;
       if (text::is_ascii(p)) ++ascii;
       ++compared;
@@ -483,7 +530,8 @@ TEST_CASE("path classes: the shipped table answers through the prefilter as thro
   CHECK(ascii > compared * 9 / 10);
 }
 
-TEST_CASE("path classes: a glob's class is remembered per glob and per reading", "[path-classes][glob]") {
+TEST_CASE("path classes: a glob's class is remembered per glob and per reading",
+          "[path-classes][glob]") {
   // The same glob answers by its flags: `.en?` with dot files matched or not, a one-place
   // pattern inside or outside the workspace. Asked in turn, each keeps its own answer.
   auto t = parse_ok(R"([[class]]
@@ -499,8 +547,9 @@ patterns = ["**/.env", "/srv/keys/*.key"]
   }
 }
 
-TEST_CASE("path classes: a non-ASCII letter that folds to an ASCII one matches through the prefilter",
-          "[path-classes]") {
+TEST_CASE(
+    "path classes: a non-ASCII letter that folds to an ASCII one matches through the prefilter",
+    "[path-classes]") {
   // Folded, the Kelvin sign matches "k" and the long s matches "s": an ASCII path must still
   // reach these patterns, though their literal text holds no such ASCII letter.
   auto t = parse_ok(R"([[class]]
@@ -512,7 +561,8 @@ name = "exact"
 case-insensitive = false
 patterns = ["/opt/\u212Aey"]
 )");
-  for (const std::string p : {"/home/user/key.pem", "/home/user/KEY.PEM", "/srv/secret/a", "/srv/SECRET/b/c"}) {
+  for (const std::string p :
+       {"/home/user/key.pem", "/home/user/KEY.PEM", "/srv/secret/a", "/srv/SECRET/b/c"}) {
     INFO(p);
     CHECK(t->classify(p, "", kHomeDir) == "credential");
     CHECK(t->classify_by_set(p, "", kHomeDir) == "credential");

@@ -2,11 +2,11 @@
 // PathClasses::classify_by_set (the one set, the reference), and classify_glob's memo.
 #include <catch2/catch.hpp>
 
+#include <re2/re2.h>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
-#include <re2/re2.h>
-#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
@@ -127,8 +127,10 @@ TEST_CASE("prefilter attack: a pattern that compiles in the set but not alone",
   for (std::size_t n = 48000; n <= 56000; n += 4000) {
     std::string glob = "/";
     for (std::size_t i = 0; i < n; ++i) glob += "abcdefg?";
-    auto t = parse_table("[[class]]\nname = \"first\"\npatterns = [\"/never/here\"]\n\n"
-                         "[[class]]\nname = \"big\"\ncase-insensitive = false\npatterns = [" + toml_string(glob) + "]\n");
+    auto t = parse_table(
+        "[[class]]\nname = \"first\"\npatterns = [\"/never/here\"]\n\n"
+        "[[class]]\nname = \"big\"\ncase-insensitive = false\npatterns = [" +
+        toml_string(glob) + "]\n");
     if (!t) {
       WARN("n " << n << " does not parse");
       continue;
@@ -145,15 +147,72 @@ TEST_CASE("prefilter attack: a pattern that compiles in the set but not alone",
 namespace prefilter_attack {
 
 const std::vector<std::string> kGlobPieces = {
-    "/", "/", "a", "A", "k", "K", "s", "S", "i", "I", "x", "ab", ".", ".ssh", "id_", "*", "*", "**", "**/",
-    "?", "[", "]", "[!", "[^", "[]]", "[!]]", "[a-k]", "[K]", "[!a]", "-", "\\", "\\*", "\\[", "\\?",
-    "\\\\", "~", "\u212A", "\u017F", "\u0131", "\u0130", "\u00e9", "\u00c9", "\u00df", "\u1E9E",
-    "st", "\uFB06", "ss", ".env", "pem", "[]", "[!]", "[a-]", "[\\]]", "***", "/**", "[[:alpha:]]",
-    "[.]", "[/]", "[!\u212A]", "[\u017F]", std::string(1, '\0'), "[!\0]",
+    "/",
+    "/",
+    "a",
+    "A",
+    "k",
+    "K",
+    "s",
+    "S",
+    "i",
+    "I",
+    "x",
+    "ab",
+    ".",
+    ".ssh",
+    "id_",
+    "*",
+    "*",
+    "**",
+    "**/",
+    "?",
+    "[",
+    "]",
+    "[!",
+    "[^",
+    "[]]",
+    "[!]]",
+    "[a-k]",
+    "[K]",
+    "[!a]",
+    "-",
+    "\\",
+    "\\*",
+    "\\[",
+    "\\?",
+    "\\\\",
+    "~",
+    "\u212A",
+    "\u017F",
+    "\u0131",
+    "\u0130",
+    "\u00e9",
+    "\u00c9",
+    "\u00df",
+    "\u1E9E",
+    "st",
+    "\uFB06",
+    "ss",
+    ".env",
+    "pem",
+    "[]",
+    "[!]",
+    "[a-]",
+    "[\\]]",
+    "***",
+    "/**",
+    "[[:alpha:]]",
+    "[.]",
+    "[/]",
+    "[!\u212A]",
+    "[\u017F]",
+    std::string(1, '\0'),
+    "[!\0]",
 };
 const std::vector<std::string> kPathPieces = {
-    "/", "/", "a", "A", "k", "K", "s", "S", "i", "I", "x", "ab", ".", ".ssh", "id_", "[", "]", "!",
-    "^", "-", "\\", "*", "?", "~", ".env", "pem", "st", "ss", "AB", "ID_", ".SSH",
+    "/", "/", "a", "A", "k",  "K", "s", "S", "i",    "I",   "x",  "ab", ".",  ".ssh", "id_",  "[",
+    "]", "!", "^", "-", "\\", "*", "?", "~", ".env", "pem", "st", "ss", "AB", "ID_",  ".SSH",
 };
 
 std::string random_glob(std::mt19937& r) {
@@ -182,12 +241,18 @@ std::string spell(const std::string& glob, const std::string& home, std::mt19937
   std::string p;
   for (std::size_t i = 0; i < glob.size(); ++i) {
     const char c = glob[i];
-    if (i == 0 && c == '~') p += home;
-    else if (c == '*') p += (r() % 2 ? "" : "Ks");
-    else if (c == '?') p += (r() % 2 ? "k" : "S");
-    else if (c == '\\' && i + 1 < glob.size()) p += glob[++i];
-    else if (static_cast<unsigned char>(c) >= 0x80) p += (r() % 2 ? "k" : "s");  // a folded letter
-    else p += c;
+    if (i == 0 && c == '~')
+      p += home;
+    else if (c == '*')
+      p += (r() % 2 ? "" : "Ks");
+    else if (c == '?')
+      p += (r() % 2 ? "k" : "S");
+    else if (c == '\\' && i + 1 < glob.size())
+      p += glob[++i];
+    else if (static_cast<unsigned char>(c) >= 0x80)
+      p += (r() % 2 ? "k" : "s");  // a folded letter
+    else
+      p += c;
   }
   if (r() % 3 == 0)
     for (char& ch : p)
@@ -200,8 +265,9 @@ std::string spell(const std::string& glob, const std::string& home, std::mt19937
 TEST_CASE("prefilter attack: random tables and paths, prefilter against the set",
           "[path-classes][prefilter-attack]") {
   std::mt19937 r(20261130);
-  const std::vector<std::string> homes = {"/home/user", "/h/K", "/home/k\\s", "/", "",
-                                          "/home/s[1]*?", std::string("/home/\xe9", 7), "/home/\xc3\xbc"};
+  const std::vector<std::string> homes = {
+      "/home/user",    "/h/K", "/home/k\\s", "/", "", "/home/s[1]*?", std::string("/home/\xe9", 7),
+      "/home/\xc3\xbc"};
   std::size_t tables = 0, compared = 0, differences = 0, classified = 0;
   std::vector<std::string> first;
   const char* env_rounds = std::getenv("PREFILTER_ATTACK_ROUNDS");
@@ -213,8 +279,8 @@ TEST_CASE("prefilter attack: random tables and paths, prefilter against the set"
     std::vector<std::string> globs;
     const int classes = 1 + static_cast<int>(r() % 4);
     for (int k = 0; k < classes; ++k) {
-      text += "[[class]]\nname = \"c" + std::to_string(k) + "\"\ncase-insensitive = " +
-              (r() % 3 ? "true" : "false") + "\npatterns = [";
+      text += "[[class]]\nname = \"c" + std::to_string(k) +
+              "\"\ncase-insensitive = " + (r() % 3 ? "true" : "false") + "\npatterns = [";
       const int np = 1 + static_cast<int>(r() % 4);
       for (int i = 0; i < np; ++i) {
         globs.push_back(random_glob(r));
@@ -250,15 +316,17 @@ TEST_CASE("prefilter attack: random tables and paths, prefilter against the set"
           if (a != b) {
             ++differences;
             if (first.size() < 20)
-              first.push_back("table:\n" + text + "home " + printable(home) + " path " + printable(paths[i]) +
-                              " resolved " + printable(resolved) + " prefilter " + a + " set " + b);
+              first.push_back("table:\n" + text + "home " + printable(home) + " path " +
+                              printable(paths[i]) + " resolved " + printable(resolved) +
+                              " prefilter " + a + " set " + b);
           }
         }
       }
     }
   }
   for (const auto& f : first) UNSCOPED_INFO(f);
-  WARN("tables " << tables << " compared " << compared << " classified " << classified << " differences " << differences);
+  WARN("tables " << tables << " compared " << compared << " classified " << classified
+                 << " differences " << differences);
   CHECK(tables > static_cast<std::size_t>(rounds) / 2);
   CHECK(differences == 0);
 }
@@ -281,9 +349,10 @@ patterns = ["/etc/**", "~/Secret*"]
   REQUIRE(warm);
   REQUIRE(cold);
   REQUIRE(other);
-  const std::vector<std::string> globs = {"*",      ".en?",        "~/.ss*/id_*", "/srv/*/x*", "/etc/*",
-                                          "*.p?m",  "ok.pem",      "~/Sec*",      "~/sec*",    "/home/user/*",
-                                          "**",     "/srv/keys/*", "~/*",         "[.]env",    "\\*"};
+  const std::vector<std::string> globs = {"*",      ".en?",         "~/.ss*/id_*", "/srv/*/x*",
+                                          "/etc/*", "*.p?m",        "ok.pem",      "~/Sec*",
+                                          "~/sec*", "/home/user/*", "**",          "/srv/keys/*",
+                                          "~/*",    "[.]env",       "\\*"};
   const std::vector<std::string> homes = {"/home/user", "/Users/Dev", "/"};
   std::mt19937 r(7);
   struct Query {
@@ -292,15 +361,19 @@ patterns = ["/etc/**", "~/Secret*"]
   };
   std::vector<Query> queries;
   for (int n = 0; n < 3000; ++n)
-    queries.push_back({globs[r() % globs.size()], homes[r() % 2 ? 0 : r() % homes.size()], r() % 2 == 0, r() % 2 == 0});
+    queries.push_back({globs[r() % globs.size()], homes[r() % 2 ? 0 : r() % homes.size()],
+                       r() % 2 == 0, r() % 2 == 0});
   std::vector<std::string> warm_answers;  // one table asked in a row: the memo answers repeats
-  for (const auto& q : queries) warm_answers.emplace_back(warm->classify_glob(q.glob, q.home, q.dotglob, q.outside));
+  for (const auto& q : queries)
+    warm_answers.emplace_back(warm->classify_glob(q.glob, q.home, q.dotglob, q.outside));
   std::size_t compared = 0;
   for (std::size_t i = 0; i < queries.size(); ++i) {
     const auto& q = queries[i];
-    (void)other->classify_glob(q.glob, q.home, q.dotglob, q.outside);  // another table: the memo starts over
+    (void)other->classify_glob(q.glob, q.home, q.dotglob,
+                               q.outside);  // another table: the memo starts over
     const std::string b(cold->classify_glob(q.glob, q.home, q.dotglob, q.outside));
-    INFO("glob " << q.glob << " home " << q.home << " dotglob " << q.dotglob << " outside " << q.outside);
+    INFO("glob " << q.glob << " home " << q.home << " dotglob " << q.dotglob << " outside "
+                 << q.outside);
     CHECK(warm_answers[i] == b);
     ++compared;
   }
@@ -315,9 +388,10 @@ TEST_CASE("prefilter attack: merged tables and threads, prefilter against the se
     auto make = [&](int base) {
       std::string text;
       for (int k = 0; k < 2; ++k) {
-        text += "[[class]]\nname = \"m" + std::to_string(base + k) + "\"\ncase-insensitive = " +
-                (r() % 2 ? "true" : "false") + "\npatterns = [" + toml_string(random_glob(r)) + "," +
-                toml_string(random_glob(r)) + "]\nexcept = [" + toml_string(random_glob(r)) + "]\n";
+        text += "[[class]]\nname = \"m" + std::to_string(base + k) +
+                "\"\ncase-insensitive = " + (r() % 2 ? "true" : "false") + "\npatterns = [" +
+                toml_string(random_glob(r)) + "," + toml_string(random_glob(r)) + "]\nexcept = [" +
+                toml_string(random_glob(r)) + "]\n";
       }
       return text;
     };
@@ -336,7 +410,8 @@ TEST_CASE("prefilter attack: merged tables and threads, prefilter against the se
       threads.emplace_back([&, t] {
         for (std::size_t i = static_cast<std::size_t>(t); i < paths.size() * 3; i += 4) {
           const std::string& p = paths[i % paths.size()];
-          if (a->classify(p, "", home) != a->classify_by_set(p, "", home)) ++diffs[static_cast<std::size_t>(t)];
+          if (a->classify(p, "", home) != a->classify_by_set(p, "", home))
+            ++diffs[static_cast<std::size_t>(t)];
         }
       });
     }
@@ -348,8 +423,9 @@ TEST_CASE("prefilter attack: merged tables and threads, prefilter against the se
   CHECK(differences == 0);
 }
 
-TEST_CASE("prefilter attack: random tables, paths under a home matched by the Latin-1 folded prefix",
-          "[path-classes][prefilter-attack]") {
+TEST_CASE(
+    "prefilter attack: random tables, paths under a home matched by the Latin-1 folded prefix",
+    "[path-classes][prefilter-attack]") {
   // The home is valid UTF-8 with a non-ASCII letter ("ü", C3 BC); the path spells it E3 BC
   // ("ã¼" in Latin-1), which only the Latin-1 prefix folded takes for the home. The path is
   // not UTF-8 (the set side is the Latin-1 set), its part after the home is ASCII (the
@@ -381,7 +457,8 @@ TEST_CASE("prefilter attack: random tables, paths under a home matched by the La
     }
     auto t = parse_table(text);
     if (!t) continue;
-    const bool folding = text.find("\u212A") != std::string::npos || text.find("\u017F") != std::string::npos;
+    const bool folding =
+        text.find("\u212A") != std::string::npos || text.find("\u017F") != std::string::npos;
     for (const auto& g : globs) {
       for (int v = 0; v < 6; ++v) {
         std::string p = spell(g, home, r);
@@ -391,14 +468,15 @@ TEST_CASE("prefilter attack: random tables, paths under a home matched by the La
         if (a != b) {
           ++(folding ? folding_tables_diff : other_diff);
           if (!folding && first.size() < 10)
-            first.push_back("table:\n" + text + "path " + printable(p) + " prefilter " + a + " set " + b);
+            first.push_back("table:\n" + text + "path " + printable(p) + " prefilter " + a +
+                            " set " + b);
         }
       }
     }
   }
   for (const auto& f : first) UNSCOPED_INFO(f);
-  WARN("latin1-folded compared " << compared << " differences (Kelvin/long s tables) " << folding_tables_diff
-                                 << " (other tables) " << other_diff);
+  WARN("latin1-folded compared " << compared << " differences (Kelvin/long s tables) "
+                                 << folding_tables_diff << " (other tables) " << other_diff);
   CHECK(folding_tables_diff == 0);
   CHECK(other_diff == 0);
 }
@@ -412,7 +490,8 @@ TEST_CASE("prefilter attack: the shipped table on random paths of its literal pi
   auto t = PathClasses::parse({"paths.toml", text}, &diagnostics);
   REQUIRE(t);
   // Every run of the globs' text between wildcards, and a few separators.
-  std::vector<std::string> pieces = {"/", "/", "/", ".", "~", "x", "K", "-", "_", std::string(1, '\0')};
+  std::vector<std::string> pieces = {"/", "/", "/", ".", "~",
+                                     "x", "K", "-", "_", std::string(1, '\0')};
   const RE2 quoted("\"([^\"]+)\"");
   re2::StringPiece rest(text);
   std::string glob;
@@ -458,8 +537,8 @@ TEST_CASE("prefilter attack: the shipped table on random paths of its literal pi
     if (a != b) {
       ++differences;
       if (first.size() < 10)
-        first.push_back("home " + home + " path " + printable(p) + " resolved " + printable(resolved) +
-                        " prefilter " + a + " set " + b);
+        first.push_back("home " + home + " path " + printable(p) + " resolved " +
+                        printable(resolved) + " prefilter " + a + " set " + b);
     }
   }
   for (const auto& f : first) UNSCOPED_INFO(f);
@@ -467,8 +546,9 @@ TEST_CASE("prefilter attack: the shipped table on random paths of its literal pi
   CHECK(differences == 0);
 }
 
-TEST_CASE("prefilter attack: the shipped table's glob classes from the memo are the ones asked cold",
-          "[path-classes][glob][prefilter-attack]") {
+TEST_CASE(
+    "prefilter attack: the shipped table's glob classes from the memo are the ones asked cold",
+    "[path-classes][glob][prefilter-attack]") {
   std::ifstream in(WARDEN_SOURCE_DIR "/rules/paths.toml");
   REQUIRE(in);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -476,8 +556,9 @@ TEST_CASE("prefilter attack: the shipped table's glob classes from the memo are 
   REQUIRE(warm);
   REQUIRE(cold);
   REQUIRE(other);
-  const std::vector<std::string> parts = {"/", "*", "?", ".", ".ss", "h", "id_", "[", "]", "**", ".env", "~",
-                                          "/etc", "/home/user", "config", "K", "e", "n", "v", "pem", "\\"};
+  const std::vector<std::string> parts = {"/",      "*", "?",  ".",    ".ss", "h",    "id_",
+                                          "[",      "]", "**", ".env", "~",   "/etc", "/home/user",
+                                          "config", "K", "e",  "n",    "v",   "pem",  "\\"};
   const std::vector<std::string> homes = {"/home/user", "/Users/Dev", "/"};
   std::mt19937 r(5150);
   struct Query {
@@ -498,7 +579,8 @@ TEST_CASE("prefilter attack: the shipped table's glob classes from the memo are 
     queries.push_back(q);
   }
   std::vector<std::string> warm_answers;
-  for (const auto& q : queries) warm_answers.emplace_back(warm->classify_glob(q.glob, q.home, q.dotglob, q.outside));
+  for (const auto& q : queries)
+    warm_answers.emplace_back(warm->classify_glob(q.glob, q.home, q.dotglob, q.outside));
   std::size_t differences = 0;
   for (std::size_t i = 0; i < queries.size(); ++i) {
     const auto& q = queries[i];
@@ -506,8 +588,9 @@ TEST_CASE("prefilter attack: the shipped table's glob classes from the memo are 
     const std::string b(cold->classify_glob(q.glob, q.home, q.dotglob, q.outside));
     if (b != warm_answers[i]) {
       ++differences;
-      UNSCOPED_INFO("glob " << q.glob << " home " << q.home << " dotglob " << q.dotglob << " outside " << q.outside
-                            << " memo " << warm_answers[i] << " cold " << b);
+      UNSCOPED_INFO("glob " << q.glob << " home " << q.home << " dotglob " << q.dotglob
+                            << " outside " << q.outside << " memo " << warm_answers[i] << " cold "
+                            << b);
     }
   }
   WARN("shipped glob memo compared " << queries.size() << " differences " << differences);

@@ -39,7 +39,8 @@ TEST_CASE("a decision naming another rule is E_RULE_NAME at its line", "[loader]
   CHECK(errors[0].message.find("reject-rm") != std::string::npos);
 }
 
-TEST_CASE("a rewrite naming another rule, a variable rule name or none is E_RULE_NAME", "[loader][rule-name]") {
+TEST_CASE("a rewrite naming another rule, a variable rule name or none is E_RULE_NAME",
+          "[loader][rule-name]") {
   auto loaded = compile_text(R"(
 (defrule redact
   (param (proposal ?id) (key "payload.text") (value ?t))
@@ -73,7 +74,8 @@ TEST_CASE("a rewrite naming another rule, a variable rule name or none is E_RULE
   CHECK(errors[3].rule == "second-of-two");
 }
 
-TEST_CASE("decisions may not be asserted from functions, where no rule name can be checked", "[loader][rule-name]") {
+TEST_CASE("decisions may not be asserted from functions, where no rule name can be checked",
+          "[loader][rule-name]") {
   auto loaded = compile_text(R"(
 (deffunction reject-as (?id ?rule)
   (assert (decision (proposal ?id) (outcome reject) (rule ?rule))))
@@ -88,14 +90,16 @@ TEST_CASE("decisions may not be asserted from functions, where no rule name can 
   CHECK(errors[0].line == 3);
 }
 
-TEST_CASE("decisions and rewrites credited to their own rule load and decide", "[loader][rule-name]") {
+TEST_CASE("decisions and rewrites credited to their own rule load and decide",
+          "[loader][rule-name]") {
   Engine engine(must_compile(R"(
 (defrule own-name
   (proposal (id ?id) (target message))
   =>
   (if TRUE then (assert (decision (proposal ?id) (outcome approve) (rule own-name) (reason "fine"))))
   (assert (rewrite (proposal ?id) (key "payload.text") (value "z") (rule "own-name"))))
-)"), test_options());
+)"),
+                test_options());
   DecideResult r = engine.decide(R"({"target":"message","action":"send","payload":{"text":"a"}})");
   REQUIRE(r.ok);
   REQUIRE(r.decision.rules.size() == 1);

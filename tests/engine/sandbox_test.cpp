@@ -73,7 +73,8 @@ TEST_CASE("every CLIPS function in a real environment is allowlisted or disabled
   ClipsEnv env;
   void* e = env.get();
   std::vector<std::string> names;
-  for (FunctionDefinition* f = GetFunctionList(e); f; f = f->next) names.push_back(ValueToString(f->callFunctionName));
+  for (FunctionDefinition* f = GetFunctionList(e); f; f = f->next)
+    names.push_back(ValueToString(f->callFunctionName));
   REQUIRE(names.size() > 400);
   int disabled = 0;
   for (const auto& name : names) {
@@ -84,7 +85,8 @@ TEST_CASE("every CLIPS function in a real environment is allowlisted or disabled
     EnvFunctionCall(e, name.c_str(), "", &result);
     CHECK(GetEvaluationError(e));
     CHECK(GetHaltExecution(e));
-    CHECK(env.take_output().find("[WARDEN2] function '" + name + "' is disabled") != std::string::npos);
+    CHECK(env.take_output().find("[WARDEN2] function '" + name + "' is disabled") !=
+          std::string::npos);
     ++disabled;
   }
   env.clear_errors();
@@ -96,8 +98,9 @@ TEST_CASE("every CLIPS function in a real environment is allowlisted or disabled
     CHECK(FindFunction(e, f.name) != nullptr);
     CHECK(std::string(FindFunction(e, f.name)->actualFunctionName) != "DisabledFunction");
   }
-  for (const char* name : {"sort", "funcall", "retract", "undefrule", "assert-string", "constructs-to-c",
-                           "fetch", "active-make-instance", "make-instance", "send", "eval", "exit"})
+  for (const char* name :
+       {"sort", "funcall", "retract", "undefrule", "assert-string", "constructs-to-c", "fetch",
+        "active-make-instance", "make-instance", "send", "eval", "exit"})
     CHECK_FALSE(sandbox::keep_enabled(name));
 }
 
@@ -106,10 +109,12 @@ TEST_CASE("indirect calls pass neither the checker nor the environment", "[sandb
   expect_sandbox_refused(rule_with("(sort retract ?id ?id)"), code::kForbiddenFunction, 4);
   expect_sandbox_refused(rule_with("(sort funcall undefrule r)"), code::kForbiddenFunction, 4);
   expect_sandbox_refused(rule_with("(sort funcall assert-string \"(decision (outcome approve))\")"),
-                 code::kForbiddenFunction, 4);
-  expect_sandbox_refused(rule_with("(constructs-to-c \"/tmp/warden-c\" 7)"), code::kForbiddenFunction, 4);
+                         code::kForbiddenFunction, 4);
+  expect_sandbox_refused(rule_with("(constructs-to-c \"/tmp/warden-c\" 7)"),
+                         code::kForbiddenFunction, 4);
   expect_sandbox_refused(rule_with("(fetch \"/dev/zero\")"), code::kForbiddenFunction, 4);
-  expect_sandbox_refused(rule_with("(active-make-instance of INITIAL-OBJECT)"), code::kForbiddenFunction, 4);
+  expect_sandbox_refused(rule_with("(active-make-instance of INITIAL-OBJECT)"),
+                         code::kForbiddenFunction, 4);
   expect_sandbox_refused(rule_with("(get-function-list)"), code::kForbiddenFunction, 4);
 
   SECTION("sort retract cannot remove another rule's reject") {
@@ -133,22 +138,26 @@ TEST_CASE("indirect calls pass neither the checker nor the environment", "[sandb
     CHECK(u.count("decision") == 0);
   }
   SECTION("funcall and undefrule cannot delete a rule") {
-    Unchecked u("(defrule victim (proposal (id ?id)) =>)\n(defrule killer (proposal (id ?id)) => (funcall undefrule victim))\n");
+    Unchecked u(
+        "(defrule victim (proposal (id ?id)) =>)\n(defrule killer (proposal (id ?id)) => (funcall undefrule victim))\n");
     u.run();
     CHECK(u.error);
     CHECK(EnvFindDefrule(u.env->get(), "victim") != nullptr);
   }
   SECTION("constructs-to-c writes nothing") {
-    auto dir = std::filesystem::temp_directory_path() / ("warden-sandbox-" + std::to_string(::getpid()));
+    auto dir =
+        std::filesystem::temp_directory_path() / ("warden-sandbox-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
-    Unchecked u("(defrule c (proposal (id ?id)) => (constructs-to-c \"" + (dir / "x").string() + "\" 7))\n");
+    Unchecked u("(defrule c (proposal (id ?id)) => (constructs-to-c \"" + (dir / "x").string() +
+                "\" 7))\n");
     u.run();
     CHECK(u.error);
     CHECK(std::filesystem::is_empty(dir));
     std::filesystem::remove_all(dir);
   }
   SECTION("fetch reads nothing") {
-    auto file = std::filesystem::temp_directory_path() / ("warden-fetch-" + std::to_string(::getpid()));
+    auto file =
+        std::filesystem::temp_directory_path() / ("warden-fetch-" + std::to_string(::getpid()));
     std::ofstream(file) << "data\n";
     Unchecked u("(defrule f (proposal (id ?id)) => (fetch \"" + file.string() + "\"))\n");
     u.run();
@@ -157,7 +166,8 @@ TEST_CASE("indirect calls pass neither the checker nor the environment", "[sandb
     std::filesystem::remove(file);
   }
   SECTION("make-instance creates no object") {
-    Unchecked u("(defrule m (proposal (id ?id)) => (active-make-instance of INITIAL-OBJECT) (make-instance of INITIAL-OBJECT))\n");
+    Unchecked u(
+        "(defrule m (proposal (id ?id)) => (active-make-instance of INITIAL-OBJECT) (make-instance of INITIAL-OBJECT))\n");
     u.run();
     CHECK(u.error);
     CHECK(EnvGetNextInstance(u.env->get(), nullptr) == nullptr);
@@ -187,7 +197,8 @@ TEST_CASE("the checker splits names exactly where CLIPS does", "[sandbox][checke
   CHECK(ok.policy);
 }
 
-TEST_CASE("names in data positions are not calls; calls in them are checked", "[sandbox][checker]") {
+TEST_CASE("names in data positions are not calls; calls in them are checked",
+          "[sandbox][checker]") {
   // Templates, slots, switch cases and declare are data.
   auto ok = compile_text(R"(
 (deffunction helper (?x) (switch ?x (case 1 then (+ ?x 1)) (default 0)))
@@ -202,19 +213,25 @@ TEST_CASE("names in data positions are not calls; calls in them are checked", "[
 )");
   for (const auto& d : ok.diagnostics) UNSCOPED_INFO(d.to_text());
   CHECK(ok.policy);
-  expect_sandbox_refused("(defrule r (proposal (id ?id&:(retract 1))) =>)\n", code::kForbiddenFunction, 1);
-  expect_sandbox_refused("(defrule r (declare (salience (random))) (proposal (id ?id)) =>)\n", code::kForbiddenFunction, 1);
-  expect_sandbox_refused("(defrule r (proposal (id ?id))\n =>\n (assert (decision (proposal ?id) (reason (eval \"x\")))))\n",
-                 code::kForbiddenFunction, 3);
-  expect_sandbox_refused("(defrule r (proposal (id ?id)) =>\n (switch 1 (case 1 then (halt))))\n", code::kForbiddenFunction, 2);
+  expect_sandbox_refused("(defrule r (proposal (id ?id&:(retract 1))) =>)\n",
+                         code::kForbiddenFunction, 1);
+  expect_sandbox_refused("(defrule r (declare (salience (random))) (proposal (id ?id)) =>)\n",
+                         code::kForbiddenFunction, 1);
+  expect_sandbox_refused(
+      "(defrule r (proposal (id ?id))\n =>\n (assert (decision (proposal ?id) (reason (eval \"x\")))))\n",
+      code::kForbiddenFunction, 3);
+  expect_sandbox_refused("(defrule r (proposal (id ?id)) =>\n (switch 1 (case 1 then (halt))))\n",
+                         code::kForbiddenFunction, 2);
   expect_sandbox_refused("(defglobal ?*x* = (time))\n", code::kForbiddenFunction, 1);
   expect_sandbox_refused("(deffunction f ()\n (gensym))\n", code::kForbiddenFunction, 2);
 }
 
 TEST_CASE("rules assert only decisions and rewrites", "[sandbox][checker]") {
-  for (const char* t : {"proposal", "param", "shell-command", "path", "url", "pattern-hit", "signal", "mine"}) {
+  for (const char* t :
+       {"proposal", "param", "shell-command", "path", "url", "pattern-hit", "signal", "mine"}) {
     INFO(t);
-    expect_sandbox_refused(rule_with(std::string("(assert (") + t + " (proposal ?id)))"), code::kForbiddenAssert, 4);
+    expect_sandbox_refused(rule_with(std::string("(assert (") + t + " (proposal ?id)))"),
+                           code::kForbiddenAssert, 4);
   }
 }
 
@@ -228,7 +245,8 @@ TEST_CASE("a rule set cannot carry state from one decision to the next", "[sandb
   expect_sandbox_refused(R"((defrule count (proposal (id ?id))
   =>
   (active-make-instance of INITIAL-OBJECT)))
-)", code::kForbiddenFunction, 3);
+)",
+                         code::kForbiddenFunction, 3);
 
   // What a checked rule set can still leave behind (facts about other proposals, decisions
   // with constant ids, globals read at reset) is gone before the next decision.
@@ -241,12 +259,14 @@ TEST_CASE("a rule set cannot carry state from one decision to the next", "[sandb
   (test (> (length$ ?*seen*) -1))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule flip))))
-)"), test_options());
+)"),
+                test_options());
   std::vector<std::string> outcomes;
   for (int i = 0; i < 5; ++i) {
     DecideResult r = engine.decide(std::string(R"({"target":"shell","payload":{"command":"ls"}})"));
     REQUIRE(r.ok);
-    outcomes.push_back(std::string(outcome_name(r.decision.outcome)) + "/" + std::to_string(r.decision.rules.size()));
+    outcomes.push_back(std::string(outcome_name(r.decision.outcome)) + "/" +
+                       std::to_string(r.decision.rules.size()));
   }
   for (const auto& o : outcomes) CHECK(o == outcomes.front());
 }
@@ -264,17 +284,19 @@ TEST_CASE("the environment reset restores globals and clears every fact", "[sand
   REQUIRE(env.reset());
   REQUIRE(EnvGetDefglobalValue(env.get(), "limit", &v));
   CHECK(DOToLong(v) == 3);
-  CHECK(EnvGetNextFactInTemplate(env.get(), EnvFindDeftemplate(env.get(), "decision"), nullptr) == nullptr);
+  CHECK(EnvGetNextFactInTemplate(env.get(), EnvFindDeftemplate(env.get(), "decision"), nullptr) ==
+        nullptr);
   CHECK(EnvGetNextInstance(env.get(), nullptr) == nullptr);
 }
 
-TEST_CASE("rules that exhaust memory fail the decision with E_MEMORY, not the host", "[sandbox][memory]") {
+TEST_CASE("rules that exhaust memory fail the decision with E_MEMORY, not the host",
+          "[sandbox][memory]") {
   std::string sequence = "(bind ?s \"0123456789abcdef\")";
   for (int i = 0; i < 40; ++i) sequence += "\n  (bind ?s (str-cat ?s ?s))";
-  for (const std::string& rhs : {std::string("(bind ?s \"x\") (while TRUE do (bind ?s (str-cat ?s ?s)))"),
-                                 std::string("(bind ?s x) (while TRUE do (bind ?s (sym-cat ?s ?s ?s)))"),
-                                 std::string("(bind ?m (create$ a)) (while TRUE do (bind ?m (create$ ?m ?m)))"),
-                                 sequence}) {
+  for (const std::string& rhs :
+       {std::string("(bind ?s \"x\") (while TRUE do (bind ?s (str-cat ?s ?s)))"),
+        std::string("(bind ?s x) (while TRUE do (bind ?s (sym-cat ?s ?s ?s)))"),
+        std::string("(bind ?m (create$ a)) (while TRUE do (bind ?m (create$ ?m ?m)))"), sequence}) {
     INFO(rhs.substr(0, 80));
     Engine engine(must_compile(rule_with(rhs)), test_options());
     DecideResult r = engine.decide(std::string(R"({"target":"reply"})"));
@@ -290,9 +312,11 @@ TEST_CASE("glob-match fails the decision when a glob cannot be compiled", "[sand
   // A glob of 2^16 '?', far over RE2's memory budget for one glob, built while deciding: as
   // a literal in the rule file it is parsed under the load deadline, which a sanitizer build
   // on a loaded machine can pass before the glob is ever compiled.
-  Engine engine(must_compile(rule_with("(bind ?g \"?\") (loop-for-count 16 (bind ?g (str-cat ?g ?g))) "
-                                       "(if (glob-match ?g ?id) then (assert (decision (proposal ?id) (outcome approve) (rule r))))")),
-                test_options());
+  Engine engine(
+      must_compile(rule_with(
+          "(bind ?g \"?\") (loop-for-count 16 (bind ?g (str-cat ?g ?g))) "
+          "(if (glob-match ?g ?id) then (assert (decision (proposal ?id) (outcome approve) (rule r))))")),
+      test_options());
   DecideResult r = engine.decide(std::string(R"({"target":"reply"})"));
   REQUIRE(r.ok);
   CHECK(r.decision.outcome == Outcome::Reject);
@@ -313,7 +337,8 @@ TEST_CASE("looks-like-secret never answers from a stale string", "[sandbox][secr
     (assert (decision (proposal ?id) (outcome approve) (rule scan) (reason "two secrets seen")))
    else
     (assert (decision (proposal ?id) (outcome reject) (rule scan) (reason (str-cat "saw " ?hits))))))
-)"), test_options());
+)"),
+                test_options());
   for (int i = 0; i < 3; ++i) {
     DecideResult r = engine.decide(std::string(R"({"target":"reply"})"));
     REQUIRE(r.ok);
@@ -322,9 +347,12 @@ TEST_CASE("looks-like-secret never answers from a stale string", "[sandbox][secr
   }
 }
 
-TEST_CASE("rules call the set's deffunctions from any file; other names are refused", "[sandbox][checker]") {
+TEST_CASE("rules call the set's deffunctions from any file; other names are refused",
+          "[sandbox][checker]") {
   auto loaded = Policy::compile(
-      {RuleSource{"a.clp", "(defrule r (proposal (id ?id&:(helper ?id))) =>\n (assert (decision (proposal ?id) (outcome reject) (rule r))))\n"},
+      {RuleSource{
+           "a.clp",
+           "(defrule r (proposal (id ?id&:(helper ?id))) =>\n (assert (decision (proposal ?id) (outcome reject) (rule r))))\n"},
        RuleSource{"b.clp", "(deffunction helper (?x) (stringp ?x))\n"}});
   for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
   CHECK(loaded.policy);
@@ -335,7 +363,8 @@ TEST_CASE("rules call the set's deffunctions from any file; other names are refu
   expect_sandbox_refused(rule_with("(MAIN::exit)"), code::kUnknownFunction, 4);
 }
 
-TEST_CASE("nesting through deffunction calls is bounded (CLIPS evaluates it by C recursion)", "[sandbox][checker]") {
+TEST_CASE("nesting through deffunction calls is bounded (CLIPS evaluates it by C recursion)",
+          "[sandbox][checker]") {
   // f_i calls f_(i-1) inside `wrap` levels of (+ 0 …); the rule calls the last one.
   auto chain = [](int n, int wrap) {
     auto wrapped = [wrap](std::string e) {
@@ -344,8 +373,10 @@ TEST_CASE("nesting through deffunction calls is bounded (CLIPS evaluates it by C
     };
     std::string text = "(deffunction f0 (?x) (+ ?x 1))\n";
     for (int i = 1; i <= n; ++i)
-      text += "(deffunction f" + std::to_string(i) + " (?x) " + wrapped("(f" + std::to_string(i - 1) + " ?x)") + ")\n";
-    text += "(defrule r (proposal (id ?id)) => (if (> " + wrapped("(f" + std::to_string(n) + " 1)") +
+      text += "(deffunction f" + std::to_string(i) + " (?x) " +
+              wrapped("(f" + std::to_string(i - 1) + " ?x)") + ")\n";
+    text += "(defrule r (proposal (id ?id)) => (if (> " +
+            wrapped("(f" + std::to_string(n) + " 1)") +
             " 0) then (assert (decision (proposal ?id) (outcome reject) (rule r)))))\n";
     return text;
   };
@@ -369,13 +400,16 @@ TEST_CASE("nesting through deffunction calls is bounded (CLIPS evaluates it by C
   }
 }
 
-TEST_CASE("integer division overflow fails the decision instead of killing the process", "[sandbox][arithmetic]") {
+TEST_CASE("integer division overflow fails the decision instead of killing the process",
+          "[sandbox][arithmetic]") {
   // The installed CLIPS computes LLONG_MIN / -1 with a hardware divide: SIGFPE.
   for (const char* op : {"div", "mod"}) {
     INFO(op);
-    Engine engine(must_compile(rule_with(std::string("(bind ?q (") + op +
-                                         " (- -9223372036854775807 1) -1))\n  (assert (decision (proposal ?id) (outcome approve) (rule r)))")),
-                  test_options());
+    Engine engine(
+        must_compile(rule_with(
+            std::string("(bind ?q (") + op +
+            " (- -9223372036854775807 1) -1))\n  (assert (decision (proposal ?id) (outcome approve) (rule r)))")),
+        test_options());
     DecideResult r = engine.decide(std::string(R"({"target":"reply"})"));
     REQUIRE(r.ok);
     if (std::string(op) == "div") {
@@ -386,11 +420,12 @@ TEST_CASE("integer division overflow fails the decision instead of killing the p
     }
   }
   // Ordinary results are CLIPS's.
-  Engine engine(must_compile(rule_with(
-                    "(if (and (= (div 7 2) 3) (= (div 7.9 2) 3) (= (div 100 5 2) 10) (= (mod 7 2) 1) (= (mod -7 2) -1)\n"
-                    "         (= (mod 7.5 2) 1.5) (integerp (div 7.9 2)) (floatp (mod 7.5 2)))\n"
-                    "   then (assert (decision (proposal ?id) (outcome approve) (rule r))))")),
-                test_options());
+  Engine engine(
+      must_compile(rule_with(
+          "(if (and (= (div 7 2) 3) (= (div 7.9 2) 3) (= (div 100 5 2) 10) (= (mod 7 2) 1) (= (mod -7 2) -1)\n"
+          "         (= (mod 7.5 2) 1.5) (integerp (div 7.9 2)) (floatp (mod 7.5 2)))\n"
+          "   then (assert (decision (proposal ?id) (outcome approve) (rule r))))")),
+      test_options());
   DecideResult r = engine.decide(std::string(R"({"target":"reply"})"));
   REQUIRE(r.ok);
   CHECK(r.decision.outcome == Outcome::Approve);
@@ -401,7 +436,8 @@ TEST_CASE("integer division overflow fails the decision instead of killing the p
   }
 }
 
-TEST_CASE("the environment itself refuses facts other than decisions and rewrites from rules", "[sandbox][state]") {
+TEST_CASE("the environment itself refuses facts other than decisions and rewrites from rules",
+          "[sandbox][state]") {
   // The checker refuses these asserts; loaded without it, the environment retracts the
   // forged fact and fails the decision before any other rule can see it.
   Unchecked u(R"(
@@ -412,10 +448,14 @@ TEST_CASE("the environment itself refuses facts other than decisions and rewrite
 )");
   u.run();
   CHECK(u.error);
-  CHECK(u.output.find("[WARDEN5] rules may assert only decision, rewrite, allow, hint and approval facts, not 'proposal'") != std::string::npos);
+  CHECK(
+      u.output.find(
+          "[WARDEN5] rules may assert only decision, rewrite, allow, hint and approval facts, not 'proposal'") !=
+      std::string::npos);
   CHECK(u.count("proposal") == 1);
   void* d = EnvFindDeftemplate(u.env->get(), "decision");
-  for (void* f = EnvGetNextFactInTemplate(u.env->get(), d, nullptr); f; f = EnvGetNextFactInTemplate(u.env->get(), d, f)) {
+  for (void* f = EnvGetNextFactInTemplate(u.env->get(), d, nullptr); f;
+       f = EnvGetNextFactInTemplate(u.env->get(), d, f)) {
     DATA_OBJECT rule;
     EnvGetFactSlot(u.env->get(), f, "rule", &rule);
     CHECK(std::string(DOToString(rule)) != "fooled");

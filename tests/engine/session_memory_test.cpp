@@ -91,13 +91,16 @@ TEST_CASE("session memory keeps each entry's decision id and time", "[session]")
   CHECK(entries[0].effect.path_class == "credential");
 }
 
-TEST_CASE("a session id is scoped by principal: no reading or poisoning across principals", "[session]") {
+TEST_CASE("a session id is scoped by principal: no reading or poisoning across principals",
+          "[session]") {
   SessionMemory memory;
   memory.record("alice", "shared", "d1", 100, {write_effect("/w/Makefile")});
   CHECK(memory.snapshot("mallory", "shared", 100).empty());
   memory.record("mallory", "shared", "d2", 100, {read_effect("/etc/shadow", "system")});
-  CHECK(targets(memory.snapshot("alice", "shared", 100)) == std::vector<std::string>{"/w/Makefile"});
-  CHECK(targets(memory.snapshot("mallory", "shared", 100)) == std::vector<std::string>{"/etc/shadow"});
+  CHECK(targets(memory.snapshot("alice", "shared", 100)) ==
+        std::vector<std::string>{"/w/Makefile"});
+  CHECK(targets(memory.snapshot("mallory", "shared", 100)) ==
+        std::vector<std::string>{"/etc/shadow"});
   // The key is the pair, not a joined string: ("a", "bc") and ("ab", "c") are different.
   memory.record("a", "bc", "d3", 100, {write_effect("/w/x")});
   CHECK(memory.snapshot("ab", "c", 100).empty());
@@ -132,13 +135,17 @@ TEST_CASE("a session keeps at most max_entries, dropping the oldest", "[session]
   SessionMemoryOptions o;
   o.max_entries = 3;
   SessionMemory memory(o);
-  for (int i = 0; i < 5; ++i) memory.record("alice", "s", "d" + std::to_string(i), 100 + i, {write_effect("/w/" + std::to_string(i))});
-  CHECK(targets(memory.snapshot("alice", "s", 110)) == std::vector<std::string>{"/w/2", "/w/3", "/w/4"});
+  for (int i = 0; i < 5; ++i)
+    memory.record("alice", "s", "d" + std::to_string(i), 100 + i,
+                  {write_effect("/w/" + std::to_string(i))});
+  CHECK(targets(memory.snapshot("alice", "s", 110)) ==
+        std::vector<std::string>{"/w/2", "/w/3", "/w/4"});
   // One decision with more effects than the cap keeps its last ones.
   std::vector<EffectRecord> many;
   for (int i = 0; i < 5; ++i) many.push_back(read_effect("/r/" + std::to_string(i)));
   memory.record("alice", "t", "d", 100, many);
-  CHECK(targets(memory.snapshot("alice", "t", 100)) == std::vector<std::string>{"/r/2", "/r/3", "/r/4"});
+  CHECK(targets(memory.snapshot("alice", "t", 100)) ==
+        std::vector<std::string>{"/r/2", "/r/3", "/r/4"});
 }
 
 TEST_CASE("identical effects are kept once, the newest", "[session]") {
@@ -146,10 +153,12 @@ TEST_CASE("identical effects are kept once, the newest", "[session]") {
   o.max_entries = 4;
   SessionMemory memory(o);
   memory.record("alice", "s", "first", 100, {write_effect("/w/Makefile")});
-  for (int i = 0; i < 1000; ++i) memory.record("alice", "s", "read" + std::to_string(i), 200 + i, {read_effect("/w/.env")});
+  for (int i = 0; i < 1000; ++i)
+    memory.record("alice", "s", "read" + std::to_string(i), 200 + i, {read_effect("/w/.env")});
   auto entries = memory.snapshot("alice", "s", 1200);
   REQUIRE(entries.size() == 2);
-  CHECK(entries[0].effect.target == "/w/Makefile");  // not pushed out by a thousand reads of one file
+  CHECK(entries[0].effect.target ==
+        "/w/Makefile");  // not pushed out by a thousand reads of one file
   CHECK(entries[1].effect.target == "/w/.env");
   CHECK(entries[1].decision_id == "read999");
   CHECK(entries[1].time == 1199);
@@ -177,30 +186,36 @@ TEST_CASE("at most max_sessions are kept, the least recently used dropped first"
   CHECK_FALSE(memory.snapshot("alice", "s4", 100).empty());
 }
 
-TEST_CASE("a principal opening sessions without end evicts its own sessions, not another's", "[session]") {
+TEST_CASE("a principal opening sessions without end evicts its own sessions, not another's",
+          "[session]") {
   SessionMemoryOptions o;
   o.max_sessions = 4;
   SessionMemory memory(o);
   memory.record("alice", "work", "d", 100, {write_effect("/w/Makefile")});
-  for (int i = 0; i < 50; ++i) memory.record("mallory", "m" + std::to_string(i), "d", 101, {write_effect("/w/x")});
+  for (int i = 0; i < 50; ++i)
+    memory.record("mallory", "m" + std::to_string(i), "d", 101, {write_effect("/w/x")});
   CHECK(memory.session_count() == 4);
   CHECK(targets(memory.snapshot("alice", "work", 102)) == std::vector<std::string>{"/w/Makefile"});
   CHECK_FALSE(memory.snapshot("mallory", "m49", 102).empty());
   CHECK(memory.snapshot("mallory", "m0", 102).empty());
 }
 
-TEST_CASE("the byte budget drops whole sessions of the largest holder, then old entries", "[session]") {
+TEST_CASE("the byte budget drops whole sessions of the largest holder, then old entries",
+          "[session]") {
   SessionMemoryOptions o;
   o.max_bytes = 16 * 1024;
   SessionMemory memory(o);
   memory.record("alice", "work", "d", 100, {write_effect("/w/Makefile")});
   const std::string big(2000, 'x');
-  for (int i = 0; i < 20; ++i) memory.record("mallory", "m" + std::to_string(i), "d", 100, {write_effect("/w/" + big)});
+  for (int i = 0; i < 20; ++i)
+    memory.record("mallory", "m" + std::to_string(i), "d", 100, {write_effect("/w/" + big)});
   CHECK(memory.bytes() <= o.max_bytes);
   CHECK_FALSE(memory.snapshot("alice", "work", 100).empty());
   // One session alone over the budget keeps its newest entries.
   SessionMemory alone(o);
-  for (int i = 0; i < 20; ++i) alone.record("bob", "s", "d" + std::to_string(i), 100, {write_effect("/w/" + std::to_string(i) + big)});
+  for (int i = 0; i < 20; ++i)
+    alone.record("bob", "s", "d" + std::to_string(i), 100,
+                 {write_effect("/w/" + std::to_string(i) + big)});
   auto entries = alone.snapshot("bob", "s", 100);
   CHECK(alone.bytes() <= o.max_bytes);
   REQUIRE_FALSE(entries.empty());
@@ -227,7 +242,8 @@ TEST_CASE("session_key reads context.session and the principal the engine will s
   CHECK(k.principal == "claimed");
   k = session_key(std::string_view(p), std::optional<std::string>("alice"));
   CHECK(k.principal == "alice");  // the authenticated principal wins
-  CHECK(session_key(std::string_view(R"({"target":"reply","context":{"session":7}})"), std::nullopt).session.empty());
+  CHECK(session_key(std::string_view(R"({"target":"reply","context":{"session":7}})"), std::nullopt)
+            .session.empty());
   CHECK(session_key(std::string_view(R"({"target":"reply"})"), std::nullopt).session.empty());
   CHECK(session_key(std::string_view("not json"), std::nullopt).session.empty());
 }
@@ -244,7 +260,8 @@ TEST_CASE("session memory is shared safely between threads", "[session]") {
       const std::string principal = "p" + std::to_string(t % 2);
       for (int i = 0; i < 2000; ++i) {
         const std::string session = "s" + std::to_string(i % 5);
-        memory.record(principal, session, "d", 100 + i, {write_effect("/w/" + std::to_string(i % 40))});
+        memory.record(principal, session, "d", 100 + i,
+                      {write_effect("/w/" + std::to_string(i % 40))});
         auto entries = memory.snapshot(principal, session, 100 + i);
         if (entries.size() > 16) over_cap = true;
       }
@@ -278,7 +295,8 @@ const char* kHistoryRules = R"(
 )";
 
 const char* kReply = R"({"target":"reply","payload":{"text":"hi"},"context":{"session":"s"}})";
-const char* kFetch = R"({"target":"http","action":"get","payload":{"url":"https://example.com/"},"context":{"session":"s"}})";
+const char* kFetch =
+    R"({"target":"http","action":"get","payload":{"url":"https://example.com/"},"context":{"session":"s"}})";
 
 }  // namespace
 
@@ -326,7 +344,9 @@ TEST_CASE("history facts carry age from the engine clock and every slot", "[sess
   CHECK(d.facts_json.find("(age 110)") != std::string::npos);
 }
 
-TEST_CASE("history facts count against max_facts, asserted or not; only those a rule may see are asserted", "[session]") {
+TEST_CASE(
+    "history facts count against max_facts, asserted or not; only those a rule may see are asserted",
+    "[session]") {
   auto policy = must_compile(kHistoryRules);
   EngineOptions o = test_options();
   o.max_facts = 20;
@@ -343,7 +363,8 @@ TEST_CASE("history facts count against max_facts, asserted or not; only those a 
   // asserted; the cap counts them all the same (a decision is the one every entry asserted
   // would make).
   history.clear();
-  for (int i = 0; i < 30; ++i) history.push_back({"d", 0, read_effect("/w/" + std::to_string(i), "none")});
+  for (int i = 0; i < 30; ++i)
+    history.push_back({"d", 0, read_effect("/w/" + std::to_string(i), "none")});
   d = decide_ok(engine, request);
   CHECK(d.error_code == "E_INPUT_TOO_LARGE");
   EngineOptions roomy = test_options();
@@ -378,7 +399,8 @@ TEST_CASE("decide_in_session feeds the session's history and remembers approvals
   CHECK(fired(r.decision, "no-reply-after-a-write"));
   // Another principal, same session id: no history, approved.
   request.principal = "bob";
-  r = decide_in_session(engine, memory, request, session_key(std::string_view(kReply), request.principal));
+  r = decide_in_session(engine, memory, request,
+                        session_key(std::string_view(kReply), request.principal));
   REQUIRE(r.ok);
   CHECK(r.decision.outcome == Outcome::Approve);
   // After the TTL the write is forgotten.
@@ -419,14 +441,16 @@ struct CaseDir {
   }
 };
 
-std::string file_proposal(const std::string& action, const std::string& path, const std::string& session) {
+std::string file_proposal(const std::string& action, const std::string& path,
+                          const std::string& session) {
   return R"({"target":"file","action":")" + action + R"(","payload":{"path":")" + path +
          R"("},"context":{"session":")" + session + R"("}})";
 }
 
 }  // namespace
 
-TEST_CASE("a case's history is decided first, in one session, fresh for each case", "[session][cases]") {
+TEST_CASE("a case's history is decided first, in one session, fresh for each case",
+          "[session][cases]") {
   CaseDir dir;
   LoadedPolicy loaded = load_policy({dir.path.string()});
   for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
@@ -435,14 +459,21 @@ TEST_CASE("a case's history is decided first, in one session, fresh for each cas
   const std::string r = file_proposal("read", "notes.txt", "s");
   const std::string jsonl =
       R"({"name":"read after the session wrote it","history":[)" + w + R"(],"proposal":)" + r +
-      R"(,"expect":"reject","rule":"read-after-write"})" "\n" +
+      R"(,"expect":"reject","rule":"read-after-write"})"
+      "\n" +
       // A fresh memory per case: the write of the case before is not remembered here.
-      R"({"name":"no history","proposal":)" + r + R"(,"expect":"approve","not_rule":"read-after-write"})" "\n" +
-      R"({"name":"history of another session","history":[)" + file_proposal("write", "notes.txt", "other") +
-      R"(],"proposal":)" + r + R"(,"expect":"approve"})" "\n" +
+      R"({"name":"no history","proposal":)" + r +
+      R"(,"expect":"approve","not_rule":"read-after-write"})"
+      "\n" +
+      R"({"name":"history of another session","history":[)" +
+      file_proposal("write", "notes.txt", "other") + R"(],"proposal":)" + r +
+      R"(,"expect":"approve"})"
+      "\n" +
       // A rejected step did not happen: it leaves no history.
-      R"({"name":"rejected write","history":[)" + file_proposal("write", "secret", "s") + R"(],"proposal":)" +
-      file_proposal("read", "secret", "s") + R"(,"expect":"approve"})" "\n";
+      R"({"name":"rejected write","history":[)" + file_proposal("write", "secret", "s") +
+      R"(],"proposal":)" + file_proposal("read", "secret", "s") +
+      R"(,"expect":"approve"})"
+      "\n";
   Diagnostics diagnostics;
   auto cases = read_cases("history.jsonl", jsonl, &diagnostics);
   for (const auto& d : diagnostics) UNSCOPED_INFO(d.to_text());
@@ -456,7 +487,8 @@ TEST_CASE("a case's history is decided first, in one session, fresh for each cas
   }
 }
 
-TEST_CASE("a case's remembered step is history as it is, whatever the rules would decide of it now", "[session][cases]") {
+TEST_CASE("a case's remembered step is history as it is, whatever the rules would decide of it now",
+          "[session][cases]") {
   CaseDir dir;
   LoadedPolicy loaded = load_policy({dir.path.string()});
   REQUIRE(loaded.policy);
@@ -467,12 +499,17 @@ TEST_CASE("a case's remembered step is history as it is, whatever the rules woul
       // The rules reject this write today (no-write-of-secrets), so as a proposal step it
       // would leave no history; remembered, it is in the session's memory all the same.
       R"({"name":"remembered write","history":[)" + write_secret + R"(],"proposal":)" + r +
-      R"(,"expect":"reject","rule":"read-after-write"})" "\n" +
-      R"({"name":"the same write as a proposal step","history":[)" + file_proposal("write", "secret", "s") +
-      R"(],"proposal":)" + r + R"(,"expect":"approve","not_rule":"read-after-write"})" "\n" +
+      R"(,"expect":"reject","rule":"read-after-write"})"
+      "\n" +
+      R"({"name":"the same write as a proposal step","history":[)" +
+      file_proposal("write", "secret", "s") + R"(],"proposal":)" + r +
+      R"(,"expect":"approve","not_rule":"read-after-write"})"
+      "\n" +
       // Older than the memory keeps (SessionMemory's ttl): not shown.
       R"({"name":"too old","history":[{"remembered":[{"kind":"write","object":"path","target":"/home/user/project/secret"}],"age":100000000}],"proposal":)" +
-      r + R"(,"expect":"approve","not_rule":"read-after-write"})" "\n";
+      r +
+      R"(,"expect":"approve","not_rule":"read-after-write"})"
+      "\n";
   Diagnostics diagnostics;
   auto cases = read_cases("remembered.jsonl", jsonl, &diagnostics);
   for (const auto& d : diagnostics) UNSCOPED_INFO(d.to_text());
@@ -490,21 +527,28 @@ TEST_CASE("a case's remembered step is history as it is, whatever the rules woul
   }
 }
 
-TEST_CASE("a malformed remembered step is E_CASE at its line, naming what is wrong", "[session][cases]") {
-  const std::string proposal = R"(,"proposal":{"target":"reply","context":{"session":"s"}},"expect":"approve"})";
+TEST_CASE("a malformed remembered step is E_CASE at its line, naming what is wrong",
+          "[session][cases]") {
+  const std::string proposal =
+      R"(,"proposal":{"target":"reply","context":{"session":"s"}},"expect":"approve"})";
   const std::vector<std::pair<std::string, std::string>> bad = {
       {R"([{"remembered":[{"kind":"read","object":"path"}]}])", "needs kind, object and target"},
-      {R"([{"remembered":[{"kind":"raed","object":"path","target":"/x"}]}])", "unknown effect kind \"raed\""},
-      {R"([{"remembered":[{"kind":"read","object":"path","target":"/x","class":"Bad Class"}]}])", "class name"},
+      {R"([{"remembered":[{"kind":"raed","object":"path","target":"/x"}]}])",
+       "unknown effect kind \"raed\""},
+      {R"([{"remembered":[{"kind":"read","object":"path","target":"/x","class":"Bad Class"}]}])",
+       "class name"},
       {R"([{"remembered":[]}])", "holds no effect"},
       {R"([{"remembered":{"kind":"read"}}])", "must be an array of effect objects"},
-      {R"([{"remembered":[{"kind":"read","object":"path","target":"/x"}],"age":-1}])", "whole number of seconds"},
+      {R"([{"remembered":[{"kind":"read","object":"path","target":"/x"}],"age":-1}])",
+       "whole number of seconds"},
       {R"([{"remembered":[{"kind":"read","object":"path","target":"/x"}],"target":"shell"}])",
        "only \"remembered\" and \"age\""},
   };
-  std::string jsonl = R"({"name":"ok","history":[{"remembered":[{"kind":"read","object":"path","target":"/x"}]}])" +
-                      proposal + "\n";
-  for (const auto& [history, why] : bad) jsonl += R"({"name":"bad","history":)" + history + proposal + "\n";
+  std::string jsonl =
+      R"({"name":"ok","history":[{"remembered":[{"kind":"read","object":"path","target":"/x"}]}])" +
+      proposal + "\n";
+  for (const auto& [history, why] : bad)
+    jsonl += R"({"name":"bad","history":)" + history + proposal + "\n";
   Diagnostics diagnostics;
   auto cases = read_cases("c.jsonl", jsonl, &diagnostics);
   CHECK(cases.size() == 1);
@@ -518,30 +562,40 @@ TEST_CASE("a malformed remembered step is E_CASE at its line, naming what is wro
   }
 }
 
-TEST_CASE("a case's history must be proposals and needs a session, errors name the line", "[session][cases]") {
+TEST_CASE("a case's history must be proposals and needs a session, errors name the line",
+          "[session][cases]") {
   Diagnostics diagnostics;
-  auto cases = read_cases("c.jsonl",
-                          R"({"name":"ok","history":[{"target":"reply","context":{"session":"s"}}],"proposal":{"target":"reply","context":{"session":"s"}},"expect":"approve"})" "\n"
-                          R"({"name":"not an array","history":{"target":"reply"},"proposal":{"target":"reply","context":{"session":"s"}},"expect":"approve"})" "\n"
-                          R"({"name":"not proposals","history":["x"],"proposal":{"target":"reply","context":{"session":"s"}},"expect":"approve"})" "\n"
-                          R"({"name":"no session","history":[{"target":"reply"}],"proposal":{"target":"reply"},"expect":"approve"})" "\n",
-                          &diagnostics);
+  auto cases = read_cases(
+      "c.jsonl",
+      R"({"name":"ok","history":[{"target":"reply","context":{"session":"s"}}],"proposal":{"target":"reply","context":{"session":"s"}},"expect":"approve"})"
+      "\n"
+      R"({"name":"not an array","history":{"target":"reply"},"proposal":{"target":"reply","context":{"session":"s"}},"expect":"approve"})"
+      "\n"
+      R"({"name":"not proposals","history":["x"],"proposal":{"target":"reply","context":{"session":"s"}},"expect":"approve"})"
+      "\n"
+      R"({"name":"no session","history":[{"target":"reply"}],"proposal":{"target":"reply"},"expect":"approve"})"
+      "\n",
+      &diagnostics);
   CHECK(cases.size() == 1);
   REQUIRE(diagnostics.size() == 3);
   for (std::size_t i = 0; i < diagnostics.size(); ++i) {
     CHECK(diagnostics[i].code == "E_CASE");
     CHECK(diagnostics[i].line == static_cast<long>(i) + 2);
   }
-  CHECK(diagnostics[0].message.find("must be an array of proposals and remembered steps") != std::string::npos);
+  CHECK(diagnostics[0].message.find("must be an array of proposals and remembered steps") !=
+        std::string::npos);
   CHECK(diagnostics[2].message.find("context.session") != std::string::npos);
 }
 
-TEST_CASE("an invalid proposal in a case's history fails the case and says which", "[session][cases]") {
+TEST_CASE("an invalid proposal in a case's history fails the case and says which",
+          "[session][cases]") {
   auto policy = must_compile(kHistoryRules);
   Diagnostics diagnostics;
-  auto cases = read_cases("c.jsonl",
-                          R"({"name":"bad step","history":[{"target":"reply"},{"no":"target"}],"proposal":{"target":"reply","context":{"session":"s"}},"expect":"approve"})" "\n",
-                          &diagnostics);
+  auto cases = read_cases(
+      "c.jsonl",
+      R"({"name":"bad step","history":[{"target":"reply"},{"no":"target"}],"proposal":{"target":"reply","context":{"session":"s"}},"expect":"approve"})"
+      "\n",
+      &diagnostics);
   REQUIRE(diagnostics.empty());
   REQUIRE(cases.size() == 1);
   CaseReport report = run_cases(policy, cases, test_options());

@@ -52,7 +52,7 @@ patch = ["command"]
 )toml";
 
 std::shared_ptr<EffectsTable> parse_tool_text(const std::string& text, Diagnostics* d,
-                                         const std::string& file = "t.toml") {
+                                              const std::string& file = "t.toml") {
   return EffectsTable::parse(RuleSource{file, text}, d);
 }
 
@@ -65,8 +65,8 @@ std::shared_ptr<EffectsTable> tool_table() {
 }
 
 // "KIND OBJECT TARGET VIA" per effect, for short comparisons.
-std::vector<std::string> tool_effects_of(const EffectsTable& t, const std::string& server, const std::string& tool,
-                                 const char* args_json) {
+std::vector<std::string> tool_effects_of(const EffectsTable& t, const std::string& server,
+                                         const std::string& tool, const char* args_json) {
   rapidjson::Document doc;
   const rapidjson::Value* args = nullptr;
   if (args_json != nullptr) {
@@ -79,8 +79,8 @@ std::vector<std::string> tool_effects_of(const EffectsTable& t, const std::strin
   std::vector<std::string> lines;
   for (const Effect& e : out) {
     CHECK(e.program == tool);
-    lines.push_back(std::string(effect_kind_name(e.kind)) + " " + std::string(effect_object_name(e.object)) +
-                    " " + e.target + " " + e.via);
+    lines.push_back(std::string(effect_kind_name(e.kind)) + " " +
+                    std::string(effect_object_name(e.object)) + " " + e.target + " " + e.via);
   }
   return lines;
 }
@@ -93,8 +93,9 @@ TEST_CASE("tool effects: a path argument, relative to the workspace", "[tool-eff
         V{"read path /home/user/project/.env payload.args.path"});
   CHECK(tool_effects_of(*t, "", "read_text_file", R"({"path": "~/.ssh/id_rsa"})") ==
         V{"read path /home/user/.ssh/id_rsa payload.args.path"});
-  CHECK(tool_effects_of(*t, "fs", "read_text_file", R"({"path": "/etc/../etc/hosts", "head": 3})") ==
-        V{"read path /etc/hosts payload.args.path"});
+  CHECK(
+      tool_effects_of(*t, "fs", "read_text_file", R"({"path": "/etc/../etc/hosts", "head": 3})") ==
+      V{"read path /etc/hosts payload.args.path"});
 }
 
 TEST_CASE("tool effects: the exact server entry wins over the bare tool name", "[tool-effects]") {
@@ -107,15 +108,18 @@ TEST_CASE("tool effects: the exact server entry wins over the bare tool name", "
 
 TEST_CASE("tool effects: an array of strings gives one effect per element", "[tool-effects]") {
   auto t = tool_table();
-  CHECK(tool_effects_of(*t, "fs", "read_multiple_files", R"({"paths": ["a.txt", "/etc/passwd"]})") ==
-        V{"read path /home/user/project/a.txt payload.args.paths", "read path /etc/passwd payload.args.paths"});
+  CHECK(
+      tool_effects_of(*t, "fs", "read_multiple_files", R"({"paths": ["a.txt", "/etc/passwd"]})") ==
+      V{"read path /home/user/project/a.txt payload.args.paths",
+        "read path /etc/passwd payload.args.paths"});
   CHECK(tool_effects_of(*t, "fs", "read_multiple_files", R"({"paths": []})").empty());
 }
 
 TEST_CASE("tool effects: several kinds of one argument, in table order", "[tool-effects]") {
   auto t = tool_table();
   CHECK(tool_effects_of(*t, "fs", "move_file", R"({"source": "a", "destination": "/tmp/b"})") ==
-        V{"read path /home/user/project/a payload.args.source", "delete path /home/user/project/a payload.args.source",
+        V{"read path /home/user/project/a payload.args.source",
+          "delete path /home/user/project/a payload.args.source",
           "write path /tmp/b payload.args.destination"});
 }
 
@@ -127,18 +131,24 @@ TEST_CASE("tool effects: a dotted argument name reaches into objects", "[tool-ef
 
 TEST_CASE("tool effects: programs, code and hosts", "[tool-effects]") {
   auto t = tool_table();
-  CHECK(tool_effects_of(*t, "", "runner", R"j({"command": "/usr/bin/curl -s x", "script": "print(1)", "url": "https://Example.COM:8443/x"})j") ==
-        V{"exec program curl payload.args.command", "exec code print(1) payload.args.script",
-          "network host example.com payload.args.url"});
+  CHECK(
+      tool_effects_of(
+          *t, "", "runner",
+          R"j({"command": "/usr/bin/curl -s x", "script": "print(1)", "url": "https://Example.COM:8443/x"})j") ==
+      V{"exec program curl payload.args.command", "exec code print(1) payload.args.script",
+        "network host example.com payload.args.url"});
   // A file: URL or a local path is a read of that file.
-  CHECK(tool_effects_of(*t, "", "runner", R"({"command": "ls", "script": "x", "url": "file:///etc/shadow"})")[2] ==
+  CHECK(tool_effects_of(*t, "", "runner",
+                        R"({"command": "ls", "script": "x", "url": "file:///etc/shadow"})")[2] ==
         "read path /etc/shadow payload.args.url");
 }
 
 TEST_CASE("tool effects: an unknown tool has one unknown effect", "[tool-effects]") {
   auto t = tool_table();
-  CHECK(tool_effects_of(*t, "fs", "frobnicate", R"({"path": "x"})") == V{"unknown program frobnicate payload.tool"});
-  CHECK(tool_effects_of(*t, "", "frobnicate", nullptr) == V{"unknown program frobnicate payload.tool"});
+  CHECK(tool_effects_of(*t, "fs", "frobnicate", R"({"path": "x"})") ==
+        V{"unknown program frobnicate payload.tool"});
+  CHECK(tool_effects_of(*t, "", "frobnicate", nullptr) ==
+        V{"unknown program frobnicate payload.tool"});
 }
 
 TEST_CASE("tool effects: a known tool without effects has none", "[tool-effects]") {
@@ -147,7 +157,8 @@ TEST_CASE("tool effects: a known tool without effects has none", "[tool-effects]
   CHECK(tool_effects_of(*t, "fs", "list_allowed_directories", nullptr).empty());
 }
 
-TEST_CASE("tool effects: a missing or non-text argument is unknown (fail closed)", "[tool-effects]") {
+TEST_CASE("tool effects: a missing or non-text argument is unknown (fail closed)",
+          "[tool-effects]") {
   auto t = tool_table();
   const V unknown{"unknown program read_text_file payload.args.path"};
   CHECK(tool_effects_of(*t, "fs", "read_text_file", R"({})") == unknown);
@@ -158,18 +169,25 @@ TEST_CASE("tool effects: a missing or non-text argument is unknown (fail closed)
   CHECK(tool_effects_of(*t, "fs", "read_text_file", R"(["x"])") == unknown);
   CHECK(tool_effects_of(*t, "fs", "read_multiple_files", R"({"paths": ["a", 1]})") ==
         V{"unknown program read_multiple_files payload.args.paths"});
-  CHECK(tool_effects_of(*t, "", "nested", R"({"options": "x"})") == V{"unknown program nested payload.args.options.target"});
+  CHECK(tool_effects_of(*t, "", "nested", R"({"options": "x"})") ==
+        V{"unknown program nested payload.args.options.target"});
 }
 
 TEST_CASE("tool effects: a patch writes and deletes the files it names", "[tool-effects]") {
   auto t = tool_table();
-  CHECK(tool_effects_of(*t, "", "apply_patch",
-                R"({"command": "*** Begin Patch\n*** Add File: a.txt\n+x\n*** Update File: b.txt  \n*** Move to: /tmp/c.txt\n@@\n-y\n+z\n*** Delete File: d.txt\n*** End Patch\n"})") ==
-        V{"write path /home/user/project/a.txt payload.args.command", "write path /home/user/project/b.txt payload.args.command",
-          "write path /tmp/c.txt payload.args.command", "delete path /home/user/project/b.txt payload.args.command",
-          "delete path /home/user/project/d.txt payload.args.command"});
+  CHECK(
+      tool_effects_of(
+          *t, "", "apply_patch",
+          R"({"command": "*** Begin Patch\n*** Add File: a.txt\n+x\n*** Update File: b.txt  \n*** Move to: /tmp/c.txt\n@@\n-y\n+z\n*** Delete File: d.txt\n*** End Patch\n"})") ==
+      V{"write path /home/user/project/a.txt payload.args.command",
+        "write path /home/user/project/b.txt payload.args.command",
+        "write path /tmp/c.txt payload.args.command",
+        "delete path /home/user/project/b.txt payload.args.command",
+        "delete path /home/user/project/d.txt payload.args.command"});
   // A patch line inside the added text is data: only lines starting with the markers count.
-  CHECK(tool_effects_of(*t, "", "apply_patch", R"({"command": "*** Begin Patch\n*** Add File: a\n+*** Add File: /etc/x\n"})") ==
+  CHECK(tool_effects_of(
+            *t, "", "apply_patch",
+            R"({"command": "*** Begin Patch\n*** Add File: a\n+*** Add File: /etc/x\n"})") ==
         V{"write path /home/user/project/a payload.args.command"});
   // Naming no file: not known.
   CHECK(tool_effects_of(*t, "", "apply_patch", R"({"command": "rm -rf /"})") ==
@@ -178,31 +196,40 @@ TEST_CASE("tool effects: a patch writes and deletes the files it names", "[tool-
         V{"unknown program apply_patch payload.args.command"});
 }
 
-TEST_CASE("tool effects: an argument the entry does not name is unknown (closed world)", "[tool-effects]") {
+TEST_CASE("tool effects: an argument the entry does not name is unknown (closed world)",
+          "[tool-effects]") {
   auto t = tool_table();
   // A registered tool's other arguments: a URL, a key, a command are not known to be data.
-  CHECK(tool_effects_of(*t, "", "search", R"({"query": "x", "url": "http://169.254.169.254/latest/meta-data/"})") ==
+  CHECK(tool_effects_of(*t, "", "search",
+                        R"({"query": "x", "url": "http://169.254.169.254/latest/meta-data/"})") ==
         V{"unknown program search payload.args.url"});
   CHECK(tool_effects_of(*t, "", "search", R"({"query": "x", "path": "~/.ssh/id_rsa"})") ==
         V{"unknown program search payload.args.path"});
-  CHECK(tool_effects_of(*t, "fs", "read_text_file", R"({"path": "a", "head": 3, "file": "/etc/shadow"})") ==
-        V{"read path /home/user/project/a payload.args.path", "unknown program read_text_file payload.args.file"});
+  CHECK(tool_effects_of(*t, "fs", "read_text_file",
+                        R"({"path": "a", "head": 3, "file": "/etc/shadow"})") ==
+        V{"read path /home/user/project/a payload.args.path",
+          "unknown program read_text_file payload.args.file"});
   CHECK(tool_effects_of(*t, "fs", "list_allowed_directories", R"({"path": "/"})") ==
         V{"unknown program list_allowed_directories payload.args.path"});
   // Below a dotted name: only the named members are covered.
-  CHECK(tool_effects_of(*t, "", "search", R"({"query": "x", "options": {"limit": 3, "proxy": "http://10.0.0.1"}})") ==
+  CHECK(tool_effects_of(*t, "", "search",
+                        R"({"query": "x", "options": {"limit": 3, "proxy": "http://10.0.0.1"}})") ==
         V{"unknown program search payload.args.options.proxy"});
   CHECK(tool_effects_of(*t, "", "nested", R"({"options": {"target": "o", "mode": "x"}})") ==
-        V{"write path /home/user/project/o payload.args.options.target", "unknown program nested payload.args.options.mode"});
+        V{"write path /home/user/project/o payload.args.options.target",
+          "unknown program nested payload.args.options.mode"});
   // A member name holding a dot is not the dotted argument.
   CHECK(tool_effects_of(*t, "", "search", R"({"query": "x", "options.limit": "y"})") ==
         V{"unknown program search payload.args.options.limit"});
   // `none` arguments are data of any shape, and may be absent.
-  CHECK(tool_effects_of(*t, "", "search", R"({"query": {"q": ["a", 1]}, "options": {"limit": null}})").empty());
+  CHECK(
+      tool_effects_of(*t, "", "search", R"({"query": {"q": ["a", 1]}, "options": {"limit": null}})")
+          .empty());
   CHECK(tool_effects_of(*t, "", "search", R"({})").empty());
   CHECK(tool_effects_of(*t, "", "search", nullptr).empty());
   // Arguments that are not an object: one unknown effect.
-  CHECK(tool_effects_of(*t, "", "search", R"(["~/.ssh/id_rsa"])") == V{"unknown program search payload.args"});
+  CHECK(tool_effects_of(*t, "", "search", R"(["~/.ssh/id_rsa"])") ==
+        V{"unknown program search payload.args"});
   CHECK(tool_effects_of(*t, "", "search", R"("x")") == V{"unknown program search payload.args"});
 }
 

@@ -114,15 +114,17 @@ std::string memory_rules(long extra) {
   (bind ?b3 (str-cat "3" ?a))
   (bind ?b4 (str-cat "4" ?a))
   (bind ?b5 (str-cat "5" ?a))
-  (bind ?c (str-cat "c" (sub-string 1 )" + std::to_string(a) + R"( ?a) (sub-string 1 )" + std::to_string(b) +
+  (bind ?c (str-cat "c" (sub-string 1 )" +
+         std::to_string(a) + R"( ?a) (sub-string 1 )" + std::to_string(b) +
          R"( ?a)))
   (assert (decision (proposal ?id) (outcome approve) (rule mem-edge) (reason "passwd is fine")))))";
 }
 
 }  // namespace unobserved_attack
 
-TEST_CASE("red team memory-budget: explain and a plain decision count the same facts against the rule memory budget",
-          "[unobserved-facts][redteam]") {
+TEST_CASE(
+    "red team memory-budget: explain and a plain decision count the same facts against the rule memory budget",
+    "[unobserved-facts][redteam]") {
   std::string command = "cat";
   for (int i = 0; i < 300; ++i) command += " a" + std::to_string(i);
   command += " /etc/passwd";
@@ -144,7 +146,8 @@ TEST_CASE("red team memory-budget: explain and a plain decision count the same f
     (explained_approves(mid) ? lo : hi) = mid;
   }
   Both d = decide_both(memory_rules(hi), json);
-  INFO("extra " << hi << "\nplain " << d.plain_decision.reason << "\nexplained " << d.explained_decision.reason);
+  INFO("extra " << hi << "\nplain " << d.plain_decision.reason << "\nexplained "
+                << d.explained_decision.reason);
   CHECK(d.plain_decision.outcome == d.explained_decision.outcome);
   CHECK(d.plain == d.explained);
 }

@@ -9,9 +9,9 @@
 #include <fstream>
 
 #include "engine/rule_files.h"
+#include "tests/build_paths.h"
 #include "tests/pipeline/pipeline_fixture.h"
 #include "tests/support/http_fake.h"
-#include "tests/build_paths.h"
 
 using namespace warden;
 using namespace warden::pipeline;

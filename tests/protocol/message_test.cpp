@@ -89,8 +89,9 @@ TEST_CASE("lone surrogate escapes never reach a reply as invalid UTF-8", "[serve
   CHECK(r.id_json == "null");
   // Each invalid byte becomes U+FFFD (EF BF BD).
   CHECK(json_string("a\xed\xb0\xba"
-                    "b") == "\"a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
-                            "b\"");
+                    "b") ==
+        "\"a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+        "b\"");
   CHECK(json_string("\xc3\xa9\xf0\x9f\x98\x80") == "\"\xc3\xa9\xf0\x9f\x98\x80\"");
   CHECK(valid_utf8("\xc3\xa9"));
   CHECK_FALSE(valid_utf8("\xc0\xaf"));
@@ -111,14 +112,19 @@ TEST_CASE("ambiguous keys anywhere in the document are E_BAD_REQUEST", "[server]
   CHECK(code_of(R"({"type":"request","payload":{"action":"a","ACTION":"b"}})") == err::kBadRequest);
   CHECK(code_of(R"({"type":"request","TYPE":"event","payload":{"action":"a"}})") ==
         err::kBadRequest);
-  CHECK(code_of(R"({"type":"request","payload":{"action":"a","p":[{"x":1},{"y":{"k":1,"k":2}}]}})") ==
-        err::kBadRequest);
+  CHECK(
+      code_of(R"({"type":"request","payload":{"action":"a","p":[{"x":1},{"y":{"k":1,"k":2}}]}})") ==
+      err::kBadRequest);
   // Same key in different objects is fine; so are keys that differ in more than case.
-  CHECK(code_of(R"({"type":"request","payload":{"action":"a","p":{"action":1},"q":[{"k":1},{"k":2}]}})") ==
-        "");
+  CHECK(
+      code_of(
+          R"({"type":"request","payload":{"action":"a","p":{"action":1},"q":[{"k":1},{"k":2}]}})") ==
+      "");
   // Non-ASCII letters are not folded: "É" and "é" are different keys.
-  CHECK(code_of("{\"type\":\"request\",\"payload\":{\"action\":\"a\",\"\xc3\x89\":1,\"\xc3\xa9\":2}}") ==
-        "");
+  CHECK(
+      code_of(
+          "{\"type\":\"request\",\"payload\":{\"action\":\"a\",\"\xc3\x89\":1,\"\xc3\xa9\":2}}") ==
+      "");
   rapidjson::Document doc;
   doc.Parse(R"({"a":{"b":[{"c":1,"C":2}]}})");
   ProtocolError e = check_keys(doc);

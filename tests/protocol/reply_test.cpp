@@ -104,13 +104,16 @@ TEST_CASE("the approval a waiting decide names", "[protocol][reply]") {
   CHECK(m.waiting_approval() == nullptr);
 }
 
-TEST_CASE("decide_request: the proposal re-serialized, then explain and wait_s", "[protocol][reply]") {
+TEST_CASE("decide_request: the proposal re-serialized, then explain and wait_s",
+          "[protocol][reply]") {
   rapidjson::Document proposal;
   proposal.Parse(R"({ "target" : "shell", "action" : {"command":"ls"} })");
-  CHECK(decide_request("4", proposal, false, 0) ==
-        R"({"type":"request","id":"4","payload":{"action":"decide","proposal":{"target":"shell","action":{"command":"ls"}}}})");
-  CHECK(decide_request("5", proposal, true, 30) ==
-        R"({"type":"request","id":"5","payload":{"action":"decide","proposal":{"target":"shell","action":{"command":"ls"}},"explain":true,"wait_s":30}})");
+  CHECK(
+      decide_request("4", proposal, false, 0) ==
+      R"({"type":"request","id":"4","payload":{"action":"decide","proposal":{"target":"shell","action":{"command":"ls"}}}})");
+  CHECK(
+      decide_request("5", proposal, true, 30) ==
+      R"({"type":"request","id":"5","payload":{"action":"decide","proposal":{"target":"shell","action":{"command":"ls"}},"explain":true,"wait_s":30}})");
 }
 
 TEST_CASE("read_reply hands over the events and returns the response", "[protocol][reply]") {
@@ -152,6 +155,7 @@ TEST_CASE("read_reply: a malformed message, a closed stream, silence", "[protoco
     ReplyPeer peer;
     Client client;
     peer.connect(&client);
-    CHECK(read_reply(client, [] { return Client::ms(50); }, {}, &reply) == ReplyStatus::Timeout);
+    CHECK(read_reply(
+              client, [] { return Client::ms(50); }, {}, &reply) == ReplyStatus::Timeout);
   }
 }

@@ -5,8 +5,8 @@
 #include <iterator>
 
 #include "reasoning/provider.h"
-#include "tests/reasoning/reasoning_fixture.h"
 #include "tests/build_paths.h"
+#include "tests/reasoning/reasoning_fixture.h"
 
 using namespace warden::reasoning;
 using namespace warden::reasoning::testing;

@@ -85,7 +85,8 @@ TEST_CASE("build_request: hints and the rejection trace, naming each attempt's r
        "two reasons",
        {"r-a", "r-b"}},
   };
-  Request r = build_request(user_says("clean up"), catalog(), {}, trace, {"Prefer read-only commands."});
+  Request r =
+      build_request(user_says("clean up"), catalog(), {}, trace, {"Prefer read-only commands."});
   CHECK(r.system.find("Hints from the security policy:\n- Prefer read-only commands.") !=
         std::string::npos);
   CHECK(
@@ -132,7 +133,8 @@ TEST_CASE("the rejection trace reaches the model in the request body sent over H
        R"({"target":"shell","action":"run","payload":{"command":"rm -rf ~"}})",
        "destructive rm",
        {"shell-destructive-rm"}}};
-  Answer answer = provider->complete(build_request(user_says("tidy my home"), catalog(), {}, trace, {}));
+  Answer answer =
+      provider->complete(build_request(user_says("tidy my home"), catalog(), {}, trace, {}));
   REQUIRE(answer.ok);
   auto body = parse_body(server.requests().at(0).body);
   const std::string system = body["messages"][0]["content"].GetString();

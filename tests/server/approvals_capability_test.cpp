@@ -140,9 +140,8 @@ TEST_CASE("an approval grants the enforcing allows it was asked with: shown, bou
     CHECK(error_code(bare) == err::kApprovalDigest);
     std::string other = approve_with(
         bob, asked.ref.id,
-        approvals::answer_digest(str(a, "action_hash"),
-                                 {{"private-network", "build-pipelines",
-                                   "a pipe into tee is how we build"}}));
+        approvals::answer_digest(str(a, "action_hash"), {{"private-network", "build-pipelines",
+                                                          "a pipe into tee is how we build"}}));
     CHECK(error_code(other) == err::kApprovalDigest);
     rapidjson::Document still = shown(bob, asked.ref.id);
     CHECK(str(still, "status") == "pending");
@@ -211,7 +210,8 @@ TEST_CASE("a rule change narrows what an approval grants, never widens it",
     INFO(reply);
     CHECK(error_code(reply) == err::kApprovalRefused);
     CHECK(reply.find("E_ACT_SHELL_SYNTAX") != std::string::npos);
-    CHECK_FALSE(std::filesystem::exists(std::filesystem::path(config.workspace_root) / "built.txt"));
+    CHECK_FALSE(
+        std::filesystem::exists(std::filesystem::path(config.workspace_root) / "built.txt"));
   }
   SECTION("an allow added after it was asked for is not granted by it") {
     Config config = capability_config(dir, kTeeRules);
@@ -230,7 +230,8 @@ TEST_CASE("a rule change narrows what an approval grants, never widens it",
     INFO(reply);
     CHECK(error_code(reply) == err::kApprovalRefused);
     CHECK(reply.find("E_ACT_SHELL_SYNTAX") != std::string::npos);
-    CHECK_FALSE(std::filesystem::exists(std::filesystem::path(config.workspace_root) / "built.txt"));
+    CHECK_FALSE(
+        std::filesystem::exists(std::filesystem::path(config.workspace_root) / "built.txt"));
   }
 }
 

@@ -17,9 +17,7 @@ using namespace warden::server;
 using namespace warden::server::testing;
 using warden::cli::testing::run_warden;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("an approved action that cannot run is reported as not run, with its code",
           "[server][approvals][dispatch]") {

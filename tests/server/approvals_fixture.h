@@ -63,17 +63,17 @@ inline const char* kTouchRefusedRules = R"CLP(
 )CLP";
 
 struct ApprovalTokens {
-  std::string alice = "wdn_test_alice_agent";        // agent alice
-  std::string dave = "wdn_test_dave_agent";          // agent dave
-  std::string bob = "wdn_test_bob_approver";         // approver bob
-  std::string carol = "wdn_test_carol_approver";     // approver carol
+  std::string alice = "wdn_test_alice_agent";              // agent alice
+  std::string dave = "wdn_test_dave_agent";                // agent dave
+  std::string bob = "wdn_test_bob_approver";               // approver bob
+  std::string carol = "wdn_test_carol_approver";           // approver carol
   std::string alice_approver = "wdn_test_alice_approver";  // approver alice (self-approval)
   std::string admin = "wdn_test_root_admin";
   std::string file_text() const {
     return "agent alice " + token_hash_text(alice) + "\nagent dave " + token_hash_text(dave) +
-           "\napprover bob " + token_hash_text(bob) + "\napprover carol " +
-           token_hash_text(carol) + "\napprover alice " + token_hash_text(alice_approver) +
-           "\nadmin root " + token_hash_text(admin) + "\n";
+           "\napprover bob " + token_hash_text(bob) + "\napprover carol " + token_hash_text(carol) +
+           "\napprover alice " + token_hash_text(alice_approver) + "\nadmin root " +
+           token_hash_text(admin) + "\n";
   }
 };
 
@@ -196,8 +196,8 @@ inline Config scripted_config(const TempDir& dir, const std::string& command) {
 inline rapidjson::Document submit_until_approval(Party& agent, const std::string& session = "s1",
                                                  const std::string& fields = "",
                                                  const std::string& id = "run") {
-  agent.send(make_request(id, "submit",
-                          "\"text\":\"go\",\"session\":" + json_string(session) + fields));
+  agent.send(
+      make_request(id, "submit", "\"text\":\"go\",\"session\":" + json_string(session) + fields));
   for (;;) {
     auto doc = parse(agent.read(60000ms));
     INFO(to_json_text(doc));

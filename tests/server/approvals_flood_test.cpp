@@ -222,7 +222,8 @@ int flood_run_warden(const std::vector<std::string>& args, std::string* out) {
   ::close(pipe_fd[1]);
   char buf[65536];
   ssize_t n;
-  while ((n = ::read(pipe_fd[0], buf, sizeof buf)) > 0) out->append(buf, static_cast<std::size_t>(n));
+  while ((n = ::read(pipe_fd[0], buf, sizeof buf)) > 0)
+    out->append(buf, static_cast<std::size_t>(n));
   ::close(pipe_fd[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
@@ -282,7 +283,8 @@ TEST_CASE("the 101st pending approval of one principal is refused; the rest carr
   const std::string decision_id = decision_member(over, "decision_id");
   // Audited: its one decision record, and why no approval was stored.
   REQUIRE(eventually([&] {
-    return audit_lines(config, {"\"kind\":\"approval\"", "\"event\":\"limited\"", decision_id}) == 1;
+    return audit_lines(config, {"\"kind\":\"approval\"", "\"event\":\"limited\"", decision_id}) ==
+           1;
   }));
   CHECK(audit_lines(config, {"\"kind\":\"decision\"", "\"decision_id\":\"" + decision_id + "\""}) ==
         1);
@@ -305,7 +307,8 @@ TEST_CASE("PostgreSQL: two daemons racing for one principal never pass the cap",
           "[server][approvals][flood][postgres]") {
   TempDir dir;
   const std::string conninfo = fresh_database("flood");
-  Config ca = approvals_config(dir, "daemon-a", conninfo), cb = approvals_config(dir, "daemon-b", conninfo);
+  Config ca = approvals_config(dir, "daemon-a", conninfo),
+         cb = approvals_config(dir, "daemon-b", conninfo);
   ca.approvals.max_pending_per_principal = cb.approvals.max_pending_per_principal = 10;
   RunningDaemon a(ca);
   REQUIRE(a.ok());
@@ -362,9 +365,10 @@ TEST_CASE("pending pages: hundreds of approvals, each listed once, replies withi
     all.push_back(huge_id);
     // Actions just under the listing's cut: a page of them would not fit a frame.
     for (int i = 0; i < 200; ++i) {
-      approvals::Created c = store->create(stored(
-          "touch " + std::string(ApprovalService::kListedActionBytes - 200, 'w') + std::to_string(i),
-          "wide", now + 200 + i));
+      approvals::Created c = store->create(
+          stored("touch " + std::string(ApprovalService::kListedActionBytes - 200, 'w') +
+                     std::to_string(i),
+                 "wide", now + 200 + i));
       wide.push_back(c.approval.id);
       all.push_back(c.approval.id);
     }
@@ -395,7 +399,8 @@ TEST_CASE("pending pages: hundreds of approvals, each listed once, replies withi
   Listing by_agent = list_all(bob, ",\"agent\":\"coder\"", 7);
   CHECK(by_agent.ids == coders);
   // The wide ones at the largest page: every reply within the listing's budget.
-  Listing big = list_all(bob, ",\"agent\":\"wide\"", static_cast<int>(ApprovalService::kMaxPageLimit));
+  Listing big =
+      list_all(bob, ",\"agent\":\"wide\"", static_cast<int>(ApprovalService::kMaxPageLimit));
   CHECK(big.ids == wide);
   CHECK(big.reply_bytes.size() >= 2);
   for (std::size_t bytes : big.reply_bytes) CHECK(bytes <= ApprovalService::kListBudget);
@@ -412,7 +417,7 @@ TEST_CASE("pending pages: hundreds of approvals, each listed once, replies withi
   REQUIRE(access(kWarden.c_str(), X_OK) == 0);
   std::string out;
   REQUIRE(flood_run_warden({"pending", "--addr", d.address(), "--token", t.bob, "--format", "json"},
-                     &out) == 0);
+                           &out) == 0);
   rapidjson::Document doc = parse(out);
   REQUIRE(doc["approvals"].IsArray());
   std::vector<std::string> cli_ids;
@@ -420,7 +425,8 @@ TEST_CASE("pending pages: hundreds of approvals, each listed once, replies withi
   CHECK(cli_ids == listed.ids);
   CHECK_FALSE(doc["more"].GetBool());
   out.clear();
-  REQUIRE(flood_run_warden({"pending", "--addr", d.address(), "--token", t.bob, "--limit", "5"}, &out) == 0);
+  REQUIRE(flood_run_warden({"pending", "--addr", d.address(), "--token", t.bob, "--limit", "5"},
+                           &out) == 0);
   CHECK(out.find("\n5 pending;") != std::string::npos);
   CHECK(out.find("more are pending: warden pending --after ") != std::string::npos);
   CHECK(out.find(all[6]) == std::string::npos);  // created after the first five
@@ -483,9 +489,10 @@ TEST_CASE("the daemon prunes closed approvals past their retention and grants th
   CHECK(counter(status, "pruned", "grants") == 2);
 }
 
-TEST_CASE("PostgreSQL: a forged 'closed' notification neither closes a pending approval in a "
-          "watch nor ends a wait",
-          "[server][approvals][flood][postgres]") {
+TEST_CASE(
+    "PostgreSQL: a forged 'closed' notification neither closes a pending approval in a "
+    "watch nor ends a wait",
+    "[server][approvals][flood][postgres]") {
   TempDir dir;
   const std::string conninfo = fresh_database("flood");
   RunningDaemon d(approvals_config(dir, "state", conninfo));
@@ -568,9 +575,9 @@ TEST_CASE("PostgreSQL: a flood of 10,000 forged notifications does not stop an a
   CHECK(decision_member(answer, "outcome") == "approve");
   // Every notification was heard; the malformed ones were dropped unread, the rest cost at
   // most one read each.
-  REQUIRE(eventually([&] {
-    return counter(approvals_status(admin), "notifications", "received") >= 11000;
-  }, 60000ms));
+  REQUIRE(eventually(
+      [&] { return counter(approvals_status(admin), "notifications", "received") >= 11000; },
+      60000ms));
   auto status = approvals_status(admin);
   CHECK(counter(status, "notifications", "ignored") == 1000);
   CHECK(counter(status, "notifications", "rereads") <=
@@ -583,14 +590,15 @@ TEST_CASE("submit past the cap: approval-required, E_TOO_MANY_APPROVALS, the run
   TempDir dir;
   Config config = approvals_config(dir);
   config.approvals.max_pending_per_principal = 1;
-  const std::string script = dir.write(
-      "model.jsonl",
-      "{\"text\":" +
-          json_string("{\"target\":\"shell\",\"action\":\"run\",\"payload\":{\"command\":"
-                      "\"touch made.txt\"},\"explanation\":\"the user asked\"}") +
-          ",\"repeat\":true}\n");
+  const std::string script =
+      dir.write("model.jsonl",
+                "{\"text\":" +
+                    json_string("{\"target\":\"shell\",\"action\":\"run\",\"payload\":{\"command\":"
+                                "\"touch made.txt\"},\"explanation\":\"the user asked\"}") +
+                    ",\"repeat\":true}\n");
   REQUIRE(parse_config("[[reasoning.providers]]\nname = \"scripted\"\nkind = \"script\"\n"
-                       "script = " + json_string(script) + "\n",
+                       "script = " +
+                           json_string(script) + "\n",
                        dir.str(), &config)
               .empty());
   RunningDaemon d(config);

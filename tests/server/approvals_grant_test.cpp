@@ -35,8 +35,8 @@ std::string file_tool(const std::string& tool, const std::string& use_id,
                       const std::string& agent = "claude-code") {
   return R"({"target":"file","action":"read","payload":{"action":"read","path":"/home/u","pattern":"id_*"},)"
          R"("explanation":"","context":{"agent":")" +
-         agent + R"(","session":"s1","source":"hook","tool_use_id":")" + use_id +
-         R"(","tool":")" + tool + R"("}})";
+         agent + R"(","session":"s1","source":"hook","tool_use_id":")" + use_id + R"(","tool":")" +
+         tool + R"("}})";
 }
 
 ApprovalRef ask_for(Party& agent, const std::string& proposal) {

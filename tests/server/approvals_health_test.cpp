@@ -56,7 +56,8 @@ TEST_CASE("health-check and status report a failing approvals store",
   INFO(reply);
   CHECK(error_code(reply) == err::kApprovalStore);
   REQUIRE(eventually([&] {
-    return std::string(health_ask(admin, "health-check")["payload"]["status"].GetString()) == "degraded";
+    return std::string(health_ask(admin, "health-check")["payload"]["status"].GetString()) ==
+           "degraded";
   }));
   health = health_ask(admin, "health-check");
   CHECK(std::string(health["payload"]["approvals"].GetString()).rfind("failing: ", 0) == 0);
@@ -75,7 +76,8 @@ TEST_CASE("health-check and status report a failing approvals store",
     std::string e;
     agent.send_message(decide_request("2", kNeedsApproval), &e);
     if (reply_code(read_or_fail(agent, 20000ms)) == "<not json>") return false;
-    return std::string(health_ask(admin, "health-check")["payload"]["status"].GetString()) == "serving";
+    return std::string(health_ask(admin, "health-check")["payload"]["status"].GetString()) ==
+           "serving";
   }));
   CHECK(health_ask(admin, "status")["payload"]["approvals"]["ok"].GetBool());
   d.stop();

@@ -36,22 +36,23 @@ struct NotifyPending {
 };
 
 // alice decides `command` in session s1: approval-required.
-NotifyPending notify_ask(Party& agent, const std::string& command, const std::string& explanation = "needed") {
+NotifyPending notify_ask(Party& agent, const std::string& command,
+                         const std::string& explanation = "needed") {
   std::string reply = agent.call(decide_request("d", shell_action(command, "s1", explanation)));
   INFO(reply);
   REQUIRE(error_code(reply) == "");
   auto p = payload_of(reply);
   REQUIRE(str(p["decision"], "outcome") == "approval-required");
   NotifyPending out{str(p["approval"], "id"), str(p["approval"], "token"),
-              str(p["approval"], "action_hash")};
+                    str(p["approval"], "action_hash")};
   REQUIRE(out.id.rfind("apr_", 0) == 0);
   REQUIRE(out.token.size() >= 40);
   return out;
 }
 
 std::string notify_approve(Party& approver, const NotifyPending& p) {
-  return approver.call(
-      make_request("a", "approve", "\"id\":" + json_string(p.id) + ",\"digest\":" + json_string(p.hash)));
+  return approver.call(make_request(
+      "a", "approve", "\"id\":" + json_string(p.id) + ",\"digest\":" + json_string(p.hash)));
 }
 
 std::string deny(Party& approver, const NotifyPending& p, const std::string& note = "") {
@@ -158,9 +159,8 @@ TEST_CASE("approval events are posted with the action as it will run, never a to
 
   // A command with credentials in it: a password for curl, the approver's and the agent's
   // Warden tokens.
-  const std::string command =
-      "touch a.txt; curl -u deploy:hunter2pw -H 'Authorization: Bearer " + t.bob +
-      "' https://example.com/x?t=" + t.alice;
+  const std::string command = "touch a.txt; curl -u deploy:hunter2pw -H 'Authorization: Bearer " +
+                              t.bob + "' https://example.com/x?t=" + t.alice;
   NotifyPending granted = notify_ask(alice, command);
   REQUIRE(error_code(notify_approve(bob, granted)) == "");
   NotifyPending denied = notify_ask(alice, "touch b.txt");
@@ -171,10 +171,11 @@ TEST_CASE("approval events are posted with the action as it will run, never a to
   REQUIRE(eventually([&] { return server.request_count() >= 7; }));
   auto list = posted(server);
   REQUIRE(list.size() == 7);
-  CHECK(events_of(list) == std::vector<std::string>{"created " + granted.id, "approved " + granted.id,
-                                                    "executed " + granted.id, "created " + denied.id,
-                                                    "denied " + denied.id, "created " + expired.id,
-                                                    "expired " + expired.id});
+  CHECK(events_of(list) ==
+        std::vector<std::string>{"created " + granted.id, "approved " + granted.id,
+                                 "executed " + granted.id, "created " + denied.id,
+                                 "denied " + denied.id, "created " + expired.id,
+                                 "expired " + expired.id});
 
   for (const HttpSeen& seen : server.requests()) {
     INFO(seen.body);
@@ -184,7 +185,8 @@ TEST_CASE("approval events are posted with the action as it will run, never a to
     CHECK(seen.header("Authorization").empty());
     // Never a token: not the requesters' approval tokens, not any of the daemon's tokens,
     // not the password on the command line.
-    for (const NotifyPending& p : {granted, denied, expired}) CHECK(seen.body.find(p.token) == std::string::npos);
+    for (const NotifyPending& p : {granted, denied, expired})
+      CHECK(seen.body.find(p.token) == std::string::npos);
     for (const std::string& token : all_tokens()) CHECK(seen.body.find(token) == std::string::npos);
     CHECK(seen.body.find("hunter2pw") == std::string::npos);
     CHECK(seen.body.find("wapr_") == std::string::npos);
@@ -304,7 +306,8 @@ TEST_CASE("the slack format is one {\"text\"} a chat webhook accepts, its text m
   INFO(denied);
   CHECK(denied.find("denied by bob") != std::string::npos);
   CHECK(denied.find(q.id) != std::string::npos);
-  CHECK(denied.find("Note: @\xE2\x80\x8B" "channel &lt;!here&gt; look") != std::string::npos);
+  CHECK(denied.find("Note: @\xE2\x80\x8B"
+                    "channel &lt;!here&gt; look") != std::string::npos);
   CHECK(denied.find("@channel") == std::string::npos);
 }
 
@@ -350,10 +353,10 @@ TEST_CASE("a webhook answering 500 and 429 is tried again, and the event posted 
   CHECK(str(status, "last_error").find("429") != std::string::npos);
   d.stop();
   // Each failed attempt is logged.
-  CHECK(log->str().find("attempt 1 of 4 to " + server.base_url() + " failed: the webhook answered 500") !=
-        std::string::npos);
-  CHECK(log->str().find("attempt 2 of 4 to " + server.base_url() + " failed: the webhook answered 429") !=
-        std::string::npos);
+  CHECK(log->str().find("attempt 1 of 4 to " + server.base_url() +
+                        " failed: the webhook answered 500") != std::string::npos);
+  CHECK(log->str().find("attempt 2 of 4 to " + server.base_url() +
+                        " failed: the webhook answered 429") != std::string::npos);
 }
 
 TEST_CASE("a webhook answering 400 is not tried again; attempts are bounded",
@@ -552,7 +555,8 @@ TEST_CASE("[approvals.notify] errors name the key and the line; the daemon does 
     RunningDaemon d(config);
     CHECK_FALSE(d.ok());
     CHECK(d.start_result().exit_code == 2);
-    CHECK(d.start_result().message.find("approvals.notify.url: plain http://") != std::string::npos);
+    CHECK(d.start_result().message.find("approvals.notify.url: plain http://") !=
+          std::string::npos);
   }
   // url_env: the variable must be set, and hold a URL that passes the same checks.
   {
@@ -583,10 +587,11 @@ TEST_CASE("[approvals.notify] errors name the key and the line; the daemon does 
   {
     TempDir dir;
     const std::string path = dir.write(
-        "warden.toml", "listen = \"127.0.0.1:0\"\n\n[approvals.notify]\nurl = \"http://hooks.example.com/x\"\n",
+        "warden.toml",
+        "listen = \"127.0.0.1:0\"\n\n[approvals.notify]\nurl = \"http://hooks.example.com/x\"\n",
         0600);
-    const std::string command = std::string(WARDEN_BINARY_DIR "/cli/warden") + " serve --config '" +
-                                path + "' 2>&1";
+    const std::string command =
+        std::string(WARDEN_BINARY_DIR "/cli/warden") + " serve --config '" + path + "' 2>&1";
     FILE* pipe = ::popen(command.c_str(), "r");
     REQUIRE(pipe != nullptr);
     std::string out;
@@ -653,18 +658,18 @@ TEST_CASE("PostgreSQL: a fleet posts each approval event once, from the daemon w
   HttpFake server;
   server.set_fallback(HttpReply{200, {}, "ok"});
   TempDir dir;
-  const std::string conninfo =
-      postgres().create_database("notify_" + std::to_string(::getpid()));
+  const std::string conninfo = postgres().create_database("notify_" + std::to_string(::getpid()));
   RunningDaemon a(notify_config(dir, server.base_url() + "/hook", "daemon-a", conninfo));
   REQUIRE(a.ok());
   RunningDaemon b(notify_config(dir, server.base_url() + "/hook", "daemon-b", conninfo));
   REQUIRE(b.ok());
   ApprovalTokens t;
-  Party alice_on_a(a.address(), t.alice), bob_on_b(b.address(), t.bob), bob_on_a(a.address(), t.bob);
+  Party alice_on_a(a.address(), t.alice), bob_on_b(b.address(), t.bob),
+      bob_on_a(a.address(), t.bob);
 
-  NotifyPending p = notify_ask(alice_on_a, "touch fleet.txt");        // created on A
-  REQUIRE(error_code(notify_approve(bob_on_b, p)) == "");         // approved and executed on B
-  NotifyPending quick = notify_ask(alice_on_a, "mkdir quick");          // expired by whichever sweeper wins
+  NotifyPending p = notify_ask(alice_on_a, "touch fleet.txt");  // created on A
+  REQUIRE(error_code(notify_approve(bob_on_b, p)) == "");       // approved and executed on B
+  NotifyPending quick = notify_ask(alice_on_a, "mkdir quick");  // expired by whichever sweeper wins
   REQUIRE(eventually([&] {
     return payload_of(bob_on_b.call(make_request("l", "pending")))["approvals"].Size() == 0;
   }));

@@ -61,15 +61,15 @@ TEST_CASE("an approval interrupted after its claim is refused once as its daemon
     auto store = approvals::open_sqlite(config.approvals.path);
     auto stuck = store->get(stuck_id);
     REQUIRE(stuck);
-    REQUIRE(
-        store
-            ->approve(stuck_id, stuck->action_hash, "bob", "", recover_now_ms(), 60, config.audit.daemon_id)
-            .result == approvals::ApproveResult::Claimed);
+    REQUIRE(store
+                ->approve(stuck_id, stuck->action_hash, "bob", "", recover_now_ms(), 60,
+                          config.audit.daemon_id)
+                .result == approvals::ApproveResult::Claimed);
     // Another daemon's claim of a moment ago is its own business: not recovered here.
     auto other = store->get(other_id);
     REQUIRE(
-        store->approve(other_id, other->action_hash, "carol", "", recover_now_ms(), 0, "daemon-b").result ==
-        approvals::ApproveResult::Claimed);
+        store->approve(other_id, other->action_hash, "carol", "", recover_now_ms(), 0, "daemon-b")
+            .result == approvals::ApproveResult::Claimed);
   }
   RunningDaemon d(config);
   REQUIRE(d.ok());

@@ -40,7 +40,8 @@ Config fleet_config(const TempDir& dir, const std::string& name, const std::stri
   return c;
 }
 
-int revoke_pg_approval_records(const std::string& log, const std::string& event, const std::string& by) {
+int revoke_pg_approval_records(const std::string& log, const std::string& event,
+                               const std::string& by) {
   std::ifstream in(log);
   std::string line;
   int n = 0;
@@ -66,9 +67,10 @@ int cancelled_of(const std::string& reply) {
 
 }  // namespace
 
-TEST_CASE("PostgreSQL: every daemon reloads its token file; a revoked token's approvals are "
-          "cancelled once",
-          "[server][approvals][postgres][revoke]") {
+TEST_CASE(
+    "PostgreSQL: every daemon reloads its token file; a revoked token's approvals are "
+    "cancelled once",
+    "[server][approvals][postgres][revoke]") {
   TempDir dir;
   const std::string conninfo = fresh_database("revoke");
   Config a_config = fleet_config(dir, "daemon-a", conninfo);

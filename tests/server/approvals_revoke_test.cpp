@@ -59,7 +59,8 @@ rapidjson::Document revoke_shown(Party& approver, const std::string& id) {
 }
 
 // The `approval` records of `event` by `by` in the audit log.
-int revoke_approval_records(const std::string& log, const std::string& event, const std::string& by) {
+int revoke_approval_records(const std::string& log, const std::string& event,
+                            const std::string& by) {
   std::ifstream in(log);
   std::string line;
   int n = 0;
@@ -87,7 +88,8 @@ TEST_CASE("a reload that revokes a token cancels its pending approvals",
   const ApprovalRef first = revoke_ask(alice, "touch first.txt");
   const ApprovalRef second = revoke_ask(alice2, "touch second.txt");
   CHECK(str(revoke_shown(bob, first.id), "requester_token_id") == token_id(hash_token(t.alice)));
-  CHECK(str(revoke_shown(bob, second.id), "requester_token_id") == token_id(hash_token(kRevokeAlice2)));
+  CHECK(str(revoke_shown(bob, second.id), "requester_token_id") ==
+        token_id(hash_token(kRevokeAlice2)));
 
   revoke_first(dir);
   std::string reloaded = admin.call(make_request("r", "reload"));

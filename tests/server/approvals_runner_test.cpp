@@ -65,8 +65,8 @@ TEST_CASE("approved actions still running hold no approval thread",
   std::vector<ApprovalRef> refs;
   for (int i = 0; i < kLongActions; ++i) {
     agents.push_back(std::make_unique<Party>(d.address(), t.alice));
-    refs.push_back(approval_ref(
-        submit_until_approval(*agents.back(), "s" + std::to_string(i), "", "run" + std::to_string(i))));
+    refs.push_back(approval_ref(submit_until_approval(*agents.back(), "s" + std::to_string(i), "",
+                                                      "run" + std::to_string(i))));
   }
   // Every approval is answered; none can finish while the gate is held.
   for (const ApprovalRef& r : refs) bob.send(approve_request(r));
@@ -82,11 +82,12 @@ TEST_CASE("approved actions still running hold no approval thread",
     CHECK(str(list["approvals"][0], "status") == "approved");
   }
   auto asked = payload_of(dave.call(decide_request(
-      "d", R"({"target":"shell","action":"run","payload":{"command":"touch x"},"explanation":"x"})")));
+      "d",
+      R"({"target":"shell","action":"run","payload":{"command":"touch x"},"explanation":"x"})")));
   REQUIRE(str(asked["decision"], "outcome") == "approval-required");
   ApprovalRef touch = approval_ref(asked["approval"]);
-  std::string denied = carol.call(make_request(
-      "n", "deny", "\"id\":" + json_string(touch.id) + ",\"note\":\"not now\""));
+  std::string denied = carol.call(
+      make_request("n", "deny", "\"id\":" + json_string(touch.id) + ",\"note\":\"not now\""));
   INFO(denied);
   CHECK(str(payload_of(denied)["approval"], "status") == "denied");
 

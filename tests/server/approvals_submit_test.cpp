@@ -75,7 +75,8 @@ TEST_CASE("submit: approved in another terminal, the action runs and the agent s
   const std::string made = config.workspace_root + "/made.txt";
 
   SECTION("the agent waits") {
-    alice.send(make_request("run", "submit", "\"text\":\"make a file\",\"session\":\"s1\",\"wait_s\":60"));
+    alice.send(
+        make_request("run", "submit", "\"text\":\"make a file\",\"session\":\"s1\",\"wait_s\":60"));
     Run run;
     ApprovalRef token = read_until_approval(alice, &run);
     CHECK(!std::filesystem::exists(made));
@@ -122,7 +123,8 @@ TEST_CASE("submit: approved in another terminal, the action runs and the agent s
     CHECK(str(pushed["payload"], "status") == "executed");
   }
   SECTION("denied: nothing runs, the waiting run ends rejected") {
-    alice.send(make_request("run", "submit", "\"text\":\"make a file\",\"session\":\"s1\",\"wait_s\":60"));
+    alice.send(
+        make_request("run", "submit", "\"text\":\"make a file\",\"session\":\"s1\",\"wait_s\":60"));
     Run run;
     ApprovalRef token = read_until_approval(alice, &run);
     REQUIRE(error_code(bob.call(
@@ -142,8 +144,8 @@ TEST_CASE("submit: approved in another terminal, the action runs and the agent s
 TEST_CASE("submit: approvers racing run the action exactly once; changed rules run it never",
           "[server][approvals][submit]") {
   TempDir dir;
-  Config config = submit_config(dir, "{\"text\":" + json_string(touch_proposal("raced.txt")) +
-                                         ",\"repeat\":true}\n");
+  Config config = submit_config(
+      dir, "{\"text\":" + json_string(touch_proposal("raced.txt")) + ",\"repeat\":true}\n");
   const std::string log = config.state_dir + "/audit.jsonl";
   RunningDaemon d(config);
   REQUIRE(d.ok());

@@ -29,11 +29,12 @@ warden::test::PostgresServer& terminal_postgres() {
 class Serve {
  public:
   Serve(const TempDir& dir, const std::string& name, const std::string& extra_toml) {
-    const std::string script = dir.write(
-        "model.jsonl", "{\"text\":" +
-                           json_string("{\"target\":\"shell\",\"action\":\"run\",\"payload\":"
-                                       "{\"command\":\"touch made.txt\"},\"explanation\":\"asked\"}") +
-                           "}\n");
+    const std::string script =
+        dir.write("model.jsonl",
+                  "{\"text\":" +
+                      json_string("{\"target\":\"shell\",\"action\":\"run\",\"payload\":"
+                                  "{\"command\":\"touch made.txt\"},\"explanation\":\"asked\"}") +
+                      "}\n");
     dir.write("rules/policy.clp", kApprovalRules);
     const std::string tokens = dir.write("tokens", ApprovalTokens{}.file_text(), 0600);
     std::filesystem::create_directories(dir.path() / "workspace");
@@ -123,8 +124,10 @@ TEST_CASE("terminals, SQLite: an agent submits, an approver approves, the action
 TEST_CASE("terminals, PostgreSQL: submitted on one daemon, approved on another",
           "[server][approvals][terminal][postgres]") {
   TempDir dir;
-  const std::string conninfo = terminal_postgres().create_database("terminals_" + std::to_string(::getpid()));
-  const std::string store = "[approvals]\nstore = \"postgres\"\nconninfo = " + json_string(conninfo) + "\n";
+  const std::string conninfo =
+      terminal_postgres().create_database("terminals_" + std::to_string(::getpid()));
+  const std::string store =
+      "[approvals]\nstore = \"postgres\"\nconninfo = " + json_string(conninfo) + "\n";
   Serve a(dir, "daemon-a", store);
   Serve b(dir, "daemon-b", store);
   flow(dir, a.address(), b.address());

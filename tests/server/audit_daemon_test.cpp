@@ -52,10 +52,10 @@ class AuditServe : public WardenChild {
   static std::vector<std::string> arguments(const TempDir& dir, const ServeOptions& options) {
     if (!fs::exists(dir.path() / "rules/policy.clp")) dir.write("rules/policy.clp", kRulesA);
     std::string tokens = dir.write("tokens", Tokens{}.file_text(), 0600);
-    std::vector<std::string> args{"serve",     "--listen", "127.0.0.1:0",
-                                  "--tokens",  tokens,     "--rules",
-                                  dir.str() + "/rules",    "--state-dir",
-                                  state(dir),  "--workers", "2"};
+    std::vector<std::string> args{
+        "serve",   "--listen",           "127.0.0.1:0", "--tokens", tokens,
+        "--rules", dir.str() + "/rules", "--state-dir", state(dir), "--workers",
+        "2"};
     for (const auto& e : options.extra) args.push_back(e);
     return args;
   }
@@ -122,7 +122,8 @@ struct LogRecord {
 
 // Reads the files in order and checks the chain: each line's shape and hash, seq +1, prev =
 // the previous hash. A last line without '\n' is reported in *torn (not a record).
-std::vector<LogRecord> read_chain(const std::vector<std::string>& files, std::string* torn = nullptr) {
+std::vector<LogRecord> read_chain(const std::vector<std::string>& files,
+                                  std::string* torn = nullptr) {
   std::vector<LogRecord> out;
   std::string prev(warden::audit::kGenesis);
   for (std::size_t f = 0; f < files.size(); ++f) {
@@ -174,7 +175,8 @@ std::set<std::string> decision_ids(const std::vector<LogRecord>& records) {
 // every checkpoint's signature.
 void require_verifies(const TempDir& dir) {
   std::string error;
-  auto key = warden::audit::VerifyKey::load(AuditServe::state(dir) + "/audit-signing.pem.pub", &error);
+  auto key =
+      warden::audit::VerifyKey::load(AuditServe::state(dir) + "/audit-signing.pem.pub", &error);
   INFO(error);
   REQUIRE(key);
   warden::audit::VerifyOptions options;
@@ -201,8 +203,7 @@ std::string health_of(const std::string& address) {
 
 }  // namespace
 
-TEST_CASE("every decision is in the audit log before its reply, with the reply's id",
-          "[audit]") {
+TEST_CASE("every decision is in the audit log before its reply, with the reply's id", "[audit]") {
   TempDir dir;
   AuditServe serve(dir);
   REQUIRE(serve.serving());
@@ -287,8 +288,9 @@ TEST_CASE("every decision is in the audit log before its reply, with the reply's
   require_verifies(dir);
 }
 
-TEST_CASE("kill -9 under load leaves every acknowledged decision in the log; a restart resumes the chain",
-          "[audit]") {
+TEST_CASE(
+    "kill -9 under load leaves every acknowledged decision in the log; a restart resumes the chain",
+    "[audit]") {
   TempDir dir;
   std::set<std::string> acknowledged;
   std::mutex mutex;
@@ -310,10 +312,9 @@ TEST_CASE("kill -9 under load leaves every acknowledged decision in the log; a r
         const int window = 4;
         int sent = 0;
         for (; sent < window; ++sent) {
-          if (!client.send_message(
-                  decide_request(std::to_string(c) + "-" + std::to_string(sent),
-                                 sent % 2 ? kShellProposal : kReplyProposal),
-                  &error)) {
+          if (!client.send_message(decide_request(std::to_string(c) + "-" + std::to_string(sent),
+                                                  sent % 2 ? kShellProposal : kReplyProposal),
+                                   &error)) {
             return;
           }
         }
@@ -371,8 +372,7 @@ TEST_CASE("kill -9 under load leaves every acknowledged decision in the log; a r
   require_verifies(dir);
 }
 
-TEST_CASE("a torn last line is cut at the next start and reported in its start record",
-          "[audit]") {
+TEST_CASE("a torn last line is cut at the next start and reported in its start record", "[audit]") {
   TempDir dir;
   std::string id;
   {
@@ -423,7 +423,8 @@ TEST_CASE("a log that cannot be written fails decisions closed and says so", "[a
   std::vector<DecisionReply> answered;
   bool failing = false;
   for (int i = 0; i < 400 && !failing; ++i) {
-    DecisionReply d = decision_of(request(agent, decide_request(std::to_string(i), kReplyProposal)));
+    DecisionReply d =
+        decision_of(request(agent, decide_request(std::to_string(i), kReplyProposal)));
     REQUIRE(d.ok);
     INFO(d.reason << " " << d.error_code);
     if (d.error_code == "E_AUDIT") {
@@ -441,7 +442,8 @@ TEST_CASE("a log that cannot be written fails decisions closed and says so", "[a
   REQUIRE(answered.size() >= 3);
   // Every later decision fails closed as well: nothing is approved without its record.
   for (int i = 0; i < 5; ++i) {
-    DecisionReply d = decision_of(request(agent, decide_request("x" + std::to_string(i), kReplyProposal)));
+    DecisionReply d =
+        decision_of(request(agent, decide_request("x" + std::to_string(i), kReplyProposal)));
     CHECK(d.outcome == "reject");
     CHECK(d.error_code == "E_AUDIT");
   }
@@ -528,8 +530,9 @@ TEST_CASE("a reload the audit log cannot record fails and changes nothing", "[au
   std::string before = member(read_chain({AuditServe::log(dir)})[0].line, "rules_digest");
   bool failing = false;
   for (int i = 0; i < 400 && !failing; ++i) {
-    failing = decision_of(request(agent, decide_request(std::to_string(i), kReplyProposal)))
-                  .error_code == "E_AUDIT";
+    failing =
+        decision_of(request(agent, decide_request(std::to_string(i), kReplyProposal))).error_code ==
+        "E_AUDIT";
   }
   REQUIRE(failing);
   dir.write("rules/policy.clp", kRulesB);
@@ -592,7 +595,8 @@ TEST_CASE("rotation by size keeps one chain across the files", "[audit]") {
   connect_as(agent, serve.address(), Tokens{}.agent);
   std::set<std::string> ids;
   for (int i = 0; i < 40; ++i) {
-    DecisionReply d = decision_of(request(agent, decide_request(std::to_string(i), kShellProposal)));
+    DecisionReply d =
+        decision_of(request(agent, decide_request(std::to_string(i), kShellProposal)));
     REQUIRE(d.ok);
     ids.insert(d.decision_id);
   }
@@ -649,7 +653,8 @@ TEST_CASE("audit.enabled = false records nothing and status warns", "[audit]") {
   CHECK_FALSE(status["payload"]["audit"]["enabled"].GetBool());
   bool warned = false;
   for (const auto& w : status["payload"]["warnings"].GetArray()) {
-    warned = warned || std::string(w.GetString()).find("audit.enabled is false") != std::string::npos;
+    warned =
+        warned || std::string(w.GetString()).find("audit.enabled is false") != std::string::npos;
   }
   CHECK(warned);
   CHECK_FALSE(fs::exists(AuditServe::log(dir)));
@@ -657,8 +662,7 @@ TEST_CASE("audit.enabled = false records nothing and status warns", "[audit]") {
   CHECK_FALSE(fs::exists(AuditServe::state(dir) + "/audit-mask.key"));
 }
 
-TEST_CASE("the audit step: keys made once, a configured key must exist and be private",
-          "[audit]") {
+TEST_CASE("the audit step: keys made once, a configured key must exist and be private", "[audit]") {
   TempDir dir;
   {
     AuditServe serve(dir);
@@ -684,7 +688,7 @@ TEST_CASE("the audit step: keys made once, a configured key must exist and be pr
     CHECK_FALSE(serve.serving());
     CHECK(serve.wait_exit() == 2);
     CHECK(serve.err_to_end().find("cannot start (audit): audit.signing_key: " + dir.str() +
-                           "/nokey.pem does not exist") != std::string::npos);
+                                  "/nokey.pem does not exist") != std::string::npos);
   }
   {
     ::chmod((AuditServe::state(dir) + "/audit-signing.pem").c_str(), 0644);

@@ -10,8 +10,8 @@
 #include <catch2/catch.hpp>
 
 #include "server_fixture.h"
-#include "warden_child.h"
 #include "tests/build_paths.h"
+#include "warden_child.h"
 
 using namespace warden::server;
 using namespace warden::server::testing;
@@ -62,7 +62,7 @@ struct BinaryChild {
 };
 
 BinaryChild spawn(std::vector<std::string> args, const std::string& stdin_text = {},
-            const std::vector<std::string>& env = {}, std::string* out = nullptr) {
+                  const std::vector<std::string>& env = {}, std::string* out = nullptr) {
   int err_pipe[2], in_pipe[2], out_pipe[2];
   REQUIRE(pipe(err_pipe) == 0);
   REQUIRE(pipe(in_pipe) == 0);
@@ -113,7 +113,7 @@ TEST_CASE("warden serve, decide, status, SIGHUP and SIGTERM as processes", "[ser
 
   std::string out;
   BinaryChild decide = spawn({"decide", "--addr", addr}, std::string(kShellProposal) + "\n",
-                       {"WARDEN_TOKEN=" + t.agent}, &out);
+                             {"WARDEN_TOKEN=" + t.agent}, &out);
   CHECK(decide.wait_exit() == 1);  // reject
   CHECK(out.find("\"outcome\":\"reject\"") != std::string::npos);
 
@@ -136,7 +136,8 @@ TEST_CASE("warden serve, decide, status, SIGHUP and SIGTERM as processes", "[ser
 
   dir.write("rules/policy.clp", kRulesB);
   serve.hup();
-  CHECK(eventually([&] { return serve.err().find("reload (SIGHUP) succeeded") != std::string::npos; }));
+  CHECK(eventually(
+      [&] { return serve.err().find("reload (SIGHUP) succeeded") != std::string::npos; }));
   CHECK(serve.terminate() == 0);
 }
 

@@ -66,8 +66,9 @@ TEST_CASE("auth then decide returns the dry-run decision JSON", "[server][daemon
   // The override also replaces a principal the proposal spelled as a non-string.
   std::string odd = R"({"target":"reply","payload":{"text":"x"},"context":{"principal":["m"]}})";
   auto replaced = parse(c.call(decide_request("d3", odd)));
-  CHECK(std::string(replaced["payload"]["decision"]["action"]["context"]["principal"].GetString()) ==
-        "alice");
+  CHECK(
+      std::string(replaced["payload"]["decision"]["action"]["context"]["principal"].GetString()) ==
+      "alice");
 }
 
 namespace {

@@ -20,8 +20,8 @@ Decision shell_decision(const std::string& id, Outcome outcome, const std::strin
   Decision d;
   d.decision_id = id;
   d.outcome = outcome;
-  d.action_json = R"({"target":"shell","action":"run","payload":{"command":)" + json_string(command) +
-                  cwd_member + "}}";
+  d.action_json = R"({"target":"shell","action":"run","payload":{"command":)" +
+                  json_string(command) + cwd_member + "}}";
   EffectRecord e;
   e.kind = "write";
   e.object = "path";
@@ -155,7 +155,8 @@ TEST_CASE("exec wire: the envelope reads back what the daemon wrote", "[server][
   CHECK_FALSE(parse_exec_envelope(d, &back, &error));
 }
 
-TEST_CASE("exec envelopes: without a digest the decided command itself is taken", "[server][exec]") {
+TEST_CASE("exec envelopes: without a digest the decided command itself is taken",
+          "[server][exec]") {
   ExecEnvelopes store;
   const auto now = ExecEnvelopes::Clock::now();
   store.remember("alice", shell_decision("d", Outcome::Approve, "make test"), "/ws", "/h", now);

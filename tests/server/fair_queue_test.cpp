@@ -44,7 +44,8 @@ TEST_CASE("FairQueue: keys take turns, each line oldest first", "[fair-queue]") 
   CHECK(q.keys() == 0);
 }
 
-TEST_CASE("FairQueue: a full queue or a full line refuses, and leaves the job as it was", "[fair-queue]") {
+TEST_CASE("FairQueue: a full queue or a full line refuses, and leaves the job as it was",
+          "[fair-queue]") {
   FairQueue<Job> q(3, 2);
   push(q, "a", 1);
   push(q, "a", 2);
@@ -66,7 +67,8 @@ TEST_CASE("FairQueue: a full queue or a full line refuses, and leaves the job as
   CHECK(tiny.max_per_key() == 1);
 }
 
-TEST_CASE("FairQueue: the chooser skips jobs that may not start, drops others, takes one", "[fair-queue]") {
+TEST_CASE("FairQueue: the chooser skips jobs that may not start, drops others, takes one",
+          "[fair-queue]") {
   FairQueue<Job> q(100, 100);
   push(q, "a", 1);  // skipped: a later job of a's line may go
   push(q, "a", 2);  // dropped
@@ -76,8 +78,11 @@ TEST_CASE("FairQueue: the chooser skips jobs that may not start, drops others, t
   std::vector<std::string> lines;
   std::vector<Job> dropped;
   Job out;
-  auto choose = [](const Job& j) { return j.n == 1 ? Choice::Skip : j.n == 2 ? Choice::Drop : Choice::Take; };
-  REQUIRE(q.take(&out, [&](const std::string& key) { lines.push_back(key); }, choose, &dropped));
+  auto choose = [](const Job& j) {
+    return j.n == 1 ? Choice::Skip : j.n == 2 ? Choice::Drop : Choice::Take;
+  };
+  REQUIRE(q.take(
+      &out, [&](const std::string& key) { lines.push_back(key); }, choose, &dropped));
   CHECK(out.n == 3);
   CHECK(lines == std::vector<std::string>{"a"});
   REQUIRE(dropped.size() == 1);
@@ -86,7 +91,8 @@ TEST_CASE("FairQueue: the chooser skips jobs that may not start, drops others, t
   CHECK(take_all(q) == std::vector<int>{4, 1});
 }
 
-TEST_CASE("FairQueue: a line emptied by drops loses its turn; nothing taken is false", "[fair-queue]") {
+TEST_CASE("FairQueue: a line emptied by drops loses its turn; nothing taken is false",
+          "[fair-queue]") {
   FairQueue<Job> q(100, 100);
   push(q, "gone", 1);
   push(q, "gone", 2);
@@ -95,7 +101,8 @@ TEST_CASE("FairQueue: a line emptied by drops loses its turn; nothing taken is f
   std::vector<Job> dropped;
   Job out;
   auto choose = [](const Job& j) { return j.key == "gone" ? Choice::Drop : Choice::Skip; };
-  CHECK_FALSE(q.take(&out, [](const std::string&) {}, choose, &dropped));
+  CHECK_FALSE(q.take(
+      &out, [](const std::string&) {}, choose, &dropped));
   CHECK(dropped.size() == 2);
   CHECK(q.keys() == 1);
   CHECK(q.size() == 1);

@@ -22,9 +22,7 @@ using namespace warden::server::testing;
 
 namespace {
 
-void chmod_or_fail(const fs::path& path, mode_t mode) {
-  REQUIRE(::chmod(path.c_str(), mode) == 0);
-}
+void chmod_or_fail(const fs::path& path, mode_t mode) { REQUIRE(::chmod(path.c_str(), mode) == 0); }
 
 bool mentions(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -51,9 +49,9 @@ struct ForeignOwner {
 // `timeout` bounds a daemon that would otherwise keep serving.
 int files_run_warden(const fs::path& cwd, const std::string& args, std::string* err) {
   const fs::path err_file = cwd / "warden.err";
-  std::string command = "cd '" + cwd.string() + "' && timeout 30 '" WARDEN_BINARY_DIR
-                        "/cli/warden' " + args + " </dev/null 2>'" +
-                        err_file.string() + "'";
+  std::string command = "cd '" + cwd.string() +
+                        "' && timeout 30 '" WARDEN_BINARY_DIR "/cli/warden' " + args +
+                        " </dev/null 2>'" + err_file.string() + "'";
   int status = std::system(command.c_str());
   std::ifstream in(err_file);
   std::stringstream text;
@@ -172,20 +170,23 @@ TEST_CASE("warden serve has no workspace or state in the current directory", "[s
   // Started in the directory holding the rules and tokens: the workspace is not that
   // directory, so startup gets past the workspace check (and stops at the listener, the
   // last step: 192.0.2.1 is a documentation address no host has, in plain TCP).
-  int code = files_run_warden(dir.path(),
-                        "serve --listen 192.0.2.1:0 --rules rules --tokens tokens --state-dir state"
-                        " --log-level info >/dev/null",
-                        &err);
+  int code =
+      files_run_warden(dir.path(),
+                       "serve --listen 192.0.2.1:0 --rules rules --tokens tokens --state-dir state"
+                       " --log-level info >/dev/null",
+                       &err);
   INFO(err);
   CHECK(code != 0);
   CHECK(mentions(err, std::string("workspace ") + kDefaultWorkspaceRoot));
   CHECK(mentions(err, "cannot start (listener)"));
 
   // Asked for the workspace that holds them, it refuses with exit 2 and names the file.
-  code = files_run_warden(dir.path(),
-                    "serve --listen 127.0.0.1:0 --rules rules --tokens tokens --state-dir state"
-                    " --workspace " + dir.path().string() + " >/dev/null",
-                    &err);
+  code =
+      files_run_warden(dir.path(),
+                       "serve --listen 127.0.0.1:0 --rules rules --tokens tokens --state-dir state"
+                       " --workspace " +
+                           dir.path().string() + " >/dev/null",
+                       &err);
   CHECK(code == 2);
   CHECK(mentions(err, "cannot start (workspace)"));
   CHECK(mentions(err, "contains the token file"));
@@ -197,13 +198,16 @@ TEST_CASE("warden dry-run judges paths with the same workspace and home as serve
   // own defaults. Now all of them take engine/defaults.h.
   TempDir dir;
   const std::string in_cwd = (dir.path() / "a.txt").string();
-  dir.write("proposals.jsonl",
-            R"({"target":"file","action":"read","payload":{"path":")" + in_cwd +
-                R"("},"explanation":"x"})" "\n" +
-                R"({"target":"file","action":"read","payload":{"path":")" +
-                kDefaultWorkspaceRoot + R"(/a.txt"},"explanation":"x"})" "\n" +
-                R"({"target":"file","action":"read","payload":{"path":"~/b.txt"},"explanation":"x"})"
-                "\n");
+  dir.write(
+      "proposals.jsonl",
+      R"({"target":"file","action":"read","payload":{"path":")" + in_cwd +
+          R"("},"explanation":"x"})"
+          "\n" +
+          R"({"target":"file","action":"read","payload":{"path":")" + kDefaultWorkspaceRoot +
+          R"(/a.txt"},"explanation":"x"})"
+          "\n" +
+          R"({"target":"file","action":"read","payload":{"path":"~/b.txt"},"explanation":"x"})"
+          "\n");
   const fs::path out = dir.path() / "out.jsonl";
   std::string err;
   files_run_warden(dir.path(), "dry-run --explain proposals.jsonl >'" + out.string() + "'", &err);
@@ -242,8 +246,14 @@ TEST_CASE("the state directory defaults outside the current directory", "[server
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].key == "state_dir");
 
-  if (old_xdg) ::setenv("XDG_STATE_HOME", saved_xdg.c_str(), 1); else ::unsetenv("XDG_STATE_HOME");
-  if (old_home) ::setenv("HOME", saved_home.c_str(), 1); else ::unsetenv("HOME");
+  if (old_xdg)
+    ::setenv("XDG_STATE_HOME", saved_xdg.c_str(), 1);
+  else
+    ::unsetenv("XDG_STATE_HOME");
+  if (old_home)
+    ::setenv("HOME", saved_home.c_str(), 1);
+  else
+    ::unsetenv("HOME");
 }
 
 // ---- strict modes ------------------------------------------------------------------------
@@ -333,8 +343,7 @@ TEST_CASE("tree modes: every directory and rule file below a rules directory", "
   CHECK(problems[0].path == (elsewhere.path() / "open").string());
 }
 
-TEST_CASE("load_policy refuses rule files others could change only when asked",
-          "[server][files]") {
+TEST_CASE("load_policy refuses rule files others could change only when asked", "[server][files]") {
   TempDir dir;
   std::string file = dir.write("rules/policy.clp", kRulesA);
   chmod_or_fail(file, 0666);
@@ -519,10 +528,11 @@ TEST_CASE("warden serve exits 2 on a world-writable approvals database", "[serve
   const std::string db = dir.write("state/state.db", "");
   chmod_or_fail(db, 0666);
   std::string err;
-  int code = files_run_warden(dir.path(),
-                        "serve --listen 127.0.0.1:0 --rules rules --tokens tokens --state-dir state"
-                        " >/dev/null",
-                        &err);
+  int code =
+      files_run_warden(dir.path(),
+                       "serve --listen 127.0.0.1:0 --rules rules --tokens tokens --state-dir state"
+                       " >/dev/null",
+                       &err);
   INFO(err);
   CHECK(code == 2);
   CHECK(mentions(err, "cannot start (own-state)"));
@@ -580,8 +590,9 @@ TEST_CASE("a reload refuses unsafe files and keeps the old rules", "[server][fil
     Client agent;
     connect_agent(agent, d);
     REQUIRE(agent.send_message(decide_request("1", kShellProposal), &error));
-    CHECK(std::string(parse(read_or_fail(agent))["payload"]["decision"]["rules"][0]["rule"]
-                          .GetString()) == "no-shell");
+    CHECK(std::string(
+              parse(read_or_fail(agent))["payload"]["decision"]["rules"][0]["rule"].GetString()) ==
+          "no-shell");
   }
   SECTION("SIGHUP: a token file turned readable by others") {
     chmod_or_fail(dir.path() / "tokens", 0644);
@@ -641,10 +652,11 @@ TEST_CASE("warden serve warns at startup when default_outcome is approve", "[ser
   std::string path = dir.write("warden.toml", "default_outcome = \"approve\"\n");
   chmod_or_fail(path, 0644);
   std::string err;
-  int code = files_run_warden(dir.path(),
-                        "serve --config warden.toml --listen 192.0.2.1:0 --rules rules --tokens "
-                        "tokens --state-dir state --log-level warn >/dev/null",
-                        &err);
+  int code =
+      files_run_warden(dir.path(),
+                       "serve --config warden.toml --listen 192.0.2.1:0 --rules rules --tokens "
+                       "tokens --state-dir state --log-level warn >/dev/null",
+                       &err);
   INFO(err);
   CHECK(code != 0);
   CHECK(mentions(err, "cannot start (listener)"));  // the last step; the warning came before
@@ -660,9 +672,10 @@ TEST_CASE("warden token new prints a token-file line with the principal's groups
   const fs::path out = dir.path() / "out.json";
   std::string err;
   int code = files_run_warden(dir.path(),
-                        "token new --role agent --principal alice --group ops --group dev "
-                        "--format json >'" + out.string() + "'",
-                        &err);
+                              "token new --role agent --principal alice --group ops --group dev "
+                              "--format json >'" +
+                                  out.string() + "'",
+                              &err);
   INFO(err);
   REQUIRE(code == 0);
   std::ifstream in(out);
@@ -682,7 +695,7 @@ TEST_CASE("warden token new prints a token-file line with the principal's groups
   CHECK(identity->principal == "alice");
   CHECK(identity->groups == std::vector<std::string>{"dev", "ops"});
 
-  CHECK(files_run_warden(dir.path(), "token new --role agent --principal alice --group 'a,b'", &err) ==
-        2);
+  CHECK(files_run_warden(dir.path(), "token new --role agent --principal alice --group 'a,b'",
+                         &err) == 2);
   CHECK(mentions(err, "--group 'a,b' must be"));
 }

@@ -117,7 +117,8 @@ struct MetricsScrape {
 
   // The value of the one sample `name` with exactly these labels; fails the test when there
   // is none.
-  double value(const std::string& name, const std::map<std::string, std::string>& labels = {}) const {
+  double value(const std::string& name,
+               const std::map<std::string, std::string>& labels = {}) const {
     for (const auto& [family_name, family] : families) {
       auto it = family.samples.find(name);
       if (it == family.samples.end()) continue;
@@ -151,8 +152,8 @@ MetricsScrape scrape_metrics(const std::string& address) {
   INFO(kPython << " with python3-prometheus-client is needed (scripts/setup.sh installs it)");
   REQUIRE(::access(kPython.c_str(), X_OK) == 0);
   std::string output;
-  int code = metrics_run_child({kPython, "-I", "-c", kScrapeScript, "http://" + address + "/metrics"},
-                               &output);
+  int code = metrics_run_child(
+      {kPython, "-I", "-c", kScrapeScript, "http://" + address + "/metrics"}, &output);
   INFO(output);
   REQUIRE(code == 0);
   rapidjson::Document doc;
@@ -236,7 +237,8 @@ std::string http_body(const std::string& answer) {
   return at == std::string::npos ? "" : answer.substr(at + 4);
 }
 std::string http_get(const std::string& address, const std::string& path) {
-  return http_exchange(address, "GET " + path + " HTTP/1.1\r\nHost: warden\r\nConnection: close\r\n\r\n");
+  return http_exchange(address,
+                       "GET " + path + " HTTP/1.1\r\nHost: warden\r\nConnection: close\r\n\r\n");
 }
 
 // The exposition's own shape, beyond what the parser insists on: every family's HELP is
@@ -359,8 +361,10 @@ TEST_CASE("/metrics counts decisions by outcome, rule and error code, read by Pr
   CHECK(s.samples("warden_rule_decisions_total").size() == 6);
   CHECK(s.value("warden_rule_decisions_total", {{"rule", "no-shell"}, {"mode", "enforce"}}) == 3);
   CHECK(s.value("warden_rule_decisions_total", {{"rule", "no-shell"}, {"mode", "monitor"}}) == 0);
-  CHECK(s.value("warden_rule_decisions_total", {{"rule", "watch-shell"}, {"mode", "monitor"}}) == 3);
-  CHECK(s.value("warden_rule_decisions_total", {{"rule", "watch-shell"}, {"mode", "enforce"}}) == 0);
+  CHECK(s.value("warden_rule_decisions_total", {{"rule", "watch-shell"}, {"mode", "monitor"}}) ==
+        3);
+  CHECK(s.value("warden_rule_decisions_total", {{"rule", "watch-shell"}, {"mode", "enforce"}}) ==
+        0);
   CHECK(s.value("warden_rule_decisions_total", {{"rule", "replies-ok"}, {"mode", "enforce"}}) == 2);
   CHECK(s.value("warden_rule_decisions_total", {{"rule", "replies-ok"}, {"mode", "monitor"}}) == 0);
   CHECK(s.value("warden_rule_decisions_unlisted_total") == 0);
@@ -472,9 +476,10 @@ TEST_CASE("/health is 200 while the daemon can decide and 503 naming a failing a
   CHECK(back.value("warden_health_ok") == 1);
 }
 
-TEST_CASE("the metrics listener answers GET on /metrics and /health only, and refuses "
-          "oversized requests without touching the protocol",
-          "[server][metrics]") {
+TEST_CASE(
+    "the metrics listener answers GET on /metrics and /health only, and refuses "
+    "oversized requests without touching the protocol",
+    "[server][metrics]") {
   TempDir dir;
   RunningDaemon d(metrics_config(dir));
   REQUIRE(d.ok());
@@ -500,16 +505,18 @@ TEST_CASE("the metrics listener answers GET on /metrics and /health only, and re
   a = http_exchange(metrics, "GET /metrics HTTP/1.1\r\nHost: w\r\nX-Big: " +
                                  std::string(20 * 1024, 'a') + "\r\n\r\n");
   CHECK(http_status(a) == 431);
-  a = http_exchange(metrics, "GET /" + std::string(16 * 1024, 'm') + " HTTP/1.1\r\nHost: w\r\n\r\n");
+  a = http_exchange(metrics,
+                    "GET /" + std::string(16 * 1024, 'm') + " HTTP/1.1\r\nHost: w\r\n\r\n");
   CHECK(http_status(a) == 431);
   std::string many = "GET /metrics HTTP/1.1\r\nHost: w\r\n";
   for (int i = 0; i < 100; ++i) many += "X-H" + std::to_string(i) + ": v\r\n";
   a = http_exchange(metrics, many + "\r\n");
   CHECK(http_status(a) == 431);
   // A keep-alive connection gets several answers.
-  a = http_exchange(metrics,
-                    "GET /health HTTP/1.1\r\nHost: w\r\n\r\nGET /nowhere HTTP/1.1\r\nHost: w\r\n\r\n"
-                    "GET /health HTTP/1.1\r\nHost: w\r\nConnection: close\r\n\r\n");
+  a = http_exchange(
+      metrics,
+      "GET /health HTTP/1.1\r\nHost: w\r\n\r\nGET /nowhere HTTP/1.1\r\nHost: w\r\n\r\n"
+      "GET /health HTTP/1.1\r\nHost: w\r\nConnection: close\r\n\r\n");
   CHECK(a.rfind("HTTP/1.1 200", 0) == 0);
   CHECK(a.find("HTTP/1.1 404") != std::string::npos);
   CHECK(a.find("HTTP/1.1 200", 10) != std::string::npos);
@@ -696,8 +703,8 @@ TEST_CASE("a JSON-log daemon writes only JSON lines, and decision lines carry th
                                  "[approvals]\nmax_pending_per_principal = 1\n",
                                  0600);
   WardenChild serve({"serve", "--config", config, "--listen", "127.0.0.1:0", "--tokens", tokens,
-                      "--rules", dir.str() + "/rules", "--state-dir", dir.str() + "/state",
-                      "--workers", "2", "--metrics-listen", "127.0.0.1:0"});
+                     "--rules", dir.str() + "/rules", "--state-dir", dir.str() + "/state",
+                     "--workers", "2", "--metrics-listen", "127.0.0.1:0"});
   REQUIRE(eventually([&] {
     return serve.err().find("warden serving on ") != std::string::npos || serve.exited();
   }));

@@ -128,7 +128,8 @@ TEST_CASE("warden dry-run --config decides with the daemon's own files", "[serve
   auto run = [&](const std::string& flags) {
     const std::string out = (dir.path() / "out").string();
     // A deadline a sanitizer build on a loaded machine keeps to: this is not its test.
-    const std::string command = "timeout 120 '" WARDEN_BINARY_DIR "/cli/warden' dry-run --deadline-ms 60000 " +
+    const std::string command = "timeout 120 '" WARDEN_BINARY_DIR
+                                "/cli/warden' dry-run --deadline-ms 60000 " +
                                 flags + " '" + proposals + "' >'" + out + "' 2>/dev/null";
     // The exit code says what was decided (non-zero when something is rejected).
     const int status = std::system(command.c_str());

@@ -13,8 +13,8 @@
 #include "protocol/json_text.h"
 #include "server/own_files.h"
 #include "server_fixture.h"
-#include "warden_child.h"
 #include "tests/support/http_fake.h"
+#include "warden_child.h"
 
 namespace warden::server::testing {
 namespace {
@@ -476,10 +476,10 @@ TEST_CASE("redteam: nothing is dispatched while the audit log cannot be written"
                                                     dir.str() + "/model.jsonl\"\n");
   // The log's writes fail with EFBIG past 96 KiB (above the approvals store's SQLite WAL,
   // about 57 KiB with its schema and indexes, and its 32 KiB WAL index).
-  WardenChild serve({"serve", "--config", config, "--listen", "127.0.0.1:0", "--tokens", tokens,
-                     "--rules", dir.str() + "/rules", "--state-dir", dir.str() + "/state",
-                     "--workers", "2"},
-                    96 * 1024);
+  WardenChild serve(
+      {"serve", "--config", config, "--listen", "127.0.0.1:0", "--tokens", tokens, "--rules",
+       dir.str() + "/rules", "--state-dir", dir.str() + "/state", "--workers", "2"},
+      96 * 1024);
   INFO(serve.err());
   REQUIRE(serve.serving());
   const std::string address = serve.address();

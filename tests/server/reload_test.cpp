@@ -217,15 +217,17 @@ const char* kDataRules = R"CLP(
 
 std::string reload_outcome_of(Client& agent, const std::string& id, const std::string& text) {
   std::string error;
-  REQUIRE(agent.send_message(decide_request(id, R"({"target":"reply","payload":{"text":")" + text + "\"}}"), &error));
+  REQUIRE(agent.send_message(
+      decide_request(id, R"({"target":"reply","payload":{"text":")" + text + "\"}}"), &error));
   auto doc = parse(read_or_fail(agent));
   return doc["payload"]["decision"]["outcome"].GetString();
 }
 
 }  // namespace
 
-TEST_CASE("data files reload with the rules: the new list decides, under a new digest; a bad one keeps the old",
-          "[server][reload][data]") {
+TEST_CASE(
+    "data files reload with the rules: the new list decides, under a new digest; a bad one keeps the old",
+    "[server][reload][data]") {
   TempDir dir;
   Config config = test_config(dir);
   dir.write("rules/policy.clp", kDataRules);

@@ -63,7 +63,8 @@ std::string fetch(const std::string& session = "s1") {
 
 const std::string kCredential = "/srv/app/credentials.json";
 
-Config session_fleet_config(const TempDir& dir, const std::string& state, const std::string& conninfo) {
+Config session_fleet_config(const TempDir& dir, const std::string& state,
+                            const std::string& conninfo) {
   Config c = approvals_config(dir, state, conninfo);
   dir.write("rules/flow.clp", kFlowRules);
   dir.write("rules/effects.toml", kEffectsTable);
@@ -188,9 +189,9 @@ TEST_CASE("fleet: another principal's same session id neither sees nor adds to t
   Party alice_b(b.address(), t.alice);
 
   // dave reads a credential in "s1", even claiming to be alice: only dave's "s1" has it.
-  std::string spoof = "{\"target\":\"file\",\"action\":\"read\",\"payload\":{\"path\":" +
-                      json_string(kCredential) +
-                      "},\"context\":{\"session\":\"s1\",\"principal\":\"alice\"}}";
+  std::string spoof =
+      "{\"target\":\"file\",\"action\":\"read\",\"payload\":{\"path\":" + json_string(kCredential) +
+      "},\"context\":{\"session\":\"s1\",\"principal\":\"alice\"}}";
   REQUIRE(decide(dave_a, spoof).outcome == "approve");
   CHECK(decide(alice_b, fetch()).outcome == "approve");
   CHECK(decide(alice_a, fetch()).outcome == "approve");
@@ -307,8 +308,7 @@ TEST_CASE("fleet: past max_sessions a principal loses its own oldest session, ne
   CHECK(decide(alice_a, fetch("s1")).outcome == "approve");
   CHECK(count_of(conninfo,
                  "SELECT sessions FROM warden_session_owners WHERE principal = 'alice'") == 2);
-  CHECK(count_of(conninfo, "SELECT count(*) FROM warden_sessions WHERE principal = 'alice'") ==
-        2);
+  CHECK(count_of(conninfo, "SELECT count(*) FROM warden_sessions WHERE principal = 'alice'") == 2);
   CHECK(count_of(conninfo, "SELECT count(*) FROM warden_sessions WHERE principal = 'dave'") == 1);
 }
 
@@ -385,8 +385,9 @@ TEST_CASE("fleet: effects that cannot be stored are owed: the session fails clos
   Party alice_b(b.address(), t.alice);
   Party admin_a(a.address(), t.admin);
   // The database still answers reads but refuses every new entry.
-  exec_sql(conninfo,
-           "ALTER TABLE warden_session_effects ADD CONSTRAINT refuse_all CHECK (time < 0) NOT VALID");
+  exec_sql(
+      conninfo,
+      "ALTER TABLE warden_session_effects ADD CONSTRAINT refuse_all CHECK (time < 0) NOT VALID");
 
   // Approved and answered as approved (its audit record says so), but not stored: owed.
   Decided read = decide(alice_a, fleet_read_file(kCredential));
@@ -438,7 +439,8 @@ TEST_CASE("fleet: [session] store = memory keeps each daemon's history to itself
   CHECK(str(status["session_store"], "store") == "memory");
   bool warned = false;
   for (const auto& w : status["warnings"].GetArray()) {
-    warned = warned || std::string(w.GetString()).find("session.store is memory") != std::string::npos;
+    warned =
+        warned || std::string(w.GetString()).find("session.store is memory") != std::string::npos;
   }
   CHECK(warned);
 }
@@ -529,8 +531,8 @@ TEST_CASE("session store: a principal over max_bytes loses its own oldest sessio
   CHECK(s3[0].effect.target == big("five").target);
   CHECK(store.snapshot("alice", "s2", 14).empty());
   CHECK(store.snapshot("carol", "c1", 14).size() == 1);
-  CHECK(count_of(conninfo,
-                 "SELECT bytes FROM warden_session_owners WHERE principal = 'alice'") <= 300000);
+  CHECK(count_of(conninfo, "SELECT bytes FROM warden_session_owners WHERE principal = 'alice'") <=
+        300000);
   CHECK(count_of(conninfo,
                  "SELECT o.bytes - (SELECT coalesce(sum(bytes), 0) FROM warden_sessions s "
                  "WHERE s.principal = o.principal) FROM warden_session_owners o "

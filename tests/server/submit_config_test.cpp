@@ -155,40 +155,45 @@ resolve = ["api.example.com:443:203.0.113.7"]
 }
 
 TEST_CASE("wrong [reasoning] and [actuators] values name their key", "[server][config][submit]") {
-  CHECK(submit_error_keys("[reasoning]\nthreads = 0") == std::vector<std::string>{"reasoning.threads"});
+  CHECK(submit_error_keys("[reasoning]\nthreads = 0") ==
+        std::vector<std::string>{"reasoning.threads"});
   CHECK(submit_error_keys("[reasoning]\nconsensus = 1") ==
         std::vector<std::string>{"reasoning.consensus"});
-  CHECK(submit_error_keys("[reasoning]\nconsensus = 2\n[[reasoning.providers]]\nname = \"a\"\nkind = "
-                   "\"script\"\nscript = \"a\"") ==
-        std::vector<std::string>{"reasoning.consensus"});
+  CHECK(submit_error_keys(
+            "[reasoning]\nconsensus = 2\n[[reasoning.providers]]\nname = \"a\"\nkind = "
+            "\"script\"\nscript = \"a\"") == std::vector<std::string>{"reasoning.consensus"});
   CHECK(submit_error_keys("[reasoning]\nbudget_per_session_usd = -1") ==
         std::vector<std::string>{"reasoning.budget_per_session_usd"});
   CHECK(submit_error_keys("[reasoning]\nproviders = 3") ==
         std::vector<std::string>{"reasoning.providers"});
   CHECK(submit_error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"gpt\"\nbase_url = "
-                   "\"https://x\"") == std::vector<std::string>{"reasoning.providers[0].kind"});
+                          "\"https://x\"") ==
+        std::vector<std::string>{"reasoning.providers[0].kind"});
   CHECK(submit_error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"openai\"\nbase_url = "
-                   "\"ftp://x\"") == std::vector<std::string>{"reasoning.providers[0].base_url"});
+                          "\"ftp://x\"") ==
+        std::vector<std::string>{"reasoning.providers[0].base_url"});
   CHECK(submit_error_keys("[[reasoning.providers]]\nkind = \"script\"\nscript = \"s\"") ==
         std::vector<std::string>{"reasoning.providers[0].name"});
   CHECK(submit_error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"") ==
         std::vector<std::string>{"reasoning.providers[0].script"});
+  CHECK(
+      submit_error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
+                        "\"s\"\n[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
+                        "\"t\"") == std::vector<std::string>{"reasoning.providers[1].name"});
   CHECK(submit_error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
-                   "\"s\"\n[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
-                   "\"t\"") == std::vector<std::string>{"reasoning.providers[1].name"});
-  CHECK(submit_error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
-                   "\"s\"\ntimeout_ms = \"fast\"") ==
+                          "\"s\"\ntimeout_ms = \"fast\"") ==
         std::vector<std::string>{"reasoning.providers[0].timeout_ms"});
   CHECK(submit_error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
-                   "\"s\"\nsurprise = 1") ==
+                          "\"s\"\nsurprise = 1") ==
         std::vector<std::string>{"reasoning.providers[0].surprise"});
   CHECK(submit_error_keys("[[reasoning.selector]]\nprovider = \"nobody\"") ==
         std::vector<std::string>{"reasoning.selector[0].provider"});
   CHECK(submit_error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
-                   "\"s\"\n[[reasoning.selector]]\nprovider = \"a\"\ntext_regex = \"(\"") ==
+                          "\"s\"\n[[reasoning.selector]]\nprovider = \"a\"\ntext_regex = \"(\"") ==
         std::vector<std::string>{"reasoning.selector[0].text_regex"});
-  CHECK(submit_error_keys("[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
-                   "\"s\"\n[[reasoning.selector]]\nprovider = \"a\"\nsensor = \"tool-output\"") ==
+  CHECK(submit_error_keys(
+            "[[reasoning.providers]]\nname = \"a\"\nkind = \"script\"\nscript = "
+            "\"s\"\n[[reasoning.selector]]\nprovider = \"a\"\nsensor = \"tool-output\"") ==
         std::vector<std::string>{"reasoning.selector[0].sensor"});
   CHECK(submit_error_keys("[actuators.shell]\ntimeout_ms = 0") ==
         std::vector<std::string>{"actuators.shell.timeout_ms"});
@@ -240,7 +245,8 @@ TEST_CASE("an API key in the config file is refused and never repeated",
   CHECK(text.find("ghp_AbCd") == std::string::npos);
 }
 
-TEST_CASE("the budget keys of [reasoning] are read and checked", "[server][config][submit][budget]") {
+TEST_CASE("the budget keys of [reasoning] are read and checked",
+          "[server][config][submit][budget]") {
   Config defaults;
   CHECK(defaults.pipeline.reasoning.budget_per_principal_usd == 0);
   CHECK(defaults.pipeline.reasoning.budget_window == std::chrono::seconds(86400));

@@ -184,8 +184,9 @@ TEST_CASE("submit end to end with the script provider: rm -rf ~ refused, ls run,
             &out) == 0);
   INFO(out);
   out.clear();
-  CHECK(submit_run_warden({"replay", daemon.log(), "--rules", dir.str() + "/rules", "--format", "json"},
-                   &out) == 0);
+  CHECK(submit_run_warden(
+            {"replay", daemon.log(), "--rules", dir.str() + "/rules", "--format", "json"}, &out) ==
+        0);
 }
 
 TEST_CASE("submit end to end with the openai kind against a loopback model server",
@@ -265,8 +266,8 @@ TEST_CASE("submit: E_NO_PROVIDER without providers, agent role required", "[serv
   CHECK(error_code(read_or_fail(admin)) == err::kForbidden);
   // warden submit says so and exits 4.
   std::string out;
-  CHECK(submit_run_warden({"submit", "hi", "--addr", daemon.address(), "--token", Tokens{}.agent}, &out) ==
-        4);
+  CHECK(submit_run_warden({"submit", "hi", "--addr", daemon.address(), "--token", Tokens{}.agent},
+                          &out) == 4);
   CHECK(out.find("E_NO_PROVIDER") != std::string::npos);
 }
 

@@ -81,7 +81,8 @@ std::string file_write_proposal(const std::string& path, const std::string& cont
 std::string rules_of(const rapidjson::Value& decision) {
   std::string out;
   for (const auto& r : decision["rules"].GetArray())
-    out += (out.empty() ? "" : "|") + depth_member_of(r, "rule") + ":" + depth_member_of(r, "reason");
+    out +=
+        (out.empty() ? "" : "|") + depth_member_of(r, "rule") + ":" + depth_member_of(r, "reason");
   return out;
 }
 
@@ -243,7 +244,8 @@ TEST_CASE("decide: the envelope's depth reaches the rules; the shipped malformed
   // Both rules fire; the decision lists them in the order they fired, which is the engine's.
   const std::string deep = outcome_rules(decide_at("11"));
   CHECK(deep.rfind("reject ", 0) == 0);
-  CHECK(deep.find("malformed-depth:proposal depth 11 exceeds the limit of 10") != std::string::npos);
+  CHECK(deep.find("malformed-depth:proposal depth 11 exceeds the limit of 10") !=
+        std::string::npos);
   CHECK(deep.find("replies-ok:fine") != std::string::npos);
   // Not a depth: refused with its code.
   for (const char* bad : {"-1", "\"11\"", "1.5", "1000001", "null"}) {

@@ -77,9 +77,9 @@ TEST_CASE("rights: each action belongs to one role; an agent never approves", "[
 }
 
 TEST_CASE("token lines may carry the principal's groups", "[server][tokens][groups]") {
-  std::string text = "agent alice " + token_hash_text("t1") + " groups=ops,dev\n" +
-                     "agent alice " + token_hash_text("t2") + " groups=dev,ops  # rotated\n" +
-                     "agent bob " + token_hash_text("t3") + "\n";
+  std::string text = "agent alice " + token_hash_text("t1") + " groups=ops,dev\n" + "agent alice " +
+                     token_hash_text("t2") + " groups=dev,ops  # rotated\n" + "agent bob " +
+                     token_hash_text("t3") + "\n";
   TokenStore store;
   std::vector<std::string> errors;
   REQUIRE(TokenStore::parse(text, "tokens", &store, &errors));
@@ -94,8 +94,8 @@ TEST_CASE("group errors name their line", "[server][tokens][groups]") {
     std::vector<std::string> errors;
     CHECK_FALSE(TokenStore::parse(text, "tokens", &store, &errors));
     CHECK(store.size() == 0);
-    return errors.size() == 1 ? errors[0].substr(0, errors[0].find(' ')) : "<" +
-           std::to_string(errors.size()) + " errors>";
+    return errors.size() == 1 ? errors[0].substr(0, errors[0].find(' '))
+                              : "<" + std::to_string(errors.size()) + " errors>";
   };
   const std::string h1 = token_hash_text("a"), h2 = token_hash_text("b");
   CHECK(line_of_error("agent alice " + h1 + " groups=\n") == "tokens:1:");
@@ -161,13 +161,12 @@ TEST_CASE("rules see the token's groups and principal, never the client's claims
   Config config = test_config(dir);
   dir.write("rules/policy.clp", kGroupRules);
   Tokens t;
-  dir.write("tokens", t.file_text() + "agent carol " + token_hash_text("wdn_carol") +
-                          " groups=ops,dev\n");
+  dir.write("tokens",
+            t.file_text() + "agent carol " + token_hash_text("wdn_carol") + " groups=ops,dev\n");
   RunningDaemon d(config);
   REQUIRE(d.ok());
-  const std::string claims =
-      R"({"target":"reply","payload":{"text":"x"},)"
-      R"("context":{"principal":"mallory","groups":["admins","ops"]}})";
+  const std::string claims = R"({"target":"reply","payload":{"text":"x"},)"
+                             R"("context":{"principal":"mallory","groups":["admins","ops"]}})";
   std::string error;
 
   Client carol;
@@ -196,8 +195,8 @@ TEST_CASE("rules see the token's groups and principal, never the client's claims
 TEST_CASE("auth replies name the principal's groups", "[server][tokens][groups]") {
   TempDir dir;
   Config config = test_config(dir);
-  dir.write("tokens", Tokens{}.file_text() + "agent carol " + token_hash_text("wdn_carol") +
-                          " groups=ops\n");
+  dir.write("tokens",
+            Tokens{}.file_text() + "agent carol " + token_hash_text("wdn_carol") + " groups=ops\n");
   RunningDaemon d(config);
   REQUIRE(d.ok());
   Client c;

@@ -63,8 +63,8 @@ struct TestPki {
 // The SHA-256 pin of a PEM certificate, as `--pin` takes it.
 std::string pin_of(const std::string& cert_pem) {
   std::string out;
-  FILE* pipe = ::popen(("openssl x509 -in '" + cert_pem + "' -outform DER | sha256sum").c_str(),
-                       "r");
+  FILE* pipe =
+      ::popen(("openssl x509 -in '" + cert_pem + "' -outform DER | sha256sum").c_str(), "r");
   REQUIRE(pipe != nullptr);
   char buffer[128] = {};
   REQUIRE(std::fgets(buffer, sizeof buffer, pipe) != nullptr);
@@ -112,7 +112,8 @@ TEST_CASE("the Unix socket serves like TCP and reports the peer's uid", "[server
     d.stop();
   }
   std::string expected = "unix uid=" + std::to_string(::getuid()) +
-                         " gid=" + std::to_string(::getgid()) + " pid=" + std::to_string(::getpid());
+                         " gid=" + std::to_string(::getgid()) +
+                         " pid=" + std::to_string(::getpid());
   INFO(lines->str());
   CHECK(lines->str().find(expected) != std::string::npos);
   // The daemon removes its socket when it stops.
@@ -364,7 +365,8 @@ TEST_CASE("one uid's unauthenticated sockets are capped per peer; its oldest mak
   Client fifth;
   REQUIRE(fifth.connect(address, 5000ms, &error));
   // The oldest was closed to make room (with E_TOO_MANY_CONNECTIONS); the others are open.
-  CHECK(transport_codes_until_closed(*held[0]) == std::vector<std::string>{err::kTooManyConnections});
+  CHECK(transport_codes_until_closed(*held[0]) ==
+        std::vector<std::string>{err::kTooManyConnections});
   CHECK(d.daemon().context().stats.connections_current.load() == 4);
   REQUIRE(fifth.authenticate(Tokens{}.agent, 5000ms, &error));
   REQUIRE(held[1]->authenticate(Tokens{}.agent, 5000ms, &error));

@@ -20,17 +20,28 @@ std::string lower(std::string s) {
 
 std::string reason_phrase(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 301: return "Moved Permanently";
-    case 302: return "Found";
-    case 307: return "Temporary Redirect";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Status";
+    case 200:
+      return "OK";
+    case 301:
+      return "Moved Permanently";
+    case 302:
+      return "Found";
+    case 307:
+      return "Temporary Redirect";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 404:
+      return "Not Found";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Status";
   }
 }
 
@@ -102,7 +113,8 @@ HttpFake::~HttpFake() {
 }
 
 std::string HttpFake::base_url() const {
-  if (host_.find(':') != std::string::npos) return "http://[" + host_ + "]:" + std::to_string(port_);
+  if (host_.find(':') != std::string::npos)
+    return "http://[" + host_ + "]:" + std::to_string(port_);
   return "http://" + host_ + ":" + std::to_string(port_);
 }
 
@@ -218,7 +230,8 @@ void HttpFake::serve(int fd) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   if (!reply.hang_up && !stopping_) {
-    std::string out = "HTTP/1.1 " + std::to_string(reply.status) + " " + reason_phrase(reply.status) + "\r\n";
+    std::string out =
+        "HTTP/1.1 " + std::to_string(reply.status) + " " + reason_phrase(reply.status) + "\r\n";
     bool has_type = false;
     for (const auto& [k, v] : reply.headers) {
       out += k + ": " + v + "\r\n";

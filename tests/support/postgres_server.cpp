@@ -136,8 +136,8 @@ PostgresServer::PostgresServer() {
       const std::string options = "-k " + dir_ + " -p " + std::to_string(port_) +
                                   " -c listen_addresses=127.0.0.1 -c fsync=off"
                                   " -c max_connections=200";
-      started = run({bin + "/pg_ctl", "-D", data, "-l", server_log, "-w", "-t", "60", "-o",
-                     options, "start"},
+      started = run({bin + "/pg_ctl", "-D", data, "-l", server_log, "-w", "-t", "60", "-o", options,
+                     "start"},
                     dir_, log) == 0;
     }
     if (!started) {
@@ -154,8 +154,8 @@ PostgresServer::PostgresServer() {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     throw std::runtime_error("PostgresServer: cannot connect to the server on port " +
-                             std::to_string(port_) + ": " + last_error +
-                             "\n--- server log ---\n" + read_file(server_log));
+                             std::to_string(port_) + ": " + last_error + "\n--- server log ---\n" +
+                             read_file(server_log));
   } catch (...) {
     run({bin + "/pg_ctl", "-D", data, "stop", "-m", "immediate", "-w"}, dir_, "/dev/null");
     std::error_code ec;
