@@ -18,6 +18,40 @@ unsigned hex4_at(std::string_view text, std::size_t at) {
   return v;
 }
 
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// The end of the number starting at text[i] ('-' or a digit), and whether RapidJSON 1.1.0
+// would misread it: a zero whose digits and exponent put it outside the fast path (`0e66`,
+// `0.000…0` with over 22 zeros, `0.0e60`) goes through StrtodFullPrecision, which
+// normalizes a zero significand with __builtin_clzll(0) and returns whatever that gives
+// (2.1e-109 for `0e66` in an optimized build, 1.8e+47 in another). Any zero beyond 10^±22
+// is refused, which covers those with room to spare.
+std::size_t number_end(std::string_view text, std::size_t i, bool* misread) {
+  const std::size_t n = text.size();
+  std::size_t j = i;
+  if (j < n && text[j] == '-') ++j;
+  bool zero = true;
+  long fraction = 0, exponent = 0;
+  for (; j < n && is_digit(text[j]); ++j) zero = zero && text[j] == '0';
+  if (j < n && text[j] == '.') {
+    for (++j; j < n && is_digit(text[j]); ++j) {
+      zero = zero && text[j] == '0';
+      if (fraction < 1000000) ++fraction;
+    }
+  }
+  if (j < n && (text[j] == 'e' || text[j] == 'E')) {
+    ++j;
+    bool negative = false;
+    if (j < n && (text[j] == '+' || text[j] == '-')) negative = text[j++] == '-';
+    for (; j < n && is_digit(text[j]); ++j)
+      if (exponent < 1000000) exponent = exponent * 10 + (text[j] - '0');
+    if (negative) exponent = -exponent;
+  }
+  const long p = exponent - fraction;
+  *misread = zero && (p < -22 || p > 22);
+  return j;
+}
+
 }  // namespace
 
 Error scan(std::string_view text, const Limits& limits) {
@@ -55,6 +89,12 @@ Error scan(std::string_view text, const Limits& limits) {
         if (depth > 0) --depth;
         break;
       default:
+        if (c == '-' || is_digit(c)) {
+          bool misread = false;
+          const std::size_t end = number_end(text, i, &misread);
+          if (misread) return {Refusal::kSyntax, i, rapidjson::kParseErrorNumberTooBig};
+          i = end - 1;
+        }
         break;
     }
   }
@@ -64,11 +104,7 @@ Error scan(std::string_view text, const Limits& limits) {
 Error parse(std::string_view text, rapidjson::Document* doc, const Limits& limits) {
   doc->SetNull();
   if (text.size() > limits.max_bytes) return {Refusal::kTooLarge, limits.max_bytes};
-  const bool any =
-      limits.max_depth == std::numeric_limits<std::size_t>::max() && !limits.refuse_lone_surrogates;
-  if (!any) {
-    if (Error e = scan(text, limits)) return e;
-  }
+  if (Error e = scan(text, limits)) return e;
   if (std::size_t nul = text.find('\0'); nul != std::string_view::npos)
     return {Refusal::kNulByte, nul};
   doc->Parse<kParseFlags>(text.data(), text.size());

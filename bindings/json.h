@@ -7,6 +7,9 @@
 //   - arrays/objects nested deeper than Limits::max_depth, or,
 //     with Limits::refuse_lone_surrogates, a \u escape of a low
 //     surrogate without its high one — whichever comes first     (kTooDeep, kLoneSurrogate)
+//   - a zero written beyond 10^±22 (`0e66`, `0.0e60`, `0.` and 23 zeros): RapidJSON 1.1.0's
+//     full-precision conversion misreads it as a number that is not zero
+//                                       (kSyntax, kParseErrorNumberTooBig, at the number)
 //   - a NUL byte: RapidJSON takes it as the end of input, so
 //     `{…}\0anything` would parse as `{…}`                        (kNulByte)
 // and then parses with kParseFlags (invalid UTF-8 is a syntax error, kSyntax).
@@ -62,7 +65,8 @@ struct Error {
   }
 };
 
-// The checks before parsing (depth, lone surrogates), one linear pass that skips strings:
+// The checks before parsing (depth, lone surrogates, misread zeros), one linear pass that
+// skips strings:
 // hostile input never reaches a recursive walk. Depth never drops below zero, so a stray
 // closing bracket does not buy room for deeper nesting.
 Error scan(std::string_view text, const Limits& limits = {});

@@ -204,6 +204,11 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
   if (std::size_t nul = json.find('\0'); nul != std::string_view::npos)
     return input_error(code::kInputJson,
                        "invalid JSON at byte " + std::to_string(nul) + ": NUL byte");
+  // A zero RapidJSON would misread (bindings/json.h) is refused, at its byte; depth is
+  // checked below against the proposal's own limit.
+  if (const warden::json::Error e = warden::json::scan(json, warden::json::Limits::any_depth()))
+    return input_error(code::kInputJson, std::string("invalid JSON at byte ") +
+                                             std::to_string(e.offset) + ": " + e.syntax());
   // Valid UTF-8 text (nearly every proposal) is parsed without RapidJSON's per-character
   // check, which can then not fail; anything else goes through the checking parse, which
   // reports the error and its offset.

@@ -9,6 +9,7 @@
 using namespace std::string_literals;
 namespace wjson = warden::json;
 using warden::json::Refusal;
+namespace json = warden::json;
 
 namespace {
 
@@ -146,4 +147,32 @@ TEST_CASE("wjson::to_text writes compact JSON", "[json]") {
   REQUIRE_FALSE(wjson::parse(R"( { "a" : [ 1 , "x\"y" , null , true ] , "b" : { } } )", &doc));
   CHECK(wjson::to_text(doc) == R"({"a":[1,"x\"y",null,true],"b":{}})");
   CHECK(wjson::to_text(doc["a"][1]) == R"("x\"y")");
+}
+
+TEST_CASE(
+    "json: a zero beyond 10^22 is refused where RapidJSON would misread it; others read as written",
+    "[json]") {
+  // RapidJSON 1.1.0's full-precision conversion normalizes a zero significand with
+  // __builtin_clzll(0): `0e66` read as 2.1e-109 or 1.8e+47, depending on the build.
+  for (const std::string number :
+       {"0e66", "-0e66", "0e23", "0E+40", "0e-23", "0.0e60", "0.00000000000000000000000",
+        "0.000000000000000000000000000000e5", "-0.0000000000000000000000000e0"}) {
+    INFO(number);
+    const std::string text = "{\"a\":[1," + number + "]}";
+    rapidjson::Document doc;
+    const json::Error e = json::parse(text, &doc, json::Limits::any_depth());
+    CHECK(e.refusal == json::Refusal::kSyntax);
+    CHECK(e.code == rapidjson::kParseErrorNumberTooBig);
+    CHECK(e.offset == 8);  // the number's first byte
+  }
+  for (const std::string number : {"0", "-0", "0.0", "0e22", "0e-22", "0.0000000000000000000000",
+                                   "0e0", "1e66", "0.5e-30", "100e-40", "1e-300"}) {
+    INFO(number);
+    rapidjson::Document doc;
+    REQUIRE_FALSE(json::parse("[" + number + "]", &doc));
+    CHECK(doc[0].GetDouble() == std::stod(number));
+  }
+  // Digits in strings and keys are not numbers.
+  rapidjson::Document doc;
+  CHECK_FALSE(json::parse(R"({"0e66":"0e66 0.0e60"})", &doc));
 }

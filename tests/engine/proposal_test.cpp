@@ -445,3 +445,17 @@ TEST_CASE("read_proposal reads text the same whether it parses in a buffer or no
     }
   }
 }
+
+TEST_CASE("proposal: a zero RapidJSON would misread is refused with E_INPUT_JSON at its byte",
+          "[proposal]") {
+  // `0e66` would reach the rules as 1.8e+47 (or 2.1e-109): one document, two readings.
+  Engine engine(must_compile(warden::test::kSimpleRules), test_options());
+  const std::string json = R"({"target":"reply","payload":{"text":"hi","n":0e66}})";
+  const DecideResult r = engine.decide(json);
+  CHECK_FALSE(r.ok);
+  CHECK(r.error.code == code::kInputJson);
+  CHECK(r.error.message.find("at byte " + std::to_string(json.find("0e66"))) != std::string::npos);
+  const DecideResult fine = engine.decide(R"({"target":"reply","payload":{"text":"hi","n":0e5}})");
+  REQUIRE(fine.ok);
+  CHECK(fine.decision.outcome == Outcome::Approve);
+}
