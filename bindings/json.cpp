@@ -52,9 +52,23 @@ std::size_t number_end(std::string_view text, std::size_t i, bool* misread) {
   return j;
 }
 
+// Whether the text holds a "0" followed by "." or an exponent anywhere (strings included):
+// without one, no number can be a zero number_end() refuses, and the walk for it is skipped.
+bool may_hold_zero_fraction_or_exponent(std::string_view text) {
+  for (std::size_t at = text.find('0'); at != std::string_view::npos; at = text.find('0', at + 1)) {
+    if (at + 1 < text.size() && (text[at + 1] == '.' || text[at + 1] == 'e' || text[at + 1] == 'E'))
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Error scan(std::string_view text, const Limits& limits) {
+  const bool numbers = may_hold_zero_fraction_or_exponent(text);
+  const bool any =
+      limits.max_depth == std::numeric_limits<std::size_t>::max() && !limits.refuse_lone_surrogates;
+  if (!numbers && any) return {};
   std::size_t depth = 0;
   bool in_string = false;
   std::size_t high_end = std::string_view::npos;  // where a high-surrogate escape ended
@@ -89,7 +103,7 @@ Error scan(std::string_view text, const Limits& limits) {
         if (depth > 0) --depth;
         break;
       default:
-        if (c == '-' || is_digit(c)) {
+        if (numbers && (c == '-' || is_digit(c))) {
           bool misread = false;
           const std::size_t end = number_end(text, i, &misread);
           if (misread) return {Refusal::kSyntax, i, rapidjson::kParseErrorNumberTooBig};
