@@ -99,10 +99,16 @@ class EngineImpl {
   std::int64_t counter_ = 0;
   std::int64_t now_ = 0;        // this decision's clock, seconds since the epoch
   bool clock_globals_ = false;  // some defglobal may read the clock: evaluate them per decision
-  // The history filter's index of the last shared snapshot decided with (a session's next
-  // decisions reuse it while its history does not change); the snapshot is held with it.
-  std::shared_ptr<const std::vector<HistoryEntry>> indexed_history_;
-  std::shared_ptr<const HistoryFilter::Index> history_index_;
+  // The history filter's indexes of the last shared snapshots decided with, the latest last
+  // (sessions' next decisions reuse them while their history does not change, and a session's
+  // new snapshot starts from its last one's); each snapshot is held with its index.
+  struct IndexedHistory {
+    std::shared_ptr<const std::vector<HistoryEntry>> history;
+    std::shared_ptr<const HistoryFilter::Index> index;
+  };
+  static constexpr std::size_t kIndexedHistories = 8;
+  std::vector<IndexedHistory> indexed_;
+  std::shared_ptr<const HistoryFilter::Index> own_index_;  // of a caller's own entries
   const HistoryFilter::Index* history_index(const DecideRequest& request);
   alignas(16) char json_pool_[16 * 1024];  // first block of each decision's JSON document
   std::string json_text_;                  // the proposal text the document is parsed in
@@ -172,16 +178,24 @@ const HistoryFilter::Index* EngineImpl::history_index(const DecideRequest& reque
   const HistoryFilter* filter = policy_impl(*policy_).history_filter.get();
   if (!filter || request.explain || !request.history || request.history->empty()) return nullptr;
   if (request.shared_history && request.shared_history.get() == request.history) {
-    if (request.shared_history != indexed_history_) {
-      history_index_ = filter->index(*request.shared_history);
-      indexed_history_ = request.shared_history;
+    for (auto it = indexed_.begin(); it != indexed_.end(); ++it) {
+      if (it->history != request.shared_history) continue;
+      std::rotate(it, it + 1, indexed_.end());
+      return indexed_.back().index.get();
     }
-    return history_index_.get();
+    // A new snapshot: the latest held index whose entries it continues lends what it judged.
+    const HistoryFilter::Index* previous = nullptr;
+    for (const auto& held : indexed_)
+      if (HistoryFilter::continues(*held.index, *request.shared_history))
+        previous = held.index.get();
+    auto index = filter->index(*request.shared_history, previous);
+    if (indexed_.size() == kIndexedHistories) indexed_.erase(indexed_.begin());
+    indexed_.push_back({request.shared_history, index});
+    return index.get();
   }
   // Entries of the caller's own: indexed for this decision only.
-  history_index_ = filter->index(*request.history);
-  indexed_history_.reset();
-  return history_index_.get();
+  own_index_ = filter->index(*request.history);
+  return own_index_.get();
 }
 
 DecideResult EngineImpl::decide(const DecideRequest& request) {

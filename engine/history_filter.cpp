@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "bindings/clips.h"  // last: CLIPS defines macros
 
@@ -34,10 +35,6 @@ EntryValues entry_values(const HistoryValues& v) {
           Value{false, v.path_class}, Value{false, v.in_workspace ? "TRUE" : "FALSE"},
           Value{true, v.target},      Value{true, v.program},
           Value{true, v.decision}};
-}
-std::optional<Value> slot_value(const EntryValues& v, int slot) {
-  if (slot < 0) return std::nullopt;
-  return v[static_cast<std::size_t>(slot)];
 }
 
 // A fact's slot value when it is a symbol or a string (CLIPS keeps the text while the fact
@@ -183,30 +180,79 @@ HistoryFilter::HistoryFilter(std::vector<HistoryPattern> patterns)
 }
 
 struct HistoryFilter::Index {
-  std::size_t size = 0;
-  std::vector<EntryValues> values;                     // per entry
+  const std::vector<HistoryEntry>* entries = nullptr;  // what it indexes (outlives it)
+  std::size_t words = 0;                               // bit words per entry
+  std::vector<std::uint64_t> accepted;  // per entry, `words` words: the patterns accepting it
   std::vector<std::vector<std::uint32_t>> passing;     // per pattern: entries its constants accept
   std::vector<std::vector<JoinValues>> history_joins;  // per pattern, per join (history joins only)
+  std::size_t reused = 0;                              // entries whose bits came from `previous`
 };
 
+namespace {
+
+// Two entries the filter reads alike: every value history_values takes from them is equal.
+bool same_values(const HistoryEntry& a, const HistoryEntry& b) {
+  const EffectRecord &x = a.effect, &y = b.effect;
+  return x.target == y.target && x.kind == y.kind && x.object == y.object &&
+         x.program == y.program && x.path_class == y.path_class &&
+         x.in_workspace == y.in_workspace && a.decision_id == b.decision_id;
+}
+
+std::optional<Value> entry_slot(const HistoryEntry& entry, int slot) {
+  if (slot < 0) return std::nullopt;
+  return entry_values(history_values(entry))[static_cast<std::size_t>(slot)];
+}
+
+}  // namespace
+
 std::shared_ptr<const HistoryFilter::Index> HistoryFilter::index(
-    const std::vector<HistoryEntry>& entries) const {
+    const std::vector<HistoryEntry>& entries, const Index* previous) const {
   auto index = std::make_shared<Index>();
   const std::size_t n = patterns_.size();
-  index->size = entries.size();
-  index->values.reserve(entries.size());
-  for (const auto& h : entries) index->values.push_back(entry_values(history_values(h)));
-  auto passes_tests = [&](const EntryValues& v, std::size_t p) {
-    for (const Test& t : compiled_[p].tests)
-      if (const Value& x = v[static_cast<std::size_t>(t.slot)]; !t.accepts(x.text, x.is_string))
-        return false;
-    return true;
-  };
+  index->entries = &entries;
+  index->words = (n + 63) / 64;
+  index->accepted.assign(entries.size() * index->words, 0);
+  // Which patterns' constants accept each entry. A session's next snapshot is its last one
+  // with entries dropped (expired, capped, or repeated by a newer one) and new ones at its end,
+  // so an entry is first looked for after the last one found in `previous`: found, its bits are
+  // copied; not found, it and every later entry are judged anew.
+  const std::vector<HistoryEntry>* before =
+      previous && previous->words == index->words ? previous->entries : nullptr;
+  std::size_t from = 0;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    std::uint64_t* bits = &index->accepted[i * index->words];
+    if (before) {
+      std::size_t k = from;
+      while (k < before->size() && !same_values((*before)[k], entries[i])) ++k;
+      if (k < before->size()) {
+        std::copy_n(&previous->accepted[k * index->words], index->words, bits);
+        from = k + 1;
+        ++index->reused;
+        continue;
+      }
+      before = nullptr;
+    }
+    const EntryValues values = entry_values(history_values(entries[i]));
+    for (std::size_t p = 0; p < n; ++p) {
+      bool all = true;
+      for (const Test& t : compiled_[p].tests) {
+        const Value& x = values[static_cast<std::size_t>(t.slot)];
+        if (!t.accepts(x.text, x.is_string)) {
+          all = false;
+          break;
+        }
+      }
+      if (all) bits[p / 64] |= std::uint64_t{1} << (p % 64);
+    }
+  }
   index->passing.resize(n);
-  for (std::size_t p = 0; p < n; ++p)
-    for (std::size_t i = 0; i < entries.size(); ++i)
-      if (passes_tests(index->values[i], p))
-        index->passing[p].push_back(static_cast<std::uint32_t>(i));
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    for (std::size_t w = 0; w < index->words; ++w) {
+      for (std::uint64_t bits = index->accepted[i * index->words + w]; bits; bits &= bits - 1)
+        index->passing[w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits))].push_back(
+            static_cast<std::uint32_t>(i));
+    }
+  }
   index->history_joins.resize(n);
   for (std::size_t p = 0; p < n; ++p) {
     index->history_joins[p].resize(patterns_[p].joins.size());
@@ -215,17 +261,47 @@ std::shared_ptr<const HistoryFilter::Index> HistoryFilter::index(
       if (!join.with_history) continue;
       JoinValues& values = index->history_joins[p][j];
       for (std::uint32_t i : index->passing[join.history])
-        values.add(slot_value(index->values[i], compiled_[p].other_slots[j]));
+        values.add(entry_slot(entries[i], compiled_[p].other_slots[j]));
       values.seal();
     }
   }
   return index;
 }
 
+std::size_t HistoryFilter::reused(const Index& index) { return index.reused; }
+
+bool HistoryFilter::continues(const Index& earlier, const std::vector<HistoryEntry>& entries) {
+  // How far into the earlier snapshot the first entry is looked for: as many of its oldest
+  // entries as one decision's effects can drop.
+  constexpr std::size_t kLook = 64;
+  if (entries.empty()) return false;
+  const auto& before = *earlier.entries;
+  for (std::size_t k = 0; k < before.size() && k < kLook; ++k)
+    if (same_values(before[k], entries.front())) return true;
+  return false;
+}
+
+std::string HistoryFilter::describe(const Index& index) const {
+  std::string out;
+  for (std::size_t p = 0; p < patterns_.size(); ++p) {
+    out += patterns_[p].rule + ":" + std::to_string(patterns_[p].line) + " accepts";
+    for (std::uint32_t i : index.passing[p]) out += " " + std::to_string(i);
+    for (std::size_t j = 0; j < index.history_joins[p].size(); ++j) {
+      const JoinValues& v = index.history_joins[p][j];
+      if (!patterns_[p].joins[j].with_history) continue;
+      out += "; join " + std::to_string(j) + (v.any ? " any" : "");
+      for (auto s : v.strings) out += " \"" + std::string(s) + "\"";
+      for (auto s : v.symbols) out += " " + std::string(s);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 std::vector<char> HistoryFilter::select(void* env, const Index& index) const {
   const std::size_t n = patterns_.size();
-  std::vector<char> keep(index.size, 0);
-  if (n == 0 || index.size == 0) return keep;
+  std::vector<char> keep(index.entries->size(), 0);
+  if (n == 0 || keep.empty()) return keep;
   // Gates and joins with the proposal's facts, in one pass over its facts.
   std::vector<std::vector<char>> held(n);
   std::vector<std::vector<JoinValues>> joined(n);
@@ -257,7 +333,7 @@ std::vector<char> HistoryFilter::select(void* env, const Index& index) const {
       if (keep[i]) continue;
       bool ok = true;
       for (std::size_t j = 0; j < joins.size() && ok; ++j) {
-        const auto value = slot_value(index.values[i], compiled_[p].join_slots[j]);
+        const auto value = entry_slot((*index.entries)[i], compiled_[p].join_slots[j]);
         ok = joins[j].with_history ? index.history_joins[p][j].has(value) : joined[p][j].has(value);
       }
       keep[i] = ok;

@@ -122,9 +122,21 @@ class HistoryFilter {
   // pattern's constants accept, and the values its joins with other history patterns offer.
   // Built once for a snapshot and reused while it is the same (a session's snapshot changes
   // only when the session records): a decision then costs only the entries its live rules
-  // may match. Refers to `entries`, which must outlive it.
+  // may match. Refers to `entries`, which must outlive it. With `previous` (this filter's
+  // index of entries still alive, typically the session's last snapshot) an entry it holds
+  // keeps what was judged of it there: a session that records at every decision costs the
+  // new entries, not all 512 again.
   struct Index;
-  std::shared_ptr<const Index> index(const std::vector<HistoryEntry>& entries) const;
+  std::shared_ptr<const Index> index(const std::vector<HistoryEntry>& entries,
+                                     const Index* previous = nullptr) const;
+  // TRUE when `entries` may be a later snapshot of the session `earlier` indexed: its first
+  // entry is one of the first that `earlier` holds (a session drops its oldest first).
+  static bool continues(const Index& earlier, const std::vector<HistoryEntry>& entries);
+  // How many entries of `index` kept their judgement from `previous`.
+  static std::size_t reused(const Index& index);
+  // The index as text, a line per pattern: the entries its constants accept, the values its
+  // joins with other history patterns offer. Two indexes of the same entries describe alike.
+  std::string describe(const Index& index) const;
 
   // Which entries of the indexed history to assert for the decision whose facts are in `env`
   // (a CLIPS environment holding the proposal's facts and no history yet): those some pattern

@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/policy_impl.h"
 #include "engine/rule_checker.h"
+#include "engine/session_memory.h"
 #include "tests/build_paths.h"
 #include "tests/engine/engine_test_util.h"
 #include "tests/engine/history_test_util.h"
@@ -374,4 +376,197 @@ TEST_CASE(
     INFO(failing);
     CHECK(history_facts(compile(rule(failing)), reply, history) == 2);
   }
+}
+
+namespace {
+
+// Sessions as SessionMemory keeps them, changed at random: effects recorded (new ones, repeats
+// of held ones, more than the cap holds), entries expired, sessions forgotten.
+struct RandomSessions {
+  std::mt19937 random{20261130};
+  std::vector<EffectRecord> pool;
+  SessionMemory memory;
+  std::int64_t now = 100000;
+  explicit RandomSessions(SessionMemoryOptions options) : memory(options) {
+    const char* kinds[] = {"write", "read", "network", "exec", "delete"};
+    const char* programs[] = {"tee", "tar", "git", "curl", "cp", "cat", ""};
+    const char* classes[] = {"none", "credential", "build-config", "secrets-config"};
+    for (int i = 0; i < 60; ++i) {
+      const std::string kind = kinds[random() % 5];
+      const bool host = kind == "network";
+      const bool inside = random() % 2 == 0;
+      pool.push_back(effect(kind, host ? "host" : "path",
+                            host ? "h" + std::to_string(i % 7) + ".example"
+                                 : (inside ? "/home/user/project/f" : "/tmp/f") + std::to_string(i),
+                            programs[random() % 7], classes[random() % 4], inside && !host));
+    }
+  }
+  std::string session() { return "s" + std::to_string(random() % 11); }
+  void change() {
+    const std::string s = session();
+    now += static_cast<std::int64_t>(random() % 40);
+    if (random() % 50 == 0) return memory.forget("", s);
+    std::vector<EffectRecord> effects;
+    for (std::size_t k = 1 + random() % 6; k > 0; --k)
+      effects.push_back(pool[random() % pool.size()]);
+    memory.record("", s, "d" + std::to_string(random() % 1000), now, effects);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("history filter: an index that starts from an earlier snapshot's is the one built anew",
+          "[history_filter]") {
+  auto policy = Policy::compile({{"effects.toml", shipped("effects.toml")},
+                                 {"paths.toml", shipped("paths.toml")},
+                                 {"everyday.clp", shipped("everyday.clp")},
+                                 {"egress.clp", shipped("egress.clp")},
+                                 {"execution.clp", shipped("execution.clp")},
+                                 {"files.clp", shipped("files.clp")},
+                                 {"credentials.clp", shipped("credentials.clp")},
+                                 {"hardening.clp", shipped("hardening.clp")}});
+  for (const auto& d : policy.diagnostics) UNSCOPED_INFO(d.to_text());
+  REQUIRE(policy.policy);
+  const HistoryFilter& filter = *policy_impl(*policy.policy).history_filter;
+  REQUIRE(filter.patterns().size() > 10);
+  SessionMemoryOptions options;
+  options.max_entries = 40;
+  options.ttl_seconds = 900;
+  RandomSessions sessions(options);
+  // Every snapshot indexed, each from every earlier one still held (as an engine holds the
+  // last few): the same text as an index of its entries alone.
+  std::vector<std::pair<HistorySnapshot, std::shared_ptr<const HistoryFilter::Index>>> held;
+  std::size_t reused = 0, continued = 0;
+  for (int round = 0; round < 1500; ++round) {
+    sessions.change();
+    HistorySnapshot snapshot =
+        sessions.memory.shared_snapshot("", sessions.session(), sessions.now);
+    if (!snapshot) continue;
+    const std::string fresh = filter.describe(*filter.index(*snapshot));
+    for (const auto& [earlier, index] : held) {
+      auto from = filter.index(*snapshot, index.get());
+      INFO("round " << round << ", " << snapshot->size() << " entries");
+      REQUIRE(filter.describe(*from) == fresh);
+      reused += HistoryFilter::reused(*from);
+      continued += HistoryFilter::continues(*index, *snapshot);
+    }
+    held.emplace_back(snapshot, filter.index(*snapshot));
+    if (held.size() > 8) held.erase(held.begin());
+  }
+  CHECK(reused > 10000);  // most entries came from an earlier index
+  CHECK(continued > 1000);
+}
+
+TEST_CASE("history filter: what an index takes from an earlier one", "[history_filter]") {
+  auto policy = rules_with_tables();
+  const HistoryFilter& filter = *policy_impl(*policy).history_filter;
+  const std::vector<HistoryEntry> first = {
+      {"d1", 10000, effect("write", "path", "/home/user/project/build.sh", "tee", "none", true)},
+      {"d2", 10000, effect("write", "path", "/home/user/project/lib", "tar", "none", true)},
+      {"d2", 10000, effect("network", "host", "evil.example", "tar")},
+      {"d3", 10000, effect("read", "path", "/etc/hosts", "cat")},
+  };
+  auto before = filter.index(first);
+  CHECK(HistoryFilter::reused(*before) == 0);
+  // The oldest dropped, one repeated (now at the end), one new: three kept their bits.
+  std::vector<HistoryEntry> next = {first[1],
+                                    first[2],
+                                    first[3],
+                                    first[0],
+                                    {"d4", 10001, effect("exec", "program", "make", "make")}};
+  next[3].decision_id = "d4";  // the repeat belongs to its newer decision: judged anew
+  auto after = filter.index(next, before.get());
+  CHECK(HistoryFilter::reused(*after) == 3);
+  CHECK(filter.describe(*after) == filter.describe(*filter.index(next)));
+  CHECK(HistoryFilter::continues(*before, next));
+  // Another session's entries: nothing in common, nothing taken.
+  const std::vector<HistoryEntry> other = {
+      {"e1", 10000, effect("write", "path", "/home/user/project/build.sh", "tee", "none", true)}};
+  CHECK_FALSE(HistoryFilter::continues(*before, other));
+  auto unrelated = filter.index(other, before.get());
+  CHECK(HistoryFilter::reused(*unrelated) == 0);
+  CHECK(filter.describe(*unrelated) == filter.describe(*filter.index(other)));
+  // An entry differing from an earlier one in any value the filter reads is judged anew.
+  for (int field = 0; field < 7; ++field) {
+    std::vector<HistoryEntry> changed = first;
+    EffectRecord& e = changed[0].effect;
+    switch (field) {
+      case 0:
+        e.kind = "read";
+        break;
+      case 1:
+        e.object = "host";
+        break;
+      case 2:
+        e.target = "/home/user/project/other.sh";
+        break;
+      case 3:
+        e.program = "cp";
+        break;
+      case 4:
+        e.path_class = "build-config";
+        break;
+      case 5:
+        e.in_workspace = false;
+        break;
+      default:
+        changed[0].decision_id = "d9";
+        break;
+    }
+    INFO("field " << field);
+    auto index = filter.index(changed, before.get());
+    CHECK(HistoryFilter::reused(*index) == 0);  // the first entry differs, so none is looked for
+    CHECK(filter.describe(*index) == filter.describe(*filter.index(changed)));
+  }
+}
+
+TEST_CASE(
+    "history filter: one engine deciding for many sessions in turn decides as with every entry",
+    "[history_filter]") {
+  // More sessions than the engine keeps indexes of, changing between decisions: every decision
+  // is the one asserting all history gives.
+  auto policy = rules_with_tables();
+  EngineOptions o = test_options();
+  SessionMemoryOptions options;
+  options.max_entries = 30;
+  RandomSessions sessions(options);
+  o.clock = [&] { return sessions.now; };
+  Engine engine(policy, o);
+  const std::vector<std::string> commands = {
+      "./build.sh",
+      "bash build.sh",
+      "make",
+      "git status",
+      "bash f3",
+      "./f12",
+      "curl -o lib/x.py https://h1.example/x && bash build.sh"};
+  int differing = 0, fired = 0;
+  for (int round = 0; round < 400; ++round) {
+    if (round % 2 == 0) sessions.change();
+    const std::string session = sessions.session();
+    const std::string json = R"({"target":"shell","payload":{"command":")" +
+                             commands[sessions.random() % commands.size()] +
+                             R"(","cwd":"/home/user/project"},"context":{"session":")" + session +
+                             R"("}})";
+    DecideRequest r;
+    r.proposal_json = json;
+    r.decision_id = "same";
+    r.now = sessions.now;
+    DecideResult filtered =
+        decide_in_session(engine, sessions.memory, r, session_key(json, std::nullopt), false);
+    REQUIRE(filtered.ok);
+    HistorySnapshot snapshot = sessions.memory.shared_snapshot("", session, sessions.now);
+    DecideRequest all = r;
+    all.history = snapshot.get();
+    all.explain = true;
+    Decision b = decide_ok(engine, all);
+    b.facts_json.clear();
+    filtered.decision.elapsed_us = b.elapsed_us = 0;
+    INFO(json << ", round " << round);
+    CHECK(decision_to_json(filtered.decision) == decision_to_json(b));
+    differing += decision_to_json(filtered.decision) != decision_to_json(b);
+    for (const auto& rule : b.rules) fired += rule.rule != "default-approve";
+  }
+  CHECK(differing == 0);
+  CHECK(fired > 50);
 }
