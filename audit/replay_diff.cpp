@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "bindings/json.h"
+
 namespace warden::audit {
 
 bool is_widening(Outcome before, Outcome after) { return after < before; }
@@ -37,23 +39,15 @@ ReplayChange change_of(const DecisionRecord& rec, const DecisionRecord& before, 
 
 std::string summarize_proposal(std::string_view json) {
   rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
-  if (doc.HasParseError() || !doc.IsObject()) return std::string(json.substr(0, 200));
-  auto str = [](const rapidjson::Value& o, const char* name) -> std::string {
-    if (!o.IsObject()) return {};
-    auto it = o.FindMember(name);
-    if (it == o.MemberEnd()) return {};
-    if (it->value.IsString())
-      return std::string(it->value.GetString(), it->value.GetStringLength());
-    return {};
-  };
-  std::string out = str(doc, "target");
-  std::string action = str(doc, "action");
+  if (warden::json::parse(json, &doc, warden::json::Limits::any_depth()) || !doc.IsObject())
+    return std::string(json.substr(0, 200));
+  std::string out = warden::json::string_member(doc, "target");
+  std::string action = warden::json::string_member(doc, "action");
   if (!action.empty()) out += "/" + action;
-  auto payload = doc.FindMember("payload");
-  if (payload != doc.MemberEnd() && payload->value.IsObject()) {
+  const rapidjson::Value* payload = warden::json::member(doc, "payload");
+  if (payload && payload->IsObject()) {
     for (const char* name : {"command", "path", "url", "tool", "text"}) {
-      std::string v = str(payload->value, name);
+      std::string v = warden::json::string_member(*payload, name);
       if (v.empty()) continue;
       if (v.size() > 200) v = v.substr(0, 200) + "…";
       out += std::string(" ") + name + "=" + v;

@@ -20,7 +20,7 @@ ReplayChange change_of(const DecisionRecord& recorded, const DecisionRecord& bef
                        const Cached& now, std::size_t file, std::uint64_t line);
 
 // target/action and the first of command, path, url, tool and text (200 bytes at most), or
-// the proposal's first 200 bytes when it is no JSON object.
+// the proposal's first 200 bytes when it is no JSON object (bindings/json.h reads it).
 std::string summarize_proposal(std::string_view json);
 
 // Problems by file and line; changes widenings first, then by seq; the counts of both.

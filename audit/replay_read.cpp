@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "audit/line_scan.h"
+#include "bindings/json.h"
 
 namespace warden::audit::replay {
 namespace {
@@ -42,12 +43,12 @@ bool read_session_settings(const rapidjson::Value& doc, SessionMemoryOptions* ou
 
 bool read_start(std::string_view line, StartSettings* out) {
   rapidjson::Document doc;
-  doc.Parse(line.data(), line.size());
-  if (doc.HasParseError() || !doc.IsObject()) return false;
+  if (warden::json::parse(line, &doc, warden::json::Limits::any_depth()) || !doc.IsObject())
+    return false;
   auto get = [&](const char* name, std::string* v) {
-    auto it = doc.FindMember(name);
-    if (it == doc.MemberEnd() || !it->value.IsString()) return false;
-    v->assign(it->value.GetString(), it->value.GetStringLength());
+    const rapidjson::Value* m = warden::json::member(doc, name);
+    if (!m || !m->IsString()) return false;
+    v->assign(m->GetString(), m->GetStringLength());
     return true;
   };
   SessionMemoryOptions session;

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "protocol/message.h"
+#include "bindings/json.h"
 #include "server/errors.h"
 
 namespace warden::server {
@@ -82,8 +82,10 @@ std::string answer_reason(const Approval& a) {
       return "the approval expired before anyone approved it";
     case Status::Refused: {
       rapidjson::Document d;
-      d.Parse(a.result_json.data(), a.result_json.size());
-      const rapidjson::Value* reason = d.IsObject() ? find_member(d, "reason") : nullptr;
+      const rapidjson::Value* reason =
+          warden::json::parse(a.result_json, &d, warden::json::Limits::any_depth())
+              ? nullptr
+              : warden::json::member(d, "reason");
       return "approved, but not run: " + (reason && reason->IsString()
                                               ? std::string(reason->GetString())
                                               : std::string("the rules refused it"));

@@ -33,7 +33,9 @@ std::string_view utf8_prefix(std::string_view text, std::size_t max) {
 }
 
 // `text` when it is a JSON object, else null: the store is shared, and what the protocol
-// embeds must be one JSON value whatever a row holds.
+// embeds must be one JSON value whatever a row holds. Read with RapidJSON's default flags,
+// not bindings/json.h: the text is written back, and full precision would write some numbers
+// (123456789012345678901234567890.5) otherwise than replies always have.
 void append_object_or_null(std::string& out, std::string_view text) {
   rapidjson::Document d;
   d.Parse(text.data(), text.size());

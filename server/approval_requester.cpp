@@ -9,6 +9,7 @@
 #include <exception>
 #include <future>
 
+#include "bindings/json.h"
 #include "pipeline/events.h"
 #include "protocol/message.h"
 #include "server/approval_text.h"
@@ -24,13 +25,10 @@ using approvals::Status;
 // The context.agent of an action, or "".
 std::string agent_of(const std::string& action_json) {
   rapidjson::Document d;
-  d.Parse(action_json.data(), action_json.size());
-  if (d.HasParseError() || !d.IsObject()) return {};
-  const rapidjson::Value* context = find_member(d, "context");
-  if (!context || !context->IsObject()) return {};
-  const rapidjson::Value* agent = find_member(*context, "agent");
-  return agent && agent->IsString() ? std::string(agent->GetString(), agent->GetStringLength())
-                                    : std::string();
+  if (warden::json::parse(action_json, &d, warden::json::Limits::any_depth()) || !d.IsObject())
+    return {};
+  const rapidjson::Value* context = warden::json::member(d, "context");
+  return context ? warden::json::string_member(*context, "agent") : std::string();
 }
 
 }  // namespace

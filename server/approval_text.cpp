@@ -43,6 +43,9 @@ void member(std::string& out, std::string_view name, std::string_view value) {
 }
 
 std::string grant_key(const std::string& action_json) {
+  // RapidJSON's default flags, not bindings/json.h: the key is the hash of the text written
+  // back, and full precision would write some numbers otherwise, so a stored grant would no
+  // longer match its own action.
   rapidjson::Document d;
   d.Parse(action_json.data(), action_json.size());
   if (d.HasParseError() || !d.IsObject()) return approvals::action_hash(action_json);
