@@ -131,7 +131,7 @@ Daemon::StartResult Daemon::start() {
   return {true, 0, {}, {}};
 }
 
-// config: the configuration: valid, its state paths resolved, its file's modes strict.
+// Step "config": the configuration valid, its state paths resolved, its file's modes strict.
 std::optional<Daemon::StepError> Daemon::check_config() {
   Logger& log = context_.log;
   ConfigErrors errors = validate_config(config_);
@@ -152,7 +152,7 @@ std::optional<Daemon::StepError> Daemon::check_config() {
   return std::nullopt;
 }
 
-// workspace: the agent's workspace (and the actuators' roots) hold none of the daemon's own files.
+// Step "workspace": the agent's workspace and the actuators' roots hold none of warden's files.
 std::optional<Daemon::StepError> Daemon::check_workspace() {
   Logger& log = context_.log;
   // An agent approved to act in the workspace must not reach the daemon's own files.
@@ -182,7 +182,7 @@ std::optional<Daemon::StepError> Daemon::check_workspace() {
   return std::nullopt;
 }
 
-// confinement: the kernel can confine approved shell actions, unless confinement is off.
+// Step "confinement": the kernel can confine approved shell actions, unless confinement is off.
 std::optional<Daemon::StepError> Daemon::check_confinement() {
   Logger& log = context_.log;
   // Approved shell actions run in their decision's envelope: fail closed on a kernel
@@ -200,7 +200,7 @@ std::optional<Daemon::StepError> Daemon::check_confinement() {
   return std::nullopt;
 }
 
-// fd-limit: the open file limit raised for limits.max_connections.
+// Step "fd-limit": the open file limit raised for limits.max_connections.
 std::optional<Daemon::StepError> Daemon::raise_fd_limit() {
   Logger& log = context_.log;
   // Each connection is a descriptor; raise the soft limit as far as allowed.
@@ -219,7 +219,7 @@ std::optional<Daemon::StepError> Daemon::raise_fd_limit() {
   return std::nullopt;
 }
 
-// tokens: the token file, or authentication off when asked for in so many words.
+// Step "tokens": the token file, or authentication off when asked for in so many words.
 std::optional<Daemon::StepError> Daemon::load_tokens() {
   Logger& log = context_.log;
   if (config_.tokens.empty()) {
@@ -247,7 +247,7 @@ std::optional<Daemon::StepError> Daemon::load_tokens() {
   return std::nullopt;
 }
 
-// rules: the rules, through the one load path; their diagnostics logged.
+// Step "rules": the rules, through the one load path; their diagnostics logged.
 std::optional<Daemon::StepError> Daemon::load_policy() {
   Logger& log = context_.log;
   auto paths = effective_rule_paths(config_.rules);
@@ -274,7 +274,7 @@ std::optional<Daemon::StepError> Daemon::load_policy() {
   return std::nullopt;
 }
 
-// state-dir: the state directory, created 0700 and checked.
+// Step "state-dir": the state directory, created 0700 and checked.
 std::optional<Daemon::StepError> Daemon::make_state_dir() {
   Logger& log = context_.log;
   std::error_code ec;
@@ -291,7 +291,7 @@ std::optional<Daemon::StepError> Daemon::make_state_dir() {
   return std::nullopt;
 }
 
-// own-state: nobody else can change the approvals database, the audit directory or the keys.
+// Step "own-state": nobody else can change the approvals database, the audit directory or the keys.
 std::optional<Daemon::StepError> Daemon::check_own_state() {
   // Whoever could change the approvals database could grant their own actions; the
   // audit directory, forge the record; the keys, impersonate the daemon.
@@ -304,7 +304,7 @@ std::optional<Daemon::StepError> Daemon::check_own_state() {
   return std::nullopt;
 }
 
-// audit: the audit log opened (server/audit_setup.h), its start record written.
+// Step "audit": the audit log opened (server/audit_setup.h), its start record written.
 std::optional<Daemon::StepError> Daemon::open_audit() {
   Logger& log = context_.log;
   if (!config_.audit.enabled) {
@@ -328,7 +328,7 @@ std::optional<Daemon::StepError> Daemon::open_audit() {
   return std::nullopt;
 }
 
-// workers: the session store and the decision workers.
+// Step "workers": the session store and the decision workers.
 std::optional<Daemon::StepError> Daemon::start_workers() {
   Logger& log = context_.log;
   unsigned n =
@@ -363,7 +363,7 @@ std::optional<Daemon::StepError> Daemon::start_workers() {
   return std::nullopt;
 }
 
-// pipeline: the pipeline behind submit, and its threads.
+// Step "pipeline": the pipeline behind submit, and its threads.
 std::optional<Daemon::StepError> Daemon::start_pipeline() {
   Logger& log = context_.log;
   PipelineRunner runner = options_.pipeline_runner;
@@ -385,7 +385,7 @@ std::optional<Daemon::StepError> Daemon::start_pipeline() {
   return std::nullopt;
 }
 
-// notify: the approval webhook ([approvals.notify]).
+// Step "notify": the approval webhook ([approvals.notify]).
 std::optional<Daemon::StepError> Daemon::start_notifier() {
   Logger& log = context_.log;
   // Before the approvals: what they record from the start (interrupted approvals
@@ -416,7 +416,7 @@ std::optional<Daemon::StepError> Daemon::start_notifier() {
   return std::nullopt;
 }
 
-// approvals: the approvals store and service; what revoked tokens asked for cancelled.
+// Step "approvals": the approvals store and service; what revoked tokens asked for cancelled.
 std::optional<Daemon::StepError> Daemon::start_approvals() {
   Logger& log = context_.log;
   const ApprovalsConfig& ac = config_.approvals;
@@ -479,7 +479,7 @@ std::optional<Daemon::StepError> Daemon::start_approvals() {
   return std::nullopt;
 }
 
-// reloader: the reloader, watching the rule files when asked to.
+// Step "reloader": the reloader, watching the rule files when asked to.
 std::optional<Daemon::StepError> Daemon::start_reloader() {
   Logger& log = context_.log;
   Reloader::FingerprintFn fingerprint;
@@ -497,7 +497,7 @@ std::optional<Daemon::StepError> Daemon::start_reloader() {
   return std::nullopt;
 }
 
-// listener: the TCP (plain or TLS) and Unix socket listeners.
+// Step "listener": the TCP (plain or TLS) and Unix socket listeners.
 std::optional<Daemon::StepError> Daemon::open_listeners() {
   Logger& log = context_.log;
   std::string error;
@@ -547,7 +547,7 @@ std::optional<Daemon::StepError> Daemon::open_listeners() {
   return std::nullopt;
 }
 
-// metrics: the metrics listener ([metrics] listen).
+// Step "metrics": the metrics listener ([metrics] listen).
 std::optional<Daemon::StepError> Daemon::open_metrics() {
   Logger& log = context_.log;
   if (!config_.metrics.enabled()) return std::nullopt;
@@ -572,7 +572,7 @@ std::optional<Daemon::StepError> Daemon::open_metrics() {
   return std::nullopt;
 }
 
-// signals: SIGTERM, SIGINT and SIGHUP handled, SIGPIPE ignored (when asked to).
+// Step "signals": SIGTERM, SIGINT and SIGHUP handled, SIGPIPE ignored (when asked to).
 std::optional<Daemon::StepError> Daemon::install_signals() {
   if (options_.handle_signals) {
     signals_.add(SIGTERM);
