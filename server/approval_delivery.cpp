@@ -8,6 +8,7 @@
 #include "protocol/frame.h"
 #include "protocol/json_text.h"
 #include "server/approval_text.h"
+#include "server/submit.h"
 
 namespace warden::server {
 

@@ -12,6 +12,7 @@
 #include "protocol/json_text.h"
 #include "server/approval_text.h"
 #include "server/errors.h"
+#include "server/submit.h"
 
 namespace warden::server {
 

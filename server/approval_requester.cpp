@@ -11,9 +11,11 @@
 
 #include "bindings/json.h"
 #include "pipeline/events.h"
+#include "protocol/json_text.h"
 #include "protocol/message.h"
 #include "server/approval_text.h"
 #include "server/errors.h"
+#include "server/submit.h"
 
 namespace warden::server {
 
