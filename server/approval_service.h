@@ -39,6 +39,11 @@
 //   notification    every transition recorded here is also posted to the webhook of
 //                   [approvals.notify] (server/notifier.h) by this daemon, the one that made it.
 //
+// One class, one file per side: approval_service.cpp (threads, start, stop, records),
+// approval_requester.cpp, approval_answer.cpp, approval_delivery.cpp (waits, watchers,
+// notifications, the sweeper), approval_listing.cpp (`pending`, the JSON views),
+// approval_decisions.cpp (the free functions below); approval_text.h is what they share.
+//
 // Store work runs on the service's own threads, never on the I/O thread; approved submit
 // actions run on runner threads of their own, so a long one holds no thread that decides,
 // lists or answers; the sweeper thread expires approvals, prunes closed ones and ends waits

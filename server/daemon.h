@@ -79,7 +79,30 @@ class Daemon {
   const Config& config() const { return config_; }
 
  private:
+  // What a start step that fails reports: the exit code says whose fault it is.
+  struct StepError {
+    int exit_code;
+    std::string message;
+  };
   struct Step;
+  // The start steps, in start()'s order (daemon_start.cpp); each logs what it did.
+  std::optional<StepError> check_config();
+  std::optional<StepError> check_workspace();
+  std::optional<StepError> check_confinement();
+  std::optional<StepError> raise_fd_limit();
+  std::optional<StepError> load_tokens();
+  std::optional<StepError> load_policy();
+  std::optional<StepError> make_state_dir();
+  std::optional<StepError> check_own_state();
+  std::optional<StepError> open_audit();
+  std::optional<StepError> start_workers();
+  std::optional<StepError> start_pipeline();
+  std::optional<StepError> start_notifier();
+  std::optional<StepError> start_approvals();
+  std::optional<StepError> start_reloader();
+  std::optional<StepError> open_listeners();
+  std::optional<StepError> open_metrics();
+  std::optional<StepError> install_signals();
   ReloadReport reload_now(const std::string& trigger);
   void wait_for_signal();
   void begin_shutdown(const std::string& reason);

@@ -27,6 +27,13 @@ struct PipelineParts {
   pipeline::Options options;
 };
 
+// The actuators approved actions are dispatched to when no pipeline (no model provider)
+// brought its own.
+struct ApprovalActuators {
+  actuators::ToolRegistry tools;  // before actuators: the tool actuator uses it
+  actuators::Registry actuators;
+};
+
 // Builds the parts into *parts and the runner into *runner. With no provider configured
 // both stay empty (submit answers E_NO_PROVIDER). Returns an error naming the key or the
 // provider when the configuration cannot be used (a script file that does not parse …).

@@ -215,7 +215,12 @@ struct ApprovalLog {
     d.decision_id = "d-" + command;
     d.outcome = Outcome::ApprovalRequired;
     d.reason = "needs a person";
-    d.rules = {{"deploys", d.outcome, "needs a person", false}};
+    d.rules = {{.rule = "deploys",
+                .outcome = d.outcome,
+                .reason = "needs a person",
+                .monitor = false,
+                .overlay = {},
+                .asserted_reason = {}}};
     d.rules_digest = "sha256:aa";
     const std::string proposal =
         R"({"target":"shell","action":"run","payload":{"command":")" + command + R"("}})";

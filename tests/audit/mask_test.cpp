@@ -288,7 +288,7 @@ TEST_CASE("URL-like text without a password is left alone", "[mask]") {
 // holds_secret's fast path (lowercase hex and '-', optionally after "sha256:") agrees with the
 // detector: the daemon's ids and digests are never secrets.
 TEST_CASE("hex ids and digests hold no secret, by the fast path and by the detector", "[mask]") {
-  for (const std::string text :
+  for (const std::string& text :
        {std::string("9f86d081884c7d659a2feaa0c55ad015"),
         std::string("8f14e45f-ceea-467f-a0e6-d2bbfe3b5b8e"),
         "sha256:" + std::string("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"),

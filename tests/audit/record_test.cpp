@@ -29,10 +29,26 @@ Decision sample_decision() {
   d.decision_id = "d-42";
   d.outcome = Outcome::ApprovalRequired;
   d.reason = "pushing with token ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5 needs a human";
-  d.rules = {{"git-push", Outcome::ApprovalRequired, "push needs approval", false},
-             {"watch-tokens", Outcome::Reject, "token in command", true}};
-  d.rewrites = {
-      {"strip-flag", "payload.command", "git push --force", "git push", "no force", false, true}};
+  d.rules = {{.rule = "git-push",
+              .outcome = Outcome::ApprovalRequired,
+              .reason = "push needs approval",
+              .monitor = false,
+              .overlay = {},
+              .asserted_reason = {}},
+             {.rule = "watch-tokens",
+              .outcome = Outcome::Reject,
+              .reason = "token in command",
+              .monitor = true,
+              .overlay = {},
+              .asserted_reason = {}}};
+  d.rewrites = {{"strip-flag",
+                 "payload.command",
+                 "git push --force",
+                 "git push",
+                 "no force",
+                 false,
+                 true,
+                 {}}};
   d.action_json = R"({"target":"shell","payload":{"command":"git push"}})";
   d.rules_digest = "sha256:abc";
   d.elapsed_us = 137;
@@ -300,8 +316,14 @@ TEST_CASE("a secret in any string member of the record is masked, with its point
   d.outcome = Outcome::Reject;
   d.reason = "r " + url;
   d.error_code = "E_" + t;
-  d.rules = {{"rule-" + t, Outcome::Reject, "why " + t, false}};
-  d.rewrites = {{"rw-" + t, "payload." + t, "old " + t, "new " + t, "because " + t, false, false}};
+  d.rules = {{.rule = "rule-" + t,
+              .outcome = Outcome::Reject,
+              .reason = "why " + t,
+              .monitor = false,
+              .overlay = {},
+              .asserted_reason = {}}};
+  d.rewrites = {
+      {"rw-" + t, "payload." + t, "old " + t, "new " + t, "because " + t, false, false, {}}};
   EffectRecord e;
   e.kind = "k " + t;
   e.object = "o " + t;

@@ -707,7 +707,7 @@ TEST_CASE("redteam: a rotated file duplicated under another name, a checkpoint f
   LogBuilder other(key);
   other.daemon = "other-host";
   other.start();
-  for (int i = 0; i < 5; ++i) other.decision({.principal = "mallory"});
+  for (int i = 0; i < 5; ++i) other.decision({.principal = "mallory", .mask_field = {}});
   other.checkpoint();
   LogBuilder mine(key);
   mine.start();

@@ -7,6 +7,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -224,6 +225,26 @@ class Recorder {
     INFO(a.error);
     REQUIRE(a.ok);
     outcomes[a.seq] = r.decision.outcome;
+    return a.seq;
+  }
+
+  // Records `proposal` with a decision of the test's own, not the engine's: what a daemon
+  // that read it otherwise would have logged.
+  std::uint64_t record(const std::string& principal, const std::string& session,
+                       const std::string& proposal, const Decision& decision,
+                       std::int64_t time_us) {
+    now_ = time_us;
+    DecisionInput in;
+    in.proposal_json = proposal;
+    in.principal = principal;
+    in.groups = {"dev"};
+    in.session = session;
+    in.time_us = time_us;
+    AppendResult a =
+        writer_->append_wait("decision", time_us, decision_fields(in, decision, &masker_));
+    INFO(a.error);
+    REQUIRE(a.ok);
+    outcomes[a.seq] = decision.outcome;
     return a.seq;
   }
 
@@ -909,4 +930,77 @@ TEST_CASE("the text report names each changed record's file and line", "[replay]
   const std::string text = report_text(rep);
   CHECK(text.find("WIDENING seq " + std::to_string(rm) + " " + log + ":" + std::to_string(found) +
                   " ") != std::string::npos);
+}
+
+// A change's summary and a start record are read with the one JSON parser (bindings/json.h):
+// a document it refuses — here a zero RapidJSON would misread as another number — reads as
+// none, as the engine refuses such a proposal (E_INPUT_JSON).
+TEST_CASE("a proposal the one JSON parser refuses is summarized by its text", "[replay]") {
+  TempDir dir{"warden-replay"};
+  const std::string base = dir.write("base/base.clp", kBaseRules);
+  const std::string log = dir / "audit.jsonl";
+  const std::string readable =
+      R"({"target":"shell","action":"run","payload":{"command":"ls","n":0},"context":{"session":"s1"}})";
+  const std::string refused =
+      R"({"target":"shell","action":"run","payload":{"command":"ls","n":0e66},"context":{"session":"s1"}})";
+  Recorder rec({base, kEffects, kPaths}, log);
+  Decision approved;
+  approved.decision_id = "older-daemon";
+  approved.outcome = Outcome::Approve;
+  approved.reason = "recorded by a daemon that read the number";
+  const auto kept = rec.record("alice", "s1", readable, approved, at(9, 0));
+  const auto changed = rec.record("alice", "s1", refused, approved, at(9, 1));
+  rec.close();
+  CHECK(rec.outcomes[kept] == Outcome::Approve);
+
+  ReplayReport rep = replay(log, {base, kEffects, kPaths});
+  REQUIRE(rep.changes.size() == 1);
+  const ReplayChange& c = rep.changes[0];
+  CHECK(c.seq == changed);
+  CHECK(c.new_outcome == Outcome::Reject);
+  CHECK(c.new_error == "E_INPUT_JSON");
+  CHECK(c.summary == refused);
+  // The readable one would have been summarized by its members.
+  Recorder other({base, kEffects, kPaths}, dir / "other.jsonl");
+  Decision rejected = approved;
+  rejected.outcome = Outcome::Reject;
+  other.record("alice", "s1", readable, rejected, at(9, 0));
+  other.close();
+  ReplayReport read = replay(dir / "other.jsonl", {base, kEffects, kPaths});
+  REQUIRE(read.changes.size() == 1);
+  CHECK(read.changes[0].summary == "shell/run command=ls");
+}
+
+TEST_CASE("a start record the one JSON parser refuses gives no settings", "[replay]") {
+  TempDir dir{"warden-replay"};
+  const std::string base = dir.write("base/base.clp", kBaseRules);
+  const std::string log = dir / "audit.jsonl";
+  SessionMemoryOptions memory;
+  memory.ttl_seconds = 60;
+  Recorder rec({base, kEffects, kPaths}, log, memory);
+  rec.shell("alice", "s1", "ls", at(9, 0));
+  rec.close();
+  ReplayReport as_written = replay(log, {base, kEffects, kPaths});
+  CHECK(as_written.options_from == "start record seq 1");
+  CHECK(as_written.session.ttl_seconds == 60);
+
+  // The same start record with one more member, a zero RapidJSON would misread.
+  std::string text;
+  {
+    std::ifstream in(log);
+    std::stringstream s;
+    s << in.rdbuf();
+    text = s.str();
+  }
+  const std::size_t at_member = text.find("\"every_records\":");
+  REQUIRE(at_member < text.find('\n'));
+  text.insert(at_member, "\"n\":0e66,");
+  const std::string edited = dir.write("edited.jsonl", text);
+  ReplayReport rep = replay(edited, {base, kEffects, kPaths});
+  CHECK(rep.options_from == "engine defaults");
+  CHECK(rep.session.ttl_seconds == SessionMemoryOptions{}.ttl_seconds);
+  CHECK(std::find(rep.warnings.begin(), rep.warnings.end(),
+                  "start record seq 1 lacks workspace_root, home or default_outcome") !=
+        rep.warnings.end());
+  CHECK(rep.changed == 0);
 }

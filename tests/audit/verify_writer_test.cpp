@@ -63,7 +63,12 @@ struct WrittenLog {
     d.decision_id = "d" + std::to_string(i);
     d.outcome = i % 3 == 0 ? Outcome::ApprovalRequired : Outcome::Approve;
     d.reason = "because";
-    d.rules = {{"rule-" + std::to_string(i % 3), d.outcome, "because", false}};
+    d.rules = {{.rule = "rule-" + std::to_string(i % 3),
+                .outcome = d.outcome,
+                .reason = "because",
+                .monitor = false,
+                .overlay = {},
+                .asserted_reason = {}}};
     d.rules_digest = "sha256:aa";
     d.effects = {{"exec", "program", "ls", "ls", "none", false, "", "argv", false}};
     const std::string proposal = R"({"target":"shell","action":"run","payload":{"command":"ls )" +

@@ -12,8 +12,18 @@ TEST_CASE("a decision event carries the stage, attempt, outcome, rules and actio
   d.decision_id = "d1";
   d.outcome = Outcome::Reject;
   d.reason = "no \"rm\"";
-  d.rules.push_back(FiredRule{"refuse-rm", Outcome::Reject, "rm deletes", false});
-  d.rules.push_back(FiredRule{"watch", Outcome::Reject, "seen", true});
+  d.rules.push_back(FiredRule{.rule = "refuse-rm",
+                              .outcome = Outcome::Reject,
+                              .reason = "rm deletes",
+                              .monitor = false,
+                              .overlay = {},
+                              .asserted_reason = {}});
+  d.rules.push_back(FiredRule{.rule = "watch",
+                              .outcome = Outcome::Reject,
+                              .reason = "seen",
+                              .monitor = true,
+                              .overlay = {},
+                              .asserted_reason = {}});
   d.action_json = R"({"target":"shell","payload":{"command":"rm x"}})";
   rapidjson::Document e = parse_json(events::decision(d, "reason", 2));
   CHECK(string_at(e, "event") == "decision");

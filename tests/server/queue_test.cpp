@@ -340,7 +340,7 @@ TEST_CASE("the handler answers E_BUSY when the queue is full", "[server][queue]"
   context.pool = h.pool.get();
   RequestHandler handler(context);
   SessionAuth auth;
-  auth.identity = Identity{"alice", Role::Agent};
+  auth.identity = Identity{"alice", Role::Agent, {}, {}};
   REQUIRE(h.pool->submit(t.blocker(started, release)) == DeciderPool::Submitted::Queued);
   REQUIRE(started.wait());
   auto later = [&](Reply) { ++later_calls; };

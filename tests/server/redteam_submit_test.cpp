@@ -86,7 +86,9 @@ std::vector<Message> read_until_response(Client& client, const std::string& id) 
     std::string payload;
     auto status = client.read_message(&payload, 20000ms);
     if (status != Client::ReadStatus::Ok) {
-      out.push_back(Message{"<read status " + std::to_string(static_cast<int>(status)) + ">"});
+      Message failed;
+      failed.type = "<read status " + std::to_string(static_cast<int>(status)) + ">";
+      out.push_back(std::move(failed));
       return out;
     }
     out.push_back(message_of(payload));
