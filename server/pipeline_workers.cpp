@@ -6,7 +6,7 @@
 namespace warden::server {
 
 PipelineWorkers::PipelineWorkers(unsigned threads, std::size_t max_queue, Logger log)
-    : threads_(threads ? threads : 1), waiting_(max_queue, max_queue / 4), log_(std::move(log)) {}
+    : threads_(threads ? threads : 1), log_(std::move(log)), waiting_(max_queue, max_queue / 4) {}
 
 PipelineWorkers::~PipelineWorkers() { stop(); }
 
