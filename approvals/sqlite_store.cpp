@@ -10,6 +10,8 @@
 #include <climits>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "approvals/internal.h"
@@ -20,15 +22,62 @@ namespace {
 
 using detail::kApprovalColumns;
 
+// The connection's prepared statements, by their SQL (constant text; values are bound):
+// SQLite parses a statement's text at every prepare, which was most of what recording an
+// approval cost. Used under the store's mutex, or before the store is shared.
+class StatementCache {
+ public:
+  struct Entry {
+    sqlite3_stmt* stmt = nullptr;
+    bool in_use = false;  // handed to a live Statement: a nested use prepares its own
+  };
+  StatementCache() = default;
+  StatementCache(const StatementCache&) = delete;
+  StatementCache& operator=(const StatementCache&) = delete;
+  ~StatementCache() { clear(); }
+  // Finalizes every statement (the connection cannot close while one is left).
+  void clear() {
+    for (auto& [sql, entry] : entries_) sqlite3_finalize(entry.stmt);
+    entries_.clear();
+  }
+  sqlite3* db = nullptr;
+
+ private:
+  friend class Statement;
+  std::unordered_map<std::string, Entry> entries_;  // node-based: entries stay where they are
+};
+
 class Statement {
  public:
-  Statement(sqlite3* db, const std::string& sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
-        SQLITE_OK) {
-      throw StoreError(std::string("approval store (sqlite): ") + sqlite3_errmsg(db));
+  Statement(StatementCache& cache, std::string_view sql) : db_(cache.db) {
+    auto it = cache.entries_.find(std::string(sql));
+    if (it != cache.entries_.end() && !it->second.in_use) {
+      entry_ = &it->second;
+      entry_->in_use = true;
+      stmt_ = entry_->stmt;
+      return;
+    }
+    if (sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
+                           &stmt_, nullptr) != SQLITE_OK) {
+      sqlite3_finalize(stmt_);
+      throw StoreError(std::string("approval store (sqlite): ") + sqlite3_errmsg(db_));
+    }
+    if (it == cache.entries_.end()) {
+      entry_ = &cache.entries_.emplace(std::string(sql), StatementCache::Entry{stmt_, true})
+                    .first->second;
     }
   }
-  ~Statement() { sqlite3_finalize(stmt_); }
+  // A cached statement goes back reset, its values unbound (a statement left stepping would
+  // hold its read transaction open); another is finalized.
+  ~Statement() {
+    if (entry_) {
+      sqlite3_reset(stmt_);
+      sqlite3_clear_bindings(stmt_);
+      entry_->in_use = false;
+    } else {
+      sqlite3_finalize(stmt_);
+    }
+  }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
@@ -69,6 +118,7 @@ class Statement {
   }
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
+  StatementCache::Entry* entry_ = nullptr;  // the cache's, or null: finalized when done
 };
 
 // Notifications gathered during a call and delivered once it returned its lock.
@@ -92,10 +142,11 @@ class SqliteStore final : public Store {
       throw StoreError("approval store (sqlite): cannot open " + path + ": " + msg);
     }
     try {
+      statements_.db = db_;
       sqlite3_busy_timeout(db_, 5000);
       exec("PRAGMA foreign_keys = ON");
       {
-        Statement s(db_, "PRAGMA journal_mode = WAL");
+        Statement s(statements_, "PRAGMA journal_mode = WAL");
         if (!s.step() || s.text(0) != "wal") {
           throw StoreError("approval store (sqlite): cannot switch " + path + " to WAL");
         }
@@ -106,7 +157,7 @@ class SqliteStore final : public Store {
         // A store created before votes carried their scope gains the column (existing votes:
         // 0, one use).
         {
-          Statement has(db_,
+          Statement has(statements_,
                         "SELECT 1 FROM pragma_table_info('approval_votes') "
                         "WHERE name = 'scope_minutes'");
           if (!has.step()) {
@@ -117,7 +168,7 @@ class SqliteStore final : public Store {
         }
         // ... and before claims named their daemon.
         {
-          Statement has(db_,
+          Statement has(statements_,
                         "SELECT 1 FROM pragma_table_info('approvals') WHERE name = 'claimed_by'");
           if (!has.step())
             exec("ALTER TABLE approvals ADD COLUMN claimed_by TEXT NOT NULL DEFAULT ''");
@@ -125,20 +176,20 @@ class SqliteStore final : public Store {
         // ... and before approvals kept what they grant and the token that asked (existing
         // approvals: they grant nothing, asked by no known token).
         {
-          Statement has(db_,
+          Statement has(statements_,
                         "SELECT 1 FROM pragma_table_info('approvals') WHERE name = 'grants_json'");
           if (!has.step())
             exec("ALTER TABLE approvals ADD COLUMN grants_json TEXT NOT NULL DEFAULT ''");
         }
         {
-          Statement has(db_,
+          Statement has(statements_,
                         "SELECT 1 FROM pragma_table_info('approvals') "
                         "WHERE name = 'requester_token_id'");
           if (!has.step())
             exec("ALTER TABLE approvals ADD COLUMN requester_token_id TEXT NOT NULL DEFAULT ''");
         }
         for (std::size_t i = 0; i < detail::kSchemaProbeCount; ++i) {
-          Statement(db_, detail::kSchemaProbes[i]).run();
+          Statement(statements_, detail::kSchemaProbes[i]).run();
         }
         exec("COMMIT");
       } catch (...) {
@@ -146,12 +197,16 @@ class SqliteStore final : public Store {
         throw;
       }
     } catch (...) {
+      statements_.clear();
       sqlite3_close(db_);
       db_ = nullptr;
       throw;
     }
   }
-  ~SqliteStore() override { sqlite3_close(db_); }
+  ~SqliteStore() override {
+    statements_.clear();
+    sqlite3_close(db_);
+  }
 
   std::string_view kind() const override { return "sqlite"; }
 
@@ -166,14 +221,14 @@ class SqliteStore final : public Store {
       if (n.max_pending > 0) {
         // Counted under the write lock the insert takes (BEGIN IMMEDIATE): no other
         // connection, in this process or another, inserts in between.
-        Statement c(db_,
+        Statement c(statements_,
                     "SELECT count(*) FROM approvals WHERE principal = ?1 AND status = 'pending' "
                     "AND expires_ms > ?2");
         c.bind(1, a.principal).bind(2, a.created_ms);
         const std::int64_t pending = c.step() ? c.integer(0) : 0;
         if (pending >= n.max_pending) throw PendingLimit(pending, n.max_pending);
       }
-      Statement s(db_,
+      Statement s(statements_,
                   "INSERT INTO approvals (id, token_hash, status, action_hash, action_json, "
                   "proposal_json, principal, groups_json, session, agent, rules_json, reason, "
                   "decision_id, origin, daemon_id, created_ms, expires_ms, approvers_needed, "
@@ -231,7 +286,7 @@ class SqliteStore final : public Store {
     std::vector<Approval> out;
     while (out.size() < f.limit) {
       const std::size_t want = f.rule.empty() ? f.limit - out.size() : detail::kListBatch;
-      Statement s(db_, sql);
+      Statement s(statements_, sql);
       if (status_at) s.bind(status_at, status_name(*f.status));
       if (agent_at) s.bind(agent_at, f.agent);
       if (session_at) s.bind(session_at, f.session);
@@ -278,14 +333,14 @@ class SqliteStore final : public Store {
         out.result = ApproveResult::AlreadyApproved;
       } else {
         std::int64_t count = vote_count(a->id);
-        Statement ins(db_,
+        Statement ins(statements_,
                       "INSERT INTO approval_votes (approval_id, approver, note, at_ms, seq, "
                       "scope_minutes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
         ins.bind(1, a->id).bind(2, approver).bind(3, note).bind(4, now_ms).bind(5, count + 1);
         ins.bind(6, static_cast<std::int64_t>(scope_minutes < 0 ? 0 : scope_minutes));
         ins.run();
         if (count + 1 >= a->approvers_needed) {
-          Statement up(db_,
+          Statement up(statements_,
                        "UPDATE approvals SET status = 'approved', closed_ms = ?2, "
                        "claimed_by = ?3 WHERE id = ?1 AND status = 'pending'");
           up.bind(1, a->id).bind(2, now_ms).bind(3, daemon_id);
@@ -324,7 +379,7 @@ class SqliteStore final : public Store {
         notes.emplace_back("closed", a->id);
         out.result = DenyResult::Expired;
       } else {
-        Statement up(db_,
+        Statement up(statements_,
                      "UPDATE approvals SET status = 'denied', closed_by = ?2, close_note = ?3, "
                      "closed_ms = ?4 WHERE id = ?1 AND status = 'pending'");
         up.bind(1, a->id).bind(2, by).bind(3, note).bind(4, now_ms);
@@ -348,7 +403,7 @@ class SqliteStore final : public Store {
     {
       std::lock_guard lock(mu_);
       Transaction tx(*this);
-      Statement up(db_,
+      Statement up(statements_,
                    "UPDATE approvals SET status = ?2, result_json = ?3 "
                    "WHERE id = ?1 AND status = 'approved'");
       up.bind(1, id).bind(2, status_name(status)).bind(3, result_json);
@@ -369,7 +424,7 @@ class SqliteStore final : public Store {
       Transaction tx(*this);
       std::vector<std::string> ids;
       {
-        Statement s(db_,
+        Statement s(statements_,
                     "UPDATE approvals SET status = 'expired', closed_ms = ?1 "
                     "WHERE status = 'pending' AND expires_ms <= ?1 RETURNING id");
         s.bind(1, now_ms);
@@ -390,7 +445,8 @@ class SqliteStore final : public Store {
     {
       std::lock_guard lock(mu_);
       Transaction tx(*this);
-      Statement g(db_, "DELETE FROM approval_grants WHERE uses_left = -1 OR expires_ms <= ?1");
+      Statement g(statements_,
+                  "DELETE FROM approval_grants WHERE uses_left = -1 OR expires_ms <= ?1");
       g.bind(1, now_ms);
       g.run();
       out.grants = sqlite3_changes(db_);
@@ -403,7 +459,7 @@ class SqliteStore final : public Store {
       Transaction tx(*this);
       exec("CREATE TEMP TABLE IF NOT EXISTS prune_batch (id TEXT PRIMARY KEY)");
       exec("DELETE FROM prune_batch");
-      Statement pick(db_,
+      Statement pick(statements_,
                      "INSERT INTO prune_batch (id) SELECT id FROM approvals WHERE status IN "
                      "('denied', 'expired', 'executed', 'refused') AND closed_ms < ?1 AND NOT "
                      "EXISTS (SELECT 1 FROM approval_grants g WHERE g.approval_id = approvals.id) "
@@ -433,7 +489,7 @@ class SqliteStore final : public Store {
       Transaction tx(*this);
       std::vector<std::string> ids;
       {
-        Statement s(db_,
+        Statement s(statements_,
                     "UPDATE approvals SET status = 'refused', result_json = ?3 "
                     "WHERE status = 'approved' AND ((?1 <> '' AND claimed_by = ?1) OR "
                     "closed_ms < ?2) RETURNING id");
@@ -441,7 +497,8 @@ class SqliteStore final : public Store {
         while (s.step()) ids.push_back(s.text(0));
       }
       for (const auto& id : ids) {
-        Statement g(db_, "UPDATE approval_grants SET uses_left = -1 WHERE approval_id = ?1");
+        Statement g(statements_,
+                    "UPDATE approval_grants SET uses_left = -1 WHERE approval_id = ?1");
         g.bind(1, id);
         g.run();
       }
@@ -458,7 +515,7 @@ class SqliteStore final : public Store {
   void add_grant(const Grant& g) override {
     std::lock_guard lock(mu_);
     Transaction tx(*this);
-    Statement s(db_,
+    Statement s(statements_,
                 "INSERT INTO approval_grants (id, approval_id, principal, session, action_hash, "
                 "expires_ms, uses_left, approver) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
     s.bind(1, detail::new_id("grt_")).bind(2, g.approval_id).bind(3, g.principal);
@@ -475,7 +532,7 @@ class SqliteStore final : public Store {
     std::string id;
     Grant g;
     {
-      Statement s(db_,
+      Statement s(statements_,
                   "SELECT id, approval_id, principal, session, action_hash, expires_ms, "
                   "uses_left, approver FROM approval_grants WHERE principal = ?1 AND "
                   "session = ?2 AND action_hash = ?3 AND expires_ms > ?4 AND uses_left >= 0 "
@@ -491,7 +548,7 @@ class SqliteStore final : public Store {
       g.uses_left = static_cast<int>(s.integer(6));
       g.approver = s.text(7);
     }
-    Statement up(db_,
+    Statement up(statements_,
                  "UPDATE approval_grants SET uses_left = CASE WHEN uses_left = 1 THEN -1 "
                  "WHEN uses_left > 1 THEN uses_left - 1 ELSE uses_left END "
                  "WHERE id = ?1 AND uses_left >= 0");
@@ -509,7 +566,7 @@ class SqliteStore final : public Store {
 
   std::vector<TokenRequester> open_requesters(std::int64_t now_ms) override {
     std::lock_guard lock(mu_);
-    Statement s(db_,
+    Statement s(statements_,
                 "SELECT DISTINCT a.requester_token_id, a.principal FROM approvals a "
                 "WHERE a.requester_token_id <> '' AND (a.status = 'pending' OR EXISTS "
                 "(SELECT 1 FROM approval_grants g WHERE g.approval_id = a.id AND "
@@ -532,7 +589,7 @@ class SqliteStore final : public Store {
       Transaction tx(*this);
       std::vector<std::string> ids;
       {
-        Statement s(db_,
+        Statement s(statements_,
                     "UPDATE approvals SET status = 'denied', closed_by = ?3, close_note = ?4, "
                     "closed_ms = ?5 WHERE status = 'pending' AND requester_token_id = ?1 AND "
                     "principal = ?2 RETURNING id");
@@ -540,7 +597,7 @@ class SqliteStore final : public Store {
         while (s.step()) ids.push_back(s.text(0));
       }
       {
-        Statement g(db_,
+        Statement g(statements_,
                     "UPDATE approval_grants SET uses_left = -1 WHERE uses_left >= 0 AND "
                     "approval_id IN (SELECT id FROM approvals WHERE requester_token_id = ?1 AND "
                     "principal = ?2)");
@@ -589,8 +646,8 @@ class SqliteStore final : public Store {
 
   // column is a constant column name, never data.
   std::optional<Approval> load_bare(const char* column, std::string_view value) {
-    Statement s(db_, std::string("SELECT ") + kApprovalColumns + " FROM approvals WHERE " + column +
-                         " = ?1");
+    Statement s(statements_, std::string("SELECT ") + kApprovalColumns + " FROM approvals WHERE " +
+                                 column + " = ?1");
     s.bind(1, value);
     if (!s.step()) return std::nullopt;
     return row(s);
@@ -603,7 +660,7 @@ class SqliteStore final : public Store {
   }
 
   std::vector<Vote> votes(const std::string& id) {
-    Statement s(db_,
+    Statement s(statements_,
                 "SELECT approver, note, at_ms, scope_minutes FROM approval_votes "
                 "WHERE approval_id = ?1 ORDER BY seq");
     s.bind(1, id);
@@ -615,19 +672,20 @@ class SqliteStore final : public Store {
   }
 
   bool has_vote(const std::string& id, std::string_view approver) {
-    Statement s(db_, "SELECT 1 FROM approval_votes WHERE approval_id = ?1 AND approver = ?2");
+    Statement s(statements_,
+                "SELECT 1 FROM approval_votes WHERE approval_id = ?1 AND approver = ?2");
     s.bind(1, id).bind(2, approver);
     return s.step();
   }
 
   std::int64_t vote_count(const std::string& id) {
-    Statement s(db_, "SELECT count(*) FROM approval_votes WHERE approval_id = ?1");
+    Statement s(statements_, "SELECT count(*) FROM approval_votes WHERE approval_id = ?1");
     s.bind(1, id);
     return s.step() ? s.integer(0) : 0;
   }
 
   void mark_expired(const std::string& id, std::int64_t now_ms) {
-    Statement s(db_,
+    Statement s(statements_,
                 "UPDATE approvals SET status = 'expired', closed_ms = ?2 "
                 "WHERE id = ?1 AND status = 'pending'");
     s.bind(1, id).bind(2, now_ms);
@@ -652,6 +710,7 @@ class SqliteStore final : public Store {
   }
 
   sqlite3* db_ = nullptr;
+  StatementCache statements_;
   std::mutex mu_;
   std::mutex listener_mu_;
   Listener listener_;

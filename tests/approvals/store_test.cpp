@@ -820,3 +820,30 @@ TEST_CASE("sqlite: a new store file is readable by its owner only", "[approvals]
   CHECK((fs::status(b.location()).permissions() & (fs::perms::group_all | fs::perms::others_all)) ==
         fs::perms::none);
 }
+
+TEST_CASE("a store asking the same question again sees what another store changed since",
+          "[approvals]") {
+  // The SQLite store keeps its statements prepared: one left holding its read snapshot would
+  // answer from before the other daemon's change.
+  Backend b(BACKENDS);
+  auto one = b.open();
+  auto other = b.open();
+  Filter pending;
+  pending.now_ms = kNow;
+  CHECK(other->list(pending).empty());
+  Created c = one->create(request());
+  for (int round = 0; round < 3; ++round) {
+    REQUIRE(other->list(pending).size() == 1);
+    REQUIRE(other->get(c.approval.id).has_value());
+    CHECK(other->get(c.approval.id)->status == Status::Pending);
+    CHECK(other->find_by_token(c.token).has_value());
+  }
+  REQUIRE(one->deny(c.approval.id, "ops", "", kNow + 10).result == DenyResult::Denied);
+  CHECK(other->list(pending).empty());
+  CHECK(other->get(c.approval.id)->status == Status::Denied);
+  Created d = other->create(request("bob", "s2"));
+  CHECK(one->list(pending).size() == 1);
+  CHECK(one->get(d.approval.id)->principal == "bob");
+  CHECK(other->deny(d.approval.id, "ops", "", kNow + 20).result == DenyResult::Denied);
+  CHECK(one->get(d.approval.id)->status == Status::Denied);
+}
