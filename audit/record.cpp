@@ -9,62 +9,9 @@
 
 #include "bindings/secrets.h"
 #include "bindings/text.h"
-#include "engine/json_writer.h"
 
 namespace warden::audit {
 namespace {
-
-// append_json_string's output, faster: runs of plain ASCII are copied whole; only escapes and
-// non-ASCII bytes (checked as UTF-8, invalid bytes become U+FFFD) go one by one.
-void append_json(std::string& out, std::string_view s) {
-  out.push_back('"');
-  std::size_t i = 0;
-  while (i < s.size()) {
-    std::size_t j = i;
-    while (j < s.size()) {
-      const auto c = static_cast<unsigned char>(s[j]);
-      if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
-      ++j;
-    }
-    out.append(s.data() + i, j - i);
-    if (j == s.size()) break;
-    const auto c = static_cast<unsigned char>(s[j]);
-    if (c < 0x80) {
-      switch (c) {
-        case '"':
-          out += "\\\"";
-          break;
-        case '\\':
-          out += "\\\\";
-          break;
-        case '\n':
-          out += "\\n";
-          break;
-        case '\r':
-          out += "\\r";
-          break;
-        case '\t':
-          out += "\\t";
-          break;
-        default: {
-          out += "\\u00";
-          text::append_hex(out, c);
-        }
-      }
-      i = j + 1;
-      continue;
-    }
-    const std::size_t n = text::utf8_sequence_length(s, j);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";
-      i = j + 1;
-    } else {
-      out.append(s.data() + j, n);
-      i = j + n;
-    }
-  }
-  out.push_back('"');
-}
 
 void append_int(std::string& out, std::int64_t v) {
   char buf[24];
@@ -91,12 +38,12 @@ struct Where {
 void append_masked(std::string& out, std::string_view s, const Masker* masker, const Where& where,
                    std::vector<Mask>* masks) {
   if (!masker || !holds_secret(s)) {
-    append_json(out, s);
+    text::append_json_string(out, s);
     return;
   }
   std::string text(s);
   masker->mask_text(&text, where.pointer(), masks);
-  append_json(out, text);
+  text::append_json_string(out, text);
 }
 
 // A SAX handler writing the parsed JSON back out compactly, masking strings and member names
@@ -120,11 +67,11 @@ class MaskingWriter {
     prefix();
     const std::string_view text(s, n);
     if (!masker_ || !holds_secret(text)) {
-      append_json(out_, text);
+      text::append_json_string(out_, text);
     } else {
       std::string copy(text);
       masker_->mask_text(&copy, pointer(), masks_);
-      append_json(out_, copy);
+      text::append_json_string(out_, copy);
     }
     return true;
   }
@@ -142,7 +89,7 @@ class MaskingWriter {
         for (std::size_t i = first; i < masks_->size(); ++i) (*masks_)[i].field = at;
       }
     }
-    append_json(out_, level.key);
+    text::append_json_string(out_, level.key);
     out_.push_back(':');
     after_key_ = true;
     return true;
@@ -216,7 +163,7 @@ void append_json_value(std::string& out, std::string_view json, const Masker* ma
                        const std::string& pointer, std::vector<Mask>* masks) {
   const std::size_t start = out.size();
   const std::size_t masks_start = masks->size();
-  // No UTF-8 validation here: append_json writes invalid bytes as U+FFFD.
+  // No UTF-8 validation here: append_json_string writes invalid bytes as U+FFFD.
   constexpr unsigned kFlags =
       rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
   rapidjson::MemoryStream stream(json.data(), json.size());
@@ -234,13 +181,13 @@ void append_masks(std::string& out, const std::vector<Mask>& masks) {
     const Mask& m = masks[i];
     if (i) out += ',';
     out += "{\"field\":";
-    append_json(out, m.field);
+    text::append_json_string(out, m.field);
     out += ",\"offset\":";
     append_int(out, static_cast<std::int64_t>(m.offset));
     out += ",\"length\":";
     append_int(out, static_cast<std::int64_t>(m.length));
     out += ",\"kind\":";
-    append_json(out, m.kind);
+    text::append_json_string(out, m.kind);
     out += '}';
   }
   out += ']';
@@ -457,19 +404,19 @@ std::string start_fields(const StartInfo& s) {
   std::string out;
   out.reserve(256 + s.workspace_root.size() + s.home.size());
   out += "\"version\":";
-  append_json(out, s.version);
+  text::append_json_string(out, s.version);
   out += ",\"pid\":";
   append_int(out, s.pid);
   out += ",\"rules_digest\":";
-  append_json(out, s.rules_digest);
+  text::append_json_string(out, s.rules_digest);
   out += ",\"workspace_root\":";
-  append_json(out, s.workspace_root);
+  text::append_json_string(out, s.workspace_root);
   out += ",\"home\":";
-  append_json(out, s.home);
+  text::append_json_string(out, s.home);
   out += ",\"default_outcome\":";
-  append_json(out, s.default_outcome);
+  text::append_json_string(out, s.default_outcome);
   out += ",\"key_id\":";
-  append_json(out, s.key_id);
+  text::append_json_string(out, s.key_id);
   out += ",\"every_records\":";
   append_int(out, static_cast<std::int64_t>(s.every_records));
   out += ",\"every_seconds\":";
@@ -490,11 +437,11 @@ std::string reload_fields(std::string_view rules_digest, std::string_view previo
                           std::string_view by) {
   std::string out;
   out += "\"rules_digest\":";
-  append_json(out, rules_digest);
+  text::append_json_string(out, rules_digest);
   out += ",\"previous_digest\":";
-  append_json(out, previous_digest);
+  text::append_json_string(out, previous_digest);
   out += ",\"by\":";
-  append_json(out, by);
+  text::append_json_string(out, by);
   return out;
 }
 
