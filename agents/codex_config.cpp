@@ -96,6 +96,7 @@ bool holds_command(const toml::table& root, const std::string& command, int time
 
 }  // namespace
 
+// TOML, not JSON (text::append_json_string): a basic string must escape DEL as well.
 std::string toml_quote(std::string_view value) {
   std::string out = "\"";
   for (unsigned char c : value) {

@@ -1,70 +1,20 @@
 // The decision record's FIELDS: a SAX pass re-serializes (and masks) the proposal, the rest is
-// written member by member in the format's fixed order.
+// written member by member in the format's fixed order, each Decision member by the writer the
+// reply shares (engine/decision_json.h), its strings masked.
 #include "audit/record.h"
 
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "bindings/secrets.h"
 #include "bindings/text.h"
-#include "engine/json_writer.h"
+#include "engine/decision_json.h"
 
 namespace warden::audit {
 namespace {
-
-// append_json_string's output, faster: runs of plain ASCII are copied whole; only escapes and
-// non-ASCII bytes (checked as UTF-8, invalid bytes become U+FFFD) go one by one.
-void append_json(std::string& out, std::string_view s) {
-  out.push_back('"');
-  std::size_t i = 0;
-  while (i < s.size()) {
-    std::size_t j = i;
-    while (j < s.size()) {
-      const auto c = static_cast<unsigned char>(s[j]);
-      if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
-      ++j;
-    }
-    out.append(s.data() + i, j - i);
-    if (j == s.size()) break;
-    const auto c = static_cast<unsigned char>(s[j]);
-    if (c < 0x80) {
-      switch (c) {
-        case '"':
-          out += "\\\"";
-          break;
-        case '\\':
-          out += "\\\\";
-          break;
-        case '\n':
-          out += "\\n";
-          break;
-        case '\r':
-          out += "\\r";
-          break;
-        case '\t':
-          out += "\\t";
-          break;
-        default: {
-          out += "\\u00";
-          text::append_hex(out, c);
-        }
-      }
-      i = j + 1;
-      continue;
-    }
-    const std::size_t n = text::utf8_sequence_length(s, j);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";
-      i = j + 1;
-    } else {
-      out.append(s.data() + j, n);
-      i = j + n;
-    }
-  }
-  out.push_back('"');
-}
 
 void append_int(std::string& out, std::int64_t v) {
   char buf[24];
@@ -72,32 +22,41 @@ void append_int(std::string& out, std::int64_t v) {
   out.append(buf, r.ptr);
 }
 
-// Where a string sits in the record: base, base/index, or base/index/member (built only for
-// a secret).
-struct Where {
-  std::string_view base;
-  std::size_t index = 0;
-  std::string_view member;
-  bool indexed = false;
-  std::string pointer() const {
-    std::string p(base);
-    if (indexed) append_pointer_token(&p, std::to_string(index));
-    if (!member.empty()) append_pointer_token(&p, member);
-    return p;
-  }
-};
+using decision_json::Place;
 
-// Appends `s` as a JSON string, masked (with its pointer) when it holds a secret.
-void append_masked(std::string& out, std::string_view s, const Masker* masker, const Where& where,
-                   std::vector<Mask>* masks) {
-  if (!masker || !holds_secret(s)) {
-    append_json(out, s);
-    return;
+// The JSON pointer of `place` in the record: /member, /array/index or /array/index/member
+// (built only for a secret).
+std::string pointer_to(const Place& place) {
+  std::string p;
+  if (!place.array.empty()) {
+    p += '/';
+    p += place.array;
+    append_pointer_token(&p, std::to_string(place.index));
   }
-  std::string text(s);
-  masker->mask_text(&text, where.pointer(), masks);
-  append_json(out, text);
+  if (!place.member.empty()) append_pointer_token(&p, place.member);
+  return p;
 }
+
+// The record's strings, JSON-escaped and masked, with their pointer, when they hold a secret.
+class MaskedStrings final : public decision_json::Strings {
+ public:
+  MaskedStrings(const Masker* masker, std::vector<Mask>* masks) : masker_(masker), masks_(masks) {}
+  void append(std::string& out, std::string_view s, const Place& place) const override {
+    if (!masker_ || !holds_secret(s)) {
+      text::append_json_string(out, s);
+      return;
+    }
+    std::string masked(s);
+    masker_->mask_text(&masked, pointer_to(place), masks_);
+    text::append_json_string(out, masked);
+  }
+  const Masker* masker() const { return masker_; }
+  std::vector<Mask>* masks() const { return masks_; }
+
+ private:
+  const Masker* masker_;
+  std::vector<Mask>* masks_;
+};
 
 // A SAX handler writing the parsed JSON back out compactly, masking strings and member names
 // and keeping the JSON pointer of the value in hand (built only when a secret needs it).
@@ -120,11 +79,11 @@ class MaskingWriter {
     prefix();
     const std::string_view text(s, n);
     if (!masker_ || !holds_secret(text)) {
-      append_json(out_, text);
+      text::append_json_string(out_, text);
     } else {
       std::string copy(text);
       masker_->mask_text(&copy, pointer(), masks_);
-      append_json(out_, copy);
+      text::append_json_string(out_, copy);
     }
     return true;
   }
@@ -142,7 +101,7 @@ class MaskingWriter {
         for (std::size_t i = first; i < masks_->size(); ++i) (*masks_)[i].field = at;
       }
     }
-    append_json(out_, level.key);
+    text::append_json_string(out_, level.key);
     out_.push_back(':');
     after_key_ = true;
     return true;
@@ -210,22 +169,23 @@ class MaskingWriter {
   bool after_key_ = false;
 };
 
-// Appends the JSON text `json` re-serialized and masked; when it does not parse, its text as a
-// JSON string (masked) instead.
-void append_json_value(std::string& out, std::string_view json, const Masker* masker,
-                       const std::string& pointer, std::vector<Mask>* masks) {
+// Appends the JSON text `json`, the record's member `member`, re-serialized and masked; when it
+// does not parse, its text as a JSON string (masked) instead.
+void append_json_value(std::string& out, std::string_view json, const MaskedStrings& strings,
+                       std::string_view member) {
   const std::size_t start = out.size();
-  const std::size_t masks_start = masks->size();
-  // No UTF-8 validation here: append_json writes invalid bytes as U+FFFD.
+  std::vector<Mask>& masks = *strings.masks();
+  const std::size_t masks_start = masks.size();
+  // No UTF-8 validation here: append_json_string writes invalid bytes as U+FFFD.
   constexpr unsigned kFlags =
       rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
   rapidjson::MemoryStream stream(json.data(), json.size());
   rapidjson::Reader reader;
-  MaskingWriter writer(out, masker, pointer, masks);
+  MaskingWriter writer(out, strings.masker(), pointer_to(Place::of(member)), &masks);
   if (reader.Parse<kFlags>(stream, writer)) return;
   out.resize(start);
-  masks->resize(masks_start);
-  append_masked(out, json, masker, Where{pointer, 0, {}}, masks);
+  masks.resize(masks_start);
+  strings.append(out, json, Place::of(member));
 }
 
 void append_masks(std::string& out, const std::vector<Mask>& masks) {
@@ -234,156 +194,60 @@ void append_masks(std::string& out, const std::vector<Mask>& masks) {
     const Mask& m = masks[i];
     if (i) out += ',';
     out += "{\"field\":";
-    append_json(out, m.field);
+    text::append_json_string(out, m.field);
     out += ",\"offset\":";
     append_int(out, static_cast<std::int64_t>(m.offset));
     out += ",\"length\":";
     append_int(out, static_cast<std::int64_t>(m.length));
     out += ",\"kind\":";
-    append_json(out, m.kind);
+    text::append_json_string(out, m.kind);
     out += '}';
   }
   out += ']';
 }
 
-const char* mode_name(bool monitor) { return monitor ? "\"monitor\"" : "\"enforce\""; }
-
 }  // namespace
 
 std::string decision_fields(const DecisionInput& in, const Decision& d, const Masker* masker) {
+  namespace dj = decision_json;
   std::vector<Mask> masks;
+  // Every string of the record is masked, with its JSON pointer, when it holds a secret —
+  // whether or not it came from the proposal (a rule may copy proposal text into any STRING
+  // slot). Only "masks" (pointers already masked, kinds) is not.
+  const MaskedStrings s(masker, &masks);
   std::string out;
   out.reserve(512 + in.proposal_json.size() * 2 + d.action_json.size() + d.reason.size() +
               d.rules.size() * 96 + d.effects.size() * 160);
-  // Every string of the record goes through str(): masked, with its JSON pointer, when it
-  // holds a secret — whether or not it came from the proposal (a rule may copy proposal
-  // text into any STRING slot). Only "masks" (pointers already masked, kinds) is not.
-  auto str = [&](std::string_view s, const Where& where) {
-    append_masked(out, s, masker, where, &masks);
-  };
-  auto at = [](std::string_view base) { return Where{base, 0, {}, false}; };
-  auto ptr = [](std::string_view base, std::size_t index, std::string_view member) {
-    return Where{base, index, member, true};
-  };
-
-  out += "\"decision_id\":";
-  str(d.decision_id, at("/decision_id"));
-  out += ",\"rules_digest\":";
-  str(d.rules_digest, at("/rules_digest"));
-  out += ",\"principal\":";
-  str(in.principal, at("/principal"));
-  out += ",\"groups\":[";
+  dj::decision_id(out, d, s);
+  dj::rules_digest(out, d, s);
+  dj::string(out, "principal", in.principal, s, Place::of("principal"));
+  dj::name(out, "groups");
+  out += '[';
   for (std::size_t i = 0; i < in.groups.size(); ++i) {
     if (i) out += ',';
-    str(in.groups[i], ptr("/groups", i, {}));
-  }
-  out += "],\"session\":";
-  str(in.session, at("/session"));
-  out += ",\"input\":";
-  append_json_value(out, in.proposal_json, masker, "/input", &masks);
-  out += ",\"outcome\":\"";
-  out += outcome_name(d.outcome);
-  out += "\",\"reason\":";
-  str(d.reason, at("/reason"));
-  out += ",\"defaulted\":";
-  out += d.defaulted ? "true" : "false";
-  out += ",\"error_code\":";
-  str(d.error_code, at("/error_code"));
-
-  out += ",\"rules\":[";
-  for (std::size_t i = 0; i < d.rules.size(); ++i) {
-    const FiredRule& r = d.rules[i];
-    if (i) out += ',';
-    out += "{\"rule\":";
-    str(r.rule, ptr("/rules", i, "rule"));
-    out += ",\"outcome\":\"";
-    out += outcome_name(r.outcome);
-    out += "\",\"reason\":";
-    str(r.reason, ptr("/rules", i, "reason"));
-    out += ",\"mode\":";
-    out += mode_name(r.monitor);
-    out += '}';
-  }
-
-  bool applied = false;
-  out += "],\"rewrites\":[";
-  for (std::size_t i = 0; i < d.rewrites.size(); ++i) {
-    const Rewrite& w = d.rewrites[i];
-    applied = applied || w.applied;
-    if (i) out += ',';
-    out += "{\"rule\":";
-    str(w.rule, ptr("/rewrites", i, "rule"));
-    out += ",\"key\":";
-    str(w.key, ptr("/rewrites", i, "key"));
-    out += ",\"old\":";
-    str(w.old_value, ptr("/rewrites", i, "old"));
-    out += ",\"new\":";
-    str(w.new_value, ptr("/rewrites", i, "new"));
-    out += ",\"reason\":";
-    str(w.reason, ptr("/rewrites", i, "reason"));
-    out += ",\"mode\":";
-    out += mode_name(w.monitor);
-    out += ",\"applied\":";
-    out += w.applied ? "true" : "false";
-    out += '}';
+    s.append(out, in.groups[i], Place::in("groups", i));
   }
   out += ']';
-  if (!d.allows.empty()) {
-    out += ",\"allows\":[";
-    for (std::size_t i = 0; i < d.allows.size(); ++i) {
-      const Grant& g = d.allows[i];
-      if (i) out += ',';
-      out += "{\"rule\":";
-      str(g.rule, ptr("/allows", i, "rule"));
-      out += ",\"capability\":";
-      str(g.capability, ptr("/allows", i, "capability"));
-      out += ",\"reason\":";
-      str(g.reason, ptr("/allows", i, "reason"));
-      out += ",\"mode\":";
-      out += mode_name(g.monitor);
-      out += '}';
-    }
-    out += ']';
-  }
-  if (d.approval_set) {
-    out += ",\"approval\":{\"expires_in_s\":";
-    append_int(out, d.approval_expires_s);
-    out += ",\"approvers\":";
-    append_int(out, d.approvers_needed);
-    out += '}';
-  }
+  dj::string(out, "session", in.session, s, Place::of("session"));
+  dj::name(out, "input");
+  append_json_value(out, in.proposal_json, s, "input");
+  dj::outcome(out, d.outcome);
+  dj::reason(out, d, s);
+  dj::defaulted(out, d);
+  dj::error_code(out, d, s);
+  dj::rules(out, d, s, 0);
+  dj::rewrites(out, d, s, dj::kRewriteValues);
+  if (!d.allows.empty()) dj::allows(out, d, s, dj::kAllowReason);
+  if (d.approval_set) dj::approval(out, d);
+  // The action only when a rewrite changed the proposal: else "input" holds it.
+  const bool applied =
+      std::any_of(d.rewrites.begin(), d.rewrites.end(), [](const Rewrite& w) { return w.applied; });
   if (applied && !d.action_json.empty()) {
-    out += ",\"action\":";
-    append_json_value(out, d.action_json, masker, "/action", &masks);
+    dj::name(out, "action");
+    append_json_value(out, d.action_json, s, "action");
   }
-
-  out += ",\"effects\":[";
-  for (std::size_t i = 0; i < d.effects.size(); ++i) {
-    const EffectRecord& e = d.effects[i];
-    if (i) out += ',';
-    out += "{\"kind\":";
-    str(e.kind, ptr("/effects", i, "kind"));
-    out += ",\"object\":";
-    str(e.object, ptr("/effects", i, "object"));
-    out += ",\"target\":";
-    str(e.target, ptr("/effects", i, "target"));
-    out += ",\"program\":";
-    str(e.program, ptr("/effects", i, "program"));
-    out += ",\"class\":";
-    str(e.path_class, ptr("/effects", i, "class"));
-    out += ",\"in_workspace\":";
-    out += e.in_workspace ? "true" : "false";
-    out += ",\"subcommand\":";
-    str(e.subcommand, ptr("/effects", i, "subcommand"));
-    out += ",\"via\":";
-    str(e.via, ptr("/effects", i, "via"));
-    out += ",\"dynamic\":";
-    out += e.dynamic ? "true" : "false";
-    out += '}';
-  }
-  out += "],\"elapsed_us\":";
-  append_int(out, d.elapsed_us);
-
+  dj::effects(out, d, s);
+  dj::elapsed_us(out, d);
   append_masks(out, masks);
   return out;
 }
@@ -392,45 +256,46 @@ std::string approval_fields(const ApprovalEvent& e, const Masker* masker) {
   std::vector<Mask> masks;
   std::string out;
   out.reserve(384 + e.action_json.size() + e.result_json.size() + e.note.size() + e.reason.size());
-  auto str = [&](std::string_view s, std::string_view pointer) {
-    append_masked(out, s, masker, Where{pointer, 0, {}, false}, &masks);
+  const MaskedStrings strings(masker, &masks);
+  auto str = [&](std::string_view s, std::string_view member) {
+    strings.append(out, s, Place::of(member));
   };
-  auto json_or_null = [&](std::string_view json, const char* pointer) {
+  auto json_or_null = [&](std::string_view json, std::string_view member) {
     if (json.empty()) {
       out += "null";
     } else {
-      append_json_value(out, json, masker, pointer, &masks);
+      append_json_value(out, json, strings, member);
     }
   };
   out += "\"event\":";
-  str(e.event, "/event");
+  str(e.event, "event");
   out += ",\"approval_id\":";
-  str(e.approval_id, "/approval_id");
+  str(e.approval_id, "approval_id");
   out += ",\"action_hash\":";
-  str(e.action_hash, "/action_hash");
+  str(e.action_hash, "action_hash");
   out += ",\"decision_id\":";
-  str(e.decision_id, "/decision_id");
+  str(e.decision_id, "decision_id");
   out += ",\"by\":";
-  str(e.by, "/by");
+  str(e.by, "by");
   out += ",\"note\":";
-  str(e.note, "/note");
+  str(e.note, "note");
   out += ",\"requester\":";
-  str(e.requester, "/requester");
+  str(e.requester, "requester");
   out += ",\"session\":";
-  str(e.session, "/session");
+  str(e.session, "session");
   out += ",\"agent\":";
-  str(e.agent, "/agent");
+  str(e.agent, "agent");
   out += ",\"origin\":";
-  str(e.origin, "/origin");
+  str(e.origin, "origin");
   out += ",\"action\":";
-  json_or_null(e.action_json, "/action");
+  json_or_null(e.action_json, "action");
   out += ",\"rules\":[";
   for (std::size_t i = 0; i < e.rules.size(); ++i) {
     if (i) out += ',';
-    append_masked(out, e.rules[i], masker, Where{"/rules", i, {}, true}, &masks);
+    strings.append(out, e.rules[i], Place::in("rules", i));
   }
   out += "],\"reason\":";
-  str(e.reason, "/reason");
+  str(e.reason, "reason");
   out += ",\"approvers_needed\":";
   append_int(out, e.approvers_needed);
   out += ",\"votes\":";
@@ -438,16 +303,16 @@ std::string approval_fields(const ApprovalEvent& e, const Masker* masker) {
   out += ",\"expires_ms\":";
   append_int(out, e.expires_ms);
   out += ",\"result\":";
-  json_or_null(e.result_json, "/result");
+  json_or_null(e.result_json, "result");
   if (!e.grants_json.empty() && e.grants_json != "[]") {
     out += ",\"grants\":";
-    append_json_value(out, e.grants_json, masker, "/grants", &masks);
+    append_json_value(out, e.grants_json, strings, "grants");
     out += ",\"digest\":";
-    str(e.digest, "/digest");
+    str(e.digest, "digest");
   }
   if (!e.requester_token_id.empty()) {
     out += ",\"requester_token_id\":";
-    str(e.requester_token_id, "/requester_token_id");
+    str(e.requester_token_id, "requester_token_id");
   }
   append_masks(out, masks);
   return out;
@@ -457,19 +322,19 @@ std::string start_fields(const StartInfo& s) {
   std::string out;
   out.reserve(256 + s.workspace_root.size() + s.home.size());
   out += "\"version\":";
-  append_json(out, s.version);
+  text::append_json_string(out, s.version);
   out += ",\"pid\":";
   append_int(out, s.pid);
   out += ",\"rules_digest\":";
-  append_json(out, s.rules_digest);
+  text::append_json_string(out, s.rules_digest);
   out += ",\"workspace_root\":";
-  append_json(out, s.workspace_root);
+  text::append_json_string(out, s.workspace_root);
   out += ",\"home\":";
-  append_json(out, s.home);
+  text::append_json_string(out, s.home);
   out += ",\"default_outcome\":";
-  append_json(out, s.default_outcome);
+  text::append_json_string(out, s.default_outcome);
   out += ",\"key_id\":";
-  append_json(out, s.key_id);
+  text::append_json_string(out, s.key_id);
   out += ",\"every_records\":";
   append_int(out, static_cast<std::int64_t>(s.every_records));
   out += ",\"every_seconds\":";
@@ -490,11 +355,11 @@ std::string reload_fields(std::string_view rules_digest, std::string_view previo
                           std::string_view by) {
   std::string out;
   out += "\"rules_digest\":";
-  append_json(out, rules_digest);
+  text::append_json_string(out, rules_digest);
   out += ",\"previous_digest\":";
-  append_json(out, previous_digest);
+  text::append_json_string(out, previous_digest);
   out += ",\"by\":";
-  append_json(out, by);
+  text::append_json_string(out, by);
   return out;
 }
 

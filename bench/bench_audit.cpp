@@ -35,6 +35,7 @@
 #include "audit/signing.h"
 #include "audit/verify.h"
 #include "audit/writer.h"
+#include "bindings/text.h"
 #include "engine/engine.h"
 #include "engine/rule_files.h"
 #include "engine/session_memory.h"
@@ -46,26 +47,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::string json_str(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '"')
-      out += "\\\"";
-    else if (c == '\\')
-      out += "\\\\";
-    else if (c == '\n')
-      out += "\\n";
-    else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else
-      out += ch;
-  }
-  return out + "\"";
-}
-
 const char* kWorkspace = "/home/user/project";
 const char* kHome = "/home/user";
 const char* kPrincipals[] = {"alice", "bob", "carol", "dave", "erin"};
@@ -74,10 +55,10 @@ const char* kAgents[] = {"claude-code", "codex", "coder-1", "reviewer", "ci-bot"
 std::string proposal(const std::string& target, const std::string& action,
                      const std::string& payload, const std::string& agent,
                      const std::string& session, const std::string& why) {
-  return "{\"target\":" + json_str(target) + ",\"action\":" + json_str(action) +
-         ",\"payload\":" + payload + ",\"explanation\":" + json_str(why) +
-         ",\"context\":{\"agent\":" + json_str(agent) + ",\"session\":" + json_str(session) +
-         ",\"source\":\"hook\"}}";
+  return "{\"target\":" + text::json_string(target) + ",\"action\":" + text::json_string(action) +
+         ",\"payload\":" + payload + ",\"explanation\":" + text::json_string(why) +
+         ",\"context\":{\"agent\":" + text::json_string(agent) +
+         ",\"session\":" + text::json_string(session) + ",\"source\":\"hook\"}}";
 }
 
 // One coding session: its files and habits, and the next step it takes.
@@ -163,27 +144,31 @@ class SessionScript {
   }
   std::string shell(const std::string& cmd) {
     return proposal("shell", "run",
-                    "{\"command\":" + json_str(cmd) + ",\"cwd\":" + json_str(kWorkspace) + "}",
+                    "{\"command\":" + text::json_string(cmd) +
+                        ",\"cwd\":" + text::json_string(kWorkspace) + "}",
                     agent_, session_, "working on the task");
   }
   std::string file(const std::string& action, const std::string& path,
                    const std::string& content = "") {
-    std::string payload = "{\"path\":" + json_str(path);
-    if (action == "write") payload += ",\"content\":" + json_str(content);
+    std::string payload = "{\"path\":" + text::json_string(path);
+    if (action == "write") payload += ",\"content\":" + text::json_string(content);
     return proposal("file", action, payload + "}", agent_, session_, "editing the project");
   }
   std::string http(const std::string& method, const std::string& url) {
-    return proposal("http", "request",
-                    "{\"method\":" + json_str(method) + ",\"url\":" + json_str(url) + "}", agent_,
-                    session_, "looking up documentation");
+    return proposal(
+        "http", "request",
+        "{\"method\":" + text::json_string(method) + ",\"url\":" + text::json_string(url) + "}",
+        agent_, session_, "looking up documentation");
   }
   std::string tool(const std::string& name, const std::string& args) {
-    return proposal("tool", "call", "{\"tool\":" + json_str(name) + ",\"args\":" + args + "}",
-                    agent_, session_, "the task needs this tool");
+    return proposal("tool", "call",
+                    "{\"tool\":" + text::json_string(name) + ",\"args\":" + args + "}", agent_,
+                    session_, "the task needs this tool");
   }
   std::string message(const std::string& text) {
-    return proposal("message", "send", "{\"channel\":\"#dev\",\"text\":" + json_str(text) + "}",
-                    agent_, session_, "status update for the team");
+    return proposal("message", "send",
+                    "{\"channel\":\"#dev\",\"text\":" + text::json_string(text) + "}", agent_,
+                    session_, "status update for the team");
   }
 
   std::mt19937_64 rng_;

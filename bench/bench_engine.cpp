@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bindings/text.h"
 #include "engine/engine.h"
 #include "engine/rule_files.h"
 #include "engine/session_memory.h"
@@ -46,40 +47,6 @@ namespace {
 
 // ---------------------------------------------------------------------------------------
 // Small helpers
-
-std::string json_str(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
 
 long rss_kb() {
   std::ifstream in("/proc/self/status");
@@ -207,45 +174,47 @@ struct Proposal {
 };
 
 std::string render(const Proposal& p, const std::string& explanation_suffix = "") {
-  std::string j = "{\"target\":" + json_str(p.target);
-  if (!p.action.empty()) j += ",\"action\":" + json_str(p.action);
+  std::string j = "{\"target\":" + text::json_string(p.target);
+  if (!p.action.empty()) j += ",\"action\":" + text::json_string(p.action);
   if (!p.payload.empty()) j += ",\"payload\":" + p.payload;
   j += ",\"context\":{\"agent\":\"bench-agent\",\"session\":\"s-42\",\"principal\":\"alice\"}";
   std::string e = p.explanation.empty() ? p.explanation : p.explanation + explanation_suffix;
-  j += ",\"explanation\":" + json_str(e) + "}";
+  j += ",\"explanation\":" + text::json_string(e) + "}";
   return j;
 }
 
 Proposal shell(const std::string& cmd, const std::string& why = "working on the task") {
-  return {"shell: " + cmd, "shell", "run", "{\"command\":" + json_str(cmd) + "}", why};
+  return {"shell: " + cmd, "shell", "run", "{\"command\":" + text::json_string(cmd) + "}", why};
 }
 Proposal shell_cwd(const std::string& cmd, const std::string& cwd) {
   return {"shell(cwd " + cwd + "): " + cmd, "shell", "run",
-          "{\"command\":" + json_str(cmd) + ",\"cwd\":" + json_str(cwd) + "}",
+          "{\"command\":" + text::json_string(cmd) + ",\"cwd\":" + text::json_string(cwd) + "}",
           "working on the task"};
 }
 Proposal file(const std::string& action, const std::string& path, const std::string& content = "") {
-  std::string payload = "{\"path\":" + json_str(path);
-  if (action == "write" || action == "append") payload += ",\"content\":" + json_str(content);
+  std::string payload = "{\"path\":" + text::json_string(path);
+  if (action == "write" || action == "append")
+    payload += ",\"content\":" + text::json_string(content);
   payload += "}";
   return {"file " + action + ": " + path, "file", action, payload, "editing the project"};
 }
 Proposal http(const std::string& method, const std::string& url, const std::string& extra = "") {
-  std::string payload =
-      "{\"method\":" + json_str(method) + ",\"url\":" + json_str(url) + extra + "}";
+  std::string payload = "{\"method\":" + text::json_string(method) +
+                        ",\"url\":" + text::json_string(url) + extra + "}";
   return {"http " + method + ": " + url, "http", "request", payload, "looking up documentation"};
 }
 Proposal message(const std::string& text, const std::string& why = "status update for the team") {
   return {"message: " + text.substr(0, 40), "message", "send",
-          "{\"channel\":\"#dev\",\"text\":" + json_str(text) + "}", why};
+          "{\"channel\":\"#dev\",\"text\":" + text::json_string(text) + "}", why};
 }
 Proposal tool(const std::string& name, const std::string& args_json) {
   return {"tool: " + name, "tool", "call",
-          "{\"tool\":" + json_str(name) + ",\"args\":" + args_json + "}",
+          "{\"tool\":" + text::json_string(name) + ",\"args\":" + args_json + "}",
           "the task needs this tool"};
 }
 Proposal reply(const std::string& text) {
-  return {"reply: " + text.substr(0, 40), "reply", "send", "{\"text\":" + json_str(text) + "}", ""};
+  return {"reply: " + text.substr(0, 40), "reply", "send",
+          "{\"text\":" + text::json_string(text) + "}", ""};
 }
 
 const char* kGithubToken = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
@@ -468,7 +437,7 @@ std::vector<GenCase> generated_cases(int n_rules, std::size_t count, std::uint64
         std::snprintf(buf, sizeof buf, kShellMiss[rng() % 8], c);
       }
       cmd = buf;
-      payload = "{\"command\":" + json_str(cmd) + "}";
+      payload = "{\"command\":" + text::json_string(cmd) + "}";
     } else if (kind < 0.77) {
       g.kind = 'f';
       target = "file";
@@ -479,8 +448,8 @@ std::vector<GenCase> generated_cases(int n_rules, std::size_t count, std::uint64
       } else {
         std::snprintf(buf, sizeof buf, kFileMiss[rng() % 4], c);
       }
-      payload =
-          "{\"path\":" + json_str(buf) + (action == "write" ? ",\"content\":\"x=1\\n\"}" : "}");
+      payload = "{\"path\":" + text::json_string(buf) +
+                (action == "write" ? ",\"content\":\"x=1\\n\"}" : "}");
     } else {
       g.kind = 'h';
       target = "http";
@@ -492,7 +461,7 @@ std::vector<GenCase> generated_cases(int n_rules, std::size_t count, std::uint64
         std::snprintf(buf, sizeof buf, kHttpMiss[rng() % 4], c);
       }
       payload = std::string("{\"method\":\"") + ((rng() & 1) ? "GET" : "POST") +
-                "\",\"url\":" + json_str(buf) + "}";
+                "\",\"url\":" + text::json_string(buf) + "}";
     }
     g.json = "{\"target\":\"" + target + "\",\"action\":\"" + action + "\",\"payload\":" + payload +
              ",\"explanation\":\"generated case\"}";
@@ -735,7 +704,7 @@ std::vector<HostCase> host_cases(int n_rules, std::size_t count, std::uint64_t s
     h.json =
         std::string(
             "{\"target\":\"http\",\"action\":\"request\",\"payload\":{\"method\":\"GET\",\"url\":") +
-        json_str(buf) + "},\"explanation\":\"generated case\"}";
+        text::json_string(buf) + "},\"explanation\":\"generated case\"}";
     out.push_back(std::move(h));
   }
   return out;
@@ -918,7 +887,7 @@ std::string json_mix(const std::map<std::string, std::size_t>& m) {
   std::string s = "{";
   for (const auto& [k, v] : m) {
     if (s.size() > 1) s += ",";
-    s += json_str(k) + ":" + std::to_string(v);
+    s += text::json_string(k) + ":" + std::to_string(v);
   }
   return s + "}";
 }
@@ -1061,7 +1030,8 @@ int main(int argc, char** argv) {
     double load_ms = seconds_since(t0) * 1000;
     std::printf("rule pack %s: %zu files, %zu rules; read + compile + first Engine %.1f ms\n",
                 dir.c_str(), src.size(), shipped->rule_count(), load_ms);
-    json += ",\"pack\":{\"dir\":" + json_str(dir) + ",\"files\":" + std::to_string(src.size()) +
+    json += ",\"pack\":{\"dir\":" + text::json_string(dir) +
+            ",\"files\":" + std::to_string(src.size()) +
             ",\"rules\":" + std::to_string(shipped->rule_count()) +
             ",\"load_ms\":" + fmt("%.1f", load_ms) + "}";
   }

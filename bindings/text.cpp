@@ -1,4 +1,5 @@
-// Small text functions (UTF-8 validation, ASCII lowercasing, prefix/suffix tests, hexadecimal).
+// Small text functions (UTF-8 validation, ASCII lowercasing, prefix/suffix tests, hexadecimal,
+// JSON string literals).
 // Called by the engine, the CLIPS function table, the other bindings and the folders above.
 // Pure functions, no shared state: thread-safe.
 #include "bindings/text.h"
@@ -82,6 +83,64 @@ void append_hex(std::string& out, const void* data, std::size_t size) {
 std::string hex(const void* data, std::size_t size) {
   std::string out;
   append_hex(out, data, size);
+  return out;
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+  out.push_back('"');
+  for (std::size_t i = 0; i < s.size();) {
+    // A run of ASCII that needs no escape is copied in one go.
+    std::size_t plain = i;
+    while (plain < s.size()) {
+      const auto b = static_cast<unsigned char>(s[plain]);
+      if (b < 0x20 || b >= 0x80 || b == '"' || b == '\\') break;
+      ++plain;
+    }
+    if (plain > i) {
+      out.append(s.data() + i, plain - i);
+      i = plain;
+      continue;
+    }
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        default:
+          out += "\\u00";
+          append_hex(out, c);
+      }
+      ++i;
+      continue;
+    }
+    const std::size_t n = utf8_sequence_length(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.data() + i, n);
+      i += n;
+    }
+  }
+  out.push_back('"');
+}
+
+std::string json_string(std::string_view s) {
+  std::string out;
+  append_json_string(out, s);
   return out;
 }
 

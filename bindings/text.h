@@ -1,5 +1,6 @@
-// Small text functions shared by every folder: UTF-8, ASCII case, prefixes, and lowercase
-// hexadecimal (digests, random ids, \xNN escapes). Pure and thread-safe.
+// Small text functions shared by every folder: UTF-8, ASCII case, prefixes, lowercase
+// hexadecimal (digests, random ids, \xNN escapes) and JSON string literals. Pure and
+// thread-safe.
 #pragma once
 
 #include <string>
@@ -28,5 +29,13 @@ void append_hex(std::string& out, const void* data, std::size_t size);
 // The `size` bytes at `data` as lowercase hexadecimal, two digits a byte.
 std::string hex(const void* data, std::size_t size);
 inline std::string hex(std::string_view bytes) { return hex(bytes.data(), bytes.size()); }
+
+// Appends `s` as a JSON string literal, quotes included: '"' and '\\' escaped, \n \r \t by
+// name, the other C0 controls as \u00xx (DEL and C1 controls as they are), and each byte that
+// is not part of valid UTF-8 as U+FFFD, so the literal is always valid UTF-8. Every JSON text
+// Warden writes by hand escapes its strings with it: the engine's, the daemon's replies and
+// log lines, the audit records (hash-chained: its output must never change).
+void append_json_string(std::string& out, std::string_view s);
+std::string json_string(std::string_view s);
 
 }  // namespace warden::text

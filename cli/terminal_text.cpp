@@ -43,6 +43,7 @@ void append_x(std::string& out, unsigned char byte) {
 
 }  // namespace
 
+// Read, never decoded (unlike text::append_json_string): bidi, C1 and stray bytes made visible.
 std::string printable(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -1,4 +1,5 @@
-// Decision: what the engine answers for one proposal (SPEC §3), and its JSON form.
+// Decision: what the engine answers for one proposal (SPEC §3), and its JSON form (its
+// members' writers, which the daemon's other documents share: engine/decision_json.h).
 // Plain values; produced by Engine::decide, consumed by the CLI, the daemon and the audit log.
 #pragma once
 
@@ -122,9 +123,6 @@ std::vector<std::string> allowed_capabilities(const Decision& decision);
 
 // Exit status for a single decision (SPEC §1): 0 approve, 1 reject, 3 approval-required.
 int exit_code_for(Outcome outcome);
-
-// Appends the SPEC §3 `rules` array: [{"rule","outcome","reason","mode"}…], in firing order.
-void append_fired_rules_json(std::string& out, const std::vector<FiredRule>& rules);
 
 // SPEC §3 decision JSON. With explain, adds "facts" (what the rules saw) and "defaulted".
 std::string decision_to_json(const Decision& decision, bool explain = false);

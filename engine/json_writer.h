@@ -1,14 +1,13 @@
-// Minimal JSON string escaping shared by the engine's JSON output (diagnostics, decisions).
-// Pure functions; thread-safe.
+// The one JSON string writer (bindings/text.h) under the name the engine's JSON output
+// (diagnostics, decisions, facts) and the folders above call it by. Pure; thread-safe.
 #pragma once
 
-#include <string>
-#include <string_view>
+#include "bindings/text.h"
 
 namespace warden {
 
 // Appends `s` as a JSON string literal (with quotes). Invalid UTF-8 bytes become U+FFFD.
-void append_json_string(std::string& out, std::string_view s);
-std::string json_string(std::string_view s);
+using text::append_json_string;
+using text::json_string;
 
 }  // namespace warden

@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 
 #include "bindings/json.h"
+#include "engine/decision_json.h"
 #include "engine/json_writer.h"
 
 namespace warden::pipeline::events {
@@ -20,11 +21,6 @@ void append_object(std::string& out, std::string_view json) {
   out += json;
 }
 
-void append_rules(std::string& out, const Decision& d) {
-  out += "\"rules\":";
-  append_fired_rules_json(out, d.rules);
-}
-
 void member(std::string& out, std::string_view name, std::string_view value) {
   out += ',';
   append_json_string(out, name);
@@ -38,13 +34,13 @@ std::string decision(const Decision& d, std::string_view stage, int attempt) {
   std::string out = "{\"event\":\"decision\"";
   member(out, "stage", stage);
   out += ",\"attempt\":" + std::to_string(attempt);
-  member(out, "decision_id", d.decision_id);
-  member(out, "outcome", outcome_name(d.outcome));
-  member(out, "reason", d.reason);
-  if (!d.error_code.empty()) member(out, "error_code", d.error_code);
-  out += ',';
-  append_rules(out, d);
-  out += ",\"action\":";
+  const decision_json::Strings& s = decision_json::plain_strings();
+  decision_json::decision_id(out, d, s);
+  decision_json::outcome(out, d.outcome);
+  decision_json::reason(out, d, s);
+  if (!d.error_code.empty()) decision_json::error_code(out, d, s);
+  decision_json::rules(out, d, s, decision_json::kOverlay);
+  decision_json::name(out, "action");
   append_object(out, d.action_json);
   out += '}';
   return out;
@@ -52,11 +48,11 @@ std::string decision(const Decision& d, std::string_view stage, int attempt) {
 
 std::string approval_required(const Decision& d) {
   std::string out = "{\"event\":\"approval-required\"";
-  member(out, "decision_id", d.decision_id);
-  member(out, "reason", d.reason);
-  out += ',';
-  append_rules(out, d);
-  out += ",\"action\":";
+  const decision_json::Strings& s = decision_json::plain_strings();
+  decision_json::decision_id(out, d, s);
+  decision_json::reason(out, d, s);
+  decision_json::rules(out, d, s, decision_json::kOverlay);
+  decision_json::name(out, "action");
   append_object(out, d.action_json);
   out += '}';
   return out;

@@ -1,6 +1,7 @@
 // The `envelope` reply body, written and read (server/exec_wire.h).
 #include "server/exec_wire.h"
 
+#include "engine/decision_json.h"
 #include "protocol/json_text.h"
 #include "protocol/message.h"
 #include "server/errors.h"
@@ -67,52 +68,16 @@ bool get_bool(const rapidjson::Value& v, const char* key, bool* out, std::string
 std::string exec_envelope_fields(const ExecEnvelopeWire& w) {
   const Decision& d = w.decision;
   std::string out = "\"envelope\":{";
-  wire_member(out, "decision_id", d.decision_id);
+  const decision_json::Strings& s = decision_json::plain_strings();
+  decision_json::decision_id(out, d, s);
+  decision_json::outcome(out, d.outcome);
+  decision_json::reason(out, d, s);
+  decision_json::error_code(out, d, s);
+  decision_json::action(out, d, "{}");
+  decision_json::rules_digest(out, d, s);
+  decision_json::effects(out, d, s);
+  decision_json::allows(out, d, s, 0);
   out += ',';
-  wire_member(out, "outcome", outcome_name(d.outcome));
-  out += ',';
-  wire_member(out, "reason", d.reason);
-  out += ',';
-  wire_member(out, "error_code", d.error_code);
-  out += ",\"action\":";
-  out += d.action_json.empty() ? "{}" : d.action_json;
-  out += ',';
-  wire_member(out, "rules_digest", d.rules_digest);
-  out += ",\"effects\":[";
-  for (std::size_t i = 0; i < d.effects.size(); ++i) {
-    const EffectRecord& e = d.effects[i];
-    out += i ? ",{" : "{";
-    wire_member(out, "kind", e.kind);
-    out += ',';
-    wire_member(out, "object", e.object);
-    out += ',';
-    wire_member(out, "target", e.target);
-    out += ',';
-    wire_member(out, "program", e.program);
-    out += ',';
-    wire_member(out, "class", e.path_class);
-    out += ",\"in_workspace\":";
-    out += e.in_workspace ? "true" : "false";
-    out += ',';
-    wire_member(out, "subcommand", e.subcommand);
-    out += ',';
-    wire_member(out, "via", e.via);
-    out += ",\"dynamic\":";
-    out += e.dynamic ? "true" : "false";
-    out += '}';
-  }
-  out += "],\"allows\":[";
-  for (std::size_t i = 0; i < d.allows.size(); ++i) {
-    const Grant& g = d.allows[i];
-    out += i ? ",{" : "{";
-    wire_member(out, "rule", g.rule);
-    out += ',';
-    wire_member(out, "capability", g.capability);
-    out += ',';
-    wire_member(out, "mode", g.monitor ? "monitor" : "enforce");
-    out += '}';
-  }
-  out += "],";
   wire_member(out, "command", w.command);
   out += ',';
   wire_member(out, "cwd", w.cwd);

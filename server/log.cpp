@@ -98,6 +98,7 @@ FieldsScope::~FieldsScope() { t_log_fields = previous_; }
 
 }  // namespace log_detail
 
+// Read, never decoded (unlike text::append_json_string): C1 escaped, stray bytes as \xNN.
 std::string log_text(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -73,6 +73,7 @@ std::uint64_t get(const Stats::Counter& c) { return Stats::get(c); }
 
 }  // namespace
 
+// Prometheus, not JSON (text::append_json_string): its label values escape only \\, " and \n.
 std::string prometheus_label_value(std::string_view value) {
   std::string out;
   out.reserve(value.size());
