@@ -62,10 +62,9 @@ bool may_hold_zero_fraction_or_exponent(std::string_view text) {
   return false;
 }
 
-}  // namespace
-
-Error scan(std::string_view text, const Limits& limits) {
-  const bool numbers = may_hold_zero_fraction_or_exponent(text);
+// scan() with the zero check only when `converts_numbers`.
+Error scan_text(std::string_view text, const Limits& limits, bool converts_numbers) {
+  const bool numbers = converts_numbers && may_hold_zero_fraction_or_exponent(text);
   const bool any =
       limits.max_depth == std::numeric_limits<std::size_t>::max() && !limits.refuse_lone_surrogates;
   if (!numbers && any) return {};
@@ -115,15 +114,55 @@ Error scan(std::string_view text, const Limits& limits) {
   return {};
 }
 
-Error parse(std::string_view text, rapidjson::Document* doc, const Limits& limits) {
-  doc->SetNull();
+}  // namespace
+
+const char* Error::reason() const {
+  switch (refusal) {
+    case Refusal::kNone:
+      return "";
+    case Refusal::kTooLarge:
+      return "text too large";
+    case Refusal::kTooDeep:
+      return "nested too deep";
+    case Refusal::kLoneSurrogate:
+      return "lone surrogate escape";
+    case Refusal::kNulByte:
+      return "NUL byte";
+    case Refusal::kSyntax:
+      break;
+  }
+  return syntax();
+}
+
+Error scan(std::string_view text, const Limits& limits) { return scan_text(text, limits, true); }
+
+Error precheck(std::string_view text, const Limits& limits, bool converts_numbers) {
   if (text.size() > limits.max_bytes) return {Refusal::kTooLarge, limits.max_bytes};
-  if (Error e = scan(text, limits)) return e;
+  if (Error e = scan_text(text, limits, converts_numbers)) return e;
   if (std::size_t nul = text.find('\0'); nul != std::string_view::npos)
     return {Refusal::kNulByte, nul};
-  doc->Parse<kParseFlags>(text.data(), text.size());
+  return {};
+}
+
+namespace {
+
+template <unsigned kFlags>
+Error parse_with(std::string_view text, rapidjson::Document* doc, const Limits& limits) {
+  doc->SetNull();
+  if (Error e = precheck(text, limits)) return e;
+  doc->Parse<kFlags>(text.data(), text.size());
   if (doc->HasParseError()) return {Refusal::kSyntax, doc->GetErrorOffset(), doc->GetParseError()};
   return {};
+}
+
+}  // namespace
+
+Error parse(std::string_view text, rapidjson::Document* doc, const Limits& limits) {
+  return parse_with<kParseFlags>(text, doc, limits);
+}
+
+Error parse_stored(std::string_view text, rapidjson::Document* doc) {
+  return parse_with<kStoredFlags>(text, doc, Limits::any_depth());
 }
 
 const rapidjson::Value* member(const rapidjson::Value& object, const char* name) {
