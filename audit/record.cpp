@@ -2,11 +2,9 @@
 // written member by member in the format's fixed order.
 #include "audit/record.h"
 
-#include <rapidjson/memorystream.h>
-#include <rapidjson/reader.h>
-
 #include <charconv>
 
+#include "bindings/json.h"
 #include "bindings/secrets.h"
 #include "bindings/text.h"
 #include "engine/json_writer.h"
@@ -216,13 +214,12 @@ void append_json_value(std::string& out, std::string_view json, const Masker* ma
                        const std::string& pointer, std::vector<Mask>* masks) {
   const std::size_t start = out.size();
   const std::size_t masks_start = masks->size();
-  // No UTF-8 validation here: append_json writes invalid bytes as U+FFFD.
-  constexpr unsigned kFlags =
-      rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
-  rapidjson::MemoryStream stream(json.data(), json.size());
-  rapidjson::Reader reader;
+  // SAX, for speed: each record re-serializes the proposal and the action. Read as the
+  // daemon's own text (kStoredFlags: append_json writes invalid bytes as U+FFFD), any depth
+  // (the engine read the proposal against the configured one), numbers kept as written.
+  constexpr unsigned kFlags = json::kStoredFlags | rapidjson::kParseNumbersAsStringsFlag;
   MaskingWriter writer(out, masker, pointer, masks);
-  if (reader.Parse<kFlags>(stream, writer)) return;
+  if (!json::read<kFlags>(json, writer, json::Limits::any_depth())) return;
   out.resize(start);
   masks->resize(masks_start);
   append_masked(out, json, masker, Where{pointer, 0, {}}, masks);
