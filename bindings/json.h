@@ -7,8 +7,9 @@
 //   - arrays/objects nested deeper than Limits::max_depth, or,
 //     with Limits::refuse_lone_surrogates, a \u escape of a low
 //     surrogate without its high one — whichever comes first     (kTooDeep, kLoneSurrogate)
-//   - a zero written beyond 10^±22 (`0e66`, `0.0e60`, `0.` and 23 zeros): RapidJSON 1.1.0's
-//     full-precision conversion misreads it as a number that is not zero
+//   - a zero written beyond 10^±22 (`0e66`, `0.0e60`, `0.` and 23 zeros), or a nonzero
+//     number outside 10^-308 … 10^309 (`0.` and 330 zeros and `1`): RapidJSON 1.1.0's
+//     full-precision conversion misreads it (another number, or a read past its table)
 //                                       (kSyntax, kParseErrorNumberTooBig, at the number)
 //   - a NUL byte: RapidJSON takes it as the end of input, so
 //     `{…}\0anything` would parse as `{…}`                        (kNulByte)

@@ -2,6 +2,7 @@
 // and refusals in order, and the member helpers. Run with: bindings_tests "[json]".
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <string>
 
 #include "bindings/json.h"
@@ -286,4 +287,37 @@ TEST_CASE("wjson::read gives SAX readers the same refusals before the first even
   CHECK(raw.numbers == "0e66 1.50 ");
   CHECK(wjson::read<kRaw>("[1]\0[2]"s, raw, wjson::Limits::any_depth()).refusal ==
         Refusal::kNulByte);
+}
+
+TEST_CASE("json: a number beyond 10^-308 … 10^309 is refused where RapidJSON would misread it",
+          "[json]") {
+  // RapidJSON 1.1.0's full-precision conversion ignores the zeros after the point in its
+  // underflow test and indexes its table of cached powers with the first digit's place:
+  // `0.` with 330 zeros and `1` read as -4.3e+301; 345 zeros read half a gigabyte past the
+  // table (a crash).
+  for (const std::string number :
+       {"0." + std::string(330, '0') + "1", "0." + std::string(345, '0') + "2029",
+        "-0." + std::string(400, '0') + "123456789012345678901234567",
+        "1" + std::string(300, '7') + "e100", "1e-309"s, "0.1e-308"s, "1e309"s, "12.5e308"s,
+        "0." + std::string(20, '0') + "1e-300"}) {
+    INFO(number.substr(0, 40) << "… (" << number.size() << " bytes)");
+    const std::string text = "{\"a\":[1," + number + "]}";
+    rapidjson::Document doc;
+    const json::Error e = json::parse(text, &doc, json::Limits::any_depth());
+    CHECK(e.refusal == json::Refusal::kSyntax);
+    CHECK(e.code == rapidjson::kParseErrorNumberTooBig);
+    CHECK(e.offset == 8);  // the number's first byte
+    CHECK(json::parse_stored(text, &doc).offset == 8);
+  }
+  // The largest and smallest normal doubles' decades, and numbers whose zeros and exponent
+  // cancel out, read as written.
+  for (const std::string number :
+       {"1.7976931348623157e308"s, "2.2250738585072014e-308"s, "1e-308"s, "-4.5e-308"s,
+        "0." + std::string(330, '0') + "1e330", "1" + std::string(300, '0') + "e-300",
+        "0." + std::string(300, '0') + "25"}) {
+    INFO(number.substr(0, 40));
+    rapidjson::Document doc;
+    REQUIRE_FALSE(json::parse("[" + number + "]", &doc));
+    CHECK(doc[0].GetDouble() == std::strtod(number.c_str(), nullptr));
+  }
 }
