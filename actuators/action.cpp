@@ -1,8 +1,8 @@
 #include "actuators/action.h"
 
-#include <rapidjson/error/en.h>
-
 #include <cctype>
+
+#include "bindings/json.h"
 
 namespace warden::actuators {
 namespace {
@@ -47,10 +47,9 @@ Result failure(const char* error_code, std::string message) {
 }
 
 ActionDoc::ActionDoc(std::string_view json) {
-  doc_.Parse(json.data(), json.size());
-  if (doc_.HasParseError()) {
-    error_ =
-        std::string("the action is not JSON: ") + rapidjson::GetParseError_En(doc_.GetParseError());
+  // The decided action: the daemon's own text (ambiguity() refuses nesting past 64).
+  if (const warden::json::Error e = warden::json::parse_stored(json, &doc_)) {
+    error_ = std::string("the action is not JSON: ") + e.reason();
     return;
   }
   if (!doc_.IsObject()) {

@@ -1,9 +1,10 @@
 // Claude Code's settings.json: Warden's PreToolUse entry, merged with RapidJSON.
 #include "agents/claude_settings.h"
 
-#include <rapidjson/error/en.h>
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
+
+#include "bindings/json.h"
 
 namespace warden::agents {
 
@@ -54,11 +55,11 @@ SettingsEdit add_claude_hook(std::string_view text, const std::string& command,
   if (blank(text)) {
     doc.SetObject();
   } else {
-    doc.Parse(text.data(), text.size());
-    if (doc.HasParseError()) {
-      return fail(code::kSettingsParse, std::string("not valid JSON at offset ") +
-                                            std::to_string(doc.GetErrorOffset()) + ": " +
-                                            rapidjson::GetParseError_En(doc.GetParseError()));
+    // The user's settings file: outside text, with the shared limits (it is written back
+    // with a recursive writer).
+    if (const json::Error e = json::parse(text, &doc)) {
+      return fail(code::kSettingsParse,
+                  "not valid JSON at offset " + std::to_string(e.offset) + ": " + e.reason());
     }
     if (!doc.IsObject()) return fail(code::kSettingsShape, "the settings are not a JSON object");
   }

@@ -211,12 +211,9 @@ bool read_codex_shell_call(const std::string& transcript_path, std::string_view 
     if (json::parse(line, &doc, json::Limits::any_depth())) continue;
     const Value* item = function_call_item(doc, call_id);
     if (!item) continue;
-    auto n = item->FindMember("name");
-    auto a = item->FindMember("arguments");
-    const std::string this_name =
-        n != item->MemberEnd() && n->value.IsString() ? std::string(text_of(n->value)) : "";
-    const std::string this_args =
-        a != item->MemberEnd() && a->value.IsString() ? std::string(text_of(a->value)) : "";
+    const Value* args = json::member(*item, "arguments");
+    const std::string this_name = json::string_member(*item, "name");
+    const std::string this_args = json::string_member(*item, "arguments");
     if (!found.empty() && (this_name != name || this_args != arguments)) {
       return codex_call_failed(
           error, kCodexCallMismatch,
@@ -225,7 +222,7 @@ bool read_codex_shell_call(const std::string& transcript_path, std::string_view 
     found = protocol::to_json_text(*item);
     name = this_name;
     arguments = this_args;
-    if (a == item->MemberEnd() || !a->value.IsString()) {
+    if (!args || !args->IsString()) {
       return codex_call_failed(
           error, kCodexCallArguments,
           "the function_call " + std::string(call_id) + " has no arguments string");
@@ -289,8 +286,8 @@ bool apply_codex_shell_call(const HookCall& call, const CodexShellCall& real,
   }
 
   rapidjson::Document doc;
-  doc.Parse(proposal_json->data(), proposal_json->size());
-  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("payload") ||
+  // The proposal built above: this process's own text.
+  if (json::parse_stored(*proposal_json, &doc) || !doc.IsObject() || !doc.HasMember("payload") ||
       !doc["payload"].IsObject()) {
     return codex_call_failed(error, code::kInternal, "the Bash proposal has no payload");
   }

@@ -5,6 +5,7 @@
 #include <rapidjson/writer.h>
 
 #include "agents/hook_proposal.h"
+#include "bindings/json.h"
 
 namespace warden::agents {
 
@@ -67,8 +68,8 @@ bool exec_input(const HookCall& call, const std::string& rewritten_input, const 
   if (rewritten_input.empty()) {
     input.CopyFrom(call.tool_input, input.GetAllocator());
   } else {
-    input.Parse(rewritten_input.data(), rewritten_input.size());
-    if (input.HasParseError() || !input.IsObject()) {
+    // updated_tool_input()'s text: this process's own.
+    if (json::parse_stored(rewritten_input, &input) || !input.IsObject()) {
       *error = "the rewritten input is not an object";
       return false;
     }

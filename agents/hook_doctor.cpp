@@ -14,6 +14,7 @@
 #include "agents/claude_settings.h"
 #include "agents/codex_config.h"
 #include "agents/hook_doctor_checks.h"
+#include "bindings/json.h"
 
 namespace warden::agents {
 
@@ -254,11 +255,11 @@ DoctorReport run_doctor(const DoctorOptions& o) {
   rapidjson::Document json;
   toml::table config;
   if (o.agent == HookAgent::ClaudeCode) {
-    json.Parse(text->data(), text->size());
-    if (json.HasParseError() || !json.IsObject()) {
+    // The user's settings file: outside text, with the shared limits.
+    if (const warden::json::Error e = warden::json::parse(*text, &json); e || !json.IsObject()) {
       add(&r, CheckLevel::Fail,
-          o.settings_file + " is not a valid JSON object (offset " +
-              std::to_string(json.GetErrorOffset()) + ")");
+          o.settings_file + " is not a valid JSON object (offset " + std::to_string(e.offset) +
+              ")");
       return r;
     }
     hooks = claude_pretooluse_hooks(json);

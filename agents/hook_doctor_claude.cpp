@@ -7,6 +7,7 @@
 
 #include "agents/claude_settings.h"
 #include "agents/hook_doctor_checks.h"
+#include "bindings/json.h"
 
 namespace warden::agents::doctor {
 
@@ -52,8 +53,7 @@ void check_claude_layers(const DoctorOptions& o, const rapidjson::Document& chec
     if (!is_checked) {
       auto text = read_text(layer.path);
       if (!text) continue;
-      other.Parse(text->data(), text->size());
-      if (other.HasParseError() || !other.IsObject()) {
+      if (warden::json::parse(*text, &other) || !other.IsObject()) {
         add(r, CheckLevel::Warn, layer.name + " settings " + layer.path + " are not valid JSON");
         continue;
       }

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "agents/hook_doctor_checks.h"
+#include "bindings/json.h"
 
 namespace warden::agents::doctor {
 
@@ -34,7 +35,7 @@ bool is_managed(const std::string& file) { return file.rfind("/etc/codex/", 0) =
 
 std::string request(int id, const char* method, const char* params_json) {
   rapidjson::Document params;
-  if (params_json) params.Parse(params_json);
+  if (params_json) json::parse(params_json, &params);  // a literal of this file
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   w.StartObject();
@@ -60,8 +61,8 @@ rapidjson::Document reply_2(const std::string& out) {
   std::string line;
   while (std::getline(lines, line)) {
     rapidjson::Document d;
-    d.Parse(line.c_str(), line.size());
-    if (!d.HasParseError() && d.IsObject() && d.HasMember("id") && d["id"].IsInt() &&
+    // The app-server's output: outside text, the shared limits.
+    if (!json::parse(line, &d) && d.IsObject() && d.HasMember("id") && d["id"].IsInt() &&
         d["id"].GetInt() == 2) {
       return d;
     }

@@ -15,6 +15,7 @@
 
 #include "agents/codex_call.h"
 #include "agents/hook_doctor_checks.h"
+#include "bindings/json.h"
 #include "bindings/spawn.h"
 
 namespace warden::agents {
@@ -62,8 +63,8 @@ std::string probe_input(HookAgent agent, const std::string& cwd, const std::stri
 // Reads the decision from the hook's stdout JSON; exit 2 denies with stderr as the reason.
 void read_answer(ProbeAnswer* a) {
   rapidjson::Document doc;
-  doc.Parse(a->stdout_text.c_str(), a->stdout_text.size());
-  if (!doc.HasParseError() && doc.IsObject() && doc.HasMember("hookSpecificOutput") &&
+  // The hook's stdout: outside text, the shared limits.
+  if (!json::parse(a->stdout_text, &doc) && doc.IsObject() && doc.HasMember("hookSpecificOutput") &&
       doc["hookSpecificOutput"].IsObject()) {
     const auto& h = doc["hookSpecificOutput"];
     if (h.HasMember("permissionDecision") && h["permissionDecision"].IsString()) {

@@ -3,6 +3,7 @@
 
 #include <initializer_list>
 
+#include "bindings/json.h"
 #include "protocol/message.h"
 
 namespace warden::agents {
@@ -328,8 +329,10 @@ bool hook_proposal(const HookCall& call, std::string_view agent, std::string* pr
 bool updated_tool_input(const HookCall& call, std::string_view proposal_json,
                         std::string_view action_json, std::string* input_json, std::string* error) {
   rapidjson::Document proposal, action;
-  proposal.Parse(proposal_json.data(), proposal_json.size());
-  action.Parse(action_json.data(), action_json.size());
+  // The proposal this hook built and the reply's action as the decider wrote it back: this
+  // process's own text.
+  json::parse_stored(proposal_json, &proposal);
+  json::parse_stored(action_json, &action);
   const Value* before = payload_of(proposal);
   const Value* after = payload_of(action);
   if (!before || !after) {

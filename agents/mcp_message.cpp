@@ -17,8 +17,8 @@ bool valid_id(const rapidjson::Value& id) { return id.IsString() || id.IsNumber(
 
 void write_id(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_view id) {
   rapidjson::Document d;
-  d.Parse(id.data(), id.size());
-  if (d.HasParseError() || !valid_id(d)) {
+  // The id's text as the gateway wrote it from a parsed id.
+  if (warden::json::parse_stored(id, &d) || !valid_id(d)) {
     w.Null();
   } else {
     d.Accept(w);

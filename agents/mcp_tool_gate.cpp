@@ -7,6 +7,7 @@
 
 #include "agents/mcp_message.h"
 #include "agents/mcp_methods.h"
+#include "bindings/json.h"
 #include "bindings/text.h"
 #include "engine/diagnostic.h"
 #include "protocol/message.h"
@@ -154,9 +155,9 @@ CallAnswer ToolGate::decide_call(Value& request, rapidjson::Document::AllocatorT
   const Value* final_args = args_value;
   rapidjson::Document approved;
   if (v.rewritten) {
-    approved.Parse(v.action_json.c_str(), v.action_json.size());
+    // The reply's action as the decider wrote it back: this process's own text.
     const Value* payload = nullptr;
-    if (!approved.HasParseError() && approved.IsObject()) {
+    if (!json::parse_stored(v.action_json, &approved) && approved.IsObject()) {
       auto pl = approved.FindMember("payload");
       if (pl != approved.MemberEnd() && pl->value.IsObject()) payload = &pl->value;
     }
@@ -235,9 +236,7 @@ std::string ToolGate::request_proposal(std::string_view method, const Value& par
 
 CallAnswer ToolGate::decide_request(Value& request, rapidjson::Document::AllocatorType& alloc) {
   CallAnswer answer;
-  auto m = request.FindMember("method");
-  const std::string method =
-      m != request.MemberEnd() && m->value.IsString() ? std::string(view(m->value)) : "";
+  const std::string method = json::string_member(request, "method");
   answer.tool = method;
   auto params = request.FindMember("params");
   if (params == request.MemberEnd() || !params->value.IsObject()) {

@@ -11,6 +11,7 @@
 #include <charconv>
 
 #include "approvals/internal.h"
+#include "bindings/json.h"
 #include "bindings/text.h"
 
 namespace warden::approvals {
@@ -215,9 +216,9 @@ std::vector<CapabilityGrant> parse_grants(std::string_view text, const std::stri
   auto broken = [&id]() {
     return StoreError("approval store: the grants of " + id + " are not a list of capabilities");
   };
+  // The store's own column (a row edited on disk with a NUL or a misread zero is refused).
   rapidjson::Document doc;
-  doc.Parse(text.data(), text.size());
-  if (doc.HasParseError() || !doc.IsArray()) throw broken();
+  if (json::parse_stored(text, &doc) || !doc.IsArray()) throw broken();
   for (const auto& v : doc.GetArray()) {
     if (!v.IsObject()) throw broken();
     CapabilityGrant g;
@@ -338,9 +339,8 @@ std::string json_array(const std::vector<std::string>& items) {
 
 std::vector<std::string> parse_json_array(std::string_view text) {
   std::vector<std::string> out;
-  rapidjson::Document doc;
-  doc.Parse(text.data(), text.size());
-  if (doc.HasParseError() || !doc.IsArray()) return out;
+  rapidjson::Document doc;  // the store's own column, read as parse_grants reads one
+  if (json::parse_stored(text, &doc) || !doc.IsArray()) return out;
   for (const auto& v : doc.GetArray()) {
     if (v.IsString()) out.emplace_back(v.GetString(), v.GetStringLength());
   }

@@ -86,8 +86,9 @@ bool approval_row(std::string_view fields, const QueryFilter& filter, QueryRow* 
                   bool* unreadable) {
   rapidjson::Document doc;
   const std::string text = "{" + std::string(fields) + "}";
-  doc.Parse(text.data(), text.size());
-  if (doc.HasParseError() || !doc.IsObject()) {
+  // Audit lines are the daemon's own (one edited on disk with a NUL or a misread zero is
+  // unreadable).
+  if (warden::json::parse_stored(text, &doc) || !doc.IsObject()) {
     *unreadable = true;
     return false;
   }
@@ -157,9 +158,9 @@ bool parse_time_arg(std::string_view text, std::int64_t now_us, std::int64_t* ou
 }
 
 std::string proposal_summary(std::string_view proposal_json) {
-  rapidjson::Document doc;
-  doc.Parse(proposal_json.data(), proposal_json.size());
-  if (doc.HasParseError() || !doc.IsObject()) return std::string(proposal_json);
+  rapidjson::Document doc;  // a record's input, read as approval_row reads a record
+  if (warden::json::parse_stored(proposal_json, &doc) || !doc.IsObject())
+    return std::string(proposal_json);
   std::string head = warden::json::string_member(doc, "target");
   const std::string action = warden::json::string_member(doc, "action");
   if (!action.empty()) head += (head.empty() ? "" : " ") + action;
@@ -227,7 +228,7 @@ QueryStats run_query(const LogSet& set, const QueryFilter& filter,
       }
       if (!filter.target.empty()) {
         rapidjson::Document input;
-        input.Parse(d.proposal_json.data(), d.proposal_json.size());
+        warden::json::parse_stored(d.proposal_json, &input);
         if (warden::json::string_member(input, "target") != filter.target) return true;
       }
       r.principal = d.principal;

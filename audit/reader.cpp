@@ -246,8 +246,9 @@ bool parse_decision(std::string_view line, DecisionRecord* out, std::string* err
   rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>,
                              rapidjson::MemoryPoolAllocator<>>
       doc(&values, 1024, &stack);
-  doc.ParseInsitu<rapidjson::kParseStopWhenDoneFlag>(buffer.data());
-  if (doc.HasParseError() || !doc.IsObject()) {
+  // The daemon's own line, read as parse_stored reads (bindings/json.h).
+  if (json::parse_insitu<json::kStoredFlags>(&buffer, &doc, json::Limits::any_depth()) ||
+      !doc.IsObject()) {
     *error = "not a JSON object";
     return false;
   }
@@ -406,9 +407,10 @@ bool read_decision_lean(std::string_view line, DecisionRecord* r) {
       effects_e > effects_b + 2) {
     thread_local std::string buffer;
     buffer.assign(line.substr(effects_b, effects_e - effects_b));
-    rapidjson::Document doc;
-    doc.ParseInsitu(buffer.data());
-    if (doc.HasParseError() || !doc.IsArray()) return false;
+    rapidjson::Document doc;  // read as parse_decision reads the line
+    if (json::parse_insitu<json::kStoredFlags>(&buffer, &doc, json::Limits::any_depth()) ||
+        !doc.IsArray())
+      return false;
     for (const auto& e : doc.GetArray()) {
       if (!e.IsObject()) continue;
       r->effects.push_back(effect_record(e));

@@ -3,12 +3,10 @@
 // reply shares (engine/decision_json.h), its strings masked.
 #include "audit/record.h"
 
-#include <rapidjson/memorystream.h>
-#include <rapidjson/reader.h>
-
 #include <algorithm>
 #include <charconv>
 
+#include "bindings/json.h"
 #include "bindings/secrets.h"
 #include "bindings/text.h"
 #include "engine/decision_json.h"
@@ -176,13 +174,12 @@ void append_json_value(std::string& out, std::string_view json, const MaskedStri
   const std::size_t start = out.size();
   std::vector<Mask>& masks = *strings.masks();
   const std::size_t masks_start = masks.size();
-  // No UTF-8 validation here: append_json_string writes invalid bytes as U+FFFD.
-  constexpr unsigned kFlags =
-      rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
-  rapidjson::MemoryStream stream(json.data(), json.size());
-  rapidjson::Reader reader;
+  // SAX, for speed: each record re-serializes the proposal and the action. Read as the
+  // daemon's own text (kStoredFlags: append_json_string writes invalid bytes as U+FFFD), any
+  // depth (the engine read the proposal against the configured one), numbers kept as written.
+  constexpr unsigned kFlags = json::kStoredFlags | rapidjson::kParseNumbersAsStringsFlag;
   MaskingWriter writer(out, strings.masker(), pointer_to(Place::of(member)), &masks);
-  if (reader.Parse<kFlags>(stream, writer)) return;
+  if (!json::read<kFlags>(json, writer, json::Limits::any_depth())) return;
   out.resize(start);
   masks.resize(masks_start);
   strings.append(out, json, Place::of(member));

@@ -21,20 +21,32 @@ unsigned hex4_at(std::string_view text, std::size_t at) {
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // The end of the number starting at text[i] ('-' or a digit), and whether RapidJSON 1.1.0
-// would misread it: a zero whose digits and exponent put it outside the fast path (`0e66`,
-// `0.000…0` with over 22 zeros, `0.0e60`) goes through StrtodFullPrecision, which
-// normalizes a zero significand with __builtin_clzll(0) and returns whatever that gives
-// (2.1e-109 for `0e66` in an optimized build, 1.8e+47 in another). Any zero beyond 10^±22
-// is refused, which covers those with room to spare.
+// would misread it. Its full-precision conversion (StrtodFullPrecision) goes wrong in two
+// ways:
+//   - a zero whose digits and exponent put it outside the fast path (`0e66`, `0.000…0` with
+//     over 22 zeros, `0.0e60`): it normalizes a zero significand with __builtin_clzll(0) and
+//     returns whatever that gives (2.1e-109 for `0e66` in an optimized build, 1.8e+47 in
+//     another). Any zero beyond 10^±22 is refused, which covers those with room to spare.
+//   - a number whose first significant digit stands beyond the table of cached powers: the
+//     underflow test ignores the zeros after the point and the overflow test the exponent,
+//     so `0.` with 330 zeros and `1` reads as -4.3e+301, and with 345 zeros or `1` and 300
+//     digits `e100` indexes the table half a gigabyte past its end (a crash). Any nonzero
+//     number below 10^-308 (subnormal, or zero once read) or from 10^309 up is refused.
 std::size_t number_end(std::string_view text, std::size_t i, bool* misread) {
   const std::size_t n = text.size();
   std::size_t j = i;
   if (j < n && text[j] == '-') ++j;
   bool zero = true;
-  long fraction = 0, exponent = 0;
-  for (; j < n && is_digit(text[j]); ++j) zero = zero && text[j] == '0';
+  // Counts capped at a million: digits before the point from the first nonzero one, zeros
+  // after the point before it (integer part zero), digits after the point, the exponent.
+  long integer = 0, leading = 0, fraction = 0, exponent = 0;
+  for (; j < n && is_digit(text[j]); ++j) {
+    zero = zero && text[j] == '0';
+    if (!zero && integer < 1000000) ++integer;
+  }
   if (j < n && text[j] == '.') {
     for (++j; j < n && is_digit(text[j]); ++j) {
+      if (zero && text[j] == '0' && leading < 1000000) ++leading;
       zero = zero && text[j] == '0';
       if (fraction < 1000000) ++fraction;
     }
@@ -47,25 +59,35 @@ std::size_t number_end(std::string_view text, std::size_t i, bool* misread) {
       if (exponent < 1000000) exponent = exponent * 10 + (text[j] - '0');
     if (negative) exponent = -exponent;
   }
-  const long p = exponent - fraction;
-  *misread = zero && (p < -22 || p > 22);
+  if (zero) {
+    const long p = exponent - fraction;
+    *misread = p < -22 || p > 22;
+  } else {
+    // 10^magnitude <= |number| < 10^(magnitude + 1).
+    const long magnitude = integer > 0 ? integer - 1 + exponent : exponent - leading - 1;
+    *misread = magnitude < -308 || magnitude > 308;
+  }
   return j;
 }
 
-// Whether the text holds a "0" followed by "." or an exponent anywhere (strings included):
-// without one, no number can be a zero number_end() refuses, and the walk for it is skipped.
+// Whether the text holds a "0" followed by "." or an exponent, or a digit followed by an
+// exponent, anywhere (strings included): without one, no number is one number_end() refuses
+// (RapidJSON refuses over 308 digits itself), and the walk for it is skipped.
 bool may_hold_zero_fraction_or_exponent(std::string_view text) {
   for (std::size_t at = text.find('0'); at != std::string_view::npos; at = text.find('0', at + 1)) {
     if (at + 1 < text.size() && (text[at + 1] == '.' || text[at + 1] == 'e' || text[at + 1] == 'E'))
       return true;
   }
+  for (const char e : {'e', 'E'}) {
+    for (std::size_t at = text.find(e, 1); at != std::string_view::npos; at = text.find(e, at + 1))
+      if (is_digit(text[at - 1])) return true;
+  }
   return false;
 }
 
-}  // namespace
-
-Error scan(std::string_view text, const Limits& limits) {
-  const bool numbers = may_hold_zero_fraction_or_exponent(text);
+// scan() with the zero check only when `converts_numbers`.
+Error scan_text(std::string_view text, const Limits& limits, bool converts_numbers) {
+  const bool numbers = converts_numbers && may_hold_zero_fraction_or_exponent(text);
   const bool any =
       limits.max_depth == std::numeric_limits<std::size_t>::max() && !limits.refuse_lone_surrogates;
   if (!numbers && any) return {};
@@ -115,15 +137,55 @@ Error scan(std::string_view text, const Limits& limits) {
   return {};
 }
 
-Error parse(std::string_view text, rapidjson::Document* doc, const Limits& limits) {
-  doc->SetNull();
+}  // namespace
+
+const char* Error::reason() const {
+  switch (refusal) {
+    case Refusal::kNone:
+      return "";
+    case Refusal::kTooLarge:
+      return "text too large";
+    case Refusal::kTooDeep:
+      return "nested too deep";
+    case Refusal::kLoneSurrogate:
+      return "lone surrogate escape";
+    case Refusal::kNulByte:
+      return "NUL byte";
+    case Refusal::kSyntax:
+      break;
+  }
+  return syntax();
+}
+
+Error scan(std::string_view text, const Limits& limits) { return scan_text(text, limits, true); }
+
+Error precheck(std::string_view text, const Limits& limits, bool converts_numbers) {
   if (text.size() > limits.max_bytes) return {Refusal::kTooLarge, limits.max_bytes};
-  if (Error e = scan(text, limits)) return e;
+  if (Error e = scan_text(text, limits, converts_numbers)) return e;
   if (std::size_t nul = text.find('\0'); nul != std::string_view::npos)
     return {Refusal::kNulByte, nul};
-  doc->Parse<kParseFlags>(text.data(), text.size());
+  return {};
+}
+
+namespace {
+
+template <unsigned kFlags>
+Error parse_with(std::string_view text, rapidjson::Document* doc, const Limits& limits) {
+  doc->SetNull();
+  if (Error e = precheck(text, limits)) return e;
+  doc->Parse<kFlags>(text.data(), text.size());
   if (doc->HasParseError()) return {Refusal::kSyntax, doc->GetErrorOffset(), doc->GetParseError()};
   return {};
+}
+
+}  // namespace
+
+Error parse(std::string_view text, rapidjson::Document* doc, const Limits& limits) {
+  return parse_with<kParseFlags>(text, doc, limits);
+}
+
+Error parse_stored(std::string_view text, rapidjson::Document* doc) {
+  return parse_with<kStoredFlags>(text, doc, Limits::any_depth());
 }
 
 const rapidjson::Value* member(const rapidjson::Value& object, const char* name) {

@@ -7,17 +7,27 @@
 //   - arrays/objects nested deeper than Limits::max_depth, or,
 //     with Limits::refuse_lone_surrogates, a \u escape of a low
 //     surrogate without its high one — whichever comes first     (kTooDeep, kLoneSurrogate)
-//   - a zero written beyond 10^±22 (`0e66`, `0.0e60`, `0.` and 23 zeros): RapidJSON 1.1.0's
-//     full-precision conversion misreads it as a number that is not zero
+//   - a zero written beyond 10^±22 (`0e66`, `0.0e60`, `0.` and 23 zeros), or a nonzero
+//     number outside 10^-308 … 10^309 (`0.` and 330 zeros and `1`): RapidJSON 1.1.0's
+//     full-precision conversion misreads it (another number, or a read past its table)
 //                                       (kSyntax, kParseErrorNumberTooBig, at the number)
 //   - a NUL byte: RapidJSON takes it as the end of input, so
 //     `{…}\0anything` would parse as `{…}`                        (kNulByte)
 // and then parses with kParseFlags (invalid UTF-8 is a syntax error, kSyntax).
 // Each caller turns the refusal into its own error code and message.
+//
+// The daemon's own JSON (approval columns, audit records, decided actions, results) is read
+// with parse_stored(): the same refusals at any depth (its depth was checked when it came in)
+// and without the encoding check (RapidJSON's writer stores a string's bytes as they are, so
+// a string the daemon kept reads back as kept); a file edited on disk still cannot hide text
+// behind a NUL or change a number. Readers of many records parse in place (parse_insitu) or
+// with SAX (read) after the same refusals.
 #pragma once
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
 
 #include <cstddef>
 #include <limits>
@@ -31,6 +41,9 @@ namespace warden::json {
 constexpr unsigned kParseFlags = rapidjson::kParseValidateEncodingFlag |
                                  rapidjson::kParseIterativeFlag |
                                  rapidjson::kParseFullPrecisionFlag;
+
+// The daemon's own JSON: kParseFlags without the encoding check (see parse_stored).
+constexpr unsigned kStoredFlags = kParseFlags & ~rapidjson::kParseValidateEncodingFlag;
 
 // Deeper than this is refused unless the caller says otherwise: RapidJSON's copies, writers
 // and walks recurse once per level.
@@ -63,6 +76,9 @@ struct Error {
   const char* syntax() const {
     return refusal == Refusal::kSyntax ? rapidjson::GetParseError_En(code) : "";
   }
+  // Why, in words: syntax() for kSyntax, else "NUL byte", "nested too deep", "lone surrogate
+  // escape" or "text too large"; "" for kNone.
+  const char* reason() const;
 };
 
 // The checks before parsing (depth, lone surrogates, misread zeros), one linear pass that
@@ -74,6 +90,48 @@ Error scan(std::string_view text, const Limits& limits = {});
 // Parses `text` into *doc with kParseFlags after the refusals above; on a refusal *doc is
 // left null (kTooLarge, kTooDeep, kLoneSurrogate, kNulByte) or as RapidJSON left it.
 Error parse(std::string_view text, rapidjson::Document* doc, const Limits& limits = {});
+
+// parse() of the daemon's own JSON: Limits::any_depth() and kStoredFlags.
+Error parse_stored(std::string_view text, rapidjson::Document* doc);
+
+// The refusals parse() makes before parsing (size, scan, NUL byte). `converts_numbers` false:
+// the reader keeps numbers as their text (kParseNumbersAsStringsFlag), so no zero is misread
+// and none is refused.
+Error precheck(std::string_view text, const Limits& limits, bool converts_numbers = true);
+
+// parse() in place: *buffer is parsed in situ (the document's strings point into it), for
+// readers of many records that must not copy each one, into any RapidJSON document type.
+// kFlags: kParseFlags, or kStoredFlags for the daemon's own records.
+template <unsigned kFlags = kParseFlags, class Document>
+Error parse_insitu(std::string* buffer, Document* doc, const Limits& limits = {}) {
+  static_assert(kFlags & rapidjson::kParseIterativeFlag, "hostile text must not recurse");
+  doc->SetNull();
+  if (Error e = precheck(*buffer, limits)) return e;
+  doc->template ParseInsitu<kFlags>(buffer->data());
+  if (doc->HasParseError()) return {Refusal::kSyntax, doc->GetErrorOffset(), doc->GetParseError()};
+  return {};
+}
+
+// SAX: the refusals of parse(), then RapidJSON's Reader over `stream` (which reads `text`)
+// into `handler`; a handler that stops the parse gives kSyntax/kParseErrorTermination. kFlags
+// is kParseFlags or kStoredFlags, with kParseNumbersAsStringsFlag added by a reader that keeps
+// numbers as written.
+template <unsigned kFlags = kParseFlags, class Stream, class Handler>
+Error read(std::string_view text, Stream& stream, Handler& handler, const Limits& limits = {}) {
+  static_assert(kFlags & rapidjson::kParseIterativeFlag, "hostile text must not recurse");
+  if (Error e = precheck(text, limits, !(kFlags & rapidjson::kParseNumbersAsStringsFlag))) return e;
+  rapidjson::Reader reader;
+  const rapidjson::ParseResult result = reader.Parse<kFlags>(stream, handler);
+  if (!result) return {Refusal::kSyntax, result.Offset(), result.Code()};
+  return {};
+}
+
+// read() over the bytes of `text`.
+template <unsigned kFlags = kParseFlags, class Handler>
+Error read(std::string_view text, Handler& handler, const Limits& limits = {}) {
+  rapidjson::MemoryStream stream(text.data(), text.size());
+  return read<kFlags>(text, stream, handler, limits);
+}
 
 // The member `name` of `object`, or nullptr when object is no object or has no such member.
 const rapidjson::Value* member(const rapidjson::Value& object, const char* name);

@@ -368,9 +368,10 @@ std::string approval_line(const rapidjson::Value& approval, std::int64_t now_ms)
 }
 
 std::string watch_event_text(std::string_view event_json, std::int64_t now_ms) {
+  // The event as the client wrote it back from the daemon's reply: this process's own text.
   rapidjson::Document e;
-  e.Parse(event_json.data(), event_json.size());
-  if (e.HasParseError() || !e.IsObject()) return "(an event that is not a JSON object)\n";
+  if (warden::json::parse_stored(event_json, &e) || !e.IsObject())
+    return "(an event that is not a JSON object)\n";
   const std::string kind = string_member(e, "event");
   if (kind == "approvals") {
     std::string out;
@@ -394,9 +395,8 @@ std::string watch_event_text(std::string_view event_json, std::int64_t now_ms) {
 }
 
 std::string watch_event_json(std::string_view event_json) {
-  rapidjson::Document e;
-  e.Parse(event_json.data(), event_json.size());
-  if (e.HasParseError()) return "{}";
+  rapidjson::Document e;  // read as watch_event_text reads it
+  if (warden::json::parse_stored(event_json, &e)) return "{}";
   strip(e);
   return json_for_terminal(warden::json::to_text(e));
 }

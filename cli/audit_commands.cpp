@@ -17,6 +17,7 @@
 #include "audit/reader.h"
 #include "audit/signing.h"
 #include "audit/verify.h"
+#include "bindings/json.h"
 #include "cli/commands.h"
 #include "cli/terminal_text.h"
 
@@ -222,9 +223,9 @@ void print_full_record(const audit::QueryRow& row, bool json) {
     std::printf("%s\n", json_for_terminal(row.line).c_str());
     return;
   }
+  // The daemon's own line (one edited on disk that does not read is printed as its text).
   rapidjson::Document doc;
-  doc.Parse(row.line.data(), row.line.size());
-  if (doc.HasParseError()) {
+  if (warden::json::parse_stored(row.line, &doc)) {
     std::printf("%s\n", json_for_terminal(row.line).c_str());
     return;
   }

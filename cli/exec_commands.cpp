@@ -22,6 +22,7 @@
 #include "actuators/confine.h"
 #include "agents/decider.h"
 #include "agents/hook_exec.h"
+#include "bindings/json.h"
 #include "bindings/paths.h"
 #include "bindings/text.h"
 #include "cli/agent_commands.h"
@@ -230,8 +231,8 @@ int exec_plan_in_process(const ExecArgs& a, ExecPlanned* plan) {
                            d.reason);
   }
   // A rule that rewrote the command approved another command than this one.
-  rapidjson::Document action;
-  action.Parse(d.action_json.data(), d.action_json.size());
+  rapidjson::Document action;  // the engine's decided action
+  warden::json::parse_stored(d.action_json, &action);
   const rapidjson::Value* p =
       action.IsObject() ? protocol::find_member(action, "payload") : nullptr;
   if (!p || string_member(*p, "command") != line) {

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 
+#include "bindings/json.h"
 #include "cli/commands.h"
 
 namespace warden::cli {
@@ -17,11 +18,12 @@ enum class Parse { Complete, Incomplete, Invalid };
 
 // Whether `text` is one JSON value, the start of one (input ended inside it), or neither.
 Parse parse_json(const std::string& text) {
+  // Any depth: the daemon reads the proposal against its configured one.
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
-  if (!doc.HasParseError()) return Parse::Complete;
-  if (doc.GetParseError() != rapidjson::kParseErrorDocumentRootNotSingular &&
-      doc.GetErrorOffset() >= text.size()) {
+  const warden::json::Error e = warden::json::parse(text, &doc, warden::json::Limits::any_depth());
+  if (!e) return Parse::Complete;
+  if (e.refusal == warden::json::Refusal::kSyntax &&
+      e.code != rapidjson::kParseErrorDocumentRootNotSingular && e.offset >= text.size()) {
     return Parse::Incomplete;
   }
   return Parse::Invalid;

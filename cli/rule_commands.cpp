@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 
+#include "bindings/json.h"
 #include "bindings/local_time.h"
 #include "cli/commands.h"
 #include "cli/proposal_stream.h"
@@ -279,9 +280,9 @@ std::string text_line(const std::string& label, const Decision& d, bool explain)
     out += " (" + printable(r.reason) + ")";
   }
   if (!explain || d.facts_json.empty()) return out;
-  rapidjson::Document facts;
-  facts.Parse(d.facts_json.data(), d.facts_json.size());
-  if (facts.HasParseError() || !facts.IsArray()) return out + "\n  facts: (unreadable)";
+  rapidjson::Document facts;  // the engine's own list of strings
+  if (warden::json::parse_stored(d.facts_json, &facts) || !facts.IsArray())
+    return out + "\n  facts: (unreadable)";
   out += "\n  facts:";
   for (const auto& f : facts.GetArray())
     if (f.IsString())

@@ -210,8 +210,8 @@ void print_invalid(long line, const std::string& error_json, bool json) {
   if (json) {
     std::printf("{\"line\":%ld,\"error\":%s}\n", line, json_for_terminal(error_json).c_str());
   } else {
-    rapidjson::Document e;
-    e.Parse(error_json.c_str());
+    rapidjson::Document e;  // input_error_json's object
+    warden::json::parse_stored(error_json, &e);
     std::printf("line %ld: error %s: %s\n", line, printable(string_member(e, "code")).c_str(),
                 printable(string_member(e, "message")).c_str());
   }

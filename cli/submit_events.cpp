@@ -1,5 +1,6 @@
 #include "cli/submit_events.h"
 
+#include "bindings/json.h"
 #include "cli/approval_text.h"
 #include "cli/commands.h"
 #include "cli/terminal_text.h"
@@ -116,9 +117,10 @@ std::string action_summary(const rapidjson::Value& action) {
 }
 
 std::string render_event(std::string_view event_json, std::size_t max_output_lines) {
+  // The event as the client wrote it back from the daemon's reply: this process's own text.
   rapidjson::Document e;
-  e.Parse(event_json.data(), event_json.size());
-  if (e.HasParseError() || !e.IsObject()) return "(an event that is not a JSON object)\n";
+  if (warden::json::parse_stored(event_json, &e) || !e.IsObject())
+    return "(an event that is not a JSON object)\n";
   const std::string kind = string_member(e, "event");
   if (kind == "decision") return decision_line(e);
   if (kind == "reply") return block(string_member(e, "text"), "» ", SIZE_MAX);

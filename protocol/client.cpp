@@ -21,6 +21,7 @@
 #include <csignal>
 #include <cstring>
 
+#include "bindings/json.h"
 #include "bindings/text.h"
 #include "engine/diagnostic.h"
 #include "protocol/json_text.h"
@@ -311,8 +312,8 @@ bool Client::connect(const std::string& address, ms timeout, std::string* error)
     return false;
   }
   rapidjson::Document doc;
-  doc.Parse(payload.c_str(), payload.size());
-  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("payload") ||
+  // Whatever answers at `address`: outside text, the shared limits.
+  if (json::parse(payload, &doc) || !doc.IsObject() || !doc.HasMember("payload") ||
       !doc["payload"].IsObject() || !doc["payload"].HasMember("action") ||
       !doc["payload"]["action"].IsString() ||
       std::string_view(doc["payload"]["action"].GetString()) != "handshake") {
@@ -349,8 +350,7 @@ bool Client::authenticate(const std::string& token, ms timeout, std::string* err
     return false;
   }
   rapidjson::Document doc;
-  doc.Parse(payload.c_str(), payload.size());
-  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("payload")) {
+  if (json::parse(payload, &doc) || !doc.IsObject() || !doc.HasMember("payload")) {
     *error = "malformed reply to auth";
     return false;
   }

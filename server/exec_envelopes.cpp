@@ -7,6 +7,7 @@
 
 #include <array>
 
+#include "bindings/json.h"
 #include "bindings/paths.h"
 #include "bindings/text.h"
 #include "protocol/message.h"
@@ -25,8 +26,8 @@ void ExecEnvelopes::remember(const std::string& principal, const Decision& decis
                              Clock::time_point now) {
   if (decision.decision_id.empty()) return;
   rapidjson::Document action;
-  action.Parse(decision.action_json.data(), decision.action_json.size());
-  if (action.HasParseError() || !action.IsObject()) return;
+  // The engine's decided action: the daemon's own text.
+  if (json::parse_stored(decision.action_json, &action) || !action.IsObject()) return;
   auto text = [&](std::initializer_list<const char*> path) -> const rapidjson::Value* {
     const rapidjson::Value* v = &action;
     for (const char* key : path) {

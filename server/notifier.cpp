@@ -610,9 +610,9 @@ std::string Notifier::body(const Event& e) const {
   std::string action;
   bool action_cut = false;
   {
+    // The approval store's action: the daemon's own text.
     rapidjson::Document d;
-    d.Parse(a.action_json.data(), a.action_json.size());
-    if (!d.HasParseError()) {
+    if (!warden::json::parse_stored(a.action_json, &d)) {
       mask_value(d, d.GetAllocator(), masker, 0);
       action = warden::json::to_text(d);
     } else {
@@ -623,8 +623,7 @@ std::string Notifier::body(const Event& e) const {
   // What happened, for executed and refused: the recorded result (never an action's output).
   rapidjson::Document result;
   if (!e.result_json.empty()) {
-    result.Parse(e.result_json.data(), e.result_json.size());
-    if (result.HasParseError() || !result.IsObject()) {
+    if (warden::json::parse_stored(e.result_json, &result) || !result.IsObject()) {
       result.SetNull();
     } else {
       mask_value(result, result.GetAllocator(), masker, kMaxText);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "actuators/action.h"
 #include "actuators/tool.h"
 
 using namespace warden::actuators;
@@ -136,4 +137,22 @@ TEST_CASE("tool runs a registered tool with the approved arguments", "[builtin]"
   ToolActuator none(nullptr, false);
   CHECK(none.act(R"({"target":"tool","payload":{"tool":"now"}})", Context{}).error_code ==
         "E_ACT_UNKNOWN_TOOL");
+}
+
+// ActionDoc reads the decided action with the shared JSON parser (bindings/json.h): what it
+// refuses, every actuator refuses with the reason in words.
+TEST_CASE("ActionDoc refuses a NUL after the action and a misread zero", "[builtin]") {
+  using namespace std::string_literals;
+  CHECK(ActionDoc(R"({"target":"shell","payload":{"command":"ls"}})").ok());
+  const ActionDoc nul("{\"target\":\"shell\",\"payload\":{\"command\":\"ls\"}}\0rm -rf /"s);
+  CHECK_FALSE(nul.ok());
+  CHECK(nul.error() == "the action is not JSON: NUL byte");
+  // The daemon's own text: its bytes read as they were written (json::parse_stored).
+  CHECK(ActionDoc("{\"target\":\"shell\",\"payload\":{\"command\":\"\xff\"}}").ok());
+  const ActionDoc zero(R"({"target":"shell","payload":{"timeout":0e66}})");
+  CHECK(zero.error() == "the action is not JSON: Number too big to be stored in double.");
+  // As before: a syntax error in RapidJSON's words, and the ambiguity walk's own depth.
+  CHECK(ActionDoc("{").error() == "the action is not JSON: Missing a name for object member.");
+  CHECK(ActionDoc("{\"a\":" + std::string(70, '[') + std::string(70, ']') + "}").error() ==
+        "ambiguous action: nested too deep");
 }

@@ -268,3 +268,27 @@ TEST_CASE("doctor counts the hook's --wait in its budget", "[agents][doctor]") {
   CHECK_FALSE(
       line_with(r.out, "OK", "decision budget 8000 ms + wait 90 s vs hook timeout 99 s").empty());
 }
+
+// The settings are read with the shared parser (bindings/json.h): text hidden after a NUL byte
+// (RapidJSON took it for the end), bytes that are not UTF-8 or a zero RapidJSON would misread
+// make the file no valid JSON object, at the offending byte.
+TEST_CASE("doctor fails settings with a NUL byte, bad UTF-8 or a misread zero",
+          "[agents][doctor]") {
+  using namespace std::string_literals;
+  HookHome dir;
+  install(dir, {"claude-code", "--project", dir.str(), "--rules", kShippedRules});
+  const std::string good = dir.read(".claude/settings.json");
+  const std::size_t end = good.rfind('}') + 1;
+  const std::string file = (dir.path() / ".claude/settings.json").string();
+  const std::string bad_byte = "{\"model\":\"\xff\"," + good.substr(1);
+  for (const auto& [text, offset] :
+       {std::pair{good.substr(0, end) + "\0{}"s, end}, std::pair{bad_byte, std::size_t{10}},
+        std::pair{"{\"n\":0e66," + good.substr(1), std::size_t{5}}}) {
+    dir.write(".claude/settings.json", text);
+    auto r = run_doctor(dir, {"claude-code", "--project", dir.str(), "--no-probe"});
+    INFO(r.out);
+    CHECK(r.code == 1);
+    CHECK(line_with(r.out, "FAIL", "is not a valid JSON object") ==
+          "FAIL  " + file + " is not a valid JSON object (offset " + std::to_string(offset) + ")");
+  }
+}

@@ -518,3 +518,25 @@ TEST_CASE("install --wait writes the wait and a hook timeout that covers budget 
         "nothing to wait for\n");
   CHECK(install("claude-code", {"--wait", "3601"}).code == 2);
 }
+
+// The settings file is read with the shared JSON parser (bindings/json.h): a NUL after the
+// object, nesting deeper than json::kMaxDepth and a zero RapidJSON would misread are refused
+// like a syntax error, and the file is not rewritten.
+TEST_CASE("add_claude_hook refuses a NUL byte, deep nesting and a misread zero", "[hook]") {
+  using namespace std::string_literals;
+  const std::string command = "/usr/bin/warden hook run --agent claude";
+  CHECK(add_claude_hook(R"({"model":"x"})", command).ok);
+  const SettingsEdit nul = add_claude_hook("{\"model\":\"x\"}\0{\"hooks\":1}"s, command);
+  CHECK_FALSE(nul.ok);
+  CHECK(nul.error_code == "E_SETTINGS_PARSE");
+  CHECK(nul.error == "not valid JSON at offset 13: NUL byte");
+  const SettingsEdit deep =
+      add_claude_hook("{\"a\":" + std::string(200, '[') + std::string(200, ']') + "}", command);
+  CHECK(deep.error_code == "E_SETTINGS_PARSE");
+  CHECK(deep.error == "not valid JSON at offset 132: nested too deep");
+  const SettingsEdit zero = add_claude_hook(R"({"n":0e66})", command);
+  CHECK(zero.error_code == "E_SETTINGS_PARSE");
+  CHECK(zero.error == "not valid JSON at offset 5: Number too big to be stored in double.");
+  // As before: a syntax error at its offset.
+  CHECK(add_claude_hook("{\"a\":}", command).error == "not valid JSON at offset 5: Invalid value.");
+}

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "approvals/internal.h"
 #include "approvals/store.h"
 #include "tests/approvals/store_backend.h"
 
@@ -99,4 +100,31 @@ TEST_CASE("a store made before votes had a scope opens and gains the column",
   auto out = store->approve(id, hash, "carol", "", kNow, 30);
   REQUIRE(out.result == ApproveResult::Claimed);
   CHECK(out.approval->votes[1].scope_minutes == 30);
+}
+
+// The store's JSON columns are read with json::parse_stored (bindings/json.h): a row edited on
+// disk with a NUL byte after the array (RapidJSON took it for the end) or a zero RapidJSON
+// would misread is refused (grants: StoreError; groups and rules: no items). Strings read back
+// as the store's writer wrote them, bytes that are not UTF-8 included.
+TEST_CASE("store columns: a NUL or a misread zero in the JSON is refused", "[store]") {
+  using namespace std::string_literals;
+  const std::string grant = R"({"capability":"net","rule":"r","reason":"why"})";
+  CHECK(detail::parse_grants("[" + grant + "]", "a1").size() == 1);
+  CHECK(
+      detail::parse_grants("[{\"capability\":\"n\",\"rule\":\"r\",\"reason\":\"w\xff\"}]", "a1")[0]
+          .reason == "w\xff");
+  for (const std::string& bad : {"[" + grant + "]\0[]"s, "[" + grant + "]\0"s}) {
+    INFO(bad);
+    try {
+      detail::parse_grants(bad, "a1");
+      FAIL("parse_grants read a column the shared parser refuses");
+    } catch (const StoreError& e) {
+      CHECK(std::string(e.what()) ==
+            "approval store: the grants of a1 are not a list of capabilities");
+    }
+  }
+  CHECK(detail::parse_json_array(R"(["dev","ops"])") == std::vector<std::string>{"dev", "ops"});
+  CHECK(detail::parse_json_array("[\"dev\"]\0[\"root\"]"s).empty());
+  CHECK(detail::parse_json_array("[\"dev\",0e66]").empty());
+  CHECK(detail::parse_json_array("[\"d\xffv\"]") == std::vector<std::string>{"d\xffv"});
 }

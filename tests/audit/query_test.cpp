@@ -129,6 +129,15 @@ TEST_CASE("proposal_summary") {
   CHECK(proposal_summary(R"({"target":"x"})") == "x");
 }
 
+// A record's input is read with json::parse_stored (bindings/json.h): one edited on disk with
+// a NUL byte after its object is shown as its text, not as the part before the NUL.
+TEST_CASE("proposal_summary shows an input the shared parser refuses as its text") {
+  using namespace std::string_literals;
+  const std::string nul = "{\"target\":\"x\"}\0{\"target\":\"y\"}"s;
+  CHECK(proposal_summary(nul) == nul);
+  CHECK(proposal_summary("{\"target\":\"x\xff\"}") == "x\xff");  // bytes as recorded
+}
+
 TEST_CASE("--since and --until times") {
   std::int64_t now = 0, t = 0;
   std::string error;

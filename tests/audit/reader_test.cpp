@@ -138,6 +138,22 @@ TEST_CASE("parse_decision reads a decision record") {
   CHECK(error.find("not a decision record") != std::string::npos);
   CHECK_FALSE(parse_decision("{\"seq\":", &r, &error));
   CHECK(error == "not a JSON object");
+
+  // Read as json::parse_stored reads (bindings/json.h): a record edited on disk with text
+  // after its object or a NUL byte is not read (RapidJSON stopped at the object's end); its
+  // bytes are read as written.
+  using namespace std::string_literals;
+  CHECK(parse_decision(line + " \t", &r, &error));  // whitespace is no content
+  std::string bad_byte = line;
+  bad_byte.replace(bad_byte.find("agent-x"), 7, "agent-\xff");
+  REQUIRE(parse_decision(bad_byte, &r, &error));
+  CHECK(r.principal == "agent-\xff");
+  for (const std::string& edited : {line + "{}", line + "\0{}"s, line + "\0"s}) {
+    INFO(edited);
+    error.clear();
+    CHECK_FALSE(parse_decision(edited, &r, &error));
+    CHECK(error == "not a JSON object");
+  }
 }
 
 // Not run by default: parse_decision's rate over a log (replay needs ≥ 100,000 records/s).

@@ -241,6 +241,25 @@ TEST_CASE("invalid UTF-8 from a \\u escape is written as U+FFFD", "[record]") {
   REQUIRE(doc["input"].IsObject());
 }
 
+// The input is re-serialized after the shared parser's checks (bindings/json.h): RapidJSON
+// took a NUL byte for the end of the text and recorded only what came before it; the whole
+// text is now recorded as a string. Numbers are kept as written, so no zero is refused.
+TEST_CASE("a proposal with a NUL byte after its object is recorded whole, as its text",
+          "[record]") {
+  using namespace std::string_literals;
+  const std::string hidden = "{\"target\":\"x\"}\0{\"hidden\":1}"s;
+  DecisionInput in;
+  in.proposal_json = hidden;
+  const std::string fields = decision_fields(in, sample_decision(), nullptr);
+  const auto doc = parse_fields(fields);
+  REQUIRE(doc["input"].IsString());
+  CHECK(std::string(doc["input"].GetString(), doc["input"].GetStringLength()) == hidden);
+  in.proposal_json = R"({"n":[0e66,0.0e60,1.50]})";
+  CHECK(
+      decision_fields(in, sample_decision(), nullptr).find(R"("input":{"n":[0e66,0.0e60,1.50]})") !=
+      std::string::npos);
+}
+
 TEST_CASE("strings are escaped exactly as the engine's JSON writer escapes them", "[record]") {
   Decision d = sample_decision();
   d.reason = std::string("q\"b\\n\nr\rt\tc\x01\x1f del\x7f é € 😀 bad\xff\xc3 end");

@@ -2,6 +2,7 @@
 // and refusals in order, and the member helpers. Run with: bindings_tests "[json]".
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <string>
 
 #include "bindings/json.h"
@@ -16,6 +17,18 @@ namespace {
 wjson::Error parse_text(const std::string& text, const wjson::Limits& limits = {}) {
   rapidjson::Document doc;
   return wjson::parse(text, &doc, limits);
+}
+
+// `number` inside a document is refused at its first byte as too big, read as outside text
+// and as the daemon's own.
+void check_number_refused(const std::string& number) {
+  const std::string text = "{\"a\":[1," + number + "]}";
+  rapidjson::Document doc;
+  const wjson::Error e = wjson::parse(text, &doc, wjson::Limits::any_depth());
+  CHECK(e.refusal == Refusal::kSyntax);
+  CHECK(e.code == rapidjson::kParseErrorNumberTooBig);
+  CHECK(e.offset == 8);  // the number's first byte
+  CHECK(wjson::parse_stored(text, &doc).offset == 8);
 }
 
 }  // namespace
@@ -158,12 +171,7 @@ TEST_CASE(
        {"0e66", "-0e66", "0e23", "0E+40", "0e-23", "0.0e60", "0.00000000000000000000000",
         "0.000000000000000000000000000000e5", "-0.0000000000000000000000000e0"}) {
     INFO(number);
-    const std::string text = "{\"a\":[1," + number + "]}";
-    rapidjson::Document doc;
-    const json::Error e = json::parse(text, &doc, json::Limits::any_depth());
-    CHECK(e.refusal == json::Refusal::kSyntax);
-    CHECK(e.code == rapidjson::kParseErrorNumberTooBig);
-    CHECK(e.offset == 8);  // the number's first byte
+    check_number_refused(number);
   }
   for (const std::string number : {"0", "-0", "0.0", "0e22", "0e-22", "0.0000000000000000000000",
                                    "0e0", "1e66", "0.5e-30", "100e-40", "1e-300"}) {
@@ -175,4 +183,142 @@ TEST_CASE(
   // Digits in strings and keys are not numbers.
   rapidjson::Document doc;
   CHECK_FALSE(json::parse(R"({"0e66":"0e66 0.0e60"})", &doc));
+}
+
+TEST_CASE("wjson::Error::reason names every refusal in words", "[json]") {
+  wjson::Limits strict;
+  strict.refuse_lone_surrogates = true;
+  strict.max_bytes = 64;
+  strict.max_depth = 2;
+  CHECK(std::string(parse_text("[1]", strict).reason()).empty());
+  CHECK(std::string(parse_text(std::string(65, ' '), strict).reason()) == "text too large");
+  CHECK(std::string(parse_text("[[[1]]]", strict).reason()) == "nested too deep");
+  CHECK(std::string(parse_text(R"(["\udc00"])", strict).reason()) == "lone surrogate escape");
+  CHECK(std::string(parse_text("[1]\0"s, strict).reason()) == "NUL byte");
+  CHECK(std::string(parse_text("[1,]", strict).reason()) ==
+        rapidjson::GetParseError_En(rapidjson::kParseErrorValueInvalid));
+}
+
+TEST_CASE("wjson::parse_stored reads the daemon's own text: any depth, bytes as written",
+          "[json]") {
+  rapidjson::Document doc;
+  // RapidJSON's writer stores a string's bytes as they are: they read back the same.
+  REQUIRE_FALSE(wjson::parse_stored("{\"r\":\"w\xff\"}", &doc));
+  CHECK(wjson::string_member(doc, "r") == "w\xff");
+  CHECK(parse_text("{\"r\":\"w\xff\"}").code == rapidjson::kParseErrorStringInvalidEncoding);
+  const std::string deep = std::string(1000, '[') + std::string(1000, ']');
+  CHECK_FALSE(wjson::parse_stored(deep, &doc));
+  // What an edit on disk could hide or change is refused as in outside text.
+  const wjson::Error nul = wjson::parse_stored("[1]\0[2]"s, &doc);
+  CHECK(nul.refusal == Refusal::kNulByte);
+  CHECK(nul.offset == 3);
+  CHECK(doc.IsNull());
+  const wjson::Error zero = wjson::parse_stored("[0e66]", &doc);
+  CHECK(zero.code == rapidjson::kParseErrorNumberTooBig);
+  CHECK(zero.offset == 1);
+  CHECK(wjson::parse_stored("[1] [2]", &doc).code == rapidjson::kParseErrorDocumentRootNotSingular);
+  // Full precision, as parse().
+  REQUIRE_FALSE(wjson::parse_stored("[0.1,9007199254740993]", &doc));
+  CHECK(wjson::to_text(doc) == "[0.1,9007199254740993]");
+}
+
+TEST_CASE("wjson::parse_insitu refuses as parse does and parses the buffer in place", "[json]") {
+  std::string buffer = R"({"a":["x",1.5]})";
+  rapidjson::Document doc;
+  REQUIRE_FALSE(wjson::parse_insitu(&buffer, &doc));
+  CHECK(wjson::string_member(doc, "a").empty());
+  CHECK(wjson::to_text(doc) == R"({"a":["x",1.5]})");
+  // Strings point into the buffer.
+  CHECK(doc["a"][0].GetString() >= buffer.data());
+  CHECK(doc["a"][0].GetString() < buffer.data() + buffer.size());
+  for (std::string text : {"{\"a\":1}\0{\"b\":2}"s, "{} {}"s, "[\"\xFF\"]"s, "[0e66]"s,
+                           std::string(wjson::kMaxDepth + 1, '[')}) {
+    INFO(text);
+    std::string copy = text;
+    const wjson::Error e = wjson::parse_insitu(&copy, &doc);
+    CHECK(e.refusal == parse_text(text).refusal);
+    CHECK(e.code == parse_text(text).code);
+    CHECK(e.offset == parse_text(text).offset);
+  }
+  // The daemon's own records: kStoredFlags, bytes as written.
+  std::string stored = "[\"w\xff\"]";
+  REQUIRE_FALSE(
+      wjson::parse_insitu<wjson::kStoredFlags>(&stored, &doc, wjson::Limits::any_depth()));
+  CHECK(std::string(doc[0].GetString()) == "w\xff");
+}
+
+namespace {
+
+// Counts SAX events and keeps the raw numbers it is handed.
+struct Events : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Events> {
+  int count = 0;
+  std::string numbers;
+  bool stop_at = false;
+  bool Default() {
+    ++count;
+    return !stop_at;
+  }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    numbers.append(s, n).push_back(' ');
+    return Default();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("wjson::read gives SAX readers the same refusals before the first event", "[json]") {
+  Events events;
+  REQUIRE_FALSE(wjson::read(R"({"a":[1,"x",null]})", events));
+  CHECK(events.count == 8);
+  for (const std::string& text :
+       {"[1]\0[2]"s, "[\"\xFF\"]"s, "[0e66]"s, "[1,]"s, std::string(wjson::kMaxDepth + 1, '[')}) {
+    INFO(text);
+    Events e;
+    const wjson::Error error = wjson::read(text, e);
+    CHECK(error.refusal == parse_text(text).refusal);
+    CHECK(error.code == parse_text(text).code);
+    CHECK(error.offset == parse_text(text).offset);
+  }
+  // A handler that stops: RapidJSON's termination, at the value it stopped on.
+  Events stopping;
+  stopping.stop_at = true;
+  const wjson::Error stopped = wjson::read("[[1]]", stopping);
+  CHECK(stopped.refusal == Refusal::kSyntax);
+  CHECK(stopped.code == rapidjson::kParseErrorTermination);
+  // Numbers kept as text are never converted, so no zero is refused; the encoding check may be
+  // dropped by a reader that writes invalid bytes itself. NUL bytes are refused all the same.
+  constexpr unsigned kRaw = (wjson::kParseFlags & ~rapidjson::kParseValidateEncodingFlag) |
+                            rapidjson::kParseNumbersAsStringsFlag;
+  Events raw;
+  REQUIRE_FALSE(wjson::read<kRaw>("[0e66,1.50,\"\xFF\"]", raw, wjson::Limits::any_depth()));
+  CHECK(raw.numbers == "0e66 1.50 ");
+  CHECK(wjson::read<kRaw>("[1]\0[2]"s, raw, wjson::Limits::any_depth()).refusal ==
+        Refusal::kNulByte);
+}
+
+TEST_CASE("json: a number beyond 10^-308 … 10^309 is refused where RapidJSON would misread it",
+          "[json]") {
+  // RapidJSON 1.1.0's full-precision conversion ignores the zeros after the point in its
+  // underflow test and indexes its table of cached powers with the first digit's place:
+  // `0.` with 330 zeros and `1` read as -4.3e+301; 345 zeros read half a gigabyte past the
+  // table (a crash).
+  for (const std::string number :
+       {"0." + std::string(330, '0') + "1", "0." + std::string(345, '0') + "2029",
+        "-0." + std::string(400, '0') + "123456789012345678901234567",
+        "1" + std::string(300, '7') + "e100", "1e-309"s, "0.1e-308"s, "1e309"s, "12.5e308"s,
+        "0." + std::string(20, '0') + "1e-300"}) {
+    INFO(number.substr(0, 40) << "… (" << number.size() << " bytes)");
+    check_number_refused(number);
+  }
+  // The largest and smallest normal doubles' decades, and numbers whose zeros and exponent
+  // cancel out, read as written.
+  for (const std::string number :
+       {"1.7976931348623157e308"s, "2.2250738585072014e-308"s, "1e-308"s, "-4.5e-308"s,
+        "0." + std::string(330, '0') + "1e330", "1" + std::string(300, '0') + "e-300",
+        "0." + std::string(300, '0') + "25"}) {
+    INFO(number.substr(0, 40));
+    rapidjson::Document doc;
+    REQUIRE_FALSE(json::parse("[" + number + "]", &doc));
+    CHECK(doc[0].GetDouble() == std::strtod(number.c_str(), nullptr));
+  }
 }

@@ -62,6 +62,15 @@ TEST_CASE("tool output is shown below its action, capped in lines", "[cli][chat]
   CHECK(render_event("not json") == "(an event that is not a JSON object)\n");
 }
 
+// Events are read with the shared parser (bindings/json.h): a NUL byte after the object, which
+// RapidJSON took for the end of the text, makes the event unreadable.
+TEST_CASE("an event with a NUL byte after its object is not shown as the part before",
+          "[cli][chat]") {
+  using namespace std::string_literals;
+  CHECK(render_event("{\"event\":\"reply\",\"text\":\"hi\"}\0{}"s) ==
+        "(an event that is not a JSON object)\n");
+}
+
 TEST_CASE("submit's exit status follows the run's final status", "[cli][chat]") {
   CHECK(exit_code_for_status("done") == kExitOk);
   CHECK(exit_code_for_status("rejected") == kExitRejected);

@@ -134,6 +134,26 @@ TEST_CASE("ProposalStream: an unfinished first line that is not one document fal
   CHECK(lines == std::vector<long>{1, 2, 3, 4});
 }
 
+// Whether lines are one document is told with the shared parser (bindings/json.h): an
+// unfinished first line holding a byte that is not UTF-8 is no document's start, and lines
+// joined with a NUL byte after the object are no document (RapidJSON took the NUL for the end),
+// so each line goes to the daemon, which refuses it.
+TEST_CASE("ProposalStream: lines with a byte that is not UTF-8 or a NUL are not one document",
+          "[cli][stream]") {
+  using namespace std::string_literals;
+  for (const std::string& text : {"{\"target\":\"sh\xffll\",\n\"action\":\"run\"}"s,
+                                  "{\"target\":\"shell\",\n\"action\":\"run\"}\0x"s}) {
+    auto items = all(text + "\n");
+    REQUIRE(items.size() == 2);
+    CHECK(items[0].line == 1);
+    CHECK(items[0].text == text.substr(0, text.find('\n')));
+    CHECK(items[1].line == 2);
+    CHECK(items[1].text == text.substr(text.find('\n') + 1));
+  }
+  // Well-formed, the same two lines are one document.
+  REQUIRE(all("{\"target\":\"shell\",\n\"action\":\"run\"}\n").size() == 1);
+}
+
 TEST_CASE("ProposalStream: a line is handed out before the writer sends the next",
           "[cli][stream]") {
   Pipe p;

@@ -336,3 +336,22 @@ TEST_CASE("data files: a history pattern calling data-member with a constant set
   // A set named at run time could be missing, which fails the call: every write is asserted.
   CHECK(gates_of("(data-member (str-cat \"wor\" \"ds\") ?t)") == 0);
 }
+
+// The shared JSON parser's limits (bindings/json.h) before the file is read: a zero RapidJSON
+// would misread and nesting deeper than json::kMaxDepth are refused at their byte's line.
+TEST_CASE("data files: a misread zero and deep nesting are refused by the JSON reader", "[data]") {
+  auto first_error = [](const std::string& text) {
+    auto loaded = compile_with({{"w.data.json", text}});
+    CHECK_FALSE(loaded.policy);
+    REQUIRE_FALSE(loaded.diagnostics.empty());
+    return loaded.diagnostics[0];
+  };
+  const auto zero = first_error("{\"notes\": {},\n\"words\": [\n0e66]}");
+  CHECK(zero.code == code::kData);
+  CHECK(zero.line == 3);
+  CHECK(zero.message == "JSON: Number too big to be stored in double.");
+  const auto deep = first_error("{\"notes\": {},\n\"words\": [\n" + std::string(200, '[') + "]}");
+  CHECK(deep.code == code::kData);
+  CHECK(deep.line == 3);
+  CHECK(deep.message == "JSON: nested too deep");
+}

@@ -459,3 +459,22 @@ TEST_CASE("proposal: a zero RapidJSON would misread is refused with E_INPUT_JSON
   REQUIRE(fine.ok);
   CHECK(fine.decision.outcome == Outcome::Approve);
 }
+
+TEST_CASE("proposal: a number beyond 10^-308 … 10^309 is refused with E_INPUT_JSON at its byte",
+          "[proposal]") {
+  // RapidJSON 1.1.0 read `0.` with 330 zeros and `1` as -4.3e+301 (and read past its table of
+  // powers with 345 zeros): a rule comparing the number would see another one.
+  Engine engine(must_compile(warden::test::kSimpleRules), test_options());
+  for (const std::string& n : {"0." + std::string(330, '0') + "1", std::string("1e-400")}) {
+    const std::string json = R"({"target":"reply","payload":{"text":"hi","n":)" + n + "}}";
+    const DecideResult r = engine.decide(json);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.code == code::kInputJson);
+    CHECK(r.error.message == "invalid JSON at byte " + std::to_string(json.find(n)) +
+                                 ": Number too big to be stored in double.");
+  }
+  const DecideResult fine =
+      engine.decide(R"({"target":"reply","payload":{"text":"hi","n":2.5e-300}})");
+  REQUIRE(fine.ok);
+  CHECK(fine.decision.outcome == Outcome::Approve);
+}

@@ -131,3 +131,19 @@ TEST_CASE("ambiguous keys anywhere in the document are E_BAD_REQUEST", "[server]
   REQUIRE(e);
   CHECK(e.message.find("a.b.[]") != std::string::npos);
 }
+
+// RapidJSON 1.1.0 read `0.` with 330 zeros and `1` as -4.3e+301 and, with 345 zeros, read past
+// its table of powers (a crash of the daemon on any frame): the shared parser refuses a number
+// below 10^-308 or from 10^309 up at its byte (bindings/json.h).
+TEST_CASE("a request with a number RapidJSON would misread is refused at its byte",
+          "[server][protocol]") {
+  for (int zeros : {330, 345, 2000}) {
+    const std::string text = R"({"type":"request","payload":{"action":"status","n":0.)" +
+                             std::string(zeros, '0') + "1}}";
+    Request r;
+    const ProtocolError e = parse_request(text, 16, &r);
+    CHECK(e.code == std::string(err::kBadJson));
+    CHECK(e.message == "invalid JSON at byte " + std::to_string(text.find("0.")) +
+                           ": Number too big to be stored in double.");
+  }
+}

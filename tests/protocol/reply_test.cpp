@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "protocol/frame.h"
@@ -50,6 +51,15 @@ class ReplyPeer {
   void close() {
     ::close(peer_);
     peer_ = -1;
+  }
+  std::string address() const { return "unix:" + path_; }
+  // Accepts one connection and sends it `message` in a frame; false when that fails (for a
+  // thread other than the test's).
+  bool accept_and_send(const std::string& message) {
+    peer_ = ::accept(listener_, nullptr, nullptr);
+    const std::string frame = encode_frame(message);
+    return peer_ >= 0 &&
+           ::write(peer_, frame.data(), frame.size()) == static_cast<ssize_t>(frame.size());
   }
 
  private:
@@ -157,5 +167,26 @@ TEST_CASE("read_reply: a malformed message, a closed stream, silence", "[protoco
     peer.connect(&client);
     CHECK(read_reply(
               client, [] { return Client::ms(50); }, {}, &reply) == ReplyStatus::Timeout);
+  }
+}
+
+// The handshake is read with the shared parser (bindings/json.h): one with text after a NUL
+// byte, which RapidJSON took for the end, is not a warden daemon's.
+TEST_CASE("connect refuses a handshake with a NUL byte after its object", "[protocol][reply]") {
+  using namespace std::string_literals;
+  const std::string hello = R"({"type":"event","payload":{"action":"handshake","auth":"none"}})";
+  for (const auto& [message, accepted] :
+       {std::pair{hello, true}, std::pair{hello + "\0{\"x\":1}"s, false}}) {
+    ReplyPeer peer;
+    bool sent = false;
+    std::thread daemon([&] { sent = peer.accept_and_send(message); });
+    Client client;
+    std::string error;
+    const bool connected = client.connect(peer.address(), 2000ms, &error);
+    daemon.join();
+    REQUIRE(sent);
+    CHECK(connected == accepted);
+    if (!accepted)
+      CHECK(error == "unexpected first message from " + peer.address() + " (not a warden daemon?)");
   }
 }

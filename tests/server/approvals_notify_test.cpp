@@ -641,6 +641,16 @@ TEST_CASE("the posted action is bounded, masked and shown on one line",
   CHECK(str(doc["approval"], "reason") == "why\\nnot \\u200b hidden");
   CHECK(str(doc, "event") == "created");
   CHECK(str(doc["approval"], "status") == "pending");
+  // The stored action is read with json::parse_stored (bindings/json.h): text after a NUL
+  // byte, which RapidJSON took for the end (the post showed only the part before), makes it
+  // unreadable, so the post shows the whole stored text, masked, on one line.
+  e.approval.action_json = R"({"target":"shell","payload":{"command":"ls"}})";
+  CHECK(str(parse(notifier.body(e))["approval"], "action") == e.approval.action_json);
+  e.approval.action_json += std::string("\0{\"command\":\"rm -rf /\"}", 23);
+  const std::string whole = str(parse(notifier.body(e))["approval"], "action");
+  INFO(whole);
+  CHECK(whole.find("rm -rf /") != std::string::npos);
+  CHECK(whole.find('\0') == std::string::npos);
   // Events it is not configured for, and the audit-only ones, are not queued.
   NotifyConfig only_denied;
   only_denied.events = {"denied"};
