@@ -350,18 +350,17 @@ bool Client::authenticate(const std::string& token, ms timeout, std::string* err
     return false;
   }
   rapidjson::Document doc;
-  if (json::parse(payload, &doc) || !doc.IsObject() || !doc.HasMember("payload")) {
+  const rapidjson::Value* p = nullptr;
+  if (json::parse(payload, &doc) || !(p = json::member(doc, "payload")) || !p->IsObject()) {
     *error = "malformed reply to auth";
     return false;
   }
-  const auto& p = doc["payload"];
-  if (p.HasMember("ok") && p["ok"].IsBool() && p["ok"].GetBool()) return true;
-  if (p.HasMember("error") && p["error"].IsObject() && p["error"].HasMember("code")) {
-    *error = std::string(p["error"]["code"].GetString()) + ": " +
-             (p["error"].HasMember("message") ? p["error"]["message"].GetString() : "");
-  } else {
-    *error = "auth refused";
-  }
+  if (const rapidjson::Value* ok = json::member(*p, "ok"); ok && ok->IsBool() && ok->GetBool())
+    return true;
+  // The daemon's error, when it names its code; any other shape is a plain refusal.
+  const rapidjson::Value* e = json::member(*p, "error");
+  const std::string code = e ? json::string_member(*e, "code") : "";
+  *error = code.empty() ? "auth refused" : code + ": " + json::string_member(*e, "message");
   return false;
 }
 

@@ -190,3 +190,35 @@ TEST_CASE("connect refuses a handshake with a NUL byte after its object", "[prot
       CHECK(error == "unexpected first message from " + peer.address() + " (not a warden daemon?)");
   }
 }
+
+// A reply to auth is outside text: whatever shape it has, the client answers with an error
+// (it read `payload.error.code` and `message` as strings without asking, and `payload` as an
+// object: undefined behaviour for a reply that is not one).
+TEST_CASE("authenticate reads any reply to auth as a refusal or an acceptance",
+          "[protocol][reply]") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"type":"reply","payload":{"ok":true}})", ""},
+      {R"({"type":"reply","payload":{"ok":false,"error":{"code":"E_AUTH","message":"bad token"}}})",
+       "E_AUTH: bad token"},
+      {R"({"type":"reply","payload":{"ok":false,"error":{"code":"E_AUTH"}}})", "E_AUTH: "},
+      {R"({"type":"reply","payload":{"ok":false,"error":{"code":5,"message":[1]}}})",
+       "auth refused"},
+      {R"({"type":"reply","payload":{"ok":false,"error":{"code":"E_AUTH","message":{}}}})",
+       "E_AUTH: "},
+      {R"({"type":"reply","payload":{"ok":false,"error":"E_AUTH"}})", "auth refused"},
+      {R"({"type":"reply","payload":5})", "malformed reply to auth"},
+      {R"({"type":"reply","payload":[{"ok":true}]})", "malformed reply to auth"},
+      {R"({"type":"reply","payload":{"ok":"true"}})", "auth refused"},
+  };
+  for (const auto& [reply, expected] : cases) {
+    INFO(reply);
+    ReplyPeer peer;
+    Client client;
+    peer.connect(&client);
+    peer.send(reply);
+    std::string error;
+    const bool ok = client.authenticate("t", 2000ms, &error);
+    CHECK(ok == expected.empty());
+    CHECK(error == expected);
+  }
+}
