@@ -180,9 +180,7 @@ class DaemonDecider final : public Decider {
       config_error_ = "--tls, --ca and --pin apply to TCP addresses, not " + address_;
       return;
     }
-    const std::string& pin = config_.pin;
-    if (!pin.empty() && (pin.size() != 7 + 64 || pin.rfind("sha256:", 0) != 0 ||
-                         pin.find_first_not_of("0123456789abcdefABCDEF", 7) != std::string::npos)) {
+    if (!config_.pin.empty() && !protocol::valid_certificate_pin(config_.pin)) {
       config_error_ = "--pin must be sha256: followed by 64 hex digits";
       return;
     }

@@ -110,9 +110,7 @@ int open_client(const ClientFlags& flags, Client* client) {
       std::fprintf(stderr, "warden: --tls, --ca and --pin apply to TCP addresses, not unix:\n");
       return kExitUsage;
     }
-    if (!flags.pin.empty() &&
-        (flags.pin.size() != 7 + 64 || flags.pin.rfind("sha256:", 0) != 0 ||
-         flags.pin.find_first_not_of("0123456789abcdefABCDEF", 7) != std::string::npos)) {
+    if (!flags.pin.empty() && !protocol::valid_certificate_pin(flags.pin)) {
       std::fprintf(stderr, "warden: --pin must be sha256: followed by 64 hex digits\n");
       return kExitUsage;
     }

@@ -332,6 +332,11 @@ bool Client::connect(const std::string& address, ms timeout, std::string* error)
   return true;
 }
 
+bool valid_certificate_pin(std::string_view pin) {
+  return pin.size() == 7 + 64 && pin.starts_with("sha256:") &&
+         pin.find_first_not_of("0123456789abcdefABCDEF", 7) == std::string_view::npos;
+}
+
 bool Client::authenticate(const std::string& token, ms timeout, std::string* error) {
   if (plaintext_remote_ && !allow_plaintext_token_) {
     *error = std::string(code::kPlaintextToken) +

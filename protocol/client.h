@@ -28,6 +28,9 @@ struct ClientTls {
   std::string pin;
 };
 
+// TRUE for a pin as ClientTls::pin takes it: "sha256:" and 64 hex digits (either case).
+bool valid_certificate_pin(std::string_view pin);
+
 class Client {
  public:
   enum class ReadStatus { Ok, Timeout, Closed, Bad };

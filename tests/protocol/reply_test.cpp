@@ -222,3 +222,16 @@ TEST_CASE("authenticate reads any reply to auth as a refusal or an acceptance",
     CHECK(error == expected);
   }
 }
+
+TEST_CASE("a certificate pin is sha256: and 64 hex digits", "[protocol]") {
+  const std::string hex(64, 'a');
+  CHECK(valid_certificate_pin("sha256:" + hex));
+  CHECK(valid_certificate_pin("sha256:" + std::string(32, 'F') + std::string(32, '0')));
+  CHECK_FALSE(valid_certificate_pin(""));
+  CHECK_FALSE(valid_certificate_pin(hex));
+  CHECK_FALSE(valid_certificate_pin("SHA256:" + hex));
+  CHECK_FALSE(valid_certificate_pin("sha256:" + hex.substr(1)));
+  CHECK_FALSE(valid_certificate_pin("sha256:" + hex + "a"));
+  CHECK_FALSE(valid_certificate_pin("sha256:" + hex.substr(1) + "g"));
+  CHECK_FALSE(valid_certificate_pin("sha256:" + hex.substr(1) + ":"));
+}
