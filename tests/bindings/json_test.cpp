@@ -302,7 +302,7 @@ TEST_CASE("json: a number beyond 10^-308 … 10^309 is refused where RapidJSON w
   // underflow test and indexes its table of cached powers with the first digit's place:
   // `0.` with 330 zeros and `1` read as -4.3e+301; 345 zeros read half a gigabyte past the
   // table (a crash).
-  for (const std::string number :
+  for (const std::string& number :
        {"0." + std::string(330, '0') + "1", "0." + std::string(345, '0') + "2029",
         "-0." + std::string(400, '0') + "123456789012345678901234567",
         "1" + std::string(300, '7') + "e100", "1e-309"s, "0.1e-308"s, "1e309"s, "12.5e308"s,
@@ -312,7 +312,7 @@ TEST_CASE("json: a number beyond 10^-308 … 10^309 is refused where RapidJSON w
   }
   // The largest and smallest normal doubles' decades, and numbers whose zeros and exponent
   // cancel out, read as written.
-  for (const std::string number :
+  for (const std::string& number :
        {"1.7976931348623157e308"s, "2.2250738585072014e-308"s, "1e-308"s, "-4.5e-308"s,
         "0." + std::string(330, '0') + "1e330", "1" + std::string(300, '0') + "e-300",
         "0." + std::string(300, '0') + "25"}) {
