@@ -25,8 +25,11 @@ class EffectFacts {
   // `table` and `paths` must outlive this.
   EffectFacts(ClipsEnv& env, FactWriter& writer, PathFacts& paths, const EffectsTable& table);
 
-  // A new proposal: no effect facts yet.
-  void begin() { records_.clear(); }
+  // A new proposal: no effect facts yet, and no shell line that turned dotglob on.
+  void begin() {
+    records_.clear();
+    dotglob_ = false;
+  }
 
   // The effects of simple command `index` of a shell line run in `cwd`.
   bool assert_command(long long index, const shell::SimpleCommand& cmd, const std::string& cwd);
@@ -34,7 +37,7 @@ class EffectFacts {
   bool assert_proposal(const ProposalFields& p, const rapidjson::Value& doc,
                        const std::string& cwd);
 
-  // `shopt -s dotglob` or GLOBIGNORE in the shell line: `*` may match ".env".
+  // `shopt -s dotglob` or GLOBIGNORE in the proposal's shell line: `*` may match ".env".
   void set_dotglob(bool on) { dotglob_ = on; }
 
   // The effect facts asserted for the current proposal, in order.
