@@ -129,13 +129,14 @@ bool ShellFacts::assert_line(const std::string& command, const std::string& star
     cwds.clear();
     for (const shell::WorkingDir& d : cmd.cwds) {
       std::string cwd = start_cwd;
+      // (assign: GCC 12 misreads `= "/"` here as an overlapping copy, -Wrestrict)
       if (!d.known) {
-        cwd = "/";
+        cwd.assign(1, '/');
       } else {
         for (const std::string& step : d.steps) {
           cwd = paths::normalize(step, cwd, c.home);
           if (cwd.empty() || cwd[0] != '/') {
-            cwd = "/";
+            cwd.assign(1, '/');
             break;
           }
         }
