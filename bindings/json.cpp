@@ -5,17 +5,16 @@
 
 #include <algorithm>
 
+#include "bindings/text.h"
+
 namespace warden::json {
 namespace {
 
 unsigned hex4_at(std::string_view text, std::size_t at) {
   unsigned v = 0;
   for (std::size_t k = at; k < at + 4 && k < text.size(); ++k) {
-    const char c = text[k];
-    v = v * 16 + (c >= '0' && c <= '9'   ? unsigned(c - '0')
-                  : c >= 'a' && c <= 'f' ? unsigned(c - 'a' + 10)
-                  : c >= 'A' && c <= 'F' ? unsigned(c - 'A' + 10)
-                                         : 0u);
+    const int d = text::hex_value(text[k]);
+    v = v * 16 + (d < 0 ? 0u : unsigned(d));
   }
   return v;
 }
