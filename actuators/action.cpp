@@ -17,16 +17,16 @@ bool same_ignoring_case(std::string_view a, std::string_view b) {
 }
 
 // Two keys of one object equal up to ASCII case, or a NUL in a key: the reader of the rules
-// and this reader could take different fields. Checked at every level.
+// and this reader could take different fields. Checked at every level, in document order.
 std::string ambiguity(const rapidjson::Value& v, int depth) {
   if (depth > 64) return "nested too deep";
   if (v.IsObject()) {
+    warden::json::MemberNames names({.fold_case = true, .refuse_nul = true});
     for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) {
-      std::string_view name(it->name.GetString(), it->name.GetStringLength());
-      if (name.find('\0') != std::string_view::npos) return "NUL character in a key";
-      for (auto prev = v.MemberBegin(); prev != it; ++prev)
-        if (same_ignoring_case(name, {prev->name.GetString(), prev->name.GetStringLength()}))
-          return "duplicate key \"" + std::string(name) + "\"";
+      const warden::json::KeyClash clash =
+          names.add({it->name.GetString(), it->name.GetStringLength()});
+      if (clash.fault == warden::json::KeyFault::kNul) return "NUL character in a key";
+      if (clash) return "duplicate key \"" + std::string(clash.name) + "\"";
       if (auto e = ambiguity(it->value, depth + 1); !e.empty()) return e;
     }
   } else if (v.IsArray()) {

@@ -3,8 +3,6 @@
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <netinet/in.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,6 +11,7 @@
 #include "actuators/action.h"
 #include "bindings/http_client.h"
 #include "bindings/ip_address.h"
+#include "bindings/json.h"
 #include "bindings/urls.h"
 
 namespace warden::actuators {
@@ -193,10 +192,7 @@ Result HttpActuator::act(std::string_view action_json, const Context& context) {
     if (b->IsString()) {
       body.assign(b->GetString(), b->GetStringLength());
     } else if (!b->IsNull()) {
-      rapidjson::StringBuffer buffer;
-      rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-      b->Accept(writer);
-      body.assign(buffer.GetString(), buffer.GetSize());
+      body = warden::json::to_text(*b);
       if (!has_content_type && !add_header("Content-Type: application/json"))
         return failure(code::kFailed, "out of memory building the headers");
     } else {

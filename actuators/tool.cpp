@@ -1,11 +1,9 @@
 #include "actuators/tool.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <exception>
 
 #include "actuators/action.h"
+#include "bindings/json.h"
 #include "engine/json_writer.h"
 
 namespace warden::actuators {
@@ -40,10 +38,7 @@ Result ToolActuator::act(std::string_view action_json, const Context& context) {
   std::string args = "{}";
   if (const rapidjson::Value* a = ActionDoc::member(doc.payload(), "args")) {
     if (!a->IsObject()) return failure(code::kBadAction, "payload.args is not an object");
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-    a->Accept(writer);
-    args.assign(buffer.GetString(), buffer.GetSize());
+    args = warden::json::to_text(*a);
   }
   Result r;
   try {

@@ -88,10 +88,7 @@ bool exec_input(const HookCall& call, const std::string& rewritten_input, const 
   }
   command->value.SetString(line.data(), static_cast<rapidjson::SizeType>(line.size()),
                            input.GetAllocator());
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  input.Accept(w);
-  input_json->assign(buffer.GetString(), buffer.GetSize());
+  *input_json = json::to_text(input);
   return true;
 }
 

@@ -7,9 +7,10 @@
 
 #include <algorithm>
 #include <string_view>
-#include <unordered_set>
 #include <utility>
 #include <vector>
+
+#include "bindings/json.h"
 
 namespace warden::agents {
 
@@ -32,7 +33,7 @@ bool json_unambiguous(const rapidjson::Value& root, std::string* problem) {
   // Iterative (the parser allows any depth): each entry is a value and how many arrays and
   // objects hold it.
   std::vector<std::pair<const rapidjson::Value*, int>> stack{{&root, 0}};
-  std::unordered_set<std::string_view> names;
+  json::MemberNames names;  // exact names: JSON readers agree on letter case
   while (!stack.empty()) {
     auto [value, depth] = stack.back();
     stack.pop_back();
@@ -56,7 +57,7 @@ bool json_unambiguous(const rapidjson::Value& root, std::string* problem) {
           return false;
         }
         std::string_view name(m.name.GetString(), m.name.GetStringLength());
-        if (!names.insert(name).second) {
+        if (names.add(name)) {
           std::size_t cut = std::min<std::size_t>(name.size(), 100);
           while (cut < name.size() && cut > 0 &&
                  (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80)

@@ -25,6 +25,18 @@ void write_id(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_view id
   }
 }
 
+// `{"jsonrpc":"2.0","id":ID,"member":`, the start of a response to `id`: the caller writes the
+// member's value and closes the object.
+void start_response(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_view id,
+                    const char* member) {
+  w.StartObject();
+  w.Key("jsonrpc");
+  w.String("2.0");
+  w.Key("id");
+  write_id(w, id);
+  w.Key(member);
+}
+
 }  // namespace
 
 Message classify(const rapidjson::Value& m) {
@@ -116,12 +128,7 @@ Line parse_line(std::string_view text) {
 std::string error_response(std::string_view id, int code, std::string_view message) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  w.StartObject();
-  w.Key("jsonrpc");
-  w.String("2.0");
-  w.Key("id");
-  write_id(w, id);
-  w.Key("error");
+  start_response(w, id, "error");
   w.StartObject();
   w.Key("code");
   w.Int(code);
@@ -135,12 +142,7 @@ std::string error_response(std::string_view id, int code, std::string_view messa
 std::string refusal_response(std::string_view id, std::string_view text) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  w.StartObject();
-  w.Key("jsonrpc");
-  w.String("2.0");
-  w.Key("id");
-  write_id(w, id);
-  w.Key("result");
+  start_response(w, id, "result");
   w.StartObject();
   w.Key("content");
   w.StartArray();

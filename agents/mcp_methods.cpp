@@ -3,6 +3,8 @@
 
 #include <array>
 
+#include "bindings/text.h"
+
 namespace warden::agents::mcp {
 
 namespace {
@@ -49,13 +51,6 @@ bool ascii_iequal(std::string_view a, std::string_view b) {
     if (x != y) return false;
   }
   return true;
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 ResourceUri other(std::string why) {
@@ -126,8 +121,8 @@ ResourceUri read_resource_uri(std::string_view uri) {
       path += rest[i];
       continue;
     }
-    const int hi = i + 2 < rest.size() ? hex_value(rest[i + 1]) : -1;
-    const int lo = i + 2 < rest.size() ? hex_value(rest[i + 2]) : -1;
+    const int hi = i + 2 < rest.size() ? text::hex_value(rest[i + 1]) : -1;
+    const int lo = i + 2 < rest.size() ? text::hex_value(rest[i + 2]) : -1;
     if (hi < 0 || lo < 0) return other("a file: URI with a malformed %-escape");
     const auto c = static_cast<unsigned char>(hi * 16 + lo);
     // One reading only: a server that decodes and one that does not must see the same

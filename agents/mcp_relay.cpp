@@ -15,6 +15,24 @@ constexpr int kInvalidParams = -32602;
 constexpr int kMethodNotFound = -32601;
 constexpr int kRefused = -32001;  // a decided request other than tools/call that was not forwarded
 
+// What is passed on of `line` (at least one member kept): the line as it came when no member
+// changed or was dropped, else the message as rewritten or a batch of the members kept.
+std::string kept_text(const std::string& line, const Line& parsed, const std::vector<bool>& keep,
+                      bool changed) {
+  bool dropped = false;
+  for (bool k : keep) dropped = dropped || !k;
+  if (!changed && !dropped) return line;
+  if (!parsed.batch) return protocol::to_json_text(parsed.doc);
+  rapidjson::Document out(rapidjson::kArrayType);
+  for (std::size_t i = 0; i < keep.size(); ++i) {
+    if (!keep[i]) continue;
+    rapidjson::Value copy;
+    copy.CopyFrom(parsed.doc[static_cast<rapidjson::SizeType>(i)], out.GetAllocator());
+    out.PushBack(copy, out.GetAllocator());
+  }
+  return protocol::to_json_text(out);
+}
+
 }  // namespace
 
 Relay::Relay(ToolGate& gate, Sink to_client, Sink to_server,
@@ -167,24 +185,7 @@ void Relay::from_client(const std::string& line) {
 
   bool any_kept = false;
   for (bool k : keep) any_kept = any_kept || k;
-  if (any_kept) {
-    bool dropped = false;
-    for (bool k : keep) dropped = dropped || !k;
-    if (!parsed.batch) {
-      forward(changed ? protocol::to_json_text(parsed.doc) : line, ids);
-    } else if (!changed && !dropped) {
-      forward(line, ids);
-    } else {
-      rapidjson::Document out(rapidjson::kArrayType);
-      for (std::size_t i = 0; i < keep.size(); ++i) {
-        if (!keep[i]) continue;
-        rapidjson::Value copy;
-        copy.CopyFrom(parsed.doc[static_cast<rapidjson::SizeType>(i)], out.GetAllocator());
-        out.PushBack(copy, out.GetAllocator());
-      }
-      forward(protocol::to_json_text(out), ids);
-    }
-  }
+  if (any_kept) forward(kept_text(line, parsed, keep, changed), ids);
   if (answers.empty()) return;
   to_client_(parsed.batch ? batch_of(answers) : answers.front());
 }
@@ -272,26 +273,9 @@ void Relay::from_server(const std::string& line) {
   }
   fail_pending(broken, "MCP server sent an invalid response");
 
-  bool dropped = false, any_kept = false;
-  for (bool k : keep) {
-    dropped = dropped || !k;
-    any_kept = any_kept || k;
-  }
-  if (!any_kept) return;
-  if (!changed && !dropped) {
-    to_client_(line);
-  } else if (!parsed.batch) {
-    to_client_(protocol::to_json_text(parsed.doc));
-  } else {
-    rapidjson::Document out(rapidjson::kArrayType);
-    for (std::size_t i = 0; i < keep.size(); ++i) {
-      if (!keep[i]) continue;
-      rapidjson::Value copy;
-      copy.CopyFrom(parsed.doc[static_cast<rapidjson::SizeType>(i)], out.GetAllocator());
-      out.PushBack(copy, out.GetAllocator());
-    }
-    to_client_(protocol::to_json_text(out));
-  }
+  bool any_kept = false;
+  for (bool k : keep) any_kept = any_kept || k;
+  if (any_kept) to_client_(kept_text(line, parsed, keep, changed));
 }
 
 void Relay::server_gone(const std::string& why) {

@@ -3,17 +3,18 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
+
+#include "bindings/text.h"
+
 namespace warden::json {
 namespace {
 
 unsigned hex4_at(std::string_view text, std::size_t at) {
   unsigned v = 0;
   for (std::size_t k = at; k < at + 4 && k < text.size(); ++k) {
-    const char c = text[k];
-    v = v * 16 + (c >= '0' && c <= '9'   ? unsigned(c - '0')
-                  : c >= 'a' && c <= 'f' ? unsigned(c - 'a' + 10)
-                  : c >= 'A' && c <= 'F' ? unsigned(c - 'A' + 10)
-                                         : 0u);
+    const int d = text::hex_value(text[k]);
+    v = v * 16 + (d < 0 ? 0u : unsigned(d));
   }
   return v;
 }
@@ -204,6 +205,58 @@ std::string to_text(const rapidjson::Value& value) {
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   value.Accept(writer);
   return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+KeyClash MemberNames::add_many(std::string_view name) {
+  auto key = [this](std::string_view n) {
+    std::string k(n);
+    if (rules_.fold_case)
+      for (char& c : k) c = fold(c);
+    return k;
+  };
+  if (!many_) many_ = std::make_unique<std::unordered_map<std::string, std::string_view>>();
+  if (many_->empty())
+    for (const Seen& n : few_)
+      many_->emplace(key({n.data, n.size}), std::string_view(n.data, n.size));
+  auto [it, inserted] = many_->emplace(key(name), name);
+  if (!inserted) return {KeyFault::kRepeated, name, it->second};
+  return {};
+}
+
+KeyClash ambiguous_keys(const rapidjson::Value& root, KeyRules rules, KeyPath* path) {
+  // Containers in the order met, each with its parent's index and its step from there; the
+  // path is built only for a refusal.
+  struct Node {
+    const rapidjson::Value* value;
+    std::size_t parent;
+    std::optional<std::string_view> step;
+  };
+  constexpr std::size_t kRoot = std::numeric_limits<std::size_t>::max();
+  std::vector<Node> nodes{{&root, kRoot, {}}};
+  MemberNames names(rules);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const rapidjson::Value& value = *nodes[i].value;
+    if (value.IsObject()) {
+      names.clear();
+      for (const auto& m : value.GetObject()) {
+        const std::string_view name(m.name.GetString(), m.name.GetStringLength());
+        if (const KeyClash clash = names.add(name)) {
+          if (path) {
+            path->clear();
+            for (std::size_t at = i; nodes[at].parent != kRoot; at = nodes[at].parent)
+              path->push_back(nodes[at].step);
+            std::reverse(path->begin(), path->end());
+          }
+          return clash;
+        }
+        if (m.value.IsObject() || m.value.IsArray()) nodes.push_back({&m.value, i, name});
+      }
+    } else if (value.IsArray()) {
+      for (const auto& e : value.GetArray())
+        if (e.IsObject() || e.IsArray()) nodes.push_back({&e, i, std::nullopt});
+    }
+  }
+  return {};
 }
 
 }  // namespace warden::json

@@ -1,6 +1,6 @@
 // Reading JSON that came from outside (requests, proposals, model answers, MCP lines, rule
-// cases): one parser with one set of limits, and the member helpers every folder reads
-// values with. Pure functions: thread-safe.
+// cases): one parser with one set of limits, the member helpers every folder reads values
+// with, and the one check of member names two readers could take apart. Thread-safe.
 //
 // parse() refuses, in this order and before RapidJSON builds anything:
 //   - text longer than Limits::max_bytes                          (Refusal::kTooLarge)
@@ -31,8 +31,12 @@
 
 #include <cstddef>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 namespace warden::json {
 
@@ -142,5 +146,84 @@ std::string string_member(const rapidjson::Value& object, const char* name);
 
 // `value` as compact JSON text, RapidJSON's writer (strings as they are held).
 std::string to_text(const rapidjson::Value& value);
+
+// Member names two readers could take for different members. RapidJSON keeps every member
+// and FindMember finds the first of two equal names, where JSON.parse and Python keep the
+// last; a case-insensitive consumer (HTTP headers, a rule reading lower case) merges
+// `Command` and `command`; a C-string reader stops at a NUL. Each reader of outside JSON
+// says which of these it refuses and in what words.
+struct KeyRules {
+  bool fold_case = false;   // names equal up to ASCII letter case are one name
+  bool refuse_nul = false;  // a name holding a NUL byte is refused
+};
+
+enum class KeyFault { kNone, kRepeated, kNul };
+
+struct KeyClash {
+  KeyFault fault = KeyFault::kNone;
+  std::string_view name;     // the refused name, as written
+  std::string_view earlier;  // kRepeated: the first earlier name of its object that it repeats
+  explicit operator bool() const { return fault != KeyFault::kNone; }
+};
+
+// The steps from a document's root to one of its objects: a member's name, or nullopt for an
+// array element.
+using KeyPath = std::vector<std::optional<std::string_view>>;
+
+// The names of one object's members, met in order: a reader that walks a document its own
+// way (and checks more on the way) asks at each name. Small objects are compared pairwise
+// (nothing allocated); past kPairwise names, a map of the (folded) names.
+class MemberNames {
+ public:
+  explicit MemberNames(KeyRules rules = {}) : rules_(rules) {}
+  // The next object's names follow.
+  void clear() {
+    count_ = 0;
+    if (many_) many_->clear();
+  }
+  // The next name of the object: a NUL in it (refuse_nul), or an earlier name it repeats.
+  KeyClash add(std::string_view name) {
+    if (rules_.refuse_nul && name.find('\0') != std::string_view::npos)
+      return {KeyFault::kNul, name, {}};
+    if (count_ == kPairwise) return add_many(name);
+    for (std::size_t i = 0; i < count_; ++i) {
+      const std::string_view seen(few_[i].data, few_[i].size);
+      if (same(seen, name)) return {KeyFault::kRepeated, name, seen};
+    }
+    few_[count_++] = {name.data(), name.size()};
+    return {};
+  }
+
+ private:
+  struct Seen {
+    const char* data;
+    std::size_t size;
+  };
+  static constexpr std::size_t kPairwise = 24;
+
+  static char fold(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+  bool same(std::string_view a, std::string_view b) const {
+    if (a.size() != b.size()) return false;
+    if (!rules_.fold_case) return a == b;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (fold(a[i]) != fold(b[i])) return false;
+    return true;
+  }
+  // add() past kPairwise names: through the map.
+  KeyClash add_many(std::string_view name);
+
+  KeyRules rules_;
+  std::size_t count_ = 0;
+  // The first names, set only below count_: most objects have a few names, and nothing is
+  // cleared or allocated for them.
+  Seen few_[kPairwise];
+  // Past kPairwise names: (folded) name -> the first as written.
+  std::unique_ptr<std::unordered_map<std::string, std::string_view>> many_;
+};
+
+// The first refused name at any depth of `root`, objects taken breadth first (the root's
+// names, then its children's, …) and each object's names in order; no fault when none is.
+// With `path`, a refusal also says where its object is. Iterative: any depth.
+KeyClash ambiguous_keys(const rapidjson::Value& root, KeyRules rules = {}, KeyPath* path = nullptr);
 
 }  // namespace warden::json

@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "bindings/text.h"
+
 namespace warden::secrets {
 namespace {
 
@@ -276,19 +278,12 @@ struct View {
   std::vector<std::size_t> from, to;
 };
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // The value of n hex digits at t[i], or -1.
 long hex_run(std::string_view t, std::size_t i, std::size_t n) {
   if (i + n > t.size()) return -1;
   long v = 0;
   for (std::size_t k = 0; k < n; ++k) {
-    const int d = hex_value(t[i + k]);
+    const int d = text::hex_value(t[i + k]);
     if (d < 0) return -1;
     v = v * 16 + d;
   }
@@ -297,24 +292,6 @@ long hex_run(std::string_view t, std::size_t i, std::size_t n) {
 
 bool is_quote(char c) { return c == '\'' || c == '"' || c == '`'; }
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
-
-void append_utf8(std::string& out, long cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 bool valid_code_point(long cp) {
   return cp >= 0 && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
@@ -331,7 +308,7 @@ std::size_t decode_one(std::string_view t, std::size_t i, std::string* bytes) {
     }
     if ((t[i + 1] == 'u' || t[i + 1] == 'U') && left >= 6) {
       if (long cp = hex_run(t, i + 2, 4); valid_code_point(cp)) {
-        append_utf8(*bytes, cp);
+        text::append_utf8(*bytes, cp);
         return 6;
       }
     }
@@ -350,7 +327,7 @@ std::size_t decode_one(std::string_view t, std::size_t i, std::string* bytes) {
         }
       }
       if (valid_code_point(cp)) {
-        append_utf8(*bytes, cp);
+        text::append_utf8(*bytes, cp);
         return n;
       }
       return 0;
@@ -361,7 +338,7 @@ std::size_t decode_one(std::string_view t, std::size_t i, std::string* bytes) {
       if (close == std::string_view::npos || close - (i + 3) < 1 || close - (i + 3) > 6) return 0;
       const long cp = hex_run(t, i + 3, close - (i + 3));
       if (!valid_code_point(cp)) return 0;
-      append_utf8(*bytes, cp);
+      text::append_utf8(*bytes, cp);
       return close + 1 - i;
     }
     if (k == 'x' && left >= 4) {
@@ -388,12 +365,12 @@ std::size_t decode_one(std::string_view t, std::size_t i, std::string* bytes) {
     long cp = 0;
     std::size_t digits = 0;
     for (; j < t.size() && digits < 8; ++j, ++digits) {
-      const int d = hex ? hex_value(t[j]) : (t[j] >= '0' && t[j] <= '9' ? t[j] - '0' : -1);
+      const int d = hex ? text::hex_value(t[j]) : (t[j] >= '0' && t[j] <= '9' ? t[j] - '0' : -1);
       if (d < 0) break;
       cp = cp * (hex ? 16 : 10) + d;
     }
     if (digits == 0 || j >= t.size() || t[j] != ';' || !valid_code_point(cp)) return 0;
-    append_utf8(*bytes, cp);
+    text::append_utf8(*bytes, cp);
     return j + 1 - i;
   }
   if (is_quote(c)) {

@@ -6,38 +6,9 @@
 #include <cstdint>
 
 #include "bindings/shell_internal.h"
+#include "bindings/text.h"
 
 namespace warden::shell::detail {
-
-namespace {
-
-int hex_value(char c) {
-  if (is_digit(c)) return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return;
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-}  // namespace
 
 void Parser::read_single_quote(Word& w) {
   const std::size_t close = text_.find('\'', pos_ + 1);
@@ -151,8 +122,8 @@ void Parser::read_ansi_c(Word& w) {
         const int max = e == 'x' ? 2 : e == 'u' ? 4 : 8;
         std::uint32_t v = 0;
         int digits = 0;
-        while (digits < max && pos_ < n && hex_value(text_[pos_]) >= 0) {
-          v = v * 16 + static_cast<std::uint32_t>(hex_value(text_[pos_++]));
+        while (digits < max && pos_ < n && text::hex_value(text_[pos_]) >= 0) {
+          v = v * 16 + static_cast<std::uint32_t>(text::hex_value(text_[pos_++]));
           ++digits;
         }
         if (digits == 0) {
@@ -160,8 +131,8 @@ void Parser::read_ansi_c(Word& w) {
           out += e;
         } else if (e == 'x') {
           out += static_cast<char>(v);
-        } else {
-          append_utf8(out, v);
+        } else if (v <= 0x10FFFF && !(v >= 0xD800 && v <= 0xDFFF)) {
+          text::append_utf8(out, v);  // beyond Unicode or a surrogate: dropped
         }
         break;
       }

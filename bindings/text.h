@@ -3,6 +3,7 @@
 // thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,18 @@ void append_hex(std::string& out, const void* data, std::size_t size);
 // The `size` bytes at `data` as lowercase hexadecimal, two digits a byte.
 std::string hex(const void* data, std::size_t size);
 inline std::string hex(std::string_view bytes) { return hex(bytes.data(), bytes.size()); }
+
+// The value of the hexadecimal digit `c` (either case), or -1 when it is none.
+inline int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Appends the UTF-8 bytes of code point `cp` (at most 0x10FFFF; the caller refuses what it
+// must, surrogates included).
+void append_utf8(std::string& out, std::uint32_t cp);
 
 // Appends `s` as a JSON string literal, quotes included: '"' and '\\' escaped, \n \r \t by
 // name, the other C0 controls as \u00xx (DEL and C1 controls as they are), and each byte that

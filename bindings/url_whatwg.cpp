@@ -20,11 +20,6 @@ constexpr std::size_t kMaxInput = 64 * 1024;
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-int hex_value(char c) {
-  if (is_digit(c)) return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return c - 'A' + 10;
-}
 
 int default_port(std::string_view scheme) {
   if (scheme == "http" || scheme == "ws") return 80;
@@ -43,7 +38,7 @@ std::string percent_decode(std::string_view s) {
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '%' && i + 2 < s.size() && is_hex(s[i + 1]) && is_hex(s[i + 2])) {
-      out.push_back(static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2])));
+      out.push_back(static_cast<char>(text::hex_value(s[i + 1]) * 16 + text::hex_value(s[i + 2])));
       i += 2;
     } else {
       out.push_back(s[i]);
@@ -92,7 +87,7 @@ bool parse_ipv4_number(std::string_view s, uint64_t* out) {
     int d;
     if (radix == 16) {
       if (!is_hex(c)) return false;
-      d = hex_value(c);
+      d = text::hex_value(c);
     } else {
       if (!is_digit(c)) return false;
       d = c - '0';

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <unordered_set>
 
 #include "bindings/json.h"
 #include "bindings/text.h"
@@ -37,10 +36,6 @@ bool normalize_name(rapidjson::Value& v, rapidjson::Document::AllocatorType& all
   return true;
 }
 
-// A key two readers could take for different fields: one holding a `.` (it would read like
-// a path: "payload.command" beside payload.command), or NUL; and two sibling keys equal up
-// to ASCII case (parsers disagree on which of two equal keys wins; HTTP headers and
-// case-insensitive consumers merge `Command` and `command`). Returns why, or empty.
 // A key (or dotted key path) as quoted in an error message: at most 64 bytes of it, cut at
 // a UTF-8 character boundary.
 std::string quoted_key(std::string_view name) {
@@ -50,37 +45,18 @@ std::string quoted_key(std::string_view name) {
   return "\"" + std::string(name.substr(0, n)) + "…\"";
 }
 
-char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool equal_ignoring_ascii_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
-  return true;
-}
-
+// A key two readers could take for different fields: one holding a `.` (it would read like
+// a path: "payload.command" beside payload.command), or NUL; and two sibling keys equal up
+// to ASCII case (parsers disagree on which of two equal keys wins; HTTP headers and
+// case-insensitive consumers merge `Command` and `command`). Returns why, or empty.
 std::string ambiguous_key(const rapidjson::Value& obj) {
-  // Objects of a proposal have a handful of keys: comparing pairs allocates nothing. Large
-  // objects (headers, args) go through a set of case-folded names instead.
-  constexpr rapidjson::SizeType kPairwise = 24;
-  const bool pairwise = obj.MemberCount() <= kPairwise;
-  std::unordered_set<std::string> seen;
+  json::MemberNames names({.fold_case = true});
   for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
     std::string_view name(it->name.GetString(), it->name.GetStringLength());
     if (name.find('\0') != std::string_view::npos) return "NUL character in a key";
     if (name.find('.') != std::string_view::npos)
       return "key " + quoted_key(name) + " contains a '.'";
-    bool duplicate = false;
-    if (pairwise) {
-      for (auto prev = obj.MemberBegin(); prev != it && !duplicate; ++prev)
-        duplicate =
-            equal_ignoring_ascii_case(name, {prev->name.GetString(), prev->name.GetStringLength()});
-    } else {
-      std::string folded(name);
-      for (char& c : folded) c = ascii_lower(c);
-      duplicate = !seen.insert(std::move(folded)).second;
-    }
-    if (duplicate)
+    if (names.add(name))
       return "duplicate key " + quoted_key(name) + " (keys must differ by more than ASCII case)";
   }
   return {};

@@ -12,13 +12,6 @@ namespace {
 // A connection keeps up to this much buffer between frames; more is returned to the heap.
 constexpr std::size_t kKeepCapacity = 64 * 1024;
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 }  // namespace
 
 std::string encode_frame(std::string_view payload) {
@@ -60,7 +53,7 @@ FrameDecoder::Result FrameDecoder::next() {
   std::size_t length = 0;
   std::size_t have = std::min(rest.size(), kPrefixBytes);
   for (std::size_t i = 0; i < have; ++i) {
-    int v = hex_value(rest[i]);
+    int v = text::hex_value(rest[i]);
     if (v < 0) {
       bad_ = true;
       bad_result_ = {

@@ -4,8 +4,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include <unordered_map>
-#include <vector>
+#include <optional>
 
 #include "engine/diagnostic.h"
 #include "protocol/json_text.h"
@@ -14,71 +13,32 @@ namespace warden::protocol {
 
 namespace {
 
-char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string_view name_of(const rapidjson::Value& name) {
-  return {name.GetString(), name.GetStringLength()};
-}
-
-// Containers visited by check_keys, with their parent, so a path is built only for an error.
-struct Node {
-  const rapidjson::Value* value;
-  std::size_t parent;     // index in the node list; npos for the root
-  std::string_view name;  // the key (objects) or empty (array elements)
-};
-
-std::string path_of(const std::vector<Node>& nodes, std::size_t index) {
-  std::vector<std::string_view> parts;
-  for (std::size_t i = index; i != std::string_view::npos; i = nodes[i].parent) {
-    if (nodes[i].parent != std::string_view::npos) parts.push_back(nodes[i].name);
-  }
-  if (parts.empty()) return "the request";
-  std::string out;
-  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-    if (!out.empty()) out += '.';
-    out += it->empty() ? std::string_view("[]") : it->substr(0, 64);
-  }
-  return out;
-}
-
 std::string quoted(std::string_view name) {
   return "\"" + std::string(name.substr(0, 64)) + (name.size() > 64 ? "…" : "") + "\"";
+}
+
+// Where a clash is: "the request", or the steps to its object joined with '.' ("[]" for an
+// array element or an empty name), each cut at 64 bytes.
+std::string path_of(const json::KeyPath& path) {
+  if (path.empty()) return "the request";
+  std::string out;
+  for (const std::optional<std::string_view>& step : path) {
+    if (!out.empty()) out += '.';
+    out += !step || step->empty() ? std::string_view("[]") : step->substr(0, 64);
+  }
+  return out;
 }
 
 }  // namespace
 
 ProtocolError check_keys(const rapidjson::Value& root) {
-  std::vector<Node> nodes{{&root, std::string_view::npos, {}}};
-  std::unordered_map<std::string, std::string_view> seen;  // lower-cased key -> key
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const rapidjson::Value& value = *nodes[i].value;
-    if (value.IsObject()) {
-      seen.clear();
-      for (const auto& member : value.GetObject()) {
-        std::string_view name = name_of(member.name);
-        std::string lower(name);
-        for (char& c : lower) c = ascii_lower(c);
-        auto [it, inserted] = seen.emplace(std::move(lower), name);
-        if (!inserted) {
-          if (it->second == name) {
-            return {code::kBadRequest,
-                    "duplicate key " + quoted(name) + " in " + path_of(nodes, i)};
-          }
-          return {code::kBadRequest, "keys " + quoted(it->second) + " and " + quoted(name) +
-                                         " in " + path_of(nodes, i) +
-                                         " differ only in letter case"};
-        }
-        if (member.value.IsObject() || member.value.IsArray()) {
-          nodes.push_back({&member.value, i, name});
-        }
-      }
-    } else if (value.IsArray()) {
-      for (const auto& element : value.GetArray()) {
-        if (element.IsObject() || element.IsArray()) nodes.push_back({&element, i, {}});
-      }
-    }
-  }
-  return {};
+  json::KeyPath path;
+  const json::KeyClash clash = json::ambiguous_keys(root, {.fold_case = true}, &path);
+  if (!clash) return {};
+  if (clash.earlier == clash.name)
+    return {code::kBadRequest, "duplicate key " + quoted(clash.name) + " in " + path_of(path)};
+  return {code::kBadRequest, "keys " + quoted(clash.earlier) + " and " + quoted(clash.name) +
+                                 " in " + path_of(path) + " differ only in letter case"};
 }
 
 ProtocolError parse_request(std::string_view text, std::size_t max_depth, Request* request) {

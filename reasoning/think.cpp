@@ -3,7 +3,6 @@
 #include "reasoning/think.h"
 
 #include <algorithm>
-#include <set>
 
 #include "reasoning/json_text.h"
 
@@ -160,10 +159,10 @@ std::string reply_proposal(const std::string& raw) {
 // (ambiguous: which one would the rules see?).
 bool lowercase_keys(const Value& object, Value* out, Alloc& a) {
   out->SetObject();
-  std::set<std::string> seen;
+  warden::json::MemberNames names({.fold_case = true});
   for (const auto& m : object.GetObject()) {
+    if (names.add({m.name.GetString(), m.name.GetStringLength()})) return false;
     std::string key = ascii_lower(std::string(m.name.GetString(), m.name.GetStringLength()));
-    if (!seen.insert(key).second) return false;
     out->AddMember(json::string_value(key, a), Value(m.value, a), a);
   }
   return true;

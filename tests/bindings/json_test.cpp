@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "bindings/json.h"
 
@@ -320,5 +321,124 @@ TEST_CASE("json: a number beyond 10^-308 … 10^309 is refused where RapidJSON w
     rapidjson::Document doc;
     REQUIRE_FALSE(json::parse("[" + number + "]", &doc));
     CHECK(doc[0].GetDouble() == std::strtod(number.c_str(), nullptr));
+  }
+}
+
+namespace {
+
+using KeySteps = std::vector<std::string>;
+
+// A KeyClash with its own copies (the document's strings go with it); a path step is
+// ".name" or "[]".
+struct KeyFound {
+  wjson::KeyFault fault = wjson::KeyFault::kNone;
+  std::string name, earlier;
+  KeySteps steps;
+  explicit operator bool() const { return fault != wjson::KeyFault::kNone; }
+};
+
+KeyFound key_clash_in(const std::string& text, wjson::KeyRules rules = {}) {
+  rapidjson::Document doc;
+  REQUIRE_FALSE(wjson::parse_stored(text, &doc));
+  wjson::KeyPath path;
+  const wjson::KeyClash clash = wjson::ambiguous_keys(doc, rules, &path);
+  CHECK(wjson::ambiguous_keys(doc, rules).name.data() == clash.name.data());  // path or not
+  KeyFound found{clash.fault, std::string(clash.name), std::string(clash.earlier), {}};
+  for (const auto& step : path) found.steps.push_back(step ? "." + std::string(*step) : "[]");
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("wjson::ambiguous_keys finds a repeated name at any depth, with its path", "[json]") {
+  CHECK_FALSE(key_clash_in(R"({"a":1,"b":{"a":2},"c":[{"a":3},{"a":4}]})"));
+  CHECK_FALSE(key_clash_in(R"([1,"a",null,[],{}])"));
+  KeyFound c = key_clash_in(R"({"a":1,"b":2,"a":3})");
+  CHECK(c.fault == wjson::KeyFault::kRepeated);
+  CHECK(c.name == "a");
+  CHECK(c.earlier == "a");
+  CHECK(c.steps.empty());
+  c = key_clash_in(R"({"p":{"q":{"r":{"s":1,"t":2,"s":3}}}})");
+  CHECK(c.name == "s");
+  CHECK(c.steps == KeySteps{".p", ".q", ".r"});
+  // Breadth first: a shallower repeat in a later member is found before a deeper one.
+  c = key_clash_in(R"({"p":{"q":{"a":1,"a":2}},"r":{"b":1,"b":2}})");
+  CHECK(c.name == "b");
+  CHECK(c.steps == KeySteps{".r"});
+  // Each object's names are its own; an empty name is a name.
+  CHECK_FALSE(key_clash_in(R"({"":{"":1},"x":{"":2}})"));
+  CHECK(key_clash_in(R"({"":1,"":2})").name.empty());
+}
+
+TEST_CASE("wjson::ambiguous_keys walks arrays of objects, each object on its own", "[json]") {
+  CHECK_FALSE(key_clash_in(R"([{"a":1},{"a":2},[{"a":3}]])"));
+  KeyFound c = key_clash_in(R"({"list":[{"a":1},[{"x":1,"y":2,"x":3}]]})");
+  CHECK(c.name == "x");
+  CHECK(c.steps == KeySteps{".list", "[]", "[]"});
+  c = key_clash_in(R"([[{"k":1}],{"k":1,"K":2,"k":3}])", {.fold_case = true});
+  CHECK(c.name == "K");
+  CHECK(c.earlier == "k");
+  CHECK(c.steps == KeySteps{"[]"});
+}
+
+TEST_CASE("wjson::ambiguous_keys folds ASCII letter case only when asked", "[json]") {
+  const std::string text = R"({"x":{"Command":"a","command":"b"}})";
+  CHECK_FALSE(key_clash_in(text));
+  KeyFound c = key_clash_in(text, {.fold_case = true});
+  CHECK(c.fault == wjson::KeyFault::kRepeated);
+  CHECK(c.name == "command");
+  CHECK(c.earlier == "Command");
+  CHECK(c.steps == KeySteps{".x"});
+  // Names that only look alike are different names.
+  CHECK_FALSE(key_clash_in(R"({"a_":1,"A-":2,"a@":3,"A`":4,"[":5,"{":6})", {.fold_case = true}));
+}
+
+TEST_CASE("wjson::ambiguous_keys compares non-ASCII names byte for byte", "[json]") {
+  const wjson::KeyRules fold{.fold_case = true};
+  // Only ASCII letters fold: É and é, and K and the Kelvin sign, are different names.
+  CHECK_FALSE(key_clash_in("{\"\xc3\x89t\xc3\xa9\":1,\"\xc3\xa9t\xc3\xa9\":2}", fold));
+  CHECK_FALSE(key_clash_in("{\"k\":1,\"\xe2\x84\xaa\":2}", fold));
+  // The same character escaped and written out is the same name once decoded.
+  KeyFound c = key_clash_in("{\"\xc3\xa9t\xc3\xa9\":1,\"\\u00e9t\\u00e9\":2}");
+  CHECK(c.name == "\xc3\xa9t\xc3\xa9");
+  c = key_clash_in("{\"\xc3\xa9T\":1,\"\xc3\xa9t\":2}", fold);
+  CHECK(c.name == "\xc3\xa9t");
+  CHECK(c.earlier == "\xc3\xa9T");
+}
+
+TEST_CASE("wjson::ambiguous_keys: a NUL in a name, refused when asked, compared in full",
+          "[json]") {
+  const std::string text = R"({"a":{"k\u0000x":1,"k\u0000y":2}})";
+  CHECK_FALSE(key_clash_in(text));  // the bytes after the NUL tell the names apart
+  KeyFound c = key_clash_in(text, {.refuse_nul = true});
+  CHECK(c.fault == wjson::KeyFault::kNul);
+  CHECK(c.name == "k\0x"s);
+  CHECK(c.steps == KeySteps{".a"});
+  c = key_clash_in(R"({"k\u0000":1,"k\u0000":2})");
+  CHECK(c.fault == wjson::KeyFault::kRepeated);
+  CHECK(c.name == "k\0"s);
+}
+
+TEST_CASE("wjson::MemberNames compares many names as it compares a few", "[json]") {
+  for (const bool fold : {false, true}) {
+    wjson::MemberNames names({.fold_case = fold});
+    std::vector<std::string> written;
+    for (int i = 0; i < 100; ++i) written.push_back("Name" + std::to_string(i));
+    for (const std::string& n : written) CHECK_FALSE(names.add(n));
+    const std::string again = "Name7", other_case = "nAME70";
+    wjson::KeyClash c = names.add(again);
+    CHECK(c.earlier == "Name7");
+    c = names.add(other_case);
+    CHECK(bool(c) == fold);
+    if (fold) CHECK(c.earlier == "Name70");
+    names.clear();
+    CHECK_FALSE(names.add(again));
+    CHECK(names.add("name7").fault == (fold ? wjson::KeyFault::kRepeated : wjson::KeyFault::kNone));
+    // A second large object: nothing of the first one is remembered.
+    names.clear();
+    for (std::size_t i = 30; i < 60; ++i) CHECK_FALSE(names.add(written[i]));
+    CHECK_FALSE(names.add(written[3]));
+    CHECK(names.add(written[31]).earlier == "Name31");
+    CHECK(names.add(written[3]).earlier == "Name3");
   }
 }

@@ -1,9 +1,12 @@
-// Tests for warden::text (UTF-8 validation, ASCII lowercasing, prefix/suffix helpers).
+// Tests for warden::text (UTF-8 validation and encoding, ASCII lowercasing, prefix/suffix
+// helpers, hexadecimal).
 // Run with: bindings_tests "[text]". Single-threaded.
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "bindings/text.h"
 
@@ -97,4 +100,35 @@ TEST_CASE("hex writes bytes as lowercase hexadecimal, two digits a byte", "[text
   const std::string h = text::hex(every);
   REQUIRE(h.size() == 512);
   for (int b = 0; b < 256; ++b) CHECK(std::stoi(h.substr(2 * b, 2), nullptr, 16) == b);
+}
+
+TEST_CASE("hex_value reads one hexadecimal digit of either case", "[text]") {
+  const std::string digits = "0123456789abcdef", upper = "ABCDEF";
+  for (std::size_t i = 0; i < digits.size(); ++i)
+    CHECK(text::hex_value(digits[i]) == static_cast<int>(i));
+  for (std::size_t i = 0; i < upper.size(); ++i)
+    CHECK(text::hex_value(upper[i]) == static_cast<int>(10 + i));
+  for (const char c : "gG/:@`xX \0\xff"s) CHECK(text::hex_value(c) == -1);
+}
+
+TEST_CASE("append_utf8 writes a code point in one to four bytes", "[text]") {
+  std::string out = "a";
+  text::append_utf8(out, 0x41);
+  text::append_utf8(out, 0);
+  CHECK(out == "aA\0"s);
+  const std::pair<std::uint32_t, std::string> cases[] = {{0x7F, "\x7f"},
+                                                         {0x80, "\xc2\x80"},
+                                                         {0xE9, "\xc3\xa9"},
+                                                         {0x7FF, "\xdf\xbf"},
+                                                         {0x800, "\xe0\xa0\x80"},
+                                                         {0x20AC, "\xe2\x82\xac"},
+                                                         {0xFFFF, "\xef\xbf\xbf"},
+                                                         {0x10000, "\xf0\x90\x80\x80"},
+                                                         {0x10FFFF, "\xf4\x8f\xbf\xbf"}};
+  for (const auto& [cp, bytes] : cases) {
+    std::string one;
+    text::append_utf8(one, cp);
+    CHECK(one == bytes);
+    CHECK(text::valid_utf8(one));
+  }
 }
