@@ -92,7 +92,8 @@ FactCodec::FactCodec(ClipsEnv& env, const EffectsTable* effects, const PathClass
           shell_command_["proposal"], shell_command_["index"],    shell_command_["program"],
           shell_command_["argv"],     shell_command_["flags"],    shell_command_["args"],
           shell_command_["paths"],    shell_command_["wrappers"], shell_command_["assignments"],
-          shell_command_["depth"],    shell_command_["cwd"],      shell_command_["dynamic"]},
+          shell_command_["depth"],    shell_command_["cwd"],      shell_command_["dynamic"],
+          shell_command_["runs"]},
       shell_assignment_slots_{shell_assignment_["proposal"], shell_assignment_["index"],
                               shell_assignment_["name"], shell_assignment_["value"],
                               shell_assignment_["dynamic"]},
@@ -659,6 +660,11 @@ bool FactCodec::assert_shell_command(long long index, const shell::SimpleCommand
   put_integer(f, shell_command_slots_.depth, cmd.depth);
   put_string(f, shell_command_slots_.cwd, cwd);
   put_symbol(f, shell_command_slots_.dynamic, cmd.dynamic ? "TRUE" : "FALSE");
+  // The file the first word runs when it names one by a path, as (path-normalize w cwd) reads
+  // it: rules join the history on it (`./build.sh` after a write of build.sh).
+  if (!cmd.argv.empty() && cmd.argv.front().find('/') != std::string::npos)
+    put_string(f, shell_command_slots_.runs,
+               paths::normalize_at(cmd.argv.front(), cwd, c.workspace_root, c.home));
   if (!finish(f)) return false;
   if (!assert_derived_hits(derived_key::kShellProgram, cmd.program, patterns)) return false;
   for (const auto& a : cmd.assignments) {

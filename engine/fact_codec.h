@@ -192,7 +192,7 @@ class FactCodec {
   } url_slots_;
   struct {
     int proposal, index, program, argv, flags, args, paths, wrappers, assignments, depth, cwd,
-        dynamic;
+        dynamic, runs;
   } shell_command_slots_;
   struct {
     int proposal, index, name, value, dynamic;

@@ -415,7 +415,7 @@ struct FileChecker {
       // data functions also fail on a set no data file defines: total only when the set is
       // named by a constant, which Policy::compile checks (a list read by data-value too).
       static const std::set<std::string, std::less<>> kLexemeArgs = {
-          "str-prefix", "str-suffix", "str-index",   "path-normalize",
+          "str-prefix", "str-suffix", "str-index",   "path-normalize", "in-workspace",
           "str-cat",    "sym-cat",    "data-member", "data-value"};
       if (kLexemeArgs.count(name)) {
         bool lexemes =

@@ -12,6 +12,7 @@
 
 #include "engine/policy_impl.h"
 #include "engine/rule_checker.h"
+#include "engine/rule_files.h"
 #include "engine/session_memory.h"
 #include "tests/build_paths.h"
 #include "tests/engine/engine_test_util.h"
@@ -364,8 +365,8 @@ TEST_CASE(
   };
   const std::string reply = R"({"target":"reply","payload":{"text":"hi"}})";
   // Total: the rule cannot fire for a reply (no network effect), so it sees nothing.
-  for (const char* total :
-       {"(not (member$ ?p ?*builders*))", "(< ?a 60)", "(str-prefix \"ma\" ?p)"}) {
+  for (const char* total : {"(not (member$ ?p ?*builders*))", "(< ?a 60)", "(str-prefix \"ma\" ?p)",
+                            "(in-workspace ?p)"}) {
     INFO(total);
     CHECK(history_facts(compile(rule(total)), reply, history) == 0);
   }
@@ -569,4 +570,73 @@ TEST_CASE(
   }
   CHECK(differing == 0);
   CHECK(fired > 50);
+}
+
+TEST_CASE("history filter: the shipped pack's script rules see only writes a run's file can join",
+          "[history_filter]") {
+  // execution-session-written-script joins the history on the file a command runs (the
+  // shell-command's runs slot), and it and hardening-session-filled-then-script hold only for a
+  // command that runs a file by its path: a session's other writes are not asserted for them.
+  // hardening-session-git-below-unnamed-write holds only for a git line. (Before, the first
+  // compared the entry with a call on argv[0], which restricts nothing, and the other two
+  // called functions that may fail, which lifts every gate: every write of the session was
+  // asserted for any command of an unknown program, and every extractor's write for any line.)
+  Diagnostics diagnostics;
+  auto loaded = Policy::compile(read_rule_files({WARDEN_SOURCE_DIR "/rules"}, &diagnostics));
+  for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
+  REQUIRE(loaded.policy);
+  EngineOptions o = test_options();
+  o.clock = [] { return std::int64_t{10000}; };
+  Engine engine(loaded.policy, o);
+  std::vector<HistoryEntry> history;
+  for (int i = 0; i < 40; ++i)
+    history.push_back(
+        {"d" + std::to_string(i), 9990,
+         effect("write", "path", "/home/user/project/src/f" + std::to_string(i) + ".c", "tee",
+                "none", true)});
+  history.push_back(
+      {"dw", 9990, effect("write", "path", "/home/user/project/run.sh", "tee", "none", true)});
+  history.push_back(
+      {"dt", 9990, effect("write", "path", "/home/user/project/vendor", "tar", "none", true)});
+  auto decide = [&](const std::string& command, bool explain) {
+    const std::string json =
+        R"({"target":"shell","action":"run","explanation":"the task","payload":{"command":")" +
+        command + R"(","cwd":"/home/user/project"}})";
+    DecideRequest r;
+    r.proposal_json = json;
+    r.decision_id = "same";
+    r.history = &history;
+    r.explain = explain;
+    return decide_ok(engine, r);
+  };
+  struct Case {
+    std::string command;
+    std::size_t asserted;  // of the 42 entries
+    std::string rule;      // the history rule that must fire, or ""
+  };
+  const std::vector<Case> cases = {
+      // An unknown program by name: no rule that reads the session's writes can hold.
+      {"frobnicate src", 0, ""},
+      // A script the session did not write: only the tar write, which
+      // hardening-session-filled-then-script's target test then judges (vendor does not hold it).
+      {"./tools/x.sh", 1, ""},
+      // The written script: its write joins, and the tar write as above.
+      {"./run.sh", 2, "execution-session-written-script"},
+      // A script inside the directory tar filled.
+      {"./vendor/configure", 1, "hardening-session-filled-then-script"},
+      // git by --git-dir= (string tests, no regex): git-below-unnamed-write may hold; its
+      // target test then judges the tar write. git-in-filled-directory keeps what other
+      // programs wrote (the tee writes too: its cwd test is a call, not a join).
+      {"git --git-dir=vendor/.git log", 42, ""},
+  };
+  for (const auto& c : cases) {
+    INFO(c.command);
+    Decision filtered = decide(c.command, false);
+    Decision all = decide(c.command, true);
+    CHECK(filtered.history_asserted == c.asserted);
+    all.facts_json.clear();
+    filtered.elapsed_us = all.elapsed_us = 0;
+    CHECK(decision_to_json(filtered) == decision_to_json(all));
+    if (!c.rule.empty()) CHECK(warden::test::fired(filtered, c.rule));
+  }
 }
