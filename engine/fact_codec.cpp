@@ -780,7 +780,7 @@ bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc,
     // facts are in (engine/history_filter.h); every entry without a filter.
     const bool filtered = filter && index;
     std::vector<char> keep;
-    if (filtered) keep = filter->select(raw_, *index);
+    if (filtered) keep = filter->select(raw_, *index, env_.state().workspace_root);
     for (std::size_t i = 0; i < history->size(); ++i) {
       if (filtered && !keep[i]) {
         // Not asserted, but counted: the fact cap refuses a history as it would with every
