@@ -131,17 +131,41 @@ bool known_object(std::string_view o) {
   }
 }
 
+std::string_view class_value(const std::string& c) {
+  bool ok = !c.empty() && c[0] >= 'a' && c[0] <= 'z';
+  for (char ch : c) ok &= (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+  return ok ? std::string_view(c) : "none";
+}
+
+// One value history_values gives, by its index in kSlots.
+Value entry_value(const HistoryEntry& h, int slot) {
+  const EffectRecord& e = h.effect;
+  switch (slot) {
+    case 0:
+      return {false, known_kind(e.kind) ? std::string_view(e.kind) : "unknown"};
+    case 1:
+      return {false, known_object(e.object) ? std::string_view(e.object) : "none"};
+    case 2:
+      return {false, class_value(e.path_class)};
+    case 3:
+      return {false, e.in_workspace ? "TRUE" : "FALSE"};
+    case 4:
+      return {true, e.target.c_str()};
+    case 5:
+      return {true, e.program.c_str()};
+    default:
+      return {true, h.decision_id.c_str()};
+  }
+}
+
 }  // namespace
 
 HistoryValues history_values(const HistoryEntry& h) {
   const EffectRecord& e = h.effect;
-  bool class_ok = !e.path_class.empty() && e.path_class[0] >= 'a' && e.path_class[0] <= 'z';
-  for (char ch : e.path_class)
-    class_ok &= (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
   HistoryValues v;
   v.kind = known_kind(e.kind) ? std::string_view(e.kind) : "unknown";
   v.object = known_object(e.object) ? std::string_view(e.object) : "none";
-  v.path_class = class_ok ? std::string_view(e.path_class) : "none";
+  v.path_class = class_value(e.path_class);
   v.in_workspace = e.in_workspace;
   // CLIPS interns strings as C strings: a NUL ends what the rules see.
   v.target = e.target.c_str();
@@ -183,6 +207,7 @@ HistoryFilter::HistoryFilter(std::vector<HistoryPattern> patterns)
     for (auto& a : predicate.args) number(a);
     for (auto& o : predicate.operands)
       for (auto& t : o.terms) {
+        if (t.kind == PredicateTerm::Kind::kEntry) t.entry_slot = slot_index(t.slot);
         if (t.kind != PredicateTerm::Kind::kFact) continue;
         t.values = fact_terms_.size();
         fact_terms_.push_back(&t);
@@ -214,7 +239,7 @@ bool same_values(const HistoryEntry& a, const HistoryEntry& b) {
 
 std::optional<Value> entry_slot(const HistoryEntry& entry, int slot) {
   if (slot < 0) return std::nullopt;
-  return entry_values(history_values(entry))[static_cast<std::size_t>(slot)];
+  return entry_value(entry, slot);
 }
 
 }  // namespace
@@ -320,7 +345,7 @@ namespace {
 // values the facts offer; anything else may hold.
 class PredicateJudge {
  public:
-  PredicateJudge(const EntryValues& entry, std::string_view root,
+  PredicateJudge(const HistoryEntry& entry, std::string_view root,
                  const std::vector<JoinValues>& facts)
       : entry_(entry), root_(root), facts_(facts) {}
 
@@ -345,7 +370,7 @@ class PredicateJudge {
 
  private:
   using TermKind = PredicateTerm::Kind;
-  const EntryValues& entry_;
+  const HistoryEntry& entry_;
   std::string_view root_;
   const std::vector<JoinValues>& facts_;
   std::vector<std::string> texts_;  // the operands' strings, reused
@@ -353,7 +378,7 @@ class PredicateJudge {
 
   // A term whose value is known (for a fact term: once a fact's value is given).
   static bool judged(const PredicateTerm& t) {
-    return t.kind != TermKind::kUnknown && (t.kind != TermKind::kEntry || slot_index(t.slot) >= 0);
+    return t.kind != TermKind::kUnknown && (t.kind != TermKind::kEntry || t.entry_slot >= 0);
   }
 
   // Reads only the entry, constants and the root.
@@ -371,10 +396,8 @@ class PredicateJudge {
     switch (t.kind) {
       case TermKind::kConstant:
         return Value{t.constant.is_string, t.constant.text};
-      case TermKind::kEntry: {
-        const int slot = slot_index(t.slot);
-        return slot < 0 ? Value{} : entry_[static_cast<std::size_t>(slot)];
-      }
+      case TermKind::kEntry:
+        return entry_value(entry_, t.entry_slot);
       case TermKind::kRoot:
         return Value{true, root_};
       case TermKind::kFact:
@@ -462,11 +485,21 @@ std::vector<char> HistoryFilter::select(void* env, const Index& index,
     held[p].assign(patterns_[p].gates.size(), 0);
     joined[p].resize(patterns_[p].joins.size());
   }
+  // Where each template's facts count, found by name once per template of this environment.
+  std::vector<std::pair<void*, const ByTemplate*>> templates;
   for (void* f = EnvGetNextFact(env, nullptr); f; f = EnvGetNextFact(env, f)) {
-    const char* name = EnvGetDeftemplateName(env, EnvFactDeftemplate(env, f));
-    const ByTemplate* b = nullptr;
-    for (const auto& candidate : by_template_)
-      if (candidate.name == name) b = &candidate;
+    void* tmpl = EnvFactDeftemplate(env, f);
+    auto known = std::find_if(templates.begin(), templates.end(),
+                              [&](const auto& t) { return t.first == tmpl; });
+    if (known == templates.end()) {
+      const char* name = EnvGetDeftemplateName(env, tmpl);
+      const ByTemplate* found = nullptr;
+      for (const auto& candidate : by_template_)
+        if (candidate.name == name) found = &candidate;
+      templates.emplace_back(tmpl, found);
+      known = templates.end() - 1;
+    }
+    const ByTemplate* b = known->second;
     if (!b) continue;
     for (const auto& [p, g, a] : b->gates) {
       char& h = held[p][g];
@@ -499,8 +532,7 @@ std::vector<char> HistoryFilter::select(void* env, const Index& index,
         ok = joins[j].with_history ? index.history_joins[p][j].has(value) : joined[p][j].has(value);
       }
       if (ok && !predicates.empty()) {
-        const EntryValues values = entry_values(history_values((*index.entries)[i]));
-        PredicateJudge judge(values, root, term_values);
+        PredicateJudge judge((*index.entries)[i], root, term_values);
         for (std::size_t k = 0; k < predicates.size() && ok; ++k) ok = judge.may(predicates[k]);
       }
       keep[i] = ok;

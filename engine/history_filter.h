@@ -102,6 +102,7 @@ struct PredicateTerm {
   std::string slot;        // kEntry: the history slot; kFact: the fact's slot
   FactPattern fact;        // kFact: the pattern that binds the variable
   std::size_t values = 0;  // kFact: set by HistoryFilter (its collected values)
+  int entry_slot = -1;     // kEntry: set by HistoryFilter (the slot it reads; -1: not one)
 };
 // An argument of a comparison: one term, or the string of several (`(str-cat ?t "/")`).
 struct PredicateOperand {
