@@ -17,10 +17,11 @@ Value string_value(std::string_view s, Alloc& a) {
   return Value(s.data() ? s.data() : "", static_cast<rapidjson::SizeType>(s.size()), a);
 }
 
-// Payload fields the engine derives facts from (engine/fact_codec.cpp: cwd, path, url,
-// command, action, glob, pattern, tool, server, args; engine/proposal_reader.cpp: action,
-// method) or the shipped rules read by name (content, query, headers, body, text, channel),
-// and the proposal's own top-level names. Only the mapping sets them, from the tool's fields.
+// Payload fields the engine derives facts from (engine/fact_codec.cpp, effect_facts.cpp: cwd,
+// path, url, command, action, glob, pattern, tool, server, args; engine/proposal_reader.cpp:
+// action, method) or the shipped rules read by name (content, query, headers, body, text,
+// channel), and the proposal's own top-level names. Only the mapping sets them, from the
+// tool's fields.
 constexpr std::string_view kDerived[] = {
     "cwd",     "path",    "url",    "command", "content",     "action",  "method",
     "glob",    "pattern", "target", "tool",    "server",      "args",    "query",

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -123,33 +124,77 @@ bool find_command_credentials(std::string_view s, std::vector<secrets::Finding>*
   struct Pattern {
     const char* kind;
     const char* regex;  // group 1: the secret
+    // Every match holds each literal of `needs` and, when it lists any, one of `needs_one_of`
+    // (lowercase, in any ASCII case: in Latin-1, (?i) folds an ASCII letter only to its other
+    // case). A text that does not is not scanned, and scanning is most of a short text's cost.
+    std::array<const char*, 2> needs;
+    std::array<const char*, 5> needs_one_of;
   };
-  static const std::vector<std::pair<const char*, std::unique_ptr<RE2>>>* patterns = [] {
-    const Pattern list[] = {
-        {"assigned-secret",
-         R"((?i)(?:^|[^A-Za-z0-9_])[A-Za-z0-9_]*(?:PASSWORD|PASSWD|_PWD|_PASS|TOKEN|SECRET|API_?KEY|ACCESS_?KEY)=["']?([^\s"';&|]{3,}))"},
-        {"command-password", R"((?:^|\s)(?:-u\s*|--user[=\s]+)["']?[^\s:"']+:([^\s"';&|@]{3,}))"},
-        {"command-password",
-         R"((?:^|[\s;&|(])(?:mysql|mariadb|mysqldump|mysqladmin|mysqlimport)\b[^;&|\n]*?\s-p([^\s"';&|-][^\s"';&|]{2,}))"},
-        {"command-password", R"((?:^|\s)--password[=\s]["']?([^\s"';&|]{3,}))"},
-        {"command-password", R"(\bsshpass\s+(?:-[A-Za-oq-z]\S*\s+)*-p\s*["']?([^\s"';&|]{3,}))"},
-        {"authorization-header",
-         R"((?i)\bauthorization\s*:\s*(?:bearer|basic|token|digest)\s+([A-Za-z0-9._~+/=-]{3,}))"},
-        {"authorization-header",
-         R"((?i)\b(?:x-api-key|api-key|private-token|x-auth-token|x-access-token)\s*:\s*([^\s"';&|]{3,}))"},
-    };
-    auto* v = new std::vector<std::pair<const char*, std::unique_ptr<RE2>>>();
+  struct Compiled {
+    const Pattern* pattern;
+    std::unique_ptr<RE2> re;
+  };
+  static const Pattern list[] = {
+      {"assigned-secret",
+       R"((?i)(?:^|[^A-Za-z0-9_])[A-Za-z0-9_]*(?:PASSWORD|PASSWD|_PWD|_PASS|TOKEN|SECRET|API_?KEY|ACCESS_?KEY)=["']?([^\s"';&|]{3,}))",
+       {"="},
+       {"pass", "pwd", "token", "secret", "key"}},
+      {"command-password",
+       R"((?:^|\s)(?:-u\s*|--user[=\s]+)["']?[^\s:"']+:([^\s"';&|@]{3,}))",
+       {"-u", ":"},
+       {}},
+      {"command-password",
+       R"((?:^|[\s;&|(])(?:mysql|mariadb|mysqldump|mysqladmin|mysqlimport)\b[^;&|\n]*?\s-p([^\s"';&|-][^\s"';&|]{2,}))",
+       {"-p"},
+       {"mysql", "mariadb"}},
+      {"command-password", R"((?:^|\s)--password[=\s]["']?([^\s"';&|]{3,}))", {"--password"}, {}},
+      {"command-password",
+       R"(\bsshpass\s+(?:-[A-Za-oq-z]\S*\s+)*-p\s*["']?([^\s"';&|]{3,}))",
+       {"sshpass", "-p"},
+       {}},
+      {"authorization-header",
+       R"((?i)\bauthorization\s*:\s*(?:bearer|basic|token|digest)\s+([A-Za-z0-9._~+/=-]{3,}))",
+       {"authorization", ":"},
+       {}},
+      {"authorization-header",
+       R"((?i)\b(?:x-api-key|api-key|private-token|x-auth-token|x-access-token)\s*:\s*([^\s"';&|]{3,}))",
+       {":"},
+       {"api-key", "-token"}},
+  };
+  static const std::vector<Compiled>* patterns = [] {
+    auto* v = new std::vector<Compiled>();
     RE2::Options o;
     o.set_log_errors(false);
     o.set_encoding(RE2::Options::EncodingLatin1);  // byte-wise: any input
     o.set_max_mem(8 << 20);
-    for (const Pattern& p : list) v->emplace_back(p.kind, std::make_unique<RE2>(p.regex, o));
+    for (const Pattern& p : list) v->push_back({&p, std::make_unique<RE2>(p.regex, o)});
     return v;
   }();
   bool found = false;
   const re2::StringPiece input(s.data(), s.size());
-  for (const auto& [kind, re] : *patterns) {
+  std::string lowered;  // s in ASCII lowercase, made when first needed
+  const auto held = [&](const char* literal) {
+    if (literal == nullptr) return true;
+    if (lowered.size() != s.size()) {
+      lowered.assign(s);
+      for (char& c : lowered) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+    }
+    return lowered.find(literal) != std::string::npos;
+  };
+  // Every pattern needs "=", ":" or "-p" (in any case).
+  if (s.find_first_of("=:") == std::string_view::npos && s.find("-p") == std::string_view::npos &&
+      s.find("-P") == std::string_view::npos) {
+    return false;
+  }
+  for (const auto& [pattern, re] : *patterns) {
     if (!re->ok()) continue;
+    if (!std::all_of(pattern->needs.begin(), pattern->needs.end(), held)) continue;
+    if (pattern->needs_one_of[0] != nullptr &&
+        !std::any_of(pattern->needs_one_of.begin(), pattern->needs_one_of.end(),
+                     [&](const char* literal) { return literal != nullptr && held(literal); })) {
+      continue;
+    }
+    const char* const kind = pattern->kind;
     re2::StringPiece groups[2];
     std::size_t at = 0;
     while (at < s.size() && re->Match(input, at, s.size(), RE2::UNANCHORED, groups, 2)) {
@@ -169,6 +214,15 @@ bool find_command_credentials(std::string_view s, std::vector<secrets::Finding>*
     }
   }
   return found;
+}
+
+// Whether a word starting with `c`, `d` may be one of find_other_formats' prefixes (sk_live_,
+// rk_live_, glpat-, npm_, pypi-AgE, hf_, dop_v1_, SG., AIza): most words are not.
+bool other_format_start(char c, char d) {
+  // Their first bytes, each once, and the second byte that goes with each.
+  constexpr std::string_view kFirst = "srgnphdSA", kSecond = "kklpyfoGI";
+  const std::size_t at = kFirst.find(c);
+  return at != std::string_view::npos && kSecond[at] == d;
 }
 
 // The secrets of secrets-other-format-p (rules/secrets_outbound.clp) — its regex, by hand:
@@ -209,11 +263,7 @@ bool find_other_formats(std::string_view s, std::vector<secrets::Finding>* out) 
   auto alnum_c = [](char c) { return alnum(c); };
   for (std::size_t i = 0; i + 3 < n; ++i) {
     if (i > 0 && word(s[i - 1])) continue;
-    const char c = s[i];
-    if (c != 's' && c != 'r' && c != 'g' && c != 'n' && c != 'p' && c != 'h' && c != 'd' &&
-        c != 'S' && c != 'A') {
-      continue;
-    }
+    if (!other_format_start(s[i], s[i + 1])) continue;
     const std::string_view rest = s.substr(i);
     auto after = [&](std::size_t k) { return k < n && word(s[k]); };
     if (rest.starts_with("sk_live_") || rest.starts_with("rk_live_")) {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
+#include <unordered_set>
 
 #include "bindings/json.h"
 #include "bindings/secrets.h"
@@ -35,12 +37,43 @@ std::string pointer_to(const Place& place) {
   return p;
 }
 
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// !holds_secret(s), with the strings found clean remembered by the thread across its records:
+// a record often holds one string again (the decision's reason is a rule's; a rewrite's old
+// value, the action and effects' targets repeat the input's), and rule names and reasons,
+// effects' programs and classes, principals and sessions recur record after record.
+// holds_secret depends on the string alone, so a remembered answer is its answer. Only clean
+// strings are kept, never a secret; a short one costs less to judge than to look up, a long
+// one is judged each time; the memo forgets all at once when it is full.
+bool judged_clean(std::string_view s) {
+  constexpr std::size_t kShortest = 12, kLongest = 4096, kMostBytes = 256 << 10;
+  if (s.size() < kShortest || s.size() > kLongest) return !holds_secret(s);
+  struct Memo {
+    std::unordered_set<std::string, StringHash, std::equal_to<>> clean;
+    std::size_t bytes = 0;
+  };
+  thread_local Memo memo;
+  if (memo.clean.find(s) != memo.clean.end()) return true;
+  if (holds_secret(s)) return false;
+  if (memo.bytes + s.size() > kMostBytes) {
+    memo.clean.clear();
+    memo.bytes = 0;
+  }
+  memo.clean.emplace(s);
+  memo.bytes += s.size();
+  return true;
+}
+
 // The record's strings, JSON-escaped and masked, with their pointer, when they hold a secret.
 class MaskedStrings final : public decision_json::Strings {
  public:
   MaskedStrings(const Masker* masker, std::vector<Mask>* masks) : masker_(masker), masks_(masks) {}
   void append(std::string& out, std::string_view s, const Place& place) const override {
-    if (!masker_ || !holds_secret(s)) {
+    if (!must_mask(s)) {
       text::append_json_string(out, s);
       return;
     }
@@ -48,6 +81,8 @@ class MaskedStrings final : public decision_json::Strings {
     masker_->mask_text(&masked, pointer_to(place), masks_);
     text::append_json_string(out, masked);
   }
+  // Whether `s` is to be masked: there is a masker and s holds a secret.
+  bool must_mask(std::string_view s) const { return masker_ && !judged_clean(s); }
   const Masker* masker() const { return masker_; }
   std::vector<Mask>* masks() const { return masks_; }
 
@@ -60,8 +95,12 @@ class MaskedStrings final : public decision_json::Strings {
 // and keeping the JSON pointer of the value in hand (built only when a secret needs it).
 class MaskingWriter {
  public:
-  MaskingWriter(std::string& out, const Masker* masker, std::string base, std::vector<Mask>* masks)
-      : out_(out), masker_(masker), base_(std::move(base)), masks_(masks) {
+  MaskingWriter(std::string& out, const MaskedStrings& strings, std::string base)
+      : out_(out),
+        strings_(strings),
+        masker_(strings.masker()),
+        base_(std::move(base)),
+        masks_(strings.masks()) {
     levels_.push_back({});  // the root
   }
 
@@ -76,7 +115,7 @@ class MaskingWriter {
   bool String(const char* s, rapidjson::SizeType n, bool) {
     prefix();
     const std::string_view text(s, n);
-    if (!masker_ || !holds_secret(text)) {
+    if (!strings_.must_mask(text)) {
       text::append_json_string(out_, text);
     } else {
       std::string copy(text);
@@ -90,7 +129,7 @@ class MaskingWriter {
     prefix();
     Level& level = levels_.back();
     level.key.assign(s, n);
-    if (masker_ && holds_secret(level.key)) {
+    if (strings_.must_mask(level.key)) {
       // Masked first, so the pointer that names the member never holds the secret.
       const std::size_t first = masks_ ? masks_->size() : 0;
       masker_->mask_text(&level.key, "", masks_);
@@ -160,6 +199,7 @@ class MaskingWriter {
   }
 
   std::string& out_;
+  const MaskedStrings& strings_;
   const Masker* masker_;
   std::string base_;
   std::vector<Mask>* masks_;
@@ -178,7 +218,7 @@ void append_json_value(std::string& out, std::string_view json, const MaskedStri
   // daemon's own text (kStoredFlags: append_json_string writes invalid bytes as U+FFFD), any
   // depth (the engine read the proposal against the configured one), numbers kept as written.
   constexpr unsigned kFlags = json::kStoredFlags | rapidjson::kParseNumbersAsStringsFlag;
-  MaskingWriter writer(out, strings.masker(), pointer_to(Place::of(member)), &masks);
+  MaskingWriter writer(out, strings, pointer_to(Place::of(member)));
   if (!json::read<kFlags>(json, writer, json::Limits::any_depth())) return;
   out.resize(start);
   masks.resize(masks_start);

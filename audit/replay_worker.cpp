@@ -24,7 +24,7 @@ Worker::Worker(std::shared_ptr<const Policy> policy, EngineOptions options,
   result.caps.resize(segments_.size());
   EngineOptions probe = options;
   // Room for a whole session's history: a proposal that decides under this cap without
-  // history cannot reach the real cap with any history (engine/fact_codec.cpp counts
+  // history cannot reach the real cap with any history (engine/history_facts.cpp counts
   // history facts with the proposal's). The largest history of any run.
   std::size_t max_history = 0;
   for (const auto& seg : segments_) max_history = std::max(max_history, seg.memory.max_entries);

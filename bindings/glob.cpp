@@ -257,7 +257,10 @@ bool match(std::string_view glob, std::string_view text) {
 // ---------------------------------------------------------------- pattern intersection
 
 namespace warden::glob {
-namespace {
+
+// A named namespace, not an anonymous one: OverlapGlob::Automata, a member of a class with
+// external linkage, holds automata.
+namespace detail {
 
 using Bytes = std::bitset<256>;
 
@@ -280,6 +283,13 @@ struct Nfa {
     return static_cast<int>(edges.size()) - 1;
   }
 };
+
+}  // namespace detail
+
+namespace {
+
+using detail::Bytes;
+using detail::Nfa;
 
 constexpr std::size_t kMaxStates = 4096;
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -19,17 +20,24 @@ namespace {
 struct Kind {
   const char* name;
   const char* pattern;  // the secret itself; a left boundary is added below
+  // Every match of the pattern starts with one of these: a text holding none of them is not
+  // scanned with it (most texts hold none, and the scan is most of a short text's cost).
+  std::array<const char*, 5> literals;
 };
 
 // Order = priority when two candidates start at the same offset (anthropic before openai).
 constexpr std::array<Kind, 7> kKinds = {{
-    {"private-key", "-----BEGIN [A-Z ]*PRIVATE KEY-----"},
-    {"anthropic-key", "sk-ant-[A-Za-z0-9_-]{20,}"},
-    {"openai-key", "sk-(?:proj-)?[A-Za-z0-9_-]{20,}"},
-    {"github-token", "gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}"},
-    {"aws-access-key", "(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"},
-    {"slack-token", "xox[baprs]-[A-Za-z0-9-]{10,}"},
-    {"jwt", "eyJ[A-Za-z0-9_-]{10,}\\.eyJ[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]{10,}"},
+    {"private-key", "-----BEGIN [A-Z ]*PRIVATE KEY-----", {"-----BEGIN "}},
+    {"anthropic-key", "sk-ant-[A-Za-z0-9_-]{20,}", {"sk-ant-"}},
+    {"openai-key", "sk-(?:proj-)?[A-Za-z0-9_-]{20,}", {"sk-"}},
+    {"github-token",
+     "gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}",
+     {"gh", "github_pat_"}},
+    {"aws-access-key",
+     "(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}",
+     {"A3T", "AKIA", "ASIA", "ABIA", "ACCA"}},
+    {"slack-token", "xox[baprs]-[A-Za-z0-9-]{10,}", {"xox"}},
+    {"jwt", "eyJ[A-Za-z0-9_-]{10,}\\.eyJ[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]{10,}", {"eyJ"}},
 }};
 constexpr int kPrivateKey = 0;
 constexpr int kOpenAi = 2;
@@ -74,13 +82,44 @@ struct Candidate {
   int kind;  // index into kKinds, or kHighEntropy
 };
 
+// Which kinds' literals `text` holds (bit k for kKinds[k]), in one pass over it: at each byte,
+// only the literals that start with it are compared.
+unsigned kinds_held(std::string_view text) {
+  struct Literal {
+    unsigned bit;
+    std::string_view text;
+  };
+  static const auto* by_first = [] {
+    auto* table = new std::array<std::vector<Literal>, 256>();
+    for (std::size_t k = 0; k < kKinds.size(); ++k) {
+      for (const char* literal : kKinds[k].literals) {
+        if (literal != nullptr)
+          (*table)[static_cast<unsigned char>(literal[0])].push_back({1u << k, literal});
+      }
+    }
+    return table;
+  }();
+  unsigned held = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    for (const Literal& l : (*by_first)[static_cast<unsigned char>(text[i])]) {
+      if (l.text.size() <= text.size() - i &&
+          std::memcmp(text.data() + i, l.text.data(), l.text.size()) == 0) {
+        held |= l.bit;
+      }
+    }
+  }
+  return held;
+}
+
 void find_known(std::string_view text, std::vector<Candidate>& out) {
   const re2::StringPiece input(text.data(), text.size());
   const auto& patterns = kind_patterns();
+  const unsigned held = kinds_held(text);
   for (int k = 0; k < static_cast<int>(patterns.size()); ++k) {
     const RE2& re = *patterns[k];
     if (!re.ok())
       throw std::runtime_error(std::string("secret pattern does not compile: ") + kKinds[k].name);
+    if (!(held & (1u << k))) continue;
     std::size_t pos = 0;
     bool no_end = false;  // no END line after the last BEGIN searched: don't rescan (linear)
     re2::StringPiece m[2];

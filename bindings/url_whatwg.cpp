@@ -162,7 +162,7 @@ bool parse_ipv6(std::string_view bracketed, std::string* out) {
   if (inet_pton(AF_INET6, inner.c_str(), buf) != 1) return false;
   char text[INET6_ADDRSTRLEN];
   if (inet_ntop(AF_INET6, buf, text, sizeof text) == nullptr) return false;
-  *out = "[" + text::ascii_lower(text) + "]";
+  *out = '[' + text::ascii_lower(text) + ']';  // chars: GCC 12 misreads "[" + … (-Wrestrict)
   return true;
 }
 

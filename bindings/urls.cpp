@@ -146,7 +146,9 @@ Url parse_impl(std::string_view text) {
   curl_part(h.get(), CURLUPART_SCHEME, 0, &curl_scheme);
   curl_part(h.get(), CURLUPART_HOST, 0, &curl_host);
   const bool has_port = curl_part(h.get(), CURLUPART_PORT, CURLU_DEFAULT_PORT, &curl_port);
-  if (!curl_part(h.get(), CURLUPART_PATH, 0, &url.path) || url.path.empty()) url.path = "/";
+  // (assign: GCC 12 misreads `= "/"` here as an overlapping copy, -Wrestrict)
+  if (!curl_part(h.get(), CURLUPART_PATH, 0, &url.path) || url.path.empty())
+    url.path.assign(1, '/');
   curl_part(h.get(), CURLUPART_QUERY, 0, &url.query);
   curl_part(h.get(), CURLUPART_URL, 0, &url.canonical);
 

@@ -324,13 +324,21 @@ std::string HistoryFilter::describe(const Index& index) const {
   std::string out;
   for (std::size_t p = 0; p < patterns_.size(); ++p) {
     out += patterns_[p].rule + ":" + std::to_string(patterns_[p].line) + " accepts";
-    for (std::uint32_t i : index.passing[p]) out += " " + std::to_string(i);
+    // (appended piecewise: GCC 12 at -O3 misreads `" " + std::to_string(i)` as an
+    // overlapping copy, -Wrestrict)
+    for (std::uint32_t i : index.passing[p]) {
+      out += ' ';
+      out += std::to_string(i);
+    }
     for (std::size_t j = 0; j < index.history_joins[p].size(); ++j) {
       const JoinValues& v = index.history_joins[p][j];
       if (!patterns_[p].joins[j].with_history) continue;
       out += "; join " + std::to_string(j) + (v.any ? " any" : "");
       for (auto s : v.strings) out += " \"" + std::string(s) + "\"";
-      for (auto s : v.symbols) out += " " + std::string(s);
+      for (auto s : v.symbols) {
+        out += ' ';
+        out += s;
+      }
     }
     out += "\n";
   }

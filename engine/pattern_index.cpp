@@ -12,7 +12,8 @@
 
 namespace warden {
 
-namespace {
+// A named namespace, not an anonymous one: the types PatternIndex::Set (external linkage) holds.
+namespace pattern_index_detail {
 
 // Suffixes, stored reversed: one walk from the end of a value, one step per byte, reports
 // every pattern that ends it (at most the longest pattern's length in steps).
@@ -64,6 +65,13 @@ struct PatternKeyHash {
   using is_transparent = void;
   std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
+
+}  // namespace pattern_index_detail
+
+namespace {
+
+using pattern_index_detail::PatternKeyHash;
+using pattern_index_detail::SuffixTrie;
 
 bool literal_kind(const std::string& kind) { return kind == "exact" || kind == "suffix"; }
 

@@ -376,4 +376,9 @@ const rapidjson::Value* value_at(const rapidjson::Value& doc,
   return v;
 }
 
+const char* payload_string(const rapidjson::Value& doc, std::string_view name) {
+  const rapidjson::Value* v = value_at(doc, {"payload", name});
+  return v && v->IsString() ? v->GetString() : nullptr;
+}
+
 }  // namespace warden

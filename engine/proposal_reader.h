@@ -43,4 +43,7 @@ void override_principal(const std::string& principal, rapidjson::Document* doc,
 const rapidjson::Value* value_at(const rapidjson::Value& doc,
                                  std::initializer_list<std::string_view> path);
 
+// The string at doc.payload.NAME, or null when absent or not a string.
+const char* payload_string(const rapidjson::Value& doc, std::string_view name);
+
 }  // namespace warden

@@ -431,7 +431,7 @@ bool one_of(std::string_view s, std::initializer_list<std::string_view> names) {
 }
 
 // The value a slot of a history fact (history true) or of the effect fact (false) built from
-// `e` holds, as the engine sets it (engine/fact_codec.cpp: assert_history, assert_effect).
+// `e` holds, as the engine sets it (engine/history_facts.cpp, engine/effect_facts.cpp).
 std::string_view input_slot_value(const EffectRecord& e, std::string_view slot, bool history) {
   if (!history) {
     if (slot == "kind") return e.kind;

@@ -218,7 +218,7 @@ TEST_CASE(
 }
 
 // ---- nul-in-history-string --------------------------------------------------------------
-// history_values() hands the filter the entry's whole std::string; FactCodec::put_string
+// history_values() hands the filter the entry's whole std::string; FactWriter::put_string
 // interns it with EnvAddSymbol(c_str()), which stops at the first NUL. (Proposals with NUL
 // are refused by the reader, so only a history from elsewhere holds one.)
 
@@ -256,7 +256,7 @@ TEST_CASE("red team nul-in-history-string: a join compares the fact's value with
 }
 
 // ---- fact-cap ---------------------------------------------------------------------------
-// FactCodec::finish counts every asserted fact against max_facts, history facts included:
+// FactWriter::finish counts every asserted fact against max_facts, history facts included:
 // with every entry asserted the proposal is refused (E_INPUT_TOO_LARGE), with the filter it
 // is decided.
 

@@ -192,6 +192,24 @@ TEST_CASE("a glob is as sensitive as the most sensitive name it may match",
                          });
 }
 
+// `shopt -s dotglob` (or GLOBIGNORE) widens the globs of its own line only: a file read of a
+// glob that follows on the same engine is classed as on a fresh one.
+TEST_CASE("a shell line's dotglob does not reach the next proposal", "[shell-semantics][glob]") {
+  const std::string read =
+      R"({"target":"file","action":"read","payload":{"path":"/home/user/project/*"},)"
+      R"("explanation":"doing the task",)"
+      R"("context":{"agent":"a","session":"s","source":"cli","principal":"p"}})";
+  Engine fresh(shipped_policy(), test_options());
+  const Decision alone = warden::test::decide_ok(fresh, read);
+  Engine engine(shipped_policy(), test_options());
+  decide_line(engine, "shopt -s dotglob; echo hi");
+  const Decision after = warden::test::decide_ok(engine, read);
+  REQUIRE(alone.effects.size() == 1);
+  REQUIRE(after.effects.size() == 1);
+  CHECK(after.effects[0].path_class == alone.effects[0].path_class);
+  CHECK(after.outcome == alone.outcome);
+}
+
 TEST_CASE("awk and sed readers fail closed", "[shell-semantics][awk-sed]") {
   std::vector<Effect> out;
   sed_program_effects("s/a/b", "/w", "/h", &out);  // unterminated
