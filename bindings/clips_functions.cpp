@@ -160,13 +160,11 @@ extern "C" int StrSuffixFn(void* env) {
 }
 
 extern "C" void* PathNormalizeFn(void* env) {
-  return string_function(
-      env, "path-normalize", 1, 2, [env](std::string_view p, std::string_view cwd) {
-        const BindingContext& c = context(env);
-        std::string base =
-            cwd.empty() ? c.workspace_root : paths::normalize(cwd, c.workspace_root, c.home);
-        return paths::normalize(p, base, c.home);
-      });
+  return string_function(env, "path-normalize", 1, 2,
+                         [env](std::string_view p, std::string_view cwd) {
+                           const BindingContext& c = context(env);
+                           return paths::normalize_at(p, cwd, c.workspace_root, c.home);
+                         });
 }
 
 extern "C" void* PathResolveFn(void* env) {

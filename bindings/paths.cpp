@@ -120,6 +120,12 @@ std::string normalize(std::string_view path, std::string_view cwd, std::string_v
   }
 }
 
+std::string normalize_at(std::string_view path, std::string_view cwd, std::string_view root,
+                         std::string_view home) {
+  if (cwd.empty()) return normalize(path, root, home);
+  return normalize(path, normalize(cwd, root, home), home);
+}
+
 std::string join(std::string_view path, std::string_view cwd, std::string_view home) {
   try {
     std::string out;

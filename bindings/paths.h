@@ -16,6 +16,11 @@ namespace warden::paths {
 // an unresolved "$" or "`" is returned unchanged (and is never "within" anything).
 std::string normalize(std::string_view path, std::string_view cwd, std::string_view home);
 
+// normalize() against a working directory given as rules write it: `cwd` is normalized against
+// `root` first, and "" means `root`. What the rule function path-normalize computes.
+std::string normalize_at(std::string_view path, std::string_view cwd, std::string_view root,
+                         std::string_view home);
+
 // True if `path` is `root` or lies below it, by whole components ("/a/bc" is not within
 // "/a/b"). Both are compared as given: pass normalized absolute paths. False if either is
 // not absolute or holds "$" or "`".

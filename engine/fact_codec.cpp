@@ -105,7 +105,7 @@ bool FactCodec::assert_all(const ProposalFields& p, const rapidjson::Value& doc,
   bool ok = assert_derived(p, doc, leaves, patterns, error);
   history_.begin();
   if (ok && history && !history->empty())
-    ok = history_.assert_entries(*history, now, filter, index, error);
+    ok = history_.assert_entries(*history, now, filter, index, env_.state().workspace_root, error);
   if (!ok && !writer_.stopped().code.empty()) *error = writer_.stopped();
   writer_.end();
   return ok;

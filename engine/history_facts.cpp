@@ -16,12 +16,12 @@ HistoryFacts::HistoryFacts(FactWriter& writer)
 
 bool HistoryFacts::assert_entries(const std::vector<HistoryEntry>& history, std::int64_t now,
                                   const HistoryFilter* filter, const HistoryFilter::Index* index,
-                                  FactError* error) {
+                                  std::string_view workspace_root, FactError* error) {
   // Only the entries a rule that can fire for this proposal may match, now that its own
   // facts are in (engine/history_filter.h); every entry without a filter.
   const bool filtered = filter && index;
   std::vector<char> keep;
-  if (filtered) keep = filter->select(w_.env(), *index);
+  if (filtered) keep = filter->select(w_.env(), *index, workspace_root);
   for (std::size_t i = 0; i < history.size(); ++i) {
     if (filtered && !keep[i]) {
       // Not asserted, but counted: the fact cap refuses a history as it would with every

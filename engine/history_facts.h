@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "engine/decision.h"
@@ -22,11 +23,11 @@ class HistoryFacts {
   void begin() { asserted_ = 0; }
 
   // The facts of `history` seen `now`: those `filter` selects (with `index`, its index of
-  // `history`), or all of them when either is null. False when one cannot be asserted
-  // (*error set) or the cap is hit.
+  // `history`; `workspace_root` is what (workspace-root) returns), or all of them when either
+  // is null. False when one cannot be asserted (*error set) or the cap is hit.
   bool assert_entries(const std::vector<HistoryEntry>& history, std::int64_t now,
                       const HistoryFilter* filter, const HistoryFilter::Index* index,
-                      FactError* error);
+                      std::string_view workspace_root, FactError* error);
 
   // How many history facts the current proposal asserted.
   std::size_t asserted() const { return asserted_; }

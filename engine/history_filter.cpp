@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -130,17 +131,41 @@ bool known_object(std::string_view o) {
   }
 }
 
+std::string_view class_value(const std::string& c) {
+  bool ok = !c.empty() && c[0] >= 'a' && c[0] <= 'z';
+  for (char ch : c) ok &= (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+  return ok ? std::string_view(c) : "none";
+}
+
+// One value history_values gives, by its index in kSlots.
+Value entry_value(const HistoryEntry& h, int slot) {
+  const EffectRecord& e = h.effect;
+  switch (slot) {
+    case 0:
+      return {false, known_kind(e.kind) ? std::string_view(e.kind) : "unknown"};
+    case 1:
+      return {false, known_object(e.object) ? std::string_view(e.object) : "none"};
+    case 2:
+      return {false, class_value(e.path_class)};
+    case 3:
+      return {false, e.in_workspace ? "TRUE" : "FALSE"};
+    case 4:
+      return {true, e.target.c_str()};
+    case 5:
+      return {true, e.program.c_str()};
+    default:
+      return {true, h.decision_id.c_str()};
+  }
+}
+
 }  // namespace
 
 HistoryValues history_values(const HistoryEntry& h) {
   const EffectRecord& e = h.effect;
-  bool class_ok = !e.path_class.empty() && e.path_class[0] >= 'a' && e.path_class[0] <= 'z';
-  for (char ch : e.path_class)
-    class_ok &= (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
   HistoryValues v;
   v.kind = known_kind(e.kind) ? std::string_view(e.kind) : "unknown";
   v.object = known_object(e.object) ? std::string_view(e.object) : "none";
-  v.path_class = class_ok ? std::string_view(e.path_class) : "none";
+  v.path_class = class_value(e.path_class);
   v.in_workspace = e.in_workspace;
   // CLIPS interns strings as C strings: a NUL ends what the rules see.
   v.target = e.target.c_str();
@@ -154,7 +179,7 @@ HistoryFilter::HistoryFilter(std::vector<HistoryPattern> patterns)
   auto by_template = [&](const std::string& name) -> ByTemplate& {
     for (auto& b : by_template_)
       if (b.name == name) return b;
-    by_template_.push_back({name, {}, {}});
+    by_template_.push_back({name, {}, {}, {}});
     return by_template_.back();
   };
   for (std::size_t p = 0; p < patterns_.size(); ++p) {
@@ -177,6 +202,20 @@ HistoryFilter::HistoryFilter(std::vector<HistoryPattern> patterns)
         by_template(hp.gates[g].any_of[a].name).gates.push_back({p, g, a});
     compiled_.push_back(std::move(c));
   }
+  // Each predicate term on a fact gets the values its facts offer, collected as joins' are.
+  std::function<void(HistoryPredicate&)> number = [&](HistoryPredicate& predicate) {
+    for (auto& a : predicate.args) number(a);
+    for (auto& o : predicate.operands)
+      for (auto& t : o.terms) {
+        if (t.kind == PredicateTerm::Kind::kEntry) t.entry_slot = slot_index(t.slot);
+        if (t.kind != PredicateTerm::Kind::kFact) continue;
+        t.values = fact_terms_.size();
+        fact_terms_.push_back(&t);
+        by_template(t.fact.name).terms.push_back(t.values);
+      }
+  };
+  for (auto& hp : patterns_)
+    for (auto& predicate : hp.predicates) number(predicate);
 }
 
 struct HistoryFilter::Index {
@@ -200,7 +239,7 @@ bool same_values(const HistoryEntry& a, const HistoryEntry& b) {
 
 std::optional<Value> entry_slot(const HistoryEntry& entry, int slot) {
   if (slot < 0) return std::nullopt;
-  return entry_values(history_values(entry))[static_cast<std::size_t>(slot)];
+  return entry_value(entry, slot);
 }
 
 }  // namespace
@@ -306,22 +345,169 @@ std::string HistoryFilter::describe(const Index& index) const {
   return out;
 }
 
-std::vector<char> HistoryFilter::select(void* env, const Index& index) const {
+namespace {
+
+// Whether a predicate may hold for one entry, some fact of the proposal binding its fact
+// variables: false only when no binding can make it hold. Exact where the predicate reads
+// only the entry, constants and the root; each comparison with one fact variable tries the
+// values the facts offer; anything else may hold.
+class PredicateJudge {
+ public:
+  PredicateJudge(const HistoryEntry& entry, std::string_view root,
+                 const std::vector<JoinValues>& facts)
+      : entry_(entry), root_(root), facts_(facts) {}
+
+  bool may(const HistoryPredicate& p) {
+    using Kind = HistoryPredicate::Kind;
+    switch (p.kind) {
+      case Kind::kAnd:
+        return std::all_of(p.args.begin(), p.args.end(), [&](const auto& a) { return may(a); });
+      case Kind::kOr:
+        return std::any_of(p.args.begin(), p.args.end(), [&](const auto& a) { return may(a); });
+      case Kind::kNot:
+        return p.args.size() != 1 || !exact(p.args[0]) || !may(p.args[0]);
+      case Kind::kEq:
+      case Kind::kNeq:
+      case Kind::kStrPrefix:
+        return compare_may(p);
+      case Kind::kUnknown:
+        break;
+    }
+    return true;
+  }
+
+ private:
+  using TermKind = PredicateTerm::Kind;
+  const HistoryEntry& entry_;
+  std::string_view root_;
+  const std::vector<JoinValues>& facts_;
+  std::vector<std::string> texts_;  // the operands' strings, reused
+  std::vector<Value> values_;       // the operands' values, reused
+
+  // A term whose value is known (for a fact term: once a fact's value is given).
+  static bool judged(const PredicateTerm& t) {
+    return t.kind != TermKind::kUnknown && (t.kind != TermKind::kEntry || t.entry_slot >= 0);
+  }
+
+  // Reads only the entry, constants and the root.
+  static bool exact(const HistoryPredicate& p) {
+    if (p.kind == HistoryPredicate::Kind::kUnknown) return false;
+    for (const auto& a : p.args)
+      if (!exact(a)) return false;
+    for (const auto& o : p.operands)
+      for (const auto& t : o.terms)
+        if (!judged(t) || t.kind == TermKind::kFact) return false;
+    return true;
+  }
+
+  Value term_value(const PredicateTerm& t, const Value* fact) const {
+    switch (t.kind) {
+      case TermKind::kConstant:
+        return Value{t.constant.is_string, t.constant.text};
+      case TermKind::kEntry:
+        return entry_value(entry_, t.entry_slot);
+      case TermKind::kRoot:
+        return Value{true, root_};
+      case TermKind::kFact:
+        return fact ? *fact : Value{};
+      case TermKind::kUnknown:
+        break;
+    }
+    return Value{};
+  }
+
+  // The comparison's operands with `fact` for the one fact term: strings and symbols as CLIPS
+  // compares them (a str-cat is a string of its terms' texts).
+  bool holds(const HistoryPredicate& p, const Value* fact) {
+    if (texts_.size() < p.operands.size()) texts_.resize(p.operands.size());
+    std::vector<Value>& values = values_;
+    values.assign(p.operands.size(), Value{});
+    for (std::size_t i = 0; i < p.operands.size(); ++i) {
+      const PredicateOperand& o = p.operands[i];
+      if (!o.concatenated && o.terms.size() == 1) {
+        values[i] = term_value(o.terms[0], fact);
+        continue;
+      }
+      std::string& text = texts_[i];
+      text.clear();
+      for (const auto& t : o.terms) text += term_value(t, fact).text;
+      values[i] = Value{true, text};
+    }
+    auto same = [](const Value& a, const Value& b) {
+      return a.is_string == b.is_string && a.text == b.text;
+    };
+    switch (p.kind) {
+      case HistoryPredicate::Kind::kEq:
+        return std::all_of(values.begin() + 1, values.end(),
+                           [&](const Value& v) { return same(values[0], v); });
+      case HistoryPredicate::Kind::kNeq:
+        return std::none_of(values.begin() + 1, values.end(),
+                            [&](const Value& v) { return same(values[0], v); });
+      case HistoryPredicate::Kind::kStrPrefix:
+        return values.size() == 2 &&
+               values[1].text.substr(0, values[0].text.size()) == values[0].text;
+      default:
+        return true;
+    }
+  }
+
+  bool compare_may(const HistoryPredicate& p) {
+    const bool arity = p.kind == HistoryPredicate::Kind::kStrPrefix ? p.operands.size() == 2
+                                                                    : p.operands.size() >= 2;
+    if (!arity) return true;
+    const PredicateTerm* fact = nullptr;
+    for (const auto& o : p.operands)
+      for (const auto& t : o.terms) {
+        if (!judged(t)) return true;
+        if (t.kind != TermKind::kFact) continue;
+        if (fact) return true;  // two fact terms: bound together, not judged
+        fact = &t;
+      }
+    if (!fact) return holds(p, nullptr);
+    const JoinValues& values = facts_[fact->values];
+    if (values.any) return true;
+    for (auto s : values.strings) {
+      const Value v{true, s};
+      if (holds(p, &v)) return true;
+    }
+    for (auto s : values.symbols) {
+      const Value v{false, s};
+      if (holds(p, &v)) return true;
+    }
+    return false;  // no fact binds it: the pattern that binds it matches none
+  }
+};
+
+}  // namespace
+
+std::vector<char> HistoryFilter::select(void* env, const Index& index,
+                                        std::string_view workspace_root) const {
   const std::size_t n = patterns_.size();
   std::vector<char> keep(index.entries->size(), 0);
   if (n == 0 || keep.empty()) return keep;
   // Gates and joins with the proposal's facts, in one pass over its facts.
   std::vector<std::vector<char>> held(n);
   std::vector<std::vector<JoinValues>> joined(n);
+  std::vector<JoinValues> term_values(fact_terms_.size());
   for (std::size_t p = 0; p < n; ++p) {
     held[p].assign(patterns_[p].gates.size(), 0);
     joined[p].resize(patterns_[p].joins.size());
   }
+  // Where each template's facts count, found by name once per template of this environment.
+  std::vector<std::pair<void*, const ByTemplate*>> templates;
   for (void* f = EnvGetNextFact(env, nullptr); f; f = EnvGetNextFact(env, f)) {
-    const char* name = EnvGetDeftemplateName(env, EnvFactDeftemplate(env, f));
-    const ByTemplate* b = nullptr;
-    for (const auto& candidate : by_template_)
-      if (candidate.name == name) b = &candidate;
+    void* tmpl = EnvFactDeftemplate(env, f);
+    auto known = std::find_if(templates.begin(), templates.end(),
+                              [&](const auto& t) { return t.first == tmpl; });
+    if (known == templates.end()) {
+      const char* name = EnvGetDeftemplateName(env, tmpl);
+      const ByTemplate* found = nullptr;
+      for (const auto& candidate : by_template_)
+        if (candidate.name == name) found = &candidate;
+      templates.emplace_back(tmpl, found);
+      known = templates.end() - 1;
+    }
+    const ByTemplate* b = known->second;
     if (!b) continue;
     for (const auto& [p, g, a] : b->gates) {
       char& h = held[p][g];
@@ -331,18 +517,31 @@ std::vector<char> HistoryFilter::select(void* env, const Index& index) const {
       const HistoryJoin& join = patterns_[p].joins[j];
       if (passes(env, f, join.fact)) joined[p][j].add(fact_value(env, f, join.other_slot));
     }
+    for (std::size_t k : b->terms) {
+      const PredicateTerm& term = *fact_terms_[k];
+      if (passes(env, f, term.fact)) term_values[k].add(fact_value(env, f, term.slot));
+    }
   }
+  for (auto& v : term_values) v.seal();
+  // CLIPS interns strings as C strings: a NUL ends what (workspace-root) returns.
+  const std::string_view root(workspace_root.data(),
+                              std::min(workspace_root.size(), workspace_root.find('\0')));
   // Each live pattern keeps the entries its constants accept and its joins allow.
   for (std::size_t p = 0; p < n; ++p) {
     if (!std::all_of(held[p].begin(), held[p].end(), [](char h) { return h != 0; })) continue;
     for (auto& j : joined[p]) j.seal();
     const auto& joins = patterns_[p].joins;
+    const auto& predicates = patterns_[p].predicates;
     for (std::uint32_t i : index.passing[p]) {
       if (keep[i]) continue;
       bool ok = true;
       for (std::size_t j = 0; j < joins.size() && ok; ++j) {
         const auto value = entry_slot((*index.entries)[i], compiled_[p].join_slots[j]);
         ok = joins[j].with_history ? index.history_joins[p][j].has(value) : joined[p][j].has(value);
+      }
+      if (ok && !predicates.empty()) {
+        PredicateJudge judge((*index.entries)[i], root, term_values);
+        for (std::size_t k = 0; k < predicates.size() && ok; ++k) ok = judge.may(predicates[k]);
       }
       keep[i] = ok;
     }

@@ -90,6 +90,34 @@ struct HistoryJoin {
   std::size_t history = 0;
 };
 
+// A term of a text a history predicate compares: a constant, a slot of the entry itself (`?t`
+// bound by the pattern's own `(target ?t…)`), the workspace root (`(workspace-root)`), or a
+// variable bound by a pattern of the rule's conjunction on the proposal's facts (any value a
+// fact its constants accept holds there). Anything else (a number, another call, a variable
+// bound elsewhere) is unknown.
+struct PredicateTerm {
+  enum class Kind { kUnknown, kConstant, kEntry, kRoot, kFact };
+  Kind kind = Kind::kUnknown;
+  SlotConstant constant;   // kConstant
+  std::string slot;        // kEntry: the history slot; kFact: the fact's slot
+  FactPattern fact;        // kFact: the pattern that binds the variable
+  std::size_t values = 0;  // kFact: set by HistoryFilter (its collected values)
+  int entry_slot = -1;     // kEntry: set by HistoryFilter (the slot it reads; -1: not one)
+};
+// An argument of a comparison: one term, or the string of several (`(str-cat ?t "/")`).
+struct PredicateOperand {
+  bool concatenated = false;
+  std::vector<PredicateTerm> terms;
+};
+// A `:` predicate of a history slot as far as the filter can judge it for an entry: and, or,
+// not, eq, neq and str-prefix of operands; anything else is kUnknown and may hold.
+struct HistoryPredicate {
+  enum class Kind { kUnknown, kAnd, kOr, kNot, kEq, kNeq, kStrPrefix };
+  Kind kind = Kind::kUnknown;
+  std::vector<HistoryPredicate> args;      // and, or, not
+  std::vector<PredicateOperand> operands;  // eq, neq, str-prefix
+};
+
 // One `history` pattern: what its constants accept of a history fact, its rule's gates, and
 // its joins (only for a pattern of the rule's own conjunction, never under not / exists /
 // forall / or, where a missing entry could make the rule fire).
@@ -100,6 +128,11 @@ struct HistoryPattern {
   SlotConstants slots;
   std::vector<HistoryGate> gates;
   std::vector<HistoryJoin> joins;
+  // Its slots' `&:` predicates that a matching entry must pass (only for a pattern of the
+  // rule's own conjunction, only a slot whose constraint has no `|` outside its calls):
+  // `(target ?t&:(or (eq ?c ?t) (str-prefix (str-cat ?t "/") ?c)))` keeps only the entries
+  // whose target is the command's directory or holds it.
+  std::vector<HistoryPredicate> predicates;
   // The functions its constraints call (`:` and `=`), and the constants of its slots written
   // before the first one that calls any. CLIPS evaluates those calls on every history fact
   // that passes the slots before them, whether its rule can fire or not: unless each call is
@@ -117,6 +150,8 @@ struct HistoryPattern {
 class HistoryFilter {
  public:
   explicit HistoryFilter(std::vector<HistoryPattern> patterns);
+  HistoryFilter(const HistoryFilter&) = delete;  // fact_terms_ points into patterns_
+  HistoryFilter& operator=(const HistoryFilter&) = delete;
 
   // What the filter knows of one session's entries whatever the proposal: which entries each
   // pattern's constants accept, and the values its joins with other history patterns offer.
@@ -140,9 +175,10 @@ class HistoryFilter {
 
   // Which entries of the indexed history to assert for the decision whose facts are in `env`
   // (a CLIPS environment holding the proposal's facts and no history yet): those some pattern
-  // whose rule can fire (its gates hold) may match, by its constants and its joins. A rule
-  // that cannot fire for this proposal needs no history, whatever it tests of it.
-  std::vector<char> select(void* env, const Index& index) const;
+  // whose rule can fire (its gates hold) may match, by its constants, its joins and its
+  // predicates (`workspace_root`: what (workspace-root) returns). A rule that cannot fire for
+  // this proposal needs no history, whatever it tests of it.
+  std::vector<char> select(void* env, const Index& index, std::string_view workspace_root) const;
 
   const std::vector<HistoryPattern>& patterns() const { return patterns_; }
 
@@ -164,11 +200,13 @@ class HistoryFilter {
     std::string name;
     std::vector<std::array<std::size_t, 3>> gates;  // (pattern, gate, alternative)
     std::vector<std::array<std::size_t, 2>> joins;  // (pattern, join)
+    std::vector<std::size_t> terms;                 // predicate terms (fact_terms_)
   };
 
   std::vector<HistoryPattern> patterns_;
   std::vector<Compiled> compiled_;
   std::vector<ByTemplate> by_template_;
+  std::vector<const PredicateTerm*> fact_terms_;  // the predicates' kFact terms, by `values`
 };
 
 }  // namespace warden

@@ -298,6 +298,7 @@ std::vector<HistoryPattern> evaluated_patterns(
     if (!p.calls.empty()) p.slots = p.before_calls;
     p.gates.clear();
     p.joins.clear();
+    p.predicates.clear();
   }
   return patterns;
 }

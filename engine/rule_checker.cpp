@@ -415,7 +415,7 @@ struct FileChecker {
       // data functions also fail on a set no data file defines: total only when the set is
       // named by a constant, which Policy::compile checks (a list read by data-value too).
       static const std::set<std::string, std::less<>> kLexemeArgs = {
-          "str-prefix", "str-suffix", "str-index",   "path-normalize",
+          "str-prefix", "str-suffix", "str-index",   "path-normalize", "in-workspace",
           "str-cat",    "sym-cat",    "data-member", "data-value"};
       if (kLexemeArgs.count(name)) {
         bool lexemes =
@@ -752,17 +752,126 @@ struct FileChecker {
       }
     }
 
+    // A plain pattern of a rule's conjunction and the variables it binds: (variable, slot).
+    struct Bound {
+      std::size_t open;
+      std::size_t history;  // index into patterns, or npos for a pattern on the proposal's facts
+      std::vector<std::pair<std::string, std::string>> vars;
+    };
+
+    // A variable of a history predicate: the entry's own slot when `own` binds it, else a slot
+    // of a pattern on the proposal's facts that binds it, else unknown.
+    PredicateTerm variable_term(const std::string& v, const Bound& own,
+                                const std::vector<Bound>& bound) const {
+      PredicateTerm term;
+      for (const auto& [var, slot] : own.vars)
+        if (var == v) {
+          term.kind = PredicateTerm::Kind::kEntry;
+          term.slot = slot;
+          return term;
+        }
+      for (const auto& q : bound) {
+        if (q.history != std::string::npos) continue;
+        for (const auto& [var, slot] : q.vars)
+          if (var == v) {
+            term.kind = PredicateTerm::Kind::kFact;
+            term.slot = slot;
+            term.fact = *proposal_pattern(q.open);
+            return term;
+          }
+      }
+      return term;
+    }
+
+    // One term of an operand at k: a constant, a variable, (workspace-root); unknown else.
+    PredicateTerm predicate_term(std::size_t k, const Bound& own,
+                                 const std::vector<Bound>& bound) const {
+      PredicateTerm term;
+      const Token& tok = t[k];
+      if (tok.type == TokenType::String) {
+        term.kind = PredicateTerm::Kind::kConstant;
+        term.constant = {true, tok.text};
+      } else if (tok.type == TokenType::Atom && !tok.text.empty() && tok.text[0] == '?' &&
+                 tok.text.rfind("?*", 0) != 0) {
+        term = variable_term(tok.text, own, bound);
+      } else if (tok.type == TokenType::Atom && !tok.text.empty() && tok.text[0] != '$' &&
+                 tok.text != "&" && tok.text != "|" && tok.text != "~" && tok.text != ":" &&
+                 tok.text != "=" && !looks_numeric(tok.text)) {
+        term.kind = PredicateTerm::Kind::kConstant;
+        term.constant = {false, tok.text};
+      } else if (tok.type == TokenType::Open && head_is_name(k) &&
+                 t[k + 1].text == "workspace-root" && k + 2 == match[k]) {
+        term.kind = PredicateTerm::Kind::kRoot;
+      }
+      return term;
+    }
+
+    // An argument of a comparison at k: a term, or (str-cat terms…) as one string.
+    PredicateOperand predicate_operand(std::size_t k, const Bound& own,
+                                       const std::vector<Bound>& bound) const {
+      PredicateOperand o;
+      if (t[k].type == TokenType::Open && head_is_name(k) && t[k + 1].text == "str-cat") {
+        o.concatenated = true;
+        for (std::size_t a = k + 2; a < match[k]; a = end_of_token(a)) {
+          PredicateOperand inner = predicate_operand(a, own, bound);
+          o.terms.insert(o.terms.end(), inner.terms.begin(), inner.terms.end());
+        }
+        return o;
+      }
+      o.terms.push_back(predicate_term(k, own, bound));
+      return o;
+    }
+
+    // The call at `open` as a predicate the filter can judge (engine/history_filter.h).
+    HistoryPredicate predicate(std::size_t open, const Bound& own,
+                               const std::vector<Bound>& bound) const {
+      using Kind = HistoryPredicate::Kind;
+      HistoryPredicate p;
+      if (t[open].type != TokenType::Open || !head_is_name(open)) return p;
+      const std::string& head = t[open + 1].text;
+      std::vector<std::size_t> args;
+      for (std::size_t a = open + 2; a < match[open]; a = end_of_token(a)) args.push_back(a);
+      if (head == "and" || head == "or" || (head == "not" && args.size() == 1)) {
+        p.kind = head == "and" ? Kind::kAnd : head == "or" ? Kind::kOr : Kind::kNot;
+        for (std::size_t a : args) p.args.push_back(predicate(a, own, bound));
+      } else if (((head == "eq" || head == "neq") && args.size() >= 2) ||
+                 (head == "str-prefix" && args.size() == 2)) {
+        p.kind = head == "eq" ? Kind::kEq : head == "neq" ? Kind::kNeq : Kind::kStrPrefix;
+        for (std::size_t a : args) p.operands.push_back(predicate_operand(a, own, bound));
+      }
+      return p;
+    }
+
+    // The predicates an entry must pass to match the history pattern `own`: each slot's `:`
+    // calls joined to it by `&` at the top of a constraint without `|` (a `~:` or a call
+    // inside a `|` alternative is not one).
+    std::vector<HistoryPredicate> predicates(const Bound& own,
+                                             const std::vector<Bound>& bound) const {
+      std::vector<HistoryPredicate> out;
+      const std::size_t open = own.open;
+      for (std::size_t k = open + 2; k < match[open]; k = end_of_token(k)) {
+        if (t[k].type != TokenType::Open || !head_is_name(k)) continue;
+        const std::size_t from = k + 2, to = match[k];
+        bool alternatives = false;
+        for (std::size_t q = from; q < to; q = end_of_token(q))
+          alternatives |= t[q].type == TokenType::Atom && t[q].text == "|";
+        if (alternatives) continue;
+        for (std::size_t q = from; q + 1 < to; q = end_of_token(q)) {
+          if (!(t[q].type == TokenType::Atom && t[q].text == ":" &&
+                t[q + 1].type == TokenType::Open))
+            continue;
+          const bool negated = q > from && t[q - 1].type == TokenType::Atom && t[q - 1].text == "~";
+          if (!negated) out.push_back(predicate(q + 1, own, bound));
+        }
+      }
+      return out;
+    }
+
     // The joins of the rule's history patterns (those at `first` on, found at history_at).
     void joins(std::size_t first, std::size_t from, std::size_t to) const {
       auto& patterns = fc.out->history_patterns;
       std::vector<std::size_t> conj;
       conjunction(from, to, &conj);
-      // Each plain pattern's bound variables: (variable, slot).
-      struct Bound {
-        std::size_t open;
-        std::size_t history;  // index into patterns, or npos for a pattern on the proposal's facts
-        std::vector<std::pair<std::string, std::string>> vars;
-      };
       std::vector<Bound> bound;
       for (std::size_t open : conj) {
         Bound b{open, std::string::npos, {}};
@@ -803,6 +912,8 @@ struct FileChecker {
           }
         }
       }
+      for (const auto& p : bound)
+        if (p.history != std::string::npos) patterns[p.history].predicates = predicates(p, bound);
     }
 
     void rule(std::size_t open) {

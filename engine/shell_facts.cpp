@@ -24,7 +24,8 @@ ShellFacts::ShellFacts(ClipsEnv& env, FactWriter& writer, EffectFacts* effects)
           shell_command_["proposal"], shell_command_["index"],    shell_command_["program"],
           shell_command_["argv"],     shell_command_["flags"],    shell_command_["args"],
           shell_command_["paths"],    shell_command_["wrappers"], shell_command_["assignments"],
-          shell_command_["depth"],    shell_command_["cwd"],      shell_command_["dynamic"]},
+          shell_command_["depth"],    shell_command_["cwd"],      shell_command_["dynamic"],
+          shell_command_["runs"]},
       shell_assignment_slots_{shell_assignment_["proposal"], shell_assignment_["index"],
                               shell_assignment_["name"], shell_assignment_["value"],
                               shell_assignment_["dynamic"]},
@@ -56,6 +57,11 @@ bool ShellFacts::assert_command(long long index, const shell::SimpleCommand& cmd
   w_.put_integer(f, shell_command_slots_.depth, cmd.depth);
   w_.put_string(f, shell_command_slots_.cwd, cwd);
   w_.put_symbol(f, shell_command_slots_.dynamic, cmd.dynamic ? "TRUE" : "FALSE");
+  // The file the first word runs when it names one by a path, as (path-normalize w cwd) reads
+  // it: rules join the history on it (`./build.sh` after a write of build.sh).
+  if (!cmd.argv.empty() && cmd.argv.front().find('/') != std::string::npos)
+    w_.put_string(f, shell_command_slots_.runs,
+                  paths::normalize_at(cmd.argv.front(), cwd, c.workspace_root, c.home));
   if (!w_.finish(f)) return false;
   if (!w_.assert_derived_hits(derived_key::kShellProgram, cmd.program, patterns)) return false;
   for (const auto& a : cmd.assignments) {

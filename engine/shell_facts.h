@@ -34,7 +34,7 @@ class ShellFacts {
   FactWriter::Template shell_command_, shell_assignment_, shell_redirect_, shell_error_;
   struct {
     int proposal, index, program, argv, flags, args, paths, wrappers, assignments, depth, cwd,
-        dynamic;
+        dynamic, runs;
   } shell_command_slots_;
   struct {
     int proposal, index, name, value, dynamic;

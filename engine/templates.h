@@ -33,7 +33,8 @@ inline constexpr const char* kTemplates = R"CLP(
   (multislot assignments (type STRING))
   (slot depth (type INTEGER) (default 0))
   (slot cwd (type STRING) (default ""))
-  (slot dynamic (type SYMBOL) (allowed-symbols FALSE TRUE)))
+  (slot dynamic (type SYMBOL) (allowed-symbols FALSE TRUE))
+  (slot runs (type STRING) (default "")))
 (deftemplate shell-assignment
   (slot proposal (type STRING))
   (slot index (type INTEGER))

@@ -57,9 +57,8 @@
 ;; (`./clean.sh` after `echo 'rm -rf ~' > clean.sh`).
 (defrule execution-session-written-script
   (effect (proposal ?id) (index ?i) (kind unknown))
-  (shell-command (proposal ?id) (index ?i) (argv ?w $?) (cwd ?cwd))
-  (test (str-index "/" ?w))
-  (history (proposal ?id) (kind write) (target ?t&:(eq ?t (path-normalize ?w ?cwd))))
+  (shell-command (proposal ?id) (index ?i) (runs ?t&~""))
+  (history (proposal ?id) (kind write) (target ?t))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-session-written-script)
                     (reason (str-cat "runs " ?t ", which this session wrote")))))

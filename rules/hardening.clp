@@ -164,17 +164,19 @@
 ;; them (`wget URL/x.tgz && tar xzf x.tgz`, then `cd x && ./configure`).
 (defrule hardening-session-filled-then-script
   (effect (proposal ?id) (index ?ui) (kind unknown) (object program))
-  (shell-command (proposal ?id) (index ?ui) (argv ?uw $?) (cwd ?uc))
-  (test (execution-workspace-script-p ?uw ?uc))
+  ;; execution-workspace-script-p on the file the command runs, written out: calls that cannot
+  ;; fail, so the session's writes count only for a line that runs a script by its path.
+  (shell-command (proposal ?id) (index ?ui) (argv ?uw $?) (runs ?ur&~""))
+  (test (and (not (str-index "$" ?uw)) (not (str-index "`" ?uw)) (in-workspace ?ur)))
   (history (proposal ?id) (kind write) (object path) (in-workspace TRUE)
            (program ?p&"git"|"tar"|"bsdtar"|"gtar"|"unzip"|"7z"|"7za"|"7zz"|"unrar"|"unar"|"cpio"|"pax"
                       |"patch"|"cp"|"mv"|"rsync"|"install"|"curl"|"wget"|"wget2"|"aria2c")
            (target ?t&:(or (and (eq ?t (workspace-root)) (neq ?p "git"))
                            (and (neq ?t (workspace-root))
-                                (str-prefix (str-cat ?t "/") (path-normalize ?uw ?uc))))))
+                                (str-prefix (str-cat ?t "/") ?ur)))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-session-filled-then-script)
-                    (reason (str-cat "runs " (path-normalize ?uw ?uc) " after " ?p " wrote files of unknown names into " ?t " in this session")))))
+                    (reason (str-cat "runs " ?ur " after " ?p " wrote files of unknown names into " ?t " in this session")))))
 
 ;; Asks a human before git runs below the workspace root after this session extracted or
 ;; copied files of unknown names into the root (`tar xf r.tar`, then `git -C r log`): the
@@ -182,7 +184,10 @@
 (defrule hardening-session-git-below-unnamed-write
   (or (shell-command (proposal ?id) (program "git") (cwd ?c&:(str-prefix (str-cat (workspace-root) "/") ?c)))
       (shell-command (proposal ?id) (program "git") (argv $? "-C"|"--git-dir"|"--work-tree" ?c $?))
-      (shell-command (proposal ?id) (program "git") (argv $? ?c&:(regex-match "^--(?:git-dir|work-tree)=.*" ?c) $?)))
+      ;; string tests, not a regex: calls that cannot fail, so the session's writes count only
+      ;; for a git line (what history costs a decision: docs/RULES.md)
+      (shell-command (proposal ?id) (program "git")
+                     (argv $? ?c&:(or (str-prefix "--git-dir=" ?c) (str-prefix "--work-tree=" ?c)) $?)))
   (history (proposal ?id) (kind write) (object path) (in-workspace TRUE)
            (program ?p&"tar"|"bsdtar"|"gtar"|"unzip"|"7z"|"7za"|"7zz"|"unrar"|"unar"|"cpio"|"pax"
                       |"cp"|"mv"|"rsync"|"curl"|"wget"|"wget2"|"aria2c")

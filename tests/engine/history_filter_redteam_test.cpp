@@ -591,3 +591,114 @@ TEST_CASE("red team guard: entries with unknown kinds, objects and malformed cla
   CHECK(b.all.find("/o1") != std::string::npos);
   CHECK(b.all.find("/c4") != std::string::npos);
 }
+
+namespace {
+
+// A random predicate over the entry's target and program (?t, ?p), a shell command's cwd and
+// program (?c, ?q), the workspace root and constants: every form the filter judges (and, or,
+// not, eq, neq, str-prefix, str-cat), strings against symbols, and calls it cannot judge.
+std::string random_predicate(Gen& g, int depth) {
+  static const std::vector<std::string> operands = {"?t",
+                                                    "?p",
+                                                    "?c",
+                                                    "?q",
+                                                    "(workspace-root)",
+                                                    "\"/home/user/project\"",
+                                                    "\"/home/user/project/a\"",
+                                                    "\"tar\"",
+                                                    "tar",
+                                                    "(str-cat ?t \"/\")",
+                                                    "(str-cat ?c \"/\")",
+                                                    "(str-cat \"/home/user/\" \"project\")",
+                                                    "(str-cat ?t)",
+                                                    "(str-cat (workspace-root) \"/a\")",
+                                                    "(sym-cat ?p)",
+                                                    "\"\""};
+  auto operand = [&] { return g.pick(operands); };
+  switch (depth > 2 ? 3 + g.n(4) : g.n(7)) {
+    case 0:
+      return "(or " + random_predicate(g, depth + 1) + " " + random_predicate(g, depth + 1) + ")";
+    case 1:
+      return "(and " + random_predicate(g, depth + 1) + " " + random_predicate(g, depth + 1) + ")";
+    case 2:
+      return "(not " + random_predicate(g, depth + 1) + ")";
+    case 3:
+      return "(eq " + operand() + " " + operand() + (g.n(3) == 0 ? " " + operand() : "") + ")";
+    case 4:
+      return "(neq " + operand() + " " + operand() + (g.n(3) == 0 ? " " + operand() : "") + ")";
+    case 5:
+      return "(str-prefix " + operand() + " " + operand() + ")";
+    default:
+      return "(str-index \"a\" " + operand() + ")";  // a call the filter does not judge
+  }
+}
+
+}  // namespace
+
+TEST_CASE("red team guard: random slot predicates decide as with every entry",
+          "[history_filter][redteam]") {
+  Gen g(20261201);
+  const std::vector<std::string> commands = {
+      "git status",           "cd a && git log", "cd a/b && tar xf x", "cd /tmp && cat x",
+      "cd ../projectx && ls", "ls; cd a; make",  "./a/run.sh"};
+  const std::vector<std::string> targets = {"/home/user/project",
+                                            "/home/user/project/a",
+                                            "/home/user/project/a/b",
+                                            "/home/user/projectx",
+                                            "/tmp",
+                                            "",
+                                            "/",
+                                            "tar",
+                                            "/home/user/project/a/"};
+  const std::vector<std::string> programs = {"tar", "git", "", "ls"};
+  int differing = 0, hinted = 0, compiled = 0;
+  int kept_out = 0;  // decisions that asserted fewer entries than the history holds
+  for (int it = 0; it < 80; ++it) {
+    std::string rules;
+    for (int i = 0, n = 1 + static_cast<int>(g.n(3)); i < n; ++i) {
+      const std::string name = "r" + std::to_string(i);
+      const std::string slot = g.n(3) == 0 ? "program ?p&:" : "target ?t&:";
+      const std::string other = slot[0] == 'p' ? "(target ?t)" : "(program ?p)";
+      rules += "(defrule " + name +
+               "\n  (shell-command (proposal ?id) (cwd ?c) (program ?q))\n"
+               "  (history (proposal ?id) (kind write) " +
+               other + " (" + slot + random_predicate(g, 0) +
+               (g.n(2) ? "&:" + random_predicate(g, 1) : "") +
+               "))\n  =>\n  (assert (hint (proposal ?id) (rule " + name +
+               ") (text (str-cat ?t \" \" ?p \" \" ?c)))))\n";
+    }
+    auto loaded = Policy::compile({{"effects.toml", shipped("effects.toml")},
+                                   {"paths.toml", shipped("paths.toml")},
+                                   {"t.clp", rules}});
+    for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
+    if (!loaded.policy) continue;  // CLIPS refuses a predicate whose types it can tell wrong
+    ++compiled;
+    Engine engine(loaded.policy, options());
+    for (int h = 0; h < 6; ++h) {
+      std::vector<HistoryEntry> history;
+      for (std::size_t k = 0, m = 1 + g.n(8); k < m; ++k)
+        history.push_back(
+            {"d1", kNow - 10,
+             effect("write", "path", g.pick(targets), g.pick(programs), "none", g.n(2) == 0)});
+      for (const auto& command : commands) {
+        const std::string json = R"({"target":"shell","payload":{"command":")" + command +
+                                 R"(","cwd":"/home/user/project"}})";
+        auto b = decide_both(engine, json, history);
+        DecideRequest r;
+        r.proposal_json = json;
+        r.history = &history;
+        kept_out += decide_ok(engine, r).history_asserted < history.size();
+        hinted += b.all.find("\"hints\"") != std::string::npos;
+        if (b.filtered != b.all) {
+          ++differing;
+          INFO(rules << "\n" << json);
+          CHECK(b.filtered == b.all);
+        }
+      }
+    }
+  }
+  CHECK(differing == 0);
+  CHECK(compiled > 60);
+  CHECK(hinted > 300);
+  CHECK(kept_out > 500);  // the predicates kept entries out, often
+}

@@ -12,6 +12,7 @@
 
 #include "engine/policy_impl.h"
 #include "engine/rule_checker.h"
+#include "engine/rule_files.h"
 #include "engine/session_memory.h"
 #include "tests/build_paths.h"
 #include "tests/engine/engine_test_util.h"
@@ -106,6 +107,99 @@ TEST_CASE("history filter: precedence, types and what restricts nothing", "[hist
   CHECK(constants(p[7].slots).empty());               // a return value
   CHECK(constants(p[8].slots).empty());               // "git"|?q: a variable alternative
   CHECK(constants(p[9].slots).empty());               // (history): every entry
+}
+
+namespace {
+
+std::string predicate_text(const HistoryPredicate& p) {
+  using K = HistoryPredicate::Kind;
+  auto term = [](const PredicateTerm& t) -> std::string {
+    switch (t.kind) {
+      case PredicateTerm::Kind::kConstant:
+        return t.constant.is_string ? "\"" + t.constant.text + "\"" : t.constant.text;
+      case PredicateTerm::Kind::kEntry:
+        return "entry." + t.slot;
+      case PredicateTerm::Kind::kRoot:
+        return "root";
+      case PredicateTerm::Kind::kFact:
+        return t.fact.name + "." + t.slot;
+      case PredicateTerm::Kind::kUnknown:
+        break;
+    }
+    return "?";
+  };
+  std::string out;
+  switch (p.kind) {
+    case K::kAnd:
+      out = "and(";
+      break;
+    case K::kOr:
+      out = "or(";
+      break;
+    case K::kNot:
+      out = "not(";
+      break;
+    case K::kEq:
+      out = "eq(";
+      break;
+    case K::kNeq:
+      out = "neq(";
+      break;
+    case K::kStrPrefix:
+      out = "prefix(";
+      break;
+    case K::kUnknown:
+      return "?";
+  }
+  bool first = true;
+  for (const auto& a : p.args) out += (first ? "" : " ") + predicate_text(a), first = false;
+  for (const auto& o : p.operands) {
+    std::string text;
+    for (const auto& t : o.terms) text += (text.empty() ? "" : "+") + term(t);
+    out += (first ? "" : " ") + (o.concatenated ? "cat[" + text + "]" : text);
+    first = false;
+  }
+  return out + ")";
+}
+
+std::string predicates_of(const std::string& lhs) {
+  auto patterns = patterns_of("(defrule r " + lhs +
+                              " => (assert (decision (proposal ?id) (outcome reject) (rule r) "
+                              "(reason \"r\"))))");
+  std::string out;
+  for (const auto& hp : patterns)
+    for (const auto& p : hp.predicates) out += (out.empty() ? "" : " & ") + predicate_text(p);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("history filter: the predicates a history slot's constraint holds", "[history_filter]") {
+  const std::string git = "(shell-command (proposal ?id) (program \"git\") (cwd ?c)) ";
+  // A directory test: the command's cwd (a fact variable), the entry's target, the root.
+  CHECK(predicates_of(git + "(history (proposal ?id) (kind write) (program ?p&~\"git\") "
+                            "(target ?t&:(neq ?t (workspace-root))&:(or (eq ?c ?t) (str-prefix "
+                            "(str-cat ?t \"/\") ?c))))") ==
+        "neq(entry.target root) & or(eq(shell-command.cwd entry.target) "
+        "prefix(cat[entry.target+\"/\"] shell-command.cwd))");
+  // The entry's other slots, symbols, a str-cat of str-cats, calls it cannot judge.
+  CHECK(predicates_of(git +
+                      "(history (proposal ?id) (kind ?k) (program ?p&:(and (neq ?k write) "
+                      "(eq ?p (str-cat \"g\" (str-cat \"i\" \"t\"))) (str-index \"g\" ?p))))") ==
+        "and(neq(entry.kind write) eq(entry.program cat[\"g\"+\"i\"+\"t\"]) ?)");
+  // A variable only another history pattern binds, or a multifield one: unknown terms.
+  CHECK(predicates_of("(shell-command (proposal ?id) (argv ?w $?)) "
+                      "(history (proposal ?id) (decision ?d) (kind network)) "
+                      "(history (proposal ?id) (target ?t&:(eq ?t ?d ?w)))") ==
+        "eq(entry.target ? ?)");
+  // Not a predicate every match passes: an alternative, a negated one, a pattern under not,
+  // one under or.
+  CHECK(predicates_of(git + "(history (proposal ?id) (target ?t&:(eq ?t ?c)|\"x\"))").empty());
+  CHECK(predicates_of(git + "(history (proposal ?id) (target ?t&~:(eq ?t ?c)))").empty());
+  CHECK(predicates_of(git + "(not (history (proposal ?id) (target ?t&:(eq ?t ?c))))").empty());
+  CHECK(predicates_of("(or (and " + git + "(history (proposal ?id) (target ?t&:(eq ?t ?c)))) " +
+                      "(proposal (id ?id) (target reply)))")
+            .empty());
 }
 
 TEST_CASE("history filter: a rule's gates are its positive patterns on the proposal's facts",
@@ -364,8 +458,8 @@ TEST_CASE(
   };
   const std::string reply = R"({"target":"reply","payload":{"text":"hi"}})";
   // Total: the rule cannot fire for a reply (no network effect), so it sees nothing.
-  for (const char* total :
-       {"(not (member$ ?p ?*builders*))", "(< ?a 60)", "(str-prefix \"ma\" ?p)"}) {
+  for (const char* total : {"(not (member$ ?p ?*builders*))", "(< ?a 60)", "(str-prefix \"ma\" ?p)",
+                            "(in-workspace ?p)"}) {
     INFO(total);
     CHECK(history_facts(compile(rule(total)), reply, history) == 0);
   }
@@ -569,4 +663,75 @@ TEST_CASE(
   }
   CHECK(differing == 0);
   CHECK(fired > 50);
+}
+
+TEST_CASE("history filter: the shipped pack's script rules see only writes a run's file can join",
+          "[history_filter]") {
+  // execution-session-written-script joins the history on the file a command runs (the
+  // shell-command's runs slot), and it and hardening-session-filled-then-script hold only for a
+  // command that runs a file by its path: a session's other writes are not asserted for them.
+  // hardening-session-git-below-unnamed-write holds only for a git line; the rules that test
+  // whether a write's target holds the file or directory a command uses (`(str-prefix (str-cat
+  // ?t "/") ?c)`, `(eq ?t (workspace-root))`) see only the writes that pass that test. (Before,
+  // the first compared the entry with a call on argv[0], the second and third called functions
+  // that may fail, which lifts every gate, and predicates restricted nothing: every write of the
+  // session was asserted for any command of an unknown program, and for any git line.)
+  Diagnostics diagnostics;
+  auto loaded = Policy::compile(read_rule_files({WARDEN_SOURCE_DIR "/rules"}, &diagnostics));
+  for (const auto& d : loaded.diagnostics) UNSCOPED_INFO(d.to_text());
+  REQUIRE(loaded.policy);
+  EngineOptions o = test_options();
+  o.clock = [] { return std::int64_t{10000}; };
+  Engine engine(loaded.policy, o);
+  std::vector<HistoryEntry> history;
+  for (int i = 0; i < 40; ++i)
+    history.push_back(
+        {"d" + std::to_string(i), 9990,
+         effect("write", "path", "/home/user/project/src/f" + std::to_string(i) + ".c", "tee",
+                "none", true)});
+  history.push_back(
+      {"dw", 9990, effect("write", "path", "/home/user/project/run.sh", "tee", "none", true)});
+  history.push_back(
+      {"dt", 9990, effect("write", "path", "/home/user/project/vendor", "tar", "none", true)});
+  auto decide = [&](const std::string& command, bool explain) {
+    const std::string json =
+        R"({"target":"shell","action":"run","explanation":"the task","payload":{"command":")" +
+        command + R"(","cwd":"/home/user/project"}})";
+    DecideRequest r;
+    r.proposal_json = json;
+    r.decision_id = "same";
+    r.history = &history;
+    r.explain = explain;
+    return decide_ok(engine, r);
+  };
+  struct Case {
+    std::string command;
+    std::size_t asserted;  // of the 42 entries
+    std::string rule;      // the history rule that must fire, or ""
+  };
+  const std::vector<Case> cases = {
+      // An unknown program by name: no rule that reads the session's writes can hold.
+      {"frobnicate src", 0, ""},
+      // A script the session did not write, outside the directory tar filled: none.
+      {"./tools/x.sh", 0, ""},
+      // The written script: its write joins.
+      {"./run.sh", 1, "execution-session-written-script"},
+      // A script inside the directory tar filled: the tar write holds it.
+      {"./vendor/configure", 1, "hardening-session-filled-then-script"},
+      // git in the workspace root: git-in-filled-directory keeps only writes whose target is
+      // the directory git runs in or holds it; what git runs from vendor/.git (its hooks) is
+      // inside the tar write's target, which filled-directory keeps.
+      {"git --git-dir=vendor/.git log", 1, ""},
+      {"git status", 0, ""},
+  };
+  for (const auto& c : cases) {
+    INFO(c.command);
+    Decision filtered = decide(c.command, false);
+    Decision all = decide(c.command, true);
+    CHECK(filtered.history_asserted == c.asserted);
+    all.facts_json.clear();
+    filtered.elapsed_us = all.elapsed_us = 0;
+    CHECK(decision_to_json(filtered) == decision_to_json(all));
+    if (!c.rule.empty()) CHECK(warden::test::fired(filtered, c.rule));
+  }
 }

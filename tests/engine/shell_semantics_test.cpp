@@ -236,3 +236,53 @@ TEST_CASE("awk and sed readers fail closed", "[shell-semantics][awk-sed]") {
   awk_program_effects("{ print $1 > 2 ? \"a\" : \"b\" }", "/w", "/h", &out);
   CHECK_FALSE(out.empty());  // print > (expression): dynamic
 }
+
+TEST_CASE("runs holds the first word's file exactly as path-normalize reads it",
+          "[shell-semantics][runs]") {
+  // A rule reports every command whose runs slot differs from (path-normalize argv[0] cwd) when
+  // argv[0] holds a /, or is not "" when it does not: rules join history on the slot in place of
+  // that call, so the two must never differ.
+  auto policy = warden::test::must_compile(R"(
+(defrule runs-differs
+  (shell-command (proposal ?id) (index ?i) (argv ?w $?) (cwd ?c) (runs ?r))
+  (test (if (str-index "/" ?w) then (neq ?r (path-normalize ?w ?c)) else (neq ?r "")))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule runs-differs) (reason (str-cat ?w " " ?r)))))
+(defrule runs-seen
+  (shell-command (proposal ?id) (runs ?r&~""))
+  =>
+  (assert (hint (proposal ?id) (rule runs-seen) (text ?r))))
+(defrule otherwise
+  (proposal (id ?id))
+  =>
+  (assert (decision (proposal ?id) (outcome approve) (rule otherwise) (reason "ok"))))
+)");
+  Engine engine(policy, test_options());
+  const std::vector<std::pair<std::string, std::string>> lines = {
+      {"./build.sh", "/home/user/project/build.sh"},
+      {"bin/run x", "/home/user/project/bin/run"},
+      {"cd src && ../tools/gen.py", "/home/user/project/tools/gen.py"},
+      {"cd /tmp && ./x", "/tmp/x"},
+      {"~/bin/tool", "/home/user/bin/tool"},
+      {"$HOME/bin/tool", "/home/user/bin/tool"},
+      {"/bin/cat x", "/bin/cat"},
+      {"/usr/bin/env ls", ""},  // the fact is for the program env runs
+      {"./a/../../b", "/home/user/b"},
+      {".//x//y/", "/home/user/project/x/y"},
+      {"$X/y", "$X/y"},
+      {"`pwd`/y", "`pwd`/y"},
+      {"sudo ./install.sh", "/home/user/project/install.sh"},
+      {"bash -c './inner.sh'", "/home/user/project/inner.sh"},
+      {"ls -la", ""},
+      {"make test", ""},
+      {"X=1", ""},
+  };
+  for (const auto& [line, runs] : lines) {
+    INFO(line);
+    const Decision d = decide_line(engine, line);
+    CHECK_FALSE(warden::test::fired(d, "runs-differs"));
+    std::string seen;
+    for (const auto& h : d.hints) seen = h.text;
+    CHECK(seen == runs);
+  }
+}
