@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -21,6 +23,9 @@ namespace warden::approvals {
 namespace {
 
 using detail::kApprovalColumns;
+
+// How long a connection waits for another's lock before the call fails.
+constexpr int kBusyTimeoutMs = 5000;
 
 // The connection's prepared statements, by their SQL (constant text; values are bound):
 // SQLite parses a statement's text at every prepare, which was most of what recording an
@@ -143,14 +148,9 @@ class SqliteStore final : public Store {
     }
     try {
       statements_.db = db_;
-      sqlite3_busy_timeout(db_, 5000);
+      sqlite3_busy_timeout(db_, kBusyTimeoutMs);
       exec("PRAGMA foreign_keys = ON");
-      {
-        Statement s(statements_, "PRAGMA journal_mode = WAL");
-        if (!s.step() || s.text(0) != "wal") {
-          throw StoreError("approval store (sqlite): cannot switch " + path + " to WAL");
-        }
-      }
+      switch_to_wal(path);
       exec("BEGIN IMMEDIATE");
       try {
         for (std::size_t i = 0; i < detail::kSchemaCount; ++i) exec(detail::kSchema[i]);
@@ -630,6 +630,40 @@ class SqliteStore final : public Store {
     SqliteStore& s_;
     bool done_ = false;
   };
+
+  // Switching a file to WAL takes its write lock from within a read transaction, where SQLite
+  // answers SQLITE_BUSY without calling the busy handler: a daemon opening the file while
+  // another holds it (or is switching it) retries here, as long as the busy timeout, then
+  // fails.
+  void switch_to_wal(const std::string& path) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+    for (;;) {
+      std::string mode;
+      char* err = nullptr;
+      int rc = sqlite3_exec(
+          db_, "PRAGMA journal_mode = WAL",
+          [](void* out, int n, char** values, char**) {
+            if (n > 0 && values[0]) *static_cast<std::string*>(out) = values[0];
+            return 0;
+          },
+          &mode, &err);
+      std::string msg = err ? err : sqlite3_errmsg(db_);
+      sqlite3_free(err);
+      if (rc == SQLITE_OK) {
+        if (mode != "wal") {
+          throw StoreError("approval store (sqlite): cannot switch " + path + " to WAL");
+        }
+        return;
+      }
+      const int primary = rc & 0xff;
+      if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) ||
+          std::chrono::steady_clock::now() >= deadline) {
+        throw StoreError("approval store (sqlite): " + msg);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
 
   void exec(const char* sql) {
     char* err = nullptr;
