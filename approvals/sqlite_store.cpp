@@ -417,27 +417,12 @@ class SqliteStore final : public Store {
   }
 
   std::vector<Approval> expire_due(std::int64_t now_ms) override {
-    std::vector<Approval> out;
-    Pending notes;
-    {
-      std::lock_guard lock(mu_);
-      Transaction tx(*this);
-      std::vector<std::string> ids;
-      {
-        Statement s(statements_,
-                    "UPDATE approvals SET status = 'expired', closed_ms = ?1 "
-                    "WHERE status = 'pending' AND expires_ms <= ?1 RETURNING id");
-        s.bind(1, now_ms);
-        while (s.step()) ids.push_back(s.text(0));
-      }
-      tx.commit();
-      for (const auto& id : ids) {
-        if (auto a = load("id", id)) out.push_back(std::move(*a));
-        notes.emplace_back("closed", id);
-      }
-    }
-    deliver(notes);
-    return out;
+    return move_approvals("closed", [&] {
+      return returned_ids(
+          "UPDATE approvals SET status = 'expired', closed_ms = ?1 "
+          "WHERE status = 'pending' AND expires_ms <= ?1 RETURNING id",
+          [&](Statement& s) { s.bind(1, now_ms); });
+    });
   }
 
   Pruned prune(std::int64_t closed_before_ms, std::int64_t now_ms) override {
@@ -482,34 +467,22 @@ class SqliteStore final : public Store {
                                         std::string_view result_json,
                                         std::int64_t now_ms) override {
     (void)now_ms;
-    std::vector<Approval> out;
-    Pending notes;
-    {
-      std::lock_guard lock(mu_);
-      Transaction tx(*this);
-      std::vector<std::string> ids;
-      {
-        Statement s(statements_,
-                    "UPDATE approvals SET status = 'refused', result_json = ?3 "
-                    "WHERE status = 'approved' AND ((?1 <> '' AND claimed_by = ?1) OR "
-                    "closed_ms < ?2) RETURNING id");
-        s.bind(1, daemon_id).bind(2, claimed_before_ms).bind(3, result_json);
-        while (s.step()) ids.push_back(s.text(0));
-      }
+    return move_approvals("finished", [&] {
+      std::vector<std::string> ids = returned_ids(
+          "UPDATE approvals SET status = 'refused', result_json = ?3 "
+          "WHERE status = 'approved' AND ((?1 <> '' AND claimed_by = ?1) OR "
+          "closed_ms < ?2) RETURNING id",
+          [&](Statement& s) {
+            s.bind(1, daemon_id).bind(2, claimed_before_ms).bind(3, result_json);
+          });
       for (const auto& id : ids) {
         Statement g(statements_,
                     "UPDATE approval_grants SET uses_left = -1 WHERE approval_id = ?1");
         g.bind(1, id);
         g.run();
       }
-      tx.commit();
-      for (const auto& id : ids) {
-        if (auto a = load("id", id)) out.push_back(std::move(*a));
-        notes.emplace_back("finished", id);
-      }
-    }
-    deliver(notes);
-    return out;
+      return ids;
+    });
   }
 
   void add_grant(const Grant& g) override {
@@ -581,40 +554,56 @@ class SqliteStore final : public Store {
   std::vector<Approval> cancel_requester(std::string_view token_id, std::string_view principal,
                                          std::string_view by, std::string_view note,
                                          std::int64_t now_ms) override {
+    if (token_id.empty()) return {};
+    return move_approvals("closed", [&] {
+      std::vector<std::string> ids = returned_ids(
+          "UPDATE approvals SET status = 'denied', closed_by = ?3, close_note = ?4, "
+          "closed_ms = ?5 WHERE status = 'pending' AND requester_token_id = ?1 AND "
+          "principal = ?2 RETURNING id",
+          [&](Statement& s) {
+            s.bind(1, token_id).bind(2, principal).bind(3, by).bind(4, note).bind(5, now_ms);
+          });
+      Statement g(statements_,
+                  "UPDATE approval_grants SET uses_left = -1 WHERE uses_left >= 0 AND "
+                  "approval_id IN (SELECT id FROM approvals WHERE requester_token_id = ?1 AND "
+                  "principal = ?2)");
+      g.bind(1, token_id).bind(2, principal);
+      g.run();
+      return ids;
+    });
+  }
+
+ private:
+  // One transaction in which `change` moves approvals and returns their ids; then those
+  // approvals as they are now, each heard as `kind` once the mutex is released.
+  template <typename Change>
+  std::vector<Approval> move_approvals(const char* kind, Change change) {
     std::vector<Approval> out;
-    if (token_id.empty()) return out;
     Pending notes;
     {
       std::lock_guard lock(mu_);
       Transaction tx(*this);
-      std::vector<std::string> ids;
-      {
-        Statement s(statements_,
-                    "UPDATE approvals SET status = 'denied', closed_by = ?3, close_note = ?4, "
-                    "closed_ms = ?5 WHERE status = 'pending' AND requester_token_id = ?1 AND "
-                    "principal = ?2 RETURNING id");
-        s.bind(1, token_id).bind(2, principal).bind(3, by).bind(4, note).bind(5, now_ms);
-        while (s.step()) ids.push_back(s.text(0));
-      }
-      {
-        Statement g(statements_,
-                    "UPDATE approval_grants SET uses_left = -1 WHERE uses_left >= 0 AND "
-                    "approval_id IN (SELECT id FROM approvals WHERE requester_token_id = ?1 AND "
-                    "principal = ?2)");
-        g.bind(1, token_id).bind(2, principal);
-        g.run();
-      }
+      std::vector<std::string> ids = change();
       tx.commit();
       for (const auto& id : ids) {
         if (auto a = load("id", id)) out.push_back(std::move(*a));
-        notes.emplace_back("closed", id);
+        notes.emplace_back(kind, id);
       }
     }
     deliver(notes);
     return out;
   }
 
- private:
+  // The ids an UPDATE … RETURNING id returns, its values bound by `bind`.
+  template <typename Bind>
+  std::vector<std::string> returned_ids(std::string_view sql, Bind bind) {
+    std::vector<std::string> ids;
+    Statement s(statements_, sql);
+    bind(s);
+    while (s.step()) ids.push_back(s.text(0));
+    return ids;
+  }
+
   class Transaction {
    public:
     explicit Transaction(SqliteStore& s) : s_(s) { s_.exec("BEGIN IMMEDIATE"); }
