@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -21,6 +23,9 @@ namespace warden::approvals {
 namespace {
 
 using detail::kApprovalColumns;
+
+// How long a connection waits for another's lock before the call fails.
+constexpr int kBusyTimeoutMs = 5000;
 
 // The connection's prepared statements, by their SQL (constant text; values are bound):
 // SQLite parses a statement's text at every prepare, which was most of what recording an
@@ -143,14 +148,9 @@ class SqliteStore final : public Store {
     }
     try {
       statements_.db = db_;
-      sqlite3_busy_timeout(db_, 5000);
+      sqlite3_busy_timeout(db_, kBusyTimeoutMs);
       exec("PRAGMA foreign_keys = ON");
-      {
-        Statement s(statements_, "PRAGMA journal_mode = WAL");
-        if (!s.step() || s.text(0) != "wal") {
-          throw StoreError("approval store (sqlite): cannot switch " + path + " to WAL");
-        }
-      }
+      switch_to_wal(path);
       exec("BEGIN IMMEDIATE");
       try {
         for (std::size_t i = 0; i < detail::kSchemaCount; ++i) exec(detail::kSchema[i]);
@@ -417,27 +417,12 @@ class SqliteStore final : public Store {
   }
 
   std::vector<Approval> expire_due(std::int64_t now_ms) override {
-    std::vector<Approval> out;
-    Pending notes;
-    {
-      std::lock_guard lock(mu_);
-      Transaction tx(*this);
-      std::vector<std::string> ids;
-      {
-        Statement s(statements_,
-                    "UPDATE approvals SET status = 'expired', closed_ms = ?1 "
-                    "WHERE status = 'pending' AND expires_ms <= ?1 RETURNING id");
-        s.bind(1, now_ms);
-        while (s.step()) ids.push_back(s.text(0));
-      }
-      tx.commit();
-      for (const auto& id : ids) {
-        if (auto a = load("id", id)) out.push_back(std::move(*a));
-        notes.emplace_back("closed", id);
-      }
-    }
-    deliver(notes);
-    return out;
+    return move_approvals("closed", [&] {
+      return returned_ids(
+          "UPDATE approvals SET status = 'expired', closed_ms = ?1 "
+          "WHERE status = 'pending' AND expires_ms <= ?1 RETURNING id",
+          [&](Statement& s) { s.bind(1, now_ms); });
+    });
   }
 
   Pruned prune(std::int64_t closed_before_ms, std::int64_t now_ms) override {
@@ -482,34 +467,22 @@ class SqliteStore final : public Store {
                                         std::string_view result_json,
                                         std::int64_t now_ms) override {
     (void)now_ms;
-    std::vector<Approval> out;
-    Pending notes;
-    {
-      std::lock_guard lock(mu_);
-      Transaction tx(*this);
-      std::vector<std::string> ids;
-      {
-        Statement s(statements_,
-                    "UPDATE approvals SET status = 'refused', result_json = ?3 "
-                    "WHERE status = 'approved' AND ((?1 <> '' AND claimed_by = ?1) OR "
-                    "closed_ms < ?2) RETURNING id");
-        s.bind(1, daemon_id).bind(2, claimed_before_ms).bind(3, result_json);
-        while (s.step()) ids.push_back(s.text(0));
-      }
+    return move_approvals("finished", [&] {
+      std::vector<std::string> ids = returned_ids(
+          "UPDATE approvals SET status = 'refused', result_json = ?3 "
+          "WHERE status = 'approved' AND ((?1 <> '' AND claimed_by = ?1) OR "
+          "closed_ms < ?2) RETURNING id",
+          [&](Statement& s) {
+            s.bind(1, daemon_id).bind(2, claimed_before_ms).bind(3, result_json);
+          });
       for (const auto& id : ids) {
         Statement g(statements_,
                     "UPDATE approval_grants SET uses_left = -1 WHERE approval_id = ?1");
         g.bind(1, id);
         g.run();
       }
-      tx.commit();
-      for (const auto& id : ids) {
-        if (auto a = load("id", id)) out.push_back(std::move(*a));
-        notes.emplace_back("finished", id);
-      }
-    }
-    deliver(notes);
-    return out;
+      return ids;
+    });
   }
 
   void add_grant(const Grant& g) override {
@@ -581,40 +554,56 @@ class SqliteStore final : public Store {
   std::vector<Approval> cancel_requester(std::string_view token_id, std::string_view principal,
                                          std::string_view by, std::string_view note,
                                          std::int64_t now_ms) override {
+    if (token_id.empty()) return {};
+    return move_approvals("closed", [&] {
+      std::vector<std::string> ids = returned_ids(
+          "UPDATE approvals SET status = 'denied', closed_by = ?3, close_note = ?4, "
+          "closed_ms = ?5 WHERE status = 'pending' AND requester_token_id = ?1 AND "
+          "principal = ?2 RETURNING id",
+          [&](Statement& s) {
+            s.bind(1, token_id).bind(2, principal).bind(3, by).bind(4, note).bind(5, now_ms);
+          });
+      Statement g(statements_,
+                  "UPDATE approval_grants SET uses_left = -1 WHERE uses_left >= 0 AND "
+                  "approval_id IN (SELECT id FROM approvals WHERE requester_token_id = ?1 AND "
+                  "principal = ?2)");
+      g.bind(1, token_id).bind(2, principal);
+      g.run();
+      return ids;
+    });
+  }
+
+ private:
+  // One transaction in which `change` moves approvals and returns their ids; then those
+  // approvals as they are now, each heard as `kind` once the mutex is released.
+  template <typename Change>
+  std::vector<Approval> move_approvals(const char* kind, Change change) {
     std::vector<Approval> out;
-    if (token_id.empty()) return out;
     Pending notes;
     {
       std::lock_guard lock(mu_);
       Transaction tx(*this);
-      std::vector<std::string> ids;
-      {
-        Statement s(statements_,
-                    "UPDATE approvals SET status = 'denied', closed_by = ?3, close_note = ?4, "
-                    "closed_ms = ?5 WHERE status = 'pending' AND requester_token_id = ?1 AND "
-                    "principal = ?2 RETURNING id");
-        s.bind(1, token_id).bind(2, principal).bind(3, by).bind(4, note).bind(5, now_ms);
-        while (s.step()) ids.push_back(s.text(0));
-      }
-      {
-        Statement g(statements_,
-                    "UPDATE approval_grants SET uses_left = -1 WHERE uses_left >= 0 AND "
-                    "approval_id IN (SELECT id FROM approvals WHERE requester_token_id = ?1 AND "
-                    "principal = ?2)");
-        g.bind(1, token_id).bind(2, principal);
-        g.run();
-      }
+      std::vector<std::string> ids = change();
       tx.commit();
       for (const auto& id : ids) {
         if (auto a = load("id", id)) out.push_back(std::move(*a));
-        notes.emplace_back("closed", id);
+        notes.emplace_back(kind, id);
       }
     }
     deliver(notes);
     return out;
   }
 
- private:
+  // The ids an UPDATE … RETURNING id returns, its values bound by `bind`.
+  template <typename Bind>
+  std::vector<std::string> returned_ids(std::string_view sql, Bind bind) {
+    std::vector<std::string> ids;
+    Statement s(statements_, sql);
+    bind(s);
+    while (s.step()) ids.push_back(s.text(0));
+    return ids;
+  }
+
   class Transaction {
    public:
     explicit Transaction(SqliteStore& s) : s_(s) { s_.exec("BEGIN IMMEDIATE"); }
@@ -630,6 +619,40 @@ class SqliteStore final : public Store {
     SqliteStore& s_;
     bool done_ = false;
   };
+
+  // Switching a file to WAL takes its write lock from within a read transaction, where SQLite
+  // answers SQLITE_BUSY without calling the busy handler: a daemon opening the file while
+  // another holds it (or is switching it) retries here, as long as the busy timeout, then
+  // fails.
+  void switch_to_wal(const std::string& path) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+    for (;;) {
+      std::string mode;
+      char* err = nullptr;
+      int rc = sqlite3_exec(
+          db_, "PRAGMA journal_mode = WAL",
+          [](void* out, int n, char** values, char**) {
+            if (n > 0 && values[0]) *static_cast<std::string*>(out) = values[0];
+            return 0;
+          },
+          &mode, &err);
+      std::string msg = err ? err : sqlite3_errmsg(db_);
+      sqlite3_free(err);
+      if (rc == SQLITE_OK) {
+        if (mode != "wal") {
+          throw StoreError("approval store (sqlite): cannot switch " + path + " to WAL");
+        }
+        return;
+      }
+      const int primary = rc & 0xff;
+      if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) ||
+          std::chrono::steady_clock::now() >= deadline) {
+        throw StoreError("approval store (sqlite): " + msg);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
 
   void exec(const char* sql) {
     char* err = nullptr;

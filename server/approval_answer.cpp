@@ -236,16 +236,8 @@ std::optional<Reply> ApprovalService::carry_out(const std::string& id_json,
     approval_text::member(result, "outcome", outcome_name(last.outcome));
     approval_text::member(result, "reason", refusal);
     result += '}';
-    store_->finish(approval.id, Status::Refused, result, approval_text::now_ms());
-    record("refused", approval, approver.principal, refusal, last.decision_id, result);
-    std::optional<Approval> now = store_->get(approval.id);
-    Stats::add(context_.stats.errors);
-    return Reply{error_response(id_json, "approve",
-                                {err::kApprovalRefused,
-                                 "not run: " + refusal,
-                                 {},
-                                 "\"approval\":" + approval_json(now ? *now : approval) +
-                                     ",\"decision\":" + decision_json})};
+    return close_refused(id_json, approver, approval, last, decision_json, refusal, result,
+                         "not run: " + refusal, "");
   }
   if (approval.origin != "submit") {
     return conclude(id_json, approver, approval, scope_minutes, last, decision_json, "granted",
@@ -289,17 +281,26 @@ Reply ApprovalService::refuse_unrun(const std::string& id_json, const Identity& 
   const std::string what = r.error_code + (r.error.empty() ? "" : ": " + r.error);
   std::string failed = result_json_of(target, r, false);
   failed.insert(failed.size() - 1, ",\"reason\":" + json_string("it could not run: " + what));
-  store_->finish(approval.id, Status::Refused, failed, approval_text::now_ms());
-  record("refused", approval, approver.principal, "it could not run: " + what, last.decision_id,
-         failed);
+  return close_refused(id_json, approver, approval, last, decision_json,
+                       "it could not run: " + what, failed,
+                       "approved, but it could not run: " + what, ",\"result\":" + failed);
+}
+
+Reply ApprovalService::close_refused(const std::string& id_json, const Identity& approver,
+                                     const Approval& approval, const Decision& last,
+                                     const std::string& decision_json, const std::string& reason,
+                                     const std::string& result, const std::string& message,
+                                     const std::string& extra) {
+  store_->finish(approval.id, Status::Refused, result, approval_text::now_ms());
+  record("refused", approval, approver.principal, reason, last.decision_id, result);
   std::optional<Approval> now = store_->get(approval.id);
   Stats::add(context_.stats.errors);
   return Reply{error_response(id_json, "approve",
                               {err::kApprovalRefused,
-                               "approved, but it could not run: " + what,
+                               message,
                                {},
                                "\"approval\":" + approval_json(now ? *now : approval) +
-                                   ",\"decision\":" + decision_json + ",\"result\":" + failed})};
+                                   ",\"decision\":" + decision_json + extra})};
 }
 
 Reply ApprovalService::dispatch(const std::string& id_json, const Identity& approver,

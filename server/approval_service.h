@@ -272,6 +272,13 @@ class ApprovalService {
                      const approvals::Approval& approval, const Decision& last,
                      const std::string& decision_json, const std::string& target,
                      const actuators::Result& result);
+  // Closes the approval refused with `result` (audited with `reason`) and answers the approver
+  // E_APPROVAL_REFUSED with `message`, the approval and the decision (then `extra` members).
+  Reply close_refused(const std::string& id_json, const Identity& approver,
+                      const approvals::Approval& approval, const Decision& last,
+                      const std::string& decision_json, const std::string& reason,
+                      const std::string& result, const std::string& message,
+                      const std::string& extra);
   Reply refuse_stopped(const std::string& id_json, const Identity& approver,
                        const approvals::Approval& approval, const Decision& last,
                        const std::string& decision_json);

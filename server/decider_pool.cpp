@@ -306,21 +306,27 @@ DecideResult DeciderPool::decide(Worker* worker, const DecideJob& job, std::int6
   ensure_engine(worker);
   worker->now_us = options_.clock_us();
   *time_us = worker->now_us;
-  if (!worker->engine) {
-    // Fail closed: no engine for the rules in force, and the old rules may not decide.
+  // Nothing decided: a reject with the code and the reason why.
+  auto undecided = [&](const char* error_code, std::string reason) {
+    result = DecideResult{};
     result.ok = true;
     Decision& d = result.decision;
     d.decision_id = new_decision_id();
     d.outcome = Outcome::Reject;
-    d.error_code = code::kEngineBuild;
-    d.reason = "no decision: this worker cannot build the rules in force (" + worker->build_error +
-               "); the rebuild is retried";
+    d.error_code = error_code;
+    d.reason = std::move(reason);
     d.action_json = job.proposal_json;
     auto policy = policy_.get();
     d.rules_digest = policy ? policy->digest() : "";
     d.elapsed_us =
         std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count();
     return result;
+  };
+  if (!worker->engine) {
+    // Fail closed: no engine for the rules in force, and the old rules may not decide.
+    return undecided(code::kEngineBuild,
+                     "no decision: this worker cannot build the rules in force (" +
+                         worker->build_error + "); the rebuild is retried");
   }
   try {
     DecideRequest request;
@@ -339,20 +345,9 @@ DecideResult DeciderPool::decide(Worker* worker, const DecideJob& job, std::int6
       } catch (const SessionHistoryError& e) {
         // Fail closed: without the session's history the rules could approve what it would
         // refuse ("no network after a credential read"). Nothing was decided.
-        result = DecideResult{};
-        result.ok = true;
-        Decision& d = result.decision;
-        d.decision_id = new_decision_id();
-        d.outcome = Outcome::Reject;
-        d.error_code = code::kSessionStore;
-        d.reason =
-            std::string("no decision: the session's history cannot be read (") + e.what() + ")";
-        d.action_json = job.proposal_json;
-        auto policy = policy_.get();
-        d.rules_digest = policy ? policy->digest() : "";
-        d.elapsed_us =
-            std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count();
-        return result;
+        return undecided(
+            code::kSessionStore,
+            std::string("no decision: the session's history cannot be read (") + e.what() + ")");
       }
       if (!job.defer_remember && result.ok) {
         try {

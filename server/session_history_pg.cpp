@@ -453,35 +453,14 @@ struct Conn {
   bool ok() const { return pg && PQstatus(pg) == CONNECTION_OK; }
 };
 
-Result run_sql(PGconn* c, const char* sql, const std::vector<Param>& params = {}) {
-  std::vector<const char*> values;
-  std::vector<int> lengths, formats;
-  for (const Param& p : params) {
-    // libpq passes text parameters as C strings: a NUL would silently cut the value.
-    if (!p.binary && p.value.find('\0') != std::string::npos)
-      fail("a value contains a NUL character");
-    values.push_back(p.value.data());
-    lengths.push_back(static_cast<int>(p.value.size()));
-    formats.push_back(p.binary ? 1 : 0);
-  }
-  Result r(PQexecParams(c, sql, static_cast<int>(params.size()), nullptr, values.data(),
-                        lengths.data(), formats.data(), 0));
-  if (!r.get()) fail(trimmed(PQerrorMessage(c)));
-  ExecStatusType st = PQresultStatus(r.get());
-  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-    std::string msg = trimmed(PQresultErrorMessage(r.get()));
-    if (msg.empty()) msg = trimmed(PQerrorMessage(c));
-    fail(msg);
-  }
-  return r;
-}
-
-// Arrays for PQexecPrepared / PQsendQueryPrepared; keeps params alive while in use.
+// Arrays for PQexecParams / PQexecPrepared / PQsendQueryPrepared; keeps params alive while in
+// use.
 struct Bound {
   std::vector<const char*> values;
   std::vector<int> lengths, formats;
   explicit Bound(const std::vector<Param>& params) {
     for (const Param& p : params) {
+      // libpq passes text parameters as C strings: a NUL would silently cut the value.
       if (!p.binary && p.value.find('\0') != std::string::npos)
         fail("a value contains a NUL character");
       values.push_back(p.value.data());
@@ -492,11 +471,8 @@ struct Bound {
   int n() const { return static_cast<int>(values.size()); }
 };
 
-Result run_prepared(PGconn* c, const char* name, const std::vector<Param>& params,
-                    int result_format = 0) {
-  Bound b(params);
-  Result r(PQexecPrepared(c, name, b.n(), b.values.data(), b.lengths.data(), b.formats.data(),
-                          result_format));
+// A statement's result, or its failure thrown (the server's message, else the connection's).
+Result succeeded(PGconn* c, Result r) {
   if (!r.get()) fail(trimmed(PQerrorMessage(c)));
   ExecStatusType st = PQresultStatus(r.get());
   if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
@@ -505,6 +481,19 @@ Result run_prepared(PGconn* c, const char* name, const std::vector<Param>& param
     fail(msg);
   }
   return r;
+}
+
+Result run_sql(PGconn* c, const char* sql, const std::vector<Param>& params = {}) {
+  Bound b(params);
+  return succeeded(c, Result(PQexecParams(c, sql, b.n(), nullptr, b.values.data(), b.lengths.data(),
+                                          b.formats.data(), 0)));
+}
+
+Result run_prepared(PGconn* c, const char* name, const std::vector<Param>& params,
+                    int result_format = 0) {
+  Bound b(params);
+  return succeeded(c, Result(PQexecPrepared(c, name, b.n(), b.values.data(), b.lengths.data(),
+                                            b.formats.data(), result_format)));
 }
 
 std::unique_ptr<Conn> connect(const std::string& conninfo) {

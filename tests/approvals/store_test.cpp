@@ -708,6 +708,50 @@ TEST_CASE("daemons starting at once create the schema once", "[approvals][race]"
   for (auto& s : stores) CHECK(s->find_by_token(c.token).has_value());
 }
 
+TEST_CASE("sqlite: a store opening a file another connection is writing waits for it",
+          "[approvals][race]") {
+  // Switching the file to WAL takes its write lock from within a read transaction, where
+  // SQLite's busy handler does not wait: the store waits itself rather than failing with
+  // "database is locked" (as when daemons start at once and one switches the file).
+  Backend b("sqlite");
+  sqlite3* writer = nullptr;
+  REQUIRE(sqlite3_open(b.location().c_str(), &writer) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(writer, "CREATE TABLE held (x INTEGER); BEGIN IMMEDIATE", nullptr, nullptr,
+                       nullptr) == SQLITE_OK);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::string error;
+  std::unique_ptr<Store> store;
+  std::thread opener([&] {
+    std::unique_ptr<Store> s;
+    std::string e;
+    try {
+      s = b.open();
+    } catch (const std::exception& ex) {
+      e = ex.what();
+    }
+    std::lock_guard lock(mu);
+    store = std::move(s);
+    error = e;
+    done = true;
+    cv.notify_all();
+  });
+  {
+    // The opener meets the held lock first (one that gives up does so at once); then the
+    // writer lets go.
+    std::unique_lock lock(mu);
+    cv.wait_for(lock, std::chrono::milliseconds(300), [&] { return done; });
+  }
+  CHECK(sqlite3_exec(writer, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK);
+  opener.join();
+  sqlite3_close(writer);
+  CHECK(error == "");
+  REQUIRE(store != nullptr);
+  Created c = store->create(request());
+  CHECK(store->find_by_token(c.token).has_value());
+}
+
 TEST_CASE("expire_due raced by several daemons returns each approval once", "[approvals][race]") {
   Backend b(BACKENDS);
   std::vector<std::unique_ptr<Store>> stores;
