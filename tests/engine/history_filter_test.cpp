@@ -187,6 +187,9 @@ TEST_CASE("history filter: the predicates a history slot's constraint holds", "[
                       "(history (proposal ?id) (kind ?k) (program ?p&:(and (neq ?k write) "
                       "(eq ?p (str-cat \"g\" (str-cat \"i\" \"t\"))) (str-index \"g\" ?p))))") ==
         "and(neq(entry.kind write) eq(entry.program cat[\"g\"+\"i\"+\"t\"]) ?)");
+  // A global is no constant: unknown.
+  CHECK(predicates_of(git + "(history (proposal ?id) (target ?t&:(eq ?t ?*root*)))") ==
+        "eq(entry.target ?)");
   // A variable only another history pattern binds, or a multifield one: unknown terms.
   CHECK(predicates_of("(shell-command (proposal ?id) (argv ?w $?)) "
                       "(history (proposal ?id) (decision ?d) (kind network)) "
