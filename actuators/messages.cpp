@@ -37,43 +37,40 @@ Result done(std::string text) {
 
 }  // namespace
 
-std::string ReplyActuator::description() const { return "Sends a message to the user."; }
-std::string ReplyActuator::payload_schema_json() const {
-  return R"({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]})";
+std::string MessageActuator::payload_schema_json() const {
+  const std::string key(key_);
+  return R"({"type":"object","properties":{")" + key + R"(":{"type":"string"}},"required":[")" +
+         key + R"("]})";
 }
-Result ReplyActuator::act(std::string_view action_json, const Context& context) {
+Result MessageActuator::act(std::string_view action_json, const Context& context) {
   std::string text;
   Result error;
-  if (!message_of(ActionDoc(action_json), {"text", "message"}, &text, &error)) return error;
+  if (!message_of(ActionDoc(action_json), {key_, other_}, &text, &error)) return error;
+  deliver(text, context);
+  return done(std::move(text));
+}
+
+ReplyActuator::ReplyActuator(bool silent)
+    : MessageActuator({"reply", "Sends a message to the user.", "text", "message"}, nullptr,
+                      silent) {}
+void ReplyActuator::deliver(const std::string& text, const Context& context) {
   if (context.notify) context.notify("reply", text);
-  return done(std::move(text));
 }
 
-std::string LogActuator::description() const { return "Writes a line to the daemon's log."; }
-std::string LogActuator::payload_schema_json() const {
-  return R"({"type":"object","properties":{"message":{"type":"string"}},"required":["message"]})";
-}
-Result LogActuator::act(std::string_view action_json, const Context&) {
-  std::string text;
-  Result error;
-  if (!message_of(ActionDoc(action_json), {"message", "text"}, &text, &error)) return error;
+LogActuator::LogActuator(LogFunction log, bool silent)
+    : MessageActuator({"log", "Writes a line to the daemon's log.", "message", "text"},
+                      std::move(log), silent) {}
+void LogActuator::deliver(const std::string& text, const Context&) {
   if (log_) log_(text);
-  return done(std::move(text));
 }
 
-std::string SystemActuator::description() const {
-  return "Posts a system notice to the user and the daemon's log.";
-}
-std::string SystemActuator::payload_schema_json() const {
-  return R"({"type":"object","properties":{"message":{"type":"string"}},"required":["message"]})";
-}
-Result SystemActuator::act(std::string_view action_json, const Context& context) {
-  std::string text;
-  Result error;
-  if (!message_of(ActionDoc(action_json), {"message", "text"}, &text, &error)) return error;
+SystemActuator::SystemActuator(LogFunction log, bool silent)
+    : MessageActuator(
+          {"system", "Posts a system notice to the user and the daemon's log.", "message", "text"},
+          std::move(log), silent) {}
+void SystemActuator::deliver(const std::string& text, const Context& context) {
   if (context.notify) context.notify("system", text);
   if (log_) log_("system: " + text);
-  return done(std::move(text));
 }
 
 }  // namespace warden::actuators

@@ -25,16 +25,26 @@ void write_id(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_view id
   }
 }
 
-// `{"jsonrpc":"2.0","id":ID,"member":`, the start of a response to `id`: the caller writes the
-// member's value and closes the object.
-void start_response(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_view id,
-                    const char* member) {
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void write_text(Writer& w, std::string_view text) {
+  w.String(text.data() ? text.data() : "", static_cast<rapidjson::SizeType>(text.size()));
+}
+
+// `{"jsonrpc":"2.0","id":ID,"member":VALUE}`, a response to `id`: `value` writes VALUE.
+template <typename WriteValue>
+std::string response(std::string_view id, const char* member, WriteValue value) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
   w.StartObject();
   w.Key("jsonrpc");
   w.String("2.0");
   w.Key("id");
   write_id(w, id);
   w.Key(member);
+  value(w);
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
 }
 
 }  // namespace
@@ -126,38 +136,32 @@ Line parse_line(std::string_view text) {
 }
 
 std::string error_response(std::string_view id, int code, std::string_view message) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  start_response(w, id, "error");
-  w.StartObject();
-  w.Key("code");
-  w.Int(code);
-  w.Key("message");
-  w.String(message.data() ? message.data() : "", static_cast<rapidjson::SizeType>(message.size()));
-  w.EndObject();
-  w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize());
+  return response(id, "error", [&](Writer& w) {
+    w.StartObject();
+    w.Key("code");
+    w.Int(code);
+    w.Key("message");
+    write_text(w, message);
+    w.EndObject();
+  });
 }
 
 std::string refusal_response(std::string_view id, std::string_view text) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  start_response(w, id, "result");
-  w.StartObject();
-  w.Key("content");
-  w.StartArray();
-  w.StartObject();
-  w.Key("type");
-  w.String("text");
-  w.Key("text");
-  w.String(text.data() ? text.data() : "", static_cast<rapidjson::SizeType>(text.size()));
-  w.EndObject();
-  w.EndArray();
-  w.Key("isError");
-  w.Bool(true);
-  w.EndObject();
-  w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize());
+  return response(id, "result", [&](Writer& w) {
+    w.StartObject();
+    w.Key("content");
+    w.StartArray();
+    w.StartObject();
+    w.Key("type");
+    w.String("text");
+    w.Key("text");
+    write_text(w, text);
+    w.EndObject();
+    w.EndArray();
+    w.Key("isError");
+    w.Bool(true);
+    w.EndObject();
+  });
 }
 
 std::string batch_of(const std::vector<std::string>& responses) {

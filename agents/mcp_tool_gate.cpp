@@ -37,6 +37,17 @@ std::string no_decision(const Verdict& v) {
          v.error_message + ")";
 }
 
+// What the gateway answers instead of passing a message on: no decision, a reject, or an
+// approval the rules ask for (`approval`: what that means here, `denied`: what the gateway does
+// with it); empty when the message may go on.
+std::string refusal(const Verdict& v, const std::string& approval, const char* denied) {
+  if (!v.ok) return no_decision(v);
+  if (v.outcome == Outcome::Reject) return "Warden: " + because(v);
+  if (v.outcome == Outcome::ApprovalRequired)
+    return "Warden: " + approval + ": " + because(v) + ". " + denied;
+  return {};
+}
+
 // The params of a decided request that are forwarded (and decided): per method the members
 // the specification gives it, and _meta.
 Value forwarded_params(std::string_view method, const Value& params,
@@ -132,20 +143,10 @@ CallAnswer ToolGate::decide_call(Value& request, rapidjson::Document::AllocatorT
   const Value* args_value = args == p.MemberEnd() ? nullptr : &args->value;
 
   Verdict v = decide(call_proposal(answer.tool, args_value));
-  if (!v.ok) {
-    answer.text = no_decision(v);
-    return answer;
-  }
-  if (v.outcome == Outcome::Reject) {
-    answer.text = "Warden: " + because(v);
-    return answer;
-  }
-  if (v.outcome == Outcome::ApprovalRequired) {
-    answer.text = "Warden: this call needs a human's approval and was not run: " + because(v) +
-                  ". This gateway denies such calls (--on-approval-required deny); ask the "
-                  "user to run it or to change the policy.";
-    return answer;
-  }
+  answer.text = refusal(v, "this call needs a human's approval and was not run",
+                        "This gateway denies such calls (--on-approval-required deny); ask the "
+                        "user to run it or to change the policy.");
+  if (!answer.text.empty()) return answer;
   answer.action = CallAnswer::Action::Forward;
 
   // What goes to the server is what was decided, serialized anew: never the client's bytes
@@ -252,20 +253,9 @@ CallAnswer ToolGate::decide_request(Value& request, rapidjson::Document::Allocat
     return answer;
   }
   Verdict v = decide(proposal);
-  if (!v.ok) {
-    answer.text = no_decision(v);
-    return answer;
-  }
-  if (v.outcome == Outcome::Reject) {
-    answer.text = "Warden: " + because(v);
-    return answer;
-  }
-  if (v.outcome == Outcome::ApprovalRequired) {
-    answer.text = "Warden: this " + method +
-                  " needs a human's approval and was not forwarded: " + because(v) +
-                  ". This gateway denies such requests (--on-approval-required deny).";
-    return answer;
-  }
+  answer.text = refusal(v, "this " + method + " needs a human's approval and was not forwarded",
+                        "This gateway denies such requests (--on-approval-required deny).");
+  if (!answer.text.empty()) return answer;
   if (v.rewritten) {
     answer.text = "Warden: a rule rewrote this " + method +
                   "; the gateway forwards a rewritten form only for tools/call, so it was not "

@@ -89,19 +89,27 @@ void register_replay_command(CLI::App& app, int* exit_code) {
                 "Decide every record, even one whose inputs were already decided");
   cmd->add_option("--limit-changes", a->limit_changes,
                   "Print at most N changed records (0: all; counts stay exact)");
-  cmd->add_option(
-         "--session-ttl", a->session_ttl,
-         "Session memory ttl in seconds, 0: off (default: each start record's [session] settings)")
-      ->check(CLI::Range(0LL, 1LL << 40));
-  cmd->add_option("--session-max-entries", a->session_max_entries,
-                  "Session memory entries per session (default: each start record's)")
-      ->check(CLI::Range(0LL, 1LL << 40));
-  cmd->add_option("--session-max-sessions", a->session_max_sessions,
-                  "Session memory sessions in all (default: each start record's)")
-      ->check(CLI::Range(0LL, 1LL << 40));
-  cmd->add_option("--session-max-bytes", a->session_max_bytes,
-                  "Session memory bytes in all (default: each start record's)")
-      ->check(CLI::Range(0LL, 1LL << 50));
+  // The session memory's settings; each left out keeps the start record's.
+  struct SessionLimit {
+    const char* name;
+    long long* value;
+    const char* help;
+    long long max;
+  };
+  for (const SessionLimit& limit : {
+           SessionLimit{"--session-ttl", &a->session_ttl,
+                        "Session memory ttl in seconds, 0: off (default: each start record's "
+                        "[session] settings)",
+                        1LL << 40},
+           SessionLimit{"--session-max-entries", &a->session_max_entries,
+                        "Session memory entries per session (default: each start record's)",
+                        1LL << 40},
+           SessionLimit{"--session-max-sessions", &a->session_max_sessions,
+                        "Session memory sessions in all (default: each start record's)", 1LL << 40},
+           SessionLimit{"--session-max-bytes", &a->session_max_bytes,
+                        "Session memory bytes in all (default: each start record's)", 1LL << 50},
+       })
+    cmd->add_option(limit.name, *limit.value, limit.help)->check(CLI::Range(0LL, limit.max));
   cmd->add_option("--deadline-ms", a->deadline_ms,
                   "Wall time one decision may take before it fails closed")
       ->check(CLI::Range(1LL, 600000LL))

@@ -15,11 +15,6 @@
 namespace warden {
 namespace {
 
-std::string member(const rapidjson::Value& v, const char* name) {
-  auto it = v.FindMember(name);
-  return it != v.MemberEnd() && it->value.IsString() ? it->value.GetString() : "";
-}
-
 bool valid_symbol(std::string_view s) {
   if (s.empty() || s[0] < 'a' || s[0] > 'z') return false;
   for (char c : s)
@@ -181,12 +176,12 @@ void read_case(const std::string& file, long line, const rapidjson::Value& v,
   RuleCase c;
   c.file = file;
   c.line = line;
-  c.name = member(v, "name");
-  c.expect = member(v, "expect");
-  c.expect_error = member(v, "expect_error");
-  c.rule = member(v, "rule");
-  c.not_rule = member(v, "not_rule");
-  c.workspace = member(v, "workspace");
+  c.name = json::string_member(v, "name");
+  c.expect = json::string_member(v, "expect");
+  c.expect_error = json::string_member(v, "expect_error");
+  c.rule = json::string_member(v, "rule");
+  c.not_rule = json::string_member(v, "not_rule");
+  c.workspace = json::string_member(v, "workspace");
   if (auto depth = v.FindMember("depth"); depth != v.MemberEnd()) {
     if (!depth->value.IsInt64() || depth->value.GetInt64() < 0)
       return bad("\"depth\" must be a whole number");

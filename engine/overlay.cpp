@@ -24,34 +24,29 @@ std::shared_ptr<RuleOverlay> RuleOverlay::parse(const TomlDocument& document,
                                                 Diagnostics* diagnostics) {
   const RuleSource& source = document.source;
   const toml::table& root = document.root;
-  const std::size_t errors_before = diagnostics->size();
-  auto error = [&](long line, std::string message) {
-    diagnostics->push_back(
-        {code::kOverlay, Severity::Error, source.path, line, "", std::move(message)});
-  };
-  auto line_of = [](const toml::node& n) { return static_cast<long>(n.source().begin.line); };
+  const TomlErrors error(source, code::kOverlay, diagnostics);
   auto overlay = std::make_shared<RuleOverlay>();
   for (const auto& [key, node] : root) {
     if (key.str() != "rule") {
-      error(line_of(node), "unknown key \"" + std::string(key.str()).substr(0, 80) +
-                               "\" (an overlay file holds [[rule]] entries)");
+      error(toml_line(node), "unknown key \"" + std::string(key.str()).substr(0, 80) +
+                                 "\" (an overlay file holds [[rule]] entries)");
       continue;
     }
     const toml::array* entries = node.as_array();
     if (!entries || !entries->is_array_of_tables()) {
-      error(line_of(node), "\"rule\" must be a list of tables: write [[rule]]");
+      error(toml_line(node), "\"rule\" must be a list of tables: write [[rule]]");
       continue;
     }
     for (const auto& entry_node : *entries) {
       const toml::table& table = *entry_node.as_table();
       OverlayEntry e;
       e.file = source.path;
-      e.line = line_of(entry_node);
+      e.line = toml_line(entry_node);
       const long entry_line = e.line;
       bool named = false, bad = false, has_disable = false;
       for (const auto& [ek, ev] : table) {
         const std::string_view name = ek.str();
-        const long line = line_of(ev);
+        const long line = toml_line(ev);
         if (name == "name") {
           if (!ev.is_string() || ev.as_string()->get().empty()) {
             error(line, "\"name\" must be the name of a rule (a non-empty string)");
@@ -121,7 +116,7 @@ std::shared_ptr<RuleOverlay> RuleOverlay::parse(const TomlDocument& document,
       overlay->entries_.push_back(std::move(e));
     }
   }
-  if (diagnostics->size() != errors_before) return nullptr;
+  if (error.any()) return nullptr;
   return overlay;
 }
 

@@ -443,12 +443,7 @@ std::shared_ptr<PathClasses> PathClasses::parse(const TomlDocument& document,
                                                 Diagnostics* diagnostics) {
   const RuleSource& source = document.source;
   const toml::table& root = document.root;
-  const std::size_t errors_before = diagnostics->size();
-  auto error = [&](long line, std::string message) {
-    diagnostics->push_back(
-        {code::kPathClasses, Severity::Error, source.path, line, "", std::move(message)});
-  };
-  auto line_of = [](const toml::node& n) { return static_cast<long>(n.source().begin.line); };
+  const TomlErrors error(source, code::kPathClasses, diagnostics);
   auto table = std::make_shared<PathClasses>();
   std::set<std::string, std::less<>> seen;
   struct Glob {
@@ -471,23 +466,23 @@ std::shared_ptr<PathClasses> PathClasses::parse(const TomlDocument& document,
   };
   for (const auto& [key, node] : root) {
     if (key.str() != "class") {
-      error(line_of(node), "unknown key \"" + std::string(key.str()) +
-                               "\" (a path classes file holds [[class]] entries)");
+      error(toml_line(node), "unknown key \"" + std::string(key.str()) +
+                                 "\" (a path classes file holds [[class]] entries)");
       continue;
     }
     const toml::array* entries = node.as_array();
     if (!entries || !entries->is_array_of_tables()) {
-      error(line_of(node), "\"class\" must be a list of tables: write [[class]]");
+      error(toml_line(node), "\"class\" must be a list of tables: write [[class]]");
       continue;
     }
     for (const auto& entry_node : *entries) {
       const toml::table& entry = *entry_node.as_table();
-      const long entry_line = line_of(entry_node);
+      const long entry_line = toml_line(entry_node);
       auto k = std::make_shared<Class>();
       bool has_patterns = false, empty_patterns = false;
       for (const auto& [ek, ev] : entry) {
         const std::string_view name = ek.str();
-        const long line = line_of(ev);
+        const long line = toml_line(ev);
         if (name == "name") {
           if (!ev.is_string()) {
             error(line, "\"name\" must be a string");
@@ -524,7 +519,7 @@ std::shared_ptr<PathClasses> PathClasses::parse(const TomlDocument& document,
             empty_patterns = list->empty();
           }
           for (const auto& p : *list) {
-            const long pline = line_of(p);
+            const long pline = toml_line(p);
             if (!p.is_string()) {
               error(pline, "\"" + std::string(name) + "\" must hold only strings");
               continue;
@@ -550,7 +545,7 @@ std::shared_ptr<PathClasses> PathClasses::parse(const TomlDocument& document,
       table->classes_.push_back(std::move(k));
     }
   }
-  if (diagnostics->size() != errors_before) {
+  if (error.any()) {
     report_bad_globs();
     return nullptr;
   }
@@ -559,7 +554,7 @@ std::shared_ptr<PathClasses> PathClasses::parse(const TomlDocument& document,
   auto compiled = compile(table->classes_);
   if (!compiled->error.empty()) {
     report_bad_globs();
-    if (diagnostics->size() == errors_before) error(1, compiled->error);
+    if (!error.any()) error(1, compiled->error);
     return nullptr;
   }
   table->cache_->sets = std::move(compiled);

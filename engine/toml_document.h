@@ -6,7 +6,9 @@
 
 #include <toml++/toml.h>
 
+#include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "engine/diagnostic.h"
@@ -23,5 +25,26 @@ struct TomlDocument {
 // message toml++'s description after `prefix`; nullopt then.
 std::optional<toml::table> parse_toml(const RuleSource& source, const char* code,
                                       std::string_view prefix, Diagnostics* diagnostics);
+
+// The errors a document's parser finds: each a `code` error at a line of the file. any(): one
+// was added since the parser began.
+class TomlErrors {
+ public:
+  TomlErrors(const RuleSource& source, const char* code, Diagnostics* diagnostics)
+      : source_(source), code_(code), diagnostics_(diagnostics), before_(diagnostics->size()) {}
+  void operator()(long line, std::string message) const {
+    diagnostics_->push_back({code_, Severity::Error, source_.path, line, "", std::move(message)});
+  }
+  bool any() const { return diagnostics_->size() != before_; }
+
+ private:
+  const RuleSource& source_;
+  const char* code_;
+  Diagnostics* diagnostics_;
+  std::size_t before_;
+};
+
+// The line a node of the document starts at.
+inline long toml_line(const toml::node& n) { return static_cast<long>(n.source().begin.line); }
 
 }  // namespace warden

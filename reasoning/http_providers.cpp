@@ -196,7 +196,15 @@ class HttpProvider : public Provider {
     if (key.empty()) return {};
     return {{"Authorization", "Bearer " + key}};
   }
-  virtual std::string body(const Request& request, const std::string& model) const = 0;
+  // The request body: {"model": model, …what add_members adds}.
+  std::string body(const Request& request, const std::string& model) const {
+    Document doc(rapidjson::kObjectType);
+    Alloc& a = doc.GetAllocator();
+    doc.AddMember("model", json::string_value(model, a), a);
+    add_members(request, &doc, a);
+    return json::write(doc);
+  }
+  virtual void add_members(const Request& request, Value* doc, Alloc& a) const = 0;
   // Fills text / tool_call / usage from the parsed answer; "" or what is missing.
   virtual std::string read(const Document& doc, Answer* answer) const = 0;
 
@@ -217,6 +225,16 @@ class HttpProvider : public Provider {
   ProviderConfig config_;
 };
 
+// Appends {role, content} for each of the request's messages (every provider's shape).
+void push_messages(const Request& request, Value* messages, Alloc& a) {
+  for (const Message& message : request.messages) {
+    Value m(rapidjson::kObjectType);
+    m.AddMember("role", Value(api_role(message.role), a), a);
+    m.AddMember("content", json::string_value(message.content, a), a);
+    messages->PushBack(m, a);
+  }
+}
+
 // Shared by chat completions and Ollama: [{role:system}, …messages].
 Value chat_messages(const Request& request, Alloc& a) {
   Value messages(rapidjson::kArrayType);
@@ -226,13 +244,15 @@ Value chat_messages(const Request& request, Alloc& a) {
     m.AddMember("content", json::string_value(request.system, a), a);
     messages.PushBack(m, a);
   }
-  for (const Message& message : request.messages) {
-    Value m(rapidjson::kObjectType);
-    m.AddMember("role", Value(api_role(message.role), a), a);
-    m.AddMember("content", json::string_value(message.content, a), a);
-    messages.PushBack(m, a);
-  }
+  push_messages(request, &messages, a);
   return messages;
+}
+
+// Adds name, description and `schema` (the parameters' JSON schema) of one tool.
+void add_tool_members(const ToolSpec& spec, const char* schema, Value* tool, Alloc& a) {
+  tool->AddMember("name", json::string_value(spec.name, a), a);
+  tool->AddMember("description", json::string_value(spec.description, a), a);
+  tool->AddMember(rapidjson::StringRef(schema), schema_value(spec.parameters_schema_json, a), a);
 }
 
 // [{type:function, function:{name, description, parameters}}] (chat completions, Ollama).
@@ -240,12 +260,22 @@ Value function_tools(const Request& request, Alloc& a) {
   Value tools(rapidjson::kArrayType);
   for (const ToolSpec& spec : request.tools) {
     Value function(rapidjson::kObjectType);
-    function.AddMember("name", json::string_value(spec.name, a), a);
-    function.AddMember("description", json::string_value(spec.description, a), a);
-    function.AddMember("parameters", schema_value(spec.parameters_schema_json, a), a);
+    add_tool_members(spec, "parameters", &function, a);
     Value tool(rapidjson::kObjectType);
     tool.AddMember("type", "function", a);
     tool.AddMember("function", function, a);
+    tools.PushBack(tool, a);
+  }
+  return tools;
+}
+
+// [{[type:function,] name, description, <schema>}] (Responses with the type, Anthropic without).
+Value flat_tools(const Request& request, bool typed, const char* schema, Alloc& a) {
+  Value tools(rapidjson::kArrayType);
+  for (const ToolSpec& spec : request.tools) {
+    Value tool(rapidjson::kObjectType);
+    if (typed) tool.AddMember("type", "function", a);
+    add_tool_members(spec, schema, &tool, a);
     tools.PushBack(tool, a);
   }
   return tools;
@@ -270,34 +300,36 @@ std::string arguments_text(const Value* arguments) {
   return json::write(*arguments);
 }
 
+// A chat message's text and its first tool call (chat completions, Ollama); an error or empty.
+std::string read_chat_message(const Value& message, Answer* answer) {
+  answer->text = json::string_member(message, "content");
+  const Value* calls = json::member(message, "tool_calls");
+  if (calls && calls->IsArray() && !calls->Empty()) {
+    const Value* function = json::member((*calls)[0], "function");
+    if (!function) return "tool_calls[0] without a function";
+    answer->tool_call = ToolCall{json::string_member(*function, "name"),
+                                 arguments_text(json::member(*function, "arguments"))};
+  }
+  return {};
+}
+
 class ChatCompletions : public HttpProvider {
  public:
   using HttpProvider::HttpProvider;
 
  protected:
   std::string path() const override { return "/v1/chat/completions"; }
-  std::string body(const Request& request, const std::string& model) const override {
-    Document doc(rapidjson::kObjectType);
-    Alloc& a = doc.GetAllocator();
-    doc.AddMember("model", json::string_value(model, a), a);
-    doc.AddMember("messages", chat_messages(request, a), a);
-    doc.AddMember("max_tokens", config_.max_tokens, a);
-    if (send_tools(request)) doc.AddMember("tools", function_tools(request, a), a);
-    return json::write(doc);
+  void add_members(const Request& request, Value* doc, Alloc& a) const override {
+    doc->AddMember("messages", chat_messages(request, a), a);
+    doc->AddMember("max_tokens", config_.max_tokens, a);
+    if (send_tools(request)) doc->AddMember("tools", function_tools(request, a), a);
   }
   std::string read(const Document& doc, Answer* answer) const override {
     const Value* choices = json::member(doc, "choices");
     if (!choices || !choices->IsArray() || choices->Empty()) return "no choices";
     const Value* message = json::member((*choices)[0], "message");
     if (!message || !message->IsObject()) return "no choices[0].message";
-    answer->text = json::string_member(*message, "content");
-    const Value* calls = json::member(*message, "tool_calls");
-    if (calls && calls->IsArray() && !calls->Empty()) {
-      const Value* function = json::member((*calls)[0], "function");
-      if (!function) return "tool_calls[0] without a function";
-      answer->tool_call = ToolCall{json::string_member(*function, "name"),
-                                   arguments_text(json::member(*function, "arguments"))};
-    }
+    if (std::string error = read_chat_message(*message, answer); !error.empty()) return error;
     read_usage_and_model(doc, json::member(doc, "usage"), "prompt_tokens", "completion_tokens",
                          answer);
     return {};
@@ -310,34 +342,14 @@ class Responses : public HttpProvider {
 
  protected:
   std::string path() const override { return "/v1/responses"; }
-  std::string body(const Request& request, const std::string& model) const override {
-    Document doc(rapidjson::kObjectType);
-    Alloc& a = doc.GetAllocator();
-    doc.AddMember("model", json::string_value(model, a), a);
+  void add_members(const Request& request, Value* doc, Alloc& a) const override {
     if (!request.system.empty())
-      doc.AddMember("instructions", json::string_value(request.system, a), a);
+      doc->AddMember("instructions", json::string_value(request.system, a), a);
     Value input(rapidjson::kArrayType);
-    for (const Message& message : request.messages) {
-      Value m(rapidjson::kObjectType);
-      m.AddMember("role", Value(api_role(message.role), a), a);
-      m.AddMember("content", json::string_value(message.content, a), a);
-      input.PushBack(m, a);
-    }
-    doc.AddMember("input", input, a);
-    doc.AddMember("max_output_tokens", config_.max_tokens, a);
-    if (send_tools(request)) {
-      Value tools(rapidjson::kArrayType);
-      for (const ToolSpec& spec : request.tools) {
-        Value tool(rapidjson::kObjectType);
-        tool.AddMember("type", "function", a);
-        tool.AddMember("name", json::string_value(spec.name, a), a);
-        tool.AddMember("description", json::string_value(spec.description, a), a);
-        tool.AddMember("parameters", schema_value(spec.parameters_schema_json, a), a);
-        tools.PushBack(tool, a);
-      }
-      doc.AddMember("tools", tools, a);
-    }
-    return json::write(doc);
+    push_messages(request, &input, a);
+    doc->AddMember("input", input, a);
+    doc->AddMember("max_output_tokens", config_.max_tokens, a);
+    if (send_tools(request)) doc->AddMember("tools", flat_tools(request, true, "parameters", a), a);
   }
   std::string read(const Document& doc, Answer* answer) const override {
     const Value* output = json::member(doc, "output");
@@ -366,29 +378,18 @@ class Ollama : public HttpProvider {
 
  protected:
   std::string path() const override { return "/api/chat"; }
-  std::string body(const Request& request, const std::string& model) const override {
-    Document doc(rapidjson::kObjectType);
-    Alloc& a = doc.GetAllocator();
-    doc.AddMember("model", json::string_value(model, a), a);
-    doc.AddMember("messages", chat_messages(request, a), a);
-    doc.AddMember("stream", false, a);
+  void add_members(const Request& request, Value* doc, Alloc& a) const override {
+    doc->AddMember("messages", chat_messages(request, a), a);
+    doc->AddMember("stream", false, a);
     Value options(rapidjson::kObjectType);
     options.AddMember("num_predict", config_.max_tokens, a);
-    doc.AddMember("options", options, a);
-    if (send_tools(request)) doc.AddMember("tools", function_tools(request, a), a);
-    return json::write(doc);
+    doc->AddMember("options", options, a);
+    if (send_tools(request)) doc->AddMember("tools", function_tools(request, a), a);
   }
   std::string read(const Document& doc, Answer* answer) const override {
     const Value* message = json::member(doc, "message");
     if (!message || !message->IsObject()) return "no message";
-    answer->text = json::string_member(*message, "content");
-    const Value* calls = json::member(*message, "tool_calls");
-    if (calls && calls->IsArray() && !calls->Empty()) {
-      const Value* function = json::member((*calls)[0], "function");
-      if (!function) return "tool_calls[0] without a function";
-      answer->tool_call = ToolCall{json::string_member(*function, "name"),
-                                   arguments_text(json::member(*function, "arguments"))};
-    }
+    if (std::string error = read_chat_message(*message, answer); !error.empty()) return error;
     read_usage_and_model(doc, &doc, "prompt_eval_count", "eval_count", answer);
     return {};
   }
@@ -405,32 +406,14 @@ class Anthropic : public HttpProvider {
     if (!key.empty()) out.emplace_back("x-api-key", key);
     return out;
   }
-  std::string body(const Request& request, const std::string& model) const override {
-    Document doc(rapidjson::kObjectType);
-    Alloc& a = doc.GetAllocator();
-    doc.AddMember("model", json::string_value(model, a), a);
-    doc.AddMember("max_tokens", config_.max_tokens, a);
-    if (!request.system.empty()) doc.AddMember("system", json::string_value(request.system, a), a);
+  void add_members(const Request& request, Value* doc, Alloc& a) const override {
+    doc->AddMember("max_tokens", config_.max_tokens, a);
+    if (!request.system.empty()) doc->AddMember("system", json::string_value(request.system, a), a);
     Value messages(rapidjson::kArrayType);
-    for (const Message& message : request.messages) {
-      Value m(rapidjson::kObjectType);
-      m.AddMember("role", Value(api_role(message.role), a), a);
-      m.AddMember("content", json::string_value(message.content, a), a);
-      messages.PushBack(m, a);
-    }
-    doc.AddMember("messages", messages, a);
-    if (send_tools(request)) {
-      Value tools(rapidjson::kArrayType);
-      for (const ToolSpec& spec : request.tools) {
-        Value tool(rapidjson::kObjectType);
-        tool.AddMember("name", json::string_value(spec.name, a), a);
-        tool.AddMember("description", json::string_value(spec.description, a), a);
-        tool.AddMember("input_schema", schema_value(spec.parameters_schema_json, a), a);
-        tools.PushBack(tool, a);
-      }
-      doc.AddMember("tools", tools, a);
-    }
-    return json::write(doc);
+    push_messages(request, &messages, a);
+    doc->AddMember("messages", messages, a);
+    if (send_tools(request))
+      doc->AddMember("tools", flat_tools(request, false, "input_schema", a), a);
   }
   std::string read(const Document& doc, Answer* answer) const override {
     const Value* content = json::member(doc, "content");

@@ -150,6 +150,19 @@ TEST_CASE("case files refuse unknown fields and contradictory expectations with 
   CHECK(diagnostics[0].message.find("expect_eror") != std::string::npos);
 }
 
+TEST_CASE("a case's strings are read whole: a NUL does not cut \"expect\" short", "[cases]") {
+  Diagnostics diagnostics;
+  auto cases =
+      read_cases("c.jsonl",
+                 R"({"name":"nul","proposal":{"target":"reply"},"expect":"approve\u0000reject"})"
+                 "\n",
+                 &diagnostics);
+  CHECK(cases.empty());
+  REQUIRE(diagnostics.size() == 1);
+  CHECK(diagnostics[0].code == "E_CASE");
+  CHECK(diagnostics[0].message.find("no valid \"expect\"") != std::string::npos);
+}
+
 namespace {
 
 // Reports the decision's time, and the age of the session's earlier step, as its reason.
