@@ -15,16 +15,13 @@
 namespace predicate_redteam {
 
 using namespace warden;
-using warden::test::decide_ok;
 using warden::test::effect;
 using warden::test::shipped;
 using warden::test::test_options;
 
 constexpr std::int64_t kAt = 10000;
 
-struct Twice {
-  std::string filtered, all;
-};
+using Twice = warden::test::FilteredAndAll;
 
 // The decision with the filter, and with every entry asserted (explain).
 Twice decide_twice(const std::string& rules, const std::string& json,
@@ -37,17 +34,7 @@ Twice decide_twice(const std::string& rules, const std::string& json,
   EngineOptions o = test_options();
   o.clock = [] { return kAt; };
   Engine engine(loaded.policy, o);
-  DecideRequest filtered;
-  filtered.proposal_json = json;
-  filtered.decision_id = "same";
-  filtered.history = &history;
-  DecideRequest all = filtered;
-  all.explain = true;
-  Decision a = decide_ok(engine, filtered);
-  Decision b = decide_ok(engine, all);
-  b.facts_json.clear();
-  a.elapsed_us = b.elapsed_us = 0;
-  return {decision_to_json(a), decision_to_json(b)};
+  return warden::test::decide_filtered_and_all(engine, json, history);
 }
 
 const char* kReplyJson = R"({"target":"reply","payload":{"text":"hi"}})";
