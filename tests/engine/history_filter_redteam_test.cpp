@@ -59,24 +59,12 @@ EngineOptions options() {
   return o;
 }
 
-struct Both {
-  std::string filtered, all;
-};
+using Both = warden::test::FilteredAndAll;
 
 // The decision with the filter, and with every entry asserted (explain).
 Both decide_both(Engine& engine, const std::string& json,
                  const std::vector<HistoryEntry>& history) {
-  DecideRequest filtered;
-  filtered.proposal_json = json;
-  filtered.decision_id = "same";
-  filtered.history = &history;
-  DecideRequest all = filtered;
-  all.explain = true;
-  Decision a = decide_ok(engine, filtered);
-  Decision b = decide_ok(engine, all);
-  b.facts_json.clear();
-  a.elapsed_us = b.elapsed_us = 0;
-  return {decision_to_json(a), decision_to_json(b)};
+  return warden::test::decide_filtered_and_all(engine, json, history);
 }
 
 Both decide_both(const std::string& rules, const std::string& json,

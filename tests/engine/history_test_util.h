@@ -6,9 +6,11 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "engine/decision.h"
 #include "tests/build_paths.h"
+#include "tests/engine/engine_test_util.h"
 
 namespace warden::test {
 
@@ -34,6 +36,26 @@ inline EffectRecord effect(std::string kind, std::string object, std::string tar
                       "",
                       "",
                       false};
+}
+
+// One request decided twice: with the history filter, and with every entry asserted (explain).
+// Their JSON, facts_json and elapsed_us cleared: the filter claims they are the same.
+struct FilteredAndAll {
+  std::string filtered, all;
+};
+inline FilteredAndAll decide_filtered_and_all(Engine& engine, const std::string& json,
+                                              const std::vector<HistoryEntry>& history) {
+  DecideRequest filtered;
+  filtered.proposal_json = json;
+  filtered.decision_id = "same";
+  filtered.history = &history;
+  DecideRequest all = filtered;
+  all.explain = true;
+  Decision a = decide_ok(engine, filtered);
+  Decision b = decide_ok(engine, all);
+  b.facts_json.clear();
+  a.elapsed_us = b.elapsed_us = 0;
+  return {decision_to_json(a), decision_to_json(b)};
 }
 
 }  // namespace warden::test

@@ -74,7 +74,7 @@ TEST_CASE("red team fact-index: a printed fact address is the same with explain 
   =>
   (printout t "[SHOW1] " ?f crlf)
   (assert (decision (proposal ?id) (outcome reject) (rule show-index) (reason "x")))))";
-  Both d = decide_both(rules, shell("cat a b c d e f g /etc/passwd"));
+  Both d = decide_both(rules, unobserved_attack::shell("cat a b c d e f g /etc/passwd"));
   INFO("plain " << d.plain_decision.reason << "\nexplained " << d.explained_decision.reason);
   CHECK(d.plain == d.explained);
 }
@@ -92,7 +92,7 @@ TEST_CASE("red team fact-index: explain does not move an outcome through a print
   (loop-for-count 63 (printout t ?k))
   (printout t (sub-string 1 1009 ?k) ?f crlf "[ERR1]")
   (assert (decision (proposal ?id) (outcome approve) (rule show-index) (reason "passwd is fine")))))";
-  Both d = decide_both(rules, shell("cat a b c d e f g /etc/passwd"));
+  Both d = decide_both(rules, unobserved_attack::shell("cat a b c d e f g /etc/passwd"));
   INFO("plain " << outcome_name(d.plain_decision.outcome) << "\nexplained "
                 << outcome_name(d.explained_decision.outcome));
   CHECK(d.plain_decision.outcome == d.explained_decision.outcome);
@@ -128,7 +128,7 @@ TEST_CASE(
   std::string command = "cat";
   for (int i = 0; i < 300; ++i) command += " a" + std::to_string(i);
   command += " /etc/passwd";
-  const std::string json = shell(command);
+  const std::string json = unobserved_attack::shell(command);
   // The largest extra allocation the explained decision approves; one byte more goes over
   // the budget.
   auto explained_approves = [&](long extra) {
