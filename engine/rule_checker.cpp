@@ -794,9 +794,12 @@ struct FileChecker {
       } else if (tok.type == TokenType::Atom && !tok.text.empty() && tok.text[0] == '?' &&
                  tok.text.rfind("?*", 0) != 0) {
         term = variable_term(tok.text, own, bound);
-      } else if (tok.type == TokenType::Atom && !tok.text.empty() && tok.text[0] != '$' &&
-                 tok.text != "&" && tok.text != "|" && tok.text != "~" && tok.text != ":" &&
-                 tok.text != "=" && !looks_numeric(tok.text)) {
+      } else if (tok.type == TokenType::Atom && !tok.text.empty() &&
+                 ((tok.text[0] >= 'a' && tok.text[0] <= 'z') ||
+                  (tok.text[0] >= 'A' && tok.text[0] <= 'Z')) &&
+                 tok.text.find_first_of("[]") == std::string::npos) {
+        // A symbol as CLIPS reads it (`write`, `TRUE`). A global (`?*x*`), an instance name
+        // (`[x]`: str-cat drops its brackets) or a number is no constant the filter judges.
         term.kind = PredicateTerm::Kind::kConstant;
         term.constant = {false, tok.text};
       } else if (tok.type == TokenType::Open && head_is_name(k) &&
