@@ -266,7 +266,8 @@ std::vector<std::string> near_misses() {
       "/tmp/run.iT1WyS/out/Zx9Kq2Lm8Np4Rt6Vw1Yb3Cd5Ef7Gh0Jp/log",
       "hardening-session-filled-then-script",
       "caf\xc3\xa9 \xff\xfe token",
-      std::string("nul\0sk-Tz8Kq3Lm7Np2Rt5Vw9Yb4Cd6Ef1Gh0JkLmNoPq", 48),
+      // 48 bytes, all of them in the literal (the digest below was pinned with these bytes).
+      std::string("nul\0sk-Tz8Kq3Lm7Np2Rt5Vw9Yb4Cd6Ef1Gh0JkLmNoPq\0_", 48),
   };
   for (const std::string& s : planted_secrets()) {
     out.push_back(s.substr(0, s.size() - 1));
