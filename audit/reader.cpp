@@ -15,10 +15,12 @@
 #include <limits>
 #include <set>
 #include <system_error>
+#include <type_traits>
 
 #include "audit/chain.h"
 #include "audit/line_scan.h"
 #include "bindings/json.h"
+#include "engine/decision_json.h"
 
 namespace warden::audit {
 namespace fs = std::filesystem;
@@ -202,15 +204,13 @@ bool bool_or_false(const rapidjson::Value& obj, const char* name) {
 // One entry of a record's "effects" (an object).
 EffectRecord effect_record(const rapidjson::Value& e) {
   EffectRecord effect;
-  effect.kind = warden::json::string_member(e, "kind");
-  effect.object = warden::json::string_member(e, "object");
-  effect.target = warden::json::string_member(e, "target");
-  effect.program = warden::json::string_member(e, "program");
-  effect.path_class = warden::json::string_member(e, "class");
-  effect.in_workspace = bool_or_false(e, "in_workspace");
-  effect.subcommand = warden::json::string_member(e, "subcommand");
-  effect.via = warden::json::string_member(e, "via");
-  effect.dynamic = bool_or_false(e, "dynamic");
+  decision_json::each_effect_member(effect, [&](const char* name, auto& member) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
+      member = bool_or_false(e, name);
+    else
+      member = warden::json::string_member(e, name);
+    return true;
+  });
   return effect;
 }
 

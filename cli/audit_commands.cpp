@@ -70,13 +70,9 @@ struct VerifyArgs {
   std::vector<std::string> logs;
   std::vector<std::string> keys;
   bool chain_only = false;
-  bool require_signed_tail = false;
-  bool partial = false;
-  bool require_closed = false;
-  std::uint64_t max_unsigned = audit::kDefaultMaxUnsigned;
+  // The flags set these directly; the keys are added once loaded.
+  audit::VerifyOptions options;
   std::string format = "text";
-  unsigned threads = 0;
-  std::size_t max_findings = 100;
 };
 
 void print_verify_text(const audit::VerifyReport& r, const std::vector<std::string>& files,
@@ -135,17 +131,17 @@ void register_verify(CLI::App* audit, int* exit_code) {
   cmd->add_flag("--chain-only", a->chain_only,
                 "Check the hash chain only, without a key (a rewrite of the whole log passes)");
   cmd->add_flag(
-      "--require-signed-tail", a->require_signed_tail,
+      "--require-signed-tail", a->options.require_signed_tail,
       "Fail when records follow the last checkpoint (a log after a graceful stop has none)");
-  cmd->add_flag("--partial", a->partial,
+  cmd->add_flag("--partial", a->options.partial,
                 "A slice of the log: it may begin after seq 1 (its older files were archived or "
                 "removed; the first record's prev is taken as given) and end with a rotation "
                 "checkpoint (its newer files are not given)");
-  cmd->add_flag("--require-closed", a->require_closed,
+  cmd->add_flag("--require-closed", a->options.require_closed,
                 "The daemon has stopped: the log must end with its stop checkpoint (a log cut at "
                 "an interval checkpoint is truncated; records after the last checkpoint fail, as "
                 "with --require-signed-tail)");
-  cmd->add_option("--max-unsigned", a->max_unsigned,
+  cmd->add_option("--max-unsigned", a->options.max_unsigned,
                   "Records no signature covers that are accepted after the last valid checkpoint "
                   "when no signed every_records bounds them (e.g. a log with no valid checkpoint "
                   "yet)")
@@ -154,9 +150,9 @@ void register_verify(CLI::App* audit, int* exit_code) {
   cmd->add_option("--format", a->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  cmd->add_option("--threads", a->threads, "Hashing threads (0: one per core)")
+  cmd->add_option("--threads", a->options.threads, "Hashing threads (0: one per core)")
       ->capture_default_str();
-  cmd->add_option("--max-findings", a->max_findings, "Problems listed (all are counted)")
+  cmd->add_option("--max-findings", a->options.max_findings, "Problems listed (all are counted)")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   cmd->callback([a, exit_code] {
@@ -180,15 +176,9 @@ void register_verify(CLI::App* audit, int* exit_code) {
         return;
       }
     }
-    audit::VerifyOptions options;
+    audit::VerifyOptions options = a->options;
     for (const auto& k : keys)
       (options.key ? options.other_keys.push_back(k.get()) : void(options.key = k.get()));
-    options.threads = a->threads;
-    options.require_signed_tail = a->require_signed_tail;
-    options.partial = a->partial;
-    options.require_closed = a->require_closed;
-    options.max_unsigned = a->max_unsigned;
-    options.max_findings = a->max_findings;
     const std::vector<std::string> files = audit::expand_log_paths(a->logs);
     const auto started = std::chrono::steady_clock::now();
     audit::VerifyReport report = audit::verify_paths(a->logs, options);

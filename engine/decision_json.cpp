@@ -2,6 +2,7 @@
 #include "engine/decision_json.h"
 
 #include <charconv>
+#include <type_traits>
 
 #include "bindings/text.h"
 
@@ -191,15 +192,13 @@ void effects(std::string& out, const Decision& d, const Strings& s) {
   for (std::size_t i = 0; i < d.effects.size(); ++i) {
     const EffectRecord& e = d.effects[i];
     open_element(out, i);
-    string(out, "kind", e.kind, s, Place::in("effects", i, "kind"));
-    string(out, "object", e.object, s, Place::in("effects", i, "object"));
-    string(out, "target", e.target, s, Place::in("effects", i, "target"));
-    string(out, "program", e.program, s, Place::in("effects", i, "program"));
-    string(out, "class", e.path_class, s, Place::in("effects", i, "class"));
-    flag(out, "in_workspace", e.in_workspace);
-    string(out, "subcommand", e.subcommand, s, Place::in("effects", i, "subcommand"));
-    string(out, "via", e.via, s, Place::in("effects", i, "via"));
-    flag(out, "dynamic", e.dynamic);
+    each_effect_member(e, [&](std::string_view member, const auto& value) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(value)>, bool>)
+        flag(out, member, value);
+      else
+        string(out, member, value, s, Place::in("effects", i, member));
+      return true;
+    });
     out += '}';
   }
   out += ']';

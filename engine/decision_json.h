@@ -85,4 +85,15 @@ void hints(std::string& out, const Decision& d, const Strings& s);
 // "dynamic"}…]
 void effects(std::string& out, const Decision& d, const Strings& s);
 
+// An effect's members in their JSON order, each as f(name, member) (a std::string, or a bool
+// for "in_workspace" and "dynamic"): the one list its writer above and its readers
+// (server/exec_wire.h, audit/reader.h) walk. Stops at the first f that returns false; true
+// when none did.
+template <class Effect, class F>
+bool each_effect_member(Effect& e, F&& f) {
+  return f("kind", e.kind) && f("object", e.object) && f("target", e.target) &&
+         f("program", e.program) && f("class", e.path_class) && f("in_workspace", e.in_workspace) &&
+         f("subcommand", e.subcommand) && f("via", e.via) && f("dynamic", e.dynamic);
+}
+
 }  // namespace warden::decision_json

@@ -68,27 +68,21 @@ std::string notice(std::string_view kind, std::string_view text) {
   return out;
 }
 
-std::string tool_output(std::string_view target, std::string_view decision_id,
+std::string tool_result(std::string_view target, std::string_view decision_id,
                         const actuators::Result& result) {
-  std::string out = "{\"event\":\"tool-output\"";
+  std::string out = result.ok ? "{\"event\":\"tool-output\"" : "{\"event\":\"tool-error\"";
   member(out, "target", target);
   member(out, "decision_id", decision_id);
-  member(out, "output", result.output);
-  out += ",\"exit_code\":" + std::to_string(result.exit_code);
-  out += ",\"truncated\":";
-  out += result.truncated ? "true" : "false";
-  out += '}';
-  return out;
-}
-
-std::string tool_error(std::string_view target, std::string_view decision_id,
-                       const actuators::Result& result) {
-  std::string out = "{\"event\":\"tool-error\"";
-  member(out, "target", target);
-  member(out, "decision_id", decision_id);
-  member(out, "error_code", result.error_code);
-  member(out, "error", result.error);
-  if (!result.output.empty()) member(out, "output", result.output);
+  if (result.ok) {
+    member(out, "output", result.output);
+    out += ",\"exit_code\":" + std::to_string(result.exit_code);
+    out += ",\"truncated\":";
+    out += result.truncated ? "true" : "false";
+  } else {
+    member(out, "error_code", result.error_code);
+    member(out, "error", result.error);
+    if (!result.output.empty()) member(out, "output", result.output);
+  }
   out += '}';
   return out;
 }

@@ -17,10 +17,10 @@ std::string approval_required(const Decision& d);
 std::string reply(std::string_view text);
 // A notice an actuator sends through Context::notify: {"event":KIND,"text":TEXT}.
 std::string notice(std::string_view kind, std::string_view text);
-std::string tool_output(std::string_view target, std::string_view decision_id,
+// What an actuator did: "tool-output" (output, exit_code, truncated) when it ran, else
+// "tool-error" (error_code, error and any output).
+std::string tool_result(std::string_view target, std::string_view decision_id,
                         const actuators::Result& result);
-std::string tool_error(std::string_view target, std::string_view decision_id,
-                       const actuators::Result& result);
 std::string dropped(std::string_view reason);
 std::string error(std::string_view code, std::string_view message);
 std::string final_event(std::string_view status, int cycles);

@@ -446,18 +446,18 @@ class Run {
     if (silent) {
       // Silent actuators give no feedback; a failure is still shown to the requester.
       if (!result.ok) {
-        emit(events::tool_error(target, last.decision_id, result));
+        emit(events::tool_result(target, last.decision_id, result));
         return done("failed");
       }
       return done("done");
     }
     if (result.ok) {
-      emit(events::tool_output(target, last.decision_id, result));
+      emit(events::tool_result(target, last.decision_id, result));
       return Step{feedback_signal(signal, "tool-output", feedback_text(target, result), target,
                                   action_json),
                   {}};
     }
-    emit(events::tool_error(target, last.decision_id, result));
+    emit(events::tool_result(target, last.decision_id, result));
     return Step{
         feedback_signal(signal, "tool-error", feedback_text(target, result), target, action_json),
         {}};

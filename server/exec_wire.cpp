@@ -1,6 +1,9 @@
 // The `envelope` reply body, written and read (server/exec_wire.h).
 #include "server/exec_wire.h"
 
+#include <type_traits>
+#include <utility>
+
 #include "engine/decision_json.h"
 #include "protocol/json_text.h"
 #include "protocol/message.h"
@@ -10,12 +13,28 @@ namespace warden::server {
 
 namespace {
 
-void wire_member(std::string& out, const char* key, std::string_view value) {
-  out += '"';
-  out += key;
-  out += "\":";
-  append_json_string(out, value);
+using decision_json::Place;
+
+// The envelope's own strings, in their order: beside the decision, what the command is and
+// where it runs.
+constexpr std::pair<const char*, std::string ExecEnvelopeWire::*> kWireStrings[] = {
+    {"command", &ExecEnvelopeWire::command},
+    {"cwd", &ExecEnvelopeWire::cwd},
+    {"workspace_root", &ExecEnvelopeWire::workspace_root},
+    {"home", &ExecEnvelopeWire::home},
+};
+
+// The members of "inputs" in their order, each as f(name, member): a string, a list of
+// strings or the process limit. Stops at the first f that returns false.
+template <class In, class F>
+bool each_input(In& in, F&& f) {
+  return f("workspace", in.workspace) && f("own_files", in.own_files) && f("hide", in.hide) &&
+         f("writable_roots", in.writable_roots) && f("read", in.read) &&
+         f("cache_dir", in.cache_dir) && f("path", in.path) && f("max_processes", in.max_processes);
 }
+
+template <class T>
+using Plain = std::decay_t<T>;
 
 bool fail(std::string* error, std::string text) {
   *error = std::move(text);
@@ -44,22 +63,20 @@ bool get_strings(const rapidjson::Value& v, const char* key, std::vector<std::st
   return true;
 }
 
-void strings(std::string& out, const char* key, const std::vector<std::string>& values) {
-  out += '"';
-  out += key;
-  out += "\":[";
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (i) out += ',';
-    append_json_string(out, values[i]);
-  }
-  out += ']';
-}
-
 bool get_bool(const rapidjson::Value& v, const char* key, bool* out, std::string* error) {
   const rapidjson::Value* m = find_member(v, key);
   if (!m || !m->IsBool())
     return fail(error, std::string("envelope: \"") + key + "\" is not a boolean");
   *out = m->GetBool();
+  return true;
+}
+
+bool get_positive(const rapidjson::Value& v, const char* key, std::uint64_t* out,
+                  std::string* error) {
+  const rapidjson::Value* m = find_member(v, key);
+  if (!m || !m->IsUint64() || m->GetUint64() == 0)
+    return fail(error, std::string("envelope: \"") + key + "\" is not a positive integer");
+  *out = m->GetUint64();
   return true;
 }
 
@@ -77,31 +94,28 @@ std::string exec_envelope_fields(const ExecEnvelopeWire& w) {
   decision_json::rules_digest(out, d, s);
   decision_json::effects(out, d, s);
   decision_json::allows(out, d, s, 0);
-  out += ',';
-  wire_member(out, "command", w.command);
-  out += ',';
-  wire_member(out, "cwd", w.cwd);
-  out += ',';
-  wire_member(out, "workspace_root", w.workspace_root);
-  out += ',';
-  wire_member(out, "home", w.home);
-  const actuators::confine::Inputs& in = w.inputs;
-  out += ",\"inputs\":{";
-  wire_member(out, "workspace", in.workspace);
-  out += ',';
-  strings(out, "own_files", in.own_files);
-  out += ',';
-  strings(out, "hide", in.hide);
-  out += ',';
-  strings(out, "writable_roots", in.writable_roots);
-  out += ',';
-  strings(out, "read", in.read);
-  out += ',';
-  wire_member(out, "cache_dir", in.cache_dir);
-  out += ',';
-  strings(out, "path", in.path);
-  out += ",\"max_processes\":";
-  out += std::to_string(in.max_processes);
+  for (const auto& [key, member] : kWireStrings)
+    decision_json::string(out, key, w.*member, s, Place::of(key));
+  decision_json::name(out, "inputs");
+  out += '{';
+  each_input(w.inputs, [&](const char* key, const auto& value) {
+    using T = Plain<decltype(value)>;
+    if constexpr (std::is_same_v<T, std::string>) {
+      decision_json::string(out, key, value, s, Place::of(key));
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+      decision_json::name(out, key);
+      out += '[';
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        if (i) out += ',';
+        append_json_string(out, value[i]);
+      }
+      out += ']';
+    } else {
+      decision_json::name(out, key);
+      out += std::to_string(value);
+    }
+    return true;
+  });
   out += "}}";
   return out;
 }
@@ -117,11 +131,11 @@ bool parse_exec_envelope(const rapidjson::Value& payload, ExecEnvelopeWire* out,
       !get_string(*env, "outcome", &outcome, error) ||
       !get_string(*env, "reason", &d.reason, error) ||
       !get_string(*env, "error_code", &d.error_code, error) ||
-      !get_string(*env, "rules_digest", &d.rules_digest, error) ||
-      !get_string(*env, "command", &w.command, error) || !get_string(*env, "cwd", &w.cwd, error) ||
-      !get_string(*env, "workspace_root", &w.workspace_root, error) ||
-      !get_string(*env, "home", &w.home, error)) {
+      !get_string(*env, "rules_digest", &d.rules_digest, error)) {
     return false;
+  }
+  for (const auto& [key, member] : kWireStrings) {
+    if (!get_string(*env, key, &(w.*member), error)) return false;
   }
   auto parsed = parse_outcome(outcome);
   if (!parsed) return fail(error, "envelope: \"outcome\" is not an outcome");
@@ -134,15 +148,13 @@ bool parse_exec_envelope(const rapidjson::Value& payload, ExecEnvelopeWire* out,
   for (const auto& e : effects->GetArray()) {
     if (!e.IsObject()) return fail(error, "envelope: an effect is not an object");
     EffectRecord r;
-    if (!get_string(e, "kind", &r.kind, error) || !get_string(e, "object", &r.object, error) ||
-        !get_string(e, "target", &r.target, error) ||
-        !get_string(e, "program", &r.program, error) ||
-        !get_string(e, "class", &r.path_class, error) ||
-        !get_bool(e, "in_workspace", &r.in_workspace, error) ||
-        !get_string(e, "subcommand", &r.subcommand, error) ||
-        !get_string(e, "via", &r.via, error) || !get_bool(e, "dynamic", &r.dynamic, error)) {
-      return false;
-    }
+    const bool complete = decision_json::each_effect_member(r, [&](const char* key, auto& member) {
+      if constexpr (std::is_same_v<Plain<decltype(member)>, bool>)
+        return get_bool(e, key, &member, error);
+      else
+        return get_string(e, key, &member, error);
+    });
+    if (!complete) return false;
     d.effects.push_back(std::move(r));
   }
   const rapidjson::Value* allows = find_member(*env, "allows");
@@ -161,21 +173,16 @@ bool parse_exec_envelope(const rapidjson::Value& payload, ExecEnvelopeWire* out,
   }
   const rapidjson::Value* in = find_member(*env, "inputs");
   if (!in || !in->IsObject()) return fail(error, "envelope: \"inputs\" is not an object");
-  actuators::confine::Inputs& inputs = w.inputs;
-  if (!get_string(*in, "workspace", &inputs.workspace, error) ||
-      !get_strings(*in, "own_files", &inputs.own_files, error) ||
-      !get_strings(*in, "hide", &inputs.hide, error) ||
-      !get_strings(*in, "writable_roots", &inputs.writable_roots, error) ||
-      !get_strings(*in, "read", &inputs.read, error) ||
-      !get_string(*in, "cache_dir", &inputs.cache_dir, error) ||
-      !get_strings(*in, "path", &inputs.path, error)) {
-    return false;
-  }
-  const rapidjson::Value* max = find_member(*in, "max_processes");
-  if (!max || !max->IsUint64() || max->GetUint64() == 0) {
-    return fail(error, "envelope: \"max_processes\" is not a positive integer");
-  }
-  inputs.max_processes = max->GetUint64();
+  const bool complete = each_input(w.inputs, [&](const char* key, auto& member) {
+    using T = Plain<decltype(member)>;
+    if constexpr (std::is_same_v<T, std::string>)
+      return get_string(*in, key, &member, error);
+    else if constexpr (std::is_same_v<T, std::vector<std::string>>)
+      return get_strings(*in, key, &member, error);
+    else
+      return get_positive(*in, key, &member, error);
+  });
+  if (!complete) return false;
   *out = std::move(w);
   return true;
 }

@@ -941,19 +941,8 @@ struct PgSessionHistory::Impl {
       std::lock_guard lock(mu);
       auto it = owed.find(skey);
       if (it == owed.end()) return;
-      for (const Job& j : it->second.jobs) {
-        Job copy;
-        copy.id = j.id;
-        copy.skey = j.skey;
-        copy.principal = j.principal;
-        copy.time = j.time;
-        copy.session_bytes = j.session_bytes;
-        copy.ekeys = j.ekeys;
-        copy.entries = j.entries;
-        copy.sizes = j.sizes;
-        copy.count = j.count;
-        jobs.push_back(std::move(copy));
-      }
+      // Copied out, to be stored unlocked (an owed job has no done: owe_locked cleared it).
+      jobs.assign(it->second.jobs.begin(), it->second.jobs.end());
     }
     // Remembering is idempotent (identical effects are one row): a job paid twice by two
     // threads at once is stored once.

@@ -59,7 +59,7 @@ TEST_CASE("tool-output, tool-error, reply, dropped, error and final events") {
   ok.output = "line\n\x01";
   ok.exit_code = 3;
   ok.truncated = true;
-  rapidjson::Document out = parse_json(events::tool_output("shell", "d2", ok));
+  rapidjson::Document out = parse_json(events::tool_result("shell", "d2", ok));
   CHECK(string_at(out, "event") == "tool-output");
   CHECK(string_at(out, "target") == "shell");
   CHECK(string_at(out, "decision_id") == "d2");
@@ -70,7 +70,7 @@ TEST_CASE("tool-output, tool-error, reply, dropped, error and final events") {
   actuators::Result bad;
   bad.error_code = "E_ACT_TIMEOUT";
   bad.error = "killed after 200 ms";
-  rapidjson::Document err = parse_json(events::tool_error("shell", "d3", bad));
+  rapidjson::Document err = parse_json(events::tool_result("shell", "d3", bad));
   CHECK(string_at(err, "event") == "tool-error");
   CHECK(string_at(err, "error_code") == "E_ACT_TIMEOUT");
   CHECK(string_at(err, "error") == "killed after 200 ms");
@@ -92,7 +92,7 @@ TEST_CASE("invalid UTF-8 in an output still makes a valid JSON event") {
       "a\xff\xfe"
       "b");
   rapidjson::Document doc;
-  std::string text = events::tool_output("shell", "d", ok);
+  std::string text = events::tool_result("shell", "d", ok);
   doc.Parse<rapidjson::kParseValidateEncodingFlag>(text.c_str(), text.size());
   CHECK_FALSE(doc.HasParseError());
 }
