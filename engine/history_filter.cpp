@@ -38,14 +38,25 @@ EntryValues entry_values(const HistoryValues& v) {
           Value{true, v.decision}};
 }
 
-// A fact's slot value when it is a symbol or a string (CLIPS keeps the text while the fact
-// lives); nullopt otherwise (a number, a multifield: not judged, the pattern may match it).
-std::optional<Value> fact_value(void* env, void* f, const std::string& slot) {
-  DATA_OBJECT value;
-  if (!EnvGetFactSlot(env, f, slot.c_str(), &value)) return std::nullopt;
-  const int type = GetType(value);
-  if (type != SYMBOL && type != STRING) return std::nullopt;
-  return Value{type == STRING, ValueToString(GetValue(value))};
+// The value of a fact's slot at `position` in its template (-1: the template has no such slot)
+// when it is a symbol or a string (CLIPS keeps the text while the fact lives); nullopt
+// otherwise (no slot, a number, a multifield: not judged, the pattern may match it). What
+// EnvGetFactSlot gives for the slot's name.
+std::optional<Value> fact_value(void* f, int position) {
+  if (position < 0) return std::nullopt;
+  const struct field& v = static_cast<struct fact*>(f)->theProposition.theFields[position];
+  if (v.type != SYMBOL && v.type != STRING) return std::nullopt;
+  return Value{v.type == STRING, ValueToString(v.value)};
+}
+
+// Each name's position among a template's slots, -1 for a name it does not have.
+std::vector<int> slot_positions(void* tmpl, const std::vector<std::string>& names) {
+  std::vector<int> positions(names.size(), -1);
+  int i = 0;
+  for (auto* slot = static_cast<struct deftemplate*>(tmpl)->slotList; slot; slot = slot->next, ++i)
+    for (std::size_t n = 0; n < names.size(); ++n)
+      if (positions[n] < 0 && names[n] == ValueToString(slot->slotName)) positions[n] = i;
+  return positions;
 }
 
 bool accepts(const SlotConstraint& c, const Value& v) {
@@ -55,10 +66,13 @@ bool accepts(const SlotConstraint& c, const Value& v) {
   return c.excluding ? !listed : listed;
 }
 
-bool passes(void* env, void* f, const FactPattern& p) {
-  for (const auto& c : p.slots) {
-    auto value = fact_value(env, f, c.slot);
-    if (value && !accepts(c, *value)) return false;
+// Whether fact `f` passes the constants of `p`, whose slots are at `slots` (indexes into
+// `positions`, the template's positions of the names they read).
+bool passes(void* f, const FactPattern& p, const std::vector<std::size_t>& slots,
+            const std::vector<int>& positions) {
+  for (std::size_t c = 0; c < p.slots.size(); ++c) {
+    auto value = fact_value(f, positions[slots[c]]);
+    if (value && !accepts(p.slots[c], *value)) return false;
   }
   return true;
 }
@@ -179,8 +193,21 @@ HistoryFilter::HistoryFilter(std::vector<HistoryPattern> patterns)
   auto by_template = [&](const std::string& name) -> ByTemplate& {
     for (auto& b : by_template_)
       if (b.name == name) return b;
-    by_template_.push_back({name, {}, {}, {}});
+    by_template_.push_back({});
+    by_template_.back().name = name;
     return by_template_.back();
+  };
+  // The slots `fact` reads, then `collected` when there is one, as indexes into b.slots.
+  auto slots_of = [](ByTemplate& b, const FactPattern& fact, const std::string* collected) {
+    auto ref = [&b](const std::string& slot) {
+      auto at = std::find(b.slots.begin(), b.slots.end(), slot);
+      if (at == b.slots.end()) at = b.slots.insert(at, slot);
+      return static_cast<std::size_t>(at - b.slots.begin());
+    };
+    std::vector<std::size_t> refs;
+    for (const auto& c : fact.slots) refs.push_back(ref(c.slot));
+    if (collected) refs.push_back(ref(*collected));
+    return refs;
   };
   for (std::size_t p = 0; p < patterns_.size(); ++p) {
     const HistoryPattern& hp = patterns_[p];
@@ -195,11 +222,17 @@ HistoryFilter::HistoryFilter(std::vector<HistoryPattern> patterns)
     for (std::size_t j = 0; j < hp.joins.size(); ++j) {
       c.join_slots.push_back(slot_index(hp.joins[j].slot));
       c.other_slots.push_back(hp.joins[j].with_history ? slot_index(hp.joins[j].other_slot) : -1);
-      if (!hp.joins[j].with_history) by_template(hp.joins[j].fact.name).joins.push_back({p, j});
+      if (hp.joins[j].with_history) continue;
+      ByTemplate& b = by_template(hp.joins[j].fact.name);
+      b.joins.push_back({p, j});
+      b.join_slots.push_back(slots_of(b, hp.joins[j].fact, &hp.joins[j].other_slot));
     }
     for (std::size_t g = 0; g < hp.gates.size(); ++g)
-      for (std::size_t a = 0; a < hp.gates[g].any_of.size(); ++a)
-        by_template(hp.gates[g].any_of[a].name).gates.push_back({p, g, a});
+      for (std::size_t a = 0; a < hp.gates[g].any_of.size(); ++a) {
+        ByTemplate& b = by_template(hp.gates[g].any_of[a].name);
+        b.gates.push_back({p, g, a});
+        b.gate_slots.push_back(slots_of(b, hp.gates[g].any_of[a], nullptr));
+      }
     compiled_.push_back(std::move(c));
   }
   // Each predicate term on a fact gets the values its facts offer, collected as joins' are.
@@ -211,7 +244,9 @@ HistoryFilter::HistoryFilter(std::vector<HistoryPattern> patterns)
         if (t.kind != PredicateTerm::Kind::kFact) continue;
         t.values = fact_terms_.size();
         fact_terms_.push_back(&t);
-        by_template(t.fact.name).terms.push_back(t.values);
+        ByTemplate& b = by_template(t.fact.name);
+        b.terms.push_back(t.values);
+        b.term_slots.push_back(slots_of(b, t.fact, &t.slot));
       }
   };
   for (auto& hp : patterns_)
@@ -493,33 +528,46 @@ std::vector<char> HistoryFilter::select(void* env, const Index& index,
     held[p].assign(patterns_[p].gates.size(), 0);
     joined[p].resize(patterns_[p].joins.size());
   }
-  // Where each template's facts count, found by name once per template of this environment.
-  std::vector<std::pair<void*, const ByTemplate*>> templates;
+  // Where each template's facts count, and where its slots are, found once per template of
+  // this environment.
+  struct Seen {
+    void* tmpl;
+    const ByTemplate* b;
+    std::vector<int> positions;  // of b->slots
+  };
+  std::vector<Seen> templates;
   for (void* f = EnvGetNextFact(env, nullptr); f; f = EnvGetNextFact(env, f)) {
     void* tmpl = EnvFactDeftemplate(env, f);
     auto known = std::find_if(templates.begin(), templates.end(),
-                              [&](const auto& t) { return t.first == tmpl; });
+                              [&](const Seen& t) { return t.tmpl == tmpl; });
     if (known == templates.end()) {
       const char* name = EnvGetDeftemplateName(env, tmpl);
       const ByTemplate* found = nullptr;
       for (const auto& candidate : by_template_)
         if (candidate.name == name) found = &candidate;
-      templates.emplace_back(tmpl, found);
+      templates.push_back(
+          {tmpl, found, found ? slot_positions(tmpl, found->slots) : std::vector<int>{}});
       known = templates.end() - 1;
     }
-    const ByTemplate* b = known->second;
+    const ByTemplate* b = known->b;
     if (!b) continue;
-    for (const auto& [p, g, a] : b->gates) {
+    const std::vector<int>& at = known->positions;
+    for (std::size_t i = 0; i < b->gates.size(); ++i) {
+      const auto& [p, g, a] = b->gates[i];
       char& h = held[p][g];
-      if (!h && passes(env, f, patterns_[p].gates[g].any_of[a])) h = 1;
+      if (!h && passes(f, patterns_[p].gates[g].any_of[a], b->gate_slots[i], at)) h = 1;
     }
-    for (const auto& [p, j] : b->joins) {
-      const HistoryJoin& join = patterns_[p].joins[j];
-      if (passes(env, f, join.fact)) joined[p][j].add(fact_value(env, f, join.other_slot));
+    for (std::size_t i = 0; i < b->joins.size(); ++i) {
+      const auto& [p, j] = b->joins[i];
+      const std::vector<std::size_t>& slots = b->join_slots[i];
+      if (passes(f, patterns_[p].joins[j].fact, slots, at))
+        joined[p][j].add(fact_value(f, at[slots.back()]));
     }
-    for (std::size_t k : b->terms) {
-      const PredicateTerm& term = *fact_terms_[k];
-      if (passes(env, f, term.fact)) term_values[k].add(fact_value(env, f, term.slot));
+    for (std::size_t i = 0; i < b->terms.size(); ++i) {
+      const std::size_t k = b->terms[i];
+      const std::vector<std::size_t>& slots = b->term_slots[i];
+      if (passes(f, fact_terms_[k]->fact, slots, at))
+        term_values[k].add(fact_value(f, at[slots.back()]));
     }
   }
   for (auto& v : term_values) v.seal();

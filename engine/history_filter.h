@@ -195,12 +195,18 @@ class HistoryFilter {
     std::vector<int> join_slots;   // per join: this pattern's slot, or -1 when not judged
     std::vector<int> other_slots;  // per history join: the other pattern's slot, or -1
   };
-  // Where a template's facts count: gate alternatives and fact joins of each pattern.
+  // Where a template's facts count: gate alternatives and fact joins of each pattern. Each
+  // one's slots are indexes into `slots`, the names its template's facts are read by: a
+  // decision finds their positions in the template once and reads each fact's slots by
+  // position (CLIPS looks a slot up by name on every read).
   struct ByTemplate {
     std::string name;
+    std::vector<std::string> slots;
     std::vector<std::array<std::size_t, 3>> gates;  // (pattern, gate, alternative)
     std::vector<std::array<std::size_t, 2>> joins;  // (pattern, join)
     std::vector<std::size_t> terms;                 // predicate terms (fact_terms_)
+    // Per gate, join and term: its pattern's slots, then (joins, terms) the slot it collects.
+    std::vector<std::vector<std::size_t>> gate_slots, join_slots, term_slots;
   };
 
   std::vector<HistoryPattern> patterns_;
