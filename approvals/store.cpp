@@ -321,10 +321,8 @@ bool has_rule(const Approval& a, std::string_view rule) {
 std::int32_t principal_key(std::string_view principal) {
   const std::string hex = sha256_hex(principal);
   std::uint32_t v = 0;
-  for (int i = 0; i < 8; ++i) {
-    const char c = hex[static_cast<std::size_t>(i)];
-    v = (v << 4) | static_cast<std::uint32_t>(c <= '9' ? c - '0' : c - 'a' + 10);
-  }
+  for (int i = 0; i < 8; ++i)
+    v = (v << 4) | static_cast<std::uint32_t>(text::hex_value(hex[static_cast<std::size_t>(i)]));
   return static_cast<std::int32_t>(v);
 }
 

@@ -118,13 +118,6 @@ bool take_string(std::string_view line, std::size_t* pos, std::string_view membe
 
 }  // namespace
 
-std::string hex_encode(std::string_view bytes) {
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  text::append_hex(out, bytes.data(), bytes.size());
-  return out;
-}
-
 std::string sha256_hex(std::string_view bytes) {
   unsigned char md[32];
   sha256(bytes, md);

@@ -21,8 +21,6 @@ inline constexpr std::string_view kGenesis =
 
 // Lowercase hex of SHA-256(bytes): 64 characters.
 std::string sha256_hex(std::string_view bytes);
-// Lowercase hex of raw bytes.
-std::string hex_encode(std::string_view bytes);
 // True when `text` is exactly `length` lowercase hex digits.
 bool is_lower_hex(std::string_view text, std::size_t length);
 

@@ -1,8 +1,6 @@
 #include "audit/query.h"
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <algorithm>
 #include <charconv>
@@ -113,10 +111,7 @@ bool approval_row(std::string_view fields, const QueryFilter& filter, QueryRow* 
   if (a != doc.MemberEnd() && a->value.IsObject()) {
     if (!filter.target.empty() && warden::json::string_member(a->value, "target") != filter.target)
       return false;
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-    a->value.Accept(w);
-    action = proposal_summary(std::string_view(buffer.GetString(), buffer.GetSize()));
+    action = proposal_summary(warden::json::to_text(a->value));
   } else if (!filter.target.empty()) {
     return false;
   }
@@ -170,10 +165,7 @@ std::string proposal_summary(std::string_view proposal_json) {
       std::string value = warden::json::string_member(payload->value, key);
       if (!value.empty()) return head + ": " + value;
     }
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-    payload->value.Accept(w);
-    return head + ": " + std::string(buffer.GetString(), buffer.GetSize());
+    return head + ": " + warden::json::to_text(payload->value);
   }
   return head;
 }

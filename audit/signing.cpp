@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "audit/chain.h"
+#include "bindings/text.h"
 
 namespace warden::audit {
 
@@ -124,13 +125,6 @@ std::string pem_text(EVP_PKEY* key, bool private_key) {
   return std::string(data, static_cast<std::size_t>(n));
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // Writes `text` to a new file (O_EXCL) with exactly `mode`, fsynced.
 bool write_new_file(const std::string& path, const std::string& text, mode_t mode,
                     std::string* error) {
@@ -210,7 +204,7 @@ std::string SigningKey::sign_hex(std::string_view message) const {
       n != 64) {
     throw std::runtime_error(openssl_error("Ed25519 signing failed"));
   }
-  return hex_encode(std::string_view(reinterpret_cast<const char*>(sig), n));
+  return text::hex(sig, n);
 }
 
 std::string SigningKey::public_pem() const { return pem_text(key_.get(), false); }
@@ -248,11 +242,7 @@ std::unique_ptr<VerifyKey> VerifyKey::load(const std::string& pem_path, std::str
 bool VerifyKey::verify_hex(std::string_view message, std::string_view sig_hex) const {
   if (sig_hex.size() != 128) return false;
   unsigned char sig[64];
-  for (std::size_t i = 0; i < 64; ++i) {
-    const int hi = hex_value(sig_hex[2 * i]), lo = hex_value(sig_hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    sig[i] = static_cast<unsigned char>(hi << 4 | lo);
-  }
+  if (!text::unhex(sig_hex, sig)) return false;
   std::unique_ptr<EVP_MD_CTX, MdCtxFree> ctx(EVP_MD_CTX_new());
   if (!ctx || EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, key_.get()) != 1) {
     ERR_clear_error();

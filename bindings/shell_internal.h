@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,6 +97,25 @@ struct Token {
   std::size_t start = 0;         // offset in the parser's text
   std::string describe() const;  // for error messages
 };
+
+// A wrapper's options as the parser reads them to find the command it wraps: which take a
+// value (the word after them is skipped) and which hand a command string to a shell. The
+// effects table lists a wrapper's options again for its bare call (`sudo -l`, `nice -n 5`);
+// engine_tests/effects_wrappers_test holds the two lists together.
+struct WrapperOptions {
+  std::string_view program;
+  std::string_view short_val;  // letters that take a value (attached or the next word)
+  std::span<const std::string_view> long_val;  // long options (no `--`) taking the next word
+  std::string_view short_opt = {};             // letters whose optional value can only be attached
+  // The option whose value is a command string a shell runs (`su -c CMD`): its letter (0:
+  // none) and long names. Among short_val and long_val where it is read with the options;
+  // flock reads it after its FILE.
+  char command = 0;
+  std::span<const std::string_view> command_long = {};
+};
+
+// Every wrapper whose options the parser reads, sorted by program.
+std::span<const WrapperOptions> wrapper_options();
 
 // Set operations on the working directories a command may run in (WorkingDir in
 // shell_parser.h). A set never grows past kMaxCwds: past it, an unknown directory stands

@@ -20,6 +20,150 @@ namespace {
 using namespace std::string_view_literals;
 using Args = std::vector<std::string>;
 
+// The long options of each wrapper that take a value, for kWrapperOptions.
+constexpr std::string_view kChrootLong[] = {"userspec", "groups"};
+constexpr std::string_view kChrtLong[] = {"sched-runtime", "sched-period", "sched-deadline"};
+constexpr std::string_view kEnvLong[] = {"split-string", "unset", "chdir"};
+constexpr std::string_view kFlockLong[] = {"timeout", "conflict-exit-code"};
+constexpr std::string_view kIoniceLong[] = {"class", "classdata", "pid", "pgid", "uid"};
+constexpr std::string_view kNiceLong[] = {"adjustment"};
+constexpr std::string_view kNsenterLong[] = {"target", "net-socket", "setgid", "setuid", "wd-ns"};
+constexpr std::string_view kParallelLong[] = {"arg-file",
+                                              "colsep",
+                                              "delimiter",
+                                              "replace",
+                                              "jobs",
+                                              "max-procs",
+                                              "max-lines",
+                                              "max-args",
+                                              "max-replace-args",
+                                              "max-chars",
+                                              "sshlogin",
+                                              "sshloginfile",
+                                              "slf",
+                                              "results",
+                                              "res",
+                                              "joblog",
+                                              "tmpdir",
+                                              "workdir",
+                                              "wd",
+                                              "tagstring",
+                                              "timeout",
+                                              "delay",
+                                              "retries",
+                                              "env",
+                                              "basefile",
+                                              "bf",
+                                              "return",
+                                              "transferfile",
+                                              "tf",
+                                              "load",
+                                              "memfree",
+                                              "nice",
+                                              "halt",
+                                              "halt-on-error",
+                                              "sshdelay",
+                                              "termseq",
+                                              "arg-sep",
+                                              "arg-file-sep",
+                                              "header",
+                                              "limit",
+                                              "rpl",
+                                              "block",
+                                              "block-size",
+                                              "recstart",
+                                              "recend",
+                                              "sql",
+                                              "sqlmaster",
+                                              "sqlworker",
+                                              "compress-program",
+                                              "decompress-program",
+                                              "ssh",
+                                              "profile",
+                                              "filter",
+                                              "seqreplace",
+                                              "group-by",
+                                              "memsuspend",
+                                              "tmpl",
+                                              "slotreplace"};
+constexpr std::string_view kPkexecLong[] = {"user"};
+constexpr std::string_view kRunuserLong[] = {
+    "command", "session-command", "group", "supp-group", "shell", "user", "whitelist-environment"};
+constexpr std::string_view kScriptLong[] = {"command",        "echo",        "log-in",
+                                            "log-out",        "log-io",      "log-timing",
+                                            "logging-format", "output-limit"};
+constexpr std::string_view kStdbufLong[] = {"input", "output", "error"};
+constexpr std::string_view kSuLong[] = {"command",    "session-command", "group",
+                                        "supp-group", "shell",           "whitelist-environment"};
+constexpr std::string_view kSudoLong[] = {"user",       "group",  "close-from",     "chdir",
+                                          "host",       "prompt", "role",           "type",
+                                          "other-user", "chroot", "command-timeout"};
+constexpr std::string_view kTimeLong[] = {"format", "output"};
+constexpr std::string_view kTimeoutLong[] = {"signal", "kill-after"};
+constexpr std::string_view kUnshareLong[] = {
+    "map-user", "map-group", "map-users", "map-groups",  "propagation", "setgroups", "root",
+    "wd",       "setuid",    "setgid",    "load-interp", "monotonic",   "boottime"};
+constexpr std::string_view kWatchLong[] = {"interval", "equexit", "shotsdir"};
+constexpr std::string_view kXargsLong[] = {"arg-file",  "delimiter", "max-args",
+                                           "max-procs", "max-chars", "process-slot-var"};
+// The command-string options: `--command` (flock, script), and su's and runuser's two.
+constexpr std::string_view kCommandLong[] = {"command"};
+constexpr std::string_view kSuCommandLong[] = {"command", "session-command"};
+
+// Each wrapper's options: read_options, command_option, unwrap_env and unwrap_ssh read them.
+constexpr WrapperOptions kWrapperOptions[] = {
+    {"builtin", "", {}},
+    {"chroot", "", kChrootLong},
+    {"chrt", "TPD", kChrtLong},
+    {"command", "", {}},
+    {"doas", "uC", {}},
+    {"env", "SuC", kEnvLong},
+    {"exec", "a", {}},
+    {"flock", "wE", kFlockLong, {}, 'c', kCommandLong},
+    {"ionice", "cnpPu", kIoniceLong},
+    {"nice", "n", kNiceLong},
+    {"nohup", "", {}},
+    {"nsenter", "tNGSW", kNsenterLong, "muinpCUTrw"},
+    {"parallel", "aCdEIjLnNPsSJ", kParallelLong, "eil"},
+    {"pkexec", "", kPkexecLong},
+    {"runuser", "cgGsuw", kRunuserLong, {}, 'c', kSuCommandLong},
+    {"script", "cEIOBTmo", kScriptLong, {}, 'c', kCommandLong},
+    {"setsid", "", {}},
+    {"ssh", "BbcDEeFIiJLlmOoPpQRSWw", {}},
+    {"sshpass", "fdpP", {}, "e"},
+    {"stdbuf", "ioe", kStdbufLong},
+    {"su", "cgGsw", kSuLong, {}, 'c', kSuCommandLong},
+    {"sudo", "ugCDhprtUTR", kSudoLong},
+    {"taskset", "", {}},
+    {"time", "fo", kTimeLong},
+    {"timeout", "sk", kTimeoutLong},
+    {"unshare", "RwSGl", kUnshareLong, "muinpUCT"},
+    {"watch", "nq", kWatchLong, "d"},
+    {"xargs", "adEILnPs", kXargsLong, "eil"},
+};
+static_assert(std::is_sorted(std::begin(kWrapperOptions), std::end(kWrapperOptions),
+                             [](const WrapperOptions& a, const WrapperOptions& b) {
+                               return a.program < b.program;
+                             }));
+
+// The options of the wrapper `program` (one kWrapperOptions lists).
+const WrapperOptions& options_of(std::string_view program) {
+  auto it = std::lower_bound(
+      std::begin(kWrapperOptions), std::end(kWrapperOptions), program,
+      [](const WrapperOptions& w, std::string_view name) { return w.program < name; });
+  if (it == std::end(kWrapperOptions) || it->program != program)
+    throw ShellError{"no options listed for the wrapper " + std::string(program),
+                     Failure::Internal};
+  return *it;
+}
+
+// Whether `w` is the option `letter` or one of `longs`, each written alone and in full.
+bool is_option_word(const std::string& w, char letter, std::span<const std::string_view> longs) {
+  if (w.size() == 2 && w[0] == '-' && w[1] == letter) return true;
+  return w.starts_with("--") &&
+         std::find(longs.begin(), longs.end(), std::string_view(w).substr(2)) != longs.end();
+}
+
 std::string basename_of(const std::string& word) {
   std::string_view s = word;
   while (s.size() > 1 && s.back() == '/') s.remove_suffix(1);
@@ -172,13 +316,15 @@ struct CommandOption {
   std::size_t last = 0;   // index of the word holding the value
 };
 
-// Looks through every word after a[i] for the short option `letter` or a long option in
-// `longs` (GNU abbreviations included) whose value is a command string. short_val and
-// long_val: the wrapper's other options that take a value (their values are skipped).
-std::optional<CommandOption> command_option(const Args& a, std::size_t i, char letter,
-                                            std::initializer_list<std::string_view> longs,
-                                            std::string_view short_val,
-                                            std::initializer_list<std::string_view> long_val) {
+// Looks through every word after a[i] for the wrapper's command option: its letter or one of
+// its long names (GNU abbreviations included). The values of its other options that take a
+// value are skipped.
+std::optional<CommandOption> command_option(const Args& a, std::size_t i,
+                                            const WrapperOptions& options) {
+  const char letter = options.command;
+  const std::span<const std::string_view> longs = options.command_long;
+  const std::string_view short_val = options.short_val;
+  const std::span<const std::string_view> long_val = options.long_val;
   for (std::size_t k = i + 1; k < a.size(); ++k) {
     const std::string& w = a[k];
     if (w.size() < 2 || w[0] != '-' || w == "--") continue;
@@ -253,6 +399,7 @@ Step unwrap_shell(const Args& a, std::size_t i) {
 }
 
 Step unwrap_env(const Args& a, std::size_t i) {
+  const WrapperOptions& options = options_of("env");
   std::size_t k = i + 1;
   std::optional<std::string> split;
   std::vector<std::size_t> assignments;
@@ -269,14 +416,13 @@ Step unwrap_env(const Args& a, std::size_t i) {
     if (w.starts_with("--")) {
       const std::size_t eq = w.find('=');
       const std::string name = w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-      const bool takes = name == "split-string" || name == "unset" || name == "chdir" ||
-                         name == "default-signal" || name == "ignore-signal" ||
-                         name == "block-signal";
+      // --default-signal[=SIG] and the other signal options take theirs attached only.
       std::string value;
       if (eq != std::string::npos) {
         value = w.substr(eq + 1);
-      } else if (takes && name != "default-signal" && name != "ignore-signal" &&
-                 name != "block-signal" && k + 1 < a.size()) {
+      } else if (std::find(options.long_val.begin(), options.long_val.end(), name) !=
+                     options.long_val.end() &&
+                 k + 1 < a.size()) {
         value = a[++k];
       }
       if (name == "split-string") split = value;
@@ -286,7 +432,7 @@ Step unwrap_env(const Args& a, std::size_t i) {
     if (w.size() > 1 && w[0] == '-') {
       ++k;
       for (std::size_t c = 1; c < w.size(); ++c) {
-        if (w[c] == 'S' || w[c] == 'u' || w[c] == 'C') {
+        if (options.short_val.find(w[c]) != std::string_view::npos) {
           std::string value;
           if (c + 1 < w.size())
             value = w.substr(c + 1);
@@ -340,7 +486,7 @@ std::optional<std::string> ssh_option_command(const std::string& v) {
 // are run by the remote user's shell. ssh reads options again after the destination.
 // `-o ProxyCommand=CMD` (and LocalCommand, KnownHostsCommand) runs CMD with a local shell.
 Step unwrap_ssh(const Args& a, std::size_t i) {
-  static constexpr std::string_view kTakesValue = "BbcDEeFIiJLlmOoPpQRSWw";
+  const std::string_view takes_value = options_of("ssh").short_val;
   std::size_t k = i + 1;
   bool ended = false;
   std::vector<std::string> local;
@@ -355,7 +501,7 @@ Step unwrap_ssh(const Args& a, std::size_t i) {
       if (w.size() < 2 || w[0] != '-') return;
       ++k;
       for (std::size_t c = 1; c < w.size(); ++c) {
-        if (kTakesValue.find(w[c]) != std::string_view::npos) {
+        if (takes_value.find(w[c]) != std::string_view::npos) {
           std::optional<std::string> value;
           if (c + 1 < w.size())
             value = w.substr(c + 1);
@@ -391,72 +537,16 @@ Step unwrap_ssh(const Args& a, std::size_t i) {
 
 // sshpass [-f FILE | -d FD | -p PASSWORD | -e[VAR]] [-P PROMPT] [-v] CMD…
 Step unwrap_sshpass(const Args& a, std::size_t i) {
-  return step_next(read_options(a, i + 1, "fdpP", {}, "e").next);
+  const WrapperOptions& o = options_of("sshpass");
+  return step_next(read_options(a, i + 1, o.short_val, o.long_val, o.short_opt).next);
 }
 
 // GNU parallel [options] [COMMAND…] (::: ARGS | :::: FILES)…: the command words are a
 // template run by a shell with operands filled in at run time; without them, each `:::`
 // argument is itself a command line.
 Step unwrap_parallel(const Args& a, std::size_t i) {
-  static constexpr std::string_view kLongVal[] = {"arg-file",
-                                                  "colsep",
-                                                  "delimiter",
-                                                  "replace",
-                                                  "jobs",
-                                                  "max-procs",
-                                                  "max-lines",
-                                                  "max-args",
-                                                  "max-replace-args",
-                                                  "max-chars",
-                                                  "sshlogin",
-                                                  "sshloginfile",
-                                                  "slf",
-                                                  "results",
-                                                  "res",
-                                                  "joblog",
-                                                  "tmpdir",
-                                                  "workdir",
-                                                  "wd",
-                                                  "tagstring",
-                                                  "timeout",
-                                                  "delay",
-                                                  "retries",
-                                                  "env",
-                                                  "basefile",
-                                                  "bf",
-                                                  "return",
-                                                  "transferfile",
-                                                  "tf",
-                                                  "load",
-                                                  "memfree",
-                                                  "nice",
-                                                  "halt",
-                                                  "halt-on-error",
-                                                  "sshdelay",
-                                                  "termseq",
-                                                  "arg-sep",
-                                                  "arg-file-sep",
-                                                  "header",
-                                                  "limit",
-                                                  "rpl",
-                                                  "block",
-                                                  "block-size",
-                                                  "recstart",
-                                                  "recend",
-                                                  "sql",
-                                                  "sqlmaster",
-                                                  "sqlworker",
-                                                  "compress-program",
-                                                  "decompress-program",
-                                                  "ssh",
-                                                  "profile",
-                                                  "filter",
-                                                  "seqreplace",
-                                                  "group-by",
-                                                  "memsuspend",
-                                                  "tmpl",
-                                                  "slotreplace"};
-  const Options o = read_options(a, i + 1, "aCdEIjLnNPsSJ", std::span(kLongVal), "eil");
+  const WrapperOptions& options = options_of("parallel");
+  const Options o = read_options(a, i + 1, options.short_val, options.long_val, options.short_opt);
   static constexpr std::string_view kSeparators[] = {":::", "::::", ":::+", "::::+"};
   auto is_sep = [&](const std::string& w) {
     return std::find(std::begin(kSeparators), std::end(kSeparators), w) != std::end(kSeparators);
@@ -506,15 +596,13 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
                           std::string_view(prog))) {
     return {};
   }
-  using L = std::initializer_list<std::string_view>;
-  auto opts = [&](std::string_view short_val, L long_val, std::string_view short_opt = {}) {
-    return read_options(a, i + 1, short_val, std::span(long_val.begin(), long_val.size()),
-                        short_opt);
+  // The wrapper's options (kWrapperOptions), read up to its first operand.
+  auto opts = [&] {
+    const WrapperOptions& o = options_of(prog);
+    return read_options(a, i + 1, o.short_val, o.long_val, o.short_opt);
   };
   if (prog == "sudo"sv) {
-    const Options o =
-        opts("ugCDhprtUTR", {"user", "group", "close-from", "chdir", "host", "prompt", "role",
-                             "type", "other-user", "chroot", "command-timeout"});
+    const Options o = opts();
     if (has(o, "elvVK", {"edit", "list", "validate", "version", "remove-timestamp"})) return {};
     std::size_t k = o.next;
     std::vector<std::size_t> assignments;
@@ -532,41 +620,36 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
     return s;
   }
   if (prog == "doas"sv) {
-    const Options o = opts("uC", {});
+    const Options o = opts();
     Step s = step_next(o.next);
     s.stdin_script = has(o, "s", {}) && o.next >= a.size();  // `doas -s <<EOF`
     return s;
   }
   if (prog == "env"sv) return unwrap_env(a, i);
   if (prog == "timeout"sv) {
-    std::size_t k = opts("sk", {"signal", "kill-after"}).next;
+    std::size_t k = opts().next;
     if (k < a.size()) ++k;  // DURATION
     return step_next(k);
   }
-  if (prog == "nice"sv) return step_next(opts("n", {"adjustment"}).next);
+  if (prog == "nice"sv) return step_next(opts().next);
   if (prog == "ionice"sv) {
-    const Options o = opts("cnpPu", {"class", "classdata", "pid", "pgid", "uid"});
+    const Options o = opts();
     if (has(o, "pPu", {"pid", "pgid", "uid"})) return {};
     return step_next(o.next);
   }
-  if (prog == "nohup"sv || prog == "builtin"sv) return step_next(opts("", {}).next);
-  if (prog == "stdbuf"sv) return step_next(opts("ioe", {"input", "output", "error"}).next);
-  if (prog == "time"sv) return step_next(opts("fo", {"format", "output"}).next);
+  if (prog == "nohup"sv || prog == "builtin"sv || prog == "stdbuf"sv || prog == "time"sv)
+    return step_next(opts().next);
   if (prog == "xargs"sv) {
-    Step s = step_next(
-        opts("adEILnPs",
-             {"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"},
-             "eil")
-            .next);
+    Step s = step_next(opts().next);
     s.runtime = true;
     return s;
   }
   if (prog == "command"sv) {
-    const Options o = opts("", {});
+    const Options o = opts();
     if (has(o, "vV", {})) return {};  // a lookup, not a run
     return step_next(o.next);
   }
-  if (prog == "exec"sv) return step_next(opts("a", {}).next);
+  if (prog == "exec"sv) return step_next(opts().next);
   if (prog == "eval"sv) {
     if (i + 1 >= a.size()) return {};
     std::string text;
@@ -578,8 +661,7 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
   }
   // su [options] [-] [USER [ARGS…]]: -c CMD is run by the user's shell; without it, a login.
   if (prog == "su"sv) {
-    const auto c = command_option(a, i, 'c', {"command", "session-command"}, "gGsw",
-                                  {"group", "supp-group", "shell", "whitelist-environment"});
+    const auto c = command_option(a, i, options_of(prog));
     if (c) return step_recurse(c->value, 1);
     Step s;  // a shell: reads its commands from stdin (`su - root <<EOF`)
     s.stdin_script = true;
@@ -587,58 +669,45 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
   }
   // runuser -u USER [--] CMD… runs CMD; runuser [options] [-] USER -c CMD like su.
   if (prog == "runuser"sv) {  // -u and -c exclude each other; with -u the words after are CMD's
-    const Options o = opts("cgGsuw", {"command", "session-command", "group", "supp-group", "shell",
-                                      "user", "whitelist-environment"});
+    const Options o = opts();
     if (has(o, "u", {"user"})) return step_next(o.next);
-    const auto c =
-        command_option(a, i, 'c', {"command", "session-command"}, "gGsuw",
-                       {"group", "supp-group", "shell", "user", "whitelist-environment"});
+    const auto c = command_option(a, i, options_of(prog));
     if (c) return step_recurse(c->value, 1);
     Step s;  // a shell reading stdin, like su
     s.stdin_script = true;
     return s;
   }
-  if (prog == "pkexec"sv) return step_next(opts("", {"user"}).next);
+  if (prog == "pkexec"sv) return step_next(opts().next);
   if (prog == "chroot"sv) {
-    std::size_t k = opts("", {"userspec", "groups"}).next;
+    std::size_t k = opts().next;
     if (k < a.size()) ++k;  // NEWROOT
     Step s = step_next(k);
     s.stdin_script = k >= a.size();  // no command: chroot runs the shell, reading stdin
     return s;
   }
-  if (prog == "nsenter"sv) {
-    return step_next(
-        opts("tNGSW", {"target", "net-socket", "setgid", "setuid", "wd-ns"}, "muinpCUTrw").next);
-  }
-  if (prog == "unshare"sv) {
-    return step_next(
-        opts("RwSGl",
-             {"map-user", "map-group", "map-users", "map-groups", "propagation", "setgroups",
-              "root", "wd", "setuid", "setgid", "load-interp", "monotonic", "boottime"},
-             "muinpUCT")
-            .next);
-  }
+  if (prog == "nsenter"sv || prog == "unshare"sv) return step_next(opts().next);
   if (prog == "chrt"sv) {  // chrt [options] [PRIORITY] CMD…; -p PID and -m do not run one
-    const Options o = opts("TPD", {"sched-runtime", "sched-period", "sched-deadline"});
+    const Options o = opts();
     if (has(o, "pm", {"pid", "max"})) return {};
     std::size_t k = o.next;
     if (k < a.size() && all_digits(a[k])) ++k;
     return step_next(k);
   }
   if (prog == "taskset"sv) {  // taskset [options] MASK|LIST CMD…; -p works on a running process
-    const Options o = opts("", {});
+    const Options o = opts();
     if (has(o, "p", {"pid"})) return {};
     std::size_t k = o.next;
     if (k < a.size()) ++k;  // MASK or CPU list
     return step_next(k);
   }
-  if (prog == "setsid"sv) return step_next(opts("", {}).next);
+  if (prog == "setsid"sv) return step_next(opts().next);
   // flock [options] FILE CMD… | flock [options] FILE -c CMD | flock [options] FD
   if (prog == "flock"sv) {
-    std::size_t k = opts("wE", {"timeout", "conflict-exit-code"}).next;
+    const WrapperOptions& flock = options_of(prog);
+    std::size_t k = opts().next;
     if (k + 1 >= a.size()) return {};
     ++k;  // FILE
-    if (a[k] == "-c" || a[k] == "--command") {
+    if (is_option_word(a[k], flock.command, flock.command_long)) {
       if (k + 1 >= a.size()) return {};
       return step_recurse(a[k + 1], 1);
     }
@@ -646,7 +715,7 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
   }
   // watch [options] CMD…: the words are joined and run with `sh -c` (with -x: run directly).
   if (prog == "watch"sv) {
-    const Options o = opts("nq", {"interval", "equexit", "shotsdir"}, "d");
+    const Options o = opts();
     if (o.next >= a.size()) return {};
     if (has(o, "x", {"exec"})) return step_next(o.next);
     return step_recurse(join_from(a, o.next), 1);
@@ -661,9 +730,7 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
   if (prog == "sshpass"sv) return unwrap_sshpass(a, i);
   // script [options] -c CMD [FILE]: CMD runs in a shell, the session is written to FILE.
   if (prog == "script"sv) {
-    const auto c = command_option(
-        a, i, 'c', {"command"}, "EIOBTmo",
-        {"echo", "log-in", "log-out", "log-io", "log-timing", "logging-format", "output-limit"});
+    const auto c = command_option(a, i, options_of(prog));
     if (!c) {  // a shell reading stdin, its session written to FILE
       Step s;
       s.stdin_script = true;
@@ -841,6 +908,8 @@ void place_found_file(std::vector<Word>* words, const std::string& root) {
 }
 
 }  // namespace
+
+std::span<const WrapperOptions> wrapper_options() { return kWrapperOptions; }
 
 void Parser::finish_simple(std::vector<Word> words, std::vector<Assignment> assignments,
                            std::vector<Redirect> redirects, Unknowns dyn,

@@ -1,5 +1,5 @@
-// Small text functions (UTF-8 validation, ASCII lowercasing, prefix/suffix tests, hexadecimal,
-// JSON string literals).
+// Small text functions (UTF-8 validation, ASCII lowercasing, prefix/suffix tests, hexadecimal
+// and %XX decoding, JSON string literals).
 // Called by the engine, the CLIPS function table, the other bindings and the folders above.
 // Pure functions, no shared state: thread-safe.
 #include "bindings/text.h"
@@ -101,6 +101,32 @@ void append_hex(std::string& out, const void* data, std::size_t size) {
 std::string hex(const void* data, std::size_t size) {
   std::string out;
   append_hex(out, data, size);
+  return out;
+}
+
+bool unhex(std::string_view hex, unsigned char* out) {
+  if (hex.size() % 2 != 0) return false;
+  for (std::size_t i = 0; i < hex.size() / 2; ++i) {
+    const int hi = hex_value(hex[2 * i]), lo = hex_value(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out[i] = static_cast<unsigned char>(hi << 4 | lo);
+  }
+  return true;
+}
+
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const int hi = s[i] == '%' && i + 2 < s.size() ? hex_value(s[i + 1]) : -1;
+    const int lo = hi >= 0 ? hex_value(s[i + 2]) : -1;
+    if (lo >= 0) {
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
   return out;
 }
 

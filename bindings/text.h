@@ -1,6 +1,6 @@
 // Small text functions shared by every folder: UTF-8, ASCII case, prefixes, lowercase
-// hexadecimal (digests, random ids, \xNN escapes) and JSON string literals. Pure and
-// thread-safe.
+// hexadecimal (digests, random ids, \xNN escapes) and its decoding, %XX decoding and JSON
+// string literals. Pure and thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +38,13 @@ inline int hex_value(char c) {
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
+// Decodes `hex` (either case) into its hex.size() / 2 bytes at `out`, in order; false at the
+// first pair that is not two hexadecimal digits (the bytes before it written) or when the
+// length is odd.
+bool unhex(std::string_view hex, unsigned char* out);
+// `s` with each %XX (two hexadecimal digits, either case) decoded to its byte; a '%' without
+// two digits after it is kept as it is.
+std::string percent_decode(std::string_view s);
 
 // Appends the UTF-8 bytes of code point `cp` (at most 0x10FFFF; the caller refuses what it
 // must, surrogates included).

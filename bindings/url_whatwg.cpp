@@ -33,20 +33,6 @@ bool is_special(std::string_view scheme) {
          scheme == "ftp" || scheme == "file";
 }
 
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && is_hex(s[i + 1]) && is_hex(s[i + 2])) {
-      out.push_back(static_cast<char>(text::hex_value(s[i + 1]) * 16 + text::hex_value(s[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
 // WHATWG forbidden domain code points (ASCII part): C0 controls, space, # % / : < > ? @ [ \ ] ^ |
 // and DEL.
 bool forbidden_domain_char(unsigned char c) {
@@ -166,7 +152,7 @@ bool parse_ipv6(std::string_view bracketed, std::string* out) {
 // check, trailing dots stripped, IPv4 normalization. False means invalid.
 bool parse_host(std::string_view raw, std::string* out) {
   if (!raw.empty() && raw[0] == '[') return parse_ipv6(raw, out);
-  std::string decoded = percent_decode(raw);
+  std::string decoded = text::percent_decode(raw);
   if (!text::valid_utf8(decoded)) return false;
   std::string ascii;
   bool non_ascii = false;

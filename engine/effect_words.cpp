@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "bindings/paths.h"
+#include "bindings/text.h"
 #include "bindings/urls.h"
 
 namespace warden::effect_words {
@@ -145,21 +146,7 @@ bool local_source(std::string_view w, std::string* path) {
     std::size_t slash = rest.find('/');
     rest = slash == std::string_view::npos ? std::string_view("/") : rest.substr(slash);
     rest = rest.substr(0, rest.find_first_of("?#"));
-    auto hex = [](char c) {
-      if (c >= '0' && c <= '9') return c - '0';
-      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-      return -1;
-    };
-    path->clear();
-    for (std::size_t i = 0; i < rest.size(); ++i) {
-      if (rest[i] == '%' && i + 2 < rest.size() && hex(rest[i + 1]) >= 0 && hex(rest[i + 2]) >= 0) {
-        path->push_back(static_cast<char>(hex(rest[i + 1]) * 16 + hex(rest[i + 2])));
-        i += 2;
-      } else {
-        path->push_back(rest[i]);
-      }
-    }
+    *path = text::percent_decode(rest);
     return true;
   }
   if (w == "." || w == ".." || w.starts_with("/") || w.starts_with("./") || w.starts_with("../") ||

@@ -51,8 +51,11 @@ std::string_view effect_object_name(EffectObject object) {
   return "none";
 }
 
-bool EffectsTable::knows(std::string_view program) const {
-  return index_->by_name.find(program) != index_->by_name.end();
+bool EffectsTable::knows(std::string_view program) const { return find(program) != nullptr; }
+
+const EffectsTable::Program* EffectsTable::find(std::string_view program) const {
+  auto it = index_->by_name.find(program);
+  return it == index_->by_name.end() ? nullptr : it->second;
 }
 
 std::size_t EffectsTable::size() const { return index_->by_name.size(); }

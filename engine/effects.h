@@ -124,8 +124,10 @@ class EffectsTable {
   std::size_t size() const;  // programs, aliases included
   std::size_t tool_count() const;
 
-  struct Program;  // defined in effects.cpp
-  struct Tool;     // defined in effects.cpp
+  struct Program;  // defined in effects_spec.h
+  struct Tool;     // defined in effects_spec.h
+  // The entry of `program` (its name or an alias), or null when the table has none.
+  const Program* find(std::string_view program) const;
   ~EffectsTable();
   EffectsTable();
 

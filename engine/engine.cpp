@@ -3,13 +3,11 @@
 // after the input was read fails closed with a reason naming its cause.
 #include "engine/engine.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <ctime>
 #include <random>
 #include <stdexcept>
 
+#include "bindings/json.h"
 #include "bindings/text.h"
 #include "engine/clips_env.h"
 #include "engine/fact_codec.h"
@@ -337,10 +335,7 @@ DecideResult EngineImpl::decide(const DecideRequest& request) {
   if (!rewritten && !fields.renamed && is_single_line(request.proposal_json)) {
     d.action_json.assign(request.proposal_json);  // already valid JSON, unchanged
   } else {
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-    doc.Accept(writer);
-    d.action_json.assign(buffer.GetString(), buffer.GetSize());
+    d.action_json = json::to_text(doc);
   }
   d.elapsed_us = std::chrono::duration_cast<std::chrono::microseconds>(
                      std::chrono::steady_clock::now() - start)

@@ -4,6 +4,7 @@
 // the configuration, so thread-safe.
 #include <cstdlib>
 
+#include "bindings/text.h"
 #include "reasoning/http.h"
 #include "reasoning/json_text.h"
 #include "reasoning/provider.h"
@@ -53,12 +54,7 @@ std::chrono::milliseconds parse_retry_after(const std::string& value) {
 // `text` with printable ASCII written as \u00XX escapes (or \/) spelled plainly; the JSON
 // it may hold means the same (those characters need no escape).
 std::string plain_ascii_escapes(const std::string& text) {
-  auto hex = [](char c) -> int {
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-  };
+  using warden::text::hex_value;
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -72,8 +68,8 @@ std::string plain_ascii_escapes(const std::string& text) {
       continue;
     }
     if (text[i + 1] == 'u' && i + 5 < text.size() && text[i + 2] == '0' && text[i + 3] == '0' &&
-        hex(text[i + 4]) >= 0 && hex(text[i + 5]) >= 0) {
-      const char c = static_cast<char>(hex(text[i + 4]) * 16 + hex(text[i + 5]));
+        hex_value(text[i + 4]) >= 0 && hex_value(text[i + 5]) >= 0) {
+      const char c = static_cast<char>(hex_value(text[i + 4]) * 16 + hex_value(text[i + 5]));
       if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
         out += c;
         i += 5;

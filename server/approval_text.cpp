@@ -1,12 +1,11 @@
 #include "server/approval_text.h"
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <chrono>
 
 #include "approvals/store.h"
+#include "bindings/json.h"
 #include "protocol/json_text.h"
 
 namespace warden::server::approval_text {
@@ -62,10 +61,7 @@ std::string grant_key(const std::string& action_json) {
       }
     }
   }
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  d.Accept(writer);
-  return approvals::action_hash(std::string_view(buffer.GetString(), buffer.GetSize()));
+  return approvals::action_hash(warden::json::to_text(d));
 }
 
 }  // namespace warden::server::approval_text

@@ -54,13 +54,6 @@ bool parse_groups(std::string_view word, std::vector<std::string>* groups, std::
   return true;
 }
 
-int token_hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 std::vector<std::string_view> split_words(std::string_view line) {
   std::vector<std::string_view> words;
   std::size_t i = 0;
@@ -175,17 +168,9 @@ bool TokenStore::parse(std::string_view text, std::string_view source, TokenStor
       if (digest.substr(0, 7) != "sha256:" || digest.size() != 7 + 64) {
         fail(line_no, "token hash must be sha256: followed by 64 hex digits");
         ok = false;
-      } else {
-        for (std::size_t i = 0; i < 32 && ok; ++i) {
-          int hi = token_hex_value(digest[7 + 2 * i]);
-          int lo = token_hex_value(digest[8 + 2 * i]);
-          if (hi < 0 || lo < 0) {
-            fail(line_no, "token hash must be sha256: followed by 64 hex digits");
-            ok = false;
-          } else {
-            entry.hash[i] = static_cast<unsigned char>(hi << 4 | lo);
-          }
-        }
+      } else if (ok && !text::unhex(digest.substr(7), entry.hash.data())) {
+        fail(line_no, "token hash must be sha256: followed by 64 hex digits");
+        ok = false;
       }
       if (words.size() == 4) {
         std::string error;

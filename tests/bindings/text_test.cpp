@@ -1,5 +1,5 @@
 // Tests for warden::text (UTF-8 validation and encoding, ASCII lowercasing, prefix/suffix
-// helpers, hexadecimal).
+// helpers, hexadecimal and %XX decoding).
 // Run with: bindings_tests "[text]". Single-threaded.
 #include <catch2/catch.hpp>
 
@@ -109,6 +109,33 @@ TEST_CASE("hex_value reads one hexadecimal digit of either case", "[text]") {
   for (std::size_t i = 0; i < upper.size(); ++i)
     CHECK(text::hex_value(upper[i]) == static_cast<int>(10 + i));
   for (const char c : "gG/:@`xX \0\xff"s) CHECK(text::hex_value(c) == -1);
+}
+
+TEST_CASE("unhex reads two hexadecimal digits a byte and stops at the first bad pair", "[text]") {
+  std::string every;
+  for (int b = 0; b < 256; ++b) every += static_cast<char>(b);
+  unsigned char out[256] = {};
+  REQUIRE(text::unhex(text::hex(every), out));
+  CHECK(std::string(reinterpret_cast<const char*>(out), sizeof out) == every);
+  REQUIRE(text::unhex("DeAdBeEf", out));  // either case
+  CHECK((out[0] == 0xde && out[1] == 0xad && out[2] == 0xbe && out[3] == 0xef));
+  CHECK(text::unhex("", out));
+  unsigned char some[3] = {0, 0, 0};
+  CHECK_FALSE(text::unhex("0a1g2c", some));  // g: the second pair is refused
+  CHECK((some[0] == 0x0a && some[2] == 0));  // the byte before it written, none after
+  CHECK_FALSE(text::unhex("0a1", some));     // odd length
+  CHECK_FALSE(text::unhex(" a", some));
+  CHECK_FALSE(text::unhex("0x", some));
+}
+
+TEST_CASE("percent_decode decodes %XX and keeps a % without two digits", "[text]") {
+  CHECK(text::percent_decode("") == "");
+  CHECK(text::percent_decode("/a%20b/%2F%2f") == "/a b///");
+  CHECK(text::percent_decode("%00%ff") == "\0\xff"s);
+  CHECK(text::percent_decode("%") == "%");
+  CHECK(text::percent_decode("%4") == "%4");
+  CHECK(text::percent_decode("x%41") == "xA");  // the last three bytes
+  CHECK(text::percent_decode("%g1%1g%%41") == "%g1%1g%A");
 }
 
 TEST_CASE("append_utf8 writes a code point in one to four bytes", "[text]") {

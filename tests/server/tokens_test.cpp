@@ -45,6 +45,32 @@ TEST_CASE("token file errors name their line", "[server][tokens]") {
   CHECK(store.size() == 0);
 }
 
+TEST_CASE("a token hash is 64 hex digits of either case, read once the line is good so far",
+          "[server][tokens]") {
+  const std::string hash = token_hash_text("t1");  // "sha256:" and 64 lowercase digits
+  std::string upper = hash;
+  for (std::size_t i = 7; i < upper.size(); ++i)
+    if (upper[i] >= 'a' && upper[i] <= 'f') upper[i] = static_cast<char>(upper[i] - 'a' + 'A');
+  {
+    TokenStore store;
+    std::vector<std::string> errors;
+    REQUIRE(TokenStore::parse("agent alice " + upper + "\n", "tokens", &store, &errors));
+    const auto alice = store.authenticate("t1");
+    REQUIRE(alice);
+    CHECK(alice->principal == "alice");
+  }
+  const std::string bad = hash.substr(0, hash.size() - 1) + "g";  // the last digit
+  TokenStore store;
+  std::vector<std::string> errors;
+  CHECK_FALSE(TokenStore::parse("agent alice " + bad + "\nroot bob " + bad + "\n", "tokens", &store,
+                                &errors));
+  REQUIRE(errors.size() == 2);
+  CHECK(errors[0] == "tokens:1: token hash must be sha256: followed by 64 hex digits");
+  // The unknown role refuses line 2: its hash is not read, one error for the line.
+  CHECK(errors[1].rfind("tokens:2: unknown role 'root'", 0) == 0);
+  CHECK(store.size() == 0);
+}
+
 TEST_CASE("generated tokens are random, prefixed and url-safe", "[server][tokens]") {
   std::string a = generate_token();
   std::string b = generate_token();
