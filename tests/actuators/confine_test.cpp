@@ -116,6 +116,10 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 // Processes whose command line holds `marker` (a word no other process uses).
+// A number no other test process on the machine writes in a command line (another suite may
+// run this file at the same time): six digits from this process's id.
+std::string own_number() { return std::to_string(100000 + ::getpid() % 900000); }
+
 int processes_with(const std::string& marker) {
   int n = 0;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
@@ -250,17 +254,18 @@ TEST_CASE("confine: no connection leaves a run whose decision approved no host",
 
 TEST_CASE("confine: nothing outlives the run, not even what killed its parent", "[confine]") {
   Box box;
-  Result r = box.run("setsid sleep 987654 & sleep 0.2; kill -9 $PPID; echo still-here");
+  const std::string n = own_number();  // the sleeps last n4, n5, n6 and n7 seconds
+  Result r = box.run("setsid sleep " + n + "4 & sleep 0.2; kill -9 $PPID; echo still-here");
   CHECK(r.ok);
-  CHECK(processes_with("987654") == 0);
-  Result nohup = box.run("nohup sleep 987655 > /dev/null 2>&1 & disown; echo started");
+  CHECK(processes_with("sleep " + n + "4") == 0);
+  Result nohup = box.run("nohup sleep " + n + "5 > /dev/null 2>&1 & disown; echo started");
   CHECK(contains(nohup.output, "started"));
-  CHECK(processes_with("987655") == 0);
+  CHECK(processes_with("sleep " + n + "5") == 0);
   // At the time limit too.
   box.config.timeout = std::chrono::milliseconds(1000);
-  Result late = box.run("setsid sleep 987656 & set -m; sleep 987657 & sleep 60");
+  Result late = box.run("setsid sleep " + n + "6 & set -m; sleep " + n + "7 & sleep 60");
   CHECK(late.error_code == "E_ACT_TIMEOUT");
-  CHECK(processes_with("98765") == 0);
+  CHECK(processes_with("sleep " + n) == 0);
   // A program that stops its keeper stops nothing: signals leave no run.
   box.config.timeout = std::chrono::milliseconds(20000);
   Result stop = box.run("kill -STOP $PPID; echo $?");
@@ -279,7 +284,7 @@ TEST_CASE("confine: a fork bomb is contained", "[confine]") {
       "try:\n"
       "    for i in range(1000):\n"
       "        if os.fork() == 0:\n"
-      "            time.sleep(30)\n"
+      "            time.sleep(30 + " + own_number() + " * 0)\n"
       "            os._exit(0)\n"
       "        n += 1\n"
       "except OSError as e:\n"
@@ -289,10 +294,11 @@ TEST_CASE("confine: a fork bomb is contained", "[confine]") {
   const int running = std::stoi(count.output.substr(8));
   CHECK(running < 320);
   CHECK(count.output.ends_with(" 11\n"));  // EAGAIN
-  CHECK(processes_with("time.sleep(30)") == 0);
-  Result bomb = box.run("b() { b | b & }; b; sleep 2; echo done");
+  CHECK(processes_with("time.sleep(30 + " + own_number()) == 0);
+  const std::string b = "b" + own_number();
+  Result bomb = box.run(b + "() { " + b + " | " + b + " & }; " + b + "; sleep 2; echo done");
   CHECK((bomb.ok || bomb.error_code == "E_ACT_TIMEOUT"));  // it ended, one way or the other
-  CHECK(processes_with("b | b") == 0);
+  CHECK(processes_with(b + " | " + b) == 0);
 }
 
 TEST_CASE("confine: the seccomp filter refuses ptrace, mount and new namespaces", "[confine]") {
