@@ -146,15 +146,96 @@ static_assert(std::is_sorted(std::begin(kWrapperOptions), std::end(kWrapperOptio
                                return a.program < b.program;
                              }));
 
-// The options of the wrapper `program` (one kWrapperOptions lists).
-const WrapperOptions& options_of(std::string_view program) {
+// The options of each wrapper whose value is inert: a number, a duration, a signal, a user or
+// group, a mode, a separator, a format or a replacement string, never a file, a directory, a
+// program, code or a host. The command-string options (`su -c`) are listed too: the parser
+// reads their value as code. A wrapper given any other option with a value (one kWrapperOptions
+// lists, an attached `--name=value` or `-rDIR`), or an operand before the command it wraps
+// when its operands are not inert (`flock FILE CMD`, `chroot DIR CMD`), also stays a command
+// of its own beside that command: `parallel --compress-program P CMD`, `time -o FILE CMD`,
+// `sshpass -f FILE CMD`, `sudo -D DIR CMD`. Its words then go to the effects table like any
+// command's, which knows what each option does or reads one it does not know as unknown.
+// Closed: a value option added to kWrapperOptions is judged until it is listed here.
+struct InertValues {
+  std::string_view program;
+  std::string_view shorts;
+  std::span<const std::string_view> longs;
+  // Its operands are inert: a duration, a priority, a mask, a user, NAME=value (read as an
+  // assignment), or the wrapped command's own words (parallel, xargs, watch).
+  bool operands = false;
+};
+constexpr std::string_view kChrootInert[] = {"userspec", "groups"};
+constexpr std::string_view kEnvInert[] = {"unset"};
+constexpr std::string_view kFlockInert[] = {"timeout", "conflict-exit-code", "command"};
+constexpr std::string_view kNsenterInert[] = {"target", "net-socket", "setgid", "setuid"};
+constexpr std::string_view kParallelInert[] = {
+    "colsep",      "delimiter",    "replace",       "jobs",
+    "max-procs",   "max-lines",    "max-args",      "max-replace-args",
+    "max-chars",   "tagstring",    "timeout",       "delay",
+    "retries",     "halt",         "halt-on-error", "load",
+    "memfree",     "nice",         "sshdelay",      "termseq",
+    "arg-sep",     "arg-file-sep", "header",        "block",
+    "block-size",  "recstart",     "recend",        "seqreplace",
+    "slotreplace", "memsuspend"};
+constexpr std::string_view kRunuserInert[] = {
+    "command", "session-command", "group", "supp-group", "user", "whitelist-environment"};
+constexpr std::string_view kScriptInert[] = {"command", "echo", "logging-format", "output-limit"};
+constexpr std::string_view kSuInert[] = {"command", "session-command", "group", "supp-group",
+                                         "whitelist-environment"};
+constexpr std::string_view kSudoInert[] = {"user", "group", "close-from", "prompt",
+                                           "role", "type",  "other-user", "command-timeout"};
+constexpr std::string_view kTimeInert[] = {"format"};
+constexpr std::string_view kUnshareInert[] = {"map-user",    "map-group", "map-users", "map-groups",
+                                              "propagation", "setgroups", "setuid",    "setgid",
+                                              "monotonic",   "boottime"};
+constexpr std::string_view kWatchInert[] = {"interval", "equexit", "differences"};
+constexpr std::string_view kXargsInert[] = {"delimiter", "max-args", "max-procs", "max-chars",
+                                            "process-slot-var"};
+constexpr InertValues kInertValues[] = {
+    {"chroot", "", kChrootInert},
+    {"chrt", "TPD", kChrtLong, true},
+    {"doas", "u", {}},
+    {"env", "u", kEnvInert, true},
+    {"exec", "a", {}},
+    {"flock", "wEc", kFlockInert},
+    {"ionice", "cnpPu", kIoniceLong},
+    {"nice", "n", kNiceLong},
+    {"nsenter", "tNGS", kNsenterInert},
+    {"parallel", "CdEIjLnNPseil", kParallelInert, true},
+    {"pkexec", "", kPkexecLong},
+    {"runuser", "cgGuw", kRunuserInert, true},
+    {"script", "cEmo", kScriptInert},
+    {"sshpass", "dpPe", {}},
+    {"stdbuf", "ioe", kStdbufLong},
+    {"su", "cgGw", kSuInert, true},
+    {"sudo", "ugCprtUT", kSudoInert, true},
+    {"taskset", "", {}, true},
+    {"time", "f", kTimeInert},
+    {"timeout", "sk", kTimeoutLong, true},
+    {"unshare", "SG", kUnshareInert},
+    {"watch", "nqd", kWatchInert, true},
+    {"xargs", "dEILnPseil", kXargsInert, true},
+};
+static_assert(std::is_sorted(std::begin(kInertValues), std::end(kInertValues),
+                             [](const InertValues& a, const InertValues& b) {
+                               return a.program < b.program;
+                             }));
+
+// The options of the wrapper `program`, null when kWrapperOptions lists none.
+const WrapperOptions* find_options(std::string_view program) {
   auto it = std::lower_bound(
       std::begin(kWrapperOptions), std::end(kWrapperOptions), program,
       [](const WrapperOptions& w, std::string_view name) { return w.program < name; });
-  if (it == std::end(kWrapperOptions) || it->program != program)
+  return it == std::end(kWrapperOptions) || it->program != program ? nullptr : &*it;
+}
+
+// The options of the wrapper `program` (one kWrapperOptions lists).
+const WrapperOptions& options_of(std::string_view program) {
+  const WrapperOptions* w = find_options(program);
+  if (!w)
     throw ShellError{"no options listed for the wrapper " + std::string(program),
                      Failure::Internal};
-  return *it;
+  return *w;
 }
 
 // Whether `w` is the option `letter` or one of `longs`, each written alone and in full.
@@ -244,6 +325,61 @@ bool has(const Options& o, std::string_view shorts, std::initializer_list<std::s
   for (std::string_view l : longs) {
     for (const std::string& seen : o.longs) {
       if (long_matches(seen, l)) return true;
+    }
+  }
+  return false;
+}
+
+// Whether the wrapper `w`'s words a[k..end) give an option a value, or hold an operand, that
+// is not inert (kInertValues): a file, a directory, a program, code or a host the wrapper uses
+// itself.
+bool has_own_effect(const Args& a, std::size_t k, std::size_t end, const WrapperOptions& w) {
+  auto inert_at = std::lower_bound(
+      std::begin(kInertValues), std::end(kInertValues), w.program,
+      [](const InertValues& v, std::string_view name) { return v.program < name; });
+  const bool listed = inert_at != std::end(kInertValues) && inert_at->program == w.program;
+  const std::string_view inert_shorts = listed ? inert_at->shorts : std::string_view();
+  const bool inert_operands = listed && inert_at->operands;
+  const std::span<const std::string_view> inert_longs =
+      listed ? inert_at->longs : std::span<const std::string_view>();
+  auto inert_long = [&](std::string_view name) {
+    if (std::find(inert_longs.begin(), inert_longs.end(), name) != inert_longs.end()) return true;
+    // An abbreviation is inert when every value option it may stand for is.
+    bool any = false;
+    for (std::string_view l : w.long_val) {
+      if (!long_matches(name, l)) continue;
+      if (std::find(inert_longs.begin(), inert_longs.end(), l) == inert_longs.end()) return false;
+      any = true;
+    }
+    return any;
+  };
+  for (; k < end; ++k) {
+    const std::string& word = a[k];
+    if (word == "--") {
+      // Operands only from here (`sudo -- CMD`: the command is past `end`).
+      if (!inert_operands && k + 1 < end) return true;
+      break;
+    }
+    if (word.size() < 2 || word[0] != '-') {
+      if (!inert_operands) return true;
+      continue;  // getopt reads on past an operand
+    }
+    if (word[1] == '-') {
+      const std::size_t eq = word.find('=');
+      const std::string name = word.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      const bool next_word = eq == std::string::npos && takes_value(name, w.long_val);
+      if ((eq != std::string::npos || next_word) && !inert_long(name)) return true;
+      if (next_word) ++k;
+      continue;
+    }
+    for (std::size_t c = 1; c < word.size(); ++c) {
+      const char letter = word[c];
+      const bool attached_only = w.short_opt.find(letter) != std::string_view::npos;
+      if (!attached_only && w.short_val.find(letter) == std::string_view::npos) continue;
+      const bool value = !attached_only || c + 1 < word.size();
+      if (value && inert_shorts.find(letter) == std::string_view::npos) return true;
+      if (!attached_only && c + 1 == word.size()) ++k;
+      break;
     }
   }
   return false;
@@ -958,7 +1094,13 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
     for (std::size_t k : s.assignments) {
       assignments.push_back(assignment_of(argv[k], k < words.size() && words[k].dynamic));
     }
-    // What the wrapper does itself (`ssh HOST`: a connection) stays a command of its own.
+    // What the wrapper does itself (`ssh HOST`: a connection; an option naming a file,
+    // a program, code or a host) stays a command of its own.
+    if (s.outer.empty() && (s.kind == Step::Recurse || s.next < argv.size())) {
+      const std::size_t end = s.kind == Step::Recurse ? argv.size() : s.next;
+      if (const WrapperOptions* w = find_options(prog); w && has_own_effect(argv, i + 1, end, *w))
+        for (std::size_t k = i; k < end; ++k) s.outer.push_back(k);
+    }
     if (!s.outer.empty()) emit(values_of(words_at(s.outer)), wrappers, assignments, redirects, dyn);
     wrappers.push_back(prog);
     Unknowns inner = dyn;

