@@ -1,11 +1,10 @@
 #include "actuators/tools.h"
 
-#include <openssl/evp.h>
-
 #include <ctime>
+#include <stdexcept>
 
 #include "actuators/action.h"
-#include "bindings/text.h"
+#include "bindings/digest.h"
 
 namespace warden::actuators {
 
@@ -40,12 +39,11 @@ Result sha256_of(std::string_view args_json) {
   const rapidjson::Value* text = ActionDoc::member(args.root(), "text");
   if (!text || !text->IsString())
     return failure(code::kBadAction, "args.text (a string) is missing");
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(text->GetString(), text->GetStringLength(), digest, &length, EVP_sha256(),
-                 nullptr) != 1)
+  try {
+    return ok(digest::sha256_hex(std::string_view(text->GetString(), text->GetStringLength())));
+  } catch (const std::runtime_error&) {
     return failure(code::kFailed, "SHA-256 failed");
-  return ok(warden::text::hex(digest, length));
+  }
 }
 
 }  // namespace

@@ -1,9 +1,6 @@
 // Claude Code's settings.json: Warden's PreToolUse entry, merged with RapidJSON.
 #include "agents/claude_settings.h"
 
-#include <rapidjson/prettywriter.h>
-#include <rapidjson/stringbuffer.h>
-
 #include "bindings/json.h"
 
 namespace warden::agents {
@@ -119,11 +116,7 @@ SettingsEdit add_claude_hook(std::string_view text, const std::string& command,
     edit.changed = edit.added = true;
   }
   if (!edit.changed) return edit;
-  rapidjson::StringBuffer buf;
-  rapidjson::PrettyWriter<rapidjson::StringBuffer> writer(buf);
-  writer.SetIndent(' ', 2);
-  doc.Accept(writer);
-  edit.text = std::string(buf.GetString(), buf.GetSize()) + "\n";
+  edit.text = json::to_pretty_text(doc, 2) + "\n";
   return edit;
 }
 

@@ -2,15 +2,16 @@
 // and ids, and the JSON array columns.
 #include "approvals/store.h"
 
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include <charconv>
+#include <stdexcept>
 
 #include "approvals/internal.h"
+#include "bindings/digest.h"
 #include "bindings/json.h"
 #include "bindings/text.h"
 
@@ -296,12 +297,11 @@ std::string new_id(std::string_view prefix) {
 }
 
 std::string sha256_hex(std::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr) != 1) {
+  try {
+    return digest::sha256_hex(data);
+  } catch (const std::runtime_error&) {
     throw StoreError("approval store: SHA-256 failed");
   }
-  return text::hex(digest, len);
 }
 
 std::string rule_needle(std::string_view rule) {

@@ -2,13 +2,11 @@
 // fixed-shape envelope without a JSON parser, and the strict UTC time stamps.
 #include "audit/chain.h"
 
-#include <openssl/evp.h>
-
 #include <charconv>
 #include <cstring>
-#include <memory>
 #include <stdexcept>
 
+#include "bindings/digest.h"
 #include "bindings/text.h"
 
 namespace warden::audit {
@@ -18,30 +16,6 @@ constexpr std::string_view kHashSuffixStart = ",\"hash\":\"";  // then 64 hex, t
 constexpr std::size_t kHashSuffixLength = kHashSuffixStart.size() + 64 + 2;
 constexpr std::string_view kSigStart = ",\"sig\":\"";  // then 128 hex, then "
 constexpr std::size_t kSigSuffixLength = kSigStart.size() + 128 + 1 + kHashSuffixLength;
-
-const EVP_MD* sha256_md() {
-  // Fetched once: an implicit fetch per digest costs more than hashing a short line.
-  static const EVP_MD* md = [] {
-    EVP_MD* m = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-    if (!m) throw std::runtime_error("OpenSSL has no SHA256");
-    return m;
-  }();
-  return md;
-}
-
-struct CtxFree {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-
-void sha256(std::string_view bytes, unsigned char out[32]) {
-  thread_local std::unique_ptr<EVP_MD_CTX, CtxFree> ctx(EVP_MD_CTX_new());
-  unsigned int n = 0;
-  if (!ctx || !EVP_DigestInit_ex2(ctx.get(), sha256_md(), nullptr) ||
-      !EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size()) ||
-      !EVP_DigestFinal_ex(ctx.get(), out, &n) || n != 32) {
-    throw std::runtime_error("SHA-256 failed (OpenSSL)");
-  }
-}
 
 void append_u64(std::string& out, std::uint64_t v) {
   char buf[24];
@@ -117,15 +91,6 @@ bool take_string(std::string_view line, std::size_t* pos, std::string_view membe
 }
 
 }  // namespace
-
-std::string sha256_hex(std::string_view bytes) {
-  unsigned char md[32];
-  sha256(bytes, md);
-  std::string out;
-  out.reserve(64);
-  text::append_hex(out, md, 32);
-  return out;
-}
 
 bool is_lower_hex(std::string_view text, std::size_t length) {
   if (text.size() != length) return false;
@@ -234,11 +199,10 @@ void seal_append(std::string* out, std::uint64_t seq, std::string_view prev, std
   line.append("\",\"time\":\"").append(time, sizeof time);
   line.append("\",\"daemon\":\"").append(daemon).push_back('"');
   if (!fields.empty()) line.append(",").append(fields);
-  unsigned char md[32];
-  sha256(std::string_view(line).substr(start), md);
+  const digest::Sha256 md = digest::sha256(std::string_view(line).substr(start));
   line.append(kHashSuffixStart);
   const std::size_t h = line.size();
-  text::append_hex(line, md, 32);
+  text::append_hex(line, md.data(), md.size());
   if (hash_out) std::memcpy(hash_out, line.data() + h, 64);
   line.append("\"}\n");
 }
@@ -325,9 +289,8 @@ bool parse_head(std::string_view line, Head* head, std::string* error) {
 }
 
 bool hash_matches(const Head& head) {
-  unsigned char md[32];
-  sha256(head.sealed, md);
-  return head.hash == text::hex(md, sizeof md);
+  const digest::Sha256 md = digest::sha256(head.sealed);
+  return head.hash == text::hex(md.data(), md.size());
 }
 
 bool split_signature(std::string_view line, std::string_view* signed_bytes,

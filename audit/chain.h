@@ -19,8 +19,6 @@ namespace warden::audit {
 inline constexpr std::string_view kGenesis =
     "0000000000000000000000000000000000000000000000000000000000000000";
 
-// Lowercase hex of SHA-256(bytes): 64 characters.
-std::string sha256_hex(std::string_view bytes);
 // True when `text` is exactly `length` lowercase hex digits.
 bool is_lower_hex(std::string_view text, std::size_t length);
 

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "audit/chain.h"
+#include "bindings/digest.h"
 #include "bindings/text.h"
 
 namespace warden::audit {
@@ -166,7 +166,7 @@ std::string key_id_of(EVP_PKEY* key) {
     return "";
   }
   return "ed25519:" +
-         sha256_hex(std::string_view(reinterpret_cast<const char*>(raw), n)).substr(0, 32);
+         digest::sha256_hex(std::string_view(reinterpret_cast<const char*>(raw), n)).substr(0, 32);
 }
 
 SigningKey::SigningKey(PkeyPtr key) : key_(std::move(key)), key_id_(key_id_of(key_.get())) {

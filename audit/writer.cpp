@@ -14,6 +14,7 @@
 #include <future>
 
 #include "audit/chain.h"
+#include "bindings/digest.h"
 
 namespace warden::audit {
 
@@ -387,7 +388,7 @@ std::unique_ptr<Writer> Writer::open(WriterOptions options, std::string* error) 
       return nullptr;
     }
     s.torn = "\"torn\":{\"bytes\":" + std::to_string(cut.size()) + ",\"sha256\":\"" +
-             sha256_hex(cut) + "\"}";
+             digest::sha256_hex(cut) + "\"}";
     size = nl + 1;
   }
   s.size = size;

@@ -1,5 +1,6 @@
 #include "bindings/json.h"
 
+#include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -203,6 +204,14 @@ std::string string_member(const rapidjson::Value& object, const char* name) {
 std::string to_text(const rapidjson::Value& value) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  value.Accept(writer);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::string to_pretty_text(const rapidjson::Value& value, unsigned indent) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> writer(buffer);
+  writer.SetIndent(' ', indent);
   value.Accept(writer);
   return std::string(buffer.GetString(), buffer.GetSize());
 }

@@ -146,6 +146,9 @@ std::string string_member(const rapidjson::Value& object, const char* name);
 
 // `value` as compact JSON text, RapidJSON's writer (strings as they are held).
 std::string to_text(const rapidjson::Value& value);
+// `value` as JSON text for people, RapidJSON's PrettyWriter: a member or element a line,
+// indented `indent` spaces a level; no newline after the last line.
+std::string to_pretty_text(const rapidjson::Value& value, unsigned indent);
 
 // Member names two readers could take for different members. RapidJSON keeps every member
 // and FindMember finds the first of two equal names, where JSON.parse and Python keep the

@@ -397,10 +397,10 @@ std::string shell_quote(const std::string& s) {
   return out;
 }
 
+constexpr std::string_view kShells[] = {"bash",  "sh",   "zsh",  "dash", "ksh", "ash", "mksh",
+                                        "rbash", "yash", "posh", "fish", "csh", "tcsh"};
+
 bool is_shell(const std::string& p) {
-  static constexpr std::string_view kShells[] = {"bash", "sh",   "zsh",   "dash", "ksh",
-                                                 "ash",  "mksh", "rbash", "yash", "posh",
-                                                 "fish", "csh",  "tcsh"};
   return std::find(std::begin(kShells), std::end(kShells), p) != std::end(kShells);
 }
 
@@ -726,6 +726,27 @@ constexpr std::string_view kWrapperNames[] = {
     "setsid", "sg",    "sh",      "ssh",      "sshpass", "stdbuf", "su",      "sudo",    "taskset",
     "tcsh",   "time",  "timeout", "toybox",   "unshare", "watch",  "xargs",   "yash",    "zsh"};
 static_assert(std::is_sorted(std::begin(kWrapperNames), std::end(kWrapperNames)));
+// The wrappers unwrap_one reads without a kWrapperOptions entry, besides the shells.
+constexpr std::string_view kWrappersReadByHand[] = {"busybox", "eval", "sg", "toybox"};
+
+// unwrap_one reads a wrapper's options only for a name found in kWrapperNames first: every
+// wrapper with options is named there, and every name there has its options listed or is
+// read without them.
+constexpr bool wrapper_lists_agree() {
+  auto in = [](const auto& list, std::string_view name) {
+    return std::find(std::begin(list), std::end(list), name) != std::end(list);
+  };
+  for (const WrapperOptions& w : kWrapperOptions)
+    if (!in(kWrapperNames, w.program)) return false;
+  for (std::string_view name : kWrapperNames) {
+    const bool has_options =
+        std::any_of(std::begin(kWrapperOptions), std::end(kWrapperOptions),
+                    [&](const WrapperOptions& w) { return w.program == name; });
+    if (!has_options && !in(kShells, name) && !in(kWrappersReadByHand, name)) return false;
+  }
+  return true;
+}
+static_assert(wrapper_lists_agree());
 
 Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
   if (!std::binary_search(std::begin(kWrapperNames), std::end(kWrapperNames),

@@ -19,7 +19,6 @@ constexpr std::size_t kMaxInput = 64 * 1024;
 
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 int default_port(std::string_view scheme) {
   if (scheme == "http" || scheme == "ws") return 80;
@@ -72,8 +71,8 @@ bool parse_ipv4_number(std::string_view s, uint64_t* out) {
   for (char c : s) {
     int d;
     if (radix == 16) {
-      if (!is_hex(c)) return false;
       d = text::hex_value(c);
+      if (d < 0) return false;
     } else {
       if (!is_digit(c)) return false;
       d = c - '0';

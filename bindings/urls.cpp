@@ -22,7 +22,6 @@ constexpr std::size_t kMaxInput = 64 * 1024;
 
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 bool is_host_char(char c) { return is_alpha(c) || is_digit(c) || c == '-' || c == '_' || c == '.'; }
 
 bool web_scheme(std::string_view s) {
@@ -92,7 +91,7 @@ bool check_syntax(std::string_view text, std::string* scheme, std::string* error
     if (close == std::string_view::npos) return fail("unterminated IPv6 address");
     host = hostport.substr(0, close + 1);
     for (char c : host.substr(1, host.size() - 2))
-      if (!(is_hex(c) || c == ':' || c == '.'))
+      if (!(text::hex_value(c) >= 0 || c == ':' || c == '.'))
         return fail("IPv6 address with a zone or other characters");
   } else {
     host = hostport.substr(0, hostport.find(':'));

@@ -1,9 +1,5 @@
 #include "cli/approval_text.h"
 
-#include <rapidjson/prettywriter.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <cstdio>
 
 #include "bindings/json.h"
@@ -314,11 +310,7 @@ std::string approval_detail(const rapidjson::Value& approval, std::int64_t now_m
            printable(string_member(approval, "id")) + " shows it in full\n";
   } else if (has_action) {
     out += "  the action as it will run:\n";
-    rapidjson::StringBuffer buffer;
-    rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
-    w.SetIndent(' ', 2);
-    action->value.Accept(w);
-    const std::string pretty = json_for_terminal(std::string(buffer.GetString(), buffer.GetSize()));
+    const std::string pretty = json_for_terminal(warden::json::to_pretty_text(action->value, 2));
     std::size_t start = 0;
     while (start <= pretty.size()) {
       std::size_t end = pretty.find('\n', start);

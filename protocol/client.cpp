@@ -6,7 +6,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
-#include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
@@ -21,8 +20,8 @@
 #include <csignal>
 #include <cstring>
 
+#include "bindings/digest.h"
 #include "bindings/json.h"
-#include "bindings/text.h"
 #include "engine/diagnostic.h"
 #include "protocol/json_text.h"
 
@@ -284,11 +283,10 @@ bool Client::start_tls(const std::string& host, std::chrono::steady_clock::time_
     *error = "TLS: cannot read the server certificate";
     return false;
   }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int digest_size = 0;
-  EVP_Digest(der, static_cast<std::size_t>(der_size), digest, &digest_size, EVP_sha256(), nullptr);
+  const std::string der_bytes(reinterpret_cast<const char*>(der),
+                              static_cast<std::size_t>(der_size));
   OPENSSL_free(der);
-  peer_sha256_ = "sha256:" + text::hex(digest, digest_size);
+  peer_sha256_ = "sha256:" + digest::sha256_hex(der_bytes);
   if (pinned) {
     std::string want = tls_.pin;
     for (char& c : want) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -2,23 +2,18 @@
 // (server/exec_envelopes.h).
 #include "server/exec_envelopes.h"
 
-#include <openssl/sha.h>
 #include <rapidjson/document.h>
 
-#include <array>
-
+#include "bindings/digest.h"
 #include "bindings/json.h"
 #include "bindings/paths.h"
-#include "bindings/text.h"
 #include "protocol/message.h"
 #include "server/errors.h"
 
 namespace warden::server {
 
 std::string exec_action_digest(std::string_view command) {
-  std::array<unsigned char, SHA256_DIGEST_LENGTH> hash{};
-  SHA256(reinterpret_cast<const unsigned char*>(command.data()), command.size(), hash.data());
-  return "sha256:" + text::hex(hash.data(), hash.size());
+  return "sha256:" + digest::sha256_hex(command);
 }
 
 void ExecEnvelopes::remember(const std::string& principal, const Decision& decision,

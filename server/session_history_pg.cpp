@@ -16,7 +16,6 @@
 #include "server/session_history_pg.h"
 
 #include <libpq-fe.h>
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <atomic>
@@ -27,10 +26,12 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 #include <unordered_map>
 #include <utility>
 
+#include "bindings/digest.h"
 #include "bindings/text.h"
 #include "server/throttled_log.h"
 
@@ -265,12 +266,13 @@ constexpr const char* kForgetSql = "SELECT warden_session_forget_v1($1::bytea, $
 // ---- encoding ------------------------------------------------------------------------------
 
 std::string sha256(std::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr) != 1) {
+  digest::Sha256 md;
+  try {
+    md = digest::sha256(data);
+  } catch (const std::runtime_error&) {
     fail("SHA-256 failed");
   }
-  return std::string(reinterpret_cast<const char*>(digest), len);
+  return std::string(reinterpret_cast<const char*>(md.data()), md.size());
 }
 
 void put_u32(std::string& out, std::uint32_t v) {

@@ -2,7 +2,6 @@
 
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 
 #include <algorithm>
 #include <fstream>
@@ -10,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "bindings/digest.h"
 #include "bindings/text.h"
 
 namespace warden::server {
@@ -78,11 +78,7 @@ bool valid_group_name(std::string_view name) {
   return true;
 }
 
-TokenHash hash_token(std::string_view token) {
-  TokenHash hash{};
-  SHA256(reinterpret_cast<const unsigned char*>(token.data()), token.size(), hash.data());
-  return hash;
-}
+TokenHash hash_token(std::string_view token) { return digest::sha256(token); }
 
 std::string token_hash_text(std::string_view token) {
   TokenHash hash = hash_token(token);
@@ -91,9 +87,8 @@ std::string token_hash_text(std::string_view token) {
 
 std::string token_id(const TokenHash& hash) {
   const std::string line_form = "sha256:" + text::hex(hash.data(), hash.size());
-  unsigned char second[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(line_form.data()), line_form.size(), second);
-  return text::hex(second, 16);
+  const digest::Sha256 second = digest::sha256(line_form);
+  return text::hex(second.data(), 16);
 }
 
 std::string generate_token() {

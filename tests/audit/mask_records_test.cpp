@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "audit/chain.h"
 #include "audit/mask.h"
 #include "audit/record.h"
+#include "bindings/digest.h"
 #include "engine/decision.h"
 #include "tests/build_paths.h"
 
@@ -145,7 +145,7 @@ std::string digest_of_records(const std::vector<std::string>& proposals) {
        at = all.find("{\"field\":", at + 1)) {
     ++masks;
   }
-  return audit::sha256_hex(all) + " " + std::to_string(masks);
+  return digest::sha256_hex(all) + " " + std::to_string(masks);
 }
 
 std::vector<std::string> corpus_proposals(const char* file) {

@@ -24,6 +24,7 @@
 #include "audit/chain.h"
 #include "audit/record.h"
 #include "audit/signing.h"
+#include "bindings/digest.h"
 #include "tests/support/temp_dir.h"
 
 using namespace warden::audit;
@@ -423,7 +424,7 @@ TEST_CASE("a torn last line is cut and reported in the start record", "[writer]"
   const auto start = fields_of(lines[3]);
   REQUIRE(start.HasMember("torn"));
   CHECK(start["torn"]["bytes"].GetUint64() == torn.size());
-  CHECK(std::string(start["torn"]["sha256"].GetString()) == sha256_hex(torn));
+  CHECK(std::string(start["torn"]["sha256"].GetString()) == warden::digest::sha256_hex(torn));
   CHECK(start["version"] == "test");
   CHECK(slurp(o.path).find(torn) == std::string::npos);
 }

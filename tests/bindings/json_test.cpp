@@ -163,6 +163,26 @@ TEST_CASE("wjson::to_text writes compact JSON", "[json]") {
   CHECK(wjson::to_text(doc["a"][1]) == R"("x\"y")");
 }
 
+TEST_CASE("wjson::to_pretty_text writes a member or element a line, indented as asked", "[json]") {
+  rapidjson::Document doc;
+  REQUIRE_FALSE(wjson::parse(R"({"a":[1,"x\"y",null],"b":{},"c":[],"d":{"e":true}})", &doc));
+  CHECK(wjson::to_pretty_text(doc, 2) ==
+        "{\n"
+        "  \"a\": [\n"
+        "    1,\n"
+        "    \"x\\\"y\",\n"
+        "    null\n"
+        "  ],\n"
+        "  \"b\": {},\n"
+        "  \"c\": [],\n"
+        "  \"d\": {\n"
+        "    \"e\": true\n"
+        "  }\n"
+        "}");
+  CHECK(wjson::to_pretty_text(doc["d"], 4) == "{\n    \"e\": true\n}");
+  CHECK(wjson::to_pretty_text(doc["a"][0], 2) == "1");
+}
+
 TEST_CASE(
     "json: a zero beyond 10^22 is refused where RapidJSON would misread it; others read as written",
     "[json]") {

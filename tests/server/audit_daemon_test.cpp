@@ -22,6 +22,7 @@
 #include "audit/chain.h"
 #include "audit/signing.h"
 #include "audit/verify.h"
+#include "bindings/digest.h"
 #include "server/config.h"
 #include "server/own_files.h"
 #include "server_fixture.h"
@@ -402,8 +403,9 @@ TEST_CASE("a torn last line is cut at the next start and reported in its start r
   auto start = parse(records[before].line);
   REQUIRE(start.HasMember("torn"));
   CHECK(start["torn"]["bytes"].GetUint64() == partial.size());
-  CHECK(std::string(start["torn"]["sha256"].GetString()).find(warden::audit::sha256_hex(partial)) !=
-        std::string::npos);
+  CHECK(
+      std::string(start["torn"]["sha256"].GetString()).find(warden::digest::sha256_hex(partial)) !=
+      std::string::npos);
   CHECK(decision_ids(records).count(id) == 1);
   REQUIRE(serve.terminate() == 0);
   require_verifies(dir);
