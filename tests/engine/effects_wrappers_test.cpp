@@ -80,13 +80,25 @@ constexpr KnownWrapperDifferences kKnownDifferences[] = {
      "--monotonic --net-socket --propagation --root --setgroups --wd --wd-ns",
      ""},
     {"parallel",
-     "-C -E -I -J -L -P -s --arg-file-sep --arg-sep --basefile --bf --block --block-size "
-     "--compress-program --decompress-program --delay --env --filter --group-by "
-     "--halt-on-error --header --limit --load --max-chars --max-lines --max-procs "
-     "--max-replace-args --memfree --memsuspend --nice --profile --recend --recstart "
-     "--replace --res --retries --return --rpl --seqreplace --slf --slotreplace --sql "
-     "--sqlmaster --sqlworker --ssh --sshdelay --sshloginfile --termseq --tf --tmpl "
-     "--transferfile --wd --workdir",
+     "-B -C -D -E -H -I -J -L -P -U -W -e -i -l -s --arg-file-sep --arg-sep --argfile "
+     "--argfilesep --argsep --basefile --basenameextensionreplace --basenamereplace --bf "
+     "--bin --block --block-size --block-timeout --blocksize --blocktimeout --bner --bnr "
+     "--bt --col-sep --compress-program --compressprogram --ctag-string --ctagstring "
+     "--debug --decompress-program --decompressprogram --delay --dirnamereplace --dnr "
+     "--env --eof --er --extensionreplace --filter --group-by --groupby --halt-on-error "
+     "--haltonerror --header --id --jl --limit --linkinputsource --load --max-chars "
+     "--max-lines --max-procs --max-replace-args --maxargs --maxchars --maxlines "
+     "--maxprocs --maxreplaceargs --memfree --memsuspend --min-version --minversion "
+     "--nice --parens --process-slot-var --processslotvar --profile --recend --recstart "
+     "--replace --res --result --retries --return --rpl --rsync-opts --rsyncopts "
+     "--semaphore-name --semaphore-timeout --semaphorename --semaphoretimeout "
+     "--seqreplace --shard --shell-completion --shellcompletion --slf --slotreplace --sql "
+     "--sql-and-worker --sql-master --sql-worker --sqlandworker --sqlmaster --sqlworker "
+     "--ssh --ssh-delay --sshdelay --sshloginfile --st --tag-string --tempdir --template "
+     "--term-seq --termseq --tf --tmpl --total --total-jobs --totaljobs --transfer-file "
+     "--transfer-files --transferfile --transferfiles --trc --trim --use-compress-program "
+     "--use-decompress-program --usecompressprogram --usedecompressprogram --wd "
+     "--work-dir --workdir --xapplyinputsource",
      "--tag"},
     {"runuser", "--session-command", ""},
     {"script", "-o --output-limit", ""},
