@@ -49,7 +49,11 @@ void ExecEnvelopes::remember(const std::string& principal, const Decision& decis
   r.cwd = cwd ? paths::normalize(std::string_view(cwd->GetString(), cwd->GetStringLength()),
                                  workspace_root, home)
               : paths::normalize(workspace_root, "/", home);
-  r.digest = exec_action_digest(r.command);
+  try {
+    r.digest = exec_action_digest(r.command);
+  } catch (const std::exception&) {
+    return;  // SHA-256 failed (OpenSSL): no envelope kept, so `exec` of it is refused
+  }
   r.decision = decision;
   r.decision.facts_json.clear();
   r.workspace_root = workspace_root;

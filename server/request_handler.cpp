@@ -349,7 +349,15 @@ std::optional<Reply> RequestHandler::authenticate(const Request& request, Sessio
   auth->token_checked = true;
   std::string_view presented(token->GetString(), token->GetStringLength());
   std::shared_ptr<const TokenStore> store = context_.tokens();
-  std::optional<Identity> identity = store->authenticate(presented);
+  std::optional<Identity> identity;
+  TokenHash presented_hash{};
+  try {
+    identity = store->authenticate(presented);
+    if (identity) presented_hash = hash_token(presented);
+  } catch (const std::exception& e) {
+    // SHA-256 failed (OpenSSL): nobody is authenticated, the connection closes.
+    return error(request, err::kInternal, std::string("cannot check the token: ") + e.what(), true);
+  }
   if (!identity) {
     Stats::add(context_.stats.auth_failures);
     // The session logs the failure with the peer's address (rate-limited).
@@ -363,7 +371,7 @@ std::optional<Reply> RequestHandler::authenticate(const Request& request, Sessio
     }
   }
   auth->identity = identity;
-  auth->token_hash = hash_token(presented);
+  auth->token_hash = presented_hash;
   auth->verified_by = store;
   std::string fields = "\"principal\":";
   append_json_string(fields, identity->principal);
