@@ -1209,15 +1209,15 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
     }
     // What the wrapper does itself (`ssh HOST`: a connection; an option naming a file,
     // a program, code or a host) stays a command of its own.
-    if (s.outer.empty() && (s.kind == Step::Recurse || s.next < argv.size())) {
+    const WrapperOptions* own = find_options(prog);
+    if (own && s.outer.empty() && (s.kind == Step::Recurse || s.next < argv.size())) {
       std::size_t end = s.kind == Step::Recurse ? argv.size() : s.next;
       // parallel, watch and xargs stop reading options at the first operand: what follows is
       // the command they run (`watch -n 2 du --max-depth=1 .`), not theirs.
-      if (prog == "parallel"sv || prog == "watch"sv || prog == "xargs"sv) {
-        const WrapperOptions& w = options_of(prog);
-        end = std::min(end, read_options(argv, i + 1, w.short_val, w.long_val, w.short_opt).next);
-      }
-      if (const WrapperOptions* w = find_options(prog); w && has_own_effect(argv, i + 1, end, *w))
+      if (prog == "parallel"sv || prog == "watch"sv || prog == "xargs"sv)
+        end = std::min(
+            end, read_options(argv, i + 1, own->short_val, own->long_val, own->short_opt).next);
+      if (has_own_effect(argv, i + 1, end, *own))
         for (std::size_t k = i; k < end; ++k) s.outer.push_back(k);
     }
     if (!s.outer.empty()) emit(values_of(words_at(s.outer)), wrappers, assignments, redirects, dyn);

@@ -67,6 +67,18 @@ Both decide_both(Engine& engine, const std::string& json,
   return warden::test::decide_filtered_and_all(engine, json, history);
 }
 
+// One decision of a random rule set, filtered and with every entry: counts it when the two
+// differ (and fails, naming the rules and the proposal) and when its reply holds hints.
+void tally(const Both& b, const std::string& rules, const std::string& json, int* differing,
+           int* hinted) {
+  *hinted += b.all.find("\"hints\"") != std::string::npos;
+  if (b.filtered != b.all) {
+    ++*differing;
+    INFO(rules << "\n" << json);
+    CHECK(b.filtered == b.all);
+  }
+}
+
 Both decide_both(const std::string& rules, const std::string& json,
                  const std::vector<HistoryEntry>& history, EngineOptions o = options()) {
   Engine engine(policy_of(rules), o);
@@ -419,13 +431,7 @@ TEST_CASE("red team guard: random constraint forms, gates and joins decide as wi
                            effect(g.pick(kKinds), g.pick(kObjects), g.pick(kTargets),
                                   g.pick(kPrograms), g.pick(kClassNames), g.n(2) == 0)});
       for (const auto& json : proposals) {
-        auto b = decide_both(engine, json, history);
-        hinted += b.all.find("\"hints\"") != std::string::npos;
-        if (b.filtered != b.all) {
-          ++differing;
-          INFO(rules << "\n" << json);
-          CHECK(b.filtered == b.all);
-        }
+        tally(decide_both(engine, json, history), rules, json, &differing, &hinted);
       }
     }
   }
@@ -671,17 +677,11 @@ TEST_CASE("red team guard: random slot predicates decide as with every entry",
       for (const auto& command : commands) {
         const std::string json = R"({"target":"shell","payload":{"command":")" + command +
                                  R"(","cwd":"/home/user/project"}})";
-        auto b = decide_both(engine, json, history);
+        tally(decide_both(engine, json, history), rules, json, &differing, &hinted);
         DecideRequest r;
         r.proposal_json = json;
         r.history = &history;
         kept_out += decide_ok(engine, r).history_asserted < history.size();
-        hinted += b.all.find("\"hints\"") != std::string::npos;
-        if (b.filtered != b.all) {
-          ++differing;
-          INFO(rules << "\n" << json);
-          CHECK(b.filtered == b.all);
-        }
       }
     }
   }
