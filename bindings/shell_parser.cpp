@@ -494,6 +494,9 @@ struct Step {
   // argv indices of the words that stay a command of their own besides the wrapped one
   // (`ssh -p 22 HOST`, `script FILE`): what the wrapper itself does. Empty: none.
   std::vector<std::size_t> outer;
+  // A command of the wrapper's own spelled as its table knows it (`parallel … :::: FILE` is
+  // `parallel -a FILE`), besides `outer`. Empty: none.
+  Args outer_words;
 };
 
 Step step_next(std::size_t k) {
@@ -786,6 +789,18 @@ Step unwrap_parallel(const Args& a, std::size_t i) {
     for (std::size_t r = o.next; r < j; ++r) text += (r > o.next ? " " : "") + a[r];
     Step s = step_recurse(std::move(text), 1);
     s.runtime = true;
+    // `:::: FILE…` and `::::+ FILE…` read the arguments from each FILE, as `-a FILE` does
+    // (parallel(1)): parallel's own reads.
+    bool from_files = false;
+    for (std::size_t r = j; r < a.size(); ++r) {
+      if (is_sep(a[r])) {
+        from_files = a[r].starts_with("::::");
+      } else if (from_files) {
+        if (s.outer_words.empty()) s.outer_words.push_back(a[i]);
+        s.outer_words.push_back("-a");
+        s.outer_words.push_back(a[r]);
+      }
+    }
     return s;
   }
   // No template: the arguments after `:::` are the commands; without `:::`, each line of
@@ -1221,6 +1236,7 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
         for (std::size_t k = i; k < end; ++k) s.outer.push_back(k);
     }
     if (!s.outer.empty()) emit(values_of(words_at(s.outer)), wrappers, assignments, redirects, dyn);
+    if (!s.outer_words.empty()) emit(s.outer_words, wrappers, assignments, redirects, dyn);
     wrappers.push_back(prog);
     Unknowns inner = dyn;
     inner.runtime = inner.runtime || s.runtime;
