@@ -345,6 +345,8 @@ TEST_CASE("the code constructs really run code in bash", "[shell][code][bash]") 
     const pid_t pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
+      // In the probe's directory: what a line creates (`compgen`, `x`) stays there.
+      if (::chdir(tmpl.c_str()) != 0) _exit(126);
       execl("/bin/bash", "bash", "-c", line.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
