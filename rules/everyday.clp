@@ -168,7 +168,7 @@
                                         (value ?dv))
                       (shell-command (proposal ?id) (index ?di) (cwd ?rc))
                       (test (everyday-workspace-words-p ?dn ?dv ?rc))))))
-  (not (effect (proposal ?id) (kind read) (in-workspace FALSE) (class none|warden-own-dir) (program ~"ln")
+  (not (effect (proposal ?id) (kind read) (in-workspace FALSE) (class ~credential&~secrets-config&~persistence&~system&~warden-own) (program ~"ln")
                (target ?r&:(not (files-outside-read-ok ?r)))))
   (not (shell-command (proposal ?id) (program "ln"|"cp") (flags $? "-s"|"--symbolic" $?) (cwd ?cwd)
                       (args $? ?lt ?ll&:(files-symlink-outside-p ?lt ?ll ?cwd))))

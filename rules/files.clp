@@ -241,10 +241,11 @@
 ;; Asks a human before reading files elsewhere in the home directory, the home directory
 ;; itself or one of its ancestors from the shell (`grep -r password ~/.config`,
 ;; `cat ~/notes.txt`, `grep -r x /`): other projects and settings hold secrets the
-;; credential class does not name.
+;; credential class does not name, whatever class their name has (`cat ~/.cargo/config`, a
+;; build file; `cat ~/.bundle/config`, named like a repository's config).
 ;; (A directory holding Warden's own files, `/` among them, is judged here like any other.)
 (defrule files-shell-read-home
-  (effect (proposal ?id) (index ~-1) (kind read) (in-workspace FALSE) (dynamic FALSE) (class none|warden-own-dir) (program ~"ln")
+  (effect (proposal ?id) (index ~-1) (kind read) (in-workspace FALSE) (dynamic FALSE) (class ~credential&~secrets-config&~persistence&~system&~warden-own) (program ~"ln")
           (target ?p&:(not (files-outside-read-ok ?p))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-read-home)
