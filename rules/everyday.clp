@@ -134,7 +134,7 @@
   (not (and (effect (proposal ?id) (index ?gi) (kind delete) (program "git") (subcommand "clean"))
             (shell-command (proposal ?id) (index ?gi) (argv $?gv))
             (test (not (or (member$ "-n" ?gv) (member$ "--dry-run" ?gv))))))
-  (not (effect (proposal ?id) (kind delete) (target ?gt&:(str-suffix "/.git" ?gt))))
+  (not (effect (proposal ?id) (kind delete) (target ?gt&:(files-git-dir-target-p ?gt))))
   (not (effect (proposal ?id) (kind read) (class system) (target ?st&:(not (files-system-read-ok ?st)))))
   (not (effect (proposal ?id) (kind network)
                (subcommand "publish"|"unpublish"|"yank"|"deprecate"|"push"|"upload"|"release"|"login"|"adduser"|"owner"|"dist-tag")))
