@@ -250,6 +250,22 @@
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-line-writes-build-file-then-runs)
                     (reason (str-cat "runs " ?d " after an earlier command of this line writes the build file " ?t)))))
 
+;; Asks a human when a line writes tool settings or a dotenv file in the workspace and a
+;; later command runs anything there or starts a tool (`echo 'script-shell=./x.sh' > .npmrc
+;; && npm test`, `printf '[global]\nindex-url = …' > .venv/pip.conf && pip install x`,
+;; `echo 'yarnPath: x.cjs' > .yarnrc.yml && yarn`, `echo COMPOSE_FILE=… > .env && docker
+;; compose run app`): these files are credentials or secret-bearing settings, and also say
+;; what the tool runs, which registry serves the code, which variables it gets. The line form
+;; of hardening-session-written-secret-config.
+(defrule hardening-line-writes-tool-settings-then-runs
+  (effect (proposal ?id) (kind write) (class credential|secrets-config) (in-workspace TRUE) (index ?i) (target ?t))
+  (or (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (index ?j&:(> ?j ?i)) (target ?d)
+              (via ?xv) (class ?xc&:(execution-workspace-run-p ?xv ?xc)))
+      (effect (proposal ?id) (kind exec) (object program) (via "operand") (index ?j&:(> ?j ?i)) (target ?d)))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-line-writes-tool-settings-then-runs)
+                    (reason (str-cat "runs " ?d " after an earlier command of this line writes the tool settings " ?t)))))
+
 ;; Asks a human when a line puts files of unknown names into a workspace directory (an
 ;; archive extracted, a download saved under its remote name, a patch applied, a repository
 ;; cloned, files copied into a directory) and a later command runs something in that
