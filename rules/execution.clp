@@ -46,6 +46,15 @@
                     (reason (str-cat ?p " runs code given through " (if (eq ?v "") then "its arguments" else (if (eq ?v "input") then "its input" else ?v))
                                      ": " (sub-string 1 80 ?t))))))
 
+;; TRUE for an exec effect other than git's run of the repository it works in (the
+;; `exec:.git` every git subcommand has: the repository's hooks and the programs its config
+;; names). A build, a test run or a script reads the workspace's files; git runs only what is
+;; written into the repository itself, so build files, tool settings and code fetched or
+;; copied into named places do not change it (files of unknown names put into the workspace
+;; root, or written into .git, do: hardening.clp).
+(deffunction execution-workspace-run-p (?via ?class)
+  (or (neq ?via "program") (neq ?class repository-config)))
+
 ;; TRUE for a program word that names a file inside the workspace (`./scripts/test.sh`,
 ;; `bin/run`, `.venv/bin/tool`): running the workspace's own scripts is everyday work, unless
 ;; this session wrote them (execution-session-written-script).
@@ -85,7 +94,8 @@
             (shell-command (proposal ?id) (index ?pi&:(= ?pi (- ?xi 1))) (program ?pp) (argv $?pa)
                            (flags $?pf) (cwd ?pc&:(in-workspace ?pc)))
             (test (everyday-lister-p ?pp ?pa ?pf))
-            (not (effect (proposal ?id) (index ?pi) (kind ~read)))
+            (not (effect (proposal ?id) (index ?pi) (kind ~read) (via ?lv)
+                         (class ?lc&:(execution-workspace-run-p ?lv ?lc))))
             (not (effect (proposal ?id) (index ?pi) (kind read) (in-workspace FALSE)))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-unaccounted-word)
@@ -117,7 +127,8 @@
 ;; `npm test` after writing package.json, `pip install -e .` after writing setup.py): build
 ;; files say what runs, and which build reads which file is not known here.
 (defrule execution-session-written-build-file
-  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (target ?d))
+  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (target ?d)
+          (via ?xv) (class ?xc&:(execution-workspace-run-p ?xv ?xc)))
   (history (proposal ?id) (kind write) (class build-config) (in-workspace TRUE) (target ?t))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-session-written-build-file)

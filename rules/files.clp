@@ -25,12 +25,40 @@
 (deffunction files-system-read-ok (?t)
   (and (not (str-prefix "/dev/" ?t)) (not (path-within ?t "/root"))))
 
-;; TRUE for a find command line that deletes without a name, path or regex test
-;; (`find . -delete`, `find . -type f -delete`): everything under its start points goes.
+;; TRUE for a deleted path that is, or as a glob may be, a repository's .git (`rm -rf .git`,
+;; `rm -rf .[!.]*`, `rm -rf .g*`, `rm -rf vendor/x/.git`): the shell expands a dot glob to
+;; every hidden name it matches, .git among them, whatever class the glob was given.
+(deffunction files-git-dir-target-p (?t)
+  (if (str-suffix "/.git" ?t) then (return TRUE))
+  (bind ?name ?t)
+  (while (str-index "/" ?name)
+    (bind ?name (sub-string (+ (str-index "/" ?name) 1) (str-length ?name) ?name)))
+  (and (str-prefix "." ?name) (or (str-index "*" ?name) (str-index "?" ?name) (str-index "[" ?name))
+       (glob-match ?name ".git")))
+
+;; TRUE for a find test that selects only some files: a name, path or regex test that
+;; matches neither .git nor what it holds (`-name '*'`, `-regex '.*'`, `-path '*'`, `-path
+;; './.git/*'` select the repository too).
+(deffunction files-find-filter-p (?test ?value)
+  (if (or (eq ?test "-name") (eq ?test "-iname"))
+   then (return (not (glob-match ?value ".git"))))
+  (if (or (eq ?test "-regex") (eq ?test "-iregex"))
+   then (bind ?re (str-cat "^(?:" ?value ")$"))
+        (return (not (or (regex-match ?re "./.git") (regex-match ?re "./.git/HEAD")))))
+  (not (or (glob-match ?value ".git") (glob-match ?value "./.git") (glob-match ?value "./.git/HEAD"))))
+
+;; TRUE for a find command line that deletes without a name, path or regex test that
+;; selects only some files (`find . -delete`, `find . -type f -delete`, `find . -name '*'
+;; -delete`): everything under its start points goes.
 (deffunction files-find-unfiltered-delete-p (?v)
-  (and (member$ "-delete" ?v)
-       (not (or (member$ "-name" ?v) (member$ "-iname" ?v) (member$ "-path" ?v) (member$ "-ipath" ?v)
-                (member$ "-regex" ?v) (member$ "-iregex" ?v) (member$ "-wholename" ?v)))))
+  (if (not (member$ "-delete" ?v)) then (return FALSE))
+  (bind ?n (length$ ?v))
+  (loop-for-count (?k 1 (- ?n 1))
+    (bind ?w (nth$ ?k ?v))
+    (if (and (not (neq ?w "-name" "-iname" "-path" "-ipath" "-regex" "-iregex" "-wholename"))
+             (files-find-filter-p ?w (nth$ (+ ?k 1) ?v)))
+     then (return FALSE)))
+  TRUE)
 
 ;; Stops the file actuator (or a tool whose arguments the effects table names: an MCP
 ;; filesystem server's write_file, move_file …) writing, appending or deleting outside the
@@ -127,9 +155,10 @@
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-git-clean)
                     (reason "git clean deletes every untracked file"))))
 
-;; Asks a human before deleting a repository's history (`rm -rf .git`, `rm -rf vendor/x/.git`).
+;; Asks a human before deleting a repository's history (`rm -rf .git`, `rm -rf vendor/x/.git`,
+;; `rm -rf .[!.]*`).
 (defrule files-delete-git-dir
-  (effect (proposal ?id) (kind delete) (target ?p&:(str-suffix "/.git" ?p)))
+  (effect (proposal ?id) (kind delete) (target ?p&:(files-git-dir-target-p ?p)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-delete-git-dir)
                     (reason (str-cat "deletes a repository's history: " ?p)))))
@@ -241,10 +270,11 @@
 ;; Asks a human before reading files elsewhere in the home directory, the home directory
 ;; itself or one of its ancestors from the shell (`grep -r password ~/.config`,
 ;; `cat ~/notes.txt`, `grep -r x /`): other projects and settings hold secrets the
-;; credential class does not name.
+;; credential class does not name, whatever class their name has (`cat ~/.cargo/config`, a
+;; build file; `cat ~/.bundle/config`, named like a repository's config).
 ;; (A directory holding Warden's own files, `/` among them, is judged here like any other.)
 (defrule files-shell-read-home
-  (effect (proposal ?id) (index ~-1) (kind read) (in-workspace FALSE) (dynamic FALSE) (class none|warden-own-dir) (program ~"ln")
+  (effect (proposal ?id) (index ~-1) (kind read) (in-workspace FALSE) (dynamic FALSE) (class ~credential&~secrets-config&~persistence&~system&~warden-own) (program ~"ln")
           (target ?p&:(not (files-outside-read-ok ?p))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-shell-read-home)

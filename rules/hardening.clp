@@ -70,7 +70,8 @@
 ;; registry serves the code, and which variables (`.env`, loaded by pipenv, docker compose,
 ;; just, make `include`) every command gets.
 (defrule hardening-session-written-secret-config
-  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (target ?d))
+  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (target ?d)
+          (via ?xv) (class ?xc&:(execution-workspace-run-p ?xv ?xc)))
   (history (proposal ?id) (kind write) (class credential|secrets-config) (in-workspace TRUE) (target ?t))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-session-written-secret-config)
@@ -99,7 +100,8 @@
 ;; x.zip`), a patch applied (`patch -p1 < x.diff`), files copied or moved into the workspace
 ;; root (`cp /tmp/Makefile .`), a download saved under its remote name (`wget URL`,
 ;; `curl -O URL`). Any of them may have replaced a build file (Makefile, conftest.py,
-;; package.json) that the next build runs, and the build-file rules cannot see which.
+;; package.json) that the next build runs, and the build-file rules cannot see which; or a
+;; git hook (.git/hooks/pre-commit) that the next `git commit` or `git status` runs.
 (defrule hardening-session-unnamed-workspace-write
   (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (target ?d))
   (history (proposal ?id) (kind write) (object path) (in-workspace TRUE)
@@ -148,7 +150,8 @@
 ;; writing the workspace root is a checkout, pull, merge or stash of the repository itself,
 ;; which stays everyday work.)
 (defrule hardening-session-filled-directory
-  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (target ?d))
+  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (target ?d)
+          (via ?xv) (class ?xc&:(execution-workspace-run-p ?xv ?xc)))
   (history (proposal ?id) (kind write) (object path) (in-workspace TRUE)
            (program ?p&"git"|"tar"|"bsdtar"|"gtar"|"unzip"|"7z"|"7za"|"7zz"|"unrar"|"unar"|"cpio"|"pax"
                       |"rsync"|"wget"|"wget2"|"aria2c")
@@ -241,16 +244,35 @@
 ;; `sed -i … Makefile && make`).
 (defrule hardening-line-writes-build-file-then-runs
   (effect (proposal ?id) (kind write) (class build-config) (in-workspace TRUE) (index ?i) (target ?t))
-  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (index ?j&:(> ?j ?i)) (target ?d))
+  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (index ?j&:(> ?j ?i)) (target ?d)
+          (via ?xv) (class ?xc&:(execution-workspace-run-p ?xv ?xc)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-line-writes-build-file-then-runs)
                     (reason (str-cat "runs " ?d " after an earlier command of this line writes the build file " ?t)))))
+
+;; Asks a human when a line writes tool settings or a dotenv file in the workspace and a
+;; later command runs anything there or starts a tool (`echo 'script-shell=./x.sh' > .npmrc
+;; && npm test`, `printf '[global]\nindex-url = …' > .venv/pip.conf && pip install x`,
+;; `echo 'yarnPath: x.cjs' > .yarnrc.yml && yarn`, `echo COMPOSE_FILE=… > .env && docker
+;; compose run app`): these files are credentials or secret-bearing settings, and also say
+;; what the tool runs, which registry serves the code, which variables it gets. The line form
+;; of hardening-session-written-secret-config.
+(defrule hardening-line-writes-tool-settings-then-runs
+  (effect (proposal ?id) (kind write) (class credential|secrets-config) (in-workspace TRUE) (index ?i) (target ?t))
+  (or (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (index ?j&:(> ?j ?i)) (target ?d)
+              (via ?xv) (class ?xc&:(execution-workspace-run-p ?xv ?xc)))
+      (effect (proposal ?id) (kind exec) (object program) (via "operand") (index ?j&:(> ?j ?i)) (target ?d)))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-line-writes-tool-settings-then-runs)
+                    (reason (str-cat "runs " ?d " after an earlier command of this line writes the tool settings " ?t)))))
 
 ;; Asks a human when a line puts files of unknown names into a workspace directory (an
 ;; archive extracted, a download saved under its remote name, a patch applied, a repository
 ;; cloned, files copied into a directory) and a later command runs something in that
 ;; directory (`git clone URL && cd x && make`, `curl -O URL/conftest.py && pytest`,
-;; `tar xzf x.tgz && make`, `git apply x.patch && make`, `git clone URL && npm install ./x`).
+;; `tar xzf x.tgz && make`, `git apply x.patch && make`, `git clone URL && npm install ./x`),
+;; git included: `patch -p1 < x.diff && git commit` runs the hooks the patch may have put
+;; into .git/hooks (a repository git itself cloned or changed holds git's own hooks).
 (defrule hardening-line-unnamed-write-then-runs
   (effect (proposal ?id) (kind write) (object path) (in-workspace TRUE) (index ?i) (target ?t)
           (program ?p&"tar"|"bsdtar"|"gtar"|"unzip"|"7z"|"7za"|"7zz"|"unrar"|"unar"|"cpio"|"pax"|"patch"
@@ -258,7 +280,8 @@
           (subcommand ?s&~"checkout"&~"switch"&~"stash"&~"reset"&~"pull"&~"merge"&~"rebase"&~"restore"
                         &~"commit"&~"init"&~"fetch"&~"revert"&~"cherry-pick"&~"venv"&~"virtualenv"))
   (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (index ?j&:(> ?j ?i))
-          (target ?d&:(or (eq ?d ?t) (str-prefix (str-cat ?t "/") ?d))))
+          (target ?d&:(or (eq ?d ?t) (str-prefix (str-cat ?t "/") ?d)))
+          (via ?xv) (class ?xc&:(or (neq ?p "git") (execution-workspace-run-p ?xv ?xc))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-line-unnamed-write-then-runs)
                     (reason (str-cat "runs " ?d " after " ?p " put files of unknown names into " ?t " earlier in this line")))))
@@ -381,7 +404,8 @@
 ;; or test run may load it, whatever file it names. (`git pull` and `git fetch` from the
 ;; configured remote name no host and stay everyday work.)
 (defrule hardening-session-fetched-code
-  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (target ?d))
+  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (target ?d)
+          (via ?xv) (class ?xc&:(execution-workspace-run-p ?xv ?xc)))
   (history (proposal ?id) (decision ?dec) (kind write) (object path) (in-workspace TRUE) (target ?t)
            (program ?p&:(not (hardening-package-manager-p ?p))))
   (history (proposal ?id) (decision ?dec) (kind network) (target ?h&~""))
@@ -393,7 +417,8 @@
 ;; extracted or applied files from outside it into the workspace (`cp /tmp/t.py tests/`,
 ;; `tar xzf /tmp/x.tgz -C src`, `git apply /tmp/x.patch`, `patch -p1 -i /tmp/x.diff`).
 (defrule hardening-session-copied-code
-  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (target ?d))
+  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (target ?d)
+          (via ?xv) (class ?xc&:(execution-workspace-run-p ?xv ?xc)))
   (history (proposal ?id) (decision ?dec) (kind write) (object path) (in-workspace TRUE) (target ?t)
            (program ?p&:(not (hardening-package-manager-p ?p))&:(not (member$ ?p ?*hardening-builders*))))
   (history (proposal ?id) (decision ?dec) (kind read) (object path) (in-workspace FALSE) (target ?s&~"/dev/null"))
@@ -408,7 +433,8 @@
           (program ?p&:(not (hardening-package-manager-p ?p))&:(not (member$ ?p ?*hardening-builders*))))
   (or (effect (proposal ?id) (index ?i) (kind network) (target ~""))
       (effect (proposal ?id) (index ?i) (kind read) (object path) (in-workspace FALSE) (target ~"/dev/null")))
-  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (index ?j&:(> ?j ?i)) (target ?d))
+  (effect (proposal ?id) (kind exec) (object path) (in-workspace TRUE) (index ?j&:(> ?j ?i)) (target ?d)
+          (via ?xv) (class ?xc&:(execution-workspace-run-p ?xv ?xc)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule hardening-line-fetched-code-then-runs)
                     (reason (str-cat "runs " ?d " after " ?p " put code from elsewhere into " ?t " earlier in this line")))))
