@@ -12,6 +12,7 @@
 #include "bindings/http_client.h"
 #include "bindings/ip_address.h"
 #include "bindings/json.h"
+#include "bindings/text.h"
 #include "bindings/urls.h"
 
 namespace warden::actuators {
@@ -73,12 +74,6 @@ curl_socket_t open_checked_socket(void* user, curlsocktype purpose, struct curl_
     return CURL_SOCKET_BAD;
   }
   return ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
-}
-
-bool is_token_char(unsigned char c) {
-  if (c >= '0' && c <= '9') return true;
-  if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
 }
 
 std::string upper(std::string s) {
@@ -163,10 +158,9 @@ Result HttpActuator::act(std::string_view action_json, const Context& context) {
     for (auto it = h->MemberBegin(); it != h->MemberEnd(); ++it) {
       std::string name(it->name.GetString(), it->name.GetStringLength());
       if (name.empty()) return failure(code::kBadAction, "an empty header name");
-      for (unsigned char c : name)
-        if (!is_token_char(c))
-          return failure(code::kBadAction,
-                         "header name \"" + name + "\" holds a character not allowed there");
+      if (!text::is_http_token(name))
+        return failure(code::kBadAction,
+                       "header name \"" + name + "\" holds a character not allowed there");
       if (!it->value.IsString())
         return failure(code::kBadAction, "header \"" + name + "\" is not a string");
       std::string value(it->value.GetString(), it->value.GetStringLength());

@@ -62,6 +62,16 @@ bool valid_utf8(std::string_view s) {
   return true;
 }
 
+bool is_http_token(std::string_view s) {
+  if (s.empty()) return false;
+  for (unsigned char c : s) {
+    if ((c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) continue;
+    if (std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) == std::string_view::npos)
+      return false;
+  }
+  return true;
+}
+
 std::string ascii_lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) {

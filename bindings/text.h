@@ -15,6 +15,9 @@ bool is_ascii(std::string_view s);
 // Length of the valid UTF-8 sequence starting at s[i] (i < s.size()), or 0 if invalid.
 std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
 std::string ascii_lower(std::string_view s);
+// An HTTP token (RFC 9110 §5.6.2): a header or method name, non-empty, of letters, digits
+// and !#$%&'*+-.^_`|~ only.
+bool is_http_token(std::string_view s);
 bool starts_with(std::string_view s, std::string_view prefix);
 bool ends_with(std::string_view s, std::string_view suffix);
 

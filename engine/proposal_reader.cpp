@@ -62,26 +62,29 @@ std::string ambiguous_key(const rapidjson::Value& obj) {
   return {};
 }
 
-// Lowercases the ASCII letters of every member name of payload.headers (an object); true
-// when one changed.
-bool lowercase_header_names(rapidjson::Value& payload, rapidjson::Document::AllocatorType& alloc) {
+// An `http` proposal's headers as the request will send them (the HTTP actuator's checks):
+// payload.headers, when present, is an object whose names are HTTP tokens and whose values
+// are strings without CR or LF. Each name is lowercased in the document (HTTP reads names
+// without case). Returns why not, or empty; *changed when a name was lowercased.
+std::string normalize_headers(rapidjson::Value& payload, rapidjson::Document::AllocatorType& alloc,
+                              bool* changed) {
   auto headers = payload.FindMember("headers");
-  if (headers == payload.MemberEnd() || !headers->value.IsObject()) return false;
-  bool changed = false;
+  if (headers == payload.MemberEnd()) return {};
+  if (!headers->value.IsObject()) return "\"payload.headers\" must be an object";
   for (auto it = headers->value.MemberBegin(); it != headers->value.MemberEnd(); ++it) {
     std::string name(it->name.GetString(), it->name.GetStringLength());
-    bool upper = false;
-    for (char& c : name) {
-      if (c >= 'A' && c <= 'Z') {
-        c = static_cast<char>(c - 'A' + 'a');
-        upper = true;
-      }
-    }
-    if (!upper) continue;
-    it->name.SetString(name.data(), static_cast<rapidjson::SizeType>(name.size()), alloc);
-    changed = true;
+    if (!text::is_http_token(name))
+      return "header name " + quoted_key(name) + " is not an HTTP token";
+    if (!it->value.IsString()) return "header " + quoted_key(name) + " is not a string";
+    if (std::string_view(it->value.GetString(), it->value.GetStringLength())
+            .find_first_of("\r\n") != std::string_view::npos)
+      return "header " + quoted_key(name) + " holds CR or LF";
+    const std::string lower = text::ascii_lower(name);
+    if (lower == name) continue;
+    it->name.SetString(lower.data(), static_cast<rapidjson::SizeType>(lower.size()), alloc);
+    *changed = true;
   }
-  return changed;
+  return {};
 }
 
 // Strict UTF-8 (text::valid_utf8), with ASCII runs skipped eight bytes at a time.
@@ -294,8 +297,12 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
                                                   "\": one verb per proposal");
       // Header names are case-insensitive (RFC 9110): each is lowercased in the document, so
       // the rules' `payload.headers.cookie` is every spelling of it and the request sends
-      // what they saw. (Two names equal up to case were refused above.)
-      if (lowercase_header_names(payload->value, alloc)) {
+      // what they saw (two names equal up to case were refused above); a header the request
+      // could not send is refused here, not approved.
+      bool lowered = false;
+      if (std::string why = normalize_headers(payload->value, alloc, &lowered); !why.empty())
+        return input_error(code::kInputShape, why);
+      if (lowered) {
         fields->renamed = true;
         if (auto error = collect_leaves(*doc, limits, check_escapes, leaves)) return error;
       }

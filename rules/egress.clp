@@ -101,6 +101,65 @@
                     (reason (str-cat "the header " (sub-string 17 (str-length ?k) ?k)
                                      " is set by the HTTP client, not the request")))))
 
+;; TRUE for a request header whose meaning is known and carries neither a credential nor
+;; a route nor a change of method: content negotiation, caching, ranges, the client's name.
+;; (Lowercase: an `http` proposal's header names arrive lowercased.)
+(deffunction egress-harmless-header-p (?n)
+  (not (neq ?n "accept" "accept-charset" "accept-encoding" "accept-language" "cache-control"
+            "content-type" "content-language" "content-encoding" "if-match" "if-none-match"
+            "if-modified-since" "if-unmodified-since" "if-range" "range" "pragma" "user-agent"
+            "dnt" "upgrade-insecure-requests" "x-requested-with" "x-github-api-version")))
+
+;; Asks a human for a request header the rules do not know (a closed list): any other may
+;; carry a credential (`X-Auth-Token`, `Private-Token`), route the request (`X-Forwarded-Host`)
+;; or change what it does (`X-HTTP-Method-Override: DELETE` on an approved read).
+(defrule egress-http-unlisted-header
+  (proposal (id ?id) (target http))
+  (param (proposal ?id) (key ?k&:(str-prefix "payload.headers." ?k)))
+  (test (not (egress-harmless-header-p (sub-string 17 (str-length ?k) ?k))))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-http-unlisted-header)
+                    (reason (str-cat "sends the header " (sub-string 17 (str-length ?k) ?k)
+                                     ", which the rules do not know as harmless")))))
+
+;; TRUE for a word of a command line that is a header line (`Host: x`, `-HHost: x`,
+;; `--header=Cookie: a`, `user:pw`) and not a URL (`https://…`).
+(deffunction egress-header-word-p (?w)
+  (and (stringp ?w) (str-index ":" ?w)
+       (regex-match "^(?:-[A-Za-z0-9]*H|--header=)?\\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+\\s*:(?:$|[^/]|/[^/])" ?w)))
+
+;; TRUE for a header line naming a header egress-harmless-header-p knows.
+(deffunction egress-harmless-header-word-p (?w)
+  (regex-match "(?i)^(?:-[A-Za-z0-9]*H|--header=)?\\s*(?:accept|accept-charset|accept-encoding|accept-language|cache-control|content-type|content-language|content-encoding|if-match|if-none-match|if-modified-since|if-unmodified-since|if-range|range|pragma|user-agent|dnt|upgrade-insecure-requests|x-requested-with|x-github-api-version)\\s*:" ?w))
+
+;; Stops an HTTP client told to send a Host or framing header (`curl -H 'Host: evil.example'
+;; https://pypi.org/`): the request reaches another site than the URL the rules judged.
+(defrule egress-shell-client-header
+  (shell-command (proposal ?id) (program ?p&"curl"|"wget"|"wget2"|"xh"|"http"|"https"|"aria2c")
+                 (argv $? ?w&:(str-index ":" ?w)&:(regex-match "(?i)^(?:-[A-Za-z0-9]*H|--header=)?\\s*(?:host|content-length|transfer-encoding|connection|expect)\\s*:" ?w) $?))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule egress-shell-client-header)
+                    (reason (str-cat ?p " sends the header line " ?w
+                                     ", which names another site or frames the request")))))
+
+;; Asks a human when an HTTP client is given a header line the rules do not know as harmless
+;; (`curl -H 'X-Auth-Token: …'`, `-H 'Cookie: …'`, a proxy or `--resolve HOST:PORT:ADDR`, a
+;; `user:password`), reads its headers from a file (`curl -H @h.txt`), or is given
+;; credentials (`curl -u`, `-b`, `--oauth2-bearer`, `wget --password`): as the `http`
+;; target's headers are judged.
+(defrule egress-shell-request-credentials
+  (or (shell-command (proposal ?id) (program ?p&"curl"|"wget"|"wget2"|"xh"|"http"|"https"|"aria2c")
+                     (argv $? ?w&:(egress-header-word-p ?w)&:(not (egress-harmless-header-word-p ?w)) $?))
+      (shell-command (proposal ?id) (program ?p&"curl")
+                     (argv $? "-H"|"--header" ?w&:(str-prefix "@" ?w) $?))
+      (shell-command (proposal ?id) (program ?p&"curl")
+                     (argv $? ?w&:(regex-match "^(?:-[A-Za-z0-9]*[ubEn]|--(?:user|cookie|oauth2-bearer|cert|netrc|netrc-file|netrc-optional|aws-sigv4|proxy-user|delegation|proxy|socks5|socks5-hostname|preproxy|resolve|connect-to)(?:=.*)?)(?:$|[^A-Za-z0-9-].*)" ?w) $?))
+      (shell-command (proposal ?id) (program ?p&"wget"|"wget2")
+                     (argv $? ?w&:(regex-match "^--(?:user|password|http-user|http-password|proxy-user|proxy-password|load-cookies|header=@|ask-password|use-askpass|certificate|private-key|execute|e)(?:=.*)?$|^-e" ?w) $?)))
+  =>
+  (assert (decision (proposal ?id) (outcome approval-required) (rule egress-shell-request-credentials)
+                    (reason (str-cat ?p " is given a header, route or credentials the rules do not know as harmless: " ?w)))))
+
 ;; Asks a human before talking to a host that is not on the allowlist.
 (defrule egress-http-host-not-allowlisted
   (url (proposal ?id) (key "payload.url") (valid TRUE) (scheme "http"|"https")

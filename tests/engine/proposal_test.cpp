@@ -184,8 +184,9 @@ TEST_CASE("one verb per proposal: an HTTP action naming a method must match payl
           .ok);
 }
 
-TEST_CASE("HTTP header names are lowercased for the rules and in the action carried on",
-          "[proposal][keys]") {
+TEST_CASE(
+    "HTTP header names are lowercased for the rules and in the action carried on, and checked as the request sends them",
+    "[proposal][keys]") {
   // Names differ only by case on the wire: a rule written for `cookie` sees `COOKIE` too,
   // and the request sends the name the rules saw.
   Engine engine(must_compile(R"(
@@ -208,6 +209,18 @@ TEST_CASE("HTTP header names are lowercased for the rules and in the action carr
     CHECK(headers.HasMember("cookie"));
     CHECK(headers.HasMember("x-trace"));
     CHECK(headers.MemberCount() == 2);
+  }
+  // A header the request could not send is refused, not decided: a name that is no HTTP
+  // token, a value that is no string or holds CR or LF, headers that are no object.
+  for (const char* headers :
+       {R"({":authority":"x"})", R"({"Host ":"x"})", R"({"Co\u212Aie":"x"})", R"({"":"x"})",
+        R"({"Cookie":["a"]})", R"({"Cookie":1})", R"({"X-A":"a\r\nHost: evil"})",
+        R"({"X-A":"a\nb"})", R"(["Cookie: a"])", R"("Cookie: a")"}) {
+    const std::string json =
+        std::string(R"({"target":"http","payload":{"url":"https://a/","headers":)") + headers +
+        "}}";
+    INFO(json);
+    CHECK(error_code(engine, json) == code::kInputShape);
   }
   // Only an HTTP request's headers: another target's `headers` member is data as written.
   Decision tool =
