@@ -478,7 +478,7 @@ std::optional<Cwds> wrapper_cwds(const Args& a, const std::vector<Word>& words, 
       const bool dynamic =
           runtime || ctx.runtime > 0 || (o.value_at < words.size() && words[o.value_at].dynamic);
       Cwds out;
-      for (const WorkingDir& from : to ? *to : ctx.sh.cwds)
+      for (const WorkingDir& from : ctx.sh.cwds)  // the last of them wins (getopt)
         add_cwd(out, resolve_dir(from, std::string(*o.value), dynamic, ctx));
       to = std::move(out);
       return;
@@ -1185,6 +1185,7 @@ void variables_set(const Args& argv, std::size_t i, const std::vector<Word>& wor
 struct FindSplit {
   std::vector<std::size_t> outer;
   std::vector<std::vector<std::size_t>> inner;
+  std::vector<bool> in_dir;  // per inner command: -execdir or -okdir
 };
 
 std::optional<FindSplit> split_find(const Args& a, std::size_t i) {
@@ -1203,12 +1204,16 @@ std::optional<FindSplit> split_find(const Args& a, std::size_t i) {
       continue;
     }
     std::vector<std::size_t> cmd;
+    const bool in_dir = a[k] == "-execdir" || a[k] == "-okdir";
     ++k;
     while (k < a.size() && !(a[k] == ";" || (a[k] == "+" && !cmd.empty() && a[k - 1] == "{}"))) {
       cmd.push_back(k++);
     }
     if (k < a.size()) ++k;  // the terminator
-    if (!cmd.empty()) f.inner.push_back(std::move(cmd));
+    if (!cmd.empty()) {
+      f.inner.push_back(std::move(cmd));
+      f.in_dir.push_back(in_dir);
+    }
   }
   return f;
 }
@@ -1389,11 +1394,36 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
       Unknowns inner = dyn;
       inner.runtime = true;  // `{}` and the operands come from the file system
       const Args roots = find_roots(argv, i);
-      for (const auto& cmd : f->inner) {
+      for (std::size_t c = 0; c < f->inner.size(); ++c) {
         for (const std::string& root : roots) {  // one command per starting point
-          std::vector<Word> ws = words_at(cmd);
-          place_found_file(&ws, root);
-          run_words(std::move(ws), wrappers, assignments, redirects, inner, first_heredoc);
+          const std::size_t last = root.find_last_not_of('/');
+          const bool is_root = last == std::string::npos;  // `find / -execdir`: in / and below
+          if (!f->in_dir[c] || root.substr(0, last + 1) == ".") {  // `find . -execdir`: here
+            std::vector<Word> ws = words_at(f->inner[c]);
+            place_found_file(&ws, root);
+            run_words(std::move(ws), wrappers, assignments, redirects, inner, first_heredoc);
+            continue;
+          }
+          // -execdir runs in the directory that holds each file found: below the starting
+          // point, in it or a directory under it; the starting point itself, in its parent as
+          // written (`find /home/user/project -maxdepth 0 -execdir rm -rf .ssh`: /home/user).
+          const std::string trimmed = is_root ? "/" : root.substr(0, last + 1);
+          const std::size_t slash = trimmed.rfind('/');
+          const std::string parent = slash == std::string::npos ? "."
+                                     : slash == 0               ? "/"
+                                                                : trimmed.substr(0, slash);
+          const std::string name = slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
+          for (const bool itself : {false, true}) {
+            if (itself && is_root) break;
+            std::vector<Word> ws = words_at(f->inner[c]);
+            place_found_file(&ws, itself ? name : root[0] == '/' ? root : ".");
+            SubshellScope in_dir(ctx_);
+            Cwds dirs;
+            for (const WorkingDir& from : ctx_.sh.cwds)
+              add_cwd(dirs, resolve_dir(from, itself ? parent : root, false, ctx_));
+            ctx_.sh.cwds = std::move(dirs);
+            run_words(std::move(ws), wrappers, assignments, redirects, inner, first_heredoc);
+          }
         }
       }
       return;

@@ -197,6 +197,9 @@ TEST_CASE("a wrapper that starts its command in another directory moves that com
            Case{"parallel --wd ... rm -rf .ssh ::: a", {"?"}},
            Case{"chroot /jail rm -rf .ssh", {"?"}},
            Case{"echo ~ | xargs -I{} env -C {} rm -rf .ssh", {"?"}},
+           // getopt keeps the last value of an option given twice.
+           Case{"env -C sub -C .. rm -rf .ssh", {".."}},
+           Case{"unshare -w sub -w /home/user rm -rf .ssh", {"/home/user"}},
            // Options that move nothing.
            Case{"env -u C rm -rf .ssh", {""}},
            Case{"sudo -u root rm -rf .ssh", {""}},
@@ -211,6 +214,37 @@ TEST_CASE("a wrapper that starts its command in another directory moves that com
   // nsenter's long option is --wdns: its value is not the program.
   CHECK(find(must_parse("nsenter --wdns /x rm -rf .ssh"), "rm").wrappers ==
         std::vector<std::string>{"nsenter"});
+}
+
+TEST_CASE("find -execdir runs where each file found lies, and the starting point in its parent",
+          "[shell][cwd]") {
+  // GNU find: a file below the starting point runs in its own directory (the starting point
+  // or below: the starting point stands for them); the starting point itself runs in its
+  // parent as written (`find /home/user/project -maxdepth 0 -execdir …`: in /home/user).
+  struct Case {
+    const char* line;
+    Dirs rm;
+  };
+  for (const Case& c : {
+           Case{"find /home/user/project -maxdepth 0 -execdir rm -rf .ssh \\;",
+                {"/home/user", "/home/user/project"}},
+           Case{"find ../p -okdir rm -rf .ssh \\;", {"..", "../p"}},
+           Case{"find . -execdir rm -rf .ssh \\;", {""}},
+           Case{"find src -execdir rm -rf .ssh {} +", {".", "src"}},
+           Case{"find / -maxdepth 0 -execdir rm -rf .ssh \\;", {"/"}},
+           Case{"cd /srv && find a/b -execdir rm -rf .ssh \\;", {"/srv|a", "/srv|a/b"}},
+           Case{"find /home/user/project -maxdepth 0 -exec rm -rf .ssh \\;", {""}},
+       }) {
+    INFO(c.line);
+    const ParseResult r = must_parse(c.line);
+    Dirs all;
+    for (const auto& cmd : r.commands)
+      if (cmd.program == "rm")
+        for (const std::string& d : dirs(cmd))
+          if (std::find(all.begin(), all.end(), d) == all.end()) all.push_back(d);
+    std::sort(all.begin(), all.end());
+    CHECK(all == c.rm);
+  }
 }
 
 TEST_CASE("cd's own arguments: -, none, CDPATH, pushd, popd, unknown targets", "[shell][cwd]") {
