@@ -845,12 +845,15 @@ std::vector<std::string> parallel_replaced(const Options& o) {
 bool splices_code(Args a, std::size_t k, std::size_t end,
                   const std::vector<std::string>& replaced) {
   a.resize(end);
+  auto holds = [&](const std::string& x) { return holds_replacement(x, replaced); };
   while (k < a.size()) {
+    // Another parallel: its words hold the string anywhere (read without recursing, so a
+    // line of nested parallels costs no more than its words).
+    if (basename_of(a[k]) == "parallel"sv)
+      return std::any_of(a.begin() + static_cast<std::ptrdiff_t>(k) + 1, a.end(), holds);
     const Step t = unwrap_one(basename_of(a[k]), a, k);
-    if (t.kind == Step::Recurse)
-      return std::any_of(t.texts.begin(), t.texts.end(),
-                         [&](const std::string& x) { return holds_replacement(x, replaced); });
-    if (t.kind != Step::Next) return false;
+    if (t.kind == Step::Recurse) return std::any_of(t.texts.begin(), t.texts.end(), holds);
+    if (t.kind != Step::Next || t.next <= k) return false;
     k = t.next;
   }
   return false;

@@ -1323,6 +1323,15 @@ TEST_CASE("commands under a replacing wrapper carry its strings", "[shell][wrap]
   CHECK_FALSE(warden::shell::holds_replacement("print('{}')", V{"%", ""}));
 }
 
+TEST_CASE("nested parallel templates are read in one pass", "[shell][wrap][replace]") {
+  std::string line;
+  for (int k = 0; k < 3000; ++k) line += "parallel ";
+  line += "sh -c 'cat {}'";
+  const ParseResult r = parse(line);
+  CHECK_FALSE(r.ok);  // nested past max_depth
+  CHECK(spliced_code("parallel parallel sh -c 'cat {}' ::: a") >= 1);
+}
+
 TEST_CASE("xargs --process-slot-var sets a variable of the command it runs",
           "[shell][wrap][replace]") {
   for (const char* line :
