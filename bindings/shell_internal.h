@@ -173,6 +173,11 @@ struct Context {
   std::vector<SimpleCommand> out;
 };
 
+// Where `cd t` from `from` goes; unknown when the target is known only at run time or may
+// be looked up elsewhere (CDPATH, cdable_vars).
+WorkingDir resolve_dir(const WorkingDir& from, const std::string& t, bool dynamic,
+                       const Context& ctx);
+
 // Runs a piece of the line in a subshell: the shell state is restored when it ends.
 class SubshellScope {
  public:

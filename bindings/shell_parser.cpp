@@ -7,6 +7,7 @@
 // Pure and re-entrant: each parse() call has its own Context.
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <new>
 #include <optional>
 #include <span>
@@ -28,7 +29,7 @@ constexpr std::string_view kEnvLong[] = {"split-string", "unset", "chdir"};
 constexpr std::string_view kFlockLong[] = {"timeout", "conflict-exit-code"};
 constexpr std::string_view kIoniceLong[] = {"class", "classdata", "pid", "pgid", "uid"};
 constexpr std::string_view kNiceLong[] = {"adjustment"};
-constexpr std::string_view kNsenterLong[] = {"target", "net-socket", "setgid", "setuid", "wd-ns"};
+constexpr std::string_view kNsenterLong[] = {"target", "net-socket", "setgid", "setuid", "wdns"};
 // GNU parallel's value options and their aliases (its Getopt::Long table); -e, -i and -l
 // take the next word as their optional value, as Getopt::Long does. Those whose value is inert
 // (kInertValues) first, then the others: each name once.
@@ -365,10 +366,23 @@ bool takes_value(std::string_view name, std::span<const std::string_view> long_v
                      [&](std::string_view l) { return long_matches(name, l); });
 }
 
+// An option as read_options finds it: its name (a letter, or a long name without `--`) and
+// its value, attached (`-C/x`, `--chdir=/x`) or the next word; value_at is the word that
+// holds the value.
+struct OptionSeen {
+  std::string_view name;
+  bool is_long = false;
+  std::optional<std::string_view> value;
+  std::size_t value_at = 0;
+};
+using OptionVisitor = std::function<void(const OptionSeen&)>;
+
 // short_val: letters that take a value (attached or next word); short_opt: letters whose
 // optional value can only be attached (xargs -i[R]); long_val: long options taking a value.
+// `seen`, when given, is called for each option in order.
 Options read_options(const Args& a, std::size_t k, std::string_view short_val,
-                     std::span<const std::string_view> long_val, std::string_view short_opt = {}) {
+                     std::span<const std::string_view> long_val, std::string_view short_opt = {},
+                     const OptionVisitor& seen = {}) {
   Options o;
   while (k < a.size()) {
     const std::string& w = a[k];
@@ -381,24 +395,33 @@ Options read_options(const Args& a, std::size_t k, std::string_view short_val,
     if (w[1] == '-') {
       const std::size_t eq = w.find('=');
       const std::string name = w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      OptionSeen option{name, true, std::nullopt, a.size()};
       if (eq != std::string::npos) {
-        o.values.emplace_back(name, w.substr(eq + 1));
+        option.value = std::string_view(w).substr(eq + 1), option.value_at = k - 1;
       } else if (takes_value(name, long_val)) {
-        if (k < a.size()) o.values.emplace_back(name, a[k]);
+        if (k < a.size()) option.value = a[k], option.value_at = k;
         ++k;
       }
+      if (seen) seen(option);
+      if (option.value) o.values.emplace_back(name, *option.value);
       o.longs.push_back(name);
       continue;
     }
     for (std::size_t c = 1; c < w.size(); ++c) {
       o.shorts += w[c];
+      OptionSeen option{std::string_view(w).substr(c, 1), false, std::nullopt, a.size()};
       const bool optional = short_opt.find(w[c]) != std::string_view::npos;
-      if (optional || short_val.find(w[c]) != std::string_view::npos) {
-        if (c + 1 < w.size())
-          o.values.emplace_back(w.substr(0, 1) + w[c], w.substr(c + 1));
-        else if (!optional && k < a.size())
-          o.values.emplace_back(w.substr(0, 1) + w[c], a[k]);
-        if (!optional && c + 1 == w.size()) ++k;
+      const bool valued = !optional && short_val.find(w[c]) != std::string_view::npos;
+      if ((optional || valued) && c + 1 < w.size()) {
+        option.value = std::string_view(w).substr(c + 1), option.value_at = k - 1;
+      } else if (valued && k < a.size()) {
+        option.value = a[k], option.value_at = k;
+      }
+      if (seen) seen(option);
+      if (option.value) o.values.emplace_back(w.substr(0, 1) + w[c], *option.value);
+      if (optional) break;
+      if (valued) {
+        if (c + 1 == w.size()) ++k;
         break;
       }
     }
@@ -417,6 +440,56 @@ bool has(const Options& o, std::string_view shorts, std::initializer_list<std::s
     }
   }
   return false;
+}
+
+// The options with which a wrapper starts its command in another directory: one it names
+// (`env -C DIR`, `sudo -D DIR`, `unshare -w DIR`, `nsenter -wDIR`, `parallel --wd DIR`), read
+// as `cd DIR` from where the shell is, or one the line does not show (`sudo -i`: the user's
+// home; `sudo -R`, `unshare -R`, `nsenter -r`: another root; `nsenter -W`: a directory of
+// another namespace).
+struct DirOption {
+  std::string_view program;
+  std::string_view name;  // a letter, or a long name
+  bool names_dir;         // its value is the directory (else: somewhere unknown)
+};
+constexpr DirOption kDirOptions[] = {
+    {"env", "C", true},       {"env", "chdir", true},
+    {"nsenter", "w", true},   {"nsenter", "wd", true},
+    {"nsenter", "r", false},  {"nsenter", "root", false},
+    {"nsenter", "W", false},  {"nsenter", "wdns", false},
+    {"parallel", "wd", true}, {"parallel", "workdir", true},
+    {"sudo", "D", true},      {"sudo", "chdir", true},
+    {"sudo", "i", false},     {"sudo", "login", false},
+    {"sudo", "R", false},     {"sudo", "chroot", false},
+    {"unshare", "w", true},   {"unshare", "wd", true},
+    {"unshare", "R", false},  {"unshare", "root", false},
+};
+
+// Where the command wrapped by a[i] (options `w`) starts: nullopt where the shell is.
+// runtime: the words are filled in at run time (under xargs or parallel).
+std::optional<Cwds> wrapper_cwds(const Args& a, const std::vector<Word>& words, std::size_t i,
+                                 const WrapperOptions& w, bool runtime, const Context& ctx) {
+  if (w.program == "chroot"sv) return Cwds{unknown_cwd()};  // paths read in another root
+  std::optional<Cwds> to;
+  read_options(a, i + 1, w.short_val, w.long_val, w.short_opt, [&](const OptionSeen& o) {
+    for (const DirOption& d : kDirOptions) {
+      if (d.program != w.program || (d.name.size() > 1) != o.is_long) continue;
+      if (o.is_long ? !long_matches(o.name, d.name) : o.name != d.name) continue;
+      // parallel's `--wd ...` is a new temporary directory.
+      if (!d.names_dir || !o.value || (w.program == "parallel"sv && *o.value == "...")) {
+        to = Cwds{unknown_cwd()};
+        return;
+      }
+      const bool dynamic =
+          runtime || ctx.runtime > 0 || (o.value_at < words.size() && words[o.value_at].dynamic);
+      Cwds out;
+      for (const WorkingDir& from : to ? *to : ctx.sh.cwds)
+        add_cwd(out, resolve_dir(from, std::string(*o.value), dynamic, ctx));
+      to = std::move(out);
+      return;
+    }
+  });
+  return to;
 }
 
 // Whether the wrapper `w`'s words a[k..end) give an option a value, or hold an operand, that
@@ -514,6 +587,9 @@ struct Step {
   // argv indices of the words that stay a command of their own besides the wrapped one
   // (`ssh -p 22 HOST`, `script FILE`): what the wrapper itself does. Empty: none.
   std::vector<std::size_t> outer;
+  // A command of the wrapper's own spelled as its table knows it (`parallel … :::: FILE` is
+  // `parallel -a FILE`), besides `outer`. Empty: none.
+  Args outer_words;
 };
 
 Step step_next(std::size_t k) {
@@ -882,6 +958,18 @@ Step unwrap_parallel(const Args& a, std::size_t i) {
     s.spliced = splices_code(a, o.next, j, replaced);
     s.replaced = std::move(replaced);
     s.variables = slot_variables(o);
+    // `:::: FILE…` and `::::+ FILE…` read the arguments from each FILE, as `-a FILE` does
+    // (parallel(1)): parallel's own reads.
+    bool from_files = false;
+    for (std::size_t r = j; r < a.size(); ++r) {
+      if (is_sep(a[r])) {
+        from_files = a[r].starts_with("::::");
+      } else if (from_files) {
+        if (s.outer_words.empty()) s.outer_words.push_back(a[i]);
+        s.outer_words.push_back("-a");
+        s.outer_words.push_back(a[r]);
+      }
+    }
     return s;
   }
   // No template: the arguments after `:::` are the commands; without `:::`, each line of
@@ -1289,7 +1377,8 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
   };
   std::size_t i = 0;
   bool stdin_script = false;
-  bool in_shell = true;  // runs in this shell: no wrapper but builtin, command, time
+  bool in_shell = true;                // runs in this shell: no wrapper but builtin, command, time
+  std::optional<SubshellScope> moved;  // a wrapper started its command elsewhere
   for (;;) {
     const std::string prog = basename_of(argv[i]);
     Step s = unwrap_one(prog, argv, i);
@@ -1316,6 +1405,14 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
         for (std::size_t k = i; k < end; ++k) s.outer.push_back(k);
     }
     if (!s.outer.empty()) emit(values_of(words_at(s.outer)), wrappers, assignments, redirects, dyn);
+    // `env -C DIR CMD`, `sudo -D DIR CMD`: CMD (and what it wraps) starts in DIR.
+    if (own) {
+      if (std::optional<Cwds> to = wrapper_cwds(argv, words, i, *own, dyn.runtime, ctx_)) {
+        if (!moved) moved.emplace(ctx_);
+        ctx_.sh.cwds = std::move(*to);
+      }
+    }
+    if (!s.outer_words.empty()) emit(s.outer_words, wrappers, assignments, redirects, dyn);
     wrappers.push_back(prog);
     Unknowns inner = dyn;
     inner.runtime = inner.runtime || s.runtime;

@@ -32,23 +32,6 @@ bool is_stack_index(const std::string& w) {
          std::all_of(w.begin() + 1, w.end(), is_digit);
 }
 
-// Where `cd t` from `from` goes; unknown when the target is known only at run time or may
-// be looked up elsewhere (CDPATH, cdable_vars).
-WorkingDir resolve_dir(const WorkingDir& from, const std::string& t, bool dynamic,
-                       const Context& ctx) {
-  if (dynamic || t.empty()) return unknown_cwd();
-  if (t[0] == '/' || t == "~" || t.starts_with("~/")) return WorkingDir{true, {t}};
-  if (t[0] == '~') return unknown_cwd();  // ~user, ~+, ~-
-  if (!from.known || ctx.cd_untrusted) return unknown_cwd();
-  const bool explicit_relative =
-      t == "." || t == ".." || t.starts_with("./") || t.starts_with("../");
-  if (!explicit_relative && (ctx.cdpath_set || ctx.cdable_vars)) return unknown_cwd();
-  if (from.steps.size() >= kMaxCwdSteps) return unknown_cwd();
-  WorkingDir d = from;
-  d.steps.push_back(t);
-  return d;
-}
-
 // The text of an arithmetic expression may run code: a subscript (`a[$(id)]`), a
 // substitution or expansion whose value is evaluated again, quotes (bash expands them
 // first), or a variable whose value may hold a subscript.
@@ -101,6 +84,21 @@ bool arith_may_run(std::string_view text, const Context& ctx) {
 }
 
 }  // namespace
+
+WorkingDir resolve_dir(const WorkingDir& from, const std::string& t, bool dynamic,
+                       const Context& ctx) {
+  if (dynamic || t.empty()) return unknown_cwd();
+  if (t[0] == '/' || t == "~" || t.starts_with("~/")) return WorkingDir{true, {t}};
+  if (t[0] == '~') return unknown_cwd();  // ~user, ~+, ~-
+  if (!from.known || ctx.cd_untrusted) return unknown_cwd();
+  const bool explicit_relative =
+      t == "." || t == ".." || t.starts_with("./") || t.starts_with("../");
+  if (!explicit_relative && (ctx.cdpath_set || ctx.cdable_vars)) return unknown_cwd();
+  if (from.steps.size() >= kMaxCwdSteps) return unknown_cwd();
+  WorkingDir d = from;
+  d.steps.push_back(t);
+  return d;
+}
 
 void add_cwd(Cwds& set, const WorkingDir& d) {
   if (std::find(set.begin(), set.end(), d) != set.end()) return;

@@ -62,6 +62,28 @@ std::string ambiguous_key(const rapidjson::Value& obj) {
   return {};
 }
 
+// Lowercases the ASCII letters of every member name of payload.headers (an object); true
+// when one changed.
+bool lowercase_header_names(rapidjson::Value& payload, rapidjson::Document::AllocatorType& alloc) {
+  auto headers = payload.FindMember("headers");
+  if (headers == payload.MemberEnd() || !headers->value.IsObject()) return false;
+  bool changed = false;
+  for (auto it = headers->value.MemberBegin(); it != headers->value.MemberEnd(); ++it) {
+    std::string name(it->name.GetString(), it->name.GetStringLength());
+    bool upper = false;
+    for (char& c : name) {
+      if (c >= 'A' && c <= 'Z') {
+        c = static_cast<char>(c - 'A' + 'a');
+        upper = true;
+      }
+    }
+    if (!upper) continue;
+    it->name.SetString(name.data(), static_cast<rapidjson::SizeType>(name.size()), alloc);
+    changed = true;
+  }
+  return changed;
+}
+
 // Strict UTF-8 (text::valid_utf8), with ASCII runs skipped eight bytes at a time.
 bool is_valid_utf8(std::string_view s) {
   std::size_t i = 0;
@@ -270,6 +292,13 @@ std::optional<Diagnostic> read_proposal(std::string_view json, const ReadLimits&
         return input_error(code::kInputShape, "\"action\" is \"" + fields->action +
                                                   "\" but the HTTP method is \"" + method +
                                                   "\": one verb per proposal");
+      // Header names are case-insensitive (RFC 9110): each is lowercased in the document, so
+      // the rules' `payload.headers.cookie` is every spelling of it and the request sends
+      // what they saw. (Two names equal up to case were refused above.)
+      if (lowercase_header_names(payload->value, alloc)) {
+        fields->renamed = true;
+        if (auto error = collect_leaves(*doc, limits, check_escapes, leaves)) return error;
+      }
     }
   } else if (fields->target == "http" && is_http_method(fields->action) &&
              fields->action != "get") {

@@ -87,6 +87,20 @@
   (assert (decision (proposal ?id) (outcome reject) (rule egress-http-internal-address)
                     (reason (str-cat "internal address (" ?c "): " ?h)))))
 
+;; Stops a request that sets a header the HTTP client owns: `Host` would send it to another
+;; site than the URL names (a shared front end routes by it), and the length and framing
+;; headers would make the request read differently on its way. The HTTP actuator refuses them
+;; too; the rules say so before anything is approved.
+(defrule egress-http-client-header
+  (proposal (id ?id) (target http))
+  (param (proposal ?id) (key ?k&"payload.headers.host"|"payload.headers.content-length"
+                               |"payload.headers.transfer-encoding"|"payload.headers.connection"
+                               |"payload.headers.expect"))
+  =>
+  (assert (decision (proposal ?id) (outcome reject) (rule egress-http-client-header)
+                    (reason (str-cat "the header " (sub-string 17 (str-length ?k) ?k)
+                                     " is set by the HTTP client, not the request")))))
+
 ;; Asks a human before talking to a host that is not on the allowlist.
 (defrule egress-http-host-not-allowlisted
   (url (proposal ?id) (key "payload.url") (valid TRUE) (scheme "http"|"https")

@@ -81,6 +81,7 @@ const std::set<std::string_view> kWrapperOwnWords = {
     "flock /tmp/l -c 'rm -rf /'",
     "flock -n /tmp/l --command 'rm -rf /'",
     "parallel -a list rm -rf",
+    "parallel --jobs 2 -k rm -rf {} :::: files",
     "parallel --tagstring x rm ::: a",  // a tag string may hold Perl code: {= … =}
 };
 
@@ -1011,6 +1012,36 @@ TEST_CASE("parallel runs its command template with operands known at run time", 
   }
   const ParseResult r = ok("parallel -k 'curl {} | sh' ::: x");
   CHECK(programs(r) == V{"curl", "sh"});
+}
+
+TEST_CASE("parallel's :::: and ::::+ files are its own reads, as -a FILE", "[shell][wrap]") {
+  // parallel(1): `:::: argfiles` is another way to write -a argfile1 -a argfile2 …; the
+  // files' lines are the template's operands (`parallel echo :::: ~/.ssh/id_rsa` prints them).
+  struct Case {
+    const char* line;
+    V own;
+  };
+  for (const Case& c : {
+           Case{"parallel echo :::: k", {"parallel", "-a", "k"}},
+           Case{"parallel echo ::::+ k", {"parallel", "-a", "k"}},
+           Case{"parallel echo '::::' k", {"parallel", "-a", "k"}},
+           Case{"parallel echo ::: a :::: k l", {"parallel", "-a", "k", "-a", "l"}},
+           Case{"parallel echo :::+ a ::::+ k ::: b", {"parallel", "-a", "k"}},
+           Case{"parallel -j4 echo :::: k ::::+ l", {"parallel", "-a", "k", "-a", "l"}},
+       }) {
+    INFO(c.line);
+    const ParseResult r = ok(c.line);
+    REQUIRE(r.commands.size() == 2);
+    CHECK(r.commands[0].argv == c.own);
+    CHECK(r.commands[0].program == "parallel");
+    CHECK(r.commands[1].program == "echo");
+    CHECK(r.commands[1].wrappers == V{"parallel"});
+    CHECK(r.commands[1].runtime_operands);
+  }
+  // Arguments on the line are no file: nothing of parallel's own.
+  const ParseResult words = ok("parallel echo ::: a b :::+ c");
+  REQUIRE(words.commands.size() == 1);
+  CHECK(words.commands[0].program == "echo");
 }
 
 TEST_CASE("parallel without a template runs each ::: argument", "[shell][wrap]") {

@@ -163,6 +163,56 @@ TEST_CASE("subshells keep their cd; new shells start where their caller is", "[s
   }
 }
 
+TEST_CASE("a wrapper that starts its command in another directory moves that command only",
+          "[shell][cwd]") {
+  // Read as `cd DIR` from where the shell is, for the wrapped command and what it wraps.
+  struct Case {
+    const char* line;
+    Dirs rm;
+  };
+  for (const Case& c : {
+           Case{"env -C ~ rm -rf .ssh", {"~"}},
+           Case{"env --chdir=/home/user rm -rf .ssh", {"/home/user"}},
+           Case{"env --chdir /home/user rm -rf .ssh", {"/home/user"}},
+           Case{"env --ch=/home/user rm -rf .ssh", {"/home/user"}},
+           Case{"env -iC/home/user rm -rf .ssh", {"/home/user"}},
+           Case{"sudo -D /home/user rm -rf .ssh", {"/home/user"}},
+           Case{"sudo --chdir=/root rm -rf .ssh", {"/root"}},
+           Case{"unshare -w /home/user rm -rf .ssh", {"/home/user"}},
+           Case{"nsenter --wd=/home/user rm -rf .ssh", {"/home/user"}},
+           Case{"nsenter -w/home/user rm -rf .ssh", {"/home/user"}},
+           Case{"parallel --wd /home/user rm -rf .ssh ::: a", {"/home/user"}},
+           Case{"cd /srv && env -C .. rm -rf .ssh", {"/srv|.."}},
+           Case{"env -C /a timeout 5 env -C b rm -rf .ssh", {"/a|b"}},
+           Case{"timeout 5 sudo -D /home/user nice rm -rf .ssh", {"/home/user"}},
+           Case{"sudo -D /home/user bash -c 'rm -rf .ssh'", {"/home/user"}},
+           // Somewhere the line does not show.
+           Case{"env -C \"$D\" rm -rf .ssh", {"?"}},
+           Case{"sudo -i rm -rf .ssh", {"?"}},
+           Case{"sudo -R /jail rm -rf .ssh", {"?"}},
+           Case{"unshare -R /r rm -rf .ssh", {"?"}},
+           Case{"nsenter -r rm -rf .ssh", {"?"}},
+           Case{"nsenter --wd rm -rf .ssh", {"?"}},
+           Case{"nsenter --wdns=/x rm -rf .ssh", {"?"}},
+           Case{"parallel --wd ... rm -rf .ssh ::: a", {"?"}},
+           Case{"chroot /jail rm -rf .ssh", {"?"}},
+           Case{"echo ~ | xargs -I{} env -C {} rm -rf .ssh", {"?"}},
+           // Options that move nothing.
+           Case{"env -u C rm -rf .ssh", {""}},
+           Case{"sudo -u root rm -rf .ssh", {""}},
+       }) {
+    INFO(c.line);
+    CHECK(dirs(find(must_parse(c.line), "rm")) == c.rm);
+  }
+  // The shell itself stays where it was.
+  auto r = must_parse("env -C /home/user ls; rm -rf .ssh");
+  CHECK(dirs(find(r, "ls")) == Dirs{"/home/user"});
+  CHECK(dirs(find(r, "rm")) == Dirs{""});
+  // nsenter's long option is --wdns: its value is not the program.
+  CHECK(find(must_parse("nsenter --wdns /x rm -rf .ssh"), "rm").wrappers ==
+        std::vector<std::string>{"nsenter"});
+}
+
 TEST_CASE("cd's own arguments: -, none, CDPATH, pushd, popd, unknown targets", "[shell][cwd]") {
   SECTION("cd alone goes home; cd - back to OLDPWD") {
     CHECK(dirs(find(must_parse("cd && rm -rf .ssh"), "rm")) == Dirs{"~"});
@@ -295,6 +345,8 @@ TEST_CASE("the code constructs really run code in bash", "[shell][code][bash]") 
     const pid_t pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
+      // In the probe's directory: what a line creates (`compgen`, `x`) stays there.
+      if (::chdir(tmpl.c_str()) != 0) _exit(126);
       execl("/bin/bash", "bash", "-c", line.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }

@@ -77,7 +77,7 @@ constexpr KnownWrapperDifferences kKnownDifferences[] = {
     {"nice", "-P -u --classdata --pgid --uid", ""},  // ionice's
     {"nsenter",
      "-N -R -W -l -w --boottime --load-interp --map-group --map-groups --map-user --map-users "
-     "--monotonic --net-socket --propagation --root --setgroups --wd --wd-ns",
+     "--monotonic --net-socket --propagation --root --setgroups --wd --wdns",
      ""},
     {"parallel",
      "-B -C -D -E -H -I -J -L -P -U -W -e -i -l -s --arg-file-sep --arg-sep --argfile "

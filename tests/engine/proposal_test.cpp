@@ -184,6 +184,38 @@ TEST_CASE("one verb per proposal: an HTTP action naming a method must match payl
           .ok);
 }
 
+TEST_CASE("HTTP header names are lowercased for the rules and in the action carried on",
+          "[proposal][keys]") {
+  // Names differ only by case on the wire: a rule written for `cookie` sees `COOKIE` too,
+  // and the request sends the name the rules saw.
+  Engine engine(must_compile(R"(
+(defrule cookie (param (proposal ?id) (key "payload.headers.cookie") (value ?v))
+  => (assert (decision (proposal ?id) (outcome reject) (rule cookie) (reason ?v))))
+(defrule other (proposal (id ?id))
+  => (assert (decision (proposal ?id) (outcome approve) (rule other))))
+)"),
+                test_options());
+  for (const char* name : {"cookie", "Cookie", "COOKIE", "cOoKiE"}) {
+    const std::string json =
+        std::string(R"({"target":"http","payload":{"url":"https://a/","headers":{")") + name +
+        R"(":"s=1","X-Trace":"t"}}})";
+    INFO(json);
+    Decision d = decide_ok(engine, json);
+    CHECK(d.outcome == Outcome::Reject);
+    CHECK(d.reason == "s=1");
+    rapidjson::Document action = parse_json(d.action_json);
+    const rapidjson::Value& headers = action["payload"]["headers"];
+    CHECK(headers.HasMember("cookie"));
+    CHECK(headers.HasMember("x-trace"));
+    CHECK(headers.MemberCount() == 2);
+  }
+  // Only an HTTP request's headers: another target's `headers` member is data as written.
+  Decision tool =
+      decide_ok(engine, R"({"target":"tool","payload":{"tool":"t","headers":{"COOKIE":"s=1"}}})");
+  CHECK(tool.outcome == Outcome::Approve);
+  CHECK(parse_json(tool.action_json)["payload"]["headers"].HasMember("COOKIE"));
+}
+
 TEST_CASE("the authenticated principal replaces the proposal's claim for rules and in the action",
           "[proposal][identity]") {
   const char* rules = R"(
