@@ -955,7 +955,11 @@ Step unwrap_parallel(const Args& a, std::size_t i) {
     for (std::size_t r = o.next; r < j; ++r) text += (r > o.next ? " " : "") + a[r];
     Step s = step_recurse(std::move(text), 1);
     s.runtime = true;
-    s.spliced = splices_code(a, o.next, j, replaced);
+    // `{= perl =}` is perl code parallel runs itself, and may unquote (`uq()`) what it puts in.
+    s.spliced = splices_code(a, o.next, j, replaced) ||
+                std::any_of(a.begin() + static_cast<std::ptrdiff_t>(o.next),
+                            a.begin() + static_cast<std::ptrdiff_t>(j),
+                            [](const std::string& w) { return w.find("{=") != std::string::npos; });
     s.replaced = std::move(replaced);
     s.variables = slot_variables(o);
     // `:::: FILE…` and `::::+ FILE…` read the arguments from each FILE, as `-a FILE` does

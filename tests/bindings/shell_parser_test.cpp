@@ -1316,6 +1316,7 @@ TEST_CASE("a replacement string in code a wrapper runs makes the code known only
            "ls | parallel \"sh -c 'wc -l {/}'\"",
            "ls | parallel -I @@ bash -c 'wc -l @@'",
            "ls | parallel --rpl '{x} s/a/b/' bash -c 'wc -l {x}'",
+           "ls | parallel 'wc -l {= s/a/b/ =}'",
        }) {
     INFO(line);
     CHECK(spliced_code(line) >= 1);
