@@ -52,13 +52,21 @@ struct Word {
   }
 };
 
+// Appends the strings of `more` that `to` does not hold yet.
+inline void add_unique(std::vector<std::string>& to, const std::vector<std::string>& more) {
+  for (const std::string& r : more)
+    if (std::find(to.begin(), to.end(), r) == to.end()) to.push_back(r);
+}
+
 // Why a command is dynamic (SimpleCommand::dynamic and its reasons), carried down to the
 // commands unwrapped or re-parsed from it.
 struct Unknowns {
   bool glob = false;
   bool expansion = false;
-  bool runtime = false;  // operands supplied at run time (find -exec, xargs, parallel)
+  bool runtime = false;               // operands supplied at run time (find -exec, xargs, parallel)
+  std::vector<std::string> replaced;  // SimpleCommand::replaced
   bool any() const { return glob || expansion || runtime; }
+  void add_replaced(const std::vector<std::string>& more) { add_unique(replaced, more); }
   void add(const Word& w) {
     glob = glob || w.glob;
     expansion = expansion || w.expansion;
@@ -67,6 +75,7 @@ struct Unknowns {
     glob = glob || u.glob;
     expansion = expansion || u.expansion;
     runtime = runtime || u.runtime;
+    add_replaced(u.replaced);
   }
 };
 
@@ -317,6 +326,7 @@ class Parser {
   std::size_t pos_ = 0;
   int depth_;
   std::vector<std::string> wrappers_;  // prefix for every command parsed from this text
+  std::vector<std::string> replaced_;  // SimpleCommand::replaced of every command parsed from it
   std::optional<Token> peeked_;
   std::vector<PendingHeredoc> heredocs_;
 };

@@ -344,6 +344,9 @@ struct Options {
   std::size_t next = 0;  // index of the first operand
   std::string shorts;    // every short option letter seen
   Args longs;            // every long option name seen (without `--` and `=value`)
+  // Every option given a value, in order: `-` and its letter or its long name as written, and
+  // the value (an optional one, xargs -i[R] or --replace[=R], only when attached).
+  std::vector<std::pair<std::string, std::string>> values;
 };
 
 // A long option name as written matches a listed one when it is a prefix of it: GNU getopt
@@ -400,6 +403,7 @@ Options read_options(const Args& a, std::size_t k, std::string_view short_val,
         ++k;
       }
       if (seen) seen(option);
+      if (option.value) o.values.emplace_back(name, *option.value);
       o.longs.push_back(name);
       continue;
     }
@@ -414,6 +418,7 @@ Options read_options(const Args& a, std::size_t k, std::string_view short_val,
         option.value = a[k], option.value_at = k;
       }
       if (seen) seen(option);
+      if (option.value) o.values.emplace_back(w.substr(0, 1) + w[c], *option.value);
       if (optional) break;
       if (valued) {
         if (c + 1 == w.size()) ++k;
@@ -571,6 +576,14 @@ struct Step {
   bool runtime = false;                  // the wrapped command gets operands at run time
   bool expansion = false;                // the wrapped words are expanded once more (sudo -s)
   std::vector<std::size_t> assignments;  // argv indices of NAME=value operands (env, sudo)
+  // Variables an option sets in the wrapped command's environment (`xargs
+  // --process-slot-var=NAME`), as `env NAME=value` would.
+  std::vector<Assignment> variables;
+  // The strings the wrapper replaces in the wrapped command's words at run time
+  // (SimpleCommand::replaced).
+  std::vector<std::string> replaced;
+  // Recurse: the texts are code with replaced text spliced in, whatever the words say.
+  bool spliced = false;
   // argv indices of the words that stay a command of their own besides the wrapped one
   // (`ssh -p 22 HOST`, `script FILE`): what the wrapper itself does. Empty: none.
   std::vector<std::size_t> outer;
@@ -852,12 +865,85 @@ Step unwrap_sshpass(const Args& a, std::size_t i) {
   return step_next(read_options(a, i + 1, o.short_val, o.long_val, o.short_opt).next);
 }
 
+// The values given in `o` to the options `letters` and `longs` (GNU abbreviations too).
+Args option_values(const Options& o, std::string_view letters,
+                   std::initializer_list<std::string_view> longs) {
+  Args out;
+  for (const auto& [name, value] : o.values) {
+    const bool named = name[0] == '-'
+                           ? letters.find(name[1]) != std::string_view::npos
+                           : std::any_of(longs.begin(), longs.end(),
+                                         [&](std::string_view l) { return long_matches(name, l); });
+    if (named) out.push_back(value);
+  }
+  return out;
+}
+
+// `--process-slot-var=NAME` (xargs, parallel) sets NAME in each command's environment to
+// its job slot, a number known only at run time.
+std::vector<Assignment> slot_variables(const Options& o) {
+  std::vector<Assignment> out;
+  for (std::string& name : option_values(o, "", {"process-slot-var", "processslotvar"}))
+    out.push_back({std::move(name), "", true});
+  return out;
+}
+
+// xargs [options] [CMD…]: CMD gets its operands at run time, appended or (-I R, -i[R],
+// --replace[=R]; R `{}` when left off) put where R stands in its words.
+Step unwrap_xargs(const Options& o) {
+  Step s = step_next(o.next);
+  s.runtime = true;
+  s.replaced = option_values(o, "Ii", {"replace"});
+  if (has(o, "i", {"replace"})) s.replaced.push_back("{}");
+  s.variables = slot_variables(o);
+  return s;
+}
+
+Step unwrap_one(const std::string& prog, const Args& a, std::size_t i);
+
+// GNU parallel's replacement strings ({} {.} {/} {//} {/.} {#} {%}, {N…} and {= perl =}) and
+// those its options name (-I R, --replace R, --er R, --rpl 'R perl' …).
+std::vector<std::string> parallel_replaced(const Options& o) {
+  std::vector<std::string> out = {"{}", "{.}", "{/}", "{//}", "{/.}", "{#}", "{%}", "{=", "{0",
+                                  "{1", "{2",  "{3",  "{4",   "{5",   "{6",  "{7",  "{8", "{9"};
+  for (std::string r : option_values(
+           o, "Ii",
+           {"replace", "extensionreplace", "er", "basenamereplace", "bnr", "dirnamereplace", "dnr",
+            "basenameextensionreplace", "bner", "seqreplace", "slotreplace", "rpl"})) {
+    r = r.substr(0, r.find_first_of(" \t"));  // --rpl 'TAG perl': the TAG
+    if (!r.empty()) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// Whether the command a[k..end) runs, read through its wrappers, is a command string (`sh -c
+// TEXT`, `su -c TEXT`, `ssh HOST TEXT`…) that holds one of `replaced`.
+bool splices_code(Args a, std::size_t k, std::size_t end,
+                  const std::vector<std::string>& replaced) {
+  a.resize(end);
+  auto holds = [&](const std::string& x) { return holds_replacement(x, replaced); };
+  while (k < a.size()) {
+    // Another parallel: its words hold the string anywhere (read without recursing, so a
+    // line of nested parallels costs no more than its words).
+    if (basename_of(a[k]) == "parallel"sv)
+      return std::any_of(a.begin() + static_cast<std::ptrdiff_t>(k) + 1, a.end(), holds);
+    const Step t = unwrap_one(basename_of(a[k]), a, k);
+    if (t.kind == Step::Recurse) return std::any_of(t.texts.begin(), t.texts.end(), holds);
+    if (t.kind != Step::Next || t.next <= k) return false;
+    k = t.next;
+  }
+  return false;
+}
+
 // GNU parallel [options] [COMMAND…] (::: ARGS | :::: FILES)…: the command words are a
 // template run by a shell with operands filled in at run time; without them, each `:::`
-// argument is itself a command line.
+// argument is itself a command line. The template's words are joined as they are (with -q,
+// quoted one by one): a word that a shell of the template runs as code holding a
+// replacement string (`sh -c 'wc -l {}'`) is code with text spliced in either way.
 Step unwrap_parallel(const Args& a, std::size_t i) {
   const WrapperOptions& options = options_of("parallel");
   const Options o = read_options(a, i + 1, options.short_val, options.long_val, options.short_opt);
+  std::vector<std::string> replaced = parallel_replaced(o);
   static constexpr std::string_view kSeparators[] = {":::", "::::", ":::+", "::::+"};
   auto is_sep = [&](const std::string& w) {
     return std::find(std::begin(kSeparators), std::end(kSeparators), w) != std::end(kSeparators);
@@ -869,6 +955,13 @@ Step unwrap_parallel(const Args& a, std::size_t i) {
     for (std::size_t r = o.next; r < j; ++r) text += (r > o.next ? " " : "") + a[r];
     Step s = step_recurse(std::move(text), 1);
     s.runtime = true;
+    // `{= perl =}` is perl code parallel runs itself, and may unquote (`uq()`) what it puts in.
+    s.spliced = splices_code(a, o.next, j, replaced) ||
+                std::any_of(a.begin() + static_cast<std::ptrdiff_t>(o.next),
+                            a.begin() + static_cast<std::ptrdiff_t>(j),
+                            [](const std::string& w) { return w.find("{=") != std::string::npos; });
+    s.replaced = std::move(replaced);
+    s.variables = slot_variables(o);
     // `:::: FILE…` and `::::+ FILE…` read the arguments from each FILE, as `-a FILE` does
     // (parallel(1)): parallel's own reads.
     bool from_files = false;
@@ -894,6 +987,7 @@ Step unwrap_parallel(const Args& a, std::size_t i) {
   Step s;
   s.kind = Step::Recurse;
   s.depth_inc = 1;
+  s.variables = slot_variables(o);
   for (std::size_t r = j + 1; r < a.size(); ++r) {
     if (is_sep(a[r])) {
       if (a[r].starts_with("::::")) s.runtime = true;  // operands from a file
@@ -983,11 +1077,7 @@ Step unwrap_one(const std::string& prog, const Args& a, std::size_t i) {
   }
   if (prog == "nohup"sv || prog == "builtin"sv || prog == "stdbuf"sv || prog == "time"sv)
     return step_next(opts().next);
-  if (prog == "xargs"sv) {
-    Step s = step_next(opts().next);
-    s.runtime = true;
-    return s;
-  }
+  if (prog == "xargs"sv) return unwrap_xargs(opts());
   if (prog == "command"sv) {
     const Options o = opts();
     if (has(o, "vV", {})) return {};  // a lookup, not a run
@@ -1264,6 +1354,7 @@ void Parser::finish_simple(std::vector<Word> words, std::vector<Assignment> assi
                            std::vector<Redirect> redirects, Unknowns dyn,
                            std::size_t first_heredoc) {
   for (const Word& w : words) dyn.add(w);
+  dyn.add_replaced(replaced_);
   if (words.empty()) {
     if (!redirects.empty() || !assignments.empty()) {
       emit({}, wrappers_, std::move(assignments), std::move(redirects), dyn);
@@ -1308,6 +1399,7 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
     for (std::size_t k : s.assignments) {
       assignments.push_back(assignment_of(argv[k], k < words.size() && words[k].dynamic));
     }
+    assignments.insert(assignments.end(), s.variables.begin(), s.variables.end());
     // What the wrapper does itself (`ssh HOST`: a connection; an option naming a file,
     // a program, code or a host) stays a command of its own.
     const WrapperOptions* own = find_options(prog);
@@ -1334,6 +1426,7 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
     Unknowns inner = dyn;
     inner.runtime = inner.runtime || s.runtime;
     inner.expansion = inner.expansion || s.expansion;
+    inner.add_replaced(s.replaced);
     if (s.kind == Step::Recurse) {
       const std::size_t first = ctx_.out.size();
       // `eval` runs in this shell (its cd stays); any other command string runs in a new
@@ -1355,7 +1448,15 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
       }
       if (inner.runtime) ++ctx_.runtime;
       for (const std::string& text : s.texts) {
+        const std::size_t at = ctx_.out.size();
         parse_nested(text, wrappers, s.depth_inc, assignments, redirects, inner);
+        // A file name or input line put into code text (`xargs -I{} sh -c 'cat {}'`) may be
+        // any code: known only at run time, like `sh -c "$X"`'s. The wrapper's own strings
+        // in its own template (`parallel gzip {}`) are quoted by it.
+        if (s.spliced || holds_replacement(text, dyn.replaced)) {
+          note_code("text replaced at run time in code", text);
+          flush_code(at);
+        }
       }
       if (inner.runtime) --ctx_.runtime;
       // `ssh HOST bash <<EOF`, `su -c sh <<< '…'`: a shell in the string reads this stdin.
@@ -1393,6 +1494,7 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
       wrappers.push_back("find");
       Unknowns inner = dyn;
       inner.runtime = true;  // `{}` and the operands come from the file system
+      inner.add_replaced({"{}"});
       const Args roots = find_roots(argv, i);
       for (std::size_t c = 0; c < f->inner.size(); ++c) {
         for (const std::string& root : roots) {  // one command per starting point
@@ -1535,6 +1637,7 @@ void Parser::emit(std::vector<std::string> argv, std::vector<std::string> wrappe
   c.glob = dyn.glob;
   c.expansion = dyn.expansion;
   c.runtime_operands = dyn.runtime;
+  c.replaced = std::move(dyn.replaced);
   c.dynamic = dyn.any();
   ctx_.out.push_back(std::move(c));
 }
@@ -1546,6 +1649,7 @@ void Parser::parse_nested(const std::string& text, std::vector<std::string> wrap
   NestGuard guard(ctx_);
   const std::size_t first = ctx_.out.size();
   Parser sub(ctx_, text, depth_ + depth_inc, std::move(wrappers));
+  sub.replaced_ = dyn.replaced;
   sub.parse_all();
   // The outer command's assignments, redirections and unresolved words apply to everything
   // it runs (outer assignments first: inner ones override them).
@@ -1555,6 +1659,7 @@ void Parser::parse_nested(const std::string& text, std::vector<std::string> wrap
     c.glob = c.glob || dyn.glob;
     c.expansion = c.expansion || dyn.expansion;
     c.runtime_operands = c.runtime_operands || dyn.runtime;
+    add_unique(c.replaced, dyn.replaced);
     c.dynamic = c.dynamic || dyn.any();
     c.assignments.insert(c.assignments.begin(), assignments.begin(), assignments.end());
     c.redirects.insert(c.redirects.end(), redirects.begin(), redirects.end());
@@ -1570,6 +1675,12 @@ void Parser::parse_nested(const std::string& text, std::vector<std::string> wrap
 }
 
 }  // namespace detail
+
+bool holds_replacement(std::string_view text, const std::vector<std::string>& replaced) {
+  return std::any_of(replaced.begin(), replaced.end(), [&](const std::string& r) {
+    return !r.empty() && text.find(r) != std::string_view::npos;
+  });
+}
 
 ParseResult parse(std::string_view line, const Limits& limits) {
   ParseResult result;

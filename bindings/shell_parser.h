@@ -63,6 +63,10 @@ struct SimpleCommand {
                            // or a brace expansion ({a,b}, {1..9})
   // The command gets its operands at run time: unwrapped from `find -exec`, `xargs`, `parallel`.
   bool runtime_operands = false;
+  // The strings the wrappers it runs under replace in its words with text known only at run
+  // time (find -exec's `{}`, `xargs -I R`, parallel's `{}`, `{.}` … and `-I R`): code text that
+  // holds one (`sh -c 'cat {}'`, `python3 -c 'print("{}")'`) is not the code that runs.
+  std::vector<std::string> replaced;
   bool background = false;  // ended by '&'
   // Per argv word: it holds an unresolved expansion ($VAR, $(…) …). Empty when not
   // recorded (then `expansion` tells for the whole command).
@@ -106,5 +110,9 @@ struct ParseResult {
 };
 
 ParseResult parse(std::string_view line, const Limits& limits = {});
+
+// Whether `text` holds one of the strings a wrapper replaces at run time
+// (SimpleCommand::replaced).
+bool holds_replacement(std::string_view text, const std::vector<std::string>& replaced);
 
 }  // namespace warden::shell

@@ -278,10 +278,14 @@ class Evaluator {
       case K::ExecProgram:
         emit(EffectKind::Exec, EffectObject::Program, first_program(w), via, dyn);
         return;
-      case K::ExecCode:
-        if (!dyn && safe_code(w)) return;
-        emit(EffectKind::Exec, EffectObject::Code, std::string(w), via, dyn);
+      case K::ExecCode: {
+        // Code holding a string a wrapper replaces at run time (`xargs -I{} python3 -c
+        // 'print("{}")'`) is known only then.
+        const bool spliced = dyn || shell::holds_replacement(w, cmd_.replaced);
+        if (!spliced && safe_code(w)) return;
+        emit(EffectKind::Exec, EffectObject::Code, std::string(w), via, spliced);
         return;
+      }
       case K::Network:
         if (std::string path; local_source(w, &path)) {
           emit(EffectKind::Read, EffectObject::Path, path_of(path, cwd_at), via,

@@ -552,7 +552,10 @@ void script_effects(const shell::SimpleCommand& cmd, const std::string& cwd,
   const std::size_t start = out->size();
   Emitter em{cwd, home, out, awk ? kAwkVia : kSedVia};
   const std::vector<std::string>& a = cmd.argv;
+  // A word holding an expansion, or a string a wrapper replaces at run time (`find -exec awk
+  // '/{}/' …`): its program text is known only then.
   auto expanded = [&](std::size_t k) {
+    if (shell::holds_replacement(a[k], cmd.replaced)) return true;
     if (k < cmd.expanded.size()) return static_cast<bool>(cmd.expanded[k]);
     return cmd.expansion && a[k].find_first_of("$`") != std::string::npos;
   };

@@ -24,9 +24,10 @@
 ;; TRUE for code text that only prints constants or attributes of harmless modules
 ;; (`python3 -c 'print(1+1)'`, `python3 -c 'import sys; print(sys.version)'`): no call but
 ;; print itself (no parenthesis, brace or dunder in its argument, so nothing else runs), no
-;; environment, imports of a few standard modules only.
-(deffunction execution-trivial-code-p (?p ?v ?x)
-  (and (eq ?v "-c")
+;; environment, imports of a few standard modules only. Never code known only at run time
+;; (?d TRUE: `xargs -I{} python3 -c 'print("{}")'` runs whatever an input line makes of it).
+(deffunction execution-trivial-code-p (?p ?v ?x ?d)
+  (and (eq ?d FALSE) (eq ?v "-c")
        (not (neq ?p "python" "python3" "python3.8" "python3.9" "python3.10" "python3.11" "python3.12"
                  "python3.13" "python3.14" "py"))
        (not (str-index "__" ?x))
@@ -38,9 +39,9 @@
 ;; `rg --pre=sh`, `git -c core.pager=…`, `git log --ext-diff`, `find -exec`, `python -c`,
 ;; `node -e`, `awk 'BEGIN{system(…)}'`): what runs is not the program named.
 (defrule execution-code-from-arguments
-  (effect (proposal ?id) (kind exec) (object ?o&~path) (program ?p) (via ?v) (target ?t))
+  (effect (proposal ?id) (kind exec) (object ?o&~path) (program ?p) (via ?v) (target ?t) (dynamic ?d))
   (test (and (or (neq ?o program) (neq ?v "operand") (not (execution-everyday-tool-p ?t)))
-             (or (neq ?o code) (not (execution-trivial-code-p ?p ?v ?t)))))
+             (or (neq ?o code) (not (execution-trivial-code-p ?p ?v ?t ?d)))))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule execution-code-from-arguments)
                     (reason (str-cat ?p " runs code given through " (if (eq ?v "") then "its arguments" else (if (eq ?v "input") then "its input" else ?v))

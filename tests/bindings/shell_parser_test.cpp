@@ -1281,6 +1281,111 @@ TEST_CASE("xargs marks its command's operands as known at run time", "[shell][wr
   CHECK_FALSE(one("timeout 5 rm x").dynamic);
 }
 
+// The commands of `line` whose code text holds a string a wrapper replaces at run time.
+std::size_t spliced_code(std::string_view line) {
+  const ParseResult r = ok(line);
+  std::size_t n = 0;
+  for (const SimpleCommand& c : r.commands)
+    for (const std::string& code : c.code)
+      if (code.starts_with("text replaced at run time in code: ")) ++n;
+  return n;
+}
+
+TEST_CASE("a replacement string in code a wrapper runs makes the code known only at run time",
+          "[shell][wrap][replace]") {
+  for (const char* line : {
+           "find . -name '*.py' -execdir bash -c 'wc -l {}' \\;",
+           "find . -exec sh -c 'cat {}' \\;",
+           "find . -ok sh -c 'cat {}.bak' \\;",
+           "find . -okdir dash -c \"x{}y\" \\;",
+           "ls | xargs -I{} bash -c 'cat {}'",
+           "ls | xargs -I XX sh -c 'cat XX'",
+           "ls | xargs --replace=@@ sh -c 'cat @@'",
+           "ls | xargs --replace sh -c 'cat {}'",
+           "ls | xargs -i sh -c 'cat {}'",
+           "ls | xargs -0i@ sh -c 'cat @'",
+           "ls | xargs -I{} timeout 5 sh -c 'wc -l {}'",
+           "ls | xargs -I{} sudo -u bob nice -n 5 zsh -c 'wc -l {}'",
+           "find . -exec env X=1 bash -c 'wc -l {}' \\;",
+           "find . -exec sh -c 'sh -c \"cat {}\"' \\;",
+           "find . -exec sh -c '# {}' \\;",
+           "ls | xargs -I{} ssh host cat {}",
+           "ls | xargs -I{} parallel echo {} ::: a",
+           "ls | parallel sh -c 'wc -l {}'",
+           "ls | parallel -q sh -c 'wc -l {.}'",
+           "ls | parallel \"sh -c 'wc -l {/}'\"",
+           "ls | parallel -I @@ bash -c 'wc -l @@'",
+           "ls | parallel --rpl '{x} s/a/b/' bash -c 'wc -l {x}'",
+           "ls | parallel 'wc -l {= s/a/b/ =}'",
+       }) {
+    INFO(line);
+    CHECK(spliced_code(line) >= 1);
+  }
+  // The string as a plain argument, or its wrapper's own template, is data (quoted by
+  // parallel); xargs without -I appends words instead.
+  for (const char* line : {
+           "find . -exec wc -l {} \\;",
+           "find . -exec sh -c 'cat \"$1\"' _ {} \\;",
+           "ls | xargs -I{} cp {} dst/",
+           "ls | xargs -I{} sh -c 'cat \"$1\"' _ {}",
+           "ls | xargs sh -c 'cat {}'",
+           "ls | xargs -I XX sh -c 'cat {}'",
+           "ls | parallel gzip {}",
+           "ls | parallel 'wc -l {}'",
+           "sh -c 'cat {}'",
+       }) {
+    INFO(line);
+    CHECK(spliced_code(line) == 0);
+  }
+}
+
+TEST_CASE("commands under a replacing wrapper carry its strings", "[shell][wrap][replace]") {
+  CHECK(one("xargs -I{} python3 -c 'print(\"{}\")'").replaced == V{"{}"});
+  CHECK(one("xargs -I % -I @ python3 -c x").replaced == V{"%", "@"});
+  CHECK(one("xargs python3 -c 'print(\"{}\")'").replaced.empty());
+  const ParseResult f = ok("find /src -exec awk '/{}/' x \\;");
+  REQUIRE(f.commands.size() == 2);
+  CHECK(f.commands[0].replaced.empty());
+  CHECK(f.commands[1].replaced == V{"{}"});
+  CHECK(f.commands[1].argv == V{"awk", "//src/{}/", "x"});
+  const SimpleCommand p = one("parallel -I @@ python3 -c x ::: a");
+  CHECK(std::find(p.replaced.begin(), p.replaced.end(), "@@") != p.replaced.end());
+  CHECK(std::find(p.replaced.begin(), p.replaced.end(), "{/.}") != p.replaced.end());
+  CHECK(warden::shell::holds_replacement("print('{}')", V{"{}"}));
+  CHECK_FALSE(warden::shell::holds_replacement("print('{}')", V{"%", ""}));
+}
+
+TEST_CASE("nested parallel templates are read in one pass", "[shell][wrap][replace]") {
+  std::string line;
+  for (int k = 0; k < 3000; ++k) line += "parallel ";
+  line += "sh -c 'cat {}'";
+  const ParseResult r = parse(line);
+  CHECK_FALSE(r.ok);  // nested past max_depth
+  CHECK(spliced_code("parallel parallel sh -c 'cat {}' ::: a") >= 1);
+}
+
+TEST_CASE("xargs --process-slot-var sets a variable of the command it runs",
+          "[shell][wrap][replace]") {
+  for (const char* line :
+       {"xargs --process-slot-var=BASH_ENV echo", "xargs --process-slot-var BASH_ENV echo",
+        "xargs -P2 --process-slot=BASH_ENV echo",
+        "parallel --process-slot-var=BASH_ENV echo ::: a"}) {
+    INFO(line);
+    const ParseResult r = ok(line);
+    const SimpleCommand& c = r.commands.back();
+    CHECK(c.program == "echo");
+    REQUIRE(c.assignments.size() == 1);
+    CHECK(c.assignments[0].name == "BASH_ENV");
+    CHECK(c.assignments[0].dynamic);
+  }
+  CHECK(one("xargs -P2 echo").assignments.empty());
+  // Through a shell the wrapper runs, as `env NAME=0 sh -c …`.
+  const ParseResult s = ok("xargs --process-slot-var=LD_PRELOAD sh -c ls");
+  REQUIRE(s.commands.size() == 1);
+  REQUIRE(s.commands[0].assignments.size() == 1);
+  CHECK(s.commands[0].assignments[0].name == "LD_PRELOAD");
+}
+
 TEST_CASE("unwrapping stays within the nesting and size limits", "[shell][wrap][limits]") {
   Limits limits;
   limits.max_depth = 2;

@@ -773,6 +773,19 @@ TEST_CASE("effects: words with expansions or globs in a dynamic command are dyna
   CHECK(fx({"sort", "-o", "$OUT"}, true) == V{"write path $OUT -o dynamic"});
 }
 
+TEST_CASE("effects: code holding a string a wrapper replaces at run time is dynamic", "[effects]") {
+  shell::SimpleCommand c = command({"python3", "-c", "print('{}')"}, true);
+  c.replaced = {"{}"};
+  std::vector<std::string> out;
+  for (const Effect& e : effects(c)) out.push_back(text(e));
+  CHECK(out == V{"exec code print('{}') -c dynamic"});
+  CHECK(fx({"python3", "-c", "print('{}')"}, true) == V{"exec code print('{}') -c"});
+  c.replaced = {"%"};
+  out.clear();
+  for (const Effect& e : effects(c)) out.push_back(text(e));
+  CHECK(out == V{"exec code print('{}') -c"});
+}
+
 TEST_CASE("effects: paths under a dynamic cwd are dynamic", "[effects]") {
   CHECK(fx({"tar", "-C", "$D", "a", "/b"}, true) ==
         V{"read path $D/a operand dynamic", "read path /b operand"});

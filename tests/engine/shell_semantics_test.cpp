@@ -167,6 +167,31 @@ TEST_CASE("awk and sed program text is read", "[shell-semantics][awk-sed]") {
                          });
 }
 
+TEST_CASE("code with a file name or input line spliced in needs a human",
+          "[shell-semantics][replace]") {
+  Engine engine(shipped_policy(), test_options());
+  check_not_approved(engine, {
+                                 "find . -name '*.py' -execdir bash -c 'wc -l {}' \\;",
+                                 "find . -exec sh -c 'cat {}' \\;",
+                                 "ls | xargs -I{} bash -c 'cat {}'",
+                                 "ls | xargs -I% python3 -c 'print(\"%\")'",
+                                 "git ls-files | xargs -I{} sh -c 'wc -l {}'",
+                                 "ls | parallel sh -c 'wc -l {}'",
+                                 "ls | xargs --replace=@@ sh -c 'cat @@'",
+                                 "ls | xargs -I{} timeout 5 sh -c 'wc -l {}'",
+                                 "find . -exec awk '/{}/' README.md \\;",
+                                 "xargs --process-slot-var=BASH_ENV echo < list.txt",
+                                 "ls | xargs -P2 --process-slot-var=LD_PRELOAD wc -l",
+                             });
+  check_approved(engine, {
+                             "find . -exec wc -l {} \\;",
+                             "find . -name '*.py' -exec grep -l TODO {} +",
+                             "ls | xargs wc -l",
+                             "ls | parallel 'wc -l {}'",
+                             "python3 -c 'print(\"%\")'",
+                         });
+}
+
 TEST_CASE("a glob is as sensitive as the most sensitive name it may match",
           "[shell-semantics][glob]") {
   Engine engine(shipped_policy(), test_options());
