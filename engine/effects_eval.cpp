@@ -410,9 +410,9 @@ class Evaluator {
       }
       if (!o->takes_value) {
         // GNU optional argument glued to a flag (`sed -i.bak`, `-i''`): the rest is its value
-        // (a backup flag's, whatever it starts with: `sed -ibak` is the suffix "bak").
-        const bool glued = j + 1 < w.size() &&
-                           (o->backup || std::isalnum(static_cast<unsigned char>(w[j + 1])) == 0);
+        // (`-ibak` stays a cluster of letters, each one unknown unless listed).
+        const bool glued =
+            j + 1 < w.size() && std::isalnum(static_cast<unsigned char>(w[j + 1])) == 0;
         if (!apply(*o, glued ? std::string_view(w).substr(j + 1) : std::string_view(), sub_pending))
           return false;
         if (glued) return true;
