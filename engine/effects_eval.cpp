@@ -71,6 +71,8 @@ struct Scratch {
   std::string subcommand;
   bool code_given = false;  // an option named code or a file to run (`python -c`, `bash -s`)
   std::string long_word;    // "-eval" read as "--eval"
+  std::string backup;       // the value of a "backup" flag: "" none, "*" none either (no copy)
+  std::string backup_name;  // one operand's backup copy
 
   void reset() {
     code_given = false;
@@ -79,6 +81,7 @@ struct Scratch {
     operands.clear();
     turners.clear();
     subcommand.clear();
+    backup.clear();
   }
   void push_cwd(std::string_view cwd) {
     if (ncwd == cwds.size()) {
@@ -410,10 +413,13 @@ class Evaluator {
         continue;
       }
       if (!o->takes_value) {
-        if (!apply(*o, {}, sub_pending)) return false;
-        // GNU optional argument glued to a flag (`sed -i.bak`, `-i''`): the rest is its value.
-        if (j + 1 < w.size() && std::isalnum(static_cast<unsigned char>(w[j + 1])) == 0)
-          return true;
+        // GNU optional argument glued to a flag (`sed -i.bak`, `-i''`): the rest is its value
+        // (`-ibak` stays a cluster of letters, each one unknown unless listed).
+        const bool glued =
+            j + 1 < w.size() && std::isalnum(static_cast<unsigned char>(w[j + 1])) == 0;
+        if (!apply(*o, glued ? std::string_view(w).substr(j + 1) : std::string_view(), sub_pending))
+          return false;
+        if (glued) return true;
         continue;
       }
       std::string_view value;
@@ -489,10 +495,21 @@ class Evaluator {
     for (std::size_t d = depth_; d-- > 0 && !s_.code_given;) {
       for (const std::string& n : chain_[d]->no_input) s_.code_given = s_.code_given || n == o.name;
     }
+    if (o.takes_value && o.path_list) {
+      // java -cp A:B: each entry is a path of its own.
+      for (std::size_t from = 0; from <= value.size();) {
+        std::size_t to = value.find(':', from);
+        if (to == std::string_view::npos) to = value.size();
+        if (to > from) word(o.kind, value.substr(from, to - from), o.name, cwd_index(), false);
+        from = to + 1;
+      }
+      return true;
+    }
     if (o.takes_value) {
       word(o.kind, value, o.name, cwd_index(), false);
       return true;
     }
+    if (o.backup) s_.backup.assign(value);
     if (o.operands) {
       s_.turners.push_back(&o);
       return true;
@@ -521,11 +538,36 @@ class Evaluator {
         s_.code_given = true;  // the program is named: it reads none from its input
       const std::string& w = cmd_.argv[r.word];
       if (!s_.turners.empty() && is_path_kind(kind)) {
-        for (const Option* t : s_.turners) word(t->kind, w, t->name, r.cwd, spec->remote);
+        for (const Option* t : s_.turners) {
+          word(t->kind, w, t->name, r.cwd, spec->remote);
+          if (t->backup && backup_name(w)) word(K::Write, s_.backup_name, t->name, r.cwd, false);
+        }
         continue;
       }
       word(kind, w, "operand", r.cwd, spec->remote);
     }
+  }
+
+  // The backup copy of the edited file `w` (GNU sed, perl -i): each `*` of the value is the
+  // file's name as written, a value without one is a suffix; with a `/` it is a path of its
+  // own (`-i'bak/*'`, `-i'/home/u/.bashr*'`). False when no copy is made.
+  bool backup_name(std::string_view w) {
+    const std::string& v = s_.backup;
+    if (v.empty() || v == "*") return false;
+    s_.backup_name.clear();
+    if (v.find('*') == std::string::npos) {
+      s_.backup_name.append(w);
+      s_.backup_name.append(v);
+      return true;
+    }
+    for (char c : v) {
+      if (c == '*') {
+        s_.backup_name.append(w);
+      } else {
+        s_.backup_name.push_back(c);
+      }
+    }
+    return true;
   }
 
   void run_effect(const RunEffect& r) {

@@ -218,7 +218,17 @@ class Loader {
           Option o;
           o.name = oname;
           o.takes_value = true;
-          if (!value_kind(v, where + ".options." + oname, line_of(onode), &o.kind)) continue;
+          std::string_view kind_text = v;
+          if (kind_text.starts_with("paths:")) {
+            o.path_list = true;
+            kind_text.remove_prefix(6);
+          }
+          const std::string what = where + ".options." + oname;
+          if (!value_kind(std::string(kind_text), what, line_of(onode), &o.kind)) continue;
+          if (o.path_list && !is_path_kind(o.kind)) {
+            error(line_of(onode), what + ": \"" + v + "\" is not a list of paths");
+            continue;
+          }
           add_option(std::move(o), line_of(onode), where + ".options");
         }
       } else if (k == "flags") {
@@ -237,6 +247,10 @@ class Loader {
           if (kind_text.starts_with("operands:")) {
             o.operands = true;
             kind_text.remove_prefix(9);
+          } else if (kind_text == "backup") {
+            o.operands = true;
+            o.backup = true;
+            kind_text = "write";
           }
           const std::string what = where + ".flags." + fname;
           if (!kind_from_name(kind_text, &o.kind)) {

@@ -104,6 +104,9 @@ struct Option {
   K kind = K::None;  // the value's kind (takes_value) or the flag's effect
   bool takes_value = false;
   bool operands = false;     // flag "operands:KIND": turns the path operands into `kind`
+  bool backup = false;       // flag "backup": operands:write, and its optional value (`-i.bak`,
+                             // `--in-place=SUF`) names each operand's backup copy, written too
+  bool path_list = false;    // option "paths:KIND": the value is a `:`-separated list of paths
   bool selects_sub = false;  // the subcommand option: its value names the sub
 };
 

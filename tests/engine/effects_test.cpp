@@ -177,6 +177,19 @@ on = "argv"
 regex = '^a(.*)'
 kind = "delete"
 
+[program.perl]
+operands = ["read..."]
+[program.perl.flags]
+"-i" = "backup"
+"--in-place" = "backup"
+"-n" = "none"
+
+[program.java]
+single-dash = true
+operands = ["exec", "none..."]
+[program.java.options]
+"-cp" = "paths:exec"
+
 [program.make]
 run = ["exec:Makefile"]
 [program.make.options]
@@ -379,6 +392,34 @@ TEST_CASE("effects: operands:KIND flag turns the path operands", "[effects]") {
                                                      "write path /home/user/project/f2 -i"});
   CHECK(fx({"sed", "--in-pl", "s/a/b/", "f1"}) ==
         V{"exec code s/a/b/ operand", "write path /home/user/project/f1 --in-place"});
+}
+
+TEST_CASE("effects: a backup flag's value names each edited file's backup, written too",
+          "[effects]") {
+  // A suffix: FILE + suffix (the GNU optional argument glued to the flag).
+  CHECK(fx({"perl", "-i.bak", "f1", "d/f2"}) ==
+        V{"write path /home/user/project/f1 -i", "write path /home/user/project/f1.bak -i",
+          "write path /home/user/project/d/f2 -i", "write path /home/user/project/d/f2.bak -i"});
+  // A letter after the flag is a flag of its own (unlisted: unknown), as before.
+  CHECK(fx({"perl", "-inb", "f1"}) ==
+        V{"unknown none -b option", "write path /home/user/project/f1 -i"});
+  CHECK(fx({"perl", "-ni.orig", "f1"}) ==
+        V{"write path /home/user/project/f1 -i", "write path /home/user/project/f1.orig -i"});
+  // Each * is the file's name as written; a / makes it a path of its own.
+  CHECK(fx({"perl", "-i/home/user/.bashr*", "c"}) ==
+        V{"write path /home/user/project/c -i", "write path /home/user/.bashrc -i"});
+  CHECK(fx({"perl", "--in-place=bak/*.orig", "d/c"}) ==
+        V{"write path /home/user/project/d/c --in-place",
+          "write path /home/user/project/bak/d/c.orig --in-place"});
+  // No value, or "*" (the file itself): no copy.
+  CHECK(fx({"perl", "-i", "c"}) == V{"write path /home/user/project/c -i"});
+  CHECK(fx({"perl", "--in-place=*", "c"}) == V{"write path /home/user/project/c --in-place"});
+}
+
+TEST_CASE("effects: a paths:KIND option is a list of paths", "[effects]") {
+  CHECK(fx({"java", "-cp", "lib/a.jar:/tmp/evil::classes", "Main"}) ==
+        V{"exec path /home/user/project/lib/a.jar -cp", "exec path /tmp/evil -cp",
+          "exec path /home/user/project/classes -cp", "exec path /home/user/project/Main operand"});
 }
 
 TEST_CASE("effects: a flag with an effect kind", "[effects]") {
@@ -703,7 +744,7 @@ TEST_CASE("effects: knows and size", "[effects]") {
   CHECK(table().knows("gsort"));
   CHECK(table().knows("python3.12"));
   CHECK_FALSE(table().knows("frobnicate"));
-  CHECK(table().size() == 21);  // 18 programs, 3 aliases
+  CHECK(table().size() == 23);  // 20 programs, 3 aliases
 }
 
 // ---------------------------------------------------------------- wrappers, redirects
@@ -1035,7 +1076,9 @@ TEST_CASE("effects table error: unknown kinds", "[effects]") {
       "[program.a.flags]\n"
       "\"-d\" = \"operands:nothing\"\n"  // 8
       "\"-C\" = \"cwd\"\n"               // 9
-      "\"-q\" = \"operands:none\"\n",    // 10
+      "\"-q\" = \"operands:none\"\n"     // 10
+      "[program.b.options]\n"            // 11
+      "\"-p\" = \"paths:network\"\n",    // 12
       {{"program.a.operands: unknown kind \"wirte\"", 2},
        {"program.a.last: \"unknown\" is not a value or operand kind", 3},
        {"program.a.run: unknown kind \"bogus\"", 4},
@@ -1045,7 +1088,8 @@ TEST_CASE("effects table error: unknown kinds", "[effects]") {
        {"program.a.options.-o: unknown kind \"writes\"", 6},
        {"program.a.flags.-d: unknown kind \"operands:nothing\"", 8},
        {"program.a.flags.-C: \"cwd\" is not a flag kind", 9},
-       {"program.a.flags.-q: \"operands:none\" is not a flag kind", 10}});
+       {"program.a.flags.-q: \"operands:none\" is not a flag kind", 10},
+       {"program.b.options.-p: \"paths:network\" is not a list of paths", 12}});
 }
 
 TEST_CASE("effects table error: a repeating kind that is not last", "[effects]") {
