@@ -901,11 +901,11 @@ Step unwrap_xargs(const Options& o) {
 
 Step unwrap_one(const std::string& prog, const Args& a, std::size_t i);
 
-// GNU parallel's replacement strings ({} {.} {/} {//} {/.} {#} {%}, {N…} and {= perl =}) and
-// those its options name (-I R, --replace R, --er R, --rpl 'R perl' …).
+// GNU parallel's replacement strings and those its options name (-I R, --replace R, --er R,
+// --rpl 'R perl' …). Its own are a family that grows ({} {.} {/} {//} {/.} {#} {%} {N} {-N}
+// {= perl =}, and with --plus {..} {+/} {:-d} {/a/b} …): any `{` stands for them.
 std::vector<std::string> parallel_replaced(const Options& o) {
-  std::vector<std::string> out = {"{}", "{.}", "{/}", "{//}", "{/.}", "{#}", "{%}", "{=", "{0",
-                                  "{1", "{2",  "{3",  "{4",   "{5",   "{6",  "{7",  "{8", "{9"};
+  std::vector<std::string> out = {"{"};
   for (std::string r : option_values(
            o, "Ii",
            {"replace", "extensionreplace", "er", "basenamereplace", "bnr", "dirnamereplace", "dnr",
@@ -1310,8 +1310,10 @@ std::optional<FindSplit> split_find(const Args& a, std::size_t i) {
 
 // Where `find` starts looking (its operands before the first test or action, after the
 // -H -L -P -D X -ON options); "." when it names none. The files `{}` stands for lie below
-// these.
+// these. `-files0-from FILE` reads them from FILE at run time: anywhere, "/*".
 Args find_roots(const Args& a, std::size_t i) {
+  if (std::find(a.begin() + static_cast<std::ptrdiff_t>(i) + 1, a.end(), "-files0-from") != a.end())
+    return {"/*"};
   std::size_t k = i + 1;
   while (k < a.size()) {
     const std::string& w = a[k];
@@ -1393,6 +1395,10 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
     Step s = unwrap_one(prog, argv, i);
     if (s.kind == Step::Stop) {
       stdin_script = s.stdin_script;
+      // `… | parallel`, `parallel -a FILE`: each line of its input is a command of its own,
+      // known only at run time.
+      if (s.stdin_script && prog == "parallel"sv)
+        note_code("parallel runs each line of its input as a command", "");
       break;
     }
     // `env A=1 cmd`, `sudo A=1 cmd`: the wrapped command runs with these set.

@@ -126,17 +126,17 @@
 ;; `--header=Cookie: a`, `user:pw`) and not a URL (`https://…`).
 (deffunction egress-header-word-p (?w)
   (and (stringp ?w) (str-index ":" ?w)
-       (regex-match "^(?:-[A-Za-z0-9]*H|--header=)?\\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+\\s*:(?:$|[^/]|/[^/])" ?w)))
+       (regex-match "^(?:-[A-Za-z0-9]*H|--[a-z-]+=)?\\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+\\s*:(?:$|[^/]|/[^/])" ?w)))
 
 ;; TRUE for a header line naming a header egress-harmless-header-p knows.
 (deffunction egress-harmless-header-word-p (?w)
-  (regex-match "(?i)^(?:-[A-Za-z0-9]*H|--header=)?\\s*(?:accept|accept-charset|accept-encoding|accept-language|cache-control|content-type|content-language|content-encoding|if-match|if-none-match|if-modified-since|if-unmodified-since|if-range|range|pragma|user-agent|dnt|upgrade-insecure-requests|x-requested-with|x-github-api-version)\\s*:" ?w))
+  (regex-match "(?i)^(?:-[A-Za-z0-9]*H|--[a-z-]+=)?\\s*(?:accept|accept-charset|accept-encoding|accept-language|cache-control|content-type|content-language|content-encoding|if-match|if-none-match|if-modified-since|if-unmodified-since|if-range|range|pragma|user-agent|dnt|upgrade-insecure-requests|x-requested-with|x-github-api-version)\\s*:" ?w))
 
 ;; Stops an HTTP client told to send a Host or framing header (`curl -H 'Host: evil.example'
 ;; https://pypi.org/`): the request reaches another site than the URL the rules judged.
 (defrule egress-shell-client-header
   (shell-command (proposal ?id) (program ?p&"curl"|"wget"|"wget2"|"xh"|"http"|"https"|"aria2c")
-                 (argv $? ?w&:(str-index ":" ?w)&:(regex-match "(?i)^(?:-[A-Za-z0-9]*H|--header=)?\\s*(?:host|content-length|transfer-encoding|connection|expect)\\s*:" ?w) $?))
+                 (argv $? ?w&:(str-index ":" ?w)&:(regex-match "(?i)^(?:-[A-Za-z0-9]*H|--[a-z-]+=)?\\s*(?:host|content-length|transfer-encoding|connection|expect)\\s*:|^(?:-[A-Za-z0-9]*H|--[a-z-]+=)?\\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+\\s*:.*[\\r\\n]" ?w) $?))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule egress-shell-client-header)
                     (reason (str-cat ?p " sends the header line " ?w
@@ -150,12 +150,21 @@
 (defrule egress-shell-request-credentials
   (or (shell-command (proposal ?id) (program ?p&"curl"|"wget"|"wget2"|"xh"|"http"|"https"|"aria2c")
                      (argv $? ?w&:(egress-header-word-p ?w)&:(not (egress-harmless-header-word-p ?w)) $?))
-      (shell-command (proposal ?id) (program ?p&"curl")
-                     (argv $? "-H"|"--header" ?w&:(str-prefix "@" ?w) $?))
+      ;; Header lines from a file or known only at run time (`-H @h.txt`, `-H@h.txt`,
+      ;; `-H "$(cat h.txt)"`, `--header="$H"`).
+      (shell-command (proposal ?id) (program ?p&"curl"|"wget"|"wget2"|"xh"|"http"|"https"|"aria2c")
+                     (argv $? ?o&:(regex-match "^(?:-[A-Za-z0-9]*H|--he(?:a(?:d(?:e(?:r)?)?)?)?)$" ?o)
+                           ?w&:(regex-match "^@|[$`]" ?w) $?))
+      (shell-command (proposal ?id) (program ?p&"curl"|"wget"|"wget2"|"xh"|"http"|"https"|"aria2c")
+                     (argv $? ?w&:(regex-match "^(?:-[A-Za-z0-9]*H|--he(?:a(?:d(?:e(?:r)?)?)?)?=)(?:@|.*[$`])" ?w) $?))
       (shell-command (proposal ?id) (program ?p&"curl")
                      (argv $? ?w&:(regex-match "^(?:-[A-Za-z0-9]*[ubEn]|--(?:user|cookie|oauth2-bearer|cert|netrc|netrc-file|netrc-optional|aws-sigv4|proxy-user|delegation|proxy|socks5|socks5-hostname|preproxy|resolve|connect-to)(?:=.*)?)(?:$|[^A-Za-z0-9-].*)" ?w) $?))
+      ;; wget reads any unambiguous beginning of a long option (`--load-c`, `--private-k`).
       (shell-command (proposal ?id) (program ?p&"wget"|"wget2")
-                     (argv $? ?w&:(regex-match "^--(?:user|password|http-user|http-password|proxy-user|proxy-password|load-cookies|header=@|ask-password|use-askpass|certificate|private-key|execute|e)(?:=.*)?$|^-e" ?w) $?)))
+                     (argv $? ?w&:(regex-match "^--(?:u(?:s(?:e(?:r)?)?)?|pas(?:s(?:w(?:o(?:r(?:d)?)?)?)?)?|http-u(?:s(?:e(?:r)?)?)?|http-p(?:a(?:s(?:s(?:w(?:o(?:r(?:d)?)?)?)?)?)?)?|proxy-u(?:s(?:e(?:r)?)?)?|proxy-pas(?:s(?:w(?:o(?:r(?:d)?)?)?)?)?|lo(?:a(?:d(?:-(?:c(?:o(?:o(?:k(?:i(?:e(?:s)?)?)?)?)?)?)?)?)?)?|as(?:k(?:-(?:p(?:a(?:s(?:s(?:w(?:o(?:r(?:d)?)?)?)?)?)?)?)?)?)?|use-as(?:k(?:p(?:a(?:s(?:s)?)?)?)?)?|certificate|cert|pri(?:v(?:a(?:t(?:e(?:-(?:k(?:e(?:y)?)?)?)?)?)?)?)?|ex(?:e(?:c(?:u(?:t(?:e)?)?)?)?)?|e)(?:=.*)?$|^-e" ?w) $?))
+      ;; httpie and xh: credentials and session files.
+      (shell-command (proposal ?id) (program ?p&"xh"|"http"|"https")
+                     (argv $? ?w&:(regex-match "^(?:-[A-Za-z0-9]*[aA]|--(?:auth|auth-type|session|session-read-only|bearer|cert|cert-key)(?:=.*)?)$" ?w) $?)))
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule egress-shell-request-credentials)
                     (reason (str-cat ?p " is given a header, route or credentials the rules do not know as harmless: " ?w)))))

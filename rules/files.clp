@@ -33,6 +33,11 @@
   (bind ?name ?t)
   (while (str-index "/" ?name)
     (bind ?name (sub-string (+ (str-index "/" ?name) 1) (str-length ?name) ?name)))
+  ;; A brace expansion (`{.,}*`, `.{g,}*`) or a POSIX class (`.[[:alpha:]]*`) the glob
+  ;; matcher does not read may name .git: taken to.
+  (if (or (and (str-prefix "." ?name) (or (str-index "{" ?name) (str-index "[[:" ?name)))
+          (regex-match "^\\{(?:[^},]*,)*\\.|^\\{[^}]*\\}\\." ?name))
+   then (return TRUE))
   (and (str-prefix "." ?name) (or (str-index "*" ?name) (str-index "?" ?name) (str-index "[" ?name))
        (glob-match ?name ".git")))
 
@@ -40,6 +45,11 @@
 ;; matches neither .git nor what it holds (`-name '*'`, `-regex '.*'`, `-path '*'`, `-path
 ;; './.git/*'` select the repository too).
 (deffunction files-find-filter-p (?test ?value)
+  ;; The -i tests ignore case: `-iname '.GIT'` selects .git.
+  (if (str-prefix "-i" ?test) then (bind ?value (lowcase ?value)))
+  ;; A brace or a character class glob-match does not read (`.{g,}*`, `.[[:alpha:]]*`) may
+  ;; select anything.
+  (if (or (str-index "{" ?value) (str-index "[[:" ?value)) then (return FALSE))
   (if (or (eq ?test "-name") (eq ?test "-iname"))
    then (return (not (glob-match ?value ".git"))))
   (if (or (eq ?test "-regex") (eq ?test "-iregex"))
@@ -309,12 +319,17 @@
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-repository-store-changed)
                     (reason (str-cat "changes a repository's history store: " ?p)))))
 
-;; TRUE for a find command line with no name, path or regex test: every file under its
-;; start points is selected.
+;; TRUE for a find command line with no name, path or regex test that selects only some
+;; files (files-find-filter-p): every file under its start points, .git too, is selected.
 (deffunction files-find-unfiltered-p (?v)
-  (not (or (member$ "-name" ?v) (member$ "-iname" ?v) (member$ "-path" ?v) (member$ "-ipath" ?v)
-           (member$ "-regex" ?v) (member$ "-iregex" ?v) (member$ "-wholename" ?v)
-           (member$ "-iwholename" ?v) (member$ "-lname" ?v) (member$ "-ilname" ?v))))
+  (bind ?n (length$ ?v))
+  (loop-for-count (?k 1 (- ?n 1))
+    (bind ?w (nth$ ?k ?v))
+    (if (and (not (neq ?w "-name" "-iname" "-path" "-ipath" "-regex" "-iregex" "-wholename"
+                       "-iwholename" "-lname" "-ilname"))
+             (files-find-filter-p ?w (nth$ (+ ?k 1) ?v)))
+     then (return FALSE)))
+  TRUE)
 
 ;; Asks a human when find runs a deleting command on everything it finds
 ;; (`find . -type f -exec rm {} +`, `find . -exec shred -u {} \;`): without a name, path or
