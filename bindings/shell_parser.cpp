@@ -1452,6 +1452,15 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
         ctx_.sh.dirs.clear();
         ctx_.sh.dirs_known = true;
       }
+      // Whether a word of the wrapper's this shell expands (`"echo $X"`, `"$(cat f)"`) is
+      // part of the code text.
+      auto expanded_into = [&](const std::string& text) {
+        for (std::size_t k = i + 1; k < words.size(); ++k)
+          if (words[k].expansion && !words[k].value.empty() &&
+              text.find(words[k].value) != std::string::npos)
+            return true;
+        return false;
+      };
       if (inner.runtime) ++ctx_.runtime;
       for (const std::string& text : s.texts) {
         const std::size_t at = ctx_.out.size();
@@ -1461,6 +1470,11 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
         // in its own template (`parallel gzip {}`) are quoted by it.
         if (s.spliced || holds_replacement(text, dyn.replaced)) {
           note_code("text replaced at run time in code", text);
+          flush_code(at);
+        } else if (expanded_into(text)) {
+          // `sh -c "echo $X"`, `eval "ls $(cat f)"`: this shell expands the word before the
+          // code is read, so `X='x; rm -rf ~'` is code too.
+          note_code("text expanded into code before it runs", text);
           flush_code(at);
         }
       }

@@ -1372,6 +1372,29 @@ TEST_CASE("find -files0-from reads its starting points at run time: the files ar
   CHECK(r.commands[1].argv == V{"cat", "/*/{}"});
 }
 
+TEST_CASE("a word this shell expands into code makes the code known only at run time",
+          "[shell][wrap]") {
+  auto expanded = [](std::string_view line) {
+    std::size_t n = 0;
+    for (const SimpleCommand& c : ok(line).commands)
+      for (const std::string& code : c.code)
+        if (code.starts_with("text expanded into code before it runs: ")) ++n;
+    return n;
+  };
+  for (const char* line :
+       {"sh -c \"echo $X\"", "bash -c \"ls $DIR\"", "eval \"echo $X\"", "sh -c \"echo $(cat f)\"",
+        "sudo bash -c \"rm ${T}\"", "timeout 5 sh -c \"echo `id`\"", "su -c \"ls $D\" bob"}) {
+    INFO(line);
+    CHECK(expanded(line) == 1);
+  }
+  // Expanded by the inner shell, as data: no code of its own.
+  for (const char* line : {"sh -c 'echo $X'", "bash -c 'make test'", "bash -c \"make test\"",
+                           "sh -c 'cd src && make'", "sh -c 'cat \"$1\"' _ \"$F\""}) {
+    INFO(line);
+    CHECK(expanded(line) == 0);
+  }
+}
+
 TEST_CASE("commands under a replacing wrapper carry its strings", "[shell][wrap][replace]") {
   CHECK(one("xargs -I{} python3 -c 'print(\"{}\")'").replaced == V{"{}"});
   CHECK(one("xargs -I % -I @ python3 -c x").replaced == V{"%", "@"});
