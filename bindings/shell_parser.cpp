@@ -1322,6 +1322,7 @@ Args find_roots(const Args& a, std::size_t i) {
     } else if (w == "-D") {
       k += 2;
     } else {
+      if (w == "--") ++k;  // the end of the options: starting points follow (`find -- /tmp`)
       break;
     }
   }

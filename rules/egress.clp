@@ -133,10 +133,12 @@
   (regex-match "(?i)^(?:-[A-Za-z0-9]*H|--[a-z-]+=)?\\s*(?:accept|accept-charset|accept-encoding|accept-language|cache-control|content-type|content-language|content-encoding|if-match|if-none-match|if-modified-since|if-unmodified-since|if-range|range|pragma|user-agent|dnt|upgrade-insecure-requests|x-requested-with|x-github-api-version)\\s*:" ?w))
 
 ;; Stops an HTTP client told to send a Host or framing header (`curl -H 'Host: evil.example'
-;; https://pypi.org/`): the request reaches another site than the URL the rules judged.
+;; https://pypi.org/`), or given a word holding a line break (`-A $'x\r\nHost: evil'`, any
+;; option the client writes into the request): it reaches another site than the URL the
+;; rules judged.
 (defrule egress-shell-client-header
-  (shell-command (proposal ?id) (program ?p&"curl"|"wget"|"wget2"|"xh"|"http"|"https"|"aria2c")
-                 (argv $? ?w&:(str-index ":" ?w)&:(regex-match "(?i)^(?:-[A-Za-z0-9]*H|--[a-z-]+=)?\\s*(?:host|content-length|transfer-encoding|connection|expect)\\s*:|^(?:-[A-Za-z0-9]*H|--[a-z-]+=)?\\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+\\s*:.*[\\r\\n]" ?w) $?))
+  (shell-command (proposal ?id) (program ?p&"curl"|"wget"|"wget2"|"xh"|"http"|"https"|"aria2c"|"gh")
+                 (argv $? ?w&:(regex-match "(?i)^(?:-[A-Za-z0-9]*H|--[a-z-]+=)?\\s*(?:host|content-length|transfer-encoding|connection|expect)\\s*:|[\\r\\n]" ?w) $?))
   =>
   (assert (decision (proposal ?id) (outcome reject) (rule egress-shell-client-header)
                     (reason (str-cat ?p " sends the header line " ?w
@@ -148,17 +150,17 @@
 ;; credentials (`curl -u`, `-b`, `--oauth2-bearer`, `wget --password`): as the `http`
 ;; target's headers are judged.
 (defrule egress-shell-request-credentials
-  (or (shell-command (proposal ?id) (program ?p&"curl"|"wget"|"wget2"|"xh"|"http"|"https"|"aria2c")
+  (or (shell-command (proposal ?id) (program ?p&"curl"|"wget"|"wget2"|"xh"|"http"|"https"|"aria2c"|"gh")
                      (argv $? ?w&:(egress-header-word-p ?w)&:(not (egress-harmless-header-word-p ?w)) $?))
       ;; Header lines from a file or known only at run time (`-H @h.txt`, `-H@h.txt`,
       ;; `-H "$(cat h.txt)"`, `--header="$H"`).
-      (shell-command (proposal ?id) (program ?p&"curl"|"wget"|"wget2"|"xh"|"http"|"https"|"aria2c")
-                     (argv $? ?o&:(regex-match "^(?:-[A-Za-z0-9]*H|--he(?:a(?:d(?:e(?:r)?)?)?)?)$" ?o)
+      (shell-command (proposal ?id) (program ?p&"curl"|"wget"|"wget2"|"xh"|"http"|"https"|"aria2c"|"gh")
+                     (argv $? ?o&:(regex-match "^(?:-[A-Za-z0-9]*[HAeU]|--(?:he(?:a(?:d(?:e(?:r)?)?)?)?|user-agent|referer|range|request-target|proxy-header))$" ?o)
                            ?w&:(regex-match "^@|[$`]" ?w) $?))
-      (shell-command (proposal ?id) (program ?p&"curl"|"wget"|"wget2"|"xh"|"http"|"https"|"aria2c")
-                     (argv $? ?w&:(regex-match "^(?:-[A-Za-z0-9]*H|--he(?:a(?:d(?:e(?:r)?)?)?)?=)(?:@|.*[$`])" ?w) $?))
+      (shell-command (proposal ?id) (program ?p&"curl"|"wget"|"wget2"|"xh"|"http"|"https"|"aria2c"|"gh")
+                     (argv $? ?w&:(regex-match "^(?:-[A-Za-z0-9]*[HAeU]|--(?:he(?:a(?:d(?:e(?:r)?)?)?)?|user-agent|referer|range|request-target|proxy-header)=)(?:@|.*[$`])" ?w) $?))
       (shell-command (proposal ?id) (program ?p&"curl")
-                     (argv $? ?w&:(regex-match "^(?:-[A-Za-z0-9]*[ubEn]|--(?:user|cookie|oauth2-bearer|cert|netrc|netrc-file|netrc-optional|aws-sigv4|proxy-user|delegation|proxy|socks5|socks5-hostname|preproxy|resolve|connect-to)(?:=.*)?)(?:$|[^A-Za-z0-9-].*)" ?w) $?))
+                     (argv $? ?w&:(regex-match "^(?:-[A-Za-z0-9]*[ubEn]|--(?:user|cookie|oauth2-bearer|cert|netrc|netrc-file|netrc-optional|aws-sigv4|proxy-user|delegation|proxy|socks5|socks5-hostname|preproxy|resolve|connect-to|unix-socket|abstract-unix-socket|alt-svc|request-target|haproxy-protocol|haproxy-clientip)(?:=.*)?)(?:$|[^A-Za-z0-9-].*)" ?w) $?))
       ;; wget reads any unambiguous beginning of a long option (`--load-c`, `--private-k`).
       (shell-command (proposal ?id) (program ?p&"wget"|"wget2")
                      (argv $? ?w&:(regex-match "^--(?:u(?:s(?:e(?:r)?)?)?|pas(?:s(?:w(?:o(?:r(?:d)?)?)?)?)?|http-u(?:s(?:e(?:r)?)?)?|http-p(?:a(?:s(?:s(?:w(?:o(?:r(?:d)?)?)?)?)?)?)?|proxy-u(?:s(?:e(?:r)?)?)?|proxy-pas(?:s(?:w(?:o(?:r(?:d)?)?)?)?)?|lo(?:a(?:d(?:-(?:c(?:o(?:o(?:k(?:i(?:e(?:s)?)?)?)?)?)?)?)?)?)?|as(?:k(?:-(?:p(?:a(?:s(?:s(?:w(?:o(?:r(?:d)?)?)?)?)?)?)?)?)?)?|use-as(?:k(?:p(?:a(?:s(?:s)?)?)?)?)?|certificate|cert|pri(?:v(?:a(?:t(?:e(?:-(?:k(?:e(?:y)?)?)?)?)?)?)?)?|ex(?:e(?:c(?:u(?:t(?:e)?)?)?)?)?|e)(?:=.*)?$|^-e" ?w) $?))

@@ -1365,6 +1365,12 @@ TEST_CASE("parallel without a command runs each line of its input: code read at 
   CHECK(ok("ls | parallel gzip").commands.back().code.empty());
 }
 
+TEST_CASE("find -- ROOT: the starting points follow the end of the options", "[shell][wrap]") {
+  const ParseResult r = ok("find -L -- /tmp -name '*.sh' -exec sh {} \\;");
+  REQUIRE(r.commands.size() == 2);
+  CHECK(r.commands[1].argv == V{"sh", "/tmp/{}"});
+}
+
 TEST_CASE("find -files0-from reads its starting points at run time: the files are anywhere",
           "[shell][wrap]") {
   const ParseResult r = ok("find -files0-from list -maxdepth 0 -exec cat {} +");
