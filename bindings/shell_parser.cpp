@@ -869,12 +869,14 @@ Step unwrap_sshpass(const Args& a, std::size_t i) {
 Args option_values(const Options& o, std::string_view letters,
                    std::initializer_list<std::string_view> longs) {
   Args out;
-  for (const auto& [name, value] : o.values) {
+  for (const auto& option : o.values) {
+    const std::string& name = option.first;  // (a lambda cannot capture a structured binding
+                                             // in clang 14)
     const bool named = name[0] == '-'
                            ? letters.find(name[1]) != std::string_view::npos
                            : std::any_of(longs.begin(), longs.end(),
                                          [&](std::string_view l) { return long_matches(name, l); });
-    if (named) out.push_back(value);
+    if (named) out.push_back(option.second);
   }
   return out;
 }
