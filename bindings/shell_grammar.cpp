@@ -462,7 +462,7 @@ void Parser::parse_for() {
     // The loop variable is set for the body: an assignment with a value known at run time
     // (which may hold code when the words do: a file name `a[$(id)]` from a glob).
     if (risky && !ctx_.has(ctx_.tainted, loop.name)) ctx_.tainted.push_back(loop.name);
-    finish_simple({}, {std::move(loop)}, {}, Unknowns{false, true, false}, heredocs_.size());
+    finish_simple({}, {std::move(loop)}, {}, Unknowns{.expansion = true}, heredocs_.size());
   }
   if (peek().type == Tok::Semi) next();
   skip_newlines();
