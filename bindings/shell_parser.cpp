@@ -1457,11 +1457,14 @@ void Parser::run_words(std::vector<Word> words, std::vector<std::string> wrapper
       }
       // Whether a word of the wrapper's this shell expands (`"echo $X"`, `"$(cat f)"`) is
       // part of the code text.
+      // (Past 16 MiB of searching, taken to be: the answer that asks.)
       auto expanded_into = [&](const std::string& text) {
-        for (std::size_t k = i + 1; k < words.size(); ++k)
-          if (words[k].expansion && !words[k].value.empty() &&
-              text.find(words[k].value) != std::string::npos)
-            return true;
+        std::size_t searched = 0;
+        for (std::size_t k = i + 1; k < words.size(); ++k) {
+          if (!words[k].expansion || words[k].value.empty()) continue;
+          if ((searched += text.size()) > (std::size_t{1} << 24)) return true;
+          if (text.find(words[k].value) != std::string::npos) return true;
+        }
         return false;
       };
       if (inner.runtime) ++ctx_.runtime;

@@ -560,6 +560,13 @@ class Evaluator {
       s_.backup_name.append(v);
       return true;
     }
+    // Past a path's length, the name stays the value as written: a glob, a write known only
+    // at run time (and no value of many `*` times a long name costs what it spells).
+    const std::size_t stars = static_cast<std::size_t>(std::count(v.begin(), v.end(), '*'));
+    if (stars * w.size() + v.size() > kMaxBackupName) {
+      s_.backup_name = v;
+      return true;
+    }
     for (char c : v) {
       if (c == '*') {
         s_.backup_name.append(w);
@@ -569,6 +576,7 @@ class Evaluator {
     }
     return true;
   }
+  static constexpr std::size_t kMaxBackupName = 16384;
 
   void run_effect(const RunEffect& r) {
     if (r.target.empty()) {

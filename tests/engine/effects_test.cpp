@@ -414,6 +414,13 @@ TEST_CASE("effects: a backup flag's value names each edited file's backup, writt
   // No value, or "*" (the file itself): no copy.
   CHECK(fx({"perl", "-i", "c"}) == V{"write path /home/user/project/c -i"});
   CHECK(fx({"perl", "--in-place=*", "c"}) == V{"write path /home/user/project/c --in-place"});
+  // Many `*` times a long name is not spelled out (it would be their product in bytes): the
+  // copy is the value as written, a write known only at run time.
+  const std::string stars(100000, '*'), name(100000, 'a');
+  const V big = fx({"perl", "-i" + stars, name});
+  REQUIRE(big.size() == 2);
+  CHECK(big[1].size() < 200000);
+  CHECK(big[1].starts_with("write path /home/user/project/***"));
 }
 
 TEST_CASE("effects: a paths:KIND option is a list of paths", "[effects]") {
