@@ -703,10 +703,9 @@ Step unwrap_shell(const Args& a, std::size_t i) {
       if (w[c] == 'c') has_c = true;
       if (w[c] == 's') reads_stdin = true;
       if (fish && w[c] == 'C') own = true;
-      if (w[c] == 'o' || w[c] == 'O') {
-        if (c + 1 == w.size()) ++k;
-        break;
-      }
+      // -o OPTION, -O SHOPT: each takes the next word, and the cluster goes on (`bash -oc
+      // posix CODE` runs CODE; bash reads no value glued to them).
+      if (w[c] == 'o' || w[c] == 'O') ++k;
     }
   }
   if (!has_c || k >= a.size()) {  // `bash script.sh`, `curl … | sh`: a program

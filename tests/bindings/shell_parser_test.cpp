@@ -1365,6 +1365,23 @@ TEST_CASE("parallel without a command runs each line of its input: code read at 
   CHECK(ok("ls | parallel gzip").commands.back().code.empty());
 }
 
+TEST_CASE("a shell's -o and -O take the next word and its cluster goes on", "[shell][wrap]") {
+  // bash and dash: `-oc posix CODE` sets posix and runs CODE (checked with the real shells).
+  for (const char* line : {"bash -oc posix 'cat k'", "sh -oc errexit 'cat k'",
+                           "bash -Oc extglob 'cat k'", "bash +oc posix 'cat k'",
+                           "bash -eoc pipefail 'cat k'", "bash -oOc posix extglob 'cat k'"}) {
+    INFO(line);
+    const ParseResult r = ok(line);
+    REQUIRE(r.commands.size() == 1);
+    CHECK(r.commands[0].program == "cat");
+    CHECK(r.commands[0].args == V{"k"});
+  }
+  // Without -c the first operand after the values is the script.
+  const ParseResult p = ok("bash -o pipefail run.sh");
+  REQUIRE(p.commands.size() == 1);
+  CHECK(p.commands[0].program == "bash");
+}
+
 TEST_CASE("find -- ROOT: the starting points follow the end of the options", "[shell][wrap]") {
   const ParseResult r = ok("find -L -- /tmp -name '*.sh' -exec sh {} \\;");
   REQUIRE(r.commands.size() == 2);
