@@ -7,7 +7,6 @@
 // Pure and re-entrant: each parse() call has its own Context.
 #include <algorithm>
 #include <array>
-#include <functional>
 #include <new>
 #include <optional>
 #include <span>
@@ -340,13 +339,21 @@ bool is_env_assignment(const std::string& w) {
 }
 
 // Options of a wrapper, read up to its first operand.
+// An option as read_options finds it: its name (a letter, or a long name as written without
+// `--`) and its value, attached (`-C/x`, `--chdir=/x`) or the next word (an optional one,
+// xargs -i[R] or --replace[=R], only when attached); value_at is the word that holds it.
+struct OptionSeen {
+  std::string name;
+  bool is_long = false;
+  std::optional<std::string> value;
+  std::size_t value_at = 0;
+};
+
 struct Options {
-  std::size_t next = 0;  // index of the first operand
-  std::string shorts;    // every short option letter seen
-  Args longs;            // every long option name seen (without `--` and `=value`)
-  // Every option given a value, in order: `-` and its letter or its long name as written, and
-  // the value (an optional one, xargs -i[R] or --replace[=R], only when attached).
-  std::vector<std::pair<std::string, std::string>> values;
+  std::size_t next = 0;          // index of the first operand
+  std::string shorts;            // every short option letter seen
+  Args longs;                    // every long option name seen (without `--` and `=value`)
+  std::vector<OptionSeen> seen;  // every option, in order
 };
 
 // A long option name as written matches a listed one when it is a prefix of it: GNU getopt
@@ -366,23 +373,10 @@ bool takes_value(std::string_view name, std::span<const std::string_view> long_v
                      [&](std::string_view l) { return long_matches(name, l); });
 }
 
-// An option as read_options finds it: its name (a letter, or a long name without `--`) and
-// its value, attached (`-C/x`, `--chdir=/x`) or the next word; value_at is the word that
-// holds the value.
-struct OptionSeen {
-  std::string_view name;
-  bool is_long = false;
-  std::optional<std::string_view> value;
-  std::size_t value_at = 0;
-};
-using OptionVisitor = std::function<void(const OptionSeen&)>;
-
 // short_val: letters that take a value (attached or next word); short_opt: letters whose
 // optional value can only be attached (xargs -i[R]); long_val: long options taking a value.
-// `seen`, when given, is called for each option in order.
 Options read_options(const Args& a, std::size_t k, std::string_view short_val,
-                     std::span<const std::string_view> long_val, std::string_view short_opt = {},
-                     const OptionVisitor& seen = {}) {
+                     std::span<const std::string_view> long_val, std::string_view short_opt = {}) {
   Options o;
   while (k < a.size()) {
     const std::string& w = a[k];
@@ -397,28 +391,26 @@ Options read_options(const Args& a, std::size_t k, std::string_view short_val,
       const std::string name = w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
       OptionSeen option{name, true, std::nullopt, a.size()};
       if (eq != std::string::npos) {
-        option.value = std::string_view(w).substr(eq + 1), option.value_at = k - 1;
+        option.value = w.substr(eq + 1), option.value_at = k - 1;
       } else if (takes_value(name, long_val)) {
         if (k < a.size()) option.value = a[k], option.value_at = k;
         ++k;
       }
-      if (seen) seen(option);
-      if (option.value) o.values.emplace_back(name, *option.value);
+      o.seen.push_back(std::move(option));
       o.longs.push_back(name);
       continue;
     }
     for (std::size_t c = 1; c < w.size(); ++c) {
       o.shorts += w[c];
-      OptionSeen option{std::string_view(w).substr(c, 1), false, std::nullopt, a.size()};
+      OptionSeen option{w.substr(c, 1), false, std::nullopt, a.size()};
       const bool optional = short_opt.find(w[c]) != std::string_view::npos;
       const bool valued = !optional && short_val.find(w[c]) != std::string_view::npos;
       if ((optional || valued) && c + 1 < w.size()) {
-        option.value = std::string_view(w).substr(c + 1), option.value_at = k - 1;
+        option.value = w.substr(c + 1), option.value_at = k - 1;
       } else if (valued && k < a.size()) {
         option.value = a[k], option.value_at = k;
       }
-      if (seen) seen(option);
-      if (option.value) o.values.emplace_back(w.substr(0, 1) + w[c], *option.value);
+      o.seen.push_back(std::move(option));
       if (optional) break;
       if (valued) {
         if (c + 1 == w.size()) ++k;
@@ -471,24 +463,25 @@ std::optional<Cwds> wrapper_cwds(const Args& a, const std::vector<Word>& words, 
                                  const WrapperOptions& w, bool runtime, const Context& ctx) {
   if (w.program == "chroot"sv) return Cwds{unknown_cwd()};  // paths read in another root
   std::optional<Cwds> to;
-  read_options(a, i + 1, w.short_val, w.long_val, w.short_opt, [&](const OptionSeen& o) {
-    for (const DirOption& d : kDirOptions) {
-      if (d.program != w.program || (d.name.size() > 1) != o.is_long) continue;
-      if (o.is_long ? !long_matches(o.name, d.name) : o.name != d.name) continue;
-      // parallel's `--wd ...` is a new temporary directory.
-      if (!d.names_dir || !o.value || (w.program == "parallel"sv && *o.value == "...")) {
-        to = Cwds{unknown_cwd()};
-        return;
-      }
-      const bool dynamic =
-          runtime || ctx.runtime > 0 || (o.value_at < words.size() && words[o.value_at].dynamic);
-      Cwds out;
-      for (const WorkingDir& from : ctx.sh.cwds)  // the last of them wins (getopt)
-        add_cwd(out, resolve_dir(from, std::string(*o.value), dynamic, ctx));
-      to = std::move(out);
-      return;
+  for (const OptionSeen& o : read_options(a, i + 1, w.short_val, w.long_val, w.short_opt).seen) {
+    const auto d =
+        std::find_if(std::begin(kDirOptions), std::end(kDirOptions), [&](const DirOption& d) {
+          return d.program == w.program && (d.name.size() > 1) == o.is_long &&
+                 (o.is_long ? long_matches(o.name, d.name) : o.name == d.name);
+        });
+    if (d == std::end(kDirOptions)) continue;
+    // parallel's `--wd ...` is a new temporary directory.
+    if (!d->names_dir || !o.value || (w.program == "parallel"sv && *o.value == "...")) {
+      to = Cwds{unknown_cwd()};
+      continue;
     }
-  });
+    const bool dynamic =
+        runtime || ctx.runtime > 0 || (o.value_at < words.size() && words[o.value_at].dynamic);
+    Cwds out;
+    for (const WorkingDir& from : ctx.sh.cwds)  // the last of them wins (getopt)
+      add_cwd(out, resolve_dir(from, *o.value, dynamic, ctx));
+    to = std::move(out);
+  }
   return to;
 }
 
@@ -868,14 +861,14 @@ Step unwrap_sshpass(const Args& a, std::size_t i) {
 Args option_values(const Options& o, std::string_view letters,
                    std::initializer_list<std::string_view> longs) {
   Args out;
-  for (const auto& option : o.values) {
-    const std::string& name = option.first;  // (a lambda cannot capture a structured binding
-                                             // in clang 14)
-    const bool named = name[0] == '-'
-                           ? letters.find(name[1]) != std::string_view::npos
-                           : std::any_of(longs.begin(), longs.end(),
-                                         [&](std::string_view l) { return long_matches(name, l); });
-    if (named) out.push_back(option.second);
+  for (const OptionSeen& option : o.seen) {
+    if (!option.value) continue;
+    const bool named =
+        option.is_long
+            ? std::any_of(longs.begin(), longs.end(),
+                          [&](std::string_view l) { return long_matches(option.name, l); })
+            : letters.find(option.name[0]) != std::string_view::npos;
+    if (named) out.push_back(*option.value);
   }
   return out;
 }
