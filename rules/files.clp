@@ -57,18 +57,23 @@
         (return (not (or (regex-match ?re "./.git") (regex-match ?re "./.git/HEAD")))))
   (not (or (glob-match ?value ".git") (glob-match ?value "./.git") (glob-match ?value "./.git/HEAD"))))
 
+;; TRUE for a find command line with no name, path or regex test that selects only some
+;; files (files-find-filter-p): every file under its start points, .git too, is selected.
+(deffunction files-find-unfiltered-p (?v)
+  (bind ?n (length$ ?v))
+  (loop-for-count (?k 1 (- ?n 1))
+    (bind ?w (nth$ ?k ?v))
+    (if (and (not (neq ?w "-name" "-iname" "-path" "-ipath" "-regex" "-iregex" "-wholename"
+                       "-iwholename" "-lname" "-ilname"))
+             (files-find-filter-p ?w (nth$ (+ ?k 1) ?v)))
+     then (return FALSE)))
+  TRUE)
+
 ;; TRUE for a find command line that deletes without a name, path or regex test that
 ;; selects only some files (`find . -delete`, `find . -type f -delete`, `find . -name '*'
 ;; -delete`): everything under its start points goes.
 (deffunction files-find-unfiltered-delete-p (?v)
-  (if (not (member$ "-delete" ?v)) then (return FALSE))
-  (bind ?n (length$ ?v))
-  (loop-for-count (?k 1 (- ?n 1))
-    (bind ?w (nth$ ?k ?v))
-    (if (and (not (neq ?w "-name" "-iname" "-path" "-ipath" "-regex" "-iregex" "-wholename"))
-             (files-find-filter-p ?w (nth$ (+ ?k 1) ?v)))
-     then (return FALSE)))
-  TRUE)
+  (and (member$ "-delete" ?v) (files-find-unfiltered-p ?v)))
 
 ;; Stops the file actuator (or a tool whose arguments the effects table names: an MCP
 ;; filesystem server's write_file, move_file …) writing, appending or deleting outside the
@@ -318,18 +323,6 @@
   =>
   (assert (decision (proposal ?id) (outcome approval-required) (rule files-repository-store-changed)
                     (reason (str-cat "changes a repository's history store: " ?p)))))
-
-;; TRUE for a find command line with no name, path or regex test that selects only some
-;; files (files-find-filter-p): every file under its start points, .git too, is selected.
-(deffunction files-find-unfiltered-p (?v)
-  (bind ?n (length$ ?v))
-  (loop-for-count (?k 1 (- ?n 1))
-    (bind ?w (nth$ ?k ?v))
-    (if (and (not (neq ?w "-name" "-iname" "-path" "-ipath" "-regex" "-iregex" "-wholename"
-                       "-iwholename" "-lname" "-ilname"))
-             (files-find-filter-p ?w (nth$ (+ ?k 1) ?v)))
-     then (return FALSE)))
-  TRUE)
 
 ;; Asks a human when find runs a deleting command on everything it finds
 ;; (`find . -type f -exec rm {} +`, `find . -exec shred -u {} \;`): without a name, path or
